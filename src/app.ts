@@ -1,0 +1,44 @@
+// Builds the HTTP application from its parts. Cross-cutting plugins first (their hooks are
+// global), then one Elysia instance per feature.
+import type { Database } from "bun:sqlite";
+import { Elysia } from "elysia";
+import type { Config } from "./config";
+import { debugRoutes } from "./debug/routes";
+import { healthRoutes } from "./health/routes";
+import type { HealthChecks } from "./health/checks";
+import { accessLog } from "./http/access-log";
+import { bodyLimit } from "./http/body-limit";
+import { cors } from "./http/cors";
+import { errorMapper } from "./http/errors";
+import { requestContext } from "./http/request-context";
+import { securityHeaders } from "./http/security-headers";
+import type { Logger } from "./log";
+import { metadataRoutes } from "./metadata/routes";
+import { openapiDocs } from "./openapi/plugin";
+import { databaseCheck } from "./store/health";
+
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  db: Database;
+}
+
+export function createApp({ config, log, db }: AppDeps) {
+  const checks: HealthChecks = {
+    auth: [databaseCheck(db)],
+    connectors: [databaseCheck(db)],
+  };
+  return new Elysia({ name: "corpus" })
+    .use(securityHeaders)
+    .use(requestContext)
+    .use(cors(config.corsOrigins))
+    .use(errorMapper(log.child("http")))
+    .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
+    .use(accessLog(log.child("http.access")))
+    .use(openapiDocs())
+    .use(healthRoutes(checks))
+    .use(metadataRoutes(config))
+    .use(debugRoutes(config.CORPUS_DEBUG_MODE));
+}
+
+export type App = ReturnType<typeof createApp>;

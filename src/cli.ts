@@ -1,0 +1,110 @@
+#!/usr/bin/env bun
+// The `corpus` command (D1, D2): serve (default), check, version, --help; all take --data-dir.
+import { ConfigError, describeConfig, loadConfig, type Config } from "./config";
+import { createLogger } from "./log";
+import { SERVICE_VERSION } from "./version";
+
+export const USAGE = `corpus ${SERVICE_VERSION}: self-hosted retrieval over your business tools
+
+Usage: corpus [command] [--data-dir DIR]
+
+Commands:
+  serve      start the server (the default)
+  check      check this machine: data dir, database, sqlite-vec, embedding model
+  version    print the version
+  help       print this help (also --help, -h)
+
+Options:
+  --data-dir DIR   data folder (overrides CORPUS_DATA_DIR; default ./corpus-data)
+
+Configuration (environment):
+${describeConfig()
+  .map((v) => `  ${v.name.padEnd(38)} ${v.description}${v.default !== undefined && v.default !== "" ? ` [${v.default}]` : ""}`)
+  .join("\n")}
+`;
+
+export class UsageError extends Error {}
+
+export interface ParsedArgs {
+  command: string;
+  options: Record<string, string>;
+}
+
+export function parseArgs(argv: string[]): ParsedArgs {
+  const options: Record<string, string> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--help" || arg === "-h") return { command: "help", options };
+    if (arg.startsWith("--")) {
+      const eq = arg.indexOf("=");
+      const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
+      if (name !== "data-dir") throw new UsageError(`unknown option --${name}`);
+      options[name] = value;
+    } else positional.push(arg);
+  }
+  if (positional.length > 1) throw new UsageError(`unexpected argument ${positional[1]}`);
+  return { command: positional[0] ?? "serve", options };
+}
+
+function configFor(args: ParsedArgs): Config {
+  return loadConfig(process.env, args.options["data-dir"] ? { CORPUS_DATA_DIR: args.options["data-dir"] } : {});
+}
+
+export async function main(argv: string[]): Promise<number> {
+  // Everything the service writes (database, WAL, keys) is readable by its owner only.
+  process.umask(0o077);
+  let args: ParsedArgs;
+  try {
+    args = parseArgs(argv);
+  } catch (error) {
+    console.error(`corpus: ${(error as Error).message}; see corpus --help`);
+    return 2;
+  }
+  try {
+    switch (args.command) {
+      case "help":
+        process.stdout.write(USAGE);
+        return 0;
+      case "version":
+        console.log(SERVICE_VERSION);
+        return 0;
+      case "check": {
+        const { runCheck } = await import("./check");
+        console.log(JSON.stringify(await runCheck(configFor(args)), null, 2));
+        return 0;
+      }
+      case "serve": {
+        const config = configFor(args);
+        const log = createLogger(config.CORPUS_DEBUG_MODE ? "DEBUG" : config.CORPUS_LOG_LEVEL);
+        const { startServer } = await import("./server");
+        const running = await startServer(config, log);
+        const stop = async (signal: string) => {
+          log.info("stopping", { signal });
+          await running.stop();
+          process.exit(0);
+        };
+        process.on("SIGINT", () => void stop("SIGINT"));
+        process.on("SIGTERM", () => void stop("SIGTERM"));
+        return -1; // keep running
+      }
+      default:
+        console.error(`corpus: unknown command ${args.command}; see corpus --help`);
+        return 2;
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`corpus: ${error.message}`);
+      return 2;
+    }
+    console.error(`corpus: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2));
+  if (code >= 0) process.exit(code);
+}

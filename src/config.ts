@@ -1,0 +1,112 @@
+// Every CORPUS_* variable (DECISIONS D1; second document part 8), read and validated once at
+// start. Each variable is one TypeBox schema: its type, bounds, default and the text a user
+// sees when a value is refused all live here.
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+
+const Int = (def: number, minimum: number, maximum: number, description: string) =>
+  Type.Integer({ default: def, minimum, maximum, description });
+const Bool = (description: string) => Type.Boolean({ default: false, description });
+const HttpUrl = (description: string) =>
+  Type.Optional(Type.String({ pattern: "^https?://[^\\s/?#]+[^\\s]*$", allowed: "an http:// or https:// URL", description }));
+
+export const LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] as const;
+
+export const ConfigSchema = Type.Object({
+  CORPUS_HOST: Type.String({ default: "127.0.0.1", minLength: 1, allowed: "a host name or IP address", description: "Address to listen on; loopback unless configured." }),
+  CORPUS_PORT: Int(8080, 0, 65535, "TCP port to listen on (0 picks a free one)."),
+  CORPUS_DATA_DIR: Type.String({ default: "./corpus-data", minLength: 1, allowed: "a folder path", description: "Folder for the database and keys (created 0700)." }),
+  CORPUS_MASTER_KEY: Type.Optional(
+    Type.String({ pattern: "^[A-Za-z0-9+/]{43}=$", allowed: "32 bytes in base64 (44 characters)", description: "Master key; when unset, DATA_DIR/master.key is generated (0600)." }),
+  ),
+  CORPUS_CORS_ALLOW_ORIGINS_CSV: Type.String({ default: "", pattern: "^(\\s*https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)?$", allowed: "comma-separated origins such as https://app.example.com", description: "Origins allowed cross-origin access; empty allows none." }),
+  CORPUS_DEBUG_MODE: Bool("Enables /debug/* routes and debug logging."),
+  CORPUS_LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: "INFO", description: "Lowest level logged." }),
+  CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: Int(60, 1, 1_000_000, "Requests per minute per IP on /mcp (token bucket)."),
+  CORPUS_OAUTH_RESOURCE_URL: HttpUrl("Public URL of this server (default http://HOST:PORT); the tokens' audience."),
+  CORPUS_OAUTH_ISSUER: HttpUrl("Token issuer (default http://HOST:PORT)."),
+  CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: HttpUrl("Authorization endpoint of the identity provider."),
+  CORPUS_OAUTH_TOKEN_ENDPOINT: HttpUrl("Token endpoint of the identity provider."),
+  CORPUS_OAUTH_JWKS_URI: Type.Optional(
+    Type.String({ pattern: "^(https?://[^\\s]+|file://[^\\s]+)$", allowed: "an http(s):// URL or a file:// path", description: "JWKS of an external identity provider." }),
+  ),
+  CORPUS_AUTH_DISABLED: Bool("Development only: /mcp without a token."),
+  CORPUS_MAX_REQUEST_SIZE: Int(2_097_152, 1024, 1_073_741_824, "Largest request body in bytes."),
+  CORPUS_REQUEST_TIMEOUT: Int(30, 1, 3600, "Seconds before a request is ended with 503."),
+  CORPUS_LIMIT_QUERY_PER_MINUTE: Int(60, 1, 1_000_000, "POST /v1/query per user per minute."),
+  CORPUS_LIMIT_QUERY_PER_DAY: Int(6000, 1, 100_000_000, "POST /v1/query per user per UTC day."),
+  CORPUS_LIMIT_DEEP_SEARCH_PER_MINUTE: Int(30, 1, 1_000_000, "POST /v1/deep_search per user per minute."),
+  CORPUS_LIMIT_DEEP_SEARCH_PER_DAY: Int(3000, 1, 100_000_000, "POST /v1/deep_search per user per UTC day."),
+  CORPUS_LIMIT_DELETE_PER_MINUTE: Int(10, 1, 1_000_000, "DELETE /v1/delete_my_data per user per minute."),
+  CORPUS_LIMIT_DELETE_PER_DAY: Int(100, 1, 100_000_000, "DELETE /v1/delete_my_data per user per UTC day."),
+  CORPUS_TRUSTED_PROXIES: Type.String({ default: "", pattern: "^[0-9a-fA-F.:/,\\s]*$", allowed: "comma-separated IP addresses or CIDR ranges", description: "Proxies whose X-Forwarded-For is trusted." }),
+  CORPUS_CONNECTORS_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "JSON array of operator connectors visible to every user." })),
+  CORPUS_WEBHOOK_URL: HttpUrl("Operator webhook that receives user.deleted."),
+  CORPUS_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, allowed: "at least 16 characters", description: "Secret signing the operator webhook." })),
+  CORPUS_WEBHOOK_ALLOW_PRIVATE: Bool("Allow webhooks to private, link-local and loopback addresses."),
+});
+
+export type Config = Static<typeof ConfigSchema> & {
+  /** Resolved defaults that depend on other variables. */
+  resourceUrl: string;
+  issuer: string;
+  corsOrigins: string[];
+};
+
+export class ConfigError extends Error {}
+
+function allowedText(schema: TSchema): string {
+  if (schema.allowed) return schema.allowed as string;
+  if (schema.type === "integer") return `an integer from ${schema.minimum} to ${schema.maximum}`;
+  if (schema.type === "boolean") return "true or false";
+  if (schema.anyOf) return `one of ${(schema.anyOf as TSchema[]).map((s) => s.const).join(", ")}`;
+  return "a string";
+}
+
+function convert(raw: string, schema: TSchema): unknown {
+  if (schema.type === "integer") return /^[+-]?\d+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (schema.type === "boolean") {
+    const v = raw.trim().toLowerCase();
+    if (v === "true" || v === "1") return true;
+    if (v === "false" || v === "0") return false;
+    return raw;
+  }
+  if (schema.anyOf) return raw.trim().toUpperCase();
+  return raw.trim();
+}
+
+/** Reads the configuration; throws ConfigError with one line naming variable, value and what is allowed. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<string, string>> = {}): Config {
+  const values: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(ConfigSchema.properties) as Array<[string, TSchema]>) {
+    const raw = overrides[name] ?? env[name];
+    if (raw === undefined || raw === "") {
+      if (schema.default !== undefined) values[name] = schema.default;
+      continue;
+    }
+    const value = convert(raw, schema);
+    if (!Value.Check(schema, value)) {
+      const secret = name === "CORPUS_MASTER_KEY" || name === "CORPUS_WEBHOOK_SECRET";
+      throw new ConfigError(`${name}=${secret ? "(hidden)" : JSON.stringify(raw)} is not allowed: expected ${allowedText(schema)}`);
+    }
+    values[name] = value;
+  }
+  const base = values as Static<typeof ConfigSchema>;
+  const hostForUrl = base.CORPUS_HOST.includes(":") ? `[${base.CORPUS_HOST}]` : base.CORPUS_HOST;
+  const local = `http://${hostForUrl}:${base.CORPUS_PORT}`;
+  return {
+    ...base,
+    resourceUrl: (base.CORPUS_OAUTH_RESOURCE_URL ?? local).replace(/\/+$/, ""),
+    issuer: (base.CORPUS_OAUTH_ISSUER ?? local).replace(/\/+$/, ""),
+    corsOrigins: base.CORPUS_CORS_ALLOW_ORIGINS_CSV.split(",").map((s) => s.trim()).filter(Boolean),
+  };
+}
+
+/** Name, default and meaning of every variable: for `corpus --help` and the README. */
+export function describeConfig(): Array<{ name: string; default: unknown; description: string }> {
+  return (Object.entries(ConfigSchema.properties) as Array<[string, TSchema]>).map(([name, s]) => ({
+    name,
+    default: s.default,
+    description: s.description ?? "",
+  }));
+}

@@ -1,0 +1,18 @@
+// CORS only for the origins in CORPUS_CORS_ALLOW_ORIGINS_CSV; with none configured, no
+// Access-Control-* header is ever sent and no origin is reflected.
+import { cors as elysiaCors } from "@elysiajs/cors";
+import { Elysia } from "elysia";
+
+export const CORS_METHODS = ["GET", "POST", "OPTIONS"];
+export const CORS_HEADERS = ["Content-Type", "Authorization"];
+
+export function cors(origins: string[]) {
+  if (origins.length === 0) return new Elysia({ name: "corpus/cors-off" });
+  return elysiaCors({
+    origin: origins,
+    methods: CORS_METHODS,
+    allowedHeaders: CORS_HEADERS,
+    credentials: false,
+    preflight: true,
+  });
+}

@@ -1,0 +1,71 @@
+// One error mapper for the whole app (D15): every REST error is { type, message } with `type`
+// the Code column of the first document's status table. Nothing internal leaks: unexpected
+// errors are logged and answered with a generic message, never a stack trace.
+import { Elysia, ValidationError } from "elysia";
+import type { Logger } from "../log";
+import { requestInfo } from "./request-context";
+
+export const ERROR_TYPES = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  409: "conflict",
+  413: "payload_too_large",
+  429: "rate_limited",
+  500: "server_error",
+  503: "service_unavailable",
+} as const;
+
+export type ErrorStatus = keyof typeof ERROR_TYPES;
+
+/** An error meant for the client: its message is shown as it is. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: ErrorStatus,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+  get type(): string {
+    return ERROR_TYPES[this.status];
+  }
+}
+
+export const errorBody = (status: ErrorStatus, message: string) => ({ type: ERROR_TYPES[status], message });
+
+/** "field: rule" from the first TypeBox error of a validation failure. */
+export function validationMessage(error: ValidationError): string {
+  const first = error.all[0] as { path?: string; message?: string; schema?: { error?: string } } | undefined;
+  const where = error.type === "body" ? "body" : error.type;
+  if (!first) return `${where}: invalid`;
+  const field = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : where;
+  const rule = first.schema?.error ?? first.message ?? "invalid";
+  return `${field}: ${rule.charAt(0).toLowerCase()}${rule.slice(1)}`;
+}
+
+export function toErrorResponse(code: string | number, error: unknown, log: Logger, context: { request_id?: string; client_ip?: string }) {
+  if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: errorBody(error.status, error.message) };
+  if (error instanceof ValidationError) return { status: 400 as const, headers: {}, body: errorBody(400, validationMessage(error)) };
+  switch (code) {
+    case "NOT_FOUND":
+      return { status: 404 as const, headers: {}, body: errorBody(404, "no such route or resource") };
+    case "PARSE":
+      return { status: 400 as const, headers: {}, body: errorBody(400, "body: not valid JSON") };
+    case "INVALID_COOKIE_SIGNATURE":
+      return { status: 400 as const, headers: {}, body: errorBody(400, "cookie: invalid signature") };
+  }
+  log.error("unhandled error", { ...context, error: error instanceof Error ? error.name : String(code) });
+  return { status: 500 as const, headers: {}, body: errorBody(500, "internal error; retry with backoff") };
+}
+
+export const errorMapper = (log: Logger) =>
+  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
+    const { request_id, client_ip } = requestInfo(request);
+    const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
+    set.status = mapped.status;
+    Object.assign(set.headers, mapped.headers);
+    return mapped.body;
+  });

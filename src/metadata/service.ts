@@ -1,0 +1,51 @@
+// The two OAuth metadata documents (RFC 9728, RFC 8414) built from the CORPUS_OAUTH_*
+// variables. A document that the configuration cannot complete is a configuration error
+// (second document part 4: 500), named precisely so an operator can fix it.
+import type { Static } from "elysia";
+import { SCOPES } from "../auth/scopes";
+import type { Config } from "../config";
+import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from "../metadata/model";
+
+export class MetadataConfigError extends Error {}
+
+/** Where this server publishes its own signing keys (D4). */
+export const JWKS_PATH = "/.well-known/jwks.json";
+
+function requireUrl(name: string, value: string | undefined): string {
+  if (!value) throw new MetadataConfigError(`${name} is not set`);
+  try {
+    const url = new URL(value);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error();
+  } catch {
+    throw new MetadataConfigError(`${name} is not an http(s) URL`);
+  }
+  return value;
+}
+
+export function protectedResourceMetadata(config: Config): Static<typeof ProtectedResourceMetadata> {
+  const resource = requireUrl("CORPUS_OAUTH_RESOURCE_URL", config.resourceUrl);
+  return {
+    resource,
+    authorization_servers: [requireUrl("CORPUS_OAUTH_ISSUER", config.issuer)],
+    scopes_supported: [...SCOPES],
+    resource_documentation: `${resource}/openapi`,
+    bearer_methods_supported: ["header"],
+  };
+}
+
+export function authorizationServerMetadata(config: Config): Static<typeof AuthorizationServerMetadata> {
+  const issuer = requireUrl("CORPUS_OAUTH_ISSUER", config.issuer);
+  const jwks = config.CORPUS_OAUTH_JWKS_URI;
+  return {
+    issuer,
+    authorization_endpoint: requireUrl("CORPUS_OAUTH_AUTHORIZATION_ENDPOINT", config.CORPUS_OAUTH_AUTHORIZATION_ENDPOINT),
+    token_endpoint: requireUrl("CORPUS_OAUTH_TOKEN_ENDPOINT", config.CORPUS_OAUTH_TOKEN_ENDPOINT),
+    // A file:// JWKS is read by this server only; clients are pointed at the local copy.
+    jwks_uri: jwks?.startsWith("http") ? jwks : `${issuer}${JWKS_PATH}`,
+    response_types_supported: ["code"],
+    grant_types_supported: ["authorization_code"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["client_secret_basic"],
+    scopes_supported: [...SCOPES],
+  };
+}

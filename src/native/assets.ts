@@ -1,0 +1,19 @@
+// Every file the single executable carries besides code. `bun build --compile` embeds each
+// import below; under `bun run` they resolve to the files on disk. TypeScript sees some of
+// them as modules, hence the casts: each value is a path.
+import onnxRuntimeLibrary from "../../node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1" with { type: "file" };
+import sqliteVecExtension from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
+// @ts-ignore: a plain script, imported as a file path
+import swaggerUiBundle from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import swaggerUiStyle from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import modelFile from "../../models/all-MiniLM-L6-v2.onnx" with { type: "file" };
+import tokenizerFile from "../../models/tokenizer.json" with { type: "file" };
+
+export const assets = {
+  onnxRuntimeLibrary,
+  sqliteVecExtension,
+  modelFile,
+  tokenizerFile: tokenizerFile as unknown as string,
+  swaggerUiBundle: swaggerUiBundle as unknown as string,
+  swaggerUiStyle,
+} as const;

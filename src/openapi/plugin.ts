@@ -1,0 +1,41 @@
+// The OpenAPI 3.0.3 document (`/openapi/json`) and its UI (`/openapi`), generated from the
+// TypeBox schemas the routes validate with. The UI's script and style are served from the
+// executable itself, so the page works on an air-gapped server.
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { readFileSync } from "node:fs";
+import { assets } from "../native/assets";
+import { API_DESCRIPTION_VERSION } from "../version";
+
+const ASSET_PREFIX = "/openapi/assets";
+
+export const openapiDocs = () => {
+  // Read once, lazily: the bundle is 1.5 MB and most processes never serve it.
+  const cache = new Map<string, string>();
+  const asset = (path: string, type: string) => () => {
+    let body = cache.get(path);
+    if (body === undefined) cache.set(path, (body = readFileSync(path, "utf8")));
+    return new Response(body, { headers: { "content-type": type, "cache-control": "public, max-age=86400" } });
+  };
+  return new Elysia({ name: "corpus/openapi" })
+    .use(
+      openapi({
+        path: "/openapi",
+        specPath: "/openapi/json",
+        provider: "swagger-ui",
+        openapiVersion: "3.0.3",
+        swagger: { cdn: `${ASSET_PREFIX}/swagger-ui-bundle.js`, theme: `${ASSET_PREFIX}/swagger-ui.css`, autoDarkMode: false },
+        exclude: { paths: [`${ASSET_PREFIX}/swagger-ui-bundle.js`, `${ASSET_PREFIX}/swagger-ui.css`] },
+        documentation: {
+          info: {
+            title: "corpus",
+            version: API_DESCRIPTION_VERSION,
+            description: "Self-hosted retrieval over a user's connected business tools: ranked, cited results; an encrypted archive.",
+          },
+          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT" } } },
+        },
+      }),
+    )
+    .get(`${ASSET_PREFIX}/swagger-ui-bundle.js`, asset(assets.swaggerUiBundle, "text/javascript; charset=utf-8"), { detail: { hide: true } })
+    .get(`${ASSET_PREFIX}/swagger-ui.css`, asset(assets.swaggerUiStyle, "text/css; charset=utf-8"), { detail: { hide: true } });
+};

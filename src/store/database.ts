@@ -1,0 +1,34 @@
+// The one SQLite database of a data dir (D1): WAL mode, foreign keys, sqlite-vec loaded.
+import { Database } from "bun:sqlite";
+import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { assets } from "../native/assets";
+import { materialize } from "../native/materialize";
+import { migrate, type Migration } from "./migrations";
+
+export const DATABASE_FILE = "corpus.db";
+
+/** Creates the data dir with mode 0700, or tightens an existing one. */
+export function ensureDataDir(dir: string): void {
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!statSync(dir).isDirectory()) throw new Error(`data dir ${dir} is not a folder`);
+  chmodSync(dir, 0o700);
+}
+
+export function loadSqliteVec(db: Database): void {
+  db.loadExtension(materialize(assets.sqliteVecExtension, "vec0.so"));
+}
+
+export function openDatabase(dataDir: string, migrations: Migration[]): Database {
+  ensureDataDir(dataDir);
+  const db = new Database(join(dataDir, DATABASE_FILE), { create: true, strict: true });
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec("PRAGMA busy_timeout = 5000");
+  // Deleted rows are overwritten, not left readable in free pages.
+  db.exec("PRAGMA secure_delete = ON");
+  loadSqliteVec(db);
+  migrate(db, migrations);
+  return db;
+}
