@@ -9,7 +9,7 @@ const root = join(import.meta.dir, "..");
 const outfile = join(root, "dist", "corpus");
 
 export async function buildExecutable(target = outfile): Promise<string> {
-  await $`bun ${join(root, "scripts/build-model.ts")}`.quiet();
+  await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
   mkdirSync(join(target, ".."), { recursive: true });
   const result = await Bun.build({
     entrypoints: [join(root, "src/cli.ts")],

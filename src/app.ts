@@ -28,7 +28,8 @@ export function createApp({ config, log, db }: AppDeps) {
     auth: [databaseCheck(db)],
     connectors: [databaseCheck(db)],
   };
-  return new Elysia({ name: "corpus" })
+  // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
+  return new Elysia({ name: "corpus", normalize: false })
     .use(securityHeaders)
     .use(requestContext)
     .use(cors(config.corsOrigins))

@@ -3,7 +3,7 @@ import type { Server } from "bun";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import { loadMasterKey } from "./crypto/master-key";
-import { rememberSocketAddress } from "./http/request-context";
+import { beginRequest } from "./http/request-context";
 import { withTimeout, type FetchHandler } from "./http/timeout";
 import type { Logger } from "./log";
 import { ensureDataDir, openDatabase } from "./store/database";
@@ -23,7 +23,7 @@ export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
     log.warning("request timed out", { method: request.method, path: new URL(request.url).pathname }),
   );
   return (request: Request, server: Server<undefined>) => {
-    rememberSocketAddress(request, server.requestIP(request)?.address);
+    beginRequest(request, server);
     return timed(request);
   };
 }

@@ -3,10 +3,16 @@ import { Elysia } from "elysia";
 import type { Logger } from "../log";
 import { requestInfo } from "./request-context";
 
-export const accessLog = (log: Logger) =>
-  new Elysia({ name: "corpus/access-log" }).onAfterResponse({ as: "global" }, ({ request, set, path }) => {
-    if (!log.enabled("INFO")) return;
-    const { request_id, client_ip, started_at, tool } = requestInfo(request);
+// Registered only when INFO is logged: the hook itself has a cost on every request.
+export const accessLog = (log: Logger) => {
+  const plugin = new Elysia({ name: "corpus/access-log" });
+  if (!log.enabled("INFO")) return plugin;
+  return plugin
+    .onRequest(({ request }) => {
+      // The socket's address can only be read while the request is open: read it now.
+      void requestInfo(request).client_ip;
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set, path }) => {    const { request_id, client_ip, started_at, tool } = requestInfo(request);
     const status = typeof set.status === "number" ? set.status : 200;
     log.info("request", {
       request_id,
@@ -18,3 +24,4 @@ export const accessLog = (log: Logger) =>
       duration_ms: Math.round((performance.now() - started_at) * 100) / 100,
     });
   });
+};

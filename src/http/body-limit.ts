@@ -29,6 +29,9 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
 export const bodyLimit = (limit: number) =>
   new Elysia({ name: "corpus/body-limit", seed: limit })
     .onRequest(({ request }) => {
+      // Reading headers has a cost; bodiless methods skip it.
+      const m = request.method;
+      if (m === "GET" || m === "HEAD" || m === "OPTIONS") return;
       const declared = request.headers.get("content-length");
       if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
     })

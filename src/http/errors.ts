@@ -36,17 +36,44 @@ export class HttpError extends Error {
 
 export const errorBody = (status: ErrorStatus, message: string) => ({ type: ERROR_TYPES[status], message });
 
+interface ValueErrorLike {
+  path?: string;
+  message?: string;
+  value?: unknown;
+  schema?: { error?: string; type?: string };
+  errors?: Array<{ First(): ValueErrorLike | undefined }>;
+}
+
+const jsonType = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v === "number" ? "number" : typeof v);
+const fits = (schemaType: string | undefined, v: unknown) =>
+  schemaType === jsonType(v) || (schemaType === "integer" && typeof v === "number");
+
+/**
+ * The most specific error. A union's own message ("Expected union value") says nothing; of
+ * its branches, the one of the value's own type names the rule that was broken (a number
+ * over its maximum, rather than "expected string").
+ */
+function specific(error: ValueErrorLike): ValueErrorLike {
+  const branches = (error.errors ?? []).map((it) => it.First()).filter((e): e is ValueErrorLike => !!e);
+  if (branches.length === 0) return error;
+  return specific(branches.find((b) => fits(b.schema?.type, b.value)) ?? branches[0]!);
+}
+
 /** "field: rule" from the first TypeBox error of a validation failure. */
 export function validationMessage(error: ValidationError): string {
-  const first = error.all[0] as { path?: string; message?: string; schema?: { error?: string } } | undefined;
+  const top = error.all[0] as ValueErrorLike | undefined;
   const where = error.type === "body" ? "body" : error.type;
-  if (!first) return `${where}: invalid`;
-  const field = first.path ? first.path.replace(/^\//, "").replaceAll("/", ".") : where;
+  if (!top) return `${where}: invalid`;
+  const first = specific(top);
+  const path = first.path || top.path;
+  const field = path ? path.replace(/^\//, "").replaceAll("/", ".") : where;
   const rule = first.schema?.error ?? first.message ?? "invalid";
   return `${field}: ${rule.charAt(0).toLowerCase()}${rule.slice(1)}`;
 }
 
 export function toErrorResponse(code: string | number, error: unknown, log: Logger, context: { request_id?: string; client_ip?: string }) {
+  // Errors thrown while parsing a body (e.g. the body limit) arrive wrapped.
+  if (code === "PARSE" && error instanceof Error && error.cause instanceof HttpError) error = error.cause;
   if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: errorBody(error.status, error.message) };
   if (error instanceof ValidationError) return { status: 400 as const, headers: {}, body: errorBody(400, validationMessage(error)) };
   switch (code) {

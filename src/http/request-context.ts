@@ -1,42 +1,52 @@
-// Who asked and under which id: a request id (a safe incoming X-Request-Id is kept) and the
-// client address. Kept per Request object, so that every later stage, error and log line
-// (404s and parse errors included) sees the same values.
+// Who asked and under which id: a request id generated here (an incoming X-Request-Id is
+// not trusted: ids in our logs are ours) and the client address. Kept per Request object,
+// so that every later stage, error and log line (404s and parse errors included) sees the
+// same values.
 import { Elysia } from "elysia";
 
-export interface RequestInfo {
-  request_id: string;
-  client_ip: string;
-  started_at: number;
+interface PeerSource {
+  requestIP(request: Request): { address: string } | null;
+}
+
+// Unique without a random draw per request: a random prefix per process and a counter.
+const ID_PREFIX = `req_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+let counter = 0;
+
+export class RequestInfo {
+  readonly request_id = `${ID_PREFIX}${(counter++).toString(16).padStart(8, "0")}`;
+  readonly started_at = performance.now();
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
   tool?: string;
+  private address?: string;
+
+  constructor(
+    private readonly request: Request,
+    private readonly peer?: PeerSource | string,
+  ) {}
+
+  /** The peer's address as the socket reports it ("unknown" in-process); looked up on first use. */
+  get client_ip(): string {
+    if (this.address === undefined) {
+      const p = this.peer;
+      this.address = p === undefined ? "unknown" : typeof p === "string" ? p : (p.requestIP(this.request)?.address ?? "unknown");
+    }
+    return this.address;
+  }
 }
 
-const socketAddress = new WeakMap<Request, string>();
 const infos = new WeakMap<Request, RequestInfo>();
 
-/** Called by the server with the peer address before the app sees the request. */
-export function rememberSocketAddress(request: Request, address: string | undefined): void {
-  if (address) socketAddress.set(request, address);
-}
-
-const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export function requestInfo(request: Request): RequestInfo {
-  let info = infos.get(request);
-  if (!info) {
-    const incoming = request.headers.get("x-request-id");
-    info = {
-      request_id: incoming && SAFE_ID.test(incoming) ? incoming : `req_${crypto.randomUUID().replaceAll("-", "")}`,
-      client_ip: socketAddress.get(request) ?? "unknown",
-      started_at: performance.now(),
-    };
-    infos.set(request, info);
-  }
+/** Called by the server, with the socket's peer, before the app sees the request. */
+export function beginRequest(request: Request, peer?: PeerSource | string): RequestInfo {
+  const info = new RequestInfo(request, peer);
+  infos.set(request, info);
   return info;
 }
 
-export const requestContext = new Elysia({ name: "corpus/request-context" })
-  .onRequest(({ request, set }) => {
-    set.headers["x-request-id"] = requestInfo(request).request_id;
-  })
-  .resolve({ as: "global" }, ({ request }) => ({ ...requestInfo(request) }));
+export function requestInfo(request: Request): RequestInfo {
+  return infos.get(request) ?? beginRequest(request);
+}
+
+export const requestContext = new Elysia({ name: "corpus/request-context" }).onRequest(({ request, set }) => {
+  set.headers["x-request-id"] = requestInfo(request).request_id;
+});

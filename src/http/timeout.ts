@@ -1,26 +1,62 @@
 // Request timeout (D17): a request still unanswered after CORPUS_REQUEST_TIMEOUT seconds is
 // ended with 503 and a clear body. It wraps the app's fetch, so it covers every stage.
+// Most requests settle at once (Bun.peek sees it) and cost nothing more; the others are
+// watched by one shared sweep rather than a timer each.
 import { errorBody } from "./errors";
 import { requestInfo } from "./request-context";
 import { SECURITY_HEADERS } from "./security-headers";
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
 
+interface Pending {
+  deadline: number;
+  request: Request;
+  resolve: (r: Response) => void;
+}
+
 export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (request: Request) => void): FetchHandler {
   const ms = seconds * 1000;
-  return (request) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<Response>((resolve) => {
-      timer = setTimeout(() => {
-        onTimeout?.(request);
-        resolve(
-          Response.json(errorBody(503, `request timed out after ${seconds} s`), {
-            status: 503,
-            headers: { ...SECURITY_HEADERS, "x-request-id": requestInfo(request).request_id, "retry-after": "1" },
-          }),
-        );
-      }, ms);
+  const pending = new Set<Pending>();
+  let sweeper: ReturnType<typeof setInterval> | undefined;
+
+  const timeoutResponse = (request: Request) =>
+    Response.json(errorBody(503, `request timed out after ${seconds} s`), {
+      status: 503,
+      headers: { ...SECURITY_HEADERS, "x-request-id": requestInfo(request).request_id, "retry-after": "1" },
     });
-    return Promise.race([Promise.resolve(handle(request)), timedOut]).finally(() => clearTimeout(timer));
+
+  const sweep = () => {
+    const now = performance.now();
+    for (const p of pending) {
+      if (p.deadline > now) continue;
+      pending.delete(p);
+      onTimeout?.(p.request);
+      p.resolve(timeoutResponse(p.request));
+    }
+    if (pending.size === 0) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  };
+
+  return (request) => {
+    const result = handle(request);
+    if (!(result instanceof Promise)) return result;
+    const settled = Bun.peek(result);
+    if (settled !== result) return settled as Response;
+    return new Promise<Response>((resolve, reject) => {
+      const entry: Pending = { deadline: performance.now() + ms, request, resolve };
+      pending.add(entry);
+      // Resolution granularity: a tenth of the timeout, at most a quarter second.
+      sweeper ??= setInterval(sweep, Math.min(250, Math.max(10, ms / 10)));
+      result.then(
+        (r) => {
+          if (pending.delete(entry)) resolve(r);
+        },
+        (e) => {
+          if (pending.delete(entry)) reject(e);
+        },
+      );
+    });
   };
 }

@@ -25,7 +25,7 @@ export const openapiDocs = () => {
         provider: "swagger-ui",
         openapiVersion: "3.0.3",
         swagger: { cdn: `${ASSET_PREFIX}/swagger-ui-bundle.js`, theme: `${ASSET_PREFIX}/swagger-ui.css`, autoDarkMode: false },
-        exclude: { paths: [`${ASSET_PREFIX}/swagger-ui-bundle.js`, `${ASSET_PREFIX}/swagger-ui.css`] },
+        exclude: { staticFile: false, paths: [`${ASSET_PREFIX}/swagger-ui-bundle.js`, `${ASSET_PREFIX}/swagger-ui.css`] },
         documentation: {
           info: {
             title: "corpus",

@@ -1,0 +1,59 @@
+// Shared helpers for scripts/bench: processes, ports, wrk runs. Figures are reported as
+// ratios against a baseline measured in the same run, since this machine is shared.
+import type { Subprocess } from "bun";
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+export async function waitFor200(url: string, timeoutMs = 10_000): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < timeoutMs) {
+    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    if (ok) return performance.now() - start;
+    await sleep(2);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+}
+
+export function rssMb(pid: number): number {
+  const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)![1]);
+  return kb / 1024;
+}
+
+export function requireTool(name: string, debianPackage: string): string {
+  const path = Bun.which(name);
+  if (!path) {
+    console.error(`${name} is needed for this benchmark: apt-get install ${debianPackage}`);
+    process.exit(2);
+  }
+  return path;
+}
+
+/** Requests per second from wrk (64 connections by default). */
+export async function wrk(url: string, opts: { seconds?: number; connections?: number; script?: string } = {}): Promise<number> {
+  const args = ["wrk", "-t2", `-c${opts.connections ?? 64}`, `-d${opts.seconds ?? 5}s`];
+  if (opts.script) args.push("-s", opts.script);
+  args.push(url);
+  const out = Bun.spawnSync(args).stdout.toString();
+  const m = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  if (!m) throw new Error(`wrk gave no rate:\n${out}`);
+  return Number(m[1]);
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+export function kill(proc: Subprocess): Promise<number | null> {
+  proc.kill("SIGTERM");
+  return proc.exited;
+}

@@ -1,0 +1,49 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { cosine, EMBEDDING_DIM, loadEmbedder, type Embedder } from "../../src/embedding/embedder";
+
+let embedder: Embedder;
+beforeAll(async () => {
+  embedder = await loadEmbedder();
+});
+
+describe("embedder: all-MiniLM-L6-v2 on onnxruntime", () => {
+  test("matches the published embedding of 'This is an example sentence'", async () => {
+    const [v] = await embedder.embed(["This is an example sentence"]);
+    expect(v!.length).toBe(EMBEDDING_DIM);
+    // sentence-transformers' published values for this model.
+    const expected = [0.0676569, 0.0635563, 0.0487131, 0.0794125];
+    expected.forEach((x, i) => expect(v![i]!).toBeCloseTo(x, 4));
+  });
+
+  test("vectors are L2-normalised", async () => {
+    const vs = await embedder.embed(["one", "a much longer sentence about invoices and payments"]);
+    for (const v of vs) expect(Math.sqrt(cosine(v, v))).toBeCloseTo(1, 5);
+  });
+
+  test("ranks by meaning", async () => {
+    const [q, related, unrelated] = await embedder.embed([
+      "How much did Acme pay on the last invoice?",
+      "Invoice #1042 from Acme Corp: total 1,250.00 EUR, paid",
+      "Team offsite agenda for Friday",
+    ]);
+    const s1 = cosine(q!, related!);
+    const s2 = cosine(q!, unrelated!);
+    expect(s1).toBeGreaterThan(0.7);
+    expect(s2).toBeLessThan(0.2);
+  });
+
+  test("batching and padding do not change a vector; order is kept", async () => {
+    const texts = Array.from({ length: 40 }, (_, i) => `sentence number ${i} ${"with padding ".repeat(i % 7)}`);
+    const batch = await embedder.embed(texts);
+    const [alone] = await embedder.embed([texts[13]!]);
+    expect(cosine(batch[13]!, alone!)).toBeCloseTo(1, 5);
+    const [first] = await embedder.embed([texts[0]!]);
+    expect(cosine(batch[0]!, first!)).toBeCloseTo(1, 5);
+  });
+
+  test("empty input embeds to nothing; long input is truncated, not refused", async () => {
+    expect(await embedder.embed([])).toEqual([]);
+    const [v] = await embedder.embed(["invoice ".repeat(2000)]);
+    expect(v!.length).toBe(EMBEDDING_DIM);
+  });
+});

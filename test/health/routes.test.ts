@@ -1,0 +1,40 @@
+import { describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { runChecks } from "../../src/health/checks";
+import { healthRoutes } from "../../src/health/routes";
+import { req, testApp } from "../helpers";
+
+describe("health routes (second document parts 2, 4)", () => {
+  test("GET / is ok with service and version", async () => {
+    const { app } = testApp();
+    const r = await app.handle(req("/"));
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toContain("application/json");
+    expect(await r.json()).toEqual({ status: "ok", service: "corpus", version: "0.1.0" });
+  });
+
+  test("auth and connectors health are healthy while the database answers", async () => {
+    const { app } = testApp();
+    expect(await (await app.handle(req("/api/auth/health"))).json()).toEqual({ status: "healthy", service: "auth" });
+    expect(await (await app.handle(req("/api/connectors/health"))).json()).toEqual({ status: "healthy", service: "connectors" });
+  });
+
+  test("503 when the database is really unavailable", async () => {
+    const { app, db } = testApp();
+    db.close();
+    for (const service of ["auth", "connectors"]) {
+      const r = await app.handle(req(`/api/${service}/health`));
+      expect(r.status).toBe(503);
+      expect(await r.json()).toEqual({ status: "unhealthy", service, reason: "database unavailable" });
+    }
+  });
+
+  test("a check that throws counts as unhealthy, with its reason", async () => {
+    expect(await runChecks([() => ({ healthy: true }), () => Promise.reject(new Error("keys missing"))])).toEqual({ healthy: false, reason: "keys missing" });
+    const app = new Elysia().use(healthRoutes({ auth: [() => ({ healthy: false, reason: "no signing key" })], connectors: [] }));
+    const r = await app.handle(req("/api/auth/health"));
+    expect(r.status).toBe(503);
+    expect(((await r.json()) as { reason: string }).reason).toBe("no signing key");
+    expect((await app.handle(req("/api/connectors/health"))).status).toBe(200);
+  });
+});

@@ -1,0 +1,44 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../src/app";
+import { loadConfig, type Config } from "../src/config";
+import { createLogger, memorySink } from "../src/log";
+import { openDatabase } from "../src/store/database";
+import { MIGRATIONS } from "../src/server";
+
+export const tempDir = (prefix = "corpus-test-") => mkdtempSync(join(tmpdir(), prefix));
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ CORPUS_DATA_DIR: tempDir(), ...env });
+}
+
+/** The whole app in-process, on a fresh data dir, with logs captured. */
+export function testApp(env: Record<string, string> = {}) {
+  const config = testConfig(env);
+  const logs = memorySink();
+  const log = createLogger(config.CORPUS_LOG_LEVEL, logs.sink);
+  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  const app = createApp({ config, log, db });
+  return { app, config, db, logs, log };
+}
+
+export const BASE = "http://localhost";
+
+export function req(path: string, init: RequestInit = {}): Request {
+  return new Request(`${BASE}${path}`, init);
+}
+
+export function postJson(path: string, body: unknown, headers: Record<string, string> = {}): Request {
+  return req(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+}
+
+/** Runs the CLI source in a child process. */
+export function runCli(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawnSync([process.execPath, join(import.meta.dir, "../src/cli.ts"), ...args], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
+}

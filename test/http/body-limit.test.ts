@@ -1,0 +1,67 @@
+import { describe, expect, test } from "bun:test";
+import { Elysia, t } from "elysia";
+import { bodyLimit, readLimited } from "../../src/http/body-limit";
+import { errorMapper } from "../../src/http/errors";
+import { createLogger, memorySink } from "../../src/log";
+import { postJson, req } from "../helpers";
+
+const LIMIT = 1024;
+
+function app() {
+  return new Elysia()
+    .use(errorMapper(createLogger("ERROR", memorySink().sink)))
+    .use(bodyLimit(LIMIT))
+    .post("/echo", ({ body }) => body, { body: t.Object({ text: t.String() }) });
+}
+
+/** A chunked body (no Content-Length) that counts how much of it was pulled. */
+function streamingRequest(totalBytes: number, chunk = 256) {
+  let pulled = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled >= totalBytes) return controller.close();
+      const n = Math.min(chunk, totalBytes - pulled);
+      pulled += n;
+      controller.enqueue(new TextEncoder().encode(pulled === n ? `{"text":"${"a".repeat(n - 10)}` : "a".repeat(n)));
+    },
+  });
+  const request = req("/echo", { method: "POST", body: stream, headers: { "content-type": "application/json" } });
+  return { request, pulled: () => pulled };
+}
+
+describe("body limit (D17)", () => {
+  test("a declared Content-Length over the limit is 413 payload_too_large", async () => {
+    const body = JSON.stringify({ text: "x".repeat(LIMIT) });
+    const r = await app().handle(postJson("/echo", body, { "content-length": String(body.length) }));
+    expect(r.status).toBe(413);
+    expect(await r.json()).toEqual({ type: "payload_too_large", message: `request body exceeds the limit of ${LIMIT} bytes` });
+  });
+
+  test("at the limit passes", async () => {
+    const body = JSON.stringify({ text: "x".repeat(LIMIT - 11) });
+    expect(body.length).toBe(LIMIT);
+    const r = await app().handle(postJson("/echo", body, { "content-length": String(body.length) }));
+    expect(r.status).toBe(200);
+    const chunked = await app().handle(postJson("/echo", body));
+    expect(chunked.status).toBe(200);
+  });
+
+  test("a chunked body is cut off soon after the limit, not read whole", async () => {
+    const { request, pulled } = streamingRequest(1_000_000);
+    const r = await app().handle(request);
+    expect(r.status).toBe(413);
+    expect(pulled()).toBeLessThan(LIMIT + 1024);
+  });
+
+  test("a small chunked body is parsed as JSON", async () => {
+    const { request } = streamingRequest(200);
+    const small = await new Response(request.body).text();
+    const r = await app().handle(req("/echo", { method: "POST", body: new Blob([`${small}"}`]).stream(), headers: { "content-type": "application/json" } }));
+    expect(r.status).toBe(200);
+  });
+
+  test("readLimited returns the bytes below the limit", async () => {
+    const bytes = await readLimited(new Request("http://localhost/", { method: "POST", body: "hello" }), 10);
+    expect(new TextDecoder().decode(bytes)).toBe("hello");
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, test } from "bun:test";
+import { Elysia, t } from "elysia";
+import { errorMapper, HttpError } from "../../src/http/errors";
+import { createLogger, memorySink } from "../../src/log";
+import { postJson, req } from "../helpers";
+
+function app() {
+  const logs = memorySink();
+  const a = new Elysia({ normalize: false })
+    .use(errorMapper(createLogger("DEBUG", logs.sink)))
+    .post("/items", ({ body }) => body, {
+      body: t.Object({ name: t.String({ minLength: 1 }), count: t.Optional(t.Integer({ minimum: 1, maximum: 100 })) }, { additionalProperties: false }),
+    })
+    .get("/conflict", () => {
+      throw new HttpError(409, "Idempotency-Key reused with another body", { "x-extra": "1" });
+    })
+    .get("/crash", () => {
+      throw new Error("database password is hunter2 at /srv/secret.ts:12");
+    });
+  return { app: a, logs };
+}
+
+describe("error mapper (D15, first document part 7)", () => {
+  test("validation failure is 400 bad_request naming the field and the rule, never 422", async () => {
+    const { app: a } = app();
+    const missing = await a.handle(postJson("/items", {}));
+    expect(missing.status).toBe(400);
+    const body = (await missing.json()) as { type: string; message: string };
+    expect(body).toEqual({ type: "bad_request", message: expect.stringContaining("name") });
+    expect(Object.keys(body).sort()).toEqual(["message", "type"]);
+
+    const bound = await a.handle(postJson("/items", { name: "x", count: 500 }));
+    expect(bound.status).toBe(400);
+    const b = (await bound.json()) as { message: string };
+    expect(b.message).toContain("count");
+    expect(b.message).toContain("100");
+
+    const extra = await a.handle(postJson("/items", { name: "x", color: "red" }));
+    expect(extra.status).toBe(400);
+  });
+
+  test("a body that is not JSON is 400", async () => {
+    const { app: a } = app();
+    const r = await a.handle(postJson("/items", "{not json"));
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { type: string }).type).toBe("bad_request");
+  });
+
+  test("unknown route is 404 not_found", async () => {
+    const { app: a } = app();
+    const r = await a.handle(req("/nothing/here"));
+    expect(r.status).toBe(404);
+    expect(await r.json()).toEqual({ type: "not_found", message: "no such route or resource" });
+  });
+
+  test("an HttpError keeps its status, message and headers", async () => {
+    const { app: a } = app();
+    const r = await a.handle(req("/conflict"));
+    expect(r.status).toBe(409);
+    expect(r.headers.get("x-extra")).toBe("1");
+    expect(await r.json()).toEqual({ type: "conflict", message: "Idempotency-Key reused with another body" });
+  });
+
+  test("an unexpected error is 500 server_error with nothing internal in body or log", async () => {
+    const { app: a, logs } = app();
+    const r = await a.handle(req("/crash"));
+    expect(r.status).toBe(500);
+    const text = await r.text();
+    expect(JSON.parse(text)).toEqual({ type: "server_error", message: "internal error; retry with backoff" });
+    for (const leak of ["hunter2", "secret.ts", "at "]) expect(text).not.toContain(leak);
+    const logged = JSON.stringify(logs.records());
+    expect(logged).toContain("unhandled error");
+    expect(logged).not.toContain("hunter2");
+  });
+});

@@ -1,0 +1,95 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { Elysia } from "elysia";
+import { bodyLimit } from "../src/http/body-limit";
+import { errorMapper } from "../src/http/errors";
+import { createLogger, memorySink } from "../src/log";
+import { createFetch, startServer, type Running } from "../src/server";
+import { tempDir, testConfig } from "./helpers";
+
+const logs = memorySink();
+const config = testConfig({ CORPUS_PORT: "0", CORPUS_MAX_REQUEST_SIZE: "4096" });
+let running: Running;
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+describe("the listener", () => {
+  test("starts on loopback, creates the data dir, key and database", async () => {
+    running = await startServer(config, createLogger("INFO", logs.sink));
+    expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(statSync(config.CORPUS_DATA_DIR).mode & 0o777).toBe(0o700);
+    expect(statSync(join(config.CORPUS_DATA_DIR, "master.key")).mode & 0o777).toBe(0o600);
+    const r = await fetch(`${running.url}/`);
+    expect(await r.json()).toEqual({ status: "ok", service: "corpus", version: "0.1.0" });
+  });
+
+  test("logs carry the socket's client address", async () => {
+    const r = await fetch(`${running.url}/api/auth/health`);
+    await new Promise((res) => setTimeout(res, 20));
+    const id = r.headers.get("x-request-id");
+    const line = logs.records().find((l) => l.request_id === id)!;
+    expect(line.client_ip).toBe("127.0.0.1");
+    expect(line.path).toBe("/api/auth/health");
+  });
+
+  test("413 in the specification's shape over a real socket, declared length", async () => {
+    const declared = await fetch(`${running.url}/`, { method: "POST", body: "x".repeat(10_000), headers: { "content-type": "application/json" } });
+    expect(declared.status).toBe(413);
+    expect(((await declared.json()) as { type: string }).type).toBe("payload_too_large");
+  });
+
+  test("a chunked body over the limit is cut off with 413 over a real socket", async () => {
+    const app = new Elysia()
+      .use(errorMapper(createLogger("ERROR", memorySink().sink)))
+      .use(bodyLimit(4096))
+      .post("/upload", ({ body }) => ({ got: JSON.stringify(body).length }));
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: createFetch(app.handle, config, createLogger("ERROR", memorySink().sink)) });
+    try {
+      let sent = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent > 2_000_000) return c.close();
+          sent += 8192;
+          c.enqueue(new Uint8Array(8192).fill(32));
+        },
+      });
+      const chunked = await fetch(`${server.url}upload`, { method: "POST", body: stream, headers: { "content-type": "application/json" } });
+      expect(chunked.status).toBe(413);
+      expect(((await chunked.json()) as { type: string }).type).toBe("payload_too_large");
+      const small = await fetch(`${server.url}upload`, { method: "POST", body: new Blob(['{"a":1}']).stream(), headers: { "content-type": "application/json" } });
+      expect(await small.json()).toEqual({ got: 7 });
+    } finally {
+      await server.stop(true);
+    }
+  });
+});
+
+describe("corpus serve (the README's start command)", () => {
+  test("starts on embedded defaults in an empty folder and stops on SIGTERM", async () => {
+    const cwd = tempDir();
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../src/cli.ts")], {
+      cwd,
+      env: { PATH: process.env.PATH ?? "", HOME: cwd, CORPUS_PORT: String(port) },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    let body: unknown;
+    for (let i = 0; i < 100 && body === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.json(), () => undefined);
+    }
+    expect(body).toEqual({ status: "ok", service: "corpus", version: "0.1.0" });
+    expect(statSync(join(cwd, "corpus-data")).mode & 0o777).toBe(0o700);
+    expect(statSync(join(cwd, "corpus-data", "corpus.db")).mode & 0o777).toBe(0o600);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const out = await new Response(proc.stdout).text();
+    const lines = out.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ level: "INFO", logger: "corpus", message: "listening", url: `http://127.0.0.1:${port}` });
+    expect(lines.at(-1)).toMatchObject({ message: "stopping", signal: "SIGTERM" });
+  });
+});
