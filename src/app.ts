@@ -1,8 +1,7 @@
 // Builds the HTTP application from its parts. Cross-cutting plugins first (their hooks are
 // global), then one Elysia instance per feature.
-import type { Database } from "bun:sqlite";
 import { Elysia } from "elysia";
-import type { Config } from "./config";
+import { authRoutes } from "./auth/routes";
 import { debugRoutes } from "./debug/routes";
 import { healthRoutes } from "./health/routes";
 import type { HealthChecks } from "./health/checks";
@@ -12,20 +11,15 @@ import { cors } from "./http/cors";
 import { errorMapper } from "./http/errors";
 import { requestContext } from "./http/request-context";
 import { securityHeaders } from "./http/security-headers";
-import type { Logger } from "./log";
 import { metadataRoutes } from "./metadata/routes";
 import { openapiDocs } from "./openapi/plugin";
+import type { Services } from "./services";
 import { databaseCheck } from "./store/health";
 
-export interface AppDeps {
-  config: Config;
-  log: Logger;
-  db: Database;
-}
-
-export function createApp({ config, log, db }: AppDeps) {
+export function createApp(services: Services) {
+  const { config, log, db, auth } = services;
   const checks: HealthChecks = {
-    auth: [databaseCheck(db)],
+    auth: [databaseCheck(db), ...auth.healthChecks()],
     connectors: [databaseCheck(db)],
   };
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
@@ -39,6 +33,7 @@ export function createApp({ config, log, db }: AppDeps) {
     .use(openapiDocs())
     .use(healthRoutes(checks))
     .use(metadataRoutes(config))
+    .use(authRoutes(auth))
     .use(debugRoutes(config.CORPUS_DEBUG_MODE));
 }
 

@@ -5,7 +5,7 @@ import type { Config } from "./config";
 import { loadMasterKey } from "./crypto/master-key";
 import { cosine, loadEmbedder } from "./embedding/embedder";
 import { loadSqliteVec, openDatabase } from "./store/database";
-import { MIGRATIONS } from "./server";
+import { MIGRATIONS } from "./services";
 
 export interface CheckReport {
   data_dir: string;

@@ -1,21 +1,28 @@
 #!/usr/bin/env bun
 // The `corpus` command (D1, D2): serve (default), check, version, --help; all take --data-dir.
+import { SCOPES } from "./auth/scopes";
 import { ConfigError, describeConfig, loadConfig, type Config } from "./config";
 import { createLogger } from "./log";
 import { SERVICE_VERSION } from "./version";
 
 export const USAGE = `corpus ${SERVICE_VERSION}: self-hosted retrieval over your business tools
 
-Usage: corpus [command] [--data-dir DIR]
+Usage: corpus [command] [options]
 
 Commands:
-  serve      start the server (the default)
-  check      check this machine: data dir, database, sqlite-vec, embedding model
-  version    print the version
-  help       print this help (also --help, -h)
+  serve                 start the server (the default)
+  token create --user ID --scopes s1,s2 [--ttl SECONDS]
+                        print a signed access token for that user (default ttl 3600)
+                        scopes: ${SCOPES.join(", ")}
+  token revoke --jti ID revoke one token this server issued
+  token revoke --user ID
+                        revoke every token of that user issued until now
+  check                 check this machine: data dir, database, sqlite-vec, embedding model
+  version               print the version
+  help                  print this help (also --help, -h)
 
-Options:
-  --data-dir DIR   data folder (overrides CORPUS_DATA_DIR; default ./corpus-data)
+Options (every command):
+  --data-dir DIR        data folder (overrides CORPUS_DATA_DIR; default ./corpus-data)
 
 Configuration (environment):
 ${describeConfig()
@@ -30,6 +37,15 @@ export interface ParsedArgs {
   options: Record<string, string>;
 }
 
+/** Options each command takes besides --data-dir. */
+const COMMAND_OPTIONS: Record<string, string[]> = {
+  serve: [],
+  check: [],
+  version: [],
+  "token create": ["user", "scopes", "ttl"],
+  "token revoke": ["jti", "user"],
+};
+
 export function parseArgs(argv: string[]): ParsedArgs {
   const options: Record<string, string> = {};
   const positional: string[] = [];
@@ -41,12 +57,18 @@ export function parseArgs(argv: string[]): ParsedArgs {
       const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
       const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
       if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
-      if (name !== "data-dir") throw new UsageError(`unknown option --${name}`);
       options[name] = value;
     } else positional.push(arg);
   }
-  if (positional.length > 1) throw new UsageError(`unexpected argument ${positional[1]}`);
-  return { command: positional[0] ?? "serve", options };
+  const command = positional[0] === "token" ? `token ${positional[1] ?? ""}`.trim() : (positional[0] ?? "serve");
+  const used = positional[0] === "token" ? 2 : 1;
+  if (positional.length > used) throw new UsageError(`unexpected argument ${positional[used]}`);
+  const allowed = COMMAND_OPTIONS[command];
+  if (!allowed) throw new UsageError(`unknown command ${command}`);
+  for (const name of Object.keys(options)) {
+    if (name !== "data-dir" && !allowed.includes(name)) throw new UsageError(`unknown option --${name} for ${command}`);
+  }
+  return { command, options };
 }
 
 function configFor(args: ParsedArgs): Config {
@@ -63,6 +85,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`corpus: ${(error as Error).message}; see corpus --help`);
     return 2;
   }
+  const { TokenRequestError } = await import("./auth/tokens");
   try {
     switch (args.command) {
       case "help":
@@ -71,6 +94,12 @@ export async function main(argv: string[]): Promise<number> {
       case "version":
         console.log(SERVICE_VERSION);
         return 0;
+      case "token create":
+      case "token revoke": {
+        const { tokenCommand } = await import("./auth/cli");
+        console.log(await tokenCommand(args.command, args.options, configFor(args)));
+        return 0;
+      }
       case "check": {
         const { runCheck } = await import("./check");
         console.log(JSON.stringify(await runCheck(configFor(args)), null, 2));
@@ -95,7 +124,7 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof TokenRequestError || error instanceof UsageError) {
       console.error(`corpus: ${error.message}`);
       return 2;
     }

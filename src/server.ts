@@ -2,14 +2,10 @@
 import type { Server } from "bun";
 import { createApp } from "./app";
 import type { Config } from "./config";
-import { loadMasterKey } from "./crypto/master-key";
 import { beginRequest } from "./http/request-context";
 import { withTimeout, type FetchHandler } from "./http/timeout";
 import type { Logger } from "./log";
-import { ensureDataDir, openDatabase } from "./store/database";
-import { storeMigrations } from "./store/migrations";
-
-export const MIGRATIONS = [...storeMigrations];
+import { createServices } from "./services";
 
 export interface Running {
   server: Server<undefined>;
@@ -29,10 +25,8 @@ export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
 }
 
 export async function startServer(config: Config, log: Logger): Promise<Running> {
-  ensureDataDir(config.CORPUS_DATA_DIR);
-  loadMasterKey(config.CORPUS_DATA_DIR, config.CORPUS_MASTER_KEY);
-  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  const app = createApp({ config, log, db });
+  const services = await createServices(config, log);
+  const app = createApp(services);
   const server = Bun.serve({
     hostname: config.CORPUS_HOST,
     port: config.CORPUS_PORT,
@@ -49,7 +43,7 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
     url,
     async stop() {
       await server.stop(true);
-      db.close();
+      services.close();
     },
   };
 }

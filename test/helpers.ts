@@ -4,8 +4,7 @@ import { join } from "node:path";
 import { createApp } from "../src/app";
 import { loadConfig, type Config } from "../src/config";
 import { createLogger, memorySink } from "../src/log";
-import { openDatabase } from "../src/store/database";
-import { MIGRATIONS } from "../src/server";
+import { createServices } from "../src/services";
 
 export const tempDir = (prefix = "corpus-test-") => mkdtempSync(join(tmpdir(), prefix));
 
@@ -13,15 +12,22 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ CORPUS_DATA_DIR: tempDir(), ...env });
 }
 
-/** The whole app in-process, on a fresh data dir, with logs captured. */
-export function testApp(env: Record<string, string> = {}) {
+/** The whole app in-process, on a fresh data dir (or `dataDir`), with logs captured. */
+export async function testApp(env: Record<string, string> = {}, now?: () => number) {
   const config = testConfig(env);
   const logs = memorySink();
   const log = createLogger(config.CORPUS_LOG_LEVEL, logs.sink);
-  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  const app = createApp({ config, log, db });
-  return { app, config, db, logs, log };
+  const services = await createServices(config, log, now);
+  const app = createApp(services);
+  return { app, config, services, db: services.db, logs, log };
 }
+
+/** A token of this server's for `user` with `scopes`. */
+export async function tokenFor(services: { auth: { issuer: { issue(u: string, s: any[], ttl?: number): Promise<{ token: string }> } } }, user: string, scopes: string[], ttl?: number) {
+  return (await services.auth.issuer.issue(user, scopes, ttl)).token;
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 export const BASE = "http://localhost";
 

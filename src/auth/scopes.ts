@@ -1,4 +1,20 @@
-// The scopes of the specification (first document part 5, second document part 5); D5 maps
-// routes and tools to them.
+// The scopes of the specification (first document part 5, second document part 5) and D5:
+// one declarative table of what each route and tool requires.
 export const SCOPES = ["corpus:read", "corpus:search", "connectors:read", "connectors:write"] as const;
 export type Scope = (typeof SCOPES)[number];
+
+export const REQUIRED_SCOPE = {
+  "POST /v1/query": "corpus:search",
+  "POST /v1/deep_search": "corpus:read",
+  "GET /v1/connectors": "connectors:read",
+  "POST /v1/connectors": "connectors:write",
+  "DELETE /v1/connectors/:id": "connectors:write",
+  "GET /v1/webhooks": "connectors:read",
+  "POST /v1/webhooks": "connectors:write",
+  "DELETE /v1/webhooks/:id": "connectors:write",
+  "DELETE /v1/delete_my_data": "connectors:write",
+  "tool corpus_search": "corpus:search",
+  "tool open_connectors": "connectors:read",
+} as const satisfies Record<string, Scope>;
+
+export type ProtectedRoute = keyof typeof REQUIRED_SCOPE;

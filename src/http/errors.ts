@@ -26,12 +26,22 @@ export class HttpError extends Error {
     readonly status: ErrorStatus,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** A body other than { type, message }, where the specification gives one (429). */
+    readonly body?: unknown,
   ) {
     super(message);
   }
   get type(): string {
     return ERROR_TYPES[this.status];
   }
+}
+
+/** D15: the 429 body of the REST interface. */
+export function rateLimitedError(retryAfterSeconds: number, headers: Record<string, string> = {}): HttpError {
+  const message = `Rate limit exceeded; retry after ${retryAfterSeconds} s`;
+  return new HttpError(429, message, { ...headers, "retry-after": String(retryAfterSeconds) }, {
+    error: { type: "rate_limited", message, retry_after_seconds: retryAfterSeconds },
+  });
 }
 
 export const errorBody = (status: ErrorStatus, message: string) => ({ type: ERROR_TYPES[status], message });
@@ -74,7 +84,7 @@ export function validationMessage(error: ValidationError): string {
 export function toErrorResponse(code: string | number, error: unknown, log: Logger, context: { request_id?: string; client_ip?: string }) {
   // Errors thrown while parsing a body (e.g. the body limit) arrive wrapped.
   if (code === "PARSE" && error instanceof Error && error.cause instanceof HttpError) error = error.cause;
-  if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: errorBody(error.status, error.message) };
+  if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: error.body ?? errorBody(error.status, error.message) };
   if (error instanceof ValidationError) return { status: 400 as const, headers: {}, body: errorBody(400, validationMessage(error)) };
   switch (code) {
     case "NOT_FOUND":
@@ -90,7 +100,9 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
 
 export const errorMapper = (log: Logger) =>
   new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
-    const { request_id, client_ip } = requestInfo(request);
+    const info = requestInfo(request);
+    info.failed();
+    const { request_id, client_ip } = info;
     const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
     set.status = mapped.status;
     Object.assign(set.headers, mapped.headers);

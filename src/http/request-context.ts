@@ -18,11 +18,24 @@ export class RequestInfo {
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
   tool?: string;
   private address?: string;
+  private failureHandlers?: Array<() => void>;
 
   constructor(
     private readonly request: Request,
     private readonly peer?: PeerSource | string,
   ) {}
+
+  /** Runs `fn` if the request ends in an error (e.g. to give up a claimed resource). */
+  onFailure(fn: () => void): void {
+    (this.failureHandlers ??= []).push(fn);
+  }
+
+  /** Called once by the error mapper. */
+  failed(): void {
+    const handlers = this.failureHandlers;
+    this.failureHandlers = undefined;
+    for (const fn of handlers ?? []) fn();
+  }
 
   /** The peer's address as the socket reports it ("unknown" in-process); looked up on first use. */
   get client_ip(): string {

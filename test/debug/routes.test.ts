@@ -4,7 +4,7 @@ import { req, testApp } from "../helpers";
 
 describe("debug routes (second document part 4)", () => {
   test("404 when debug mode is off", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     for (const path of ["/debug/tools", "/debug/ping"]) {
       const r = await app.handle(req(path));
       expect(r.status).toBe(404);
@@ -13,7 +13,7 @@ describe("debug routes (second document part 4)", () => {
   });
 
   test("with CORPUS_DEBUG_MODE=true: ping and the tool definitions", async () => {
-    const { app } = testApp({ CORPUS_DEBUG_MODE: "true" });
+    const { app } = await testApp({ CORPUS_DEBUG_MODE: "true" });
     const ping = (await (await app.handle(req("/debug/ping"))).json()) as { pong: string; timestamp: string };
     expect(ping.pong).toBe("ok");
     expect(new Date(ping.timestamp).toISOString()).toBe(ping.timestamp);

@@ -6,7 +6,7 @@ import { req, testApp } from "../helpers";
 
 describe("health routes (second document parts 2, 4)", () => {
   test("GET / is ok with service and version", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     const r = await app.handle(req("/"));
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toContain("application/json");
@@ -14,13 +14,13 @@ describe("health routes (second document parts 2, 4)", () => {
   });
 
   test("auth and connectors health are healthy while the database answers", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     expect(await (await app.handle(req("/api/auth/health"))).json()).toEqual({ status: "healthy", service: "auth" });
     expect(await (await app.handle(req("/api/connectors/health"))).json()).toEqual({ status: "healthy", service: "connectors" });
   });
 
   test("503 when the database is really unavailable", async () => {
-    const { app, db } = testApp();
+    const { app, db } = await testApp();
     db.close();
     for (const service of ["auth", "connectors"]) {
       const r = await app.handle(req(`/api/${service}/health`));

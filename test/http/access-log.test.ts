@@ -6,7 +6,7 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 
 describe("structured JSON logs (second document part 8)", () => {
   test("one line per request with the specified fields, no query string", async () => {
-    const { app, logs } = testApp();
+    const { app, logs } = await testApp();
     const r = await app.handle(req("/nope?token=secret-value", { headers: { authorization: "Bearer abc.def.ghi" } }));
     await settle();
     const line = logs.records().find((l) => l.message === "request")!;
@@ -22,7 +22,7 @@ describe("structured JSON logs (second document part 8)", () => {
   });
 
   test("CORPUS_LOG_LEVEL is honoured", async () => {
-    const { app, logs } = testApp({ CORPUS_LOG_LEVEL: "WARNING" });
+    const { app, logs } = await testApp({ CORPUS_LOG_LEVEL: "WARNING" });
     await app.handle(req("/"));
     await settle();
     expect(logs.records()).toEqual([]);

@@ -6,7 +6,7 @@ const preflight = (origin: string) =>
 
 describe("CORS from CORPUS_CORS_ALLOW_ORIGINS_CSV", () => {
   test("with no origins configured, no origin is ever reflected", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     for (const r of [await app.handle(req("/", { headers: { origin: "https://evil.example" } })), await app.handle(preflight("https://evil.example"))]) {
       expect(r.headers.get("access-control-allow-origin")).toBeNull();
       expect(r.headers.get("access-control-allow-credentials")).toBeNull();
@@ -14,7 +14,7 @@ describe("CORS from CORPUS_CORS_ALLOW_ORIGINS_CSV", () => {
   });
 
   test("an allowed origin gets the specification's headers", async () => {
-    const { app } = testApp({ CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com,https://other.example.com" });
+    const { app } = await testApp({ CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com,https://other.example.com" });
     const simple = await app.handle(req("/", { headers: { origin: "https://app.example.com" } }));
     expect(simple.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
     const pre = await app.handle(preflight("https://other.example.com"));
@@ -25,7 +25,7 @@ describe("CORS from CORPUS_CORS_ALLOW_ORIGINS_CSV", () => {
   });
 
   test("an origin not in the list is not reflected", async () => {
-    const { app } = testApp({ CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com" });
+    const { app } = await testApp({ CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com" });
     const r = await app.handle(req("/", { headers: { origin: "https://app.example.com.evil.example" } }));
     expect(r.headers.get("access-control-allow-origin")).toBeNull();
     const p = await app.handle(preflight("https://evil.example"));

@@ -4,7 +4,7 @@ import { req, testApp } from "../helpers";
 
 describe("request id and client address", () => {
   test("each response carries a fresh X-Request-Id", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     const a = (await app.handle(req("/"))).headers.get("x-request-id");
     const b = (await app.handle(req("/"))).headers.get("x-request-id");
     expect(a).toMatch(/^req_[0-9a-f]{20}$/);
@@ -12,7 +12,7 @@ describe("request id and client address", () => {
   });
 
   test("an incoming X-Request-Id is not trusted", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     const r = await app.handle(req("/", { headers: { "x-request-id": "forged <script>" } }));
     expect(r.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{20}$/);
   });

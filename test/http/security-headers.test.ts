@@ -27,7 +27,7 @@ describe("security headers (second document part 4)", () => {
   });
 
   test("on every response of the app: success, 404, 400, 413, docs, UI assets", async () => {
-    const { app } = testApp({ CORPUS_MAX_REQUEST_SIZE: "1024" });
+    const { app } = await testApp({ CORPUS_MAX_REQUEST_SIZE: "1024" });
     const responses = [
       await app.handle(req("/")),
       await app.handle(req("/no/such/route")),

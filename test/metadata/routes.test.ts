@@ -5,7 +5,7 @@ const SCOPES = ["corpus:read", "corpus:search", "connectors:read", "connectors:w
 
 describe("OAuth metadata documents (second document parts 2, 4, 5; D4)", () => {
   test("protected-resource metadata from the defaults", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     const r = await app.handle(req("/.well-known/oauth-protected-resource"));
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({
@@ -18,7 +18,7 @@ describe("OAuth metadata documents (second document parts 2, 4, 5; D4)", () => {
   });
 
   test("both documents from the CORPUS_OAUTH_* variables", async () => {
-    const { app } = testApp({
+    const { app } = await testApp({
       CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com",
       CORPUS_OAUTH_ISSUER: "https://id.example.com",
       CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: "https://id.example.com/authorize",
@@ -44,7 +44,7 @@ describe("OAuth metadata documents (second document parts 2, 4, 5; D4)", () => {
   });
 
   test("a file:// JWKS is not handed to clients; they get this server's key set", async () => {
-    const { app } = testApp({
+    const { app } = await testApp({
       CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: "https://id.example.com/authorize",
       CORPUS_OAUTH_TOKEN_ENDPOINT: "https://id.example.com/token",
       CORPUS_OAUTH_JWKS_URI: "file:///etc/corpus/jwks.json",
@@ -54,7 +54,7 @@ describe("OAuth metadata documents (second document parts 2, 4, 5; D4)", () => {
   });
 
   test("incomplete configuration is 500 with a body naming what is missing", async () => {
-    const { app } = testApp({ CORPUS_OAUTH_TOKEN_ENDPOINT: "https://id.example.com/token" });
+    const { app } = await testApp({ CORPUS_OAUTH_TOKEN_ENDPOINT: "https://id.example.com/token" });
     const r = await app.handle(req("/.well-known/oauth-authorization-server"));
     expect(r.status).toBe(500);
     expect(await r.json()).toEqual({ type: "server_error", message: "OAuth configuration error: CORPUS_OAUTH_AUTHORIZATION_ENDPOINT is not set" });

@@ -3,7 +3,7 @@ import { req, testApp } from "../helpers";
 
 describe("OpenAPI document and UI", () => {
   test("OpenAPI 3.0.3, description version 1.0.0, generated from the route schemas", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     const r = await app.handle(req("/openapi/json"));
     expect(r.status).toBe(200);
     const doc = (await r.json()) as any;
@@ -19,7 +19,7 @@ describe("OpenAPI document and UI", () => {
   });
 
   test("the UI page loads its script and style from this server, not a CDN", async () => {
-    const { app } = testApp();
+    const { app } = await testApp();
     const page = await (await app.handle(req("/openapi"))).text();
     expect(page).toContain("/openapi/assets/swagger-ui-bundle.js");
     expect(page).toContain("/openapi/assets/swagger-ui.css");

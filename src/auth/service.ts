@@ -1,0 +1,127 @@
+// The auth room as one service: keys, issued tokens, verification, revocation. Callers hand
+// it the Authorization header and the scope they need; it answers with the principal or an
+// AuthFailure saying how to answer (status, message, WWW-Authenticate per RFC 6750 and D6).
+import type { Database } from "bun:sqlite";
+import type { Config } from "../config";
+import type { HealthCheck } from "../health/checks";
+import type { Scope } from "./scopes";
+import { loadSigningKey, type SigningKey } from "./signing-key";
+import { AuthStore } from "./store";
+import { TokenIssuer } from "./tokens";
+import { AuthError, externalJwks, Verifier, type ExternalJwks, type Principal } from "./verifier";
+
+const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or undefined. */
+export function bearerToken(header: string | null): string | undefined {
+  if (!header || header.length < 8) return undefined;
+  // The common exact form without a regular expression over the scheme.
+  const token = header.startsWith("Bearer ") ? header.slice(7).trim() : /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  return token && TOKEN_CHARS.test(token) ? token : undefined;
+}
+
+export class AuthFailure extends Error {
+  constructor(
+    readonly status: 401 | 403,
+    message: string,
+    readonly challenge: string,
+  ) {
+    super(message);
+  }
+}
+
+export class AuthService {
+  readonly issuer: TokenIssuer;
+  readonly verifier: Verifier;
+  private readonly resourceMetadata: string;
+
+  private constructor(
+    readonly key: SigningKey,
+    readonly store: AuthStore,
+    private readonly external: ExternalJwks | undefined,
+    config: Config,
+    now: () => number,
+  ) {
+    this.issuer = new TokenIssuer(key, config.issuer, config.resourceUrl, store, now);
+    this.verifier = new Verifier(key, config.issuer, config.resourceUrl, store, external, now);
+    this.resourceMetadata = `${config.resourceUrl}/.well-known/oauth-protected-resource`;
+  }
+
+  static async create(config: Config, db: Database, masterKey: Buffer, now: () => number = Date.now): Promise<AuthService> {
+    const key = await loadSigningKey(config.CORPUS_DATA_DIR, masterKey);
+    const external = config.CORPUS_OAUTH_JWKS_URI ? externalJwks(config.CORPUS_OAUTH_JWKS_URI) : undefined;
+    return new AuthService(key, new AuthStore(db, masterKey, now), external, config, now);
+  }
+
+  /** The public keys clients verify this server's tokens with. */
+  jwks() {
+    return { keys: [this.key.publicJwk] };
+  }
+
+  private challenge(params: Record<string, string>): string {
+    const all = { resource_metadata: this.resourceMetadata, ...params };
+    return `Bearer ${Object.entries(all)
+      .map(([k, v]) => `${k}="${v.replaceAll('"', "'")}"`)
+      .join(", ")}`;
+  }
+
+  /**
+   * Only the Authorization header is read: a token in the query string is never accepted.
+   * A token verified before answers synchronously; a new one is verified with jose.
+   */
+  authenticate(authorization: string | null, scope: Scope): Principal | Promise<Principal> {
+    const token = bearerToken(authorization);
+    if (!token) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
+    let cached: Principal | undefined;
+    try {
+      cached = this.verifier.verifyCached(token);
+    } catch (error) {
+      throw this.invalid(error);
+    }
+    if (cached) return this.authorize(cached, scope);
+    return this.verifier.verify(token).then(
+      (p) => this.authorize(p, scope),
+      (error) => {
+        throw this.invalid(error);
+      },
+    );
+  }
+
+  private invalid(error: unknown): AuthFailure {
+    const reason = error instanceof AuthError ? error.message : "token is invalid";
+    return new AuthFailure(401, `Unauthorized: ${reason}`, this.challenge({ error: "invalid_token", error_description: reason }));
+  }
+
+  private authorize(principal: Principal, scope: Scope): Principal {
+    if (!principal.scopes.has(scope)) {
+      throw new AuthFailure(403, `Forbidden: this token lacks the scope ${scope}`, this.challenge({ error: "insufficient_scope", scope }));
+    }
+    return principal;
+  }
+
+  healthChecks(): HealthCheck[] {
+    // A token signed and verified end to end proves the key and the verifier work.
+    const checks: HealthCheck[] = [
+      async () => {
+        try {
+          await this.verifier.verifyUncached((await this.issuer.sign("corpus-health", [], 60)).token);
+          return { healthy: true };
+        } catch {
+          return { healthy: false, reason: "tokens cannot be signed or verified" };
+        }
+      },
+    ];
+    if (this.external) {
+      const external = this.external;
+      checks.push(async () => {
+        try {
+          await external.check();
+          return { healthy: true };
+        } catch {
+          return { healthy: false, reason: "the external JWKS (CORPUS_OAUTH_JWKS_URI) cannot be loaded" };
+        }
+      });
+    }
+    return checks;
+  }
+}

@@ -1,0 +1,63 @@
+// Tokens this server issues (D2, D4): EdDSA JWTs with sub, scope, iss, aud, iat, exp, jti.
+import { SignJWT } from "jose";
+import { randomBytes } from "node:crypto";
+import { SCOPES, type Scope } from "./scopes";
+import { SIGNING_ALG, type SigningKey } from "./signing-key";
+import type { AuthStore } from "./store";
+
+export const DEFAULT_TTL_SECONDS = 3600;
+export const MAX_TTL_SECONDS = 365 * 24 * 3600;
+export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
+
+export class TokenRequestError extends Error {}
+
+export interface IssuedToken {
+  token: string;
+  jti: string;
+  expiresAt: number;
+}
+
+export function parseScopes(csv: string): Scope[] {
+  const scopes = csv.split(/[,\s]+/).filter(Boolean);
+  if (scopes.length === 0) throw new TokenRequestError(`--scopes needs at least one of ${SCOPES.join(", ")}`);
+  for (const s of scopes) if (!(SCOPES as readonly string[]).includes(s)) throw new TokenRequestError(`unknown scope ${s}; allowed: ${SCOPES.join(", ")}`);
+  return [...new Set(scopes)] as Scope[];
+}
+
+export class TokenIssuer {
+  constructor(
+    private readonly key: SigningKey,
+    private readonly issuer: string,
+    private readonly audience: string,
+    private readonly store: AuthStore,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Issues a token and records it (so deleting the user can count and revoke it). */
+  async issue(user: string, scopes: Scope[], ttlSeconds = DEFAULT_TTL_SECONDS): Promise<IssuedToken> {
+    if (!USER_ID_PATTERN.test(user)) throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 60 || ttlSeconds > MAX_TTL_SECONDS) {
+      throw new TokenRequestError(`--ttl must be an integer from 60 to ${MAX_TTL_SECONDS} seconds`);
+    }
+    const issued = await this.sign(user, scopes, ttlSeconds);
+    this.store.recordIssued({ jti: issued.jti, user, scopes, issuedAt: issued.expiresAt - ttlSeconds, expiresAt: issued.expiresAt });
+    return issued;
+  }
+
+  /** Signs a token without recording it (the health check's probe). */
+  async sign(user: string, scopes: Scope[], ttlSeconds: number): Promise<IssuedToken> {
+    const iat = Math.floor(this.now() / 1000);
+    const exp = iat + ttlSeconds;
+    const jti = randomBytes(16).toString("base64url");
+    const token = await new SignJWT({ scope: scopes.join(" ") })
+      .setProtectedHeader({ alg: SIGNING_ALG, kid: this.key.kid, typ: "JWT" })
+      .setSubject(user)
+      .setIssuer(this.issuer)
+      .setAudience(this.audience)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .setJti(jti)
+      .sign(this.key.privateKey);
+    return { token, jti, expiresAt: exp };
+  }
+}

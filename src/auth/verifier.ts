@@ -1,0 +1,183 @@
+// Bearer token verification with jose only (D4): this server's EdDSA key, and optionally an
+// external identity provider's JWKS (http(s):// or file://). Algorithms are pinned per key
+// source, issuer and audience are checked, and revocation is consulted on every request.
+// A verified token is cached until it expires, so the signature is checked once per token.
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type JWSHeaderParameters,
+  type JWTPayload,
+} from "jose";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { SIGNING_ALG, type SigningKey } from "./signing-key";
+import type { AuthStore } from "./store";
+
+export interface Principal {
+  user: string;
+  scopes: ReadonlySet<string>;
+  jti?: string;
+  issuedAt?: number;
+  expiresAt: number;
+}
+
+export class AuthError extends Error {}
+
+/** Asymmetric algorithms only: an HMAC token "signed" with a public key never verifies. */
+export const EXTERNAL_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
+const CACHE_LIMIT = 10_000;
+const FILE_RELOAD_MS = 1_000;
+
+type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey | Uint8Array>;
+
+/** A JWKS file, re-read when a token names a key it does not have (at most once a second). */
+function fileJwks(path: string): KeyResolver & { reload(): void } {
+  let set = createLocalJWKSet({ keys: [] });
+  let loadedAt = 0;
+  const reload = () => {
+    set = createLocalJWKSet(JSON.parse(readFileSync(path, "utf8")) as JSONWebKeySet);
+    loadedAt = Date.now();
+  };
+  const resolver = (async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
+    if (loadedAt === 0) reload();
+    try {
+      return await set(header, token);
+    } catch (error) {
+      if (!(error instanceof errors.JWKSNoMatchingKey) || Date.now() - loadedAt < FILE_RELOAD_MS) throw error;
+      reload();
+      return await set(header, token);
+    }
+  }) as KeyResolver & { reload(): void };
+  resolver.reload = reload;
+  return resolver;
+}
+
+export interface ExternalJwks {
+  resolve: KeyResolver;
+  /** Throws when the key set cannot be loaded: for the health route. */
+  check(): Promise<void>;
+}
+
+export function externalJwks(uri: string): ExternalJwks {
+  if (uri.startsWith("file://")) {
+    const jwks = fileJwks(fileURLToPath(uri));
+    return { resolve: jwks, check: async () => jwks.reload() };
+  }
+  const remote = createRemoteJWKSet(new URL(uri), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
+  return {
+    resolve: remote as unknown as KeyResolver,
+    check: async () => {
+      if (!remote.fresh) await remote.reload();
+    },
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return "token expired";
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === "nbf") return "token not yet valid";
+    if (error.claim === "iat") return "token issued in the future";
+    return `token claim ${error.claim} is not accepted`;
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "token signature is invalid";
+  if (error instanceof errors.JOSEAlgNotAllowed) return "token algorithm is not allowed";
+  if (error instanceof errors.JWKSNoMatchingKey) return "token signed by an unknown key";
+  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) return "token is malformed";
+  if (error instanceof AuthError) return error.message;
+  return "token is invalid";
+}
+
+export class Verifier {
+  private readonly cache = new Map<string, Principal>();
+
+  constructor(
+    private readonly local: SigningKey,
+    private readonly issuer: string,
+    private readonly audience: string,
+    private readonly store: AuthStore,
+    private readonly external?: ExternalJwks,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The principal of a token verified before and not yet expired, checked for revocation; else undefined. */
+  verifyCached(token: string): Principal | undefined {
+    const cached = this.cache.get(token);
+    if (!cached) return undefined;
+    if (cached.expiresAt * 1000 <= this.now()) {
+      this.cache.delete(token);
+      return undefined;
+    }
+    return this.checkRevocation(cached);
+  }
+
+  async verify(token: string): Promise<Principal> {
+    const cached = this.verifyCached(token);
+    if (cached) return cached;
+    const principal = await this.verifyUncached(token);
+    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(token, principal);
+    return this.checkRevocation(principal);
+  }
+
+  /** Signature and claims, without the cache or revocation. */
+  async verifyUncached(token: string): Promise<Principal> {
+    const localKeys = createLocalJWKSetOnce(this.local);
+    let payload: JWTPayload;
+    try {
+      const header = decodeHeader(token);
+      const isLocal = header.kid === this.local.kid;
+      if (!isLocal && !this.external) throw new errors.JWKSNoMatchingKey();
+      const result = await jwtVerify(token, isLocal ? localKeys : this.external!.resolve, {
+        algorithms: isLocal ? [SIGNING_ALG] : EXTERNAL_ALGORITHMS,
+        issuer: this.issuer,
+        audience: this.audience,
+        requiredClaims: ["sub", "exp"],
+        currentDate: new Date(this.now()),
+        clockTolerance: 5,
+      });
+      payload = result.payload;
+    } catch (error) {
+      throw new AuthError(describe(error));
+    }
+    // Subjects become keys of limits and records: no control characters, bounded length.
+    if (!/^[^\x00-\x1f\x7f]{1,255}$/.test(payload.sub!)) throw new AuthError("token subject is not acceptable");
+    return {
+      user: payload.sub!,
+      scopes: new Set(scopesOf(payload)),
+      jti: payload.jti,
+      issuedAt: payload.iat,
+      expiresAt: payload.exp!,
+    };
+  }
+
+  private checkRevocation(p: Principal): Principal {
+    if (this.store.isRevoked(p.user, p.jti, p.issuedAt)) throw new AuthError("token has been revoked");
+    return p;
+  }
+}
+
+function scopesOf(payload: JWTPayload): string[] {
+  if (typeof payload.scope === "string") return payload.scope.split(" ").filter(Boolean);
+  if (Array.isArray(payload.scp)) return payload.scp.filter((s): s is string => typeof s === "string");
+  return [];
+}
+
+function decodeHeader(token: string): JWSHeaderParameters {
+  try {
+    return decodeProtectedHeader(token);
+  } catch {
+    throw new errors.JWSInvalid();
+  }
+}
+
+const localSets = new WeakMap<SigningKey, ReturnType<typeof createLocalJWKSet>>();
+function createLocalJWKSetOnce(key: SigningKey) {
+  let set = localSets.get(key);
+  if (!set) localSets.set(key, (set = createLocalJWKSet({ keys: [key.publicJwk] })));
+  return set;
+}

@@ -1,0 +1,33 @@
+// AES-256-GCM (D3). Sealed form: version byte, 12-byte nonce, ciphertext, 16-byte tag. The
+// associated data binds a ciphertext to its place (a user, a table, a purpose), so a value
+// copied elsewhere does not open.
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+
+const VERSION = 1;
+const NONCE = 12;
+const TAG = 16;
+
+export function seal(key: Uint8Array, plaintext: Uint8Array | string, aad: string): Buffer {
+  const nonce = randomBytes(NONCE);
+  const cipher = createCipheriv("aes-256-gcm", key, nonce);
+  cipher.setAAD(Buffer.from(aad, "utf8"));
+  const body = Buffer.concat([cipher.update(typeof plaintext === "string" ? Buffer.from(plaintext, "utf8") : plaintext), cipher.final()]);
+  return Buffer.concat([Buffer.of(VERSION), nonce, body, cipher.getAuthTag()]);
+}
+
+export class DecryptError extends Error {}
+
+export function open(key: Uint8Array, sealed: Uint8Array, aad: string): Buffer {
+  const buf = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
+  if (buf.length < 1 + NONCE + TAG || buf[0] !== VERSION) throw new DecryptError("not a sealed value");
+  const decipher = createDecipheriv("aes-256-gcm", key, buf.subarray(1, 1 + NONCE));
+  decipher.setAAD(Buffer.from(aad, "utf8"));
+  decipher.setAuthTag(buf.subarray(buf.length - TAG));
+  try {
+    return Buffer.concat([decipher.update(buf.subarray(1 + NONCE, buf.length - TAG)), decipher.final()]);
+  } catch {
+    throw new DecryptError("cannot decrypt: wrong key or tampered value");
+  }
+}
+
+export const openText = (key: Uint8Array, sealed: Uint8Array, aad: string) => open(key, sealed, aad).toString("utf8");

@@ -1,0 +1,106 @@
+// Idempotency-Key (D11; first document rule 2-3 of POST /query). Per user, endpoint and key
+// for 24 hours: the body's hash is kept with the response; a retry with the same body gets
+// the stored response byte for byte; another body, or the same key while the first request
+// is still running, is a conflict. Claiming is one INSERT, so of concurrent duplicates
+// exactly one runs. Stored responses hold the user's data: they are sealed with the user's
+// data key. A claim left by a crash expires after the request timeout.
+import type { Database } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import type { UserKeys } from "../crypto/user-keys";
+import type { Migration } from "../store/migrations";
+
+export const idempotencyMigrations: Migration[] = [
+  {
+    id: "limits-002-idempotency",
+    up(db) {
+      db.exec(`CREATE TABLE idempotency_records (
+        user_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        body_hash TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('running', 'done')),
+        status INTEGER,
+        response BLOB,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, endpoint, idem_key)
+      )`);
+      db.exec("CREATE INDEX idempotency_created ON idempotency_records (created_at)");
+    },
+  },
+];
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const PURPOSE = "idempotency";
+
+export type IdempotencyOutcome =
+  | { kind: "claimed" }
+  | { kind: "replay"; status: number; body: string }
+  | { kind: "conflict"; reason: string };
+
+export interface Claim {
+  user: string;
+  endpoint: string;
+  key: string;
+}
+
+export const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(body ?? null)).digest("hex");
+
+export class IdempotencyStore {
+  constructor(
+    private readonly db: Database,
+    private readonly keys: UserKeys,
+    private readonly runningTimeoutMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private aad(c: Claim) {
+    return `${PURPOSE}/${c.endpoint}/${c.key}`;
+  }
+
+  /** Looks the key up; when it is new (or expired, or abandoned), claims it for this request. */
+  begin(c: Claim, hash: string): IdempotencyOutcome {
+    const t = this.now();
+    return this.db.transaction((): IdempotencyOutcome => {
+      const row = this.db
+        .query<{ body_hash: string; state: string; status: number | null; response: Uint8Array | null; created_at: number }, [string, string, string]>(
+          "SELECT body_hash, state, status, response, created_at FROM idempotency_records WHERE user_id = ? AND endpoint = ? AND idem_key = ?",
+        )
+        .get(c.user, c.endpoint, c.key);
+      const expired = row && (t - row.created_at > IDEMPOTENCY_TTL_MS || (row.state === "running" && t - row.created_at > this.runningTimeoutMs));
+      if (row && !expired) {
+        if (row.body_hash !== hash) return { kind: "conflict", reason: "Idempotency-Key was already used with a different request body; use a new key for a new operation" };
+        if (row.state === "running") return { kind: "conflict", reason: "a request with this Idempotency-Key is still being processed" };
+        const body = this.keys.openFor(c.user, row.response!, this.aad(c)).toString("utf8");
+        return { kind: "replay", status: row.status!, body };
+      }
+      this.db
+        .query(
+          `INSERT INTO idempotency_records (user_id, endpoint, idem_key, body_hash, state, created_at) VALUES (?, ?, ?, ?, 'running', ?)
+           ON CONFLICT (user_id, endpoint, idem_key) DO UPDATE SET body_hash = excluded.body_hash, state = 'running', status = NULL, response = NULL, created_at = excluded.created_at`,
+        )
+        .run(c.user, c.endpoint, c.key, hash, t);
+      return { kind: "claimed" };
+    })();
+  }
+
+  /** Stores the response of a claimed request for replay. */
+  complete(c: Claim, status: number, body: string): void {
+    this.db
+      .query("UPDATE idempotency_records SET state = 'done', status = ?, response = ? WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'")
+      .run(status, this.keys.sealFor(c.user, body, this.aad(c)), c.user, c.endpoint, c.key);
+  }
+
+  /** Gives a claim up (the request failed), so that a retry runs again. */
+  release(c: Claim): void {
+    this.db.query("DELETE FROM idempotency_records WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'").run(c.user, c.endpoint, c.key);
+  }
+
+  purgeExpired(): number {
+    return this.db.query("DELETE FROM idempotency_records WHERE created_at < ?").run(this.now() - IDEMPOTENCY_TTL_MS).changes;
+  }
+
+  forget(user: string): number {
+    return this.db.query("DELETE FROM idempotency_records WHERE user_id = ?").run(user).changes;
+  }
+}

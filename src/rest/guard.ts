@@ -1,0 +1,129 @@
+// What stands before every protected REST route, as one macro so its steps run in order:
+//   1. authentication and scope (D4, D5): 401 / 403 with WWW-Authenticate;
+//   2. Idempotency-Key on POST (D11): a replay is answered from the store and not counted;
+//   3. per-user rate limits (D16): the six X-RateLimit-* headers on every response, errors
+//      included; 429 with Retry-After;
+// all in the transform stage, before the body is validated, so that an unauthenticated
+// request is 401 whatever its body. A claimed key is completed with the response, or given
+// up when the request fails so that a retry runs again. A token seen before is checked
+// without a promise, so the common path stays synchronous.
+import { Elysia } from "elysia";
+import type { AuthService } from "../auth/service";
+import { AuthFailure } from "../auth/service";
+import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
+import type { Principal } from "../auth/verifier";
+import { HttpError, rateLimitedError } from "../http/errors";
+import { requestInfo } from "../http/request-context";
+import { bodyHash, IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
+import type { LimitedEndpoint, RateLimiter } from "../limits/rate-limit";
+
+export interface GuardServices {
+  auth: AuthService;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+}
+
+export interface GuardOptions {
+  route: ProtectedRoute;
+  limit?: LimitedEndpoint;
+}
+
+interface GuardState {
+  principal: Principal;
+  claim?: Claim;
+  replay?: { status: number; body: string };
+}
+
+const states = new WeakMap<Request, GuardState>();
+
+export function principalOf(request: Request): Principal {
+  const state = states.get(request);
+  if (!state) throw new Error("principalOf: the route is not guarded");
+  return state.principal;
+}
+
+const JSON_TYPE = { "content-type": "application/json;charset=utf-8" };
+
+function asHttpError(error: unknown): unknown {
+  return error instanceof AuthFailure ? new HttpError(error.status, error.message, { "www-authenticate": error.challenge }) : error;
+}
+
+export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
+  /** After authentication: idempotency, then the rate limit. */
+  function admit(principal: Principal, opts: GuardOptions, request: Request, headers: Record<string, string>, body: unknown): void {
+    const state: GuardState = { principal };
+    states.set(request, state);
+
+    const key = request.method === "POST" ? request.headers.get("idempotency-key") : null;
+    const limit = opts.limit;
+    if (key !== null) {
+      if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new HttpError(400, "Idempotency-Key: must be 1-255 visible ASCII characters");
+      const claim = { user: principal.user, endpoint: opts.route, key };
+      const outcome = idempotency.begin(claim, bodyHash(body));
+      if (outcome.kind !== "claimed") {
+        if (limit) Object.assign(headers, limiter.peek(principal.user, limit).headers);
+        if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
+        state.replay = outcome;
+        return;
+      }
+      state.claim = claim;
+      // Given up if the request fails, so that a retry runs again.
+      requestInfo(request).onFailure(() => {
+        if (state.claim) idempotency.release(state.claim);
+        state.claim = undefined;
+      });
+    }
+
+    if (limit) {
+      const decision = limiter.hit(principal.user, limit);
+      Object.assign(headers, decision.headers);
+      if (!decision.allowed) throw rateLimitedError(decision.retryAfter);
+    }
+  }
+
+  /** Replay and completion of idempotent requests: POST routes only. */
+  const idempotencyHooks = {
+    beforeHandle({ request }: { request: Request }) {
+      const replay = states.get(request)?.replay;
+      if (replay) return new Response(replay.body, { status: replay.status, headers: { ...JSON_TYPE, "idempotent-replayed": "true" } });
+    },
+    mapResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: { status?: number | string; headers: unknown } }) {
+      const state = states.get(request);
+      if (!state?.claim || responseValue instanceof Response) return;
+      const status = typeof set.status === "number" ? set.status : 200;
+      if (status >= 400) return;
+      // Serialised once, here, so the stored bytes are exactly the bytes sent.
+      const text = JSON.stringify(responseValue);
+      idempotency.complete(state.claim, status, text);
+      state.claim = undefined;
+      return new Response(text, { status, headers: { ...(set.headers as Record<string, string>), ...JSON_TYPE } });
+    },
+  };
+
+  return new Elysia({ name: "corpus/guard" }).macro({
+    guard: (opts: GuardOptions) => ({
+      transform({ request, set, body }) {
+        let principal: Principal | Promise<Principal>;
+        try {
+          principal = auth.authenticate(request.headers.get("authorization"), REQUIRED_SCOPE[opts.route]);
+        } catch (error) {
+          throw asHttpError(error);
+        }
+        if (principal instanceof Promise) {
+          return principal.then(
+            (p) => admit(p, opts, request, set.headers as Record<string, string>, body),
+            (error) => {
+              throw asHttpError(error);
+            },
+          );
+        }
+        admit(principal, opts, request, set.headers as Record<string, string>, body);
+      },
+      resolve({ request }) {
+        return { principal: principalOf(request) };
+      },
+      // Other routes skip these hooks entirely: each hook costs on every request.
+      ...(opts.route.startsWith("POST ") ? idempotencyHooks : {}),
+    }),
+  });
+};

@@ -1,0 +1,56 @@
+// Every service of a running corpus, built once from the configuration. The HTTP app, the
+// CLI and the tests all start from here.
+import type { Database } from "bun:sqlite";
+import { AuthService } from "./auth/service";
+import { authMigrations } from "./auth/store";
+import type { Config } from "./config";
+import { loadMasterKey } from "./crypto/master-key";
+import { cryptoMigrations, UserKeys } from "./crypto/user-keys";
+import type { Logger } from "./log";
+import { IdempotencyStore, idempotencyMigrations } from "./limits/idempotency";
+import { limitMigrations, limitsFrom, RateLimiter } from "./limits/rate-limit";
+import { bucketMigrations, TokenBuckets } from "./limits/token-bucket";
+import { openDatabase } from "./store/database";
+import { storeMigrations } from "./store/migrations";
+
+export const MIGRATIONS = [...storeMigrations, ...cryptoMigrations, ...authMigrations, ...limitMigrations, ...idempotencyMigrations, ...bucketMigrations];
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Database;
+  userKeys: UserKeys;
+  auth: AuthService;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  buckets: TokenBuckets;
+  /** Flushes what is written behind and closes the database. */
+  close(): void;
+}
+
+export async function createServices(config: Config, log: Logger, now: () => number = Date.now): Promise<Services> {
+  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  const masterKey = loadMasterKey(config.CORPUS_DATA_DIR, config.CORPUS_MASTER_KEY);
+  const userKeys = new UserKeys(db, masterKey);
+  const auth = await AuthService.create(config, db, masterKey, now);
+  const limiter = new RateLimiter(db, limitsFrom(config), now);
+  const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
+  const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now);
+  return {
+    config,
+    log,
+    db,
+    userKeys,
+    auth,
+    limiter,
+    idempotency,
+    buckets,
+    close() {
+      limiter.stop();
+      buckets.stop();
+      idempotency.purgeExpired();
+      auth.store.purgeExpired();
+      db.close();
+    },
+  };
+}

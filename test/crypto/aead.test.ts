@@ -1,0 +1,53 @@
+import { describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { DecryptError, open, openText, seal } from "../../src/crypto/aead";
+import { UserKeys, cryptoMigrations } from "../../src/crypto/user-keys";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+
+describe("AES-256-GCM sealing (D3)", () => {
+  const key = randomBytes(32);
+
+  test("round trip; the plaintext is not in the sealed bytes", () => {
+    const sealed = seal(key, "invoice 1042 from Acme", "t/1");
+    expect(sealed.includes(Buffer.from("Acme"))).toBe(false);
+    expect(openText(key, sealed, "t/1")).toBe("invoice 1042 from Acme");
+  });
+
+  test("fresh nonce each time", () => {
+    expect(seal(key, "x", "a").equals(seal(key, "x", "a"))).toBe(false);
+  });
+
+  test("wrong key, wrong associated data or a flipped bit do not open", () => {
+    const sealed = seal(key, "secret", "user/alice");
+    expect(() => open(randomBytes(32), sealed, "user/alice")).toThrow(DecryptError);
+    expect(() => open(key, sealed, "user/bob")).toThrow(DecryptError);
+    const tampered = Buffer.from(sealed);
+    tampered[20]! ^= 1;
+    expect(() => open(key, tampered, "user/alice")).toThrow(DecryptError);
+    expect(() => open(key, Buffer.from("short"), "user/alice")).toThrow("not a sealed value");
+  });
+});
+
+describe("per-user data keys (D3)", () => {
+  test("one key per user, wrapped by the master key, stable across reopen, destroyed for good", () => {
+    const dir = tempDir();
+    const master = randomBytes(32);
+    const db = openDatabase(dir, cryptoMigrations);
+    const keys = new UserKeys(db, master);
+    const sealed = keys.sealFor("alice", "alice's archive", "archive");
+    expect(keys.keyFor("alice").equals(keys.keyFor("bob"))).toBe(false);
+    const row = db.query<{ wrapped_key: Uint8Array }, []>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = 'alice'").get()!;
+    expect(Buffer.from(row.wrapped_key).includes(keys.keyFor("alice"))).toBe(false);
+
+    const again = new UserKeys(db, master);
+    expect(again.openFor("alice", sealed, "archive").toString()).toBe("alice's archive");
+    expect(() => new UserKeys(db, randomBytes(32)).openFor("alice", sealed, "archive")).toThrow(DecryptError);
+
+    expect(again.destroy("alice")).toBe(true);
+    expect(again.existingKeyFor("alice")).toBeUndefined();
+    // A new key for the same name opens nothing of the old one's.
+    expect(() => again.openFor("alice", sealed, "archive")).toThrow(DecryptError);
+    db.close();
+  });
+});

@@ -1,0 +1,244 @@
+// The guard before protected REST routes: auth and scopes (D4, D5), rate limits (D16),
+// idempotency (D11). Driven in-process against the real app with test routes behind it.
+import { describe, expect, test } from "bun:test";
+import { Elysia, t } from "elysia";
+import { createApp } from "../../src/app";
+import { createLogger, memorySink } from "../../src/log";
+import { guard } from "../../src/rest/guard";
+import { createServices, type Services } from "../../src/services";
+import { bearer, postJson, req, tempDir, testConfig } from "../helpers";
+
+/** A clock the test moves. */
+function clock(start = Date.UTC(2026, 10, 22, 10, 0, 0)) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => (t += ms), set: (v: number) => (t = v) };
+}
+
+let executions = 0;
+
+async function guardedApp(env: Record<string, string> = {}, now = clock().now, dataDir = tempDir()) {
+  const config = testConfig({ CORPUS_DATA_DIR: dataDir, ...env });
+  const services = await createServices(config, createLogger("ERROR", memorySink().sink), now);
+  const routes = new Elysia()
+    .use(guard(services))
+    .post(
+      "/v1/query",
+      async ({ body, principal }) => {
+        executions++;
+        if (body.query === "slow") await Bun.sleep(200);
+        if (body.query === "crash") throw new Error("boom");
+        return { query_id: `qry_${executions}`, query: body.query, user: principal.user };
+      },
+      { guard: { route: "POST /v1/query", limit: "query" }, body: t.Object({ query: t.String({ minLength: 1 }) }) },
+    )
+    .get("/v1/connectors", ({ principal }) => ({ user: principal.user }), { guard: { route: "GET /v1/connectors" } });
+  const app = createApp(services).use(routes);
+  const token = async (user = "alice", scopes = ["corpus:search", "connectors:read"]) => (await services.auth.issuer.issue(user, scopes as never)).token;
+  return { app, services, token, config };
+}
+
+const query = (tok: string, body: unknown = { query: "invoices" }, headers: Record<string, string> = {}) => postJson("/v1/query", body, { ...bearer(tok), ...headers });
+
+describe("auth on REST routes (D4, D5, D15)", () => {
+  test("no token is 401 unauthorized with WWW-Authenticate, even with a bad body", async () => {
+    const { app } = await guardedApp();
+    const r = await app.handle(postJson("/v1/query", { nonsense: true }));
+    expect(r.status).toBe(401);
+    expect(await r.json()).toEqual({ type: "unauthorized", message: "Unauthorized: a bearer token is required" });
+    expect(r.headers.get("www-authenticate")).toBe('Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"');
+  });
+
+  test("a token in the query string is never accepted", async () => {
+    const { app, token } = await guardedApp();
+    const tok = await token();
+    const r = await app.handle(req(`/v1/connectors?access_token=${tok}`));
+    expect(r.status).toBe(401);
+    const r2 = await app.handle(postJson(`/v1/query?token=${tok}`, { query: "x" }));
+    expect(r2.status).toBe(401);
+  });
+
+  test("a valid token without the route's scope is 403 forbidden", async () => {
+    const { app, token } = await guardedApp();
+    const r = await app.handle(query(await token("alice", ["connectors:read"])));
+    expect(r.status).toBe(403);
+    expect(((await r.json()) as { type: string }).type).toBe("forbidden");
+    expect(r.headers.get("www-authenticate")).toContain('error="insufficient_scope", scope="corpus:search"');
+  });
+
+  test("the principal reaches the handler", async () => {
+    const { app, token } = await guardedApp();
+    const r = await app.handle(req("/v1/connectors", { headers: bearer(await token("bob")) }));
+    expect(await r.json()).toEqual({ user: "bob" });
+  });
+});
+
+describe("rate limits per user and endpoint (D16, first document part 8)", () => {
+  test("the 60th request passes, the 61st is 429; headers count down; the minute rolls over", async () => {
+    const c = clock(Date.UTC(2026, 10, 22, 10, 0, 5));
+    const { app, token } = await guardedApp({}, c.now);
+    const tok = await token();
+    let last: Response | undefined;
+    for (let i = 1; i <= 60; i++) {
+      last = await app.handle(query(tok));
+      expect(last.status).toBe(200);
+    }
+    expect(last!.headers.get("x-ratelimit-limit-minute")).toBe("60");
+    expect(last!.headers.get("x-ratelimit-remaining-minute")).toBe("0");
+    expect(last!.headers.get("x-ratelimit-reset-minute")).toBe(String(Date.UTC(2026, 10, 22, 10, 1, 0) / 1000));
+    expect(last!.headers.get("x-ratelimit-limit-day")).toBe("6000");
+    expect(last!.headers.get("x-ratelimit-remaining-day")).toBe("5940");
+    expect(last!.headers.get("x-ratelimit-reset-day")).toBe(String(Date.UTC(2026, 10, 23) / 1000));
+
+    const over = await app.handle(query(tok));
+    expect(over.status).toBe(429);
+    expect(await over.json()).toEqual({ error: { type: "rate_limited", message: "Rate limit exceeded; retry after 55 s", retry_after_seconds: 55 } });
+    expect(over.headers.get("retry-after")).toBe("55");
+    expect(over.headers.get("x-ratelimit-remaining-minute")).toBe("0");
+    // Every request in the cooldown is 429 too, and is not counted.
+    c.advance(30_000);
+    expect((await app.handle(query(tok))).status).toBe(429);
+    c.set(Date.UTC(2026, 10, 22, 10, 1, 0));
+    const next = await app.handle(query(tok));
+    expect(next.status).toBe(200);
+    expect(next.headers.get("x-ratelimit-remaining-minute")).toBe("59");
+    expect(next.headers.get("x-ratelimit-remaining-day")).toBe("5939");
+  });
+
+  test("limits are per user and per endpoint", async () => {
+    const { app, token } = await guardedApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "2" });
+    const a = await token("alice");
+    const b = await token("bob");
+    await app.handle(query(a));
+    await app.handle(query(a));
+    expect((await app.handle(query(a))).status).toBe(429);
+    expect((await app.handle(query(b))).status).toBe(200);
+    expect((await app.handle(req("/v1/connectors", { headers: bearer(a) }))).status).toBe(200);
+  });
+
+  test("the day limit holds across minutes and resets at midnight UTC", async () => {
+    const c = clock(Date.UTC(2026, 10, 22, 23, 58, 0));
+    const { app, token } = await guardedApp({ CORPUS_LIMIT_QUERY_PER_DAY: "3" }, c.now);
+    const tok = await token();
+    for (let i = 0; i < 3; i++) expect((await app.handle(query(tok))).status).toBe(200);
+    c.advance(61_000);
+    const over = await app.handle(query(tok));
+    expect(over.status).toBe(429);
+    expect(((await over.json()) as any).error.retry_after_seconds).toBe(59);
+    c.set(Date.UTC(2026, 10, 23, 0, 0, 0));
+    const fresh = await app.handle(query(tok));
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get("x-ratelimit-remaining-day")).toBe("2");
+  });
+
+  test("errors after authentication carry the six headers too", async () => {
+    const { app, token } = await guardedApp();
+    const r = await app.handle(query(await token(), { query: "" }));
+    expect(r.status).toBe(400);
+    for (const h of ["limit-minute", "remaining-minute", "reset-minute", "limit-day", "remaining-day", "reset-day"]) {
+      expect(r.headers.get(`x-ratelimit-${h}`)).not.toBeNull();
+    }
+  });
+
+  test("a restart keeps the day count and the revocations", async () => {
+    const dir = tempDir();
+    const c = clock();
+    const first = await guardedApp({ CORPUS_LIMIT_QUERY_PER_DAY: "5" }, c.now, dir);
+    const tok = await first.token();
+    const revoked = await first.services.auth.issuer.issue("mallory", ["corpus:search"]);
+    for (let i = 0; i < 3; i++) await first.app.handle(query(tok));
+    first.services.auth.store.revokeToken(revoked.jti, revoked.expiresAt);
+    first.services.auth.store.revokeUser("trent");
+    const trent = await first.services.auth.issuer.issue("trent", ["corpus:search"]);
+    first.services.close();
+
+    c.advance(120_000);
+    const second = await guardedApp({ CORPUS_LIMIT_QUERY_PER_DAY: "5" }, c.now, dir);
+    const r = await second.app.handle(query(tok));
+    expect(r.status).toBe(200);
+    expect(r.headers.get("x-ratelimit-remaining-day")).toBe("1");
+    expect((await second.app.handle(query(revoked.token))).status).toBe(401);
+    expect((await second.app.handle(query(trent.token))).status).toBe(401);
+    second.services.close();
+  });
+});
+
+describe("Idempotency-Key (D11)", () => {
+  test("a retry gets the stored response byte for byte, once executed, not counted", async () => {
+    const { app, token } = await guardedApp();
+    const tok = await token();
+    const before = executions;
+    const first = await app.handle(query(tok, { query: "march invoices" }, { "idempotency-key": "k-1" }));
+    const firstText = await first.text();
+    const again = await app.handle(query(tok, { query: "march invoices" }, { "idempotency-key": "k-1" }));
+    expect(again.status).toBe(first.status);
+    expect(await again.text()).toBe(firstText);
+    expect(executions - before).toBe(1);
+    expect(again.headers.get("x-ratelimit-remaining-minute")).toBe(first.headers.get("x-ratelimit-remaining-minute"));
+    // Without the key, the same body runs again.
+    const third = await app.handle(query(tok, { query: "march invoices" }));
+    expect(await third.text()).not.toBe(firstText);
+  });
+
+  test("the same key with another body is 409 conflict", async () => {
+    const { app, token } = await guardedApp();
+    const tok = await token();
+    await app.handle(query(tok, { query: "a" }, { "idempotency-key": "k-2" }));
+    const r = await app.handle(query(tok, { query: "b" }, { "idempotency-key": "k-2" }));
+    expect(r.status).toBe(409);
+    expect(((await r.json()) as { type: string }).type).toBe("conflict");
+  });
+
+  test("keys are per user: another user's same key runs", async () => {
+    const { app, token } = await guardedApp();
+    const a = await app.handle(query(await token("alice"), { query: "a" }, { "idempotency-key": "shared" }));
+    const b = await app.handle(query(await token("bob"), { query: "a" }, { "idempotency-key": "shared" }));
+    expect(((await b.json()) as { user: string }).user).toBe("bob");
+    expect(((await a.json()) as { user: string }).user).toBe("alice");
+  });
+
+  test("concurrent duplicates: exactly one execution, the other is 409 while it runs", async () => {
+    const { app, token } = await guardedApp();
+    const tok = await token();
+    const before = executions;
+    const [x, y] = await Promise.all([
+      app.handle(query(tok, { query: "slow" }, { "idempotency-key": "k-3" })),
+      app.handle(query(tok, { query: "slow" }, { "idempotency-key": "k-3" })),
+    ]);
+    expect([x.status, y.status].sort()).toEqual([200, 409]);
+    expect(executions - before).toBe(1);
+    const later = await app.handle(query(tok, { query: "slow" }, { "idempotency-key": "k-3" }));
+    expect(later.status).toBe(200);
+    expect(executions - before).toBe(1);
+  });
+
+  test("a failed request gives its key up, so a retry runs again", async () => {
+    const { app, token } = await guardedApp();
+    const tok = await token();
+    expect((await app.handle(query(tok, { query: "crash" }, { "idempotency-key": "k-4" }))).status).toBe(500);
+    await Bun.sleep(10);
+    expect((await app.handle(query(tok, { query: "crash" }, { "idempotency-key": "k-4" }))).status).toBe(500);
+  });
+
+  test("a replay survives a restart and expires after 24 hours; stored responses are sealed", async () => {
+    const dir = tempDir();
+    const c = clock();
+    const first = await guardedApp({}, c.now, dir);
+    const tok = await first.token();
+    const text = await (await first.app.handle(query(tok, { query: "secret-marker-xyz" }, { "idempotency-key": "k-5" }))).text();
+    const raw = first.services.db.query<{ response: Uint8Array }, []>("SELECT response FROM idempotency_records").get()!;
+    expect(Buffer.from(raw.response).includes(Buffer.from("secret-marker-xyz"))).toBe(false);
+    first.services.close();
+    const second = await guardedApp({}, c.now, dir);
+    expect(await (await second.app.handle(query(tok, { query: "secret-marker-xyz" }, { "idempotency-key": "k-5" }))).text()).toBe(text);
+    c.advance(24 * 3600 * 1000 + 1000);
+    const tok2 = await second.token();
+    const fresh = await second.app.handle(query(tok2, { query: "secret-marker-xyz" }, { "idempotency-key": "k-5" }));
+    expect(await fresh.text()).not.toBe(text);
+  });
+
+  test("an unusable key is 400", async () => {
+    const { app, token } = await guardedApp();
+    const r = await app.handle(query(await token(), { query: "a" }, { "idempotency-key": "x".repeat(300) }));
+    expect(r.status).toBe(400);
+  });
+});
