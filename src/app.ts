@@ -2,6 +2,7 @@
 // global), then one Elysia instance per feature.
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/routes";
+import { connectorRoutes } from "./connectors/routes";
 import { debugRoutes } from "./debug/routes";
 import { healthRoutes } from "./health/routes";
 import type { HealthChecks } from "./health/checks";
@@ -20,7 +21,7 @@ export function createApp(services: Services) {
   const { config, log, db, auth } = services;
   const checks: HealthChecks = {
     auth: [databaseCheck(db), ...auth.healthChecks()],
-    connectors: [databaseCheck(db)],
+    connectors: [databaseCheck(db), () => services.connectors.operatorHealth()],
   };
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
   return new Elysia({ name: "corpus", normalize: false })
@@ -34,6 +35,7 @@ export function createApp(services: Services) {
     .use(healthRoutes(checks))
     .use(metadataRoutes(config))
     .use(authRoutes(auth))
+    .use(connectorRoutes(services))
     .use(debugRoutes(config.CORPUS_DEBUG_MODE));
 }
 

@@ -43,7 +43,7 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
     url,
     async stop() {
       await server.stop(true);
-      services.close();
+      await services.close();
     },
   };
 }

@@ -4,6 +4,8 @@ import type { Database } from "bun:sqlite";
 import { AuthService } from "./auth/service";
 import { authMigrations } from "./auth/store";
 import type { Config } from "./config";
+import { indexMigrations } from "./connectors/local-index";
+import { ConnectorRegistry, registryMigrations } from "./connectors/registry";
 import { loadMasterKey } from "./crypto/master-key";
 import { cryptoMigrations, UserKeys } from "./crypto/user-keys";
 import type { Logger } from "./log";
@@ -13,7 +15,16 @@ import { bucketMigrations, TokenBuckets } from "./limits/token-bucket";
 import { openDatabase } from "./store/database";
 import { storeMigrations } from "./store/migrations";
 
-export const MIGRATIONS = [...storeMigrations, ...cryptoMigrations, ...authMigrations, ...limitMigrations, ...idempotencyMigrations, ...bucketMigrations];
+export const MIGRATIONS = [
+  ...storeMigrations,
+  ...cryptoMigrations,
+  ...authMigrations,
+  ...limitMigrations,
+  ...idempotencyMigrations,
+  ...bucketMigrations,
+  ...indexMigrations,
+  ...registryMigrations,
+];
 
 export interface Services {
   config: Config;
@@ -24,8 +35,9 @@ export interface Services {
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
   buckets: TokenBuckets;
-  /** Flushes what is written behind and closes the database. */
-  close(): void;
+  connectors: ConnectorRegistry;
+  /** Flushes what is written behind, closes connections and the database. */
+  close(): Promise<void>;
 }
 
 export async function createServices(config: Config, log: Logger, now: () => number = Date.now): Promise<Services> {
@@ -36,6 +48,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const limiter = new RateLimiter(db, limitsFrom(config), now);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now);
+  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"));
   return {
     config,
     log,
@@ -45,7 +58,9 @@ export async function createServices(config: Config, log: Logger, now: () => num
     limiter,
     idempotency,
     buckets,
-    close() {
+    connectors,
+    async close() {
+      await connectors.close();
       limiter.stop();
       buckets.stop();
       idempotency.purgeExpired();

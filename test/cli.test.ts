@@ -67,7 +67,7 @@ describe("corpus token (D2)", () => {
     expect(revoke.stdout).toContain(`revoked token ${claims.jti} of alice`);
     await Bun.sleep(2100); // the server's cache refreshes revocations within 2 s
     await expect((async () => services.auth.authenticate(`Bearer ${token}`, "corpus:search"))()).rejects.toThrow("revoked");
-    services.close();
+    await services.close();
   });
 
   test("--ttl is honoured; bad input exits 2 with one line", () => {

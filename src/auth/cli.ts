@@ -27,6 +27,6 @@ export async function tokenCommand(command: string, options: Record<string, stri
     }
     throw new TokenRequestError("token revoke needs --jti ID or --user ID");
   } finally {
-    services.close();
+    await services.close();
   }
 }

@@ -30,11 +30,11 @@ describe("this server's keys (D4)", () => {
     expect(stored).not.toHaveProperty("private_jwk");
     expect(JSON.stringify(stored)).not.toContain('"d"');
     const { token } = await a.auth.issuer.issue("alice", ["corpus:read"]);
-    a.close();
+    await a.close();
     const b = await createServices(config, createLogger("ERROR", () => {}));
     expect(b.auth.key.kid).toBe(a.auth.key.kid);
     expect((await b.auth.authenticate(`Bearer ${token}`, "corpus:read")).user).toBe("alice");
-    b.close();
+    await b.close();
   });
 
   test("auth health is healthy with a working key", async () => {

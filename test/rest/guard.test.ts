@@ -149,7 +149,7 @@ describe("rate limits per user and endpoint (D16, first document part 8)", () =>
     first.services.auth.store.revokeToken(revoked.jti, revoked.expiresAt);
     first.services.auth.store.revokeUser("trent");
     const trent = await first.services.auth.issuer.issue("trent", ["corpus:search"]);
-    first.services.close();
+    await first.services.close();
 
     c.advance(120_000);
     const second = await guardedApp({ CORPUS_LIMIT_QUERY_PER_DAY: "5" }, c.now, dir);
@@ -158,7 +158,7 @@ describe("rate limits per user and endpoint (D16, first document part 8)", () =>
     expect(r.headers.get("x-ratelimit-remaining-day")).toBe("1");
     expect((await second.app.handle(query(revoked.token))).status).toBe(401);
     expect((await second.app.handle(query(trent.token))).status).toBe(401);
-    second.services.close();
+    await second.services.close();
   });
 });
 
@@ -227,7 +227,7 @@ describe("Idempotency-Key (D11)", () => {
     const text = await (await first.app.handle(query(tok, { query: "secret-marker-xyz" }, { "idempotency-key": "k-5" }))).text();
     const raw = first.services.db.query<{ response: Uint8Array }, []>("SELECT response FROM idempotency_records").get()!;
     expect(Buffer.from(raw.response).includes(Buffer.from("secret-marker-xyz"))).toBe(false);
-    first.services.close();
+    await first.services.close();
     const second = await guardedApp({}, c.now, dir);
     expect(await (await second.app.handle(query(tok, { query: "secret-marker-xyz" }, { "idempotency-key": "k-5" }))).text()).toBe(text);
     c.advance(24 * 3600 * 1000 + 1000);

@@ -1,0 +1,311 @@
+// The connectors of every user, and the operator's (CORPUS_CONNECTORS_FILE) that every user
+// sees (D18). A user's connector configs are stored sealed with the user's data key, since
+// they hold passwords and database URLs (D20); what is shown is the config without secrets.
+// Local paths that users add must lie under CORPUS_CONNECTOR_ROOTS, never in the data dir.
+import type { Database } from "bun:sqlite";
+import { Value } from "@sinclair/typebox/value";
+import { readFileSync, realpathSync } from "node:fs";
+import { isAbsolute, resolve, sep } from "node:path";
+import { ConfigError, type Config } from "../config";
+import type { UserKeys } from "../crypto/user-keys";
+import { HttpError } from "../http/errors";
+import type { Logger } from "../log";
+import type { Migration } from "../store/migrations";
+import { createFilesConnector } from "./files/connector";
+import { ImapConnector, type ImapConfig } from "./imap/connector";
+import { LocalIndex } from "./local-index";
+import { createMaildirConnector } from "./maildir/connector";
+import { CONFIG_SCHEMAS, CONNECTOR_ID_PATTERN, type ConnectorViewT, type CreateConnector } from "./model";
+import { isPostgresUrl, redactUrl, SqlConnector, type SqlConfig } from "./sql/connector";
+import { CONNECTOR_KINDS, type Connector, type ConnectorKind, type ConnectorStatus } from "./types";
+
+export const registryMigrations: Migration[] = [
+  {
+    id: "connectors-002-registry",
+    up(db) {
+      db.exec(`CREATE TABLE connectors (
+        user_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        label TEXT NOT NULL,
+        config BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (user_id, id)
+      )`);
+    },
+  },
+];
+
+const OPERATOR = "*";
+const STATUS_TTL_MS = 10_000;
+const HEALTH_TIMEOUT_MS = 8_000;
+
+interface Definition {
+  owner: string;
+  id: string;
+  kind: ConnectorKind;
+  label: string;
+  config: Record<string, unknown>;
+  created_at?: string;
+}
+
+/** A connector ready to search, with what the user calls it. */
+export interface ActiveConnector {
+  id: string;
+  kind: ConnectorKind;
+  label: string;
+  owner: "user" | "operator";
+  connector: Connector;
+}
+
+/** The config as shown: no password, no credentials in URLs. */
+export function publicConfig(kind: ConnectorKind, config: Record<string, unknown>): Record<string, unknown> {
+  if (kind === "imap") {
+    const { password: _password, ...rest } = config;
+    return rest;
+  }
+  if (kind === "sql") return { ...config, url: redactUrl(String(config.url)) };
+  return config;
+}
+
+function validateConfig(kind: ConnectorKind, config: unknown, where: string): Record<string, unknown> {
+  const schema = CONFIG_SCHEMAS[kind];
+  const withDefaults = Value.Default(schema, structuredClone(config));
+  const error = Value.Errors(schema, withDefaults).First();
+  if (error) {
+    const field = error.path ? `${where}${error.path.replaceAll("/", ".")}` : where;
+    throw new HttpError(400, `${field}: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
+  }
+  return withDefaults as Record<string, unknown>;
+}
+
+function localPathOf(kind: ConnectorKind, config: Record<string, unknown>): string | undefined {
+  if (kind === "maildir" || kind === "files") return String(config.path);
+  if (kind === "sql" && !isPostgresUrl(String(config.url))) return String(config.url);
+  return undefined;
+}
+
+export class ConnectorRegistry {
+  private readonly operators: Definition[];
+  private readonly live = new Map<string, Connector>();
+  private readonly statuses = new Map<string, { at: number; status: ConnectorStatus }>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly keys: UserKeys,
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {
+    this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
+  }
+
+  private loadOperatorFile(path: string): Definition[] {
+    let list: unknown;
+    try {
+      list = JSON.parse(readFileSync(path, "utf8"));
+    } catch {
+      throw new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: expected a readable JSON file`);
+    }
+    if (!Array.isArray(list)) throw new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: expected a JSON array of connectors`);
+    const seen = new Set<string>();
+    return list.map((item, i) => {
+      const c = item as Partial<CreateConnector>;
+      const fail = (why: string) => new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: connector ${i + 1}: ${why}`);
+      if (typeof c.id !== "string" || !new RegExp(CONNECTOR_ID_PATTERN).test(c.id)) throw fail(`id must match ${CONNECTOR_ID_PATTERN}`);
+      if (seen.has(c.id)) throw fail(`id ${c.id} is listed twice`);
+      seen.add(c.id);
+      if (!CONNECTOR_KINDS.includes(c.kind as ConnectorKind)) throw fail(`kind must be one of ${CONNECTOR_KINDS.join(", ")}`);
+      let config: Record<string, unknown>;
+      try {
+        config = validateConfig(c.kind as ConnectorKind, c.config, "config");
+      } catch (error) {
+        throw fail((error as Error).message);
+      }
+      return { owner: OPERATOR, id: c.id, kind: c.kind as ConnectorKind, label: c.label ?? c.id, config };
+    });
+  }
+
+  private userDefinitions(user: string): Definition[] {
+    return this.db
+      .query<{ id: string; kind: ConnectorKind; label: string; config: Uint8Array; created_at: string }, [string]>(
+        "SELECT id, kind, label, config, created_at FROM connectors WHERE user_id = ? ORDER BY created_at, id",
+      )
+      .all(user)
+      .map((r) => ({
+        owner: user,
+        id: r.id,
+        kind: r.kind,
+        label: r.label,
+        created_at: r.created_at,
+        config: JSON.parse(this.keys.openFor(user, r.config, `connector/${r.id}`).toString("utf8")),
+      }));
+  }
+
+  private definitions(user: string): Definition[] {
+    return [...this.operators, ...this.userDefinitions(user)];
+  }
+
+  /** The user's valid connector ids (operator ones included), for messages (D10). */
+  ids(user: string): string[] {
+    return this.definitions(user).map((d) => d.id);
+  }
+
+  private instance(d: Definition): Connector {
+    const key = `${d.owner}/${d.id}`;
+    let c = this.live.get(key);
+    if (c) return c;
+    const index = () =>
+      new LocalIndex(this.db, key, {
+        seal: (text) => this.keys.sealFor(d.owner, text, `connector-index/${d.id}`),
+        open: (sealed) => this.keys.openFor(d.owner, sealed, `connector-index/${d.id}`).toString("utf8"),
+      });
+    switch (d.kind) {
+      case "maildir":
+        c = createMaildirConnector(String(d.config.path), index());
+        break;
+      case "files":
+        c = createFilesConnector(String(d.config.path), index());
+        break;
+      case "imap":
+        c = new ImapConnector(d.config as unknown as ImapConfig);
+        break;
+      case "sql":
+        c = new SqlConnector(d.config as unknown as SqlConfig);
+        break;
+    }
+    this.live.set(key, c);
+    return c;
+  }
+
+  private async status(d: Definition, fresh = false): Promise<ConnectorStatus> {
+    const key = `${d.owner}/${d.id}`;
+    const cached = this.statuses.get(key);
+    if (!fresh && cached && Date.now() - cached.at < STATUS_TTL_MS && cached.status.status !== "indexing") return cached.status;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const status = await Promise.race([
+      this.instance(d).health(),
+      new Promise<ConnectorStatus>((r) => (timer = setTimeout(() => r({ status: "error", reason: `no answer within ${HEALTH_TIMEOUT_MS / 1000} s` }), HEALTH_TIMEOUT_MS))),
+    ]).finally(() => clearTimeout(timer));
+    this.statuses.set(key, { at: Date.now(), status });
+    return status;
+  }
+
+  private async view(d: Definition, fresh = false): Promise<ConnectorViewT> {
+    const s = await this.status(d, fresh);
+    return {
+      id: d.id,
+      kind: d.kind,
+      label: d.label,
+      owner: d.owner === OPERATOR ? "operator" : "user",
+      status: s.status,
+      ...(s.reason ? { reason: s.reason } : {}),
+      ...(s.records !== undefined ? { records: s.records } : {}),
+      config: publicConfig(d.kind, d.config),
+      ...(d.created_at ? { created_at: d.created_at } : {}),
+    };
+  }
+
+  async list(user: string): Promise<ConnectorViewT[]> {
+    return Promise.all(this.definitions(user).map((d) => this.view(d)));
+  }
+
+  private checkLocalPath(path: string): void {
+    const where = "config";
+    if (!isAbsolute(path)) throw new HttpError(400, `${where}: the path must be absolute`);
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      real = resolve(path);
+    }
+    const inside = (root: string) => real === root || real.startsWith(root + sep);
+    let dataDir = resolve(this.config.CORPUS_DATA_DIR);
+    try {
+      dataDir = realpathSync(dataDir);
+    } catch {}
+    if (inside(dataDir) || dataDir.startsWith(real + sep)) throw new HttpError(403, `${path} is inside or above the service's data folder`);
+    const roots = this.config.connectorRoots.map((r) => {
+      try {
+        return realpathSync(r);
+      } catch {
+        return r;
+      }
+    });
+    if (!roots.some(inside)) {
+      throw new HttpError(
+        403,
+        roots.length
+          ? `${path} is outside the folders connectors may read (${roots.join(", ")})`
+          : "local connectors are not enabled: the operator lists the folders users may connect in CORPUS_CONNECTOR_ROOTS",
+      );
+    }
+  }
+
+  async add(user: string, input: CreateConnector): Promise<ConnectorViewT> {
+    const ids = this.ids(user);
+    if (ids.includes(input.id)) throw new HttpError(409, `a connector with id ${input.id} already exists`);
+    const config = validateConfig(input.kind, input.config, "config");
+    const local = localPathOf(input.kind, config);
+    if (local) this.checkLocalPath(local);
+    const d: Definition = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };
+    this.db
+      .query("INSERT INTO connectors (user_id, id, kind, label, config, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(user, d.id, d.kind, d.label, this.keys.sealFor(user, JSON.stringify(config), `connector/${d.id}`), d.created_at!);
+    const view = await this.view(d, true);
+    this.log.info("connector added", { connector: d.id, kind: d.kind, status: view.status });
+    return view;
+  }
+
+  async remove(user: string, id: string): Promise<void> {
+    if (this.operators.some((o) => o.id === id)) throw new HttpError(403, `${id} is an operator connector; it is removed from CORPUS_CONNECTORS_FILE`);
+    const d = this.userDefinitions(user).find((x) => x.id === id);
+    if (!d) throw new HttpError(404, `no connector with id ${id}; yours are: ${this.ids(user).join(", ") || "none"}`);
+    await this.forget(user, d.id);
+    this.db.query("DELETE FROM connectors WHERE user_id = ? AND id = ?").run(user, id);
+    this.log.info("connector removed", { connector: id });
+  }
+
+  private async forget(owner: string, id: string): Promise<void> {
+    const key = `${owner}/${id}`;
+    const c = this.live.get(key);
+    this.live.delete(key);
+    this.statuses.delete(key);
+    await c?.close().catch(() => {});
+    new LocalIndex(this.db, key, { seal: () => Buffer.alloc(0), open: () => "" }).drop();
+  }
+
+  /** The user's connectors to search: all, or those named (unknown ids are 400, D10). */
+  active(user: string, ids?: string[]): ActiveConnector[] {
+    const all = this.definitions(user);
+    if (ids) {
+      const unknown = ids.filter((i) => !all.some((d) => d.id === i));
+      if (unknown.length) throw new HttpError(400, `connectors: unknown connector id ${unknown.join(", ")}; valid ids: ${all.map((d) => d.id).join(", ") || "none"}`);
+    }
+    return all
+      .filter((d) => !ids || ids.includes(d.id))
+      .map((d) => ({ id: d.id, kind: d.kind, label: d.label, owner: d.owner === OPERATOR ? "operator" : "user", connector: this.instance(d) }));
+  }
+
+  /** Operator connectors in error make the connectors service unhealthy. */
+  async operatorHealth(): Promise<{ healthy: boolean; reason?: string }> {
+    const failing: string[] = [];
+    for (const d of this.operators) {
+      const s = await this.status(d);
+      if (s.status === "error") failing.push(`${d.id}: ${s.reason}`);
+    }
+    return failing.length ? { healthy: false, reason: `operator connectors in error: ${failing.join("; ")}` } : { healthy: true };
+  }
+
+  /** Every connector of `user` and its index (D13); returns how many were removed. */
+  async deleteUser(user: string): Promise<number> {
+    const defs = this.userDefinitions(user);
+    for (const d of defs) await this.forget(user, d.id);
+    this.db.query("DELETE FROM connectors WHERE user_id = ?").run(user);
+    return defs.length;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.live.values()].map((c) => c.close().catch(() => {})));
+    this.live.clear();
+  }
+}

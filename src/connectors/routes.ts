@@ -1,0 +1,38 @@
+// The connector control plane (D18): GET/POST /v1/connectors, DELETE /v1/connectors/{id}.
+import { Elysia, t } from "elysia";
+import { ErrorBody } from "../http/model";
+import { guard, type GuardServices } from "../rest/guard";
+import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector } from "./model";
+import type { ConnectorRegistry } from "./registry";
+
+export const connectorRoutes = (services: GuardServices & { connectors: ConnectorRegistry }) => {
+  const { connectors } = services;
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+  const security = [{ bearer: [] }];
+  return new Elysia({ name: "corpus/connectors" })
+    .use(guard(services))
+    .get("/v1/connectors", async ({ principal }) => ({ connectors: await connectors.list(principal.user) }), {
+      guard: { route: "GET /v1/connectors" },
+      response: { 200: ConnectorList, ...errors },
+      detail: { tags: ["connectors"], summary: "The user's connectors and the operator's, with status", security },
+    })
+    .post("/v1/connectors", async ({ principal, body }) => connectors.add(principal.user, body), {
+      guard: { route: "POST /v1/connectors" },
+      body: CreateConnectorBody,
+      response: { 200: ConnectorView, ...errors },
+      detail: { tags: ["connectors"], summary: "Add a connector; one that cannot connect is saved with status error and a reason", security },
+    })
+    .delete(
+      "/v1/connectors/:id",
+      async ({ principal, params }) => {
+        await connectors.remove(principal.user, params.id);
+        return { id: params.id, deleted: true as const };
+      },
+      {
+        guard: { route: "DELETE /v1/connectors/:id" },
+        params: t.Object({ id: t.String({ maxLength: 63 }) }),
+        response: { 200: DeletedConnector, ...errors },
+        detail: { tags: ["connectors"], summary: "Remove a connector and its local index", security },
+      },
+    );
+};

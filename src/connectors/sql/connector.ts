@@ -1,0 +1,248 @@
+// `sql` (D18, D19): the tables of a shop's or a ledger's database, SQLite or PostgreSQL.
+// SQLite is opened read-only (and query_only); PostgreSQL runs every query in a READ ONLY
+// transaction with a statement timeout. Only the configured tables and columns are read,
+// their identifiers checked against the live schema and quoted; values are always bound.
+import { Database } from "bun:sqlite";
+import postgres from "postgres";
+import { existsSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
+
+export interface SqlTable {
+  name: string;
+  id: string;
+  title: string;
+  text: string[];
+  date?: string;
+  url?: string;
+}
+
+export interface SqlConfig {
+  url: string;
+  tables: SqlTable[];
+}
+
+const STATEMENT_TIMEOUT_MS = 5_000;
+type Row = Record<string, unknown>;
+
+/** A database seen through the two things this connector needs. */
+interface Driver {
+  columns(table: string): Promise<string[] | undefined>;
+  select(sql: string, params: unknown[]): Promise<Row[]>;
+  /** Write attempt used by tests to prove the connection is read-only. */
+  execute(sql: string): Promise<void>;
+  readonly dialect: "sqlite" | "postgres";
+  close(): Promise<void>;
+}
+
+const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+
+export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
+
+/** The database URL without its password, for messages and source URLs. */
+export function redactUrl(url: string): string {
+  if (!isPostgresUrl(url)) return url;
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "postgres://(invalid URL)";
+  }
+}
+
+function sqliteDriver(path: string): Driver {
+  if (!existsSync(path)) throw new ConnectorError(`SQLite database ${path} not found`);
+  const db = new Database(path, { readonly: true });
+  db.exec("PRAGMA query_only = ON");
+  return {
+    dialect: "sqlite",
+    async columns(table) {
+      const rows = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
+      return rows.length ? rows.map((r) => r.name) : undefined;
+    },
+    async select(sql, params) {
+      return db.query<Row, never[]>(sql).all(...(params as never[]));
+    },
+    async execute(sql) {
+      db.exec(sql);
+    },
+    async close() {
+      db.close();
+    },
+  };
+}
+
+function postgresDriver(url: string): Driver {
+  const sql = postgres(url, {
+    max: 2,
+    idle_timeout: 60,
+    connect_timeout: 10,
+    onnotice: () => {},
+    connection: { default_transaction_read_only: true, statement_timeout: STATEMENT_TIMEOUT_MS, application_name: "corpus" },
+  });
+  const readOnly = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => sql.begin("read only", fn) as Promise<T>;
+  return {
+    dialect: "postgres",
+    async columns(table) {
+      const [schema, name] = table.includes(".") ? (table.split(".", 2) as [string, string]) : ["public", table];
+      const rows = await readOnly((tx) => tx<{ column_name: string }[]>`SELECT column_name FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${name} ORDER BY ordinal_position`);
+      return rows.length ? rows.map((r) => r.column_name) : undefined;
+    },
+    async select(text, params) {
+      return readOnly((tx) => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as Promise<Row[]>;
+    },
+    async execute(text) {
+      await sql.unsafe(text);
+    },
+    async close() {
+      await sql.end({ timeout: 2 });
+    },
+  };
+}
+
+function describeDbError(error: unknown, url: string): string {
+  if (error instanceof ConnectorError) return error.message;
+  const e = error as { code?: string; message?: string };
+  const where = redactUrl(url);
+  if (e?.code === "ECONNREFUSED") return `database ${where} refused the connection`;
+  if (e?.code === "28P01" || e?.code === "28000") return `database login failed for ${where}`;
+  if (e?.code === "3D000") return `database in ${where} does not exist`;
+  if (e?.code === "57014") return `database ${where} took longer than ${STATEMENT_TIMEOUT_MS / 1000} s`;
+  if (e?.code === "CONNECT_TIMEOUT") return `database ${where} did not answer in time`;
+  return `database ${where} unavailable`;
+}
+
+export class SqlConnector implements Connector {
+  readonly kind = "sql";
+  private driver?: Driver;
+  private checked?: Promise<void>;
+
+  constructor(private readonly config: SqlConfig) {}
+
+  private async open(): Promise<Driver> {
+    this.driver ??= isPostgresUrl(this.config.url) ? postgresDriver(this.config.url) : sqliteDriver(this.config.url);
+    this.checked ??= this.checkSchema(this.driver).catch((error) => {
+      this.checked = undefined;
+      throw error;
+    });
+    await this.checked;
+    return this.driver;
+  }
+
+  /** Every configured table and column must exist in the live schema. */
+  private async checkSchema(driver: Driver): Promise<void> {
+    for (const t of this.config.tables) {
+      const columns = await driver.columns(t.name);
+      if (!columns) throw new ConnectorError(`table ${t.name} does not exist`);
+      for (const c of [t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])]) {
+        if (!columns.includes(c)) throw new ConnectorError(`table ${t.name} has no column ${c}`);
+      }
+    }
+  }
+
+  private async withDriver<T>(fn: (d: Driver) => Promise<T>): Promise<T> {
+    try {
+      return await fn(await this.open());
+    } catch (error) {
+      // A dead connection is opened anew next time.
+      if (!(error instanceof ConnectorError)) {
+        await this.driver?.close().catch(() => {});
+        this.driver = undefined;
+        this.checked = undefined;
+      }
+      throw new ConnectorError(describeDbError(error, this.config.url));
+    }
+  }
+
+  async health(): Promise<ConnectorStatus> {
+    try {
+      const records = await this.withDriver(async (d) => {
+        let n = 0;
+        for (const t of this.config.tables) n += Number((await d.select(`SELECT count(*) AS n FROM ${quote(t.name)}`, []))[0]?.n ?? 0);
+        return n;
+      });
+      return { status: "ok", records };
+    } catch (error) {
+      return { status: "error", reason: (error as Error).message };
+    }
+  }
+
+  /** Rows whose text columns contain any term or phrase, newest first, per table. */
+  async search(request: RetrievalRequest): Promise<SourceRecord[]> {
+    return this.withDriver(async (d) => {
+      const out: SourceRecord[] = [];
+      const words = needles(request);
+      for (const t of this.config.tables) {
+        const params: unknown[] = [];
+        const where: string[] = [];
+        const textOf = (c: string) => (d.dialect === "postgres" ? `CAST(${quote(c)} AS TEXT)` : `CAST(${quote(c)} AS TEXT)`);
+        const like = d.dialect === "postgres" ? "ILIKE" : "LIKE";
+        if (words.length) {
+          const any: string[] = [];
+          for (const w of words) {
+            for (const c of [t.title, ...t.text]) {
+              params.push(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
+              any.push(`${textOf(c)} ${like} ${d.dialect === "postgres" ? `$${params.length}` : "?"} ESCAPE '\\'`);
+            }
+          }
+          where.push(`(${any.join(" OR ")})`);
+        }
+        if (t.date && request.dateFrom) {
+          params.push(d.dialect === "postgres" ? request.dateFrom : request.dateFrom.toISOString().replace("T", " ").slice(0, 19));
+          where.push(`${quote(t.date)} >= ${d.dialect === "postgres" ? `$${params.length}` : "?"}`);
+        }
+        if (t.date && request.dateTo) {
+          params.push(d.dialect === "postgres" ? request.dateTo : request.dateTo.toISOString().replace("T", " ").slice(0, 19));
+          where.push(`${quote(t.date)} < ${d.dialect === "postgres" ? `$${params.length}` : "?"}`);
+        }
+        const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])];
+        params.push(request.limit);
+        const sql =
+          `SELECT ${columns.map(quote).join(", ")} FROM ${quote(t.name)}` +
+          (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
+          ` ORDER BY ${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC LIMIT ${d.dialect === "postgres" ? `$${params.length}` : "?"}`;
+        for (const row of await d.select(sql, params)) out.push(this.toRecord(t, row));
+      }
+      return out;
+    });
+  }
+
+  private toRecord(t: SqlTable, row: Row): SourceRecord {
+    const id = String(row[t.id]);
+    const value = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? "" : String(v));
+    const rawDate = t.date ? row[t.date] : undefined;
+    const date = rawDate instanceof Date ? rawDate : rawDate ? new Date(String(rawDate).replace(" ", "T") + (/[zZ]|[+-]\d\d:?\d\d$/.test(String(rawDate)) ? "" : "Z")) : undefined;
+    const metadata: SourceRecord["metadata"] = { table: t.name };
+    for (const c of Object.keys(row)) {
+      const v = row[c];
+      metadata[c] = v instanceof Date ? v.toISOString() : typeof v === "number" || typeof v === "boolean" || v === null ? v : typeof v === "bigint" ? Number(v) : String(v);
+    }
+    const url = t.url
+      ? t.url.replaceAll("{id}", encodeURIComponent(id))
+      : isPostgresUrl(this.config.url)
+        ? `${redactUrl(this.config.url)}#${t.name}/${encodeURIComponent(id)}`
+        : `${pathToFileURL(this.config.url).href}#${t.name}/${encodeURIComponent(id)}`;
+    return {
+      id: `${t.name}/${id}`,
+      title: value(row[t.title]) || `${t.name} ${id}`,
+      content: t.text.map((c) => `${c}: ${value(row[c])}`).join("\n"),
+      source_url: url,
+      date: date && !Number.isNaN(date.getTime()) ? date.toISOString() : null,
+      type: "file",
+      path: `${t.name}/${id}`,
+      metadata,
+    };
+  }
+
+  /** For tests of D19: a write through the connector's own connection. */
+  async attemptWrite(sql: string): Promise<void> {
+    const d = await this.open();
+    await d.execute(sql);
+  }
+
+  async close(): Promise<void> {
+    await this.driver?.close();
+    this.driver = undefined;
+  }
+}

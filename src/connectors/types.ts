@@ -1,0 +1,57 @@
+// The one interface every connector kind implements (issue: connectors; D18). A connector
+// only ever reads its source (D19) and answers a retrieval request with records.
+
+export const CONNECTOR_KINDS = ["maildir", "imap", "files", "sql"] as const;
+export type ConnectorKind = (typeof CONNECTOR_KINDS)[number];
+
+/** A record of a source: a mail, a file, a row. */
+export interface SourceRecord {
+  /** Stable within its connector. */
+  id: string;
+  title: string;
+  content: string;
+  /** Where the record lives in its origin tool (never with credentials). */
+  source_url: string;
+  /** ISO 8601, or null when the source has none. */
+  date: string | null;
+  /** "email" for mail, "file" for everything else (D8). */
+  type: "email" | "file";
+  /** Location inside the connector, e.g. "orders/1042" or "INBOX/4711" (D8 `path`). */
+  path: string;
+  metadata: Record<string, string | number | boolean | null>;
+}
+
+/** What a search asks of a connector; planning (terms, phrases, dates) happens before. */
+export interface RetrievalRequest {
+  terms: string[];
+  phrases: string[];
+  dateFrom?: Date;
+  /** Exclusive. */
+  dateTo?: Date;
+  limit: number;
+}
+
+export type ConnectorState = "ok" | "indexing" | "error";
+
+export interface ConnectorStatus {
+  status: ConnectorState;
+  reason?: string;
+  /** Records in the source, where known. */
+  records?: number;
+}
+
+export interface Connector {
+  readonly kind: ConnectorKind;
+  /** Connects or scans as needed; never throws: a failure is status "error" with a reason. */
+  health(): Promise<ConnectorStatus>;
+  search(request: RetrievalRequest): Promise<SourceRecord[]>;
+  close(): Promise<void>;
+}
+
+/** A failure to show the user as it is (no secrets, no stack). */
+export class ConnectorError extends Error {}
+
+/** Terms and phrases as one list of needles, lower-cased, for sources that match substrings. */
+export function needles(request: RetrievalRequest): string[] {
+  return [...new Set([...request.phrases, ...request.terms].map((s) => s.toLowerCase()).filter(Boolean))];
+}
