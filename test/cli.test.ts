@@ -1,6 +1,9 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { parseArgs, UsageError } from "../src/cli";
 import { runCli, tempDir } from "./helpers";
+
+// Servers, builds and the model take longer than 5 s on a busy two-core machine.
+setDefaultTimeout(60_000);
 
 describe("corpus CLI (D1, D2)", () => {
   test("parses commands and --data-dir", () => {

@@ -1,9 +1,12 @@
 // The single executable (D2): built, copied alone into an empty folder, it serves and embeds.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { copyFileSync, existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "../scripts/build";
 import { tempDir } from "./helpers";
+
+// Servers, builds and the model take longer than 5 s on a busy two-core machine.
+setDefaultTimeout(60_000);
 
 let folder: string;
 let exe: string;

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { Elysia } from "elysia";
@@ -7,6 +7,9 @@ import { errorMapper } from "../src/http/errors";
 import { createLogger, memorySink } from "../src/log";
 import { createFetch, startServer, type Running } from "../src/server";
 import { tempDir, testConfig } from "./helpers";
+
+// Servers, builds and the model take longer than 5 s on a busy two-core machine.
+setDefaultTimeout(60_000);
 
 const logs = memorySink();
 const config = testConfig({ CORPUS_PORT: "0", CORPUS_MAX_REQUEST_SIZE: "4096" });

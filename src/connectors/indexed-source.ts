@@ -31,21 +31,22 @@ export class IndexedFolderConnector implements Connector {
 
   /** Starts a sync unless one is running; resolves when it is done. */
   sync(): Promise<void> {
-    this.syncing ??= (async () => {
-      try {
-        if (!existsSync(this.path) || !statSync(this.path).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
-        const entries = this.source.scan();
-        await syncIndex(this.index, entries, (e) => this.source.read(e));
-        this.error = undefined;
-        this.ready = true;
-      } catch (error) {
-        this.error = error instanceof ConnectorError ? error.message : `cannot read ${this.path}`;
-      } finally {
-        this.lastScan = Date.now();
-        this.syncing = undefined;
-      }
-    })();
+    this.syncing ??= this.runSync().finally(() => {
+      this.lastScan = Date.now();
+      this.syncing = undefined;
+    });
     return this.syncing;
+  }
+
+  private async runSync(): Promise<void> {
+    try {
+      if (!existsSync(this.path) || !statSync(this.path).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
+      await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e));
+      this.error = undefined;
+      this.ready = true;
+    } catch (error) {
+      this.error = error instanceof ConnectorError ? error.message : `cannot read ${this.path}`;
+    }
   }
 
   async health(): Promise<ConnectorStatus> {
@@ -55,7 +56,7 @@ export class IndexedFolderConnector implements Connector {
   }
 
   async search(request: RetrievalRequest): Promise<SourceRecord[]> {
-    if (!this.ready) await (this.syncing ?? this.sync());
+    if (!this.ready) await this.sync();
     else if (Date.now() - this.lastScan > RESCAN_MS) await this.sync();
     if (this.error) throw new ConnectorError(this.error);
     return this.index.search(request);

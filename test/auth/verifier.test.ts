@@ -1,5 +1,5 @@
 // Each attack of the auth issue, with tokens made by jose in the test.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey } from "jose";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -7,6 +7,9 @@ import { AuthFailure, AuthService } from "../../src/auth/service";
 import { createLogger } from "../../src/log";
 import { createServices, type Services } from "../../src/services";
 import { tempDir, testConfig } from "../helpers";
+
+// Servers, builds and the model take longer than 5 s on a busy two-core machine.
+setDefaultTimeout(60_000);
 
 let services: Services;
 let auth: AuthService;

@@ -1,5 +1,8 @@
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { cosine, EMBEDDING_DIM, loadEmbedder, type Embedder } from "../../src/embedding/embedder";
+
+// Servers, builds and the model take longer than 5 s on a busy two-core machine.
+setDefaultTimeout(60_000);
 
 let embedder: Embedder;
 beforeAll(async () => {

@@ -49,7 +49,7 @@ export async function extractText(bytes: Uint8Array, type: FileType): Promise<Ex
     }
     case "pdf": {
       const { getDocumentProxy, extractText: pdfText, getMeta } = await import("unpdf");
-      const pdf = await getDocumentProxy(new Uint8Array(bytes));
+      const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
       const { text, totalPages } = await pdfText(pdf, { mergePages: true });
       const meta = await getMeta(pdf).catch(() => undefined);
       const title = (meta?.info as { Title?: string } | undefined)?.Title?.trim();

@@ -100,8 +100,9 @@ export class ImapConnector implements Connector {
       if (words.length === 1) query.text = words[0];
       else if (words.length > 1) query.or = words.map((w) => ({ text: w }));
       else query.all = true;
-      if (request.dateFrom) query.since = request.dateFrom;
-      if (request.dateTo) query.before = request.dateTo;
+      // The message's own Date header, not the server's delivery date.
+      if (request.dateFrom) query.sentSince = request.dateFrom;
+      if (request.dateTo) query.sentBefore = request.dateTo;
       const uids = (await client.search(query, { uid: true })) || [];
       // Newest first: the highest UIDs, at most `limit` bodies fetched.
       const wanted = uids.sort((a, b) => b - a).slice(0, request.limit);

@@ -39,13 +39,23 @@ const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 
-/** The database URL without its password, for messages and source URLs. */
+/** The database URL without its password, for messages and the shown config. */
 export function redactUrl(url: string): string {
   if (!isPostgresUrl(url)) return url;
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";
     return u.toString();
+  } catch {
+    return "postgres://(invalid URL)";
+  }
+}
+
+/** The database URL with no credentials at all, for records' source_url. */
+function bareUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
   } catch {
     return "postgres://(invalid URL)";
   }
@@ -221,7 +231,7 @@ export class SqlConnector implements Connector {
     const url = t.url
       ? t.url.replaceAll("{id}", encodeURIComponent(id))
       : isPostgresUrl(this.config.url)
-        ? `${redactUrl(this.config.url)}#${t.name}/${encodeURIComponent(id)}`
+        ? `${bareUrl(this.config.url)}#${t.name}/${encodeURIComponent(id)}`
         : `${pathToFileURL(this.config.url).href}#${t.name}/${encodeURIComponent(id)}`;
     return {
       id: `${t.name}/${id}`,

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Real servers for the connector tests, on loopback only: Dovecot (IMAP) with a mailbox made
+# from shared/data/enron, PostgreSQL loaded with shared/data/chinook.
+#   scripts/test-servers.sh start   install (Debian packages) if missing, start, print the env file
+#   scripts/test-servers.sh stop    stop both by PID
+# State lives in $CORPUS_TEST_STATE (default /tmp/corpus-test-servers); the env file there
+# tells the tests where the servers are.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+data=${CORPUS_TEST_DATA:-$here/../shared/data}
+state=${CORPUS_TEST_STATE:-/tmp/corpus-test-servers}
+imap_port=${CORPUS_TEST_IMAP_PORT:-10143}
+pg_port=${CORPUS_TEST_PG_PORT:-15432}
+pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+dovecot_pid() { cat "$state/dovecot/run/master.pid" 2>/dev/null || true; }
+pg_pid() { head -n 1 "$state/pg/data/postmaster.pid" 2>/dev/null || true; }
+
+install() {
+  if ! command -v dovecot >/dev/null || [ -z "$pgbin" ]; then
+    echo "test-servers: installing dovecot-imapd and postgresql" >&2
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dovecot-imapd postgresql >/dev/null
+    pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+  fi
+}
+
+start_dovecot() {
+  alive "$(dovecot_pid)" && return
+  rm -rf "$state/dovecot" "$state/mail"
+  mkdir -p "$state/dovecot/run" "$state/dovecot/state" "$state/mail/Maildir/cur" "$state/mail/Maildir/new" "$state/mail/Maildir/tmp"
+  # One message file per Enron message; the Maildir name keeps the source id.
+  for f in "$data"/enron/messages/*.eml; do
+    cp "$f" "$state/mail/Maildir/cur/$(basename "$f" .eml).corpus:2,"
+  done
+  echo "enron:{PLAIN}enron-imap-pass" > "$state/dovecot/users"
+  chown -R dovecot:dovecot "$state/mail"
+  chmod 0644 "$state/dovecot/users"
+  cat > "$state/dovecot/dovecot.conf" <<CONF
+protocols = imap
+listen = 127.0.0.1
+base_dir = $state/dovecot/run
+state_dir = $state/dovecot/state
+log_path = $state/dovecot/dovecot.log
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+mail_location = maildir:$state/mail/Maildir
+mail_uid = dovecot
+mail_gid = dovecot
+first_valid_uid = 1
+default_login_user = dovenull
+default_internal_user = dovecot
+passdb {
+  driver = passwd-file
+  args = scheme=PLAIN $state/dovecot/users
+}
+userdb {
+  driver = static
+  args = uid=dovecot gid=dovecot home=$state/mail
+}
+service imap-login {
+  inet_listener imap {
+    address = 127.0.0.1
+    port = $imap_port
+  }
+  inet_listener imaps {
+    port = 0
+  }
+}
+service stats {
+  unix_listener stats-reader {
+    mode = 0666
+  }
+  unix_listener stats-writer {
+    mode = 0666
+  }
+}
+CONF
+  dovecot -c "$state/dovecot/dovecot.conf"
+}
+
+start_postgres() {
+  alive "$(pg_pid)" && return
+  rm -rf "$state/pg"
+  mkdir -p "$state/pg/data" "$state/pg/sock"
+  echo "postgres-admin-pass" > "$state/pg/pwfile"
+  chown -R postgres:postgres "$state/pg"
+  chmod 0700 "$state/pg/data"
+  su postgres -s /bin/sh -c "$pgbin/initdb -D $state/pg/data -U postgres --auth=scram-sha-256 --pwfile=$state/pg/pwfile -E UTF8 >$state/pg/initdb.log 2>&1"
+  su postgres -s /bin/sh -c "$pgbin/pg_ctl -D $state/pg/data -l $state/pg/postgres.log -w -o '-p $pg_port -k $state/pg/sock -c listen_addresses=127.0.0.1' start >/dev/null"
+  export PGPASSWORD=postgres-admin-pass PGOPTIONS='-c client_min_messages=warning'
+  psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 -f "$data/chinook/Chinook_PostgreSql.sql" >/dev/null
+  psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -d chinook -v ON_ERROR_STOP=1 >/dev/null <<SQL
+CREATE ROLE shop LOGIN PASSWORD 'shop-pass';
+ALTER DATABASE chinook OWNER TO shop;
+GRANT ALL ON ALL TABLES IN SCHEMA public TO shop;
+SQL
+}
+
+write_env() {
+  cat > "$state/env" <<ENV
+CORPUS_TEST_IMAP_HOST=127.0.0.1
+CORPUS_TEST_IMAP_PORT=$imap_port
+CORPUS_TEST_IMAP_USER=enron
+CORPUS_TEST_IMAP_PASSWORD=enron-imap-pass
+CORPUS_TEST_IMAP_MAILDIR=$state/mail/Maildir
+CORPUS_TEST_PG_URL=postgres://shop:shop-pass@127.0.0.1:$pg_port/chinook
+CORPUS_TEST_PG_ADMIN_URL=postgres://postgres:postgres-admin-pass@127.0.0.1:$pg_port/chinook
+CORPUS_TEST_DOVECOT_PID=$(dovecot_pid)
+CORPUS_TEST_PG_PID=$(pg_pid)
+ENV
+  cat "$state/env"
+}
+
+stop() {
+  for pid in "$(dovecot_pid)" "$(pg_pid)"; do
+    if alive "$pid"; then kill -TERM "$pid"; fi
+  done
+  for _ in $(seq 1 50); do
+    alive "$(dovecot_pid)" || alive "$(pg_pid)" || break
+    sleep 0.1
+  done
+  rm -f "$state/env"
+}
+
+case "${1:-}" in
+  start)
+    mkdir -p "$state"
+    install
+    start_dovecot
+    start_postgres
+    write_env
+    ;;
+  stop) stop ;;
+  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+esac

@@ -1,0 +1,67 @@
+// The real servers of the connector tests (scripts/test-servers.sh): used as they are when
+// .ci/run (or a developer) started them; otherwise started here, once, and stopped by PID
+// when the test process exits.
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface TestServers {
+  imap: { host: string; port: number; user: string; password: string; maildir: string };
+  pgUrl: string;
+  pgAdminUrl: string;
+}
+
+const root = join(import.meta.dir, "../..");
+const state = process.env.CORPUS_TEST_STATE ?? "/tmp/corpus-test-servers";
+let started: Promise<TestServers> | undefined;
+
+function readEnv(): Record<string, string> | undefined {
+  const file = join(state, "env");
+  if (!existsSync(file)) return undefined;
+  const env = Object.fromEntries(
+    readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("="))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
+  const alive = (pid?: string) => {
+    try {
+      return !!pid && process.kill(Number(pid), 0);
+    } catch {
+      return false;
+    }
+  };
+  return alive(env.CORPUS_TEST_DOVECOT_PID) && alive(env.CORPUS_TEST_PG_PID) ? env : undefined;
+}
+
+export function testServers(): Promise<TestServers> {
+  started ??= (async () => {
+    let env = readEnv();
+    if (!env) {
+      const run = Bun.spawnSync(["bash", join(root, "scripts/test-servers.sh"), "start"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, CORPUS_TEST_STATE: state } });
+      if (run.exitCode !== 0) throw new Error(`test servers did not start:\n${run.stderr.toString()}`);
+      env = readEnv();
+      if (!env) throw new Error("test servers started but are not running");
+      process.on("exit", () => {
+        for (const pid of [env!.CORPUS_TEST_DOVECOT_PID, env!.CORPUS_TEST_PG_PID]) {
+          try {
+            process.kill(Number(pid), "SIGTERM");
+          } catch {}
+        }
+      });
+    }
+    return {
+      imap: {
+        host: env.CORPUS_TEST_IMAP_HOST!,
+        port: Number(env.CORPUS_TEST_IMAP_PORT),
+        user: env.CORPUS_TEST_IMAP_USER!,
+        password: env.CORPUS_TEST_IMAP_PASSWORD!,
+        maildir: env.CORPUS_TEST_IMAP_MAILDIR!,
+      },
+      pgUrl: env.CORPUS_TEST_PG_URL!,
+      pgAdminUrl: env.CORPUS_TEST_PG_ADMIN_URL!,
+    };
+  })();
+  return started;
+}
+
+export const SHARED_DATA = join(root, "../shared/data");
