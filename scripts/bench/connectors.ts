@@ -1,0 +1,76 @@
+// Search latency per connector kind on the shared data, and the files connector's indexing
+// (issue: connectors). Starts the test servers (scripts/test-servers.sh) when needed.
+//   bun scripts/bench/connectors.ts
+import { randomBytes } from "node:crypto";
+import { cpSync, existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { open, seal } from "../../src/crypto/aead";
+import { createFilesConnector } from "../../src/connectors/files/connector";
+import { ImapConnector } from "../../src/connectors/imap/connector";
+import { indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { createMaildirConnector } from "../../src/connectors/maildir/connector";
+import { SqlConnector } from "../../src/connectors/sql/connector";
+import type { Connector, RetrievalRequest } from "../../src/connectors/types";
+import { openDatabase } from "../../src/store/database";
+
+const root = join(import.meta.dir, "../..");
+const data = join(root, "../shared/data");
+const state = process.env.CORPUS_TEST_STATE ?? "/tmp/corpus-test-servers";
+if (!existsSync(join(state, "env"))) Bun.spawnSync(["bash", join(root, "scripts/test-servers.sh"), "start"], { stdout: "ignore", stderr: "inherit" });
+const env = Object.fromEntries(readFileSync(join(state, "env"), "utf8").split("\n").filter(Boolean).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+
+const key = randomBytes(32);
+const db = openDatabase(mkdtempSync(join(tmpdir(), "corpus-bench-conn-")), indexMigrations);
+const index = (owner: string) => new LocalIndex(db, owner, { seal: (t) => seal(key, t, owner), open: (b) => open(key, b, owner).toString("utf8") });
+
+const questions: RetrievalRequest[] = [
+  { terms: ["california", "price", "caps"], phrases: [], limit: 10 },
+  { terms: ["invoice", "total"], phrases: [], limit: 10 },
+  { terms: ["germany"], phrases: [], limit: 10, dateFrom: new Date("2021-01-01"), dateTo: new Date("2022-01-01") },
+  { terms: ["meeting", "friday"], phrases: [], limit: 10 },
+];
+
+async function latency(name: string, c: Connector, runs = 40) {
+  for (const q of questions) await c.search(q);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await c.search(questions[i % questions.length]!);
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  const p = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  console.log(`${name.padEnd(28)} median ${p(0.5).toFixed(1).padStart(7)} ms   p99 ${p(0.99).toFixed(1).padStart(7)} ms`);
+}
+
+console.log("search latency (4 questions, 40 runs each, after the first index)");
+const maildir = createMaildirConnector(join(data, "enron", "messages"), index("bench/maildir"));
+await maildir.sync();
+await latency("maildir (Enron, 1702 .eml)", maildir);
+
+const invoices = mkdtempSync(join(tmpdir(), "corpus-bench-files-"));
+cpSync(join(data, "invoices"), invoices, { recursive: true });
+let t0 = performance.now();
+const files = createFilesConnector(invoices, index("bench/files"));
+await files.sync();
+const firstIndex = performance.now() - t0;
+await latency("files (invoices, 37 docs)", files);
+
+const imap = new ImapConnector({ host: env.CORPUS_TEST_IMAP_HOST!, port: Number(env.CORPUS_TEST_IMAP_PORT), secure: false, user: env.CORPUS_TEST_IMAP_USER!, password: env.CORPUS_TEST_IMAP_PASSWORD!, mailbox: "INBOX" });
+await latency("imap (Dovecot, 1702 mails)", imap, 20);
+await imap.close();
+
+const lite = new SqlConnector({ url: join(data, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate" }, { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country"] }] });
+await latency("sql (Chinook, SQLite)", lite);
+await lite.close();
+const pg = new SqlConnector({ url: env.CORPUS_TEST_PG_URL!, tables: [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_address", "billing_city", "billing_country", "total"], date: "invoice_date" }, { name: "customer", id: "customer_id", title: "last_name", text: ["first_name", "last_name", "company", "country"] }] });
+await latency("sql (Chinook, PostgreSQL)", pg);
+await pg.close();
+
+writeFileSync(join(invoices, "Orlen.txt"), `${readFileSync(join(invoices, "Orlen.txt"), "utf8")}\nPaid by transfer, reference zq${Date.now()}.\n`);
+utimesSync(join(invoices, "Orlen.txt"), new Date(), new Date(Date.now() + 2000));
+t0 = performance.now();
+await files.sync();
+const change = performance.now() - t0;
+console.log(`files: first index of the folder ${firstIndex.toFixed(0)} ms; one changed file picked up in ${change.toFixed(1)} ms`);
