@@ -3,6 +3,8 @@
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/routes";
 import { connectorRoutes } from "./connectors/routes";
+import { deepSearchRoutes } from "./rest/deep-search";
+import { queryRoutes } from "./rest/query";
 import { debugRoutes } from "./debug/routes";
 import { healthRoutes } from "./health/routes";
 import type { HealthChecks } from "./health/checks";
@@ -36,6 +38,8 @@ export function createApp(services: Services) {
     .use(metadataRoutes(config))
     .use(authRoutes(auth))
     .use(connectorRoutes(services))
+    .use(queryRoutes(services))
+    .use(deepSearchRoutes(services))
     .use(debugRoutes(config.CORPUS_DEBUG_MODE));
 }
 

@@ -38,6 +38,12 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   const url = server.url.href.replace(/\/$/, "");
   if (config.CORPUS_AUTH_DISABLED) log.warning("CORPUS_AUTH_DISABLED=true: /mcp accepts requests without a token (development only)");
   log.info("listening", { url, data_dir: config.CORPUS_DATA_DIR });
+  // The model loads after the listener is up, so that start-up stays fast; the first
+  // question would otherwise wait for it.
+  services.embeddings.warm().then(
+    () => log.info("embedding model ready"),
+    () => log.error("the embedding model could not be loaded"),
+  );
   return {
     server,
     url,

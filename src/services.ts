@@ -3,7 +3,11 @@
 import type { Database } from "bun:sqlite";
 import { AuthService } from "./auth/service";
 import { authMigrations } from "./auth/store";
+import { Archive, archiveMigrations } from "./archive/store";
 import type { Config } from "./config";
+import { conversationMigrations, Conversations } from "./conversations/store";
+import { EmbeddingService, embeddingMigrations } from "./embedding/service";
+import { QueryService } from "./retrieval/search";
 import { indexMigrations } from "./connectors/local-index";
 import { ConnectorRegistry, registryMigrations } from "./connectors/registry";
 import { loadMasterKey } from "./crypto/master-key";
@@ -24,6 +28,9 @@ export const MIGRATIONS = [
   ...bucketMigrations,
   ...indexMigrations,
   ...registryMigrations,
+  ...embeddingMigrations,
+  ...archiveMigrations,
+  ...conversationMigrations,
 ];
 
 export interface Services {
@@ -36,6 +43,10 @@ export interface Services {
   idempotency: IdempotencyStore;
   buckets: TokenBuckets;
   connectors: ConnectorRegistry;
+  embeddings: EmbeddingService;
+  query: QueryService;
+  archive: Archive;
+  conversations: Conversations;
   /** Flushes what is written behind, closes connections and the database. */
   close(): Promise<void>;
 }
@@ -48,7 +59,11 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const limiter = new RateLimiter(db, limitsFrom(config), now);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now);
-  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"));
+  const embeddings = new EmbeddingService(db, masterKey);
+  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings);
+  const query = new QueryService(connectors, embeddings);
+  const archive = new Archive(db, userKeys, embeddings, now);
+  const conversations = new Conversations(db, userKeys, now);
   return {
     config,
     log,
@@ -59,6 +74,10 @@ export async function createServices(config: Config, log: Logger, now: () => num
     idempotency,
     buckets,
     connectors,
+    embeddings,
+    query,
+    archive,
+    conversations,
     async close() {
       await connectors.close();
       limiter.stop();

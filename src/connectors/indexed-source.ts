@@ -1,11 +1,15 @@
 // A connector over a local folder, searched through its LocalIndex. The first scan runs in
 // the background (status "indexing" until done); later searches rescan at most every
 // RESCAN_MS, reading only what changed, so an edited file is found on the next search.
+// After each scan, chunks without a vector are embedded in the background, a few at a time,
+// so that questions only ever embed themselves.
 import { existsSync, statSync } from "node:fs";
 import { LocalIndex, syncIndex, type ScanEntry } from "./local-index";
-import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "./types";
+import type { EmbeddingService } from "../embedding/service";
+import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatus, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
 const RESCAN_MS = 5_000;
+const EMBED_BATCH = 16;
 
 export interface FolderSource {
   /** Every source file (or part of one) with its size and mtime. */
@@ -19,14 +23,49 @@ export class IndexedFolderConnector implements Connector {
   private lastScan = 0;
   private error?: string;
   private ready = false;
+  private embedding?: Promise<void>;
+  private closed = false;
 
   constructor(
     readonly kind: ConnectorKind,
     private readonly path: string,
     private readonly index: LocalIndex,
     private readonly source: FolderSource,
+    private readonly embeddings?: EmbeddingService,
   ) {
     this.sync();
+  }
+
+  /** Embeds pending chunks until none is left (one loop at a time). */
+  embedPending(): Promise<void> {
+    if (!this.embeddings) return Promise.resolve();
+    this.embedding ??= (async () => {
+      try {
+        for (;;) {
+          if (this.closed) return;
+          const batch = this.index.pendingChunks(EMBED_BATCH);
+          if (batch.length === 0) return;
+          const vectors = await this.embeddings!.embed(
+            batch.map((b) => b.text),
+            "background",
+          );
+          if (this.closed) return;
+          this.index.setVectors(
+            batch.map((b) => b.chunk),
+            vectors,
+          );
+        }
+      } catch {
+        // Retried after the next scan.
+      }
+    })().finally(() => {
+      this.embedding = undefined;
+    });
+    return this.embedding;
+  }
+
+  progress(): IndexProgress {
+    return this.index.progress();
   }
 
   /** Starts a sync unless one is running; resolves when it is done. */
@@ -44,6 +83,7 @@ export class IndexedFolderConnector implements Connector {
       await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e));
       this.error = undefined;
       this.ready = true;
+      void this.embedPending();
     } catch (error) {
       this.error = error instanceof ConnectorError ? error.message : `cannot read ${this.path}`;
     }
@@ -55,14 +95,25 @@ export class IndexedFolderConnector implements Connector {
     return { status: "ok", records: this.index.count() };
   }
 
-  async search(request: RetrievalRequest): Promise<SourceRecord[]> {
+  private async fresh(): Promise<void> {
     if (!this.ready) await this.sync();
     else if (Date.now() - this.lastScan > RESCAN_MS) await this.sync();
     if (this.error) throw new ConnectorError(this.error);
+  }
+
+  async search(request: RetrievalRequest): Promise<SourceRecord[]> {
+    await this.fresh();
     return this.index.search(request);
   }
 
+  async rank(request: RetrievalRequest): Promise<SearchHit[]> {
+    await this.fresh();
+    return this.index.rank(request);
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
     await this.syncing;
+    await this.embedding;
   }
 }

@@ -5,7 +5,8 @@
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { Migration } from "../store/migrations";
-import { needles, type RetrievalRequest, type SourceRecord } from "./types";
+import { EMBEDDING_DIM } from "../embedding/embedder";
+import { needles, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
 export const indexMigrations: Migration[] = [
   {
@@ -26,7 +27,25 @@ export const indexMigrations: Migration[] = [
       );
     },
   },
+  {
+    id: "connectors-003-chunk-vectors",
+    up(db) {
+      db.exec(`CREATE TABLE connector_chunks (
+        chunk INTEGER PRIMARY KEY,
+        doc INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        embedded INTEGER NOT NULL DEFAULT 0
+      )`);
+      db.exec("CREATE INDEX connector_chunks_doc ON connector_chunks (doc)");
+      db.exec("CREATE INDEX connector_chunks_pending ON connector_chunks (owner, embedded)");
+      db.exec(`CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`);
+    },
+  },
 ];
+
+/** Cuts a record into the texts that are embedded, in a stable order. */
+export type Chunker = (record: SourceRecord) => string[];
 
 export interface Sealer {
   seal(plaintext: string): Buffer;
@@ -51,6 +70,7 @@ export class LocalIndex {
     /** The connector's key in the index, e.g. "alice/mail". */
     readonly owner: string,
     private readonly sealer: Sealer,
+    private readonly chunker: Chunker = () => [],
   ) {}
 
   known(): Map<string, { size: number; mtime: number }> {
@@ -68,18 +88,115 @@ export class LocalIndex {
         "INSERT INTO connector_docs (owner, source, size, mtime, record_date, record) VALUES (?, ?, ?, ?, ?, ?) RETURNING doc",
       );
       const insertFts = this.db.query("INSERT INTO connector_fts (rowid, title, content) VALUES (?, ?, ?)");
+      const insertChunk = this.db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
       for (const r of records) {
         const { doc } = insertDoc.get(this.owner, entry.source, entry.size, entry.mtime, r.date, this.sealer.seal(JSON.stringify(r)))!;
         insertFts.run(doc, r.title, r.content);
+        const n = this.chunker(r).length;
+        for (let ord = 0; ord < n; ord++) insertChunk.run(doc, this.owner, ord);
       }
     })();
   }
 
   remove(source: string): void {
     const docs = this.db.query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?").all(this.owner, source);
-    const del = this.db.query("DELETE FROM connector_fts WHERE rowid = ?");
-    for (const { doc } of docs) del.run(doc);
-    this.db.query("DELETE FROM connector_docs WHERE owner = ? AND source = ?").run(this.owner, source);
+    for (const { doc } of docs) this.removeDoc(doc);
+  }
+
+  private removeDoc(doc: number): void {
+    this.db.query("DELETE FROM connector_fts WHERE rowid = ?").run(doc);
+    for (const { chunk } of this.db.query<{ chunk: number }, [number]>("SELECT chunk FROM connector_chunks WHERE doc = ?").all(doc)) {
+      this.db.query("DELETE FROM connector_vec WHERE chunk_id = ?").run(chunk);
+    }
+    this.db.query("DELETE FROM connector_chunks WHERE doc = ?").run(doc);
+    this.db.query("DELETE FROM connector_docs WHERE doc = ?").run(doc);
+  }
+
+  private record(doc: number): SourceRecord | undefined {
+    const row = this.db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?").get(doc);
+    return row ? (JSON.parse(this.sealer.open(row.record)) as SourceRecord) : undefined;
+  }
+
+  /** Chunks still without a vector, with the text to embed. */
+  pendingChunks(limit: number): Array<{ chunk: number; text: string }> {
+    const rows = this.db
+      .query<{ chunk: number; doc: number; ord: number }, [string, number]>("SELECT chunk, doc, ord FROM connector_chunks WHERE owner = ? AND embedded = 0 ORDER BY chunk LIMIT ?")
+      .all(this.owner, limit);
+    const records = new Map<number, string[]>();
+    const out: Array<{ chunk: number; text: string }> = [];
+    for (const r of rows) {
+      if (!records.has(r.doc)) {
+        const rec = this.record(r.doc);
+        records.set(r.doc, rec ? this.chunker(rec) : []);
+      }
+      const text = records.get(r.doc)![r.ord];
+      if (text === undefined) this.db.query("DELETE FROM connector_chunks WHERE chunk = ?").run(r.chunk);
+      else out.push({ chunk: r.chunk, text });
+    }
+    return out;
+  }
+
+  /** Stores vectors of chunks (those removed meanwhile are skipped). */
+  setVectors(chunks: number[], vectors: Float32Array[]): void {
+    const exists = this.db.query<{ n: number }, [number]>("SELECT 1 AS n FROM connector_chunks WHERE chunk = ?");
+    const insert = this.db.query("INSERT OR REPLACE INTO connector_vec (chunk_id, owner, embedding) VALUES (?, ?, ?)");
+    const mark = this.db.query("UPDATE connector_chunks SET embedded = 1 WHERE chunk = ?");
+    this.db.transaction(() => {
+      chunks.forEach((c, i) => {
+        if (!exists.get(c)) return;
+        insert.run(BigInt(c), this.owner, vectors[i]!);
+        mark.run(c);
+      });
+    })();
+  }
+
+  progress(): IndexProgress {
+    const row = this.db
+      .query<{ total: number; embedded: number | null }, [string]>("SELECT count(*) AS total, sum(embedded) AS embedded FROM connector_chunks WHERE owner = ?")
+      .get(this.owner)!;
+    return { total: row.total, embedded: row.embedded ?? 0 };
+  }
+
+  /**
+   * Candidates with scores: the best BM25 matches of the words, and, given the question's
+   * vector, the nearest chunks; a record found both ways carries both scores.
+   */
+  rank(request: RetrievalRequest): SearchHit[] {
+    const hits = new Map<number, SearchHit>();
+    const inRange = (r: SourceRecord) =>
+      (!request.dateFrom || (r.date !== null && r.date >= request.dateFrom.toISOString())) && (!request.dateTo || (r.date !== null && r.date < request.dateTo.toISOString()));
+    const match = ftsQuery(request);
+    if (match) {
+      const rows = this.db
+        .query<{ doc: number; score: number }, [string, string, number]>(
+          `SELECT d.doc, -bm25(connector_fts) AS score FROM connector_fts f JOIN connector_docs d ON d.doc = f.rowid
+           WHERE connector_fts MATCH ? AND d.owner = ? ORDER BY bm25(connector_fts) LIMIT ?`,
+        )
+        .all(match, this.owner, request.limit * 4);
+      for (const r of rows) {
+        const record = this.record(r.doc);
+        if (record && inRange(record) && hits.size < request.limit * 2) hits.set(r.doc, { record, lexical: r.score });
+      }
+    }
+    if (request.vector) {
+      const rows = this.db
+        .query<{ doc: number; ord: number; distance: number }, [Float32Array, number, string]>(
+          `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
+           WHERE v.embedding MATCH ? AND k = ? AND v.owner = ? ORDER BY v.distance`,
+        )
+        .all(request.vector, request.limit * 4, this.owner);
+      for (const r of rows) {
+        const similarity = 1 - r.distance;
+        const hit = hits.get(r.doc);
+        if (hit) {
+          if (hit.dense === undefined || similarity > hit.dense) Object.assign(hit, { dense: similarity, chunk: r.ord });
+          continue;
+        }
+        const record = this.record(r.doc);
+        if (record && inRange(record)) hits.set(r.doc, { record, dense: similarity, chunk: r.ord });
+      }
+    }
+    return [...hits.values()];
   }
 
   count(): number {
@@ -115,10 +232,8 @@ export class LocalIndex {
   /** Removes the whole connector's index. */
   drop(): number {
     const docs = this.db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE owner = ?").all(this.owner);
-    const del = this.db.query("DELETE FROM connector_fts WHERE rowid = ?");
     this.db.transaction(() => {
-      for (const { doc } of docs) del.run(doc);
-      this.db.query("DELETE FROM connector_docs WHERE owner = ?").run(this.owner);
+      for (const { doc } of docs) this.removeDoc(doc);
     })();
     return docs.length;
   }

@@ -67,6 +67,7 @@ export const ConnectorView = t.Object({
   status: t.UnionEnum(["ok", "indexing", "error"]),
   reason: t.Optional(t.String()),
   records: t.Optional(t.Integer()),
+  indexed: t.Optional(t.Object({ chunks: t.Integer(), embedded: t.Integer() }, { description: "ahead-of-time embedding: chunks embedded of total" })),
   config: t.Record(t.String(), t.Unknown(), { description: "the configuration without secrets" }),
   created_at: t.Optional(t.String()),
 });

@@ -9,7 +9,9 @@ import { isAbsolute, resolve, sep } from "node:path";
 import { ConfigError, type Config } from "../config";
 import type { UserKeys } from "../crypto/user-keys";
 import { HttpError } from "../http/errors";
+import type { EmbeddingService } from "../embedding/service";
 import type { Logger } from "../log";
+import { embeddingText, recordChunks } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 import { createFilesConnector } from "./files/connector";
 import { ImapConnector, type ImapConfig } from "./imap/connector";
@@ -95,6 +97,7 @@ export class ConnectorRegistry {
     private readonly keys: UserKeys,
     private readonly config: Config,
     private readonly log: Logger,
+    private readonly embeddings?: EmbeddingService,
   ) {
     this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
   }
@@ -154,17 +157,23 @@ export class ConnectorRegistry {
     const key = `${d.owner}/${d.id}`;
     let c = this.live.get(key);
     if (c) return c;
+    const embeddings = this.embeddings;
     const index = () =>
-      new LocalIndex(this.db, key, {
-        seal: (text) => this.keys.sealFor(d.owner, text, `connector-index/${d.id}`),
-        open: (sealed) => this.keys.openFor(d.owner, sealed, `connector-index/${d.id}`).toString("utf8"),
-      });
+      new LocalIndex(
+        this.db,
+        key,
+        {
+          seal: (text) => this.keys.sealFor(d.owner, text, `connector-index/${d.id}`),
+          open: (sealed) => this.keys.openFor(d.owner, sealed, `connector-index/${d.id}`).toString("utf8"),
+        },
+        embeddings ? (r) => recordChunks(r, embeddings.tokenizer).map((c) => embeddingText(r.title, c)) : undefined,
+      );
     switch (d.kind) {
       case "maildir":
-        c = createMaildirConnector(String(d.config.path), index());
+        c = createMaildirConnector(String(d.config.path), index(), embeddings);
         break;
       case "files":
-        c = createFilesConnector(String(d.config.path), index());
+        c = createFilesConnector(String(d.config.path), index(), embeddings);
         break;
       case "imap":
         c = new ImapConnector(d.config as unknown as ImapConfig);
@@ -200,9 +209,16 @@ export class ConnectorRegistry {
       status: s.status,
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.records !== undefined ? { records: s.records } : {}),
+      ...this.progressOf(d),
       config: publicConfig(d.kind, d.config),
       ...(d.created_at ? { created_at: d.created_at } : {}),
     };
+  }
+
+  /** Ahead-of-time embedding progress of indexed connectors (chunks embedded of total). */
+  private progressOf(d: Definition): { indexed?: { chunks: number; embedded: number } } {
+    const p = this.live.get(`${d.owner}/${d.id}`)?.progress?.();
+    return p ? { indexed: { chunks: p.total, embedded: p.embedded } } : {};
   }
 
   async list(user: string): Promise<ConnectorViewT[]> {

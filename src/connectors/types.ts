@@ -29,6 +29,26 @@ export interface RetrievalRequest {
   /** Exclusive. */
   dateTo?: Date;
   limit: number;
+  /** The question's embedding, for sources that keep vectors. */
+  vector?: Float32Array;
+}
+
+/** A record with the scores its source could give it. */
+export interface SearchHit {
+  record: SourceRecord;
+  /** BM25 from the source's own full-text index (higher is better). */
+  lexical?: number;
+  /** Cosine similarity of the best chunk to the question. */
+  dense?: number;
+  /** Which chunk of the record matched best, where known. */
+  chunk?: number;
+}
+
+export interface IndexProgress {
+  /** Chunks in the source. */
+  total: number;
+  /** Chunks with an embedding. */
+  embedded: number;
 }
 
 export type ConnectorState = "ok" | "indexing" | "error";
@@ -45,6 +65,10 @@ export interface Connector {
   /** Connects or scans as needed; never throws: a failure is status "error" with a reason. */
   health(): Promise<ConnectorStatus>;
   search(request: RetrievalRequest): Promise<SourceRecord[]>;
+  /** Sources with their own index answer with scores (lexical and, with a vector, dense). */
+  rank?(request: RetrievalRequest): Promise<SearchHit[]>;
+  /** How far ahead-of-time embedding has come. */
+  progress?(): IndexProgress;
   close(): Promise<void>;
 }
 

@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { EmbeddingService } from "../../embedding/service";
 import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
 import { scanEntry, type LocalIndex, type ScanEntry } from "../local-index";
 import { extractText, fileTypeOf } from "./extract";
@@ -51,4 +52,5 @@ export function filesSource(root: string): FolderSource {
   };
 }
 
-export const createFilesConnector = (path: string, index: LocalIndex) => new IndexedFolderConnector("files", path, index, filesSource(path));
+export const createFilesConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService) =>
+  new IndexedFolderConnector("files", path, index, filesSource(path), embeddings);

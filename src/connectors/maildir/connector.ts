@@ -4,6 +4,7 @@ import { simpleParser, type AddressObject } from "mailparser";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { EmbeddingService } from "../../embedding/service";
 import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
 import { scanEntry, type LocalIndex, type ScanEntry } from "../local-index";
 import type { SourceRecord } from "../types";
@@ -102,4 +103,5 @@ export function maildirSource(root: string): FolderSource {
   };
 }
 
-export const createMaildirConnector = (path: string, index: LocalIndex) => new IndexedFolderConnector("maildir", path, index, maildirSource(path));
+export const createMaildirConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService) =>
+  new IndexedFolderConnector("maildir", path, index, maildirSource(path), embeddings);

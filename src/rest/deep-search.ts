@@ -1,0 +1,69 @@
+// POST /v1/deep_search (first document part 4; D12): the user's archive only, by embedding
+// similarity, filtered by when the archived query was asked; never a call to a connector.
+import { Elysia, t } from "elysia";
+import type { Archive } from "../archive/store";
+import { newId } from "../conversations/store";
+import type { EmbeddingService } from "../embedding/service";
+import { HttpError } from "../http/errors";
+import { ErrorBody } from "../http/model";
+import { dateRange } from "./dates";
+import { guard, type GuardServices } from "./guard";
+import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
+
+export interface DeepSearchServices extends GuardServices {
+  archive: Archive;
+  embeddings: EmbeddingService;
+}
+
+export const deepSearchRoutes = (s: DeepSearchServices) =>
+  new Elysia({ name: "corpus/deep-search" }).use(guard(s)).post(
+    "/v1/deep_search",
+    async ({ body, principal }) => {
+      const started = performance.now();
+      const shapeA = body.q !== undefined;
+      const question = (shapeA ? body.q : (body.query ?? body.q))?.trim();
+      if (!question) throw new HttpError(400, `${shapeA ? "q" : "query"}: must not be empty`);
+      let range: { from?: Date; to?: Date };
+      if (shapeA && body.time_range) {
+        const [a, b] = body.time_range.split("..") as [string, string];
+        range = dateRange(a, b);
+      } else if (shapeA) range = dateRange(body.filters?.date_from, body.filters?.date_to, "filters.");
+      else range = dateRange(body.date_from, body.date_to);
+      const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);
+      const [vector] = await s.embeddings.embed([question], "urgent");
+      let matches = s.archive.search(principal.user, vector!, { from: range.from, to: range.to, limit: Math.min(50, limit * (shapeA && body.filters ? 3 : 1)) });
+      if (shapeA && body.filters) {
+        const f = body.filters;
+        matches = matches.filter((m) => (!f.connectors || f.connectors.includes(m.chunk.connector)) && (!f.source_type || m.chunk.type === f.source_type));
+      }
+      matches = matches.slice(0, limit);
+      if (shapeA) {
+        const results = matches.map((m) => ({
+          id: `chk_${m.chunk.chunk_id}`,
+          source: { type: m.chunk.type, path: m.chunk.path, ...(m.chunk.message_id ? { message_id: m.chunk.message_id } : {}) },
+          snippet: m.chunk.content,
+          score: m.similarity,
+        }));
+        const tokens = results.reduce((n, r) => n + s.embeddings.countTokens(r.snippet), 0);
+        return { results, latency_ms: Math.round(performance.now() - started), usage: { tokens, archive_units: tokens / 1000 } };
+      }
+      return {
+        query_id: newId("ds_"),
+        query: question,
+        archive_results: matches.map((m) => ({
+          original_query_id: m.query_id,
+          original_query: m.question,
+          matched_chunk: { content: m.chunk.content, source_connector: m.chunk.connector, queried_at: m.queried_at },
+          similarity_score: m.similarity,
+        })),
+        total_matches: matches.length,
+        duration_ms: Math.round(performance.now() - started),
+      };
+    },
+    {
+      guard: { route: "POST /v1/deep_search", limit: "deep_search" },
+      body: DeepSearchBody,
+      response: { 200: t.Union([DeepSearchResponseB, DeepSearchResponseA]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody },
+      detail: { tags: ["search"], summary: "Search the archive of earlier answers by meaning: shape A (q) or B (query)", security: [{ bearer: [] }] },
+    },
+  );

@@ -1,0 +1,59 @@
+// Records longer than the model's window (256 tokens) are cut into chunks for embedding and
+// display: sentence boundaries where possible, each chunk at most CHUNK_TOKENS word pieces.
+// Deterministic, so a chunk can be found again by its record and position.
+import type { WordPieceTokenizer } from "../embedding/tokenizer";
+
+/** Room for the title and the special tokens inside the model's 256. */
+export const CHUNK_TOKENS = 200;
+const MAX_CHUNKS = 64;
+
+export function chunkText(text: string, tokenizer: WordPieceTokenizer, maxTokens = CHUNK_TOKENS): string[] {
+  const clean = text.replace(/\r\n?/g, "\n").replace(/[ \t]+/g, " ").replace(/\n{3,}/g, "\n\n").trim();
+  if (!clean) return [];
+  if (tokenizer.count(clean) <= maxTokens) return [clean];
+  const sentences = clean.split(/(?<=[.!?])\s+|\n+/).filter((s) => s.trim());
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let tokens = 0;
+  const flush = () => {
+    if (current.length) chunks.push(current.join(" ").trim());
+    current = [];
+    tokens = 0;
+  };
+  for (const sentence of sentences) {
+    const n = tokenizer.count(sentence);
+    if (n > maxTokens) {
+      // A sentence longer than a chunk is cut by words.
+      flush();
+      let words: string[] = [];
+      let wt = 0;
+      for (const w of sentence.split(/\s+/)) {
+        const c = tokenizer.count(w);
+        if (wt + c > maxTokens && words.length) {
+          chunks.push(words.join(" "));
+          words = [];
+          wt = 0;
+        }
+        words.push(w);
+        wt += c;
+      }
+      if (words.length) chunks.push(words.join(" "));
+      continue;
+    }
+    if (tokens + n > maxTokens) flush();
+    current.push(sentence.trim());
+    tokens += n;
+    if (chunks.length >= MAX_CHUNKS) break;
+  }
+  flush();
+  return chunks.slice(0, MAX_CHUNKS);
+}
+
+/** What is embedded for a chunk: the record's title gives it context. */
+export const embeddingText = (title: string, chunk: string) => (title && !chunk.startsWith(title) ? `${title}\n${chunk}` : chunk);
+
+/** The chunks of a record (its title alone when it has no text). */
+export function recordChunks(record: { title: string; content: string }, tokenizer: WordPieceTokenizer): string[] {
+  const chunks = chunkText(record.content, tokenizer);
+  return chunks.length ? chunks : record.title ? [record.title] : [];
+}

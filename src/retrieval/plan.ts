@@ -1,0 +1,130 @@
+// From a question to what each connector is asked: the words that matter, quoted phrases,
+// dates and date ranges in words ("last month", "in March", "since 2001"; chrono-node with an
+// injectable clock), amounts, e-mail addresses and names, and hints of the kind of source.
+import * as chrono from "chrono-node";
+
+export interface QueryPlan {
+  text: string;
+  terms: string[];
+  phrases: string[];
+  dateFrom?: Date;
+  /** Exclusive. */
+  dateTo?: Date;
+  amounts: Array<{ value: number; currency?: string; comparison?: "over" | "under" }>;
+  people: string[];
+  addresses: string[];
+  /** "email" when the question asks for mail, "file" for documents, orders, invoices. */
+  sourceHint?: "email" | "file";
+}
+
+const STOPWORDS = new Set(
+  "a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just let me more most my no nor not of off on once only or other our ours out over own same she should so some such than that the their theirs them then there these they this those through to too under until up us very was we were what when where which while who whom why will with would you your yours show find give get tell list any anything everything did does please".split(
+    " ",
+  ),
+);
+const MAIL_WORDS = /\b(e-?mails?|mails?|messages?|inbox|wrote|sent|replied)\b/i;
+const FILE_WORDS = /\b(invoices?|orders?|receipts?|documents?|files?|pdfs?|contracts?|customers?|spreadsheets?|reports?)\b/i;
+const CURRENCIES: Record<string, string> = { "€": "EUR", eur: "EUR", euro: "EUR", euros: "EUR", $: "USD", usd: "USD", dollars: "USD", "£": "GBP", gbp: "GBP", pln: "PLN", chf: "CHF" };
+
+/** chrono's components can be assigned; its published type leaves that out. */
+const assign = (c: chrono.ParsedComponents, unit: "year", value: number) => (c as unknown as { assign(u: string, v: number): void }).assign(unit, value);
+
+function startOfDayUtc(d: Date): Date {
+  return new Date(Date.UTC(d.getFullYear(), d.getMonth(), d.getDate()));
+}
+
+/** The date range of the question, if it names one. */
+function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]> } {
+  const results = chrono.parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
+  if (results.length === 0) {
+    // "since 2001", "in 2001", "before 2002": a bare year chrono leaves alone.
+    const year = /\b(since|after|before|until|in|during)?\s*((?:19|20)\d\d)\b/i.exec(text);
+    if (!year) return { spans: [] };
+    const y = Number(year[2]);
+    const word = year[1]?.toLowerCase();
+    const start = new Date(Date.UTC(y, 0, 1));
+    const end = new Date(Date.UTC(y + 1, 0, 1));
+    const spans: Array<[number, number]> = [[year.index, year.index + year[0].length]];
+    if (word === "since" || word === "after") return { from: word === "since" ? start : end, spans };
+    if (word === "before" || word === "until") return { to: word === "until" ? end : start, spans };
+    return { from: start, to: end, spans };
+  }
+  const r = results[0]!;
+  const spans: Array<[number, number]> = [[r.index, r.index + r.text.length]];
+  const before = text.slice(Math.max(0, r.index - 8), r.index).toLowerCase();
+  // "between March 1 and March 15 2024": two dates joined by and/to make a range.
+  const second = results[1];
+  if (!r.end && second && /^\s*(and|to|until|-|–)\s*$/i.test(text.slice(r.index + r.text.length, second.index))) {
+    const year = second.start.get("year")!;
+    if (!r.start.isCertain("year")) assign(r.start, "year", year);
+    spans.push([second.index, second.index + second.text.length]);
+    return { from: startOfDayUtc(r.start.date()), to: new Date(startOfDayUtc(second.start.date()).getTime() + 86_400_000), spans };
+  }
+  // A month or day without a year means the last one, not the next.
+  if (!r.start.isCertain("year") && r.start.date() > now) assign(r.start, "year", r.start.get("year")! - 1);
+  const start = r.start.date();
+  // The unit the words name: a day unless only a month or year was given.
+  const known = (c: "day" | "month" | "year") => r.start.isCertain(c);
+  let from = startOfDayUtc(start);
+  let to: Date;
+  if (r.end) to = new Date(startOfDayUtc(r.end.date()).getTime() + 86_400_000);
+  else if (!known("day") && known("month")) {
+    from = new Date(Date.UTC(start.getFullYear(), start.getMonth(), 1));
+    to = new Date(Date.UTC(start.getFullYear(), start.getMonth() + 1, 1));
+  } else if (!known("day") && !known("month") && known("year")) {
+    from = new Date(Date.UTC(start.getFullYear(), 0, 1));
+    to = new Date(Date.UTC(start.getFullYear() + 1, 0, 1));
+  } else if (/last month|this month|next month/i.test(r.text)) {
+    from = new Date(Date.UTC(start.getFullYear(), start.getMonth(), 1));
+    to = new Date(Date.UTC(start.getFullYear(), start.getMonth() + 1, 1));
+  } else if (/last year|this year/i.test(r.text)) {
+    from = new Date(Date.UTC(start.getFullYear(), 0, 1));
+    to = new Date(Date.UTC(start.getFullYear() + 1, 0, 1));
+  } else if (/last week|this week/i.test(r.text)) {
+    to = new Date(from.getTime() + 7 * 86_400_000);
+  } else to = new Date(from.getTime() + 86_400_000);
+  if (/since|after|from/.test(before) && !r.end) return { from, spans };
+  if (/before|until/.test(before) && !r.end) return { to: /until/.test(before) ? to : from, spans };
+  return { from, to, spans };
+}
+
+export function planQuery(question: string, now: Date = new Date()): QueryPlan {
+  const text = question.trim();
+  const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim());
+  const { from, to, spans } = dateRange(text, now);
+  // Words inside the date expression are not search terms.
+  let rest = text;
+  for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = rest.slice(0, a) + " " + rest.slice(b);
+  rest = rest.replace(/"[^"]*"/g, " ");
+
+  const addresses = [...text.matchAll(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g)].map((m) => m[0].toLowerCase());
+  const amounts: QueryPlan["amounts"] = [];
+  const amountSpans: Array<[number, number]> = [];
+  for (const m of rest.matchAll(/\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi)) {
+    if (!m[2] && !m[4] && !m[1]) continue;
+    const raw = m[3]!.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", ".");
+    const value = Number(raw);
+    if (!Number.isFinite(value)) continue;
+    const cmp = m[1]?.toLowerCase();
+    amountSpans.push([m.index!, m.index! + m[0].length]);
+    amounts.push({
+      value,
+      currency: CURRENCIES[(m[2] ?? m[4] ?? "").toLowerCase()],
+      comparison: cmp ? (/(over|above|more)/.test(cmp) ? "over" : "under") : undefined,
+    });
+  }
+  for (const [a, b] of amountSpans.reverse()) rest = rest.slice(0, a) + " " + rest.slice(b);
+  const people = [...rest.matchAll(/\b(?:from|by|to|with|cc)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)/g)].map((m) => m[1]!);
+  const terms = [
+    ...new Set(
+      rest
+        .toLowerCase()
+        .replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, " ")
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
+    ),
+    ...addresses,
+  ];
+  const sourceHint = MAIL_WORDS.test(text) ? "email" : FILE_WORDS.test(text) ? "file" : undefined;
+  return { text, terms, phrases, dateFrom: from, dateTo: to, amounts, people, addresses, sourceHint };
+}

@@ -1,0 +1,168 @@
+// The query pipeline: plan the question, ask every connector in parallel (each with a
+// timeout; a slow or failing one yields a note, never a failed query), score every candidate
+// by words and by meaning, fuse, and keep the best chunk of each record with its citation.
+import type { ConnectorRegistry } from "../connectors/registry";
+import type { SearchHit, SourceRecord } from "../connectors/types";
+import { cosine } from "../embedding/embedder";
+import type { EmbeddingService } from "../embedding/service";
+import { bm25Scores, words } from "./bm25";
+import { embeddingText, recordChunks } from "./chunk";
+import { planQuery, type QueryPlan } from "./plan";
+
+/** Weight of the dense score in the fusion, tuned on the SciFact train split (scripts/eval). */
+export const DENSE_WEIGHT = 0.45;
+export const CONNECTOR_TIMEOUT_MS = 8_000;
+const HINT_BOOST = 0.05;
+
+export interface RankedChunk {
+  connectorId: string;
+  connectorLabel: string;
+  record: SourceRecord;
+  /** Position of the chunk within its record. */
+  chunkIndex: number;
+  text: string;
+  score: number;
+  lexical: number;
+  dense?: number;
+}
+
+export interface QueryOptions {
+  user: string;
+  question: string;
+  /** Earlier questions of the conversation, oldest first. */
+  context?: string[];
+  connectorIds?: string[];
+  /** Results kept per connector. */
+  perConnector: number;
+  sourceType?: "email" | "file";
+  dateFrom?: Date;
+  dateTo?: Date;
+  now?: Date;
+  denseWeight?: number;
+  timeoutMs?: number;
+}
+
+export interface QueryOutcome {
+  plan: QueryPlan;
+  vector: Float32Array;
+  /** Best first; at most `perConnector` per connector. */
+  chunks: RankedChunk[];
+  connectorsSearched: number;
+  totalFound: number;
+  notes: string[];
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, label: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${label}: no answer within ${ms / 1000} s`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+const minMax = (xs: number[]) => {
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  return (x: number) => (hi > lo ? (x - lo) / (hi - lo) : xs.length ? 1 : 0);
+};
+
+export class QueryService {
+  constructor(
+    private readonly connectors: ConnectorRegistry,
+    private readonly embeddings: EmbeddingService,
+  ) {}
+
+  async run(o: QueryOptions): Promise<QueryOutcome> {
+    const plan = planQuery(o.question, o.now);
+    const previous = o.context?.length ? planQuery(o.context[o.context.length - 1]!, o.now) : undefined;
+    const terms = [...new Set([...plan.terms, ...(previous?.terms ?? [])])];
+    const dateFrom = o.dateFrom ?? plan.dateFrom;
+    const dateTo = o.dateTo ?? plan.dateTo;
+    const active = this.connectors.active(o.user, o.connectorIds);
+    const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
+    const [vector] = await this.embeddings.embed([embedText], "urgent");
+    const notes: string[] = [];
+    const candidates = Math.max(20, o.perConnector * 3);
+
+    const answers = await Promise.allSettled(
+      active.map(async (a) => {
+        const request = { terms, phrases: plan.phrases, dateFrom, dateTo, limit: candidates, vector };
+        const work = a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
+        return { a, hits: await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id) };
+      }),
+    );
+
+    const scored: RankedChunk[] = [];
+    let pendingVectors = 0;
+    answers.forEach((answer, i) => {
+      const a = active[i]!;
+      if (answer.status === "rejected") {
+        const reason = answer.reason instanceof Error ? answer.reason.message : "failed";
+        notes.push(reason.startsWith(`${a.id}:`) ? reason : `${a.id}: ${reason}`);
+        return;
+      }
+      const hits = answer.value.hits.filter((h) => !o.sourceType || h.record.type === o.sourceType);
+      const progress = a.connector.progress?.();
+      if (progress && progress.embedded < progress.total) notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
+      if (hits.length === 0) return;
+      // Words: the source's own BM25 where it has one, else BM25 over these candidates.
+      const local = hits.some((h) => h.lexical === undefined) ? bm25Scores(hits.map((h) => `${h.record.title} ${h.record.content}`), terms) : [];
+      const lexical = hits.map((h, j) => h.lexical ?? local[j] ?? 0);
+      const normLex = minMax(lexical);
+      for (const [j, h] of hits.entries()) {
+        const chunks = recordChunks(h.record, this.embeddings.tokenizer);
+        if (chunks.length === 0) continue;
+        const vectors = this.embeddings.cached(chunks.map((c) => embeddingText(h.record.title, c)));
+        let best = h.chunk ?? -1;
+        let dense: number | undefined;
+        vectors.forEach((v, k) => {
+          if (!v) return;
+          const sim = cosine(vector!, v);
+          if (dense === undefined || sim > dense) {
+            dense = sim;
+            best = k;
+          }
+        });
+        if (dense === undefined) {
+          dense = h.dense;
+          pendingVectors++;
+          // Seen for the first time: embedded in the background, ready for the next question.
+          void this.embeddings.embed(chunks.map((c) => embeddingText(h.record.title, c)), "background").catch(() => {});
+        }
+        if (best < 0 || best >= chunks.length) best = bestByWords(chunks, terms);
+        scored.push({ connectorId: a.id, connectorLabel: a.label, record: h.record, chunkIndex: best, text: chunks[best]!, score: 0, lexical: normLex(lexical[j]!), dense });
+      }
+    });
+    if (pendingVectors) notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
+
+    const w = o.denseWeight ?? DENSE_WEIGHT;
+    const denseValues = scored.filter((c) => c.dense !== undefined).map((c) => c.dense!);
+    const normDense = minMax(denseValues);
+    for (const c of scored) {
+      c.score = c.dense === undefined ? c.lexical : w * normDense(c.dense) + (1 - w) * c.lexical;
+      if (plan.sourceHint && c.record.type === plan.sourceHint) c.score += HINT_BOOST;
+      c.score = Math.round(c.score * 10_000) / 10_000;
+    }
+    scored.sort((x, y) => y.score - x.score);
+    const perConnector = new Map<string, number>();
+    const kept = scored.filter((c) => {
+      const n = perConnector.get(c.connectorId) ?? 0;
+      perConnector.set(c.connectorId, n + 1);
+      return n < o.perConnector;
+    });
+    return { plan, vector: vector!, chunks: kept, connectorsSearched: active.length, totalFound: scored.length, notes };
+  }
+}
+
+function bestByWords(chunks: string[], terms: string[]): number {
+  const want = new Set(terms.flatMap(words));
+  let best = 0;
+  let bestScore = -1;
+  chunks.forEach((c, i) => {
+    const score = words(c).filter((w) => want.has(w)).length;
+    if (score > bestScore) {
+      bestScore = score;
+      best = i;
+    }
+  });
+  return best;
+}
