@@ -75,8 +75,9 @@ export class QueryService {
     const plan = planQuery(o.question, o.now);
     const previous = o.context?.length ? planQuery(o.context[o.context.length - 1]!, o.now) : undefined;
     const terms = [...new Set([...plan.terms, ...(previous?.terms ?? [])])];
-    const dateFrom = o.dateFrom ?? plan.dateFrom;
-    const dateTo = o.dateTo ?? plan.dateTo;
+    // Dates named in the question narrow mail and tables, whose records carry their own dates;
+    // a document's date is only its file time, so there they do not (explicit filters do).
+    const planned = (kind: string) => (kind === "files" ? {} : { dateFrom: plan.dateFrom, dateTo: plan.dateTo });
     const active = this.connectors.active(o.user, o.connectorIds);
     const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
     const [vector] = await this.embeddings.embed([embedText], "urgent");
@@ -85,7 +86,8 @@ export class QueryService {
 
     const answers = await Promise.allSettled(
       active.map(async (a) => {
-        const request = { terms, phrases: plan.phrases, dateFrom, dateTo, limit: candidates, vector };
+        const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : planned(a.kind);
+        const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector };
         const work = a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
         return { a, hits: await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id) };
       }),
