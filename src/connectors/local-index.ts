@@ -195,6 +195,20 @@ export class LocalIndex {
         const record = this.record(r.doc);
         if (record && inRange(record)) hits.set(r.doc, { record, dense: similarity, chunk: r.ord });
       }
+      // Word matches the nearest-neighbour search did not reach: their best chunk's similarity.
+      const chunksOf = this.db.query<{ chunk: number; ord: number }, [number]>("SELECT chunk, ord FROM connector_chunks WHERE doc = ? AND embedded = 1");
+      const vectorOf = this.db.query<{ embedding: Uint8Array }, [number]>("SELECT embedding FROM connector_vec WHERE chunk_id = ?");
+      for (const [doc, hit] of hits) {
+        if (hit.dense !== undefined) continue;
+        for (const c of chunksOf.all(doc)) {
+          const blob = vectorOf.get(c.chunk)?.embedding;
+          if (!blob) continue;
+          const v = new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
+          let dot = 0;
+          for (let i = 0; i < v.length; i++) dot += v[i]! * request.vector[i]!;
+          if (hit.dense === undefined || dot > hit.dense) Object.assign(hit, { dense: dot, chunk: c.ord });
+        }
+      }
     }
     return [...hits.values()];
   }

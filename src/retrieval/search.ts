@@ -24,6 +24,8 @@ export interface RankedChunk {
   score: number;
   lexical: number;
   dense?: number;
+  /** The record's chunks, while ranking (dropped before results are returned). */
+  chunks?: string[];
 }
 
 export interface QueryOptions {
@@ -111,27 +113,29 @@ export class QueryService {
       const lexical = hits.map((h, j) => h.lexical ?? local[j] ?? 0);
       const normLex = minMax(lexical);
       for (const [j, h] of hits.entries()) {
-        const chunks = recordChunks(h.record, this.embeddings.tokenizer);
-        if (chunks.length === 0) continue;
-        const vectors = this.embeddings.cached(chunks.map((c) => embeddingText(h.record.title, c)));
-        let best = h.chunk ?? -1;
-        let dense: number | undefined;
-        vectors.forEach((v, k) => {
-          if (!v) return;
-          const sim = cosine(vector!, v);
-          if (dense === undefined || sim > dense) {
-            dense = sim;
-            best = k;
-          }
-        });
+        let dense = h.dense;
+        let best = h.chunk;
+        let chunks: string[] | undefined;
         if (dense === undefined) {
-          dense = h.dense;
-          pendingVectors++;
-          // Seen for the first time: embedded in the background, ready for the next question.
-          void this.embeddings.embed(chunks.map((c) => embeddingText(h.record.title, c)), "background").catch(() => {});
+          // No vectors from the source: those of its chunks seen before, from the cache.
+          chunks = recordChunks(h.record, this.embeddings.tokenizer);
+          if (chunks.length === 0) continue;
+          const texts = chunks.map((c) => embeddingText(h.record.title, c));
+          this.embeddings.cached(texts).forEach((v, k) => {
+            if (!v) return;
+            const sim = cosine(vector!, v);
+            if (dense === undefined || sim > dense) {
+              dense = sim;
+              best = k;
+            }
+          });
+          if (dense === undefined) {
+            pendingVectors++;
+            // Seen for the first time: embedded in the background, ready for the next question.
+            void this.embeddings.embed(texts, "background").catch(() => {});
+          }
         }
-        if (best < 0 || best >= chunks.length) best = bestByWords(chunks, terms);
-        scored.push({ connectorId: a.id, connectorLabel: a.label, record: h.record, chunkIndex: best, text: chunks[best]!, score: 0, lexical: normLex(lexical[j]!), dense });
+        scored.push({ connectorId: a.id, connectorLabel: a.label, record: h.record, chunkIndex: best ?? -1, text: "", score: 0, lexical: normLex(lexical[j]!), dense, chunks });
       }
     });
     if (pendingVectors) notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
@@ -151,6 +155,13 @@ export class QueryService {
       perConnector.set(c.connectorId, n + 1);
       return n < o.perConnector;
     });
+    // The text of the best chunk, for the results kept only.
+    for (const c of kept) {
+      const chunks = c.chunks ?? recordChunks(c.record, this.embeddings.tokenizer);
+      if (c.chunkIndex < 0 || c.chunkIndex >= chunks.length) c.chunkIndex = bestByWords(chunks, terms);
+      c.text = chunks[c.chunkIndex] ?? c.record.title;
+      delete c.chunks;
+    }
     return { plan, vector: vector!, chunks: kept, connectorsSearched: active.length, totalFound: scored.length, notes };
   }
 }

@@ -1,0 +1,84 @@
+// Ranking evaluation on BEIR SciFact (issue: the query pipeline). The corpus is indexed
+// through the same `files` connector, index and ranking a user gets; the claims are asked as
+// questions; nDCG@10 and Recall@100 are printed. Tune on the train split only:
+//   bun scripts/eval/scifact.ts                      test split, the shipped weight
+//   bun scripts/eval/scifact.ts --split train --sweep   dense weights 0..1 on the train split
+// The data stays outside the product (CC BY-NC): it is written to $CORPUS_EVAL_DIR
+// (default /tmp/corpus-eval-scifact), reused between runs so the embeddings are computed once.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config";
+import { createLogger } from "../../src/log";
+import { DENSE_WEIGHT } from "../../src/retrieval/search";
+import { createServices } from "../../src/services";
+
+const args = process.argv.slice(2);
+const flag = (name: string) => args.includes(`--${name}`);
+const option = (name: string, fallback: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
+};
+const split = option("split", "test");
+const data = join(import.meta.dir, "../../../shared/data/scifact");
+const work = process.env.CORPUS_EVAL_DIR ?? "/tmp/corpus-eval-scifact";
+const docs = join(work, "docs");
+mkdirSync(docs, { recursive: true });
+
+// 1. The corpus as a folder of documents, one per abstract: title as heading, then the text.
+const corpus = readFileSync(join(data, "corpus.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
+for (const d of corpus) {
+  const file = join(docs, `${d._id}.md`);
+  if (!existsSync(file)) writeFileSync(file, `# ${d.title}\n\n${d.text}\n`);
+}
+const queries = new Map(readFileSync(join(data, "queries.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { _id: string; text: string }).map((q) => [q._id, q.text]));
+const qrels = new Map<string, Set<string>>();
+for (const line of readFileSync(join(data, "qrels", `${split}.tsv`), "utf8").trim().split("\n").slice(1)) {
+  const [q, doc, score] = line.split("\t");
+  if (Number(score) > 0) (qrels.get(q!) ?? qrels.set(q!, new Set()).get(q!)!).add(doc!);
+}
+
+// 2. Index through the files connector, as a user's connector would be.
+const config = loadConfig({ CORPUS_DATA_DIR: join(work, "data"), CORPUS_CONNECTOR_ROOTS: work, CORPUS_LOG_LEVEL: "ERROR" });
+const services = await createServices(config, createLogger("ERROR"));
+if (!services.connectors.ids("eval").includes("scifact")) await services.connectors.add("eval", { id: "scifact", kind: "files", config: { path: docs } });
+const [active] = services.connectors.active("eval", ["scifact"]);
+await active!.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
+const started = performance.now();
+for (;;) {
+  const p = active!.connector.progress!();
+  if (p.total > 0 && p.embedded === p.total) break;
+  process.stderr.write(`\rembedding ${p.embedded} of ${p.total} chunks (${((performance.now() - started) / 1000).toFixed(0)} s)   `);
+  await Bun.sleep(2000);
+}
+process.stderr.write("\n");
+
+// 3. Ask every claim of the split; score the ranking of documents.
+async function evaluate(weight: number) {
+  let ndcg = 0;
+  let recall = 0;
+  let n = 0;
+  const t0 = performance.now();
+  for (const [qid, relevant] of qrels) {
+    const question = queries.get(qid);
+    if (!question) continue;
+    const outcome = await services.query.run({ user: "eval", question, connectorIds: ["scifact"], perConnector: 100, denseWeight: weight });
+    const ranked = outcome.chunks.map((c) => c.record.path.replace(/\.md$/, ""));
+    let dcg = 0;
+    ranked.slice(0, 10).forEach((doc, i) => {
+      if (relevant.has(doc)) dcg += 1 / Math.log2(i + 2);
+    });
+    let ideal = 0;
+    for (let i = 0; i < Math.min(10, relevant.size); i++) ideal += 1 / Math.log2(i + 2);
+    ndcg += dcg / ideal;
+    recall += ranked.slice(0, 100).filter((d) => relevant.has(d)).length / relevant.size;
+    n++;
+  }
+  return { ndcg: ndcg / n, recall: recall / n, queries: n, msPerQuery: (performance.now() - t0) / n };
+}
+
+const weights = flag("sweep") ? Array.from({ length: 11 }, (_, i) => i / 10) : [Number(option("weight", String(DENSE_WEIGHT)))];
+for (const w of weights) {
+  const r = await evaluate(w);
+  console.log(`split ${split}  queries ${r.queries}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${r.msPerQuery.toFixed(1)} ms/query)`);
+}
+await services.close();
