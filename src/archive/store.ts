@@ -68,10 +68,14 @@ export class Archive {
     return `archive/${queryId}`;
   }
 
-  /** Stores a query and its chunks; vectors from `vectorOf` where known, else computed in the background. */
+  /** Stores a query and its chunks; vectors from the cache where known, else computed in the background. */
   record(user: string, queryId: string, question: string, chunks: Array<{ chunk: ArchivedChunk; embedText: string }>): void {
+    this.store(user, queryId, question, chunks, this.embeddings.cached(chunks.map((c) => c.embedText)));
+  }
+
+  /** Stores a query and its chunks with the vectors given (undefined: computed in the background). */
+  store(user: string, queryId: string, question: string, chunks: Array<{ chunk: ArchivedChunk; embedText: string }>, vectors: Array<Float32Array | undefined>): void {
     const at = Math.floor(this.now() / 1000);
-    const vectors = this.embeddings.cached(chunks.map((c) => c.embedText));
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const ids: number[] = [];
     this.db.transaction(() => {

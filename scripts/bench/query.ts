@@ -1,0 +1,114 @@
+// Latency of POST /v1/query with the Enron maildir, the invoices folder and Chinook connected
+// (after indexing), and of POST /v1/deep_search with 100,000 archived chunks over 100 users;
+// bare GET / of the same server in the same run beside them (issue: the query pipeline).
+// Targets: /v1/query p50 < 50 ms, p99 < 150 ms; /v1/deep_search p99 < 25 ms.
+//   bun scripts/bench/query.ts
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../../src/app";
+import { loadConfig } from "../../src/config";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { createLogger } from "../../src/log";
+import { createFetch } from "../../src/server";
+import { createServices } from "../../src/services";
+
+const data = join(import.meta.dir, "../../../shared/data");
+const work = mkdtempSync(join(tmpdir(), "corpus-bench-query-"));
+const operators = join(work, "connectors.json");
+writeFileSync(
+  operators,
+  JSON.stringify([
+    { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
+    { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
+    { id: "shop", kind: "sql", label: "Chinook", config: { url: join(data, "chinook", "Chinook_Sqlite.sqlite"), tables: [
+      { name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate" },
+      { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country", "Email"] },
+    ] } },
+  ]),
+);
+const config = loadConfig({
+  CORPUS_DATA_DIR: join(work, "data"),
+  CORPUS_CONNECTORS_FILE: operators,
+  CORPUS_LOG_LEVEL: "ERROR",
+  CORPUS_LIMIT_QUERY_PER_MINUTE: "1000000",
+  CORPUS_LIMIT_DEEP_SEARCH_PER_MINUTE: "1000000",
+});
+const log = createLogger("ERROR");
+const services = await createServices(config, log);
+const app = createApp(services);
+const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createFetch(app.handle, config, log) });
+const url = server.url.href.replace(/\/$/, "");
+const { token } = await services.auth.issuer.issue("bench", ["corpus:search", "corpus:read"], 7200);
+const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+
+// Index and embed everything first, as a running service would have.
+const t0 = performance.now();
+for (const a of services.connectors.active("bench")) await a.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
+for (;;) {
+  const pending = services.connectors.active("bench").map((a) => a.connector.progress?.()).filter((p) => p && p.embedded < p.total);
+  if (pending.length === 0) break;
+  const [p] = pending;
+  process.stderr.write(`\rindexing: ${p!.embedded} of ${p!.total} chunks embedded (${((performance.now() - t0) / 1000).toFixed(0)} s)   `);
+  await Bun.sleep(2000);
+}
+process.stderr.write(`\rindexed in ${((performance.now() - t0) / 1000).toFixed(0)} s                              \n`);
+
+const questions = [
+  "emails from Jeff about the California price caps",
+  "what did Amazon Web Services invoice us?",
+  "invoices from customers in Germany in 2021",
+  "FERC order on the California power market",
+  "meeting schedule next week",
+  "gas pipeline capacity",
+  "customers from Brazil",
+  "Orlen fuel invoice in PLN",
+  "energy trading risk management",
+  "who is the contact at Apple?",
+];
+
+async function timed(n: number, send: (i: number) => Promise<Response>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = performance.now();
+    const r = await send(i);
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`status ${r.status}`);
+    times.push(performance.now() - s);
+  }
+  return times.sort((a, b) => a - b);
+}
+const pct = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+const row = (name: string, xs: number[], target: string) =>
+  console.log(`${name.padEnd(34)} p50 ${pct(xs, 0.5).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(2).padStart(7)} ms   ${target}`);
+
+await timed(20, (i) => fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }));
+const bare = await timed(300, () => fetch(`${url}/`));
+const query = await timed(300, (i) => fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }));
+
+// 100,000 archived chunks over 100 users (random unit vectors: the search cost does not depend on them).
+const unit = () => {
+  const v = new Float32Array(EMBEDDING_DIM);
+  let n = 0;
+  for (let i = 0; i < v.length; i++) n += (v[i] = Math.random() - 0.5) ** 2;
+  n = Math.sqrt(n);
+  for (let i = 0; i < v.length; i++) v[i]! /= n;
+  return v;
+};
+for (let u = 0; u < 100; u++) {
+  for (let q = 0; q < 125; q++) {
+    const chunks = Array.from({ length: 8 }, (_, k) => ({
+      chunk: { chunk_id: `c${u}_${q}_${k}`, connector: "mail", title: "t", content: `archived chunk ${k} of query ${q}`, source_url: "file:///x", type: "email" as const, path: "x", date: null },
+      embedText: "",
+    }));
+    services.archive.store(u === 0 ? "bench" : `user${u}`, `qry_bench${u}_${q}`, `question ${q}`, chunks, chunks.map(unit));
+  }
+}
+const deep = await timed(300, (i) => fetch(`${url}/v1/deep_search`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }));
+
+console.log("in-process server, loopback, sequential requests");
+row("GET / (same server, baseline)", bare, "");
+row("POST /v1/query (3 connectors)", query, "target p50 < 50, p99 < 150");
+row("POST /v1/deep_search (100k chunks)", deep, "target p99 < 25");
+server.stop(true);
+await services.close();
