@@ -5,6 +5,8 @@ import { authRoutes } from "./auth/routes";
 import { connectorRoutes } from "./connectors/routes";
 import { deepSearchRoutes } from "./rest/deep-search";
 import { queryRoutes } from "./rest/query";
+import { userRoutes } from "./users/routes";
+import { webhookRoutes } from "./webhooks/routes";
 import { debugRoutes } from "./debug/routes";
 import { healthRoutes } from "./health/routes";
 import type { HealthChecks } from "./health/checks";
@@ -40,6 +42,8 @@ export function createApp(services: Services) {
     .use(connectorRoutes(services))
     .use(queryRoutes(services))
     .use(deepSearchRoutes(services))
+    .use(webhookRoutes(services))
+    .use(userRoutes(services))
     .use(debugRoutes(config.CORPUS_DEBUG_MODE));
 }
 

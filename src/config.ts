@@ -94,6 +94,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     values[name] = value;
   }
   const base = values as Static<typeof ConfigSchema>;
+  if (base.CORPUS_WEBHOOK_URL && !base.CORPUS_WEBHOOK_SECRET) {
+    throw new ConfigError("CORPUS_WEBHOOK_SECRET is not set: expected at least 16 characters whenever CORPUS_WEBHOOK_URL is set");
+  }
   const hostForUrl = base.CORPUS_HOST.includes(":") ? `[${base.CORPUS_HOST}]` : base.CORPUS_HOST;
   const local = `http://${hostForUrl}:${base.CORPUS_PORT}`;
   return {

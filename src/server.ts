@@ -36,6 +36,8 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
     fetch: createFetch(app.handle, config, log),
   });
   const url = server.url.href.replace(/\/$/, "");
+  // Deliveries left in the outbox by an earlier run go out now.
+  services.webhookWorker.start();
   if (config.CORPUS_AUTH_DISABLED) log.warning("CORPUS_AUTH_DISABLED=true: /mcp accepts requests without a token (development only)");
   log.info("listening", { url, data_dir: config.CORPUS_DATA_DIR });
   // The model loads after the listener is up, so that start-up stays fast; the first

@@ -8,6 +8,8 @@ import type { Config } from "./config";
 import { conversationMigrations, Conversations } from "./conversations/store";
 import { EmbeddingService, embeddingMigrations } from "./embedding/service";
 import { QueryService } from "./retrieval/search";
+import { WebhookStore, webhookMigrations } from "./webhooks/store";
+import { WebhookWorker } from "./webhooks/worker";
 import { indexMigrations } from "./connectors/local-index";
 import { ConnectorRegistry, registryMigrations } from "./connectors/registry";
 import { loadMasterKey } from "./crypto/master-key";
@@ -31,6 +33,7 @@ export const MIGRATIONS = [
   ...embeddingMigrations,
   ...archiveMigrations,
   ...conversationMigrations,
+  ...webhookMigrations,
 ];
 
 export interface Services {
@@ -47,6 +50,9 @@ export interface Services {
   query: QueryService;
   archive: Archive;
   conversations: Conversations;
+  webhooks: WebhookStore;
+  webhookWorker: WebhookWorker;
+  operatorWebhook?: { url: string; secret: string };
   /** Flushes what is written behind, closes connections and the database. */
   close(): Promise<void>;
 }
@@ -64,6 +70,9 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const query = new QueryService(connectors, embeddings);
   const archive = new Archive(db, userKeys, embeddings, now);
   const conversations = new Conversations(db, userKeys, now);
+  const webhooks = new WebhookStore(db, userKeys, masterKey, now);
+  const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now);
+  const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {
     config,
     log,
@@ -78,7 +87,11 @@ export async function createServices(config: Config, log: Logger, now: () => num
     query,
     archive,
     conversations,
+    webhooks,
+    webhookWorker,
+    operatorWebhook,
     async close() {
+      await webhookWorker.stop();
       await connectors.close();
       limiter.stop();
       buckets.stop();

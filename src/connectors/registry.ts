@@ -312,12 +312,21 @@ export class ConnectorRegistry {
     return failing.length ? { healthy: false, reason: `operator connectors in error: ${failing.join("; ")}` } : { healthy: true };
   }
 
-  /** Every connector of `user` and its index (D13); returns how many were removed. */
-  async deleteUser(user: string): Promise<number> {
-    const defs = this.userDefinitions(user);
-    for (const d of defs) await this.forget(user, d.id);
-    this.db.query("DELETE FROM connectors WHERE user_id = ?").run(user);
-    return defs.length;
+  /** Closes the live connections of `user`'s connectors (before their rows are deleted). */
+  async closeUser(user: string): Promise<void> {
+    for (const [key, c] of [...this.live]) {
+      if (!key.startsWith(`${user}/`)) continue;
+      this.live.delete(key);
+      this.statuses.delete(key);
+      await c.close().catch(() => {});
+    }
+  }
+
+  /** Every connector row and index entry of `user` (D13), inside the caller's transaction. */
+  deleteUserRows(user: string): number {
+    const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM connectors WHERE user_id = ?").all(user);
+    for (const { id } of ids) new LocalIndex(this.db, `${user}/${id}`, { seal: () => Buffer.alloc(0), open: () => "" }).drop();
+    return this.db.query("DELETE FROM connectors WHERE user_id = ?").run(user).changes;
   }
 
   async close(): Promise<void> {

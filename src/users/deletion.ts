@@ -1,0 +1,82 @@
+// DELETE /v1/delete_my_data (D13; first document part 1 item 4): one transaction removes every
+// row of the user in every room, destroys the user's data key (so copies of the database or
+// its WAL open nothing of theirs), stamps "not before" on their tokens, and queues the signed
+// user.deleted event for their webhooks (read before they are removed) and the operator's.
+import type { Database } from "bun:sqlite";
+import type { Archive } from "../archive/store";
+import type { AuthService } from "../auth/service";
+import type { ConnectorRegistry } from "../connectors/registry";
+import type { Conversations } from "../conversations/store";
+import type { UserKeys } from "../crypto/user-keys";
+import type { IdempotencyStore } from "../limits/idempotency";
+import type { RateLimiter } from "../limits/rate-limit";
+import type { Logger } from "../log";
+import type { WebhookStore } from "../webhooks/store";
+import type { WebhookWorker } from "../webhooks/worker";
+
+export interface DeletionResult {
+  status: "deletion_confirmed";
+  details: {
+    oauth_tokens_revoked: number;
+    query_history_deleted: boolean;
+    archive_entries_removed: number;
+    webhooks_unregistered: number;
+    profile_deleted: boolean;
+  };
+  message: string;
+}
+
+export interface DeletionServices {
+  db: Database;
+  auth: AuthService;
+  limiter: RateLimiter;
+  idempotency: IdempotencyStore;
+  connectors: ConnectorRegistry;
+  archive: Archive;
+  conversations: Conversations;
+  userKeys: UserKeys;
+  webhooks: WebhookStore;
+  webhookWorker: WebhookWorker;
+  operatorWebhook?: { url: string; secret: string };
+  log: Logger;
+}
+
+export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
+  await s.connectors.closeUser(user);
+  const { result, anything } = s.db.transaction(() => {
+    const targets = s.webhooks.targets(user, "user.deleted");
+    const tokens = s.auth.store.revokeUser(user);
+    s.auth.store.forgetIssued(user);
+    const webhooks = s.webhooks.deleteUser(user);
+    const archive = s.archive.deleteUser(user);
+    const conversations = s.conversations.deleteUser(user);
+    const connectors = s.connectors.deleteUserRows(user);
+    s.idempotency.forget(user);
+    s.limiter.forget(user);
+    const profile = s.userKeys.destroy(user);
+    const details = {
+      oauth_tokens_revoked: tokens,
+      query_history_deleted: archive.queries + conversations > 0,
+      archive_entries_removed: archive.chunks,
+      webhooks_unregistered: webhooks,
+      profile_deleted: profile,
+    };
+    const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors > 0 || profile;
+    if (anything) {
+      s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])]);
+    }
+    return { anything, result: details };
+  })();
+  // Free pages are overwritten (secure_delete) and the full-text index drops deleted entries.
+  s.db.exec("INSERT INTO connector_fts (connector_fts) VALUES ('optimize')");
+  s.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (anything) void s.webhookWorker.tick();
+  s.log.info("user data deleted", { archive_entries: result.archive_entries_removed, tokens: result.oauth_tokens_revoked });
+  return {
+    status: "deletion_confirmed",
+    details: result,
+    message: anything
+      ? "All your data was deleted: connectors and their credentials, query history, conversations, archive, webhooks and your data key. Tokens issued until now no longer work. This cannot be undone."
+      : "There was no data of yours left to delete.",
+  };
+}

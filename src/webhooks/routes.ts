@@ -1,0 +1,56 @@
+// POST/GET /v1/webhooks, DELETE /v1/webhooks/{id} (D14, D5). The secret is shown once.
+import { Elysia, t } from "elysia";
+import type { Config } from "../config";
+import { HttpError } from "../http/errors";
+import { ErrorBody } from "../http/model";
+import { guard, type GuardServices } from "../rest/guard";
+import { WEBHOOK_EVENTS, type WebhookStore } from "./store";
+import { checkTarget, TargetError } from "./targets";
+
+const Webhook = t.Object({ id: t.String({ description: "prefix wh_" }), url: t.String(), events: t.Array(t.String()), created_at: t.String() });
+
+export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; config: Config }) => {
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+  const security = [{ bearer: [] }];
+  return new Elysia({ name: "corpus/webhooks" })
+    .use(guard(s))
+    .post(
+      "/v1/webhooks",
+      async ({ body, principal }) => {
+        try {
+          await checkTarget(body.url, s.config.CORPUS_WEBHOOK_ALLOW_PRIVATE);
+        } catch (error) {
+          if (error instanceof TargetError) throw new HttpError(400, error.message);
+          throw error;
+        }
+        return s.webhooks.add(principal.user, body.url, [...new Set(body.events ?? [...WEBHOOK_EVENTS])]);
+      },
+      {
+        guard: { route: "POST /v1/webhooks" },
+        body: t.Object(
+          { url: t.String({ maxLength: 2048 }), events: t.Optional(t.Array(t.UnionEnum([...WEBHOOK_EVENTS]), { minItems: 1, maxItems: 10 })) },
+          { additionalProperties: false },
+        ),
+        response: { 200: t.Object({ ...Webhook.properties, secret: t.String({ description: "shown once: verify X-Corpus-Signature with it" }) }), ...errors },
+        detail: { tags: ["webhooks"], summary: "Register a webhook (user.deleted)", security },
+      },
+    )
+    .get("/v1/webhooks", ({ principal }) => ({ webhooks: s.webhooks.list(principal.user) }), {
+      guard: { route: "GET /v1/webhooks" },
+      response: { 200: t.Object({ webhooks: t.Array(Webhook) }), ...errors },
+      detail: { tags: ["webhooks"], summary: "The user's webhooks (secrets are never shown again)", security },
+    })
+    .delete(
+      "/v1/webhooks/:id",
+      ({ params, principal }) => {
+        if (!s.webhooks.remove(principal.user, params.id)) throw new HttpError(404, `no webhook with id ${params.id}`);
+        return { id: params.id, deleted: true as const };
+      },
+      {
+        guard: { route: "DELETE /v1/webhooks/:id" },
+        params: t.Object({ id: t.String({ maxLength: 64 }) }),
+        response: { 200: t.Object({ id: t.String(), deleted: t.Literal(true) }), ...errors },
+        detail: { tags: ["webhooks"], summary: "Remove a webhook", security },
+      },
+    );
+};

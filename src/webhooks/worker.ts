@@ -1,0 +1,85 @@
+// Delivers the outbox (D14): POST with the signature header and a timeout; on failure,
+// exponential backoff with jitter (2 s, 4 s, 8 s … at most an hour) until 24 hours have
+// passed. A delivery is removed only once a receiver answered 2xx, so one in flight when the
+// process dies is sent again after the restart (receivers de-duplicate on the event id).
+import type { Logger } from "../log";
+import { SIGNATURE_HEADER, sign } from "./signature";
+import type { WebhookStore } from "./store";
+import { checkTarget, TargetError } from "./targets";
+
+export const DELIVERY_WINDOW_MS = 24 * 3600 * 1000;
+const TIMEOUT_MS = 10_000;
+const BASE_MS = 2_000;
+const MAX_BACKOFF_MS = 3600_000;
+const TICK_MS = 1_000;
+
+export function backoff(attempts: number, random = Math.random): number {
+  const base = Math.min(MAX_BACKOFF_MS, BASE_MS * 2 ** Math.max(0, attempts - 1));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+export class WebhookWorker {
+  private timer?: ReturnType<typeof setInterval>;
+  private running?: Promise<void>;
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly allowPrivate: boolean,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.tick(), TICK_MS);
+    void this.tick();
+  }
+
+  /** Delivers what is due now; resolves when this round is done. */
+  tick(): Promise<void> {
+    this.running ??= this.round().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async round(): Promise<void> {
+    for (const item of this.store.due(20)) {
+      const { delivery } = item;
+      const attempts = item.attempts + 1;
+      let error: string | undefined;
+      try {
+        await checkTarget(delivery.url, this.allowPrivate);
+        const response = await fetch(delivery.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", "user-agent": "corpus-webhooks/0.1.0", [SIGNATURE_HEADER]: sign(delivery.secret, delivery.body) },
+          body: delivery.body,
+          redirect: "manual",
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        });
+        await response.body?.cancel().catch(() => {});
+        if (response.status >= 200 && response.status < 300) {
+          this.store.delivered(item.id);
+          this.log.info("webhook delivered", { event_id: delivery.event_id, attempts });
+          continue;
+        }
+        error = `receiver answered ${response.status}`;
+      } catch (e) {
+        error = e instanceof TargetError ? e.message : e instanceof Error && e.name === "TimeoutError" ? `no answer within ${TIMEOUT_MS / 1000} s` : "receiver unreachable";
+      }
+      const next = this.now() + backoff(attempts);
+      if (next - item.created_at > DELIVERY_WINDOW_MS) {
+        this.store.giveUp(item.id, attempts, error);
+        this.log.warning("webhook given up after 24 hours", { event_id: delivery.event_id, attempts, error });
+      } else {
+        this.store.retryAt(item.id, attempts, next, error);
+        this.log.info("webhook delivery failed, will retry", { event_id: delivery.event_id, attempts, error });
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

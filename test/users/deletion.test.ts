@@ -1,0 +1,221 @@
+// DELETE /v1/delete_my_data (D13, D3, D14): everything of the user goes, nothing of theirs
+// can be read back, their systems hear of it, and nothing of anyone else's is touched.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { copyFileSync, cpSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { open } from "../../src/crypto/aead";
+import { verify } from "../../src/webhooks/signature";
+import { bearer, postJson, req, tempDir, testApp } from "../helpers";
+import { SHARED_DATA } from "../support/servers";
+
+setDefaultTimeout(120_000);
+
+const USER = "u-9f2c7d41";
+const OTHER = "u-other-5521";
+
+/** A loopback receiver that records what it is sent and answers with the statuses given. */
+function receiver(statuses: number[] = []) {
+  const got: Array<{ body: string; signature: string; at: number }> = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(r) {
+      got.push({ body: await r.text(), signature: r.headers.get("x-corpus-signature") ?? "", at: Date.now() });
+      return new Response(null, { status: statuses.shift() ?? 200 });
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}/hooks/corpus`, got, stop: () => server.stop(true) };
+}
+
+async function until<T>(f: () => T | undefined, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = f();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await Bun.sleep(50);
+  }
+}
+
+/** Every text or blob cell of every table that contains `needle`. */
+function rowsMentioning(db: Database, needle: string): string[] {
+  const bytes = Buffer.from(needle);
+  const found: string[] = [];
+  for (const { name } of db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()) {
+    for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all()) {
+      for (const [col, v] of Object.entries(row)) {
+        if ((typeof v === "string" && v.includes(needle)) || (v instanceof Uint8Array && Buffer.from(v).includes(bytes))) found.push(`${name}.${col}`);
+      }
+    }
+  }
+  return found;
+}
+
+describe("deleting a user's data", () => {
+  let t: Awaited<ReturnType<typeof testApp>>;
+  let hook: ReturnType<typeof receiver>;
+  let operator: ReturnType<typeof receiver>;
+  let token: string;
+  let otherToken: string;
+  let secret: string;
+
+  beforeAll(async () => {
+    hook = receiver();
+    operator = receiver();
+    const roots = tempDir("corpus-del-roots-");
+    mkdirSync(join(roots, "docs"));
+    for (const f of ["Orlen.txt", "AmazonWebServices.pdf"]) cpSync(join(SHARED_DATA, "invoices", f), join(roots, "docs", f));
+    t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_WEBHOOK_URL: operator.url, CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789" });
+    t.services.webhookWorker.start();
+    const all = ["corpus:search", "corpus:read", "connectors:read", "connectors:write"];
+    token = (await t.services.auth.issuer.issue(USER, all as never)).token;
+    await t.services.auth.issuer.issue(USER, ["corpus:read"]);
+    otherToken = (await t.services.auth.issuer.issue(OTHER, all as never)).token;
+    for (const [tok, id] of [
+      [token, "docs"],
+      [otherToken, "theirs"],
+    ] as const) {
+      expect((await t.app.handle(postJson("/v1/connectors", { id, kind: "files", config: { path: join(roots, "docs") } }, bearer(tok)))).status).toBe(200);
+      expect((await t.app.handle(postJson("/v1/connectors", { id: `${id}-db`, kind: "sql", config: { url: "postgres://reader:db-password-77@127.0.0.1:1/shop", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } }, bearer(tok)))).status).toBe(200);
+    }
+    // Every table of the user gets rows: history, archive, conversation, idempotency, limits, webhooks.
+    for (const tok of [token, otherToken]) {
+      await t.app.handle(postJson("/v1/query", { query: "Orlen fuel invoice" }, { ...bearer(tok), "idempotency-key": "k-1" }));
+      await t.app.handle(postJson("/v1/query", { query: "Amazon invoice total", conversation_id: null }, bearer(tok)));
+    }
+    const created = (await (await t.app.handle(postJson("/v1/webhooks", { url: hook.url }, bearer(token)))).json()) as { secret: string };
+    secret = created.secret;
+    t.services.limiter.flush();
+    expect(rowsMentioning(t.db, USER).length).toBeGreaterThan(5);
+  });
+
+  afterAll(async () => {
+    hook.stop();
+    operator.stop();
+    await t.services.close();
+  });
+
+  test("the response counts what was removed; no row of the user remains in any table", async () => {
+    // A copy of the database taken before, to prove it cannot be read with the keys that remain.
+    t.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    const copy = join(tempDir(), "before.db");
+    copyFileSync(join(t.config.CORPUS_DATA_DIR, "corpus.db"), copy);
+    const wrapped = t.db.query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?").get(USER)!;
+    expect(wrapped).toBeDefined();
+
+    const r = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as any;
+    expect(body.status).toBe("deletion_confirmed");
+    expect(body.details).toEqual({ oauth_tokens_revoked: 2, query_history_deleted: true, archive_entries_removed: expect.any(Number), webhooks_unregistered: 1, profile_deleted: true });
+    expect(body.details.archive_entries_removed).toBeGreaterThan(0);
+    expect(typeof body.message).toBe("string");
+    for (const h of ["x-ratelimit-limit-minute", "x-ratelimit-remaining-day"]) expect(r.headers.get(h)).not.toBeNull();
+
+    t.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    expect(rowsMentioning(t.db, USER)).toEqual([]);
+    expect(rowsMentioning(t.db, "db-password-77")).toEqual([]);
+
+    // The copy's archive cannot be opened with the keys that remain: the user's key is gone.
+    const before = new Database(copy, { readonly: true });
+    const sealed = before.query<{ body: Uint8Array; query_id: string }, [string]>("SELECT body, query_id FROM archive_chunks WHERE user_id = ?").all(USER);
+    expect(sealed.length).toBeGreaterThan(0);
+    expect(t.services.userKeys.existingKeyFor(USER)).toBeUndefined();
+    const remaining = t.db.query<{ user_id: string }, []>("SELECT user_id FROM crypto_user_keys").all().map((k) => t.services.userKeys.keyFor(k.user_id));
+    for (const s of sealed) for (const key of remaining) expect(() => open(key, s.body, `archive/${s.query_id}/${USER}`)).toThrow();
+    before.close();
+  });
+
+  test("the old token is 401; a new one finds nothing and a second deletion answers zero", async () => {
+    const old = await t.app.handle(req("/v1/connectors", { headers: bearer(token) }));
+    expect(old.status).toBe(401);
+    expect(((await old.json()) as { message: string }).message).toContain("revoked");
+    await Bun.sleep(1100); // a token issued in a later second than the deletion
+    const fresh = (await t.services.auth.issuer.issue(USER, ["connectors:read", "connectors:write", "corpus:read"])).token;
+    expect(((await (await t.app.handle(req("/v1/connectors", { headers: bearer(fresh) }))).json()) as any).connectors).toEqual([]);
+    const again = (await (await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(fresh) }))).json()) as any;
+    expect(again.details).toEqual({ oauth_tokens_revoked: 1, query_history_deleted: false, archive_entries_removed: 0, webhooks_unregistered: 0, profile_deleted: false });
+  });
+
+  test("another user is untouched", async () => {
+    const list = ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(otherToken) }))).json()) as any).connectors;
+    expect(list.map((c: any) => c.id).sort()).toEqual(["theirs", "theirs-db"]);
+    await Bun.sleep(300);
+    const deep = (await (await t.app.handle(postJson("/v1/deep_search", { query: "Orlen fuel invoice" }, bearer(otherToken)))).json()) as any;
+    expect(deep.archive_results.length).toBeGreaterThan(0);
+  });
+
+  test("the user's webhook and the operator's receive a signed user.deleted", async () => {
+    const [delivery] = await until(() => (hook.got.length ? hook.got : undefined));
+    expect(verify(secret, delivery!.body, delivery!.signature)).toBe(true);
+    const event = JSON.parse(delivery!.body);
+    const eventId: string = event.id;
+    expect(eventId).toMatch(/^evt_/);
+    expect(event.type).toBe("user.deleted");
+    expect(event.data.user_id).toBe(USER);
+    expect(new Date(event.created_at).toISOString()).toBe(event.created_at);
+    const [op] = await until(() => (operator.got.length ? operator.got : undefined));
+    expect(verify("operator-secret-0123456789", op!.body, op!.signature)).toBe(true);
+    expect(JSON.parse(op!.body).id).toBe(eventId);
+  });
+});
+
+describe("webhook delivery", () => {
+  test("a failing receiver is retried with backoff until it answers 2xx", async () => {
+    const flaky = receiver([500, 503]);
+    const t = await testApp({ CORPUS_WEBHOOK_ALLOW_PRIVATE: "true" });
+    const tok = (await t.services.auth.issuer.issue("carol", ["connectors:write"])).token;
+    await t.app.handle(postJson("/v1/webhooks", { url: flaky.url }, bearer(tok)));
+    t.services.webhookWorker.start();
+    await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(tok) }));
+    await until(() => (flaky.got.length >= 3 ? true : undefined), 30_000);
+    const [a, b, c] = flaky.got;
+    expect(b!.at - a!.at).toBeGreaterThanOrEqual(1500);
+    expect(c!.at - b!.at).toBeGreaterThanOrEqual(3000);
+    expect(new Set(flaky.got.map((g) => JSON.parse(g.body).id)).size).toBe(1);
+    await until(() => (t.services.webhooks.pending() === 0 ? true : undefined));
+    flaky.stop();
+    await t.services.close();
+  });
+
+  test("the server killed between commit and delivery sends the event after its restart", async () => {
+    const dir = tempDir();
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const hookPort = 20000 + Math.floor(Math.random() * 20000);
+    const env = { PATH: process.env.PATH ?? "", HOME: dir, CORPUS_DATA_DIR: dir, CORPUS_PORT: String(port), CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_LOG_LEVEL: "WARNING" };
+    const start = async () => {
+      const p = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "serve"], { env, stdout: "ignore", stderr: "inherit" });
+      for (let i = 0; i < 200; i++) {
+        if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) return p;
+        await Bun.sleep(50);
+      }
+      throw new Error("server did not start");
+    };
+    let server = await start();
+    const mint = Bun.spawnSync([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "token", "create", "--user", "dave", "--scopes", "connectors:write", "--data-dir", dir], { env });
+    const tok = mint.stdout.toString().trim();
+    const hookUrl = `http://127.0.0.1:${hookPort}/hook`;
+    const reg = (await (await fetch(`http://127.0.0.1:${port}/v1/webhooks`, { method: "POST", headers: { ...bearer(tok), "content-type": "application/json" }, body: JSON.stringify({ url: hookUrl }) })).json()) as { secret: string };
+    // Nobody listens yet: the first attempt fails and the delivery waits in the outbox.
+    const del = await fetch(`http://127.0.0.1:${port}/v1/delete_my_data`, { method: "DELETE", headers: bearer(tok) });
+    expect(del.status).toBe(200);
+    server.kill("SIGKILL");
+    await server.exited;
+    const db = new Database(join(dir, "corpus.db"), { readonly: true });
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_outbox WHERE state = 'pending'").get()!.n).toBe(1);
+    db.close();
+
+    const got: string[] = [];
+    const listener = Bun.serve({ hostname: "127.0.0.1", port: hookPort, fetch: async (r) => (got.push(`${r.headers.get("x-corpus-signature")}\n${await r.text()}`), new Response("ok")) });
+    server = await start();
+    await until(() => (got.length ? true : undefined), 30_000);
+    const [signature, body] = got[0]!.split("\n") as [string, string];
+    expect(verify(reg.secret, body, signature)).toBe(true);
+    expect(JSON.parse(body)).toMatchObject({ type: "user.deleted", data: { user_id: "dave" } });
+    server.kill("SIGTERM");
+    await server.exited;
+    listener.stop(true);
+    expect(existsSync(join(dir, "corpus.db"))).toBe(true);
+  });
+});
