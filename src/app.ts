@@ -16,6 +16,7 @@ import { cors } from "./http/cors";
 import { errorMapper } from "./http/errors";
 import { requestContext } from "./http/request-context";
 import { securityHeaders } from "./http/security-headers";
+import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
 import { openapiDocs } from "./openapi/plugin";
 import type { Services } from "./services";
@@ -44,6 +45,7 @@ export function createApp(services: Services) {
     .use(deepSearchRoutes(services))
     .use(webhookRoutes(services))
     .use(userRoutes(services))
+    .use(mcpRoutes(services))
     .use(debugRoutes(config.CORPUS_DEBUG_MODE));
 }
 

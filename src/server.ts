@@ -5,11 +5,12 @@ import type { Config } from "./config";
 import { beginRequest } from "./http/request-context";
 import { withTimeout, type FetchHandler } from "./http/timeout";
 import type { Logger } from "./log";
-import { createServices } from "./services";
+import { createServices, type Services } from "./services";
 
 export interface Running {
   server: Server<undefined>;
   url: string;
+  services: Services;
   stop(): Promise<void>;
 }
 
@@ -49,6 +50,7 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   return {
     server,
     url,
+    services,
     async stop() {
       await server.stop(true);
       await services.close();

@@ -87,6 +87,11 @@ describe("config (D1, second document part 8)", () => {
     });
   }
 
+  test("the operator webhook needs its secret", () => {
+    expect(() => loadConfig({ CORPUS_WEBHOOK_URL: "https://hooks.example.com/x" })).toThrow("CORPUS_WEBHOOK_SECRET is not set");
+    expect(loadConfig({ CORPUS_WEBHOOK_URL: "https://hooks.example.com/x", CORPUS_WEBHOOK_SECRET: "0123456789abcdef" }).CORPUS_WEBHOOK_URL).toBe("https://hooks.example.com/x");
+  });
+
   test("secrets are never echoed in errors", () => {
     expect(() => loadConfig({ CORPUS_MASTER_KEY: "c2VjcmV0LXZhbHVl" })).toThrow("CORPUS_MASTER_KEY=(hidden) is not allowed: expected 32 bytes in base64");
     expect(() => loadConfig({ CORPUS_WEBHOOK_SECRET: "short" })).toThrow("CORPUS_WEBHOOK_SECRET=(hidden)");

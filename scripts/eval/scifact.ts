@@ -52,17 +52,30 @@ for (;;) {
 }
 process.stderr.write("\n");
 
-// 3. Ask every claim of the split; score the ranking of documents.
-async function evaluate(weight: number) {
+// 3. Ask every claim of the split once, keeping every candidate's two scores; rank with each
+// dense weight as the service does (min-max normalised scores, fused).
+const asked: Array<{ relevant: Set<string>; candidates: Array<{ doc: string; lexical: number; dense?: number }> }> = [];
+const t0 = performance.now();
+for (const [qid, relevant] of qrels) {
+  const question = queries.get(qid);
+  if (!question) continue;
+  const outcome = await services.query.run({ user: "eval", question, connectorIds: ["scifact"], perConnector: 100_000, candidates: 300, texts: false });
+  asked.push({ relevant, candidates: outcome.chunks.map((c) => ({ doc: c.record.path.replace(/\.md$/, ""), lexical: c.lexical, dense: c.dense })) });
+}
+const msPerQuery = (performance.now() - t0) / asked.length;
+
+function evaluate(weight: number) {
   let ndcg = 0;
   let recall = 0;
-  let n = 0;
-  const t0 = performance.now();
-  for (const [qid, relevant] of qrels) {
-    const question = queries.get(qid);
-    if (!question) continue;
-    const outcome = await services.query.run({ user: "eval", question, connectorIds: ["scifact"], perConnector: 100, denseWeight: weight });
-    const ranked = outcome.chunks.map((c) => c.record.path.replace(/\.md$/, ""));
+  for (const { relevant, candidates } of asked) {
+    const dense = candidates.filter((c) => c.dense !== undefined).map((c) => c.dense!);
+    const lo = Math.min(...dense);
+    const hi = Math.max(...dense);
+    const norm = (x: number) => (hi > lo ? (x - lo) / (hi - lo) : 1);
+    const ranked = candidates
+      .map((c) => ({ doc: c.doc, score: c.dense === undefined ? c.lexical : weight * norm(c.dense) + (1 - weight) * c.lexical }))
+      .sort((a, b) => b.score - a.score)
+      .map((c) => c.doc);
     let dcg = 0;
     ranked.slice(0, 10).forEach((doc, i) => {
       if (relevant.has(doc)) dcg += 1 / Math.log2(i + 2);
@@ -71,14 +84,13 @@ async function evaluate(weight: number) {
     for (let i = 0; i < Math.min(10, relevant.size); i++) ideal += 1 / Math.log2(i + 2);
     ndcg += dcg / ideal;
     recall += ranked.slice(0, 100).filter((d) => relevant.has(d)).length / relevant.size;
-    n++;
   }
-  return { ndcg: ndcg / n, recall: recall / n, queries: n, msPerQuery: (performance.now() - t0) / n };
+  return { ndcg: ndcg / asked.length, recall: recall / asked.length };
 }
 
-const weights = flag("sweep") ? Array.from({ length: 11 }, (_, i) => i / 10) : [Number(option("weight", String(DENSE_WEIGHT)))];
+const weights = flag("sweep") ? Array.from({ length: 21 }, (_, i) => i / 20) : [Number(option("weight", String(DENSE_WEIGHT)))];
 for (const w of weights) {
-  const r = await evaluate(w);
-  console.log(`split ${split}  queries ${r.queries}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${r.msPerQuery.toFixed(1)} ms/query)`);
+  const r = evaluate(w);
+  console.log(`split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`);
 }
 await services.close();

@@ -69,7 +69,7 @@ export class AuthService {
    * Only the Authorization header is read: a token in the query string is never accepted.
    * A token verified before answers synchronously; a new one is verified with jose.
    */
-  authenticate(authorization: string | null, scope: Scope): Principal | Promise<Principal> {
+  authenticate(authorization: string | null, scope: Scope | null): Principal | Promise<Principal> {
     const token = bearerToken(authorization);
     if (!token) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
     let cached: Principal | undefined;
@@ -92,8 +92,9 @@ export class AuthService {
     return new AuthFailure(401, `Unauthorized: ${reason}`, this.challenge({ error: "invalid_token", error_description: reason }));
   }
 
-  private authorize(principal: Principal, scope: Scope): Principal {
-    if (!principal.scopes.has(scope)) {
+  /** 403 unless the principal holds `scope` (null: any valid token will do). */
+  authorize(principal: Principal, scope: Scope | null): Principal {
+    if (scope !== null && !principal.scopes.has(scope)) {
       throw new AuthFailure(403, `Forbidden: this token lacks the scope ${scope}`, this.challenge({ error: "insufficient_scope", scope }));
     }
     return principal;

@@ -174,8 +174,9 @@ export class LocalIndex {
         )
         .all(match, this.owner, request.limit * 4);
       for (const r of rows) {
+        if (hits.size >= request.limit * 2) break;
         const record = this.record(r.doc);
-        if (record && inRange(record) && hits.size < request.limit * 2) hits.set(r.doc, { record, lexical: r.score });
+        if (record && inRange(record)) hits.set(r.doc, { record, lexical: r.score });
       }
     }
     if (request.vector) {

@@ -3,7 +3,9 @@
 import { cors as elysiaCors } from "@elysiajs/cors";
 import { Elysia } from "elysia";
 
-export const CORS_METHODS = ["GET", "POST", "OPTIONS"];
+// The specification's GET, POST, OPTIONS, and DELETE: the REST control plane removes
+// connectors and webhooks with it, and the connector widget calls it from the assistant.
+export const CORS_METHODS = ["GET", "POST", "DELETE", "OPTIONS"];
 export const CORS_HEADERS = ["Content-Type", "Authorization"];
 
 export function cors(origins: string[]) {

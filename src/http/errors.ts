@@ -98,12 +98,20 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
   return { status: 500 as const, headers: {}, body: errorBody(500, "internal error; retry with backoff") };
 }
 
+/** On /mcp an error is a JSON-RPC error object (D17: 413 there too), unless the spec gives its own body (429). */
+function jsonRpcShape(status: number, body: unknown): unknown {
+  if (body && typeof body === "object" && ("jsonrpc" in body || "retry_after" in body)) return body;
+  const message = (body as { message?: string }).message ?? "error";
+  return { jsonrpc: "2.0", id: null, error: { code: status >= 500 ? -32603 : -32600, message } };
+}
+
 export const errorMapper = (log: Logger) =>
-  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
+  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path }) => {
     const info = requestInfo(request);
     info.failed();
     const { request_id, client_ip } = info;
     const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
+    if (path === "/mcp" || path.startsWith("/mcp/")) mapped.body = jsonRpcShape(mapped.status, mapped.body) as typeof mapped.body;
     set.status = mapped.status;
     Object.assign(set.headers, mapped.headers);
     return mapped.body;

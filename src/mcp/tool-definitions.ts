@@ -20,6 +20,25 @@ export const CorpusSearchInput = Type.Object(
 
 export const OpenConnectorsInput = Type.Object({}, { additionalProperties: false });
 
+export const SearchResult = Type.Object({
+  title: Type.String(),
+  source: Type.String({ description: "connector label and location inside it" }),
+  source_url: Type.String(),
+  date: Type.Union([Type.String(), Type.Null()]),
+  snippet: Type.String(),
+  score: Type.Number(),
+  connector: Type.String(),
+});
+
+export const CorpusSearchOutput = Type.Object({
+  query: Type.String(),
+  results: Type.Array(SearchResult),
+  notes: Type.Array(Type.String(), { description: "partial results, connectors still indexing" }),
+});
+
+export const WIDGET_URI = "ui://corpus/connectors.html";
+export const WIDGET_MIME = { mcpApp: "text/html;profile=mcp-app", appsSdk: "text/html+skybridge" } as const;
+
 export const TOOL_DEFINITIONS = [
   {
     name: "corpus_search",
@@ -27,12 +46,14 @@ export const TOOL_DEFINITIONS = [
     description:
       "Search across all of the user's connected data sources (mail, files, commerce and accounting data) and return ranked, cited results with title, source, date and snippet.",
     inputSchema: CorpusSearchInput,
+    outputSchema: CorpusSearchOutput,
   },
   {
     name: "open_connectors",
     title: "Open Connectors",
     description: "Open the connector management interface: list the user's connectors and their status, add, configure or remove them.",
     inputSchema: OpenConnectorsInput,
+    _meta: { ui: { resourceUri: WIDGET_URI }, "openai/outputTemplate": WIDGET_URI, "openai/widgetAccessible": true },
   },
 ] as const;
 

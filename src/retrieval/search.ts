@@ -42,6 +42,10 @@ export interface QueryOptions {
   now?: Date;
   denseWeight?: number;
   timeoutMs?: number;
+  /** Candidates asked of each connector (default: three times perConnector, at least 20). */
+  candidates?: number;
+  /** Whether the best chunk's text is wanted (evaluation needs only the ranking). */
+  texts?: boolean;
 }
 
 export interface QueryOutcome {
@@ -67,11 +71,27 @@ const minMax = (xs: number[]) => {
   return (x: number) => (hi > lo ? (x - lo) / (hi - lo) : xs.length ? 1 : 0);
 };
 
+const CHUNK_CACHE = 4096;
+
 export class QueryService {
+  /** Chunks of records seen recently: cutting a long record costs more than ranking it. */
+  private readonly chunkCache = new Map<string, string[]>();
+
   constructor(
     private readonly connectors: ConnectorRegistry,
     private readonly embeddings: EmbeddingService,
   ) {}
+
+  private chunksOf(record: SourceRecord): string[] {
+    const key = Bun.hash(`${record.title}\u0000${record.content}`).toString(36);
+    let chunks = this.chunkCache.get(key);
+    if (!chunks) {
+      chunks = recordChunks(record, this.embeddings.tokenizer);
+      if (this.chunkCache.size >= CHUNK_CACHE) this.chunkCache.delete(this.chunkCache.keys().next().value!);
+      this.chunkCache.set(key, chunks);
+    }
+    return chunks;
+  }
 
   async run(o: QueryOptions): Promise<QueryOutcome> {
     const plan = planQuery(o.question, o.now);
@@ -84,7 +104,7 @@ export class QueryService {
     const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
     const [vector] = await this.embeddings.embed([embedText], "urgent");
     const notes: string[] = [];
-    const candidates = Math.max(20, o.perConnector * 3);
+    const candidates = o.candidates ?? Math.max(20, o.perConnector * 3);
 
     const answers = await Promise.allSettled(
       active.map(async (a) => {
@@ -118,7 +138,7 @@ export class QueryService {
         let chunks: string[] | undefined;
         if (dense === undefined) {
           // No vectors from the source: those of its chunks seen before, from the cache.
-          chunks = recordChunks(h.record, this.embeddings.tokenizer);
+          chunks = this.chunksOf(h.record);
           if (chunks.length === 0) continue;
           const texts = chunks.map((c) => embeddingText(h.record.title, c));
           this.embeddings.cached(texts).forEach((v, k) => {
@@ -156,8 +176,8 @@ export class QueryService {
       return n < o.perConnector;
     });
     // The text of the best chunk, for the results kept only.
-    for (const c of kept) {
-      const chunks = c.chunks ?? recordChunks(c.record, this.embeddings.tokenizer);
+    for (const c of o.texts === false ? [] : kept) {
+      const chunks = c.chunks ?? this.chunksOf(c.record);
       if (c.chunkIndex < 0 || c.chunkIndex >= chunks.length) c.chunkIndex = bestByWords(chunks, terms);
       c.text = chunks[c.chunkIndex] ?? c.record.title;
       delete c.chunks;

@@ -1,0 +1,223 @@
+// POST /mcp: JSON-RPC 2.0 over the Model Context Protocol's Streamable HTTP transport
+// (second document; D6, D21, D22). Answers are JSON (no stream is needed: every method
+// answers at once); GET /mcp is 405 since no server-initiated stream is offered.
+import { Elysia } from "elysia";
+import type { AuthService } from "../auth/service";
+import { AuthFailure } from "../auth/service";
+import { REQUIRED_SCOPE } from "../auth/scopes";
+import type { Principal } from "../auth/verifier";
+import type { Config } from "../config";
+import { HttpError } from "../http/errors";
+import { requestInfo } from "../http/request-context";
+import { ipLimit } from "../limits/ip-limit";
+import type { TokenBuckets } from "../limits/token-bucket";
+import type { Logger } from "../log";
+import { SERVICE_NAME, SERVICE_VERSION } from "../version";
+import { allowsBatches, checkMessage, isSupportedVersion, JSONRPC, negotiate, rpcError, rpcResult, type JsonRpcId, type JsonRpcRequest } from "./protocol";
+import { toolDefinitionsJson, WIDGET_MIME, WIDGET_URI } from "./tool-definitions";
+import { corpusSearch, MESSAGES, openConnectors, widgetResource, type Caller, type ToolServices } from "./tools";
+import { connectorsWidget } from "./widget";
+
+export interface McpServices extends ToolServices {
+  config: Config;
+  buckets: TokenBuckets;
+  log: Logger;
+}
+
+const SESSION_TTL_MS = 24 * 3600 * 1000;
+const JSON_HEADERS = { "content-type": "application/json" };
+const ANONYMOUS: Caller = { user: "local", scopes: new Set(["corpus:search", "corpus:read", "connectors:read", "connectors:write"]) };
+
+class RpcFailure extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const mcpRoutes = (s: McpServices) => {
+  const sessions = new Map<string, { version: string; at: number; user: string }>();
+  const log = s.log.child("mcp");
+  const auth: AuthService = s.auth;
+
+  const reply = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+    new Response(body === undefined ? null : JSON.stringify(body), { status, headers: body === undefined ? headers : { ...JSON_HEADERS, ...headers } });
+
+  function originAllowed(request: Request): boolean {
+    const origin = request.headers.get("origin");
+    if (!origin) return true;
+    if (s.config.corsOrigins.includes(origin)) return true;
+    const host = request.headers.get("host");
+    return !!host && (origin === `http://${host}` || origin === `https://${host}`);
+  }
+
+  async function caller(request: Request): Promise<Caller> {
+    if (s.config.CORPUS_AUTH_DISABLED) return ANONYMOUS;
+    try {
+      const p: Principal = await auth.authenticate(request.headers.get("authorization"), null);
+      return { user: p.user, scopes: p.scopes };
+    } catch (error) {
+      if (error instanceof AuthFailure) throw new HttpError(error.status, MESSAGES.unauthorized, { "www-authenticate": error.challenge }, rpcError(null, JSONRPC.INVALID_REQUEST, `${MESSAGES.unauthorized}: ${error.message.replace(/^Unauthorized: /, "")}`));
+      throw error;
+    }
+  }
+
+  function requireScope(c: Caller, route: keyof typeof REQUIRED_SCOPE, id: JsonRpcId): void {
+    if (s.config.CORPUS_AUTH_DISABLED) return;
+    const scope = REQUIRED_SCOPE[route];
+    if (!c.scopes.has(scope)) {
+      const failure = (() => {
+        try {
+          auth.authorize({ user: c.user, scopes: c.scopes, expiresAt: 0 }, scope);
+        } catch (e) {
+          return e as AuthFailure;
+        }
+      })()!;
+      throw new HttpError(403, failure.message, { "www-authenticate": failure.challenge }, rpcError(id, JSONRPC.INVALID_REQUEST, failure.message));
+    }
+  }
+
+  async function dispatch(m: JsonRpcRequest, c: Caller, request: Request, newSession: (v: string) => string | undefined): Promise<unknown> {
+    const params = m.params ?? {};
+    switch (m.method) {
+      case "initialize": {
+        const protocolVersion = negotiate(params.protocolVersion);
+        const sessionId = newSession(protocolVersion);
+        return {
+          result: {
+            protocolVersion,
+            serverInfo: { name: SERVICE_NAME, version: SERVICE_VERSION },
+            capabilities: { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
+            instructions: "Search the user's connected mail, documents and business data with corpus_search; manage sources with open_connectors.",
+          },
+          sessionId,
+        };
+      }
+      case "ping":
+        return { result: {} };
+      case "tools/list":
+        return { result: { tools: toolDefinitionsJson() } };
+      case "tools/call": {
+        const name = params.name;
+        const args = (params.arguments ?? {}) as Record<string, unknown>;
+        if (typeof name !== "string") throw new RpcFailure(JSONRPC.INVALID_PARAMS, "params.name must be the tool's name");
+        if (args === null || typeof args !== "object" || Array.isArray(args)) throw new RpcFailure(JSONRPC.INVALID_PARAMS, "params.arguments must be an object");
+        requestInfo(request).tool = name;
+        if (name === "corpus_search") {
+          requireScope(c, "tool corpus_search", m.id ?? null);
+          return { result: await corpusSearch(s, c, args) };
+        }
+        if (name === "open_connectors") {
+          requireScope(c, "tool open_connectors", m.id ?? null);
+          return { result: await openConnectors(s, c, apiBase(request)) };
+        }
+        throw new RpcFailure(JSONRPC.INVALID_PARAMS, MESSAGES.toolNotFound);
+      }
+      case "resources/list":
+        return { result: { resources: [{ uri: WIDGET_URI, name: "connectors", title: "Connectors", description: "The connector panel", mimeType: WIDGET_MIME.mcpApp }] } };
+      case "resources/templates/list":
+        return { result: { resourceTemplates: [] } };
+      case "resources/read": {
+        if (params.uri !== WIDGET_URI) throw new RpcFailure(JSONRPC.INVALID_PARAMS, `no resource ${String(params.uri)}`);
+        requireScope(c, "tool open_connectors", m.id ?? null);
+        const canWrite = c.scopes.has("connectors:write");
+        const { token } = await auth.issuer.issue(c.user, canWrite ? ["connectors:read", "connectors:write"] : ["connectors:read"], 900);
+        return { result: widgetResource(connectorsWidget({ apiBase: apiBase(request), token, canWrite, connectors: await s.connectors.list(c.user) })) };
+      }
+      default:
+        if (m.method.startsWith("notifications/")) return { result: undefined };
+        throw new RpcFailure(JSONRPC.METHOD_NOT_FOUND, `Method not found: ${m.method}`);
+    }
+  }
+
+  function apiBase(request: Request): string {
+    const url = new URL(request.url);
+    return s.config.CORPUS_OAUTH_RESOURCE_URL ? s.config.resourceUrl : `${url.protocol}//${request.headers.get("host") ?? url.host}`;
+  }
+
+  return new Elysia({ name: "corpus/mcp" })
+    .use(ipLimit(s.buckets, s.config.CORPUS_TRUSTED_PROXIES))
+    .post(
+      "/mcp",
+      async ({ request, body }) => {
+        if (!originAllowed(request)) return reply(403, rpcError(null, JSONRPC.INVALID_REQUEST, "Forbidden: origin not allowed"));
+        const accept = request.headers.get("accept");
+        if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) {
+          return reply(406, rpcError(null, JSONRPC.INVALID_REQUEST, "Not Acceptable: the client must accept application/json"));
+        }
+        const c = await caller(request);
+        const headerVersion = request.headers.get("mcp-protocol-version") ?? undefined;
+        if (headerVersion !== undefined && !isSupportedVersion(headerVersion)) {
+          return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, `Unsupported MCP-Protocol-Version: ${headerVersion}`));
+        }
+        const sessionHeader = request.headers.get("mcp-session-id");
+        const session = sessionHeader ? sessions.get(sessionHeader) : undefined;
+        if (sessionHeader && (!session || session.user !== c.user || Date.now() - session.at > SESSION_TTL_MS)) {
+          return reply(404, rpcError(null, JSONRPC.INVALID_REQUEST, "Session not found: initialize again"));
+        }
+        const version = headerVersion ?? session?.version;
+
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(String(body ?? ""));
+        } catch {
+          return reply(400, rpcError(null, JSONRPC.PARSE_ERROR, "Parse error: the body is not JSON"));
+        }
+        const batch = Array.isArray(parsed);
+        if (batch && (!allowsBatches(version) || (parsed as unknown[]).length === 0)) {
+          return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, (parsed as unknown[]).length === 0 ? "Invalid Request: empty batch" : `Invalid Request: batches are not supported in protocol version ${version}`));
+        }
+        const messages = batch ? (parsed as unknown[]) : [parsed];
+        let issuedSession: string | undefined;
+        const newSession = (v: string) => {
+          if (batch) return undefined;
+          issuedSession = crypto.randomUUID();
+          sessions.set(issuedSession, { version: v, at: Date.now(), user: c.user });
+          return issuedSession;
+        };
+        const responses: unknown[] = [];
+        for (const raw of messages) {
+          const checked = checkMessage(raw);
+          if (!checked.ok) {
+            // Responses from the client (result or error, no method) need no answer.
+            const o = raw as Record<string, unknown> | null;
+            if (o && typeof o === "object" && !("method" in o) && ("result" in o || "error" in o)) continue;
+            responses.push(rpcError(checked.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${checked.reason}`));
+            continue;
+          }
+          const m = checked.message;
+          const isNotification = !("id" in m) || m.id === undefined;
+          try {
+            const out = (await dispatch(m, c, request, newSession)) as { result: unknown };
+            if (!isNotification) responses.push(rpcResult(m.id ?? null, out.result));
+          } catch (error) {
+            if (error instanceof HttpError) throw error;
+            if (isNotification) continue;
+            if (error instanceof RpcFailure) responses.push(rpcError(m.id ?? null, error.code, error.message));
+            else {
+              log.error("tool failed", { request_id: requestInfo(request).request_id, tool: requestInfo(request).tool ?? null, method: m.method });
+              responses.push(rpcError(m.id ?? null, JSONRPC.INTERNAL_ERROR, "Internal error"));
+            }
+          }
+        }
+        const headers: Record<string, string> = issuedSession ? { "mcp-session-id": issuedSession } : {};
+        if (responses.length === 0) return reply(202, undefined, headers);
+        return reply(200, batch ? responses : responses[0], headers);
+      },
+      { ipLimit: true, parse: "text", detail: { tags: ["mcp"], summary: "JSON-RPC 2.0 endpoint of the Model Context Protocol (Streamable HTTP)", security: [{ bearer: [] }] } },
+    )
+    .get("/mcp", () => reply(405, rpcError(null, JSONRPC.INVALID_REQUEST, "Method Not Allowed: this server offers no event stream; POST JSON-RPC messages"), { allow: "POST, DELETE" }), {
+      detail: { tags: ["mcp"], summary: "No server-initiated stream: 405" },
+    })
+    .delete(
+      "/mcp",
+      ({ request }) => {
+        const id = request.headers.get("mcp-session-id");
+        if (!id || !sessions.delete(id)) return reply(404, rpcError(null, JSONRPC.INVALID_REQUEST, "Session not found"));
+        return new Response(null, { status: 204 });
+      },
+      { detail: { tags: ["mcp"], summary: "End an MCP session" } },
+    );
+};

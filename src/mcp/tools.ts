@@ -1,0 +1,119 @@
+// The tools of /mcp (second document part 2; D22): corpus_search runs the same pipeline as
+// POST /v1/query (and is archived the same way); open_connectors answers with a summary and
+// the connector widget.
+import type { Archive } from "../archive/store";
+import type { AuthService } from "../auth/service";
+import type { Scope } from "../auth/scopes";
+import type { ConnectorRegistry } from "../connectors/registry";
+import { newId } from "../conversations/store";
+import { embeddingText } from "../retrieval/chunk";
+import type { QueryService } from "../retrieval/search";
+import { MAX_RESULTS, QUERY_MAX_LENGTH, WIDGET_MIME, WIDGET_URI } from "./tool-definitions";
+import { connectorsWidget } from "./widget";
+
+export const MESSAGES = {
+  emptyQuery: "Query cannot be empty",
+  queryTooLong: "Query length exceeds maximum",
+  toolNotFound: "Tool not found",
+  unauthorized: "Unauthorized",
+  rateLimited: "Rate limit exceeded",
+} as const;
+
+export interface ToolServices {
+  query: QueryService;
+  archive: Archive;
+  connectors: ConnectorRegistry;
+  auth: AuthService;
+}
+
+export interface Caller {
+  user: string;
+  scopes: ReadonlySet<string>;
+}
+
+export type ToolResult = {
+  content: Array<Record<string, unknown>>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+};
+
+const toolError = (label: string, reason: string): ToolResult => ({ content: [{ type: "text", text: `${label}: ${reason}` }], isError: true });
+
+export async function corpusSearch(s: ToolServices, caller: Caller, args: Record<string, unknown>): Promise<ToolResult> {
+  if (typeof args.query !== "string") return toolError("Invalid arguments", `${MESSAGES.emptyQuery} (query must be a string)`);
+  const query = args.query.trim();
+  if (!query) return toolError("Invalid arguments", MESSAGES.emptyQuery);
+  if (query.length > QUERY_MAX_LENGTH) return toolError("Invalid arguments", `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`);
+  const max = args.maxResults ?? MAX_RESULTS.default;
+  if (typeof max !== "number" || !Number.isInteger(max) || max < MAX_RESULTS.minimum || max > MAX_RESULTS.maximum) {
+    return toolError("Invalid arguments", `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`);
+  }
+  const unknown = Object.keys(args).filter((k) => k !== "query" && k !== "maxResults");
+  if (unknown.length) return toolError("Invalid arguments", `unknown argument ${unknown.join(", ")}`);
+
+  const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max });
+  const chosen = outcome.chunks.slice(0, max);
+  const queryId = newId("qry_");
+  s.archive.record(
+    caller.user,
+    queryId,
+    query,
+    chosen.map((c) => ({
+      chunk: {
+        chunk_id: newId(""),
+        connector: c.connectorId,
+        title: c.record.title,
+        content: c.text,
+        source_url: c.record.source_url,
+        type: c.record.type,
+        path: c.record.path,
+        ...(c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}),
+        date: c.record.date,
+      },
+      embedText: embeddingText(c.record.title, c.text),
+    })),
+  );
+  const results = chosen.map((c) => ({
+    title: c.record.title,
+    source: `${c.connectorLabel} · ${c.record.path}`,
+    source_url: c.record.source_url,
+    date: c.record.date,
+    snippet: c.text.length > 500 ? `${c.text.slice(0, 497)}...` : c.text,
+    score: c.score,
+    connector: c.connectorId,
+  }));
+  const lines = results.length
+    ? results.map((r, i) => `${i + 1}. ${r.title}\n   Source: ${r.source} (${r.source_url})\n   Date: ${r.date ?? "unknown"}\n   ${r.snippet.replace(/\s+/g, " ")}`)
+    : ["No results."];
+  const text = [`Results for "${query}":`, ...lines, ...outcome.notes.map((n) => `Note: ${n}`)].join("\n");
+  return { content: [{ type: "text", text }], structuredContent: { query, results, notes: outcome.notes } };
+}
+
+export async function openConnectors(s: ToolServices, caller: Caller, apiBase: string): Promise<ToolResult> {
+  const connectors = await s.connectors.list(caller.user);
+  const scopes = (["connectors:read", "connectors:write"] as Scope[]).filter((x) => caller.scopes.has(x));
+  // The widget acts for the caller, with no more than the caller's connector scopes.
+  const { token } = await s.auth.issuer.issue(caller.user, scopes, 900);
+  const html = connectorsWidget({ apiBase, token, canWrite: scopes.includes("connectors:write"), connectors });
+  const summary = connectors.length
+    ? connectors.map((c) => `- ${c.label} (${c.id}, ${c.kind}): ${c.status}${c.reason ? ` (${c.reason})` : ""}${c.records !== undefined ? `, ${c.records} records` : ""}`).join("\n")
+    : "No connectors yet.";
+  return {
+    content: [
+      { type: "text", text: `Connectors (${connectors.length}):\n${summary}\nThe connector panel lets you add, configure and remove them.` },
+      { type: "resource", resource: { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: html } },
+    ],
+    structuredContent: { connectors },
+    _meta: { ui: { resourceUri: WIDGET_URI }, "openai/outputTemplate": WIDGET_URI },
+  };
+}
+
+export function widgetResource(html: string) {
+  return {
+    contents: [
+      { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: html },
+      { uri: WIDGET_URI, mimeType: WIDGET_MIME.appsSdk, text: html },
+    ],
+  };
+}

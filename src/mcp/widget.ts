@@ -1,0 +1,163 @@
+// The connector widget (D22): one self-contained page that lists the user's connectors with
+// their status and adds, configures and removes them through the REST control plane, asking
+// before it removes. It is handed the API's address, a short-lived token limited to the
+// caller's connector scopes, and the list as it was, so it draws at once and works offline
+// of the assistant that shows it.
+import type { ConnectorViewT } from "../connectors/model";
+
+export interface WidgetData {
+  apiBase: string;
+  token: string;
+  canWrite: boolean;
+  connectors: ConnectorViewT[];
+}
+
+/** JSON safe inside a <script> element. */
+const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+
+export function connectorsWidget(data: WidgetData): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>corpus connectors</title>
+<style>
+  :root { font: 14px/1.45 system-ui, sans-serif; color: #1d2330; }
+  body { margin: 12px; }
+  h1 { font-size: 16px; margin: 0 0 8px; }
+  table { border-collapse: collapse; width: 100%; }
+  th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #e3e6ee; vertical-align: top; }
+  .status { font-weight: 600; }
+  .status.ok { color: #13795b; } .status.indexing { color: #a56a00; } .status.error { color: #b42318; }
+  .reason { color: #6b7280; font-size: 12px; }
+  form { display: grid; grid-template-columns: 120px 1fr; gap: 6px 10px; margin-top: 14px; max-width: 560px; }
+  form .wide { grid-column: 1 / -1; }
+  input, select, textarea { font: inherit; padding: 4px 6px; }
+  textarea { min-height: 70px; font-family: ui-monospace, monospace; font-size: 12px; }
+  button { font: inherit; padding: 4px 10px; cursor: pointer; }
+  #message { margin-top: 8px; min-height: 1.4em; }
+  #message.error { color: #b42318; }
+  .kind-fields { display: contents; }
+  [hidden] { display: none !important; }
+</style>
+</head>
+<body>
+<h1>Connectors</h1>
+<table>
+  <thead><tr><th>Connector</th><th>Kind</th><th>Status</th><th></th></tr></thead>
+  <tbody id="rows"></tbody>
+</table>
+<form id="add" aria-label="Add a connector">
+  <strong class="wide">Add a connector</strong>
+  <label for="f-id">Id</label><input id="f-id" name="id" required pattern="[a-z0-9][a-z0-9_\\-]{0,62}" placeholder="mail">
+  <label for="f-label">Label</label><input id="f-label" name="label" placeholder="Work mail">
+  <label for="f-kind">Kind</label>
+  <select id="f-kind" name="kind">
+    <option value="imap">IMAP mailbox</option><option value="maildir">Mail folder (Maildir, .eml, mbox)</option>
+    <option value="files">Document folder</option><option value="sql">SQL database</option>
+  </select>
+  <div class="kind-fields" data-kind="imap">
+    <label for="f-host">Host</label><input id="f-host" name="host" placeholder="imap.example.com">
+    <label for="f-port">Port</label><input id="f-port" name="port" type="number" value="993">
+    <label for="f-secure">TLS</label><input id="f-secure" name="secure" type="checkbox" checked>
+    <label for="f-user">User</label><input id="f-user" name="user">
+    <label for="f-password">Password</label><input id="f-password" name="password" type="password">
+    <label for="f-mailbox">Mailbox</label><input id="f-mailbox" name="mailbox" value="INBOX">
+  </div>
+  <div class="kind-fields" data-kind="maildir files" hidden>
+    <label for="f-path">Folder</label><input id="f-path" name="path" placeholder="/srv/corpus/docs">
+  </div>
+  <div class="kind-fields" data-kind="sql" hidden>
+    <label for="f-url">Database</label><input id="f-url" name="url" placeholder="postgres://reader:…@db:5432/shop or a SQLite path">
+    <label for="f-tables">Tables (JSON)</label><textarea id="f-tables" name="tables">[{"name":"invoice","id":"invoice_id","title":"customer","text":["customer","total"],"date":"invoice_date"}]</textarea>
+  </div>
+  <span></span><button type="submit" id="add-button">Add</button>
+</form>
+<div id="message" role="status"></div>
+<script>
+(() => {
+  const DATA = ${scriptJson(data)};
+  const rows = document.getElementById("rows");
+  const message = document.getElementById("message");
+  const form = document.getElementById("add");
+  const say = (text, error) => { message.textContent = text; message.className = error ? "error" : ""; };
+  const api = async (method, path, body) => {
+    const r = await fetch(DATA.apiBase + path, {
+      method,
+      headers: { authorization: "Bearer " + DATA.token, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(json.message || (json.error && json.error.message) || ("HTTP " + r.status));
+    return json;
+  };
+  const cell = (text, cls) => { const td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; return td; };
+  function draw(list) {
+    rows.replaceChildren();
+    if (list.length === 0) {
+      const tr = document.createElement("tr");
+      const td = cell("No connectors yet.");
+      td.colSpan = 4;
+      tr.append(td);
+      rows.append(tr);
+    }
+    for (const c of list) {
+      const tr = document.createElement("tr");
+      tr.dataset.id = c.id;
+      const name = cell(c.label + " (" + c.id + ")");
+      const status = document.createElement("td");
+      const s = document.createElement("span");
+      s.className = "status " + c.status;
+      s.textContent = c.status + (c.records !== undefined ? " · " + c.records + " records" : "") + (c.indexed ? " · " + c.indexed.embedded + "/" + c.indexed.chunks + " indexed" : "");
+      status.append(s);
+      if (c.reason) { const r = document.createElement("div"); r.className = "reason"; r.textContent = c.reason; status.append(r); }
+      const actions = document.createElement("td");
+      if (c.owner === "user" && DATA.canWrite) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.textContent = "Remove";
+        b.setAttribute("aria-label", "Remove " + c.id);
+        b.addEventListener("click", async () => {
+          if (!confirm("Remove the connector " + c.label + " (" + c.id + ")? Its local index is deleted; the source itself is not touched.")) return;
+          try { await api("DELETE", "/v1/connectors/" + encodeURIComponent(c.id)); say("Removed " + c.id + "."); await refresh(); }
+          catch (e) { say(e.message, true); }
+        });
+        actions.append(b);
+      } else if (c.owner === "operator") actions.append(document.createTextNode("operator"));
+      tr.append(name, cell(c.kind), status, actions);
+      rows.append(tr);
+    }
+  }
+  async function refresh() {
+    try { draw((await api("GET", "/v1/connectors")).connectors); }
+    catch (e) { say(e.message, true); }
+  }
+  const kind = document.getElementById("f-kind");
+  const showKind = () => { for (const f of document.querySelectorAll(".kind-fields")) f.hidden = !f.dataset.kind.split(" ").includes(kind.value); };
+  kind.addEventListener("change", showKind);
+  showKind();
+  if (!DATA.canWrite) form.hidden = true;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const v = (n) => form.elements[n].value.trim();
+    const k = kind.value;
+    let config;
+    try {
+      config = k === "imap" ? { host: v("host"), port: Number(v("port")), secure: form.elements.secure.checked, user: v("user"), password: form.elements.password.value, mailbox: v("mailbox") || "INBOX" }
+        : k === "sql" ? { url: v("url"), tables: JSON.parse(v("tables")) }
+        : { path: v("path") };
+    } catch { say("Tables must be JSON.", true); return; }
+    try {
+      const created = await api("POST", "/v1/connectors", { id: v("id"), kind: k, ...(v("label") ? { label: v("label") } : {}), config });
+      say(created.status === "error" ? "Added " + created.id + ", but it cannot connect: " + created.reason : "Added " + created.id + ".", created.status === "error");
+      form.elements.password.value = "";
+      await refresh();
+    } catch (e) { say(e.message, true); }
+  });
+  draw(DATA.connectors);
+})();
+</script>
+</body>
+</html>`;
+}
