@@ -2,7 +2,7 @@
 // of the body is read; a body without one (chunked) is read as a stream and refused as soon
 // as it passes the limit, so no request body is ever held whole beyond it.
 import { Elysia } from "elysia";
-import { HttpError } from "./errors";
+import { HttpError, NOT_JSON } from "./errors";
 
 export function tooLarge(limit: number): HttpError {
   return new HttpError(413, `request body exceeds the limit of ${limit} bytes`);
@@ -45,7 +45,7 @@ export const bodyLimit = (limit: number) =>
         try {
           return JSON.parse(text);
         } catch {
-          throw new HttpError(400, "body: not valid JSON");
+          throw new HttpError(400, NOT_JSON);
         }
       }
       if (type === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(text));

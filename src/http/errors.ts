@@ -46,6 +46,9 @@ export function rateLimitedError(retryAfterSeconds: number, headers: Record<stri
 
 export const errorBody = (status: ErrorStatus, message: string) => ({ type: ERROR_TYPES[status], message });
 
+/** The message of a body that is not JSON. */
+export const NOT_JSON = "body: not valid JSON";
+
 interface ValueErrorLike {
   path?: string;
   message?: string;
@@ -90,7 +93,7 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
     case "NOT_FOUND":
       return { status: 404 as const, headers: {}, body: errorBody(404, "no such route or resource") };
     case "PARSE":
-      return { status: 400 as const, headers: {}, body: errorBody(400, "body: not valid JSON") };
+      return { status: 400 as const, headers: {}, body: errorBody(400, NOT_JSON) };
     case "INVALID_COOKIE_SIGNATURE":
       return { status: 400 as const, headers: {}, body: errorBody(400, "cookie: invalid signature") };
   }
@@ -102,6 +105,7 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
 function jsonRpcShape(status: number, body: unknown): unknown {
   if (body && typeof body === "object" && ("jsonrpc" in body || "retry_after" in body)) return body;
   const message = (body as { message?: string }).message ?? "error";
+  if (message === NOT_JSON) return { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is not JSON" } };
   return { jsonrpc: "2.0", id: null, error: { code: status >= 500 ? -32603 : -32600, message } };
 }
 

@@ -25,6 +25,7 @@ export interface McpServices extends ToolServices {
 }
 
 const SESSION_TTL_MS = 24 * 3600 * 1000;
+export const PARSE_ERROR_MESSAGE = "Parse error: the body is not JSON";
 const JSON_HEADERS = { "content-type": "application/json" };
 const ANONYMOUS: Caller = { user: "local", scopes: new Set(["corpus:search", "corpus:read", "connectors:read", "connectors:write"]) };
 
@@ -49,8 +50,9 @@ export const mcpRoutes = (s: McpServices) => {
     const origin = request.headers.get("origin");
     if (!origin) return true;
     if (s.config.corsOrigins.includes(origin)) return true;
-    const host = request.headers.get("host");
-    return !!host && (origin === `http://${host}` || origin === `https://${host}`);
+    // The server's own pages (same origin) may call it.
+    const host = request.headers.get("host") ?? new URL(request.url).host;
+    return origin === `http://${host}` || origin === `https://${host}`;
   }
 
   async function caller(request: Request): Promise<Caller> {
@@ -159,11 +161,14 @@ export const mcpRoutes = (s: McpServices) => {
         }
         const version = headerVersion ?? session?.version;
 
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(String(body ?? ""));
-        } catch {
-          return reply(400, rpcError(null, JSONRPC.PARSE_ERROR, "Parse error: the body is not JSON"));
+        // Text as the route asks; already parsed when the body came in chunks (http/body-limit).
+        let parsed: unknown = body;
+        if (typeof body === "string" || body === undefined || body === null) {
+          try {
+            parsed = JSON.parse(String(body ?? ""));
+          } catch {
+            return reply(400, rpcError(null, JSONRPC.PARSE_ERROR, PARSE_ERROR_MESSAGE));
+          }
         }
         const batch = Array.isArray(parsed);
         if (batch && (!allowsBatches(version) || (parsed as unknown[]).length === 0)) {

@@ -1,0 +1,132 @@
+// /mcp at the wire: JSON-RPC codes, versions, headers, auth, limits (second document; D6, D21).
+import { describe, expect, test } from "bun:test";
+import { bearer, req, testApp } from "../helpers";
+import { beginRequest } from "../../src/http/request-context";
+
+async function setup(env: Record<string, string> = {}) {
+  const t = await testApp(env);
+  const token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read"])).token;
+  const post = (body: unknown, headers: Record<string, string> = {}, ip = "192.0.2.1") => {
+    const r = req("/mcp", {
+      method: "POST",
+      body: typeof body === "string" ? body : JSON.stringify(body),
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...bearer(token), ...headers },
+    });
+    beginRequest(r, ip);
+    return t.app.handle(r);
+  };
+  return { ...t, token, post };
+}
+
+const init = (protocolVersion: unknown, id: unknown = 1) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion, clientInfo: { name: "raw", version: "0" } } });
+
+describe("JSON-RPC 2.0 on /mcp", () => {
+  test("codes: -32700 parse, -32600 invalid request, -32601 unknown method, -32602 bad params; ids echoed", async () => {
+    const { post } = await setup();
+    const parse = await post("{not json");
+    expect(parse.status).toBe(400);
+    expect(await parse.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is not JSON" } });
+    const invalid = (await (await post({ jsonrpc: "1.0", id: 7, method: "ping" })).json()) as any;
+    expect(invalid).toMatchObject({ id: 7, error: { code: -32600 } });
+    expect(((await (await post({ jsonrpc: "2.0", id: "a", method: 42 })).json()) as any).error.code).toBe(-32600);
+    const unknown = (await (await post({ jsonrpc: "2.0", id: "x-1", method: "tools/frobnicate" })).json()) as any;
+    expect(unknown).toEqual({ jsonrpc: "2.0", id: "x-1", error: { code: -32601, message: "Method not found: tools/frobnicate" } });
+    const badParams = (await (await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "nope", arguments: {} } })).json()) as any;
+    expect(badParams).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Tool not found" } });
+    const pong = (await (await post({ jsonrpc: "2.0", id: 0, method: "ping" })).json()) as any;
+    expect(pong).toEqual({ jsonrpc: "2.0", id: 0, result: {} });
+  });
+
+  test("notifications are answered 202 with no body", async () => {
+    const { post } = await setup();
+    const r = await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+    expect(r.status).toBe(202);
+    expect(await r.text()).toBe("");
+  });
+
+  test("initialize: 1.0 and 1.0.0 answer 1.0; known revisions answer themselves; others the newest", async () => {
+    const { post } = await setup();
+    for (const [asked, answered] of [["1.0", "1.0"], ["1.0.0", "1.0"], ["2024-11-05", "2024-11-05"], ["2025-03-26", "2025-03-26"], ["2025-06-18", "2025-06-18"], ["1999-01-01", "2025-11-25"], [undefined, "2025-11-25"]] as const) {
+      const body = (await (await post(init(asked))).json()) as any;
+      expect(body.result.protocolVersion).toBe(answered);
+      expect(body.result.serverInfo).toEqual({ name: "corpus", version: "0.1.0" });
+      expect(body.result.capabilities.tools).toBeDefined();
+    }
+  });
+
+  test("sessions: issued at initialize, honoured, unknown ones 404, ended with DELETE", async () => {
+    const { post, app, token } = await setup();
+    const r = await post(init("2025-06-18"));
+    const session = r.headers.get("mcp-session-id")!;
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-session-id": session })).status).toBe(200);
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-session-id": "nope" })).status).toBe(404);
+    expect((await app.handle(req("/mcp", { method: "DELETE", headers: { ...bearer(token), "mcp-session-id": session } }))).status).toBe(204);
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-session-id": session })).status).toBe(404);
+  });
+
+  test("MCP-Protocol-Version: an unsupported one is 400; batches only where the revision allows them", async () => {
+    const { post } = await setup();
+    const bad = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "2099-01-01" });
+    expect(bad.status).toBe(400);
+    const batch = [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "nope" }];
+    const old = await post(batch, { "mcp-protocol-version": "2025-03-26" });
+    expect(await old.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: nope" } }]);
+    const current = await post(batch, { "mcp-protocol-version": "2025-06-18" });
+    expect(current.status).toBe(400);
+    expect(((await current.json()) as any).error.code).toBe(-32600);
+    expect(((await (await post([])).json()) as any).error.code).toBe(-32600);
+  });
+
+  test("GET /mcp is 405; an Accept without JSON is 406; a foreign Origin is 403", async () => {
+    const { post, app, token } = await setup({ CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com" });
+    const get = await app.handle(req("/mcp", { headers: bearer(token) }));
+    expect(get.status).toBe(405);
+    expect(get.headers.get("allow")).toBe("POST, DELETE");
+    expect((await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { accept: "text/html" })).status).toBe(406);
+    expect((await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { origin: "https://evil.example" })).status).toBe(403);
+    expect((await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { origin: "https://app.example.com" })).status).toBe(200);
+    expect((await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { origin: "http://localhost" })).status).toBe(200);
+  });
+
+  test("D6: 401 with WWW-Authenticate resource_metadata; 403 insufficient_scope with the scope", async () => {
+    const { post } = await setup();
+    const none = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { authorization: "" });
+    expect(none.status).toBe(401);
+    expect(none.headers.get("www-authenticate")).toBe('Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"');
+    expect(((await none.json()) as any).error.message).toStartWith("Unauthorized");
+    const t2 = await setup();
+    const weak = (await t2.services.auth.issuer.issue("bob", ["connectors:read"])).token;
+    const r = await t2.post({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } }, bearer(weak));
+    expect(r.status).toBe(403);
+    expect(r.headers.get("www-authenticate")).toContain('error="insufficient_scope", scope="corpus:search"');
+  });
+
+  test("CORPUS_AUTH_DISABLED=true lets requests in without a token (development only)", async () => {
+    const { post } = await setup({ CORPUS_AUTH_DISABLED: "true" });
+    expect((await post({ jsonrpc: "2.0", id: 1, method: "tools/list" }, { authorization: "" })).status).toBe(200);
+  });
+
+  test("per-IP limit: headers, 429 body and Retry-After; 413 is a JSON-RPC error", async () => {
+    const { post } = await setup({ CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "2", CORPUS_MAX_REQUEST_SIZE: "2048" });
+    const a = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, {}, "198.51.100.7");
+    expect(a.headers.get("x-ratelimit-limit")).toBe("2");
+    expect(a.headers.get("x-ratelimit-remaining")).toBe("1");
+    await post({ jsonrpc: "2.0", id: 1, method: "ping" }, {}, "198.51.100.7");
+    const over = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, {}, "198.51.100.7");
+    expect(over.status).toBe(429);
+    expect(await over.json()).toEqual({ error: "Rate limit exceeded", retry_after: 30 });
+    expect(over.headers.get("retry-after")).toBe("30");
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(5000) } });
+    const tooLarge = await post(big, { "content-length": String(big.length) }, "198.51.100.8");
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "request body exceeds the limit of 2048 bytes" } });
+  });
+
+  test("/debug/tools lists the same definitions as tools/list", async () => {
+    const { post, app } = await setup({ CORPUS_DEBUG_MODE: "true" });
+    const listed = ((await (await post({ jsonrpc: "2.0", id: 1, method: "tools/list" })).json()) as any).result.tools;
+    const debug = ((await (await app.handle(req("/debug/tools"))).json()) as any).tools;
+    expect(debug).toEqual(listed);
+  });
+});
