@@ -1,12 +1,12 @@
 // The tools of /mcp (second document part 2; D22): corpus_search runs the same pipeline as
 // POST /v1/query (and is archived the same way); open_connectors answers with a summary and
 // the connector widget.
+import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { Scope } from "../auth/scopes";
 import type { ConnectorRegistry } from "../connectors/registry";
 import { newId } from "../conversations/store";
-import { embeddingText } from "../retrieval/chunk";
 import type { QueryService } from "../retrieval/search";
 import { MAX_RESULTS, QUERY_MAX_LENGTH, WIDGET_MIME, WIDGET_URI } from "./tool-definitions";
 import { connectorsWidget } from "./widget";
@@ -55,25 +55,7 @@ export async function corpusSearch(s: ToolServices, caller: Caller, args: Record
   const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max });
   const chosen = outcome.chunks.slice(0, max);
   const queryId = newId("qry_");
-  s.archive.record(
-    caller.user,
-    queryId,
-    query,
-    chosen.map((c) => ({
-      chunk: {
-        chunk_id: newId(""),
-        connector: c.connectorId,
-        title: c.record.title,
-        content: c.text,
-        source_url: c.record.source_url,
-        type: c.record.type,
-        path: c.record.path,
-        ...(c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}),
-        date: c.record.date,
-      },
-      embedText: embeddingText(c.record.title, c.text),
-    })),
-  );
+  archiveAnswer(s.archive, caller.user, queryId, query, chosen.map((c) => ({ c, chunkId: newId("") })));
   const results = chosen.map((c) => ({
     title: c.record.title,
     source: `${c.connectorLabel} · ${c.record.path}`,

@@ -1,14 +1,14 @@
 // POST /v1/query (first document part 4; D7-D12): a question in, ranked and cited chunks out,
 // in the shape the body asked for; every answer archived before it is sent.
 import { Elysia, t, type Static } from "elysia";
-import type { Archive, ArchivedChunk } from "../archive/store";
+import { archiveAnswer } from "../archive/answer";
+import type { Archive } from "../archive/store";
 import { newId, type Conversations } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { ErrorBody } from "../http/model";
 import { extractiveAnswer } from "../retrieval/answer";
-import { embeddingText } from "../retrieval/chunk";
-import type { QueryService, RankedChunk } from "../retrieval/search";
+import type { QueryService } from "../retrieval/search";
 import { dateRange } from "./dates";
 import { guard, type GuardServices } from "./guard";
 import { ChunkB, QueryBody, QueryResponseA, QueryResponseB, QueryResponseC } from "./model";
@@ -61,12 +61,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
       const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, suffix: newId("") }));
 
       // D12: archived before the response is sent.
-      s.archive.record(
-        principal.user,
-        queryId,
-        question,
-        chosen.map(({ c, suffix }) => ({ chunk: archived(c, suffix), embedText: embeddingText(c.record.title, c.text) })),
-      );
+      archiveAnswer(s.archive, principal.user, queryId, question, chosen.map(({ c, suffix }) => ({ c, chunkId: suffix })));
 
       if (shape === "A") {
         const results = chosen.map(({ c, suffix }) => ({
@@ -126,17 +121,3 @@ export const queryRoutes = (s: QueryRouteServices) =>
       },
     },
   );
-
-function archived(c: RankedChunk, suffix: string): ArchivedChunk {
-  return {
-    chunk_id: suffix,
-    connector: c.connectorId,
-    title: c.record.title,
-    content: c.text,
-    source_url: c.record.source_url,
-    type: c.record.type,
-    path: c.record.path,
-    ...(c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}),
-    date: c.record.date,
-  };
-}
