@@ -18,6 +18,7 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
     })
     .post("/v1/connectors", async ({ principal, body }) => connectors.add(principal.user, body), {
       guard: { route: "POST /v1/connectors" },
+      parse: "json",
       body: CreateConnectorBody,
       response: { 200: ConnectorView, ...errors },
       detail: { tags: ["connectors"], summary: "Add a connector; one that cannot connect is saved with status error and a reason", security },

@@ -27,6 +27,7 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
       },
       {
         guard: { route: "POST /v1/webhooks" },
+        parse: "json",
         body: t.Object(
           { url: t.String({ maxLength: 2048 }), events: t.Optional(t.Array(t.UnionEnum([...WEBHOOK_EVENTS]), { minItems: 1, maxItems: 10 })) },
           { additionalProperties: false },

@@ -16,6 +16,14 @@ describe("OpenAPI document and UI", () => {
     expect(root.required).toEqual(["status", "service", "version"]);
     expect(doc.components.securitySchemes.bearer).toEqual({ type: "http", scheme: "bearer", bearerFormat: "JWT" });
     expect(JSON.stringify(doc.paths)).not.toContain("/openapi/assets");
+    // Every request body is documented with the schema it is validated with.
+    for (const path of ["/v1/query", "/v1/deep_search", "/v1/connectors", "/v1/webhooks"]) {
+      const schema = doc.paths[path].post.requestBody.content["application/json"].schema;
+      expect(schema.type).toBe("object");
+      expect(schema.additionalProperties).toBe(false);
+    }
+    expect(doc.paths["/v1/query"].post.requestBody.content["application/json"].schema.properties.max_results).toMatchObject({ minimum: 1, maximum: 100 });
+    for (const path of ["/v1/delete_my_data", "/mcp"]) expect(doc.paths[path]).toBeDefined();
   });
 
   test("the UI page loads its script and style from this server, not a CDN", async () => {
