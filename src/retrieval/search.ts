@@ -132,9 +132,12 @@ export class QueryService {
       const progress = a.connector.progress?.();
       if (progress && progress.embedded < progress.total) notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
       if (hits.length === 0) return;
-      // Words: the source's own BM25 where it has one, else BM25 over these candidates.
-      const local = hits.some((h) => h.lexical === undefined) ? bm25Scores(hits.map((h) => `${h.record.title} ${h.record.content}`), terms) : [];
-      const lexical = hits.map((h, j) => h.lexical ?? local[j] ?? 0);
+      // Words: the source's own BM25 where it has one (a record it found only by meaning scored
+      // lowest), else BM25 over these candidates (IMAP, SQL).
+      const ownScores = hits.some((h) => h.lexical !== undefined);
+      const local = ownScores ? [] : bm25Scores(hits.map((h) => `${h.record.title} ${h.record.content}`), terms);
+      const lowest = ownScores ? Math.min(...hits.filter((h) => h.lexical !== undefined).map((h) => h.lexical!)) : 0;
+      const lexical = hits.map((h, j) => h.lexical ?? (ownScores ? lowest : (local[j] ?? 0)));
       const normLex = minMax(lexical);
       for (const [j, h] of hits.entries()) {
         let dense = h.dense;
