@@ -132,6 +132,11 @@ export class Archive {
     return out;
   }
 
+  /** Archived chunks of all users (for reports and benchmarks). */
+  count(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks").get()!.n;
+  }
+
   /** Everything of `user` (D13): returns how many chunks were removed. */
   deleteUser(user: string): { queries: number; chunks: number } {
     return this.db.transaction(() => {
