@@ -7,6 +7,8 @@ import { withTimeout, type FetchHandler } from "./http/timeout";
 import type { Logger } from "./log";
 import { createServices, type Services } from "./services";
 
+const WARM_DELAY_MS = 2_000;
+
 export interface Running {
   server: Server<undefined>;
   url: string;
@@ -41,12 +43,15 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   services.webhookWorker.start();
   if (config.CORPUS_AUTH_DISABLED) log.warning("CORPUS_AUTH_DISABLED=true: /mcp accepts requests without a token (development only)");
   log.info("listening", { url, data_dir: config.CORPUS_DATA_DIR });
-  // The model loads after the listener is up, so that start-up stays fast; the first
-  // question would otherwise wait for it.
-  services.embeddings.warm().then(
-    () => log.info("embedding model ready"),
-    () => log.error("the embedding model could not be loaded"),
-  );
+  // The model (~0.5 s of loading) is warmed shortly after the listener is up, so that
+  // start-up and health checks stay fast and the first question does not wait for it.
+  const warm = setTimeout(() => {
+    services.embeddings.warm().then(
+      () => log.info("embedding model ready"),
+      () => log.error("the embedding model could not be loaded"),
+    );
+  }, WARM_DELAY_MS);
+  warm.unref?.();
   return {
     server,
     url,

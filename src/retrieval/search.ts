@@ -7,7 +7,7 @@ import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
 import { bm25Scores, words } from "./bm25";
 import { embeddingText, recordChunks } from "./chunk";
-import { planQuery, type QueryPlan } from "./plan";
+import type { QueryPlan } from "./plan";
 
 /**
  * Weight of the dense score in the fusion, tuned on the SciFact train split only
@@ -98,6 +98,8 @@ export class QueryService {
   }
 
   async run(o: QueryOptions): Promise<QueryOutcome> {
+    // chrono-node loads on the first question, not at start-up.
+    const { planQuery } = await import("./plan");
     const plan = planQuery(o.question, o.now);
     const previous = o.context?.length ? planQuery(o.context[o.context.length - 1]!, o.now) : undefined;
     const terms = [...new Set([...plan.terms, ...(previous?.terms ?? [])])];

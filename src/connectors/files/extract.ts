@@ -1,8 +1,7 @@
 // Text from the document kinds of D18, with well-kept libraries and no shelling out:
 // text and Markdown as they are, HTML through html-to-text, PDF through unpdf (pdf.js),
 // DOCX through mammoth, CSV through csv-parse, JSON flattened to "path: value" lines.
-import { parse as parseCsv } from "csv-parse/sync";
-import { convert as htmlToText } from "html-to-text";
+// The libraries load on first use, so start-up does not pay for them.
 import { extname } from "node:path";
 
 export const FILE_TYPES = {
@@ -44,6 +43,7 @@ export async function extractText(bytes: Uint8Array, type: FileType): Promise<Ex
       return { text, title: /^#\s+(.+)$/m.exec(text)?.[1]?.trim() };
     }
     case "html": {
+      const { convert: htmlToText } = await import("html-to-text");
       const html = new TextDecoder().decode(bytes);
       return { text: htmlToText(html, { wordwrap: false, selectors: [{ selector: "a", options: { ignoreHref: true } }, { selector: "img", format: "skip" }] }), title: /<title>([^<]*)<\/title>/i.exec(html)?.[1]?.trim() };
     }
@@ -62,6 +62,7 @@ export async function extractText(bytes: Uint8Array, type: FileType): Promise<Ex
       return { text: value };
     }
     case "csv": {
+      const { parse: parseCsv } = await import("csv-parse/sync");
       const rows = parseCsv(Buffer.from(bytes), { columns: true, skip_empty_lines: true, relax_column_count: true, bom: true }) as Array<Record<string, string>>;
       return { text: rows.map((r) => Object.entries(r).map(([k, v]) => `${k}: ${v}`).join("; ")).join("\n") };
     }

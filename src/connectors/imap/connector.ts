@@ -2,7 +2,7 @@
 // server's SEARCH narrows candidates (any term in the text, within the date range) before
 // bodies are fetched, with BODY.PEEK so that no \Seen flag is ever set. One connection is
 // reused and every operation has a timeout.
-import { ImapFlow } from "imapflow";
+import type { ImapFlow } from "imapflow";
 import { parseMessage } from "../maildir/connector";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
 
@@ -60,6 +60,7 @@ export class ImapConnector implements Connector {
     if (this.client?.usable) return this.client;
     this.drop();
     const { host, port, secure, user, password, mailbox } = this.config;
+    const { ImapFlow } = await import("imapflow"); // loaded on first use, not at start-up
     const client = new ImapFlow({
       host,
       port,

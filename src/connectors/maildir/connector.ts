@@ -1,6 +1,6 @@
 // `maildir` (D18): a Maildir (cur/ and new/), a folder of .eml files, or mbox files, parsed
 // with mailparser (headers, text and HTML parts, attachments' names, decoded charsets).
-import { simpleParser, type AddressObject } from "mailparser";
+import type { AddressObject } from "mailparser";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -64,6 +64,8 @@ const addresses = (a: AddressObject | AddressObject[] | undefined) =>
   a ? (Array.isArray(a) ? a : [a]).flatMap((x) => x.value.map((v) => v.address ?? v.name)).filter(Boolean).join(", ") : "";
 
 export async function parseMessage(raw: Buffer | string, id: string, path: string, url: string): Promise<SourceRecord> {
+  // Loaded on first use: the parser takes ~0.1 s to load, which start-up need not pay.
+  const { simpleParser } = await import("mailparser");
   const m = await simpleParser(raw, { skipHtmlToText: false, skipTextLinks: true, skipImageLinks: true });
   const from = addresses(m.from);
   const attachments = m.attachments.map((a) => a.filename).filter(Boolean).join(", ");

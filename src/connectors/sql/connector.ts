@@ -3,7 +3,7 @@
 // transaction with a statement timeout. Only the configured tables and columns are read,
 // their identifiers checked against the live schema and quoted; values are always bound.
 import { Database } from "bun:sqlite";
-import postgres from "postgres";
+import type postgres from "postgres";
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
@@ -83,7 +83,8 @@ function sqliteDriver(path: string): Driver {
   };
 }
 
-function postgresDriver(url: string): Driver {
+async function postgresDriver(url: string): Promise<Driver> {
+  const { default: postgres } = await import("postgres"); // loaded on first use
   const sql = postgres(url, {
     max: 2,
     idle_timeout: 60,
@@ -125,19 +126,23 @@ function describeDbError(error: unknown, url: string): string {
 
 export class SqlConnector implements Connector {
   readonly kind = "sql";
-  private driver?: Driver;
+  private driver?: Promise<Driver>;
   private checked?: Promise<void>;
 
   constructor(private readonly config: SqlConfig) {}
 
   private async open(): Promise<Driver> {
-    this.driver ??= isPostgresUrl(this.config.url) ? postgresDriver(this.config.url) : sqliteDriver(this.config.url);
-    this.checked ??= this.checkSchema(this.driver).catch((error) => {
+    this.driver ??= isPostgresUrl(this.config.url) ? postgresDriver(this.config.url) : Promise.resolve().then(() => sqliteDriver(this.config.url));
+    const driver = await this.driver.catch((error) => {
+      this.driver = undefined;
+      throw error;
+    });
+    this.checked ??= this.checkSchema(driver).catch((error) => {
       this.checked = undefined;
       throw error;
     });
     await this.checked;
-    return this.driver;
+    return driver;
   }
 
   /** Every configured table and column must exist in the live schema. */
@@ -157,7 +162,7 @@ export class SqlConnector implements Connector {
     } catch (error) {
       // A dead connection is opened anew next time.
       if (!(error instanceof ConnectorError)) {
-        await this.driver?.close().catch(() => {});
+        await this.driver?.then((d) => d.close()).catch(() => {});
         this.driver = undefined;
         this.checked = undefined;
       }
@@ -252,7 +257,8 @@ export class SqlConnector implements Connector {
   }
 
   async close(): Promise<void> {
-    await this.driver?.close();
+    const d = this.driver;
     this.driver = undefined;
+    await d?.then((x) => x.close()).catch(() => {});
   }
 }
