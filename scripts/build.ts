@@ -15,6 +15,8 @@ export async function buildExecutable(target = outfile): Promise<string> {
     entrypoints: [join(root, "src/cli.ts")],
     compile: { outfile: target, autoloadDotenv: false, autoloadBunfig: false },
     minify: true,
+    bytecode: true,
+    format: "esm",
     sourcemap: "none",
     target: "bun",
   } as Parameters<typeof Bun.build>[0]);

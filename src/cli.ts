@@ -134,6 +134,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  const code = await main(process.argv.slice(2));
-  if (code >= 0) process.exit(code);
+  // No top-level await: the executable is compiled to bytecode, which needs none.
+  void main(process.argv.slice(2)).then((code) => {
+    if (code >= 0) process.exit(code);
+  });
 }

@@ -41,6 +41,55 @@ describe("dist/corpus alone in an empty folder", () => {
     expect(existsSync(join(home, ".cache", "Microsoft"))).toBe(false);
   });
 
+  test("it answers a question from mail and documents (PDF, .eml) with nothing beside it", async () => {
+    const shared = join(import.meta.dir, "../../shared/data");
+    const connectors = join(tempDir(), "connectors.json");
+    const docs = tempDir("corpus-exe-docs-");
+    copyFileSync(join(shared, "invoices", "AmazonWebServices.pdf"), join(docs, "AmazonWebServices.pdf"));
+    const mail = tempDir("corpus-exe-mail-");
+    const anyMail = require("node:fs").readdirSync(join(shared, "enron", "messages"))[0] as string;
+    copyFileSync(join(shared, "enron", "messages", anyMail), join(mail, anyMail));
+    require("node:fs").writeFileSync(
+      connectors,
+      JSON.stringify([
+        { id: "docs", kind: "files", config: { path: docs } },
+        { id: "mail", kind: "maildir", config: { path: mail } },
+      ]),
+    );
+    const dataDir = tempDir("corpus-exe-data-");
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    // Tokens name the server (issuer and audience default to http://HOST:PORT): same environment.
+    const e = { ...env(), CORPUS_DATA_DIR: dataDir, CORPUS_CONNECTORS_FILE: connectors, CORPUS_PORT: String(port) };
+    const token = Bun.spawnSync([exe, "token", "create", "--user", "alice", "--scopes", "corpus:search"], { cwd: folder, env: e }).stdout.toString().trim();
+    const proc = Bun.spawn([exe, "serve"], { cwd: folder, env: e, stdout: "ignore", stderr: "pipe" });
+    try {
+      for (let i = 0; i < 100; i++) {
+        if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
+        await Bun.sleep(50);
+      }
+      const r = await fetch(`http://127.0.0.1:${port}/v1/query`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ q: "Amazon Web Services invoice", top_k: 3 }),
+      });
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as { results: Array<{ source: { path: string; type: string }; snippet: string }> };
+      expect(body.results[0]!.source.path).toBe("AmazonWebServices.pdf");
+      expect(body.results[0]!.snippet).toContain("Amazon Web Services");
+      const m = (await (
+        await fetch(`http://127.0.0.1:${port}/v1/query`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ q: "message", filters: { source_type: "email" } }),
+        })
+      ).json()) as { results: Array<{ source: { type: string } }> };
+      expect(m.results.length).toBe(1);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+  });
+
   test("corpus serve answers GET / and stops on SIGTERM", async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     const proc = Bun.spawn([exe], { cwd: folder, env: { ...env(), CORPUS_PORT: String(port) }, stdout: "ignore", stderr: "pipe" });
