@@ -16,7 +16,11 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** The fetch handler the listener uses: socket address recorded, request timeout applied. */
+/**
+ * The fetch handler the listener uses: socket address recorded, request timeout applied.
+ * Give it `app.fetch` (the compiled router), not `app.handle`: the latter's extra async layer
+ * leaves every response pending for a few ticks, which the timeout then has to watch.
+ */
 export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
   const timed = withTimeout(handle, config.CORPUS_REQUEST_TIMEOUT, (request) =>
     log.warning("request timed out", { method: request.method, path: new URL(request.url).pathname }),
@@ -36,7 +40,7 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
     // A backstop only: the body-limit plugin answers 413 in the specification's shape first.
     maxRequestBodySize: config.CORPUS_MAX_REQUEST_SIZE + 65_536,
     development: false,
-    fetch: createFetch(app.handle, config, log),
+    fetch: createFetch(app.fetch, config, log),
   });
   const url = server.url.href.replace(/\/$/, "");
   // Deliveries left in the outbox by an earlier run go out now.

@@ -49,7 +49,7 @@ describe("the listener", () => {
       .use(errorMapper(createLogger("ERROR", memorySink().sink)))
       .use(bodyLimit(4096))
       .post("/upload", ({ body }) => ({ got: JSON.stringify(body).length }));
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: createFetch(app.handle, config, createLogger("ERROR", memorySink().sink)) });
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: createFetch(app.fetch, config, createLogger("ERROR", memorySink().sink)) });
     try {
       let sent = 0;
       const stream = new ReadableStream<Uint8Array>({

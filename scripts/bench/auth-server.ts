@@ -27,6 +27,6 @@ const app = createApp(services).use(
     .get("/bench/open", body)
     .get("/bench/protected", body, { guard: { route: "GET /v1/connectors", limit: "query" } }),
 );
-const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createFetch(app.handle, config, log) });
+const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createFetch(app.fetch, config, log) });
 const { token } = await services.auth.issuer.issue("bench", ["connectors:read"], 3600);
 console.log(JSON.stringify({ url: server.url.href.replace(/\/$/, ""), token }));

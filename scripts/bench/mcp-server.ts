@@ -28,6 +28,6 @@ for (;;) {
 }
 await services.embeddings.warm();
 const app = createApp(services);
-const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createFetch(app.handle, config, log) });
+const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createFetch(app.fetch, config, log) });
 const { token } = await services.auth.issuer.issue("bench", ["corpus:search", "connectors:read"], 3600);
 console.log(JSON.stringify({ url: server.url.href.replace(/\/$/, ""), token }));
