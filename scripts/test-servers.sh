@@ -78,7 +78,8 @@ service stats {
   }
 }
 CONF
-  dovecot -c "$state/dovecot/dovecot.conf"
+  # The daemons keep no handle on our output: a caller waiting for it to close would wait forever.
+  dovecot -c "$state/dovecot/dovecot.conf" </dev/null >/dev/null 2>&1
 }
 
 start_postgres() {
@@ -89,7 +90,7 @@ start_postgres() {
   chown -R postgres:postgres "$state/pg"
   chmod 0700 "$state/pg/data"
   su postgres -s /bin/sh -c "$pgbin/initdb -D $state/pg/data -U postgres --auth=scram-sha-256 --pwfile=$state/pg/pwfile -E UTF8 >$state/pg/initdb.log 2>&1"
-  su postgres -s /bin/sh -c "$pgbin/pg_ctl -D $state/pg/data -l $state/pg/postgres.log -w -o '-p $pg_port -k $state/pg/sock -c listen_addresses=127.0.0.1' start >/dev/null"
+  su postgres -s /bin/sh -c "$pgbin/pg_ctl -D $state/pg/data -l $state/pg/postgres.log -w -o '-p $pg_port -k $state/pg/sock -c listen_addresses=127.0.0.1' start </dev/null >/dev/null 2>&1"
   export PGPASSWORD=postgres-admin-pass PGOPTIONS='-c client_min_messages=warning'
   psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -d postgres -v ON_ERROR_STOP=1 -f "$data/chinook/Chinook_PostgreSql.sql" >/dev/null
   psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -d chinook -v ON_ERROR_STOP=1 >/dev/null <<SQL

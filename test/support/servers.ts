@@ -37,17 +37,19 @@ export function testServers(): Promise<TestServers> {
   started ??= (async () => {
     let env = readEnv();
     if (!env) {
-      const run = Bun.spawnSync(["bash", join(root, "scripts/test-servers.sh"), "start"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, CORPUS_TEST_STATE: state } });
-      if (run.exitCode !== 0) throw new Error(`test servers did not start:\n${run.stderr.toString()}`);
+      const log = join(process.env.TMPDIR ?? "/tmp", `corpus-test-servers-${process.pid}.log`);
+      const run = Bun.spawn(["bash", "-c", `bash "$0" start >"$1" 2>&1`, join(root, "scripts/test-servers.sh"), log], {
+        stdio: ["ignore", "ignore", "ignore"],
+        env: { ...process.env, CORPUS_TEST_STATE: state },
+      });
+      if ((await run.exited) !== 0) throw new Error(`test servers did not start; see ${log}`);
       env = readEnv();
       if (!env) throw new Error("test servers started but are not running");
-      process.on("exit", () => {
-        for (const pid of [env!.CORPUS_TEST_DOVECOT_PID, env!.CORPUS_TEST_PG_PID]) {
-          try {
-            process.kill(Number(pid), "SIGTERM");
-          } catch {}
-        }
-      });
+      // Stopped by PID once this test process is gone, however it ends.
+      Bun.spawn(["bash", "-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; bash "$0" stop`, join(root, "scripts/test-servers.sh")], {
+        stdio: ["ignore", "ignore", "ignore"],
+        env: { ...process.env, CORPUS_TEST_STATE: state },
+      }).unref();
     }
     return {
       imap: {
