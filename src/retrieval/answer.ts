@@ -9,7 +9,8 @@ export interface AnswerSource {
 const MAX_SENTENCES = 4;
 
 export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[]): string {
-  const want = new Set([...terms, ...words(question)].flatMap(words));
+  // The planned terms carry the question's meaning; its function words ("the", "was") do not.
+  const want = new Set((terms.length ? terms : words(question)).flatMap(words));
   const picked: Array<{ sentence: string; n: number; score: number; order: number }> = [];
   sources.forEach((s, i) => {
     const sentences = s.text.split(/(?<=[.!?])\s+|\n+/).map((x) => x.trim()).filter((x) => x.length > 12);

@@ -1,0 +1,49 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { WordPieceTokenizer } from "../../src/embedding/tokenizer";
+import { assets } from "../../src/native/assets";
+import { bm25Scores } from "../../src/retrieval/bm25";
+import { chunkText, CHUNK_TOKENS, embeddingText, recordChunks } from "../../src/retrieval/chunk";
+import { extractiveAnswer } from "../../src/retrieval/answer";
+
+const tok = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")));
+
+describe("chunking (records longer than the model's window)", () => {
+  test("short text is one chunk; long text is cut at sentences within the budget; deterministic", () => {
+    expect(chunkText("One sentence.", tok)).toEqual(["One sentence."]);
+    const long = Array.from({ length: 80 }, (_, i) => `Sentence number ${i} talks about invoices and payments.`).join(" ");
+    const chunks = chunkText(long, tok);
+    expect(chunks.length).toBeGreaterThan(3);
+    for (const c of chunks) expect(tok.count(c)).toBeLessThanOrEqual(CHUNK_TOKENS);
+    expect(chunks.join(" ")).toBe(long);
+    expect(chunkText(long, tok)).toEqual(chunks);
+  });
+
+  test("a sentence longer than a chunk is cut by words; empty records fall back to the title", () => {
+    const run = "word ".repeat(600).trim();
+    const chunks = chunkText(run, tok);
+    expect(chunks.length).toBe(3);
+    for (const c of chunks) expect(tok.count(c)).toBeLessThanOrEqual(CHUNK_TOKENS);
+    expect(recordChunks({ title: "Only a title", content: "" }, tok)).toEqual(["Only a title"]);
+    expect(embeddingText("Invoice 7", "Total 10 EUR")).toBe("Invoice 7\nTotal 10 EUR");
+  });
+});
+
+describe("BM25 over candidates and extractive answers", () => {
+  test("BM25 ranks the document with the rare term first", () => {
+    const scores = bm25Scores(["the cat sat", "the invoice from Acme", "the the the"], ["acme", "invoice"]);
+    expect(scores[1]).toBeGreaterThan(scores[0]!);
+    expect(scores[0]).toBe(0);
+  });
+
+  test("the answer cites its sources with [n]", () => {
+    const a = extractiveAnswer("When was the Acme invoice paid?", ["acme", "invoice", "paid"], [
+      { text: "Acme Corp invoiced us 1,250.00 EUR. It was paid on 2026-03-30." },
+      { text: "The offsite is in Lisbon." },
+    ]);
+    expect(a).toContain("[1]");
+    expect(a).not.toContain("[2]");
+    expect(a).toContain("paid on 2026-03-30");
+    expect(extractiveAnswer("anything", [], [])).toBe("No connected source answers this question.");
+  });
+});

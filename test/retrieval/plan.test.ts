@@ -1,0 +1,47 @@
+// Planning a question, with a fixed clock (issue: the query pipeline).
+import { describe, expect, test } from "bun:test";
+import { planQuery } from "../../src/retrieval/plan";
+
+const NOW = new Date("2026-11-22T10:00:00Z");
+const iso = (d?: Date) => d?.toISOString().slice(0, 10);
+
+describe("planQuery", () => {
+  test("terms without stop words; quoted phrases; source hints", () => {
+    const p = planQuery('emails from Jeff about the "price caps" in California', NOW);
+    expect(p.terms).toEqual(["emails", "jeff", "california"]);
+    expect(p.phrases).toEqual(["price caps"]);
+    expect(p.people).toEqual(["Jeff"]);
+    expect(p.sourceHint).toBe("email");
+    expect(planQuery("open orders of Acme", NOW).sourceHint).toBe("file");
+    expect(planQuery("Acme", NOW).sourceHint).toBeUndefined();
+  });
+
+  test("dates in words, relative to the clock", () => {
+    const cases: Array<[string, string | undefined, string | undefined]> = [
+      ["invoices last month", "2026-10-01", "2026-11-01"],
+      ["what did Acme invoice us in March", "2026-03-01", "2026-04-01"],
+      ["orders since 2001", "2001-01-01", undefined],
+      ["mail before 2001", undefined, "2001-01-01"],
+      ["reports in 2024", "2024-01-01", "2025-01-01"],
+      ['"price caps" in May 2001', "2001-05-01", "2001-06-01"],
+      ["meetings on 2001-05-14", "2001-05-14", "2001-05-15"],
+      ["between March 1 and March 15 2024", "2024-03-01", "2024-03-16"],
+      ["invoices last year", "2025-01-01", "2026-01-01"],
+    ];
+    for (const [q, from, to] of cases) {
+      const p = planQuery(q, NOW);
+      expect([q, iso(p.dateFrom), iso(p.dateTo)]).toEqual([q, from, to]);
+    }
+    // The words of the date are not search terms.
+    expect(planQuery("invoices last month", NOW).terms).toEqual(["invoices"]);
+  });
+
+  test("amounts with currency and comparison; e-mail addresses", () => {
+    const p = planQuery("Acme invoices over 1,000 EUR from jeff.dasovich@enron.com", NOW);
+    expect(p.amounts).toEqual([{ value: 1000, currency: "EUR", comparison: "over" }]);
+    expect(p.addresses).toEqual(["jeff.dasovich@enron.com"]);
+    expect(p.terms).toContain("jeff.dasovich@enron.com");
+    expect(p.terms).not.toContain("000");
+    expect(planQuery("receipts under $25.50", NOW).amounts).toEqual([{ value: 25.5, currency: "USD", comparison: "under" }]);
+  });
+});
