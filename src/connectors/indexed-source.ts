@@ -6,6 +6,7 @@
 import { existsSync, statSync } from "node:fs";
 import { LocalIndex, syncIndex, type ScanEntry } from "./local-index";
 import type { EmbeddingService } from "../embedding/service";
+import type { Logger } from "../log";
 import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatus, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
 const RESCAN_MS = 5_000;
@@ -32,6 +33,8 @@ export class IndexedFolderConnector implements Connector {
     private readonly index: LocalIndex,
     private readonly source: FolderSource,
     private readonly embeddings?: EmbeddingService,
+    /** Indexing progress goes to the logs (never paths or content). */
+    private readonly log?: Logger,
   ) {
     this.sync();
   }
@@ -40,11 +43,15 @@ export class IndexedFolderConnector implements Connector {
   embedPending(): Promise<void> {
     if (!this.embeddings) return Promise.resolve();
     this.embedding ??= (async () => {
+      let done = 0;
       try {
         for (;;) {
           if (this.closed) return;
           const batch = this.index.pendingChunks(EMBED_BATCH);
-          if (batch.length === 0) return;
+          if (batch.length === 0) {
+            if (done) this.log?.info("connector embedded", { ...this.index.progress() });
+            return;
+          }
           const vectors = await this.embeddings!.embed(
             batch.map((b) => b.text),
             "background",
@@ -54,6 +61,9 @@ export class IndexedFolderConnector implements Connector {
             batch.map((b) => b.chunk),
             vectors,
           );
+          done += batch.length;
+          // A line every 512 chunks, so a long first index shows where it stands.
+          if (done % 512 < EMBED_BATCH) this.log?.info("connector embedding", { ...this.index.progress() });
         }
       } catch {
         // Retried after the next scan.
@@ -80,7 +90,10 @@ export class IndexedFolderConnector implements Connector {
   private async runSync(): Promise<void> {
     try {
       if (!existsSync(this.path) || !statSync(this.path).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
-      await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e));
+      const result = await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e));
+      if (result.read || result.removed || result.failed.length) {
+        this.log?.info("connector indexed", { read: result.read, removed: result.removed, unreadable: result.failed.length, records: this.index.count() });
+      }
       this.error = undefined;
       this.ready = true;
       void this.embedPending();

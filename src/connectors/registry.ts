@@ -170,10 +170,10 @@ export class ConnectorRegistry {
       );
     switch (d.kind) {
       case "maildir":
-        c = createMaildirConnector(String(d.config.path), index(), embeddings);
+        c = createMaildirConnector(String(d.config.path), index(), embeddings, this.log.child(`connectors.${d.id}`));
         break;
       case "files":
-        c = createFilesConnector(String(d.config.path), index(), embeddings);
+        c = createFilesConnector(String(d.config.path), index(), embeddings, this.log.child(`connectors.${d.id}`));
         break;
       case "imap":
         c = new ImapConnector(d.config as unknown as ImapConfig);

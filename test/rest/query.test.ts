@@ -62,6 +62,18 @@ afterAll(async () => {
 const query = (body: unknown, tok = token) => t.app.handle(postJson("/v1/query", body, bearer(tok)));
 const deep = (body: unknown, tok = token) => t.app.handle(postJson("/v1/deep_search", body, bearer(tok)));
 
+describe("indexing progress", () => {
+  test("is visible in GET /v1/connectors and in the logs", async () => {
+    const list = ((await (await t.app.handle(new Request("http://localhost/v1/connectors", { headers: bearer(token) }))).json()) as any).connectors;
+    const mail = list.find((c: any) => c.id === "mail");
+    expect(mail.indexed.chunks).toBeGreaterThan(0);
+    expect(mail.indexed.embedded).toBe(mail.indexed.chunks);
+    const lines = t.logs.records();
+    expect(lines.some((l) => l.logger === "connectors.mail" && l.message === "connector indexed" && Number(l.records) > 0)).toBe(true);
+    expect(lines.some((l) => l.logger === "connectors.mail" && l.message === "connector embedded" && l.embedded === mail.indexed.chunks)).toBe(true);
+  });
+});
+
 describe("POST /v1/query, shape B (query)", () => {
   test("results grouped per connector, ids and summary as specified", async () => {
     const r = await query({ query: "emails about the California power crisis and price caps" });

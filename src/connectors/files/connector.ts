@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { EmbeddingService } from "../../embedding/service";
+import type { Logger } from "../../log";
 import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
 import { scanEntry, type LocalIndex, type ScanEntry } from "../local-index";
 import { extractText, fileTypeOf } from "./extract";
@@ -52,5 +53,5 @@ export function filesSource(root: string): FolderSource {
   };
 }
 
-export const createFilesConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService) =>
-  new IndexedFolderConnector("files", path, index, filesSource(path), embeddings);
+export const createFilesConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService, log?: Logger) =>
+  new IndexedFolderConnector("files", path, index, filesSource(path), embeddings, log);

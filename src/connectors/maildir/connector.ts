@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { EmbeddingService } from "../../embedding/service";
+import type { Logger } from "../../log";
 import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
 import { scanEntry, type LocalIndex, type ScanEntry } from "../local-index";
 import type { SourceRecord } from "../types";
@@ -105,5 +106,5 @@ export function maildirSource(root: string): FolderSource {
   };
 }
 
-export const createMaildirConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService) =>
-  new IndexedFolderConnector("maildir", path, index, maildirSource(path), embeddings);
+export const createMaildirConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService, log?: Logger) =>
+  new IndexedFolderConnector("maildir", path, index, maildirSource(path), embeddings, log);
