@@ -5,6 +5,7 @@ import type { ConnectorRegistry } from "../connectors/registry";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
+import { amountSignal } from "./amounts";
 import { bm25Scores, words } from "./bm25";
 import { embeddingText, recordChunks } from "./chunk";
 import type { QueryPlan } from "./plan";
@@ -175,6 +176,7 @@ export class QueryService {
     for (const c of scored) {
       c.score = c.dense === undefined ? c.lexical : w * normDense(c.dense) + (1 - w) * c.lexical;
       if (plan.sourceHint && c.record.type === plan.sourceHint) c.score += HINT_BOOST;
+      c.score += amountSignal(plan, c.record);
       c.score = Math.round(c.score * 10_000) / 10_000;
     }
     scored.sort((x, y) => y.score - x.score);
