@@ -85,7 +85,6 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`corpus: ${(error as Error).message}; see corpus --help`);
     return 2;
   }
-  const { TokenRequestError } = await import("./auth/tokens");
   try {
     switch (args.command) {
       case "help":
@@ -124,6 +123,8 @@ export async function main(argv: string[]): Promise<number> {
         return 2;
     }
   } catch (error) {
+    // A refused value is the user's to fix: one line, exit 2. (Loaded here: jose is not needed to start.)
+    const { TokenRequestError } = await import("./auth/tokens");
     if (error instanceof ConfigError || error instanceof TokenRequestError || error instanceof UsageError) {
       console.error(`corpus: ${error.message}`);
       return 2;

@@ -94,6 +94,7 @@ function describe(error: unknown): string {
 
 export class Verifier {
   private readonly cache = new Map<string, Principal>();
+  private readonly localKeys: ReturnType<typeof createLocalJWKSet>;
 
   constructor(
     private readonly local: SigningKey,
@@ -102,7 +103,9 @@ export class Verifier {
     private readonly store: AuthStore,
     private readonly external?: ExternalJwks,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.localKeys = createLocalJWKSet({ keys: [local.publicJwk] });
+  }
 
   /** The principal of a token verified before and not yet expired, checked for revocation; else undefined. */
   verifyCached(token: string): Principal | undefined {
@@ -126,13 +129,12 @@ export class Verifier {
 
   /** Signature and claims, without the cache or revocation. */
   async verifyUncached(token: string): Promise<Principal> {
-    const localKeys = createLocalJWKSetOnce(this.local);
     let payload: JWTPayload;
     try {
       const header = decodeHeader(token);
       const isLocal = header.kid === this.local.kid;
       if (!isLocal && !this.external) throw new errors.JWKSNoMatchingKey();
-      const result = await jwtVerify(token, isLocal ? localKeys : this.external!.resolve, {
+      const result = await jwtVerify(token, isLocal ? this.localKeys : this.external!.resolve, {
         algorithms: isLocal ? [SIGNING_ALG] : EXTERNAL_ALGORITHMS,
         issuer: this.issuer,
         audience: this.audience,
@@ -173,11 +175,4 @@ function decodeHeader(token: string): JWSHeaderParameters {
   } catch {
     throw new errors.JWSInvalid();
   }
-}
-
-const localSets = new WeakMap<SigningKey, ReturnType<typeof createLocalJWKSet>>();
-function createLocalJWKSetOnce(key: SigningKey) {
-  let set = localSets.get(key);
-  if (!set) localSets.set(key, (set = createLocalJWKSet({ keys: [key.publicJwk] })));
-  return set;
 }

@@ -226,8 +226,7 @@ export class ConnectorRegistry {
   }
 
   private checkLocalPath(path: string): void {
-    const where = "config";
-    if (!isAbsolute(path)) throw new HttpError(400, `${where}: the path must be absolute`);
+    if (!isAbsolute(path)) throw new HttpError(400, "config: the path must be absolute");
     let real: string;
     try {
       real = realpathSync(path);

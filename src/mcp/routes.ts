@@ -68,16 +68,11 @@ export const mcpRoutes = (s: McpServices) => {
 
   function requireScope(c: Caller, route: keyof typeof REQUIRED_SCOPE, id: JsonRpcId): void {
     if (s.config.CORPUS_AUTH_DISABLED) return;
-    const scope = REQUIRED_SCOPE[route];
-    if (!c.scopes.has(scope)) {
-      const failure = (() => {
-        try {
-          auth.authorize({ user: c.user, scopes: c.scopes, expiresAt: 0 }, scope);
-        } catch (e) {
-          return e as AuthFailure;
-        }
-      })()!;
-      throw new HttpError(403, failure.message, { "www-authenticate": failure.challenge }, rpcError(id, JSONRPC.INVALID_REQUEST, failure.message));
+    try {
+      auth.authorize({ user: c.user, scopes: c.scopes, expiresAt: 0 }, REQUIRED_SCOPE[route]);
+    } catch (error) {
+      if (!(error instanceof AuthFailure)) throw error;
+      throw new HttpError(403, error.message, { "www-authenticate": error.challenge }, rpcError(id, JSONRPC.INVALID_REQUEST, error.message));
     }
   }
 

@@ -190,33 +190,26 @@ export class SqlConnector implements Connector {
       const words = needles(request);
       for (const t of this.config.tables) {
         const params: unknown[] = [];
-        const where: string[] = [];
-        const textOf = (c: string) => (d.dialect === "postgres" ? `CAST(${quote(c)} AS TEXT)` : `CAST(${quote(c)} AS TEXT)`);
+        // Binds a value and answers its placeholder in the dialect's syntax.
+        const bind = (value: unknown) => (params.push(value), d.dialect === "postgres" ? `$${params.length}` : "?");
+        // SQLite compares dates stored as text ("2021-01-01 00:00:00"); PostgreSQL takes dates.
+        const dateParam = (date: Date) => bind(d.dialect === "postgres" ? date : date.toISOString().replace("T", " ").slice(0, 19));
         const like = d.dialect === "postgres" ? "ILIKE" : "LIKE";
+        const where: string[] = [];
         if (words.length) {
           const any: string[] = [];
           for (const w of words) {
-            for (const c of [t.title, ...t.text]) {
-              params.push(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`);
-              any.push(`${textOf(c)} ${like} ${d.dialect === "postgres" ? `$${params.length}` : "?"} ESCAPE '\\'`);
-            }
+            for (const c of [t.title, ...t.text]) any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
           }
           where.push(`(${any.join(" OR ")})`);
         }
-        if (t.date && request.dateFrom) {
-          params.push(d.dialect === "postgres" ? request.dateFrom : request.dateFrom.toISOString().replace("T", " ").slice(0, 19));
-          where.push(`${quote(t.date)} >= ${d.dialect === "postgres" ? `$${params.length}` : "?"}`);
-        }
-        if (t.date && request.dateTo) {
-          params.push(d.dialect === "postgres" ? request.dateTo : request.dateTo.toISOString().replace("T", " ").slice(0, 19));
-          where.push(`${quote(t.date)} < ${d.dialect === "postgres" ? `$${params.length}` : "?"}`);
-        }
+        if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
+        if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
         const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])];
-        params.push(request.limit);
         const sql =
           `SELECT ${columns.map(quote).join(", ")} FROM ${quote(t.name)}` +
           (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
-          ` ORDER BY ${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC LIMIT ${d.dialect === "postgres" ? `$${params.length}` : "?"}`;
+          ` ORDER BY ${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC LIMIT ${bind(request.limit)}`;
         for (const row of await d.select(sql, params)) out.push(this.toRecord(t, row));
       }
       return out;
