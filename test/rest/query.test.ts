@@ -217,6 +217,20 @@ describe("the archive and POST /v1/deep_search", () => {
     expect(past.results).toEqual([]);
   });
 
+  test("the archive outlives a restart: a new process on the same data dir finds it", async () => {
+    await query({ query: "Quality Hosting server invoice" });
+    await Bun.sleep(300);
+    const restarted = await testApp({ CORPUS_DATA_DIR: t.config.CORPUS_DATA_DIR, CORPUS_CONNECTOR_ROOTS: roots });
+    try {
+      const r = await restarted.app.handle(postJson("/v1/deep_search", { query: "hosting invoice" }, bearer(token)));
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as any;
+      expect(body.archive_results.some((x: any) => x.original_query === "Quality Hosting server invoice")).toBe(true);
+    } finally {
+      await restarted.services.close();
+    }
+  });
+
   test("one user never sees another's archive", async () => {
     const bob = (await t.services.auth.issuer.issue("bob", ["corpus:read"])).token;
     const r = (await (await deep({ query: "Orlen fuel invoice" }, bob)).json()) as any;
