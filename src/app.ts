@@ -14,8 +14,7 @@ import { accessLog } from "./http/access-log";
 import { bodyLimit } from "./http/body-limit";
 import { cors } from "./http/cors";
 import { errorMapper } from "./http/errors";
-import { requestContext } from "./http/request-context";
-import { securityHeaders } from "./http/security-headers";
+import { responseWriter } from "./http/response";
 import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
 import { openapiDocs } from "./openapi/plugin";
@@ -30,8 +29,7 @@ export function createApp(services: Services) {
   };
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
   return new Elysia({ name: "corpus", normalize: false })
-    .use(securityHeaders)
-    .use(requestContext)
+    .use(responseWriter)
     .use(cors(config.corsOrigins))
     .use(errorMapper(log.child("http")))
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))

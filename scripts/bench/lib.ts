@@ -27,6 +27,29 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = require("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ") as string[];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Waits until a process has settled (under 20 ms of CPU in half a second): e.g. corpus loads
+ * its embedding model in the background shortly after it starts listening, and a throughput
+ * run measures the server as it runs for the rest of its life, not that start-up work.
+ */
+export async function waitIdle(pid: number, timeoutMs = 30_000): Promise<void> {
+  const start = performance.now();
+  let last = cpuSeconds(pid);
+  while (performance.now() - start < timeoutMs) {
+    await sleep(500);
+    const now = cpuSeconds(pid);
+    if (now - last < 0.02 && performance.now() - start > 3_000) return;
+    last = now;
+  }
+  throw new Error(`process ${pid} did not settle within ${timeoutMs} ms`);
+}
+
 export function requireTool(name: string, debianPackage: string): string {
   const path = Bun.which(name);
   if (!path) {

@@ -1,11 +1,12 @@
 // Health routes of the second document (part 4): `GET /`, `/api/auth/health`,
 // `/api/connectors/health`; 503 while what they report on is unavailable.
 import { Elysia } from "elysia";
+import { constantBody } from "../http/response";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
 import { runChecks, type HealthChecks } from "./checks";
 import { RootHealth, ServiceHealth } from "./model";
 
-const ROOT_BODY = { status: "ok", service: SERVICE_NAME, version: SERVICE_VERSION } as const;
+const ROOT_BODY = constantBody({ status: "ok", service: SERVICE_NAME, version: SERVICE_VERSION } as const);
 
 export const healthRoutes = (checks: HealthChecks) => {
   const serviceRoute = (service: keyof HealthChecks) => async ({ set }: { set: { status?: number | string } }) => {

@@ -12,16 +12,17 @@ export const accessLog = (log: Logger) => {
       // The socket's address can only be read while the request is open: read it now.
       void requestInfo(request).client_ip;
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, path }) => {    const { request_id, client_ip, started_at, tool } = requestInfo(request);
-    const status = typeof set.status === "number" ? set.status : 200;
-    log.info("request", {
-      request_id,
-      client_ip,
-      tool,
-      method: request.method,
-      path,
-      status,
-      duration_ms: Math.round((performance.now() - started_at) * 100) / 100,
+    .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
+      const { request_id, client_ip, started_at, tool, status: written } = requestInfo(request);
+      const status = written ?? (typeof set.status === "number" ? set.status : 200);
+      log.info("request", {
+        request_id,
+        client_ip,
+        tool,
+        method: request.method,
+        path,
+        status,
+        duration_ms: Math.round((performance.now() - started_at) * 100) / 100,
+      });
     });
-  });
 };

@@ -1,53 +1,58 @@
 // Body size limit (D17): a declared Content-Length over the limit is refused before any byte
-// of the body is read; a body without one (chunked) is read as a stream and refused as soon
-// as it passes the limit, so no request body is ever held whole beyond it.
+// of the body is read; a body without one (chunked) is given to the route behind a counting
+// stream that fails as soon as it passes the limit, so no request body is ever held whole
+// beyond it. One request hook only, and nothing at all for bodiless methods: a parse hook
+// would make every route's handler asynchronous.
 import { Elysia } from "elysia";
-import { HttpError, NOT_JSON } from "./errors";
+import { HttpError } from "./errors";
+import { carryRequestInfo } from "./request-context";
 
 export function tooLarge(limit: number): HttpError {
   return new HttpError(413, `request body exceeds the limit of ${limit} bytes`);
 }
 
-export async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array();
-  const reader = request.body.getReader();
-  const parts: Uint8Array[] = [];
+/** `body`, failing with 413 once more than `limit` bytes have passed. */
+export function limitedStream(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(limit);
-    }
-    parts.push(value);
-  }
-  return Buffer.concat(parts);
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        return controller.error(tooLarge(limit));
+      }
+      controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+}
+
+/** The request with its chunked body limited; same id and client address. */
+function withLimitedBody(request: Request, limit: number): Request {
+  const limited = new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: limitedStream(request.body!, limit),
+    signal: request.signal,
+    // @ts-expect-error: Bun and the fetch standard need it for a streamed body
+    duplex: "half",
+  });
+  carryRequestInfo(request, limited);
+  return limited;
 }
 
 export const bodyLimit = (limit: number) =>
-  new Elysia({ name: "corpus/body-limit", seed: limit })
-    .onRequest(({ request }) => {
-      // Reading headers has a cost; bodiless methods skip it.
-      const m = request.method;
-      if (m === "GET" || m === "HEAD" || m === "OPTIONS") return;
-      const declared = request.headers.get("content-length");
-      if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
-    })
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      if (request.headers.get("content-length") !== null) return; // bounded above; default parsers
-      const bytes = await readLimited(request, limit);
-      const text = new TextDecoder().decode(bytes);
-      const type = contentType.split(";")[0]!.trim().toLowerCase();
-      if (type === "application/json" || type.endsWith("+json")) {
-        if (text.trim() === "") return {};
-        try {
-          return JSON.parse(text);
-        } catch {
-          throw new HttpError(400, NOT_JSON);
-        }
-      }
-      if (type === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(text));
-      return text;
-    });
+  new Elysia({ name: "corpus/body-limit", seed: limit }).onRequest((context) => {
+    const request = context.request;
+    const m = request.method;
+    if (m === "GET" || m === "HEAD" || m === "OPTIONS") return;
+    const declared = request.headers.get("content-length");
+    if (declared !== null) {
+      if (Number(declared) > limit) throw tooLarge(limit);
+      return; // Bun holds the request to its declared length
+    }
+    if (request.body) context.request = withLimitedBody(request, limit);
+  });

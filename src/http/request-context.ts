@@ -1,8 +1,7 @@
 // Who asked and under which id: a request id generated here (an incoming X-Request-Id is
-// not trusted: ids in our logs are ours) and the client address. Kept per Request object,
+// not trusted: ids in our logs are ours) and the client address. Kept on the Request object,
 // so that every later stage, error and log line (404s and parse errors included) sees the
-// same values.
-import { Elysia } from "elysia";
+// same values; the response writer (./response.ts) puts the id on every response.
 
 interface PeerSource {
   requestIP(request: Request): { address: string } | null;
@@ -17,6 +16,10 @@ export class RequestInfo {
   readonly started_at = performance.now();
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
   tool?: string;
+  /** The status written, for the access log (set by the response writer). */
+  status?: number;
+  /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */
+  onJsonWritten?: (status: number, text: string) => void;
   private address?: string;
   private failureHandlers?: Array<() => void>;
 
@@ -47,19 +50,22 @@ export class RequestInfo {
   }
 }
 
-const infos = new WeakMap<Request, RequestInfo>();
+// A property under a private symbol: a tenth of the cost of a WeakMap entry per request.
+const INFO = Symbol("corpus.requestInfo");
+type WithInfo = Request & { [INFO]?: RequestInfo };
 
 /** Called by the server, with the socket's peer, before the app sees the request. */
 export function beginRequest(request: Request, peer?: PeerSource | string): RequestInfo {
   const info = new RequestInfo(request, peer);
-  infos.set(request, info);
+  (request as WithInfo)[INFO] = info;
   return info;
 }
 
 export function requestInfo(request: Request): RequestInfo {
-  return infos.get(request) ?? beginRequest(request);
+  return (request as WithInfo)[INFO] ?? beginRequest(request);
 }
 
-export const requestContext = new Elysia({ name: "corpus/request-context" }).onRequest(({ request, set }) => {
-  set.headers["x-request-id"] = requestInfo(request).request_id;
-});
+/** `to` stands for `from` from now on (e.g. with its body wrapped): same id, address, handlers. */
+export function carryRequestInfo(from: Request, to: Request): void {
+  (to as WithInfo)[INFO] = requestInfo(from);
+}

@@ -4,7 +4,7 @@
 // watched by one shared sweep rather than a timer each.
 import { errorBody } from "./errors";
 import { requestInfo } from "./request-context";
-import { SECURITY_HEADERS } from "./security-headers";
+import { jsonResponse } from "./response";
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
 
@@ -20,10 +20,7 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
   let sweeper: ReturnType<typeof setInterval> | undefined;
 
   const timeoutResponse = (request: Request) =>
-    Response.json(errorBody(503, `request timed out after ${seconds} s`), {
-      status: 503,
-      headers: { ...SECURITY_HEADERS, "x-request-id": requestInfo(request).request_id, "retry-after": "1" },
-    });
+    jsonResponse(errorBody(503, `request timed out after ${seconds} s`), 503, requestInfo(request).request_id, { "retry-after": "1" });
 
   const sweep = () => {
     const now = performance.now();

@@ -14,6 +14,7 @@ import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
 import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError } from "../http/errors";
 import { requestInfo } from "../http/request-context";
+import { JsonText, jsonResponse } from "../http/response";
 import { bodyHash, IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
 import type { LimitedEndpoint, RateLimiter } from "../limits/rate-limit";
 
@@ -42,7 +43,7 @@ export function principalOf(request: Request): Principal {
   return state.principal;
 }
 
-const JSON_TYPE = { "content-type": "application/json;charset=utf-8" };
+const REPLAYED = { "idempotent-replayed": "true" };
 
 function asHttpError(error: unknown): unknown {
   return error instanceof AuthFailure ? new HttpError(error.status, error.message, { "www-authenticate": error.challenge }) : error;
@@ -67,8 +68,14 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
         return;
       }
       state.claim = claim;
-      // Given up if the request fails, so that a retry runs again.
-      requestInfo(request).onFailure(() => {
+      const info = requestInfo(request);
+      // Completed with exactly the bytes sent; given up if the request fails, so that a retry runs again.
+      info.onJsonWritten = (status, text) => {
+        if (!state.claim || status >= 400) return;
+        idempotency.complete(state.claim, status, text);
+        state.claim = undefined;
+      };
+      info.onFailure(() => {
         if (state.claim) idempotency.release(state.claim);
         state.claim = undefined;
       });
@@ -81,22 +88,11 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
     }
   }
 
-  /** Replay and completion of idempotent requests: POST routes only. */
+  /** Replays of idempotent requests: POST routes only. */
   const idempotencyHooks = {
     beforeHandle({ request }: { request: Request }) {
       const replay = states.get(request)?.replay;
-      if (replay) return new Response(replay.body, { status: replay.status, headers: { ...JSON_TYPE, "idempotent-replayed": "true" } });
-    },
-    mapResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: { status?: number | string; headers: unknown } }) {
-      const state = states.get(request);
-      if (!state?.claim || responseValue instanceof Response) return;
-      const status = typeof set.status === "number" ? set.status : 200;
-      if (status >= 400) return;
-      // Serialised once, here, so the stored bytes are exactly the bytes sent.
-      const text = JSON.stringify(responseValue);
-      idempotency.complete(state.claim, status, text);
-      state.claim = undefined;
-      return new Response(text, { status, headers: { ...(set.headers as Record<string, string>), ...JSON_TYPE } });
+      if (replay) return jsonResponse(new JsonText(replay.body), replay.status, requestInfo(request).request_id, REPLAYED);
     },
   };
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
-import { bodyLimit, readLimited } from "../../src/http/body-limit";
+import { bodyLimit, limitedStream } from "../../src/http/body-limit";
+import { beginRequest, requestInfo } from "../../src/http/request-context";
 import { errorMapper } from "../../src/http/errors";
 import { createLogger, memorySink } from "../../src/log";
 import { postJson, req } from "../helpers";
@@ -60,8 +61,25 @@ describe("body limit (D17)", () => {
     expect(r.status).toBe(200);
   });
 
-  test("readLimited returns the bytes below the limit", async () => {
-    const bytes = await readLimited(new Request("http://localhost/", { method: "POST", body: "hello" }), 10);
-    expect(new TextDecoder().decode(bytes)).toBe("hello");
+  test("limitedStream passes the bytes below the limit and fails past it", async () => {
+    const body = () => new Request("http://localhost/", { method: "POST", body: "hello" }).body!;
+    expect(await new Response(limitedStream(body(), 10)).text()).toBe("hello");
+    expect(new Response(limitedStream(body(), 4)).text()).rejects.toMatchObject({ status: 413 });
+  });
+
+  test("the route sees a chunked body under the same request id and client address", async () => {
+    const seen: string[] = [];
+    const probe = new Elysia()
+      .use(bodyLimit(LIMIT))
+      .post("/id", ({ request, body }) => {
+        const info = requestInfo(request);
+        seen.push(info.request_id, info.client_ip);
+        return body;
+      });
+    const request = req("/id", { method: "POST", body: new Blob(['{"a":1}']).stream(), headers: { "content-type": "application/json" } });
+    const info = beginRequest(request, "192.0.2.7");
+    const r = await probe.handle(request);
+    expect(await r.json()).toEqual({ a: 1 });
+    expect(seen).toEqual([info.request_id, "192.0.2.7"]);
   });
 });

@@ -1,0 +1,90 @@
+import { describe, expect, test } from "bun:test";
+import { Elysia } from "elysia";
+import { JsonText, SECURITY_HEADERS, constantBody, jsonResponse, responseWriter } from "../../src/http/response";
+import { beginRequest, requestInfo } from "../../src/http/request-context";
+import { errorMapper } from "../../src/http/errors";
+import { createLogger } from "../../src/log";
+import { postJson, req, testApp } from "../helpers";
+
+const expectHeaders = (r: Response) => {
+  expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+  expect(r.headers.get("x-frame-options")).toBe("DENY");
+  expect(r.headers.get("x-xss-protection")).toBe("1; mode=block");
+  expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000; includeSubDomains");
+};
+
+describe("the response writer: security headers (second document part 4) on every response", () => {
+  test("the four headers and values of the specification", () => {
+    expect(Object.keys(SECURITY_HEADERS)).toHaveLength(4);
+  });
+
+  test("on a plain route, a raw Response, text, a thrown error and a 404 (errors reach it through the error mapper)", async () => {
+    const app = new Elysia()
+      .use(responseWriter)
+      .use(errorMapper(createLogger("CRITICAL")))
+      .get("/ok", () => ({ ok: true }))
+      .get("/raw", () => new Response("raw"))
+      .get("/text", () => "plain")
+      .get("/boom", () => {
+        throw new Error("x");
+      });
+    for (const path of ["/ok", "/raw", "/text", "/boom", "/missing"]) {
+      const r = await app.handle(req(path));
+      expectHeaders(r);
+      expect(r.headers.get("x-request-id")).toMatch(/^req_/);
+    }
+    expect(await (await app.handle(req("/text"))).text()).toBe("plain");
+  });
+
+  test("JSON values: status and headers set by earlier stages are kept, the body is the JSON", async () => {
+    const app = new Elysia().use(responseWriter).get("/made", ({ set }) => {
+      set.status = 202;
+      set.headers["x-ratelimit-limit-minute"] = "60";
+      return { list: [1, 2], note: "é" };
+    });
+    const r = await app.handle(req("/made"));
+    expect(r.status).toBe(202);
+    expect(r.headers.get("content-type")).toBe("application/json;charset=utf-8");
+    expect(r.headers.get("x-ratelimit-limit-minute")).toBe("60");
+    expectHeaders(r);
+    expect(await r.json()).toEqual({ list: [1, 2], note: "é" });
+  });
+
+  test("a constant body is serialised once and frozen; pre-serialised text is written as it is", async () => {
+    const body = constantBody({ status: "ok" });
+    expect(Object.isFrozen(body)).toBe(true);
+    const r = jsonResponse(body, 200, "req_x");
+    expect(await r.text()).toBe('{"status":"ok"}');
+    expect(r.headers.get("x-request-id")).toBe("req_x");
+    expect(await jsonResponse(new JsonText('{"a": 1}'), 201, "req_y", { "x-extra": "1" }).text()).toBe('{"a": 1}');
+  });
+
+  test("the exact bytes of a JSON body reach a stage that asked for them", async () => {
+    const seen: Array<[number, string]> = [];
+    const app = new Elysia()
+      .use(responseWriter)
+      .onTransform(({ request }) => {
+        requestInfo(request).onJsonWritten = (status, text) => seen.push([status, text]);
+      })
+      .get("/x", () => ({ b: 2, a: 1 }));
+    const request = req("/x");
+    beginRequest(request, "127.0.0.1");
+    const text = await (await app.handle(request)).text();
+    expect(seen).toEqual([[200, text]]);
+    expect(requestInfo(request).status).toBe(200);
+  });
+
+  test("on every response of the app: success, 404, 400, 413, docs, UI assets", async () => {
+    const { app } = await testApp({ CORPUS_MAX_REQUEST_SIZE: "1024" });
+    const responses = [
+      await app.handle(req("/")),
+      await app.handle(req("/no/such/route")),
+      await app.handle(req("/api/auth/health")),
+      await app.handle(req("/openapi/json")),
+      await app.handle(postJson("/", "x".repeat(5000), { "content-length": "5000" })),
+      await app.handle(req("/openapi")),
+      await app.handle(req("/openapi/assets/swagger-ui.css")),
+    ];
+    for (const r of responses) expectHeaders(r);
+  });
+});
