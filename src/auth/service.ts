@@ -12,13 +12,18 @@ import { AuthError, externalJwks, Verifier, type ExternalJwks, type Principal } 
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
 
-/** The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or undefined. */
+/**
+ * The token of an `Authorization: Bearer <token>` header, or undefined. Its characters are
+ * checked (RFC 6750 section 2.1) only before it is verified: a token found in the verifier's
+ * cache passed that check when it was first seen.
+ */
 export function bearerToken(header: string | null): string | undefined {
   if (!header || header.length < 8) return undefined;
   // The common exact form without a regular expression over the scheme.
-  const token = header.startsWith("Bearer ") ? header.slice(7).trim() : /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-  return token && TOKEN_CHARS.test(token) ? token : undefined;
+  return (header.startsWith("Bearer ") ? header.slice(7).trim() : /^bearer\s+(\S+)\s*$/i.exec(header)?.[1]) || undefined;
 }
+
+export const wellFormedToken = (token: string) => TOKEN_CHARS.test(token);
 
 export class AuthFailure extends Error {
   constructor(
@@ -79,6 +84,7 @@ export class AuthService {
       throw this.invalid(error);
     }
     if (cached) return this.authorize(cached, scope);
+    if (!wellFormedToken(token)) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
     return this.verifier.verify(token).then(
       (p) => this.authorize(p, scope),
       (error) => {

@@ -9,8 +9,10 @@ export const accessLog = (log: Logger) => {
   if (!log.enabled("INFO")) return plugin;
   return plugin
     .onRequest(({ request }) => {
+      const info = requestInfo(request);
+      info.started_at = performance.now();
       // The socket's address can only be read while the request is open: read it now.
-      void requestInfo(request).client_ip;
+      void info.client_ip;
     })
     .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
       const { request_id, client_ip, started_at, tool, status: written } = requestInfo(request);

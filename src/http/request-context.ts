@@ -13,9 +13,12 @@ let counter = 0;
 
 export class RequestInfo {
   readonly request_id = `${ID_PREFIX}${(counter++).toString(16).padStart(8, "0")}`;
-  readonly started_at = performance.now();
+  /** When the request reached the app; recorded only while requests are logged (access log). */
+  started_at = 0;
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
   tool?: string;
+  /** Headers for the response that stay the same across many requests (e.g. rate-limit windows). */
+  fixedHeaders?: Readonly<Record<string, string>>;
   /** The status written, for the access log (set by the response writer). */
   status?: number;
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */

@@ -36,13 +36,28 @@ export function constantBody<T extends object>(value: T): T {
 const serialise = (value: unknown): string =>
   value instanceof JsonText ? value.text : (typeof value === "object" && value !== null && serialised.get(value)) || JSON.stringify(value);
 
+// Headers shared by many responses (a rate-limit window's limits and resets) are prepared once
+// with the base list; a request then copies the list and adds only what is its own.
+const prepared = new WeakMap<object, Headers>();
+
+function baseWith(fixed: Readonly<Record<string, string>> | undefined): Headers {
+  if (!fixed) return JSON_BASE;
+  let list = prepared.get(fixed);
+  if (!list) {
+    list = new Headers(JSON_BASE);
+    for (const name in fixed) list.set(name, fixed[name]!);
+    prepared.set(fixed, list);
+  }
+  return list;
+}
+
 /** A JSON response with the security headers, the request id and `headers`. */
 export function jsonResponse(value: unknown, status: number, requestId: string, headers?: Record<string, string>): Response {
   return written(serialise(value), status, requestId, headers);
 }
 
-function written(text: string, status: number, requestId: string, headers?: Record<string, string>): Response {
-  const list = new Headers(JSON_BASE);
+function written(text: string, status: number, requestId: string, headers?: Record<string, string>, fixed?: Readonly<Record<string, string>>): Response {
+  const list = new Headers(baseWith(fixed));
   list.set("x-request-id", requestId);
   for (const name in headers) list.set(name, headers[name]!);
   return new Response(text, { status, headers: list });
@@ -71,12 +86,15 @@ export function writeResponse({ request, responseValue, set }: { request: Reques
   if (typeof status === "number" && isJsonValue(responseValue)) {
     const text = serialise(responseValue);
     info.onJsonWritten?.(status, text);
-    const response = written(text, status, info.request_id, set.headers as Record<string, string>);
-    set.headers = Object.create(null);
+    const response = written(text, status, info.request_id, set.headers as Record<string, string>, info.fixedHeaders);
+    for (const _ in set.headers) {
+      set.headers = Object.create(null);
+      break;
+    }
     set.status = 200;
     return response;
   }
-  Object.assign(set.headers, SECURITY_HEADERS);
+  Object.assign(set.headers, SECURITY_HEADERS, info.fixedHeaders);
   set.headers["x-request-id"] = info.request_id;
   return undefined;
 }

@@ -33,23 +33,38 @@ export function limitsFrom(config: Config): Record<LimitedEndpoint, { minute: nu
 
 type WindowName = "minute" | "day";
 const WINDOW_MS: Record<WindowName, number> = { minute: 60_000, day: 86_400_000 };
+const WINDOWS: WindowName[] = ["minute", "day"];
 
 interface Counter {
   start: number;
   count: number;
 }
 
+/** One user's two windows on one endpoint. */
+interface Windows {
+  user: string;
+  endpoint: LimitedEndpoint;
+  minute: Counter;
+  day: Counter;
+}
+
 export interface RateDecision {
   allowed: boolean;
-  /** The six X-RateLimit-* headers (first document part 8). */
-  headers: Record<string, string>;
+  /**
+   * The four X-RateLimit-* headers that stay the same for the whole minute window (limits and
+   * reset times): the same object for every decision in it, so that it can be prepared once.
+   */
+  fixed: Readonly<Record<string, string>>;
+  /** The two X-RateLimit-Remaining-* headers. */
+  remaining: Record<string, string>;
   /** Seconds until the exhausted window resets (when not allowed). */
   retryAfter: number;
 }
 
 export class RateLimiter {
-  private readonly counters = new Map<string, Counter>();
-  private readonly dirty = new Set<string>();
+  private readonly windows = new Map<string, Windows>();
+  private readonly dirty = new Set<Windows>();
+  private readonly fixedHeaders = new Map<LimitedEndpoint, { minuteStart: number; dayStart: number; headers: Record<string, string> }>();
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -58,54 +73,65 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {
     for (const row of db
-      .query<{ user_id: string; endpoint: string; window: WindowName; window_start: number; count: number }, []>("SELECT * FROM limits_windows")
+      .query<{ user_id: string; endpoint: LimitedEndpoint; window: WindowName; window_start: number; count: number }, []>("SELECT * FROM limits_windows")
       .all()) {
-      this.counters.set(key(row.user_id, row.endpoint, row.window), { start: row.window_start, count: row.count });
+      this.of(row.user_id, row.endpoint)[row.window] = { start: row.window_start, count: row.count };
     }
     this.timer = setInterval(() => this.flush(), 1000);
     this.timer.unref?.();
   }
 
-  private counter(user: string, endpoint: LimitedEndpoint, window: WindowName, t: number): Counter {
-    const k = key(user, endpoint, window);
-    const start = t - (t % WINDOW_MS[window]);
-    let c = this.counters.get(k);
-    if (!c || c.start !== start) {
-      c = { start, count: 0 };
-      this.counters.set(k, c);
+  private of(user: string, endpoint: LimitedEndpoint): Windows {
+    const k = `${user}${SEP}${endpoint}`;
+    let w = this.windows.get(k);
+    if (!w) {
+      w = { user, endpoint, minute: { start: 0, count: 0 }, day: { start: 0, count: 0 } };
+      this.windows.set(k, w);
     }
-    return c;
+    return w;
+  }
+
+  private fixed(endpoint: LimitedEndpoint, minuteStart: number, dayStart: number): Record<string, string> {
+    const cached = this.fixedHeaders.get(endpoint);
+    if (cached && cached.minuteStart === minuteStart && cached.dayStart === dayStart) return cached.headers;
+    const limit = this.limits[endpoint];
+    const headers = Object.freeze({
+      "x-ratelimit-limit-minute": String(limit.minute),
+      "x-ratelimit-reset-minute": String((minuteStart + WINDOW_MS.minute) / 1000),
+      "x-ratelimit-limit-day": String(limit.day),
+      "x-ratelimit-reset-day": String((dayStart + WINDOW_MS.day) / 1000),
+    });
+    this.fixedHeaders.set(endpoint, { minuteStart, dayStart, headers });
+    return headers;
   }
 
   private decide(user: string, endpoint: LimitedEndpoint, count: boolean): RateDecision {
     const t = this.now();
     const limit = this.limits[endpoint];
-    const minute = this.counter(user, endpoint, "minute", t);
-    const day = this.counter(user, endpoint, "day", t);
+    const w = this.of(user, endpoint);
+    const minuteStart = t - (t % WINDOW_MS.minute);
+    const dayStart = t - (t % WINDOW_MS.day);
+    if (w.minute.start !== minuteStart) w.minute = { start: minuteStart, count: 0 };
+    if (w.day.start !== dayStart) w.day = { start: dayStart, count: 0 };
+    const { minute, day } = w;
     const allowed = minute.count < limit.minute && day.count < limit.day;
     if (allowed && count) {
       minute.count++;
       day.count++;
-      this.dirty.add(key(user, endpoint, "minute"));
-      this.dirty.add(key(user, endpoint, "day"));
+      this.dirty.add(w);
     }
-    const minuteReset = (minute.start + WINDOW_MS.minute) / 1000;
-    const dayReset = (day.start + WINDOW_MS.day) / 1000;
     let retryAfter = 0;
     if (!allowed) {
-      const until = day.count >= limit.day ? dayReset : minuteReset;
-      retryAfter = Math.max(1, Math.ceil(until - t / 1000));
+      const until = day.count >= limit.day ? day.start + WINDOW_MS.day : minute.start + WINDOW_MS.minute;
+      retryAfter = Math.max(1, Math.ceil((until - t) / 1000));
     }
     return {
       allowed,
       retryAfter,
-      headers: {
-        "x-ratelimit-limit-minute": String(limit.minute),
+      fixed: this.fixed(endpoint, minuteStart, dayStart),
+      remaining: {
         "x-ratelimit-remaining-minute": String(Math.max(0, limit.minute - minute.count)),
-        "x-ratelimit-reset-minute": String(minuteReset),
-        "x-ratelimit-limit-day": String(limit.day),
         "x-ratelimit-remaining-day": String(Math.max(0, limit.day - day.count)),
-        "x-ratelimit-reset-day": String(dayReset),
       },
     };
   }
@@ -127,21 +153,18 @@ export class RateLimiter {
        ON CONFLICT (user_id, endpoint, window) DO UPDATE SET window_start = excluded.window_start, count = excluded.count`,
     );
     this.db.transaction(() => {
-      for (const k of this.dirty) {
-        const c = this.counters.get(k);
-        if (!c) continue;
-        const [user, endpoint, window] = k.split(SEP) as [string, string, string];
-        upsert.run(user, endpoint, window, c.start, c.count);
-      }
+      for (const w of this.dirty) for (const name of WINDOWS) upsert.run(w.user, w.endpoint, name, w[name].start, w[name].count);
     })();
     this.dirty.clear();
   }
 
   /** Removes every window of `user` (D13); returns how many rows were removed. */
   forget(user: string): number {
-    const prefix = `${user}${SEP}`;
-    for (const k of [...this.counters.keys()]) if (k.startsWith(prefix)) this.counters.delete(k);
-    for (const k of [...this.dirty]) if (k.startsWith(prefix)) this.dirty.delete(k);
+    for (const [k, w] of [...this.windows]) {
+      if (w.user !== user) continue;
+      this.windows.delete(k);
+      this.dirty.delete(w);
+    }
     return this.db.query("DELETE FROM limits_windows WHERE user_id = ?").run(user).changes;
   }
 
@@ -153,4 +176,3 @@ export class RateLimiter {
 
 // User ids never contain a NUL (tokens.USER_ID_PATTERN; the verifier refuses control characters).
 const SEP = "\u0000";
-const key = (user: string, endpoint: string, window: string) => `${user}${SEP}${endpoint}${SEP}${window}`;

@@ -16,7 +16,7 @@ import { HttpError, rateLimitedError } from "../http/errors";
 import { requestInfo } from "../http/request-context";
 import { JsonText, jsonResponse } from "../http/response";
 import { bodyHash, IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
-import type { LimitedEndpoint, RateLimiter } from "../limits/rate-limit";
+import type { LimitedEndpoint, RateDecision, RateLimiter } from "../limits/rate-limit";
 
 export interface GuardServices {
   auth: AuthService;
@@ -45,6 +45,12 @@ export function principalOf(request: Request): Principal {
 
 const REPLAYED = { "idempotent-replayed": "true" };
 
+/** The six X-RateLimit-* headers on whatever the response turns out to be, errors included. */
+function withRateHeaders(request: Request, headers: Record<string, string>, decision: RateDecision): void {
+  requestInfo(request).fixedHeaders = decision.fixed;
+  Object.assign(headers, decision.remaining);
+}
+
 function asHttpError(error: unknown): unknown {
   return error instanceof AuthFailure ? new HttpError(error.status, error.message, { "www-authenticate": error.challenge }) : error;
 }
@@ -62,7 +68,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
       const claim = { user: principal.user, endpoint: opts.route, key };
       const outcome = idempotency.begin(claim, bodyHash(body));
       if (outcome.kind !== "claimed") {
-        if (limit) Object.assign(headers, limiter.peek(principal.user, limit).headers);
+        if (limit) withRateHeaders(request, headers, limiter.peek(principal.user, limit));
         if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
         state.replay = outcome;
         return;
@@ -83,7 +89,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
 
     if (limit) {
       const decision = limiter.hit(principal.user, limit);
-      Object.assign(headers, decision.headers);
+      withRateHeaders(request, headers, decision);
       if (!decision.allowed) throw rateLimitedError(decision.retryAfter);
     }
   }
