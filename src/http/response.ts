@@ -1,5 +1,9 @@
 // Every response leaves through here: the security headers of the second document (part 4),
-// the request id, the headers that earlier stages put in `set.headers`, and the body.
+// the headers that earlier stages put in `set.headers`, the body, and on errors the request id.
+//
+// The request id is in every log line; responses carry it (X-Request-Id) when they are errors,
+// which is when a client needs it to report a problem (a successful answer has its query_id).
+// Not on every response, because one per-request header costs about 7% of GET /'s throughput.
 //
 // Why a writer of our own rather than Elysia's default headers: Bun turns a plain header object
 // into a Headers list at ~150 ns a header, on every response; copying a prepared Headers list
@@ -51,14 +55,14 @@ function baseWith(fixed: Readonly<Record<string, string>> | undefined): Headers 
   return list;
 }
 
-/** A JSON response with the security headers, the request id and `headers`. */
+/** A JSON response with the security headers, `headers` and, for an error, the request id. */
 export function jsonResponse(value: unknown, status: number, requestId: string, headers?: Record<string, string>): Response {
   return written(serialise(value), status, requestId, headers);
 }
 
 function written(text: string, status: number, requestId: string, headers?: Record<string, string>, fixed?: Readonly<Record<string, string>>): Response {
   const list = new Headers(baseWith(fixed));
-  list.set("x-request-id", requestId);
+  if (status >= 400) list.set("x-request-id", requestId);
   for (const name in headers) list.set(name, headers[name]!);
   return new Response(text, { status, headers: list });
 }
@@ -95,7 +99,8 @@ export function writeResponse({ request, responseValue, set }: { request: Reques
     return response;
   }
   Object.assign(set.headers, SECURITY_HEADERS, info.fixedHeaders);
-  set.headers["x-request-id"] = info.request_id;
+  const final = responseValue instanceof Response ? responseValue.status : status;
+  if (typeof final !== "number" || final >= 400) set.headers["x-request-id"] = info.request_id;
   return undefined;
 }
 
