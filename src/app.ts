@@ -28,10 +28,10 @@ export function createApp(services: Services) {
     connectors: [databaseCheck(db), () => services.connectors.operatorHealth()],
   };
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
-  return new Elysia({ name: "corpus", normalize: false })
+  const app = new Elysia({ name: "corpus", normalize: false })
     .use(responseWriter)
     .use(cors(config.corsOrigins))
-    .use(errorMapper(log.child("http")))
+    .use(errorMapper(log.child("http"), (request: Request): Promise<Response> => app.handle(request)))
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
     .use(accessLog(log.child("http.access")))
     .use(openapiDocs())
@@ -45,6 +45,7 @@ export function createApp(services: Services) {
     .use(userRoutes(services))
     .use(mcpRoutes(services))
     .use(debugRoutes(config.CORPUS_DEBUG_MODE));
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -10,12 +10,15 @@ export const accessLog = (log: Logger) => {
   return plugin
     .onRequest(({ request }) => {
       const info = requestInfo(request);
-      info.started_at = performance.now();
+      if (info.started_at === 0) info.started_at = performance.now();
       // The socket's address can only be read while the request is open: read it now.
       void info.client_ip;
     })
     .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
-      const { request_id, client_ip, started_at, tool, status: written } = requestInfo(request);
+      const info = requestInfo(request);
+      if (info.logged) return;
+      info.logged = true;
+      const { request_id, client_ip, started_at, tool, status: written } = info;
       const status = written ?? (typeof set.status === "number" ? set.status : 200);
       log.info("request", {
         request_id,

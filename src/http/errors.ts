@@ -3,7 +3,7 @@
 // errors are logged and answered with a generic message, never a stack trace.
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../log";
-import { requestInfo } from "./request-context";
+import { carryRequestInfo, requestInfo } from "./request-context";
 
 export const ERROR_TYPES = {
   400: "bad_request",
@@ -109,14 +109,54 @@ function jsonRpcShape(status: number, body: unknown): unknown {
   return { jsonrpc: "2.0", id: null, error: { code: status >= 500 ? -32603 : -32600, message } };
 }
 
-export const errorMapper = (log: Logger) =>
-  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path }) => {
-    const info = requestInfo(request);
-    info.failed();
-    const { request_id, client_ip } = info;
-    const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
-    if (path === "/mcp" || path.startsWith("/mcp/")) mapped.body = jsonRpcShape(mapped.status, mapped.body) as typeof mapped.body;
-    set.status = mapped.status;
-    Object.assign(set.headers, mapped.headers);
-    return mapped.body;
+/**
+ * Thrown by a stage that cannot decide without waiting (e.g. a token never seen before must
+ * be verified, which is asynchronous): the request is run again once `ready` settles, or
+ * answered with the error it rejects with. Stages stay synchronous on the common path, since
+ * Elysia awaits a hook on every request once it may return a promise.
+ */
+export class RunAgain extends Error {
+  constructor(readonly ready: Promise<unknown>) {
+    super("run again when ready");
+  }
+}
+
+/** The request as it was, with its parsed body, to be dispatched once more under the same id. */
+function again(request: Request, body: unknown): Request {
+  const headers = new Headers(request.headers);
+  headers.delete("content-length");
+  const bodyless = request.method === "GET" || request.method === "HEAD" || body === undefined;
+  const next = new Request(request.url, {
+    method: request.method,
+    headers,
+    body: bodyless ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  carryRequestInfo(request, next);
+  return next;
+}
+
+type Dispatch = (request: Request) => Promise<Response>;
+
+/** `dispatch` runs a request through the whole app again (for RunAgain). */
+export const errorMapper = (log: Logger, dispatch?: Dispatch) =>
+  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path, body }) => {
+    const answer = (code: string | number, error: unknown) => {
+      const info = requestInfo(request);
+      info.failed();
+      const { request_id, client_ip } = info;
+      const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
+      if (path === "/mcp" || path.startsWith("/mcp/")) mapped.body = jsonRpcShape(mapped.status, mapped.body) as typeof mapped.body;
+      set.status = mapped.status;
+      Object.assign(set.headers, mapped.headers);
+      return mapped.body;
+    };
+    if (!(error instanceof RunAgain) || !dispatch) return answer(code, error);
+    return error.ready.then(
+      () =>
+        dispatch(again(request, body)).then((response) => {
+          set.status = response.status;
+          return response;
+        }),
+      (failure) => answer("UNKNOWN", failure),
+    );
   });

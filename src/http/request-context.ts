@@ -19,6 +19,10 @@ export class RequestInfo {
   tool?: string;
   /** Headers for the response that stay the same across many requests (e.g. rate-limit windows). */
   fixedHeaders?: Readonly<Record<string, string>>;
+  /** What an earlier pass of this request established (its principal), for a pass run again. */
+  verified?: object;
+  /** Whether the access log has written this request's line (a request run again is logged once). */
+  logged = false;
   /** The status written, for the access log (set by the response writer). */
   status?: number;
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */

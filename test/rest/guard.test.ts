@@ -16,9 +16,9 @@ function clock(start = Date.UTC(2026, 10, 22, 10, 0, 0)) {
 
 let executions = 0;
 
-async function guardedApp(env: Record<string, string> = {}, now = clock().now, dataDir = tempDir()) {
+async function guardedApp(env: Record<string, string> = {}, now = clock().now, dataDir = tempDir(), logs = memorySink()) {
   const config = testConfig({ CORPUS_DATA_DIR: dataDir, ...env });
-  const services = await createServices(config, createLogger("ERROR", memorySink().sink), now);
+  const services = await createServices(config, createLogger((env.CORPUS_LOG_LEVEL as "INFO") ?? "ERROR", logs.sink), now);
   const routes = new Elysia()
     .use(guard(services))
     .post(
@@ -69,6 +69,41 @@ describe("auth on REST routes (D4, D5, D15)", () => {
     const { app, token } = await guardedApp();
     const r = await app.handle(req("/v1/connectors", { headers: bearer(await token("bob")) }));
     expect(await r.json()).toEqual({ user: "bob" });
+  });
+});
+
+describe("a token seen for the first time (verified, then the request runs again)", () => {
+  test("the body arrives whole, the handler runs once, one log line, limits counted once", async () => {
+    const logs = memorySink();
+    const { app, token } = await guardedApp({ CORPUS_LOG_LEVEL: "INFO" }, clock().now, tempDir(), logs);
+    const before = executions;
+    const tok = await token();
+    const first = await app.handle(query(tok, { query: "first sight" }, { "idempotency-key": "k-first" }));
+    expect(first.status).toBe(200);
+    expect(await first.json()).toMatchObject({ query: "first sight", user: "alice" });
+    expect(executions).toBe(before + 1);
+    expect(first.headers.get("x-ratelimit-remaining-minute")).toBe("59");
+    expect(first.headers.get("x-frame-options")).toBe("DENY");
+    const replay = await app.handle(query(tok, { query: "first sight" }, { "idempotency-key": "k-first" }));
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(executions).toBe(before + 1);
+    const second = await app.handle(query(tok, { query: "again" }));
+    expect(second.headers.get("x-ratelimit-remaining-minute")).toBe("58");
+    await Bun.sleep(20);
+    const lines = logs.records().filter((l) => l.message === "request" && l.path === "/v1/query");
+    expect(lines.map((l) => l.status)).toEqual([200, 200, 200]);
+    expect(new Set(lines.map((l) => l.request_id)).size).toBe(3);
+  });
+
+  test("a bad token seen for the first time is 401 with the reason, on GET and POST", async () => {
+    const { app, token } = await guardedApp();
+    const forged = `${(await token()).slice(0, -4)}AAAA`;
+    for (const r of [await app.handle(req("/v1/connectors", { headers: bearer(forged) })), await app.handle(query(forged))]) {
+      expect(r.status).toBe(401);
+      expect(((await r.json()) as { type: string }).type).toBe("unauthorized");
+      expect(r.headers.get("www-authenticate")).toContain('error="invalid_token"');
+      expect(r.headers.get("x-request-id")).toMatch(/^req_/);
+    }
   });
 });
 
