@@ -12,7 +12,8 @@ const ID_PREFIX = `req_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
 let counter = 0;
 
 export class RequestInfo {
-  readonly request_id = `${ID_PREFIX}${(counter++).toString(16).padStart(8, "0")}`;
+  private readonly serial = counter++;
+  private id?: string;
   /** When the request reached the app; recorded only while requests are logged (access log). */
   started_at = 0;
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
@@ -45,6 +46,11 @@ export class RequestInfo {
     const handlers = this.failureHandlers;
     this.failureHandlers = undefined;
     for (const fn of handlers ?? []) fn();
+  }
+
+  /** Written out on first use: most successful requests never need it (it is in logs and errors). */
+  get request_id(): string {
+    return (this.id ??= `${ID_PREFIX}${this.serial.toString(16).padStart(8, "0")}`);
   }
 
   /** The peer's address as the socket reports it ("unknown" in-process); looked up on first use. */

@@ -10,7 +10,7 @@
 // costs about as much as one header. JSON values (the answers of every REST route) are written
 // here; anything else (a Response, a stream, a file) is left to Elysia with the same headers.
 import { Elysia } from "elysia";
-import { requestInfo } from "./request-context";
+import { requestInfo, type RequestInfo } from "./request-context";
 
 export const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
@@ -60,9 +60,9 @@ export function jsonResponse(value: unknown, status: number, requestId: string, 
   return written(serialise(value), status, requestId, headers);
 }
 
-function written(text: string, status: number, requestId: string, headers?: Record<string, string>, fixed?: Readonly<Record<string, string>>): Response {
+function written(text: string, status: number, id: string | RequestInfo, headers?: Record<string, string>, fixed?: Readonly<Record<string, string>>): Response {
   const list = new Headers(baseWith(fixed));
-  if (status >= 400) list.set("x-request-id", requestId);
+  if (status >= 400) list.set("x-request-id", typeof id === "string" ? id : id.request_id);
   for (const name in headers) list.set(name, headers[name]!);
   return new Response(text, { status, headers: list });
 }
@@ -90,7 +90,7 @@ export function writeResponse({ request, responseValue, set }: { request: Reques
   if (typeof status === "number" && isJsonValue(responseValue)) {
     const text = serialise(responseValue);
     info.onJsonWritten?.(status, text);
-    const response = written(text, status, info.request_id, set.headers as Record<string, string>, info.fixedHeaders);
+    const response = written(text, status, info, set.headers as Record<string, string>, info.fixedHeaders);
     for (const _ in set.headers) {
       set.headers = Object.create(null);
       break;
