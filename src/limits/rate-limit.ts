@@ -62,7 +62,9 @@ export interface RateDecision {
 }
 
 export class RateLimiter {
-  private readonly windows = new Map<string, Windows>();
+  // By user, then endpoint: both keys are strings the caller already holds, whose hashes the
+  // engine keeps, where one joined key would be a new string to hash on every request.
+  private readonly windows = new Map<string, Map<LimitedEndpoint, Windows>>();
   private readonly dirty = new Set<Windows>();
   private readonly fixedHeaders = new Map<LimitedEndpoint, { minuteStart: number; dayStart: number; headers: Record<string, string> }>();
   private readonly timer: ReturnType<typeof setInterval>;
@@ -82,11 +84,12 @@ export class RateLimiter {
   }
 
   private of(user: string, endpoint: LimitedEndpoint): Windows {
-    const k = `${user}${SEP}${endpoint}`;
-    let w = this.windows.get(k);
+    let byEndpoint = this.windows.get(user);
+    if (!byEndpoint) this.windows.set(user, (byEndpoint = new Map()));
+    let w = byEndpoint.get(endpoint);
     if (!w) {
       w = { user, endpoint, minute: { start: 0, count: 0 }, day: { start: 0, count: 0 } };
-      this.windows.set(k, w);
+      byEndpoint.set(endpoint, w);
     }
     return w;
   }
@@ -160,11 +163,8 @@ export class RateLimiter {
 
   /** Removes every window of `user` (D13); returns how many rows were removed. */
   forget(user: string): number {
-    for (const [k, w] of [...this.windows]) {
-      if (w.user !== user) continue;
-      this.windows.delete(k);
-      this.dirty.delete(w);
-    }
+    for (const w of this.windows.get(user)?.values() ?? []) this.dirty.delete(w);
+    this.windows.delete(user);
     return this.db.query("DELETE FROM limits_windows WHERE user_id = ?").run(user).changes;
   }
 
@@ -173,6 +173,3 @@ export class RateLimiter {
     this.flush();
   }
 }
-
-// User ids never contain a NUL (tokens.USER_ID_PATTERN; the verifier refuses control characters).
-const SEP = "\u0000";
