@@ -126,6 +126,8 @@ function again(request: Request, body: unknown): Request {
   const headers = new Headers(request.headers);
   headers.delete("content-length");
   const bodyless = request.method === "GET" || request.method === "HEAD" || body === undefined;
+  // A parsed body goes again as the JSON it now is.
+  if (!bodyless && typeof body !== "string") headers.set("content-type", "application/json");
   const next = new Request(request.url, {
     method: request.method,
     headers,
