@@ -38,6 +38,20 @@ describe("the listener", () => {
     expect(line.path).toBe("/no/such/route");
   });
 
+  test("first-seen tokens of two users at once, over a real socket: each verified, answered and logged once", async () => {
+    const issue = async (user: string) => (await running.services.auth.issuer.issue(user, ["connectors:read"])).token;
+    const [alice, bob] = await Promise.all([issue("alice"), issue("bob")]);
+    const get = (token: string) => fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } });
+    const [a, b, forged] = await Promise.all([get(alice), get(bob), get(`${alice.slice(0, -4)}AAAA`)]);
+    expect([a.status, b.status, forged.status]).toEqual([200, 200, 401]);
+    expect(await a.json()).toEqual({ connectors: [] });
+    expect(forged.headers.get("www-authenticate")).toContain('error="invalid_token"');
+    await new Promise((res) => setTimeout(res, 20));
+    const lines = logs.records().filter((l) => l.message === "request" && l.path === "/v1/connectors");
+    expect(lines.map((l) => l.status).sort()).toEqual([200, 200, 401]);
+    expect(new Set(lines.map((l) => l.request_id)).size).toBe(3);
+  });
+
   test("413 in the specification's shape over a real socket, declared length", async () => {
     const declared = await fetch(`${running.url}/`, { method: "POST", body: "x".repeat(10_000), headers: { "content-type": "application/json" } });
     expect(declared.status).toBe(413);

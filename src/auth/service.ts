@@ -23,7 +23,7 @@ export function bearerToken(header: string | null): string | undefined {
   return (header.startsWith("Bearer ") ? header.slice(7).trim() : /^bearer\s+(\S+)\s*$/i.exec(header)?.[1]) || undefined;
 }
 
-export const wellFormedToken = (token: string) => TOKEN_CHARS.test(token);
+const wellFormedToken = (token: string) => TOKEN_CHARS.test(token);
 
 export class AuthFailure extends Error {
   constructor(

@@ -5,7 +5,7 @@
 // would make every route's handler asynchronous.
 import { Elysia } from "elysia";
 import { HttpError } from "./errors";
-import { carryRequestInfo } from "./request-context";
+import { carryRequestInfo, isBodiless } from "./request-context";
 
 export function tooLarge(limit: number): HttpError {
   return new HttpError(413, `request body exceeds the limit of ${limit} bytes`);
@@ -47,8 +47,7 @@ function withLimitedBody(request: Request, limit: number): Request {
 export const bodyLimit = (limit: number) =>
   new Elysia({ name: "corpus/body-limit", seed: limit }).onRequest((context) => {
     const request = context.request;
-    const m = request.method;
-    if (m === "GET" || m === "HEAD" || m === "OPTIONS") return;
+    if (isBodiless(request.method)) return;
     const declared = request.headers.get("content-length");
     if (declared !== null) {
       if (Number(declared) > limit) throw tooLarge(limit);

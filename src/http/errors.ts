@@ -3,7 +3,7 @@
 // errors are logged and answered with a generic message, never a stack trace.
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../log";
-import { carryRequestInfo, requestInfo } from "./request-context";
+import { carryRequestInfo, isBodiless, requestInfo } from "./request-context";
 
 export const ERROR_TYPES = {
   400: "bad_request",
@@ -125,7 +125,7 @@ export class RunAgain extends Error {
 function again(request: Request, body: unknown): Request {
   const headers = new Headers(request.headers);
   headers.delete("content-length");
-  const bodyless = request.method === "GET" || request.method === "HEAD" || body === undefined;
+  const bodyless = isBodiless(request.method) || body === undefined;
   // A parsed body goes again as the JSON it now is.
   if (!bodyless && typeof body !== "string") headers.set("content-type", "application/json");
   const next = new Request(request.url, {

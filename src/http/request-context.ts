@@ -1,7 +1,7 @@
 // Who asked and under which id: a request id generated here (an incoming X-Request-Id is
 // not trusted: ids in our logs are ours) and the client address. Kept on the Request object,
 // so that every later stage, error and log line (404s and parse errors included) sees the
-// same values; the response writer (./response.ts) puts the id on every response.
+// same values; the response writer (./response.ts) puts the id on error responses.
 
 interface PeerSource {
   requestIP(request: Request): { address: string } | null;
@@ -82,3 +82,6 @@ export function requestInfo(request: Request): RequestInfo {
 export function carryRequestInfo(from: Request, to: Request): void {
   (to as WithInfo)[INFO] = requestInfo(from);
 }
+
+/** Methods whose requests carry no body. */
+export const isBodiless = (method: string) => method === "GET" || method === "HEAD" || method === "OPTIONS";
