@@ -1,31 +1,49 @@
 // Requests per second of an authenticated, rate-limited route against the same route
 // unauthenticated, in one run (issue: auth and limits). Target: at least 0.85.
 //   bun scripts/bench/auth.ts          (needs wrk: apt-get install wrk)
+// Beside it, in the same rounds, the runtime's floor (auth-floor-server.ts): a bare Bun.serve
+// that only reads the Authorization header and writes the six X-RateLimit-* headers, checking
+// nothing, against the same bare route open. It is the most any implementation can keep here.
 import { join } from "node:path";
 import { kill, median, requireTool, wrk } from "./lib";
 
 requireTool("wrk", "wrk");
-const proc = Bun.spawn([process.execPath, join(import.meta.dir, "auth-server.ts")], { stdout: "pipe", stderr: "inherit" });
-const reader = proc.stdout.getReader();
-const first = new TextDecoder().decode((await reader.read()).value);
-const { url, token } = JSON.parse(first.split("\n")[0]!) as { url: string; token: string };
 
-const check = await fetch(`${url}/bench/protected`, { headers: { authorization: `Bearer ${token}` } });
+async function start(script: string) {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, script)], { stdout: "pipe", stderr: "inherit" });
+  const first = new TextDecoder().decode((await proc.stdout.getReader().read()).value);
+  return { proc, ...(JSON.parse(first.split("\n")[0]!) as { url: string; token?: string }) };
+}
+
+const app = await start("auth-server.ts");
+const floor = await start("auth-floor-server.ts");
+const token = app.token!;
+
+const check = await fetch(`${app.url}/bench/protected`, { headers: { authorization: `Bearer ${token}` } });
 if (check.status !== 200 || check.headers.get("x-ratelimit-limit-minute") === null) throw new Error(`protected route answered ${check.status}`);
+if ((await fetch(`${app.url}/bench/protected`)).status !== 401) throw new Error("protected route answered without a token");
 
 const headerScript = join(import.meta.dir, ".auth-header.lua");
 await Bun.write(headerScript, `wrk.headers["Authorization"] = "Bearer ${token}"\n`);
-const rates = { open: [] as number[], protected: [] as number[] };
-await wrk(`${url}/bench/open`, { seconds: 1 });
-await wrk(`${url}/bench/protected`, { seconds: 1, script: headerScript });
-for (let round = 0; round < 3; round++) {
-  rates.open.push(await wrk(`${url}/bench/open`, { seconds: 4 }));
-  rates.protected.push(await wrk(`${url}/bench/protected`, { seconds: 4, script: headerScript }));
-}
-await kill(proc);
+const runs = {
+  open: () => wrk(`${app.url}/bench/open`, { seconds: 4 }),
+  protected: () => wrk(`${app.url}/bench/protected`, { seconds: 4, script: headerScript }),
+  floorOpen: () => wrk(`${floor.url}/bench/open`, { seconds: 4 }),
+  floor: () => wrk(`${floor.url}/bench/floor`, { seconds: 4, script: headerScript }),
+};
+await wrk(`${app.url}/bench/open`, { seconds: 1 });
+await wrk(`${app.url}/bench/protected`, { seconds: 1, script: headerScript });
+await wrk(`${floor.url}/bench/open`, { seconds: 1 });
+await wrk(`${floor.url}/bench/floor`, { seconds: 1, script: headerScript });
+const rates: Record<keyof typeof runs, number[]> = { open: [], protected: [], floorOpen: [], floor: [] };
+for (let round = 0; round < 3; round++) for (const name of Object.keys(runs) as (keyof typeof runs)[]) rates[name].push(await runs[name]());
+await kill(app.proc);
+await kill(floor.proc);
 await Bun.file(headerScript).delete();
 
-const ratio = median(rates.protected.map((p, i) => p / rates.open[i]!));
+const ratio = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]!));
 console.log(`GET open (no auth)                    ${median(rates.open).toFixed(0)} req/s  baseline`);
 console.log(`GET protected (JWT + scope + limits)  ${median(rates.protected).toFixed(0)} req/s`);
-console.log(`protected / open (median of rounds)   ${ratio.toFixed(2)}  target >= 0.85`);
+console.log(`protected / open (median of rounds)   ${ratio(rates.protected, rates.open).toFixed(2)}  target >= 0.85`);
+console.log(`runtime floor, bare Bun.serve: read Authorization + six X-RateLimit-* headers, no checks / open`);
+console.log(`                                      ${ratio(rates.floor, rates.floorOpen).toFixed(2)}  (${median(rates.floor).toFixed(0)} / ${median(rates.floorOpen).toFixed(0)} req/s)`);

@@ -8,7 +8,8 @@ import type { Scope } from "./scopes";
 import { loadSigningKey, type SigningKey } from "./signing-key";
 import { AuthStore } from "./store";
 import { TokenIssuer } from "./tokens";
-import { AuthError, externalJwks, Verifier, type ExternalJwks, type Principal } from "./verifier";
+import { RecentHeaders } from "./recent-headers";
+import { AuthError, CACHE_LIMIT, externalJwks, Verifier, type ExternalJwks, type Principal } from "./verifier";
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
 
@@ -39,6 +40,7 @@ export class AuthService {
   readonly issuer: TokenIssuer;
   readonly verifier: Verifier;
   private readonly resourceMetadata: string;
+  private readonly recent = new RecentHeaders<Principal>(CACHE_LIMIT);
 
   private constructor(
     readonly key: SigningKey,
@@ -75,6 +77,18 @@ export class AuthService {
    * A token verified before answers synchronously; a new one is verified with jose.
    */
   authenticate(authorization: string | null, scope: Scope | null): Principal | Promise<Principal> {
+    // The same header as an earlier request: its principal, still checked for expiry and revocation.
+    const seen = authorization === null ? undefined : this.recent.get(authorization);
+    if (seen) {
+      let current: Principal | undefined;
+      try {
+        current = this.verifier.current(seen);
+      } catch (error) {
+        throw this.invalid(error);
+      }
+      if (current) return this.authorize(current, scope);
+      this.recent.delete(authorization!);
+    }
     const token = bearerToken(authorization);
     if (!token) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
     let cached: Principal | undefined;
@@ -83,10 +97,16 @@ export class AuthService {
     } catch (error) {
       throw this.invalid(error);
     }
-    if (cached) return this.authorize(cached, scope);
+    if (cached) {
+      this.recent.set(authorization!, cached);
+      return this.authorize(cached, scope);
+    }
     if (!wellFormedToken(token)) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
     return this.verifier.verify(token).then(
-      (p) => this.authorize(p, scope),
+      (p) => {
+        this.recent.set(authorization!, p);
+        return this.authorize(p, scope);
+      },
       (error) => {
         throw this.invalid(error);
       },

@@ -33,6 +33,7 @@ export const authMigrations: Migration[] = [
 ];
 
 const REFRESH_MS = 2000;
+const TAG_CACHE_LIMIT = 10_000;
 
 export class AuthStore {
   private revokedJti = new Set<string>();
@@ -50,8 +51,18 @@ export class AuthStore {
     this.reload();
   }
 
+  // Remembered per user: once any stamp exists, every authenticated request looks one up, and
+  // an HMAC costs microseconds where a Map lookup costs nanoseconds.
+  private readonly tags = new Map<string, string>();
+
   private tag(user: string): string {
-    return createHmac("sha256", this.tagKey).update(user).digest("hex");
+    let tag = this.tags.get(user);
+    if (tag === undefined) {
+      if (this.tags.size >= TAG_CACHE_LIMIT) this.tags.clear();
+      tag = createHmac("sha256", this.tagKey).update(user).digest("hex");
+      this.tags.set(user, tag);
+    }
+    return tag;
   }
 
   private reload(): void {

@@ -30,7 +30,7 @@ export class AuthError extends Error {}
 
 /** Asymmetric algorithms only: an HMAC token "signed" with a public key never verifies. */
 export const EXTERNAL_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
-const CACHE_LIMIT = 10_000;
+export const CACHE_LIMIT = 10_000;
 const FILE_RELOAD_MS = 1_000;
 
 type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey | Uint8Array>;
@@ -111,11 +111,15 @@ export class Verifier {
   verifyCached(token: string): Principal | undefined {
     const cached = this.cache.get(token);
     if (!cached) return undefined;
-    if (cached.expiresAt * 1000 <= this.now()) {
-      this.cache.delete(token);
-      return undefined;
-    }
-    return this.checkRevocation(cached);
+    const current = this.current(cached);
+    if (!current) this.cache.delete(token);
+    return current;
+  }
+
+  /** A principal verified before, if it has not expired since; throws AuthError if it has been revoked. */
+  current(principal: Principal): Principal | undefined {
+    if (principal.expiresAt * 1000 <= this.now()) return undefined;
+    return this.checkRevocation(principal);
   }
 
   async verify(token: string): Promise<Principal> {

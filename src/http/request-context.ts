@@ -20,7 +20,9 @@ export class RequestInfo {
   tool?: string;
   /** Headers for the response that stay the same across many requests (e.g. rate-limit windows). */
   fixedHeaders?: Readonly<Record<string, string>>;
-  /** What an earlier pass of this request established (its principal), for a pass run again. */
+  /** Headers of this response alone (e.g. the remaining counts of a rate limit), errors included. */
+  ownHeaders?: Readonly<Record<string, string>>;
+  /** The principal the request was authenticated as (set by the guard; a pass run again reuses it). */
   verified?: object;
   /** Whether the access log has written this request's line (a request run again is logged once). */
   logged = false;

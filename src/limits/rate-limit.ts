@@ -37,6 +37,8 @@ const WINDOWS: WindowName[] = ["minute", "day"];
 
 interface Counter {
   start: number;
+  /** When the window ends: a request before it counts here, with no division per request. */
+  end: number;
   count: number;
 }
 
@@ -46,6 +48,8 @@ interface Windows {
   endpoint: LimitedEndpoint;
   minute: Counter;
   day: Counter;
+  /** Changed since the last write-behind (a flag: cheaper than a Set insertion per request). */
+  dirty: boolean;
 }
 
 export interface RateDecision {
@@ -61,12 +65,17 @@ export interface RateDecision {
   retryAfter: number;
 }
 
+const windowOf = (name: WindowName, t: number): Counter => {
+  const start = t - (t % WINDOW_MS[name]);
+  return { start, end: start + WINDOW_MS[name], count: 0 };
+};
+
 export class RateLimiter {
   // By user, then endpoint: both keys are strings the caller already holds, whose hashes the
   // engine keeps, where one joined key would be a new string to hash on every request.
   private readonly windows = new Map<string, Map<LimitedEndpoint, Windows>>();
-  private readonly dirty = new Set<Windows>();
-  private readonly fixedHeaders = new Map<LimitedEndpoint, { minuteStart: number; dayStart: number; headers: Record<string, string> }>();
+  private readonly dirty: Windows[] = [];
+  private readonly fixedHeaders = new Map<LimitedEndpoint, { minute: Counter; day: Counter; headers: Record<string, string> }>();
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -77,7 +86,7 @@ export class RateLimiter {
     for (const row of db
       .query<{ user_id: string; endpoint: LimitedEndpoint; window: WindowName; window_start: number; count: number }, []>("SELECT * FROM limits_windows")
       .all()) {
-      this.of(row.user_id, row.endpoint)[row.window] = { start: row.window_start, count: row.count };
+      this.of(row.user_id, row.endpoint)[row.window] = { start: row.window_start, end: row.window_start + WINDOW_MS[row.window], count: row.count };
     }
     this.timer = setInterval(() => this.flush(), 1000);
     this.timer.unref?.();
@@ -88,23 +97,23 @@ export class RateLimiter {
     if (!byEndpoint) this.windows.set(user, (byEndpoint = new Map()));
     let w = byEndpoint.get(endpoint);
     if (!w) {
-      w = { user, endpoint, minute: { start: 0, count: 0 }, day: { start: 0, count: 0 } };
+      w = { user, endpoint, minute: { start: 0, end: 0, count: 0 }, day: { start: 0, end: 0, count: 0 }, dirty: false };
       byEndpoint.set(endpoint, w);
     }
     return w;
   }
 
-  private fixed(endpoint: LimitedEndpoint, minuteStart: number, dayStart: number): Record<string, string> {
+  private fixed(endpoint: LimitedEndpoint, minute: Counter, day: Counter): Record<string, string> {
     const cached = this.fixedHeaders.get(endpoint);
-    if (cached && cached.minuteStart === minuteStart && cached.dayStart === dayStart) return cached.headers;
+    if (cached && cached.minute.start === minute.start && cached.day.start === day.start) return cached.headers;
     const limit = this.limits[endpoint];
     const headers = Object.freeze({
       "x-ratelimit-limit-minute": String(limit.minute),
-      "x-ratelimit-reset-minute": String((minuteStart + WINDOW_MS.minute) / 1000),
+      "x-ratelimit-reset-minute": String(minute.end / 1000),
       "x-ratelimit-limit-day": String(limit.day),
-      "x-ratelimit-reset-day": String((dayStart + WINDOW_MS.day) / 1000),
+      "x-ratelimit-reset-day": String(day.end / 1000),
     });
-    this.fixedHeaders.set(endpoint, { minuteStart, dayStart, headers });
+    this.fixedHeaders.set(endpoint, { minute, day, headers });
     return headers;
   }
 
@@ -112,27 +121,30 @@ export class RateLimiter {
     const t = this.now();
     const limit = this.limits[endpoint];
     const w = this.of(user, endpoint);
-    const minuteStart = t - (t % WINDOW_MS.minute);
-    const dayStart = t - (t % WINDOW_MS.day);
-    if (w.minute.start !== minuteStart) w.minute = { start: minuteStart, count: 0 };
-    if (w.day.start !== dayStart) w.day = { start: dayStart, count: 0 };
+    // A window that has ended (or a clock set back before it) starts afresh.
+    if (t >= w.minute.end || t < w.minute.start) w.minute = windowOf("minute", t);
+    if (t >= w.day.end || t < w.day.start) w.day = windowOf("day", t);
     const { minute, day } = w;
     const allowed = minute.count < limit.minute && day.count < limit.day;
     if (allowed && count) {
       minute.count++;
       day.count++;
-      this.dirty.add(w);
+      if (!w.dirty) {
+        w.dirty = true;
+        this.dirty.push(w);
+      }
     }
     let retryAfter = 0;
     if (!allowed) {
-      const until = day.count >= limit.day ? day.start + WINDOW_MS.day : minute.start + WINDOW_MS.minute;
+      const until = day.count >= limit.day ? day.end : minute.end;
       retryAfter = Math.max(1, Math.ceil((until - t) / 1000));
     }
     return {
       allowed,
       retryAfter,
-      fixed: this.fixed(endpoint, minuteStart, dayStart),
+      fixed: this.fixed(endpoint, minute, day),
       remaining: {
+        // Never below 0, e.g. after a restart with a lower limit than the stored count.
         "x-ratelimit-remaining-minute": String(Math.max(0, limit.minute - minute.count)),
         "x-ratelimit-remaining-day": String(Math.max(0, limit.day - day.count)),
       },
@@ -150,20 +162,26 @@ export class RateLimiter {
   }
 
   flush(): void {
-    if (this.dirty.size === 0) return;
+    if (this.dirty.length === 0) return;
     const upsert = this.db.query(
       `INSERT INTO limits_windows (user_id, endpoint, window, window_start, count) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (user_id, endpoint, window) DO UPDATE SET window_start = excluded.window_start, count = excluded.count`,
     );
     this.db.transaction(() => {
-      for (const w of this.dirty) for (const name of WINDOWS) upsert.run(w.user, w.endpoint, name, w[name].start, w[name].count);
+      for (const w of this.dirty) {
+        w.dirty = false;
+        for (const name of WINDOWS) upsert.run(w.user, w.endpoint, name, w[name].start, w[name].count);
+      }
     })();
-    this.dirty.clear();
+    this.dirty.length = 0;
   }
 
   /** Removes every window of `user` (D13); returns how many rows were removed. */
   forget(user: string): number {
-    for (const w of this.windows.get(user)?.values() ?? []) this.dirty.delete(w);
+    const gone = this.windows.get(user);
+    if (gone) {
+      for (let i = this.dirty.length - 1; i >= 0; i--) if (gone.get(this.dirty[i]!.endpoint) === this.dirty[i]) this.dirty.splice(i, 1);
+    }
     this.windows.delete(user);
     return this.db.query("DELETE FROM limits_windows WHERE user_id = ?").run(user).changes;
   }

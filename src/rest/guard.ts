@@ -13,7 +13,7 @@ import { AuthFailure } from "../auth/service";
 import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
 import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError, RunAgain } from "../http/errors";
-import { requestInfo } from "../http/request-context";
+import { requestInfo, type RequestInfo } from "../http/request-context";
 import { JsonText, jsonResponse } from "../http/response";
 import { bodyHash, IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
 import type { LimitedEndpoint, RateDecision, RateLimiter } from "../limits/rate-limit";
@@ -29,28 +29,29 @@ export interface GuardOptions {
   limit?: LimitedEndpoint;
 }
 
-interface GuardState {
-  principal: Principal;
+/** Idempotency state of a POST that carries an Idempotency-Key. */
+interface IdempotentState {
   claim?: Claim;
   replay?: { status: number; body: string };
 }
 
 // Kept on the Request under a private symbol (a WeakMap entry costs ten times more).
-const STATE = Symbol("corpus.guard");
-type Guarded = Request & { [STATE]?: GuardState };
+const STATE = Symbol("corpus.idempotency");
+type Guarded = Request & { [STATE]?: IdempotentState };
 
+/** The principal a guarded request was authenticated as (kept on its RequestInfo). */
 export function principalOf(request: Request): Principal {
-  const state = (request as Guarded)[STATE];
-  if (!state) throw new Error("principalOf: the route is not guarded");
-  return state.principal;
+  const principal = requestInfo(request).verified as Principal | undefined;
+  if (!principal) throw new Error("principalOf: the route is not guarded");
+  return principal;
 }
 
 const REPLAYED = { "idempotent-replayed": "true" };
 
 /** The six X-RateLimit-* headers on whatever the response turns out to be, errors included. */
-function withRateHeaders(request: Request, headers: Record<string, string>, decision: RateDecision): void {
-  requestInfo(request).fixedHeaders = decision.fixed;
-  Object.assign(headers, decision.remaining);
+function withRateHeaders(info: RequestInfo, decision: RateDecision): void {
+  info.fixedHeaders = decision.fixed;
+  info.ownHeaders = decision.remaining;
 }
 
 function asHttpError(error: unknown): unknown {
@@ -59,24 +60,23 @@ function asHttpError(error: unknown): unknown {
 
 export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   /** After authentication: idempotency, then the rate limit. */
-  function admit(principal: Principal, opts: GuardOptions, request: Request, headers: Record<string, string>, body: unknown): void {
-    const state: GuardState = { principal };
-    (request as Guarded)[STATE] = state;
-
-    const key = request.method === "POST" ? request.headers.get("idempotency-key") : null;
+  function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, body: unknown): void {
+    info.verified = principal;
+    const key = isPost ? request.headers.get("idempotency-key") : null;
     const limit = opts.limit;
     if (key !== null) {
+      const state: IdempotentState = {};
+      (request as Guarded)[STATE] = state;
       if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new HttpError(400, "Idempotency-Key: must be 1-255 visible ASCII characters");
       const claim = { user: principal.user, endpoint: opts.route, key };
       const outcome = idempotency.begin(claim, bodyHash(body));
       if (outcome.kind !== "claimed") {
-        if (limit) withRateHeaders(request, headers, limiter.peek(principal.user, limit));
+        if (limit) withRateHeaders(info, limiter.peek(principal.user, limit));
         if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
         state.replay = outcome;
         return;
       }
       state.claim = claim;
-      const info = requestInfo(request);
       // Completed with exactly the bytes sent; given up if the request fails, so that a retry runs again.
       info.onJsonWritten = (status, text) => {
         if (!state.claim || status >= 400) return;
@@ -91,7 +91,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
 
     if (limit) {
       const decision = limiter.hit(principal.user, limit);
-      withRateHeaders(request, headers, decision);
+      withRateHeaders(info, decision);
       if (!decision.allowed) throw rateLimitedError(decision.retryAfter);
     }
   }
@@ -105,32 +105,35 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   };
 
   return new Elysia({ name: "corpus/guard" }).macro({
-    guard: (opts: GuardOptions) => ({
-      // Declared synchronous, so that Elysia does not await it on every request: a token seen
-      // before is checked at once; a new one is verified and the request run again (RunAgain).
-      transform: {
-        isAsync: false,
-        fn({ request, set, body }: { request: Request; set: { headers: unknown }; body: unknown }) {
-          const info = requestInfo(request);
-          let principal = info.verified as Principal | undefined;
-          if (!principal) {
-            let outcome: Principal | Promise<Principal>;
-            try {
-              outcome = auth.authenticate(request.headers.get("authorization"), REQUIRED_SCOPE[opts.route]);
-            } catch (error) {
-              throw asHttpError(error);
+    guard: (opts: GuardOptions) => {
+      const isPost = opts.route.startsWith("POST ");
+      return {
+        // Declared synchronous, so that Elysia does not await it on every request: a token seen
+        // before is checked at once; a new one is verified and the request run again (RunAgain).
+        transform: {
+          isAsync: false,
+          fn({ request, body }: { request: Request; body: unknown }) {
+            const info = requestInfo(request);
+            let principal = info.verified as Principal | undefined;
+            if (!principal) {
+              let outcome: Principal | Promise<Principal>;
+              try {
+                outcome = auth.authenticate(request.headers.get("authorization"), REQUIRED_SCOPE[opts.route]);
+              } catch (error) {
+                throw asHttpError(error);
+              }
+              if (outcome instanceof Promise) throw new RunAgain(outcome.then((p) => (info.verified = p), (e) => Promise.reject(asHttpError(e))));
+              principal = outcome;
             }
-            if (outcome instanceof Promise) throw new RunAgain(outcome.then((p) => (info.verified = p), (e) => Promise.reject(asHttpError(e))));
-            principal = outcome;
-          }
-          admit(principal, opts, request, set.headers as Record<string, string>, body);
+            admit(principal, opts, isPost, request, info, body);
+          },
+        } as never,
+        resolve({ request }) {
+          return { principal: principalOf(request) };
         },
-      } as never,
-      resolve({ request }) {
-        return { principal: principalOf(request) };
-      },
-      // Other routes skip these hooks entirely: each hook costs on every request.
-      ...(opts.route.startsWith("POST ") ? idempotencyHooks : {}),
-    }),
+        // Other routes skip these hooks entirely: each hook costs on every request.
+        ...(isPost ? idempotencyHooks : {}),
+      };
+    },
   });
 };
