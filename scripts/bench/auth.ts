@@ -26,17 +26,17 @@ if ((await fetch(`${app.url}/bench/protected`)).status !== 401) throw new Error(
 const headerScript = join(import.meta.dir, ".auth-header.lua");
 await Bun.write(headerScript, `wrk.headers["Authorization"] = "Bearer ${token}"\n`);
 const runs = {
-  open: () => wrk(`${app.url}/bench/open`, { seconds: 4 }),
-  protected: () => wrk(`${app.url}/bench/protected`, { seconds: 4, script: headerScript }),
-  floorOpen: () => wrk(`${floor.url}/bench/open`, { seconds: 4 }),
-  floor: () => wrk(`${floor.url}/bench/floor`, { seconds: 4, script: headerScript }),
+  open: () => wrk(`${app.url}/bench/open`, { seconds: 3 }),
+  protected: () => wrk(`${app.url}/bench/protected`, { seconds: 3, script: headerScript }),
+  floorOpen: () => wrk(`${floor.url}/bench/open`, { seconds: 3 }),
+  floor: () => wrk(`${floor.url}/bench/floor`, { seconds: 3, script: headerScript }),
 };
 await wrk(`${app.url}/bench/open`, { seconds: 1 });
 await wrk(`${app.url}/bench/protected`, { seconds: 1, script: headerScript });
 await wrk(`${floor.url}/bench/open`, { seconds: 1 });
 await wrk(`${floor.url}/bench/floor`, { seconds: 1, script: headerScript });
 const rates: Record<keyof typeof runs, number[]> = { open: [], protected: [], floorOpen: [], floor: [] };
-for (let round = 0; round < 3; round++) for (const name of Object.keys(runs) as (keyof typeof runs)[]) rates[name].push(await runs[name]());
+for (let round = 0; round < 5; round++) for (const name of Object.keys(runs) as (keyof typeof runs)[]) rates[name].push(await runs[name]());
 await kill(app.proc);
 await kill(floor.proc);
 await Bun.file(headerScript).delete();

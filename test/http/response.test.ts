@@ -52,6 +52,36 @@ describe("the response writer: security headers (second document part 4) on ever
     expect(await r.json()).toEqual({ list: [1, 2], note: "é" });
   });
 
+  test("shared and own headers from RequestInfo, on JSON, errors and raw Responses; one response's own headers never reach the next", async () => {
+    const shared = Object.freeze({ "x-ratelimit-limit-minute": "60" });
+    let n = 0;
+    const app = new Elysia()
+      .use(responseWriter)
+      .use(errorMapper(createLogger("CRITICAL")))
+      .onTransform(({ request }) => {
+        const info = requestInfo(request);
+        info.fixedHeaders = shared;
+        info.ownHeaders = { "x-ratelimit-remaining-minute": String(59 - n++) };
+      })
+      .get("/json", () => ({ ok: true }))
+      .get("/raw", () => new Response("raw"))
+      .get("/fail", () => {
+        throw new Error("x");
+      });
+    const responses = [];
+    for (const path of ["/json", "/json", "/raw", "/fail", "/json"]) responses.push(await app.handle(req(path)));
+    expect(responses.map((r) => r.headers.get("x-ratelimit-remaining-minute"))).toEqual(["59", "58", "57", "56", "55"]);
+    for (const r of responses) {
+      expect(r.headers.get("x-ratelimit-limit-minute")).toBe("60");
+      expectHeaders(r);
+    }
+    expect(responses.map((r) => r.headers.get("x-request-id") !== null)).toEqual([false, false, false, true, false]);
+    // The prepared list itself is untouched: a response without own headers has none.
+    const plain = await new Elysia().use(responseWriter).get("/", () => ({ a: 1 })).handle(req("/"));
+    expect(plain.headers.get("x-ratelimit-limit-minute")).toBeNull();
+    expect(plain.headers.get("x-ratelimit-remaining-minute")).toBeNull();
+  });
+
   test("a constant body is serialised once and frozen; pre-serialised text is written as it is", async () => {
     const body = constantBody({ status: "ok" });
     expect(Object.isFrozen(body)).toBe(true);
