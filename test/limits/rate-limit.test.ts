@@ -47,4 +47,30 @@ describe("per-user windows (D16)", () => {
     expect(second.limiter.peek("alice", "query").remaining["x-ratelimit-remaining-day"]).toBe("5");
     second.limiter.stop();
   });
+  test("a window ends at its end, not before: the last millisecond counts in it, the next starts afresh; a clock set back starts afresh too", () => {
+    const { limiter: l, clock } = limiter();
+    clock.t = T0 + 29_999; // the last millisecond of the minute
+    for (let i = 0; i < 3; i++) expect(l.hit("alice", "query").allowed).toBe(true);
+    expect(l.hit("alice", "query").allowed).toBe(false);
+    clock.t += 1; // the next minute
+    const next = l.hit("alice", "query");
+    expect(next.allowed).toBe(true);
+    expect(next.fixed["x-ratelimit-reset-minute"]).toBe(String((T0 - 30_000 + 120_000) / 1000));
+    expect(next.remaining["x-ratelimit-remaining-minute"]).toBe("2");
+    clock.t -= 120_000; // set back by two minutes
+    expect(l.peek("alice", "query").remaining["x-ratelimit-remaining-minute"]).toBe("3");
+    l.stop();
+  });
+  test("forgetting a user before the write-behind: nothing of theirs is written, others are", () => {
+    const { limiter: l, db } = limiter();
+    l.hit("alice", "query");
+    l.hit("bob", "query");
+    l.hit("alice", "deep_search");
+    expect(l.forget("alice")).toBe(0);
+    l.flush();
+    expect(db.query("SELECT DISTINCT user_id FROM limits_windows").all()).toEqual([{ user_id: "bob" }]);
+    l.hit("bob", "query");
+    l.stop();
+    expect(db.query("SELECT count FROM limits_windows WHERE user_id = 'bob' AND window = 'day'").get()).toEqual({ count: 2 });
+  });
 });
