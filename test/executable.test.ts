@@ -1,6 +1,6 @@
 // The single executable (D2): built, copied alone into an empty folder, it serves and embeds.
 import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { copyFileSync, existsSync, readdirSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "../scripts/build";
 import { tempDir } from "./helpers";
@@ -47,9 +47,9 @@ describe("dist/corpus alone in an empty folder", () => {
     const docs = tempDir("corpus-exe-docs-");
     copyFileSync(join(shared, "invoices", "AmazonWebServices.pdf"), join(docs, "AmazonWebServices.pdf"));
     const mail = tempDir("corpus-exe-mail-");
-    const anyMail = require("node:fs").readdirSync(join(shared, "enron", "messages"))[0] as string;
+    const anyMail = readdirSync(join(shared, "enron", "messages"))[0]!;
     copyFileSync(join(shared, "enron", "messages", anyMail), join(mail, anyMail));
-    require("node:fs").writeFileSync(
+    writeFileSync(
       connectors,
       JSON.stringify([
         { id: "docs", kind: "files", config: { path: docs } },
@@ -67,22 +67,18 @@ describe("dist/corpus alone in an empty folder", () => {
         if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
         await Bun.sleep(50);
       }
-      const r = await fetch(`http://127.0.0.1:${port}/v1/query`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ q: "Amazon Web Services invoice", top_k: 3 }),
-      });
+      const ask = (body: unknown) =>
+        fetch(`http://127.0.0.1:${port}/v1/query`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const r = await ask({ q: "Amazon Web Services invoice", top_k: 3 });
       expect(r.status).toBe(200);
       const body = (await r.json()) as { results: Array<{ source: { path: string; type: string }; snippet: string }> };
       expect(body.results[0]!.source.path).toBe("AmazonWebServices.pdf");
       expect(body.results[0]!.snippet).toContain("Amazon Web Services");
-      const m = (await (
-        await fetch(`http://127.0.0.1:${port}/v1/query`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-          body: JSON.stringify({ q: "message", filters: { source_type: "email" } }),
-        })
-      ).json()) as { results: Array<{ source: { type: string } }> };
+      const m = (await (await ask({ q: "message", filters: { source_type: "email" } })).json()) as { results: Array<{ source: { type: string } }> };
       expect(m.results.length).toBe(1);
     } finally {
       proc.kill("SIGTERM");

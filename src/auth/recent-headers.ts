@@ -38,8 +38,4 @@ export class RecentHeaders<V> {
     const key = tailHash(text);
     if (this.slots.get(key)?.text === text) this.slots.delete(key);
   }
-
-  clear(): void {
-    this.slots.clear();
-  }
 }

@@ -9,22 +9,21 @@ import { loadSigningKey, type SigningKey } from "./signing-key";
 import { AuthStore } from "./store";
 import { TokenIssuer } from "./tokens";
 import { RecentHeaders } from "./recent-headers";
-import { AuthError, CACHE_LIMIT, externalJwks, Verifier, type ExternalJwks, type Principal } from "./verifier";
+import { AuthError, externalJwks, Verifier, type ExternalJwks, type Principal } from "./verifier";
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
+const RECENT_LIMIT = 10_000;
 
 /**
- * The token of an `Authorization: Bearer <token>` header, or undefined. Its characters are
- * checked (RFC 6750 section 2.1) only before it is verified: a token found in the verifier's
- * cache passed that check when it was first seen.
+ * The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or undefined.
+ * Read only for a header not seen before: a known header passed this when it was first seen.
  */
 export function bearerToken(header: string | null): string | undefined {
   if (!header || header.length < 8) return undefined;
   // The common exact form without a regular expression over the scheme.
-  return (header.startsWith("Bearer ") ? header.slice(7).trim() : /^bearer\s+(\S+)\s*$/i.exec(header)?.[1]) || undefined;
+  const token = header.startsWith("Bearer ") ? header.slice(7).trim() : /^bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  return token && TOKEN_CHARS.test(token) ? token : undefined;
 }
-
-const wellFormedToken = (token: string) => TOKEN_CHARS.test(token);
 
 export class AuthFailure extends Error {
   constructor(
@@ -40,7 +39,8 @@ export class AuthService {
   readonly issuer: TokenIssuer;
   readonly verifier: Verifier;
   private readonly resourceMetadata: string;
-  private readonly recent = new RecentHeaders<Principal>(CACHE_LIMIT);
+  // Verified principals by the header they came with: the signature is checked once per token.
+  private readonly recent = new RecentHeaders<Principal>(RECENT_LIMIT);
 
   private constructor(
     readonly key: SigningKey,
@@ -91,17 +91,6 @@ export class AuthService {
     }
     const token = bearerToken(authorization);
     if (!token) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
-    let cached: Principal | undefined;
-    try {
-      cached = this.verifier.verifyCached(token);
-    } catch (error) {
-      throw this.invalid(error);
-    }
-    if (cached) {
-      this.recent.set(authorization!, cached);
-      return this.authorize(cached, scope);
-    }
-    if (!wellFormedToken(token)) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
     return this.verifier.verify(token).then(
       (p) => {
         this.recent.set(authorization!, p);

@@ -39,6 +39,9 @@ export class AuthStore {
   private revokedJti = new Set<string>();
   private notBefore = new Map<string, number>();
   private loadedAt = 0;
+  // User tags remembered per user: once any stamp exists, every authenticated request looks one
+  // up, and an HMAC costs microseconds where a Map lookup costs nanoseconds.
+  private readonly tags = new Map<string, string>();
 
   private readonly tagKey: Buffer;
 
@@ -50,10 +53,6 @@ export class AuthStore {
     this.tagKey = createHmac("sha256", masterKey).update("corpus/user-tag").digest();
     this.reload();
   }
-
-  // Remembered per user: once any stamp exists, every authenticated request looks one up, and
-  // an HMAC costs microseconds where a Map lookup costs nanoseconds.
-  private readonly tags = new Map<string, string>();
 
   private tag(user: string): string {
     let tag = this.tags.get(user);

@@ -1,7 +1,7 @@
 // Bearer token verification with jose only (D4): this server's EdDSA key, and optionally an
 // external identity provider's JWKS (http(s):// or file://). Algorithms are pinned per key
 // source, issuer and audience are checked, and revocation is consulted on every request.
-// A verified token is cached until it expires, so the signature is checked once per token.
+// What it verified is kept by its caller (AuthService, by header) until it expires.
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -30,7 +30,6 @@ export class AuthError extends Error {}
 
 /** Asymmetric algorithms only: an HMAC token "signed" with a public key never verifies. */
 export const EXTERNAL_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
-export const CACHE_LIMIT = 10_000;
 const FILE_RELOAD_MS = 1_000;
 
 type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey | Uint8Array>;
@@ -93,7 +92,6 @@ function describe(error: unknown): string {
 }
 
 export class Verifier {
-  private readonly cache = new Map<string, Principal>();
   private readonly localKeys: ReturnType<typeof createLocalJWKSet>;
 
   constructor(
@@ -107,31 +105,18 @@ export class Verifier {
     this.localKeys = createLocalJWKSet({ keys: [local.publicJwk] });
   }
 
-  /** The principal of a token verified before and not yet expired, checked for revocation; else undefined. */
-  verifyCached(token: string): Principal | undefined {
-    const cached = this.cache.get(token);
-    if (!cached) return undefined;
-    const current = this.current(cached);
-    if (!current) this.cache.delete(token);
-    return current;
-  }
-
   /** A principal verified before, if it has not expired since; throws AuthError if it has been revoked. */
   current(principal: Principal): Principal | undefined {
     if (principal.expiresAt * 1000 <= this.now()) return undefined;
     return this.checkRevocation(principal);
   }
 
+  /** Signature, claims and revocation. Callers keep what they verified (AuthService, by header). */
   async verify(token: string): Promise<Principal> {
-    const cached = this.verifyCached(token);
-    if (cached) return cached;
-    const principal = await this.verifyUncached(token);
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(token, principal);
-    return this.checkRevocation(principal);
+    return this.checkRevocation(await this.verifyUncached(token));
   }
 
-  /** Signature and claims, without the cache or revocation. */
+  /** Signature and claims, without revocation. */
   async verifyUncached(token: string): Promise<Principal> {
     let payload: JWTPayload;
     try {

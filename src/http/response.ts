@@ -41,7 +41,7 @@ const serialise = (value: unknown): string =>
   value instanceof JsonText ? value.text : (typeof value === "object" && value !== null && serialised.get(value)) || JSON.stringify(value);
 
 // Headers shared by many responses (a rate-limit window's limits and resets) are prepared once
-// with the base list; a request then copies the list and adds only what is its own.
+// with the base list; each response starts from a copy of it.
 const prepared = new WeakMap<object, Headers>();
 
 function baseWith(fixed: Readonly<Record<string, string>> | undefined): Headers {
@@ -62,10 +62,12 @@ export function jsonResponse(value: unknown, status: number, requestId: string, 
 
 // The Response copies the list it is given, so the prepared list is handed over as it is and
 // what is the response's own is set on that copy (a copy of our own first cost ~35 ns a header).
-function written(text: string, status: number, id: string | RequestInfo, headers?: Record<string, string>, info?: RequestInfo): Response {
+// `from` is the request's info (its shared and own headers, its id) or just a request id.
+function written(text: string, status: number, from: RequestInfo | string, headers?: Record<string, string>): Response {
+  const info = typeof from === "string" ? undefined : from;
   const response = new Response(text, { status, headers: baseWith(info?.fixedHeaders) });
   let list: Headers | undefined;
-  if (status >= 400) (list = response.headers).set("x-request-id", typeof id === "string" ? id : id.request_id);
+  if (status >= 400) (list = response.headers).set("x-request-id", info ? info.request_id : (from as string));
   const own = info?.ownHeaders;
   for (const name in own) (list ??= response.headers).set(name, own[name]!);
   for (const name in headers) (list ??= response.headers).set(name, headers[name]!);
@@ -95,7 +97,7 @@ export function writeResponse({ request, responseValue, set }: { request: Reques
   if (typeof status === "number" && isJsonValue(responseValue)) {
     const text = serialise(responseValue);
     info.onJsonWritten?.(status, text);
-    const response = written(text, status, info, set.headers as Record<string, string>, info);
+    const response = written(text, status, info, set.headers as Record<string, string>);
     for (const _ in set.headers) {
       set.headers = Object.create(null);
       break;

@@ -75,7 +75,7 @@ export class RateLimiter {
   // engine keeps, where one joined key would be a new string to hash on every request.
   private readonly windows = new Map<string, Map<LimitedEndpoint, Windows>>();
   private readonly dirty: Windows[] = [];
-  private readonly fixedHeaders = new Map<LimitedEndpoint, { minute: Counter; day: Counter; headers: Record<string, string> }>();
+  private readonly fixedHeaders = new Map<LimitedEndpoint, { minuteStart: number; dayStart: number; headers: Record<string, string> }>();
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -105,7 +105,7 @@ export class RateLimiter {
 
   private fixed(endpoint: LimitedEndpoint, minute: Counter, day: Counter): Record<string, string> {
     const cached = this.fixedHeaders.get(endpoint);
-    if (cached && cached.minute.start === minute.start && cached.day.start === day.start) return cached.headers;
+    if (cached && cached.minuteStart === minute.start && cached.dayStart === day.start) return cached.headers;
     const limit = this.limits[endpoint];
     const headers = Object.freeze({
       "x-ratelimit-limit-minute": String(limit.minute),
@@ -113,7 +113,7 @@ export class RateLimiter {
       "x-ratelimit-limit-day": String(limit.day),
       "x-ratelimit-reset-day": String(day.end / 1000),
     });
-    this.fixedHeaders.set(endpoint, { minute, day, headers });
+    this.fixedHeaders.set(endpoint, { minuteStart: minute.start, dayStart: day.start, headers });
     return headers;
   }
 

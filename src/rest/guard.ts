@@ -14,7 +14,7 @@ import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
 import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError, RunAgain } from "../http/errors";
 import { requestInfo, type RequestInfo } from "../http/request-context";
-import { JsonText, jsonResponse } from "../http/response";
+import { JsonText } from "../http/response";
 import { bodyHash, IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
 import type { LimitedEndpoint, RateDecision, RateLimiter } from "../limits/rate-limit";
 
@@ -45,8 +45,6 @@ export function principalOf(request: Request): Principal {
   if (!principal) throw new Error("principalOf: the route is not guarded");
   return principal;
 }
-
-const REPLAYED = { "idempotent-replayed": "true" };
 
 /** The six X-RateLimit-* headers on whatever the response turns out to be, errors included. */
 function withRateHeaders(info: RequestInfo, decision: RateDecision): void {
@@ -98,9 +96,13 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
 
   /** Replays of idempotent requests: POST routes only. */
   const idempotencyHooks = {
-    beforeHandle({ request }: { request: Request }) {
+    // The stored bytes go out through the response writer like any answer (same headers).
+    beforeHandle({ request, set }: { request: Request; set: { status?: number | string; headers: Record<string, string | number> } }) {
       const replay = (request as Guarded)[STATE]?.replay;
-      if (replay) return jsonResponse(new JsonText(replay.body), replay.status, requestInfo(request).request_id, REPLAYED);
+      if (!replay) return;
+      set.status = replay.status;
+      set.headers["idempotent-replayed"] = "true";
+      return new JsonText(replay.body);
     },
   };
 

@@ -46,8 +46,6 @@ describe("RecentHeaders", () => {
     expect(cache.get(headers[3]!)).toBe(3);
     cache.delete(headers[3]!);
     expect(cache.get(headers[3]!)).toBeUndefined();
-    cache.clear();
-    expect(cache.size).toBe(0);
   });
 
   test("short headers (shorter than the tail) work too", () => {

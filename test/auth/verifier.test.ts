@@ -4,6 +4,7 @@ import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey } fro
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { AuthFailure, AuthService } from "../../src/auth/service";
+import type { Principal } from "../../src/auth/verifier";
 import { createLogger } from "../../src/log";
 import { createServices, type Services } from "../../src/services";
 import { tempDir, testConfig } from "../helpers";
@@ -123,6 +124,29 @@ describe("bearer token verification (D4)", () => {
     expect(f.challenge).toContain('scope="corpus:search"');
   });
 
+  test("a header seen before is answered at once, its scope still checked, and refused once its token has expired", async () => {
+    const clock = { t: Date.now() };
+    const s = await createServices(testConfig(), createLogger("ERROR", () => {}), () => clock.t);
+    try {
+      const { token } = await s.auth.issuer.issue("frank", ["corpus:search"], 60);
+      const header = () => ["Bearer", token].join(" "); // a new string each time, as every request's is
+      expect((await s.auth.authenticate(header(), "corpus:search")).user).toBe("frank");
+      const again = s.auth.authenticate(header(), "corpus:search");
+      expect(again).not.toBeInstanceOf(Promise);
+      expect((again as Principal).user).toBe("frank");
+      expect(() => s.auth.authenticate(header(), "corpus:read")).toThrow(/lacks the scope corpus:read/);
+      clock.t += 120_000;
+      let failure: unknown;
+      await Promise.resolve()
+        .then(() => s.auth.authenticate(header(), "corpus:search"))
+        .catch((error) => (failure = error));
+      expect(failure).toBeInstanceOf(AuthFailure);
+      expect((failure as AuthFailure).message).toMatch(/expired/);
+    } finally {
+      await s.close();
+    }
+  });
+
   test("revoked by jti, or by the user's not-before stamp, is 401", async () => {
     const one = await auth.issuer.issue("carol", ["corpus:search"]);
     const two = await auth.issuer.issue("carol", ["corpus:search"]);
@@ -135,6 +159,9 @@ describe("bearer token verification (D4)", () => {
     // Another user is untouched.
     const dave = await auth.issuer.issue("dave", ["corpus:search"]);
     expect((await auth.authenticate(`Bearer ${dave.token}`, "corpus:search")).user).toBe("dave");
+    // Dave's tag was looked up (and remembered) above: his own stamp still takes effect.
+    auth.store.revokeUser("dave");
+    await fails(`Bearer ${dave.token}`, 401, /revoked/);
   });
 });
 

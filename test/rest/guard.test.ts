@@ -209,6 +209,9 @@ describe("Idempotency-Key (D11)", () => {
     expect(await again.text()).toBe(firstText);
     expect(executions - before).toBe(1);
     expect(again.headers.get("x-ratelimit-remaining-minute")).toBe(first.headers.get("x-ratelimit-remaining-minute"));
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("content-type")).toBe(first.headers.get("content-type"));
+    expect(again.headers.get("x-frame-options")).toBe("DENY");
     // Without the key, the same body runs again.
     const third = await app.handle(query(tok, { query: "march invoices" }));
     expect(await third.text()).not.toBe(firstText);

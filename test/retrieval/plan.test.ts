@@ -45,23 +45,3 @@ describe("planQuery", () => {
     expect(planQuery("receipts under $25.50", NOW).amounts).toEqual([{ value: 25.5, currency: "USD", comparison: "under" }]);
   });
 });
-
-describe("amounts as a signal", () => {
-  const { amountsIn, amountSignal, AMOUNT_BOOST } = require("../../src/retrieval/amounts");
-  const record = (content: string, metadata: Record<string, number | string> = {}) => ({ id: "r", title: "Invoice", content, source_url: "x", date: null, type: "file" as const, path: "r", metadata });
-
-  test("amounts are read in either decimal convention and from numeric metadata", () => {
-    expect(amountsIn(record("Total 1,250.00 EUR, VAT 237.50"))).toEqual([1250, 237.5]);
-    expect(amountsIn(record("Summe 1.250,00 EUR"))).toEqual([1250]);
-    expect(amountsIn(record("no numbers", { total: 99.5 }))).toEqual([99.5]);
-    expect(amountsIn(record("paid on 2026-03-30 at 10:30"))).toEqual([]);
-  });
-
-  test("a record meeting 'over 1,000 EUR' ranks higher, one failing it lower, one without amounts unchanged", () => {
-    const plan = planQuery("Acme invoices over 1,000 EUR", NOW);
-    expect(amountSignal(plan, record("Total 1,250.00 EUR"))).toBe(AMOUNT_BOOST);
-    expect(amountSignal(plan, record("Total 250.00 EUR"))).toBe(-AMOUNT_BOOST);
-    expect(amountSignal(plan, record("Thanks for the meeting"))).toBe(0);
-    expect(amountSignal(planQuery("Acme invoices", NOW), record("Total 250.00 EUR"))).toBe(0);
-  });
-});
