@@ -4,10 +4,10 @@ import { randomBytes } from "node:crypto";
 import { SCOPES, type Scope } from "./scopes";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
 import type { AuthStore } from "./store";
+import { SAFE_SUBJECT, subjectProblem } from "./subjects";
 
 export const DEFAULT_TTL_SECONDS = 3600;
 export const MAX_TTL_SECONDS = 365 * 24 * 3600;
-export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$/;
 
 export class TokenRequestError extends Error {}
 
@@ -35,7 +35,8 @@ export class TokenIssuer {
 
   /** Issues a token and records it (so deleting the user can count and revoke it). */
   async issue(user: string, scopes: Scope[], ttlSeconds = DEFAULT_TTL_SECONDS): Promise<IssuedToken> {
-    if (!USER_ID_PATTERN.test(user)) throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
+    if (!SAFE_SUBJECT.test(user)) throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
+    if (subjectProblem(user)) throw new TokenRequestError(`--user ${user} is reserved (the operator's connectors or the anonymous caller)`);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 60 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new TokenRequestError(`--ttl must be an integer from 60 to ${MAX_TTL_SECONDS} seconds`);
     }

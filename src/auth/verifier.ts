@@ -16,6 +16,7 @@ import {
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
+import { subjectProblem } from "./subjects";
 import type { AuthStore } from "./store";
 
 export interface Principal {
@@ -135,8 +136,9 @@ export class Verifier {
     } catch (error) {
       throw new AuthError(describe(error));
     }
-    // Subjects become keys of limits and records: no control characters, bounded length.
-    if (!/^[^\x00-\x1f\x7f]{1,255}$/.test(payload.sub!)) throw new AuthError("token subject is not acceptable");
+    // Subjects become keys of records, limits and folders; reserved ones are never users (D24).
+    const problem = subjectProblem(payload.sub!);
+    if (problem) throw new AuthError(problem);
     return {
       user: payload.sub!,
       scopes: new Set(scopesOf(payload)),
