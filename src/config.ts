@@ -41,7 +41,7 @@ export const ConfigSchema = Type.Object({
   CORPUS_LIMIT_DELETE_PER_DAY: Int(100, 1, 100_000_000, "DELETE /v1/delete_my_data per user per UTC day."),
   CORPUS_TRUSTED_PROXIES: Type.String({ default: "", pattern: "^[0-9a-fA-F.:/,\\s]*$", allowed: "comma-separated IP addresses or CIDR ranges", description: "Proxies whose X-Forwarded-For is trusted." }),
   CORPUS_CONNECTORS_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "JSON array of operator connectors visible to every user." })),
-  CORPUS_CONNECTOR_ROOTS: Type.String({ default: "", pattern: "^(\\s*/[^,]*(,\\s*/[^,]*)*)?$", allowed: "comma-separated absolute folder paths", description: "Folders under which users may add local connectors (maildir, files, SQLite); empty allows none." }),
+  CORPUS_CONNECTOR_ROOTS: Type.String({ default: "", pattern: "^(\\s*/[^,]*(,\\s*/[^,]*)*)?$", allowed: "comma-separated absolute folder paths", description: "Folders under which users may add local connectors (maildir, files, SQLite); {user} in an entry stands for the token's subject, an entry without it is shared by every user; empty allows none." }),
   CORPUS_WEBHOOK_URL: HttpUrl("Operator webhook that receives user.deleted."),
   CORPUS_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, allowed: "at least 16 characters", description: "Secret signing the operator webhook." })),
   CORPUS_WEBHOOK_ALLOW_PRIVATE: Bool("Allow webhooks to private, link-local and loopback addresses."),

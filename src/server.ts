@@ -51,7 +51,14 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   // start-up and health checks stay fast and the first question does not wait for it.
   const warm = setTimeout(() => {
     services.embeddings.warm().then(
-      () => log.info("embedding model ready"),
+      () => {
+        log.info("embedding model ready");
+        // Answers archived before a crash (or a restart) whose vectors were not stored yet.
+        services.archive.resumePending().then(
+          (n) => n && log.info("archive vectors resumed", { chunks: n }),
+          () => log.error("archive vectors could not be resumed"),
+        );
+      },
       () => log.error("the embedding model could not be loaded"),
     );
   }, WARM_DELAY_MS);

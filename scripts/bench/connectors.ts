@@ -5,10 +5,10 @@ import { randomBytes } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { open, seal } from "../../src/crypto/aead";
 import { createFilesConnector } from "../../src/connectors/files/connector";
 import { ImapConnector } from "../../src/connectors/imap/connector";
-import { indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createMaildirConnector } from "../../src/connectors/maildir/connector";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import type { Connector, RetrievalRequest } from "../../src/connectors/types";
@@ -21,8 +21,9 @@ if (!existsSync(join(state, "env"))) Bun.spawnSync(["bash", join(root, "scripts/
 const env = Object.fromEntries(readFileSync(join(state, "env"), "utf8").split("\n").filter(Boolean).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
 
 const key = randomBytes(32);
-const db = openDatabase(mkdtempSync(join(tmpdir(), "corpus-bench-conn-")), indexMigrations);
-const index = (owner: string) => new LocalIndex(db, owner, { seal: (t) => seal(key, t, owner), open: (b) => open(key, b, owner).toString("utf8") });
+const db = openDatabase(mkdtempSync(join(tmpdir(), "corpus-bench-conn-")), [...cryptoMigrations, ...indexMigrations]);
+const keys = new UserKeys(db, key);
+const index = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
 
 const questions: RetrievalRequest[] = [
   { terms: ["california", "price", "caps"], phrases: [], limit: 10 },

@@ -24,6 +24,6 @@ export function archiveAnswer(archive: Archive, user: string, queryId: string, q
     user,
     queryId,
     question,
-    chunks.map(({ c, chunkId }) => ({ chunk: archivedChunk(c, chunkId), embedText: embeddingText(c.record.title, c.text) })),
+    chunks.map(({ c, chunkId }) => ({ chunk: archivedChunk(c, chunkId), embedText: embeddingText(c.record.title, c.text), owner: c.owner })),
   );
 }

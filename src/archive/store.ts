@@ -1,11 +1,14 @@
 // The archive (D3, D12): every answer's query and chunks, per user, sealed with the user's
-// data key; chunk vectors in a sqlite-vec table partitioned by user, so one user's search
-// never scans another's vectors. Written before the response is sent; a chunk whose vector
-// is not ready yet gets it from the background embedder moments later.
+// data key and bound to their rows; chunk vectors rotated by the user's secret rotation (D25)
+// in a sqlite-vec table partitioned by user, so one user's search never scans another's
+// vectors. Written before the response is sent; a chunk whose vector is not ready yet is marked
+// pending and gets it from the background embedder moments later, or after a restart (D29).
 import type { Database } from "bun:sqlite";
-import type { UserKeys } from "../crypto/user-keys";
+import { DecryptError } from "../crypto/aead";
+import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
+import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 
 export const archiveMigrations: Migration[] = [
@@ -33,7 +36,31 @@ export const archiveMigrations: Migration[] = [
       );
     },
   },
+  {
+    // The first archive kept its vectors as the model made them: dropped (freed pages are
+    // overwritten) and every chunk embedded again, rotated, from its sealed text.
+    id: "archive-002-rotated-vectors",
+    up(db) {
+      db.exec("DROP TABLE archive_vec");
+      db.exec(
+        `CREATE VIRTUAL TABLE archive_vec USING vec0(id integer primary key, user_id text partition key, queried_at integer, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`,
+      );
+      db.exec("ALTER TABLE archive_chunks ADD COLUMN embedded INTEGER NOT NULL DEFAULT 0");
+      db.exec("CREATE INDEX archive_chunks_pending ON archive_chunks (embedded, user_id)");
+    },
+  },
 ];
+
+/** Chunks embedded per background step when pending vectors are resumed. */
+const RESUME_BATCH = 16;
+
+/** A chunk to archive: what is kept, the text its vector is made from, and whose cache may hold it. */
+export interface ArchiveInput {
+  chunk: ArchivedChunk;
+  embedText: string;
+  /** The owner of the connector it came from (the user, or the operator). */
+  owner: string;
+}
 
 /** What is kept of a returned chunk (sealed as one JSON document). */
 export interface ArchivedChunk {
@@ -64,44 +91,126 @@ export class Archive {
     private readonly now: () => number = Date.now,
   ) {}
 
-  private aad(queryId: string) {
-    return `archive/${queryId}`;
+  // Each sealed value is bound to its owner (sealFor adds the user), table and row.
+  private questionAad(queryId: string) {
+    return `archive/${queryId}/question`;
   }
 
-  /** Stores a query and its chunks; vectors from the cache where known, else computed in the background. */
-  record(user: string, queryId: string, question: string, chunks: Array<{ chunk: ArchivedChunk; embedText: string }>): void {
-    this.store(user, queryId, question, chunks, this.embeddings.cached(chunks.map((c) => c.embedText)));
+  private chunkAad(queryId: string, chunkId: string) {
+    return `archive/${queryId}/chunk/${chunkId}`;
+  }
+
+  /** Opens a value, also in the form the first version sealed (bound to the query only). */
+  private openValue(user: string, sealed: Uint8Array, aad: string, queryId: string): string {
+    try {
+      return this.keys.openFor(user, sealed, aad).toString("utf8");
+    } catch (error) {
+      if (!(error instanceof DecryptError)) throw error;
+      return this.keys.openFor(user, sealed, `archive/${queryId}`).toString("utf8");
+    }
+  }
+
+  /**
+   * Stores a query and its chunks (D12), on the request's path: vectors from the caches of the
+   * chunks' owners where known, the others computed in the background.
+   */
+  record(user: string, queryId: string, question: string, chunks: ArchiveInput[]): void {
+    this.store(
+      user,
+      queryId,
+      question,
+      chunks,
+      chunks.map((c) => this.embeddings.cached(c.owner, [c.embedText])[0]),
+    );
   }
 
   /** Stores a query and its chunks with the vectors given (undefined: computed in the background). */
-  store(user: string, queryId: string, question: string, chunks: Array<{ chunk: ArchivedChunk; embedText: string }>, vectors: Array<Float32Array | undefined>): void {
+  store(user: string, queryId: string, question: string, chunks: Array<Omit<ArchiveInput, "owner">>, vectors: Array<Float32Array | undefined>): void {
     const at = Math.floor(this.now() / 1000);
+    const rotation = this.keys.rotation(user, EMBEDDING_DIM);
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
-    const ids: number[] = [];
+    const pending: Array<{ id: number; text: string }> = [];
     this.db.transaction(() => {
-      this.db.query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)").run(queryId, user, at, this.keys.sealFor(user, question, this.aad(queryId)));
-      const insert = this.db.query<{ id: number }, [string, string, string, Buffer]>("INSERT INTO archive_chunks (query_id, user_id, chunk_id, body) VALUES (?, ?, ?, ?) RETURNING id");
+      this.db.query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)").run(queryId, user, at, this.keys.sealFor(user, question, this.questionAad(queryId)));
+      const insert = this.db.query<{ id: number }, [string, string, string, Buffer, number]>(
+        "INSERT INTO archive_chunks (query_id, user_id, chunk_id, body, embedded) VALUES (?, ?, ?, ?, ?) RETURNING id",
+      );
       chunks.forEach((c, i) => {
-        const { id } = insert.get(queryId, user, c.chunk.chunk_id, this.keys.sealFor(user, JSON.stringify(c.chunk), this.aad(queryId)))!;
-        ids.push(id);
-        if (vectors[i]) insertVec.run(BigInt(id), user, at, vectors[i]!);
+        const v = vectors[i];
+        const { id } = insert.get(queryId, user, c.chunk.chunk_id, this.keys.sealFor(user, JSON.stringify(c.chunk), this.chunkAad(queryId, c.chunk.chunk_id)), v ? 1 : 0)!;
+        if (v) insertVec.run(BigInt(id), user, at, rotation.apply(v));
+        else pending.push({ id, text: c.embedText });
       });
     })();
-    const missing = chunks.map((c, i) => (vectors[i] ? undefined : { id: ids[i]!, text: c.embedText })).filter((x) => x !== undefined);
-    if (missing.length) {
-      void this.embeddings
-        .embed(missing.map((m) => m.text), "background")
-        .then((vs) => {
-          const alive = this.db.query<{ n: number }, [number]>("SELECT 1 AS n FROM archive_chunks WHERE id = ?");
-          this.db.transaction(() => missing.forEach((m, i) => alive.get(m.id) && insertVec.run(BigInt(m.id), user, at, vs[i]!)))();
-        })
-        .catch(() => {});
+    if (pending.length) void this.embedPending(user, pending).catch(() => {});
+  }
+
+  /** Computes and stores the vectors of pending chunks; those removed meanwhile are skipped. */
+  private async embedPending(user: string, pending: Array<{ id: number; text: string }>): Promise<void> {
+    const vs = await this.embeddings.embed(
+      user,
+      pending.map((p) => p.text),
+      "background",
+    );
+    // Background work never makes a key: a user deleted meanwhile ends here (NoUserKey).
+    const rotation = this.keys.rotation(user, EMBEDDING_DIM, false);
+    const row = this.db.query<{ queried_at: number }, [number]>("SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.embedded = 0");
+    const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
+    const mark = this.db.query("UPDATE archive_chunks SET embedded = 1 WHERE id = ?");
+    this.db.transaction(() =>
+      pending.forEach((p, i) => {
+        const alive = row.get(p.id);
+        if (!alive) return;
+        insertVec.run(BigInt(p.id), user, alive.queried_at, rotation.apply(vs[i]!));
+        mark.run(p.id);
+      }),
+    )();
+  }
+
+  /**
+   * Embeds every chunk still pending (answers given before a crash, or before the vectors were
+   * rotated), a batch at a time in the background. Resolves when none is left.
+   */
+  async resumePending(): Promise<number> {
+    let done = 0;
+    const next = this.db.query<{ id: number; user_id: string; query_id: string; chunk_id: string; body: Uint8Array }, [number]>(
+      "SELECT id, user_id, query_id, chunk_id, body FROM archive_chunks WHERE embedded = 0 ORDER BY id LIMIT ?",
+    );
+    const skip = new Set<number>();
+    for (;;) {
+      const rows = next.all(RESUME_BATCH + skip.size).filter((r) => !skip.has(r.id));
+      if (rows.length === 0) return done;
+      const byUser = new Map<string, Array<{ id: number; text: string }>>();
+      for (const r of rows.slice(0, RESUME_BATCH)) {
+        try {
+          const chunk = JSON.parse(this.openValue(r.user_id, r.body, this.chunkAad(r.query_id, r.chunk_id), r.query_id)) as ArchivedChunk;
+          (byUser.get(r.user_id) ?? byUser.set(r.user_id, []).get(r.user_id)!).push({ id: r.id, text: embeddingText(chunk.title, chunk.content) });
+        } catch {
+          skip.add(r.id);
+        }
+      }
+      for (const [user, pending] of byUser) {
+        try {
+          await this.embedPending(user, pending);
+          done += pending.length;
+        } catch (error) {
+          if (!(error instanceof NoUserKey)) throw error;
+          for (const p of pending) skip.add(p.id);
+        }
+      }
     }
   }
 
   /** The user's archived chunks nearest to `vector`, within the query-time range. */
   search(user: string, vector: Float32Array, options: { from?: Date; to?: Date; limit: number }): ArchiveMatch[] {
-    const params: Array<string | number | Float32Array> = [vector, options.limit, user];
+    let rotated: Float32Array;
+    try {
+      rotated = this.keys.rotation(user, EMBEDDING_DIM, false).apply(vector);
+    } catch (error) {
+      if (error instanceof NoUserKey) return [];
+      throw error;
+    }
+    const params: Array<string | number | Float32Array> = [rotated, options.limit, user];
     let range = "";
     if (options.from) {
       range += " AND queried_at >= ?";
@@ -114,17 +223,17 @@ export class Archive {
     const rows = this.db
       .query<{ id: number; distance: number }, typeof params>(`SELECT id, distance FROM archive_vec WHERE embedding MATCH ? AND k = ? AND user_id = ?${range} ORDER BY distance`)
       .all(...params);
-    const chunk = this.db.query<{ query_id: string; body: Uint8Array; question: Uint8Array; queried_at: number }, [number, string]>(
-      `SELECT c.query_id, c.body, q.question, q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.user_id = ?`,
+    const chunk = this.db.query<{ query_id: string; chunk_id: string; body: Uint8Array; question: Uint8Array; queried_at: number }, [number, string]>(
+      `SELECT c.query_id, c.chunk_id, c.body, q.question, q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.user_id = ?`,
     );
     const out: ArchiveMatch[] = [];
     for (const r of rows) {
       const row = chunk.get(r.id, user);
       if (!row) continue;
       out.push({
-        chunk: JSON.parse(this.keys.openFor(user, row.body, this.aad(row.query_id)).toString("utf8")) as ArchivedChunk,
+        chunk: JSON.parse(this.openValue(user, row.body, this.chunkAad(row.query_id, row.chunk_id), row.query_id)) as ArchivedChunk,
         query_id: row.query_id,
-        question: this.keys.openFor(user, row.question, this.aad(row.query_id)).toString("utf8"),
+        question: this.openValue(user, row.question, this.questionAad(row.query_id), row.query_id),
         queried_at: new Date(row.queried_at * 1000).toISOString(),
         similarity: Math.round((1 - r.distance) * 10_000) / 10_000,
       });

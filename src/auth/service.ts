@@ -107,6 +107,14 @@ export class AuthService {
     return new AuthFailure(401, `Unauthorized: ${reason}`, this.challenge({ error: "invalid_token", error_description: reason }));
   }
 
+  /**
+   * Whether the principal's token was revoked since it was verified (a deletion revokes every
+   * token of its user). Work done for a request checks this right before it writes (D25).
+   */
+  revoked(principal: Principal): boolean {
+    return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt);
+  }
+
   /** 403 unless the principal holds `scope` (null: any valid token will do). */
   authorize(principal: Principal, scope: Scope | null): Principal {
     if (scope !== null && !principal.scopes.has(scope)) {

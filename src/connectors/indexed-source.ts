@@ -5,7 +5,8 @@
 // so that questions only ever embed themselves.
 import { existsSync, statSync } from "node:fs";
 import { LocalIndex, syncIndex, type ScanEntry } from "./local-index";
-import type { EmbeddingService } from "../embedding/service";
+import { asGiven, type Confine } from "./paths";
+import type { OwnerEmbeddings } from "../embedding/service";
 import type { Logger } from "../log";
 import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatus, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
@@ -32,9 +33,11 @@ export class IndexedFolderConnector implements Connector {
     private readonly path: string,
     private readonly index: LocalIndex,
     private readonly source: FolderSource,
-    private readonly embeddings?: EmbeddingService,
+    private readonly embeddings?: OwnerEmbeddings,
     /** Indexing progress goes to the logs (never paths or content). */
     private readonly log?: Logger,
+    /** Checks the folder again before each scan (D23): the file system may have changed since it was added. */
+    private readonly check: Confine = asGiven,
   ) {
     this.sync();
   }
@@ -89,7 +92,8 @@ export class IndexedFolderConnector implements Connector {
 
   private async runSync(): Promise<void> {
     try {
-      if (!existsSync(this.path) || !statSync(this.path).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
+      const folder = this.check(this.path);
+      if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
       const result = await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e));
       if (result.read || result.removed || result.failed.length) {
         this.log?.info("connector indexed", { read: result.read, removed: result.removed, unreadable: result.failed.length, records: this.index.count() });

@@ -1,11 +1,16 @@
 // A local index for sources read from disk (mail folders, document folders): each record's
-// text in a contentless FTS5 table (BM25 over the words, no copy of the text), the record
-// itself sealed with its owner's key. Entries are keyed by source path, size and mtime, so
-// a rescan re-reads only what changed; the source files are only ever read.
+// words blinded (keyed hashes, index-terms.ts) in a contentless FTS5 table (BM25 and phrases,
+// no copy of the text), the record itself sealed with its owner's key and bound to its row,
+// chunk vectors rotated by the owner's secret rotation (D25). Entries are keyed by a keyed hash
+// of the source path, with size and mtime, so a rescan re-reads only what changed; the source
+// files are only ever read. Removed terms are purged from the index (secure-delete, merges).
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
+import type { VectorRotation } from "../crypto/rotation";
+import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
 import { EMBEDDING_DIM } from "../embedding/embedder";
+import { TermBlinder } from "./index-terms";
 import { needles, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
 export const indexMigrations: Migration[] = [
@@ -42,14 +47,35 @@ export const indexMigrations: Migration[] = [
       db.exec(`CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`);
     },
   },
+  {
+    // The first index kept words, paths and vectors as they are: all of it goes (freed pages are
+    // overwritten, secure_delete) and every connector re-indexes into the blinded form.
+    id: "connectors-004-blinded-index",
+    up(db) {
+      db.exec("DROP TABLE connector_fts");
+      db.exec("DROP TABLE connector_vec");
+      db.exec("DELETE FROM connector_chunks");
+      db.exec("DELETE FROM connector_docs");
+      db.exec(`CREATE VIRTUAL TABLE connector_terms USING fts5(title, content, content='', contentless_delete=1, tokenize='ascii')`);
+      db.exec("INSERT INTO connector_terms (connector_terms, rank) VALUES ('secure-delete', 1)");
+      db.exec(`CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`);
+    },
+  },
 ];
+
+/** Drops what removed records left in the word index's segments (bounded work; see purgeTerms). */
+const MERGE_PAGES = 500;
 
 /** Cuts a record into the texts that are embedded, in a stable order. */
 export type Chunker = (record: SourceRecord) => string[];
 
-export interface Sealer {
-  seal(plaintext: string): Buffer;
-  open(sealed: Uint8Array): string;
+/** The owner's secrets, as the index uses them. */
+export interface IndexKeys {
+  /** Seals a record; `row` binds it to its place. */
+  seal(plaintext: string, row: string): Buffer;
+  open(sealed: Uint8Array, row: string): string;
+  blinder: TermBlinder;
+  rotation(): VectorRotation;
 }
 
 export interface ScanEntry {
@@ -58,10 +84,45 @@ export interface ScanEntry {
   mtime: number;
 }
 
-/** FTS5 query from terms and phrases: any of them, each quoted so user text is never syntax. */
-export function ftsQuery(request: RetrievalRequest): string | undefined {
-  const parts = needles(request).map((n) => `"${n.replaceAll('"', '""')}"`);
-  return parts.length ? parts.join(" OR ") : undefined;
+/**
+ * The secrets of `owner`'s index of connector `id`, from their data key. Background indexing
+ * passes `create` false: once a deletion destroyed the key, it writes nothing more.
+ */
+export function indexKeysFor(keys: UserKeys, owner: string, id: string, create: boolean): IndexKeys {
+  const purpose = `connector-index/${id}`;
+  return {
+    seal: (text, row) => keys.sealFor(owner, text, `${purpose}/${row}`, create),
+    open: (sealed, row) => keys.openFor(owner, sealed, `${purpose}/${row}`).toString("utf8"),
+    blinder: new TermBlinder(() => keys.derive(owner, `word-index/${id}`, create)),
+    rotation: () => keys.rotation(owner, EMBEDDING_DIM, create),
+  };
+}
+
+/** Removes a whole connector's index (its owner key, e.g. "alice/mail"); needs no key. */
+export function dropIndex(db: Database, owner: string): number {
+  const docs = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE owner = ?").all(owner);
+  db.transaction(() => {
+    for (const { doc } of docs) removeDoc(db, doc);
+  })();
+  return docs.length;
+}
+
+function removeDoc(db: Database, doc: number): void {
+  db.query("DELETE FROM connector_terms WHERE rowid = ?").run(doc);
+  for (const { chunk } of db.query<{ chunk: number }, [number]>("SELECT chunk FROM connector_chunks WHERE doc = ?").all(doc)) {
+    db.query("DELETE FROM connector_vec WHERE chunk_id = ?").run(chunk);
+  }
+  db.query("DELETE FROM connector_chunks WHERE doc = ?").run(doc);
+  db.query("DELETE FROM connector_docs WHERE doc = ?").run(doc);
+}
+
+/**
+ * Purges the terms of removed records from the word index for good: `full` rewrites it whole
+ * (a connector or a user removed), otherwise a bounded merge after a rescan removed records.
+ */
+export function purgeTerms(db: Database, full: boolean): void {
+  if (full) db.exec("INSERT INTO connector_terms (connector_terms) VALUES ('optimize')");
+  else db.exec(`INSERT INTO connector_terms (connector_terms, rank) VALUES ('merge', -${MERGE_PAGES})`);
 }
 
 export class LocalIndex {
@@ -69,10 +130,16 @@ export class LocalIndex {
     private readonly db: Database,
     /** The connector's key in the index, e.g. "alice/mail". */
     readonly owner: string,
-    private readonly sealer: Sealer,
+    private readonly keys: IndexKeys,
     private readonly chunker: Chunker = () => [],
   ) {}
 
+  /** The key a source is stored under: a keyed hash, so no path or file name is kept. */
+  sourceKey(source: string): string {
+    return this.keys.blinder.source(source);
+  }
+
+  /** Known sources by their keys (sourceKey), with the size and mtime last read. */
   known(): Map<string, { size: number; mtime: number }> {
     const rows = this.db
       .query<{ source: string; size: number; mtime: number }, [string]>("SELECT DISTINCT source, size, mtime FROM connector_docs WHERE owner = ?")
@@ -82,39 +149,39 @@ export class LocalIndex {
 
   /** Replaces every record of `entry.source` with `records`. */
   put(entry: ScanEntry, records: SourceRecord[]): void {
+    const source = this.sourceKey(entry.source);
     this.db.transaction(() => {
-      this.remove(entry.source);
-      const insertDoc = this.db.query<{ doc: number }, [string, string, number, number, string | null, Buffer]>(
-        "INSERT INTO connector_docs (owner, source, size, mtime, record_date, record) VALUES (?, ?, ?, ?, ?, ?) RETURNING doc",
+      this.removeSource(source);
+      const insertDoc = this.db.query<{ doc: number }, [string, string, number, number, string | null]>(
+        "INSERT INTO connector_docs (owner, source, size, mtime, record_date, record) VALUES (?, ?, ?, ?, ?, x'') RETURNING doc",
       );
-      const insertFts = this.db.query("INSERT INTO connector_fts (rowid, title, content) VALUES (?, ?, ?)");
+      const sealDoc = this.db.query("UPDATE connector_docs SET record = ? WHERE doc = ?");
+      const insertTerms = this.db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
       const insertChunk = this.db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
       for (const r of records) {
-        const { doc } = insertDoc.get(this.owner, entry.source, entry.size, entry.mtime, r.date, this.sealer.seal(JSON.stringify(r)))!;
-        insertFts.run(doc, r.title, r.content);
+        const { doc } = insertDoc.get(this.owner, source, entry.size, entry.mtime, r.date)!;
+        sealDoc.run(this.keys.seal(JSON.stringify(r), `doc/${doc}`), doc);
+        insertTerms.run(doc, this.keys.blinder.text(r.title), this.keys.blinder.text(r.content));
         const n = this.chunker(r).length;
         for (let ord = 0; ord < n; ord++) insertChunk.run(doc, this.owner, ord);
       }
     })();
   }
 
-  remove(source: string): void {
-    const docs = this.db.query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?").all(this.owner, source);
-    for (const { doc } of docs) this.removeDoc(doc);
+  /** After records were removed or replaced: their terms leave the index's segments. */
+  purgeRemoved(): void {
+    purgeTerms(this.db, false);
   }
 
-  private removeDoc(doc: number): void {
-    this.db.query("DELETE FROM connector_fts WHERE rowid = ?").run(doc);
-    for (const { chunk } of this.db.query<{ chunk: number }, [number]>("SELECT chunk FROM connector_chunks WHERE doc = ?").all(doc)) {
-      this.db.query("DELETE FROM connector_vec WHERE chunk_id = ?").run(chunk);
-    }
-    this.db.query("DELETE FROM connector_chunks WHERE doc = ?").run(doc);
-    this.db.query("DELETE FROM connector_docs WHERE doc = ?").run(doc);
+  /** Removes every record of a source, by its key (sourceKey). */
+  removeSource(source: string): void {
+    const docs = this.db.query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?").all(this.owner, source);
+    for (const { doc } of docs) removeDoc(this.db, doc);
   }
 
   private record(doc: number): SourceRecord | undefined {
     const row = this.db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?").get(doc);
-    return row ? (JSON.parse(this.sealer.open(row.record)) as SourceRecord) : undefined;
+    return row ? (JSON.parse(this.keys.open(row.record, `doc/${doc}`)) as SourceRecord) : undefined;
   }
 
   /** Chunks still without a vector, with the text to embed. */
@@ -136,15 +203,16 @@ export class LocalIndex {
     return out;
   }
 
-  /** Stores vectors of chunks (those removed meanwhile are skipped). */
+  /** Stores vectors of chunks, rotated (those removed meanwhile are skipped). */
   setVectors(chunks: number[], vectors: Float32Array[]): void {
     const exists = this.db.query<{ n: number }, [number]>("SELECT 1 AS n FROM connector_chunks WHERE chunk = ?");
     const insert = this.db.query("INSERT OR REPLACE INTO connector_vec (chunk_id, owner, embedding) VALUES (?, ?, ?)");
     const mark = this.db.query("UPDATE connector_chunks SET embedded = 1 WHERE chunk = ?");
+    const rotation = this.keys.rotation();
     this.db.transaction(() => {
       chunks.forEach((c, i) => {
         if (!exists.get(c)) return;
-        insert.run(BigInt(c), this.owner, vectors[i]!);
+        insert.run(BigInt(c), this.owner, rotation.apply(vectors[i]!));
         mark.run(c);
       });
     })();
@@ -165,12 +233,12 @@ export class LocalIndex {
     const hits = new Map<number, SearchHit>();
     const inRange = (r: SourceRecord) =>
       (!request.dateFrom || (r.date !== null && r.date >= request.dateFrom.toISOString())) && (!request.dateTo || (r.date !== null && r.date < request.dateTo.toISOString()));
-    const match = ftsQuery(request);
+    const match = this.keys.blinder.match(needles(request));
     if (match) {
       const rows = this.db
         .query<{ doc: number; score: number }, [string, string, number]>(
-          `SELECT d.doc, -bm25(connector_fts) AS score FROM connector_fts f JOIN connector_docs d ON d.doc = f.rowid
-           WHERE connector_fts MATCH ? AND d.owner = ? ORDER BY bm25(connector_fts) LIMIT ?`,
+          `SELECT d.doc, -bm25(connector_terms) AS score FROM connector_terms f JOIN connector_docs d ON d.doc = f.rowid
+           WHERE connector_terms MATCH ? AND d.owner = ? ORDER BY bm25(connector_terms) LIMIT ?`,
         )
         .all(match, this.owner, request.limit * 4);
       for (const r of rows) {
@@ -180,12 +248,14 @@ export class LocalIndex {
       }
     }
     if (request.vector) {
+      // The question in the owner's rotated space: dot products, and so the ranking, are unchanged.
+      const vector = this.keys.rotation().apply(request.vector);
       const rows = this.db
         .query<{ doc: number; ord: number; distance: number }, [Float32Array, number, string]>(
           `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
            WHERE v.embedding MATCH ? AND k = ? AND v.owner = ? ORDER BY v.distance`,
         )
-        .all(request.vector, request.limit * 4, this.owner);
+        .all(vector, request.limit * 4, this.owner);
       for (const r of rows) {
         const similarity = 1 - r.distance;
         const hit = hits.get(r.doc);
@@ -206,7 +276,7 @@ export class LocalIndex {
           if (!blob) continue;
           const v = new Float32Array(blob.buffer, blob.byteOffset, blob.byteLength / 4);
           let dot = 0;
-          for (let i = 0; i < v.length; i++) dot += v[i]! * request.vector[i]!;
+          for (let i = 0; i < v.length; i++) dot += v[i]! * vector[i]!;
           if (hit.dense === undefined || dot > hit.dense) Object.assign(hit, { dense: dot, chunk: c.ord });
         }
       }
@@ -220,7 +290,7 @@ export class LocalIndex {
 
   /** Records matching any term or phrase, best BM25 first, within the date range. */
   search(request: RetrievalRequest): SourceRecord[] {
-    const match = ftsQuery(request);
+    const match = this.keys.blinder.match(needles(request));
     const params: Array<string | number> = [this.owner];
     let dates = "";
     if (request.dateFrom) {
@@ -233,24 +303,15 @@ export class LocalIndex {
     }
     const rows = match
       ? this.db
-          .query<{ record: Uint8Array }, Array<string | number>>(
-            `SELECT d.record FROM connector_fts f JOIN connector_docs d ON d.doc = f.rowid
-             WHERE connector_fts MATCH ? AND d.owner = ?${dates} ORDER BY bm25(connector_fts) LIMIT ?`,
+          .query<{ doc: number; record: Uint8Array }, Array<string | number>>(
+            `SELECT d.doc, d.record FROM connector_terms f JOIN connector_docs d ON d.doc = f.rowid
+             WHERE connector_terms MATCH ? AND d.owner = ?${dates} ORDER BY bm25(connector_terms) LIMIT ?`,
           )
           .all(match, ...params, request.limit)
       : this.db
-          .query<{ record: Uint8Array }, Array<string | number>>(`SELECT d.record FROM connector_docs d WHERE d.owner = ?${dates} ORDER BY d.record_date DESC LIMIT ?`)
+          .query<{ doc: number; record: Uint8Array }, Array<string | number>>(`SELECT d.doc, d.record FROM connector_docs d WHERE d.owner = ?${dates} ORDER BY d.record_date DESC LIMIT ?`)
           .all(...params, request.limit);
-    return rows.map((r) => JSON.parse(this.sealer.open(r.record)) as SourceRecord);
-  }
-
-  /** Removes the whole connector's index. */
-  drop(): number {
-    const docs = this.db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE owner = ?").all(this.owner);
-    this.db.transaction(() => {
-      for (const { doc } of docs) this.removeDoc(doc);
-    })();
-    return docs.length;
+    return rows.map((r) => JSON.parse(this.keys.open(r.record, `doc/${r.doc}`)) as SourceRecord);
   }
 }
 
@@ -261,19 +322,25 @@ export class LocalIndex {
 export async function syncIndex(index: LocalIndex, entries: ScanEntry[], read: (e: ScanEntry) => Promise<SourceRecord[]>): Promise<{ read: number; removed: number; failed: string[] }> {
   const known = index.known();
   let readCount = 0;
+  let replaced = 0;
   const failed: string[] = [];
   for (const e of entries) {
-    const k = known.get(e.source);
-    known.delete(e.source);
+    const source = index.sourceKey(e.source);
+    const k = known.get(source);
+    known.delete(source);
     if (k && k.size === e.size && k.mtime === e.mtime) continue;
+    if (k) replaced++;
     try {
       index.put(e, await read(e));
       readCount++;
-    } catch {
+    } catch (error) {
+      // The owner was deleted meanwhile: nothing more of theirs is read or written.
+      if (error instanceof NoUserKey) throw error;
       failed.push(e.source);
     }
   }
-  for (const source of known.keys()) index.remove(source);
+  for (const source of known.keys()) index.removeSource(source);
+  if (replaced || known.size) index.purgeRemoved();
   return { read: readCount, removed: known.size, failed };
 }
 

@@ -1,11 +1,13 @@
 // The connectors of every user, and the operator's (CORPUS_CONNECTORS_FILE) that every user
 // sees (D18). A user's connector configs are stored sealed with the user's data key, since
 // they hold passwords and database URLs (D20); what is shown is the config without secrets.
-// Local paths that users add must lie under CORPUS_CONNECTOR_ROOTS, never in the data dir.
+// Local paths that users add must lie under their own CORPUS_CONNECTOR_ROOTS ({user}), never in
+// the data dir; they are kept as their realpath and checked again on every scan and read (D23).
 import type { Database } from "bun:sqlite";
 import { Value } from "@sinclair/typebox/value";
-import { readFileSync, realpathSync } from "node:fs";
-import { isAbsolute, resolve, sep } from "node:path";
+import { readFileSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { OPERATOR_OWNER } from "../auth/subjects";
 import { ConfigError, type Config } from "../config";
 import type { UserKeys } from "../crypto/user-keys";
 import { HttpError } from "../http/errors";
@@ -15,8 +17,9 @@ import { embeddingText, recordChunks } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 import { createFilesConnector } from "./files/connector";
 import { ImapConnector, type ImapConfig } from "./imap/connector";
-import { LocalIndex } from "./local-index";
+import { dropIndex, indexKeysFor, LocalIndex, purgeTerms } from "./local-index";
 import { createMaildirConnector } from "./maildir/connector";
+import { confine, PathRefused, recheck, rootsFor, sharedRoots, type Confine, type PathPolicy } from "./paths";
 import { CONFIG_SCHEMAS, CONNECTOR_ID_PATTERN, type ConnectorViewT, type CreateConnector } from "./model";
 import { isPostgresUrl, redactUrl, SqlConnector, type SqlConfig } from "./sql/connector";
 import { CONNECTOR_KINDS, type Connector, type ConnectorKind, type ConnectorStatus } from "./types";
@@ -38,7 +41,7 @@ export const registryMigrations: Migration[] = [
   },
 ];
 
-const OPERATOR = "*";
+const OPERATOR = OPERATOR_OWNER;
 const STATUS_TTL_MS = 10_000;
 const HEALTH_TIMEOUT_MS = 8_000;
 
@@ -81,9 +84,10 @@ function validateConfig(kind: ConnectorKind, config: unknown, where: string): Re
   return withDefaults as Record<string, unknown>;
 }
 
-function localPathOf(kind: ConnectorKind, config: Record<string, unknown>): string | undefined {
-  if (kind === "maildir" || kind === "files") return String(config.path);
-  if (kind === "sql" && !isPostgresUrl(String(config.url))) return String(config.url);
+/** The config field that holds a local path (files, maildir, a SQLite file), if any. */
+function localPathOf(kind: ConnectorKind, config: Record<string, unknown>): "path" | "url" | undefined {
+  if (kind === "maildir" || kind === "files") return "path";
+  if (kind === "sql" && !isPostgresUrl(String(config.url))) return "url";
   return undefined;
 }
 
@@ -100,6 +104,7 @@ export class ConnectorRegistry {
     private readonly embeddings?: EmbeddingService,
   ) {
     this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
+    for (const root of sharedRoots(config.connectorRoots)) log.warning("CORPUS_CONNECTOR_ROOTS entry without {user} is shared: every user may connect and read what is under it", { root });
   }
 
   private loadOperatorFile(path: string): Definition[] {
@@ -162,24 +167,22 @@ export class ConnectorRegistry {
       new LocalIndex(
         this.db,
         key,
-        {
-          seal: (text) => this.keys.sealFor(d.owner, text, `connector-index/${d.id}`),
-          open: (sealed) => this.keys.openFor(d.owner, sealed, `connector-index/${d.id}`).toString("utf8"),
-        },
+        // Only the operator's index may make its key: a user's is made when they add a connector.
+        indexKeysFor(this.keys, d.owner, d.id, d.owner === OPERATOR),
         embeddings ? (r) => recordChunks(r, embeddings.tokenizer).map((c) => embeddingText(r.title, c)) : undefined,
       );
     switch (d.kind) {
       case "maildir":
-        c = createMaildirConnector(String(d.config.path), index(), embeddings, this.log.child(`connectors.${d.id}`));
+        c = createMaildirConnector(String(d.config.path), index(), embeddings?.forOwner(d.owner), this.log.child(`connectors.${d.id}`), this.checkerFor(d.owner));
         break;
       case "files":
-        c = createFilesConnector(String(d.config.path), index(), embeddings, this.log.child(`connectors.${d.id}`));
+        c = createFilesConnector(String(d.config.path), index(), embeddings?.forOwner(d.owner), this.log.child(`connectors.${d.id}`), this.checkerFor(d.owner));
         break;
       case "imap":
         c = new ImapConnector(d.config as unknown as ImapConfig);
         break;
       case "sql":
-        c = new SqlConnector(d.config as unknown as SqlConfig);
+        c = new SqlConnector(d.config as unknown as SqlConfig, this.checkerFor(d.owner));
         break;
     }
     this.live.set(key, c);
@@ -225,34 +228,25 @@ export class ConnectorRegistry {
     return Promise.all(this.definitions(user).map((d) => this.view(d)));
   }
 
-  private checkLocalPath(path: string): void {
+  /** Where `owner` may point local connectors (D23): the operator anywhere but the data folder. */
+  private pathPolicy(owner: string): PathPolicy {
+    const dataDir = this.config.CORPUS_DATA_DIR;
+    return owner === OPERATOR ? { dataDir } : { dataDir, ...rootsFor(this.config.connectorRoots, owner) };
+  }
+
+  /** The check a connector asks before each scan, read or open. Users' paths are kept as their realpath. */
+  private checkerFor(owner: string): Confine {
+    return owner === OPERATOR ? (path) => confine(path, this.pathPolicy(owner)) : (path) => recheck(path, this.pathPolicy(owner));
+  }
+
+  /** The realpath of a local path `user` adds: it must exist and lie under their roots. */
+  private checkLocalPath(user: string, path: string): string {
     if (!isAbsolute(path)) throw new HttpError(400, "config: the path must be absolute");
-    let real: string;
     try {
-      real = realpathSync(path);
-    } catch {
-      real = resolve(path);
-    }
-    const inside = (root: string) => real === root || real.startsWith(root + sep);
-    let dataDir = resolve(this.config.CORPUS_DATA_DIR);
-    try {
-      dataDir = realpathSync(dataDir);
-    } catch {}
-    if (inside(dataDir) || dataDir.startsWith(real + sep)) throw new HttpError(403, `${path} is inside or above the service's data folder`);
-    const roots = this.config.connectorRoots.map((r) => {
-      try {
-        return realpathSync(r);
-      } catch {
-        return r;
-      }
-    });
-    if (!roots.some(inside)) {
-      throw new HttpError(
-        403,
-        roots.length
-          ? `${path} is outside the folders connectors may read (${roots.join(", ")})`
-          : "local connectors are not enabled: the operator lists the folders users may connect in CORPUS_CONNECTOR_ROOTS",
-      );
+      return confine(path, this.pathPolicy(user));
+    } catch (error) {
+      if (error instanceof PathRefused) throw new HttpError(error.status, error.message);
+      throw error;
     }
   }
 
@@ -261,7 +255,7 @@ export class ConnectorRegistry {
     if (ids.includes(input.id)) throw new HttpError(409, `a connector with id ${input.id} already exists`);
     const config = validateConfig(input.kind, input.config, "config");
     const local = localPathOf(input.kind, config);
-    if (local) this.checkLocalPath(local);
+    if (local) config[local] = this.checkLocalPath(user, String(config[local]));
     const d: Definition = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };
     this.db
       .query("INSERT INTO connectors (user_id, id, kind, label, config, created_at) VALUES (?, ?, ?, ?, ?, ?)")
@@ -286,7 +280,10 @@ export class ConnectorRegistry {
     this.live.delete(key);
     this.statuses.delete(key);
     await c?.close().catch(() => {});
-    new LocalIndex(this.db, key, { seal: () => Buffer.alloc(0), open: () => "" }).drop();
+    dropIndex(this.db, key);
+    purgeTerms(this.db, true);
+    // Old page images of the index leave the WAL too (and the database file gets the new ones).
+    this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
   /** The user's connectors to search: all, or those named (unknown ids are 400, D10). */
@@ -311,20 +308,26 @@ export class ConnectorRegistry {
     return failing.length ? { healthy: false, reason: `operator connectors in error: ${failing.join("; ")}` } : { healthy: true };
   }
 
-  /** Closes the live connections of `user`'s connectors (before their rows are deleted). */
+  /** Closes the live connections of `user`'s connectors (after their rows are deleted). */
   async closeUser(user: string): Promise<void> {
     for (const [key, c] of [...this.live]) {
-      if (!key.startsWith(`${user}/`)) continue;
+      // Exactly this owner: ids never hold "/", so the owner is what precedes the last one.
+      if (key.slice(0, key.lastIndexOf("/")) !== user) continue;
       this.live.delete(key);
       this.statuses.delete(key);
       await c.close().catch(() => {});
     }
   }
 
+  /** After a user's indexes were dropped: their terms leave the word index for good. */
+  purgeRemovedTerms(): void {
+    purgeTerms(this.db, true);
+  }
+
   /** Every connector row and index entry of `user` (D13), inside the caller's transaction. */
   deleteUserRows(user: string): number {
     const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM connectors WHERE user_id = ?").all(user);
-    for (const { id } of ids) new LocalIndex(this.db, `${user}/${id}`, { seal: () => Buffer.alloc(0), open: () => "" }).drop();
+    for (const { id } of ids) dropIndex(this.db, `${user}/${id}`);
     return this.db.query("DELETE FROM connectors WHERE user_id = ?").run(user).changes;
   }
 

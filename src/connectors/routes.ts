@@ -1,7 +1,7 @@
 // The connector control plane (D18): GET/POST /v1/connectors, DELETE /v1/connectors/{id}.
 import { Elysia, t } from "elysia";
 import { ErrorBody } from "../http/model";
-import { guard, type GuardServices } from "../rest/guard";
+import { assertNotRevoked, guard, type GuardServices } from "../rest/guard";
 import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector } from "./model";
 import type { ConnectorRegistry } from "./registry";
 
@@ -16,7 +16,10 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
       response: { 200: ConnectorList, ...errors },
       detail: { tags: ["connectors"], summary: "The user's connectors and the operator's, with status", security },
     })
-    .post("/v1/connectors", async ({ principal, body }) => connectors.add(principal.user, body), {
+    .post("/v1/connectors", ({ principal, body }) => {
+      assertNotRevoked(services.auth, principal);
+      return connectors.add(principal.user, body);
+    }, {
       guard: { route: "POST /v1/connectors" },
       parse: "json",
       body: CreateConnectorBody,

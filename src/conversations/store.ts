@@ -2,6 +2,7 @@
 // data key, so a follow-up is retrieved with the earlier questions as context.
 import type { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
+import { DecryptError } from "../crypto/aead";
 import type { UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
 
@@ -30,6 +31,8 @@ export interface Turn {
   answer: string;
 }
 
+const turnAad = (id: string, turn: number) => `conversation/${id}/turn/${turn}`;
+
 export class Conversations {
   constructor(
     private readonly db: Database,
@@ -42,9 +45,19 @@ export class Conversations {
     const owner = this.db.query<{ user_id: string }, [string]>("SELECT user_id FROM conversations WHERE id = ?").get(id);
     if (!owner || owner.user_id !== user) return undefined;
     return this.db
-      .query<{ body: Uint8Array }, [string]>("SELECT body FROM conversation_turns WHERE conversation_id = ? ORDER BY turn")
+      .query<{ turn: number; body: Uint8Array }, [string]>("SELECT turn, body FROM conversation_turns WHERE conversation_id = ? ORDER BY turn")
       .all(id)
-      .map((r) => JSON.parse(this.keys.openFor(user, r.body, `conversation/${id}`).toString("utf8")) as Turn);
+      .map((r) => JSON.parse(this.openTurn(user, id, r.turn, r.body)) as Turn);
+  }
+
+  /** Each turn is bound to its conversation and number; the first version bound only the former. */
+  private openTurn(user: string, id: string, turn: number, sealed: Uint8Array): string {
+    try {
+      return this.keys.openFor(user, sealed, turnAad(id, turn)).toString("utf8");
+    } catch (error) {
+      if (!(error instanceof DecryptError)) throw error;
+      return this.keys.openFor(user, sealed, `conversation/${id}`).toString("utf8");
+    }
   }
 
   /** Appends a turn; creates the conversation when `id` is undefined. Returns its id. */
@@ -55,7 +68,7 @@ export class Conversations {
       const next = this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM conversation_turns WHERE conversation_id = ?").get(conversation)!.n;
       this.db
         .query("INSERT INTO conversation_turns (conversation_id, turn, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)")
-        .run(conversation, next, user, this.keys.sealFor(user, JSON.stringify(turn), `conversation/${conversation}`), this.now());
+        .run(conversation, next, user, this.keys.sealFor(user, JSON.stringify(turn), turnAad(conversation, next)), this.now());
     })();
     return conversation;
   }

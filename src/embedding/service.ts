@@ -1,9 +1,12 @@
 // Embeddings for the rest of the service: the model loaded once, on first use; one model run
-// at a time, questions before background work; vectors cached by a keyed hash of the text, so
-// a chunk is embedded once however often it is seen.
+// at a time, questions before background work. Vectors are cached per owner (D25): under a
+// keyed hash of the text with a key of that owner, sealed with their data key, deleted with
+// them; one user's cache never tells another that a text was seen. Background work never
+// makes a key: for an owner deleted meanwhile it computes, stores nothing, and is done.
 import type { Database } from "bun:sqlite";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { assets } from "../native/assets";
 import type { Migration } from "../store/migrations";
 import { loadEmbedder, MAX_TOKENS, type Embedder } from "./embedder";
@@ -16,7 +19,17 @@ export const embeddingMigrations: Migration[] = [
       db.exec("CREATE TABLE embedding_cache (key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID");
     },
   },
+  {
+    // The first cache was one table of plain vectors for everybody: gone, freed pages overwritten.
+    id: "embedding-002-cache-per-owner",
+    up(db) {
+      db.exec("DROP TABLE embedding_cache");
+      db.exec("CREATE TABLE embedding_cache (owner TEXT NOT NULL, key BLOB NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (owner, key)) WITHOUT ROWID");
+    },
+  },
 ];
+
+export type Priority = "urgent" | "background";
 
 /** Texts per model run in the background: small, so a question never waits long. */
 const BACKGROUND_BATCH = 8;
@@ -29,14 +42,11 @@ export class EmbeddingService {
   private readonly urgent: Job[] = [];
   private readonly background: Job[] = [];
   private running = false;
-  private readonly cacheKey: Buffer;
 
   constructor(
     private readonly db: Database,
-    masterKey: Buffer,
-  ) {
-    this.cacheKey = createHmac("sha256", masterKey).update("corpus/embedding-cache").digest();
-  }
+    private readonly keys: UserKeys,
+  ) {}
 
   get tokenizer(): WordPieceTokenizer {
     this.tokenizerInstance ??= new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
@@ -62,28 +72,61 @@ export class EmbeddingService {
     return this.model;
   }
 
-  private key(text: string): Buffer {
-    return createHmac("sha256", this.cacheKey).update(text).digest().subarray(0, 16);
+  /** The owner's cache key of a text; undefined when the owner has no key (and may not get one). */
+  private keyer(owner: string, create: boolean): ((text: string) => Buffer) | undefined {
+    let secret: Buffer;
+    try {
+      secret = this.keys.derive(owner, "embedding-cache", create);
+    } catch (error) {
+      if (error instanceof NoUserKey) return undefined;
+      throw error;
+    }
+    return (text) => createHmac("sha256", secret).update(text).digest().subarray(0, 16);
   }
 
-  /** Vectors already computed for `texts` (undefined where none). */
-  cached(texts: string[]): Array<Float32Array | undefined> {
-    const q = this.db.query<{ vector: Uint8Array }, [Buffer]>("SELECT vector FROM embedding_cache WHERE key = ?");
+  /** Vectors of `owner`'s cache for `texts` (undefined where none). */
+  cached(owner: string, texts: string[]): Array<Float32Array | undefined> {
+    const keyOf = this.keyer(owner, false);
+    if (!keyOf) return texts.map(() => undefined);
+    const q = this.db.query<{ vector: Uint8Array }, [string, Buffer]>("SELECT vector FROM embedding_cache WHERE owner = ? AND key = ?");
     return texts.map((t) => {
-      const row = q.get(this.key(t));
-      return row ? new Float32Array(row.vector.buffer.slice(row.vector.byteOffset, row.vector.byteOffset + row.vector.byteLength)) : undefined;
+      const key = keyOf(t);
+      const row = q.get(owner, key);
+      if (!row) return undefined;
+      const plain = this.keys.openFor(owner, row.vector, `embedding-cache/${key.toString("hex")}`);
+      return new Float32Array(plain.buffer.slice(plain.byteOffset, plain.byteOffset + plain.byteLength));
     });
   }
 
-  private store(texts: string[], vectors: Float32Array[]): void {
-    const put = this.db.query("INSERT OR REPLACE INTO embedding_cache (key, vector) VALUES (?, ?)");
-    this.db.transaction(() => texts.forEach((t, i) => put.run(this.key(t), new Uint8Array(vectors[i]!.buffer))))();
+  private store(owner: string, texts: string[], vectors: Float32Array[], create: boolean): void {
+    const keyOf = this.keyer(owner, create);
+    if (!keyOf) return;
+    const put = this.db.query("INSERT OR REPLACE INTO embedding_cache (owner, key, vector) VALUES (?, ?, ?)");
+    this.db.transaction(() =>
+      texts.forEach((t, i) => {
+        const key = keyOf(t);
+        put.run(owner, key, this.keys.sealFor(owner, bytesOf(vectors[i]!), `embedding-cache/${key.toString("hex")}`, create));
+      }),
+    )();
   }
 
-  /** Embeds (or finds in the cache) every text; `urgent` jobs run before background ones. */
-  async embed(texts: string[], priority: "urgent" | "background" = "urgent"): Promise<Float32Array[]> {
-    const found = this.cached(texts);
+  forOwner(owner: string): OwnerEmbeddings {
+    return { embed: (texts, priority) => this.embed(owner, texts, priority) };
+  }
+
+  /** Every cached vector of `owner` (D13). */
+  deleteOwner(owner: string): number {
+    return this.db.query("DELETE FROM embedding_cache WHERE owner = ?").run(owner).changes;
+  }
+
+  /**
+   * Embeds every text, from `owner`'s cache where it can, storing what it computed there;
+   * `urgent` jobs (a question) run before background ones, which never make a key.
+   */
+  async embed(owner: string, texts: string[], priority: Priority = "urgent"): Promise<Float32Array[]> {
+    const found = this.cached(owner, texts);
     const missing = [...new Set(texts.filter((_, i) => !found[i]))];
+    const computed = new Map<string, Float32Array>();
     if (missing.length) {
       const batches: string[][] = [];
       const size = priority === "urgent" ? missing.length : BACKGROUND_BATCH;
@@ -93,11 +136,11 @@ export class EmbeddingService {
           (priority === "urgent" ? this.urgent : this.background).push({ texts: batch, resolve, reject });
           void this.drain();
         });
-        this.store(batch, vectors);
+        this.store(owner, batch, vectors, priority === "urgent");
+        batch.forEach((t, i) => computed.set(t, vectors[i]!));
       }
     }
-    const all = missing.length ? this.cached(texts) : found;
-    return all.map((v) => v!);
+    return texts.map((t, i) => found[i] ?? computed.get(t)!);
   }
 
   private async drain(): Promise<void> {
@@ -118,8 +161,15 @@ export class EmbeddingService {
     }
   }
 
-  /** Jobs waiting (for progress reports). */
+  /** Jobs waiting or running (for progress reports). */
   get pending(): number {
-    return this.urgent.length + this.background.length;
+    return this.urgent.length + this.background.length + (this.running ? 1 : 0);
   }
+}
+
+const bytesOf = (v: Float32Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+
+/** One owner's view of the service: what connectors indexing that owner's sources use. */
+export interface OwnerEmbeddings {
+  embed(texts: string[], priority?: Priority): Promise<Float32Array[]>;
 }

@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import type { AuthService } from "../auth/service";
 import { AuthFailure } from "../auth/service";
 import { REQUIRED_SCOPE } from "../auth/scopes";
+import { ANONYMOUS_USER } from "../auth/subjects";
 import type { Principal } from "../auth/verifier";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
@@ -27,7 +28,7 @@ export interface McpServices extends ToolServices {
 const SESSION_TTL_MS = 24 * 3600 * 1000;
 export const PARSE_ERROR_MESSAGE = "Parse error: the body is not JSON";
 const JSON_HEADERS = { "content-type": "application/json" };
-const ANONYMOUS: Caller = { user: "local", scopes: new Set(["corpus:search", "corpus:read", "connectors:read", "connectors:write"]) };
+const ANONYMOUS: Caller = { user: ANONYMOUS_USER, scopes: new Set(["corpus:search", "corpus:read", "connectors:read", "connectors:write"]) };
 
 class RpcFailure extends Error {
   constructor(
@@ -59,7 +60,7 @@ export const mcpRoutes = (s: McpServices) => {
     if (s.config.CORPUS_AUTH_DISABLED) return ANONYMOUS;
     try {
       const p: Principal = await auth.authenticate(request.headers.get("authorization"), null);
-      return { user: p.user, scopes: p.scopes };
+      return { user: p.user, scopes: p.scopes, principal: p };
     } catch (error) {
       if (error instanceof AuthFailure) throw new HttpError(error.status, MESSAGES.unauthorized, { "www-authenticate": error.challenge }, rpcError(null, JSONRPC.INVALID_REQUEST, `${MESSAGES.unauthorized}: ${error.message.replace(/^Unauthorized: /, "")}`));
       throw error;

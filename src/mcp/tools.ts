@@ -5,6 +5,7 @@ import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { Scope } from "../auth/scopes";
+import type { Principal } from "../auth/verifier";
 import type { ConnectorRegistry } from "../connectors/registry";
 import { newId } from "../conversations/store";
 import type { QueryService } from "../retrieval/search";
@@ -29,6 +30,8 @@ export interface ToolServices {
 export interface Caller {
   user: string;
   scopes: ReadonlySet<string>;
+  /** The verified token, when the caller has one (not with CORPUS_AUTH_DISABLED). */
+  principal?: Principal;
 }
 
 export type ToolResult = {
@@ -55,6 +58,8 @@ export async function corpusSearch(s: ToolServices, caller: Caller, args: Record
   const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max });
   const chosen = outcome.chunks.slice(0, max);
   const queryId = newId("qry_");
+  // Not for a user deleted while the search ran (D25): checked in the same step as the write.
+  if (caller.principal && s.auth.revoked(caller.principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
   archiveAnswer(s.archive, caller.user, queryId, query, chosen.map((c) => ({ c, chunkId: newId("") })));
   const results = chosen.map((c) => ({
     title: c.record.title,

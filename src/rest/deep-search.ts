@@ -30,7 +30,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       } else if (shapeA) range = dateRange(body.filters?.date_from, body.filters?.date_to, "filters.");
       else range = dateRange(body.date_from, body.date_to);
       const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);
-      const [vector] = await s.embeddings.embed([question], "urgent");
+      const [vector] = await s.embeddings.embed(principal.user, [question], "urgent");
       let matches = s.archive.search(principal.user, vector!, { from: range.from, to: range.to, limit: Math.min(50, limit * (shapeA && body.filters ? 3 : 1)) });
       if (shapeA && body.filters) {
         const f = body.filters;

@@ -46,6 +46,15 @@ export function principalOf(request: Request): Principal {
   return principal;
 }
 
+/**
+ * Before a handler writes anything of its user: their token still stands. A deletion revokes
+ * every token in the transaction that erases the user, so a request that began before it and
+ * checks here, in the same synchronous step as its write, never writes after it (D25).
+ */
+export function assertNotRevoked(auth: AuthService, principal: Principal): void {
+  if (auth.revoked(principal)) throw new HttpError(401, "Unauthorized: token has been revoked");
+}
+
 /** The six X-RateLimit-* headers on whatever the response turns out to be, errors included. */
 function withRateHeaders(info: RequestInfo, decision: RateDecision): void {
   info.fixedHeaders = decision.fixed;
@@ -77,7 +86,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
       state.claim = claim;
       // Completed with exactly the bytes sent; given up if the request fails, so that a retry runs again.
       info.onJsonWritten = (status, text) => {
-        if (!state.claim || status >= 400) return;
+        if (!state.claim || status >= 400 || auth.revoked(principal)) return;
         idempotency.complete(state.claim, status, text);
         state.claim = undefined;
       };

@@ -10,7 +10,7 @@ import { ErrorBody } from "../http/model";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
 import { dateRange } from "./dates";
-import { guard, type GuardServices } from "./guard";
+import { assertNotRevoked, guard, type GuardServices } from "./guard";
 import { ChunkB, QueryBody, QueryResponseA, QueryResponseB, QueryResponseC } from "./model";
 
 type Answer = Static<typeof QueryResponseA> | Static<typeof QueryResponseB> | Static<typeof QueryResponseC>;
@@ -60,7 +60,8 @@ export const queryRoutes = (s: QueryRouteServices) =>
       const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;
       const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, suffix: newId("") }));
 
-      // D12: archived before the response is sent.
+      // D12: archived before the response is sent (not for a user deleted meanwhile, D25).
+      assertNotRevoked(s.auth, principal);
       archiveAnswer(s.archive, principal.user, queryId, question, chosen.map(({ c, suffix }) => ({ c, chunkId: suffix })));
 
       if (shape === "A") {

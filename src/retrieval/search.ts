@@ -1,6 +1,7 @@
 // The query pipeline: plan the question, ask every connector in parallel (each with a
 // timeout; a slow or failing one yields a note, never a failed query), score every candidate
 // by words and by meaning, fuse, and keep the best chunk of each record with its citation.
+import { OPERATOR_OWNER } from "../auth/subjects";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
@@ -22,6 +23,8 @@ const HINT_BOOST = 0.05;
 export interface RankedChunk {
   connectorId: string;
   connectorLabel: string;
+  /** Whose keys hold the record's vectors: the user, or the operator for their connectors. */
+  owner: string;
   record: SourceRecord;
   /** Position of the chunk within its record. */
   chunkIndex: number;
@@ -78,23 +81,32 @@ const minMax = (xs: number[]) => {
 
 const CHUNK_CACHE = 4096;
 
+interface CachedChunks {
+  title: string;
+  content: string;
+  chunks: string[];
+}
+
 export class QueryService {
-  /** Chunks of records seen recently: cutting a long record costs more than ranking it. */
-  private readonly chunkCache = new Map<string, string[]>();
+  /**
+   * Chunks of records seen recently: cutting a long record costs more than ranking it. Keyed by
+   * owner, connector and record, and kept only while the text is the same (never shared by hash).
+   */
+  private readonly chunkCache = new Map<string, CachedChunks>();
 
   constructor(
     private readonly connectors: ConnectorRegistry,
     private readonly embeddings: EmbeddingService,
   ) {}
 
-  private chunksOf(record: SourceRecord): string[] {
-    const key = Bun.hash(`${record.title}\u0000${record.content}`).toString(36);
-    let chunks = this.chunkCache.get(key);
-    if (!chunks) {
-      chunks = recordChunks(record, this.embeddings.tokenizer);
-      if (this.chunkCache.size >= CHUNK_CACHE) this.chunkCache.delete(this.chunkCache.keys().next().value!);
-      this.chunkCache.set(key, chunks);
-    }
+  private chunksOf(owner: string, connectorId: string, record: SourceRecord): string[] {
+    const key = `${owner}\u0000${connectorId}\u0000${record.id}`;
+    const cached = this.chunkCache.get(key);
+    if (cached && cached.title === record.title && cached.content === record.content) return cached.chunks;
+    const chunks = recordChunks(record, this.embeddings.tokenizer);
+    this.chunkCache.delete(key);
+    if (this.chunkCache.size >= CHUNK_CACHE) this.chunkCache.delete(this.chunkCache.keys().next().value!);
+    this.chunkCache.set(key, { title: record.title, content: record.content, chunks });
     return chunks;
   }
 
@@ -109,7 +121,7 @@ export class QueryService {
     const planned = (kind: string) => (kind === "files" ? {} : { dateFrom: plan.dateFrom, dateTo: plan.dateTo });
     const active = this.connectors.active(o.user, o.connectorIds);
     const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
-    const [vector] = await this.embeddings.embed([embedText], "urgent");
+    const [vector] = await this.embeddings.embed(o.user, [embedText], "urgent");
     const notes: string[] = [];
     const candidates = o.candidates ?? Math.max(20, o.perConnector * 3);
 
@@ -126,6 +138,7 @@ export class QueryService {
     let pendingVectors = 0;
     answers.forEach((answer, i) => {
       const a = active[i]!;
+      const owner = a.owner === "operator" ? OPERATOR_OWNER : o.user;
       if (answer.status === "rejected") {
         const reason = answer.reason instanceof Error ? answer.reason.message : "failed";
         notes.push(reason.startsWith(`${a.id}:`) ? reason : `${a.id}: ${reason}`);
@@ -148,10 +161,10 @@ export class QueryService {
         let chunks: string[] | undefined;
         if (dense === undefined) {
           // No vectors from the source: those of its chunks seen before, from the cache.
-          chunks = this.chunksOf(h.record);
+          chunks = this.chunksOf(owner, a.id, h.record);
           if (chunks.length === 0) continue;
           const texts = chunks.map((c) => embeddingText(h.record.title, c));
-          this.embeddings.cached(texts).forEach((v, k) => {
+          this.embeddings.cached(owner, texts).forEach((v, k) => {
             if (!v) return;
             const sim = cosine(vector!, v);
             if (dense === undefined || sim > dense) {
@@ -162,10 +175,10 @@ export class QueryService {
           if (dense === undefined) {
             pendingVectors++;
             // Seen for the first time: embedded in the background, ready for the next question.
-            void this.embeddings.embed(texts, "background").catch(() => {});
+            void this.embeddings.embed(owner, texts, "background").catch(() => {});
           }
         }
-        scored.push({ connectorId: a.id, connectorLabel: a.label, record: h.record, chunkIndex: best ?? -1, text: "", score: 0, lexical: normLex(lexical[j]!), dense, chunks });
+        scored.push({ connectorId: a.id, connectorLabel: a.label, owner, record: h.record, chunkIndex: best ?? -1, text: "", score: 0, lexical: normLex(lexical[j]!), dense, chunks });
       }
     });
     if (pendingVectors) notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
@@ -188,7 +201,7 @@ export class QueryService {
     });
     // The text of the best chunk, for the results kept only.
     for (const c of o.texts === false ? [] : kept) {
-      const chunks = c.chunks ?? this.chunksOf(c.record);
+      const chunks = c.chunks ?? this.chunksOf(c.owner, c.connectorId, c.record);
       if (c.chunkIndex < 0 || c.chunkIndex >= chunks.length) c.chunkIndex = bestByWords(chunks, terms);
       c.text = chunks[c.chunkIndex] ?? c.record.title;
       delete c.chunks;

@@ -1,12 +1,16 @@
-// DELETE /v1/delete_my_data (D13; first document part 1 item 4): one transaction removes every
-// row of the user in every room, destroys the user's data key (so copies of the database or
-// its WAL open nothing of theirs), stamps "not before" on their tokens, and queues the signed
-// user.deleted event for their webhooks (read before they are removed) and the operator's.
+// DELETE /v1/delete_my_data (D13; first document part 1 item 4): one transaction stamps "not
+// before" on the user's tokens (the mark of a deleted user: a request that began earlier checks
+// it before it writes), removes every row of the user in every room (each room its own),
+// destroys the user's data key (so copies of the database or its WAL open nothing of theirs),
+// and queues the signed user.deleted event for their webhooks (read before they are removed)
+// and the operator's. Only then are their connectors' connections closed: their background
+// work, finding no key, writes nothing more (D25).
 import type { Database } from "bun:sqlite";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { Conversations } from "../conversations/store";
+import type { EmbeddingService } from "../embedding/service";
 import type { UserKeys } from "../crypto/user-keys";
 import type { IdempotencyStore } from "../limits/idempotency";
 import type { RateLimiter } from "../limits/rate-limit";
@@ -35,6 +39,7 @@ export interface DeletionServices {
   archive: Archive;
   conversations: Conversations;
   userKeys: UserKeys;
+  embeddings: EmbeddingService;
   webhooks: WebhookStore;
   webhookWorker: WebhookWorker;
   operatorWebhook?: { url: string; secret: string };
@@ -42,7 +47,6 @@ export interface DeletionServices {
 }
 
 export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
-  await s.connectors.closeUser(user);
   const { result, anything } = s.db.transaction(() => {
     const targets = s.webhooks.targets(user, "user.deleted");
     const tokens = s.auth.store.revokeUser(user);
@@ -51,6 +55,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
     const archive = s.archive.deleteUser(user);
     const conversations = s.conversations.deleteUser(user);
     const connectors = s.connectors.deleteUserRows(user);
+    const vectors = s.embeddings.deleteOwner(user);
     s.idempotency.forget(user);
     s.limiter.forget(user);
     const profile = s.userKeys.destroy(user);
@@ -61,14 +66,16 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
       webhooks_unregistered: webhooks,
       profile_deleted: profile,
     };
-    const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors > 0 || profile;
+    const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors + vectors > 0 || profile;
     if (anything) {
       s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])]);
     }
     return { anything, result: details };
   })();
-  // Free pages are overwritten (secure_delete) and the full-text index drops deleted entries.
-  s.db.exec("INSERT INTO connector_fts (connector_fts) VALUES ('optimize')");
+  await s.connectors.closeUser(user);
+  // Free pages are overwritten (secure_delete), the word index drops what deleted entries left,
+  // and the WAL is emptied into the database.
+  s.connectors.purgeRemovedTerms();
   s.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   if (anything) void s.webhookWorker.tick();
   s.log.info("user data deleted", { archive_entries: result.archive_entries_removed, tokens: result.oauth_tokens_revoked });

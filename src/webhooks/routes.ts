@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
 import { ErrorBody } from "../http/model";
-import { guard, type GuardServices } from "../rest/guard";
+import { assertNotRevoked, guard, type GuardServices } from "../rest/guard";
 import { WEBHOOK_EVENTS, type WebhookStore } from "./store";
 import { checkTarget, TargetError } from "./targets";
 
@@ -23,6 +23,7 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
           if (error instanceof TargetError) throw new HttpError(400, error.message);
           throw error;
         }
+        assertNotRevoked(s.auth, principal);
         return s.webhooks.add(principal.user, body.url, [...new Set(body.events ?? [...WEBHOOK_EVENTS])]);
       },
       {

@@ -3,10 +3,10 @@ import JSZip from "jszip";
 import { randomBytes } from "node:crypto";
 import { cpSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { open, seal } from "../../src/crypto/aead";
 import { createFilesConnector } from "../../src/connectors/files/connector";
 import { extractText } from "../../src/connectors/files/extract";
-import { indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 import { fingerprint } from "../support/fixtures";
@@ -17,8 +17,9 @@ setDefaultTimeout(60_000);
 
 const invoices = join(SHARED_DATA, "invoices");
 const key = randomBytes(32);
-const db = openDatabase(tempDir(), indexMigrations);
-const indexFor = (owner: string) => new LocalIndex(db, owner, { seal: (t) => seal(key, t, owner), open: (b) => open(key, b, owner).toString("utf8") });
+const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+const keys = new UserKeys(db, key);
+const indexFor = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
 const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Date; limit: number; phrases: string[] }> = {}) => ({ terms, phrases: [], limit: 10, ...extra });
 const before = fingerprint(invoices);
 

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { open, seal } from "../../src/crypto/aead";
-import { indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createMaildirConnector, parseMessage, splitMbox } from "../../src/connectors/maildir/connector";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
@@ -15,8 +15,9 @@ setDefaultTimeout(60_000);
 
 const enron = join(SHARED_DATA, "enron");
 const key = randomBytes(32);
-const db = openDatabase(tempDir(), indexMigrations);
-const indexFor = (owner: string) => new LocalIndex(db, owner, { seal: (t) => seal(key, t, owner), open: (b) => open(key, b, owner).toString("utf8") });
+const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+const keys = new UserKeys(db, key);
+const indexFor = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
 const before = fingerprint(enron);
 const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Date; limit: number; phrases: string[] }> = {}) => ({ terms, phrases: [], limit: 10, ...extra });
 

@@ -1,7 +1,10 @@
 // The connector control plane (D18, D20, D5) through the real app, with real sources.
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { cpSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
+import { HttpError } from "../../src/http/errors";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 import { SHARED_DATA, testServers, type TestServers } from "../support/servers";
 
@@ -149,5 +152,189 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     expect(((await r.json()) as { reason: string }).reason).toContain("gone: database postgres://u:***@127.0.0.1:1/x refused the connection");
     writeFileSync(file, JSON.stringify([{ id: "x", kind: "imap", config: { host: "h" } }]));
     await expect(setup({ CORPUS_CONNECTORS_FILE: file })).rejects.toThrow(/CORPUS_CONNECTORS_FILE=.* connector 1: config/);
+  });
+});
+
+// D23, attacked through the API: CORPUS_CONNECTOR_ROOTS=BASE/{user}; bob's folder holds a
+// document with BOB_WORD, a folder outside every root holds OUTSIDE_WORD, and the data folder
+// holds the signing key. No query of anyone else may return them, whatever is linked where.
+const BOB_WORD = "BOBPRIVATE7731";
+const OUTSIDE_WORD = "OUTSIDESECRET4242";
+const QUESTION = "Zanzibar quokka ledger";
+
+/** `rootsOf` gives CORPUS_CONNECTOR_ROOTS for the base folder: per user by default. */
+async function perUser(env: Record<string, string> = {}, rootsOf = (base: string) => join(base, "{user}")) {
+  const base = realpathSync(tempDir("corpus-user-roots-"));
+  const bobDocs = join(base, "bob", "docs");
+  mkdirSync(join(bobDocs, "sub"), { recursive: true });
+  mkdirSync(join(base, "alice", "docs"), { recursive: true });
+  writeFileSync(join(bobDocs, "ledger.txt"), `Zanzibar quokka ledger of bob: ${BOB_WORD}\n`);
+  writeFileSync(join(bobDocs, "sub", "inner.txt"), `Zanzibar quokka ledger, inner: ${BOB_WORD}\n`);
+  writeFileSync(join(base, "alice", "docs", "notes.txt"), "Zanzibar quokka ledger of alice.\n");
+  const outside = realpathSync(tempDir("corpus-outside-"));
+  writeFileSync(join(outside, "ledger.txt"), `Zanzibar quokka ledger: ${OUTSIDE_WORD}\n`);
+  writeFileSync(join(outside, "inner.txt"), `Zanzibar quokka ledger: ${OUTSIDE_WORD}\n`);
+  const t = await testApp({ CORPUS_CONNECTOR_ROOTS: rootsOf(base), ...env });
+  const token = async (user: string) => (await t.services.auth.issuer.issue(user, ["connectors:read", "connectors:write", "corpus:search"])).token;
+  // The answer as text: whatever a record carries (title, snippet, path, metadata) is in it.
+  const ask = async (tok: string, question = QUESTION) => {
+    const r = await t.app.handle(postJson("/v1/query", { q: question, top_k: 50 }, bearer(tok)));
+    expect(r.status).toBe(200);
+    return JSON.stringify(await r.json());
+  };
+  // The next scan, now rather than after RESCAN_MS: what a later search would do.
+  const rescan = async (user: string, id: string) => {
+    const [a] = t.services.connectors.active(user, [id]);
+    await (a!.connector as IndexedFolderConnector).sync();
+    return a!.connector.health();
+  };
+  return { ...t, base, bobDocs, outside, token, ask, rescan, bob: await token("bob"), alice: await token("alice") };
+}
+
+/** Replaces `path` by a link to `target`, as its owner may do at any time after adding it. */
+function swapForLink(path: string, target: string) {
+  renameSync(path, `${path}.moved`);
+  symlinkSync(target, path);
+}
+
+function sqliteShop(path: string, city: string) {
+  const db = new Database(path);
+  db.exec("CREATE TABLE invoice (id INTEGER PRIMARY KEY, city TEXT, note TEXT)");
+  db.query("INSERT INTO invoice (city, note) VALUES (?, ?)").run("Zanzibar", city);
+  db.close();
+}
+const shopTables = [{ name: "invoice", id: "id", title: "city", text: ["city", "note"] }];
+// Links put in place after adding are refused whether the root is bob's own or shared.
+const ROOT_STYLES: Array<[string, (base: string) => string]> = [
+  ["BASE/{user}", (base) => join(base, "{user}")],
+  ["shared BASE", (base) => base],
+];
+
+describe("local paths are per user and checked on every scan (D23)", () => {
+  test("alice cannot add bob's folder (or the folder above it), and her queries never return bob's words", async () => {
+    const t = await perUser();
+    expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+    expect(await t.ask(t.bob)).toContain(BOB_WORD);
+    for (const path of [t.bobDocs, join(t.base, "bob"), t.base, join(t.base, "alice", "..", "bob", "docs")]) {
+      const r = await t.app.handle(add(t.alice, { id: "theirs", kind: "files", config: { path } }));
+      expect([path, r.status]).toEqual([path, 403]);
+      expect(((await r.json()) as { message: string }).message).toMatch(/outside the folders/);
+    }
+    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(200);
+    const answer = await t.ask(t.alice);
+    expect(answer).toContain("ledger of alice");
+    expect(answer).not.toContain(BOB_WORD);
+    await t.services.close();
+  });
+
+  test("a link in alice's own folder to bob's is refused too", async () => {
+    const t = await perUser();
+    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(200);
+    symlinkSync(t.bobDocs, join(t.base, "alice", "bobs"));
+    const r = await t.app.handle(add(t.alice, { id: "theirs", kind: "maildir", config: { path: join(t.base, "alice", "bobs") } }));
+    expect(r.status).toBe(403);
+    expect(await t.ask(t.alice)).not.toContain(BOB_WORD);
+    await t.services.close();
+  });
+
+  test("a SQLite file: bob's is his; alice adding it gets 403 and never reads its rows", async () => {
+    const t = await perUser();
+    const file = join(t.base, "bob", "shop.sqlite");
+    sqliteShop(file, `quokka ledger ${BOB_WORD}`);
+    const body = (url: string) => ({ id: "shop", kind: "sql", config: { url, tables: shopTables } });
+    const created = await t.app.handle(add(t.bob, body(file)));
+    expect(created.status).toBe(200);
+    expect(await created.json()).toMatchObject({ status: "ok", records: 1, config: { url: file } });
+    expect(await t.ask(t.bob)).toContain(BOB_WORD);
+    const r = await t.app.handle(add(t.alice, body(file)));
+    expect(r.status).toBe(403);
+    expect(await t.ask(t.alice)).not.toContain(BOB_WORD);
+    await t.services.close();
+  });
+
+  test("a path that does not exist is refused (400 in one's own folder, 403 in another's), so no link can be put there later", async () => {
+    const t = await perUser();
+    const later = join(t.base, "bob", "later");
+    const mine = await t.app.handle(add(t.bob, { id: "later", kind: "files", config: { path: later } }));
+    expect(mine.status).toBe(400);
+    expect(((await mine.json()) as { message: string }).message).toBe(`${later} does not exist`);
+    expect((await t.app.handle(add(t.bob, { id: "db", kind: "sql", config: { url: join(t.base, "bob", "later.sqlite"), tables: shopTables } }))).status).toBe(400);
+    expect((await t.app.handle(add(t.alice, { id: "later", kind: "files", config: { path: later } }))).status).toBe(403);
+    // What the attacker did next: put a link where the path was promised.
+    symlinkSync(t.config.CORPUS_DATA_DIR, later);
+    expect(await list(t.app, t.bob)).toEqual([]);
+    await t.services.close();
+  });
+
+  test.each(ROOT_STYLES)("roots %s: the folder swapped for a link to the data folder after adding: nothing of it comes back, status error", async (_style, rootsOf) => {
+    const t = await perUser({}, rootsOf);
+    const kid = (JSON.parse(readFileSync(join(t.config.CORPUS_DATA_DIR, "signing-key.json"), "utf8")) as { kid: string }).kid;
+    expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+    expect(await t.ask(t.bob)).toContain(BOB_WORD);
+    swapForLink(t.bobDocs, t.config.CORPUS_DATA_DIR);
+    const status = await t.rescan("bob", "docs");
+    for (const question of ["EdDSA Ed25519 signing key kid", "public jwk OKP", QUESTION]) expect(await t.ask(t.bob, question)).not.toContain(kid);
+    expect(status).toMatchObject({ status: "error", reason: expect.stringMatching(/data folder|no longer leads/) });
+    await t.services.close();
+  });
+
+  test.each(ROOT_STYLES)("roots %s: a file, a subfolder or the folder swapped for a link outside the roots after adding: nothing from outside comes back", async (_style, rootsOf) => {
+    const t = await perUser({}, rootsOf);
+    const links: Array<[string, string]> = [
+      [join(t.bobDocs, "ledger.txt"), join(t.outside, "ledger.txt")],
+      [join(t.bobDocs, "sub"), t.outside],
+      [t.bobDocs, t.outside],
+    ];
+    expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+    expect(await t.ask(t.bob)).toContain(BOB_WORD);
+    for (const [path, target] of links) {
+      swapForLink(path, target);
+      await t.rescan("bob", "docs");
+      expect(await t.ask(t.bob)).not.toContain(OUTSIDE_WORD);
+    }
+    expect(await t.rescan("bob", "docs")).toMatchObject({ status: "error" });
+    await t.services.close();
+  });
+
+  test.each(ROOT_STYLES)("roots %s: a SQLite file swapped for a link after adding is refused when it is next opened (here: after a restart)", async (_style, rootsOf) => {
+    const t = await perUser({}, rootsOf);
+    const file = join(t.base, "bob", "shop.sqlite");
+    sqliteShop(file, "quokka ledger, bob's own");
+    sqliteShop(join(t.outside, "other.sqlite"), `quokka ledger ${OUTSIDE_WORD}`);
+    expect((await t.app.handle(add(t.bob, { id: "shop", kind: "sql", config: { url: file, tables: shopTables } }))).status).toBe(200);
+    await t.services.close();
+    swapForLink(file, join(t.outside, "other.sqlite"));
+    const again = await testApp({ CORPUS_DATA_DIR: t.config.CORPUS_DATA_DIR, CORPUS_CONNECTOR_ROOTS: t.config.CORPUS_CONNECTOR_ROOTS });
+    const r = await again.app.handle(postJson("/v1/query", { q: QUESTION }, bearer(t.bob)));
+    expect(JSON.stringify(await r.json())).not.toContain(OUTSIDE_WORD);
+    expect(await list(again.app, t.bob)).toEqual([expect.objectContaining({ id: "shop", status: "error", reason: expect.stringMatching(/through a link|no longer leads/) })]);
+    await again.services.close();
+  });
+
+  test("a subject that cannot name a folder gets no {user} root: 403 with the reason", async () => {
+    const t = await perUser();
+    for (const user of ["..", "x/../bob", "../bob"]) {
+      const tried = t.services.connectors.add(user, { id: "docs", kind: "files", config: { path: t.bobDocs } } as never);
+      await expect(tried).rejects.toBeInstanceOf(HttpError);
+      await expect(tried).rejects.toMatchObject({ status: 403, message: expect.stringContaining("cannot name a folder") });
+      // Through the API such a subject is refused before that (D24) or with the same 403.
+      const tok = (await t.services.auth.issuer.sign(user, ["connectors:write", "connectors:read"], 600)).token;
+      expect([401, 403]).toContain((await t.app.handle(add(tok, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status);
+    }
+    await t.services.close();
+  });
+
+  test("a shared root (no {user}) still works for everyone, and start-up warns that it is shared", async () => {
+    const shared = realpathSync(tempDir("corpus-shared-"));
+    mkdirSync(join(shared, "team"));
+    writeFileSync(join(shared, "team", "plan.txt"), "Zanzibar quokka ledger for the whole team.\n");
+    const t = await perUser({ CORPUS_CONNECTOR_ROOTS: `${shared}, ${join(tempDir(), "{user}")}` });
+    for (const tok of [t.alice, t.bob]) {
+      expect((await t.app.handle(add(tok, { id: "team", kind: "files", config: { path: join(shared, "team") } }))).status).toBe(200);
+      expect(await t.ask(tok)).toContain("for the whole team");
+    }
+    const warnings = t.logs.records().filter((l) => l.level === "WARNING" && String(l.message).includes("shared"));
+    expect(warnings).toEqual([expect.objectContaining({ root: shared })]);
+    await t.services.close();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { DecryptError, open, openText, seal } from "../../src/crypto/aead";
-import { UserKeys, cryptoMigrations } from "../../src/crypto/user-keys";
+import { NoUserKey, UserKeys, cryptoMigrations } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 
@@ -46,7 +46,9 @@ describe("per-user data keys (D3)", () => {
 
     expect(again.destroy("alice")).toBe(true);
     expect(again.existingKeyFor("alice")).toBeUndefined();
-    // A new key for the same name opens nothing of the old one's.
+    // Reading never makes a key; a new key for the same name opens nothing of the old one's.
+    expect(() => again.openFor("alice", sealed, "archive")).toThrow(NoUserKey);
+    again.keyFor("alice");
     expect(() => again.openFor("alice", sealed, "archive")).toThrow(DecryptError);
     db.close();
   });

@@ -71,7 +71,7 @@ describe("the official MCP client", () => {
     expect(structured.results.length).toBeLessThanOrEqual(2);
     expect(structured.results[0]).toMatchObject({ title: expect.any(String), source_url: expect.stringMatching(/^file:/), connector: "docs" });
     await Bun.sleep(200);
-    const archived = running.services.archive.search("alice", (await running.services.embeddings.embed(["Amazon invoice"]))[0]!, { limit: 5 });
+    const archived = running.services.archive.search("alice", (await running.services.embeddings.embed("alice", ["Amazon invoice"]))[0]!, { limit: 5 });
     expect(archived.some((m) => m.question === "Amazon Web Services invoice")).toBe(true);
     await client.close();
   });

@@ -1,12 +1,13 @@
 // `files` (D18): a folder of text, Markdown, HTML, PDF, DOCX, CSV and JSON files, one record
 // per file, indexed locally and kept up to date incrementally.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { EmbeddingService } from "../../embedding/service";
+import type { OwnerEmbeddings } from "../../embedding/service";
 import type { Logger } from "../../log";
 import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
-import { scanEntry, type LocalIndex, type ScanEntry } from "../local-index";
+import type { LocalIndex, ScanEntry } from "../local-index";
+import { asGiven, fileEntry, readBelow, type Confine } from "../paths";
 import { extractText, fileTypeOf } from "./extract";
 
 const MAX_DEPTH = 8;
@@ -17,12 +18,13 @@ function scanFiles(root: string): ScanEntry[] {
   const walk = (dir: string, depth: number) => {
     if (depth > MAX_DEPTH) return;
     for (const e of readdirSync(dir, { withFileTypes: true })) {
-      if (e.name.startsWith(".")) continue;
+      // Links are never followed (D23): one put in the folder must not lead outside it.
+      if (e.name.startsWith(".") || e.isSymbolicLink()) continue;
       const full = join(dir, e.name);
       if (e.isDirectory()) walk(full, depth + 1);
       else if (e.isFile() && fileTypeOf(e.name)) {
-        const entry = scanEntry(full, relative(root, full));
-        if (entry.size <= MAX_FILE_BYTES) out.push(entry);
+        const entry = fileEntry(full, relative(root, full));
+        if (entry && entry.size <= MAX_FILE_BYTES) out.push(entry);
       }
     }
   };
@@ -30,13 +32,14 @@ function scanFiles(root: string): ScanEntry[] {
   return out;
 }
 
-export function filesSource(root: string): FolderSource {
+/** `check` is asked again before each file is read (D23). */
+export function filesSource(root: string, check: Confine = asGiven): FolderSource {
   return {
     scan: () => scanFiles(root),
     async read(entry) {
       const full = join(root, entry.source);
       const type = fileTypeOf(full)!;
-      const extracted = await extractText(readFileSync(full), type);
+      const extracted = await extractText(readBelow(root, entry.source, check), type);
       return [
         {
           id: entry.source,
@@ -53,5 +56,5 @@ export function filesSource(root: string): FolderSource {
   };
 }
 
-export const createFilesConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService, log?: Logger) =>
-  new IndexedFolderConnector("files", path, index, filesSource(path), embeddings, log);
+export const createFilesConnector = (path: string, index: LocalIndex, embeddings?: OwnerEmbeddings, log?: Logger, check: Confine = asGiven) =>
+  new IndexedFolderConnector("files", path, index, filesSource(path, check), embeddings, log, check);

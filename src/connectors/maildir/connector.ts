@@ -1,13 +1,14 @@
 // `maildir` (D18): a Maildir (cur/ and new/), a folder of .eml files, or mbox files, parsed
 // with mailparser (headers, text and HTML parts, attachments' names, decoded charsets).
 import type { AddressObject } from "mailparser";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { EmbeddingService } from "../../embedding/service";
+import type { OwnerEmbeddings } from "../../embedding/service";
 import type { Logger } from "../../log";
 import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
-import { scanEntry, type LocalIndex, type ScanEntry } from "../local-index";
+import type { LocalIndex, ScanEntry } from "../local-index";
+import { asGiven, fileEntry, readBelow, type Confine } from "../paths";
 import type { SourceRecord } from "../types";
 
 const MAX_DEPTH = 6;
@@ -22,6 +23,8 @@ function scanMail(root: string): ScanEntry[] {
   const walk = (dir: string, depth: number) => {
     if (depth > MAX_DEPTH) return;
     for (const e of readdirSync(dir, { withFileTypes: true })) {
+      // Links are never followed (D23): one put in the folder must not lead outside it.
+      if (e.isSymbolicLink()) continue;
       const full = join(dir, e.name);
       if (e.isDirectory()) {
         // tmp/ holds messages being delivered; hidden folders only count as Maildir++ folders.
@@ -29,7 +32,8 @@ function scanMail(root: string): ScanEntry[] {
         walk(full, depth + 1);
       } else if (e.isFile() && !e.name.startsWith(".")) {
         const inBox = dir.endsWith("/cur") || dir.endsWith("/new");
-        if (inBox || e.name.endsWith(".eml") || e.name.endsWith(".mbox") || e.name === "mbox") out.push(scanEntry(full, relative(root, full)));
+        const entry = inBox || e.name.endsWith(".eml") || e.name.endsWith(".mbox") || e.name === "mbox" ? fileEntry(full, relative(root, full)) : undefined;
+        if (entry) out.push(entry);
       }
     }
   };
@@ -90,12 +94,13 @@ export async function parseMessage(raw: Buffer | string, id: string, path: strin
   };
 }
 
-export function maildirSource(root: string): FolderSource {
+/** `check` is asked again before each file is read (D23). */
+export function maildirSource(root: string, check: Confine = asGiven): FolderSource {
   return {
     scan: () => scanMail(root),
     async read(entry) {
       const full = join(root, entry.source);
-      const raw = readFileSync(full);
+      const raw = readBelow(root, entry.source, check);
       const url = pathToFileURL(full).href;
       if (isMbox(entry.source, raw)) {
         const parts = splitMbox(raw.toString("latin1"));
@@ -106,5 +111,5 @@ export function maildirSource(root: string): FolderSource {
   };
 }
 
-export const createMaildirConnector = (path: string, index: LocalIndex, embeddings?: EmbeddingService, log?: Logger) =>
-  new IndexedFolderConnector("maildir", path, index, maildirSource(path), embeddings, log);
+export const createMaildirConnector = (path: string, index: LocalIndex, embeddings?: OwnerEmbeddings, log?: Logger, check: Confine = asGiven) =>
+  new IndexedFolderConnector("maildir", path, index, maildirSource(path, check), embeddings, log, check);

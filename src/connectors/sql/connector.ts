@@ -2,10 +2,11 @@
 // SQLite is opened read-only (and query_only); PostgreSQL runs every query in a READ ONLY
 // transaction with a statement timeout. Only the configured tables and columns are read,
 // their identifiers checked against the live schema and quoted; values are always bound.
-import { Database } from "bun:sqlite";
+import { constants, Database } from "bun:sqlite";
 import type postgres from "postgres";
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { asGiven, type Confine } from "../paths";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
 
 export interface SqlTable {
@@ -61,9 +62,13 @@ function bareUrl(url: string): string {
   }
 }
 
-function sqliteDriver(path: string): Driver {
+/** `check` is asked each time the file is opened (D23); it is opened by its realpath, following no link. */
+function sqliteDriver(path: string, check: Confine): Driver {
   if (!existsSync(path)) throw new ConnectorError(`SQLite database ${path} not found`);
-  const db = new Database(path, { readonly: true });
+  const real = realpathSync(check(path));
+  // Not a FIFO or a device: opening one would stall or read what is not a database.
+  if (!statSync(real).isFile()) throw new ConnectorError(`SQLite database ${path} is not a file`);
+  const db = new Database(real, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW);
   db.exec("PRAGMA query_only = ON");
   return {
     dialect: "sqlite",
@@ -129,10 +134,14 @@ export class SqlConnector implements Connector {
   private driver?: Promise<Driver>;
   private checked?: Promise<void>;
 
-  constructor(private readonly config: SqlConfig) {}
+  constructor(
+    private readonly config: SqlConfig,
+    /** Checks a SQLite path again before it is opened (D23). */
+    private readonly check: Confine = asGiven,
+  ) {}
 
   private async open(): Promise<Driver> {
-    this.driver ??= isPostgresUrl(this.config.url) ? postgresDriver(this.config.url) : Promise.resolve().then(() => sqliteDriver(this.config.url));
+    this.driver ??= isPostgresUrl(this.config.url) ? postgresDriver(this.config.url) : Promise.resolve().then(() => sqliteDriver(this.config.url, this.check));
     const driver = await this.driver.catch((error) => {
       this.driver = undefined;
       throw error;

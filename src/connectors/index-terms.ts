@@ -1,0 +1,61 @@
+// The words of a local index, blinded (D25). Words are cut and normalised here, as FTS5's
+// `porter unicode61 remove_diacritics 2` tokenizer did (Unicode letters and digits, lower case,
+// no diacritics, English words Porter-stemmed), and each is stored as a keyed hash under a key
+// of its owner: BM25, phrases and incremental updates work on the hashes as on the words, but
+// nothing in the database spells a word, and destroying the key leaves noise.
+import { createHmac } from "node:crypto";
+import { stemmer } from "stemmer";
+
+/** Hashes remembered per index: the vocabulary repeats, the hash need not be recomputed. */
+const MEMO_LIMIT = 100_000;
+/** Hex digits kept of each keyed hash (64 bits): hex never spells a word of the text. */
+const TERM_CHARS = 16;
+
+/** The words of `text` as the index knows them, in order. */
+export function indexWords(text: string): string[] {
+  const folded = text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+  const out: string[] = [];
+  for (const [word] of folded.matchAll(/[\p{L}\p{N}]+/gu)) out.push(word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word);
+  return out;
+}
+
+export class TermBlinder {
+  private readonly memo = new Map<string, string>();
+  private keyValue?: Buffer;
+
+  /** `key` is asked for on first use: a deleted owner's index fails instead of making a key. */
+  constructor(private readonly key: () => Buffer) {}
+
+  private hash(value: string): string {
+    this.keyValue ??= this.key();
+    return createHmac("sha256", this.keyValue).update(value).digest("hex").slice(0, TERM_CHARS);
+  }
+
+  term(word: string): string {
+    let h = this.memo.get(word);
+    if (h === undefined) {
+      h = this.hash(`w\u0000${word}`);
+      if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+      this.memo.set(word, h);
+    }
+    return h;
+  }
+
+  /** A text as the index stores it: one blinded term per word, in order. */
+  text(text: string): string {
+    return indexWords(text)
+      .map((w) => this.term(w))
+      .join(" ");
+  }
+
+  /** A source's path or name as the index stores it. */
+  source(source: string): string {
+    return this.hash(`s\u0000${source}`);
+  }
+
+  /** FTS5 MATCH expression: any of the needles, each a quoted phrase of blinded terms. */
+  match(needles: string[]): string | undefined {
+    const phrases = [...new Set(needles.map((n) => this.text(n)).filter(Boolean))].map((p) => `"${p}"`);
+    return phrases.length ? phrases.join(" OR ") : undefined;
+  }
+}

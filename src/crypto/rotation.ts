@@ -1,0 +1,80 @@
+// A secret orthogonal rotation of embedding vectors (D25). Vectors kept for nearest-neighbour
+// search are stored rotated by a matrix derived from their owner's key: rotation keeps every
+// dot product and cosine exact, so search in the rotated space ranks exactly as before, but a
+// copy of the database without the key does not give the vectors back as the model made them.
+// Destroying the key leaves them as noise.
+import { createCipheriv } from "node:crypto";
+
+export class VectorRotation {
+  private constructor(
+    /** Row-major, orthonormal rows. */
+    private readonly q: Float32Array,
+    readonly dim: number,
+  ) {}
+
+  /** The rotation for a 32-byte key: Gaussian matrix from the key's AES-CTR stream, orthonormalised. */
+  static fromKey(key: Uint8Array, dim: number): VectorRotation {
+    const normals = gaussians(key, dim * dim);
+    orthonormaliseRows(normals, dim);
+    return new VectorRotation(Float32Array.from(normals), dim);
+  }
+
+  /** Q·v */
+  apply(v: Float32Array): Float32Array {
+    const { q, dim } = this;
+    const out = new Float32Array(dim);
+    for (let i = 0; i < dim; i++) {
+      let sum = 0;
+      const row = i * dim;
+      for (let j = 0; j < dim; j++) sum += q[row + j]! * v[j]!;
+      out[i] = sum;
+    }
+    return out;
+  }
+
+  /** Qᵀ·v, the inverse. */
+  invert(v: Float32Array): Float32Array {
+    const { q, dim } = this;
+    const out = new Float64Array(dim);
+    for (let i = 0; i < dim; i++) {
+      const x = v[i]!;
+      const row = i * dim;
+      for (let j = 0; j < dim; j++) out[j]! += q[row + j]! * x;
+    }
+    return Float32Array.from(out);
+  }
+}
+
+/** `n` standard normal numbers from the key's keystream (Box-Muller over pairs of 32-bit words). */
+function gaussians(key: Uint8Array, n: number): Float64Array {
+  const cipher = createCipheriv("aes-256-ctr", key, Buffer.alloc(16));
+  const words = n + (n % 2);
+  const stream = cipher.update(Buffer.alloc(words * 4));
+  const u = new Uint32Array(stream.buffer, stream.byteOffset, words);
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i += 2) {
+    const u1 = (u[i]! + 1) / 4294967297;
+    const u2 = u[i + 1]! / 4294967296;
+    const r = Math.sqrt(-2 * Math.log(u1));
+    out[i] = r * Math.cos(2 * Math.PI * u2);
+    if (i + 1 < n) out[i + 1] = r * Math.sin(2 * Math.PI * u2);
+  }
+  return out;
+}
+
+/** Modified Gram-Schmidt over the rows of a dim×dim matrix, in place. */
+function orthonormaliseRows(m: Float64Array, dim: number): void {
+  for (let i = 0; i < dim; i++) {
+    const ri = i * dim;
+    for (let k = 0; k < i; k++) {
+      const rk = k * dim;
+      let dot = 0;
+      for (let j = 0; j < dim; j++) dot += m[ri + j]! * m[rk + j]!;
+      for (let j = 0; j < dim; j++) m[ri + j]! -= dot * m[rk + j]!;
+    }
+    let norm = 0;
+    for (let j = 0; j < dim; j++) norm += m[ri + j]! * m[ri + j]!;
+    norm = Math.sqrt(norm);
+    for (let j = 0; j < dim; j++) m[ri + j]! /= norm;
+  }
+}

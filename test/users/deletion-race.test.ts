@@ -1,0 +1,59 @@
+// A question in flight while its user is deleted (D25): the deletion marks the user (revokes
+// their tokens) first; the question, when its connectors answer, writes nothing: no archive
+// row, no conversation, no cached vector, and no new key of the deleted user.
+import { expect, setDefaultTimeout, test } from "bun:test";
+import type { ActiveConnector } from "../../src/connectors/registry";
+import type { Connector, SourceRecord } from "../../src/connectors/types";
+import { bearer, postJson, req, testApp } from "../helpers";
+
+setDefaultTimeout(60_000);
+
+const USER = "racer-5521";
+
+test("a query racing a deletion leaves no row and no key of the user", async () => {
+  const t = await testApp();
+  const token = (await t.services.auth.issuer.issue(USER, ["corpus:search", "connectors:write"])).token;
+
+  // A source that answers only when the test lets it: the deletion runs while it waits.
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let asked!: () => void;
+  const wasAsked = new Promise<void>((r) => (asked = r));
+  const record: SourceRecord = { id: "r1", title: "Late answer", content: "A record about the Dabhol plant.", source_url: "https://x.example/r1", date: null, type: "file", path: "r1", metadata: {} };
+  const slow: Connector = {
+    kind: "sql",
+    health: async () => ({ status: "ok" }),
+    async search() {
+      asked();
+      await gate;
+      return [record];
+    },
+    close: async () => {},
+  };
+  const active = t.services.connectors.active.bind(t.services.connectors);
+  t.services.connectors.active = (user: string, ids?: string[]): ActiveConnector[] => [...active(user, ids), { id: "slow", kind: "sql", label: "Slow", owner: "user", connector: slow }];
+
+  const query = t.app.handle(postJson("/v1/query", { query: "Dabhol plant", conversation_id: null }, bearer(token)));
+  await wasAsked;
+  const deleted = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
+  expect(deleted.status).toBe(200);
+  release();
+  const answer = await query;
+  expect(answer.status).toBe(401);
+  // Background work the question started (its records' vectors) settles without writing.
+  while (t.services.embeddings.pending > 0) await Bun.sleep(20);
+  await Bun.sleep(0);
+
+  const tables = t.db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  const left: string[] = [];
+  for (const { name } of tables) {
+    const cols = t.db.query<{ name: string }, []>(`PRAGMA table_info("${name}")`).all().map((c) => c.name);
+    for (const col of cols.filter((c) => ["user_id", "owner"].includes(c))) {
+      const n = t.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM "${name}" WHERE "${col}" = ?`).get(USER)!.n;
+      if (n) left.push(`${name}.${col}: ${n}`);
+    }
+  }
+  expect(left).toEqual([]);
+  expect(t.services.userKeys.existingKeyFor(USER)).toBeUndefined();
+  await t.services.close();
+});
