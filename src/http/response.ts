@@ -23,11 +23,6 @@ export const JSON_CONTENT_TYPE = "application/json;charset=utf-8";
 
 const JSON_BASE = new Headers({ ...SECURITY_HEADERS, "content-type": JSON_CONTENT_TYPE });
 
-/** A JSON body already serialised (e.g. stored for an idempotent replay): written as it is. */
-export class JsonText {
-  constructor(readonly text: string) {}
-}
-
 // Bodies that never change (GET /, metadata documents) are serialised once.
 const serialised = new WeakMap<object, string>();
 
@@ -38,7 +33,7 @@ export function constantBody<T extends object>(value: T): T {
 }
 
 const serialise = (value: unknown): string =>
-  value instanceof JsonText ? value.text : (typeof value === "object" && value !== null && serialised.get(value)) || JSON.stringify(value);
+  (typeof value === "object" && value !== null && serialised.get(value)) || JSON.stringify(value);
 
 // Headers shared by many responses (a rate-limit window's limits and resets) are prepared once
 // with the base list; each response starts from a copy of it.
@@ -74,6 +69,14 @@ function written(text: string, status: number, from: RequestInfo | string, heade
   return response;
 }
 
+/**
+ * A stored answer sent again (an idempotent replay, D11): a finished Response, so that the
+ * route's response schema does not judge the stored text as if it were a new value.
+ */
+export function replayResponse(request: Request, status: number, text: string): Response {
+  return written(text, status, requestInfo(request), { "idempotent-replayed": "true" });
+}
+
 interface SetLike {
   headers: Record<string, string | number>;
   status?: number | string;
@@ -82,7 +85,7 @@ interface SetLike {
 const isJsonValue = (v: unknown) => {
   if (typeof v !== "object" || v === null) return false;
   const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === Array.prototype || proto === null || v instanceof JsonText;
+  return proto === Object.prototype || proto === Array.prototype || proto === null;
 };
 
 /**

@@ -14,7 +14,7 @@ import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
 import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError, RunAgain } from "../http/errors";
 import { requestInfo, type RequestInfo } from "../http/request-context";
-import { JsonText } from "../http/response";
+import { replayResponse } from "../http/response";
 import { bodyHash, IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
 import type { LimitedEndpoint, RateDecision, RateLimiter } from "../limits/rate-limit";
 
@@ -106,12 +106,9 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   /** Replays of idempotent requests: POST routes only. */
   const idempotencyHooks = {
     // The stored bytes go out through the response writer like any answer (same headers).
-    beforeHandle({ request, set }: { request: Request; set: { status?: number | string; headers: Record<string, string | number> } }) {
+    beforeHandle({ request }: { request: Request }) {
       const replay = (request as Guarded)[STATE]?.replay;
-      if (!replay) return;
-      set.status = replay.status;
-      set.headers["idempotent-replayed"] = "true";
-      return new JsonText(replay.body);
+      if (replay) return replayResponse(request, replay.status, replay.body);
     },
   };
 
