@@ -37,8 +37,10 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   const server = Bun.serve({
     hostname: config.CORPUS_HOST,
     port: config.CORPUS_PORT,
-    // A backstop only: the body-limit plugin answers 413 in the specification's shape first.
-    maxRequestBodySize: config.CORPUS_MAX_REQUEST_SIZE + 65_536,
+    // The body-limit plugin answers 413 (spec shape, security headers) before reading a body
+    // declared too large, and cuts off a chunked one as it passes the limit: the runtime's own
+    // cap, which answers a bare 413, must never be reached first.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     development: false,
     fetch: createFetch(app.fetch, config, log),
   });

@@ -58,6 +58,13 @@ describe("the listener", () => {
     expect(((await declared.json()) as { type: string }).type).toBe("payload_too_large");
   });
 
+  test("far over the limit (past any backstop of the runtime's): still 413 in the spec's shape, with the security headers", async () => {
+    const huge = await fetch(`${running.url}/v1/query`, { method: "POST", body: "x".repeat(config.CORPUS_MAX_REQUEST_SIZE + 200_000), headers: { "content-type": "application/json" } });
+    expect(huge.status).toBe(413);
+    expect(huge.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(((await huge.json()) as { type: string }).type).toBe("payload_too_large");
+  });
+
   test("a chunked body over the limit is cut off with 413 over a real socket", async () => {
     const app = new Elysia()
       .use(errorMapper(createLogger("ERROR", memorySink().sink)))

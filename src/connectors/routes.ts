@@ -1,5 +1,6 @@
 // The connector control plane (D18): GET/POST /v1/connectors, DELETE /v1/connectors/{id}.
 import { Elysia, t } from "elysia";
+import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { assertNotRevoked, guard, type GuardServices } from "../rest/guard";
 import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector } from "./model";
@@ -21,7 +22,7 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
       return connectors.add(principal.user, body);
     }, {
       guard: { route: "POST /v1/connectors" },
-      parse: "json",
+      parse: [...JSON_PARSE],
       body: CreateConnectorBody,
       response: { 200: ConnectorView, ...errors },
       detail: { tags: ["connectors"], summary: "Add a connector; one that cannot connect is saved with status error and a reason", security },

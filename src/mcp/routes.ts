@@ -9,6 +9,7 @@ import { ANONYMOUS_USER } from "../auth/subjects";
 import type { Principal } from "../auth/verifier";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
+import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE } from "../http/json-body";
 import { requestInfo } from "../http/request-context";
 import { ipLimit } from "../limits/ip-limit";
 import type { TokenBuckets } from "../limits/token-bucket";
@@ -160,8 +161,10 @@ export const mcpRoutes = (s: McpServices) => {
         // Text as the route asks; already parsed when the body came in chunks (http/body-limit).
         let parsed: unknown = body;
         if (typeof body === "string" || body === undefined || body === null) {
+          const text = String(body ?? "");
+          if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, `Invalid Request: ${TOO_DEEP_MESSAGE}`));
           try {
-            parsed = JSON.parse(String(body ?? ""));
+            parsed = JSON.parse(text);
           } catch {
             return reply(400, rpcError(null, JSONRPC.PARSE_ERROR, PARSE_ERROR_MESSAGE));
           }

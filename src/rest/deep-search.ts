@@ -1,6 +1,7 @@
 // POST /v1/deep_search (first document part 4; D12): the user's archive only, by embedding
 // similarity, filtered by when the archived query was asked; never a call to a connector.
 import { Elysia, t } from "elysia";
+import { JSON_PARSE } from "../http/json-body";
 import type { Archive } from "../archive/store";
 import { newId } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
@@ -62,7 +63,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
     },
     {
       guard: { route: "POST /v1/deep_search", limit: "deep_search" },
-      parse: "json",
+      parse: [...JSON_PARSE],
       body: DeepSearchBody,
       response: { 200: t.Union([DeepSearchResponseB, DeepSearchResponseA]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody },
       detail: { tags: ["search"], summary: "Search the archive of earlier answers by meaning: shape A (q) or B (query)", security: [{ bearer: [] }] },

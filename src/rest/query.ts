@@ -1,6 +1,7 @@
 // POST /v1/query (first document part 4; D7-D12): a question in, ranked and cited chunks out,
 // in the shape the body asked for; every answer archived before it is sent.
 import { Elysia, t, type Static } from "elysia";
+import { JSON_PARSE } from "../http/json-body";
 import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import { newId, type Conversations } from "../conversations/store";
@@ -113,7 +114,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
     },
     {
       guard: { route: "POST /v1/query", limit: "query" },
-      parse: "json",
+      parse: [...JSON_PARSE],
       body: QueryBody,
       response: { 200: t.Union([QueryResponseB, QueryResponseA, QueryResponseC]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody },
       detail: {

@@ -1,5 +1,6 @@
 // POST/GET /v1/webhooks, DELETE /v1/webhooks/{id} (D14, D5). The secret is shown once.
 import { Elysia, t } from "elysia";
+import { JSON_PARSE } from "../http/json-body";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
 import { ErrorBody } from "../http/model";
@@ -28,7 +29,7 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
       },
       {
         guard: { route: "POST /v1/webhooks" },
-        parse: "json",
+        parse: [...JSON_PARSE],
         body: t.Object(
           { url: t.String({ maxLength: 2048 }), events: t.Optional(t.Array(t.UnionEnum([...WEBHOOK_EVENTS]), { minItems: 1, maxItems: 10 })) },
           { additionalProperties: false },
