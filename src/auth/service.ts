@@ -47,7 +47,7 @@ export class AuthService {
     readonly store: AuthStore,
     private readonly external: ExternalJwks | undefined,
     config: Config,
-    now: () => number,
+    private readonly now: () => number,
   ) {
     this.issuer = new TokenIssuer(key, config.issuer, config.resourceUrl, store, now);
     this.verifier = new Verifier(key, config.issuer, config.resourceUrl, store, external, now);
@@ -113,6 +113,11 @@ export class AuthService {
    */
   revoked(principal: Principal): boolean {
     return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt);
+  }
+
+  /** Seconds until the principal's token expires. */
+  secondsLeft(principal: Principal): number {
+    return principal.expiresAt - Math.floor(this.now() / 1000);
   }
 
   /** 403 unless the principal holds `scope` (null: any valid token will do). */

@@ -33,14 +33,18 @@ export class TokenIssuer {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Issues a token and records it (so deleting the user can count and revoke it). */
-  async issue(user: string, scopes: Scope[], ttlSeconds = DEFAULT_TTL_SECONDS): Promise<IssuedToken> {
+  /**
+   * Issues a token and records it (so deleting the user can count and revoke it). `beforeRecord`
+   * runs in the same step as the record and may refuse (a parent token revoked meanwhile).
+   */
+  async issue(user: string, scopes: Scope[], ttlSeconds = DEFAULT_TTL_SECONDS, beforeRecord?: () => void): Promise<IssuedToken> {
     if (!SAFE_SUBJECT.test(user)) throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
     if (subjectProblem(user)) throw new TokenRequestError(`--user ${user} is reserved (the operator's connectors or the anonymous caller)`);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 60 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new TokenRequestError(`--ttl must be an integer from 60 to ${MAX_TTL_SECONDS} seconds`);
     }
     const issued = await this.sign(user, scopes, ttlSeconds);
+    beforeRecord?.();
     this.store.recordIssued({ jti: issued.jti, user, scopes, issuedAt: issued.expiresAt - ttlSeconds, expiresAt: issued.expiresAt });
     return issued;
   }

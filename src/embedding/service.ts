@@ -1,8 +1,8 @@
 // Embeddings for the rest of the service: the model loaded once, on first use; one model run
 // at a time, questions before background work. Vectors are cached per owner (D25): under a
 // keyed hash of the text with a key of that owner, sealed with their data key, deleted with
-// them; one user's cache never tells another that a text was seen. Background work never
-// makes a key: for an owner deleted meanwhile it computes, stores nothing, and is done.
+// them; one user's cache never tells another that a text was seen. The cache never makes a
+// key: for an owner deleted meanwhile (or not yet keyed) it computes and stores nothing.
 import type { Database } from "bun:sqlite";
 import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -72,11 +72,11 @@ export class EmbeddingService {
     return this.model;
   }
 
-  /** The owner's cache key of a text; undefined when the owner has no key (and may not get one). */
-  private keyer(owner: string, create: boolean): ((text: string) => Buffer) | undefined {
+  /** The owner's cache key of a text; undefined while the owner has no data key (the cache never makes one). */
+  private keyer(owner: string): ((text: string) => Buffer) | undefined {
     let secret: Buffer;
     try {
-      secret = this.keys.derive(owner, "embedding-cache", create);
+      secret = this.keys.derive(owner, "embedding-cache", false);
     } catch (error) {
       if (error instanceof NoUserKey) return undefined;
       throw error;
@@ -86,7 +86,7 @@ export class EmbeddingService {
 
   /** Vectors of `owner`'s cache for `texts` (undefined where none). */
   cached(owner: string, texts: string[]): Array<Float32Array | undefined> {
-    const keyOf = this.keyer(owner, false);
+    const keyOf = this.keyer(owner);
     if (!keyOf) return texts.map(() => undefined);
     const q = this.db.query<{ vector: Uint8Array }, [string, Buffer]>("SELECT vector FROM embedding_cache WHERE owner = ? AND key = ?");
     return texts.map((t) => {
@@ -98,14 +98,14 @@ export class EmbeddingService {
     });
   }
 
-  private store(owner: string, texts: string[], vectors: Float32Array[], create: boolean): void {
-    const keyOf = this.keyer(owner, create);
+  private store(owner: string, texts: string[], vectors: Float32Array[]): void {
+    const keyOf = this.keyer(owner);
     if (!keyOf) return;
     const put = this.db.query("INSERT OR REPLACE INTO embedding_cache (owner, key, vector) VALUES (?, ?, ?)");
     this.db.transaction(() =>
       texts.forEach((t, i) => {
         const key = keyOf(t);
-        put.run(owner, key, this.keys.sealFor(owner, bytesOf(vectors[i]!), `embedding-cache/${key.toString("hex")}`, create));
+        put.run(owner, key, this.keys.sealFor(owner, bytesOf(vectors[i]!), `embedding-cache/${key.toString("hex")}`, false));
       }),
     )();
   }
@@ -120,8 +120,8 @@ export class EmbeddingService {
   }
 
   /**
-   * Embeds every text, from `owner`'s cache where it can, storing what it computed there;
-   * `urgent` jobs (a question) run before background ones, which never make a key.
+   * Embeds every text, from `owner`'s cache where it can, storing what it computed there (once
+   * the owner has a key); `urgent` jobs (a question) run before background ones.
    */
   async embed(owner: string, texts: string[], priority: Priority = "urgent"): Promise<Float32Array[]> {
     const found = this.cached(owner, texts);
@@ -136,7 +136,9 @@ export class EmbeddingService {
           (priority === "urgent" ? this.urgent : this.background).push({ texts: batch, resolve, reject });
           void this.drain();
         });
-        this.store(owner, batch, vectors, priority === "urgent");
+        // Never makes a key: a question computed while its user was being deleted stores
+        // nothing; a new user's first question is cached once an answer made their key.
+        this.store(owner, batch, vectors);
         batch.forEach((t, i) => computed.set(t, vectors[i]!));
       }
     }

@@ -77,11 +77,27 @@ export async function corpusSearch(s: ToolServices, caller: Caller, args: Record
   return { content: [{ type: "text", text }], structuredContent: { query, results, notes: outcome.notes } };
 }
 
+const PANEL_TOKEN_SECONDS = 900;
+const MIN_PANEL_TOKEN_SECONDS = 60;
+class PanelRefused extends Error {}
+
 export async function openConnectors(s: ToolServices, caller: Caller, apiBase: string): Promise<ToolResult> {
   const connectors = await s.connectors.list(caller.user);
   const scopes = (["connectors:read", "connectors:write"] as Scope[]).filter((x) => caller.scopes.has(x));
-  // The widget acts for the caller, with no more than the caller's connector scopes.
-  const { token } = await s.auth.issuer.issue(caller.user, scopes, 900);
+  // The widget acts for the caller, with no more than the caller's connector scopes, and no
+  // longer than the caller's own token: a panel token never outlives, nor renews, its parent.
+  const left = caller.principal ? s.auth.secondsLeft(caller.principal) : PANEL_TOKEN_SECONDS;
+  if (left < MIN_PANEL_TOKEN_SECONDS) return toolError(MESSAGES.unauthorized, "your token expires within a minute: sign in again to open the panel");
+  let token: string;
+  try {
+    ({ token } = await s.auth.issuer.issue(caller.user, scopes, Math.min(PANEL_TOKEN_SECONDS, left), () => {
+      // Not for a user deleted (or a token revoked) while the panel was being prepared (D25).
+      if (caller.principal && s.auth.revoked(caller.principal)) throw new PanelRefused();
+    }));
+  } catch (error) {
+    if (error instanceof PanelRefused) return toolError(MESSAGES.unauthorized, "token has been revoked");
+    throw error;
+  }
   const html = connectorsWidget({ apiBase, token, canWrite: scopes.includes("connectors:write"), connectors });
   const summary = connectors.length
     ? connectors.map((c) => `- ${c.label} (${c.id}, ${c.kind}): ${c.status}${c.reason ? ` (${c.reason})` : ""}${c.records !== undefined ? `, ${c.records} records` : ""}`).join("\n")

@@ -8,7 +8,7 @@ import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { ErrorBody } from "../http/model";
 import { dateRange } from "./dates";
-import { guard, type GuardServices } from "./guard";
+import { assertNotRevoked, guard, type GuardServices } from "./guard";
 import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
 
 export interface DeepSearchServices extends GuardServices {
@@ -32,6 +32,8 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       else range = dateRange(body.date_from, body.date_to);
       const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);
       const [vector] = await s.embeddings.embed(principal.user, [question], "urgent");
+      // A user deleted while the question was embedded gets no answer (D25).
+      assertNotRevoked(s.auth, principal);
       let matches = s.archive.search(principal.user, vector!, { from: range.from, to: range.to, limit: Math.min(50, limit * (shapeA && body.filters ? 3 : 1)) });
       if (shapeA && body.filters) {
         const f = body.filters;

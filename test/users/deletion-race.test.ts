@@ -57,3 +57,31 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
   expect(t.services.userKeys.existingKeyFor(USER)).toBeUndefined();
   await t.services.close();
 });
+
+test("a question still being embedded when its user is deleted stores no vector and makes no key", async () => {
+  const t = await testApp();
+  const token = (await t.services.auth.issuer.issue(USER, ["corpus:search", "corpus:read", "connectors:write"])).token;
+  // The user exists (an answer made their key), then the model is held while the deletion runs.
+  expect((await t.app.handle(postJson("/v1/query", { query: "first question" }, bearer(token)))).status).toBe(200);
+  const service = t.services.embeddings as unknown as { load(): Promise<{ embed(texts: string[]): Promise<Float32Array[]> }> };
+  const model = await service.load();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let started!: () => void;
+  const inModel = new Promise<void>((r) => (started = r));
+  const realEmbed = model.embed.bind(model);
+  model.embed = async (texts) => {
+    started();
+    await gate;
+    return realEmbed(texts);
+  };
+  const pending = t.app.handle(postJson("/v1/query", { query: "a second question" }, bearer(token)));
+  await inModel;
+  expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }))).status).toBe(200);
+  release();
+  expect((await pending).status).toBe(401);
+  model.embed = realEmbed;
+  expect(t.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM embedding_cache WHERE owner = ?").get(USER)!.n).toBe(0);
+  expect(t.services.userKeys.existingKeyFor(USER)).toBeUndefined();
+  await t.services.close();
+});
