@@ -123,10 +123,29 @@ function openedPath(fd: number): string | undefined {
  * without blocking (a FIFO put in its place must not stall the server). With `within`, the
  * file opened must lie there, which closes the window between a check and the open.
  */
+/** A SQLite database and the files SQLite opens beside it: each a plain file with one name. */
+export function checkDatabaseFiles(real: string): void {
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+    let st;
+    try {
+      st = lstatSync(real + suffix);
+    } catch {
+      if (suffix === "") throw new PathRefused(400, `${real} does not exist`);
+      continue;
+    }
+    if (!st.isFile()) throw new PathRefused(403, `${real}${suffix} is not a regular file`);
+    if (st.nlink > 1) throw new PathRefused(403, `${real}${suffix} has other hard links`);
+  }
+}
+
 export function readNoFollow(file: string, within?: string): Buffer {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
-    if (!fstatSync(fd).isFile()) throw new PathRefused(403, `${file} is not a regular file`);
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new PathRefused(403, `${file} is not a regular file`);
+    // A hard link names another file under a name of one's own (another user's, the server's):
+    // names cannot tell, so a file with more than one is not read.
+    if (st.nlink > 1) throw new PathRefused(403, `${file} has other hard links`);
     if (within) {
       const opened = openedPath(fd);
       if (opened && !isInside(opened, within)) throw new PathRefused(403, `${file} leads outside ${within}`);

@@ -4,7 +4,7 @@
 // that nothing returns it.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { filesSource } from "../../src/connectors/files/connector";
 import { maildirSource } from "../../src/connectors/maildir/connector";
@@ -251,5 +251,46 @@ describe("SQLite: checked again each time the file is opened", () => {
     const c = new SqlConnector({ url: own, tables }, (p) => confine(p, { dataDir: w.data }));
     expect(await c.health()).toMatchObject({ status: "error", reason: expect.stringMatching(/data folder/) });
     await c.close();
+  });
+
+  test("a database whose WAL is a hard link to another database's WAL is not opened", async () => {
+    const w = world();
+    const theirs = join(w.outside, "theirs.sqlite");
+    const db = new Database(theirs);
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("CREATE TABLE invoice (id INTEGER PRIMARY KEY, city TEXT)");
+    db.query("INSERT INTO invoice (city) VALUES (?)").run(`quokka ${SECRET}`);
+    const file = join(w.bob, "own.sqlite");
+    shop(file, "quokka town");
+    linkSync(`${theirs}-wal`, `${file}-wal`);
+    const c = new SqlConnector({ url: confine(file, w.policy("bob")), tables }, (p) => recheck(p, w.policy("bob")));
+    expect(await c.health()).toMatchObject({ status: "error", reason: expect.stringMatching(/hard links/) });
+    const found = await c.search(ask).then((rs) => JSON.stringify(rs), (e: Error) => e.message);
+    expect(found).not.toContain(SECRET);
+    await c.close();
+    db.close();
+  });
+
+  test("a view that never ends is refused before it is queried (it would stall every request)", async () => {
+    const w = world();
+    const file = join(w.bob, "endless.sqlite");
+    const db = new Database(file);
+    db.exec("CREATE VIEW invoice AS WITH RECURSIVE n(id, city) AS (SELECT 1, 'quokka' UNION ALL SELECT id + 1, city FROM n) SELECT id, city FROM n");
+    db.close();
+    const c = new SqlConnector({ url: confine(file, w.policy("bob")), tables }, (p) => recheck(p, w.policy("bob")));
+    expect(await c.health()).toMatchObject({ status: "error", reason: expect.stringMatching(/view or a virtual table/) });
+    await c.close();
+  });
+});
+
+describe("hard links", () => {
+  test("a file hard-linked into one's own folder (another's file, the server's key) is not read", () => {
+    const w = world();
+    linkSync(join(w.outside, "secret.txt"), join(w.docs, "stolen.txt"));
+    const source = filesSource(w.docs, (p) => recheck(p, w.policy("bob")));
+    refusedWith(() => readNoFollow(join(w.docs, "stolen.txt")), 403, /hard links/);
+    const entry = source.scan().find((e) => e.source === "stolen.txt");
+    expect(entry).toBeDefined();
+    expect(source.read(entry!)).rejects.toBeInstanceOf(PathRefused);
   });
 });

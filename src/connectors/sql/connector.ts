@@ -4,9 +4,9 @@
 // their identifiers checked against the live schema and quoted; values are always bound.
 import { constants, Database } from "bun:sqlite";
 import type postgres from "postgres";
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { asGiven, type Confine } from "../paths";
+import { asGiven, checkDatabaseFiles, PathRefused, type Confine } from "../paths";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
 
 export interface SqlTable {
@@ -66,13 +66,23 @@ function bareUrl(url: string): string {
 function sqliteDriver(path: string, check: Confine): Driver {
   if (!existsSync(path)) throw new ConnectorError(`SQLite database ${path} not found`);
   const real = realpathSync(check(path));
-  // Not a FIFO or a device: opening one would stall or read what is not a database.
-  if (!statSync(real).isFile()) throw new ConnectorError(`SQLite database ${path} is not a file`);
+  // Not a FIFO or a device (opening one would stall or read what is not a database), and no
+  // file of it (its WAL above all) another name for a file of someone else's.
+  try {
+    checkDatabaseFiles(real);
+  } catch (error) {
+    if (error instanceof PathRefused) throw new ConnectorError(`SQLite database ${path}: ${error.message.replace(`${real}`, "the file")}`);
+    throw error;
+  }
   const db = new Database(real, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW);
   db.exec("PRAGMA query_only = ON");
   return {
     dialect: "sqlite",
     async columns(table) {
+      // Plain tables only: a view (or a virtual table) may run without end, and this driver
+      // runs on the thread that serves everybody.
+      const kind = db.query<{ sql: string | null; type: string }, [string]>("SELECT type, sql FROM sqlite_master WHERE name = ?").get(table);
+      if (kind && (kind.type !== "table" || /^\s*create\s+virtual/i.test(kind.sql ?? ""))) throw new ConnectorError(`${table} is a view or a virtual table: only plain tables are read`);
       const rows = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
       return rows.length ? rows.map((r) => r.name) : undefined;
     },
