@@ -20,7 +20,7 @@ export interface CheckReport {
 
 export async function runCheck(config: Config): Promise<CheckReport> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  loadMasterKey(config.CORPUS_DATA_DIR, config.CORPUS_MASTER_KEY);
+  loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
   const versions = db.query<{ s: string; v: string }, []>("SELECT sqlite_version() AS s, vec_version() AS v").get()!;
   db.close();
 

@@ -17,7 +17,10 @@ export const ConfigSchema = Type.Object({
   CORPUS_PORT: Int(8080, 0, 65535, "TCP port to listen on (0 picks a free one)."),
   CORPUS_DATA_DIR: Type.String({ default: "./corpus-data", minLength: 1, allowed: "a folder path", description: "Folder for the database and keys (created 0700)." }),
   CORPUS_MASTER_KEY: Type.Optional(
-    Type.String({ pattern: "^[A-Za-z0-9+/]{43}=$", allowed: "32 bytes in base64 (44 characters)", description: "Master key; when unset, DATA_DIR/master.key is generated (0600)." }),
+    Type.String({ pattern: "^[A-Za-z0-9+/]{43}=$", allowed: "32 bytes in base64 (44 characters)", description: "Master key; when unset, read from CORPUS_MASTER_KEY_FILE." }),
+  ),
+  CORPUS_MASTER_KEY_FILE: Type.Optional(
+    Type.String({ minLength: 1, allowed: "a file path", description: "Master key file, generated (0600) on first start; default DATA_DIR.master.key, beside the data folder (never inside it)." }),
   ),
   CORPUS_CORS_ALLOW_ORIGINS_CSV: Type.String({ default: "", pattern: "^(\\s*https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)?$", allowed: "comma-separated origins such as https://app.example.com", description: "Origins allowed cross-origin access; empty allows none." }),
   CORPUS_DEBUG_MODE: Bool("Enables /debug/* routes and debug logging."),

@@ -59,7 +59,9 @@ export interface Services {
 
 export async function createServices(config: Config, log: Logger, now: () => number = Date.now): Promise<Services> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  const masterKey = loadMasterKey(config.CORPUS_DATA_DIR, config.CORPUS_MASTER_KEY);
+  const master = loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
+  if (master.warning) log.warning(master.warning);
+  const masterKey = master.key;
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now);
   const limiter = new RateLimiter(db, limitsFrom(config), now);

@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { bodyLimit } from "../src/http/body-limit";
 import { errorMapper } from "../src/http/errors";
 import { createLogger, memorySink } from "../src/log";
+import { defaultMasterKeyFile } from "../src/crypto/master-key";
 import { createFetch, startServer, type Running } from "../src/server";
 import { tempDir, testConfig } from "./helpers";
 
@@ -24,7 +25,7 @@ describe("the listener", () => {
     running = await startServer(config, createLogger("INFO", logs.sink));
     expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(statSync(config.CORPUS_DATA_DIR).mode & 0o777).toBe(0o700);
-    expect(statSync(join(config.CORPUS_DATA_DIR, "master.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(defaultMasterKeyFile(config.CORPUS_DATA_DIR)).mode & 0o777).toBe(0o600);
     const r = await fetch(`${running.url}/`);
     expect(await r.json()).toEqual({ status: "ok", service: "corpus", version: "0.1.0" });
   });
