@@ -51,6 +51,9 @@ export const archiveMigrations: Migration[] = [
   },
 ];
 
+/** The archive's own vector rotation (D25), apart from every connector's. */
+const ARCHIVE_SCOPE = "archive";
+
 /** Chunks embedded per background step when pending vectors are resumed. */
 const RESUME_BATCH = 16;
 
@@ -127,7 +130,7 @@ export class Archive {
   /** Stores a query and its chunks with the vectors given (undefined: computed in the background). */
   store(user: string, queryId: string, question: string, chunks: Array<Omit<ArchiveInput, "owner">>, vectors: Array<Float32Array | undefined>): void {
     const at = Math.floor(this.now() / 1000);
-    const rotation = this.keys.rotation(user, EMBEDDING_DIM);
+    const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const pending: Array<{ id: number; text: string }> = [];
     this.db.transaction(() => {
@@ -153,7 +156,7 @@ export class Archive {
       "background",
     );
     // Background work never makes a key: a user deleted meanwhile ends here (NoUserKey).
-    const rotation = this.keys.rotation(user, EMBEDDING_DIM, false);
+    const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false);
     const row = this.db.query<{ queried_at: number }, [number]>("SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.embedded = 0");
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const mark = this.db.query("UPDATE archive_chunks SET embedded = 1 WHERE id = ?");
@@ -205,7 +208,7 @@ export class Archive {
   search(user: string, vector: Float32Array, options: { from?: Date; to?: Date; limit: number }): ArchiveMatch[] {
     let rotated: Float32Array;
     try {
-      rotated = this.keys.rotation(user, EMBEDDING_DIM, false).apply(vector);
+      rotated = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false).apply(vector);
     } catch (error) {
       if (error instanceof NoUserKey) return [];
       throw error;

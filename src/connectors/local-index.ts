@@ -94,7 +94,7 @@ export function indexKeysFor(keys: UserKeys, owner: string, id: string, create: 
     seal: (text, row) => keys.sealFor(owner, text, `${purpose}/${row}`, create),
     open: (sealed, row) => keys.openFor(owner, sealed, `${purpose}/${row}`).toString("utf8"),
     blinder: new TermBlinder(() => keys.derive(owner, `word-index/${id}`, create)),
-    rotation: () => keys.rotation(owner, EMBEDDING_DIM, create),
+    rotation: () => keys.rotation(owner, `connector/${id}`, EMBEDDING_DIM, create),
   };
 }
 

@@ -7,8 +7,8 @@ import type { Migration } from "../store/migrations";
 import { open, seal } from "./aead";
 import { VectorRotation } from "./rotation";
 
-/** Rotations kept in memory (each ~0.6 MB at 384 dimensions; building one takes ~0.1 s). */
-const ROTATIONS_KEPT = 32;
+/** Rotations kept in memory (by user and store, each ~0.6 MB at 384 dimensions; building one takes ~0.1 s). */
+const ROTATIONS_KEPT = 64;
 
 /** Thrown where a key is needed but the user has none and none may be made (deleted meanwhile). */
 export class NoUserKey extends Error {
@@ -33,6 +33,7 @@ export const cryptoMigrations: Migration[] = [
 export class UserKeys {
   private readonly cache = new Map<string, Buffer>();
   private readonly derived = new Map<string, Buffer>();
+  /** By user and scope. */
   private readonly rotations = new Map<string, VectorRotation>();
 
   constructor(
@@ -84,13 +85,18 @@ export class UserKeys {
     return key;
   }
 
-  /** The user's secret rotation of embedding vectors (D25). */
-  rotation(user: string, dim: number, create = true): VectorRotation {
-    let r = this.rotations.get(user);
+  /**
+   * The user's secret rotation of embedding vectors for one store (`scope`: a connector, the
+   * archive), D25. One per store: an attacker who knows enough of one store's texts to solve
+   * for its rotation learns nothing of the others'.
+   */
+  rotation(user: string, scope: string, dim: number, create = true): VectorRotation {
+    const id = `${user}\u0000${scope}`;
+    let r = this.rotations.get(id);
     if (!r) {
-      r = VectorRotation.fromKey(this.derive(user, "vector-rotation", create), dim);
+      r = VectorRotation.fromKey(this.derive(user, `vector-rotation/${scope}`, create), dim);
       if (this.rotations.size >= ROTATIONS_KEPT) this.rotations.delete(this.rotations.keys().next().value!);
-      this.rotations.set(user, r);
+      this.rotations.set(id, r);
     }
     return r;
   }
@@ -106,8 +112,7 @@ export class UserKeys {
   /** Crypto-shredding: the key and everything derived from it are gone; returns whether there was one. */
   destroy(user: string): boolean {
     this.cache.delete(user);
-    this.rotations.delete(user);
-    for (const id of [...this.derived.keys()]) if (id.startsWith(`${user}\u0000`)) this.derived.delete(id);
+    for (const cache of [this.derived, this.rotations]) for (const id of [...cache.keys()]) if (id.startsWith(`${user}\u0000`)) cache.delete(id);
     return this.db.query("DELETE FROM crypto_user_keys WHERE user_id = ?").run(user).changes > 0;
   }
 }

@@ -139,13 +139,19 @@ describe("after a deletion no vector of the user is left (D25)", () => {
     await until(() => (db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n === 0 ? true : undefined));
 
     // Her vectors as the model made them: the stored ones turned back with her key, and the questions'.
-    const rotation = userKeys.rotation("alice", EMBEDDING_DIM, false);
-    const stored = [
-      ...db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM connector_vec WHERE owner = 'alice/docs'").all(),
-      ...db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM archive_vec WHERE user_id = 'alice'").all(),
-    ].map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)));
-    expect(stored.length).toBeGreaterThan(3);
-    const targets = [...stored.map((v) => rotation.invert(v)), ...(await embeddings.embed("vector-scanner", questions))];
+    const vectors = (rows: Array<{ embedding: Uint8Array }>) => rows.map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)));
+    const inIndex = vectors(db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM connector_vec WHERE owner = 'alice/docs'").all());
+    const inArchive = vectors(db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM archive_vec WHERE user_id = 'alice'").all());
+    const stored = [...inIndex, ...inArchive];
+    expect(inIndex.length).toBeGreaterThan(2);
+    expect(inArchive.length).toBeGreaterThan(2);
+    const targets = [
+      ...inIndex.map((v) => userKeys.rotation("alice", "connector/docs", EMBEDDING_DIM, false).invert(v)),
+      ...inArchive.map((v) => userKeys.rotation("alice", "archive", EMBEDDING_DIM, false).invert(v)),
+      ...(await embeddings.embed("vector-scanner", questions)),
+    ];
+    // Each store has its own rotation: an archived chunk and its indexed twin are stored apart.
+    expect(Math.max(...inArchive.map((a) => Math.max(...inIndex.map((b) => a.reduce((s, x, i) => s + x * b[i]!, 0)))))).toBeLessThan(0.95);
     // While she exists the files hold her vectors only rotated: the scan finds those, not hers.
     expect(nearestInFiles(s.dir, stored.slice(0, 2))).toBeGreaterThan(0.99);
     expect(nearestInFiles(s.dir, targets)).toBeLessThan(0.95);
@@ -160,6 +166,10 @@ describe("after a deletion no vector of the user is left (D25)", () => {
 describe("caches belong to their owner (D25)", () => {
   test("a text alice's index embedded is not in bob's cache; nobody learns that it was seen", async () => {
     const t = await testApp();
+    // The cache never makes a key: before alice has one (her first answer makes it), it keeps nothing.
+    await t.services.embeddings.embed("alice", ["quarterly numbers of the zorblaxian plan"]);
+    expect(t.db.query<{ n: number }, []>("SELECT count(*) AS n FROM embedding_cache").get()!.n).toBe(0);
+    t.services.userKeys.keyFor("alice");
     const [v] = await t.services.embeddings.embed("alice", ["quarterly numbers of the zorblaxian plan"]);
     expect(v).toBeDefined();
     expect(t.services.embeddings.cached("alice", ["quarterly numbers of the zorblaxian plan"])[0]).toEqual(v!);
