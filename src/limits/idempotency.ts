@@ -3,9 +3,11 @@
 // the stored response byte for byte; another body, or the same key while the first request
 // is still running, is a conflict. Claiming is one INSERT, so of concurrent duplicates
 // exactly one runs. Stored responses hold the user's data: they are sealed with the user's
-// data key. A claim left by a crash expires after the request timeout.
+// data key; the key and the body's hash are kept as keyed hashes under a key of the user's
+// (D25), so a copy of the database cannot confirm a guessed question or password. A claim left
+// by a crash expires after the request timeout.
 import type { Database } from "bun:sqlite";
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
 import type { UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
 
@@ -44,8 +46,6 @@ export interface Claim {
   key: string;
 }
 
-export const bodyHash = (body: unknown) => createHash("sha256").update(JSON.stringify(body ?? null)).digest("hex");
-
 export class IdempotencyStore {
   constructor(
     private readonly db: Database,
@@ -58,8 +58,20 @@ export class IdempotencyStore {
     return `${PURPOSE}/${c.endpoint}/${c.key}`;
   }
 
+  /** A value as stored: a keyed hash under the user's idempotency key. */
+  private keyed(user: string, kind: "key" | "body", value: string): string {
+    return createHmac("sha256", this.keys.derive(user, PURPOSE)).update(`${kind}\u0000${value}`).digest("hex");
+  }
+
+  /** The claim as stored: the Idempotency-Key value hashed. */
+  private stored(c: Claim): Claim {
+    return { ...c, key: this.keyed(c.user, "key", c.key) };
+  }
+
   /** Looks the key up; when it is new (or expired, or abandoned), claims it for this request. */
-  begin(c: Claim, hash: string): IdempotencyOutcome {
+  begin(claim: Claim, body: unknown): IdempotencyOutcome {
+    const c = this.stored(claim);
+    const hash = this.keyed(claim.user, "body", JSON.stringify(body ?? null));
     const t = this.now();
     return this.db.transaction((): IdempotencyOutcome => {
       const row = this.db
@@ -71,8 +83,7 @@ export class IdempotencyStore {
       if (row && !expired) {
         if (row.body_hash !== hash) return { kind: "conflict", reason: "Idempotency-Key was already used with a different request body; use a new key for a new operation" };
         if (row.state === "running") return { kind: "conflict", reason: "a request with this Idempotency-Key is still being processed" };
-        const body = this.keys.openFor(c.user, row.response!, this.aad(c)).toString("utf8");
-        return { kind: "replay", status: row.status!, body };
+        return { kind: "replay", status: row.status!, body: this.keys.openFor(c.user, row.response!, this.aad(claim)).toString("utf8") };
       }
       this.db
         .query(
@@ -85,14 +96,16 @@ export class IdempotencyStore {
   }
 
   /** Stores the response of a claimed request for replay. */
-  complete(c: Claim, status: number, body: string): void {
+  complete(claim: Claim, status: number, body: string): void {
+    const c = this.stored(claim);
     this.db
       .query("UPDATE idempotency_records SET state = 'done', status = ?, response = ? WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'")
-      .run(status, this.keys.sealFor(c.user, body, this.aad(c)), c.user, c.endpoint, c.key);
+      .run(status, this.keys.sealFor(c.user, body, this.aad(claim)), c.user, c.endpoint, c.key);
   }
 
   /** Gives a claim up (the request failed), so that a retry runs again. */
-  release(c: Claim): void {
+  release(claim: Claim): void {
+    const c = this.stored(claim);
     this.db.query("DELETE FROM idempotency_records WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'").run(c.user, c.endpoint, c.key);
   }
 

@@ -15,7 +15,7 @@ import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError, RunAgain } from "../http/errors";
 import { requestInfo, type RequestInfo } from "../http/request-context";
 import { replayResponse } from "../http/response";
-import { bodyHash, IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
+import { IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
 import type { LimitedEndpoint, RateDecision, RateLimiter } from "../limits/rate-limit";
 
 export interface GuardServices {
@@ -76,7 +76,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
       (request as Guarded)[STATE] = state;
       if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new HttpError(400, "Idempotency-Key: must be 1-255 visible ASCII characters");
       const claim = { user: principal.user, endpoint: opts.route, key };
-      const outcome = idempotency.begin(claim, bodyHash(body));
+      const outcome = idempotency.begin(claim, body);
       if (outcome.kind !== "claimed") {
         if (limit) withRateHeaders(info, limiter.peek(principal.user, limit));
         if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
