@@ -41,7 +41,7 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
 
   test("a copy of the database cannot confirm a guessed key or body: both are kept as keyed hashes", async () => {
     const body = { query: "is my husband cheating on me" };
-    expect((await t.app.handle(postJson("/v1/query", body, { ...bearer(token), "idempotency-key": "guessable-key-1" }))).status).toBe(200);
+    expect((await t.app.handle(postJson("/v1/deep_search", body, { ...bearer(token), "idempotency-key": "guessable-key-1" }))).status).toBe(200);
     const rows = t.db.query<{ idem_key: string; body_hash: string }, []>("SELECT idem_key, body_hash FROM idempotency_records").all();
     const plain = new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");
     expect(rows.length).toBeGreaterThan(0);
