@@ -37,8 +37,7 @@ export class PathRefused extends ConnectorError {
   }
 }
 
-/** A subject that can name a folder: no separators, not `.` or `..`. */
-// A safe subject (D24) starts with a letter or digit, so it is never "." or "..".
+/** A subject that can name a folder: a safe subject (D24) has no separator and starts with a letter or digit, so it is never `.` or `..`. */
 export const isSafeSegment = (s: string) => SAFE_SUBJECT.test(s);
 
 /** Roots without `{user}` are one folder for every user: the operator is warned at start. */
@@ -61,13 +60,25 @@ export function isInside(path: string, folder: string): boolean {
   return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
-/** The realpath of `path`; if it does not exist, that of its deepest existing folder with the rest appended. */
-export function resolveReal(path: string): { real: string; exists: boolean } {
+/** Links followed while resolving a path that does not exist, at most (as the kernel's limit). */
+const MAX_LINKS = 40;
+
+/**
+ * The realpath of `path`; if it does not exist, that of its deepest existing folder with the
+ * rest appended. A dangling link on the way is followed to where it points, so that a link to
+ * a missing file outside one's folders is refused like one to an existing file (no oracle of
+ * which paths exist elsewhere).
+ */
+export function resolveReal(path: string, links = 0): { real: string; exists: boolean } {
   const missing: string[] = [];
   for (let p = resolve(path); ; p = dirname(p)) {
     try {
       return { real: join(realpathSync(p), ...missing.reverse()), exists: missing.length === 0 };
     } catch {
+      if (links < MAX_LINKS && lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) {
+        const target = resolveReal(resolve(dirname(p), readlinkSync(p)), links + 1);
+        return { real: join(target.real, ...missing.reverse()), exists: false };
+      }
       if (p === dirname(p)) return { real: resolve(path), exists: false };
       missing.push(basename(p));
     }
@@ -118,11 +129,6 @@ function openedPath(fd: number): string | undefined {
   }
 }
 
-/**
- * The bytes of a regular file, opened without following a link in its last component and
- * without blocking (a FIFO put in its place must not stall the server). With `within`, the
- * file opened must lie there, which closes the window between a check and the open.
- */
 /** A SQLite database and the files SQLite opens beside it: each a plain file with one name. */
 export function checkDatabaseFiles(real: string): void {
   for (const suffix of ["", "-wal", "-shm", "-journal"]) {
@@ -138,6 +144,11 @@ export function checkDatabaseFiles(real: string): void {
   }
 }
 
+/**
+ * The bytes of a regular file, opened without following a link in its last component and
+ * without blocking (a FIFO put in its place must not stall the server). With `within`, the
+ * file opened must lie there, which closes the window between a check and the open.
+ */
 export function readNoFollow(file: string, within?: string): Buffer {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {

@@ -96,6 +96,16 @@ describe("roots per user", () => {
     refusedWith(() => confine(join(w.bob, "docs", "note.txt"), w.policy("alice")), 403, /outside/);
   });
 
+  test("links in one's own folder to a missing and to an existing file outside are refused alike (no existence oracle)", () => {
+    const w = world();
+    symlinkSync(join(w.outside, "secret.txt"), join(w.bob, "to-existing"));
+    symlinkSync(join(w.outside, "nothing.txt"), join(w.bob, "to-missing"));
+    symlinkSync(join(w.bob, "to-missing"), join(w.bob, "to-link"));
+    for (const link of ["to-existing", "to-missing", "to-link"]) refusedWith(() => confine(join(w.bob, link), w.policy("bob")), 403, /outside/);
+    symlinkSync(join(w.docs, "later.txt"), join(w.bob, "to-own-missing"));
+    refusedWith(() => confine(join(w.bob, "to-own-missing"), w.policy("bob")), 400, /does not exist/);
+  });
+
   test("the data folder, and any folder above it, is refused to everyone, the operator included", () => {
     const w = world();
     const operator: PathPolicy = { dataDir: w.data };
