@@ -9,6 +9,15 @@ import { VectorRotation } from "./rotation";
 
 /** Rotations kept in memory (by user and store, each ~0.6 MB at 384 dimensions; building one takes ~0.1 s). */
 const ROTATIONS_KEPT = 64;
+/** Data and derived keys kept in memory (32 bytes each; unwrapping or deriving one again costs microseconds). */
+const KEYS_KEPT = 10_000;
+
+/** Keeps `value` under `id` in `cache`, dropping the oldest entry once `limit` is reached. */
+function keep<T>(cache: Map<string, T>, limit: number, id: string, value: T): T {
+  if (cache.size >= limit) cache.delete(cache.keys().next().value!);
+  cache.set(id, value);
+  return value;
+}
 
 /** Thrown where a key is needed but the user has none and none may be made (deleted meanwhile). */
 export class NoUserKey extends Error {
@@ -60,7 +69,7 @@ export class UserKeys {
       key = randomBytes(32);
       this.db.query("INSERT INTO crypto_user_keys (user_id, wrapped_key, created_at) VALUES (?, ?, ?)").run(user, seal(this.masterKey, key, this.aad(user)), Date.now());
     }
-    this.cache.set(user, key);
+    keep(this.cache, KEYS_KEPT, user, key);
     return key;
   }
 
@@ -77,12 +86,7 @@ export class UserKeys {
    */
   derive(user: string, purpose: string, create = true): Buffer {
     const id = `${user}\u0000${purpose}`;
-    let key = this.derived.get(id);
-    if (!key) {
-      key = Buffer.from(hkdfSync("sha256", this.keyFor(user, create), Buffer.alloc(0), `corpus/${purpose}`, 32));
-      this.derived.set(id, key);
-    }
-    return key;
+    return this.derived.get(id) ?? keep(this.derived, KEYS_KEPT, id, Buffer.from(hkdfSync("sha256", this.keyFor(user, create), Buffer.alloc(0), `corpus/${purpose}`, 32)));
   }
 
   /**
@@ -92,13 +96,7 @@ export class UserKeys {
    */
   rotation(user: string, scope: string, dim: number, create = true): VectorRotation {
     const id = `${user}\u0000${scope}`;
-    let r = this.rotations.get(id);
-    if (!r) {
-      r = VectorRotation.fromKey(this.derive(user, `vector-rotation/${scope}`, create), dim);
-      if (this.rotations.size >= ROTATIONS_KEPT) this.rotations.delete(this.rotations.keys().next().value!);
-      this.rotations.set(id, r);
-    }
-    return r;
+    return this.rotations.get(id) ?? keep(this.rotations, ROTATIONS_KEPT, id, VectorRotation.fromKey(this.derive(user, `vector-rotation/${scope}`, create), dim));
   }
 
   sealFor(user: string, plaintext: Uint8Array | string, purpose: string, create = true): Buffer {

@@ -42,6 +42,7 @@ export class EmbeddingService {
   private readonly urgent: Job[] = [];
   private readonly background: Job[] = [];
   private running = false;
+  private readonly idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly db: Database,
@@ -160,7 +161,15 @@ export class EmbeddingService {
       }
     } finally {
       this.running = false;
+      // A macrotask later: what the last jobs' callers did with their vectors has run too.
+      if (this.pending === 0) for (const resolve of this.idleWaiters.splice(0)) setImmediate(resolve);
     }
+  }
+
+  /** Resolves once no job is waiting or running (shutdown, and tests that must see the outcome). */
+  idle(): Promise<void> {
+    if (this.pending === 0) return new Promise((resolve) => setImmediate(resolve));
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /** Jobs waiting or running (for progress reports). */

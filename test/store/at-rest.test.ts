@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { indexKeysFor } from "../../src/connectors/local-index";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
@@ -68,16 +69,6 @@ function nearestInFiles(dir: string, targets: Float32Array[]): number {
   return best;
 }
 
-async function until<T>(f: () => Promise<T | undefined> | T | undefined, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await Bun.sleep(50);
-  }
-}
-
 async function setUp() {
   const base = tempDir("corpus-at-rest-roots-");
   const docs = join(base, "alice", "docs");
@@ -89,11 +80,14 @@ async function setUp() {
   const alice = (await t.services.auth.issuer.issue("alice", ALL as never)).token;
   const added = await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(alice)));
   expect(added.status).toBe(200);
-  await until(async () => {
-    const list = (await (await t.app.handle(req("/v1/connectors", { headers: bearer(alice) }))).json()) as { connectors: Array<{ id: string; indexed?: { chunks: number; embedded: number } }> };
-    const d = list.connectors.find((c) => c.id === "docs")?.indexed;
-    return d && d.chunks > 0 && d.embedded === d.chunks ? true : undefined;
-  });
+  // The folder indexed, then every chunk embedded: both are promises of the connector's.
+  const docsConnector = t.services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
+  await docsConnector.sync();
+  await docsConnector.embedPending();
+  const list = (await (await t.app.handle(req("/v1/connectors", { headers: bearer(alice) }))).json()) as { connectors: Array<{ id: string; indexed?: { chunks: number; embedded: number } }> };
+  const indexed = list.connectors.find((c) => c.id === "docs")!.indexed!;
+  expect(indexed.chunks).toBeGreaterThan(0);
+  expect(indexed.embedded).toBe(indexed.chunks);
   return { t, alice, dir: t.config.CORPUS_DATA_DIR };
 }
 
@@ -136,7 +130,8 @@ describe("after a deletion no vector of the user is left (D25)", () => {
     const questions = [`${WORDS[0]} plan shipments`, `who funds the ${WORDS[4]} pilot?`];
     for (const q of questions) expect((await s.t.app.handle(postJson("/v1/query", { query: q }, bearer(s.alice)))).status).toBe(200);
     const { db, userKeys, embeddings } = s.t.services;
-    await until(() => (db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n === 0 ? true : undefined));
+    await embeddings.idle();
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n).toBe(0);
 
     // Her vectors as the model made them: the stored ones turned back with her key, and the questions'.
     const vectors = (rows: Array<{ embedding: Uint8Array }>) => rows.map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)));
@@ -179,5 +174,25 @@ describe("caches belong to their owner (D25)", () => {
     expect(rows.map((r) => r.owner)).toEqual(["alice"]);
     expect(Buffer.from(rows[0]!.vector).includes(Buffer.from(v!.buffer, v!.byteOffset, 64))).toBe(false);
     await t.services.close();
+  });
+});
+
+describe("an answer archived before a crash is found after it (D29)", () => {
+  test("chunks whose vectors were not stored yet are embedded on restart and found by deep search", async () => {
+    const dir = tempDir("corpus-resume-");
+    const first = await testApp({ CORPUS_DATA_DIR: dir });
+    const token = (await first.services.auth.issuer.issue("resumer", ALL as never)).token;
+    const chunk = { chunk_id: "c1", connector: "docs", title: "Dabhol", content: "The Dabhol power plant in India had problems with its gas supply.", source_url: "file:///x", type: "file" as const, path: "x", date: null };
+    first.services.userKeys.keyFor("resumer");
+    first.services.archive.store("resumer", "qry_resume1", "Dabhol plant problems", [{ chunk, embedText: `${chunk.title}\n${chunk.content}` }], [undefined]);
+    // The crash: the process ends before the background embedder stored the vector.
+    await first.services.close();
+    const second = await testApp({ CORPUS_DATA_DIR: dir });
+    expect(second.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n).toBe(1);
+    expect(await second.services.archive.resumePending()).toBe(1);
+    const r = await second.app.handle(postJson("/v1/deep_search", { query: "gas supply problems at an Indian power plant" }, bearer(token)));
+    const body = (await r.json()) as { archive_results: Array<{ original_query_id: string }> };
+    expect(body.archive_results.map((m) => m.original_query_id)).toContain("qry_resume1");
+    await second.services.close();
   });
 });

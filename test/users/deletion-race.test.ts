@@ -41,8 +41,7 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
   const answer = await query;
   expect(answer.status).toBe(401);
   // Background work the question started (its records' vectors) settles without writing.
-  while (t.services.embeddings.pending > 0) await Bun.sleep(20);
-  await Bun.sleep(0);
+  await t.services.embeddings.idle();
 
   const tables = t.db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
   const left: string[] = [];
