@@ -9,7 +9,9 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
   let t: Awaited<ReturnType<typeof testApp>>;
   let token: string;
   beforeAll(async () => {
-    t = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3" });
+    // A stopped clock: the minute windows must not roll over mid-test.
+    const at = Date.now();
+    t = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3" }, () => at);
     token = (await t.services.auth.issuer.issue("replayer", ALL)).token;
   });
   afterAll(() => t.services.close());
@@ -52,7 +54,8 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
   });
 
   test("replays are not counted: 3 per minute allows 3 new questions after any number of replays", async () => {
-    const t2 = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3" });
+    const at = Date.now();
+    const t2 = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3" }, () => at);
     const tok = (await t2.services.auth.issuer.issue("counter", ALL)).token;
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await t2.app.handle(postJson("/v1/query", { query: "same" }, { ...bearer(tok), "idempotency-key": "same-key" }))).status);
