@@ -14,6 +14,7 @@ import { accessLog } from "./http/access-log";
 import { bodyLimit } from "./http/body-limit";
 import { cors } from "./http/cors";
 import { errorMapper } from "./http/errors";
+import { hostCheck } from "./http/host-check";
 import { responseWriter } from "./http/response";
 import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
@@ -30,6 +31,8 @@ export function createApp(services: Services) {
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
   const app = new Elysia({ name: "corpus", normalize: false })
     .use(responseWriter)
+    // Before CORS and everything else: a request for another host is no request for us (DNS rebinding).
+    .use(hostCheck(config))
     .use(cors(config.corsOrigins))
     .use(errorMapper(log.child("http"), (request: Request): Promise<Response> => app.handle(request)))
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))

@@ -23,6 +23,7 @@ export const ConfigSchema = Type.Object({
     Type.String({ minLength: 1, allowed: "a file path", description: "Master key file, generated (0600) on first start; default DATA_DIR.master.key, beside the data folder (never inside it)." }),
   ),
   CORPUS_CORS_ALLOW_ORIGINS_CSV: Type.String({ default: "", pattern: "^(\\s*https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)?$", allowed: "comma-separated origins such as https://app.example.com", description: "Origins allowed cross-origin access; empty allows none." }),
+  CORPUS_ALLOWED_HOSTS: Type.String({ default: "", pattern: "^(\\s*(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)\\s*(,\\s*(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)\\s*)*)?$", allowed: "comma-separated host names or IP addresses (IPv6 in brackets), without ports", description: "Host names this server answers to besides loopback and the hosts of CORPUS_OAUTH_RESOURCE_URL and CORPUS_CORS_ALLOW_ORIGINS_CSV; any other Host header is 403 (DNS rebinding)." }),
   CORPUS_DEBUG_MODE: Bool("Enables /debug/* routes and debug logging."),
   CORPUS_LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: "INFO", description: "Lowest level logged." }),
   CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: Int(60, 1, 1_000_000, "Requests per minute per IP on /mcp (token bucket)."),
@@ -55,6 +56,8 @@ export type Config = Static<typeof ConfigSchema> & {
   resourceUrl: string;
   issuer: string;
   corsOrigins: string[];
+  /** CORPUS_ALLOWED_HOSTS, lower case. */
+  allowedHosts: string[];
   connectorRoots: string[];
 };
 
@@ -107,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     resourceUrl: (base.CORPUS_OAUTH_RESOURCE_URL ?? local).replace(/\/+$/, ""),
     issuer: (base.CORPUS_OAUTH_ISSUER ?? local).replace(/\/+$/, ""),
     corsOrigins: base.CORPUS_CORS_ALLOW_ORIGINS_CSV.split(",").map((s) => s.trim()).filter(Boolean),
+    allowedHosts: base.CORPUS_ALLOWED_HOSTS.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean),
     connectorRoots: base.CORPUS_CONNECTOR_ROOTS.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean),
   };
 }
