@@ -13,6 +13,7 @@ import type { HealthChecks } from "./health/checks";
 import { accessLog } from "./http/access-log";
 import { bodyLimit } from "./http/body-limit";
 import { cors } from "./http/cors";
+import { jsonOnly } from "./http/content-type";
 import { errorMapper } from "./http/errors";
 import { hostCheck } from "./http/host-check";
 import { responseWriter } from "./http/response";
@@ -35,6 +36,7 @@ export function createApp(services: Services) {
     .use(hostCheck(config))
     .use(cors(config.corsOrigins))
     .use(errorMapper(log.child("http"), (request: Request): Promise<Response> => app.handle(request)))
+    .use(jsonOnly)
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
     .use(accessLog(log.child("http.access")))
     .use(openapiDocs())

@@ -13,6 +13,7 @@ export const ERROR_TYPES = {
   405: "method_not_allowed",
   409: "conflict",
   413: "payload_too_large",
+  415: "unsupported_media_type",
   429: "rate_limited",
   500: "server_error",
   503: "service_unavailable",
@@ -101,8 +102,11 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
   return { status: 500 as const, headers: {}, body: errorBody(500, "internal error; retry with backoff") };
 }
 
+/** Whether a path is the MCP endpoint's, whose errors are JSON-RPC error objects. */
+export const isMcpPath = (path: string) => path === "/mcp" || path.startsWith("/mcp/");
+
 /** On /mcp an error is a JSON-RPC error object (D17: 413 there too), unless the spec gives its own body (429). */
-function jsonRpcShape(status: number, body: unknown): unknown {
+export function jsonRpcShape(status: number, body: unknown): unknown {
   if (body && typeof body === "object" && ("jsonrpc" in body || "retry_after" in body)) return body;
   const message = (body as { message?: string }).message ?? "error";
   if (message === NOT_JSON) return { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is not JSON" } };
@@ -147,7 +151,7 @@ export const errorMapper = (log: Logger, dispatch?: Dispatch) =>
       info.failed();
       const { request_id, client_ip } = info;
       const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
-      if (path === "/mcp" || path.startsWith("/mcp/")) mapped.body = jsonRpcShape(mapped.status, mapped.body) as typeof mapped.body;
+      if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body) as typeof mapped.body;
       set.status = mapped.status;
       Object.assign(set.headers, mapped.headers);
       return mapped.body;

@@ -1,8 +1,9 @@
 // Request timeout (D17): a request still unanswered after CORPUS_REQUEST_TIMEOUT seconds is
-// ended with 503 and a clear body. It wraps the app's fetch, so it covers every stage.
+// ended with 503 and a clear body: { type, message } on REST, a JSON-RPC error on /mcp (whose
+// clients read nothing else). It wraps the app's fetch, so it covers every stage.
 // Most requests settle at once (Bun.peek sees it) and cost nothing more; the others are
 // watched by one shared sweep rather than a timer each.
-import { errorBody } from "./errors";
+import { errorBody, isMcpPath, jsonRpcShape } from "./errors";
 import { requestInfo } from "./request-context";
 import { jsonResponse } from "./response";
 
@@ -19,8 +20,10 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
   const pending = new Set<Pending>();
   let sweeper: ReturnType<typeof setInterval> | undefined;
 
-  const timeoutResponse = (request: Request) =>
-    jsonResponse(errorBody(503, `request timed out after ${seconds} s`), 503, requestInfo(request).request_id, { "retry-after": "1" });
+  const timeoutResponse = (request: Request) => {
+    const body = errorBody(503, `request timed out after ${seconds} s`);
+    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body) : body, 503, requestInfo(request).request_id, { "retry-after": "1" });
+  };
 
   const sweep = () => {
     const now = performance.now();

@@ -16,6 +16,14 @@ describe("request timeout (D17)", () => {
     expect(timedOut).toBe(true);
   });
 
+  test("on /mcp the timeout is a JSON-RPC error, which is all an MCP client reads (it was a REST body)", async () => {
+    const handler = withTimeout(() => new Promise<Response>(() => {}), 1);
+    const r = await handler(req("/mcp", { method: "POST" }));
+    expect(r.status).toBe(503);
+    expect(await r.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "request timed out after 1 s" } });
+    expect(r.headers.get("retry-after")).toBe("1");
+  });
+
   test("a fast request is untouched", async () => {
     const handler = withTimeout(() => new Response("fast"), 1);
     const r = await handler(req("/fast"));

@@ -1,0 +1,18 @@
+// Request bodies are JSON (first document: "Every POST carries Content-Type: application/json";
+// issue 13 item 14). A body of any other declared type is 415 before a byte of it is read, on
+// REST and on /mcp alike: a form or text/plain POST, which a foreign page may send without a
+// CORS preflight, never reaches a handler.
+import { Elysia } from "elysia";
+import { HttpError } from "./errors";
+
+export const UNSUPPORTED_MEDIA_TYPE = "Content-Type: must be application/json";
+
+const JSON_MEDIA_TYPE = /^\s*application\/json\s*(;|$)/i;
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+/** Whether a Content-Type header value is application/json (parameters such as charset allowed). */
+export const isJsonContentType = (value: string | null) => value !== null && JSON_MEDIA_TYPE.test(value);
+
+export const jsonOnly = new Elysia({ name: "corpus/content-type" }).onRequest(({ request }) => {
+  if (WITH_BODY.has(request.method) && !isJsonContentType(request.headers.get("content-type"))) throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
+});
