@@ -40,12 +40,16 @@ const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 
-/** The database URL without its password, for messages and the shown config. */
+/** Query parameters whose values are secrets or name where secrets are (password, sslpassword, passfile, sslkey…). */
+const SECRET_PARAM = /pass|pwd|secret|token|key|auth|cred/i;
+
+/** The database URL without its password or any secret-looking parameter, for messages and the shown config. */
 export function redactUrl(url: string): string {
   if (!isPostgresUrl(url)) return url;
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";
+    for (const name of new Set(u.searchParams.keys())) if (SECRET_PARAM.test(name)) u.searchParams.set(name, "***");
     return u.toString();
   } catch {
     return "postgres://(invalid URL)";
