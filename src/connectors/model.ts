@@ -68,7 +68,7 @@ export const ConnectorView = t.Object({
   reason: t.Optional(t.String()),
   records: t.Optional(t.Integer()),
   indexed: t.Optional(t.Object({ chunks: t.Integer(), embedded: t.Integer() }, { description: "ahead-of-time embedding: chunks embedded of total" })),
-  config: t.Record(t.String(), t.Unknown(), { description: "the configuration without secrets" }),
+  config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "the configuration without secrets; absent on operator connectors" })),
   created_at: t.Optional(t.String()),
 });
 export type ConnectorViewT = Static<typeof ConnectorView>;

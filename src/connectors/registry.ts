@@ -199,11 +199,20 @@ export class ConnectorRegistry {
       new Promise<ConnectorStatus>((r) => (timer = setTimeout(() => r({ status: "error", reason: `no answer within ${HEALTH_TIMEOUT_MS / 1000} s` }), HEALTH_TIMEOUT_MS))),
     ]).finally(() => clearTimeout(timer));
     this.statuses.set(key, { at: Date.now(), status });
+    // Only the log says why an operator connector fails: the health route and the users' list do not.
+    if (d.owner === OPERATOR && status.status === "error" && cached?.status.status !== "error") {
+      this.log.warning("operator connector in error", { connector: d.id, reason: status.reason ?? null });
+    }
     return status;
   }
 
   private async view(d: Definition, fresh = false): Promise<ConnectorViewT> {
     const s = await this.status(d, fresh);
+    // The operator's connectors are shown to every user: what they are and whether they work,
+    // never their config or the reason of an error (it names hosts, users and URLs).
+    if (d.owner === OPERATOR) {
+      return { id: d.id, kind: d.kind, label: d.label, owner: "operator", status: s.status, ...(s.records !== undefined ? { records: s.records } : {}), ...this.progressOf(d) };
+    }
     return {
       id: d.id,
       kind: d.kind,
@@ -298,14 +307,14 @@ export class ConnectorRegistry {
       .map((d) => ({ id: d.id, kind: d.kind, label: d.label, owner: d.owner === OPERATOR ? "operator" : "user", connector: this.instance(d) }));
   }
 
-  /** Operator connectors in error make the connectors service unhealthy. */
+  /**
+   * Operator connectors in error make the connectors service unhealthy. The route needs no
+   * token, so the reason is only a count: which ones fail and why is in the log (WARNING).
+   */
   async operatorHealth(): Promise<{ healthy: boolean; reason?: string }> {
-    const failing: string[] = [];
-    for (const d of this.operators) {
-      const s = await this.status(d);
-      if (s.status === "error") failing.push(`${d.id}: ${s.reason}`);
-    }
-    return failing.length ? { healthy: false, reason: `operator connectors in error: ${failing.join("; ")}` } : { healthy: true };
+    const statuses = await Promise.all(this.operators.map((d) => this.status(d)));
+    const failing = statuses.filter((s) => s.status === "error").length;
+    return failing ? { healthy: false, reason: `${failing} of ${statuses.length} operator connectors in error; see the log` } : { healthy: true };
   }
 
   /** Closes the live connections of `user`'s connectors (after their rows are deleted). */

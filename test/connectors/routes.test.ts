@@ -143,13 +143,47 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     expect((await app.handle(req("/api/connectors/health"))).status).toBe(200);
   });
 
-  test("an operator connector in error makes /api/connectors/health 503; a bad file stops start-up", async () => {
+  test("users see the operator's connectors by id, kind, label and status: not their mail account, host, port or error", async () => {
     const file = join(tempDir(), "connectors.json");
-    writeFileSync(file, JSON.stringify([{ id: "gone", kind: "sql", config: { url: "postgres://u:p@127.0.0.1:1/x", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } }]));
-    const { app } = await setup({ CORPUS_CONNECTORS_FILE: file });
+    const { imap } = servers;
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { id: "ops-mail", kind: "imap", label: "Support inbox", config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password } },
+        { id: "ops-db", kind: "sql", config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger?sslpassword=opspass", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } },
+      ]),
+    );
+    const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
+    const shown = await list(app, await token("mallory", ["connectors:read"]));
+    expect(shown.map((c) => Object.keys(c).sort())).toEqual([
+      ["id", "kind", "label", "owner", "records", "status"],
+      ["id", "kind", "label", "owner", "status"],
+    ]);
+    expect(shown).toEqual([
+      expect.objectContaining({ id: "ops-mail", kind: "imap", label: "Support inbox", owner: "operator", status: "ok" }),
+      { id: "ops-db", kind: "sql", label: "ops-db", owner: "operator", status: "error" },
+    ]);
+    const text = JSON.stringify(shown);
+    for (const secret of [imap.user, String(imap.port), "opsuser", "127.0.0.1", "ledger"]) expect(text).not.toContain(secret);
+  });
+
+  test("an operator connector in error makes /api/connectors/health 503, naming no connector, host or URL (the log does); a bad file stops start-up", async () => {
+    const file = join(tempDir(), "connectors.json");
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { id: "gone", kind: "sql", config: { url: "postgres://u:p@127.0.0.1:1/x", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } },
+        { id: "shop", kind: "sql", config: { url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }] } },
+      ]),
+    );
+    const { app, logs } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const r = await app.handle(req("/api/connectors/health"));
     expect(r.status).toBe(503);
-    expect(((await r.json()) as { reason: string }).reason).toContain("gone: database postgres://u:***@127.0.0.1:1/x refused the connection");
+    expect(await r.json()).toEqual({ status: "unhealthy", service: "connectors", reason: "1 of 2 operator connectors in error; see the log" });
+    // Asked again (a monitor polls it): still one line in the log, which says which and why.
+    await app.handle(req("/api/connectors/health"));
+    const logged = logs.records().filter((l) => l.message === "operator connector in error");
+    expect(logged).toEqual([expect.objectContaining({ level: "WARNING", connector: "gone", reason: "database postgres://u:***@127.0.0.1:1/x refused the connection" })]);
     writeFileSync(file, JSON.stringify([{ id: "x", kind: "imap", config: { host: "h" } }]));
     await expect(setup({ CORPUS_CONNECTORS_FILE: file })).rejects.toThrow(/CORPUS_CONNECTORS_FILE=.* connector 1: config/);
   });
