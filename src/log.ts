@@ -1,5 +1,7 @@
 // Structured JSON logs (second document part 8): one line per record with timestamp, level,
 // logger, message, request_id, client_ip and tool. Never pass secrets, tokens or bodies here.
+// Values come from clients (tool names, paths, methods): every string is cut at
+// LOG_VALUE_MAX_CHARS, so a request cannot turn into a megabyte log line.
 import type { LOG_LEVELS } from "./config";
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -13,6 +15,38 @@ export interface LogContext {
 }
 
 export type LogSink = (line: string) => void;
+
+/** The longest string a log record carries; longer ones are cut and marked with their length. */
+export const LOG_VALUE_MAX_CHARS = 1024;
+/** Of arrays and objects inside a field: how many items and how deep are kept. */
+const LOG_ITEMS_MAX = 32;
+const LOG_DEPTH_MAX = 4;
+
+function cutString(s: string): string {
+  if (s.length <= LOG_VALUE_MAX_CHARS) return s;
+  // Not between the two halves of a surrogate pair.
+  const last = s.charCodeAt(LOG_VALUE_MAX_CHARS - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? LOG_VALUE_MAX_CHARS - 1 : LOG_VALUE_MAX_CHARS;
+  return `${s.slice(0, end)}…[cut: ${s.length} chars]`;
+}
+
+/** A field's value with every string cut and collections bounded. */
+export function capLogValue(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return cutString(value);
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= LOG_DEPTH_MAX) return "[…]";
+  // As JSON.stringify would see it (a Date is its ISO string).
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return capLogValue((value as { toJSON(): unknown }).toJSON(), depth + 1);
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, LOG_ITEMS_MAX).map((v) => capLogValue(v, depth + 1));
+    return value.length > LOG_ITEMS_MAX ? [...kept, `…[cut: ${value.length} items]`] : kept;
+  }
+  const entries = Object.entries(value);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of entries.slice(0, LOG_ITEMS_MAX)) out[cutString(k)] = capLogValue(v, depth + 1);
+  if (entries.length > LOG_ITEMS_MAX) out["…"] = `[cut: ${entries.length} keys]`;
+  return out;
+}
 
 /** Lines are gathered and written together once per turn of the event loop. */
 function stdoutSink(): LogSink {
@@ -44,8 +78,19 @@ export class Logger {
 
   log(level: LogLevel, message: string, context: LogContext = {}): void {
     if (!this.enabled(level)) return;
-    const { request_id = null, client_ip = null, tool = null, ...fields } = context;
-    const record = { timestamp: new Date().toISOString(), level, logger: this.name, message, request_id, client_ip, tool, ...fields };
+    const { request_id = null, client_ip = null, tool = null, ...rest } = context;
+    const fields: Record<string, unknown> = {};
+    for (const key in rest) fields[cutString(key)] = capLogValue(rest[key]);
+    const record = {
+      timestamp: new Date().toISOString(),
+      level,
+      logger: this.name,
+      message: cutString(message),
+      request_id: capLogValue(request_id),
+      client_ip: capLogValue(client_ip),
+      tool: capLogValue(tool),
+      ...fields,
+    };
     this.state.sink(`${JSON.stringify(record)}\n`);
   }
 
