@@ -19,6 +19,7 @@ import { IdempotencyStore, idempotencyMigrations } from "./limits/idempotency";
 import { limitMigrations, limitsFrom, RateLimiter } from "./limits/rate-limit";
 import { bucketMigrations, TokenBuckets } from "./limits/token-bucket";
 import { openDatabase } from "./store/database";
+import { Sweeps } from "./sweeps";
 import { storeMigrations } from "./store/migrations";
 
 export const MIGRATIONS = [
@@ -45,6 +46,8 @@ export interface Services {
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
   buckets: TokenBuckets;
+  /** The timer that purges what has expired (buckets, idempotency records, token rows). */
+  sweeps: Sweeps;
   connectors: ConnectorRegistry;
   embeddings: EmbeddingService;
   query: QueryService;
@@ -66,7 +69,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const auth = await AuthService.create(config, db, masterKey, now);
   const limiter = new RateLimiter(db, limitsFrom(config), now);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
-  const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now);
+  const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS);
   const embeddings = new EmbeddingService(db, userKeys);
   const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings);
   const query = new QueryService(connectors, embeddings);
@@ -74,6 +77,15 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const conversations = new Conversations(db, userKeys, now);
   const webhooks = new WebhookStore(db, userKeys, masterKey, now);
   const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now);
+  const sweeps = new Sweeps(
+    [
+      { name: "ip_buckets", run: () => buckets.sweep() },
+      { name: "idempotency_records", run: () => idempotency.purgeExpired() },
+      { name: "token_rows", run: () => auth.store.purgeExpired() },
+    ],
+    log.child("sweeps"),
+  );
+  sweeps.start();
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {
     config,
@@ -84,6 +96,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
     limiter,
     idempotency,
     buckets,
+    sweeps,
     connectors,
     embeddings,
     query,
@@ -93,6 +106,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
     webhookWorker,
     operatorWebhook,
     async close() {
+      sweeps.stop();
       await webhookWorker.stop();
       await connectors.close();
       limiter.stop();

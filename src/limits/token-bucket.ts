@@ -1,6 +1,9 @@
 // The /mcp limit (second document part 8): a token bucket per client IP, refilled at
 // CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE per minute up to that many. State is written behind
-// to SQLite every second, so a restart does not hand every client a full bucket.
+// to SQLite every second, so a restart does not hand every client a full bucket. A bucket that
+// has refilled carries no state: sweep() drops those, in memory and in SQLite, and at most
+// `maxEntries` buckets are kept (the least recently used goes first), so a stream of new
+// addresses cannot grow either without end.
 import type { Database } from "bun:sqlite";
 import type { Migration } from "../store/migrations";
 
@@ -28,8 +31,12 @@ interface Bucket {
   at: number;
 }
 
+export const DEFAULT_MAX_BUCKETS = 100_000;
+
 export class TokenBuckets {
+  /** In order of last use, least recent first: the first entry is the one to evict. */
   private readonly buckets = new Map<string, Bucket>();
+  /** Addresses whose row is to be written, or deleted (when their bucket is gone). */
   private readonly dirty = new Set<string>();
   private readonly perMs: number;
   private readonly timer: ReturnType<typeof setInterval>;
@@ -38,18 +45,39 @@ export class TokenBuckets {
     private readonly db: Database,
     private readonly perMinute: number,
     private readonly now: () => number = Date.now,
+    private readonly maxEntries = DEFAULT_MAX_BUCKETS,
   ) {
     this.perMs = perMinute / 60_000;
-    for (const row of db.query<{ ip: string; tokens: number; updated_at: number }, []>("SELECT ip, tokens, updated_at FROM limits_ip_buckets").all()) {
-      this.buckets.set(row.ip, { tokens: row.tokens, at: row.updated_at });
-    }
+    this.deleteFullRows();
+    const rows = db
+      .query<{ ip: string; tokens: number; updated_at: number }, [number]>(
+        "SELECT ip, tokens, updated_at FROM (SELECT * FROM limits_ip_buckets ORDER BY updated_at DESC LIMIT ?) ORDER BY updated_at",
+      )
+      .all(maxEntries);
+    for (const row of rows) this.buckets.set(row.ip, { tokens: row.tokens, at: row.updated_at });
+    // Rows beyond the cap (a lower cap than before the restart) go.
+    if (rows.length === maxEntries) db.query("DELETE FROM limits_ip_buckets WHERE updated_at < ?").run(rows[0]!.updated_at);
     this.timer = setInterval(() => this.flush(), 1000);
     this.timer.unref?.();
   }
 
+  /** How many buckets are held in memory. */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  private isFull(b: Bucket, t: number): boolean {
+    return b.tokens + (t - b.at) * this.perMs >= this.perMinute;
+  }
+
   take(ip: string): BucketDecision {
     const t = this.now();
-    const b = this.buckets.get(ip) ?? { tokens: this.perMinute, at: t };
+    let b = this.buckets.get(ip);
+    if (b) this.buckets.delete(ip); // set again below: now the most recently used
+    else {
+      b = { tokens: this.perMinute, at: t };
+      this.evictOver(this.maxEntries - 1);
+    }
     b.tokens = Math.min(this.perMinute, b.tokens + (t - b.at) * this.perMs);
     b.at = t;
     const allowed = b.tokens >= 1;
@@ -65,23 +93,52 @@ export class TokenBuckets {
     };
   }
 
+  /** Evicts the least recently used buckets until at most `keep` are left. */
+  private evictOver(keep: number): void {
+    for (const ip of this.buckets.keys()) {
+      if (this.buckets.size <= keep) return;
+      this.buckets.delete(ip);
+      this.dirty.add(ip);
+    }
+  }
+
   flush(): void {
     if (this.dirty.size === 0) return;
     const upsert = this.db.query(
       "INSERT INTO limits_ip_buckets (ip, tokens, updated_at) VALUES (?, ?, ?) ON CONFLICT (ip) DO UPDATE SET tokens = excluded.tokens, updated_at = excluded.updated_at",
     );
-    const full = this.db.query("DELETE FROM limits_ip_buckets WHERE ip = ?");
+    const gone = this.db.query("DELETE FROM limits_ip_buckets WHERE ip = ?");
+    const t = this.now();
     this.db.transaction(() => {
       for (const ip of this.dirty) {
-        const b = this.buckets.get(ip)!;
-        // A bucket that has refilled carries no state worth keeping.
-        if (b.tokens + (this.now() - b.at) * this.perMs >= this.perMinute) {
+        const b = this.buckets.get(ip);
+        // A bucket that has refilled carries no state worth keeping; an evicted one has none.
+        if (b && !this.isFull(b, t)) upsert.run(ip, b.tokens, b.at);
+        else {
           this.buckets.delete(ip);
-          full.run(ip);
-        } else upsert.run(ip, b.tokens, b.at);
+          gone.run(ip);
+        }
       }
     })();
     this.dirty.clear();
+  }
+
+  /** Drops every bucket that has refilled, in memory and in SQLite; returns how many were in memory. */
+  sweep(): number {
+    const t = this.now();
+    let dropped = 0;
+    for (const [ip, b] of this.buckets) {
+      if (!this.isFull(b, t)) continue;
+      this.buckets.delete(ip);
+      this.dirty.delete(ip);
+      dropped++;
+    }
+    this.deleteFullRows();
+    return dropped;
+  }
+
+  private deleteFullRows(): void {
+    this.db.query("DELETE FROM limits_ip_buckets WHERE tokens + (? - updated_at) * ? >= ?").run(this.now(), this.perMs, this.perMinute);
   }
 
   stop(): void {

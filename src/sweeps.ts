@@ -1,0 +1,51 @@
+// What would otherwise only grow (issue 13, item 11) is swept on one timer: refilled per-IP
+// buckets, expired idempotency records, expired and revoked token rows. Each task judges age by
+// the services' clock; the timer is unref'd (it never keeps the process up), and a task that
+// fails (a full disk, a closed database) is logged and tried again at the next sweep.
+import type { Logger } from "./log";
+
+export const SWEEP_INTERVAL_MS = 60_000;
+
+export interface SweepTask {
+  name: string;
+  /** Removes what has expired; returns how many entries went, when it knows. */
+  run(): number | void;
+}
+
+type Schedule = (fn: () => void, ms: number) => { unref?(): unknown };
+
+export class Sweeps {
+  private timer?: ReturnType<Schedule>;
+
+  constructor(
+    private readonly tasks: SweepTask[],
+    private readonly log: Logger,
+    private readonly schedule: Schedule = setInterval,
+    private readonly cancel: (timer: ReturnType<Schedule>) => void = (t) => clearInterval(t as ReturnType<typeof setInterval>),
+  ) {}
+
+  start(intervalMs = SWEEP_INTERVAL_MS): void {
+    if (this.timer) return;
+    this.timer = this.schedule(() => this.run(), intervalMs);
+    this.timer.unref?.();
+  }
+
+  /** One sweep of every task, now; returns what each removed. */
+  run(): Record<string, number> {
+    const removed: Record<string, number> = {};
+    for (const task of this.tasks) {
+      try {
+        removed[task.name] = task.run() ?? 0;
+      } catch (error) {
+        this.log.warning("sweep failed; tried again at the next one", { task: task.name, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    if (Object.values(removed).some((n) => n > 0)) this.log.debug("swept", removed);
+    return removed;
+  }
+
+  stop(): void {
+    if (this.timer) this.cancel(this.timer);
+    this.timer = undefined;
+  }
+}
