@@ -1,17 +1,19 @@
-// Webhook targets (D14): http(s) only; a host that resolves to a private, loopback or
-// link-local address is refused unless CORPUS_WEBHOOK_ALLOW_PRIVATE=true, so a webhook cannot
-// probe the internal network. Checked at registration and again before every delivery.
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
-import { inRanges, parseRanges } from "../limits/client-ip";
-
-const PRIVATE = parseRanges(
-  "0.0.0.0/8,10.0.0.0/8,100.64.0.0/10,127.0.0.0/8,169.254.0.0/16,172.16.0.0/12,192.0.0.0/24,192.168.0.0/16,198.18.0.0/15,224.0.0.0/4,240.0.0.0/4,::/128,::1/128,fc00::/7,fe80::/10,ff00::/8",
-);
+// Webhook targets (D14): http(s) only, no credentials in the URL. The host is resolved once
+// and every address it answers is checked: loopback, private, link-local and every other
+// special-purpose address (src/net/addresses.ts) is refused unless
+// CORPUS_WEBHOOK_ALLOW_PRIVATE=true, so a webhook cannot probe the internal network. Checked at
+// registration and again before every delivery, which then goes to the address checked.
+import { ANY_ADDRESS, HostInvalid, HostRefused, HostUnresolved, pinHost, PUBLIC_ONLY, systemResolver, type Pinned, type Resolver } from "../net/pin";
 
 export class TargetError extends Error {}
 
-export async function checkTarget(raw: string, allowPrivate: boolean): Promise<URL> {
+export interface Target {
+  url: URL;
+  /** Where the delivery connects: the address that was checked. */
+  pinned: Pinned;
+}
+
+export async function checkTarget(raw: string, allowPrivate: boolean, resolve: Resolver = systemResolver): Promise<Target> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -20,16 +22,13 @@ export async function checkTarget(raw: string, allowPrivate: boolean): Promise<U
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new TargetError("url: must use http or https");
   if (url.username || url.password) throw new TargetError("url: must not carry credentials");
-  if (allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-  } catch {
-    throw new TargetError(`url: the host ${host} cannot be resolved`);
+    return { url, pinned: await pinHost(url.hostname, allowPrivate ? ANY_ADDRESS : PUBLIC_ONLY, resolve) };
+  } catch (error) {
+    if (error instanceof HostRefused) {
+      throw new TargetError(`url: ${error.message}; private, loopback, link-local and other special-purpose addresses are refused (the operator allows them with CORPUS_WEBHOOK_ALLOW_PRIVATE=true)`);
+    }
+    if (error instanceof HostInvalid || error instanceof HostUnresolved) throw new TargetError(`url: ${error.message}`);
+    throw error;
   }
-  if (addresses.length === 0 || addresses.some((a) => inRanges(a, PRIVATE))) {
-    throw new TargetError(`url: ${host} is a private, loopback or link-local address (the operator allows those with CORPUS_WEBHOOK_ALLOW_PRIVATE=true)`);
-  }
-  return url;
 }

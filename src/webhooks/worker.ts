@@ -2,7 +2,11 @@
 // exponential backoff with jitter (2 s, 4 s, 8 s … at most an hour) until 24 hours have
 // passed. A delivery is removed only once a receiver answered 2xx, so one in flight when the
 // process dies is sent again after the restart (receivers de-duplicate on the event id).
+// Each delivery resolves the target once, checks it and connects to that address (no second
+// lookup a rebinding DNS server could answer differently); redirects are not followed.
 import type { Logger } from "../log";
+import { postPinned, PostTimeout } from "../net/post";
+import { systemResolver, type Resolver } from "../net/pin";
 import { SIGNATURE_HEADER, sign } from "./signature";
 import type { WebhookStore } from "./store";
 import { checkTarget, TargetError } from "./targets";
@@ -27,6 +31,7 @@ export class WebhookWorker {
     private readonly allowPrivate: boolean,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    private readonly resolve: Resolver = systemResolver,
   ) {}
 
   start(): void {
@@ -48,23 +53,20 @@ export class WebhookWorker {
       const attempts = item.attempts + 1;
       let error: string | undefined;
       try {
-        await checkTarget(delivery.url, this.allowPrivate);
-        const response = await fetch(delivery.url, {
-          method: "POST",
+        const { url, pinned } = await checkTarget(delivery.url, this.allowPrivate, this.resolve);
+        const status = await postPinned(url, pinned, {
           headers: { "content-type": "application/json", "user-agent": "corpus-webhooks/0.1.0", [SIGNATURE_HEADER]: sign(delivery.secret, delivery.body) },
           body: delivery.body,
-          redirect: "manual",
-          signal: AbortSignal.timeout(TIMEOUT_MS),
+          timeoutMs: TIMEOUT_MS,
         });
-        await response.body?.cancel().catch(() => {});
-        if (response.status >= 200 && response.status < 300) {
+        if (status >= 200 && status < 300) {
           this.store.delivered(item.id);
           this.log.info("webhook delivered", { event_id: delivery.event_id, attempts });
           continue;
         }
-        error = `receiver answered ${response.status}`;
+        error = `receiver answered ${status}`;
       } catch (e) {
-        error = e instanceof TargetError ? e.message : e instanceof Error && e.name === "TimeoutError" ? `no answer within ${TIMEOUT_MS / 1000} s` : "receiver unreachable";
+        error = e instanceof TargetError ? e.message : e instanceof PostTimeout ? `no answer within ${TIMEOUT_MS / 1000} s` : "receiver unreachable";
       }
       const next = this.now() + backoff(attempts);
       if (next - item.created_at > DELIVERY_WINDOW_MS) {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sign, verify } from "../../src/webhooks/signature";
 import { checkTarget } from "../../src/webhooks/targets";
-import { backoff } from "../../src/webhooks/worker";
+import { backoff, WebhookWorker } from "../../src/webhooks/worker";
 import { bearer, postJson, req, testApp } from "../helpers";
 
 setDefaultTimeout(60_000);
@@ -30,16 +30,113 @@ describe("webhook targets", () => {
       ["ftp://example.com/x", "must use http or https"],
       ["not a url", "absolute"],
       ["https://user:pw@example.com/", "credentials"],
-      ["http://127.0.0.1:9/hook", "private, loopback or link-local"],
-      ["http://[::1]/hook", "private, loopback or link-local"],
-      ["http://169.254.169.254/latest", "private, loopback or link-local"],
-      ["http://10.1.2.3/", "private, loopback or link-local"],
-      ["http://localhost:8080/", "private, loopback or link-local"],
+      ["http://127.0.0.1:9/hook", "private, loopback, link-local"],
+      ["http://[::1]/hook", "private, loopback, link-local"],
+      ["http://169.254.169.254/latest", "private, loopback, link-local"],
+      ["http://10.1.2.3/", "private, loopback, link-local"],
+      ["http://localhost:8080/", "private, loopback, link-local"],
     ] as const) {
       await expect(checkTarget(url, false)).rejects.toThrow(message);
     }
-    expect((await checkTarget("http://127.0.0.1:9/hook", true)).port).toBe("9");
-    expect((await checkTarget("https://93.184.215.14/hook", false)).hostname).toBe("93.184.215.14");
+    expect((await checkTarget("http://127.0.0.1:9/hook", true)).url.port).toBe("9");
+    expect((await checkTarget("https://93.184.215.14/hook", false)).pinned).toEqual({ address: "93.184.215.14", family: 4 });
+  });
+
+  test("every spelling of a loopback or internal address is refused (issue 13 item 5)", async () => {
+    for (const url of [
+      "http://[::ffff:127.0.0.1]:8080/hook",
+      "http://[::ffff:7f00:1]/hook",
+      "http://[0:0:0:0:0:ffff:7f00:1]/hook",
+      "http://0.0.0.0:8080/",
+      "http://0/",
+      "http://127.1/",
+      "http://2130706433/",
+      "http://0x7f000001/",
+      "http://0x7f.1/",
+      "http://0177.0.0.1/",
+      "http://[::]/",
+      "http://[::127.0.0.1]/",
+      "http://[fd00::1]/",
+      "http://[fe80::1]/",
+      "http://[64:ff9b::7f00:1]/",
+      "http://[2002:7f00:1::1]/",
+      "http://100.64.0.1/",
+      "http://192.0.2.1/",
+      "http://255.255.255.255/",
+      "http://224.0.0.1/",
+      "http://0xA9.0xFE.0xA9.0xFE/latest/meta-data/",
+    ]) {
+      const refused = await checkTarget(url, false).then(
+        () => "allowed",
+        (e: Error) => e.message,
+      );
+      expect([url, refused]).toEqual([url, expect.stringContaining("CORPUS_WEBHOOK_ALLOW_PRIVATE=true")]);
+    }
+  });
+
+  test("a name is resolved once and every address it answers is checked", async () => {
+    const calls: string[] = [];
+    const resolve = async (host: string) => (calls.push(host), ["93.184.215.14", "127.0.0.1"]);
+    await expect(checkTarget("https://hooks.example/x", false, resolve)).rejects.toThrow("hooks.example (127.0.0.1) is a loopback address");
+    expect(calls).toEqual(["hooks.example"]);
+  });
+});
+
+describe("webhook deliveries go to the address that was checked (DNS rebinding)", () => {
+  /** Two receivers on one port, 127.0.0.1 and 127.0.0.2: the checked one and the rebinding target. */
+  async function twoReceivers() {
+    for (let tries = 0; ; tries++) {
+      const hits = { checked: [] as string[], rebound: [] as string[] };
+      const checked = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (r) => (hits.checked.push(`${r.headers.get("host")} ${await r.text()}`), new Response("ok")) });
+      try {
+        const rebound = Bun.serve({ hostname: "127.0.0.2", port: checked.port, fetch: (r) => (hits.rebound.push(r.url), new Response("ok")) });
+        return { hits, port: checked.port, stop: () => (checked.stop(true), rebound.stop(true)) };
+      } catch (error) {
+        checked.stop(true);
+        if (tries > 5) throw error;
+      }
+    }
+  }
+
+  test("the resolver is asked once per delivery; a second, different answer is never used", async () => {
+    const t = await testApp();
+    const r = await twoReceivers();
+    try {
+      let lookups = 0;
+      // First answer: the address that is checked; every later one: a rebinding to another.
+      const resolve = async () => (lookups++ === 0 ? ["127.0.0.1"] : ["127.0.0.2"]);
+      const worker = new WebhookWorker(t.services.webhooks, true, t.services.log.child("test"), Date.now, resolve);
+      t.services.webhooks.enqueue("user.deleted", { user_id: "alice" }, [{ url: `http://hooks.rebind.test:${r.port}/in`, secret: "whsec_test" }]);
+      await worker.tick();
+      expect(lookups).toBe(1);
+      expect(r.hits.rebound).toEqual([]);
+      expect(r.hits.checked).toHaveLength(1);
+      // The name still goes out as the Host header.
+      expect(r.hits.checked[0]).toStartWith(`hooks.rebind.test:${r.port} {"id":"evt_`);
+      expect(t.services.webhooks.pending()).toBe(0);
+    } finally {
+      r.stop();
+      await t.services.close();
+    }
+  });
+
+  test("a redirect is not followed: the delivery failed and the redirect's target got nothing", async () => {
+    const t = await testApp();
+    const hits: string[] = [];
+    const inside = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (q) => (hits.push(q.url), new Response("secret")) });
+    const redirector = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${inside.port}/admin` } }) });
+    try {
+      const worker = new WebhookWorker(t.services.webhooks, true, t.services.log.child("test"));
+      t.services.webhooks.enqueue("user.deleted", { user_id: "alice" }, [{ url: `http://127.0.0.1:${redirector.port}/hook`, secret: "whsec_test" }]);
+      await worker.tick();
+      expect(hits).toEqual([]);
+      expect(t.services.webhooks.pending()).toBe(1);
+      expect(t.db.query<{ last_error: string }, []>("SELECT last_error FROM webhook_outbox").get()!.last_error).toBe("receiver answered 307");
+    } finally {
+      inside.stop(true);
+      redirector.stop(true);
+      await t.services.close();
+    }
   });
 });
 
