@@ -265,6 +265,8 @@ export class ConnectorRegistry {
     const config = validateConfig(input.kind, input.config, "config");
     const local = localPathOf(input.kind, config);
     if (local) config[local] = this.checkLocalPath(user, String(config[local]));
+    // Counted right before the insert, with no await between: concurrent adds cannot both pass.
+    this.assertBelowCap(user);
     const d: Definition = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };
     this.db
       .query("INSERT INTO connectors (user_id, id, kind, label, config, created_at) VALUES (?, ?, ?, ?, ?, ?)")
@@ -272,6 +274,13 @@ export class ConnectorRegistry {
     const view = await this.view(d, true);
     this.log.info("connector added", { connector: d.id, kind: d.kind, status: view.status });
     return view;
+  }
+
+  /** CORPUS_MAX_CONNECTORS_PER_USER: the user's own connectors (the operator's are not theirs). */
+  private assertBelowCap(user: string): void {
+    const max = this.config.CORPUS_MAX_CONNECTORS_PER_USER;
+    const { n } = this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connectors WHERE user_id = ?").get(user)!;
+    if (n >= max) throw new HttpError(409, `you have ${n} connectors, the most allowed (CORPUS_MAX_CONNECTORS_PER_USER=${max}); remove one before adding another`);
   }
 
   async remove(user: string, id: string): Promise<void> {

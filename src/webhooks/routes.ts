@@ -10,8 +10,14 @@ import { checkTarget, TargetError } from "./targets";
 
 const Webhook = t.Object({ id: t.String({ description: "prefix wh_" }), url: t.String(), events: t.Array(t.String()), created_at: t.String() });
 
+/** CORPUS_MAX_WEBHOOKS_PER_USER, counted right before the insert (no await between: concurrent adds cannot both pass). */
+function assertBelowCap(webhooks: WebhookStore, user: string, max: number): void {
+  const n = webhooks.count(user);
+  if (n >= max) throw new HttpError(409, `you have ${n} webhooks, the most allowed (CORPUS_MAX_WEBHOOKS_PER_USER=${max}); remove one before registering another`);
+}
+
 export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; config: Config }) => {
-  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody };
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
   const security = [{ bearer: [] }];
   return new Elysia({ name: "corpus/webhooks" })
     .use(guard(s))
@@ -25,6 +31,7 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
           throw error;
         }
         assertNotRevoked(s.auth, principal);
+        assertBelowCap(s.webhooks, principal.user, s.config.CORPUS_MAX_WEBHOOKS_PER_USER);
         return s.webhooks.add(principal.user, body.url, [...new Set(body.events ?? [...WEBHOOK_EVENTS])]);
       },
       {

@@ -82,6 +82,10 @@ export class WebhookStore {
       .map((r) => ({ id: r.id, url: r.url, events: JSON.parse(r.events) as string[], created_at: r.created_at }));
   }
 
+  count(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM webhooks WHERE user_id = ?").get(user)!.n;
+  }
+
   remove(user: string, id: string): boolean {
     return this.db.query("DELETE FROM webhooks WHERE user_id = ? AND id = ?").run(user, id).changes > 0;
   }

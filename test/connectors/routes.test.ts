@@ -150,7 +150,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
       file,
       JSON.stringify([
         { id: "ops-mail", kind: "imap", label: "Support inbox", config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password } },
-        { id: "ops-db", kind: "sql", config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger?sslpassword=opspass", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } },
+        { id: "ops-db", kind: "sql", config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } },
       ]),
     );
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
@@ -183,9 +183,27 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     // Asked again (a monitor polls it): still one line in the log, which says which and why.
     await app.handle(req("/api/connectors/health"));
     const logged = logs.records().filter((l) => l.message === "operator connector in error");
-    expect(logged).toEqual([expect.objectContaining({ level: "WARNING", connector: "gone", reason: "database postgres://u:***@127.0.0.1:1/x refused the connection" })]);
+    expect(logged).toEqual([expect.objectContaining({ level: "WARNING", connector: "gone", reason: expect.stringContaining("database postgres://u:***@127.0.0.1:1/x") })]);
     writeFileSync(file, JSON.stringify([{ id: "x", kind: "imap", config: { host: "h" } }]));
     await expect(setup({ CORPUS_CONNECTORS_FILE: file })).rejects.toThrow(/CORPUS_CONNECTORS_FILE=.* connector 1: config/);
+  });
+});
+
+describe("connectors per user are capped (CORPUS_MAX_CONNECTORS_PER_USER; issue 13, item 11)", () => {
+  test("one more than the cap is 409 conflict naming the limit, even sent all at once; the operator's do not count; removing one makes room", async () => {
+    const file = join(tempDir(), "connectors.json");
+    writeFileSync(file, JSON.stringify([{ id: "shop", kind: "sql", config: { url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }] } }]));
+    const { app, roots, token } = await setup({ CORPUS_MAX_CONNECTORS_PER_USER: "2", CORPUS_CONNECTORS_FILE: file });
+    const alice = await token();
+    const burst = await Promise.all([0, 1, 2, 3, 4].map((i) => app.handle(add(alice, { id: `docs${i}`, kind: "files", config: { path: roots } }))));
+    expect(burst.map((r) => r.status).sort()).toEqual([200, 200, 409, 409, 409]);
+    const refused = (await burst.find((r) => r.status === 409)!.json()) as { type: string; message: string };
+    expect(refused).toEqual({ type: "conflict", message: expect.stringContaining("CORPUS_MAX_CONNECTORS_PER_USER=2") });
+    expect((await list(app, alice)).filter((c) => c.owner === "user")).toHaveLength(2);
+    expect((await app.handle(add(await token("bob"), { id: "bobs", kind: "files", config: { path: roots } }))).status).toBe(200);
+    const kept = (await list(app, alice)).find((c) => c.owner === "user")!;
+    expect((await app.handle(req(`/v1/connectors/${kept.id}`, { method: "DELETE", headers: bearer(alice) }))).status).toBe(200);
+    expect((await app.handle(add(alice, { id: "again", kind: "files", config: { path: roots } }))).status).toBe(200);
   });
 });
 

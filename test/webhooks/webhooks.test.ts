@@ -174,3 +174,23 @@ describe("POST/GET/DELETE /v1/webhooks", () => {
     await u.services.close();
   });
 });
+
+describe("webhooks per user are capped (CORPUS_MAX_WEBHOOKS_PER_USER; issue 13, item 11)", () => {
+  test("one more than the cap is 409 conflict naming the limit, even sent all at once; other users are not affected; removing one makes room", async () => {
+    const u = await testApp({ CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_MAX_WEBHOOKS_PER_USER: "2" });
+    const tok = async (user: string) => (await u.services.auth.issuer.issue(user, ["connectors:read", "connectors:write"])).token;
+    const alice = await tok("alice");
+    const register = (t: string, i: number) => u.app.handle(postJson("/v1/webhooks", { url: `http://127.0.0.1:9/hook${i}` }, bearer(t)));
+    const burst = await Promise.all([0, 1, 2, 3, 4].map((i) => register(alice, i)));
+    expect(burst.map((r) => r.status).sort()).toEqual([200, 200, 409, 409, 409]);
+    const refused = (await burst.find((r) => r.status === 409)!.json()) as { type: string; message: string };
+    expect(refused.type).toBe("conflict");
+    expect(refused.message).toContain("CORPUS_MAX_WEBHOOKS_PER_USER=2");
+    expect(u.services.webhooks.count("alice")).toBe(2);
+    expect((await register(await tok("bob"), 9)).status).toBe(200);
+    const [first] = u.services.webhooks.list("alice");
+    expect((await u.app.handle(req(`/v1/webhooks/${first!.id}`, { method: "DELETE", headers: bearer(alice) }))).status).toBe(200);
+    expect((await register(alice, 5)).status).toBe(200);
+    await u.services.close();
+  });
+});
