@@ -87,6 +87,9 @@ interface CachedChunks {
   chunks: string[];
 }
 
+/** The note for an operator connector that failed: why is for the operator's log, not for users. */
+export const OPERATOR_UNAVAILABLE = "unavailable right now";
+
 export class QueryService {
   /**
    * Chunks of records seen recently: cutting a long record costs more than ranking it. Keyed by
@@ -141,7 +144,9 @@ export class QueryService {
       const owner = a.owner === "operator" ? OPERATOR_OWNER : o.user;
       if (answer.status === "rejected") {
         const reason = answer.reason instanceof Error ? answer.reason.message : "failed";
-        notes.push(reason.startsWith(`${a.id}:`) ? reason : `${a.id}: ${reason}`);
+        // An operator connector's reason names its host, account or URL, which users are not shown.
+        if (a.owner === "operator") notes.push(`${a.id}: ${OPERATOR_UNAVAILABLE}`);
+        else notes.push(reason.startsWith(`${a.id}:`) ? reason : `${a.id}: ${reason}`);
         return;
       }
       const hits = answer.value.hits.filter((h) => !o.sourceType || h.record.type === o.sourceType);

@@ -5,6 +5,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync,
 import { join } from "node:path";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { HttpError } from "../../src/http/errors";
+import { OPERATOR_UNAVAILABLE } from "../../src/retrieval/search";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 import { SHARED_DATA, testServers, type TestServers } from "../support/servers";
 
@@ -17,7 +18,8 @@ beforeAll(async () => {
 
 async function setup(env: Record<string, string> = {}) {
   const roots = tempDir("corpus-roots-");
-  const t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, ...env });
+  // The test servers listen on loopback, which users may reach only when listed (D26).
+  const t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1", ...env });
   const token = async (user = "alice", scopes = ["connectors:read", "connectors:write"]) => (await t.services.auth.issuer.issue(user, scopes as never)).token;
   return { ...t, roots, token };
 }
@@ -165,6 +167,17 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     ]);
     const text = JSON.stringify(shown);
     for (const secret of [imap.user, String(imap.port), "opsuser", "127.0.0.1", "ledger"]) expect(text).not.toContain(secret);
+  });
+
+  test("a search while an operator connector fails notes it as unavailable, not with its host, account or URL", async () => {
+    const file = join(tempDir(), "connectors.json");
+    writeFileSync(file, JSON.stringify([{ id: "ops-db", kind: "sql", config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } }]));
+    const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
+    const r = await app.handle(postJson("/v1/query", { query: "invoices of March" }, bearer(await token("mallory", ["corpus:search"]))));
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { search_summary: { notes?: string[] } };
+    expect(body.search_summary.notes).toEqual([`ops-db: ${OPERATOR_UNAVAILABLE}`]);
+    for (const secret of ["opsuser", "127.0.0.1", "ledger", "postgres"]) expect(JSON.stringify(body)).not.toContain(secret);
   });
 
   test("an operator connector in error makes /api/connectors/health 503, naming no connector, host or URL (the log does); a bad file stops start-up", async () => {
