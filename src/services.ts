@@ -39,6 +39,8 @@ export const MIGRATIONS = [
 
 export interface Services {
   config: Config;
+  /** The clock every service was given (tests inject one). */
+  now: () => number;
   log: Logger;
   db: Database;
   userKeys: UserKeys;
@@ -89,6 +91,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {
     config,
+    now,
     log,
     db,
     userKeys,

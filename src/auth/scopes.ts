@@ -18,3 +18,10 @@ export const REQUIRED_SCOPE = {
 } as const satisfies Record<string, Scope>;
 
 export type ProtectedRoute = keyof typeof REQUIRED_SCOPE;
+
+/**
+ * The only routes a connector panel's token serves (issue 13 item 8): the panel lists, adds and
+ * removes connectors. It cannot search, open another panel (mint a token), register webhooks
+ * or delete the user's data, whatever its scopes.
+ */
+export const PANEL_ROUTES: ReadonlySet<string> = new Set<ProtectedRoute>(["GET /v1/connectors", "POST /v1/connectors", "DELETE /v1/connectors/:id"]);

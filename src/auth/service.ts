@@ -4,7 +4,7 @@
 import type { Database } from "bun:sqlite";
 import type { Config } from "../config";
 import type { HealthCheck } from "../health/checks";
-import type { Scope } from "./scopes";
+import { PANEL_ROUTES, type Scope } from "./scopes";
 import { loadSigningKey, type SigningKey } from "./signing-key";
 import { AuthStore } from "./store";
 import { TokenIssuer } from "./tokens";
@@ -13,6 +13,7 @@ import { AuthError, externalJwks, Verifier, type ExternalJwks, type Principal } 
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
 const RECENT_LIMIT = 10_000;
+export const PANEL_ONLY = "Forbidden: this is a connector panel's token; it serves only GET, POST and DELETE /v1/connectors";
 
 /**
  * The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or undefined.
@@ -112,7 +113,7 @@ export class AuthService {
    * token of its user). Work done for a request checks this right before it writes (D25).
    */
   revoked(principal: Principal): boolean {
-    return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt);
+    return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt, principal.panel?.parent);
   }
 
   /** Seconds until the principal's token expires. */
@@ -124,6 +125,17 @@ export class AuthService {
   authorize(principal: Principal, scope: Scope | null): Principal {
     if (scope !== null && !principal.scopes.has(scope)) {
       throw new AuthFailure(403, `Forbidden: this token lacks the scope ${scope}`, this.challenge({ error: "insufficient_scope", scope }));
+    }
+    return principal;
+  }
+
+  /**
+   * 403 for a connector panel's token anywhere but the panel's routes (PANEL_ROUTES): it may
+   * carry connectors:write, yet neither delete the user, nor open a panel of its own, nor search.
+   */
+  confine(principal: Principal, route: string): Principal {
+    if (principal.panel && !PANEL_ROUTES.has(route)) {
+      throw new AuthFailure(403, PANEL_ONLY, this.challenge({ error: "insufficient_scope", error_description: "a connector panel's token serves only /v1/connectors" }));
     }
     return principal;
   }

@@ -108,9 +108,11 @@ export class AuthStore {
     return this.db.query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM auth_tokens WHERE user_id = ? AND expires_at > ?").get(user, atSeconds)!.n;
   }
 
-  isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined): boolean {
+  /** Whether a token is revoked: itself, its parent (a panel token's), or every token of its user up to its issue. */
+  isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined, parentJti?: string): boolean {
     this.fresh();
     if (jti && this.revokedJti.has(jti)) return true;
+    if (parentJti && this.revokedJti.has(parentJti)) return true;
     if (this.notBefore.size === 0) return false;
     const nb = this.notBefore.get(this.tag(user));
     return nb !== undefined && (issuedAt === undefined || issuedAt <= nb);

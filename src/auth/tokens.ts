@@ -7,6 +7,13 @@ import type { AuthStore } from "./store";
 import { SAFE_SUBJECT, subjectProblem } from "./subjects";
 
 export const DEFAULT_TTL_SECONDS = 3600;
+
+/**
+ * The claim that makes a token a connector panel's (issue 13 item 8): `{ parent: <jti> }`, the
+ * token it was issued for. Revoking the parent revokes it; it serves only PANEL_ROUTES.
+ */
+export const PANEL_CLAIM = "corpus_panel";
+export const panelClaims = (parentJti: string | undefined) => ({ [PANEL_CLAIM]: parentJti ? { parent: parentJti } : {} });
 export const MAX_TTL_SECONDS = 365 * 24 * 3600;
 
 export class TokenRequestError extends Error {}
@@ -37,24 +44,24 @@ export class TokenIssuer {
    * Issues a token and records it (so deleting the user can count and revoke it). `beforeRecord`
    * runs in the same step as the record and may refuse (a parent token revoked meanwhile).
    */
-  async issue(user: string, scopes: Scope[], ttlSeconds = DEFAULT_TTL_SECONDS, beforeRecord?: () => void): Promise<IssuedToken> {
+  async issue(user: string, scopes: Scope[], ttlSeconds = DEFAULT_TTL_SECONDS, beforeRecord?: () => void, claims: Record<string, unknown> = {}): Promise<IssuedToken> {
     if (!SAFE_SUBJECT.test(user)) throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
     if (subjectProblem(user)) throw new TokenRequestError(`--user ${user} is reserved (the operator's connectors or the anonymous caller)`);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 60 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new TokenRequestError(`--ttl must be an integer from 60 to ${MAX_TTL_SECONDS} seconds`);
     }
-    const issued = await this.sign(user, scopes, ttlSeconds);
+    const issued = await this.sign(user, scopes, ttlSeconds, claims);
     beforeRecord?.();
     this.store.recordIssued({ jti: issued.jti, user, scopes, issuedAt: issued.expiresAt - ttlSeconds, expiresAt: issued.expiresAt });
     return issued;
   }
 
   /** Signs a token without recording it (the health check's probe). */
-  async sign(user: string, scopes: Scope[], ttlSeconds: number): Promise<IssuedToken> {
+  async sign(user: string, scopes: Scope[], ttlSeconds: number, claims: Record<string, unknown> = {}): Promise<IssuedToken> {
     const iat = Math.floor(this.now() / 1000);
     const exp = iat + ttlSeconds;
     const jti = randomBytes(16).toString("base64url");
-    const token = await new SignJWT({ scope: scopes.join(" ") })
+    const token = await new SignJWT({ ...claims, scope: scopes.join(" ") })
       .setProtectedHeader({ alg: SIGNING_ALG, kid: this.key.kid, typ: "JWT" })
       .setSubject(user)
       .setIssuer(this.issuer)

@@ -16,6 +16,7 @@ import {
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
+import { PANEL_CLAIM } from "./tokens";
 import { subjectProblem } from "./subjects";
 import type { AuthStore } from "./store";
 
@@ -25,6 +26,8 @@ export interface Principal {
   jti?: string;
   issuedAt?: number;
   expiresAt: number;
+  /** Present on a connector panel's token: the jti of the token it was issued for, if it had one. */
+  panel?: { parent?: string };
 }
 
 export class AuthError extends Error {}
@@ -145,13 +148,22 @@ export class Verifier {
       jti: payload.jti,
       issuedAt: payload.iat,
       expiresAt: payload.exp!,
+      ...panelOf(payload),
     };
   }
 
   private checkRevocation(p: Principal): Principal {
-    if (this.store.isRevoked(p.user, p.jti, p.issuedAt)) throw new AuthError("token has been revoked");
+    if (this.store.isRevoked(p.user, p.jti, p.issuedAt, p.panel?.parent)) throw new AuthError("token has been revoked");
     return p;
   }
+}
+
+/** The panel claim, if any; one that is malformed still marks the token as a panel's (the narrower reading). */
+function panelOf(payload: JWTPayload): Pick<Principal, "panel"> {
+  if (!(PANEL_CLAIM in payload)) return {};
+  const claim = payload[PANEL_CLAIM] as { parent?: unknown } | null;
+  const parent = claim && typeof claim === "object" && typeof claim.parent === "string" ? claim.parent : undefined;
+  return { panel: parent ? { parent } : {} };
 }
 
 function scopesOf(payload: JWTPayload): string[] {

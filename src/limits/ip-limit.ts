@@ -1,6 +1,7 @@
 // The per-IP limit of /mcp (second document parts 7, 8): a token bucket per client address,
 // with X-RateLimit-Limit, -Remaining, -Reset on every response of the route and, when it
-// is exhausted, 429 { error: "Rate limit exceeded", retry_after } with Retry-After.
+// is exhausted, 429 { error: "Rate limit exceeded", retry_after } with Retry-After. A request
+// costs one token per JSON-RPC message (issue 13 item 10): the route charges a batch the rest.
 import { Elysia } from "elysia";
 import { HttpError } from "../http/errors";
 import { requestInfo } from "../http/request-context";
@@ -9,19 +10,30 @@ import type { TokenBuckets } from "./token-bucket";
 
 export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
 
+type Ranges = ReturnType<typeof parseRanges>;
+
+/**
+ * Takes `count` tokens from the client's bucket and writes the three headers; 429 as soon as
+ * one is refused (the tokens taken before stay spent: a batch that does not fit is not free).
+ */
+export function chargeIp(buckets: TokenBuckets, trusted: Ranges, request: Request, headers: Record<string, string | number>, count = 1): void {
+  const ip = clientAddress(requestInfo(request).client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted);
+  let d = buckets.take(ip);
+  for (let i = 1; i < count && d.allowed; i++) d = buckets.take(ip);
+  headers["x-ratelimit-limit"] = String(d.limit);
+  headers["x-ratelimit-remaining"] = String(d.remaining);
+  headers["x-ratelimit-reset"] = String(d.reset);
+  if (!d.allowed) {
+    throw new HttpError(429, RATE_LIMIT_MESSAGE, { "retry-after": String(d.retryAfter) }, { error: RATE_LIMIT_MESSAGE, retry_after: d.retryAfter });
+  }
+}
+
 export const ipLimit = (buckets: TokenBuckets, trustedProxiesCsv: string) => {
   const trusted = parseRanges(trustedProxiesCsv);
   return new Elysia({ name: "corpus/ip-limit" }).macro({
     ipLimit: {
       transform({ request, set }) {
-        const ip = clientAddress(requestInfo(request).client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted);
-        const d = buckets.take(ip);
-        set.headers["x-ratelimit-limit"] = String(d.limit);
-        set.headers["x-ratelimit-remaining"] = String(d.remaining);
-        set.headers["x-ratelimit-reset"] = String(d.reset);
-        if (!d.allowed) {
-          throw new HttpError(429, RATE_LIMIT_MESSAGE, { "retry-after": String(d.retryAfter) }, { error: RATE_LIMIT_MESSAGE, retry_after: d.retryAfter });
-        }
+        chargeIp(buckets, trusted, request, set.headers);
       },
     },
   });

@@ -161,6 +161,21 @@ export class RateLimiter {
     return this.decide(user, endpoint, false);
   }
 
+  /**
+   * The headers for a caller not known (refused before authentication): the limits and the
+   * current windows' resets, with whole windows remaining. Nothing is stored for them.
+   */
+  unknownCaller(endpoint: LimitedEndpoint): RateDecision {
+    const t = this.now();
+    const limit = this.limits[endpoint];
+    return {
+      allowed: true,
+      retryAfter: 0,
+      fixed: this.fixed(endpoint, windowOf("minute", t), windowOf("day", t)),
+      remaining: { "x-ratelimit-remaining-minute": String(limit.minute), "x-ratelimit-remaining-day": String(limit.day) },
+    };
+  }
+
   flush(): void {
     if (this.dirty.length === 0) return;
     const upsert = this.db.query(

@@ -22,6 +22,9 @@ export function negotiate(requested: unknown): string {
 /** A version a client may state in the MCP-Protocol-Version header. */
 export const isSupportedVersion = (v: string) => v === LEGACY_VERSION || v === "1.0.0" || (MCP_REVISIONS as readonly string[]).includes(v);
 
+/** The most messages one JSON-RPC batch may hold (issue 13 item 10): each is work, and each costs a token of the per-IP bucket. */
+export const MAX_BATCH = 32;
+
 /** Revisions from 2025-06-18 on forbid JSON-RPC batches. */
 export const allowsBatches = (version: string | undefined) => version === undefined || version === LEGACY_VERSION || version < "2025-06-18";
 

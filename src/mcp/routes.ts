@@ -1,6 +1,8 @@
 // POST /mcp: JSON-RPC 2.0 over the Model Context Protocol's Streamable HTTP transport
 // (second document; D6, D21, D22). Answers are JSON (no stream is needed: every method
-// answers at once); GET /mcp is 405 since no server-initiated stream is offered.
+// answers at once); GET /mcp is 405 since no server-initiated stream is offered. Host and
+// Origin are checked for every route before this (http/host-check). A batch costs one token
+// of the per-IP bucket per message and holds at most MAX_BATCH of them (issue 13 item 10).
 import { Elysia } from "elysia";
 import type { AuthService } from "../auth/service";
 import { AuthFailure } from "../auth/service";
@@ -11,11 +13,13 @@ import type { Config } from "../config";
 import { HttpError } from "../http/errors";
 import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE } from "../http/json-body";
 import { requestInfo } from "../http/request-context";
-import { ipLimit } from "../limits/ip-limit";
+import { parseRanges } from "../limits/client-ip";
+import { chargeIp, ipLimit } from "../limits/ip-limit";
 import type { TokenBuckets } from "../limits/token-bucket";
 import type { Logger } from "../log";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
-import { allowsBatches, checkMessage, isSupportedVersion, JSONRPC, negotiate, rpcError, rpcResult, type JsonRpcId, type JsonRpcRequest } from "./protocol";
+import { allowsBatches, checkMessage, isSupportedVersion, JSONRPC, MAX_BATCH, negotiate, rpcError, rpcResult, type JsonRpcId, type JsonRpcRequest } from "./protocol";
+import { McpSessions } from "./sessions";
 import { toolDefinitionsJson, WIDGET_MIME, WIDGET_URI } from "./tool-definitions";
 import { corpusSearch, MESSAGES, openConnectors, widgetResource, type Caller, type ToolServices } from "./tools";
 import { connectorsWidget } from "./widget";
@@ -24,9 +28,9 @@ export interface McpServices extends ToolServices {
   config: Config;
   buckets: TokenBuckets;
   log: Logger;
+  now?: () => number;
 }
 
-const SESSION_TTL_MS = 24 * 3600 * 1000;
 export const PARSE_ERROR_MESSAGE = "Parse error: the body is not JSON";
 const JSON_HEADERS = { "content-type": "application/json" };
 const ANONYMOUS: Caller = { user: ANONYMOUS_USER, scopes: new Set(["corpus:search", "corpus:read", "connectors:read", "connectors:write"]) };
@@ -41,30 +45,24 @@ class RpcFailure extends Error {
 }
 
 export const mcpRoutes = (s: McpServices) => {
-  const sessions = new Map<string, { version: string; at: number; user: string }>();
+  const sessions = new McpSessions(s.now);
   const log = s.log.child("mcp");
   const auth: AuthService = s.auth;
+  const trusted = parseRanges(s.config.CORPUS_TRUSTED_PROXIES);
 
   const reply = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     new Response(body === undefined ? null : JSON.stringify(body), { status, headers: body === undefined ? headers : { ...JSON_HEADERS, ...headers } });
 
-  function originAllowed(request: Request): boolean {
-    const origin = request.headers.get("origin");
-    if (!origin) return true;
-    if (s.config.corsOrigins.includes(origin)) return true;
-    // The server's own pages (same origin) may call it.
-    const host = request.headers.get("host") ?? new URL(request.url).host;
-    return origin === `http://${host}` || origin === `https://${host}`;
-  }
-
   async function caller(request: Request): Promise<Caller> {
     if (s.config.CORPUS_AUTH_DISABLED) return ANONYMOUS;
     try {
-      const p: Principal = await auth.authenticate(request.headers.get("authorization"), null);
+      // A connector panel's token is refused here: it cannot open a panel (mint) of its own.
+      const p: Principal = auth.confine(await auth.authenticate(request.headers.get("authorization"), null), "POST /mcp");
       return { user: p.user, scopes: p.scopes, principal: p };
     } catch (error) {
-      if (error instanceof AuthFailure) throw new HttpError(error.status, MESSAGES.unauthorized, { "www-authenticate": error.challenge }, rpcError(null, JSONRPC.INVALID_REQUEST, `${MESSAGES.unauthorized}: ${error.message.replace(/^Unauthorized: /, "")}`));
-      throw error;
+      if (!(error instanceof AuthFailure)) throw error;
+      const message = error.status === 401 ? `${MESSAGES.unauthorized}: ${error.message.replace(/^Unauthorized: /, "")}` : error.message;
+      throw new HttpError(error.status, error.status === 401 ? MESSAGES.unauthorized : error.message, { "www-authenticate": error.challenge }, rpcError(null, JSONRPC.INVALID_REQUEST, message));
     }
   }
 
@@ -121,9 +119,8 @@ export const mcpRoutes = (s: McpServices) => {
       case "resources/read": {
         if (params.uri !== WIDGET_URI) throw new RpcFailure(JSONRPC.INVALID_PARAMS, `no resource ${String(params.uri)}`);
         requireScope(c, "tool open_connectors", m.id ?? null);
-        const canWrite = c.scopes.has("connectors:write");
-        const { token } = await auth.issuer.issue(c.user, canWrite ? ["connectors:read", "connectors:write"] : ["connectors:read"], 900);
-        return { result: widgetResource(connectorsWidget({ apiBase: apiBase(request), token, canWrite, connectors: await s.connectors.list(c.user) })) };
+        // The template alone, the same for everyone: the data and the token come with the tool result.
+        return { result: widgetResource(connectorsWidget(), apiBase(request)) };
       }
       default:
         if (m.method.startsWith("notifications/")) return { result: undefined };
@@ -140,8 +137,7 @@ export const mcpRoutes = (s: McpServices) => {
     .use(ipLimit(s.buckets, s.config.CORPUS_TRUSTED_PROXIES))
     .post(
       "/mcp",
-      async ({ request, body }) => {
-        if (!originAllowed(request)) return reply(403, rpcError(null, JSONRPC.INVALID_REQUEST, "Forbidden: origin not allowed"));
+      async ({ request, body, set }) => {
         const accept = request.headers.get("accept");
         if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) {
           return reply(406, rpcError(null, JSONRPC.INVALID_REQUEST, "Not Acceptable: the client must accept application/json"));
@@ -152,8 +148,8 @@ export const mcpRoutes = (s: McpServices) => {
           return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, `Unsupported MCP-Protocol-Version: ${headerVersion}`));
         }
         const sessionHeader = request.headers.get("mcp-session-id");
-        const session = sessionHeader ? sessions.get(sessionHeader) : undefined;
-        if (sessionHeader && (!session || session.user !== c.user || Date.now() - session.at > SESSION_TTL_MS)) {
+        const session = sessionHeader ? sessions.use(sessionHeader, c.user) : undefined;
+        if (sessionHeader && !session) {
           return reply(404, rpcError(null, JSONRPC.INVALID_REQUEST, "Session not found: initialize again"));
         }
         const version = headerVersion ?? session?.version;
@@ -174,11 +170,15 @@ export const mcpRoutes = (s: McpServices) => {
           return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, (parsed as unknown[]).length === 0 ? "Invalid Request: empty batch" : `Invalid Request: batches are not supported in protocol version ${version}`));
         }
         const messages = batch ? (parsed as unknown[]) : [parsed];
+        if (messages.length > MAX_BATCH) {
+          return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} messages; this one has ${messages.length}`));
+        }
+        // The ipLimit stage took one token for the request; each further message takes its own.
+        if (messages.length > 1) chargeIp(s.buckets, trusted, request, set.headers, messages.length - 1);
         let issuedSession: string | undefined;
         const newSession = (v: string) => {
           if (batch) return undefined;
-          issuedSession = crypto.randomUUID();
-          sessions.set(issuedSession, { version: v, at: Date.now(), user: c.user });
+          issuedSession = sessions.open(c.user, v);
           return issuedSession;
         };
         const responses: unknown[] = [];
@@ -217,11 +217,13 @@ export const mcpRoutes = (s: McpServices) => {
     })
     .delete(
       "/mcp",
-      ({ request }) => {
+      async ({ request }) => {
+        // Only its own user ends a session; another's is as unknown as a made-up id.
+        const c = await caller(request);
         const id = request.headers.get("mcp-session-id");
-        if (!id || !sessions.delete(id)) return reply(404, rpcError(null, JSONRPC.INVALID_REQUEST, "Session not found"));
+        if (!id || !sessions.close(id, c.user)) return reply(404, rpcError(null, JSONRPC.INVALID_REQUEST, "Session not found"));
         return new Response(null, { status: 204 });
       },
-      { detail: { tags: ["mcp"], summary: "End an MCP session" } },
+      { detail: { tags: ["mcp"], summary: "End an MCP session (its own user's token)", security: [{ bearer: [] }] } },
     );
 };

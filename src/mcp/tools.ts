@@ -1,16 +1,18 @@
 // The tools of /mcp (second document part 2; D22): corpus_search runs the same pipeline as
-// POST /v1/query (and is archived the same way); open_connectors answers with a summary and
-// the connector widget.
+// POST /v1/query (and is archived, and counted against the user's query limit, the same way);
+// open_connectors answers with a summary and the connector widget.
 import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { Scope } from "../auth/scopes";
+import { panelClaims } from "../auth/tokens";
 import type { Principal } from "../auth/verifier";
 import type { ConnectorRegistry } from "../connectors/registry";
 import { newId } from "../conversations/store";
+import type { RateLimiter } from "../limits/rate-limit";
 import type { QueryService } from "../retrieval/search";
 import { MAX_RESULTS, QUERY_MAX_LENGTH, WIDGET_MIME, WIDGET_URI } from "./tool-definitions";
-import { connectorsWidget } from "./widget";
+import { connectorsWidget, PANEL_META, type PanelAccess } from "./widget";
 
 export const MESSAGES = {
   emptyQuery: "Query cannot be empty",
@@ -25,6 +27,7 @@ export interface ToolServices {
   archive: Archive;
   connectors: ConnectorRegistry;
   auth: AuthService;
+  limiter: RateLimiter;
 }
 
 export interface Caller {
@@ -54,6 +57,9 @@ export async function corpusSearch(s: ToolServices, caller: Caller, args: Record
   }
   const unknown = Object.keys(args).filter((k) => k !== "query" && k !== "maxResults");
   if (unknown.length) return toolError("Invalid arguments", `unknown argument ${unknown.join(", ")}`);
+  // The same per-user windows as POST /v1/query (D16): a search is a search, however it comes.
+  const decision = s.limiter.hit(caller.user, "query");
+  if (!decision.allowed) return toolError(MESSAGES.rateLimited, `the query limit is reached; retry after ${decision.retryAfter} s`);
 
   const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max });
   const chosen = outcome.chunks.slice(0, max);
@@ -81,42 +87,63 @@ const PANEL_TOKEN_SECONDS = 900;
 const MIN_PANEL_TOKEN_SECONDS = 60;
 class PanelRefused extends Error {}
 
-export async function openConnectors(s: ToolServices, caller: Caller, apiBase: string): Promise<ToolResult> {
-  const connectors = await s.connectors.list(caller.user);
-  const scopes = (["connectors:read", "connectors:write"] as Scope[]).filter((x) => caller.scopes.has(x));
-  // The widget acts for the caller, with no more than the caller's connector scopes, and no
-  // longer than the caller's own token: a panel token never outlives, nor renews, its parent.
-  const left = caller.principal ? s.auth.secondsLeft(caller.principal) : PANEL_TOKEN_SECONDS;
+/**
+ * The panel's access: a token for the caller's connector scopes, tied to the caller's own token
+ * (revoked with it, never outliving it) and usable only on the connector routes (PANEL_ROUTES),
+ * so it can neither open a panel of its own nor delete the user.
+ */
+async function panelAccess(s: ToolServices, caller: Caller, apiBase: string, scopes: Scope[]): Promise<PanelAccess | ToolResult> {
+  const canWrite = scopes.includes("connectors:write");
+  // Without a token (CORPUS_AUTH_DISABLED) there is nothing to derive one from: read-only.
+  if (!caller.principal) return { apiBase, canWrite: false };
+  const parent = caller.principal;
+  const left = s.auth.secondsLeft(parent);
   if (left < MIN_PANEL_TOKEN_SECONDS) return toolError(MESSAGES.unauthorized, "your token expires within a minute: sign in again to open the panel");
-  let token: string;
   try {
-    ({ token } = await s.auth.issuer.issue(caller.user, scopes, Math.min(PANEL_TOKEN_SECONDS, left), () => {
-      // Not for a user deleted (or a token revoked) while the panel was being prepared (D25).
-      if (caller.principal && s.auth.revoked(caller.principal)) throw new PanelRefused();
-    }));
+    const issued = await s.auth.issuer.issue(
+      caller.user,
+      scopes,
+      Math.min(PANEL_TOKEN_SECONDS, left),
+      () => {
+        // Not for a user deleted (or a token revoked) while the panel was being prepared (D25).
+        if (s.auth.revoked(parent)) throw new PanelRefused();
+      },
+      panelClaims(parent.jti),
+    );
+    return { apiBase, token: issued.token, expiresAt: issued.expiresAt, canWrite };
   } catch (error) {
     if (error instanceof PanelRefused) return toolError(MESSAGES.unauthorized, "token has been revoked");
     throw error;
   }
-  const html = connectorsWidget({ apiBase, token, canWrite: scopes.includes("connectors:write"), connectors });
+}
+
+export async function openConnectors(s: ToolServices, caller: Caller, apiBase: string): Promise<ToolResult> {
+  const connectors = await s.connectors.list(caller.user);
+  const scopes = (["connectors:read", "connectors:write"] as Scope[]).filter((x) => caller.scopes.has(x));
+  const access = await panelAccess(s, caller, apiBase, scopes);
+  if ("content" in access) return access;
   const summary = connectors.length
     ? connectors.map((c) => `- ${c.label} (${c.id}, ${c.kind}): ${c.status}${c.reason ? ` (${c.reason})` : ""}${c.records !== undefined ? `, ${c.records} records` : ""}`).join("\n")
     : "No connectors yet.";
   return {
+    // What the model reads: the summary and the (static) page; never the token.
     content: [
       { type: "text", text: `Connectors (${connectors.length}):\n${summary}\nThe connector panel lets you add, configure and remove them.` },
-      { type: "resource", resource: { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: html } },
+      { type: "resource", resource: { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: connectorsWidget() } },
     ],
     structuredContent: { connectors },
-    _meta: { ui: { resourceUri: WIDGET_URI }, "openai/outputTemplate": WIDGET_URI },
+    // For the page only: hosts hand _meta to it and keep it from the model.
+    _meta: { ui: { resourceUri: WIDGET_URI }, "openai/outputTemplate": WIDGET_URI, [PANEL_META]: access },
   };
 }
 
-export function widgetResource(html: string) {
+/** The page for resources/read, with the one origin it may call declared for the host's CSP. */
+export function widgetResource(html: string, apiBase: string) {
+  const origin = new URL(apiBase).origin;
   return {
     contents: [
-      { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: html },
-      { uri: WIDGET_URI, mimeType: WIDGET_MIME.appsSdk, text: html },
+      { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: html, _meta: { ui: { csp: { connectDomains: [origin] } } } },
+      { uri: WIDGET_URI, mimeType: WIDGET_MIME.appsSdk, text: html, _meta: { "openai/widgetCSP": { connect_domains: [origin], resource_domains: [] } } },
     ],
   };
 }

@@ -1,22 +1,33 @@
 // The connector widget (D22): one self-contained page that lists the user's connectors with
 // their status and adds, configures and removes them through the REST control plane, asking
-// before it removes. It is handed the API's address, a short-lived token limited to the
-// caller's connector scopes, and the list as it was, so it draws at once and works offline
-// of the assistant that shows it.
-import type { ConnectorViewT } from "../connectors/model";
+// before it removes. The page itself is a static template, the same for everyone (hosts may
+// fetch and cache it before any call): what it works with arrives with the open_connectors
+// result, outside what the model reads (issue 13 item 8). The list comes in
+// `structuredContent`, the API's address and a short-lived token limited to the caller's
+// connector routes in `_meta["corpus/panel"]`. MCP Apps hosts hand the result to the page in a
+// `ui/notifications/tool-result` message after the `ui/initialize` handshake; the Apps SDK puts
+// it in `window.openai` (`toolOutput`, `toolResponseMetadata`).
+/** The key of the tool result's `_meta` that carries the panel's access. */
+export const PANEL_META = "corpus/panel";
 
-export interface WidgetData {
+/** What `_meta["corpus/panel"]` holds. */
+export interface PanelAccess {
   apiBase: string;
-  token: string;
+  /** Absent when the caller has no token to derive one from (CORPUS_AUTH_DISABLED): read-only. */
+  token?: string;
+  /** Unix seconds. */
+  expiresAt?: number;
   canWrite: boolean;
-  connectors: ConnectorViewT[];
 }
 
-/** JSON safe inside a <script> element. */
-const scriptJson = (v: unknown) => JSON.stringify(v).replace(/</g, "\\u003c").replace(/>/g, "\\u003e").replace(/&/g, "\\u0026").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+/** The MCP Apps revision the page speaks with its host. */
+const APPS_PROTOCOL_VERSION = "2026-01-26";
 
-export function connectorsWidget(data: WidgetData): string {
-  return `<!doctype html>
+export function connectorsWidget(): string {
+  return WIDGET_HTML;
+}
+
+const WIDGET_HTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -46,7 +57,7 @@ export function connectorsWidget(data: WidgetData): string {
 <h1>Connectors</h1>
 <table>
   <thead><tr><th>Connector</th><th>Kind</th><th>Status</th><th></th></tr></thead>
-  <tbody id="rows"></tbody>
+  <tbody id="rows"><tr><td colspan="4">Waiting for the assistant…</td></tr></tbody>
 </table>
 <form id="add" aria-label="Add a connector">
   <strong class="wide">Add a connector</strong>
@@ -77,15 +88,18 @@ export function connectorsWidget(data: WidgetData): string {
 <div id="message" role="status"></div>
 <script>
 (() => {
-  const DATA = ${scriptJson(data)};
+  const PANEL_META = ${JSON.stringify(PANEL_META)};
+  // Nothing to act with until the host hands over the tool result.
+  let panel = { apiBase: "", canWrite: false };
   const rows = document.getElementById("rows");
   const message = document.getElementById("message");
   const form = document.getElementById("add");
   const say = (text, error) => { message.textContent = text; message.className = error ? "error" : ""; };
   const api = async (method, path, body) => {
-    const r = await fetch(DATA.apiBase + path, {
+    if (!panel.token) throw new Error("The panel has no access to the connectors: open it again from the assistant.");
+    const r = await fetch(panel.apiBase + path, {
       method,
-      headers: { authorization: "Bearer " + DATA.token, ...(body ? { "content-type": "application/json" } : {}) },
+      headers: { authorization: "Bearer " + panel.token, ...(body ? { "content-type": "application/json" } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
     const json = await r.json().catch(() => ({}));
@@ -113,7 +127,7 @@ export function connectorsWidget(data: WidgetData): string {
       status.append(s);
       if (c.reason) { const r = document.createElement("div"); r.className = "reason"; r.textContent = c.reason; status.append(r); }
       const actions = document.createElement("td");
-      if (c.owner === "user" && DATA.canWrite) {
+      if (c.owner === "user" && panel.canWrite && panel.token) {
         const b = document.createElement("button");
         b.type = "button";
         b.textContent = "Remove";
@@ -137,7 +151,7 @@ export function connectorsWidget(data: WidgetData): string {
   const showKind = () => { for (const f of document.querySelectorAll(".kind-fields")) f.hidden = !f.dataset.kind.split(" ").includes(kind.value); };
   kind.addEventListener("change", showKind);
   showKind();
-  if (!DATA.canWrite) form.hidden = true;
+  form.hidden = true;
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const v = (n) => form.elements[n].value.trim();
@@ -155,9 +169,37 @@ export function connectorsWidget(data: WidgetData): string {
       await refresh();
     } catch (e) { say(e.message, true); }
   });
-  draw(DATA.connectors);
+  // The open_connectors result: the list in structuredContent, the access in _meta.
+  function receive(result) {
+    if (!result || typeof result !== "object") return;
+    const access = result._meta && result._meta[PANEL_META];
+    if (access && typeof access.apiBase === "string") panel = access;
+    form.hidden = !(panel.canWrite && panel.token);
+    const list = result.structuredContent && result.structuredContent.connectors;
+    if (Array.isArray(list)) draw(list);
+    else if (panel.token) refresh();
+    if (!panel.token) say("Read-only: this panel has no token to change connectors with.", false);
+  }
+  // MCP Apps: ui/initialize to the host, then the tool result as a notification.
+  const INIT_ID = "corpus-connectors-init";
+  window.addEventListener("message", (event) => {
+    if (event.source !== window.parent || window.parent === window) return;
+    const m = event.data;
+    if (!m || m.jsonrpc !== "2.0") return;
+    if (m.id === INIT_ID && "result" in m) window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+    else if (m.method === "ui/notifications/tool-result") receive(m.params);
+  });
+  if (window.parent !== window) {
+    window.parent.postMessage({ jsonrpc: "2.0", id: INIT_ID, method: "ui/initialize", params: { protocolVersion: "${APPS_PROTOCOL_VERSION}", appInfo: { name: "corpus-connectors", version: "1" }, appCapabilities: {} } }, "*");
+  }
+  // Apps SDK: the same result in window.openai, now or once the host sets it.
+  const fromOpenAi = () => {
+    const o = window.openai;
+    if (o && o.toolResponseMetadata) receive({ _meta: o.toolResponseMetadata, structuredContent: o.toolOutput });
+  };
+  window.addEventListener("openai:set_globals", fromOpenAi);
+  fromOpenAi();
 })();
 </script>
 </body>
 </html>`;
-}

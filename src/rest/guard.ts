@@ -1,8 +1,9 @@
 // What stands before every protected REST route, as one macro so its steps run in order:
-//   1. authentication and scope (D4, D5): 401 / 403 with WWW-Authenticate;
+//   1. authentication and scope (D4, D5): 401 / 403 with WWW-Authenticate; a connector
+//      panel's token only on the panel's routes (issue 13 item 8);
 //   2. Idempotency-Key on POST (D11): a replay is answered from the store and not counted;
 //   3. per-user rate limits (D16): the six X-RateLimit-* headers on every response, errors
-//      included; 429 with Retry-After;
+//      included (401 and 403 too); 429 with Retry-After;
 // all in the transform stage, before the body is validated, so that an unauthenticated
 // request is 401 whatever its body. A claimed key is completed with the response, or given
 // up when the request fails so that a retry runs again. A token seen before is checked
@@ -66,8 +67,22 @@ function asHttpError(error: unknown): unknown {
 }
 
 export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
-  /** After authentication: idempotency, then the rate limit. */
+  /**
+   * A refusal before the limit is counted: on a limited route it still carries the six headers
+   * (D16), the caller's own when the token named one, else those of whole windows.
+   */
+  function refused(info: RequestInfo, opts: GuardOptions, user: string | undefined, error: unknown): unknown {
+    if (opts.limit) withRateHeaders(info, user === undefined ? limiter.unknownCaller(opts.limit) : limiter.peek(user, opts.limit));
+    return asHttpError(error);
+  }
+
+  /** After authentication: scope, idempotency, then the rate limit. */
   function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, body: unknown): void {
+    try {
+      auth.confine(auth.authorize(principal, REQUIRED_SCOPE[opts.route]), opts.route);
+    } catch (error) {
+      throw refused(info, opts, principal.user, error);
+    }
     info.verified = principal;
     const key = isPost ? request.headers.get("idempotency-key") : null;
     const limit = opts.limit;
@@ -126,11 +141,11 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
             if (!principal) {
               let outcome: Principal | Promise<Principal>;
               try {
-                outcome = auth.authenticate(request.headers.get("authorization"), REQUIRED_SCOPE[opts.route]);
+                outcome = auth.authenticate(request.headers.get("authorization"), null);
               } catch (error) {
-                throw asHttpError(error);
+                throw refused(info, opts, undefined, error);
               }
-              if (outcome instanceof Promise) throw new RunAgain(outcome.then((p) => (info.verified = p), (e) => Promise.reject(asHttpError(e))));
+              if (outcome instanceof Promise) throw new RunAgain(outcome.then((p) => (info.verified = p), (e) => Promise.reject(refused(info, opts, undefined, e))));
               principal = outcome;
             }
             admit(principal, opts, isPost, request, info, body);

@@ -3,8 +3,8 @@ import { describe, expect, test } from "bun:test";
 import { bearer, req, testApp } from "../helpers";
 import { beginRequest } from "../../src/http/request-context";
 
-async function setup(env: Record<string, string> = {}) {
-  const t = await testApp(env);
+async function setup(env: Record<string, string> = {}, now?: () => number) {
+  const t = await testApp(env, now);
   const token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read"])).token;
   const post = (body: unknown, headers: Record<string, string> = {}, ip = "192.0.2.1") => {
     const r = req("/mcp", {
@@ -65,6 +65,66 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-session-id": session })).status).toBe(404);
   });
 
+  test("DELETE /mcp needs a token and ends only its own user's session (anyone could end any)", async () => {
+    const { post, app, token, services } = await setup();
+    const session = (await post(init("2025-06-18"))).headers.get("mcp-session-id")!;
+    const del = (headers: Record<string, string>) => app.handle(req("/mcp", { method: "DELETE", headers: { "mcp-session-id": session, ...headers } }));
+    const anonymous = await del({});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toContain("resource_metadata=");
+    expect(((await anonymous.json()) as any).error.code).toBe(-32600);
+    const bob = (await services.auth.issuer.issue("bob", ["corpus:search"])).token;
+    expect((await del(bearer(bob))).status).toBe(404);
+    // Still alice's, and alive.
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": session })).status).toBe(200);
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": session, ...bearer(bob) })).status).toBe(404);
+    expect((await del(bearer(token))).status).toBe(204);
+  });
+
+  test("a session unused for a day is gone (swept, or refused when met)", async () => {
+    let clock = Date.UTC(2026, 10, 22, 10);
+    // Without tokens, which would expire first.
+    const { post } = await setup({ CORPUS_AUTH_DISABLED: "true" }, () => clock);
+    const session = (await post(init("2025-06-18"))).headers.get("mcp-session-id")!;
+    clock += 23 * 3600_000;
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": session })).status).toBe(200);
+    clock += 24 * 3600_000 + 1;
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "ping" }, { "mcp-session-id": session })).status).toBe(404);
+  });
+
+  test("batches: capped at 32 messages with a clear error; each message takes a token of the per-IP bucket (150 cost one)", async () => {
+    const { post } = await setup({ CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "40" });
+    const old = { "mcp-protocol-version": "2025-03-26" };
+    const calls = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "corpus_search", arguments: { query: "invoice" } } }));
+    const huge = await post(calls(150), old, "203.0.113.9");
+    expect(huge.status).toBe(400);
+    expect(await huge.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: a batch holds at most 32 messages; this one has 150" } });
+    const pings = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" }));
+    const first = await post(pings(30), old, "203.0.113.10");
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as unknown[]).length).toBe(30);
+    expect(first.headers.get("x-ratelimit-remaining")).toBe("10");
+    const over = await post(pings(11), old, "203.0.113.10");
+    expect(over.status).toBe(429);
+    expect(over.headers.get("retry-after")).not.toBeNull();
+    expect(((await over.json()) as any).error).toBe("Rate limit exceeded");
+  });
+
+  test("corpus_search counts against the user's query limit, shared with POST /v1/query (it had none)", async () => {
+    const { post, app, token } = await setup({ CORPUS_LIMIT_QUERY_PER_MINUTE: "2", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000" });
+    const search = (id: number) => post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "corpus_search", arguments: { query: "invoice" } } });
+    for (const id of [1, 2]) expect(((await (await search(id)).json()) as any).result.isError).toBeFalsy();
+    const third = (await (await search(3)).json()) as any;
+    expect(third.result.isError).toBe(true);
+    expect(third.result.content[0].text).toMatch(/^Rate limit exceeded: the query limit is reached; retry after \d+ s$/);
+    // A batch cannot spread past it either.
+    const batch = await post([1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } })), { "mcp-protocol-version": "2025-03-26" });
+    expect(((await batch.json()) as any[]).every((m) => m.result.isError)).toBe(true);
+    // The same windows as the REST route.
+    const rest = await app.handle(req("/v1/query", { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body: JSON.stringify({ query: "invoice" }) }));
+    expect(rest.status).toBe(429);
+  });
+
   test("MCP-Protocol-Version: an unsupported one is 400; batches only where the revision allows them", async () => {
     const { post } = await setup();
     const bad = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "2099-01-01" });
@@ -78,7 +138,7 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(((await (await post([])).json()) as any).error.code).toBe(-32600);
   });
 
-  test("GET /mcp is 405; an Accept without JSON is 406; a foreign Origin is 403", async () => {
+  test("GET /mcp is 405; an Accept without JSON is 406; a foreign Origin is 403 (http/host-check)", async () => {
     const { post, app, token } = await setup({ CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com" });
     const get = await app.handle(req("/mcp", { headers: bearer(token) }));
     expect(get.status).toBe(405);

@@ -1,6 +1,8 @@
 // The connector widget in a real headless Chromium (Debian `chromium`, driven by
-// playwright-core): it lists the connectors and adds and removes one through the REST
-// control plane, asking before it removes.
+// playwright-core), embedded as an MCP Apps host embeds it: the page is the template of
+// resources/read, in an iframe; the host answers its ui/initialize and hands it the
+// open_connectors result (the token in _meta, issue 13 item 8). It lists the connectors and
+// adds and removes one through the REST control plane, asking before it removes.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +19,25 @@ let host: ReturnType<typeof Bun.serve>;
 let browser: Browser;
 let roots: string;
 let token: string;
+/** The iframe of the widget inside the host page. */
+const view = (page: import("playwright-core").Page) => page.frameLocator("#view");
+
+/** The host page: embeds the view and plays the MCP Apps host's part of the handshake. */
+const hostPage = (result: unknown) => `<!doctype html><html><body>
+<iframe id="view" src="/view" style="width:100%;height:600px"></iframe>
+<script>
+const RESULT = ${JSON.stringify(result).replace(/</g, "\\u003c")};
+const frame = document.getElementById("view");
+window.addEventListener("message", (event) => {
+  if (event.source !== frame.contentWindow) return;
+  const m = event.data, send = (x) => frame.contentWindow.postMessage(x, "*");
+  if (m.method === "ui/initialize") send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, hostInfo: { name: "test-host", version: "1" }, hostCapabilities: {}, hostContext: {} } });
+  if (m.method === "ui/notifications/initialized") {
+    send({ jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: {} } });
+    send({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: RESULT });
+  }
+});
+</script></body></html>`;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the widget test: apt-get install chromium");
@@ -24,18 +45,30 @@ beforeAll(async () => {
   mkdirSync(join(roots, "notes"));
   writeFileSync(join(roots, "notes", "plan.md"), "# Plan\n\nOffsite in Lisbon.\n");
   // The page that embeds the widget lives on its own origin, as in an assistant.
-  let html = "";
-  host = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(html, { headers: { "content-type": "text/html" } }) });
-  const origin = `http://127.0.0.1:${host.port}`;
-  running = await startServer(testConfig({ CORPUS_PORT: "0", CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CORS_ALLOW_ORIGINS_CSV: origin }), createLogger("ERROR", memorySink().sink));
-  token = (await running.services.auth.issuer.issue("alice", ["connectors:read", "connectors:write", "corpus:search"])).token;
-  const r = await fetch(`${running.url}/mcp`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "open_connectors", arguments: {} } }),
+  let page = "";
+  let template = "";
+  host = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (r) => new Response(new URL(r.url).pathname === "/view" ? template : page, { headers: { "content-type": "text/html" } }),
   });
-  const body = (await r.json()) as { result: { content: Array<{ type: string; resource?: { text: string } }> } };
-  html = body.result.content.find((c) => c.type === "resource")!.resource!.text;
+  const origin = `http://127.0.0.1:${host.port}`;
+  running = await startServer(testConfig({ CORPUS_PORT: "0", CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CORS_ALLOW_ORIGINS_CSV: origin, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" }), createLogger("ERROR", memorySink().sink));
+  token = (await running.services.auth.issuer.issue("alice", ["connectors:read", "connectors:write", "corpus:search"])).token;
+  const rpc = async (method: string, params: unknown) => {
+    const r = await fetch(`${running.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+    return ((await r.json()) as { result: any }).result;
+  };
+  // As a host does: the template (cacheable, no secret in it), then the tool's result.
+  template = (await rpc("resources/read", { uri: "ui://corpus/connectors.html" })).contents[0].text;
+  const result = await rpc("tools/call", { name: "open_connectors", arguments: {} });
+  expect(template).not.toContain("eyJ");
+  expect(JSON.stringify(result.content)).not.toContain("eyJ");
+  page = hostPage(result);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
@@ -52,15 +85,16 @@ describe("the connector widget", () => {
   test("adds a connector and, after asking, removes it", async () => {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${host.port}/`);
-    await page.getByText("No connectors yet.").waitFor();
+    const w = view(page);
+    await w.getByText("No connectors yet.").waitFor();
 
-    await page.fill("#f-id", "notes");
-    await page.fill("#f-label", "Team notes");
-    await page.selectOption("#f-kind", "files");
-    await page.fill("#f-path", join(roots, "notes"));
-    await page.click("#add-button");
-    await page.getByText("Added notes.").waitFor();
-    const row = page.locator('tr[data-id="notes"]');
+    await w.locator("#f-id").fill("notes");
+    await w.locator("#f-label").fill("Team notes");
+    await w.locator("#f-kind").selectOption("files");
+    await w.locator("#f-path").fill(join(roots, "notes"));
+    await w.locator("#add-button").click();
+    await w.getByText("Added notes.").waitFor();
+    const row = w.locator('tr[data-id="notes"]');
     await row.waitFor();
     expect(await row.textContent()).toContain("Team notes (notes)");
     const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<{ id: string }> };
@@ -72,14 +106,14 @@ describe("the connector widget", () => {
       asked = d.message();
       void d.dismiss();
     });
-    await page.click('button[aria-label="Remove notes"]');
+    await w.locator('button[aria-label="Remove notes"]').click();
     expect(asked).toContain("Remove the connector Team notes (notes)?");
-    expect(await page.locator('tr[data-id="notes"]').count()).toBe(1);
+    expect(await w.locator('tr[data-id="notes"]').count()).toBe(1);
 
     page.once("dialog", (d) => void d.accept());
-    await page.click('button[aria-label="Remove notes"]');
-    await page.getByText("Removed notes.").waitFor();
-    await page.getByText("No connectors yet.").waitFor();
+    await w.locator('button[aria-label="Remove notes"]').click();
+    await w.getByText("Removed notes.").waitFor();
+    await w.getByText("No connectors yet.").waitFor();
     const after = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: unknown[] };
     expect(after.connectors).toEqual([]);
     await page.close();
@@ -88,17 +122,19 @@ describe("the connector widget", () => {
   test("a connector that cannot connect is shown with its reason", async () => {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${host.port}/`);
-    await page.fill("#f-id", "mail");
-    await page.selectOption("#f-kind", "imap");
-    await page.fill("#f-host", "127.0.0.1");
-    await page.fill("#f-port", "1");
-    await page.uncheck("#f-secure");
-    await page.fill("#f-user", "alice");
-    await page.fill("#f-password", "secret-pass");
-    await page.click("#add-button");
-    await page.getByText("it cannot connect: IMAP server 127.0.0.1:1 refused the connection").waitFor();
-    expect(await page.locator('tr[data-id="mail"] .status').textContent()).toContain("error");
-    expect(await page.content()).not.toContain("secret-pass");
+    const w = view(page);
+    await w.locator("#f-id").fill("mail");
+    await w.locator("#f-kind").selectOption("imap");
+    await w.locator("#f-host").fill("127.0.0.1");
+    await w.locator("#f-port").fill("1");
+    await w.locator("#f-secure").uncheck();
+    await w.locator("#f-user").fill("alice");
+    await w.locator("#f-password").fill("secret-pass");
+    await w.locator("#add-button").click();
+    // (The reason's wording is the connector's; that it is shown is the widget's.)
+    await w.getByText(/it cannot connect: IMAP server 127\.0\.0\.1:1 /).waitFor();
+    expect(await w.locator('tr[data-id="mail"] .status').textContent()).toContain("error");
+    expect(await page.frames()[1]!.content()).not.toContain("secret-pass");
     await page.close();
   });
 });

@@ -174,6 +174,39 @@ describe("rate limits per user and endpoint (D16, first document part 8)", () =>
     }
   });
 
+  test("401 and 403 carry the six headers as well: a caller's own after a refusal of scope, whole windows for no caller", async () => {
+    const c = clock(Date.UTC(2026, 10, 22, 10, 0, 5));
+    const { app, token, services } = await guardedApp({}, c.now);
+    const alice = await token("alice");
+    await app.handle(query(alice));
+    const forged = `${alice.slice(0, -4)}AAAA`;
+    const refusals = [
+      await app.handle(query("")), // no token
+      await app.handle(postJson("/v1/query", { query: "x" }, { authorization: "Basic abc" })),
+      await app.handle(query(forged)), // first seen: verified, refused later (run again)
+      await app.handle(query(forged)),
+    ];
+    for (const r of refusals) {
+      expect(r.status).toBe(401);
+      expect(r.headers.get("x-ratelimit-limit-minute")).toBe("60");
+      expect(r.headers.get("x-ratelimit-remaining-minute")).toBe("60");
+      expect(r.headers.get("x-ratelimit-reset-minute")).toBe(String(Date.UTC(2026, 10, 22, 10, 1, 0) / 1000));
+      expect(r.headers.get("x-ratelimit-limit-day")).toBe("6000");
+      expect(r.headers.get("x-ratelimit-remaining-day")).toBe("6000");
+      expect(r.headers.get("x-ratelimit-reset-day")).toBe(String(Date.UTC(2026, 10, 23) / 1000));
+    }
+    // A user's token without the scope: their own counts, not counted again.
+    const weak = (await services.auth.issuer.issue("alice", ["connectors:read"])).token;
+    const forbidden = await app.handle(query(weak));
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.headers.get("x-ratelimit-remaining-minute")).toBe("59");
+    expect(forbidden.headers.get("x-ratelimit-remaining-day")).toBe("5999");
+    expect(forbidden.headers.get("x-ratelimit-reset-day")).toBe(String(Date.UTC(2026, 10, 23) / 1000));
+    expect((await app.handle(query(alice))).headers.get("x-ratelimit-remaining-minute")).toBe("58");
+    // Routes without a limit get none of them.
+    expect((await app.handle(req("/v1/connectors"))).headers.get("x-ratelimit-limit-minute")).toBeNull();
+  });
+
   test("a restart keeps the day count and the revocations", async () => {
     const dir = tempDir();
     const c = clock();
