@@ -3,6 +3,7 @@
 // sees when a value is refused all live here.
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { allowList } from "./net/pin";
 
 const Int = (def: number, minimum: number, maximum: number, description: string) =>
   Type.Integer({ default: def, minimum, maximum, description });
@@ -52,6 +53,7 @@ export const ConfigSchema = Type.Object({
   CORPUS_WEBHOOK_URL: HttpUrl("Operator webhook that receives user.deleted."),
   CORPUS_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, allowed: "at least 16 characters", description: "Secret signing the operator webhook." })),
   CORPUS_WEBHOOK_ALLOW_PRIVATE: Bool("Allow webhooks to private, link-local and loopback addresses."),
+  CORPUS_CONNECTOR_ALLOW_HOSTS: Type.String({ default: "", pattern: "^[0-9A-Za-z_.:/\\[\\],\\s-]*$", allowed: "comma-separated host names, IP addresses or CIDR ranges", description: "Private, loopback and other non-public hosts users may connect IMAP and PostgreSQL connectors to (operator connectors are not bound); empty allows only public addresses." }),
 });
 
 export type Config = Static<typeof ConfigSchema> & {
@@ -105,6 +107,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const base = values as Static<typeof ConfigSchema>;
   if (base.CORPUS_WEBHOOK_URL && !base.CORPUS_WEBHOOK_SECRET) {
     throw new ConfigError("CORPUS_WEBHOOK_SECRET is not set: expected at least 16 characters whenever CORPUS_WEBHOOK_URL is set");
+  }
+  try {
+    allowList(base.CORPUS_CONNECTOR_ALLOW_HOSTS);
+  } catch (error) {
+    throw new ConfigError(`CORPUS_CONNECTOR_ALLOW_HOSTS=${JSON.stringify(base.CORPUS_CONNECTOR_ALLOW_HOSTS)} is not allowed: ${(error as Error).message}`);
   }
   const hostForUrl = base.CORPUS_HOST.includes(":") ? `[${base.CORPUS_HOST}]` : base.CORPUS_HOST;
   const local = `http://${hostForUrl}:${base.CORPUS_PORT}`;

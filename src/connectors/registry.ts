@@ -20,6 +20,8 @@ import { ImapConnector, type ImapConfig } from "./imap/connector";
 import { dropIndex, indexKeysFor, LocalIndex, purgeTerms } from "./local-index";
 import { createMaildirConnector } from "./maildir/connector";
 import { confine, PathRefused, recheck, rootsFor, sharedRoots, type Confine, type PathPolicy } from "./paths";
+import { checkRemoteForm, checkRemoteHost, OPERATOR_PIN, userHostPolicy } from "./remote";
+import { pinner, type Pin } from "../net/pin";
 import { CONFIG_SCHEMAS, CONNECTOR_ID_PATTERN, type ConnectorViewT, type CreateConnector } from "./model";
 import { isPostgresUrl, redactUrl, SqlConnector, type SqlConfig } from "./sql/connector";
 import { CONNECTOR_KINDS, type Connector, type ConnectorKind, type ConnectorStatus } from "./types";
@@ -81,6 +83,7 @@ function validateConfig(kind: ConnectorKind, config: unknown, where: string): Re
     const field = error.path ? `${where}${error.path.replaceAll("/", ".")}` : where;
     throw new HttpError(400, `${field}: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
   }
+  checkRemoteForm(kind, withDefaults as Record<string, unknown>);
   return withDefaults as Record<string, unknown>;
 }
 
@@ -95,6 +98,8 @@ export class ConnectorRegistry {
   private readonly operators: Definition[];
   private readonly live = new Map<string, Connector>();
   private readonly statuses = new Map<string, { at: number; status: ConnectorStatus }>();
+  /** Users' IMAP and PostgreSQL hosts: public, or listed in CORPUS_CONNECTOR_ALLOW_HOSTS (D26). */
+  private readonly userPin: Pin;
 
   constructor(
     private readonly db: Database,
@@ -103,6 +108,7 @@ export class ConnectorRegistry {
     private readonly log: Logger,
     private readonly embeddings?: EmbeddingService,
   ) {
+    this.userPin = pinner(userHostPolicy(config.CORPUS_CONNECTOR_ALLOW_HOSTS));
     this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
     for (const root of sharedRoots(config.connectorRoots)) log.warning("CORPUS_CONNECTOR_ROOTS entry without {user} is shared: every user may connect and read what is under it", { root });
   }
@@ -179,10 +185,10 @@ export class ConnectorRegistry {
         c = createFilesConnector(String(d.config.path), index(), embeddings?.forOwner(d.owner), this.log.child(`connectors.${d.id}`), this.checkerFor(d.owner));
         break;
       case "imap":
-        c = new ImapConnector(d.config as unknown as ImapConfig);
+        c = new ImapConnector(d.config as unknown as ImapConfig, { pin: this.pinFor(d.owner) });
         break;
       case "sql":
-        c = new SqlConnector(d.config as unknown as SqlConfig, this.checkerFor(d.owner));
+        c = new SqlConnector(d.config as unknown as SqlConfig, this.checkerFor(d.owner), { pin: this.pinFor(d.owner) });
         break;
     }
     this.live.set(key, c);
@@ -243,6 +249,11 @@ export class ConnectorRegistry {
     return owner === OPERATOR ? { dataDir } : { dataDir, ...rootsFor(this.config.connectorRoots, owner) };
   }
 
+  /** How `owner`'s network connectors resolve and check their host: the operator's may reach any address. */
+  private pinFor(owner: string): Pin {
+    return owner === OPERATOR ? OPERATOR_PIN : this.userPin;
+  }
+
   /** The check a connector asks before each scan, read or open. Users' paths are kept as their realpath. */
   private checkerFor(owner: string): Confine {
     return owner === OPERATOR ? (path) => confine(path, this.pathPolicy(owner)) : (path) => recheck(path, this.pathPolicy(owner));
@@ -265,6 +276,7 @@ export class ConnectorRegistry {
     const config = validateConfig(input.kind, input.config, "config");
     const local = localPathOf(input.kind, config);
     if (local) config[local] = this.checkLocalPath(user, String(config[local]));
+    await checkRemoteHost(input.kind, config, this.pinFor(user));
     // Counted right before the insert, with no await between: concurrent adds cannot both pass.
     this.assertBelowCap(user);
     const d: Definition = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };

@@ -1,8 +1,34 @@
 // The IMAP connector against a real Dovecot holding the Enron mailbox (scripts/test-servers.sh).
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { ImapFlow } from "imapflow";
+import net from "node:net";
 import { ImapConnector, type ImapConfig } from "../../src/connectors/imap/connector";
+import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { testServers, type TestServers } from "../support/servers";
+
+/** Dovecot listens on loopback: allowed here as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would. */
+const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
+
+/** A TCP listener that counts connections and closes each at once. */
+async function closingListener(host = "127.0.0.1", port = 0) {
+  let connections = 0;
+  const server = net.createServer((s) => {
+    connections++;
+    s.on("error", () => {});
+    s.end();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    get connections() {
+      return connections;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -25,7 +51,7 @@ async function allFlags(): Promise<Map<number, string>> {
 beforeAll(async () => {
   servers = await testServers();
   config = { host: servers.imap.host, port: servers.imap.port, secure: false, user: servers.imap.user, password: servers.imap.password, mailbox: "INBOX" };
-  connector = new ImapConnector(config);
+  connector = new ImapConnector(config, LOOPBACK);
   flagsBefore = await allFlags();
 });
 
@@ -77,12 +103,68 @@ describe("imap connector (real Dovecot)", () => {
   });
 
   test("a wrong password and a dead server are status error with a reason, not a crash", async () => {
-    const wrong = new ImapConnector({ ...config, password: "not-the-password" });
+    // A stopped clock: Dovecot delays failed logins, and the backoff must not run out meanwhile.
+    const wrong = new ImapConnector({ ...config, password: "not-the-password" }, { ...LOOPBACK, now: () => 0 });
     expect(await wrong.health()).toEqual({ status: "error", reason: `IMAP login failed for enron at 127.0.0.1:${config.port}` });
-    await expect(wrong.search({ terms: ["x"], phrases: [], limit: 1 })).rejects.toThrow("IMAP login failed");
-    const dead = new ImapConnector({ ...config, port: 1 });
-    expect(await dead.health()).toEqual({ status: "error", reason: "IMAP server 127.0.0.1:1 refused the connection" });
-    const missing = new ImapConnector({ ...config, mailbox: "Nope" });
+    // Asked again at once: the same reason, and no new login until the backoff is over.
+    await expect(wrong.search({ terms: ["x"], phrases: [], limit: 1 })).rejects.toThrow(`IMAP login failed for enron at 127.0.0.1:${config.port}; next attempt in 1 s`);
+    const dead = new ImapConnector({ ...config, port: 1 }, LOOPBACK);
+    expect(await dead.health()).toEqual({ status: "error", reason: "IMAP server 127.0.0.1:1 cannot be reached" });
+    const missing = new ImapConnector({ ...config, mailbox: "Nope" }, LOOPBACK);
     expect((await missing.health()).status).toBe("error");
+  });
+});
+
+describe("imap connector: hosts checked, connections pinned and bounded (issue 13 items 6, 7)", () => {
+  test("a loopback host not in the allow list is refused before any connection", async () => {
+    const listener = await closingListener();
+    try {
+      for (const host of ["127.0.0.1", "127.1", "2130706433", "[::ffff:127.0.0.1]", "localhost"]) {
+        const c = new ImapConnector({ ...config, host, port: listener.port });
+        const status = await c.health();
+        expect([host, status.status, status.reason]).toEqual([host, "error", expect.stringContaining("CORPUS_CONNECTOR_ALLOW_HOSTS")]);
+      }
+      expect(listener.connections).toBe(0);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  test("closed, refused: the same answer (no port scanner); retries back off on an injected clock", async () => {
+    const listener = await closingListener();
+    let clock = 5_000_000;
+    const c = new ImapConnector({ ...config, port: listener.port }, { ...LOOPBACK, now: () => clock });
+    const closed = await c.health();
+    expect(closed).toEqual({ status: "error", reason: `IMAP server 127.0.0.1:${listener.port} cannot be reached` });
+    expect(listener.connections).toBe(1);
+    expect((await c.health()).reason).toBe(`IMAP server 127.0.0.1:${listener.port} cannot be reached; next attempt in 1 s`);
+    expect(listener.connections).toBe(1);
+    clock += 1000;
+    await c.health();
+    expect(listener.connections).toBe(2);
+    clock += 1000;
+    await c.health();
+    expect(listener.connections).toBe(2);
+    await listener.close();
+    const refused = await new ImapConnector({ ...config, port: listener.port }, LOOPBACK).health();
+    expect(refused.reason).toBe(closed.reason);
+  });
+
+  test("DNS rebinding: the connection goes to the address checked, the name is looked up once", async () => {
+    // Where a second answer would lead: a listener on 127.0.0.2 at Dovecot's port.
+    const rebound = await closingListener("127.0.0.2", config.port);
+    let calls = 0;
+    const resolve: Resolver = async () => (calls++ === 0 ? ["127.0.0.1"] : ["127.0.0.2"]);
+    const c = new ImapConnector({ ...config, host: "mail.rebind.test" }, { pin: pinner(allowList("127.0.0.1"), resolve) });
+    try {
+      expect(await c.health()).toEqual({ status: "ok", records: 1702 });
+      const records = await c.search({ terms: ["gas"], phrases: [], limit: 1 });
+      expect(records[0]!.source_url).toStartWith(`imap://enron@mail.rebind.test:${config.port}/INBOX;UID=`);
+      expect(calls).toBe(1);
+      expect(rebound.connections).toBe(0);
+    } finally {
+      await c.close();
+      await rebound.close();
+    }
   });
 });

@@ -7,6 +7,9 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SqlConnector, type SqlTable } from "../../src/connectors/sql/connector";
+import { parsePostgresUrl } from "../../src/connectors/sql/postgres-url";
+import { allowList, pinner, type Resolver } from "../../src/net/pin";
+import { hostilePostgres } from "../support/hostile-postgres";
 import { SHARED_DATA, testServers, type TestServers } from "../support/servers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -23,6 +26,9 @@ const pgTables: SqlTable[] = [
   { name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_address", "billing_city", "billing_country", "total"], date: "invoice_date" },
   { name: "customer", id: "customer_id", title: "last_name", text: ["first_name", "last_name", "company", "country", "email"] },
 ];
+
+/** The test servers listen on loopback: allowed here as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would. */
+const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 
 let servers: TestServers;
 let pgChecksum: () => Promise<string>;
@@ -50,7 +56,7 @@ afterAll(async () => {
 for (const dialect of ["sqlite", "postgres"] as const) {
   describe(`sql connector: Chinook on ${dialect}`, () => {
     const make = (over: Partial<{ url: string; tables: SqlTable[] }> = {}) =>
-      new SqlConnector({ url: dialect === "sqlite" ? sqlitePath : servers.pgUrl, tables: dialect === "sqlite" ? sqliteTables : pgTables, ...over });
+      new SqlConnector({ url: dialect === "sqlite" ? sqlitePath : servers.pgUrl, tables: dialect === "sqlite" ? sqliteTables : pgTables, ...over }, undefined, LOOPBACK);
     let c: SqlConnector;
     beforeAll(() => {
       c = make();
@@ -106,9 +112,9 @@ for (const dialect of ["sqlite", "postgres"] as const) {
 
 describe("sql connector: unreachable databases", () => {
   test("a dead server, a wrong password and a missing file are status error, never a crash", async () => {
-    const dead = new SqlConnector({ url: "postgres://shop:x@127.0.0.1:1/chinook", tables: pgTables });
-    expect(await dead.health()).toEqual({ status: "error", reason: "database postgres://shop:***@127.0.0.1:1/chinook refused the connection" });
-    const wrong = new SqlConnector({ url: servers.pgUrl.replace("shop-pass", "nope"), tables: pgTables });
+    const dead = new SqlConnector({ url: "postgres://shop:x@127.0.0.1:1/chinook", tables: pgTables }, undefined, LOOPBACK);
+    expect(await dead.health()).toEqual({ status: "error", reason: "database postgres://shop:***@127.0.0.1:1/chinook cannot be reached" });
+    const wrong = new SqlConnector({ url: servers.pgUrl.replace("shop-pass", "nope"), tables: pgTables }, undefined, LOOPBACK);
     const w = await wrong.health();
     expect(w.status).toBe("error");
     expect(w.reason).toContain("login failed");
@@ -116,5 +122,164 @@ describe("sql connector: unreachable databases", () => {
     const missing = new SqlConnector({ url: "/nonexistent/shop.sqlite", tables: sqliteTables });
     expect(await missing.health()).toEqual({ status: "error", reason: "SQLite database /nonexistent/shop.sqlite not found" });
     await wrong.close();
+  });
+});
+
+describe("sql connector: the PostgreSQL connection is made of the connector's config only (D26)", () => {
+  const PG_ENV = {
+    PGHOST: "10.9.9.9",
+    PGPORT: "1",
+    PGUSER: "operator",
+    PGUSERNAME: "operator",
+    PGPASSWORD: "operator-secret-password",
+    PGDATABASE: "operator_db",
+    PGAPPNAME: "leaky",
+    PGSSL: "require",
+    PGSSLMODE: "require",
+    PGTARGETSESSIONATTRS: "standby",
+    PGTARGET_SESSION_ATTRS: "standby",
+    PGMAX: "50",
+    PGDEBUG: "true",
+  };
+
+  test("the server's PGPASSWORD, PGUSER, PGDATABASE… are never sent: a hostile server records what it gets", async () => {
+    const saved = Object.fromEntries(Object.keys(PG_ENV).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, PG_ENV);
+    const server = await hostilePostgres("ask-password");
+    try {
+      // No password in the URL: postgres.js used to send the server's PGPASSWORD here.
+      const c = new SqlConnector({ url: `postgres://shop@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, LOOPBACK);
+      expect(await c.health()).toMatchObject({ status: "error", reason: expect.stringContaining("login failed") });
+      await c.close();
+      expect(server.passwords).toEqual([""]);
+      expect(server.startups).toEqual([
+        { user: "shop", database: "chinook", client_encoding: "UTF8", application_name: "corpus", default_transaction_read_only: "true", statement_timeout: "5000" },
+      ]);
+      expect(JSON.stringify(server.startups)).not.toContain("operator");
+      // The environment is as it was.
+      expect(process.env.PGPASSWORD).toBe("operator-secret-password");
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      await server.close();
+    }
+  });
+
+  test("a URL is read by corpus: one host, a user required, only sslmode as a parameter", () => {
+    expect(parsePostgresUrl("postgres://shop:p%40ss@DB.example:6432/chinook?sslmode=verify-full")).toEqual({
+      host: "db.example",
+      port: 6432,
+      user: "shop",
+      password: "p@ss",
+      database: "chinook",
+      sslmode: "verify-full",
+    });
+    expect(parsePostgresUrl("postgresql://shop@127.1")).toMatchObject({ host: "127.0.0.1", port: 5432, password: "", database: "shop", sslmode: "disable" });
+    for (const [url, message] of [
+      ["postgres://127.0.0.1/chinook", "must name the user"],
+      ["postgres://:pw@127.0.0.1/chinook", "must name the user"],
+      ["postgres://shop@h1,h2/chinook", "one host name or IP address"],
+      ["postgres://shop@%2Fvar%2Frun%2Fpostgresql/chinook", "one host name or IP address"],
+      ["postgres://shop@db.example/chinook?options=-c%20default_transaction_read_only%3Doff", 'parameter "options" is not allowed'],
+      ["postgres://shop@db.example/chinook?host=/var/run/postgresql", 'parameter "host" is not allowed'],
+      ["postgres://shop@db.example/chinook?target_session_attrs=read-write", 'parameter "target_session_attrs" is not allowed'],
+      ["postgres://shop@db.example/chinook?application_name=x", 'parameter "application_name" is not allowed'],
+      ["postgres://shop@db.example/chinook?password=x", 'parameter "password" is not allowed'],
+      ["postgres://shop@db.example/chinook?sslmode=prefer", "sslmode must be one of disable, require, verify-full"],
+      ["postgres://shop@db.example/a/b", "just the database name"],
+      ["postgres://shop@db.example/chinook#x", "fragment"],
+    ] as const) {
+      expect(() => parsePostgresUrl(url)).toThrow(message);
+    }
+  });
+
+  test("a URL parameter cannot switch off the read-only session: the connector refuses it before connecting", async () => {
+    const server = await hostilePostgres("ask-password");
+    try {
+      const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook?options=-c%20default_transaction_read_only%3Doff`, tables: pgTables }, undefined, LOOPBACK);
+      expect(await c.health()).toEqual({ status: "error", reason: expect.stringContaining('parameter "options" is not allowed') });
+      expect(server.connections).toBe(0);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("sql connector: connections pinned and bounded (issue 13 items 6, 7)", () => {
+  test("a server that closes after authentication gets a bounded number of connections, with backoff on an injected clock", async () => {
+    const server = await hostilePostgres("close-after-auth");
+    let clock = 1_000_000;
+    const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, { ...LOOPBACK, now: () => clock });
+    try {
+      const first = await c.health();
+      expect(first).toEqual({ status: "error", reason: `database postgres://shop:***@127.0.0.1:${server.port}/chinook cannot be reached; next attempt in 1 s` });
+      // The pool's two connections, then no more: the old driver reconnected without end.
+      expect(server.connections).toBe(2);
+      await Bun.sleep(200); // nothing runs behind the answer
+      expect(server.connections).toBe(2);
+      // Asked again before the backoff is over: the same reason, no connection.
+      expect((await c.health()).status).toBe("error");
+      expect(server.connections).toBe(2);
+      // After 1 s one more attempt; then 2 s, 4 s … apart.
+      const seen: number[] = [];
+      for (let second = 1; second <= 15; second++) {
+        clock += 1000;
+        await c.health();
+        seen.push(server.connections);
+      }
+      expect(seen).toEqual([3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 6]);
+    } finally {
+      await c.close();
+      await server.close();
+    }
+  });
+
+  test("accept-and-close, a refused port and a policy refusal: bounded, and the unreachable ones give one answer", async () => {
+    const server = await hostilePostgres("accept-and-close");
+    const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, LOOPBACK);
+    const closed = await c.health();
+    expect(server.connections).toBeLessThanOrEqual(2);
+    await Bun.sleep(200);
+    expect(server.connections).toBeLessThanOrEqual(2);
+    await c.close();
+    await server.close();
+    const refused = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, LOOPBACK).health();
+    const strip = (reason?: string) => reason?.replace(/; next attempt in \d+ s$/, "");
+    expect(strip(closed.reason)).toBe(strip(refused.reason));
+    // Not listed: refused by the policy, before any connection.
+    const policy = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }).health();
+    expect(policy.reason).toContain("127.0.0.1 is a loopback address");
+    expect(policy.reason).toContain("CORPUS_CONNECTOR_ALLOW_HOSTS");
+  });
+
+  test("DNS rebinding: each connection resolves once and goes to the address it checked", async () => {
+    // A second listener on 127.0.0.2 at the real server's port: where a rebinding would lead.
+    const port = Number(new URL(servers.pgUrl).port);
+    const rebound = await hostilePostgres("accept-and-close", "127.0.0.2", port);
+    const answers: string[][] = [];
+    let calls = 0;
+    const resolve: Resolver = async () => {
+      const answer = calls++ === 0 ? ["127.0.0.1"] : ["127.0.0.2"];
+      answers.push(answer);
+      return answer;
+    };
+    const pin = pinner(allowList("127.0.0.1"), resolve);
+    const url = servers.pgUrl.replace("127.0.0.1", "db.rebind.test");
+    const c = new SqlConnector({ url, tables: pgTables }, undefined, { pin });
+    try {
+      expect(await c.health()).toEqual({ status: "ok", records: 412 + 59 });
+      expect(calls).toBe(1);
+      expect(rebound.connections).toBe(0);
+      // A later connection resolves again, and what it is answered is checked again.
+      await c.close();
+      const again = await c.health();
+      expect(again.reason).toContain("db.rebind.test (127.0.0.2) is a loopback address");
+      expect(rebound.connections).toBe(0);
+    } finally {
+      await c.close();
+      await rebound.close();
+    }
   });
 });

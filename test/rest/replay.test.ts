@@ -11,7 +11,7 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
   beforeAll(async () => {
     // A stopped clock: the minute windows must not roll over mid-test.
     const at = Date.now();
-    t = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3" }, () => at);
+    t = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3", CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" }, () => at);
     token = (await t.services.auth.issuer.issue("replayer", ALL)).token;
   });
   afterAll(() => t.services.close());
@@ -55,7 +55,7 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
 
   test("replays are not counted: 3 per minute allows 3 new questions after any number of replays", async () => {
     const at = Date.now();
-    const t2 = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3" }, () => at);
+    const t2 = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3", CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" }, () => at);
     const tok = (await t2.services.auth.issuer.issue("counter", ALL)).token;
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await t2.app.handle(postJson("/v1/query", { query: "same" }, { ...bearer(tok), "idempotency-key": "same-key" }))).status);

@@ -66,7 +66,7 @@ describe("deleting a user's data", () => {
     const roots = tempDir("corpus-del-roots-");
     mkdirSync(join(roots, "docs"));
     for (const f of ["Orlen.txt", "AmazonWebServices.pdf"]) cpSync(join(SHARED_DATA, "invoices", f), join(roots, "docs", f));
-    t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_WEBHOOK_URL: operator.url, CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789" });
+    t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1", CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_WEBHOOK_URL: operator.url, CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789" });
     t.services.webhookWorker.start();
     const all = ["corpus:search", "corpus:read", "connectors:read", "connectors:write"];
     token = (await t.services.auth.issuer.issue(USER, all as never)).token;

@@ -1,9 +1,14 @@
 // `imap` (D18, D19): a mailbox on an IMAP server, opened with EXAMINE (read-only). The
 // server's SEARCH narrows candidates (any term in the text, within the date range) before
 // bodies are fetched, with BODY.PEEK so that no \Seen flag is ever set. One connection is
-// reused and every operation has a timeout.
+// reused and every operation has a timeout. The server's host is resolved once per
+// connection and checked (D26); the connection goes to that address, the name serving only
+// for TLS. Failed connections are retried with backoff, never back to back (issue 13 item 7).
 import type { ImapFlow } from "imapflow";
+import { ConnectAttempts, RetryLater } from "../../net/attempts";
+import { HostRefused, HostUnresolved } from "../../net/pin";
 import { parseMessage } from "../maildir/connector";
+import { PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
 
 export interface ImapConfig {
@@ -21,8 +26,14 @@ export class ImapConnector implements Connector {
   readonly kind = "imap";
   private client?: ImapFlow;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly attempts: ConnectAttempts;
 
-  constructor(private readonly config: ImapConfig) {}
+  constructor(
+    private readonly config: ImapConfig,
+    private readonly remote: RemoteOptions = {},
+  ) {
+    this.attempts = new ConnectAttempts(remote.now);
+  }
 
   private get baseUrl(): string {
     const { host, port, user, mailbox } = this.config;
@@ -60,9 +71,24 @@ export class ImapConnector implements Connector {
     if (this.client?.usable) return this.client;
     this.drop();
     const { host, port, secure, user, password, mailbox } = this.config;
+    try {
+      this.attempts.begin();
+    } catch (error) {
+      if (error instanceof RetryLater) throw new ConnectorError(error.message);
+      throw error;
+    }
+    let pinned;
+    try {
+      pinned = await (this.remote.pin ?? PUBLIC_PIN)(host);
+    } catch (error) {
+      const reason = describeImapError(error, this.config);
+      this.attempts.failed(reason);
+      throw new ConnectorError(reason);
+    }
     const { ImapFlow } = await import("imapflow"); // loaded on first use, not at start-up
     const client = new ImapFlow({
-      host,
+      host: pinned.address,
+      ...(pinned.name ? { servername: pinned.name } : {}),
       port,
       secure,
       auth: { user, pass: password },
@@ -79,8 +105,11 @@ export class ImapConnector implements Connector {
       await client.mailboxOpen(mailbox, { readOnly: true });
     } catch (error) {
       client.close();
-      throw new ConnectorError(describeImapError(error, this.config));
+      const reason = describeImapError(error, this.config);
+      this.attempts.failed(reason);
+      throw new ConnectorError(reason);
     }
+    this.attempts.succeeded();
     this.client = client;
     return client;
   }
@@ -125,12 +154,13 @@ export class ImapConnector implements Connector {
 }
 
 function describeImapError(error: unknown, config: ImapConfig): string {
+  if (error instanceof HostRefused) return refusedMessage("config.host", error);
   const e = error as { code?: string; authenticationFailed?: boolean; responseText?: string; serverResponseCode?: string };
   const where = `${config.host}:${config.port}`;
-  if (e?.authenticationFailed || e?.serverResponseCode === "AUTHENTICATIONFAILED") return `IMAP login failed for ${config.user} at ${where}`;
-  if (e?.code === "ECONNREFUSED") return `IMAP server ${where} refused the connection`;
-  if (e?.code === "ENOTFOUND") return `IMAP server ${config.host} not found`;
-  if (e?.code === "ETIMEDOUT" || e?.code === "CONNECT_TIMEOUT" || e?.code === "GREETING_TIMEOUT") return `IMAP server ${where} did not answer in time`;
-  if (e?.serverResponseCode === "NONEXISTENT" || /mailbox/i.test(e?.responseText ?? "")) return `mailbox ${config.mailbox} does not exist at ${where}`;
-  return `IMAP server ${where} unavailable`;
+  if (!(error instanceof HostUnresolved)) {
+    if (e?.authenticationFailed || e?.serverResponseCode === "AUTHENTICATIONFAILED") return `IMAP login failed for ${config.user} at ${where}`;
+    if (e?.serverResponseCode === "NONEXISTENT" || /mailbox/i.test(e?.responseText ?? "")) return `mailbox ${config.mailbox} does not exist at ${where}`;
+  }
+  // Refused, filtered, silent, no such name or not IMAP: one answer, so that it tells no port scan apart.
+  return `IMAP server ${where} cannot be reached`;
 }

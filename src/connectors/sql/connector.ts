@@ -2,11 +2,20 @@
 // SQLite is opened read-only (and query_only); PostgreSQL runs every query in a READ ONLY
 // transaction with a statement timeout. Only the configured tables and columns are read,
 // their identifiers checked against the live schema and quoted; values are always bound.
+// A PostgreSQL connection is made only of the URL's parts that corpus reads itself (never
+// the server's PG* environment), to the address that was checked (D26), and is retried a
+// bounded number of times with backoff (issue 13 item 7).
 import { constants, Database } from "bun:sqlite";
 import type postgres from "postgres";
 import { existsSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
+import { ConnectAttempts, RetryLater } from "../../net/attempts";
+import { parseIp } from "../../net/addresses";
+import { HostRefused, HostUnresolved } from "../../net/pin";
+import { connectPinned } from "../../net/socket";
 import { asGiven, checkDatabaseFiles, PathRefused, type Confine } from "../paths";
+import { PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
+import { parsePostgresUrl, PostgresUrlError, type PostgresTarget } from "./postgres-url";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
 
 export interface SqlTable {
@@ -24,6 +33,9 @@ export interface SqlConfig {
 }
 
 const STATEMENT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Connections of one PostgreSQL connector, which may all be opened at once. */
+const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
 
 /** A database seen through the two things this connector needs. */
@@ -102,16 +114,59 @@ function sqliteDriver(path: string, check: Confine): Driver {
   };
 }
 
-async function postgresDriver(url: string): Promise<Driver> {
+/** postgres.js reads PG* variables while it parses its options: hidden for that one synchronous call. */
+function withoutPgEnvironment<T>(make: () => T): T {
+  const saved = Object.entries(process.env).filter(([name]) => name.startsWith("PG"));
+  for (const [name] of saved) delete process.env[name];
+  try {
+    return make();
+  } finally {
+    for (const [name, value] of saved) process.env[name] = value;
+  }
+}
+
+/** TLS as the URL's sslmode asks; the certificate is checked against the host as written. */
+function sslOptions(target: PostgresTarget): false | Record<string, unknown> {
+  if (target.sslmode === "disable") return false;
+  const name = parseIp(target.host) ? { host: target.host } : { servername: target.host };
+  return { ...name, rejectUnauthorized: target.sslmode === "verify-full" };
+}
+
+/**
+ * Every connection parameter is given here, from the connector's config alone; the socket is
+ * opened by `socket` (pinned to the checked address, counted by the bounded attempts).
+ * `worked` is told of every query that succeeded.
+ */
+async function postgresDriver(target: PostgresTarget, socket: () => Promise<unknown>, worked: () => void): Promise<Driver> {
   const { default: postgres } = await import("postgres"); // loaded on first use
-  const sql = postgres(url, {
-    max: 2,
+  // `socket` is a documented option the type definitions lack.
+  const options: postgres.Options<{}> & { socket: () => Promise<unknown> } = {
+    host: target.host,
+    port: target.port,
+    user: target.user,
+    // A function, so that an empty password stays empty (a falsy one falls back to PGPASSWORD).
+    pass: () => target.password,
+    database: target.database,
+    ssl: sslOptions(target),
+    socket,
+    max: POOL_SIZE,
     idle_timeout: 60,
-    connect_timeout: 10,
+    connect_timeout: CONNECT_TIMEOUT_MS / 1000,
+    max_lifetime: 30 * 60,
+    keep_alive: 60,
+    prepare: true,
+    debug: false,
+    fetch_types: true,
+    target_session_attrs: undefined,
     onnotice: () => {},
-    connection: { default_transaction_read_only: true, statement_timeout: STATEMENT_TIMEOUT_MS, application_name: "corpus" },
-  });
-  const readOnly = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => sql.begin("read only", fn) as Promise<T>;
+    connection: { application_name: "corpus", default_transaction_read_only: true, statement_timeout: STATEMENT_TIMEOUT_MS },
+  };
+  const sql = withoutPgEnvironment(() => postgres(options));
+  const readOnly = async <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => {
+    const result = (await sql.begin("read only", fn)) as T;
+    worked();
+    return result;
+  };
   return {
     dialect: "postgres",
     async columns(table) {
@@ -131,15 +186,21 @@ async function postgresDriver(url: string): Promise<Driver> {
   };
 }
 
+/** Connection failures that do not say whether the port was closed, filtered or not PostgreSQL. */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "EPIPE", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED"]);
+
 function describeDbError(error: unknown, url: string): string {
-  if (error instanceof ConnectorError) return error.message;
-  const e = error as { code?: string; message?: string };
+  if (error instanceof ConnectorError || error instanceof PostgresUrlError) return error.message;
   const where = redactUrl(url);
-  if (e?.code === "ECONNREFUSED") return `database ${where} refused the connection`;
+  if (error instanceof RetryLater) return `${error.reason ?? `database ${where} cannot be reached`}; next attempt in ${Math.ceil(error.waitMs / 1000)} s`;
+  if (error instanceof HostRefused) return refusedMessage("config.url", error);
+  // Refused, filtered, reset, closed, no such name: one answer, so that it tells no port scan apart.
+  if (error instanceof HostUnresolved) return `database ${where} cannot be reached`;
+  const e = error as { code?: string; message?: string };
   if (e?.code === "28P01" || e?.code === "28000") return `database login failed for ${where}`;
   if (e?.code === "3D000") return `database in ${where} does not exist`;
   if (e?.code === "57014") return `database ${where} took longer than ${STATEMENT_TIMEOUT_MS / 1000} s`;
-  if (e?.code === "CONNECT_TIMEOUT") return `database ${where} did not answer in time`;
+  if (UNREACHABLE.has(e?.code ?? "")) return `database ${where} cannot be reached`;
   return `database ${where} unavailable`;
 }
 
@@ -147,15 +208,30 @@ export class SqlConnector implements Connector {
   readonly kind = "sql";
   private driver?: Promise<Driver>;
   private checked?: Promise<void>;
+  private readonly attempts: ConnectAttempts;
 
   constructor(
     private readonly config: SqlConfig,
     /** Checks a SQLite path again before it is opened (D23). */
     private readonly check: Confine = asGiven,
-  ) {}
+    private readonly remote: RemoteOptions = {},
+  ) {
+    this.attempts = new ConnectAttempts(remote.now, POOL_SIZE);
+  }
+
+  /** A PostgreSQL driver whose every socket is asked of the attempts, pinned and timed. */
+  private async postgres(): Promise<Driver> {
+    const target = parsePostgresUrl(this.config.url);
+    const pin = this.remote.pin ?? PUBLIC_PIN;
+    const socket = async () => {
+      this.attempts.begin();
+      return connectPinned(await pin(target.host), target.port, CONNECT_TIMEOUT_MS);
+    };
+    return postgresDriver(target, socket, () => this.attempts.succeeded());
+  }
 
   private async open(): Promise<Driver> {
-    this.driver ??= isPostgresUrl(this.config.url) ? postgresDriver(this.config.url) : Promise.resolve().then(() => sqliteDriver(this.config.url, this.check));
+    this.driver ??= isPostgresUrl(this.config.url) ? this.postgres() : Promise.resolve().then(() => sqliteDriver(this.config.url, this.check));
     const driver = await this.driver.catch((error) => {
       this.driver = undefined;
       throw error;
@@ -189,7 +265,9 @@ export class SqlConnector implements Connector {
         this.driver = undefined;
         this.checked = undefined;
       }
-      throw new ConnectorError(describeDbError(error, this.config.url));
+      const message = describeDbError(error, this.config.url);
+      if (!(error instanceof RetryLater)) this.attempts.failed(message);
+      throw new ConnectorError(message);
     }
   }
 

@@ -1,0 +1,68 @@
+// Hosts of the connectors that reach over the network, IMAP and PostgreSQL (D26; issue 13
+// item 6). A user's may be public addresses only, unless the operator lists a private or
+// loopback host (name, address or CIDR range) in CORPUS_CONNECTOR_ALLOW_HOSTS; the operator's
+// own connectors (CORPUS_CONNECTORS_FILE) may reach any address. Either way the host is
+// resolved once per connection and the connection goes to the address checked.
+import { HttpError } from "../http/errors";
+import { allowList, ANY_ADDRESS, HostInvalid, HostRefused, normalizeHost, pinner, PUBLIC_ONLY, type AddressPolicy, type Pin } from "../net/pin";
+import { parsePostgresUrl, PostgresUrlError } from "./sql/postgres-url";
+import type { ConnectorKind } from "./types";
+
+export const ALLOW_HOSTS_VARIABLE = "CORPUS_CONNECTOR_ALLOW_HOSTS";
+
+/** What a connector that connects over the network is given. */
+export interface RemoteOptions {
+  /** Resolves and checks the host, once per connection; public addresses only by default. */
+  pin?: Pin;
+  /** The clock of the bounded reconnects (src/net/attempts.ts). */
+  now?: () => number;
+}
+
+export const PUBLIC_PIN: Pin = pinner(PUBLIC_ONLY);
+export const OPERATOR_PIN: Pin = pinner(ANY_ADDRESS);
+
+/** The policy for users' hosts; throws with the entry at fault when the list is malformed. */
+export function userHostPolicy(csv: string): AddressPolicy {
+  return allowList(csv);
+}
+
+/** Why a host was refused, in the words the user sees (the field, the range, the way out). */
+export function refusedMessage(field: string, error: HostRefused): string {
+  return `${field}: ${error.message}; connectors may not reach private, loopback, link-local or other special-purpose addresses unless the operator lists the host in ${ALLOW_HOSTS_VARIABLE}`;
+}
+
+/** The host a connector config connects to, and the field that names it; checks a postgres:// URL's form. */
+function remoteHost(kind: ConnectorKind, config: Record<string, unknown>): { host: string; field: string } | undefined {
+  if (kind === "imap") return { host: String(config.host), field: "config.host" };
+  if (kind === "sql" && /^postgres(ql)?:\/\//i.test(String(config.url))) return { host: parsePostgresUrl(String(config.url)).host, field: "config.url" };
+  return undefined;
+}
+
+/** The form of a config's host or database URL: 400 naming the field when it is not allowed. */
+export function checkRemoteForm(kind: ConnectorKind, config: Record<string, unknown>): void {
+  try {
+    const remote = remoteHost(kind, config);
+    // Read as it is at connect time: one host name or IP address, nothing else.
+    if (remote) normalizeHost(remote.host);
+  } catch (error) {
+    if (error instanceof PostgresUrlError) throw new HttpError(400, error.message);
+    if (error instanceof HostInvalid) throw new HttpError(400, `config.host: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Before a user's connector is saved: its host must be allowed (403 before any connection is
+ * made). A name that does not resolve is not refused here: the connector is saved with status
+ * error, like one whose server does not answer.
+ */
+export async function checkRemoteHost(kind: ConnectorKind, config: Record<string, unknown>, pin: Pin): Promise<void> {
+  const remote = remoteHost(kind, config);
+  if (!remote) return;
+  try {
+    await pin(remote.host);
+  } catch (error) {
+    if (error instanceof HostRefused) throw new HttpError(403, refusedMessage(remote.field, error));
+    if (error instanceof HostInvalid) throw new HttpError(400, `${remote.field}: ${error.message}`);
+  }
+}
