@@ -10,12 +10,21 @@ import type { ConnectorKind } from "./types";
 
 export const ALLOW_HOSTS_VARIABLE = "CORPUS_CONNECTOR_ALLOW_HOSTS";
 
+/**
+ * Connecting, and the server's first words (greeting, login exchange), within 5 s: under the
+ * registry's 8 s health timeout, so that a filtered or silent port gets the same answer as a
+ * closed one ("cannot be reached"), not one of its own.
+ */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
 /** What a connector that connects over the network is given. */
 export interface RemoteOptions {
   /** Resolves and checks the host, once per connection; public addresses only by default. */
   pin?: Pin;
   /** The clock of the bounded reconnects (src/net/attempts.ts). */
   now?: () => number;
+  /** CONNECT_TIMEOUT_MS unless a test shortens it. */
+  connectTimeoutMs?: number;
 }
 
 export const PUBLIC_PIN: Pin = pinner(PUBLIC_ONLY);

@@ -9,13 +9,15 @@ import { testServers, type TestServers } from "../support/servers";
 /** Dovecot listens on loopback: allowed here as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would. */
 const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 
-/** A TCP listener that counts connections and closes each at once. */
-async function closingListener(host = "127.0.0.1", port = 0) {
+/** A TCP listener that counts connections and closes each at once (or, `silent`, never answers). */
+async function closingListener(host = "127.0.0.1", port = 0, silent = false) {
   let connections = 0;
+  const sockets = new Set<net.Socket>();
   const server = net.createServer((s) => {
     connections++;
     s.on("error", () => {});
-    s.end();
+    sockets.add(s);
+    if (!silent) s.end();
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -26,7 +28,10 @@ async function closingListener(host = "127.0.0.1", port = 0) {
     get connections() {
       return connections;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -148,6 +153,11 @@ describe("imap connector: hosts checked, connections pinned and bounded (issue 1
     await listener.close();
     const refused = await new ImapConnector({ ...config, port: listener.port }, LOOPBACK).health();
     expect(refused.reason).toBe(closed.reason);
+    // Accepts and never greets: the same answer once the (here shortened) greeting timeout is over.
+    const quiet = await closingListener("127.0.0.1", 0, true);
+    const silent = await new ImapConnector({ ...config, port: quiet.port }, { ...LOOPBACK, connectTimeoutMs: 300 }).health();
+    await quiet.close();
+    expect(silent.reason?.replace(String(quiet.port), String(listener.port))).toBe(refused.reason);
   });
 
   test("DNS rebinding: the connection goes to the address checked, the name is looked up once", async () => {

@@ -236,7 +236,7 @@ describe("sql connector: connections pinned and bounded (issue 13 items 6, 7)", 
     }
   });
 
-  test("accept-and-close, a refused port and a policy refusal: bounded, and the unreachable ones give one answer", async () => {
+  test("accept-and-close, silent, a refused port and a policy refusal: bounded, and the unreachable ones give one answer", async () => {
     const server = await hostilePostgres("accept-and-close");
     const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, LOOPBACK);
     const closed = await c.health();
@@ -248,6 +248,11 @@ describe("sql connector: connections pinned and bounded (issue 13 items 6, 7)", 
     const refused = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, LOOPBACK).health();
     const strip = (reason?: string) => reason?.replace(/; next attempt in \d+ s$/, "");
     expect(strip(closed.reason)).toBe(strip(refused.reason));
+    // Accepts and never speaks: the same answer once the (here shortened) connect timeout is over.
+    const quiet = await hostilePostgres("silent");
+    const silent = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${quiet.port}/chinook`, tables: pgTables }, undefined, { ...LOOPBACK, connectTimeoutMs: 300 }).health();
+    await quiet.close();
+    expect(silent.reason?.replace(String(quiet.port), String(server.port))).toBe(refused.reason);
     // Not listed: refused by the policy, before any connection.
     const policy = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }).health();
     expect(policy.reason).toContain("127.0.0.1 is a loopback address");

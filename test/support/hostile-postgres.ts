@@ -3,7 +3,7 @@
 // (the endless-reconnect case) or fails the login. Connections are counted.
 import net from "node:net";
 
-export type HostileMode = "close-after-auth" | "ask-password" | "accept-and-close";
+export type HostileMode = "close-after-auth" | "ask-password" | "accept-and-close" | "silent";
 
 export interface HostilePostgres {
   port: number;
@@ -42,6 +42,7 @@ export async function hostilePostgres(mode: HostileMode, host = "127.0.0.1", por
     socket.on("close", () => sockets.delete(socket));
     socket.on("error", () => {});
     if (mode === "accept-and-close") return void socket.end();
+    if (mode === "silent") return; // accepts, never answers
     let buffer = Buffer.alloc(0);
     let started = false;
     socket.on("data", (chunk: Buffer) => {

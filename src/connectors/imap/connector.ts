@@ -8,7 +8,7 @@ import type { ImapFlow } from "imapflow";
 import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
 import { parseMessage } from "../maildir/connector";
-import { PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
+import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
 
 export interface ImapConfig {
@@ -93,8 +93,8 @@ export class ImapConnector implements Connector {
       secure,
       auth: { user, pass: password },
       logger: false,
-      connectionTimeout: 10_000,
-      greetingTimeout: 10_000,
+      connectionTimeout: this.remote.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+      greetingTimeout: this.remote.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       socketTimeout: 60_000,
       disableAutoIdle: true,
     });

@@ -14,7 +14,7 @@ import { parseIp } from "../../net/addresses";
 import { HostRefused, HostUnresolved } from "../../net/pin";
 import { connectPinned } from "../../net/socket";
 import { asGiven, checkDatabaseFiles, PathRefused, type Confine } from "../paths";
-import { PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
+import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
 import { parsePostgresUrl, PostgresUrlError, type PostgresTarget } from "./postgres-url";
 import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
 
@@ -33,7 +33,6 @@ export interface SqlConfig {
 }
 
 const STATEMENT_TIMEOUT_MS = 5_000;
-const CONNECT_TIMEOUT_MS = 10_000;
 /** Connections of one PostgreSQL connector, which may all be opened at once. */
 const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
@@ -137,7 +136,7 @@ function sslOptions(target: PostgresTarget): false | Record<string, unknown> {
  * opened by `socket` (pinned to the checked address, counted by the bounded attempts).
  * `worked` is told of every query that succeeded.
  */
-async function postgresDriver(target: PostgresTarget, socket: () => Promise<unknown>, worked: () => void): Promise<Driver> {
+async function postgresDriver(target: PostgresTarget, socket: () => Promise<unknown>, worked: () => void, timeoutMs: number): Promise<Driver> {
   const { default: postgres } = await import("postgres"); // loaded on first use
   // `socket` is a documented option the type definitions lack.
   const options: postgres.Options<{}> & { socket: () => Promise<unknown> } = {
@@ -151,7 +150,7 @@ async function postgresDriver(target: PostgresTarget, socket: () => Promise<unkn
     socket,
     max: POOL_SIZE,
     idle_timeout: 60,
-    connect_timeout: CONNECT_TIMEOUT_MS / 1000,
+    connect_timeout: timeoutMs / 1000,
     max_lifetime: 30 * 60,
     keep_alive: 60,
     prepare: true,
@@ -186,22 +185,20 @@ async function postgresDriver(target: PostgresTarget, socket: () => Promise<unkn
   };
 }
 
-/** Connection failures that do not say whether the port was closed, filtered or not PostgreSQL. */
-const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "EPIPE", "CONNECT_TIMEOUT", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED"]);
-
 function describeDbError(error: unknown, url: string): string {
   if (error instanceof ConnectorError || error instanceof PostgresUrlError) return error.message;
   const where = redactUrl(url);
   if (error instanceof RetryLater) return `${error.reason ?? `database ${where} cannot be reached`}; next attempt in ${Math.ceil(error.waitMs / 1000)} s`;
   if (error instanceof HostRefused) return refusedMessage("config.url", error);
-  // Refused, filtered, reset, closed, no such name: one answer, so that it tells no port scan apart.
-  if (error instanceof HostUnresolved) return `database ${where} cannot be reached`;
   const e = error as { code?: string; message?: string };
   if (e?.code === "28P01" || e?.code === "28000") return `database login failed for ${where}`;
   if (e?.code === "3D000") return `database in ${where} does not exist`;
   if (e?.code === "57014") return `database ${where} took longer than ${STATEMENT_TIMEOUT_MS / 1000} s`;
-  if (UNREACHABLE.has(e?.code ?? "")) return `database ${where} cannot be reached`;
-  return `database ${where} unavailable`;
+  // A PostgreSQL server that answered with an error of its own (a SQLSTATE).
+  if (!(error instanceof HostUnresolved) && /^[0-9A-Z]{5}$/.test(e?.code ?? "")) return `database ${where} unavailable`;
+  // Refused, filtered, silent, reset, closed, not PostgreSQL, no such name: one answer, so
+  // that it tells no port scan apart.
+  return `database ${where} cannot be reached`;
 }
 
 export class SqlConnector implements Connector {
@@ -223,11 +220,12 @@ export class SqlConnector implements Connector {
   private async postgres(): Promise<Driver> {
     const target = parsePostgresUrl(this.config.url);
     const pin = this.remote.pin ?? PUBLIC_PIN;
+    const timeout = this.remote.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     const socket = async () => {
       this.attempts.begin();
-      return connectPinned(await pin(target.host), target.port, CONNECT_TIMEOUT_MS);
+      return connectPinned(await pin(target.host), target.port, timeout);
     };
-    return postgresDriver(target, socket, () => this.attempts.succeeded());
+    return postgresDriver(target, socket, () => this.attempts.succeeded(), timeout);
   }
 
   private async open(): Promise<Driver> {
