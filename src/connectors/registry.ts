@@ -270,14 +270,20 @@ export class ConnectorRegistry {
     }
   }
 
-  async add(user: string, input: CreateConnector): Promise<ConnectorViewT> {
-    const ids = this.ids(user);
-    if (ids.includes(input.id)) throw new HttpError(409, `a connector with id ${input.id} already exists`);
+  /**
+   * `stillAllowed` is called right before the insert (the caller's revocation check): the host
+   * check awaits a name lookup, and a deletion of the user may land meanwhile.
+   */
+  async add(user: string, input: CreateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
+    this.assertIdFree(user, input.id);
     const config = validateConfig(input.kind, input.config, "config");
     const local = localPathOf(input.kind, config);
     if (local) config[local] = this.checkLocalPath(user, String(config[local]));
     await checkRemoteHost(input.kind, config, this.pinFor(user));
-    // Counted right before the insert, with no await between: concurrent adds cannot both pass.
+    // Decided again right before the insert, with no await between: a concurrent add of the
+    // same id, one past the cap, or a deletion of the user cannot slip in.
+    stillAllowed();
+    this.assertIdFree(user, input.id);
     this.assertBelowCap(user);
     const d: Definition = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };
     this.db
@@ -286,6 +292,10 @@ export class ConnectorRegistry {
     const view = await this.view(d, true);
     this.log.info("connector added", { connector: d.id, kind: d.kind, status: view.status });
     return view;
+  }
+
+  private assertIdFree(user: string, id: string): void {
+    if (this.ids(user).includes(id)) throw new HttpError(409, `a connector with id ${id} already exists`);
   }
 
   /** CORPUS_MAX_CONNECTORS_PER_USER: the user's own connectors (the operator's are not theirs). */

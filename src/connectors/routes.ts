@@ -18,8 +18,9 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
       detail: { tags: ["connectors"], summary: "The user's connectors and the operator's, with status", security },
     })
     .post("/v1/connectors", ({ principal, body }) => {
-      assertNotRevoked(services.auth, principal);
-      return connectors.add(principal.user, body);
+      const live = () => assertNotRevoked(services.auth, principal);
+      live();
+      return connectors.add(principal.user, body, live);
     }, {
       guard: { route: "POST /v1/connectors" },
       parse: [...JSON_PARSE],

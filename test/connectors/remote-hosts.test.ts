@@ -165,3 +165,47 @@ describe("users' hosts listed in CORPUS_CONNECTOR_ALLOW_HOSTS", () => {
     }
   });
 });
+
+describe("what may land while the host is looked up", () => {
+  test("two adds of one id at once: one is saved, the other is 409 (never a 500)", async () => {
+    const t = await app({ CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" });
+    try {
+      const body = { ...imap("127.0.0.1"), config: { ...imap("127.0.0.1").config, port: 1 } };
+      const statuses = (await Promise.all([t.add(body), t.add(body)])).map((r) => r.status).sort();
+      expect(statuses).toEqual([200, 409]);
+      expect((await t.list()).filter((c) => c.id === "mail")).toHaveLength(1);
+    } finally {
+      await t.services.close();
+    }
+  });
+
+  test("the user deleted during the lookup: the add is 401 and nothing of theirs is written", async () => {
+    const t = await app({ CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" });
+    try {
+      // The lookup is held open until the deletion has run.
+      let parked!: () => void;
+      let release!: () => void;
+      const atLookup = new Promise<void>((r) => (parked = r));
+      const gate = new Promise<void>((r) => (release = r));
+      const registry = t.services.connectors as unknown as { pinFor(user: string): (host: string) => Promise<unknown> };
+      const pinFor = registry.pinFor.bind(registry);
+      registry.pinFor = (user) => {
+        const pin = pinFor(user);
+        return async (host) => {
+          parked();
+          await gate;
+          return pin(host);
+        };
+      };
+      const token = (await t.services.auth.issuer.issue("late", ["connectors:write"])).token;
+      const pending = t.app.handle(postJson("/v1/connectors", { ...imap("127.0.0.1"), config: { ...imap("127.0.0.1").config, port: 1 } }, bearer(token)));
+      await atLookup;
+      expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }))).status).toBe(200);
+      release();
+      expect((await pending).status).toBe(401);
+      expect(t.db.query("SELECT count(*) AS n FROM connectors WHERE user_id = 'late'").get()).toEqual({ n: 0 });
+    } finally {
+      await t.services.close();
+    }
+  });
+});
