@@ -24,7 +24,7 @@ export async function runCheck(config: Config): Promise<CheckReport> {
   const versions = db.query<{ s: string; v: string }, []>("SELECT sqlite_version() AS s, vec_version() AS v").get()!;
   db.close();
 
-  const embedder = await loadEmbedder();
+  const embedder = await loadEmbedder({ dataDir: config.CORPUS_DATA_DIR });
   const [example, question, related, unrelated] = await embedder.embed([
     "This is an example sentence",
     "How much did Acme pay on the last invoice?",
@@ -34,7 +34,7 @@ export async function runCheck(config: Config): Promise<CheckReport> {
 
   // A vec0 KNN over the three documents must find the related one first.
   const mem = new Database(":memory:");
-  loadSqliteVec(mem);
+  loadSqliteVec(mem, config.CORPUS_DATA_DIR);
   mem.exec(`CREATE VIRTUAL TABLE v USING vec0(embedding float[${embedder.dim}])`);
   const insert = mem.prepare("INSERT INTO v (rowid, embedding) VALUES (?, ?)");
   [example!, related!, unrelated!].forEach((vec, i) => insert.run(i + 1, vec));

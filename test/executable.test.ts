@@ -1,9 +1,11 @@
 // The single executable (D2): built, copied alone into an empty folder, it serves and embeds.
 import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { copyFileSync, existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "../scripts/build";
 import { tempDir } from "./helpers";
+import { plantedLibrary } from "./native/planted";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -84,6 +86,29 @@ describe("dist/corpus alone in an empty folder", () => {
       proc.kill("SIGTERM");
       await proc.exited;
     }
+  });
+
+  test("libraries planted by another user, where copies went before and where they go now, are never loaded (issue 13)", () => {
+    const planted = plantedLibrary();
+    const vec0 = readFileSync(join(import.meta.dir, "../node_modules/sqlite-vec-linux-x64/vec0.so"));
+    const hash = createHash("sha256").update(vec0).digest("hex").slice(0, 16);
+    const e = { ...env(), CORPUS_DATA_DIR: tempDir("corpus-exe-data-") };
+    // The old place, $TMPDIR/corpus-native-<uid>/<hash>/, and the new one, both another user's.
+    for (const base of [join(e.TMPDIR, `corpus-native-${process.geteuid!()}`), join(e.CORPUS_DATA_DIR, "native")]) {
+      mkdirSync(join(base, hash), { recursive: true });
+      copyFileSync(planted.path, join(base, hash, "vec0.so"));
+      for (const p of [base, join(base, hash), join(base, hash, "vec0.so")]) chownSync(p, 65534, 65534);
+    }
+    const r = Bun.spawnSync([exe, "check"], { cwd: folder, env: e });
+    expect(r.stderr.toString()).toBe("");
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(planted.mark)).toBe(false);
+    expect(readFileSync(join(e.CORPUS_DATA_DIR, "native", hash, "vec0.so")).equals(vec0)).toBe(true);
+    // A data folder that is another user's is refused, clearly, before anything is loaded.
+    chownSync(e.CORPUS_DATA_DIR, 65534, 65534);
+    const refused = Bun.spawnSync([exe, "check"], { cwd: folder, env: e });
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr.toString()).toContain(`corpus: native libraries are not loaded from the data folder ${e.CORPUS_DATA_DIR}: it is owned by uid 65534`);
   });
 
   test("corpus serve answers GET / and stops on SIGTERM", async () => {

@@ -2,7 +2,7 @@
 // whose `sentence_embedding` output is already mean-pooled and L2-normalised.
 import { dlopen, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
-import { assets } from "../native/assets";
+import { assets, nativeLibraries } from "../native/assets";
 import { isEmbedded, materialize } from "../native/materialize";
 import { WordPieceTokenizer, type TokenizerFile } from "./tokenizer";
 
@@ -33,19 +33,20 @@ function disableTelemetry(): void {
   libc.close();
 }
 
-async function loadOnnxRuntime(): Promise<Ort> {
+async function loadOnnxRuntime(dataDir: string): Promise<Ort> {
   // An air-gapped product never phones home.
   disableTelemetry();
-  if (isEmbedded(assets.onnxRuntimeLibrary)) {
+  if (isEmbedded(nativeLibraries.onnxRuntime.source)) {
     // The binding Bun extracts at run time looks for libonnxruntime.so.1 by soname; loading
-    // the embedded copy first satisfies it.
-    dlopen(materialize(assets.onnxRuntimeLibrary, "libonnxruntime.so.1"), { OrtGetApiBase: { args: [], returns: "ptr" } });
+    // the checked copy first satisfies it.
+    dlopen(materialize(nativeLibraries.onnxRuntime, dataDir), { OrtGetApiBase: { args: [], returns: "ptr" } });
   }
   return await import("onnxruntime-node");
 }
 
-export async function loadEmbedder(options: { threads?: number } = {}): Promise<Embedder> {
-  const ort = await loadOnnxRuntime();
+/** `dataDir` holds the checked copy of onnxruntime the executable loads (src/native/materialize.ts). */
+export async function loadEmbedder(options: { dataDir: string; threads?: number }): Promise<Embedder> {
+  const ort = await loadOnnxRuntime(options.dataDir);
   const tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
   const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(assets.modelFile)), {
     intraOpNumThreads: options.threads ?? 0,

@@ -47,6 +47,8 @@ export class EmbeddingService {
   constructor(
     private readonly db: Database,
     private readonly keys: UserKeys,
+    /** Where the executable keeps its checked copy of onnxruntime. */
+    private readonly dataDir: string,
   ) {}
 
   get tokenizer(): WordPieceTokenizer {
@@ -69,7 +71,7 @@ export class EmbeddingService {
   }
 
   private load(): Promise<Embedder> {
-    this.model ??= loadEmbedder({ threads: 0 });
+    this.model ??= loadEmbedder({ dataDir: this.dataDir, threads: 0 });
     return this.model;
   }
 

@@ -9,9 +9,19 @@ import swaggerUiStyle from "../../node_modules/swagger-ui-dist/swagger-ui.css" w
 import modelFile from "../../models/all-MiniLM-L6-v2.onnx" with { type: "file" };
 import tokenizerFile from "../../models/tokenizer.json" with { type: "file" };
 
+/** A native library a loader needs as a real file, and the file name it must have there. */
+export interface NativeLibrary {
+  source: string;
+  /** SQLite derives an extension's entry point from it (vec0.so -> sqlite3_vec_init); onnxruntime's binding finds its library by soname. */
+  name: string;
+}
+
+export const nativeLibraries = {
+  sqliteVec: { source: sqliteVecExtension, name: "vec0.so" },
+  onnxRuntime: { source: onnxRuntimeLibrary, name: "libonnxruntime.so.1" },
+} as const satisfies Record<string, NativeLibrary>;
+
 export const assets = {
-  onnxRuntimeLibrary,
-  sqliteVecExtension,
   modelFile,
   tokenizerFile: tokenizerFile as unknown as string,
   swaggerUiBundle: swaggerUiBundle as unknown as string,

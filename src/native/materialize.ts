@@ -1,28 +1,229 @@
 // Native loaders (dlopen, SQLite's loadExtension) cannot read files embedded in the
-// executable (`/$bunfs/...`). Such a file is copied once to a real file named by its
-// content hash, in a private folder, and that path is used instead. `name` is the file name
-// to use there: SQLite derives an extension's entry point from it (vec0.so -> sqlite3_vec_init).
-import { createHash } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// executable (`/$bunfs/...`). Such a file is copied to DATA_DIR/native/<hash>/<name> and
+// checked before every load: the folders ours, 0700 and real (no link), the file ours, not
+// writable by others, not a link, and its sha256 the one the build recorded for the
+// embedded copy. Anything else found there (planted by another user, a link) is replaced,
+// never loaded. A data folder another user could swap is refused: a fixed place under
+// $TMPDIR was not safe (another user could plant a library there, or block start-up with a
+// folder of theirs).
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
+import { randomBytes } from "node:crypto";
+import { basename, dirname, join } from "node:path";
+import type { NativeLibrary } from "./assets";
+
+/**
+ * sha256 (hex) of each native library by name, written into the executable by
+ * scripts/build.ts from the very files it embeds: a check costs one hash of the copy on
+ * disk, not a read of the embedded file too. Undefined under `bun run`.
+ */
+declare const CORPUS_NATIVE_SHA256: Record<string, string> | undefined;
+export const NATIVE_SHA256_DEFINE = "CORPUS_NATIVE_SHA256";
+
+export const NATIVE_FOLDER = "native";
+/** Hex digits of the sha256 that name a file's folder. */
+const DIGEST_LENGTH = 16;
+const CHUNK = 1 << 20;
+/** The sticky bit: in such a folder (/tmp) others cannot rename or delete what is ours. */
+const STICKY = 0o1000;
+
+/** A place native code cannot safely be loaded from; the message says why and what to do. */
+export class NativeFolderRefused extends Error {}
 
 export const isEmbedded = (path: string) => path.startsWith("/$bunfs/") || path.startsWith("B:/~BUN/");
 
-export function materialize(path: string, name: string): string {
-  if (!isEmbedded(path)) return path;
-  const bytes = readFileSync(path);
-  const digest = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
-  const base = join(process.env.TMPDIR || tmpdir(), `corpus-native-${process.getuid?.() ?? "user"}`);
-  mkdirSync(base, { recursive: true, mode: 0o700 });
-  chmodSync(base, 0o700);
-  const dir = join(base, digest);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const target = join(dir, name);
-  if (!existsSync(target)) {
-    const partial = `${target}.${process.pid}.tmp`;
-    writeFileSync(partial, bytes, { mode: 0o500 });
-    renameSync(partial, target);
-  }
+const ownUid = () => process.geteuid?.() ?? process.getuid?.() ?? 0;
+
+/** A path a loader can open for `library`: its own when it is a real file (`bun run`), else a checked copy under `dataDir`. */
+export function materialize(library: NativeLibrary, dataDir: string): string {
+  if (!isEmbedded(library.source)) return library.source;
+  const recorded = typeof CORPUS_NATIVE_SHA256 === "undefined" ? undefined : CORPUS_NATIVE_SHA256[library.name];
+  return materializeCopy(library, dataDir, recorded);
+}
+
+/**
+ * Copies `library.source` (any readable file) to DATA_DIR/native/<hash>/<name>, or checks
+ * the copy there; returns its real path. `expected` is the source's sha256 when known.
+ */
+export function materializeCopy({ source, name }: NativeLibrary, dataDir: string, expected?: string): string {
+  if (name !== basename(name) || name.startsWith(".")) throw new Error(`bad native file name ${name}`);
+  const digest = expected ?? sha256(readFileSync(source));
+  if (!/^[0-9a-f]{64}$/.test(digest)) throw new Error(`${name}: bad sha256 ${digest}`);
+  const root = checkedDataDir(dataDir);
+  const folder = join(root, NATIVE_FOLDER);
+  privateFolder(folder);
+  const own = join(folder, digest.slice(0, DIGEST_LENGTH));
+  privateFolder(own);
+  const target = join(own, name);
+  if (isIntact(target, digest)) return target;
+  const bytes = readFileSync(source);
+  if (sha256(bytes) !== digest) throw new Error(`${name}: the embedded copy does not have the sha256 recorded when it was built`);
+  replace(target, bytes);
+  pruneOlderCopies(folder, own, name);
   return target;
 }
+
+/**
+ * The data folder's real path, once it and every folder above it are safe from other users:
+ * owned by us (the folder) or by us or root (those above), and writable by no one else
+ * unless sticky (/tmp: others cannot rename what is ours). Otherwise another user could
+ * swap the folder between our check and the loader's open.
+ */
+export function checkedDataDir(dataDir: string): string {
+  const real = realpathSync(dataDir);
+  const uid = ownUid();
+  const top = statSync(real);
+  if (!top.isDirectory()) throw new NativeFolderRefused(`native libraries: ${real} is not a folder`);
+  if (top.uid !== uid) throw refused(real, `it is owned by uid ${top.uid}, not by this process (uid ${uid})`, "give the data folder to the user corpus runs as, or run corpus as its owner");
+  if (top.mode & 0o022) throw refused(real, `others may write to it (mode ${octal(top.mode)})`, "chmod 700 it");
+  for (let dir = dirname(real); ; dir = dirname(dir)) {
+    const st = statSync(dir);
+    if (st.uid !== uid && st.uid !== 0) throw refused(real, `${dir} above it is owned by uid ${st.uid}, who could swap it`, "move the data folder under folders owned by root or by uid " + uid);
+    if (st.mode & 0o022 && !(st.mode & STICKY)) throw refused(real, `others may write to ${dir} above it (mode ${octal(st.mode)}) and swap it`, `chmod go-w ${dir}, or move the data folder`);
+    if (dir === dirname(dir)) return real;
+  }
+}
+
+function refused(dir: string, why: string, fix: string): NativeFolderRefused {
+  return new NativeFolderRefused(`native libraries are not loaded from the data folder ${dir}: ${why}; ${fix}`);
+}
+
+const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, "0");
+
+/** Makes `path` a real folder of ours with mode 0700: tightened if ours, else (a link, a file, another's folder) moved aside. */
+function privateFolder(path: string): void {
+  const uid = ownUid();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let st: Stats;
+    try {
+      st = lstatSync(path);
+    } catch (error) {
+      if (code(error) !== "ENOENT") throw error;
+      try {
+        mkdirSync(path, { mode: 0o700 });
+      } catch (e) {
+        if (code(e) !== "EEXIST") throw e;
+      }
+      continue;
+    }
+    if (st.isDirectory() && st.uid === uid) {
+      // Closing it is enough: each file in it is checked before use, so nothing planted while
+      // it was open is loaded; and its parent is private, so no link can replace it meanwhile.
+      if ((st.mode & 0o7777) !== 0o700) chmodSync(path, 0o700);
+      return;
+    }
+    moveAside(path);
+  }
+  throw new NativeFolderRefused(`native libraries: could not make ${path} a private folder`);
+}
+
+/** True when `path` is a regular file of ours, writable by no one else, not a link, with `digest`. */
+function isIntact(path: string, digest: string): boolean {
+  let fd: number;
+  try {
+    // O_NOFOLLOW: a link is refused, not followed; O_NONBLOCK: a planted FIFO cannot stall start-up.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.uid !== ownUid() || st.mode & 0o022) return false;
+    return sha256Fd(fd) === digest;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes `bytes` to a fresh name beside `target`, syncs it, and renames it over whatever `target` was. */
+function replace(target: string, bytes: Uint8Array): void {
+  const existing = lstatOrUndefined(target);
+  if (existing?.isDirectory()) moveAside(target);
+  const dir = dirname(target);
+  const partial = join(dir, `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+  const fd = openSync(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o500);
+  try {
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(partial, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(partial, target);
+  syncFolder(dir);
+}
+
+/** The folders of earlier versions of `name` (an upgrade leaves them): unused, and tens of megabytes each. */
+function pruneOlderCopies(folder: string, current: string, name: string): void {
+  for (const entry of readdirSync(folder)) {
+    const path = join(folder, entry);
+    if (path === current || !/^[0-9a-f]+$/.test(entry)) continue;
+    if (lstatOrUndefined(join(path, name))) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** Renames `path` out of the way within its (private) parent, then removes it as far as permissions allow. */
+function moveAside(path: string): void {
+  const aside = join(dirname(path), `.refused-${basename(path)}-${randomBytes(6).toString("hex")}`);
+  try {
+    renameSync(path, aside);
+  } catch (error) {
+    if (code(error) === "ENOENT") return; // another process of ours moved it first
+    throw new NativeFolderRefused(`native libraries: cannot move ${path} out of the way (${code(error)}); remove it`);
+  }
+  try {
+    rmSync(aside, { recursive: true, force: true });
+  } catch {
+    // Another user's folder may keep files we cannot delete; it is out of the way all the same.
+  }
+}
+
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (error) {
+    if (code(error) === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+}
+
+function sha256Fd(fd: number): string {
+  const hasher = new Bun.CryptoHasher("sha256");
+  const buffer = Buffer.allocUnsafe(CHUNK);
+  for (let n; (n = readSync(fd, buffer, 0, CHUNK, null)) > 0; ) hasher.update(buffer.subarray(0, n));
+  return hasher.digest("hex");
+}
+
+const code = (error: unknown) => (error as NodeJS.ErrnoException).code;

@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { assets } from "../native/assets";
+import { nativeLibraries } from "../native/assets";
 import { materialize } from "../native/materialize";
 import { migrate, type Migration } from "./migrations";
 
@@ -15,8 +15,9 @@ export function ensureDataDir(dir: string): void {
   chmodSync(dir, 0o700);
 }
 
-export function loadSqliteVec(db: Database): void {
-  db.loadExtension(materialize(assets.sqliteVecExtension, "vec0.so"));
+/** `dataDir` holds the checked copy of vec0.so the executable loads (src/native/materialize.ts). */
+export function loadSqliteVec(db: Database, dataDir: string): void {
+  db.loadExtension(materialize(nativeLibraries.sqliteVec, dataDir));
 }
 
 export function openDatabase(dataDir: string, migrations: Migration[]): Database {
@@ -28,7 +29,7 @@ export function openDatabase(dataDir: string, migrations: Migration[]): Database
   db.exec("PRAGMA busy_timeout = 5000");
   // Deleted rows are overwritten, not left readable in free pages.
   db.exec("PRAGMA secure_delete = ON");
-  loadSqliteVec(db);
+  loadSqliteVec(db, dataDir);
   migrate(db, migrations);
   return db;
 }

@@ -1,12 +1,13 @@
 import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { cosine, EMBEDDING_DIM, loadEmbedder, type Embedder } from "../../src/embedding/embedder";
+import { tempDir } from "../helpers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
 
 let embedder: Embedder;
 beforeAll(async () => {
-  embedder = await loadEmbedder();
+  embedder = await loadEmbedder({ dataDir: tempDir() });
 });
 
 describe("embedder: all-MiniLM-L6-v2 on onnxruntime", () => {
