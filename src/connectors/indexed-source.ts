@@ -1,23 +1,39 @@
 // A connector over a local folder, searched through its LocalIndex. The first scan runs in
-// the background (status "indexing" until done); later searches rescan at most every
-// RESCAN_MS, reading only what changed, so an edited file is found on the next search.
-// After each scan, chunks without a vector are embedded in the background, a few at a time,
-// so that questions only ever embed themselves.
+// the background; later searches rescan at most every RESCAN_MS, reading only what changed, so
+// an edited file is found on the next search. After each scan, chunks without a vector are
+// embedded in the background, a few at a time, so that questions only ever embed themselves.
+// Its status says where that stands (issue 14): `indexing` while files are read, `embedding`
+// while chunks wait for vectors, `ok` only once both are done; each with its progress.
 import { existsSync, statSync } from "node:fs";
+import { NoUserKey } from "../crypto/user-keys";
 import { LocalIndex, syncIndex, type ScanEntry } from "./local-index";
 import { asGiven, type Confine } from "./paths";
+import { PhaseProgress } from "./progress";
 import type { OwnerEmbeddings } from "../embedding/service";
 import type { Logger } from "../log";
 import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatus, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
 const RESCAN_MS = 5_000;
 const EMBED_BATCH = 16;
+/** The status while embedding waits for the next scan to retry (the log has the error). */
+export const EMBEDDING_PAUSED = "embedding paused after an error; it resumes on the next scan";
 
 export interface FolderSource {
   /** Every source file (or part of one) with its size and mtime. */
   scan(): ScanEntry[];
   /** The records of one entry. */
   read(entry: ScanEntry): Promise<SourceRecord[]>;
+}
+
+export interface IndexedOptions {
+  /** Without them, nothing is embedded and the status never says `embedding`. */
+  embeddings?: OwnerEmbeddings;
+  /** Indexing progress goes to the logs (never paths or content). */
+  log?: Logger;
+  /** Checks the folder again before each scan (D23): the file system may have changed since it was added. */
+  check?: Confine;
+  /** The clock of progress rates and times. */
+  now?: () => number;
 }
 
 export class IndexedFolderConnector implements Connector {
@@ -27,54 +43,74 @@ export class IndexedFolderConnector implements Connector {
   private ready = false;
   private embedding?: Promise<void>;
   private closed = false;
+  /** The sync that is reading files, while it does (a rescan with nothing to read has none). */
+  private reading?: PhaseProgress;
+  /** The embedding run, from its start until every chunk has its vector. */
+  private embeddingRun?: PhaseProgress;
+  private embeddingPaused = false;
+  private readonly embeddings?: OwnerEmbeddings;
+  private readonly log?: Logger;
+  private readonly check: Confine;
+  private readonly now: () => number;
 
   constructor(
     readonly kind: ConnectorKind,
     private readonly path: string,
     private readonly index: LocalIndex,
     private readonly source: FolderSource,
-    private readonly embeddings?: OwnerEmbeddings,
-    /** Indexing progress goes to the logs (never paths or content). */
-    private readonly log?: Logger,
-    /** Checks the folder again before each scan (D23): the file system may have changed since it was added. */
-    private readonly check: Confine = asGiven,
+    options: IndexedOptions = {},
   ) {
+    this.embeddings = options.embeddings;
+    this.log = options.log;
+    this.check = options.check ?? asGiven;
+    this.now = options.now ?? Date.now;
     this.sync();
   }
 
   /** Embeds pending chunks until none is left (one loop at a time). */
   embedPending(): Promise<void> {
     if (!this.embeddings) return Promise.resolve();
-    this.embedding ??= (async () => {
-      let done = 0;
-      try {
-        for (;;) {
-          if (this.closed) return;
-          const batch = this.index.pendingChunks(EMBED_BATCH);
-          if (batch.length === 0) {
-            if (done) this.log?.info("connector embedded", { ...this.index.progress() });
-            return;
-          }
-          const vectors = await this.embeddings!.embed(
-            batch.map((b) => b.text),
-            "background",
-          );
-          if (this.closed) return;
-          this.index.setVectors(
-            batch.map((b) => b.chunk),
-            vectors,
-          );
-          done += batch.length;
-          // A line every 512 chunks, so a long first index shows where it stands.
-          if (done % 512 < EMBED_BATCH) this.log?.info("connector embedding", { ...this.index.progress() });
-        }
-      } catch {
-        // Retried after the next scan.
-      }
-    })().finally(() => {
+    this.embedding ??= this.embedLoop(this.embeddings).finally(() => {
       this.embedding = undefined;
     });
     return this.embedding;
+  }
+
+  private async embedLoop(embeddings: OwnerEmbeddings): Promise<void> {
+    const start = this.index.progress();
+    if (start.embedded >= start.total) return;
+    // Started before the first await: the status says `embedding` with counts at once.
+    const run = (this.embeddingRun = new PhaseProgress("embedding", "chunks", start.embedded, start.total, this.now));
+    try {
+      for (;;) {
+        if (this.closed) return;
+        const batch = this.index.pendingChunks(EMBED_BATCH);
+        if (batch.length === 0) break;
+        const vectors = await embeddings.embed(
+          batch.map((b) => b.text),
+          "background",
+        );
+        if (this.closed) return;
+        this.index.setVectors(
+          batch.map((b) => b.chunk),
+          vectors,
+        );
+        this.embeddingPaused = false;
+        const p = this.index.progress();
+        run.update(p.embedded, p.total);
+        run.report(this.log, "connector embedding");
+      }
+      const p = this.index.progress();
+      run.update(p.embedded, p.total);
+      const s = run.summary();
+      this.log?.info("connector embedded", { chunks: s.done, seconds: s.seconds, chunks_per_second: s.per_second, embedded: p.embedded, total: p.total });
+      this.embeddingRun = undefined;
+    } catch (error) {
+      // Retried after the next scan. An owner deleted meanwhile is no failure: nothing more is written.
+      if (error instanceof NoUserKey) return;
+      this.embeddingPaused = true;
+      this.log?.warning("connector embedding paused", { error: error instanceof Error ? error.message : String(error) });
+    }
   }
 
   progress(): IndexProgress {
@@ -94,22 +130,52 @@ export class IndexedFolderConnector implements Connector {
     try {
       const folder = this.check(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
-      const result = await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e));
+      const result = await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e), (done, total) => this.readProgress(done, total));
       if (result.read || result.removed || result.failed.length) {
-        this.log?.info("connector indexed", { read: result.read, removed: result.removed, unreadable: result.failed.length, records: this.index.count() });
+        const s = this.reading?.summary();
+        this.log?.info("connector indexed", {
+          read: result.read,
+          removed: result.removed,
+          unreadable: result.failed.length,
+          records: this.index.count(),
+          seconds: s?.seconds ?? 0,
+          files_per_second: s?.per_second ?? null,
+        });
       }
       this.error = undefined;
       this.ready = true;
       void this.embedPending();
     } catch (error) {
       this.error = error instanceof ConnectorError ? error.message : `cannot read ${this.path}`;
+    } finally {
+      this.reading = undefined;
     }
   }
 
+  /** The first sync is `indexing` from its start; a rescan only once it has files to read. */
+  private readProgress(done: number, total: number): void {
+    if (!this.reading) {
+      if (total > 0 || !this.ready) this.reading = new PhaseProgress("indexing", "files", done, total, this.now);
+      return;
+    }
+    this.reading.update(done, total);
+    this.reading.report(this.log, "connector indexing");
+  }
+
   async health(): Promise<ConnectorStatus> {
-    if (!this.ready && this.syncing) return { status: "indexing", records: this.index.count() };
+    const records = this.index.count();
+    if (this.syncing && (!this.ready || this.reading)) return { status: "indexing", records, ...(this.reading ? { progress: this.reading.view() } : {}) };
     if (this.error) return { status: "error", reason: this.error };
-    return { status: "ok", records: this.index.count() };
+    const { embedded, total } = this.index.progress();
+    if (this.embeddings && embedded < total) {
+      return {
+        status: "embedding",
+        records,
+        ...(this.embeddingPaused ? { reason: EMBEDDING_PAUSED } : {}),
+        ...(this.embeddingRun ? { progress: this.embeddingRun.view() } : {}),
+      };
+    }
+    return { status: "ok", records };
   }
 
   private async fresh(): Promise<void> {

@@ -315,21 +315,35 @@ export class LocalIndex {
   }
 }
 
+/** How far a sync has come: sources read (or failed) of those to read, told before the first and after each. */
+export type SyncProgress = (done: number, total: number) => void;
+
 /**
  * Brings the index up to date with `entries` (from a scan of the source): new or changed
  * sources are read with `read`, vanished ones removed. Returns how many were read.
  */
-export async function syncIndex(index: LocalIndex, entries: ScanEntry[], read: (e: ScanEntry) => Promise<SourceRecord[]>): Promise<{ read: number; removed: number; failed: string[] }> {
+export async function syncIndex(
+  index: LocalIndex,
+  entries: ScanEntry[],
+  read: (e: ScanEntry) => Promise<SourceRecord[]>,
+  onProgress: SyncProgress = () => {},
+): Promise<{ read: number; removed: number; failed: string[] }> {
   const known = index.known();
-  let readCount = 0;
+  // What to read is decided first, so that progress has a total.
+  const toRead: ScanEntry[] = [];
   let replaced = 0;
-  const failed: string[] = [];
   for (const e of entries) {
     const source = index.sourceKey(e.source);
     const k = known.get(source);
     known.delete(source);
     if (k && k.size === e.size && k.mtime === e.mtime) continue;
     if (k) replaced++;
+    toRead.push(e);
+  }
+  let readCount = 0;
+  const failed: string[] = [];
+  onProgress(0, toRead.length);
+  for (const [i, e] of toRead.entries()) {
     try {
       index.put(e, await read(e));
       readCount++;
@@ -338,6 +352,7 @@ export async function syncIndex(index: LocalIndex, entries: ScanEntry[], read: (
       if (error instanceof NoUserKey) throw error;
       failed.push(e.source);
     }
+    onProgress(i + 1, toRead.length);
   }
   for (const source of known.keys()) index.removeSource(source);
   if (replaced || known.size) index.purgeRemoved();

@@ -2,6 +2,7 @@
 // users add and what the operator file lists, and to write the OpenAPI document.
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
+import { RATE_WINDOW_MS } from "./progress";
 import { CONNECTOR_KINDS } from "./types";
 
 export const CONNECTOR_ID_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}$";
@@ -59,15 +60,32 @@ export const CreateConnectorBody = t.Object(
 );
 export type CreateConnector = Static<typeof CreateConnectorBody>;
 
+/** A phase under way (progress.ts ProgressView); absent once the connector is `ok` or in `error`. */
+export const ConnectorProgress = t.Object(
+  {
+    phase: t.UnionEnum(["indexing", "embedding"], { description: "indexing: files read into the word index; embedding: chunks given vectors" }),
+    unit: t.UnionEnum(["files", "chunks"], { description: "what done and total count: files while indexing, chunks while embedding" }),
+    done: t.Integer({ minimum: 0 }),
+    total: t.Integer({ minimum: 0 }),
+    rate_per_second: t.Union([t.Number({ minimum: 0 }), t.Null()], { description: `units per second over the last ${RATE_WINDOW_MS / 1000} s; null until the phase has done something` }),
+    eta_seconds: t.Union([t.Integer({ minimum: 0 }), t.Null()], { description: "seconds left at that rate; null while unknown" }),
+    started_at: t.String({ description: "when the phase started (ISO 8601)" }),
+  },
+  { additionalProperties: false },
+);
+
 export const ConnectorView = t.Object({
   id: t.String(),
   kind: t.String(),
   label: t.String(),
   owner: t.UnionEnum(["user", "operator"]),
-  status: t.UnionEnum(["ok", "indexing", "error"]),
+  status: t.UnionEnum(["ok", "indexing", "embedding", "error"], {
+    description: "indexing while records are read, embedding while chunks wait for vectors, ok once both are done, error with a reason",
+  }),
   reason: t.Optional(t.String()),
   records: t.Optional(t.Integer()),
   indexed: t.Optional(t.Object({ chunks: t.Integer(), embedded: t.Integer() }, { description: "ahead-of-time embedding: chunks embedded of total" })),
+  progress: t.Optional(ConnectorProgress),
   config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "the configuration without secrets; absent on operator connectors" })),
   created_at: t.Optional(t.String()),
 });

@@ -16,6 +16,7 @@ import type { Logger } from "../log";
 import { embeddingText, recordChunks } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 import { createFilesConnector } from "./files/connector";
+import type { IndexedOptions } from "./indexed-source";
 import { ImapConnector, type ImapConfig } from "./imap/connector";
 import { dropIndex, indexKeysFor, LocalIndex, purgeTerms } from "./local-index";
 import { createMaildirConnector } from "./maildir/connector";
@@ -107,6 +108,8 @@ export class ConnectorRegistry {
     private readonly config: Config,
     private readonly log: Logger,
     private readonly embeddings?: EmbeddingService,
+    /** The clock of indexing progress (rates, times left, when a phase started). */
+    private readonly now: () => number = Date.now,
   ) {
     this.userPin = pinner(userHostPolicy(config.CORPUS_CONNECTOR_ALLOW_HOSTS));
     this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
@@ -179,10 +182,10 @@ export class ConnectorRegistry {
       );
     switch (d.kind) {
       case "maildir":
-        c = createMaildirConnector(String(d.config.path), index(), embeddings?.forOwner(d.owner), this.log.child(`connectors.${d.id}`), this.checkerFor(d.owner));
+        c = createMaildirConnector(String(d.config.path), index(), this.indexedOptions(d));
         break;
       case "files":
-        c = createFilesConnector(String(d.config.path), index(), embeddings?.forOwner(d.owner), this.log.child(`connectors.${d.id}`), this.checkerFor(d.owner));
+        c = createFilesConnector(String(d.config.path), index(), this.indexedOptions(d));
         break;
       case "imap":
         c = new ImapConnector(d.config as unknown as ImapConfig, { pin: this.pinFor(d.owner) });
@@ -195,10 +198,16 @@ export class ConnectorRegistry {
     return c;
   }
 
+  private indexedOptions(d: Definition): IndexedOptions {
+    return { embeddings: this.embeddings?.forOwner(d.owner), log: this.log.child(`connectors.${d.id}`), check: this.checkerFor(d.owner), now: this.now };
+  }
+
   private async status(d: Definition, fresh = false): Promise<ConnectorStatus> {
     const key = `${d.owner}/${d.id}`;
     const cached = this.statuses.get(key);
-    if (!fresh && cached && Date.now() - cached.at < STATUS_TTL_MS && cached.status.status !== "indexing") return cached.status;
+    // Local indexes answer from memory and their own tables: always asked, so progress is live.
+    const local = this.instance(d).progress !== undefined;
+    if (!fresh && !local && cached && Date.now() - cached.at < STATUS_TTL_MS) return cached.status;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const status = await Promise.race([
       this.instance(d).health(),
@@ -217,7 +226,7 @@ export class ConnectorRegistry {
     // The operator's connectors are shown to every user: what they are and whether they work,
     // never their config or the reason of an error (it names hosts, users and URLs).
     if (d.owner === OPERATOR) {
-      return { id: d.id, kind: d.kind, label: d.label, owner: "operator", status: s.status, ...(s.records !== undefined ? { records: s.records } : {}), ...this.progressOf(d) };
+      return { id: d.id, kind: d.kind, label: d.label, owner: "operator", status: s.status, ...(s.records !== undefined ? { records: s.records } : {}), ...this.progressOf(d, s) };
     }
     return {
       id: d.id,
@@ -227,16 +236,19 @@ export class ConnectorRegistry {
       status: s.status,
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.records !== undefined ? { records: s.records } : {}),
-      ...this.progressOf(d),
+      ...this.progressOf(d, s),
       config: publicConfig(d.kind, d.config),
       ...(d.created_at ? { created_at: d.created_at } : {}),
     };
   }
 
-  /** Ahead-of-time embedding progress of indexed connectors (chunks embedded of total). */
-  private progressOf(d: Definition): { indexed?: { chunks: number; embedded: number } } {
+  /**
+   * Counts of indexed connectors (chunks embedded of total) and the phase under way. Only
+   * counts, rates and times: shown for the operator's connectors too, they name no host or path.
+   */
+  private progressOf(d: Definition, s: ConnectorStatus): Pick<ConnectorViewT, "indexed" | "progress"> {
     const p = this.live.get(`${d.owner}/${d.id}`)?.progress?.();
-    return p ? { indexed: { chunks: p.total, embedded: p.embedded } } : {};
+    return { ...(p ? { indexed: { chunks: p.total, embedded: p.embedded } } : {}), ...(s.progress ? { progress: s.progress } : {}) };
   }
 
   async list(user: string): Promise<ConnectorViewT[]> {

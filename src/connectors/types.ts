@@ -1,5 +1,6 @@
 // The one interface every connector kind implements (issue: connectors; D18). A connector
 // only ever reads its source (D19) and answers a retrieval request with records.
+import type { ProgressView } from "./progress";
 
 export const CONNECTOR_KINDS = ["maildir", "imap", "files", "sql"] as const;
 export type ConnectorKind = (typeof CONNECTOR_KINDS)[number];
@@ -51,13 +52,16 @@ export interface IndexProgress {
   embedded: number;
 }
 
-export type ConnectorState = "ok" | "indexing" | "error";
+/** `indexing` while records are read, `embedding` while chunks wait for vectors, `ok` once both are done. */
+export type ConnectorState = "ok" | "indexing" | "embedding" | "error";
 
 export interface ConnectorStatus {
   status: ConnectorState;
   reason?: string;
   /** Records in the source, where known. */
   records?: number;
+  /** While indexing or embedding: how far, how fast, how long left. */
+  progress?: ProgressView;
 }
 
 export interface Connector {

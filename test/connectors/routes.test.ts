@@ -30,7 +30,7 @@ const list = async (app: { handle(r: Request): Promise<Response> | Response }, t
 
 describe("GET/POST/DELETE /v1/connectors", () => {
   test("add a files connector under the allowed roots; it is listed with status and record count; then removed", async () => {
-    const { app, roots, token } = await setup();
+    const { app, roots, token, services } = await setup();
     const docs = join(roots, "docs");
     mkdirSync(docs);
     cpSync(join(SHARED_DATA, "invoices", "Orlen.txt"), join(docs, "Orlen.txt"));
@@ -39,8 +39,11 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     expect(r.status).toBe(200);
     const created = (await r.json()) as Record<string, unknown>;
     expect(created).toMatchObject({ id: "docs", kind: "files", label: "Invoices", owner: "user", config: { path: docs } });
-    expect(["ok", "indexing"]).toContain(created.status as string);
-    await Bun.sleep(300);
+    expect(created.status).toBe("indexing");
+    // Read, then embedded: only then ok (issue 14).
+    const docsConnector = services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
+    await docsConnector.sync();
+    await docsConnector.embedPending();
     const [listed] = await list(app, tok);
     expect(listed).toMatchObject({ id: "docs", status: "ok", records: 1 });
 

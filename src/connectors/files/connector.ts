@@ -3,9 +3,7 @@
 import { readdirSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { OwnerEmbeddings } from "../../embedding/service";
-import type { Logger } from "../../log";
-import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
+import { IndexedFolderConnector, type FolderSource, type IndexedOptions } from "../indexed-source";
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, fileEntry, readBelow, type Confine } from "../paths";
 import { extractText, fileTypeOf } from "./extract";
@@ -56,5 +54,6 @@ export function filesSource(root: string, check: Confine = asGiven): FolderSourc
   };
 }
 
-export const createFilesConnector = (path: string, index: LocalIndex, embeddings?: OwnerEmbeddings, log?: Logger, check: Confine = asGiven) =>
-  new IndexedFolderConnector("files", path, index, filesSource(path, check), embeddings, log, check);
+/** `options.check` is asked again before each scan and each file read (D23). */
+export const createFilesConnector = (path: string, index: LocalIndex, options: IndexedOptions = {}) =>
+  new IndexedFolderConnector("files", path, index, filesSource(path, options.check), options);

@@ -4,9 +4,7 @@ import type { AddressObject } from "mailparser";
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { OwnerEmbeddings } from "../../embedding/service";
-import type { Logger } from "../../log";
-import { IndexedFolderConnector, type FolderSource } from "../indexed-source";
+import { IndexedFolderConnector, type FolderSource, type IndexedOptions } from "../indexed-source";
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, fileEntry, readBelow, type Confine } from "../paths";
 import type { SourceRecord } from "../types";
@@ -111,5 +109,6 @@ export function maildirSource(root: string, check: Confine = asGiven): FolderSou
   };
 }
 
-export const createMaildirConnector = (path: string, index: LocalIndex, embeddings?: OwnerEmbeddings, log?: Logger, check: Confine = asGiven) =>
-  new IndexedFolderConnector("maildir", path, index, maildirSource(path, check), embeddings, log, check);
+/** `options.check` is asked again before each scan and each file read (D23). */
+export const createMaildirConnector = (path: string, index: LocalIndex, options: IndexedOptions = {}) =>
+  new IndexedFolderConnector("maildir", path, index, maildirSource(path, options.check), options);
