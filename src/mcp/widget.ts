@@ -1,6 +1,7 @@
 // The connector widget (D22): one self-contained page that lists the user's connectors with
 // their status and adds, configures and removes them through the REST control plane, asking
-// before it removes. The page itself is a static template, the same for everyone (hosts may
+// before it removes. A connector indexing or embedding shows a progress bar with its counts,
+// rate and time left, and the list is asked for again every PANEL_POLL_MS until all are done. The page itself is a static template, the same for everyone (hosts may
 // fetch and cache it before any call): what it works with arrives with the open_connectors
 // result, outside what the model reads (issue 13 item 8). The list comes in
 // `structuredContent`, the API's address and a short-lived token limited to the caller's
@@ -19,6 +20,9 @@ export interface PanelAccess {
   expiresAt?: number;
   canWrite: boolean;
 }
+
+/** How often the page asks for the list again while a connector is indexing or embedding. */
+export const PANEL_POLL_MS = 3_000;
 
 /** The MCP Apps revision the page speaks with its host. */
 const APPS_PROTOCOL_VERSION = "2026-01-26";
@@ -40,8 +44,11 @@ const WIDGET_HTML = `<!doctype html>
   table { border-collapse: collapse; width: 100%; }
   th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #e3e6ee; vertical-align: top; }
   .status { font-weight: 600; }
-  .status.ok { color: #13795b; } .status.indexing { color: #a56a00; } .status.error { color: #b42318; }
-  .reason { color: #6b7280; font-size: 12px; }
+  .status.ok { color: #13795b; } .status.indexing, .status.embedding { color: #a56a00; } .status.error { color: #b42318; }
+  .reason, .progress-text { color: #6b7280; font-size: 12px; }
+  .progress { margin-top: 4px; }
+  .progress progress { width: 100%; max-width: 260px; height: 10px; display: block; }
+  #live { color: #6b7280; font-size: 12px; margin: 6px 0 0; }
   form { display: grid; grid-template-columns: 120px 1fr; gap: 6px 10px; margin-top: 14px; max-width: 560px; }
   form .wide { grid-column: 1 / -1; }
   input, select, textarea { font: inherit; padding: 4px 6px; }
@@ -59,6 +66,7 @@ const WIDGET_HTML = `<!doctype html>
   <thead><tr><th>Connector</th><th>Kind</th><th>Status</th><th></th></tr></thead>
   <tbody id="rows"><tr><td colspan="4">Waiting for the assistant…</td></tr></tbody>
 </table>
+<p id="live" hidden>Connectors are being indexed: this list updates every ${PANEL_POLL_MS / 1000} s until they are done.</p>
 <form id="add" aria-label="Add a connector">
   <strong class="wide">Add a connector</strong>
   <label for="f-id">Id</label><input id="f-id" name="id" required pattern="[a-z0-9][a-z0-9_\\-]{0,62}" placeholder="mail">
@@ -94,6 +102,9 @@ const WIDGET_HTML = `<!doctype html>
   const rows = document.getElementById("rows");
   const message = document.getElementById("message");
   const form = document.getElementById("add");
+  const POLL_MS = ${PANEL_POLL_MS};
+  const live = document.getElementById("live");
+  let poll;
   const say = (text, error) => { message.textContent = text; message.className = error ? "error" : ""; };
   const api = async (method, path, body) => {
     if (!panel.token) throw new Error("The panel has no access to the connectors: open it again from the assistant.");
@@ -123,8 +134,9 @@ const WIDGET_HTML = `<!doctype html>
       const status = document.createElement("td");
       const s = document.createElement("span");
       s.className = "status " + c.status;
-      s.textContent = c.status + (c.records !== undefined ? " · " + c.records + " records" : "") + (c.indexed ? " · " + c.indexed.embedded + "/" + c.indexed.chunks + " indexed" : "");
+      s.textContent = c.status + (c.records !== undefined ? " · " + c.records + " records" : "") + (c.indexed && !c.progress ? " · " + c.indexed.embedded + "/" + c.indexed.chunks + " chunks embedded" : "");
       status.append(s);
+      if (c.progress) status.append(progressOf(c));
       if (c.reason) { const r = document.createElement("div"); r.className = "reason"; r.textContent = c.reason; status.append(r); }
       const actions = document.createElement("td");
       if (c.owner === "user" && panel.canWrite && panel.token) {
@@ -142,10 +154,37 @@ const WIDGET_HTML = `<!doctype html>
       tr.append(name, cell(c.kind), status, actions);
       rows.append(tr);
     }
+    follow(list);
+  }
+  // A phase under way: a bar, its counts, the rate and the time left (issue 14).
+  const count = (n) => n.toLocaleString("en-US");
+  const seconds = (n) => n < 90 ? n + " s" : n < 5400 ? Math.round(n / 60) + " min" : (n / 3600).toFixed(1) + " h";
+  function progressOf(c) {
+    const p = c.progress;
+    const counted = count(p.done) + " of " + count(p.total) + " " + p.unit + (p.phase === "indexing" ? " read" : " embedded");
+    const box = document.createElement("div");
+    box.className = "progress";
+    const bar = document.createElement("progress");
+    bar.max = Math.max(p.total, 1);
+    bar.value = Math.min(p.done, bar.max);
+    bar.textContent = counted;
+    bar.setAttribute("aria-label", c.label + ": " + p.phase + ", " + counted);
+    const text = document.createElement("div");
+    text.className = "progress-text";
+    text.textContent = counted + (p.rate_per_second !== null ? " · " + p.rate_per_second + " " + p.unit + "/s" : " · measuring the rate") + (p.eta_seconds !== null ? " · about " + seconds(p.eta_seconds) + " left" : "");
+    box.append(bar, text);
+    return box;
+  }
+  // Asks again while something is under way, and stops once everything is done.
+  function follow(list) {
+    clearTimeout(poll);
+    const busy = list.some((c) => c.status === "indexing" || c.status === "embedding");
+    live.hidden = !(busy && panel.token);
+    if (busy && panel.token) poll = setTimeout(refresh, POLL_MS);
   }
   async function refresh() {
     try { draw((await api("GET", "/v1/connectors")).connectors); }
-    catch (e) { say(e.message, true); }
+    catch (e) { clearTimeout(poll); live.hidden = true; say(e.message, true); }
   }
   const kind = document.getElementById("f-kind");
   const showKind = () => { for (const f of document.querySelectorAll(".kind-fields")) f.hidden = !f.dataset.kind.split(" ").includes(kind.value); };

@@ -2,14 +2,18 @@
 // playwright-core), embedded as an MCP Apps host embeds it: the page is the template of
 // resources/read, in an iframe; the host answers its ui/initialize and hands it the
 // open_connectors result (the token in _meta, issue 13 item 8). It lists the connectors and
-// adds and removes one through the REST control plane, asking before it removes.
+// adds and removes one through the REST control plane, asking before it removes; while one is
+// indexed it shows a progress bar and asks for the list again until it is done.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
+import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
+import { PANEL_POLL_MS } from "../../src/mcp/widget";
 import { startServer, type Running } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
+import { embeddingGate, writeDocs } from "../support/embedding-gate";
 
 setDefaultTimeout(120_000);
 
@@ -117,6 +121,67 @@ describe("the connector widget", () => {
     const after = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: unknown[] };
     expect(after.connectors).toEqual([]);
     await page.close();
+  });
+
+  test("a connector being indexed shows a progress bar with its counts, rate and time left, followed until it is done", async () => {
+    // The embedding is held at a gate and let through batch by batch; the page's timers run on a
+    // fake clock, so each poll happens when the test moves it on.
+    const gate = embeddingGate(running.services.embeddings);
+    try {
+      writeDocs(join(roots, "reports"), 4);
+      const page = await browser.newPage();
+      await page.clock.install();
+      let polls = 0;
+      page.on("request", (r) => {
+        if (r.method() === "GET" && r.url().endsWith("/v1/connectors")) polls++;
+      });
+      await page.goto(`http://127.0.0.1:${host.port}/`);
+      const w = view(page);
+      await w.locator("#f-id").waitFor();
+      await w.locator("#f-id").fill("reports");
+      await w.locator("#f-label").fill("Reports");
+      await w.locator("#f-kind").selectOption("files");
+      await w.locator("#f-path").fill(join(roots, "reports"));
+      await w.locator("#add-button").click();
+      await w.getByText("Added reports.").waitFor();
+      const row = w.locator('tr[data-id="reports"]');
+      await row.waitFor();
+      await w.locator("#live").waitFor();
+
+      // Read; the first batch waits at the gate: the next poll shows embedding at 0.
+      await gate.arrived();
+      const connector = running.services.connectors.active("alice", ["reports"])[0]!.connector as IndexedFolderConnector;
+      const chunks = connector.progress().total;
+      expect(chunks).toBeGreaterThan(16);
+      await page.clock.runFor(PANEL_POLL_MS);
+      const bar = row.getByRole("progressbar", { name: `Reports: embedding, 0 of ${chunks} chunks embedded` });
+      await bar.waitFor();
+      expect(await bar.evaluate((b: HTMLProgressElement) => [b.value, b.max])).toEqual([0, chunks]);
+      expect(await row.locator(".status").textContent()).toContain("embedding");
+      expect(await row.locator(".progress-text").textContent()).toContain(`0 of ${chunks} chunks embedded · measuring the rate`);
+
+      // One batch through: counts, rate and time left.
+      gate.one();
+      await gate.arrived();
+      await page.clock.runFor(PANEL_POLL_MS);
+      await row.getByRole("progressbar", { name: `Reports: embedding, 16 of ${chunks} chunks embedded` }).waitFor();
+      expect(await row.locator(".progress-text").textContent()).toMatch(new RegExp(`^16 of ${chunks} chunks embedded · [0-9.]+ chunks/s · about [0-9.]+ (s|min|h) left$`));
+
+      // All through: ok, the bar gone, and the page stops asking.
+      gate.open();
+      await connector.embedPending();
+      await page.clock.runFor(PANEL_POLL_MS);
+      await row.locator(".status.ok").waitFor();
+      expect(await row.locator("progress").count()).toBe(0);
+      expect(await row.locator(".status").textContent()).toBe(`ok · 4 records · ${chunks}/${chunks} chunks embedded`);
+      expect(await w.locator("#live").isHidden()).toBe(true);
+      const asked = polls;
+      await page.clock.runFor(PANEL_POLL_MS * 10);
+      expect(polls).toBe(asked);
+      await page.close();
+    } finally {
+      gate.restore();
+    }
   });
 
   test("a connector that cannot connect is shown with its reason", async () => {
