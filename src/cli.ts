@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
-// The `corpus` command (D1, D2): serve (default), check, version, --help; all take --data-dir.
+// The `corpus` command (D1, D2, D30): serve (default), token, backup, restore, check, version,
+// --help; all take --data-dir.
 import { SCOPES } from "./auth/scopes";
 import { ConfigError, describeConfig, loadConfig, type Config } from "./config";
 import { createLogger } from "./log";
@@ -17,6 +18,12 @@ Commands:
   token revoke --jti ID revoke one token this server issued
   token revoke --user ID
                         revoke every token of that user issued until now
+  backup --out FILE [--force]
+                        write a consistent backup of the database while the server runs:
+                        one file, mode 0600, with a manifest; never the master key
+  restore --from FILE   restore a backup into --data-dir, which must be empty or absent;
+                        the master key (CORPUS_MASTER_KEY or its file) must be the one
+                        the backup's data was sealed with
   check                 check this machine: data dir, database, sqlite-vec, embedding model
   version               print the version
   help                  print this help (also --help, -h)
@@ -44,7 +51,12 @@ const COMMAND_OPTIONS: Record<string, string[]> = {
   version: [],
   "token create": ["user", "scopes", "ttl"],
   "token revoke": ["jti", "user"],
+  backup: ["out", "force"],
+  restore: ["from"],
 };
+
+/** Options that take no value (present means true). */
+const FLAGS = new Set(["force"]);
 
 export function parseArgs(argv: string[]): ParsedArgs {
   const options: Record<string, string> = {};
@@ -55,7 +67,7 @@ export function parseArgs(argv: string[]): ParsedArgs {
     if (arg.startsWith("--")) {
       const eq = arg.indexOf("=");
       const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+      const value = eq > 0 ? arg.slice(eq + 1) : FLAGS.has(name) ? "true" : argv[++i];
       if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
       options[name] = value;
     } else positional.push(arg);
@@ -99,6 +111,15 @@ export async function main(argv: string[]): Promise<number> {
         console.log(await tokenCommand(args.command, args.options, configFor(args)));
         return 0;
       }
+      case "backup":
+      case "restore": {
+        const required = args.command === "backup" ? "out" : "from";
+        if (!args.options[required]) throw new UsageError(`${args.command} needs --${required} FILE`);
+        if (args.options.force !== undefined && args.options.force !== "true") throw new UsageError("--force takes no value");
+        const { backupCommand } = await import("./backup/command");
+        console.log(JSON.stringify(await backupCommand(args.command, args.options, configFor(args)), null, 2));
+        return 0;
+      }
       case "check": {
         const { runCheck } = await import("./check");
         console.log(JSON.stringify(await runCheck(configFor(args)), null, 2));
@@ -125,6 +146,11 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     // A refused value is the user's to fix: one line, exit 2. (Loaded here: jose is not needed to start.)
     const { TokenRequestError } = await import("./auth/tokens");
+    const { BackupError } = await import("./backup/errors");
+    if (error instanceof BackupError) {
+      console.error(`corpus: ${error.message}`);
+      return 1;
+    }
     if (error instanceof ConfigError || error instanceof TokenRequestError || error instanceof UsageError) {
       console.error(`corpus: ${error.message}`);
       return 2;

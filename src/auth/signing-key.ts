@@ -3,7 +3,7 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openText, seal } from "../crypto/aead";
+import { DecryptError, openText, seal } from "../crypto/aead";
 
 export const SIGNING_KEY_FILE = "signing-key.json";
 export const SIGNING_ALG = "EdDSA";
@@ -40,4 +40,16 @@ export async function loadSigningKey(dataDir: string, masterKey: Buffer): Promis
   const privateJwk = JSON.parse(openText(masterKey, Buffer.from(stored.sealed_private_jwk, "base64"), AAD)) as JWK;
   const privateKey = (await importJWK(privateJwk, SIGNING_ALG)) as CryptoKey;
   return { kid: stored.kid, privateKey, publicJwk: stored.public_jwk };
+}
+
+/** Whether `masterKey` opens the private half kept in a signing-key.json's text (how `corpus restore` checks a key first). */
+export function opensSigningKey(text: string, masterKey: Buffer): boolean {
+  const stored = JSON.parse(text) as StoredKey;
+  try {
+    openText(masterKey, Buffer.from(stored.sealed_private_jwk, "base64"), AAD);
+    return true;
+  } catch (error) {
+    if (error instanceof DecryptError) return false;
+    throw error;
+  }
 }

@@ -28,10 +28,22 @@ export interface MasterKey {
   warning?: string;
 }
 
+/** The file the key is read from when CORPUS_MASTER_KEY is unset. */
+export function masterKeyPath(source: MasterKeySource): string {
+  const legacy = join(source.dataDir, LEGACY_MASTER_KEY_FILE);
+  return source.file ?? (existsSync(legacy) ? legacy : defaultMasterKeyFile(source.dataDir));
+}
+
+/** The key as the server would read it, or undefined where it would generate one (`corpus restore` must not). */
+export function existingMasterKey(source: MasterKeySource): Buffer | undefined {
+  if (source.fromEnv) return decodeKey(source.fromEnv, "CORPUS_MASTER_KEY");
+  const path = masterKeyPath(source);
+  return existsSync(path) ? decodeKey(readFileSync(path, "utf8").trim(), path) : undefined;
+}
+
 export function loadMasterKey(source: MasterKeySource): MasterKey {
   if (source.fromEnv) return { key: decodeKey(source.fromEnv, "CORPUS_MASTER_KEY") };
-  const legacy = join(source.dataDir, LEGACY_MASTER_KEY_FILE);
-  const path = source.file ?? (existsSync(legacy) ? legacy : defaultMasterKeyFile(source.dataDir));
+  const path = masterKeyPath(source);
   if (!existsSync(path)) writeFileSync(path, `${randomBytes(KEY_BYTES).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
   const key = decodeKey(readFileSync(path, "utf8").trim(), path);

@@ -1,0 +1,82 @@
+// Real corpus processes for the backup tests: `corpus serve` on a port the OS picks (its URL read
+// from the "listening" log line), and the CLI run asynchronously so a test can work meanwhile.
+import type { Subprocess } from "bun";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+
+export const CLI = join(import.meta.dir, "../../src/cli.ts");
+
+/** Tokens name the server (issuer and audience): fixed here, so that a server on another port, restored, accepts them. */
+export const FIXED_ISSUER = { CORPUS_OAUTH_ISSUER: "http://corpus.test", CORPUS_OAUTH_RESOURCE_URL: "http://corpus.test" };
+
+export const newMasterKey = () => randomBytes(32).toString("base64");
+
+export function baseEnv(env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env };
+}
+
+export interface Corpus {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** Log lines so far (JSON). */
+  lines: Array<Record<string, unknown>>;
+  stop(): Promise<number>;
+}
+
+/** `corpus serve` in a child process; resolves once it listens. */
+export async function startCorpus(env: Record<string, string>): Promise<Corpus> {
+  const proc = Bun.spawn([process.execPath, CLI, "serve"], { env: baseEnv({ CORPUS_PORT: "0", ...env }), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const lines: Array<Record<string, unknown>> = [];
+  const { promise: url, resolve: listening } = Promise.withResolvers<string>();
+  // Read the log to the end, so the pipe never fills, and catch the listening line on the way.
+  void (async () => {
+    const decoder = new TextDecoder();
+    let rest = "";
+    const reader = proc.stdout.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      rest += decoder.decode(read.value, { stream: true });
+      let nl: number;
+      while ((nl = rest.indexOf("\n")) >= 0) {
+        const line = rest.slice(0, nl);
+        rest = rest.slice(nl + 1);
+        try {
+          const record = JSON.parse(line) as Record<string, unknown>;
+          lines.push(record);
+          if (record.message === "listening") listening(record.url as string);
+        } catch {
+          lines.push({ raw: line });
+        }
+      }
+    }
+  })();
+  const exited = proc.exited.then((code) => ({ code }));
+  const started = await Promise.race([url, exited]);
+  if (typeof started !== "string") throw new Error(`corpus serve exited with ${started.code} before listening: ${await new Response(proc.stderr).text()}`);
+  return {
+    url: started,
+    proc,
+    lines,
+    async stop() {
+      proc.kill("SIGTERM");
+      return proc.exited;
+    },
+  };
+}
+
+/** The CLI in a child process, awaited (the test's event loop goes on meanwhile). */
+export async function cli(args: string[], env: Record<string, string>) {
+  const proc = Bun.spawn([process.execPath, CLI, ...args], { env: baseEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+  return { code, stdout, stderr };
+}
+
+/** Tries `attempt` until it gives a value or the deadline passes; for real child processes, which no injected clock reaches. */
+export async function until<T>(what: string, attempt: () => Promise<T | undefined>, deadlineMs = 60_000): Promise<T> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await attempt();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
