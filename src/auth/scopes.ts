@@ -1,5 +1,6 @@
 // The scopes of the specification (first document part 5, second document part 5) and D5:
-// one declarative table of what each route and tool requires.
+// one declarative table of what each REST route requires. A tool's scope is in its own record
+// (mcp/tools/*).
 export const SCOPES = ["corpus:read", "corpus:search", "connectors:read", "connectors:write"] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -13,8 +14,6 @@ export const REQUIRED_SCOPE = {
   "POST /v1/webhooks": "connectors:write",
   "DELETE /v1/webhooks/:id": "connectors:write",
   "DELETE /v1/delete_my_data": "connectors:write",
-  "tool corpus_search": "corpus:search",
-  "tool open_connectors": "connectors:read",
 } as const satisfies Record<string, Scope>;
 
 export type ProtectedRoute = keyof typeof REQUIRED_SCOPE;

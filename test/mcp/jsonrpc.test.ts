@@ -30,7 +30,7 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(invalid).toMatchObject({ id: 7, error: { code: -32600 } });
     expect(((await (await post({ jsonrpc: "2.0", id: "a", method: 42 })).json()) as any).error.code).toBe(-32600);
     const unknown = (await (await post({ jsonrpc: "2.0", id: "x-1", method: "tools/frobnicate" })).json()) as any;
-    expect(unknown).toEqual({ jsonrpc: "2.0", id: "x-1", error: { code: -32601, message: "Method not found: tools/frobnicate" } });
+    expect(unknown).toEqual({ jsonrpc: "2.0", id: "x-1", error: { code: -32601, message: "Method not found" } });
     const badParams = (await (await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "nope", arguments: {} } })).json()) as any;
     expect(badParams).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Tool not found" } });
     const pong = (await (await post({ jsonrpc: "2.0", id: 0, method: "ping" })).json()) as any;
@@ -111,7 +111,8 @@ describe("JSON-RPC 2.0 on /mcp", () => {
   });
 
   test("corpus_search counts against the user's query limit, shared with POST /v1/query (it had none)", async () => {
-    const { post, app, token } = await setup({ CORPUS_LIMIT_QUERY_PER_MINUTE: "2", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000" });
+    // A clock that stands still: the searches cannot straddle two minute windows.
+    const { post, app, token } = await setup({ CORPUS_LIMIT_QUERY_PER_MINUTE: "2", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000" }, () => Date.UTC(2026, 10, 22, 10, 0, 30));
     const search = (id: number) => post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "corpus_search", arguments: { query: "invoice" } } });
     for (const id of [1, 2]) expect(((await (await search(id)).json()) as any).result.isError).toBeFalsy();
     const third = (await (await search(3)).json()) as any;
@@ -131,7 +132,7 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(bad.status).toBe(400);
     const batch = [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "nope" }];
     const old = await post(batch, { "mcp-protocol-version": "2025-03-26" });
-    expect(await old.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found: nope" } }]);
+    expect(await old.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found" } }]);
     const current = await post(batch, { "mcp-protocol-version": "2025-06-18" });
     expect(current.status).toBe(400);
     expect(((await current.json()) as any).error.code).toBe(-32600);

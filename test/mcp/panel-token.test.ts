@@ -46,7 +46,7 @@ describe("the panel token", () => {
     // The template from resources/read is the same for everyone and carries none either.
     const read = (await (await app.handle(rpc("resources/read", { uri: "ui://corpus/connectors.html" }, parent.token))).json()) as { result: { contents: Array<{ text: string; _meta: unknown }> } };
     expect(JSON.stringify(read.result)).not.toMatch(JWT);
-    expect(read.result.contents[0]!._meta).toEqual({ ui: { csp: { connectDomains: ["http://localhost"] } } });
+    expect(read.result.contents[0]!._meta).toEqual({ ui: { csp: { connectDomains: ["http://localhost"], resourceDomains: ["http://localhost"] }, permissions: {}, prefersBorder: true } });
     await services.close();
   });
 

@@ -1,0 +1,81 @@
+// The MCP server of one request (D21, D22, D28), built by the official SDK's McpServer from the
+// tool records: both wires (2026-07-28 through createMcpHandler, 2025 through the legacy leg)
+// are served by a fresh instance from this one factory, so they cannot drift apart. It lists
+// only the tools the caller's scopes allow, which is why tools/list is cached privately.
+import { registerAppResource, registerAppTool } from "@modelcontextprotocol/ext-apps/server";
+import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
+import type { Logger } from "../log";
+import { SERVICE_NAME, SERVICE_VERSION } from "../version";
+import { panelUiMeta, readPanel, WIDGET_URI } from "./panel-resource";
+import { MESSAGES, standardSchema, toolError, type AnyTool, type Caller, type ToolContext } from "./tool-record";
+import { TOOLS } from "./tools";
+
+export const INSTRUCTIONS = "Search the user's connected mail, documents and business data with corpus_search; manage sources with open_connectors.";
+
+/** Whether the caller's token allows the tool (D5). */
+export const mayUse = (caller: Caller, tool: AnyTool): boolean => caller.scopes.has(tool.scope);
+
+/** The scope that reads the connector panel's page: the one of open_connectors. */
+export const PANEL_SCOPE = "connectors:read";
+
+export interface ServerContext extends ToolContext {
+  log: Logger;
+  /** For the log line of a tool that failed. */
+  requestId: string;
+}
+
+/**
+ * Cache hints of the 2026-07-28 results. tools/list depends on the caller's scopes and the
+ * panel's CSP on the address it was asked at: private, each client its own. server/discover is
+ * the same for everyone. No TTL: a client asks again rather than keep a list a new token changes.
+ */
+const CACHE_HINTS = {
+  "tools/list": { cacheScope: "private", ttlMs: 0 },
+  "resources/list": { cacheScope: "private", ttlMs: 0 },
+  "resources/templates/list": { cacheScope: "private", ttlMs: 0 },
+  "resources/read": { cacheScope: "private", ttlMs: 0 },
+  "server/discover": { cacheScope: "public", ttlMs: 0 },
+} as const;
+
+async function runSafely(tool: AnyTool, args: unknown, ctx: ServerContext): Promise<CallToolResult> {
+  try {
+    return await tool.run(args as never, ctx);
+  } catch (error) {
+    // The SDK would put the error's own text in the result; it may name paths or hosts.
+    ctx.log.error("tool failed", { request_id: ctx.requestId, tool: tool.definition.name, error: error instanceof Error ? error.name : "unknown" });
+    return toolError(MESSAGES.internal, `${tool.definition.name} failed; the server log has the details under request id ${ctx.requestId}`);
+  }
+}
+
+function register(server: McpServer, tool: AnyTool, ctx: ServerContext): void {
+  const d = tool.definition;
+  const config = {
+    title: d.title,
+    description: d.description,
+    inputSchema: standardSchema(d.inputSchema, { normalize: tool.normalize, messages: tool.messages }),
+    ...(d.outputSchema ? { outputSchema: standardSchema(d.outputSchema) } : {}),
+    annotations: d.annotations,
+  };
+  const run = (args: unknown) => runSafely(tool, args, ctx);
+  // A tool that opens a page is an MCP App tool (ext-apps): its _meta names the page.
+  if (d._meta && "ui" in d._meta) registerAppTool(server, d.name, { ...config, _meta: d._meta as Parameters<typeof registerAppTool>[2]["_meta"] }, run);
+  else server.registerTool(d.name, { ...config, ...(d._meta ? { _meta: d._meta } : {}) }, run);
+}
+
+/** A fresh server for one request of `ctx.caller`. */
+export function mcpServerFor(ctx: ServerContext): McpServer {
+  const server = new McpServer(
+    { name: SERVICE_NAME, version: SERVICE_VERSION },
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+  );
+  for (const tool of TOOLS) if (mayUse(ctx.caller, tool)) register(server, tool, ctx);
+  // Listed to everyone (a static page); reading it needs the panel's scope (routes.ts).
+  registerAppResource(
+    server,
+    "connectors",
+    WIDGET_URI,
+    { title: "Connectors", description: "The connector panel: the user's connectors with their status; add, configure and remove them.", _meta: { ui: panelUiMeta(ctx.apiBase) } },
+    async () => readPanel(ctx.apiBase),
+  );
+  return server;
+}

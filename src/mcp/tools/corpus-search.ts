@@ -1,0 +1,87 @@
+// corpus_search (second document part 2; D22): the same pipeline as POST /v1/query, archived
+// (D12) and counted against the user's query limit (D16) the same way; text content with
+// title, source, date and snippet per result, and the same results in structuredContent.
+import { Type } from "@sinclair/typebox";
+import { archiveAnswer } from "../../archive/answer";
+import { newId } from "../../conversations/store";
+import { MESSAGES, toolError, defineTool } from "../tool-record";
+
+export const QUERY_MAX_LENGTH = 1000;
+export const MAX_RESULTS = { default: 5, minimum: 1, maximum: 20 } as const;
+const SNIPPET_MAX = 500;
+
+export const CorpusSearchInput = Type.Object(
+  {
+    query: Type.String({
+      description: "Natural-language question; trimmed, must not be empty, at most 1000 characters.",
+      minLength: 1,
+      maxLength: QUERY_MAX_LENGTH,
+    }),
+    maxResults: Type.Optional(
+      Type.Integer({ description: "How many results to return.", default: MAX_RESULTS.default, minimum: MAX_RESULTS.minimum, maximum: MAX_RESULTS.maximum }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SearchResult = Type.Object({
+  title: Type.String(),
+  source: Type.String({ description: "connector label and location inside it" }),
+  source_url: Type.String(),
+  date: Type.Union([Type.String(), Type.Null()]),
+  snippet: Type.String(),
+  score: Type.Number(),
+  connector: Type.String(),
+});
+
+export const CorpusSearchOutput = Type.Object({
+  query: Type.String(),
+  results: Type.Array(SearchResult),
+  notes: Type.Array(Type.String(), { description: "partial results, connectors still indexing" }),
+});
+
+export const corpusSearch = defineTool({
+  definition: {
+    name: "corpus_search",
+    title: "Search Corpus",
+    description:
+      "Search across all of the user's connected data sources (mail, files, commerce and accounting data) and return ranked, cited results with title, source, date and snippet.",
+    inputSchema: CorpusSearchInput,
+    outputSchema: CorpusSearchOutput,
+    // Reads the user's sources, never writes to them (D19); they are systems outside corpus.
+    annotations: { readOnlyHint: true, openWorldHint: true },
+  },
+  scope: "corpus:search",
+  // "trimmed automatically" (second document part 2): "  " is then empty.
+  normalize: (args) => (typeof args.query === "string" ? { ...args, query: args.query.trim() } : args),
+  messages: {
+    "/query": { minLength: MESSAGES.emptyQuery, maxLength: `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`, other: `${MESSAGES.emptyQuery} (query must be a string)` },
+    "/maxResults": `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`,
+  },
+  async run({ query, maxResults }, { services: s, caller }) {
+    const max = maxResults ?? MAX_RESULTS.default;
+    // The same per-user windows as POST /v1/query (D16): a search is a search, however it comes.
+    const decision = s.limiter.hit(caller.user, "query");
+    if (!decision.allowed) return toolError(MESSAGES.rateLimited, `the query limit is reached; retry after ${decision.retryAfter} s`);
+
+    const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max });
+    const chosen = outcome.chunks.slice(0, max);
+    // Not for a user deleted while the search ran (D25): checked in the same step as the write.
+    if (caller.principal && s.auth.revoked(caller.principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
+    archiveAnswer(s.archive, caller.user, newId("qry_"), query, chosen.map((c) => ({ c, chunkId: newId("") })));
+    const results = chosen.map((c) => ({
+      title: c.record.title,
+      source: `${c.connectorLabel} · ${c.record.path}`,
+      source_url: c.record.source_url,
+      date: c.record.date,
+      snippet: c.text.length > SNIPPET_MAX ? `${c.text.slice(0, SNIPPET_MAX - 3)}...` : c.text,
+      score: c.score,
+      connector: c.connectorId,
+    }));
+    const lines = results.length
+      ? results.map((r, i) => `${i + 1}. ${r.title}\n   Source: ${r.source} (${r.source_url})\n   Date: ${r.date ?? "unknown"}\n   ${r.snippet.replace(/\s+/g, " ")}`)
+      : ["No results."];
+    const text = [`Results for "${query}":`, ...lines, ...outcome.notes.map((n) => `Note: ${n}`)].join("\n");
+    return { content: [{ type: "text", text }], structuredContent: { query, results, notes: outcome.notes } };
+  },
+});
