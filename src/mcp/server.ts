@@ -34,6 +34,7 @@ const CACHE_HINTS = {
   "resources/list": { cacheScope: "private", ttlMs: 0 },
   "resources/templates/list": { cacheScope: "private", ttlMs: 0 },
   "resources/read": { cacheScope: "private", ttlMs: 0 },
+  "prompts/list": { cacheScope: "public", ttlMs: 0 },
   "server/discover": { cacheScope: "public", ttlMs: 0 },
 } as const;
 
@@ -66,7 +67,9 @@ function register(server: McpServer, tool: AnyTool, ctx: ServerContext): void {
 export function mcpServerFor(ctx: ServerContext): McpServer {
   const server = new McpServer(
     { name: SERVICE_NAME, version: SERVICE_VERSION },
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false } }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+    // No prompts, but an empty list of them rather than an unknown method: 2026-07-28 clients
+    // (and the conformance suite's caching checks) ask every list for its cache hints.
+    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
   );
   for (const tool of TOOLS) if (mayUse(ctx.caller, tool)) register(server, tool, ctx);
   // Listed to everyone (a static page); reading it needs the panel's scope (routes.ts).
