@@ -6,12 +6,44 @@ import type { CallToolResult } from "@modelcontextprotocol/server";
 import { Type } from "@sinclair/typebox";
 import type { Scope } from "../../auth/scopes";
 import { panelClaims } from "../../auth/tokens";
-import { ConnectorList } from "../../connectors/model";
+import { ConnectorView } from "../../connectors/model";
 import { PANEL_TOOL_META, WIDGET_MIME, WIDGET_URI } from "../panel-resource";
 import { MESSAGES, toolError, type ToolContext, defineTool } from "../tool-record";
 import { connectorsWidget, PANEL_META, type PanelAccess } from "../widget";
 
 export const OpenConnectorsInput = Type.Object({}, { additionalProperties: false });
+
+const oneOf = (values: readonly string[]) => Type.Union(values.map((v) => Type.Literal(v)));
+
+/**
+ * The connectors as GET /v1/connectors lists them, in plain JSON Schema (the REST model's
+ * integers also accept numeric strings, which an MCP client's validator does not know): the
+ * fields the model and the panel read, the others allowed as they come.
+ */
+export const OpenConnectorsOutput = Type.Object({
+  connectors: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      kind: Type.String(),
+      label: Type.String(),
+      owner: oneOf(ConnectorView.properties.owner.enum),
+      status: oneOf(ConnectorView.properties.status.enum),
+      reason: Type.Optional(Type.String()),
+      records: Type.Optional(Type.Integer({ minimum: 0 })),
+      progress: Type.Optional(
+        Type.Object({
+          phase: Type.String(),
+          unit: Type.String(),
+          done: Type.Integer({ minimum: 0 }),
+          total: Type.Integer({ minimum: 0 }),
+          rate_per_second: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]),
+          eta_seconds: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+          started_at: Type.String(),
+        }),
+      ),
+    }),
+  ),
+});
 
 const PANEL_TOKEN_SECONDS = 900;
 const MIN_PANEL_TOKEN_SECONDS = 60;
@@ -53,7 +85,7 @@ export const openConnectors = defineTool({
     title: "Open Connectors",
     description: "Open the connector management interface: list the user's connectors and their status, add, configure or remove them.",
     inputSchema: OpenConnectorsInput,
-    outputSchema: ConnectorList,
+    outputSchema: OpenConnectorsOutput,
     // Opening the panel lists and changes nothing; the person acts in the panel.
     annotations: { readOnlyHint: true, openWorldHint: false },
     _meta: PANEL_TOOL_META,
