@@ -1,12 +1,15 @@
 // `/.well-known/oauth-protected-resource` and `/.well-known/oauth-authorization-server`
-// (second document parts 2 and 4).
+// (second document parts 2 and 4). The protected-resource document is also served at the
+// path-suffixed address of the MCP endpoint, `/.well-known/oauth-protected-resource/mcp`
+// (RFC 9728 section 3.1; D28), where 2026-07-28 clients look first: the same document, since
+// /mcp is one of this resource's routes.
 import { Elysia } from "elysia";
 import type { Config } from "../config";
 import { errorBody } from "../http/errors";
 import { ErrorBody } from "../http/model";
 import { constantBody } from "../http/response";
 import { AuthorizationServerMetadata, ProtectedResourceMetadata } from "./model";
-import { authorizationServerMetadata, MetadataConfigError, protectedResourceMetadata } from "./service";
+import { authorizationServerMetadata, MetadataConfigError, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "./service";
 
 export const metadataRoutes = (config: Config) => {
   // The documents depend on the configuration only: built (or found wrong) once, at start. A
@@ -26,10 +29,15 @@ export const metadataRoutes = (config: Config) => {
     return () => document;
   };
   const detail = (summary: string) => ({ tags: ["metadata"], summary });
+  const protectedResource = serve(protectedResourceMetadata);
   return new Elysia({ name: "corpus/metadata" })
-    .get("/.well-known/oauth-protected-resource", serve(protectedResourceMetadata), {
+    .get(PROTECTED_RESOURCE_PATH, protectedResource, {
       response: { 200: ProtectedResourceMetadata, 500: ErrorBody },
       detail: detail("Protected-resource metadata (RFC 9728)"),
+    })
+    .get(`${PROTECTED_RESOURCE_PATH}/mcp`, protectedResource, {
+      response: { 200: ProtectedResourceMetadata, 500: ErrorBody },
+      detail: detail("Protected-resource metadata at the MCP endpoint's path-suffixed address (RFC 9728 section 3.1)"),
     })
     .get("/.well-known/oauth-authorization-server", serve(authorizationServerMetadata), {
       response: { 200: AuthorizationServerMetadata, 500: ErrorBody },

@@ -8,6 +8,9 @@ import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from "../
 
 export class MetadataConfigError extends Error {}
 
+/** Where the protected-resource document is (RFC 9728; D6), and with `/mcp` after it (D28). */
+export const PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource";
+
 /** Where this server publishes its own signing keys (D4). */
 export const JWKS_PATH = "/.well-known/jwks.json";
 
@@ -27,6 +30,8 @@ export function protectedResourceMetadata(config: Config): Static<typeof Protect
   return {
     resource,
     authorization_servers: [requireUrl("CORPUS_OAUTH_ISSUER", config.issuer)],
+    // The scopes a token for this resource may carry; never offline_access, which only an
+    // authorization server grants (MCP authorization, 2026-07-28).
     scopes_supported: [...SCOPES],
     resource_documentation: `${resource}/openapi`,
     bearer_methods_supported: ["header"],

@@ -17,6 +17,18 @@ describe("OAuth metadata documents (second document parts 2, 4, 5; D4)", () => {
     });
   });
 
+  test("the protected-resource document also at the MCP endpoint's path-suffixed address (it was 404), without offline_access", async () => {
+    const { app } = await testApp({ CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com", CORPUS_ALLOWED_HOSTS: "corpus.example.com" });
+    const root = await app.handle(req("/.well-known/oauth-protected-resource"));
+    const suffixed = await app.handle(req("/.well-known/oauth-protected-resource/mcp"));
+    expect(suffixed.status).toBe(200);
+    expect(suffixed.headers.get("content-type")).toContain("application/json");
+    const doc = (await suffixed.json()) as { scopes_supported: string[] };
+    expect(doc).toEqual((await root.json()) as typeof doc);
+    expect(doc.scopes_supported).toEqual(SCOPES);
+    expect(doc.scopes_supported).not.toContain("offline_access");
+  });
+
   test("both documents from the CORPUS_OAUTH_* variables", async () => {
     const { app } = await testApp({
       CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com",
