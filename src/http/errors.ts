@@ -105,12 +105,15 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
 /** Whether a path is the MCP endpoint's, whose errors are JSON-RPC error objects. */
 export const isMcpPath = (path: string) => path === "/mcp" || path.startsWith("/mcp/");
 
-/** On /mcp an error is a JSON-RPC error object (D17: 413 there too), unless the spec gives its own body (429). */
-export function jsonRpcShape(status: number, body: unknown): unknown {
+/**
+ * On /mcp an error is a JSON-RPC error object (D17: 413 there too), unless the spec gives its own
+ * body (429). It carries the request's id when /mcp could read one (JSON-RPC: null only if not).
+ */
+export function jsonRpcShape(status: number, body: unknown, id: string | number | null = null): unknown {
   if (body && typeof body === "object" && ("jsonrpc" in body || "retry_after" in body)) return body;
   const message = (body as { message?: string }).message ?? "error";
   if (message === NOT_JSON) return { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is not JSON" } };
-  return { jsonrpc: "2.0", id: null, error: { code: status >= 500 ? -32603 : -32600, message } };
+  return { jsonrpc: "2.0", id, error: { code: status >= 500 ? -32603 : -32600, message } };
 }
 
 /**
@@ -151,7 +154,7 @@ export const errorMapper = (log: Logger, dispatch?: Dispatch) =>
       info.failed();
       const { request_id, client_ip } = info;
       const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
-      if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body) as typeof mapped.body;
+      if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body, info.rpcId) as typeof mapped.body;
       set.status = mapped.status;
       Object.assign(set.headers, mapped.headers);
       return mapped.body;

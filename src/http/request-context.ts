@@ -18,6 +18,8 @@ export class RequestInfo {
   started_at = 0;
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
   tool?: string;
+  /** Set by /mcp once a message's id is read: a JSON-RPC error answering it carries it (a timeout's too). */
+  rpcId?: string | number;
   /** Headers for the response that stay the same across many requests (e.g. rate-limit windows). */
   fixedHeaders?: Readonly<Record<string, string>>;
   /** Headers of this response alone (e.g. the remaining counts of a rate limit), errors included. */

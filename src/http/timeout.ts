@@ -22,7 +22,8 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
 
   const timeoutResponse = (request: Request) => {
     const body = errorBody(503, `request timed out after ${seconds} s`);
-    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body) : body, 503, requestInfo(request).request_id, { "retry-after": "1" });
+    const info = requestInfo(request);
+    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body, info.rpcId) : body, 503, info.request_id, { "retry-after": "1" });
   };
 
   const sweep = () => {

@@ -219,6 +219,8 @@ export const mcpRoutes = (s: McpServices) => {
       async ({ request, body, set }) => {
         const parsed = parse(body);
         const id = parsed.ok ? readableId(parsed.value) : null;
+        // For the errors answered outside this handler (a timeout, an unexpected failure).
+        if (id !== null) requestInfo(request).rpcId = id;
         const accept = request.headers.get("accept");
         if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) {
           return reply(406, rpcError(id, JSONRPC.INVALID_REQUEST, "Not Acceptable: the client must accept application/json"));

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { SignJWT } from "jose";
 import { beginRequest } from "../../src/http/request-context";
+import { withTimeout } from "../../src/http/timeout";
 import { PANEL_META } from "../../src/mcp/widget";
 import { bearer, req, testApp } from "../helpers";
 
@@ -185,5 +186,29 @@ describe("a JSON-RPC error carries the request's id when it was readable (it cam
     for (const [name, r] of cases) expect({ name, id: (await json(r)).id }).toEqual({ name, id: "q-7" });
     // An id that cannot be read (no JSON) stays null, as JSON-RPC 2.0 requires.
     expect((await json(await send("{not json", {}))).id).toBeNull();
+  });
+
+  test("a request that times out, and a tool that fails, answer with the id too (and leak nothing of the failure)", async () => {
+    const { app, services, token, logs } = await setup();
+    // A search that never ends, and a connector list that fails with a path in its message.
+    services.query.run = () => new Promise(() => {});
+    services.connectors.list = async () => {
+      throw new Error("SQLITE_BUSY: /srv/corpus-data/secret.db is locked");
+    };
+    const timed = withTimeout((r) => app.handle(r), 0.05);
+    const call = (name: string) => {
+      const r = req("/mcp", { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: `t-${name}`, method: "tools/call", params: { name, arguments: name === "corpus_search" ? { query: "x" } : {} } }), headers: { "content-type": "application/json", accept: "application/json", ...bearer(token) } });
+      beginRequest(r, "192.0.2.30");
+      return timed(r);
+    };
+    const late = await call("corpus_search");
+    expect(late.status).toBe(503);
+    expect(await json(late)).toEqual({ jsonrpc: "2.0", id: "t-corpus_search", error: { code: -32603, message: "request timed out after 0.05 s" } });
+    const failed = await json(await call("open_connectors"));
+    expect(failed.id).toBe("t-open_connectors");
+    expect(failed.result.isError).toBe(true);
+    expect(failed.result.content[0].text).toStartWith("Internal error: open_connectors failed; the server log has the details under request id req_");
+    expect(JSON.stringify(failed)).not.toContain("secret.db");
+    expect(logs.records().some((l) => l.message === "tool failed" && l.tool === "open_connectors")).toBe(true);
   });
 });
