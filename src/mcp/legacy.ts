@@ -4,12 +4,14 @@
 // fallback answers in SSE and cannot keep corpus's per-user sessions or the seed's version.)
 // The thin shim around it: `initialize` params a seed client may leave out are filled in, and
 // the seed's `1.0` is answered with `1.0`, which the SDK does not know.
-import { WebStandardStreamableHTTPServerTransport, type AuthInfo, type JSONRPCMessage, type McpServer } from "@modelcontextprotocol/server";
-import { isSeedVersion, NEWEST_LEGACY_REVISION, readableId, SEED_VERSION, type JSONRPCRequest } from "./protocol";
+import { LATEST_PROTOCOL_VERSION, WebStandardStreamableHTTPServerTransport, type AuthInfo, type JSONRPCMessage, type McpServer } from "@modelcontextprotocol/server";
+import { isSeedVersion, readableId, SEED_VERSION, type JSONRPCRequest } from "./protocol";
 
-/** What the SDK answered one message: nothing for a notification. */
+/** What the SDK answered one message, as JSON text (nothing for a notification), and parsed where corpus reads it. */
 export interface LegacyAnswer {
   status: number;
+  text?: string;
+  /** Present for `initialize` (its negotiated version opens the session) and for the transport's own refusals. */
   message?: JSONRPCMessage;
 }
 
@@ -31,7 +33,7 @@ export function completeInitialize(m: JSONRPCRequest): JSONRPCRequest {
   const info = p.clientInfo as { name?: unknown; version?: unknown } | undefined;
   const params = {
     ...p,
-    protocolVersion: typeof p.protocolVersion === "string" ? p.protocolVersion : NEWEST_LEGACY_REVISION,
+    protocolVersion: typeof p.protocolVersion === "string" ? p.protocolVersion : LATEST_PROTOCOL_VERSION,
     capabilities: p.capabilities !== null && typeof p.capabilities === "object" ? p.capabilities : {},
     clientInfo: info && typeof info.name === "string" && typeof info.version === "string" ? info : { name: "unknown", version: "0" },
   };
@@ -47,11 +49,13 @@ export async function serveLegacy(server: McpServer, message: JSONRPCRequest, re
     await server.connect(transport);
     const response = await transport.handleRequest(new Request(request.url, { method: "POST", headers: sdkHeaders(request) }), { parsedBody, ...(authInfo ? { authInfo } : {}) });
     if (response.status === 202) return { status: 202 };
+    // Most answers go out as the SDK wrote them; parsed only where a field must change or be read.
+    if (response.status === 200 && message.method !== "initialize") return { status: 200, text: await response.text() };
     const answer = (await response.json()) as JSONRPCMessage & { id?: unknown; result?: { protocolVersion?: string } };
     // The transport's own refusals carry id null; the id was readable (JSON-RPC 2.0 section 5).
     if ("error" in answer && answer.id === null) answer.id = readableId(message) as never;
     if (seed && "result" in answer && answer.result) answer.result.protocolVersion = SEED_VERSION;
-    return { status: response.status, message: answer };
+    return { status: response.status, text: JSON.stringify(answer), message: answer };
   } finally {
     await transport.close();
     await server.close();

@@ -10,6 +10,8 @@ import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { connectorsWidget } from "./widget";
 
 export const WIDGET_URI = "ui://corpus/connectors.html";
+/** The scope that reads the page: the one of open_connectors. */
+export const PANEL_SCOPE = "connectors:read";
 export const WIDGET_MIME = { mcpApp: RESOURCE_MIME_TYPE, appsSdk: "text/html+skybridge" } as const;
 
 /** The tool `_meta` that points a host at the panel, in both keys ext-apps defines and the OpenAI Apps one. */

@@ -1,7 +1,8 @@
 // JSON-RPC 2.0 and the MCP revisions /mcp speaks (second document parts 2, 7, 9; D21, D28).
 // The message types are the official SDK's (inferred from @modelcontextprotocol/core's wire
-// schemas), so what corpus writes by hand cannot drift from the specification.
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCErrorResponse, type JSONRPCRequest, type RequestId } from "@modelcontextprotocol/server";
+// schemas), so what corpus writes by hand cannot drift from the specification. Types only: the
+// SDK itself is loaded with the first /mcp request (./engine.ts).
+import type { JSONRPCErrorResponse, JSONRPCRequest, RequestId } from "@modelcontextprotocol/server";
 
 export const JSONRPC = {
   PARSE_ERROR: -32700,
@@ -13,18 +14,14 @@ export const JSONRPC = {
 
 /** The stateless revision (D28): `server/discover`, a `_meta` envelope on every request, no session. */
 export const MODERN_REVISIONS = ["2026-07-28"] as const;
-/** Revisions negotiated with `initialize`, newest first: the SDK's own list. */
-export const LEGACY_REVISIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
-/** What `initialize` answers to a revision it does not know (D21: the newest it supports). */
-export const NEWEST_LEGACY_REVISION = LATEST_PROTOCOL_VERSION;
 /** The second document's own protocol versions, answered with `1.0` (D21). */
 export const SEED_VERSIONS = ["1.0", "1.0.0"] as const;
 export const SEED_VERSION = "1.0";
 
 export const isSeedVersion = (v: unknown): boolean => v === "1.0" || v === "1.0.0";
 
-/** A version a client may state in the MCP-Protocol-Version header. */
-export const isSupportedVersion = (v: string): boolean => isSeedVersion(v) || LEGACY_REVISIONS.includes(v) || (MODERN_REVISIONS as readonly string[]).includes(v);
+/** A version a client may state in the MCP-Protocol-Version header; `legacy`: the revisions negotiated with `initialize` (the SDK's list). */
+export const isSupportedVersion = (v: string, legacy: readonly string[]): boolean => isSeedVersion(v) || legacy.includes(v) || (MODERN_REVISIONS as readonly string[]).includes(v);
 
 /** The most messages one JSON-RPC batch may hold (issue 13 item 10): each is work, and each costs a token of the per-IP bucket. */
 export const MAX_BATCH = 32;

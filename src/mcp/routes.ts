@@ -2,13 +2,13 @@
 // The official SDK serves the protocol: 2026-07-28 (stateless: server/discover, the `_meta`
 // envelope, header validation, caching hints) through createMcpHandler, the 2025 revisions and
 // the seed's 1.0 through the legacy leg (./legacy.ts), both from one per-request McpServer
-// factory (./server.ts). Before either, corpus does what the SDK leaves to its host, in its own
+// factory (./server.ts); the SDK is loaded with the first /mcp request (./engine.ts). Before either, corpus does what the SDK leaves to its host, in its own
 // shapes: the bearer token (D6) and the panel token's refusal, the per-IP bucket (one token per
 // message of a batch, at most MAX_BATCH of them), 406 for a client that cannot read JSON, the
 // tool's scope (403 insufficient_scope, so a client can step up) and the tool's existence, and
 // the 2025 sessions of their own user. Host and Origin are checked for every route before this
 // (http/host-check). Every JSON-RPC error carries the request's id when it could be read.
-import { createMcpHandler, isLegacyRequest, type AuthInfo, type McpRequestContext } from "@modelcontextprotocol/server";
+import type { AuthInfo, McpRequestContext } from "@modelcontextprotocol/server";
 import { Elysia } from "elysia";
 import { AuthFailure, type AuthService } from "../auth/service";
 import { ANONYMOUS_USER } from "../auth/subjects";
@@ -21,12 +21,12 @@ import { parseRanges } from "../limits/client-ip";
 import { chargeIp, ipLimit } from "../limits/ip-limit";
 import type { TokenBuckets } from "../limits/token-bucket";
 import type { Logger } from "../log";
-import { serveLegacy } from "./legacy";
-import { WIDGET_URI } from "./panel-resource";
+import type { Engine } from "./engine";
+import { PANEL_SCOPE, WIDGET_URI } from "./panel-resource";
 import { allowsBatches, checkMessage, isClientResponse, isNotification, isSupportedVersion, JSONRPC, MAX_BATCH, readableId, rpcError, type JSONRPCRequest, type RequestId } from "./protocol";
-import { mcpServerFor, mayUse, PANEL_SCOPE, type ServerContext } from "./server";
+import type { ServerContext } from "./server";
 import { McpSessions } from "./sessions";
-import { MESSAGES, type Caller, type ToolServices } from "./tool-record";
+import { mayUse, MESSAGES, type Caller, type ToolServices } from "./tool-record";
 import { toolNamed } from "./tools";
 
 export interface McpServices extends ToolServices {
@@ -91,14 +91,17 @@ export const mcpRoutes = (s: McpServices) => {
   }
 
   const contextOf = (caller: Caller, request: Request): ServerContext => ({ services: s, caller, apiBase: apiBase(request), log, requestId: requestInfo(request).request_id });
-  const factory = (ctx: McpRequestContext) => mcpServerFor(contextOf(callerOf(ctx.authInfo), ctx.requestInfo!));
-  // The modern wire only: 2025-era traffic goes to the legacy leg, routed by the SDK's own predicate.
-  const modern = createMcpHandler(factory, {
-    legacy: "reject",
-    maxSubscriptions: MAX_SUBSCRIPTIONS,
-    maxRequestBodySize: s.config.CORPUS_MAX_REQUEST_SIZE,
-    onerror: (error) => log.debug("request refused by the MCP SDK", { error: error.message }),
-  });
+  let loaded: Engine | undefined;
+  let loading: Promise<Engine> | undefined;
+  const engine = async (): Promise<Engine> =>
+    (loaded ??= await (loading ??= import("./engine").then((m) =>
+      m.createEngine({
+        contextOf: (ctx: McpRequestContext) => contextOf(callerOf(ctx.authInfo), ctx.requestInfo!),
+        maxRequestBodySize: s.config.CORPUS_MAX_REQUEST_SIZE,
+        maxSubscriptions: MAX_SUBSCRIPTIONS,
+        onerror: (error) => log.debug("request refused by the MCP SDK", { error: error.message }),
+      }),
+    )));
 
   async function caller(request: Request, id: RequestId | null): Promise<Caller> {
     if (s.config.CORPUS_AUTH_DISABLED) return ANONYMOUS;
@@ -145,20 +148,20 @@ export const mcpRoutes = (s: McpServices) => {
   }
 
   /** A 2026-07-28 request: one message, answered by the SDK's modern handler. */
-  async function serveModern(request: Request, value: unknown, c: Caller): Promise<Response> {
+  async function serveModern(sdk: Engine, request: Request, value: unknown, c: Caller): Promise<Response> {
     const checked = checkMessage(value);
     if (checked.ok) {
       const refusal = gate(checked.message, c, request);
       if (refusal) return reply(200, refusal);
     }
-    return modern.fetch(request, { authInfo: authInfoOf(c, resourceMetadataUrl), parsedBody: value });
+    return sdk.modern.fetch(request, { authInfo: authInfoOf(c, resourceMetadataUrl), parsedBody: value });
   }
 
   /** 2025-era messages (a batch where the revision allows one), each through the legacy leg. */
-  async function serveLegacyMessages(request: Request, value: unknown, c: Caller, set: { headers: Record<string, string | number> }): Promise<Response> {
+  async function serveLegacyMessages(sdk: Engine, request: Request, value: unknown, c: Caller, set: { headers: Record<string, string | number> }): Promise<Response> {
     const id = readableId(value);
     const headerVersion = request.headers.get("mcp-protocol-version") ?? undefined;
-    if (headerVersion !== undefined && !isSupportedVersion(headerVersion)) {
+    if (headerVersion !== undefined && !isSupportedVersion(headerVersion, sdk.legacyRevisions)) {
       return reply(400, rpcError(id, JSONRPC.INVALID_REQUEST, `Unsupported MCP-Protocol-Version: ${headerVersion}`));
     }
     const sessionHeader = request.headers.get("mcp-session-id");
@@ -179,41 +182,43 @@ export const mcpRoutes = (s: McpServices) => {
 
     const authInfo = authInfoOf(c, resourceMetadataUrl);
     let issuedSession: string | undefined;
-    const responses: unknown[] = [];
+    // Answers as JSON text: the SDK's go out as it wrote them.
+    const responses: string[] = [];
+    const push = (answer: object) => responses.push(JSON.stringify(answer));
     for (const raw of messages) {
       if (isClientResponse(raw)) continue;
       const checked = checkMessage(raw);
       if (!checked.ok) {
-        responses.push(rpcError(checked.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${checked.reason}`));
+        push(rpcError(checked.id, JSONRPC.INVALID_REQUEST, `Invalid Request: ${checked.reason}`));
         continue;
       }
       const m = checked.message;
       const silent = isNotification(m);
       const refusal = gate(m, c, request);
       if (refusal) {
-        if (!silent) responses.push(refusal);
+        if (!silent) push(refusal);
         continue;
       }
       try {
-        const answer = await serveLegacy(mcpServerFor(contextOf(c, request)), m, request, authInfo);
-        if (!answer.message || silent) continue;
-        const result = "result" in answer.message ? (answer.message.result as { protocolVersion?: string }) : undefined;
+        const answer = await sdk.serveLegacy(contextOf(c, request), m, request, authInfo);
+        if (answer.text === undefined || silent) continue;
+        const result = answer.message && "result" in answer.message ? (answer.message.result as { protocolVersion?: string }) : undefined;
         if (m.method === "initialize" && result?.protocolVersion && !batch) issuedSession = sessions.open(c.user, result.protocolVersion);
-        responses.push(answer.message);
+        responses.push(answer.text);
       } catch (error) {
         if (silent) continue;
         log.error("MCP request failed", { request_id: requestInfo(request).request_id, tool: requestInfo(request).tool ?? null, method: m.method, error: error instanceof Error ? error.name : "unknown" });
-        responses.push(rpcError(m.id ?? null, JSONRPC.INTERNAL_ERROR, MESSAGES.internal));
+        push(rpcError(m.id ?? null, JSONRPC.INTERNAL_ERROR, MESSAGES.internal));
       }
     }
-    const headers: Record<string, string> = issuedSession ? { "mcp-session-id": issuedSession } : {};
-    if (responses.length === 0) return reply(202, undefined, headers);
-    return reply(200, batch ? responses : responses[0], headers);
+    const headers: Record<string, string> = issuedSession ? { "mcp-session-id": issuedSession, ...JSON_HEADERS } : JSON_HEADERS;
+    if (responses.length === 0) return reply(202, undefined, issuedSession ? { "mcp-session-id": issuedSession } : {});
+    return new Response(batch ? `[${responses.join(",")}]` : responses[0], { status: 200, headers });
   }
 
   return new Elysia({ name: "corpus/mcp" })
     .use(ipLimit(s.buckets, s.config.CORPUS_TRUSTED_PROXIES))
-    .onStop(() => modern.close())
+    .onStop(() => loaded?.modern.close())
     .post(
       "/mcp",
       async ({ request, body, set }) => {
@@ -227,9 +232,10 @@ export const mcpRoutes = (s: McpServices) => {
         }
         const c = await caller(request, id);
         if (!parsed.ok) return reply(parsed.status, parsed.error);
+        const sdk = loaded ?? (await engine());
         // The SDK's own classification: a message with the 2026-07-28 envelope (or header) is modern.
-        if (!(await isLegacyRequest(request, parsed.value, { maxRequestBodySize: s.config.CORPUS_MAX_REQUEST_SIZE }))) return serveModern(request, parsed.value, c);
-        return serveLegacyMessages(request, parsed.value, c, set as { headers: Record<string, string | number> });
+        if (!(await sdk.isLegacy(request, parsed.value))) return serveModern(sdk, request, parsed.value, c);
+        return serveLegacyMessages(sdk, request, parsed.value, c, set as { headers: Record<string, string | number> });
       },
       { ipLimit: true, parse: "text", detail: { tags: ["mcp"], summary: "JSON-RPC 2.0 endpoint of the Model Context Protocol (Streamable HTTP; revisions 2026-07-28, 2025-11-25 to 2024-11-05, and 1.0)", security: [{ bearer: [] }] } },
     )

@@ -7,16 +7,10 @@ import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../log";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
 import { panelUiMeta, readPanel, WIDGET_URI } from "./panel-resource";
-import { MESSAGES, standardSchema, toolError, type AnyTool, type Caller, type ToolContext } from "./tool-record";
+import { mayUse, MESSAGES, standardSchema, toolError, type AnyTool, type ToolContext } from "./tool-record";
 import { TOOLS } from "./tools";
 
 export const INSTRUCTIONS = "Search the user's connected mail, documents and business data with corpus_search; manage sources with open_connectors.";
-
-/** Whether the caller's token allows the tool (D5). */
-export const mayUse = (caller: Caller, tool: AnyTool): boolean => caller.scopes.has(tool.scope);
-
-/** The scope that reads the connector panel's page: the one of open_connectors. */
-export const PANEL_SCOPE = "connectors:read";
 
 export interface ServerContext extends ToolContext {
   log: Logger;
@@ -48,15 +42,22 @@ async function runSafely(tool: AnyTool, args: unknown, ctx: ServerContext): Prom
   }
 }
 
-function register(server: McpServer, tool: AnyTool, ctx: ServerContext): void {
+/** What registerTool takes of a record: the same for every request, so made once. */
+function configOf(tool: AnyTool) {
   const d = tool.definition;
-  const config = {
+  return {
     title: d.title,
     description: d.description,
     inputSchema: standardSchema(d.inputSchema, { normalize: tool.normalize, messages: tool.messages }),
     ...(d.outputSchema ? { outputSchema: standardSchema(d.outputSchema) } : {}),
     annotations: d.annotations,
   };
+}
+const CONFIGS = new Map(TOOLS.map((t) => [t, configOf(t)]));
+
+function register(server: McpServer, tool: AnyTool, ctx: ServerContext): void {
+  const d = tool.definition;
+  const config = CONFIGS.get(tool) ?? configOf(tool);
   const run = (args: unknown) => runSafely(tool, args, ctx);
   // A tool that opens a page is an MCP App tool (ext-apps): its _meta names the page.
   if (d._meta && "ui" in d._meta) registerAppTool(server, d.name, { ...config, _meta: d._meta as Parameters<typeof registerAppTool>[2]["_meta"] }, run);

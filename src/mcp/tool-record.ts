@@ -80,6 +80,9 @@ export function defineTool<I extends TObject, O extends TObject | undefined>(rec
   return { ...record, run: (args, ctx) => record.run(args as Static<I>, ctx) } as AnyTool;
 }
 
+/** Whether the caller's token allows the tool (D5). */
+export const mayUse = (caller: Caller, tool: AnyTool): boolean => caller.scopes.has(tool.scope);
+
 /** A tool failure the model reads: an error label, then the reason (second document part 2). */
 export const toolError = (label: string, reason: string): CallToolResult => ({ content: [{ type: "text", text: `${label}: ${reason}` }], isError: true });
 
