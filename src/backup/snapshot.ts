@@ -16,6 +16,8 @@ import { BACKUP_MESSAGES, BackupError, isNoSpace } from "./errors";
 import { createPrivateFile, fsyncFolder, lstatIfAny, readRange, writeAll } from "./io";
 import { buildManifest, type Manifest, type MemberEntry } from "./manifest";
 
+/** What link() says where a file system has no hard links. */
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS"]);
 /** How long the snapshot waits for a lock (a WAL recovery by the server) before failing. */
 const BUSY_TIMEOUT_MS = 10_000;
 
@@ -104,13 +106,21 @@ function migrationsOf(path: string): string[] {
 function putInPlace(partial: string, out: string, force: boolean): void {
   if (force) renameSync(partial, out);
   else {
+    let linked = false;
     try {
       linkSync(partial, out);
+      linked = true;
     } catch (error) {
-      if ((error as { code?: string }).code === "EEXIST") throw new BackupError(BACKUP_MESSAGES.outExists(out));
-      throw error;
+      const code = (error as { code?: string }).code;
+      if (code === "EEXIST") throw new BackupError(BACKUP_MESSAGES.outExists(out));
+      if (!NO_LINKS.has(code ?? "")) throw error;
     }
-    unlinkSync(partial);
+    if (linked) unlinkSync(partial);
+    else {
+      // A file system without hard links: checked again, then renamed (a narrow window, not none).
+      if (existsSync(out)) throw new BackupError(BACKUP_MESSAGES.outExists(out));
+      renameSync(partial, out);
+    }
   }
   fsyncFolder(dirname(out));
 }

@@ -170,6 +170,10 @@ describe("corpus restore refuses", () => {
     }
     const db = join(dataDir, "corpus.db");
     expect((await restore(db, join(root, "restore-a-db"))).stderr).toBe(`corpus: ${BACKUP_MESSAGES.notABackup(db)}\n`);
+    for (const missing of [join(root, "no-such.backup"), root]) {
+      expect((await restore(missing, join(root, "restore-missing"))).stderr).toBe(`corpus: ${BACKUP_MESSAGES.noBackup(missing)}\n`);
+    }
+    expect(existsSync(join(root, "restore-missing"))).toBe(false);
   });
 
   test("a wrong master key, before anything is written; an empty folder stays empty and as it was", async () => {
