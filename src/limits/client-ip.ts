@@ -2,6 +2,7 @@
 // (CORPUS_TRUSTED_PROXIES), in which case X-Forwarded-For is walked from the right past
 // every trusted hop. Addresses are compared with CIDR ranges, IPv4 and IPv6.
 import { isIP } from "node:net";
+import { formatIp, parseIp, unwrapMapped } from "../net/addresses";
 
 type Range = { bytes: Uint8Array; bits: number };
 
@@ -61,4 +62,19 @@ export function clientAddress(socketIp: string, forwardedFor: string | null, tru
     if (!inRanges(hop, trusted)) return hop;
   }
   return hops[0] ?? socketIp;
+}
+
+/**
+ * The bucket an address counts against: an IPv4 address itself, an IPv6 address by its /64 —
+ * the least a single site or host is given, so one client cannot rotate through its own
+ * prefix for a fresh bucket per request. An IPv4-mapped address counts as its IPv4 address.
+ */
+export function limitKey(address: string): string {
+  const ip = parseIp(address);
+  if (!ip) return address;
+  const plain = unwrapMapped(ip);
+  if (plain.family === 4) return formatIp(plain);
+  const prefix = new Uint8Array(16);
+  prefix.set(plain.bytes.subarray(0, 8));
+  return `${formatIp({ family: 6, bytes: prefix })}/64`;
 }

@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import { HttpError } from "../http/errors";
 import { requestInfo } from "../http/request-context";
-import { clientAddress, parseRanges } from "./client-ip";
+import { clientAddress, limitKey, parseRanges } from "./client-ip";
 import type { TokenBuckets } from "./token-bucket";
 
 export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
@@ -17,7 +17,7 @@ type Ranges = ReturnType<typeof parseRanges>;
  * one is refused (the tokens taken before stay spent: a batch that does not fit is not free).
  */
 export function chargeIp(buckets: TokenBuckets, trusted: Ranges, request: Request, headers: Record<string, string | number>, count = 1): void {
-  const ip = clientAddress(requestInfo(request).client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted);
+  const ip = limitKey(clientAddress(requestInfo(request).client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted));
   let d = buckets.take(ip);
   for (let i = 1; i < count && d.allowed; i++) d = buckets.take(ip);
   headers["x-ratelimit-limit"] = String(d.limit);

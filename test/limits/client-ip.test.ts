@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { clientAddress, inRanges, parseRanges } from "../../src/limits/client-ip";
+import { clientAddress, inRanges, limitKey, parseRanges } from "../../src/limits/client-ip";
 
 describe("client address behind trusted proxies (CORPUS_TRUSTED_PROXIES)", () => {
   const trusted = parseRanges("10.0.0.0/8, 192.168.1.5, ::1, fd00::/8");
@@ -30,5 +30,18 @@ describe("client address behind trusted proxies (CORPUS_TRUSTED_PROXIES)", () =>
   test("bad ranges are refused", () => {
     expect(() => parseRanges("10.0.0.0/33")).toThrow("bad prefix length");
     expect(() => parseRanges("proxy.local")).toThrow("not an IP address");
+  });
+});
+
+describe("the bucket an address counts against", () => {
+  test("IPv6 by its /64: twenty addresses of one prefix are one client; another prefix is another", () => {
+    const keys = new Set(Array.from({ length: 20 }, (_, i) => limitKey(`2001:db8:1:2:${i.toString(16)}:0:0:${(i * 7).toString(16)}`)));
+    expect([...keys]).toEqual(["2001:db8:1:2::/64"]);
+    expect(limitKey("2001:db8:1:3::1")).toBe("2001:db8:1:3::/64");
+  });
+  test("IPv4 as itself, an IPv4-mapped IPv6 as its IPv4, anything unreadable as it is", () => {
+    expect(limitKey("203.0.113.9")).toBe("203.0.113.9");
+    expect(limitKey("::ffff:203.0.113.9")).toBe("203.0.113.9");
+    expect(limitKey("unknown")).toBe("unknown");
   });
 });
