@@ -1,20 +1,23 @@
 // `bun run build`: the single executable dist/corpus (D2). The model, tokenizer, vec0.so,
 // libonnxruntime.so.1, the onnxruntime binding and the API docs' assets are embedded
 // (src/native/assets.ts), with the sha256 of each native library; the result runs from any
-// folder with nothing beside it.
+// folder with nothing beside it. The embedding worker (src/embedding/worker.ts) is compiled in
+// as a second entrypoint, and the executable told its name there.
 import { $ } from "bun";
 import { mkdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 
 const root = join(import.meta.dir, "..");
 const outfile = join(root, "dist", "corpus");
+const main = join(root, "src/cli.ts");
+const embeddingWorker = join(root, "src/embedding/worker.ts");
 
 export async function buildExecutable(target = outfile): Promise<string> {
   await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
-  const native = await nativeDigests();
+  const defines = { ...(await nativeDigests()), ...(await workerName()) };
   mkdirSync(join(target, ".."), { recursive: true });
   const result = await Bun.build({
-    entrypoints: [join(root, "src/cli.ts")],
+    entrypoints: [main, embeddingWorker],
     compile: { outfile: target, autoloadDotenv: false, autoloadBunfig: false },
     // Not minified: Elysia decides whether a hook is asynchronous (and so awaited on every
     // request) by reading its source text, and minified text (`=>{f(`) reads as asynchronous.
@@ -24,7 +27,7 @@ export async function buildExecutable(target = outfile): Promise<string> {
     format: "esm",
     sourcemap: "none",
     target: "bun",
-    define: native,
+    define: defines,
   } as Parameters<typeof Bun.build>[0]);
   if (!result.success) {
     for (const log of result.logs) console.error(log);
@@ -40,6 +43,15 @@ async function nativeDigests(): Promise<Record<string, string>> {
   const { NATIVE_SHA256_DEFINE, sha256 } = await import("../src/native/materialize");
   const digests = Object.fromEntries(Object.values(nativeLibraries).map((l) => [l.name, sha256(readFileSync(l.source))]));
   return { [NATIVE_SHA256_DEFINE]: JSON.stringify(digests) };
+}
+
+/**
+ * The worker's name inside the executable: its path from the entrypoints' common folder (src/),
+ * as `./embedding/worker.ts` (src/embedding/worker-client.ts starts it by that name).
+ */
+async function workerName(): Promise<Record<string, string>> {
+  const { EMBED_WORKER_DEFINE } = await import("../src/embedding/worker-client");
+  return { [EMBED_WORKER_DEFINE]: JSON.stringify(`./${relative(join(main, ".."), embeddingWorker)}`) };
 }
 
 if (import.meta.main) {

@@ -72,7 +72,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const limiter = new RateLimiter(db, limitsFrom(config), now);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS);
-  const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR);
+  const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, { threads: config.CORPUS_EMBED_THREADS, log: log.child("embedding") });
   const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now);
   const query = new QueryService(connectors, embeddings);
   const archive = new Archive(db, userKeys, embeddings, now);
@@ -112,6 +112,8 @@ export async function createServices(config: Config, log: Logger, now: () => num
       sweeps.stop();
       await webhookWorker.stop();
       await connectors.close();
+      // After the connectors (their loops stop), before the database (a run under way stores its vectors).
+      await embeddings.close();
       limiter.stop();
       buckets.stop();
       idempotency.purgeExpired();

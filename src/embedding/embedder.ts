@@ -1,5 +1,6 @@
-// Sentence embeddings with all-MiniLM-L6-v2 on onnxruntime: tokenise, batch, run the graph
-// whose `sentence_embedding` output is already mean-pooled and L2-normalised.
+// Sentence embeddings with all-MiniLM-L6-v2 on onnxruntime: tokenise, batch by tokens, run the
+// graph whose `sentence_embedding` output is already mean-pooled and L2-normalised. The server
+// runs this inside its embedding worker (worker.ts), never on the thread that answers requests.
 import { dlopen, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
 import { assets, nativeLibraries } from "../native/assets";
@@ -9,13 +10,42 @@ import { WordPieceTokenizer, type TokenizerFile } from "./tokenizer";
 export const EMBEDDING_DIM = 384;
 /** sentence-transformers truncates all-MiniLM-L6-v2 input to 256 tokens. */
 export const MAX_TOKENS = 256;
-const BATCH_SIZE = 32;
+/**
+ * Padded tokens (rows x longest row) per model run. Measured on the Enron chunks (~200 tokens
+ * each, two cores): runs of ~1k tokens embed as many chunks per second as runs of 4-8k, keep
+ * the arena small, and last ~50-150 ms, which is what a question waits for behind one.
+ */
+export const BATCH_TOKENS = 1024;
+
+export interface EmbedderOptions {
+  /** Holds the checked copy of onnxruntime the executable loads (src/native/materialize.ts). */
+  dataDir: string;
+  /** onnxruntime's intra-op threads (CORPUS_EMBED_THREADS); 0 lets onnxruntime pick. */
+  threads?: number;
+  /** Padded tokens per model run. */
+  batchTokens?: number;
+}
+
+/** What the model was given: real tokens, and tokens with padding (the work done). */
+export interface BatchStats {
+  batches: number;
+  texts: number;
+  tokens: number;
+  padded: number;
+}
 
 export interface Embedder {
   readonly dim: number;
   readonly tokenizer: WordPieceTokenizer;
+  readonly batchTokens: number;
+  /** Counts since the embedder was loaded. */
+  readonly stats: BatchStats;
   /** One normalised vector per text, in order. */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /** The model's input ids of each text ([CLS] … [SEP], truncated). */
+  encode(texts: string[]): number[][];
+  /** One model run over `rows`: their vectors one after another (rows x dim). */
+  run(rows: number[][]): Promise<Float32Array>;
 }
 
 type Ort = typeof import("onnxruntime-node");
@@ -24,7 +54,7 @@ type Ort = typeof import("onnxruntime-node");
  * onnxruntime reads ORT_DISABLE_TELEMETRY from the C environment when it initialises; under
  * `bun run` and `bun test` an assignment to process.env does not reach it, so set it in libc.
  */
-function disableTelemetry(): void {
+export function disableTelemetry(): void {
   process.env.ORT_DISABLE_TELEMETRY = "1";
   const libc = dlopen("libc.so.6", { setenv: { args: ["ptr", "ptr", "i32"], returns: "i32" } });
   const name = Buffer.from("ORT_DISABLE_TELEMETRY\0");
@@ -38,35 +68,64 @@ async function loadOnnxRuntime(dataDir: string): Promise<Ort> {
   disableTelemetry();
   if (isEmbedded(nativeLibraries.onnxRuntime.source)) {
     // The binding Bun extracts at run time looks for libonnxruntime.so.1 by soname; loading
-    // the checked copy first satisfies it.
+    // the checked copy first satisfies it. The worker checks the same copy the main thread
+    // would (DATA_DIR/native/<hash>/): never a copy of its own.
     dlopen(materialize(nativeLibraries.onnxRuntime, dataDir), { OrtGetApiBase: { args: [], returns: "ptr" } });
   }
   return await import("onnxruntime-node");
 }
 
-/** `dataDir` holds the checked copy of onnxruntime the executable loads (src/native/materialize.ts). */
-export async function loadEmbedder(options: { dataDir: string; threads?: number }): Promise<Embedder> {
+/**
+ * Groups texts into model runs of at most `budget` padded tokens: sorted by length, so that
+ * rows of a run are alike and little is padding; a text longer than the budget runs alone.
+ * Returns the indices of each run.
+ */
+export function planBatches(lengths: number[], budget: number): number[][] {
+  const order = lengths.map((_, i) => i).sort((a, b) => lengths[a]! - lengths[b]! || a - b);
+  const batches: number[][] = [];
+  let current: number[] = [];
+  for (const i of order) {
+    // Sorted ascending: the newcomer is the longest row of the run.
+    if (current.length && (current.length + 1) * lengths[i]! > budget) {
+      batches.push(current);
+      current = [];
+    }
+    current.push(i);
+  }
+  if (current.length) batches.push(current);
+  return batches;
+}
+
+export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> {
   const ort = await loadOnnxRuntime(options.dataDir);
   const tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
   const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(assets.modelFile)), {
     intraOpNumThreads: options.threads ?? 0,
     interOpNumThreads: 1,
+    executionMode: "sequential",
     graphOptimizationLevel: "all",
     logSeverityLevel: 3,
+    // Idle pool threads sleep instead of spinning: on two cores a spinning thread takes the
+    // time the request thread needs.
+    extra: { session: { intra_op: { allow_spinning: "0" } } },
   });
+  const batchTokens = options.batchTokens ?? BATCH_TOKENS;
+  const stats: BatchStats = { batches: 0, texts: 0, tokens: 0, padded: 0 };
 
-  async function runBatch(batch: number[][]): Promise<Float32Array[]> {
-    const width = Math.max(...batch.map((ids) => ids.length));
-    const size = batch.length * width;
+  async function run(rows: number[][]): Promise<Float32Array> {
+    const width = Math.max(...rows.map((ids) => ids.length));
+    const size = rows.length * width;
     const ids = new BigInt64Array(size);
     const mask = new BigInt64Array(size);
-    batch.forEach((row, r) => {
+    let tokens = 0;
+    rows.forEach((row, r) => {
+      tokens += row.length;
       row.forEach((id, c) => {
         ids[r * width + c] = BigInt(id);
         mask[r * width + c] = 1n;
       });
     });
-    const dims = [batch.length, width];
+    const dims = [rows.length, width];
     const out = await session.run(
       {
         input_ids: new ort.Tensor("int64", ids, dims),
@@ -75,23 +134,32 @@ export async function loadEmbedder(options: { dataDir: string; threads?: number 
       },
       ["sentence_embedding"],
     );
-    const data = out.sentence_embedding!.data as Float32Array;
-    return batch.map((_, r) => data.slice(r * EMBEDDING_DIM, (r + 1) * EMBEDDING_DIM));
+    stats.batches++;
+    stats.texts += rows.length;
+    stats.tokens += tokens;
+    stats.padded += size;
+    return out.sentence_embedding!.data as Float32Array;
   }
+
+  const encode = (texts: string[]) => texts.map((t) => tokenizer.encode(t, MAX_TOKENS).ids);
 
   return {
     dim: EMBEDDING_DIM,
     tokenizer,
+    batchTokens,
+    stats,
+    encode,
+    run,
     async embed(texts) {
-      const encoded = texts.map((t, i) => ({ i, ids: tokenizer.encode(t, MAX_TOKENS).ids }));
-      // Similar lengths batched together waste less work on padding.
-      encoded.sort((a, b) => a.ids.length - b.ids.length);
+      const rows = encode(texts);
       const result = new Array<Float32Array>(texts.length);
-      for (let start = 0; start < encoded.length; start += BATCH_SIZE) {
-        const slice = encoded.slice(start, start + BATCH_SIZE);
-        const vectors = await runBatch(slice.map((e) => e.ids));
-        slice.forEach((e, k) => {
-          result[e.i] = vectors[k]!;
+      for (const batch of planBatches(
+        rows.map((r) => r.length),
+        batchTokens,
+      )) {
+        const flat = await run(batch.map((i) => rows[i]!));
+        batch.forEach((i, k) => {
+          result[i] = flat.slice(k * EMBEDDING_DIM, (k + 1) * EMBEDDING_DIM);
         });
       }
       return result;

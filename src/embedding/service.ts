@@ -1,5 +1,7 @@
-// Embeddings for the rest of the service: the model loaded once, on first use; one model run
-// at a time, questions before background work. Vectors are cached per owner (D25): under a
+// Embeddings for the rest of the service. The model runs in a worker thread (worker.ts), loaded
+// on first use and started again if it dies; the request thread only tokenises for counting
+// and keeps the queue: one model run at a time, a question's job before any background job,
+// and background jobs one batch (~1k tokens) per step, so a question waits at most one batch. Vectors are cached per owner (D25): under a
 // keyed hash of the text with a key of that owner, sealed with their data key, deleted with
 // them; one user's cache never tells another that a text was seen. The cache never makes a
 // key: for an owner deleted meanwhile (or not yet keyed) it computes and stores nothing.
@@ -9,7 +11,9 @@ import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { assets } from "../native/assets";
 import type { Migration } from "../store/migrations";
-import { loadEmbedder, MAX_TOKENS, type Embedder } from "./embedder";
+import type { Logger } from "../log";
+import { MAX_TOKENS, type BatchStats } from "./embedder";
+import { EmbeddingWorker, EmbedJob, type WorkerOptions } from "./worker-client";
 import { WordPieceTokenizer, type TokenizerFile } from "./tokenizer";
 
 export const embeddingMigrations: Migration[] = [
@@ -31,24 +35,52 @@ export const embeddingMigrations: Migration[] = [
 
 export type Priority = "urgent" | "background";
 
-/** Texts per model run in the background: small, so a question never waits long. */
-const BACKGROUND_BATCH = 8;
+export interface EmbeddingOptions {
+  /** onnxruntime's intra-op threads in the worker (CORPUS_EMBED_THREADS). */
+  threads?: number;
+  /** Padded tokens per model run (embedder.ts BATCH_TOKENS). */
+  batchTokens?: number;
+  log?: Logger;
+  /** Tests: a broken worker entry, a short start timeout. */
+  worker?: Pick<WorkerOptions, "entry" | "startTimeoutMs">;
+}
 
-type Job = { texts: string[]; resolve: (v: Float32Array[]) => void; reject: (e: unknown) => void };
+/** Refused once the service is closing (shutdown). */
+export class EmbeddingClosed extends Error {
+  constructor() {
+    super("the embedding service is shut down");
+  }
+}
+
+interface Job {
+  owner: string;
+  work: EmbedJob;
+  priority: Priority;
+  /** Indices found in the owner's cache when the job's turn came (computed meanwhile by another job). */
+  fromCache?: Set<number>;
+  resolve: (v: Float32Array[]) => void;
+  reject: (e: unknown) => void;
+}
 
 export class EmbeddingService {
-  private model?: Promise<Embedder>;
+  private worker?: EmbeddingWorker;
   private tokenizerInstance?: WordPieceTokenizer;
   private readonly urgent: Job[] = [];
   private readonly background: Job[] = [];
-  private running = false;
+  private running?: Promise<void>;
+  /** The job of the model run under way. */
+  private current?: Job;
+  private closed = false;
   private readonly idleWaiters: Array<() => void> = [];
+  /** Every model run since start (all workers): the padding they carried is `padded - tokens`. */
+  readonly stats: BatchStats = { batches: 0, texts: 0, tokens: 0, padded: 0 };
 
   constructor(
     private readonly db: Database,
     private readonly keys: UserKeys,
     /** Where the executable keeps its checked copy of onnxruntime. */
     private readonly dataDir: string,
+    private readonly options: EmbeddingOptions = {},
   ) {}
 
   get tokenizer(): WordPieceTokenizer {
@@ -70,9 +102,32 @@ export class EmbeddingService {
     return this.load();
   }
 
-  private load(): Promise<Embedder> {
-    this.model ??= loadEmbedder({ dataDir: this.dataDir, threads: 0 });
-    return this.model;
+  /** The running worker, started (again) when there is none or it died. */
+  private load(): Promise<EmbeddingWorker> {
+    if (this.closed) return Promise.reject(new EmbeddingClosed());
+    if (!this.worker?.alive) {
+      const started = performance.now();
+      const worker = new EmbeddingWorker({
+        dataDir: this.dataDir,
+        threads: this.options.threads,
+        batchTokens: this.options.batchTokens,
+        ...this.options.worker,
+        onBatch: (b) => {
+          this.stats.batches += b.batches;
+          this.stats.texts += b.texts;
+          this.stats.tokens += b.tokens;
+          this.stats.padded += b.padded;
+        },
+        onDeath: (error) => this.options.log?.error("embedding worker stopped; its jobs failed, the next job starts another", { error: error.message }),
+      });
+      worker.ready.then(
+        () => this.options.log?.info("embedding worker ready", { threads: this.options.threads ?? 0, seconds: Math.round(performance.now() - started) / 1000 }),
+        () => {},
+      );
+      this.worker = worker;
+    }
+    const worker = this.worker;
+    return worker.ready.then(() => worker);
   }
 
   /** The owner's cache key of a text; undefined while the owner has no data key (the cache never makes one). */
@@ -127,45 +182,87 @@ export class EmbeddingService {
    * the owner has a key); `urgent` jobs (a question) run before background ones.
    */
   async embed(owner: string, texts: string[], priority: Priority = "urgent"): Promise<Float32Array[]> {
+    if (this.closed) throw new EmbeddingClosed();
     const found = this.cached(owner, texts);
     const missing = [...new Set(texts.filter((_, i) => !found[i]))];
-    const computed = new Map<string, Float32Array>();
-    if (missing.length) {
-      const batches: string[][] = [];
-      const size = priority === "urgent" ? missing.length : BACKGROUND_BATCH;
-      for (let i = 0; i < missing.length; i += size) batches.push(missing.slice(i, i + size));
-      for (const batch of batches) {
-        const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
-          (priority === "urgent" ? this.urgent : this.background).push({ texts: batch, resolve, reject });
-          void this.drain();
-        });
-        // Never makes a key: a question computed while its user was being deleted stores
-        // nothing; a new user's first question is cached once an answer made their key.
-        this.store(owner, batch, vectors);
-        batch.forEach((t, i) => computed.set(t, vectors[i]!));
-      }
-    }
+    if (missing.length === 0) return found as Float32Array[];
+    const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
+      (priority === "urgent" ? this.urgent : this.background).push({ owner, work: new EmbedJob(missing), priority, resolve, reject });
+      this.drain();
+    });
+    const computed = new Map(missing.map((t, i) => [t, vectors[i]!]));
     return texts.map((t, i) => found[i] ?? computed.get(t)!);
   }
 
-  private async drain(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      for (;;) {
-        const job = this.urgent.shift() ?? this.background.shift();
-        if (!job) break;
-        try {
-          job.resolve(await (await this.load()).embed(job.texts));
-        } catch (error) {
-          job.reject(error);
-        }
-      }
-    } finally {
-      this.running = false;
+  private drain(): void {
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
       // A macrotask later: what the last jobs' callers did with their vectors has run too.
       if (this.pending === 0) for (const resolve of this.idleWaiters.splice(0)) setImmediate(resolve);
+    });
+  }
+
+  /**
+   * Runs jobs until none is left: before each model run the oldest question goes first, so a
+   * question waits for one background batch at most. A question's job runs whole (a question
+   * is one text); a background job, one batch per step.
+   */
+  private async run(): Promise<void> {
+    for (;;) {
+      this.current = undefined;
+      if (this.closed) this.refuseWaiting();
+      const job = this.urgent[0] ?? this.background[0];
+      if (!job) return;
+      this.current = job;
+      let worker: EmbeddingWorker | undefined;
+      try {
+        worker = await this.load();
+        if (job.priority === "urgent") {
+          this.finish(job, await worker.embed(job.work.texts));
+          continue;
+        }
+        // Checked again when its turn comes: questions queue the chunks of records they meet
+        // (retrieval/search.ts), often the same ones, and the connector's own jobs follow.
+        if (!job.fromCache) this.fillFromCache(job);
+        if (job.work.left > 0) await worker.step(job.work);
+        if (job.work.left === 0) this.finish(job, job.work.vectors as Float32Array[]);
+      } catch (error) {
+        worker?.forget(job.work);
+        this.remove(job);
+        job.reject(error);
+      }
     }
+  }
+
+  private fillFromCache(job: Job): void {
+    job.fromCache = new Set();
+    this.cached(job.owner, job.work.texts).forEach((vector, i) => {
+      if (!vector || job.work.vectors[i]) return;
+      job.work.set(i, vector);
+      job.fromCache!.add(i);
+    });
+  }
+
+  /**
+   * Stores what the job computed in its owner's cache. Never makes a key: a question computed
+   * while its user was being deleted stores nothing; a new user's first question is cached once
+   * an answer made their key.
+   */
+  private finish(job: Job, vectors: Float32Array[]): void {
+    this.remove(job);
+    const fresh = job.work.texts.flatMap((_, i) => (job.fromCache?.has(i) ? [] : [i]));
+    this.store(
+      job.owner,
+      fresh.map((i) => job.work.texts[i]!),
+      fresh.map((i) => vectors[i]!),
+    );
+    job.resolve(vectors);
+  }
+
+  private remove(job: Job): void {
+    const queue = job.priority === "urgent" ? this.urgent : this.background;
+    const at = queue.indexOf(job);
+    if (at >= 0) queue.splice(at, 1);
   }
 
   /** Resolves once no job is waiting or running (shutdown, and tests that must see the outcome). */
@@ -176,7 +273,32 @@ export class EmbeddingService {
 
   /** Jobs waiting or running (for progress reports). */
   get pending(): number {
-    return this.urgent.length + this.background.length + (this.running ? 1 : 0);
+    return this.urgent.length + this.background.length;
+  }
+
+  /**
+   * Shutdown: jobs not started are refused, the model run under way settles (a question's
+   * vectors are stored), then the worker thread is ended. A model still loading is not waited
+   * for: its job is refused too. Later calls are refused.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.refuseWaiting();
+    if (this.worker && !this.worker.started) await this.worker.terminate();
+    await this.running;
+    const worker = this.worker;
+    this.worker = undefined;
+    await worker?.terminate();
+  }
+
+  /** Rejects every job but the one running (all of them once none runs). */
+  private refuseWaiting(): void {
+    for (const job of [...this.urgent, ...this.background]) {
+      if (job === this.current) continue;
+      this.remove(job);
+      job.reject(new EmbeddingClosed());
+    }
   }
 }
 

@@ -1,0 +1,163 @@
+// The embedding service and its worker thread: questions before background work, batches cut by
+// tokens, a worker that dies or never starts turned into rejected jobs and a fresh worker, and a
+// shutdown that leaves no thread behind. The real model runs in every worker here.
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { UserKeys } from "../../src/crypto/user-keys";
+import { cosine, EMBEDDING_DIM, loadEmbedder } from "../../src/embedding/embedder";
+import { EmbeddingClosed, EmbeddingService, type EmbeddingOptions } from "../../src/embedding/service";
+import { createLogger, memorySink } from "../../src/log";
+import { MIGRATIONS } from "../../src/services";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+
+// Servers, builds and the model take longer than 5 s on a busy two-core machine.
+setDefaultTimeout(60_000);
+
+const open: EmbeddingService[] = [];
+afterAll(async () => {
+  await Promise.all(open.map((s) => s.close()));
+});
+
+function service(options: EmbeddingOptions = {}, keys?: (k: UserKeys) => void): EmbeddingService {
+  const dir = tempDir();
+  const db = openDatabase(dir, MIGRATIONS);
+  const userKeys = new UserKeys(db, randomBytes(32));
+  keys?.(userKeys);
+  const s = new EmbeddingService(db, userKeys, dir, { threads: 1, ...options });
+  open.push(s);
+  return s;
+}
+
+const workers = join(import.meta.dir, "workers");
+const EXAMPLE = "This is an example sentence";
+/** The shipped model's vector of EXAMPLE, run in this thread (whichever model file is shipped). */
+let reference: Float32Array;
+beforeAll(async () => {
+  [reference] = (await (await loadEmbedder({ dataDir: tempDir(), threads: 1 })).embed([EXAMPLE])) as [Float32Array];
+});
+/** A text of about `words` word pieces, unlike any other. */
+const textOf = (i: number, words: number) => `note ${i}: ` + Array.from({ length: words }, (_, k) => ["invoice", "pallet", "harbour", "audit", "gas", "price"][(i + k) % 6]).join(" ");
+/** Resolves once `ready()` holds; the worker's progress is what is awaited, not time. */
+async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((r) => setTimeout(r, 2));
+}
+
+describe("the embedding worker", () => {
+  test("gives the model's vectors, in order, each distinct text computed once", async () => {
+    const s = service();
+    const texts = [EXAMPLE, "Team offsite agenda for Friday", EXAMPLE];
+    const vs = await s.embed("nobody", texts);
+    expect(vs.length).toBe(3);
+    expect(vs[0]!.length).toBe(EMBEDDING_DIM);
+    expect(cosine(vs[0]!, reference)).toBeCloseTo(1, 5);
+    expect(vs[2]).toEqual(vs[0]!);
+    expect(s.stats.texts).toBe(2);
+    expect(cosine(vs[1]!, reference)).toBeLessThan(0.5);
+  });
+
+  test("a question jumps the queue: it waits for the one background batch under way, not for the rest", async () => {
+    const s = service({ batchTokens: 256 });
+    await s.warm();
+    const background = Array.from({ length: 40 }, (_, i) => textOf(i, 120));
+    let backgroundDone = false;
+    const indexing = s.embed("nobody", background, "background").then(() => (backgroundDone = true));
+    await until(() => s.stats.batches >= 3);
+    const before = s.stats.batches;
+    const [answer] = await s.embed("nobody", ["where is the harbour audit?"], "urgent");
+    const after = s.stats.batches;
+    expect(answer!.length).toBe(EMBEDDING_DIM);
+    // The batch under way when it came, then its own: never the 30-odd batches still queued.
+    expect(after - before).toBeLessThanOrEqual(2);
+    expect(backgroundDone).toBe(false);
+    await indexing;
+    expect(s.stats.batches).toBeGreaterThan(after + 20);
+  });
+
+  test("batches are cut by tokens, similar lengths together: little of the work is padding", async () => {
+    const s = service({ batchTokens: 1024 });
+    // Lengths from 4 to 200 word pieces, shuffled: in arrival order about half would be padding.
+    const texts = Array.from({ length: 48 }, (_, i) => textOf(i, 4 + ((i * 37) % 48) * 4));
+    const vs = await s.embed("nobody", texts, "background");
+    expect(vs.every((v) => v.length === EMBEDDING_DIM)).toBe(true);
+    const { batches, tokens, padded } = s.stats;
+    expect(padded / batches).toBeLessThanOrEqual(1024);
+    expect(batches).toBeGreaterThanOrEqual(Math.ceil(tokens / 1024));
+    expect((padded - tokens) / padded).toBeLessThan(0.15);
+    // Still each text's own vector.
+    const [alone] = await s.embed("nobody", [texts[17]!]);
+    expect(cosine(vs[17]!, alone!)).toBeCloseTo(1, 5);
+  });
+
+  test("background jobs that queue the same texts (questions meeting the same records) run the model once", async () => {
+    const s = service({}, (k) => k.keyFor("alice"));
+    const texts = Array.from({ length: 6 }, (_, i) => textOf(i, 30));
+    // Queued together, before either is computed: each checks the cache again when its turn comes.
+    const runs = await Promise.all([1, 2, 3].map(() => s.embed("alice", texts, "background")));
+    expect(s.stats.texts).toBe(6);
+    expect(runs[2]).toEqual(runs[0]!);
+    // And a user without a key stores nothing, so computes again (the cache never makes a key).
+    await Promise.all([1, 2].map(() => s.embed("nobody", texts.slice(0, 2), "background")));
+    expect(s.stats.texts).toBe(10);
+  });
+});
+
+describe("a worker that fails", () => {
+  test("one that cannot load: the job is rejected with the reason, no hang", async () => {
+    const s = service({ worker: { entry: join(workers, "throws-at-start.ts") } });
+    await expect(s.embed("nobody", ["a question"])).rejects.toThrow("the embedding worker failed: this worker is broken on purpose");
+  });
+
+  test("one that never answers (as new Worker(new URL(…)) did in the executable): rejected after the start timeout", async () => {
+    const s = service({ worker: { entry: join(workers, "silent.ts"), startTimeoutMs: 300 } });
+    await expect(s.embed("nobody", ["a question"])).rejects.toThrow("the embedding worker did not start within 0.3 s");
+  });
+
+  for (const [how, text, message] of [
+    ["crashes", "CRASH", "the embedding worker failed: crashed on purpose"],
+    ["exits", "EXIT", "the embedding worker exited"],
+  ] as const) {
+    test(`one that ${how} mid-job: that job is rejected, the jobs behind it run on a new worker`, async () => {
+      const logs = memorySink();
+      const s = service({ worker: { entry: join(workers, "crashes.ts") }, log: createLogger("INFO", logs.sink) });
+      await s.warm();
+      const doomed = s.embed("nobody", ["fine", text], "background");
+      const behind = s.embed("nobody", [EXAMPLE], "background");
+      const question = s.embed("nobody", [EXAMPLE, "and a second one"]);
+      await expect(doomed).rejects.toThrow(message);
+      const [[b], [q]] = await Promise.all([behind, question]);
+      expect(cosine(b!, reference)).toBeCloseTo(1, 5);
+      expect(cosine(q!, b!)).toBeCloseTo(1, 5);
+      expect(logs.records().filter((r) => r.message === "embedding worker ready").length).toBe(2);
+      expect(logs.records().some((r) => r.level === "ERROR" && String(r.message).startsWith("embedding worker stopped"))).toBe(true);
+    });
+  }
+});
+
+describe("shutdown", () => {
+  /** Bun names a worker's thread "Worker"; onnxruntime's pool threads, started from it, inherit the name. */
+  const workerThreads = () => readdirSync("/proc/self/task").filter((t) => readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() === "Worker").length;
+
+  test("waits for the model run under way, refuses the rest, and ends the worker's threads", async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+    expect(workerThreads()).toBe(0);
+    const s = service({ threads: 2 });
+    await s.warm();
+    expect(workerThreads()).toBe(2);
+    const running = s.embed("nobody", Array.from({ length: 30 }, (_, i) => textOf(i, 150)), "background");
+    running.catch(() => {});
+    await until(() => s.stats.batches >= 1);
+    const queued = s.embed("nobody", ["never started"], "background");
+    queued.catch(() => {});
+    const runs = s.stats.batches;
+    await s.close();
+    // The run under way finished (no thread was killed mid-run); nothing after it started.
+    expect(s.stats.batches).toBe(runs + 1);
+    await expect(queued).rejects.toThrow(EmbeddingClosed);
+    await expect(running).rejects.toThrow(EmbeddingClosed);
+    await expect(s.embed("nobody", ["after close"])).rejects.toThrow(EmbeddingClosed);
+    expect(workerThreads()).toBe(0);
+  });
+});
