@@ -1,6 +1,8 @@
 // BERT WordPiece tokenizer for a Hugging Face `tokenizer.json` (BertNormalizer, lower-case,
 // BertPreTokenizer, WordPiece with "##" continuation). Small enough to own, and it keeps
-// the executable free of a tokenizer runtime.
+// the executable free of a tokenizer runtime. It runs on the request thread too (chunking,
+// token counts), so the common case is fast: ASCII words by table, each word's pieces
+// remembered; anything else takes the general Unicode path, with the same result.
 
 export interface TokenizerFile {
   normalizer?: { lowercase?: boolean; strip_accents?: boolean | null; handle_chinese_chars?: boolean; clean_text?: boolean };
@@ -39,6 +41,18 @@ function isChinese(cp: number): boolean {
   );
 }
 
+/** What an ASCII character is to the pre-tokenizer. */
+const KEEP = 0;
+const SPACE = 1;
+const PUNCT = 2;
+const DROP = 3;
+const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, cp) =>
+  cp === 9 || cp === 10 || cp === 13 || cp === 32 ? SPACE : cp < 32 || cp === 127 ? DROP : isPunctuation(cp, String.fromCharCode(cp)) ? PUNCT : KEEP,
+);
+const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
+/** Words whose pieces are remembered; past this the memory starts again (mail repeats its words). */
+const PIECE_CACHE = 20_000;
+
 export class WordPieceTokenizer {
   readonly clsId: number;
   readonly sepId: number;
@@ -48,6 +62,7 @@ export class WordPieceTokenizer {
   private readonly maxCharsPerWord: number;
   private readonly lowercase: boolean;
   private readonly stripAccents: boolean;
+  private readonly pieceCache = new Map<string, number[]>();
 
   constructor(file: TokenizerFile) {
     this.vocab = new Map(Object.entries(file.model.vocab));
@@ -66,59 +81,128 @@ export class WordPieceTokenizer {
     this.stripAccents = file.normalizer?.strip_accents ?? this.lowercase;
   }
 
-  /** Words after normalisation and pre-tokenisation (whitespace and punctuation splits). */
+  /**
+   * Words after normalisation and pre-tokenisation (whitespace and punctuation splits). Control
+   * characters are dropped and whitespace splits, as BERT does; each piece between whitespace
+   * (and each Chinese character) is then normalised and split at punctuation on its own, which
+   * gives what normalising the whole text would.
+   */
   words(text: string): string[] {
-    let cleaned = "";
-    for (const ch of text) {
-      const cp = ch.codePointAt(0)!;
-      if (cp === 0 || isControl(cp, ch)) continue;
-      if (isWhitespace(ch)) cleaned += " ";
-      else if (isChinese(cp)) cleaned += ` ${ch} `;
-      else cleaned += ch;
-    }
-    if (this.lowercase) cleaned = cleaned.toLowerCase();
-    if (this.stripAccents) cleaned = cleaned.normalize("NFD").replace(/\p{Mn}/gu, "");
+    if (PRINTABLE_ASCII.test(text)) return this.printableWords(text);
     const out: string[] = [];
-    for (const chunk of cleaned.split(" ")) {
-      if (!chunk) continue;
-      let current = "";
-      for (const ch of chunk) {
-        if (isPunctuation(ch.codePointAt(0)!, ch)) {
-          if (current) out.push(current);
-          out.push(ch);
-          current = "";
-        } else current += ch;
+    let piece = "";
+    let ascii = true;
+    const flush = () => {
+      if (piece) {
+        if (ascii) this.asciiWords(piece, out);
+        else this.unicodeWords(piece, out);
       }
-      if (current) out.push(current);
+      piece = "";
+      ascii = true;
+    };
+    for (let i = 0; i < text.length; i++) {
+      const unit = text.charCodeAt(i);
+      if (unit < 128) {
+        const kind = ASCII_CLASS[unit];
+        if (kind === SPACE) flush();
+        else if (kind !== DROP) piece += text[i];
+        continue;
+      }
+      const cp = text.codePointAt(i)!;
+      const ch = String.fromCodePoint(cp);
+      if (cp > 0xffff) i++;
+      if (isControl(cp, ch)) continue;
+      if (isWhitespace(ch)) flush();
+      else if (isChinese(cp)) {
+        flush();
+        this.unicodeWords(ch, out);
+      } else {
+        piece += ch;
+        ascii = false;
+      }
     }
+    flush();
     return out;
   }
 
-  private wordPiece(word: string, into: number[]): void {
-    const chars = Array.from(word);
-    if (chars.length > this.maxCharsPerWord) {
-      into.push(this.unkId);
-      return;
+  /** Printable ASCII and whitespace only (most mail): one pass, no normalisation needed. */
+  private printableWords(text: string): string[] {
+    const t = this.lowercase ? text.toLowerCase() : text;
+    const out: string[] = [];
+    let start = -1;
+    for (let i = 0; i < t.length; i++) {
+      const kind = ASCII_CLASS[t.charCodeAt(i)];
+      if (kind === KEEP) {
+        if (start < 0) start = i;
+        continue;
+      }
+      if (start >= 0) out.push(t.slice(start, i));
+      start = -1;
+      if (kind === PUNCT) out.push(t[i]!);
     }
+    if (start >= 0) out.push(t.slice(start));
+    return out;
+  }
+
+  /** ASCII between whitespace: lower-cased, split at punctuation. */
+  private asciiWords(piece: string, out: string[]): void {
+    let start = 0;
+    for (let i = 0; i < piece.length; i++) {
+      if (ASCII_CLASS[piece.charCodeAt(i)] !== PUNCT) continue;
+      if (i > start) out.push(this.lowercase ? piece.slice(start, i).toLowerCase() : piece.slice(start, i));
+      out.push(piece[i]!);
+      start = i + 1;
+    }
+    if (start < piece.length) out.push(this.lowercase ? piece.slice(start).toLowerCase() : piece.slice(start));
+  }
+
+  /** Anything else between whitespace: lower-cased, accents stripped (NFD), split at Unicode punctuation. */
+  private unicodeWords(piece: string, out: string[]): void {
+    let cleaned = this.lowercase ? piece.toLowerCase() : piece;
+    if (this.stripAccents) cleaned = cleaned.normalize("NFD").replace(/\p{Mn}/gu, "");
+    let current = "";
+    for (const ch of cleaned) {
+      if (isPunctuation(ch.codePointAt(0)!, ch)) {
+        if (current) out.push(current);
+        out.push(ch);
+        current = "";
+      } else current += ch;
+    }
+    if (current) out.push(current);
+  }
+
+  /** The word's pieces (ids), remembered. */
+  private pieces(word: string): number[] {
+    let ids = this.pieceCache.get(word);
+    if (!ids) {
+      ids = this.wordPiece(word);
+      if (this.pieceCache.size >= PIECE_CACHE) this.pieceCache.clear();
+      this.pieceCache.set(word, ids);
+    }
+    return ids;
+  }
+
+  /** Greedy longest-match-first over the vocabulary; a word with no match is [UNK]. */
+  private wordPiece(word: string): number[] {
+    // Code points, not UTF-16 units: an ASCII word is its own array of characters.
+    const chars = /^[\x00-\x7f]*$/.test(word) ? word : Array.from(word);
+    const slice = (a: number, b: number) => (typeof chars === "string" ? chars.slice(a, b) : chars.slice(a, b).join(""));
+    if (chars.length > this.maxCharsPerWord) return [this.unkId];
     const pieces: number[] = [];
     let start = 0;
     while (start < chars.length) {
       let end = chars.length;
       let found: number | undefined;
       while (start < end) {
-        const sub = (start > 0 ? this.prefix : "") + chars.slice(start, end).join("");
-        found = this.vocab.get(sub);
+        found = this.vocab.get((start > 0 ? this.prefix : "") + slice(start, end));
         if (found !== undefined) break;
         end--;
       }
-      if (found === undefined) {
-        into.push(this.unkId);
-        return;
-      }
+      if (found === undefined) return [this.unkId];
       pieces.push(found);
       start = end;
     }
-    into.push(...pieces);
+    return pieces;
   }
 
   /** Token ids of `text` wrapped in [CLS] … [SEP], truncated to `maxLength` in all. */
@@ -126,7 +210,7 @@ export class WordPieceTokenizer {
     const ids = [this.clsId];
     const budget = maxLength - 1;
     for (const word of this.words(text)) {
-      this.wordPiece(word, ids);
+      for (const id of this.pieces(word)) ids.push(id);
       if (ids.length >= budget) break;
     }
     if (ids.length > budget) ids.length = budget;
@@ -136,8 +220,8 @@ export class WordPieceTokenizer {
 
   /** Number of word-piece tokens in `text`, without the special tokens. */
   count(text: string): number {
-    const ids: number[] = [];
-    for (const word of this.words(text)) this.wordPiece(word, ids);
-    return ids.length;
+    let n = 0;
+    for (const word of this.words(text)) n += this.pieces(word).length;
+    return n;
   }
 }

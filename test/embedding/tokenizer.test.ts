@@ -34,6 +34,22 @@ describe("WordPiece tokenizer (bert-base-uncased vocabulary of all-MiniLM-L6-v2)
     expect(ids[255]).toBe(102);
   });
 
+  test("the fast paths (ASCII by table, pieces remembered) give what the Unicode path gives", () => {
+    // Greek final sigma: "." is case-ignorable, so the Σ before it is not final; the one before a space is.
+    expect(tok.words("ΑΣ.Β ΑΣ Β")).toEqual(["ασ", ".", "β", "ας", "β"]);
+    // U+037E decomposes to ";" and splits like it.
+    expect(tok.words("a;b a\u037eb")).toEqual(["a", ";", "b", "a", ";", "b"]);
+    // Control characters (NUL, VT, FF) are dropped inside a word, not split on.
+    expect(tok.words("in\u0000voice a\u000bb\u000cc")).toEqual(["invoice", "abc"]);
+    // A CJK compatibility ideograph stands alone, as its unified form.
+    expect(tok.words("\uf900 中文abc")).toEqual(["豈", "中", "文", "abc"]);
+    expect(tok.words("Café RÉSUMÉ naïve")).toEqual(["cafe", "resume", "naive"]);
+    expect(tok.encode("The €1,250.00 invoice — paid\u00a0in full\u2003today", 256).ids).toEqual([101, 1996, 1574, 2487, 1010, 5539, 1012, 4002, 1999, 6767, 6610, 1517, 3825, 1999, 2440, 2651, 102]);
+    expect(tok.encode("tab\there\r\nnext", 256).ids).toEqual([101, 21628, 2182, 2279, 102]);
+    // The same word twice: the remembered pieces are the computed ones.
+    expect(tok.encode("unaffable unaffable", 256).ids).toEqual([101, 14477, 20961, 3468, 14477, 20961, 3468, 102]);
+  });
+
   test("count excludes the special tokens", () => {
     expect(tok.count("Hello, world!")).toBe(4);
     expect(tok.count("")).toBe(0);
