@@ -2,6 +2,7 @@
 import type { Server } from "bun";
 import { createApp } from "./app";
 import type { Config } from "./config";
+import { withDefaultHost } from "./http/host-check";
 import { beginRequest } from "./http/request-context";
 import { withTimeout, type FetchHandler } from "./http/timeout";
 import type { Logger } from "./log";
@@ -17,7 +18,8 @@ export interface Running {
 }
 
 /**
- * The fetch handler the listener uses: socket address recorded, request timeout applied.
+ * The fetch handler the listener uses: socket address recorded, a missing Host (HTTP/1.0)
+ * taken as this server's, request timeout applied.
  * Give it `app.fetch` (the compiled router), not `app.handle`: the latter's extra async layer
  * leaves every response pending for a few ticks, which the timeout then has to watch.
  */
@@ -27,7 +29,7 @@ export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
   );
   return (request: Request, server: Server<undefined>) => {
     beginRequest(request, server);
-    return timed(request);
+    return timed(withDefaultHost(request, config.resourceUrl));
   };
 }
 

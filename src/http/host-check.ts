@@ -7,6 +7,7 @@
 import { Elysia } from "elysia";
 import type { Config } from "../config";
 import { HttpError } from "./errors";
+import { carryRequestInfo } from "./request-context";
 
 /** Names of the loopback interface, always allowed: a local assistant reaches corpus by them. */
 export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
@@ -31,6 +32,27 @@ export function allowedHostNames(config: Config): Set<string> {
 export function hostNameOf(header: string): string | undefined {
   const m = HOST_HEADER.exec(header.toLowerCase());
   return m ? m[1] : undefined;
+}
+
+/**
+ * An HTTP/1.0 request may leave out Host; the listener then gives it a URL of the path alone
+ * ("/x"), which nothing after it can parse (every route answered 500). A browser always sends
+ * Host, so such a request is no rebinding page's: it is addressed to this server, under the
+ * origin of CORPUS_OAUTH_RESOURCE_URL. Any other request is returned as it is.
+ */
+export function withDefaultHost(request: Request, resourceUrl: string): Request {
+  const url = request.url;
+  if (url.charCodeAt(0) !== 0x2f) return request;
+  const hosted = new Request(new URL(url, resourceUrl).href, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal: request.signal,
+    // @ts-expect-error: Bun and the fetch standard need it for a streamed body
+    duplex: "half",
+  });
+  carryRequestInfo(request, hosted);
+  return hosted;
 }
 
 export function hostCheck(config: Config) {

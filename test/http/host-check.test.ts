@@ -3,6 +3,7 @@
 // sent through a real socket, as a browser after the rebinding would send them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { hostNameOf } from "../../src/http/host-check";
 import { createLogger, memorySink } from "../../src/log";
 import { startServer, type Running } from "../../src/server";
@@ -10,11 +11,12 @@ import { testConfig } from "../helpers";
 
 let running: Running;
 let port: number;
+const logs = memorySink();
 
 beforeAll(async () => {
   running = await startServer(
     testConfig({ CORPUS_PORT: "0", CORPUS_AUTH_DISABLED: "true", CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com", CORPUS_ALLOWED_HOSTS: "corpus.internal, [fd00::5]" }),
-    createLogger("CRITICAL", memorySink().sink),
+    createLogger("ERROR", logs.sink),
   );
   port = running.server.port!;
 });
@@ -81,6 +83,43 @@ describe("the Host header (DNS rebinding)", () => {
     expect(hostNameOf("Example.COM:8080")).toBe("example.com");
     expect(hostNameOf("[::1]:80")).toBe("[::1]");
     expect(hostNameOf("a b")).toBeUndefined();
+  });
+});
+
+/** Writes `raw` on a fresh socket and reads until the server closes it (HTTP/1.0). */
+function rawExchange(raw: string): Promise<{ status: number; head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.end(raw));
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (c) => (text += c));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      const [head = "", body = ""] = text.split("\r\n\r\n");
+      resolve({ status: Number(head.split(" ")[1]), head: head.toLowerCase(), body });
+    });
+  });
+}
+
+describe("a request without Host (HTTP/1.0, issue 13 finding 10)", () => {
+  test("is answered as one to this server on every kind of route: never 500, never an ERROR line", async () => {
+    const before = logs.records().length;
+    const root = await rawExchange("GET / HTTP/1.0\r\n\r\n");
+    expect(root.status).toBe(200);
+    expect(JSON.parse(root.body)).toMatchObject({ status: "ok", service: "corpus" });
+    // A guarded REST route: its own refusal, in the spec's shape (the body travels along).
+    const body = JSON.stringify({ query: "x" });
+    const query = await rawExchange(`POST /v1/query HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    expect(query.status).toBe(401);
+    expect(JSON.parse(query.body)).toEqual({ type: "unauthorized", message: expect.any(String) });
+    expect(query.head).toContain("x-ratelimit-limit-minute");
+    // /mcp, whose development mode needs no token: the JSON-RPC body was read.
+    const mcp = await rawExchange(`POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${rpc.length}\r\n\r\n${rpc}`);
+    expect(mcp.status).toBe(200);
+    expect(JSON.parse(mcp.body)).toMatchObject({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2024-11-05" } });
+    const missing = await rawExchange("GET /no/such HTTP/1.0\r\n\r\n");
+    expect(missing.status).toBe(404);
+    expect(logs.records().slice(before).filter((l) => l.level === "ERROR")).toEqual([]);
   });
 });
 
