@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import { authRoutes } from "./auth/routes";
 import { connectorRoutes } from "./connectors/routes";
 import { deepSearchRoutes } from "./rest/deep-search";
+import { limitHeaders } from "./rest/guard";
 import { queryRoutes } from "./rest/query";
 import { userRoutes } from "./users/routes";
 import { webhookRoutes } from "./webhooks/routes";
@@ -32,6 +33,8 @@ export function createApp(services: Services) {
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
   const app = new Elysia({ name: "corpus", normalize: false })
     .use(responseWriter)
+    // First of all: a limited route's refusals carry the six X-RateLimit-* headers, whichever stage refuses (D16).
+    .use(limitHeaders(services.limiter))
     // Before CORS and everything else: a request for another host is no request for us (DNS rebinding).
     .use(hostCheck(config))
     .use(cors(config.corsOrigins))

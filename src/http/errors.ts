@@ -3,6 +3,7 @@
 // errors are logged and answered with a generic message, never a stack trace.
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../log";
+import { JsonText } from "./json-text";
 import { carryRequestInfo, isBodiless, requestInfo } from "./request-context";
 
 export const ERROR_TYPES = {
@@ -133,12 +134,13 @@ function again(request: Request, body: unknown): Request {
   const headers = new Headers(request.headers);
   headers.delete("content-length");
   const bodyless = isBodiless(request.method) || body === undefined;
-  // A parsed body goes again as the JSON it now is.
-  if (!bodyless && typeof body !== "string") headers.set("content-type", "application/json");
+  // A body not parsed yet goes again as it came; a parsed one as the JSON it now is.
+  const text = body instanceof JsonText ? body.text : typeof body === "string" ? body : undefined;
+  if (!bodyless && text === undefined) headers.set("content-type", "application/json");
   const next = new Request(request.url, {
     method: request.method,
     headers,
-    body: bodyless ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    body: bodyless ? undefined : (text ?? JSON.stringify(body)),
   });
   carryRequestInfo(request, next);
   return next;

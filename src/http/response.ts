@@ -50,9 +50,12 @@ function baseWith(fixed: Readonly<Record<string, string>> | undefined): Headers 
   return list;
 }
 
-/** A JSON response with the security headers, `headers` and, for an error, the request id. */
-export function jsonResponse(value: unknown, status: number, requestId: string, headers?: Record<string, string>): Response {
-  return written(serialise(value), status, requestId, headers);
+/**
+ * A JSON response with the security headers, `headers` and, for an error, the request id;
+ * given the request's info, with the headers earlier stages kept there (rate limits) too.
+ */
+export function jsonResponse(value: unknown, status: number, from: RequestInfo | string, headers?: Record<string, string>): Response {
+  return written(serialise(value), status, from, headers);
 }
 
 // The Response copies the list it is given, so the prepared list is handed over as it is and

@@ -23,7 +23,8 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
   const timeoutResponse = (request: Request) => {
     const body = errorBody(503, `request timed out after ${seconds} s`);
     const info = requestInfo(request);
-    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body, info.rpcId) : body, 503, info.request_id, { "retry-after": "1" });
+    // With the rate-limit headers the request had gathered (D16: errors included).
+    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body, info.rpcId) : body, 503, info, { "retry-after": "1" });
   };
 
   const sweep = () => {

@@ -17,12 +17,14 @@ type Ranges = ReturnType<typeof parseRanges>;
  * one is refused (the tokens taken before stay spent: a batch that does not fit is not free).
  */
 export function chargeIp(buckets: TokenBuckets, trusted: Ranges, request: Request, headers: Record<string, string | number>, count = 1): void {
-  const ip = limitKey(clientAddress(requestInfo(request).client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted));
+  const info = requestInfo(request);
+  const ip = limitKey(clientAddress(info.client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted));
   let d = buckets.take(ip);
   for (let i = 1; i < count && d.allowed; i++) d = buckets.take(ip);
-  headers["x-ratelimit-limit"] = String(d.limit);
-  headers["x-ratelimit-remaining"] = String(d.remaining);
-  headers["x-ratelimit-reset"] = String(d.reset);
+  const own = { "x-ratelimit-limit": String(d.limit), "x-ratelimit-remaining": String(d.remaining), "x-ratelimit-reset": String(d.reset) };
+  Object.assign(headers, own);
+  // Kept on the request too: an answer written outside the route (the 503 timeout) carries them.
+  info.ownHeaders = own;
   if (!d.allowed) {
     throw new HttpError(429, RATE_LIMIT_MESSAGE, { "retry-after": String(d.retryAfter) }, { error: RATE_LIMIT_MESSAGE, retry_after: d.retryAfter });
   }

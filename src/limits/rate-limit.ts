@@ -21,13 +21,28 @@ export const limitMigrations: Migration[] = [
   },
 ];
 
-export type LimitedEndpoint = "query" | "deep_search" | "delete";
+export type LimitedEndpoint = "query" | "deep_search" | "delete" | "connectors" | "webhooks";
+
+/**
+ * The routes limited per user, and the window each counts in: the one place that says which
+ * routes carry the six X-RateLimit-* headers (D16). Adding a connector or a webhook is limited
+ * too (issue 13): each validates a body and may reach out to a host.
+ */
+export const LIMITED_ROUTES: Readonly<Partial<Record<string, LimitedEndpoint>>> = {
+  "POST /v1/query": "query",
+  "POST /v1/deep_search": "deep_search",
+  "DELETE /v1/delete_my_data": "delete",
+  "POST /v1/connectors": "connectors",
+  "POST /v1/webhooks": "webhooks",
+};
 
 export function limitsFrom(config: Config): Record<LimitedEndpoint, { minute: number; day: number }> {
   return {
     query: { minute: config.CORPUS_LIMIT_QUERY_PER_MINUTE, day: config.CORPUS_LIMIT_QUERY_PER_DAY },
     deep_search: { minute: config.CORPUS_LIMIT_DEEP_SEARCH_PER_MINUTE, day: config.CORPUS_LIMIT_DEEP_SEARCH_PER_DAY },
     delete: { minute: config.CORPUS_LIMIT_DELETE_PER_MINUTE, day: config.CORPUS_LIMIT_DELETE_PER_DAY },
+    connectors: { minute: config.CORPUS_LIMIT_CONNECTORS_PER_MINUTE, day: config.CORPUS_LIMIT_CONNECTORS_PER_DAY },
+    webhooks: { minute: config.CORPUS_LIMIT_WEBHOOKS_PER_MINUTE, day: config.CORPUS_LIMIT_WEBHOOKS_PER_DAY },
   };
 }
 

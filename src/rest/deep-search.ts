@@ -64,7 +64,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       };
     },
     {
-      guard: { route: "POST /v1/deep_search", limit: "deep_search" },
+      guard: { route: "POST /v1/deep_search" },
       parse: [...JSON_PARSE],
       body: DeepSearchBody,
       response: { 200: t.Union([DeepSearchResponseB, DeepSearchResponseA]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody },

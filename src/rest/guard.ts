@@ -1,23 +1,28 @@
 // What stands before every protected REST route, as one macro so its steps run in order:
 //   1. authentication and scope (D4, D5): 401 / 403 with WWW-Authenticate; a connector
 //      panel's token only on the panel's routes (issue 13 item 8);
-//   2. Idempotency-Key on POST (D11): a replay is answered from the store and not counted;
-//   3. per-user rate limits (D16): the six X-RateLimit-* headers on every response, errors
-//      included (401 and 403 too); 429 with Retry-After;
-// all in the transform stage, before the body is validated, so that an unauthenticated
-// request is 401 whatever its body. A claimed key is completed with the response, or given
-// up when the request fails so that a retry runs again. A token seen before is checked
-// without a promise, so the common path stays synchronous.
+//   2. the JSON body parsed, only now (issue 13 finding 4): the parse stage left it as text
+//      (http/json-body.ts), so a caller without a token or scope costs no parsing whatever
+//      its body, and one over their limit neither;
+//   3. Idempotency-Key on POST (D11): a replay is answered from the store and not counted;
+//   4. per-user rate limits (D16, LIMITED_ROUTES): the six X-RateLimit-* headers on every
+//      response, errors included (401, 403, 400, 409; those refused before the guard get the
+//      whole windows from limitHeaders below); 429 with Retry-After;
+// all in the transform stage, before the body is validated. A claimed key is completed with
+// the response, or given up when the request fails so that a retry runs again. A token seen
+// before is checked without a promise, so the common path stays synchronous.
 import { Elysia } from "elysia";
 import type { AuthService } from "../auth/service";
 import { AuthFailure } from "../auth/service";
 import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
 import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError, RunAgain } from "../http/errors";
+import { parseJsonText } from "../http/json-body";
+import { JsonText } from "../http/json-text";
 import { requestInfo, type RequestInfo } from "../http/request-context";
 import { replayResponse } from "../http/response";
 import { IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
-import type { LimitedEndpoint, RateDecision, RateLimiter } from "../limits/rate-limit";
+import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter } from "../limits/rate-limit";
 
 export interface GuardServices {
   auth: AuthService;
@@ -26,8 +31,8 @@ export interface GuardServices {
 }
 
 export interface GuardOptions {
+  /** The route as REQUIRED_SCOPE names it; LIMITED_ROUTES says whether and how it is limited. */
   route: ProtectedRoute;
-  limit?: LimitedEndpoint;
 }
 
 /** Idempotency state of a POST that carries an Idempotency-Key. */
@@ -66,56 +71,96 @@ function asHttpError(error: unknown): unknown {
   return error instanceof AuthFailure ? new HttpError(error.status, error.message, { "www-authenticate": error.challenge }) : error;
 }
 
+/** The path of an absolute request URL, without its query. */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const query = url.indexOf("?", start);
+  return query < 0 ? url.slice(start) : url.slice(start, query);
+}
+
+/**
+ * The first stage of every request (before the Host check, the content type and the body
+ * limit): a request for a limited route starts with the headers of whole windows, so that a
+ * refusal before the guard knows the caller (403 Host or Origin, 415, 413, the 503 timeout)
+ * carries the six headers too (D16). The guard puts the caller's own in their place.
+ */
+export const limitHeaders = (limiter: RateLimiter) =>
+  new Elysia({ name: "corpus/limit-headers" }).onRequest(({ request }) => {
+    const method = request.method;
+    if (method !== "POST" && method !== "DELETE") return;
+    const endpoint = LIMITED_ROUTES[`${method} ${pathOf(request.url)}`];
+    if (!endpoint) return;
+    const info = requestInfo(request);
+    // A request run again (RunAgain) keeps what the guard found on its first pass.
+    if (!info.fixedHeaders) withRateHeaders(info, limiter.unknownCaller(endpoint));
+  });
+
 export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   /**
    * A refusal before the limit is counted: on a limited route it still carries the six headers
    * (D16), the caller's own when the token named one, else those of whole windows.
    */
-  function refused(info: RequestInfo, opts: GuardOptions, user: string | undefined, error: unknown): unknown {
-    if (opts.limit) withRateHeaders(info, user === undefined ? limiter.unknownCaller(opts.limit) : limiter.peek(user, opts.limit));
+  function refused(info: RequestInfo, limit: LimitedEndpoint | undefined, user: string | undefined, error: unknown): unknown {
+    if (limit) withRateHeaders(info, user === undefined ? limiter.unknownCaller(limit) : limiter.peek(user, limit));
     return asHttpError(error);
   }
 
-  /** After authentication: scope, idempotency, then the rate limit. */
-  function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, body: unknown): void {
+  /** Counts the request; 429 once a window is spent. */
+  function count(info: RequestInfo, user: string, limit: LimitedEndpoint): void {
+    const decision = limiter.hit(user, limit);
+    withRateHeaders(info, decision);
+    if (!decision.allowed) throw rateLimitedError(decision.retryAfter);
+  }
+
+  /** The body the parse stage left as text, parsed (400 when it is not JSON or nests too deep). */
+  function parseBody(context: { body: unknown }): unknown {
+    if (context.body instanceof JsonText) context.body = parseJsonText(context.body.text);
+    return context.body;
+  }
+
+  /** After authentication: scope, then the body, idempotency and the rate limit. */
+  function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, context: { body: unknown }): void {
+    const limit = LIMITED_ROUTES[opts.route];
     try {
       auth.confine(auth.authorize(principal, REQUIRED_SCOPE[opts.route]), opts.route);
     } catch (error) {
-      throw refused(info, opts, principal.user, error);
+      throw refused(info, limit, principal.user, error);
     }
     info.verified = principal;
     const key = isPost ? request.headers.get("idempotency-key") : null;
-    const limit = opts.limit;
-    if (key !== null) {
-      const state: IdempotentState = {};
-      (request as Guarded)[STATE] = state;
-      if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new HttpError(400, "Idempotency-Key: must be 1-255 visible ASCII characters");
-      const claim = { user: principal.user, endpoint: opts.route, key };
-      const outcome = idempotency.begin(claim, body);
-      if (outcome.kind !== "claimed") {
-        if (limit) withRateHeaders(info, limiter.peek(principal.user, limit));
-        if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
-        state.replay = outcome;
-        return;
-      }
-      state.claim = claim;
-      // Completed with exactly the bytes sent; given up if the request fails, so that a retry runs again.
-      info.onJsonWritten = (status, text) => {
-        if (!state.claim || status >= 400 || auth.revoked(principal)) return;
-        idempotency.complete(state.claim, status, text);
-        state.claim = undefined;
-      };
-      info.onFailure(() => {
-        if (state.claim) idempotency.release(state.claim);
-        state.claim = undefined;
-      });
+    if (key === null) {
+      // Counted before the body is parsed: a caller over their limit costs no parsing.
+      if (limit) count(info, principal.user, limit);
+      parseBody(context);
+      return;
     }
 
-    if (limit) {
-      const decision = limiter.hit(principal.user, limit);
-      withRateHeaders(info, decision);
-      if (!decision.allowed) throw rateLimitedError(decision.retryAfter);
+    // With a key, the count waits for the body (a replay is not counted); what is refused
+    // before it carries the caller's windows as they stand.
+    if (limit) withRateHeaders(info, limiter.peek(principal.user, limit));
+    const state: IdempotentState = {};
+    (request as Guarded)[STATE] = state;
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new HttpError(400, "Idempotency-Key: must be 1-255 visible ASCII characters");
+    const claim = { user: principal.user, endpoint: opts.route, key };
+    const outcome = idempotency.begin(claim, parseBody(context));
+    if (outcome.kind !== "claimed") {
+      if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
+      state.replay = outcome;
+      return;
     }
+    state.claim = claim;
+    // Completed with exactly the bytes sent; given up if the request fails, so that a retry runs again.
+    info.onJsonWritten = (status, text) => {
+      if (!state.claim || status >= 400 || auth.revoked(principal)) return;
+      idempotency.complete(state.claim, status, text);
+      state.claim = undefined;
+    };
+    info.onFailure(() => {
+      if (state.claim) idempotency.release(state.claim);
+      state.claim = undefined;
+    });
+    if (limit) count(info, principal.user, limit);
   }
 
   /** Replays of idempotent requests: POST routes only. */
@@ -130,12 +175,14 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   return new Elysia({ name: "corpus/guard" }).macro({
     guard: (opts: GuardOptions) => {
       const isPost = opts.route.startsWith("POST ");
+      const limit = LIMITED_ROUTES[opts.route];
       return {
         // Declared synchronous, so that Elysia does not await it on every request: a token seen
         // before is checked at once; a new one is verified and the request run again (RunAgain).
         transform: {
           isAsync: false,
-          fn({ request, body }: { request: Request; body: unknown }) {
+          fn(context: { request: Request; body: unknown }) {
+            const request = context.request;
             const info = requestInfo(request);
             let principal = info.verified as Principal | undefined;
             if (!principal) {
@@ -143,12 +190,12 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
               try {
                 outcome = auth.authenticate(request.headers.get("authorization"), null);
               } catch (error) {
-                throw refused(info, opts, undefined, error);
+                throw refused(info, limit, undefined, error);
               }
-              if (outcome instanceof Promise) throw new RunAgain(outcome.then((p) => (info.verified = p), (e) => Promise.reject(refused(info, opts, undefined, e))));
+              if (outcome instanceof Promise) throw new RunAgain(outcome.then((p) => (info.verified = p), (e) => Promise.reject(refused(info, limit, undefined, e))));
               principal = outcome;
             }
-            admit(principal, opts, isPost, request, info, body);
+            admit(principal, opts, isPost, request, info, context);
           },
         } as never,
         resolve({ request }) {

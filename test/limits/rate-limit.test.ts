@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { limitMigrations, RateLimiter } from "../../src/limits/rate-limit";
 import { migrate } from "../../src/store/migrations";
 
-const LIMITS = { query: { minute: 3, day: 5 }, deep_search: { minute: 10, day: 100 }, delete: { minute: 1, day: 1 } };
+const LIMITS = { query: { minute: 3, day: 5 }, deep_search: { minute: 10, day: 100 }, delete: { minute: 1, day: 1 }, connectors: { minute: 2, day: 9 }, webhooks: { minute: 2, day: 9 } };
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 30); // 30 s into a minute
 
 function limiter(db = new Database(":memory:"), clock = { t: T0 }) {

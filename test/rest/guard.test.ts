@@ -29,7 +29,7 @@ async function guardedApp(env: Record<string, string> = {}, now = clock().now, d
         if (body.query === "crash") throw new Error("boom");
         return { query_id: `qry_${executions}`, query: body.query, user: principal.user };
       },
-      { guard: { route: "POST /v1/query", limit: "query" }, body: t.Object({ query: t.String({ minLength: 1 }) }) },
+      { guard: { route: "POST /v1/query" }, body: t.Object({ query: t.String({ minLength: 1 }) }) },
     )
     .get("/v1/connectors", ({ principal }) => ({ user: principal.user }), { guard: { route: "GET /v1/connectors" } });
   const app = createApp(services).use(routes);
