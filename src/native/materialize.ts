@@ -3,9 +3,9 @@
 // checked before every load: the folders ours, 0700 and real (no link), the file ours, not
 // writable by others, not a link, and its sha256 the one the build recorded for the
 // embedded copy. Anything else found there (planted by another user, a link) is replaced,
-// never loaded. A data folder another user could swap is refused: a fixed place under
-// $TMPDIR was not safe (another user could plant a library there, or block start-up with a
-// folder of theirs).
+// never loaded. A data folder another user could swap is refused (src/store/data-dir.ts, the
+// same rule the data folder is created by): a fixed place under $TMPDIR was not safe (another
+// user could plant a library there, or block start-up with a folder of theirs).
 import {
   chmodSync,
   closeSync,
@@ -18,15 +18,14 @@ import {
   readdirSync,
   readFileSync,
   readSync,
-  realpathSync,
   renameSync,
   rmSync,
-  statSync,
   writeSync,
   type Stats,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
+import { checkedDataDir, DataFolderRefused, ownUid } from "../store/data-dir";
 import type { NativeLibrary } from "./assets";
 
 /**
@@ -41,15 +40,8 @@ export const NATIVE_FOLDER = "native";
 /** Hex digits of the sha256 that name a file's folder. */
 const DIGEST_LENGTH = 16;
 const CHUNK = 1 << 20;
-/** The sticky bit: in such a folder (/tmp) others cannot rename or delete what is ours. */
-const STICKY = 0o1000;
-
-/** A place native code cannot safely be loaded from; the message says why and what to do. */
-export class NativeFolderRefused extends Error {}
 
 export const isEmbedded = (path: string) => path.startsWith("/$bunfs/") || path.startsWith("B:/~BUN/");
-
-const ownUid = () => process.geteuid?.() ?? process.getuid?.() ?? 0;
 
 /** A path a loader can open for `library`: its own when it is a real file (`bun run`), else a checked copy under `dataDir`. */
 export function materialize(library: NativeLibrary, dataDir: string): string {
@@ -80,33 +72,6 @@ export function materializeCopy({ source, name }: NativeLibrary, dataDir: string
   return target;
 }
 
-/**
- * The data folder's real path, once it and every folder above it are safe from other users:
- * owned by us (the folder) or by us or root (those above), and writable by no one else
- * unless sticky (/tmp: others cannot rename what is ours). Otherwise another user could
- * swap the folder between our check and the loader's open.
- */
-export function checkedDataDir(dataDir: string): string {
-  const real = realpathSync(dataDir);
-  const uid = ownUid();
-  const top = statSync(real);
-  if (!top.isDirectory()) throw new NativeFolderRefused(`native libraries: ${real} is not a folder`);
-  if (top.uid !== uid) throw refused(real, `it is owned by uid ${top.uid}, not by this process (uid ${uid})`, "give the data folder to the user corpus runs as, or run corpus as its owner");
-  if (top.mode & 0o022) throw refused(real, `others may write to it (mode ${octal(top.mode)})`, "chmod 700 it");
-  for (let dir = dirname(real); ; dir = dirname(dir)) {
-    const st = statSync(dir);
-    if (st.uid !== uid && st.uid !== 0) throw refused(real, `${dir} above it is owned by uid ${st.uid}, who could swap it`, "move the data folder under folders owned by root or by uid " + uid);
-    if (st.mode & 0o022 && !(st.mode & STICKY)) throw refused(real, `others may write to ${dir} above it (mode ${octal(st.mode)}) and swap it`, `chmod go-w ${dir}, or move the data folder`);
-    if (dir === dirname(dir)) return real;
-  }
-}
-
-function refused(dir: string, why: string, fix: string): NativeFolderRefused {
-  return new NativeFolderRefused(`native libraries are not loaded from the data folder ${dir}: ${why}; ${fix}`);
-}
-
-const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, "0");
-
 /** Makes `path` a real folder of ours with mode 0700: tightened if ours, else (a link, a file, another's folder) moved aside. */
 function privateFolder(path: string): void {
   const uid = ownUid();
@@ -131,7 +96,7 @@ function privateFolder(path: string): void {
     }
     moveAside(path);
   }
-  throw new NativeFolderRefused(`native libraries: could not make ${path} a private folder`);
+  throw new DataFolderRefused(`native libraries: could not make ${path} a private folder`);
 }
 
 /** True when `path` is a regular file of ours, writable by no one else, not a link, with `digest`. */
@@ -188,7 +153,7 @@ function moveAside(path: string): void {
     renameSync(path, aside);
   } catch (error) {
     if (code(error) === "ENOENT") return; // another process of ours moved it first
-    throw new NativeFolderRefused(`native libraries: cannot move ${path} out of the way (${code(error)}); remove it`);
+    throw new DataFolderRefused(`native libraries: cannot move ${path} out of the way (${code(error)}); remove it`);
   }
   try {
     rmSync(aside, { recursive: true, force: true });

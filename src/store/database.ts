@@ -1,19 +1,12 @@
 // The one SQLite database of a data dir (D1): WAL mode, foreign keys, sqlite-vec loaded.
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { nativeLibraries } from "../native/assets";
 import { materialize } from "../native/materialize";
+import { ensureDataDir } from "./data-dir";
 import { migrate, type Migration } from "./migrations";
 
 export const DATABASE_FILE = "corpus.db";
-
-/** Creates the data dir with mode 0700, or tightens an existing one. */
-export function ensureDataDir(dir: string): void {
-  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (!statSync(dir).isDirectory()) throw new Error(`data dir ${dir} is not a folder`);
-  chmodSync(dir, 0o700);
-}
 
 /** `dataDir` holds the checked copy of vec0.so the executable loads (src/native/materialize.ts). */
 export function loadSqliteVec(db: Database, dataDir: string): void {
@@ -21,6 +14,7 @@ export function loadSqliteVec(db: Database, dataDir: string): void {
 }
 
 export function openDatabase(dataDir: string, migrations: Migration[]): Database {
+  // Created (0700) and checked against other users before anything is written in it.
   ensureDataDir(dataDir);
   const db = new Database(join(dataDir, DATABASE_FILE), { create: true, strict: true });
   db.exec("PRAGMA journal_mode = WAL");

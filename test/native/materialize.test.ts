@@ -20,7 +20,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { nativeLibraries } from "../../src/native/assets";
-import { checkedDataDir, materializeCopy, NATIVE_FOLDER, NativeFolderRefused } from "../../src/native/materialize";
+import { materializeCopy, NATIVE_FOLDER } from "../../src/native/materialize";
+import { checkedDataDir, DataFolderRefused } from "../../src/store/data-dir";
 import { tempDir } from "../helpers";
 import { plantedLibrary } from "./planted";
 
@@ -235,7 +236,7 @@ describe("a data folder another user could swap is refused with a clear message"
     try {
       materializeCopy(vec0, dir);
     } catch (error) {
-      expect(error).toBeInstanceOf(NativeFolderRefused);
+      expect(error).toBeInstanceOf(DataFolderRefused);
       return (error as Error).message;
     }
     throw new Error("not refused");
@@ -244,7 +245,7 @@ describe("a data folder another user could swap is refused with a clear message"
   test("owned by another user", () => {
     const dir = tempDir();
     chownSync(dir, OTHER_UID, OTHER_UID);
-    expect(refusal(dir)).toBe(`native libraries are not loaded from the data folder ${dir}: it is owned by uid ${OTHER_UID}, not by this process (uid ${process.geteuid!()}); give the data folder to the user corpus runs as, or run corpus as its owner`);
+    expect(refusal(dir)).toBe(`the data folder ${dir} is not safe to use: it is owned by uid ${OTHER_UID}, not by this process (uid ${process.geteuid!()}); give the data folder to the user corpus runs as, or run corpus as its owner`);
     expect(existsSync(join(dir, NATIVE_FOLDER))).toBe(false);
   });
 
@@ -259,12 +260,12 @@ describe("a data folder another user could swap is refused with a clear message"
     chmodSync(open, 0o777);
     const inOpen = join(open, "data");
     mkdirSync(inOpen, { mode: 0o700 });
-    expect(refusal(inOpen)).toContain(`others may write to ${open} above it (mode 0777) and swap it`);
+    expect(refusal(inOpen)).toContain(`above it, others may write to ${open} (mode 0777) and swap what is in it`);
     const theirs = tempDir();
     chownSync(theirs, OTHER_UID, OTHER_UID);
     const inTheirs = join(theirs, "data");
     mkdirSync(inTheirs, { mode: 0o700 });
-    expect(refusal(inTheirs)).toContain(`${theirs} above it is owned by uid ${OTHER_UID}, who could swap it`);
+    expect(refusal(inTheirs)).toContain(`above it, ${theirs} is owned by uid ${OTHER_UID}, who could swap what is in it`);
   });
 
   test("a sticky world-writable folder above (/tmp) is fine; a link to the data folder is resolved and its real path used", () => {

@@ -27,7 +27,7 @@ const ROUTES = ["/v1/query", "/v1/connectors", "/v1/webhooks", "/v1/deep_search"
 
 type App = { handle(r: Request): Promise<Response> | Response };
 
-function post(path: string, body: string | Uint8Array, tok?: string): Request {
+function post(path: string, body: string | Uint8Array<ArrayBuffer>, tok?: string): Request {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
   return req(path, { method: "POST", body: bytes, headers: { "content-type": "application/json", "content-length": String(bytes.length), ...(tok ? bearer(tok) : {}) } });
 }

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DATABASE_FILE, ensureDataDir, openDatabase } from "../../src/store/database";
+import { DATABASE_FILE, openDatabase } from "../../src/store/database";
+import { ensureDataDir } from "../../src/store/data-dir";
 import { appliedMigrations, migrate, storeMigrations, type Migration } from "../../src/store/migrations";
 import { tempDir } from "../helpers";
 
