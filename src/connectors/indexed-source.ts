@@ -6,7 +6,7 @@
 // while chunks wait for vectors, `ok` only once both are done; each with its progress.
 import { existsSync, statSync } from "node:fs";
 import { NoUserKey } from "../crypto/user-keys";
-import { LocalIndex, syncIndex, type ScanEntry } from "./local-index";
+import { LocalIndex, syncIndex, type ScanEntry, type SkippedSources } from "./local-index";
 import { asGiven, type Confine } from "./paths";
 import { PhaseProgress } from "./progress";
 import type { OwnerEmbeddings } from "../embedding/service";
@@ -15,6 +15,8 @@ import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatu
 
 const RESCAN_MS = 5_000;
 const EMBED_BATCH = 16;
+/** Skipped files named in the status; the rest are counted. */
+const SKIPPED_NAMED = 3;
 /** The status while embedding waits for the next scan to retry (the log has the error). */
 export const EMBEDDING_PAUSED = "embedding paused after an error; it resumes on the next scan";
 
@@ -48,6 +50,8 @@ export class IndexedFolderConnector implements Connector {
   /** The embedding run, from its start until every chunk has its vector. */
   private embeddingRun?: PhaseProgress;
   private embeddingPaused = false;
+  /** Files left out past a bound (files/limits.ts), shown in the status until they change. */
+  private readonly skipped: SkippedSources = new Map();
   private readonly embeddings?: OwnerEmbeddings;
   private readonly log?: Logger;
   private readonly check: Confine;
@@ -130,7 +134,9 @@ export class IndexedFolderConnector implements Connector {
     try {
       const folder = this.check(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
-      const result = await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e), (done, total) => this.readProgress(done, total));
+      const result = await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e), (done, total) => this.readProgress(done, total), this.skipped);
+      // The reason, never the file's name (logs carry no paths).
+      for (const reason of result.skipped) this.log?.warning("connector file skipped", { reason });
       if (result.read || result.removed || result.failed.length) {
         const s = this.reading?.summary();
         this.log?.info("connector indexed", {
@@ -167,15 +173,25 @@ export class IndexedFolderConnector implements Connector {
     if (this.syncing && (!this.ready || this.reading)) return { status: "indexing", records, ...(this.reading ? { progress: this.reading.view() } : {}) };
     if (this.error) return { status: "error", reason: this.error };
     const { embedded, total } = this.index.progress();
+    const skipped = this.skippedNote();
     if (this.embeddings && embedded < total) {
+      const reason = [this.embeddingPaused ? EMBEDDING_PAUSED : undefined, skipped].filter(Boolean).join("; ");
       return {
         status: "embedding",
         records,
-        ...(this.embeddingPaused ? { reason: EMBEDDING_PAUSED } : {}),
+        ...(reason ? { reason } : {}),
         ...(this.embeddingRun ? { progress: this.embeddingRun.view() } : {}),
       };
     }
-    return { status: "ok", records };
+    return { status: "ok", records, ...(skipped ? { reason: skipped } : {}) };
+  }
+
+  /** "skipped 1 file: big.docx expands beyond 64 MB", the first few named. */
+  private skippedNote(): string | undefined {
+    if (this.skipped.size === 0) return undefined;
+    const n = this.skipped.size;
+    const named = [...this.skipped].slice(0, SKIPPED_NAMED).map(([source, s]) => `${source} ${s.reason}`);
+    return `skipped ${n} file${n === 1 ? "" : "s"}: ${named.join("; ")}${n > SKIPPED_NAMED ? `; and ${n - SKIPPED_NAMED} more` : ""}`;
   }
 
   private async fresh(): Promise<void> {

@@ -11,7 +11,7 @@ import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import { TermBlinder } from "./index-terms";
-import { needles, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
+import { needles, SourceSkipped, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
 export const indexMigrations: Migration[] = [
   {
@@ -318,30 +318,42 @@ export class LocalIndex {
 /** How far a sync has come: sources read (or failed) of those to read, told before the first and after each. */
 export type SyncProgress = (done: number, total: number) => void;
 
+/** Sources left out past a bound (SourceSkipped), by source, with why: not read again until they change. */
+export type SkippedSources = Map<string, { size: number; mtime: number; reason: string }>;
+
 /**
  * Brings the index up to date with `entries` (from a scan of the source): new or changed
- * sources are read with `read`, vanished ones removed. Returns how many were read.
+ * sources are read with `read`, vanished ones removed. Returns how many were read. A source
+ * `read` skips (SourceSkipped) goes to `skipped` and is not read again until it changes.
  */
 export async function syncIndex(
   index: LocalIndex,
   entries: ScanEntry[],
   read: (e: ScanEntry) => Promise<SourceRecord[]>,
   onProgress: SyncProgress = () => {},
-): Promise<{ read: number; removed: number; failed: string[] }> {
+  skipped: SkippedSources = new Map(),
+): Promise<{ read: number; removed: number; failed: string[]; skipped: string[] }> {
   const known = index.known();
   // What to read is decided first, so that progress has a total.
   const toRead: ScanEntry[] = [];
   let replaced = 0;
+  const present = new Set<string>();
   for (const e of entries) {
+    present.add(e.source);
     const source = index.sourceKey(e.source);
     const k = known.get(source);
     known.delete(source);
     if (k && k.size === e.size && k.mtime === e.mtime) continue;
+    const s = skipped.get(e.source);
+    if (s && s.size === e.size && s.mtime === e.mtime) continue;
+    skipped.delete(e.source);
     if (k) replaced++;
     toRead.push(e);
   }
+  for (const source of skipped.keys()) if (!present.has(source)) skipped.delete(source);
   let readCount = 0;
   const failed: string[] = [];
+  const newlySkipped: string[] = [];
   onProgress(0, toRead.length);
   for (const [i, e] of toRead.entries()) {
     try {
@@ -350,13 +362,18 @@ export async function syncIndex(
     } catch (error) {
       // The owner was deleted meanwhile: nothing more of theirs is read or written.
       if (error instanceof NoUserKey) throw error;
-      failed.push(e.source);
+      if (error instanceof SourceSkipped) {
+        // Its earlier records (if it changed into what is skipped) go.
+        index.removeSource(index.sourceKey(e.source));
+        skipped.set(e.source, { size: e.size, mtime: e.mtime, reason: error.message });
+        newlySkipped.push(error.message);
+      } else failed.push(e.source);
     }
     onProgress(i + 1, toRead.length);
   }
   for (const source of known.keys()) index.removeSource(source);
   if (replaced || known.size) index.purgeRemoved();
-  return { read: readCount, removed: known.size, failed };
+  return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
 }
 
 export function scanEntry(path: string, source = path): ScanEntry {

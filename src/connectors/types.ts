@@ -32,6 +32,10 @@ export interface RetrievalRequest {
   limit: number;
   /** The question's embedding, for sources that keep vectors. */
   vector?: Float32Array;
+  /** Aborted once the search gave up on this connector: work not yet done is dropped. */
+  signal?: AbortSignal;
+  /** Who asks, for sources that share one connection among users (fair turns). */
+  caller?: string;
 }
 
 /** A record with the scores its source could give it. */
@@ -78,6 +82,9 @@ export interface Connector {
 
 /** A failure to show the user as it is (no secrets, no stack). */
 export class ConnectorError extends Error {}
+
+/** A source left out on purpose, past a bound (its message says which): not read again until it changes. */
+export class SourceSkipped extends Error {}
 
 /** Terms and phrases as one list of needles, lower-cased, for sources that match substrings. */
 export function needles(request: RetrievalRequest): string[] {

@@ -7,9 +7,9 @@ import { IndexedFolderConnector, type FolderSource, type IndexedOptions } from "
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, fileEntry, readBelow, type Confine } from "../paths";
 import { extractText, fileTypeOf } from "./extract";
+import { MAX_FILE_BYTES } from "./limits";
 
 const MAX_DEPTH = 8;
-const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 function scanFiles(root: string): ScanEntry[] {
   const out: ScanEntry[] = [];

@@ -1,8 +1,12 @@
-// Text from the document kinds of D18, with well-kept libraries and no shelling out:
-// text and Markdown as they are, HTML through html-to-text, PDF through unpdf (pdf.js),
-// DOCX through mammoth, CSV through csv-parse, JSON flattened to "path: value" lines.
+// Text from the document kinds of D18, with no shelling out: text and Markdown as they are,
+// HTML through html-to-text, PDF through unpdf (pdf.js, pdf.ts), DOCX from its document's XML
+// (docx.ts), CSV through csv-parse, JSON flattened to "path: value" lines. Every kind works
+// within the bounds of limits.ts: a file past one is skipped (FileSkipped) or its text cut.
 // The libraries load on first use, so start-up does not pay for them.
 import { extname } from "node:path";
+import { docxText } from "./docx";
+import { boundedText, FileSkipped, MAX_JSON_VALUES, MAX_MARKUP_CHARS, MAX_RECORD_CHARS, TextBudget } from "./limits";
+import { pdfText } from "./pdf";
 
 export const FILE_TYPES = {
   ".txt": "text",
@@ -27,46 +31,79 @@ export interface Extracted {
   pages?: number;
 }
 
-function jsonLines(value: unknown, prefix = "", out: string[] = []): string[] {
+function jsonLines(value: unknown, prefix: string, out: TextBudget): void {
+  if (out.full) return;
   if (value !== null && typeof value === "object") {
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) jsonLines(v, prefix ? `${prefix}.${k}` : k, out);
-  } else if (value !== null && value !== undefined) out.push(prefix ? `${prefix}: ${String(value)}` : String(value));
-  return out;
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      jsonLines(v, prefix ? `${prefix}.${k}` : k, out);
+      if (out.full) return;
+    }
+  } else if (value !== null && value !== undefined) out.add(`${prefix ? `${prefix}: ${String(value)}` : String(value)}\n`);
+}
+
+/** Values in a JSON text, counted by their separators (an overestimate: those in strings count too). */
+function jsonValues(bytes: Uint8Array): number {
+  let n = 0;
+  for (const b of bytes) if (b === 0x2c || b === 0x7b || b === 0x5b) n++;
+  return n;
+}
+
+/** Thrown from csv-parse's record hook once the text is full: reading stops there. */
+class Enough extends Error {}
+
+function csvText(bytes: Uint8Array, parseCsv: typeof import("csv-parse/sync").parse): string {
+  const out = new TextBudget();
+  try {
+    // Records are not kept: each becomes a line of text, until the text is full.
+    parseCsv(Buffer.from(bytes), {
+      columns: true,
+      skip_empty_lines: true,
+      relax_column_count: true,
+      bom: true,
+      max_record_size: MAX_RECORD_CHARS,
+      on_record: (record: Record<string, string>) => {
+        out.add(`${Object.entries(record).map(([k, v]) => `${k}: ${v}`).join("; ")}\n`);
+        if (out.full) throw new Enough();
+        return undefined;
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof Enough) && !((error as { cause?: unknown }).cause instanceof Enough)) {
+      if ((error as { code?: string }).code === "CSV_MAX_RECORD_SIZE") throw new FileSkipped(`has a line longer than ${MAX_RECORD_CHARS} characters`);
+      throw error;
+    }
+  }
+  return out.text().replace(/\n$/, "");
 }
 
 export async function extractText(bytes: Uint8Array, type: FileType): Promise<Extracted> {
   switch (type) {
     case "text":
-      return { text: new TextDecoder().decode(bytes) };
+      return { text: boundedText(new TextDecoder().decode(bytes)) };
     case "markdown": {
-      const text = new TextDecoder().decode(bytes);
+      const text = boundedText(new TextDecoder().decode(bytes));
       return { text, title: /^#\s+(.+)$/m.exec(text)?.[1]?.trim() };
     }
     case "html": {
       const { convert: htmlToText } = await import("html-to-text");
-      const html = new TextDecoder().decode(bytes);
-      return { text: htmlToText(html, { wordwrap: false, selectors: [{ selector: "a", options: { ignoreHref: true } }, { selector: "img", format: "skip" }] }), title: /<title>([^<]*)<\/title>/i.exec(html)?.[1]?.trim() };
+      // The DOM costs many times the markup: beyond MAX_MARKUP_CHARS the rest is left out.
+      const html = new TextDecoder().decode(bytes).slice(0, MAX_MARKUP_CHARS);
+      const text = htmlToText(html, { wordwrap: false, limits: { maxInputLength: MAX_MARKUP_CHARS }, selectors: [{ selector: "a", options: { ignoreHref: true } }, { selector: "img", format: "skip" }] });
+      return { text: boundedText(text), title: /<title>([^<]*)<\/title>/i.exec(html.slice(0, 64 * 1024))?.[1]?.trim() };
     }
-    case "pdf": {
-      const { getDocumentProxy, extractText: pdfText, getMeta } = await import("unpdf");
-      const pdf = await getDocumentProxy(new Uint8Array(bytes), { verbosity: 0 });
-      const { text, totalPages } = await pdfText(pdf, { mergePages: true });
-      const meta = await getMeta(pdf).catch(() => undefined);
-      const title = (meta?.info as { Title?: string } | undefined)?.Title?.trim();
-      await (pdf as unknown as { cleanup?: () => Promise<void> }).cleanup?.();
-      return { text, title: title || undefined, pages: totalPages };
-    }
-    case "docx": {
-      const mammoth = await import("mammoth");
-      const { value } = await mammoth.extractRawText({ buffer: Buffer.from(bytes) });
-      return { text: value };
-    }
+    case "pdf":
+      return pdfText(bytes);
+    case "docx":
+      return docxText(bytes);
     case "csv": {
       const { parse: parseCsv } = await import("csv-parse/sync");
-      const rows = parseCsv(Buffer.from(bytes), { columns: true, skip_empty_lines: true, relax_column_count: true, bom: true }) as Array<Record<string, string>>;
-      return { text: rows.map((r) => Object.entries(r).map(([k, v]) => `${k}: ${v}`).join("; ")).join("\n") };
+      return { text: csvText(bytes, parseCsv) };
     }
-    case "json":
-      return { text: jsonLines(JSON.parse(new TextDecoder().decode(bytes))).join("\n") };
+    case "json": {
+      if (jsonValues(bytes) > MAX_JSON_VALUES) throw new FileSkipped(`holds more than ${MAX_JSON_VALUES} values`);
+      const out = new TextBudget();
+      jsonLines(JSON.parse(new TextDecoder().decode(bytes)), "", out);
+      return { text: out.text().replace(/\n$/, "") };
+    }
   }
 }

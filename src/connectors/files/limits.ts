@@ -1,0 +1,51 @@
+// What one file may cost (issue 13): the file on disk is bounded, and so is what is unpacked
+// from it (a 1.6 MB DOCX can inflate to 570 MB), the text kept and the pages read. A file past
+// a bound is skipped with a reason (FileSkipped), never a crash of the service, and text past
+// its bound is cut. Extraction runs on the thread that serves every request, so these bound
+// both memory and the time one file holds that thread.
+
+/** Files larger than this on disk are not read at all. */
+export const MAX_FILE_BYTES = 50 * 1024 * 1024;
+/** Bytes inflated from one file: a DOCX's parts, a PDF's compressed streams. */
+export const MAX_EXPANDED_BYTES = 64 * 1024 * 1024;
+/** Characters of text kept from one file; the rest is cut. */
+export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
+/** Pages of a PDF read; later ones are left out. */
+export const MAX_PDF_PAGES = 2_000;
+/** Characters of HTML parsed (its DOM costs many times its size); the rest is left out. */
+export const MAX_MARKUP_CHARS = 8 * 1024 * 1024;
+/** Values in one JSON file (each costs tens of bytes in memory for its one or two in the file). */
+export const MAX_JSON_VALUES = 2_000_000;
+/** Characters of one CSV line (or field): a file with a longer one is skipped. */
+export const MAX_RECORD_CHARS = 1024 * 1024;
+
+const MB = 1024 * 1024;
+export const EXPANDS_TOO_FAR = `expands beyond ${MAX_EXPANDED_BYTES / MB} MB`;
+
+/** A file left out on purpose (a bound), with the reason shown in the connector's status. */
+export { SourceSkipped as FileSkipped } from "../types";
+
+/** Text kept of a file: at most MAX_TEXT_CHARS. */
+export const boundedText = (text: string): string => (text.length > MAX_TEXT_CHARS ? text.slice(0, MAX_TEXT_CHARS) : text);
+
+/** Accumulates text up to MAX_TEXT_CHARS; `full` says when to stop reading. */
+export class TextBudget {
+  private readonly parts: string[] = [];
+  private length = 0;
+
+  get full(): boolean {
+    return this.length >= MAX_TEXT_CHARS;
+  }
+
+  add(text: string): void {
+    if (this.full || !text) return;
+    const room = MAX_TEXT_CHARS - this.length;
+    const kept = text.length > room ? text.slice(0, room) : text;
+    this.parts.push(kept);
+    this.length += kept.length;
+  }
+
+  text(): string {
+    return this.parts.join("");
+  }
+}
