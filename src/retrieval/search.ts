@@ -3,6 +3,7 @@
 // by words and by meaning, fuse, and keep the best chunk of each record with its citation.
 import { OPERATOR_OWNER } from "../auth/subjects";
 import type { ConnectorRegistry } from "../connectors/registry";
+import { shownRecord } from "../connectors/source-url";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
@@ -183,7 +184,9 @@ export class QueryService {
             void this.embeddings.embed(owner, texts, "background").catch(() => {});
           }
         }
-        scored.push({ connectorId: a.id, connectorLabel: a.label, owner, record: h.record, chunkIndex: best ?? -1, text: "", score: 0, lexical: normLex(lexical[j]!), dense, chunks });
+        // As users are shown it: an operator connector's record names no host, account or path.
+        const record = shownRecord(a, h.record);
+        scored.push({ connectorId: a.id, connectorLabel: a.label, owner, record, chunkIndex: best ?? -1, text: "", score: 0, lexical: normLex(lexical[j]!), dense, chunks });
       }
     });
     if (pendingVectors) notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
