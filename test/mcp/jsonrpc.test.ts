@@ -44,9 +44,9 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(await r.text()).toBe("");
   });
 
-  test("initialize: 1.0 and 1.0.0 answer 1.0; known revisions answer themselves; others the newest", async () => {
+  test("initialize: 1.0 and 1.0.0 answer 1.0; known revisions answer themselves; others (2026-07-28 too: it has no initialize) the newest 2025 one", async () => {
     const { post } = await setup();
-    for (const [asked, answered] of [["1.0", "1.0"], ["1.0.0", "1.0"], ["2024-11-05", "2024-11-05"], ["2025-03-26", "2025-03-26"], ["2025-06-18", "2025-06-18"], ["1999-01-01", "2025-11-25"], [undefined, "2025-11-25"]] as const) {
+    for (const [asked, answered] of [["1.0", "1.0"], ["1.0.0", "1.0"], ["2024-11-05", "2024-11-05"], ["2025-03-26", "2025-03-26"], ["2025-06-18", "2025-06-18"], ["1999-01-01", "2025-11-25"], [undefined, "2025-11-25"], ["2026-07-28", "2025-11-25"]] as const) {
       const body = (await (await post(init(asked))).json()) as any;
       expect(body.result.protocolVersion).toBe(answered);
       expect(body.result.serverInfo).toEqual({ name: "corpus", version: "0.1.0" });
