@@ -38,14 +38,18 @@ export type Pin = (host: string) => Promise<Pinned>;
 export class HostInvalid extends Error {}
 /** The host has no address (or the resolver failed). */
 export class HostUnresolved extends Error {}
-/** An address of the host lies in a range the policy refuses. */
+/**
+ * An address of the host lies in a range the policy refuses. Of a name, the message says only
+ * that it is not public (issue 13 finding 8): naming the address or its range would let anyone
+ * who may add a connector or a webhook map the internal DNS, name by name, without a connection.
+ */
 export class HostRefused extends Error {
   constructor(
     readonly host: string,
     readonly address: string,
     readonly range: string,
   ) {
-    super(`${host}${host === address ? "" : ` (${address})`} is a ${range} address`);
+    super(host === address ? `${host} is a ${range} address` : `${host} is not a public address`);
   }
 }
 
