@@ -17,6 +17,7 @@ import { cors } from "./http/cors";
 import { jsonOnly } from "./http/content-type";
 import { errorMapper } from "./http/errors";
 import { hostCheck } from "./http/host-check";
+import { allowedMethods } from "./http/methods";
 import { responseWriter } from "./http/response";
 import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
@@ -38,7 +39,7 @@ export function createApp(services: Services) {
     // Before CORS and everything else: a request for another host is no request for us (DNS rebinding).
     .use(hostCheck(config))
     .use(cors(config.corsOrigins))
-    .use(errorMapper(log.child("http"), (request: Request): Promise<Response> => app.handle(request)))
+    .use(errorMapper(log.child("http"), (request: Request): Promise<Response> => app.handle(request), allowedMethods((): readonly { method: string; path: string }[] => app.routes)))
     .use(jsonOnly)
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
     .use(accessLog(log.child("http.access")))

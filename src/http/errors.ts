@@ -148,10 +148,23 @@ function again(request: Request, body: unknown): Request {
 
 type Dispatch = (request: Request) => Promise<Response>;
 
-/** `dispatch` runs a request through the whole app again (for RunAgain). */
-export const errorMapper = (log: Logger, dispatch?: Dispatch) =>
+/** A path routed under other methods only: 405 naming them (Allow), not 404. */
+function methodNotAllowed(method: string, allowed: string[]): HttpError {
+  const list = allowed.join(", ");
+  return new HttpError(405, `${method} is not allowed on this path; use ${list}`, { allow: list });
+}
+
+/**
+ * `dispatch` runs a request through the whole app again (for RunAgain); `methodsFor` names the
+ * methods a path is routed under (a 404 for one of them is a 405).
+ */
+export const errorMapper = (log: Logger, dispatch?: Dispatch, methodsFor?: (path: string) => string[]) =>
   new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path, body }) => {
     const answer = (code: string | number, error: unknown) => {
+      if (code === "NOT_FOUND" && methodsFor) {
+        const allowed = methodsFor(path);
+        if (allowed.length) error = methodNotAllowed(request.method, allowed);
+      }
       const info = requestInfo(request);
       info.failed();
       const { request_id, client_ip } = info;
