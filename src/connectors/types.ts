@@ -90,3 +90,18 @@ export class SourceSkipped extends Error {}
 export function needles(request: RetrievalRequest): string[] {
   return [...new Set([...request.phrases, ...request.terms].map((s) => s.toLowerCase()).filter(Boolean))];
 }
+
+/**
+ * Needles a source that matches substrings (SQL LIKE, IMAP SEARCH) is asked for at most: each
+ * one costs a pass over every text, and a 450-word question held a server for 70 s (issue 13).
+ */
+export const MAX_SEARCH_NEEDLES = 8;
+
+/** The needles worth such a search: phrases first, then the longest terms (the rarer, as a rule). */
+export function searchNeedles(request: RetrievalRequest, max = MAX_SEARCH_NEEDLES): string[] {
+  const all = needles(request);
+  const phrases = new Set(request.phrases.map((s) => s.toLowerCase()));
+  // A stable sort: terms of one length keep the question's order.
+  const terms = all.filter((n) => !phrases.has(n)).sort((a, b) => b.length - a.length);
+  return [...all.filter((n) => phrases.has(n)), ...terms].slice(0, max);
+}

@@ -22,6 +22,11 @@ const STOPWORDS = new Set(
     " ",
   ),
 );
+/**
+ * Terms (and, apart, phrases) a question is searched for at most, in the order asked: every
+ * source's work grows with them, and a question of hundreds of words is no sharper for it (issue 13).
+ */
+export const MAX_QUERY_TERMS = 32;
 const MAIL_WORDS = /\b(e-?mails?|mails?|messages?|inbox|wrote|sent|replied)\b/i;
 const FILE_WORDS = /\b(invoices?|orders?|receipts?|documents?|files?|pdfs?|contracts?|customers?|spreadsheets?|reports?)\b/i;
 const CURRENCIES: Record<string, string> = { "€": "EUR", eur: "EUR", euro: "EUR", euros: "EUR", $: "USD", usd: "USD", dollars: "USD", "£": "GBP", gbp: "GBP", pln: "PLN", chf: "CHF" };
@@ -90,7 +95,7 @@ function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Ar
 
 export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const text = question.trim();
-  const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim());
+  const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
   const { from, to, spans } = dateRange(text, now);
   // Words inside the date expression are not search terms.
   let rest = text;
@@ -115,7 +120,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   }
   for (const [a, b] of amountSpans.reverse()) rest = rest.slice(0, a) + " " + rest.slice(b);
   const people = [...rest.matchAll(/\b(?:from|by|to|with|cc)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)/g)].map((m) => m[1]!);
-  const terms = [
+  const words = [
     ...new Set(
       rest
         .toLowerCase()
@@ -123,8 +128,10 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
         .split(/[^\p{L}\p{N}]+/u)
         .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
     ),
-    ...addresses,
   ];
+  // Addresses are the sharpest terms: kept first when the words are too many.
+  const kept = addresses.slice(0, MAX_QUERY_TERMS);
+  const terms = [...words.slice(0, MAX_QUERY_TERMS - kept.length), ...kept];
   const sourceHint = MAIL_WORDS.test(text) ? "email" : FILE_WORDS.test(text) ? "file" : undefined;
   return { text, terms, phrases, dateFrom: from, dateTo: to, amounts, people, addresses, sourceHint };
 }

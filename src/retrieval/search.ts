@@ -67,11 +67,17 @@ export interface QueryOutcome {
   notes: string[];
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, label: string): Promise<T> {
+/** `work` within `ms`; once the time is up, its signal tells the connector to drop what it has not done. */
+function withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, ms: number, label: string): Promise<T> {
+  const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${label}: no answer within ${ms / 1000} s`)), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Error(`${label}: no answer within ${ms / 1000} s`));
+    }, ms);
+  });
+  return Promise.race([work(controller.signal), late]).finally(() => clearTimeout(timer));
 }
 
 const minMax = (xs: number[]) => {
@@ -132,8 +138,10 @@ export class QueryService {
     const answers = await Promise.allSettled(
       active.map(async (a) => {
         const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : planned(a.kind);
-        const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector };
-        const work = a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
+        const work = (signal: AbortSignal) => {
+          const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector, signal, caller: o.user };
+          return a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
+        };
         return { a, hits: await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id) };
       }),
     );

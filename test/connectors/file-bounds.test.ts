@@ -42,6 +42,8 @@ async function measure<T>(work: () => Promise<T>): Promise<{ value?: T; error?: 
   );
   clearInterval(tick);
   peak = Math.max(peak, rss());
+  // A stall that lasted to the end was never seen by a tick.
+  stalledMs = Math.max(stalledMs, performance.now() - last);
   return { ...outcome, grewMb: (peak - before) / MB, stalledMs };
 }
 

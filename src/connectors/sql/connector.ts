@@ -16,7 +16,8 @@ import { connectPinned } from "../../net/socket";
 import { asGiven, checkDatabaseFiles, PathRefused, type Confine } from "../paths";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
 import { parsePostgresUrl, PostgresUrlError, type PostgresTarget } from "./postgres-url";
-import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
+import { ConnectorError, searchNeedles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
+import { countRows, selectInWindows, windowKey, type ScanBounds } from "./windows";
 
 export interface SqlTable {
   name: string;
@@ -33,6 +34,11 @@ export interface SqlConfig {
 }
 
 const STATEMENT_TIMEOUT_MS = 5_000;
+/**
+ * How long a SQLite search (or count) reads before it answers with what it found: its windows
+ * (windows.ts) keep the thread serving meanwhile, and this keeps it under the search's timeout.
+ */
+const SCAN_BUDGET_MS = 5_000;
 /** Connections of one PostgreSQL connector, which may all be opened at once. */
 const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
@@ -205,6 +211,8 @@ export class SqlConnector implements Connector {
   readonly kind = "sql";
   private driver?: Promise<Driver>;
   private checked?: Promise<void>;
+  /** SQLite: the key each table is read by in windows (windows.ts). */
+  private readonly keys = new Map<string, string>();
   private readonly attempts: ConnectAttempts;
 
   constructor(
@@ -250,6 +258,10 @@ export class SqlConnector implements Connector {
       for (const c of [t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])]) {
         if (!columns.includes(c)) throw new ConnectorError(`table ${t.name} has no column ${c}`);
       }
+      if (driver.dialect !== "sqlite") continue;
+      const key = await windowKey((sql, params) => driver.select(sql, params), t.name);
+      if (!key) throw new ConnectorError(`table ${t.name} has columns named rowid, _rowid_ and oid: it cannot be read in bounded steps`);
+      this.keys.set(t.name, key);
     }
   }
 
@@ -273,46 +285,65 @@ export class SqlConnector implements Connector {
     try {
       const records = await this.withDriver(async (d) => {
         let n = 0;
-        for (const t of this.config.tables) n += Number((await d.select(`SELECT count(*) AS n FROM ${quote(t.name)}`, []))[0]?.n ?? 0);
+        const bounds = { deadline: performance.now() + SCAN_BUDGET_MS };
+        for (const t of this.config.tables) {
+          // SQLite counts window by window (a large file would hold the thread); unknown past the budget.
+          const rows =
+            d.dialect === "sqlite" ? await countRows((sql, params) => d.select(sql, params), t.name, this.keys.get(t.name)!, bounds) : Number((await d.select(`SELECT count(*) AS n FROM ${quote(t.name)}`, []))[0]?.n ?? 0);
+          if (rows === undefined) return undefined;
+          n += rows;
+        }
         return n;
       });
-      return { status: "ok", records };
+      return { status: "ok", ...(records === undefined ? {} : { records }) };
     } catch (error) {
       return { status: "error", reason: (error as Error).message };
     }
   }
 
-  /** Rows whose text columns contain any term or phrase, newest first, per table. */
+  /**
+   * Rows whose text columns contain any of the search's needles (at most MAX_SEARCH_NEEDLES),
+   * newest first, per table; SQLite within SCAN_BUDGET_MS, in windows.
+   */
   async search(request: RetrievalRequest): Promise<SourceRecord[]> {
+    const bounds: ScanBounds = { deadline: performance.now() + SCAN_BUDGET_MS, signal: request.signal };
     return this.withDriver(async (d) => {
       const out: SourceRecord[] = [];
-      const words = needles(request);
+      const select = (sql: string, params: unknown[]) => d.select(sql, params);
       for (const t of this.config.tables) {
-        const params: unknown[] = [];
-        // Binds a value and answers its placeholder in the dialect's syntax.
-        const bind = (value: unknown) => (params.push(value), d.dialect === "postgres" ? `$${params.length}` : "?");
-        // SQLite compares dates stored as text ("2021-01-01 00:00:00"); PostgreSQL takes dates.
-        const dateParam = (date: Date) => bind(d.dialect === "postgres" ? date : date.toISOString().replace("T", " ").slice(0, 19));
-        const like = d.dialect === "postgres" ? "ILIKE" : "LIKE";
-        const where: string[] = [];
-        if (words.length) {
-          const any: string[] = [];
-          for (const w of words) {
-            for (const c of [t.title, ...t.text]) any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
-          }
-          where.push(`(${any.join(" OR ")})`);
-        }
-        if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
-        if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
-        const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])];
-        const sql =
-          `SELECT ${columns.map(quote).join(", ")} FROM ${quote(t.name)}` +
-          (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
-          ` ORDER BY ${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC LIMIT ${bind(request.limit)}`;
-        for (const row of await d.select(sql, params)) out.push(this.toRecord(t, row));
+        if (request.signal?.aborted) break;
+        const q = this.query(d.dialect, t, request);
+        const rows =
+          d.dialect === "sqlite"
+            ? await selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit }, bounds)
+            : await d.select(`SELECT ${q.columns} FROM ${quote(t.name)}${q.where.length ? ` WHERE ${q.where.join(" AND ")}` : ""} ORDER BY ${q.order} LIMIT $${q.params.length + 1}`, [...q.params, request.limit]);
+        for (const row of rows) out.push(this.toRecord(t, row));
       }
       return out;
     });
+  }
+
+  /** The columns, conditions (values bound) and order of a search of table `t`. */
+  private query(dialect: Driver["dialect"], t: SqlTable, request: RetrievalRequest): { columns: string; where: string[]; params: unknown[]; order: string } {
+    const params: unknown[] = [];
+    // Binds a value and answers its placeholder in the dialect's syntax.
+    const bind = (value: unknown) => (params.push(value), dialect === "postgres" ? `$${params.length}` : "?");
+    // SQLite compares dates stored as text ("2021-01-01 00:00:00"); PostgreSQL takes dates.
+    const dateParam = (date: Date) => bind(dialect === "postgres" ? date : date.toISOString().replace("T", " ").slice(0, 19));
+    const like = dialect === "postgres" ? "ILIKE" : "LIKE";
+    const where: string[] = [];
+    const words = searchNeedles(request);
+    if (words.length) {
+      const any: string[] = [];
+      for (const w of words) {
+        for (const c of [t.title, ...t.text]) any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
+      }
+      where.push(`(${any.join(" OR ")})`);
+    }
+    if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
+    if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
+    const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])].map(quote).join(", ");
+    return { columns, where, params, order: `${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC` };
   }
 
   private toRecord(t: SqlTable, row: Row): SourceRecord {

@@ -1,0 +1,107 @@
+// SQLite runs in the thread that serves every request, and one statement cannot be interrupted:
+// a LIKE over a 300,000-row table for a 450-word question held that thread for 70 s (issue 13).
+// So a SQLite table is read in windows of its key (rowid, or a WITHOUT ROWID table's first key
+// column), newest first, each sized to take about WINDOW_MS, with a turn of the event loop in
+// between; the reading stops at a deadline or when the search gave up, with what was found.
+
+/** Work per window on the request thread; the window's row count follows what it took. */
+export const WINDOW_MS = 20;
+const FIRST_WINDOW = 1_000;
+const MIN_WINDOW = 50;
+const MAX_WINDOW = 200_000;
+/** Keys kept of the best rows, as a multiple of the limit, before they are narrowed down again. */
+const KEEP_FACTOR = 4;
+
+type Row = Record<string, unknown>;
+export type Select = (sql: string, params: unknown[]) => Promise<Row[]>;
+
+const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** When to stop: a deadline (performance.now()) and the search's signal. */
+export interface ScanBounds {
+  deadline: number;
+  signal?: AbortSignal;
+}
+
+const over = (b: ScanBounds) => performance.now() >= b.deadline || b.signal?.aborted === true;
+
+/**
+ * The expression a table is read by in windows: `rowid` (or its other names, if a column takes
+ * one), or the first key column of a WITHOUT ROWID table; undefined if it has none.
+ */
+export async function windowKey(select: Select, table: string): Promise<string | undefined> {
+  const [listed] = await select("SELECT wr FROM pragma_table_list WHERE name = ?", [table]);
+  const columns = await select("SELECT name, pk FROM pragma_table_info(?)", [table]);
+  if (Number(listed?.wr ?? 0) === 1) {
+    const first = columns.find((c) => Number(c.pk) === 1);
+    return first ? quote(String(first.name)) : undefined;
+  }
+  const names = new Set(columns.map((c) => String(c.name).toLowerCase()));
+  return ["rowid", "_rowid_", "oid"].find((n) => !names.has(n));
+}
+
+/**
+ * Windows of `table` by `key`, newest first: the condition that selects each, with its
+ * parameters and row count. `read.whole` says, once they are done, whether the table was.
+ */
+async function* windows(select: Select, table: string, key: string, bounds: ScanBounds, read = { whole: false }): AsyncGenerator<{ range: string; params: unknown[]; rows: number }> {
+  let upper: unknown;
+  let size = FIRST_WINDOW;
+  while (!over(bounds)) {
+    const started = performance.now();
+    const below = upper === undefined ? [] : [upper];
+    const [edge] = await select(
+      `SELECT min(corpus_key) AS corpus_low, count(*) AS corpus_rows FROM (SELECT ${key} AS corpus_key FROM ${quote(table)}${upper === undefined ? "" : ` WHERE ${key} < ?`} ORDER BY ${key} DESC LIMIT ?)`,
+      [...below, size],
+    );
+    const rows = Number(edge?.corpus_rows ?? 0);
+    if (rows === 0) return void (read.whole = true);
+    yield { range: `${key} >= ?${upper === undefined ? "" : ` AND ${key} < ?`}`, params: [edge!.corpus_low, ...below], rows };
+    if (rows < size) return void (read.whole = true);
+    upper = edge!.corpus_low;
+    // The time includes the caller's work on the window; the size at most doubles at a time.
+    const took = Math.max(1, performance.now() - started);
+    size = Math.min(MAX_WINDOW, 2 * size, Math.max(MIN_WINDOW, Math.round((size * WINDOW_MS) / took)));
+    await turn();
+  }
+}
+
+/** The rows of `table`, counted window by window; undefined if the bounds came first. */
+export async function countRows(select: Select, table: string, key: string, bounds: ScanBounds): Promise<number | undefined> {
+  const read = { whole: false };
+  let n = 0;
+  for await (const w of windows(select, table, key, bounds, read)) n += w.rows;
+  return read.whole ? n : undefined;
+}
+
+export interface WindowedQuery {
+  table: string;
+  key: string;
+  /** The selected columns, joined. */
+  columns: string;
+  /** Conditions with `?` placeholders, in the order of `params`. */
+  where: string[];
+  params: unknown[];
+  /** The ORDER BY clause. */
+  order: string;
+  limit: number;
+}
+
+/** The best `limit` rows by `order` that match `where`, read window by window within `bounds`. */
+export async function selectInWindows(select: Select, q: WindowedQuery, bounds: ScanBounds): Promise<Row[]> {
+  const from = quote(q.table);
+  const filter = q.where.map((w) => ` AND ${w}`).join("");
+  let kept: unknown[] = [];
+  // The key is selected bare: an alias could take the name of a column ORDER BY means.
+  const keyOf = (row: Row) => Object.values(row)[0];
+  // The best of the keys kept so far, in SQLite's own order.
+  const narrow = async (keys: unknown[], columns: string) =>
+    select(`SELECT ${columns} FROM ${from} WHERE ${q.key} IN (${keys.map(() => "?").join(", ")}) ORDER BY ${q.order} LIMIT ?`, [...keys, q.limit]);
+  for await (const w of windows(select, q.table, q.key, bounds)) {
+    const rows = await select(`SELECT ${q.key} FROM ${from} WHERE ${w.range}${filter} ORDER BY ${q.order} LIMIT ?`, [...w.params, ...q.params, q.limit]);
+    kept.push(...rows.map(keyOf));
+    if (kept.length > KEEP_FACTOR * q.limit) kept = (await narrow(kept, q.key)).map(keyOf);
+  }
+  return kept.length ? narrow(kept, q.columns) : [];
+}
