@@ -113,7 +113,7 @@ describe("dist/corpus alone in an empty folder", () => {
     chownSync(e.CORPUS_DATA_DIR, 65534, 65534);
     const refused = Bun.spawnSync([exe, "check"], { cwd: folder, env: e });
     expect(refused.exitCode).not.toBe(0);
-    expect(refused.stderr.toString()).toContain(`corpus: native libraries are not loaded from the data folder ${e.CORPUS_DATA_DIR}: it is owned by uid 65534`);
+    expect(refused.stderr.toString()).toContain(`corpus: the data folder ${e.CORPUS_DATA_DIR} is not safe to use: it is owned by uid 65534`);
   });
 
   test("corpus serve answers GET / and stops on SIGTERM", async () => {
