@@ -6,6 +6,7 @@
 // them; one user's cache never tells another that a text was seen. The cache never makes a
 // key: for an owner deleted meanwhile (or not yet keyed) it computes and stores nothing.
 import type { Database } from "bun:sqlite";
+import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { assets } from "../native/assets";
@@ -57,8 +58,6 @@ interface Job {
   priority: Priority;
   /** Indices found in the owner's cache when the job's turn came (computed meanwhile by another job). */
   fromCache?: Set<number>;
-  /** The owner's stores when it was queued: unchanged when its turn comes, nothing new can be in the cache. */
-  stores: number;
   resolve: (v: Float32Array[]) => void;
   reject: (e: unknown) => void;
 }
@@ -73,9 +72,6 @@ export class EmbeddingService {
   private current?: Job;
   private closed = false;
   private readonly idleWaiters: Array<() => void> = [];
-  /** Each text of a background job not settled yet, by owner and text: its vector to come. */
-  private readonly queuedTexts = new Map<string, Promise<Float32Array>>();
-  private readonly storeCounts = new Map<string, number>();
   /** Every model run since start (all workers): the padding they carried is `padded - tokens`. */
   readonly stats: BatchStats = { batches: 0, texts: 0, tokens: 0, padded: 0 };
 
@@ -143,9 +139,7 @@ export class EmbeddingService {
       if (error instanceof NoUserKey) return undefined;
       throw error;
     }
-    // HMAC-SHA256, as node:crypto's createHmac computes it, at a seventh of its cost (it runs for
-    // every chunk a question meets while a source is still embedding).
-    return (text) => new Bun.CryptoHasher("sha256", secret).update(text).digest().subarray(0, 16);
+    return (text) => createHmac("sha256", secret).update(text).digest().subarray(0, 16);
   }
 
   /** Vectors of `owner`'s cache for `texts` (undefined where none). */
@@ -162,15 +156,9 @@ export class EmbeddingService {
     });
   }
 
-  /** How many times vectors were stored for `owner` (since start). */
-  private storesOf(owner: string): number {
-    return this.storeCounts.get(owner) ?? 0;
-  }
-
   private store(owner: string, texts: string[], vectors: Float32Array[]): void {
     const keyOf = this.keyer(owner);
-    if (!keyOf || texts.length === 0) return;
-    this.storeCounts.set(owner, this.storesOf(owner) + 1);
+    if (!keyOf) return;
     const put = this.db.query("INSERT OR REPLACE INTO embedding_cache (owner, key, vector) VALUES (?, ?, ?)");
     this.db.transaction(() =>
       texts.forEach((t, i) => {
@@ -186,7 +174,6 @@ export class EmbeddingService {
 
   /** Every cached vector of `owner` (D13). */
   deleteOwner(owner: string): number {
-    this.storeCounts.delete(owner);
     return this.db.query("DELETE FROM embedding_cache WHERE owner = ?").run(owner).changes;
   }
 
@@ -196,47 +183,15 @@ export class EmbeddingService {
    */
   async embed(owner: string, texts: string[], priority: Priority = "urgent"): Promise<Float32Array[]> {
     if (this.closed) throw new EmbeddingClosed();
-    const computed = new Map<string, Promise<Float32Array>>();
-    // In the background, a text already queued for this owner is waited for, not looked up or
-    // queued again: questions queue the chunks of the records they meet, often the same ones,
-    // and the queue stays as long as the distinct texts waiting (a question's own text is never
-    // held back behind background work).
-    if (priority === "background") {
-      for (const t of texts) {
-        const queued = this.queuedTexts.get(queuedKey(owner, t));
-        if (queued) computed.set(t, queued);
-      }
-    }
-    const rest = computed.size ? texts.filter((t) => !computed.has(t)) : texts;
-    const found = this.cached(owner, rest);
-    const cachedVectors = new Map<string, Float32Array>();
-    const fresh = new Set<string>();
-    rest.forEach((t, i) => {
-      if (found[i]) cachedVectors.set(t, found[i]!);
-      else fresh.add(t);
+    const found = this.cached(owner, texts);
+    const missing = [...new Set(texts.filter((_, i) => !found[i]))];
+    if (missing.length === 0) return found as Float32Array[];
+    const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
+      (priority === "urgent" ? this.urgent : this.background).push({ owner, work: new EmbedJob(missing), priority, resolve, reject });
+      this.drain();
     });
-    if (fresh.size) {
-      const work = new EmbedJob([...fresh]);
-      const job = new Promise<Float32Array[]>((resolve, reject) => {
-        (priority === "urgent" ? this.urgent : this.background).push({ owner, work, priority, stores: this.storesOf(owner), resolve, reject });
-        this.drain();
-      });
-      work.texts.forEach((t, i) => {
-        const vector = job.then((vs) => vs[i]!);
-        // Awaited below (the failure reaches the caller); marked handled for when an earlier one fails first.
-        vector.catch(() => {});
-        computed.set(t, vector);
-        if (priority === "urgent") return;
-        const key = queuedKey(owner, t);
-        this.queuedTexts.set(key, vector);
-        void job.then(
-          () => this.queuedTexts.delete(key),
-          () => this.queuedTexts.delete(key),
-        );
-      });
-    }
-    for (const [t, v] of computed) cachedVectors.set(t, await v);
-    return texts.map((t) => cachedVectors.get(t)!);
+    const computed = new Map(missing.map((t, i) => [t, vectors[i]!]));
+    return texts.map((t, i) => found[i] ?? computed.get(t)!);
   }
 
   private drain(): void {
@@ -268,7 +223,7 @@ export class EmbeddingService {
         }
         // Checked again when its turn comes: questions queue the chunks of records they meet
         // (retrieval/search.ts), often the same ones, and the connector's own jobs follow.
-        if (!job.fromCache && this.storesOf(job.owner) !== job.stores) this.fillFromCache(job);
+        if (!job.fromCache) this.fillFromCache(job);
         if (job.work.left > 0) await worker.step(job.work);
         if (job.work.left === 0) this.finish(job, job.work.vectors as Float32Array[]);
       } catch (error) {
@@ -347,7 +302,6 @@ export class EmbeddingService {
   }
 }
 
-const queuedKey = (owner: string, text: string) => `${owner}\u0000${text}`;
 const bytesOf = (v: Float32Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 
 /** One owner's view of the service: what connectors indexing that owner's sources use. */

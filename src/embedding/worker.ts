@@ -1,7 +1,7 @@
 // The embedding worker (a Bun Worker, started by worker-client.ts): owns the ONNX session,
 // tokenises and runs the model, so that the thread answering requests never runs inference.
 // It keeps each job's batches between steps; the service asks for one batch at a time.
-import { EMBEDDING_DIM, loadEmbedder, planBatches, trimMemory, type Embedder } from "./embedder";
+import { EMBEDDING_DIM, loadEmbedder, planBatches, type Embedder } from "./embedder";
 import type { FromWorker, ToWorker } from "./protocol";
 
 declare const self: Worker;
@@ -20,9 +20,6 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 async function init(options: Extract<ToWorker, { type: "init" }>): Promise<void> {
   try {
     embedder = await loadEmbedder(options);
-    // What loading left behind (the tokenizer's JSON, onnxruntime's graph optimisation) goes back: ~4 MB.
-    Bun.gc(true);
-    trimMemory();
     post({ type: "ready" });
   } catch (error) {
     post({ type: "failed", message: messageOf(error) });
