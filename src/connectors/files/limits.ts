@@ -28,9 +28,13 @@ export { SourceSkipped as FileSkipped } from "../types";
 /** Text kept of a file: at most MAX_TEXT_CHARS. */
 export const boundedText = (text: string): string => (text.length > MAX_TEXT_CHARS ? text.slice(0, MAX_TEXT_CHARS) : text);
 
+/** Pieces joined into one string at a time: many small slices would each keep their whole source alive. */
+const JOIN_EVERY = 1024;
+
 /** Accumulates text up to MAX_TEXT_CHARS; `full` says when to stop reading. */
 export class TextBudget {
-  private readonly parts: string[] = [];
+  private readonly joined: string[] = [];
+  private pieces: string[] = [];
   private length = 0;
 
   get full(): boolean {
@@ -41,11 +45,18 @@ export class TextBudget {
     if (this.full || !text) return;
     const room = MAX_TEXT_CHARS - this.length;
     const kept = text.length > room ? text.slice(0, room) : text;
-    this.parts.push(kept);
+    this.pieces.push(kept);
     this.length += kept.length;
+    if (this.pieces.length >= JOIN_EVERY) this.flush();
+  }
+
+  private flush(): void {
+    this.joined.push(this.pieces.join(""));
+    this.pieces = [];
   }
 
   text(): string {
-    return this.parts.join("");
+    this.flush();
+    return this.joined.join("");
   }
 }
