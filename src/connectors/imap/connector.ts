@@ -1,7 +1,8 @@
 // `imap` (D18, D19): a mailbox on an IMAP server, opened with EXAMINE (read-only). The
 // server's SEARCH narrows candidates (any term in the text, within the date range) before
-// bodies are fetched, with BODY.PEEK so that no \Seen flag is ever set. One connection is
-// reused and every operation has a timeout. The server's host is resolved once per
+// bodies are fetched, with BODY.PEEK so that no \Seen flag is ever set. Two connections are
+// reused, taken in turns fair between users (turns.ts), and every operation has a timeout and
+// ends when its search gives up. The server's host is resolved once per
 // connection and checked (D26); the connection goes to that address, the name serving only
 // for TLS. Failed connections are retried with backoff, never back to back (issue 13 item 7).
 import type { ImapFlow } from "imapflow";
@@ -9,7 +10,8 @@ import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
 import { parseMessage } from "../maildir/connector";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
-import { ConnectorError, needles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
+import { ConnectorError, searchNeedles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
+import { GAVE_UP, Turns } from "./turns";
 
 export interface ImapConfig {
   host: string;
@@ -20,19 +22,33 @@ export interface ImapConfig {
   mailbox: string;
 }
 
-const OPERATION_TIMEOUT_MS = 15_000;
+/**
+ * Connections kept to one server: a caller runs one operation at a time (turns.ts), so one
+ * user's searches never hold them all while another waits.
+ */
+const CONNECTIONS = 2;
+/**
+ * An operation (connecting included) ends before the search (8 s) or the status check (8 s)
+ * that asked for it would stop waiting: no connection stays busy for an answer nobody awaits.
+ */
+export const OPERATION_TIMEOUT_MS = 7_000;
+/** Who a status check counts as among the callers (turns.ts). */
+const HEALTH_CALLER = "\u0000health";
 
 export class ImapConnector implements Connector {
   readonly kind = "imap";
-  private client?: ImapFlow;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly clients: Array<ImapFlow | undefined> = new Array(CONNECTIONS).fill(undefined);
+  /** Counts each slot's drops: a connection that completes after its operation was stopped is not kept. */
+  private readonly drops: number[] = new Array(CONNECTIONS).fill(0);
+  private readonly turns = new Turns(CONNECTIONS);
+  private checking?: Promise<ConnectorStatus>;
   private readonly attempts: ConnectAttempts;
 
   constructor(
     private readonly config: ImapConfig,
     private readonly remote: RemoteOptions = {},
   ) {
-    this.attempts = new ConnectAttempts(remote.now);
+    this.attempts = new ConnectAttempts(remote.now, CONNECTIONS);
   }
 
   private get baseUrl(): string {
@@ -40,36 +56,49 @@ export class ImapConnector implements Connector {
     return `imap://${encodeURIComponent(user)}@${host}:${port}/${encodeURIComponent(mailbox)}`;
   }
 
-  /** Runs `op` on the shared connection, one operation at a time, within the timeout. */
-  private run<T>(op: (client: ImapFlow) => Promise<T>): Promise<T> {
-    const next = this.queue.then(async () => {
-      const client = await this.connect();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          this.drop();
-          reject(new ConnectorError(`IMAP server ${this.config.host}:${this.config.port} did not answer within ${OPERATION_TIMEOUT_MS / 1000} s`));
-        }, OPERATION_TIMEOUT_MS);
-      });
-      try {
-        return await Promise.race([op(client), timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    });
-    this.queue = next.catch(() => {});
-    return next;
+  /**
+   * Runs `op` on a connection in `caller`'s turn, within OPERATION_TIMEOUT_MS. Once the time is
+   * up or `signal` says the caller gave up, the connection is closed: IMAP cannot cancel a
+   * command, and the server stops working for nobody.
+   */
+  private run<T>(caller: string, op: (client: ImapFlow) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.turns.run(
+      caller,
+      async (slot) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        let onAbort: (() => void) | undefined;
+        const stopped = new Promise<never>((_, reject) => {
+          const stop = (error: ConnectorError) => {
+            this.drop(slot);
+            reject(error);
+          };
+          timer = setTimeout(() => stop(new ConnectorError(`IMAP server ${this.config.host}:${this.config.port} did not answer within ${OPERATION_TIMEOUT_MS / 1000} s`)), OPERATION_TIMEOUT_MS);
+          onAbort = () => stop(new ConnectorError(GAVE_UP));
+          signal?.addEventListener("abort", onAbort, { once: true });
+        });
+        try {
+          return await Promise.race([this.connect(slot).then(op), stopped]);
+        } finally {
+          clearTimeout(timer);
+          if (onAbort) signal?.removeEventListener("abort", onAbort);
+        }
+      },
+      signal,
+    );
   }
 
-  private drop(): void {
-    const c = this.client;
-    this.client = undefined;
+  private drop(slot: number): void {
+    this.drops[slot]!++;
+    const c = this.clients[slot];
+    this.clients[slot] = undefined;
     c?.close();
   }
 
-  private async connect(): Promise<ImapFlow> {
-    if (this.client?.usable) return this.client;
-    this.drop();
+  private async connect(slot: number): Promise<ImapFlow> {
+    const current = this.clients[slot];
+    if (current?.usable) return current;
+    this.drop(slot);
+    const generation = this.drops[slot];
     const { host, port, secure, user, password, mailbox } = this.config;
     try {
       this.attempts.begin();
@@ -98,7 +127,9 @@ export class ImapConnector implements Connector {
       socketTimeout: 60_000,
       disableAutoIdle: true,
     });
-    client.on("error", () => this.drop());
+    client.on("error", () => {
+      if (this.clients[slot] === client) this.drop(slot);
+    });
     try {
       await client.connect();
       // EXAMINE: the mailbox is read-only for this session (D19).
@@ -110,46 +141,65 @@ export class ImapConnector implements Connector {
       throw new ConnectorError(reason);
     }
     this.attempts.succeeded();
-    this.client = client;
+    if (this.drops[slot] !== generation) {
+      // Its operation was stopped meanwhile; the slot may be another's by now.
+      void client.logout().catch(() => client.close());
+      throw new ConnectorError(GAVE_UP);
+    }
+    this.clients[slot] = client;
     return client;
   }
 
-  async health(): Promise<ConnectorStatus> {
+  /** Concurrent checks share one operation. */
+  health(): Promise<ConnectorStatus> {
+    this.checking ??= this.check().finally(() => (this.checking = undefined));
+    return this.checking;
+  }
+
+  private async check(): Promise<ConnectorStatus> {
     try {
-      const exists = await this.run(async (c) => (c.mailbox ? c.mailbox.exists : 0));
+      const exists = await this.run(HEALTH_CALLER, async (c) => (c.mailbox ? c.mailbox.exists : 0));
       return { status: "ok", records: exists };
     } catch (error) {
       return { status: "error", reason: error instanceof ConnectorError ? error.message : "IMAP server unavailable" };
     }
   }
 
+  /** The server's SEARCH for at most MAX_SEARCH_NEEDLES needles (each one a pass over the mailbox), then the newest bodies. */
   async search(request: RetrievalRequest): Promise<SourceRecord[]> {
-    return this.run(async (client) => {
-      const words = needles(request);
-      const query: Record<string, unknown> = {};
-      if (words.length === 1) query.text = words[0];
-      else if (words.length > 1) query.or = words.map((w) => ({ text: w }));
-      else query.all = true;
-      // The message's own Date header, not the server's delivery date.
-      if (request.dateFrom) query.sentSince = request.dateFrom;
-      if (request.dateTo) query.sentBefore = request.dateTo;
-      const uids = (await client.search(query, { uid: true })) || [];
-      // Newest first: the highest UIDs, at most `limit` bodies fetched.
-      const wanted = uids.sort((a, b) => b - a).slice(0, request.limit);
-      if (wanted.length === 0) return [];
-      const messages = await client.fetchAll(wanted.join(","), { uid: true, source: true }, { uid: true });
-      const records = await Promise.all(
-        messages.map((m) => parseMessage(m.source!, `${this.config.mailbox}/${m.uid}`, `${this.config.mailbox}/${m.uid}`, `${this.baseUrl};UID=${m.uid}`)),
-      );
-      return records.sort((a, b) => (b.date ?? "").localeCompare(a.date ?? ""));
-    });
+    return this.run(
+      request.caller ?? "",
+      async (client) => {
+        const words = searchNeedles(request);
+        const query: Record<string, unknown> = {};
+        if (words.length === 1) query.text = words[0];
+        else if (words.length > 1) query.or = words.map((w) => ({ text: w }));
+        else query.all = true;
+        // The message's own Date header, not the server's delivery date.
+        if (request.dateFrom) query.sentSince = request.dateFrom;
+        if (request.dateTo) query.sentBefore = request.dateTo;
+        const uids = (await client.search(query, { uid: true })) || [];
+        // Newest first: the highest UIDs, at most `limit` bodies fetched.
+        const wanted = uids.sort((a, b) => b - a).slice(0, request.limit);
+        if (wanted.length === 0) return [];
+        const messages = await client.fetchAll(wanted.join(","), { uid: true, source: true }, { uid: true });
+        const records = await Promise.all(
+          messages.map((m) => parseMessage(m.source!, `${this.config.mailbox}/${m.uid}`, `${this.config.mailbox}/${m.uid}`, `${this.baseUrl};UID=${m.uid}`)),
+        );
+        return records.sort((a, b) => (b.date ?? "").localeCompare(a.date ?? ""));
+      },
+      request.signal,
+    );
   }
 
   async close(): Promise<void> {
-    await this.queue;
-    const c = this.client;
-    this.client = undefined;
-    await c?.logout().catch(() => c.close());
+    await this.turns.idle();
+    await Promise.all(
+      this.clients.map((c, slot) => {
+        this.clients[slot] = undefined;
+        return c?.logout().catch(() => c.close());
+      }),
+    );
   }
 }
 
