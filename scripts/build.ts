@@ -36,12 +36,14 @@ export async function buildExecutable(target = outfile): Promise<string> {
   return target;
 }
 
-/** The sha256 of each embedded native library, which the executable checks its copies against (src/native/materialize.ts). */
+/** The sha256 of each embedded native library and of the model, which the executable checks its copies against (src/native/materialize.ts). */
 async function nativeDigests(): Promise<Record<string, string>> {
   // Imported late: assets.ts names the model, which build-model.ts has only now written.
   const { nativeLibraries } = await import("../src/native/assets");
+  const { modelCopy } = await import("../src/embedding/embedder");
   const { NATIVE_SHA256_DEFINE, sha256 } = await import("../src/native/materialize");
-  const digests = Object.fromEntries(Object.values(nativeLibraries).map((l) => [l.name, sha256(readFileSync(l.source))]));
+  // The model too: onnxruntime loads it from its checked copy (a path), not from bytes read out of the executable.
+  const digests = Object.fromEntries([...Object.values(nativeLibraries), modelCopy].map((l) => [l.name, sha256(readFileSync(l.source))]));
   return { [NATIVE_SHA256_DEFINE]: JSON.stringify(digests) };
 }
 

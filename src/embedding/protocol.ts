@@ -1,21 +1,20 @@
-// Messages between the embedding service (request thread) and its worker (worker.ts). One
-// request is outstanding at a time: the service decides what runs next (a question before
-// background work), the worker only runs what it is told, one model run per `step`.
+// Messages between the embedding service (request thread) and its worker (worker.ts). The
+// service decides what the worker gets: every question at once, and one background job at a
+// time. The worker runs a job's batches one after another without waiting for the request
+// thread (which may be busy answering), and before each batch takes a question that came in
+// first: a question waits for the one batch under way at most.
 import type { EmbedderOptions } from "./embedder";
 
 export type ToWorker =
   | ({ type: "init" } & EmbedderOptions)
-  /**
-   * Runs the next batch of job `job`; `texts` registers the job (tokenised, sorted and cut
-   * into batches by token count) and is sent only once.
-   */
-  | { type: "step"; seq: number; job: number; texts?: string[] }
-  /** Forgets a job (failed, or its caller gone). */
-  | { type: "drop"; job: number };
+  /** Embeds `texts`: tokenised, sorted and cut into batches by token count; `urgent` (a question) goes first. */
+  | { type: "run"; seq: number; texts: string[]; urgent: boolean }
+  /** Exit: at once between two model runs, else right after the one under way. */
+  | { type: "stop" };
 
 export type FromWorker =
   | { type: "ready" }
   | { type: "failed"; message: string }
-  /** `indices` into the job's texts (as registered), their vectors one after another. */
+  /** One batch of run `seq`: `indices` into its texts, their vectors one after another; `done` on its last. */
   | { type: "batch"; seq: number; indices: number[]; vectors: Float32Array; done: boolean; tokens: number; padded: number }
   | { type: "error"; seq: number; message: string };

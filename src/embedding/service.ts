@@ -1,12 +1,12 @@
 // Embeddings for the rest of the service. The model runs in a worker thread (worker.ts), loaded
-// on first use and started again if it dies; the request thread only tokenises for counting
-// and keeps the queue: one model run at a time, a question's job before any background job,
-// and background jobs one batch (~1k tokens) per step, so a question waits at most one batch. Vectors are cached per owner (D25): under a
-// keyed hash of the text with a key of that owner, sealed with their data key, deleted with
-// them; one user's cache never tells another that a text was seen. The cache never makes a
-// key: for an owner deleted meanwhile (or not yet keyed) it computes and stores nothing.
+// on first use and started again if it dies; this thread (the one answering requests) only
+// tokenises for counting and keeps the queue: questions go to the worker at once and run before
+// any further background batch (batches of ~1k tokens, so a question waits for one at most);
+// background jobs go one at a time. Vectors are cached per owner (D25): under a keyed hash of
+// the text with a key of that owner, sealed with their data key, deleted with them; one user's
+// cache never tells another that a text was seen. The cache never makes a key: for an owner
+// deleted meanwhile (or not yet keyed) it computes and stores nothing.
 import type { Database } from "bun:sqlite";
-import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { assets } from "../native/assets";
@@ -58,6 +58,10 @@ interface Job {
   priority: Priority;
   /** Indices found in the owner's cache when the job's turn came (computed meanwhile by another job). */
   fromCache?: Set<number>;
+  /** The owner's stores when it was queued: unchanged when its turn comes, nothing new can be in the cache. */
+  stores: number;
+  /** A question sent to the worker. */
+  started?: boolean;
   resolve: (v: Float32Array[]) => void;
   reject: (e: unknown) => void;
 }
@@ -67,11 +71,16 @@ export class EmbeddingService {
   private tokenizerInstance?: WordPieceTokenizer;
   private readonly urgent: Job[] = [];
   private readonly background: Job[] = [];
-  private running?: Promise<void>;
-  /** The job of the model run under way. */
+  /** Questions in the worker, and the background loop. */
+  private readonly active = new Set<Promise<void>>();
+  private backgroundLoop?: Promise<void>;
+  /** The background job in the worker. */
   private current?: Job;
   private closed = false;
   private readonly idleWaiters: Array<() => void> = [];
+  /** Each text of a background job not settled yet, by owner and text: its vector to come. */
+  private readonly queuedTexts = new Map<string, Promise<Float32Array>>();
+  private readonly storeCounts = new Map<string, number>();
   /** Every model run since start (all workers): the padding they carried is `padded - tokens`. */
   readonly stats: BatchStats = { batches: 0, texts: 0, tokens: 0, padded: 0 };
 
@@ -139,7 +148,9 @@ export class EmbeddingService {
       if (error instanceof NoUserKey) return undefined;
       throw error;
     }
-    return (text) => createHmac("sha256", secret).update(text).digest().subarray(0, 16);
+    // HMAC-SHA256, as node:crypto's createHmac computes it, at a seventh of its cost (it runs for
+    // every chunk a question meets while a source is still embedding).
+    return (text) => new Bun.CryptoHasher("sha256", secret).update(text).digest().subarray(0, 16);
   }
 
   /** Vectors of `owner`'s cache for `texts` (undefined where none). */
@@ -156,9 +167,15 @@ export class EmbeddingService {
     });
   }
 
+  /** How many times vectors were stored for `owner` (since start). */
+  private storesOf(owner: string): number {
+    return this.storeCounts.get(owner) ?? 0;
+  }
+
   private store(owner: string, texts: string[], vectors: Float32Array[]): void {
     const keyOf = this.keyer(owner);
-    if (!keyOf) return;
+    if (!keyOf || texts.length === 0) return;
+    this.storeCounts.set(owner, this.storesOf(owner) + 1);
     const put = this.db.query("INSERT OR REPLACE INTO embedding_cache (owner, key, vector) VALUES (?, ?, ?)");
     this.db.transaction(() =>
       texts.forEach((t, i) => {
@@ -174,6 +191,7 @@ export class EmbeddingService {
 
   /** Every cached vector of `owner` (D13). */
   deleteOwner(owner: string): number {
+    this.storeCounts.delete(owner);
     return this.db.query("DELETE FROM embedding_cache WHERE owner = ?").run(owner).changes;
   }
 
@@ -183,53 +201,99 @@ export class EmbeddingService {
    */
   async embed(owner: string, texts: string[], priority: Priority = "urgent"): Promise<Float32Array[]> {
     if (this.closed) throw new EmbeddingClosed();
-    const found = this.cached(owner, texts);
-    const missing = [...new Set(texts.filter((_, i) => !found[i]))];
-    if (missing.length === 0) return found as Float32Array[];
-    const vectors = await new Promise<Float32Array[]>((resolve, reject) => {
-      (priority === "urgent" ? this.urgent : this.background).push({ owner, work: new EmbedJob(missing), priority, resolve, reject });
-      this.drain();
+    const computed = new Map<string, Promise<Float32Array>>();
+    // In the background, a text already queued for this owner is waited for, not looked up or
+    // queued again: questions queue the chunks of the records they meet, often the same ones,
+    // and the queue stays as long as the distinct texts waiting (a question's own text is never
+    // held back behind background work).
+    if (priority === "background") {
+      for (const t of texts) {
+        const queued = this.queuedTexts.get(queuedKey(owner, t));
+        if (queued) computed.set(t, queued);
+      }
+    }
+    const rest = computed.size ? texts.filter((t) => !computed.has(t)) : texts;
+    const found = this.cached(owner, rest);
+    const cachedVectors = new Map<string, Float32Array>();
+    const fresh = new Set<string>();
+    rest.forEach((t, i) => {
+      if (found[i]) cachedVectors.set(t, found[i]!);
+      else fresh.add(t);
     });
-    const computed = new Map(missing.map((t, i) => [t, vectors[i]!]));
-    return texts.map((t, i) => found[i] ?? computed.get(t)!);
+    if (fresh.size) {
+      const work = new EmbedJob([...fresh]);
+      const job = new Promise<Float32Array[]>((resolve, reject) => {
+        (priority === "urgent" ? this.urgent : this.background).push({ owner, work, priority, stores: this.storesOf(owner), resolve, reject });
+        this.drain();
+      });
+      work.texts.forEach((t, i) => {
+        const vector = job.then((vs) => vs[i]!);
+        // Awaited below (the failure reaches the caller); marked handled for when an earlier one fails first.
+        vector.catch(() => {});
+        computed.set(t, vector);
+        if (priority === "urgent") return;
+        const key = queuedKey(owner, t);
+        this.queuedTexts.set(key, vector);
+        void job.then(
+          () => this.queuedTexts.delete(key),
+          () => this.queuedTexts.delete(key),
+        );
+      });
+    }
+    for (const [t, v] of computed) cachedVectors.set(t, await v);
+    return texts.map((t) => cachedVectors.get(t)!);
   }
 
+  /** Sends every new question to the worker at once, and keeps one background job there. */
   private drain(): void {
-    this.running ??= this.run().finally(() => {
-      this.running = undefined;
+    for (const job of this.urgent) {
+      if (job.started) continue;
+      job.started = true;
+      this.track(this.runQuestion(job));
+    }
+    if (!this.backgroundLoop && this.background.length) {
+      this.backgroundLoop = this.runBackground().finally(() => (this.backgroundLoop = undefined));
+      this.track(this.backgroundLoop);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.active.add(work);
+    void work.finally(() => {
+      this.active.delete(work);
       // A macrotask later: what the last jobs' callers did with their vectors has run too.
       if (this.pending === 0) for (const resolve of this.idleWaiters.splice(0)) setImmediate(resolve);
     });
   }
 
-  /**
-   * Runs jobs until none is left: before each model run the oldest question goes first, so a
-   * question waits for one background batch at most. A question's job runs whole (a question
-   * is one text); a background job, one batch per step.
-   */
-  private async run(): Promise<void> {
+  /** A question's job: in the worker before any further background batch, so it waits for one at most. */
+  private async runQuestion(job: Job): Promise<void> {
+    try {
+      const worker = await this.load();
+      this.finish(job, await worker.embed(job.work.texts));
+    } catch (error) {
+      this.remove(job);
+      job.reject(error);
+    }
+  }
+
+  /** Background jobs one after another, each whole in the worker (its batches run back to back there). */
+  private async runBackground(): Promise<void> {
     for (;;) {
       this.current = undefined;
       if (this.closed) this.refuseWaiting();
-      const job = this.urgent[0] ?? this.background[0];
+      const job = this.background[0];
       if (!job) return;
       this.current = job;
-      let worker: EmbeddingWorker | undefined;
       try {
-        worker = await this.load();
-        if (job.priority === "urgent") {
-          this.finish(job, await worker.embed(job.work.texts));
-          continue;
-        }
-        // Checked again when its turn comes: questions queue the chunks of records they meet
-        // (retrieval/search.ts), often the same ones, and the connector's own jobs follow.
-        if (!job.fromCache) this.fillFromCache(job);
-        if (job.work.left > 0) await worker.step(job.work);
-        if (job.work.left === 0) this.finish(job, job.work.vectors as Float32Array[]);
+        const worker = await this.load();
+        // Checked again when its turn comes: the owner's cache may have what it needs by now.
+        if (!job.fromCache && this.storesOf(job.owner) !== job.stores) this.fillFromCache(job);
+        if (job.work.left > 0) await worker.run(job.work, false);
+        this.finish(job, job.work.vectors as Float32Array[]);
       } catch (error) {
-        worker?.forget(job.work);
         this.remove(job);
-        job.reject(error);
+        job.reject(this.closed ? new EmbeddingClosed() : error);
       }
     }
   }
@@ -277,24 +341,25 @@ export class EmbeddingService {
   }
 
   /**
-   * Shutdown: jobs not started are refused, the model run under way settles (a question's
-   * vectors are stored), then the worker thread is ended. A model still loading is not waited
-   * for: its job is refused too. Later calls are refused.
+   * Shutdown: background jobs not started are refused, questions in the worker are answered,
+   * then the worker is ended (the background job in it is refused, what it computed is lost; a
+   * folder resumes on its next scan) and its threads have stopped. Later calls are refused.
    */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.refuseWaiting();
-    if (this.worker && !this.worker.started) await this.worker.terminate();
-    await this.running;
+    const questions = [...this.active].filter((work) => work !== this.backgroundLoop);
+    await Promise.all(questions);
     const worker = this.worker;
     this.worker = undefined;
     await worker?.terminate();
+    await this.backgroundLoop;
   }
 
-  /** Rejects every job but the one running (all of them once none runs). */
+  /** Rejects every background job but the one in the worker. */
   private refuseWaiting(): void {
-    for (const job of [...this.urgent, ...this.background]) {
+    for (const job of [...this.background]) {
       if (job === this.current) continue;
       this.remove(job);
       job.reject(new EmbeddingClosed());
@@ -302,6 +367,7 @@ export class EmbeddingService {
   }
 }
 
+const queuedKey = (owner: string, text: string) => `${owner}\u0000${text}`;
 const bytesOf = (v: Float32Array) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 
 /** One owner's view of the service: what connectors indexing that owner's sources use. */

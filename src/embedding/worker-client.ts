@@ -1,5 +1,5 @@
-// The request thread's handle on the embedding worker (worker.ts): starts it, sends it one
-// step at a time, and turns its death (an error, an exit, a start that never finishes) into
+// The request thread's handle on the embedding worker (worker.ts): starts it, sends it runs
+// (the texts of a job) and collects their batches, and turns its death (an error, an exit, a start that never finishes) into
 // rejected promises, never a hang. A dead client stays dead; the service starts another.
 import { join } from "node:path";
 import { EMBEDDING_DIM, type BatchStats, type EmbedderOptions } from "./embedder";
@@ -14,6 +14,9 @@ declare const CORPUS_EMBED_WORKER: string | undefined;
 export const EMBED_WORKER_DEFINE = "CORPUS_EMBED_WORKER";
 const workerEntry = () => (typeof CORPUS_EMBED_WORKER === "string" ? CORPUS_EMBED_WORKER : join(import.meta.dir, "worker.ts"));
 
+/** A worker asked to stop (between two runs) exits at once; one that has not after this is ended by force. */
+const STOP_TIMEOUT_MS = 10_000;
+
 /** Loading the model takes ~0.5-3 s on a busy two-core machine; a start past this is a failure. */
 export const WORKER_START_TIMEOUT_MS = 60_000;
 
@@ -27,7 +30,7 @@ export interface WorkerOptions extends EmbedderOptions {
   onBatch?: (batch: BatchStats) => void;
 }
 
-/** Texts embedded over one or more steps; `vectors` fill in as the worker's batches return. */
+/** Texts to embed; `vectors` fill in as the worker's batches return (or from the cache, before). */
 export class EmbedJob {
   private static nextId = 1;
   readonly id = EmbedJob.nextId++;
@@ -53,14 +56,12 @@ function reasonOf(event: ErrorEvent): string {
   return /^error: (.+)$/m.exec(text)?.[1] ?? text.split("\n")[0]!;
 }
 
-type Waiter = { resolve: (m: Extract<FromWorker, { type: "batch" }>) => void; reject: (e: Error) => void };
+type Waiter = { batch: (m: Extract<FromWorker, { type: "batch" }>) => void; resolve: () => void; reject: (e: Error) => void };
 
 export class EmbeddingWorker {
   readonly ready: Promise<void>;
   private readonly worker: Worker;
   private readonly waiting = new Map<number, Waiter>();
-  /** For each job the worker holds: which of the job's texts it was given, in its order. */
-  private readonly registered = new Map<number, number[]>();
   private seq = 0;
   private dead?: Error;
   private loaded = false;
@@ -114,7 +115,7 @@ export class EmbeddingWorker {
 
   private receive(m: FromWorker): void {
     if (m.type === "ready") {
-      // Idle, the worker does not keep the process alive; each request holds it (send()).
+      // Idle, the worker does not keep the process alive; each run holds it (run()).
       this.hold(false);
       this.loaded = true;
       this.settleStart.resolve();
@@ -126,63 +127,43 @@ export class EmbeddingWorker {
     }
     const waiter = this.waiting.get(m.seq);
     if (!waiter) return;
+    if (m.type === "batch") waiter.batch(m);
+    if (m.type === "batch" && !m.done) return;
     this.waiting.delete(m.seq);
     if (this.waiting.size === 0) this.hold(false);
     if (m.type === "error") waiter.reject(new Error(m.message));
-    else waiter.resolve(m);
+    else waiter.resolve();
   }
 
-  private send(job: number, texts?: string[]): Promise<Extract<FromWorker, { type: "batch" }>> {
-    if (this.dead) return Promise.reject(this.dead);
+  /**
+   * Embeds the texts of `job` still without a vector, filling them in batch by batch; `urgent`
+   * (a question) runs before any further background batch.
+   */
+  async run(job: EmbedJob, urgent: boolean): Promise<void> {
+    await this.ready;
+    if (this.dead) throw this.dead;
+    const given = job.texts.flatMap((_, i) => (job.vectors[i] ? [] : [i]));
+    if (given.length === 0) return;
     const seq = ++this.seq;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(seq, { resolve, reject });
+    await new Promise<void>((resolve, reject) => {
+      const batch = (m: Extract<FromWorker, { type: "batch" }>) => {
+        m.indices.forEach((local, k) => job.set(given[local]!, m.vectors.slice(k * EMBEDDING_DIM, (k + 1) * EMBEDDING_DIM)));
+        this.options.onBatch?.({ batches: m.indices.length ? 1 : 0, texts: m.indices.length, tokens: m.tokens, padded: m.padded });
+      };
+      this.waiting.set(seq, { batch, resolve, reject });
       this.hold(true);
-      this.post({ type: "step", seq, job, texts });
+      this.post({ type: "run", seq, texts: given.map((i) => job.texts[i]!), urgent });
     });
   }
 
-  /** Runs the next model run (one batch) of `job`, filling in its vectors. */
-  async step(job: EmbedJob): Promise<void> {
-    await this.ready;
-    let given = this.registered.get(job.id);
-    let texts: string[] | undefined;
-    if (!given) {
-      // Only what is still missing: after a restart, what an earlier worker computed is kept.
-      given = job.texts.flatMap((_, i) => (job.vectors[i] ? [] : [i]));
-      texts = given.map((i) => job.texts[i]!);
-      this.registered.set(job.id, given);
-    }
-    let reply: Extract<FromWorker, { type: "batch" }>;
-    try {
-      reply = await this.send(job.id, texts);
-    } catch (error) {
-      this.registered.delete(job.id);
-      throw error;
-    }
-    reply.indices.forEach((local, k) => job.set(given[local]!, reply.vectors.slice(k * EMBEDDING_DIM, (k + 1) * EMBEDDING_DIM)));
-    if (reply.done) this.registered.delete(job.id);
-    this.options.onBatch?.({ batches: reply.indices.length ? 1 : 0, texts: reply.indices.length, tokens: reply.tokens, padded: reply.padded });
-  }
-
-  /** Every vector of `texts`, in order (all of its batches, one after another). */
+  /** Every vector of `texts`, in order, as a question: before any further background batch. */
   async embed(texts: string[]): Promise<Float32Array[]> {
     const job = new EmbedJob(texts);
-    try {
-      while (job.left > 0) await this.step(job);
-    } finally {
-      this.forget(job);
-    }
+    await this.run(job, true);
     return job.vectors as Float32Array[];
   }
 
-  /** Drops what the worker keeps of `job` (it failed, or it is done). */
-  forget(job: EmbedJob): void {
-    if (!this.registered.delete(job.id) || this.dead) return;
-    this.post({ type: "drop", job: job.id });
-  }
-
-  /** Stops the worker now (whatever waits on it is rejected); resolves once its thread has ended. */
+  /** Stops the worker (whatever waits on it is rejected); resolves once its thread has ended. */
   terminate(): Promise<void> {
     this.die(new EmbeddingWorkerDied("the embedding worker was stopped"), false);
     return this.exited;
@@ -194,8 +175,26 @@ export class EmbeddingWorker {
     this.settleStart.reject(error);
     for (const waiter of this.waiting.values()) waiter.reject(error);
     this.waiting.clear();
-    this.registered.clear();
-    this.worker.terminate();
+    this.end();
     if (unexpected) this.options.onDeath?.(error);
+  }
+
+  /**
+   * Asks the worker to exit, and ends its thread by force only if it does not. Ended by force
+   * in the middle of a model run, the thread aborts the whole process (onnxruntime's binding
+   * throws into a dying runtime: seen in the tests); asked, the worker exits between two runs.
+   */
+  private end(): void {
+    this.hold(true);
+    try {
+      this.post({ type: "stop" });
+    } catch {
+      // Already gone.
+    }
+    const force = setTimeout(() => this.worker.terminate(), STOP_TIMEOUT_MS);
+    void this.exited.then(() => {
+      clearTimeout(force);
+      this.hold(false);
+    });
   }
 }

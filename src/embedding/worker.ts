@@ -1,64 +1,106 @@
 // The embedding worker (a Bun Worker, started by worker-client.ts): owns the ONNX session,
 // tokenises and runs the model, so that the thread answering requests never runs inference.
-// It keeps each job's batches between steps; the service asks for one batch at a time.
-import { EMBEDDING_DIM, loadEmbedder, planBatches, type Embedder } from "./embedder";
+// Runs are queued here in the order the service sent them, questions first; between two
+// batches the worker lets the messages that came meanwhile in, so a question sent during a
+// background batch runs right after it.
+import { EMBEDDING_DIM, loadEmbedder, planBatches, trimMemory, type Embedder } from "./embedder";
 import type { FromWorker, ToWorker } from "./protocol";
 
 declare const self: Worker;
 
-interface Job {
+interface Run {
+  seq: number;
   rows: number[][];
   batches: number[][];
 }
 
 let embedder: Embedder | undefined;
-const jobs = new Map<number, Job>();
+const urgent: Run[] = [];
+const background: Run[] = [];
+let pumping = false;
+/** A model run is under way (onnxruntime runs it off this thread: messages still come in). */
+let inRun = false;
+let stopping = false;
 
 const post = (message: FromWorker, transfer: Transferable[] = []) => self.postMessage(message, transfer);
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 async function init(options: Extract<ToWorker, { type: "init" }>): Promise<void> {
   try {
     embedder = await loadEmbedder(options);
+    // What loading left behind (the tokenizer's JSON, onnxruntime's graph optimisation) goes back: ~4 MB.
+    Bun.gc(true);
+    trimMemory();
     post({ type: "ready" });
   } catch (error) {
     post({ type: "failed", message: messageOf(error) });
   }
 }
 
-async function step(m: Extract<ToWorker, { type: "step" }>): Promise<void> {
+function accept(m: Extract<ToWorker, { type: "run" }>): void {
   try {
     if (!embedder) throw new Error("the embedding model is not loaded");
-    if (m.texts) {
-      const rows = embedder.encode(m.texts);
-      jobs.set(m.job, {
-        rows,
-        batches: planBatches(
-          rows.map((r) => r.length),
-          embedder.batchTokens,
-        ),
-      });
-    }
-    const job = jobs.get(m.job);
-    if (!job) throw new Error(`embedding job ${m.job} is unknown`);
-    const indices = job.batches.shift() ?? [];
-    const rows = indices.map((i) => job.rows[i]!);
-    const padded = rows.length * Math.max(0, ...rows.map((r) => r.length));
-    const tokens = rows.reduce((n, r) => n + r.length, 0);
-    // A copy of our own: the output may live in memory onnxruntime owns, which cannot be transferred.
-    const vectors = rows.length ? (await embedder.run(rows)).slice(0, rows.length * EMBEDDING_DIM) : new Float32Array(0);
-    const done = job.batches.length === 0;
-    if (done) jobs.delete(m.job);
-    post({ type: "batch", seq: m.seq, indices, vectors, done, tokens, padded }, [vectors.buffer]);
+    const rows = embedder.encode(m.texts);
+    const batches = planBatches(
+      rows.map((r) => r.length),
+      embedder.batchTokens,
+    );
+    (m.urgent ? urgent : background).push({ seq: m.seq, rows, batches });
+    void pump();
   } catch (error) {
-    jobs.delete(m.job);
     post({ type: "error", seq: m.seq, message: messageOf(error) });
   }
+}
+
+/** Runs batches until none is left: the oldest question's first, else the oldest background job's. */
+async function pump(): Promise<void> {
+  if (pumping) return;
+  pumping = true;
+  try {
+    for (;;) {
+      // Messages that came during the last batch (a question) are queued before this pick.
+      await nextTurn();
+      const queue = urgent.length ? urgent : background;
+      const run = queue[0];
+      if (!run) return;
+      try {
+        inRun = true;
+        try {
+          await runBatch(run);
+        } finally {
+          inRun = false;
+        }
+        // Exiting during a model run aborts the whole process (onnxruntime's binding throws
+        // into a dying runtime): a stop asked for meanwhile is carried out here, between runs.
+        if (stopping) process.exit(0);
+        if (run.batches.length === 0) queue.shift();
+      } catch (error) {
+        queue.shift();
+        post({ type: "error", seq: run.seq, message: messageOf(error) });
+      }
+    }
+  } finally {
+    pumping = false;
+  }
+}
+
+async function runBatch(run: Run): Promise<void> {
+  const indices = run.batches.shift() ?? [];
+  const rows = indices.map((i) => run.rows[i]!);
+  const padded = rows.length * Math.max(0, ...rows.map((r) => r.length));
+  const tokens = rows.reduce((n, r) => n + r.length, 0);
+  // A copy of our own: the output may live in memory onnxruntime owns, which cannot be transferred.
+  const vectors = rows.length ? (await embedder!.run(rows)).slice(0, rows.length * EMBEDDING_DIM) : new Float32Array(0);
+  post({ type: "batch", seq: run.seq, indices, vectors, done: run.batches.length === 0, tokens, padded }, [vectors.buffer]);
 }
 
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const m = event.data;
   if (m.type === "init") void init(m);
-  else if (m.type === "step") void step(m);
-  else if (m.type === "drop") jobs.delete(m.job);
+  else if (m.type === "run") accept(m);
+  else if (m.type === "stop") {
+    stopping = true;
+    if (!inRun) process.exit(0);
+  }
 };

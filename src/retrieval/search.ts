@@ -173,7 +173,10 @@ export class QueryService {
         let dense = h.dense;
         let best = h.chunk;
         let chunks: string[] | undefined;
-        if (dense === undefined) {
+        // A source that embeds its own chunks (a folder's index) gives the vectors it has; the
+        // rest are on their way: chunking them, looking them up and queueing them again on every
+        // question held the request thread for ~1 s per question while a large folder embedded.
+        if (dense === undefined && !a.connector.progress) {
           // No vectors from the source: those of its chunks seen before, from the cache.
           chunks = this.chunksOf(owner, a.id, h.record);
           if (chunks.length === 0) continue;

@@ -7,12 +7,12 @@ declare const self: Worker;
 const real = self.onmessage!;
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const m = event.data;
-  if (m.type === "step" && m.texts?.includes("CRASH")) {
+  if (m.type === "run" && m.texts.includes("CRASH")) {
     setTimeout(() => {
       throw new Error("crashed on purpose");
     });
     return;
   }
-  if (m.type === "step" && m.texts?.includes("EXIT")) process.exit(3);
+  if (m.type === "run" && m.texts.includes("EXIT")) process.exit(3);
   real.call(self, event);
 };
