@@ -23,9 +23,9 @@ export interface Corpus {
   stop(): Promise<number>;
 }
 
-/** `corpus serve` in a child process; resolves once it listens. */
-export async function startCorpus(env: Record<string, string>): Promise<Corpus> {
-  const proc = Bun.spawn([process.execPath, CLI, "serve"], { env: baseEnv({ CORPUS_PORT: "0", ...env }), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+/** `corpus serve` in a child process (behind `prefix`, e.g. strace, when given); resolves once it listens. */
+export async function startCorpus(env: Record<string, string>, prefix: string[] = []): Promise<Corpus> {
+  const proc = Bun.spawn([...prefix, process.execPath, CLI, "serve"], { env: baseEnv({ CORPUS_PORT: "0", ...env }), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const lines: Array<Record<string, unknown>> = [];
   const { promise: url, resolve: listening } = Promise.withResolvers<string>();
   // Read the log to the end, so the pipe never fills, and catch the listening line on the way.
