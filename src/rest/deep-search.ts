@@ -10,6 +10,7 @@ import { ErrorBody } from "../http/model";
 import { dateRange } from "./dates";
 import { assertNotRevoked, guard, type GuardServices } from "./guard";
 import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
+import { DEEP_SEARCH_FIELDS, refuseForeignFields } from "./shapes";
 
 export interface DeepSearchServices extends GuardServices {
   archive: Archive;
@@ -22,14 +23,17 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
     async ({ body, principal }) => {
       const started = performance.now();
       const shapeA = body.q !== undefined;
-      const question = (shapeA ? body.q : (body.query ?? body.q))?.trim();
+      refuseForeignFields(body, shapeA ? "A" : "B", DEEP_SEARCH_FIELDS[shapeA ? "A" : "B"]);
+      const question = (shapeA ? body.q : body.query)?.trim();
       if (!question) throw new HttpError(400, `${shapeA ? "q" : "query"}: must not be empty`);
+      if (body.time_range && (body.filters?.date_from || body.filters?.date_to)) throw new HttpError(400, "time_range: give either time_range or filters.date_from/date_to, not both");
       let range: { from?: Date; to?: Date };
       if (shapeA && body.time_range) {
         const [a, b] = body.time_range.split("..") as [string, string];
         range = dateRange(a, b);
       } else if (shapeA) range = dateRange(body.filters?.date_from, body.filters?.date_to, "filters.");
       else range = dateRange(body.date_from, body.date_to);
+      // Shape C asks with top_k (default 5), shape B with max_results (default 20).
       const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);
       const [vector] = await s.embeddings.embed(principal.user, [question], "urgent");
       // A user deleted while the question was embedded gets no answer (D25).

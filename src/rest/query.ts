@@ -13,6 +13,7 @@ import type { QueryService } from "../retrieval/search";
 import { dateRange } from "./dates";
 import { assertNotRevoked, guard, type GuardServices } from "./guard";
 import { ChunkB, QueryBody, QueryResponseA, QueryResponseB, QueryResponseC } from "./model";
+import { QUERY_FIELDS, queryShapeOf, refuseForeignFields } from "./shapes";
 
 type Answer = Static<typeof QueryResponseA> | Static<typeof QueryResponseB> | Static<typeof QueryResponseC>;
 
@@ -25,8 +26,6 @@ export interface QueryRouteServices extends GuardServices {
 
 const DEFAULTS = { max_results: 10, top_k: 8, shapeC: 5 };
 
-type Shape = "A" | "B" | "C";
-export const shapeOf = (body: Record<string, unknown>): Shape => (body.q !== undefined ? "A" : "conversation_id" in body ? "C" : "B");
 
 const snippet = (text: string) => (text.length > 600 ? `${text.slice(0, 597)}...` : text);
 
@@ -35,8 +34,9 @@ export const queryRoutes = (s: QueryRouteServices) =>
     "/v1/query",
     async ({ body, principal }): Promise<Answer> => {
       const started = performance.now();
-      const shape = shapeOf(body as Record<string, unknown>);
-      const question = (shape === "A" ? body.q : (body.query ?? body.q))?.trim();
+      const shape = queryShapeOf(body);
+      refuseForeignFields(body, shape, QUERY_FIELDS[shape]);
+      const question = (shape === "A" ? body.q : body.query)?.trim();
       if (!question) throw new HttpError(400, `${shape === "A" ? "q" : "query"}: must not be empty`);
       const filters = shape === "A" ? body.filters : undefined;
       const range = dateRange(filters?.date_from, filters?.date_to, "filters.");
