@@ -43,6 +43,8 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const ANONYMOUS: Caller = { user: ANONYMOUS_USER, scopes: new Set(SCOPES) };
 const CALLER_KEY = "corpus/caller";
 
+const MCP_SUMMARY = "JSON-RPC 2.0 endpoint of the Model Context Protocol (Streamable HTTP; revisions 2026-07-28, 2025-11-25 to 2024-11-05, and 1.0)";
+
 type Parsed = { ok: true; value: unknown } | { ok: false; error: ReturnType<typeof rpcError>; status: number };
 
 /** The body as the route got it: text, or already parsed when it came in chunks (http/body-limit). */
@@ -237,7 +239,7 @@ export const mcpRoutes = (s: McpServices) => {
         if (!(await sdk.isLegacy(request, parsed.value))) return serveModern(sdk, request, parsed.value, c);
         return serveLegacyMessages(sdk, request, parsed.value, c, set as { headers: Record<string, string | number> });
       },
-      { ipLimit: true, parse: "text", detail: { tags: ["mcp"], summary: "JSON-RPC 2.0 endpoint of the Model Context Protocol (Streamable HTTP; revisions 2026-07-28, 2025-11-25 to 2024-11-05, and 1.0)", security: [{ bearer: [] }] } },
+      { ipLimit: true, parse: "text", detail: { tags: ["mcp"], summary: MCP_SUMMARY, security: [{ bearer: [] }] } },
     )
     .get("/mcp", () => reply(405, rpcError(null, JSONRPC.INVALID_REQUEST, "Method Not Allowed: this server offers no event stream; POST JSON-RPC messages"), { allow: "POST, DELETE" }), {
       detail: { tags: ["mcp"], summary: "No server-initiated stream: 405 (2026-07-28 clients use subscriptions/listen)" },

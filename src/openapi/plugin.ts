@@ -6,8 +6,10 @@ import { Elysia } from "elysia";
 import { readFileSync } from "node:fs";
 import { assets } from "../native/assets";
 import { API_DESCRIPTION_VERSION } from "../version";
+import { completeDocument } from "./complete";
 
 const ASSET_PREFIX = "/openapi/assets";
+const SPEC_PATH = "/openapi/json";
 
 export const openapiDocs = () => {
   // Read once, lazily: the bundle is 1.5 MB and most processes never serve it.
@@ -18,10 +20,17 @@ export const openapiDocs = () => {
     return new Response(body, { headers: { "content-type": type, "cache-control": "public, max-age=86400" } });
   };
   return new Elysia({ name: "corpus/openapi" })
+    // The page names its document relatively ("openapi/json"): from /openapi/ that would miss.
+    .onBeforeHandle(({ request, redirect }) => (new URL(request.url).pathname === "/openapi/" ? redirect("/openapi", 308) : undefined))
+    // Local to this instance: the document's own route. Completed on a copy: the generated
+    // document shares objects with the schemas the routes validate with.
+    .onAfterHandle(({ path, response }) =>
+      path === SPEC_PATH && response && typeof response === "object" && !(response instanceof Response) ? completeDocument(JSON.parse(JSON.stringify(response))) : undefined,
+    )
     .use(
       openapi({
         path: "/openapi",
-        specPath: "/openapi/json",
+        specPath: SPEC_PATH,
         provider: "swagger-ui",
         openapiVersion: "3.0.3",
         swagger: { cdn: `${ASSET_PREFIX}/swagger-ui-bundle.js`, theme: `${ASSET_PREFIX}/swagger-ui.css`, autoDarkMode: false },

@@ -1,4 +1,5 @@
 // DELETE /v1/delete_my_data (first document part 4; D13): acts at once.
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { ErrorBody } from "../http/model";
 import { guard, type GuardServices } from "../rest/guard";
@@ -7,10 +8,10 @@ import { deleteUser, type DeletionServices } from "./deletion";
 export const DeletionResponse = t.Object({
   status: t.Literal("deletion_confirmed"),
   details: t.Object({
-    oauth_tokens_revoked: t.Integer(),
+    oauth_tokens_revoked: Type.Integer(),
     query_history_deleted: t.Boolean(),
-    archive_entries_removed: t.Integer(),
-    webhooks_unregistered: t.Integer(),
+    archive_entries_removed: Type.Integer(),
+    webhooks_unregistered: Type.Integer(),
     profile_deleted: t.Boolean(),
   }),
   message: t.String(),
