@@ -9,6 +9,7 @@ export const REQUIRED_SCOPE = {
   "POST /v1/deep_search": "corpus:read",
   "GET /v1/connectors": "connectors:read",
   "POST /v1/connectors": "connectors:write",
+  "PATCH /v1/connectors/:id": "connectors:write",
   "DELETE /v1/connectors/:id": "connectors:write",
   "GET /v1/webhooks": "connectors:read",
   "POST /v1/webhooks": "connectors:write",
@@ -19,8 +20,8 @@ export const REQUIRED_SCOPE = {
 export type ProtectedRoute = keyof typeof REQUIRED_SCOPE;
 
 /**
- * The only routes a connector panel's token serves (issue 13 item 8): the panel lists, adds and
- * removes connectors. It cannot search, open another panel (mint a token), register webhooks
+ * The only routes a connector panel's token serves (issue 13 item 8): the panel lists, adds,
+ * configures and removes connectors. It cannot search, open another panel (mint a token), register webhooks
  * or delete the user's data, whatever its scopes.
  */
-export const PANEL_ROUTES: ReadonlySet<string> = new Set<ProtectedRoute>(["GET /v1/connectors", "POST /v1/connectors", "DELETE /v1/connectors/:id"]);
+export const PANEL_ROUTES: ReadonlySet<string> = new Set<ProtectedRoute>(["GET /v1/connectors", "POST /v1/connectors", "PATCH /v1/connectors/:id", "DELETE /v1/connectors/:id"]);

@@ -60,6 +60,17 @@ export const CreateConnectorBody = t.Object(
 );
 export type CreateConnector = Static<typeof CreateConnectorBody>;
 
+export const UpdateConnectorBody = t.Object(
+  {
+    label: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+    config: t.Optional(
+      t.Record(t.String(), t.Unknown(), { description: "fields to change, merged over the stored config; a secret left out (or sent back as shown, ***) is kept" }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateConnector = Static<typeof UpdateConnectorBody>;
+
 /** A phase under way (progress.ts ProgressView); absent once the connector is `ok` or in `error`. */
 export const ConnectorProgress = t.Object(
   {

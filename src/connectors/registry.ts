@@ -23,7 +23,7 @@ import { createMaildirConnector } from "./maildir/connector";
 import { confine, PathRefused, recheck, rootsFor, sharedRoots, type Confine, type PathPolicy } from "./paths";
 import { checkRemoteForm, checkRemoteHost, OPERATOR_PIN, userHostPolicy } from "./remote";
 import { pinner, type Pin } from "../net/pin";
-import { CONFIG_SCHEMAS, CONNECTOR_ID_PATTERN, type ConnectorViewT, type CreateConnector } from "./model";
+import { CONFIG_SCHEMAS, CONNECTOR_ID_PATTERN, type ConnectorViewT, type CreateConnector, type UpdateConnector } from "./model";
 import { isPostgresUrl, redactUrl, SqlConnector, type SqlConfig } from "./sql/connector";
 import { CONNECTOR_KINDS, type Connector, type ConnectorKind, type ConnectorStatus } from "./types";
 
@@ -303,6 +303,38 @@ export class ConnectorRegistry {
       .run(user, d.id, d.kind, d.label, this.keys.sealFor(user, JSON.stringify(config), `connector/${d.id}`), d.created_at!);
     const view = await this.view(d, true);
     this.log.info("connector added", { connector: d.id, kind: d.kind, status: view.status });
+    return view;
+  }
+
+  /**
+   * Changes a user's connector (D5, D22 "configure"): its label, and its config merged over the
+   * stored one, so a secret left out (the IMAP password) or sent back as shown (a database
+   * URL's `***`) is kept. A changed config is checked as on add and the source is read afresh
+   * (its old index dropped); a label alone changes nothing else.
+   */
+  async update(user: string, id: string, input: UpdateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
+    if (this.operators.some((o) => o.id === id)) throw new HttpError(403, `${id} is an operator connector; it is changed in CORPUS_CONNECTORS_FILE`);
+    const stored = this.userDefinitions(user).find((x) => x.id === id);
+    if (!stored) throw new HttpError(404, `no connector with id ${id}; yours are: ${this.ids(user).join(", ") || "none"}`);
+    let config = stored.config;
+    if (input.config) {
+      const given = { ...input.config };
+      if (stored.kind === "sql" && typeof given.url === "string" && given.url.includes("***") && redactUrl(given.url) === redactUrl(String(stored.config.url))) given.url = stored.config.url;
+      config = validateConfig(stored.kind, { ...stored.config, ...given }, "config");
+      const local = localPathOf(stored.kind, config);
+      if (local) config[local] = this.checkLocalPath(user, String(config[local]));
+      await checkRemoteHost(stored.kind, config, this.pinFor(user));
+    }
+    const sourceChanged = !Bun.deepEquals(config, stored.config);
+    const d: Definition = { ...stored, label: input.label ?? stored.label, config };
+    stillAllowed();
+    const row = this.db
+      .query("UPDATE connectors SET label = ?, config = ? WHERE user_id = ? AND id = ?")
+      .run(d.label, this.keys.sealFor(user, JSON.stringify(config), `connector/${id}`), user, id);
+    if (row.changes === 0) throw new HttpError(404, `no connector with id ${id}`);
+    if (sourceChanged) await this.forget(user, id);
+    const view = await this.view(d, sourceChanged);
+    this.log.info("connector changed", { connector: id, kind: d.kind, source_changed: sourceChanged, status: view.status });
     return view;
   }
 

@@ -1,9 +1,9 @@
-// The connector control plane (D18): GET/POST /v1/connectors, DELETE /v1/connectors/{id}.
+// The connector control plane (D18, D22): GET/POST /v1/connectors, PATCH/DELETE /v1/connectors/{id}.
 import { Elysia, t } from "elysia";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { assertNotRevoked, guard, type GuardServices } from "../rest/guard";
-import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector } from "./model";
+import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector, UpdateConnectorBody } from "./model";
 import type { ConnectorRegistry } from "./registry";
 
 export const connectorRoutes = (services: GuardServices & { connectors: ConnectorRegistry }) => {
@@ -28,6 +28,22 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
       response: { 200: ConnectorView, ...errors },
       detail: { tags: ["connectors"], summary: "Add a connector; one that cannot connect is saved with status error and a reason", security },
     })
+    .patch(
+      "/v1/connectors/:id",
+      ({ principal, params, body }) => {
+        const live = () => assertNotRevoked(services.auth, principal);
+        live();
+        return connectors.update(principal.user, params.id, body, live);
+      },
+      {
+        guard: { route: "PATCH /v1/connectors/:id" },
+        parse: [...JSON_PARSE],
+        params: t.Object({ id: t.String({ maxLength: 63 }) }),
+        body: UpdateConnectorBody,
+        response: { 200: ConnectorView, ...errors },
+        detail: { tags: ["connectors"], summary: "Change a connector's label or config; a changed source is read afresh, secrets left out are kept", security },
+      },
+    )
     .delete(
       "/v1/connectors/:id",
       async ({ principal, params }) => {

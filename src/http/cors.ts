@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 
 // The specification's GET, POST, OPTIONS, and DELETE: the REST control plane removes
 // connectors and webhooks with it, and the connector widget calls it from the assistant.
-export const CORS_METHODS = ["GET", "POST", "DELETE", "OPTIONS"];
+export const CORS_METHODS = ["GET", "POST", "PATCH", "DELETE", "OPTIONS"];
 export const CORS_HEADERS = ["Content-Type", "Authorization"];
 
 export function cors(origins: string[]) {

@@ -33,6 +33,7 @@ export const LIMITED_ROUTES: Readonly<Partial<Record<string, LimitedEndpoint>>> 
   "POST /v1/deep_search": "deep_search",
   "DELETE /v1/delete_my_data": "delete",
   "POST /v1/connectors": "connectors",
+  "PATCH /v1/connectors/:id": "connectors",
   "POST /v1/webhooks": "webhooks",
 };
 

@@ -68,7 +68,7 @@ const WIDGET_HTML = `<!doctype html>
 </table>
 <p id="live" hidden>Connectors are being indexed: this list updates every ${PANEL_POLL_MS / 1000} s until they are done.</p>
 <form id="add" aria-label="Add a connector">
-  <strong class="wide">Add a connector</strong>
+  <strong class="wide" id="form-title">Add a connector</strong>
   <label for="f-id">Id</label><input id="f-id" name="id" required pattern="[a-z0-9][a-z0-9_\\-]{0,62}" placeholder="mail">
   <label for="f-label">Label</label><input id="f-label" name="label" placeholder="Work mail">
   <label for="f-kind">Kind</label>
@@ -91,7 +91,7 @@ const WIDGET_HTML = `<!doctype html>
     <label for="f-url">Database</label><input id="f-url" name="url" placeholder="postgres://reader:…@db:5432/shop or a SQLite path">
     <label for="f-tables">Tables (JSON)</label><textarea id="f-tables" name="tables">[{"name":"invoice","id":"invoice_id","title":"customer","text":["customer","total"],"date":"invoice_date"}]</textarea>
   </div>
-  <span></span><button type="submit" id="add-button">Add</button>
+  <span></span><span><button type="submit" id="add-button">Add</button> <button type="button" id="cancel-button" hidden>Cancel</button></span>
 </form>
 <div id="message" role="status"></div>
 <script>
@@ -149,7 +149,12 @@ const WIDGET_HTML = `<!doctype html>
           try { await api("DELETE", "/v1/connectors/" + encodeURIComponent(c.id)); say("Removed " + c.id + "."); await refresh(); }
           catch (e) { say(e.message, true); }
         });
-        actions.append(b);
+        const edit = document.createElement("button");
+        edit.type = "button";
+        edit.textContent = "Configure";
+        edit.setAttribute("aria-label", "Configure " + c.id);
+        edit.addEventListener("click", () => configure(c));
+        actions.append(edit, " ", b);
       } else if (c.owner === "operator") actions.append(document.createTextNode("operator"));
       tr.append(name, cell(c.kind), status, actions);
       rows.append(tr);
@@ -191,6 +196,31 @@ const WIDGET_HTML = `<!doctype html>
   kind.addEventListener("change", showKind);
   showKind();
   form.hidden = true;
+  // The same form configures a connector: its id and kind fixed, its fields filled in, the
+  // password left empty (kept unless typed), the database URL as shown (its *** kept).
+  let editing = null;
+  const title = document.getElementById("form-title");
+  const submit = document.getElementById("add-button");
+  const cancel = document.getElementById("cancel-button");
+  function configure(c) {
+    editing = c.id;
+    const set = (n, value) => { form.elements[n].value = value === undefined || value === null ? "" : String(value); };
+    const config = c.config || {};
+    set("id", c.id); set("label", c.label); kind.value = c.kind;
+    form.elements.id.readOnly = true; kind.disabled = true; showKind();
+    if (c.kind === "imap") { set("host", config.host); set("port", config.port); form.elements.secure.checked = config.secure !== false; set("user", config.user); set("mailbox", config.mailbox); set("password", ""); form.elements.password.placeholder = "unchanged"; }
+    else if (c.kind === "sql") { set("url", config.url); set("tables", JSON.stringify(config.tables || [])); }
+    else set("path", config.path);
+    title.textContent = "Configure " + c.id; submit.textContent = "Save"; cancel.hidden = false;
+    form.elements.label.focus();
+  }
+  function adding() {
+    editing = null;
+    form.reset();
+    form.elements.id.readOnly = false; kind.disabled = false; form.elements.password.placeholder = ""; showKind();
+    title.textContent = "Add a connector"; submit.textContent = "Add"; cancel.hidden = true;
+  }
+  cancel.addEventListener("click", adding);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const v = (n) => form.elements[n].value.trim();
@@ -202,9 +232,16 @@ const WIDGET_HTML = `<!doctype html>
         : { path: v("path") };
     } catch { say("Tables must be JSON.", true); return; }
     try {
-      const created = await api("POST", "/v1/connectors", { id: v("id"), kind: k, ...(v("label") ? { label: v("label") } : {}), config });
-      say(created.status === "error" ? "Added " + created.id + ", but it cannot connect: " + created.reason : "Added " + created.id + ".", created.status === "error");
-      form.elements.password.value = "";
+      if (editing) {
+        if (k === "imap" && !config.password) delete config.password;
+        const changed = await api("PATCH", "/v1/connectors/" + encodeURIComponent(editing), { ...(v("label") ? { label: v("label") } : {}), config });
+        say(changed.status === "error" ? "Saved " + changed.id + ", but it cannot connect: " + changed.reason : "Saved " + changed.id + ".", changed.status === "error");
+        adding();
+      } else {
+        const created = await api("POST", "/v1/connectors", { id: v("id"), kind: k, ...(v("label") ? { label: v("label") } : {}), config });
+        say(created.status === "error" ? "Added " + created.id + ", but it cannot connect: " + created.reason : "Added " + created.id + ".", created.status === "error");
+        form.elements.password.value = "";
+      }
       await refresh();
     } catch (e) { say(e.message, true); }
   });

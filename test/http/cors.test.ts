@@ -20,7 +20,7 @@ describe("CORS from CORPUS_CORS_ALLOW_ORIGINS_CSV", () => {
     const pre = await app.handle(preflight("https://other.example.com"));
     expect(pre.status).toBeLessThan(300);
     expect(pre.headers.get("access-control-allow-origin")).toBe("https://other.example.com");
-    expect(pre.headers.get("access-control-allow-methods")).toBe("GET, POST, DELETE, OPTIONS");
+    expect(pre.headers.get("access-control-allow-methods")).toBe("GET, POST, PATCH, DELETE, OPTIONS");
     expect(pre.headers.get("access-control-allow-headers")).toBe("Content-Type, Authorization");
   });
 

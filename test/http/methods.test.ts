@@ -12,7 +12,7 @@ describe("405 for a known path under another method", () => {
       ["PUT", "/v1/query", "POST"],
       ["OPTIONS", "/v1/query", "POST"],
       ["PATCH", "/v1/connectors", "GET, POST"],
-      ["GET", "/v1/connectors/docs", "DELETE"],
+      ["GET", "/v1/connectors/docs", "DELETE, PATCH"],
       ["POST", "/", "GET"],
     ] as const) {
       const r = await app.handle(req(path, { method, ...(method === "GET" || method === "OPTIONS" ? {} : { body: "{}", headers: { "content-type": "application/json" } }) }));

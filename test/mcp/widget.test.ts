@@ -123,6 +123,34 @@ describe("the connector widget", () => {
     await page.close();
   });
 
+  test("configures a connector (D22): its fields filled in, a new label and folder saved with PATCH", async () => {
+    mkdirSync(join(roots, "minutes"), { recursive: true });
+    writeFileSync(join(roots, "minutes", "board.md"), "# Board\n\nBudget approved.\n");
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${host.port}/`);
+    const w = view(page);
+    await w.locator("#f-id").fill("papers");
+    await w.locator("#f-label").fill("Papers");
+    await w.locator("#f-kind").selectOption("files");
+    await w.locator("#f-path").fill(join(roots, "notes"));
+    await w.locator("#add-button").click();
+    await w.getByText("Added papers.").waitFor();
+    await w.locator('button[aria-label="Configure papers"]').click();
+    expect(await w.locator("#form-title").textContent()).toBe("Configure papers");
+    expect(await w.locator("#f-path").inputValue()).toBe(join(roots, "notes"));
+    expect(await w.locator("#f-id").getAttribute("readonly")).not.toBeNull();
+    await w.locator("#f-label").fill("Board minutes");
+    await w.locator("#f-path").fill(join(roots, "minutes"));
+    await w.locator("#add-button").click();
+    await w.getByText("Saved papers.").waitFor();
+    await w.getByText("Board minutes (papers)").waitFor();
+    expect(await w.locator("#form-title").textContent()).toBe("Add a connector");
+    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<Record<string, any>> };
+    expect(listed.connectors.find((c) => c.id === "papers")).toMatchObject({ label: "Board minutes", config: { path: join(roots, "minutes") } });
+    await fetch(`${running.url}/v1/connectors/papers`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+    await page.close();
+  });
+
   test("a connector being indexed shows a progress bar with its counts, rate and time left, followed until it is done", async () => {
     // The embedding is held at a gate and let through batch by batch; the page's timers run on a
     // fake clock, so each poll happens when the test moves it on.
