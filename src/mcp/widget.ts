@@ -54,6 +54,7 @@ const WIDGET_HTML = `<!doctype html>
   input, select, textarea { font: inherit; padding: 4px 6px; }
   textarea { min-height: 70px; font-family: ui-monospace, monospace; font-size: 12px; }
   button { font: inherit; padding: 4px 10px; cursor: pointer; }
+  .confirm { font-size: 13px; max-width: 260px; }
   #message { margin-top: 8px; min-height: 1.4em; }
   #message.error { color: #b42318; }
   .kind-fields { display: contents; }
@@ -91,7 +92,7 @@ const WIDGET_HTML = `<!doctype html>
     <label for="f-url">Database</label><input id="f-url" name="url" placeholder="postgres://reader:…@db:5432/shop or a SQLite path">
     <label for="f-tables">Tables (JSON)</label><textarea id="f-tables" name="tables">[{"name":"invoice","id":"invoice_id","title":"customer","text":["customer","total"],"date":"invoice_date"}]</textarea>
   </div>
-  <span></span><span><button type="submit" id="add-button">Add</button> <button type="button" id="cancel-button" hidden>Cancel</button></span>
+  <span></span><span><button type="button" id="add-button">Add</button> <button type="button" id="cancel-button" hidden>Cancel</button></span>
 </form>
 <div id="message" role="status"></div>
 <script>
@@ -144,10 +145,29 @@ const WIDGET_HTML = `<!doctype html>
         b.type = "button";
         b.textContent = "Remove";
         b.setAttribute("aria-label", "Remove " + c.id);
-        b.addEventListener("click", async () => {
-          if (!confirm("Remove the connector " + c.label + " (" + c.id + ")? Its local index is deleted; the source itself is not touched.")) return;
-          try { await api("DELETE", "/v1/connectors/" + encodeURIComponent(c.id)); say("Removed " + c.id + "."); await refresh(); }
-          catch (e) { say(e.message, true); }
+        // Asked in the row itself: a host's sandbox may not allow confirm() (no allow-modals).
+        b.addEventListener("click", () => {
+          const ask = document.createElement("div");
+          ask.className = "confirm";
+          ask.setAttribute("role", "alertdialog");
+          ask.setAttribute("aria-label", "Remove " + c.id + "?");
+          ask.textContent = "Remove the connector " + c.label + " (" + c.id + ")? Its local index is deleted; the source itself is not touched. ";
+          const yes = document.createElement("button");
+          yes.type = "button";
+          yes.textContent = "Remove " + c.id;
+          yes.setAttribute("aria-label", "Yes, remove " + c.id);
+          const no = document.createElement("button");
+          no.type = "button";
+          no.textContent = "Keep";
+          no.addEventListener("click", () => { ask.remove(); b.hidden = false; b.focus(); });
+          yes.addEventListener("click", async () => {
+            try { await api("DELETE", "/v1/connectors/" + encodeURIComponent(c.id)); say("Removed " + c.id + "."); await refresh(); }
+            catch (e) { say(e.message, true); }
+          });
+          ask.append(yes, " ", no);
+          b.hidden = true;
+          actions.append(ask);
+          no.focus();
         });
         const edit = document.createElement("button");
         edit.type = "button";
@@ -221,8 +241,13 @@ const WIDGET_HTML = `<!doctype html>
     title.textContent = "Add a connector"; submit.textContent = "Add"; cancel.hidden = true;
   }
   cancel.addEventListener("click", adding);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
+  // Saved on the button and on Enter, not by submitting the form: a host's sandbox may block
+  // form submission (no allow-forms), and with it the submit event.
+  submit.addEventListener("click", save);
+  form.addEventListener("keydown", (event) => { if (event.key === "Enter" && event.target.tagName === "INPUT") { event.preventDefault(); void save(); } });
+  form.addEventListener("submit", (event) => event.preventDefault());
+  async function save() {
+    if (!form.reportValidity()) return;
     const v = (n) => form.elements[n].value.trim();
     const k = kind.value;
     let config;
@@ -244,7 +269,7 @@ const WIDGET_HTML = `<!doctype html>
       }
       await refresh();
     } catch (e) { say(e.message, true); }
-  });
+  }
   // The open_connectors result: the list in structuredContent, the access in _meta.
   function receive(result) {
     if (!result || typeof result !== "object") return;

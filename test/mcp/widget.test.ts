@@ -27,8 +27,8 @@ let token: string;
 const view = (page: import("playwright-core").Page) => page.frameLocator("#view");
 
 /** The host page: embeds the view and plays the MCP Apps host's part of the handshake. */
-const hostPage = (result: unknown) => `<!doctype html><html><body>
-<iframe id="view" src="/view" style="width:100%;height:600px"></iframe>
+const hostPage = (result: unknown, src = "/view", sandbox = "") => `<!doctype html><html><body>
+<iframe id="view" src="${src}" ${sandbox ? `sandbox="${sandbox}"` : ""} style="width:100%;height:600px"></iframe>
 <script>
 const RESULT = ${JSON.stringify(result).replace(/</g, "\\u003c")};
 const frame = document.getElementById("view");
@@ -43,6 +43,27 @@ window.addEventListener("message", (event) => {
 });
 </script></body></html>`;
 
+/** The sandbox of an MCP Apps view on its host's own sandbox origin: scripts, nothing more. */
+const SANDBOX = "allow-scripts allow-same-origin";
+let declared: { connectDomains?: string[]; resourceDomains?: string[] } = {};
+let sandboxedPage = "";
+let sandboxedNone = "";
+
+/** The CSP a host builds from a resource's declared domains (MCP Apps, McpUiResourceCsp). */
+function cspOf(csp: { connectDomains?: string[]; resourceDomains?: string[] }): string {
+  const resources = (csp.resourceDomains ?? []).join(" ");
+  return [
+    "default-src 'none'",
+    `script-src 'unsafe-inline' ${resources}`,
+    `style-src 'unsafe-inline' ${resources}`,
+    `img-src data: ${resources}`,
+    `connect-src ${(csp.connectDomains ?? []).join(" ") || "'none'"}`,
+    "frame-src 'none'",
+    "base-uri 'self'",
+    "form-action 'none'",
+  ].join("; ");
+}
+
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the widget test: apt-get install chromium");
   roots = tempDir("corpus-widget-roots-");
@@ -54,7 +75,18 @@ beforeAll(async () => {
   host = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: (r) => new Response(new URL(r.url).pathname === "/view" ? template : page, { headers: { "content-type": "text/html" } }),
+    fetch: (r) => {
+      const path = new URL(r.url).pathname;
+      const html = { "content-type": "text/html" };
+      if (path === "/view") return new Response(template, { headers: html });
+      // As an MCP Apps host frames a view: a sandbox without modals or forms, and a CSP made
+      // from the resource's _meta.ui.csp (or, to show the check bites, one that allows no calls).
+      if (path === "/view-csp") return new Response(template, { headers: { ...html, "content-security-policy": cspOf(declared) } });
+      if (path === "/view-csp-none") return new Response(template, { headers: { ...html, "content-security-policy": cspOf({}) } });
+      if (path === "/sandboxed") return new Response(sandboxedPage, { headers: html });
+      if (path === "/sandboxed-none") return new Response(sandboxedNone, { headers: html });
+      return new Response(page, { headers: html });
+    },
   });
   const origin = `http://127.0.0.1:${host.port}`;
   running = await startServer(testConfig({ CORPUS_PORT: "0", CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CORS_ALLOW_ORIGINS_CSV: origin, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" }), createLogger("ERROR", memorySink().sink));
@@ -73,6 +105,9 @@ beforeAll(async () => {
   expect(template).not.toContain("eyJ");
   expect(JSON.stringify(result.content)).not.toContain("eyJ");
   page = hostPage(result);
+  declared = (await rpc("resources/read", { uri: "ui://corpus/connectors.html" })).contents[0]._meta.ui.csp;
+  sandboxedPage = hostPage(result, "/view-csp", SANDBOX);
+  sandboxedNone = hostPage(result, "/view-csp-none", SANDBOX);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
@@ -104,18 +139,15 @@ describe("the connector widget", () => {
     const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<{ id: string }> };
     expect(listed.connectors.map((c) => c.id)).toEqual(["notes"]);
 
-    // It asks first: dismissing keeps the connector.
-    let asked = "";
-    page.once("dialog", (d) => {
-      asked = d.message();
-      void d.dismiss();
-    });
+    // It asks first, in the row (a host's sandbox may forbid confirm()): keeping it keeps it.
     await w.locator('button[aria-label="Remove notes"]').click();
-    expect(asked).toContain("Remove the connector Team notes (notes)?");
+    expect(await w.locator('[role="alertdialog"]').textContent()).toContain("Remove the connector Team notes (notes)?");
+    await w.getByRole("button", { name: "Keep" }).click();
+    expect(await w.locator('[role="alertdialog"]').count()).toBe(0);
     expect(await w.locator('tr[data-id="notes"]').count()).toBe(1);
 
-    page.once("dialog", (d) => void d.accept());
     await w.locator('button[aria-label="Remove notes"]').click();
+    await w.locator('button[aria-label="Yes, remove notes"]').click();
     await w.getByText("Removed notes.").waitFor();
     await w.getByText("No connectors yet.").waitFor();
     const after = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: unknown[] };
@@ -148,6 +180,37 @@ describe("the connector widget", () => {
     const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<Record<string, any>> };
     expect(listed.connectors.find((c) => c.id === "papers")).toMatchObject({ label: "Board minutes", config: { path: join(roots, "minutes") } });
     await fetch(`${running.url}/v1/connectors/papers`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
+    await page.close();
+  });
+
+  test("inside a sandboxed iframe under the CSP its resource declares, it lists, adds and removes (issue 18, gap 2)", async () => {
+    expect(declared.connectDomains).toEqual([new URL(running.url).origin]);
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${host.port}/sandboxed`);
+    const w = view(page);
+    await w.locator("#f-id").fill("sandboxed");
+    await w.locator("#f-kind").selectOption("files");
+    await w.locator("#f-path").fill(join(roots, "notes"));
+    await w.locator("#add-button").click();
+    await w.getByText("Added sandboxed.").waitFor();
+    await w.locator('tr[data-id="sandboxed"]').waitFor();
+    await w.locator('button[aria-label="Remove sandboxed"]').click();
+    await w.locator('button[aria-label="Yes, remove sandboxed"]').click();
+    await w.getByText("Removed sandboxed.").waitFor();
+    await page.close();
+  });
+
+  test("the same page under a CSP that allows no calls cannot reach the API: the declaration is what lets it", async () => {
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${host.port}/sandboxed-none`);
+    const w = view(page);
+    await w.locator("#f-id").fill("blocked");
+    await w.locator("#f-kind").selectOption("files");
+    await w.locator("#f-path").fill(join(roots, "notes"));
+    await w.locator("#add-button").click();
+    await w.locator("#message.error").waitFor();
+    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<{ id: string }> };
+    expect(listed.connectors.map((c) => c.id)).not.toContain("blocked");
     await page.close();
   });
 
