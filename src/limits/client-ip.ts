@@ -1,64 +1,42 @@
 // The client address for per-IP limits: the socket's, unless the socket is a trusted proxy
 // (CORPUS_TRUSTED_PROXIES), in which case X-Forwarded-For is walked from the right past
-// every trusted hop. Addresses are compared with CIDR ranges, IPv4 and IPv6.
-import { isIP } from "node:net";
+// every trusted hop. Addresses are compared with CIDR ranges, IPv4 and IPv6 (node:net BlockList).
+import { BlockList, isIP } from "node:net";
 import { formatIp, parseIp, unwrapMapped } from "../net/addresses";
 
-type Range = { bytes: Uint8Array; bits: number };
-
-function toBytes(ip: string): Uint8Array | undefined {
-  const v4mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (v4mapped) ip = v4mapped[1]!;
-  const kind = isIP(ip);
-  if (kind === 4) return Uint8Array.from(ip.split(".").map(Number));
-  if (kind !== 6) return undefined;
-  const [head, tail = ""] = ip.split("::") as [string, string?];
-  const h = head ? head.split(":") : [];
-  const tl = ip.includes("::") ? (tail ? tail.split(":") : []) : [];
-  const groups = [...h, ...Array(8 - h.length - tl.length).fill("0"), ...tl];
-  const out = new Uint8Array(16);
-  groups.forEach((g, i) => {
-    const n = parseInt(g, 16);
-    out[2 * i] = n >> 8;
-    out[2 * i + 1] = n & 0xff;
-  });
-  return out;
+/** Trusted proxy ranges (node's BlockList: IPv4-mapped IPv6 addresses match IPv4 rules), and how many. */
+export interface Ranges {
+  readonly list: BlockList;
+  readonly size: number;
 }
 
-export function parseRanges(csv: string): Range[] {
-  return csv
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const [addr, bitsText] = entry.split("/") as [string, string?];
-      const bytes = toBytes(addr);
-      if (!bytes) throw new Error(`not an IP address or CIDR range: ${entry}`);
-      const bits = bitsText === undefined ? bytes.length * 8 : Number(bitsText);
-      if (!Number.isInteger(bits) || bits < 0 || bits > bytes.length * 8) throw new Error(`bad prefix length in ${entry}`);
-      return { bytes, bits };
-    });
+const family = (ip: string) => (isIP(ip) === 6 ? "ipv6" : "ipv4");
+
+/** CORPUS_TRUSTED_PROXIES: addresses and CIDR ranges, comma-separated. */
+export function parseRanges(csv: string): Ranges {
+  const list = new BlockList();
+  const entries = csv.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const entry of entries) {
+    const [addr, bitsText] = entry.split("/") as [string, string?];
+    if (!isIP(addr)) throw new Error(`not an IP address or CIDR range: ${entry}`);
+    const max = isIP(addr) === 6 ? 128 : 32;
+    const bits = bitsText === undefined ? max : Number(bitsText);
+    if (!/^\d+$/.test(bitsText ?? "0") || !Number.isInteger(bits) || bits < 0 || bits > max) throw new Error(`bad prefix length in ${entry}`);
+    list.addSubnet(addr, bits, family(addr));
+  }
+  return { list, size: entries.length };
 }
 
-export function inRanges(ip: string, ranges: Range[]): boolean {
-  const bytes = toBytes(ip);
-  if (!bytes) return false;
-  return ranges.some((r) => {
-    if (r.bytes.length !== bytes.length) return false;
-    for (let bit = 0; bit < r.bits; bit++) {
-      const mask = 0x80 >> bit % 8;
-      if ((r.bytes[bit >> 3]! & mask) !== (bytes[bit >> 3]! & mask)) return false;
-    }
-    return true;
-  });
+export function inRanges(ip: string, ranges: Ranges): boolean {
+  return ranges.size > 0 && isIP(ip) !== 0 && ranges.list.check(ip, family(ip));
 }
 
-export function clientAddress(socketIp: string, forwardedFor: string | null, trusted: Range[]): string {
-  if (trusted.length === 0 || !forwardedFor || !inRanges(socketIp, trusted)) return socketIp;
+export function clientAddress(socketIp: string, forwardedFor: string | null, trusted: Ranges): string {
+  if (trusted.size === 0 || !forwardedFor || !inRanges(socketIp, trusted)) return socketIp;
   const hops = forwardedFor.split(",").map((s) => s.trim()).filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!;
-    if (!toBytes(hop)) return socketIp;
+    if (!isIP(hop)) return socketIp;
     if (!inRanges(hop, trusted)) return hop;
   }
   return hops[0] ?? socketIp;
