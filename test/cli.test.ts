@@ -1,5 +1,7 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { parseArgs, UsageError } from "../src/cli";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { runCli, tempDir } from "./helpers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -71,6 +73,19 @@ describe("corpus token (D2)", () => {
     await Bun.sleep(2100); // the server's cache refreshes revocations within 2 s
     await expect((async () => services.auth.authenticate(`Bearer ${token}`, "corpus:search"))()).rejects.toThrow("revoked");
     await services.close();
+  });
+
+  test("a token is minted and revoked even when the connectors file is broken (it is not read)", () => {
+    const dir = tempDir();
+    const broken = join(tempDir(), "connectors.json");
+    writeFileSync(broken, "[{ this is not JSON");
+    const env = { CORPUS_CONNECTORS_FILE: broken };
+    const r = runCli(["token", "create", "--user", "bob", "--scopes", "connectors:read", "--data-dir", dir], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split(".")).toHaveLength(3);
+    const revoke = runCli(["token", "revoke", "--user", "bob", "--data-dir", dir], env);
+    expect(revoke.code).toBe(0);
   });
 
   test("--ttl is honoured; bad input exits 2 with one line", () => {

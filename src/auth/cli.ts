@@ -1,12 +1,20 @@
 // `corpus token create` and `corpus token revoke` (D2): the operator's way to mint and
 // withdraw access tokens, against the same data dir the server uses.
 import type { Config } from "../config";
-import { createLogger } from "../log";
-import { createServices } from "../services";
+import { loadMasterKey } from "../crypto/master-key";
+import { MIGRATIONS } from "../services";
+import { openDatabase } from "../store/database";
+import { AuthService } from "./service";
 import { parseScopes, TokenRequestError } from "./tokens";
 
+/**
+ * Only what tokens need (the database, the master key, the signing key): a connectors file or
+ * a model that cannot load must not stop the operator from minting or revoking a token.
+ */
 export async function tokenCommand(command: string, options: Record<string, string>, config: Config): Promise<string> {
-  const services = await createServices(config, createLogger("ERROR", () => {}));
+  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  const { key } = loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
+  const services = { auth: await AuthService.create(config, db, key) };
   try {
     if (command === "token create") {
       if (!options.user) throw new TokenRequestError("token create needs --user ID");
@@ -27,6 +35,6 @@ export async function tokenCommand(command: string, options: Record<string, stri
     }
     throw new TokenRequestError("token revoke needs --jti ID or --user ID");
   } finally {
-    await services.close();
+    db.close();
   }
 }
