@@ -39,7 +39,7 @@ export function createApp(services: Services) {
     // Before CORS and everything else: a request for another host is no request for us (DNS rebinding).
     .use(hostCheck(config))
     .use(cors(config.corsOrigins))
-    .use(errorMapper(log.child("http"), (request: Request): Promise<Response> => app.handle(request), allowedMethods((): readonly { method: string; path: string }[] => app.routes)))
+    .use(errorMapper(log.child("http"), allowedMethods((): readonly { method: string; path: string }[] => app.routes)))
     .use(jsonOnly)
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
     .use(accessLog(log.child("http.access")))

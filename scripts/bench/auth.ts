@@ -1,5 +1,6 @@
 // Requests per second of an authenticated, rate-limited route against the same route
-// unauthenticated, in one run (issue: auth and limits). Target: at least 0.85.
+// unauthenticated, in one run, and what the guard adds per request in microseconds (issue 15:
+// at most 5 µs; the earlier 0.85 ratio target is withdrawn, the runtime's floor is lower).
 //   bun scripts/bench/auth.ts          (needs wrk: apt-get install wrk)
 // Beside it, in the same rounds, the runtime's floor (auth-floor-server.ts): a bare Bun.serve
 // that only reads the Authorization header and writes the six X-RateLimit-* headers, checking
@@ -44,6 +45,10 @@ await Bun.file(headerScript).delete();
 const ratio = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]!));
 console.log(`GET open (no auth)                    ${median(rates.open).toFixed(0)} req/s  baseline`);
 console.log(`GET protected (JWT + scope + limits)  ${median(rates.protected).toFixed(0)} req/s`);
-console.log(`protected / open (median of rounds)   ${ratio(rates.protected, rates.open).toFixed(2)}  target >= 0.85`);
+console.log(`protected / open (median of rounds)   ${ratio(rates.protected, rates.open).toFixed(2)}`);
+// Time per request is 1 / rate: the difference is what authentication, scope and limits add.
+const addedMicros = median(rates.protected.map((p, i) => 1e6 / p - 1e6 / rates.open[i]!));
+const floorMicros = median(rates.floor.map((p, i) => 1e6 / p - 1e6 / rates.floorOpen[i]!));
+console.log(`guard's added time per request        ${addedMicros.toFixed(1)} µs  target <= 5 (the floor's own: ${floorMicros.toFixed(1)} µs)`);
 console.log(`runtime floor, bare Bun.serve: read Authorization + six X-RateLimit-* headers, no checks / open`);
 console.log(`                                      ${ratio(rates.floor, rates.floorOpen).toFixed(2)}  (${median(rates.floor).toFixed(0)} / ${median(rates.floorOpen).toFixed(0)} req/s)`);

@@ -3,8 +3,7 @@
 // errors are logged and answered with a generic message, never a stack trace.
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../log";
-import { JsonText } from "./json-text";
-import { carryRequestInfo, isBodiless, requestInfo } from "./request-context";
+import { requestInfo } from "./request-context";
 
 export const ERROR_TYPES = {
   400: "bad_request",
@@ -117,36 +116,7 @@ export function jsonRpcShape(status: number, body: unknown, id: string | number 
   return { jsonrpc: "2.0", id, error: { code: status >= 500 ? -32603 : -32600, message } };
 }
 
-/**
- * Thrown by a stage that cannot decide without waiting (e.g. a token never seen before must
- * be verified, which is asynchronous): the request is run again once `ready` settles, or
- * answered with the error it rejects with. Stages stay synchronous on the common path, since
- * Elysia awaits a hook on every request once it may return a promise.
- */
-export class RunAgain extends Error {
-  constructor(readonly ready: Promise<unknown>) {
-    super("run again when ready");
-  }
-}
 
-/** The request as it was, with its parsed body, to be dispatched once more under the same id. */
-function again(request: Request, body: unknown): Request {
-  const headers = new Headers(request.headers);
-  headers.delete("content-length");
-  const bodyless = isBodiless(request.method) || body === undefined;
-  // A body not parsed yet goes again as it came; a parsed one as the JSON it now is.
-  const text = body instanceof JsonText ? body.text : typeof body === "string" ? body : undefined;
-  if (!bodyless && text === undefined) headers.set("content-type", "application/json");
-  const next = new Request(request.url, {
-    method: request.method,
-    headers,
-    body: bodyless ? undefined : (text ?? JSON.stringify(body)),
-  });
-  carryRequestInfo(request, next);
-  return next;
-}
-
-type Dispatch = (request: Request) => Promise<Response>;
 
 /** A path routed under other methods only: 405 naming them (Allow), not 404. */
 function methodNotAllowed(method: string, allowed: string[]): HttpError {
@@ -154,33 +124,19 @@ function methodNotAllowed(method: string, allowed: string[]): HttpError {
   return new HttpError(405, `${method} is not allowed on this path; use ${list}`, { allow: list });
 }
 
-/**
- * `dispatch` runs a request through the whole app again (for RunAgain); `methodsFor` names the
- * methods a path is routed under (a 404 for one of them is a 405).
- */
-export const errorMapper = (log: Logger, dispatch?: Dispatch, methodsFor?: (path: string) => string[]) =>
-  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path, body }) => {
-    const answer = (code: string | number, error: unknown) => {
-      if (code === "NOT_FOUND" && methodsFor) {
-        const allowed = methodsFor(path);
-        if (allowed.length) error = methodNotAllowed(request.method, allowed);
-      }
-      const info = requestInfo(request);
-      info.failed();
-      const { request_id, client_ip } = info;
-      const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
-      if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body, info.rpcId) as typeof mapped.body;
-      set.status = mapped.status;
-      Object.assign(set.headers, mapped.headers);
-      return mapped.body;
-    };
-    if (!(error instanceof RunAgain) || !dispatch) return answer(code, error);
-    return error.ready.then(
-      () =>
-        dispatch(again(request, body)).then((response) => {
-          set.status = response.status;
-          return response;
-        }),
-      (failure) => answer("UNKNOWN", failure),
-    );
+/** `methodsFor` names the methods a path is routed under (a 404 for one of them is a 405). */
+export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[]) =>
+  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path }) => {
+    if (code === "NOT_FOUND" && methodsFor) {
+      const allowed = methodsFor(path);
+      if (allowed.length) error = methodNotAllowed(request.method, allowed);
+    }
+    const info = requestInfo(request);
+    info.failed();
+    const { request_id, client_ip } = info;
+    const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
+    if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body, info.rpcId) as typeof mapped.body;
+    set.status = mapped.status;
+    Object.assign(set.headers, mapped.headers);
+    return mapped.body;
   });

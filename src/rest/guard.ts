@@ -16,7 +16,7 @@ import type { AuthService } from "../auth/service";
 import { AuthFailure } from "../auth/service";
 import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
 import type { Principal } from "../auth/verifier";
-import { HttpError, rateLimitedError, RunAgain } from "../http/errors";
+import { HttpError, rateLimitedError } from "../http/errors";
 import { parseJsonText } from "../http/json-body";
 import { JsonText } from "../http/json-text";
 import { requestInfo, type RequestInfo } from "../http/request-context";
@@ -91,9 +91,7 @@ export const limitHeaders = (limiter: RateLimiter) =>
     if (method !== "POST" && method !== "DELETE") return;
     const endpoint = LIMITED_ROUTES[`${method} ${pathOf(request.url)}`];
     if (!endpoint) return;
-    const info = requestInfo(request);
-    // A request run again (RunAgain) keeps what the guard found on its first pass.
-    if (!info.fixedHeaders) withRateHeaders(info, limiter.unknownCaller(endpoint));
+    withRateHeaders(requestInfo(request), limiter.unknownCaller(endpoint));
   });
 
 export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
@@ -177,27 +175,20 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
       const isPost = opts.route.startsWith("POST ");
       const limit = LIMITED_ROUTES[opts.route];
       return {
-        // Declared synchronous, so that Elysia does not await it on every request: a token seen
-        // before is checked at once; a new one is verified and the request run again (RunAgain).
-        transform: {
-          isAsync: false,
-          fn(context: { request: Request; body: unknown }) {
-            const request = context.request;
-            const info = requestInfo(request);
-            let principal = info.verified as Principal | undefined;
-            if (!principal) {
-              let outcome: Principal | Promise<Principal>;
-              try {
-                outcome = auth.authenticate(request.headers.get("authorization"), null);
-              } catch (error) {
-                throw refused(info, limit, undefined, error);
-              }
-              if (outcome instanceof Promise) throw new RunAgain(outcome.then((p) => (info.verified = p), (e) => Promise.reject(refused(info, limit, undefined, e))));
-              principal = outcome;
+        // A token seen before is checked at once (Verifier's cache); a new one is awaited here.
+        async transform(context: { request: Request; body: unknown }) {
+          const request = context.request;
+          const info = requestInfo(request);
+          let principal = info.verified as Principal | undefined;
+          if (!principal) {
+            try {
+              principal = await auth.authenticate(request.headers.get("authorization"), null);
+            } catch (error) {
+              throw refused(info, limit, undefined, error);
             }
-            admit(principal, opts, isPost, request, info, context);
-          },
-        } as never,
+          }
+          admit(principal, opts, isPost, request, info, context);
+        },
         resolve({ request }) {
           return { principal: principalOf(request) };
         },

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
-import { errorMapper, HttpError, RunAgain } from "../../src/http/errors";
+import { errorMapper, HttpError } from "../../src/http/errors";
 import { createLogger, memorySink } from "../../src/log";
 import { postJson, req } from "../helpers";
 
@@ -74,38 +74,3 @@ describe("error mapper (D15, first document part 7)", () => {
   });
 });
 
-describe("RunAgain: a stage that must wait has the request run again", () => {
-  function waiting() {
-    let ready = false;
-    let runs = 0;
-    const dispatch = { to: (_: Request): Promise<Response> => Promise.reject(new Error("not wired")) };
-    const a = new Elysia({ normalize: false })
-      .use(errorMapper(createLogger("CRITICAL"), (r) => dispatch.to(r)))
-      .post(
-        "/wait",
-        ({ body }) => {
-          runs++;
-          if (!ready) throw new RunAgain(Bun.sleep(5).then(() => (ready = true)));
-          return { got: body, runs };
-        },
-        { parse: "json" },
-      )
-      .get("/refused", () => {
-        throw new RunAgain(Promise.reject(new HttpError(403, "not for you")));
-      });
-    dispatch.to = (r) => a.handle(r);
-    return a;
-  }
-
-  test("once ready, the same request (body included) runs again and its answer is the response", async () => {
-    const r = await waiting().handle(postJson("/wait", { n: 1, s: "é" }));
-    expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ got: { n: 1, s: "é" }, runs: 2 });
-  });
-
-  test("if the wait fails, its error is the answer", async () => {
-    const r = await waiting().handle(req("/refused"));
-    expect(r.status).toBe(403);
-    expect(await r.json()).toEqual({ type: "forbidden", message: "not for you" });
-  });
-});
