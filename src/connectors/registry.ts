@@ -45,6 +45,8 @@ export const registryMigrations: Migration[] = [
 ];
 
 const OPERATOR = OPERATOR_OWNER;
+/** What the stored IMAP password is bound to: changing any of these needs the password again. */
+const IMAP_SECRET_BOUND = ["host", "port", "secure", "user"] as const;
 const STATUS_TTL_MS = 10_000;
 const HEALTH_TIMEOUT_MS = 8_000;
 
@@ -319,7 +321,13 @@ export class ConnectorRegistry {
     let config = stored.config;
     if (input.config) {
       const given = { ...input.config };
+      // A kept secret goes only where it went before: a token that may change connectors must
+      // not be able to send the stored password to another server, or over plain text.
       if (stored.kind === "sql" && typeof given.url === "string" && given.url.includes("***") && redactUrl(given.url) === redactUrl(String(stored.config.url))) given.url = stored.config.url;
+      if (stored.kind === "imap" && given.password === undefined) {
+        const moved = IMAP_SECRET_BOUND.filter((k) => k in given && !Bun.deepEquals(given[k], stored.config[k]));
+        if (moved.length) throw new HttpError(400, `config.password: give the password again to change ${moved.join(", ")}; the stored one is sent only where it was sent before`);
+      }
       config = validateConfig(stored.kind, { ...stored.config, ...given }, "config");
       const local = localPathOf(stored.kind, config);
       if (local) config[local] = this.checkLocalPath(user, String(config[local]));

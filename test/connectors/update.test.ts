@@ -86,6 +86,12 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
     const relabelled = (await (await app.handle(patch(tok, "mail", { label: "Inbox", config: { mailbox: "INBOX" } }))).json()) as any;
     expect(relabelled).toMatchObject({ label: "Inbox", status: "ok" });
     expect(JSON.stringify(relabelled)).not.toContain(servers.imap.password);
+    // The stored password goes nowhere new: another host, port, user or plain text needs it again.
+    for (const moved of [{ host: "localhost" }, { port: 10993 }, { secure: true }, { user: "someone-else" }]) {
+      const r = await app.handle(patch(tok, "mail", { config: moved }));
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { message: string }).message).toStartWith("config.password: give the password again to change");
+    }
     const wrong = (await (await app.handle(patch(tok, "mail", { config: { password: "not-the-password" } }))).json()) as any;
     expect(wrong.status).toBe("error");
 
