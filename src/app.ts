@@ -23,13 +23,13 @@ import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
 import { openapiDocs } from "./openapi/plugin";
 import type { Services } from "./services";
-import { databaseCheck } from "./store/health";
+import { databaseCheck, storageCheck } from "./store/health";
 
 export function createApp(services: Services) {
   const { config, log, db, auth } = services;
   const checks: HealthChecks = {
     auth: [databaseCheck(db), ...auth.healthChecks()],
-    connectors: [databaseCheck(db), () => services.connectors.operatorHealth()],
+    connectors: [databaseCheck(db), storageCheck(services.disk, services.guard), () => services.connectors.operatorHealth()],
   };
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
   const app = new Elysia({ name: "corpus", normalize: false })

@@ -53,6 +53,7 @@ export const ConfigSchema = Type.Object({
   CORPUS_MAX_CONNECTORS_PER_USER: Int(50, 1, 100_000, "Most connectors one user may add (the operator's not counted); one more is 409 conflict."),
   CORPUS_MAX_WEBHOOKS_PER_USER: Int(20, 1, 100_000, "Most webhooks one user may register; one more is 409 conflict."),
   CORPUS_EMBED_THREADS: Int(1, 1, 64, "Threads onnxruntime uses for one model run in the embedding worker; 1 leaves the other core of a two-core machine to requests, more embeds faster on a machine with more cores."),
+  CORPUS_MIN_FREE_BYTES: Int(268_435_456, 0, Number.MAX_SAFE_INTEGER, "Free bytes the data folder's disk should keep: below it the service warns, starts no new indexing and reports /api/connectors/health unhealthy; a quarter of it is held as a reserve file in the data folder, freed so that deletions succeed on a full disk (0 turns both off)."),
   CORPUS_CONNECTORS_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "JSON array of operator connectors visible to every user." })),
   CORPUS_CONNECTOR_ROOTS: Type.String({ default: "", pattern: "^(\\s*/[^,]*(,\\s*/[^,]*)*)?$", allowed: "comma-separated absolute folder paths", description: "Folders under which users may add local connectors (maildir, files, SQLite); {user} in an entry stands for the token's subject, an entry without it is shared by every user; empty allows none." }),
   CORPUS_WEBHOOK_URL: HttpUrl("Operator webhook that receives user.deleted."),

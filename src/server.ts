@@ -35,6 +35,8 @@ export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
 
 export async function startServer(config: Config, log: Logger): Promise<Running> {
   const services = await createServices(config, log);
+  // D29: nothing that runs in the background ends the process.
+  services.guard.installProcessHandlers();
   const app = createApp(services);
   const server = Bun.serve({
     hostname: config.CORPUS_HOST,

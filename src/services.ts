@@ -20,6 +20,9 @@ import { limitMigrations, limitsFrom, RateLimiter } from "./limits/rate-limit";
 import { bucketMigrations, TokenBuckets } from "./limits/token-bucket";
 import { openDatabase } from "./store/database";
 import { Sweeps } from "./sweeps";
+import { BackgroundGuard } from "./jobs/guard";
+import { DiskSpace } from "./store/disk-space";
+import { isStorageError } from "./store/storage-errors";
 import { storeMigrations } from "./store/migrations";
 
 export const MIGRATIONS = [
@@ -58,27 +61,43 @@ export interface Services {
   webhooks: WebhookStore;
   webhookWorker: WebhookWorker;
   operatorWebhook?: { url: string; secret: string };
+  /** Runs background work so that no failure ends the process; says which jobs cannot write (D29). */
+  guard: BackgroundGuard;
+  /** Free space of the data folder, its floor and the reserve (D29). */
+  disk: DiskSpace;
   /** Flushes what is written behind, closes connections and the database. */
   close(): Promise<void>;
 }
 
-export async function createServices(config: Config, log: Logger, now: () => number = Date.now): Promise<Services> {
+/** How often free space is looked at (warning, reserve rebuilt once space is back). */
+export const DISK_CHECK_MS = 2_000;
+
+export async function createServices(config: Config, log: Logger, now: () => number = Date.now, guard = new BackgroundGuard(log.child("jobs"))): Promise<Services> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  const disk = new DiskSpace(config.CORPUS_DATA_DIR, config.CORPUS_MIN_FREE_BYTES, log.child("storage"));
+  guard.run("disk_space", () => disk.check());
+  const diskTimer = setInterval(guard.wrap("disk_space", () => disk.check()), DISK_CHECK_MS);
+  diskTimer.unref?.();
   const master = loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
   if (master.warning) log.warning(master.warning);
   const masterKey = master.key;
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now);
-  const limiter = new RateLimiter(db, limitsFrom(config), now);
+  const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
-  const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS);
+  const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
   const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, { threads: config.CORPUS_EMBED_THREADS, log: log.child("embedding") });
-  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now);
+  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now, { disk, guard });
   const query = new QueryService(connectors, embeddings);
   const archive = new Archive(db, userKeys, embeddings, now);
+  // Vectors of answers that a full disk kept from being stored: retried with backoff until they are (D29).
+  const archiveVectors = guard.retrier("archive_vectors", () => archive.resumePending());
+  archive.onPendingFailed = (error) => {
+    if (isStorageError(error)) archiveVectors.trigger();
+  };
   const conversations = new Conversations(db, userKeys, now);
   const webhooks = new WebhookStore(db, userKeys, masterKey, now);
-  const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now);
+  const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now, undefined, guard);
   const sweeps = new Sweeps(
     [
       { name: "ip_buckets", run: () => buckets.sweep() },
@@ -108,16 +127,20 @@ export async function createServices(config: Config, log: Logger, now: () => num
     webhooks,
     webhookWorker,
     operatorWebhook,
+    guard,
+    disk,
     async close() {
+      clearInterval(diskTimer);
       sweeps.stop();
       await webhookWorker.stop();
       await connectors.close();
       // After the connectors (their loops stop), before the database (a run under way stores its vectors).
       await embeddings.close();
-      limiter.stop();
-      buckets.stop();
-      idempotency.purgeExpired();
-      auth.store.purgeExpired();
+      // Each a guarded pass: a full disk at shutdown loses counters, never the clean close.
+      await guard.run("rate_limit_windows", () => limiter.stop());
+      await guard.run("ip_buckets", () => buckets.stop());
+      await guard.run("idempotency_records", () => idempotency.purgeExpired());
+      await guard.run("token_rows", () => auth.store.purgeExpired());
       db.close();
     },
   };

@@ -145,8 +145,11 @@ export class Archive {
         else pending.push({ id, text: c.embedText });
       });
     })();
-    if (pending.length) void this.embedPending(user, pending).catch(() => {});
+    if (pending.length) void this.embedPending(user, pending).catch((error: unknown) => this.onPendingFailed?.(error));
   }
+
+  /** Told when vectors computed in the background could not be stored (they stay pending; D29 retries them). */
+  onPendingFailed?: (error: unknown) => void;
 
   /** Computes and stores the vectors of pending chunks; those removed meanwhile are skipped. */
   private async embedPending(user: string, pending: Array<{ id: number; text: string }>): Promise<void> {

@@ -11,6 +11,8 @@ import { asGiven, type Confine } from "./paths";
 import { PhaseProgress } from "./progress";
 import type { OwnerEmbeddings } from "../embedding/service";
 import type { Logger } from "../log";
+import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
+import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
 import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatus, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
 
 const RESCAN_MS = 5_000;
@@ -19,6 +21,11 @@ const EMBED_BATCH = 16;
 const SKIPPED_NAMED = 3;
 /** The status while embedding waits for the next scan to retry (the log has the error). */
 export const EMBEDDING_PAUSED = "embedding paused after an error; it resumes on the next scan";
+
+/** The pause below the floor of free space, reported like a write the disk refused. */
+class StoragePaused extends Error {
+  readonly code = "SQLITE_FULL";
+}
 
 export interface FolderSource {
   /** Every source file (or part of one) with its size and mtime. */
@@ -36,6 +43,12 @@ export interface IndexedOptions {
   check?: Confine;
   /** The clock of progress rates and times. */
   now?: () => number;
+  /** Free space of the data folder: below its floor no new indexing starts (D29). */
+  space?: { lowReason(): string | undefined };
+  /** When a sync paused for want of storage is tried again (tests inject a clock). */
+  schedule?: Schedule;
+  /** Told when indexing cannot write and when it can again (the connectors' health, the log). */
+  report?: (error?: unknown) => void;
 }
 
 export class IndexedFolderConnector implements Connector {
@@ -56,6 +69,13 @@ export class IndexedFolderConnector implements Connector {
   private readonly log?: Logger;
   private readonly check: Confine;
   private readonly now: () => number;
+  private readonly space?: IndexedOptions["space"];
+  private readonly schedule: Schedule;
+  private readonly report: (error?: unknown) => void;
+  /** Why indexing cannot write now (a full disk, or free space below the floor); cleared by a sync that wrote. */
+  private storagePaused?: string;
+  private retries = 0;
+  private retryWaiting = false;
 
   constructor(
     readonly kind: ConnectorKind,
@@ -68,6 +88,9 @@ export class IndexedFolderConnector implements Connector {
     this.log = options.log;
     this.check = options.check ?? asGiven;
     this.now = options.now ?? Date.now;
+    this.space = options.space;
+    this.schedule = options.schedule ?? defaultSchedule;
+    this.report = options.report ?? (() => {});
     this.sync();
   }
 
@@ -112,6 +135,7 @@ export class IndexedFolderConnector implements Connector {
     } catch (error) {
       // Retried after the next scan. An owner deleted meanwhile is no failure: nothing more is written.
       if (error instanceof NoUserKey) return;
+      if (isStorageError(error)) return this.pauseForStorage(INDEXING_PAUSED_FULL, error);
       this.embeddingPaused = true;
       this.log?.warning("connector embedding paused", { error: error instanceof Error ? error.message : String(error) });
     }
@@ -131,6 +155,9 @@ export class IndexedFolderConnector implements Connector {
   }
 
   private async runSync(): Promise<void> {
+    // Below the floor of free space no new indexing starts; what is indexed is still searched.
+    const low = this.space?.lowReason();
+    if (low) return this.pauseForStorage(low);
     try {
       const folder = this.check(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
@@ -150,12 +177,35 @@ export class IndexedFolderConnector implements Connector {
       }
       this.error = undefined;
       this.ready = true;
+      this.resumed();
       void this.embedPending();
     } catch (error) {
+      if (isStorageError(error)) return this.pauseForStorage(INDEXING_PAUSED_FULL, error);
       this.error = error instanceof ConnectorError ? error.message : `cannot read ${this.path}`;
     } finally {
       this.reading = undefined;
     }
+  }
+
+  /** Indexing cannot write: the status says why, and a sync is tried again with backoff until one writes. */
+  private pauseForStorage(reason: string, error?: unknown): void {
+    if (!this.storagePaused) this.log?.warning("connector indexing paused: storage", { reason });
+    this.storagePaused = reason;
+    this.report(error ?? new StoragePaused(reason));
+    if (this.retryWaiting || this.closed) return;
+    this.retryWaiting = true;
+    this.schedule(() => {
+      this.retryWaiting = false;
+      if (!this.closed) void this.sync();
+    }, retryDelay(++this.retries));
+  }
+
+  private resumed(): void {
+    if (!this.storagePaused) return;
+    this.storagePaused = undefined;
+    this.retries = 0;
+    this.report();
+    this.log?.info("connector indexing resumed");
   }
 
   /** The first sync is `indexing` from its start; a rescan only once it has files to read. */
@@ -170,6 +220,7 @@ export class IndexedFolderConnector implements Connector {
 
   async health(): Promise<ConnectorStatus> {
     const records = this.index.count();
+    if (this.storagePaused) return { status: "error", reason: this.storagePaused, records };
     if (this.syncing && (!this.ready || this.reading)) return { status: "indexing", records, ...(this.reading ? { progress: this.reading.view() } : {}) };
     if (this.error) return { status: "error", reason: this.error };
     const { embedded, total } = this.index.progress();
@@ -198,6 +249,8 @@ export class IndexedFolderConnector implements Connector {
     if (!this.ready) await this.sync();
     else if (Date.now() - this.lastScan > RESCAN_MS) await this.sync();
     if (this.error) throw new ConnectorError(this.error);
+    // Paused for storage before anything was indexed: nothing to search, and the reason says why.
+    if (this.storagePaused && !this.ready) throw new ConnectorError(this.storagePaused);
   }
 
   async search(request: RetrievalRequest): Promise<SourceRecord[]> {

@@ -9,6 +9,7 @@ import { statSync } from "node:fs";
 import type { VectorRotation } from "../crypto/rotation";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
+import { isStorageError } from "../store/storage-errors";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import { TermBlinder } from "./index-terms";
 import { needles, SourceSkipped, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
@@ -362,6 +363,8 @@ export async function syncIndex(
     } catch (error) {
       // The owner was deleted meanwhile: nothing more of theirs is read or written.
       if (error instanceof NoUserKey) throw error;
+      // A full disk is no unreadable file: the sync stops and is retried once writes succeed (D29).
+      if (isStorageError(error)) throw error;
       if (error instanceof SourceSkipped) {
         // Its earlier records (if it changed into what is skipped) go.
         index.removeSource(index.sourceKey(e.source));

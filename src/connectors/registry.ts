@@ -12,7 +12,9 @@ import { ConfigError, type Config } from "../config";
 import type { UserKeys } from "../crypto/user-keys";
 import { HttpError } from "../http/errors";
 import type { EmbeddingService } from "../embedding/service";
+import type { BackgroundGuard } from "../jobs/guard";
 import type { Logger } from "../log";
+import type { DiskSpace } from "../store/disk-space";
 import { embeddingText, recordChunks } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 import { createFilesConnector } from "./files/connector";
@@ -112,6 +114,8 @@ export class ConnectorRegistry {
     private readonly embeddings?: EmbeddingService,
     /** The clock of indexing progress (rates, times left, when a phase started). */
     private readonly now: () => number = Date.now,
+    /** Free space and the background guard: indexing pauses while the disk cannot take writes (D29). */
+    private readonly storage?: { disk: DiskSpace; guard: BackgroundGuard },
   ) {
     this.userPin = pinner(userHostPolicy(config.CORPUS_CONNECTOR_ALLOW_HOSTS));
     this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
@@ -201,7 +205,14 @@ export class ConnectorRegistry {
   }
 
   private indexedOptions(d: Definition): IndexedOptions {
-    return { embeddings: this.embeddings?.forOwner(d.owner), log: this.log.child(`connectors.${d.id}`), check: this.checkerFor(d.owner), now: this.now };
+    const storage = this.storage;
+    return {
+      embeddings: this.embeddings?.forOwner(d.owner),
+      log: this.log.child(`connectors.${d.id}`),
+      check: this.checkerFor(d.owner),
+      now: this.now,
+      ...(storage ? { space: storage.disk, schedule: storage.guard.schedule, report: (error?: unknown) => storage.guard.report(`connector_indexing ${d.id}`, error) } : {}),
+    };
   }
 
   private async status(d: Definition, fresh = false): Promise<ConnectorStatus> {

@@ -8,7 +8,7 @@ import type { ConnectorRegistry } from "./registry";
 
 export const connectorRoutes = (services: GuardServices & { connectors: ConnectorRegistry }) => {
   const { connectors } = services;
-  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 507: ErrorBody };
   const security = [{ bearer: [] }];
   return new Elysia({ name: "corpus/connectors" })
     .use(guard(services))

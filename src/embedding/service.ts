@@ -11,6 +11,7 @@ import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { assets } from "../native/assets";
 import type { Migration } from "../store/migrations";
+import { isStorageError } from "../store/storage-errors";
 import type { Logger } from "../log";
 import { MAX_TOKENS, type BatchStats } from "./embedder";
 import { EmbeddingWorker, EmbedJob, type WorkerOptions } from "./worker-client";
@@ -315,11 +316,16 @@ export class EmbeddingService {
   private finish(job: Job, vectors: Float32Array[]): void {
     this.remove(job);
     const fresh = job.work.texts.flatMap((_, i) => (job.fromCache?.has(i) ? [] : [i]));
-    this.store(
-      job.owner,
-      fresh.map((i) => job.work.texts[i]!),
-      fresh.map((i) => vectors[i]!),
-    );
+    try {
+      this.store(
+        job.owner,
+        fresh.map((i) => job.work.texts[i]!),
+        fresh.map((i) => vectors[i]!),
+      );
+    } catch (error) {
+      // The cache saves work, nothing more: on a full disk the vectors are still given (D29).
+      if (!isStorageError(error)) throw error;
+    }
     job.resolve(vectors);
   }
 

@@ -3,6 +3,7 @@
 // errors are logged and answered with a generic message, never a stack trace.
 import { Elysia, ValidationError } from "elysia";
 import type { Logger } from "../log";
+import { isStorageError, STORAGE_FULL_MESSAGE } from "../store/storage-errors";
 import { requestInfo } from "./request-context";
 
 export const ERROR_TYPES = {
@@ -17,6 +18,7 @@ export const ERROR_TYPES = {
   429: "rate_limited",
   500: "server_error",
   503: "service_unavailable",
+  507: "insufficient_storage",
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_TYPES;
@@ -90,6 +92,11 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
   if (code === "PARSE" && error instanceof Error && error.cause instanceof HttpError) error = error.cause;
   if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: error.body ?? errorBody(error.status, error.message) };
   if (error instanceof ValidationError) return { status: 400 as const, headers: {}, body: errorBody(400, validationMessage(error)) };
+  // D29: a write the disk refused is a state to report, not an internal error.
+  if (isStorageError(error)) {
+    log.warning("write refused: storage full", { ...context, error: error instanceof Error ? error.name : "unknown" });
+    return { status: 507 as const, headers: {}, body: errorBody(507, STORAGE_FULL_MESSAGE) };
+  }
   switch (code) {
     case "NOT_FOUND":
       return { status: 404 as const, headers: {}, body: errorBody(404, "no such route or resource") };

@@ -2,6 +2,7 @@
 // 8). Counts are kept in memory for the hot path and written behind to SQLite every second
 // (and on stop), so a restart keeps the day's count; rejected requests are not counted.
 import type { Database } from "bun:sqlite";
+import type { BackgroundGuard } from "../jobs/guard";
 import type { Config } from "../config";
 import type { Migration } from "../store/migrations";
 
@@ -98,13 +99,15 @@ export class RateLimiter {
     private readonly db: Database,
     private readonly limits: Record<LimitedEndpoint, { minute: number; day: number }>,
     private readonly now: () => number = Date.now,
+    guard?: BackgroundGuard,
   ) {
     for (const row of db
       .query<{ user_id: string; endpoint: LimitedEndpoint; window: WindowName; window_start: number; count: number }, []>("SELECT * FROM limits_windows")
       .all()) {
       this.of(row.user_id, row.endpoint)[row.window] = { start: row.window_start, end: row.window_start + WINDOW_MS[row.window], count: row.count };
     }
-    this.timer = setInterval(() => this.flush(), 1000);
+    // Written behind on a guarded timer: a full disk keeps the counts in memory until a flush succeeds (D29).
+    this.timer = setInterval(guard ? guard.wrap("rate_limit_windows", () => this.flush()) : () => this.flush(), 1000);
     this.timer.unref?.();
   }
 
@@ -199,11 +202,10 @@ export class RateLimiter {
        ON CONFLICT (user_id, endpoint, window) DO UPDATE SET window_start = excluded.window_start, count = excluded.count`,
     );
     this.db.transaction(() => {
-      for (const w of this.dirty) {
-        w.dirty = false;
-        for (const name of WINDOWS) upsert.run(w.user, w.endpoint, name, w[name].start, w[name].count);
-      }
+      for (const w of this.dirty) for (const name of WINDOWS) upsert.run(w.user, w.endpoint, name, w[name].start, w[name].count);
     })();
+    // Only once written: a failed flush (a full disk) keeps the list as it was, with no entry twice.
+    for (const w of this.dirty) w.dirty = false;
     this.dirty.length = 0;
   }
 

@@ -5,6 +5,7 @@
 // `maxEntries` buckets are kept (the least recently used goes first), so a stream of new
 // addresses cannot grow either without end.
 import type { Database } from "bun:sqlite";
+import type { BackgroundGuard } from "../jobs/guard";
 import type { Migration } from "../store/migrations";
 
 export const bucketMigrations: Migration[] = [
@@ -46,6 +47,7 @@ export class TokenBuckets {
     private readonly perMinute: number,
     private readonly now: () => number = Date.now,
     private readonly maxEntries = DEFAULT_MAX_BUCKETS,
+    guard?: BackgroundGuard,
   ) {
     this.perMs = perMinute / 60_000;
     this.deleteFullRows();
@@ -57,7 +59,8 @@ export class TokenBuckets {
     for (const row of rows) this.buckets.set(row.ip, { tokens: row.tokens, at: row.updated_at });
     // Rows beyond the cap (a lower cap than before the restart) go.
     if (rows.length === maxEntries) db.query("DELETE FROM limits_ip_buckets WHERE updated_at < ?").run(rows[0]!.updated_at);
-    this.timer = setInterval(() => this.flush(), 1000);
+    // Written behind on a guarded timer: a full disk keeps the counts in memory until a flush succeeds (D29).
+    this.timer = setInterval(guard ? guard.wrap("ip_buckets", () => this.flush()) : () => this.flush(), 1000);
     this.timer.unref?.();
   }
 

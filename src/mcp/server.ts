@@ -5,6 +5,7 @@
 import { registerAppResource, registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import type { Logger } from "../log";
+import { isStorageError, STORAGE_FULL_MESSAGE } from "../store/storage-errors";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
 import { panelUiMeta, readPanel, WIDGET_URI } from "./panel-resource";
 import { mayUse, MESSAGES, standardSchema, toolError, type AnyTool, type ToolContext } from "./tool-record";
@@ -36,6 +37,8 @@ async function runSafely(tool: AnyTool, args: unknown, ctx: ServerContext): Prom
   try {
     return await tool.run(args as never, ctx);
   } catch (error) {
+    // D29: the same words as the REST 507.
+    if (isStorageError(error)) return toolError(MESSAGES.insufficientStorage, STORAGE_FULL_MESSAGE);
     // The SDK would put the error's own text in the result; it may name paths or hosts.
     ctx.log.error("tool failed", { request_id: ctx.requestId, tool: tool.definition.name, error: error instanceof Error ? error.name : "unknown" });
     return toolError(MESSAGES.internal, `${tool.definition.name} failed; the server log has the details under request id ${ctx.requestId}`);

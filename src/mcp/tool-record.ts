@@ -22,6 +22,7 @@ export const MESSAGES = {
   unauthorized: "Unauthorized",
   rateLimited: "Rate limit exceeded",
   internal: "Internal error",
+  insufficientStorage: "Insufficient storage",
 } as const;
 
 export interface ToolServices {

@@ -71,7 +71,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       guard: { route: "POST /v1/deep_search" },
       parse: [...JSON_PARSE],
       body: DeepSearchBody,
-      response: { 200: t.Union([DeepSearchResponseB, DeepSearchResponseA]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody },
+      response: { 200: t.Union([DeepSearchResponseB, DeepSearchResponseA]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody, 507: ErrorBody },
       detail: { tags: ["search"], summary: "Search the archive of earlier answers by meaning: shape A (q) or B (query)", security: [{ bearer: [] }] },
     },
   );

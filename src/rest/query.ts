@@ -116,7 +116,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
       guard: { route: "POST /v1/query" },
       parse: [...JSON_PARSE],
       body: QueryBody,
-      response: { 200: t.Union([QueryResponseB, QueryResponseA, QueryResponseC]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody },
+      response: { 200: t.Union([QueryResponseB, QueryResponseA, QueryResponseC]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 507: ErrorBody },
       detail: {
         tags: ["search"],
         summary: "Search connected data live: shape A (q), B (query), or C (conversation_id)",

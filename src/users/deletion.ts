@@ -17,6 +17,8 @@ import type { RateLimiter } from "../limits/rate-limit";
 import type { Logger } from "../log";
 import type { WebhookStore } from "../webhooks/store";
 import type { WebhookWorker } from "../webhooks/worker";
+import type { DiskSpace } from "../store/disk-space";
+import { isStorageError } from "../store/storage-errors";
 
 export interface DeletionResult {
   status: "deletion_confirmed";
@@ -44,10 +46,13 @@ export interface DeletionServices {
   webhookWorker: WebhookWorker;
   operatorWebhook?: { url: string; secret: string };
   log: Logger;
+  disk?: DiskSpace;
 }
 
 export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
-  const { result, anything } = s.db.transaction(() => {
+  // On a full disk the reserve is freed and the deletion tried again (D29): it must succeed there.
+  const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
+  const { result, anything } = writing(s.db.transaction(() => {
     const targets = s.webhooks.targets(user, "user.deleted");
     const tokens = s.auth.store.revokeUser(user);
     s.auth.store.forgetIssued(user);
@@ -71,12 +76,18 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
       s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])]);
     }
     return { anything, result: details };
-  })();
+  }));
   await s.connectors.closeUser(user);
   // Free pages are overwritten (secure_delete), the word index drops what deleted entries left,
   // and the WAL is emptied into the database.
-  s.connectors.purgeRemovedTerms();
-  s.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  try {
+    writing(() => s.connectors.purgeRemovedTerms());
+    writing(() => s.db.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
+  } catch (error) {
+    // The user's rows and key are gone already; what is left is tidying, done by later writes.
+    if (!isStorageError(error)) throw error;
+    s.log.warning("user data deleted; tidying the word index and the WAL waits for free space");
+  }
   if (anything) void s.webhookWorker.tick();
   s.log.info("user data deleted", { archive_entries: result.archive_entries_removed, tokens: result.oauth_tokens_revoked });
   return {

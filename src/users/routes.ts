@@ -20,7 +20,7 @@ export const DeletionResponse = t.Object({
 export const userRoutes = (s: GuardServices & DeletionServices) =>
   new Elysia({ name: "corpus/users" }).use(guard(s)).delete("/v1/delete_my_data", ({ principal }) => deleteUser(s, principal.user), {
     guard: { route: "DELETE /v1/delete_my_data" },
-    response: { 200: DeletionResponse, 401: ErrorBody, 403: ErrorBody },
+    response: { 200: DeletionResponse, 401: ErrorBody, 403: ErrorBody, 507: ErrorBody },
     detail: {
       tags: ["account"],
       summary: "Delete every piece of the user's data, at once and for good; revokes their tokens; signals user.deleted",

@@ -17,7 +17,7 @@ function assertBelowCap(webhooks: WebhookStore, user: string, max: number): void
 }
 
 export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; config: Config }) => {
-  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody };
+  const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 507: ErrorBody };
   const security = [{ bearer: [] }];
   return new Elysia({ name: "corpus/webhooks" })
     .use(guard(s))

@@ -4,6 +4,7 @@
 // process dies is sent again after the restart (receivers de-duplicate on the event id).
 // Each delivery resolves the target once, checks it and connects to that address (no second
 // lookup a rebinding DNS server could answer differently); redirects are not followed.
+import type { BackgroundGuard } from "../jobs/guard";
 import type { Logger } from "../log";
 import { postPinned, PostTimeout } from "../net/post";
 import { systemResolver, type Resolver } from "../net/pin";
@@ -32,6 +33,8 @@ export class WebhookWorker {
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
     private readonly resolve: Resolver = systemResolver,
+    /** Reports failed rounds (a full disk); without one they are logged here. The next tick retries. */
+    private readonly guard?: BackgroundGuard,
   ) {}
 
   start(): void {
@@ -39,9 +42,10 @@ export class WebhookWorker {
     void this.tick();
   }
 
-  /** Delivers what is due now; resolves when this round is done. */
+  /** Delivers what is due now; resolves when this round is done (never rejects: the next tick retries). */
   tick(): Promise<void> {
-    this.running ??= this.round().finally(() => {
+    const round = () => this.round();
+    this.running ??= (this.guard ? this.guard.run("webhook_deliveries", round).then(() => {}) : round().catch(() => this.log.error("webhook round failed; retried at the next tick"))).finally(() => {
       this.running = undefined;
     });
     return this.running;
