@@ -8,8 +8,11 @@ import { createServices } from "../src/services";
 
 export const tempDir = (prefix = "corpus-test-") => mkdtempSync(join(tmpdir(), prefix));
 
+/** A small storage reserve (D29): the default's 64 MiB file in every test's data dir would cost more than it tests. */
+export const TEST_MIN_FREE_BYTES = "1048576";
+
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ CORPUS_DATA_DIR: tempDir(), ...env });
+  return loadConfig({ CORPUS_DATA_DIR: tempDir(), CORPUS_MIN_FREE_BYTES: TEST_MIN_FREE_BYTES, ...env });
 }
 
 /** The whole app in-process, on a fresh data dir (or `dataDir`), with logs captured. */

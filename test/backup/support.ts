@@ -12,7 +12,8 @@ export const FIXED_ISSUER = { CORPUS_OAUTH_ISSUER: "http://corpus.test", CORPUS_
 export const newMasterKey = () => randomBytes(32).toString("base64");
 
 export function baseEnv(env: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env };
+  // A small storage reserve (D29) rather than the default's 64 MiB file in each data folder.
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", CORPUS_MIN_FREE_BYTES: "1048576", ...env };
 }
 
 export interface Corpus {

@@ -5,15 +5,14 @@
 // meanwhile without a restart; the database stays sound. Needs root (mount); skipped otherwise.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cli, FIXED_ISSUER, newMasterKey, startCorpus, until, type Corpus } from "../backup/support";
 import { RESERVE_FILE } from "../../src/store/disk-space";
+import { fillDisk, freeBytes as freeOf, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
 
-const isRoot = process.getuid?.() === 0;
-if (!isRoot) console.warn("full-disk.test.ts skipped: mounting a tmpfs needs root (CI runs as root)");
+skipNotice("full-disk.test.ts");
 
 const TMPFS_BYTES = 24 * 1024 * 1024;
 const MIN_FREE = 2 * 1024 * 1024;
@@ -25,7 +24,7 @@ const filler = join(mnt, "filler");
 const files = join(root, "files");
 const aliceFolder = join(files, "alice");
 const masterKey = newMasterKey();
-let mounted = false;
+let mounted: { unmount(): void } | undefined;
 let server: Corpus | undefined;
 let exitedEarly: number | null = null;
 const tokens: Record<string, string> = {};
@@ -43,31 +42,7 @@ const env = () => ({
   CORPUS_LOG_LEVEL: "INFO",
 });
 
-const freeBytes = () => {
-  const s = statfsSync(mnt);
-  return Number(s.bavail) * Number(s.bsize);
-};
-
-/** Writes zeros into `path` until the file system refuses: 1 MiB at a time, then smaller. */
-function fillDisk(path: string): number {
-  const fd = openSync(path, "a");
-  let written = 0;
-  try {
-    for (let chunk = 1 << 20; chunk >= 512; chunk >>= 1) {
-      const zeros = new Uint8Array(chunk);
-      for (;;) {
-        try {
-          written += writeSync(fd, zeros);
-        } catch {
-          break;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return written;
-}
+const freeBytes = () => freeOf(mnt);
 
 /** Distinct words, so that every file adds to the word index. */
 const words = (seed: number, n: number) => Array.from({ length: n }, (_, i) => `w${((seed * 7919 + i * 104729) % 1_000_003).toString(36)}q${i % 97}`).join(" ");
@@ -94,9 +69,7 @@ async function shaped(r: Response): Promise<{ status: number; body: any }> {
 
 describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a small tmpfs", () => {
   beforeAll(async () => {
-    mkdirSync(mnt, { recursive: true });
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${TMPFS_BYTES}`, "tmpfs", mnt]);
-    mounted = true;
+    mounted = mountTmpfs(mnt, TMPFS_BYTES);
     mkdirSync(aliceFolder, { recursive: true });
     mkdirSync(join(files, "bob"), { recursive: true });
     for (let i = 0; i < 400; i++) writeFileSync(join(aliceFolder, `note-${i}.txt`), `Note ${i}\n\n${words(i, 600)}\n`);
@@ -113,7 +86,7 @@ describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a smal
 
   afterAll(async () => {
     if (server && server.proc.exitCode === null) await server.stop();
-    if (mounted) execFileSync("umount", ["-l", mnt]);
+    mounted?.unmount();
     rmSync(root, { recursive: true, force: true });
   });
 
