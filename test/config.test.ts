@@ -19,6 +19,7 @@ describe("config (D1, second document part 8)", () => {
     expect(c.CORPUS_LIMIT_DELETE_PER_MINUTE).toBe(10);
     expect(c.CORPUS_LIMIT_DELETE_PER_DAY).toBe(100);
     expect(c.CORPUS_AUTH_DISABLED).toBe(false);
+    expect(c.CORPUS_MIN_FREE_BYTES).toBe(256 * 1024 * 1024);
     expect(c.corsOrigins).toEqual([]);
     expect(c.resourceUrl).toBe("http://127.0.0.1:8080");
     expect(c.issuer).toBe("http://127.0.0.1:8080");
@@ -70,6 +71,7 @@ describe("config (D1, second document part 8)", () => {
     ["CORPUS_WEBHOOK_URL", "mailto:x", "an http:// or https:// URL"],
     ["CORPUS_WEBHOOK_ALLOW_PRIVATE", "2", "true or false"],
     ["CORPUS_TRUSTED_PROXIES", "proxy.local", "comma-separated IP addresses or CIDR ranges"],
+    ["CORPUS_MIN_FREE_BYTES", "256MiB", "an integer from 0 to"],
   ];
   for (const [name, value, allowed] of bad) {
     test(`${name}=${value} is refused with one line naming it`, () => {
