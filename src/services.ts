@@ -105,6 +105,9 @@ export async function createServices(config: Config, log: Logger, now: () => num
       { name: "token_rows", run: () => auth.store.purgeExpired() },
     ],
     log.child("sweeps"),
+    undefined,
+    undefined,
+    guard,
   );
   sweeps.start();
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;

@@ -2,6 +2,7 @@
 // buckets, expired idempotency records, expired and revoked token rows. Each task judges age by
 // the services' clock; the timer is unref'd (it never keeps the process up), and a task that
 // fails (a full disk, a closed database) is logged and tried again at the next sweep.
+import type { BackgroundGuard } from "./jobs/guard";
 import type { Logger } from "./log";
 
 export const SWEEP_INTERVAL_MS = 60_000;
@@ -22,6 +23,8 @@ export class Sweeps {
     private readonly log: Logger,
     private readonly schedule: Schedule = setInterval,
     private readonly cancel: (timer: ReturnType<Schedule>) => void = (t) => clearInterval(t as ReturnType<typeof setInterval>),
+    /** Told each task's outcome: a full disk is then logged once and reported in health (D29). */
+    private readonly guard?: BackgroundGuard,
   ) {}
 
   start(intervalMs = SWEEP_INTERVAL_MS): void {
@@ -36,8 +39,10 @@ export class Sweeps {
     for (const task of this.tasks) {
       try {
         removed[task.name] = task.run() ?? 0;
+        this.guard?.report(`sweep ${task.name}`);
       } catch (error) {
-        this.log.warning("sweep failed; tried again at the next one", { task: task.name, error: error instanceof Error ? error.message : String(error) });
+        if (this.guard) this.guard.report(`sweep ${task.name}`, error);
+        else this.log.warning("sweep failed; tried again at the next one", { task: task.name, error: error instanceof Error ? error.message : String(error) });
       }
     }
     if (Object.values(removed).some((n) => n > 0)) this.log.debug("swept", removed);

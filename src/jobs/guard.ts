@@ -98,8 +98,10 @@ export class BackgroundGuard {
    * process goes on (Bun would otherwise exit). Installed once by the server, never in tests.
    */
   installProcessHandlers(): void {
-    process.on("uncaughtException", (error) => this.failed("unguarded", error));
-    process.on("unhandledRejection", (error) => this.failed("unguarded", error));
+    // Logged each time, never kept as a failing job: no later pass would clear it.
+    const unguarded = (error: unknown) => this.log.error("background work failed outside any guarded job; it goes on", { job: "unguarded", ...errorSummary(error) });
+    process.on("uncaughtException", unguarded);
+    process.on("unhandledRejection", unguarded);
   }
 }
 

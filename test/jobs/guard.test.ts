@@ -2,6 +2,7 @@
 // no message or stack, storage failures reported until a pass succeeds, retries with backoff on
 // an injected clock.
 import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { describe, expect, test } from "bun:test";
 import { BackgroundGuard, errorSummary, retryDelay, RETRY_MAX_MS } from "../../src/jobs/guard";
 import { createLogger, memorySink } from "../../src/log";
@@ -120,5 +121,28 @@ describe("BackgroundGuard", () => {
   test("errorSummary gives name and code only", () => {
     expect(errorSummary(Object.assign(new Error("secret path /home/x"), { code: "EIO" }))).toEqual({ error: "Error", code: "EIO" });
     expect(errorSummary("text")).toEqual({ error: "string" });
+  });
+});
+
+describe("the process handlers", () => {
+  test("an exception or rejection nothing caught is logged (name and code, no message) and the process goes on", async () => {
+    const guardModule = join(import.meta.dir, "../../src/jobs/guard.ts");
+    const logModule = join(import.meta.dir, "../../src/log.ts");
+    const script = `
+      const { BackgroundGuard } = await import(${JSON.stringify(guardModule)});
+      const { createLogger } = await import(${JSON.stringify(logModule)});
+      new BackgroundGuard(createLogger("INFO", (l) => console.log(l))).installProcessHandlers();
+      setTimeout(() => { throw Object.assign(new Error("secret /home/alice"), { code: "SQLITE_FULL" }); }, 1);
+      Promise.reject(new Error("secret token"));
+      setTimeout(() => console.log("alive"), 30);
+    `;
+    const proc = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const [code, out] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
+    expect(code).toBe(0);
+    expect(out).toContain("alive");
+    const records = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    expect(records.map((r) => r.job)).toEqual(["unguarded", "unguarded"]);
+    expect(records.map((r) => r.code ?? null).sort()).toEqual(["SQLITE_FULL", null].sort());
+    expect(out).not.toContain("secret");
   });
 });
