@@ -43,7 +43,7 @@ describe("the OpenAPI document (issue 18, gap 4)", () => {
 
   test("each route lists the statuses of the shared stages, with the spec's bodies", () => {
     const query = doc.paths["/v1/query"].post;
-    expect(Object.keys(query.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "413", "415", "429", "500"]);
+    expect(Object.keys(query.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "413", "415", "429", "500", "507"]);
     expect(query.responses["429"].content["application/json"].schema.properties.error.properties).toHaveProperty("retry_after_seconds");
     expect(query.responses["401"].headers).toHaveProperty("WWW-Authenticate");
     expect(Object.keys(doc.paths["/"].get.responses).sort()).toEqual(["200", "403", "500"]);
