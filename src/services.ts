@@ -74,13 +74,14 @@ export const DISK_CHECK_MS = 2_000;
 
 export async function createServices(config: Config, log: Logger, now: () => number = Date.now, guard = new BackgroundGuard(log.child("jobs"))): Promise<Services> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  const disk = new DiskSpace(config.CORPUS_DATA_DIR, config.CORPUS_MIN_FREE_BYTES, log.child("storage"));
-  guard.run("disk_space", () => disk.check());
-  const diskTimer = setInterval(guard.wrap("disk_space", () => disk.check()), DISK_CHECK_MS);
-  diskTimer.unref?.();
   const master = loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
   if (master.warning) log.warning(master.warning);
   const masterKey = master.key;
+  // Free space looked at, and the reserve made, on a timer (D29): writing the reserve never
+  // delays start-up, and the first look comes a moment after the listener is up.
+  const disk = new DiskSpace(config.CORPUS_DATA_DIR, config.CORPUS_MIN_FREE_BYTES, log.child("storage"));
+  const diskTimer = setInterval(guard.wrap("disk_space", () => disk.check()), DISK_CHECK_MS);
+  diskTimer.unref?.();
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
