@@ -2,7 +2,8 @@
 // grow past max_page_count) answers 507 insufficient_storage on REST and an isError result with
 // the same words on MCP; the OpenAPI document lists 507; a folder connector that cannot write says
 // `error` with the reason and resumes by itself on an injected clock; the floor of free space and
-// the reserve file (DiskSpace) behave as documented.
+// the reserve file (DiskSpace) behave as documented; archive vectors a full disk refused are retried
+// until stored.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -16,7 +17,9 @@ import { isStorageError, STORAGE_FULL_MESSAGE, INDEXING_PAUSED_FULL } from "../.
 import { DiskSpace, RESERVE_FILE } from "../../src/store/disk-space";
 import { createLogger, memorySink } from "../../src/log";
 import { openDatabase } from "../../src/store/database";
-import { bearer, postJson, req, tempDir, testApp } from "../helpers";
+import { bearer, postJson, req, tempDir, testApp, testConfig } from "../helpers";
+import { BackgroundGuard } from "../../src/jobs/guard";
+import { createServices } from "../../src/services";
 import { beginRequest } from "../../src/http/request-context";
 import { fillDisk, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
 
@@ -216,5 +219,45 @@ describe("DiskSpace: the floor and the reserve", () => {
     disk.check();
     expect(disk.lowReason()).toBeUndefined();
     expect(existsSync(join(dir, RESERVE_FILE))).toBe(false);
+  });
+});
+
+describe.skipIf(!isRoot)("archive vectors on a full disk", () => {
+  test("vectors a full disk kept from being stored are retried with backoff on the injected clock until stored", async () => {
+    const mnt = tempDir("corpus-full-archive-");
+    const tmpfs = mountTmpfs(mnt, 16 * 1024 * 1024);
+    const waiting: Array<{ fn: () => void; ms: number }> = [];
+    const logs = memorySink();
+    const log = createLogger("INFO", logs.sink);
+    const services = await createServices(testConfig({ CORPUS_DATA_DIR: join(mnt, "data"), CORPUS_MIN_FREE_BYTES: "0" }), log, Date.now, new BackgroundGuard(log, (fn, ms) => waiting.push({ fn, ms })));
+    try {
+      // The answer's vector is computed in the background: held until the disk is full.
+      const embed = services.embeddings.embed.bind(services.embeddings);
+      const { promise: held, resolve: release } = Promise.withResolvers<void>();
+      services.embeddings.embed = async (...args) => (await held, embed(...args));
+      const chunk = { chunk_id: "c1", connector: "docs", title: "Harbour audit", content: "pallets arrived on day four", source_url: "file:///x", type: "file" as const, path: "x", date: null };
+      services.archive.store("alice", "qry_1", "when did the pallets arrive", [{ chunk, embedText: "Harbour audit pallets arrived on day four" }], [undefined]);
+      const pending = () => services.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n;
+      expect(pending()).toBe(1);
+
+      services.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      fillDisk(join(mnt, "filler"));
+      release();
+      for (let i = 0; i < 1_000 && waiting.length === 0; i++) await Bun.sleep(20);
+      expect(waiting.map((w) => w.ms)).toEqual([1_000]);
+      expect(services.guard.storageFailing()).toEqual(["archive_vectors"]);
+      expect(pending()).toBe(1);
+
+      rmSync(join(mnt, "filler"));
+      waiting.shift()!.fn();
+      for (let i = 0; i < 1_000 && pending() > 0; i++) await Bun.sleep(20);
+      expect(pending()).toBe(0);
+      expect(services.guard.storageFailing()).toEqual([]);
+      expect(waiting).toEqual([]);
+      expect(logs.records().map((r) => r.message)).toContain("background job recovered");
+    } finally {
+      await services.close();
+      tmpfs.unmount();
+    }
   });
 });
