@@ -3,7 +3,10 @@
 // an edited file is found on the next search. After each scan, chunks without a vector are
 // embedded in the background, a few at a time, so that questions only ever embed themselves.
 // Its status says where that stands (issue 14): `indexing` while files are read, `embedding`
-// while chunks wait for vectors, `ok` only once both are done; each with its progress.
+// while chunks wait for vectors, `ok` only once both are done; each with its progress. While the
+// disk refuses its writes, or free space is below CORPUS_MIN_FREE_BYTES, it says `error` with the
+// reason, goes on answering from what is indexed, and tries again with backoff until a sync writes
+// (D29).
 import { existsSync, statSync } from "node:fs";
 import { NoUserKey } from "../crypto/user-keys";
 import { LocalIndex, syncIndex, type ScanEntry, type SkippedSources } from "./local-index";

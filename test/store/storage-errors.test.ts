@@ -1,5 +1,5 @@
-// D29 in-process: a write SQLite refuses for want of room (a real SQLITE_FULL: the database may not
-// grow past max_page_count) answers 507 insufficient_storage on REST and an isError result with
+// D29 in-process: a write refused for want of room (a real full tmpfs, or a database that may not
+// grow past max_page_count: a real SQLITE_FULL either way) answers 507 insufficient_storage on REST and an isError result with
 // the same words on MCP; the OpenAPI document lists 507; a folder connector that cannot write says
 // `error` with the reason and resumes by itself on an injected clock; the floor of free space and
 // the reserve file (DiskSpace) behave as documented; archive vectors a full disk refused are retried
