@@ -21,6 +21,8 @@ import { allowedMethods } from "./http/methods";
 import { responseWriter } from "./http/response";
 import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
+import { oauthRoutes } from "./oauth/routes";
+import { OAuthServer } from "./oauth/service";
 import { openapiDocs } from "./openapi/plugin";
 import type { Services } from "./services";
 import { databaseCheck, storageCheck } from "./store/health";
@@ -47,6 +49,8 @@ export function createApp(services: Services) {
     .use(healthRoutes(checks))
     .use(metadataRoutes(config))
     .use(authRoutes(auth))
+    // The built-in authorization server (D27), unless the operator points at an external one.
+    .use(OAuthServer.builtIn(config) ? oauthRoutes(config, services.oauth) : new Elysia({ name: "corpus/oauth-off" }))
     .use(connectorRoutes(services))
     .use(queryRoutes(services))
     .use(deepSearchRoutes(services))

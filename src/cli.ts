@@ -18,6 +18,11 @@ Commands:
   token revoke --jti ID revoke one token this server issued
   token revoke --user ID
                         revoke every token of that user issued until now
+  user add --user ID    add a person who may sign in to the built-in authorization server;
+                        the password is read from standard input (one line, 10+ characters)
+  user passwd --user ID change a password (standard input); signs out their apps and sessions
+  user remove --user ID remove a person and revoke their tokens
+  user list             list the people who may sign in
   backup --out FILE [--force]
                         write a consistent backup of the database while the server runs:
                         one file, mode 0600, with a manifest; never the master key
@@ -51,6 +56,10 @@ const COMMAND_OPTIONS: Record<string, string[]> = {
   version: [],
   "token create": ["user", "scopes", "ttl"],
   "token revoke": ["jti", "user"],
+  "user add": ["user"],
+  "user passwd": ["user"],
+  "user remove": ["user"],
+  "user list": [],
   backup: ["out", "force"],
   restore: ["from"],
 };
@@ -72,8 +81,9 @@ export function parseArgs(argv: string[]): ParsedArgs {
       options[name] = value;
     } else positional.push(arg);
   }
-  const command = positional[0] === "token" ? `token ${positional[1] ?? ""}`.trim() : (positional[0] ?? "serve");
-  const used = positional[0] === "token" ? 2 : 1;
+  const twoWords = positional[0] === "token" || positional[0] === "user";
+  const command = twoWords ? `${positional[0]} ${positional[1] ?? ""}`.trim() : (positional[0] ?? "serve");
+  const used = twoWords ? 2 : 1;
   if (positional.length > used) throw new UsageError(`unexpected argument ${positional[used]}`);
   const allowed = COMMAND_OPTIONS[command];
   if (!allowed) throw new UsageError(`unknown command ${command}`);
@@ -109,6 +119,14 @@ export async function main(argv: string[]): Promise<number> {
       case "token revoke": {
         const { tokenCommand } = await import("./auth/cli");
         console.log(await tokenCommand(args.command, args.options, configFor(args)));
+        return 0;
+      }
+      case "user add":
+      case "user passwd":
+      case "user remove":
+      case "user list": {
+        const { userCommand } = await import("./accounts/cli");
+        console.log(await userCommand(args.command, args.options, configFor(args)));
         return 0;
       }
       case "backup":
@@ -147,11 +165,12 @@ export async function main(argv: string[]): Promise<number> {
     // A refused value is the user's to fix: one line, exit 2. (Loaded here: jose is not needed to start.)
     const { TokenRequestError } = await import("./auth/tokens");
     const { BackupError } = await import("./backup/errors");
+    const { AccountError } = await import("./accounts/store");
     if (error instanceof BackupError) {
       console.error(`corpus: ${error.message}`);
       return 1;
     }
-    if (error instanceof ConfigError || error instanceof TokenRequestError || error instanceof UsageError) {
+    if (error instanceof ConfigError || error instanceof TokenRequestError || error instanceof UsageError || error instanceof AccountError) {
       console.error(`corpus: ${error.message}`);
       return 2;
     }

@@ -24,6 +24,9 @@ import { BackgroundGuard } from "./jobs/guard";
 import { DiskSpace } from "./store/disk-space";
 import { isStorageError } from "./store/storage-errors";
 import { storeMigrations } from "./store/migrations";
+import { accountMigrations, Accounts } from "./accounts/store";
+import { OAuthServer } from "./oauth/service";
+import { OAuthStore, oauthMigrations } from "./oauth/store";
 
 export const MIGRATIONS = [
   ...storeMigrations,
@@ -38,6 +41,8 @@ export const MIGRATIONS = [
   ...archiveMigrations,
   ...conversationMigrations,
   ...webhookMigrations,
+  ...accountMigrations,
+  ...oauthMigrations,
 ];
 
 export interface Services {
@@ -48,6 +53,10 @@ export interface Services {
   db: Database;
   userKeys: UserKeys;
   auth: AuthService;
+  /** The people who may log in to the built-in authorization server (D27). */
+  accounts: Accounts;
+  /** The built-in authorization server (D27). */
+  oauth: OAuthServer;
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
   buckets: TokenBuckets;
@@ -84,6 +93,8 @@ export async function createServices(config: Config, log: Logger, now: () => num
   diskTimer.unref?.();
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now);
+  const accounts = new Accounts(db, now);
+  const oauth = new OAuthServer(config, auth, accounts, new OAuthStore(db), now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
@@ -104,6 +115,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
       { name: "ip_buckets", run: () => buckets.sweep() },
       { name: "idempotency_records", run: () => idempotency.purgeExpired() },
       { name: "token_rows", run: () => auth.store.purgeExpired() },
+      { name: "oauth_rows", run: () => oauth.purgeExpired() },
     ],
     log.child("sweeps"),
     undefined,
@@ -119,6 +131,8 @@ export async function createServices(config: Config, log: Logger, now: () => num
     db,
     userKeys,
     auth,
+    accounts,
+    oauth,
     limiter,
     idempotency,
     buckets,

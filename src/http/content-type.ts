@@ -3,6 +3,7 @@
 // REST and on /mcp alike: a form or text/plain POST, which a foreign page may send without a
 // CORS preflight, never reaches a handler.
 import { Elysia } from "elysia";
+import { FORM_PATHS } from "../oauth/routes";
 import { HttpError } from "./errors";
 
 export const UNSUPPORTED_MEDIA_TYPE = "Content-Type: must be application/json";
@@ -14,5 +15,8 @@ const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 export const isJsonContentType = (value: string | null) => value !== null && JSON_MEDIA_TYPE.test(value);
 
 export const jsonOnly = new Elysia({ name: "corpus/content-type" }).onRequest(({ request }) => {
-  if (WITH_BODY.has(request.method) && !isJsonContentType(request.headers.get("content-type"))) throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
+  if (!WITH_BODY.has(request.method) || isJsonContentType(request.headers.get("content-type"))) return;
+  // The authorization server's token, revocation and page forms are form posts (RFC 6749); they check their own type and CSRF.
+  if (FORM_PATHS.has(new URL(request.url).pathname)) return;
+  throw new HttpError(415, UNSUPPORTED_MEDIA_TYPE);
 });

@@ -4,6 +4,8 @@
 import type { Static } from "elysia";
 import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
+import { GRANTABLE_SCOPES, OAuthServer, AUTH_METHODS } from "../oauth/service";
+import { OAUTH_PATHS } from "../oauth/routes";
 import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from "../metadata/model";
 
 export class MetadataConfigError extends Error {}
@@ -40,6 +42,27 @@ export function protectedResourceMetadata(config: Config): Static<typeof Protect
 
 export function authorizationServerMetadata(config: Config): Static<typeof AuthorizationServerMetadata> {
   const issuer = requireUrl("CORPUS_OAUTH_ISSUER", config.issuer);
+  if (OAuthServer.builtIn(config)) {
+    // The built-in authorization server (D27, D28): its endpoints are this server's.
+    return {
+      issuer,
+      authorization_endpoint: `${issuer}${OAUTH_PATHS.authorize}`,
+      token_endpoint: `${issuer}${OAUTH_PATHS.token}`,
+      registration_endpoint: `${issuer}${OAUTH_PATHS.register}`,
+      revocation_endpoint: `${issuer}${OAUTH_PATHS.revoke}`,
+      jwks_uri: `${issuer}${JWKS_PATH}`,
+      response_types_supported: ["code"],
+      response_modes_supported: ["query"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      code_challenge_methods_supported: ["S256"],
+      token_endpoint_auth_methods_supported: [...AUTH_METHODS],
+      revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],
+      scopes_supported: [...GRANTABLE_SCOPES],
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
+      service_documentation: `${config.resourceUrl}/openapi`,
+    };
+  }
   const jwks = config.CORPUS_OAUTH_JWKS_URI;
   return {
     issuer,

@@ -35,6 +35,8 @@ export interface DeletionResult {
 export interface DeletionServices {
   db: Database;
   auth: AuthService;
+  /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
+  oauth?: { forgetUser(user: string): void };
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -55,6 +57,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
   const { result, anything } = writing(s.db.transaction(() => {
     const targets = s.webhooks.targets(user, "user.deleted");
     const tokens = s.auth.store.revokeUser(user);
+    s.oauth?.forgetUser(user);
     s.auth.store.forgetIssued(user);
     const webhooks = s.webhooks.deleteUser(user);
     const archive = s.archive.deleteUser(user);

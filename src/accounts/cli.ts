@@ -1,0 +1,48 @@
+// `corpus user add|passwd|remove|list` (D27): the operator's list of people who may log in to
+// the built-in authorization server. A password is read from standard input (one line), never
+// from an argument, which other users of the machine could read in the process list.
+import type { Config } from "../config";
+import { createLogger } from "../log";
+import { createServices } from "../services";
+import { AccountError } from "./store";
+
+async function readPassword(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write("password: ");
+  const text = await new Response(Bun.stdin.stream()).text();
+  const line = text.split(/\r?\n/)[0] ?? "";
+  if (!line) throw new AccountError("no password on standard input");
+  return line;
+}
+
+export async function userCommand(command: string, options: Record<string, string>, config: Config): Promise<string> {
+  if (command !== "user list" && !options.user) throw new AccountError(`${command} needs --user ID`);
+  const services = await createServices(config, createLogger("ERROR", () => {}));
+  try {
+    const accounts = services.accounts;
+    const id = options.user!;
+    switch (command) {
+      case "user add":
+        await accounts.add(id, await readPassword());
+        return `added user ${id}`;
+      case "user passwd":
+        await accounts.setPassword(id, await readPassword());
+        // A new password ends the sessions and grants held under the old one.
+        services.oauth.forgetUser(id);
+        return `changed the password of ${id}; their sessions and connected apps were signed out`;
+      case "user remove":
+        if (!accounts.remove(id)) throw new AccountError(`no user ${id}`);
+        services.oauth.forgetUser(id);
+        services.auth.store.revokeUser(id);
+        return `removed user ${id} and revoked their tokens (their indexed data stays until DELETE /v1/delete_my_data)`;
+      case "user list":
+        return accounts
+          .list()
+          .map((a) => `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}`)
+          .join("\n");
+      default:
+        throw new AccountError(`unknown command ${command}`);
+    }
+  } finally {
+    await services.close();
+  }
+}

@@ -1,0 +1,96 @@
+// The people who log in to the built-in authorization server (D27): accounts the operator
+// manages with `corpus user add/remove/passwd/list`. Passwords are kept as argon2id hashes
+// (Bun.password, a memory-hard function); an account's id is the `sub` of its tokens.
+import type { Database } from "bun:sqlite";
+import { subjectProblem } from "../auth/subjects";
+import type { Migration } from "../store/migrations";
+
+export const accountMigrations: Migration[] = [
+  {
+    id: "accounts-001-users",
+    up(db) {
+      db.exec(`CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        password_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        password_changed_at INTEGER NOT NULL
+      )`);
+    },
+  },
+];
+
+export const MIN_PASSWORD_LENGTH = 10;
+export const MAX_PASSWORD_LENGTH = 1024;
+// OWASP's argon2id floor (19 MiB, 2 passes): about 30 ms a hash on this machine.
+const HASH = { algorithm: "argon2id", memoryCost: 19_456, timeCost: 2 } as const;
+
+export class AccountError extends Error {}
+
+export interface AccountInfo {
+  id: string;
+  createdAt: number;
+  passwordChangedAt: number;
+}
+
+export class Accounts {
+  // A hash to verify against when the account does not exist: a miss costs what a hit costs.
+  private decoy?: Promise<string>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private static checkPassword(password: string): void {
+    if (password.length < MIN_PASSWORD_LENGTH) throw new AccountError(`the password must have at least ${MIN_PASSWORD_LENGTH} characters`);
+    if (password.length > MAX_PASSWORD_LENGTH) throw new AccountError(`the password must have at most ${MAX_PASSWORD_LENGTH} characters`);
+  }
+
+  private static checkId(id: string): void {
+    const problem = subjectProblem(id);
+    if (problem) throw new AccountError(`user id ${JSON.stringify(id)}: ${problem.replace("token subject", "it")}`);
+  }
+
+  async add(id: string, password: string): Promise<void> {
+    Accounts.checkId(id);
+    Accounts.checkPassword(password);
+    if (this.exists(id)) throw new AccountError(`user ${id} already exists`);
+    const hash = await Bun.password.hash(password, HASH);
+    const at = Math.floor(this.now() / 1000);
+    this.db.query("INSERT INTO accounts (id, password_hash, created_at, password_changed_at) VALUES (?, ?, ?, ?)").run(id, hash, at, at);
+  }
+
+  async setPassword(id: string, password: string): Promise<void> {
+    Accounts.checkPassword(password);
+    if (!this.exists(id)) throw new AccountError(`no user ${id}`);
+    const hash = await Bun.password.hash(password, HASH);
+    this.db.query("UPDATE accounts SET password_hash = ?, password_changed_at = ? WHERE id = ?").run(hash, Math.floor(this.now() / 1000), id);
+  }
+
+  remove(id: string): boolean {
+    return this.db.query("DELETE FROM accounts WHERE id = ?").run(id).changes > 0;
+  }
+
+  exists(id: string): boolean {
+    return this.db.query("SELECT 1 FROM accounts WHERE id = ?").get(id) !== null;
+  }
+
+  list(): AccountInfo[] {
+    return this.db
+      .query<{ id: string; created_at: number; password_changed_at: number }, []>("SELECT id, created_at, password_changed_at FROM accounts ORDER BY id")
+      .all()
+      .map((r) => ({ id: r.id, createdAt: r.created_at, passwordChangedAt: r.password_changed_at }));
+  }
+
+  /** Whether `password` is this account's; an unknown account costs one verification too. */
+  async verify(id: string, password: string): Promise<boolean> {
+    if (password.length > MAX_PASSWORD_LENGTH) return false;
+    const row = this.db.query<{ password_hash: string }, [string]>("SELECT password_hash FROM accounts WHERE id = ?").get(id);
+    if (!row) {
+      this.decoy ??= Bun.password.hash("corpus-decoy-password", HASH);
+      await Bun.password.verify(password, await this.decoy);
+      return false;
+    }
+    return Bun.password.verify(password, row.password_hash);
+  }
+}

@@ -1,0 +1,247 @@
+// The built-in authorization server's routes (D27): /oauth/authorize (login, then consent),
+// /oauth/token, /oauth/register (RFC 7591), /oauth/revoke (RFC 7009), and the connected-apps
+// page. Forms are checked against a CSRF token (login: a cookie of its own; consent and apps:
+// the session's), and the host check already refuses a POST from another Origin.
+import { Elysia } from "elysia";
+import type { Config } from "../config";
+import { requestInfo } from "../http/request-context";
+import { clientAddress, limitKey, parseRanges } from "../limits/client-ip";
+import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
+import { OAuthError, type OAuthServer } from "./service";
+
+export const SESSION_COOKIE = "corpus_session";
+export const LOGIN_COOKIE = "corpus_login";
+const MAX_FORM_BYTES = 16 * 1024;
+
+export const OAUTH_PATHS = {
+  authorize: "/oauth/authorize",
+  token: "/oauth/token",
+  register: "/oauth/register",
+  revoke: "/oauth/revoke",
+  apps: "/oauth/apps",
+} as const;
+
+/** Form posts these paths take (application/x-www-form-urlencoded, RFC 6749); every other POST stays JSON-only. */
+export const FORM_PATHS: ReadonlySet<string> = new Set(["/oauth/token", "/oauth/revoke", "/oauth/login", "/oauth/consent", "/oauth/apps/revoke", "/oauth/logout"]);
+
+function cookies(request: Request): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const part of (request.headers.get("cookie") ?? "").split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0) map.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  return map;
+}
+
+async function form(request: Request): Promise<URLSearchParams> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) throw new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded");
+  const text = await request.text();
+  if (text.length > MAX_FORM_BYTES) throw new OAuthError("invalid_request", "the form is too large");
+  return new URLSearchParams(text);
+}
+
+const JSON_HEADERS = { "content-type": "application/json;charset=utf-8", "cache-control": "no-store", pragma: "no-cache", "x-content-type-options": "nosniff" };
+
+function oauthJson(body: unknown, status = 200, extra: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...extra } });
+}
+
+function oauthFailure(error: unknown): Response {
+  if (error instanceof OAuthError) {
+    const extra: Record<string, string> = error.status === 401 ? { "www-authenticate": 'Basic realm="corpus"' } : {};
+    return oauthJson({ error: error.error, error_description: error.message }, error.status, extra);
+  }
+  throw error;
+}
+
+const constantEqual = (a: string | null | undefined, b: string | null | undefined) => !!a && !!b && a.length === b.length && Bun.hash(a) === Bun.hash(b) && a === b;
+
+export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
+  const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
+  const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
+  const cookie = (name: string, value: string, maxAge: number) =>
+    `${name}=${value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+  const address = (request: Request) => limitKey(clientAddress(requestInfo(request).client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted));
+  const session = (request: Request) => {
+    const id = cookies(request).get(SESSION_COOKIE);
+    const s = oauth.session(id);
+    return s && id ? { ...s, id } : undefined;
+  };
+  const redirect = (location: string, headers: Array<[string, string]> = []) => {
+    const h = new Headers({ location, "cache-control": "no-store" });
+    for (const [k, v] of headers) h.append(k, v);
+    return new Response(null, { status: 303, headers: h });
+  };
+
+  /** The login page, with a fresh login CSRF cookie when the browser has none. */
+  const login = (request: Request, carry: Record<string, string>, status = 200, extra: { error?: string; user?: string; clientName?: string; headers?: Array<[string, string]> } = {}) => {
+    let csrf = cookies(request).get(LOGIN_COOKIE);
+    const headers: Array<[string, string]> = [...(extra.headers ?? [])];
+    if (!csrf || !/^[A-Za-z0-9_-]{43}$/.test(csrf)) {
+      csrf = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+      headers.push(["set-cookie", cookie(LOGIN_COOKIE, csrf, 3600)]);
+    }
+    return page("Sign in", loginPage({ action: "/oauth/login", csrf, carry, ...extra }), status, headers);
+  };
+
+  /** What an authorization request shows: a page for a bad client or redirect, else login or consent. */
+  const authorize = async (request: Request, query: string): Promise<Response> => {
+    let checked;
+    try {
+      checked = await oauth.authorizationRequest(new URLSearchParams(query));
+    } catch (error) {
+      if (error instanceof OAuthError) return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+      throw error;
+    }
+    if ("redirectError" in checked) {
+      const e = checked.redirectError;
+      return redirect(oauth.redirect(e.redirectUri, { error: e.error, error_description: e.description, ...(e.state !== undefined ? { state: e.state } : {}) }));
+    }
+    const r = checked.request;
+    const s = session(request);
+    if (!s) return login(request, { return: `${OAUTH_PATHS.authorize}?${query}` }, 200, { clientName: r.client.name });
+    return page(
+      "Allow access",
+      consentPage({ user: s.user, clientName: r.client.name, redirectHost: new URL(r.redirectUri).host || r.redirectUri, scopes: r.scopes, csrf: s.csrf, carry: { request: query } }),
+    );
+  };
+
+  return new Elysia({ name: "corpus/oauth" })
+    .get(OAUTH_PATHS.authorize, ({ request }) => authorize(request, new URL(request.url).search.slice(1)), {
+      detail: { tags: ["oauth"], summary: "Authorization endpoint: sign in, then consent (authorization code with PKCE S256)" },
+    })
+    .post(
+      "/oauth/login",
+      async ({ request }) => {
+        let f: URLSearchParams;
+        try {
+          f = await form(request);
+        } catch {
+          return page("Cannot continue", messagePage("Sign-in refused", "The form could not be read."), 400);
+        }
+        const back = f.get("return") ?? OAUTH_PATHS.apps;
+        // Only back into this server's own OAuth pages: never an open redirect.
+        const target = back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps ? back : OAUTH_PATHS.apps;
+        if (!constantEqual(f.get("csrf"), cookies(request).get(LOGIN_COOKIE))) {
+          return login(request, { return: target }, 403, { error: "This sign-in form has expired or did not come from this server. Please sign in again." });
+        }
+        const user = (f.get("user") ?? "").trim();
+        const result = await oauth.login(user, f.get("password") ?? "", address(request));
+        if (!result.ok) {
+          if (result.retryAfter) {
+            return login(request, { return: target }, 429, { user, error: `Too many failed sign-ins. Try again in ${Math.ceil(result.retryAfter / 60)} minute(s).`, headers: [["retry-after", String(result.retryAfter)]] });
+          }
+          return login(request, { return: target }, 401, { user, error: "The user name or password is not right." });
+        }
+        const s = oauth.createSession(user);
+        return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, s.id, 12 * 3600)], ["set-cookie", cookie(LOGIN_COOKIE, "", 0)]]);
+      },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Sign in (form)" } },
+    )
+    .post(
+      "/oauth/consent",
+      async ({ request }) => {
+        const s = session(request);
+        let f: URLSearchParams;
+        try {
+          f = await form(request);
+        } catch {
+          return page("Cannot continue", messagePage("Consent refused", "The form could not be read."), 400);
+        }
+        if (!s) return login(request, { return: `${OAUTH_PATHS.authorize}?${f.get("request") ?? ""}` }, 401, { error: "Please sign in first." });
+        if (!constantEqual(f.get("csrf"), s.csrf)) return page("Cannot continue", messagePage("Consent refused", "This form did not come from this server, or it has expired. Start again from the application."), 403);
+        let checked;
+        try {
+          checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""));
+        } catch (error) {
+          if (error instanceof OAuthError) return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+          throw error;
+        }
+        if ("redirectError" in checked) return page("Cannot continue", messagePage("This sign-in link cannot be used", checked.redirectError.description), 400);
+        const r = checked.request;
+        const chosen = new Set(f.getAll("grant_scope"));
+        const granted = r.scopes.filter((x) => chosen.has(x));
+        if (f.get("decision") !== "allow" || granted.length === 0) {
+          return redirect(oauth.redirect(r.redirectUri, { error: "access_denied", error_description: "the user denied access", ...(r.state !== undefined ? { state: r.state } : {}) }));
+        }
+        return redirect(oauth.issueCode(r, s.user, granted));
+      },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Consent (form)" } },
+    )
+    .post(
+      OAUTH_PATHS.token,
+      async ({ request }) => {
+        try {
+          return oauthJson(await oauth.token(await form(request), request.headers.get("authorization")));
+        } catch (error) {
+          return oauthFailure(error);
+        }
+      },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Token endpoint: authorization_code (PKCE) and refresh_token grants" } },
+    )
+    .post(
+      OAUTH_PATHS.revoke,
+      async ({ request }) => {
+        try {
+          await oauth.revoke(await form(request), request.headers.get("authorization"));
+          return oauthJson({});
+        } catch (error) {
+          return oauthFailure(error);
+        }
+      },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Token revocation (RFC 7009)" } },
+    )
+    .post(
+      OAUTH_PATHS.register,
+      async ({ request }) => {
+        try {
+          let meta: unknown;
+          try {
+            const text = await request.text();
+            if (text.length > MAX_FORM_BYTES) throw new Error();
+            meta = JSON.parse(text);
+          } catch {
+            throw new OAuthError("invalid_client_metadata", "the body must be a JSON object of at most 16 KiB");
+          }
+          if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
+          return oauthJson(oauth.register(meta as Record<string, unknown>), 201);
+        } catch (error) {
+          return oauthFailure(error);
+        }
+      },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Dynamic client registration (RFC 7591)" } },
+    )
+    .get(
+      OAUTH_PATHS.apps,
+      async ({ request }) => {
+        const s = session(request);
+        if (!s) return login(request, { return: OAUTH_PATHS.apps });
+        return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user) }));
+      },
+      { detail: { tags: ["oauth"], summary: "Connected apps: the applications holding access, each revocable" } },
+    )
+    .post(
+      "/oauth/apps/revoke",
+      async ({ request }) => {
+        const s = session(request);
+        const f = await form(request).catch(() => new URLSearchParams());
+        if (!s) return login(request, { return: OAUTH_PATHS.apps }, 401, { error: "Please sign in first." });
+        if (!constantEqual(f.get("csrf"), s.csrf)) return page("Cannot continue", messagePage("Refused", "This form did not come from this server, or it has expired."), 403);
+        const done = oauth.revokeAppOf(s.user, f.get("grant") ?? "");
+        return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user), notice: done ? "Access revoked." : "Nothing to revoke." }), done ? 200 : 404);
+      },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Revoke a connected app (form)" } },
+    )
+    .post(
+      "/oauth/logout",
+      async ({ request }) => {
+        const s = session(request);
+        const f = await form(request).catch(() => new URLSearchParams());
+        if (s && constantEqual(f.get("csrf"), s.csrf)) oauth.endSession(s.id);
+        else if (s) return page("Cannot continue", messagePage("Refused", "This form did not come from this server."), 403);
+        return page("Signed out", messagePage("Signed out", "You are signed out of corpus."), 200, [["set-cookie", cookie(SESSION_COOKIE, "", 0)]]);
+      },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Sign out (form)" } },
+    );
+};

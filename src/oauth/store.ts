@@ -1,0 +1,210 @@
+// The built-in authorization server's tables (D27): registered clients, authorization codes,
+// grants (one per consent: a refresh-token family), refresh tokens, the access tokens issued
+// under each grant, and login sessions. Codes, refresh tokens and session ids are kept as
+// SHA-256 hashes: a copy of the database holds nothing a client could present.
+import type { Database } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import type { Migration } from "../store/migrations";
+
+export const oauthMigrations: Migration[] = [
+  {
+    id: "oauth-001-server",
+    up(db) {
+      db.exec(`CREATE TABLE oauth_clients (
+        client_id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,
+        auth_method TEXT NOT NULL,
+        secret_hash TEXT,
+        grant_types TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        fetched_at INTEGER NOT NULL
+      )`);
+      db.exec(`CREATE TABLE oauth_grants (
+        grant_id TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      )`);
+      db.exec("CREATE INDEX oauth_grants_user ON oauth_grants (user_id)");
+      db.exec(`CREATE TABLE oauth_codes (
+        code_hash TEXT PRIMARY KEY,
+        client_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        redirect_uri TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        grant_id TEXT
+      )`);
+      db.exec(`CREATE TABLE oauth_refresh_tokens (
+        token_hash TEXT PRIMARY KEY,
+        grant_id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+      )`);
+      db.exec("CREATE INDEX oauth_refresh_grant ON oauth_refresh_tokens (grant_id)");
+      db.exec(`CREATE TABLE oauth_access_tokens (
+        jti TEXT PRIMARY KEY,
+        grant_id TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`);
+      db.exec("CREATE INDEX oauth_access_grant ON oauth_access_tokens (grant_id)");
+      db.exec(`CREATE TABLE oauth_sessions (
+        session_hash TEXT PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        csrf TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      )`);
+      db.exec("CREATE INDEX oauth_sessions_user ON oauth_sessions (user_id)");
+    },
+  },
+];
+
+export const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
+
+export interface ClientRow {
+  client_id: string;
+  kind: "registered" | "metadata_document";
+  name: string;
+  redirect_uris: string;
+  auth_method: string;
+  secret_hash: string | null;
+  grant_types: string;
+  created_at: number;
+  fetched_at: number;
+}
+
+export interface CodeRow {
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  scopes: string;
+  expires_at: number;
+  grant_id: string | null;
+}
+
+export interface GrantRow {
+  grant_id: string;
+  client_id: string;
+  user_id: string;
+  scopes: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export class OAuthStore {
+  constructor(readonly db: Database) {}
+
+  client(clientId: string): ClientRow | null {
+    return this.db.query<ClientRow, [string]>("SELECT * FROM oauth_clients WHERE client_id = ?").get(clientId);
+  }
+
+  countClients(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM oauth_clients").get()!.n;
+  }
+
+  putClient(row: ClientRow): void {
+    this.db
+      .query(
+        `INSERT OR REPLACE INTO oauth_clients (client_id, kind, name, redirect_uris, auth_method, secret_hash, grant_types, created_at, fetched_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(row.client_id, row.kind, row.name, row.redirect_uris, row.auth_method, row.secret_hash, row.grant_types, row.created_at, row.fetched_at);
+  }
+
+  putCode(row: CodeRow): void {
+    this.db
+      .query("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scopes, expires_at, grant_id) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)")
+      .run(row.code_hash, row.client_id, row.user_id, row.redirect_uri, row.code_challenge, row.scopes, row.expires_at);
+  }
+
+  code(codeHash: string): CodeRow | null {
+    return this.db.query<CodeRow, [string]>("SELECT * FROM oauth_codes WHERE code_hash = ?").get(codeHash);
+  }
+
+  /** Marks a code used by the grant it created; false when it was used already. */
+  useCode(codeHash: string, grantId: string): boolean {
+    return this.db.query("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ? AND grant_id IS NULL").run(grantId, codeHash).changes === 1;
+  }
+
+  putGrant(row: GrantRow): void {
+    this.db
+      .query("INSERT INTO oauth_grants (grant_id, client_id, user_id, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)")
+      .run(row.grant_id, row.client_id, row.user_id, row.scopes, row.created_at);
+  }
+
+  grant(grantId: string): GrantRow | null {
+    return this.db.query<GrantRow, [string]>("SELECT * FROM oauth_grants WHERE grant_id = ?").get(grantId);
+  }
+
+  liveGrants(user: string): GrantRow[] {
+    return this.db.query<GrantRow, [string]>("SELECT * FROM oauth_grants WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at").all(user);
+  }
+
+  /** Marks the grant revoked; answers the access tokens issued under it (to revoke) and forgets its refresh tokens. */
+  revokeGrant(grantId: string, at: number): Array<{ jti: string; expires_at: number }> {
+    return this.db.transaction(() => {
+      this.db.query("UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL").run(at, grantId);
+      this.db.query("DELETE FROM oauth_refresh_tokens WHERE grant_id = ?").run(grantId);
+      return this.db.query<{ jti: string; expires_at: number }, [string]>("SELECT jti, expires_at FROM oauth_access_tokens WHERE grant_id = ?").all(grantId);
+    })();
+  }
+
+  putRefresh(tokenHash: string, grantId: string, expiresAt: number): void {
+    this.db.query("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at, used_at) VALUES (?, ?, ?, NULL)").run(tokenHash, grantId, expiresAt);
+  }
+
+  refresh(tokenHash: string): { grant_id: string; expires_at: number; used_at: number | null } | null {
+    return this.db.query<{ grant_id: string; expires_at: number; used_at: number | null }, [string]>("SELECT grant_id, expires_at, used_at FROM oauth_refresh_tokens WHERE token_hash = ?").get(tokenHash);
+  }
+
+  /** Marks a refresh token used; false when it was used already (a replay). */
+  useRefresh(tokenHash: string, at: number): boolean {
+    return this.db.query("UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL").run(at, tokenHash).changes === 1;
+  }
+
+  putAccess(jti: string, grantId: string, expiresAt: number): void {
+    this.db.query("INSERT INTO oauth_access_tokens (jti, grant_id, expires_at) VALUES (?, ?, ?)").run(jti, grantId, expiresAt);
+  }
+
+  accessGrant(jti: string): string | undefined {
+    return this.db.query<{ grant_id: string }, [string]>("SELECT grant_id FROM oauth_access_tokens WHERE jti = ?").get(jti)?.grant_id;
+  }
+
+  putSession(sessionHash: string, user: string, csrf: string, expiresAt: number): void {
+    this.db.query("INSERT INTO oauth_sessions (session_hash, user_id, csrf, expires_at) VALUES (?, ?, ?, ?)").run(sessionHash, user, csrf, expiresAt);
+  }
+
+  session(sessionHash: string): { user_id: string; csrf: string; expires_at: number } | null {
+    return this.db.query<{ user_id: string; csrf: string; expires_at: number }, [string]>("SELECT user_id, csrf, expires_at FROM oauth_sessions WHERE session_hash = ?").get(sessionHash);
+  }
+
+  deleteSession(sessionHash: string): void {
+    this.db.query("DELETE FROM oauth_sessions WHERE session_hash = ?").run(sessionHash);
+  }
+
+  /** Sessions and grants of a user (a password change, a removed account); answers the access tokens to revoke. */
+  forgetUser(user: string, at: number): Array<{ jti: string; expires_at: number }> {
+    this.db.query("DELETE FROM oauth_sessions WHERE user_id = ?").run(user);
+    return this.liveGrants(user).flatMap((g) => this.revokeGrant(g.grant_id, at));
+  }
+
+  /** What has expired: codes, refresh tokens, sessions, access-token links, and registered clients never used within a day. */
+  purgeExpired(nowSec: number): number {
+    let n = 0;
+    n += this.db.query("DELETE FROM oauth_codes WHERE expires_at < ?").run(nowSec - 3600).changes;
+    n += this.db.query("DELETE FROM oauth_refresh_tokens WHERE expires_at < ?").run(nowSec).changes;
+    n += this.db.query("DELETE FROM oauth_sessions WHERE expires_at < ?").run(nowSec).changes;
+    n += this.db.query("DELETE FROM oauth_access_tokens WHERE expires_at < ?").run(nowSec).changes;
+    n += this.db
+      .query("DELETE FROM oauth_clients WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)")
+      .run(nowSec - 86_400).changes;
+    return n;
+  }
+}

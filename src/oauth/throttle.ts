@@ -1,0 +1,46 @@
+// Login attempts (D27): failures counted per account and per client address in a sliding
+// window; past the limit a login is refused before the password is checked, so guessing
+// costs the attacker the window, not us an argon2 hash per try. Bounded: at most MAX_KEYS
+// counters are kept (the oldest goes first).
+export const ACCOUNT_FAILURES = 5;
+export const ADDRESS_FAILURES = 20;
+export const WINDOW_MS = 15 * 60_000;
+const MAX_KEYS = 100_000;
+
+export class LoginThrottle {
+  private readonly failures = new Map<string, number[]>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private recent(key: string): number[] {
+    const since = this.now() - WINDOW_MS;
+    const list = (this.failures.get(key) ?? []).filter((t) => t > since);
+    if (list.length === 0) this.failures.delete(key);
+    else this.failures.set(key, list);
+    return list;
+  }
+
+  /** Seconds until a login for this account from this address may be tried, or 0. */
+  blockedFor(account: string, address: string): number {
+    const waits: number[] = [];
+    for (const [key, limit] of [[`a:${account}`, ACCOUNT_FAILURES], [`i:${address}`, ADDRESS_FAILURES]] as const) {
+      const list = this.recent(key);
+      if (list.length >= limit) waits.push(Math.ceil((list[list.length - limit]! + WINDOW_MS - this.now()) / 1000));
+    }
+    return waits.length ? Math.max(1, ...waits) : 0;
+  }
+
+  fail(account: string, address: string): void {
+    for (const key of [`a:${account}`, `i:${address}`]) {
+      const list = this.recent(key);
+      list.push(this.now());
+      this.failures.delete(key);
+      this.failures.set(key, list.slice(-ADDRESS_FAILURES));
+      if (this.failures.size > MAX_KEYS) this.failures.delete(this.failures.keys().next().value!);
+    }
+  }
+
+  succeed(account: string): void {
+    this.failures.delete(`a:${account}`);
+  }
+}
