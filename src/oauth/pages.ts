@@ -24,7 +24,7 @@ export const escapeHtml = (text: string) =>
 /** A page with the security headers, the CSP, and no caching; `headers` adds (Set-Cookie). */
 export function page(title: string, body: string, status = 200, headers: Array<[string, string]> = []): Response {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)} · corpus</title><style>${CSS}</style></head><body><main>${body}</main></body></html>`;
-  const list = new Headers({ ...SECURITY_HEADERS, "content-type": "text/html;charset=utf-8", "content-security-policy": PAGE_CSP, "cache-control": "no-store", "referrer-policy": "no-referrer" });
+  const list = new Headers({ ...SECURITY_HEADERS, "content-type": "text/html;charset=utf-8", "content-security-policy": PAGE_CSP, "cache-control": "no-store", "referrer-policy": "same-origin" });
   for (const [k, v] of headers) list.append(k, v);
   return new Response(html, { status, headers: list });
 }

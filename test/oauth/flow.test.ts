@@ -1,0 +1,202 @@
+// The whole flow as an assistant runs it (issue 17): the official MCP SDK client with its
+// OAuth provider discovers the metadata, registers (DCR), opens the authorization URL in a
+// real headless Chromium, where a person signs in and consents; then it lists tools and calls
+// corpus_search. Then the refresh token rotates, the old one replayed revokes the grant, and
+// revocation ends access.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser } from "playwright-core";
+import { createLogger, memorySink } from "../../src/log";
+import { startServer, type Running } from "../../src/server";
+import { tempDir, testConfig } from "../helpers";
+
+setDefaultTimeout(120_000);
+const CHROMIUM = "/usr/bin/chromium";
+
+let running: Running;
+let browser: Browser;
+let callback: ReturnType<typeof Bun.serve>;
+let received: Promise<URLSearchParams>;
+let deliver: (p: URLSearchParams) => void;
+
+/** An assistant's OAuth provider: everything kept in memory; the browser is driven by the test. */
+class Provider implements OAuthClientProvider {
+  info?: any;
+  saved?: any;
+  verifier = "";
+  authorizationUrl?: URL;
+  constructor(readonly redirect: string) {}
+  get redirectUrl() {
+    return this.redirect;
+  }
+  get clientMetadata() {
+    return { client_name: "Flow Test Assistant", redirect_uris: [this.redirect], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: any) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: any) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  discovery?: any;
+  saveDiscoveryState(state: any) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the OAuth flow test: apt-get install chromium");
+  const roots = tempDir("corpus-oauth-roots-");
+  mkdirSync(join(roots, "alice", "notes"), { recursive: true });
+  writeFileSync(join(roots, "alice", "notes", "offsite.md"), "# Offsite\n\nThe team offsite is in Lisbon in May; the budget is 12,000 euros.\n");
+  // The metadata names the server's own address: the port must be known before it starts.
+  const port = await freePort();
+  running = await startServer(testConfig({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") }), createLogger("ERROR", memorySink().sink));
+  await running.services.accounts.add("alice", "alice's long password");
+  await running.services.connectors.add("alice", { id: "notes", kind: "files", label: "Notes", config: { path: join(roots, "alice", "notes") } });
+  for (let i = 0; i < 300; i++) {
+    const [a] = running.services.connectors.active("alice", ["notes"]);
+    const p = a!.connector.progress!();
+    if (p.total > 0 && p.embedded === p.total) break;
+    await Bun.sleep(50);
+  }
+  received = new Promise((r) => (deliver = r));
+  callback = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(request) {
+      deliver(new URL(request.url).searchParams);
+      return new Response("<!doctype html><title>done</title><p>You may close this window.</p>", { headers: { "content-type": "text/html" } });
+    },
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  callback?.stop(true);
+  await running?.stop();
+});
+
+const mcpUrl = () => new URL(`${running.url}/mcp`);
+
+async function connected(provider: Provider) {
+  const client = new Client({ name: "flow-test", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider }));
+  return client;
+}
+
+const form = (body: Record<string, string>) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body).toString() });
+
+describe("an assistant connects with OAuth", () => {
+  test("discovery, DCR, sign-in and consent in Chromium, tools, refresh rotation and reuse, revocation", async () => {
+    const provider = new Provider(`http://127.0.0.1:${callback.port}/callback`);
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
+    const first = new Client({ name: "flow-test", version: "1.0.0" });
+    // No token yet: the SDK discovers the metadata, registers, and asks to open the browser.
+    await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(provider.info.client_id).toStartWith("corpus-");
+    const url = provider.authorizationUrl!;
+    expect(url.origin + url.pathname).toBe(`${running.url}/oauth/authorize`);
+    expect(url.searchParams.get("code_challenge_method")).toBe("S256");
+    expect(url.searchParams.get("resource")).toBe(running.services.config.resourceUrl);
+    expect(url.searchParams.get("scope")).toContain("offline_access");
+
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(url.href);
+    await page.getByText("Flow Test Assistant asks to use corpus").waitFor();
+    await page.getByLabel("User name").fill("alice");
+    await page.getByLabel("Password").fill("alice's long password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Allow Flow Test Assistant?" }).waitFor();
+    expect(await page.getByText(`127.0.0.1:${callback.port}`).count()).toBeGreaterThan(0);
+    await page.getByRole("button", { name: "Allow" }).click();
+    const params = await received;
+    await page.close();
+    expect(params.get("iss")).toBe(running.services.config.issuer);
+    // The SDK checks iss (RFC 9207) and exchanges the code with its verifier.
+    await transport.finishAuth(params);
+    expect(provider.saved.refresh_token).toBeString();
+
+    const client = await connected(provider);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toContain("corpus_search");
+    const answer = await client.callTool({ name: "corpus_search", arguments: { query: "where is the team offsite" } });
+    expect(answer.isError).toBeFalsy();
+    expect(JSON.stringify(answer.content)).toContain("Lisbon");
+    await client.close();
+
+    // Refresh rotates.
+    const token = `${running.url}/oauth/token`;
+    const oldRefresh = provider.saved.refresh_token as string;
+    const r1 = await fetch(token, form({ grant_type: "refresh_token", refresh_token: oldRefresh, client_id: provider.info.client_id }));
+    expect(r1.status).toBe(200);
+    const rotated = (await r1.json()) as { access_token: string; refresh_token: string };
+    expect(rotated.refresh_token).not.toBe(oldRefresh);
+    provider.saved = { ...provider.saved, ...rotated };
+    const again = await connected(provider);
+    expect((await again.listTools()).tools.length).toBeGreaterThan(0);
+    await again.close();
+
+    // The old refresh token replayed: the grant ends, the rotated tokens with it.
+    const replay = await fetch(token, form({ grant_type: "refresh_token", refresh_token: oldRefresh, client_id: provider.info.client_id }));
+    expect(replay.status).toBe(400);
+    const probe = await fetch(`${running.url}/mcp`, { method: "POST", headers: { authorization: `Bearer ${rotated.access_token}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    expect(probe.status).toBe(401);
+    expect(probe.headers.get("www-authenticate")).toContain("resource_metadata=");
+  });
+
+  test("revocation (RFC 7009) ends access for an SDK client", async () => {
+    // A second grant through the same forms, without the browser this time (the first test drove it).
+    const provider = new Provider(`http://127.0.0.1:${callback.port}/callback`);
+    received = new Promise((r) => (deliver = r));
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
+    await expect(new Client({ name: "flow-test", version: "1.0.0" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const page = await browser.newPage();
+    await page.goto(provider.authorizationUrl!.href);
+    await page.getByLabel("User name").fill("alice");
+    await page.getByLabel("Password").fill("alice's long password");
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Allow" }).click();
+    await transport.finishAuth(await received);
+    await page.close();
+    const client = await connected(provider);
+    await client.listTools();
+    await client.close();
+    const rv = await fetch(`${running.url}/oauth/revoke`, form({ token: provider.saved.refresh_token, client_id: provider.info.client_id }));
+    expect(rv.status).toBe(200);
+    const after = new Client({ name: "flow-test", version: "1.0.0" });
+    const t2 = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: { ...provider, redirectToAuthorization() {}, tokens: () => ({ access_token: provider.saved.access_token, token_type: "Bearer" }) } as never });
+    await expect(after.connect(t2)).rejects.toThrow();
+  });
+});
