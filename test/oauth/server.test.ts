@@ -275,3 +275,33 @@ describe("connected apps", () => {
     expect(await (await t.app.handle(req("/oauth/apps", { headers: { cookie: session } }))).text()).toContain("No application holds access");
   });
 });
+
+describe("ending a user's access", () => {
+  test("a password change (forgetUser) ends sessions and grants; delete_my_data ends refresh too", async () => {
+    await t.services.accounts.add("dora", "dora's long password");
+    const doraSession = await signIn(t.app, "dora", "dora's long password");
+    const p = pkce();
+    const url = await consent(t.app, doraSession, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256", scope: "corpus:search connectors:write offline_access" });
+    const tok = await exchange(url.searchParams.get("code")!, p.verifier);
+    expect((await mcpList(tok.body.access_token)).status).toBe(200);
+    // Deleting her data: her tokens are revoked and no refresh mints a new one.
+    const del = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(tok.body.access_token) }));
+    expect(del.status).toBe(200);
+    expect((await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok.body.refresh_token, client_id: clientId })).status).toBe(400);
+
+    // Her sessions ended with it.
+    expect(await (await t.app.handle(req("/oauth/apps", { headers: { cookie: doraSession } }))).text()).toContain("Sign in to corpus");
+    clock += 2000;
+    const again = await signIn(t.app, "dora", "dora's long password");
+    const p2 = pkce();
+    const url2 = await consent(t.app, again, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p2.challenge, code_challenge_method: "S256", scope: "corpus:search offline_access" });
+    const tok2 = await exchange(url2.searchParams.get("code")!, p2.verifier);
+    expect((await mcpList(tok2.body.access_token)).status).toBe(200);
+    await t.services.accounts.setPassword("dora", "dora's new long password");
+    t.services.oauth.forgetUser("dora");
+    expect((await mcpList(tok2.body.access_token)).status).toBe(401);
+    expect((await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok2.body.refresh_token, client_id: clientId })).status).toBe(400);
+    const page = await t.app.handle(req("/oauth/apps", { headers: { cookie: again } }));
+    expect(await page.text()).toContain("Sign in to corpus");
+  });
+});
