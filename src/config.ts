@@ -31,8 +31,8 @@ export const ConfigSchema = Type.Object({
   CORPUS_RATE_LIMIT_MAX_TRACKED_IPS: Int(100_000, 100, 10_000_000, "Most client addresses whose /mcp bucket is kept; refilled buckets are dropped every minute, and past this the least recently seen address is forgotten."),
   CORPUS_OAUTH_RESOURCE_URL: HttpUrl("Public URL of this server (default http://HOST:PORT); the tokens' audience."),
   CORPUS_OAUTH_ISSUER: HttpUrl("Token issuer (default http://HOST:PORT)."),
-  CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: HttpUrl("Authorization endpoint of the identity provider."),
-  CORPUS_OAUTH_TOKEN_ENDPOINT: HttpUrl("Token endpoint of the identity provider."),
+  CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: HttpUrl("Authorization endpoint of an external identity provider; with CORPUS_OAUTH_TOKEN_ENDPOINT it turns the built-in authorization server off."),
+  CORPUS_OAUTH_TOKEN_ENDPOINT: HttpUrl("Token endpoint of an external identity provider (see CORPUS_OAUTH_AUTHORIZATION_ENDPOINT)."),
   CORPUS_OAUTH_JWKS_URI: Type.Optional(
     Type.String({ pattern: "^(https?://[^\\s]+|file://[^\\s]+)$", allowed: "an http(s):// URL or a file:// path", description: "JWKS of an external identity provider." }),
   ),
