@@ -57,12 +57,30 @@ function oauthFailure(error: unknown): Response {
 
 const constantEqual = (a: string | null | undefined, b: string | null | undefined) => !!a && !!b && a.length === b.length && Bun.hash(a) === Bun.hash(b) && a === b;
 
+
+// What the OpenAPI document says of these routes: their answers are written here (OAuth's
+// `{ error, error_description }`, or a page), so they are described, not validated.
+const OAUTH_ERROR_SCHEMA = { type: "object", properties: { error: { type: "string" }, error_description: { type: "string" } }, required: ["error"] };
+const jsonAnswer = (description: string, schema: object = { type: "object", additionalProperties: true }) => ({ description, content: { "application/json": { schema } } });
+const htmlAnswer = (description: string) => ({ description, content: { "text/html": { schema: { type: "string" } } } });
+const oauthErrors = { 400: jsonAnswer("invalid_request, invalid_grant, invalid_target, invalid_scope, unsupported_grant_type, invalid_client_metadata, invalid_redirect_uri", OAUTH_ERROR_SCHEMA), 401: jsonAnswer("invalid_client", OAUTH_ERROR_SCHEMA) };
+const formBody = (fields: string[]) => ({
+  required: true,
+  content: { "application/x-www-form-urlencoded": { schema: { type: "object", properties: Object.fromEntries(fields.map((f) => [f, { type: "string" }])) } } },
+});
+const pageDoc = (summary: string, fields?: string[], extra: Record<number, object> = {}) => ({
+  tags: ["oauth"],
+  summary,
+  ...(fields ? { requestBody: formBody(fields) } : {}),
+  responses: { 200: htmlAnswer("a page"), 303: { description: "on to the next step, or back to the client's redirect URI with code or error, state and iss" }, 400: htmlAnswer("a page saying why the request cannot be used"), 401: htmlAnswer("the sign-in page"), 403: htmlAnswer("a form without its CSRF token"), ...extra },
+});
+
 export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
   const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const cookie = (name: string, value: string, maxAge: number) =>
     `${name}=${value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
-  const address = (request: Request) => limitKey(clientAddress(requestInfo(request).client_ip, trusted.length ? request.headers.get("x-forwarded-for") : null, trusted));
+  const address = (request: Request) => limitKey(clientAddress(requestInfo(request).client_ip, trusted.size ? request.headers.get("x-forwarded-for") : null, trusted));
   const session = (request: Request) => {
     const id = cookies(request).get(SESSION_COOKIE);
     const s = oauth.session(id);
@@ -109,7 +127,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
 
   return new Elysia({ name: "corpus/oauth" })
     .get(OAUTH_PATHS.authorize, ({ request }) => authorize(request, new URL(request.url).search.slice(1)), {
-      detail: { tags: ["oauth"], summary: "Authorization endpoint: sign in, then consent (authorization code with PKCE S256)" },
+      detail: pageDoc("Authorization endpoint: sign in, then consent (authorization code with PKCE S256)") as never,
     })
     .post(
       "/oauth/login",
@@ -137,7 +155,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         const s = oauth.createSession(user);
         return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, s.id, 12 * 3600)], ["set-cookie", cookie(LOGIN_COOKIE, "", 0)]]);
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Sign in (form)" } },
+      { parse: "none", detail: pageDoc("Sign in (form)", ["user", "password", "csrf", "return"], { 429: htmlAnswer("too many failed sign-ins (Retry-After)") }) as never },
     )
     .post(
       "/oauth/consent",
@@ -167,7 +185,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         }
         return redirect(oauth.issueCode(r, s.user, granted));
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Consent (form)" } },
+      { parse: "none", detail: pageDoc("Consent (form)", ["csrf", "request", "decision", "grant_scope"]) as never },
     )
     .post(
       OAUTH_PATHS.token,
@@ -178,7 +196,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
           return oauthFailure(error);
         }
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Token endpoint: authorization_code (PKCE) and refresh_token grants" } },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Token endpoint: authorization_code (PKCE) and refresh_token grants", requestBody: formBody(["grant_type", "code", "code_verifier", "redirect_uri", "refresh_token", "client_id", "client_secret", "resource", "scope"]), responses: { 200: jsonAnswer("access_token, token_type, expires_in, scope, and refresh_token with offline_access"), ...oauthErrors } } as never },
     )
     .post(
       OAUTH_PATHS.revoke,
@@ -190,7 +208,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
           return oauthFailure(error);
         }
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Token revocation (RFC 7009)" } },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Token revocation (RFC 7009)", requestBody: formBody(["token", "token_type_hint", "client_id", "client_secret"]), responses: { 200: jsonAnswer("revoked, or not a token of this client"), ...oauthErrors } } as never },
     )
     .post(
       OAUTH_PATHS.register,
@@ -210,7 +228,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
           return oauthFailure(error);
         }
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Dynamic client registration (RFC 7591)" } },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Dynamic client registration (RFC 7591)", requestBody: { required: true, content: { "application/json": { schema: { type: "object", properties: { redirect_uris: { type: "array", items: { type: "string" } }, client_name: { type: "string" }, token_endpoint_auth_method: { type: "string" }, grant_types: { type: "array", items: { type: "string" } } }, required: ["redirect_uris"] } } } }, responses: { 201: jsonAnswer("the client information (client_id, and client_secret for a confidential client)"), ...oauthErrors } } as never },
     )
     .get(
       OAUTH_PATHS.apps,
@@ -219,7 +237,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         if (!s) return login(request, { return: OAUTH_PATHS.apps });
         return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user) }));
       },
-      { detail: { tags: ["oauth"], summary: "Connected apps: the applications holding access, each revocable" } },
+      { detail: pageDoc("Connected apps: the applications holding access, each revocable") as never },
     )
     .post(
       "/oauth/apps/revoke",
@@ -231,7 +249,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         const done = oauth.revokeAppOf(s.user, f.get("grant") ?? "");
         return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user), notice: done ? "Access revoked." : "Nothing to revoke." }), done ? 200 : 404);
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Revoke a connected app (form)" } },
+      { parse: "none", detail: pageDoc("Revoke a connected app (form)", ["csrf", "grant"], { 404: htmlAnswer("not a grant of this user") }) as never },
     )
     .post(
       "/oauth/logout",
@@ -242,6 +260,6 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         else if (s) return page("Cannot continue", messagePage("Refused", "This form did not come from this server."), 403);
         return page("Signed out", messagePage("Signed out", "You are signed out of corpus."), 200, [["set-cookie", cookie(SESSION_COOKIE, "", 0)]]);
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Sign out (form)" } },
+      { parse: "none", detail: pageDoc("Sign out (form)", ["csrf"]) as never },
     );
 };
