@@ -49,7 +49,7 @@ function oauthJson(body: unknown, status = 200, extra: Record<string, string> = 
 
 function oauthFailure(error: unknown): Response {
   if (error instanceof OAuthError) {
-    const extra: Record<string, string> = error.status === 401 ? { "www-authenticate": 'Basic realm="corpus"' } : {};
+    const extra: Record<string, string> = error.status === 401 ? { "www-authenticate": 'Basic realm="corpus"' } : error.status === 429 ? { "retry-after": /(\d+) s$/.exec(error.message)?.[1] ?? "60" } : {};
     return oauthJson({ error: error.error, error_description: error.message }, error.status, extra);
   }
   throw error;
@@ -223,12 +223,12 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
             throw new OAuthError("invalid_client_metadata", "the body must be a JSON object of at most 16 KiB");
           }
           if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
-          return oauthJson(oauth.register(meta as Record<string, unknown>), 201);
+          return oauthJson(oauth.register(meta as Record<string, unknown>, address(request)), 201);
         } catch (error) {
           return oauthFailure(error);
         }
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Dynamic client registration (RFC 7591)", requestBody: { required: true, content: { "application/json": { schema: { type: "object", properties: { redirect_uris: { type: "array", items: { type: "string" } }, client_name: { type: "string" }, token_endpoint_auth_method: { type: "string" }, grant_types: { type: "array", items: { type: "string" } } }, required: ["redirect_uris"] } } } }, responses: { 201: jsonAnswer("the client information (client_id, and client_secret for a confidential client)"), ...oauthErrors } } as never },
+      { parse: "none", detail: { tags: ["oauth"], summary: "Dynamic client registration (RFC 7591)", requestBody: { required: true, content: { "application/json": { schema: { type: "object", properties: { redirect_uris: { type: "array", items: { type: "string" } }, client_name: { type: "string" }, token_endpoint_auth_method: { type: "string" }, grant_types: { type: "array", items: { type: "string" } } }, required: ["redirect_uris"] } } } }, responses: { 201: jsonAnswer("the client information (client_id, and client_secret for a confidential client)"), ...oauthErrors, 429: jsonAnswer("too many registrations from this address (Retry-After)", OAUTH_ERROR_SCHEMA) } } as never },
     )
     .get(
       OAUTH_PATHS.apps,

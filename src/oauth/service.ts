@@ -12,7 +12,7 @@ import type { AuthService } from "../auth/service";
 import type { Config } from "../config";
 import { getPinned } from "../net/get";
 import { PUBLIC_ONLY, pinHost, type AddressPolicy, type Resolver } from "../net/pin";
-import { LoginThrottle } from "./throttle";
+import { LoginThrottle, WindowLimit } from "./throttle";
 import { OAuthStore, sha256, type ClientRow } from "./store";
 
 export const OFFLINE_ACCESS = "offline_access";
@@ -23,6 +23,8 @@ export const REFRESH_TTL_SECONDS = 30 * 24 * 3600;
 export const CODE_TTL_SECONDS = 60;
 export const SESSION_TTL_SECONDS = 12 * 3600;
 export const MAX_CLIENTS = 10_000;
+/** Registrations one address may make in an hour: the table of clients cannot be filled from one place. */
+export const REGISTRATIONS_PER_HOUR = 20;
 const METADATA_DOCUMENT_TTL_SECONDS = 3600;
 const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
 export const AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const;
@@ -108,6 +110,7 @@ export interface OAuthOptions {
 export class OAuthServer {
   readonly store: OAuthStore;
   readonly throttle: LoginThrottle;
+  private readonly registrations: WindowLimit;
   /** The resource tokens are bound to; also accepted with the MCP endpoint's path. */
   private readonly resources: Set<string>;
 
@@ -121,6 +124,7 @@ export class OAuthServer {
   ) {
     this.store = store;
     this.throttle = new LoginThrottle(now);
+    this.registrations = new WindowLimit(REGISTRATIONS_PER_HOUR, 3_600_000, now);
     this.resources = new Set([config.resourceUrl, `${config.resourceUrl}/`, `${config.resourceUrl}/mcp`]);
   }
 
@@ -136,7 +140,7 @@ export class OAuthServer {
   // ---- clients ----
 
   /** Dynamic client registration (RFC 7591): validates the metadata, answers the client information. */
-  register(meta: Record<string, unknown>): Record<string, unknown> {
+  register(meta: Record<string, unknown>, address: string): Record<string, unknown> {
     const redirectUris = meta.redirect_uris;
     if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > 10 || !redirectUris.every((u) => typeof u === "string" && u.length <= 2000)) {
       throw new OAuthError("invalid_redirect_uri", "redirect_uris: 1 to 10 URIs are required");
@@ -156,6 +160,8 @@ export class OAuthServer {
     const responseTypes = meta.response_types ?? ["code"];
     if (!Array.isArray(responseTypes) || !responseTypes.every((r) => r === "code")) throw new OAuthError("invalid_client_metadata", "response_types: code only");
     const name = typeof meta.client_name === "string" && meta.client_name.trim() ? meta.client_name.trim().slice(0, 100) : "an unnamed application";
+    const wait = this.registrations.take(address);
+    if (wait > 0) throw new OAuthError("temporarily_unavailable", `too many registrations from this address; try again in ${wait} s`, 429);
     if (this.store.countClients() >= MAX_CLIENTS) throw new OAuthError("temporarily_unavailable", "too many registered clients; try again later", 503);
     const clientId = `corpus-${randomBytes(16).toString("base64url")}`;
     const clientSecret = authMethod === "none" ? undefined : secret();

@@ -44,3 +44,29 @@ export class LoginThrottle {
     this.failures.delete(`a:${account}`);
   }
 }
+
+/** At most `limit` events per key in a sliding window (dynamic registrations per address). */
+export class WindowLimit {
+  private readonly events = new Map<string, number[]>();
+
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts one event; answers 0 when allowed, else the seconds until one is. */
+  take(key: string): number {
+    const since = this.now() - this.windowMs;
+    const list = (this.events.get(key) ?? []).filter((t) => t > since);
+    if (list.length >= this.limit) {
+      this.events.set(key, list);
+      return Math.max(1, Math.ceil((list[0]! + this.windowMs - this.now()) / 1000));
+    }
+    list.push(this.now());
+    this.events.delete(key);
+    this.events.set(key, list);
+    if (this.events.size > MAX_KEYS) this.events.delete(this.events.keys().next().value!);
+    return 0;
+  }
+}

@@ -305,3 +305,19 @@ describe("ending a user's access", () => {
     expect(await page.text()).toContain("Sign in to corpus");
   });
 });
+
+describe("registration limits", () => {
+  test("one address registers at most 20 clients an hour (429 with Retry-After); refused metadata does not count", async () => {
+    let now = Date.now();
+    const fresh = await testApp({}, () => now);
+    for (let i = 0; i < 5; i++) expect((await register(fresh.app, { redirect_uris: ["http://evil.example/cb"] })).status).toBe(400);
+    for (let i = 0; i < 20; i++) expect((await register(fresh.app, { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).status).toBe(201);
+    const r = await fresh.app.handle(postJson("/oauth/register", { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }));
+    expect(r.status).toBe(429);
+    expect(((await r.json()) as { error: string }).error).toBe("temporarily_unavailable");
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    now += 3_601_000;
+    expect((await register(fresh.app, { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).status).toBe(201);
+    await fresh.services.close();
+  });
+});
