@@ -129,4 +129,32 @@ describe("dist/corpus alone in an empty folder", () => {
     expect(await proc.exited).toBe(0);
     expect(statSync(join(folder, "corpus-data")).isDirectory()).toBe(true);
   });
+  test("the built-in authorization server works inside it: corpus user add (argon2id), metadata, DCR, sign-in", async () => {
+    const e = { ...env(), CORPUS_DATA_DIR: join(tempDir("corpus-exe-oauth-"), "data") };
+    const added = Bun.spawnSync([exe, "user", "add", "--user", "alice"], { cwd: folder, env: e, stdin: Buffer.from("alice's long password\n") });
+    expect(added.stderr.toString()).toBe("");
+    expect(added.exitCode).toBe(0);
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const proc = Bun.spawn([exe, "serve"], { cwd: folder, env: { ...e, CORPUS_PORT: String(port) }, stdout: "ignore", stderr: "pipe" });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      let meta: Response | undefined;
+      for (let i = 0; i < 100 && meta?.status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        meta = await fetch(`${base}/.well-known/oauth-authorization-server`).catch(() => undefined);
+      }
+      const doc = (await meta!.json()) as Record<string, unknown>;
+      expect(doc.code_challenge_methods_supported).toEqual(["S256"]);
+      const reg = await fetch(`${base}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }) });
+      expect(reg.status).toBe(201);
+      const page = await fetch(`${base}/oauth/apps`);
+      const cookie = page.headers.getSetCookie()[0]!.split(";")[0]!;
+      const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+      const login = await fetch(`${base}/oauth/login`, { method: "POST", redirect: "manual", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ user: "alice", password: "alice's long password", csrf, return: "/oauth/apps" }).toString() });
+      expect(login.status).toBe(303);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+  });
 });
