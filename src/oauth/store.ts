@@ -195,13 +195,21 @@ export class OAuthStore {
     return this.liveGrants(user).flatMap((g) => this.revokeGrant(g.grant_id, at));
   }
 
-  /** What has expired: codes, refresh tokens, sessions, access-token links, and registered clients never used within a day. */
+  /** What has expired: codes, refresh tokens, sessions, access-token links, grants holding nothing, and registered clients never used within a day. */
   purgeExpired(nowSec: number): number {
     let n = 0;
     n += this.db.query("DELETE FROM oauth_codes WHERE expires_at < ?").run(nowSec - 3600).changes;
     n += this.db.query("DELETE FROM oauth_refresh_tokens WHERE expires_at < ?").run(nowSec).changes;
     n += this.db.query("DELETE FROM oauth_sessions WHERE expires_at < ?").run(nowSec).changes;
     n += this.db.query("DELETE FROM oauth_access_tokens WHERE expires_at < ?").run(nowSec).changes;
+    // A grant that holds nothing any more (revoked, or its last token expired) leaves the connected apps.
+    n += this.db
+      .query(
+        `DELETE FROM oauth_grants WHERE created_at < ?
+           AND NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens r WHERE r.grant_id = oauth_grants.grant_id)
+           AND NOT EXISTS (SELECT 1 FROM oauth_access_tokens a WHERE a.grant_id = oauth_grants.grant_id)`,
+      )
+      .run(nowSec - 3600).changes;
     n += this.db
       .query("DELETE FROM oauth_clients WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)")
       .run(nowSec - 86_400).changes;

@@ -321,3 +321,43 @@ describe("registration limits", () => {
     await fresh.services.close();
   });
 });
+
+describe("what is kept", () => {
+  test("expired codes, sessions, tokens and dead grants are swept; nothing grows with use", async () => {
+    let now = Date.now();
+    const fresh = await testApp({}, () => now);
+    await fresh.services.accounts.add("erin", "erin's long password");
+    const reg = await register(fresh.app, { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] });
+    const s = await signIn(fresh.app, "erin", "erin's long password");
+    for (let i = 0; i < 5; i++) {
+      const p = pkce();
+      const url = await consent(fresh.app, s, { response_type: "code", client_id: reg.body.client_id, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256", scope: i % 2 ? "corpus:search offline_access" : "corpus:search" });
+      await tokenRequest(fresh.app, { grant_type: "authorization_code", code: url.searchParams.get("code")!, code_verifier: p.verifier, client_id: reg.body.client_id });
+    }
+    const count = (table: string) => fresh.db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
+    expect(count("oauth_grants")).toBe(5);
+    now += 2 * 3600_000; // access tokens (15 min) and the session-less grants are dead; refresh tokens live on
+    fresh.services.oauth.purgeExpired();
+    expect(count("oauth_grants")).toBe(2);
+    expect(count("oauth_codes")).toBe(0);
+    now += 31 * 24 * 3600_000;
+    fresh.services.oauth.purgeExpired();
+    for (const table of ["oauth_grants", "oauth_codes", "oauth_refresh_tokens", "oauth_access_tokens", "oauth_sessions"]) expect(count(table)).toBe(0);
+    // A registered client holding no grant for a day goes too (a client told invalid_client registers again).
+    expect(count("oauth_clients")).toBe(0);
+    await fresh.services.close();
+  });
+
+  test("the session cookie is Secure when the server is reached over HTTPS", async () => {
+    const https = await testApp({ CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com", CORPUS_OAUTH_ISSUER: "https://corpus.example.com" });
+    await https.services.accounts.add("fred", "fred's long password");
+    const page = await https.app.handle(new Request("https://corpus.example.com/oauth/apps"));
+    const login = cookieOf(page, "corpus_login")!;
+    expect(page.headers.getSetCookie()[0]).toContain("; Secure");
+    const csrf = field(await page.text(), "csrf")!;
+    const r = await https.app.handle(new Request("https://corpus.example.com/oauth/login", { method: "POST", headers: { cookie: login, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ user: "fred", password: "fred's long password", csrf }).toString() }));
+    expect(r.status).toBe(303);
+    expect(r.headers.getSetCookie().find((c) => c.startsWith("corpus_session="))).toContain("; Secure");
+    await https.services.close();
+  });
+});
