@@ -144,7 +144,8 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         if (!constantEqual(f.get("csrf"), cookies(request).get(LOGIN_COOKIE))) {
           return login(request, { return: target }, 403, { error: "This sign-in form has expired or did not come from this server. Please sign in again." });
         }
-        const user = (f.get("user") ?? "").trim();
+        // Longer than any account name can be (128): cut, so neither the page nor the throttle keeps it whole.
+        const user = (f.get("user") ?? "").trim().slice(0, 129);
         const result = await oauth.login(user, f.get("password") ?? "", address(request));
         if (!result.ok) {
           if (result.retryAfter) {

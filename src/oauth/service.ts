@@ -9,6 +9,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Accounts } from "../accounts/store";
 import { SCOPES, type Scope } from "../auth/scopes";
 import type { AuthService } from "../auth/service";
+import { SAFE_SUBJECT } from "../auth/subjects";
 import type { Config } from "../config";
 import { getPinned } from "../net/get";
 import { PUBLIC_ONLY, pinHost, type AddressPolicy, type Resolver } from "../net/pin";
@@ -319,10 +320,15 @@ export class OAuthServer {
       const decoded = Buffer.from(authorization.slice(6).trim(), "base64").toString("utf8");
       const colon = decoded.indexOf(":");
       if (colon < 0) throw new OAuthError("invalid_client", "malformed Basic credentials", 401);
-      const basicId = decodeURIComponent(decoded.slice(0, colon));
+      let basicId: string;
+      try {
+        basicId = decodeURIComponent(decoded.slice(0, colon));
+        presented = decodeURIComponent(decoded.slice(colon + 1));
+      } catch {
+        throw new OAuthError("invalid_client", "malformed Basic credentials", 401);
+      }
       if (id && id !== basicId) throw new OAuthError("invalid_request", "client_id differs from the Basic credentials");
       id = basicId;
-      presented = decodeURIComponent(decoded.slice(colon + 1));
     } else if (form.get("client_secret") !== null) presented = form.get("client_secret")!;
     if (!id) throw new OAuthError("invalid_client", "client_id is missing", 401);
     const client = await this.client(id);
@@ -452,6 +458,8 @@ export class OAuthServer {
 
   /** Checks a login; throttled per account and per address. */
   async login(user: string, password: string, address: string): Promise<{ ok: true } | { ok: false; retryAfter?: number }> {
+    // Not a possible account name: counted against the address only, never kept as a key of its own.
+    if (!SAFE_SUBJECT.test(user)) user = "(invalid)";
     const wait = this.throttle.blockedFor(user, address);
     if (wait > 0) return { ok: false, retryAfter: wait };
     if (await this.accounts.verify(user, password)) {

@@ -361,3 +361,20 @@ describe("what is kept", () => {
     await https.services.close();
   });
 });
+
+describe("hostile input", () => {
+  test("malformed Basic credentials are 401 invalid_client; a huge user name is a failed sign-in, not a kept key", async () => {
+    const r = await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: "x" }, { authorization: `Basic ${Buffer.from("%E0%A4%A:%zz").toString("base64")}` });
+    expect(r.status).toBe(401);
+    expect(r.body.error).toBe("invalid_client");
+    const page = await t.app.handle(req("/oauth/apps"));
+    const cookie = cookieOf(page, "corpus_login")!;
+    const csrf = field(await page.text(), "csrf")!;
+    const big = await t.app.handle(formPost("/oauth/login", { user: "x".repeat(15_000), password: "p", csrf }, { cookie }));
+    expect([401, 429]).toContain(big.status);
+    expect((await big.text()).includes("x".repeat(200))).toBe(false);
+    const json = await t.app.handle(postJson("/oauth/token", { grant_type: "authorization_code" }));
+    expect(json.status).toBe(400);
+    expect(((await json.json()) as { error: string }).error).toBe("invalid_request");
+  });
+});
