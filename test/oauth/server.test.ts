@@ -378,3 +378,19 @@ describe("hostile input", () => {
     expect(((await json.json()) as { error: string }).error).toBe("invalid_request");
   });
 });
+
+describe("the connector panel under an OAuth grant", () => {
+  test("a panel opened with a grant's access token ends when the grant is revoked from connected apps", async () => {
+    const { code, verifier } = await codeFor("connectors:read connectors:write offline_access");
+    const tok = await exchange(code, verifier);
+    const opened = await t.app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "open_connectors", arguments: {} } }, { ...bearer(tok.body.access_token), accept: "application/json", "mcp-protocol-version": "2025-06-18" }));
+    const { PANEL_META } = await import("../../src/mcp/widget");
+    const panel = ((await opened.json()) as { result: { _meta: Record<string, any> } }).result._meta[PANEL_META].token as string;
+    expect((await t.app.handle(req("/v1/connectors", { headers: bearer(panel) }))).status).toBe(200);
+    const page = await (await t.app.handle(req("/oauth/apps", { headers: { cookie: session } }))).text();
+    for (const g of [...page.matchAll(/name="grant" value="([^"]*)"/g)].map((m) => m[1]!)) {
+      await t.app.handle(formPost("/oauth/apps/revoke", { csrf: field(page, "csrf")!, grant: g }, { cookie: session }));
+    }
+    expect((await t.app.handle(req("/v1/connectors", { headers: bearer(panel) }))).status).toBe(401);
+  });
+});
