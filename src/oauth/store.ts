@@ -191,8 +191,15 @@ export class OAuthStore {
 
   /** Sessions and grants of a user (a password change, a removed account); answers the access tokens to revoke. */
   forgetUser(user: string, at: number): Array<{ jti: string; expires_at: number }> {
-    this.db.query("DELETE FROM oauth_sessions WHERE user_id = ?").run(user);
-    return this.liveGrants(user).flatMap((g) => this.revokeGrant(g.grant_id, at));
+    return this.db.transaction(() => {
+      this.db.query("DELETE FROM oauth_sessions WHERE user_id = ?").run(user);
+      const revoke = this.liveGrants(user).flatMap((g) => this.revokeGrant(g.grant_id, at));
+      // Then nothing here names the user any more (D25: their data deleted): the revocations live on by jti only.
+      this.db.query("DELETE FROM oauth_access_tokens WHERE grant_id IN (SELECT grant_id FROM oauth_grants WHERE user_id = ?)").run(user);
+      this.db.query("DELETE FROM oauth_grants WHERE user_id = ?").run(user);
+      this.db.query("DELETE FROM oauth_codes WHERE user_id = ?").run(user);
+      return revoke;
+    })();
   }
 
   /** What has expired: codes, refresh tokens, sessions, access-token links, grants holding nothing, and registered clients never used within a day. */

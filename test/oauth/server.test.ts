@@ -288,7 +288,8 @@ describe("ending a user's access", () => {
     const del = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(tok.body.access_token) }));
     expect(del.status).toBe(200);
     expect((await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok.body.refresh_token, client_id: clientId })).status).toBe(400);
-
+    // No row of the authorization server names her any more (her account is the operator's, and stays).
+    for (const table of ["oauth_grants", "oauth_codes", "oauth_sessions"]) expect(t.db.query(`SELECT count(*) AS n FROM ${table} WHERE user_id = 'dora'`).get()).toEqual({ n: 0 });
     // Her sessions ended with it.
     expect(await (await t.app.handle(req("/oauth/apps", { headers: { cookie: doraSession } }))).text()).toContain("Sign in to corpus");
     clock += 2000;
