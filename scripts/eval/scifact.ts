@@ -3,12 +3,19 @@
 // questions; nDCG@10 and Recall@100 are printed. Tune on the train split only:
 //   bun scripts/eval/scifact.ts                      test split, the shipped weight
 //   bun scripts/eval/scifact.ts --split train --sweep   dense weights 0..1 on the train split
+//   bun scripts/eval/scifact.ts --model all-MiniLM-L6-v2.onnx   another variant of models/
 // The data stays outside the product (CC BY-NC): it is written to $CORPUS_EVAL_DIR
-// (default /tmp/corpus-eval-scifact), reused between runs so the embeddings are computed once.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+// (default /tmp/corpus-eval-scifact), reused between runs so the embeddings are computed once;
+// the vectors kept there are one model's, so each variant needs a folder of its own.
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import * as ort from "onnxruntime-node";
 import { loadConfig } from "../../src/config";
+import { MAX_TOKENS } from "../../src/embedding/embedder";
 import { createLogger } from "../../src/log";
+import { assets } from "../../src/native/assets";
 import { DENSE_WEIGHT } from "../../src/retrieval/search";
 import { createServices } from "../../src/services";
 
@@ -19,10 +26,52 @@ const option = (name: string, fallback: string) => {
   return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
 };
 const split = option("split", "test");
-const data = join(import.meta.dir, "../../../shared/data/scifact");
+const root = resolve(import.meta.dir, "../..");
+const data = resolve(option("data", join(root, "../shared/data/scifact")));
 const work = process.env.CORPUS_EVAL_DIR ?? "/tmp/corpus-eval-scifact";
+
+// 0. The model: the one the executable ships unless --model names another file of models/.
+const shipped = basename(assets.modelFile);
+const modelName = option("model", shipped);
+const modelPath = join(root, "models", modelName);
+if (!existsSync(modelPath)) throw new Error(`${modelPath} does not exist (bun scripts/build-model.ts builds every variant)`);
+if (modelName !== shipped) process.exit(await runWithModel(modelName));
+
+/**
+ * Another variant is evaluated as if it shipped: in a copy of the source tree whose
+ * src/native/assets.ts names it. The embedding worker imports assets.ts in its own thread,
+ * so the choice has to be in the source, not in this process's memory.
+ */
+async function runWithModel(file: string): Promise<number> {
+  const tree = mkdtempSync(join(tmpdir(), "corpus-eval-tree-"));
+  try {
+    for (const part of ["src", "scripts"]) cpSync(join(root, part), join(tree, part), { recursive: true });
+    for (const part of ["package.json", "tsconfig.json", "bunfig.toml"]) if (existsSync(join(root, part))) cpSync(join(root, part), join(tree, part));
+    for (const part of ["node_modules", "models"]) symlinkSync(join(root, part), join(tree, part));
+    const assetsFile = join(tree, "src/native/assets.ts");
+    const source = readFileSync(assetsFile, "utf8");
+    const from = `"../../models/${shipped}"`;
+    if (source.split(from).length !== 2) throw new Error(`src/native/assets.ts does not name ${from} once`);
+    writeFileSync(assetsFile, source.replace(from, `"../../models/${file}"`));
+    const rest = args.filter((a, i) => a !== "--model" && args[i - 1] !== "--model" && a !== "--data" && args[i - 1] !== "--data");
+    const child = Bun.spawn([process.execPath, join(tree, "scripts/eval/scifact.ts"), ...rest, "--data", data], { stdio: ["inherit", "inherit", "inherit"] });
+    return await child.exited;
+  } finally {
+    rmSync(tree, { recursive: true, force: true });
+  }
+}
+
 const docs = join(work, "docs");
 mkdirSync(docs, { recursive: true });
+// Named with its sha256: a variant rebuilt differently under the same name is another model.
+const modelId = `${modelName} sha256 ${createHash("sha256").update(readFileSync(modelPath)).digest("hex")}`;
+const marker = join(work, "model");
+const recorded = existsSync(marker) ? readFileSync(marker, "utf8") : existsSync(join(work, "data")) ? "a model not recorded" : modelId;
+if (recorded !== modelId) {
+  console.error(`${work} holds vectors of ${recorded}; set CORPUS_EVAL_DIR to another folder for ${modelId}`);
+  process.exit(2);
+}
+writeFileSync(marker, modelId);
 
 // 1. The corpus as a folder of documents, one per abstract: title as heading, then the text.
 const corpus = readFileSync(join(data, "corpus.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
@@ -51,6 +100,7 @@ for (;;) {
   await Bun.sleep(2000);
 }
 process.stderr.write("\n");
+await checkModelInUse();
 
 // 3. Ask every claim of the split once, keeping every candidate's two scores; rank with each
 // dense weight as the service does (min-max normalised scores, fused).
@@ -88,9 +138,23 @@ function evaluate(weight: number) {
   return { ndcg: ndcg / asked.length, recall: recall / asked.length };
 }
 
+/** The service's vector of a fresh text is the one `modelPath` gives: the variant asked for is the one measured. */
+async function checkModelInUse(): Promise<void> {
+  const probe = `model probe ${Date.now()}: cells respond to oxidative stress`;
+  const [served] = await services.embeddings.embed("eval", [probe]);
+  const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(modelPath)), { logSeverityLevel: 3 });
+  const ids = services.embeddings.tokenizer.encode(probe, MAX_TOKENS).ids;
+  const tensor = (values: number[]) => new ort.Tensor("int64", BigInt64Array.from(values.map(BigInt)), [1, ids.length]);
+  const out = await session.run({ input_ids: tensor(ids), attention_mask: tensor(ids.map(() => 1)), token_type_ids: tensor(ids.map(() => 0)) }, ["sentence_embedding"]);
+  const direct = out.sentence_embedding!.data as Float32Array;
+  const agreement = direct.reduce((s, x, i) => s + x * served![i]!, 0);
+  await session.release();
+  if (agreement < 0.99999) throw new Error(`the service embeds with another model than ${modelName} (cosine ${agreement.toFixed(5)} on a probe)`);
+}
+
 const weights = flag("sweep") ? Array.from({ length: 21 }, (_, i) => i / 20) : [Number(option("weight", String(DENSE_WEIGHT)))];
 for (const w of weights) {
   const r = evaluate(w);
-  console.log(`split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`);
+  console.log(`${modelName}  split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`);
 }
 await services.close();
