@@ -2,9 +2,11 @@
 import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createHash } from "node:crypto";
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { buildExecutable } from "../scripts/build";
+import { assets } from "../src/native/assets";
 import { tempDir } from "./helpers";
+import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
 import { plantedLibrary } from "./native/planted";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -29,14 +31,17 @@ describe("dist/corpus alone in an empty folder", () => {
     expect(r.stdout.toString()).toBe("0.1.0\n");
   });
 
-  test("corpus check loads sqlite-vec, embeds a sentence and finds its neighbour; no telemetry written", () => {
+  test("corpus check loads sqlite-vec, embeds a sentence and finds its neighbour; no telemetry written", async () => {
     const e = env();
     const r = Bun.spawnSync([exe, "check"], { cwd: folder, env: e });
     expect(r.exitCode).toBe(0);
     const report = JSON.parse(r.stdout.toString());
     expect(report.sqlite_vec_version).toBe("v0.1.9");
     expect(report.embedding_dim).toBe(384);
-    expect(report.embedding_head[0]).toBeCloseTo(0.06766, 4);
+    // The shipped model file's vector, exactly; within quantisation of the published one.
+    const [shipped] = await embedWith(basename(assets.modelFile), [PUBLISHED.text]);
+    report.embedding_head.forEach((x: number, i: number) => expect(x).toBeCloseTo(shipped![i]!, 4));
+    report.embedding_head.forEach((x: number, i: number) => expect(Math.abs(x - PUBLISHED.start[i]!)).toBeLessThan(INT8_VALUE_ERROR));
     expect(report.knn_nearest).toBe(2);
     expect(report.similarity_related).toBeGreaterThan(0.7);
     expect(readdirSync(e.TMPDIR).filter((f) => f.startsWith("mat-debug"))).toEqual([]);

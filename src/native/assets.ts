@@ -6,7 +6,8 @@ import sqliteVecExtension from "../../node_modules/sqlite-vec-linux-x64/vec0.so"
 // @ts-ignore: a plain script, imported as a file path
 import swaggerUiBundle from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerUiStyle from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "file" };
-import modelFile from "../../models/all-MiniLM-L6-v2.onnx" with { type: "file" };
+// The int8 variant: half the size of fp16, about 1.5x its speed, SciFact nDCG@10 0.001 below (README).
+import modelFile from "../../models/all-MiniLM-L6-v2.int8.onnx" with { type: "file" };
 import tokenizerFile from "../../models/tokenizer.json" with { type: "file" };
 
 /** A native library a loader needs as a real file, and the file name it must have there. */
