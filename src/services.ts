@@ -3,18 +3,19 @@
 import type { Database } from "bun:sqlite";
 import { AuthService } from "./auth/service";
 import { authMigrations } from "./auth/store";
-import { Archive, archiveMigrations } from "./archive/store";
+import { Archive, archiveMigrations, forgetArchiveVectors } from "./archive/store";
 import type { Config } from "./config";
 import { conversationMigrations, Conversations } from "./conversations/store";
-import { EmbeddingService, embeddingMigrations } from "./embedding/service";
+import { adoptModel, EmbeddingService, embeddingMigrations } from "./embedding/service";
 import { QueryService } from "./retrieval/search";
 import { WebhookStore, webhookMigrations } from "./webhooks/store";
 import { WebhookWorker } from "./webhooks/worker";
-import { indexMigrations } from "./connectors/local-index";
+import { forgetChunkVectors, indexMigrations } from "./connectors/local-index";
 import { ConnectorRegistry, registryMigrations } from "./connectors/registry";
 import { loadMasterKey } from "./crypto/master-key";
 import { cryptoMigrations, UserKeys } from "./crypto/user-keys";
 import type { Logger } from "./log";
+import { embeddingModel, type ModelAsset } from "./native/assets";
 import { IdempotencyStore, idempotencyMigrations } from "./limits/idempotency";
 import { limitMigrations, limitsFrom, RateLimiter } from "./limits/rate-limit";
 import { bucketMigrations, TokenBuckets } from "./limits/token-bucket";
@@ -81,8 +82,24 @@ export interface Services {
 /** How often free space is looked at (warning, reserve rebuilt once space is back). */
 export const DISK_CHECK_MS = 2_000;
 
-export async function createServices(config: Config, log: Logger, now: () => number = Date.now, guard = new BackgroundGuard(log.child("jobs"))): Promise<Services> {
+export interface ServiceOptions {
+  /** The embedding model (the shipped one unless an evaluation or a test names another). */
+  model?: ModelAsset;
+}
+
+export async function createServices(
+  config: Config,
+  log: Logger,
+  now: () => number = Date.now,
+  guard = new BackgroundGuard(log.child("jobs")),
+  options: ServiceOptions = {},
+): Promise<Services> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  const model = options.model ?? embeddingModel;
+  // Vectors of two models never meet in one ranking: on a model change every stored vector is
+  // forgotten at once and computed again (connectors' chunks as pending ones, the archive by resumePending).
+  const forgotten = db.transaction(() => (adoptModel(db, model.sha256) ? { chunks: forgetChunkVectors(db), archived: forgetArchiveVectors(db) } : undefined))();
+  if (forgotten && forgotten.chunks + forgotten.archived > 0) log.warning("embedding model changed: stored vectors are computed again", { model: model.sha256.slice(0, 16), ...forgotten });
   const master = loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
   if (master.warning) log.warning(master.warning);
   const masterKey = master.key;
@@ -98,7 +115,7 @@ export async function createServices(config: Config, log: Logger, now: () => num
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
-  const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, { threads: config.CORPUS_EMBED_THREADS, log: log.child("embedding") });
+  const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, { threads: config.CORPUS_EMBED_THREADS, model, log: log.child("embedding") });
   const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now, { disk, guard });
   const query = new QueryService(connectors, embeddings);
   const archive = new Archive(db, userKeys, embeddings, now);

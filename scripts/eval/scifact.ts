@@ -8,8 +8,7 @@
 // (default /tmp/corpus-eval-scifact), reused between runs so the embeddings are computed once;
 // the vectors kept there are one model's, so each variant needs a folder of its own.
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import * as ort from "onnxruntime-node";
 import { loadConfig } from "../../src/config";
@@ -35,36 +34,11 @@ const shipped = basename(assets.modelFile);
 const modelName = option("model", shipped);
 const modelPath = join(root, "models", modelName);
 if (!existsSync(modelPath)) throw new Error(`${modelPath} does not exist (bun scripts/build-model.ts builds every variant)`);
-if (modelName !== shipped) process.exit(await runWithModel(modelName));
-
-/**
- * Another variant is evaluated as if it shipped: in a copy of the source tree whose
- * src/native/assets.ts names it. The embedding worker imports assets.ts in its own thread,
- * so the choice has to be in the source, not in this process's memory.
- */
-async function runWithModel(file: string): Promise<number> {
-  const tree = mkdtempSync(join(tmpdir(), "corpus-eval-tree-"));
-  try {
-    for (const part of ["src", "scripts"]) cpSync(join(root, part), join(tree, part), { recursive: true });
-    for (const part of ["package.json", "tsconfig.json", "bunfig.toml"]) if (existsSync(join(root, part))) cpSync(join(root, part), join(tree, part));
-    for (const part of ["node_modules", "models"]) symlinkSync(join(root, part), join(tree, part));
-    const assetsFile = join(tree, "src/native/assets.ts");
-    const source = readFileSync(assetsFile, "utf8");
-    const from = `"../../models/${shipped}"`;
-    if (source.split(from).length !== 2) throw new Error(`src/native/assets.ts does not name ${from} once`);
-    writeFileSync(assetsFile, source.replace(from, `"../../models/${file}"`));
-    const rest = args.filter((a, i) => a !== "--model" && args[i - 1] !== "--model" && a !== "--data" && args[i - 1] !== "--data");
-    const child = Bun.spawn([process.execPath, join(tree, "scripts/eval/scifact.ts"), ...rest, "--data", data], { stdio: ["inherit", "inherit", "inherit"] });
-    return await child.exited;
-  } finally {
-    rmSync(tree, { recursive: true, force: true });
-  }
-}
-
 const docs = join(work, "docs");
 mkdirSync(docs, { recursive: true });
 // Named with its sha256: a variant rebuilt differently under the same name is another model.
-const modelId = `${modelName} sha256 ${createHash("sha256").update(readFileSync(modelPath)).digest("hex")}`;
+const modelSha256 = createHash("sha256").update(readFileSync(modelPath)).digest("hex");
+const modelId = `${modelName} sha256 ${modelSha256}`;
 const marker = join(work, "model");
 const recorded = existsSync(marker) ? readFileSync(marker, "utf8") : existsSync(join(work, "data")) ? "a model not recorded" : modelId;
 if (recorded !== modelId) {
@@ -88,7 +62,8 @@ for (const line of readFileSync(join(data, "qrels", `${split}.tsv`), "utf8").tri
 
 // 2. Index through the files connector, as a user's connector would be.
 const config = loadConfig({ CORPUS_DATA_DIR: join(work, "data"), CORPUS_CONNECTOR_ROOTS: work, CORPUS_LOG_LEVEL: "ERROR" });
-const services = await createServices(config, createLogger("ERROR"));
+// Another variant is evaluated as if it shipped: the service and its embedding worker are given it.
+const services = await createServices(config, createLogger("ERROR"), Date.now, undefined, { model: { file: modelPath, sha256: modelSha256 } });
 if (!services.connectors.ids("eval").includes("scifact")) await services.connectors.add("eval", { id: "scifact", kind: "files", config: { path: docs } });
 const [active] = services.connectors.active("eval", ["scifact"]);
 await active!.connector.search({ terms: ["warm"], phrases: [], limit: 1 });

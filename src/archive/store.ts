@@ -51,6 +51,15 @@ export const archiveMigrations: Migration[] = [
   },
 ];
 
+/**
+ * Forgets every archived chunk's vector (another embedding model made them: src/embedding/
+ * service.ts adoptModel); each chunk is pending again and resumePending embeds it from its text.
+ */
+export function forgetArchiveVectors(db: Database): number {
+  db.exec("DELETE FROM archive_vec");
+  return db.query("UPDATE archive_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
+}
+
 /** The archive's own vector rotation (D25), apart from every connector's. */
 const ARCHIVE_SCOPE = "archive";
 

@@ -118,6 +118,15 @@ function removeDoc(db: Database, doc: number): void {
 }
 
 /**
+ * Forgets every chunk vector (another embedding model made them: src/embedding/service.ts
+ * adoptModel); the chunks stay, pending, and are embedded again as any pending chunk is.
+ */
+export function forgetChunkVectors(db: Database): number {
+  db.exec("DELETE FROM connector_vec");
+  return db.query("UPDATE connector_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
+}
+
+/**
  * Purges the terms of removed records from the word index for good: `full` rewrites it whole
  * (a connector or a user removed), otherwise a bounded merge after a rescan removed records.
  */

@@ -3,7 +3,7 @@
 // runs this inside its embedding worker (worker.ts), never on the thread that answers requests.
 import { dlopen, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
-import { assets, nativeLibraries, type NativeLibrary } from "../native/assets";
+import { assets, embeddingModel, nativeLibraries, type ModelAsset, type NativeLibrary } from "../native/assets";
 import { isEmbedded, materialize } from "../native/materialize";
 import { WordPieceTokenizer, type TokenizerFile } from "./tokenizer";
 
@@ -24,6 +24,8 @@ export interface EmbedderOptions {
   threads?: number;
   /** Padded tokens per model run. */
   batchTokens?: number;
+  /** The model to run: the shipped one unless a test or an evaluation names another. */
+  model?: ModelAsset;
 }
 
 /** What the model was given: real tokens, and tokens with padding (the work done). */
@@ -120,12 +122,13 @@ export function planBatches(lengths: number[], budget: number): number[][] {
  * name whichever model file is shipped (the executable renames its files); a new model's copy
  * replaces the previous one.
  */
-export const modelCopy: NativeLibrary = { source: assets.modelFile, name: "embedding-model.onnx" };
+export const modelCopyOf = (model: ModelAsset): NativeLibrary => ({ source: model.file, name: "embedding-model.onnx" });
+export const modelCopy = modelCopyOf(embeddingModel);
 
 export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> {
   const ort = await loadOnnxRuntime(options.dataDir);
   const tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
-  const session = await ort.InferenceSession.create(materialize(modelCopy, options.dataDir), {
+  const session = await ort.InferenceSession.create(materialize(modelCopyOf(options.model ?? embeddingModel), options.dataDir), {
     intraOpNumThreads: options.threads ?? 0,
     interOpNumThreads: 1,
     executionMode: "sequential",

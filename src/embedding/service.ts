@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
-import { assets } from "../native/assets";
+import { assets, type ModelAsset } from "../native/assets";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
 import type { Logger } from "../log";
@@ -32,7 +32,29 @@ export const embeddingMigrations: Migration[] = [
       db.exec("CREATE TABLE embedding_cache (owner TEXT NOT NULL, key BLOB NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (owner, key)) WITHOUT ROWID");
     },
   },
+  {
+    // The model every stored vector was made with (its sha256). Left empty here: a folder from
+    // before it holds vectors of a model nobody recorded (fp16), which adoptModel treats as another.
+    id: "embedding-003-model",
+    up(db) {
+      db.exec("CREATE TABLE embedding_model (id INTEGER PRIMARY KEY CHECK (id = 1), sha256 TEXT NOT NULL)");
+    },
+  },
 ];
+
+/**
+ * Makes `sha256` the model of this data folder's vectors. Vectors of two models do not compare
+ * (fp16 and int8 differ by a cosine of ~0.007, other models entirely), so when another model (or
+ * none recorded) made the stored ones, the cache is emptied and true returned: the caller has
+ * every other stored vector forgotten in the same transaction, to be computed again.
+ */
+export function adoptModel(db: Database, sha256: string): boolean {
+  const recorded = db.query<{ sha256: string }, []>("SELECT sha256 FROM embedding_model WHERE id = 1").get()?.sha256;
+  if (recorded === sha256) return false;
+  db.query("DELETE FROM embedding_cache").run();
+  db.query("INSERT OR REPLACE INTO embedding_model (id, sha256) VALUES (1, ?)").run(sha256);
+  return true;
+}
 
 export type Priority = "urgent" | "background";
 
@@ -42,6 +64,8 @@ export interface EmbeddingOptions {
   /** Padded tokens per model run (embedder.ts BATCH_TOKENS). */
   batchTokens?: number;
   log?: Logger;
+  /** The model the worker runs (the shipped one unless given). */
+  model?: ModelAsset;
   /** Tests: a broken worker entry, a short start timeout. */
   worker?: Pick<WorkerOptions, "entry" | "startTimeoutMs">;
 }
@@ -121,6 +145,7 @@ export class EmbeddingService {
         dataDir: this.dataDir,
         threads: this.options.threads,
         batchTokens: this.options.batchTokens,
+        model: this.options.model,
         ...this.options.worker,
         onBatch: (b) => {
           this.stats.batches += b.batches;

@@ -89,8 +89,8 @@ export class EmbeddingWorker {
       }),
     );
     this.worker.onmessage = (event: MessageEvent<FromWorker>) => this.receive(event.data);
-    const { dataDir, threads, batchTokens } = options;
-    this.post({ type: "init", dataDir, threads, batchTokens });
+    const { dataDir, threads, batchTokens, model } = options;
+    this.post({ type: "init", dataDir, threads, batchTokens, model });
   }
 
   get alive(): boolean {

@@ -9,6 +9,7 @@ import swaggerUiStyle from "../../node_modules/swagger-ui-dist/swagger-ui.css" w
 // The int8 variant: half the size of fp16, about 1.5x its speed, SciFact nDCG@10 0.001 below (README).
 import modelFile from "../../models/all-MiniLM-L6-v2.int8.onnx" with { type: "file" };
 import tokenizerFile from "../../models/tokenizer.json" with { type: "file" };
+import manifest from "../../models/manifest.json";
 
 /** A native library a loader needs as a real file, and the file name it must have there. */
 export interface NativeLibrary {
@@ -21,6 +22,18 @@ export const nativeLibraries = {
   sqliteVec: { source: sqliteVecExtension, name: "vec0.so" },
   onnxRuntime: { source: onnxRuntimeLibrary, name: "libonnxruntime.so.1" },
 } as const satisfies Record<string, NativeLibrary>;
+
+/** An embedding model: its file, and its sha256, which names the vectors it made (src/embedding/model-identity.ts). */
+export interface ModelAsset {
+  file: string;
+  sha256: string;
+}
+
+/** The model the executable ships (the file imported above; test/native checks the sha256 against the file's bytes). */
+export const embeddingModel: ModelAsset = {
+  file: modelFile,
+  sha256: manifest.models.find((m) => m.file === "all-MiniLM-L6-v2.int8.onnx")!.sha256,
+};
 
 export const assets = {
   modelFile,
