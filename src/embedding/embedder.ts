@@ -12,10 +12,12 @@ export const EMBEDDING_DIM = 384;
 export const MAX_TOKENS = 256;
 /**
  * Padded tokens (rows x longest row) per model run. Measured on the Enron chunks (~200 tokens
- * each, two cores): runs of ~1k tokens embed as many chunks per second as runs of 4-8k, keep
- * the arena small, and last ~50-150 ms, which is what a question waits for behind one.
+ * each, int8, one thread, bare onnxruntime): runs of 512 tokens embed as many chunks per second
+ * as runs of 1k-8k (17.3 and 13.0 against 13.0 and 16.4 chunks/s, alternating on a busy machine),
+ * and onnxruntime's arena keeps what the largest run needed: 25 MB less peak RSS than 1k
+ * (161-166 against 183-189 MB). A run lasts ~30-80 ms: what a question waits for behind one.
  */
-export const BATCH_TOKENS = 1024;
+export const BATCH_TOKENS = 512;
 
 export interface EmbedderOptions {
   /** Holds the checked copy of onnxruntime the executable loads (src/native/materialize.ts). */

@@ -73,7 +73,9 @@ export class EmbeddingWorker {
     this.ready = new Promise<void>((resolve, reject) => (this.settleStart = { resolve, reject }));
     // A failed start is reported through `ready`, and through the jobs that wait on it.
     this.ready.catch(() => {});
-    this.worker = new Worker(options.entry ?? workerEntry());
+    // smol: a smaller JavaScript heap, collected sooner; the worker's own objects are a few
+    // batches of token ids and vectors, its memory is onnxruntime's.
+    this.worker = new Worker(options.entry ?? workerEntry(), { smol: true });
     const limit = options.startTimeoutMs ?? WORKER_START_TIMEOUT_MS;
     const timer = setTimeout(() => this.die(new EmbeddingWorkerDied(`the embedding worker did not start within ${limit / 1000} s`)), limit);
     this.ready.then(
