@@ -67,6 +67,8 @@ interface ServerRun {
   readyRssMb: number;
   idleQueryRssMb: number;
   peakRssMb: number;
+  /** RSS sampled every 200 ms from adding the connector to the end: [wall-clock ms, MB]. */
+  rss: Array<[number, number]>;
   doneQueryRssMb: number;
   chunks: number;
   indexing: Phase;
@@ -110,7 +112,12 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
 
     const probe = probing ? Bun.spawn([process.execPath, join(import.meta.dir, "indexing-probe.ts"), url, token], { stdin: "pipe", stdout: "pipe", stderr: "inherit" }) : undefined;
     let peakRssMb = 0;
-    const rssTimer = setInterval(() => (peakRssMb = Math.max(peakRssMb, rssMb(server.pid))), 200);
+    const rss: Array<[number, number]> = [];
+    const rssTimer = setInterval(() => {
+      const mb = rssMb(server.pid);
+      rss.push([Date.now(), mb]);
+      peakRssMb = Math.max(peakRssMb, mb);
+    }, 200);
     const added = Date.now();
     const r = await fetch(`${url}/v1/connectors`, { method: "POST", headers: auth, body: JSON.stringify({ id: "enron", kind: "maildir", config: { path: mail.path } }) });
     if (!r.ok) throw new Error(`adding the connector: ${r.status} ${await r.text()}`);
@@ -143,7 +150,7 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
     await ask("a question once everything is embedded");
     await waitIdle(server.pid, 60_000);
     const doneQueryRssMb = rssMb(server.pid);
-    return { label, readyRssMb, idleQueryRssMb, peakRssMb, doneQueryRssMb, chunks, indexing: { start: added, end: indexed }, embedding: { start: indexed, end: done }, samples };
+    return { label, readyRssMb, idleQueryRssMb, peakRssMb, rss, doneQueryRssMb, chunks, indexing: { start: added, end: indexed }, embedding: { start: indexed, end: done }, samples };
   } finally {
     await kill(server);
   }
@@ -166,6 +173,7 @@ function percentiles(ms: number[]): string {
   return `p50 ${at(0.5).toFixed(1)} ms, p99 ${at(0.99).toFixed(1)} ms, max ${s.at(-1)!.toFixed(1)} ms (${s.length})`;
 }
 const failures = (samples: Sample[], p: Phase) => samples.filter(([at, , status]) => at >= p.start && at < p.end && status !== 200).length;
+const peakWithin = (run: ServerRun, p: Phase) => Math.max(0, ...run.rss.filter(([at]) => at >= p.start && at < p.end).map(([, mb]) => mb));
 const seconds = (p: Phase) => (p.end - p.start) / 1000;
 const rate = (run: ServerRun) => run.chunks / seconds(run.embedding);
 
@@ -179,7 +187,9 @@ function report(run: ServerRun): void {
     console.log(`  GET / ${name}: ${percentiles(within(run.samples.get, phase))}`);
     console.log(`  /v1/query ${name}: ${percentiles(within(run.samples.query, phase))}${failures(run.samples.query, phase) ? `, ${failures(run.samples.query, phase)} not 200` : ""}`);
   }
-  console.log(`  RSS: ready ${run.readyRssMb.toFixed(0)} MB, after a query on the idle server ${run.idleQueryRssMb.toFixed(0)} MB, peak while indexing and embedding ${run.peakRssMb.toFixed(0)} MB, after a query once done ${run.doneQueryRssMb.toFixed(0)} MB`);
+  console.log(
+    `  RSS: ready ${run.readyRssMb.toFixed(0)} MB, after a query on the idle server ${run.idleQueryRssMb.toFixed(0)} MB, peak while indexing ${peakWithin(run, run.indexing).toFixed(0)} MB, peak while embedding ${peakWithin(run, run.embedding).toFixed(0)} MB (after its first minute ${peakWithin(run, { start: run.embedding.start + 60_000, end: run.embedding.end }).toFixed(0)} MB), after a query once done ${run.doneQueryRssMb.toFixed(0)} MB`,
+  );
 }
 
 const p99 = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.min(ms.length - 1, Math.floor(0.99 * ms.length))] ?? NaN;
@@ -220,5 +230,6 @@ row("GET / p99 while embedding", `${getP99.toFixed(1)} ms`, "< 50 ms", getP99 < 
 row("/v1/query p99 while embedding", `${queryP99.toFixed(1)} ms`, "< 300 ms", queryP99 < 300);
 if (bare) row("corpus / bare chunks per second", `${(rate(corpus) / bare.chunks_per_second).toFixed(2)}`, ">= 0.85", rate(corpus) / bare.chunks_per_second >= 0.85);
 if (before) row("embedding speed-up over --before", `${(rate(corpus) / rate(before)).toFixed(2)}x`, ">= 2x", rate(corpus) / rate(before) >= 2);
-row("RSS peak while embedding", `${corpus.peakRssMb.toFixed(0)} MB`, "< 250 MB", corpus.peakRssMb < 250);
+row("RSS peak while indexing", `${peakWithin(corpus, corpus.indexing).toFixed(0)} MB`, "< 250 MB", peakWithin(corpus, corpus.indexing) < 250);
+row("RSS peak while embedding", `${peakWithin(corpus, corpus.embedding).toFixed(0)} MB`, "< 250 MB", peakWithin(corpus, corpus.embedding) < 250);
 row("RSS after a query, idle", `${corpus.idleQueryRssMb.toFixed(0)} MB`, "< 150 MB", corpus.idleQueryRssMb < 150);
