@@ -46,7 +46,7 @@ export function createApp(services: Services) {
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
     .use(accessLog(log.child("http.access")))
     .use(openapiDocs())
-    .use(healthRoutes(checks))
+    .use(healthRoutes(checks, () => services.owed.complete()))
     .use(metadataRoutes(config))
     .use(authRoutes(auth))
     // The built-in authorization server (D27), unless the operator points at an external one.

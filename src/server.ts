@@ -53,18 +53,15 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   services.webhookWorker.start();
   if (config.CORPUS_AUTH_DISABLED) log.warning("CORPUS_AUTH_DISABLED=true: /mcp accepts requests without a token (development only)");
   log.info("listening", { url, data_dir: config.CORPUS_DATA_DIR });
+  // Work owed from before (a crash, a restart): archive vectors, connector embeddings and scans,
+  // a deletion's scrub; resumed now rather than at first use (D29). This loads the model at once
+  // if vectors are owed.
+  services.owed.start();
   // The model (~0.5 s of loading) is warmed shortly after the listener is up, so that
   // start-up and health checks stay fast and the first question does not wait for it.
   const warm = setTimeout(() => {
     services.embeddings.warm().then(
-      () => {
-        log.info("embedding model ready");
-        // Answers archived before a crash (or a restart) whose vectors were not stored yet.
-        services.archive.resumePending().then(
-          (n) => n && log.info("archive vectors resumed", { chunks: n }),
-          () => log.error("archive vectors could not be resumed"),
-        );
-      },
+      () => log.info("embedding model ready"),
       () => log.error("the embedding model could not be loaded"),
     );
   }, WARM_DELAY_MS);

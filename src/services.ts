@@ -28,6 +28,8 @@ import { storeMigrations } from "./store/migrations";
 import { accountMigrations, Accounts } from "./accounts/store";
 import { OAuthServer } from "./oauth/service";
 import { OAuthStore, oauthMigrations } from "./oauth/store";
+import { Scrub, scrubMigrations } from "./store/scrub";
+import { OwedWork } from "./owed-work";
 
 export const MIGRATIONS = [
   ...storeMigrations,
@@ -44,6 +46,7 @@ export const MIGRATIONS = [
   ...webhookMigrations,
   ...accountMigrations,
   ...oauthMigrations,
+  ...scrubMigrations,
 ];
 
 export interface Services {
@@ -75,6 +78,10 @@ export interface Services {
   guard: BackgroundGuard;
   /** Free space of the data folder, its floor and the reserve (D29). */
   disk: DiskSpace;
+  /** What a deletion still owes after its transaction (word index purge, WAL emptied). */
+  scrub: Scrub;
+  /** Work promised in answers and not done yet: resumed at start (startServer), counted (D29). */
+  owed: OwedWork;
   /** Flushes what is written behind, closes connections and the database. */
   close(): Promise<void>;
 }
@@ -140,6 +147,33 @@ export async function createServices(
     guard,
   );
   sweeps.start();
+  const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);
+  const owedLog = log.child("owed");
+  const owed = new OwedWork(
+    [
+      {
+        kind: "archive_vectors",
+        count: () => archive.pending(),
+        resume: async () => {
+          const n = await archive.resumePending();
+          if (n) owedLog.info("archive vectors resumed", { chunks: n });
+        },
+      },
+      {
+        kind: "connector_chunks",
+        count: () => connectors.owedChunks(),
+        resume: () => {
+          const n = connectors.resumeOwed();
+          if (n) owedLog.info("connectors resumed", { connectors: n });
+        },
+      },
+      // The delivery worker goes through the outbox by itself (started with the server).
+      { kind: "webhook_deliveries", count: () => webhooks.pending() },
+      { kind: "deletion_steps", count: () => scrub.pending(), resume: () => scrub.pay() },
+    ],
+    owedLog,
+    now,
+  );
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {
     config,
@@ -164,7 +198,10 @@ export async function createServices(
     operatorWebhook,
     guard,
     disk,
+    scrub,
+    owed,
     async close() {
+      owed.stop();
       clearInterval(diskTimer);
       sweeps.stop();
       await webhookWorker.stop();

@@ -256,6 +256,11 @@ export class Archive {
     return out;
   }
 
+  /** Archived chunks of all users still waiting for their vector (D29). */
+  pending(): number {
+    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n;
+  }
+
   /** Archived chunks of all users (for reports and benchmarks). */
   count(): number {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks").get()!.n;

@@ -62,7 +62,28 @@ export const indexMigrations: Migration[] = [
       db.exec(`CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`);
     },
   },
+  {
+    // Chunks still owed a vector, counted and found at start without scanning the others (D29).
+    id: "connectors-005-owed-chunks",
+    up(db) {
+      db.exec("CREATE INDEX connector_chunks_owed ON connector_chunks (owner) WHERE embedded = 0");
+    },
+  },
 ];
+
+/**
+ * Whether the index `owner` (e.g. "alice/mail") still owes work (D29): chunks without a vector,
+ * or no record at all (a first scan that never got far, or an empty folder, cheap to scan again).
+ */
+export function indexOwesWork(db: Database, owner: string): boolean {
+  const q = (sql: string) => db.query<{ n: number }, [string]>(sql).get(owner) !== null;
+  return q("SELECT 1 AS n FROM connector_chunks WHERE owner = ? AND embedded = 0 LIMIT 1") || !q("SELECT 1 AS n FROM connector_docs WHERE owner = ? LIMIT 1");
+}
+
+/** Chunks of every index still waiting for their vector (a scan of those only: the partial index). */
+export function owedChunks(db: Database): number {
+  return db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_chunks INDEXED BY connector_chunks_owed WHERE embedded = 0").get()!.n;
+}
 
 /** Drops what removed records left in the word index's segments (bounded work; see purgeTerms). */
 const MERGE_PAGES = 500;

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { OPERATOR_OWNER } from "../auth/subjects";
 import { ConfigError, type Config } from "../config";
-import type { UserKeys } from "../crypto/user-keys";
+import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { HttpError } from "../http/errors";
 import type { EmbeddingService } from "../embedding/service";
 import type { BackgroundGuard } from "../jobs/guard";
@@ -20,7 +20,7 @@ import type { Migration } from "../store/migrations";
 import { createFilesConnector } from "./files/connector";
 import type { IndexedOptions } from "./indexed-source";
 import { ImapConnector, type ImapConfig } from "./imap/connector";
-import { dropIndex, indexKeysFor, LocalIndex, purgeTerms } from "./local-index";
+import { dropIndex, indexKeysFor, indexOwesWork, LocalIndex, owedChunks, purgeTerms } from "./local-index";
 import { createMaildirConnector } from "./maildir/connector";
 import { confine, PathRefused, recheck, rootsFor, sharedRoots, type Confine, type PathPolicy } from "./paths";
 import { checkRemoteForm, checkRemoteHost, OPERATOR_PIN, userHostPolicy } from "./remote";
@@ -399,6 +399,34 @@ export class ConnectorRegistry {
     return all
       .filter((d) => !ids || ids.includes(d.id))
       .map((d) => ({ id: d.id, kind: d.kind, label: d.label, owner: d.owner === OPERATOR ? "operator" : "user", connector: this.instance(d) }));
+  }
+
+  /**
+   * Starts now, rather than at their first use, every local connector (the operator's and every
+   * user's) whose index still owes work (D29): chunks without a vector, or no record yet (a first
+   * scan cut short). Starting one scans its folder and embeds what waits. Returns how many started.
+   */
+  resumeOwed(): number {
+    const local = (kind: ConnectorKind) => kind === "files" || kind === "maildir";
+    const owed = (owner: string, id: string) => !this.live.has(`${owner}/${id}`) && indexOwesWork(this.db, `${owner}/${id}`);
+    const due: Definition[] = this.operators.filter((d) => local(d.kind) && owed(d.owner, d.id));
+    const rows = this.db.query<{ user_id: string; id: string }, []>("SELECT user_id, id FROM connectors WHERE kind IN ('files', 'maildir') ORDER BY user_id, created_at").all();
+    const users = new Set(rows.filter((r) => owed(r.user_id, r.id)).map((r) => r.user_id));
+    for (const user of users) {
+      try {
+        due.push(...this.userDefinitions(user).filter((d) => local(d.kind) && owed(d.owner, d.id)));
+      } catch (error) {
+        // A user deleted meanwhile owes nothing; anything else waits for the connector's first use.
+        if (!(error instanceof NoUserKey)) this.log.warning("owed connector work not resumed", { error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    for (const d of due) this.instance(d);
+    return due.length;
+  }
+
+  /** Chunks of every connector still waiting for their vector (D29). */
+  owedChunks(): number {
+    return owedChunks(this.db);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { t } from "elysia";
+import { t, type Static } from "elysia";
 
 export const RootHealth = t.Object({
   status: t.Literal("ok"),
@@ -10,4 +10,22 @@ export const ServiceHealth = t.Object({
   status: t.Union([t.Literal("healthy"), t.Literal("unhealthy")]),
   service: t.Union([t.Literal("auth"), t.Literal("connectors")]),
   reason: t.Optional(t.String({ description: "Why the service is unhealthy." })),
+});
+
+/** Work the service promised in its answers and has not done yet, per kind (D29). */
+export const OwedWorkCounts = t.Object(
+  {
+    archive_vectors: t.Integer({ minimum: 0, description: "Archived answer chunks waiting for their vector; deep_search finds them once it is stored." }),
+    connector_chunks: t.Integer({ minimum: 0, description: "Chunks of local connectors (files, mail folders) waiting for their vector." }),
+    webhook_deliveries: t.Integer({ minimum: 0, description: "Webhook events queued and not delivered yet (retried for 24 hours)." }),
+    deletion_steps: t.Integer({ minimum: 0, description: "Deletions whose word-index purge and WAL checkpoint are still to run." }),
+  },
+  { description: "Work promised in answers and not done yet, per kind: recorded with the answer and resumed at start after a crash (D29). Counts only, of all users." },
+);
+export type OwedWorkCountsT = Static<typeof OwedWorkCounts>;
+export type OwedKind = keyof OwedWorkCountsT;
+
+export const ConnectorsHealth = t.Object({
+  ...ServiceHealth.properties,
+  pending: t.Optional(OwedWorkCounts),
 });

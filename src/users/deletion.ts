@@ -4,7 +4,8 @@
 // destroys the user's data key (so copies of the database or its WAL open nothing of theirs),
 // and queues the signed user.deleted event for their webhooks (read before they are removed)
 // and the operator's. Only then are their connectors' connections closed: their background
-// work, finding no key, writes nothing more (D25).
+// work, finding no key, writes nothing more (D25). The scrub (word index rewritten, WAL emptied)
+// is owed in the same transaction and paid right after, or at the next start (D29).
 import type { Database } from "bun:sqlite";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
@@ -14,11 +15,13 @@ import type { EmbeddingService } from "../embedding/service";
 import type { UserKeys } from "../crypto/user-keys";
 import type { IdempotencyStore } from "../limits/idempotency";
 import type { RateLimiter } from "../limits/rate-limit";
+import type { Scrub } from "../store/scrub";
 import type { Logger } from "../log";
 import type { WebhookStore } from "../webhooks/store";
 import type { WebhookWorker } from "../webhooks/worker";
 import type { DiskSpace } from "../store/disk-space";
 import { isStorageError } from "../store/storage-errors";
+import { errorSummary } from "../jobs/guard";
 
 export interface DeletionResult {
   status: "deletion_confirmed";
@@ -46,6 +49,7 @@ export interface DeletionServices {
   embeddings: EmbeddingService;
   webhooks: WebhookStore;
   webhookWorker: WebhookWorker;
+  scrub: Scrub;
   operatorWebhook?: { url: string; secret: string };
   log: Logger;
   disk?: DiskSpace;
@@ -67,6 +71,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
     s.idempotency.forget(user);
     s.limiter.forget(user);
     const profile = s.userKeys.destroy(user);
+    s.scrub.owe();
     const details = {
       oauth_tokens_revoked: tokens,
       query_history_deleted: archive.queries + conversations > 0,
@@ -82,14 +87,13 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
   }));
   await s.connectors.closeUser(user);
   // Free pages are overwritten (secure_delete), the word index drops what deleted entries left,
-  // and the WAL is emptied into the database.
+  // and the WAL is emptied into the database. The deletion itself is done: the scrub was owed in
+  // its transaction, so one that fails here (a full disk, a crash) is done later (services.owed).
   try {
-    writing(() => s.connectors.purgeRemovedTerms());
-    writing(() => s.db.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
+    writing(() => s.scrub.pay());
   } catch (error) {
-    // The user's rows and key are gone already; what is left is tidying, done by later writes.
-    if (!isStorageError(error)) throw error;
-    s.log.warning("user data deleted; tidying the word index and the WAL waits for free space");
+    if (isStorageError(error)) s.log.warning("user data deleted; tidying the word index and the WAL waits for free space");
+    else s.log.warning("deletion scrub owed; tried again shortly", errorSummary(error));
   }
   if (anything) void s.webhookWorker.tick();
   s.log.info("user data deleted", { archive_entries: result.archive_entries_removed, tokens: result.oauth_tokens_revoked });

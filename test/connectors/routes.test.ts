@@ -195,7 +195,12 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     const { app, logs } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const r = await app.handle(req("/api/connectors/health"));
     expect(r.status).toBe(503);
-    expect(await r.json()).toEqual({ status: "unhealthy", service: "connectors", reason: "1 of 2 operator connectors in error; see the log" });
+    expect(await r.json()).toEqual({
+      status: "unhealthy",
+      service: "connectors",
+      reason: "1 of 2 operator connectors in error; see the log",
+      pending: { archive_vectors: 0, connector_chunks: 0, webhook_deliveries: 0, deletion_steps: 0 },
+    });
     // Asked again (a monitor polls it): still one line in the log, which says which and why.
     await app.handle(req("/api/connectors/health"));
     const logged = logs.records().filter((l) => l.message === "operator connector in error");

@@ -16,7 +16,22 @@ describe("health routes (second document parts 2, 4)", () => {
   test("auth and connectors health are healthy while the database answers", async () => {
     const { app } = await testApp();
     expect(await (await app.handle(req("/api/auth/health"))).json()).toEqual({ status: "healthy", service: "auth" });
-    expect(await (await app.handle(req("/api/connectors/health"))).json()).toEqual({ status: "healthy", service: "connectors" });
+    expect(await (await app.handle(req("/api/connectors/health"))).json()).toEqual({
+      status: "healthy",
+      service: "connectors",
+      pending: { archive_vectors: 0, connector_chunks: 0, webhook_deliveries: 0, deletion_steps: 0 },
+    });
+  });
+
+  test("the connectors' health counts the work owed (D29): counts only, no token needed", async () => {
+    const { app, services } = await testApp();
+    services.db.transaction(() => {
+      services.webhooks.enqueue("user.deleted", { user_id: "u-1" }, [{ url: "https://hooks.example/a", secret: "s" }, { url: "https://hooks.example/b", secret: "s" }]);
+      services.scrub.owe();
+    })();
+    const body = await (await app.handle(req("/api/connectors/health"))).json();
+    expect(body.pending).toEqual({ archive_vectors: 0, connector_chunks: 0, webhook_deliveries: 2, deletion_steps: 1 });
+    expect(JSON.stringify(body)).not.toContain("u-1");
   });
 
   test("503 when the database is really unavailable", async () => {

@@ -1,0 +1,127 @@
+// Work an answer promised and the service still owes after sending it (D29): archive vectors,
+// connector embeddings, webhook deliveries, a deletion's scrub. Each is written durably in the
+// answer's (or event's) own transaction by the room that owns it; this resumes all of it at start,
+// not at first use, tries again what is stuck, and keeps count: one log line at start, then a line
+// when the counts moved meaningfully (at most one a minute, and one when all is done).
+import type { OwedKind, OwedWorkCountsT } from "./health/model";
+import type { Logger } from "./log";
+
+export const OWED_CHECK_MS = 5_000;
+export const OWED_LOG_INTERVAL_MS = 60_000;
+/** A change smaller than this (and than half the last count logged) is not worth a line. */
+export const OWED_LOG_MIN_CHANGE = 50;
+
+export interface OwedTask {
+  kind: OwedKind;
+  count(): number;
+  /** Does (or starts) the owed work; resolves when this round is done. Left out: the kind resumes itself. */
+  resume?(): unknown;
+}
+
+type Schedule = (fn: () => void, ms: number) => { unref?(): unknown };
+
+export class OwedWork {
+  private timer?: ReturnType<Schedule>;
+  private readonly running = new Set<OwedKind>();
+  private readonly failed = new Set<OwedKind>();
+  /** The counts at the previous check: a kind that did not go down since is stuck and resumed again. */
+  private previous?: Partial<OwedWorkCountsT>;
+  private logged?: OwedWorkCountsT;
+  private loggedAt = 0;
+
+  constructor(
+    private readonly tasks: OwedTask[],
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+    private readonly schedule: Schedule = setInterval,
+    private readonly cancel: (timer: ReturnType<Schedule>) => void = (t) => clearInterval(t as ReturnType<typeof setInterval>),
+  ) {}
+
+  /** The counts per kind (a kind whose count cannot be read is left out). */
+  counts(): Partial<OwedWorkCountsT> {
+    const out: Partial<OwedWorkCountsT> = {};
+    for (const task of this.tasks) {
+      try {
+        out[task.kind] = task.count();
+      } catch {
+        // The database is unavailable: the health route says so.
+      }
+    }
+    return out;
+  }
+
+  /** All counts, or undefined when one cannot be read. */
+  complete(): OwedWorkCountsT | undefined {
+    const c = this.counts();
+    return this.tasks.every((t) => c[t.kind] !== undefined) ? (c as OwedWorkCountsT) : undefined;
+  }
+
+  /** At start: logs what is owed from before, resumes every kind, and checks again every OWED_CHECK_MS. */
+  start(intervalMs = OWED_CHECK_MS): void {
+    if (this.timer) return;
+    const counts = this.counts();
+    this.logged = { archive_vectors: 0, connector_chunks: 0, webhook_deliveries: 0, deletion_steps: 0, ...counts };
+    this.loggedAt = this.now();
+    this.log.info("owed work at start", counts);
+    for (const task of this.tasks) this.resume(task);
+    this.previous = counts;
+    this.timer = this.schedule(() => this.check(), intervalMs);
+    this.timer.unref?.();
+  }
+
+  private resume(task: OwedTask): void {
+    if (!task.resume || this.running.has(task.kind)) return;
+    this.running.add(task.kind);
+    this.failed.delete(task.kind);
+    let round: Promise<unknown>;
+    try {
+      round = Promise.resolve(task.resume());
+    } catch (error) {
+      round = Promise.reject(error);
+    }
+    round
+      .catch((error) => {
+        // Work cut short by shutdown is owed to the next start, not failed.
+        if (!this.timer) return;
+        this.failed.add(task.kind);
+        this.log.warning("owed work failed; tried again shortly", { kind: task.kind, error: error instanceof Error ? error.message : String(error) });
+      })
+      .finally(() => this.running.delete(task.kind));
+  }
+
+  /** One check: stuck or failed kinds resumed again, and a log line if the counts moved enough. */
+  check(): Partial<OwedWorkCountsT> {
+    const counts = this.counts();
+    for (const task of this.tasks) {
+      const n = counts[task.kind];
+      const before = this.previous?.[task.kind];
+      if (n === undefined || n === 0) continue;
+      if (this.failed.has(task.kind) || (before !== undefined && n >= before)) this.resume(task);
+    }
+    this.previous = counts;
+    this.maybeLog(counts);
+    return counts;
+  }
+
+  private maybeLog(counts: Partial<OwedWorkCountsT>): void {
+    const last = this.logged;
+    if (!last) return;
+    const kinds = Object.keys(counts) as OwedKind[];
+    const moved = kinds.some((k) => {
+      const was = last[k];
+      const is = counts[k]!;
+      return (was > 0 && is === 0) || Math.abs(is - was) >= Math.max(OWED_LOG_MIN_CHANGE, was / 2);
+    });
+    if (!moved) return;
+    const allDone = kinds.every((k) => counts[k] === 0);
+    if (!allDone && this.now() - this.loggedAt < OWED_LOG_INTERVAL_MS) return;
+    this.logged = { ...last, ...counts };
+    this.loggedAt = this.now();
+    this.log.info(allDone ? "owed work done" : "owed work", counts);
+  }
+
+  stop(): void {
+    if (this.timer) this.cancel(this.timer);
+    this.timer = undefined;
+  }
+}
