@@ -148,7 +148,7 @@ test(`seed ${SEED}: answers acknowledged before 20 SIGKILLs are all found after 
     const last = cycle === CYCLES - 1;
     // New mail arrives: notes the questions will be about, and others that only wait to be embedded.
     const fresh = Array.from({ length: rng.int(2, 4) }, addNote);
-    for (let i = last ? 150 : rng.int(0, 30); i > 0; i--) addNote();
+    for (let i = last ? 80 : rng.int(0, 15); i > 0; i--) addNote();
     server = await startCorpus(env);
     const mcp = rng.next() < 0.4 ? new Client({ name: "corpus-crash-test", version: "1.0.0" }) : undefined;
     if (mcp) await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
