@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t, type Static } from "elysia";
 
 export const RootHealth = t.Object({
@@ -15,12 +16,12 @@ export const ServiceHealth = t.Object({
 /** Work the service promised in its answers and has not done yet, per kind (D29). */
 export const OwedWorkCounts = t.Object(
   {
-    archive_vectors: t.Integer({ minimum: 0, description: "Archived answer chunks waiting for their vector; deep_search finds them once it is stored." }),
-    connector_chunks: t.Integer({ minimum: 0, description: "Chunks of local connectors (files, mail folders) waiting for their vector." }),
-    webhook_deliveries: t.Integer({ minimum: 0, description: "Webhook events queued and not delivered yet (retried for 24 hours)." }),
-    deletion_steps: t.Integer({ minimum: 0, description: "Deletions whose word-index purge and WAL checkpoint are still to run." }),
+    archive_vectors: Type.Integer({ minimum: 0, description: "Archived answer chunks waiting for their vector; deep_search finds them once it is stored." }),
+    connector_chunks: Type.Integer({ minimum: 0, description: "Chunks of local connectors (files, mail folders) waiting for their vector." }),
+    webhook_deliveries: Type.Integer({ minimum: 0, description: "Webhook events queued and not delivered yet (retried for 24 hours)." }),
+    deletion_steps: Type.Integer({ minimum: 0, description: "Deletions whose word-index purge and WAL checkpoint are still to run." }),
   },
-  { description: "Work promised in answers and not done yet, per kind: recorded with the answer and resumed at start after a crash (D29). Counts only, of all users." },
+  { description: "Work promised in answers and not done yet, per kind: recorded with the answer and resumed at start after a crash. Counts only, of all users." },
 );
 export type OwedWorkCountsT = Static<typeof OwedWorkCounts>;
 export type OwedKind = keyof OwedWorkCountsT;
