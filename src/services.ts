@@ -123,7 +123,9 @@ export async function createServices(
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
   const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, { threads: config.CORPUS_EMBED_THREADS, model, log: log.child("embedding") });
-  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now, { disk, guard });
+  // A deletion's (or a connector removal's) later steps, owed in its transaction (D29).
+  const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);
+  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now, { disk, guard }, scrub);
   const query = new QueryService(connectors, embeddings);
   const archive = new Archive(db, userKeys, embeddings, now);
   // Vectors of answers that a full disk kept from being stored: retried with backoff until they are (D29).
@@ -147,7 +149,6 @@ export async function createServices(
     guard,
   );
   sweeps.start();
-  const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);
   const owedLog = log.child("owed");
   const owed = new OwedWork(
     [

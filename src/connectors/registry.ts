@@ -12,11 +12,12 @@ import { ConfigError, type Config } from "../config";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { HttpError } from "../http/errors";
 import type { EmbeddingService } from "../embedding/service";
-import type { BackgroundGuard } from "../jobs/guard";
+import { errorSummary, type BackgroundGuard } from "../jobs/guard";
 import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { embeddingText, recordChunks } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
+import { Scrub } from "../store/scrub";
 import { createFilesConnector } from "./files/connector";
 import type { IndexedOptions } from "./indexed-source";
 import { ImapConnector, type ImapConfig } from "./imap/connector";
@@ -116,6 +117,8 @@ export class ConnectorRegistry {
     private readonly now: () => number = Date.now,
     /** Free space and the background guard: indexing pauses while the disk cannot take writes (D29). */
     private readonly storage?: { disk: DiskSpace; guard: BackgroundGuard },
+    /** What a removal still owes once committed (word index purge, WAL truncated). */
+    private readonly scrub: Scrub = new Scrub(db, [() => purgeTerms(db, true)], now),
   ) {
     this.userPin = pinner(userHostPolicy(config.CORPUS_CONNECTOR_ALLOW_HOSTS));
     this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
@@ -372,21 +375,33 @@ export class ConnectorRegistry {
     if (this.operators.some((o) => o.id === id)) throw new HttpError(403, `${id} is an operator connector; it is removed from CORPUS_CONNECTORS_FILE`);
     const d = this.userDefinitions(user).find((x) => x.id === id);
     if (!d) throw new HttpError(404, `no connector with id ${id}; yours are: ${this.ids(user).join(", ") || "none"}`);
-    await this.forget(user, d.id);
-    this.db.query("DELETE FROM connectors WHERE user_id = ? AND id = ?").run(user, id);
+    await this.forget(user, d.id, () => this.db.query("DELETE FROM connectors WHERE user_id = ? AND id = ?").run(user, id));
     this.log.info("connector removed", { connector: id });
   }
 
-  private async forget(owner: string, id: string): Promise<void> {
+  /**
+   * Drops a connector's index (with `alsoRemove`, in the same transaction) and owes the scrub
+   * there too: the word index rewritten without its terms, and old page images of the index out
+   * of the WAL. Paid right after, or at the next start (D29).
+   */
+  private async forget(owner: string, id: string, alsoRemove: () => void = () => {}): Promise<void> {
     const key = `${owner}/${id}`;
     const c = this.live.get(key);
     this.live.delete(key);
     this.statuses.delete(key);
     await c?.close().catch(() => {});
-    dropIndex(this.db, key);
-    purgeTerms(this.db, true);
-    // Old page images of the index leave the WAL too (and the database file gets the new ones).
-    this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    this.db.transaction(() => {
+      dropIndex(this.db, key);
+      alsoRemove();
+      this.scrub.owe();
+    })();
+    try {
+      // On a full disk the reserve is freed for it, as for a user's deletion.
+      if (this.storage) this.storage.disk.withReserve(() => this.scrub.pay());
+      else this.scrub.pay();
+    } catch (error) {
+      this.log.warning("connector scrub owed; tried again shortly", errorSummary(error));
+    }
   }
 
   /** The user's connectors to search: all, or those named (unknown ids are 400, D10). */
@@ -417,7 +432,7 @@ export class ConnectorRegistry {
         due.push(...this.userDefinitions(user).filter((d) => local(d.kind) && owed(d.owner, d.id)));
       } catch (error) {
         // A user deleted meanwhile owes nothing; anything else waits for the connector's first use.
-        if (!(error instanceof NoUserKey)) this.log.warning("owed connector work not resumed", { error: error instanceof Error ? error.message : String(error) });
+        if (!(error instanceof NoUserKey)) this.log.warning("owed connector work not resumed", errorSummary(error));
       }
     }
     for (const d of due) this.instance(d);

@@ -19,7 +19,7 @@ export const OwedWorkCounts = t.Object(
     archive_vectors: Type.Integer({ minimum: 0, description: "Archived answer chunks waiting for their vector; deep_search finds them once it is stored." }),
     connector_chunks: Type.Integer({ minimum: 0, description: "Chunks of local connectors (files, mail folders) waiting for their vector." }),
     webhook_deliveries: Type.Integer({ minimum: 0, description: "Webhook events queued and not delivered yet (retried for 24 hours)." }),
-    deletion_steps: Type.Integer({ minimum: 0, description: "Deletions whose word-index purge and WAL checkpoint are still to run." }),
+    deletion_steps: Type.Integer({ minimum: 0, description: "Deletions (of a user or a connector) whose word-index purge and WAL checkpoint are still to run." }),
   },
   { description: "Work promised in answers and not done yet, per kind: recorded with the answer and resumed at start after a crash. Counts only, of all users." },
 );

@@ -1,8 +1,10 @@
-// A deletion's later steps (D13, D29): the word index rewritten without the deleted entries and
+// A deletion's later steps (D13, D29), a user's or a connector's: the word index rewritten without the deleted entries and
 // the WAL emptied. They are owed in the deletion's own transaction, so a process that dies (or
 // fails) between the commit and those steps does them at its next start, and a failure does not
 // fail the deletion's answer. The failure is injected into the purge (as an I/O error would come).
 import { expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 
 const owedScrubs = (t: Awaited<ReturnType<typeof testApp>>) => t.db.query<{ n: number }, []>("SELECT count(*) AS n FROM scrub_owed").get()!.n;
@@ -48,4 +50,30 @@ test("in the same process, the next check of owed work does it", async () => {
   t.services.owed.check();
   expect(owedScrubs(t)).toBe(0);
   await t.services.close();
+});
+
+test("a connector's removal owes its scrub the same way: the removal answers, the next start pays", async () => {
+  const dir = tempDir();
+  const roots = tempDir("corpus-scrub-roots-");
+  mkdirSync(join(roots, "frank", "docs"), { recursive: true });
+  writeFileSync(join(roots, "frank", "docs", "note.txt"), "The quarterly plan for the Lisbon office.\n");
+  const env = { CORPUS_DATA_DIR: dir, CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") };
+  const t = await testApp(env);
+  const token = (await t.services.auth.issuer.issue("frank", ["connectors:write", "connectors:read"])).token;
+  const added = await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: join(roots, "frank", "docs") } }, bearer(token)));
+  expect(added.status).toBe(200);
+  t.services.connectors.purgeRemovedTerms = () => {
+    throw new Error("disk I/O error");
+  };
+  const removed = await t.app.handle(req("/v1/connectors/docs", { method: "DELETE", headers: bearer(token) }));
+  expect(removed.status).toBe(200);
+  expect(owedScrubs(t)).toBe(1);
+  // The row and the index went in the same transaction as the debt.
+  expect(t.db.query("SELECT count(*) AS n FROM connectors").get()).toEqual({ n: 0 });
+  expect(t.db.query("SELECT count(*) AS n FROM connector_docs").get()).toEqual({ n: 0 });
+  await t.services.close();
+  const again = await testApp(env);
+  again.services.owed.start();
+  expect(owedScrubs(again)).toBe(0);
+  await again.services.close();
 });
