@@ -4,6 +4,7 @@
 // not at first use, tries again what is stuck, and keeps count: one log line at start, then a line
 // when the counts moved meaningfully (at most one a minute, and one when all is done).
 import type { OwedKind, OwedWorkCountsT } from "./health/model";
+import { errorSummary } from "./jobs/guard";
 import type { Logger } from "./log";
 
 export const OWED_CHECK_MS = 5_000;
@@ -22,8 +23,11 @@ type Schedule = (fn: () => void, ms: number) => { unref?(): unknown };
 
 export class OwedWork {
   private timer?: ReturnType<Schedule>;
+  private stopped = false;
   private readonly running = new Set<OwedKind>();
   private readonly failed = new Set<OwedKind>();
+  /** Kinds whose failure was logged and that have not succeeded since. */
+  private readonly streaks = new Set<OwedKind>();
   /** The counts at the previous check: a kind that did not go down since is stuck and resumed again. */
   private previous?: Partial<OwedWorkCountsT>;
   private logged?: OwedWorkCountsT;
@@ -35,6 +39,8 @@ export class OwedWork {
     private readonly now: () => number = Date.now,
     private readonly schedule: Schedule = setInterval,
     private readonly cancel: (timer: ReturnType<Schedule>) => void = (t) => clearInterval(t as ReturnType<typeof setInterval>),
+    /** The background guard's run (jobs/guard.ts): failures logged once per streak, storage errors shown in health. */
+    private readonly guarded?: (job: string, fn: () => unknown) => Promise<boolean>,
   ) {}
 
   /** The counts per kind (a kind whose count cannot be read is left out). */
@@ -73,20 +79,26 @@ export class OwedWork {
     if (!task.resume || this.running.has(task.kind)) return;
     this.running.add(task.kind);
     this.failed.delete(task.kind);
-    let round: Promise<unknown>;
-    try {
-      round = Promise.resolve(task.resume());
-    } catch (error) {
-      round = Promise.reject(error);
-    }
-    round
-      .catch((error) => {
+    const job = `owed_${task.kind}`;
+    void (this.guarded ? this.guarded(job, task.resume) : this.runOwn(task.kind, task.resume))
+      .then((ok) => {
         // Work cut short by shutdown is owed to the next start, not failed.
-        if (!this.timer) return;
-        this.failed.add(task.kind);
-        this.log.warning("owed work failed; tried again shortly", { kind: task.kind, error: error instanceof Error ? error.message : String(error) });
+        if (!ok && !this.stopped) this.failed.add(task.kind);
       })
       .finally(() => this.running.delete(task.kind));
+  }
+
+  /** Without the background guard: a failure logged once per streak (its name and code, no message). */
+  private async runOwn(kind: OwedKind, fn: () => unknown): Promise<boolean> {
+    try {
+      await fn();
+      this.streaks.delete(kind);
+      return true;
+    } catch (error) {
+      if (!this.streaks.has(kind) && !this.stopped) this.log.warning("owed work failed; tried again shortly", { kind, ...errorSummary(error) });
+      this.streaks.add(kind);
+      return false;
+    }
   }
 
   /** One check: stuck or failed kinds resumed again, and a log line if the counts moved enough. */
@@ -121,6 +133,7 @@ export class OwedWork {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.timer) this.cancel(this.timer);
     this.timer = undefined;
   }

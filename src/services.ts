@@ -170,10 +170,14 @@ export async function createServices(
       },
       // The delivery worker goes through the outbox by itself (started with the server).
       { kind: "webhook_deliveries", count: () => webhooks.pending() },
-      { kind: "deletion_steps", count: () => scrub.pending(), resume: () => scrub.pay() },
+      // On a full disk the reserve is freed for it, as for the deletion itself.
+      { kind: "deletion_steps", count: () => scrub.pending(), resume: () => disk.withReserve(() => scrub.pay()) },
     ],
     owedLog,
     now,
+    undefined,
+    undefined,
+    (job, fn) => guard.run(job, fn),
   );
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {
