@@ -19,6 +19,8 @@ export interface OwedTask {
   resume?(): unknown;
 }
 
+const jobName = (kind: OwedKind) => `owed_${kind}`;
+
 type Schedule = (fn: () => void, ms: number) => { unref?(): unknown };
 
 export class OwedWork {
@@ -39,8 +41,8 @@ export class OwedWork {
     private readonly now: () => number = Date.now,
     private readonly schedule: Schedule = setInterval,
     private readonly cancel: (timer: ReturnType<Schedule>) => void = (t) => clearInterval(t as ReturnType<typeof setInterval>),
-    /** The background guard's run (jobs/guard.ts): failures logged once per streak, storage errors shown in health. */
-    private readonly guarded?: (job: string, fn: () => unknown) => Promise<boolean>,
+    /** The background guard (jobs/guard.ts): failures logged once per streak, storage errors shown in health. */
+    private readonly guard?: { run(job: string, fn: () => unknown): Promise<boolean>; report(job: string, error?: unknown): void },
   ) {}
 
   /** The counts per kind (a kind whose count cannot be read is left out). */
@@ -79,8 +81,7 @@ export class OwedWork {
     if (!task.resume || this.running.has(task.kind)) return;
     this.running.add(task.kind);
     this.failed.delete(task.kind);
-    const job = `owed_${task.kind}`;
-    void (this.guarded ? this.guarded(job, task.resume) : this.runOwn(task.kind, task.resume))
+    void (this.guard ? this.guard.run(jobName(task.kind), task.resume) : this.runOwn(task.kind, task.resume))
       .then((ok) => {
         // Work cut short by shutdown is owed to the next start, not failed.
         if (!ok && !this.stopped) this.failed.add(task.kind);
@@ -107,6 +108,12 @@ export class OwedWork {
     for (const task of this.tasks) {
       const n = counts[task.kind];
       const before = this.previous?.[task.kind];
+      if (n === 0 && this.failed.has(task.kind) && !this.running.has(task.kind)) {
+        // Done meanwhile by other means (a live answer's own embedding, another retry): no longer failing.
+        this.failed.delete(task.kind);
+        this.streaks.delete(task.kind);
+        this.guard?.report(jobName(task.kind));
+      }
       if (n === undefined || n === 0) continue;
       if (this.failed.has(task.kind) || (before !== undefined && n >= before)) this.resume(task);
     }

@@ -177,7 +177,7 @@ export async function createServices(
     now,
     undefined,
     undefined,
-    (job, fn) => guard.run(job, fn),
+    guard,
   );
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import type { OwedKind } from "../src/health/model";
 import { createLogger, memorySink } from "../src/log";
+import { BackgroundGuard } from "../src/jobs/guard";
 import { OWED_LOG_INTERVAL_MS, OwedWork, type OwedTask } from "../src/owed-work";
 
 function setup(tasks: OwedTask[]) {
@@ -112,5 +113,24 @@ describe("owed work", () => {
     archive.n = 0;
     later(5_000);
     expect(lines().map((l) => l.message)).toEqual(["owed work at start", "owed work done"]);
+  });
+
+  test("through the background guard: a failed kind whose work got done by other means recovers (health no longer says so)", async () => {
+    const logs = memorySink();
+    const guard = new BackgroundGuard(createLogger("INFO", logs.sink));
+    const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+    const archive = counter("archive_vectors", 4, () => {
+      throw full;
+    });
+    let tick!: () => void;
+    const owed = new OwedWork([archive], createLogger("INFO", logs.sink), Date.now, (fn) => ((tick = fn), {}), () => {}, guard);
+    owed.start();
+    await settle();
+    expect(guard.storageFailing()).toEqual(["owed_archive_vectors"]);
+    // The answer's own embedding stored them once space came back.
+    archive.n = 0;
+    tick();
+    expect(guard.storageFailing()).toEqual([]);
+    expect(logs.records().map((l) => l.message)).toContain("background job recovered");
   });
 });
