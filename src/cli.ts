@@ -155,6 +155,9 @@ export async function main(argv: string[]): Promise<number> {
         };
         process.on("SIGINT", () => void stop("SIGINT"));
         process.on("SIGTERM", () => void stop("SIGTERM"));
+        // A renewed certificate is taken up without a restart (only when serving HTTPS: otherwise
+        // SIGHUP keeps its usual meaning and ends the process).
+        if (config.CORPUS_TLS_CERT_FILE) process.on("SIGHUP", () => void running.reloadTls());
         return -1; // keep running
       }
       default:

@@ -29,8 +29,8 @@ export const ConfigSchema = Type.Object({
   CORPUS_LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: "INFO", description: "Lowest level logged." }),
   CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: Int(60, 1, 1_000_000, "Requests per minute per IP on /mcp (token bucket)."),
   CORPUS_RATE_LIMIT_MAX_TRACKED_IPS: Int(100_000, 100, 10_000_000, "Most client addresses whose /mcp bucket is kept; refilled buckets are dropped every minute, and past this the least recently seen address is forgotten."),
-  CORPUS_OAUTH_RESOURCE_URL: HttpUrl("Public URL of this server (default http://HOST:PORT); the tokens' audience."),
-  CORPUS_OAUTH_ISSUER: HttpUrl("Token issuer (default http://HOST:PORT)."),
+  CORPUS_OAUTH_RESOURCE_URL: HttpUrl("Public URL of this server (default http://HOST:PORT, https:// when serving HTTPS); the tokens' audience."),
+  CORPUS_OAUTH_ISSUER: HttpUrl("Token issuer (default http://HOST:PORT, https:// when serving HTTPS)."),
   CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: HttpUrl("Authorization endpoint of an external identity provider; with CORPUS_OAUTH_TOKEN_ENDPOINT it turns the built-in authorization server off."),
   CORPUS_OAUTH_TOKEN_ENDPOINT: HttpUrl("Token endpoint of an external identity provider (see CORPUS_OAUTH_AUTHORIZATION_ENDPOINT)."),
   CORPUS_OAUTH_JWKS_URI: Type.Optional(
@@ -59,6 +59,8 @@ export const ConfigSchema = Type.Object({
   CORPUS_WEBHOOK_URL: HttpUrl("Operator webhook that receives user.deleted."),
   CORPUS_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, allowed: "at least 16 characters", description: "Secret signing the operator webhook." })),
   CORPUS_WEBHOOK_ALLOW_PRIVATE: Bool("Allow webhooks to private, link-local and loopback addresses."),
+  CORPUS_TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "PEM certificate (chain) to serve HTTPS with, together with CORPUS_TLS_KEY_FILE; both files are read again on SIGHUP." })),
+  CORPUS_TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "PEM private key of CORPUS_TLS_CERT_FILE." })),
   CORPUS_CONNECTOR_ALLOW_HOSTS: Type.String({ default: "", pattern: "^[0-9A-Za-z_.:/\\[\\],\\s-]*$", allowed: "comma-separated host names, IP addresses or CIDR ranges", description: "Private, loopback and other non-public hosts users may connect IMAP and PostgreSQL connectors to (operator connectors are not bound); empty allows only public addresses." }),
 });
 
@@ -114,13 +116,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (base.CORPUS_WEBHOOK_URL && !base.CORPUS_WEBHOOK_SECRET) {
     throw new ConfigError("CORPUS_WEBHOOK_SECRET is not set: expected at least 16 characters whenever CORPUS_WEBHOOK_URL is set");
   }
+  if (Boolean(base.CORPUS_TLS_CERT_FILE) !== Boolean(base.CORPUS_TLS_KEY_FILE)) {
+    const [set, unset] = base.CORPUS_TLS_CERT_FILE ? ["CORPUS_TLS_CERT_FILE", "CORPUS_TLS_KEY_FILE"] : ["CORPUS_TLS_KEY_FILE", "CORPUS_TLS_CERT_FILE"];
+    throw new ConfigError(`${unset} is not set: expected both CORPUS_TLS_CERT_FILE and CORPUS_TLS_KEY_FILE or neither, and ${set} is set`);
+  }
   try {
     allowList(base.CORPUS_CONNECTOR_ALLOW_HOSTS);
   } catch (error) {
     throw new ConfigError(`CORPUS_CONNECTOR_ALLOW_HOSTS=${JSON.stringify(base.CORPUS_CONNECTOR_ALLOW_HOSTS)} is not allowed: ${(error as Error).message}`);
   }
   const hostForUrl = base.CORPUS_HOST.includes(":") ? `[${base.CORPUS_HOST}]` : base.CORPUS_HOST;
-  const local = `http://${hostForUrl}:${base.CORPUS_PORT}`;
+  const local = `${base.CORPUS_TLS_CERT_FILE ? "https" : "http"}://${hostForUrl}:${base.CORPUS_PORT}`;
   return {
     ...base,
     resourceUrl: (base.CORPUS_OAUTH_RESOURCE_URL ?? local).replace(/\/+$/, ""),

@@ -4,6 +4,7 @@ import { createApp } from "./app";
 import type { Config } from "./config";
 import { withDefaultHost } from "./http/host-check";
 import { beginRequest } from "./http/request-context";
+import { loadTls } from "./http/tls";
 import { withTimeout, type FetchHandler } from "./http/timeout";
 import type { Logger } from "./log";
 import { createServices, type Services } from "./services";
@@ -11,9 +12,16 @@ import { createServices, type Services } from "./services";
 const WARM_DELAY_MS = 2_000;
 
 export interface Running {
-  server: Server<undefined>;
+  /** The listener taking new connections (a new one after each certificate reload). */
+  readonly server: Server<undefined>;
   url: string;
   services: Services;
+  /**
+   * Reads CORPUS_TLS_CERT_FILE / CORPUS_TLS_KEY_FILE again (SIGHUP) and serves new connections
+   * with them; open connections are not dropped. False, and the old certificate kept, when the
+   * files cannot be used or HTTPS is not configured.
+   */
+  reloadTls(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -27,28 +35,46 @@ export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
   const timed = withTimeout(handle, config.CORPUS_REQUEST_TIMEOUT, (request) =>
     log.warning("request timed out", { method: request.method, path: new URL(request.url).pathname }),
   );
+  const secure = Boolean(config.CORPUS_TLS_CERT_FILE);
   return (request: Request, server: Server<undefined>) => {
-    beginRequest(request, server);
+    beginRequest(request, server).secure = secure;
     return timed(withDefaultHost(request, config.resourceUrl));
   };
 }
 
+/**
+ * With HTTPS the listener sets SO_REUSEPORT, so that a reload can open the next one on the same
+ * port before closing the old (see reloadTls). That option would also let a second corpus bind
+ * the same port unnoticed; a plain bind tried first still refuses a port in use.
+ */
+function ensurePortFree(hostname: string, port: number): void {
+  if (port === 0) return;
+  Bun.listen({ hostname, port, socket: { data() {} } }).stop(true);
+}
+
 export async function startServer(config: Config, log: Logger): Promise<Running> {
+  // Before anything is opened: a certificate that cannot be used is a start-up error.
+  const tls = loadTls(config);
+  if (tls) ensurePortFree(config.CORPUS_HOST, config.CORPUS_PORT);
   const services = await createServices(config, log);
   // D29: nothing that runs in the background ends the process.
   services.guard.installProcessHandlers();
   const app = createApp(services);
-  const server = Bun.serve({
+  const options = {
     hostname: config.CORPUS_HOST,
-    port: config.CORPUS_PORT,
     // The body-limit plugin answers 413 (spec shape, security headers) before reading a body
     // declared too large, and cuts off a chunked one as it passes the limit: the runtime's own
     // cap, which answers a bare 413, must never be reached first.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     development: false,
     fetch: createFetch(app.fetch, config, log),
-  });
+    reusePort: tls !== undefined,
+  };
+  let server: Server<undefined> = Bun.serve({ ...options, port: config.CORPUS_PORT, ...(tls && { tls: tls.files }) });
+  // Listeners replaced by a reload, finishing the requests they had.
+  const retiring = new Set<Server<undefined>>();
   const url = server.url.href.replace(/\/$/, "");
+  if (tls) log.info("serving HTTPS", { certificate: tls.summary });
   // Deliveries left in the outbox by an earlier run go out now.
   services.webhookWorker.start();
   if (config.CORPUS_AUTH_DISABLED) log.warning("CORPUS_AUTH_DISABLED=true: /mcp accepts requests without a token (development only)");
@@ -67,11 +93,38 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   }, WARM_DELAY_MS);
   warm.unref?.();
   return {
-    server,
+    get server() {
+      return server;
+    },
     url,
     services,
+    async reloadTls() {
+      if (!config.CORPUS_TLS_CERT_FILE) {
+        log.info("not serving HTTPS: no certificate to reload");
+        return false;
+      }
+      let next: Server<undefined>;
+      let loaded;
+      try {
+        loaded = loadTls(config)!;
+        // Bun's server.reload() swaps handlers but keeps the certificate (Bun 1.4.5, measured), so
+        // a new listener with the new certificate takes the port (SO_REUSEPORT) and the old one
+        // stops accepting: its requests in progress finish, its idle keep-alive connections are
+        // closed between requests (clients open a new one), nothing is cut off mid-answer.
+        next = Bun.serve({ ...options, port: server.port!, tls: loaded.files });
+      } catch (error) {
+        log.error("TLS certificate not reloaded; the previous one is still served", { reason: (error as Error).message });
+        return false;
+      }
+      const old = server;
+      server = next;
+      retiring.add(old);
+      void old.stop(false).then(() => retiring.delete(old));
+      log.info("TLS certificate reloaded", { certificate: loaded.summary });
+      return true;
+    },
     async stop() {
-      await server.stop(true);
+      await Promise.all([server.stop(true), ...[...retiring].map((s) => s.stop(true))]);
       await services.close();
     },
   };

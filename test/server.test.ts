@@ -28,6 +28,9 @@ describe("the listener", () => {
     expect(statSync(defaultMasterKeyFile(config.CORPUS_DATA_DIR)).mode & 0o777).toBe(0o600);
     const r = await fetch(`${running.url}/`);
     expect(await r.json()).toEqual({ status: "ok", service: "corpus", version: "0.1.0" });
+    // Plain HTTP: the security headers, but no HSTS (it is for HTTPS only, D27).
+    expect(r.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(r.headers.get("strict-transport-security")).toBeNull();
   });
 
   test("logs carry the socket's client address", async () => {

@@ -33,6 +33,7 @@ export class RequestInfo {
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */
   onJsonWritten?: (status: number, text: string) => void;
   private address?: string;
+  private overTls?: boolean;
   private failureHandlers?: Array<() => void>;
 
   constructor(
@@ -55,6 +56,15 @@ export class RequestInfo {
   /** Written out on first use: most successful requests never need it (it is in logs and errors). */
   get request_id(): string {
     return (this.id ??= `${ID_PREFIX}${this.serial.toString(16).padStart(8, "0")}`);
+  }
+
+  /** Whether the request came over HTTPS: set by the listener, else read from the URL's scheme (in-process). */
+  get secure(): boolean {
+    return (this.overTls ??= this.request.url.startsWith("https:"));
+  }
+
+  set secure(value: boolean) {
+    this.overTls = value;
   }
 
   /** The peer's address as the socket reports it ("unknown" in-process); looked up on first use. */

@@ -1,4 +1,5 @@
-// Every response leaves through here: the security headers of the second document (part 4),
+// Every response leaves through here: the security headers of the second document (part 4;
+// Strict-Transport-Security only on responses sent over HTTPS, the only ones it may be on),
 // the headers that earlier stages put in `set.headers`, the body, and on errors the request id.
 //
 // The request id is in every log line; responses carry it (X-Request-Id) when they are errors,
@@ -16,12 +17,23 @@ export const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
   "x-xss-protection": "1; mode=block",
-  "strict-transport-security": "max-age=31536000; includeSubDomains",
 } as const;
+
+/**
+ * HSTS (RFC 6797) on responses served over HTTPS only: a browser ignores it over plain HTTP
+ * (section 8.1), and on a server reached by plain HTTP it would promise HTTPS where there is none.
+ * Behind a reverse proxy that terminates TLS, the proxy sends it (see the README).
+ */
+export const HSTS_HEADER = { "strict-transport-security": "max-age=31536000; includeSubDomains" } as const;
+
+/** The security headers of a response over HTTPS (`secure`) or plain HTTP. */
+export const securityHeaders = (secure: boolean): Readonly<Record<string, string>> => (secure ? SECURE_HEADERS : SECURITY_HEADERS);
+const SECURE_HEADERS = Object.freeze({ ...SECURITY_HEADERS, ...HSTS_HEADER });
 
 export const JSON_CONTENT_TYPE = "application/json;charset=utf-8";
 
 const JSON_BASE = new Headers({ ...SECURITY_HEADERS, "content-type": JSON_CONTENT_TYPE });
+const JSON_BASE_TLS = new Headers({ ...SECURE_HEADERS, "content-type": JSON_CONTENT_TYPE });
 
 // Bodies that never change (GET /, metadata documents) are serialised once.
 const serialised = new WeakMap<object, string>();
@@ -38,14 +50,17 @@ const serialise = (value: unknown): string =>
 // Headers shared by many responses (a rate-limit window's limits and resets) are prepared once
 // with the base list; each response starts from a copy of it.
 const prepared = new WeakMap<object, Headers>();
+const preparedTls = new WeakMap<object, Headers>();
 
-function baseWith(fixed: Readonly<Record<string, string>> | undefined): Headers {
-  if (!fixed) return JSON_BASE;
-  let list = prepared.get(fixed);
+function baseWith(fixed: Readonly<Record<string, string>> | undefined, secure: boolean): Headers {
+  const base = secure ? JSON_BASE_TLS : JSON_BASE;
+  if (!fixed) return base;
+  const cache = secure ? preparedTls : prepared;
+  let list = cache.get(fixed);
   if (!list) {
-    list = new Headers(JSON_BASE);
+    list = new Headers(base);
     for (const name in fixed) list.set(name, fixed[name]!);
-    prepared.set(fixed, list);
+    cache.set(fixed, list);
   }
   return list;
 }
@@ -60,10 +75,11 @@ export function jsonResponse(value: unknown, status: number, from: RequestInfo |
 
 // The Response copies the list it is given, so the prepared list is handed over as it is and
 // what is the response's own is set on that copy (a copy of our own first cost ~35 ns a header).
-// `from` is the request's info (its shared and own headers, its id) or just a request id.
+// `from` is the request's info (its shared and own headers, its id, its scheme) or just a
+// request id (then no HSTS: the scheme is unknown).
 function written(text: string, status: number, from: RequestInfo | string, headers?: Record<string, string>): Response {
   const info = typeof from === "string" ? undefined : from;
-  const response = new Response(text, { status, headers: baseWith(info?.fixedHeaders) });
+  const response = new Response(text, { status, headers: baseWith(info?.fixedHeaders, info?.secure ?? false) });
   let list: Headers | undefined;
   if (status >= 400) (list = response.headers).set("x-request-id", info ? info.request_id : (from as string));
   const own = info?.ownHeaders;
@@ -111,7 +127,7 @@ export function writeResponse({ request, responseValue, set }: { request: Reques
     set.status = 200;
     return response;
   }
-  Object.assign(set.headers, SECURITY_HEADERS, info.fixedHeaders, info.ownHeaders);
+  Object.assign(set.headers, securityHeaders(info.secure), info.fixedHeaders, info.ownHeaders);
   const final = responseValue instanceof Response ? responseValue.status : status;
   if (typeof final !== "number" || final >= 400) set.headers["x-request-id"] = info.request_id;
   return undefined;

@@ -1,21 +1,48 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { SECURITY_HEADERS, constantBody, jsonResponse, responseWriter } from "../../src/http/response";
+import { HSTS_HEADER, SECURITY_HEADERS, constantBody, jsonResponse, responseWriter } from "../../src/http/response";
 import { beginRequest, requestInfo } from "../../src/http/request-context";
 import { errorMapper } from "../../src/http/errors";
 import { createLogger } from "../../src/log";
 import { postJson, req, testApp } from "../helpers";
 
-const expectHeaders = (r: Response) => {
+// Over plain HTTP (every in-process request here is http://localhost) no HSTS: it belongs to
+// responses sent over HTTPS (RFC 6797 section 7.2; second document part 4).
+const expectHeaders = (r: Response, secure = false) => {
   expect(r.headers.get("x-content-type-options")).toBe("nosniff");
   expect(r.headers.get("x-frame-options")).toBe("DENY");
   expect(r.headers.get("x-xss-protection")).toBe("1; mode=block");
-  expect(r.headers.get("strict-transport-security")).toBe("max-age=31536000; includeSubDomains");
+  expect(r.headers.get("strict-transport-security")).toBe(secure ? "max-age=31536000; includeSubDomains" : null);
 };
 
 describe("the response writer: security headers (second document part 4) on every response", () => {
-  test("the four headers and values of the specification", () => {
-    expect(Object.keys(SECURITY_HEADERS)).toHaveLength(4);
+  test("the four headers and values of the specification, HSTS apart", () => {
+    expect(Object.keys(SECURITY_HEADERS)).toHaveLength(3);
+    expect(HSTS_HEADER).toEqual({ "strict-transport-security": "max-age=31536000; includeSubDomains" });
+  });
+
+  test("Strict-Transport-Security on every response over HTTPS (D27), on none over HTTP: JSON, raw, text, errors, 404s, a timeout", async () => {
+    const app = new Elysia()
+      .use(responseWriter)
+      .use(errorMapper(createLogger("CRITICAL")))
+      .onTransform(({ request }) => {
+        requestInfo(request).fixedHeaders = Object.freeze({ "x-ratelimit-limit-minute": "60" });
+      })
+      .get("/ok", () => ({ ok: true }))
+      .get("/raw", () => new Response("raw"))
+      .get("/text", () => "plain")
+      .get("/boom", () => {
+        throw new Error("x");
+      });
+    for (const path of ["/ok", "/raw", "/text", "/boom", "/missing"]) {
+      expectHeaders(await app.handle(new Request(`https://localhost${path}`)), true);
+      expectHeaders(await app.handle(new Request(`http://localhost${path}`)), false);
+    }
+    // The listener says which it is (an HTTP/1.0 request without Host has no scheme in its URL).
+    const overTls = new Request("http://localhost/ok");
+    beginRequest(overTls, "127.0.0.1").secure = true;
+    expectHeaders(await app.handle(overTls), true);
+    expectHeaders(jsonResponse({ type: "service_unavailable" }, 503, requestInfo(overTls)), true);
   });
 
   test("on a plain route, a raw Response, text, a thrown error and a 404 (errors reach it through the error mapper)", async () => {
