@@ -191,3 +191,58 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(debug).toEqual(listed);
   });
 });
+
+describe("MCP edges (issue 18 gap 6)", () => {
+  // The second document's envelope (part 2: jsonrpc "2.0", a method, params an object) is the
+  // same in every dialect: the seed's 1.0 is a protocolVersion, not a JSON-RPC version (D21).
+  // The SDK's classification of the request (since issue 20) already refuses these with 400;
+  // pinned here because the audit of issue 18 saw 200.
+  const invalidMessages: Array<[string, unknown, string | number | null]> = [
+    ['jsonrpc "1.0"', { jsonrpc: "1.0", id: 7, method: "ping" }, 7],
+    ["no jsonrpc", { id: 7, method: "ping" }, 7],
+    ["a method that is no string", { jsonrpc: "2.0", id: 7, method: 42 }, null],
+    ["params an array", { jsonrpc: "2.0", id: "p", method: "tools/list", params: [] }, "p"],
+    ["an id that is an object", { jsonrpc: "2.0", id: { x: 1 }, method: "ping" }, null],
+    ["not an object", JSON.stringify("ping"), null],
+  ];
+
+  test("second document parts 4 and 7 (400: invalid request format) + D21: an invalid request object is HTTP 400 with -32600, in the 2025 wire and in the seed's 1.0 dialect", async () => {
+    const { post } = await setup();
+    const session = (await post(init("1.0"))).headers.get("mcp-session-id");
+    const dialects: Array<Record<string, string>> = [{}, { "mcp-protocol-version": "2025-06-18" }];
+    if (session) dialects.push({ "mcp-session-id": session });
+    for (const headers of dialects) {
+      for (const [what, message, id] of invalidMessages) {
+        const r = await post(message, headers);
+        const body = (await r.json()) as any;
+        expect([what, r.status, body.error.code, body.id]).toEqual([what, 400, -32600, id]);
+      }
+    }
+  });
+
+  test("second document part 7 + Streamable HTTP (input that cannot be accepted is 400): a batch holding an invalid message is 400", async () => {
+    const { post } = await setup();
+    const old = { "mcp-protocol-version": "2025-03-26" };
+    for (const batch of [[{ jsonrpc: "1.0", id: 1, method: "ping" }, { jsonrpc: "2.0", id: 2, method: "ping" }], [{ jsonrpc: "2.0", id: 1, method: "ping" }, 5]]) {
+      const r = await post(batch, old);
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as any).error.code).toBe(-32600);
+    }
+  });
+
+  test("second document part 2 (tool definition: name, title, description) + D22: titles, and annotations that say neither tool changes anything, in every dialect's tools/list", async () => {
+    const { post } = await setup();
+    const dialects: Array<Record<string, string>> = [{}, { "mcp-protocol-version": "2025-06-18" }];
+    for (const headers of dialects) {
+      const tools = ((await (await post({ jsonrpc: "2.0", id: 1, method: "tools/list" }, headers)).json()) as any).result.tools as any[];
+      const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+      expect(byName.corpus_search.title).toBe("Search Corpus");
+      expect(byName.open_connectors.title).toBe("Open Connectors");
+      for (const t of tools) {
+        expect(t.annotations.readOnlyHint).toBe(true);
+        // destructiveHint defaults to true: a host reading it alone must not take either for destructive.
+        expect(t.annotations.destructiveHint).toBe(false);
+      }
+    }
+  });
+});

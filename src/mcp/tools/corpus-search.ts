@@ -49,7 +49,8 @@ export const corpusSearch = defineTool({
     inputSchema: CorpusSearchInput,
     outputSchema: CorpusSearchOutput,
     // Reads the user's sources, never writes to them (D19); they are systems outside corpus.
-    annotations: { readOnlyHint: true, openWorldHint: true },
+    // destructiveHint stated for hosts that read it without readOnlyHint (its default is true).
+    annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: true },
   },
   scope: "corpus:search",
   // "trimmed automatically" (second document part 2): "  " is then empty.

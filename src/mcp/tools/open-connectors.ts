@@ -86,8 +86,9 @@ export const openConnectors = defineTool({
     description: "Open the connector management interface: list the user's connectors and their status, add, configure or remove them.",
     inputSchema: OpenConnectorsInput,
     outputSchema: OpenConnectorsOutput,
-    // Opening the panel lists and changes nothing; the person acts in the panel.
-    annotations: { readOnlyHint: true, openWorldHint: false },
+    // Opening the panel lists and changes nothing; the person acts in the panel. destructiveHint
+    // is stated although readOnlyHint implies it: its default is true for a host that reads it alone.
+    annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
     _meta: PANEL_TOOL_META,
   },
   scope: "connectors:read",
