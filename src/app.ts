@@ -19,6 +19,7 @@ import { errorMapper } from "./http/errors";
 import { hostCheck } from "./http/host-check";
 import { allowedMethods } from "./http/methods";
 import { responseWriter } from "./http/response";
+import { parseRanges } from "./limits/client-ip";
 import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
 import { oauthRoutes } from "./oauth/routes";
@@ -29,6 +30,7 @@ import { databaseCheck, storageCheck } from "./store/health";
 
 export function createApp(services: Services) {
   const { config, log, db, auth } = services;
+  const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const checks: HealthChecks = {
     auth: [databaseCheck(db), ...auth.healthChecks()],
     connectors: [databaseCheck(db), storageCheck(services.disk, services.guard), () => services.connectors.operatorHealth()],
@@ -41,10 +43,10 @@ export function createApp(services: Services) {
     // Before CORS and everything else: a request for another host is no request for us (DNS rebinding).
     .use(hostCheck(config))
     .use(cors(config.corsOrigins))
-    .use(errorMapper(log.child("http"), allowedMethods((): readonly { method: string; path: string }[] => app.routes)))
+    .use(errorMapper(log.child("http"), allowedMethods((): readonly { method: string; path: string }[] => app.routes), trusted))
     .use(jsonOnly)
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
-    .use(accessLog(log.child("http.access")))
+    .use(accessLog(log.child("http.access"), trusted))
     .use(openapiDocs())
     .use(healthRoutes(checks, () => services.owed.complete()))
     .use(metadataRoutes(config))

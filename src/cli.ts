@@ -2,7 +2,7 @@
 // The `corpus` command (D1, D2, D30): serve (default), token, backup, restore, check, version,
 // --help; all take --data-dir.
 import { SCOPES } from "./auth/scopes";
-import { ConfigError, describeConfig, loadConfig, type Config } from "./config";
+import { ConfigError, describeConfig, effectiveLogLevel, loadConfig, type Config } from "./config";
 import { createLogger } from "./log";
 import { SERVICE_VERSION } from "./version";
 
@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       case "serve": {
         const config = configFor(args);
-        const log = createLogger(config.CORPUS_DEBUG_MODE ? "DEBUG" : config.CORPUS_LOG_LEVEL);
+        const log = createLogger(effectiveLogLevel(config));
         const { startServer } = await import("./server");
         const running = await startServer(config, log);
         const stop = async (signal: string) => {

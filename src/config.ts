@@ -76,6 +76,9 @@ export type Config = Static<typeof ConfigSchema> & {
 
 export class ConfigError extends Error {}
 
+/** The lowest level logged: DEBUG in debug mode ("verbose logging", second document part 8), else CORPUS_LOG_LEVEL. */
+export const effectiveLogLevel = (c: Pick<Config, "CORPUS_DEBUG_MODE" | "CORPUS_LOG_LEVEL">): (typeof LOG_LEVELS)[number] => (c.CORPUS_DEBUG_MODE ? "DEBUG" : c.CORPUS_LOG_LEVEL);
+
 function allowedText(schema: TSchema): string {
   if (schema.allowed) return schema.allowed as string;
   if (schema.type === "integer") return `an integer from ${schema.minimum} to ${schema.maximum}`;

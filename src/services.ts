@@ -126,7 +126,7 @@ export async function createServices(
   // A deletion's (or a connector removal's) later steps, owed in its transaction (D29).
   const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);
   const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now, { disk, guard }, scrub);
-  const query = new QueryService(connectors, embeddings);
+  const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   const archive = new Archive(db, userKeys, embeddings, now);
   // Vectors of answers that a full disk kept from being stored: retried with backoff until they are (D29).
   const archiveVectors = guard.retrier("archive_vectors", () => archive.resumePending());

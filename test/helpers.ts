@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
-import { loadConfig, type Config } from "../src/config";
+import { effectiveLogLevel, loadConfig, type Config } from "../src/config";
 import { createLogger, memorySink } from "../src/log";
 import { createServices } from "../src/services";
 
@@ -19,7 +19,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
 export async function testApp(env: Record<string, string> = {}, now?: () => number) {
   const config = testConfig(env);
   const logs = memorySink();
-  const log = createLogger(config.CORPUS_LOG_LEVEL, logs.sink);
+  const log = createLogger(effectiveLogLevel(config), logs.sink);
   const services = await createServices(config, log, now);
   const app = createApp(services);
   return { app, config, services, db: services.db, logs, log };

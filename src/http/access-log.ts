@@ -1,10 +1,12 @@
-// One log line per request: method, path (never the query string), status and duration.
+// One log line per request: method, path (never the query string), status and duration; the
+// client as the per-IP limit sees it (behind CORPUS_TRUSTED_PROXIES, the forwarded address).
 import { Elysia } from "elysia";
+import type { Ranges } from "../limits/client-ip";
 import type { Logger } from "../log";
 import { requestInfo } from "./request-context";
 
 // Registered only when INFO is logged: the hook itself has a cost on every request.
-export const accessLog = (log: Logger) => {
+export const accessLog = (log: Logger, trusted?: Ranges) => {
   const plugin = new Elysia({ name: "corpus/access-log" });
   if (!log.enabled("INFO")) return plugin;
   return plugin
@@ -18,7 +20,8 @@ export const accessLog = (log: Logger) => {
       const info = requestInfo(request);
       if (info.logged) return;
       info.logged = true;
-      const { request_id, client_ip, started_at, tool, status: written } = info;
+      const { request_id, started_at, tool, status: written } = info;
+      const client_ip = trusted ? info.clientBehind(trusted) : info.client_ip;
       const status = written ?? (typeof set.status === "number" ? set.status : 200);
       log.info("request", {
         request_id,

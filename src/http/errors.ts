@@ -2,6 +2,7 @@
 // the Code column of the first document's status table. Nothing internal leaks: unexpected
 // errors are logged and answered with a generic message, never a stack trace.
 import { Elysia, ValidationError } from "elysia";
+import type { Ranges } from "../limits/client-ip";
 import type { Logger } from "../log";
 import { isStorageError, STORAGE_FULL_MESSAGE } from "../store/storage-errors";
 import { requestInfo } from "./request-context";
@@ -132,7 +133,7 @@ function methodNotAllowed(method: string, allowed: string[]): HttpError {
 }
 
 /** `methodsFor` names the methods a path is routed under (a 404 for one of them is a 405). */
-export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[]) =>
+export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[], trusted?: Ranges) =>
   new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path }) => {
     if (code === "NOT_FOUND" && methodsFor) {
       const allowed = methodsFor(path);
@@ -140,8 +141,7 @@ export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[]
     }
     const info = requestInfo(request);
     info.failed();
-    const { request_id, client_ip } = info;
-    const mapped = toErrorResponse(code, error, log, { request_id, client_ip });
+    const mapped = toErrorResponse(code, error, log, { request_id: info.request_id, client_ip: trusted ? info.clientBehind(trusted) : info.client_ip });
     if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body, info.rpcId) as typeof mapped.body;
     set.status = mapped.status;
     Object.assign(set.headers, mapped.headers);

@@ -2,6 +2,7 @@
 // not trusted: ids in our logs are ours) and the client address. Kept on the Request object,
 // so that every later stage, error and log line (404s and parse errors included) sees the
 // same values; the response writer (./response.ts) puts the id on error responses.
+import { clientAddress, type Ranges } from "../limits/client-ip";
 
 interface PeerSource {
   requestIP(request: Request): { address: string } | null;
@@ -33,6 +34,7 @@ export class RequestInfo {
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */
   onJsonWritten?: (status: number, text: string) => void;
   private address?: string;
+  private forwarded?: string;
   private overTls?: boolean;
   private failureHandlers?: Array<() => void>;
 
@@ -56,6 +58,16 @@ export class RequestInfo {
   /** Written out on first use: most successful requests never need it (it is in logs and errors). */
   get request_id(): string {
     return (this.id ??= `${ID_PREFIX}${this.serial.toString(16).padStart(8, "0")}`);
+  }
+
+  /**
+   * The client: the socket's address, or, when the socket is a proxy of CORPUS_TRUSTED_PROXIES
+   * (`trusted`), the address it forwarded (X-Forwarded-For walked from the right past trusted
+   * hops). What the logs and the per-IP limit name; looked up once.
+   */
+  clientBehind(trusted: Ranges): string {
+    if (trusted.size === 0) return this.client_ip;
+    return (this.forwarded ??= clientAddress(this.client_ip, this.request.headers.get("x-forwarded-for"), trusted));
   }
 
   /** Whether the request came over HTTPS: set by the listener, else read from the URL's scheme (in-process). */

@@ -5,7 +5,7 @@
 import { Elysia } from "elysia";
 import { HttpError } from "../http/errors";
 import { requestInfo } from "../http/request-context";
-import { clientAddress, limitKey, parseRanges, type Ranges } from "./client-ip";
+import { limitKey, parseRanges, type Ranges } from "./client-ip";
 import type { TokenBuckets } from "./token-bucket";
 
 export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
@@ -17,7 +17,7 @@ export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
  */
 export function chargeIp(buckets: TokenBuckets, trusted: Ranges, request: Request, headers: Record<string, string | number>, count = 1): void {
   const info = requestInfo(request);
-  const ip = limitKey(clientAddress(info.client_ip, trusted.size ? request.headers.get("x-forwarded-for") : null, trusted));
+  const ip = limitKey(info.clientBehind(trusted));
   let d = buckets.take(ip);
   for (let i = 1; i < count && d.allowed; i++) d = buckets.take(ip);
   const own = { "x-ratelimit-limit": String(d.limit), "x-ratelimit-remaining": String(d.remaining), "x-ratelimit-reset": String(d.reset) };

@@ -46,6 +46,8 @@ export interface ToolContext {
   caller: Caller;
   /** The REST API's origin, for what a tool hands to a page (the connector panel). */
   apiBase: string;
+  /** The request's id, for log lines. */
+  requestId?: string;
 }
 
 /** What to say when an argument breaks the schema: per JSON pointer, one text or one per keyword. */

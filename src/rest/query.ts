@@ -8,6 +8,7 @@ import { newId, type Conversations } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { ErrorBody } from "../http/model";
+import { requestInfo } from "../http/request-context";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
 import { dateRange } from "./dates";
@@ -32,7 +33,7 @@ const snippet = (text: string) => (text.length > 600 ? `${text.slice(0, 597)}...
 export const queryRoutes = (s: QueryRouteServices) =>
   new Elysia({ name: "corpus/query" }).use(guard(s)).post(
     "/v1/query",
-    async ({ body, principal }): Promise<Answer> => {
+    async ({ body, principal, request }): Promise<Answer> => {
       const started = performance.now();
       const shape = queryShapeOf(body);
       refuseForeignFields(body, shape, QUERY_FIELDS[shape]);
@@ -56,6 +57,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
         sourceType: filters?.source_type,
         dateFrom: range.from,
         dateTo: range.to,
+        requestId: requestInfo(request).request_id,
       });
       const queryId = newId("qry_");
       const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;

@@ -7,6 +7,7 @@ import { shownRecord } from "../connectors/source-url";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
+import type { Logger } from "../log";
 import { amountSignal } from "./amounts";
 import { bm25Scores, words } from "./bm25";
 import { embeddingText, recordChunks } from "./chunk";
@@ -55,6 +56,8 @@ export interface QueryOptions {
   candidates?: number;
   /** Whether the best chunk's text is wanted (evaluation needs only the ranking). */
   texts?: boolean;
+  /** For the DEBUG lines of this question (CORPUS_DEBUG_MODE). */
+  requestId?: string;
 }
 
 export interface QueryOutcome {
@@ -94,6 +97,10 @@ interface CachedChunks {
   chunks: string[];
 }
 
+/** How many of the best results the DEBUG line of a ranking lists. */
+export const DEBUG_TOP_RESULTS = 10;
+const ms = (since: number) => Math.round((performance.now() - since) * 10) / 10;
+
 /** The note for an operator connector that failed: why is for the operator's log, not for users. */
 export const OPERATOR_UNAVAILABLE = "unavailable right now";
 
@@ -107,6 +114,12 @@ export class QueryService {
   constructor(
     private readonly connectors: ConnectorRegistry,
     private readonly embeddings: EmbeddingService,
+    /**
+     * DEBUG lines (CORPUS_DEBUG_MODE): the plan, each connector's time, the scores of the best
+     * results. Shapes and numbers only: no word of the question, no text, title, path or id of a
+     * record (the data folder keeps those sealed or hashed; a log is no place for them either).
+     */
+    private readonly log?: Logger,
   ) {}
 
   private chunksOf(owner: string, connectorId: string, record: SourceRecord): string[] {
@@ -123,6 +136,8 @@ export class QueryService {
   async run(o: QueryOptions): Promise<QueryOutcome> {
     // chrono-node loads on the first question, not at start-up.
     const { planQuery } = await import("./plan");
+    const debug = this.log?.enabled("DEBUG") ? this.log : undefined;
+    const started = performance.now();
     const plan = planQuery(o.question, o.now);
     const previous = o.context?.length ? planQuery(o.context[o.context.length - 1]!, o.now) : undefined;
     const terms = [...new Set([...plan.terms, ...(previous?.terms ?? [])])];
@@ -131,7 +146,25 @@ export class QueryService {
     const planned = (kind: string) => (kind === "files" ? {} : { dateFrom: plan.dateFrom, dateTo: plan.dateTo });
     const active = this.connectors.active(o.user, o.connectorIds);
     const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
+    debug?.debug("query planned", {
+      request_id: o.requestId ?? null,
+      terms: terms.length,
+      phrases: plan.phrases.length,
+      date_from: (o.dateFrom ?? plan.dateFrom)?.toISOString() ?? null,
+      date_to: (o.dateTo ?? plan.dateTo)?.toISOString() ?? null,
+      dates_from: o.dateFrom || o.dateTo ? "filters" : plan.dateFrom || plan.dateTo ? "question" : "none",
+      source_hint: plan.sourceHint ?? null,
+      source_type: o.sourceType ?? null,
+      amounts: plan.amounts.length,
+      people: plan.people.length,
+      addresses: plan.addresses.length,
+      context_turns: o.context?.length ?? 0,
+      connectors: active.map((a) => a.id),
+      per_connector: o.perConnector,
+    });
+    const embedStarted = performance.now();
     const [vector] = await this.embeddings.embed(o.user, [embedText], "urgent");
+    const embedMs = ms(embedStarted);
     const notes: string[] = [];
     const candidates = o.candidates ?? Math.max(20, o.perConnector * 3);
 
@@ -142,7 +175,17 @@ export class QueryService {
           const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector, signal, caller: o.user };
           return a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
         };
-        return { a, hits: await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id) };
+        const asked = performance.now();
+        try {
+          const hits = await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id);
+          debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: "ok", ms: ms(asked), hits: hits.length });
+          return { a, hits };
+        } catch (error) {
+          // Not the reason: a source's error may quote what it holds.
+          const late = error instanceof Error && error.message.startsWith(`${a.id}: no answer within`);
+          debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: late ? "timed out" : "failed", ms: ms(asked), hits: 0 });
+          throw error;
+        }
       }),
     );
 
@@ -217,6 +260,23 @@ export class QueryService {
       const n = perConnector.get(c.connectorId) ?? 0;
       perConnector.set(c.connectorId, n + 1);
       return n < o.perConnector;
+    });
+    debug?.debug("query ranked", {
+      request_id: o.requestId ?? null,
+      candidates: scored.length,
+      kept: kept.length,
+      dense_weight: w,
+      embed_ms: embedMs,
+      ms: ms(started),
+      // Where a result came from and how it scored; never what it says or which record it is.
+      top: kept.slice(0, DEBUG_TOP_RESULTS).map((c, i) => ({
+        rank: i + 1,
+        connector: c.connectorId,
+        score: c.score,
+        lexical: Math.round(c.lexical * 10_000) / 10_000,
+        dense: c.dense === undefined ? null : Math.round(c.dense * 10_000) / 10_000,
+        chunk: c.chunkIndex,
+      })),
     });
     // The text of the best chunk, for the results kept only.
     for (const c of o.texts === false ? [] : kept) {

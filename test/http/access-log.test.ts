@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createLogger, memorySink } from "../../src/log";
+import { beginRequest } from "../../src/http/request-context";
 import { req, testApp } from "../helpers";
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -38,5 +39,44 @@ describe("structured JSON logs (second document part 8)", () => {
       ["ERROR", "yes", null],
       ["CRITICAL", "yes too", "r1"],
     ]);
+  });
+});
+
+describe("client_ip behind a trusted proxy (second document part 8; issue 18 gap 7)", () => {
+  const from = (app: Awaited<ReturnType<typeof testApp>>["app"], socket: string, forwardedFor?: string, path = "/nope") => {
+    const r = req(path, forwardedFor ? { headers: { "x-forwarded-for": forwardedFor } } : {});
+    beginRequest(r, socket);
+    return app.handle(r);
+  };
+
+  test("second document part 8 + CORPUS_TRUSTED_PROXIES: the access log names the forwarded client, the address the per-IP limit counts; a client that is no trusted proxy cannot choose its address", async () => {
+    const { app, logs } = await testApp({ CORPUS_TRUSTED_PROXIES: "10.0.0.0/8", CORPUS_LOG_LEVEL: "DEBUG" });
+    const viaProxy = await from(app, "10.1.2.3", "198.51.100.77, 10.9.9.9");
+    const direct = await from(app, "192.0.2.50", "203.0.113.1");
+    const noHeader = await from(app, "10.1.2.3");
+    await settle();
+    const lineOf = (r: Response) => logs.records().find((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"))!;
+    expect(lineOf(viaProxy).client_ip).toBe("198.51.100.77");
+    expect(lineOf(direct).client_ip).toBe("192.0.2.50");
+    expect(lineOf(noHeader).client_ip).toBe("10.1.2.3");
+    // The per-IP limit of /mcp charges the same address the log names.
+    const { app: limited, logs: limitedLogs } = await testApp({ CORPUS_TRUSTED_PROXIES: "10.0.0.0/8", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1" });
+    const mcp = (socket: string, xff: string) => {
+      const r = req("/mcp", { method: "POST", body: "{}", headers: { "content-type": "application/json", "x-forwarded-for": xff } });
+      beginRequest(r, socket);
+      return limited.handle(r);
+    };
+    expect((await mcp("10.0.0.1", "198.51.100.8")).status).not.toBe(429);
+    const second = await mcp("10.0.0.2", "198.51.100.8");
+    expect(second.status).toBe(429);
+    await settle();
+    expect(limitedLogs.records().find((l) => l.message === "request" && l.request_id === second.headers.get("x-request-id"))!.client_ip).toBe("198.51.100.8");
+  });
+
+  test("without CORPUS_TRUSTED_PROXIES, X-Forwarded-For is never believed", async () => {
+    const { app, logs } = await testApp();
+    const r = await from(app, "192.0.2.60", "198.51.100.99");
+    await settle();
+    expect(logs.records().find((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"))!.client_ip).toBe("192.0.2.60");
   });
 });

@@ -59,13 +59,13 @@ export const corpusSearch = defineTool({
     "/query": { minLength: MESSAGES.emptyQuery, maxLength: `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`, other: `${MESSAGES.emptyQuery} (query must be a string)` },
     "/maxResults": `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`,
   },
-  async run({ query, maxResults }, { services: s, caller }) {
+  async run({ query, maxResults }, { services: s, caller, requestId }) {
     const max = maxResults ?? MAX_RESULTS.default;
     // The same per-user windows as POST /v1/query (D16): a search is a search, however it comes.
     const decision = s.limiter.hit(caller.user, "query");
     if (!decision.allowed) return toolError(MESSAGES.rateLimited, `the query limit is reached; retry after ${decision.retryAfter} s`);
 
-    const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max });
+    const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max, requestId });
     const chosen = outcome.chunks.slice(0, max);
     // Not for a user deleted while the search ran (D25): checked in the same step as the write.
     if (caller.principal && s.auth.revoked(caller.principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
