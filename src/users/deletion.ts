@@ -58,7 +58,7 @@ export interface DeletionServices {
 export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
   // On a full disk the reserve is freed and the deletion tried again (D29): it must succeed there.
   const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
-  const { result, anything } = writing(s.db.transaction(() => {
+  const { result, anything, queued } = writing(s.db.transaction(() => {
     const targets = s.webhooks.targets(user, "user.deleted");
     const tokens = s.auth.store.revokeUser(user);
     s.oauth?.forgetUser(user);
@@ -80,10 +80,12 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
       profile_deleted: profile,
     };
     const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors + vectors > 0 || profile;
-    if (anything) {
-      s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])]);
-    }
-    return { anything, result: details };
+    // On every successful deletion, whether or not anything was left (first document: "a
+    // successful deletion triggers the webhook event user.deleted"): the operator's systems may
+    // hold what corpus never did.
+    const recipients = [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])];
+    if (recipients.length) s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients);
+    return { anything, result: details, queued: recipients.length > 0 };
   }));
   await s.connectors.closeUser(user);
   // Free pages are overwritten (secure_delete), the word index drops what deleted entries left,
@@ -95,7 +97,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
     if (isStorageError(error)) s.log.warning("user data deleted; tidying the word index and the WAL waits for free space");
     else s.log.warning("deletion scrub owed; tried again shortly", errorSummary(error));
   }
-  if (anything) void s.webhookWorker.tick();
+  if (queued) void s.webhookWorker.tick();
   s.log.info("user data deleted", { archive_entries: result.archive_entries_removed, tokens: result.oauth_tokens_revoked });
   return {
     status: "deletion_confirmed",

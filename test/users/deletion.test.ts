@@ -161,6 +161,45 @@ describe("deleting a user's data", () => {
   });
 });
 
+describe("user.deleted on every successful deletion (first document: 'a successful deletion triggers the webhook event user.deleted'; issue 18 gap 9)", () => {
+  test("first document part 4 (DELETE rule 2) and part 6 (item 2): a user of an external identity provider with nothing stored deletes: 200, and the operator's webhook still hears user.deleted", async () => {
+    const { SignJWT, exportJWK, generateKeyPair } = await import("jose");
+    const { writeFileSync } = await import("node:fs");
+    const rsa = await generateKeyPair("RS256");
+    const jwks = join(tempDir(), "jwks.json");
+    writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(rsa.publicKey)), kid: "idp-1", alg: "RS256", use: "sig" }] }));
+    const operator = receiver();
+    const t = await testApp({ CORPUS_OAUTH_JWKS_URI: `file://${jwks}`, CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_WEBHOOK_URL: operator.url, CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789" });
+    t.services.webhookWorker.start();
+    try {
+      const external = await new SignJWT({ scope: "connectors:write" })
+        .setProtectedHeader({ alg: "RS256", kid: "idp-1" })
+        .setSubject("erin")
+        .setIssuer(t.config.issuer)
+        .setAudience(t.config.resourceUrl)
+        .setIssuedAt()
+        .setExpirationTime("1h")
+        .sign(rsa.privateKey);
+      const r = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(external) }));
+      expect(r.status).toBe(200);
+      const body = (await r.json()) as any;
+      // Nothing of erin's was here (the case where no event was sent)...
+      expect(body.details).toEqual({ oauth_tokens_revoked: 0, query_history_deleted: false, archive_entries_removed: 0, webhooks_unregistered: 0, profile_deleted: false });
+      // ...and the deletion is still announced, signed.
+      const [delivery] = await until(() => (operator.got.length ? operator.got : undefined));
+      expect(verify("operator-secret-0123456789", delivery!.body, delivery!.signature)).toBe(true);
+      expect(JSON.parse(delivery!.body)).toMatchObject({ type: "user.deleted", data: { user_id: "erin", details: body.details } });
+      // A deletion refused (no token) announces nothing.
+      expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE" }))).status).toBe(401);
+      await Bun.sleep(200);
+      expect(operator.got.length).toBe(1);
+    } finally {
+      operator.stop();
+      await t.services.close();
+    }
+  });
+});
+
 describe("webhook delivery", () => {
   test("a failing receiver is retried with backoff until it answers 2xx", async () => {
     const flaky = receiver([500, 503]);
