@@ -90,8 +90,8 @@ export const ConnectorView = t.Object({
   kind: t.String(),
   label: t.String(),
   owner: t.UnionEnum(["user", "operator"]),
-  status: t.UnionEnum(["ok", "indexing", "embedding", "error"], {
-    description: "indexing while records are read, embedding while chunks wait for vectors, ok once both are done, error with a reason",
+  status: t.UnionEnum(["ok", "indexing", "embedding", "error", "checking"], {
+    description: "indexing while records are read, embedding while chunks wait for vectors, ok once both are done, error with a reason; checking while the first check of a source has not answered yet",
   }),
   reason: t.Optional(t.String()),
   records: t.Optional(Type.Integer()),

@@ -7,6 +7,7 @@ import type { Database } from "bun:sqlite";
 import { Value } from "@sinclair/typebox/value";
 import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import { OPERATOR_OWNER } from "../auth/subjects";
 import { ConfigError, type Config } from "../config";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
@@ -52,6 +53,13 @@ const OPERATOR = OPERATOR_OWNER;
 const IMAP_SECRET_BOUND = ["host", "port", "secure", "user"] as const;
 const STATUS_TTL_MS = 10_000;
 const HEALTH_TIMEOUT_MS = 8_000;
+/**
+ * How long a request waits for a connector's first check before answering "checking": the whole
+ * check, unless half of CORPUS_REQUEST_TIMEOUT is shorter, so that an add or the first list
+ * never runs into the request timeout (a retry of that add then found the connector saved: 409).
+ */
+export const firstCheckWaitMs = (requestTimeoutSeconds: number) => Math.min(HEALTH_TIMEOUT_MS, (requestTimeoutSeconds * 1000) / 2);
+export const CHECKING: ConnectorStatus = Object.freeze({ status: "checking", reason: "the connection is being checked" });
 
 interface Definition {
   owner: string;
@@ -104,6 +112,8 @@ export class ConnectorRegistry {
   private readonly operators: Definition[];
   private readonly live = new Map<string, Connector>();
   private readonly statuses = new Map<string, { at: number; status: ConnectorStatus }>();
+  /** Health checks under way, by connector. */
+  private readonly checking = new Map<string, Promise<ConnectorStatus>>();
   /** Users' IMAP and PostgreSQL hosts: public, or listed in CORPUS_CONNECTOR_ALLOW_HOSTS (D26). */
   private readonly userPin: Pin;
 
@@ -218,23 +228,55 @@ export class ConnectorRegistry {
     };
   }
 
+  /**
+   * A connector's status. A remote source's check can take up to HEALTH_TIMEOUT_MS: once one is
+   * known, it is served at once and, when older than STATUS_TTL_MS, checked again in the
+   * background (one check at a time per connector), so that a list never waits on the slowest
+   * source (issue 18 gap 8). Only a connector never checked in this process, or `fresh`, waits.
+   */
   private async status(d: Definition, fresh = false): Promise<ConnectorStatus> {
     const key = `${d.owner}/${d.id}`;
     const cached = this.statuses.get(key);
     // Local indexes answer from memory and their own tables: always asked, so progress is live.
     const local = this.instance(d).progress !== undefined;
-    if (!fresh && !local && cached && Date.now() - cached.at < STATUS_TTL_MS) return cached.status;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const status = await Promise.race([
-      this.instance(d).health(),
-      new Promise<ConnectorStatus>((r) => (timer = setTimeout(() => r({ status: "error", reason: `no answer within ${HEALTH_TIMEOUT_MS / 1000} s` }), HEALTH_TIMEOUT_MS))),
-    ]).finally(() => clearTimeout(timer));
-    this.statuses.set(key, { at: Date.now(), status });
-    // Only the log says why an operator connector fails: the health route and the users' list do not.
-    if (d.owner === OPERATOR && status.status === "error" && cached?.status.status !== "error") {
-      this.log.warning("operator connector in error", { connector: d.id, reason: status.reason ?? null });
+    if (local) return this.check(d);
+    if (!fresh && cached) {
+      if (this.now() - cached.at >= STATUS_TTL_MS) void this.check(d).catch(() => {});
+      return cached.status;
     }
-    return status;
+    // Never checked (or asked fresh, when added): the check's answer if it comes soon, else "checking".
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const soon = new Promise<ConnectorStatus>((r) => (timer = setTimeout(() => r(cached?.status ?? CHECKING), firstCheckWaitMs(this.config.CORPUS_REQUEST_TIMEOUT))));
+    return Promise.race([this.check(d), soon]).finally(() => clearTimeout(timer));
+  }
+
+  /** Asks the source (bounded by HEALTH_TIMEOUT_MS); concurrent asks of one connector share the answer. */
+  private check(d: Definition): Promise<ConnectorStatus> {
+    const key = `${d.owner}/${d.id}`;
+    const running = this.checking.get(key);
+    if (running) return running;
+    const instance = this.instance(d);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const checked = Promise.race([
+      instance.health(),
+      new Promise<ConnectorStatus>((r) => (timer = setTimeout(() => r({ status: "error", reason: `no answer within ${HEALTH_TIMEOUT_MS / 1000} s` }), HEALTH_TIMEOUT_MS))),
+    ])
+      .then((status) => {
+        const before = this.statuses.get(key);
+        // A connector removed while it was being checked keeps no status.
+        if (this.live.get(key) === instance) this.statuses.set(key, { at: this.now(), status });
+        // Only the log says why an operator connector fails: the health route and the users' list do not.
+        if (d.owner === OPERATOR && status.status === "error" && before?.status.status !== "error") {
+          this.log.warning("operator connector in error", { connector: d.id, reason: status.reason ?? null });
+        }
+        return status;
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        if (this.checking.get(key) === checked) this.checking.delete(key);
+      });
+    this.checking.set(key, checked);
+    return checked;
   }
 
   private async view(d: Definition, fresh = false): Promise<ConnectorViewT> {
@@ -303,10 +345,17 @@ export class ConnectorRegistry {
    * check awaits a name lookup, and a deletion of the user may land meanwhile.
    */
   async add(user: string, input: CreateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
-    this.assertIdFree(user, input.id);
+    const existing = this.userDefinitions(user).find((x) => x.id === input.id);
+    if (!existing) this.assertIdFree(user, input.id);
     const config = validateConfig(input.kind, input.config, "config");
     const local = localPathOf(input.kind, config);
     if (local) config[local] = this.checkLocalPath(user, String(config[local]));
+    // The same connector sent again (a retry after a timeout or a lost answer: the first was
+    // saved) is answered as it stands, not refused: only another connector under a taken id is 409.
+    if (existing) {
+      if (existing.kind === input.kind && existing.label === (input.label ?? input.id) && isDeepStrictEqual(existing.config, config)) return this.view(existing);
+      this.assertIdFree(user, input.id);
+    }
     await checkRemoteHost(input.kind, config, this.pinFor(user));
     // Decided again right before the insert, with no await between: a concurrent add of the
     // same id, one past the cap, or a deletion of the user cannot slip in.
@@ -389,6 +438,7 @@ export class ConnectorRegistry {
     const c = this.live.get(key);
     this.live.delete(key);
     this.statuses.delete(key);
+    this.checking.delete(key);
     await c?.close().catch(() => {});
     this.db.transaction(() => {
       dropIndex(this.db, key);
@@ -461,6 +511,7 @@ export class ConnectorRegistry {
       if (key.slice(0, key.lastIndexOf("/")) !== user) continue;
       this.live.delete(key);
       this.statuses.delete(key);
+      this.checking.delete(key);
       await c.close().catch(() => {});
     }
   }

@@ -57,7 +57,8 @@ export interface IndexProgress {
 }
 
 /** `indexing` while records are read, `embedding` while chunks wait for vectors, `ok` once both are done. */
-export type ConnectorState = "ok" | "indexing" | "embedding" | "error";
+/** checking: never checked yet in this process, and the first check has not answered yet. */
+export type ConnectorState = "ok" | "indexing" | "embedding" | "error" | "checking";
 
 export interface ConnectorStatus {
   status: ConnectorState;

@@ -44,7 +44,7 @@ const WIDGET_HTML = `<!doctype html>
   table { border-collapse: collapse; width: 100%; }
   th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid #e3e6ee; vertical-align: top; }
   .status { font-weight: 600; }
-  .status.ok { color: #13795b; } .status.indexing, .status.embedding { color: #a56a00; } .status.error { color: #b42318; }
+  .status.ok { color: #13795b; } .status.indexing, .status.embedding, .status.checking { color: #a56a00; } .status.error { color: #b42318; }
   .reason, .progress-text { color: #6b7280; font-size: 12px; }
   .progress { margin-top: 4px; }
   .progress progress { width: 100%; max-width: 260px; height: 10px; display: block; }
@@ -203,7 +203,7 @@ const WIDGET_HTML = `<!doctype html>
   // Asks again while something is under way, and stops once everything is done.
   function follow(list) {
     clearTimeout(poll);
-    const busy = list.some((c) => c.status === "indexing" || c.status === "embedding");
+    const busy = list.some((c) => c.status === "indexing" || c.status === "embedding" || c.status === "checking");
     live.hidden = !(busy && panel.token);
     if (busy && panel.token) poll = setTimeout(refresh, POLL_MS);
   }

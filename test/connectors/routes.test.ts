@@ -7,6 +7,7 @@ import type { IndexedFolderConnector } from "../../src/connectors/indexed-source
 import { HttpError } from "../../src/http/errors";
 import { OPERATOR_UNAVAILABLE } from "../../src/retrieval/search";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
+import { hostilePostgres } from "../support/hostile-postgres";
 import { SHARED_DATA, testServers, type TestServers } from "../support/servers";
 
 setDefaultTimeout(60_000);
@@ -16,10 +17,10 @@ beforeAll(async () => {
   servers = await testServers();
 });
 
-async function setup(env: Record<string, string> = {}) {
+async function setup(env: Record<string, string> = {}, now?: () => number) {
   const roots = tempDir("corpus-roots-");
   // The test servers listen on loopback, which users may reach only when listed (D26).
-  const t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1", ...env });
+  const t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1", ...env }, now);
   const token = async (user = "alice", scopes = ["connectors:read", "connectors:write"]) => (await t.services.auth.issuer.issue(user, scopes as never)).token;
   return { ...t, roots, token };
 }
@@ -108,7 +109,9 @@ describe("GET/POST/DELETE /v1/connectors", () => {
       expect(json.message).toMatch(message);
     }
     await app.handle(add(tok, { id: "dup", kind: "files", config: { path: roots } }));
-    const dup = await app.handle(add(tok, { id: "dup", kind: "files", config: { path: roots } }));
+    // The same connector again is a retry (issue 18 gap 8), answered; another under its id is 409.
+    expect((await app.handle(add(tok, { id: "dup", kind: "files", config: { path: roots } }))).status).toBe(200);
+    const dup = await app.handle(add(tok, { id: "dup", kind: "files", label: "Other", config: { path: roots } }));
     expect(dup.status).toBe(409);
   });
 
@@ -409,5 +412,57 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     const warnings = t.logs.records().filter((l) => l.level === "WARNING" && String(l.message).includes("shared"));
     expect(warnings).toEqual([expect.objectContaining({ root: shared })]);
     await t.services.close();
+  });
+});
+
+describe("the control plane does not wait on slow sources (issue 18 gap 8; D18)", () => {
+  const pg = (port: number) => ({ url: `postgres://reader:pw-123@127.0.0.1:${port}/shop`, tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] });
+  /** The response, or "waited" if it takes longer than `ms` (the source's check takes 8 s). */
+  const within = (p: Promise<Response> | Response, ms: number) => Promise.race([Promise.resolve(p), Bun.sleep(ms).then(() => "waited" as const)]);
+
+  test("D18 GET /v1/connectors: the last known status at once, the check repeated in the background, not awaited", async () => {
+    let clock = Date.UTC(2026, 10, 23, 12, 0, 0);
+    const refusing = await hostilePostgres("ask-password");
+    const { app, token } = await setup({}, () => clock);
+    const alice = await token();
+    const added = await app.handle(add(alice, { id: "books", kind: "sql", config: pg(refusing.port) }));
+    expect(((await added.json()) as any).status).toBe("error");
+    // The source now accepts connections and never answers.
+    const port = refusing.port;
+    await refusing.close();
+    const silent = await hostilePostgres("silent", "127.0.0.1", port);
+    try {
+      clock += 60_000; // the known status is old: it is checked again
+      const first = await within(app.handle(req("/v1/connectors", { headers: bearer(alice) })), 1_500);
+      expect(first).not.toBe("waited");
+      const listed = ((await (first as Response).json()) as any).connectors;
+      expect(listed).toEqual([expect.objectContaining({ id: "books", status: "error", reason: expect.stringContaining("login failed") })]);
+      await Bun.sleep(50);
+      expect(silent.connections).toBeGreaterThan(0);
+      // While that check hangs, every list still answers at once.
+      for (let i = 0; i < 3; i++) expect(await within(app.handle(req("/v1/connectors", { headers: bearer(alice) })), 1_500)).not.toBe("waited");
+    } finally {
+      await silent.close();
+    }
+  });
+
+  test("D18 POST /v1/connectors with a source that does not answer: answered within the request timeout (status checking), and the same POST again is 200, not 409", async () => {
+    const silent = await hostilePostgres("silent");
+    const { app, token } = await setup({ CORPUS_REQUEST_TIMEOUT: "1" });
+    const alice = await token();
+    try {
+      const body = { id: "slow", kind: "sql", config: pg(silent.port) };
+      const first = await app.handle(add(alice, body));
+      expect(first.status).toBe(200);
+      expect(await first.json()).toMatchObject({ id: "slow", status: "checking" });
+      const again = await app.handle(add(alice, body));
+      expect(again.status).toBe(200);
+      expect(await again.json()).toMatchObject({ id: "slow", status: "checking" });
+      expect((await list(app, alice)).map((c) => c.id)).toEqual(["slow"]);
+      // Another connector under the taken id is still refused.
+      expect((await app.handle(add(alice, { ...body, label: "Other" }))).status).toBe(409);
+    } finally {
+      await silent.close();
+    }
   });
 });
