@@ -127,7 +127,7 @@ describe("a files connector's status, from added to ok", () => {
     const t = await setup();
     const doc = (await (await t.app.handle(req("/openapi/json"))).json()) as any;
     const item = doc.paths["/v1/connectors"].get.responses["200"].content["application/json"].schema.properties.connectors.items;
-    expect(item.properties.status.enum).toEqual(["ok", "indexing", "embedding", "error"]);
+    expect(item.properties.status.enum).toEqual(["ok", "indexing", "embedding", "error", "checking"]);
     const progress = item.properties.progress;
     expect(progress.required).toEqual(["phase", "unit", "done", "total", "rate_per_second", "eta_seconds", "started_at"]);
     expect(progress.properties.eta_seconds.nullable).toBe(true);
