@@ -99,7 +99,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
           content: c.text,
           source_url: c.record.source_url,
           relevance_score: c.score,
-          metadata: { title: c.record.title, date: c.record.date, path: c.record.path, type: c.record.type, ...c.record.metadata },
+          metadata: { title: c.record.title, date: c.record.date, path: c.record.path, type: c.record.type, ...c.record.metadata, ...(c.copies ? { copies: c.copies } : {}) },
         });
       }
       return {

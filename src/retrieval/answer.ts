@@ -1,5 +1,7 @@
 // Shape C's extractive answer (D9): the sentences of the best chunks that speak to the
-// question, each followed by the citation marker of its source.
+// question, each followed by the citation marker of its source. Sentences are chosen for the
+// question's kind (when/where: the one with the date and the place; how much: the amount with its
+// currency), and header, quoting and boilerplate lines are never an answer (issue 16).
 import { words } from "./bm25";
 
 export interface AnswerSource {
@@ -7,22 +9,60 @@ export interface AnswerSource {
 }
 
 const MAX_SENTENCES = 4;
+/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence), or a line break. */
+const SENTENCE = /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
+
+/** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments. */
+const BOILERPLATE = [
+  /^\s*(from|to|cc|bcc|sent|date|subject|please respond to|importance|x-[\w-]+)\s*:/i,
+  /-{3,}\s*(original message|forwarded by)/i,
+  /^\s*>/,
+  /<[^>\s]+@[^>\s]+>/,
+  /^[\s"]*[\w .'-]+["]?\s*<?[\w.+-]+@[\w.-]+>?\s+on\s+\d/i,
+  /^[\s\d()+.-]{7,}$/,
+  /^\s*[\w .-]+\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
+];
+const isBoilerplate = (s: string) => BOILERPLATE.some((re) => re.test(s));
+
+const DATE_OR_TIME = /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
+const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
+const AMOUNT = /([€$£]\s?\d|\d[\d.,]*\s?(eur|usd|gbp|pln|inr|rm|chf|dollars?|euros?)\b|\b(total|amount|due|sum)\b[^.]*\d)/i;
+
+/** What kind of answer the question wants, by its first words. */
+function kindOf(question: string): { when: boolean; where: boolean; much: boolean } {
+  const q = question.toLowerCase();
+  return { when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q), where: /\bwhere\b/.test(q), much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q) };
+}
 
 export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[]): string {
   // The planned terms carry the question's meaning; its function words ("the", "was") do not.
   const want = new Set((terms.length ? terms : words(question)).flatMap(words));
+  const kind = kindOf(question);
   const picked: Array<{ sentence: string; n: number; score: number; order: number }> = [];
   sources.forEach((s, i) => {
-    const sentences = s.text.split(/(?<=[.!?])\s+|\n+/).map((x) => x.trim()).filter((x) => x.length > 12);
+    const lines = s.text.split("\n").map((x) => x.trim()).filter(Boolean);
+    // A table row ("Column: value" lines) is one statement: the row with its columns.
+    const row = lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l));
+    const sentences = row ? [lines.join("; ")] : s.text.split(SENTENCE).map((x) => x.trim()).filter((x) => x.length > 12 && !isBoilerplate(x));
     sentences.forEach((sentence, j) => {
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
+      // The sentence of the kind asked for answers even when it repeats few of the question's words.
+      let fits = 0;
+      if (kind.when && DATE_OR_TIME.test(sentence)) fits += 1.5;
+      if (kind.where && PLACE.test(sentence)) fits += 1;
+      if (kind.much && AMOUNT.test(sentence)) fits += 1.5;
       // Earlier sources rank higher: the retrieval order already weighs them.
-      if (overlap > 0) picked.push({ sentence, n: i + 1, score: overlap - i * 0.25, order: i * 1000 + j });
+      if (overlap > 0 || fits >= 1.5) picked.push({ sentence, n: i + 1, score: overlap + fits - i * 0.25, order: i * 1000 + j });
     });
   });
-  const best = picked.sort((a, b) => b.score - a.score).slice(0, MAX_SENTENCES).sort((a, b) => a.order - b.order);
+  const seen = new Set<string>();
+  const best = picked
+    .sort((a, b) => b.score - a.score)
+    .filter((p) => (seen.has(p.sentence) ? false : (seen.add(p.sentence), true)))
+    .slice(0, kind.when || kind.where || kind.much ? 2 : MAX_SENTENCES)
+    .sort((a, b) => a.order - b.order);
   if (best.length === 0) {
-    const first = sources[0]?.text.split(/(?<=[.!?])\s+/)[0]?.trim();
+    const first = sources[0]?.text.split(SENTENCE).map((x) => x.trim()).find((x) => x.length > 12 && !isBoilerplate(x));
     return first ? `${first} [1]` : "No connected source answers this question.";
   }
   return best.map((b) => `${/[.!?]$/.test(b.sentence) ? b.sentence : `${b.sentence}.`} [${b.n}]`).join(" ");

@@ -10,15 +10,21 @@ export interface QueryPlan {
   dateFrom?: Date;
   /** Exclusive. */
   dateTo?: Date;
+  /**
+   * Whether the question asks for a time ("in June 2001", "since March", "last week"): only then
+   * do the dates narrow. A date that is merely part of what is sought (a subject line such as
+   * "Re: Meeting on Friday" or "Tokyo Presentation 15 May") stays a word to match (issue 16).
+   */
+  timeAsked: boolean;
   amounts: Array<{ value: number; currency?: string; comparison?: "over" | "under" }>;
   people: string[];
   addresses: string[];
-  /** "email" when the question asks for mail, "file" for documents, orders, invoices. */
-  sourceHint?: "email" | "file";
+  /** "email" when the question asks for mail, "file" for documents (invoices, receipts), "row" for customers and orders. */
+  sourceHint?: "email" | "file" | "row";
 }
 
 const STOPWORDS = new Set(
-  "a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just let me more most my no nor not of off on once only or other our ours out over own same she should so some such than that the their theirs them then there these they this those through to too under until up us very was we were what when where which while who whom why will with would you your yours show find give get tell list any anything everything did does please".split(
+  "a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just let me more most my no nor not of off on once only or other our ours out over own same she should so some such than that the their theirs them then there these they this those through to too under until up us very was we were what when where which while who whom why will with would you your yours show find give get tell list any anything everything did does please since until till during ago re fw fwd".split(
     " ",
   ),
 );
@@ -28,7 +34,8 @@ const STOPWORDS = new Set(
  */
 export const MAX_QUERY_TERMS = 32;
 const MAIL_WORDS = /\b(e-?mails?|mails?|messages?|inbox|wrote|sent|replied)\b/i;
-const FILE_WORDS = /\b(invoices?|orders?|receipts?|documents?|files?|pdfs?|contracts?|customers?|spreadsheets?|reports?)\b/i;
+const FILE_WORDS = /\b(invoices?|receipts?|documents?|files?|pdfs?|contracts?|spreadsheets?|reports?|bills?)\b/i;
+const ROW_WORDS = /\b(customers?|clients?|orders?|purchases?|sales)\b/i;
 const CURRENCIES: Record<string, string> = { "€": "EUR", eur: "EUR", euro: "EUR", euros: "EUR", $: "USD", usd: "USD", dollars: "USD", "£": "GBP", gbp: "GBP", pln: "PLN", chf: "CHF" };
 
 /** chrono's components can be assigned; its published type leaves that out. */
@@ -39,7 +46,22 @@ function startOfDayUtc(d: Date): Date {
 }
 
 /** The date range of the question, if it names one. */
-function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]> } {
+/** Words before a date that make it the time asked for; relative dates ask for a time by themselves. */
+const TIME_CUE = /\b(in|during|since|after|before|until|till|from|between|within|dated)(\s+the)?\s*$/i;
+const RELATIVE = /\b(last|this|past|previous|next|ago|yesterday|today|tomorrow|recent)\b/i;
+/** A question that is a subject line (a reply or forward) names dates as words, never as a time asked. */
+const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
+
+function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
+  const r = dateRangeOf(text, now);
+  if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
+  const [a, b] = r.spans[0]!;
+  const said = text.slice(a, b);
+  const asked = TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || /^\s*(since|after|before|until|from|in|during|between)\b/i.test(said);
+  return { ...r, asked };
+}
+
+function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]> } {
   const results = chrono.parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
   if (results.length === 0) {
     // "since 2001", "in 2001", "before 2002": a bare year chrono leaves alone.
@@ -96,16 +118,16 @@ function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Ar
 export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const text = question.trim();
   const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
-  const { from, to, spans } = dateRange(text, now);
-  // Words inside the date expression are not search terms.
+  const { from, to, spans, asked } = dateRange(text, now);
+  // Words inside a date asked for are not search terms; a date that is not asked for is.
   let rest = text;
-  for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = rest.slice(0, a) + " " + rest.slice(b);
+  if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = rest.slice(0, a) + " " + rest.slice(b);
   rest = rest.replace(/"[^"]*"/g, " ");
 
   const addresses = [...text.matchAll(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g)].map((m) => m[0].toLowerCase());
   const amounts: QueryPlan["amounts"] = [];
   const amountSpans: Array<[number, number]> = [];
-  for (const m of rest.matchAll(/\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})*(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi)) {
+  for (const m of rest.matchAll(/\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi)) {
     if (!m[2] && !m[4] && !m[1]) continue;
     const raw = m[3]!.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", ".");
     const value = Number(raw);
@@ -132,6 +154,11 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   // Addresses are the sharpest terms: kept first when the words are too many.
   const kept = addresses.slice(0, MAX_QUERY_TERMS);
   const terms = [...words.slice(0, MAX_QUERY_TERMS - kept.length), ...kept];
-  const sourceHint = MAIL_WORDS.test(text) ? "email" : FILE_WORDS.test(text) ? "file" : undefined;
-  return { text, terms, phrases, dateFrom: from, dateTo: to, amounts, people, addresses, sourceHint };
+  const sourceHint = MAIL_WORDS.test(text) ? "email" : FILE_WORDS.test(text) ? "file" : ROW_WORDS.test(text) ? "row" : undefined;
+  // A year asked for is also a word to find in documents, whose dates are in their text.
+  if (asked && from && to && to.getTime() - from.getTime() > 27 * 86_400_000) {
+    const years = new Set([from.getUTCFullYear(), new Date(to.getTime() - 1).getUTCFullYear()]);
+    if (years.size === 1 && terms.length < MAX_QUERY_TERMS) terms.push(String([...years][0]));
+  }
+  return { text, terms, phrases, ...(asked ? { dateFrom: from, dateTo: to } : {}), timeAsked: asked, amounts, people, addresses, sourceHint };
 }

@@ -21,6 +21,12 @@ import type { QueryPlan } from "./plan";
 export const DENSE_WEIGHT = 0.6;
 export const CONNECTOR_TIMEOUT_MS = 8_000;
 const HINT_BOOST = 0.05;
+const TABLE_KIND_BOOST = 0.15;
+/** A person named in the question found in the mail's sender (or, less, its recipients). */
+const SENDER_BOOST = 0.15;
+const RECIPIENT_BOOST = 0.05;
+/** A document whose own text names a year of the time asked for (documents carry no record date). */
+const DOCUMENT_DATE_BOOST = 0.1;
 
 export interface RankedChunk {
   connectorId: string;
@@ -34,6 +40,8 @@ export interface RankedChunk {
   score: number;
   lexical: number;
   dense?: number;
+  /** Other copies of the same record (the same Message-ID or the same text), by source URL. */
+  copies?: string[];
   /** The record's chunks, while ranking (dropped before results are returned). */
   chunks?: string[];
 }
@@ -168,28 +176,39 @@ export class QueryService {
     const notes: string[] = [];
     const candidates = o.candidates ?? Math.max(20, o.perConnector * 3);
 
-    const answers = await Promise.allSettled(
-      active.map(async (a) => {
-        const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : planned(a.kind);
-        const work = (signal: AbortSignal) => {
-          const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector, signal, caller: o.user };
-          return a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
-        };
-        const asked = performance.now();
-        try {
-          const hits = await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id);
-          debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: "ok", ms: ms(asked), hits: hits.length });
-          return { a, hits };
-        } catch (error) {
-          // Not the reason: a source's error may quote what it holds.
-          const late = error instanceof Error && error.message.startsWith(`${a.id}: no answer within`);
-          debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: late ? "timed out" : "failed", ms: ms(asked), hits: 0 });
-          throw error;
-        }
-      }),
-    );
+    const ask = (withPlannedDates: boolean) =>
+      Promise.allSettled(
+        active.map(async (a) => {
+          const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : withPlannedDates ? planned(a.kind) : {};
+          const work = (signal: AbortSignal) => {
+            const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector, signal, caller: o.user };
+            return a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
+          };
+          const asked = performance.now();
+          try {
+            const hits = await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id);
+            debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: "ok", ms: ms(asked), hits: hits.length });
+            return { a, hits };
+          } catch (error) {
+            // Not the reason: a source's error may quote what it holds.
+            const late = error instanceof Error && error.message.startsWith(`${a.id}: no answer within`);
+            debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: late ? "timed out" : "failed", ms: ms(asked), hits: 0 });
+            throw error;
+          }
+        }),
+      );
+    let answers = await ask(true);
+    // A time asked for that no record meets: answered from any date, with a note, never empty.
+    const planDated = !o.dateFrom && !o.dateTo && (plan.dateFrom || plan.dateTo);
+    if (planDated && answers.every((x) => x.status === "rejected" || x.value.hits.length === 0) && answers.some((x) => x.status === "fulfilled")) {
+      answers = await ask(false);
+      notes.push(`nothing is dated ${describeRange(plan.dateFrom, plan.dateTo)}; showing results from any date`);
+    }
 
     const scored: RankedChunk[] = [];
+    /** For each scored chunk: its connector's place among the answers, and its text on the pool's scale. */
+    const groupOf: number[] = [];
+    const poolTexts: string[] = [];
     let pendingVectors = 0;
     answers.forEach((answer, i) => {
       const a = active[i]!;
@@ -212,6 +231,10 @@ export class QueryService {
       const lowest = ownScores ? Math.min(...hits.filter((h) => h.lexical !== undefined).map((h) => h.lexical!)) : 0;
       const lexical = hits.map((h, j) => h.lexical ?? (ownScores ? lowest : (local[j] ?? 0)));
       const normLex = minMax(lexical);
+      // The connector's own scores say which of its records match best, not how well its best
+      // matches beside another source's: each connector's best is scaled by BM25 over the whole
+      // pool of candidates (one scale), so no source wins by being alone in its group.
+      const group = i;
       for (const [j, h] of hits.entries()) {
         let dense = h.dense;
         let best = h.chunk;
@@ -240,23 +263,27 @@ export class QueryService {
         }
         // As users are shown it: an operator connector's record names no host, account or path.
         const record = shownRecord(a, h.record);
+        groupOf.push(group);
+        poolTexts.push(poolText(h.record));
         scored.push({ connectorId: a.id, connectorLabel: a.label, owner, record, chunkIndex: best ?? -1, text: "", score: 0, lexical: normLex(lexical[j]!), dense, chunks });
       }
     });
+    calibrateLexical(scored, groupOf, poolTexts, terms);
     if (pendingVectors) notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
 
     const w = o.denseWeight ?? DENSE_WEIGHT;
     const denseValues = scored.filter((c) => c.dense !== undefined).map((c) => c.dense!);
     const normDense = minMax(denseValues);
+    // A record not yet embedded is taken as of middling meaning: neither first nor last for it.
+    const unknownDense = denseValues.length ? denseValues.reduce((a, b) => a + normDense(b), 0) / denseValues.length : 0;
     for (const c of scored) {
-      c.score = c.dense === undefined ? c.lexical : w * normDense(c.dense) + (1 - w) * c.lexical;
-      if (plan.sourceHint && c.record.type === plan.sourceHint) c.score += HINT_BOOST;
-      c.score += amountSignal(plan, c.record);
+      c.score = denseValues.length === 0 ? c.lexical : w * (c.dense === undefined ? unknownDense : normDense(c.dense)) + (1 - w) * c.lexical;
+      c.score += evidence(plan, c.record);
       c.score = Math.round(c.score * 10_000) / 10_000;
     }
     scored.sort((x, y) => y.score - x.score);
     const perConnector = new Map<string, number>();
-    const kept = scored.filter((c) => {
+    const kept = collapseCopies(scored).filter((c) => {
       const n = perConnector.get(c.connectorId) ?? 0;
       perConnector.set(c.connectorId, n + 1);
       return n < o.perConnector;
@@ -287,6 +314,86 @@ export class QueryService {
     }
     return { plan, vector: vector!, chunks: kept, connectorsSearched: active.length, totalFound: scored.length, notes };
   }
+}
+
+function describeRange(from?: Date, to?: Date): string {
+  const day = (d: Date) => d.toISOString().slice(0, 10);
+  if (from && to) return `from ${day(from)} to ${day(new Date(to.getTime() - 1))}`;
+  return from ? `since ${day(from)}` : `before ${day(to!)}`;
+}
+
+/** The text BM25 over the pool reads: title, mail headers, and the start of the content. */
+function poolText(r: SourceRecord): string {
+  const m = r.metadata;
+  const head = r.type === "email" ? ` ${m.from ?? ""} ${m.to ?? ""} ${m.cc ?? ""}` : "";
+  return `${r.title} ${r.title}${head} ${r.content.slice(0, 6000)}`;
+}
+
+/** Scales each connector's normalised lexical scores by its best match on the pool's one scale. */
+function calibrateLexical(scored: RankedChunk[], groupOf: number[], texts: string[], terms: string[]): void {
+  if (new Set(groupOf).size < 2) return;
+  const pool = bm25Scores(texts, terms);
+  const best = Math.max(...pool);
+  if (!(best > 0)) return;
+  const groupBest = new Map<number, number>();
+  groupOf.forEach((g, k) => groupBest.set(g, Math.max(groupBest.get(g) ?? 0, pool[k]!)));
+  scored.forEach((c, k) => (c.lexical *= groupBest.get(groupOf[k]!)! / best));
+}
+
+/** Words of a person's name as they appear in addresses and display names. */
+const nameParts = (name: string) => name.toLowerCase().split(/\s+/).filter((x) => x.length > 1);
+
+/** Soft signals of the question beyond words and meaning: kind, people, amounts, dates in documents. */
+function evidence(plan: QueryPlan, r: SourceRecord): number {
+  let s = 0;
+  // A hint is about the kind of record: documents are files, not rows of a table named "invoice".
+  const kind = r.type === "email" ? "email" : r.metadata.table !== undefined ? "row" : "file";
+  if (plan.sourceHint && kind === plan.sourceHint) s += HINT_BOOST;
+  // A row is of the kind its table names: a "Customer" row is the customer asked for, more
+  // than another table's row that mentions the same city; not when documents are asked for
+  // ("fuel invoice from Poland" wants the invoice, not the shop's Invoice rows billed to Warsaw).
+  if (kind === "row" && plan.sourceHint !== "file" && plan.terms.some((t) => t.replace(/s$/, "") === String(r.metadata.table).toLowerCase())) s += TABLE_KIND_BOOST;
+  if (r.type === "email" && plan.people.length) {
+    const from = String(r.metadata.from ?? "").toLowerCase();
+    const others = `${r.metadata.to ?? ""} ${r.metadata.cc ?? ""}`.toLowerCase();
+    for (const p of plan.people) {
+      const parts = nameParts(p);
+      const last = parts[parts.length - 1]!;
+      if (from.includes(last)) s += SENDER_BOOST;
+      else if (others.includes(last)) s += RECIPIENT_BOOST;
+    }
+  }
+  if (kind === "file" && plan.timeAsked && (plan.dateFrom || plan.dateTo)) {
+    const lo = plan.dateFrom?.getUTCFullYear() ?? 1900;
+    const hi = plan.dateTo ? new Date(plan.dateTo.getTime() - 1).getUTCFullYear() : 2100;
+    const years = [...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].map((m) => Number(m[1]));
+    if (years.some((y) => y >= lo && y <= hi)) s += DOCUMENT_DATE_BOOST;
+  }
+  return s + amountSignal(plan, r);
+}
+
+/** The text that makes two records the same message: its Message-ID, or its words. */
+function copyKey(c: RankedChunk): string {
+  const id = c.record.type === "email" ? String(c.record.metadata.message_id ?? "") : "";
+  if (id) return `id:${id}`;
+  return `text:${c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "")}\u0000${c.record.content.replace(/\s+/g, " ").trim().toLowerCase()}`;
+}
+
+/** Copies of one record (best first) collapse into the first, which lists where the others are. */
+function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
+  const first = new Map<string, RankedChunk>();
+  const out: RankedChunk[] = [];
+  for (const c of sorted) {
+    const key = copyKey(c);
+    const kept = first.get(key);
+    if (kept) {
+      (kept.copies ??= []).push(c.record.source_url);
+      continue;
+    }
+    first.set(key, c);
+    out.push(c);
+  }
+  return out;
 }
 
 function bestByWords(chunks: string[], terms: string[]): number {
