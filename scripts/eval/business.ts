@@ -36,12 +36,16 @@ for (const line of readFileSync(join(data, "receipts", "receipts.jsonl"), "utf8"
   if (!existsSync(file)) writeFileSync(file, `${r.text}\n`);
 }
 
-// Copies of one mail (the same Message-ID) are one answer: a label names a file, a ranking is
-// judged by message, counting the first copy only (the same for corpus and for BM25).
+// Copies of one mail (the same Message-ID, or the same text under another ID) are one answer: a
+// label names a file, a ranking is judged by message, counting the first copy only (the same for
+// corpus and for BM25).
 const messageOf = new Map<string, string>();
-for (const f of readdirSync(join(data, "enron", "messages"))) {
-  const head = readFileSync(join(data, "enron", "messages", f), "latin1").slice(0, 400);
-  const id = /^Message-ID:\s*(\S+)/im.exec(head)?.[1] ?? f;
+const byBody = new Map<string, string>();
+for (const f of readdirSync(join(data, "enron", "messages")).sort()) {
+  const raw = readFileSync(join(data, "enron", "messages", f), "latin1");
+  let id = /^Message-ID:\s*(\S+)/im.exec(raw.slice(0, 400))?.[1] ?? f;
+  const body = raw.slice(raw.search(/\r?\n\r?\n/)).replace(/\s+/g, " ").trim().toLowerCase();
+  if (body.length >= 40) id = byBody.get(body) ?? (byBody.set(body, id), id);
   messageOf.set(f.replace(/\.eml$/, ""), id);
 }
 /** The unit judged: a message, an invoice (its PDF, text and JSON are one), a receipt, a row. */

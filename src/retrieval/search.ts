@@ -372,11 +372,14 @@ function evidence(plan: QueryPlan, r: SourceRecord): number {
   return s + amountSignal(plan, r);
 }
 
-/** The text that makes two records the same message: its Message-ID, or its words. */
-function copyKey(c: RankedChunk): string {
+/** What makes two records copies of one: the same Message-ID, or the same title and text. */
+function copyKeys(c: RankedChunk): string[] {
   const id = c.record.type === "email" ? String(c.record.metadata.message_id ?? "") : "";
-  if (id) return `id:${id}`;
-  return `text:${c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "")}\u0000${c.record.content.replace(/\s+/g, " ").trim().toLowerCase()}`;
+  const body = c.record.content.replace(/\s+/g, " ").trim().toLowerCase();
+  const text = `text:${c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "")}\u0000${body}`;
+  // A body too short to tell messages apart ("see attached") makes no copies by itself.
+  const keys = body.length >= 40 ? [text] : [`record:${c.connectorId}\u0000${c.record.id}`];
+  return id ? [`id:${id}`, ...keys] : keys;
 }
 
 /** Copies of one record (best first) collapse into the first, which lists where the others are. */
@@ -384,13 +387,13 @@ function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
   const first = new Map<string, RankedChunk>();
   const out: RankedChunk[] = [];
   for (const c of sorted) {
-    const key = copyKey(c);
-    const kept = first.get(key);
+    const keys = copyKeys(c);
+    const kept = keys.map((k) => first.get(k)).find(Boolean);
     if (kept) {
       (kept.copies ??= []).push(c.record.source_url);
       continue;
     }
-    first.set(key, c);
+    for (const k of keys) first.set(k, c);
     out.push(c);
   }
   return out;
