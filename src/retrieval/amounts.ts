@@ -4,14 +4,24 @@
 import type { SourceRecord } from "../connectors/types";
 import type { QueryPlan } from "./plan";
 
-export const AMOUNT_BOOST = 0.05;
+/** Larger than a hint: a question such as "invoices over 1000" says little else. */
+export const AMOUNT_BOOST = 0.15;
 
-/** Numbers written as amounts: 1,250.00 / 1.250,00 / 1250 / 12.5 */
+/**
+ * Numbers written as amounts: with cents (1,250.00 / 1.250,00 / 12.50) or beside a currency
+ * (€ 2.321 / 1939 INR / Rs. 1939); never bare digits, which are account, phone and order numbers.
+ */
 export function amountsIn(record: SourceRecord): number[] {
   const out: number[] = [];
-  for (const v of Object.values(record.metadata)) if (typeof v === "number" && Number.isFinite(v)) out.push(v);
+  // A table row's numeric columns other than its keys (a file's numbers are its size and pages).
+  if (record.metadata.table !== undefined) for (const [k, v] of Object.entries(record.metadata)) if (typeof v === "number" && Number.isFinite(v) && !/id$/i.test(k)) out.push(v);
   // Not parts of dates or times (2026-03-12, 03/12, 10:30).
-  for (const m of `${record.title} ${record.content}`.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:])/g)) {
+  const text = `${record.title} ${record.content}`;
+  for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:])/g)) {
+    const cents = /[.,]\d{2}$/.test(m[1]!);
+    const before = text.slice(Math.max(0, m.index! - 6), m.index!);
+    const after = text.slice(m.index! + m[0].length, m.index! + m[0].length + 5);
+    if (!cents && !CURRENCY_BEFORE.test(before) && !CURRENCY_AFTER.test(after)) continue;
     let s = m[1]!.replace(/\s/g, "");
     // The last separator followed by one or two digits is the decimal mark.
     const dec = /[.,](\d{1,2})$/.exec(s);
@@ -22,6 +32,9 @@ export function amountsIn(record: SourceRecord): number[] {
   }
   return out;
 }
+
+const CURRENCY_BEFORE = /([€$£₹]|\b(eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
+const CURRENCY_AFTER = /^\s*([€$£₹]|(eur|usd|gbp|pln|inr|rm|chf|zł)\b)/i;
 
 /** +AMOUNT_BOOST, 0 or -AMOUNT_BOOST for a record against the question's amount conditions. */
 export function amountSignal(plan: QueryPlan, record: SourceRecord): number {

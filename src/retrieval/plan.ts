@@ -57,7 +57,8 @@ function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Ar
   if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
   const [a, b] = r.spans[0]!;
   const said = text.slice(a, b);
-  const asked = TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || /^\s*(since|after|before|until|from|in|during|between)\b/i.test(said);
+  const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);
+  const asked = on || TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || /^\s*(since|after|before|until|from|in|during|between)\b/i.test(said);
   return { ...r, asked };
 }
 
@@ -156,9 +157,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const terms = [...words.slice(0, MAX_QUERY_TERMS - kept.length), ...kept];
   const sourceHint = MAIL_WORDS.test(text) ? "email" : FILE_WORDS.test(text) ? "file" : ROW_WORDS.test(text) ? "row" : undefined;
   // A year asked for is also a word to find in documents, whose dates are in their text.
-  if (asked && from && to && to.getTime() - from.getTime() > 27 * 86_400_000) {
-    const years = new Set([from.getUTCFullYear(), new Date(to.getTime() - 1).getUTCFullYear()]);
-    if (years.size === 1 && terms.length < MAX_QUERY_TERMS) terms.push(String([...years][0]));
-  }
+  const wholeYear = from && to && from.getUTCMonth() === 0 && from.getUTCDate() === 1 && to.getTime() === Date.UTC(from.getUTCFullYear() + 1, 0, 1);
+  if (asked && wholeYear && !/\b(last|this|next|past)\s+year\b/i.test(text) && terms.length < MAX_QUERY_TERMS) terms.push(String(from.getUTCFullYear()));
   return { text, terms, phrases, ...(asked ? { dateFrom: from, dateTo: to } : {}), timeAsked: asked, amounts, people, addresses, sourceHint };
 }

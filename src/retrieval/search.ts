@@ -200,7 +200,8 @@ export class QueryService {
     let answers = await ask(true);
     // A time asked for that no record meets: answered from any date, with a note, never empty.
     const planDated = !o.dateFrom && !o.dateTo && (plan.dateFrom || plan.dateTo);
-    if (planDated && answers.every((x) => x.status === "rejected" || x.value.hits.length === 0) && answers.some((x) => x.status === "fulfilled")) {
+    const dated = (x: (typeof answers)[number]) => x.status === "fulfilled" && x.value.a.kind !== "files";
+    if (planDated && answers.some(dated) && answers.every((x) => !dated(x) || (x.status === "fulfilled" && x.value.hits.length === 0))) {
       answers = await ask(false);
       notes.push(`nothing is dated ${describeRange(plan.dateFrom, plan.dateTo)}; showing results from any date`);
     }
@@ -309,6 +310,7 @@ export class QueryService {
     for (const c of o.texts === false ? [] : kept) {
       const chunks = c.chunks ?? this.chunksOf(c.owner, c.connectorId, c.record);
       if (c.chunkIndex < 0 || c.chunkIndex >= chunks.length) c.chunkIndex = bestByWords(chunks, terms);
+      if (c.record.type === "email") c.chunkIndex = ownTextFirst(c.record.content, chunks, c.chunkIndex, terms);
       c.text = chunks[c.chunkIndex] ?? c.record.title;
       delete c.chunks;
     }
@@ -397,6 +399,37 @@ function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
     out.push(c);
   }
   return out;
+}
+
+/** Where a mail's quoted or forwarded part begins (its length when there is none). */
+const QUOTE_START = /-{3,}\s*(original message|forwarded by)|^\s*"?[^"\n]{1,60}"?\s*<[^>\s]+@[^>\s]+>\s+on\s+\d|^\s*on .{5,80} wrote:\s*$|^>/im;
+
+/**
+ * The chunk to cite from a mail: its own words rather than the message it quotes or forwards,
+ * when its own part speaks to the question at all (issue 16: cited chunks were often
+ * "-----Original Message-----" headers).
+ */
+function ownTextFirst(content: string, chunks: string[], best: number, terms: string[]): number {
+  const m = QUOTE_START.exec(content);
+  if (!m || m.index < 20) return best;
+  const at = (chunk: string) => {
+    const probe = chunk.trim().slice(0, 40);
+    const i = probe ? content.indexOf(probe) : -1;
+    return i < 0 ? Number.POSITIVE_INFINITY : i;
+  };
+  if (at(chunks[best] ?? "") < m.index) return best;
+  const want = new Set(terms.flatMap(words));
+  let pick = -1;
+  let pickScore = 0;
+  chunks.forEach((c, i) => {
+    if (at(c) >= m.index) return;
+    const score = new Set(words(c).filter((w) => want.has(w))).size;
+    if (score > pickScore) {
+      pick = i;
+      pickScore = score;
+    }
+  });
+  return pick >= 0 ? pick : best;
 }
 
 function bestByWords(chunks: string[], terms: string[]): number {

@@ -12,7 +12,12 @@ describe("amounts as a signal", () => {
   test("amounts are read in either decimal convention and from numeric metadata", () => {
     expect(amountsIn(record("Total 1,250.00 EUR, VAT 237.50"))).toEqual([1250, 237.5]);
     expect(amountsIn(record("Summe 1.250,00 EUR"))).toEqual([1250]);
-    expect(amountsIn(record("no numbers", { total: 99.5 }))).toEqual([99.5]);
+    expect(amountsIn(record("no numbers", { table: "Invoice", InvoiceId: 7, total: 99.5 }))).toEqual([99.5]);
+    expect(amountsIn(record("Grand Total Rs 1939, Totaal € 4.904,94"))).toEqual([1939, 4904.94]);
+  });
+
+  test("account, phone and order numbers and a file's size are not amounts (issue 16)", () => {
+    expect(amountsIn(record("NIP 5261040828 Phone 713-345-7774 Klantnummer: 6669263 Ordernummer: 12572103", { size: 15231 }))).toEqual([]);
     expect(amountsIn(record("paid on 2026-03-30 at 10:30"))).toEqual([]);
   });
 

@@ -12,7 +12,9 @@ describe("planQuery", () => {
     expect(p.phrases).toEqual(["price caps"]);
     expect(p.people).toEqual(["Jeff"]);
     expect(p.sourceHint).toBe("email");
-    expect(planQuery("open orders of Acme", NOW).sourceHint).toBe("file");
+    // Orders and customers are rows of a shop's tables; invoices are documents (issue 16).
+    expect(planQuery("open orders of Acme", NOW).sourceHint).toBe("row");
+    expect(planQuery("fuel invoice from Poland", NOW).sourceHint).toBe("file");
     expect(planQuery("Acme", NOW).sourceHint).toBeUndefined();
   });
 
@@ -43,5 +45,28 @@ describe("planQuery", () => {
     expect(p.terms).toContain("jeff.dasovich@enron.com");
     expect(p.terms).not.toContain("000");
     expect(planQuery("receipts under $25.50", NOW).amounts).toEqual([{ value: 25.5, currency: "USD", comparison: "under" }]);
+  });
+});
+
+describe("dates as evidence, not walls (issue 16)", () => {
+  test("a date in a subject line or without a time asked for is a word, not a filter", () => {
+    for (const q of ["Re: Meeting on Friday", "Re: May 15th deal", "California update 5/3", "Monday conference call", "Tokyo Presentation 15 May", "directions for June 21-22"]) {
+      const p = planQuery(q, NOW);
+      expect([q, p.timeAsked, p.dateFrom, p.dateTo]).toEqual([q, false, undefined, undefined]);
+    }
+    expect(planQuery("Re: Meeting on Friday", NOW).terms).toContain("friday");
+  });
+
+  test("a time asked for narrows", () => {
+    for (const q of ["mail in June 2001", "since March", "emails from last week", "invoices from 2014", "meetings on 2001-05-14"]) {
+      const p = planQuery(q, NOW);
+      expect([q, p.timeAsked, Boolean(p.dateFrom || p.dateTo)]).toEqual([q, true, true]);
+    }
+    // The year is also a word to find in documents, whose dates are in their text.
+    expect(planQuery("invoices from 2014", NOW).terms).toEqual(["invoices", "2014"]);
+  });
+
+  test("'over 1000' is one thousand", () => {
+    expect(planQuery("invoices over 1000", NOW).amounts).toEqual([{ value: 1000, currency: undefined, comparison: "over" }]);
   });
 });
