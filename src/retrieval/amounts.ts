@@ -34,7 +34,8 @@ export function amountsIn(record: SourceRecord): number[] {
 }
 
 const CURRENCY_BEFORE = /([€$£₹]|\b(eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
-const CURRENCY_AFTER = /^\s*([€$£₹]|(eur|usd|gbp|pln|inr|rm|chf|zł)\b)/i;
+// After a number only codes and the euro sign ("4.904,94 €"): "$" after a number starts the next amount.
+const CURRENCY_AFTER = /^\s*(€|(eur|usd|gbp|pln|inr|rm|chf|zł)\b)/i;
 
 /** +AMOUNT_BOOST, 0 or -AMOUNT_BOOST for a record against the question's amount conditions. */
 export function amountSignal(plan: QueryPlan, record: SourceRecord): number {

@@ -17,6 +17,7 @@ describe("amounts as a signal", () => {
   });
 
   test("account, phone and order numbers and a file's size are not amounts (issue 16)", () => {
+    expect(amountsIn(record("TOTAL AMOUNT DUE ON August 3 , 2014 $4.11"))).toEqual([4.11]);
     expect(amountsIn(record("NIP 5261040828 Phone 713-345-7774 Klantnummer: 6669263 Ordernummer: 12572103", { size: 15231 }))).toEqual([]);
     expect(amountsIn(record("paid on 2026-03-30 at 10:30"))).toEqual([]);
   });
