@@ -25,12 +25,22 @@ export function nestsDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
-/** The JSON value of `text`; 400 when it is not JSON or nests too deep. */
+export const PROTO_KEY_MESSAGE = "body: the key __proto__ is not allowed";
+
+/** A `__proto__` key: an own property after JSON.parse, but any later copy by assignment turns it into a prototype, past the schema's unknown-field check. */
+const refuseProtoKey = (key: string, value: unknown) => {
+  if (key === "__proto__") throw new HttpError(400, PROTO_KEY_MESSAGE);
+  return value;
+};
+
+/** The JSON value of `text`; 400 when it is not JSON, nests too deep or has a `__proto__` key. */
 export function parseJsonText(text: string): unknown {
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new HttpError(400, TOO_DEEP_MESSAGE);
   try {
-    return JSON.parse(text);
-  } catch {
+    // The reviver costs a call per value: only when the text could hold such a key.
+    return text.includes("__proto__") ? JSON.parse(text, refuseProtoKey) : JSON.parse(text);
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
     throw new HttpError(400, NOT_JSON);
   }
 }

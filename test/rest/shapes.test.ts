@@ -46,6 +46,22 @@ describe("POST /v1/query: fields of another shape are refused (part 4, D7)", () 
   });
 });
 
+describe("a __proto__ key, which a copy by assignment turns into a prototype past the schema", () => {
+  test("is refused at any depth, on every JSON route (attack report of this session)", async () => {
+    for (const [path, body] of [
+      ["/v1/query", '{"query":"x","__proto__":{"top_k":3}}'],
+      ["/v1/query", '{"q":"x","filters":{"__proto__":{"source_type":"email"}}}'],
+      ["/v1/deep_search", '{"query":"x","__proto__":{}}'],
+    ] as const) {
+      const r = await t.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body }));
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as { message: string }).message).toBe("body: the key __proto__ is not allowed");
+    }
+    // As a value it is only text.
+    expect((await post("/v1/query", { query: "what is __proto__?" })).status).toBe(200);
+  });
+});
+
 describe("POST /v1/deep_search: fields of another shape are refused (part 4, D7)", () => {
   test("shape B/C (query) refuses shape A's time_range and filters", async () => {
     await refused("/v1/deep_search", { query: "invoices", time_range: "2026-01-01..2026-02-01" }, "time_range");
