@@ -113,7 +113,12 @@ export async function createServices(
   // Free space looked at, and the reserve made, on a timer (D29): writing the reserve never
   // delays start-up, and the first look comes a moment after the listener is up.
   const disk = new DiskSpace(config.CORPUS_DATA_DIR, config.CORPUS_MIN_FREE_BYTES, log.child("storage"));
-  const diskTimer = setInterval(guard.wrap("disk_space", () => disk.check()), DISK_CHECK_MS);
+  const diskTimer = setInterval(
+    guard.wrap("disk_space", () => {
+      if (disk.check()) guard.forgetStorageFailures();
+    }),
+    DISK_CHECK_MS,
+  );
   diskTimer.unref?.();
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now);

@@ -80,6 +80,14 @@ export class BackgroundGuard {
     else this.failed(job, error);
   }
 
+  /**
+   * Space is back: storage failures are forgotten, so that a job which runs seldom (a sweep) does
+   * not keep the health route at 503 until its next pass; one that still cannot write fails again.
+   */
+  forgetStorageFailures(): void {
+    for (const [job, f] of [...this.failing]) if (f.storage) this.failing.delete(job);
+  }
+
   /** Jobs failing for want of storage now. */
   storageFailing(): string[] {
     return [...this.failing].filter(([, f]) => f.storage).map(([job]) => job);

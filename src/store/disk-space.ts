@@ -94,17 +94,23 @@ export class DiskSpace {
     return freed;
   }
 
-  /** One look at free space: warns when it falls below the floor, and rebuilds the reserve once it is back. */
-  check(): void {
+  /**
+   * One look at free space: warns when it falls below the floor, and rebuilds the reserve once it
+   * is back. Whether space has just come back (the caller forgets the storage failures of jobs
+   * that ran while it was short: one that still cannot write says so again on its next pass).
+   */
+  check(): boolean {
     const free = this.free();
     const low = free < this.minFreeBytes;
+    const back = !low && this.wasLow;
     if (low && !this.wasLow) {
       this.log.warning("free space below CORPUS_MIN_FREE_BYTES: no new indexing until space is freed", { free_bytes: free, min_free_bytes: this.minFreeBytes });
-    } else if (!low && this.wasLow) {
+    } else if (back) {
       this.log.info("free space back above CORPUS_MIN_FREE_BYTES", { free_bytes: free });
     }
     this.wasLow = low;
     if (!low) this.ensureReserve();
+    return back;
   }
 
   /** The words the health route and connector statuses give while space is short. */

@@ -167,12 +167,17 @@ describe("users' hosts listed in CORPUS_CONNECTOR_ALLOW_HOSTS", () => {
 });
 
 describe("what may land while the host is looked up", () => {
-  test("two adds of one id at once: one is saved, the other is 409 (never a 500)", async () => {
+  test("two adds of one id at once: one is saved; the other is 409 if it differs, the same answer if it is the same (never a 500)", async () => {
     const t = await app({ CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" });
     try {
       const body = { ...imap("127.0.0.1"), config: { ...imap("127.0.0.1").config, port: 1 } };
-      const statuses = (await Promise.all([t.add(body), t.add(body)])).map((r) => r.status).sort();
+      const other = { ...body, label: "another connector" };
+      const statuses = (await Promise.all([t.add(body), t.add(other)])).map((r) => r.status).sort();
       expect(statuses).toEqual([200, 409]);
+      expect((await t.list()).filter((c) => c.id === "mail")).toHaveLength(1);
+      // The same POST again (a retry after a timeout): answered with the connector as it stands (issue 18, gap 8).
+      const again = (await Promise.all([t.add(body), t.add(body)])).map((r) => r.status);
+      expect(again.every((s) => s === 200 || s === 409)).toBe(true);
       expect((await t.list()).filter((c) => c.id === "mail")).toHaveLength(1);
     } finally {
       await t.services.close();

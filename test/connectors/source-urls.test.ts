@@ -61,14 +61,17 @@ describe("search results name no operator host, account, database or path (issue
     const shapeC = await ask({ query: "Skilling", conversation_id: null, connectors: ["opmail"] });
     for (const url of urlsOf(shapeC)) expect(url).toMatch(/^corpus:\/\/opmail\/INBOX\/\d+$/);
 
-    const shops = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["oplite", "oppg", "opweb"] });
-    const byConnector = Object.fromEntries(shops.results.map((g: any) => [g.connector, g.chunks.map((c: any) => c.source_url)]));
+    // oplite and opweb read the same rows: asked together, copies collapse into one result
+    // (issue 16), so each is also asked alone.
+    const shops = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["oplite", "oppg"] });
+    const web = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["opweb"] });
+    const byConnector = Object.fromEntries([...shops.results, ...web.results].map((g: any) => [g.connector, g.chunks.map((c: any) => c.source_url)]));
     expect(Object.keys(byConnector).sort()).toEqual(["oplite", "oppg", "opweb"]);
     for (const url of byConnector.oplite) expect(url).toMatch(/^corpus:\/\/oplite\/Invoice\/\d+$/);
     for (const url of byConnector.oppg) expect(url).toMatch(/^corpus:\/\/oppg\/invoice\/\d+$/);
     for (const url of byConnector.opweb) expect(url).toMatch(/^https:\/\/shop\.example\/invoices\/\d+$/);
 
-    for (const body of [mail, shapeC, shops]) {
+    for (const body of [mail, shapeC, shops, web]) {
       const text = JSON.stringify(body);
       for (const secret of secrets()) expect({ secret, found: text.includes(secret) }).toEqual({ secret, found: false });
     }

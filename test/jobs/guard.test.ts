@@ -86,6 +86,17 @@ describe("BackgroundGuard", () => {
     expect(guard.storageFailing()).toEqual([]);
   });
 
+  test("once space is back, storage failures are forgotten (a seldom job no longer holds health at 503); others stay", () => {
+    const { guard } = setup();
+    guard.report("sweeps", Object.assign(new Error("x"), { code: "SQLITE_FULL" }));
+    guard.report("webhooks", new Error("a bug, not the disk"));
+    guard.forgetStorageFailures();
+    expect(guard.storageFailing()).toEqual([]);
+    // A job that still cannot write says so on its next pass.
+    guard.report("sweeps", Object.assign(new Error("x"), { code: "ENOSPC" }));
+    expect(guard.storageFailing()).toEqual(["sweeps"]);
+  });
+
   test("a retrier tries again with doubling delays on the injected clock, until a pass succeeds, and is not started twice", async () => {
     const { guard, clock } = setup();
     const db = fullDatabase();
