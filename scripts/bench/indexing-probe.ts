@@ -38,7 +38,7 @@ const loops = Promise.all([
       fetch(`${url}/v1/query`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ query: `${QUESTIONS[i % QUESTIONS.length]} ${i}`, top_k: 5 }),
+        body: JSON.stringify({ query: `${QUESTIONS[i % QUESTIONS.length]} ${i}`, max_results: 5 }),
       }),
     ),
   ),

@@ -99,7 +99,7 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
   const token = (await $`${exe} token create --user bench --scopes corpus:search,connectors:read,connectors:write`.env(env).quiet().text()).trim();
   const server = Bun.spawn([exe, "serve"], { env, stdout: "ignore", stderr: "inherit" });
   const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-  const ask = (query: string) => fetch(`${url}/v1/query`, { method: "POST", headers: auth, body: JSON.stringify({ query, top_k: 5 }) }).then((r) => r.arrayBuffer());
+  const ask = (query: string) => fetch(`${url}/v1/query`, { method: "POST", headers: auth, body: JSON.stringify({ query, max_results: 5 }) }).then((r) => r.arrayBuffer());
   try {
     await waitFor200(`${url}/`, 30_000);
     // The model loads in the background shortly after start; ready means settled.
