@@ -51,3 +51,15 @@ export function runCli(args: string[], env: Record<string, string> = {}) {
   });
   return { code: proc.exitCode, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }
+
+/**
+ * Awaits every local connector of `user` (folders, mail folders) until read and embedded: the
+ * awaitable the connectors give, instead of polling their status on a clock.
+ */
+export async function connectorsSettled(services: { connectors: { active(user: string): Array<{ connector: object }> } }, user: string): Promise<void> {
+  for (const { connector } of services.connectors.active(user)) {
+    const local = connector as { sync?: () => Promise<void>; embedPending?: () => Promise<void> };
+    if (local.sync) await local.sync();
+    if (local.embedPending) await local.embedPending();
+  }
+}

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bearer, postJson, tempDir, testApp } from "../helpers";
+import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
 
 setDefaultTimeout(120_000);
 
@@ -27,12 +27,8 @@ async function withNotes(env: Record<string, string>): Promise<{ app: App; token
   const token = (await app.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read", "connectors:write"])).token;
   const added = await app.app.handle(postJson("/v1/connectors", { id: "notes", kind: "files", label: "Notes", config: { path: join(roots, "notes") } }, bearer(token)));
   expect(added.status).toBe(200);
-  for (let i = 0; i < 600; i++) {
-    const list = ((await (await app.app.handle(new Request("http://localhost/v1/connectors", { headers: bearer(token) }))).json()) as { connectors: Array<{ status: string; indexed?: { chunks: number; embedded: number } }> }).connectors;
-    if (list.every((c) => c.status === "ok" && c.indexed && c.indexed.chunks > 0 && c.indexed.embedded === c.indexed.chunks)) return { app, token };
-    await Bun.sleep(100);
-  }
-  throw new Error("indexing did not finish");
+  await connectorsSettled(app.services, "alice");
+  return { app, token };
 }
 
 let debugToken: string;
