@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { convertMiniLM, type BertConfig, type WeightStorage } from "./model/convert-minilm";
+import { type BertConfig, convertMiniLM, type WeightStorage } from "./model/convert-minilm";
 
 const root = join(import.meta.dir, "..");
 const modelsDir = join(root, "models");

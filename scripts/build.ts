@@ -3,9 +3,10 @@
 // (src/native/assets.ts), with the sha256 of each native library; the result runs from any
 // folder with nothing beside it. The embedding worker (src/embedding/worker.ts) is compiled in
 // as a second entrypoint, and the executable told its name there.
-import { $ } from "bun";
+
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { $ } from "bun";
 
 const root = join(import.meta.dir, "..");
 const outfile = join(root, "dist", "corpus");

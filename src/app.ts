@@ -3,18 +3,13 @@
 import { Elysia } from "elysia";
 import { authRoutes } from "./auth/routes";
 import { connectorRoutes } from "./connectors/routes";
-import { deepSearchRoutes } from "./rest/deep-search";
-import { limitHeaders } from "./rest/guard";
-import { queryRoutes } from "./rest/query";
-import { userRoutes } from "./users/routes";
-import { webhookRoutes } from "./webhooks/routes";
 import { debugRoutes } from "./debug/routes";
-import { healthRoutes } from "./health/routes";
 import type { HealthChecks } from "./health/checks";
+import { healthRoutes } from "./health/routes";
 import { accessLog } from "./http/access-log";
 import { bodyLimit } from "./http/body-limit";
-import { cors } from "./http/cors";
 import { jsonOnly } from "./http/content-type";
+import { cors } from "./http/cors";
 import { errorMapper } from "./http/errors";
 import { hostCheck } from "./http/host-check";
 import { allowedMethods } from "./http/methods";
@@ -25,8 +20,13 @@ import { metadataRoutes } from "./metadata/routes";
 import { oauthRoutes } from "./oauth/routes";
 import { OAuthServer } from "./oauth/service";
 import { openapiDocs } from "./openapi/plugin";
+import { deepSearchRoutes } from "./rest/deep-search";
+import { limitHeaders } from "./rest/guard";
+import { queryRoutes } from "./rest/query";
 import type { Services } from "./services";
 import { databaseCheck, storageCheck } from "./store/health";
+import { userRoutes } from "./users/routes";
+import { webhookRoutes } from "./webhooks/routes";
 
 export function createApp(services: Services) {
   const { config, log, db, auth } = services;
@@ -43,7 +43,13 @@ export function createApp(services: Services) {
     // Before CORS and everything else: a request for another host is no request for us (DNS rebinding).
     .use(hostCheck(config))
     .use(cors(config.corsOrigins))
-    .use(errorMapper(log.child("http"), allowedMethods((): readonly { method: string; path: string }[] => app.routes), trusted))
+    .use(
+      errorMapper(
+        log.child("http"),
+        allowedMethods((): readonly { method: string; path: string }[] => app.routes),
+        trusted,
+      ),
+    )
     .use(jsonOnly)
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
     .use(accessLog(log.child("http.access"), trusted))

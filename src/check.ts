@@ -4,8 +4,8 @@ import { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import { loadMasterKey } from "./crypto/master-key";
 import { cosine, loadEmbedder } from "./embedding/embedder";
-import { loadSqliteVec, openDatabase } from "./store/database";
 import { MIGRATIONS } from "./services";
+import { loadSqliteVec, openDatabase } from "./store/database";
 
 export interface CheckReport {
   data_dir: string;

@@ -2,7 +2,7 @@
 // The `corpus` command (D1, D2, D30): serve (default), token, backup, restore, check, version,
 // --help; all take --data-dir.
 import { SCOPES } from "./auth/scopes";
-import { ConfigError, describeConfig, effectiveLogLevel, loadConfig, type Config } from "./config";
+import { type Config, ConfigError, describeConfig, effectiveLogLevel, loadConfig } from "./config";
 import { createLogger } from "./log";
 import { SERVICE_VERSION } from "./version";
 
@@ -173,7 +173,12 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`corpus: ${error.message}`);
       return 1;
     }
-    if (error instanceof ConfigError || error instanceof TokenRequestError || error instanceof UsageError || error instanceof AccountError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof TokenRequestError ||
+      error instanceof UsageError ||
+      error instanceof AccountError
+    ) {
       console.error(`corpus: ${error.message}`);
       return 2;
     }

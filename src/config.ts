@@ -1,7 +1,7 @@
 // Every CORPUS_* variable (DECISIONS D1; second document part 8), read and validated once at
 // start. Each variable is one TypeBox schema: its type, bounds, default and the text a user
 // sees when a value is refused all live here.
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { allowList } from "./net/pin";
 
@@ -14,27 +14,73 @@ const HttpUrl = (description: string) =>
 export const LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] as const;
 
 export const ConfigSchema = Type.Object({
-  CORPUS_HOST: Type.String({ default: "127.0.0.1", minLength: 1, allowed: "a host name or IP address", description: "Address to listen on; loopback unless configured." }),
+  CORPUS_HOST: Type.String({
+    default: "127.0.0.1",
+    minLength: 1,
+    allowed: "a host name or IP address",
+    description: "Address to listen on; loopback unless configured.",
+  }),
   CORPUS_PORT: Int(8080, 0, 65535, "TCP port to listen on (0 picks a free one)."),
-  CORPUS_DATA_DIR: Type.String({ default: "./corpus-data", minLength: 1, allowed: "a folder path", description: "Folder for the database and keys (created 0700)." }),
+  CORPUS_DATA_DIR: Type.String({
+    default: "./corpus-data",
+    minLength: 1,
+    allowed: "a folder path",
+    description: "Folder for the database and keys (created 0700).",
+  }),
   CORPUS_MASTER_KEY: Type.Optional(
-    Type.String({ pattern: "^[A-Za-z0-9+/]{43}=$", allowed: "32 bytes in base64 (44 characters)", description: "Master key; when unset, read from CORPUS_MASTER_KEY_FILE." }),
+    Type.String({
+      pattern: "^[A-Za-z0-9+/]{43}=$",
+      allowed: "32 bytes in base64 (44 characters)",
+      description: "Master key; when unset, read from CORPUS_MASTER_KEY_FILE.",
+    }),
   ),
   CORPUS_MASTER_KEY_FILE: Type.Optional(
-    Type.String({ minLength: 1, allowed: "a file path", description: "Master key file, generated (0600) on first start; default DATA_DIR.master.key, beside the data folder (never inside it)." }),
+    Type.String({
+      minLength: 1,
+      allowed: "a file path",
+      description:
+        "Master key file, generated (0600) on first start; default DATA_DIR.master.key, beside the data folder (never inside it).",
+    }),
   ),
-  CORPUS_CORS_ALLOW_ORIGINS_CSV: Type.String({ default: "", pattern: "^(\\s*https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)?$", allowed: "comma-separated origins such as https://app.example.com", description: "Origins allowed cross-origin access; empty allows none." }),
-  CORPUS_ALLOWED_HOSTS: Type.String({ default: "", pattern: "^(\\s*(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)\\s*(,\\s*(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)\\s*)*)?$", allowed: "comma-separated host names or IP addresses (IPv6 in brackets), without ports", description: "Host names this server answers to besides loopback and the hosts of CORPUS_OAUTH_RESOURCE_URL and CORPUS_CORS_ALLOW_ORIGINS_CSV; any other Host header is 403 (DNS rebinding)." }),
+  CORPUS_CORS_ALLOW_ORIGINS_CSV: Type.String({
+    default: "",
+    pattern: "^(\\s*https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)?$",
+    allowed: "comma-separated origins such as https://app.example.com",
+    description: "Origins allowed cross-origin access; empty allows none.",
+  }),
+  CORPUS_ALLOWED_HOSTS: Type.String({
+    default: "",
+    pattern: "^(\\s*(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)\\s*(,\\s*(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)\\s*)*)?$",
+    allowed: "comma-separated host names or IP addresses (IPv6 in brackets), without ports",
+    description:
+      "Host names this server answers to besides loopback and the hosts of CORPUS_OAUTH_RESOURCE_URL and CORPUS_CORS_ALLOW_ORIGINS_CSV; any other Host header is 403 (DNS rebinding).",
+  }),
   CORPUS_DEBUG_MODE: Bool("Enables /debug/* routes and debug logging."),
-  CORPUS_LOG_LEVEL: Type.Union(LOG_LEVELS.map((l) => Type.Literal(l)), { default: "INFO", description: "Lowest level logged." }),
+  CORPUS_LOG_LEVEL: Type.Union(
+    LOG_LEVELS.map((l) => Type.Literal(l)),
+    { default: "INFO", description: "Lowest level logged." },
+  ),
   CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: Int(60, 1, 1_000_000, "Requests per minute per IP on /mcp (token bucket)."),
-  CORPUS_RATE_LIMIT_MAX_TRACKED_IPS: Int(100_000, 100, 10_000_000, "Most client addresses whose /mcp bucket is kept; refilled buckets are dropped every minute, and past this the least recently seen address is forgotten."),
-  CORPUS_OAUTH_RESOURCE_URL: HttpUrl("Public URL of this server (default http://HOST:PORT, https:// when serving HTTPS); the tokens' audience."),
+  CORPUS_RATE_LIMIT_MAX_TRACKED_IPS: Int(
+    100_000,
+    100,
+    10_000_000,
+    "Most client addresses whose /mcp bucket is kept; refilled buckets are dropped every minute, and past this the least recently seen address is forgotten.",
+  ),
+  CORPUS_OAUTH_RESOURCE_URL: HttpUrl(
+    "Public URL of this server (default http://HOST:PORT, https:// when serving HTTPS); the tokens' audience.",
+  ),
   CORPUS_OAUTH_ISSUER: HttpUrl("Token issuer (default http://HOST:PORT, https:// when serving HTTPS)."),
-  CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: HttpUrl("Authorization endpoint of an external identity provider; with CORPUS_OAUTH_TOKEN_ENDPOINT it turns the built-in authorization server off."),
+  CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: HttpUrl(
+    "Authorization endpoint of an external identity provider; with CORPUS_OAUTH_TOKEN_ENDPOINT it turns the built-in authorization server off.",
+  ),
   CORPUS_OAUTH_TOKEN_ENDPOINT: HttpUrl("Token endpoint of an external identity provider (see CORPUS_OAUTH_AUTHORIZATION_ENDPOINT)."),
   CORPUS_OAUTH_JWKS_URI: Type.Optional(
-    Type.String({ pattern: "^(https?://[^\\s]+|file://[^\\s]+)$", allowed: "an http(s):// URL or a file:// path", description: "JWKS of an external identity provider." }),
+    Type.String({
+      pattern: "^(https?://[^\\s]+|file://[^\\s]+)$",
+      allowed: "an http(s):// URL or a file:// path",
+      description: "JWKS of an external identity provider.",
+    }),
   ),
   CORPUS_AUTH_DISABLED: Bool("Development only: /mcp without a token."),
   CORPUS_MAX_REQUEST_SIZE: Int(2_097_152, 1024, 1_073_741_824, "Largest request body in bytes."),
@@ -49,19 +95,63 @@ export const ConfigSchema = Type.Object({
   CORPUS_LIMIT_CONNECTORS_PER_DAY: Int(1000, 1, 100_000_000, "POST /v1/connectors per user per UTC day."),
   CORPUS_LIMIT_WEBHOOKS_PER_MINUTE: Int(30, 1, 1_000_000, "POST /v1/webhooks per user per minute."),
   CORPUS_LIMIT_WEBHOOKS_PER_DAY: Int(1000, 1, 100_000_000, "POST /v1/webhooks per user per UTC day."),
-  CORPUS_TRUSTED_PROXIES: Type.String({ default: "", pattern: "^[0-9a-fA-F.:/,\\s]*$", allowed: "comma-separated IP addresses or CIDR ranges", description: "Proxies whose X-Forwarded-For is trusted." }),
-  CORPUS_MAX_CONNECTORS_PER_USER: Int(50, 1, 100_000, "Most connectors one user may add (the operator's not counted); one more is 409 conflict."),
+  CORPUS_TRUSTED_PROXIES: Type.String({
+    default: "",
+    pattern: "^[0-9a-fA-F.:/,\\s]*$",
+    allowed: "comma-separated IP addresses or CIDR ranges",
+    description: "Proxies whose X-Forwarded-For is trusted.",
+  }),
+  CORPUS_MAX_CONNECTORS_PER_USER: Int(
+    50,
+    1,
+    100_000,
+    "Most connectors one user may add (the operator's not counted); one more is 409 conflict.",
+  ),
   CORPUS_MAX_WEBHOOKS_PER_USER: Int(20, 1, 100_000, "Most webhooks one user may register; one more is 409 conflict."),
-  CORPUS_EMBED_THREADS: Int(1, 1, 64, "Threads onnxruntime uses for one model run in the embedding worker; 1 leaves the other core of a two-core machine to requests, more embeds faster on a machine with more cores."),
-  CORPUS_MIN_FREE_BYTES: Int(268_435_456, 0, Number.MAX_SAFE_INTEGER, "Free bytes the data folder's disk should keep: below it the service warns, starts no new indexing and reports /api/connectors/health unhealthy; a quarter of it is held as a reserve file in the data folder, freed so that deletions succeed on a full disk (0 turns both off)."),
-  CORPUS_CONNECTORS_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "JSON array of operator connectors visible to every user." })),
-  CORPUS_CONNECTOR_ROOTS: Type.String({ default: "", pattern: "^(\\s*/[^,]*(,\\s*/[^,]*)*)?$", allowed: "comma-separated absolute folder paths", description: "Folders under which users may add local connectors (maildir, files, SQLite); {user} in an entry stands for the token's subject, an entry without it is shared by every user; empty allows none." }),
+  CORPUS_EMBED_THREADS: Int(
+    1,
+    1,
+    64,
+    "Threads onnxruntime uses for one model run in the embedding worker; 1 leaves the other core of a two-core machine to requests, more embeds faster on a machine with more cores.",
+  ),
+  CORPUS_MIN_FREE_BYTES: Int(
+    268_435_456,
+    0,
+    Number.MAX_SAFE_INTEGER,
+    "Free bytes the data folder's disk should keep: below it the service warns, starts no new indexing and reports /api/connectors/health unhealthy; a quarter of it is held as a reserve file in the data folder, freed so that deletions succeed on a full disk (0 turns both off).",
+  ),
+  CORPUS_CONNECTORS_FILE: Type.Optional(
+    Type.String({ minLength: 1, allowed: "a file path", description: "JSON array of operator connectors visible to every user." }),
+  ),
+  CORPUS_CONNECTOR_ROOTS: Type.String({
+    default: "",
+    pattern: "^(\\s*/[^,]*(,\\s*/[^,]*)*)?$",
+    allowed: "comma-separated absolute folder paths",
+    description:
+      "Folders under which users may add local connectors (maildir, files, SQLite); {user} in an entry stands for the token's subject, an entry without it is shared by every user; empty allows none.",
+  }),
   CORPUS_WEBHOOK_URL: HttpUrl("Operator webhook that receives user.deleted."),
-  CORPUS_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 16, allowed: "at least 16 characters", description: "Secret signing the operator webhook." })),
+  CORPUS_WEBHOOK_SECRET: Type.Optional(
+    Type.String({ minLength: 16, allowed: "at least 16 characters", description: "Secret signing the operator webhook." }),
+  ),
   CORPUS_WEBHOOK_ALLOW_PRIVATE: Bool("Allow webhooks to private, link-local and loopback addresses."),
-  CORPUS_TLS_CERT_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "PEM certificate (chain) to serve HTTPS with, together with CORPUS_TLS_KEY_FILE; both files are read again on SIGHUP." })),
-  CORPUS_TLS_KEY_FILE: Type.Optional(Type.String({ minLength: 1, allowed: "a file path", description: "PEM private key of CORPUS_TLS_CERT_FILE." })),
-  CORPUS_CONNECTOR_ALLOW_HOSTS: Type.String({ default: "", pattern: "^[0-9A-Za-z_.:/\\[\\],\\s-]*$", allowed: "comma-separated host names, IP addresses or CIDR ranges", description: "Private, loopback and other non-public hosts users may connect IMAP and PostgreSQL connectors to (operator connectors are not bound); empty allows only public addresses." }),
+  CORPUS_TLS_CERT_FILE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      allowed: "a file path",
+      description: "PEM certificate (chain) to serve HTTPS with, together with CORPUS_TLS_KEY_FILE; both files are read again on SIGHUP.",
+    }),
+  ),
+  CORPUS_TLS_KEY_FILE: Type.Optional(
+    Type.String({ minLength: 1, allowed: "a file path", description: "PEM private key of CORPUS_TLS_CERT_FILE." }),
+  ),
+  CORPUS_CONNECTOR_ALLOW_HOSTS: Type.String({
+    default: "",
+    pattern: "^[0-9A-Za-z_.:/\\[\\],\\s-]*$",
+    allowed: "comma-separated host names, IP addresses or CIDR ranges",
+    description:
+      "Private, loopback and other non-public hosts users may connect IMAP and PostgreSQL connectors to (operator connectors are not bound); empty allows only public addresses.",
+  }),
 });
 
 export type Config = Static<typeof ConfigSchema> & {
@@ -77,7 +167,8 @@ export type Config = Static<typeof ConfigSchema> & {
 export class ConfigError extends Error {}
 
 /** The lowest level logged: DEBUG in debug mode ("verbose logging", second document part 8), else CORPUS_LOG_LEVEL. */
-export const effectiveLogLevel = (c: Pick<Config, "CORPUS_DEBUG_MODE" | "CORPUS_LOG_LEVEL">): (typeof LOG_LEVELS)[number] => (c.CORPUS_DEBUG_MODE ? "DEBUG" : c.CORPUS_LOG_LEVEL);
+export const effectiveLogLevel = (c: Pick<Config, "CORPUS_DEBUG_MODE" | "CORPUS_LOG_LEVEL">): (typeof LOG_LEVELS)[number] =>
+  c.CORPUS_DEBUG_MODE ? "DEBUG" : c.CORPUS_LOG_LEVEL;
 
 function allowedText(schema: TSchema): string {
   if (schema.allowed) return schema.allowed as string;
@@ -120,13 +211,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError("CORPUS_WEBHOOK_SECRET is not set: expected at least 16 characters whenever CORPUS_WEBHOOK_URL is set");
   }
   if (Boolean(base.CORPUS_TLS_CERT_FILE) !== Boolean(base.CORPUS_TLS_KEY_FILE)) {
-    const [set, unset] = base.CORPUS_TLS_CERT_FILE ? ["CORPUS_TLS_CERT_FILE", "CORPUS_TLS_KEY_FILE"] : ["CORPUS_TLS_KEY_FILE", "CORPUS_TLS_CERT_FILE"];
+    const [set, unset] = base.CORPUS_TLS_CERT_FILE
+      ? ["CORPUS_TLS_CERT_FILE", "CORPUS_TLS_KEY_FILE"]
+      : ["CORPUS_TLS_KEY_FILE", "CORPUS_TLS_CERT_FILE"];
     throw new ConfigError(`${unset} is not set: expected both CORPUS_TLS_CERT_FILE and CORPUS_TLS_KEY_FILE or neither, and ${set} is set`);
   }
   try {
     allowList(base.CORPUS_CONNECTOR_ALLOW_HOSTS);
   } catch (error) {
-    throw new ConfigError(`CORPUS_CONNECTOR_ALLOW_HOSTS=${JSON.stringify(base.CORPUS_CONNECTOR_ALLOW_HOSTS)} is not allowed: ${(error as Error).message}`);
+    throw new ConfigError(
+      `CORPUS_CONNECTOR_ALLOW_HOSTS=${JSON.stringify(base.CORPUS_CONNECTOR_ALLOW_HOSTS)} is not allowed: ${(error as Error).message}`,
+    );
   }
   const hostForUrl = base.CORPUS_HOST.includes(":") ? `[${base.CORPUS_HOST}]` : base.CORPUS_HOST;
   const local = `${base.CORPUS_TLS_CERT_FILE ? "https" : "http"}://${hostForUrl}:${base.CORPUS_PORT}`;
@@ -134,9 +229,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...base,
     resourceUrl: (base.CORPUS_OAUTH_RESOURCE_URL ?? local).replace(/\/+$/, ""),
     issuer: (base.CORPUS_OAUTH_ISSUER ?? local).replace(/\/+$/, ""),
-    corsOrigins: base.CORPUS_CORS_ALLOW_ORIGINS_CSV.split(",").map((s) => s.trim()).filter(Boolean),
-    allowedHosts: base.CORPUS_ALLOWED_HOSTS.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean),
-    connectorRoots: base.CORPUS_CONNECTOR_ROOTS.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean),
+    corsOrigins: base.CORPUS_CORS_ALLOW_ORIGINS_CSV.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    allowedHosts: base.CORPUS_ALLOWED_HOSTS.split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+    connectorRoots: base.CORPUS_CONNECTOR_ROOTS.split(",")
+      .map((s) => s.trim().replace(/\/+$/, ""))
+      .filter(Boolean),
   };
 }
 

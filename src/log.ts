@@ -36,7 +36,8 @@ export function capLogValue(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== "object") return value;
   if (depth >= LOG_DEPTH_MAX) return "[…]";
   // As JSON.stringify would see it (a Date is its ISO string).
-  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return capLogValue((value as { toJSON(): unknown }).toJSON(), depth + 1);
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function")
+    return capLogValue((value as { toJSON(): unknown }).toJSON(), depth + 1);
   if (Array.isArray(value)) {
     const kept = value.slice(0, LOG_ITEMS_MAX).map((v) => capLogValue(v, depth + 1));
     return value.length > LOG_ITEMS_MAX ? [...kept, `…[cut: ${value.length} items]`] : kept;

@@ -96,7 +96,8 @@ export class OwedWork {
       this.streaks.delete(kind);
       return true;
     } catch (error) {
-      if (!this.streaks.has(kind) && !this.stopped) this.log.warning("owed work failed; tried again shortly", { kind, ...errorSummary(error) });
+      if (!this.streaks.has(kind) && !this.stopped)
+        this.log.warning("owed work failed; tried again shortly", { kind, ...errorSummary(error) });
       this.streaks.add(kind);
       return false;
     }

@@ -4,8 +4,8 @@ import { createApp } from "./app";
 import type { Config } from "./config";
 import { withDefaultHost } from "./http/host-check";
 import { beginRequest } from "./http/request-context";
+import { type FetchHandler, withTimeout } from "./http/timeout";
 import { loadTls } from "./http/tls";
-import { withTimeout, type FetchHandler } from "./http/timeout";
 import type { Logger } from "./log";
 import { createServices, type Services } from "./services";
 

@@ -1,35 +1,35 @@
 // Every service of a running corpus, built once from the configuration. The HTTP app, the
 // CLI and the tests all start from here.
 import type { Database } from "bun:sqlite";
+import { Accounts, accountMigrations } from "./accounts/store";
+import { Archive, archiveMigrations, forgetArchiveVectors } from "./archive/store";
 import { AuthService } from "./auth/service";
 import { authMigrations } from "./auth/store";
-import { Archive, archiveMigrations, forgetArchiveVectors } from "./archive/store";
 import type { Config } from "./config";
-import { conversationMigrations, Conversations } from "./conversations/store";
-import { adoptModel, EmbeddingService, embeddingMigrations } from "./embedding/service";
-import { QueryService } from "./retrieval/search";
-import { WebhookStore, webhookMigrations } from "./webhooks/store";
-import { WebhookWorker } from "./webhooks/worker";
 import { forgetChunkVectors, indexMigrations } from "./connectors/local-index";
 import { ConnectorRegistry, registryMigrations } from "./connectors/registry";
+import { Conversations, conversationMigrations } from "./conversations/store";
 import { loadMasterKey } from "./crypto/master-key";
 import { cryptoMigrations, UserKeys } from "./crypto/user-keys";
-import type { Logger } from "./log";
-import { embeddingModel, type ModelAsset } from "./native/assets";
+import { adoptModel, EmbeddingService, embeddingMigrations } from "./embedding/service";
+import { BackgroundGuard } from "./jobs/guard";
 import { IdempotencyStore, idempotencyMigrations } from "./limits/idempotency";
 import { limitMigrations, limitsFrom, RateLimiter } from "./limits/rate-limit";
 import { bucketMigrations, TokenBuckets } from "./limits/token-bucket";
-import { openDatabase } from "./store/database";
-import { Sweeps } from "./sweeps";
-import { BackgroundGuard } from "./jobs/guard";
-import { DiskSpace } from "./store/disk-space";
-import { isStorageError } from "./store/storage-errors";
-import { storeMigrations } from "./store/migrations";
-import { accountMigrations, Accounts } from "./accounts/store";
+import type { Logger } from "./log";
+import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
 import { OAuthStore, oauthMigrations } from "./oauth/store";
-import { Scrub, scrubMigrations } from "./store/scrub";
 import { OwedWork } from "./owed-work";
+import { QueryService } from "./retrieval/search";
+import { openDatabase } from "./store/database";
+import { DiskSpace } from "./store/disk-space";
+import { storeMigrations } from "./store/migrations";
+import { Scrub, scrubMigrations } from "./store/scrub";
+import { isStorageError } from "./store/storage-errors";
+import { Sweeps } from "./sweeps";
+import { WebhookStore, webhookMigrations } from "./webhooks/store";
+import { WebhookWorker } from "./webhooks/worker";
 
 export const MIGRATIONS = [
   ...storeMigrations,
@@ -105,8 +105,11 @@ export async function createServices(
   const model = options.model ?? embeddingModel;
   // Vectors of two models never meet in one ranking: on a model change every stored vector is
   // forgotten at once and computed again (connectors' chunks as pending ones, the archive by resumePending).
-  const forgotten = db.transaction(() => (adoptModel(db, model.sha256) ? { chunks: forgetChunkVectors(db), archived: forgetArchiveVectors(db) } : undefined))();
-  if (forgotten && forgotten.chunks + forgotten.archived > 0) log.warning("embedding model changed: stored vectors are computed again", { model: model.sha256.slice(0, 16), ...forgotten });
+  const forgotten = db.transaction(() =>
+    adoptModel(db, model.sha256) ? { chunks: forgetChunkVectors(db), archived: forgetArchiveVectors(db) } : undefined,
+  )();
+  if (forgotten && forgotten.chunks + forgotten.archived > 0)
+    log.warning("embedding model changed: stored vectors are computed again", { model: model.sha256.slice(0, 16), ...forgotten });
   const master = loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
   if (master.warning) log.warning(master.warning);
   const masterKey = master.key;
@@ -127,7 +130,11 @@ export async function createServices(
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
-  const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, { threads: config.CORPUS_EMBED_THREADS, model, log: log.child("embedding") });
+  const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, {
+    threads: config.CORPUS_EMBED_THREADS,
+    model,
+    log: log.child("embedding"),
+  });
   // A deletion's (or a connector removal's) later steps, owed in its transaction (D29).
   const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);
   const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now, { disk, guard }, scrub);

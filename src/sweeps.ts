@@ -42,7 +42,11 @@ export class Sweeps {
         this.guard?.report(`sweep ${task.name}`);
       } catch (error) {
         if (this.guard) this.guard.report(`sweep ${task.name}`, error);
-        else this.log.warning("sweep failed; tried again at the next one", { task: task.name, error: error instanceof Error ? error.message : String(error) });
+        else
+          this.log.warning("sweep failed; tried again at the next one", {
+            task: task.name,
+            error: error instanceof Error ? error.message : String(error),
+          });
       }
     }
     if (Object.values(removed).some((n) => n > 0)) this.log.debug("swept", removed);

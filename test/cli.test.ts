@@ -1,7 +1,7 @@
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
-import { parseArgs, UsageError } from "../src/cli";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseArgs, UsageError } from "../src/cli";
 import { runCli, tempDir } from "./helpers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -27,7 +27,8 @@ describe("corpus CLI (D1, D2)", () => {
   test("corpus --help lists the commands and variables", () => {
     const r = runCli(["--help"]);
     expect(r.code).toBe(0);
-    for (const word of ["serve", "check", "version", "--data-dir", "CORPUS_PORT", "CORPUS_MAX_REQUEST_SIZE"]) expect(r.stdout).toContain(word);
+    for (const word of ["serve", "check", "version", "--data-dir", "CORPUS_PORT", "CORPUS_MAX_REQUEST_SIZE"])
+      expect(r.stdout).toContain(word);
   });
 
   test("an unknown command or option exits 2 with one line", () => {
@@ -64,7 +65,10 @@ describe("corpus token (D2)", () => {
     const { createServices } = await import("../src/services");
     const { createLogger } = await import("../src/log");
     const { loadConfig } = await import("../src/config");
-    const services = await createServices(loadConfig({ CORPUS_DATA_DIR: dir }), createLogger("ERROR", () => {}));
+    const services = await createServices(
+      loadConfig({ CORPUS_DATA_DIR: dir }),
+      createLogger("ERROR", () => {}),
+    );
     expect((await services.auth.authenticate(`Bearer ${token}`, "corpus:search")).user).toBe("alice");
 
     const revoke = runCli(["token", "revoke", "--jti", claims.jti, "--data-dir", dir]);

@@ -91,20 +91,34 @@ describe("config (D1, second document part 8)", () => {
 
   test("the operator webhook needs its secret", () => {
     expect(() => loadConfig({ CORPUS_WEBHOOK_URL: "https://hooks.example.com/x" })).toThrow("CORPUS_WEBHOOK_SECRET is not set");
-    expect(loadConfig({ CORPUS_WEBHOOK_URL: "https://hooks.example.com/x", CORPUS_WEBHOOK_SECRET: "0123456789abcdef" }).CORPUS_WEBHOOK_URL).toBe("https://hooks.example.com/x");
+    expect(
+      loadConfig({ CORPUS_WEBHOOK_URL: "https://hooks.example.com/x", CORPUS_WEBHOOK_SECRET: "0123456789abcdef" }).CORPUS_WEBHOOK_URL,
+    ).toBe("https://hooks.example.com/x");
   });
 
   test("secrets are never echoed in errors", () => {
-    expect(() => loadConfig({ CORPUS_MASTER_KEY: "c2VjcmV0LXZhbHVl" })).toThrow("CORPUS_MASTER_KEY=(hidden) is not allowed: expected 32 bytes in base64");
+    expect(() => loadConfig({ CORPUS_MASTER_KEY: "c2VjcmV0LXZhbHVl" })).toThrow(
+      "CORPUS_MASTER_KEY=(hidden) is not allowed: expected 32 bytes in base64",
+    );
     expect(() => loadConfig({ CORPUS_WEBHOOK_SECRET: "short" })).toThrow("CORPUS_WEBHOOK_SECRET=(hidden)");
   });
 
   test("every variable of the second document is known, under CORPUS_", () => {
     const names = describeConfig().map((v) => v.name);
     for (const v of [
-      "CORS_ALLOW_ORIGINS_CSV", "DEBUG_MODE", "LOG_LEVEL", "RATE_LIMIT_REQUESTS_PER_MINUTE", "OAUTH_RESOURCE_URL",
-      "OAUTH_ISSUER", "OAUTH_AUTHORIZATION_ENDPOINT", "OAUTH_TOKEN_ENDPOINT", "OAUTH_JWKS_URI", "MAX_REQUEST_SIZE", "REQUEST_TIMEOUT",
-    ]) expect(names).toContain(`CORPUS_${v}`);
+      "CORS_ALLOW_ORIGINS_CSV",
+      "DEBUG_MODE",
+      "LOG_LEVEL",
+      "RATE_LIMIT_REQUESTS_PER_MINUTE",
+      "OAUTH_RESOURCE_URL",
+      "OAUTH_ISSUER",
+      "OAUTH_AUTHORIZATION_ENDPOINT",
+      "OAUTH_TOKEN_ENDPOINT",
+      "OAUTH_JWKS_URI",
+      "MAX_REQUEST_SIZE",
+      "REQUEST_TIMEOUT",
+    ])
+      expect(names).toContain(`CORPUS_${v}`);
     for (const v of describeConfig()) expect(v.description.length).toBeGreaterThan(5);
   });
 });

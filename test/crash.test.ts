@@ -10,11 +10,11 @@
 // CORPUS_CRASH_SEED replays a run.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus, until, type Corpus } from "./backup/support";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "./backup/support";
 import { tempDir } from "./helpers";
 
 setDefaultTimeout(300_000);
@@ -32,7 +32,11 @@ function seeded(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)), pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]! };
+  return {
+    next,
+    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
+    pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!,
+  };
 }
 const rng = seeded(SEED);
 
@@ -118,7 +122,10 @@ async function askRest(question: string): Promise<Acked | undefined> {
 }
 
 async function askMcp(client: Client, question: string): Promise<Acked | undefined> {
-  const result = (await client.callTool({ name: "corpus_search", arguments: { query: question, maxResults: 1 } })) as { isError?: boolean; structuredContent?: { results: unknown[] } };
+  const result = (await client.callTool({ name: "corpus_search", arguments: { query: question, maxResults: 1 } })) as {
+    isError?: boolean;
+    structuredContent?: { results: unknown[] };
+  };
   if (result.isError) return undefined;
   expect(result.structuredContent!.results.length).toBeGreaterThan(0);
   return { via: "mcp", question };
@@ -151,9 +158,14 @@ test(`seed ${SEED}: answers acknowledged before 20 SIGKILLs are all found after 
     for (let i = last ? 80 : rng.int(0, 15); i > 0; i--) addNote();
     server = await startCorpus(env);
     const mcp = rng.next() < 0.4 ? new Client({ name: "corpus-crash-test", version: "1.0.0" }) : undefined;
-    if (mcp) await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    if (mcp)
+      await mcp.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+      );
     // Mostly about the new notes (vectors still owed), sometimes about an older one.
-    const questions = fresh.map((w, i) => `what does the ${rng.next() < 0.8 || words.length === 0 ? w : rng.pick(words)} note say? (cycle ${cycle}, question ${i})`);
+    const questions = fresh.map(
+      (w, i) => `what does the ${rng.next() < 0.8 || words.length === 0 ? w : rng.pick(words)} note say? (cycle ${cycle}, question ${i})`,
+    );
     words.push(...fresh);
     const ask = (q: string) => (mcp && rng.next() < 0.5 ? askMcp(mcp, q) : askRest(q));
     // The seed picks the question during which the process dies (or none: after the last), and when.
@@ -217,7 +229,13 @@ test(`seed ${SEED}: answers acknowledged before 20 SIGKILLs are all found after 
   await server.stop();
   server = undefined;
   const failed = missing.length > 0 || left.archive > 0 || left.connector > 0;
-  expect({ seed: SEED, before, left, missing, kills: failed ? kills : kills.length }).toEqual({ seed: SEED, before, left: { archive: 0, connector: 0 }, missing: [], kills: CYCLES });
+  expect({ seed: SEED, before, left, missing, kills: failed ? kills : kills.length }).toEqual({
+    seed: SEED,
+    before,
+    left: { archive: 0, connector: 0 },
+    missing: [],
+    kills: CYCLES,
+  });
   expect(acked.length).toBeGreaterThanOrEqual(CYCLES);
   expect(acked.some((a) => a.via === "mcp")).toBe(true);
 

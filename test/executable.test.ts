@@ -1,13 +1,13 @@
 // The single executable (D2): built, copied alone into an empty folder, it serves and embeds.
-import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { buildExecutable } from "../scripts/build";
 import { assets } from "../src/native/assets";
 import { tempDir } from "./helpers";
-import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
 import { plantedLibrary } from "./native/planted";
+import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -67,11 +67,19 @@ describe("dist/corpus alone in an empty folder", () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
     // Tokens name the server (issuer and audience default to http://HOST:PORT): same environment.
     const e = { ...env(), CORPUS_DATA_DIR: dataDir, CORPUS_CONNECTORS_FILE: connectors, CORPUS_PORT: String(port) };
-    const token = Bun.spawnSync([exe, "token", "create", "--user", "alice", "--scopes", "corpus:search"], { cwd: folder, env: e }).stdout.toString().trim();
+    const token = Bun.spawnSync([exe, "token", "create", "--user", "alice", "--scopes", "corpus:search"], { cwd: folder, env: e })
+      .stdout.toString()
+      .trim();
     const proc = Bun.spawn([exe, "serve"], { cwd: folder, env: e, stdout: "ignore", stderr: "pipe" });
     try {
       for (let i = 0; i < 100; i++) {
-        if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) break;
+        if (
+          await fetch(`http://127.0.0.1:${port}/`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          break;
         await Bun.sleep(50);
       }
       const ask = (body: unknown) =>
@@ -118,7 +126,9 @@ describe("dist/corpus alone in an empty folder", () => {
     chownSync(e.CORPUS_DATA_DIR, 65534, 65534);
     const refused = Bun.spawnSync([exe, "check"], { cwd: folder, env: e });
     expect(refused.exitCode).not.toBe(0);
-    expect(refused.stderr.toString()).toContain(`corpus: the data folder ${e.CORPUS_DATA_DIR} is not safe to use: it is owned by uid 65534`);
+    expect(refused.stderr.toString()).toContain(
+      `corpus: the data folder ${e.CORPUS_DATA_DIR} is not safe to use: it is owned by uid 65534`,
+    );
   });
 
   test("corpus serve answers GET / and stops on SIGTERM", async () => {
@@ -127,7 +137,10 @@ describe("dist/corpus alone in an empty folder", () => {
     let status = 0;
     for (let i = 0; i < 100 && status !== 200; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      status = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.status, () => 0);
+      status = await fetch(`http://127.0.0.1:${port}/`).then(
+        (r) => r.status,
+        () => 0,
+      );
     }
     expect(status).toBe(200);
     proc.kill("SIGTERM");
@@ -136,7 +149,11 @@ describe("dist/corpus alone in an empty folder", () => {
   });
   test("the built-in authorization server works inside it: corpus user add (argon2id), metadata, DCR, sign-in", async () => {
     const e = { ...env(), CORPUS_DATA_DIR: join(tempDir("corpus-exe-oauth-"), "data") };
-    const added = Bun.spawnSync([exe, "user", "add", "--user", "alice"], { cwd: folder, env: e, stdin: Buffer.from("alice's long password\n") });
+    const added = Bun.spawnSync([exe, "user", "add", "--user", "alice"], {
+      cwd: folder,
+      env: e,
+      stdin: Buffer.from("alice's long password\n"),
+    });
     expect(added.stderr.toString()).toBe("");
     expect(added.exitCode).toBe(0);
     const port = 20000 + Math.floor(Math.random() * 20000);
@@ -150,12 +167,21 @@ describe("dist/corpus alone in an empty folder", () => {
       }
       const doc = (await meta!.json()) as Record<string, unknown>;
       expect(doc.code_challenge_methods_supported).toEqual(["S256"]);
-      const reg = await fetch(`${base}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }) });
+      const reg = await fetch(`${base}/oauth/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:9/cb"], token_endpoint_auth_method: "none" }),
+      });
       expect(reg.status).toBe(201);
       const page = await fetch(`${base}/oauth/apps`);
       const cookie = page.headers.getSetCookie()[0]!.split(";")[0]!;
       const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
-      const login = await fetch(`${base}/oauth/login`, { method: "POST", redirect: "manual", headers: { cookie, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ user: "alice", password: "alice's long password", csrf, return: "/oauth/apps" }).toString() });
+      const login = await fetch(`${base}/oauth/login`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { cookie, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ user: "alice", password: "alice's long password", csrf, return: "/oauth/apps" }).toString(),
+      });
       expect(login.status).toBe(303);
     } finally {
       proc.kill("SIGTERM");

@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../src/app";
-import { effectiveLogLevel, loadConfig, type Config } from "../src/config";
+import { type Config, effectiveLogLevel, loadConfig } from "../src/config";
 import { createLogger, memorySink } from "../src/log";
 import { createServices } from "../src/services";
 
@@ -26,7 +26,12 @@ export async function testApp(env: Record<string, string> = {}, now?: () => numb
 }
 
 /** A token of this server's for `user` with `scopes`. */
-export async function tokenFor(services: { auth: { issuer: { issue(u: string, s: any[], ttl?: number): Promise<{ token: string }> } } }, user: string, scopes: string[], ttl?: number) {
+export async function tokenFor(
+  services: { auth: { issuer: { issue(u: string, s: any[], ttl?: number): Promise<{ token: string }> } } },
+  user: string,
+  scopes: string[],
+  ttl?: number,
+) {
   return (await services.auth.issuer.issue(user, scopes, ttl)).token;
 }
 
@@ -39,7 +44,11 @@ export function req(path: string, init: RequestInit = {}): Request {
 }
 
 export function postJson(path: string, body: unknown, headers: Record<string, string> = {}): Request {
-  return req(path, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+  return req(path, {
+    method: "POST",
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+  });
 }
 
 /** Runs the CLI source in a child process. */
@@ -56,7 +65,10 @@ export function runCli(args: string[], env: Record<string, string> = {}) {
  * Awaits every local connector of `user` (folders, mail folders) until read and embedded: the
  * awaitable the connectors give, instead of polling their status on a clock.
  */
-export async function connectorsSettled(services: { connectors: { active(user: string): Array<{ connector: object }> } }, user: string): Promise<void> {
+export async function connectorsSettled(
+  services: { connectors: { active(user: string): Array<{ connector: object }> } },
+  user: string,
+): Promise<void> {
   for (const { connector } of services.connectors.active(user)) {
     const local = connector as { sync?: () => Promise<void>; embedPending?: () => Promise<void> };
     if (local.sync) await local.sync();

@@ -24,12 +24,28 @@ describe("bounded log lines", () => {
     const lines: string[] = [];
     const log = createLogger("DEBUG", (l) => (m.sink(l), lines.push(l)));
     const big = "x".repeat(HUGE);
-    log.error(big, { tool: big, request_id: big, client_ip: big, method: big, nested: { deeper: [big, { again: big }] }, [big]: 1, list: Array(100_000).fill("a") });
+    log.error(big, {
+      tool: big,
+      request_id: big,
+      client_ip: big,
+      method: big,
+      nested: { deeper: [big, { again: big }] },
+      [big]: 1,
+      list: Array(100_000).fill("a"),
+    });
     // Eight long strings in it: each is cut.
     expect(lines[0]!.length).toBeLessThan(8 * (LOG_VALUE_MAX_CHARS + 50) + 1000);
     const [r] = m.records();
     const cut = `${"x".repeat(LOG_VALUE_MAX_CHARS)}…[cut: ${HUGE} chars]`;
-    expect(r).toMatchObject({ message: cut, tool: cut, request_id: cut, client_ip: cut, method: cut, nested: { deeper: [cut, { again: cut }] }, [cut]: 1 });
+    expect(r).toMatchObject({
+      message: cut,
+      tool: cut,
+      request_id: cut,
+      client_ip: cut,
+      method: cut,
+      nested: { deeper: [cut, { again: cut }] },
+      [cut]: 1,
+    });
     expect((r!.list as unknown[]).at(-1)).toBe("…[cut: 100000 items]");
   });
 
@@ -43,7 +59,9 @@ describe("bounded log lines", () => {
   test("a 1.5 MB tool name sent to /mcp gives an access log line of a few kB", async () => {
     const { app, services, logs } = await testApp();
     const token = await tokenFor(services, "alice", ["corpus:search"]);
-    const r = await app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t".repeat(HUGE), arguments: {} } }, bearer(token)));
+    const r = await app.handle(
+      postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "t".repeat(HUGE), arguments: {} } }, bearer(token)),
+    );
     expect(r.status).toBeLessThan(500);
     const line = await requestLine(logs.records);
     expect(JSON.stringify(line).length).toBeLessThan(LINE_MAX);

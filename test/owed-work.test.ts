@@ -2,15 +2,21 @@
 // counts in the log at start and then only when they moved meaningfully, at most once a minute.
 import { describe, expect, test } from "bun:test";
 import type { OwedKind } from "../src/health/model";
-import { createLogger, memorySink } from "../src/log";
 import { BackgroundGuard } from "../src/jobs/guard";
-import { OWED_LOG_INTERVAL_MS, OwedWork, type OwedTask } from "../src/owed-work";
+import { createLogger, memorySink } from "../src/log";
+import { OWED_LOG_INTERVAL_MS, type OwedTask, OwedWork } from "../src/owed-work";
 
 function setup(tasks: OwedTask[]) {
   let clock = 1_000_000;
   const logs = memorySink();
   let tick: (() => void) | undefined;
-  const owed = new OwedWork(tasks, createLogger("INFO", logs.sink), () => clock, (fn) => ((tick = fn), {}), () => (tick = undefined));
+  const owed = new OwedWork(
+    tasks,
+    createLogger("INFO", logs.sink),
+    () => clock,
+    (fn) => ((tick = fn), {}),
+    () => (tick = undefined),
+  );
   return {
     owed,
     lines: () => logs.records().filter((r) => String(r.message).startsWith("owed work")),
@@ -37,7 +43,13 @@ describe("owed work", () => {
     const { owed, lines } = setup([archive, chunks, counter("webhook_deliveries", 2), counter("deletion_steps", 1, () => undefined)]);
     owed.start();
     expect(lines()).toHaveLength(1);
-    expect(lines()[0]).toMatchObject({ message: "owed work at start", archive_vectors: 7, connector_chunks: 0, webhook_deliveries: 2, deletion_steps: 1 });
+    expect(lines()[0]).toMatchObject({
+      message: "owed work at start",
+      archive_vectors: 7,
+      connector_chunks: 0,
+      webhook_deliveries: 2,
+      deletion_steps: 1,
+    });
     // Even a kind with nothing counted: a connector's first scan is owed without chunks yet.
     expect([archive.resumed, chunks.resumed]).toEqual([1, 1]);
     expect(owed.complete()).toEqual({ archive_vectors: 7, connector_chunks: 0, webhook_deliveries: 2, deletion_steps: 1 });
@@ -55,7 +67,9 @@ describe("owed work", () => {
     owed.start();
     await settle();
     // Its name, never its message (which may carry paths).
-    expect(warnings().map((w) => [w.message, w.kind, w.error])).toEqual([["owed work failed; tried again shortly", "deletion_steps", "Error"]]);
+    expect(warnings().map((w) => [w.message, w.kind, w.error])).toEqual([
+      ["owed work failed; tried again shortly", "deletion_steps", "Error"],
+    ]);
     fail = false;
     moving.n = 400;
     later(5_000);
@@ -123,7 +137,14 @@ describe("owed work", () => {
       throw full;
     });
     let tick!: () => void;
-    const owed = new OwedWork([archive], createLogger("INFO", logs.sink), Date.now, (fn) => ((tick = fn), {}), () => {}, guard);
+    const owed = new OwedWork(
+      [archive],
+      createLogger("INFO", logs.sink),
+      Date.now,
+      (fn) => ((tick = fn), {}),
+      () => {},
+      guard,
+    );
     owed.start();
     await settle();
     expect(guard.storageFailing()).toEqual(["owed_archive_vectors"]);

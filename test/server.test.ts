@@ -1,12 +1,12 @@
-import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { Elysia } from "elysia";
+import { defaultMasterKeyFile } from "../src/crypto/master-key";
 import { bodyLimit } from "../src/http/body-limit";
 import { errorMapper } from "../src/http/errors";
 import { createLogger, memorySink } from "../src/log";
-import { defaultMasterKeyFile } from "../src/crypto/master-key";
-import { createFetch, startServer, type Running } from "../src/server";
+import { createFetch, type Running, startServer } from "../src/server";
 import { tempDir, testConfig } from "./helpers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -57,13 +57,21 @@ describe("the listener", () => {
   });
 
   test("413 in the specification's shape over a real socket, declared length", async () => {
-    const declared = await fetch(`${running.url}/`, { method: "POST", body: "x".repeat(10_000), headers: { "content-type": "application/json" } });
+    const declared = await fetch(`${running.url}/`, {
+      method: "POST",
+      body: "x".repeat(10_000),
+      headers: { "content-type": "application/json" },
+    });
     expect(declared.status).toBe(413);
     expect(((await declared.json()) as { type: string }).type).toBe("payload_too_large");
   });
 
   test("far over the limit (past any backstop of the runtime's): still 413 in the spec's shape, with the security headers", async () => {
-    const huge = await fetch(`${running.url}/v1/query`, { method: "POST", body: "x".repeat(config.CORPUS_MAX_REQUEST_SIZE + 200_000), headers: { "content-type": "application/json" } });
+    const huge = await fetch(`${running.url}/v1/query`, {
+      method: "POST",
+      body: "x".repeat(config.CORPUS_MAX_REQUEST_SIZE + 200_000),
+      headers: { "content-type": "application/json" },
+    });
     expect(huge.status).toBe(413);
     expect(huge.headers.get("x-content-type-options")).toBe("nosniff");
     expect(((await huge.json()) as { type: string }).type).toBe("payload_too_large");
@@ -74,7 +82,11 @@ describe("the listener", () => {
       .use(errorMapper(createLogger("ERROR", memorySink().sink)))
       .use(bodyLimit(4096))
       .post("/upload", ({ body }) => ({ got: JSON.stringify(body).length }));
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: createFetch(app.fetch, config, createLogger("ERROR", memorySink().sink)) });
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: createFetch(app.fetch, config, createLogger("ERROR", memorySink().sink)),
+    });
     try {
       let sent = 0;
       const stream = new ReadableStream<Uint8Array>({
@@ -87,7 +99,11 @@ describe("the listener", () => {
       const chunked = await fetch(`${server.url}upload`, { method: "POST", body: stream, headers: { "content-type": "application/json" } });
       expect(chunked.status).toBe(413);
       expect(((await chunked.json()) as { type: string }).type).toBe("payload_too_large");
-      const small = await fetch(`${server.url}upload`, { method: "POST", body: new Blob(['{"a":1}']).stream(), headers: { "content-type": "application/json" } });
+      const small = await fetch(`${server.url}upload`, {
+        method: "POST",
+        body: new Blob(['{"a":1}']).stream(),
+        headers: { "content-type": "application/json" },
+      });
       expect(await small.json()).toEqual({ got: 7 });
     } finally {
       await server.stop(true);
@@ -108,7 +124,10 @@ describe("corpus serve (the README's start command)", () => {
     let body: unknown;
     for (let i = 0; i < 100 && body === undefined; i++) {
       await new Promise((r) => setTimeout(r, 50));
-      body = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.json(), () => undefined);
+      body = await fetch(`http://127.0.0.1:${port}/`).then(
+        (r) => r.json(),
+        () => undefined,
+      );
     }
     expect(body).toEqual({ status: "ok", service: "corpus", version: "0.1.0" });
     expect(statSync(join(cwd, "corpus-data")).mode & 0o777).toBe(0o700);
@@ -116,7 +135,10 @@ describe("corpus serve (the README's start command)", () => {
     proc.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
     const out = await new Response(proc.stdout).text();
-    const lines = out.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toMatchObject({ level: "INFO", logger: "corpus", message: "listening", url: `http://127.0.0.1:${port}` });
     expect(lines.at(-1)).toMatchObject({ message: "stopping", signal: "SIGTERM" });
   });

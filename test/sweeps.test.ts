@@ -10,7 +10,8 @@ function clock(t = 1_800_000_000_000) {
   return { now: () => t, advance: (ms: number) => (t += ms) };
 }
 
-const count = (db: { query(sql: string): { get(): unknown } }, table: string) => (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+const count = (db: { query(sql: string): { get(): unknown } }, table: string) =>
+  (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
 describe("Sweeps", () => {
   test("starts one unref'd timer every SWEEP_INTERVAL_MS; a failing task is logged and the others still run; stop cancels it", () => {
@@ -20,7 +21,12 @@ describe("Sweeps", () => {
     const ran: string[] = [];
     const sweeps = new Sweeps(
       [
-        { name: "broken", run: () => { throw new Error("database is locked"); } },
+        {
+          name: "broken",
+          run: () => {
+            throw new Error("database is locked");
+          },
+        },
         { name: "fine", run: () => (ran.push("fine"), 3) },
       ],
       createLogger("DEBUG", logs.sink),

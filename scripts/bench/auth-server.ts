@@ -1,15 +1,16 @@
 // The app of scripts/bench/auth.ts: the real platform and guard, with one route served twice,
 // once behind authentication and the per-user rate limit and once open. Prints its URL and
 // a token on stdout.
-import { Elysia } from "elysia";
+
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Elysia } from "elysia";
 import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
-import { createFetch } from "../../src/server";
 import { createLogger } from "../../src/log";
 import { guard } from "../../src/rest/guard";
+import { createFetch } from "../../src/server";
 import { createServices } from "../../src/services";
 
 const config = loadConfig({

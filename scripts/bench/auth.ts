@@ -21,7 +21,8 @@ const floor = await start("auth-floor-server.ts");
 const token = app.token!;
 
 const check = await fetch(`${app.url}/bench/protected`, { headers: { authorization: `Bearer ${token}` } });
-if (check.status !== 200 || check.headers.get("x-ratelimit-limit-minute") === null) throw new Error(`protected route answered ${check.status}`);
+if (check.status !== 200 || check.headers.get("x-ratelimit-limit-minute") === null)
+  throw new Error(`protected route answered ${check.status}`);
 if ((await fetch(`${app.url}/bench/protected`)).status !== 401) throw new Error("protected route answered without a token");
 
 const headerScript = join(import.meta.dir, ".auth-header.lua");
@@ -49,6 +50,10 @@ console.log(`protected / open (median of rounds)   ${ratio(rates.protected, rate
 // Time per request is 1 / rate: the difference is what authentication, scope and limits add.
 const addedMicros = median(rates.protected.map((p, i) => 1e6 / p - 1e6 / rates.open[i]!));
 const floorMicros = median(rates.floor.map((p, i) => 1e6 / p - 1e6 / rates.floorOpen[i]!));
-console.log(`guard's added time per request        ${addedMicros.toFixed(1)} µs  target <= 5 (the floor's own: ${floorMicros.toFixed(1)} µs)`);
+console.log(
+  `guard's added time per request        ${addedMicros.toFixed(1)} µs  target <= 5 (the floor's own: ${floorMicros.toFixed(1)} µs)`,
+);
 console.log(`runtime floor, bare Bun.serve: read Authorization + six X-RateLimit-* headers, no checks / open`);
-console.log(`                                      ${ratio(rates.floor, rates.floorOpen).toFixed(2)}  (${median(rates.floor).toFixed(0)} / ${median(rates.floorOpen).toFixed(0)} req/s)`);
+console.log(
+  `                                      ${ratio(rates.floor, rates.floorOpen).toFixed(2)}  (${median(rates.floor).toFixed(0)} / ${median(rates.floorOpen).toFixed(0)} req/s)`,
+);

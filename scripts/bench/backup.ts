@@ -15,7 +15,10 @@ mkdirSync(work, { recursive: true });
 const keyFile = join(work, "master.key");
 if (!existsSync(keyFile)) writeFileSync(keyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
 const operators = join(work, "connectors.json");
-writeFileSync(operators, JSON.stringify([{ id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } }]));
+writeFileSync(
+  operators,
+  JSON.stringify([{ id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } }]),
+);
 const env = (dir: string) => ({
   PATH: process.env.PATH ?? "/usr/bin:/bin",
   HOME: process.env.HOME ?? "/tmp",
@@ -39,8 +42,14 @@ async function cli(args: string[], dir: string) {
   return { stdout, seconds: (performance.now() - started) / 1000 };
 }
 
-const token = (await cli(["token", "create", "--user", "bench", "--scopes", "corpus:search,connectors:read", "--ttl", "86400"], dataDir)).stdout.trim();
-const server = Bun.spawn([process.execPath, CLI, "serve"], { env: { ...env(dataDir), CORPUS_LOG_LEVEL: "INFO" }, stdout: "pipe", stderr: "inherit" });
+const token = (
+  await cli(["token", "create", "--user", "bench", "--scopes", "corpus:search,connectors:read", "--ttl", "86400"], dataDir)
+).stdout.trim();
+const server = Bun.spawn([process.execPath, CLI, "serve"], {
+  env: { ...env(dataDir), CORPUS_LOG_LEVEL: "INFO" },
+  stdout: "pipe",
+  stderr: "inherit",
+});
 const reader = server.stdout.getReader();
 let url = "";
 for (let text = ""; !url; ) {
@@ -56,25 +65,43 @@ const headers = { authorization: `Bearer ${token}`, "content-type": "application
 
 const t0 = performance.now();
 for (;;) {
-  const list = (await (await fetch(`${url}/v1/connectors`, { headers })).json()) as { connectors: Array<{ id: string; status: string; progress?: { done: number; total: number } }> };
+  const list = (await (await fetch(`${url}/v1/connectors`, { headers })).json()) as {
+    connectors: Array<{ id: string; status: string; progress?: { done: number; total: number } }>;
+  };
   const mail = list.connectors.find((c) => c.id === "mail")!;
   if (mail.status === "ok") break;
-  process.stderr.write(`\r${mail.status}: ${mail.progress?.done ?? 0} of ${mail.progress?.total ?? "?"} (${((performance.now() - t0) / 1000).toFixed(0)} s)   `);
+  process.stderr.write(
+    `\r${mail.status}: ${mail.progress?.done ?? 0} of ${mail.progress?.total ?? "?"} (${((performance.now() - t0) / 1000).toFixed(0)} s)   `,
+  );
   await Bun.sleep(2000);
 }
 process.stderr.write(`\rindexed and embedded in ${((performance.now() - t0) / 1000).toFixed(0)} s                    \n`);
 
-const topics = ["California price caps", "gas pipeline capacity", "trading desk meeting", "power plant outage", "contract with PG&E", "the Dabhol project", "energy online auction", "natural gas storage"];
+const topics = [
+  "California price caps",
+  "gas pipeline capacity",
+  "trading desk meeting",
+  "power plant outage",
+  "contract with PG&E",
+  "the Dabhol project",
+  "energy online auction",
+  "natural gas storage",
+];
 let asked = 0;
 let failed = 0;
 const ask = async () => {
-  const r = await fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: `${topics[asked % topics.length]} (${asked++})` }) });
+  const r = await fetch(`${url}/v1/query`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ query: `${topics[asked % topics.length]} (${asked++})` }),
+  });
   if (r.status !== 200) failed++;
   await r.arrayBuffer();
 };
 for (let i = 0; i < 200; i++) await ask();
 
-const dbBytes = () => ["corpus.db", "corpus.db-wal"].reduce((n, f) => n + (existsSync(join(dataDir, f)) ? statSync(join(dataDir, f)).size : 0), 0);
+const dbBytes = () =>
+  ["corpus.db", "corpus.db-wal"].reduce((n, f) => n + (existsSync(join(dataDir, f)) ? statSync(join(dataDir, f)).size : 0), 0);
 const runs: Array<{ seconds: number; bytes: number; answered_meanwhile: number }> = [];
 let running = true;
 const clients = Array.from({ length: 4 }, async () => {

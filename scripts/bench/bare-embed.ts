@@ -4,10 +4,11 @@
 // --batch-tokens padded tokens: the least padding any batching can reach.
 //   bun scripts/bench/bare-embed.ts --chunks chunks.json [--threads 1] [--batch-tokens 1024] [--json]
 // scripts/bench/indexing.ts runs it on the Enron chunks, in the same run as corpus.
-import { parseArgs } from "node:util";
+
 import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 import { BATCH_TOKENS, disableTelemetry, MAX_TOKENS, planBatches } from "../../src/embedding/embedder";
-import { WordPieceTokenizer, type TokenizerFile } from "../../src/embedding/tokenizer";
+import { type TokenizerFile, WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import { assets } from "../../src/native/assets";
 
 export interface BareResult {
@@ -61,7 +62,11 @@ async function run(rows: number[][]): Promise<number> {
   );
   const dims = [rows.length, width];
   await session.run(
-    { input_ids: new ort.Tensor("int64", ids, dims), attention_mask: new ort.Tensor("int64", mask, dims), token_type_ids: new ort.Tensor("int64", new BigInt64Array(size), dims) },
+    {
+      input_ids: new ort.Tensor("int64", ids, dims),
+      attention_mask: new ort.Tensor("int64", mask, dims),
+      token_type_ids: new ort.Tensor("int64", new BigInt64Array(size), dims),
+    },
     ["sentence_embedding"],
   );
   return size;
@@ -95,4 +100,7 @@ const result: BareResult = {
   peak_rss_mb: Math.round(peakRss()),
 };
 if (values.json) console.log(JSON.stringify(result));
-else console.log(`bare onnxruntime (${result.model}, ${threads} thread(s), runs of <= ${budget} tokens): ${result.chunks} chunks in ${result.seconds} s = ${result.chunks_per_second} chunks/s; padding ${(result.padding * 100).toFixed(1)}%; peak RSS ${result.peak_rss_mb} MB`);
+else
+  console.log(
+    `bare onnxruntime (${result.model}, ${threads} thread(s), runs of <= ${budget} tokens): ${result.chunks} chunks in ${result.seconds} s = ${result.chunks_per_second} chunks/s; padding ${(result.padding * 100).toFixed(1)}%; peak RSS ${result.peak_rss_mb} MB`,
+  );

@@ -8,17 +8,23 @@ import { join } from "node:path";
 import { createFilesConnector } from "../../src/connectors/files/connector";
 import { ImapConnector } from "../../src/connectors/imap/connector";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createMaildirConnector } from "../../src/connectors/maildir/connector";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import type { Connector, RetrievalRequest } from "../../src/connectors/types";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 
 const root = join(import.meta.dir, "../..");
 const data = join(root, "../shared/data");
 const state = process.env.CORPUS_TEST_STATE ?? "/tmp/corpus-test-servers";
-if (!existsSync(join(state, "env"))) Bun.spawnSync(["bash", join(root, "scripts/test-servers.sh"), "start"], { stdout: "ignore", stderr: "inherit" });
-const env = Object.fromEntries(readFileSync(join(state, "env"), "utf8").split("\n").filter(Boolean).map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+if (!existsSync(join(state, "env")))
+  Bun.spawnSync(["bash", join(root, "scripts/test-servers.sh"), "start"], { stdout: "ignore", stderr: "inherit" });
+const env = Object.fromEntries(
+  readFileSync(join(state, "env"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+);
 
 const key = randomBytes(32);
 const db = openDatabase(mkdtempSync(join(tmpdir(), "corpus-bench-conn-")), [...cryptoMigrations, ...indexMigrations]);
@@ -58,18 +64,52 @@ await files.sync();
 const firstIndex = performance.now() - t0;
 await latency("files (invoices, 37 docs)", files);
 
-const imap = new ImapConnector({ host: env.CORPUS_TEST_IMAP_HOST!, port: Number(env.CORPUS_TEST_IMAP_PORT), secure: false, user: env.CORPUS_TEST_IMAP_USER!, password: env.CORPUS_TEST_IMAP_PASSWORD!, mailbox: "INBOX" });
+const imap = new ImapConnector({
+  host: env.CORPUS_TEST_IMAP_HOST!,
+  port: Number(env.CORPUS_TEST_IMAP_PORT),
+  secure: false,
+  user: env.CORPUS_TEST_IMAP_USER!,
+  password: env.CORPUS_TEST_IMAP_PASSWORD!,
+  mailbox: "INBOX",
+});
 await latency("imap (Dovecot, 1702 mails)", imap, 20);
 await imap.close();
 
-const lite = new SqlConnector({ url: join(data, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate" }, { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country"] }] });
+const lite = new SqlConnector({
+  url: join(data, "chinook", "Chinook_Sqlite.sqlite"),
+  tables: [
+    {
+      name: "Invoice",
+      id: "InvoiceId",
+      title: "BillingCity",
+      text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
+      date: "InvoiceDate",
+    },
+    { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country"] },
+  ],
+});
 await latency("sql (Chinook, SQLite)", lite);
 await lite.close();
-const pg = new SqlConnector({ url: env.CORPUS_TEST_PG_URL!, tables: [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_address", "billing_city", "billing_country", "total"], date: "invoice_date" }, { name: "customer", id: "customer_id", title: "last_name", text: ["first_name", "last_name", "company", "country"] }] });
+const pg = new SqlConnector({
+  url: env.CORPUS_TEST_PG_URL!,
+  tables: [
+    {
+      name: "invoice",
+      id: "invoice_id",
+      title: "billing_city",
+      text: ["billing_address", "billing_city", "billing_country", "total"],
+      date: "invoice_date",
+    },
+    { name: "customer", id: "customer_id", title: "last_name", text: ["first_name", "last_name", "company", "country"] },
+  ],
+});
 await latency("sql (Chinook, PostgreSQL)", pg);
 await pg.close();
 
-writeFileSync(join(invoices, "Orlen.txt"), `${readFileSync(join(invoices, "Orlen.txt"), "utf8")}\nPaid by transfer, reference zq${Date.now()}.\n`);
+writeFileSync(
+  join(invoices, "Orlen.txt"),
+  `${readFileSync(join(invoices, "Orlen.txt"), "utf8")}\nPaid by transfer, reference zq${Date.now()}.\n`,
+);
 utimesSync(join(invoices, "Orlen.txt"), new Date(), new Date(Date.now() + 2000));
 t0 = performance.now();
 await files.sync();

@@ -10,7 +10,13 @@ if (!url || !token) {
 
 export type Sample = [at: number, ms: number, status: number];
 const samples = { get: [] as Sample[], query: [] as Sample[] };
-const QUESTIONS = ["California gas price caps", "pipeline capacity auction", "who approved the trading limits?", "meeting about the Dabhol power plant", "natural gas storage contracts"];
+const QUESTIONS = [
+  "California gas price caps",
+  "pipeline capacity auction",
+  "who approved the trading limits?",
+  "meeting about the Dabhol power plant",
+  "natural gas storage contracts",
+];
 let stopped = false;
 
 async function timed(into: Sample[], request: () => Promise<Response>): Promise<void> {

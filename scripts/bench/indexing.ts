@@ -10,13 +10,14 @@
 // messages, without the probe (see below).
 // Targets: GET / p99 < 50 ms and /v1/query p99 < 300 ms while embedding; corpus >= 0.85 x bare
 // chunks/s; embedding at least 2x faster than --before; RSS < 250 MB embedding, < 150 MB idle.
-import { $ } from "bun";
+
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { $ } from "bun";
 import { maildirSource } from "../../src/connectors/maildir/connector";
-import { WordPieceTokenizer, type TokenizerFile } from "../../src/embedding/tokenizer";
+import { type TokenizerFile, WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import { assets } from "../../src/native/assets";
 import { embeddingText, recordChunks } from "../../src/retrieval/chunk";
 import type { BareResult } from "./bare-embed";
@@ -53,7 +54,8 @@ async function chunksOf(path: string): Promise<string[]> {
   const tokenizer = new WordPieceTokenizer((await Bun.file(assets.tokenizerFile).json()) as TokenizerFile);
   const source = maildirSource(path);
   const out: string[] = [];
-  for (const entry of source.scan()) for (const r of await source.read(entry)) for (const c of recordChunks(r, tokenizer)) out.push(embeddingText(r.title, c));
+  for (const entry of source.scan())
+    for (const r of await source.read(entry)) for (const c of recordChunks(r, tokenizer)) out.push(embeddingText(r.title, c));
   return out;
 }
 
@@ -96,10 +98,15 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
   // native libraries and the model (a first start reads them out of the executable, which
   // leaves those pages resident: RSS is measured as an installed server runs).
   await $`${exe} check`.env(env).quiet();
-  const token = (await $`${exe} token create --user bench --scopes corpus:search,connectors:read,connectors:write`.env(env).quiet().text()).trim();
+  const token = (
+    await $`${exe} token create --user bench --scopes corpus:search,connectors:read,connectors:write`.env(env).quiet().text()
+  ).trim();
   const server = Bun.spawn([exe, "serve"], { env, stdout: "ignore", stderr: "inherit" });
   const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-  const ask = (query: string) => fetch(`${url}/v1/query`, { method: "POST", headers: auth, body: JSON.stringify({ query, max_results: 5 }) }).then((r) => r.arrayBuffer());
+  const ask = (query: string) =>
+    fetch(`${url}/v1/query`, { method: "POST", headers: auth, body: JSON.stringify({ query, max_results: 5 }) }).then((r) =>
+      r.arrayBuffer(),
+    );
   try {
     await waitFor200(`${url}/`, 30_000);
     // The model loads in the background shortly after start; ready means settled.
@@ -110,7 +117,13 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
     await waitIdle(server.pid, 60_000);
     const idleQueryRssMb = rssMb(server.pid);
 
-    const probe = probing ? Bun.spawn([process.execPath, join(import.meta.dir, "indexing-probe.ts"), url, token], { stdin: "pipe", stdout: "pipe", stderr: "inherit" }) : undefined;
+    const probe = probing
+      ? Bun.spawn([process.execPath, join(import.meta.dir, "indexing-probe.ts"), url, token], {
+          stdin: "pipe",
+          stdout: "pipe",
+          stderr: "inherit",
+        })
+      : undefined;
     let peakRssMb = 0;
     const rss: Array<[number, number]> = [];
     const rssTimer = setInterval(() => {
@@ -119,20 +132,28 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
       peakRssMb = Math.max(peakRssMb, mb);
     }, 200);
     const added = Date.now();
-    const r = await fetch(`${url}/v1/connectors`, { method: "POST", headers: auth, body: JSON.stringify({ id: "enron", kind: "maildir", config: { path: mail.path } }) });
+    const r = await fetch(`${url}/v1/connectors`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ id: "enron", kind: "maildir", config: { path: mail.path } }),
+    });
     if (!r.ok) throw new Error(`adding the connector: ${r.status} ${await r.text()}`);
     let indexed = 0;
     let chunks = 0;
     let lastPrint = 0;
     for (;;) {
       await sleep(1_000);
-      const list = (await (await fetch(`${url}/v1/connectors`, { headers: auth })).json()) as { connectors: Array<{ id: string; status: string; indexed?: { chunks: number; embedded: number } }> };
+      const list = (await (await fetch(`${url}/v1/connectors`, { headers: auth })).json()) as {
+        connectors: Array<{ id: string; status: string; indexed?: { chunks: number; embedded: number } }>;
+      };
       const c = list.connectors.find((x) => x.id === "enron")!;
       if (c.status === "error") throw new Error(`connector error: ${JSON.stringify(c)}`);
       if (!indexed && c.status !== "indexing" && c.indexed) indexed = Date.now();
       if (Date.now() - lastPrint > 30_000) {
         lastPrint = Date.now();
-        console.error(`  ${label}: ${c.status} ${c.indexed ? `${c.indexed.embedded}/${c.indexed.chunks} chunks embedded` : ""} after ${((Date.now() - added) / 1000).toFixed(0)} s, RSS ${rssMb(server.pid).toFixed(0)} MB`);
+        console.error(
+          `  ${label}: ${c.status} ${c.indexed ? `${c.indexed.embedded}/${c.indexed.chunks} chunks embedded` : ""} after ${((Date.now() - added) / 1000).toFixed(0)} s, RSS ${rssMb(server.pid).toFixed(0)} MB`,
+        );
       }
       if (indexed && c.indexed && c.indexed.chunks > 0 && c.indexed.embedded >= c.indexed.chunks) {
         chunks = c.indexed.chunks;
@@ -150,7 +171,18 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
     await ask("a question once everything is embedded");
     await waitIdle(server.pid, 60_000);
     const doneQueryRssMb = rssMb(server.pid);
-    return { label, readyRssMb, idleQueryRssMb, peakRssMb, rss, doneQueryRssMb, chunks, indexing: { start: added, end: indexed }, embedding: { start: indexed, end: done }, samples };
+    return {
+      label,
+      readyRssMb,
+      idleQueryRssMb,
+      peakRssMb,
+      rss,
+      doneQueryRssMb,
+      chunks,
+      indexing: { start: added, end: indexed },
+      embedding: { start: indexed, end: done },
+      samples,
+    };
   } finally {
     await kill(server);
   }
@@ -165,7 +197,8 @@ async function buildRevision(rev: string): Promise<string> {
   return join(dir, "dist", "corpus");
 }
 
-const within = (samples: Sample[], p: Phase) => samples.filter(([at, , status]) => at >= p.start && at < p.end && status === 200).map(([, ms]) => ms);
+const within = (samples: Sample[], p: Phase) =>
+  samples.filter(([at, , status]) => at >= p.start && at < p.end && status === 200).map(([, ms]) => ms);
 function percentiles(ms: number[]): string {
   if (!ms.length) return "no samples";
   const s = [...ms].sort((a, b) => a - b);
@@ -179,13 +212,17 @@ const rate = (run: ServerRun) => run.chunks / seconds(run.embedding);
 
 function report(run: ServerRun): void {
   console.log(`\n${run.label}`);
-  console.log(`  embedding: ${run.chunks} chunks in ${seconds(run.embedding).toFixed(0)} s = ${rate(run).toFixed(1)} chunks/s (indexing before it: ${seconds(run.indexing).toFixed(0)} s)`);
+  console.log(
+    `  embedding: ${run.chunks} chunks in ${seconds(run.embedding).toFixed(0)} s = ${rate(run).toFixed(1)} chunks/s (indexing before it: ${seconds(run.indexing).toFixed(0)} s)`,
+  );
   for (const [name, phase] of [
     ["while indexing", run.indexing],
     ["while embedding", run.embedding],
   ] as const) {
     console.log(`  GET / ${name}: ${percentiles(within(run.samples.get, phase))}`);
-    console.log(`  /v1/query ${name}: ${percentiles(within(run.samples.query, phase))}${failures(run.samples.query, phase) ? `, ${failures(run.samples.query, phase)} not 200` : ""}`);
+    console.log(
+      `  /v1/query ${name}: ${percentiles(within(run.samples.query, phase))}${failures(run.samples.query, phase) ? `, ${failures(run.samples.query, phase)} not 200` : ""}`,
+    );
   }
   console.log(
     `  RSS: ready ${run.readyRssMb.toFixed(0)} MB, after a query on the idle server ${run.idleQueryRssMb.toFixed(0)} MB, peak while indexing ${peakWithin(run, run.indexing).toFixed(0)} MB, peak while embedding ${peakWithin(run, run.embedding).toFixed(0)} MB (after its first minute ${peakWithin(run, { start: run.embedding.start + 60_000, end: run.embedding.end }).toFixed(0)} MB), after a query once done ${run.doneQueryRssMb.toFixed(0)} MB`,
@@ -199,16 +236,22 @@ const mail = mailFolder();
 const texts = await chunksOf(mail.path);
 const chunkFile = join(mkdtempSync(join(tmpdir(), "corpus-bench-chunks-")), "chunks.json");
 writeFileSync(chunkFile, JSON.stringify(texts));
-console.log(`Enron maildir: ${mail.messages} messages, ${texts.length} chunks; model ${assets.modelFile.split("/").pop()}; CORPUS_EMBED_THREADS=${threads}`);
+console.log(
+  `Enron maildir: ${mail.messages} messages, ${texts.length} chunks; model ${assets.modelFile.split("/").pop()}; CORPUS_EMBED_THREADS=${threads}`,
+);
 
 const corpus = await measureServer("corpus (this tree)", join(root, "dist", "corpus"), mail);
 report(corpus);
 
 let bare: BareResult | undefined;
 if (!values["skip-bare"]) {
-  const out = await $`${process.execPath} ${join(import.meta.dir, "bare-embed.ts")} --chunks ${chunkFile} --threads ${threads} --json`.quiet().text();
+  const out = await $`${process.execPath} ${join(import.meta.dir, "bare-embed.ts")} --chunks ${chunkFile} --threads ${threads} --json`
+    .quiet()
+    .text();
   bare = JSON.parse(out) as BareResult;
-  console.log(`\nbare onnxruntime, same chunks and threads: ${bare.chunks} chunks in ${bare.seconds} s = ${bare.chunks_per_second} chunks/s, padding ${(bare.padding * 100).toFixed(1)}%, peak RSS ${bare.peak_rss_mb} MB`);
+  console.log(
+    `\nbare onnxruntime, same chunks and threads: ${bare.chunks} chunks in ${bare.seconds} s = ${bare.chunks_per_second} chunks/s, padding ${(bare.padding * 100).toFixed(1)}%, peak RSS ${bare.peak_rss_mb} MB`,
+  );
 }
 
 let before: ServerRun | undefined;
@@ -221,15 +264,33 @@ if (values.before) {
   report(before);
 }
 
-const row = (k: string, v: string, target: string, ok?: boolean) => console.log(`${k.padEnd(44)} ${v.padEnd(16)} ${target.padEnd(12)} ${ok === undefined ? "" : ok ? "ok" : "MISSED"}`);
+const row = (k: string, v: string, target: string, ok?: boolean) =>
+  console.log(`${k.padEnd(44)} ${v.padEnd(16)} ${target.padEnd(12)} ${ok === undefined ? "" : ok ? "ok" : "MISSED"}`);
 console.log("");
 row("measure", "value", "target");
 const getP99 = p99(within(corpus.samples.get, corpus.embedding));
 const queryP99 = p99(within(corpus.samples.query, corpus.embedding));
 row("GET / p99 while embedding", `${getP99.toFixed(1)} ms`, "< 50 ms", getP99 < 50);
 row("/v1/query p99 while embedding", `${queryP99.toFixed(1)} ms`, "< 300 ms", queryP99 < 300);
-if (bare) row("corpus / bare chunks per second", `${(rate(corpus) / bare.chunks_per_second).toFixed(2)}`, ">= 0.85", rate(corpus) / bare.chunks_per_second >= 0.85);
-if (before) row("embedding speed-up over --before", `${(rate(corpus) / rate(before)).toFixed(2)}x`, ">= 2x", rate(corpus) / rate(before) >= 2);
-row("RSS peak while indexing", `${peakWithin(corpus, corpus.indexing).toFixed(0)} MB`, "< 250 MB", peakWithin(corpus, corpus.indexing) < 250);
-row("RSS peak while embedding", `${peakWithin(corpus, corpus.embedding).toFixed(0)} MB`, "< 250 MB", peakWithin(corpus, corpus.embedding) < 250);
+if (bare)
+  row(
+    "corpus / bare chunks per second",
+    `${(rate(corpus) / bare.chunks_per_second).toFixed(2)}`,
+    ">= 0.85",
+    rate(corpus) / bare.chunks_per_second >= 0.85,
+  );
+if (before)
+  row("embedding speed-up over --before", `${(rate(corpus) / rate(before)).toFixed(2)}x`, ">= 2x", rate(corpus) / rate(before) >= 2);
+row(
+  "RSS peak while indexing",
+  `${peakWithin(corpus, corpus.indexing).toFixed(0)} MB`,
+  "< 250 MB",
+  peakWithin(corpus, corpus.indexing) < 250,
+);
+row(
+  "RSS peak while embedding",
+  `${peakWithin(corpus, corpus.embedding).toFixed(0)} MB`,
+  "< 250 MB",
+  peakWithin(corpus, corpus.embedding) < 250,
+);
 row("RSS after a query, idle", `${corpus.idleQueryRssMb.toFixed(0)} MB`, "< 150 MB", corpus.idleQueryRssMb < 150);

@@ -14,7 +14,10 @@ export function freePort(): number {
 export async function waitFor200(url: string, timeoutMs = 10_000): Promise<number> {
   const start = performance.now();
   while (performance.now() - start < timeoutMs) {
-    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    const ok = await fetch(url).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return performance.now() - start;
     await sleep(2);
   }

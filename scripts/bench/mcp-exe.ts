@@ -17,7 +17,13 @@ const exe = process.argv.slice(2).find((a) => !a.startsWith("--") && !/^\d+$/.te
 const roundsAt = process.argv.indexOf("--rounds");
 const ROUNDS = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 60;
 const WARMUP = 5;
-const QUESTIONS = ["Amazon Web Services invoice total", "Flipkart order delivery address", "Azure interior design invoice", "invoice due date and amount", "tax on the invoice"];
+const QUESTIONS = [
+  "Amazon Web Services invoice total",
+  "Flipkart order delivery address",
+  "Azure interior design invoice",
+  "invoice due date and amount",
+  "tax on the invoice",
+];
 const MODERN_META = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
 
 if (!existsSync(exe)) await buildExecutable(exe);
@@ -25,7 +31,8 @@ if (!existsSync(exe)) await buildExecutable(exe);
 const home = mkdtempSync(join(tmpdir(), "corpus-bench-exe-"));
 const docs = join(home, "docs");
 mkdirSync(docs);
-for (const f of ["AmazonWebServices.pdf", "FlipkartInvoice.pdf", "AzureInterior.pdf"]) await Bun.write(join(docs, f), Bun.file(join(root, "../shared/data/invoices", f)));
+for (const f of ["AmazonWebServices.pdf", "FlipkartInvoice.pdf", "AzureInterior.pdf"])
+  await Bun.write(join(docs, f), Bun.file(join(root, "../shared/data/invoices", f)));
 const env = (port: number) => ({
   PATH: process.env.PATH ?? "",
   HOME: home,
@@ -43,11 +50,21 @@ const env = (port: number) => ({
 });
 const spawn = (port: number) => Bun.spawn([exe, "serve"], { env: env(port), stdout: "ignore", stderr: "inherit" });
 
-const token = Bun.spawnSync([exe, "token", "create", "--user", "bench", "--scopes", "corpus:search,connectors:read,connectors:write"], { env: env(freePort()) }).stdout.toString().trim();
+const token = Bun.spawnSync([exe, "token", "create", "--user", "bench", "--scopes", "corpus:search,connectors:read,connectors:write"], {
+  env: env(freePort()),
+})
+  .stdout.toString()
+  .trim();
 const discover = (url: string) =>
   fetch(`${url}/mcp`, {
     method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" },
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "server/discover",
+    },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: MODERN_META } }),
   });
 
@@ -73,7 +90,11 @@ const base = `http://127.0.0.1:${port}`;
 const proc = spawn(port);
 await waitFor200(`${base}/`);
 const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-const added = await fetch(`${base}/v1/connectors`, { method: "POST", headers: auth, body: JSON.stringify({ id: "invoices", kind: "files", config: { path: docs } }) });
+const added = await fetch(`${base}/v1/connectors`, {
+  method: "POST",
+  headers: auth,
+  body: JSON.stringify({ id: "invoices", kind: "files", config: { path: docs } }),
+});
 if (!added.ok) throw new Error(`adding the connector: ${added.status} ${await added.text()}`);
 for (let i = 0; ; i++) {
   const list = (await (await fetch(`${base}/v1/connectors`, { headers: auth })).json()) as { connectors: Array<{ status: string }> };
@@ -84,7 +105,11 @@ for (let i = 0; ; i++) {
 
 let id = 0;
 const post = async (body: unknown, headers: Record<string, string> = {}) => {
-  const r = await fetch(`${base}${headers["x-path"] ?? "/mcp"}`, { method: "POST", headers: { ...auth, accept: "application/json, text/event-stream", ...headers }, body: JSON.stringify(body) });
+  const r = await fetch(`${base}${headers["x-path"] ?? "/mcp"}`, {
+    method: "POST",
+    headers: { ...auth, accept: "application/json, text/event-stream", ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await r.text();
   if (!r.ok) throw new Error(`${r.status} ${text.slice(0, 200)}`);
   return text;
@@ -92,17 +117,32 @@ const post = async (body: unknown, headers: Record<string, string> = {}) => {
 const kinds = {
   "POST /v1/query": (q: string) => post({ query: q, max_results: 5 }, { "x-path": "/v1/query" }),
   "corpus_search 2025-11-25": (q: string) =>
-    post({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "corpus_search", arguments: { query: q, maxResults: 5 } } }, { "mcp-protocol-version": "2025-11-25" }),
+    post(
+      { jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "corpus_search", arguments: { query: q, maxResults: 5 } } },
+      { "mcp-protocol-version": "2025-11-25" },
+    ),
   "corpus_search 2026-07-28": (q: string) =>
     post(
-      { jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "corpus_search", arguments: { query: q, maxResults: 5 }, _meta: MODERN_META } },
+      {
+        jsonrpc: "2.0",
+        id: ++id,
+        method: "tools/call",
+        params: { name: "corpus_search", arguments: { query: q, maxResults: 5 }, _meta: MODERN_META },
+      },
       { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "corpus_search" },
     ),
 } as const;
 type Kind = keyof typeof kinds;
 // An older executable may not speak 2026-07-28: what answers is measured.
 const usable: Kind[] = [];
-for (const k of Object.keys(kinds) as Kind[]) if (await kinds[k](QUESTIONS[0]!).then(() => true, () => false)) usable.push(k);
+for (const k of Object.keys(kinds) as Kind[])
+  if (
+    await kinds[k](QUESTIONS[0]!).then(
+      () => true,
+      () => false,
+    )
+  )
+    usable.push(k);
 
 // 3. Latency, one request at a time, in blocks of BLOCK per kind whose order turns every round;
 // and the server's CPU per request (all its threads), which a busy shared machine disturbs less.

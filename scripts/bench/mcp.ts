@@ -22,7 +22,10 @@ while (!ready) {
   const chunk = await reader.read();
   if (chunk.done) throw new Error(`the bench server stopped:\n${out}`);
   out += new TextDecoder().decode(chunk.value);
-  ready = out.split("\n").map((l) => (l.startsWith('{"url"') ? (JSON.parse(l) as { url: string; token: string }) : undefined)).find(Boolean);
+  ready = out
+    .split("\n")
+    .map((l) => (l.startsWith('{"url"') ? (JSON.parse(l) as { url: string; token: string }) : undefined))
+    .find(Boolean);
 }
 const { url, token } = ready;
 
@@ -45,11 +48,29 @@ const luaFor = async (name: string, body: unknown, headers: Record<string, strin
 const list = await luaFor("list", { jsonrpc: "2.0", id: 1, method: "tools/list" });
 const modernList = await luaFor(
   "modern-list",
-  { jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } },
+  {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/list",
+    params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } },
+  },
   { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list" },
 );
-const search = await luaFor("search", { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "corpus_search", arguments: { query: "Amazon Web Services invoice total", maxResults: 5 } } });
-const check = await fetch(`${url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${token}` }, body: await Bun.file(search).text().then(() => JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "corpus_search", arguments: { query: "Amazon" } } })) });
+const search = await luaFor("search", {
+  jsonrpc: "2.0",
+  id: 2,
+  method: "tools/call",
+  params: { name: "corpus_search", arguments: { query: "Amazon Web Services invoice total", maxResults: 5 } },
+});
+const check = await fetch(`${url}/mcp`, {
+  method: "POST",
+  headers: { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${token}` },
+  body: await Bun.file(search)
+    .text()
+    .then(() =>
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "corpus_search", arguments: { query: "Amazon" } } }),
+    ),
+});
 if (check.status !== 200) throw new Error(`corpus_search answered ${check.status}`);
 
 const rates = { root: [] as number[], list: [] as number[], modernList: [] as number[], search: [] as number[] };
@@ -63,6 +84,12 @@ await kill(proc);
 for (const f of [list, modernList, search]) await Bun.file(f).delete();
 const root = median(rates.root);
 console.log(`GET / (baseline, 64 connections)           ${root.toFixed(0)} req/s`);
-console.log(`tools/list 2025-06-18 (64 connections)      ${median(rates.list).toFixed(0)} req/s   ${(median(rates.list) / root).toFixed(2)} of GET /`);
-console.log(`tools/list 2026-07-28 (64 connections)      ${median(rates.modernList).toFixed(0)} req/s   ${(median(rates.modernList) / root).toFixed(2)} of GET /`);
-console.log(`tools/call corpus_search (8 connections)    ${median(rates.search).toFixed(0)} req/s   ${(median(rates.search) / root).toFixed(3)} of GET /`);
+console.log(
+  `tools/list 2025-06-18 (64 connections)      ${median(rates.list).toFixed(0)} req/s   ${(median(rates.list) / root).toFixed(2)} of GET /`,
+);
+console.log(
+  `tools/list 2026-07-28 (64 connections)      ${median(rates.modernList).toFixed(0)} req/s   ${(median(rates.modernList) / root).toFixed(2)} of GET /`,
+);
+console.log(
+  `tools/call corpus_search (8 connections)    ${median(rates.search).toFixed(0)} req/s   ${(median(rates.search) / root).toFixed(3)} of GET /`,
+);

@@ -8,12 +8,13 @@
 // abstracts, and how often a question's top-1 (and top-10) among the abstracts is the same.
 // CPU/wall under 2 means other processes had part of the two cores: the absolute rates are
 // then low, and the ratio between variants within a round is the figure to compare.
-import * as ort from "onnxruntime-node";
+
 import { readFileSync, statSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
+import * as ort from "onnxruntime-node";
 import { cosine, MAX_TOKENS } from "../../src/embedding/embedder";
-import { WordPieceTokenizer, type TokenizerFile } from "../../src/embedding/tokenizer";
+import { type TokenizerFile, WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import type { Manifest } from "../build-model";
 import { median } from "./lib";
 
@@ -34,9 +35,15 @@ const QUESTIONS = 100;
 
 const manifest = JSON.parse(readFileSync(join(models, "manifest.json"), "utf8")) as Manifest;
 const tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(join(models, manifest.tokenizer.file), "utf8")) as TokenizerFile);
-const jsonl = <T>(file: string) => readFileSync(join(data, file), "utf8").trim().split("\n").map((l) => JSON.parse(l) as T);
+const jsonl = <T>(file: string) =>
+  readFileSync(join(data, file), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as T);
 const claims = jsonl<{ _id: string; text: string }>("queries.jsonl").map((q) => q.text);
-const abstracts = jsonl<{ title: string; text: string }>("corpus.jsonl").slice(0, DOCS).map((d) => `${d.title}\n\n${d.text}`);
+const abstracts = jsonl<{ title: string; text: string }>("corpus.jsonl")
+  .slice(0, DOCS)
+  .map((d) => `${d.title}\n\n${d.text}`);
 const questions = claims.slice(0, QUESTIONS);
 
 type Session = ort.InferenceSession;
@@ -104,13 +111,26 @@ function agreement(ref: Float32Array[], other: Float32Array[]) {
 }
 
 const fmt = (x: number, d = 0) => x.toFixed(d);
-console.log(`load average at start ${loadavg().map((x) => x.toFixed(2)).join(" ")} (2 cores)`);
+console.log(
+  `load average at start ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")} (2 cores)`,
+);
 const files = option("files", manifest.models.map((m) => m.file).join(",")).split(",");
 const storageOf = (file: string) => manifest.models.find((m) => m.file === file)?.storage ?? "?";
-const variants = await Promise.all(files.map(async (file) => ({ file, storage: storageOf(file), session: await openSession(file), rounds: [] as Array<{ rate: number; cpu: number }> })));
+const variants = await Promise.all(
+  files.map(async (file) => ({
+    file,
+    storage: storageOf(file),
+    session: await openSession(file),
+    rounds: [] as Array<{ rate: number; cpu: number }>,
+  })),
+);
 const claimIds = encodeAll(claims);
 const tokens = claimIds.reduce((n, ids) => n + ids.length, 0);
-console.log(`texts: ${claims.length} SciFact claims (mean ${fmt(tokens / claims.length, 1)} tokens), batches of ${BATCH}, ${THREADS} threads`);
+console.log(
+  `texts: ${claims.length} SciFact claims (mean ${fmt(tokens / claims.length, 1)} tokens), batches of ${BATCH}, ${THREADS} threads`,
+);
 
 // 1. Speed: a warm-up pass each, then rounds alternating between the variants.
 for (const v of variants) await embedAll(v.session, claimIds.slice(0, BATCH * 2));
@@ -121,12 +141,18 @@ const abstractIds = encodeAll(abstracts);
 const questionIds = encodeAll(questions);
 const vectors: Array<Record<"claims" | "docs" | "questions", Float32Array[]>> = [];
 for (const v of variants) {
-  vectors.push({ claims: await embedAll(v.session, claimIds), docs: await embedAll(v.session, abstractIds), questions: await embedAll(v.session, questionIds) });
+  vectors.push({
+    claims: await embedAll(v.session, claimIds),
+    docs: await embedAll(v.session, abstractIds),
+    questions: await embedAll(v.session, questionIds),
+  });
 }
 const ref = vectors[0]!;
 const refTop = ref.questions.map((q) => topK(q, ref.docs, 10));
 
-console.log("\n| variant | storage | size | sentences/s (median; rounds) | CPU/wall | sentences per CPU-second | cosine with first, claims (min / mean) | abstracts (min / mean) | same top-1 | top-10 overlap |");
+console.log(
+  "\n| variant | storage | size | sentences/s (median; rounds) | CPU/wall | sentences per CPU-second | cosine with first, claims (min / mean) | abstracts (min / mean) | same top-1 | top-10 overlap |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|---|");
 variants.forEach((v, i) => {
   const vec = vectors[i]!;
@@ -141,5 +167,13 @@ variants.forEach((v, i) => {
   );
 });
 const speedups = variants.slice(1).map((v) => v.rounds.map((x, r) => x.rate / variants[0]!.rounds[r]!.rate));
-speedups.forEach((s, i) => console.log(`${variants[i + 1]!.file}: ${median(s).toFixed(2)}x the first's sentences/s (per round ${s.map((x) => x.toFixed(2)).join(", ")})`));
-console.log(`load average at end ${loadavg().map((x) => x.toFixed(2)).join(" ")}; abstracts: the first ${DOCS} of the corpus, questions: the first ${QUESTIONS} claims`);
+speedups.forEach((s, i) =>
+  console.log(
+    `${variants[i + 1]!.file}: ${median(s).toFixed(2)}x the first's sentences/s (per round ${s.map((x) => x.toFixed(2)).join(", ")})`,
+  ),
+);
+console.log(
+  `load average at end ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}; abstracts: the first ${DOCS} of the corpus, questions: the first ${QUESTIONS} claims`,
+);

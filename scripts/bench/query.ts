@@ -23,10 +23,24 @@ writeFileSync(
   JSON.stringify([
     { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
     { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
-    { id: "shop", kind: "sql", label: "Chinook", config: { url: join(data, "chinook", "Chinook_Sqlite.sqlite"), tables: [
-      { name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate" },
-      { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country", "Email"] },
-    ] } },
+    {
+      id: "shop",
+      kind: "sql",
+      label: "Chinook",
+      config: {
+        url: join(data, "chinook", "Chinook_Sqlite.sqlite"),
+        tables: [
+          {
+            name: "Invoice",
+            id: "InvoiceId",
+            title: "BillingCity",
+            text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
+            date: "InvoiceDate",
+          },
+          { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country", "Email"] },
+        ],
+      },
+    },
   ]),
 );
 const config = loadConfig({
@@ -48,7 +62,10 @@ const headers = { authorization: `Bearer ${token}`, "content-type": "application
 const t0 = performance.now();
 for (const a of services.connectors.active("bench")) await a.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
 for (;;) {
-  const pending = services.connectors.active("bench").map((a) => a.connector.progress?.()).filter((p) => p && p.embedded < p.total);
+  const pending = services.connectors
+    .active("bench")
+    .map((a) => a.connector.progress?.())
+    .filter((p) => p && p.embedded < p.total);
   if (pending.length === 0) break;
   const [p] = pending;
   process.stderr.write(`\rindexing: ${p!.embedded} of ${p!.total} chunks embedded (${((performance.now() - t0) / 1000).toFixed(0)} s)   `);
@@ -82,11 +99,17 @@ async function timed(n: number, send: (i: number) => Promise<Response>): Promise
 }
 const pct = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
 const row = (name: string, xs: number[], target: string) =>
-  console.log(`${name.padEnd(34)} p50 ${pct(xs, 0.5).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(2).padStart(7)} ms   ${target}`);
+  console.log(
+    `${name.padEnd(34)} p50 ${pct(xs, 0.5).toFixed(2).padStart(7)} ms   p99 ${pct(xs, 0.99).toFixed(2).padStart(7)} ms   ${target}`,
+  );
 
-await timed(20, (i) => fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }));
+await timed(20, (i) =>
+  fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }),
+);
 const bare = await timed(300, () => fetch(`${url}/`));
-const query = await timed(300, (i) => fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }));
+const query = await timed(300, (i) =>
+  fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }),
+);
 
 // 100,000 archived chunks over 100 users (random unit vectors: the search cost does not depend on them).
 const unit = () => {
@@ -100,13 +123,24 @@ const unit = () => {
 for (let u = 0; u < 100 && services.archive.count() < 100_000; u++) {
   for (let q = 0; q < 125; q++) {
     const chunks = Array.from({ length: 8 }, (_, k) => ({
-      chunk: { chunk_id: `c${u}_${q}_${k}`, connector: "mail", title: "t", content: `archived chunk ${k} of query ${q}`, source_url: "file:///x", type: "email" as const, path: "x", date: null },
+      chunk: {
+        chunk_id: `c${u}_${q}_${k}`,
+        connector: "mail",
+        title: "t",
+        content: `archived chunk ${k} of query ${q}`,
+        source_url: "file:///x",
+        type: "email" as const,
+        path: "x",
+        date: null,
+      },
       embedText: "",
     }));
     services.archive.store(u === 0 ? "bench" : `user${u}`, `qry_bench${u}_${q}`, `question ${q}`, chunks, chunks.map(unit));
   }
 }
-const deep = await timed(300, (i) => fetch(`${url}/v1/deep_search`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }));
+const deep = await timed(300, (i) =>
+  fetch(`${url}/v1/deep_search`, { method: "POST", headers, body: JSON.stringify({ query: questions[i % questions.length] }) }),
+);
 
 console.log("in-process server, loopback, sequential requests");
 row("GET / (same server, baseline)", bare, "");

@@ -41,7 +41,10 @@ const ROUNDS = 5;
 const rates = { bare: [] as number[], corpus: [] as number[] };
 for (let round = 0; round < ROUNDS; round++) {
   const barePort = freePort();
-  const bare = Bun.spawn([process.execPath, join(import.meta.dir, "bare-server.ts")], { env: { ...process.env, PORT: String(barePort) }, stdout: "ignore" });
+  const bare = Bun.spawn([process.execPath, join(import.meta.dir, "bare-server.ts")], {
+    env: { ...process.env, PORT: String(barePort) },
+    stdout: "ignore",
+  });
   await waitFor200(`http://127.0.0.1:${barePort}/`);
   await waitIdle(bare.pid);
   await wrk(`http://127.0.0.1:${barePort}/`, { seconds: 1 });

@@ -10,10 +10,38 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { FIXED_ISSUER, newMasterKey, startCorpus } from "../../test/backup/support";
 
-const { values } = parseArgs({ options: { reloads: { type: "string", default: "20" }, clients: { type: "string", default: "8" }, fresh: { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: {
+    reloads: { type: "string", default: "20" },
+    clients: { type: "string", default: "8" },
+    fresh: { type: "boolean", default: false },
+  },
+});
 const dir = mkdtempSync(join(tmpdir(), "corpus-tls-bench-"));
 for (const name of ["a", "b"]) {
-  const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", `/CN=${name}`, "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, `${name}.key`), "-out", join(dir, `${name}.crt`)], { stderr: "ignore" });
+  const made = Bun.spawnSync(
+    [
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "1",
+      "-subj",
+      `/CN=${name}`,
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+      "-keyout",
+      join(dir, `${name}.key`),
+      "-out",
+      join(dir, `${name}.crt`),
+    ],
+    { stderr: "ignore" },
+  );
   if (made.exitCode !== 0) throw new Error("openssl failed");
 }
 const install = (name: string) => {
@@ -21,7 +49,13 @@ const install = (name: string) => {
   copyFileSync(join(dir, `${name}.key`), join(dir, "server.key"));
 };
 install("a");
-const corpus = await startCorpus({ ...FIXED_ISSUER, CORPUS_MASTER_KEY: newMasterKey(), CORPUS_DATA_DIR: join(dir, "data"), CORPUS_TLS_CERT_FILE: join(dir, "server.crt"), CORPUS_TLS_KEY_FILE: join(dir, "server.key") });
+const corpus = await startCorpus({
+  ...FIXED_ISSUER,
+  CORPUS_MASTER_KEY: newMasterKey(),
+  CORPUS_DATA_DIR: join(dir, "data"),
+  CORPUS_TLS_CERT_FILE: join(dir, "server.crt"),
+  CORPUS_TLS_KEY_FILE: join(dir, "server.key"),
+});
 const ca = ["a", "b"].map((n) => readFileSync(join(dir, `${n}.crt`), "utf8"));
 let answered = 0;
 let stop = false;
@@ -54,4 +88,14 @@ let migrate = "unknown";
 try {
   migrate = readFileSync("/proc/sys/net/ipv4/tcp_migrate_req", "utf8").trim();
 } catch {}
-console.log(JSON.stringify({ reloads: reloaded, clients: Number(values.clients), connections: values.fresh ? "new each request" : "keep-alive", answered, failed: Object.values(failures).reduce((a, b) => a + b, 0), failures, tcp_migrate_req: migrate }));
+console.log(
+  JSON.stringify({
+    reloads: reloaded,
+    clients: Number(values.clients),
+    connections: values.fresh ? "new each request" : "keep-alive",
+    answered,
+    failed: Object.values(failures).reduce((a, b) => a + b, 0),
+    failures,
+    tcp_migrate_req: migrate,
+  }),
+);

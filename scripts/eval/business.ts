@@ -30,7 +30,9 @@ const receiptsDir = join(work, "receipts");
 mkdirSync(receiptsDir, { recursive: true });
 
 // 1. The receipts as a folder of text files, as a scanner would leave them.
-for (const line of readFileSync(join(data, "receipts", "receipts.jsonl"), "utf8").trim().split("\n")) {
+for (const line of readFileSync(join(data, "receipts", "receipts.jsonl"), "utf8")
+  .trim()
+  .split("\n")) {
   const r = JSON.parse(line) as { id: string; text: string };
   const file = join(receiptsDir, `${r.id}.txt`);
   if (!existsSync(file)) writeFileSync(file, `${r.text}\n`);
@@ -44,7 +46,11 @@ const byBody = new Map<string, string>();
 for (const f of readdirSync(join(data, "enron", "messages")).sort()) {
   const raw = readFileSync(join(data, "enron", "messages", f), "latin1");
   let id = /^Message-ID:\s*(\S+)/im.exec(raw.slice(0, 400))?.[1] ?? f;
-  const body = raw.slice(raw.search(/\r?\n\r?\n/)).replace(/\s+/g, " ").trim().toLowerCase();
+  const body = raw
+    .slice(raw.search(/\r?\n\r?\n/))
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase();
   if (body.length >= 40) id = byBody.get(body) ?? (byBody.set(body, id), id);
   messageOf.set(f.replace(/\.eml$/, ""), id);
 }
@@ -85,10 +91,24 @@ writeFileSync(
     { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
     { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
     { id: "receipts", kind: "files", label: "Receipts", config: { path: receiptsDir } },
-    { id: "shop", kind: "sql", label: "Chinook", config: { url: join(data, "chinook", "Chinook_Sqlite.sqlite"), tables: [
-      { name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate" },
-      { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "City", "Country", "Email"] },
-    ] } },
+    {
+      id: "shop",
+      kind: "sql",
+      label: "Chinook",
+      config: {
+        url: join(data, "chinook", "Chinook_Sqlite.sqlite"),
+        tables: [
+          {
+            name: "Invoice",
+            id: "InvoiceId",
+            title: "BillingCity",
+            text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
+            date: "InvoiceDate",
+          },
+          { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "City", "Country", "Email"] },
+        ],
+      },
+    },
   ]),
 );
 const config = loadConfig({
@@ -108,7 +128,10 @@ const headers = { authorization: `Bearer ${token}`, "content-type": "application
 const t0 = performance.now();
 for (const a of services.connectors.active("eval")) await a.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
 for (;;) {
-  const pending = services.connectors.active("eval").map((a) => a.connector.progress?.()).filter((p) => p && p.embedded < p.total);
+  const pending = services.connectors
+    .active("eval")
+    .map((a) => a.connector.progress?.())
+    .filter((p) => p && p.embedded < p.total);
   if (pending.length === 0) break;
   const [p] = pending;
   process.stderr.write(`\rindexing: ${p!.embedded} of ${p!.total} chunks embedded (${((performance.now() - t0) / 1000).toFixed(0)} s)   `);
@@ -124,11 +147,22 @@ for (const a of services.connectors.active("eval")) {
     records.push({ key: keyOf(a.id, r.path), text: `${r.title} ${meta} ${r.content}` });
   }
 }
-const STOP = new Set("a an and are as at be by did do does for from how i in is it me of on or show that the their there this to was what when where which who whom why with any all our us we you".split(" "));
+const STOP = new Set(
+  "a an and are as at be by did do does for from how i in is it me of on or show that the their there this to was what when where which who whom why with any all our us we you".split(
+    " ",
+  ),
+);
 function bm25Ranking(question: string): string[] {
   const terms = words(question).filter((w) => !STOP.has(w));
-  const scores = bm25Scores(records.map((r) => r.text), terms);
-  return records.map((r, i) => ({ key: r.key, s: scores[i]! })).filter((x) => x.s > 0).sort((a, b) => b.s - a.s).map((x) => x.key);
+  const scores = bm25Scores(
+    records.map((r) => r.text),
+    terms,
+  );
+  return records
+    .map((r, i) => ({ key: r.key, s: scores[i]! }))
+    .filter((x) => x.s > 0)
+    .sort((a, b) => b.s - a.s)
+    .map((x) => x.key);
 }
 
 async function corpusRanking(question: string): Promise<{ keys: string[]; shown: string[] }> {
@@ -138,7 +172,8 @@ async function corpusRanking(question: string): Promise<{ keys: string[]; shown:
   // Shape A names the record, not its connector: a path's form tells the source.
   const keys = body.results.map((r) => {
     const p = r.source.path;
-    const connector = r.source.type === "email" ? "mail" : /^(Invoice|Customer)\//.test(p) ? "shop" : /^\d{3}\.txt$/.test(p) ? "receipts" : "invoices";
+    const connector =
+      r.source.type === "email" ? "mail" : /^(Invoice|Customer)\//.test(p) ? "shop" : /^\d{3}\.txt$/.test(p) ? "receipts" : "invoices";
     return keyOf(connector, p);
   });
   return { keys, shown: body.results.map((r, i) => `${keys[i]} ${r.score.toFixed(3)} ${r.snippet.slice(0, 80).replace(/\s+/g, " ")}`) };
@@ -154,7 +189,10 @@ function scoreOf(ranked: string[], rel: Map<string, number>) {
     const g = rel.get(k) ?? 0;
     if (g) dcg += (2 ** g - 1) / Math.log2(i + 2);
   });
-  const ideal = [...rel.values()].sort((a, b) => b - a).slice(0, 10).reduce((s, g, i) => s + (2 ** g - 1) / Math.log2(i + 2), 0);
+  const ideal = [...rel.values()]
+    .sort((a, b) => b - a)
+    .slice(0, 10)
+    .reduce((s, g, i) => s + (2 ** g - 1) / Math.log2(i + 2), 0);
   const found = top.filter((k) => (rel.get(k) ?? 0) > 0).length;
   return { ndcg: ideal ? dcg / ideal : 0, recall: found / Math.max(1, Math.min(10, [...rel.values()].filter((g) => g > 0).length)) };
 }
@@ -186,11 +224,15 @@ for (const q of asked) {
   }
 }
 times.sort((a, b) => a - b);
-console.log(`split ${split}: ${asked.length} questions, ${records.length} records; /v1/query p50 ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms`);
+console.log(
+  `split ${split}: ${asked.length} questions, ${records.length} records; /v1/query p50 ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms`,
+);
 console.log(`${"source".padEnd(10)} ${"n".padStart(3)}   corpus nDCG@10  R@10    BM25 nDCG@10  R@10`);
 for (const [source, s] of [...sums].sort((a, b) => (a[0] === "overall" ? 1 : b[0] === "overall" ? -1 : a[0].localeCompare(b[0])))) {
   const f = (x: number) => (x / s.n).toFixed(3);
-  console.log(`${source.padEnd(10)} ${String(s.n).padStart(3)}   ${f(s.corpus.ndcg).padStart(14)} ${f(s.corpus.recall).padStart(5)}   ${f(s.bm25.ndcg).padStart(12)} ${f(s.bm25.recall).padStart(5)}`);
+  console.log(
+    `${source.padEnd(10)} ${String(s.n).padStart(3)}   ${f(s.corpus.ndcg).padStart(14)} ${f(s.corpus.recall).padStart(5)}   ${f(s.bm25.ndcg).padStart(12)} ${f(s.bm25.recall).padStart(5)}`,
+  );
 }
 server.stop(true);
 await services.close();

@@ -48,14 +48,26 @@ if (recorded !== modelId) {
 writeFileSync(marker, modelId);
 
 // 1. The corpus as a folder of documents, one per abstract: title as heading, then the text.
-const corpus = readFileSync(join(data, "corpus.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
+const corpus = readFileSync(join(data, "corpus.jsonl"), "utf8")
+  .trim()
+  .split("\n")
+  .map((l) => JSON.parse(l) as { _id: string; title: string; text: string });
 for (const d of corpus) {
   const file = join(docs, `${d._id}.md`);
   if (!existsSync(file)) writeFileSync(file, `# ${d.title}\n\n${d.text}\n`);
 }
-const queries = new Map(readFileSync(join(data, "queries.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { _id: string; text: string }).map((q) => [q._id, q.text]));
+const queries = new Map(
+  readFileSync(join(data, "queries.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { _id: string; text: string })
+    .map((q) => [q._id, q.text]),
+);
 const qrels = new Map<string, Set<string>>();
-for (const line of readFileSync(join(data, "qrels", `${split}.tsv`), "utf8").trim().split("\n").slice(1)) {
+for (const line of readFileSync(join(data, "qrels", `${split}.tsv`), "utf8")
+  .trim()
+  .split("\n")
+  .slice(1)) {
   const [q, doc, score] = line.split("\t");
   if (Number(score) > 0) (qrels.get(q!) ?? qrels.set(q!, new Set()).get(q!)!).add(doc!);
 }
@@ -63,8 +75,11 @@ for (const line of readFileSync(join(data, "qrels", `${split}.tsv`), "utf8").tri
 // 2. Index through the files connector, as a user's connector would be.
 const config = loadConfig({ CORPUS_DATA_DIR: join(work, "data"), CORPUS_CONNECTOR_ROOTS: work, CORPUS_LOG_LEVEL: "ERROR" });
 // Another variant is evaluated as if it shipped: the service and its embedding worker are given it.
-const services = await createServices(config, createLogger("ERROR"), Date.now, undefined, { model: { file: modelPath, sha256: modelSha256 } });
-if (!services.connectors.ids("eval").includes("scifact")) await services.connectors.add("eval", { id: "scifact", kind: "files", config: { path: docs } });
+const services = await createServices(config, createLogger("ERROR"), Date.now, undefined, {
+  model: { file: modelPath, sha256: modelSha256 },
+});
+if (!services.connectors.ids("eval").includes("scifact"))
+  await services.connectors.add("eval", { id: "scifact", kind: "files", config: { path: docs } });
 const [active] = services.connectors.active("eval", ["scifact"]);
 await active!.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
 const started = performance.now();
@@ -84,8 +99,18 @@ const t0 = performance.now();
 for (const [qid, relevant] of qrels) {
   const question = queries.get(qid);
   if (!question) continue;
-  const outcome = await services.query.run({ user: "eval", question, connectorIds: ["scifact"], perConnector: 100_000, candidates: 300, texts: false });
-  asked.push({ relevant, candidates: outcome.chunks.map((c) => ({ doc: c.record.path.replace(/\.md$/, ""), lexical: c.lexical, dense: c.dense })) });
+  const outcome = await services.query.run({
+    user: "eval",
+    question,
+    connectorIds: ["scifact"],
+    perConnector: 100_000,
+    candidates: 300,
+    texts: false,
+  });
+  asked.push({
+    relevant,
+    candidates: outcome.chunks.map((c) => ({ doc: c.record.path.replace(/\.md$/, ""), lexical: c.lexical, dense: c.dense })),
+  });
 }
 const msPerQuery = (performance.now() - t0) / asked.length;
 
@@ -120,16 +145,22 @@ async function checkModelInUse(): Promise<void> {
   const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(modelPath)), { logSeverityLevel: 3 });
   const ids = services.embeddings.tokenizer.encode(probe, MAX_TOKENS).ids;
   const tensor = (values: number[]) => new ort.Tensor("int64", BigInt64Array.from(values.map(BigInt)), [1, ids.length]);
-  const out = await session.run({ input_ids: tensor(ids), attention_mask: tensor(ids.map(() => 1)), token_type_ids: tensor(ids.map(() => 0)) }, ["sentence_embedding"]);
+  const out = await session.run(
+    { input_ids: tensor(ids), attention_mask: tensor(ids.map(() => 1)), token_type_ids: tensor(ids.map(() => 0)) },
+    ["sentence_embedding"],
+  );
   const direct = out.sentence_embedding!.data as Float32Array;
   const agreement = direct.reduce((s, x, i) => s + x * served![i]!, 0);
   await session.release();
-  if (agreement < 0.99999) throw new Error(`the service embeds with another model than ${modelName} (cosine ${agreement.toFixed(5)} on a probe)`);
+  if (agreement < 0.99999)
+    throw new Error(`the service embeds with another model than ${modelName} (cosine ${agreement.toFixed(5)} on a probe)`);
 }
 
 const weights = flag("sweep") ? Array.from({ length: 21 }, (_, i) => i / 20) : [Number(option("weight", String(DENSE_WEIGHT)))];
 for (const w of weights) {
   const r = evaluate(w);
-  console.log(`${modelName}  split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`);
+  console.log(
+    `${modelName}  split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`,
+  );
 }
 await services.close();

@@ -284,7 +284,12 @@ export function convertMiniLM(safetensors: Uint8Array, cfg: BertConfig, storage:
     output: [
       onnx.ValueInfoProto.create({
         name: "last_hidden_state",
-        type: { tensorType: { elemType: DT.FLOAT, shape: { dim: [{ dimParam: "batch_size" }, { dimParam: "sequence_length" }, { dimValue: H }] } } },
+        type: {
+          tensorType: {
+            elemType: DT.FLOAT,
+            shape: { dim: [{ dimParam: "batch_size" }, { dimParam: "sequence_length" }, { dimValue: H }] },
+          },
+        },
       }),
       onnx.ValueInfoProto.create({
         name: "sentence_embedding",

@@ -16,7 +16,10 @@ async function readPassword(): Promise<string> {
 
 export async function userCommand(command: string, options: Record<string, string>, config: Config): Promise<string> {
   if (command !== "user list" && !options.user) throw new AccountError(`${command} needs --user ID`);
-  const services = await createServices(config, createLogger("ERROR", () => {}));
+  const services = await createServices(
+    config,
+    createLogger("ERROR", () => {}),
+  );
   try {
     const accounts = services.accounts;
     const id = options.user!;

@@ -64,7 +64,9 @@ export class Accounts {
     Accounts.checkPassword(password);
     if (!this.exists(id)) throw new AccountError(`no user ${id}`);
     const hash = await Bun.password.hash(password, HASH);
-    this.db.query("UPDATE accounts SET password_hash = ?, password_changed_at = ? WHERE id = ?").run(hash, Math.floor(this.now() / 1000), id);
+    this.db
+      .query("UPDATE accounts SET password_hash = ?, password_changed_at = ? WHERE id = ?")
+      .run(hash, Math.floor(this.now() / 1000), id);
   }
 
   remove(id: string): boolean {
@@ -77,7 +79,9 @@ export class Accounts {
 
   list(): AccountInfo[] {
     return this.db
-      .query<{ id: string; created_at: number; password_changed_at: number }, []>("SELECT id, created_at, password_changed_at FROM accounts ORDER BY id")
+      .query<{ id: string; created_at: number; password_changed_at: number }, []>(
+        "SELECT id, created_at, password_changed_at FROM accounts ORDER BY id",
+      )
       .all()
       .map((r) => ({ id: r.id, createdAt: r.created_at, passwordChangedAt: r.password_changed_at }));
   }

@@ -1,7 +1,8 @@
 // What the archive keeps of an answer: its question and the chunks that were returned,
 // with the text their vectors are looked up by. One place for /v1/query and corpus_search.
-import type { RankedChunk } from "../retrieval/search";
+
 import { embeddingText } from "../retrieval/chunk";
+import type { RankedChunk } from "../retrieval/search";
 import type { Archive, ArchivedChunk } from "./store";
 
 export function archivedChunk(c: RankedChunk, chunkId: string): ArchivedChunk {
@@ -19,11 +20,21 @@ export function archivedChunk(c: RankedChunk, chunkId: string): ArchivedChunk {
 }
 
 /** D12: called before the response is sent. */
-export function archiveAnswer(archive: Archive, user: string, queryId: string, question: string, chunks: Array<{ c: RankedChunk; chunkId: string }>): void {
+export function archiveAnswer(
+  archive: Archive,
+  user: string,
+  queryId: string,
+  question: string,
+  chunks: Array<{ c: RankedChunk; chunkId: string }>,
+): void {
   archive.record(
     user,
     queryId,
     question,
-    chunks.map(({ c, chunkId }) => ({ chunk: archivedChunk(c, chunkId), embedText: embeddingText(c.record.title, c.text), owner: c.owner })),
+    chunks.map(({ c, chunkId }) => ({
+      chunk: archivedChunk(c, chunkId),
+      embedText: embeddingText(c.record.title, c.text),
+      owner: c.owner,
+    })),
   );
 }

@@ -137,19 +137,33 @@ export class Archive {
   }
 
   /** Stores a query and its chunks with the vectors given (undefined: computed in the background). */
-  store(user: string, queryId: string, question: string, chunks: Array<Omit<ArchiveInput, "owner">>, vectors: Array<Float32Array | undefined>): void {
+  store(
+    user: string,
+    queryId: string,
+    question: string,
+    chunks: Array<Omit<ArchiveInput, "owner">>,
+    vectors: Array<Float32Array | undefined>,
+  ): void {
     const at = Math.floor(this.now() / 1000);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const pending: Array<{ id: number; text: string }> = [];
     this.db.transaction(() => {
-      this.db.query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)").run(queryId, user, at, this.keys.sealFor(user, question, this.questionAad(queryId)));
+      this.db
+        .query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)")
+        .run(queryId, user, at, this.keys.sealFor(user, question, this.questionAad(queryId)));
       const insert = this.db.query<{ id: number }, [string, string, string, Buffer, number]>(
         "INSERT INTO archive_chunks (query_id, user_id, chunk_id, body, embedded) VALUES (?, ?, ?, ?, ?) RETURNING id",
       );
       chunks.forEach((c, i) => {
         const v = vectors[i];
-        const { id } = insert.get(queryId, user, c.chunk.chunk_id, this.keys.sealFor(user, JSON.stringify(c.chunk), this.chunkAad(queryId, c.chunk.chunk_id)), v ? 1 : 0)!;
+        const { id } = insert.get(
+          queryId,
+          user,
+          c.chunk.chunk_id,
+          this.keys.sealFor(user, JSON.stringify(c.chunk), this.chunkAad(queryId, c.chunk.chunk_id)),
+          v ? 1 : 0,
+        )!;
         if (v) insertVec.run(BigInt(id), user, at, rotation.apply(v));
         else pending.push({ id, text: c.embedText });
       });
@@ -169,7 +183,9 @@ export class Archive {
     );
     // Background work never makes a key: a user deleted meanwhile ends here (NoUserKey).
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false);
-    const row = this.db.query<{ queried_at: number }, [number]>("SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.embedded = 0");
+    const row = this.db.query<{ queried_at: number }, [number]>(
+      "SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.embedded = 0",
+    );
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const mark = this.db.query("UPDATE archive_chunks SET embedded = 1 WHERE id = ?");
     this.db.transaction(() =>
@@ -199,7 +215,10 @@ export class Archive {
       for (const r of rows.slice(0, RESUME_BATCH)) {
         try {
           const chunk = JSON.parse(this.openValue(r.user_id, r.body, this.chunkAad(r.query_id, r.chunk_id), r.query_id)) as ArchivedChunk;
-          (byUser.get(r.user_id) ?? byUser.set(r.user_id, []).get(r.user_id)!).push({ id: r.id, text: embeddingText(chunk.title, chunk.content) });
+          (byUser.get(r.user_id) ?? byUser.set(r.user_id, []).get(r.user_id)!).push({
+            id: r.id,
+            text: embeddingText(chunk.title, chunk.content),
+          });
         } catch {
           skip.add(r.id);
         }
@@ -236,9 +255,14 @@ export class Archive {
       params.push(Math.floor(options.to.getTime() / 1000));
     }
     const rows = this.db
-      .query<{ id: number; distance: number }, typeof params>(`SELECT id, distance FROM archive_vec WHERE embedding MATCH ? AND k = ? AND user_id = ?${range} ORDER BY distance`)
+      .query<{ id: number; distance: number }, typeof params>(
+        `SELECT id, distance FROM archive_vec WHERE embedding MATCH ? AND k = ? AND user_id = ?${range} ORDER BY distance`,
+      )
       .all(...params);
-    const chunk = this.db.query<{ query_id: string; chunk_id: string; body: Uint8Array; question: Uint8Array; queried_at: number }, [number, string]>(
+    const chunk = this.db.query<
+      { query_id: string; chunk_id: string; body: Uint8Array; question: Uint8Array; queried_at: number },
+      [number, string]
+    >(
       `SELECT c.query_id, c.chunk_id, c.body, q.question, q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.user_id = ?`,
     );
     const out: ArchiveMatch[] = [];

@@ -13,7 +13,11 @@ import { parseScopes, TokenRequestError } from "./tokens";
  */
 export async function tokenCommand(command: string, options: Record<string, string>, config: Config): Promise<string> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  const { key } = loadMasterKey({ dataDir: config.CORPUS_DATA_DIR, fromEnv: config.CORPUS_MASTER_KEY, file: config.CORPUS_MASTER_KEY_FILE });
+  const { key } = loadMasterKey({
+    dataDir: config.CORPUS_DATA_DIR,
+    fromEnv: config.CORPUS_MASTER_KEY,
+    file: config.CORPUS_MASTER_KEY_FILE,
+  });
   const services = { auth: await AuthService.create(config, db, key) };
   try {
     if (command === "token create") {

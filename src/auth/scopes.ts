@@ -24,4 +24,9 @@ export type ProtectedRoute = keyof typeof REQUIRED_SCOPE;
  * configures and removes connectors. It cannot search, open another panel (mint a token), register webhooks
  * or delete the user's data, whatever its scopes.
  */
-export const PANEL_ROUTES: ReadonlySet<string> = new Set<ProtectedRoute>(["GET /v1/connectors", "POST /v1/connectors", "PATCH /v1/connectors/:id", "DELETE /v1/connectors/:id"]);
+export const PANEL_ROUTES: ReadonlySet<string> = new Set<ProtectedRoute>([
+  "GET /v1/connectors",
+  "POST /v1/connectors",
+  "PATCH /v1/connectors/:id",
+  "DELETE /v1/connectors/:id",
+]);

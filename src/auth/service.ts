@@ -4,12 +4,12 @@
 import type { Database } from "bun:sqlite";
 import type { Config } from "../config";
 import type { HealthCheck } from "../health/checks";
+import { RecentHeaders } from "./recent-headers";
 import { PANEL_ROUTES, type Scope } from "./scopes";
 import { loadSigningKey, type SigningKey } from "./signing-key";
 import { AuthStore } from "./store";
 import { TokenIssuer } from "./tokens";
-import { RecentHeaders } from "./recent-headers";
-import { AuthError, externalJwks, Verifier, type ExternalJwks, type Principal } from "./verifier";
+import { AuthError, type ExternalJwks, externalJwks, type Principal, Verifier } from "./verifier";
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
 const RECENT_LIMIT = 10_000;
@@ -135,7 +135,11 @@ export class AuthService {
    */
   confine(principal: Principal, route: string): Principal {
     if (principal.panel && !PANEL_ROUTES.has(route)) {
-      throw new AuthFailure(403, PANEL_ONLY, this.challenge({ error: "insufficient_scope", error_description: "a connector panel's token serves only /v1/connectors" }));
+      throw new AuthFailure(
+        403,
+        PANEL_ONLY,
+        this.challenge({ error: "insufficient_scope", error_description: "a connector panel's token serves only /v1/connectors" }),
+      );
     }
     return principal;
   }

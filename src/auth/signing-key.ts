@@ -1,8 +1,9 @@
 // This server's token signing key (D4): an Ed25519 key pair generated on first start, kept in
 // DATA_DIR/signing-key.json (mode 0600) with the private half sealed by the master key.
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from "jose";
+
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import { DecryptError, openText, seal } from "../crypto/aead";
 
 export const SIGNING_KEY_FILE = "signing-key.json";

@@ -67,10 +67,16 @@ export class AuthStore {
   private reload(): void {
     const nowSec = Math.floor(this.now() / 1000);
     this.revokedJti = new Set(
-      this.db.query<{ jti: string }, [number]>("SELECT jti FROM auth_revoked_tokens WHERE expires_at >= ?").all(nowSec).map((r) => r.jti),
+      this.db
+        .query<{ jti: string }, [number]>("SELECT jti FROM auth_revoked_tokens WHERE expires_at >= ?")
+        .all(nowSec)
+        .map((r) => r.jti),
     );
     this.notBefore = new Map(
-      this.db.query<{ user_tag: string; not_before: number }, []>("SELECT user_tag, not_before FROM auth_user_not_before").all().map((r) => [r.user_tag, r.not_before]),
+      this.db
+        .query<{ user_tag: string; not_before: number }, []>("SELECT user_tag, not_before FROM auth_user_not_before")
+        .all()
+        .map((r) => [r.user_tag, r.not_before]),
     );
     this.loadedAt = this.now();
   }
@@ -94,7 +100,9 @@ export class AuthStore {
 
   /** An issued token by id, for revocation by the operator. */
   issued(jti: string): { user: string; expiresAt: number } | undefined {
-    const row = this.db.query<{ user_id: string; expires_at: number }, [string]>("SELECT user_id, expires_at FROM auth_tokens WHERE jti = ?").get(jti);
+    const row = this.db
+      .query<{ user_id: string; expires_at: number }, [string]>("SELECT user_id, expires_at FROM auth_tokens WHERE jti = ?")
+      .get(jti);
     return row ? { user: row.user_id, expiresAt: row.expires_at } : undefined;
   }
 
@@ -102,10 +110,14 @@ export class AuthStore {
   revokeUser(user: string, atSeconds = Math.floor(this.now() / 1000)): number {
     const tag = this.tag(user);
     this.db
-      .query("INSERT INTO auth_user_not_before (user_tag, not_before) VALUES (?, ?) ON CONFLICT (user_tag) DO UPDATE SET not_before = excluded.not_before")
+      .query(
+        "INSERT INTO auth_user_not_before (user_tag, not_before) VALUES (?, ?) ON CONFLICT (user_tag) DO UPDATE SET not_before = excluded.not_before",
+      )
       .run(tag, atSeconds);
     this.notBefore.set(tag, atSeconds);
-    return this.db.query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM auth_tokens WHERE user_id = ? AND expires_at > ?").get(user, atSeconds)!.n;
+    return this.db
+      .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM auth_tokens WHERE user_id = ? AND expires_at > ?")
+      .get(user, atSeconds)!.n;
   }
 
   /** Whether a token is revoked: itself, its parent (a panel token's), or every token of its user up to its issue. */

@@ -1,6 +1,7 @@
 // Tokens this server issues (D2, D4): EdDSA JWTs with sub, scope, iss, aud, iat, exp, jti.
-import { SignJWT } from "jose";
+
 import { randomBytes } from "node:crypto";
+import { SignJWT } from "jose";
 import { SCOPES, type Scope } from "./scopes";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
 import type { AuthStore } from "./store";
@@ -27,7 +28,8 @@ export interface IssuedToken {
 export function parseScopes(csv: string): Scope[] {
   const scopes = csv.split(/[,\s]+/).filter(Boolean);
   if (scopes.length === 0) throw new TokenRequestError(`--scopes needs at least one of ${SCOPES.join(", ")}`);
-  for (const s of scopes) if (!(SCOPES as readonly string[]).includes(s)) throw new TokenRequestError(`unknown scope ${s}; allowed: ${SCOPES.join(", ")}`);
+  for (const s of scopes)
+    if (!(SCOPES as readonly string[]).includes(s)) throw new TokenRequestError(`unknown scope ${s}; allowed: ${SCOPES.join(", ")}`);
   return [...new Set(scopes)] as Scope[];
 }
 
@@ -44,8 +46,15 @@ export class TokenIssuer {
    * Issues a token and records it (so deleting the user can count and revoke it). `beforeRecord`
    * runs in the same step as the record and may refuse (a parent token revoked meanwhile).
    */
-  async issue(user: string, scopes: Scope[], ttlSeconds = DEFAULT_TTL_SECONDS, beforeRecord?: () => void, claims: Record<string, unknown> = {}): Promise<IssuedToken> {
-    if (!SAFE_SUBJECT.test(user)) throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
+  async issue(
+    user: string,
+    scopes: Scope[],
+    ttlSeconds = DEFAULT_TTL_SECONDS,
+    beforeRecord?: () => void,
+    claims: Record<string, unknown> = {},
+  ): Promise<IssuedToken> {
+    if (!SAFE_SUBJECT.test(user))
+      throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
     if (subjectProblem(user)) throw new TokenRequestError(`--user ${user} is reserved (the operator's connectors or the anonymous caller)`);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 60 || ttlSeconds > MAX_TTL_SECONDS) {
       throw new TokenRequestError(`--ttl must be an integer from 60 to ${MAX_TTL_SECONDS} seconds`);

@@ -2,23 +2,24 @@
 // external identity provider's JWKS (http(s):// or file://). Algorithms are pinned per key
 // source, issuer and audience are checked, and revocation is consulted on every request.
 // What it verified is kept by its caller (AuthService, by header) until it expires.
+
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
   decodeProtectedHeader,
   errors,
-  jwtVerify,
   type FlattenedJWSInput,
   type JSONWebKeySet,
   type JWSHeaderParameters,
   type JWTPayload,
+  jwtVerify,
 } from "jose";
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
-import { PANEL_CLAIM } from "./tokens";
-import { subjectProblem } from "./subjects";
 import type { AuthStore } from "./store";
+import { subjectProblem } from "./subjects";
+import { PANEL_CLAIM } from "./tokens";
 
 export interface Principal {
   user: string;

@@ -2,13 +2,25 @@
 // key come from the same configuration the server reads.
 import type { Config } from "../config";
 import { MIGRATIONS } from "../services";
-import { createBackup } from "./snapshot";
 import { restoreBackup } from "./restore";
+import { createBackup } from "./snapshot";
 
 export async function backupCommand(command: "backup" | "restore" | string, options: Record<string, string>, config: Config) {
   if (command === "backup") {
-    const { out, bytes, seconds, manifest } = createBackup({ dataDir: config.CORPUS_DATA_DIR, out: options.out!, force: options.force === "true" });
-    return { out, bytes, seconds: round(seconds), created_at: manifest.created_at, corpus_version: manifest.corpus_version, migrations: manifest.schema.length, files: manifest.files };
+    const { out, bytes, seconds, manifest } = createBackup({
+      dataDir: config.CORPUS_DATA_DIR,
+      out: options.out!,
+      force: options.force === "true",
+    });
+    return {
+      out,
+      bytes,
+      seconds: round(seconds),
+      created_at: manifest.created_at,
+      corpus_version: manifest.corpus_version,
+      migrations: manifest.schema.length,
+      files: manifest.files,
+    };
   }
   const report = restoreBackup({
     from: options.from!,

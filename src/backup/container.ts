@@ -13,7 +13,7 @@
 import { createHash } from "node:crypto";
 import { fstatSync, readSync } from "node:fs";
 import { BACKUP_MESSAGES, BackupError } from "./errors";
-import { parseManifest, type Manifest } from "./manifest";
+import { type Manifest, parseManifest } from "./manifest";
 
 export const MAGIC = Buffer.from("corpus-backup-v1", "ascii");
 const LENGTH_BYTES = 8;
@@ -44,7 +44,12 @@ export function readManifest(fd: number, file: string): { manifest: Manifest; si
   const json = Buffer.alloc(Number(length));
   const start = size - TRAILER_BYTES - json.length;
   readExactly(fd, json, start);
-  if (!createHash("sha256").update(json).digest().equals(trailer.subarray(LENGTH_BYTES, LENGTH_BYTES + HASH_BYTES))) {
+  if (
+    !createHash("sha256")
+      .update(json)
+      .digest()
+      .equals(trailer.subarray(LENGTH_BYTES, LENGTH_BYTES + HASH_BYTES))
+  ) {
     throw new BackupError(BACKUP_MESSAGES.damaged(file, "its manifest does not match the manifest's sha256"));
   }
   return { manifest: parseManifest(json, start, file), size };

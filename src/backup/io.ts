@@ -1,7 +1,7 @@
 // File helpers for backup and restore: ranges read in bounded chunks, hashed as they pass, and
 // writes made durable (file and folder fsync) before anything is renamed into place.
 import { createHash } from "node:crypto";
-import { closeSync, constants, fsyncSync, lstatSync, openSync, readSync, writeSync, type Stats } from "node:fs";
+import { closeSync, constants, fsyncSync, lstatSync, openSync, readSync, type Stats, writeSync } from "node:fs";
 
 /** Bytes read per step: bounded memory whatever the size of the database. */
 const CHUNK = 1 << 20;

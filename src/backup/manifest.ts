@@ -2,7 +2,7 @@
 // migrations applied), when, and where each member lies in the file with its size and sha256.
 // Members come from a fixed list: the database and the signing key, never the master key (it is
 // backed up apart), never DATA_DIR/native/ (rebuilt from the executable), nothing else.
-import { Type, type Static } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { SIGNING_KEY_FILE } from "../auth/signing-key";
 import { DATABASE_FILE } from "../store/database";
@@ -38,7 +38,14 @@ export type Manifest = Static<typeof ManifestSchema>;
 export type MemberEntry = Manifest["files"][number];
 
 export function buildManifest(schema: string[], files: MemberEntry[], now: Date): Manifest {
-  return { format: BACKUP_FORMAT, format_version: BACKUP_FORMAT_VERSION, corpus_version: SERVICE_VERSION, created_at: now.toISOString(), schema, files };
+  return {
+    format: BACKUP_FORMAT,
+    format_version: BACKUP_FORMAT_VERSION,
+    corpus_version: SERVICE_VERSION,
+    created_at: now.toISOString(),
+    schema,
+    files,
+  };
 }
 
 /**
@@ -70,7 +77,8 @@ export function parseManifest(bytes: Uint8Array, membersEnd: number, file: strin
     order = at;
     offset += member.bytes;
   }
-  if (offset !== membersEnd) throw new BackupError(BACKUP_MESSAGES.damaged(file, `its members end at byte ${offset}, the manifest begins at ${membersEnd}`));
+  if (offset !== membersEnd)
+    throw new BackupError(BACKUP_MESSAGES.damaged(file, `its members end at byte ${offset}, the manifest begins at ${membersEnd}`));
   return value;
 }
 

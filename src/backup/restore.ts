@@ -5,7 +5,19 @@
 // (integrity_check, its schema against the manifest, every user's wrapped data key opened with
 // the master key) and only then renamed into place. Any refusal leaves DIR as it was.
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readdirSync, renameSync, rmdirSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { opensSigningKey, SIGNING_KEY_FILE } from "../auth/signing-key";
 import { DecryptError } from "../crypto/aead";
@@ -16,7 +28,7 @@ import { appliedMigrations } from "../store/migrations";
 import { readManifest } from "./container";
 import { BACKUP_MESSAGES, BackupError, isNoSpace } from "./errors";
 import { createPrivateFile, fsyncFolder, lstatIfAny, readRange, writeAll } from "./io";
-import { unknownMigrations, type Manifest, type MemberEntry } from "./manifest";
+import { type Manifest, type MemberEntry, unknownMigrations } from "./manifest";
 
 export interface RestoreOptions {
   from: string;
@@ -54,7 +66,8 @@ export function restoreBackup(options: RestoreOptions): RestoreReport {
     const unknown = unknownMigrations(manifest, options.knownMigrations);
     if (unknown.length) throw new BackupError(BACKUP_MESSAGES.newerSchema(from, unknown));
     for (const member of manifest.files) {
-      if (readRange(fd, member.offset, member.bytes) !== member.sha256) throw new BackupError(BACKUP_MESSAGES.damaged(from, `${member.name} does not match its sha256`));
+      if (readRange(fd, member.offset, member.bytes) !== member.sha256)
+        throw new BackupError(BACKUP_MESSAGES.damaged(from, `${member.name} does not match its sha256`));
     }
     const signing = manifest.files.find((m) => m.name === SIGNING_KEY_FILE);
     if (signing && !opensSigningKey(readMember(fd, signing), key)) throw new BackupError(BACKUP_MESSAGES.wrongKey(from));
@@ -148,11 +161,21 @@ function writeMember(fd: number, member: MemberEntry, path: string, from: string
 function checkDatabase(path: string, manifest: Manifest, key: Buffer, from: string): number {
   const db = new Database(path, { readonly: true });
   try {
-    const problems = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all().map((r) => r.integrity_check);
-    if (problems.join() !== "ok") throw new BackupError(BACKUP_MESSAGES.damaged(from, `integrity_check: ${problems.slice(0, 3).join("; ")}`));
-    if (appliedMigrations(db).join("\n") !== manifest.schema.join("\n")) throw new BackupError(BACKUP_MESSAGES.damaged(from, "its database's schema differs from its manifest"));
+    const problems = db
+      .query<{ integrity_check: string }, []>("PRAGMA integrity_check")
+      .all()
+      .map((r) => r.integrity_check);
+    if (problems.join() !== "ok")
+      throw new BackupError(BACKUP_MESSAGES.damaged(from, `integrity_check: ${problems.slice(0, 3).join("; ")}`));
+    if (appliedMigrations(db).join("\n") !== manifest.schema.join("\n"))
+      throw new BackupError(BACKUP_MESSAGES.damaged(from, "its database's schema differs from its manifest"));
     const hasKeys = db.query("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'crypto_user_keys'").get();
-    const users = hasKeys ? db.query<{ user_id: string }, []>("SELECT user_id FROM crypto_user_keys").all().map((r) => r.user_id) : [];
+    const users = hasKeys
+      ? db
+          .query<{ user_id: string }, []>("SELECT user_id FROM crypto_user_keys")
+          .all()
+          .map((r) => r.user_id)
+      : [];
     const keys = new UserKeys(db, key);
     for (const user of users) {
       try {

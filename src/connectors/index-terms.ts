@@ -13,7 +13,10 @@ const TERM_CHARS = 16;
 
 /** The words of `text` as the index knows them, in order. */
 export function indexWords(text: string): string[] {
-  const folded = text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+  const folded = text
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .toLowerCase();
   const out: string[] = [];
   for (const [word] of folded.matchAll(/[\p{L}\p{N}]+/gu)) out.push(word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word);
   return out;

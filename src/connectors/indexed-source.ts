@@ -9,14 +9,23 @@
 // (D29).
 import { existsSync, statSync } from "node:fs";
 import { NoUserKey } from "../crypto/user-keys";
-import { LocalIndex, syncIndex, type ScanEntry, type SkippedSources } from "./local-index";
+import type { OwnerEmbeddings } from "../embedding/service";
+import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
+import type { Logger } from "../log";
+import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
+import { type LocalIndex, type ScanEntry, type SkippedSources, syncIndex } from "./local-index";
 import { asGiven, type Confine } from "./paths";
 import { PhaseProgress } from "./progress";
-import type { OwnerEmbeddings } from "../embedding/service";
-import type { Logger } from "../log";
-import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
-import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
-import { ConnectorError, type Connector, type ConnectorKind, type ConnectorStatus, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
+import {
+  type Connector,
+  ConnectorError,
+  type ConnectorKind,
+  type ConnectorStatus,
+  type IndexProgress,
+  type RetrievalRequest,
+  type SearchHit,
+  type SourceRecord,
+} from "./types";
 
 const RESCAN_MS = 5_000;
 const EMBED_BATCH = 16;
@@ -133,7 +142,13 @@ export class IndexedFolderConnector implements Connector {
       const p = this.index.progress();
       run.update(p.embedded, p.total);
       const s = run.summary();
-      this.log?.info("connector embedded", { chunks: s.done, seconds: s.seconds, chunks_per_second: s.per_second, embedded: p.embedded, total: p.total });
+      this.log?.info("connector embedded", {
+        chunks: s.done,
+        seconds: s.seconds,
+        chunks_per_second: s.per_second,
+        embedded: p.embedded,
+        total: p.total,
+      });
       this.embeddingRun = undefined;
     } catch (error) {
       // Retried after the next scan. An owner deleted meanwhile is no failure: nothing more is written.
@@ -164,7 +179,13 @@ export class IndexedFolderConnector implements Connector {
     try {
       const folder = this.check(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
-      const result = await syncIndex(this.index, this.source.scan(), (e) => this.source.read(e), (done, total) => this.readProgress(done, total), this.skipped);
+      const result = await syncIndex(
+        this.index,
+        this.source.scan(),
+        (e) => this.source.read(e),
+        (done, total) => this.readProgress(done, total),
+        this.skipped,
+      );
       // The reason, never the file's name (logs carry no paths).
       for (const reason of result.skipped) this.log?.warning("connector file skipped", { reason });
       if (result.read || result.removed || result.failed.length) {
@@ -197,10 +218,13 @@ export class IndexedFolderConnector implements Connector {
     this.report(error ?? new StoragePaused(reason));
     if (this.retryWaiting || this.closed) return;
     this.retryWaiting = true;
-    this.schedule(() => {
-      this.retryWaiting = false;
-      if (!this.closed) void this.sync();
-    }, retryDelay(++this.retries));
+    this.schedule(
+      () => {
+        this.retryWaiting = false;
+        if (!this.closed) void this.sync();
+      },
+      retryDelay(++this.retries),
+    );
   }
 
   private resumed(): void {
@@ -224,7 +248,8 @@ export class IndexedFolderConnector implements Connector {
   async health(): Promise<ConnectorStatus> {
     const records = this.index.count();
     if (this.storagePaused) return { status: "error", reason: this.storagePaused, records };
-    if (this.syncing && (!this.ready || this.reading)) return { status: "indexing", records, ...(this.reading ? { progress: this.reading.view() } : {}) };
+    if (this.syncing && (!this.ready || this.reading))
+      return { status: "indexing", records, ...(this.reading ? { progress: this.reading.view() } : {}) };
     if (this.error) return { status: "error", reason: this.error };
     const { embedded, total } = this.index.progress();
     const skipped = this.skippedNote();

@@ -8,11 +8,11 @@ import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import type { VectorRotation } from "../crypto/rotation";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
+import { EMBEDDING_DIM } from "../embedding/embedder";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
-import { EMBEDDING_DIM } from "../embedding/embedder";
 import { TermBlinder } from "./index-terms";
-import { needles, SourceSkipped, type IndexProgress, type RetrievalRequest, type SearchHit, type SourceRecord } from "./types";
+import { type IndexProgress, needles, type RetrievalRequest, type SearchHit, type SourceRecord, SourceSkipped } from "./types";
 
 export const indexMigrations: Migration[] = [
   {
@@ -45,7 +45,9 @@ export const indexMigrations: Migration[] = [
       )`);
       db.exec("CREATE INDEX connector_chunks_doc ON connector_chunks (doc)");
       db.exec("CREATE INDEX connector_chunks_pending ON connector_chunks (owner, embedded)");
-      db.exec(`CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`);
+      db.exec(
+        `CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`,
+      );
     },
   },
   {
@@ -59,7 +61,9 @@ export const indexMigrations: Migration[] = [
       db.exec("DELETE FROM connector_docs");
       db.exec(`CREATE VIRTUAL TABLE connector_terms USING fts5(title, content, content='', contentless_delete=1, tokenize='ascii')`);
       db.exec("INSERT INTO connector_terms (connector_terms, rank) VALUES ('secure-delete', 1)");
-      db.exec(`CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`);
+      db.exec(
+        `CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`,
+      );
     },
   },
   {
@@ -77,12 +81,17 @@ export const indexMigrations: Migration[] = [
  */
 export function indexOwesWork(db: Database, owner: string): boolean {
   const q = (sql: string) => db.query<{ n: number }, [string]>(sql).get(owner) !== null;
-  return q("SELECT 1 AS n FROM connector_chunks WHERE owner = ? AND embedded = 0 LIMIT 1") || !q("SELECT 1 AS n FROM connector_docs WHERE owner = ? LIMIT 1");
+  return (
+    q("SELECT 1 AS n FROM connector_chunks WHERE owner = ? AND embedded = 0 LIMIT 1") ||
+    !q("SELECT 1 AS n FROM connector_docs WHERE owner = ? LIMIT 1")
+  );
 }
 
 /** Chunks of every index still waiting for their vector (a scan of those only: the partial index). */
 export function owedChunks(db: Database): number {
-  return db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_chunks INDEXED BY connector_chunks_owed WHERE embedded = 0").get()!.n;
+  return db
+    .query<{ n: number }, []>("SELECT count(*) AS n FROM connector_chunks INDEXED BY connector_chunks_owed WHERE embedded = 0")
+    .get()!.n;
 }
 
 /** Drops what removed records left in the word index's segments (bounded work; see purgeTerms). */
@@ -173,7 +182,9 @@ export class LocalIndex {
   /** Known sources by their keys (sourceKey), with the size and mtime last read. */
   known(): Map<string, { size: number; mtime: number }> {
     const rows = this.db
-      .query<{ source: string; size: number; mtime: number }, [string]>("SELECT DISTINCT source, size, mtime FROM connector_docs WHERE owner = ?")
+      .query<{ source: string; size: number; mtime: number }, [string]>(
+        "SELECT DISTINCT source, size, mtime FROM connector_docs WHERE owner = ?",
+      )
       .all(this.owner);
     return new Map(rows.map((r) => [r.source, { size: r.size, mtime: r.mtime }]));
   }
@@ -206,7 +217,9 @@ export class LocalIndex {
 
   /** Removes every record of a source, by its key (sourceKey). */
   removeSource(source: string): void {
-    const docs = this.db.query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?").all(this.owner, source);
+    const docs = this.db
+      .query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?")
+      .all(this.owner, source);
     for (const { doc } of docs) removeDoc(this.db, doc);
   }
 
@@ -218,7 +231,9 @@ export class LocalIndex {
   /** Chunks still without a vector, with the text to embed. */
   pendingChunks(limit: number): Array<{ chunk: number; text: string }> {
     const rows = this.db
-      .query<{ chunk: number; doc: number; ord: number }, [string, number]>("SELECT chunk, doc, ord FROM connector_chunks WHERE owner = ? AND embedded = 0 ORDER BY chunk LIMIT ?")
+      .query<{ chunk: number; doc: number; ord: number }, [string, number]>(
+        "SELECT chunk, doc, ord FROM connector_chunks WHERE owner = ? AND embedded = 0 ORDER BY chunk LIMIT ?",
+      )
       .all(this.owner, limit);
     const records = new Map<number, string[]>();
     const out: Array<{ chunk: number; text: string }> = [];
@@ -251,7 +266,9 @@ export class LocalIndex {
 
   progress(): IndexProgress {
     const row = this.db
-      .query<{ total: number; embedded: number | null }, [string]>("SELECT count(*) AS total, sum(embedded) AS embedded FROM connector_chunks WHERE owner = ?")
+      .query<{ total: number; embedded: number | null }, [string]>(
+        "SELECT count(*) AS total, sum(embedded) AS embedded FROM connector_chunks WHERE owner = ?",
+      )
       .get(this.owner)!;
     return { total: row.total, embedded: row.embedded ?? 0 };
   }
@@ -263,7 +280,8 @@ export class LocalIndex {
   rank(request: RetrievalRequest): SearchHit[] {
     const hits = new Map<number, SearchHit>();
     const inRange = (r: SourceRecord) =>
-      (!request.dateFrom || (r.date !== null && r.date >= request.dateFrom.toISOString())) && (!request.dateTo || (r.date !== null && r.date < request.dateTo.toISOString()));
+      (!request.dateFrom || (r.date !== null && r.date >= request.dateFrom.toISOString())) &&
+      (!request.dateTo || (r.date !== null && r.date < request.dateTo.toISOString()));
     const match = this.keys.blinder.match(needles(request));
     if (match) {
       const rows = this.db
@@ -298,7 +316,9 @@ export class LocalIndex {
         if (record && inRange(record)) hits.set(r.doc, { record, dense: similarity, chunk: r.ord });
       }
       // Word matches the nearest-neighbour search did not reach: their best chunk's similarity.
-      const chunksOf = this.db.query<{ chunk: number; ord: number }, [number]>("SELECT chunk, ord FROM connector_chunks WHERE doc = ? AND embedded = 1");
+      const chunksOf = this.db.query<{ chunk: number; ord: number }, [number]>(
+        "SELECT chunk, ord FROM connector_chunks WHERE doc = ? AND embedded = 1",
+      );
       const vectorOf = this.db.query<{ embedding: Uint8Array }, [number]>("SELECT embedding FROM connector_vec WHERE chunk_id = ?");
       for (const [doc, hit] of hits) {
         if (hit.dense !== undefined) continue;
@@ -340,7 +360,9 @@ export class LocalIndex {
           )
           .all(match, ...params, request.limit)
       : this.db
-          .query<{ doc: number; record: Uint8Array }, Array<string | number>>(`SELECT d.doc, d.record FROM connector_docs d WHERE d.owner = ?${dates} ORDER BY d.record_date DESC LIMIT ?`)
+          .query<{ doc: number; record: Uint8Array }, Array<string | number>>(
+            `SELECT d.doc, d.record FROM connector_docs d WHERE d.owner = ?${dates} ORDER BY d.record_date DESC LIMIT ?`,
+          )
           .all(...params, request.limit);
     return rows.map((r) => JSON.parse(this.keys.open(r.record, `doc/${r.doc}`)) as SourceRecord);
   }

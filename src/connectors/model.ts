@@ -1,14 +1,21 @@
 // Connector schemas (D10, D18): one TypeBox schema per kind's config, used to validate what
 // users add and what the operator file lists, and to write the OpenAPI document.
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { RATE_WINDOW_MS } from "./progress";
 import { CONNECTOR_KINDS } from "./types";
 
 export const CONNECTOR_ID_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}$";
-const Identifier = Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$", maxLength: 128, description: "table or column name" });
+const Identifier = Type.String({
+  pattern: "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$",
+  maxLength: 128,
+  description: "table or column name",
+});
 
-export const FolderConfig = Type.Object({ path: Type.String({ minLength: 1, maxLength: 4096, description: "absolute folder path" }) }, { additionalProperties: false });
+export const FolderConfig = Type.Object(
+  { path: Type.String({ minLength: 1, maxLength: 4096, description: "absolute folder path" }) },
+  { additionalProperties: false },
+);
 
 export const ImapConfigSchema = Type.Object(
   {
@@ -54,7 +61,9 @@ export const CreateConnectorBody = t.Object(
     id: t.String({ pattern: CONNECTOR_ID_PATTERN, description: "chosen by the user; lower-case letters, digits, _ and -" }),
     kind: t.UnionEnum([...CONNECTOR_KINDS]),
     label: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-    config: t.Record(t.String(), t.Unknown(), { description: "per kind: maildir/files {path}; imap {host, port, secure, user, password, mailbox}; sql {url, tables}" }),
+    config: t.Record(t.String(), t.Unknown(), {
+      description: "per kind: maildir/files {path}; imap {host, port, secure, user, password, mailbox}; sql {url, tables}",
+    }),
   },
   { additionalProperties: false },
 );
@@ -64,7 +73,9 @@ export const UpdateConnectorBody = t.Object(
   {
     label: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     config: t.Optional(
-      t.Record(t.String(), t.Unknown(), { description: "fields to change, merged over the stored config; a secret left out (or sent back as shown, ***) is kept" }),
+      t.Record(t.String(), t.Unknown(), {
+        description: "fields to change, merged over the stored config; a secret left out (or sent back as shown, ***) is kept",
+      }),
     ),
   },
   { additionalProperties: false, minProperties: 1 },
@@ -74,11 +85,15 @@ export type UpdateConnector = Static<typeof UpdateConnectorBody>;
 /** A phase under way (progress.ts ProgressView); absent once the connector is `ok` or in `error`. */
 export const ConnectorProgress = t.Object(
   {
-    phase: t.UnionEnum(["indexing", "embedding"], { description: "indexing: files read into the word index; embedding: chunks given vectors" }),
+    phase: t.UnionEnum(["indexing", "embedding"], {
+      description: "indexing: files read into the word index; embedding: chunks given vectors",
+    }),
     unit: t.UnionEnum(["files", "chunks"], { description: "what done and total count: files while indexing, chunks while embedding" }),
     done: Type.Integer({ minimum: 0 }),
     total: Type.Integer({ minimum: 0 }),
-    rate_per_second: t.Union([Type.Number({ minimum: 0 }), t.Null()], { description: `units per second over the last ${RATE_WINDOW_MS / 1000} s; null until the phase has done something` }),
+    rate_per_second: t.Union([Type.Number({ minimum: 0 }), t.Null()], {
+      description: `units per second over the last ${RATE_WINDOW_MS / 1000} s; null until the phase has done something`,
+    }),
     eta_seconds: t.Union([Type.Integer({ minimum: 0 }), t.Null()], { description: "seconds left at that rate; null while unknown" }),
     started_at: t.String({ description: "when the phase started (ISO 8601)" }),
   },
@@ -91,13 +106,18 @@ export const ConnectorView = t.Object({
   label: t.String(),
   owner: t.UnionEnum(["user", "operator"]),
   status: t.UnionEnum(["ok", "indexing", "embedding", "error", "checking"], {
-    description: "indexing while records are read, embedding while chunks wait for vectors, ok once both are done, error with a reason; checking while the first check of a source has not answered yet",
+    description:
+      "indexing while records are read, embedding while chunks wait for vectors, ok once both are done, error with a reason; checking while the first check of a source has not answered yet",
   }),
   reason: t.Optional(t.String()),
   records: t.Optional(Type.Integer()),
-  indexed: t.Optional(t.Object({ chunks: Type.Integer(), embedded: Type.Integer() }, { description: "ahead-of-time embedding: chunks embedded of total" })),
+  indexed: t.Optional(
+    t.Object({ chunks: Type.Integer(), embedded: Type.Integer() }, { description: "ahead-of-time embedding: chunks embedded of total" }),
+  ),
   progress: t.Optional(ConnectorProgress),
-  config: t.Optional(t.Record(t.String(), t.Unknown(), { description: "the configuration without secrets; absent on operator connectors" })),
+  config: t.Optional(
+    t.Record(t.String(), t.Unknown(), { description: "the configuration without secrets; absent on operator connectors" }),
+  ),
   created_at: t.Optional(t.String()),
 });
 export type ConnectorViewT = Static<typeof ConnectorView>;

@@ -2,9 +2,10 @@
 // added and again on every scan, read and open, because the file system can change under
 // a path after it was checked. Paths are kept as their realpath; links are never followed
 // while walking or reading, so a link put in place later leads nowhere.
-import { SAFE_SUBJECT } from "../auth/subjects";
+
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
+import { SAFE_SUBJECT } from "../auth/subjects";
 import type { ScanEntry } from "./local-index";
 import { ConnectorError } from "./types";
 
@@ -90,7 +91,10 @@ export function refusal(real: string, shown: string, policy: PathPolicy): string
   const dataDir = resolveReal(policy.dataDir).real;
   if (isInside(real, dataDir) || isInside(dataDir, real)) return `${shown} is inside or above the service's data folder`;
   if (!policy.roots || policy.roots.some((r) => isInside(real, resolveReal(r).real))) return undefined;
-  if (!policy.roots.length) return policy.unusable ?? "local connectors are not enabled: the operator lists the folders users may connect in CORPUS_CONNECTOR_ROOTS";
+  if (!policy.roots.length)
+    return (
+      policy.unusable ?? "local connectors are not enabled: the operator lists the folders users may connect in CORPUS_CONNECTOR_ROOTS"
+    );
   const outside = `${shown} is outside the folders connectors may read (${policy.roots.join(", ")})`;
   return policy.unusable ? `${outside}; ${policy.unusable}` : outside;
 }
@@ -110,7 +114,11 @@ export function confine(path: string, policy: PathPolicy): string {
 /** `confine` for a path kept as its realpath: any difference means a link was put on the way since. */
 export function recheck(stored: string, policy: PathPolicy): string {
   const real = confine(stored, policy);
-  if (real !== stored) throw new PathRefused(403, `${stored} no longer leads to the folder or file that was added (a link was put on the way); remove the connector and add it again`);
+  if (real !== stored)
+    throw new PathRefused(
+      403,
+      `${stored} no longer leads to the folder or file that was added (a link was put on the way); remove the connector and add it again`,
+    );
   return real;
 }
 

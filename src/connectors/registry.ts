@@ -4,31 +4,31 @@
 // Local paths that users add must lie under their own CORPUS_CONNECTOR_ROOTS ({user}), never in
 // the data dir; they are kept as their realpath and checked again on every scan and read (D23).
 import type { Database } from "bun:sqlite";
-import { Value } from "@sinclair/typebox/value";
 import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { isDeepStrictEqual } from "node:util";
+import { Value } from "@sinclair/typebox/value";
 import { OPERATOR_OWNER } from "../auth/subjects";
-import { ConfigError, type Config } from "../config";
+import { type Config, ConfigError } from "../config";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
-import { HttpError } from "../http/errors";
 import type { EmbeddingService } from "../embedding/service";
-import { errorSummary, type BackgroundGuard } from "../jobs/guard";
+import { HttpError } from "../http/errors";
+import { type BackgroundGuard, errorSummary } from "../jobs/guard";
 import type { Logger } from "../log";
-import type { DiskSpace } from "../store/disk-space";
+import { type Pin, pinner } from "../net/pin";
 import { embeddingText, recordChunks } from "../retrieval/chunk";
+import type { DiskSpace } from "../store/disk-space";
 import type { Migration } from "../store/migrations";
 import { Scrub } from "../store/scrub";
 import { createFilesConnector } from "./files/connector";
+import { type ImapConfig, ImapConnector } from "./imap/connector";
 import type { IndexedOptions } from "./indexed-source";
-import { ImapConnector, type ImapConfig } from "./imap/connector";
 import { dropIndex, indexKeysFor, indexOwesWork, LocalIndex, owedChunks, purgeTerms } from "./local-index";
 import { createMaildirConnector } from "./maildir/connector";
-import { confine, PathRefused, recheck, rootsFor, sharedRoots, type Confine, type PathPolicy } from "./paths";
-import { checkRemoteForm, checkRemoteHost, OPERATOR_PIN, userHostPolicy } from "./remote";
-import { pinner, type Pin } from "../net/pin";
 import { CONFIG_SCHEMAS, CONNECTOR_ID_PATTERN, type ConnectorViewT, type CreateConnector, type UpdateConnector } from "./model";
-import { isPostgresUrl, redactUrl, SqlConnector, type SqlConfig } from "./sql/connector";
+import { type Confine, confine, type PathPolicy, PathRefused, recheck, rootsFor, sharedRoots } from "./paths";
+import { checkRemoteForm, checkRemoteHost, OPERATOR_PIN, userHostPolicy } from "./remote";
+import { isPostgresUrl, redactUrl, type SqlConfig, SqlConnector } from "./sql/connector";
 import { CONNECTOR_KINDS, type Connector, type ConnectorKind, type ConnectorStatus } from "./types";
 
 export const registryMigrations: Migration[] = [
@@ -132,7 +132,8 @@ export class ConnectorRegistry {
   ) {
     this.userPin = pinner(userHostPolicy(config.CORPUS_CONNECTOR_ALLOW_HOSTS));
     this.operators = config.CORPUS_CONNECTORS_FILE ? this.loadOperatorFile(config.CORPUS_CONNECTORS_FILE) : [];
-    for (const root of sharedRoots(config.connectorRoots)) log.warning("CORPUS_CONNECTOR_ROOTS entry without {user} is shared: every user may connect and read what is under it", { root });
+    for (const root of sharedRoots(config.connectorRoots))
+      log.warning("CORPUS_CONNECTOR_ROOTS entry without {user} is shared: every user may connect and read what is under it", { root });
   }
 
   private loadOperatorFile(path: string): Definition[] {
@@ -142,11 +143,13 @@ export class ConnectorRegistry {
     } catch {
       throw new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: expected a readable JSON file`);
     }
-    if (!Array.isArray(list)) throw new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: expected a JSON array of connectors`);
+    if (!Array.isArray(list))
+      throw new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: expected a JSON array of connectors`);
     const seen = new Set<string>();
     return list.map((item, i) => {
       const c = item as Partial<CreateConnector>;
-      const fail = (why: string) => new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: connector ${i + 1}: ${why}`);
+      const fail = (why: string) =>
+        new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: connector ${i + 1}: ${why}`);
       if (typeof c.id !== "string" || !new RegExp(CONNECTOR_ID_PATTERN).test(c.id)) throw fail(`id must match ${CONNECTOR_ID_PATTERN}`);
       if (seen.has(c.id)) throw fail(`id ${c.id} is listed twice`);
       seen.add(c.id);
@@ -224,7 +227,13 @@ export class ConnectorRegistry {
       log: this.log.child(`connectors.${d.id}`),
       check: this.checkerFor(d.owner),
       now: this.now,
-      ...(storage ? { space: storage.disk, schedule: storage.guard.schedule, report: (error?: unknown) => storage.guard.report(`connector_indexing ${d.id}`, error) } : {}),
+      ...(storage
+        ? {
+            space: storage.disk,
+            schedule: storage.guard.schedule,
+            report: (error?: unknown) => storage.guard.report(`connector_indexing ${d.id}`, error),
+          }
+        : {}),
     };
   }
 
@@ -246,7 +255,9 @@ export class ConnectorRegistry {
     }
     // Never checked (or asked fresh, when added): the check's answer if it comes soon, else "checking".
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const soon = new Promise<ConnectorStatus>((r) => (timer = setTimeout(() => r(cached?.status ?? CHECKING), firstCheckWaitMs(this.config.CORPUS_REQUEST_TIMEOUT))));
+    const soon = new Promise<ConnectorStatus>(
+      (r) => (timer = setTimeout(() => r(cached?.status ?? CHECKING), firstCheckWaitMs(this.config.CORPUS_REQUEST_TIMEOUT))),
+    );
     return Promise.race([this.check(d), soon]).finally(() => clearTimeout(timer));
   }
 
@@ -259,7 +270,10 @@ export class ConnectorRegistry {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const checked = Promise.race([
       instance.health(),
-      new Promise<ConnectorStatus>((r) => (timer = setTimeout(() => r({ status: "error", reason: `no answer within ${HEALTH_TIMEOUT_MS / 1000} s` }), HEALTH_TIMEOUT_MS))),
+      new Promise<ConnectorStatus>(
+        (r) =>
+          (timer = setTimeout(() => r({ status: "error", reason: `no answer within ${HEALTH_TIMEOUT_MS / 1000} s` }), HEALTH_TIMEOUT_MS)),
+      ),
     ])
       .then((status) => {
         const before = this.statuses.get(key);
@@ -284,7 +298,15 @@ export class ConnectorRegistry {
     // The operator's connectors are shown to every user: what they are and whether they work,
     // never their config or the reason of an error (it names hosts, users and URLs).
     if (d.owner === OPERATOR) {
-      return { id: d.id, kind: d.kind, label: d.label, owner: "operator", status: s.status, ...(s.records !== undefined ? { records: s.records } : {}), ...this.progressOf(d, s) };
+      return {
+        id: d.id,
+        kind: d.kind,
+        label: d.label,
+        owner: "operator",
+        status: s.status,
+        ...(s.records !== undefined ? { records: s.records } : {}),
+        ...this.progressOf(d, s),
+      };
     }
     return {
       id: d.id,
@@ -353,7 +375,8 @@ export class ConnectorRegistry {
     // The same connector sent again (a retry after a timeout or a lost answer: the first was
     // saved) is answered as it stands, not refused: only another connector under a taken id is 409.
     if (existing) {
-      if (existing.kind === input.kind && existing.label === (input.label ?? input.id) && isDeepStrictEqual(existing.config, config)) return this.view(existing);
+      if (existing.kind === input.kind && existing.label === (input.label ?? input.id) && isDeepStrictEqual(existing.config, config))
+        return this.view(existing);
       this.assertIdFree(user, input.id);
     }
     await checkRemoteHost(input.kind, config, this.pinFor(user));
@@ -362,7 +385,14 @@ export class ConnectorRegistry {
     stillAllowed();
     this.assertIdFree(user, input.id);
     this.assertBelowCap(user);
-    const d: Definition = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };
+    const d: Definition = {
+      owner: user,
+      id: input.id,
+      kind: input.kind,
+      label: input.label ?? input.id,
+      config,
+      created_at: new Date().toISOString(),
+    };
     this.db
       .query("INSERT INTO connectors (user_id, id, kind, label, config, created_at) VALUES (?, ?, ?, ?, ?, ?)")
       .run(user, d.id, d.kind, d.label, this.keys.sealFor(user, JSON.stringify(config), `connector/${d.id}`), d.created_at!);
@@ -378,7 +408,8 @@ export class ConnectorRegistry {
    * (its old index dropped); a label alone changes nothing else.
    */
   async update(user: string, id: string, input: UpdateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
-    if (this.operators.some((o) => o.id === id)) throw new HttpError(403, `${id} is an operator connector; it is changed in CORPUS_CONNECTORS_FILE`);
+    if (this.operators.some((o) => o.id === id))
+      throw new HttpError(403, `${id} is an operator connector; it is changed in CORPUS_CONNECTORS_FILE`);
     const stored = this.userDefinitions(user).find((x) => x.id === id);
     if (!stored) throw new HttpError(404, `no connector with id ${id}; yours are: ${this.ids(user).join(", ") || "none"}`);
     let config = stored.config;
@@ -386,10 +417,20 @@ export class ConnectorRegistry {
       const given = { ...input.config };
       // A kept secret goes only where it went before: a token that may change connectors must
       // not be able to send the stored password to another server, or over plain text.
-      if (stored.kind === "sql" && typeof given.url === "string" && given.url.includes("***") && redactUrl(given.url) === redactUrl(String(stored.config.url))) given.url = stored.config.url;
+      if (
+        stored.kind === "sql" &&
+        typeof given.url === "string" &&
+        given.url.includes("***") &&
+        redactUrl(given.url) === redactUrl(String(stored.config.url))
+      )
+        given.url = stored.config.url;
       if (stored.kind === "imap" && given.password === undefined) {
         const moved = IMAP_SECRET_BOUND.filter((k) => k in given && !Bun.deepEquals(given[k], stored.config[k]));
-        if (moved.length) throw new HttpError(400, `config.password: give the password again to change ${moved.join(", ")}; the stored one is sent only where it was sent before`);
+        if (moved.length)
+          throw new HttpError(
+            400,
+            `config.password: give the password again to change ${moved.join(", ")}; the stored one is sent only where it was sent before`,
+          );
       }
       config = validateConfig(stored.kind, { ...stored.config, ...given }, "config");
       const local = localPathOf(stored.kind, config);
@@ -417,11 +458,16 @@ export class ConnectorRegistry {
   private assertBelowCap(user: string): void {
     const max = this.config.CORPUS_MAX_CONNECTORS_PER_USER;
     const { n } = this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connectors WHERE user_id = ?").get(user)!;
-    if (n >= max) throw new HttpError(409, `you have ${n} connectors, the most allowed (CORPUS_MAX_CONNECTORS_PER_USER=${max}); remove one before adding another`);
+    if (n >= max)
+      throw new HttpError(
+        409,
+        `you have ${n} connectors, the most allowed (CORPUS_MAX_CONNECTORS_PER_USER=${max}); remove one before adding another`,
+      );
   }
 
   async remove(user: string, id: string): Promise<void> {
-    if (this.operators.some((o) => o.id === id)) throw new HttpError(403, `${id} is an operator connector; it is removed from CORPUS_CONNECTORS_FILE`);
+    if (this.operators.some((o) => o.id === id))
+      throw new HttpError(403, `${id} is an operator connector; it is removed from CORPUS_CONNECTORS_FILE`);
     const d = this.userDefinitions(user).find((x) => x.id === id);
     if (!d) throw new HttpError(404, `no connector with id ${id}; yours are: ${this.ids(user).join(", ") || "none"}`);
     await this.forget(user, d.id, () => this.db.query("DELETE FROM connectors WHERE user_id = ? AND id = ?").run(user, id));
@@ -459,11 +505,21 @@ export class ConnectorRegistry {
     const all = this.definitions(user);
     if (ids) {
       const unknown = ids.filter((i) => !all.some((d) => d.id === i));
-      if (unknown.length) throw new HttpError(400, `connectors: unknown connector id ${unknown.join(", ")}; valid ids: ${all.map((d) => d.id).join(", ") || "none"}`);
+      if (unknown.length)
+        throw new HttpError(
+          400,
+          `connectors: unknown connector id ${unknown.join(", ")}; valid ids: ${all.map((d) => d.id).join(", ") || "none"}`,
+        );
     }
     return all
       .filter((d) => !ids || ids.includes(d.id))
-      .map((d) => ({ id: d.id, kind: d.kind, label: d.label, owner: d.owner === OPERATOR ? "operator" : "user", connector: this.instance(d) }));
+      .map((d) => ({
+        id: d.id,
+        kind: d.kind,
+        label: d.label,
+        owner: d.owner === OPERATOR ? "operator" : "user",
+        connector: this.instance(d),
+      }));
   }
 
   /**
@@ -475,7 +531,11 @@ export class ConnectorRegistry {
     const local = (kind: ConnectorKind) => kind === "files" || kind === "maildir";
     const owed = (owner: string, id: string) => !this.live.has(`${owner}/${id}`) && indexOwesWork(this.db, `${owner}/${id}`);
     const due: Definition[] = this.operators.filter((d) => local(d.kind) && owed(d.owner, d.id));
-    const rows = this.db.query<{ user_id: string; id: string }, []>("SELECT user_id, id FROM connectors WHERE kind IN ('files', 'maildir') ORDER BY user_id, created_at").all();
+    const rows = this.db
+      .query<{ user_id: string; id: string }, []>(
+        "SELECT user_id, id FROM connectors WHERE kind IN ('files', 'maildir') ORDER BY user_id, created_at",
+      )
+      .all();
     const users = new Set(rows.filter((r) => owed(r.user_id, r.id)).map((r) => r.user_id));
     for (const user of users) {
       try {
@@ -501,7 +561,9 @@ export class ConnectorRegistry {
   async operatorHealth(): Promise<{ healthy: boolean; reason?: string }> {
     const statuses = await Promise.all(this.operators.map((d) => this.status(d)));
     const failing = statuses.filter((s) => s.status === "error").length;
-    return failing ? { healthy: false, reason: `${failing} of ${statuses.length} operator connectors in error; see the log` } : { healthy: true };
+    return failing
+      ? { healthy: false, reason: `${failing} of ${statuses.length} operator connectors in error; see the log` }
+      : { healthy: true };
   }
 
   /** Closes the live connections of `user`'s connectors (after their rows are deleted). */

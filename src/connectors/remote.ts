@@ -4,8 +4,18 @@
 // own connectors (CORPUS_CONNECTORS_FILE) may reach any address. Either way the host is
 // resolved once per connection and the connection goes to the address checked.
 import { HttpError } from "../http/errors";
-import { allowList, ANY_ADDRESS, HostInvalid, HostRefused, normalizeHost, pinner, PUBLIC_ONLY, type AddressPolicy, type Pin } from "../net/pin";
-import { parsePostgresUrl, PostgresUrlError } from "./sql/postgres-url";
+import {
+  type AddressPolicy,
+  ANY_ADDRESS,
+  allowList,
+  HostInvalid,
+  HostRefused,
+  normalizeHost,
+  type Pin,
+  PUBLIC_ONLY,
+  pinner,
+} from "../net/pin";
+import { PostgresUrlError, parsePostgresUrl } from "./sql/postgres-url";
 import type { ConnectorKind } from "./types";
 
 export const ALLOW_HOSTS_VARIABLE = "CORPUS_CONNECTOR_ALLOW_HOSTS";
@@ -43,7 +53,8 @@ export function refusedMessage(field: string, error: HostRefused): string {
 /** The host a connector config connects to, and the field that names it; checks a postgres:// URL's form. */
 function remoteHost(kind: ConnectorKind, config: Record<string, unknown>): { host: string; field: string } | undefined {
   if (kind === "imap") return { host: String(config.host), field: "config.host" };
-  if (kind === "sql" && /^postgres(ql)?:\/\//i.test(String(config.url))) return { host: parsePostgresUrl(String(config.url)).host, field: "config.url" };
+  if (kind === "sql" && /^postgres(ql)?:\/\//i.test(String(config.url)))
+    return { host: parsePostgresUrl(String(config.url)).host, field: "config.url" };
   return undefined;
 }
 

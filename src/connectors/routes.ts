@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
-import { assertNotRevoked, guard, type GuardServices } from "../rest/guard";
+import { assertNotRevoked, type GuardServices, guard } from "../rest/guard";
 import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector, UpdateConnectorBody } from "./model";
 import type { ConnectorRegistry } from "./registry";
 
@@ -17,17 +17,25 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
       response: { 200: ConnectorList, ...errors },
       detail: { tags: ["connectors"], summary: "The user's connectors and the operator's, with status", security },
     })
-    .post("/v1/connectors", ({ principal, body }) => {
-      const live = () => assertNotRevoked(services.auth, principal);
-      live();
-      return connectors.add(principal.user, body, live);
-    }, {
-      guard: { route: "POST /v1/connectors" },
-      parse: [...JSON_PARSE],
-      body: CreateConnectorBody,
-      response: { 200: ConnectorView, ...errors },
-      detail: { tags: ["connectors"], summary: "Add a connector; one that cannot connect is saved with status error and a reason", security },
-    })
+    .post(
+      "/v1/connectors",
+      ({ principal, body }) => {
+        const live = () => assertNotRevoked(services.auth, principal);
+        live();
+        return connectors.add(principal.user, body, live);
+      },
+      {
+        guard: { route: "POST /v1/connectors" },
+        parse: [...JSON_PARSE],
+        body: CreateConnectorBody,
+        response: { 200: ConnectorView, ...errors },
+        detail: {
+          tags: ["connectors"],
+          summary: "Add a connector; one that cannot connect is saved with status error and a reason",
+          security,
+        },
+      },
+    )
     .patch(
       "/v1/connectors/:id",
       ({ principal, params, body }) => {
@@ -41,7 +49,11 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
         params: t.Object({ id: t.String({ maxLength: 63 }) }),
         body: UpdateConnectorBody,
         response: { 200: ConnectorView, ...errors },
-        detail: { tags: ["connectors"], summary: "Change a connector's label or config; a changed source is read afresh, secrets left out are kept", security },
+        detail: {
+          tags: ["connectors"],
+          summary: "Change a connector's label or config; a changed source is read afresh, secrets left out are kept",
+          security,
+        },
       },
     )
     .delete(

@@ -40,7 +40,8 @@ const isWebUrl = (url: string) => /^https?:\/\//i.test(url);
 
 /** The source_url users are shown for `record` of `origin`. */
 export function sourceUrlFor(origin: RecordOrigin, record: SourceRecord): string {
-  if (origin.owner === "operator") return isWebUrl(record.source_url) ? withoutPassword(record.source_url) : citation(origin.id, record.path);
+  if (origin.owner === "operator")
+    return isWebUrl(record.source_url) ? withoutPassword(record.source_url) : citation(origin.id, record.path);
   return withoutPassword(record.source_url);
 }
 

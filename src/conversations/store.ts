@@ -45,7 +45,9 @@ export class Conversations {
     const owner = this.db.query<{ user_id: string }, [string]>("SELECT user_id FROM conversations WHERE id = ?").get(id);
     if (!owner || owner.user_id !== user) return undefined;
     return this.db
-      .query<{ turn: number; body: Uint8Array }, [string]>("SELECT turn, body FROM conversation_turns WHERE conversation_id = ? ORDER BY turn")
+      .query<{ turn: number; body: Uint8Array }, [string]>(
+        "SELECT turn, body FROM conversation_turns WHERE conversation_id = ? ORDER BY turn",
+      )
       .all(id)
       .map((r) => JSON.parse(this.openTurn(user, id, r.turn, r.body)) as Turn);
   }
@@ -65,7 +67,9 @@ export class Conversations {
     const conversation = id ?? newId("conv_");
     this.db.transaction(() => {
       if (!id) this.db.query("INSERT INTO conversations (id, user_id, created_at) VALUES (?, ?, ?)").run(conversation, user, this.now());
-      const next = this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM conversation_turns WHERE conversation_id = ?").get(conversation)!.n;
+      const next = this.db
+        .query<{ n: number }, [string]>("SELECT count(*) AS n FROM conversation_turns WHERE conversation_id = ?")
+        .get(conversation)!.n;
       this.db
         .query("INSERT INTO conversation_turns (conversation_id, turn, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)")
         .run(conversation, next, user, this.keys.sealFor(user, JSON.stringify(turn), turnAad(conversation, next)), this.now());

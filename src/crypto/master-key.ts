@@ -77,9 +77,18 @@ function readKeyFile(path: string): string | undefined {
     const st = fstatSync(fd);
     if (!st.isFile()) throw refused(path, "it is not a regular file", "remove it, or name the key file with CORPUS_MASTER_KEY_FILE");
     if (st.uid !== uid) {
-      throw refused(path, `it is owned by uid ${st.uid}, not by this process (uid ${uid}): a key another user chose would open everything`, `if it is yours, chown it to uid ${uid}; if not, remove it and restore your own key`);
+      throw refused(
+        path,
+        `it is owned by uid ${st.uid}, not by this process (uid ${uid}): a key another user chose would open everything`,
+        `if it is yours, chown it to uid ${uid}; if not, remove it and restore your own key`,
+      );
     }
-    if (st.mode & 0o077) throw refused(path, `others may read or change it (mode ${octal(st.mode)})`, `chmod 600 ${path}, and replace the key if others may have read it`);
+    if (st.mode & 0o077)
+      throw refused(
+        path,
+        `others may read or change it (mode ${octal(st.mode)})`,
+        `chmod 600 ${path}, and replace the key if others may have read it`,
+      );
     const around = unsafeFoldersAbove(dirname(resolve(path)), uid);
     if (around) throw refused(path, around.why, around.fix);
     return readFileSync(fd, "utf8");
@@ -112,7 +121,10 @@ export function loadMasterKey(source: MasterKeySource): MasterKey {
   const key = decodeKey(text.trim(), path);
   const inside = resolve(path).startsWith(`${resolve(source.dataDir)}/`);
   return inside
-    ? { key, warning: `the master key ${path} lies inside the data folder: any copy or backup of the folder opens everything in it; move it out and set CORPUS_MASTER_KEY_FILE` }
+    ? {
+        key,
+        warning: `the master key ${path} lies inside the data folder: any copy or backup of the folder opens everything in it; move it out and set CORPUS_MASTER_KEY_FILE`,
+      }
     : { key };
 }
 

@@ -61,13 +61,17 @@ export class UserKeys {
   keyFor(user: string, create = true): Buffer {
     const cached = this.cache.get(user);
     if (cached) return cached;
-    const row = this.db.query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?").get(user);
+    const row = this.db
+      .query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?")
+      .get(user);
     let key: Buffer;
     if (row) key = open(this.masterKey, row.wrapped_key, this.aad(user));
     else if (!create) throw new NoUserKey();
     else {
       key = randomBytes(32);
-      this.db.query("INSERT INTO crypto_user_keys (user_id, wrapped_key, created_at) VALUES (?, ?, ?)").run(user, seal(this.masterKey, key, this.aad(user)), Date.now());
+      this.db
+        .query("INSERT INTO crypto_user_keys (user_id, wrapped_key, created_at) VALUES (?, ?, ?)")
+        .run(user, seal(this.masterKey, key, this.aad(user)), Date.now());
     }
     keep(this.cache, KEYS_KEPT, user, key);
     return key;
@@ -86,7 +90,15 @@ export class UserKeys {
    */
   derive(user: string, purpose: string, create = true): Buffer {
     const id = `${user}\u0000${purpose}`;
-    return this.derived.get(id) ?? keep(this.derived, KEYS_KEPT, id, Buffer.from(hkdfSync("sha256", this.keyFor(user, create), Buffer.alloc(0), `corpus/${purpose}`, 32)));
+    return (
+      this.derived.get(id) ??
+      keep(
+        this.derived,
+        KEYS_KEPT,
+        id,
+        Buffer.from(hkdfSync("sha256", this.keyFor(user, create), Buffer.alloc(0), `corpus/${purpose}`, 32)),
+      )
+    );
   }
 
   /**
@@ -96,7 +108,10 @@ export class UserKeys {
    */
   rotation(user: string, scope: string, dim: number, create = true): VectorRotation {
     const id = `${user}\u0000${scope}`;
-    return this.rotations.get(id) ?? keep(this.rotations, ROTATIONS_KEPT, id, VectorRotation.fromKey(this.derive(user, `vector-rotation/${scope}`, create), dim));
+    return (
+      this.rotations.get(id) ??
+      keep(this.rotations, ROTATIONS_KEPT, id, VectorRotation.fromKey(this.derive(user, `vector-rotation/${scope}`, create), dim))
+    );
   }
 
   sealFor(user: string, plaintext: Uint8Array | string, purpose: string, create = true): Buffer {
@@ -110,7 +125,8 @@ export class UserKeys {
   /** Crypto-shredding: the key and everything derived from it are gone; returns whether there was one. */
   destroy(user: string): boolean {
     this.cache.delete(user);
-    for (const cache of [this.derived, this.rotations]) for (const id of [...cache.keys()]) if (id.startsWith(`${user}\u0000`)) cache.delete(id);
+    for (const cache of [this.derived, this.rotations])
+      for (const id of [...cache.keys()]) if (id.startsWith(`${user}\u0000`)) cache.delete(id);
     return this.db.query("DELETE FROM crypto_user_keys WHERE user_id = ?").run(user).changes > 0;
   }
 }

@@ -3,9 +3,9 @@
 // runs this inside its embedding worker (worker.ts), never on the thread that answers requests.
 import { dlopen, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
-import { assets, embeddingModel, nativeLibraries, type ModelAsset, type NativeLibrary } from "../native/assets";
+import { assets, embeddingModel, type ModelAsset, type NativeLibrary, nativeLibraries } from "../native/assets";
 import { isEmbedded, materialize } from "../native/materialize";
-import { WordPieceTokenizer, type TokenizerFile } from "./tokenizer";
+import { type TokenizerFile, WordPieceTokenizer } from "./tokenizer";
 
 export const EMBEDDING_DIM = 384;
 /** sentence-transformers truncates all-MiniLM-L6-v2 input to 256 tokens. */

@@ -9,13 +9,13 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
+import type { Logger } from "../log";
 import { assets, type ModelAsset } from "../native/assets";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
-import type { Logger } from "../log";
-import { MAX_TOKENS, type BatchStats } from "./embedder";
+import { type BatchStats, MAX_TOKENS } from "./embedder";
+import { type TokenizerFile, WordPieceTokenizer } from "./tokenizer";
 import { EmbeddingWorker, EmbedJob, type WorkerOptions } from "./worker-client";
-import { WordPieceTokenizer, type TokenizerFile } from "./tokenizer";
 
 export const embeddingMigrations: Migration[] = [
   {
@@ -29,7 +29,9 @@ export const embeddingMigrations: Migration[] = [
     id: "embedding-002-cache-per-owner",
     up(db) {
       db.exec("DROP TABLE embedding_cache");
-      db.exec("CREATE TABLE embedding_cache (owner TEXT NOT NULL, key BLOB NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (owner, key)) WITHOUT ROWID");
+      db.exec(
+        "CREATE TABLE embedding_cache (owner TEXT NOT NULL, key BLOB NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (owner, key)) WITHOUT ROWID",
+      );
     },
   },
   {
@@ -153,10 +155,15 @@ export class EmbeddingService {
           this.stats.tokens += b.tokens;
           this.stats.padded += b.padded;
         },
-        onDeath: (error) => this.options.log?.error("embedding worker stopped; its jobs failed, the next job starts another", { error: error.message }),
+        onDeath: (error) =>
+          this.options.log?.error("embedding worker stopped; its jobs failed, the next job starts another", { error: error.message }),
       });
       worker.ready.then(
-        () => this.options.log?.info("embedding worker ready", { threads: this.options.threads ?? 0, seconds: Math.round(performance.now() - started) / 1000 }),
+        () =>
+          this.options.log?.info("embedding worker ready", {
+            threads: this.options.threads ?? 0,
+            seconds: Math.round(performance.now() - started) / 1000,
+          }),
         () => {},
       );
       this.worker = worker;
@@ -249,7 +256,14 @@ export class EmbeddingService {
     if (fresh.size) {
       const work = new EmbedJob([...fresh]);
       const job = new Promise<Float32Array[]>((resolve, reject) => {
-        (priority === "urgent" ? this.urgent : this.background).push({ owner, work, priority, stores: this.storesOf(owner), resolve, reject });
+        (priority === "urgent" ? this.urgent : this.background).push({
+          owner,
+          work,
+          priority,
+          stores: this.storesOf(owner),
+          resolve,
+          reject,
+        });
         this.drain();
       });
       work.texts.forEach((t, i) => {

@@ -47,7 +47,13 @@ const SPACE = 1;
 const PUNCT = 2;
 const DROP = 3;
 const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, cp) =>
-  cp === 9 || cp === 10 || cp === 13 || cp === 32 ? SPACE : cp < 32 || cp === 127 ? DROP : isPunctuation(cp, String.fromCharCode(cp)) ? PUNCT : KEEP,
+  cp === 9 || cp === 10 || cp === 13 || cp === 32
+    ? SPACE
+    : cp < 32 || cp === 127
+      ? DROP
+      : isPunctuation(cp, String.fromCharCode(cp))
+        ? PUNCT
+        : KEEP,
 );
 const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 /** Words whose pieces are remembered; past this the memory starts again (mail repeats its words). */

@@ -2,7 +2,7 @@
 // (the texts of a job) and collects their batches, and turns its death (an error, an exit, a start that never finishes) into
 // rejected promises, never a hang. A dead client stays dead; the service starts another.
 import { join } from "node:path";
-import { EMBEDDING_DIM, type BatchStats, type EmbedderOptions } from "./embedder";
+import { type BatchStats, EMBEDDING_DIM, type EmbedderOptions } from "./embedder";
 import type { FromWorker, ToWorker } from "./protocol";
 
 /**

@@ -3,7 +3,7 @@
 // Runs are queued here in the order the service sent them, questions first; between two
 // batches the worker lets the messages that came meanwhile in, so a question sent during a
 // background batch runs right after it.
-import { EMBEDDING_DIM, loadEmbedder, planBatches, trimMemory, type Embedder } from "./embedder";
+import { EMBEDDING_DIM, type Embedder, loadEmbedder, planBatches, trimMemory } from "./embedder";
 import type { FromWorker, ToWorker } from "./protocol";
 
 declare const self: Worker;

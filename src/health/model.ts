@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { t, type Static } from "elysia";
+import { type Static, t } from "elysia";
 
 export const RootHealth = t.Object({
   status: t.Literal("ok"),
@@ -16,12 +16,24 @@ export const ServiceHealth = t.Object({
 /** Work the service promised in its answers and has not done yet, per kind (D29). */
 export const OwedWorkCounts = t.Object(
   {
-    archive_vectors: Type.Integer({ minimum: 0, description: "Archived answer chunks waiting for their vector; deep_search finds them once it is stored." }),
-    connector_chunks: Type.Integer({ minimum: 0, description: "Chunks of local connectors (files, mail folders) waiting for their vector." }),
+    archive_vectors: Type.Integer({
+      minimum: 0,
+      description: "Archived answer chunks waiting for their vector; deep_search finds them once it is stored.",
+    }),
+    connector_chunks: Type.Integer({
+      minimum: 0,
+      description: "Chunks of local connectors (files, mail folders) waiting for their vector.",
+    }),
     webhook_deliveries: Type.Integer({ minimum: 0, description: "Webhook events queued and not delivered yet (retried for 24 hours)." }),
-    deletion_steps: Type.Integer({ minimum: 0, description: "Deletions (of a user or a connector) whose word-index purge and WAL checkpoint are still to run." }),
+    deletion_steps: Type.Integer({
+      minimum: 0,
+      description: "Deletions (of a user or a connector) whose word-index purge and WAL checkpoint are still to run.",
+    }),
   },
-  { description: "Work promised in answers and not done yet, per kind: recorded with the answer and resumed at start after a crash. Counts only, of all users." },
+  {
+    description:
+      "Work promised in answers and not done yet, per kind: recorded with the answer and resumed at start after a crash. Counts only, of all users.",
+  },
 );
 export type OwedWorkCountsT = Static<typeof OwedWorkCounts>;
 export type OwedKind = keyof OwedWorkCountsT;

@@ -4,21 +4,23 @@
 import { Elysia } from "elysia";
 import { constantBody } from "../http/response";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
-import { runChecks, type HealthChecks } from "./checks";
-import { ConnectorsHealth, RootHealth, ServiceHealth, type OwedWorkCountsT } from "./model";
+import { type HealthChecks, runChecks } from "./checks";
+import { ConnectorsHealth, type OwedWorkCountsT, RootHealth, ServiceHealth } from "./model";
 
 const ROOT_BODY = constantBody({ status: "ok", service: SERVICE_NAME, version: SERVICE_VERSION } as const);
 
 /** `owed` gives the counts of owed work, or undefined when they cannot be read (the database is down). */
 export const healthRoutes = (checks: HealthChecks, owed: () => OwedWorkCountsT | undefined = () => undefined) => {
-  const serviceRoute = (service: keyof HealthChecks) => async ({ set }: { set: { status?: number | string } }) => {
-    const result = await runChecks(checks[service]);
-    const pending = service === "connectors" ? owed() : undefined;
-    const extra = pending ? { pending } : {};
-    if (result.healthy) return { status: "healthy" as const, service, ...extra };
-    set.status = 503;
-    return { status: "unhealthy" as const, service, reason: result.reason, ...extra };
-  };
+  const serviceRoute =
+    (service: keyof HealthChecks) =>
+    async ({ set }: { set: { status?: number | string } }) => {
+      const result = await runChecks(checks[service]);
+      const pending = service === "connectors" ? owed() : undefined;
+      const extra = pending ? { pending } : {};
+      if (result.healthy) return { status: "healthy" as const, service, ...extra };
+      set.status = 503;
+      return { status: "unhealthy" as const, service, reason: result.reason, ...extra };
+    };
   return new Elysia({ name: "corpus/health" })
     .get("/", () => ROOT_BODY, { response: RootHealth, detail: { tags: ["health"], summary: "Service health" } })
     .get("/api/auth/health", serviceRoute("auth"), {

@@ -14,7 +14,16 @@ export const CORS_METHODS = ["GET", "POST", "PATCH", "DELETE", "OPTIONS"];
  * REST replay key (D11), and what MCP over Streamable HTTP sends (the session, the revision,
  * the 2026-07-28 method and name headers, and Last-Event-ID to resume a stream).
  */
-export const CORS_HEADERS = ["Content-Type", "Authorization", "Idempotency-Key", "Mcp-Session-Id", "MCP-Protocol-Version", "Mcp-Method", "Mcp-Name", "Last-Event-ID"];
+export const CORS_HEADERS = [
+  "Content-Type",
+  "Authorization",
+  "Idempotency-Key",
+  "Mcp-Session-Id",
+  "MCP-Protocol-Version",
+  "Mcp-Method",
+  "Mcp-Name",
+  "Last-Event-ID",
+];
 
 /**
  * What a browser client may read of a response beyond the safelisted headers: the limits

@@ -43,9 +43,14 @@ export class HttpError extends Error {
 /** D15: the 429 body of the REST interface. */
 export function rateLimitedError(retryAfterSeconds: number, headers: Record<string, string> = {}): HttpError {
   const message = `Rate limit exceeded; retry after ${retryAfterSeconds} s`;
-  return new HttpError(429, message, { ...headers, "retry-after": String(retryAfterSeconds) }, {
-    error: { type: "rate_limited", message, retry_after_seconds: retryAfterSeconds },
-  });
+  return new HttpError(
+    429,
+    message,
+    { ...headers, "retry-after": String(retryAfterSeconds) },
+    {
+      error: { type: "rate_limited", message, retry_after_seconds: retryAfterSeconds },
+    },
+  );
 }
 
 export const errorBody = (status: ErrorStatus, message: string) => ({ type: ERROR_TYPES[status], message });
@@ -91,7 +96,8 @@ export function validationMessage(error: ValidationError): string {
 export function toErrorResponse(code: string | number, error: unknown, log: Logger, context: { request_id?: string; client_ip?: string }) {
   // Errors thrown while parsing a body (e.g. the body limit) arrive wrapped.
   if (code === "PARSE" && error instanceof Error && error.cause instanceof HttpError) error = error.cause;
-  if (error instanceof HttpError) return { status: error.status, headers: error.headers, body: error.body ?? errorBody(error.status, error.message) };
+  if (error instanceof HttpError)
+    return { status: error.status, headers: error.headers, body: error.body ?? errorBody(error.status, error.message) };
   if (error instanceof ValidationError) return { status: 400 as const, headers: {}, body: errorBody(400, validationMessage(error)) };
   // D29: a write the disk refused is a state to report, not an internal error.
   if (isStorageError(error)) {
@@ -124,8 +130,6 @@ export function jsonRpcShape(status: number, body: unknown, id: string | number 
   return { jsonrpc: "2.0", id, error: { code: status >= 500 ? -32603 : -32600, message } };
 }
 
-
-
 /** A path routed under other methods only: 405 naming them (Allow), not 404. */
 function methodNotAllowed(method: string, allowed: string[]): HttpError {
   const list = allowed.join(", ");
@@ -141,7 +145,10 @@ export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[]
     }
     const info = requestInfo(request);
     info.failed();
-    const mapped = toErrorResponse(code, error, log, { request_id: info.request_id, client_ip: trusted ? info.clientBehind(trusted) : info.client_ip });
+    const mapped = toErrorResponse(code, error, log, {
+      request_id: info.request_id,
+      client_ip: trusted ? info.clientBehind(trusted) : info.client_ip,
+    });
     if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body, info.rpcId) as typeof mapped.body;
     set.status = mapped.status;
     Object.assign(set.headers, mapped.headers);

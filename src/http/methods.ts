@@ -9,7 +9,12 @@ interface RouteLike {
 
 /** A route path as a pattern: `:param` is one segment, `*` the rest. */
 const patternOf = (path: string) =>
-  new RegExp(`^${path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".*")}/?$`);
+  new RegExp(
+    `^${path
+      .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+      .replace(/:[^/]+/g, "[^/]+")
+      .replace(/\*/g, ".*")}/?$`,
+  );
 
 /** The methods under which `path` is routed, sorted; none for a path no route has. */
 export function allowedMethods(routes: () => readonly RouteLike[]): (path: string) => string[] {

@@ -20,5 +20,9 @@ export const IpRateLimitedBody = t.Object({ error: t.String(), retry_after: Type
 export const JsonRpcErrorBody = t.Object({
   jsonrpc: t.Literal("2.0"),
   id: t.Union([t.String(), Type.Number(), t.Null()]),
-  error: t.Object({ code: Type.Integer({ description: "-32700 parse error, -32600 invalid request, -32603 internal error, ..." }), message: t.String(), data: t.Optional(t.Unknown()) }),
+  error: t.Object({
+    code: Type.Integer({ description: "-32700 parse error, -32600 invalid request, -32603 internal error, ..." }),
+    message: t.String(),
+    data: t.Optional(t.Unknown()),
+  }),
 });

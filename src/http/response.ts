@@ -11,7 +11,7 @@
 // at a fraction of that. JSON values (the answers of every REST route) are written
 // here; anything else (a Response, a stream, a file) is left to Elysia with the same headers.
 import { Elysia } from "elysia";
-import { requestInfo, type RequestInfo } from "./request-context";
+import { type RequestInfo, requestInfo } from "./request-context";
 
 export const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
@@ -112,7 +112,15 @@ const isJsonValue = (v: unknown) => {
  * the Response here, and `set` is emptied so that Elysia passes it through untouched; other
  * values get the same headers through `set.headers` and are mapped by Elysia.
  */
-export function writeResponse({ request, responseValue, set }: { request: Request; responseValue: unknown; set: SetLike }): Response | undefined {
+export function writeResponse({
+  request,
+  responseValue,
+  set,
+}: {
+  request: Request;
+  responseValue: unknown;
+  set: SetLike;
+}): Response | undefined {
   const info = requestInfo(request);
   const status = set.status === undefined ? 200 : set.status;
   if (typeof status === "number") info.status = status;

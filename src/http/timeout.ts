@@ -24,7 +24,9 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
     const body = errorBody(503, `request timed out after ${seconds} s`);
     const info = requestInfo(request);
     // With the rate-limit headers the request had gathered (D16: errors included).
-    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body, info.rpcId) : body, 503, info, { "retry-after": "1" });
+    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body, info.rpcId) : body, 503, info, {
+      "retry-after": "1",
+    });
   };
 
   const sweep = () => {

@@ -1,7 +1,7 @@
 // HTTPS served by corpus itself (D27: CORPUS_TLS_CERT_FILE / CORPUS_TLS_KEY_FILE). The files
 // are read and checked here, at start and on every reload (SIGHUP): a certificate that cannot
 // be used is refused with one line naming the variable and the file, never the key's bytes.
-import { X509Certificate, createPrivateKey } from "node:crypto";
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Config } from "../config";
 import { ConfigError } from "../config";
@@ -47,7 +47,9 @@ export function loadTls(config: Pick<Config, "CORPUS_TLS_CERT_FILE" | "CORPUS_TL
   try {
     x509 = new X509Certificate(cert);
   } catch {
-    throw new ConfigError(`CORPUS_TLS_CERT_FILE=${JSON.stringify(certPath)} is not allowed: expected a PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    throw new ConfigError(
+      `CORPUS_TLS_CERT_FILE=${JSON.stringify(certPath)} is not allowed: expected a PEM certificate (-----BEGIN CERTIFICATE-----)`,
+    );
   }
   let privateKey;
   try {
@@ -56,7 +58,9 @@ export function loadTls(config: Pick<Config, "CORPUS_TLS_CERT_FILE" | "CORPUS_TL
     throw new ConfigError(`CORPUS_TLS_KEY_FILE=${JSON.stringify(keyPath)} is not allowed: expected an unencrypted PEM private key`);
   }
   if (!x509.checkPrivateKey(privateKey)) {
-    throw new ConfigError(`CORPUS_TLS_KEY_FILE=${JSON.stringify(keyPath)} is not allowed: it is not the private key of the certificate in CORPUS_TLS_CERT_FILE`);
+    throw new ConfigError(
+      `CORPUS_TLS_KEY_FILE=${JSON.stringify(keyPath)} is not allowed: it is not the private key of the certificate in CORPUS_TLS_CERT_FILE`,
+    );
   }
   return {
     files: { cert, key },

@@ -107,7 +107,8 @@ export class BackgroundGuard {
    */
   installProcessHandlers(): void {
     // Logged each time, never kept as a failing job: no later pass would clear it.
-    const unguarded = (error: unknown) => this.log.error("background work failed outside any guarded job; it goes on", { job: "unguarded", ...errorSummary(error) });
+    const unguarded = (error: unknown) =>
+      this.log.error("background work failed outside any guarded job; it goes on", { job: "unguarded", ...errorSummary(error) });
     process.on("uncaughtException", unguarded);
     process.on("unhandledRejection", unguarded);
   }

@@ -15,13 +15,17 @@ const family = (ip: string) => (isIP(ip) === 6 ? "ipv6" : "ipv4");
 /** CORPUS_TRUSTED_PROXIES: addresses and CIDR ranges, comma-separated. */
 export function parseRanges(csv: string): Ranges {
   const list = new BlockList();
-  const entries = csv.split(",").map((s) => s.trim()).filter(Boolean);
+  const entries = csv
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const [addr, bitsText] = entry.split("/") as [string, string?];
     if (!isIP(addr)) throw new Error(`not an IP address or CIDR range: ${entry}`);
     const max = isIP(addr) === 6 ? 128 : 32;
     const bits = bitsText === undefined ? max : Number(bitsText);
-    if (!/^\d+$/.test(bitsText ?? "0") || !Number.isInteger(bits) || bits < 0 || bits > max) throw new Error(`bad prefix length in ${entry}`);
+    if (!/^\d+$/.test(bitsText ?? "0") || !Number.isInteger(bits) || bits < 0 || bits > max)
+      throw new Error(`bad prefix length in ${entry}`);
     list.addSubnet(addr, bits, family(addr));
   }
   return { list, size: entries.length };
@@ -33,7 +37,10 @@ export function inRanges(ip: string, ranges: Ranges): boolean {
 
 export function clientAddress(socketIp: string, forwardedFor: string | null, trusted: Ranges): string {
   if (trusted.size === 0 || !forwardedFor || !inRanges(socketIp, trusted)) return socketIp;
-  const hops = forwardedFor.split(",").map((s) => s.trim()).filter(Boolean);
+  const hops = forwardedFor
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = hops[i]!;
     if (!isIP(hop)) return socketIp;

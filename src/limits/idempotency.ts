@@ -75,13 +75,21 @@ export class IdempotencyStore {
     const t = this.now();
     return this.db.transaction((): IdempotencyOutcome => {
       const row = this.db
-        .query<{ body_hash: string; state: string; status: number | null; response: Uint8Array | null; created_at: number }, [string, string, string]>(
+        .query<
+          { body_hash: string; state: string; status: number | null; response: Uint8Array | null; created_at: number },
+          [string, string, string]
+        >(
           "SELECT body_hash, state, status, response, created_at FROM idempotency_records WHERE user_id = ? AND endpoint = ? AND idem_key = ?",
         )
         .get(c.user, c.endpoint, c.key);
-      const expired = row && (t - row.created_at > IDEMPOTENCY_TTL_MS || (row.state === "running" && t - row.created_at > this.runningTimeoutMs));
+      const expired =
+        row && (t - row.created_at > IDEMPOTENCY_TTL_MS || (row.state === "running" && t - row.created_at > this.runningTimeoutMs));
       if (row && !expired) {
-        if (row.body_hash !== hash) return { kind: "conflict", reason: "Idempotency-Key was already used with a different request body; use a new key for a new operation" };
+        if (row.body_hash !== hash)
+          return {
+            kind: "conflict",
+            reason: "Idempotency-Key was already used with a different request body; use a new key for a new operation",
+          };
         if (row.state === "running") return { kind: "conflict", reason: "a request with this Idempotency-Key is still being processed" };
         return { kind: "replay", status: row.status!, body: this.keys.openFor(c.user, row.response!, this.aad(claim)).toString("utf8") };
       }
@@ -99,14 +107,18 @@ export class IdempotencyStore {
   complete(claim: Claim, status: number, body: string): void {
     const c = this.stored(claim);
     this.db
-      .query("UPDATE idempotency_records SET state = 'done', status = ?, response = ? WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'")
+      .query(
+        "UPDATE idempotency_records SET state = 'done', status = ?, response = ? WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'",
+      )
       .run(status, this.keys.sealFor(c.user, body, this.aad(claim)), c.user, c.endpoint, c.key);
   }
 
   /** Gives a claim up (the request failed), so that a retry runs again. */
   release(claim: Claim): void {
     const c = this.stored(claim);
-    this.db.query("DELETE FROM idempotency_records WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'").run(c.user, c.endpoint, c.key);
+    this.db
+      .query("DELETE FROM idempotency_records WHERE user_id = ? AND endpoint = ? AND idem_key = ? AND state = 'running'")
+      .run(c.user, c.endpoint, c.key);
   }
 
   purgeExpired(): number {

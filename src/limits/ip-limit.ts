@@ -10,12 +10,17 @@ import type { TokenBuckets } from "./token-bucket";
 
 export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
 
-
 /**
  * Takes `count` tokens from the client's bucket and writes the three headers; 429 as soon as
  * one is refused (the tokens taken before stay spent: a batch that does not fit is not free).
  */
-export function chargeIp(buckets: TokenBuckets, trusted: Ranges, request: Request, headers: Record<string, string | number>, count = 1): void {
+export function chargeIp(
+  buckets: TokenBuckets,
+  trusted: Ranges,
+  request: Request,
+  headers: Record<string, string | number>,
+  count = 1,
+): void {
   const info = requestInfo(request);
   const ip = limitKey(info.clientBehind(trusted));
   let d = buckets.take(ip);
@@ -25,7 +30,12 @@ export function chargeIp(buckets: TokenBuckets, trusted: Ranges, request: Reques
   // Kept on the request too: an answer written outside the route (the 503 timeout) carries them.
   info.ownHeaders = own;
   if (!d.allowed) {
-    throw new HttpError(429, RATE_LIMIT_MESSAGE, { "retry-after": String(d.retryAfter) }, { error: RATE_LIMIT_MESSAGE, retry_after: d.retryAfter });
+    throw new HttpError(
+      429,
+      RATE_LIMIT_MESSAGE,
+      { "retry-after": String(d.retryAfter) },
+      { error: RATE_LIMIT_MESSAGE, retry_after: d.retryAfter },
+    );
   }
 }
 

@@ -2,8 +2,8 @@
 // 8). Counts are kept in memory for the hot path and written behind to SQLite every second
 // (and on stop), so a restart keeps the day's count; rejected requests are not counted.
 import type { Database } from "bun:sqlite";
-import type { BackgroundGuard } from "../jobs/guard";
 import type { Config } from "../config";
+import type { BackgroundGuard } from "../jobs/guard";
 import type { Migration } from "../store/migrations";
 
 export const limitMigrations: Migration[] = [
@@ -102,9 +102,15 @@ export class RateLimiter {
     guard?: BackgroundGuard,
   ) {
     for (const row of db
-      .query<{ user_id: string; endpoint: LimitedEndpoint; window: WindowName; window_start: number; count: number }, []>("SELECT * FROM limits_windows")
+      .query<{ user_id: string; endpoint: LimitedEndpoint; window: WindowName; window_start: number; count: number }, []>(
+        "SELECT * FROM limits_windows",
+      )
       .all()) {
-      this.of(row.user_id, row.endpoint)[row.window] = { start: row.window_start, end: row.window_start + WINDOW_MS[row.window], count: row.count };
+      this.of(row.user_id, row.endpoint)[row.window] = {
+        start: row.window_start,
+        end: row.window_start + WINDOW_MS[row.window],
+        count: row.count,
+      };
     }
     // Written behind on a guarded timer: a full disk keeps the counts in memory until a flush succeeds (D29).
     this.timer = setInterval(guard ? guard.wrap("rate_limit_windows", () => this.flush()) : () => this.flush(), 1000);

@@ -76,7 +76,8 @@ export class TokenBuckets {
   take(ip: string): BucketDecision {
     const t = this.now();
     let b = this.buckets.get(ip);
-    if (b) this.buckets.delete(ip); // set again below: now the most recently used
+    if (b)
+      this.buckets.delete(ip); // set again below: now the most recently used
     else {
       b = { tokens: this.perMinute, at: t };
       this.evictOver(this.maxEntries - 1);

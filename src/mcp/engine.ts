@@ -2,8 +2,14 @@
 // schemas cost tens of milliseconds of start-up CPU in the executable; README, MCP): the
 // 2026-07-28 handler, the SDK's own classification of a request's era, the legacy leg, and
 // the revisions `initialize` negotiates.
-import { createMcpHandler, isLegacyRequest, SUPPORTED_PROTOCOL_VERSIONS, type AuthInfo, type McpRequestContext } from "@modelcontextprotocol/server";
-import { serveLegacy, type LegacyAnswer } from "./legacy";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  isLegacyRequest,
+  type McpRequestContext,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/server";
+import { type LegacyAnswer, serveLegacy } from "./legacy";
 import type { JSONRPCRequest } from "./protocol";
 import { mcpServerFor, type ServerContext } from "./server";
 
@@ -27,7 +33,8 @@ export function createEngine(o: EngineOptions) {
     modern,
     /** Whether the SDK would serve this request on the 2025 wire (no `_meta` envelope claim). */
     isLegacy: (request: Request, parsed: unknown) => isLegacyRequest(request, parsed, { maxRequestBodySize: o.maxRequestBodySize }),
-    serveLegacy: (ctx: ServerContext, message: JSONRPCRequest, request: Request, authInfo: AuthInfo | undefined): Promise<LegacyAnswer> => serveLegacy(mcpServerFor(ctx), message, request, authInfo),
+    serveLegacy: (ctx: ServerContext, message: JSONRPCRequest, request: Request, authInfo: AuthInfo | undefined): Promise<LegacyAnswer> =>
+      serveLegacy(mcpServerFor(ctx), message, request, authInfo),
     /** The revisions negotiated with `initialize`, newest first. */
     legacyRevisions: SUPPORTED_PROTOCOL_VERSIONS as readonly string[],
   };

@@ -4,8 +4,14 @@
 // fallback answers in SSE and cannot keep corpus's per-user sessions or the seed's version.)
 // The thin shim around it: `initialize` params a seed client may leave out are filled in, and
 // the seed's `1.0` is answered with `1.0`, which the SDK does not know.
-import { LATEST_PROTOCOL_VERSION, WebStandardStreamableHTTPServerTransport, type AuthInfo, type JSONRPCMessage, type McpServer } from "@modelcontextprotocol/server";
-import { isSeedVersion, readableId, SEED_VERSION, type JSONRPCRequest } from "./protocol";
+import {
+  type AuthInfo,
+  type JSONRPCMessage,
+  LATEST_PROTOCOL_VERSION,
+  type McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { isSeedVersion, type JSONRPCRequest, readableId, SEED_VERSION } from "./protocol";
 
 /** What the SDK answered one message, as JSON text (nothing for a notification), and parsed where corpus reads it. */
 export interface LegacyAnswer {
@@ -41,13 +47,22 @@ export function completeInitialize(m: JSONRPCRequest): JSONRPCRequest {
 }
 
 /** Answers one 2025-era message with `server`, which it closes. */
-export async function serveLegacy(server: McpServer, message: JSONRPCRequest, request: Request, authInfo: AuthInfo | undefined): Promise<LegacyAnswer> {
-  const seed = message.method === "initialize" && isSeedVersion((message.params as { protocolVersion?: unknown } | undefined)?.protocolVersion);
+export async function serveLegacy(
+  server: McpServer,
+  message: JSONRPCRequest,
+  request: Request,
+  authInfo: AuthInfo | undefined,
+): Promise<LegacyAnswer> {
+  const seed =
+    message.method === "initialize" && isSeedVersion((message.params as { protocolVersion?: unknown } | undefined)?.protocolVersion);
   const parsedBody = message.method === "initialize" ? completeInitialize(message) : message;
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   try {
     await server.connect(transport);
-    const response = await transport.handleRequest(new Request(request.url, { method: "POST", headers: sdkHeaders(request) }), { parsedBody, ...(authInfo ? { authInfo } : {}) });
+    const response = await transport.handleRequest(new Request(request.url, { method: "POST", headers: sdkHeaders(request) }), {
+      parsedBody,
+      ...(authInfo ? { authInfo } : {}),
+    });
     if (response.status === 202) return { status: 202 };
     // Most answers go out as the SDK wrote them; parsed only where a field must change or be read.
     if (response.status === 200 && message.method !== "initialize") return { status: 200, text: await response.text() };

@@ -13,14 +13,31 @@ export const MCP_OPERATIONS: Record<string, Record<string, Record<string, unknow
   "/mcp": {
     post: {
       parameters: [
-        { name: "MCP-Protocol-Version", in: "header", required: false, schema: { type: "string" }, description: "the negotiated revision (2025 revisions), or 2026-07-28" },
+        {
+          name: "MCP-Protocol-Version",
+          in: "header",
+          required: false,
+          schema: { type: "string" },
+          description: "the negotiated revision (2025 revisions), or 2026-07-28",
+        },
         { ...SESSION_HEADER, required: false, description: "a 2025 session from initialize" },
       ],
       requestBody: {
         required: true,
         content: {
           "application/json": {
-            schema: { oneOf: [JSON_RPC_MESSAGE, { type: "array", items: JSON_RPC_MESSAGE, minItems: 1, maxItems: MAX_BATCH, description: "a batch (revisions before 2025-06-18)" }] },
+            schema: {
+              oneOf: [
+                JSON_RPC_MESSAGE,
+                {
+                  type: "array",
+                  items: JSON_RPC_MESSAGE,
+                  minItems: 1,
+                  maxItems: MAX_BATCH,
+                  description: "a batch (revisions before 2025-06-18)",
+                },
+              ],
+            },
           },
         },
       },
@@ -36,11 +53,20 @@ export const MCP_OPERATIONS: Record<string, Record<string, Record<string, unknow
       },
     },
     get: {
-      responses: { 405: { description: "method_not_allowed", headers: { Allow: { description: "POST, DELETE", schema: { type: "string" } } }, content: JSON_RPC_ERROR } },
+      responses: {
+        405: {
+          description: "method_not_allowed",
+          headers: { Allow: { description: "POST, DELETE", schema: { type: "string" } } },
+          content: JSON_RPC_ERROR,
+        },
+      },
     },
     delete: {
       parameters: [{ ...SESSION_HEADER, required: true }],
-      responses: { 204: { description: "the session ended" }, 404: { description: "not_found: no such session of this user", content: JSON_RPC_ERROR } },
+      responses: {
+        204: { description: "the session ended" },
+        404: { description: "not_found: no such session of this user", content: JSON_RPC_ERROR },
+      },
     },
   },
 };

@@ -4,8 +4,9 @@
 // MCP Apps MIME type and, for hosts of the OpenAI Apps format, in theirs with `openai/widgetCSP`.
 // The page is a static template, the same for everyone: the data and the token come with the
 // open_connectors result (widget.ts).
-import { RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
+
 import type { McpUiResourceMeta } from "@modelcontextprotocol/ext-apps";
+import { RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
 import type { ReadResourceResult } from "@modelcontextprotocol/server";
 import { connectorsWidget } from "./widget";
 
@@ -40,7 +41,12 @@ export function readPanel(apiBase: string): ReadResourceResult {
   return {
     contents: [
       { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: html, _meta: { ui: panelUiMeta(apiBase) } },
-      { uri: WIDGET_URI, mimeType: WIDGET_MIME.appsSdk, text: html, _meta: { "openai/widgetCSP": openAiWidgetCsp(apiBase), "openai/widgetPrefersBorder": true } },
+      {
+        uri: WIDGET_URI,
+        mimeType: WIDGET_MIME.appsSdk,
+        text: html,
+        _meta: { "openai/widgetCSP": openAiWidgetCsp(apiBase), "openai/widgetPrefersBorder": true },
+      },
     ],
   };
 }

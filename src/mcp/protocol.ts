@@ -21,13 +21,15 @@ export const SEED_VERSION = "1.0";
 export const isSeedVersion = (v: unknown): boolean => v === "1.0" || v === "1.0.0";
 
 /** A version a client may state in the MCP-Protocol-Version header; `legacy`: the revisions negotiated with `initialize` (the SDK's list). */
-export const isSupportedVersion = (v: string, legacy: readonly string[]): boolean => isSeedVersion(v) || legacy.includes(v) || (MODERN_REVISIONS as readonly string[]).includes(v);
+export const isSupportedVersion = (v: string, legacy: readonly string[]): boolean =>
+  isSeedVersion(v) || legacy.includes(v) || (MODERN_REVISIONS as readonly string[]).includes(v);
 
 /** The most messages one JSON-RPC batch may hold (issue 13 item 10): each is work, and each costs a token of the per-IP bucket. */
 export const MAX_BATCH = 32;
 
 /** Revisions from 2025-06-18 on (2026-07-28 included) forbid JSON-RPC batches. */
-export const allowsBatches = (version: string | undefined): boolean => version === undefined || isSeedVersion(version) || version < "2025-06-18";
+export const allowsBatches = (version: string | undefined): boolean =>
+  version === undefined || isSeedVersion(version) || version < "2025-06-18";
 
 export type { JSONRPCRequest, RequestId };
 
@@ -43,13 +45,15 @@ export function readableId(body: unknown): RequestId | null {
 
 /** A message that is a well-formed request or notification, or why it is not. */
 export function checkMessage(m: unknown): { ok: true; message: JSONRPCRequest } | { ok: false; id: RequestId | null; reason: string } {
-  if (m === null || typeof m !== "object" || Array.isArray(m)) return { ok: false, id: null, reason: "a JSON-RPC message must be an object" };
+  if (m === null || typeof m !== "object" || Array.isArray(m))
+    return { ok: false, id: null, reason: "a JSON-RPC message must be an object" };
   const o = m as Record<string, unknown>;
   const id = readableId(o);
   if (o.jsonrpc !== "2.0") return { ok: false, id, reason: 'jsonrpc must be "2.0"' };
   if ("id" in o && o.id !== null && id === null) return { ok: false, id: null, reason: "id must be a string or a number" };
   if (typeof o.method !== "string" || o.method === "") return { ok: false, id, reason: "method must be a non-empty string" };
-  if (o.params !== undefined && (o.params === null || typeof o.params !== "object" || Array.isArray(o.params))) return { ok: false, id, reason: "params must be an object" };
+  if (o.params !== undefined && (o.params === null || typeof o.params !== "object" || Array.isArray(o.params)))
+    return { ok: false, id, reason: "params must be an object" };
   return { ok: true, message: o as unknown as JSONRPCRequest };
 }
 

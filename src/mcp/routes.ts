@@ -10,9 +10,9 @@
 // (http/host-check). Every JSON-RPC error carries the request's id when it could be read.
 import type { AuthInfo, McpRequestContext } from "@modelcontextprotocol/server";
 import { Elysia } from "elysia";
+import { SCOPES } from "../auth/scopes";
 import { AuthFailure, type AuthService } from "../auth/service";
 import { ANONYMOUS_USER } from "../auth/subjects";
-import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
 import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE } from "../http/json-body";
@@ -23,10 +23,22 @@ import type { TokenBuckets } from "../limits/token-bucket";
 import type { Logger } from "../log";
 import type { Engine } from "./engine";
 import { PANEL_SCOPE, WIDGET_URI } from "./panel-resource";
-import { allowsBatches, checkMessage, isClientResponse, isNotification, isSupportedVersion, JSONRPC, MAX_BATCH, readableId, rpcError, type JSONRPCRequest, type RequestId } from "./protocol";
+import {
+  allowsBatches,
+  checkMessage,
+  isClientResponse,
+  isNotification,
+  isSupportedVersion,
+  JSONRPC,
+  type JSONRPCRequest,
+  MAX_BATCH,
+  type RequestId,
+  readableId,
+  rpcError,
+} from "./protocol";
 import type { ServerContext } from "./server";
 import { McpSessions } from "./sessions";
-import { mayUse, MESSAGES, type Caller, type ToolServices } from "./tool-record";
+import { type Caller, MESSAGES, mayUse, type ToolServices } from "./tool-record";
 import { toolNamed } from "./tools";
 
 export interface McpServices extends ToolServices {
@@ -43,7 +55,8 @@ const JSON_HEADERS = { "content-type": "application/json" };
 const ANONYMOUS: Caller = { user: ANONYMOUS_USER, scopes: new Set(SCOPES) };
 const CALLER_KEY = "corpus/caller";
 
-const MCP_SUMMARY = "JSON-RPC 2.0 endpoint of the Model Context Protocol (Streamable HTTP; revisions 2026-07-28, 2025-11-25 to 2024-11-05, and 1.0)";
+const MCP_SUMMARY =
+  "JSON-RPC 2.0 endpoint of the Model Context Protocol (Streamable HTTP; revisions 2026-07-28, 2025-11-25 to 2024-11-05, and 1.0)";
 
 type Parsed = { ok: true; value: unknown } | { ok: false; error: ReturnType<typeof rpcError>; status: number };
 
@@ -51,7 +64,8 @@ type Parsed = { ok: true; value: unknown } | { ok: false; error: ReturnType<type
 function parse(body: unknown): Parsed {
   if (typeof body !== "string" && body !== undefined && body !== null) return { ok: true, value: body };
   const text = String(body ?? "");
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) return { ok: false, status: 400, error: rpcError(null, JSONRPC.INVALID_REQUEST, `Invalid Request: ${TOO_DEEP_MESSAGE}`) };
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
+    return { ok: false, status: 400, error: rpcError(null, JSONRPC.INVALID_REQUEST, `Invalid Request: ${TOO_DEEP_MESSAGE}`) };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
@@ -60,7 +74,10 @@ function parse(body: unknown): Parsed {
 }
 
 const reply = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(body === undefined ? null : JSON.stringify(body), { status, headers: body === undefined ? headers : { ...JSON_HEADERS, ...headers } });
+  new Response(body === undefined ? null : JSON.stringify(body), {
+    status,
+    headers: body === undefined ? headers : { ...JSON_HEADERS, ...headers },
+  });
 
 /** The caller as the SDK carries it to the server factory: validated, passed through (never read from headers). */
 function authInfoOf(c: Caller, resourceMetadataUrl: string): AuthInfo {
@@ -92,7 +109,13 @@ export const mcpRoutes = (s: McpServices) => {
     return s.config.CORPUS_OAUTH_RESOURCE_URL ? s.config.resourceUrl : `${url.protocol}//${request.headers.get("host") ?? url.host}`;
   }
 
-  const contextOf = (caller: Caller, request: Request): ServerContext => ({ services: s, caller, apiBase: apiBase(request), log, requestId: requestInfo(request).request_id });
+  const contextOf = (caller: Caller, request: Request): ServerContext => ({
+    services: s,
+    caller,
+    apiBase: apiBase(request),
+    log,
+    requestId: requestInfo(request).request_id,
+  });
   let loaded: Engine | undefined;
   let loading: Promise<Engine> | undefined;
   const engine = async (): Promise<Engine> =>
@@ -114,7 +137,12 @@ export const mcpRoutes = (s: McpServices) => {
     } catch (error) {
       if (!(error instanceof AuthFailure)) throw error;
       const message = error.status === 401 ? `${MESSAGES.unauthorized}: ${error.message.replace(/^Unauthorized: /, "")}` : error.message;
-      throw new HttpError(error.status, error.status === 401 ? MESSAGES.unauthorized : error.message, { "www-authenticate": error.challenge }, rpcError(id, JSONRPC.INVALID_REQUEST, message));
+      throw new HttpError(
+        error.status,
+        error.status === 401 ? MESSAGES.unauthorized : error.message,
+        { "www-authenticate": error.challenge },
+        rpcError(id, JSONRPC.INVALID_REQUEST, message),
+      );
     }
   }
 
@@ -125,7 +153,12 @@ export const mcpRoutes = (s: McpServices) => {
       auth.authorize({ user: c.user, scopes: c.scopes, expiresAt: 0 }, scope);
     } catch (error) {
       if (!(error instanceof AuthFailure)) throw error;
-      throw new HttpError(403, error.message, { "www-authenticate": error.challenge }, rpcError(id, JSONRPC.INVALID_REQUEST, error.message));
+      throw new HttpError(
+        403,
+        error.message,
+        { "www-authenticate": error.challenge },
+        rpcError(id, JSONRPC.INVALID_REQUEST, error.message),
+      );
     }
   }
 
@@ -137,9 +170,11 @@ export const mcpRoutes = (s: McpServices) => {
     const id = (m.id ?? null) as RequestId | null;
     const params = (m.params ?? {}) as Record<string, unknown>;
     if (m.method === "tools/call") {
-      if (typeof params.name !== "string") return rpcError(id, JSONRPC.INVALID_PARAMS, "Invalid params: params.name must be the tool's name");
+      if (typeof params.name !== "string")
+        return rpcError(id, JSONRPC.INVALID_PARAMS, "Invalid params: params.name must be the tool's name");
       const args = params.arguments;
-      if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) return rpcError(id, JSONRPC.INVALID_PARAMS, "Invalid params: params.arguments must be an object");
+      if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args)))
+        return rpcError(id, JSONRPC.INVALID_PARAMS, "Invalid params: params.arguments must be an object");
       requestInfo(request).tool = params.name;
       const tool = toolNamed(params.name);
       if (!tool) return rpcError(id, JSONRPC.INVALID_PARAMS, MESSAGES.toolNotFound);
@@ -160,7 +195,13 @@ export const mcpRoutes = (s: McpServices) => {
   }
 
   /** 2025-era messages (a batch where the revision allows one), each through the legacy leg. */
-  async function serveLegacyMessages(sdk: Engine, request: Request, value: unknown, c: Caller, set: { headers: Record<string, string | number> }): Promise<Response> {
+  async function serveLegacyMessages(
+    sdk: Engine,
+    request: Request,
+    value: unknown,
+    c: Caller,
+    set: { headers: Record<string, string | number> },
+  ): Promise<Response> {
     const id = readableId(value);
     const headerVersion = request.headers.get("mcp-protocol-version") ?? undefined;
     if (headerVersion !== undefined && !isSupportedVersion(headerVersion, sdk.legacyRevisions)) {
@@ -174,10 +215,26 @@ export const mcpRoutes = (s: McpServices) => {
     const batch = Array.isArray(value);
     const messages = batch ? (value as unknown[]) : [value];
     if (batch && (!allowsBatches(version) || messages.length === 0)) {
-      return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, messages.length === 0 ? "Invalid Request: empty batch" : `Invalid Request: batches are not supported in protocol version ${version}`));
+      return reply(
+        400,
+        rpcError(
+          null,
+          JSONRPC.INVALID_REQUEST,
+          messages.length === 0
+            ? "Invalid Request: empty batch"
+            : `Invalid Request: batches are not supported in protocol version ${version}`,
+        ),
+      );
     }
     if (messages.length > MAX_BATCH) {
-      return reply(400, rpcError(null, JSONRPC.INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} messages; this one has ${messages.length}`));
+      return reply(
+        400,
+        rpcError(
+          null,
+          JSONRPC.INVALID_REQUEST,
+          `Invalid Request: a batch holds at most ${MAX_BATCH} messages; this one has ${messages.length}`,
+        ),
+      );
     }
     // The ipLimit stage took one token for the request; each further message takes its own.
     if (messages.length > 1) chargeIp(s.buckets, trusted, request, set.headers, messages.length - 1);
@@ -209,7 +266,12 @@ export const mcpRoutes = (s: McpServices) => {
         responses.push(answer.text);
       } catch (error) {
         if (silent) continue;
-        log.error("MCP request failed", { request_id: requestInfo(request).request_id, tool: requestInfo(request).tool ?? null, method: m.method, error: error instanceof Error ? error.name : "unknown" });
+        log.error("MCP request failed", {
+          request_id: requestInfo(request).request_id,
+          tool: requestInfo(request).tool ?? null,
+          method: m.method,
+          error: error instanceof Error ? error.name : "unknown",
+        });
         push(rpcError(m.id ?? null, JSONRPC.INTERNAL_ERROR, MESSAGES.internal));
       }
     }
@@ -241,9 +303,18 @@ export const mcpRoutes = (s: McpServices) => {
       },
       { ipLimit: true, parse: "text", detail: { tags: ["mcp"], summary: MCP_SUMMARY, security: [{ bearer: [] }] } },
     )
-    .get("/mcp", () => reply(405, rpcError(null, JSONRPC.INVALID_REQUEST, "Method Not Allowed: this server offers no event stream; POST JSON-RPC messages"), { allow: "POST, DELETE" }), {
-      detail: { tags: ["mcp"], summary: "No server-initiated stream: 405 (2026-07-28 clients use subscriptions/listen)" },
-    })
+    .get(
+      "/mcp",
+      () =>
+        reply(
+          405,
+          rpcError(null, JSONRPC.INVALID_REQUEST, "Method Not Allowed: this server offers no event stream; POST JSON-RPC messages"),
+          { allow: "POST, DELETE" },
+        ),
+      {
+        detail: { tags: ["mcp"], summary: "No server-initiated stream: 405 (2026-07-28 clients use subscriptions/listen)" },
+      },
+    )
     .delete(
       "/mcp",
       async ({ request }) => {

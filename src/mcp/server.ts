@@ -3,15 +3,16 @@
 // are served by a fresh instance from this one factory, so they cannot drift apart. It lists
 // only the tools the caller's scopes allow, which is why tools/list is cached privately.
 import { registerAppResource, registerAppTool } from "@modelcontextprotocol/ext-apps/server";
-import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
+import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
 import type { Logger } from "../log";
 import { isStorageError, STORAGE_FULL_MESSAGE } from "../store/storage-errors";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
 import { panelUiMeta, readPanel, WIDGET_URI } from "./panel-resource";
-import { mayUse, MESSAGES, standardSchema, toolError, type AnyTool, type ToolContext } from "./tool-record";
+import { type AnyTool, MESSAGES, mayUse, standardSchema, type ToolContext, toolError } from "./tool-record";
 import { TOOLS } from "./tools";
 
-export const INSTRUCTIONS = "Search the user's connected mail, documents and business data with corpus_search; manage sources with open_connectors.";
+export const INSTRUCTIONS =
+  "Search the user's connected mail, documents and business data with corpus_search; manage sources with open_connectors.";
 
 export interface ServerContext extends ToolContext {
   log: Logger;
@@ -40,7 +41,11 @@ async function runSafely(tool: AnyTool, args: unknown, ctx: ServerContext): Prom
     // D29: the same words as the REST 507.
     if (isStorageError(error)) return toolError(MESSAGES.insufficientStorage, STORAGE_FULL_MESSAGE);
     // The SDK would put the error's own text in the result; it may name paths or hosts.
-    ctx.log.error("tool failed", { request_id: ctx.requestId, tool: tool.definition.name, error: error instanceof Error ? error.name : "unknown" });
+    ctx.log.error("tool failed", {
+      request_id: ctx.requestId,
+      tool: tool.definition.name,
+      error: error instanceof Error ? error.name : "unknown",
+    });
     return toolError(MESSAGES.internal, `${tool.definition.name} failed; the server log has the details under request id ${ctx.requestId}`);
   }
 }
@@ -63,7 +68,8 @@ function register(server: McpServer, tool: AnyTool, ctx: ServerContext): void {
   const config = CONFIGS.get(tool) ?? configOf(tool);
   const run = (args: unknown) => runSafely(tool, args, ctx);
   // A tool that opens a page is an MCP App tool (ext-apps): its _meta names the page.
-  if (d._meta && "ui" in d._meta) registerAppTool(server, d.name, { ...config, _meta: d._meta as Parameters<typeof registerAppTool>[2]["_meta"] }, run);
+  if (d._meta && "ui" in d._meta)
+    registerAppTool(server, d.name, { ...config, _meta: d._meta as Parameters<typeof registerAppTool>[2]["_meta"] }, run);
   else server.registerTool(d.name, { ...config, ...(d._meta ? { _meta: d._meta } : {}) }, run);
 }
 
@@ -73,7 +79,11 @@ export function mcpServerFor(ctx: ServerContext): McpServer {
     { name: SERVICE_NAME, version: SERVICE_VERSION },
     // No prompts, but an empty list of them rather than an unknown method: 2026-07-28 clients
     // (and the conformance suite's caching checks) ask every list for its cache hints.
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } }, instructions: INSTRUCTIONS, cacheHints: CACHE_HINTS },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      cacheHints: CACHE_HINTS,
+    },
   );
   for (const tool of TOOLS) if (mayUse(ctx.caller, tool)) register(server, tool, ctx);
   // Listed to everyone (a static page); reading it needs the panel's scope (routes.ts).
@@ -81,7 +91,11 @@ export function mcpServerFor(ctx: ServerContext): McpServer {
     server,
     "connectors",
     WIDGET_URI,
-    { title: "Connectors", description: "The connector panel: the user's connectors with their status; add, configure and remove them.", _meta: { ui: panelUiMeta(ctx.apiBase) } },
+    {
+      title: "Connectors",
+      description: "The connector panel: the user's connectors with their status; add, configure and remove them.",
+      _meta: { ui: panelUiMeta(ctx.apiBase) },
+    },
     async () => readPanel(ctx.apiBase),
   );
   return server;

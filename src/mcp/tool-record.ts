@@ -5,10 +5,10 @@
 // so a tool is declared once. Adding a tool is adding a record to TOOLS (./tools.ts).
 import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
-import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
+import { Value, type ValueError, ValueErrorType } from "@sinclair/typebox/value";
 import type { Archive } from "../archive/store";
-import type { AuthService } from "../auth/service";
 import type { Scope } from "../auth/scopes";
+import type { AuthService } from "../auth/service";
 import type { Principal } from "../auth/verifier";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { RateLimiter } from "../limits/rate-limit";
@@ -87,7 +87,10 @@ export function defineTool<I extends TObject, O extends TObject | undefined>(rec
 export const mayUse = (caller: Caller, tool: AnyTool): boolean => caller.scopes.has(tool.scope);
 
 /** A tool failure the model reads: an error label, then the reason (second document part 2). */
-export const toolError = (label: string, reason: string): CallToolResult => ({ content: [{ type: "text", text: `${label}: ${reason}` }], isError: true });
+export const toolError = (label: string, reason: string): CallToolResult => ({
+  content: [{ type: "text", text: `${label}: ${reason}` }],
+  isError: true,
+});
 
 /** Plain JSON of a TypeBox schema, as clients receive it. */
 export const jsonSchemaOf = (schema: TSchema): Record<string, unknown> => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
@@ -96,7 +99,8 @@ function messageFor(error: ValueError, messages: ArgumentMessages): string {
   if (error.type === ValueErrorType.ObjectAdditionalProperties) return `unknown argument ${error.path.slice(1)}`;
   const own = messages[error.path];
   if (typeof own === "string") return own;
-  const keyword = error.type === ValueErrorType.StringMinLength ? "minLength" : error.type === ValueErrorType.StringMaxLength ? "maxLength" : "other";
+  const keyword =
+    error.type === ValueErrorType.StringMinLength ? "minLength" : error.type === ValueErrorType.StringMaxLength ? "maxLength" : "other";
   return own?.[keyword] ?? own?.other ?? `${error.path.slice(1) || "arguments"}: ${error.message}`;
 }
 
@@ -105,14 +109,20 @@ function messageFor(error: ValueError, messages: ArgumentMessages): string {
  * arguments and results through. The SDK answers a refusal with an `isError` result whose text
  * is the label "Input validation error" and these messages.
  */
-export function standardSchema<T extends TSchema>(schema: T, opts: { normalize?: AnyTool["normalize"]; messages?: ArgumentMessages } = {}): StandardSchemaWithJSON<Static<T>> {
+export function standardSchema<T extends TSchema>(
+  schema: T,
+  opts: { normalize?: AnyTool["normalize"]; messages?: ArgumentMessages } = {},
+): StandardSchemaWithJSON<Static<T>> {
   const json = jsonSchemaOf(schema);
   return {
     "~standard": {
       version: 1,
       vendor: "typebox",
       validate(input: unknown) {
-        const value = opts.normalize && input !== null && typeof input === "object" && !Array.isArray(input) ? opts.normalize(input as Record<string, unknown>) : input;
+        const value =
+          opts.normalize && input !== null && typeof input === "object" && !Array.isArray(input)
+            ? opts.normalize(input as Record<string, unknown>)
+            : input;
         const first = Value.Errors(schema, value).First();
         if (!first) return { value: value as Static<T> };
         return { issues: [{ message: messageFor(first, opts.messages ?? {}) }] };

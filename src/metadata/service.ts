@@ -4,9 +4,9 @@
 import type { Static } from "elysia";
 import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
-import { GRANTABLE_SCOPES, OAuthServer, AUTH_METHODS } from "../oauth/service";
-import { OAUTH_PATHS } from "../oauth/routes";
 import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from "../metadata/model";
+import { OAUTH_PATHS } from "../oauth/routes";
+import { AUTH_METHODS, GRANTABLE_SCOPES, OAuthServer } from "../oauth/service";
 
 export class MetadataConfigError extends Error {}
 

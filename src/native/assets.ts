@@ -1,15 +1,16 @@
 // Every file the single executable carries besides code. `bun build --compile` embeds each
 // import below; under `bun run` they resolve to the files on disk. TypeScript sees some of
 // them as modules, hence the casts: each value is a path.
-import onnxRuntimeLibrary from "../../node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1" with { type: "file" };
-import sqliteVecExtension from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
-// @ts-ignore: a plain script, imported as a file path
-import swaggerUiBundle from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
-import swaggerUiStyle from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "file" };
+
 // The int8 variant: half the size of fp16, about 1.5x its speed, SciFact nDCG@10 0.001 below (README).
 import modelFile from "../../models/all-MiniLM-L6-v2.int8.onnx" with { type: "file" };
-import tokenizerFile from "../../models/tokenizer.json" with { type: "file" };
 import manifest from "../../models/manifest.json";
+import tokenizerFile from "../../models/tokenizer.json" with { type: "file" };
+import onnxRuntimeLibrary from "../../node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime.so.1" with { type: "file" };
+import sqliteVecExtension from "../../node_modules/sqlite-vec-linux-x64/vec0.so" with { type: "file" };
+import swaggerUiStyle from "../../node_modules/swagger-ui-dist/swagger-ui.css" with { type: "file" };
+// @ts-expect-error: a plain script, imported as a file path
+import swaggerUiBundle from "../../node_modules/swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 
 /** A native library a loader needs as a real file, and the file name it must have there. */
 export interface NativeLibrary {

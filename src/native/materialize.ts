@@ -6,6 +6,8 @@
 // never loaded. A data folder another user could swap is refused (src/store/data-dir.ts, the
 // same rule the data folder is created by): a fixed place under $TMPDIR was not safe (another
 // user could plant a library there, or block start-up with a folder of theirs).
+
+import { randomBytes } from "node:crypto";
 import {
   chmodSync,
   closeSync,
@@ -20,10 +22,9 @@ import {
   readSync,
   renameSync,
   rmSync,
-  writeSync,
   type Stats,
+  writeSync,
 } from "node:fs";
-import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { checkedDataDir, DataFolderRefused, ownUid } from "../store/data-dir";
 import type { NativeLibrary } from "./assets";

@@ -34,7 +34,10 @@ function parseIPv4(text: string): IpAddress | undefined {
   if (numbers.some((n) => n > 255) || last >= 256 ** (4 - numbers.length)) return undefined;
   let value = last;
   numbers.forEach((n, i) => (value += n * 256 ** (3 - i)));
-  return { family: 4, bytes: Uint8Array.of(Math.floor(value / 2 ** 24) % 256, Math.floor(value / 2 ** 16) % 256, Math.floor(value / 256) % 256, value % 256) };
+  return {
+    family: 4,
+    bytes: Uint8Array.of(Math.floor(value / 2 ** 24) % 256, Math.floor(value / 2 ** 16) % 256, Math.floor(value / 256) % 256, value % 256),
+  };
 }
 
 /** The strict dotted quad allowed at the end of an IPv6 address. */
@@ -103,7 +106,7 @@ function range(cidr: string): Range {
 export function inRange(ip: IpAddress, r: Range): boolean {
   if (ip.family !== r.family) return false;
   for (let bit = 0; bit < r.bits; bit++) {
-    const mask = 0x80 >> bit % 8;
+    const mask = 0x80 >> (bit % 8);
     if ((r.bytes[bit >> 3]! & mask) !== (ip.bytes[bit >> 3]! & mask)) return false;
   }
   return true;

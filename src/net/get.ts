@@ -50,7 +50,11 @@ export function getPinned(url: URL, pinned: Pinned, options: GetOptions): Promis
         });
         response.on("end", () => {
           clearTimeout(timer);
-          resolve({ status: response.statusCode ?? 0, contentType: String(response.headers["content-type"] ?? ""), body: Buffer.concat(chunks).toString("utf8") });
+          resolve({
+            status: response.statusCode ?? 0,
+            contentType: String(response.headers["content-type"] ?? ""),
+            body: Buffer.concat(chunks).toString("utf8"),
+          });
         });
         response.on("error", (error) => {
           clearTimeout(timer);

@@ -4,7 +4,7 @@
 // along as TLS server name and Host header). A second DNS answer — a rebinding — is never
 // asked for, so it can never be used.
 import { lookup } from "node:dns/promises";
-import { formatIp, inRange, parseIp, parseRange, specialRange, unwrapMapped, type IpAddress } from "./addresses";
+import { formatIp, type IpAddress, inRange, parseIp, parseRange, specialRange, unwrapMapped } from "./addresses";
 
 /** Answers the addresses of a host name (the system's resolver unless a test injects one). */
 export type Resolver = (host: string) => Promise<string[]>;
@@ -57,10 +57,15 @@ const LABEL = /^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
 /** Lower case, brackets and a trailing dot removed; throws HostInvalid for what is neither a name nor an address. */
 export function normalizeHost(raw: string): string {
-  const host = raw.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/\.$/, "");
+  const host = raw
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1")
+    .replace(/\.$/, "");
   const ip = parseIp(host);
   if (ip) return formatIp(ip);
-  if (host.length > 253 || !host.split(".").every((l) => LABEL.test(l))) throw new HostInvalid(`${JSON.stringify(raw)} is not a host name or IP address`);
+  if (host.length > 253 || !host.split(".").every((l) => LABEL.test(l)))
+    throw new HostInvalid(`${JSON.stringify(raw)} is not a host name or IP address`);
   return host;
 }
 
@@ -77,7 +82,10 @@ export async function pinHost(raw: string, policy: AddressPolicy, resolve: Resol
       throw new HostUnresolved(`${host} cannot be resolved`);
     }
   }
-  const addresses = texts.map((t) => parseIp(t)).filter((a): a is IpAddress => !!a).map(unwrapMapped);
+  const addresses = texts
+    .map((t) => parseIp(t))
+    .filter((a): a is IpAddress => !!a)
+    .map(unwrapMapped);
   if (addresses.length === 0) throw new HostUnresolved(`${host} cannot be resolved`);
   for (const ip of addresses) {
     const refused = policy.refuses(host, ip);
@@ -98,7 +106,10 @@ export function pinner(policy: AddressPolicy, resolve: Resolver = systemResolver
 export function allowList(csv: string): AddressPolicy {
   const names = new Set<string>();
   const ranges: NonNullable<ReturnType<typeof parseRange>>[] = [];
-  for (const entry of csv.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of csv
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const r = parseRange(entry.replace(/^\[(.*)\](\/\d+)?$/, "$1$2"));
     if (r) ranges.push(r);
     else if (entry.includes("/")) throw new HostInvalid(`${JSON.stringify(entry)} is not a CIDR range`);

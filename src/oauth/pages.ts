@@ -24,7 +24,13 @@ export const escapeHtml = (text: string) =>
 /** A page with the security headers, the CSP, and no caching; `headers` adds (Set-Cookie). */
 export function page(title: string, body: string, status = 200, headers: Array<[string, string]> = []): Response {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)} · corpus</title><style>${CSS}</style></head><body><main>${body}</main></body></html>`;
-  const list = new Headers({ ...SECURITY_HEADERS, "content-type": "text/html;charset=utf-8", "content-security-policy": PAGE_CSP, "cache-control": "no-store", "referrer-policy": "same-origin" });
+  const list = new Headers({
+    ...SECURITY_HEADERS,
+    "content-type": "text/html;charset=utf-8",
+    "content-security-policy": PAGE_CSP,
+    "cache-control": "no-store",
+    "referrer-policy": "same-origin",
+  });
   for (const [k, v] of headers) list.append(k, v);
   return new Response(html, { status, headers: list });
 }
@@ -34,7 +40,14 @@ const hidden = (fields: Record<string, string>) =>
     .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
     .join("");
 
-export function loginPage(o: { action: string; csrf: string; carry: Record<string, string>; error?: string; user?: string; clientName?: string }): string {
+export function loginPage(o: {
+  action: string;
+  csrf: string;
+  carry: Record<string, string>;
+  error?: string;
+  user?: string;
+  clientName?: string;
+}): string {
   return `<h1>Sign in to corpus</h1>
 ${o.clientName ? `<p>${escapeHtml(o.clientName)} asks to use corpus on your behalf.</p>` : ""}
 ${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ""}
@@ -52,7 +65,14 @@ export const SCOPE_TEXT: Record<string, string> = {
   offline_access: "Stay connected when you are away (a refresh token)",
 };
 
-export function consentPage(o: { user: string; clientName: string; redirectHost: string; scopes: string[]; csrf: string; carry: Record<string, string> }): string {
+export function consentPage(o: {
+  user: string;
+  clientName: string;
+  redirectHost: string;
+  scopes: string[];
+  csrf: string;
+  carry: Record<string, string>;
+}): string {
   return `<h1>Allow ${escapeHtml(o.clientName)}?</h1>
 <p>Signed in as <strong>${escapeHtml(o.user)}</strong>.</p>
 <p><strong>${escapeHtml(o.clientName)}</strong> will be sent back to <strong>${escapeHtml(o.redirectHost)}</strong> with access to corpus. The name is what the application says of itself; check the address.</p>
@@ -63,7 +83,12 @@ ${o.scopes.map((s, i) => `<label for="scope${i}"><input type="checkbox" id="scop
 <button type="submit" name="decision" value="allow">Allow</button><button type="submit" name="decision" value="deny" class="secondary">Deny</button></form>`;
 }
 
-export function appsPage(o: { user: string; csrf: string; apps: Array<{ grantId: string; clientName: string; scopes: string[]; since: number }>; notice?: string }): string {
+export function appsPage(o: {
+  user: string;
+  csrf: string;
+  apps: Array<{ grantId: string; clientName: string; scopes: string[]; since: number }>;
+  notice?: string;
+}): string {
   const items = o.apps.length
     ? `<ul>${o.apps
         .map(

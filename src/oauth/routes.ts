@@ -22,7 +22,14 @@ export const OAUTH_PATHS = {
 } as const;
 
 /** Form posts these paths take (application/x-www-form-urlencoded, RFC 6749); every other POST stays JSON-only. */
-export const FORM_PATHS: ReadonlySet<string> = new Set(["/oauth/token", "/oauth/revoke", "/oauth/login", "/oauth/consent", "/oauth/apps/revoke", "/oauth/logout"]);
+export const FORM_PATHS: ReadonlySet<string> = new Set([
+  "/oauth/token",
+  "/oauth/revoke",
+  "/oauth/login",
+  "/oauth/consent",
+  "/oauth/apps/revoke",
+  "/oauth/logout",
+]);
 
 function cookies(request: Request): Map<string, string> {
   const map = new Map<string, string>();
@@ -35,13 +42,19 @@ function cookies(request: Request): Map<string, string> {
 
 async function form(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get("content-type") ?? "";
-  if (!/^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type)) throw new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded");
+  if (!/^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type))
+    throw new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded");
   const text = await request.text();
   if (text.length > MAX_FORM_BYTES) throw new OAuthError("invalid_request", "the form is too large");
   return new URLSearchParams(text);
 }
 
-const JSON_HEADERS = { "content-type": "application/json;charset=utf-8", "cache-control": "no-store", pragma: "no-cache", "x-content-type-options": "nosniff" };
+const JSON_HEADERS = {
+  "content-type": "application/json;charset=utf-8",
+  "cache-control": "no-store",
+  pragma: "no-cache",
+  "x-content-type-options": "nosniff",
+};
 
 function oauthJson(body: unknown, status = 200, extra: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...extra } });
@@ -49,30 +62,59 @@ function oauthJson(body: unknown, status = 200, extra: Record<string, string> = 
 
 function oauthFailure(error: unknown): Response {
   if (error instanceof OAuthError) {
-    const extra: Record<string, string> = error.status === 401 ? { "www-authenticate": 'Basic realm="corpus"' } : error.status === 429 ? { "retry-after": /(\d+) s$/.exec(error.message)?.[1] ?? "60" } : {};
+    const extra: Record<string, string> =
+      error.status === 401
+        ? { "www-authenticate": 'Basic realm="corpus"' }
+        : error.status === 429
+          ? { "retry-after": /(\d+) s$/.exec(error.message)?.[1] ?? "60" }
+          : {};
     return oauthJson({ error: error.error, error_description: error.message }, error.status, extra);
   }
   throw error;
 }
 
-const constantEqual = (a: string | null | undefined, b: string | null | undefined) => !!a && !!b && a.length === b.length && Bun.hash(a) === Bun.hash(b) && a === b;
-
+const constantEqual = (a: string | null | undefined, b: string | null | undefined) =>
+  !!a && !!b && a.length === b.length && Bun.hash(a) === Bun.hash(b) && a === b;
 
 // What the OpenAPI document says of these routes: their answers are written here (OAuth's
 // `{ error, error_description }`, or a page), so they are described, not validated.
-const OAUTH_ERROR_SCHEMA = { type: "object", properties: { error: { type: "string" }, error_description: { type: "string" } }, required: ["error"] };
-const jsonAnswer = (description: string, schema: object = { type: "object", additionalProperties: true }) => ({ description, content: { "application/json": { schema } } });
+const OAUTH_ERROR_SCHEMA = {
+  type: "object",
+  properties: { error: { type: "string" }, error_description: { type: "string" } },
+  required: ["error"],
+};
+const jsonAnswer = (description: string, schema: object = { type: "object", additionalProperties: true }) => ({
+  description,
+  content: { "application/json": { schema } },
+});
 const htmlAnswer = (description: string) => ({ description, content: { "text/html": { schema: { type: "string" } } } });
-const oauthErrors = { 400: jsonAnswer("invalid_request, invalid_grant, invalid_target, invalid_scope, unsupported_grant_type, invalid_client_metadata, invalid_redirect_uri", OAUTH_ERROR_SCHEMA), 401: jsonAnswer("invalid_client", OAUTH_ERROR_SCHEMA) };
+const oauthErrors = {
+  400: jsonAnswer(
+    "invalid_request, invalid_grant, invalid_target, invalid_scope, unsupported_grant_type, invalid_client_metadata, invalid_redirect_uri",
+    OAUTH_ERROR_SCHEMA,
+  ),
+  401: jsonAnswer("invalid_client", OAUTH_ERROR_SCHEMA),
+};
 const formBody = (fields: string[]) => ({
   required: true,
-  content: { "application/x-www-form-urlencoded": { schema: { type: "object", properties: Object.fromEntries(fields.map((f) => [f, { type: "string" }])) } } },
+  content: {
+    "application/x-www-form-urlencoded": {
+      schema: { type: "object", properties: Object.fromEntries(fields.map((f) => [f, { type: "string" }])) },
+    },
+  },
 });
 const pageDoc = (summary: string, fields?: string[], extra: Record<number, object> = {}) => ({
   tags: ["oauth"],
   summary,
   ...(fields ? { requestBody: formBody(fields) } : {}),
-  responses: { 200: htmlAnswer("a page"), 303: { description: "on to the next step, or back to the client's redirect URI with code or error, state and iss" }, 400: htmlAnswer("a page saying why the request cannot be used"), 401: htmlAnswer("the sign-in page"), 403: htmlAnswer("a form without its CSRF token"), ...extra },
+  responses: {
+    200: htmlAnswer("a page"),
+    303: { description: "on to the next step, or back to the client's redirect URI with code or error, state and iss" },
+    400: htmlAnswer("a page saying why the request cannot be used"),
+    401: htmlAnswer("the sign-in page"),
+    403: htmlAnswer("a form without its CSRF token"),
+    ...extra,
+  },
 });
 
 export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
@@ -80,7 +122,8 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const cookie = (name: string, value: string, maxAge: number) =>
     `${name}=${value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
-  const address = (request: Request) => limitKey(clientAddress(requestInfo(request).client_ip, trusted.size ? request.headers.get("x-forwarded-for") : null, trusted));
+  const address = (request: Request) =>
+    limitKey(clientAddress(requestInfo(request).client_ip, trusted.size ? request.headers.get("x-forwarded-for") : null, trusted));
   const session = (request: Request) => {
     const id = cookies(request).get(SESSION_COOKIE);
     const s = oauth.session(id);
@@ -93,7 +136,12 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
   };
 
   /** The login page, with a fresh login CSRF cookie when the browser has none. */
-  const login = (request: Request, carry: Record<string, string>, status = 200, extra: { error?: string; user?: string; clientName?: string; headers?: Array<[string, string]> } = {}) => {
+  const login = (
+    request: Request,
+    carry: Record<string, string>,
+    status = 200,
+    extra: { error?: string; user?: string; clientName?: string; headers?: Array<[string, string]> } = {},
+  ) => {
     let csrf = cookies(request).get(LOGIN_COOKIE);
     const headers: Array<[string, string]> = [...(extra.headers ?? [])];
     if (!csrf || !/^[A-Za-z0-9_-]{43}$/.test(csrf)) {
@@ -114,14 +162,27 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
     }
     if ("redirectError" in checked) {
       const e = checked.redirectError;
-      return redirect(oauth.redirect(e.redirectUri, { error: e.error, error_description: e.description, ...(e.state !== undefined ? { state: e.state } : {}) }));
+      return redirect(
+        oauth.redirect(e.redirectUri, {
+          error: e.error,
+          error_description: e.description,
+          ...(e.state !== undefined ? { state: e.state } : {}),
+        }),
+      );
     }
     const r = checked.request;
     const s = session(request);
     if (!s) return login(request, { return: `${OAUTH_PATHS.authorize}?${query}` }, 200, { clientName: r.client.name });
     return page(
       "Allow access",
-      consentPage({ user: s.user, clientName: r.client.name, redirectHost: new URL(r.redirectUri).host || r.redirectUri, scopes: r.scopes, csrf: s.csrf, carry: { request: query } }),
+      consentPage({
+        user: s.user,
+        clientName: r.client.name,
+        redirectHost: new URL(r.redirectUri).host || r.redirectUri,
+        scopes: r.scopes,
+        csrf: s.csrf,
+        carry: { request: query },
+      }),
     );
   };
 
@@ -142,21 +203,35 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         // Only back into this server's own OAuth pages: never an open redirect.
         const target = back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps ? back : OAUTH_PATHS.apps;
         if (!constantEqual(f.get("csrf"), cookies(request).get(LOGIN_COOKIE))) {
-          return login(request, { return: target }, 403, { error: "This sign-in form has expired or did not come from this server. Please sign in again." });
+          return login(request, { return: target }, 403, {
+            error: "This sign-in form has expired or did not come from this server. Please sign in again.",
+          });
         }
         // Longer than any account name can be (128): cut, so neither the page nor the throttle keeps it whole.
         const user = (f.get("user") ?? "").trim().slice(0, 129);
         const result = await oauth.login(user, f.get("password") ?? "", address(request));
         if (!result.ok) {
           if (result.retryAfter) {
-            return login(request, { return: target }, 429, { user, error: `Too many failed sign-ins. Try again in ${Math.ceil(result.retryAfter / 60)} minute(s).`, headers: [["retry-after", String(result.retryAfter)]] });
+            return login(request, { return: target }, 429, {
+              user,
+              error: `Too many failed sign-ins. Try again in ${Math.ceil(result.retryAfter / 60)} minute(s).`,
+              headers: [["retry-after", String(result.retryAfter)]],
+            });
           }
           return login(request, { return: target }, 401, { user, error: "The user name or password is not right." });
         }
         const s = oauth.createSession(user);
-        return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, s.id, 12 * 3600)], ["set-cookie", cookie(LOGIN_COOKIE, "", 0)]]);
+        return redirect(target, [
+          ["set-cookie", cookie(SESSION_COOKIE, s.id, 12 * 3600)],
+          ["set-cookie", cookie(LOGIN_COOKIE, "", 0)],
+        ]);
       },
-      { parse: "none", detail: pageDoc("Sign in (form)", ["user", "password", "csrf", "return"], { 429: htmlAnswer("too many failed sign-ins (Retry-After)") }) as never },
+      {
+        parse: "none",
+        detail: pageDoc("Sign in (form)", ["user", "password", "csrf", "return"], {
+          429: htmlAnswer("too many failed sign-ins (Retry-After)"),
+        }) as never,
+      },
     )
     .post(
       "/oauth/consent",
@@ -168,21 +243,35 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         } catch {
           return page("Cannot continue", messagePage("Consent refused", "The form could not be read."), 400);
         }
-        if (!s) return login(request, { return: `${OAUTH_PATHS.authorize}?${f.get("request") ?? ""}` }, 401, { error: "Please sign in first." });
-        if (!constantEqual(f.get("csrf"), s.csrf)) return page("Cannot continue", messagePage("Consent refused", "This form did not come from this server, or it has expired. Start again from the application."), 403);
+        if (!s)
+          return login(request, { return: `${OAUTH_PATHS.authorize}?${f.get("request") ?? ""}` }, 401, { error: "Please sign in first." });
+        if (!constantEqual(f.get("csrf"), s.csrf))
+          return page(
+            "Cannot continue",
+            messagePage("Consent refused", "This form did not come from this server, or it has expired. Start again from the application."),
+            403,
+          );
         let checked;
         try {
           checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""));
         } catch (error) {
-          if (error instanceof OAuthError) return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+          if (error instanceof OAuthError)
+            return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
           throw error;
         }
-        if ("redirectError" in checked) return page("Cannot continue", messagePage("This sign-in link cannot be used", checked.redirectError.description), 400);
+        if ("redirectError" in checked)
+          return page("Cannot continue", messagePage("This sign-in link cannot be used", checked.redirectError.description), 400);
         const r = checked.request;
         const chosen = new Set(f.getAll("grant_scope"));
         const granted = r.scopes.filter((x) => chosen.has(x));
         if (f.get("decision") !== "allow" || granted.length === 0) {
-          return redirect(oauth.redirect(r.redirectUri, { error: "access_denied", error_description: "the user denied access", ...(r.state !== undefined ? { state: r.state } : {}) }));
+          return redirect(
+            oauth.redirect(r.redirectUri, {
+              error: "access_denied",
+              error_description: "the user denied access",
+              ...(r.state !== undefined ? { state: r.state } : {}),
+            }),
+          );
         }
         return redirect(oauth.issueCode(r, s.user, granted));
       },
@@ -197,7 +286,28 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
           return oauthFailure(error);
         }
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Token endpoint: authorization_code (PKCE) and refresh_token grants", requestBody: formBody(["grant_type", "code", "code_verifier", "redirect_uri", "refresh_token", "client_id", "client_secret", "resource", "scope"]), responses: { 200: jsonAnswer("access_token, token_type, expires_in, scope, and refresh_token with offline_access"), ...oauthErrors } } as never },
+      {
+        parse: "none",
+        detail: {
+          tags: ["oauth"],
+          summary: "Token endpoint: authorization_code (PKCE) and refresh_token grants",
+          requestBody: formBody([
+            "grant_type",
+            "code",
+            "code_verifier",
+            "redirect_uri",
+            "refresh_token",
+            "client_id",
+            "client_secret",
+            "resource",
+            "scope",
+          ]),
+          responses: {
+            200: jsonAnswer("access_token, token_type, expires_in, scope, and refresh_token with offline_access"),
+            ...oauthErrors,
+          },
+        } as never,
+      },
     )
     .post(
       OAUTH_PATHS.revoke,
@@ -209,7 +319,15 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
           return oauthFailure(error);
         }
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Token revocation (RFC 7009)", requestBody: formBody(["token", "token_type_hint", "client_id", "client_secret"]), responses: { 200: jsonAnswer("revoked, or not a token of this client"), ...oauthErrors } } as never },
+      {
+        parse: "none",
+        detail: {
+          tags: ["oauth"],
+          summary: "Token revocation (RFC 7009)",
+          requestBody: formBody(["token", "token_type_hint", "client_id", "client_secret"]),
+          responses: { 200: jsonAnswer("revoked, or not a token of this client"), ...oauthErrors },
+        } as never,
+      },
     )
     .post(
       OAUTH_PATHS.register,
@@ -223,13 +341,42 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
           } catch {
             throw new OAuthError("invalid_client_metadata", "the body must be a JSON object of at most 16 KiB");
           }
-          if (typeof meta !== "object" || meta === null || Array.isArray(meta)) throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
+          if (typeof meta !== "object" || meta === null || Array.isArray(meta))
+            throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
           return oauthJson(oauth.register(meta as Record<string, unknown>, address(request)), 201);
         } catch (error) {
           return oauthFailure(error);
         }
       },
-      { parse: "none", detail: { tags: ["oauth"], summary: "Dynamic client registration (RFC 7591)", requestBody: { required: true, content: { "application/json": { schema: { type: "object", properties: { redirect_uris: { type: "array", items: { type: "string" } }, client_name: { type: "string" }, token_endpoint_auth_method: { type: "string" }, grant_types: { type: "array", items: { type: "string" } } }, required: ["redirect_uris"] } } } }, responses: { 201: jsonAnswer("the client information (client_id, and client_secret for a confidential client)"), ...oauthErrors, 429: jsonAnswer("too many registrations from this address (Retry-After)", OAUTH_ERROR_SCHEMA) } } as never },
+      {
+        parse: "none",
+        detail: {
+          tags: ["oauth"],
+          summary: "Dynamic client registration (RFC 7591)",
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  properties: {
+                    redirect_uris: { type: "array", items: { type: "string" } },
+                    client_name: { type: "string" },
+                    token_endpoint_auth_method: { type: "string" },
+                    grant_types: { type: "array", items: { type: "string" } },
+                  },
+                  required: ["redirect_uris"],
+                },
+              },
+            },
+          },
+          responses: {
+            201: jsonAnswer("the client information (client_id, and client_secret for a confidential client)"),
+            ...oauthErrors,
+            429: jsonAnswer("too many registrations from this address (Retry-After)", OAUTH_ERROR_SCHEMA),
+          },
+        } as never,
+      },
     )
     .get(
       OAUTH_PATHS.apps,
@@ -246,11 +393,24 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         const s = session(request);
         const f = await form(request).catch(() => new URLSearchParams());
         if (!s) return login(request, { return: OAUTH_PATHS.apps }, 401, { error: "Please sign in first." });
-        if (!constantEqual(f.get("csrf"), s.csrf)) return page("Cannot continue", messagePage("Refused", "This form did not come from this server, or it has expired."), 403);
+        if (!constantEqual(f.get("csrf"), s.csrf))
+          return page("Cannot continue", messagePage("Refused", "This form did not come from this server, or it has expired."), 403);
         const done = oauth.revokeAppOf(s.user, f.get("grant") ?? "");
-        return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user), notice: done ? "Access revoked." : "Nothing to revoke." }), done ? 200 : 404);
+        return page(
+          "Connected apps",
+          appsPage({
+            user: s.user,
+            csrf: s.csrf,
+            apps: await oauth.connectedApps(s.user),
+            notice: done ? "Access revoked." : "Nothing to revoke.",
+          }),
+          done ? 200 : 404,
+        );
       },
-      { parse: "none", detail: pageDoc("Revoke a connected app (form)", ["csrf", "grant"], { 404: htmlAnswer("not a grant of this user") }) as never },
+      {
+        parse: "none",
+        detail: pageDoc("Revoke a connected app (form)", ["csrf", "grant"], { 404: htmlAnswer("not a grant of this user") }) as never,
+      },
     )
     .post(
       "/oauth/logout",
@@ -259,7 +419,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         const f = await form(request).catch(() => new URLSearchParams());
         if (s && constantEqual(f.get("csrf"), s.csrf)) oauth.endSession(s.id);
         else if (s) return page("Cannot continue", messagePage("Refused", "This form did not come from this server."), 403);
-        return page("Signed out", messagePage("Signed out", "You are signed out of corpus."), 200, [["set-cookie", cookie(SESSION_COOKIE, "", 0)]]);
+        return page("Signed out", messagePage("Signed out", "You are signed out of corpus."), 200, [
+          ["set-cookie", cookie(SESSION_COOKIE, "", 0)],
+        ]);
       },
       { parse: "none", detail: pageDoc("Sign out (form)", ["csrf"]) as never },
     );

@@ -12,9 +12,9 @@ import type { AuthService } from "../auth/service";
 import { SAFE_SUBJECT } from "../auth/subjects";
 import type { Config } from "../config";
 import { getPinned } from "../net/get";
-import { PUBLIC_ONLY, pinHost, type AddressPolicy, type Resolver } from "../net/pin";
+import { type AddressPolicy, PUBLIC_ONLY, pinHost, type Resolver } from "../net/pin";
+import { type ClientRow, type OAuthStore, sha256 } from "./store";
 import { LoginThrottle, WindowLimit } from "./throttle";
-import { OAuthStore, sha256, type ClientRow } from "./store";
 
 export const OFFLINE_ACCESS = "offline_access";
 /** Every scope a client may ask for: the resource's (D5) and offline_access (a refresh token). */
@@ -72,9 +72,11 @@ export function redirectUriProblem(text: string): string | undefined {
   }
   if (url.hash || text.includes("#")) return `${text} has a fragment`;
   if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:") return LOOPBACK.has(url.hostname) ? undefined : `${text}: http is allowed only for loopback redirects (127.0.0.1, [::1], localhost)`;
+  if (url.protocol === "http:")
+    return LOOPBACK.has(url.hostname) ? undefined : `${text}: http is allowed only for loopback redirects (127.0.0.1, [::1], localhost)`;
   // A native app's private-use scheme (RFC 8252 section 7.1): never one a browser runs itself.
-  if (["javascript:", "data:", "file:", "blob:", "vbscript:", "about:", "ftp:", "ws:", "wss:"].includes(url.protocol)) return `${text}: scheme ${url.protocol} is not allowed`;
+  if (["javascript:", "data:", "file:", "blob:", "vbscript:", "about:", "ftp:", "ws:", "wss:"].includes(url.protocol))
+    return `${text}: scheme ${url.protocol} is not allowed`;
   return undefined;
 }
 
@@ -143,7 +145,12 @@ export class OAuthServer {
   /** Dynamic client registration (RFC 7591): validates the metadata, answers the client information. */
   register(meta: Record<string, unknown>, address: string): Record<string, unknown> {
     const redirectUris = meta.redirect_uris;
-    if (!Array.isArray(redirectUris) || redirectUris.length === 0 || redirectUris.length > 10 || !redirectUris.every((u) => typeof u === "string" && u.length <= 2000)) {
+    if (
+      !Array.isArray(redirectUris) ||
+      redirectUris.length === 0 ||
+      redirectUris.length > 10 ||
+      !redirectUris.every((u) => typeof u === "string" && u.length <= 2000)
+    ) {
       throw new OAuthError("invalid_redirect_uri", "redirect_uris: 1 to 10 URIs are required");
     }
     for (const uri of redirectUris as string[]) {
@@ -159,11 +166,14 @@ export class OAuthServer {
       throw new OAuthError("invalid_client_metadata", "grant_types: authorization_code and refresh_token only");
     }
     const responseTypes = meta.response_types ?? ["code"];
-    if (!Array.isArray(responseTypes) || !responseTypes.every((r) => r === "code")) throw new OAuthError("invalid_client_metadata", "response_types: code only");
-    const name = typeof meta.client_name === "string" && meta.client_name.trim() ? meta.client_name.trim().slice(0, 100) : "an unnamed application";
+    if (!Array.isArray(responseTypes) || !responseTypes.every((r) => r === "code"))
+      throw new OAuthError("invalid_client_metadata", "response_types: code only");
+    const name =
+      typeof meta.client_name === "string" && meta.client_name.trim() ? meta.client_name.trim().slice(0, 100) : "an unnamed application";
     const wait = this.registrations.take(address);
     if (wait > 0) throw new OAuthError("temporarily_unavailable", `too many registrations from this address; try again in ${wait} s`, 429);
-    if (this.store.countClients() >= MAX_CLIENTS) throw new OAuthError("temporarily_unavailable", "too many registered clients; try again later", 503);
+    if (this.store.countClients() >= MAX_CLIENTS)
+      throw new OAuthError("temporarily_unavailable", "too many registered clients; try again later", 503);
     const clientId = `corpus-${randomBytes(16).toString("base64url")}`;
     const clientSecret = authMethod === "none" ? undefined : secret();
     const at = this.seconds();
@@ -222,18 +232,31 @@ export class OAuthServer {
     let doc: Record<string, unknown>;
     try {
       const pinned = await pinHost(url.hostname, this.options.documentPolicy ?? PUBLIC_ONLY, this.options.resolve);
-      const answer = await getPinned(url, pinned, { timeoutMs: 5000, maxBytes: METADATA_DOCUMENT_MAX_BYTES, ...(this.options.documentCa ? { ca: this.options.documentCa } : {}) });
+      const answer = await getPinned(url, pinned, {
+        timeoutMs: 5000,
+        maxBytes: METADATA_DOCUMENT_MAX_BYTES,
+        ...(this.options.documentCa ? { ca: this.options.documentCa } : {}),
+      });
       if (answer.status !== 200) throw new Error(`status ${answer.status}`);
       doc = JSON.parse(answer.body) as Record<string, unknown>;
       if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new Error("not an object");
     } catch (error) {
-      throw new OAuthError("invalid_client", `the client's metadata document could not be used (${error instanceof Error ? error.message : "unreadable"})`);
+      throw new OAuthError(
+        "invalid_client",
+        `the client's metadata document could not be used (${error instanceof Error ? error.message : "unreadable"})`,
+      );
     }
     if (doc.client_id !== clientId) throw new OAuthError("invalid_client", "the metadata document's client_id is not its URL");
     const method = doc.token_endpoint_auth_method ?? "none";
-    if (method !== "none") throw new OAuthError("invalid_client", "a metadata-document client authenticates with none (private_key_jwt is not supported)");
+    if (method !== "none")
+      throw new OAuthError("invalid_client", "a metadata-document client authenticates with none (private_key_jwt is not supported)");
     const uris = doc.redirect_uris;
-    if (!Array.isArray(uris) || uris.length === 0 || uris.length > 10 || !uris.every((u) => typeof u === "string" && !redirectUriProblem(u))) {
+    if (
+      !Array.isArray(uris) ||
+      uris.length === 0 ||
+      uris.length > 10 ||
+      !uris.every((u) => typeof u === "string" && !redirectUriProblem(u))
+    ) {
       throw new OAuthError("invalid_client", "the metadata document's redirect_uris are missing or not allowed");
     }
     const at = this.seconds();
@@ -259,7 +282,11 @@ export class OAuthServer {
    * OAuthError with status 400 (shown on a page: never redirected to an unverified URI);
    * the rest come back as `{ redirectError }`, to send to the verified redirect URI.
    */
-  async authorizationRequest(params: URLSearchParams): Promise<{ request: AuthorizationRequest } | { redirectError: { redirectUri: string; state?: string; error: string; description: string } }> {
+  async authorizationRequest(
+    params: URLSearchParams,
+  ): Promise<
+    { request: AuthorizationRequest } | { redirectError: { redirectUri: string; state?: string; error: string; description: string } }
+  > {
     for (const name of new Set(params.keys())) {
       if (params.getAll(name).length > 1) throw new OAuthError("invalid_request", `${name} is given more than once`);
     }
@@ -268,9 +295,12 @@ export class OAuthServer {
     const client = await this.client(clientId);
     if (!client) throw new OAuthError("invalid_client", "this client is not registered");
     const redirectUri = params.get("redirect_uri") ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : undefined);
-    if (!redirectUri || !redirectMatches(client.redirectUris, redirectUri)) throw new OAuthError("invalid_request", "redirect_uri is not one this client registered");
+    if (!redirectUri || !redirectMatches(client.redirectUris, redirectUri))
+      throw new OAuthError("invalid_request", "redirect_uri is not one this client registered");
     const state = params.get("state") ?? undefined;
-    const fail = (error: string, description: string) => ({ redirectError: { redirectUri, ...(state !== undefined ? { state } : {}), error, description } });
+    const fail = (error: string, description: string) => ({
+      redirectError: { redirectUri, ...(state !== undefined ? { state } : {}), error, description },
+    });
     if (params.get("response_type") !== "code") return fail("unsupported_response_type", "response_type must be code");
     const challenge = params.get("code_challenge");
     const method = params.get("code_challenge_method");
@@ -278,7 +308,8 @@ export class OAuthServer {
     if (method !== "S256") return fail("invalid_request", "code_challenge_method must be S256");
     if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) return fail("invalid_request", "code_challenge is not a base64url SHA-256");
     const resource = params.get("resource");
-    if (resource !== null && !this.resources.has(resource)) return fail("invalid_target", `this server issues tokens for ${this.config.resourceUrl} only`);
+    if (resource !== null && !this.resources.has(resource))
+      return fail("invalid_target", `this server issues tokens for ${this.config.resourceUrl} only`);
     const asked = (params.get("scope") ?? "").split(" ").filter(Boolean);
     const unknown = asked.filter((s) => !(GRANTABLE_SCOPES as readonly string[]).includes(s));
     if (unknown.length) return fail("invalid_scope", `unknown scope ${unknown[0]}`);
@@ -334,7 +365,8 @@ export class OAuthServer {
     const client = await this.client(id);
     if (!client) throw new OAuthError("invalid_client", "unknown client", 401);
     if (client.secretHash) {
-      if (presented === undefined || !equal(sha256(presented), client.secretHash)) throw new OAuthError("invalid_client", "client authentication failed", 401);
+      if (presented === undefined || !equal(sha256(presented), client.secretHash))
+        throw new OAuthError("invalid_client", "client authentication failed", 401);
     } else if (presented !== undefined) throw new OAuthError("invalid_client", "this client has no secret", 401);
     return client;
   }
@@ -345,7 +377,8 @@ export class OAuthServer {
     }
     const client = await this.authenticateClient(form, authorization);
     const resource = form.get("resource");
-    if (resource !== null && !this.resources.has(resource)) throw new OAuthError("invalid_target", `this server issues tokens for ${this.config.resourceUrl} only`);
+    if (resource !== null && !this.resources.has(resource))
+      throw new OAuthError("invalid_target", `this server issues tokens for ${this.config.resourceUrl} only`);
     const grantType = form.get("grant_type");
     if (grantType === "authorization_code") return this.exchangeCode(client, form);
     if (grantType === "refresh_token") return this.refresh(client, form);
@@ -366,11 +399,20 @@ export class OAuthServer {
       throw new OAuthError("invalid_grant", "the code was used already; the tokens issued for it are revoked");
     }
     if (row.expires_at < this.seconds()) throw new OAuthError("invalid_grant", "the code has expired");
-    if (form.get("redirect_uri") !== null && form.get("redirect_uri") !== row.redirect_uri) throw new OAuthError("invalid_grant", "redirect_uri differs from the authorization request's");
-    if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || !equal(s256(verifier), row.code_challenge)) throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge");
+    if (form.get("redirect_uri") !== null && form.get("redirect_uri") !== row.redirect_uri)
+      throw new OAuthError("invalid_grant", "redirect_uri differs from the authorization request's");
+    if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || !equal(s256(verifier), row.code_challenge))
+      throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge");
     const grantId = randomBytes(16).toString("base64url");
     if (!this.store.useCode(hash, grantId)) throw new OAuthError("invalid_grant", "the code was used already");
-    this.store.putGrant({ grant_id: grantId, client_id: client.id, user_id: row.user_id, scopes: row.scopes, created_at: this.seconds(), revoked_at: null });
+    this.store.putGrant({
+      grant_id: grantId,
+      client_id: client.id,
+      user_id: row.user_id,
+      scopes: row.scopes,
+      created_at: this.seconds(),
+      revoked_at: null,
+    });
     return this.tokensFor(grantId, client, row.user_id, row.scopes.split(" ").filter(Boolean));
   }
 
@@ -380,7 +422,8 @@ export class OAuthServer {
     const hash = sha256(token);
     const row = this.store.refresh(hash);
     const grant = row ? this.store.grant(row.grant_id) : null;
-    if (!row || !grant || grant.client_id !== client.id || grant.revoked_at !== null) throw new OAuthError("invalid_grant", "the refresh token is not valid");
+    if (!row || !grant || grant.client_id !== client.id || grant.revoked_at !== null)
+      throw new OAuthError("invalid_grant", "the refresh token is not valid");
     if (row.used_at !== null || !this.store.useRefresh(hash, this.seconds())) {
       // A rotated token presented again: one of its holders is not the client. The grant ends.
       this.revokeGrant(grant.grant_id);
@@ -401,7 +444,12 @@ export class OAuthServer {
     const tokenScopes = scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
     const issued = await this.auth.issuer.issue(user, tokenScopes, ACCESS_TTL_SECONDS, undefined, { client_id: client.id });
     this.store.putAccess(issued.jti, grantId, issued.expiresAt);
-    const answer: Record<string, unknown> = { access_token: issued.token, token_type: "Bearer", expires_in: ACCESS_TTL_SECONDS, scope: scopes.join(" ") };
+    const answer: Record<string, unknown> = {
+      access_token: issued.token,
+      token_type: "Bearer",
+      expires_in: ACCESS_TTL_SECONDS,
+      scope: scopes.join(" "),
+    };
     // Refresh tokens only when offline_access was granted (MCP 2026-07-28) and the client may use them.
     if (scopes.includes(OFFLINE_ACCESS) && client.grantTypes.includes("refresh_token")) {
       const refresh = secret();
@@ -475,7 +523,12 @@ export class OAuthServer {
     const apps = [];
     for (const g of this.store.liveGrants(user)) {
       const row = this.store.client(g.client_id);
-      apps.push({ grantId: g.grant_id, clientName: row?.name ?? g.client_id, scopes: g.scopes.split(" ").filter(Boolean), since: g.created_at });
+      apps.push({
+        grantId: g.grant_id,
+        clientName: row?.name ?? g.client_id,
+        scopes: g.scopes.split(" ").filter(Boolean),
+        since: g.created_at,
+      });
     }
     return apps;
   }

@@ -115,12 +115,24 @@ export class OAuthStore {
         `INSERT OR REPLACE INTO oauth_clients (client_id, kind, name, redirect_uris, auth_method, secret_hash, grant_types, created_at, fetched_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(row.client_id, row.kind, row.name, row.redirect_uris, row.auth_method, row.secret_hash, row.grant_types, row.created_at, row.fetched_at);
+      .run(
+        row.client_id,
+        row.kind,
+        row.name,
+        row.redirect_uris,
+        row.auth_method,
+        row.secret_hash,
+        row.grant_types,
+        row.created_at,
+        row.fetched_at,
+      );
   }
 
   putCode(row: CodeRow): void {
     this.db
-      .query("INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scopes, expires_at, grant_id) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)")
+      .query(
+        "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scopes, expires_at, grant_id) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+      )
       .run(row.code_hash, row.client_id, row.user_id, row.redirect_uri, row.code_challenge, row.scopes, row.expires_at);
   }
 
@@ -130,7 +142,9 @@ export class OAuthStore {
 
   /** Marks a code used by the grant it created; false when it was used already. */
   useCode(codeHash: string, grantId: string): boolean {
-    return this.db.query("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ? AND grant_id IS NULL").run(grantId, codeHash).changes === 1;
+    return (
+      this.db.query("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ? AND grant_id IS NULL").run(grantId, codeHash).changes === 1
+    );
   }
 
   putGrant(row: GrantRow): void {
@@ -144,7 +158,9 @@ export class OAuthStore {
   }
 
   liveGrants(user: string): GrantRow[] {
-    return this.db.query<GrantRow, [string]>("SELECT * FROM oauth_grants WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at").all(user);
+    return this.db
+      .query<GrantRow, [string]>("SELECT * FROM oauth_grants WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at")
+      .all(user);
   }
 
   /** Marks the grant revoked; answers the access tokens issued under it (to revoke) and forgets its refresh tokens. */
@@ -152,21 +168,31 @@ export class OAuthStore {
     return this.db.transaction(() => {
       this.db.query("UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL").run(at, grantId);
       this.db.query("DELETE FROM oauth_refresh_tokens WHERE grant_id = ?").run(grantId);
-      return this.db.query<{ jti: string; expires_at: number }, [string]>("SELECT jti, expires_at FROM oauth_access_tokens WHERE grant_id = ?").all(grantId);
+      return this.db
+        .query<{ jti: string; expires_at: number }, [string]>("SELECT jti, expires_at FROM oauth_access_tokens WHERE grant_id = ?")
+        .all(grantId);
     })();
   }
 
   putRefresh(tokenHash: string, grantId: string, expiresAt: number): void {
-    this.db.query("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at, used_at) VALUES (?, ?, ?, NULL)").run(tokenHash, grantId, expiresAt);
+    this.db
+      .query("INSERT INTO oauth_refresh_tokens (token_hash, grant_id, expires_at, used_at) VALUES (?, ?, ?, NULL)")
+      .run(tokenHash, grantId, expiresAt);
   }
 
   refresh(tokenHash: string): { grant_id: string; expires_at: number; used_at: number | null } | null {
-    return this.db.query<{ grant_id: string; expires_at: number; used_at: number | null }, [string]>("SELECT grant_id, expires_at, used_at FROM oauth_refresh_tokens WHERE token_hash = ?").get(tokenHash);
+    return this.db
+      .query<{ grant_id: string; expires_at: number; used_at: number | null }, [string]>(
+        "SELECT grant_id, expires_at, used_at FROM oauth_refresh_tokens WHERE token_hash = ?",
+      )
+      .get(tokenHash);
   }
 
   /** Marks a refresh token used; false when it was used already (a replay). */
   useRefresh(tokenHash: string, at: number): boolean {
-    return this.db.query("UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL").run(at, tokenHash).changes === 1;
+    return (
+      this.db.query("UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL").run(at, tokenHash).changes === 1
+    );
   }
 
   putAccess(jti: string, grantId: string, expiresAt: number): void {
@@ -178,11 +204,17 @@ export class OAuthStore {
   }
 
   putSession(sessionHash: string, user: string, csrf: string, expiresAt: number): void {
-    this.db.query("INSERT INTO oauth_sessions (session_hash, user_id, csrf, expires_at) VALUES (?, ?, ?, ?)").run(sessionHash, user, csrf, expiresAt);
+    this.db
+      .query("INSERT INTO oauth_sessions (session_hash, user_id, csrf, expires_at) VALUES (?, ?, ?, ?)")
+      .run(sessionHash, user, csrf, expiresAt);
   }
 
   session(sessionHash: string): { user_id: string; csrf: string; expires_at: number } | null {
-    return this.db.query<{ user_id: string; csrf: string; expires_at: number }, [string]>("SELECT user_id, csrf, expires_at FROM oauth_sessions WHERE session_hash = ?").get(sessionHash);
+    return this.db
+      .query<{ user_id: string; csrf: string; expires_at: number }, [string]>(
+        "SELECT user_id, csrf, expires_at FROM oauth_sessions WHERE session_hash = ?",
+      )
+      .get(sessionHash);
   }
 
   deleteSession(sessionHash: string): void {
@@ -218,7 +250,9 @@ export class OAuthStore {
       )
       .run(nowSec - 3600).changes;
     n += this.db
-      .query("DELETE FROM oauth_clients WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)")
+      .query(
+        "DELETE FROM oauth_clients WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)",
+      )
       .run(nowSec - 86_400).changes;
     return n;
   }

@@ -23,7 +23,10 @@ export class LoginThrottle {
   /** Seconds until a login for this account from this address may be tried, or 0. */
   blockedFor(account: string, address: string): number {
     const waits: number[] = [];
-    for (const [key, limit] of [[`a:${account}`, ACCOUNT_FAILURES], [`i:${address}`, ADDRESS_FAILURES]] as const) {
+    for (const [key, limit] of [
+      [`a:${account}`, ACCOUNT_FAILURES],
+      [`i:${address}`, ADDRESS_FAILURES],
+    ] as const) {
       const list = this.recent(key);
       if (list.length >= limit) waits.push(Math.ceil((list[list.length - limit]! + WINDOW_MS - this.now()) / 1000));
     }

@@ -41,7 +41,9 @@ const headerObjects = (headers: Record<string, string>) =>
   Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: "integer" } }]));
 
 const RETRY_AFTER = { "Retry-After": { description: "seconds to wait before retrying", schema: { type: "integer" } } };
-const WWW_AUTHENTICATE = { "WWW-Authenticate": { description: "Bearer challenge naming the protected-resource metadata", schema: { type: "string" } } };
+const WWW_AUTHENTICATE = {
+  "WWW-Authenticate": { description: "Bearer challenge naming the protected-resource metadata", schema: { type: "string" } },
+};
 
 const shapedError = (description: string, schema: unknown, headers?: Json): Json => ({
   description,
@@ -52,7 +54,8 @@ const shapedError = (description: string, schema: unknown, headers?: Json): Json
 /** The statuses the shared stages can answer, by what an operation is. */
 function sharedResponses(key: string, path: string, op: Operation): Record<string, Json> {
   // On /mcp every error is a JSON-RPC error object (jsonRpcShape), but its own 429.
-  const errorResponse = (description: string, schema: unknown = isMcpPath(path) ? JsonRpcErrorBody : ErrorBody, headers?: Json) => shapedError(description, schema, headers);
+  const errorResponse = (description: string, schema: unknown = isMcpPath(path) ? JsonRpcErrorBody : ErrorBody, headers?: Json) =>
+    shapedError(description, schema, headers);
   const out: Record<string, Json> = {
     403: errorResponse("Forbidden: a Host or Origin not allowed (CORPUS_ALLOWED_HOSTS), or a token without the scope"),
     500: errorResponse("Unexpected failure: retry with backoff"),
@@ -62,9 +65,15 @@ function sharedResponses(key: string, path: string, op: Operation): Record<strin
     out[413] = errorResponse("Payload too large: the body is over CORPUS_MAX_REQUEST_SIZE");
     out[415] = errorResponse("Unsupported media type: the body must be application/json");
   }
-  if (op.security?.length) out[401] = errorResponse("Unauthorized: no token, or an invalid, expired or revoked one", undefined, WWW_AUTHENTICATE);
-  if (LIMITED_ROUTES[key]) out[429] = errorResponse("Rate limited: the user's minute or day window is spent", RateLimitedBody, { ...RETRY_AFTER, ...headerObjects(USER_LIMIT_HEADERS) });
-  if (IP_LIMITED.has(key)) out[429] = errorResponse("Rate limited per client address", IpRateLimitedBody, { ...RETRY_AFTER, ...headerObjects(IP_LIMIT_HEADERS) });
+  if (op.security?.length)
+    out[401] = errorResponse("Unauthorized: no token, or an invalid, expired or revoked one", undefined, WWW_AUTHENTICATE);
+  if (LIMITED_ROUTES[key])
+    out[429] = errorResponse("Rate limited: the user's minute or day window is spent", RateLimitedBody, {
+      ...RETRY_AFTER,
+      ...headerObjects(USER_LIMIT_HEADERS),
+    });
+  if (IP_LIMITED.has(key))
+    out[429] = errorResponse("Rate limited per client address", IpRateLimitedBody, { ...RETRY_AFTER, ...headerObjects(IP_LIMIT_HEADERS) });
   return out;
 }
 
@@ -123,14 +132,17 @@ export function completeDocument<T extends Json>(doc: T): T {
       for (const [status, response] of Object.entries(responses)) {
         // Generated descriptions say nothing ("Response for status 409"): the status table's code does.
         if (typeof response.description === "string" && response.description.startsWith("Response for status")) {
-          response.description = ERROR_TYPES[Number(status) as keyof typeof ERROR_TYPES] ?? (status.startsWith("2") ? "OK" : response.description);
+          response.description =
+            ERROR_TYPES[Number(status) as keyof typeof ERROR_TYPES] ?? (status.startsWith("2") ? "OK" : response.description);
         }
       }
       if (LIMITED_ROUTES[key]) {
-        for (const [status, response] of Object.entries(responses)) if (status !== "429") response.headers = { ...headerObjects(USER_LIMIT_HEADERS), ...(response.headers as Json) };
+        for (const [status, response] of Object.entries(responses))
+          if (status !== "429") response.headers = { ...headerObjects(USER_LIMIT_HEADERS), ...(response.headers as Json) };
       }
       if (IP_LIMITED.has(key)) {
-        for (const [status, response] of Object.entries(responses)) if (status !== "429") response.headers = { ...headerObjects(IP_LIMIT_HEADERS), ...(response.headers as Json) };
+        for (const [status, response] of Object.entries(responses))
+          if (status !== "429") response.headers = { ...headerObjects(IP_LIMIT_HEADERS), ...(response.headers as Json) };
       }
       // D11: a guarded POST answers a repeated key from its record of the first answer.
       if (method === "post" && op.security?.length && path !== "/mcp") {
@@ -140,7 +152,8 @@ export function completeDocument<T extends Json>(doc: T): T {
             name: "Idempotency-Key",
             in: "header",
             required: false,
-            description: "Repeating a key within 24 hours returns the first answer and is not counted again; the same key with another body is 409",
+            description:
+              "Repeating a key within 24 hours returns the first answer and is not counted again; the same key with another body is 409",
             schema: { type: "string", pattern: IDEMPOTENCY_KEY_PATTERN.source },
           },
         ];

@@ -9,7 +9,8 @@ export function parseIsoDate(value: string, field: string, end: boolean): Date {
   if (DATE.test(value)) {
     d = new Date(`${value}T00:00:00Z`);
     if (!Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value && end) d = new Date(d.getTime() + 86_400_000);
-    if (!Number.isNaN(d.getTime()) && (end ? new Date(d.getTime() - 86_400_000) : d).toISOString().slice(0, 10) !== value) d = new Date(NaN);
+    if (!Number.isNaN(d.getTime()) && (end ? new Date(d.getTime() - 86_400_000) : d).toISOString().slice(0, 10) !== value)
+      d = new Date(NaN);
   } else if (DATE_TIME.test(value)) {
     d = new Date(/Z|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value}Z`);
     if (end && !Number.isNaN(d.getTime())) d = new Date(d.getTime() + 1);

@@ -1,14 +1,14 @@
 // POST /v1/deep_search (first document part 4; D12): the user's archive only, by embedding
 // similarity, filtered by when the archived query was asked; never a call to a connector.
 import { Elysia, t } from "elysia";
-import { JSON_PARSE } from "../http/json-body";
 import type { Archive } from "../archive/store";
 import { newId } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
+import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { dateRange } from "./dates";
-import { assertNotRevoked, guard, type GuardServices } from "./guard";
+import { assertNotRevoked, type GuardServices, guard } from "./guard";
 import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
 import { DEEP_SEARCH_FIELDS, refuseForeignFields } from "./shapes";
 
@@ -26,7 +26,8 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       refuseForeignFields(body, shapeA ? "A" : "B", DEEP_SEARCH_FIELDS[shapeA ? "A" : "B"]);
       const question = (shapeA ? body.q : body.query)?.trim();
       if (!question) throw new HttpError(400, `${shapeA ? "q" : "query"}: must not be empty`);
-      if (body.time_range && (body.filters?.date_from || body.filters?.date_to)) throw new HttpError(400, "time_range: give either time_range or filters.date_from/date_to, not both");
+      if (body.time_range && (body.filters?.date_from || body.filters?.date_to))
+        throw new HttpError(400, "time_range: give either time_range or filters.date_from/date_to, not both");
       let range: { from?: Date; to?: Date };
       if (shapeA && body.time_range) {
         const [a, b] = body.time_range.split("..") as [string, string];
@@ -38,10 +39,16 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       const [vector] = await s.embeddings.embed(principal.user, [question], "urgent");
       // A user deleted while the question was embedded gets no answer (D25).
       assertNotRevoked(s.auth, principal);
-      let matches = s.archive.search(principal.user, vector!, { from: range.from, to: range.to, limit: Math.min(50, limit * (shapeA && body.filters ? 3 : 1)) });
+      let matches = s.archive.search(principal.user, vector!, {
+        from: range.from,
+        to: range.to,
+        limit: Math.min(50, limit * (shapeA && body.filters ? 3 : 1)),
+      });
       if (shapeA && body.filters) {
         const f = body.filters;
-        matches = matches.filter((m) => (!f.connectors || f.connectors.includes(m.chunk.connector)) && (!f.source_type || m.chunk.type === f.source_type));
+        matches = matches.filter(
+          (m) => (!f.connectors || f.connectors.includes(m.chunk.connector)) && (!f.source_type || m.chunk.type === f.source_type),
+        );
       }
       matches = matches.slice(0, limit);
       if (shapeA) {
@@ -71,7 +78,19 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       guard: { route: "POST /v1/deep_search" },
       parse: [...JSON_PARSE],
       body: DeepSearchBody,
-      response: { 200: t.Union([DeepSearchResponseB, DeepSearchResponseA]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody, 507: ErrorBody },
-      detail: { tags: ["search"], summary: "Search the archive of earlier answers by meaning: shape A (q) or B (query)", security: [{ bearer: [] }] },
+      response: {
+        200: t.Union([DeepSearchResponseB, DeepSearchResponseA]),
+        400: ErrorBody,
+        401: ErrorBody,
+        403: ErrorBody,
+        409: ErrorBody,
+        413: ErrorBody,
+        507: ErrorBody,
+      },
+      detail: {
+        tags: ["search"],
+        summary: "Search the archive of earlier answers by meaning: shape A (q) or B (query)",
+        security: [{ bearer: [] }],
+      },
     },
   );

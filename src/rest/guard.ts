@@ -12,16 +12,16 @@
 // the response, or given up when the request fails so that a retry runs again. A token seen
 // before is checked without a promise, so the common path stays synchronous.
 import { Elysia } from "elysia";
+import { type ProtectedRoute, REQUIRED_SCOPE } from "../auth/scopes";
 import type { AuthService } from "../auth/service";
 import { AuthFailure } from "../auth/service";
-import { REQUIRED_SCOPE, type ProtectedRoute } from "../auth/scopes";
 import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError } from "../http/errors";
 import { parseJsonText } from "../http/json-body";
 import { JsonText } from "../http/json-text";
-import { requestInfo, type RequestInfo } from "../http/request-context";
+import { type RequestInfo, requestInfo } from "../http/request-context";
 import { replayResponse } from "../http/response";
-import { IDEMPOTENCY_KEY_PATTERN, type Claim, type IdempotencyStore } from "../limits/idempotency";
+import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../limits/idempotency";
 import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter } from "../limits/rate-limit";
 
 export interface GuardServices {
@@ -118,7 +118,14 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   }
 
   /** After authentication: scope, then the body, idempotency and the rate limit. */
-  function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, context: { body: unknown }): void {
+  function admit(
+    principal: Principal,
+    opts: GuardOptions,
+    isPost: boolean,
+    request: Request,
+    info: RequestInfo,
+    context: { body: unknown },
+  ): void {
     const limit = LIMITED_ROUTES[opts.route];
     try {
       auth.confine(auth.authorize(principal, REQUIRED_SCOPE[opts.route]), opts.route);

@@ -7,7 +7,10 @@ import { CONNECTOR_ID_PATTERN } from "../connectors/model";
 
 const Question = t.String({ maxLength: 4000, description: "natural-language question" });
 const IsoDate = t.String({ maxLength: 40, description: "ISO 8601 date or date-time" });
-const ConnectorIds = t.Array(t.String({ pattern: CONNECTOR_ID_PATTERN }), { maxItems: 100, description: "connector ids; omitted means all" });
+const ConnectorIds = t.Array(t.String({ pattern: CONNECTOR_ID_PATTERN }), {
+  maxItems: 100,
+  description: "connector ids; omitted means all",
+});
 
 export const QueryFilters = t.Object(
   {
@@ -25,7 +28,11 @@ export const QueryBody = t.Object(
     q: t.Optional(Question),
     connectors: t.Optional(ConnectorIds),
     max_results: t.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "shape B: results per connector (default 10)" })),
-    conversation_id: t.Optional(t.Union([t.String({ pattern: "^conv_[A-Za-z0-9]{1,64}$" }), t.Null(), t.Literal("")], { description: "shape C: a follow-up; null or empty starts a conversation" })),
+    conversation_id: t.Optional(
+      t.Union([t.String({ pattern: "^conv_[A-Za-z0-9]{1,64}$" }), t.Null(), t.Literal("")], {
+        description: "shape C: a follow-up; null or empty starts a conversation",
+      }),
+    ),
     top_k: t.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "shape A: number of results (default 8)" })),
     filters: t.Optional(QueryFilters),
   },
@@ -40,7 +47,9 @@ export const DeepSearchBody = t.Object(
     date_from: t.Optional(IsoDate),
     date_to: t.Optional(IsoDate),
     top_k: t.Optional(Type.Integer({ minimum: 1, maximum: 50, description: "shape A default 12; shape C default 5" })),
-    time_range: t.Optional(t.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}\\.\\.\\d{4}-\\d{2}-\\d{2}$", description: "shape A: <start_date>..<end_date>" })),
+    time_range: t.Optional(
+      t.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}\\.\\.\\d{4}-\\d{2}-\\d{2}$", description: "shape A: <start_date>..<end_date>" }),
+    ),
     filters: t.Optional(QueryFilters),
   },
   { additionalProperties: false },
@@ -78,7 +87,15 @@ export const QueryResponseB = t.Object({
 export const QueryResponseC = t.Object({
   answer: t.String(),
   sources: t.Array(
-    t.Object({ n: Type.Integer(), chunk_id: t.String(), connector: t.String(), title: t.String(), source_url: t.String(), snippet: t.String(), relevance_score: Type.Number() }),
+    t.Object({
+      n: Type.Integer(),
+      chunk_id: t.String(),
+      connector: t.String(),
+      title: t.String(),
+      source_url: t.String(),
+      snippet: t.String(),
+      relevance_score: Type.Number(),
+    }),
   ),
   conversation_id: t.String({ description: "prefix conv_" }),
 });

@@ -1,19 +1,19 @@
 // POST /v1/query (first document part 4; D7-D12): a question in, ranked and cited chunks out,
 // in the shape the body asked for; every answer archived before it is sent.
-import { Elysia, t, type Static } from "elysia";
-import { JSON_PARSE } from "../http/json-body";
+import { Elysia, type Static, t } from "elysia";
 import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
-import { newId, type Conversations } from "../conversations/store";
+import { type Conversations, newId } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
+import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { requestInfo } from "../http/request-context";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
 import { dateRange } from "./dates";
-import { assertNotRevoked, guard, type GuardServices } from "./guard";
-import { ChunkB, QueryBody, QueryResponseA, QueryResponseB, QueryResponseC } from "./model";
+import { assertNotRevoked, type GuardServices, guard } from "./guard";
+import { type ChunkB, QueryBody, QueryResponseA, QueryResponseB, QueryResponseC } from "./model";
 import { QUERY_FIELDS, queryShapeOf, refuseForeignFields } from "./shapes";
 
 type Answer = Static<typeof QueryResponseA> | Static<typeof QueryResponseB> | Static<typeof QueryResponseC>;
@@ -26,7 +26,6 @@ export interface QueryRouteServices extends GuardServices {
 }
 
 const DEFAULTS = { max_results: 10, top_k: 8, shapeC: 5 };
-
 
 const snippet = (text: string) => (text.length > 600 ? `${text.slice(0, 597)}...` : text);
 
@@ -53,7 +52,8 @@ export const queryRoutes = (s: QueryRouteServices) =>
         question,
         context: turns.map((x) => x.question),
         connectorIds: shape === "A" ? filters?.connectors : body.connectors,
-        perConnector: shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : (body.max_results ?? DEFAULTS.max_results),
+        perConnector:
+          shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : (body.max_results ?? DEFAULTS.max_results),
         sourceType: filters?.source_type,
         dateFrom: range.from,
         dateTo: range.to,
@@ -65,16 +65,30 @@ export const queryRoutes = (s: QueryRouteServices) =>
 
       // D12: archived before the response is sent (not for a user deleted meanwhile, D25).
       assertNotRevoked(s.auth, principal);
-      archiveAnswer(s.archive, principal.user, queryId, question, chosen.map(({ c, suffix }) => ({ c, chunkId: suffix })));
+      archiveAnswer(
+        s.archive,
+        principal.user,
+        queryId,
+        question,
+        chosen.map(({ c, suffix }) => ({ c, chunkId: suffix })),
+      );
 
       if (shape === "A") {
         const results = chosen.map(({ c, suffix }) => ({
           id: `chk_${suffix}`,
-          source: { type: c.record.type, path: c.record.path, ...(c.record.type === "email" && c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}) },
+          source: {
+            type: c.record.type,
+            path: c.record.path,
+            ...(c.record.type === "email" && c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}),
+          },
           snippet: snippet(c.text),
           score: c.score,
         }));
-        return { results, latency_ms: Math.round(performance.now() - started), usage: { tokens: results.reduce((n, r) => n + s.embeddings.countTokens(r.snippet), 0) } };
+        return {
+          results,
+          latency_ms: Math.round(performance.now() - started),
+          usage: { tokens: results.reduce((n, r) => n + s.embeddings.countTokens(r.snippet), 0) },
+        };
       }
       if (shape === "C") {
         const sources = chosen.map(({ c, suffix }, i) => ({
@@ -86,7 +100,11 @@ export const queryRoutes = (s: QueryRouteServices) =>
           snippet: snippet(c.text),
           relevance_score: c.score,
         }));
-        const answer = extractiveAnswer(question, outcome.plan.terms, chosen.map(({ c }) => ({ text: c.text })));
+        const answer = extractiveAnswer(
+          question,
+          outcome.plan.terms,
+          chosen.map(({ c }) => ({ text: c.text })),
+        );
         const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
         return { answer, sources, conversation_id };
       }
@@ -99,7 +117,14 @@ export const queryRoutes = (s: QueryRouteServices) =>
           content: c.text,
           source_url: c.record.source_url,
           relevance_score: c.score,
-          metadata: { title: c.record.title, date: c.record.date, path: c.record.path, type: c.record.type, ...c.record.metadata, ...(c.copies ? { copies: c.copies } : {}) },
+          metadata: {
+            title: c.record.title,
+            date: c.record.date,
+            path: c.record.path,
+            type: c.record.type,
+            ...c.record.metadata,
+            ...(c.copies ? { copies: c.copies } : {}),
+          },
         });
       }
       return {
@@ -118,7 +143,16 @@ export const queryRoutes = (s: QueryRouteServices) =>
       guard: { route: "POST /v1/query" },
       parse: [...JSON_PARSE],
       body: QueryBody,
-      response: { 200: t.Union([QueryResponseB, QueryResponseA, QueryResponseC]), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 507: ErrorBody },
+      response: {
+        200: t.Union([QueryResponseB, QueryResponseA, QueryResponseC]),
+        400: ErrorBody,
+        401: ErrorBody,
+        403: ErrorBody,
+        404: ErrorBody,
+        409: ErrorBody,
+        413: ErrorBody,
+        507: ErrorBody,
+      },
       detail: {
         tags: ["search"],
         summary: "Search connected data live: shape A (q), B (query), or C (conversation_id)",

@@ -6,7 +6,8 @@ import { HttpError } from "../http/errors";
 export type Shape = "A" | "B" | "C";
 
 /** D7: `q` is shape A, `conversation_id` shape C, anything else shape B. */
-export const queryShapeOf = (body: object): Shape => ("q" in body && (body as { q?: unknown }).q !== undefined ? "A" : "conversation_id" in body ? "C" : "B");
+export const queryShapeOf = (body: object): Shape =>
+  "q" in body && (body as { q?: unknown }).q !== undefined ? "A" : "conversation_id" in body ? "C" : "B";
 
 /** /v1/query's fields per shape (part 4's request table). */
 export const QUERY_FIELDS: Record<Shape, readonly string[]> = {
@@ -21,7 +22,11 @@ export const DEEP_SEARCH_FIELDS: Record<"A" | "B", readonly string[]> = {
   B: ["query", "max_results", "date_from", "date_to", "top_k"],
 };
 
-const NAMES: Record<string, string> = { A: "shape A (a body with q)", B: "shape B (a body with query)", C: "shape C (a body with conversation_id)" };
+const NAMES: Record<string, string> = {
+  A: "shape A (a body with q)",
+  B: "shape B (a body with query)",
+  C: "shape C (a body with conversation_id)",
+};
 
 /** 400 for the first field of `body` that `shape` does not have. */
 export function refuseForeignFields(body: object, shape: string, fields: readonly string[]): void {

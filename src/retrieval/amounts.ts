@@ -14,7 +14,8 @@ export const AMOUNT_BOOST = 0.15;
 export function amountsIn(record: SourceRecord): number[] {
   const out: number[] = [];
   // A table row's numeric columns other than its keys (a file's numbers are its size and pages).
-  if (record.metadata.table !== undefined) for (const [k, v] of Object.entries(record.metadata)) if (typeof v === "number" && Number.isFinite(v) && !/id$/i.test(k)) out.push(v);
+  if (record.metadata.table !== undefined)
+    for (const [k, v] of Object.entries(record.metadata)) if (typeof v === "number" && Number.isFinite(v) && !/id$/i.test(k)) out.push(v);
   // Not parts of dates or times (2026-03-12, 03/12, 10:30).
   const text = `${record.title} ${record.content}`;
   for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:])/g)) {

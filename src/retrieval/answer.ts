@@ -24,14 +24,19 @@ const BOILERPLATE = [
 ];
 const isBoilerplate = (s: string) => BOILERPLATE.some((re) => re.test(s));
 
-const DATE_OR_TIME = /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
+const DATE_OR_TIME =
+  /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
 const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
 const AMOUNT = /([€$£]\s?\d|\d[\d.,]*\s?(eur|usd|gbp|pln|inr|rm|chf|dollars?|euros?)\b|\b(total|amount|due|sum)\b[^.]*\d)/i;
 
 /** What kind of answer the question wants, by its first words. */
 function kindOf(question: string): { when: boolean; where: boolean; much: boolean } {
   const q = question.toLowerCase();
-  return { when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q), where: /\bwhere\b/.test(q), much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q) };
+  return {
+    when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
+    where: /\bwhere\b/.test(q),
+    much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q),
+  };
 }
 
 export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[]): string {
@@ -40,10 +45,18 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   const kind = kindOf(question);
   const picked: Array<{ sentence: string; n: number; score: number; order: number }> = [];
   sources.forEach((s, i) => {
-    const lines = s.text.split("\n").map((x) => x.trim()).filter(Boolean);
+    const lines = s.text
+      .split("\n")
+      .map((x) => x.trim())
+      .filter(Boolean);
     // A table row ("Column: value" lines) is one statement: the row with its columns.
     const row = lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l));
-    const sentences = row ? [lines.join("; ")] : s.text.split(SENTENCE).map((x) => x.trim()).filter((x) => x.length > 12 && !isBoilerplate(x));
+    const sentences = row
+      ? [lines.join("; ")]
+      : s.text
+          .split(SENTENCE)
+          .map((x) => x.trim())
+          .filter((x) => x.length > 12 && !isBoilerplate(x));
     sentences.forEach((sentence, j) => {
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
       // The sentence of the kind asked for answers even when it repeats few of the question's words.
@@ -62,7 +75,10 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
     .slice(0, kind.when || kind.where || kind.much ? 2 : MAX_SENTENCES)
     .sort((a, b) => a.order - b.order);
   if (best.length === 0) {
-    const first = sources[0]?.text.split(SENTENCE).map((x) => x.trim()).find((x) => x.length > 12 && !isBoilerplate(x));
+    const first = sources[0]?.text
+      .split(SENTENCE)
+      .map((x) => x.trim())
+      .find((x) => x.length > 12 && !isBoilerplate(x));
     return first ? `${first} [1]` : "No connected source answers this question.";
   }
   return best.map((b) => `${/[.!?]$/.test(b.sentence) ? b.sentence : `${b.sentence}.`} [${b.n}]`).join(" ");

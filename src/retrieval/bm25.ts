@@ -3,7 +3,11 @@
 const K1 = 1.2;
 const B = 0.75;
 
-export const words = (text: string) => text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 1);
+export const words = (text: string) =>
+  text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 1);
 
 export function bm25Scores(texts: string[], terms: string[]): number[] {
   const query = [...new Set(terms.flatMap(words))];
@@ -15,10 +19,12 @@ export function bm25Scores(texts: string[], terms: string[]): number[] {
   });
   const n = docs.length;
   const avg = docs.reduce((s, d) => s + d.len, 0) / Math.max(1, n);
-  const idf = new Map(query.map((q) => {
-    const df = docs.filter((d) => d.tf.has(q)).length;
-    return [q, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
-  }));
+  const idf = new Map(
+    query.map((q) => {
+      const df = docs.filter((d) => d.tf.has(q)).length;
+      return [q, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
+    }),
+  );
   return docs.map((d) =>
     query.reduce((score, q) => {
       const f = d.tf.get(q) ?? 0;

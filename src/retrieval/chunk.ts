@@ -8,7 +8,11 @@ export const CHUNK_TOKENS = 200;
 const MAX_CHUNKS = 64;
 
 export function chunkText(text: string, tokenizer: WordPieceTokenizer, maxTokens = CHUNK_TOKENS): string[] {
-  const clean = text.replace(/\r\n?/g, "\n").replace(/[ \t]+/g, " ").replace(/\n{3,}/g, "\n\n").trim();
+  const clean = text
+    .replace(/\r\n?/g, "\n")
+    .replace(/[ \t]+/g, " ")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
   if (!clean) return [];
   if (tokenizer.count(clean) <= maxTokens) return [clean];
   const sentences = clean.split(/(?<=[.!?])\s+|\n+/).filter((s) => s.trim());

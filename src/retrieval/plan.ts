@@ -36,10 +36,23 @@ export const MAX_QUERY_TERMS = 32;
 const MAIL_WORDS = /\b(e-?mails?|mails?|messages?|inbox|wrote|sent|replied)\b/i;
 const FILE_WORDS = /\b(invoices?|receipts?|documents?|files?|pdfs?|contracts?|spreadsheets?|reports?|bills?)\b/i;
 const ROW_WORDS = /\b(customers?|clients?|orders?|purchases?|sales)\b/i;
-const CURRENCIES: Record<string, string> = { "€": "EUR", eur: "EUR", euro: "EUR", euros: "EUR", $: "USD", usd: "USD", dollars: "USD", "£": "GBP", gbp: "GBP", pln: "PLN", chf: "CHF" };
+const CURRENCIES: Record<string, string> = {
+  "€": "EUR",
+  eur: "EUR",
+  euro: "EUR",
+  euros: "EUR",
+  $: "USD",
+  usd: "USD",
+  dollars: "USD",
+  "£": "GBP",
+  gbp: "GBP",
+  pln: "PLN",
+  chf: "CHF",
+};
 
 /** chrono's components can be assigned; its published type leaves that out. */
-const assign = (c: chrono.ParsedComponents, unit: "year", value: number) => (c as unknown as { assign(u: string, v: number): void }).assign(unit, value);
+const assign = (c: chrono.ParsedComponents, unit: "year", value: number) =>
+  (c as unknown as { assign(u: string, v: number): void }).assign(unit, value);
 
 function startOfDayUtc(d: Date): Date {
   return new Date(Date.UTC(d.getFullYear(), d.getMonth(), d.getDate()));
@@ -58,7 +71,8 @@ function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Ar
   const [a, b] = r.spans[0]!;
   const said = text.slice(a, b);
   const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);
-  const asked = on || TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || /^\s*(since|after|before|until|from|in|during|between)\b/i.test(said);
+  const asked =
+    on || TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || /^\s*(since|after|before|until|from|in|during|between)\b/i.test(said);
   return { ...r, asked };
 }
 
@@ -122,13 +136,15 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const { from, to, spans, asked } = dateRange(text, now);
   // Words inside a date asked for are not search terms; a date that is not asked for is.
   let rest = text;
-  if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = rest.slice(0, a) + " " + rest.slice(b);
+  if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
   rest = rest.replace(/"[^"]*"/g, " ");
 
   const addresses = [...text.matchAll(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g)].map((m) => m[0].toLowerCase());
   const amounts: QueryPlan["amounts"] = [];
   const amountSpans: Array<[number, number]> = [];
-  for (const m of rest.matchAll(/\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi)) {
+  for (const m of rest.matchAll(
+    /\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi,
+  )) {
     if (!m[2] && !m[4] && !m[1]) continue;
     const raw = m[3]!.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", ".");
     const value = Number(raw);
@@ -141,7 +157,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
       comparison: cmp ? (/(over|above|more)/.test(cmp) ? "over" : "under") : undefined,
     });
   }
-  for (const [a, b] of amountSpans.reverse()) rest = rest.slice(0, a) + " " + rest.slice(b);
+  for (const [a, b] of amountSpans.reverse()) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
   const people = [...rest.matchAll(/\b(?:from|by|to|with|cc)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)/g)].map((m) => m[1]!);
   const words = [
     ...new Set(
@@ -157,7 +173,19 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const terms = [...words.slice(0, MAX_QUERY_TERMS - kept.length), ...kept];
   const sourceHint = MAIL_WORDS.test(text) ? "email" : FILE_WORDS.test(text) ? "file" : ROW_WORDS.test(text) ? "row" : undefined;
   // A year asked for is also a word to find in documents, whose dates are in their text.
-  const wholeYear = from && to && from.getUTCMonth() === 0 && from.getUTCDate() === 1 && to.getTime() === Date.UTC(from.getUTCFullYear() + 1, 0, 1);
-  if (asked && wholeYear && !/\b(last|this|next|past)\s+year\b/i.test(text) && terms.length < MAX_QUERY_TERMS) terms.push(String(from.getUTCFullYear()));
-  return { text, terms, phrases, ...(asked ? { dateFrom: from, dateTo: to } : {}), timeAsked: asked, amounts, people, addresses, sourceHint };
+  const wholeYear =
+    from && to && from.getUTCMonth() === 0 && from.getUTCDate() === 1 && to.getTime() === Date.UTC(from.getUTCFullYear() + 1, 0, 1);
+  if (asked && wholeYear && !/\b(last|this|next|past)\s+year\b/i.test(text) && terms.length < MAX_QUERY_TERMS)
+    terms.push(String(from.getUTCFullYear()));
+  return {
+    text,
+    terms,
+    phrases,
+    ...(asked ? { dateFrom: from, dateTo: to } : {}),
+    timeAsked: asked,
+    amounts,
+    people,
+    addresses,
+    sourceHint,
+  };
 }

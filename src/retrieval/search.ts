@@ -182,17 +182,35 @@ export class QueryService {
           const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : withPlannedDates ? planned(a.kind) : {};
           const work = (signal: AbortSignal) => {
             const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector, signal, caller: o.user };
-            return a.connector.rank ? a.connector.rank(request) : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
+            return a.connector.rank
+              ? a.connector.rank(request)
+              : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
           };
           const asked = performance.now();
           try {
             const hits = await withTimeout(work, o.timeoutMs ?? CONNECTOR_TIMEOUT_MS, a.id);
-            debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: "ok", ms: ms(asked), hits: hits.length });
+            debug?.debug("connector searched", {
+              request_id: o.requestId ?? null,
+              connector: a.id,
+              kind: a.kind,
+              owner: a.owner,
+              outcome: "ok",
+              ms: ms(asked),
+              hits: hits.length,
+            });
             return { a, hits };
           } catch (error) {
             // Not the reason: a source's error may quote what it holds.
             const late = error instanceof Error && error.message.startsWith(`${a.id}: no answer within`);
-            debug?.debug("connector searched", { request_id: o.requestId ?? null, connector: a.id, kind: a.kind, owner: a.owner, outcome: late ? "timed out" : "failed", ms: ms(asked), hits: 0 });
+            debug?.debug("connector searched", {
+              request_id: o.requestId ?? null,
+              connector: a.id,
+              kind: a.kind,
+              owner: a.owner,
+              outcome: late ? "timed out" : "failed",
+              ms: ms(asked),
+              hits: 0,
+            });
             throw error;
           }
         }),
@@ -223,12 +241,18 @@ export class QueryService {
       }
       const hits = answer.value.hits.filter((h) => !o.sourceType || h.record.type === o.sourceType);
       const progress = a.connector.progress?.();
-      if (progress && progress.embedded < progress.total) notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
+      if (progress && progress.embedded < progress.total)
+        notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
       if (hits.length === 0) return;
       // Words: the source's own BM25 where it has one (a record it found only by meaning scored
       // lowest), else BM25 over these candidates (IMAP, SQL).
       const ownScores = hits.some((h) => h.lexical !== undefined);
-      const local = ownScores ? [] : bm25Scores(hits.map((h) => `${h.record.title} ${h.record.content}`), terms);
+      const local = ownScores
+        ? []
+        : bm25Scores(
+            hits.map((h) => `${h.record.title} ${h.record.content}`),
+            terms,
+          );
       const lowest = ownScores ? Math.min(...hits.filter((h) => h.lexical !== undefined).map((h) => h.lexical!)) : 0;
       const lexical = hits.map((h, j) => h.lexical ?? (ownScores ? lowest : (local[j] ?? 0)));
       const normLex = minMax(lexical);
@@ -266,11 +290,23 @@ export class QueryService {
         const record = shownRecord(a, h.record);
         groupOf.push(group);
         poolTexts.push(poolText(h.record));
-        scored.push({ connectorId: a.id, connectorLabel: a.label, owner, record, chunkIndex: best ?? -1, text: "", score: 0, lexical: normLex(lexical[j]!), dense, chunks });
+        scored.push({
+          connectorId: a.id,
+          connectorLabel: a.label,
+          owner,
+          record,
+          chunkIndex: best ?? -1,
+          text: "",
+          score: 0,
+          lexical: normLex(lexical[j]!),
+          dense,
+          chunks,
+        });
       }
     });
     calibrateLexical(scored, groupOf, poolTexts, terms);
-    if (pendingVectors) notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
+    if (pendingVectors)
+      notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
 
     const w = o.denseWeight ?? DENSE_WEIGHT;
     const denseValues = scored.filter((c) => c.dense !== undefined).map((c) => c.dense!);
@@ -278,7 +314,8 @@ export class QueryService {
     // A record not yet embedded is taken as of middling meaning: neither first nor last for it.
     const unknownDense = denseValues.length ? denseValues.reduce((a, b) => a + normDense(b), 0) / denseValues.length : 0;
     for (const c of scored) {
-      c.score = denseValues.length === 0 ? c.lexical : w * (c.dense === undefined ? unknownDense : normDense(c.dense)) + (1 - w) * c.lexical;
+      c.score =
+        denseValues.length === 0 ? c.lexical : w * (c.dense === undefined ? unknownDense : normDense(c.dense)) + (1 - w) * c.lexical;
       c.score += evidence(plan, c.record);
       c.score = Math.round(c.score * 10_000) / 10_000;
     }
@@ -343,7 +380,11 @@ function calibrateLexical(scored: RankedChunk[], groupOf: number[], texts: strin
 }
 
 /** Words of a person's name as they appear in addresses and display names. */
-const nameParts = (name: string) => name.toLowerCase().split(/\s+/).filter((x) => x.length > 1);
+const nameParts = (name: string) =>
+  name
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((x) => x.length > 1);
 
 /** Soft signals of the question beyond words and meaning: kind, people, amounts, dates in documents. */
 function evidence(plan: QueryPlan, r: SourceRecord): number {
@@ -354,7 +395,12 @@ function evidence(plan: QueryPlan, r: SourceRecord): number {
   // A row is of the kind its table names: a "Customer" row is the customer asked for, more
   // than another table's row that mentions the same city; not when documents are asked for
   // ("fuel invoice from Poland" wants the invoice, not the shop's Invoice rows billed to Warsaw).
-  if (kind === "row" && plan.sourceHint !== "file" && plan.terms.some((t) => t.replace(/s$/, "") === String(r.metadata.table).toLowerCase())) s += TABLE_KIND_BOOST;
+  if (
+    kind === "row" &&
+    plan.sourceHint !== "file" &&
+    plan.terms.some((t) => t.replace(/s$/, "") === String(r.metadata.table).toLowerCase())
+  )
+    s += TABLE_KIND_BOOST;
   if (r.type === "email" && plan.people.length) {
     const from = String(r.metadata.from ?? "").toLowerCase();
     const others = `${r.metadata.to ?? ""} ${r.metadata.cc ?? ""}`.toLowerCase();
@@ -402,7 +448,8 @@ function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
 }
 
 /** Where a mail's quoted or forwarded part begins (its length when there is none). */
-const QUOTE_START = /-{3,}\s*(original message|forwarded by)|^\s*"?[^"\n]{1,60}"?\s*<[^>\s]+@[^>\s]+>\s+on\s+\d|^\s*on .{5,80} wrote:\s*$|^>/im;
+const QUOTE_START =
+  /-{3,}\s*(original message|forwarded by)|^\s*"?[^"\n]{1,60}"?\s*<[^>\s]+@[^>\s]+>\s+on\s+\d|^\s*on .{5,80} wrote:\s*$|^>/im;
 
 /**
  * The chunk to cite from a mail: its own words rather than the message it quotes or forwards,

@@ -6,7 +6,7 @@
 // folder (or point a link of theirs) between our check and our use, and a corpus run as root
 // would change the mode of, and write into, whatever they chose. One rule for the database,
 // the keys and the native libraries (src/native/materialize.ts).
-import { chmodSync, lstatSync, mkdirSync, realpathSync, statSync, type Stats } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, realpathSync, type Stats, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
 /** A folder (or file) that another user could change: start-up stops, saying why and what to do. */
@@ -43,8 +43,16 @@ function refused(dir: string, why: string, fix: string): DataFolderRefused {
 export function unsafeFoldersAbove(dir: string, uid = ownUid()): { why: string; fix: string } | undefined {
   for (let d = realpathSync(dir); ; d = dirname(d)) {
     const st = statSync(d);
-    if (st.uid !== uid && st.uid !== 0) return { why: `${d} is owned by uid ${st.uid}, who could swap what is in it`, fix: `keep it under folders owned by root or by uid ${uid}` };
-    if (st.mode & 0o022 && !(st.mode & STICKY)) return { why: `others may write to ${d} (mode ${octal(st.mode)}) and swap what is in it`, fix: `chmod go-w ${d}, or move it elsewhere` };
+    if (st.uid !== uid && st.uid !== 0)
+      return {
+        why: `${d} is owned by uid ${st.uid}, who could swap what is in it`,
+        fix: `keep it under folders owned by root or by uid ${uid}`,
+      };
+    if (st.mode & 0o022 && !(st.mode & STICKY))
+      return {
+        why: `others may write to ${d} (mode ${octal(st.mode)}) and swap what is in it`,
+        fix: `chmod go-w ${d}, or move it elsewhere`,
+      };
     if (d === dirname(d)) return undefined;
   }
 }
@@ -66,7 +74,12 @@ function checkLinksOnTheWay(path: string, uid: number): void {
       throw error;
     }
     if (st.isSymbolicLink()) {
-      if (st.uid !== uid && st.uid !== 0) throw refused(path, `${next} is a link owned by uid ${st.uid}, who chose where it leads`, "remove the link, or name the folder by its real path");
+      if (st.uid !== uid && st.uid !== 0)
+        throw refused(
+          path,
+          `${next} is a link owned by uid ${st.uid}, who chose where it leads`,
+          "remove the link, or name the folder by its real path",
+        );
       const around = unsafeFoldersAbove(at, uid);
       if (around) throw refused(path, `the link ${next} could be swapped: ${around.why}`, around.fix);
     }
@@ -85,8 +98,14 @@ export function checkedDataDir(dataDir: string): string {
   const real = realpathSync(given);
   const top = statSync(real);
   if (!top.isDirectory()) throw refused(real, "it is not a folder", "name a folder, or a path where one may be created");
-  if (top.uid !== uid) throw refused(real, `it is owned by uid ${top.uid}, not by this process (uid ${uid})`, "give the data folder to the user corpus runs as, or run corpus as its owner");
-  if (top.mode & 0o022) throw refused(real, `others may write to it (mode ${octal(top.mode)})`, `chmod 700 ${real}, after checking what is in it`);
+  if (top.uid !== uid)
+    throw refused(
+      real,
+      `it is owned by uid ${top.uid}, not by this process (uid ${uid})`,
+      "give the data folder to the user corpus runs as, or run corpus as its owner",
+    );
+  if (top.mode & 0o022)
+    throw refused(real, `others may write to it (mode ${octal(top.mode)})`, `chmod 700 ${real}, after checking what is in it`);
   if (real !== dirname(real)) {
     const above = unsafeFoldersAbove(dirname(real), uid);
     if (above) throw refused(real, `above it, ${above.why}`, above.fix);

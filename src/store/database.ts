@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { nativeLibraries } from "../native/assets";
 import { materialize } from "../native/materialize";
 import { ensureDataDir } from "./data-dir";
-import { migrate, type Migration } from "./migrations";
+import { type Migration, migrate } from "./migrations";
 
 export const DATABASE_FILE = "corpus.db";
 

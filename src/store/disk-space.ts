@@ -90,7 +90,8 @@ export class DiskSpace {
   /** Frees the reserve for a write that must succeed on a full disk; whether anything was freed. */
   releaseReserve(): boolean {
     const freed = this.removeReserveFile();
-    if (freed) this.log.warning("storage reserve released to let a deletion through; made again once space is back", { bytes: this.reserveBytes });
+    if (freed)
+      this.log.warning("storage reserve released to let a deletion through; made again once space is back", { bytes: this.reserveBytes });
     return freed;
   }
 
@@ -104,7 +105,10 @@ export class DiskSpace {
     const low = free < this.minFreeBytes;
     const back = !low && this.wasLow;
     if (low && !this.wasLow) {
-      this.log.warning("free space below CORPUS_MIN_FREE_BYTES: no new indexing until space is freed", { free_bytes: free, min_free_bytes: this.minFreeBytes });
+      this.log.warning("free space below CORPUS_MIN_FREE_BYTES: no new indexing until space is freed", {
+        free_bytes: free,
+        min_free_bytes: this.minFreeBytes,
+      });
     } else if (back) {
       this.log.info("free space back above CORPUS_MIN_FREE_BYTES", { free_bytes: free });
     }

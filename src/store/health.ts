@@ -22,6 +22,10 @@ export const storageCheck =
     const low = disk.lowReason();
     if (low) return { healthy: false, reason: low };
     const failing = guard.storageFailing().length;
-    if (failing) return { healthy: false, reason: `storage full: ${failing} background job${failing === 1 ? "" : "s"} cannot write; they resume by themselves once space is freed` };
+    if (failing)
+      return {
+        healthy: false,
+        reason: `storage full: ${failing} background job${failing === 1 ? "" : "s"} cannot write; they resume by themselves once space is freed`,
+      };
     return { healthy: true };
   };

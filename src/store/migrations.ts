@@ -9,7 +9,10 @@ export interface Migration {
 }
 
 export function appliedMigrations(db: Database): string[] {
-  return db.query<{ id: string }, []>("SELECT id FROM schema_migrations ORDER BY seq").all().map((r) => r.id);
+  return db
+    .query<{ id: string }, []>("SELECT id FROM schema_migrations ORDER BY seq")
+    .all()
+    .map((r) => r.id);
 }
 
 export function migrate(db: Database, migrations: Migration[]): string[] {

@@ -11,17 +11,17 @@ import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { Conversations } from "../conversations/store";
-import type { EmbeddingService } from "../embedding/service";
 import type { UserKeys } from "../crypto/user-keys";
+import type { EmbeddingService } from "../embedding/service";
+import { errorSummary } from "../jobs/guard";
 import type { IdempotencyStore } from "../limits/idempotency";
 import type { RateLimiter } from "../limits/rate-limit";
-import type { Scrub } from "../store/scrub";
 import type { Logger } from "../log";
+import type { DiskSpace } from "../store/disk-space";
+import type { Scrub } from "../store/scrub";
+import { isStorageError } from "../store/storage-errors";
 import type { WebhookStore } from "../webhooks/store";
 import type { WebhookWorker } from "../webhooks/worker";
-import type { DiskSpace } from "../store/disk-space";
-import { isStorageError } from "../store/storage-errors";
-import { errorSummary } from "../jobs/guard";
 
 export interface DeletionResult {
   status: "deletion_confirmed";
@@ -58,35 +58,38 @@ export interface DeletionServices {
 export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
   // On a full disk the reserve is freed and the deletion tried again (D29): it must succeed there.
   const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
-  const { result, anything, queued } = writing(s.db.transaction(() => {
-    const targets = s.webhooks.targets(user, "user.deleted");
-    const tokens = s.auth.store.revokeUser(user);
-    s.oauth?.forgetUser(user);
-    s.auth.store.forgetIssued(user);
-    const webhooks = s.webhooks.deleteUser(user);
-    const archive = s.archive.deleteUser(user);
-    const conversations = s.conversations.deleteUser(user);
-    const connectors = s.connectors.deleteUserRows(user);
-    const vectors = s.embeddings.deleteOwner(user);
-    s.idempotency.forget(user);
-    s.limiter.forget(user);
-    const profile = s.userKeys.destroy(user);
-    s.scrub.owe();
-    const details = {
-      oauth_tokens_revoked: tokens,
-      query_history_deleted: archive.queries + conversations > 0,
-      archive_entries_removed: archive.chunks,
-      webhooks_unregistered: webhooks,
-      profile_deleted: profile,
-    };
-    const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors + vectors > 0 || profile;
-    // On every successful deletion, whether or not anything was left (first document: "a
-    // successful deletion triggers the webhook event user.deleted"): the operator's systems may
-    // hold what corpus never did.
-    const recipients = [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])];
-    if (recipients.length) s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients);
-    return { anything, result: details, queued: recipients.length > 0 };
-  }));
+  const { result, anything, queued } = writing(
+    s.db.transaction(() => {
+      const targets = s.webhooks.targets(user, "user.deleted");
+      const tokens = s.auth.store.revokeUser(user);
+      s.oauth?.forgetUser(user);
+      s.auth.store.forgetIssued(user);
+      const webhooks = s.webhooks.deleteUser(user);
+      const archive = s.archive.deleteUser(user);
+      const conversations = s.conversations.deleteUser(user);
+      const connectors = s.connectors.deleteUserRows(user);
+      const vectors = s.embeddings.deleteOwner(user);
+      s.idempotency.forget(user);
+      s.limiter.forget(user);
+      const profile = s.userKeys.destroy(user);
+      s.scrub.owe();
+      const details = {
+        oauth_tokens_revoked: tokens,
+        query_history_deleted: archive.queries + conversations > 0,
+        archive_entries_removed: archive.chunks,
+        webhooks_unregistered: webhooks,
+        profile_deleted: profile,
+      };
+      const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors + vectors > 0 || profile;
+      // On every successful deletion, whether or not anything was left (first document: "a
+      // successful deletion triggers the webhook event user.deleted"): the operator's systems may
+      // hold what corpus never did.
+      const recipients = [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])];
+      if (recipients.length)
+        s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients);
+      return { anything, result: details, queued: recipients.length > 0 };
+    }),
+  );
   await s.connectors.closeUser(user);
   // Free pages are overwritten (secure_delete), the word index drops what deleted entries left,
   // and the WAL is emptied into the database. The deletion itself is done: the scrub was owed in

@@ -2,8 +2,8 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import { ErrorBody } from "../http/model";
-import { guard, type GuardServices } from "../rest/guard";
-import { deleteUser, type DeletionServices } from "./deletion";
+import { type GuardServices, guard } from "../rest/guard";
+import { type DeletionServices, deleteUser } from "./deletion";
 
 export const DeletionResponse = t.Object({
   status: t.Literal("deletion_confirmed"),

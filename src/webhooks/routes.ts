@@ -1,19 +1,28 @@
 // POST/GET /v1/webhooks, DELETE /v1/webhooks/{id} (D14, D5). The secret is shown once.
 import { Elysia, t } from "elysia";
-import { JSON_PARSE } from "../http/json-body";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
+import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
-import { assertNotRevoked, guard, type GuardServices } from "../rest/guard";
+import { assertNotRevoked, type GuardServices, guard } from "../rest/guard";
 import { WEBHOOK_EVENTS, type WebhookStore } from "./store";
 import { checkTarget, TargetError } from "./targets";
 
-const Webhook = t.Object({ id: t.String({ description: "prefix wh_" }), url: t.String(), events: t.Array(t.String()), created_at: t.String() });
+const Webhook = t.Object({
+  id: t.String({ description: "prefix wh_" }),
+  url: t.String(),
+  events: t.Array(t.String()),
+  created_at: t.String(),
+});
 
 /** CORPUS_MAX_WEBHOOKS_PER_USER, counted right before the insert (no await between: concurrent adds cannot both pass). */
 function assertBelowCap(webhooks: WebhookStore, user: string, max: number): void {
   const n = webhooks.count(user);
-  if (n >= max) throw new HttpError(409, `you have ${n} webhooks, the most allowed (CORPUS_MAX_WEBHOOKS_PER_USER=${max}); remove one before registering another`);
+  if (n >= max)
+    throw new HttpError(
+      409,
+      `you have ${n} webhooks, the most allowed (CORPUS_MAX_WEBHOOKS_PER_USER=${max}); remove one before registering another`,
+    );
 }
 
 export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; config: Config }) => {
@@ -38,10 +47,16 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
         guard: { route: "POST /v1/webhooks" },
         parse: [...JSON_PARSE],
         body: t.Object(
-          { url: t.String({ maxLength: 2048 }), events: t.Optional(t.Array(t.UnionEnum([...WEBHOOK_EVENTS]), { minItems: 1, maxItems: 10 })) },
+          {
+            url: t.String({ maxLength: 2048 }),
+            events: t.Optional(t.Array(t.UnionEnum([...WEBHOOK_EVENTS]), { minItems: 1, maxItems: 10 })),
+          },
           { additionalProperties: false },
         ),
-        response: { 200: t.Object({ ...Webhook.properties, secret: t.String({ description: "shown once: verify X-Corpus-Signature with it" }) }), ...errors },
+        response: {
+          200: t.Object({ ...Webhook.properties, secret: t.String({ description: "shown once: verify X-Corpus-Signature with it" }) }),
+          ...errors,
+        },
         detail: { tags: ["webhooks"], summary: "Register a webhook (user.deleted)", security },
       },
     )

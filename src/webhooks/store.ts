@@ -3,10 +3,10 @@
 // user's key). A delivery stays in the outbox until a receiver answers 2xx or 24 hours pass.
 import type { Database } from "bun:sqlite";
 import { createHmac, randomBytes } from "node:crypto";
+import { newId } from "../conversations/store";
 import { open, seal } from "../crypto/aead";
 import type { UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
-import { newId } from "../conversations/store";
 
 export const webhookMigrations: Migration[] = [
   {
@@ -77,7 +77,9 @@ export class WebhookStore {
 
   list(user: string): Webhook[] {
     return this.db
-      .query<{ id: string; url: string; events: string; created_at: string }, [string]>("SELECT id, url, events, created_at FROM webhooks WHERE user_id = ? ORDER BY created_at, id")
+      .query<{ id: string; url: string; events: string; created_at: string }, [string]>(
+        "SELECT id, url, events, created_at FROM webhooks WHERE user_id = ? ORDER BY created_at, id",
+      )
       .all(user)
       .map((r) => ({ id: r.id, url: r.url, events: JSON.parse(r.events) as string[], created_at: r.created_at }));
   }
@@ -93,7 +95,9 @@ export class WebhookStore {
   /** The user's registrations for `event`, with their secrets (read before a deletion). */
   targets(user: string, event: WebhookEvent): Array<{ url: string; secret: string }> {
     return this.db
-      .query<{ id: string; url: string; events: string; secret: Uint8Array }, [string]>("SELECT id, url, events, secret FROM webhooks WHERE user_id = ?")
+      .query<{ id: string; url: string; events: string; secret: Uint8Array }, [string]>(
+        "SELECT id, url, events, secret FROM webhooks WHERE user_id = ?",
+      )
       .all(user)
       .filter((r) => (JSON.parse(r.events) as string[]).includes(event))
       .map((r) => ({ url: r.url, secret: this.keys.openFor(user, r.secret, `webhook/${r.id}`).toString("utf8") }));
@@ -104,7 +108,11 @@ export class WebhookStore {
   }
 
   /** Queues an event for each target (inside the caller's transaction); returns the event. */
-  enqueue(type: WebhookEvent, data: Record<string, unknown>, targets: Array<{ url: string; secret: string }>): { id: string; body: string } {
+  enqueue(
+    type: WebhookEvent,
+    data: Record<string, unknown>,
+    targets: Array<{ url: string; secret: string }>,
+  ): { id: string; body: string } {
     const event = { id: newId("evt_"), type, created_at: new Date(this.now()).toISOString(), data };
     const body = JSON.stringify(event);
     const insert = this.db.query("INSERT INTO webhook_outbox (delivery, next_attempt_at, created_at) VALUES (?, ?, ?)");
@@ -121,7 +129,12 @@ export class WebhookStore {
         "SELECT id, attempts, created_at, delivery FROM webhook_outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
       )
       .all(this.now(), limit)
-      .map((r) => ({ id: r.id, attempts: r.attempts, created_at: r.created_at, delivery: JSON.parse(open(this.outboxKey, r.delivery, "webhook-outbox").toString("utf8")) as Delivery }));
+      .map((r) => ({
+        id: r.id,
+        attempts: r.attempts,
+        created_at: r.created_at,
+        delivery: JSON.parse(open(this.outboxKey, r.delivery, "webhook-outbox").toString("utf8")) as Delivery,
+      }));
   }
 
   delivered(id: number): void {

@@ -3,7 +3,17 @@
 // special-purpose address (src/net/addresses.ts) is refused unless
 // CORPUS_WEBHOOK_ALLOW_PRIVATE=true, so a webhook cannot probe the internal network. Checked at
 // registration and again before every delivery, which then goes to the address checked.
-import { ANY_ADDRESS, HostInvalid, HostRefused, HostUnresolved, pinHost, PUBLIC_ONLY, systemResolver, type Pinned, type Resolver } from "../net/pin";
+import {
+  ANY_ADDRESS,
+  HostInvalid,
+  HostRefused,
+  HostUnresolved,
+  type Pinned,
+  PUBLIC_ONLY,
+  pinHost,
+  type Resolver,
+  systemResolver,
+} from "../net/pin";
 
 export class TargetError extends Error {}
 
@@ -26,7 +36,9 @@ export async function checkTarget(raw: string, allowPrivate: boolean, resolve: R
     return { url, pinned: await pinHost(url.hostname, allowPrivate ? ANY_ADDRESS : PUBLIC_ONLY, resolve) };
   } catch (error) {
     if (error instanceof HostRefused) {
-      throw new TargetError(`url: ${error.message}; private, loopback, link-local and other special-purpose addresses are refused (the operator allows them with CORPUS_WEBHOOK_ALLOW_PRIVATE=true)`);
+      throw new TargetError(
+        `url: ${error.message}; private, loopback, link-local and other special-purpose addresses are refused (the operator allows them with CORPUS_WEBHOOK_ALLOW_PRIVATE=true)`,
+      );
     }
     if (error instanceof HostInvalid || error instanceof HostUnresolved) throw new TargetError(`url: ${error.message}`);
     throw error;

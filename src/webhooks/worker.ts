@@ -6,8 +6,8 @@
 // lookup a rebinding DNS server could answer differently); redirects are not followed.
 import type { BackgroundGuard } from "../jobs/guard";
 import type { Logger } from "../log";
-import { postPinned, PostTimeout } from "../net/post";
-import { systemResolver, type Resolver } from "../net/pin";
+import { type Resolver, systemResolver } from "../net/pin";
+import { PostTimeout, postPinned } from "../net/post";
 import { SIGNATURE_HEADER, sign } from "./signature";
 import type { WebhookStore } from "./store";
 import { checkTarget, TargetError } from "./targets";
@@ -45,7 +45,11 @@ export class WebhookWorker {
   /** Delivers what is due now; resolves when this round is done (never rejects: the next tick retries). */
   tick(): Promise<void> {
     const round = () => this.round();
-    this.running ??= (this.guard ? this.guard.run("webhook_deliveries", round).then(() => {}) : round().catch(() => this.log.error("webhook round failed; retried at the next tick"))).finally(() => {
+    this.running ??= (
+      this.guard
+        ? this.guard.run("webhook_deliveries", round).then(() => {})
+        : round().catch(() => this.log.error("webhook round failed; retried at the next tick"))
+    ).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -59,7 +63,11 @@ export class WebhookWorker {
       try {
         const { url, pinned } = await checkTarget(delivery.url, this.allowPrivate, this.resolve);
         const status = await postPinned(url, pinned, {
-          headers: { "content-type": "application/json", "user-agent": "corpus-webhooks/0.1.0", [SIGNATURE_HEADER]: sign(delivery.secret, delivery.body) },
+          headers: {
+            "content-type": "application/json",
+            "user-agent": "corpus-webhooks/0.1.0",
+            [SIGNATURE_HEADER]: sign(delivery.secret, delivery.body),
+          },
           body: delivery.body,
           timeoutMs: TIMEOUT_MS,
         });
@@ -70,7 +78,12 @@ export class WebhookWorker {
         }
         error = `receiver answered ${status}`;
       } catch (e) {
-        error = e instanceof TargetError ? e.message : e instanceof PostTimeout ? `no answer within ${TIMEOUT_MS / 1000} s` : "receiver unreachable";
+        error =
+          e instanceof TargetError
+            ? e.message
+            : e instanceof PostTimeout
+              ? `no answer within ${TIMEOUT_MS / 1000} s`
+              : "receiver unreachable";
       }
       const next = this.now() + backoff(attempts);
       if (next - item.created_at > DELIVERY_WINDOW_MS) {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { createLocalJWKSet, jwtVerify } from "jose";
-import { statSync, readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { createLocalJWKSet, jwtVerify } from "jose";
 import { createLogger } from "../../src/log";
 import { createServices } from "../../src/services";
 import { req, testApp, testConfig } from "../helpers";
@@ -14,7 +14,10 @@ describe("this server's keys (D4)", () => {
     expect(jwks.keys[0]).toMatchObject({ kty: "OKP", crv: "Ed25519", alg: "EdDSA", use: "sig", kid: services.auth.key.kid });
     expect(jwks.keys[0]).not.toHaveProperty("d");
     const { token } = await services.auth.issuer.issue("alice", ["corpus:read"]);
-    const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks as never), { issuer: "http://127.0.0.1:8080", audience: "http://127.0.0.1:8080" });
+    const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet(jwks as never), {
+      issuer: "http://127.0.0.1:8080",
+      audience: "http://127.0.0.1:8080",
+    });
     expect(protectedHeader).toMatchObject({ alg: "EdDSA", kid: services.auth.key.kid });
     expect(payload).toMatchObject({ sub: "alice", scope: "corpus:read" });
     for (const claim of ["iat", "exp", "jti"]) expect(payload).toHaveProperty(claim);
@@ -23,7 +26,10 @@ describe("this server's keys (D4)", () => {
 
   test("the key pair is generated once, 0600, private half sealed; stable across restarts", async () => {
     const config = testConfig();
-    const a = await createServices(config, createLogger("ERROR", () => {}));
+    const a = await createServices(
+      config,
+      createLogger("ERROR", () => {}),
+    );
     const file = join(config.CORPUS_DATA_DIR, "signing-key.json");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(readFileSync(file, "utf8"));
@@ -31,7 +37,10 @@ describe("this server's keys (D4)", () => {
     expect(JSON.stringify(stored)).not.toContain('"d"');
     const { token } = await a.auth.issuer.issue("alice", ["corpus:read"]);
     await a.close();
-    const b = await createServices(config, createLogger("ERROR", () => {}));
+    const b = await createServices(
+      config,
+      createLogger("ERROR", () => {}),
+    );
     expect(b.auth.key.kid).toBe(a.auth.key.kid);
     expect((await b.auth.authenticate(`Bearer ${token}`, "corpus:read")).user).toBe("alice");
     await b.close();

@@ -10,7 +10,8 @@ const ALL = ["corpus:search", "corpus:read", "connectors:read", "connectors:writ
 describe("token subjects (D24)", () => {
   test("the rule", () => {
     for (const ok of ["alice", "u-9f2c7d41", "alice@example.com", "a.b+c_d"]) expect(subjectProblem(ok)).toBeUndefined();
-    for (const bad of ["*", "local", "", ".", "..", "../bob", "a/b", "-x", "a b", "x".repeat(129), "ümlaut"]) expect(subjectProblem(bad)).toBeString();
+    for (const bad of ["*", "local", "", ".", "..", "../bob", "a/b", "-x", "a b", "x".repeat(129), "ümlaut"])
+      expect(subjectProblem(bad)).toBeString();
   });
 
   test("tokens signed by the server itself for `*` or `local` are 401 on REST and /mcp; the server never issues them", async () => {

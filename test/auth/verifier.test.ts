@@ -1,9 +1,9 @@
 // Each attack of the auth issue, with tokens made by jose in the test.
-import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey } from "jose";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AuthFailure, AuthService } from "../../src/auth/service";
+import { type CryptoKey, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
+import { AuthFailure, type AuthService } from "../../src/auth/service";
 import type { Principal } from "../../src/auth/verifier";
 import { createLogger } from "../../src/log";
 import { createServices, type Services } from "../../src/services";
@@ -18,7 +18,10 @@ const ISS = "http://127.0.0.1:8080";
 const AUD = "http://127.0.0.1:8080";
 
 beforeAll(async () => {
-  services = await createServices(testConfig(), createLogger("ERROR", () => {}));
+  services = await createServices(
+    testConfig(),
+    createLogger("ERROR", () => {}),
+  );
   auth = services.auth;
 });
 
@@ -36,7 +39,10 @@ async function fails(header: string | null, status: number, reason: RegExp, scop
   throw new Error("expected a failure");
 }
 
-const localSign = (claims: Record<string, unknown>, opts: { exp?: number | string; iat?: number; nbf?: number | string; iss?: string; aud?: string } = {}) => {
+const localSign = (
+  claims: Record<string, unknown>,
+  opts: { exp?: number | string; iat?: number; nbf?: number | string; iss?: string; aud?: string } = {},
+) => {
   let jwt = new SignJWT({ scope: "corpus:search", ...claims })
     .setProtectedHeader({ alg: "EdDSA", kid: auth.key.kid })
     .setSubject("alice")
@@ -66,7 +72,12 @@ describe("bearer token verification (D4)", () => {
   });
 
   test("alg: none is refused", async () => {
-    const unsigned = new UnsecuredJWT({ scope: "corpus:search" }).setSubject("alice").setIssuer(ISS).setAudience(AUD).setExpirationTime("1h").encode();
+    const unsigned = new UnsecuredJWT({ scope: "corpus:search" })
+      .setSubject("alice")
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setExpirationTime("1h")
+      .encode();
     await fails(`Bearer ${unsigned}`, 401, /./);
   });
 
@@ -74,13 +85,19 @@ describe("bearer token verification (D4)", () => {
     const publicBytes = new TextEncoder().encode(JSON.stringify(auth.key.publicJwk));
     const hs = await new SignJWT({ scope: "corpus:search" })
       .setProtectedHeader({ alg: "HS256", kid: auth.key.kid })
-      .setSubject("alice").setIssuer(ISS).setAudience(AUD).setExpirationTime("1h")
+      .setSubject("alice")
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setExpirationTime("1h")
       .sign(publicBytes);
     await fails(`Bearer ${hs}`, 401, /algorithm is not allowed|invalid/);
     const rawX = Buffer.from(auth.key.publicJwk.x!, "base64url");
     const hs2 = await new SignJWT({ scope: "corpus:search" })
       .setProtectedHeader({ alg: "HS256", kid: auth.key.kid })
-      .setSubject("alice").setIssuer(ISS).setAudience(AUD).setExpirationTime("1h")
+      .setSubject("alice")
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setExpirationTime("1h")
       .sign(rawX);
     await fails(`Bearer ${hs2}`, 401, /./);
   });
@@ -106,13 +123,19 @@ describe("bearer token verification (D4)", () => {
     const other = await generateKeyPair("EdDSA", { crv: "Ed25519" });
     const foreign = await new SignJWT({ scope: "corpus:search" })
       .setProtectedHeader({ alg: "EdDSA", kid: "someone-else" })
-      .setSubject("alice").setIssuer(ISS).setAudience(AUD).setExpirationTime("1h")
+      .setSubject("alice")
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setExpirationTime("1h")
       .sign(other.privateKey);
     await fails(`Bearer ${foreign}`, 401, /unknown key/);
     // The right kid but another key's signature.
     const spoofed = await new SignJWT({ scope: "corpus:search" })
       .setProtectedHeader({ alg: "EdDSA", kid: auth.key.kid })
-      .setSubject("alice").setIssuer(ISS).setAudience(AUD).setExpirationTime("1h")
+      .setSubject("alice")
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setExpirationTime("1h")
       .sign(other.privateKey);
     await fails(`Bearer ${spoofed}`, 401, /signature is invalid/);
   });
@@ -126,7 +149,11 @@ describe("bearer token verification (D4)", () => {
 
   test("a header seen before is answered at once, its scope still checked, and refused once its token has expired", async () => {
     const clock = { t: Date.now() };
-    const s = await createServices(testConfig(), createLogger("ERROR", () => {}), () => clock.t);
+    const s = await createServices(
+      testConfig(),
+      createLogger("ERROR", () => {}),
+      () => clock.t,
+    );
     try {
       const { token } = await s.auth.issuer.issue("frank", ["corpus:search"], 60);
       const header = () => ["Bearer", token].join(" "); // a new string each time, as every request's is
@@ -172,14 +199,21 @@ describe("an external identity provider's JWKS (CORPUS_OAUTH_JWKS_URI)", () => {
   const issue = (key: CryptoKey, kid: string, claims: Record<string, unknown> = {}, iss = ISS) =>
     new SignJWT({ scope: "corpus:read", ...claims })
       .setProtectedHeader({ alg: "RS256", kid })
-      .setSubject("erin").setIssuer(iss).setAudience(AUD).setIssuedAt().setExpirationTime("1h")
+      .setSubject("erin")
+      .setIssuer(iss)
+      .setAudience(AUD)
+      .setIssuedAt()
+      .setExpirationTime("1h")
       .sign(key);
 
   beforeAll(async () => {
     rsa = await generateKeyPair("RS256");
     jwksPath = join(tempDir(), "jwks.json");
     writeFileSync(jwksPath, JSON.stringify({ keys: [{ ...(await exportJWK(rsa.publicKey)), kid: "idp-1", alg: "RS256", use: "sig" }] }));
-    ext = await createServices(testConfig({ CORPUS_OAUTH_JWKS_URI: `file://${jwksPath}` }), createLogger("ERROR", () => {}));
+    ext = await createServices(
+      testConfig({ CORPUS_OAUTH_JWKS_URI: `file://${jwksPath}` }),
+      createLogger("ERROR", () => {}),
+    );
   });
 
   test("its tokens are accepted beside this server's own", async () => {
@@ -193,7 +227,12 @@ describe("an external identity provider's JWKS (CORPUS_OAUTH_JWKS_URI)", () => {
     const next = await generateKeyPair("RS256");
     writeFileSync(
       jwksPath,
-      JSON.stringify({ keys: [{ ...(await exportJWK(rsa.publicKey)), kid: "idp-1", alg: "RS256" }, { ...(await exportJWK(next.publicKey)), kid: "idp-2", alg: "RS256" }] }),
+      JSON.stringify({
+        keys: [
+          { ...(await exportJWK(rsa.publicKey)), kid: "idp-1", alg: "RS256" },
+          { ...(await exportJWK(next.publicKey)), kid: "idp-2", alg: "RS256" },
+        ],
+      }),
     );
     await Bun.sleep(1100);
     const p = await ext.auth.authenticate(`Bearer ${await issue(next.privateKey, "idp-2")}`, "corpus:read");
@@ -209,7 +248,10 @@ describe("an external identity provider's JWKS (CORPUS_OAUTH_JWKS_URI)", () => {
     }
     const hs = await new SignJWT({ scope: "corpus:read" })
       .setProtectedHeader({ alg: "HS256", kid: "idp-1" })
-      .setSubject("erin").setIssuer(ISS).setAudience(AUD).setExpirationTime("1h")
+      .setSubject("erin")
+      .setIssuer(ISS)
+      .setAudience(AUD)
+      .setExpirationTime("1h")
       .sign(new TextEncoder().encode("x".repeat(32)));
     await expect(ext.auth.authenticate(`Bearer ${hs}`, "corpus:read")).rejects.toBeInstanceOf(AuthFailure);
   });

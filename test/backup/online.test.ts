@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus, until, type Corpus } from "./support";
+import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "./support";
 
 setDefaultTimeout(240_000);
 
@@ -45,7 +45,11 @@ let restored: Corpus | undefined;
 let token: string;
 
 const post = (server: Corpus, path: string, body: unknown) =>
-  fetch(`${server.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 /** Asks question `q`; its query_id when answered 200, else the status. */
 async function ask(server: Corpus, q: string): Promise<{ id?: string; status: number }> {
@@ -159,7 +163,12 @@ describe("a backup taken while questions are answered (D30)", () => {
 
   test("a server on the restored folder, same master key, finds every archived question and none asked after the backup", async () => {
     const db = new Database(join(restoredDir, "corpus.db"), { readonly: true });
-    const archived = new Set(db.query<{ query_id: string }, []>("SELECT query_id FROM archive_queries WHERE user_id = 'alice'").all().map((r) => r.query_id));
+    const archived = new Set(
+      db
+        .query<{ query_id: string }, []>("SELECT query_id FROM archive_queries WHERE user_id = 'alice'")
+        .all()
+        .map((r) => r.query_id),
+    );
     db.close();
     // The snapshot is one moment: everything answered before the backup, part of what was
     // answered during it, nothing after.
@@ -176,7 +185,8 @@ describe("a backup taken while questions are answered (D30)", () => {
       for (const t of TOPICS) {
         const r = await post(restored!, "/v1/deep_search", { query: t.text, max_results: 50 });
         expect(r.status).toBe(200);
-        for (const hit of ((await r.json()) as { archive_results: Array<{ original_query_id: string }> }).archive_results) ids.add(hit.original_query_id);
+        for (const hit of ((await r.json()) as { archive_results: Array<{ original_query_id: string }> }).archive_results)
+          ids.add(hit.original_query_id);
       }
       return [...archived].every((id) => ids.has(id)) ? ids : undefined;
     });

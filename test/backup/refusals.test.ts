@@ -32,7 +32,8 @@ async function makeDataDir(dir: string, env: Record<string, string>): Promise<vo
 }
 
 const withKey = (dir: string, key = masterKey) => ({ CORPUS_DATA_DIR: dir, CORPUS_MASTER_KEY: key });
-const restore = (file: string, dir: string, env: Record<string, string> = withKey(dir)) => cli(["restore", "--from", file], { CORPUS_DATA_DIR: dir, ...env });
+const restore = (file: string, dir: string, env: Record<string, string> = withKey(dir)) =>
+  cli(["restore", "--from", file], { CORPUS_DATA_DIR: dir, ...env });
 
 /** A copy of the backup with `change` applied to its bytes. */
 function variant(name: string, change: (bytes: Buffer) => Buffer): string {
@@ -151,7 +152,10 @@ describe("corpus restore refuses", () => {
       expect(r.stderr).toStartWith(`corpus: ${file} is damaged (${why}`);
       expect(existsSync(target)).toBe(false);
     }
-    const magic = variant("flipped-magic", flip((n) => n - 1));
+    const magic = variant(
+      "flipped-magic",
+      flip((n) => n - 1),
+    );
     expect((await restore(magic, join(root, "restore-magic"))).stderr).toBe(`corpus: ${BACKUP_MESSAGES.notABackup(magic)}\n`);
   });
 

@@ -1,8 +1,9 @@
 // Real corpus processes for the backup tests: `corpus serve` on a port the OS picks (its URL read
 // from the "listening" log line), and the CLI run asynchronously so a test can work meanwhile.
-import type { Subprocess } from "bun";
+
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import type { Subprocess } from "bun";
 
 export const CLI = join(import.meta.dir, "../../src/cli.ts");
 
@@ -26,7 +27,12 @@ export interface Corpus {
 
 /** `corpus serve` in a child process (behind `prefix`, e.g. strace, when given); resolves once it listens. */
 export async function startCorpus(env: Record<string, string>, prefix: string[] = []): Promise<Corpus> {
-  const proc = Bun.spawn([...prefix, process.execPath, CLI, "serve"], { env: baseEnv({ CORPUS_PORT: "0", ...env }), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([...prefix, process.execPath, CLI, "serve"], {
+    env: baseEnv({ CORPUS_PORT: "0", ...env }),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const lines: Array<Record<string, unknown>> = [];
   const { promise: url, resolve: listening } = Promise.withResolvers<string>();
   // Read the log to the end, so the pipe never fills, and catch the listening line on the way.
@@ -52,7 +58,8 @@ export async function startCorpus(env: Record<string, string>, prefix: string[] 
   })();
   const exited = proc.exited.then((code) => ({ code }));
   const started = await Promise.race([url, exited]);
-  if (typeof started !== "string") throw new Error(`corpus serve exited with ${started.code} before listening: ${await new Response(proc.stderr).text()}`);
+  if (typeof started !== "string")
+    throw new Error(`corpus serve exited with ${started.code} before listening: ${await new Response(proc.stderr).text()}`);
   return {
     url: started,
     proc,

@@ -6,8 +6,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus, until, type Corpus } from "../backup/support";
 import { loadSqliteVec } from "../../src/store/database";
+import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "../backup/support";
 import { tempDir } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
 
@@ -60,7 +60,8 @@ test("SIGKILL while a mail folder embeds: resumed at start, same chunks, mail fo
     if (raw.length > 2_500) continue;
     const subject = /^Subject:[ \t]*(.+)$/m.exec(raw)?.[1]?.trim();
     const messageId = /^Message-ID:[ \t]*<?([^>\r\n]+)>?/im.exec(raw)?.[1]?.trim();
-    if (!subject || !messageId || subject.split(/\s+/).length < 3 || /^(re|fw|fwd):/i.test(subject) || subjects.has(subject.toLowerCase())) continue;
+    if (!subject || !messageId || subject.split(/\s+/).length < 3 || /^(re|fw|fwd):/i.test(subject) || subjects.has(subject.toLowerCase()))
+      continue;
     subjects.add(subject.toLowerCase());
     copyFileSync(join(SHARED_DATA, "enron", "messages", name), join(mail, name));
     picked.push({ subject, messageId });
@@ -71,7 +72,11 @@ test("SIGKILL while a mail folder embeds: resumed at start, same chunks, mail fo
   const headers = { authorization: `Bearer ${created.stdout.trim()}`, "content-type": "application/json" };
 
   server = await startCorpus(env);
-  const added = await fetch(`${server.url}/v1/connectors`, { method: "POST", headers, body: JSON.stringify({ id: "mail", kind: "maildir", config: { path: mail } }) });
+  const added = await fetch(`${server.url}/v1/connectors`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ id: "mail", kind: "maildir", config: { path: mail } }),
+  });
   expect(added.status).toBe(200);
   // Every message read, its chunks waiting: killed while they are embedded.
   await until("the connector to be embedding", async () => {
@@ -92,18 +97,35 @@ test("SIGKILL while a mail folder embeds: resumed at start, same chunks, mail fo
     await Bun.sleep(200);
     after = counts();
   }
-  expect({ before: atKill.embedded, ...after }).toEqual({ before: atKill.embedded, docs: MESSAGES, chunks: atKill.chunks, embedded: atKill.chunks, vectors: atKill.chunks });
-  expect(server.lines.some((l) => l.message === "owed work at start" && (l.connector_chunks as number) === atKill.chunks - atKill.embedded)).toBe(true);
+  expect({ before: atKill.embedded, ...after }).toEqual({
+    before: atKill.embedded,
+    docs: MESSAGES,
+    chunks: atKill.chunks,
+    embedded: atKill.chunks,
+    vectors: atKill.chunks,
+  });
+  expect(
+    server.lines.some((l) => l.message === "owed work at start" && (l.connector_chunks as number) === atKill.chunks - atKill.embedded),
+  ).toBe(true);
   const health = (await (await fetch(`${server.url}/api/connectors/health`)).json()) as { pending: Record<string, number> };
   expect(health.pending.connector_chunks).toBe(0);
 
   // Questions find their mail: asked by its subject (unique among these), it is among the results.
   for (const m of [picked[3]!, picked[25]!, picked[51]!]) {
-    const r = await fetch(`${server.url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: m.subject, max_results: 10 }) });
+    const r = await fetch(`${server.url}/v1/query`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ query: m.subject, max_results: 10 }),
+    });
     expect(r.status).toBe(200);
     const body = (await r.json()) as { results: Array<{ chunks: Array<{ metadata: { title: string; message_id?: string } }> }> };
-    const found = body.results.flatMap((g) => g.chunks.map((c) => [c.metadata.title, String(c.metadata.message_id ?? "").replace(/^<|>$/g, "")]));
-    expect({ subject: m.subject, found: found.some(([, id]) => id === m.messageId) ? "found" : found }).toEqual({ subject: m.subject, found: "found" });
+    const found = body.results.flatMap((g) =>
+      g.chunks.map((c) => [c.metadata.title, String(c.metadata.message_id ?? "").replace(/^<|>$/g, "")]),
+    );
+    expect({ subject: m.subject, found: found.some(([, id]) => id === m.messageId) ? "found" : found }).toEqual({
+      subject: m.subject,
+      found: "found",
+    });
   }
   await server.stop();
   server = undefined;

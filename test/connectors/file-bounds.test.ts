@@ -2,21 +2,21 @@
 // out of memory (killed by the kernel), and again on every search. What one file may cost is
 // bounded now (files/limits.ts): these tests are the hostile files, in-process and against the
 // real server.
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import JSZip from "jszip";
 import { createFilesConnector } from "../../src/connectors/files/connector";
-import { WordText, docxText } from "../../src/connectors/files/docx";
+import { docxText, WordText } from "../../src/connectors/files/docx";
 import { extractText } from "../../src/connectors/files/extract";
 import { FileSkipped, MAX_JSON_VALUES, MAX_TEXT_CHARS } from "../../src/connectors/files/limits";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createLogger, memorySink } from "../../src/log";
 import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
 import { startCorpus } from "../backup/support";
+import { tempDir } from "../helpers";
 import { docxBomb, pdfBomb } from "../support/bombs";
 import { probeWhile } from "../support/responsiveness";
 
@@ -128,7 +128,10 @@ describe("DOCX text without mammoth", () => {
   });
 
   test("another prefix for the namespace, and a text cut anywhere between chunks, read the same", () => {
-    const xml = doc(`<x:p><x:r><x:t>caf&#233; &amp; cr&#xE8;me</x:t></x:r></x:p><!-- a <x:t>comment</x:t> --><x:p><x:r><x:t><![CDATA[a <b> c]]></x:t></x:r></x:p>`, "x");
+    const xml = doc(
+      `<x:p><x:r><x:t>caf&#233; &amp; cr&#xE8;me</x:t></x:r></x:p><!-- a <x:t>comment</x:t> --><x:p><x:r><x:t><![CDATA[a <b> c]]></x:t></x:r></x:p>`,
+      "x",
+    );
     const whole = new WordText();
     whole.feed(xml, true);
     expect(whole.text()).toBe("café & crème\n\na <b> c\n\n");
@@ -142,9 +145,15 @@ describe("DOCX text without mammoth", () => {
 
   test("a DOCX made by JSZip: text and the title of its core properties", async () => {
     const zip = new JSZip();
-    zip.file("_rels/.rels", `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="r" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="/word/main.xml"/></Relationships>`);
+    zip.file(
+      "_rels/.rels",
+      `<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="r" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="/word/main.xml"/></Relationships>`,
+    );
     zip.file("word/main.xml", doc(`<w:p><w:r><w:t>Quarterly numbers</w:t></w:r></w:p>`));
-    zip.file("docProps/core.xml", `<cp:coreProperties xmlns:cp="x" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Q3 &amp; Q4</dc:title></cp:coreProperties>`);
+    zip.file(
+      "docProps/core.xml",
+      `<cp:coreProperties xmlns:cp="x" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Q3 &amp; Q4</dc:title></cp:coreProperties>`,
+    );
     const r = await docxText(await zip.generateAsync({ type: "uint8array", compression: "DEFLATE" }));
     expect(r).toEqual({ text: "Quarterly numbers\n\n", title: "Q3 & Q4" });
   });
@@ -159,7 +168,9 @@ describe("the files connector with a bomb in its folder", () => {
     writeFileSync(join(dir, "bomb.docx"), docxBomb(570).file);
     writeFileSync(join(dir, "notes.txt"), "The offsite is in Lisbon.");
     const logs = memorySink();
-    const c = createFilesConnector(dir, new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "alice/docs", true)), { log: createLogger("INFO", logs.sink) });
+    const c = createFilesConnector(dir, new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "alice/docs", true)), {
+      log: createLogger("INFO", logs.sink),
+    });
     await c.sync();
     expect(await c.health()).toEqual({ status: "ok", records: 1, reason: "skipped 1 file: bomb.docx expands beyond 64 MB" });
     expect((await c.search({ terms: ["lisbon"], phrases: [], limit: 5 })).map((r) => r.path)).toEqual(["notes.txt"]);
@@ -173,7 +184,10 @@ describe("the files connector with a bomb in its folder", () => {
 
     // Replaced by a real document: read on the next scan, and the note goes.
     const zip = new JSZip();
-    zip.file("word/document.xml", `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Porto instead</w:t></w:r></w:p></w:body></w:document>`);
+    zip.file(
+      "word/document.xml",
+      `<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>Porto instead</w:t></w:r></w:p></w:body></w:document>`,
+    );
     writeFileSync(join(dir, "bomb.docx"), await zip.generateAsync({ type: "nodebuffer", compression: "DEFLATE" }));
     utimesSync(join(dir, "bomb.docx"), new Date(), new Date(Date.now() + 5_000));
     await c.sync();
@@ -194,7 +208,12 @@ describe("the real server with the attack report's folder", () => {
     writeFileSync(join(docs, "notes.txt"), "The offsite is in Lisbon.");
     const connectors = join(root, "connectors.json");
     writeFileSync(connectors, JSON.stringify([{ id: "docs", kind: "files", label: "Docs", config: { path: docs } }]));
-    const server = await startCorpus({ HOME: root, CORPUS_DATA_DIR: join(root, "data"), CORPUS_CONNECTORS_FILE: connectors, CORPUS_LOG_LEVEL: "INFO" });
+    const server = await startCorpus({
+      HOME: root,
+      CORPUS_DATA_DIR: join(root, "data"),
+      CORPUS_CONNECTORS_FILE: connectors,
+      CORPUS_LOG_LEVEL: "INFO",
+    });
     try {
       // The status route makes the operator connector, which starts reading its folder.
       void fetch(`${server.url}/api/connectors/health`).catch(() => {});
@@ -207,7 +226,11 @@ describe("the real server with the attack report's folder", () => {
       // Generous bounds: the test machine may be shared and busy.
       expect(probed.slowestMs).toBeLessThan(5_000);
       expect(probed.grewBytes / MB).toBeLessThan(400);
-      expect(server.lines.filter((l) => l.message === "connector file skipped").map((l) => l.reason)).toEqual(["expands beyond 64 MB", "expands beyond 64 MB", "expands beyond 64 MB"]);
+      expect(server.lines.filter((l) => l.message === "connector file skipped").map((l) => l.reason)).toEqual([
+        "expands beyond 64 MB",
+        "expands beyond 64 MB",
+        "expands beyond 64 MB",
+      ]);
       expect(server.lines.find((l) => l.message === "connector indexed")).toMatchObject({ read: 1, unreadable: 0 });
     } finally {
       await server.stop();

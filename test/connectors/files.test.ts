@@ -1,8 +1,8 @@
-import { afterAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import JSZip from "jszip";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { cpSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import JSZip from "jszip";
 import { createFilesConnector } from "../../src/connectors/files/connector";
 import { extractText } from "../../src/connectors/files/extract";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
@@ -20,16 +20,30 @@ const key = randomBytes(32);
 const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
 const keys = new UserKeys(db, key);
 const indexFor = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
-const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Date; limit: number; phrases: string[] }> = {}) => ({ terms, phrases: [], limit: 10, ...extra });
+const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Date; limit: number; phrases: string[] }> = {}) => ({
+  terms,
+  phrases: [],
+  limit: 10,
+  ...extra,
+});
 const before = fingerprint(invoices);
 
 afterAll(() => expect(fingerprint(invoices)).toEqual(before));
 
 async function docx(paragraphs: string[]): Promise<Buffer> {
   const zip = new JSZip();
-  zip.file("[Content_Types].xml", `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`);
-  zip.file("_rels/.rels", `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`);
-  zip.file("word/document.xml", `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraphs.map((p) => `<w:p><w:r><w:t>${p}</w:t></w:r></w:p>`).join("")}</w:body></w:document>`);
+  zip.file(
+    "[Content_Types].xml",
+    `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+  );
+  zip.file(
+    "_rels/.rels",
+    `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+  );
+  zip.file(
+    "word/document.xml",
+    `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${paragraphs.map((p) => `<w:p><w:r><w:t>${p}</w:t></w:r></w:p>`).join("")}</w:body></w:document>`,
+  );
   return zip.generateAsync({ type: "nodebuffer" });
 }
 
@@ -64,7 +78,10 @@ describe("files connector: every document kind, and change", () => {
   test("Markdown, HTML, DOCX, CSV and JSON are read; an edited file is found on the next search", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "notes.md"), "# Offsite plan\n\nThe team offsite is on Friday in Lisbon.\n");
-    writeFileSync(join(dir, "page.html"), "<html><head><title>Price list</title></head><body><h1>Widgets</h1><p>Blue widget: <b>12 EUR</b></p><script>x()</script></body></html>");
+    writeFileSync(
+      join(dir, "page.html"),
+      "<html><head><title>Price list</title></head><body><h1>Widgets</h1><p>Blue widget: <b>12 EUR</b></p><script>x()</script></body></html>",
+    );
     writeFileSync(join(dir, "contract.docx"), await docx(["Service agreement between Acme Corp and Initech.", "Term: 24 months."]));
     writeFileSync(join(dir, "orders.csv"), "order,customer,total\n1042,Acme Corp,1250.00\n1043,Initech,99.50\n");
     writeFileSync(join(dir, "export.json"), JSON.stringify({ invoice: { number: "INV-77", customer: { name: "Globex" }, total: 310.5 } }));

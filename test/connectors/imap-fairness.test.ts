@@ -2,15 +2,15 @@
 // the operator's IMAP mailbox every 4 s, and every other user's query answered "opmail:
 // unavailable right now" (IMAP operations ran one at a time, each up to 15 s, with no cap on
 // the words of the OR search, while a search gives up after 8 s). Against the real Dovecot.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ImapConnector, OPERATION_TIMEOUT_MS } from "../../src/connectors/imap/connector";
 import { GAVE_UP, SUPERSEDED, Turns } from "../../src/connectors/imap/turns";
-import { CONNECTOR_TIMEOUT_MS } from "../../src/retrieval/search";
 import { allowList, pinner } from "../../src/net/pin";
+import { CONNECTOR_TIMEOUT_MS } from "../../src/retrieval/search";
 import { bearer, postJson, tempDir, testApp, tokenFor } from "../helpers";
-import { testServers, type TestServers } from "../support/servers";
+import { type TestServers, testServers } from "../support/servers";
 
 setDefaultTimeout(180_000);
 
@@ -37,7 +37,9 @@ function mallory(c: ImapConnector, inFlight = 3) {
   const loop = async () => {
     while (!stopped) {
       sent++;
-      await c.search({ terms: heavy, phrases: [], limit: 60, caller: "mallory", signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS) }).catch(() => {});
+      await c
+        .search({ terms: heavy, phrases: [], limit: 60, caller: "mallory", signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS) })
+        .catch(() => {});
       // A new request comes over the network, not in the same tick (a superseded one returns at once).
       await Bun.sleep(20);
     }
@@ -65,7 +67,13 @@ describe("one user's heavy searches and everybody else (real Dovecot)", () => {
     try {
       for (let i = 0; i < 3; i++) {
         const started = performance.now();
-        const records = await connector.search({ terms: ["skilling"], phrases: [], limit: 10, caller: "gina", signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS) });
+        const records = await connector.search({
+          terms: ["skilling"],
+          phrases: [],
+          limit: 10,
+          caller: "gina",
+          signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS),
+        });
         expect(records.length).toBeGreaterThan(0);
         expect(performance.now() - started).toBeLessThan(CONNECTOR_TIMEOUT_MS);
       }
@@ -82,7 +90,13 @@ describe("one user's heavy searches and everybody else (real Dovecot)", () => {
     setTimeout(() => controller.abort(), 200);
     await expect(given).rejects.toThrow(GAVE_UP);
     expect(performance.now() - started).toBeLessThan(2_000);
-    const records = await connector.search({ terms: ["skilling"], phrases: [], limit: 5, caller: "mallory", signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS) });
+    const records = await connector.search({
+      terms: ["skilling"],
+      phrases: [],
+      limit: 5,
+      caller: "mallory",
+      signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS),
+    });
     expect(records.length).toBeGreaterThan(0);
   });
 
@@ -148,10 +162,18 @@ describe("through the API, as in the attack report", () => {
   test("mallory (corpus:search only) sends 450-word questions to the operator's mailbox; gina's questions are answered from it", async () => {
     const { host, port, user, password } = servers.imap;
     const file = join(tempDir(), "connectors.json");
-    writeFileSync(file, JSON.stringify([{ id: "opmail", kind: "imap", label: "Company mail", config: { host, port, secure: false, user, password, mailbox: "INBOX" } }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { id: "opmail", kind: "imap", label: "Company mail", config: { host, port, secure: false, user, password, mailbox: "INBOX" } },
+      ]),
+    );
     // No per-user limit in the way: the connector alone must keep the mailbox for everyone.
     const t = await testApp({ CORPUS_CONNECTORS_FILE: file, CORPUS_LIMIT_QUERY_PER_MINUTE: "100000" });
-    const [mal, gina] = await Promise.all([tokenFor(t.services, "mallory", ["corpus:search"]), tokenFor(t.services, "gina", ["corpus:search"])]);
+    const [mal, gina] = await Promise.all([
+      tokenFor(t.services, "mallory", ["corpus:search"]),
+      tokenFor(t.services, "gina", ["corpus:search"]),
+    ]);
     const ask = async (token: string, query: string) => {
       const r = await t.app.handle(postJson("/v1/query", { query, connectors: ["opmail"], max_results: 3 }, bearer(token)));
       return { status: r.status, body: (await r.json()) as { results?: unknown[]; notes?: string[] } };

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createMaildirConnector, parseMessage, splitMbox } from "../../src/connectors/maildir/connector";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
-import { SHARED_DATA } from "../support/servers";
 import { fingerprint } from "../support/fixtures";
+import { SHARED_DATA } from "../support/servers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -19,7 +19,12 @@ const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
 const keys = new UserKeys(db, key);
 const indexFor = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
 const before = fingerprint(enron);
-const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Date; limit: number; phrases: string[] }> = {}) => ({ terms, phrases: [], limit: 10, ...extra });
+const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Date; limit: number; phrases: string[] }> = {}) => ({
+  terms,
+  phrases: [],
+  limit: 10,
+  ...extra,
+});
 
 afterAll(() => {
   // D19: not a byte nor an mtime of the source changed.
@@ -53,7 +58,9 @@ describe("maildir connector: the Enron messages folder (.eml)", () => {
   });
 
   test("a phrase and a date range narrow the results", async () => {
-    const may = await connector.search(ask([], { phrases: ["price caps"], dateFrom: new Date("2001-05-01T00:00:00Z"), dateTo: new Date("2001-06-01T00:00:00Z"), limit: 50 }));
+    const may = await connector.search(
+      ask([], { phrases: ["price caps"], dateFrom: new Date("2001-05-01T00:00:00Z"), dateTo: new Date("2001-06-01T00:00:00Z"), limit: 50 }),
+    );
     expect(may.length).toBeGreaterThan(0);
     for (const r of may) {
       expect(r.date! >= "2001-05-01").toBe(true);
@@ -93,7 +100,10 @@ describe("maildir connector: mbox and Maildir folders", () => {
     expect((await c.health()).records).toBe(4);
 
     const marker = `zebracorn${Date.now()}`;
-    writeFileSync(join(dir, "Maildir", "new", "5.host"), `From: a@example.com\r\nTo: b@example.com\r\nSubject: Quarterly ${marker}\r\nDate: Mon, 2 Apr 2001 10:00:00 -0700\r\nMessage-ID: <x@example.com>\r\n\r\nThe ${marker} report.\r\n`);
+    writeFileSync(
+      join(dir, "Maildir", "new", "5.host"),
+      `From: a@example.com\r\nTo: b@example.com\r\nSubject: Quarterly ${marker}\r\nDate: Mon, 2 Apr 2001 10:00:00 -0700\r\nMessage-ID: <x@example.com>\r\n\r\nThe ${marker} report.\r\n`,
+    );
     rmSync(join(dir, "Maildir", "cur", "0.host:2,S"));
     await c.sync();
     expect((await c.health()).records).toBe(4);
@@ -140,4 +150,3 @@ describe("maildir connector: mbox and Maildir folders", () => {
     await expect(c.search(ask(["x"]))).rejects.toThrow("not a readable folder");
   });
 });
-

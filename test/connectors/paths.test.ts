@@ -2,13 +2,25 @@
 // do not exist, links put in place after a path was checked, files swapped between a scan
 // and a read. Each attack plants a distinctive word outside the allowed folders and checks
 // that nothing returns it.
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { linkSync, mkdirSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { filesSource } from "../../src/connectors/files/connector";
 import { maildirSource } from "../../src/connectors/maildir/connector";
-import { confine, isInside, isSafeSegment, PathRefused, readNoFollow, recheck, refusal, rootsFor, sharedRoots, type PathPolicy } from "../../src/connectors/paths";
+import {
+  confine,
+  isInside,
+  isSafeSegment,
+  type PathPolicy,
+  PathRefused,
+  readNoFollow,
+  recheck,
+  refusal,
+  rootsFor,
+  sharedRoots,
+} from "../../src/connectors/paths";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { tempDir } from "../helpers";
 
@@ -101,7 +113,8 @@ describe("roots per user", () => {
     symlinkSync(join(w.outside, "secret.txt"), join(w.bob, "to-existing"));
     symlinkSync(join(w.outside, "nothing.txt"), join(w.bob, "to-missing"));
     symlinkSync(join(w.bob, "to-missing"), join(w.bob, "to-link"));
-    for (const link of ["to-existing", "to-missing", "to-link"]) refusedWith(() => confine(join(w.bob, link), w.policy("bob")), 403, /outside/);
+    for (const link of ["to-existing", "to-missing", "to-link"])
+      refusedWith(() => confine(join(w.bob, link), w.policy("bob")), 403, /outside/);
     symlinkSync(join(w.docs, "later.txt"), join(w.bob, "to-own-missing"));
     refusedWith(() => confine(join(w.bob, "to-own-missing"), w.policy("bob")), 400, /does not exist/);
   });
@@ -147,7 +160,10 @@ describe("files and mail: links put in place after the check", () => {
     rmSync(join(w.docs, "note.txt"));
     symlinkSync(join(w.outside, "secret.txt"), join(w.docs, "note.txt"));
     const note = entries.find((e) => e.source === "note.txt")!;
-    const read = source.read(note).then((rs) => JSON.stringify(rs), (e: Error) => e.message);
+    const read = source.read(note).then(
+      (rs) => JSON.stringify(rs),
+      (e: Error) => e.message,
+    );
     expect(await read).not.toContain(SECRET);
   });
 
@@ -159,7 +175,10 @@ describe("files and mail: links put in place after the check", () => {
     rmSync(join(w.docs, "keys.json"));
     symlinkSync(join(w.data, "signing-key.json"), join(w.docs, "keys.json"));
     const keys = entries.find((e) => e.source === "keys.json")!;
-    const read = source.read(keys).then((rs) => JSON.stringify(rs), (e: Error) => e.message);
+    const read = source.read(keys).then(
+      (rs) => JSON.stringify(rs),
+      (e: Error) => e.message,
+    );
     expect(await read).not.toContain("DATA-KID-0042");
   });
 
@@ -171,7 +190,10 @@ describe("files and mail: links put in place after the check", () => {
     writeFileSync(join(w.outside, "note.txt"), `quokka ${SECRET}\n`);
     swapForLink(w.docs, w.outside);
     for (const e of entries) {
-      const read = source.read(e).then((rs) => JSON.stringify(rs), (err: Error) => err.message);
+      const read = source.read(e).then(
+        (rs) => JSON.stringify(rs),
+        (err: Error) => err.message,
+      );
       expect(await read).not.toContain(SECRET);
     }
   });
@@ -181,7 +203,12 @@ describe("files and mail: links put in place after the check", () => {
     symlinkSync(w.outside, join(w.docs, "linked-folder"));
     symlinkSync(join(w.outside, "secret.txt"), join(w.docs, "linked.txt"));
     symlinkSync(w.data, join(w.docs, "linked-data"));
-    expect(filesSource(w.docs).scan().map((e) => e.source).sort()).toEqual(["note.txt", "sub/inner.txt"]);
+    expect(
+      filesSource(w.docs)
+        .scan()
+        .map((e) => e.source)
+        .sort(),
+    ).toEqual(["note.txt", "sub/inner.txt"]);
   });
 
   test("maildir: a message swapped for a link between the scan and the read is not read", async () => {
@@ -194,7 +221,10 @@ describe("files and mail: links put in place after the check", () => {
     const [entry] = source.scan();
     rmSync(join(mail, "cur", "1.eml"));
     symlinkSync(join(w.outside, "stolen.eml"), join(mail, "cur", "1.eml"));
-    const read = source.read(entry!).then((rs) => JSON.stringify(rs), (e: Error) => e.message);
+    const read = source.read(entry!).then(
+      (rs) => JSON.stringify(rs),
+      (e: Error) => e.message,
+    );
     expect(await read).not.toContain(SECRET);
     symlinkSync(join(w.outside, "stolen.eml"), join(mail, "cur", "2.eml"));
     expect(source.scan().map((e) => e.source)).toEqual([]);
@@ -224,7 +254,11 @@ describe("files and mail: links put in place after the check", () => {
     const fifo = join(w.docs, "pipe.txt");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
     expect(() => readNoFollow(fifo, w.docs)).toThrow(/not a regular file/);
-    expect(filesSource(w.docs).scan().map((e) => e.source)).not.toContain("pipe.txt");
+    expect(
+      filesSource(w.docs)
+        .scan()
+        .map((e) => e.source),
+    ).not.toContain("pipe.txt");
   });
 });
 
@@ -249,7 +283,10 @@ describe("SQLite: checked again each time the file is opened", () => {
     const status = await c.health();
     expect(status.status).toBe("error");
     expect(status.reason).toMatch(/through a link|no longer leads/);
-    const found = await c.search(ask).then((rs) => JSON.stringify(rs), (e: Error) => e.message);
+    const found = await c.search(ask).then(
+      (rs) => JSON.stringify(rs),
+      (e: Error) => e.message,
+    );
     expect(found).not.toContain(SECRET);
     await c.close();
   });
@@ -275,7 +312,10 @@ describe("SQLite: checked again each time the file is opened", () => {
     linkSync(`${theirs}-wal`, `${file}-wal`);
     const c = new SqlConnector({ url: confine(file, w.policy("bob")), tables }, (p) => recheck(p, w.policy("bob")));
     expect(await c.health()).toMatchObject({ status: "error", reason: expect.stringMatching(/hard links/) });
-    const found = await c.search(ask).then((rs) => JSON.stringify(rs), (e: Error) => e.message);
+    const found = await c.search(ask).then(
+      (rs) => JSON.stringify(rs),
+      (e: Error) => e.message,
+    );
     expect(found).not.toContain(SECRET);
     await c.close();
     db.close();
@@ -285,7 +325,9 @@ describe("SQLite: checked again each time the file is opened", () => {
     const w = world();
     const file = join(w.bob, "endless.sqlite");
     const db = new Database(file);
-    db.exec("CREATE VIEW invoice AS WITH RECURSIVE n(id, city) AS (SELECT 1, 'quokka' UNION ALL SELECT id + 1, city FROM n) SELECT id, city FROM n");
+    db.exec(
+      "CREATE VIEW invoice AS WITH RECURSIVE n(id, city) AS (SELECT 1, 'quokka' UNION ALL SELECT id + 1, city FROM n) SELECT id, city FROM n",
+    );
     db.close();
     const c = new SqlConnector({ url: confine(file, w.policy("bob")), tables }, (p) => recheck(p, w.policy("bob")));
     expect(await c.health()).toMatchObject({ status: "error", reason: expect.stringMatching(/view or a virtual table/) });

@@ -15,7 +15,15 @@ describe("PhaseProgress", () => {
   test("before anything is done the rate and the time left are unknown", () => {
     const c = clocked();
     const p = new PhaseProgress("embedding", "chunks", 0, 10_053, c.now);
-    expect(p.view()).toEqual({ phase: "embedding", unit: "chunks", done: 0, total: 10_053, rate_per_second: null, eta_seconds: null, started_at: "2026-03-01T09:00:00.000Z" });
+    expect(p.view()).toEqual({
+      phase: "embedding",
+      unit: "chunks",
+      done: 0,
+      total: 10_053,
+      rate_per_second: null,
+      eta_seconds: null,
+      started_at: "2026-03-01T09:00:00.000Z",
+    });
     // Time passing with nothing done (the model loading) does not make a rate of it yet.
     c.advance(5_000);
     expect(p.view()).toMatchObject({ rate_per_second: null, eta_seconds: null });
@@ -101,7 +109,14 @@ describe("PhaseProgress", () => {
     const lines = logs.records().filter((l) => l.message === "connector embedding");
     // 50 s of work: a line at 10, 20, 30, 40 and 50 s, no more.
     expect(lines.length).toBe((100 * 500) / PROGRESS_LOG_INTERVAL_MS);
-    expect(lines[0]).toMatchObject({ level: "INFO", logger: "connectors.mail", done: 320, total: 1_600, chunks_per_second: 32, eta_seconds: 40 });
+    expect(lines[0]).toMatchObject({
+      level: "INFO",
+      logger: "connectors.mail",
+      done: 320,
+      total: 1_600,
+      chunks_per_second: 32,
+      eta_seconds: 40,
+    });
     expect(p.summary()).toEqual({ done: 1_600, seconds: 50, per_second: 32 });
   });
 

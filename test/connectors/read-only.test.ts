@@ -5,11 +5,12 @@
 // (`-y` names the file behind each descriptor): none touches the folder, and no open of a file
 // in it asks for writing. Afterwards every file's bytes, mode and mtime, and every folder's
 // entries and mtime, are as before.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus, until, type Corpus } from "../backup/support";
+import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "../backup/support";
 import { tempDir } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
 
@@ -28,13 +29,63 @@ const env = {
 
 /** System calls that change a file or folder (by path or by descriptor), and the opens. */
 const TRACED = [
-  "open", "openat", "openat2", "creat", "write", "pwrite64", "writev", "pwritev", "pwritev2", "truncate", "ftruncate",
-  "fallocate", "rename", "renameat", "renameat2", "unlink", "unlinkat", "link", "linkat", "symlink", "symlinkat",
-  "mkdir", "mkdirat", "rmdir", "chmod", "fchmod", "fchmodat", "chown", "fchown", "fchownat", "lchown", "utime",
-  "utimes", "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
-  "fremovexattr", "mknod", "mknodat",
+  "open",
+  "openat",
+  "openat2",
+  "creat",
+  "write",
+  "pwrite64",
+  "writev",
+  "pwritev",
+  "pwritev2",
+  "truncate",
+  "ftruncate",
+  "fallocate",
+  "rename",
+  "renameat",
+  "renameat2",
+  "unlink",
+  "unlinkat",
+  "link",
+  "linkat",
+  "symlink",
+  "symlinkat",
+  "mkdir",
+  "mkdirat",
+  "rmdir",
+  "chmod",
+  "fchmod",
+  "fchmodat",
+  "chown",
+  "fchown",
+  "fchownat",
+  "lchown",
+  "utime",
+  "utimes",
+  "utimensat",
+  "futimesat",
+  "setxattr",
+  "lsetxattr",
+  "fsetxattr",
+  "removexattr",
+  "lremovexattr",
+  "fremovexattr",
+  "mknod",
+  "mknodat",
 ];
-const BY_DESCRIPTOR = new Set(["write", "pwrite64", "writev", "pwritev", "pwritev2", "ftruncate", "fallocate", "fchmod", "fchown", "fsetxattr", "fremovexattr"]);
+const BY_DESCRIPTOR = new Set([
+  "write",
+  "pwrite64",
+  "writev",
+  "pwritev",
+  "pwritev2",
+  "ftruncate",
+  "fallocate",
+  "fchmod",
+  "fchown",
+  "fsetxattr",
+  "fremovexattr",
+]);
 const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND/;
 
 type Snapshot = Map<string, string>;
@@ -67,7 +118,9 @@ function buildSource(): void {
   readdirSync(enron)
     .filter((n) => n.endsWith(".eml"))
     .slice(0, 6)
-    .forEach((name, i) => copyFileSync(join(enron, name), i < 3 ? join(mail, "new", `${i}.corpus-test`) : join(mail, "cur", `${i}.corpus-test:2,S`)));
+    .forEach((name, i) =>
+      copyFileSync(join(enron, name), i < 3 ? join(mail, "new", `${i}.corpus-test`) : join(mail, "cur", `${i}.corpus-test:2,S`)),
+    );
   writeFileSync(
     join(mail, "new", "9.corpus-test"),
     "From: ana@example.com\nTo: bo@example.com\nSubject: blorptangle audit\nDate: Mon, 2 Mar 2026 10:00:00 +0000\nMessage-ID: <blorp@example.com>\n\nThe blorptangle audit is on Friday.\n",
@@ -82,7 +135,11 @@ function buildSource(): void {
     JSON.stringify([
       { id: "docs", kind: "files", config: { path: docs } },
       { id: "mail", kind: "maildir", config: { path: mail } },
-      { id: "shop", kind: "sql", config: { url: join(source, "shop.sqlite"), tables: [{ name: "orders", id: "id", title: "customer", text: ["note"] }] } },
+      {
+        id: "shop",
+        kind: "sql",
+        config: { url: join(source, "shop.sqlite"), tables: [{ name: "orders", id: "id", title: "customer", text: ["note"] }] },
+      },
     ]),
   );
 }
@@ -110,7 +167,20 @@ beforeAll(async () => {
   const created = await cli(["token", "create", "--user", "alice", "--scopes", "corpus:search,connectors:read"], env);
   expect(created.code).toBe(0);
   token = created.stdout.trim();
-  server = await startCorpus(env, ["strace", "-f", "-qq", "-y", "-s", "256", "-o", straceLog, "-e", `trace=${TRACED.join(",")}`, "-e", "signal=none"]);
+  server = await startCorpus(env, [
+    "strace",
+    "-f",
+    "-qq",
+    "-y",
+    "-s",
+    "256",
+    "-o",
+    straceLog,
+    "-e",
+    `trace=${TRACED.join(",")}`,
+    "-e",
+    "signal=none",
+  ]);
   await until("the three connectors to be indexed", async () => {
     const r = await fetch(`${server!.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } });
     const list = ((await r.json()) as { connectors: Array<{ id: string; status: string }> }).connectors;

@@ -3,13 +3,13 @@
 // them in CORPUS_CONNECTOR_ALLOW_HOSTS; database URLs are read by corpus (400 for parameters);
 // a server that closes after authentication gets a bounded number of connections.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
-import { writeFileSync } from "node:fs";
 import { ConfigError } from "../../src/config";
 import { bearer, postJson, req, tempDir, testApp, testConfig } from "../helpers";
-import { hostilePostgres, type HostilePostgres } from "../support/hostile-postgres";
-import { testServers, type TestServers } from "../support/servers";
+import { type HostilePostgres, hostilePostgres } from "../support/hostile-postgres";
+import { type TestServers, testServers } from "../support/servers";
 
 setDefaultTimeout(60_000);
 
@@ -36,12 +36,22 @@ async function app(env: Record<string, string> = {}) {
     const r = await t.app.handle(postJson("/v1/connectors", body, bearer(token)));
     return { status: r.status, body: (await r.json()) as Record<string, any> };
   };
-  const list = async () => ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(token) }))).json()) as { connectors: Array<Record<string, any>> }).connectors;
+  const list = async () =>
+    ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(token) }))).json()) as { connectors: Array<Record<string, any>> })
+      .connectors;
   return { ...t, add, list };
 }
 
-const imap = (host: string, port = listenerPort) => ({ id: "mail", kind: "imap", config: { host, port, secure: false, user: "u", password: "p" } });
-const pg = (url: string) => ({ id: "shop", kind: "sql", config: { url, tables: [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_country"] }] } });
+const imap = (host: string, port = listenerPort) => ({
+  id: "mail",
+  kind: "imap",
+  config: { host, port, secure: false, user: "u", password: "p" },
+});
+const pg = (url: string) => ({
+  id: "shop",
+  kind: "sql",
+  config: { url, tables: [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_country"] }] },
+});
 
 describe("users' IMAP and PostgreSQL hosts (CORPUS_CONNECTOR_ALLOW_HOSTS unset)", () => {
   test("every spelling of loopback, private or link-local is 403 before any connection; nothing is saved", async () => {
@@ -93,8 +103,14 @@ describe("users' IMAP and PostgreSQL hosts (CORPUS_CONNECTOR_ALLOW_HOSTS unset)"
     const t = await app();
     try {
       for (const [url, message] of [
-        ["postgres://shop:pw@db.example/chinook?options=-c%20default_transaction_read_only%3Doff", 'config.url: the parameter "options" is not allowed'],
-        ["postgres://shop:pw@db.example/chinook?sslmode=disable&target_session_attrs=any", 'config.url: the parameter "target_session_attrs" is not allowed'],
+        [
+          "postgres://shop:pw@db.example/chinook?options=-c%20default_transaction_read_only%3Doff",
+          'config.url: the parameter "options" is not allowed',
+        ],
+        [
+          "postgres://shop:pw@db.example/chinook?sslmode=disable&target_session_attrs=any",
+          'config.url: the parameter "target_session_attrs" is not allowed',
+        ],
         ["postgres://shop:pw@db.example/chinook?host=/var/run/postgresql", 'config.url: the parameter "host" is not allowed'],
         ["postgres://db.example/chinook", "config.url: must name the user"],
         ["postgres://shop@h1,h2/chinook", "config.url: the host must be one host name or IP address"],
@@ -124,9 +140,13 @@ describe("users' IMAP and PostgreSQL hosts (CORPUS_CONNECTOR_ALLOW_HOSTS unset)"
 
   test("a malformed list stops start-up with one line", () => {
     expect(() => testConfig({ CORPUS_CONNECTOR_ALLOW_HOSTS: "10.0.0.0/40" })).toThrow(ConfigError);
-    expect(() => testConfig({ CORPUS_CONNECTOR_ALLOW_HOSTS: "10.0.0.0/40" })).toThrow('CORPUS_CONNECTOR_ALLOW_HOSTS="10.0.0.0/40" is not allowed');
+    expect(() => testConfig({ CORPUS_CONNECTOR_ALLOW_HOSTS: "10.0.0.0/40" })).toThrow(
+      'CORPUS_CONNECTOR_ALLOW_HOSTS="10.0.0.0/40" is not allowed',
+    );
     expect(() => testConfig({ CORPUS_CONNECTOR_ALLOW_HOSTS: "db one" })).toThrow(ConfigError);
-    expect(testConfig({ CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1, db.internal, 10.0.0.0/8, [::1]" }).CORPUS_CONNECTOR_ALLOW_HOSTS).toContain("db.internal");
+    expect(
+      testConfig({ CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1, db.internal, 10.0.0.0/8, [::1]" }).CORPUS_CONNECTOR_ALLOW_HOSTS,
+    ).toContain("db.internal");
   });
 });
 
@@ -140,7 +160,10 @@ describe("users' hosts listed in CORPUS_CONNECTOR_ALLOW_HOSTS", () => {
   test("listed hosts connect; others stay refused", async () => {
     const t = await app({ CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" });
     try {
-      const ok = await t.add({ ...imap(servers.imap.host, servers.imap.port), config: { ...imap(servers.imap.host, servers.imap.port).config, user: servers.imap.user, password: servers.imap.password } });
+      const ok = await t.add({
+        ...imap(servers.imap.host, servers.imap.port),
+        config: { ...imap(servers.imap.host, servers.imap.port).config, user: servers.imap.user, password: servers.imap.password },
+      });
       expect(ok).toMatchObject({ status: 200, body: { status: "ok", records: 1702 } });
       expect((await t.add({ ...imap("127.0.0.2"), id: "other" })).status).toBe(403);
     } finally {
@@ -203,7 +226,9 @@ describe("what may land while the host is looked up", () => {
         };
       };
       const token = (await t.services.auth.issuer.issue("late", ["connectors:write"])).token;
-      const pending = t.app.handle(postJson("/v1/connectors", { ...imap("127.0.0.1"), config: { ...imap("127.0.0.1").config, port: 1 } }, bearer(token)));
+      const pending = t.app.handle(
+        postJson("/v1/connectors", { ...imap("127.0.0.1"), config: { ...imap("127.0.0.1").config, port: 1 } }, bearer(token)),
+      );
       await atLookup;
       expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }))).status).toBe(200);
       release();

@@ -1,6 +1,7 @@
 // The connector control plane (D18, D20, D5) through the real app, with real sources.
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
@@ -8,7 +9,7 @@ import { HttpError } from "../../src/http/errors";
 import { OPERATOR_UNAVAILABLE } from "../../src/retrieval/search";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 import { hostilePostgres } from "../support/hostile-postgres";
-import { SHARED_DATA, testServers, type TestServers } from "../support/servers";
+import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
 
 setDefaultTimeout(60_000);
 
@@ -21,13 +22,15 @@ async function setup(env: Record<string, string> = {}, now?: () => number) {
   const roots = tempDir("corpus-roots-");
   // The test servers listen on loopback, which users may reach only when listed (D26).
   const t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1", ...env }, now);
-  const token = async (user = "alice", scopes = ["connectors:read", "connectors:write"]) => (await t.services.auth.issuer.issue(user, scopes as never)).token;
+  const token = async (user = "alice", scopes = ["connectors:read", "connectors:write"]) =>
+    (await t.services.auth.issuer.issue(user, scopes as never)).token;
   return { ...t, roots, token };
 }
 
 const add = (tok: string, body: unknown) => postJson("/v1/connectors", body, bearer(tok));
 const list = async (app: { handle(r: Request): Promise<Response> | Response }, tok: string) =>
-  ((await (await app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> }).connectors;
+  ((await (await app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> })
+    .connectors;
 
 describe("GET/POST/DELETE /v1/connectors", () => {
   test("add a files connector under the allowed roots; it is listed with status and record count; then removed", async () => {
@@ -58,13 +61,22 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   test("an IMAP connector: the password is stored sealed and never returned; a wrong one is saved with status error", async () => {
     const { app, token, config, db } = await setup();
     const tok = await token();
-    const imap = { host: servers.imap.host, port: servers.imap.port, secure: false, user: servers.imap.user, password: servers.imap.password, mailbox: "INBOX" };
+    const imap = {
+      host: servers.imap.host,
+      port: servers.imap.port,
+      secure: false,
+      user: servers.imap.user,
+      password: servers.imap.password,
+      mailbox: "INBOX",
+    };
     const ok = (await (await app.handle(add(tok, { id: "mail", kind: "imap", config: imap }))).json()) as Record<string, any>;
     expect(ok).toMatchObject({ id: "mail", status: "ok", records: 1702 });
     expect(ok.config).not.toHaveProperty("password");
     expect(JSON.stringify(ok)).not.toContain(servers.imap.password);
 
-    const bad = (await (await app.handle(add(tok, { id: "mail2", kind: "imap", config: { ...imap, password: "wrong-pass-123" } }))).json()) as Record<string, any>;
+    const bad = (await (
+      await app.handle(add(tok, { id: "mail2", kind: "imap", config: { ...imap, password: "wrong-pass-123" } }))
+    ).json()) as Record<string, any>;
     expect(bad).toMatchObject({ id: "mail2", status: "error", reason: `IMAP login failed for enron at 127.0.0.1:${servers.imap.port}` });
 
     const listed = JSON.stringify(await list(app, tok));
@@ -82,7 +94,14 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   test("a PostgreSQL connector: the URL's password is never shown", async () => {
     const { app, token } = await setup();
     const tok = await token();
-    const body = { id: "shop", kind: "sql", config: { url: servers.pgUrl, tables: [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_country"], date: "invoice_date" }] } };
+    const body = {
+      id: "shop",
+      kind: "sql",
+      config: {
+        url: servers.pgUrl,
+        tables: [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_country"], date: "invoice_date" }],
+      },
+    };
     const created = (await (await app.handle(add(tok, body))).json()) as Record<string, any>;
     expect(created).toMatchObject({ status: "ok", records: 412 });
     expect(created.config.url).toBe(servers.pgUrl.replace("shop-pass", "***"));
@@ -95,11 +114,23 @@ describe("GET/POST/DELETE /v1/connectors", () => {
       [{ id: "Bad Id", kind: "files", config: { path: roots } }, 400, /^id: /],
       [{ id: "x", kind: "ftp", config: {} }, 400, /kind/],
       [{ id: "x", kind: "imap", config: { host: "h", user: "u", password: "p", port: 99999 } }, 400, /^config\.port: /],
-      [{ id: "x", kind: "sql", config: { url: servers.pgUrl, tables: [{ name: "invoice; DROP TABLE x", id: "a", title: "b", text: ["c"] }] } }, 400, /^config\.tables\.0\.name: /],
+      [
+        {
+          id: "x",
+          kind: "sql",
+          config: { url: servers.pgUrl, tables: [{ name: "invoice; DROP TABLE x", id: "a", title: "b", text: ["c"] }] },
+        },
+        400,
+        /^config\.tables\.0\.name: /,
+      ],
       [{ id: "x", kind: "files", config: { path: roots }, extra: 1 }, 400, /extra/],
       [{ id: "x", kind: "files", config: { path: "relative/docs" } }, 400, /absolute/],
       [{ id: "x", kind: "files", config: { path: "/etc" } }, 403, /outside the folders/],
-      [{ id: "x", kind: "sql", config: { url: "/etc/passwd", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } }, 403, /outside the folders/],
+      [
+        { id: "x", kind: "sql", config: { url: "/etc/passwd", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } },
+        403,
+        /outside the folders/,
+      ],
       [{ id: "x", kind: "maildir", config: { path: config.CORPUS_DATA_DIR } }, 403, /data folder/],
     ];
     for (const [body, status, message] of cases) {
@@ -137,7 +168,20 @@ describe("GET/POST/DELETE /v1/connectors", () => {
 
   test("operator connectors (CORPUS_CONNECTORS_FILE) are visible to every user and cannot be removed by them", async () => {
     const file = join(tempDir(), "connectors.json");
-    writeFileSync(file, JSON.stringify([{ id: "shop", kind: "sql", label: "Chinook shop", config: { url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }] } }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          id: "shop",
+          kind: "sql",
+          label: "Chinook shop",
+          config: {
+            url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
+            tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
+          },
+        },
+      ]),
+    );
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     for (const user of ["alice", "bob"]) {
       expect(await list(app, await token(user))).toEqual([
@@ -157,8 +201,17 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     writeFileSync(
       file,
       JSON.stringify([
-        { id: "ops-mail", kind: "imap", label: "Support inbox", config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password } },
-        { id: "ops-db", kind: "sql", config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } },
+        {
+          id: "ops-mail",
+          kind: "imap",
+          label: "Support inbox",
+          config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password },
+        },
+        {
+          id: "ops-db",
+          kind: "sql",
+          config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+        },
       ]),
     );
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
@@ -177,7 +230,16 @@ describe("GET/POST/DELETE /v1/connectors", () => {
 
   test("a search while an operator connector fails notes it as unavailable, not with its host, account or URL", async () => {
     const file = join(tempDir(), "connectors.json");
-    writeFileSync(file, JSON.stringify([{ id: "ops-db", kind: "sql", config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          id: "ops-db",
+          kind: "sql",
+          config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+        },
+      ]),
+    );
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const r = await app.handle(postJson("/v1/query", { query: "invoices of March" }, bearer(await token("mallory", ["corpus:search"]))));
     expect(r.status).toBe(200);
@@ -191,8 +253,19 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     writeFileSync(
       file,
       JSON.stringify([
-        { id: "gone", kind: "sql", config: { url: "postgres://u:p@127.0.0.1:1/x", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } },
-        { id: "shop", kind: "sql", config: { url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }] } },
+        {
+          id: "gone",
+          kind: "sql",
+          config: { url: "postgres://u:p@127.0.0.1:1/x", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+        },
+        {
+          id: "shop",
+          kind: "sql",
+          config: {
+            url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
+            tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
+          },
+        },
       ]),
     );
     const { app, logs } = await setup({ CORPUS_CONNECTORS_FILE: file });
@@ -207,7 +280,13 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     // Asked again (a monitor polls it): still one line in the log, which says which and why.
     await app.handle(req("/api/connectors/health"));
     const logged = logs.records().filter((l) => l.message === "operator connector in error");
-    expect(logged).toEqual([expect.objectContaining({ level: "WARNING", connector: "gone", reason: expect.stringContaining("database postgres://u:***@127.0.0.1:1/x") })]);
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: "WARNING",
+        connector: "gone",
+        reason: expect.stringContaining("database postgres://u:***@127.0.0.1:1/x"),
+      }),
+    ]);
     writeFileSync(file, JSON.stringify([{ id: "x", kind: "imap", config: { host: "h" } }]));
     await expect(setup({ CORPUS_CONNECTORS_FILE: file })).rejects.toThrow(/CORPUS_CONNECTORS_FILE=.* connector 1: config/);
   });
@@ -216,10 +295,24 @@ describe("GET/POST/DELETE /v1/connectors", () => {
 describe("connectors per user are capped (CORPUS_MAX_CONNECTORS_PER_USER; issue 13, item 11)", () => {
   test("one more than the cap is 409 conflict naming the limit, even sent all at once; the operator's do not count; removing one makes room", async () => {
     const file = join(tempDir(), "connectors.json");
-    writeFileSync(file, JSON.stringify([{ id: "shop", kind: "sql", config: { url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }] } }]));
+    writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          id: "shop",
+          kind: "sql",
+          config: {
+            url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
+            tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
+          },
+        },
+      ]),
+    );
     const { app, roots, token } = await setup({ CORPUS_MAX_CONNECTORS_PER_USER: "2", CORPUS_CONNECTORS_FILE: file });
     const alice = await token();
-    const burst = await Promise.all([0, 1, 2, 3, 4].map((i) => app.handle(add(alice, { id: `docs${i}`, kind: "files", config: { path: roots } }))));
+    const burst = await Promise.all(
+      [0, 1, 2, 3, 4].map((i) => app.handle(add(alice, { id: `docs${i}`, kind: "files", config: { path: roots } }))),
+    );
     expect(burst.map((r) => r.status).sort()).toEqual([200, 200, 409, 409, 409]);
     const refused = (await burst.find((r) => r.status === 409)!.json()) as { type: string; message: string };
     expect(refused).toEqual({ type: "conflict", message: expect.stringContaining("CORPUS_MAX_CONNECTORS_PER_USER=2") });
@@ -251,7 +344,8 @@ async function perUser(env: Record<string, string> = {}, rootsOf = (base: string
   writeFileSync(join(outside, "ledger.txt"), `Zanzibar quokka ledger: ${OUTSIDE_WORD}\n`);
   writeFileSync(join(outside, "inner.txt"), `Zanzibar quokka ledger: ${OUTSIDE_WORD}\n`);
   const t = await testApp({ CORPUS_CONNECTOR_ROOTS: rootsOf(base), ...env });
-  const token = async (user: string) => (await t.services.auth.issuer.issue(user, ["connectors:read", "connectors:write", "corpus:search"])).token;
+  const token = async (user: string) =>
+    (await t.services.auth.issuer.issue(user, ["connectors:read", "connectors:write", "corpus:search"])).token;
   // The answer as text: whatever a record carries (title, snippet, path, metadata) is in it.
   const ask = async (tok: string, question = QUESTION) => {
     const r = await t.app.handle(postJson("/v1/query", { q: question, top_k: 50 }, bearer(tok)));
@@ -296,7 +390,9 @@ describe("local paths are per user and checked on every scan (D23)", () => {
       expect([path, r.status]).toEqual([path, 403]);
       expect(((await r.json()) as { message: string }).message).toMatch(/outside the folders/);
     }
-    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(200);
+    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(
+      200,
+    );
     const answer = await t.ask(t.alice);
     expect(answer).toContain("ledger of alice");
     expect(answer).not.toContain(BOB_WORD);
@@ -305,7 +401,9 @@ describe("local paths are per user and checked on every scan (D23)", () => {
 
   test("a link in alice's own folder to bob's is refused too", async () => {
     const t = await perUser();
-    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(200);
+    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(
+      200,
+    );
     symlinkSync(t.bobDocs, join(t.base, "alice", "bobs"));
     const r = await t.app.handle(add(t.alice, { id: "theirs", kind: "maildir", config: { path: join(t.base, "alice", "bobs") } }));
     expect(r.status).toBe(403);
@@ -334,7 +432,10 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     const mine = await t.app.handle(add(t.bob, { id: "later", kind: "files", config: { path: later } }));
     expect(mine.status).toBe(400);
     expect(((await mine.json()) as { message: string }).message).toBe(`${later} does not exist`);
-    expect((await t.app.handle(add(t.bob, { id: "db", kind: "sql", config: { url: join(t.base, "bob", "later.sqlite"), tables: shopTables } }))).status).toBe(400);
+    expect(
+      (await t.app.handle(add(t.bob, { id: "db", kind: "sql", config: { url: join(t.base, "bob", "later.sqlite"), tables: shopTables } })))
+        .status,
+    ).toBe(400);
     expect((await t.app.handle(add(t.alice, { id: "later", kind: "files", config: { path: later } }))).status).toBe(403);
     // What the attacker did next: put a link where the path was promised.
     symlinkSync(t.config.CORPUS_DATA_DIR, later);
@@ -342,50 +443,62 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     await t.services.close();
   });
 
-  test.each(ROOT_STYLES)("roots %s: the folder swapped for a link to the data folder after adding: nothing of it comes back, status error", async (_style, rootsOf) => {
-    const t = await perUser({}, rootsOf);
-    const kid = (JSON.parse(readFileSync(join(t.config.CORPUS_DATA_DIR, "signing-key.json"), "utf8")) as { kid: string }).kid;
-    expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
-    expect(await t.ask(t.bob)).toContain(BOB_WORD);
-    swapForLink(t.bobDocs, t.config.CORPUS_DATA_DIR);
-    const status = await t.rescan("bob", "docs");
-    for (const question of ["EdDSA Ed25519 signing key kid", "public jwk OKP", QUESTION]) expect(await t.ask(t.bob, question)).not.toContain(kid);
-    expect(status).toMatchObject({ status: "error", reason: expect.stringMatching(/data folder|no longer leads/) });
-    await t.services.close();
-  });
+  test.each(ROOT_STYLES)(
+    "roots %s: the folder swapped for a link to the data folder after adding: nothing of it comes back, status error",
+    async (_style, rootsOf) => {
+      const t = await perUser({}, rootsOf);
+      const kid = (JSON.parse(readFileSync(join(t.config.CORPUS_DATA_DIR, "signing-key.json"), "utf8")) as { kid: string }).kid;
+      expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+      expect(await t.ask(t.bob)).toContain(BOB_WORD);
+      swapForLink(t.bobDocs, t.config.CORPUS_DATA_DIR);
+      const status = await t.rescan("bob", "docs");
+      for (const question of ["EdDSA Ed25519 signing key kid", "public jwk OKP", QUESTION])
+        expect(await t.ask(t.bob, question)).not.toContain(kid);
+      expect(status).toMatchObject({ status: "error", reason: expect.stringMatching(/data folder|no longer leads/) });
+      await t.services.close();
+    },
+  );
 
-  test.each(ROOT_STYLES)("roots %s: a file, a subfolder or the folder swapped for a link outside the roots after adding: nothing from outside comes back", async (_style, rootsOf) => {
-    const t = await perUser({}, rootsOf);
-    const links: Array<[string, string]> = [
-      [join(t.bobDocs, "ledger.txt"), join(t.outside, "ledger.txt")],
-      [join(t.bobDocs, "sub"), t.outside],
-      [t.bobDocs, t.outside],
-    ];
-    expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
-    expect(await t.ask(t.bob)).toContain(BOB_WORD);
-    for (const [path, target] of links) {
-      swapForLink(path, target);
-      await t.rescan("bob", "docs");
-      expect(await t.ask(t.bob)).not.toContain(OUTSIDE_WORD);
-    }
-    expect(await t.rescan("bob", "docs")).toMatchObject({ status: "error" });
-    await t.services.close();
-  });
+  test.each(ROOT_STYLES)(
+    "roots %s: a file, a subfolder or the folder swapped for a link outside the roots after adding: nothing from outside comes back",
+    async (_style, rootsOf) => {
+      const t = await perUser({}, rootsOf);
+      const links: Array<[string, string]> = [
+        [join(t.bobDocs, "ledger.txt"), join(t.outside, "ledger.txt")],
+        [join(t.bobDocs, "sub"), t.outside],
+        [t.bobDocs, t.outside],
+      ];
+      expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+      expect(await t.ask(t.bob)).toContain(BOB_WORD);
+      for (const [path, target] of links) {
+        swapForLink(path, target);
+        await t.rescan("bob", "docs");
+        expect(await t.ask(t.bob)).not.toContain(OUTSIDE_WORD);
+      }
+      expect(await t.rescan("bob", "docs")).toMatchObject({ status: "error" });
+      await t.services.close();
+    },
+  );
 
-  test.each(ROOT_STYLES)("roots %s: a SQLite file swapped for a link after adding is refused when it is next opened (here: after a restart)", async (_style, rootsOf) => {
-    const t = await perUser({}, rootsOf);
-    const file = join(t.base, "bob", "shop.sqlite");
-    sqliteShop(file, "quokka ledger, bob's own");
-    sqliteShop(join(t.outside, "other.sqlite"), `quokka ledger ${OUTSIDE_WORD}`);
-    expect((await t.app.handle(add(t.bob, { id: "shop", kind: "sql", config: { url: file, tables: shopTables } }))).status).toBe(200);
-    await t.services.close();
-    swapForLink(file, join(t.outside, "other.sqlite"));
-    const again = await testApp({ CORPUS_DATA_DIR: t.config.CORPUS_DATA_DIR, CORPUS_CONNECTOR_ROOTS: t.config.CORPUS_CONNECTOR_ROOTS });
-    const r = await again.app.handle(postJson("/v1/query", { q: QUESTION }, bearer(t.bob)));
-    expect(JSON.stringify(await r.json())).not.toContain(OUTSIDE_WORD);
-    expect(await list(again.app, t.bob)).toEqual([expect.objectContaining({ id: "shop", status: "error", reason: expect.stringMatching(/through a link|no longer leads/) })]);
-    await again.services.close();
-  });
+  test.each(ROOT_STYLES)(
+    "roots %s: a SQLite file swapped for a link after adding is refused when it is next opened (here: after a restart)",
+    async (_style, rootsOf) => {
+      const t = await perUser({}, rootsOf);
+      const file = join(t.base, "bob", "shop.sqlite");
+      sqliteShop(file, "quokka ledger, bob's own");
+      sqliteShop(join(t.outside, "other.sqlite"), `quokka ledger ${OUTSIDE_WORD}`);
+      expect((await t.app.handle(add(t.bob, { id: "shop", kind: "sql", config: { url: file, tables: shopTables } }))).status).toBe(200);
+      await t.services.close();
+      swapForLink(file, join(t.outside, "other.sqlite"));
+      const again = await testApp({ CORPUS_DATA_DIR: t.config.CORPUS_DATA_DIR, CORPUS_CONNECTOR_ROOTS: t.config.CORPUS_CONNECTOR_ROOTS });
+      const r = await again.app.handle(postJson("/v1/query", { q: QUESTION }, bearer(t.bob)));
+      expect(JSON.stringify(await r.json())).not.toContain(OUTSIDE_WORD);
+      expect(await list(again.app, t.bob)).toEqual([
+        expect.objectContaining({ id: "shop", status: "error", reason: expect.stringMatching(/through a link|no longer leads/) }),
+      ]);
+      await again.services.close();
+    },
+  );
 
   test("a subject that cannot name a folder gets no {user} root: 403 with the reason", async () => {
     const t = await perUser();
@@ -416,9 +529,13 @@ describe("local paths are per user and checked on every scan (D23)", () => {
 });
 
 describe("the control plane does not wait on slow sources (issue 18 gap 8; D18)", () => {
-  const pg = (port: number) => ({ url: `postgres://reader:pw-123@127.0.0.1:${port}/shop`, tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] });
+  const pg = (port: number) => ({
+    url: `postgres://reader:pw-123@127.0.0.1:${port}/shop`,
+    tables: [{ name: "t", id: "a", title: "b", text: ["c"] }],
+  });
   /** The response, or "waited" if it takes longer than `ms` (the source's check takes 8 s). */
-  const within = (p: Promise<Response> | Response, ms: number) => Promise.race([Promise.resolve(p), Bun.sleep(ms).then(() => "waited" as const)]);
+  const within = (p: Promise<Response> | Response, ms: number) =>
+    Promise.race([Promise.resolve(p), Bun.sleep(ms).then(() => "waited" as const)]);
 
   test("D18 GET /v1/connectors: the last known status at once, the check repeated in the background, not awaited", async () => {
     let clock = Date.UTC(2026, 10, 23, 12, 0, 0);
@@ -440,7 +557,8 @@ describe("the control plane does not wait on slow sources (issue 18 gap 8; D18)"
       await Bun.sleep(50);
       expect(silent.connections).toBeGreaterThan(0);
       // While that check hangs, every list still answers at once.
-      for (let i = 0; i < 3; i++) expect(await within(app.handle(req("/v1/connectors", { headers: bearer(alice) })), 1_500)).not.toBe("waited");
+      for (let i = 0; i < 3; i++)
+        expect(await within(app.handle(req("/v1/connectors", { headers: bearer(alice) })), 1_500)).not.toBe("waited");
     } finally {
       await silent.close();
     }

@@ -3,14 +3,15 @@
 // MCP corpus_search's text and structuredContent, the archive), postgres://host:port/db#… for
 // PostgreSQL without a URL template, the operator's absolute file:// path for SQLite. Asked as a
 // second, plain user of the real app, against the real Dovecot and PostgreSQL on loopback.
-import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { citation, sourceUrlFor } from "../../src/connectors/source-url";
 import type { SourceRecord } from "../../src/connectors/types";
 import { bearer, postJson, tempDir, testApp } from "../helpers";
-import { SHARED_DATA, testServers, type TestServers } from "../support/servers";
+import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
 
 setDefaultTimeout(60_000);
 
@@ -29,10 +30,20 @@ async function setup() {
   writeFileSync(
     file,
     JSON.stringify([
-      { id: "opmail", kind: "imap", label: "Company mail", config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password } },
+      {
+        id: "opmail",
+        kind: "imap",
+        label: "Company mail",
+        config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password },
+      },
       { id: "oplite", kind: "sql", label: "Shop (SQLite)", config: { url: CHINOOK, tables: liteInvoices } },
       { id: "oppg", kind: "sql", label: "Shop (PostgreSQL)", config: { url: servers.pgUrl, tables: pgInvoices } },
-      { id: "opweb", kind: "sql", label: "Shop (web)", config: { url: CHINOOK, tables: [{ ...liteInvoices[0], url: "https://shop.example/invoices/{id}" }] } },
+      {
+        id: "opweb",
+        kind: "sql",
+        label: "Shop (web)",
+        config: { url: CHINOOK, tables: [{ ...liteInvoices[0], url: "https://shop.example/invoices/{id}" }] },
+      },
     ]),
   );
   const roots = tempDir("corpus-roots-");
@@ -42,7 +53,16 @@ async function setup() {
 }
 
 /** Everything of the operator's that a user must never be shown, as it would appear in a URL (the account name alone is in the mail itself). */
-const secrets = () => [`${servers.imap.user}@${servers.imap.host}`, `${servers.imap.host}:${servers.imap.port}`, String(servers.imap.port), new URL(servers.pgUrl).port, CHINOOK, "imap://", "postgres://", "file://"];
+const secrets = () => [
+  `${servers.imap.user}@${servers.imap.host}`,
+  `${servers.imap.host}:${servers.imap.port}`,
+  String(servers.imap.port),
+  new URL(servers.pgUrl).port,
+  CHINOOK,
+  "imap://",
+  "postgres://",
+  "file://",
+];
 
 const urlsOf = (body: any): string[] =>
   body.results ? body.results.flatMap((g: any) => g.chunks.map((c: any) => c.source_url)) : body.sources.map((s: any) => s.source_url);
@@ -65,7 +85,9 @@ describe("search results name no operator host, account, database or path (issue
     // (issue 16), so each is also asked alone.
     const shops = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["oplite", "oppg"] });
     const web = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["opweb"] });
-    const byConnector = Object.fromEntries([...shops.results, ...web.results].map((g: any) => [g.connector, g.chunks.map((c: any) => c.source_url)]));
+    const byConnector = Object.fromEntries(
+      [...shops.results, ...web.results].map((g: any) => [g.connector, g.chunks.map((c: any) => c.source_url)]),
+    );
     expect(Object.keys(byConnector).sort()).toEqual(["oplite", "oppg", "opweb"]);
     for (const url of byConnector.oplite) expect(url).toMatch(/^corpus:\/\/oplite\/Invoice\/\d+$/);
     for (const url of byConnector.oppg) expect(url).toMatch(/^corpus:\/\/oppg\/invoice\/\d+$/);
@@ -82,7 +104,12 @@ describe("search results name no operator host, account, database or path (issue
     const r = await app.handle(
       postJson(
         "/mcp",
-        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "corpus_search", arguments: { query: "Skilling invoices from Germany", maxResults: 8 } } },
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "corpus_search", arguments: { query: "Skilling invoices from Germany", maxResults: 8 } },
+        },
         { accept: "application/json, text/event-stream", ...bearer(gina) },
       ),
     );
@@ -107,7 +134,13 @@ describe("search results name no operator host, account, database or path (issue
     db.query("INSERT INTO invoice (city) VALUES (?)").run("Quokkaville");
     db.close();
     const add = (id: string, table: Record<string, unknown>) =>
-      app.handle(postJson("/v1/connectors", { id, kind: "sql", config: { url: own, tables: [{ name: "invoice", id: "id", title: "city", text: ["city"], ...table }] } }, bearer(gina)));
+      app.handle(
+        postJson(
+          "/v1/connectors",
+          { id, kind: "sql", config: { url: own, tables: [{ name: "invoice", id: "id", title: "city", text: ["city"], ...table }] } },
+          bearer(gina),
+        ),
+      );
     expect((await add("mine", {})).status).toBe(200);
     expect((await add("mineweb", { url: "https://gina:hunter2@shop.example/i/{id}" })).status).toBe(200);
     const r = await app.handle(postJson("/v1/query", { query: "Quokkaville", connectors: ["mine", "mineweb"] }, bearer(gina)));
@@ -120,6 +153,8 @@ describe("search results name no operator host, account, database or path (issue
     expect(citation("docs", "2024/March invoices/#1 a?b.txt")).toBe("corpus://docs/2024/March%20invoices/%231%20a%3Fb.txt");
     expect(sourceUrlFor({ id: "m", owner: "operator" }, record("file:///srv/mail/cur/1", "cur/1"))).toBe("corpus://m/cur/1");
     expect(sourceUrlFor({ id: "w", owner: "operator" }, record("https://op:pw@erp.example/o/7", "o/7"))).toBe("https://op@erp.example/o/7");
-    expect(sourceUrlFor({ id: "u", owner: "user" }, record("imap://me@mail.example:993/INBOX;UID=4", "INBOX/4"))).toBe("imap://me@mail.example:993/INBOX;UID=4");
+    expect(sourceUrlFor({ id: "u", owner: "user" }, record("imap://me@mail.example:993/INBOX;UID=4", "INBOX/4"))).toBe(
+      "imap://me@mail.example:993/INBOX;UID=4",
+    );
   });
 });

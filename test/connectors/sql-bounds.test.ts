@@ -2,8 +2,9 @@
 // 450 words froze the whole server for 70 s, in one synchronous LIKE over 900 conditions. Now a
 // search asks for at most MAX_SEARCH_NEEDLES needles, and SQLite is read in windows of the
 // table's key with the event loop turning in between, within a budget and the search's signal.
-import { describe, expect, test, setDefaultTimeout } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { SqlConnector, type SqlTable } from "../../src/connectors/sql/connector";
@@ -105,11 +106,21 @@ describe("the attack report's SQLite: 300,000 rows and a 450-word question", () 
 
   test("a real server: GET / keeps answering while the question runs (it waited 69 s), and the question is answered", async () => {
     const root = join(path, "..", "..", "..");
-    const env = { ...FIXED_ISSUER, HOME: root, CORPUS_DATA_DIR: join(root, "data"), CORPUS_MASTER_KEY: newMasterKey(), CORPUS_CONNECTOR_ROOTS: join(root, "{user}") };
+    const env = {
+      ...FIXED_ISSUER,
+      HOME: root,
+      CORPUS_DATA_DIR: join(root, "data"),
+      CORPUS_MASTER_KEY: newMasterKey(),
+      CORPUS_CONNECTOR_ROOTS: join(root, "{user}"),
+    };
     const token = (await cli(["token", "create", "--user", "alice", "--scopes", "connectors:write,corpus:search"], env)).stdout.trim();
     const server = await startCorpus(env);
     const post = (route: string, body: unknown) =>
-      fetch(`${server.url}${route}`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      fetch(`${server.url}${route}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     try {
       expect((await post("/v1/connectors", { id: "big", kind: "sql", config: { url: path, tables: [table] } })).status).toBe(200);
       // The model loads with the first question: asked once before the timing.
@@ -141,10 +152,18 @@ describe("windows read the same rows as one query", () => {
     const next = random(3);
     const insert = db.query("INSERT INTO w (k, title, body, created) VALUES (?, ?, ?, ?)");
     db.transaction(() => {
-      for (let i = 0; i < n; i++) insert.run(`k${String(Math.floor(next() * 1e9)).padStart(9, "0")}-${i}`, `row ${i}`, next() < 0.3 ? "an invoice" : "a note", `2021-0${1 + (i % 9)}-01`);
+      for (let i = 0; i < n; i++)
+        insert.run(
+          `k${String(Math.floor(next() * 1e9)).padStart(9, "0")}-${i}`,
+          `row ${i}`,
+          next() < 0.3 ? "an invoice" : "a note",
+          `2021-0${1 + (i % 9)}-01`,
+        );
     })();
     const expected = db
-      .query<{ k: string }, []>("SELECT k FROM w WHERE (CAST(title AS TEXT) LIKE '%invoice%' OR CAST(body AS TEXT) LIKE '%invoice%') ORDER BY created DESC, k DESC LIMIT 40")
+      .query<{ k: string }, []>(
+        "SELECT k FROM w WHERE (CAST(title AS TEXT) LIKE '%invoice%' OR CAST(body AS TEXT) LIKE '%invoice%') ORDER BY created DESC, k DESC LIMIT 40",
+      )
       .all()
       .map((r) => `w/${r.k}`);
     db.close();
@@ -153,7 +172,11 @@ describe("windows read the same rows as one query", () => {
   const cols = (name: string): SqlTable => ({ name, id: "k", title: "title", text: ["body"], date: "created" });
 
   test("a WITHOUT ROWID table, by its primary key", async () => {
-    const { connector, expected } = compare("CREATE TABLE w (k TEXT PRIMARY KEY, title TEXT, body TEXT, created TEXT) WITHOUT ROWID", 20_000, cols);
+    const { connector, expected } = compare(
+      "CREATE TABLE w (k TEXT PRIMARY KEY, title TEXT, body TEXT, created TEXT) WITHOUT ROWID",
+      20_000,
+      cols,
+    );
     expect(expected).toHaveLength(40);
     expect((await connector.search({ terms: ["invoice"], phrases: [], limit: 40 })).map((r) => r.id)).toEqual(expected);
     expect(await connector.health()).toEqual({ status: "ok", records: 20_000 });
@@ -171,13 +194,20 @@ describe("windows read the same rows as one query", () => {
     db.exec('CREATE TABLE w (rowid TEXT, "_rowid_" TEXT, oid TEXT, k TEXT, title TEXT, body TEXT, created TEXT)');
     db.close();
     const c = new SqlConnector({ url: file, tables: [cols("w")] });
-    expect(await c.health()).toEqual({ status: "error", reason: "table w has columns named rowid, _rowid_ and oid: it cannot be read in bounded steps" });
+    expect(await c.health()).toEqual({
+      status: "error",
+      reason: "table w has columns named rowid, _rowid_ and oid: it cannot be read in bounded steps",
+    });
   });
 });
 
 describe("how many needles a source that matches substrings is asked for", () => {
   test("phrases first, then the longest terms, at most MAX_SEARCH_NEEDLES", () => {
-    const picked = searchNeedles({ terms: ["ab", "invoice", "acme", "december", "q4", "shipping", "warehouse", "berlin", "paid", "net", "overdue"], phrases: ["Late Fee"], limit: 5 });
+    const picked = searchNeedles({
+      terms: ["ab", "invoice", "acme", "december", "q4", "shipping", "warehouse", "berlin", "paid", "net", "overdue"],
+      phrases: ["Late Fee"],
+      limit: 5,
+    });
     expect(picked).toEqual(["late fee", "warehouse", "december", "shipping", "invoice", "overdue", "berlin", "acme"]);
     expect(picked).toHaveLength(MAX_SEARCH_NEEDLES);
   });

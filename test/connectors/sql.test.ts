@@ -1,16 +1,17 @@
 // The SQL connector against the Chinook shop: SQLite (the shared file, read-only) and a real
 // PostgreSQL (scripts/test-servers.sh).
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+
 import { Database } from "bun:sqlite";
-import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import postgres from "postgres";
 import { SqlConnector, type SqlTable } from "../../src/connectors/sql/connector";
 import { parsePostgresUrl } from "../../src/connectors/sql/postgres-url";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { hostilePostgres } from "../support/hostile-postgres";
-import { SHARED_DATA, testServers, type TestServers } from "../support/servers";
+import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -19,11 +20,24 @@ const sqlitePath = join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite");
 const sqliteBefore = { sha: createHash("sha256").update(readFileSync(sqlitePath)).digest("hex"), mtime: statSync(sqlitePath).mtimeMs };
 
 const sqliteTables: SqlTable[] = [
-  { name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate", url: "https://shop.example/invoices/{id}" },
+  {
+    name: "Invoice",
+    id: "InvoiceId",
+    title: "BillingCity",
+    text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
+    date: "InvoiceDate",
+    url: "https://shop.example/invoices/{id}",
+  },
   { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country", "Email"] },
 ];
 const pgTables: SqlTable[] = [
-  { name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_address", "billing_city", "billing_country", "total"], date: "invoice_date" },
+  {
+    name: "invoice",
+    id: "invoice_id",
+    title: "billing_city",
+    text: ["billing_address", "billing_city", "billing_country", "total"],
+    date: "invoice_date",
+  },
   { name: "customer", id: "customer_id", title: "last_name", text: ["first_name", "last_name", "company", "country", "email"] },
 ];
 
@@ -39,7 +53,8 @@ beforeAll(async () => {
   servers = await testServers();
   admin = postgres(servers.pgAdminUrl, { max: 1, onnotice: () => {} });
   pgChecksum = async () => {
-    const rows = await admin`SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) AS sum FROM (SELECT * FROM invoice) t UNION ALL SELECT md5(string_agg(c::text, ',' ORDER BY c::text)) FROM customer c`;
+    const rows =
+      await admin`SELECT md5(string_agg(t::text, ',' ORDER BY t::text)) AS sum FROM (SELECT * FROM invoice) t UNION ALL SELECT md5(string_agg(c::text, ',' ORDER BY c::text)) FROM customer c`;
     return rows.map((r) => r.sum).join("/");
   };
   pgBefore = await pgChecksum();
@@ -56,7 +71,11 @@ afterAll(async () => {
 for (const dialect of ["sqlite", "postgres"] as const) {
   describe(`sql connector: Chinook on ${dialect}`, () => {
     const make = (over: Partial<{ url: string; tables: SqlTable[] }> = {}) =>
-      new SqlConnector({ url: dialect === "sqlite" ? sqlitePath : servers.pgUrl, tables: dialect === "sqlite" ? sqliteTables : pgTables, ...over }, undefined, LOOPBACK);
+      new SqlConnector(
+        { url: dialect === "sqlite" ? sqlitePath : servers.pgUrl, tables: dialect === "sqlite" ? sqliteTables : pgTables, ...over },
+        undefined,
+        LOOPBACK,
+      );
     let c: SqlConnector;
     beforeAll(() => {
       c = make();
@@ -70,12 +89,22 @@ for (const dialect of ["sqlite", "postgres"] as const) {
     test("invoices from Germany in 2021: rows found, dates and metadata right", async () => {
       const from = new Date("2021-01-01T00:00:00Z");
       const to = new Date("2022-01-01T00:00:00Z");
-      const records = (await c.search({ terms: ["germany"], phrases: [], limit: 100, dateFrom: from, dateTo: to })).filter((r) => r.path.toLowerCase().startsWith("invoice/"));
+      const records = (await c.search({ terms: ["germany"], phrases: [], limit: 100, dateFrom: from, dateTo: to })).filter((r) =>
+        r.path.toLowerCase().startsWith("invoice/"),
+      );
       // What the database itself says, asked directly.
       const expected =
         dialect === "sqlite"
-          ? new Database(sqlitePath, { readonly: true }).query<{ n: number }, []>("SELECT count(*) AS n FROM Invoice WHERE BillingCountry = 'Germany' AND InvoiceDate >= '2021-01-01' AND InvoiceDate < '2022-01-01'").get()!.n
-          : Number((await admin`SELECT count(*) AS n FROM invoice WHERE billing_country = 'Germany' AND invoice_date >= '2021-01-01' AND invoice_date < '2022-01-01'`)[0]!.n);
+          ? new Database(sqlitePath, { readonly: true })
+              .query<{ n: number }, []>(
+                "SELECT count(*) AS n FROM Invoice WHERE BillingCountry = 'Germany' AND InvoiceDate >= '2021-01-01' AND InvoiceDate < '2022-01-01'",
+              )
+              .get()!.n
+          : Number(
+              (
+                await admin`SELECT count(*) AS n FROM invoice WHERE billing_country = 'Germany' AND invoice_date >= '2021-01-01' AND invoice_date < '2022-01-01'`
+              )[0]!.n,
+            );
       expect(expected).toBeGreaterThan(0);
       expect(records.length).toBe(expected);
       for (const r of records) {
@@ -153,7 +182,14 @@ describe("sql connector: the PostgreSQL connection is made of the connector's co
       await c.close();
       expect(server.passwords).toEqual([""]);
       expect(server.startups).toEqual([
-        { user: "shop", database: "chinook", client_encoding: "UTF8", application_name: "corpus", default_transaction_read_only: "true", statement_timeout: "5000" },
+        {
+          user: "shop",
+          database: "chinook",
+          client_encoding: "UTF8",
+          application_name: "corpus",
+          default_transaction_read_only: "true",
+          statement_timeout: "5000",
+        },
       ]);
       expect(JSON.stringify(server.startups)).not.toContain("operator");
       // The environment is as it was.
@@ -176,7 +212,13 @@ describe("sql connector: the PostgreSQL connection is made of the connector's co
       database: "chinook",
       sslmode: "verify-full",
     });
-    expect(parsePostgresUrl("postgresql://shop@127.1")).toMatchObject({ host: "127.0.0.1", port: 5432, password: "", database: "shop", sslmode: "disable" });
+    expect(parsePostgresUrl("postgresql://shop@127.1")).toMatchObject({
+      host: "127.0.0.1",
+      port: 5432,
+      password: "",
+      database: "shop",
+      sslmode: "disable",
+    });
     for (const [url, message] of [
       ["postgres://127.0.0.1/chinook", "must name the user"],
       ["postgres://:pw@127.0.0.1/chinook", "must name the user"],
@@ -198,7 +240,11 @@ describe("sql connector: the PostgreSQL connection is made of the connector's co
   test("a URL parameter cannot switch off the read-only session: the connector refuses it before connecting", async () => {
     const server = await hostilePostgres("ask-password");
     try {
-      const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook?options=-c%20default_transaction_read_only%3Doff`, tables: pgTables }, undefined, LOOPBACK);
+      const c = new SqlConnector(
+        { url: `postgres://shop:x@127.0.0.1:${server.port}/chinook?options=-c%20default_transaction_read_only%3Doff`, tables: pgTables },
+        undefined,
+        LOOPBACK,
+      );
       expect(await c.health()).toEqual({ status: "error", reason: expect.stringContaining('parameter "options" is not allowed') });
       expect(server.connections).toBe(0);
     } finally {
@@ -211,10 +257,16 @@ describe("sql connector: connections pinned and bounded (issue 13 items 6, 7)", 
   test("a server that closes after authentication gets a bounded number of connections, with backoff on an injected clock", async () => {
     const server = await hostilePostgres("close-after-auth");
     let clock = 1_000_000;
-    const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, { ...LOOPBACK, now: () => clock });
+    const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, {
+      ...LOOPBACK,
+      now: () => clock,
+    });
     try {
       const first = await c.health();
-      expect(first).toEqual({ status: "error", reason: `database postgres://shop:***@127.0.0.1:${server.port}/chinook cannot be reached; next attempt in 1 s` });
+      expect(first).toEqual({
+        status: "error",
+        reason: `database postgres://shop:***@127.0.0.1:${server.port}/chinook cannot be reached; next attempt in 1 s`,
+      });
       // The pool's two connections, then no more: the old driver reconnected without end.
       expect(server.connections).toBe(2);
       await Bun.sleep(200); // nothing runs behind the answer
@@ -245,12 +297,19 @@ describe("sql connector: connections pinned and bounded (issue 13 items 6, 7)", 
     expect(server.connections).toBeLessThanOrEqual(2);
     await c.close();
     await server.close();
-    const refused = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, LOOPBACK).health();
+    const refused = await new SqlConnector(
+      { url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables },
+      undefined,
+      LOOPBACK,
+    ).health();
     const strip = (reason?: string) => reason?.replace(/; next attempt in \d+ s$/, "");
     expect(strip(closed.reason)).toBe(strip(refused.reason));
     // Accepts and never speaks: the same answer once the (here shortened) connect timeout is over.
     const quiet = await hostilePostgres("silent");
-    const silent = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${quiet.port}/chinook`, tables: pgTables }, undefined, { ...LOOPBACK, connectTimeoutMs: 300 }).health();
+    const silent = await new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${quiet.port}/chinook`, tables: pgTables }, undefined, {
+      ...LOOPBACK,
+      connectTimeoutMs: 300,
+    }).health();
     await quiet.close();
     expect(silent.reason?.replace(String(quiet.port), String(server.port))).toBe(refused.reason);
     // Not listed: refused by the policy, before any connection.

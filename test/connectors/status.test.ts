@@ -7,7 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { EMBEDDING_PAUSED, IndexedFolderConnector, type FolderSource } from "../../src/connectors/indexed-source";
+import { EMBEDDING_PAUSED, type FolderSource, IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { indexKeysFor, indexMigrations, LocalIndex, scanEntry } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import type { OwnerEmbeddings } from "../../src/embedding/service";
@@ -28,7 +28,9 @@ async function setup(env: Record<string, string> = {}) {
   const t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_LOG_LEVEL: "INFO", ...env }, () => clock);
   const gate = embeddingGate(t.services.embeddings);
   const tok = (await t.services.auth.issuer.issue("alice", ["connectors:read", "connectors:write"] as never)).token;
-  const list = async () => ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> }).connectors;
+  const list = async () =>
+    ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> })
+      .connectors;
   const connector = (id: string) => t.services.connectors.active("alice", [id])[0]!.connector as IndexedFolderConnector;
   return { ...t, roots, gate, tok, list, connector, advance: (ms: number) => (clock += ms), now: () => clock };
 }
@@ -39,8 +41,14 @@ describe("a files connector's status, from added to ok", () => {
     const docs = join(t.roots, "docs");
     writeDocs(docs, 10);
 
-    const added = (await (await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(t.tok)))).json()) as Record<string, any>;
-    expect(added).toMatchObject({ id: "docs", status: "indexing", progress: { phase: "indexing", unit: "files", done: 0, total: 10, rate_per_second: null, eta_seconds: null, started_at: iso(T0) } });
+    const added = (await (
+      await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(t.tok)))
+    ).json()) as Record<string, any>;
+    expect(added).toMatchObject({
+      id: "docs",
+      status: "indexing",
+      progress: { phase: "indexing", unit: "files", done: 0, total: 10, rate_per_second: null, eta_seconds: null, started_at: iso(T0) },
+    });
 
     // Read in 2 s (the clock's), then the chunks wait at the gate.
     t.advance(2_000);
@@ -54,7 +62,15 @@ describe("a files connector's status, from added to ok", () => {
       status: "embedding",
       records: 10,
       indexed: { chunks, embedded: 0 },
-      progress: { phase: "embedding", unit: "chunks", done: 0, total: chunks, rate_per_second: null, eta_seconds: null, started_at: iso(T0 + 2_000) },
+      progress: {
+        phase: "embedding",
+        unit: "chunks",
+        done: 0,
+        total: chunks,
+        rate_per_second: null,
+        eta_seconds: null,
+        started_at: iso(T0 + 2_000),
+      },
     });
     expect(waiting).not.toHaveProperty("reason");
 
@@ -66,7 +82,14 @@ describe("a files connector's status, from added to ok", () => {
     expect(halfway).toMatchObject({
       status: "embedding",
       indexed: { chunks, embedded: 16 },
-      progress: { phase: "embedding", done: 16, total: chunks, rate_per_second: 4, eta_seconds: Math.ceil((chunks - 16) / 4), started_at: iso(T0 + 2_000) },
+      progress: {
+        phase: "embedding",
+        done: 16,
+        total: chunks,
+        rate_per_second: 4,
+        eta_seconds: Math.ceil((chunks - 16) / 4),
+        started_at: iso(T0 + 2_000),
+      },
     });
 
     // Every chunk has its vector: ok, and no progress left to show.
@@ -78,8 +101,21 @@ describe("a files connector's status, from added to ok", () => {
     expect(done).not.toHaveProperty("progress");
 
     const lines = t.logs.records().filter((l) => l.logger === "connectors.docs");
-    expect(lines.find((l) => l.message === "connector indexed")).toMatchObject({ level: "INFO", read: 10, records: 10, seconds: 2, files_per_second: 5 });
-    expect(lines.find((l) => l.message === "connector embedded")).toMatchObject({ level: "INFO", chunks, seconds: 8, chunks_per_second: Math.round((chunks / 8) * 10) / 10, embedded: chunks, total: chunks });
+    expect(lines.find((l) => l.message === "connector indexed")).toMatchObject({
+      level: "INFO",
+      read: 10,
+      records: 10,
+      seconds: 2,
+      files_per_second: 5,
+    });
+    expect(lines.find((l) => l.message === "connector embedded")).toMatchObject({
+      level: "INFO",
+      chunks,
+      seconds: 8,
+      chunks_per_second: Math.round((chunks / 8) * 10) / 10,
+      embedded: chunks,
+      total: chunks,
+    });
     // Nothing names the folder or the files.
     expect(JSON.stringify(lines)).not.toContain("report-");
     expect(JSON.stringify(lines)).not.toContain(docs);
@@ -116,7 +152,12 @@ describe("a files connector's status, from added to ok", () => {
     await t.gate.arrived();
     const [op] = await t.list();
     expect(Object.keys(op!).sort()).toEqual(["id", "indexed", "kind", "label", "owner", "progress", "records", "status"]);
-    expect(op).toMatchObject({ id: "handbook", owner: "operator", status: "embedding", progress: { phase: "embedding", unit: "chunks", done: 0 } });
+    expect(op).toMatchObject({
+      id: "handbook",
+      owner: "operator",
+      status: "embedding",
+      progress: { phase: "embedding", unit: "chunks", done: 0 },
+    });
     expect(JSON.stringify(op)).not.toContain(shared);
     t.gate.open();
     await (t.services.connectors.active("alice", ["handbook"])[0]!.connector as IndexedFolderConnector).embedPending();
@@ -157,13 +198,23 @@ describe("the connector itself (a source whose reads are held)", () => {
     let clock = T0;
     const dir = join(tempDir(), "held");
     const { source, release } = heldSource(dir, 3);
-    const c = new IndexedFolderConnector("files", dir, new LocalIndex(db, "t/held", indexKeysFor(keys, "alice", "t/held", true)), source, { now: () => clock });
+    const c = new IndexedFolderConnector("files", dir, new LocalIndex(db, "t/held", indexKeysFor(keys, "alice", "t/held", true)), source, {
+      now: () => clock,
+    });
     await Bun.sleep(0);
-    expect(await c.health()).toEqual({ status: "indexing", records: 0, progress: { phase: "indexing", unit: "files", done: 0, total: 3, rate_per_second: null, eta_seconds: null, started_at: iso(T0) } });
+    expect(await c.health()).toEqual({
+      status: "indexing",
+      records: 0,
+      progress: { phase: "indexing", unit: "files", done: 0, total: 3, rate_per_second: null, eta_seconds: null, started_at: iso(T0) },
+    });
     clock += 1_000;
     release();
     await Bun.sleep(0);
-    expect(await c.health()).toMatchObject({ status: "indexing", records: 1, progress: { done: 1, total: 3, rate_per_second: 1, eta_seconds: 2 } });
+    expect(await c.health()).toMatchObject({
+      status: "indexing",
+      records: 1,
+      progress: { done: 1, total: 3, rate_per_second: 1, eta_seconds: 2 },
+    });
     release();
     await Bun.sleep(0);
     release();
@@ -184,12 +235,25 @@ describe("the connector itself (a source whose reads are held)", () => {
       "files",
       dir,
       new LocalIndex(db, "t/failing", indexKeysFor(keys, "alice", "t/failing", true), (r) => [r.title, r.content]),
-      { scan: () => [scanEntry(join(dir, "report-1.txt"), "report-1.txt")], read: async (e) => [{ id: e.source, title: "Report", content: "text", source_url: "", date: null, type: "file", path: e.source, metadata: {} }] },
+      {
+        scan: () => [scanEntry(join(dir, "report-1.txt"), "report-1.txt")],
+        read: async (e) => [
+          { id: e.source, title: "Report", content: "text", source_url: "", date: null, type: "file", path: e.source, metadata: {} },
+        ],
+      },
       { embeddings: failing, log: createLogger("INFO", logs.sink), now: () => T0 },
     );
     await c.sync();
     await c.embedPending();
-    expect(await c.health()).toMatchObject({ status: "embedding", reason: EMBEDDING_PAUSED, records: 1, progress: { done: 0, total: 2, eta_seconds: null } });
-    expect(logs.records().find((l) => l.message === "connector embedding paused")).toMatchObject({ level: "WARNING", error: "model file missing" });
+    expect(await c.health()).toMatchObject({
+      status: "embedding",
+      reason: EMBEDDING_PAUSED,
+      records: 1,
+      progress: { done: 0, total: 2, eta_seconds: null },
+    });
+    expect(logs.records().find((l) => l.message === "connector embedding paused")).toMatchObject({
+      level: "WARNING",
+      error: "model file missing",
+    });
   });
 });

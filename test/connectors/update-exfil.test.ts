@@ -20,8 +20,10 @@ function listener(greet: boolean) {
         if (!tag) continue;
         if (/CAPABILITY/i.test(line)) s.write(`* CAPABILITY IMAP4rev1 AUTH=PLAIN\r\n${tag} OK done\r\n`);
         else if (/AUTHENTICATE/i.test(line)) s.write("+ \r\n");
-        else if (/^[A-Za-z0-9+/=]+$/.test(line)) { seen.push(Buffer.from(line, "base64").toString()); s.write("* BYE\r\n"); }
-        else s.write(`${tag} NO nope\r\n`);
+        else if (/^[A-Za-z0-9+/=]+$/.test(line)) {
+          seen.push(Buffer.from(line, "base64").toString());
+          s.write("* BYE\r\n");
+        } else s.write(`${tag} NO nope\r\n`);
       }
     });
   });
@@ -38,7 +40,13 @@ test("a stored IMAP password is never sent to a server the PATCH names; given ag
   const imap = { host: "127.0.0.1", port: real.port, secure: false, user: "alice", password: "S3CRET-PW-xyz", mailbox: "INBOX" };
   await t.app.handle(postJson("/v1/connectors", { id: "mail", kind: "imap", config: imap }, bearer(tok)));
   const patch = (config: unknown) =>
-    t.app.handle(new Request("http://localhost/v1/connectors/mail", { method: "PATCH", headers: { ...bearer(tok), "content-type": "application/json" }, body: JSON.stringify({ config }) }));
+    t.app.handle(
+      new Request("http://localhost/v1/connectors/mail", {
+        method: "PATCH",
+        headers: { ...bearer(tok), "content-type": "application/json" },
+        body: JSON.stringify({ config }),
+      }),
+    );
   const refused = await patch({ port: evil.port });
   expect(refused.status).toBe(400);
   expect(evil.seen).toEqual([]);

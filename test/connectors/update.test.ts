@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
-import { testServers, type TestServers } from "../support/servers";
+import { type TestServers, testServers } from "../support/servers";
 
 setDefaultTimeout(60_000);
 
@@ -20,13 +20,22 @@ async function setup() {
   const roots = tempDir("corpus-update-roots-");
   const operatorFile = join(tempDir(), "operators.json");
   writeFileSync(operatorFile, JSON.stringify([{ id: "shared", kind: "files", config: { path: roots } }]));
-  const t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}"), CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1", CORPUS_CONNECTORS_FILE: operatorFile });
-  const token = async (user: string) => (await t.services.auth.issuer.issue(user, ["connectors:read", "connectors:write", "corpus:search"])).token;
+  const t = await testApp({
+    CORPUS_CONNECTOR_ROOTS: join(roots, "{user}"),
+    CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1",
+    CORPUS_CONNECTORS_FILE: operatorFile,
+  });
+  const token = async (user: string) =>
+    (await t.services.auth.issuer.issue(user, ["connectors:read", "connectors:write", "corpus:search"])).token;
   return { ...t, roots, token };
 }
 
 const patch = (tok: string, id: string, body: unknown) =>
-  new Request(`http://localhost/v1/connectors/${id}`, { method: "PATCH", headers: { ...bearer(tok), "content-type": "application/json" }, body: JSON.stringify(body) });
+  new Request(`http://localhost/v1/connectors/${id}`, {
+    method: "PATCH",
+    headers: { ...bearer(tok), "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 function folder(roots: string, user: string, name: string, text: string): string {
   const dir = join(roots, user, name);
@@ -41,7 +50,9 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
     const tok = await token("alice");
     const first = folder(roots, "alice", "first", "The glimmerquist contract renews in May.");
     const second = folder(roots, "alice", "second", "The plorbington lease ends in June.");
-    expect((await app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: first } }, bearer(tok)))).status).toBe(200);
+    expect((await app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: first } }, bearer(tok)))).status).toBe(
+      200,
+    );
     const before = services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
     await before.sync();
 
@@ -56,7 +67,9 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
     const after = services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
     expect(after).not.toBe(before);
     await after.sync();
-    const answer = (await (await app.handle(postJson("/v1/query", { query: "plorbington lease glimmerquist contract", connectors: ["docs"] }, bearer(tok)))).json()) as { results: unknown };
+    const answer = (await (
+      await app.handle(postJson("/v1/query", { query: "plorbington lease glimmerquist contract", connectors: ["docs"] }, bearer(tok)))
+    ).json()) as { results: unknown };
     const found = JSON.stringify(answer.results);
     expect(found).toContain("plorbington");
     expect(found).not.toContain("glimmerquist");
@@ -70,7 +83,9 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
     await app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: mine } }, bearer(tok)));
     const refused = await app.handle(patch(tok, "docs", { config: { path: bobs } }));
     expect(refused.status).toBe(403);
-    const [listed] = ((await (await app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> }).connectors.filter((c) => c.id === "docs");
+    const [listed] = (
+      (await (await app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> }
+    ).connectors.filter((c) => c.id === "docs");
     expect(listed!.config).toEqual({ path: mine });
     for (const body of [{}, { kind: "imap" }, { id: "other" }, { config: { path: 42 } }, { label: "" }]) {
       const r = await app.handle(patch(tok, "docs", body));
@@ -81,8 +96,18 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
   test("secrets are kept: an IMAP password left out, a database URL sent back as shown", async () => {
     const { app, token } = await setup();
     const tok = await token("alice");
-    const imap = { host: servers.imap.host, port: servers.imap.port, secure: false, user: servers.imap.user, password: servers.imap.password, mailbox: "INBOX" };
-    expect(((await (await app.handle(postJson("/v1/connectors", { id: "mail", kind: "imap", config: imap }, bearer(tok)))).json()) as any).status).toBe("ok");
+    const imap = {
+      host: servers.imap.host,
+      port: servers.imap.port,
+      secure: false,
+      user: servers.imap.user,
+      password: servers.imap.password,
+      mailbox: "INBOX",
+    };
+    expect(
+      ((await (await app.handle(postJson("/v1/connectors", { id: "mail", kind: "imap", config: imap }, bearer(tok)))).json()) as any)
+        .status,
+    ).toBe("ok");
     const relabelled = (await (await app.handle(patch(tok, "mail", { label: "Inbox", config: { mailbox: "INBOX" } }))).json()) as any;
     expect(relabelled).toMatchObject({ label: "Inbox", status: "ok" });
     expect(JSON.stringify(relabelled)).not.toContain(servers.imap.password);
@@ -96,11 +121,17 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
     expect(wrong.status).toBe("error");
 
     const tables = [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_country"] }];
-    const added = (await (await app.handle(postJson("/v1/connectors", { id: "shop", kind: "sql", config: { url: servers.pgUrl, tables } }, bearer(tok)))).json()) as any;
+    const added = (await (
+      await app.handle(postJson("/v1/connectors", { id: "shop", kind: "sql", config: { url: servers.pgUrl, tables } }, bearer(tok)))
+    ).json()) as any;
     expect(added.status).toBe("ok");
     expect(added.config.url).toContain("***");
     // The config as GET shows it, sent back with one change: the password behind *** is kept.
-    const changed = (await (await app.handle(patch(tok, "shop", { config: { ...added.config, tables: [{ ...tables[0], text: ["billing_country", "billing_city"] }] } }))).json()) as any;
+    const changed = (await (
+      await app.handle(
+        patch(tok, "shop", { config: { ...added.config, tables: [{ ...tables[0], text: ["billing_country", "billing_city"] }] } }),
+      )
+    ).json()) as any;
     expect(changed.status).toBe("ok");
     expect(changed.config.url).toBe(added.config.url);
   });
@@ -109,7 +140,9 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
     const { app, roots, token } = await setup();
     const alice = await token("alice");
     const bob = await token("bob");
-    await app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: folder(roots, "alice", "d", "x") } }, bearer(alice)));
+    await app.handle(
+      postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: folder(roots, "alice", "d", "x") } }, bearer(alice)),
+    );
     expect((await app.handle(patch(alice, "shared", { label: "mine now" }))).status).toBe(403);
     expect((await app.handle(patch(bob, "docs", { label: "mine now" }))).status).toBe(404);
     expect((await app.handle(patch(alice, "nothing", { label: "x" }))).status).toBe(404);
@@ -117,7 +150,13 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
 
   test("it needs connectors:write", async () => {
     const { app, roots, token, services } = await setup();
-    await app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: folder(roots, "alice", "d", "x") } }, bearer(await token("alice"))));
+    await app.handle(
+      postJson(
+        "/v1/connectors",
+        { id: "docs", kind: "files", config: { path: folder(roots, "alice", "d", "x") } },
+        bearer(await token("alice")),
+      ),
+    );
     const reader = (await services.auth.issuer.issue("alice", ["connectors:read"])).token;
     expect((await app.handle(patch(reader, "docs", { label: "x" }))).status).toBe(403);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { DecryptError, open, openText, seal } from "../../src/crypto/aead";
-import { NoUserKey, UserKeys, cryptoMigrations } from "../../src/crypto/user-keys";
+import { cryptoMigrations, NoUserKey, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 

@@ -1,7 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultMasterKeyFile, existingMasterKey, LEGACY_MASTER_KEY_FILE, loadMasterKey, MasterKeyRefused } from "../../src/crypto/master-key";
+import {
+  defaultMasterKeyFile,
+  existingMasterKey,
+  LEGACY_MASTER_KEY_FILE,
+  loadMasterKey,
+  MasterKeyRefused,
+} from "../../src/crypto/master-key";
 import { createLogger, memorySink } from "../../src/log";
 import { createServices } from "../../src/services";
 import { tempDir, testConfig } from "../helpers";
@@ -96,7 +102,9 @@ describe("a key file another user could have chosen or read is refused (issue 13
       `the master key file ${data}.master.key is refused: it is owned by uid ${OTHER_UID}, not by this process (uid 0): a key another user chose would open everything; if it is yours, chown it to uid 0; if not, remove it and restore your own key`,
     );
     expect(refusal(() => existingMasterKey({ dataDir: data }))).toContain(`owned by uid ${OTHER_UID}`);
-    await expect(createServices(testConfig({ CORPUS_DATA_DIR: data }), createLogger("CRITICAL", memorySink().sink))).rejects.toThrow(`owned by uid ${OTHER_UID}`);
+    await expect(createServices(testConfig({ CORPUS_DATA_DIR: data }), createLogger("CRITICAL", memorySink().sink))).rejects.toThrow(
+      `owned by uid ${OTHER_UID}`,
+    );
     expect(readFileSync(`${data}.master.key`, "utf8").trim()).toBe(planted);
   });
 

@@ -1,6 +1,6 @@
-import { beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { basename } from "node:path";
-import { cosine, EMBEDDING_DIM, loadEmbedder, type Embedder } from "../../src/embedding/embedder";
+import { cosine, EMBEDDING_DIM, type Embedder, loadEmbedder } from "../../src/embedding/embedder";
 import { assets } from "../../src/native/assets";
 import { tempDir } from "../helpers";
 import { embedWith, INT8_AGREEMENT, INT8_VALUE_ERROR, PUBLISHED, variant } from "../support/model-variants";

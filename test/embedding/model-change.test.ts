@@ -44,7 +44,10 @@ const storedVectors = () =>
     db()
       .query<{ chunk_id: number; embedding: Uint8Array }, []>("SELECT chunk_id, embedding FROM connector_vec WHERE owner = 'alice/docs'")
       .all()
-      .map((r) => [r.chunk_id, new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + EMBEDDING_DIM * 4))]),
+      .map((r) => [
+        r.chunk_id,
+        new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + EMBEDDING_DIM * 4)),
+      ]),
   );
 
 afterAll(() => started?.services.close());
@@ -59,7 +62,9 @@ describe("a data folder embedded with one model, started with another", () => {
     // 1. fp16: the folder indexed and embedded, a question answered and archived with its vectors.
     started = await start(fp16);
     const token = (await started.services.auth.issuer.issue("alice", ALL as never)).token;
-    expect((await started.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(token)))).status).toBe(200);
+    expect(
+      (await started.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(token)))).status,
+    ).toBe(200);
     await docsConnector().sync();
     await docsConnector().embedPending();
     const asked = await started.app.handle(postJson("/v1/query", { query: "gas supply problems at the Dabhol plant" }, bearer(token)));
@@ -103,9 +108,13 @@ describe("a data folder embedded with one model, started with another", () => {
     // The archive: every chunk embedded again, and the answer found by deep search.
     expect(await started.services.archive.resumePending()).toBe(archived);
     expect(count("SELECT count(*) AS n FROM archive_vec")).toBe(archived);
-    const found = await started.app.handle(postJson("/v1/deep_search", { query: "problems with the gas supply of an Indian power plant" }, bearer(token)));
+    const found = await started.app.handle(
+      postJson("/v1/deep_search", { query: "problems with the gas supply of an Indian power plant" }, bearer(token)),
+    );
     expect(found.status).toBe(200);
-    expect(((await found.json()) as { archive_results: Array<{ original_query_id: string }> }).archive_results.map((m) => m.original_query_id)).toContain(queryId);
+    expect(
+      ((await found.json()) as { archive_results: Array<{ original_query_id: string }> }).archive_results.map((m) => m.original_query_id),
+    ).toContain(queryId);
     await started.services.close();
 
     // 3. Started again with the same model: nothing forgotten.

@@ -3,9 +3,9 @@
 // after request: the model runs in the worker, never on the thread that answers. (Inference on the
 // request thread held each answer for a whole batch, 0.6-1.7 s in the issue.) Expected here:
 // ~1-5 ms; the bound is generous for a busy two-core machine.
-import { afterAll, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createLogger, memorySink } from "../../src/log";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { testConfig } from "../helpers";
 
 setDefaultTimeout(120_000);
@@ -17,7 +17,9 @@ afterAll(async () => {
 });
 
 const longText = (i: number) =>
-  `Message ${i} about the California gas price caps, the pipeline capacity auction and the trading desk's positions for the quarter. `.repeat(8);
+  `Message ${i} about the California gas price caps, the pipeline capacity auction and the trading desk's positions for the quarter. `.repeat(
+    8,
+  );
 
 test("GET / answers within 100 ms while 500 long texts embed in the background", async () => {
   running = await startServer(testConfig({ CORPUS_PORT: "0" }), createLogger("WARNING", memorySink().sink));
@@ -52,6 +54,8 @@ test("GET / answers within 100 ms while 500 long texts embed in the background",
   }
   expect(embeddings.pending).toBe(1);
   const worst = rounds.map((times) => Math.max(...times));
-  console.log(`GET / while embedding, worst of each round of ${rounds.map((t) => t.length).join(", ")} requests: ${worst.map((w) => w.toFixed(1)).join(", ")} ms`);
+  console.log(
+    `GET / while embedding, worst of each round of ${rounds.map((t) => t.length).join(", ")} requests: ${worst.map((w) => w.toFixed(1)).join(", ")} ms`,
+  );
   expect(Math.min(...worst)).toBeLessThan(BOUND_MS);
 });

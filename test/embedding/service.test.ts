@@ -1,13 +1,13 @@
 // The embedding service and its worker thread: questions before background work, batches cut by
 // tokens, a worker that dies or never starts turned into rejected jobs and a fresh worker, and a
 // shutdown that leaves no thread behind. The real model runs in every worker here.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { cosine, EMBEDDING_DIM, loadEmbedder } from "../../src/embedding/embedder";
-import { EmbeddingClosed, EmbeddingService, type EmbeddingOptions } from "../../src/embedding/service";
+import { EmbeddingClosed, type EmbeddingOptions, EmbeddingService } from "../../src/embedding/service";
 import { createLogger, memorySink } from "../../src/log";
 import { MIGRATIONS } from "../../src/services";
 import { openDatabase } from "../../src/store/database";
@@ -39,7 +39,8 @@ beforeAll(async () => {
   [reference] = (await (await loadEmbedder({ dataDir: tempDir(), threads: 1 })).embed([EXAMPLE])) as [Float32Array];
 });
 /** A text of about `words` word pieces, unlike any other. */
-const textOf = (i: number, words: number) => `note ${i}: ` + Array.from({ length: words }, (_, k) => ["invoice", "pallet", "harbour", "audit", "gas", "price"][(i + k) % 6]).join(" ");
+const textOf = (i: number, words: number) =>
+  `note ${i}: ${Array.from({ length: words }, (_, k) => ["invoice", "pallet", "harbour", "audit", "gas", "price"][(i + k) % 6]).join(" ")}`;
 /** Resolves once `ready()` holds; the worker's progress is what is awaited, not time. */
 async function until(ready: () => boolean): Promise<void> {
   while (!ready()) await new Promise((r) => setTimeout(r, 2));
@@ -147,13 +148,18 @@ describe("a worker that fails", () => {
 
 describe("shutdown", () => {
   /** Bun names a worker's thread "Worker"; onnxruntime's pool threads, started from it, inherit the name. */
-  const workerThreads = () => readdirSync("/proc/self/task").filter((t) => readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() === "Worker").length;
+  const workerThreads = () =>
+    readdirSync("/proc/self/task").filter((t) => readFileSync(`/proc/self/task/${t}/comm`, "utf8").trim() === "Worker").length;
 
   test("answers the questions in the worker, refuses background work, and ends the worker's threads", async () => {
     await Promise.all(open.splice(0).map((s) => s.close()));
     expect(workerThreads()).toBe(0);
     const s = service({ threads: 2 });
-    const running = s.embed("nobody", Array.from({ length: 30 }, (_, i) => textOf(i, 150)), "background");
+    const running = s.embed(
+      "nobody",
+      Array.from({ length: 30 }, (_, i) => textOf(i, 150)),
+      "background",
+    );
     running.catch(() => {});
     await until(() => s.stats.batches >= 1);
     // The worker's thread and onnxruntime's second thread.

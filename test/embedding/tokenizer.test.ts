@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { assets } from "../../src/native/assets";
 import { WordPieceTokenizer } from "../../src/embedding/tokenizer";
+import { assets } from "../../src/native/assets";
 
 const tok = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")));
 
@@ -44,7 +44,9 @@ describe("WordPiece tokenizer (bert-base-uncased vocabulary of all-MiniLM-L6-v2)
     // A CJK compatibility ideograph stands alone, as its unified form.
     expect(tok.words("\uf900 中文abc")).toEqual(["豈", "中", "文", "abc"]);
     expect(tok.words("Café RÉSUMÉ naïve")).toEqual(["cafe", "resume", "naive"]);
-    expect(tok.encode("The €1,250.00 invoice — paid\u00a0in full\u2003today", 256).ids).toEqual([101, 1996, 1574, 2487, 1010, 5539, 1012, 4002, 1999, 6767, 6610, 1517, 3825, 1999, 2440, 2651, 102]);
+    expect(tok.encode("The €1,250.00 invoice — paid\u00a0in full\u2003today", 256).ids).toEqual([
+      101, 1996, 1574, 2487, 1010, 5539, 1012, 4002, 1999, 6767, 6610, 1517, 3825, 1999, 2440, 2651, 102,
+    ]);
     expect(tok.encode("tab\there\r\nnext", 256).ids).toEqual([101, 21628, 2182, 2279, 102]);
     // The same word twice: the remembered pieces are the computed ones.
     expect(tok.encode("unaffable unaffable", 256).ids).toEqual([101, 14477, 20961, 3468, 14477, 20961, 3468, 102]);

@@ -26,7 +26,10 @@ describe("health routes (second document parts 2, 4)", () => {
   test("the connectors' health counts the work owed (D29): counts only, no token needed", async () => {
     const { app, services } = await testApp();
     services.db.transaction(() => {
-      services.webhooks.enqueue("user.deleted", { user_id: "u-1" }, [{ url: "https://hooks.example/a", secret: "s" }, { url: "https://hooks.example/b", secret: "s" }]);
+      services.webhooks.enqueue("user.deleted", { user_id: "u-1" }, [
+        { url: "https://hooks.example/a", secret: "s" },
+        { url: "https://hooks.example/b", secret: "s" },
+      ]);
       services.scrub.owe();
     })();
     const body = await (await app.handle(req("/api/connectors/health"))).json();
@@ -45,7 +48,10 @@ describe("health routes (second document parts 2, 4)", () => {
   });
 
   test("a check that throws counts as unhealthy, with its reason", async () => {
-    expect(await runChecks([() => ({ healthy: true }), () => Promise.reject(new Error("keys missing"))])).toEqual({ healthy: false, reason: "keys missing" });
+    expect(await runChecks([() => ({ healthy: true }), () => Promise.reject(new Error("keys missing"))])).toEqual({
+      healthy: false,
+      reason: "keys missing",
+    });
     const app = new Elysia().use(healthRoutes({ auth: [() => ({ healthy: false, reason: "no signing key" })], connectors: [] }));
     const r = await app.handle(req("/api/auth/health"));
     expect(r.status).toBe(503);

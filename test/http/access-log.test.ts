@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { createLogger, memorySink } from "../../src/log";
 import { beginRequest } from "../../src/http/request-context";
+import { createLogger, memorySink } from "../../src/log";
 import { req, testApp } from "../helpers";
 
 const settle = () => new Promise((r) => setTimeout(r, 20));
@@ -60,7 +60,10 @@ describe("client_ip behind a trusted proxy (second document part 8; issue 18 gap
     expect(lineOf(direct).client_ip).toBe("192.0.2.50");
     expect(lineOf(noHeader).client_ip).toBe("10.1.2.3");
     // The per-IP limit of /mcp charges the same address the log names.
-    const { app: limited, logs: limitedLogs } = await testApp({ CORPUS_TRUSTED_PROXIES: "10.0.0.0/8", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1" });
+    const { app: limited, logs: limitedLogs } = await testApp({
+      CORPUS_TRUSTED_PROXIES: "10.0.0.0/8",
+      CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1",
+    });
     const mcp = (socket: string, xff: string) => {
       const r = req("/mcp", { method: "POST", body: "{}", headers: { "content-type": "application/json", "x-forwarded-for": xff } });
       beginRequest(r, socket);
@@ -70,13 +73,17 @@ describe("client_ip behind a trusted proxy (second document part 8; issue 18 gap
     const second = await mcp("10.0.0.2", "198.51.100.8");
     expect(second.status).toBe(429);
     await settle();
-    expect(limitedLogs.records().find((l) => l.message === "request" && l.request_id === second.headers.get("x-request-id"))!.client_ip).toBe("198.51.100.8");
+    expect(
+      limitedLogs.records().find((l) => l.message === "request" && l.request_id === second.headers.get("x-request-id"))!.client_ip,
+    ).toBe("198.51.100.8");
   });
 
   test("without CORPUS_TRUSTED_PROXIES, X-Forwarded-For is never believed", async () => {
     const { app, logs } = await testApp();
     const r = await from(app, "192.0.2.60", "198.51.100.99");
     await settle();
-    expect(logs.records().find((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"))!.client_ip).toBe("192.0.2.60");
+    expect(logs.records().find((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"))!.client_ip).toBe(
+      "192.0.2.60",
+    );
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { bodyLimit, limitedStream } from "../../src/http/body-limit";
-import { beginRequest, requestInfo } from "../../src/http/request-context";
 import { errorMapper } from "../../src/http/errors";
+import { beginRequest, requestInfo } from "../../src/http/request-context";
 import { createLogger, memorySink } from "../../src/log";
 import { postJson, req } from "../helpers";
 
@@ -57,7 +57,9 @@ describe("body limit (D17)", () => {
   test("a small chunked body is parsed as JSON", async () => {
     const { request } = streamingRequest(200);
     const small = await new Response(request.body).text();
-    const r = await app().handle(req("/echo", { method: "POST", body: new Blob([`${small}"}`]).stream(), headers: { "content-type": "application/json" } }));
+    const r = await app().handle(
+      req("/echo", { method: "POST", body: new Blob([`${small}"}`]).stream(), headers: { "content-type": "application/json" } }),
+    );
     expect(r.status).toBe(200);
   });
 
@@ -69,13 +71,11 @@ describe("body limit (D17)", () => {
 
   test("the route sees a chunked body under the same request id and client address", async () => {
     const seen: string[] = [];
-    const probe = new Elysia()
-      .use(bodyLimit(LIMIT))
-      .post("/id", ({ request, body }) => {
-        const info = requestInfo(request);
-        seen.push(info.request_id, info.client_ip);
-        return body;
-      });
+    const probe = new Elysia().use(bodyLimit(LIMIT)).post("/id", ({ request, body }) => {
+      const info = requestInfo(request);
+      seen.push(info.request_id, info.client_ip);
+      return body;
+    });
     const request = req("/id", { method: "POST", body: new Blob(['{"a":1}']).stream(), headers: { "content-type": "application/json" } });
     const info = beginRequest(request, "192.0.2.7");
     const r = await probe.handle(request);

@@ -12,7 +12,14 @@ describe("Content-Type of POST bodies", () => {
   test("REST: text/plain, a form, XML and no type at all are 415 unsupported_media_type", async () => {
     const t = await testApp();
     const token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:write"])).token;
-    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/xml", "application/jsonx", undefined]) {
+    for (const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/xml",
+      "application/jsonx",
+      undefined,
+    ]) {
       for (const path of ["/v1/query", "/v1/connectors", "/v1/webhooks"]) {
         const r = await t.app.handle(post(path, type, '{"query":"x"}', bearer(token)));
         expect({ type, path, status: r.status }).toEqual({ type, path, status: 415 });
@@ -24,17 +31,33 @@ describe("Content-Type of POST bodies", () => {
 
   test("/mcp: a simple cross-site POST (text/plain) is 415 with a JSON-RPC error, not run (it was 200)", async () => {
     const t = await testApp({ CORPUS_AUTH_DISABLED: "true" });
-    const r = await t.app.handle(post("/mcp", "text/plain;charset=UTF-8", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), { accept: "application/json" }));
+    const r = await t.app.handle(
+      post("/mcp", "text/plain;charset=UTF-8", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }), {
+        accept: "application/json",
+      }),
+    );
     expect(r.status).toBe(415);
-    expect(await r.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Content-Type: must be application/json" } });
+    expect(await r.json()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: "Content-Type: must be application/json" },
+    });
     await t.services.close();
   });
 
   test("application/json with parameters, in any case, is accepted", async () => {
-    expect(["application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8", " application/json "].every(isJsonContentType)).toBe(true);
+    expect(
+      ["application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8", " application/json "].every(
+        isJsonContentType,
+      ),
+    ).toBe(true);
     expect([null, "", "text/json", "application/json-patch+json", "application/jsonp"].some(isJsonContentType)).toBe(false);
     const t = await testApp({ CORPUS_AUTH_DISABLED: "true" });
-    const r = await t.app.handle(post("/mcp", "application/json; charset=utf-8", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }), { accept: "application/json" }));
+    const r = await t.app.handle(
+      post("/mcp", "application/json; charset=utf-8", JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }), {
+        accept: "application/json",
+      }),
+    );
     expect(r.status).toBe(200);
     await t.services.close();
   });

@@ -9,7 +9,10 @@ function app() {
   const a = new Elysia({ normalize: false })
     .use(errorMapper(createLogger("DEBUG", logs.sink)))
     .post("/items", ({ body }) => body, {
-      body: t.Object({ name: t.String({ minLength: 1 }), count: t.Optional(t.Integer({ minimum: 1, maximum: 100 })) }, { additionalProperties: false }),
+      body: t.Object(
+        { name: t.String({ minLength: 1 }), count: t.Optional(t.Integer({ minimum: 1, maximum: 100 })) },
+        { additionalProperties: false },
+      ),
     })
     .get("/conflict", () => {
       throw new HttpError(409, "Idempotency-Key reused with another body", { "x-extra": "1" });
@@ -73,4 +76,3 @@ describe("error mapper (D15, first document part 7)", () => {
     expect(logged).not.toContain("hunter2");
   });
 });
-

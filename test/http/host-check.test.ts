@@ -6,7 +6,7 @@ import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
 import { hostNameOf } from "../../src/http/host-check";
 import { createLogger, memorySink } from "../../src/log";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { testConfig } from "../helpers";
 
 let running: Running;
@@ -15,7 +15,12 @@ const logs = memorySink();
 
 beforeAll(async () => {
   running = await startServer(
-    testConfig({ CORPUS_PORT: "0", CORPUS_AUTH_DISABLED: "true", CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com", CORPUS_ALLOWED_HOSTS: "corpus.internal, [fd00::5]" }),
+    testConfig({
+      CORPUS_PORT: "0",
+      CORPUS_AUTH_DISABLED: "true",
+      CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example.com",
+      CORPUS_ALLOWED_HOSTS: "corpus.internal, [fd00::5]",
+    }),
     createLogger("ERROR", logs.sink),
   );
   port = running.server.port!;
@@ -26,20 +31,39 @@ afterAll(async () => {
 });
 
 /** A raw HTTP/1.1 request with exactly these headers (fetch would not let us set Host). */
-function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function send(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
-    const r = httpRequest({ host: "127.0.0.1", port, method, path, headers: { ...headers, ...(body ? { "content-length": String(Buffer.byteLength(body)) } : {}) } }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (c) => (text += c));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-    });
+    const r = httpRequest(
+      {
+        host: "127.0.0.1",
+        port,
+        method,
+        path,
+        headers: { ...headers, ...(body ? { "content-length": String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      },
+    );
     r.on("error", reject);
     r.end(body);
   });
 }
 
-const rpc = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "t", version: "0" } } });
+const rpc = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "t", version: "0" } },
+});
 const mcp = (host: string, extra: Record<string, string> = {}) =>
   send("POST", "/mcp", { host, "content-type": "application/json", accept: "application/json, text/event-stream", ...extra }, rpc);
 
@@ -60,12 +84,26 @@ describe("the Host header (DNS rebinding)", () => {
     const get = await send("GET", "/", { host: "evil.example.com" });
     expect(get.status).toBe(403);
     // A preflight is refused before CORS answers it.
-    const pre = await send("OPTIONS", "/v1/connectors", { host, origin: "https://app.example.com", "access-control-request-method": "POST" });
+    const pre = await send("OPTIONS", "/v1/connectors", {
+      host,
+      origin: "https://app.example.com",
+      "access-control-request-method": "POST",
+    });
     expect(pre.status).toBe(403);
   });
 
   test("loopback names, the resource URL's host, CORS origins' hosts and CORPUS_ALLOWED_HOSTS are answered", async () => {
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, "localhost", "LOCALHOST", "corpus.internal", `corpus.internal:${port}`, "app.example.com", "[fd00::5]:443"]) {
+    for (const host of [
+      `localhost:${port}`,
+      `127.0.0.1:${port}`,
+      `[::1]:${port}`,
+      "localhost",
+      "LOCALHOST",
+      "corpus.internal",
+      `corpus.internal:${port}`,
+      "app.example.com",
+      "[fd00::5]:443",
+    ]) {
       const r = await mcp(host);
       expect({ host, status: r.status }).toEqual({ host, status: 200 });
     }
@@ -109,17 +147,26 @@ describe("a request without Host (HTTP/1.0, issue 13 finding 10)", () => {
     expect(JSON.parse(root.body)).toMatchObject({ status: "ok", service: "corpus" });
     // A guarded REST route: its own refusal, in the spec's shape (the body travels along).
     const body = JSON.stringify({ query: "x" });
-    const query = await rawExchange(`POST /v1/query HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const query = await rawExchange(
+      `POST /v1/query HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     expect(query.status).toBe(401);
     expect(JSON.parse(query.body)).toEqual({ type: "unauthorized", message: expect.any(String) });
     expect(query.head).toContain("x-ratelimit-limit-minute");
     // /mcp, whose development mode needs no token: the JSON-RPC body was read.
-    const mcp = await rawExchange(`POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${rpc.length}\r\n\r\n${rpc}`);
+    const mcp = await rawExchange(
+      `POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ${rpc.length}\r\n\r\n${rpc}`,
+    );
     expect(mcp.status).toBe(200);
     expect(JSON.parse(mcp.body)).toMatchObject({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2024-11-05" } });
     const missing = await rawExchange("GET /no/such HTTP/1.0\r\n\r\n");
     expect(missing.status).toBe(404);
-    expect(logs.records().slice(before).filter((l) => l.level === "ERROR")).toEqual([]);
+    expect(
+      logs
+        .records()
+        .slice(before)
+        .filter((l) => l.level === "ERROR"),
+    ).toEqual([]);
   });
 });
 

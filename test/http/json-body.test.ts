@@ -10,15 +10,15 @@ describe("JSON bodies nest at most 32 levels", () => {
   test("the scan: brackets inside strings do not count, escapes are skipped", () => {
     expect(nestsDeeperThan("[".repeat(MAX_JSON_DEPTH) + "]".repeat(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBe(false);
     expect(nestsDeeperThan("[".repeat(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toBe(true);
-    expect(nestsDeeperThan(JSON.stringify({ q: "[".repeat(1000) + '\\"{{{' }), MAX_JSON_DEPTH)).toBe(false);
-    expect(nestsDeeperThan('{"a":"\\\\"}' + "[".repeat(40), MAX_JSON_DEPTH)).toBe(true);
+    expect(nestsDeeperThan(JSON.stringify({ q: `${"[".repeat(1000)}\\"{{{` }), MAX_JSON_DEPTH)).toBe(false);
+    expect(nestsDeeperThan(`{"a":"\\\\"}${"[".repeat(40)}`, MAX_JSON_DEPTH)).toBe(true);
   });
 
-  test("every JSON route answers 400 at once to 200 kB of [[[[ and 600 kB of {\"a\":{\"a\":…", async () => {
+  test('every JSON route answers 400 at once to 200 kB of [[[[ and 600 kB of {"a":{"a":…', async () => {
     const t = await testApp({ CORPUS_AUTH_DISABLED: "true" });
     const token = (await t.services.auth.issuer.issue("nester", ALL)).token;
     const arrays = "[".repeat(200_000);
-    const objects = '{"a":'.repeat(120_000) + "1" + "}".repeat(120_000);
+    const objects = `${'{"a":'.repeat(120_000)}1${"}".repeat(120_000)}`;
     for (const path of ["/v1/query", "/v1/deep_search", "/v1/connectors", "/v1/webhooks"]) {
       for (const body of [arrays, objects]) {
         const started = performance.now();

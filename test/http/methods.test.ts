@@ -15,7 +15,12 @@ describe("405 for a known path under another method", () => {
       ["GET", "/v1/connectors/docs", "DELETE, PATCH"],
       ["POST", "/", "GET"],
     ] as const) {
-      const r = await app.handle(req(path, { method, ...(method === "GET" || method === "OPTIONS" ? {} : { body: "{}", headers: { "content-type": "application/json" } }) }));
+      const r = await app.handle(
+        req(path, {
+          method,
+          ...(method === "GET" || method === "OPTIONS" ? {} : { body: "{}", headers: { "content-type": "application/json" } }),
+        }),
+      );
       expect({ method, path, status: r.status, allow: r.headers.get("allow") }).toEqual({ method, path, status: 405, allow });
       expect(await r.json()).toEqual({ type: "method_not_allowed", message: `${method} is not allowed on this path; use ${allow}` });
     }

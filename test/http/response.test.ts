@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
-import { HSTS_HEADER, SECURITY_HEADERS, constantBody, jsonResponse, responseWriter } from "../../src/http/response";
-import { beginRequest, requestInfo } from "../../src/http/request-context";
 import { errorMapper } from "../../src/http/errors";
+import { beginRequest, requestInfo } from "../../src/http/request-context";
+import { constantBody, HSTS_HEADER, jsonResponse, responseWriter, SECURITY_HEADERS } from "../../src/http/response";
 import { createLogger } from "../../src/log";
 import { postJson, req, testApp } from "../helpers";
 
@@ -104,7 +104,10 @@ describe("the response writer: security headers (second document part 4) on ever
     }
     expect(responses.map((r) => r.headers.get("x-request-id") !== null)).toEqual([false, false, false, true, false]);
     // The prepared list itself is untouched: a response without own headers has none.
-    const plain = await new Elysia().use(responseWriter).get("/", () => ({ a: 1 })).handle(req("/"));
+    const plain = await new Elysia()
+      .use(responseWriter)
+      .get("/", () => ({ a: 1 }))
+      .handle(req("/"));
     expect(plain.headers.get("x-ratelimit-limit-minute")).toBeNull();
     expect(plain.headers.get("x-ratelimit-remaining-minute")).toBeNull();
   });

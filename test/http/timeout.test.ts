@@ -5,7 +5,11 @@ import { req } from "../helpers";
 describe("request timeout (D17)", () => {
   test("a request still running after the timeout is 503 with a clear body and the security headers", async () => {
     let timedOut = false;
-    const handler = withTimeout(() => new Promise<Response>((resolve) => setTimeout(() => resolve(new Response("late")), 3000)), 1, () => (timedOut = true));
+    const handler = withTimeout(
+      () => new Promise<Response>((resolve) => setTimeout(() => resolve(new Response("late")), 3000)),
+      1,
+      () => (timedOut = true),
+    );
     const started = performance.now();
     const r = await handler(req("/slow"));
     expect(performance.now() - started).toBeLessThan(2500);

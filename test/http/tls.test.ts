@@ -3,14 +3,14 @@
 // (second document part 4). Self-signed certificates made by openssl here; clients trust them
 // through `ca` (never by turning verification off), so a connection that gets another
 // certificate than the one trusted fails.
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import tls from "node:tls";
 import { ConfigError } from "../../src/config";
 import { createLogger, memorySink } from "../../src/log";
 import { startServer } from "../../src/server";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus, until, type Corpus } from "../backup/support";
+import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "../backup/support";
 import { runCli, tempDir, testConfig } from "../helpers";
 
 setDefaultTimeout(60_000);
@@ -21,7 +21,26 @@ const pem = (name: string) => join(dir, name);
 /** A self-signed certificate for 127.0.0.1 and localhost, named `name` (its CN). */
 async function makeCertificate(name: string): Promise<{ cert: string; key: string }> {
   const proc = Bun.spawn(
-    ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", `/CN=${name}`, "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", pem(`${name}.key`), "-out", pem(`${name}.crt`)],
+    [
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      `/CN=${name}`,
+      "-addext",
+      "subjectAltName=IP:127.0.0.1,DNS:localhost",
+      "-keyout",
+      pem(`${name}.key`),
+      "-out",
+      pem(`${name}.crt`),
+    ],
     { stdout: "ignore", stderr: "pipe" },
   );
   if ((await proc.exited) !== 0) throw new Error(`openssl failed: ${await new Response(proc.stderr).text()}`);
@@ -78,7 +97,9 @@ class Connection {
       const end = this.buffered.indexOf("\r\n\r\n");
       if (end >= 0) {
         const [statusLine, ...lines] = this.buffered.slice(0, end).split("\r\n");
-        const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+        const headers = Object.fromEntries(
+          lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+        );
         const length = Number(headers["content-length"] ?? 0);
         if (this.buffered.length >= end + 4 + length) {
           const body = this.buffered.slice(end + 4, end + 4 + length);
@@ -97,7 +118,9 @@ describe("HTTPS configuration (D27): both files or neither, usable, else a clear
     install("corpus-first");
     const onlyCert = runCli(["serve"], { CORPUS_DATA_DIR: tempDir(), CORPUS_PORT: "0", CORPUS_TLS_CERT_FILE: pem("server.crt") });
     expect(onlyCert.code).toBe(2);
-    expect(onlyCert.stderr.trim()).toBe("corpus: CORPUS_TLS_KEY_FILE is not set: expected both CORPUS_TLS_CERT_FILE and CORPUS_TLS_KEY_FILE or neither, and CORPUS_TLS_CERT_FILE is set");
+    expect(onlyCert.stderr.trim()).toBe(
+      "corpus: CORPUS_TLS_KEY_FILE is not set: expected both CORPUS_TLS_CERT_FILE and CORPUS_TLS_KEY_FILE or neither, and CORPUS_TLS_CERT_FILE is set",
+    );
     expect(() => testConfig({ CORPUS_TLS_KEY_FILE: pem("server.key") })).toThrow("CORPUS_TLS_CERT_FILE is not set");
   });
 
@@ -106,10 +129,19 @@ describe("HTTPS configuration (D27): both files or neither, usable, else a clear
     const start = (env: Record<string, string>) => startServer(testConfig({ CORPUS_PORT: "0", ...env }), log);
     writeFileSync(pem("garbage.pem"), "not a certificate\n");
     const cases: Array<[Record<string, string>, string]> = [
-      [{ CORPUS_TLS_CERT_FILE: pem("missing.crt"), CORPUS_TLS_KEY_FILE: pem("corpus-first.key") }, `CORPUS_TLS_CERT_FILE="${pem("missing.crt")}" cannot be read (ENOENT)`],
+      [
+        { CORPUS_TLS_CERT_FILE: pem("missing.crt"), CORPUS_TLS_KEY_FILE: pem("corpus-first.key") },
+        `CORPUS_TLS_CERT_FILE="${pem("missing.crt")}" cannot be read (ENOENT)`,
+      ],
       [{ CORPUS_TLS_CERT_FILE: pem("garbage.pem"), CORPUS_TLS_KEY_FILE: pem("corpus-first.key") }, "expected a PEM certificate"],
-      [{ CORPUS_TLS_CERT_FILE: pem("corpus-first.crt"), CORPUS_TLS_KEY_FILE: pem("garbage.pem") }, "expected an unencrypted PEM private key"],
-      [{ CORPUS_TLS_CERT_FILE: pem("corpus-first.crt"), CORPUS_TLS_KEY_FILE: pem("corpus-second.key") }, "it is not the private key of the certificate in CORPUS_TLS_CERT_FILE"],
+      [
+        { CORPUS_TLS_CERT_FILE: pem("corpus-first.crt"), CORPUS_TLS_KEY_FILE: pem("garbage.pem") },
+        "expected an unencrypted PEM private key",
+      ],
+      [
+        { CORPUS_TLS_CERT_FILE: pem("corpus-first.crt"), CORPUS_TLS_KEY_FILE: pem("corpus-second.key") },
+        "it is not the private key of the certificate in CORPUS_TLS_CERT_FILE",
+      ],
     ];
     for (const [env, message] of cases) {
       const error = await start(env).then(
@@ -204,7 +236,11 @@ describe("a real corpus process serving HTTPS (D27), certificate renewed on SIGH
     const inFlight = Array.from({ length: 20 }, (_, i) => Bun.sleep(i * 2).then(get));
     corpus.proc.kill("SIGHUP");
     expect(await Promise.all(inFlight)).toEqual(Array(20).fill(200));
-    await until("the second reload", async () => (corpus.lines.filter((l) => l.message === "TLS certificate reloaded").length > before ? true : undefined), 10_000);
+    await until(
+      "the second reload",
+      async () => (corpus.lines.filter((l) => l.message === "TLS certificate reloaded").length > before ? true : undefined),
+      10_000,
+    );
     expect((await new Connection(await connect(port, first.cert))).subject).toBe("corpus-first");
   });
 
@@ -212,7 +248,11 @@ describe("a real corpus process serving HTTPS (D27), certificate renewed on SIGH
     writeFileSync(pem("server.key"), second.key); // the key of another certificate than server.crt's
     const before = corpus.lines.length;
     corpus.proc.kill("SIGHUP");
-    const line = await until("the refusal's log line", async () => corpus.lines.slice(before).find((l) => l.message === "TLS certificate not reloaded; the previous one is still served"), 10_000);
+    const line = await until(
+      "the refusal's log line",
+      async () => corpus.lines.slice(before).find((l) => l.message === "TLS certificate not reloaded; the previous one is still served"),
+      10_000,
+    );
     expect(line.level).toBe("ERROR");
     expect(String(line.reason)).toContain("it is not the private key of the certificate");
     expect(JSON.stringify(corpus.lines)).not.toContain("PRIVATE KEY");

@@ -2,9 +2,9 @@
 // no message or stack, storage failures reported until a pass succeeds, retries with backoff on
 // an injected clock.
 import { Database } from "bun:sqlite";
-import { join } from "node:path";
 import { describe, expect, test } from "bun:test";
-import { BackgroundGuard, errorSummary, retryDelay, RETRY_MAX_MS } from "../../src/jobs/guard";
+import { join } from "node:path";
+import { BackgroundGuard, errorSummary, RETRY_MAX_MS, retryDelay } from "../../src/jobs/guard";
 import { createLogger, memorySink } from "../../src/log";
 
 /** A real SQLITE_FULL: a database that may not grow past its current size. */
@@ -47,16 +47,24 @@ describe("BackgroundGuard", () => {
   test("a throwing or rejecting pass never escapes; it is logged once per streak with the job's name, no message or stack", async () => {
     const { guard, logs } = setup();
     const secret = new Error("postgres://user:hunter2@db/x refused");
-    expect(await guard.run("sync_job", () => {
-      throw secret;
-    })).toBe(false);
-    expect(await guard.run("sync_job", () => {
-      throw secret;
-    })).toBe(false);
+    expect(
+      await guard.run("sync_job", () => {
+        throw secret;
+      }),
+    ).toBe(false);
+    expect(
+      await guard.run("sync_job", () => {
+        throw secret;
+      }),
+    ).toBe(false);
     expect(await guard.run("async_job", () => Promise.reject(secret))).toBe(false);
     const lines: any[] = logs.records();
     expect(lines.filter((l) => l.job === "sync_job")).toHaveLength(1);
-    expect(lines.find((l) => l.job === "async_job")).toMatchObject({ level: "ERROR", message: "background job failed; it goes on", error: "Error" });
+    expect(lines.find((l) => l.job === "async_job")).toMatchObject({
+      level: "ERROR",
+      message: "background job failed; it goes on",
+      error: "Error",
+    });
     expect(JSON.stringify(logs.records())).not.toContain("hunter2");
     expect(JSON.stringify(logs.records())).not.toContain(" at ");
     expect(await guard.run("sync_job", () => {})).toBe(true);
@@ -151,7 +159,10 @@ describe("the process handlers", () => {
     const [code, out] = await Promise.all([proc.exited, new Response(proc.stdout).text()]);
     expect(code).toBe(0);
     expect(out).toContain("alive");
-    const records = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+    const records = out
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l));
     expect(records.map((r) => r.job)).toEqual(["unguarded", "unguarded"]);
     expect(records.map((r) => r.code ?? null).sort()).toEqual(["SQLITE_FULL", null].sort());
     expect(out).not.toContain("secret");

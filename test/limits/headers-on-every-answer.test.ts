@@ -27,15 +27,31 @@ function chunked(bytes: number): ReadableStream<Uint8Array> {
 
 describe("the six X-RateLimit-* headers on every answer of a limited route (D16, issue 13 finding 11)", () => {
   test("refusals before the caller is known: 403 Host, 403 Origin, 415, 413 declared and chunked: whole windows", async () => {
-    const { app } = await testApp({ CORPUS_MAX_REQUEST_SIZE: "4096", CORPUS_LIMIT_QUERY_PER_MINUTE: "7", CORPUS_LIMIT_QUERY_PER_DAY: "70" });
+    const { app } = await testApp({
+      CORPUS_MAX_REQUEST_SIZE: "4096",
+      CORPUS_LIMIT_QUERY_PER_MINUTE: "7",
+      CORPUS_LIMIT_QUERY_PER_DAY: "70",
+    });
     const body = JSON.stringify({ query: "x" });
     const cases: Array<[string, Request, number]> = [
       ["Host", postJson("/v1/query", body, { host: "attacker.example" }), 403],
       ["Origin", postJson("/v1/query", body, { origin: "http://attacker.example" }), 403],
       ["Content-Type", req("/v1/query", { method: "POST", body, headers: { "content-type": "text/plain" } }), 415],
-      ["declared size", req("/v1/query", { method: "POST", body: "x".repeat(5000), headers: { "content-type": "application/json", "content-length": "5000" } }), 413],
-      // @ts-expect-error: Bun and the fetch standard need duplex for a streamed body
-      ["chunked size", req("/v1/query", { method: "POST", body: chunked(100_000), duplex: "half", headers: { "content-type": "application/json" } }), 413],
+      [
+        "declared size",
+        req("/v1/query", {
+          method: "POST",
+          body: "x".repeat(5000),
+          headers: { "content-type": "application/json", "content-length": "5000" },
+        }),
+        413,
+      ],
+      [
+        "chunked size",
+        // @ts-expect-error: Bun and the fetch standard need duplex for a streamed body
+        req("/v1/query", { method: "POST", body: chunked(100_000), duplex: "half", headers: { "content-type": "application/json" } }),
+        413,
+      ],
     ];
     for (const [name, request, status] of cases) {
       const r = await app.handle(request);
@@ -53,9 +69,24 @@ describe("the six X-RateLimit-* headers on every answer of a limited route (D16,
       });
     }
     // The other limited routes too; a route that is not limited gets none.
-    for (const [method, path] of [["POST", "/v1/deep_search"], ["DELETE", "/v1/delete_my_data"], ["POST", "/v1/connectors"], ["POST", "/v1/webhooks"]]) {
-      const r = await app.handle(req(path!, { method, headers: { host: "attacker.example", "content-type": "application/json" }, body: method === "POST" ? "{}" : undefined }));
-      expect({ path, status: r.status, limit: r.headers.get("x-ratelimit-limit-minute") }).toEqual({ path, status: 403, limit: expect.stringMatching(/^\d+$/) });
+    for (const [method, path] of [
+      ["POST", "/v1/deep_search"],
+      ["DELETE", "/v1/delete_my_data"],
+      ["POST", "/v1/connectors"],
+      ["POST", "/v1/webhooks"],
+    ]) {
+      const r = await app.handle(
+        req(path!, {
+          method,
+          headers: { host: "attacker.example", "content-type": "application/json" },
+          body: method === "POST" ? "{}" : undefined,
+        }),
+      );
+      expect({ path, status: r.status, limit: r.headers.get("x-ratelimit-limit-minute") }).toEqual({
+        path,
+        status: 403,
+        limit: expect.stringMatching(/^\d+$/),
+      });
     }
     const other = await app.handle(req("/v1/connectors", { headers: { host: "attacker.example" } }));
     expect(other.status).toBe(403);
@@ -95,12 +126,20 @@ describe("the six X-RateLimit-* headers on every answer of a limited route (D16,
     expect(sixOf(late)).toMatchObject({ "x-ratelimit-limit-minute": "7", "x-ratelimit-remaining-minute": "6" });
     expect(SIX.filter((n) => late.headers.get(n) === null)).toEqual([]);
 
-    const rpc = postJson("/mcp", { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } }, { accept: "application/json, text/event-stream", ...bearer(token) });
+    const rpc = postJson(
+      "/mcp",
+      { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } },
+      { accept: "application/json, text/event-stream", ...bearer(token) },
+    );
     beginRequest(rpc, "192.0.2.31");
     const mcp = await timed(rpc);
     expect(mcp.status).toBe(503);
     expect(await mcp.json()).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32603, message: "request timed out after 0.05 s" } });
-    expect({ limit: mcp.headers.get("x-ratelimit-limit"), remaining: mcp.headers.get("x-ratelimit-remaining"), reset: mcp.headers.get("x-ratelimit-reset") }).toEqual({
+    expect({
+      limit: mcp.headers.get("x-ratelimit-limit"),
+      remaining: mcp.headers.get("x-ratelimit-remaining"),
+      reset: mcp.headers.get("x-ratelimit-reset"),
+    }).toEqual({
       limit: "9",
       remaining: "8",
       reset: expect.stringMatching(/^\d+$/),

@@ -3,7 +3,13 @@ import { describe, expect, test } from "bun:test";
 import { limitMigrations, RateLimiter } from "../../src/limits/rate-limit";
 import { migrate } from "../../src/store/migrations";
 
-const LIMITS = { query: { minute: 3, day: 5 }, deep_search: { minute: 10, day: 100 }, delete: { minute: 1, day: 1 }, connectors: { minute: 2, day: 9 }, webhooks: { minute: 2, day: 9 } };
+const LIMITS = {
+  query: { minute: 3, day: 5 },
+  deep_search: { minute: 10, day: 100 },
+  delete: { minute: 1, day: 1 },
+  connectors: { minute: 2, day: 9 },
+  webhooks: { minute: 2, day: 9 },
+};
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 30); // 30 s into a minute
 
 function limiter(db = new Database(":memory:"), clock = { t: T0 }) {
@@ -42,7 +48,10 @@ describe("per-user windows (D16)", () => {
     first.limiter.stop();
     first.clock.t += 120_000;
     const second = limiter(first.db, first.clock);
-    expect(second.limiter.peek("alice", "query").remaining).toEqual({ "x-ratelimit-remaining-minute": "3", "x-ratelimit-remaining-day": "2" });
+    expect(second.limiter.peek("alice", "query").remaining).toEqual({
+      "x-ratelimit-remaining-minute": "3",
+      "x-ratelimit-remaining-day": "2",
+    });
     expect(second.limiter.forget("alice")).toBe(2);
     expect(second.limiter.peek("alice", "query").remaining["x-ratelimit-remaining-day"]).toBe("5");
     second.limiter.stop();

@@ -5,15 +5,15 @@
 // raw seed-style client at protocol 1.0. Each lists the tools, finds a known document with
 // corpus_search and opens the connector panel.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { cpSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from "@modelcontextprotocol/client";
 import { InitializeResultSchema, JSONRPCErrorResponseSchema } from "@modelcontextprotocol/core";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { cpSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { createLogger, memorySink } from "../../src/log";
 import { PANEL_META } from "../../src/mcp/widget";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
 
@@ -46,7 +46,10 @@ const headers = () => ({ authorization: `Bearer ${token}` });
 /** What every client must do, through the functions its SDK offers. */
 interface Session {
   tools(): Promise<Array<{ name: string; annotations?: Record<string, unknown>; outputSchema?: unknown }>>;
-  call(name: string, args: Record<string, unknown>): Promise<{ isError?: boolean; content: unknown; structuredContent?: unknown; _meta?: Record<string, unknown> }>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<{ isError?: boolean; content: unknown; structuredContent?: unknown; _meta?: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -64,7 +67,11 @@ async function v2(mode: "legacy" | "auto" | { pin: string }) {
 async function v1(): Promise<Session> {
   const client = new V1Client({ name: "corpus-test-v1", version: "1.0.0" });
   await client.connect(new V1Transport(new URL(`${running.url}/mcp`), { requestInit: { headers: headers() } }));
-  return { tools: async () => (await client.listTools()).tools as never, call: async (name, args) => (await client.callTool({ name, arguments: args })) as never, close: () => client.close() };
+  return {
+    tools: async () => (await client.listTools()).tools as never,
+    call: async (name, args) => (await client.callTool({ name, arguments: args })) as never,
+    close: () => client.close(),
+  };
 }
 
 /** A client of the second document: plain JSON-RPC, `initialize` at 1.0, Accept: application/json. */
@@ -74,7 +81,12 @@ async function seed(): Promise<Session & { initialized: unknown }> {
   const rpc = async (method: string, params: Record<string, unknown>) => {
     const r = await fetch(`${running.url}/mcp`, {
       method: "POST",
-      headers: { ...headers(), "content-type": "application/json", accept: "application/json", ...(session ? { "mcp-session-id": session } : {}) },
+      headers: {
+        ...headers(),
+        "content-type": "application/json",
+        accept: "application/json",
+        ...(session ? { "mcp-session-id": session } : {}),
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: String(next++), method, params }),
     });
     session ??= r.headers.get("mcp-session-id");
@@ -83,7 +95,12 @@ async function seed(): Promise<Session & { initialized: unknown }> {
     return body.result;
   };
   const initialized = await rpc("initialize", { protocolVersion: "1.0", clientInfo: { name: "seed", version: "1" } });
-  return { initialized, tools: async () => (await rpc("tools/list", {})).tools, call: (name, args) => rpc("tools/call", { name, arguments: args }), close: async () => {} };
+  return {
+    initialized,
+    tools: async () => (await rpc("tools/list", {})).tools,
+    call: (name, args) => rpc("tools/call", { name, arguments: args }),
+    close: async () => {},
+  };
 }
 
 /** The session of the issue: tools/list, a search that finds the invoice, the panel. */
@@ -142,24 +159,45 @@ describe("every client /mcp serves runs the same session", () => {
 
   test("a seed client: initialize at 1.0 is answered 1.0 (D21), in the wire format of the SDK's schemas", async () => {
     const s = await seed();
-    expect(InitializeResultSchema.parse(s.initialized)).toMatchObject({ protocolVersion: "1.0", serverInfo: { name: "corpus", version: "0.1.0" }, capabilities: { tools: {} } });
+    expect(InitializeResultSchema.parse(s.initialized)).toMatchObject({
+      protocolVersion: "1.0",
+      serverInfo: { name: "corpus", version: "0.1.0" },
+      capabilities: { tools: {} },
+    });
     await exercise(s);
   });
 
   test("tools/list is private to its caller: another token's scopes list other tools", async () => {
     const searchOnly = (await running.services.auth.issuer.issue("bob", ["corpus:search"])).token;
     const client = new V2Client({ name: "bob", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
-    await client.connect(new V2Transport(new URL(`${running.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${searchOnly}` } } }));
+    await client.connect(
+      new V2Transport(new URL(`${running.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${searchOnly}` } } }),
+    );
     const listed = (await client.listTools()) as { tools: Array<{ name: string }>; cacheScope?: string; ttlMs?: number };
     expect(listed.tools.map((t) => t.name)).toEqual(["corpus_search"]);
     await client.close();
     // On the wire: the hint that keeps a shared cache from serving it to anyone else.
     const raw = await fetch(`${running.url}/mcp`, {
       method: "POST",
-      headers: { authorization: `Bearer ${searchOnly}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } } }),
+      headers: {
+        authorization: `Bearer ${searchOnly}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/list",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} } },
+      }),
     });
-    expect(((await raw.json()) as { result: unknown }).result).toMatchObject({ cacheScope: "private", ttlMs: 0, tools: [{ name: "corpus_search" }] });
+    expect(((await raw.json()) as { result: unknown }).result).toMatchObject({
+      cacheScope: "private",
+      ttlMs: 0,
+      tools: [{ name: "corpus_search" }],
+    });
   });
 
   test("errors in the SDK's wire format carry the request's id", async () => {
@@ -168,6 +206,10 @@ describe("every client /mcp serves runs the same session", () => {
       headers: { ...headers(), "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ jsonrpc: "2.0", id: "n-1", method: "tools/call", params: { name: "nope", arguments: {} } }),
     });
-    expect(JSONRPCErrorResponseSchema.parse(await r.json())).toEqual({ jsonrpc: "2.0", id: "n-1", error: { code: -32602, message: "Tool not found" } });
+    expect(JSONRPCErrorResponseSchema.parse(await r.json())).toEqual({
+      jsonrpc: "2.0",
+      id: "n-1",
+      error: { code: -32602, message: "Tool not found" },
+    });
   });
 });

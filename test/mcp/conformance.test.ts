@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger, memorySink } from "../../src/log";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
 
 setDefaultTimeout(300_000);
@@ -21,7 +21,14 @@ const REVISIONS = [
     revision: "2026-07-28",
     baseline: "conformance-baseline-2026-07-28.yaml",
     suite: "all",
-    strict: ["server-stateless", "tools-list", "caching", "http-header-validation", "dns-rebinding-protection", "sep-2164-resource-not-found"],
+    strict: [
+      "server-stateless",
+      "tools-list",
+      "caching",
+      "http-header-validation",
+      "dns-rebinding-protection",
+      "sep-2164-resource-not-found",
+    ],
   },
 ] as const;
 
@@ -53,8 +60,24 @@ describe("MCP conformance suite (@modelcontextprotocol/conformance)", () => {
   for (const { revision, baseline, suite, strict } of REVISIONS) {
     test(`server scenarios of revision ${revision}: only the baseline's expected failures; ${strict.join(", ")} without a failed check`, async () => {
       const out = tempDir("corpus-conformance-");
-      const args = ["server", "--url", `${running.url}/mcp`, "--spec-version", revision, "--suite", suite, "--expected-failures", join(import.meta.dir, baseline), "-o", out];
-      const proc = Bun.spawn([process.execPath, RUNNER, ...args], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "", HOME: out, NO_COLOR: "1" } });
+      const args = [
+        "server",
+        "--url",
+        `${running.url}/mcp`,
+        "--spec-version",
+        revision,
+        "--suite",
+        suite,
+        "--expected-failures",
+        join(import.meta.dir, baseline),
+        "-o",
+        out,
+      ];
+      const proc = Bun.spawn([process.execPath, RUNNER, ...args], {
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { PATH: process.env.PATH ?? "", HOME: out, NO_COLOR: "1" },
+      });
       const [code, stdout, stderr] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
       const summary = stdout.slice(stdout.indexOf("=== SUMMARY ==="));
       if (code !== 0 || process.env.CORPUS_CONFORMANCE_VERBOSE) console.error(summary, stderr.slice(-2000));

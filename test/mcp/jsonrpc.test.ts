@@ -1,7 +1,7 @@
 // /mcp at the wire: JSON-RPC codes, versions, headers, auth, limits (second document; D6, D21).
 import { describe, expect, test } from "bun:test";
-import { bearer, req, testApp } from "../helpers";
 import { beginRequest } from "../../src/http/request-context";
+import { bearer, req, testApp } from "../helpers";
 
 async function setup(env: Record<string, string> = {}, now?: () => number) {
   const t = await testApp(env, now);
@@ -18,7 +18,12 @@ async function setup(env: Record<string, string> = {}, now?: () => number) {
   return { ...t, token, post };
 }
 
-const init = (protocolVersion: unknown, id: unknown = 1) => ({ jsonrpc: "2.0", id, method: "initialize", params: { protocolVersion, clientInfo: { name: "raw", version: "0" } } });
+const init = (protocolVersion: unknown, id: unknown = 1) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "initialize",
+  params: { protocolVersion, clientInfo: { name: "raw", version: "0" } },
+});
 
 describe("JSON-RPC 2.0 on /mcp", () => {
   test("codes: -32700 parse, -32600 invalid request, -32601 unknown method, -32602 bad params; ids echoed", async () => {
@@ -31,7 +36,9 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(((await (await post({ jsonrpc: "2.0", id: "a", method: 42 })).json()) as any).error.code).toBe(-32600);
     const unknown = (await (await post({ jsonrpc: "2.0", id: "x-1", method: "tools/frobnicate" })).json()) as any;
     expect(unknown).toEqual({ jsonrpc: "2.0", id: "x-1", error: { code: -32601, message: "Method not found" } });
-    const badParams = (await (await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "nope", arguments: {} } })).json()) as any;
+    const badParams = (await (
+      await post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "nope", arguments: {} } })
+    ).json()) as any;
     expect(badParams).toEqual({ jsonrpc: "2.0", id: 3, error: { code: -32602, message: "Tool not found" } });
     const pong = (await (await post({ jsonrpc: "2.0", id: 0, method: "ping" })).json()) as any;
     expect(pong).toEqual({ jsonrpc: "2.0", id: 0, result: {} });
@@ -46,7 +53,16 @@ describe("JSON-RPC 2.0 on /mcp", () => {
 
   test("initialize: 1.0 and 1.0.0 answer 1.0; known revisions answer themselves; others (2026-07-28 too: it has no initialize) the newest 2025 one", async () => {
     const { post } = await setup();
-    for (const [asked, answered] of [["1.0", "1.0"], ["1.0.0", "1.0"], ["2024-11-05", "2024-11-05"], ["2025-03-26", "2025-03-26"], ["2025-06-18", "2025-06-18"], ["1999-01-01", "2025-11-25"], [undefined, "2025-11-25"], ["2026-07-28", "2025-11-25"]] as const) {
+    for (const [asked, answered] of [
+      ["1.0", "1.0"],
+      ["1.0.0", "1.0"],
+      ["2024-11-05", "2024-11-05"],
+      ["2025-03-26", "2025-03-26"],
+      ["2025-06-18", "2025-06-18"],
+      ["1999-01-01", "2025-11-25"],
+      [undefined, "2025-11-25"],
+      ["2026-07-28", "2025-11-25"],
+    ] as const) {
       const body = (await (await post(init(asked))).json()) as any;
       expect(body.result.protocolVersion).toBe(answered);
       expect(body.result.serverInfo).toEqual({ name: "corpus", version: "0.1.0" });
@@ -61,14 +77,17 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(session).toMatch(/^[0-9a-f-]{36}$/);
     expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-session-id": session })).status).toBe(200);
     expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-session-id": "nope" })).status).toBe(404);
-    expect((await app.handle(req("/mcp", { method: "DELETE", headers: { ...bearer(token), "mcp-session-id": session } }))).status).toBe(204);
+    expect((await app.handle(req("/mcp", { method: "DELETE", headers: { ...bearer(token), "mcp-session-id": session } }))).status).toBe(
+      204,
+    );
     expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, { "mcp-session-id": session })).status).toBe(404);
   });
 
   test("DELETE /mcp needs a token and ends only its own user's session (anyone could end any)", async () => {
     const { post, app, token, services } = await setup();
     const session = (await post(init("2025-06-18"))).headers.get("mcp-session-id")!;
-    const del = (headers: Record<string, string>) => app.handle(req("/mcp", { method: "DELETE", headers: { "mcp-session-id": session, ...headers } }));
+    const del = (headers: Record<string, string>) =>
+      app.handle(req("/mcp", { method: "DELETE", headers: { "mcp-session-id": session, ...headers } }));
     const anonymous = await del({});
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("www-authenticate")).toContain("resource_metadata=");
@@ -95,10 +114,20 @@ describe("JSON-RPC 2.0 on /mcp", () => {
   test("batches: capped at 32 messages with a clear error; each message takes a token of the per-IP bucket (150 cost one)", async () => {
     const { post } = await setup({ CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "40" });
     const old = { "mcp-protocol-version": "2025-03-26" };
-    const calls = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "tools/call", params: { name: "corpus_search", arguments: { query: "invoice" } } }));
+    const calls = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        jsonrpc: "2.0",
+        id: i,
+        method: "tools/call",
+        params: { name: "corpus_search", arguments: { query: "invoice" } },
+      }));
     const huge = await post(calls(150), old, "203.0.113.9");
     expect(huge.status).toBe(400);
-    expect(await huge.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid Request: a batch holds at most 32 messages; this one has 150" } });
+    expect(await huge.json()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: "Invalid Request: a batch holds at most 32 messages; this one has 150" },
+    });
     const pings = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: "2.0", id: i, method: "ping" }));
     const first = await post(pings(30), old, "203.0.113.10");
     expect(first.status).toBe(200);
@@ -112,17 +141,29 @@ describe("JSON-RPC 2.0 on /mcp", () => {
 
   test("corpus_search counts against the user's query limit, shared with POST /v1/query (it had none)", async () => {
     // A clock that stands still: the searches cannot straddle two minute windows.
-    const { post, app, token } = await setup({ CORPUS_LIMIT_QUERY_PER_MINUTE: "2", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000" }, () => Date.UTC(2026, 10, 22, 10, 0, 30));
-    const search = (id: number) => post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "corpus_search", arguments: { query: "invoice" } } });
+    const { post, app, token } = await setup({ CORPUS_LIMIT_QUERY_PER_MINUTE: "2", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000" }, () =>
+      Date.UTC(2026, 10, 22, 10, 0, 30),
+    );
+    const search = (id: number) =>
+      post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "corpus_search", arguments: { query: "invoice" } } });
     for (const id of [1, 2]) expect(((await (await search(id)).json()) as any).result.isError).toBeFalsy();
     const third = (await (await search(3)).json()) as any;
     expect(third.result.isError).toBe(true);
     expect(third.result.content[0].text).toMatch(/^Rate limit exceeded: the query limit is reached; retry after \d+ s$/);
     // A batch cannot spread past it either.
-    const batch = await post([1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } })), { "mcp-protocol-version": "2025-03-26" });
+    const batch = await post(
+      [1, 2, 3].map((id) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } })),
+      { "mcp-protocol-version": "2025-03-26" },
+    );
     expect(((await batch.json()) as any[]).every((m) => m.result.isError)).toBe(true);
     // The same windows as the REST route.
-    const rest = await app.handle(req("/v1/query", { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body: JSON.stringify({ query: "invoice" }) }));
+    const rest = await app.handle(
+      req("/v1/query", {
+        method: "POST",
+        headers: { ...bearer(token), "content-type": "application/json" },
+        body: JSON.stringify({ query: "invoice" }),
+      }),
+    );
     expect(rest.status).toBe(429);
   });
 
@@ -130,9 +171,16 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     const { post } = await setup();
     const bad = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { "mcp-protocol-version": "2099-01-01" });
     expect(bad.status).toBe(400);
-    const batch = [{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", method: "notifications/initialized" }, { jsonrpc: "2.0", id: 2, method: "nope" }];
+    const batch = [
+      { jsonrpc: "2.0", id: 1, method: "ping" },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "nope" },
+    ];
     const old = await post(batch, { "mcp-protocol-version": "2025-03-26" });
-    expect(await old.json()).toEqual([{ jsonrpc: "2.0", id: 1, result: {} }, { jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found" } }]);
+    expect(await old.json()).toEqual([
+      { jsonrpc: "2.0", id: 1, result: {} },
+      { jsonrpc: "2.0", id: 2, error: { code: -32601, message: "Method not found" } },
+    ]);
     const current = await post(batch, { "mcp-protocol-version": "2025-06-18" });
     expect(current.status).toBe(400);
     expect(((await current.json()) as any).error.code).toBe(-32600);
@@ -154,11 +202,16 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     const { post } = await setup();
     const none = await post({ jsonrpc: "2.0", id: 1, method: "ping" }, { authorization: "" });
     expect(none.status).toBe(401);
-    expect(none.headers.get("www-authenticate")).toBe('Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"');
+    expect(none.headers.get("www-authenticate")).toBe(
+      'Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource"',
+    );
     expect(((await none.json()) as any).error.message).toStartWith("Unauthorized");
     const t2 = await setup();
     const weak = (await t2.services.auth.issuer.issue("bob", ["connectors:read"])).token;
-    const r = await t2.post({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } }, bearer(weak));
+    const r = await t2.post(
+      { jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "corpus_search", arguments: { query: "x" } } },
+      bearer(weak),
+    );
     expect(r.status).toBe(403);
     expect(r.headers.get("www-authenticate")).toContain('error="insufficient_scope", scope="corpus:search"');
   });
@@ -181,7 +234,11 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(5000) } });
     const tooLarge = await post(big, { "content-length": String(big.length) }, "198.51.100.8");
     expect(tooLarge.status).toBe(413);
-    expect(await tooLarge.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "request body exceeds the limit of 2048 bytes" } });
+    expect(await tooLarge.json()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: "request body exceeds the limit of 2048 bytes" },
+    });
   });
 
   test("/debug/tools lists the same definitions as tools/list", async () => {
@@ -223,7 +280,13 @@ describe("MCP edges (issue 18 gap 6)", () => {
   test("second document part 7 + Streamable HTTP (input that cannot be accepted is 400): a batch holding an invalid message is 400", async () => {
     const { post } = await setup();
     const old = { "mcp-protocol-version": "2025-03-26" };
-    for (const batch of [[{ jsonrpc: "1.0", id: 1, method: "ping" }, { jsonrpc: "2.0", id: 2, method: "ping" }], [{ jsonrpc: "2.0", id: 1, method: "ping" }, 5]]) {
+    for (const batch of [
+      [
+        { jsonrpc: "1.0", id: 1, method: "ping" },
+        { jsonrpc: "2.0", id: 2, method: "ping" },
+      ],
+      [{ jsonrpc: "2.0", id: 1, method: "ping" }, 5],
+    ]) {
       const r = await post(batch, old);
       expect(r.status).toBe(400);
       expect(((await r.json()) as any).error.code).toBe(-32600);

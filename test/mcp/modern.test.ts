@@ -16,7 +16,11 @@ async function setup(env: Record<string, string> = {}) {
   const t = await testApp(env);
   const token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read"])).token;
   const send = (body: unknown, headers: Record<string, string>, ip = "192.0.2.1") => {
-    const r = req("/mcp", { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body), headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } });
+    const r = req("/mcp", {
+      method: "POST",
+      body: typeof body === "string" ? body : JSON.stringify(body),
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+    });
     beginRequest(r, ip);
     return t.app.handle(r);
   };
@@ -24,9 +28,16 @@ async function setup(env: Record<string, string> = {}) {
   const modern = (method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, id: string | number = 1) =>
     send(
       { jsonrpc: "2.0", id, method, params: { ...params, _meta: META } },
-      { ...bearer(token), "mcp-protocol-version": MODERN, "mcp-method": method, ...(typeof (params.name ?? params.uri) === "string" ? { "mcp-name": String(params.name ?? params.uri) } : {}), ...headers },
+      {
+        ...bearer(token),
+        "mcp-protocol-version": MODERN,
+        "mcp-method": method,
+        ...(typeof (params.name ?? params.uri) === "string" ? { "mcp-name": String(params.name ?? params.uri) } : {}),
+        ...headers,
+      },
     );
-  const legacy = (method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, id: string | number = 1) => send({ jsonrpc: "2.0", id, method, params }, { ...bearer(token), ...headers });
+  const legacy = (method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, id: string | number = 1) =>
+    send({ jsonrpc: "2.0", id, method, params }, { ...bearer(token), ...headers });
   return { ...t, token, send, modern, legacy };
 }
 
@@ -71,7 +82,10 @@ describe("/mcp at 2026-07-28", () => {
 
   test("envelope and headers are checked: a missing _meta is -32602, header and body disagreeing -32020 (both 400)", async () => {
     const { send, token } = await setup();
-    const noMeta = await send({ jsonrpc: "2.0", id: 5, method: "tools/list", params: {} }, { ...bearer(token), "mcp-protocol-version": MODERN, "mcp-method": "tools/list" });
+    const noMeta = await send(
+      { jsonrpc: "2.0", id: 5, method: "tools/list", params: {} },
+      { ...bearer(token), "mcp-protocol-version": MODERN, "mcp-method": "tools/list" },
+    );
     expect(noMeta.status).toBe(400);
     expect(await json(noMeta)).toMatchObject({ id: 5, error: { code: -32602 } });
     const wrongName = await send(
@@ -85,9 +99,14 @@ describe("/mcp at 2026-07-28", () => {
   test("a token without the tool's scope: 403 insufficient_scope naming the scope to step up to, on both wires", async () => {
     const { modern, legacy, services } = await setup();
     const weak = (await services.auth.issuer.issue("bob", ["connectors:read"])).token;
-    for (const r of [await modern("tools/call", { name: "corpus_search", arguments: { query: "x" } }, bearer(weak), "s-1"), await legacy("tools/call", { name: "corpus_search", arguments: { query: "x" } }, bearer(weak), "s-1")]) {
+    for (const r of [
+      await modern("tools/call", { name: "corpus_search", arguments: { query: "x" } }, bearer(weak), "s-1"),
+      await legacy("tools/call", { name: "corpus_search", arguments: { query: "x" } }, bearer(weak), "s-1"),
+    ]) {
       expect(r.status).toBe(403);
-      expect(r.headers.get("www-authenticate")).toBe('Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource", error="insufficient_scope", scope="corpus:search"');
+      expect(r.headers.get("www-authenticate")).toBe(
+        'Bearer resource_metadata="http://127.0.0.1:8080/.well-known/oauth-protected-resource", error="insufficient_scope", scope="corpus:search"',
+      );
       expect(await json(r)).toMatchObject({ jsonrpc: "2.0", id: "s-1", error: { code: -32600 } });
     }
     // It does not even see the tool it cannot call.
@@ -127,19 +146,33 @@ describe("/mcp at 2026-07-28", () => {
   });
 
   test("the panel is an MCP App: resource _meta.ui with CSP and permissions from CORPUS_OAUTH_RESOURCE_URL, and the OpenAI Apps form", async () => {
-    const { modern } = await setup({ CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com:8443", CORPUS_ALLOWED_HOSTS: "corpus.example.com" });
+    const { modern } = await setup({
+      CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com:8443",
+      CORPUS_ALLOWED_HOSTS: "corpus.example.com",
+    });
     const listed = await json(await modern("resources/list"));
     expect(listed.result.resources).toEqual([
       expect.objectContaining({
         uri: "ui://corpus/connectors.html",
         mimeType: "text/html;profile=mcp-app",
-        _meta: { ui: { csp: { connectDomains: ["https://corpus.example.com:8443"], resourceDomains: ["https://corpus.example.com:8443"] }, permissions: {}, prefersBorder: true } },
+        _meta: {
+          ui: {
+            csp: { connectDomains: ["https://corpus.example.com:8443"], resourceDomains: ["https://corpus.example.com:8443"] },
+            permissions: {},
+            prefersBorder: true,
+          },
+        },
       }),
     ]);
     const read = await json(await modern("resources/read", { uri: "ui://corpus/connectors.html" }));
     const [app, openai] = read.result.contents;
     expect(app._meta.ui.csp.connectDomains).toEqual(["https://corpus.example.com:8443"]);
-    expect(openai).toMatchObject({ mimeType: "text/html+skybridge", _meta: { "openai/widgetCSP": { connect_domains: ["https://corpus.example.com:8443"], resource_domains: ["https://corpus.example.com:8443"] } } });
+    expect(openai).toMatchObject({
+      mimeType: "text/html+skybridge",
+      _meta: {
+        "openai/widgetCSP": { connect_domains: ["https://corpus.example.com:8443"], resource_domains: ["https://corpus.example.com:8443"] },
+      },
+    });
     const tools = await json(await modern("tools/list"));
     expect(tools.result.tools[1]._meta).toEqual({
       ui: { resourceUri: "ui://corpus/connectors.html" },
@@ -154,14 +187,23 @@ describe("/mcp at 2026-07-28", () => {
 
   test("a batch is refused at 2026-07-28; a foreign Origin is 403 before anything (host-check is app-wide)", async () => {
     const { send, token, modern } = await setup();
-    const batch = await send([{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: META } }], { ...bearer(token), "mcp-protocol-version": MODERN, "mcp-method": "tools/list" });
+    const batch = await send([{ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: META } }], {
+      ...bearer(token),
+      "mcp-protocol-version": MODERN,
+      "mcp-method": "tools/list",
+    });
     expect(batch.status).toBe(400);
     expect((await modern("server/discover", {}, { origin: "https://evil.example" })).status).toBe(403);
   });
 
   test("the per-IP bucket counts 2026-07-28 requests too", async () => {
     const { send, token } = await setup({ CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "2" });
-    const discover = () => send({ jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: META } }, { ...bearer(token), "mcp-protocol-version": MODERN, "mcp-method": "server/discover" }, "198.51.100.20");
+    const discover = () =>
+      send(
+        { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: META } },
+        { ...bearer(token), "mcp-protocol-version": MODERN, "mcp-method": "server/discover" },
+        "198.51.100.20",
+      );
     expect((await discover()).status).toBe(200);
     expect((await discover()).status).toBe(200);
     const over = await discover();
@@ -197,17 +239,32 @@ describe("a JSON-RPC error carries the request's id when it was readable (it cam
     };
     const timed = withTimeout((r) => app.handle(r), 0.05);
     const call = (name: string) => {
-      const r = req("/mcp", { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: `t-${name}`, method: "tools/call", params: { name, arguments: name === "corpus_search" ? { query: "x" } : {} } }), headers: { "content-type": "application/json", accept: "application/json", ...bearer(token) } });
+      const r = req("/mcp", {
+        method: "POST",
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: `t-${name}`,
+          method: "tools/call",
+          params: { name, arguments: name === "corpus_search" ? { query: "x" } : {} },
+        }),
+        headers: { "content-type": "application/json", accept: "application/json", ...bearer(token) },
+      });
       beginRequest(r, "192.0.2.30");
       return timed(r);
     };
     const late = await call("corpus_search");
     expect(late.status).toBe(503);
-    expect(await json(late)).toEqual({ jsonrpc: "2.0", id: "t-corpus_search", error: { code: -32603, message: "request timed out after 0.05 s" } });
+    expect(await json(late)).toEqual({
+      jsonrpc: "2.0",
+      id: "t-corpus_search",
+      error: { code: -32603, message: "request timed out after 0.05 s" },
+    });
     const failed = await json(await call("open_connectors"));
     expect(failed.id).toBe("t-open_connectors");
     expect(failed.result.isError).toBe(true);
-    expect(failed.result.content[0].text).toStartWith("Internal error: open_connectors failed; the server log has the details under request id req_");
+    expect(failed.result.content[0].text).toStartWith(
+      "Internal error: open_connectors failed; the server log has the details under request id req_",
+    );
     expect(JSON.stringify(failed)).not.toContain("secret.db");
     expect(logs.records().some((l) => l.message === "tool failed" && l.tool === "open_connectors")).toBe(true);
   });

@@ -2,8 +2,9 @@
 // revoked with it, unable to open a panel of its own (mint), to delete the user or to do
 // anything but manage connectors, and handed to the page in the result's _meta, never in
 // what the model reads.
-import { decodeJwt } from "jose";
+
 import { describe, expect, test } from "bun:test";
+import { decodeJwt } from "jose";
 import { PANEL_META } from "../../src/mcp/widget";
 import { bearer, postJson, req, testApp } from "../helpers";
 
@@ -44,9 +45,13 @@ describe("the panel token", () => {
     expect(opened._meta![PANEL_META]).toMatchObject({ apiBase: "http://localhost", canWrite: true, expiresAt: expect.any(Number) });
     expect(opened.content.find((c) => c.type === "resource")!.resource!.text).toContain("<!doctype html>");
     // The template from resources/read is the same for everyone and carries none either.
-    const read = (await (await app.handle(rpc("resources/read", { uri: "ui://corpus/connectors.html" }, parent.token))).json()) as { result: { contents: Array<{ text: string; _meta: unknown }> } };
+    const read = (await (await app.handle(rpc("resources/read", { uri: "ui://corpus/connectors.html" }, parent.token))).json()) as {
+      result: { contents: Array<{ text: string; _meta: unknown }> };
+    };
     expect(JSON.stringify(read.result)).not.toMatch(JWT);
-    expect(read.result.contents[0]!._meta).toEqual({ ui: { csp: { connectDomains: ["http://localhost"], resourceDomains: ["http://localhost"] }, permissions: {}, prefersBorder: true } });
+    expect(read.result.contents[0]!._meta).toEqual({
+      ui: { csp: { connectDomains: ["http://localhost"], resourceDomains: ["http://localhost"] }, permissions: {}, prefersBorder: true },
+    });
     await services.close();
   });
 
@@ -77,7 +82,9 @@ describe("the panel token", () => {
     expect(await del.json()).toEqual({ type: "forbidden", message: expect.stringContaining("connector panel") });
     // The limited route still reports its windows on the refusal (D16).
     expect(del.headers.get("x-ratelimit-limit-minute")).toBe("10");
-    expect((await app.handle(postJson("/v1/webhooks", { url: "https://example.com/h", events: ["user.deleted"] }, bearer(panel)))).status).toBe(403);
+    expect(
+      (await app.handle(postJson("/v1/webhooks", { url: "https://example.com/h", events: ["user.deleted"] }, bearer(panel)))).status,
+    ).toBe(403);
     expect((await app.handle(req("/v1/webhooks", { headers: bearer(panel) }))).status).toBe(403);
     // Alice is still there: her own token still works.
     expect((await app.handle(req("/v1/connectors", { headers: bearer(panel) }))).status).toBe(200);
@@ -114,7 +121,15 @@ describe("the panel token", () => {
 
   test("with CORPUS_AUTH_DISABLED there is no token to derive one from: a read-only panel, no error", async () => {
     const t = await testApp({ CORPUS_AUTH_DISABLED: "true" });
-    const r = await result(await t.app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "open_connectors", arguments: {} } }, { accept: "application/json" })));
+    const r = await result(
+      await t.app.handle(
+        postJson(
+          "/mcp",
+          { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "open_connectors", arguments: {} } },
+          { accept: "application/json" },
+        ),
+      ),
+    );
     expect(r.isError).toBeUndefined();
     expect(r._meta![PANEL_META]).toEqual({ apiBase: "http://localhost", canWrite: false });
     await t.services.close();

@@ -1,11 +1,11 @@
 // /mcp with the official MCP TypeScript SDK client over Streamable HTTP, against the running app.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createLogger, memorySink } from "../../src/log";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
 
@@ -17,7 +17,9 @@ const logs = memorySink();
 
 async function connect(tok = token) {
   const client = new Client({ name: "corpus-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tok}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${tok}` } },
+  });
   await client.connect(transport);
   return client;
 }
@@ -54,7 +56,10 @@ describe("the official MCP client", () => {
     expect(search.title).toBe("Search Corpus");
     expect(search.inputSchema.required).toEqual(["query"]);
     expect(search.outputSchema).toBeDefined();
-    expect(tools[1]!._meta).toMatchObject({ ui: { resourceUri: "ui://corpus/connectors.html" }, "openai/outputTemplate": "ui://corpus/connectors.html" });
+    expect(tools[1]!._meta).toMatchObject({
+      ui: { resourceUri: "ui://corpus/connectors.html" },
+      "openai/outputTemplate": "ui://corpus/connectors.html",
+    });
     await client.ping();
     await client.close();
   });
@@ -69,9 +74,15 @@ describe("the official MCP client", () => {
     const structured = r.structuredContent as { query: string; results: Array<Record<string, unknown>> };
     expect(structured.query).toBe("Amazon Web Services invoice");
     expect(structured.results.length).toBeLessThanOrEqual(2);
-    expect(structured.results[0]).toMatchObject({ title: expect.any(String), source_url: expect.stringMatching(/^file:/), connector: "docs" });
+    expect(structured.results[0]).toMatchObject({
+      title: expect.any(String),
+      source_url: expect.stringMatching(/^file:/),
+      connector: "docs",
+    });
     await Bun.sleep(200);
-    const archived = running.services.archive.search("alice", (await running.services.embeddings.embed("alice", ["Amazon invoice"]))[0]!, { limit: 5 });
+    const archived = running.services.archive.search("alice", (await running.services.embeddings.embed("alice", ["Amazon invoice"]))[0]!, {
+      limit: 5,
+    });
     expect(archived.some((m) => m.question === "Amazon Web Services invoice")).toBe(true);
     await client.close();
   });

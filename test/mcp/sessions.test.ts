@@ -1,7 +1,15 @@
 // MCP sessions are swept on a timer and capped (issue 13 item 11): they were only checked when
 // met, so a client opening sessions and never returning grew the map forever.
 import { describe, expect, test } from "bun:test";
-import { everyUnref, MAX_SESSIONS, MAX_SESSIONS_PER_USER, McpSessions, SESSION_TTL_MS, SWEEP_EVERY_MS, type Schedule } from "../../src/mcp/sessions";
+import {
+  everyUnref,
+  MAX_SESSIONS,
+  MAX_SESSIONS_PER_USER,
+  McpSessions,
+  type Schedule,
+  SESSION_TTL_MS,
+  SWEEP_EVERY_MS,
+} from "../../src/mcp/sessions";
 
 /** A scheduler the test drives: it records the job instead of starting a timer. */
 function manualSchedule() {

@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
-import { createLogger, memorySink } from "../../src/log";
+import { type Browser, chromium } from "playwright-core";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
+import { createLogger, memorySink } from "../../src/log";
 import { PANEL_POLL_MS } from "../../src/mcp/widget";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
 import { embeddingGate, writeDocs } from "../support/embedding-gate";
 
@@ -89,7 +89,15 @@ beforeAll(async () => {
     },
   });
   const origin = `http://127.0.0.1:${host.port}`;
-  running = await startServer(testConfig({ CORPUS_PORT: "0", CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CORS_ALLOW_ORIGINS_CSV: origin, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" }), createLogger("ERROR", memorySink().sink));
+  running = await startServer(
+    testConfig({
+      CORPUS_PORT: "0",
+      CORPUS_CONNECTOR_ROOTS: roots,
+      CORPUS_CORS_ALLOW_ORIGINS_CSV: origin,
+      CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1",
+    }),
+    createLogger("ERROR", memorySink().sink),
+  );
   token = (await running.services.auth.issuer.issue("alice", ["connectors:read", "connectors:write", "corpus:search"])).token;
   const rpc = async (method: string, params: unknown) => {
     const r = await fetch(`${running.url}/mcp`, {
@@ -110,7 +118,16 @@ beforeAll(async () => {
   sandboxedNone = hostPage(result, "/view-csp-none", SANDBOX);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 
@@ -136,7 +153,9 @@ describe("the connector widget", () => {
     const row = w.locator('tr[data-id="notes"]');
     await row.waitFor();
     expect(await row.textContent()).toContain("Team notes (notes)");
-    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<{ id: string }> };
+    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      connectors: Array<{ id: string }>;
+    };
     expect(listed.connectors.map((c) => c.id)).toEqual(["notes"]);
 
     // It asks first, in the row (a host's sandbox may forbid confirm()): keeping it keeps it.
@@ -150,7 +169,9 @@ describe("the connector widget", () => {
     await w.locator('button[aria-label="Yes, remove notes"]').click();
     await w.getByText("Removed notes.").waitFor();
     await w.getByText("No connectors yet.").waitFor();
-    const after = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: unknown[] };
+    const after = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      connectors: unknown[];
+    };
     expect(after.connectors).toEqual([]);
     await page.close();
   });
@@ -177,8 +198,13 @@ describe("the connector widget", () => {
     await w.getByText("Saved papers.").waitFor();
     await w.getByText("Board minutes (papers)").waitFor();
     expect(await w.locator("#form-title").textContent()).toBe("Add a connector");
-    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<Record<string, any>> };
-    expect(listed.connectors.find((c) => c.id === "papers")).toMatchObject({ label: "Board minutes", config: { path: join(roots, "minutes") } });
+    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      connectors: Array<Record<string, any>>;
+    };
+    expect(listed.connectors.find((c) => c.id === "papers")).toMatchObject({
+      label: "Board minutes",
+      config: { path: join(roots, "minutes") },
+    });
     await fetch(`${running.url}/v1/connectors/papers`, { method: "DELETE", headers: { authorization: `Bearer ${token}` } });
     await page.close();
   });
@@ -209,7 +235,9 @@ describe("the connector widget", () => {
     await w.locator("#f-path").fill(join(roots, "notes"));
     await w.locator("#add-button").click();
     await w.locator("#message.error").waitFor();
-    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as { connectors: Array<{ id: string }> };
+    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      connectors: Array<{ id: string }>;
+    };
     expect(listed.connectors.map((c) => c.id)).not.toContain("blocked");
     await page.close();
   });
@@ -256,7 +284,9 @@ describe("the connector widget", () => {
       await gate.arrived();
       await page.clock.runFor(PANEL_POLL_MS);
       await row.getByRole("progressbar", { name: `Reports: embedding, 16 of ${chunks} chunks embedded` }).waitFor();
-      expect(await row.locator(".progress-text").textContent()).toMatch(new RegExp(`^16 of ${chunks} chunks embedded · [0-9.]+ chunks/s · about [0-9.]+ (s|min|h) left$`));
+      expect(await row.locator(".progress-text").textContent()).toMatch(
+        new RegExp(`^16 of ${chunks} chunks embedded · [0-9.]+ chunks/s · about [0-9.]+ (s|min|h) left$`),
+      );
 
       // All through: ok, the bar gone, and the page stops asking.
       gate.open();

@@ -69,7 +69,10 @@ describe("OAuth metadata documents (second document parts 2, 4, 5; D4)", () => {
     const { app } = await testApp({ CORPUS_OAUTH_TOKEN_ENDPOINT: "https://id.example.com/token" });
     const r = await app.handle(req("/.well-known/oauth-authorization-server"));
     expect(r.status).toBe(500);
-    expect(await r.json()).toEqual({ type: "server_error", message: "OAuth configuration error: CORPUS_OAUTH_AUTHORIZATION_ENDPOINT is not set" });
+    expect(await r.json()).toEqual({
+      type: "server_error",
+      message: "OAuth configuration error: CORPUS_OAUTH_AUTHORIZATION_ENDPOINT is not set",
+    });
     expect(r.headers.get("x-frame-options")).toBe("DENY");
   });
 });

@@ -98,7 +98,9 @@ describe("native copies in DATA_DIR/native/<hash>/", () => {
     expectIntactCopy(path);
     const e = dataDir();
     const wrong = createHash("sha256").update("something else").digest("hex");
-    expect(() => materializeCopy(vec0, e.dir, wrong)).toThrow("vec0.so: the embedded copy does not have the sha256 recorded when it was built");
+    expect(() => materializeCopy(vec0, e.dir, wrong)).toThrow(
+      "vec0.so: the embedded copy does not have the sha256 recorded when it was built",
+    );
     expect(readdirSync(join(e.native, wrong.slice(0, 16)))).toEqual([]);
   });
 
@@ -245,7 +247,9 @@ describe("a data folder another user could swap is refused with a clear message"
   test("owned by another user", () => {
     const dir = tempDir();
     chownSync(dir, OTHER_UID, OTHER_UID);
-    expect(refusal(dir)).toBe(`the data folder ${dir} is not safe to use: it is owned by uid ${OTHER_UID}, not by this process (uid ${process.geteuid!()}); give the data folder to the user corpus runs as, or run corpus as its owner`);
+    expect(refusal(dir)).toBe(
+      `the data folder ${dir} is not safe to use: it is owned by uid ${OTHER_UID}, not by this process (uid ${process.geteuid!()}); give the data folder to the user corpus runs as, or run corpus as its owner`,
+    );
     expect(existsSync(join(dir, NATIVE_FOLDER))).toBe(false);
   });
 
@@ -274,6 +278,6 @@ describe("a data folder another user could swap is refused with a clear message"
     const link = join(tempDir(), "data-link");
     symlinkSync(real, link);
     expect(checkedDataDir(link)).toBe(realpathSync(real));
-    expect(materializeCopy(vec0, link).startsWith(realpathSync(real) + "/")).toBe(true);
+    expect(materializeCopy(vec0, link).startsWith(`${realpathSync(real)}/`)).toBe(true);
   });
 });

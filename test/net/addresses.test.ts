@@ -2,7 +2,7 @@
 // special-purpose range is named (issue 13 items 5 and 6).
 import { describe, expect, test } from "bun:test";
 import { formatIp, parseIp, parseRange, specialRange } from "../../src/net/addresses";
-import { allowList, HostInvalid, HostRefused, normalizeHost, pinHost, PUBLIC_ONLY } from "../../src/net/pin";
+import { allowList, HostInvalid, HostRefused, normalizeHost, PUBLIC_ONLY, pinHost } from "../../src/net/pin";
 
 const canonical = (text: string) => {
   const ip = parseIp(text);
@@ -80,7 +80,8 @@ describe("specialRange", () => {
     ] as const) {
       expect([text, range(text)]).toEqual([text, name]);
     }
-    for (const text of ["93.184.215.14", "8.8.8.8", "172.32.0.1", "100.128.0.1", "1.1.1.1"]) expect([text, range(text)]).toEqual([text, undefined]);
+    for (const text of ["93.184.215.14", "8.8.8.8", "172.32.0.1", "100.128.0.1", "1.1.1.1"])
+      expect([text, range(text)]).toEqual([text, undefined]);
   });
 
   test("IPv6: loopback, unique-local, link-local, multicast, documentation; embedded IPv4 judged by what it carries", () => {
@@ -109,7 +110,8 @@ describe("specialRange", () => {
     ] as const) {
       expect([text, range(text)]).toEqual([text, name]);
     }
-    for (const text of ["2606:2800:220:1:248:1893:25c8:1946", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]) expect([text, range(text)]).toEqual([text, undefined]);
+    for (const text of ["2606:2800:220:1:248:1893:25c8:1946", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"])
+      expect([text, range(text)]).toEqual([text, undefined]);
   });
 });
 
@@ -123,14 +125,32 @@ describe("pinHost and the policies", () => {
     const none = async () => {
       throw new Error("no lookup expected");
     };
-    for (const host of ["127.0.0.1", "127.1", "2130706433", "0x7f.1", "0177.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "::ffff:7f00:1", "0.0.0.0", "0", "[::]", "169.254.169.254", "[fd00::1]"]) {
+    for (const host of [
+      "127.0.0.1",
+      "127.1",
+      "2130706433",
+      "0x7f.1",
+      "0177.0.0.1",
+      "[::1]",
+      "[::ffff:127.0.0.1]",
+      "::ffff:7f00:1",
+      "0.0.0.0",
+      "0",
+      "[::]",
+      "169.254.169.254",
+      "[fd00::1]",
+    ]) {
       const refused = await pinHost(host, PUBLIC_ONLY, none).catch((e) => e);
       expect([host, refused instanceof HostRefused]).toEqual([host, true]);
     }
   });
 
   test("a name is resolved once and every address it answers must pass", async () => {
-    const resolve = answers({ "mixed.test": ["93.184.215.14", "10.0.0.1"], "public.test": ["93.184.215.14", "2606:2800:220:1:248:1893:25c8:1946"], "mapped.test": ["::ffff:127.0.0.1"] });
+    const resolve = answers({
+      "mixed.test": ["93.184.215.14", "10.0.0.1"],
+      "public.test": ["93.184.215.14", "2606:2800:220:1:248:1893:25c8:1946"],
+      "mapped.test": ["::ffff:127.0.0.1"],
+    });
     // What a name resolves to is never said (issue 13 finding 8), only that it is not public.
     for (const name of ["mixed.test", "mapped.test"]) {
       const refused = (await pinHost(name, PUBLIC_ONLY, resolve).catch((e) => e)) as HostRefused;
@@ -163,7 +183,7 @@ describe("pinHost and the policies", () => {
   test("host names are checked for form", () => {
     expect(normalizeHost("Mail.Example.COM.")).toBe("mail.example.com");
     expect(normalizeHost("[::FFFF:127.0.0.1]")).toBe("::ffff:7f00:1");
-    for (const bad of ["", "a b", "/var/run/postgresql", "h1,h2", "-x.example", "a".repeat(64) + ".com", "fe80::1%lo"]) {
+    for (const bad of ["", "a b", "/var/run/postgresql", "h1,h2", "-x.example", `${"a".repeat(64)}.com`, "fe80::1%lo"]) {
       expect(() => normalizeHost(bad)).toThrow(HostInvalid);
     }
   });

@@ -15,12 +15,19 @@ describe("a refused host name is not resolved for the caller (issue 13 finding 8
     expect(hook.status).toBe(400);
     const hookMessage = ((await hook.json()) as { message: string }).message;
     expect(hookMessage).toStartWith("url: localhost is not a public address; ");
-    const mail = await app.handle(postJson("/v1/connectors", { id: "m", kind: "imap", config: { host: "localhost", port: 143, secure: false, user: "u", password: "p" } }, bearer(token)));
+    const mail = await app.handle(
+      postJson(
+        "/v1/connectors",
+        { id: "m", kind: "imap", config: { host: "localhost", port: 143, secure: false, user: "u", password: "p" } },
+        bearer(token),
+      ),
+    );
     expect(mail.status).toBe(403);
     const mailMessage = ((await mail.json()) as { message: string }).message;
     expect(mailMessage).toStartWith("config.host: localhost is not a public address; ");
     for (const message of [hookMessage, mailMessage]) {
-      for (const leak of ["127.0.0.1", "::1", "is a loopback"]) expect({ message, leak: message.includes(leak) }).toEqual({ message, leak: false });
+      for (const leak of ["127.0.0.1", "::1", "is a loopback"])
+        expect({ message, leak: message.includes(leak) }).toEqual({ message, leak: false });
     }
     // An address the caller wrote is theirs already: its range may be named.
     const literal = await app.handle(postJson("/v1/webhooks", { url: "http://10.1.2.3/x", events: ["user.deleted"] }, bearer(token)));

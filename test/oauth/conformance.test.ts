@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger, memorySink } from "../../src/log";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { BASE, tempDir, testConfig } from "../helpers";
 import { consent, signIn } from "./support";
 
@@ -32,18 +32,37 @@ afterAll(async () => {
 
 /** The running server behind the in-process helpers' interface (no redirect followed). */
 const remote = {
-  handle: (r: Request) => fetch(r.url.replace(BASE, running.url), { method: r.method, headers: r.headers, body: r.body, redirect: "manual" }),
+  handle: (r: Request) =>
+    fetch(r.url.replace(BASE, running.url), { method: r.method, headers: r.headers, body: r.body, redirect: "manual" }),
 };
 
 describe("MCP conformance: authorization server scenarios", () => {
   test("authorization-server-metadata-endpoint and authorization-code-grant pass", async () => {
     const port = await freePort();
     const redirect = `http://127.0.0.1:${port}/callback`;
-    const reg = await fetch(`${running.url}/oauth/register`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ client_name: "Conformance", redirect_uris: [redirect], token_endpoint_auth_method: "none" }) });
+    const reg = await fetch(`${running.url}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "Conformance", redirect_uris: [redirect], token_endpoint_auth_method: "none" }),
+    });
     const clientId = ((await reg.json()) as { client_id: string }).client_id;
     const out = tempDir("corpus-as-conformance-");
     const proc = Bun.spawn(
-      [process.execPath, RUNNER, "authorization", "--url", running.services.config.issuer, "--client-id", clientId, "--resource", running.services.config.resourceUrl, "-p", String(port), "-o", out],
+      [
+        process.execPath,
+        RUNNER,
+        "authorization",
+        "--url",
+        running.services.config.issuer,
+        "--client-id",
+        clientId,
+        "--resource",
+        running.services.config.resourceUrl,
+        "-p",
+        String(port),
+        "-o",
+        out,
+      ],
       { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "", HOME: out, NO_COLOR: "1" } },
     );
     // The runner prints the authorization URL and waits for the callback: sign in and consent as a person would.

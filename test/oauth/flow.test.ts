@@ -4,12 +4,12 @@
 // corpus_search. Then the refresh token rotates, the old one replayed revokes the grant, and
 // revocation ends access.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/client";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { Client, type OAuthClientProvider, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import { type Browser, chromium } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
-import { startServer, type Running } from "../../src/server";
+import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
 
 setDefaultTimeout(120_000);
@@ -32,7 +32,13 @@ class Provider implements OAuthClientProvider {
     return this.redirect;
   }
   get clientMetadata() {
-    return { client_name: "Flow Test Assistant", redirect_uris: [this.redirect], grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], token_endpoint_auth_method: "none" };
+    return {
+      client_name: "Flow Test Assistant",
+      redirect_uris: [this.redirect],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
   }
   clientInformation() {
     return this.info;
@@ -75,12 +81,23 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the OAuth flow test: apt-get install chromium");
   const roots = tempDir("corpus-oauth-roots-");
   mkdirSync(join(roots, "alice", "notes"), { recursive: true });
-  writeFileSync(join(roots, "alice", "notes", "offsite.md"), "# Offsite\n\nThe team offsite is in Lisbon in May; the budget is 12,000 euros.\n");
+  writeFileSync(
+    join(roots, "alice", "notes", "offsite.md"),
+    "# Offsite\n\nThe team offsite is in Lisbon in May; the budget is 12,000 euros.\n",
+  );
   // The metadata names the server's own address: the port must be known before it starts.
   const port = await freePort();
-  running = await startServer(testConfig({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") }), createLogger("ERROR", memorySink().sink));
+  running = await startServer(
+    testConfig({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") }),
+    createLogger("ERROR", memorySink().sink),
+  );
   await running.services.accounts.add("alice", "alice's long password");
-  await running.services.connectors.add("alice", { id: "notes", kind: "files", label: "Notes", config: { path: join(roots, "alice", "notes") } });
+  await running.services.connectors.add("alice", {
+    id: "notes",
+    kind: "files",
+    label: "Notes",
+    config: { path: join(roots, "alice", "notes") },
+  });
   for (let i = 0; i < 300; i++) {
     const [a] = running.services.connectors.active("alice", ["notes"]);
     const p = a!.connector.progress!();
@@ -93,12 +110,23 @@ beforeAll(async () => {
     port: 0,
     fetch(request) {
       deliver(new URL(request.url).searchParams);
-      return new Response("<!doctype html><title>done</title><p>You may close this window.</p>", { headers: { "content-type": "text/html" } });
+      return new Response("<!doctype html><title>done</title><p>You may close this window.</p>", {
+        headers: { "content-type": "text/html" },
+      });
     },
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 
@@ -116,7 +144,11 @@ async function connected(provider: Provider) {
   return client;
 }
 
-const form = (body: Record<string, string>) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body).toString() });
+const form = (body: Record<string, string>) => ({
+  method: "POST",
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+  body: new URLSearchParams(body).toString(),
+});
 
 describe("an assistant connects with OAuth", () => {
   test("discovery, DCR, sign-in and consent in Chromium, tools, refresh rotation and reuse, revocation", async () => {
@@ -171,7 +203,15 @@ describe("an assistant connects with OAuth", () => {
     // The old refresh token replayed: the grant ends, the rotated tokens with it.
     const replay = await fetch(token, form({ grant_type: "refresh_token", refresh_token: oldRefresh, client_id: provider.info.client_id }));
     expect(replay.status).toBe(400);
-    const probe = await fetch(`${running.url}/mcp`, { method: "POST", headers: { authorization: `Bearer ${rotated.access_token}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+    const probe = await fetch(`${running.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${rotated.access_token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
     expect(probe.status).toBe(401);
     expect(probe.headers.get("www-authenticate")).toContain("resource_metadata=");
   });
@@ -193,10 +233,19 @@ describe("an assistant connects with OAuth", () => {
     const client = await connected(provider);
     await client.listTools();
     await client.close();
-    const rv = await fetch(`${running.url}/oauth/revoke`, form({ token: provider.saved.refresh_token, client_id: provider.info.client_id }));
+    const rv = await fetch(
+      `${running.url}/oauth/revoke`,
+      form({ token: provider.saved.refresh_token, client_id: provider.info.client_id }),
+    );
     expect(rv.status).toBe(200);
     const after = new Client({ name: "flow-test", version: "1.0.0" });
-    const t2 = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: { ...provider, redirectToAuthorization() {}, tokens: () => ({ access_token: provider.saved.access_token, token_type: "Bearer" }) } as never });
+    const t2 = new StreamableHTTPClientTransport(mcpUrl(), {
+      authProvider: {
+        ...provider,
+        redirectToAuthorization() {},
+        tokens: () => ({ access_token: provider.saved.access_token, token_type: "Bearer" }),
+      } as never,
+    });
     await expect(after.connect(t2)).rejects.toThrow();
   });
 });

@@ -14,7 +14,12 @@ beforeAll(async () => {
   t = await testApp({}, () => clock);
   await t.services.accounts.add("alice", "correct horse battery");
   await t.services.accounts.add("bob", "another long password");
-  const reg = await register(t.app, { client_name: "Test assistant", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] });
+  const reg = await register(t.app, {
+    client_name: "Test assistant",
+    redirect_uris: [REDIRECT],
+    token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token"],
+  });
   expect(reg.status).toBe(201);
   clientId = reg.body.client_id;
   session = await signIn(t.app, "alice", "correct horse battery");
@@ -24,14 +29,38 @@ const resource = () => t.config.resourceUrl;
 
 async function codeFor(scope = "corpus:search offline_access", extra: Record<string, string> = {}) {
   const p = pkce();
-  const url = await consent(t.app, session, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256", state: "s1", scope, resource: resource(), ...extra });
+  const url = await consent(t.app, session, {
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    code_challenge: p.challenge,
+    code_challenge_method: "S256",
+    state: "s1",
+    scope,
+    resource: resource(),
+    ...extra,
+  });
   return { url, code: url.searchParams.get("code")!, verifier: p.verifier };
 }
 
-const exchange = (code: string, verifier: string) => tokenRequest(t.app, { grant_type: "authorization_code", code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT, resource: resource() });
+const exchange = (code: string, verifier: string) =>
+  tokenRequest(t.app, {
+    grant_type: "authorization_code",
+    code,
+    code_verifier: verifier,
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    resource: resource(),
+  });
 
 const mcpList = (token: string) =>
-  t.app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list" }, { ...bearer(token), accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" }));
+  t.app.handle(
+    postJson(
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      { ...bearer(token), accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" },
+    ),
+  );
 
 describe("metadata", () => {
   test("RFC 8414 document of the built-in server, consistent with the protected-resource document", async () => {
@@ -42,7 +71,8 @@ describe("metadata", () => {
     expect(as.authorization_response_iss_parameter_supported).toBe(true);
     expect(as.client_id_metadata_document_supported).toBe(true);
     expect(as.response_types_supported).toEqual(["code"]);
-    for (const k of ["authorization_endpoint", "token_endpoint", "registration_endpoint", "revocation_endpoint", "jwks_uri"]) expect(as[k]).toStartWith(`${as.issuer}/`);
+    for (const k of ["authorization_endpoint", "token_endpoint", "registration_endpoint", "revocation_endpoint", "jwks_uri"])
+      expect(as[k]).toStartWith(`${as.issuer}/`);
     for (const s of pr.scopes_supported) expect(as.scopes_supported).toContain(s);
     expect(as.scopes_supported).toContain("offline_access");
   });
@@ -86,14 +116,39 @@ describe("the code flow", () => {
 
   test("the user's unchecked scopes are not granted", async () => {
     const p = pkce();
-    const url = await consent(t.app, session, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256", scope: "corpus:search connectors:write" }, "allow", ["corpus:search"]);
+    const url = await consent(
+      t.app,
+      session,
+      {
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_challenge: p.challenge,
+        code_challenge_method: "S256",
+        scope: "corpus:search connectors:write",
+      },
+      "allow",
+      ["corpus:search"],
+    );
     const r = await exchange(url.searchParams.get("code")!, p.verifier);
     expect(r.body.scope).toBe("corpus:search");
   });
 
   test("deny sends access_denied to the client", async () => {
     const p = pkce();
-    const url = await consent(t.app, session, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256", state: "x" }, "deny");
+    const url = await consent(
+      t.app,
+      session,
+      {
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_challenge: p.challenge,
+        code_challenge_method: "S256",
+        state: "x",
+      },
+      "deny",
+    );
     expect(url.searchParams.get("error")).toBe("access_denied");
     expect(url.searchParams.get("state")).toBe("x");
     expect(url.searchParams.get("iss")).toBe(t.config.issuer);
@@ -106,7 +161,9 @@ describe("the code flow", () => {
     const rv = await t.app.handle(formPost("/oauth/revoke", { token: r.body.refresh_token, client_id: clientId }));
     expect(rv.status).toBe(200);
     expect((await mcpList(r.body.access_token)).status).toBe(401);
-    expect((await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: r.body.refresh_token, client_id: clientId })).status).toBe(400);
+    expect(
+      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: r.body.refresh_token, client_id: clientId })).status,
+    ).toBe(400);
   });
 
   test("revocation of an access token ends that token", async () => {
@@ -118,20 +175,33 @@ describe("the code flow", () => {
 
   test("a loopback redirect matches on any port (RFC 8252)", async () => {
     const p = pkce();
-    const url = await consent(t.app, session, { response_type: "code", client_id: clientId, redirect_uri: "http://127.0.0.1:51234/callback", code_challenge: p.challenge, code_challenge_method: "S256" });
+    const url = await consent(t.app, session, {
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: "http://127.0.0.1:51234/callback",
+      code_challenge: p.challenge,
+      code_challenge_method: "S256",
+    });
     expect(url.port).toBe("51234");
     expect(url.searchParams.get("code")).toBeString();
   });
 });
 
 describe("refusals", () => {
-  const authorize = (q: Record<string, string>, cookie = session) => t.app.handle(req(`/oauth/authorize?${new URLSearchParams(q)}`, { headers: { cookie } }));
+  const authorize = (q: Record<string, string>, cookie = session) =>
+    t.app.handle(req(`/oauth/authorize?${new URLSearchParams(q)}`, { headers: { cookie } }));
 
   test("PKCE missing or plain is refused", async () => {
     const missing = await authorize({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT });
     expect(missing.status).toBe(303);
     expect(new URL(missing.headers.get("location")!).searchParams.get("error")).toBe("invalid_request");
-    const plain = await authorize({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: "a".repeat(43), code_challenge_method: "plain" });
+    const plain = await authorize({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: "a".repeat(43),
+      code_challenge_method: "plain",
+    });
     expect(new URL(plain.headers.get("location")!).searchParams.get("error_description")).toContain("S256");
   });
 
@@ -149,7 +219,9 @@ describe("refusals", () => {
     const again = await exchange(code, verifier);
     expect(again.status).toBe(400);
     expect((await mcpList(first.body.access_token)).status).toBe(401);
-    expect((await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: first.body.refresh_token, client_id: clientId })).status).toBe(400);
+    expect(
+      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: first.body.refresh_token, client_id: clientId })).status,
+    ).toBe(400);
   });
 
   test("an expired code is refused", async () => {
@@ -164,7 +236,13 @@ describe("refusals", () => {
 
   test("a redirect URI not registered is refused on a page, never redirected to", async () => {
     for (const uri of ["https://evil.example/cb", "http://127.0.0.1:9999/other", "http://evil.example:9999/callback"]) {
-      const r = await authorize({ response_type: "code", client_id: clientId, redirect_uri: uri, code_challenge: pkce().challenge, code_challenge_method: "S256" });
+      const r = await authorize({
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: uri,
+        code_challenge: pkce().challenge,
+        code_challenge_method: "S256",
+      });
       expect(r.status).toBe(400);
       expect(r.headers.get("location")).toBeNull();
     }
@@ -179,38 +257,71 @@ describe("refusals", () => {
   });
 
   test("a token for another resource is refused", async () => {
-    const r = await authorize({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: "S256", resource: "https://other.example/mcp" });
+    const r = await authorize({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: "S256",
+      resource: "https://other.example/mcp",
+    });
     expect(new URL(r.headers.get("location")!).searchParams.get("error")).toBe("invalid_target");
     const { code, verifier } = await codeFor();
-    const tr = await tokenRequest(t.app, { grant_type: "authorization_code", code, code_verifier: verifier, client_id: clientId, resource: "https://other.example" });
+    const tr = await tokenRequest(t.app, {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource: "https://other.example",
+    });
     expect(tr.body.error).toBe("invalid_target");
   });
 
   test("another client cannot redeem the code", async () => {
     const other = await register(t.app, { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" });
     const { code, verifier } = await codeFor();
-    const r = await tokenRequest(t.app, { grant_type: "authorization_code", code, code_verifier: verifier, client_id: other.body.client_id });
+    const r = await tokenRequest(t.app, {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      client_id: other.body.client_id,
+    });
     expect(r.body.error).toBe("invalid_grant");
   });
 
   test("a confidential client must present its secret", async () => {
     const conf = await register(t.app, { redirect_uris: [REDIRECT], client_name: "Conf" });
     expect(conf.body.client_secret).toBeString();
-    const r = await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: "x", client_id: conf.body.client_id, client_secret: "wrong" });
+    const r = await tokenRequest(t.app, {
+      grant_type: "refresh_token",
+      refresh_token: "x",
+      client_id: conf.body.client_id,
+      client_secret: "wrong",
+    });
     expect(r.status).toBe(401);
     expect(r.body.error).toBe("invalid_client");
   });
 
   test("login CSRF: a form without the login cookie's token is refused", async () => {
-    const r = await t.app.handle(formPost("/oauth/login", { user: "alice", password: "correct horse battery", csrf: "x".repeat(43), return: "/oauth/apps" }));
+    const r = await t.app.handle(
+      formPost("/oauth/login", { user: "alice", password: "correct horse battery", csrf: "x".repeat(43), return: "/oauth/apps" }),
+    );
     expect(r.status).toBe(403);
     expect(cookieOf(r, "corpus_session")).toBeUndefined();
   });
 
   test("consent CSRF: a form without the session's token is refused", async () => {
     const p = pkce();
-    const q = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256" }).toString();
-    const r = await t.app.handle(formPost("/oauth/consent", { csrf: "forged", request: q, decision: "allow", grant_scope: "corpus:search" }, { cookie: session }));
+    const q = new URLSearchParams({
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: p.challenge,
+      code_challenge_method: "S256",
+    }).toString();
+    const r = await t.app.handle(
+      formPost("/oauth/consent", { csrf: "forged", request: q, decision: "allow", grant_scope: "corpus:search" }, { cookie: session }),
+    );
     expect(r.status).toBe(403);
     expect(r.headers.get("location")).toBeNull();
   });
@@ -224,7 +335,12 @@ describe("refusals", () => {
     const page = await t.app.handle(req("/oauth/apps"));
     expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     expect(page.headers.get("x-frame-options")).toBe("DENY");
-    const consentPage = await t.app.handle(req(`/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: "S256" })}`, { headers: { cookie: session } }));
+    const consentPage = await t.app.handle(
+      req(
+        `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: "S256" })}`,
+        { headers: { cookie: session } },
+      ),
+    );
     expect(consentPage.status).toBe(200);
     expect(consentPage.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     const html = await consentPage.text();
@@ -232,7 +348,13 @@ describe("refusals", () => {
     expect(html).toContain("127.0.0.1:9999");
     const login = await t.app.handle(req("/oauth/apps"));
     const csrf = field(await login.text(), "csrf")!;
-    const r = await t.app.handle(formPost("/oauth/login", { user: "bob", password: "another long password", csrf, return: "/oauth/apps" }, { cookie: cookieOf(login, "corpus_login")! }));
+    const r = await t.app.handle(
+      formPost(
+        "/oauth/login",
+        { user: "bob", password: "another long password", csrf, return: "/oauth/apps" },
+        { cookie: cookieOf(login, "corpus_login")! },
+      ),
+    );
     const set = r.headers.getSetCookie().find((c) => c.startsWith("corpus_session="))!;
     expect(set).toContain("HttpOnly");
     expect(set).toContain("SameSite=Lax");
@@ -245,13 +367,18 @@ describe("refusals", () => {
     const cookie = cookieOf(page, "corpus_login")!;
     const csrf = field(await page.text(), "csrf")!;
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i++) statuses.push((await t.app.handle(formPost("/oauth/login", { user: "carol", password: `guess-${i}-xxxxxx`, csrf }, { cookie }))).status);
+    for (let i = 0; i < 7; i++)
+      statuses.push(
+        (await t.app.handle(formPost("/oauth/login", { user: "carol", password: `guess-${i}-xxxxxx`, csrf }, { cookie }))).status,
+      );
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
     const right = await t.app.handle(formPost("/oauth/login", { user: "carol", password: "carol's long password", csrf }, { cookie }));
     expect(right.status).toBe(429);
     expect(Number(right.headers.get("retry-after"))).toBeGreaterThan(0);
     clock += 16 * 60_000;
-    const later = await t.app.handle(formPost("/oauth/login", { user: "carol", password: "carol's long password", csrf, return: "/oauth/apps" }, { cookie }));
+    const later = await t.app.handle(
+      formPost("/oauth/login", { user: "carol", password: "carol's long password", csrf, return: "/oauth/apps" }, { cookie }),
+    );
     expect(later.status).toBe(303);
   });
 });
@@ -267,12 +394,17 @@ describe("connected apps", () => {
     expect(grants.length).toBeGreaterThan(0);
     const bob = await signIn(t.app, "bob", "another long password");
     const bobPage = await (await t.app.handle(req("/oauth/apps", { headers: { cookie: bob } }))).text();
-    const foreign = await t.app.handle(formPost("/oauth/apps/revoke", { csrf: field(bobPage, "csrf")!, grant: grants.at(-1)! }, { cookie: bob }));
+    const foreign = await t.app.handle(
+      formPost("/oauth/apps/revoke", { csrf: field(bobPage, "csrf")!, grant: grants.at(-1)! }, { cookie: bob }),
+    );
     expect(foreign.status).toBe(404);
     expect((await mcpList(tok.body.access_token)).status).toBe(200);
-    for (const g of grants) expect((await t.app.handle(formPost("/oauth/apps/revoke", { csrf, grant: g }, { cookie: session }))).status).toBe(200);
+    for (const g of grants)
+      expect((await t.app.handle(formPost("/oauth/apps/revoke", { csrf, grant: g }, { cookie: session }))).status).toBe(200);
     expect((await mcpList(tok.body.access_token)).status).toBe(401);
-    expect(await (await t.app.handle(req("/oauth/apps", { headers: { cookie: session } }))).text()).toContain("No application holds access");
+    expect(await (await t.app.handle(req("/oauth/apps", { headers: { cookie: session } }))).text()).toContain(
+      "No application holds access",
+    );
   });
 });
 
@@ -281,27 +413,46 @@ describe("ending a user's access", () => {
     await t.services.accounts.add("dora", "dora's long password");
     const doraSession = await signIn(t.app, "dora", "dora's long password");
     const p = pkce();
-    const url = await consent(t.app, doraSession, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256", scope: "corpus:search connectors:write offline_access" });
+    const url = await consent(t.app, doraSession, {
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: p.challenge,
+      code_challenge_method: "S256",
+      scope: "corpus:search connectors:write offline_access",
+    });
     const tok = await exchange(url.searchParams.get("code")!, p.verifier);
     expect((await mcpList(tok.body.access_token)).status).toBe(200);
     // Deleting her data: her tokens are revoked and no refresh mints a new one.
     const del = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(tok.body.access_token) }));
     expect(del.status).toBe(200);
-    expect((await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok.body.refresh_token, client_id: clientId })).status).toBe(400);
+    expect(
+      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok.body.refresh_token, client_id: clientId })).status,
+    ).toBe(400);
     // No row of the authorization server names her any more (her account is the operator's, and stays).
-    for (const table of ["oauth_grants", "oauth_codes", "oauth_sessions"]) expect(t.db.query(`SELECT count(*) AS n FROM ${table} WHERE user_id = 'dora'`).get()).toEqual({ n: 0 });
+    for (const table of ["oauth_grants", "oauth_codes", "oauth_sessions"])
+      expect(t.db.query(`SELECT count(*) AS n FROM ${table} WHERE user_id = 'dora'`).get()).toEqual({ n: 0 });
     // Her sessions ended with it.
     expect(await (await t.app.handle(req("/oauth/apps", { headers: { cookie: doraSession } }))).text()).toContain("Sign in to corpus");
     clock += 2000;
     const again = await signIn(t.app, "dora", "dora's long password");
     const p2 = pkce();
-    const url2 = await consent(t.app, again, { response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: p2.challenge, code_challenge_method: "S256", scope: "corpus:search offline_access" });
+    const url2 = await consent(t.app, again, {
+      response_type: "code",
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: p2.challenge,
+      code_challenge_method: "S256",
+      scope: "corpus:search offline_access",
+    });
     const tok2 = await exchange(url2.searchParams.get("code")!, p2.verifier);
     expect((await mcpList(tok2.body.access_token)).status).toBe(200);
     await t.services.accounts.setPassword("dora", "dora's new long password");
     t.services.oauth.forgetUser("dora");
     expect((await mcpList(tok2.body.access_token)).status).toBe(401);
-    expect((await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok2.body.refresh_token, client_id: clientId })).status).toBe(400);
+    expect(
+      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok2.body.refresh_token, client_id: clientId })).status,
+    ).toBe(400);
     const page = await t.app.handle(req("/oauth/apps", { headers: { cookie: again } }));
     expect(await page.text()).toContain("Sign in to corpus");
   });
@@ -312,7 +463,8 @@ describe("registration limits", () => {
     let now = Date.now();
     const fresh = await testApp({}, () => now);
     for (let i = 0; i < 5; i++) expect((await register(fresh.app, { redirect_uris: ["http://evil.example/cb"] })).status).toBe(400);
-    for (let i = 0; i < 20; i++) expect((await register(fresh.app, { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).status).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect((await register(fresh.app, { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).status).toBe(201);
     const r = await fresh.app.handle(postJson("/oauth/register", { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }));
     expect(r.status).toBe(429);
     expect(((await r.json()) as { error: string }).error).toBe("temporarily_unavailable");
@@ -328,12 +480,28 @@ describe("what is kept", () => {
     let now = Date.now();
     const fresh = await testApp({}, () => now);
     await fresh.services.accounts.add("erin", "erin's long password");
-    const reg = await register(fresh.app, { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"] });
+    const reg = await register(fresh.app, {
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: "none",
+      grant_types: ["authorization_code", "refresh_token"],
+    });
     const s = await signIn(fresh.app, "erin", "erin's long password");
     for (let i = 0; i < 5; i++) {
       const p = pkce();
-      const url = await consent(fresh.app, s, { response_type: "code", client_id: reg.body.client_id, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: "S256", scope: i % 2 ? "corpus:search offline_access" : "corpus:search" });
-      await tokenRequest(fresh.app, { grant_type: "authorization_code", code: url.searchParams.get("code")!, code_verifier: p.verifier, client_id: reg.body.client_id });
+      const url = await consent(fresh.app, s, {
+        response_type: "code",
+        client_id: reg.body.client_id,
+        redirect_uri: REDIRECT,
+        code_challenge: p.challenge,
+        code_challenge_method: "S256",
+        scope: i % 2 ? "corpus:search offline_access" : "corpus:search",
+      });
+      await tokenRequest(fresh.app, {
+        grant_type: "authorization_code",
+        code: url.searchParams.get("code")!,
+        code_verifier: p.verifier,
+        client_id: reg.body.client_id,
+      });
     }
     const count = (table: string) => fresh.db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n;
     expect(count("oauth_grants")).toBe(5);
@@ -343,20 +511,30 @@ describe("what is kept", () => {
     expect(count("oauth_codes")).toBe(0);
     now += 31 * 24 * 3600_000;
     fresh.services.oauth.purgeExpired();
-    for (const table of ["oauth_grants", "oauth_codes", "oauth_refresh_tokens", "oauth_access_tokens", "oauth_sessions"]) expect(count(table)).toBe(0);
+    for (const table of ["oauth_grants", "oauth_codes", "oauth_refresh_tokens", "oauth_access_tokens", "oauth_sessions"])
+      expect(count(table)).toBe(0);
     // A registered client holding no grant for a day goes too (a client told invalid_client registers again).
     expect(count("oauth_clients")).toBe(0);
     await fresh.services.close();
   });
 
   test("the session cookie is Secure when the server is reached over HTTPS", async () => {
-    const https = await testApp({ CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com", CORPUS_OAUTH_ISSUER: "https://corpus.example.com" });
+    const https = await testApp({
+      CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com",
+      CORPUS_OAUTH_ISSUER: "https://corpus.example.com",
+    });
     await https.services.accounts.add("fred", "fred's long password");
     const page = await https.app.handle(new Request("https://corpus.example.com/oauth/apps"));
     const login = cookieOf(page, "corpus_login")!;
     expect(page.headers.getSetCookie()[0]).toContain("; Secure");
     const csrf = field(await page.text(), "csrf")!;
-    const r = await https.app.handle(new Request("https://corpus.example.com/oauth/login", { method: "POST", headers: { cookie: login, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ user: "fred", password: "fred's long password", csrf }).toString() }));
+    const r = await https.app.handle(
+      new Request("https://corpus.example.com/oauth/login", {
+        method: "POST",
+        headers: { cookie: login, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ user: "fred", password: "fred's long password", csrf }).toString(),
+      }),
+    );
     expect(r.status).toBe(303);
     expect(r.headers.getSetCookie().find((c) => c.startsWith("corpus_session="))).toContain("; Secure");
     await https.services.close();
@@ -365,7 +543,11 @@ describe("what is kept", () => {
 
 describe("hostile input", () => {
   test("malformed Basic credentials are 401 invalid_client; a huge user name is a failed sign-in, not a kept key", async () => {
-    const r = await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: "x" }, { authorization: `Basic ${Buffer.from("%E0%A4%A:%zz").toString("base64")}` });
+    const r = await tokenRequest(
+      t.app,
+      { grant_type: "refresh_token", refresh_token: "x" },
+      { authorization: `Basic ${Buffer.from("%E0%A4%A:%zz").toString("base64")}` },
+    );
     expect(r.status).toBe(401);
     expect(r.body.error).toBe("invalid_client");
     const page = await t.app.handle(req("/oauth/apps"));
@@ -384,7 +566,13 @@ describe("the connector panel under an OAuth grant", () => {
   test("a panel opened with a grant's access token ends when the grant is revoked from connected apps", async () => {
     const { code, verifier } = await codeFor("connectors:read connectors:write offline_access");
     const tok = await exchange(code, verifier);
-    const opened = await t.app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "open_connectors", arguments: {} } }, { ...bearer(tok.body.access_token), accept: "application/json", "mcp-protocol-version": "2025-06-18" }));
+    const opened = await t.app.handle(
+      postJson(
+        "/mcp",
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "open_connectors", arguments: {} } },
+        { ...bearer(tok.body.access_token), accept: "application/json", "mcp-protocol-version": "2025-06-18" },
+      ),
+    );
     const { PANEL_META } = await import("../../src/mcp/widget");
     const panel = ((await opened.json()) as { result: { _meta: Record<string, any> } }).result._meta[PANEL_META].token as string;
     expect((await t.app.handle(req("/v1/connectors", { headers: bearer(panel) }))).status).toBe(200);

@@ -11,7 +11,8 @@ export const pkce = () => {
 };
 
 /** The value of a hidden or named input in a page. */
-export const field = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replaceAll("&amp;", "&").replaceAll("&quot;", '"');
+export const field = (html: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replaceAll("&amp;", "&").replaceAll("&quot;", '"');
 
 export const cookieOf = (r: Response, name: string) =>
   r.headers
@@ -22,11 +23,17 @@ export const cookieOf = (r: Response, name: string) =>
 export const formPost = (path: string, body: Record<string, string | string[]>, headers: Record<string, string> = {}) => {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(body)) for (const x of Array.isArray(v) ? v : [v]) params.append(k, x);
-  return new Request(`${BASE}${path}`, { method: "POST", body: params.toString(), headers: { "content-type": "application/x-www-form-urlencoded", ...headers } });
+  return new Request(`${BASE}${path}`, {
+    method: "POST",
+    body: params.toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+  });
 };
 
 export async function register(app: Handle, meta: Record<string, unknown>) {
-  const r = await app.handle(new Request(`${BASE}/oauth/register`, { method: "POST", body: JSON.stringify(meta), headers: { "content-type": "application/json" } }));
+  const r = await app.handle(
+    new Request(`${BASE}/oauth/register`, { method: "POST", body: JSON.stringify(meta), headers: { "content-type": "application/json" } }),
+  );
   return { status: r.status, body: (await r.json()) as Record<string, any> };
 }
 
@@ -41,7 +48,13 @@ export async function signIn(app: Handle, user: string, password: string): Promi
 }
 
 /** Consent as a signed-in user; answers the redirect URL (with code or error). */
-export async function consent(app: Handle, session: string, query: Record<string, string>, decision = "allow", scopes?: string[]): Promise<URL> {
+export async function consent(
+  app: Handle,
+  session: string,
+  query: Record<string, string>,
+  decision = "allow",
+  scopes?: string[],
+): Promise<URL> {
   const q = new URLSearchParams(query).toString();
   const page = await app.handle(new Request(`${BASE}/oauth/authorize?${q}`, { headers: { cookie: session } }));
   if (page.status === 303) return new URL(page.headers.get("location")!);

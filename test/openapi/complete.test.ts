@@ -64,10 +64,14 @@ describe("the OpenAPI document (issue 18, gap 4)", () => {
     expect(lower(Object.keys(query["200"].headers))).toEqual(lower(sent));
     expect(lower(Object.keys(query["400"].headers))).toEqual(lower(sent));
     expect(query["429"].headers).toHaveProperty("Retry-After");
-    const m = await t.app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "ping" }, { ...bearer(token), accept: "application/json, text/event-stream" }));
+    const m = await t.app.handle(
+      postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "ping" }, { ...bearer(token), accept: "application/json, text/event-stream" }),
+    );
     const mcpSent = headerNames(m).filter((h) => h.startsWith("x-ratelimit-"));
     expect(mcpSent.length).toBeGreaterThan(0);
-    expect(lower(Object.keys(doc.paths["/mcp"].post.responses["200"].headers).filter((h) => h.startsWith("X-RateLimit")))).toEqual(lower(mcpSent));
+    expect(lower(Object.keys(doc.paths["/mcp"].post.responses["200"].headers).filter((h) => h.startsWith("X-RateLimit")))).toEqual(
+      lower(mcpSent),
+    );
   });
 
   test("guarded POSTs take Idempotency-Key (D11)", () => {
@@ -80,7 +84,9 @@ describe("the OpenAPI document (issue 18, gap 4)", () => {
     const max = doc.paths["/v1/query"].post.requestBody.content["application/json"].schema.properties.max_results;
     expect(max).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
     expect(max.anyOf).toBeUndefined();
-    expect([...nodes(doc)].some((n) => Array.isArray(n.anyOf) && n.anyOf.some((m: Json) => m?.format === "integer" && m?.type === "string"))).toBe(false);
+    expect(
+      [...nodes(doc)].some((n) => Array.isArray(n.anyOf) && n.anyOf.some((m: Json) => m?.format === "integer" && m?.type === "string")),
+    ).toBe(false);
     const r = await t.app.handle(postJson("/v1/query", { query: "invoices", max_results: "2" }, bearer(token)));
     expect(r.status).toBe(400);
   });

@@ -9,7 +9,13 @@ describe("OpenAPI document and UI", () => {
     const doc = (await r.json()) as any;
     expect(doc.openapi).toBe("3.0.3");
     expect(doc.info.version).toBe("1.0.0");
-    for (const path of ["/", "/api/auth/health", "/api/connectors/health", "/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server"]) {
+    for (const path of [
+      "/",
+      "/api/auth/health",
+      "/api/connectors/health",
+      "/.well-known/oauth-protected-resource",
+      "/.well-known/oauth-authorization-server",
+    ]) {
       expect(doc.paths[path]?.get).toBeDefined();
     }
     const root = doc.paths["/"].get.responses["200"].content["application/json"].schema;
@@ -22,7 +28,10 @@ describe("OpenAPI document and UI", () => {
       expect(schema.type).toBe("object");
       expect(schema.additionalProperties).toBe(false);
     }
-    expect(doc.paths["/v1/query"].post.requestBody.content["application/json"].schema.properties.max_results).toMatchObject({ minimum: 1, maximum: 100 });
+    expect(doc.paths["/v1/query"].post.requestBody.content["application/json"].schema.properties.max_results).toMatchObject({
+      minimum: 1,
+      maximum: 100,
+    });
     for (const path of ["/v1/delete_my_data", "/mcp"]) expect(doc.paths[path]).toBeDefined();
   });
 

@@ -29,7 +29,11 @@ type App = { handle(r: Request): Promise<Response> | Response };
 
 function post(path: string, body: string | Uint8Array<ArrayBuffer>, tok?: string): Request {
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-  return req(path, { method: "POST", body: bytes, headers: { "content-type": "application/json", "content-length": String(bytes.length), ...(tok ? bearer(tok) : {}) } });
+  return req(path, {
+    method: "POST",
+    body: bytes,
+    headers: { "content-type": "application/json", "content-length": String(bytes.length), ...(tok ? bearer(tok) : {}) },
+  });
 }
 
 /** The fastest of three after a first run (compiling the route), with the last response. */
@@ -86,7 +90,11 @@ describe("the caller is known before the body is parsed (issue 13 finding 4)", (
 
 describe("adding connectors and webhooks is limited per user (D16, issue 13 finding 4)", () => {
   test("POST /v1/connectors and POST /v1/webhooks: the six headers, 429 past the minute's limit, the next user unaffected", async () => {
-    const { app, services } = await testApp({ CORPUS_LIMIT_CONNECTORS_PER_MINUTE: "2", CORPUS_LIMIT_WEBHOOKS_PER_MINUTE: "2", CORPUS_LIMIT_WEBHOOKS_PER_DAY: "50" });
+    const { app, services } = await testApp({
+      CORPUS_LIMIT_CONNECTORS_PER_MINUTE: "2",
+      CORPUS_LIMIT_WEBHOOKS_PER_MINUTE: "2",
+      CORPUS_LIMIT_WEBHOOKS_PER_DAY: "50",
+    });
     const issue = async (user: string) => (await services.auth.issuer.issue(user, ["connectors:read", "connectors:write"] as never)).token;
     const [mallory, gina] = [await issue("mallory"), await issue("gina")];
     for (const [path, body, limits] of [

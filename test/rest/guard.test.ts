@@ -5,7 +5,7 @@ import { Elysia, t } from "elysia";
 import { createApp } from "../../src/app";
 import { createLogger, memorySink } from "../../src/log";
 import { guard } from "../../src/rest/guard";
-import { createServices, type Services } from "../../src/services";
+import { createServices } from "../../src/services";
 import { bearer, postJson, req, tempDir, testConfig } from "../helpers";
 
 /** A clock the test moves. */
@@ -33,11 +33,13 @@ async function guardedApp(env: Record<string, string> = {}, now = clock().now, d
     )
     .get("/v1/connectors", ({ principal }) => ({ user: principal.user }), { guard: { route: "GET /v1/connectors" } });
   const app = createApp(services).use(routes);
-  const token = async (user = "alice", scopes = ["corpus:search", "connectors:read"]) => (await services.auth.issuer.issue(user, scopes as never)).token;
+  const token = async (user = "alice", scopes = ["corpus:search", "connectors:read"]) =>
+    (await services.auth.issuer.issue(user, scopes as never)).token;
   return { app, services, token, config };
 }
 
-const query = (tok: string, body: unknown = { query: "invoices" }, headers: Record<string, string> = {}) => postJson("/v1/query", body, { ...bearer(tok), ...headers });
+const query = (tok: string, body: unknown = { query: "invoices" }, headers: Record<string, string> = {}) =>
+  postJson("/v1/query", body, { ...bearer(tok), ...headers });
 
 describe("auth on REST routes (D4, D5, D15)", () => {
   test("no token is 401 unauthorized with WWW-Authenticate, even with a bad body", async () => {
@@ -126,7 +128,9 @@ describe("rate limits per user and endpoint (D16, first document part 8)", () =>
 
     const over = await app.handle(query(tok));
     expect(over.status).toBe(429);
-    expect(await over.json()).toEqual({ error: { type: "rate_limited", message: "Rate limit exceeded; retry after 55 s", retry_after_seconds: 55 } });
+    expect(await over.json()).toEqual({
+      error: { type: "rate_limited", message: "Rate limit exceeded; retry after 55 s", retry_after_seconds: 55 },
+    });
     expect(over.headers.get("retry-after")).toBe("55");
     expect(over.headers.get("x-ratelimit-remaining-minute")).toBe("0");
     // Every request in the cooldown is 429 too, and is not counted.

@@ -16,7 +16,11 @@ const enron = join(SHARED_DATA, "enron", "messages");
 
 async function waitIndexed(app: App["app"], tok: string) {
   for (let i = 0; i < 600; i++) {
-    const list = ((await (await app.handle(new Request("http://localhost/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<{ status: string; indexed?: { chunks: number; embedded: number } }> }).connectors;
+    const list = (
+      (await (await app.handle(new Request("http://localhost/v1/connectors", { headers: bearer(tok) }))).json()) as {
+        connectors: Array<{ status: string; indexed?: { chunks: number; embedded: number } }>;
+      }
+    ).connectors;
     if (list.every((c) => c.status === "ok" && (!c.indexed || c.indexed.embedded === c.indexed.chunks))) return list;
     await Bun.sleep(200);
   }
@@ -39,10 +43,35 @@ beforeAll(async () => {
   }
   const docs = join(roots, "docs");
   mkdirSync(docs);
-  for (const f of ["AmazonWebServices.pdf", "Orlen.txt", "saeco.pdf", "QualityHosting.pdf"]) cpSync(join(SHARED_DATA, "invoices", f), join(docs, f));
-  writeFileSync(join(docs, "acme-march.md"), "# Acme invoice March 2026\n\nAcme Corp invoiced us 1,250.00 EUR on 2026-03-12 for consulting. Paid on 2026-03-30.\n");
+  for (const f of ["AmazonWebServices.pdf", "Orlen.txt", "saeco.pdf", "QualityHosting.pdf"])
+    cpSync(join(SHARED_DATA, "invoices", f), join(docs, f));
+  writeFileSync(
+    join(docs, "acme-march.md"),
+    "# Acme invoice March 2026\n\nAcme Corp invoiced us 1,250.00 EUR on 2026-03-12 for consulting. Paid on 2026-03-30.\n",
+  );
   const opFile = join(tempDir(), "operator.json");
-  writeFileSync(opFile, JSON.stringify([{ id: "shop", kind: "sql", label: "Chinook shop", config: { url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"), tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate" }] } }]));
+  writeFileSync(
+    opFile,
+    JSON.stringify([
+      {
+        id: "shop",
+        kind: "sql",
+        label: "Chinook shop",
+        config: {
+          url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
+          tables: [
+            {
+              name: "Invoice",
+              id: "InvoiceId",
+              title: "BillingCity",
+              text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
+              date: "InvoiceDate",
+            },
+          ],
+        },
+      },
+    ]),
+  );
   t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTORS_FILE: opFile, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" });
   token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "corpus:read", "connectors:read", "connectors:write"])).token;
   for (const body of [
@@ -64,13 +93,16 @@ const deep = (body: unknown, tok = token) => t.app.handle(postJson("/v1/deep_sea
 
 describe("indexing progress", () => {
   test("is visible in GET /v1/connectors and in the logs", async () => {
-    const list = ((await (await t.app.handle(new Request("http://localhost/v1/connectors", { headers: bearer(token) }))).json()) as any).connectors;
+    const list = ((await (await t.app.handle(new Request("http://localhost/v1/connectors", { headers: bearer(token) }))).json()) as any)
+      .connectors;
     const mail = list.find((c: any) => c.id === "mail");
     expect(mail.indexed.chunks).toBeGreaterThan(0);
     expect(mail.indexed.embedded).toBe(mail.indexed.chunks);
     const lines = t.logs.records();
     expect(lines.some((l) => l.logger === "connectors.mail" && l.message === "connector indexed" && Number(l.records) > 0)).toBe(true);
-    expect(lines.some((l) => l.logger === "connectors.mail" && l.message === "connector embedded" && l.embedded === mail.indexed.chunks)).toBe(true);
+    expect(
+      lines.some((l) => l.logger === "connectors.mail" && l.message === "connector embedded" && l.embedded === mail.indexed.chunks),
+    ).toBe(true);
   });
 });
 
@@ -82,7 +114,9 @@ describe("POST /v1/query, shape B (query)", () => {
     expect(body.query_id).toMatch(/^qry_[A-Za-z0-9]+$/);
     expect(body.query).toBe("emails about the California power crisis and price caps");
     expect(body.search_summary).toMatchObject({ connectors_searched: 3 });
-    expect(body.search_summary.total_chunks_found).toBeGreaterThanOrEqual(body.results.reduce((n: number, g: any) => n + g.chunks.length, 0));
+    expect(body.search_summary.total_chunks_found).toBeGreaterThanOrEqual(
+      body.results.reduce((n: number, g: any) => n + g.chunks.length, 0),
+    );
     expect(Number.isInteger(body.search_summary.duration_ms)).toBe(true);
     const mail = body.results.find((g: any) => g.connector === "mail");
     expect(mail.source_label).toBe("Enron mail");
@@ -161,7 +195,9 @@ describe("POST /v1/query, shape A (q)", () => {
   test("date filters include both edge days", async () => {
     // The Acme note is dated by its file time: today.
     const today = new Date().toISOString().slice(0, 10);
-    const within = (await (await query({ q: "Acme consulting", filters: { connectors: ["docs"], date_from: today, date_to: today } })).json()) as any;
+    const within = (await (
+      await query({ q: "Acme consulting", filters: { connectors: ["docs"], date_from: today, date_to: today } })
+    ).json()) as any;
     expect(within.results.map((x: any) => x.source.path)).toContain("acme-march.md");
     const before = (await (await query({ q: "Acme consulting", filters: { connectors: ["docs"], date_to: "2020-01-01" } })).json()) as any;
     expect(before.results.map((x: any) => x.source.path)).not.toContain("acme-march.md");
@@ -175,7 +211,12 @@ describe("POST /v1/query, shape C (conversation_id)", () => {
     expect(body.conversation_id).toMatch(/^conv_/);
     expect(body.answer).toMatch(/\[1\]/);
     expect(body.answer).toContain("1,250.00 EUR");
-    expect(body.sources[0]).toMatchObject({ n: 1, chunk_id: expect.stringMatching(/^chnk_/), connector: "docs", title: "Acme invoice March 2026" });
+    expect(body.sources[0]).toMatchObject({
+      n: 1,
+      chunk_id: expect.stringMatching(/^chnk_/),
+      connector: "docs",
+      title: "Acme invoice March 2026",
+    });
     const follow = (await (await query({ query: "when was it paid?", conversation_id: body.conversation_id })).json()) as any;
     expect(follow.conversation_id).toBe(body.conversation_id);
     expect(follow.sources[0].title).toBe("Acme invoice March 2026");
@@ -259,14 +300,20 @@ describe("the archive and POST /v1/deep_search", () => {
 describe("partial results", () => {
   test("a failing connector yields a note, not a failed query", async () => {
     const add = await t.app.handle(
-      postJson("/v1/connectors", { id: "dead", kind: "imap", config: { host: "127.0.0.1", port: 1, secure: false, user: "x", password: "y" } }, bearer(token)),
+      postJson(
+        "/v1/connectors",
+        { id: "dead", kind: "imap", config: { host: "127.0.0.1", port: 1, secure: false, user: "x", password: "y" } },
+        bearer(token),
+      ),
     );
     expect(((await add.json()) as any).status).toBe("error");
     const r = await query({ query: "California electricity" });
     expect(r.status).toBe(200);
     const body = (await r.json()) as any;
     // Refused, filtered or silent: one answer (issue 13 item 6); a second ask within the backoff says when it is tried again.
-    expect(body.search_summary.notes).toContainEqual(expect.stringMatching(/^dead: IMAP server 127\.0\.0\.1:1 cannot be reached(; next attempt in \d+ s)?$/));
+    expect(body.search_summary.notes).toContainEqual(
+      expect.stringMatching(/^dead: IMAP server 127\.0\.0\.1:1 cannot be reached(; next attempt in \d+ s)?$/),
+    );
     expect(body.results.length).toBeGreaterThan(0);
     await t.app.handle(new Request("http://localhost/v1/connectors/dead", { method: "DELETE", headers: bearer(token) }));
   });

@@ -21,7 +21,14 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
     ["/v1/query", { q: "fuel invoice", top_k: 2 }],
     ["/v1/query", { query: "fuel invoice", conversation_id: null }],
     ["/v1/deep_search", { query: "fuel invoice" }],
-    ["/v1/connectors", { id: "replayed", kind: "sql", config: { url: "postgres://reader:pw@127.0.0.1:1/shop", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } }],
+    [
+      "/v1/connectors",
+      {
+        id: "replayed",
+        kind: "sql",
+        config: { url: "postgres://reader:pw@127.0.0.1:1/shop", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+      },
+    ],
   ];
 
   for (const [path, body] of bodies) {
@@ -43,7 +50,9 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
 
   test("a copy of the database cannot confirm a guessed key or body: both are kept as keyed hashes", async () => {
     const body = { query: "is my husband cheating on me" };
-    expect((await t.app.handle(postJson("/v1/deep_search", body, { ...bearer(token), "idempotency-key": "guessable-key-1" }))).status).toBe(200);
+    expect((await t.app.handle(postJson("/v1/deep_search", body, { ...bearer(token), "idempotency-key": "guessable-key-1" }))).status).toBe(
+      200,
+    );
     const rows = t.db.query<{ idem_key: string; body_hash: string }, []>("SELECT idem_key, body_hash FROM idempotency_records").all();
     const plain = new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");
     expect(rows.length).toBeGreaterThan(0);
@@ -58,7 +67,10 @@ describe("Idempotency-Key replays on real routes (D11)", () => {
     const t2 = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "3", CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" }, () => at);
     const tok = (await t2.services.auth.issuer.issue("counter", ALL)).token;
     const statuses: number[] = [];
-    for (let i = 0; i < 5; i++) statuses.push((await t2.app.handle(postJson("/v1/query", { query: "same" }, { ...bearer(tok), "idempotency-key": "same-key" }))).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push(
+        (await t2.app.handle(postJson("/v1/query", { query: "same" }, { ...bearer(tok), "idempotency-key": "same-key" }))).status,
+      );
     for (let i = 0; i < 3; i++) statuses.push((await t2.app.handle(postJson("/v1/query", { query: `new ${i}` }, bearer(tok)))).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 429]);
     await t2.services.close();

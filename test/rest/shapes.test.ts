@@ -53,7 +53,9 @@ describe("a __proto__ key, which a copy by assignment turns into a prototype pas
       ["/v1/query", '{"q":"x","filters":{"__proto__":{"source_type":"email"}}}'],
       ["/v1/deep_search", '{"query":"x","__proto__":{}}'],
     ] as const) {
-      const r = await t.app.handle(new Request(`http://localhost${path}`, { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body }));
+      const r = await t.app.handle(
+        new Request(`http://localhost${path}`, { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body }),
+      );
       expect(r.status).toBe(400);
       expect(((await r.json()) as { message: string }).message).toBe("body: the key __proto__ is not allowed");
     }
@@ -78,7 +80,9 @@ describe("POST /v1/deep_search: fields of another shape are refused (part 4, D7)
     expect(((await r.json()) as { message: string }).message).toStartWith("time_range:");
   });
   test("each shape's own fields are answered", async () => {
-    expect((await post("/v1/deep_search", { query: "invoices", max_results: 3, date_from: "2026-01-01", date_to: "2026-12-31" })).status).toBe(200);
+    expect(
+      (await post("/v1/deep_search", { query: "invoices", max_results: 3, date_from: "2026-01-01", date_to: "2026-12-31" })).status,
+    ).toBe(200);
     expect((await post("/v1/deep_search", { query: "invoices", top_k: 3 })).status).toBe(200);
     expect((await post("/v1/deep_search", { q: "invoices", top_k: 3, time_range: "2026-01-01..2026-02-01" })).status).toBe(200);
   });

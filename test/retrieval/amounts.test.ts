@@ -7,7 +7,16 @@ import { planQuery } from "../../src/retrieval/plan";
 const NOW = new Date("2026-11-22T10:00:00Z");
 
 describe("amounts as a signal", () => {
-  const record = (content: string, metadata: Record<string, number | string> = {}): SourceRecord => ({ id: "r", title: "Invoice", content, source_url: "x", date: null, type: "file", path: "r", metadata });
+  const record = (content: string, metadata: Record<string, number | string> = {}): SourceRecord => ({
+    id: "r",
+    title: "Invoice",
+    content,
+    source_url: "x",
+    date: null,
+    type: "file",
+    path: "r",
+    metadata,
+  });
 
   test("amounts are read in either decimal convention and from numeric metadata", () => {
     expect(amountsIn(record("Total 1,250.00 EUR, VAT 237.50"))).toEqual([1250, 237.5]);

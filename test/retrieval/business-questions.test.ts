@@ -18,7 +18,6 @@ const enron = join(SHARED_DATA, "enron", "messages");
 const dabhol = new Set<string>();
 const skillingCalifornia = new Set<string>();
 
-
 beforeAll(async () => {
   const roots = tempDir("corpus-business-roots-");
   const mail = join(roots, "mail");
@@ -28,7 +27,10 @@ beforeAll(async () => {
   let others = 0;
   for (const f of readdirSync(enron).sort()) {
     const raw = readFileSync(join(enron, f), "latin1");
-    const keep = /dabhol/i.test(raw) || (/kevin scott/i.test(raw) && /meeting/i.test(raw) && /skilling/i.test(raw)) || (/skilling/i.test(raw) && /california/i.test(raw));
+    const keep =
+      /dabhol/i.test(raw) ||
+      (/kevin scott/i.test(raw) && /meeting/i.test(raw) && /skilling/i.test(raw)) ||
+      (/skilling/i.test(raw) && /california/i.test(raw));
     if (/dabhol/i.test(raw)) dabhol.add(f);
     if (/skilling/i.test(raw) && /california/i.test(raw)) skillingCalifornia.add(f);
     if (keep || (others < 12 && raw.length < 4000 && /india|meeting|friday/i.test(raw))) {
@@ -38,15 +40,30 @@ beforeAll(async () => {
   }
   const docs = join(roots, "docs");
   mkdirSync(docs);
-  for (const f of readdirSync(join(SHARED_DATA, "invoices"))) if (/\.(pdf|txt)$/.test(f)) cpSync(join(SHARED_DATA, "invoices", f), join(docs, f));
+  for (const f of readdirSync(join(SHARED_DATA, "invoices")))
+    if (/\.(pdf|txt)$/.test(f)) cpSync(join(SHARED_DATA, "invoices", f), join(docs, f));
   const opFile = join(tempDir(), "operator.json");
   writeFileSync(
     opFile,
     JSON.stringify([
-      { id: "shop", kind: "sql", label: "Chinook shop", config: { url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"), tables: [
-        { name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"], date: "InvoiceDate" },
-        { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "City", "Country"] },
-      ] } },
+      {
+        id: "shop",
+        kind: "sql",
+        label: "Chinook shop",
+        config: {
+          url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
+          tables: [
+            {
+              name: "Invoice",
+              id: "InvoiceId",
+              title: "BillingCity",
+              text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
+              date: "InvoiceDate",
+            },
+            { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "City", "Country"] },
+          ],
+        },
+      },
     ]),
   );
   t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTORS_FILE: opFile });
@@ -54,7 +71,8 @@ beforeAll(async () => {
   for (const body of [
     { id: "mail", kind: "maildir", label: "Enron mail", config: { path: mail } },
     { id: "docs", kind: "files", label: "Documents", config: { path: docs } },
-  ]) expect((await t.app.handle(postJson("/v1/connectors", body, bearer(token)))).status).toBe(200);
+  ])
+    expect((await t.app.handle(postJson("/v1/connectors", body, bearer(token)))).status).toBe(200);
   await connectorsSettled(t.services, "alice");
 });
 
@@ -107,7 +125,9 @@ test("emails from Jeff Skilling about California: mail naming him and California
 });
 
 test("When and where is the meeting with Kevin Scott? answered with the Venetian sentence", async () => {
-  const r = await t.app.handle(postJson("/v1/query", { query: "When and where is the meeting with Kevin Scott?", conversation_id: null }, bearer(token)));
+  const r = await t.app.handle(
+    postJson("/v1/query", { query: "When and where is the meeting with Kevin Scott?", conversation_id: null }, bearer(token)),
+  );
   expect(r.status).toBe(200);
   const body = (await r.json()) as { answer: string; sources: Array<{ snippet: string }> };
   expect(body.answer).toContain("Confirming 1:00 p.m. meeting on June 12 at the Venetian Resort in Las Vegas");

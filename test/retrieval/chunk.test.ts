@@ -2,9 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import { assets } from "../../src/native/assets";
-import { bm25Scores } from "../../src/retrieval/bm25";
-import { chunkText, CHUNK_TOKENS, embeddingText, recordChunks } from "../../src/retrieval/chunk";
 import { extractiveAnswer } from "../../src/retrieval/answer";
+import { bm25Scores } from "../../src/retrieval/bm25";
+import { CHUNK_TOKENS, chunkText, embeddingText, recordChunks } from "../../src/retrieval/chunk";
 
 const tok = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")));
 
@@ -37,10 +37,11 @@ describe("BM25 over candidates and extractive answers", () => {
   });
 
   test("the answer cites its sources with [n]", () => {
-    const a = extractiveAnswer("When was the Acme invoice paid?", ["acme", "invoice", "paid"], [
-      { text: "Acme Corp invoiced us 1,250.00 EUR. It was paid on 2026-03-30." },
-      { text: "The offsite is in Lisbon." },
-    ]);
+    const a = extractiveAnswer(
+      "When was the Acme invoice paid?",
+      ["acme", "invoice", "paid"],
+      [{ text: "Acme Corp invoiced us 1,250.00 EUR. It was paid on 2026-03-30." }, { text: "The offsite is in Lisbon." }],
+    );
     expect(a).toContain("[1]");
     expect(a).not.toContain("[2]");
     expect(a).toContain("paid on 2026-03-30");

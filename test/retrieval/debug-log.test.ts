@@ -11,12 +11,25 @@ setDefaultTimeout(120_000);
 
 type App = Awaited<ReturnType<typeof testApp>>;
 const DOCS: Record<string, string> = {
-  "zorbulax-harbour-lease.md": "# Zorbulax harbour lease\n\nThe quillimount warehouse lease at the harbour runs until 2027; rent 4,310 EUR a month, paid to Vantrelle Holdings.\n",
+  "zorbulax-harbour-lease.md":
+    "# Zorbulax harbour lease\n\nThe quillimount warehouse lease at the harbour runs until 2027; rent 4,310 EUR a month, paid to Vantrelle Holdings.\n",
   "pemberwick-invoice.md": "# Pemberwick invoice\n\nPemberwick Ltd invoiced the quillimount repairs: 980 EUR, due in April.\n",
   "team-offsite.md": "# Offsite\n\nThe team offsite is in Lisbon in May; flights booked by Orsolya.\n",
 };
 /** Words of the records (text, titles, file names) and of the question: none may reach a log line. */
-const NEVER_LOGGED = ["zorbulax", "quillimount", "vantrelle", "pemberwick", "lisbon", "orsolya", "harbour", "warehouse", "4,310", "lease", "offsite"];
+const NEVER_LOGGED = [
+  "zorbulax",
+  "quillimount",
+  "vantrelle",
+  "pemberwick",
+  "lisbon",
+  "orsolya",
+  "harbour",
+  "warehouse",
+  "4,310",
+  "lease",
+  "offsite",
+];
 
 let debugApp: App;
 let quietApp: App;
@@ -25,7 +38,9 @@ let roots: string;
 async function withNotes(env: Record<string, string>): Promise<{ app: App; token: string }> {
   const app = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, ...env });
   const token = (await app.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read", "connectors:write"])).token;
-  const added = await app.app.handle(postJson("/v1/connectors", { id: "notes", kind: "files", label: "Notes", config: { path: join(roots, "notes") } }, bearer(token)));
+  const added = await app.app.handle(
+    postJson("/v1/connectors", { id: "notes", kind: "files", label: "Notes", config: { path: join(roots, "notes") } }, bearer(token)),
+  );
   expect(added.status).toBe(200);
   await connectorsSettled(app.services, "alice");
   return { app, token };
@@ -47,7 +62,8 @@ afterAll(async () => {
   await quietApp?.services.close();
 });
 
-const ask = (app: App, token: string) => app.app.handle(postJson("/v1/query", { q: "zorbulax quillimount lease at the harbour since 2025", top_k: 3 }, bearer(token)));
+const ask = (app: App, token: string) =>
+  app.app.handle(postJson("/v1/query", { q: "zorbulax quillimount lease at the harbour since 2025", top_k: 3 }, bearer(token)));
 
 describe("CORPUS_DEBUG_MODE logs at DEBUG (second document part 8: verbose logging)", () => {
   test("second document part 8: the plan, each connector's time and the scores of the best results, under the request's id", async () => {
@@ -65,7 +81,13 @@ describe("CORPUS_DEBUG_MODE logs at DEBUG (second document part 8: verbose loggi
       ["DEBUG", "query ranked"],
     ]);
     const [planned, searched, ranked] = mine as any[];
-    expect(planned).toMatchObject({ phrases: 0, dates_from: "question", date_from: "2025-01-01T00:00:00.000Z", connectors: ["notes"], per_connector: 3 });
+    expect(planned).toMatchObject({
+      phrases: 0,
+      dates_from: "question",
+      date_from: "2025-01-01T00:00:00.000Z",
+      connectors: ["notes"],
+      per_connector: 3,
+    });
     expect(planned.terms).toBeGreaterThanOrEqual(3);
     expect(searched).toMatchObject({ connector: "notes", kind: "files", owner: "user", outcome: "ok" });
     expect(searched.hits).toBeGreaterThan(0);

@@ -50,7 +50,14 @@ describe("planQuery", () => {
 
 describe("dates as evidence, not walls (issue 16)", () => {
   test("a date in a subject line or without a time asked for is a word, not a filter", () => {
-    for (const q of ["Re: Meeting on Friday", "Re: May 15th deal", "California update 5/3", "Monday conference call", "Tokyo Presentation 15 May", "directions for June 21-22"]) {
+    for (const q of [
+      "Re: Meeting on Friday",
+      "Re: May 15th deal",
+      "California update 5/3",
+      "Monday conference call",
+      "Tokyo Presentation 15 May",
+      "directions for June 21-22",
+    ]) {
       const p = planQuery(q, NOW);
       expect([q, p.timeAsked, p.dateFrom, p.dateTo]).toEqual([q, false, undefined, undefined]);
     }

@@ -4,7 +4,7 @@ import { readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { onnx } from "onnx-proto";
 import type { Manifest } from "../../scripts/build-model";
-import { convertMiniLM, halfToFloat, quantizeColumns, quantizeRows, type BertConfig } from "../../scripts/model/convert-minilm";
+import { type BertConfig, convertMiniLM, halfToFloat, quantizeColumns, quantizeRows } from "../../scripts/model/convert-minilm";
 import { assets } from "../../src/native/assets";
 import { embedWith, INT8_AGREEMENT, INT8_VALUE_ERROR, PUBLISHED, variant } from "../support/model-variants";
 
@@ -31,7 +31,8 @@ describe("model build (scripts/build-model.ts)", () => {
     const { q, scale } = quantizeColumns(w, 3, 2);
     expect(Array.from(scale)).toEqual([Math.fround(1 / 127), Math.fround(2 / 127), 1]);
     expect(Array.from(q)).toEqual([38, 127, 0, -127, 16, 0]);
-    for (let o = 0; o < 3; o++) for (let i = 0; i < 2; i++) expect(Math.abs(q[i * 3 + o]! * scale[o]! - w[o * 2 + i]!)).toBeLessThanOrEqual(scale[o]! / 2);
+    for (let o = 0; o < 3; o++)
+      for (let i = 0; i < 2; i++) expect(Math.abs(q[i * 3 + o]! * scale[o]! - w[o * 2 + i]!)).toBeLessThanOrEqual(scale[o]! / 2);
   });
 
   test("embedding rows: int8 per row, in place, the largest magnitude at +-127", () => {
@@ -59,7 +60,9 @@ describe("model build (scripts/build-model.ts)", () => {
     // One scale per batch would tie a text's vector to its batch-mates (next test).
     expect(count("DynamicQuantizeLinear")).toBe(0);
     expect(count("MatMul")).toBe(2 * config.num_hidden_layers);
-    const int8Bytes = model.graph!.initializer!.filter((t) => t.dataType === onnx.TensorProto.DataType.INT8).reduce((n, t) => n + t.rawData!.length, 0);
+    const int8Bytes = model
+      .graph!.initializer!.filter((t) => t.dataType === onnx.TensorProto.DataType.INT8)
+      .reduce((n, t) => n + t.rawData!.length, 0);
     expect(int8Bytes).toBeGreaterThan(0.9 * statSync(join(root, "models", variant("int8").file)).size);
     expect(model.metadataProps!.find((p) => p.key === "weights_storage")!.value).toBe("int8");
   });

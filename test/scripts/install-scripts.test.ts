@@ -25,7 +25,11 @@ describe("install scripts (issue 13)", () => {
   test("every dependency's install script is decided; only Bun's (which places its binary) runs", () => {
     const allow = pkg.allowScripts ?? {};
     for (const name of withInstallScripts()) expect(allow, `${name} has an install script`).toHaveProperty([name]);
-    expect(Object.entries(allow).filter(([, v]) => v).map(([k]) => k)).toEqual(["bun"]);
+    expect(
+      Object.entries(allow)
+        .filter(([, v]) => v)
+        .map(([k]) => k),
+    ).toEqual(["bun"]);
     // The binaries of onnxruntime-node ship in its package; its script would fetch a CUDA provider.
     expect(allow["onnxruntime-node"]).toBe(false);
   });
@@ -37,7 +41,12 @@ describe("install scripts (issue 13)", () => {
 
   test("npm finds no unknown project config (.npmrc)", () => {
     // Any command reads the config; this one also touches nothing.
-    const run = Bun.spawnSync(["npm", "config", "get", "fund"], { cwd: ROOT, stdout: "pipe", stderr: "pipe", env: { ...process.env, npm_config_offline: "true" } });
+    const run = Bun.spawnSync(["npm", "config", "get", "fund"], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, npm_config_offline: "true" },
+    });
     expect(run.stderr.toString()).not.toContain("Unknown project config");
     expect(run.exitCode).toBe(0);
   }, 30_000);

@@ -73,8 +73,14 @@ async function setUp() {
   const base = tempDir("corpus-at-rest-roots-");
   const docs = join(base, "alice", "docs");
   mkdirSync(docs, { recursive: true });
-  writeFileSync(join(docs, `${WORDS[0]}-plan.txt`), `The ${WORDS[0]} plan: ${WORDS[1]} shipments go through ${WORDS[2]} harbour every Tuesday.\n`);
-  writeFileSync(join(docs, "minutes.md"), `# Board minutes\n\n${WORDS[3]} agreed to fund the ${WORDS[4]} pilot. AWS secret access key AKIAEXAMPLESECRET123.\n`);
+  writeFileSync(
+    join(docs, `${WORDS[0]}-plan.txt`),
+    `The ${WORDS[0]} plan: ${WORDS[1]} shipments go through ${WORDS[2]} harbour every Tuesday.\n`,
+  );
+  writeFileSync(
+    join(docs, "minutes.md"),
+    `# Board minutes\n\n${WORDS[3]} agreed to fund the ${WORDS[4]} pilot. AWS secret access key AKIAEXAMPLESECRET123.\n`,
+  );
   writeFileSync(join(docs, "notes.txt"), `Call ${WORDS[5]} about the invoice of 4,904.94 EUR.\n`);
   const t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(base, "{user}") });
   const alice = (await t.services.auth.issuer.issue("alice", ALL as never)).token;
@@ -84,7 +90,9 @@ async function setUp() {
   const docsConnector = t.services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
   await docsConnector.sync();
   await docsConnector.embedPending();
-  const list = (await (await t.app.handle(req("/v1/connectors", { headers: bearer(alice) }))).json()) as { connectors: Array<{ id: string; indexed?: { chunks: number; embedded: number } }> };
+  const list = (await (await t.app.handle(req("/v1/connectors", { headers: bearer(alice) }))).json()) as {
+    connectors: Array<{ id: string; indexed?: { chunks: number; embedded: number } }>;
+  };
   const indexed = list.connectors.find((c) => c.id === "docs")!.indexed!;
   expect(indexed.chunks).toBeGreaterThan(0);
   expect(indexed.embedded).toBe(indexed.chunks);
@@ -99,12 +107,16 @@ describe("a copy of the data folder spells no word of a user's data (D25)", () =
   afterAll(() => s.t.services.close());
 
   test("while the user exists: the words are found by questions, and by nobody reading the files", async () => {
-    const r = await s.t.app.handle(postJson("/v1/query", { query: `what does the "${WORDS[0]} plan" say about ${WORDS[1]}?` }, bearer(s.alice)));
+    const r = await s.t.app.handle(
+      postJson("/v1/query", { query: `what does the "${WORDS[0]} plan" say about ${WORDS[1]}?` }, bearer(s.alice)),
+    );
     expect(r.status).toBe(200);
     const body = (await r.json()) as { results: Array<{ chunks: Array<{ content: string }> }> };
     expect(body.results[0]!.chunks[0]!.content).toContain(WORDS[1]!);
     // Stems work as before: "shipment" finds "shipments".
-    const stem = (await (await s.t.app.handle(postJson("/v1/query", { query: `${WORDS[4]} pilot`, max_results: 1 }, bearer(s.alice)))).json()) as typeof body;
+    const stem = (await (
+      await s.t.app.handle(postJson("/v1/query", { query: `${WORDS[4]} pilot`, max_results: 1 }, bearer(s.alice)))
+    ).json()) as typeof body;
     expect(stem.results[0]!.chunks[0]!.content).toContain(WORDS[4]!);
     expect(spelled(s.dir, [...needlesOf(WORDS), "akiaexamplesecret123", "minutes.md"])).toEqual([]);
   });
@@ -134,8 +146,11 @@ describe("after a deletion no vector of the user is left (D25)", () => {
     expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n).toBe(0);
 
     // Her vectors as the model made them: the stored ones turned back with her key, and the questions'.
-    const vectors = (rows: Array<{ embedding: Uint8Array }>) => rows.map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)));
-    const inIndex = vectors(db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM connector_vec WHERE owner = 'alice/docs'").all());
+    const vectors = (rows: Array<{ embedding: Uint8Array }>) =>
+      rows.map((r) => new Float32Array(r.embedding.buffer.slice(r.embedding.byteOffset, r.embedding.byteOffset + r.embedding.byteLength)));
+    const inIndex = vectors(
+      db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM connector_vec WHERE owner = 'alice/docs'").all(),
+    );
     const inArchive = vectors(db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM archive_vec WHERE user_id = 'alice'").all());
     const stored = [...inIndex, ...inArchive];
     expect(inIndex.length).toBeGreaterThan(2);
@@ -170,7 +185,9 @@ describe("caches belong to their owner (D25)", () => {
     expect(t.services.embeddings.cached("alice", ["quarterly numbers of the zorblaxian plan"])[0]).toEqual(v!);
     expect(t.services.embeddings.cached("bob", ["quarterly numbers of the zorblaxian plan"])[0]).toBeUndefined();
     // The cache's keys differ per owner for the same text, and its vectors are sealed.
-    const rows = t.db.query<{ owner: string; key: Uint8Array; vector: Uint8Array }, []>("SELECT owner, key, vector FROM embedding_cache").all();
+    const rows = t.db
+      .query<{ owner: string; key: Uint8Array; vector: Uint8Array }, []>("SELECT owner, key, vector FROM embedding_cache")
+      .all();
     expect(rows.map((r) => r.owner)).toEqual(["alice"]);
     expect(Buffer.from(rows[0]!.vector).includes(Buffer.from(v!.buffer, v!.byteOffset, 64))).toBe(false);
     await t.services.close();
@@ -182,15 +199,32 @@ describe("an answer archived before a crash is found after it (D29)", () => {
     const dir = tempDir("corpus-resume-");
     const first = await testApp({ CORPUS_DATA_DIR: dir });
     const token = (await first.services.auth.issuer.issue("resumer", ALL as never)).token;
-    const chunk = { chunk_id: "c1", connector: "docs", title: "Dabhol", content: "The Dabhol power plant in India had problems with its gas supply.", source_url: "file:///x", type: "file" as const, path: "x", date: null };
+    const chunk = {
+      chunk_id: "c1",
+      connector: "docs",
+      title: "Dabhol",
+      content: "The Dabhol power plant in India had problems with its gas supply.",
+      source_url: "file:///x",
+      type: "file" as const,
+      path: "x",
+      date: null,
+    };
     first.services.userKeys.keyFor("resumer");
-    first.services.archive.store("resumer", "qry_resume1", "Dabhol plant problems", [{ chunk, embedText: `${chunk.title}\n${chunk.content}` }], [undefined]);
+    first.services.archive.store(
+      "resumer",
+      "qry_resume1",
+      "Dabhol plant problems",
+      [{ chunk, embedText: `${chunk.title}\n${chunk.content}` }],
+      [undefined],
+    );
     // The crash: the process ends before the background embedder stored the vector.
     await first.services.close();
     const second = await testApp({ CORPUS_DATA_DIR: dir });
     expect(second.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n).toBe(1);
     expect(await second.services.archive.resumePending()).toBe(1);
-    const r = await second.app.handle(postJson("/v1/deep_search", { query: "gas supply problems at an Indian power plant" }, bearer(token)));
+    const r = await second.app.handle(
+      postJson("/v1/deep_search", { query: "gas supply problems at an Indian power plant" }, bearer(token)),
+    );
     const body = (await r.json()) as { archive_results: Array<{ original_query_id: string }> };
     expect(body.archive_results.map((m) => m.original_query_id)).toContain("qry_resume1");
     await second.services.close();

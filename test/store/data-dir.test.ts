@@ -50,9 +50,13 @@ describe("the data folder is checked before anything is changed or written (issu
     const data = join(shared, "corpus-victim3");
     asOtherUser(`ln -s ${victim} ${data}`);
     expect(lstatSync(data).uid).toBe(OTHER_UID);
-    expect(refusal(data)).toBe(`the data folder ${data} is not safe to use: ${data} is a link owned by uid ${OTHER_UID}, who chose where it leads; remove the link, or name the folder by its real path`);
+    expect(refusal(data)).toBe(
+      `the data folder ${data} is not safe to use: ${data} is a link owned by uid ${OTHER_UID}, who chose where it leads; remove the link, or name the folder by its real path`,
+    );
     // The whole start-up, as `corpus serve --data-dir` runs it.
-    await expect(createServices(testConfig({ CORPUS_DATA_DIR: data }), createLogger("CRITICAL", memorySink().sink))).rejects.toThrow("is a link owned by uid 65534");
+    await expect(createServices(testConfig({ CORPUS_DATA_DIR: data }), createLogger("CRITICAL", memorySink().sink))).rejects.toThrow(
+      "is a link owned by uid 65534",
+    );
     expect(mode(victim)).toBe(0o755);
     expect(readdirSync(victim)).toEqual(["notes.txt"]);
     expect(existsSync(`${data}.master.key`)).toBe(false);

@@ -1,10 +1,10 @@
-import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DATABASE_FILE, openDatabase } from "../../src/store/database";
 import { ensureDataDir } from "../../src/store/data-dir";
-import { appliedMigrations, migrate, storeMigrations, type Migration } from "../../src/store/migrations";
+import { DATABASE_FILE, openDatabase } from "../../src/store/database";
+import { appliedMigrations, type Migration, migrate, storeMigrations } from "../../src/store/migrations";
 import { tempDir } from "../helpers";
 
 describe("store: the data dir's database (D1, D3)", () => {

@@ -3,13 +3,14 @@
 // every request gets 200 or a shaped error (507 where a write was needed), GET / keeps answering,
 // a deletion succeeds on the full disk, and once space is back a question finds files added
 // meanwhile without a restart; the database stays sound. Needs root (mount); skipped otherwise.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus, until, type Corpus } from "../backup/support";
 import { RESERVE_FILE } from "../../src/store/disk-space";
+import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "../backup/support";
 import { fillDisk, freeBytes as freeOf, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
 
 skipNotice("full-disk.test.ts");
@@ -45,7 +46,8 @@ const env = () => ({
 const freeBytes = () => freeOf(mnt);
 
 /** Distinct words, so that every file adds to the word index. */
-const words = (seed: number, n: number) => Array.from({ length: n }, (_, i) => `w${((seed * 7919 + i * 104729) % 1_000_003).toString(36)}q${i % 97}`).join(" ");
+const words = (seed: number, n: number) =>
+  Array.from({ length: n }, (_, i) => `w${((seed * 7919 + i * 104729) % 1_000_003).toString(36)}q${i % 97}`).join(" ");
 
 const api = (path: string, user: string, init: RequestInit = {}) =>
   fetch(`${server!.url}${path}`, {
@@ -74,7 +76,10 @@ describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a smal
     mkdirSync(join(files, "bob"), { recursive: true });
     for (let i = 0; i < 400; i++) writeFileSync(join(aliceFolder, `note-${i}.txt`), `Note ${i}\n\n${words(i, 600)}\n`);
     for (const user of ["alice", "bob"]) {
-      const created = await cli(["token", "create", "--user", user, "--scopes", "corpus:search,corpus:read,connectors:read,connectors:write"], env());
+      const created = await cli(
+        ["token", "create", "--user", user, "--scopes", "corpus:search,corpus:read,connectors:read,connectors:write"],
+        env(),
+      );
       expect(created.code).toBe(0);
       tokens[user] = created.stdout.trim();
     }
@@ -97,7 +102,10 @@ describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a smal
     for (let i = 0; i < 3; i++) expect((await ask("bob", `question ${i}`)).status).toBe(200);
 
     // Alice adds her folder; while it indexes, the disk fills up.
-    const added = await api("/v1/connectors", "alice", { method: "POST", body: JSON.stringify({ id: "notes", kind: "files", config: { path: aliceFolder } }) });
+    const added = await api("/v1/connectors", "alice", {
+      method: "POST",
+      body: JSON.stringify({ id: "notes", kind: "files", config: { path: aliceFolder } }),
+    });
     expect(added.status).toBe(200);
     fillDisk(filler);
     expect(freeBytes()).toBeLessThan(64 * 1024);
@@ -123,7 +131,12 @@ describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a smal
       const mcp = await api("/mcp", "alice", {
         method: "POST",
         headers: { accept: "application/json, text/event-stream" },
-        body: JSON.stringify({ jsonrpc: "2.0", id: round, method: "tools/call", params: { name: "corpus_search", arguments: { query: `note ${round}` } } }),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: round,
+          method: "tools/call",
+          params: { name: "corpus_search", arguments: { query: `note ${round}` } },
+        }),
       });
       expect(mcp.status).toBe(200);
       const rpc = (await mcp.json()) as any;
@@ -165,7 +178,11 @@ describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a smal
       90_000,
     );
     expect(found).toContain("zebraquartz");
-    await until("the connectors' health back to 200", async () => ((await fetch(`${server!.url}/api/connectors/health`)).status === 200 ? true : undefined), 30_000);
+    await until(
+      "the connectors' health back to 200",
+      async () => ((await fetch(`${server!.url}/api/connectors/health`)).status === 200 ? true : undefined),
+      30_000,
+    );
     await until("the reserve made again", async () => (existsSync(join(dataDir, RESERVE_FILE)) ? true : undefined), 30_000);
     expect(exitedEarly).toBeNull();
     expect(server!.proc.exitCode).toBeNull();
@@ -174,7 +191,9 @@ describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a smal
     expect(logged).toContain("storage");
     expect(logged).not.toMatch(/\n\s+at /);
 
-    if (process.env.FULL_DISK_DEBUG) for (const l of server!.lines) if (/storage|paus|resum|reserve|job|indexed|deleted|refused/.test(JSON.stringify(l))) console.log(JSON.stringify(l));
+    if (process.env.FULL_DISK_DEBUG)
+      for (const l of server!.lines)
+        if (/storage|paus|resum|reserve|job|indexed|deleted|refused/.test(JSON.stringify(l))) console.log(JSON.stringify(l));
     expect(await server!.stop()).toBe(0);
     const db = new Database(join(dataDir, "corpus.db"), { readonly: true });
     expect(db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()!.integrity_check).toBe("ok");

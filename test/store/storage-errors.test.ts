@@ -4,23 +4,24 @@
 // `error` with the reason and resumes by itself on an injected clock; the floor of free space and
 // the reserve file (DiskSpace) behave as documented; archive vectors a full disk refused are retried
 // until stored.
+
+import type { Database } from "bun:sqlite";
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Database } from "bun:sqlite";
-import { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { filesSource } from "../../src/connectors/files/connector";
+import { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
-import { isStorageError, STORAGE_FULL_MESSAGE, INDEXING_PAUSED_FULL } from "../../src/store/storage-errors";
-import { DiskSpace, RESERVE_FILE } from "../../src/store/disk-space";
-import { createLogger, memorySink } from "../../src/log";
-import { openDatabase } from "../../src/store/database";
-import { bearer, postJson, req, tempDir, testApp, testConfig } from "../helpers";
-import { BackgroundGuard } from "../../src/jobs/guard";
-import { createServices } from "../../src/services";
 import { beginRequest } from "../../src/http/request-context";
+import { BackgroundGuard } from "../../src/jobs/guard";
+import { createLogger, memorySink } from "../../src/log";
+import { createServices } from "../../src/services";
+import { openDatabase } from "../../src/store/database";
+import { DiskSpace, RESERVE_FILE } from "../../src/store/disk-space";
+import { INDEXING_PAUSED_FULL, isStorageError, STORAGE_FULL_MESSAGE } from "../../src/store/storage-errors";
+import { bearer, postJson, req, tempDir, testApp, testConfig } from "../helpers";
 import { fillDisk, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
 
 // The embedding model loads for the first question: seconds on a busy machine.
@@ -37,9 +38,16 @@ const roomy = (db: Database) => db.exec("PRAGMA max_page_count = 1073741823");
 
 describe("isStorageError", () => {
   test("SQLITE_FULL, SQLITE_IOERR*, ENOSPC, EIO and a wrapped one; nothing else", () => {
-    for (const code of ["SQLITE_FULL", "SQLITE_IOERR", "SQLITE_IOERR_WRITE", "ENOSPC", "EIO", "EDQUOT"]) expect(isStorageError(Object.assign(new Error("x"), { code }))).toBe(true);
+    for (const code of ["SQLITE_FULL", "SQLITE_IOERR", "SQLITE_IOERR_WRITE", "ENOSPC", "EIO", "EDQUOT"])
+      expect(isStorageError(Object.assign(new Error("x"), { code }))).toBe(true);
     expect(isStorageError(new Error("wrapped", { cause: Object.assign(new Error("x"), { code: "ENOSPC" }) }))).toBe(true);
-    for (const e of [new Error("database or disk is full"), Object.assign(new Error("x"), { code: "SQLITE_CONSTRAINT" }), "SQLITE_FULL", null]) expect(isStorageError(e)).toBe(false);
+    for (const e of [
+      new Error("database or disk is full"),
+      Object.assign(new Error("x"), { code: "SQLITE_CONSTRAINT" }),
+      "SQLITE_FULL",
+      null,
+    ])
+      expect(isStorageError(e)).toBe(false);
   });
 });
 
@@ -48,7 +56,12 @@ describe.skipIf(!isRoot)("a write refused on a full disk, through the app", () =
     const mnt = tempDir("corpus-full-app-");
     const tmpfs = mountTmpfs(mnt, 16 * 1024 * 1024);
     try {
-      const t = await testApp({ CORPUS_DATA_DIR: join(mnt, "data"), CORPUS_MIN_FREE_BYTES: "0", CORPUS_LIMIT_QUERY_PER_MINUTE: "1000", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000" });
+      const t = await testApp({
+        CORPUS_DATA_DIR: join(mnt, "data"),
+        CORPUS_MIN_FREE_BYTES: "0",
+        CORPUS_LIMIT_QUERY_PER_MINUTE: "1000",
+        CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000",
+      });
       const token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read", "connectors:write"] as never)).token;
       const ask = () => t.app.handle(postJson("/v1/query", { query: "quarterly invoice" }, bearer(token)));
       expect((await ask()).status).toBe(200);
@@ -63,7 +76,12 @@ describe.skipIf(!isRoot)("a write refused on a full disk, through the app", () =
       const mcpRequest = req("/mcp", {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...bearer(token) },
-        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "corpus_search", arguments: { query: "quarterly invoice" } } }),
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "corpus_search", arguments: { query: "quarterly invoice" } },
+        }),
       });
       beginRequest(mcpRequest, "192.0.2.1");
       const rpc = (await (await t.app.handle(mcpRequest)).json()) as any;
@@ -88,7 +106,13 @@ describe("the OpenAPI document", () => {
   test("the OpenAPI document lists 507 on the routes that write", async () => {
     const t = await testApp();
     const doc = (await (await t.app.handle(req("/openapi/json"))).json()) as any;
-    for (const [path, method] of [["/v1/query", "post"], ["/v1/deep_search", "post"], ["/v1/delete_my_data", "delete"], ["/v1/connectors", "post"], ["/v1/webhooks", "post"]] as const) {
+    for (const [path, method] of [
+      ["/v1/query", "post"],
+      ["/v1/deep_search", "post"],
+      ["/v1/delete_my_data", "delete"],
+      ["/v1/connectors", "post"],
+      ["/v1/webhooks", "post"],
+    ] as const) {
       expect(Object.keys(doc.paths[path][method].responses)).toContain("507");
     }
     await t.services.close();
@@ -111,11 +135,17 @@ describe("a folder connector that cannot write", () => {
     const reports: Array<unknown> = [];
     const logs = memorySink();
     full(db);
-    const c = new IndexedFolderConnector("files", dir, new LocalIndex(db, "t/full", indexKeysFor(keys, "alice", "t/full", true)), filesSource(dir), {
-      schedule: (fn, ms) => waiting.push({ fn, ms }),
-      report: (e) => reports.push(e),
-      log: createLogger("INFO", logs.sink),
-    });
+    const c = new IndexedFolderConnector(
+      "files",
+      dir,
+      new LocalIndex(db, "t/full", indexKeysFor(keys, "alice", "t/full", true)),
+      filesSource(dir),
+      {
+        schedule: (fn, ms) => waiting.push({ fn, ms }),
+        report: (e) => reports.push(e),
+        log: createLogger("INFO", logs.sink),
+      },
+    );
     await c.sync();
     // What fitted in the free pages is kept; the rest waits.
     expect(await c.health()).toMatchObject({ status: "error", reason: INDEXING_PAUSED_FULL });
@@ -141,10 +171,16 @@ describe("a folder connector that cannot write", () => {
     const dir = folder(2);
     let low: string | undefined;
     const waiting: Array<() => void> = [];
-    const c = new IndexedFolderConnector("files", dir, new LocalIndex(db, "t/low", indexKeysFor(keys, "alice", "t/low", true)), filesSource(dir), {
-      space: { lowReason: () => low },
-      schedule: (fn) => waiting.push(fn),
-    });
+    const c = new IndexedFolderConnector(
+      "files",
+      dir,
+      new LocalIndex(db, "t/low", indexKeysFor(keys, "alice", "t/low", true)),
+      filesSource(dir),
+      {
+        space: { lowReason: () => low },
+        schedule: (fn) => waiting.push(fn),
+      },
+    );
     await c.sync();
     expect((await c.health()).status).toBe("ok");
     low = "nearly full";
@@ -204,18 +240,27 @@ describe("DiskSpace: the floor and the reserve", () => {
     expect(tries).toBe(2);
     expect(disk.hasReserve()).toBe(false);
     // No reserve left: the refusal reaches the caller.
-    expect(() => disk.withReserve(() => {
-      throw Object.assign(new Error("full"), { code: "SQLITE_FULL" });
-    })).toThrow("full");
-    expect(() => disk.withReserve(() => {
-      throw new Error("other");
-    })).toThrow("other");
+    expect(() =>
+      disk.withReserve(() => {
+        throw Object.assign(new Error("full"), { code: "SQLITE_FULL" });
+      }),
+    ).toThrow("full");
+    expect(() =>
+      disk.withReserve(() => {
+        throw new Error("other");
+      }),
+    ).toThrow("other");
   });
 
   test("CORPUS_MIN_FREE_BYTES=0 turns the floor and the reserve off", () => {
     const dir = tempDir("corpus-disk-space-");
     mkdirSync(dir, { recursive: true });
-    const disk = new DiskSpace(dir, 0, createLogger("INFO", () => {}), () => 0);
+    const disk = new DiskSpace(
+      dir,
+      0,
+      createLogger("INFO", () => {}),
+      () => 0,
+    );
     disk.check();
     expect(disk.lowReason()).toBeUndefined();
     expect(existsSync(join(dir, RESERVE_FILE))).toBe(false);
@@ -229,14 +274,34 @@ describe.skipIf(!isRoot)("archive vectors on a full disk", () => {
     const waiting: Array<{ fn: () => void; ms: number }> = [];
     const logs = memorySink();
     const log = createLogger("INFO", logs.sink);
-    const services = await createServices(testConfig({ CORPUS_DATA_DIR: join(mnt, "data"), CORPUS_MIN_FREE_BYTES: "0" }), log, Date.now, new BackgroundGuard(log, (fn, ms) => waiting.push({ fn, ms })));
+    const services = await createServices(
+      testConfig({ CORPUS_DATA_DIR: join(mnt, "data"), CORPUS_MIN_FREE_BYTES: "0" }),
+      log,
+      Date.now,
+      new BackgroundGuard(log, (fn, ms) => waiting.push({ fn, ms })),
+    );
     try {
       // The answer's vector is computed in the background: held until the disk is full.
       const embed = services.embeddings.embed.bind(services.embeddings);
       const { promise: held, resolve: release } = Promise.withResolvers<void>();
       services.embeddings.embed = async (...args) => (await held, embed(...args));
-      const chunk = { chunk_id: "c1", connector: "docs", title: "Harbour audit", content: "pallets arrived on day four", source_url: "file:///x", type: "file" as const, path: "x", date: null };
-      services.archive.store("alice", "qry_1", "when did the pallets arrive", [{ chunk, embedText: "Harbour audit pallets arrived on day four" }], [undefined]);
+      const chunk = {
+        chunk_id: "c1",
+        connector: "docs",
+        title: "Harbour audit",
+        content: "pallets arrived on day four",
+        source_url: "file:///x",
+        type: "file" as const,
+        path: "x",
+        date: null,
+      };
+      services.archive.store(
+        "alice",
+        "qry_1",
+        "when did the pallets arrive",
+        [{ chunk, embedText: "Harbour audit pallets arrived on day four" }],
+        [undefined],
+      );
       const pending = () => services.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n;
       expect(pending()).toBe(1);
 

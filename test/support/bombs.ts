@@ -9,7 +9,12 @@ const FINAL_EMPTY_BLOCK = Buffer.from([0x03, 0x00]);
 export function deflateBomb(head: string, unit: string, perBlock: number, blocks: number, tail = ""): { data: Buffer; size: number } {
   const flush = { finishFlush: constants.Z_FULL_FLUSH };
   const block = deflateRawSync(Buffer.from(unit.repeat(perBlock)), flush);
-  const parts = [deflateRawSync(Buffer.from(head), flush), ...Array<Buffer>(blocks).fill(block), deflateRawSync(Buffer.from(tail), flush), FINAL_EMPTY_BLOCK];
+  const parts = [
+    deflateRawSync(Buffer.from(head), flush),
+    ...Array<Buffer>(blocks).fill(block),
+    deflateRawSync(Buffer.from(tail), flush),
+    FINAL_EMPTY_BLOCK,
+  ];
   return { data: Buffer.concat(parts), size: head.length + unit.length * perBlock * blocks + tail.length };
 }
 
@@ -72,7 +77,11 @@ const EMPTY_PARAGRAPH = "<w:p><w:r><w:rPr><w:b/></w:rPr></w:r></w:p>";
  * The attack report's DOCX: word/document.xml inflates to `megabytes` of short paragraphs
  * (with "aaaa" each, or none). `declared` is the size its directory gives: the true one, or a lie.
  */
-export function docxBomb(megabytes: number, declared: "true size" | "understated" = "true size", text = true): { file: Buffer; size: number } {
+export function docxBomb(
+  megabytes: number,
+  declared: "true size" | "understated" = "true size",
+  text = true,
+): { file: Buffer; size: number } {
   const perBlock = 10_000;
   const unit = text ? PARAGRAPH : EMPTY_PARAGRAPH;
   const blocks = Math.ceil((megabytes * 1024 * 1024) / (unit.length * perBlock));
@@ -103,7 +112,11 @@ export function pdfBomb(megabytes: number): Buffer {
     offsets.push(length);
     const part =
       body === null
-        ? Buffer.concat([Buffer.from(`${i + 1} 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`), stream, Buffer.from("\nendstream\nendobj\n")])
+        ? Buffer.concat([
+            Buffer.from(`${i + 1} 0 obj\n<< /Length ${stream.length} /Filter /FlateDecode >>\nstream\n`),
+            stream,
+            Buffer.from("\nendstream\nendobj\n"),
+          ])
         : Buffer.from(`${i + 1} 0 obj\n${body}\nendobj\n`);
     chunks.push(part);
     length += part.length;

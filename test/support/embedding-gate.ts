@@ -55,7 +55,11 @@ export function embeddingGate(service: EmbeddingService): EmbeddingGate {
 export function writeDocs(dir: string, n: number): void {
   mkdirSync(dir, { recursive: true });
   for (let f = 1; f <= n; f++) {
-    const sentences = Array.from({ length: 36 }, (_, s) => `Report ${f}, note ${s + 1}: the ${s % 2 ? "pallets" : "containers"} for warehouse ${f * 100 + s} arrived at the harbour on day ${s + 1} of the audit.`);
+    const sentences = Array.from(
+      { length: 36 },
+      (_, s) =>
+        `Report ${f}, note ${s + 1}: the ${s % 2 ? "pallets" : "containers"} for warehouse ${f * 100 + s} arrived at the harbour on day ${s + 1} of the audit.`,
+    );
     writeFileSync(join(dir, `report-${f}.txt`), sentences.join(" "));
   }
 }

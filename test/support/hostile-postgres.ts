@@ -24,7 +24,8 @@ const int32 = (n: number) => {
   b.writeUInt32BE(n);
   return b;
 };
-const fields = (pairs: Record<string, string>) => Buffer.concat([...Object.entries(pairs).map(([k, v]) => Buffer.from(`${k}${v}\0`)), Buffer.from([0])]);
+const fields = (pairs: Record<string, string>) =>
+  Buffer.concat([...Object.entries(pairs).map(([k, v]) => Buffer.from(`${k}${v}\0`)), Buffer.from([0])]);
 
 function parseStartup(body: Buffer): Record<string, string> {
   const parts = body.subarray(4).toString("utf8").split("\0");

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as ort from "onnxruntime-node";
 import type { Manifest } from "../../scripts/build-model";
-import { WordPieceTokenizer, type TokenizerFile } from "../../src/embedding/tokenizer";
+import { type TokenizerFile, WordPieceTokenizer } from "../../src/embedding/tokenizer";
 
 const models = join(import.meta.dir, "../../models");
 const manifest = JSON.parse(readFileSync(join(models, "manifest.json"), "utf8")) as Manifest;
@@ -29,12 +29,29 @@ export const variant = (storage: string) => manifest.models.find((m) => m.storag
 export async function embedWith(file: string, texts: string[]): Promise<Float32Array[]> {
   const rows = texts.map((t) => tokenizer.encode(t, 256).ids);
   const width = Math.max(...rows.map((r) => r.length));
-  const padded = (value: (id: number) => number) => BigInt64Array.from(rows.flatMap((r) => Array.from({ length: width }, (_, i) => BigInt(i < r.length ? value(r[i]!) : 0))));
+  const padded = (value: (id: number) => number) =>
+    BigInt64Array.from(rows.flatMap((r) => Array.from({ length: width }, (_, i) => BigInt(i < r.length ? value(r[i]!) : 0))));
   const dims = [rows.length, width];
   const session = await ort.InferenceSession.create(join(models, file), { intraOpNumThreads: 1, logSeverityLevel: 3 });
   try {
     const out = await session.run(
-      { input_ids: new ort.Tensor("int64", padded((id) => id), dims), attention_mask: new ort.Tensor("int64", padded(() => 1), dims), token_type_ids: new ort.Tensor("int64", padded(() => 0), dims) },
+      {
+        input_ids: new ort.Tensor(
+          "int64",
+          padded((id) => id),
+          dims,
+        ),
+        attention_mask: new ort.Tensor(
+          "int64",
+          padded(() => 1),
+          dims,
+        ),
+        token_type_ids: new ort.Tensor(
+          "int64",
+          padded(() => 0),
+          dims,
+        ),
+      },
       ["sentence_embedding"],
     );
     const data = out.sentence_embedding!.data as Float32Array;

@@ -30,7 +30,12 @@ export interface Probed {
  * stops early once the memory of `pid` rose by more than `maxGrowth` (an old version of the
  * code could otherwise take the machine).
  */
-export async function probeWhile(url: string, pid: number, done: () => boolean, options: { everyMs?: number; deadlineMs?: number; waitMs?: number; maxGrowth?: number } = {}): Promise<Probed> {
+export async function probeWhile(
+  url: string,
+  pid: number,
+  done: () => boolean,
+  options: { everyMs?: number; deadlineMs?: number; waitMs?: number; maxGrowth?: number } = {},
+): Promise<Probed> {
   const { everyMs = 50, deadlineMs = 90_000, waitMs = 10_000, maxGrowth = 1024 ** 3 } = options;
   const baseline = rssOf(pid);
   const out: Probed = { slowestMs: 0, answered: 0, failed: 0, grewBytes: 0, overMemory: false };

@@ -46,10 +46,18 @@ export function testServers(): Promise<TestServers> {
       env = readEnv();
       if (!env) throw new Error("test servers started but are not running");
       // Stopped by PID once this test process is gone, however it ends.
-      Bun.spawn(["bash", "-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; bash "$0" stop`, join(root, "scripts/test-servers.sh")], {
-        stdio: ["ignore", "ignore", "ignore"],
-        env: { ...process.env, CORPUS_TEST_STATE: state },
-      }).unref();
+      Bun.spawn(
+        [
+          "bash",
+          "-c",
+          `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; bash "$0" stop`,
+          join(root, "scripts/test-servers.sh"),
+        ],
+        {
+          stdio: ["ignore", "ignore", "ignore"],
+          env: { ...process.env, CORPUS_TEST_STATE: state },
+        },
+      ).unref();
     }
     return {
       imap: {

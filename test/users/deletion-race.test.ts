@@ -19,7 +19,16 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
   const gate = new Promise<void>((r) => (release = r));
   let asked!: () => void;
   const wasAsked = new Promise<void>((r) => (asked = r));
-  const record: SourceRecord = { id: "r1", title: "Late answer", content: "A record about the Dabhol plant.", source_url: "https://x.example/r1", date: null, type: "file", path: "r1", metadata: {} };
+  const record: SourceRecord = {
+    id: "r1",
+    title: "Late answer",
+    content: "A record about the Dabhol plant.",
+    source_url: "https://x.example/r1",
+    date: null,
+    type: "file",
+    path: "r1",
+    metadata: {},
+  };
   const slow: Connector = {
     kind: "sql",
     health: async () => ({ status: "ok" }),
@@ -31,7 +40,10 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
     close: async () => {},
   };
   const active = t.services.connectors.active.bind(t.services.connectors);
-  t.services.connectors.active = (user: string, ids?: string[]): ActiveConnector[] => [...active(user, ids), { id: "slow", kind: "sql", label: "Slow", owner: "user", connector: slow }];
+  t.services.connectors.active = (user: string, ids?: string[]): ActiveConnector[] => [
+    ...active(user, ids),
+    { id: "slow", kind: "sql", label: "Slow", owner: "user", connector: slow },
+  ];
 
   const query = t.app.handle(postJson("/v1/query", { query: "Dabhol plant", conversation_id: null }, bearer(token)));
   await wasAsked;
@@ -46,7 +58,10 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
   const tables = t.db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
   const left: string[] = [];
   for (const { name } of tables) {
-    const cols = t.db.query<{ name: string }, []>(`PRAGMA table_info("${name}")`).all().map((c) => c.name);
+    const cols = t.db
+      .query<{ name: string }, []>(`PRAGMA table_info("${name}")`)
+      .all()
+      .map((c) => c.name);
     for (const col of cols.filter((c) => ["user_id", "owner"].includes(c))) {
       const n = t.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM "${name}" WHERE "${col}" = ?`).get(USER)!.n;
       if (n) left.push(`${name}.${col}: ${n}`);

@@ -7,7 +7,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 
-const owedScrubs = (t: Awaited<ReturnType<typeof testApp>>) => t.db.query<{ n: number }, []>("SELECT count(*) AS n FROM scrub_owed").get()!.n;
+const owedScrubs = (t: Awaited<ReturnType<typeof testApp>>) =>
+  t.db.query<{ n: number }, []>("SELECT count(*) AS n FROM scrub_owed").get()!.n;
 
 async function deleteWithFailingPurge(dir: string) {
   const t = await testApp({ CORPUS_DATA_DIR: dir, CORPUS_WEBHOOK_ALLOW_PRIVATE: "true" });
@@ -61,7 +62,9 @@ test("a connector's removal owes its scrub the same way: the removal answers, th
   const env = { CORPUS_DATA_DIR: dir, CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") };
   const t = await testApp(env);
   const token = (await t.services.auth.issuer.issue("frank", ["connectors:write", "connectors:read"])).token;
-  const added = await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: join(roots, "frank", "docs") } }, bearer(token)));
+  const added = await t.app.handle(
+    postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: join(roots, "frank", "docs") } }, bearer(token)),
+  );
   expect(added.status).toBe(200);
   t.services.connectors.purgeRemovedTerms = () => {
     throw new Error("disk I/O error");

@@ -1,7 +1,8 @@
 // DELETE /v1/delete_my_data (D13, D3, D14): everything of the user goes, nothing of theirs
 // can be read back, their systems hear of it, and nothing of anyone else's is touched.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
 import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, cpSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open } from "../../src/crypto/aead";
@@ -45,7 +46,8 @@ function rowsMentioning(db: Database, needle: string): string[] {
   for (const { name } of db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()) {
     for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all()) {
       for (const [col, v] of Object.entries(row)) {
-        if ((typeof v === "string" && v.includes(needle)) || (v instanceof Uint8Array && Buffer.from(v).includes(bytes))) found.push(`${name}.${col}`);
+        if ((typeof v === "string" && v.includes(needle)) || (v instanceof Uint8Array && Buffer.from(v).includes(bytes)))
+          found.push(`${name}.${col}`);
       }
     }
   }
@@ -66,7 +68,13 @@ describe("deleting a user's data", () => {
     const roots = tempDir("corpus-del-roots-");
     mkdirSync(join(roots, "docs"));
     for (const f of ["Orlen.txt", "AmazonWebServices.pdf"]) cpSync(join(SHARED_DATA, "invoices", f), join(roots, "docs", f));
-    t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1", CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_WEBHOOK_URL: operator.url, CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789" });
+    t = await testApp({
+      CORPUS_CONNECTOR_ROOTS: roots,
+      CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1",
+      CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
+      CORPUS_WEBHOOK_URL: operator.url,
+      CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789",
+    });
     t.services.webhookWorker.start();
     const all = ["corpus:search", "corpus:read", "connectors:read", "connectors:write"];
     token = (await t.services.auth.issuer.issue(USER, all as never)).token;
@@ -76,8 +84,27 @@ describe("deleting a user's data", () => {
       [token, "docs"],
       [otherToken, "theirs"],
     ] as const) {
-      expect((await t.app.handle(postJson("/v1/connectors", { id, kind: "files", config: { path: join(roots, "docs") } }, bearer(tok)))).status).toBe(200);
-      expect((await t.app.handle(postJson("/v1/connectors", { id: `${id}-db`, kind: "sql", config: { url: "postgres://reader:db-password-77@127.0.0.1:1/shop", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] } }, bearer(tok)))).status).toBe(200);
+      expect(
+        (await t.app.handle(postJson("/v1/connectors", { id, kind: "files", config: { path: join(roots, "docs") } }, bearer(tok)))).status,
+      ).toBe(200);
+      expect(
+        (
+          await t.app.handle(
+            postJson(
+              "/v1/connectors",
+              {
+                id: `${id}-db`,
+                kind: "sql",
+                config: {
+                  url: "postgres://reader:db-password-77@127.0.0.1:1/shop",
+                  tables: [{ name: "t", id: "a", title: "b", text: ["c"] }],
+                },
+              },
+              bearer(tok),
+            ),
+          )
+        ).status,
+      ).toBe(200);
     }
     // Every table of the user gets rows: history, archive, conversation, idempotency, limits, webhooks.
     for (const tok of [token, otherToken]) {
@@ -101,14 +128,22 @@ describe("deleting a user's data", () => {
     t.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     const copy = join(tempDir(), "before.db");
     copyFileSync(join(t.config.CORPUS_DATA_DIR, "corpus.db"), copy);
-    const wrapped = t.db.query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?").get(USER)!;
+    const wrapped = t.db
+      .query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?")
+      .get(USER)!;
     expect(wrapped).toBeDefined();
 
     const r = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
     expect(r.status).toBe(200);
     const body = (await r.json()) as any;
     expect(body.status).toBe("deletion_confirmed");
-    expect(body.details).toEqual({ oauth_tokens_revoked: 2, query_history_deleted: true, archive_entries_removed: expect.any(Number), webhooks_unregistered: 1, profile_deleted: true });
+    expect(body.details).toEqual({
+      oauth_tokens_revoked: 2,
+      query_history_deleted: true,
+      archive_entries_removed: expect.any(Number),
+      webhooks_unregistered: 1,
+      profile_deleted: true,
+    });
     expect(body.details.archive_entries_removed).toBeGreaterThan(0);
     expect(typeof body.message).toBe("string");
     for (const h of ["x-ratelimit-limit-minute", "x-ratelimit-remaining-day"]) expect(r.headers.get(h)).not.toBeNull();
@@ -119,10 +154,15 @@ describe("deleting a user's data", () => {
 
     // The copy's archive cannot be opened with the keys that remain: the user's key is gone.
     const before = new Database(copy, { readonly: true });
-    const sealed = before.query<{ body: Uint8Array; query_id: string }, [string]>("SELECT body, query_id FROM archive_chunks WHERE user_id = ?").all(USER);
+    const sealed = before
+      .query<{ body: Uint8Array; query_id: string }, [string]>("SELECT body, query_id FROM archive_chunks WHERE user_id = ?")
+      .all(USER);
     expect(sealed.length).toBeGreaterThan(0);
     expect(t.services.userKeys.existingKeyFor(USER)).toBeUndefined();
-    const remaining = t.db.query<{ user_id: string }, []>("SELECT user_id FROM crypto_user_keys").all().map((k) => t.services.userKeys.keyFor(k.user_id));
+    const remaining = t.db
+      .query<{ user_id: string }, []>("SELECT user_id FROM crypto_user_keys")
+      .all()
+      .map((k) => t.services.userKeys.keyFor(k.user_id));
     for (const s of sealed) for (const key of remaining) expect(() => open(key, s.body, `archive/${s.query_id}/${USER}`)).toThrow();
     before.close();
   });
@@ -135,14 +175,22 @@ describe("deleting a user's data", () => {
     const fresh = (await t.services.auth.issuer.issue(USER, ["connectors:read", "connectors:write", "corpus:read"])).token;
     expect(((await (await t.app.handle(req("/v1/connectors", { headers: bearer(fresh) }))).json()) as any).connectors).toEqual([]);
     const again = (await (await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(fresh) }))).json()) as any;
-    expect(again.details).toEqual({ oauth_tokens_revoked: 1, query_history_deleted: false, archive_entries_removed: 0, webhooks_unregistered: 0, profile_deleted: false });
+    expect(again.details).toEqual({
+      oauth_tokens_revoked: 1,
+      query_history_deleted: false,
+      archive_entries_removed: 0,
+      webhooks_unregistered: 0,
+      profile_deleted: false,
+    });
   });
 
   test("another user is untouched", async () => {
     const list = ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(otherToken) }))).json()) as any).connectors;
     expect(list.map((c: any) => c.id).sort()).toEqual(["theirs", "theirs-db"]);
     await Bun.sleep(300);
-    const deep = (await (await t.app.handle(postJson("/v1/deep_search", { query: "Orlen fuel invoice" }, bearer(otherToken)))).json()) as any;
+    const deep = (await (
+      await t.app.handle(postJson("/v1/deep_search", { query: "Orlen fuel invoice" }, bearer(otherToken)))
+    ).json()) as any;
     expect(deep.archive_results.length).toBeGreaterThan(0);
   });
 
@@ -169,7 +217,12 @@ describe("user.deleted on every successful deletion (first document: 'a successf
     const jwks = join(tempDir(), "jwks.json");
     writeFileSync(jwks, JSON.stringify({ keys: [{ ...(await exportJWK(rsa.publicKey)), kid: "idp-1", alg: "RS256", use: "sig" }] }));
     const operator = receiver();
-    const t = await testApp({ CORPUS_OAUTH_JWKS_URI: `file://${jwks}`, CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_WEBHOOK_URL: operator.url, CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789" });
+    const t = await testApp({
+      CORPUS_OAUTH_JWKS_URI: `file://${jwks}`,
+      CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
+      CORPUS_WEBHOOK_URL: operator.url,
+      CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789",
+    });
     t.services.webhookWorker.start();
     try {
       const external = await new SignJWT({ scope: "connectors:write" })
@@ -184,7 +237,13 @@ describe("user.deleted on every successful deletion (first document: 'a successf
       expect(r.status).toBe(200);
       const body = (await r.json()) as any;
       // Nothing of erin's was here (the case where no event was sent)...
-      expect(body.details).toEqual({ oauth_tokens_revoked: 0, query_history_deleted: false, archive_entries_removed: 0, webhooks_unregistered: 0, profile_deleted: false });
+      expect(body.details).toEqual({
+        oauth_tokens_revoked: 0,
+        query_history_deleted: false,
+        archive_entries_removed: 0,
+        webhooks_unregistered: 0,
+        profile_deleted: false,
+      });
       // ...and the deletion is still announced, signed.
       const [delivery] = await until(() => (operator.got.length ? operator.got : undefined));
       expect(verify("operator-secret-0123456789", delivery!.body, delivery!.signature)).toBe(true);
@@ -222,20 +281,57 @@ describe("webhook delivery", () => {
     const dir = tempDir();
     const port = 20000 + Math.floor(Math.random() * 20000);
     const hookPort = 20000 + Math.floor(Math.random() * 20000);
-    const env = { PATH: process.env.PATH ?? "", HOME: dir, CORPUS_DATA_DIR: dir, CORPUS_PORT: String(port), CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", CORPUS_LOG_LEVEL: "WARNING" };
+    const env = {
+      PATH: process.env.PATH ?? "",
+      HOME: dir,
+      CORPUS_DATA_DIR: dir,
+      CORPUS_PORT: String(port),
+      CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
+      CORPUS_LOG_LEVEL: "WARNING",
+    };
     const start = async () => {
-      const p = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "serve"], { env, stdout: "ignore", stderr: "inherit" });
+      const p = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "serve"], {
+        env,
+        stdout: "ignore",
+        stderr: "inherit",
+      });
       for (let i = 0; i < 200; i++) {
-        if (await fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok, () => false)) return p;
+        if (
+          await fetch(`http://127.0.0.1:${port}/`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          return p;
         await Bun.sleep(50);
       }
       throw new Error("server did not start");
     };
     let server = await start();
-    const mint = Bun.spawnSync([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "token", "create", "--user", "dave", "--scopes", "connectors:write", "--data-dir", dir], { env });
+    const mint = Bun.spawnSync(
+      [
+        process.execPath,
+        join(import.meta.dir, "../../src/cli.ts"),
+        "token",
+        "create",
+        "--user",
+        "dave",
+        "--scopes",
+        "connectors:write",
+        "--data-dir",
+        dir,
+      ],
+      { env },
+    );
     const tok = mint.stdout.toString().trim();
     const hookUrl = `http://127.0.0.1:${hookPort}/hook`;
-    const reg = (await (await fetch(`http://127.0.0.1:${port}/v1/webhooks`, { method: "POST", headers: { ...bearer(tok), "content-type": "application/json" }, body: JSON.stringify({ url: hookUrl }) })).json()) as { secret: string };
+    const reg = (await (
+      await fetch(`http://127.0.0.1:${port}/v1/webhooks`, {
+        method: "POST",
+        headers: { ...bearer(tok), "content-type": "application/json" },
+        body: JSON.stringify({ url: hookUrl }),
+      })
+    ).json()) as { secret: string };
     // Nobody listens yet: the first attempt fails and the delivery waits in the outbox.
     const del = await fetch(`http://127.0.0.1:${port}/v1/delete_my_data`, { method: "DELETE", headers: bearer(tok) });
     expect(del.status).toBe(200);
@@ -246,7 +342,11 @@ describe("webhook delivery", () => {
     db.close();
 
     const got: string[] = [];
-    const listener = Bun.serve({ hostname: "127.0.0.1", port: hookPort, fetch: async (r) => (got.push(`${r.headers.get("x-corpus-signature")}\n${await r.text()}`), new Response("ok")) });
+    const listener = Bun.serve({
+      hostname: "127.0.0.1",
+      port: hookPort,
+      fetch: async (r) => (got.push(`${r.headers.get("x-corpus-signature")}\n${await r.text()}`), new Response("ok")),
+    });
     server = await start();
     await until(() => (got.length ? true : undefined), 30_000);
     const [signature, body] = got[0]!.split("\n") as [string, string];

@@ -7,7 +7,7 @@ import { bearer, postJson, req, testApp } from "../helpers";
 setDefaultTimeout(60_000);
 
 describe("webhook signatures (D14)", () => {
-  test("t=<unix>,v1=<hex HMAC-SHA256 of \"<t>.<body>\">, verified in constant time, old ones refused", () => {
+  test('t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">, verified in constant time, old ones refused', () => {
     const header = sign("whsec_test", '{"a":1}', 1_800_000_000);
     expect(header).toMatch(/^t=1800000000,v1=[0-9a-f]{64}$/);
     expect(verify("whsec_test", '{"a":1}', header, 300, 1_800_000_100_000)).toBe(true);
@@ -87,9 +87,17 @@ describe("webhook deliveries go to the address that was checked (DNS rebinding)"
   async function twoReceivers() {
     for (let tries = 0; ; tries++) {
       const hits = { checked: [] as string[], rebound: [] as string[] };
-      const checked = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (r) => (hits.checked.push(`${r.headers.get("host")} ${await r.text()}`), new Response("ok")) });
+      const checked = Bun.serve({
+        hostname: "127.0.0.1",
+        port: 0,
+        fetch: async (r) => (hits.checked.push(`${r.headers.get("host")} ${await r.text()}`), new Response("ok")),
+      });
       try {
-        const rebound = Bun.serve({ hostname: "127.0.0.2", port: checked.port, fetch: (r) => (hits.rebound.push(r.url), new Response("ok")) });
+        const rebound = Bun.serve({
+          hostname: "127.0.0.2",
+          port: checked.port,
+          fetch: (r) => (hits.rebound.push(r.url), new Response("ok")),
+        });
         return { hits, port: checked.port, stop: () => (checked.stop(true), rebound.stop(true)) };
       } catch (error) {
         checked.stop(true);
@@ -106,7 +114,9 @@ describe("webhook deliveries go to the address that was checked (DNS rebinding)"
       // First answer: the address that is checked; every later one: a rebinding to another.
       const resolve = async () => (lookups++ === 0 ? ["127.0.0.1"] : ["127.0.0.2"]);
       const worker = new WebhookWorker(t.services.webhooks, true, t.services.log.child("test"), Date.now, resolve);
-      t.services.webhooks.enqueue("user.deleted", { user_id: "alice" }, [{ url: `http://hooks.rebind.test:${r.port}/in`, secret: "whsec_test" }]);
+      t.services.webhooks.enqueue("user.deleted", { user_id: "alice" }, [
+        { url: `http://hooks.rebind.test:${r.port}/in`, secret: "whsec_test" },
+      ]);
       await worker.tick();
       expect(lookups).toBe(1);
       expect(r.hits.rebound).toEqual([]);
@@ -124,14 +134,22 @@ describe("webhook deliveries go to the address that was checked (DNS rebinding)"
     const t = await testApp();
     const hits: string[] = [];
     const inside = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (q) => (hits.push(q.url), new Response("secret")) });
-    const redirector = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${inside.port}/admin` } }) });
+    const redirector = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => new Response(null, { status: 307, headers: { location: `http://127.0.0.1:${inside.port}/admin` } }),
+    });
     try {
       const worker = new WebhookWorker(t.services.webhooks, true, t.services.log.child("test"));
-      t.services.webhooks.enqueue("user.deleted", { user_id: "alice" }, [{ url: `http://127.0.0.1:${redirector.port}/hook`, secret: "whsec_test" }]);
+      t.services.webhooks.enqueue("user.deleted", { user_id: "alice" }, [
+        { url: `http://127.0.0.1:${redirector.port}/hook`, secret: "whsec_test" },
+      ]);
       await worker.tick();
       expect(hits).toEqual([]);
       expect(t.services.webhooks.pending()).toBe(1);
-      expect(t.db.query<{ last_error: string }, []>("SELECT last_error FROM webhook_outbox").get()!.last_error).toBe("receiver answered 307");
+      expect(t.db.query<{ last_error: string }, []>("SELECT last_error FROM webhook_outbox").get()!.last_error).toBe(
+        "receiver answered 307",
+      );
     } finally {
       inside.stop(true);
       redirector.stop(true);
@@ -151,13 +169,22 @@ describe("POST/GET/DELETE /v1/webhooks", () => {
     const created = (await r.json()) as Record<string, string>;
     const secret = created.secret!;
     expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
-    expect({ ...created }).toMatchObject({ id: expect.stringMatching(/^wh_/), url: "http://127.0.0.1:9/hook", events: ["user.deleted"], secret: expect.stringMatching(/^whsec_/) });
+    expect({ ...created }).toMatchObject({
+      id: expect.stringMatching(/^wh_/),
+      url: "http://127.0.0.1:9/hook",
+      events: ["user.deleted"],
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const list = (await (await t.app.handle(req("/v1/webhooks", { headers: bearer(tok) }))).json()) as { webhooks: unknown[] };
-    expect(list.webhooks).toEqual([{ id: created.id, url: "http://127.0.0.1:9/hook", events: ["user.deleted"], created_at: created.created_at }]);
+    expect(list.webhooks).toEqual([
+      { id: created.id, url: "http://127.0.0.1:9/hook", events: ["user.deleted"], created_at: created.created_at },
+    ]);
     expect(JSON.stringify(list)).not.toContain(secret);
     const raw = t.db.query<{ secret: Uint8Array }, []>("SELECT secret FROM webhooks").get()!;
     expect(Buffer.from(raw.secret).includes(Buffer.from(secret))).toBe(false);
-    expect((await t.app.handle(postJson("/v1/webhooks", { url: "http://127.0.0.1/x", events: ["user.created"] }, bearer(tok)))).status).toBe(400);
+    expect(
+      (await t.app.handle(postJson("/v1/webhooks", { url: "http://127.0.0.1/x", events: ["user.created"] }, bearer(tok)))).status,
+    ).toBe(400);
     const readOnly = (await t.services.auth.issuer.issue("alice", ["connectors:read"])).token;
     expect((await t.app.handle(postJson("/v1/webhooks", { url: "http://127.0.0.1/x" }, bearer(readOnly)))).status).toBe(403);
     const del = await t.app.handle(req(`/v1/webhooks/${created.id}`, { method: "DELETE", headers: bearer(tok) }));

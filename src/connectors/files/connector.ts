@@ -3,9 +3,9 @@
 import { readdirSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { IndexedFolderConnector, type FolderSource, type IndexedOptions } from "../indexed-source";
+import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "../indexed-source";
 import type { LocalIndex, ScanEntry } from "../local-index";
-import { asGiven, fileEntry, readBelow, type Confine } from "../paths";
+import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
 import { extractText, fileTypeOf } from "./extract";
 import { MAX_FILE_BYTES } from "./limits";
 
@@ -47,7 +47,12 @@ export function filesSource(root: string, check: Confine = asGiven): FolderSourc
           date: new Date(entry.mtime).toISOString(),
           type: "file",
           path: entry.source,
-          metadata: { file_type: type, size: entry.size, modified: new Date(entry.mtime).toISOString(), ...(extracted.pages ? { pages: extracted.pages } : {}) },
+          metadata: {
+            file_type: type,
+            size: entry.size,
+            modified: new Date(entry.mtime).toISOString(),
+            ...(extracted.pages ? { pages: extracted.pages } : {}),
+          },
         },
       ];
     },

@@ -34,7 +34,8 @@ const endsName = (c: number) => c === 0x20 || c === 0x2f || c === 0x09 || c === 
 
 /** The prefix `xml` gives one of `namespaces` (`w:`, or "" when it is the default one). */
 function prefixOf(xml: string, namespaces: string[], fallback: string): string {
-  for (const m of xml.matchAll(/xmlns(?::([\w.-]+))?\s*=\s*["']([^"']+)["']/g)) if (namespaces.includes(m[2]!)) return m[1] ? `${m[1]}:` : "";
+  for (const m of xml.matchAll(/xmlns(?::([\w.-]+))?\s*=\s*["']([^"']+)["']/g))
+    if (namespaces.includes(m[2]!)) return m[1] ? `${m[1]}:` : "";
   return fallback;
 }
 

@@ -62,14 +62,19 @@ function csvText(bytes: Uint8Array, parseCsv: typeof import("csv-parse/sync").pa
       bom: true,
       max_record_size: MAX_RECORD_CHARS,
       on_record: (record: Record<string, string>) => {
-        out.add(`${Object.entries(record).map(([k, v]) => `${k}: ${v}`).join("; ")}\n`);
+        out.add(
+          `${Object.entries(record)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join("; ")}\n`,
+        );
         if (out.full) throw new Enough();
         return undefined;
       },
     });
   } catch (error) {
     if (!(error instanceof Enough) && !((error as { cause?: unknown }).cause instanceof Enough)) {
-      if ((error as { code?: string }).code === "CSV_MAX_RECORD_SIZE") throw new FileSkipped(`has a line longer than ${MAX_RECORD_CHARS} characters`);
+      if ((error as { code?: string }).code === "CSV_MAX_RECORD_SIZE")
+        throw new FileSkipped(`has a line longer than ${MAX_RECORD_CHARS} characters`);
       throw error;
     }
   }
@@ -88,7 +93,14 @@ export async function extractText(bytes: Uint8Array, type: FileType): Promise<Ex
       const { convert: htmlToText } = await import("html-to-text");
       // The DOM costs many times the markup: beyond MAX_MARKUP_CHARS the rest is left out.
       const html = new TextDecoder().decode(bytes).slice(0, MAX_MARKUP_CHARS);
-      const text = htmlToText(html, { wordwrap: false, limits: { maxInputLength: MAX_MARKUP_CHARS }, selectors: [{ selector: "a", options: { ignoreHref: true } }, { selector: "img", format: "skip" }] });
+      const text = htmlToText(html, {
+        wordwrap: false,
+        limits: { maxInputLength: MAX_MARKUP_CHARS },
+        selectors: [
+          { selector: "a", options: { ignoreHref: true } },
+          { selector: "img", format: "skip" },
+        ],
+      });
       return { text: boundedText(text), title: /<title>([^<]*)<\/title>/i.exec(html.slice(0, 64 * 1024))?.[1]?.trim() };
     }
     case "pdf":

@@ -31,13 +31,14 @@ export function checkPdfStreams(buf: Buffer): void {
     if (buf[start] !== 0x0a && buf[start - 1] !== 0x0d) continue;
     if (buf[start] === 0x0a) start++;
     const obj = buf.lastIndexOf(OBJ, at);
-    const from = Math.max(obj < 0 ? 0 : obj, at - DICT_WINDOW);
+    const from = Math.max(Math.max(obj, 0), at - DICT_WINDOW);
     if (!isCheckedStream(buf.toString("latin1", from, at))) continue;
     const room = MAX_EXPANDED_BYTES - spent;
     try {
       spent += inflateSync(buf.subarray(start), { maxOutputLength: Math.max(1, room) }).length;
     } catch (error) {
-      if (error instanceof RangeError || (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") throw new FileSkipped(EXPANDS_TOO_FAR);
+      if (error instanceof RangeError || (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE")
+        throw new FileSkipped(EXPANDS_TOO_FAR);
       // Broken data: pdf.js copes with it or fails the file itself.
     }
     if (spent > MAX_EXPANDED_BYTES) throw new FileSkipped(EXPANDS_TOO_FAR);
@@ -68,7 +69,11 @@ async function pageText(page: { streamTextContent(): ReadableStream<{ items: Tex
 }
 
 /** Collapses spaces but keeps lines, at most one blank line (as unpdf's mergePages did). */
-const normalize = (text: string) => text.replace(/[^\S\n]+/g, " ").replace(/ ?\n ?/g, "\n").replace(/\n{3,}/g, "\n\n");
+const normalize = (text: string) =>
+  text
+    .replace(/[^\S\n]+/g, " ")
+    .replace(/ ?\n ?/g, "\n")
+    .replace(/\n{3,}/g, "\n\n");
 
 export async function pdfText(bytes: Uint8Array): Promise<Extracted> {
   checkPdfStreams(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));

@@ -3,7 +3,7 @@
 // inflation itself, streamed, stops at the budget, since a declared size may lie. Nothing else
 // of the archive is unpacked.
 import { createInflateRaw } from "node:zlib";
-import { FileSkipped, EXPANDS_TOO_FAR, MAX_EXPANDED_BYTES } from "./limits";
+import { EXPANDS_TOO_FAR, FileSkipped, MAX_EXPANDED_BYTES } from "./limits";
 
 const EOCD = 0x06054b50;
 const EOCD64_LOCATOR = 0x07064b50;
@@ -50,7 +50,12 @@ function findEntry(buf: Buffer, directory: { offset: number; count: number }, na
     const extraLength = buf.readUInt16LE(at + 30);
     const commentLength = buf.readUInt16LE(at + 32);
     if (buf.toString("utf8", at + 46, at + 46 + nameLength) === name) {
-      const entry: Entry = { method: buf.readUInt16LE(at + 10), compressed: buf.readUInt32LE(at + 20), size: buf.readUInt32LE(at + 24), localOffset: buf.readUInt32LE(at + 42) };
+      const entry: Entry = {
+        method: buf.readUInt16LE(at + 10),
+        compressed: buf.readUInt32LE(at + 20),
+        size: buf.readUInt32LE(at + 24),
+        localOffset: buf.readUInt32LE(at + 42),
+      };
       zip64Sizes(buf.subarray(at + 46 + nameLength, at + 46 + nameLength + extraLength), entry);
       return entry;
     }

@@ -9,8 +9,8 @@ import type { ImapFlow } from "imapflow";
 import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
 import { parseMessage } from "../maildir/connector";
-import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
-import { ConnectorError, searchNeedles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
+import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
+import { type Connector, ConnectorError, type ConnectorStatus, type RetrievalRequest, type SourceRecord, searchNeedles } from "../types";
 import { GAVE_UP, Turns } from "./turns";
 
 export interface ImapConfig {
@@ -72,7 +72,15 @@ export class ImapConnector implements Connector {
             this.drop(slot);
             reject(error);
           };
-          timer = setTimeout(() => stop(new ConnectorError(`IMAP server ${this.config.host}:${this.config.port} did not answer within ${OPERATION_TIMEOUT_MS / 1000} s`)), OPERATION_TIMEOUT_MS);
+          timer = setTimeout(
+            () =>
+              stop(
+                new ConnectorError(
+                  `IMAP server ${this.config.host}:${this.config.port} did not answer within ${OPERATION_TIMEOUT_MS / 1000} s`,
+                ),
+              ),
+            OPERATION_TIMEOUT_MS,
+          );
           onAbort = () => stop(new ConnectorError(GAVE_UP));
           signal?.addEventListener("abort", onAbort, { once: true });
         });
@@ -184,7 +192,9 @@ export class ImapConnector implements Connector {
         if (wanted.length === 0) return [];
         const messages = await client.fetchAll(wanted.join(","), { uid: true, source: true }, { uid: true });
         const records = await Promise.all(
-          messages.map((m) => parseMessage(m.source!, `${this.config.mailbox}/${m.uid}`, `${this.config.mailbox}/${m.uid}`, `${this.baseUrl};UID=${m.uid}`)),
+          messages.map((m) =>
+            parseMessage(m.source!, `${this.config.mailbox}/${m.uid}`, `${this.config.mailbox}/${m.uid}`, `${this.baseUrl};UID=${m.uid}`),
+          ),
         );
         return records.sort((a, b) => (b.date ?? "").localeCompare(a.date ?? ""));
       },
@@ -208,8 +218,10 @@ function describeImapError(error: unknown, config: ImapConfig): string {
   const e = error as { code?: string; authenticationFailed?: boolean; responseText?: string; serverResponseCode?: string };
   const where = `${config.host}:${config.port}`;
   if (!(error instanceof HostUnresolved)) {
-    if (e?.authenticationFailed || e?.serverResponseCode === "AUTHENTICATIONFAILED") return `IMAP login failed for ${config.user} at ${where}`;
-    if (e?.serverResponseCode === "NONEXISTENT" || /mailbox/i.test(e?.responseText ?? "")) return `mailbox ${config.mailbox} does not exist at ${where}`;
+    if (e?.authenticationFailed || e?.serverResponseCode === "AUTHENTICATIONFAILED")
+      return `IMAP login failed for ${config.user} at ${where}`;
+    if (e?.serverResponseCode === "NONEXISTENT" || /mailbox/i.test(e?.responseText ?? ""))
+      return `mailbox ${config.mailbox} does not exist at ${where}`;
   }
   // Refused, filtered, silent, no such name or not IMAP: one answer, so that it tells no port scan apart.
   return `IMAP server ${where} cannot be reached`;

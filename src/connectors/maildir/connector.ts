@@ -1,12 +1,13 @@
 // `maildir` (D18): a Maildir (cur/ and new/), a folder of .eml files, or mbox files, parsed
 // with mailparser (headers, text and HTML parts, attachments' names, decoded charsets).
-import type { AddressObject } from "mailparser";
+
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { IndexedFolderConnector, type FolderSource, type IndexedOptions } from "../indexed-source";
+import type { AddressObject } from "mailparser";
+import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "../indexed-source";
 import type { LocalIndex, ScanEntry } from "../local-index";
-import { asGiven, fileEntry, readBelow, type Confine } from "../paths";
+import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
 import type { SourceRecord } from "../types";
 
 const MAX_DEPTH = 6;
@@ -30,7 +31,10 @@ function scanMail(root: string): ScanEntry[] {
         walk(full, depth + 1);
       } else if (e.isFile() && !e.name.startsWith(".")) {
         const inBox = dir.endsWith("/cur") || dir.endsWith("/new");
-        const entry = inBox || e.name.endsWith(".eml") || e.name.endsWith(".mbox") || e.name === "mbox" ? fileEntry(full, relative(root, full)) : undefined;
+        const entry =
+          inBox || e.name.endsWith(".eml") || e.name.endsWith(".mbox") || e.name === "mbox"
+            ? fileEntry(full, relative(root, full))
+            : undefined;
         if (entry) out.push(entry);
       }
     }
@@ -64,14 +68,22 @@ export function splitMbox(text: string): string[] {
 }
 
 const addresses = (a: AddressObject | AddressObject[] | undefined) =>
-  a ? (Array.isArray(a) ? a : [a]).flatMap((x) => x.value.map((v) => v.address ?? v.name)).filter(Boolean).join(", ") : "";
+  a
+    ? (Array.isArray(a) ? a : [a])
+        .flatMap((x) => x.value.map((v) => v.address ?? v.name))
+        .filter(Boolean)
+        .join(", ")
+    : "";
 
 export async function parseMessage(raw: Buffer | string, id: string, path: string, url: string): Promise<SourceRecord> {
   // Loaded on first use: the parser takes ~0.1 s to load, which start-up need not pay.
   const { simpleParser } = await import("mailparser");
   const m = await simpleParser(raw, { skipHtmlToText: false, skipTextLinks: true, skipImageLinks: true });
   const from = addresses(m.from);
-  const attachments = m.attachments.map((a) => a.filename).filter(Boolean).join(", ");
+  const attachments = m.attachments
+    .map((a) => a.filename)
+    .filter(Boolean)
+    .join(", ");
   const body = (m.text ?? (typeof m.html === "string" ? m.html : "")).trim();
   return {
     id,
@@ -102,7 +114,11 @@ export function maildirSource(root: string, check: Confine = asGiven): FolderSou
       const url = pathToFileURL(full).href;
       if (isMbox(entry.source, raw)) {
         const parts = splitMbox(raw.toString("latin1"));
-        return Promise.all(parts.map((p, i) => parseMessage(Buffer.from(p, "latin1"), `${entry.source}#${i + 1}`, `${entry.source}#${i + 1}`, `${url}#${i + 1}`)));
+        return Promise.all(
+          parts.map((p, i) =>
+            parseMessage(Buffer.from(p, "latin1"), `${entry.source}#${i + 1}`, `${entry.source}#${i + 1}`, `${url}#${i + 1}`),
+          ),
+        );
       }
       return [await parseMessage(raw, entry.source, entry.source, url)];
     },

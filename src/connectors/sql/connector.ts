@@ -6,18 +6,18 @@
 // the server's PG* environment), to the address that was checked (D26), and is retried a
 // bounded number of times with backoff (issue 13 item 7).
 import { constants, Database } from "bun:sqlite";
-import type postgres from "postgres";
 import { existsSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { ConnectAttempts, RetryLater } from "../../net/attempts";
+import type postgres from "postgres";
 import { parseIp } from "../../net/addresses";
+import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
 import { connectPinned } from "../../net/socket";
-import { asGiven, checkDatabaseFiles, PathRefused, type Confine } from "../paths";
-import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, refusedMessage, type RemoteOptions } from "../remote";
-import { parsePostgresUrl, PostgresUrlError, type PostgresTarget } from "./postgres-url";
-import { ConnectorError, searchNeedles, type Connector, type ConnectorStatus, type RetrievalRequest, type SourceRecord } from "../types";
-import { countRows, selectInWindows, windowKey, type ScanBounds } from "./windows";
+import { asGiven, type Confine, checkDatabaseFiles, PathRefused } from "../paths";
+import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
+import { type Connector, ConnectorError, type ConnectorStatus, type RetrievalRequest, type SourceRecord, searchNeedles } from "../types";
+import { type PostgresTarget, PostgresUrlError, parsePostgresUrl } from "./postgres-url";
+import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
 
 export interface SqlTable {
   name: string;
@@ -102,8 +102,11 @@ function sqliteDriver(path: string, check: Confine): Driver {
     async columns(table) {
       // Plain tables only: a view (or a virtual table) may run without end, and this driver
       // runs on the thread that serves everybody.
-      const kind = db.query<{ sql: string | null; type: string }, [string]>("SELECT type, sql FROM sqlite_master WHERE name = ?").get(table);
-      if (kind && (kind.type !== "table" || /^\s*create\s+virtual/i.test(kind.sql ?? ""))) throw new ConnectorError(`${table} is a view or a virtual table: only plain tables are read`);
+      const kind = db
+        .query<{ sql: string | null; type: string }, [string]>("SELECT type, sql FROM sqlite_master WHERE name = ?")
+        .get(table);
+      if (kind && (kind.type !== "table" || /^\s*create\s+virtual/i.test(kind.sql ?? "")))
+        throw new ConnectorError(`${table} is a view or a virtual table: only plain tables are read`);
       const rows = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
       return rows.length ? rows.map((r) => r.name) : undefined;
     },
@@ -142,7 +145,12 @@ function sslOptions(target: PostgresTarget): false | Record<string, unknown> {
  * opened by `socket` (pinned to the checked address, counted by the bounded attempts).
  * `worked` is told of every query that succeeded.
  */
-async function postgresDriver(target: PostgresTarget, socket: () => Promise<unknown>, worked: () => void, timeoutMs: number): Promise<Driver> {
+async function postgresDriver(
+  target: PostgresTarget,
+  socket: () => Promise<unknown>,
+  worked: () => void,
+  timeoutMs: number,
+): Promise<Driver> {
   const { default: postgres } = await import("postgres"); // loaded on first use
   // `socket` is a documented option the type definitions lack.
   const options: postgres.Options<{}> & { socket: () => Promise<unknown> } = {
@@ -176,7 +184,12 @@ async function postgresDriver(target: PostgresTarget, socket: () => Promise<unkn
     dialect: "postgres",
     async columns(table) {
       const [schema, name] = table.includes(".") ? (table.split(".", 2) as [string, string]) : ["public", table];
-      const rows = await readOnly((tx) => tx<{ column_name: string }[]>`SELECT column_name FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${name} ORDER BY ordinal_position`);
+      const rows = await readOnly(
+        (tx) =>
+          tx<
+            { column_name: string }[]
+          >`SELECT column_name FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${name} ORDER BY ordinal_position`,
+      );
       return rows.length ? rows.map((r) => r.column_name) : undefined;
     },
     async select(text, params) {
@@ -194,7 +207,8 @@ async function postgresDriver(target: PostgresTarget, socket: () => Promise<unkn
 function describeDbError(error: unknown, url: string): string {
   if (error instanceof ConnectorError || error instanceof PostgresUrlError) return error.message;
   const where = redactUrl(url);
-  if (error instanceof RetryLater) return `${error.reason ?? `database ${where} cannot be reached`}; next attempt in ${Math.ceil(error.waitMs / 1000)} s`;
+  if (error instanceof RetryLater)
+    return `${error.reason ?? `database ${where} cannot be reached`}; next attempt in ${Math.ceil(error.waitMs / 1000)} s`;
   if (error instanceof HostRefused) return refusedMessage("config.url", error);
   const e = error as { code?: string; message?: string };
   if (e?.code === "28P01" || e?.code === "28000") return `database login failed for ${where}`;
@@ -237,7 +251,9 @@ export class SqlConnector implements Connector {
   }
 
   private async open(): Promise<Driver> {
-    this.driver ??= isPostgresUrl(this.config.url) ? this.postgres() : Promise.resolve().then(() => sqliteDriver(this.config.url, this.check));
+    this.driver ??= isPostgresUrl(this.config.url)
+      ? this.postgres()
+      : Promise.resolve().then(() => sqliteDriver(this.config.url, this.check));
     const driver = await this.driver.catch((error) => {
       this.driver = undefined;
       throw error;
@@ -289,7 +305,9 @@ export class SqlConnector implements Connector {
         for (const t of this.config.tables) {
           // SQLite counts window by window (a large file would hold the thread); unknown past the budget.
           const rows =
-            d.dialect === "sqlite" ? await countRows((sql, params) => d.select(sql, params), t.name, this.keys.get(t.name)!, bounds) : Number((await d.select(`SELECT count(*) AS n FROM ${quote(t.name)}`, []))[0]?.n ?? 0);
+            d.dialect === "sqlite"
+              ? await countRows((sql, params) => d.select(sql, params), t.name, this.keys.get(t.name)!, bounds)
+              : Number((await d.select(`SELECT count(*) AS n FROM ${quote(t.name)}`, []))[0]?.n ?? 0);
           if (rows === undefined) return undefined;
           n += rows;
         }
@@ -316,7 +334,10 @@ export class SqlConnector implements Connector {
         const rows =
           d.dialect === "sqlite"
             ? await selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit }, bounds)
-            : await d.select(`SELECT ${q.columns} FROM ${quote(t.name)}${q.where.length ? ` WHERE ${q.where.join(" AND ")}` : ""} ORDER BY ${q.order} LIMIT $${q.params.length + 1}`, [...q.params, request.limit]);
+            : await d.select(
+                `SELECT ${q.columns} FROM ${quote(t.name)}${q.where.length ? ` WHERE ${q.where.join(" AND ")}` : ""} ORDER BY ${q.order} LIMIT $${q.params.length + 1}`,
+                [...q.params, request.limit],
+              );
         for (const row of rows) out.push(this.toRecord(t, row));
       }
       return out;
@@ -324,7 +345,11 @@ export class SqlConnector implements Connector {
   }
 
   /** The columns, conditions (values bound) and order of a search of table `t`. */
-  private query(dialect: Driver["dialect"], t: SqlTable, request: RetrievalRequest): { columns: string; where: string[]; params: unknown[]; order: string } {
+  private query(
+    dialect: Driver["dialect"],
+    t: SqlTable,
+    request: RetrievalRequest,
+  ): { columns: string; where: string[]; params: unknown[]; order: string } {
     const params: unknown[] = [];
     // Binds a value and answers its placeholder in the dialect's syntax.
     const bind = (value: unknown) => (params.push(value), dialect === "postgres" ? `$${params.length}` : "?");
@@ -336,7 +361,8 @@ export class SqlConnector implements Connector {
     if (words.length) {
       const any: string[] = [];
       for (const w of words) {
-        for (const c of [t.title, ...t.text]) any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
+        for (const c of [t.title, ...t.text])
+          any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
       }
       where.push(`(${any.join(" OR ")})`);
     }
@@ -350,11 +376,23 @@ export class SqlConnector implements Connector {
     const id = String(row[t.id]);
     const value = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? "" : String(v));
     const rawDate = t.date ? row[t.date] : undefined;
-    const date = rawDate instanceof Date ? rawDate : rawDate ? new Date(String(rawDate).replace(" ", "T") + (/[zZ]|[+-]\d\d:?\d\d$/.test(String(rawDate)) ? "" : "Z")) : undefined;
+    const date =
+      rawDate instanceof Date
+        ? rawDate
+        : rawDate
+          ? new Date(String(rawDate).replace(" ", "T") + (/[zZ]|[+-]\d\d:?\d\d$/.test(String(rawDate)) ? "" : "Z"))
+          : undefined;
     const metadata: SourceRecord["metadata"] = { table: t.name };
     for (const c of Object.keys(row)) {
       const v = row[c];
-      metadata[c] = v instanceof Date ? v.toISOString() : typeof v === "number" || typeof v === "boolean" || v === null ? v : typeof v === "bigint" ? Number(v) : String(v);
+      metadata[c] =
+        v instanceof Date
+          ? v.toISOString()
+          : typeof v === "number" || typeof v === "boolean" || v === null
+            ? v
+            : typeof v === "bigint"
+              ? Number(v)
+              : String(v);
     }
     const url = t.url
       ? t.url.replaceAll("{id}", encodeURIComponent(id))

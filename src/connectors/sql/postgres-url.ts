@@ -40,7 +40,8 @@ export function parsePostgresUrl(text: string): PostgresTarget {
   } catch {
     throw new PostgresUrlError(`${PREFIX}not a valid URL (postgres://user:password@host:port/database)`);
   }
-  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") throw new PostgresUrlError(`${PREFIX}must start with postgres:// or postgresql://`);
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
+    throw new PostgresUrlError(`${PREFIX}must start with postgres:// or postgresql://`);
   if (url.hash) throw new PostgresUrlError(`${PREFIX}must not have a #fragment`);
   // "h1,h2" (several hosts) and "%2Fvar%2Frun" (a socket path) are both refused here.
   let host: string;
@@ -57,7 +58,9 @@ export function parsePostgresUrl(text: string): PostgresTarget {
   let sslmode: SslMode = "disable";
   for (const [name, value] of url.searchParams) {
     if (name !== "sslmode") {
-      throw new PostgresUrlError(`${PREFIX}the parameter ${JSON.stringify(name.slice(0, 64))} is not allowed; only sslmode (${SSL_MODES.join(", ")}) may be given`);
+      throw new PostgresUrlError(
+        `${PREFIX}the parameter ${JSON.stringify(name.slice(0, 64))} is not allowed; only sslmode (${SSL_MODES.join(", ")}) may be given`,
+      );
     }
     if (!SSL_MODES.includes(value as SslMode)) throw new PostgresUrlError(`${PREFIX}sslmode must be one of ${SSL_MODES.join(", ")}`);
     sslmode = value as SslMode;

@@ -45,7 +45,13 @@ export async function windowKey(select: Select, table: string): Promise<string |
  * Windows of `table` by `key`, newest first: the condition that selects each, with its
  * parameters and row count. `read.whole` says, once they are done, whether the table was.
  */
-async function* windows(select: Select, table: string, key: string, bounds: ScanBounds, read = { whole: false }): AsyncGenerator<{ range: string; params: unknown[]; rows: number }> {
+async function* windows(
+  select: Select,
+  table: string,
+  key: string,
+  bounds: ScanBounds,
+  read = { whole: false },
+): AsyncGenerator<{ range: string; params: unknown[]; rows: number }> {
   let upper: unknown;
   let size = FIRST_WINDOW;
   while (!over(bounds)) {
@@ -97,9 +103,16 @@ export async function selectInWindows(select: Select, q: WindowedQuery, bounds: 
   const keyOf = (row: Row) => Object.values(row)[0];
   // The best of the keys kept so far, in SQLite's own order.
   const narrow = async (keys: unknown[], columns: string) =>
-    select(`SELECT ${columns} FROM ${from} WHERE ${q.key} IN (${keys.map(() => "?").join(", ")}) ORDER BY ${q.order} LIMIT ?`, [...keys, q.limit]);
+    select(`SELECT ${columns} FROM ${from} WHERE ${q.key} IN (${keys.map(() => "?").join(", ")}) ORDER BY ${q.order} LIMIT ?`, [
+      ...keys,
+      q.limit,
+    ]);
   for await (const w of windows(select, q.table, q.key, bounds)) {
-    const rows = await select(`SELECT ${q.key} FROM ${from} WHERE ${w.range}${filter} ORDER BY ${q.order} LIMIT ?`, [...w.params, ...q.params, q.limit]);
+    const rows = await select(`SELECT ${q.key} FROM ${from} WHERE ${w.range}${filter} ORDER BY ${q.order} LIMIT ?`, [
+      ...w.params,
+      ...q.params,
+      q.limit,
+    ]);
     kept.push(...rows.map(keyOf));
     if (kept.length > KEEP_FACTOR * q.limit) kept = (await narrow(kept, q.key)).map(keyOf);
   }

@@ -4,7 +4,7 @@
 import { Type } from "@sinclair/typebox";
 import { archiveAnswer } from "../../archive/answer";
 import { newId } from "../../conversations/store";
-import { MESSAGES, toolError, defineTool } from "../tool-record";
+import { defineTool, MESSAGES, toolError } from "../tool-record";
 
 export const QUERY_MAX_LENGTH = 1000;
 export const MAX_RESULTS = { default: 5, minimum: 1, maximum: 20 } as const;
@@ -18,7 +18,12 @@ export const CorpusSearchInput = Type.Object(
       maxLength: QUERY_MAX_LENGTH,
     }),
     maxResults: Type.Optional(
-      Type.Integer({ description: "How many results to return.", default: MAX_RESULTS.default, minimum: MAX_RESULTS.minimum, maximum: MAX_RESULTS.maximum }),
+      Type.Integer({
+        description: "How many results to return.",
+        default: MAX_RESULTS.default,
+        minimum: MAX_RESULTS.minimum,
+        maximum: MAX_RESULTS.maximum,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -56,7 +61,11 @@ export const corpusSearch = defineTool({
   // "trimmed automatically" (second document part 2): "  " is then empty.
   normalize: (args) => (typeof args.query === "string" ? { ...args, query: args.query.trim() } : args),
   messages: {
-    "/query": { minLength: MESSAGES.emptyQuery, maxLength: `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`, other: `${MESSAGES.emptyQuery} (query must be a string)` },
+    "/query": {
+      minLength: MESSAGES.emptyQuery,
+      maxLength: `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`,
+      other: `${MESSAGES.emptyQuery} (query must be a string)`,
+    },
     "/maxResults": `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`,
   },
   async run({ query, maxResults }, { services: s, caller, requestId }) {
@@ -69,7 +78,13 @@ export const corpusSearch = defineTool({
     const chosen = outcome.chunks.slice(0, max);
     // Not for a user deleted while the search ran (D25): checked in the same step as the write.
     if (caller.principal && s.auth.revoked(caller.principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
-    archiveAnswer(s.archive, caller.user, newId("qry_"), query, chosen.map((c) => ({ c, chunkId: newId("") })));
+    archiveAnswer(
+      s.archive,
+      caller.user,
+      newId("qry_"),
+      query,
+      chosen.map((c) => ({ c, chunkId: newId("") })),
+    );
     const results = chosen.map((c) => ({
       title: c.record.title,
       source: `${c.connectorLabel} · ${c.record.path}`,
@@ -80,7 +95,10 @@ export const corpusSearch = defineTool({
       connector: c.connectorId,
     }));
     const lines = results.length
-      ? results.map((r, i) => `${i + 1}. ${r.title}\n   Source: ${r.source} (${r.source_url})\n   Date: ${r.date ?? "unknown"}\n   ${r.snippet.replace(/\s+/g, " ")}`)
+      ? results.map(
+          (r, i) =>
+            `${i + 1}. ${r.title}\n   Source: ${r.source} (${r.source_url})\n   Date: ${r.date ?? "unknown"}\n   ${r.snippet.replace(/\s+/g, " ")}`,
+        )
       : ["No results."];
     const text = [`Results for "${query}":`, ...lines, ...outcome.notes.map((n) => `Note: ${n}`)].join("\n");
     return { content: [{ type: "text", text }], structuredContent: { query, results, notes: outcome.notes } };

@@ -8,7 +8,7 @@ import type { Scope } from "../../auth/scopes";
 import { panelClaims } from "../../auth/tokens";
 import { ConnectorView } from "../../connectors/model";
 import { PANEL_TOOL_META, WIDGET_MIME, WIDGET_URI } from "../panel-resource";
-import { MESSAGES, toolError, type ToolContext, defineTool } from "../tool-record";
+import { defineTool, MESSAGES, type ToolContext, toolError } from "../tool-record";
 import { connectorsWidget, PANEL_META, type PanelAccess } from "../widget";
 
 export const OpenConnectorsInput = Type.Object({}, { additionalProperties: false });
@@ -60,7 +60,8 @@ async function panelAccess({ services: s, caller, apiBase }: ToolContext, scopes
   if (!caller.principal) return { apiBase, canWrite: false };
   const parent = caller.principal;
   const left = s.auth.secondsLeft(parent);
-  if (left < MIN_PANEL_TOKEN_SECONDS) return toolError(MESSAGES.unauthorized, "your token expires within a minute: sign in again to open the panel");
+  if (left < MIN_PANEL_TOKEN_SECONDS)
+    return toolError(MESSAGES.unauthorized, "your token expires within a minute: sign in again to open the panel");
   try {
     const issued = await s.auth.issuer.issue(
       caller.user,
@@ -98,12 +99,20 @@ export const openConnectors = defineTool({
     const access = await panelAccess(ctx, scopes);
     if ("content" in access) return access;
     const summary = connectors.length
-      ? connectors.map((c) => `- ${c.label} (${c.id}, ${c.kind}): ${c.status}${c.reason ? ` (${c.reason})` : ""}${c.records !== undefined ? `, ${c.records} records` : ""}`).join("\n")
+      ? connectors
+          .map(
+            (c) =>
+              `- ${c.label} (${c.id}, ${c.kind}): ${c.status}${c.reason ? ` (${c.reason})` : ""}${c.records !== undefined ? `, ${c.records} records` : ""}`,
+          )
+          .join("\n")
       : "No connectors yet.";
     return {
       // What the model reads: the summary and the (static) page; never the token.
       content: [
-        { type: "text", text: `Connectors (${connectors.length}):\n${summary}\nThe connector panel lets you add, configure and remove them.` },
+        {
+          type: "text",
+          text: `Connectors (${connectors.length}):\n${summary}\nThe connector panel lets you add, configure and remove them.`,
+        },
         { type: "resource", resource: { uri: WIDGET_URI, mimeType: WIDGET_MIME.mcpApp, text: connectorsWidget() } },
       ],
       structuredContent: { connectors },
