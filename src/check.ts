@@ -37,7 +37,7 @@ export async function runCheck(config: Config): Promise<CheckReport> {
   loadSqliteVec(mem, config.CORPUS_DATA_DIR);
   mem.exec(`CREATE VIRTUAL TABLE v USING vec0(embedding float[${embedder.dim}])`);
   const insert = mem.prepare("INSERT INTO v (rowid, embedding) VALUES (?, ?)");
-  [example!, related!, unrelated!].forEach((vec, i) => insert.run(i + 1, vec));
+  for (const [i, vec] of [example!, related!, unrelated!].entries()) insert.run(i + 1, vec);
   const nearest = mem.query<{ rowid: number }, [Float32Array]>("SELECT rowid FROM v WHERE embedding MATCH ? AND k = 1").get(question!)!;
   mem.close();
 

@@ -104,7 +104,7 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
         return false;
       }
       let next: Server<undefined>;
-      let loaded;
+      let loaded: NonNullable<ReturnType<typeof loadTls>>;
       try {
         loaded = loadTls(config)!;
         // Bun's server.reload() swaps handlers but keeps the certificate (Bun 1.4.5, measured), so

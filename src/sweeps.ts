@@ -10,7 +10,7 @@ export const SWEEP_INTERVAL_MS = 60_000;
 export interface SweepTask {
   name: string;
   /** Removes what has expired; returns how many entries went, when it knows. */
-  run(): number | void;
+  run(): number | undefined;
 }
 
 type Schedule = (fn: () => void, ms: number) => { unref?(): unknown };

@@ -54,12 +54,12 @@ async function run(rows: number[][]): Promise<number> {
   const size = rows.length * width;
   const ids = new BigInt64Array(size);
   const mask = new BigInt64Array(size);
-  rows.forEach((row, r) =>
-    row.forEach((id, c) => {
+  for (const [r, row] of rows.entries()) {
+    for (const [c, id] of row.entries()) {
       ids[r * width + c] = BigInt(id);
       mask[r * width + c] = 1n;
-    }),
-  );
+    }
+  }
   const dims = [rows.length, width];
   await session.run(
     {

@@ -23,7 +23,10 @@ async function timed(into: Sample[], request: () => Promise<Response>): Promise<
   const at = Date.now();
   const t0 = performance.now();
   const status = await request().then(
-    async (r) => (await r.arrayBuffer(), r.status),
+    async (r) => {
+      await r.arrayBuffer();
+      return r.status;
+    },
     () => 0,
   );
   into.push([at, performance.now() - t0, status]);

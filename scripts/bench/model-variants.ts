@@ -62,12 +62,12 @@ async function runBatch(session: Session, batch: number[][]): Promise<Float32Arr
   const width = Math.max(...batch.map((ids) => ids.length));
   const ids = new BigInt64Array(batch.length * width);
   const mask = new BigInt64Array(batch.length * width);
-  batch.forEach((row, r) =>
-    row.forEach((id, c) => {
+  for (const [r, row] of batch.entries()) {
+    for (const [c, id] of row.entries()) {
       ids[r * width + c] = BigInt(id);
       mask[r * width + c] = 1n;
-    }),
-  );
+    }
+  }
   const dims = [batch.length, width];
   const out = await session.run(
     {
@@ -167,11 +167,10 @@ variants.forEach((v, i) => {
   );
 });
 const speedups = variants.slice(1).map((v) => v.rounds.map((x, r) => x.rate / variants[0]!.rounds[r]!.rate));
-speedups.forEach((s, i) =>
+for (const [i, s] of speedups.entries())
   console.log(
     `${variants[i + 1]!.file}: ${median(s).toFixed(2)}x the first's sentences/s (per round ${s.map((x) => x.toFixed(2)).join(", ")})`,
-  ),
-);
+  );
 console.log(
   `load average at end ${loadavg()
     .map((x) => x.toFixed(2))

@@ -51,7 +51,11 @@ for (const f of readdirSync(join(data, "enron", "messages")).sort()) {
     .replace(/\s+/g, " ")
     .trim()
     .toLowerCase();
-  if (body.length >= 40) id = byBody.get(body) ?? (byBody.set(body, id), id);
+  if (body.length >= 40) {
+    const first = byBody.get(body);
+    if (first === undefined) byBody.set(body, id);
+    else id = first;
+  }
   messageOf.set(f.replace(/\.eml$/, ""), id);
 }
 /** The unit judged: a message, an invoice (its PDF, text and JSON are one), a receipt, a row. */

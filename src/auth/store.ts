@@ -135,9 +135,11 @@ export class AuthStore {
     return this.db.query("DELETE FROM auth_tokens WHERE user_id = ?").run(user).changes;
   }
 
-  purgeExpired(): void {
+  /** Removes expired token rows; returns how many went. */
+  purgeExpired(): number {
     const nowSec = Math.floor(this.now() / 1000);
-    this.db.query("DELETE FROM auth_tokens WHERE expires_at < ?").run(nowSec);
-    this.db.query("DELETE FROM auth_revoked_tokens WHERE expires_at < ?").run(nowSec);
+    const tokens = this.db.query("DELETE FROM auth_tokens WHERE expires_at < ?").run(nowSec).changes;
+    const revoked = this.db.query("DELETE FROM auth_revoked_tokens WHERE expires_at < ?").run(nowSec).changes;
+    return tokens + revoked;
   }
 }

@@ -140,7 +140,7 @@ function openedPath(fd: number): string | undefined {
 /** A SQLite database and the files SQLite opens beside it: each a plain file with one name. */
 export function checkDatabaseFiles(real: string): void {
   for (const suffix of ["", "-wal", "-shm", "-journal"]) {
-    let st;
+    let st: ReturnType<typeof lstatSync>;
     try {
       st = lstatSync(real + suffix);
     } catch {

@@ -191,7 +191,7 @@ export class WordPieceTokenizer {
   /** Greedy longest-match-first over the vocabulary; a word with no match is [UNK]. */
   private wordPiece(word: string): number[] {
     // Code points, not UTF-16 units: an ASCII word is its own array of characters.
-    const chars = /^[\x00-\x7f]*$/.test(word) ? word : Array.from(word);
+    const chars = /^[\p{ASCII}]*$/u.test(word) ? word : Array.from(word);
     const slice = (a: number, b: number) => (typeof chars === "string" ? chars.slice(a, b) : chars.slice(a, b).join(""));
     if (chars.length > this.maxCharsPerWord) return [this.unkId];
     const pieces: number[] = [];

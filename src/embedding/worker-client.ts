@@ -149,7 +149,7 @@ export class EmbeddingWorker {
     const seq = ++this.seq;
     await new Promise<void>((resolve, reject) => {
       const batch = (m: Extract<FromWorker, { type: "batch" }>) => {
-        m.indices.forEach((local, k) => job.set(given[local]!, m.vectors.slice(k * EMBEDDING_DIM, (k + 1) * EMBEDDING_DIM)));
+        for (const [k, local] of m.indices.entries()) job.set(given[local]!, m.vectors.slice(k * EMBEDDING_DIM, (k + 1) * EMBEDDING_DIM));
         this.options.onBatch?.({ batches: m.indices.length ? 1 : 0, texts: m.indices.length, tokens: m.tokens, padded: m.padded });
       };
       this.waiting.set(seq, { batch, resolve, reject });

@@ -51,7 +51,7 @@ export function loadTls(config: Pick<Config, "CORPUS_TLS_CERT_FILE" | "CORPUS_TL
       `CORPUS_TLS_CERT_FILE=${JSON.stringify(certPath)} is not allowed: expected a PEM certificate (-----BEGIN CERTIFICATE-----)`,
     );
   }
-  let privateKey;
+  let privateKey: ReturnType<typeof createPrivateKey>;
   try {
     privateKey = createPrivateKey(key);
   } catch {

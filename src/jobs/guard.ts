@@ -60,8 +60,14 @@ export class BackgroundGuard {
         return Promise.resolve(true);
       }
       return result.then(
-        () => (this.succeeded(job), true),
-        (error: unknown) => (this.failed(job, error), false),
+        () => {
+          this.succeeded(job);
+          return true;
+        },
+        (error: unknown) => {
+          this.failed(job, error);
+          return false;
+        },
       );
     } catch (error) {
       this.failed(job, error);

@@ -188,7 +188,7 @@ export function sha256(bytes: Uint8Array): string {
 function sha256Fd(fd: number): string {
   const hasher = new Bun.CryptoHasher("sha256");
   const buffer = Buffer.allocUnsafe(CHUNK);
-  for (let n; (n = readSync(fd, buffer, 0, CHUNK, null)) > 0; ) hasher.update(buffer.subarray(0, n));
+  for (let n: number; (n = readSync(fd, buffer, 0, CHUNK, null)) > 0; ) hasher.update(buffer.subarray(0, n));
   return hasher.digest("hex");
 }
 

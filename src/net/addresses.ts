@@ -33,7 +33,7 @@ function parseIPv4(text: string): IpAddress | undefined {
   const last = numbers.pop()!;
   if (numbers.some((n) => n > 255) || last >= 256 ** (4 - numbers.length)) return undefined;
   let value = last;
-  numbers.forEach((n, i) => (value += n * 256 ** (3 - i)));
+  for (const [i, n] of numbers.entries()) value += n * 256 ** (3 - i);
   return {
     family: 4,
     bytes: Uint8Array.of(Math.floor(value / 2 ** 24) % 256, Math.floor(value / 2 ** 16) % 256, Math.floor(value / 256) % 256, value % 256),

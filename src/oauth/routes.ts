@@ -153,7 +153,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
 
   /** What an authorization request shows: a page for a bad client or redirect, else login or consent. */
   const authorize = async (request: Request, query: string): Promise<Response> => {
-    let checked;
+    let checked: Awaited<ReturnType<typeof oauth.authorizationRequest>>;
     try {
       checked = await oauth.authorizationRequest(new URLSearchParams(query));
     } catch (error) {
@@ -251,7 +251,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
             messagePage("Consent refused", "This form did not come from this server, or it has expired. Start again from the application."),
             403,
           );
-        let checked;
+        let checked: Awaited<ReturnType<typeof oauth.authorizationRequest>>;
         try {
           checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""));
         } catch (error) {

@@ -79,7 +79,10 @@ function sharedResponses(key: string, path: string, op: Operation): Record<strin
 
 /** OpenAPI 3.0 has no `const`, `examples` (it has `example`), `patternProperties` nor a `null` type; a default on an enum pre-fills the UI's forms with it. */
 function toOpenApi30(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(toOpenApi30);
+  if (Array.isArray(node)) {
+    for (const item of node) toOpenApi30(item);
+    return;
+  }
   if (!node || typeof node !== "object") return;
   const schema = node as Json;
   if ("const" in schema) {

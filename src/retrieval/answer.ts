@@ -71,7 +71,11 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   const seen = new Set<string>();
   const best = picked
     .sort((a, b) => b.score - a.score)
-    .filter((p) => (seen.has(p.sentence) ? false : (seen.add(p.sentence), true)))
+    .filter((p) => {
+      if (seen.has(p.sentence)) return false;
+      seen.add(p.sentence);
+      return true;
+    })
     .slice(0, kind.when || kind.where || kind.much ? 2 : MAX_SENTENCES)
     .sort((a, b) => a.order - b.order);
   if (best.length === 0) {

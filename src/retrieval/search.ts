@@ -375,8 +375,8 @@ function calibrateLexical(scored: RankedChunk[], groupOf: number[], texts: strin
   const best = Math.max(...pool);
   if (!(best > 0)) return;
   const groupBest = new Map<number, number>();
-  groupOf.forEach((g, k) => groupBest.set(g, Math.max(groupBest.get(g) ?? 0, pool[k]!)));
-  scored.forEach((c, k) => (c.lexical *= groupBest.get(groupOf[k]!)! / best));
+  for (const [k, g] of groupOf.entries()) groupBest.set(g, Math.max(groupBest.get(g) ?? 0, pool[k]!));
+  for (const [k, c] of scored.entries()) c.lexical *= groupBest.get(groupOf[k]!)! / best;
 }
 
 /** Words of a person's name as they appear in addresses and display names. */

@@ -114,7 +114,7 @@ export class ImapConnector implements Connector {
       if (error instanceof RetryLater) throw new ConnectorError(error.message);
       throw error;
     }
-    let pinned;
+    let pinned: Awaited<ReturnType<typeof PUBLIC_PIN>>;
     try {
       pinned = await (this.remote.pin ?? PUBLIC_PIN)(host);
     } catch (error) {

@@ -153,7 +153,7 @@ async function postgresDriver(
 ): Promise<Driver> {
   const { default: postgres } = await import("postgres"); // loaded on first use
   // `socket` is a documented option the type definitions lack.
-  const options: postgres.Options<{}> & { socket: () => Promise<unknown> } = {
+  const options: postgres.Options<Record<string, never>> & { socket: () => Promise<unknown> } = {
     host: target.host,
     port: target.port,
     user: target.user,
@@ -352,7 +352,10 @@ export class SqlConnector implements Connector {
   ): { columns: string; where: string[]; params: unknown[]; order: string } {
     const params: unknown[] = [];
     // Binds a value and answers its placeholder in the dialect's syntax.
-    const bind = (value: unknown) => (params.push(value), dialect === "postgres" ? `$${params.length}` : "?");
+    const bind = (value: unknown) => {
+      params.push(value);
+      return dialect === "postgres" ? `$${params.length}` : "?";
+    };
     // SQLite compares dates stored as text ("2021-01-01 00:00:00"); PostgreSQL takes dates.
     const dateParam = (date: Date) => bind(dialect === "postgres" ? date : date.toISOString().replace("T", " ").slice(0, 19));
     const like = dialect === "postgres" ? "ILIKE" : "LIKE";
