@@ -14,8 +14,8 @@ import { SCOPES } from "../auth/scopes";
 import { AuthFailure, type AuthService } from "../auth/service";
 import { ANONYMOUS_USER } from "../auth/subjects";
 import type { Config } from "../config";
-import { HttpError } from "../http/errors";
-import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE } from "../http/json-body";
+import { HttpError, NOT_JSON } from "../http/errors";
+import { parseJsonText } from "../http/json-body";
 import { requestInfo } from "../http/request-context";
 import { parseRanges } from "../limits/client-ip";
 import { chargeIp, ipLimit } from "../limits/ip-limit";
@@ -64,11 +64,12 @@ type Parsed = { ok: true; value: unknown } | { ok: false; error: ReturnType<type
 function parse(body: unknown): Parsed {
   if (typeof body !== "string" && body !== undefined && body !== null) return { ok: true, value: body };
   const text = String(body ?? "");
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
-    return { ok: false, status: 400, error: rpcError(null, JSONRPC.INVALID_REQUEST, `Invalid Request: ${TOO_DEEP_MESSAGE}`) };
   try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
+    return { ok: true, value: parseJsonText(text) };
+  } catch (error) {
+    // Too deep, or a `__proto__` key anywhere (tool arguments included): the same refusals as REST bodies.
+    if (error instanceof HttpError && error.message !== NOT_JSON)
+      return { ok: false, status: 400, error: rpcError(null, JSONRPC.INVALID_REQUEST, `Invalid Request: ${error.message}`) };
     return { ok: false, status: 400, error: rpcError(null, JSONRPC.PARSE_ERROR, PARSE_ERROR_MESSAGE) };
   }
 }

@@ -44,6 +44,28 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(pong).toEqual({ jsonrpc: "2.0", id: 0, result: {} });
   });
 
+  test("a __proto__ key anywhere, tool arguments included, and a body nested too deep are -32600, as REST refuses them", async () => {
+    const { post } = await setup();
+    const proto =
+      '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"corpus_search","arguments":{"query":"gas","__proto__":{"isAdmin":true}}}}';
+    const refused = await post(proto);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32600, message: "Invalid Request: body: the key __proto__ is not allowed" },
+    });
+    const deep = `{"jsonrpc":"2.0","id":6,"method":"ping","params":${"[".repeat(200)}${"]".repeat(200)}}`;
+    const tooDeep = (await (await post(deep)).json()) as any;
+    expect(tooDeep.error.code).toBe(-32600);
+    expect(tooDeep.error.message).toStartWith("Invalid Request: ");
+    // The word alone, in a value, is a question like any other.
+    const asked = (await (
+      await post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "corpus_search", arguments: { query: "__proto__" } } })
+    ).json()) as any;
+    expect(asked.error).toBeUndefined();
+  });
+
   test("notifications are answered 202 with no body", async () => {
     const { post } = await setup();
     const r = await post({ jsonrpc: "2.0", method: "notifications/initialized" });
