@@ -1,6 +1,7 @@
 // Builds the HTTP application from its parts. Cross-cutting plugins first (their hooks are
 // global), then one Elysia instance per feature.
 import { Elysia } from "elysia";
+import { limitHeaders } from "./auth/guard";
 import { authRoutes } from "./auth/routes";
 import { connectorRoutes } from "./connectors/routes";
 import { debugRoutes } from "./debug/routes";
@@ -21,7 +22,6 @@ import { oauthRoutes } from "./oauth/routes";
 import { OAuthServer } from "./oauth/service";
 import { openapiDocs } from "./openapi/plugin";
 import { deepSearchRoutes } from "./rest/deep-search";
-import { limitHeaders } from "./rest/guard";
 import { queryRoutes } from "./rest/query";
 import type { Services } from "./services";
 import { databaseCheck, storageCheck } from "./store/health";

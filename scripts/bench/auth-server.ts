@@ -7,9 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
 import { createApp } from "../../src/app";
+import { guard } from "../../src/auth/guard";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/log";
-import { guard } from "../../src/rest/guard";
 import { createFetch } from "../../src/server";
 import { createServices } from "../../src/services";
 

@@ -1,8 +1,8 @@
 // The connector control plane (D18, D22): GET/POST /v1/connectors, PATCH/DELETE /v1/connectors/{id}.
 import { Elysia, t } from "elysia";
+import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
-import { assertNotRevoked, type GuardServices, guard } from "../rest/guard";
 import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector, UpdateConnectorBody } from "./model";
 import type { ConnectorRegistry } from "./registry";
 

@@ -47,7 +47,7 @@ export function parseJsonText(text: string): unknown {
 
 /**
  * Elysia parser of the guarded routes that take JSON: the text only, as a JsonText. The guard
- * (rest/guard.ts) parses it with parseJsonText after authentication and scope: the parse stage
+ * (auth/guard.ts) parses it with parseJsonText after authentication and scope: the parse stage
  * runs before any hook a route's guard could add, and an unauthenticated 2 MB object of 200,000
  * keys cost half a second of the one thread here.
  */

@@ -2,13 +2,13 @@
 // similarity, filtered by when the archived query was asked; never a call to a connector.
 import { Elysia, t } from "elysia";
 import type { Archive } from "../archive/store";
+import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
 import { newId } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { dateRange } from "./dates";
-import { assertNotRevoked, type GuardServices, guard } from "./guard";
 import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
 import { DEEP_SEARCH_FIELDS, refuseForeignFields } from "./shapes";
 

@@ -3,6 +3,7 @@
 import { Elysia, type Static, t } from "elysia";
 import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
+import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
 import { type Conversations, newId } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
@@ -12,7 +13,6 @@ import { requestInfo } from "../http/request-context";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
 import { dateRange } from "./dates";
-import { assertNotRevoked, type GuardServices, guard } from "./guard";
 import { type ChunkB, QueryBody, QueryResponseA, QueryResponseB, QueryResponseC } from "./model";
 import { QUERY_FIELDS, queryShapeOf, refuseForeignFields } from "./shapes";
 

@@ -1,8 +1,8 @@
 // DELETE /v1/delete_my_data (first document part 4; D13): acts at once.
 import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
+import { type GuardServices, guard } from "../auth/guard";
 import { ErrorBody } from "../http/model";
-import { type GuardServices, guard } from "../rest/guard";
 import { type DeletionServices, deleteUser } from "./deletion";
 
 export const DeletionResponse = t.Object({

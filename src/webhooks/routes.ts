@@ -1,10 +1,10 @@
 // POST/GET /v1/webhooks, DELETE /v1/webhooks/{id} (D14, D5). The secret is shown once.
 import { Elysia, t } from "elysia";
+import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
-import { assertNotRevoked, type GuardServices, guard } from "../rest/guard";
 import { WEBHOOK_EVENTS, type WebhookStore } from "./store";
 import { checkTarget, TargetError } from "./targets";
 

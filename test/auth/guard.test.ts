@@ -3,8 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { createApp } from "../../src/app";
+import { guard } from "../../src/auth/guard";
 import { createLogger, memorySink } from "../../src/log";
-import { guard } from "../../src/rest/guard";
 import { createServices } from "../../src/services";
 import { bearer, postJson, req, tempDir, testConfig } from "../helpers";
 

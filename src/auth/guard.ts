@@ -12,10 +12,6 @@
 // the response, or given up when the request fails so that a retry runs again. A token seen
 // before is checked without a promise, so the common path stays synchronous.
 import { Elysia } from "elysia";
-import { type ProtectedRoute, REQUIRED_SCOPE } from "../auth/scopes";
-import type { AuthService } from "../auth/service";
-import { AuthFailure } from "../auth/service";
-import type { Principal } from "../auth/verifier";
 import { HttpError, rateLimitedError } from "../http/errors";
 import { parseJsonText } from "../http/json-body";
 import { JsonText } from "../http/json-text";
@@ -23,6 +19,10 @@ import { type RequestInfo, requestInfo } from "../http/request-context";
 import { replayResponse } from "../http/response";
 import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../limits/idempotency";
 import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter } from "../limits/rate-limit";
+import { type ProtectedRoute, REQUIRED_SCOPE } from "./scopes";
+import type { AuthService } from "./service";
+import { AuthFailure } from "./service";
+import type { Principal } from "./verifier";
 
 export interface GuardServices {
   auth: AuthService;
