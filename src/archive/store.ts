@@ -168,7 +168,19 @@ export class Archive {
         else pending.push({ id, text: c.embedText });
       });
     })();
-    if (pending.length) void this.embedPending(user, pending).catch((error: unknown) => this.onPendingFailed?.(error));
+    if (pending.length) {
+      const work = this.embedPending(user, pending)
+        .catch((error: unknown) => this.onPendingFailed?.(error))
+        .finally(() => this.inFlight.delete(work));
+      this.inFlight.add(work);
+    }
+  }
+
+  private readonly inFlight = new Set<Promise<void>>();
+
+  /** Resolves once the vectors started in the background so far are stored (or failed): what a test awaits instead of a clock. */
+  async settled(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
   /** Told when vectors computed in the background could not be stored (they stay pending; D29 retries them). */

@@ -78,13 +78,4 @@ export async function cli(args: string[], env: Record<string, string>) {
   return { code, stdout, stderr };
 }
 
-/** Tries `attempt` until it gives a value or the deadline passes; for real child processes, which no injected clock reaches. */
-export async function until<T>(what: string, attempt: () => Promise<T | undefined>, deadlineMs = 60_000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await attempt();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+export { until } from "../support/wait";

@@ -7,8 +7,11 @@ import { copyFileSync, cpSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open } from "../../src/crypto/aead";
 import { verify } from "../../src/webhooks/signature";
+import { cli, FIXED_ISSUER, startCorpus } from "../backup/support";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
+import { skewedClock, testClock } from "../support/clock";
 import { SHARED_DATA } from "../support/servers";
+import { until } from "../support/wait";
 
 setDefaultTimeout(120_000);
 
@@ -27,16 +30,6 @@ function receiver(statuses: number[] = []) {
     },
   });
   return { url: `http://127.0.0.1:${server.port}/hooks/corpus`, got, stop: () => server.stop(true) };
-}
-
-async function until<T>(f: () => T | undefined, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await Bun.sleep(50);
-  }
 }
 
 /** Every text or blob cell of every table that contains `needle`. */
@@ -61,6 +54,7 @@ describe("deleting a user's data", () => {
   let token: string;
   let otherToken: string;
   let secret: string;
+  const clock = skewedClock();
 
   beforeAll(async () => {
     hook = receiver();
@@ -68,13 +62,16 @@ describe("deleting a user's data", () => {
     const roots = tempDir("corpus-del-roots-");
     mkdirSync(join(roots, "docs"));
     for (const f of ["Orlen.txt", "AmazonWebServices.pdf"]) cpSync(join(SHARED_DATA, "invoices", f), join(roots, "docs", f));
-    t = await testApp({
-      CORPUS_CONNECTOR_ROOTS: roots,
-      CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1",
-      CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
-      CORPUS_WEBHOOK_URL: operator.url,
-      CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789",
-    });
+    t = await testApp(
+      {
+        CORPUS_CONNECTOR_ROOTS: roots,
+        CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1",
+        CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
+        CORPUS_WEBHOOK_URL: operator.url,
+        CORPUS_WEBHOOK_SECRET: "operator-secret-0123456789",
+      },
+      clock.now,
+    );
     t.services.webhookWorker.start();
     const all = ["corpus:search", "corpus:read", "connectors:read", "connectors:write"];
     token = (await t.services.auth.issuer.issue(USER, all as never)).token;
@@ -171,7 +168,7 @@ describe("deleting a user's data", () => {
     const old = await t.app.handle(req("/v1/connectors", { headers: bearer(token) }));
     expect(old.status).toBe(401);
     expect(((await old.json()) as { message: string }).message).toContain("revoked");
-    await Bun.sleep(1100); // a token issued in a later second than the deletion
+    clock.advance(1000); // a token issued in a later second than the deletion
     const fresh = (await t.services.auth.issuer.issue(USER, ["connectors:read", "connectors:write", "corpus:read"])).token;
     expect(((await (await t.app.handle(req("/v1/connectors", { headers: bearer(fresh) }))).json()) as any).connectors).toEqual([]);
     const again = (await (await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(fresh) }))).json()) as any;
@@ -187,7 +184,7 @@ describe("deleting a user's data", () => {
   test("another user is untouched", async () => {
     const list = ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(otherToken) }))).json()) as any).connectors;
     expect(list.map((c: any) => c.id).sort()).toEqual(["theirs", "theirs-db"]);
-    await Bun.sleep(300);
+    await t.services.archive.settled();
     const deep = (await (
       await t.app.handle(postJson("/v1/deep_search", { query: "Orlen fuel invoice" }, bearer(otherToken)))
     ).json()) as any;
@@ -195,7 +192,10 @@ describe("deleting a user's data", () => {
   });
 
   test("the user's webhook and the operator's receive a signed user.deleted", async () => {
-    const [delivery] = await until(() => (hook.got.length ? hook.got : undefined));
+    const [delivery] = await until(
+      "the user's webhook",
+      async () => (await t.services.webhookWorker.tick(), hook.got.length ? hook.got : undefined),
+    );
     expect(verify(secret, delivery!.body, delivery!.signature)).toBe(true);
     const event = JSON.parse(delivery!.body);
     const eventId: string = event.id;
@@ -203,7 +203,10 @@ describe("deleting a user's data", () => {
     expect(event.type).toBe("user.deleted");
     expect(event.data.user_id).toBe(USER);
     expect(new Date(event.created_at).toISOString()).toBe(event.created_at);
-    const [op] = await until(() => (operator.got.length ? operator.got : undefined));
+    const [op] = await until(
+      "the operator's webhook",
+      async () => (await t.services.webhookWorker.tick(), operator.got.length ? operator.got : undefined),
+    );
     expect(verify("operator-secret-0123456789", op!.body, op!.signature)).toBe(true);
     expect(JSON.parse(op!.body).id).toBe(eventId);
   });
@@ -245,12 +248,16 @@ describe("user.deleted on every successful deletion (first document: 'a successf
         profile_deleted: false,
       });
       // ...and the deletion is still announced, signed.
-      const [delivery] = await until(() => (operator.got.length ? operator.got : undefined));
+      const [delivery] = await until(
+        "the operator's webhook",
+        async () => (await t.services.webhookWorker.tick(), operator.got.length ? operator.got : undefined),
+      );
       expect(verify("operator-secret-0123456789", delivery!.body, delivery!.signature)).toBe(true);
       expect(JSON.parse(delivery!.body)).toMatchObject({ type: "user.deleted", data: { user_id: "erin", details: body.details } });
       // A deletion refused (no token) announces nothing.
       expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE" }))).status).toBe(401);
-      await Bun.sleep(200);
+      await t.services.webhookWorker.tick();
+      expect(t.services.webhooks.pending()).toBe(0);
       expect(operator.got.length).toBe(1);
     } finally {
       operator.stop();
@@ -262,99 +269,82 @@ describe("user.deleted on every successful deletion (first document: 'a successf
 describe("webhook delivery", () => {
   test("a failing receiver is retried with backoff until it answers 2xx", async () => {
     const flaky = receiver([500, 503]);
-    const t = await testApp({ CORPUS_WEBHOOK_ALLOW_PRIVATE: "true" });
-    const tok = (await t.services.auth.issuer.issue("carol", ["connectors:write"])).token;
-    await t.app.handle(postJson("/v1/webhooks", { url: flaky.url }, bearer(tok)));
-    t.services.webhookWorker.start();
-    await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(tok) }));
-    await until(() => (flaky.got.length >= 3 ? true : undefined), 30_000);
-    const [a, b, c] = flaky.got;
-    expect(b!.at - a!.at).toBeGreaterThanOrEqual(1500);
-    expect(c!.at - b!.at).toBeGreaterThanOrEqual(3000);
-    expect(new Set(flaky.got.map((g) => JSON.parse(g.body).id)).size).toBe(1);
-    await until(() => (t.services.webhooks.pending() === 0 ? true : undefined));
-    flaky.stop();
-    await t.services.close();
+    const clock = testClock();
+    const t = await testApp({ CORPUS_WEBHOOK_ALLOW_PRIVATE: "true" }, clock.now);
+    try {
+      const tok = (await t.services.auth.issuer.issue("carol", ["connectors:write"])).token;
+      await t.app.handle(postJson("/v1/webhooks", { url: flaky.url }, bearer(tok)));
+      await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(tok) }));
+      const attempts = () => flaky.got.length;
+      await t.services.webhookWorker.tick();
+      expect(attempts()).toBe(1); // 500: again in 2 s (jitter 0.8-1.2)
+      clock.advance(1_500);
+      await t.services.webhookWorker.tick();
+      expect(attempts()).toBe(1);
+      clock.advance(1_000);
+      await t.services.webhookWorker.tick();
+      expect(attempts()).toBe(2); // 503: again in 4 s
+      clock.advance(3_000);
+      await t.services.webhookWorker.tick();
+      expect(attempts()).toBe(2);
+      clock.advance(2_000);
+      await t.services.webhookWorker.tick();
+      expect(attempts()).toBe(3); // 200: delivered, nothing left
+      expect(new Set(flaky.got.map((g) => JSON.parse(g.body).id)).size).toBe(1);
+      expect(t.services.webhooks.pending()).toBe(0);
+      clock.advance(3_600_000);
+      await t.services.webhookWorker.tick();
+      expect(attempts()).toBe(3);
+    } finally {
+      flaky.stop();
+      await t.services.close();
+    }
   });
 
   test("the server killed between commit and delivery sends the event after its restart", async () => {
     const dir = tempDir();
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const hookPort = 20000 + Math.floor(Math.random() * 20000);
-    const env = {
-      PATH: process.env.PATH ?? "",
-      HOME: dir,
-      CORPUS_DATA_DIR: dir,
-      CORPUS_PORT: String(port),
-      CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
-      CORPUS_LOG_LEVEL: "WARNING",
-    };
-    const start = async () => {
-      const p = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "serve"], {
-        env,
-        stdout: "ignore",
-        stderr: "inherit",
-      });
-      for (let i = 0; i < 200; i++) {
-        if (
-          await fetch(`http://127.0.0.1:${port}/`).then(
-            (r) => r.ok,
-            () => false,
-          )
-        )
-          return p;
-        await Bun.sleep(50);
-      }
-      throw new Error("server did not start");
-    };
-    let server = await start();
-    const mint = Bun.spawnSync(
-      [
-        process.execPath,
-        join(import.meta.dir, "../../src/cli.ts"),
-        "token",
-        "create",
-        "--user",
-        "dave",
-        "--scopes",
-        "connectors:write",
-        "--data-dir",
-        dir,
-      ],
-      { env },
-    );
-    const tok = mint.stdout.toString().trim();
-    const hookUrl = `http://127.0.0.1:${hookPort}/hook`;
-    const reg = (await (
-      await fetch(`http://127.0.0.1:${port}/v1/webhooks`, {
-        method: "POST",
-        headers: { ...bearer(tok), "content-type": "application/json" },
-        body: JSON.stringify({ url: hookUrl }),
-      })
-    ).json()) as { secret: string };
-    // Nobody listens yet: the first attempt fails and the delivery waits in the outbox.
-    const del = await fetch(`http://127.0.0.1:${port}/v1/delete_my_data`, { method: "DELETE", headers: bearer(tok) });
-    expect(del.status).toBe(200);
-    server.kill("SIGKILL");
-    await server.exited;
-    const db = new Database(join(dir, "corpus.db"), { readonly: true });
-    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_outbox WHERE state = 'pending'").get()!.n).toBe(1);
-    db.close();
-
+    const env = { CORPUS_DATA_DIR: dir, CORPUS_WEBHOOK_ALLOW_PRIVATE: "true", ...FIXED_ISSUER };
+    // The receiver is down (503) until the server is killed; it takes the event after the restart.
     const got: string[] = [];
+    let up = false;
     const listener = Bun.serve({
       hostname: "127.0.0.1",
-      port: hookPort,
-      fetch: async (r) => (got.push(`${r.headers.get("x-corpus-signature")}\n${await r.text()}`), new Response("ok")),
+      port: 0,
+      fetch: async (r) => {
+        if (!up) return new Response(null, { status: 503 });
+        got.push(`${r.headers.get("x-corpus-signature")}\n${await r.text()}`);
+        return new Response("ok");
+      },
     });
-    server = await start();
-    await until(() => (got.length ? true : undefined), 30_000);
-    const [signature, body] = got[0]!.split("\n") as [string, string];
-    expect(verify(reg.secret, body, signature)).toBe(true);
-    expect(JSON.parse(body)).toMatchObject({ type: "user.deleted", data: { user_id: "dave" } });
-    server.kill("SIGTERM");
-    await server.exited;
-    listener.stop(true);
+    let server = await startCorpus(env);
+    try {
+      const tok = (await cli(["token", "create", "--user", "dave", "--scopes", "connectors:write", "--data-dir", dir], env)).stdout.trim();
+      const reg = (await (
+        await fetch(`${server.url}/v1/webhooks`, {
+          method: "POST",
+          headers: { ...bearer(tok), "content-type": "application/json" },
+          body: JSON.stringify({ url: `http://127.0.0.1:${listener.port}/hook` }),
+        })
+      ).json()) as { secret: string };
+      const del = await fetch(`${server.url}/v1/delete_my_data`, { method: "DELETE", headers: bearer(tok) });
+      expect(del.status).toBe(200);
+      server.proc.kill("SIGKILL");
+      await server.proc.exited;
+      const db = new Database(join(dir, "corpus.db"), { readonly: true });
+      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM webhook_outbox WHERE state = 'pending'").get()!.n).toBe(1);
+      db.close();
+
+      up = true;
+      server = await startCorpus(env);
+      await until("the delivery after the restart", () => (got.length ? true : undefined), 30_000);
+      const [signature, body] = got[0]!.split("\n") as [string, string];
+      expect(verify(reg.secret, body, signature)).toBe(true);
+      expect(JSON.parse(body)).toMatchObject({ type: "user.deleted", data: { user_id: "dave" } });
+      expect(got.length).toBe(1);
+    } finally {
+      await server.stop();
+      listener.stop(true);
+    }
     expect(existsSync(join(dir, "corpus.db"))).toBe(true);
   });
 });

@@ -1,0 +1,15 @@
+// Waiting on a condition, for what no injected clock or awaitable reaches: real child
+// processes, sockets, other servers. Polls often (never a long sleep), fails with what it waited for.
+
+export const POLL_MS = 20;
+
+/** Tries `attempt` until it gives a value other than undefined, or throws once `deadlineMs` has passed. */
+export async function until<T>(what: string, attempt: () => T | undefined | Promise<T | undefined>, deadlineMs = 60_000): Promise<T> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await attempt();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(POLL_MS);
+  }
+}
