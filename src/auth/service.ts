@@ -57,7 +57,7 @@ export class AuthService {
 
   static async create(config: Config, db: Database, masterKey: Buffer, now: () => number = Date.now): Promise<AuthService> {
     const key = await loadSigningKey(config.CORPUS_DATA_DIR, masterKey);
-    const external = config.CORPUS_OAUTH_JWKS_URI ? externalJwks(config.CORPUS_OAUTH_JWKS_URI) : undefined;
+    const external = config.CORPUS_OAUTH_JWKS_URI ? externalJwks(config.CORPUS_OAUTH_JWKS_URI, now) : undefined;
     return new AuthService(key, new AuthStore(db, masterKey, now), external, config, now);
   }
 

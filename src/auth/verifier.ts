@@ -40,19 +40,19 @@ const FILE_RELOAD_MS = 1_000;
 type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Promise<CryptoKey | Uint8Array>;
 
 /** A JWKS file, re-read when a token names a key it does not have (at most once a second). */
-function fileJwks(path: string): KeyResolver & { reload(): void } {
+function fileJwks(path: string, now: () => number): KeyResolver & { reload(): void } {
   let set = createLocalJWKSet({ keys: [] });
   let loadedAt = 0;
   const reload = () => {
     set = createLocalJWKSet(JSON.parse(readFileSync(path, "utf8")) as JSONWebKeySet);
-    loadedAt = Date.now();
+    loadedAt = now();
   };
   const resolver = (async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
     if (loadedAt === 0) reload();
     try {
       return await set(header, token);
     } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey) || Date.now() - loadedAt < FILE_RELOAD_MS) throw error;
+      if (!(error instanceof errors.JWKSNoMatchingKey) || now() - loadedAt < FILE_RELOAD_MS) throw error;
       reload();
       return await set(header, token);
     }
@@ -67,9 +67,9 @@ export interface ExternalJwks {
   check(): Promise<void>;
 }
 
-export function externalJwks(uri: string): ExternalJwks {
+export function externalJwks(uri: string, now: () => number = Date.now): ExternalJwks {
   if (uri.startsWith("file://")) {
-    const jwks = fileJwks(fileURLToPath(uri));
+    const jwks = fileJwks(fileURLToPath(uri), now);
     return { resolve: jwks, check: async () => jwks.reload() };
   }
   const remote = createRemoteJWKSet(new URL(uri), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 600_000 });

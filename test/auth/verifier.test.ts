@@ -8,6 +8,7 @@ import type { Principal } from "../../src/auth/verifier";
 import { createLogger } from "../../src/log";
 import { createServices, type Services } from "../../src/services";
 import { tempDir, testConfig } from "../helpers";
+import { skewedClock } from "../support/clock";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -196,6 +197,7 @@ describe("an external identity provider's JWKS (CORPUS_OAUTH_JWKS_URI)", () => {
   let rsa: { privateKey: CryptoKey; publicKey: CryptoKey };
   let jwksPath: string;
   let ext: Services;
+  const clock = skewedClock();
   const issue = (key: CryptoKey, kid: string, claims: Record<string, unknown> = {}, iss = ISS) =>
     new SignJWT({ scope: "corpus:read", ...claims })
       .setProtectedHeader({ alg: "RS256", kid })
@@ -213,6 +215,7 @@ describe("an external identity provider's JWKS (CORPUS_OAUTH_JWKS_URI)", () => {
     ext = await createServices(
       testConfig({ CORPUS_OAUTH_JWKS_URI: `file://${jwksPath}` }),
       createLogger("ERROR", () => {}),
+      clock.now,
     );
   });
 
@@ -234,7 +237,7 @@ describe("an external identity provider's JWKS (CORPUS_OAUTH_JWKS_URI)", () => {
         ],
       }),
     );
-    await Bun.sleep(1100);
+    clock.advance(1_000); // the file is re-read at most once a second
     const p = await ext.auth.authenticate(`Bearer ${await issue(next.privateKey, "idp-2")}`, "corpus:read");
     expect(p.user).toBe("erin");
   });
