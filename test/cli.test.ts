@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs, UsageError } from "../src/cli";
 import { runCli, tempDir } from "./helpers";
+import { skewedClock } from "./support/clock";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -65,16 +66,18 @@ describe("corpus token (D2)", () => {
     const { createServices } = await import("../src/services");
     const { createLogger } = await import("../src/log");
     const { loadConfig } = await import("../src/config");
+    const clock = skewedClock();
     const services = await createServices(
       loadConfig({ CORPUS_DATA_DIR: dir }),
       createLogger("ERROR", () => {}),
+      clock.now,
     );
     expect((await services.auth.authenticate(`Bearer ${token}`, "corpus:search")).user).toBe("alice");
 
     const revoke = runCli(["token", "revoke", "--jti", claims.jti, "--data-dir", dir]);
     expect(revoke.code).toBe(0);
     expect(revoke.stdout).toContain(`revoked token ${claims.jti} of alice`);
-    await Bun.sleep(2100); // the server's cache refreshes revocations within 2 s
+    clock.advance(2_100); // revoked by another process: the server's cache refreshes revocations within 2 s
     await expect((async () => services.auth.authenticate(`Bearer ${token}`, "corpus:search"))()).rejects.toThrow("revoked");
     await services.close();
   });
