@@ -6,7 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
-import { tempDir, testConfig } from "../helpers";
+import { connectorsSettled, tempDir, testConfig } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
 
 setDefaultTimeout(120_000);
@@ -33,12 +33,7 @@ beforeAll(async () => {
   const services = running.services;
   token = (await services.auth.issuer.issue("alice", ["corpus:search", "corpus:read", "connectors:read", "connectors:write"])).token;
   await services.connectors.add("alice", { id: "docs", kind: "files", label: "Invoices", config: { path: join(roots, "docs") } });
-  for (let i = 0; i < 300; i++) {
-    const [a] = services.connectors.active("alice", ["docs"]);
-    const p = a!.connector.progress!();
-    if (p.total > 0 && p.embedded === p.total) break;
-    await Bun.sleep(200);
-  }
+  await connectorsSettled(services, "alice");
 });
 
 afterAll(async () => {
@@ -79,7 +74,7 @@ describe("the official MCP client", () => {
       source_url: expect.stringMatching(/^file:/),
       connector: "docs",
     });
-    await Bun.sleep(200);
+    await running.services.archive.settled();
     const archived = running.services.archive.search("alice", (await running.services.embeddings.embed("alice", ["Amazon invoice"]))[0]!, {
       limit: 5,
     });
@@ -122,9 +117,11 @@ describe("the official MCP client", () => {
   test("a token without the tool's scope is refused; no token is refused", async () => {
     const readOnly = (await running.services.auth.issuer.issue("bob", ["connectors:read"])).token;
     const client = await connect(readOnly);
-    await expect(client.callTool({ name: "corpus_search", arguments: { query: "x" } })).rejects.toThrow();
+    await expect(client.callTool({ name: "corpus_search", arguments: { query: "x" } })).rejects.toThrow(
+      "Forbidden: this token lacks the scope corpus:search",
+    );
     await client.close();
-    await expect(connect("not-a-token")).rejects.toThrow();
+    await expect(connect("not-a-token")).rejects.toThrow("Unauthorized: token is malformed");
   });
 
   test("logs name the tool", async () => {
