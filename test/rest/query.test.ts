@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bearer, postJson, tempDir, testApp } from "../helpers";
+import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
+import { chinookOperatorFile } from "../support/chinook";
 import { SHARED_DATA } from "../support/servers";
 
 setDefaultTimeout(120_000);
@@ -13,19 +14,6 @@ let t: App;
 let token: string;
 let roots: string;
 const enron = join(SHARED_DATA, "enron", "messages");
-
-async function waitIndexed(app: App["app"], tok: string) {
-  for (let i = 0; i < 600; i++) {
-    const list = (
-      (await (await app.handle(new Request("http://localhost/v1/connectors", { headers: bearer(tok) }))).json()) as {
-        connectors: Array<{ status: string; indexed?: { chunks: number; embedded: number } }>;
-      }
-    ).connectors;
-    if (list.every((c) => c.status === "ok" && (!c.indexed || c.indexed.embedded === c.indexed.chunks))) return list;
-    await Bun.sleep(200);
-  }
-  throw new Error("indexing did not finish");
-}
 
 beforeAll(async () => {
   roots = tempDir("corpus-q-roots-");
@@ -49,29 +37,7 @@ beforeAll(async () => {
     join(docs, "acme-march.md"),
     "# Acme invoice March 2026\n\nAcme Corp invoiced us 1,250.00 EUR on 2026-03-12 for consulting. Paid on 2026-03-30.\n",
   );
-  const opFile = join(tempDir(), "operator.json");
-  writeFileSync(
-    opFile,
-    JSON.stringify([
-      {
-        id: "shop",
-        kind: "sql",
-        label: "Chinook shop",
-        config: {
-          url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
-          tables: [
-            {
-              name: "Invoice",
-              id: "InvoiceId",
-              title: "BillingCity",
-              text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
-              date: "InvoiceDate",
-            },
-          ],
-        },
-      },
-    ]),
-  );
+  const opFile = chinookOperatorFile();
   t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTORS_FILE: opFile, CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1" });
   token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "corpus:read", "connectors:read", "connectors:write"])).token;
   for (const body of [
@@ -81,7 +47,7 @@ beforeAll(async () => {
     const r = await t.app.handle(postJson("/v1/connectors", body, bearer(token)));
     expect(r.status).toBe(200);
   }
-  await waitIndexed(t.app, token);
+  await connectorsSettled(t.services, "alice");
 });
 
 afterAll(async () => {
@@ -229,7 +195,7 @@ describe("POST /v1/query, shape C (conversation_id)", () => {
 describe("the archive and POST /v1/deep_search", () => {
   test("deep search finds an archived chunk by meaning, in shapes B and A", async () => {
     await query({ query: "Orlen fuel invoice in PLN" });
-    await Bun.sleep(300);
+    await t.services.archive.settled();
     const b = (await (await deep({ query: "petrol station receipt from Poland" })).json()) as any;
     expect(b.query_id).toMatch(/^ds_/);
     expect(b.archive_results.length).toBeGreaterThan(0);
@@ -260,7 +226,7 @@ describe("the archive and POST /v1/deep_search", () => {
 
   test("the archive outlives a restart: a new process on the same data dir finds it", async () => {
     await query({ query: "Quality Hosting server invoice" });
-    await Bun.sleep(300);
+    await t.services.archive.settled();
     const restarted = await testApp({ CORPUS_DATA_DIR: t.config.CORPUS_DATA_DIR, CORPUS_CONNECTOR_ROOTS: roots });
     try {
       const r = await restarted.app.handle(postJson("/v1/deep_search", { query: "hosting invoice" }, bearer(token)));
@@ -290,7 +256,7 @@ describe("the archive and POST /v1/deep_search", () => {
 
   test("the archive outlives its source: found after the file is gone", async () => {
     await query({ query: "Saeco coffee machine invoice" });
-    await Bun.sleep(300);
+    await t.services.archive.settled();
     rmSync(join(roots, "docs", "saeco.pdf"));
     const r = (await (await deep({ query: "Saeco coffee machine" })).json()) as any;
     expect(r.archive_results.some((x: any) => x.original_query === "Saeco coffee machine invoice")).toBe(true);

@@ -3,9 +3,10 @@
 // the top 3, no message twice, dates in subject lines not taken for a time asked, and the shape C
 // answer quoting the sentence that answers. Real connectors, the real model, the real archive.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
+import { CHINOOK_INVOICES, chinookCustomers, chinookOperatorFile } from "../support/chinook";
 import { SHARED_DATA } from "../support/servers";
 
 setDefaultTimeout(600_000);
@@ -42,30 +43,7 @@ beforeAll(async () => {
   mkdirSync(docs);
   for (const f of readdirSync(join(SHARED_DATA, "invoices")))
     if (/\.(pdf|txt)$/.test(f)) cpSync(join(SHARED_DATA, "invoices", f), join(docs, f));
-  const opFile = join(tempDir(), "operator.json");
-  writeFileSync(
-    opFile,
-    JSON.stringify([
-      {
-        id: "shop",
-        kind: "sql",
-        label: "Chinook shop",
-        config: {
-          url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
-          tables: [
-            {
-              name: "Invoice",
-              id: "InvoiceId",
-              title: "BillingCity",
-              text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
-              date: "InvoiceDate",
-            },
-            { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "City", "Country"] },
-          ],
-        },
-      },
-    ]),
-  );
+  const opFile = chinookOperatorFile([CHINOOK_INVOICES, chinookCustomers()]);
   t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTORS_FILE: opFile });
   token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "corpus:read", "connectors:read", "connectors:write"])).token;
   for (const body of [
