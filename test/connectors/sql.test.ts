@@ -269,7 +269,7 @@ describe("sql connector: connections pinned and bounded (issue 13 items 6, 7)", 
       });
       // The pool's two connections, then no more: the old driver reconnected without end.
       expect(server.connections).toBe(2);
-      await Bun.sleep(200); // nothing runs behind the answer
+      await Bun.sleep(50); // nothing runs behind the answer
       expect(server.connections).toBe(2);
       // Asked again before the backoff is over: the same reason, no connection.
       expect((await c.health()).status).toBe("error");
@@ -293,7 +293,7 @@ describe("sql connector: connections pinned and bounded (issue 13 items 6, 7)", 
     const c = new SqlConnector({ url: `postgres://shop:x@127.0.0.1:${server.port}/chinook`, tables: pgTables }, undefined, LOOPBACK);
     const closed = await c.health();
     expect(server.connections).toBeLessThanOrEqual(2);
-    await Bun.sleep(200);
+    await Bun.sleep(50);
     expect(server.connections).toBeLessThanOrEqual(2);
     await c.close();
     await server.close();
