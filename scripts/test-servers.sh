@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Real servers for the connector tests, on loopback only: Dovecot (IMAP) with a mailbox made
 # from shared/data/enron, PostgreSQL loaded with shared/data/chinook.
-#   scripts/test-servers.sh start   install (Debian packages) if missing, start, print the env file
+#   scripts/test-servers.sh start   start (Dovecot and PostgreSQL must be installed: .ci/run installs them), print the env file
 #   scripts/test-servers.sh stop    stop both by PID
 # State lives in $CORPUS_TEST_STATE (default /tmp/corpus-test-servers); the env file there
 # tells the tests where the servers are.
@@ -17,12 +17,11 @@ alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 dovecot_pid() { cat "$state/dovecot/run/master.pid" 2>/dev/null || true; }
 pg_pid() { head -n 1 "$state/pg/data/postmaster.pid" 2>/dev/null || true; }
 
-install() {
+# Installing is CI's job (.ci/run), not the tests': a test run never changes the machine.
+installed() {
   if ! command -v dovecot >/dev/null || [ -z "$pgbin" ]; then
-    echo "test-servers: installing dovecot-imapd and postgresql" >&2
-    apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dovecot-imapd postgresql >/dev/null
-    pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+    echo "test-servers: Dovecot and PostgreSQL are needed: apt-get install dovecot-imapd postgresql (as .ci/run does)" >&2
+    exit 1
   fi
 }
 
@@ -129,7 +128,7 @@ stop() {
 case "${1:-}" in
   start)
     mkdir -p "$state"
-    install
+    installed
     start_dovecot
     start_postgres
     write_env
