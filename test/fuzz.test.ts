@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createLogger, memorySink } from "../src/log";
 import { type Running, startServer } from "../src/server";
 import { tempDir, testConfig } from "./helpers";
+import { type Seeded, seeded } from "./support/seeded";
 
 setDefaultTimeout(300_000);
 
@@ -19,23 +20,6 @@ const ANSWER_WITHIN_MS = 20_000;
 const MAX_BODY = 262_144;
 // Header blocks over 16 KiB are refused by the runtime's HTTP parser (a bare 431) before any
 // code of ours runs; the probes stay under that.
-
-/** mulberry32: small, fast and the same on every machine. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  const chance = (p: number) => next() < p;
-  return { next, int, pick, chance };
-}
-type Rng = ReturnType<typeof rng>;
 
 const STRINGS = [
   "",
@@ -58,7 +42,7 @@ const STRINGS = [
 ];
 const NUMBERS = [0, -1, 1, 2, 10, 101, 1e9, -1e21, 0.5, Number.MAX_SAFE_INTEGER + 2, 1e308];
 
-function anyValue(r: Rng, depth = 0): unknown {
+function anyValue(r: Seeded, depth = 0): unknown {
   switch (r.int(depth > 3 ? 5 : 8)) {
     case 0:
       return r.pick(STRINGS);
@@ -82,7 +66,7 @@ function anyValue(r: Rng, depth = 0): unknown {
 }
 
 /** A plausible body for the route with one or more fields broken. */
-function mutate(r: Rng, base: Record<string, unknown>): Record<string, unknown> {
+function mutate(r: Seeded, base: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   const keys = Object.keys(out);
   for (let i = r.int(3); i >= 0; i--) {
@@ -96,12 +80,12 @@ function mutate(r: Rng, base: Record<string, unknown>): Record<string, unknown> 
   return out;
 }
 
-const nested = (r: Rng) => {
+const nested = (r: Seeded) => {
   const depth = r.pick([33, 100, 5000, 100_000]);
   return r.chance(0.5) ? "[".repeat(depth) + "]".repeat(depth) : `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 };
 
-const REST_BODIES: Record<string, (r: Rng) => Record<string, unknown>> = {
+const REST_BODIES: Record<string, (r: Seeded) => Record<string, unknown>> = {
   "/v1/query": (r) =>
     r.pick([
       { query: "fuel invoice" },
@@ -169,7 +153,7 @@ const RPC_METHODS = [
   "",
 ];
 
-function rpcMessage(r: Rng): unknown {
+function rpcMessage(r: Seeded): unknown {
   const method = r.pick(RPC_METHODS);
   const params =
     method === "tools/call"
@@ -233,7 +217,7 @@ describe("fuzzing every route over a real socket", () => {
     await running?.stop();
   });
 
-  function probe(r: Rng): Probe {
+  function probe(r: Seeded): Probe {
     const headers: Record<string, string> = {};
     const auth = r.int(10);
     if (auth < 6) headers.authorization = `Bearer ${r.pick(tokens)}`;
@@ -368,7 +352,7 @@ describe("fuzzing every route over a real socket", () => {
   }
 
   test(`${REQUESTS} requests (seed ${SEED}): no 5xx, none unanswered, no stack traces, errors in the spec's shapes`, async () => {
-    const r = rng(SEED);
+    const r = seeded(SEED);
     const probes = Array.from({ length: REQUESTS }, () => probe(r));
     const failures: string[] = [];
     const statuses = new Map<number, number>();
