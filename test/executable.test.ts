@@ -5,9 +5,11 @@ import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSy
 import { basename, join } from "node:path";
 import { buildExecutable } from "../scripts/build";
 import { assets } from "../src/native/assets";
+import { FIXED_ISSUER, startCorpus } from "./backup/support";
 import { tempDir } from "./helpers";
 import { plantedLibrary } from "./native/planted";
 import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
+import { until } from "./support/wait";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -40,8 +42,10 @@ describe("dist/corpus alone in an empty folder", () => {
     expect(report.embedding_dim).toBe(384);
     // The shipped model file's vector, exactly; within quantisation of the published one.
     const [shipped] = await embedWith(basename(assets.modelFile), [PUBLISHED.text]);
-    report.embedding_head.forEach((x: number, i: number) => expect(x).toBeCloseTo(shipped![i]!, 4));
-    report.embedding_head.forEach((x: number, i: number) => expect(Math.abs(x - PUBLISHED.start[i]!)).toBeLessThan(INT8_VALUE_ERROR));
+    for (const [i, x] of (report.embedding_head as number[]).entries()) {
+      expect(x).toBeCloseTo(shipped![i]!, 4);
+      expect(Math.abs(x - PUBLISHED.start[i]!)).toBeLessThan(INT8_VALUE_ERROR);
+    }
     expect(report.knn_nearest).toBe(2);
     expect(report.similarity_related).toBeGreaterThan(0.7);
     expect(readdirSync(e.TMPDIR).filter((f) => f.startsWith("mat-debug"))).toEqual([]);
@@ -64,26 +68,15 @@ describe("dist/corpus alone in an empty folder", () => {
       ]),
     );
     const dataDir = tempDir("corpus-exe-data-");
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    // Tokens name the server (issuer and audience default to http://HOST:PORT): same environment.
-    const e = { ...env(), CORPUS_DATA_DIR: dataDir, CORPUS_CONNECTORS_FILE: connectors, CORPUS_PORT: String(port) };
+    // Tokens name the server: a fixed issuer, as the port is the OS's pick.
+    const e = { ...env(), ...FIXED_ISSUER, CORPUS_DATA_DIR: dataDir, CORPUS_CONNECTORS_FILE: connectors };
     const token = Bun.spawnSync([exe, "token", "create", "--user", "alice", "--scopes", "corpus:search"], { cwd: folder, env: e })
       .stdout.toString()
       .trim();
-    const proc = Bun.spawn([exe, "serve"], { cwd: folder, env: e, stdout: "ignore", stderr: "pipe" });
+    const server = await startCorpus(e, [], { command: [exe], cwd: folder });
     try {
-      for (let i = 0; i < 100; i++) {
-        if (
-          await fetch(`http://127.0.0.1:${port}/`).then(
-            (r) => r.ok,
-            () => false,
-          )
-        )
-          break;
-        await Bun.sleep(50);
-      }
       const ask = (body: unknown) =>
-        fetch(`http://127.0.0.1:${port}/v1/query`, {
+        fetch(`${server.url}/v1/query`, {
           method: "POST",
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
           body: JSON.stringify(body),
@@ -94,15 +87,15 @@ describe("dist/corpus alone in an empty folder", () => {
       expect(body.results[0]!.source.path).toBe("AmazonWebServices.pdf");
       expect(body.results[0]!.snippet).toContain("Amazon Web Services");
       // The mail is found by meaning once its chunks are embedded, beside serving (issue 14): asked again until then.
-      let m = { results: [] as Array<{ source: { type: string } }> };
-      for (let i = 0; i < 100 && m.results.length === 0; i++) {
-        if (i) await Bun.sleep(100);
-        m = (await (await ask({ q: "message", filters: { source_type: "email" } })).json()) as typeof m;
-      }
+      const m = await until("the mail to be found by meaning", async () => {
+        const found = (await (await ask({ q: "message", filters: { source_type: "email" } })).json()) as {
+          results: Array<{ source: { type: string } }>;
+        };
+        return found.results.length ? found : undefined;
+      });
       expect(m.results.length).toBe(1);
     } finally {
-      proc.kill("SIGTERM");
-      await proc.exited;
+      await server.stop();
     }
   });
 
@@ -132,21 +125,12 @@ describe("dist/corpus alone in an empty folder", () => {
   });
 
   test("corpus serve answers GET / and stops on SIGTERM", async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const proc = Bun.spawn([exe], { cwd: folder, env: { ...env(), CORPUS_PORT: String(port) }, stdout: "ignore", stderr: "pipe" });
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      status = await fetch(`http://127.0.0.1:${port}/`).then(
-        (r) => r.status,
-        () => 0,
-      );
-    }
-    expect(status).toBe(200);
-    proc.kill("SIGTERM");
-    expect(await proc.exited).toBe(0);
+    const server = await startCorpus(env(), [], { command: [exe], cwd: folder });
+    expect((await fetch(`${server.url}/`)).status).toBe(200);
+    expect(await server.stop()).toBe(0);
     expect(statSync(join(folder, "corpus-data")).isDirectory()).toBe(true);
   });
+
   test("the built-in authorization server works inside it: corpus user add (argon2id), metadata, DCR, sign-in", async () => {
     const e = { ...env(), CORPUS_DATA_DIR: join(tempDir("corpus-exe-oauth-"), "data") };
     const added = Bun.spawnSync([exe, "user", "add", "--user", "alice"], {
@@ -156,16 +140,11 @@ describe("dist/corpus alone in an empty folder", () => {
     });
     expect(added.stderr.toString()).toBe("");
     expect(added.exitCode).toBe(0);
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const proc = Bun.spawn([exe, "serve"], { cwd: folder, env: { ...e, CORPUS_PORT: String(port) }, stdout: "ignore", stderr: "pipe" });
+    const server = await startCorpus(e, [], { command: [exe], cwd: folder });
     try {
-      const base = `http://127.0.0.1:${port}`;
-      let meta: Response | undefined;
-      for (let i = 0; i < 100 && meta?.status !== 200; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-        meta = await fetch(`${base}/.well-known/oauth-authorization-server`).catch(() => undefined);
-      }
-      const doc = (await meta!.json()) as Record<string, unknown>;
+      const base = server.url;
+      const meta = await fetch(`${base}/.well-known/oauth-authorization-server`);
+      const doc = (await meta.json()) as Record<string, unknown>;
       expect(doc.code_challenge_methods_supported).toEqual(["S256"]);
       const reg = await fetch(`${base}/oauth/register`, {
         method: "POST",
@@ -184,8 +163,7 @@ describe("dist/corpus alone in an empty folder", () => {
       });
       expect(login.status).toBe(303);
     } finally {
-      proc.kill("SIGTERM");
-      await proc.exited;
+      await server.stop();
     }
   });
 });

@@ -25,9 +25,17 @@ export interface Corpus {
   stop(): Promise<number>;
 }
 
-/** `corpus serve` in a child process (behind `prefix`, e.g. strace, when given); resolves once it listens. */
-export async function startCorpus(env: Record<string, string>, prefix: string[] = []): Promise<Corpus> {
-  const proc = Bun.spawn([...prefix, process.execPath, CLI, "serve"], {
+/**
+ * `corpus serve` in a child process on a port the OS picks (behind `prefix`, e.g. strace, when
+ * given; `command` is the built executable where it is tested); resolves once it listens.
+ */
+export async function startCorpus(
+  env: Record<string, string>,
+  prefix: string[] = [],
+  { command = [process.execPath, CLI], cwd }: { command?: string[]; cwd?: string } = {},
+): Promise<Corpus> {
+  const proc = Bun.spawn([...prefix, ...command, "serve"], {
+    cwd,
     env: baseEnv({ CORPUS_PORT: "0", ...env }),
     stdin: "ignore",
     stdout: "pipe",
