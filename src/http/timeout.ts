@@ -15,10 +15,28 @@ interface Pending {
   resolve: (r: Response) => void;
 }
 
-export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (request: Request) => void): FetchHandler {
+/** The time and the sweep's timer: the real ones, or a test's, which steps through a timeout without waiting for it. */
+export interface SweepClock {
+  now(): number;
+  every(sweep: () => void, ms: number): unknown;
+  cancel(timer: unknown): void;
+}
+
+const realClock: SweepClock = {
+  now: () => performance.now(),
+  every: (sweep, ms) => setInterval(sweep, ms),
+  cancel: (timer) => clearInterval(timer as ReturnType<typeof setInterval>),
+};
+
+export function withTimeout(
+  handle: FetchHandler,
+  seconds: number,
+  onTimeout?: (request: Request) => void,
+  clock: SweepClock = realClock,
+): FetchHandler {
   const ms = seconds * 1000;
   const pending = new Set<Pending>();
-  let sweeper: ReturnType<typeof setInterval> | undefined;
+  let sweeper: unknown;
 
   const timeoutResponse = (request: Request) => {
     const body = errorBody(503, `request timed out after ${seconds} s`);
@@ -30,7 +48,7 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
   };
 
   const sweep = () => {
-    const now = performance.now();
+    const now = clock.now();
     for (const p of pending) {
       if (p.deadline > now) continue;
       pending.delete(p);
@@ -38,7 +56,7 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
       p.resolve(timeoutResponse(p.request));
     }
     if (pending.size === 0) {
-      clearInterval(sweeper);
+      clock.cancel(sweeper);
       sweeper = undefined;
     }
   };
@@ -49,10 +67,10 @@ export function withTimeout(handle: FetchHandler, seconds: number, onTimeout?: (
     const settled = Bun.peek(result);
     if (settled !== result) return settled as Response;
     return new Promise<Response>((resolve, reject) => {
-      const entry: Pending = { deadline: performance.now() + ms, request, resolve };
+      const entry: Pending = { deadline: clock.now() + ms, request, resolve };
       pending.add(entry);
       // Resolution granularity: a tenth of the timeout, at most a quarter second.
-      sweeper ??= setInterval(sweep, Math.min(250, Math.max(10, ms / 10)));
+      sweeper ??= clock.every(sweep, Math.min(250, Math.max(10, ms / 10)));
       result.then(
         (r) => {
           if (pending.delete(entry)) resolve(r);

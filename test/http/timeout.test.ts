@@ -1,36 +1,85 @@
 import { describe, expect, test } from "bun:test";
-import { withTimeout } from "../../src/http/timeout";
+import { type SweepClock, withTimeout } from "../../src/http/timeout";
 import { req } from "../helpers";
+
+/** A sweep clock the test steps: `advance` moves the time and runs the sweep, as its interval would. */
+function steppedClock() {
+  let t = 0;
+  let sweep: (() => void) | undefined;
+  const clock: SweepClock = {
+    now: () => t,
+    every: (fn) => {
+      sweep = fn;
+      return 1;
+    },
+    cancel: () => {
+      sweep = undefined;
+    },
+  };
+  return {
+    clock,
+    advance(ms: number) {
+      t += ms;
+      sweep?.();
+    },
+    get sweeping() {
+      return sweep !== undefined;
+    },
+  };
+}
+
+const pendingStill = (p: Response | Promise<Response>) => Bun.peek(p) === p;
 
 describe("request timeout (D17)", () => {
   test("a request still running after the timeout is 503 with a clear body and the security headers", async () => {
+    const time = steppedClock();
     let timedOut = false;
+    const late = Promise.withResolvers<Response>();
     const handler = withTimeout(
-      () => new Promise<Response>((resolve) => setTimeout(() => resolve(new Response("late")), 3000)),
+      () => late.promise,
       1,
-      () => (timedOut = true),
+      () => {
+        timedOut = true;
+      },
+      time.clock,
     );
-    const started = performance.now();
-    const r = await handler(req("/slow"));
-    expect(performance.now() - started).toBeLessThan(2500);
+    const answer = handler(req("/slow"));
+    time.advance(999);
+    expect(pendingStill(answer)).toBe(true);
+    time.advance(1);
+    const r = await answer;
     expect(r.status).toBe(503);
     expect(await r.json()).toEqual({ type: "service_unavailable", message: "request timed out after 1 s" });
     expect(r.headers.get("x-frame-options")).toBe("DENY");
     expect(r.headers.get("x-request-id")).toMatch(/^req_/);
     expect(timedOut).toBe(true);
+    // Nothing left to watch: the sweep stops; the late answer goes nowhere.
+    expect(time.sweeping).toBe(false);
+    late.resolve(new Response("late"));
   });
 
   test("on /mcp the timeout is a JSON-RPC error, which is all an MCP client reads (it was a REST body)", async () => {
-    const handler = withTimeout(() => new Promise<Response>(() => {}), 1);
-    const r = await handler(req("/mcp", { method: "POST" }));
+    const time = steppedClock();
+    const handler = withTimeout(() => new Promise<Response>(() => {}), 1, undefined, time.clock);
+    const answer = handler(req("/mcp", { method: "POST" }));
+    time.advance(1_000);
+    const r = await answer;
     expect(r.status).toBe(503);
     expect(await r.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32603, message: "request timed out after 1 s" } });
     expect(r.headers.get("retry-after")).toBe("1");
   });
 
-  test("a fast request is untouched", async () => {
-    const handler = withTimeout(() => new Response("fast"), 1);
-    const r = await handler(req("/fast"));
+  test("an answer within the timeout is passed on; a fast request is untouched", async () => {
+    const time = steppedClock();
+    const handler = withTimeout(async () => new Response("in time"), 1, undefined, time.clock);
+    expect(await (await handler(req("/soon"))).text()).toBe("in time");
+    const fast = withTimeout(() => new Response("fast"), 1);
+    const r = await fast(req("/fast"));
     expect(await r.text()).toBe("fast");
+  });
+
+  test("the real clock still times out (one request, a short timeout)", async () => {
+    const handler = withTimeout(() => new Promise<Response>(() => {}), 0.02);
+    expect((await handler(req("/slow"))).status).toBe(503);
   });
 });
