@@ -15,6 +15,8 @@ function clock(start = Date.UTC(2026, 10, 22, 10, 0, 0)) {
 }
 
 let executions = 0;
+/** "slow" queries wait here until the test lets them finish. */
+let slow = Promise.withResolvers<void>();
 
 async function guardedApp(env: Record<string, string> = {}, now = clock().now, dataDir = tempDir(), logs = memorySink()) {
   const config = testConfig({ CORPUS_DATA_DIR: dataDir, ...env });
@@ -25,7 +27,7 @@ async function guardedApp(env: Record<string, string> = {}, now = clock().now, d
       "/v1/query",
       async ({ body, principal }) => {
         executions++;
-        if (body.query === "slow") await Bun.sleep(200);
+        if (body.query === "slow") await slow.promise;
         if (body.query === "crash") throw new Error("boom");
         return { query_id: `qry_${executions}`, query: body.query, user: principal.user };
       },
@@ -275,11 +277,16 @@ describe("Idempotency-Key (D11)", () => {
     const { app, token } = await guardedApp();
     const tok = await token();
     const before = executions;
-    const [x, y] = await Promise.all([
+    slow = Promise.withResolvers<void>();
+    const both = [
       app.handle(query(tok, { query: "slow" }, { "idempotency-key": "k-3" })),
       app.handle(query(tok, { query: "slow" }, { "idempotency-key": "k-3" })),
-    ]);
-    expect([x.status, y.status].sort()).toEqual([200, 409]);
+    ];
+    // The second is refused while the first still runs; then the first finishes.
+    expect((await Promise.race(both)).status).toBe(409);
+    slow.resolve();
+    const [x, y] = await Promise.all(both);
+    expect([x!.status, y!.status].sort()).toEqual([200, 409]);
     expect(executions - before).toBe(1);
     const later = await app.handle(query(tok, { query: "slow" }, { "idempotency-key": "k-3" }));
     expect(later.status).toBe(200);
