@@ -7,6 +7,7 @@ import { bodyLimit } from "../src/http/body-limit";
 import { errorMapper } from "../src/http/errors";
 import { createLogger, memorySink } from "../src/log";
 import { createFetch, type Running, startServer } from "../src/server";
+import { startCorpus } from "./backup/support";
 import { tempDir, testConfig } from "./helpers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -114,32 +115,14 @@ describe("the listener", () => {
 describe("corpus serve (the README's start command)", () => {
   test("starts on embedded defaults in an empty folder and stops on SIGTERM", async () => {
     const cwd = tempDir();
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../src/cli.ts")], {
-      cwd,
-      env: { PATH: process.env.PATH ?? "", HOME: cwd, CORPUS_PORT: String(port) },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    let body: unknown;
-    for (let i = 0; i < 100 && body === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      body = await fetch(`http://127.0.0.1:${port}/`).then(
-        (r) => r.json(),
-        () => undefined,
-      );
-    }
+    const server = await startCorpus({ HOME: cwd }, [], { cwd });
+    const body = await (await fetch(`${server.url}/`)).json();
     expect(body).toEqual({ status: "ok", service: "corpus", version: "0.1.0" });
     expect(statSync(join(cwd, "corpus-data")).mode & 0o777).toBe(0o700);
     expect(statSync(join(cwd, "corpus-data", "corpus.db")).mode & 0o777).toBe(0o600);
-    proc.kill("SIGTERM");
-    expect(await proc.exited).toBe(0);
-    const out = await new Response(proc.stdout).text();
-    const lines = out
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
-    expect(lines[0]).toMatchObject({ level: "INFO", logger: "corpus", message: "listening", url: `http://127.0.0.1:${port}` });
+    expect(await server.stop()).toBe(0);
+    const lines = server.lines;
+    expect(lines[0]).toMatchObject({ level: "INFO", logger: "corpus", message: "listening", url: server.url });
     expect(lines.at(-1)).toMatchObject({ message: "stopping", signal: "SIGTERM" });
   });
 });

@@ -44,7 +44,7 @@ export async function startCorpus(
   const lines: Array<Record<string, unknown>> = [];
   const { promise: url, resolve: listening } = Promise.withResolvers<string>();
   // Read the log to the end, so the pipe never fills, and catch the listening line on the way.
-  void (async () => {
+  const reading = (async () => {
     const decoder = new TextDecoder();
     let rest = "";
     const reader = proc.stdout.getReader();
@@ -72,9 +72,12 @@ export async function startCorpus(
     url: started,
     proc,
     lines,
+    /** SIGTERM; resolves with the exit code once the log is read to its last line. */
     async stop() {
       proc.kill("SIGTERM");
-      return proc.exited;
+      const code = await proc.exited;
+      await reading;
+      return code;
     },
   };
 }
