@@ -23,6 +23,7 @@ import { DiskSpace, RESERVE_FILE } from "../../src/store/disk-space";
 import { INDEXING_PAUSED_FULL, isStorageError, STORAGE_FULL_MESSAGE } from "../../src/store/storage-errors";
 import { bearer, postJson, req, tempDir, testApp, testConfig } from "../helpers";
 import { fillDisk, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
+import { until } from "../support/wait";
 
 // The embedding model loads for the first question: seconds on a busy machine.
 setDefaultTimeout(120_000);
@@ -272,13 +273,17 @@ describe.skipIf(!isRoot)("archive vectors on a full disk", () => {
     const mnt = tempDir("corpus-full-archive-");
     const tmpfs = mountTmpfs(mnt, 16 * 1024 * 1024);
     const waiting: Array<{ fn: () => void; ms: number }> = [];
+    const scheduled = Promise.withResolvers<void>();
     const logs = memorySink();
     const log = createLogger("INFO", logs.sink);
     const services = await createServices(
       testConfig({ CORPUS_DATA_DIR: join(mnt, "data"), CORPUS_MIN_FREE_BYTES: "0" }),
       log,
       Date.now,
-      new BackgroundGuard(log, (fn, ms) => waiting.push({ fn, ms })),
+      new BackgroundGuard(log, (fn, ms) => {
+        waiting.push({ fn, ms });
+        scheduled.resolve();
+      }),
     );
     try {
       // The answer's vector is computed in the background: held until the disk is full.
@@ -308,15 +313,14 @@ describe.skipIf(!isRoot)("archive vectors on a full disk", () => {
       services.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       fillDisk(join(mnt, "filler"));
       release();
-      for (let i = 0; i < 1_000 && waiting.length === 0; i++) await Bun.sleep(20);
+      await scheduled.promise;
       expect(waiting.map((w) => w.ms)).toEqual([1_000]);
       expect(services.guard.storageFailing()).toEqual(["archive_vectors"]);
       expect(pending()).toBe(1);
 
       rmSync(join(mnt, "filler"));
       waiting.shift()!.fn();
-      for (let i = 0; i < 1_000 && pending() > 0; i++) await Bun.sleep(20);
-      expect(pending()).toBe(0);
+      await until("the retried vector to be stored", () => (pending() === 0 ? true : undefined), 20_000);
       expect(services.guard.storageFailing()).toEqual([]);
       expect(waiting).toEqual([]);
       expect(logs.records().map((r) => r.message)).toContain("background job recovered");
