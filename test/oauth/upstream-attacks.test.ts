@@ -189,6 +189,15 @@ describe("upstream sign-in: what is checked", () => {
       }),
     );
     expect(mcp.status).toBe(401);
+    // corpus user list shows where the person came from; removing them ends their session.
+    expect(t.services.accounts.list().find((a) => a.id === user)?.upstream).toMatchObject({ issuer, subject: "alice", name: "alice" });
+    expect((await t.app.handle(req("/oauth/apps", { headers: { cookie: session } }))).status).toBe(200);
+    expect(t.services.accounts.remove(user)).toBe(true);
+    t.services.oauth.forgetUser(user);
+    const after = await t.app.handle(req("/oauth/apps", { headers: { cookie: session } }));
+    expect(after.status).toBe(303);
+    expect(after.headers.get("location")).toStartWith(`${issuer}/authorize?`);
+    expect(t.services.accounts.exists("alice")).toBe(true);
   });
 
   const cases: Array<[string, (nonce: string) => Promise<string>, string]> = [
