@@ -78,9 +78,29 @@ export function upstreamUserId(issuer: string, sub: string): string {
   return `oidc-${tag}-h${createHash("sha256").update(sub).digest("hex").slice(0, 32)}`;
 }
 
+/** The body as text, read no further than MAX_ANSWER_BYTES. */
+async function boundedText(response: Response, what: string): Promise<string> {
+  const tooLarge = () => new UpstreamError(`the identity provider's ${what} is too large`);
+  if (Number(response.headers.get("content-length") ?? 0) > MAX_ANSWER_BYTES) throw tooLarge();
+  if (!response.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 async function readJson(response: Response, what: string): Promise<Record<string, unknown>> {
-  const text = await response.text();
-  if (text.length > MAX_ANSWER_BYTES) throw new UpstreamError(`the identity provider's ${what} is too large`);
+  const text = await boundedText(response, what);
   let value: unknown;
   try {
     value = JSON.parse(text);

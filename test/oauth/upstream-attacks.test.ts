@@ -293,6 +293,12 @@ describe("upstream sign-in: what is checked", () => {
     await refused(await back(b.to, b.browser, { iss: null }), "another issuer");
   });
 
+  test("a token answer larger than 256 KiB is not read to its end, and signs no one in", async () => {
+    mint = async () => "x".repeat(300 * 1024);
+    const s = await start();
+    await refused(await back(s.to, s.browser), "too large");
+  });
+
   test("the provider's refusal is shown, and signs no one in", async () => {
     const s = await start();
     await refused(await back(s.to, s.browser, { code: null, error: "access_denied" }), "refused the sign-in (access_denied)");
