@@ -82,6 +82,26 @@ export const ConfigSchema = Type.Object({
       description: "JWKS of an external identity provider.",
     }),
   ),
+  CORPUS_OIDC_ISSUER: HttpUrl(
+    "Issuer of an upstream OpenID Connect provider (Keycloak, Authentik, Entra ID...): sign-in at the built-in authorization server goes there instead of corpus's own user list; https unless on loopback; with CORPUS_OIDC_CLIENT_ID and CORPUS_OIDC_CLIENT_SECRET.",
+  ),
+  CORPUS_OIDC_CLIENT_ID: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      allowed: "the client id registered at the provider (1 to 255 characters)",
+      description: "corpus's client id at the upstream OpenID Connect provider.",
+    }),
+  ),
+  CORPUS_OIDC_CLIENT_SECRET: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      allowed: "the client secret the provider gave (1 to 1024 characters)",
+      description:
+        "corpus's client secret at the upstream OpenID Connect provider (sent with HTTP Basic, or in the form when the provider only takes that).",
+    }),
+  ),
   CORPUS_AUTH_DISABLED: Bool("Development only: /mcp without a token."),
   CORPUS_MAX_REQUEST_SIZE: Int(2_097_152, 1024, 1_073_741_824, "Largest request body in bytes."),
   CORPUS_REQUEST_TIMEOUT: Int(30, 1, 3600, "Seconds before a request is ended with 503."),
@@ -190,6 +210,30 @@ function convert(raw: string, schema: TSchema): unknown {
   return raw.trim();
 }
 
+/** The upstream OpenID Connect variables (issue 17) go together, with the built-in authorization server, and https off loopback. */
+function oidcProblem(base: Static<typeof ConfigSchema>): void {
+  const issuer = base.CORPUS_OIDC_ISSUER;
+  if (!issuer) {
+    for (const name of ["CORPUS_OIDC_CLIENT_ID", "CORPUS_OIDC_CLIENT_SECRET"] as const)
+      if (base[name]) throw new ConfigError(`${name} is set but CORPUS_OIDC_ISSUER is not: expected the provider's issuer URL too`);
+    return;
+  }
+  for (const name of ["CORPUS_OIDC_CLIENT_ID", "CORPUS_OIDC_CLIENT_SECRET"] as const)
+    if (!base[name]) throw new ConfigError(`${name} is not set: expected it whenever CORPUS_OIDC_ISSUER is set`);
+  const url = new URL(issuer);
+  if (url.search || url.hash || url.username || url.password)
+    throw new ConfigError(
+      `CORPUS_OIDC_ISSUER=${JSON.stringify(issuer)} is not allowed: expected an issuer URL without query, fragment or credentials`,
+    );
+  const loopback = ["127.0.0.1", "[::1]", "localhost"].includes(url.hostname);
+  if (url.protocol !== "https:" && !loopback)
+    throw new ConfigError(`CORPUS_OIDC_ISSUER=${JSON.stringify(issuer)} is not allowed: expected https:// (http only on loopback)`);
+  if (base.CORPUS_OAUTH_AUTHORIZATION_ENDPOINT || base.CORPUS_OAUTH_TOKEN_ENDPOINT)
+    throw new ConfigError(
+      "CORPUS_OIDC_ISSUER is set together with CORPUS_OAUTH_AUTHORIZATION_ENDPOINT/CORPUS_OAUTH_TOKEN_ENDPOINT: the upstream provider signs people in to the built-in authorization server, which those variables turn off; set one or the other",
+    );
+}
+
 /** Reads the configuration; throws ConfigError with one line naming variable, value and what is allowed. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<string, string>> = {}): Config {
   const values: Record<string, unknown> = {};
@@ -201,7 +245,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
     const value = convert(raw, schema);
     if (!Value.Check(schema, value)) {
-      const secret = name === "CORPUS_MASTER_KEY" || name === "CORPUS_WEBHOOK_SECRET";
+      const secret = name === "CORPUS_MASTER_KEY" || name === "CORPUS_WEBHOOK_SECRET" || name === "CORPUS_OIDC_CLIENT_SECRET";
       throw new ConfigError(`${name}=${secret ? "(hidden)" : JSON.stringify(raw)} is not allowed: expected ${allowedText(schema)}`);
     }
     values[name] = value;
@@ -216,6 +260,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : ["CORPUS_TLS_KEY_FILE", "CORPUS_TLS_CERT_FILE"];
     throw new ConfigError(`${unset} is not set: expected both CORPUS_TLS_CERT_FILE and CORPUS_TLS_KEY_FILE or neither, and ${set} is set`);
   }
+  oidcProblem(base);
   try {
     allowList(base.CORPUS_CONNECTOR_ALLOW_HOSTS);
   } catch (error) {

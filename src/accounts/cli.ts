@@ -1,6 +1,7 @@
 // `corpus user add|passwd|remove|list` (D27): the operator's list of people who may log in to
 // the built-in authorization server. A password is read from standard input (one line), never
-// from an argument, which other users of the machine could read in the process list.
+// from an argument, which other users of the machine could read in the process list. People
+// signed in by an upstream OpenID Connect provider are listed too, and removed the same way.
 import type { Config } from "../config";
 import { createLogger } from "../log";
 import { createServices } from "../services";
@@ -40,7 +41,10 @@ export async function userCommand(command: string, options: Record<string, strin
       case "user list":
         return accounts
           .list()
-          .map((a) => `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}`)
+          .map(
+            (a) =>
+              `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}${a.upstream ? `\tupstream ${a.upstream.issuer} sub ${a.upstream.subject}${a.upstream.name ? ` (${a.upstream.name})` : ""}` : ""}`,
+          )
           .join("\n");
       default:
         throw new AccountError(`unknown command ${command}`);

@@ -1,6 +1,8 @@
 // The people who log in to the built-in authorization server (D27): accounts the operator
 // manages with `corpus user add/remove/passwd/list`. Passwords are kept as argon2id hashes
-// (Bun.password, a memory-hard function); an account's id is the `sub` of its tokens.
+// (Bun.password, a memory-hard function); an account's id is the `sub` of its tokens. People
+// signed in by an upstream OpenID Connect provider (CORPUS_OIDC_ISSUER) are kept apart, in
+// external_accounts: no password, their id made from the provider's issuer and `sub`.
 import type { Database } from "bun:sqlite";
 import { subjectProblem } from "../auth/subjects";
 import type { Migration } from "../store/migrations";
@@ -17,6 +19,20 @@ export const accountMigrations: Migration[] = [
       )`);
     },
   },
+  {
+    id: "accounts-002-external",
+    up(db) {
+      db.exec(`CREATE TABLE external_accounts (
+        id TEXT PRIMARY KEY,
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        name TEXT,
+        created_at INTEGER NOT NULL,
+        last_login_at INTEGER NOT NULL,
+        UNIQUE (issuer, subject)
+      )`);
+    },
+  },
 ];
 
 export const MIN_PASSWORD_LENGTH = 10;
@@ -29,7 +45,10 @@ export class AccountError extends Error {}
 export interface AccountInfo {
   id: string;
   createdAt: number;
-  passwordChangedAt: number;
+  /** Absent for a person of the upstream provider (no password here). */
+  passwordChangedAt?: number;
+  /** The upstream provider's issuer and the name it gave, for a person signed in there. */
+  upstream?: { issuer: string; subject: string; name: string | null; lastLoginAt: number };
 }
 
 export class Accounts {
@@ -62,6 +81,7 @@ export class Accounts {
 
   async setPassword(id: string, password: string): Promise<void> {
     Accounts.checkPassword(password);
+    if (this.isExternal(id)) throw new AccountError(`user ${id} signs in at the upstream identity provider: change the password there`);
     if (!this.exists(id)) throw new AccountError(`no user ${id}`);
     const hash = await Bun.password.hash(password, HASH);
     this.db
@@ -70,20 +90,64 @@ export class Accounts {
   }
 
   remove(id: string): boolean {
-    return this.db.query("DELETE FROM accounts WHERE id = ?").run(id).changes > 0;
+    return this.db.transaction(
+      () =>
+        this.db.query("DELETE FROM accounts WHERE id = ?").run(id).changes +
+          this.db.query("DELETE FROM external_accounts WHERE id = ?").run(id).changes >
+        0,
+    )();
   }
 
+  /** Whether `id` is a user: one with a password here, or one the upstream provider signed in. */
   exists(id: string): boolean {
-    return this.db.query("SELECT 1 FROM accounts WHERE id = ?").get(id) !== null;
+    return this.db.query("SELECT 1 FROM accounts WHERE id = ? UNION ALL SELECT 1 FROM external_accounts WHERE id = ?").get(id, id) !== null;
+  }
+
+  isExternal(id: string): boolean {
+    return this.db.query("SELECT 1 FROM external_accounts WHERE id = ?").get(id) !== null;
+  }
+
+  /**
+   * Records a sign-in by the upstream provider: the person becomes (or stays) user `id`. Refused
+   * when `id` is a password account, or already names another issuer's subject.
+   */
+  linkExternal(id: string, issuer: string, subject: string, name: string | null): void {
+    Accounts.checkId(id);
+    const at = Math.floor(this.now() / 1000);
+    this.db.transaction(() => {
+      if (this.db.query("SELECT 1 FROM accounts WHERE id = ?").get(id)) throw new AccountError(`user ${id} is a password account`);
+      const row = this.db
+        .query<{ issuer: string; subject: string }, [string]>("SELECT issuer, subject FROM external_accounts WHERE id = ?")
+        .get(id);
+      if (row && (row.issuer !== issuer || row.subject !== subject))
+        throw new AccountError(`user ${id} belongs to another identity provider's subject`);
+      this.db
+        .query(
+          `INSERT INTO external_accounts (id, issuer, subject, name, created_at, last_login_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET name = excluded.name, last_login_at = excluded.last_login_at`,
+        )
+        .run(id, issuer, subject, name, at, at);
+    })();
   }
 
   list(): AccountInfo[] {
-    return this.db
+    const local: AccountInfo[] = this.db
       .query<{ id: string; created_at: number; password_changed_at: number }, []>(
         "SELECT id, created_at, password_changed_at FROM accounts ORDER BY id",
       )
       .all()
       .map((r) => ({ id: r.id, createdAt: r.created_at, passwordChangedAt: r.password_changed_at }));
+    const upstream: AccountInfo[] = this.db
+      .query<{ id: string; issuer: string; subject: string; name: string | null; created_at: number; last_login_at: number }, []>(
+        "SELECT id, issuer, subject, name, created_at, last_login_at FROM external_accounts ORDER BY id",
+      )
+      .all()
+      .map((r) => ({
+        id: r.id,
+        createdAt: r.created_at,
+        upstream: { issuer: r.issuer, subject: r.subject, name: r.name, lastLoginAt: r.last_login_at },
+      }));
+    return [...local, ...upstream].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   /** Whether `password` is this account's; an unknown account costs one verification too. */

@@ -63,6 +63,7 @@ export const SCOPE_TEXT: Record<string, string> = {
   "connectors:read": "See which sources you have connected",
   "connectors:write": "Add and remove your connectors and webhooks, and delete your data",
   offline_access: "Stay connected when you are away (a refresh token)",
+  openid: "Know who you are: your corpus user id (an ID token)",
 };
 
 export function consentPage(o: {

@@ -1,13 +1,19 @@
 // The built-in authorization server's routes (D27): /oauth/authorize (login, then consent),
 // /oauth/token, /oauth/register (RFC 7591), /oauth/revoke (RFC 7009), and the connected-apps
 // page. Forms are checked against a CSRF token (login: a cookie of its own; consent and apps:
-// the session's), and the host check already refuses a POST from another Origin.
+// the session's), and the host check already refuses a POST from another Origin. With an
+// upstream OpenID Connect provider (CORPUS_OIDC_ISSUER) a person not signed in is sent there,
+// and comes back at /oauth/oidc/callback; the password form is then off.
 import { Elysia } from "elysia";
+import { SIGNING_ALG } from "../auth/signing-key";
 import type { Config } from "../config";
+import { errorBody } from "../http/errors";
 import { requestInfo } from "../http/request-context";
 import { clientAddress, limitKey, parseRanges } from "../limits/client-ip";
+import { authorizationServerMetadata } from "../metadata/service";
 import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
 import { OAuthError, type OAuthServer } from "./service";
+import { PENDING_TTL_SECONDS, UPSTREAM_CALLBACK_PATH, UPSTREAM_COOKIE, UpstreamError } from "./upstream";
 
 export const SESSION_COOKIE = "corpus_session";
 export const LOGIN_COOKIE = "corpus_login";
@@ -117,6 +123,25 @@ const pageDoc = (summary: string, fields?: string[], extra: Record<number, objec
   },
 });
 
+export const OPENID_CONFIGURATION_PATH = "/.well-known/openid-configuration";
+
+/**
+ * With an upstream provider, corpus is an OpenID Provider as well as an OAuth authorization
+ * server: the RFC 8414 document (same issuer, same endpoints) with the fields OpenID Connect
+ * Discovery 1.0 requires. `sub` is the corpus user (for an upstream person, their namespaced
+ * id); ID tokens are EdDSA, signed with the key of jwks_uri. Undefined without a provider.
+ */
+export function openidConfiguration(config: Config, oauth: OAuthServer): Record<string, unknown> | undefined {
+  if (!oauth.upstream) return undefined;
+  return {
+    ...authorizationServerMetadata(config),
+    scopes_supported: oauth.grantableScopes(),
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: [SIGNING_ALG],
+    claims_supported: ["iss", "sub", "aud", "exp", "iat", "auth_time", "nonce"],
+  };
+}
+
 export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
   const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
@@ -151,6 +176,27 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
     return page("Sign in", loginPage({ action: "/oauth/login", csrf, carry, ...extra }), status, headers);
   };
 
+  /**
+   * A person not signed in: to the upstream provider when there is one (a 303, with the cookie
+   * binding the sign-in to this browser), else the sign-in form.
+   */
+  const signInFirst = async (
+    request: Request,
+    returnTo: string,
+    status = 200,
+    extra: { error?: string; clientName?: string } = {},
+  ): Promise<Response> => {
+    if (!oauth.upstream) return login(request, { return: returnTo }, status, extra);
+    try {
+      const started = await oauth.upstream.begin(returnTo);
+      return redirect(started.url, [["set-cookie", cookie(UPSTREAM_COOKIE, started.binding, PENDING_TTL_SECONDS)]]);
+    } catch (error) {
+      if (error instanceof UpstreamError)
+        return page("Cannot sign in", messagePage("Cannot sign in", `Sign-in failed: ${error.message}.`), 502);
+      throw error;
+    }
+  };
+
   /** What an authorization request shows: a page for a bad client or redirect, else login or consent. */
   const authorize = async (request: Request, query: string): Promise<Response> => {
     let checked: Awaited<ReturnType<typeof oauth.authorizationRequest>>;
@@ -172,7 +218,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
     }
     const r = checked.request;
     const s = session(request);
-    if (!s) return login(request, { return: `${OAUTH_PATHS.authorize}?${query}` }, 200, { clientName: r.client.name });
+    if (!s) return signInFirst(request, `${OAUTH_PATHS.authorize}?${query}`, 200, { clientName: r.client.name });
     return page(
       "Allow access",
       consentPage({
@@ -193,6 +239,12 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
     .post(
       "/oauth/login",
       async ({ request }) => {
+        if (oauth.upstream)
+          return page(
+            "Cannot continue",
+            messagePage("Sign-in refused", "People sign in at this server's identity provider, not with a password here."),
+            400,
+          );
         let f: URLSearchParams;
         try {
           f = await form(request);
@@ -243,8 +295,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         } catch {
           return page("Cannot continue", messagePage("Consent refused", "The form could not be read."), 400);
         }
-        if (!s)
-          return login(request, { return: `${OAUTH_PATHS.authorize}?${f.get("request") ?? ""}` }, 401, { error: "Please sign in first." });
+        if (!s) return signInFirst(request, `${OAUTH_PATHS.authorize}?${f.get("request") ?? ""}`, 401, { error: "Please sign in first." });
         if (!constantEqual(f.get("csrf"), s.csrf))
           return page(
             "Cannot continue",
@@ -382,7 +433,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
       OAUTH_PATHS.apps,
       async ({ request }) => {
         const s = session(request);
-        if (!s) return login(request, { return: OAUTH_PATHS.apps });
+        if (!s) return signInFirst(request, OAUTH_PATHS.apps);
         return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user) }));
       },
       { detail: pageDoc("Connected apps: the applications holding access, each revocable") as never },
@@ -392,7 +443,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
       async ({ request }) => {
         const s = session(request);
         const f = await form(request).catch(() => new URLSearchParams());
-        if (!s) return login(request, { return: OAUTH_PATHS.apps }, 401, { error: "Please sign in first." });
+        if (!s) return signInFirst(request, OAUTH_PATHS.apps, 401, { error: "Please sign in first." });
         if (!constantEqual(f.get("csrf"), s.csrf))
           return page("Cannot continue", messagePage("Refused", "This form did not come from this server, or it has expired."), 403);
         const done = oauth.revokeAppOf(s.user, f.get("grant") ?? "");
@@ -410,6 +461,53 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
       {
         parse: "none",
         detail: pageDoc("Revoke a connected app (form)", ["csrf", "grant"], { 404: htmlAnswer("not a grant of this user") }) as never,
+      },
+    )
+    .get(
+      UPSTREAM_CALLBACK_PATH,
+      async ({ request }) => {
+        const clear: [string, string] = ["set-cookie", cookie(UPSTREAM_COOKIE, "", 0)];
+        try {
+          const done = await oauth.upstreamSignIn(new URL(request.url).searchParams, cookies(request).get(UPSTREAM_COOKIE));
+          // Only back into this server's own OAuth pages: never an open redirect.
+          const target =
+            done.returnTo.startsWith(`${OAUTH_PATHS.authorize}?`) || done.returnTo === OAUTH_PATHS.apps ? done.returnTo : OAUTH_PATHS.apps;
+          return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, done.session.id, 12 * 3600)], clear]);
+        } catch (error) {
+          if (error instanceof UpstreamError)
+            return page(
+              "Cannot sign in",
+              messagePage("Sign-in refused", `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`),
+              400,
+              [clear],
+            );
+          throw error;
+        }
+      },
+      {
+        detail: pageDoc("The upstream OpenID Connect provider's answer (code, state): signs the person in, then on to consent", undefined, {
+          400: htmlAnswer("a page saying why the sign-in is refused (state, nonce, issuer, audience, expiry, signature)"),
+        }) as never,
+      },
+    )
+    .get(
+      OPENID_CONFIGURATION_PATH,
+      () =>
+        openidConfiguration(config, oauth) ??
+        oauthJson(
+          errorBody(404, "no OpenID Connect provider is configured (CORPUS_OIDC_ISSUER): see /.well-known/oauth-authorization-server"),
+          404,
+        ),
+      {
+        detail: {
+          tags: ["metadata"],
+          summary:
+            "OpenID Connect Discovery 1.0 document of the built-in authorization server, served when an upstream provider is configured (CORPUS_OIDC_ISSUER); else 404",
+          responses: {
+            200: jsonAnswer("the RFC 8414 document with the OpenID Provider fields"),
+            404: { description: "no upstream provider" },
+          },
+        } as never,
       },
     )
     .post(

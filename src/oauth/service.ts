@@ -6,17 +6,27 @@
 // replayed one revoking its whole grant, and revocation (RFC 7009). Access tokens are the
 // EdDSA JWTs of D4, issued by the auth room's TokenIssuer and verified by its Verifier.
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { SignJWT } from "jose";
 import type { Accounts } from "../accounts/store";
 import { SCOPES, type Scope } from "../auth/scopes";
 import type { AuthService } from "../auth/service";
+import { SIGNING_ALG } from "../auth/signing-key";
 import { SAFE_SUBJECT } from "../auth/subjects";
 import type { Config } from "../config";
 import { getPinned } from "../net/get";
 import { type AddressPolicy, PUBLIC_ONLY, pinHost, type Resolver } from "../net/pin";
 import { type ClientRow, type OAuthStore, sha256 } from "./store";
 import { LoginThrottle, WindowLimit } from "./throttle";
+import { UPSTREAM_CALLBACK_PATH, UpstreamError, UpstreamOidc } from "./upstream";
 
 export const OFFLINE_ACCESS = "offline_access";
+/**
+ * OpenID Connect's scope: with an upstream provider configured, corpus is an OpenID Provider
+ * too (its /.well-known/openid-configuration), and a code asked with `openid` also gives an
+ * ID token naming the corpus user (aud: the client; the request's nonce).
+ */
+export const OPENID = "openid";
+export const ID_TOKEN_TTL_SECONDS = 300;
 /** Every scope a client may ask for: the resource's (D5) and offline_access (a refresh token). */
 export const GRANTABLE_SCOPES = [...SCOPES, OFFLINE_ACCESS] as const;
 export const ACCESS_TTL_SECONDS = 900;
@@ -58,6 +68,8 @@ export interface AuthorizationRequest {
   state?: string;
   codeChallenge: string;
   scopes: string[];
+  /** OpenID Connect: returned in the ID token. */
+  nonce?: string;
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "[::1]", "localhost"]);
@@ -116,6 +128,8 @@ export class OAuthServer {
   private readonly registrations: WindowLimit;
   /** The resource tokens are bound to; also accepted with the MCP endpoint's path. */
   private readonly resources: Set<string>;
+  /** The upstream OpenID Connect provider people sign in at, when CORPUS_OIDC_ISSUER is set. */
+  readonly upstream?: UpstreamOidc;
 
   constructor(
     private readonly config: Config,
@@ -129,10 +143,26 @@ export class OAuthServer {
     this.throttle = new LoginThrottle(now);
     this.registrations = new WindowLimit(REGISTRATIONS_PER_HOUR, 3_600_000, now);
     this.resources = new Set([config.resourceUrl, `${config.resourceUrl}/`, `${config.resourceUrl}/mcp`]);
+    if (config.CORPUS_OIDC_ISSUER && config.CORPUS_OIDC_CLIENT_ID && config.CORPUS_OIDC_CLIENT_SECRET) {
+      this.upstream = new UpstreamOidc(
+        {
+          issuer: config.CORPUS_OIDC_ISSUER,
+          clientId: config.CORPUS_OIDC_CLIENT_ID,
+          clientSecret: config.CORPUS_OIDC_CLIENT_SECRET,
+          redirectUri: `${config.issuer}${UPSTREAM_CALLBACK_PATH}`,
+        },
+        now,
+      );
+    }
   }
 
   private seconds(): number {
     return Math.floor(this.now() / 1000);
+  }
+
+  /** The scopes a client may ask for here: with an upstream provider, openid too. */
+  grantableScopes(): string[] {
+    return this.upstream ? [...GRANTABLE_SCOPES, OPENID] : [...GRANTABLE_SCOPES];
   }
 
   /** Whether this server is the authorization server (no external endpoints configured). */
@@ -311,11 +341,24 @@ export class OAuthServer {
     if (resource !== null && !this.resources.has(resource))
       return fail("invalid_target", `this server issues tokens for ${this.config.resourceUrl} only`);
     const asked = (params.get("scope") ?? "").split(" ").filter(Boolean);
-    const unknown = asked.filter((s) => !(GRANTABLE_SCOPES as readonly string[]).includes(s));
+    const grantable: readonly string[] = this.grantableScopes();
+    const unknown = asked.filter((s) => !grantable.includes(s));
     if (unknown.length) return fail("invalid_scope", `unknown scope ${unknown[0]}`);
     // No scope asked: the resource's scopes (what its metadata lists), each still chosen on the consent page.
     const scopes = asked.length ? [...new Set(asked)] : [...SCOPES];
-    return { request: { client, redirectUri, ...(state !== undefined ? { state } : {}), codeChallenge: challenge, scopes } };
+    const nonce = params.get("nonce") ?? undefined;
+    if (nonce !== undefined && (nonce.length === 0 || nonce.length > 255))
+      return fail("invalid_request", "nonce must have 1 to 255 characters");
+    return {
+      request: {
+        client,
+        redirectUri,
+        ...(state !== undefined ? { state } : {}),
+        codeChallenge: challenge,
+        scopes,
+        ...(nonce !== undefined ? { nonce } : {}),
+      },
+    };
   }
 
   /** The consented scopes become a code for the client, sent back to its redirect URI with iss (RFC 9207). */
@@ -330,6 +373,7 @@ export class OAuthServer {
       scopes: granted.join(" "),
       expires_at: this.seconds() + CODE_TTL_SECONDS,
       grant_id: null,
+      nonce: request.nonce ?? null,
     });
     return this.redirect(request.redirectUri, { code, ...(request.state !== undefined ? { state: request.state } : {}) });
   }
@@ -413,7 +457,23 @@ export class OAuthServer {
       created_at: this.seconds(),
       revoked_at: null,
     });
-    return this.tokensFor(grantId, client, row.user_id, row.scopes.split(" ").filter(Boolean));
+    const scopes = row.scopes.split(" ").filter(Boolean);
+    const answer = await this.tokensFor(grantId, client, row.user_id, scopes);
+    if (scopes.includes(OPENID) && this.upstream) answer.id_token = await this.idToken(client, row.user_id, row.nonce ?? undefined);
+    return answer;
+  }
+
+  /** An OpenID Connect ID token for `client` naming `user` (Core 1.0 section 2), signed with this server's key. */
+  private async idToken(client: Client, user: string, nonce: string | undefined): Promise<string> {
+    const iat = this.seconds();
+    return new SignJWT({ ...(nonce !== undefined ? { nonce } : {}), auth_time: iat })
+      .setProtectedHeader({ alg: SIGNING_ALG, kid: this.auth.key.kid, typ: "JWT" })
+      .setIssuer(this.config.issuer)
+      .setSubject(user)
+      .setAudience(client.id)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ID_TOKEN_TTL_SECONDS)
+      .sign(this.auth.key.privateKey);
   }
 
   private async refresh(client: Client, form: URLSearchParams): Promise<Record<string, unknown>> {
@@ -498,6 +558,24 @@ export class OAuthServer {
     const row = this.store.session(sha256(id));
     if (!row || row.expires_at < this.seconds() || !this.accounts.exists(row.user_id)) return undefined;
     return { user: row.user_id, csrf: row.csrf };
+  }
+
+  /**
+   * The upstream provider's answer at the callback: the person it names becomes (or stays) a
+   * corpus user and gets a session. Throws UpstreamError with what a person may be told.
+   */
+  async upstreamSignIn(
+    params: URLSearchParams,
+    binding: string | undefined,
+  ): Promise<{ session: { id: string; csrf: string }; returnTo: string }> {
+    if (!this.upstream) throw new UpstreamError("no identity provider is configured");
+    const who = await this.upstream.finish(params, binding);
+    try {
+      this.accounts.linkExternal(who.user, this.upstream.issuer, who.subject, who.name);
+    } catch (error) {
+      throw new UpstreamError(`this person cannot be a corpus user (${error instanceof Error ? error.message : "refused"})`);
+    }
+    return { session: this.createSession(who.user), returnTo: who.returnTo };
   }
 
   endSession(id: string): void {

@@ -62,6 +62,13 @@ export const oauthMigrations: Migration[] = [
       db.exec("CREATE INDEX oauth_sessions_user ON oauth_sessions (user_id)");
     },
   },
+  {
+    // OpenID Connect (with an upstream provider): the authorization request's nonce, for the ID token.
+    id: "oauth-002-code-nonce",
+    up(db) {
+      db.exec("ALTER TABLE oauth_codes ADD COLUMN nonce TEXT");
+    },
+  },
 ];
 
 export const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
@@ -87,6 +94,8 @@ export interface CodeRow {
   scopes: string;
   expires_at: number;
   grant_id: string | null;
+  /** The `nonce` of an OpenID Connect request, returned in its ID token. */
+  nonce?: string | null;
 }
 
 export interface GrantRow {
@@ -131,9 +140,9 @@ export class OAuthStore {
   putCode(row: CodeRow): void {
     this.db
       .query(
-        "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scopes, expires_at, grant_id) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+        "INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, scopes, expires_at, grant_id, nonce) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?)",
       )
-      .run(row.code_hash, row.client_id, row.user_id, row.redirect_uri, row.code_challenge, row.scopes, row.expires_at);
+      .run(row.code_hash, row.client_id, row.user_id, row.redirect_uri, row.code_challenge, row.scopes, row.expires_at, row.nonce ?? null);
   }
 
   code(codeHash: string): CodeRow | null {

@@ -4,16 +4,16 @@
 // corpus_search. Then the refresh token rotates, the old one replayed revokes the grant, and
 // revocation ends access.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client, type OAuthClientProvider, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
-import { type Browser, chromium } from "playwright-core";
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
+import type { Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
+import { AssistantProvider, freePort, launchChromium } from "./assistant";
 
 setDefaultTimeout(120_000);
-const CHROMIUM = "/usr/bin/chromium";
 
 let running: Running;
 let browser: Browser;
@@ -21,64 +21,7 @@ let callback: ReturnType<typeof Bun.serve>;
 let received: Promise<URLSearchParams>;
 let deliver: (p: URLSearchParams) => void;
 
-/** An assistant's OAuth provider: everything kept in memory; the browser is driven by the test. */
-class Provider implements OAuthClientProvider {
-  info?: any;
-  saved?: any;
-  verifier = "";
-  authorizationUrl?: URL;
-  constructor(readonly redirect: string) {}
-  get redirectUrl() {
-    return this.redirect;
-  }
-  get clientMetadata() {
-    return {
-      client_name: "Flow Test Assistant",
-      redirect_uris: [this.redirect],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: any) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: any) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  discovery?: any;
-  saveDiscoveryState(state: any) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-}
-
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
-}
-
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the OAuth flow test: apt-get install chromium");
   const roots = tempDir("corpus-oauth-roots-");
   mkdirSync(join(roots, "alice", "notes"), { recursive: true });
   writeFileSync(
@@ -115,19 +58,7 @@ beforeAll(async () => {
       });
     },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -138,7 +69,7 @@ afterAll(async () => {
 
 const mcpUrl = () => new URL(`${running.url}/mcp`);
 
-async function connected(provider: Provider) {
+async function connected(provider: AssistantProvider) {
   const client = new Client({ name: "flow-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider }));
   return client;
@@ -152,7 +83,7 @@ const form = (body: Record<string, string>) => ({
 
 describe("an assistant connects with OAuth", () => {
   test("discovery, DCR, sign-in and consent in Chromium, tools, refresh rotation and reuse, revocation", async () => {
-    const provider = new Provider(`http://127.0.0.1:${callback.port}/callback`);
+    const provider = new AssistantProvider(`http://127.0.0.1:${callback.port}/callback`);
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     const first = new Client({ name: "flow-test", version: "1.0.0" });
     // No token yet: the SDK discovers the metadata, registers, and asks to open the browser.
@@ -218,7 +149,7 @@ describe("an assistant connects with OAuth", () => {
 
   test("revocation (RFC 7009) ends access for an SDK client", async () => {
     // A second grant through the same forms, without the browser this time (the first test drove it).
-    const provider = new Provider(`http://127.0.0.1:${callback.port}/callback`);
+    const provider = new AssistantProvider(`http://127.0.0.1:${callback.port}/callback`);
     received = new Promise((r) => (deliver = r));
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     await expect(new Client({ name: "flow-test", version: "1.0.0" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);

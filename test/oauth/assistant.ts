@@ -1,0 +1,106 @@
+// What the browser-driven OAuth tests share: an assistant's OAuth provider for the official
+// SDK client (kept in memory; the test opens the authorization URL itself), a loopback
+// callback that receives the code, a free port, and Debian's headless Chromium.
+import { existsSync } from "node:fs";
+import type { OAuthClientProvider } from "@modelcontextprotocol/client";
+import { type Browser, chromium } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** An assistant's OAuth provider; with `clientMetadataUrl` it names itself by a Client ID Metadata Document instead of registering. */
+export class AssistantProvider implements OAuthClientProvider {
+  info?: any;
+  saved?: any;
+  verifier = "";
+  authorizationUrl?: URL;
+  discovery?: any;
+  constructor(
+    readonly redirect: string,
+    readonly name = "Flow Test Assistant",
+    readonly clientMetadataUrl?: string,
+  ) {}
+  get redirectUrl() {
+    return this.redirect;
+  }
+  get clientMetadata() {
+    return {
+      client_name: this.name,
+      redirect_uris: [this.redirect],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    };
+  }
+  clientInformation() {
+    return this.info;
+  }
+  saveClientInformation(info: any) {
+    this.info = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: any) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  saveDiscoveryState(state: any) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery;
+  }
+}
+
+export async function freePort(): Promise<number> {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
+
+/** A loopback redirect URI's server: `next()`, called before the browser goes, resolves with the query of the next request. */
+export function callbackServer() {
+  let deliver: (p: URLSearchParams) => void = () => {};
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(request) {
+      deliver(new URL(request.url).searchParams);
+      return new Response("<!doctype html><title>done</title><p>You may close this window.</p>", {
+        headers: { "content-type": "text/html" },
+      });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}/callback`,
+    port: server.port!,
+    next: () => new Promise<URLSearchParams>((r) => (deliver = r)),
+    stop: () => server.stop(true),
+  };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the OAuth flow tests: apt-get install chromium");
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
