@@ -6,7 +6,7 @@ import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
 import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from "../metadata/model";
 import { OAUTH_PATHS } from "../oauth/routes";
-import { AUTH_METHODS, GRANTABLE_SCOPES, OAuthServer } from "../oauth/service";
+import { AUTH_METHODS, OAuthServer } from "../oauth/service";
 
 export class MetadataConfigError extends Error {}
 
@@ -57,7 +57,7 @@ export function authorizationServerMetadata(config: Config): Static<typeof Autho
       code_challenge_methods_supported: ["S256"],
       token_endpoint_auth_methods_supported: [...AUTH_METHODS],
       revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],
-      scopes_supported: [...GRANTABLE_SCOPES],
+      scopes_supported: OAuthServer.grantableScopes(config),
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,
       service_documentation: `${config.resourceUrl}/openapi`,

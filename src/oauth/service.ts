@@ -165,6 +165,16 @@ export class OAuthServer {
     return this.upstream ? [...GRANTABLE_SCOPES, OPENID] : [...GRANTABLE_SCOPES];
   }
 
+  /** The same list from the configuration alone, for the metadata documents. */
+  static grantableScopes(config: Config): string[] {
+    return OAuthServer.signsInUpstream(config) ? [...GRANTABLE_SCOPES, OPENID] : [...GRANTABLE_SCOPES];
+  }
+
+  /** Whether sign-in happens at an upstream OpenID Connect provider (all three CORPUS_OIDC_* set). */
+  static signsInUpstream(config: Config): boolean {
+    return Boolean(config.CORPUS_OIDC_ISSUER && config.CORPUS_OIDC_CLIENT_ID && config.CORPUS_OIDC_CLIENT_SECRET);
+  }
+
   /** Whether this server is the authorization server (no external endpoints configured). */
   static builtIn(config: Config): boolean {
     return !config.CORPUS_OAUTH_AUTHORIZATION_ENDPOINT && !config.CORPUS_OAUTH_TOKEN_ENDPOINT;

@@ -103,6 +103,8 @@ describe("sign-in at an upstream OpenID Connect provider", () => {
     expect(oidc.authorization_endpoint).toBe(as.authorization_endpoint);
     expect(oidc.token_endpoint).toBe(as.token_endpoint);
     expect(oidc.scopes_supported).toContain("openid");
+    // Both documents list what the authorization server grants: the same scopes.
+    expect(as.scopes_supported).toEqual(oidc.scopes_supported);
     expect(oidc.id_token_signing_alg_values_supported).toEqual(["EdDSA"]);
   });
 
