@@ -153,7 +153,8 @@ describe("shutdown", () => {
 
   test("answers the questions in the worker, refuses background work, and ends the worker's threads", async () => {
     await Promise.all(open.splice(0).map((s) => s.close()));
-    expect(workerThreads()).toBe(0);
+    // A terminated worker's OS threads leave shortly after terminate() resolves (seen late under load in CI).
+    await until(() => workerThreads() === 0);
     const s = service({ threads: 2 });
     const running = s.embed(
       "nobody",
@@ -173,6 +174,6 @@ describe("shutdown", () => {
     await expect(queued).rejects.toThrow(EmbeddingClosed);
     await expect(running).rejects.toThrow(EmbeddingClosed);
     await expect(s.embed("nobody", ["after close"])).rejects.toThrow(EmbeddingClosed);
-    expect(workerThreads()).toBe(0);
+    await until(() => workerThreads() === 0);
   });
 });
