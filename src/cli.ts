@@ -1,40 +1,104 @@
 #!/usr/bin/env bun
 // The `corpus` command (D1, D2, D30): serve (default), token, backup, restore, check, version,
 // --help; all take --data-dir.
+import { type ParseArgsConfig, parseArgs as parseArgv } from "node:util";
 import { SCOPES } from "./auth/scopes";
-import { type Config, ConfigError, describeConfig, effectiveLogLevel, loadConfig } from "./config";
+import { type Config, ConfigError, type ConfigVariable, describeConfig, effectiveLogLevel, loadConfig } from "./config";
 import { createLogger } from "./log";
 import { SERVICE_VERSION } from "./version";
+
+/** An option a command takes: its value's name in the usage text (none for a flag) and whether it must be given. */
+interface OptionSpec {
+  value?: string;
+  required?: boolean;
+}
+
+interface CommandSpec {
+  /** The command's options besides --data-dir, in the order the usage shows them. */
+  options: Record<string, OptionSpec>;
+  /** What the usage shows after the command when it is not the options themselves. */
+  synopsis?: string;
+  /** What it does: one line per entry. */
+  summary: string[];
+}
+
+const VALUE = (value: string, required = true): OptionSpec => ({ value, required });
+
+/** Every command, its options and its help: the one place the CLI is described. */
+const COMMANDS: Record<string, CommandSpec> = {
+  serve: { options: {}, summary: ["start the server (the default)"] },
+  "token create": {
+    options: { user: VALUE("ID"), scopes: VALUE("s1,s2"), ttl: VALUE("SECONDS", false) },
+    summary: ["print a signed access token for that user (default ttl 3600)", `scopes: ${SCOPES.join(", ")}`],
+  },
+  "token revoke": {
+    options: { jti: VALUE("ID", false), user: VALUE("ID", false) },
+    synopsis: "--jti ID | --user ID",
+    summary: ["revoke one token this server issued (--jti ID),", "or every token of that user issued until now (--user ID)"],
+  },
+  "user add": {
+    options: { user: VALUE("ID") },
+    summary: [
+      "add a person who may sign in to the built-in authorization server;",
+      "the password is read from standard input (one line, 10+ characters)",
+    ],
+  },
+  "user passwd": { options: { user: VALUE("ID") }, summary: ["change a password (standard input); signs out their apps and sessions"] },
+  "user remove": { options: { user: VALUE("ID") }, summary: ["remove a person and revoke their tokens"] },
+  "user list": { options: {}, summary: ["list the people who may sign in"] },
+  backup: {
+    options: { out: VALUE("FILE"), force: {} },
+    summary: [
+      "write a consistent backup of the database while the server runs:",
+      "one file, mode 0600, with a manifest; never the master key (--force replaces FILE)",
+    ],
+  },
+  restore: {
+    options: { from: VALUE("FILE") },
+    summary: [
+      "restore a backup into --data-dir, which must be empty or absent;",
+      "the master key (CORPUS_MASTER_KEY or its file) must be the one",
+      "the backup's data was sealed with",
+    ],
+  },
+  check: { options: {}, summary: ["check this machine: data dir, database, sqlite-vec, embedding model"] },
+  version: { options: {}, summary: ["print the version"] },
+  help: { options: {}, synopsis: "[command]", summary: ["print this help, or a command's (also --help, -h)"] },
+};
+
+/** Commands of two words ("token create"): the first word groups them. */
+const GROUPS = new Set(Object.keys(COMMANDS).flatMap((c) => (c.includes(" ") ? [c.split(" ")[0]!] : [])));
+
+const DATA_DIR_HELP = "  --data-dir DIR        data folder (overrides CORPUS_DATA_DIR; default ./corpus-data)";
+
+function synopsis(command: string): string {
+  const spec = COMMANDS[command]!;
+  if (spec.synopsis !== undefined) return spec.synopsis;
+  return Object.entries(spec.options)
+    .map(([name, o]) => {
+      const text = o.value ? `--${name} ${o.value}` : `--${name}`;
+      return o.required ? text : `[${text}]`;
+    })
+    .join(" ");
+}
+
+/** One command in the list: name and synopsis, then what it does (on the next line when the first is long). */
+function describe(command: string): string {
+  const head = `${command} ${synopsis(command)}`.trim();
+  const [first, ...rest] = COMMANDS[command]!.summary;
+  const lines = head.length <= 21 ? [`  ${head.padEnd(21)} ${first}`] : [`  ${head}`, `${" ".repeat(24)}${first}`];
+  return [...lines, ...rest.map((line) => `${" ".repeat(24)}${line}`)].join("\n");
+}
 
 export const USAGE = `corpus ${SERVICE_VERSION}: self-hosted retrieval over your business tools
 
 Usage: corpus [command] [options]
 
 Commands:
-  serve                 start the server (the default)
-  token create --user ID --scopes s1,s2 [--ttl SECONDS]
-                        print a signed access token for that user (default ttl 3600)
-                        scopes: ${SCOPES.join(", ")}
-  token revoke --jti ID revoke one token this server issued
-  token revoke --user ID
-                        revoke every token of that user issued until now
-  user add --user ID    add a person who may sign in to the built-in authorization server;
-                        the password is read from standard input (one line, 10+ characters)
-  user passwd --user ID change a password (standard input); signs out their apps and sessions
-  user remove --user ID remove a person and revoke their tokens
-  user list             list the people who may sign in
-  backup --out FILE [--force]
-                        write a consistent backup of the database while the server runs:
-                        one file, mode 0600, with a manifest; never the master key
-  restore --from FILE   restore a backup into --data-dir, which must be empty or absent;
-                        the master key (CORPUS_MASTER_KEY or its file) must be the one
-                        the backup's data was sealed with
-  check                 check this machine: data dir, database, sqlite-vec, embedding model
-  version               print the version
-  help                  print this help (also --help, -h)
+${Object.keys(COMMANDS).map(describe).join("\n")}
 
 Options (every command):
-  --data-dir DIR        data folder (overrides CORPUS_DATA_DIR; default ./corpus-data)
+${DATA_DIR_HELP}
 
 Configuration (environment):
 ${describeConfig()
@@ -42,59 +106,114 @@ ${describeConfig()
   .join("\n")}
 `;
 
-export class UsageError extends Error {}
+/** `corpus <command> --help`: the command (or, for "token" or "user", each of the group) and its options. */
+export function commandHelp(topic: string): string {
+  const commands = COMMANDS[topic] ? [topic] : Object.keys(COMMANDS).filter((c) => c.startsWith(`${topic} `));
+  const one = (c: string) =>
+    [`Usage: corpus ${c} ${synopsis(c)}`.trimEnd(), "", ...COMMANDS[c]!.summary.map((line) => `  ${line}`)].join("\n");
+  return `${commands.map(one).join("\n\n")}
+
+Options:
+${DATA_DIR_HELP}
+  --help, -h            print this help
+
+Configuration (environment): see corpus --help
+`;
+}
+
+export class UsageError extends Error {
+  /** The command whose --help the message points to, when it is known. */
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface ParsedArgs {
   command: string;
   options: Record<string, string>;
+  /** With command "help": the command or group whose help was asked for. */
+  topic?: string;
 }
 
-/** Options each command takes besides --data-dir. */
-const COMMAND_OPTIONS: Record<string, string[]> = {
-  serve: [],
-  check: [],
-  version: [],
-  "token create": ["user", "scopes", "ttl"],
-  "token revoke": ["jti", "user"],
-  "user add": ["user"],
-  "user passwd": ["user"],
-  "user remove": ["user"],
-  "user list": [],
-  backup: ["out", "force"],
-  restore: ["from"],
-};
+/** Every option any command takes, for node:util's parser: it splits --name=value, --name value, -h and "--". */
+const ALL_OPTIONS = {
+  "data-dir": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  ...Object.fromEntries(
+    Object.values(COMMANDS).flatMap((spec) =>
+      Object.entries(spec.options).map(([name, o]) => [name, { type: o.value ? "string" : "boolean" }] as const),
+    ),
+  ),
+} satisfies ParseArgsConfig["options"];
 
-/** Options that take no value (present means true). */
-const FLAGS = new Set(["force"]);
-
+/**
+ * The command and its options. node:util's parser reads the words (not strictly: its own
+ * messages name no command); what is refused, and how it is said, is decided here: an option
+ * no command knows, one this command does not take, a value missing or given twice, a missing
+ * required option, an extra word.
+ */
 export function parseArgs(argv: string[]): ParsedArgs {
-  const options: Record<string, string> = {};
+  const { tokens } = parseArgv({ args: argv, options: ALL_OPTIONS, strict: false, allowPositionals: true, tokens: true });
   const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--help" || arg === "-h") return { command: "help", options };
-    if (arg.startsWith("--")) {
-      const eq = arg.indexOf("=");
-      const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-      const value = eq > 0 ? arg.slice(eq + 1) : FLAGS.has(name) ? "true" : argv[++i];
-      if (value === undefined || value === "") throw new UsageError(`--${name} needs a value`);
-      options[name] = value;
-    } else positional.push(arg);
+  const given: Array<{ name: string; value?: string; inline: boolean }> = [];
+  let help = false;
+  for (const token of tokens) {
+    if (token.kind === "positional") positional.push(token.value);
+    if (token.kind !== "option") continue;
+    if (token.name === "help") help = true;
+    else if (!Object.hasOwn(ALL_OPTIONS, token.name)) throw new UsageError(`unknown option ${token.rawName}`);
+    else given.push({ name: token.name, value: token.value, inline: token.inlineValue === true });
   }
-  const twoWords = positional[0] === "token" || positional[0] === "user";
+  const twoWords = GROUPS.has(positional[0] ?? "");
   const command = twoWords ? `${positional[0]} ${positional[1] ?? ""}`.trim() : (positional[0] ?? "serve");
+  if (command === "help") {
+    const topic = positional.slice(1).join(" ") || undefined;
+    if (topic && !COMMANDS[topic] && !GROUPS.has(topic)) throw new UsageError(`unknown command ${topic}`);
+    return { command: "help", options: {}, topic };
+  }
+  if (help) {
+    const known = positional.length > 0 && (COMMANDS[command] !== undefined || GROUPS.has(command));
+    return { command: "help", options: {}, topic: known ? command : undefined };
+  }
+  const spec = COMMANDS[command];
+  if (!spec)
+    throw new UsageError(
+      twoWords ? `unknown command ${command}; ${positional[0]} takes ${groupWords(positional[0]!)}` : `unknown command ${command}`,
+    );
+  const options: Record<string, string> = {};
+  for (const { name, value, inline } of given) {
+    const option = name === "data-dir" ? VALUE("DIR") : spec.options[name];
+    if (!option) throw new UsageError(`unknown option --${name} for ${command}`, command);
+    if (options[name] !== undefined) throw new UsageError(`--${name} is given twice`, command);
+    if (!option.value) {
+      if (inline) throw new UsageError(`--${name} takes no value`, command);
+      options[name] = "true";
+      continue;
+    }
+    // "--user --scopes x" is a missing value, not a user named "--scopes" ("--user=-x" passes a dash).
+    if (value === undefined || value === "" || (!inline && value.startsWith("-"))) throw new UsageError(`--${name} needs a value`, command);
+    options[name] = value;
+  }
   const used = twoWords ? 2 : 1;
-  if (positional.length > used) throw new UsageError(`unexpected argument ${positional[used]}`);
-  const allowed = COMMAND_OPTIONS[command];
-  if (!allowed) throw new UsageError(`unknown command ${command}`);
-  for (const name of Object.keys(options)) {
-    if (name !== "data-dir" && !allowed.includes(name)) throw new UsageError(`unknown option --${name} for ${command}`);
+  if (positional.length > used) throw new UsageError(`unexpected argument ${positional[used]}`, command);
+  for (const [name, option] of Object.entries(spec.options)) {
+    if (option.required && options[name] === undefined) throw new UsageError(`${command} needs --${name} ${option.value}`, command);
   }
   return { command, options };
 }
 
-function configFor(args: ParsedArgs): Config {
-  return loadConfig(process.env, args.options["data-dir"] ? { CORPUS_DATA_DIR: args.options["data-dir"] } : {});
+const groupWords = (group: string) =>
+  Object.keys(COMMANDS)
+    .filter((c) => c.startsWith(`${group} `))
+    .map((c) => c.slice(group.length + 1))
+    .join(", ");
+
+/** The configuration, all of it or (`only`) the variables a command reads: the others are not validated. */
+function configFor(args: ParsedArgs, only?: readonly ConfigVariable[]): Config {
+  return loadConfig(process.env, args.options["data-dir"] ? { CORPUS_DATA_DIR: args.options["data-dir"] } : {}, only);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -104,21 +223,22 @@ export async function main(argv: string[]): Promise<number> {
   try {
     args = parseArgs(argv);
   } catch (error) {
-    console.error(`corpus: ${(error as Error).message}; see corpus --help`);
+    const command = error instanceof UsageError ? error.command : undefined;
+    console.error(`corpus: ${(error as Error).message}; see corpus ${command ? `${command} ` : ""}--help`);
     return 2;
   }
   try {
     switch (args.command) {
       case "help":
-        process.stdout.write(USAGE);
+        process.stdout.write(args.topic ? commandHelp(args.topic) : USAGE);
         return 0;
       case "version":
         console.log(SERVICE_VERSION);
         return 0;
       case "token create":
       case "token revoke": {
-        const { tokenCommand } = await import("./auth/cli");
-        console.log(await tokenCommand(args.command, args.options, configFor(args)));
+        const { tokenCommand, TOKEN_CONFIG } = await import("./auth/cli");
+        console.log(await tokenCommand(args.command, args.options, configFor(args, TOKEN_CONFIG)));
         return 0;
       }
       case "user add":
@@ -131,9 +251,6 @@ export async function main(argv: string[]): Promise<number> {
       }
       case "backup":
       case "restore": {
-        const required = args.command === "backup" ? "out" : "from";
-        if (!args.options[required]) throw new UsageError(`${args.command} needs --${required} FILE`);
-        if (args.options.force !== undefined && args.options.force !== "true") throw new UsageError("--force takes no value");
         const { backupCommand } = await import("./backup/command");
         console.log(JSON.stringify(await backupCommand(args.command, args.options, configFor(args)), null, 2));
         return 0;

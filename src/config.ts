@@ -186,6 +186,9 @@ export type Config = Static<typeof ConfigSchema> & {
 
 export class ConfigError extends Error {}
 
+/** The name of one CORPUS_* variable. */
+export type ConfigVariable = keyof Static<typeof ConfigSchema>;
+
 /** The lowest level logged: DEBUG in debug mode ("verbose logging", second document part 8), else CORPUS_LOG_LEVEL. */
 export const effectiveLogLevel = (c: Pick<Config, "CORPUS_DEBUG_MODE" | "CORPUS_LOG_LEVEL">): (typeof LOG_LEVELS)[number] =>
   c.CORPUS_DEBUG_MODE ? "DEBUG" : c.CORPUS_LOG_LEVEL;
@@ -234,11 +237,19 @@ function oidcProblem(base: Static<typeof ConfigSchema>): void {
     );
 }
 
-/** Reads the configuration; throws ConfigError with one line naming variable, value and what is allowed. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<string, string>> = {}): Config {
+/**
+ * Reads the configuration; throws ConfigError with one line naming variable, value and what is
+ * allowed. With `only`, a command that needs a few variables (`corpus token`) reads those alone:
+ * the others keep their defaults, so a value meant for the server cannot stop the command.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Record<string, string>> = {},
+  only?: readonly ConfigVariable[],
+): Config {
   const values: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(ConfigSchema.properties) as Array<[string, TSchema]>) {
-    const raw = overrides[name] ?? env[name];
+  for (const [name, schema] of Object.entries(ConfigSchema.properties) as Array<[ConfigVariable, TSchema]>) {
+    const raw = only && !only.includes(name) ? undefined : (overrides[name] ?? env[name]);
     if (raw === undefined || raw === "") {
       if (schema.default !== undefined) values[name] = schema.default;
       continue;

@@ -19,6 +19,56 @@ describe("corpus CLI (D1, D2)", () => {
     expect(() => parseArgs(["serve", "extra"])).toThrow("unexpected argument extra");
   });
 
+  test("each command takes its own options, once, with their values (node:util's parser, our messages)", () => {
+    const create = ["token", "create", "--scopes", "corpus:read"];
+    expect(parseArgs([...create, "--user=-dash"]).options).toEqual({ scopes: "corpus:read", user: "-dash" });
+    expect(parseArgs(["backup", "--out", "f", "--force"]).options).toEqual({ out: "f", force: "true" });
+    // A word after "--" is no option.
+    expect(() => parseArgs(["restore", "--from", "f", "--", "--force"])).toThrow("unexpected argument --force");
+    for (const [argv, message] of [
+      [[...create, "--user"], "--user needs a value"],
+      [[...create, "--user="], "--user needs a value"],
+      [["token", "create", "--user", "--scopes", "corpus:read"], "--user needs a value"], // not a user named "--scopes"
+      [[...create, "--user", "a", "--user", "b"], "--user is given twice"],
+      [["backup", "--out", "f", "--force=yes"], "--force takes no value"],
+      [["backup"], "backup needs --out FILE"],
+      [["restore"], "restore needs --from FILE"],
+      [["user", "add"], "user add needs --user ID"],
+      [["user", "list", "--user", "a"], "unknown option --user for user list"],
+      [["check", "-x"], "unknown option -x"],
+      [["token"], "unknown command token; token takes create, revoke"],
+      [["token", "frob"], "unknown command token frob"],
+    ] as const) {
+      expect(() => parseArgs([...argv])).toThrow(message);
+    }
+  });
+
+  test("--help, -h and help name the command whose help is asked for", () => {
+    expect(parseArgs(["--help"])).toEqual({ command: "help", options: {} });
+    expect(parseArgs(["token", "create", "-h"])).toEqual({ command: "help", options: {}, topic: "token create" });
+    expect(parseArgs(["token", "--help"]).topic).toBe("token");
+    expect(parseArgs(["help", "restore"]).topic).toBe("restore");
+    // Asked for help, a bad word gets the general help rather than an error.
+    expect(parseArgs(["frobnicate", "--help"])).toEqual({ command: "help", options: {} });
+  });
+
+  test("corpus <command> --help prints that command's usage; a usage error points to it, exit 2", () => {
+    const help = runCli(["token", "create", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toStartWith("Usage: corpus token create --user ID --scopes s1,s2 [--ttl SECONDS]\n");
+    expect(help.stdout).toContain("corpus:search");
+    expect(help.stdout).not.toContain("token revoke");
+    const group = runCli(["help", "user"]);
+    expect(group.code).toBe(0);
+    for (const c of ["user add", "user passwd", "user remove", "user list"]) expect(group.stdout).toContain(`Usage: corpus ${c}`);
+    const unknown = runCli(["help", "frobnicate"]);
+    expect([unknown.code, unknown.stderr]).toEqual([2, "corpus: unknown command frobnicate; see corpus --help\n"]);
+    const bad = runCli(["backup", "--out", "x", "--verbose"]);
+    expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", "corpus: unknown option --verbose; see corpus --help\n"]);
+    const wrong = runCli(["restore", "--from", "x", "--force"]);
+    expect([wrong.code, wrong.stderr]).toEqual([2, "corpus: unknown option --force for restore; see corpus restore --help\n"]);
+  });
+
   test("corpus version prints 0.1.0", () => {
     const r = runCli(["version"]);
     expect(r.code).toBe(0);
@@ -82,17 +132,47 @@ describe("corpus token (D2)", () => {
     await services.close();
   });
 
-  test("a token is minted and revoked even when the connectors file is broken (it is not read)", () => {
+  test("a token is minted and revoked even when the connectors file or any variable tokens do not use is broken", async () => {
     const dir = tempDir();
     const broken = join(tempDir(), "connectors.json");
     writeFileSync(broken, "[{ this is not JSON");
-    const env = { CORPUS_CONNECTORS_FILE: broken };
+    // Each of these stops the server (exit 2); none is read to mint a token.
+    const env = {
+      CORPUS_CONNECTORS_FILE: broken,
+      CORPUS_EMBED_THREADS: "many",
+      CORPUS_LIMIT_QUERY_PER_DAY: "0",
+      CORPUS_WEBHOOK_URL: "https://hooks.example.com/corpus", // without its secret
+      CORPUS_CONNECTOR_ALLOW_HOSTS: "10.0.0.0/99",
+      CORPUS_LOG_LEVEL: "LOUD",
+    };
+    expect(runCli(["check", "--data-dir", dir], env).code).toBe(2);
     const r = runCli(["token", "create", "--user", "bob", "--scopes", "connectors:read", "--data-dir", dir], env);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split(".")).toHaveLength(3);
+    const token = r.stdout.trim();
+
+    // The server, started on the same data folder with a sound configuration, accepts it.
+    const { createServices } = await import("../src/services");
+    const { createLogger } = await import("../src/log");
+    const { loadConfig } = await import("../src/config");
+    const services = await createServices(
+      loadConfig({ CORPUS_DATA_DIR: dir }),
+      createLogger("ERROR", () => {}),
+    );
+    try {
+      expect((await services.auth.authenticate(`Bearer ${token}`, "connectors:read")).user).toBe("bob");
+    } finally {
+      await services.close();
+    }
     const revoke = runCli(["token", "revoke", "--user", "bob", "--data-dir", dir], env);
+    expect(revoke.stderr).toBe("");
     expect(revoke.code).toBe(0);
+  });
+
+  test("a variable the token names (its audience: host and port) is still checked", () => {
+    const r = runCli(["token", "create", "--user", "bob", "--scopes", "corpus:read", "--data-dir", tempDir()], { CORPUS_PORT: "eighty" });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('corpus: CORPUS_PORT="eighty" is not allowed: expected an integer from 0 to 65535\n');
   });
 
   test("--ttl is honoured; bad input exits 2 with one line", () => {

@@ -16,14 +16,13 @@ async function readPassword(): Promise<string> {
 }
 
 export async function userCommand(command: string, options: Record<string, string>, config: Config): Promise<string> {
-  if (command !== "user list" && !options.user) throw new AccountError(`${command} needs --user ID`);
   const services = await createServices(
     config,
     createLogger("ERROR", () => {}),
   );
   try {
     const accounts = services.accounts;
-    const id = options.user!;
+    const id = options.user!; // required by the CLI's parser for all but "user list"
     switch (command) {
       case "user add":
         await accounts.add(id, await readPassword());

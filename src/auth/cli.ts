@@ -1,11 +1,28 @@
 // `corpus token create` and `corpus token revoke` (D2): the operator's way to mint and
 // withdraw access tokens, against the same data dir the server uses.
-import type { Config } from "../config";
+import type { Config, ConfigVariable } from "../config";
 import { loadMasterKey } from "../crypto/master-key";
 import { MIGRATIONS } from "../services";
 import { openDatabase } from "../store/database";
 import { AuthService } from "./service";
 import { parseScopes, TokenRequestError } from "./tokens";
+
+/**
+ * The variables a token depends on: where the data and keys are, and the issuer and audience it
+ * names (derived from the host, port and TLS files unless set). Any other variable, right or
+ * wrong, is the server's business and is not read.
+ */
+export const TOKEN_CONFIG = [
+  "CORPUS_DATA_DIR",
+  "CORPUS_MASTER_KEY",
+  "CORPUS_MASTER_KEY_FILE",
+  "CORPUS_HOST",
+  "CORPUS_PORT",
+  "CORPUS_TLS_CERT_FILE",
+  "CORPUS_TLS_KEY_FILE",
+  "CORPUS_OAUTH_RESOURCE_URL",
+  "CORPUS_OAUTH_ISSUER",
+] as const satisfies readonly ConfigVariable[];
 
 /**
  * Only what tokens need (the database, the master key, the signing key): a connectors file or
@@ -21,11 +38,10 @@ export async function tokenCommand(command: string, options: Record<string, stri
   const services = { auth: await AuthService.create(config, db, key) };
   try {
     if (command === "token create") {
-      if (!options.user) throw new TokenRequestError("token create needs --user ID");
-      if (!options.scopes) throw new TokenRequestError("token create needs --scopes s1,s2");
-      const scopes = parseScopes(options.scopes);
+      // --user and --scopes are required by the CLI's parser (src/cli.ts).
+      const scopes = parseScopes(options.scopes!);
       const ttl = options.ttl === undefined ? undefined : /^\d+$/.test(options.ttl) ? Number(options.ttl) : NaN;
-      return (await services.auth.issuer.issue(options.user, scopes, ttl)).token;
+      return (await services.auth.issuer.issue(options.user!, scopes, ttl)).token;
     }
     if (options.jti) {
       const issued = services.auth.store.issued(options.jti);
