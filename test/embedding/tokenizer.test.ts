@@ -1,7 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Tokenizer } from "@huggingface/tokenizers";
+import { parseMessage } from "../../src/connectors/maildir/connector";
+import { MAX_TOKENS } from "../../src/embedding/embedder";
 import { WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import { assets } from "../../src/native/assets";
+import { embeddingText, recordChunks } from "../../src/retrieval/chunk";
+import { SHARED_DATA } from "../support/servers";
 
 const tok = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")));
 
@@ -55,5 +61,86 @@ describe("WordPiece tokenizer (bert-base-uncased vocabulary of all-MiniLM-L6-v2)
   test("count excludes the special tokens", () => {
     expect(tok.count("Hello, world!")).toBe(4);
     expect(tok.count("")).toBe(0);
+  });
+});
+
+// Hugging Face's own JavaScript tokenizer, reading the same tokenizer.json, as the reference: ours
+// stays (scripts/bench/tokenizer.ts: same ids, about a third of the time), so it must give its ids.
+describe("parity with @huggingface/tokenizers on real mail", () => {
+  const reference = new Tokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")), {});
+  const cls = reference.token_to_id("[CLS]")!;
+  const sep = reference.token_to_id("[SEP]")!;
+  const pieces = (text: string) => reference.encode(text, { add_special_tokens: false }).ids;
+  /** What the model is given: [CLS], the pieces cut to fit, [SEP]. */
+  const expected = (text: string, maxLength: number) => [cls, ...pieces(text).slice(0, maxLength - 2), sep];
+  const dir = join(SHARED_DATA, "enron", "messages");
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".eml"))
+    .sort()
+    .filter((_, i) => i % 8 === 0); // 213 of the 1,702, across the set
+
+  test("raw messages (headers, quoting, forwarded HTML): ids, truncation to 256 and counts", () => {
+    let longer = 0;
+    for (const f of files) {
+      // The first 16,000 characters: a few messages carry megabytes of attachment.
+      const raw = readFileSync(join(dir, f), "utf8").slice(0, 16_000);
+      const all = pieces(raw);
+      expect(tok.encode(raw, MAX_TOKENS).ids).toEqual([cls, ...all.slice(0, MAX_TOKENS - 2), sep]);
+      expect(tok.count(raw)).toBe(all.length);
+      if (all.length > MAX_TOKENS - 2) longer++;
+    }
+    expect(longer).toBeGreaterThan(100); // truncation was exercised
+  }, 60_000);
+
+  test("the chunks indexing embeds: same ids, so the same lengths for the batch budget", async () => {
+    let chunks = 0;
+    for (const f of files.slice(0, 60)) {
+      const record = await parseMessage(readFileSync(join(dir, f)), f, f, f);
+      for (const chunk of recordChunks(record, tok)) {
+        const text = embeddingText(record.title, chunk);
+        expect(tok.encode(text, MAX_TOKENS).ids).toEqual(expected(text, MAX_TOKENS));
+        chunks++;
+      }
+    }
+    expect(chunks).toBeGreaterThan(60);
+  }, 60_000);
+
+  test("random mixes of scripts, accents, controls, odd spaces and punctuation", () => {
+    const pools = [
+      "abc XYZ 123",
+      "éèüßÅİ",
+      "中文日本語한국어\uf900",
+      "ΑΣ.Β ας",
+      "\u0000\u0007\u000b\u000c\u007f\u0085\u00ad\u200b\u200d\ufeff\ufffd",
+      " \t\n\r\u00a0\u2003\u3000",
+      ".,;:!?'\"()[]{}<>-_/\\@#$%^&*+=~`|",
+      "\u037e\u00b7\u2014\u2019\u201c",
+      "\u{1F600}\u{1F4A9}",
+      "ﬁﬂǅǈ",
+      "e\u0301a\u0308",
+    ].map((p) => [...p]);
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (let n = 0; n < 3000; n++) {
+      let text = "";
+      for (let i = 1 + next(40); i > 0; i--) {
+        const pool = pools[next(pools.length)]!;
+        text += pool[next(pool.length)];
+      }
+      expect(tok.encode(text, 1000).ids).toEqual(expected(text, 1000));
+    }
+  });
+
+  test("where they differ, ours follows the Rust tokenizers crate", () => {
+    // A CJK ideograph beyond U+FFFF (Extension B) stands alone in the crate's BertNormalizer;
+    // tokenizers.js tests UTF-16 units, misses it and makes the whole word [UNK].
+    expect(tok.words("a\u{20000}b")).toEqual(["a", "\u{20000}", "b"]);
+    expect(pieces("a\u{20000}b")).toEqual([100]);
+    // A special token typed in a mail is text to us; to Hugging Face it is the token itself.
+    expect(tok.encode("[SEP]", 256).ids).toEqual([101, 1031, 19802, 1033, 102]);
+    expect(pieces("[SEP]")).toEqual([sep]);
   });
 });
