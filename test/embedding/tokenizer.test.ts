@@ -134,12 +134,12 @@ describe("parity with @huggingface/tokenizers on real mail", () => {
     }
   });
 
-  test("where they differ, ours follows the Rust tokenizers crate", () => {
-    // A CJK ideograph beyond U+FFFF (Extension B) stands alone in the crate's BertNormalizer;
-    // tokenizers.js tests UTF-16 units, misses it and makes the whole word [UNK].
+  test("the two places they differ", () => {
+    // A CJK ideograph beyond U+FFFF (Extension B) stands alone in Google's BERT and in the Rust
+    // crate's BertNormalizer; tokenizers.js tests UTF-16 units, misses it and makes the word [UNK].
     expect(tok.words("a\u{20000}b")).toEqual(["a", "\u{20000}", "b"]);
     expect(pieces("a\u{20000}b")).toEqual([100]);
-    // A special token typed in a mail is text to us; to Hugging Face it is the token itself.
+    // A special token typed in a mail is text to us; to Hugging Face (the library and the crate) it is the token itself.
     expect(tok.encode("[SEP]", 256).ids).toEqual([101, 1031, 19802, 1033, 102]);
     expect(pieces("[SEP]")).toEqual([sep]);
   });
