@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
-// The `corpus` command (D1, D2, D30): serve (default), token, backup, restore, check, version,
-// --help; all take --data-dir.
+// The `corpus` command (D1, D2, D30): serve (default), token, user, backup, restore, check,
+// version, help; all take --data-dir, each its own --help. COMMANDS describes them once: the
+// parser (node:util's parseArgs underneath) and both helps are read from it.
 import { type ParseArgsConfig, parseArgs as parseArgv } from "node:util";
 import { SCOPES } from "./auth/scopes";
 import { type Config, ConfigError, type ConfigVariable, describeConfig, effectiveLogLevel, loadConfig } from "./config";
