@@ -21,7 +21,6 @@ import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../l
 import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter } from "../limits/rate-limit";
 import { type ProtectedRoute, REQUIRED_SCOPE } from "./scopes";
 import type { AuthService } from "./service";
-import { AuthFailure } from "./service";
 import type { Principal } from "./verifier";
 
 export interface GuardServices {
@@ -57,10 +56,6 @@ function withRateHeaders(info: RequestInfo, decision: RateDecision): void {
   info.ownHeaders = decision.remaining;
 }
 
-function asHttpError(error: unknown): unknown {
-  return error instanceof AuthFailure ? new HttpError(error.status, error.message, { "www-authenticate": error.challenge }) : error;
-}
-
 /** The path of an absolute request URL, without its query. */
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -91,7 +86,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
    */
   function refused(info: RequestInfo, limit: LimitedEndpoint | undefined, user: string | undefined, error: unknown): unknown {
     if (limit) withRateHeaders(info, user === undefined ? limiter.unknownCaller(limit) : limiter.peek(user, limit));
-    return asHttpError(error);
+    return error;
   }
 
   /** Counts the request; 429 once a window is spent. */

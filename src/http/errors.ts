@@ -4,6 +4,7 @@
 // clients read another body (the MCP endpoint: JSON-RPC error objects) gives its own shape for
 // its path (ErrorShapes); the mapper knows no feature by name.
 import { Elysia, ValidationError } from "elysia";
+import { DomainError, type DomainErrorKind } from "../errors";
 import type { Ranges } from "../limits/client-ip";
 import type { Logger } from "../log";
 import { isStorageError, STORAGE_FULL_MESSAGE } from "../store/storage-errors";
@@ -25,6 +26,15 @@ export const ERROR_TYPES = {
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_TYPES;
+
+/** The one place where what a room's error means becomes an HTTP status (src/errors.ts). */
+export const DOMAIN_ERROR_STATUS = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<DomainErrorKind, ErrorStatus>;
 
 /** An error meant for the client: its message is shown as it is. */
 export class HttpError extends Error {
@@ -100,6 +110,10 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
   if (code === "PARSE" && error instanceof Error && error.cause instanceof HttpError) error = error.cause;
   if (error instanceof HttpError)
     return { status: error.status, headers: error.headers, body: error.body ?? errorBody(error.status, error.message) };
+  if (error instanceof DomainError) {
+    const status = DOMAIN_ERROR_STATUS[error.kind];
+    return { status, headers: { ...error.headers }, body: errorBody(status, error.message) };
+  }
   if (error instanceof ValidationError) return { status: 400 as const, headers: {}, body: errorBody(400, validationMessage(error)) };
   // D29: a write the disk refused is a state to report, not an internal error.
   if (isStorageError(error)) {
