@@ -582,6 +582,15 @@ export class ConnectorRegistry {
     purgeTerms(this.db, true);
   }
 
+  /** The connector rows and index entries of `user` (a deletion asks every room, after it erased, that nothing is left). */
+  rowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT (SELECT count(*) FROM connectors WHERE user_id = ?1) + (SELECT count(*) FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/') AS n",
+      )
+      .get(user)!.n;
+  }
+
   /** Every connector row and index entry of `user` (D13), inside the caller's transaction. */
   deleteUserRows(user: string): number {
     const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM connectors WHERE user_id = ?").all(user);

@@ -75,6 +75,15 @@ export class Conversations {
     return conversation;
   }
 
+  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT (SELECT count(*) FROM conversations WHERE user_id = ?1) + (SELECT count(*) FROM conversation_turns WHERE user_id = ?1) AS n",
+      )
+      .get(user)!.n;
+  }
+
   deleteUser(user: string): number {
     this.db.query("DELETE FROM conversation_turns WHERE user_id = ?").run(user);
     return this.db.query("DELETE FROM conversations WHERE user_id = ?").run(user).changes;

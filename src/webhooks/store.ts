@@ -103,6 +103,11 @@ export class WebhookStore {
       .map((r) => ({ url: r.url, secret: this.keys.openFor(user, r.secret, `webhook/${r.id}`).toString("utf8") }));
   }
 
+  /** The webhooks `user` registered (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM webhooks WHERE user_id = ?1) AS n").get(user)!.n;
+  }
+
   deleteUser(user: string): number {
     return this.db.query("DELETE FROM webhooks WHERE user_id = ?").run(user).changes;
   }
