@@ -11,11 +11,13 @@ import { accessLog } from "./http/access-log";
 import { bodyLimit } from "./http/body-limit";
 import { jsonOnly } from "./http/content-type";
 import { cors } from "./http/cors";
-import { errorMapper } from "./http/errors";
+import { type ErrorShapes, errorMapper } from "./http/errors";
 import { hostCheck } from "./http/host-check";
 import { allowedMethods } from "./http/methods";
+import { requestContext } from "./http/request-context";
 import { responseWriter } from "./http/response";
 import { parseRanges } from "./limits/client-ip";
+import { MCP_PATH, mcpErrorBody } from "./mcp/errors";
 import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
 import { oauthRoutes } from "./oauth/routes";
@@ -28,6 +30,9 @@ import { databaseCheck, storageCheck } from "./store/health";
 import { userRoutes } from "./users/routes";
 import { webhookRoutes } from "./webhooks/routes";
 
+/** Features whose clients read another error body than { type, message }: the MCP endpoint's JSON-RPC errors. */
+export const ERROR_SHAPES: ErrorShapes = [[MCP_PATH, mcpErrorBody]];
+
 export function createApp(services: Services) {
   const { config, log, db, auth } = services;
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
@@ -37,6 +42,8 @@ export function createApp(services: Services) {
   };
   // normalize: false, so that unknown fields are refused (400), not silently dropped (D8).
   const app = new Elysia({ name: "corpus", normalize: false })
+    // Before every other stage: the request's id and client on its context (http/request-context.ts).
+    .use(requestContext)
     .use(responseWriter)
     // First of all: a limited route's refusals carry the six X-RateLimit-* headers, whichever stage refuses (D16).
     .use(limitHeaders(services.limiter))
@@ -48,6 +55,7 @@ export function createApp(services: Services) {
         log.child("http"),
         allowedMethods((): readonly { method: string; path: string }[] => app.routes),
         trusted,
+        ERROR_SHAPES,
       ),
     )
     .use(jsonOnly)

@@ -1,6 +1,6 @@
 // Starts the service: configuration, data dir, keys, database, the app, the listener.
 import type { Server } from "bun";
-import { createApp } from "./app";
+import { createApp, ERROR_SHAPES } from "./app";
 import type { Config } from "./config";
 import { withDefaultHost } from "./http/host-check";
 import { beginRequest } from "./http/request-context";
@@ -32,13 +32,16 @@ export interface Running {
  * leaves every response pending for a few ticks, which the timeout then has to watch.
  */
 export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
-  const timed = withTimeout(handle, config.CORPUS_REQUEST_TIMEOUT, (request) =>
-    log.warning("request timed out", { method: request.method, path: new URL(request.url).pathname }),
-  );
+  const timed = withTimeout(handle, config.CORPUS_REQUEST_TIMEOUT, {
+    onTimeout: (request) => log.warning("request timed out", { method: request.method, path: new URL(request.url).pathname }),
+    shapes: ERROR_SHAPES,
+  });
   const secure = Boolean(config.CORPUS_TLS_CERT_FILE);
   return (request: Request, server: Server<undefined>) => {
-    beginRequest(request, server).secure = secure;
-    return timed(withDefaultHost(request, config.resourceUrl));
+    const hosted = withDefaultHost(request, config.resourceUrl);
+    // The socket's address is asked with the Request the socket gave, not its wrapper.
+    beginRequest(hosted, server, request).secure = secure;
+    return timed(hosted);
   };
 }
 

@@ -302,6 +302,15 @@ export class Archive {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks").get()!.n;
   }
 
+  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT (SELECT count(*) FROM archive_queries WHERE user_id = ?1) + (SELECT count(*) FROM archive_chunks WHERE user_id = ?1) AS n",
+      )
+      .get(user)!.n;
+  }
+
   /** Everything of `user` (D13): returns how many chunks were removed. */
   deleteUser(user: string): { queries: number; chunks: number } {
     return this.db.transaction(() => {

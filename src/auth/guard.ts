@@ -9,19 +9,18 @@
 //      response, errors included (401, 403, 400, 409; those refused before the guard get the
 //      whole windows from limitHeaders below); 429 with Retry-After;
 // all in the transform stage, before the body is validated. A claimed key is completed with
-// the response, or given up when the request fails so that a retry runs again. A token seen
-// before is checked without a promise, so the common path stays synchronous.
+// the response, or given up when the request fails so that a retry runs again. What one
+// request's stages tell each other is on its RequestInfo (http/request-context.ts).
 import { Elysia } from "elysia";
 import { HttpError, rateLimitedError } from "../http/errors";
 import { parseJsonText } from "../http/json-body";
 import { JsonText } from "../http/json-text";
-import { type RequestInfo, requestInfo } from "../http/request-context";
+import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { replayResponse } from "../http/response";
 import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../limits/idempotency";
 import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter } from "../limits/rate-limit";
 import { type ProtectedRoute, REQUIRED_SCOPE } from "./scopes";
 import type { AuthService } from "./service";
-import { AuthFailure } from "./service";
 import type { Principal } from "./verifier";
 
 export interface GuardServices {
@@ -35,19 +34,9 @@ export interface GuardOptions {
   route: ProtectedRoute;
 }
 
-/** Idempotency state of a POST that carries an Idempotency-Key. */
-interface IdempotentState {
-  claim?: Claim;
-  replay?: { status: number; body: string };
-}
-
-// Kept on the Request under a private symbol (a WeakMap entry costs ten times more).
-const STATE = Symbol("corpus.idempotency");
-type Guarded = Request & { [STATE]?: IdempotentState };
-
-/** The principal a guarded request was authenticated as (kept on its RequestInfo). */
-export function principalOf(request: Request): Principal {
-  const principal = requestInfo(request).verified as Principal | undefined;
+/** The principal a guarded request was authenticated as (kept on its RequestInfo by the guard). */
+function principalOf(info: RequestInfo): Principal {
+  const principal = info.verified as Principal | undefined;
   if (!principal) throw new Error("principalOf: the route is not guarded");
   return principal;
 }
@@ -67,10 +56,6 @@ function withRateHeaders(info: RequestInfo, decision: RateDecision): void {
   info.ownHeaders = decision.remaining;
 }
 
-function asHttpError(error: unknown): unknown {
-  return error instanceof AuthFailure ? new HttpError(error.status, error.message, { "www-authenticate": error.challenge }) : error;
-}
-
 /** The path of an absolute request URL, without its query. */
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -86,12 +71,12 @@ function pathOf(url: string): string {
  * carries the six headers too (D16). The guard puts the caller's own in their place.
  */
 export const limitHeaders = (limiter: RateLimiter) =>
-  new Elysia({ name: "corpus/limit-headers" }).onRequest(({ request }) => {
+  new Elysia({ name: "corpus/limit-headers" }).use(requestContext).onRequest(({ request, info }) => {
     const method = request.method;
     if (method !== "POST" && method !== "DELETE") return;
     const endpoint = LIMITED_ROUTES[`${method} ${pathOf(request.url)}`];
     if (!endpoint) return;
-    withRateHeaders(requestInfo(request), limiter.unknownCaller(endpoint));
+    withRateHeaders(infoOf(request, info), limiter.unknownCaller(endpoint));
   });
 
 export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
@@ -101,7 +86,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
    */
   function refused(info: RequestInfo, limit: LimitedEndpoint | undefined, user: string | undefined, error: unknown): unknown {
     if (limit) withRateHeaders(info, user === undefined ? limiter.unknownCaller(limit) : limiter.peek(user, limit));
-    return asHttpError(error);
+    return error;
   }
 
   /** Counts the request; 429 once a window is spent. */
@@ -112,20 +97,10 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   }
 
   /** The body the parse stage left as text, parsed (400 when it is not JSON or nests too deep). */
-  function parseBody(context: { body: unknown }): unknown {
-    if (context.body instanceof JsonText) context.body = parseJsonText(context.body.text);
-    return context.body;
-  }
+  const parseBody = (body: unknown): unknown => (body instanceof JsonText ? parseJsonText(body.text) : body);
 
-  /** After authentication: scope, then the body, idempotency and the rate limit. */
-  function admit(
-    principal: Principal,
-    opts: GuardOptions,
-    isPost: boolean,
-    request: Request,
-    info: RequestInfo,
-    context: { body: unknown },
-  ): void {
+  /** After authentication: scope, then the body, idempotency and the rate limit. Answers the body, parsed. */
+  function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, raw: unknown): unknown {
     const limit = LIMITED_ROUTES[opts.route];
     try {
       auth.confine(auth.authorize(principal, REQUIRED_SCOPE[opts.route]), opts.route);
@@ -137,67 +112,66 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
     if (key === null) {
       // Counted before the body is parsed: a caller over their limit costs no parsing.
       if (limit) count(info, principal.user, limit);
-      parseBody(context);
-      return;
+      return parseBody(raw);
     }
 
     // With a key, the count waits for the body (a replay is not counted); what is refused
     // before it carries the caller's windows as they stand.
     if (limit) withRateHeaders(info, limiter.peek(principal.user, limit));
-    const state: IdempotentState = {};
-    (request as Guarded)[STATE] = state;
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new HttpError(400, "Idempotency-Key: must be 1-255 visible ASCII characters");
     const claim = { user: principal.user, endpoint: opts.route, key };
-    const outcome = idempotency.begin(claim, parseBody(context));
+    const body = parseBody(raw);
+    const outcome = idempotency.begin(claim, body);
     if (outcome.kind !== "claimed") {
       if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
-      state.replay = outcome;
-      return;
+      info.replay = outcome;
+      return body;
     }
-    state.claim = claim;
+    let held: Claim | undefined = claim;
     // Completed with exactly the bytes sent; given up if the request fails, so that a retry runs again.
     info.onJsonWritten = (status, text) => {
-      if (!state.claim || status >= 400 || auth.revoked(principal)) return;
-      idempotency.complete(state.claim, status, text);
-      state.claim = undefined;
+      if (!held || status >= 400 || auth.revoked(principal)) return;
+      idempotency.complete(held, status, text);
+      held = undefined;
     };
     info.onFailure(() => {
-      if (state.claim) idempotency.release(state.claim);
-      state.claim = undefined;
+      if (held) idempotency.release(held);
+      held = undefined;
     });
     if (limit) count(info, principal.user, limit);
+    return body;
   }
 
   /** Replays of idempotent requests: POST routes only. */
   const idempotencyHooks = {
     // The stored bytes go out through the response writer like any answer (same headers).
-    beforeHandle({ request }: { request: Request }) {
-      const replay = (request as Guarded)[STATE]?.replay;
-      if (replay) return replayResponse(request, replay.status, replay.body);
+    beforeHandle({ request, info: scoped }: { request: Request; info: RequestInfo | undefined }) {
+      const info = infoOf(request, scoped);
+      if (info.replay) return replayResponse(info, info.replay.status, info.replay.body);
     },
   };
 
-  return new Elysia({ name: "corpus/guard" }).macro({
+  return new Elysia({ name: "corpus/guard" }).use(requestContext).macro({
     guard: (opts: GuardOptions) => {
       const isPost = opts.route.startsWith("POST ");
       const limit = LIMITED_ROUTES[opts.route];
       return {
         // A token seen before is checked at once (Verifier's cache); a new one is awaited here.
-        async transform(context: { request: Request; body: unknown }) {
+        // The context's fields are read and written one by one: a hook that hands the whole
+        // context to a function makes Elysia prepare all of it on every request (request-context.ts).
+        async transform(context: { request: Request; body: unknown; info: RequestInfo | undefined }) {
           const request = context.request;
-          const info = requestInfo(request);
-          let principal = info.verified as Principal | undefined;
-          if (!principal) {
-            try {
-              principal = await auth.authenticate(request.headers.get("authorization"), null);
-            } catch (error) {
-              throw refused(info, limit, undefined, error);
-            }
+          const info = infoOf(request, context.info);
+          let principal: Principal;
+          try {
+            principal = await auth.authenticate(request.headers.get("authorization"), null);
+          } catch (error) {
+            throw refused(info, limit, undefined, error);
           }
-          admit(principal, opts, isPost, request, info, context);
+          context.body = admit(principal, opts, isPost, request, info, context.body);
         },
-        resolve({ request }) {
-          return { principal: principalOf(request) };
+        resolve({ request, info }) {
+          return { principal: principalOf(infoOf(request, info)) };
         },
         // Other routes skip these hooks entirely: each hook costs on every request.
         ...(isPost ? idempotencyHooks : {}),

@@ -1,8 +1,10 @@
 // The auth room as one service: keys, issued tokens, verification, revocation. Callers hand
 // it the Authorization header and the scope they need; it answers with the principal or an
 // AuthFailure saying how to answer (status, message, WWW-Authenticate per RFC 6750 and D6).
+
 import type { Database } from "bun:sqlite";
 import type { Config } from "../config";
+import { DomainError } from "../errors";
 import type { HealthCheck } from "../health/checks";
 import { RecentHeaders } from "./recent-headers";
 import { PANEL_ROUTES, type Scope } from "./scopes";
@@ -26,13 +28,14 @@ export function bearerToken(header: string | null): string | undefined {
   return token && TOKEN_CHARS.test(token) ? token : undefined;
 }
 
-export class AuthFailure extends Error {
+/** A refused token (401) or scope (403), with the WWW-Authenticate challenge to answer it with. */
+export class AuthFailure extends DomainError {
   constructor(
     readonly status: 401 | 403,
     message: string,
     readonly challenge: string,
   ) {
-    super(message);
+    super(status === 401 ? "unauthorized" : "forbidden", message, { "www-authenticate": challenge });
   }
 }
 

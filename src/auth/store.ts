@@ -130,6 +130,11 @@ export class AuthStore {
     return nb !== undefined && (issuedAt === undefined || issuedAt <= nb);
   }
 
+  /** The records of tokens issued to `user` (the keyed not-before stamp names no one) (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM auth_tokens WHERE user_id = ?1) AS n").get(user)!.n;
+  }
+
   /** Removes the records of tokens issued to `user` (the keyed not-before stamp stays: it keeps old tokens out). */
   forgetIssued(user: string): number {
     return this.db.query("DELETE FROM auth_tokens WHERE user_id = ?").run(user).changes;

@@ -2,10 +2,12 @@
 // users add and what the operator file lists, and to write the OpenAPI document.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { t } from "elysia";
+import { CONNECTOR_ID_PATTERN } from "../ids";
 import { RATE_WINDOW_MS } from "./progress";
 import { CONNECTOR_KINDS } from "./types";
 
-export const CONNECTOR_ID_PATTERN = "^[a-z0-9][a-z0-9_-]{0,62}$";
+export { CONNECTOR_ID_PATTERN };
+
 const Identifier = Type.String({
   pattern: "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$",
   maxLength: 128,

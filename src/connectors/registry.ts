@@ -12,7 +12,7 @@ import { OPERATOR_OWNER } from "../auth/subjects";
 import { type Config, ConfigError } from "../config";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import type { EmbeddingService } from "../embedding/service";
-import { HttpError } from "../http/errors";
+import { DomainError } from "../errors";
 import { type BackgroundGuard, errorSummary } from "../jobs/guard";
 import type { Logger } from "../log";
 import { type Pin, pinner } from "../net/pin";
@@ -20,6 +20,7 @@ import { embeddingText, recordChunks } from "../retrieval/chunk";
 import type { DiskSpace } from "../store/disk-space";
 import type { Migration } from "../store/migrations";
 import { Scrub } from "../store/scrub";
+import { ConnectorExists, ConnectorNotFound, OperatorConnector } from "./errors";
 import { createFilesConnector } from "./files/connector";
 import { type ImapConfig, ImapConnector } from "./imap/connector";
 import type { IndexedOptions } from "./indexed-source";
@@ -95,7 +96,7 @@ function validateConfig(kind: ConnectorKind, config: unknown, where: string): Re
   const error = Value.Errors(schema, withDefaults).First();
   if (error) {
     const field = error.path ? `${where}${error.path.replaceAll("/", ".")}` : where;
-    throw new HttpError(400, `${field}: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
+    throw new DomainError("invalid", `${field}: ${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}`);
   }
   checkRemoteForm(kind, withDefaults as Record<string, unknown>);
   return withDefaults as Record<string, unknown>;
@@ -353,11 +354,11 @@ export class ConnectorRegistry {
 
   /** The realpath of a local path `user` adds: it must exist and lie under their roots. */
   private checkLocalPath(user: string, path: string): string {
-    if (!isAbsolute(path)) throw new HttpError(400, "config: the path must be absolute");
+    if (!isAbsolute(path)) throw new DomainError("invalid", "config: the path must be absolute");
     try {
       return confine(path, this.pathPolicy(user));
     } catch (error) {
-      if (error instanceof PathRefused) throw new HttpError(error.status, error.message);
+      if (error instanceof PathRefused) throw new DomainError(error.status === 403 ? "forbidden" : "invalid", error.message);
       throw error;
     }
   }
@@ -408,10 +409,9 @@ export class ConnectorRegistry {
    * (its old index dropped); a label alone changes nothing else.
    */
   async update(user: string, id: string, input: UpdateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
-    if (this.operators.some((o) => o.id === id))
-      throw new HttpError(403, `${id} is an operator connector; it is changed in CORPUS_CONNECTORS_FILE`);
+    if (this.operators.some((o) => o.id === id)) throw new OperatorConnector(id, "changed in");
     const stored = this.userDefinitions(user).find((x) => x.id === id);
-    if (!stored) throw new HttpError(404, `no connector with id ${id}; yours are: ${this.ids(user).join(", ") || "none"}`);
+    if (!stored) throw new ConnectorNotFound(id, this.ids(user));
     let config = stored.config;
     if (input.config) {
       const given = { ...input.config };
@@ -427,8 +427,8 @@ export class ConnectorRegistry {
       if (stored.kind === "imap" && given.password === undefined) {
         const moved = IMAP_SECRET_BOUND.filter((k) => k in given && !Bun.deepEquals(given[k], stored.config[k]));
         if (moved.length)
-          throw new HttpError(
-            400,
+          throw new DomainError(
+            "invalid",
             `config.password: give the password again to change ${moved.join(", ")}; the stored one is sent only where it was sent before`,
           );
       }
@@ -443,7 +443,7 @@ export class ConnectorRegistry {
     const row = this.db
       .query("UPDATE connectors SET label = ?, config = ? WHERE user_id = ? AND id = ?")
       .run(d.label, this.keys.sealFor(user, JSON.stringify(config), `connector/${id}`), user, id);
-    if (row.changes === 0) throw new HttpError(404, `no connector with id ${id}`);
+    if (row.changes === 0) throw new ConnectorNotFound(id);
     if (sourceChanged) await this.forget(user, id);
     const view = await this.view(d, sourceChanged);
     this.log.info("connector changed", { connector: id, kind: d.kind, source_changed: sourceChanged, status: view.status });
@@ -451,7 +451,7 @@ export class ConnectorRegistry {
   }
 
   private assertIdFree(user: string, id: string): void {
-    if (this.ids(user).includes(id)) throw new HttpError(409, `a connector with id ${id} already exists`);
+    if (this.ids(user).includes(id)) throw new ConnectorExists(id);
   }
 
   /** CORPUS_MAX_CONNECTORS_PER_USER: the user's own connectors (the operator's are not theirs). */
@@ -459,17 +459,16 @@ export class ConnectorRegistry {
     const max = this.config.CORPUS_MAX_CONNECTORS_PER_USER;
     const { n } = this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connectors WHERE user_id = ?").get(user)!;
     if (n >= max)
-      throw new HttpError(
-        409,
+      throw new DomainError(
+        "conflict",
         `you have ${n} connectors, the most allowed (CORPUS_MAX_CONNECTORS_PER_USER=${max}); remove one before adding another`,
       );
   }
 
   async remove(user: string, id: string): Promise<void> {
-    if (this.operators.some((o) => o.id === id))
-      throw new HttpError(403, `${id} is an operator connector; it is removed from CORPUS_CONNECTORS_FILE`);
+    if (this.operators.some((o) => o.id === id)) throw new OperatorConnector(id, "removed from");
     const d = this.userDefinitions(user).find((x) => x.id === id);
-    if (!d) throw new HttpError(404, `no connector with id ${id}; yours are: ${this.ids(user).join(", ") || "none"}`);
+    if (!d) throw new ConnectorNotFound(id, this.ids(user));
     await this.forget(user, d.id, () => this.db.query("DELETE FROM connectors WHERE user_id = ? AND id = ?").run(user, id));
     this.log.info("connector removed", { connector: id });
   }
@@ -506,8 +505,8 @@ export class ConnectorRegistry {
     if (ids) {
       const unknown = ids.filter((i) => !all.some((d) => d.id === i));
       if (unknown.length)
-        throw new HttpError(
-          400,
+        throw new DomainError(
+          "invalid",
           `connectors: unknown connector id ${unknown.join(", ")}; valid ids: ${all.map((d) => d.id).join(", ") || "none"}`,
         );
     }
@@ -581,6 +580,15 @@ export class ConnectorRegistry {
   /** After a user's indexes were dropped: their terms leave the word index for good. */
   purgeRemovedTerms(): void {
     purgeTerms(this.db, true);
+  }
+
+  /** The connector rows and index entries of `user` (a deletion asks every room, after it erased, that nothing is left). */
+  rowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT (SELECT count(*) FROM connectors WHERE user_id = ?1) + (SELECT count(*) FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/') AS n",
+      )
+      .get(user)!.n;
   }
 
   /** Every connector row and index entry of `user` (D13), inside the caller's transaction. */

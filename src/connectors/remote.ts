@@ -3,7 +3,7 @@
 // loopback host (name, address or CIDR range) in CORPUS_CONNECTOR_ALLOW_HOSTS; the operator's
 // own connectors (CORPUS_CONNECTORS_FILE) may reach any address. Either way the host is
 // resolved once per connection and the connection goes to the address checked.
-import { HttpError } from "../http/errors";
+import { DomainError } from "../errors";
 import {
   type AddressPolicy,
   ANY_ADDRESS,
@@ -65,8 +65,8 @@ export function checkRemoteForm(kind: ConnectorKind, config: Record<string, unkn
     // Read as it is at connect time: one host name or IP address, nothing else.
     if (remote) normalizeHost(remote.host);
   } catch (error) {
-    if (error instanceof PostgresUrlError) throw new HttpError(400, error.message);
-    if (error instanceof HostInvalid) throw new HttpError(400, `config.host: ${error.message}`);
+    if (error instanceof PostgresUrlError) throw new DomainError("invalid", error.message);
+    if (error instanceof HostInvalid) throw new DomainError("invalid", `config.host: ${error.message}`);
     throw error;
   }
 }
@@ -82,7 +82,7 @@ export async function checkRemoteHost(kind: ConnectorKind, config: Record<string
   try {
     await pin(remote.host);
   } catch (error) {
-    if (error instanceof HostRefused) throw new HttpError(403, refusedMessage(remote.field, error));
-    if (error instanceof HostInvalid) throw new HttpError(400, `${remote.field}: ${error.message}`);
+    if (error instanceof HostRefused) throw new DomainError("forbidden", refusedMessage(remote.field, error));
+    if (error instanceof HostInvalid) throw new DomainError("invalid", `${remote.field}: ${error.message}`);
   }
 }

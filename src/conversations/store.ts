@@ -1,9 +1,9 @@
 // Conversations of shape C (D9): the turns of a user's conversation, sealed with the user's
 // data key, so a follow-up is retrieved with the earlier questions as context.
 import type { Database } from "bun:sqlite";
-import { randomBytes } from "node:crypto";
 import { DecryptError } from "../crypto/aead";
 import type { UserKeys } from "../crypto/user-keys";
+import { ID_PREFIX, newId } from "../ids";
 import type { Migration } from "../store/migrations";
 
 export const conversationMigrations: Migration[] = [
@@ -23,8 +23,6 @@ export const conversationMigrations: Migration[] = [
     },
   },
 ];
-
-export const newId = (prefix: string) => `${prefix}${randomBytes(15).toString("base64url").replace(/[-_]/g, "x")}`;
 
 export interface Turn {
   question: string;
@@ -64,7 +62,7 @@ export class Conversations {
 
   /** Appends a turn; creates the conversation when `id` is undefined. Returns its id. */
   append(user: string, id: string | undefined, turn: Turn): string {
-    const conversation = id ?? newId("conv_");
+    const conversation = id ?? newId(ID_PREFIX.conversation);
     this.db.transaction(() => {
       if (!id) this.db.query("INSERT INTO conversations (id, user_id, created_at) VALUES (?, ?, ?)").run(conversation, user, this.now());
       const next = this.db
@@ -75,6 +73,15 @@ export class Conversations {
         .run(conversation, next, user, this.keys.sealFor(user, JSON.stringify(turn), turnAad(conversation, next)), this.now());
     })();
     return conversation;
+  }
+
+  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT (SELECT count(*) FROM conversations WHERE user_id = ?1) + (SELECT count(*) FROM conversation_turns WHERE user_id = ?1) AS n",
+      )
+      .get(user)!.n;
   }
 
   deleteUser(user: string): number {

@@ -122,6 +122,11 @@ export class UserKeys {
     return open(this.keyFor(user, false), sealed, `${purpose}/${user}`);
   }
 
+  /** The data key of `user` (0 or 1) (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM crypto_user_keys WHERE user_id = ?1) AS n").get(user)!.n;
+  }
+
   /** Crypto-shredding: the key and everything derived from it are gone; returns whether there was one. */
   destroy(user: string): boolean {
     this.cache.delete(user);

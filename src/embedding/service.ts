@@ -222,6 +222,11 @@ export class EmbeddingService {
     return { embed: (texts, priority) => this.embed(owner, texts, priority) };
   }
 
+  /** The cached vectors of `user`'s questions (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM embedding_cache WHERE owner = ?1) AS n").get(user)!.n;
+  }
+
   /** Every cached vector of `owner` (D13). */
   deleteOwner(owner: string): number {
     this.storeCounts.delete(owner);

@@ -3,23 +3,21 @@
 import { Elysia } from "elysia";
 import type { Ranges } from "../limits/client-ip";
 import type { Logger } from "../log";
-import { requestInfo } from "./request-context";
+import { infoOf, requestContext } from "./request-context";
 
 // Registered only when INFO is logged: the hook itself has a cost on every request.
 export const accessLog = (log: Logger, trusted?: Ranges) => {
-  const plugin = new Elysia({ name: "corpus/access-log" });
+  const plugin = new Elysia({ name: "corpus/access-log" }).use(requestContext);
   if (!log.enabled("INFO")) return plugin;
   return plugin
-    .onRequest(({ request }) => {
-      const info = requestInfo(request);
-      if (info.started_at === 0) info.started_at = performance.now();
+    .onRequest(({ request, info: scoped }) => {
+      const info = infoOf(request, scoped);
+      info.started_at = performance.now();
       // The socket's address can only be read while the request is open: read it now.
       void info.client_ip;
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
-      const info = requestInfo(request);
-      if (info.logged) return;
-      info.logged = true;
+    .onAfterResponse({ as: "global" }, ({ request, set, path, info: scoped }) => {
+      const info = infoOf(request, scoped);
       const { request_id, started_at, tool, status: written } = info;
       const client_ip = trusted ? info.clientBehind(trusted) : info.client_ip;
       const status = written ?? (typeof set.status === "number" ? set.status : 200);

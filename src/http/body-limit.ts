@@ -5,7 +5,7 @@
 // would make every route's handler asynchronous.
 import { Elysia } from "elysia";
 import { HttpError } from "./errors";
-import { carryRequestInfo, isBodiless } from "./request-context";
+import { infoOf, isBodiless, requestContext } from "./request-context";
 
 export function tooLarge(limit: number): HttpError {
   return new HttpError(413, `request body exceeds the limit of ${limit} bytes`);
@@ -30,7 +30,7 @@ export function limitedStream(body: ReadableStream<Uint8Array>, limit: number): 
   });
 }
 
-/** The request with its chunked body limited; same id and client address. */
+/** The request with its chunked body limited (its info stays on the context: same id and client address). */
 function withLimitedBody(request: Request, limit: number): Request {
   const limited = new Request(request.url, {
     method: request.method,
@@ -40,12 +40,11 @@ function withLimitedBody(request: Request, limit: number): Request {
     // @ts-expect-error: Bun and the fetch standard need it for a streamed body
     duplex: "half",
   });
-  carryRequestInfo(request, limited);
   return limited;
 }
 
 export const bodyLimit = (limit: number) =>
-  new Elysia({ name: "corpus/body-limit", seed: limit }).onRequest((context) => {
+  new Elysia({ name: "corpus/body-limit", seed: limit }).use(requestContext).onRequest((context) => {
     const request = context.request;
     if (isBodiless(request.method)) return;
     const declared = request.headers.get("content-length");
@@ -53,5 +52,8 @@ export const bodyLimit = (limit: number) =>
       if (Number(declared) > limit) throw tooLarge(limit);
       return; // Bun holds the request to its declared length
     }
-    if (request.body) context.request = withLimitedBody(request, limit);
+    if (!request.body) return;
+    // Before the context's Request is replaced: the info is the listener's, kept for the first.
+    context.info = infoOf(request, context.info);
+    context.request = withLimitedBody(request, limit);
   });

@@ -2,7 +2,7 @@
 // Access-Control-* header is ever sent and no origin is reflected.
 import { cors as elysiaCors } from "@elysiajs/cors";
 import { Elysia } from "elysia";
-import { requestInfo } from "./request-context";
+import { infoOf, requestContext } from "./request-context";
 import { securityHeaders } from "./response";
 
 // The specification's GET, POST, OPTIONS, and DELETE: the REST control plane removes
@@ -56,8 +56,11 @@ export function cors(origins: string[]) {
       // The plugin answers a preflight from its request hook, a Response that no later stage
       // (the response writer) sees: the security headers go into `set` first, which that
       // Response is given with the plugin's own.
-      .onRequest(({ request, set }) => {
-        if (request.method === "OPTIONS") Object.assign(set.headers, securityHeaders(requestInfo(request).secure));
+      .use(requestContext)
+      .onRequest(({ request, set, info: scoped }) => {
+        if (request.method !== "OPTIONS") return;
+        const info = infoOf(request, scoped);
+        Object.assign(set.headers, securityHeaders(info.secure), { "x-request-id": info.request_id });
       })
       .use(
         elysiaCors({

@@ -1,11 +1,14 @@
 // One error mapper for the whole app (D15): every REST error is { type, message } with `type`
 // the Code column of the first document's status table. Nothing internal leaks: unexpected
-// errors are logged and answered with a generic message, never a stack trace.
+// errors are logged and answered with a generic message, never a stack trace. A feature whose
+// clients read another body (the MCP endpoint: JSON-RPC error objects) gives its own shape for
+// its path (ErrorShapes); the mapper knows no feature by name.
 import { Elysia, ValidationError } from "elysia";
+import { DomainError, type DomainErrorKind } from "../errors";
 import type { Ranges } from "../limits/client-ip";
 import type { Logger } from "../log";
 import { isStorageError, STORAGE_FULL_MESSAGE } from "../store/storage-errors";
-import { requestInfo } from "./request-context";
+import { infoOf, type RequestInfo, requestContext } from "./request-context";
 
 export const ERROR_TYPES = {
   400: "bad_request",
@@ -23,6 +26,15 @@ export const ERROR_TYPES = {
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_TYPES;
+
+/** The one place where what a room's error means becomes an HTTP status (src/errors.ts). */
+export const DOMAIN_ERROR_STATUS = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+} as const satisfies Record<DomainErrorKind, ErrorStatus>;
 
 /** An error meant for the client: its message is shown as it is. */
 export class HttpError extends Error {
@@ -98,6 +110,10 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
   if (code === "PARSE" && error instanceof Error && error.cause instanceof HttpError) error = error.cause;
   if (error instanceof HttpError)
     return { status: error.status, headers: error.headers, body: error.body ?? errorBody(error.status, error.message) };
+  if (error instanceof DomainError) {
+    const status = DOMAIN_ERROR_STATUS[error.kind];
+    return { status, headers: { ...error.headers }, body: errorBody(status, error.message) };
+  }
   if (error instanceof ValidationError) return { status: 400 as const, headers: {}, body: errorBody(400, validationMessage(error)) };
   // D29: a write the disk refused is a state to report, not an internal error.
   if (isStorageError(error)) {
@@ -116,18 +132,22 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
   return { status: 500 as const, headers: {}, body: errorBody(500, "internal error; retry with backoff") };
 }
 
-/** Whether a path is the MCP endpoint's, whose errors are JSON-RPC error objects. */
-export const isMcpPath = (path: string) => path === "/mcp" || path.startsWith("/mcp/");
+/** A feature's own error body, made from the app's (status, { type, message } or the spec's own). */
+export type ErrorShape = (status: number, body: unknown, info: RequestInfo) => unknown;
 
 /**
- * On /mcp an error is a JSON-RPC error object (D17: 413 there too), unless the spec gives its own
- * body (429). It carries the request's id when /mcp could read one (JSON-RPC: null only if not).
+ * Error bodies of their own, by path (that path and those under it). By path, not by route: an
+ * error may come before any route is found (403 Host, 413, the 503 timeout), and Elysia runs a
+ * global error hook before a plugin's own, so a route's onError would never be asked.
  */
-export function jsonRpcShape(status: number, body: unknown, id: string | number | null = null): unknown {
-  if (body && typeof body === "object" && ("jsonrpc" in body || "retry_after" in body)) return body;
-  const message = (body as { message?: string }).message ?? "error";
-  if (message === NOT_JSON) return { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the body is not JSON" } };
-  return { jsonrpc: "2.0", id, error: { code: status >= 500 ? -32603 : -32600, message } };
+export type ErrorShapes = ReadonlyArray<readonly [path: string, shape: ErrorShape]>;
+
+/** The body of an error answered on `path`: the REST one, or the shape its feature gave. */
+export function shapedErrorBody(shapes: ErrorShapes, path: string, status: number, body: unknown, info: RequestInfo): unknown {
+  for (const [prefix, shape] of shapes) {
+    if (path === prefix || (path.startsWith(prefix) && path.charCodeAt(prefix.length) === 0x2f)) return shape(status, body, info);
+  }
+  return body;
 }
 
 /** A path routed under other methods only: 405 naming them (Allow), not 404. */
@@ -136,21 +156,26 @@ function methodNotAllowed(method: string, allowed: string[]): HttpError {
   return new HttpError(405, `${method} is not allowed on this path; use ${list}`, { allow: list });
 }
 
-/** `methodsFor` names the methods a path is routed under (a 404 for one of them is a 405). */
-export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[], trusted?: Ranges) =>
-  new Elysia({ name: "corpus/errors" }).onError({ as: "global" }, ({ code, error, set, request, path }) => {
-    if (code === "NOT_FOUND" && methodsFor) {
-      const allowed = methodsFor(path);
-      if (allowed.length) error = methodNotAllowed(request.method, allowed);
-    }
-    const info = requestInfo(request);
-    info.failed();
-    const mapped = toErrorResponse(code, error, log, {
-      request_id: info.request_id,
-      client_ip: trusted ? info.clientBehind(trusted) : info.client_ip,
+/**
+ * `methodsFor` names the methods a path is routed under (a 404 for one of them is a 405);
+ * `shapes` gives the features' own error bodies.
+ */
+export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[], trusted?: Ranges, shapes: ErrorShapes = []) =>
+  new Elysia({ name: "corpus/errors" })
+    .use(requestContext)
+    .onError({ as: "global" }, ({ code, error: thrown, set, request, path, info: scoped }) => {
+      let error: unknown = thrown;
+      if (code === "NOT_FOUND" && methodsFor) {
+        const allowed = methodsFor(path);
+        if (allowed.length) error = methodNotAllowed(request.method, allowed);
+      }
+      const info = infoOf(request, scoped);
+      info.failed();
+      const mapped = toErrorResponse(code, error, log, {
+        request_id: info.request_id,
+        client_ip: trusted ? info.clientBehind(trusted) : info.client_ip,
+      });
+      set.status = mapped.status;
+      Object.assign(set.headers, mapped.headers);
+      return shapedErrorBody(shapes, path, mapped.status, mapped.body, info);
     });
-    if (isMcpPath(path)) mapped.body = jsonRpcShape(mapped.status, mapped.body, info.rpcId) as typeof mapped.body;
-    set.status = mapped.status;
-    Object.assign(set.headers, mapped.headers);
-    return mapped.body;
-  });

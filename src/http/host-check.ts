@@ -7,7 +7,6 @@
 import { Elysia } from "elysia";
 import type { Config } from "../config";
 import { HttpError } from "./errors";
-import { carryRequestInfo } from "./request-context";
 
 /** Names of the loopback interface, always allowed: a local assistant reaches corpus by them. */
 export const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"] as const;
@@ -51,7 +50,6 @@ export function withDefaultHost(request: Request, resourceUrl: string): Request 
     // @ts-expect-error: Bun and the fetch standard need it for a streamed body
     duplex: "half",
   });
-  carryRequestInfo(request, hosted);
   return hosted;
 }
 

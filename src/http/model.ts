@@ -16,7 +16,7 @@ export const RateLimitedBody = t.Object({
 /** The 429 body of a per-address bucket (/mcp; ip-limit.ts). */
 export const IpRateLimitedBody = t.Object({ error: t.String(), retry_after: Type.Integer() });
 
-/** An error on /mcp (jsonRpcShape): a JSON-RPC 2.0 error object. */
+/** An error on /mcp (mcp/errors.ts): a JSON-RPC 2.0 error object. */
 export const JsonRpcErrorBody = t.Object({
   jsonrpc: t.Literal("2.0"),
   id: t.Union([t.String(), Type.Number(), t.Null()]),

@@ -1,20 +1,28 @@
 // Who asked and under which id: a request id generated here (an incoming X-Request-Id is
-// not trusted: ids in our logs are ours) and the client address. Kept on the Request object,
-// so that every later stage, error and log line (404s and parse errors included) sees the
-// same values; the response writer (./response.ts) puts the id on error responses.
+// not trusted: ids in our logs are ours) and the client address, with what the stages of one
+// request tell each other (rate-limit headers, the principal, the JSON-RPC id...).
+//
+// Kept on Elysia's context, the object Elysia makes for each request and hands to every hook
+// of it (request, transform, handler, mapResponse, error, afterResponse), as `info`: declared
+// by the requestContext plugin and set by its request hook, the app's first. Elysia's own
+// derive/resolve come too late for this (they run at the transform stage, after the request
+// hooks, and never for a 404). Hooks destructure it (`({ request, info }) => infoOf(request, info)`):
+// a hook that hands the whole context to a function makes Elysia prepare everything (headers,
+// query, cookies) on every route, its inference (sucrose) being unable to tell what is read.
+// The listener, which is outside Elysia (app.fetch takes only the Request), hands its part
+// (the socket's address, HTTPS) over in a WeakMap keyed by the Request: `beginRequest`.
+import { Elysia } from "elysia";
+import { requestIdGenerator } from "../ids";
 import { clientAddress, type Ranges } from "../limits/client-ip";
 
 interface PeerSource {
   requestIP(request: Request): { address: string } | null;
 }
 
-// Unique without a random draw per request: a random prefix per process and a counter.
-const ID_PREFIX = `req_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-let counter = 0;
+const nextRequestId = requestIdGenerator();
 
 export class RequestInfo {
-  private readonly serial = counter++;
-  private id?: string;
+  readonly request_id = nextRequestId();
   /** When the request reached the app; recorded only while requests are logged (access log). */
   started_at = 0;
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
@@ -25,10 +33,10 @@ export class RequestInfo {
   fixedHeaders?: Readonly<Record<string, string>>;
   /** Headers of this response alone (e.g. the remaining counts of a rate limit), errors included. */
   ownHeaders?: Readonly<Record<string, string>>;
-  /** The principal the request was authenticated as (set by the guard; a pass run again reuses it). */
+  /** The principal the request was authenticated as (set by the guard). */
   verified?: object;
-  /** Whether the access log has written this request's line (a request run again is logged once). */
-  logged = false;
+  /** A stored answer to send instead of running the handler (an idempotent replay, D11; set by the guard). */
+  replay?: { status: number; body: string };
   /** The status written, for the access log (set by the response writer). */
   status?: number;
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */
@@ -38,8 +46,9 @@ export class RequestInfo {
   private overTls?: boolean;
   private failureHandlers?: Array<() => void>;
 
+  /** `received` is the Request as the socket gave it (the one its peer's address is asked with). */
   constructor(
-    private readonly request: Request,
+    private readonly received: Request,
     private readonly peer?: PeerSource | string,
   ) {}
 
@@ -55,11 +64,6 @@ export class RequestInfo {
     for (const fn of handlers ?? []) fn();
   }
 
-  /** Written out on first use: most successful requests never need it (it is in logs and errors). */
-  get request_id(): string {
-    return (this.id ??= `${ID_PREFIX}${this.serial.toString(16).padStart(8, "0")}`);
-  }
-
   /**
    * The client: the socket's address, or, when the socket is a proxy of CORPUS_TRUSTED_PROXIES
    * (`trusted`), the address it forwarded (X-Forwarded-For walked from the right past trusted
@@ -67,12 +71,12 @@ export class RequestInfo {
    */
   clientBehind(trusted: Ranges): string {
     if (trusted.size === 0) return this.client_ip;
-    return (this.forwarded ??= clientAddress(this.client_ip, this.request.headers.get("x-forwarded-for"), trusted));
+    return (this.forwarded ??= clientAddress(this.client_ip, this.received.headers.get("x-forwarded-for"), trusted));
   }
 
   /** Whether the request came over HTTPS: set by the listener, else read from the URL's scheme (in-process). */
   get secure(): boolean {
-    return (this.overTls ??= this.request.url.startsWith("https:"));
+    return (this.overTls ??= this.received.url.startsWith("https:"));
   }
 
   set secure(value: boolean) {
@@ -83,31 +87,42 @@ export class RequestInfo {
   get client_ip(): string {
     if (this.address === undefined) {
       const p = this.peer;
-      this.address = p === undefined ? "unknown" : typeof p === "string" ? p : (p.requestIP(this.request)?.address ?? "unknown");
+      this.address = p === undefined ? "unknown" : typeof p === "string" ? p : (p.requestIP(this.received)?.address ?? "unknown");
     }
     return this.address;
   }
 }
 
-// A property under a private symbol: a tenth of the cost of a WeakMap entry per request.
-const INFO = Symbol("corpus.requestInfo");
-type WithInfo = Request & { [INFO]?: RequestInfo };
+// From the listener to the app: the only state kept beside a Request rather than on a context.
+const handedOver = new WeakMap<Request, RequestInfo>();
 
-/** Called by the server, with the socket's peer, before the app sees the request. */
-export function beginRequest(request: Request, peer?: PeerSource | string): RequestInfo {
-  const info = new RequestInfo(request, peer);
-  (request as WithInfo)[INFO] = info;
+/**
+ * Called by the listener (and by tests standing in for it), with the socket's peer, before the
+ * app sees `request`; `received` is the Request the socket gave, when `request` wraps it.
+ */
+export function beginRequest(request: Request, peer?: PeerSource | string, received: Request = request): RequestInfo {
+  const info = new RequestInfo(received, peer);
+  handedOver.set(request, info);
   return info;
 }
 
-export function requestInfo(request: Request): RequestInfo {
-  return (request as WithInfo)[INFO] ?? beginRequest(request);
+/** The info the listener began for `request`, or a new one (a request made in-process). */
+export function infoFor(request: Request): RequestInfo {
+  return handedOver.get(request) ?? beginRequest(request);
 }
 
-/** `to` stands for `from` from now on (e.g. with its body wrapped): same id, address, handlers. */
-export function carryRequestInfo(from: Request, to: Request): void {
-  (to as WithInfo)[INFO] = requestInfo(from);
-}
+/**
+ * The request's info: the context's `info`, or, in an app without requestContext (a plugin
+ * tested alone), the one kept for the request (the same for every stage of it).
+ */
+export const infoOf = (request: Request, info: RequestInfo | undefined): RequestInfo => info ?? infoFor(request);
+
+/** Declares `info` on the context of every request and sets it first, before any other stage. */
+export const requestContext = new Elysia({ name: "corpus/request-context" })
+  .decorate("info", undefined as RequestInfo | undefined)
+  .onRequest((context) => {
+    context.info = infoFor(context.request);
+  });
 
 /** Methods whose requests carry no body. */
 export const isBodiless = (method: string) => method === "GET" || method === "HEAD" || method === "OPTIONS";

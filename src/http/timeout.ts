@@ -1,10 +1,11 @@
 // Request timeout (D17): a request still unanswered after CORPUS_REQUEST_TIMEOUT seconds is
-// ended with 503 and a clear body: { type, message } on REST, a JSON-RPC error on /mcp (whose
-// clients read nothing else). It wraps the app's fetch, so it covers every stage.
+// ended with 503 and a clear body: { type, message }, or a feature's own shape (ErrorShapes: a
+// JSON-RPC error on /mcp, whose clients read nothing else). It wraps the app's fetch, so it
+// covers every stage.
 // Most requests settle at once (Bun.peek sees it) and cost nothing more; the others are
 // watched by one shared sweep rather than a timer each.
-import { errorBody, isMcpPath, jsonRpcShape } from "./errors";
-import { requestInfo } from "./request-context";
+import { type ErrorShapes, errorBody, shapedErrorBody } from "./errors";
+import { infoFor } from "./request-context";
 import { jsonResponse } from "./response";
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
@@ -28,23 +29,25 @@ const realClock: SweepClock = {
   cancel: (timer) => clearInterval(timer as ReturnType<typeof setInterval>),
 };
 
-export function withTimeout(
-  handle: FetchHandler,
-  seconds: number,
-  onTimeout?: (request: Request) => void,
-  clock: SweepClock = realClock,
-): FetchHandler {
+export interface TimeoutOptions {
+  /** Told of each request that timed out (the listener logs it). */
+  onTimeout?: (request: Request) => void;
+  clock?: SweepClock;
+  /** The features' own error bodies (the 503 on /mcp is a JSON-RPC error). */
+  shapes?: ErrorShapes;
+}
+
+export function withTimeout(handle: FetchHandler, seconds: number, options: TimeoutOptions = {}): FetchHandler {
+  const { onTimeout, clock = realClock, shapes = [] } = options;
   const ms = seconds * 1000;
   const pending = new Set<Pending>();
   let sweeper: unknown;
 
   const timeoutResponse = (request: Request) => {
-    const body = errorBody(503, `request timed out after ${seconds} s`);
-    const info = requestInfo(request);
+    const info = infoFor(request);
+    const body = shapedErrorBody(shapes, new URL(request.url).pathname, 503, errorBody(503, `request timed out after ${seconds} s`), info);
     // With the rate-limit headers the request had gathered (D16: errors included).
-    return jsonResponse(isMcpPath(new URL(request.url).pathname) ? jsonRpcShape(503, body, info.rpcId) : body, 503, info, {
-      "retry-after": "1",
-    });
+    return jsonResponse(body, 503, info, { "retry-after": "1" });
   };
 
   const sweep = () => {
@@ -62,6 +65,8 @@ export function withTimeout(
   };
 
   return (request) => {
+    // The app takes this request's info from here: what it gathers, the 503 carries.
+    infoFor(request);
     const result = handle(request);
     if (!(result instanceof Promise)) return result;
     const settled = Bun.peek(result);

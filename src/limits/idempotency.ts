@@ -125,6 +125,11 @@ export class IdempotencyStore {
     return this.db.query("DELETE FROM idempotency_records WHERE created_at < ?").run(this.now() - IDEMPOTENCY_TTL_MS).changes;
   }
 
+  /** The idempotency records of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM idempotency_records WHERE user_id = ?1) AS n").get(user)!.n;
+  }
+
   forget(user: string): number {
     return this.db.query("DELETE FROM idempotency_records WHERE user_id = ?").run(user).changes;
   }

@@ -4,7 +4,7 @@
 // costs one token per JSON-RPC message (issue 13 item 10): the route charges a batch the rest.
 import { Elysia } from "elysia";
 import { HttpError } from "../http/errors";
-import { requestInfo } from "../http/request-context";
+import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { limitKey, parseRanges, type Ranges } from "./client-ip";
 import type { TokenBuckets } from "./token-bucket";
 
@@ -17,11 +17,10 @@ export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
 export function chargeIp(
   buckets: TokenBuckets,
   trusted: Ranges,
-  request: Request,
+  info: RequestInfo,
   headers: Record<string, string | number>,
   count = 1,
 ): void {
-  const info = requestInfo(request);
   const ip = limitKey(info.clientBehind(trusted));
   let d = buckets.take(ip);
   for (let i = 1; i < count && d.allowed; i++) d = buckets.take(ip);
@@ -41,10 +40,10 @@ export function chargeIp(
 
 export const ipLimit = (buckets: TokenBuckets, trustedProxiesCsv: string) => {
   const trusted = parseRanges(trustedProxiesCsv);
-  return new Elysia({ name: "corpus/ip-limit" }).macro({
+  return new Elysia({ name: "corpus/ip-limit" }).use(requestContext).macro({
     ipLimit: {
-      transform({ request, set }) {
-        chargeIp(buckets, trusted, request, set.headers);
+      transform({ request, info, set }) {
+        chargeIp(buckets, trusted, infoOf(request, info), set.headers);
       },
     },
   });

@@ -215,6 +215,12 @@ export class RateLimiter {
     this.dirty.length = 0;
   }
 
+  /** The windows of `user`, in memory and stored (a deletion asks every room, after it erased, that nothing is left). */
+  rowsOf(user: string): number {
+    const stored = this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM limits_windows WHERE user_id = ?").get(user)!.n;
+    return (this.windows.get(user)?.size ?? 0) + stored;
+  }
+
   /** Removes every window of `user` (D13); returns how many rows were removed. */
   forget(user: string): number {
     const gone = this.windows.get(user);

@@ -16,12 +16,13 @@ import { ANONYMOUS_USER } from "../auth/subjects";
 import type { Config } from "../config";
 import { HttpError, NOT_JSON } from "../http/errors";
 import { parseJsonText } from "../http/json-body";
-import { requestInfo } from "../http/request-context";
+import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { parseRanges } from "../limits/client-ip";
 import { chargeIp, ipLimit } from "../limits/ip-limit";
 import type { TokenBuckets } from "../limits/token-bucket";
 import type { Logger } from "../log";
 import type { Engine } from "./engine";
+import { MCP_PATH } from "./errors";
 import { PANEL_SCOPE, WIDGET_URI } from "./panel-resource";
 import {
   allowsBatches,
@@ -54,6 +55,7 @@ export const MAX_SUBSCRIPTIONS = 100;
 const JSON_HEADERS = { "content-type": "application/json" };
 const ANONYMOUS: Caller = { user: ANONYMOUS_USER, scopes: new Set(SCOPES) };
 const CALLER_KEY = "corpus/caller";
+const INFO_KEY = "corpus/request-info";
 
 const MCP_SUMMARY =
   "JSON-RPC 2.0 endpoint of the Model Context Protocol (Streamable HTTP; revisions 2026-07-28, 2025-11-25 to 2024-11-05, and 1.0)";
@@ -81,14 +83,14 @@ const reply = (status: number, body: unknown, headers: Record<string, string> = 
   });
 
 /** The caller as the SDK carries it to the server factory: validated, passed through (never read from headers). */
-function authInfoOf(c: Caller, resourceMetadataUrl: string): AuthInfo {
+function authInfoOf(c: Caller, resourceMetadataUrl: string, info: RequestInfo): AuthInfo {
   return {
     token: "",
     clientId: c.user,
     scopes: [...c.scopes],
     ...(c.principal ? { expiresAt: c.principal.expiresAt } : {}),
     resourceMetadataUrl,
-    extra: { [CALLER_KEY]: c },
+    extra: { [CALLER_KEY]: c, [INFO_KEY]: info },
   };
 }
 
@@ -96,6 +98,13 @@ function callerOf(info: AuthInfo | undefined): Caller {
   const c = info?.extra?.[CALLER_KEY];
   if (!c) throw new Error("an MCP server was asked for without its caller");
   return c as Caller;
+}
+
+/** The request's info, carried through the SDK beside the caller. */
+function requestInfoOf(info: AuthInfo | undefined): RequestInfo {
+  const r = info?.extra?.[INFO_KEY];
+  if (!(r instanceof Object)) throw new Error("an MCP server was asked for without its request");
+  return r as RequestInfo;
 }
 
 export const mcpRoutes = (s: McpServices) => {
@@ -110,19 +119,19 @@ export const mcpRoutes = (s: McpServices) => {
     return s.config.CORPUS_OAUTH_RESOURCE_URL ? s.config.resourceUrl : `${url.protocol}//${request.headers.get("host") ?? url.host}`;
   }
 
-  const contextOf = (caller: Caller, request: Request): ServerContext => ({
+  const contextOf = (caller: Caller, request: Request, info: RequestInfo): ServerContext => ({
     services: s,
     caller,
     apiBase: apiBase(request),
     log,
-    requestId: requestInfo(request).request_id,
+    requestId: info.request_id,
   });
   let loaded: Engine | undefined;
   let loading: Promise<Engine> | undefined;
   const engine = async (): Promise<Engine> =>
     (loaded ??= await (loading ??= import("./engine").then((m) =>
       m.createEngine({
-        contextOf: (ctx: McpRequestContext) => contextOf(callerOf(ctx.authInfo), ctx.requestInfo!),
+        contextOf: (ctx: McpRequestContext) => contextOf(callerOf(ctx.authInfo), ctx.requestInfo!, requestInfoOf(ctx.authInfo)),
         maxRequestBodySize: s.config.CORPUS_MAX_REQUEST_SIZE,
         maxSubscriptions: MAX_SUBSCRIPTIONS,
         onerror: (error) => log.debug("request refused by the MCP SDK", { error: error.message }),
@@ -167,7 +176,7 @@ export const mcpRoutes = (s: McpServices) => {
    * What corpus decides before the SDK sees a message: the tool exists (the spec's own words,
    * part 7) and the caller's token allows it, or reading the panel. An answer, or undefined to go on.
    */
-  function gate(m: JSONRPCRequest, c: Caller, request: Request) {
+  function gate(m: JSONRPCRequest, c: Caller, info: RequestInfo) {
     const id = (m.id ?? null) as RequestId | null;
     const params = (m.params ?? {}) as Record<string, unknown>;
     if (m.method === "tools/call") {
@@ -176,7 +185,7 @@ export const mcpRoutes = (s: McpServices) => {
       const args = params.arguments;
       if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args)))
         return rpcError(id, JSONRPC.INVALID_PARAMS, "Invalid params: params.arguments must be an object");
-      requestInfo(request).tool = params.name;
+      info.tool = params.name;
       const tool = toolNamed(params.name);
       if (!tool) return rpcError(id, JSONRPC.INVALID_PARAMS, MESSAGES.toolNotFound);
       if (!mayUse(c, tool)) requireScope(c, tool.scope, id);
@@ -186,19 +195,20 @@ export const mcpRoutes = (s: McpServices) => {
   }
 
   /** A 2026-07-28 request: one message, answered by the SDK's modern handler. */
-  async function serveModern(sdk: Engine, request: Request, value: unknown, c: Caller): Promise<Response> {
+  async function serveModern(sdk: Engine, request: Request, info: RequestInfo, value: unknown, c: Caller): Promise<Response> {
     const checked = checkMessage(value);
     if (checked.ok) {
-      const refusal = gate(checked.message, c, request);
+      const refusal = gate(checked.message, c, info);
       if (refusal) return reply(200, refusal);
     }
-    return sdk.modern.fetch(request, { authInfo: authInfoOf(c, resourceMetadataUrl), parsedBody: value });
+    return sdk.modern.fetch(request, { authInfo: authInfoOf(c, resourceMetadataUrl, info), parsedBody: value });
   }
 
   /** 2025-era messages (a batch where the revision allows one), each through the legacy leg. */
   async function serveLegacyMessages(
     sdk: Engine,
     request: Request,
+    info: RequestInfo,
     value: unknown,
     c: Caller,
     set: { headers: Record<string, string | number> },
@@ -238,9 +248,9 @@ export const mcpRoutes = (s: McpServices) => {
       );
     }
     // The ipLimit stage took one token for the request; each further message takes its own.
-    if (messages.length > 1) chargeIp(s.buckets, trusted, request, set.headers, messages.length - 1);
+    if (messages.length > 1) chargeIp(s.buckets, trusted, info, set.headers, messages.length - 1);
 
-    const authInfo = authInfoOf(c, resourceMetadataUrl);
+    const authInfo = authInfoOf(c, resourceMetadataUrl, info);
     let issuedSession: string | undefined;
     // Answers as JSON text: the SDK's go out as it wrote them.
     const responses: string[] = [];
@@ -254,13 +264,13 @@ export const mcpRoutes = (s: McpServices) => {
       }
       const m = checked.message;
       const silent = isNotification(m);
-      const refusal = gate(m, c, request);
+      const refusal = gate(m, c, info);
       if (refusal) {
         if (!silent) push(refusal);
         continue;
       }
       try {
-        const answer = await sdk.serveLegacy(contextOf(c, request), m, request, authInfo);
+        const answer = await sdk.serveLegacy(contextOf(c, request, info), m, request, authInfo);
         if (answer.text === undefined || silent) continue;
         const result = answer.message && "result" in answer.message ? (answer.message.result as { protocolVersion?: string }) : undefined;
         if (m.method === "initialize" && result?.protocolVersion && !batch) issuedSession = sessions.open(c.user, result.protocolVersion);
@@ -268,8 +278,8 @@ export const mcpRoutes = (s: McpServices) => {
       } catch (error) {
         if (silent) continue;
         log.error("MCP request failed", {
-          request_id: requestInfo(request).request_id,
-          tool: requestInfo(request).tool ?? null,
+          request_id: info.request_id,
+          tool: info.tool ?? null,
           method: m.method,
           error: error instanceof Error ? error.name : "unknown",
         });
@@ -282,15 +292,17 @@ export const mcpRoutes = (s: McpServices) => {
   }
 
   return new Elysia({ name: "corpus/mcp" })
+    .use(requestContext)
     .use(ipLimit(s.buckets, s.config.CORPUS_TRUSTED_PROXIES))
     .onStop(() => loaded?.modern.close())
     .post(
-      "/mcp",
-      async ({ request, body, set }) => {
+      MCP_PATH,
+      async ({ request, body, set, info: scoped }) => {
+        const info = infoOf(request, scoped);
         const parsed = parse(body);
         const id = parsed.ok ? readableId(parsed.value) : null;
         // For the errors answered outside this handler (a timeout, an unexpected failure).
-        if (id !== null) requestInfo(request).rpcId = id;
+        if (id !== null) info.rpcId = id;
         const accept = request.headers.get("accept");
         if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) {
           return reply(406, rpcError(id, JSONRPC.INVALID_REQUEST, "Not Acceptable: the client must accept application/json"));
@@ -299,13 +311,13 @@ export const mcpRoutes = (s: McpServices) => {
         if (!parsed.ok) return reply(parsed.status, parsed.error);
         const sdk = loaded ?? (await engine());
         // The SDK's own classification: a message with the 2026-07-28 envelope (or header) is modern.
-        if (!(await sdk.isLegacy(request, parsed.value))) return serveModern(sdk, request, parsed.value, c);
-        return serveLegacyMessages(sdk, request, parsed.value, c, set as { headers: Record<string, string | number> });
+        if (!(await sdk.isLegacy(request, parsed.value))) return serveModern(sdk, request, info, parsed.value, c);
+        return serveLegacyMessages(sdk, request, info, parsed.value, c, set as { headers: Record<string, string | number> });
       },
       { ipLimit: true, parse: "text", detail: { tags: ["mcp"], summary: MCP_SUMMARY, security: [{ bearer: [] }] } },
     )
     .get(
-      "/mcp",
+      MCP_PATH,
       () =>
         reply(
           405,
@@ -317,7 +329,7 @@ export const mcpRoutes = (s: McpServices) => {
       },
     )
     .delete(
-      "/mcp",
+      MCP_PATH,
       async ({ request }) => {
         // Only its own user ends a session; another's is as unknown as a made-up id.
         const c = await caller(request, null);

@@ -8,8 +8,8 @@ import { Elysia } from "elysia";
 import { SIGNING_ALG } from "../auth/signing-key";
 import type { Config } from "../config";
 import { errorBody } from "../http/errors";
-import { requestInfo } from "../http/request-context";
-import { clientAddress, limitKey, parseRanges } from "../limits/client-ip";
+import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
+import { limitKey, parseRanges } from "../limits/client-ip";
 import { authorizationServerMetadata } from "../metadata/service";
 import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
 import { OAuthError, type OAuthServer } from "./service";
@@ -147,8 +147,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const cookie = (name: string, value: string, maxAge: number) =>
     `${name}=${value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
-  const address = (request: Request) =>
-    limitKey(clientAddress(requestInfo(request).client_ip, trusted.size ? request.headers.get("x-forwarded-for") : null, trusted));
+  const address = (request: Request, info: RequestInfo | undefined) => limitKey(infoOf(request, info).clientBehind(trusted));
   const session = (request: Request) => {
     const id = cookies(request).get(SESSION_COOKIE);
     const s = oauth.session(id);
@@ -233,12 +232,13 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
   };
 
   return new Elysia({ name: "corpus/oauth" })
+    .use(requestContext)
     .get(OAUTH_PATHS.authorize, ({ request }) => authorize(request, new URL(request.url).search.slice(1)), {
       detail: pageDoc("Authorization endpoint: sign in, then consent (authorization code with PKCE S256)") as never,
     })
     .post(
       "/oauth/login",
-      async ({ request }) => {
+      async ({ request, info }) => {
         if (oauth.upstream)
           return page(
             "Cannot continue",
@@ -261,7 +261,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
         }
         // Longer than any account name can be (128): cut, so neither the page nor the throttle keeps it whole.
         const user = (f.get("user") ?? "").trim().slice(0, 129);
-        const result = await oauth.login(user, f.get("password") ?? "", address(request));
+        const result = await oauth.login(user, f.get("password") ?? "", address(request, info));
         if (!result.ok) {
           if (result.retryAfter) {
             return login(request, { return: target }, 429, {
@@ -382,7 +382,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
     )
     .post(
       OAUTH_PATHS.register,
-      async ({ request }) => {
+      async ({ request, info }) => {
         try {
           let meta: unknown;
           try {
@@ -394,7 +394,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
           }
           if (typeof meta !== "object" || meta === null || Array.isArray(meta))
             throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
-          return oauthJson(oauth.register(meta as Record<string, unknown>, address(request)), 201);
+          return oauthJson(oauth.register(meta as Record<string, unknown>, address(request, info)), 201);
         } catch (error) {
           return oauthFailure(error);
         }

@@ -230,6 +230,15 @@ export class OAuthStore {
     this.db.query("DELETE FROM oauth_sessions WHERE session_hash = ?").run(sessionHash);
   }
 
+  /** The sessions, grants and codes of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT (SELECT count(*) FROM oauth_sessions WHERE user_id = ?1) + (SELECT count(*) FROM oauth_grants WHERE user_id = ?1) + (SELECT count(*) FROM oauth_codes WHERE user_id = ?1) AS n",
+      )
+      .get(user)!.n;
+  }
+
   /** Sessions and grants of a user (a password change, a removed account); answers the access tokens to revoke. */
   forgetUser(user: string, at: number): Array<{ jti: string; expires_at: number }> {
     return this.db.transaction(() => {

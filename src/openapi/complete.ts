@@ -3,10 +3,11 @@
 // authentication, rate limits, an unexpected failure), the rate-limit and Retry-After headers,
 // the Idempotency-Key request header, and OpenAPI 3.0 spellings of what TypeBox writes as
 // JSON Schema (`const`, enum defaults that would pre-fill the UI's forms).
-import { ERROR_TYPES, isMcpPath } from "../http/errors";
+import { ERROR_TYPES } from "../http/errors";
 import { ErrorBody, IpRateLimitedBody, JsonRpcErrorBody, RateLimitedBody } from "../http/model";
 import { IDEMPOTENCY_KEY_PATTERN } from "../limits/idempotency";
 import { LIMITED_ROUTES } from "../limits/rate-limit";
+import { isMcpPath } from "../mcp/errors";
 import { MCP_OPERATIONS } from "../mcp/openapi";
 
 type Json = Record<string, unknown>;

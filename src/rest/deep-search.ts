@@ -3,11 +3,11 @@
 import { Elysia, t } from "elysia";
 import type { Archive } from "../archive/store";
 import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
-import { newId } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
+import { ID_PREFIX, newId } from "../ids";
 import { dateRange } from "./dates";
 import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
 import { DEEP_SEARCH_FIELDS, refuseForeignFields } from "./shapes";
@@ -53,7 +53,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       matches = matches.slice(0, limit);
       if (shapeA) {
         const results = matches.map((m) => ({
-          id: `chk_${m.chunk.chunk_id}`,
+          id: `${ID_PREFIX.result}${m.chunk.chunk_id}`,
           source: { type: m.chunk.type, path: m.chunk.path, ...(m.chunk.message_id ? { message_id: m.chunk.message_id } : {}) },
           snippet: m.chunk.content,
           score: m.similarity,
@@ -62,7 +62,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
         return { results, latency_ms: Math.round(performance.now() - started), usage: { tokens, archive_units: tokens / 1000 } };
       }
       return {
-        query_id: newId("ds_"),
+        query_id: newId(ID_PREFIX.deepSearch),
         query: question,
         archive_results: matches.map((m) => ({
           original_query_id: m.query_id,

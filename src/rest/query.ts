@@ -4,12 +4,13 @@ import { Elysia, type Static, t } from "elysia";
 import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
-import { type Conversations, newId } from "../conversations/store";
+import type { Conversations } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
-import { requestInfo } from "../http/request-context";
+import { infoOf, requestContext } from "../http/request-context";
+import { ID_PREFIX, newId } from "../ids";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
 import { dateRange } from "./dates";
@@ -30,133 +31,136 @@ const DEFAULTS = { max_results: 10, top_k: 8, shapeC: 5 };
 const snippet = (text: string) => (text.length > 600 ? `${text.slice(0, 597)}...` : text);
 
 export const queryRoutes = (s: QueryRouteServices) =>
-  new Elysia({ name: "corpus/query" }).use(guard(s)).post(
-    "/v1/query",
-    async ({ body, principal, request }): Promise<Answer> => {
-      const started = performance.now();
-      const shape = queryShapeOf(body);
-      refuseForeignFields(body, shape, QUERY_FIELDS[shape]);
-      const question = (shape === "A" ? body.q : body.query)?.trim();
-      if (!question) throw new HttpError(400, `${shape === "A" ? "q" : "query"}: must not be empty`);
-      const filters = shape === "A" ? body.filters : undefined;
-      const range = dateRange(filters?.date_from, filters?.date_to, "filters.");
-      let turns: Array<{ question: string; answer: string }> = [];
-      const conversationId = shape === "C" && body.conversation_id ? body.conversation_id : undefined;
-      if (conversationId) {
-        const found = s.conversations.turns(principal.user, conversationId);
-        if (!found) throw new HttpError(404, `conversation_id: no conversation ${conversationId} of yours`);
-        turns = found;
-      }
-      const outcome = await s.query.run({
-        user: principal.user,
-        question,
-        context: turns.map((x) => x.question),
-        connectorIds: shape === "A" ? filters?.connectors : body.connectors,
-        perConnector:
-          shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : (body.max_results ?? DEFAULTS.max_results),
-        sourceType: filters?.source_type,
-        dateFrom: range.from,
-        dateTo: range.to,
-        requestId: requestInfo(request).request_id,
-      });
-      const queryId = newId("qry_");
-      const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;
-      const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, suffix: newId("") }));
-
-      // D12: archived before the response is sent (not for a user deleted meanwhile, D25).
-      assertNotRevoked(s.auth, principal);
-      archiveAnswer(
-        s.archive,
-        principal.user,
-        queryId,
-        question,
-        chosen.map(({ c, suffix }) => ({ c, chunkId: suffix })),
-      );
-
-      if (shape === "A") {
-        const results = chosen.map(({ c, suffix }) => ({
-          id: `chk_${suffix}`,
-          source: {
-            type: c.record.type,
-            path: c.record.path,
-            ...(c.record.type === "email" && c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}),
-          },
-          snippet: snippet(c.text),
-          score: c.score,
-        }));
-        return {
-          results,
-          latency_ms: Math.round(performance.now() - started),
-          usage: { tokens: results.reduce((n, r) => n + s.embeddings.countTokens(r.snippet), 0) },
-        };
-      }
-      if (shape === "C") {
-        const sources = chosen.map(({ c, suffix }, i) => ({
-          n: i + 1,
-          chunk_id: `chnk_${suffix}`,
-          connector: c.connectorId,
-          title: c.record.title,
-          source_url: c.record.source_url,
-          snippet: snippet(c.text),
-          relevance_score: c.score,
-        }));
-        const answer = extractiveAnswer(
+  new Elysia({ name: "corpus/query" })
+    .use(requestContext)
+    .use(guard(s))
+    .post(
+      "/v1/query",
+      async ({ body, principal, request, info }): Promise<Answer> => {
+        const started = performance.now();
+        const shape = queryShapeOf(body);
+        refuseForeignFields(body, shape, QUERY_FIELDS[shape]);
+        const question = (shape === "A" ? body.q : body.query)?.trim();
+        if (!question) throw new HttpError(400, `${shape === "A" ? "q" : "query"}: must not be empty`);
+        const filters = shape === "A" ? body.filters : undefined;
+        const range = dateRange(filters?.date_from, filters?.date_to, "filters.");
+        let turns: Array<{ question: string; answer: string }> = [];
+        const conversationId = shape === "C" && body.conversation_id ? body.conversation_id : undefined;
+        if (conversationId) {
+          const found = s.conversations.turns(principal.user, conversationId);
+          if (!found) throw new HttpError(404, `conversation_id: no conversation ${conversationId} of yours`);
+          turns = found;
+        }
+        const outcome = await s.query.run({
+          user: principal.user,
           question,
-          outcome.plan.terms,
-          chosen.map(({ c }) => ({ text: c.text })),
-        );
-        const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
-        return { answer, sources, conversation_id };
-      }
-      const groups = new Map<string, { connector: string; source_label: string; chunks: Array<Static<typeof ChunkB>> }>();
-      for (const { c, suffix } of chosen) {
-        let g = groups.get(c.connectorId);
-        if (!g) groups.set(c.connectorId, (g = { connector: c.connectorId, source_label: c.connectorLabel, chunks: [] }));
-        g.chunks.push({
-          chunk_id: `chnk_${suffix}`,
-          content: c.text,
-          source_url: c.record.source_url,
-          relevance_score: c.score,
-          metadata: {
-            title: c.record.title,
-            date: c.record.date,
-            path: c.record.path,
-            type: c.record.type,
-            ...c.record.metadata,
-            ...(c.copies ? { copies: c.copies } : {}),
-          },
+          context: turns.map((x) => x.question),
+          connectorIds: shape === "A" ? filters?.connectors : body.connectors,
+          perConnector:
+            shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : (body.max_results ?? DEFAULTS.max_results),
+          sourceType: filters?.source_type,
+          dateFrom: range.from,
+          dateTo: range.to,
+          requestId: infoOf(request, info).request_id,
         });
-      }
-      return {
-        query_id: queryId,
-        query: question,
-        results: [...groups.values()],
-        search_summary: {
-          connectors_searched: outcome.connectorsSearched,
-          total_chunks_found: outcome.totalFound,
-          duration_ms: Math.round(performance.now() - started),
-          ...(outcome.notes.length ? { notes: outcome.notes } : {}),
+        const queryId = newId(ID_PREFIX.query);
+        const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;
+        const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, suffix: newId("") }));
+
+        // D12: archived before the response is sent (not for a user deleted meanwhile, D25).
+        assertNotRevoked(s.auth, principal);
+        archiveAnswer(
+          s.archive,
+          principal.user,
+          queryId,
+          question,
+          chosen.map(({ c, suffix }) => ({ c, chunkId: suffix })),
+        );
+
+        if (shape === "A") {
+          const results = chosen.map(({ c, suffix }) => ({
+            id: `${ID_PREFIX.result}${suffix}`,
+            source: {
+              type: c.record.type,
+              path: c.record.path,
+              ...(c.record.type === "email" && c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}),
+            },
+            snippet: snippet(c.text),
+            score: c.score,
+          }));
+          return {
+            results,
+            latency_ms: Math.round(performance.now() - started),
+            usage: { tokens: results.reduce((n, r) => n + s.embeddings.countTokens(r.snippet), 0) },
+          };
+        }
+        if (shape === "C") {
+          const sources = chosen.map(({ c, suffix }, i) => ({
+            n: i + 1,
+            chunk_id: `${ID_PREFIX.chunk}${suffix}`,
+            connector: c.connectorId,
+            title: c.record.title,
+            source_url: c.record.source_url,
+            snippet: snippet(c.text),
+            relevance_score: c.score,
+          }));
+          const answer = extractiveAnswer(
+            question,
+            outcome.plan.terms,
+            chosen.map(({ c }) => ({ text: c.text })),
+          );
+          const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
+          return { answer, sources, conversation_id };
+        }
+        const groups = new Map<string, { connector: string; source_label: string; chunks: Array<Static<typeof ChunkB>> }>();
+        for (const { c, suffix } of chosen) {
+          let g = groups.get(c.connectorId);
+          if (!g) groups.set(c.connectorId, (g = { connector: c.connectorId, source_label: c.connectorLabel, chunks: [] }));
+          g.chunks.push({
+            chunk_id: `${ID_PREFIX.chunk}${suffix}`,
+            content: c.text,
+            source_url: c.record.source_url,
+            relevance_score: c.score,
+            metadata: {
+              title: c.record.title,
+              date: c.record.date,
+              path: c.record.path,
+              type: c.record.type,
+              ...c.record.metadata,
+              ...(c.copies ? { copies: c.copies } : {}),
+            },
+          });
+        }
+        return {
+          query_id: queryId,
+          query: question,
+          results: [...groups.values()],
+          search_summary: {
+            connectors_searched: outcome.connectorsSearched,
+            total_chunks_found: outcome.totalFound,
+            duration_ms: Math.round(performance.now() - started),
+            ...(outcome.notes.length ? { notes: outcome.notes } : {}),
+          },
+        };
+      },
+      {
+        guard: { route: "POST /v1/query" },
+        parse: [...JSON_PARSE],
+        body: QueryBody,
+        response: {
+          200: t.Union([QueryResponseB, QueryResponseA, QueryResponseC]),
+          400: ErrorBody,
+          401: ErrorBody,
+          403: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          413: ErrorBody,
+          507: ErrorBody,
         },
-      };
-    },
-    {
-      guard: { route: "POST /v1/query" },
-      parse: [...JSON_PARSE],
-      body: QueryBody,
-      response: {
-        200: t.Union([QueryResponseB, QueryResponseA, QueryResponseC]),
-        400: ErrorBody,
-        401: ErrorBody,
-        403: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        413: ErrorBody,
-        507: ErrorBody,
+        detail: {
+          tags: ["search"],
+          summary: "Search connected data live: shape A (q), B (query), or C (conversation_id)",
+          security: [{ bearer: [] }],
+        },
       },
-      detail: {
-        tags: ["search"],
-        summary: "Search connected data live: shape A (q), B (query), or C (conversation_id)",
-        security: [{ bearer: [] }],
-      },
-    },
-  );
+    );

@@ -1,6 +1,9 @@
 // DELETE /v1/delete_my_data (D13; first document part 1 item 4): one transaction stamps "not
 // before" on the user's tokens (the mark of a deleted user: a request that began earlier checks
-// it before it writes), removes every row of the user in every room (each room its own),
+// it before it writes), asks every room to erase the rows it keeps of the user (each with a
+// method of its own store: no room's tables are written from here), then asks each that nothing
+// is left (userRooms; a room that left rows undoes the whole deletion, which then fails, rather
+// than a success being claimed for a part),
 // destroys the user's data key (so copies of the database or its WAL open nothing of theirs),
 // and queues the signed user.deleted event for their webhooks (read before they are removed)
 // and the operator's. Only then are their connectors' connections closed: their background
@@ -39,7 +42,7 @@ export interface DeletionServices {
   db: Database;
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
-  oauth?: { forgetUser(user: string): void };
+  oauth?: { forgetUser(user: string): void; store: UserRows };
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -55,41 +58,81 @@ export interface DeletionServices {
   disk?: DiskSpace;
 }
 
+/** A room that keeps rows naming a user, asked after a deletion how many it still holds. */
+export interface UserRows {
+  rowsOf(user: string): number;
+}
+
+/** Every room that keeps rows of a user (D13), by name. A new room with user rows is added here. */
+export function userRooms(s: DeletionServices): Record<string, UserRows> {
+  return {
+    auth: s.auth.store,
+    ...(s.oauth ? { oauth: s.oauth.store } : {}),
+    connectors: s.connectors,
+    archive: s.archive,
+    conversations: s.conversations,
+    embeddings: s.embeddings,
+    webhooks: s.webhooks,
+    idempotency: s.idempotency,
+    limits: s.limiter,
+    keys: s.userKeys,
+  };
+}
+
+export class DeletionIncomplete extends Error {
+  constructor(readonly rooms: string[]) {
+    super(`rows of the user were left in ${rooms.join(", ")}`);
+  }
+}
+
 export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
   // On a full disk the reserve is freed and the deletion tried again (D29): it must succeed there.
   const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
-  const { result, anything, queued } = writing(
-    s.db.transaction(() => {
-      const targets = s.webhooks.targets(user, "user.deleted");
-      const tokens = s.auth.store.revokeUser(user);
-      s.oauth?.forgetUser(user);
-      s.auth.store.forgetIssued(user);
-      const webhooks = s.webhooks.deleteUser(user);
-      const archive = s.archive.deleteUser(user);
-      const conversations = s.conversations.deleteUser(user);
-      const connectors = s.connectors.deleteUserRows(user);
-      const vectors = s.embeddings.deleteOwner(user);
-      s.idempotency.forget(user);
-      s.limiter.forget(user);
-      const profile = s.userKeys.destroy(user);
-      s.scrub.owe();
-      const details = {
-        oauth_tokens_revoked: tokens,
-        query_history_deleted: archive.queries + conversations > 0,
-        archive_entries_removed: archive.chunks,
-        webhooks_unregistered: webhooks,
-        profile_deleted: profile,
-      };
-      const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors + vectors > 0 || profile;
-      // On every successful deletion, whether or not anything was left (first document: "a
-      // successful deletion triggers the webhook event user.deleted"): the operator's systems may
-      // hold what corpus never did.
-      const recipients = [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])];
-      if (recipients.length)
-        s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients);
-      return { anything, result: details, queued: recipients.length > 0 };
-    }),
-  );
+  const erase = () =>
+    writing(
+      s.db.transaction(() => {
+        const targets = s.webhooks.targets(user, "user.deleted");
+        const tokens = s.auth.store.revokeUser(user);
+        s.oauth?.forgetUser(user);
+        s.auth.store.forgetIssued(user);
+        const webhooks = s.webhooks.deleteUser(user);
+        const archive = s.archive.deleteUser(user);
+        const conversations = s.conversations.deleteUser(user);
+        const connectors = s.connectors.deleteUserRows(user);
+        const vectors = s.embeddings.deleteOwner(user);
+        s.idempotency.forget(user);
+        s.limiter.forget(user);
+        const profile = s.userKeys.destroy(user);
+        const left = Object.entries(userRooms(s))
+          .filter(([, room]) => room.rowsOf(user) > 0)
+          .map(([name]) => name);
+        if (left.length) throw new DeletionIncomplete(left);
+        s.scrub.owe();
+        const details = {
+          oauth_tokens_revoked: tokens,
+          query_history_deleted: archive.queries + conversations > 0,
+          archive_entries_removed: archive.chunks,
+          webhooks_unregistered: webhooks,
+          profile_deleted: profile,
+        };
+        const anything = tokens + webhooks + archive.chunks + archive.queries + conversations + connectors + vectors > 0 || profile;
+        // On every successful deletion, whether or not anything was left (first document: "a
+        // successful deletion triggers the webhook event user.deleted"): the operator's systems may
+        // hold what corpus never did.
+        const recipients = [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])];
+        if (recipients.length)
+          s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients);
+        return { anything, result: details, queued: recipients.length > 0 };
+      }),
+    );
+  let erased: ReturnType<typeof erase>;
+  try {
+    erased = erase();
+  } catch (error) {
+    if (error instanceof DeletionIncomplete) s.log.error("deletion undone: a room left rows of the user", { rooms: error.rooms });
+    throw error;
+  }
+  const { result, anything, queued } = erased;
   await s.connectors.closeUser(user);
   // Free pages are overwritten (secure_delete), the word index drops what deleted entries left,
   // and the WAL is emptied into the database. The deletion itself is done: the scrub was owed in

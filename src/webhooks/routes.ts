@@ -6,7 +6,7 @@ import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { WEBHOOK_EVENTS, type WebhookStore } from "./store";
-import { checkTarget, TargetError } from "./targets";
+import { checkTarget } from "./targets";
 
 const Webhook = t.Object({
   id: t.String({ description: "prefix wh_" }),
@@ -33,12 +33,8 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
     .post(
       "/v1/webhooks",
       async ({ body, principal }) => {
-        try {
-          await checkTarget(body.url, s.config.CORPUS_WEBHOOK_ALLOW_PRIVATE);
-        } catch (error) {
-          if (error instanceof TargetError) throw new HttpError(400, error.message);
-          throw error;
-        }
+        // A refused target is a TargetError, answered 400 by the error mapper.
+        await checkTarget(body.url, s.config.CORPUS_WEBHOOK_ALLOW_PRIVATE);
         assertNotRevoked(s.auth, principal);
         assertBelowCap(s.webhooks, principal.user, s.config.CORPUS_MAX_WEBHOOKS_PER_USER);
         return s.webhooks.add(principal.user, body.url, [...new Set(body.events ?? [...WEBHOOK_EVENTS])]);

@@ -3,9 +3,9 @@
 // user's key). A delivery stays in the outbox until a receiver answers 2xx or 24 hours pass.
 import type { Database } from "bun:sqlite";
 import { createHmac, randomBytes } from "node:crypto";
-import { newId } from "../conversations/store";
 import { open, seal } from "../crypto/aead";
 import type { UserKeys } from "../crypto/user-keys";
+import { ID_PREFIX, newId } from "../ids";
 import type { Migration } from "../store/migrations";
 
 export const webhookMigrations: Migration[] = [
@@ -66,7 +66,7 @@ export class WebhookStore {
   }
 
   add(user: string, url: string, events: string[]): Webhook & { secret: string } {
-    const id = newId("wh_");
+    const id = newId(ID_PREFIX.webhook);
     const secret = `whsec_${randomBytes(24).toString("base64url")}`;
     const created_at = new Date(this.now()).toISOString();
     this.db
@@ -103,6 +103,11 @@ export class WebhookStore {
       .map((r) => ({ url: r.url, secret: this.keys.openFor(user, r.secret, `webhook/${r.id}`).toString("utf8") }));
   }
 
+  /** The webhooks `user` registered (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM webhooks WHERE user_id = ?1) AS n").get(user)!.n;
+  }
+
   deleteUser(user: string): number {
     return this.db.query("DELETE FROM webhooks WHERE user_id = ?").run(user).changes;
   }
@@ -113,7 +118,7 @@ export class WebhookStore {
     data: Record<string, unknown>,
     targets: Array<{ url: string; secret: string }>,
   ): { id: string; body: string } {
-    const event = { id: newId("evt_"), type, created_at: new Date(this.now()).toISOString(), data };
+    const event = { id: newId(ID_PREFIX.event), type, created_at: new Date(this.now()).toISOString(), data };
     const body = JSON.stringify(event);
     const insert = this.db.query("INSERT INTO webhook_outbox (delivery, next_attempt_at, created_at) VALUES (?, ?, ?)");
     for (const t of targets) {

@@ -3,6 +3,7 @@
 // special-purpose address (src/net/addresses.ts) is refused unless
 // CORPUS_WEBHOOK_ALLOW_PRIVATE=true, so a webhook cannot probe the internal network. Checked at
 // registration and again before every delivery, which then goes to the address checked.
+import { DomainError } from "../errors";
 import {
   ANY_ADDRESS,
   HostInvalid,
@@ -15,7 +16,12 @@ import {
   systemResolver,
 } from "../net/pin";
 
-export class TargetError extends Error {}
+/** A webhook URL refused (scheme, address): the caller gave it. */
+export class TargetError extends DomainError {
+  constructor(message: string) {
+    super("invalid", message);
+  }
+}
 
 export interface Target {
   url: URL;

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
-import { HttpError } from "../../src/http/errors";
+import { DomainError } from "../../src/errors";
 import { OPERATOR_UNAVAILABLE } from "../../src/retrieval/search";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 import { hostilePostgres } from "../support/hostile-postgres";
@@ -504,8 +504,8 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     const t = await perUser();
     for (const user of ["..", "x/../bob", "../bob"]) {
       const tried = t.services.connectors.add(user, { id: "docs", kind: "files", config: { path: t.bobDocs } } as never);
-      await expect(tried).rejects.toBeInstanceOf(HttpError);
-      await expect(tried).rejects.toMatchObject({ status: 403, message: expect.stringContaining("cannot name a folder") });
+      await expect(tried).rejects.toBeInstanceOf(DomainError);
+      await expect(tried).rejects.toMatchObject({ kind: "forbidden", message: expect.stringContaining("cannot name a folder") });
       // Through the API such a subject is refused before that (D24) or with the same 403.
       const tok = (await t.services.auth.issuer.sign(user, ["connectors:write", "connectors:read"], 600)).token;
       expect([401, 403]).toContain((await t.app.handle(add(tok, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status);

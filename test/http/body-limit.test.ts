@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
 import { bodyLimit, limitedStream } from "../../src/http/body-limit";
 import { errorMapper } from "../../src/http/errors";
-import { beginRequest, requestInfo } from "../../src/http/request-context";
+import { beginRequest, infoOf } from "../../src/http/request-context";
 import { createLogger, memorySink } from "../../src/log";
 import { postJson, req } from "../helpers";
 
@@ -71,12 +71,15 @@ describe("body limit (D17)", () => {
 
   test("the route sees a chunked body under the same request id and client address", async () => {
     const seen: string[] = [];
-    const probe = new Elysia().use(bodyLimit(LIMIT)).post("/id", ({ request, body }) => {
-      const info = requestInfo(request);
+    const probe = new Elysia().use(bodyLimit(LIMIT)).post("/id", ({ request, body, info: scoped }) => {
+      const info = infoOf(request, scoped);
+      // The route sees the wrapped body, not the request the listener began.
+      expect(request).not.toBe(started);
       seen.push(info.request_id, info.client_ip);
       return body;
     });
     const request = req("/id", { method: "POST", body: new Blob(['{"a":1}']).stream(), headers: { "content-type": "application/json" } });
+    const started = request;
     const info = beginRequest(request, "192.0.2.7");
     const r = await probe.handle(request);
     expect(await r.json()).toEqual({ a: 1 });

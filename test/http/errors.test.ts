@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
-import { errorMapper, HttpError } from "../../src/http/errors";
+import { DOMAIN_ERROR_KINDS, DomainError } from "../../src/errors";
+import { ERROR_TYPES, errorMapper, HttpError, toErrorResponse } from "../../src/http/errors";
 import { createLogger, memorySink } from "../../src/log";
-import { postJson, req } from "../helpers";
+import { bearer, postJson, req, testApp } from "../helpers";
 
 function app() {
   const logs = memorySink();
@@ -74,5 +75,32 @@ describe("error mapper (D15, first document part 7)", () => {
     const logged = JSON.stringify(logs.records());
     expect(logged).toContain("unhandled error");
     expect(logged).not.toContain("hunter2");
+  });
+});
+
+describe("a room's errors, by meaning, get their status in one place (src/errors.ts, DOMAIN_ERROR_STATUS)", () => {
+  test("each kind is answered with its status and { type, message }; its headers are kept", () => {
+    const log = createLogger("CRITICAL");
+    const expected = { invalid: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409 } as const;
+    for (const kind of DOMAIN_ERROR_KINDS) {
+      const mapped = toErrorResponse("UNKNOWN", new DomainError(kind, `a ${kind} thing`, { "x-why": kind }), log, {});
+      expect(mapped).toEqual({
+        status: expected[kind],
+        headers: { "x-why": kind },
+        body: { type: ERROR_TYPES[expected[kind]], message: `a ${kind} thing` },
+      });
+    }
+  });
+
+  test("through the app: an unknown connector is 404 naming the user's ids, a refused token 401 with its challenge", async () => {
+    const { app, services } = await testApp();
+    const token = (await services.auth.issuer.issue("alice", ["connectors:read", "connectors:write"] as never)).token;
+    const missing = await app.handle(req("/v1/connectors/nope", { method: "DELETE", headers: bearer(token) }));
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ type: "not_found", message: "no connector with id nope; yours are: none" });
+    const refused = await app.handle(req("/v1/connectors", { headers: { authorization: "Bearer nonsense" } }));
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("www-authenticate")).toStartWith("Bearer ");
+    expect(((await refused.json()) as { type: string }).type).toBe("unauthorized");
   });
 });

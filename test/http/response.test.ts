@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { errorMapper } from "../../src/http/errors";
-import { beginRequest, requestInfo } from "../../src/http/request-context";
+import { beginRequest, infoOf, requestContext } from "../../src/http/request-context";
 import { constantBody, HSTS_HEADER, jsonResponse, responseWriter, SECURITY_HEADERS } from "../../src/http/response";
 import { createLogger } from "../../src/log";
 import { postJson, req, testApp } from "../helpers";
@@ -25,8 +25,9 @@ describe("the response writer: security headers (second document part 4) on ever
     const app = new Elysia()
       .use(responseWriter)
       .use(errorMapper(createLogger("CRITICAL")))
-      .onTransform(({ request }) => {
-        requestInfo(request).fixedHeaders = Object.freeze({ "x-ratelimit-limit-minute": "60" });
+      .use(requestContext)
+      .onTransform(({ request, info }) => {
+        infoOf(request, info).fixedHeaders = Object.freeze({ "x-ratelimit-limit-minute": "60" });
       })
       .get("/ok", () => ({ ok: true }))
       .get("/raw", () => new Response("raw"))
@@ -40,9 +41,10 @@ describe("the response writer: security headers (second document part 4) on ever
     }
     // The listener says which it is (an HTTP/1.0 request without Host has no scheme in its URL).
     const overTls = new Request("http://localhost/ok");
-    beginRequest(overTls, "127.0.0.1").secure = true;
+    const info = beginRequest(overTls, "127.0.0.1");
+    info.secure = true;
     expectHeaders(await app.handle(overTls), true);
-    expectHeaders(jsonResponse({ type: "service_unavailable" }, 503, requestInfo(overTls)), true);
+    expectHeaders(jsonResponse({ type: "service_unavailable" }, 503, info), true);
   });
 
   test("on a plain route, a raw Response, text, a thrown error and a 404 (errors reach it through the error mapper)", async () => {
@@ -58,9 +60,8 @@ describe("the response writer: security headers (second document part 4) on ever
     for (const path of ["/ok", "/raw", "/text", "/boom", "/missing"]) {
       const r = await app.handle(req(path));
       expectHeaders(r);
-      // The request id on errors only.
-      if (r.status >= 400) expect(r.headers.get("x-request-id")).toMatch(/^req_/);
-      else expect(r.headers.get("x-request-id")).toBeNull();
+      // The request id on every response, successes too: an operator finds the log line of any.
+      expect(r.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{20}$/);
     }
     expect(await (await app.handle(req("/text"))).text()).toBe("plain");
   });
@@ -85,8 +86,9 @@ describe("the response writer: security headers (second document part 4) on ever
     const app = new Elysia()
       .use(responseWriter)
       .use(errorMapper(createLogger("CRITICAL")))
-      .onTransform(({ request }) => {
-        const info = requestInfo(request);
+      .use(requestContext)
+      .onTransform(({ request, info: scoped }) => {
+        const info = infoOf(request, scoped);
         info.fixedHeaders = shared;
         info.ownHeaders = { "x-ratelimit-remaining-minute": String(59 - n++) };
       })
@@ -102,7 +104,9 @@ describe("the response writer: security headers (second document part 4) on ever
       expect(r.headers.get("x-ratelimit-limit-minute")).toBe("60");
       expectHeaders(r);
     }
-    expect(responses.map((r) => r.headers.get("x-request-id") !== null)).toEqual([false, false, false, true, false]);
+    const ids = responses.map((r) => r.headers.get("x-request-id"));
+    expect(new Set(ids).size).toBe(5);
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{20}$/);
     // The prepared list itself is untouched: a response without own headers has none.
     const plain = await new Elysia()
       .use(responseWriter)
@@ -117,7 +121,7 @@ describe("the response writer: security headers (second document part 4) on ever
     expect(Object.isFrozen(body)).toBe(true);
     const r = jsonResponse(body, 200, "req_x");
     expect(await r.text()).toBe('{"status":"ok"}');
-    expect(r.headers.get("x-request-id")).toBeNull();
+    expect(r.headers.get("x-request-id")).toBe("req_x");
     expect(jsonResponse(body, 404, "req_x").headers.get("x-request-id")).toBe("req_x");
   });
 
@@ -125,15 +129,16 @@ describe("the response writer: security headers (second document part 4) on ever
     const seen: Array<[number, string]> = [];
     const app = new Elysia()
       .use(responseWriter)
-      .onTransform(({ request }) => {
-        requestInfo(request).onJsonWritten = (status, text) => seen.push([status, text]);
+      .use(requestContext)
+      .onTransform(({ request, info }) => {
+        infoOf(request, info).onJsonWritten = (status, text) => seen.push([status, text]);
       })
       .get("/x", () => ({ b: 2, a: 1 }));
     const request = req("/x");
-    beginRequest(request, "127.0.0.1");
+    const info = beginRequest(request, "127.0.0.1");
     const text = await (await app.handle(request)).text();
     expect(seen).toEqual([[200, text]]);
-    expect(requestInfo(request).status).toBe(200);
+    expect(info.status).toBe(200);
   });
 
   test("on every response of the app: success, 404, 400, 413, docs, UI assets", async () => {
@@ -148,5 +153,38 @@ describe("the response writer: security headers (second document part 4) on ever
       await app.handle(req("/openapi/assets/swagger-ui.css")),
     ];
     for (const r of responses) expectHeaders(r);
+  });
+
+  test("X-Request-Id on every response of the app, each its own: success, 404, 405, 413, docs, assets, a preflight, /mcp", async () => {
+    const { app } = await testApp({ CORPUS_MAX_REQUEST_SIZE: "1024", CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example" });
+    const responses = [
+      await app.handle(req("/")),
+      await app.handle(req("/no/such/route")),
+      await app.handle(req("/v1/query")),
+      await app.handle(postJson("/", "x".repeat(5000), { "content-length": "5000" })),
+      await app.handle(req("/openapi")),
+      await app.handle(req("/openapi/assets/swagger-ui.css")),
+      await app.handle(
+        req("/v1/query", {
+          method: "OPTIONS",
+          headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+        }),
+      ),
+      await app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "ping" })),
+    ];
+    expect(responses.map((r) => r.status)).toEqual([200, 404, 405, 413, 200, 200, 204, 401]);
+    const ids = responses.map((r) => r.headers.get("x-request-id"));
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{20}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  // The response writer hands Elysia a finished Response: a route whose stages are all
+  // synchronous answers without a promise, so the listener's timeout has nothing to watch.
+  test("a synchronous route's app.fetch returns a settled Response, not a Promise", async () => {
+    const { app } = await testApp();
+    const answer = app.fetch(req("/"));
+    expect(answer).toBeInstanceOf(Response);
+    expect((answer as Response).status).toBe(200);
+    expect((answer as Response).headers.get("content-type")).toBe("application/json;charset=utf-8");
   });
 });

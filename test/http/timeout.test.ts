@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { ERROR_SHAPES } from "../../src/app";
 import { type SweepClock, withTimeout } from "../../src/http/timeout";
 import { req } from "../helpers";
 
@@ -35,14 +36,12 @@ describe("request timeout (D17)", () => {
     const time = steppedClock();
     let timedOut = false;
     const late = Promise.withResolvers<Response>();
-    const handler = withTimeout(
-      () => late.promise,
-      1,
-      () => {
+    const handler = withTimeout(() => late.promise, 1, {
+      onTimeout: () => {
         timedOut = true;
       },
-      time.clock,
-    );
+      clock: time.clock,
+    });
     const answer = handler(req("/slow"));
     time.advance(999);
     expect(pendingStill(answer)).toBe(true);
@@ -60,7 +59,7 @@ describe("request timeout (D17)", () => {
 
   test("on /mcp the timeout is a JSON-RPC error, which is all an MCP client reads (it was a REST body)", async () => {
     const time = steppedClock();
-    const handler = withTimeout(() => new Promise<Response>(() => {}), 1, undefined, time.clock);
+    const handler = withTimeout(() => new Promise<Response>(() => {}), 1, { clock: time.clock, shapes: ERROR_SHAPES });
     const answer = handler(req("/mcp", { method: "POST" }));
     time.advance(1_000);
     const r = await answer;
@@ -71,7 +70,7 @@ describe("request timeout (D17)", () => {
 
   test("an answer within the timeout is passed on; a fast request is untouched", async () => {
     const time = steppedClock();
-    const handler = withTimeout(async () => new Response("in time"), 1, undefined, time.clock);
+    const handler = withTimeout(async () => new Response("in time"), 1, { clock: time.clock });
     expect(await (await handler(req("/soon"))).text()).toBe("in time");
     const fast = withTimeout(() => new Response("fast"), 1);
     const r = await fast(req("/fast"));

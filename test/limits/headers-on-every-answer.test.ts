@@ -3,6 +3,7 @@
 // Content-Type, body size, JSON), a bad Idempotency-Key and the 503 timeout went out without
 // them; /mcp's 503 lacked its per-IP headers. Driven against the real app.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { ERROR_SHAPES } from "../../src/app";
 import { beginRequest } from "../../src/http/request-context";
 import { withTimeout } from "../../src/http/timeout";
 import { bearer, postJson, req, testApp } from "../helpers";
@@ -117,7 +118,7 @@ describe("the six X-RateLimit-* headers on every answer of a limited route (D16,
     const { app, services } = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "7", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "9" });
     services.query.run = () => new Promise(() => {});
     const token = (await services.auth.issuer.issue("alice", ["corpus:search"] as never)).token;
-    const timed = withTimeout((r) => app.handle(r), 0.05);
+    const timed = withTimeout((r) => app.handle(r), 0.05, { shapes: ERROR_SHAPES });
     const rest = postJson("/v1/query", { query: "x" }, bearer(token));
     beginRequest(rest, "192.0.2.31");
     const late = await timed(rest);

@@ -4,6 +4,7 @@
 // every JSON-RPC error that answers it. Each of these was seen wrong (or missing) before.
 import { describe, expect, test } from "bun:test";
 import { SignJWT } from "jose";
+import { ERROR_SHAPES } from "../../src/app";
 import { beginRequest } from "../../src/http/request-context";
 import { withTimeout } from "../../src/http/timeout";
 import { PANEL_META } from "../../src/mcp/widget";
@@ -237,7 +238,7 @@ describe("a JSON-RPC error carries the request's id when it was readable (it cam
     services.connectors.list = async () => {
       throw new Error("SQLITE_BUSY: /srv/corpus-data/secret.db is locked");
     };
-    const timed = withTimeout((r) => app.handle(r), 0.05);
+    const timed = withTimeout((r) => app.handle(r), 0.05, { shapes: ERROR_SHAPES });
     const call = (name: string) => {
       const r = req("/mcp", {
         method: "POST",

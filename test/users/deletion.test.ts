@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { copyFileSync, cpSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open } from "../../src/crypto/aead";
+import { userRooms } from "../../src/users/deletion";
 import { verify } from "../../src/webhooks/signature";
 import { cli, FIXED_ISSUER, startCorpus } from "../backup/support";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
@@ -129,9 +130,21 @@ describe("deleting a user's data", () => {
       .query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?")
       .get(USER)!;
     expect(wrapped).toBeDefined();
+    // Each room, asked through its own store, holds rows of the user before (the oauth room too
+    // when the user signed in through it: not here).
+    const rooms = userRooms(t.services);
+    const held = (user: string) => Object.fromEntries(Object.entries(rooms).map(([name, room]) => [name, room.rowsOf(user)]));
+    const heldBefore = held(USER);
+    for (const room of ["auth", "connectors", "archive", "conversations", "webhooks", "idempotency", "limits", "keys"])
+      expect([room, heldBefore[room]! > 0]).toEqual([room, true]);
+    const othersBefore = held(OTHER);
 
     const r = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
     expect(r.status).toBe(200);
+    // After: every store reports nothing for the user, and the other user's as they were.
+    expect(Object.values(held(USER)).every((n) => n === 0)).toBe(true);
+    expect(held(USER)).toEqual(Object.fromEntries(Object.keys(rooms).map((name) => [name, 0])));
+    expect(held(OTHER)).toEqual(othersBefore);
     const body = (await r.json()) as any;
     expect(body.status).toBe("deletion_confirmed");
     expect(body.details).toEqual({
@@ -346,5 +359,39 @@ describe("webhook delivery", () => {
       listener.stop(true);
     }
     expect(existsSync(join(dir, "corpus.db"))).toBe(true);
+  });
+});
+
+describe("a room that leaves rows of the user undoes the deletion (users/deletion.ts userRooms)", () => {
+  test("500, nothing of the user erased, the room named in the log; once the room erases again, the deletion succeeds", async () => {
+    const clock = skewedClock();
+    const t = await testApp({}, clock.now);
+    const issue = async () => (await t.services.auth.issuer.issue("frank", ["corpus:search", "connectors:write"] as never)).token;
+    const token = await issue();
+    await t.app.handle(postJson("/v1/query", { query: "anything", conversation_id: null }, bearer(token)));
+    const conversations = t.services.conversations;
+    expect(conversations.rowsOf("frank")).toBeGreaterThan(0);
+    // A room whose erase misses its rows (the bug this check is for).
+    const erase = conversations.deleteUser.bind(conversations);
+    conversations.deleteUser = () => 0;
+    const failed = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
+    expect(failed.status).toBe(500);
+    expect(t.logs.records().filter((l) => l.message === "deletion undone: a room left rows of the user")).toEqual([
+      expect.objectContaining({ rooms: ["conversations"] }),
+    ]);
+    // Rolled back: no room lost anything, the data key is there.
+    expect(conversations.rowsOf("frank")).toBeGreaterThan(0);
+    expect(t.services.userKeys.rowsOf("frank")).toBe(1);
+    expect(t.services.archive.rowsOf("frank")).toBeGreaterThan(0);
+    conversations.deleteUser = erase;
+    // The undone attempt's revocation stays in memory (its old token is refused: the safe side);
+    // a token of a later second deletes.
+    clock.advance(1_000);
+    const done = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(await issue()) }));
+    expect(done.status).toBe(200);
+    expect(Object.values(userRooms(t.services)).map((room) => room.rowsOf("frank"))).toEqual(
+      Object.keys(userRooms(t.services)).map(() => 0),
+    );
+    await t.services.close();
   });
 });

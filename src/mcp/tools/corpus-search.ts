@@ -3,7 +3,7 @@
 // title, source, date and snippet per result, and the same results in structuredContent.
 import { Type } from "@sinclair/typebox";
 import { archiveAnswer } from "../../archive/answer";
-import { newId } from "../../conversations/store";
+import { ID_PREFIX, newId } from "../../ids";
 import { defineTool, MESSAGES, toolError } from "../tool-record";
 
 export const QUERY_MAX_LENGTH = 1000;
@@ -81,7 +81,7 @@ export const corpusSearch = defineTool({
     archiveAnswer(
       s.archive,
       caller.user,
-      newId("qry_"),
+      newId(ID_PREFIX.query),
       query,
       chosen.map((c) => ({ c, chunkId: newId("") })),
     );
