@@ -34,6 +34,8 @@ function readEnv(): Record<string, string> | undefined {
 }
 
 export function testServers(): Promise<TestServers> {
+  if (process.env.CORPUS_TEST_SUITE === "unit")
+    return Promise.reject(new Error("the test servers in the unit suite: this test belongs to the integration suite (scripts/test.ts)"));
   started ??= (async () => {
     let env = readEnv();
     if (!env) {
