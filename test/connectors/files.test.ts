@@ -116,6 +116,6 @@ describe("files connector: every document kind, and change", () => {
     const c = createFilesConnector(dir, indexFor("t/broken"));
     await c.sync();
     expect(await c.health()).toEqual({ status: "ok", records: 1 });
-    await expect(extractText(new TextEncoder().encode("{nope"), "json")).rejects.toThrow();
+    await expect(extractText(new TextEncoder().encode("{nope"), "json")).rejects.toThrow("JSON Parse error");
   });
 });

@@ -170,13 +170,12 @@ describe("an assistant connects with OAuth", () => {
     );
     expect(rv.status).toBe(200);
     const after = new Client({ name: "flow-test", version: "1.0.0" });
-    const t2 = new StreamableHTTPClientTransport(mcpUrl(), {
-      authProvider: {
-        ...provider,
-        redirectToAuthorization() {},
-        tokens: () => ({ access_token: provider.saved.access_token, token_type: "Bearer" }),
-      } as never,
-    });
-    await expect(after.connect(t2)).rejects.toThrow();
+    // The same provider (its methods through the prototype: a spread lost them, and the SDK then
+    // failed on a missing method before any request), holding only the access token of the revoked grant.
+    const revoked: Provider = Object.create(provider);
+    revoked.redirectToAuthorization = () => {};
+    revoked.tokens = () => ({ access_token: provider.saved.access_token as string, token_type: "Bearer" });
+    const t2 = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: revoked });
+    await expect(after.connect(t2)).rejects.toBeInstanceOf(UnauthorizedError);
   });
 });

@@ -66,7 +66,7 @@ describe("store: the data dir's database (D1, D3)", () => {
       { id: "ok", up: (d) => d.exec("CREATE TABLE ok (x)") },
       { id: "broken", up: (d) => (d.exec("CREATE TABLE half (x)"), d.exec("NOT SQL")) },
     ];
-    expect(() => migrate(db, ms)).toThrow();
+    expect(() => migrate(db, ms)).toThrow('near "NOT": syntax error');
     expect(appliedMigrations(db)).toEqual(["ok"]);
     expect(db.query("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeNull();
   });

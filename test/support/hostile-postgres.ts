@@ -2,6 +2,7 @@
 // records each startup message and password, then either closes right after authentication
 // (the endless-reconnect case) or fails the login. Connections are counted.
 import net from "node:net";
+import { listening } from "./tcp";
 
 export type HostileMode = "close-after-auth" | "ask-password" | "accept-and-close" | "silent";
 
@@ -78,20 +79,6 @@ export async function hostilePostgres(mode: HostileMode, host = "127.0.0.1", por
       }
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    get connections() {
-      return state.connections;
-    },
-    startups: state.startups,
-    passwords: state.passwords,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const listener = await listening(server, sockets, () => state.connections, host, port);
+  return Object.assign(listener, { startups: state.startups, passwords: state.passwords });
 }

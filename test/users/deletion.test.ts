@@ -173,7 +173,9 @@ describe("deleting a user's data", () => {
       .query<{ user_id: string }, []>("SELECT user_id FROM crypto_user_keys")
       .all()
       .map((k) => t.services.userKeys.keyFor(k.user_id));
-    for (const s of sealed) for (const key of remaining) expect(() => open(key, s.body, `archive/${s.query_id}/${USER}`)).toThrow();
+    for (const s of sealed)
+      for (const key of remaining)
+        expect(() => open(key, s.body, `archive/${s.query_id}/${USER}`)).toThrow("cannot decrypt: wrong key or tampered value");
     before.close();
   });
 
