@@ -3,14 +3,13 @@
 // unavailable right now" (IMAP operations ran one at a time, each up to 15 s, with no cap on
 // the words of the OR search, while a search gives up after 8 s). Against the real Dovecot.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { ImapConnector, OPERATION_TIMEOUT_MS } from "../../src/connectors/imap/connector";
 import { GAVE_UP, SUPERSEDED, Turns } from "../../src/connectors/imap/turns";
 import { allowList, pinner } from "../../src/net/pin";
 import { CONNECTOR_TIMEOUT_MS } from "../../src/retrieval/search";
-import { bearer, postJson, tempDir, testApp, tokenFor } from "../helpers";
+import { bearer, postJson, testApp, tokenFor } from "../helpers";
 import { type TestServers, testServers } from "../support/servers";
+import { imapConfig, operatorFile } from "../support/sources";
 
 setDefaultTimeout(180_000);
 
@@ -160,14 +159,7 @@ describe("turns on shared connections", () => {
 
 describe("through the API, as in the attack report", () => {
   test("mallory (corpus:search only) sends 450-word questions to the operator's mailbox; gina's questions are answered from it", async () => {
-    const { host, port, user, password } = servers.imap;
-    const file = join(tempDir(), "connectors.json");
-    writeFileSync(
-      file,
-      JSON.stringify([
-        { id: "opmail", kind: "imap", label: "Company mail", config: { host, port, secure: false, user, password, mailbox: "INBOX" } },
-      ]),
-    );
+    const file = operatorFile([{ id: "opmail", kind: "imap", label: "Company mail", config: imapConfig(servers.imap) }]);
     // No per-user limit in the way: the connector alone must keep the mailbox for everyone.
     const t = await testApp({ CORPUS_CONNECTORS_FILE: file, CORPUS_LIMIT_QUERY_PER_MINUTE: "100000" });
     const [mal, gina] = await Promise.all([

@@ -5,6 +5,7 @@ import { type ImapConfig, ImapConnector } from "../../src/connectors/imap/connec
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { type TestServers, testServers } from "../support/servers";
 import { closingListener, countingProxy } from "../support/tcp";
+import { imapConfig } from "../support/sources";
 
 /** Dovecot listens on loopback: allowed here as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would. */
 const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
@@ -36,14 +37,7 @@ async function allFlags(): Promise<Map<number, string>> {
 
 beforeAll(async () => {
   servers = await testServers();
-  config = {
-    host: servers.imap.host,
-    port: servers.imap.port,
-    secure: false,
-    user: servers.imap.user,
-    password: servers.imap.password,
-    mailbox: "INBOX",
-  };
+  config = imapConfig(servers.imap);
   connector = new ImapConnector(config, LOOPBACK);
   flagsBefore = await allFlags();
 });

@@ -8,8 +8,10 @@ import type { IndexedFolderConnector } from "../../src/connectors/indexed-source
 import { DomainError } from "../../src/errors";
 import { OPERATOR_UNAVAILABLE } from "../../src/retrieval/search";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
+import { CHINOOK_SQLITE } from "../support/chinook";
 import { hostilePostgres } from "../support/hostile-postgres";
 import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
+import { imapConfig, operatorFile } from "../support/sources";
 
 setDefaultTimeout(60_000);
 
@@ -61,14 +63,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   test("an IMAP connector: the password is stored sealed and never returned; a wrong one is saved with status error", async () => {
     const { app, token, config, db } = await setup();
     const tok = await token();
-    const imap = {
-      host: servers.imap.host,
-      port: servers.imap.port,
-      secure: false,
-      user: servers.imap.user,
-      password: servers.imap.password,
-      mailbox: "INBOX",
-    };
+    const imap = imapConfig(servers.imap);
     const ok = (await (await app.handle(add(tok, { id: "mail", kind: "imap", config: imap }))).json()) as Record<string, any>;
     expect(ok).toMatchObject({ id: "mail", status: "ok", records: 1702 });
     expect(ok.config).not.toHaveProperty("password");
@@ -167,21 +162,17 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   });
 
   test("operator connectors (CORPUS_CONNECTORS_FILE) are visible to every user and cannot be removed by them", async () => {
-    const file = join(tempDir(), "connectors.json");
-    writeFileSync(
-      file,
-      JSON.stringify([
-        {
-          id: "shop",
-          kind: "sql",
-          label: "Chinook shop",
-          config: {
-            url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
-            tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
-          },
+    const file = operatorFile([
+      {
+        id: "shop",
+        kind: "sql",
+        label: "Chinook shop",
+        config: {
+          url: CHINOOK_SQLITE,
+          tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
         },
-      ]),
-    );
+      },
+    ]);
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     for (const user of ["alice", "bob"]) {
       expect(await list(app, await token(user))).toEqual([
@@ -196,24 +187,20 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   });
 
   test("users see the operator's connectors by id, kind, label and status: not their mail account, host, port or error", async () => {
-    const file = join(tempDir(), "connectors.json");
     const { imap } = servers;
-    writeFileSync(
-      file,
-      JSON.stringify([
-        {
-          id: "ops-mail",
-          kind: "imap",
-          label: "Support inbox",
-          config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password },
-        },
-        {
-          id: "ops-db",
-          kind: "sql",
-          config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
-        },
-      ]),
-    );
+    const file = operatorFile([
+      {
+        id: "ops-mail",
+        kind: "imap",
+        label: "Support inbox",
+        config: imapConfig(imap),
+      },
+      {
+        id: "ops-db",
+        kind: "sql",
+        config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+      },
+    ]);
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const shown = await list(app, await token("mallory", ["connectors:read"]));
     expect(shown.map((c) => Object.keys(c).sort())).toEqual([
@@ -229,17 +216,13 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   });
 
   test("a search while an operator connector fails notes it as unavailable, not with its host, account or URL", async () => {
-    const file = join(tempDir(), "connectors.json");
-    writeFileSync(
-      file,
-      JSON.stringify([
-        {
-          id: "ops-db",
-          kind: "sql",
-          config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
-        },
-      ]),
-    );
+    const file = operatorFile([
+      {
+        id: "ops-db",
+        kind: "sql",
+        config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+      },
+    ]);
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const r = await app.handle(postJson("/v1/query", { query: "invoices of March" }, bearer(await token("mallory", ["corpus:search"]))));
     expect(r.status).toBe(200);
@@ -249,25 +232,21 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   });
 
   test("an operator connector in error makes /api/connectors/health 503, naming no connector, host or URL (the log does); a bad file stops start-up", async () => {
-    const file = join(tempDir(), "connectors.json");
-    writeFileSync(
-      file,
-      JSON.stringify([
-        {
-          id: "gone",
-          kind: "sql",
-          config: { url: "postgres://u:p@127.0.0.1:1/x", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+    const file = operatorFile([
+      {
+        id: "gone",
+        kind: "sql",
+        config: { url: "postgres://u:p@127.0.0.1:1/x", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
+      },
+      {
+        id: "shop",
+        kind: "sql",
+        config: {
+          url: CHINOOK_SQLITE,
+          tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
         },
-        {
-          id: "shop",
-          kind: "sql",
-          config: {
-            url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
-            tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
-          },
-        },
-      ]),
-    );
+      },
+    ]);
     const { app, logs } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const r = await app.handle(req("/api/connectors/health"));
     expect(r.status).toBe(503);
@@ -294,20 +273,16 @@ describe("GET/POST/DELETE /v1/connectors", () => {
 
 describe("connectors per user are capped (CORPUS_MAX_CONNECTORS_PER_USER; issue 13, item 11)", () => {
   test("one more than the cap is 409 conflict naming the limit, even sent all at once; the operator's do not count; removing one makes room", async () => {
-    const file = join(tempDir(), "connectors.json");
-    writeFileSync(
-      file,
-      JSON.stringify([
-        {
-          id: "shop",
-          kind: "sql",
-          config: {
-            url: join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite"),
-            tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
-          },
+    const file = operatorFile([
+      {
+        id: "shop",
+        kind: "sql",
+        config: {
+          url: CHINOOK_SQLITE,
+          tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
         },
-      ]),
-    );
+      },
+    ]);
     const { app, roots, token } = await setup({ CORPUS_MAX_CONNECTORS_PER_USER: "2", CORPUS_CONNECTORS_FILE: file });
     const alice = await token();
     const burst = await Promise.all(

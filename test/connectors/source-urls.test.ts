@@ -6,12 +6,14 @@
 
 import { Database } from "bun:sqlite";
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { citation, sourceUrlFor } from "../../src/connectors/source-url";
 import type { SourceRecord } from "../../src/connectors/types";
 import { bearer, postJson, tempDir, testApp } from "../helpers";
-import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
+import { CHINOOK_SQLITE } from "../support/chinook";
+import { type TestServers, testServers } from "../support/servers";
+import { imapConfig, operatorFile } from "../support/sources";
 
 setDefaultTimeout(60_000);
 
@@ -20,32 +22,28 @@ beforeAll(async () => {
   servers = await testServers();
 });
 
-const CHINOOK = join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite");
+const CHINOOK = CHINOOK_SQLITE;
 const liteInvoices = [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry", "BillingCity"] }];
 const pgInvoices = [{ name: "invoice", id: "invoice_id", title: "billing_city", text: ["billing_country", "billing_city"] }];
 
 async function setup() {
-  const file = join(tempDir(), "connectors.json");
   const { imap } = servers;
-  writeFileSync(
-    file,
-    JSON.stringify([
-      {
-        id: "opmail",
-        kind: "imap",
-        label: "Company mail",
-        config: { host: imap.host, port: imap.port, secure: false, user: imap.user, password: imap.password },
-      },
-      { id: "oplite", kind: "sql", label: "Shop (SQLite)", config: { url: CHINOOK, tables: liteInvoices } },
-      { id: "oppg", kind: "sql", label: "Shop (PostgreSQL)", config: { url: servers.pgUrl, tables: pgInvoices } },
-      {
-        id: "opweb",
-        kind: "sql",
-        label: "Shop (web)",
-        config: { url: CHINOOK, tables: [{ ...liteInvoices[0], url: "https://shop.example/invoices/{id}" }] },
-      },
-    ]),
-  );
+  const file = operatorFile([
+    {
+      id: "opmail",
+      kind: "imap",
+      label: "Company mail",
+      config: imapConfig(imap),
+    },
+    { id: "oplite", kind: "sql", label: "Shop (SQLite)", config: { url: CHINOOK, tables: liteInvoices } },
+    { id: "oppg", kind: "sql", label: "Shop (PostgreSQL)", config: { url: servers.pgUrl, tables: pgInvoices } },
+    {
+      id: "opweb",
+      kind: "sql",
+      label: "Shop (web)",
+      config: { url: CHINOOK, tables: [{ ...liteInvoices[0], url: "https://shop.example/invoices/{id}" }] },
+    },
+  ]);
   const roots = tempDir("corpus-roots-");
   const t = await testApp({ CORPUS_CONNECTORS_FILE: file, CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
   const gina = (await t.services.auth.issuer.issue("gina", ["corpus:search", "connectors:read", "connectors:write"] as never)).token;

@@ -5,40 +5,27 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import postgres from "postgres";
 import { SqlConnector, type SqlTable } from "../../src/connectors/sql/connector";
 import { parsePostgresUrl } from "../../src/connectors/sql/postgres-url";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
+import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../support/chinook";
 import { hostilePostgres } from "../support/hostile-postgres";
-import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
+import { type TestServers, testServers } from "../support/servers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
 
-const sqlitePath = join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite");
+const sqlitePath = CHINOOK_SQLITE;
 const sqliteBefore = { sha: createHash("sha256").update(readFileSync(sqlitePath)).digest("hex"), mtime: statSync(sqlitePath).mtimeMs };
 
 const sqliteTables: SqlTable[] = [
-  {
-    name: "Invoice",
-    id: "InvoiceId",
-    title: "BillingCity",
-    text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
-    date: "InvoiceDate",
-    url: "https://shop.example/invoices/{id}",
-  },
-  { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country", "Email"] },
+  { ...chinookInvoices(), url: "https://shop.example/invoices/{id}" },
+  chinookCustomers(["FirstName", "LastName", "Company", "Country", "Email"]),
 ];
 const pgTables: SqlTable[] = [
-  {
-    name: "invoice",
-    id: "invoice_id",
-    title: "billing_city",
-    text: ["billing_address", "billing_city", "billing_country", "total"],
-    date: "invoice_date",
-  },
-  { name: "customer", id: "customer_id", title: "last_name", text: ["first_name", "last_name", "company", "country", "email"] },
+  chinookInvoices("postgres"),
+  chinookCustomers(["FirstName", "LastName", "Company", "Country", "Email"], "postgres"),
 ];
 
 /** The test servers listen on loopback: allowed here as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would. */

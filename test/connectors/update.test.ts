@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 import { type TestServers, testServers } from "../support/servers";
+import { imapConfig } from "../support/sources";
 
 setDefaultTimeout(60_000);
 
@@ -96,14 +97,7 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
   test("secrets are kept: an IMAP password left out, a database URL sent back as shown", async () => {
     const { app, token } = await setup();
     const tok = await token("alice");
-    const imap = {
-      host: servers.imap.host,
-      port: servers.imap.port,
-      secure: false,
-      user: servers.imap.user,
-      password: servers.imap.password,
-      mailbox: "INBOX",
-    };
+    const imap = imapConfig(servers.imap);
     expect(
       ((await (await app.handle(postJson("/v1/connectors", { id: "mail", kind: "imap", config: imap }, bearer(tok)))).json()) as any)
         .status,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
-import { CHINOOK_INVOICES, chinookCustomers, chinookOperatorFile } from "../support/chinook";
+import { chinookCustomers, chinookInvoices, chinookOperatorFile } from "../support/chinook";
 import { SHARED_DATA } from "../support/servers";
 
 setDefaultTimeout(600_000);
@@ -43,7 +43,7 @@ beforeAll(async () => {
   mkdirSync(docs);
   for (const f of readdirSync(join(SHARED_DATA, "invoices")))
     if (/\.(pdf|txt)$/.test(f)) cpSync(join(SHARED_DATA, "invoices", f), join(docs, f));
-  const opFile = chinookOperatorFile([CHINOOK_INVOICES, chinookCustomers()]);
+  const opFile = chinookOperatorFile([chinookInvoices(), chinookCustomers()]);
   t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTORS_FILE: opFile });
   token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "corpus:read", "connectors:read", "connectors:write"])).token;
   for (const body of [

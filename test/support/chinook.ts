@@ -1,30 +1,53 @@
-// The Chinook shop (shared data set) as an SQL connector: the tables and columns the tests,
-// the query benchmark and the business evaluation read, and an operator file that serves them.
-import { writeFileSync } from "node:fs";
+// The Chinook shop (shared data set) as an SQL connector, once: its tables in SQLite's names
+// (Invoice, InvoiceId…) or in the PostgreSQL copy's (invoice, invoice_id…), the connector record,
+// and an operator connectors file. Read by the tests, the benchmarks and the business evaluation.
 import { join } from "node:path";
-import { tempDir } from "../helpers";
 import { SHARED_DATA } from "./servers";
+import { operatorFile } from "./sources";
 
 export const CHINOOK_SQLITE = join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite");
 
-export const CHINOOK_INVOICES = {
-  name: "Invoice",
-  id: "InvoiceId",
-  title: "BillingCity",
-  text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
-  date: "InvoiceDate",
-};
+export type Dialect = "sqlite" | "postgres";
 
-export const chinookCustomers = (columns = ["FirstName", "LastName", "Company", "City", "Country"]) => ({
-  name: "Customer",
-  id: "CustomerId",
-  title: "LastName",
-  text: columns,
+interface Table {
+  name: string;
+  id: string;
+  title: string;
+  text: string[];
+  date?: string;
+}
+
+/** The PostgreSQL copy names each table and column in snake case. */
+const snake = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+
+function named(table: Table, dialect: Dialect): Table {
+  if (dialect === "sqlite") return table;
+  const { name, id, title, text, date } = table;
+  return { name: snake(name), id: snake(id), title: snake(title), text: text.map(snake), ...(date ? { date: snake(date) } : {}) };
+}
+
+export const chinookInvoices = (dialect: Dialect = "sqlite") =>
+  named(
+    {
+      name: "Invoice",
+      id: "InvoiceId",
+      title: "BillingCity",
+      text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
+      date: "InvoiceDate",
+    },
+    dialect,
+  );
+
+export const chinookCustomers = (columns = ["FirstName", "LastName", "Company", "City", "Country"], dialect: Dialect = "sqlite") =>
+  named({ name: "Customer", id: "CustomerId", title: "LastName", text: columns }, dialect);
+
+/** The shop's SQLite file as an operator's or a user's connector. */
+export const chinookSource = (tables: object[] = [chinookInvoices()], id = "shop", label = "Chinook shop") => ({
+  id,
+  kind: "sql",
+  label,
+  config: { url: CHINOOK_SQLITE, tables },
 });
 
-/** An operator connectors file (CORPUS_CONNECTORS_FILE) with the shop's `tables`, as connector `id`; returns its path. */
-export function chinookOperatorFile(tables: object[] = [CHINOOK_INVOICES], id = "shop", label = "Chinook shop"): string {
-  const file = join(tempDir("corpus-operator-"), "operator.json");
-  writeFileSync(file, JSON.stringify([{ id, kind: "sql", label, config: { url: CHINOOK_SQLITE, tables } }]));
-  return file;
-}
+/** An operator connectors file with the shop's `tables`. */
+export const chinookOperatorFile = (tables: object[] = [chinookInvoices()]) => operatorFile([chinookSource(tables)]);
