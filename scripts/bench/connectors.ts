@@ -13,6 +13,7 @@ import { SqlConnector } from "../../src/connectors/sql/connector";
 import type { Connector, RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
+import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../../test/support/chinook";
 
 const root = join(import.meta.dir, "../..");
 const data = join(root, "../shared/data");
@@ -75,33 +76,13 @@ const imap = new ImapConnector({
 await latency("imap (Dovecot, 1702 mails)", imap, 20);
 await imap.close();
 
-const lite = new SqlConnector({
-  url: join(data, "chinook", "Chinook_Sqlite.sqlite"),
-  tables: [
-    {
-      name: "Invoice",
-      id: "InvoiceId",
-      title: "BillingCity",
-      text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
-      date: "InvoiceDate",
-    },
-    { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country"] },
-  ],
-});
+const customerColumns = ["FirstName", "LastName", "Company", "Country"];
+const lite = new SqlConnector({ url: CHINOOK_SQLITE, tables: [chinookInvoices(), chinookCustomers(customerColumns)] });
 await latency("sql (Chinook, SQLite)", lite);
 await lite.close();
 const pg = new SqlConnector({
   url: env.CORPUS_TEST_PG_URL!,
-  tables: [
-    {
-      name: "invoice",
-      id: "invoice_id",
-      title: "billing_city",
-      text: ["billing_address", "billing_city", "billing_country", "total"],
-      date: "invoice_date",
-    },
-    { name: "customer", id: "customer_id", title: "last_name", text: ["first_name", "last_name", "company", "country"] },
-  ],
+  tables: [chinookInvoices("postgres"), chinookCustomers(customerColumns, "postgres")],
 });
 await latency("sql (Chinook, PostgreSQL)", pg);
 await pg.close();

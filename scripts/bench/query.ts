@@ -3,75 +3,27 @@
 // bare GET / of the same server in the same run beside them (issue: the query pipeline).
 // Targets: /v1/query p50 < 50 ms, p99 < 150 ms; /v1/deep_search p99 < 25 ms.
 //   bun scripts/bench/query.ts
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp } from "../../src/app";
-import { loadConfig } from "../../src/config";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
-import { createLogger } from "../../src/log";
-import { createFetch } from "../../src/server";
-import { createServices } from "../../src/services";
+import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
+import { indexedServer } from "./indexed-server";
 
 const data = join(import.meta.dir, "../../../shared/data");
 // CORPUS_BENCH_DIR keeps the index (and its embeddings) between runs.
 const work = process.env.CORPUS_BENCH_DIR ?? mkdtempSync(join(tmpdir(), "corpus-bench-query-"));
 mkdirSync(work, { recursive: true });
-const operators = join(work, "connectors.json");
-writeFileSync(
-  operators,
-  JSON.stringify([
+const { services, server, url, headers } = await indexedServer(
+  work,
+  [
     { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
     { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
-    {
-      id: "shop",
-      kind: "sql",
-      label: "Chinook",
-      config: {
-        url: join(data, "chinook", "Chinook_Sqlite.sqlite"),
-        tables: [
-          {
-            name: "Invoice",
-            id: "InvoiceId",
-            title: "BillingCity",
-            text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
-            date: "InvoiceDate",
-          },
-          { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "Country", "Email"] },
-        ],
-      },
-    },
-  ]),
+    chinookSource([chinookInvoices(), chinookCustomers(["FirstName", "LastName", "Company", "Country", "Email"])], "shop", "Chinook"),
+  ],
+  "bench",
+  { CORPUS_LIMIT_DEEP_SEARCH_PER_MINUTE: "1000000" },
 );
-const config = loadConfig({
-  CORPUS_DATA_DIR: join(work, "data"),
-  CORPUS_CONNECTORS_FILE: operators,
-  CORPUS_LOG_LEVEL: "ERROR",
-  CORPUS_LIMIT_QUERY_PER_MINUTE: "1000000",
-  CORPUS_LIMIT_DEEP_SEARCH_PER_MINUTE: "1000000",
-});
-const log = createLogger("ERROR");
-const services = await createServices(config, log);
-const app = createApp(services);
-const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createFetch(app.fetch, config, log) });
-const url = server.url.href.replace(/\/$/, "");
-const { token } = await services.auth.issuer.issue("bench", ["corpus:search", "corpus:read"], 7200);
-const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-
-// Index and embed everything first, as a running service would have.
-const t0 = performance.now();
-for (const a of services.connectors.active("bench")) await a.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
-for (;;) {
-  const pending = services.connectors
-    .active("bench")
-    .map((a) => a.connector.progress?.())
-    .filter((p) => p && p.embedded < p.total);
-  if (pending.length === 0) break;
-  const [p] = pending;
-  process.stderr.write(`\rindexing: ${p!.embedded} of ${p!.total} chunks embedded (${((performance.now() - t0) / 1000).toFixed(0)} s)   `);
-  await Bun.sleep(2000);
-}
-process.stderr.write(`\rindexed in ${((performance.now() - t0) / 1000).toFixed(0)} s                              \n`);
 
 const questions = [
   "emails from Jeff about the California price caps",

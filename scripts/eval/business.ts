@@ -10,12 +10,9 @@
 // The index (and its embeddings) stays in $CORPUS_EVAL_DIR (default /tmp/corpus-eval-business).
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createApp } from "../../src/app";
-import { loadConfig } from "../../src/config";
-import { createLogger } from "../../src/log";
 import { bm25Scores, words } from "../../src/retrieval/bm25";
-import { createFetch } from "../../src/server";
-import { createServices } from "../../src/services";
+import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
+import { indexedServer } from "../bench/indexed-server";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -88,60 +85,20 @@ const judged = (q: Labelled) => {
 };
 
 // 2. A real server with the four sources connected by the operator.
-const operators = join(work, "connectors.json");
-writeFileSync(
-  operators,
-  JSON.stringify([
+const { services, server, url, headers } = await indexedServer(
+  work,
+  [
     { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
     { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
     { id: "receipts", kind: "files", label: "Receipts", config: { path: receiptsDir } },
-    {
-      id: "shop",
-      kind: "sql",
-      label: "Chinook",
-      config: {
-        url: join(data, "chinook", "Chinook_Sqlite.sqlite"),
-        tables: [
-          {
-            name: "Invoice",
-            id: "InvoiceId",
-            title: "BillingCity",
-            text: ["BillingAddress", "BillingCity", "BillingCountry", "Total"],
-            date: "InvoiceDate",
-          },
-          { name: "Customer", id: "CustomerId", title: "LastName", text: ["FirstName", "LastName", "Company", "City", "Country", "Email"] },
-        ],
-      },
-    },
-  ]),
+    chinookSource(
+      [chinookInvoices(), chinookCustomers(["FirstName", "LastName", "Company", "City", "Country", "Email"])],
+      "shop",
+      "Chinook",
+    ),
+  ],
+  "eval",
 );
-const config = loadConfig({
-  CORPUS_DATA_DIR: join(work, "data"),
-  CORPUS_CONNECTORS_FILE: operators,
-  CORPUS_LOG_LEVEL: "ERROR",
-  CORPUS_LIMIT_QUERY_PER_MINUTE: "1000000",
-});
-const log = createLogger("ERROR");
-const services = await createServices(config, log);
-const app = createApp(services);
-const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createFetch(app.fetch, config, log) });
-const url = server.url.href.replace(/\/$/, "");
-const { token } = await services.auth.issuer.issue("eval", ["corpus:search", "corpus:read"], 7200);
-const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-
-const t0 = performance.now();
-for (const a of services.connectors.active("eval")) await a.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
-for (;;) {
-  const pending = services.connectors
-    .active("eval")
-    .map((a) => a.connector.progress?.())
-    .filter((p) => p && p.embedded < p.total);
-  if (pending.length === 0) break;
-  const [p] = pending;
-  process.stderr.write(`\rindexing: ${p!.embedded} of ${p!.total} chunks embedded (${((performance.now() - t0) / 1000).toFixed(0)} s)   `);
-  await Bun.sleep(2000);
-}
-process.stderr.write("\n");
 
 // 3. The same records for the baseline: every record of every source, title and text.
 const records: Array<{ key: string; text: string }> = [];
