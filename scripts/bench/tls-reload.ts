@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { FIXED_ISSUER, newMasterKey, startCorpus } from "../../test/backup/support";
+import { selfSigned } from "../../test/support/certificates";
 
 const { values } = parseArgs({
   options: {
@@ -18,32 +19,7 @@ const { values } = parseArgs({
   },
 });
 const dir = mkdtempSync(join(tmpdir(), "corpus-tls-bench-"));
-for (const name of ["a", "b"]) {
-  const made = Bun.spawnSync(
-    [
-      "openssl",
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      `/CN=${name}`,
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-      "-keyout",
-      join(dir, `${name}.key`),
-      "-out",
-      join(dir, `${name}.crt`),
-    ],
-    { stderr: "ignore" },
-  );
-  if (made.exitCode !== 0) throw new Error("openssl failed");
-}
+for (const name of ["a", "b"]) selfSigned(dir, name, ["IP:127.0.0.1"]);
 const install = (name: string) => {
   copyFileSync(join(dir, `${name}.crt`), join(dir, "server.crt"));
   copyFileSync(join(dir, `${name}.key`), join(dir, "server.key"));

@@ -12,46 +12,19 @@ import { createLogger, memorySink } from "../../src/log";
 import { startServer } from "../../src/server";
 import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "../backup/support";
 import { runCli, tempDir, testConfig } from "../helpers";
+import { selfSigned } from "../support/certificates";
 
 setDefaultTimeout(60_000);
 
 const dir = tempDir("corpus-tls-");
 const pem = (name: string) => join(dir, name);
 
-/** A self-signed certificate for 127.0.0.1 and localhost, named `name` (its CN). */
-async function makeCertificate(name: string): Promise<{ cert: string; key: string }> {
-  const proc = Bun.spawn(
-    [
-      "openssl",
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-days",
-      "2",
-      "-subj",
-      `/CN=${name}`,
-      "-addext",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost",
-      "-keyout",
-      pem(`${name}.key`),
-      "-out",
-      pem(`${name}.crt`),
-    ],
-    { stdout: "ignore", stderr: "pipe" },
-  );
-  if ((await proc.exited) !== 0) throw new Error(`openssl failed: ${await new Response(proc.stderr).text()}`);
-  return { cert: await Bun.file(pem(`${name}.crt`)).text(), key: await Bun.file(pem(`${name}.key`)).text() };
-}
-
 let first: { cert: string; key: string };
 let second: { cert: string; key: string };
 
 beforeAll(async () => {
-  [first, second] = await Promise.all([makeCertificate("corpus-first"), makeCertificate("corpus-second")]);
+  first = selfSigned(dir, "corpus-first", ["IP:127.0.0.1", "DNS:localhost"]);
+  second = selfSigned(dir, "corpus-second", ["IP:127.0.0.1", "DNS:localhost"]);
 });
 
 /** Puts `name`'s certificate and key where the server reads them. */

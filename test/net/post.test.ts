@@ -2,12 +2,9 @@
 // the name goes out as Host header and TLS server name, and the certificate is verified
 // against the name; nobody resolves the name.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { postPinned } from "../../src/net/post";
 import { tempDir } from "../helpers";
-
-const openssl = Bun.which("openssl");
+import { OPENSSL, selfSigned } from "../support/certificates";
 
 describe("postPinned", () => {
   test("plain HTTP: to the pinned address, Host is the URL's, the name is never looked up", async () => {
@@ -34,36 +31,13 @@ describe("postPinned", () => {
     }
   });
 
-  describe.skipIf(!openssl)("HTTPS", () => {
+  describe.skipIf(!OPENSSL)("HTTPS", () => {
     let cert: string;
     let key: string;
     let server: ReturnType<typeof Bun.serve>;
     const names: string[] = [];
     beforeAll(() => {
-      const dir = tempDir("corpus-tls-");
-      const made = Bun.spawnSync([
-        openssl!,
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        join(dir, "key.pem"),
-        "-out",
-        join(dir, "cert.pem"),
-        "-days",
-        "1",
-        "-subj",
-        "/CN=receiver.invalid",
-        "-addext",
-        "subjectAltName=DNS:receiver.invalid",
-      ]);
-      expect(made.exitCode).toBe(0);
-      cert = readFileSync(join(dir, "cert.pem"), "utf8");
-      key = readFileSync(join(dir, "key.pem"), "utf8");
+      ({ cert, key } = selfSigned(tempDir("corpus-tls-"), "receiver.invalid", ["DNS:receiver.invalid"]));
       server = Bun.serve({
         hostname: "127.0.0.1",
         port: 0,

@@ -2,7 +2,7 @@
 // URL names its own metadata. The document is fetched through the pinned, address-checked
 // client of src/net: by default a client cannot point the server at its own network.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
@@ -10,9 +10,9 @@ import { ANY_ADDRESS } from "../../src/net/pin";
 import { OAuthServer } from "../../src/oauth/service";
 import { OAuthStore } from "../../src/oauth/store";
 import { req, testApp } from "../helpers";
+import { OPENSSL, selfSigned } from "../support/certificates";
 import { consent, pkce, signIn, tokenRequest } from "./support";
 
-const openssl = Bun.which("openssl");
 const REDIRECT = "http://127.0.0.1:9999/cb";
 let t: Awaited<ReturnType<typeof testApp>>;
 let docs: ReturnType<typeof Bun.serve>;
@@ -20,35 +20,13 @@ let app: ReturnType<typeof createApp>;
 const served: Record<string, string> = {};
 let base = "";
 
-describe.skipIf(!openssl)("client ID metadata documents", () => {
+describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "corpus-cimd-"));
-    const made = Bun.spawnSync([
-      openssl!,
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "cert.pem"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=client.invalid",
-      "-addext",
-      "subjectAltName=DNS:client.invalid",
-    ]);
-    if (made.exitCode !== 0) throw new Error(made.stderr.toString());
-    const cert = readFileSync(join(dir, "cert.pem"), "utf8");
+    const { cert, key } = selfSigned(mkdtempSync(join(tmpdir(), "corpus-cimd-")), "client.invalid", ["DNS:client.invalid"]);
     docs = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      tls: { cert, key: readFileSync(join(dir, "key.pem"), "utf8") },
+      tls: { cert, key },
       fetch: (r) =>
         new Response(served[new URL(r.url).pathname] ?? "no", {
           status: served[new URL(r.url).pathname] ? 200 : 404,
