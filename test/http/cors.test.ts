@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
 import { req, testApp, testConfig } from "../helpers";
+import { launchChromium } from "../support/chromium";
 
 setDefaultTimeout(60_000);
 
@@ -139,7 +139,6 @@ describe("CORS in a real headless Chromium (issue 18 gap 3): a page on an allowe
   });
 
   test("D11 Idempotency-Key on a POST, the limits read from the response, the MCP session header sent and read, an error's X-Request-Id read", async () => {
-    if (!existsSync("/usr/bin/chromium")) throw new Error("Debian chromium is needed: apt-get install chromium");
     page = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
@@ -151,18 +150,7 @@ describe("CORS in a real headless Chromium (issue 18 gap 3): a page on an allowe
       createLogger("ERROR", memorySink().sink),
     );
     const token = (await running.services.auth.issuer.issue("alice", ["connectors:read", "connectors:write", "corpus:search"])).token;
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
     const tab = await browser.newPage();
     await tab.goto(`${origin}/`);
     const seen = await tab.evaluate(

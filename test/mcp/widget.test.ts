@@ -5,19 +5,19 @@
 // adds and removes one through the REST control plane, asking before it removes; while one is
 // indexed it shows a progress bar and asks for the list again until it is done.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { createLogger, memorySink } from "../../src/log";
 import { PANEL_POLL_MS } from "../../src/mcp/widget";
 import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
+import { launchChromium } from "../support/chromium";
 import { embeddingGate, writeDocs } from "../support/embedding-gate";
 
 setDefaultTimeout(120_000);
 
-const CHROMIUM = "/usr/bin/chromium";
 let running: Running;
 let host: ReturnType<typeof Bun.serve>;
 let browser: Browser;
@@ -65,7 +65,6 @@ function cspOf(csp: { connectDomains?: string[]; resourceDomains?: string[] }): 
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the widget test: apt-get install chromium");
   roots = tempDir("corpus-widget-roots-");
   mkdirSync(join(roots, "notes"));
   writeFileSync(join(roots, "notes", "plan.md"), "# Plan\n\nOffsite in Lisbon.\n");
@@ -116,19 +115,7 @@ beforeAll(async () => {
   declared = (await rpc("resources/read", { uri: "ui://corpus/connectors.html" })).contents[0]._meta.ui.csp;
   sandboxedPage = hostPage(result, "/view-csp", SANDBOX);
   sandboxedNone = hostPage(result, "/view-csp-none", SANDBOX);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

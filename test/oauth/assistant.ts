@@ -1,11 +1,10 @@
 // What the browser-driven OAuth tests share: an assistant's OAuth provider for the official
 // SDK client (kept in memory; the test opens the authorization URL itself), a loopback
-// callback that receives the code, a free port, and Debian's headless Chromium.
-import { existsSync } from "node:fs";
+// callback that receives the code; and, from test/support, a free port and the headless Chromium.
 import type { OAuthClientProvider } from "@modelcontextprotocol/client";
-import { type Browser, chromium } from "playwright-core";
 
-export const CHROMIUM = "/usr/bin/chromium";
+export { launchChromium } from "../support/chromium";
+export { freePort } from "../support/tcp";
 
 /** An assistant's OAuth provider; with `clientMetadataUrl` it names itself by a Client ID Metadata Document instead of registering. */
 export class AssistantProvider implements OAuthClientProvider {
@@ -60,13 +59,6 @@ export class AssistantProvider implements OAuthClientProvider {
   }
 }
 
-export async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
-}
-
 /** A loopback redirect URI's server: `next()`, called before the browser goes, resolves with the query of the next request. */
 export function callbackServer() {
   let deliver: (p: URLSearchParams) => void = () => {};
@@ -86,21 +78,4 @@ export function callbackServer() {
     next: () => new Promise<URLSearchParams>((r) => (deliver = r)),
     stop: () => server.stop(true),
   };
-}
-
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error("Debian chromium is needed for the OAuth flow tests: apt-get install chromium");
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
 }

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
 import { BASE, tempDir, testConfig } from "../helpers";
+import { freePort } from "../support/tcp";
 import { consent, signIn } from "./support";
 
 setDefaultTimeout(180_000);
@@ -14,15 +15,8 @@ const RUNNER = join(import.meta.dir, "../../node_modules/@modelcontextprotocol/c
 
 let running: Running;
 
-async function freePort(): Promise<number> {
-  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = probe.port!;
-  probe.stop(true);
-  return port;
-}
-
 beforeAll(async () => {
-  running = await startServer(testConfig({ CORPUS_PORT: String(await freePort()) }), createLogger("ERROR", memorySink().sink));
+  running = await startServer(testConfig({ CORPUS_PORT: String(freePort()) }), createLogger("ERROR", memorySink().sink));
   await running.services.accounts.add("alice", "alice's long password");
 });
 
@@ -38,7 +32,7 @@ const remote = {
 
 describe("MCP conformance: authorization server scenarios", () => {
   test("authorization-server-metadata-endpoint and authorization-code-grant pass", async () => {
-    const port = await freePort();
+    const port = freePort();
     const redirect = `http://127.0.0.1:${port}/callback`;
     const reg = await fetch(`${running.url}/oauth/register`, {
       method: "POST",

@@ -10,7 +10,7 @@ import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@model
 import type { Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
-import { tempDir, testConfig } from "../helpers";
+import { connectorsSettled, tempDir, testConfig } from "../helpers";
 import { AssistantProvider, freePort, launchChromium } from "./assistant";
 
 setDefaultTimeout(120_000);
@@ -41,12 +41,7 @@ beforeAll(async () => {
     label: "Notes",
     config: { path: join(roots, "alice", "notes") },
   });
-  for (let i = 0; i < 300; i++) {
-    const [a] = running.services.connectors.active("alice", ["notes"]);
-    const p = a!.connector.progress!();
-    if (p.total > 0 && p.embedded === p.total) break;
-    await Bun.sleep(50);
-  }
+  await connectorsSettled(running.services, "alice");
   received = new Promise((r) => (deliver = r));
   callback = Bun.serve({
     hostname: "127.0.0.1",
@@ -172,7 +167,7 @@ describe("an assistant connects with OAuth", () => {
     const after = new Client({ name: "flow-test", version: "1.0.0" });
     // The same provider (its methods through the prototype: a spread lost them, and the SDK then
     // failed on a missing method before any request), holding only the access token of the revoked grant.
-    const revoked: Provider = Object.create(provider);
+    const revoked: AssistantProvider = Object.create(provider);
     revoked.redirectToAuthorization = () => {};
     revoked.tokens = () => ({ access_token: provider.saved.access_token as string, token_type: "Bearer" });
     const t2 = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: revoked });

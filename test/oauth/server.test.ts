@@ -27,14 +27,19 @@ beforeAll(async () => {
 
 const resource = () => t.config.resourceUrl;
 
+/** The authorization request's fixed part: this test's client, its redirect, S256 with `challenge`. */
+const codeRequest = (challenge: string) => ({
+  response_type: "code",
+  client_id: clientId,
+  redirect_uri: REDIRECT,
+  code_challenge: challenge,
+  code_challenge_method: "S256",
+});
+
 async function codeFor(scope = "corpus:search offline_access", extra: Record<string, string> = {}) {
   const p = pkce();
   const url = await consent(t.app, session, {
-    response_type: "code",
-    client_id: clientId,
-    redirect_uri: REDIRECT,
-    code_challenge: p.challenge,
-    code_challenge_method: "S256",
+    ...codeRequest(p.challenge),
     state: "s1",
     scope,
     resource: resource(),
@@ -120,11 +125,7 @@ describe("the code flow", () => {
       t.app,
       session,
       {
-        response_type: "code",
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        code_challenge: p.challenge,
-        code_challenge_method: "S256",
+        ...codeRequest(p.challenge),
         scope: "corpus:search connectors:write",
       },
       "allow",
@@ -140,11 +141,7 @@ describe("the code flow", () => {
       t.app,
       session,
       {
-        response_type: "code",
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        code_challenge: p.challenge,
-        code_challenge_method: "S256",
+        ...codeRequest(p.challenge),
         state: "x",
       },
       "deny",
@@ -258,11 +255,7 @@ describe("refusals", () => {
 
   test("a token for another resource is refused", async () => {
     const r = await authorize({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      code_challenge: pkce().challenge,
-      code_challenge_method: "S256",
+      ...codeRequest(pkce().challenge),
       resource: "https://other.example/mcp",
     });
     expect(new URL(r.headers.get("location")!).searchParams.get("error")).toBe("invalid_target");
@@ -313,11 +306,7 @@ describe("refusals", () => {
   test("consent CSRF: a form without the session's token is refused", async () => {
     const p = pkce();
     const q = new URLSearchParams({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      code_challenge: p.challenge,
-      code_challenge_method: "S256",
+      ...codeRequest(p.challenge),
     }).toString();
     const r = await t.app.handle(
       formPost("/oauth/consent", { csrf: "forged", request: q, decision: "allow", grant_scope: "corpus:search" }, { cookie: session }),
@@ -414,11 +403,7 @@ describe("ending a user's access", () => {
     const doraSession = await signIn(t.app, "dora", "dora's long password");
     const p = pkce();
     const url = await consent(t.app, doraSession, {
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      code_challenge: p.challenge,
-      code_challenge_method: "S256",
+      ...codeRequest(p.challenge),
       scope: "corpus:search connectors:write offline_access",
     });
     const tok = await exchange(url.searchParams.get("code")!, p.verifier);
@@ -438,11 +423,7 @@ describe("ending a user's access", () => {
     const again = await signIn(t.app, "dora", "dora's long password");
     const p2 = pkce();
     const url2 = await consent(t.app, again, {
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      code_challenge: p2.challenge,
-      code_challenge_method: "S256",
+      ...codeRequest(p2.challenge),
       scope: "corpus:search offline_access",
     });
     const tok2 = await exchange(url2.searchParams.get("code")!, p2.verifier);

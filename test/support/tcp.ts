@@ -58,3 +58,14 @@ export function countingProxy(target: { host: string; port: number }): Promise<C
   });
   return listening(server, sockets, () => connections);
 }
+
+/**
+ * A port the OS has just given out and taken back, for a server that must name its own address
+ * before it listens (the OAuth metadata): asked of the OS, never guessed.
+ */
+export function freePort(): number {
+  const probe = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
+  const port = probe.port!;
+  probe.stop(true);
+  return port;
+}
