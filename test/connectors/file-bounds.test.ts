@@ -18,6 +18,7 @@ import { openDatabase } from "../../src/store/database";
 import { startCorpus } from "../backup/support";
 import { tempDir } from "../helpers";
 import { docxBomb, pdfBomb } from "../support/bombs";
+import { watchingTheLoop } from "../support/event-loop";
 import { probeWhile } from "../support/responsiveness";
 
 setDefaultTimeout(120_000);
@@ -30,22 +31,17 @@ async function measure<T>(work: () => Promise<T>): Promise<{ value?: T; error?: 
   Bun.gc(true);
   const before = rss();
   let peak = before;
-  let last = performance.now();
-  let stalledMs = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    stalledMs = Math.max(stalledMs, now - last);
-    last = now;
-    peak = Math.max(peak, rss());
-  }, 5);
-  const outcome = await work().then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
+  const { value: outcome, stalledMs } = await watchingTheLoop(
+    () =>
+      work().then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+    () => {
+      peak = Math.max(peak, rss());
+    },
   );
-  clearInterval(tick);
   peak = Math.max(peak, rss());
-  // A stall that lasted to the end was never seen by a tick.
-  stalledMs = Math.max(stalledMs, performance.now() - last);
   return { ...outcome, grewMb: (peak - before) / MB, stalledMs };
 }
 

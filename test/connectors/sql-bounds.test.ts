@@ -12,6 +12,7 @@ import { MAX_SEARCH_NEEDLES, searchNeedles } from "../../src/connectors/types";
 import { MAX_QUERY_TERMS, planQuery } from "../../src/retrieval/plan";
 import { cli, FIXED_ISSUER, newMasterKey, startCorpus } from "../backup/support";
 import { tempDir } from "../helpers";
+import { watchingTheLoop } from "../support/event-loop";
 import { probeWhile } from "../support/responsiveness";
 
 setDefaultTimeout(180_000);
@@ -57,21 +58,9 @@ function bigDatabase(): string {
 
 /** Runs `work`, answering its value, how long it took and the longest the event loop waited meanwhile. */
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number; stalledMs: number }> {
-  let last = performance.now();
-  let stalledMs = 0;
-  const tick = setInterval(() => {
-    const now = performance.now();
-    stalledMs = Math.max(stalledMs, now - last);
-    last = now;
-  }, 5);
   const started = performance.now();
-  try {
-    const value = await work();
-    // A stall that lasted to the end was never seen by a tick.
-    return { value, ms: performance.now() - started, stalledMs: Math.max(stalledMs, performance.now() - last) };
-  } finally {
-    clearInterval(tick);
-  }
+  const { value, stalledMs } = await watchingTheLoop(work);
+  return { value, ms: performance.now() - started, stalledMs };
 }
 
 const path = bigDatabase();
