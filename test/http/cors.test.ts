@@ -161,14 +161,15 @@ describe("CORS in a real headless Chromium (issue 18 gap 3): a page on an allowe
           headers: { ...auth, "content-type": "application/json", "idempotency-key": "k-1" },
           body: JSON.stringify({ url: `${origin}/hook`, events: ["user.deleted"] }),
         });
+        const mcp = {
+          ...auth,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-06-18",
+        };
         const init = await fetch(`${base}/mcp`, {
           method: "POST",
-          headers: {
-            ...auth,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-06-18",
-          },
+          headers: mcp,
           body: JSON.stringify({
             jsonrpc: "2.0",
             id: 1,
@@ -179,13 +180,7 @@ describe("CORS in a real headless Chromium (issue 18 gap 3): a page on an allowe
         const session = init.headers.get("mcp-session-id");
         const list = await fetch(`${base}/mcp`, {
           method: "POST",
-          headers: {
-            ...auth,
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": "2025-06-18",
-            "mcp-session-id": session ?? "",
-          },
+          headers: { ...mcp, "mcp-session-id": session ?? "" },
           body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
         });
         const missing = await fetch(`${base}/v1/connectors/nope`, { method: "DELETE", headers: auth });

@@ -15,6 +15,19 @@ const expectHeaders = (r: Response, secure = false) => {
   expect(r.headers.get("strict-transport-security")).toBe(secure ? "max-age=31536000; includeSubDomains" : null);
 };
 
+/** An app with the response writer and the error mapper, and the four kinds of answer: JSON, a raw Response, text, a thrown error. */
+function fourAnswers() {
+  return new Elysia()
+    .use(responseWriter)
+    .use(errorMapper(createLogger("CRITICAL")))
+    .get("/ok", () => ({ ok: true }))
+    .get("/raw", () => new Response("raw"))
+    .get("/text", () => "plain")
+    .get("/boom", () => {
+      throw new Error("x");
+    });
+}
+
 describe("the response writer: security headers (second document part 4) on every response", () => {
   test("the four headers and values of the specification, HSTS apart", () => {
     expect(Object.keys(SECURITY_HEADERS)).toHaveLength(3);
@@ -48,15 +61,7 @@ describe("the response writer: security headers (second document part 4) on ever
   });
 
   test("on a plain route, a raw Response, text, a thrown error and a 404 (errors reach it through the error mapper)", async () => {
-    const app = new Elysia()
-      .use(responseWriter)
-      .use(errorMapper(createLogger("CRITICAL")))
-      .get("/ok", () => ({ ok: true }))
-      .get("/raw", () => new Response("raw"))
-      .get("/text", () => "plain")
-      .get("/boom", () => {
-        throw new Error("x");
-      });
+    const app = fourAnswers();
     for (const path of ["/ok", "/raw", "/text", "/boom", "/missing"]) {
       const r = await app.handle(req(path));
       expectHeaders(r);

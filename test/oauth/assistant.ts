@@ -1,7 +1,11 @@
 // What the browser-driven OAuth tests share: an assistant's OAuth provider for the official
 // SDK client (kept in memory; the test opens the authorization URL itself), a loopback
 // callback that receives the code; and, from test/support, a free port and the headless Chromium.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { OAuthClientProvider } from "@modelcontextprotocol/client";
+import type { Services } from "../../src/services";
+import { connectorsSettled, tempDir } from "../helpers";
 
 export { launchChromium } from "../support/chromium";
 export { freePort } from "../support/tcp";
@@ -77,5 +81,24 @@ export function callbackServer() {
     port: server.port!,
     next: () => new Promise<URLSearchParams>((r) => (deliver = r)),
     stop: () => server.stop(true),
+  };
+}
+
+/**
+ * What the assistant finds once signed in: `user`'s notes folder (one note about the team
+ * offsite) under connector roots made here (`roots`, for CORPUS_CONNECTOR_ROOTS); `add` connects
+ * it for the user in `services` and waits until it is read and embedded.
+ */
+export function offsiteNotes(user = "alice") {
+  const base = tempDir("corpus-notes-roots-");
+  const path = join(base, user, "notes");
+  mkdirSync(path, { recursive: true });
+  writeFileSync(join(path, "offsite.md"), "# Offsite\n\nThe team offsite is in Lisbon in May; the budget is 12,000 euros.\n");
+  return {
+    roots: join(base, "{user}"),
+    async add(services: Pick<Services, "connectors">) {
+      await services.connectors.add(user, { id: "notes", kind: "files", label: "Notes", config: { path } });
+      await connectorsSettled(services, user);
+    },
   };
 }

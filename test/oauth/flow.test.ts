@@ -4,61 +4,38 @@
 // corpus_search. Then the refresh token rotates, the old one replayed revokes the grant, and
 // revocation ends access.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import type { Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
-import { connectorsSettled, tempDir, testConfig } from "../helpers";
-import { AssistantProvider, freePort, launchChromium } from "./assistant";
+import { testConfig } from "../helpers";
+import { AssistantProvider, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
 
 setDefaultTimeout(120_000);
 
 let running: Running;
 let browser: Browser;
-let callback: ReturnType<typeof Bun.serve>;
+let callback: ReturnType<typeof callbackServer>;
 let received: Promise<URLSearchParams>;
-let deliver: (p: URLSearchParams) => void;
 
 beforeAll(async () => {
-  const roots = tempDir("corpus-oauth-roots-");
-  mkdirSync(join(roots, "alice", "notes"), { recursive: true });
-  writeFileSync(
-    join(roots, "alice", "notes", "offsite.md"),
-    "# Offsite\n\nThe team offsite is in Lisbon in May; the budget is 12,000 euros.\n",
-  );
+  const notes = offsiteNotes();
   // The metadata names the server's own address: the port must be known before it starts.
   const port = await freePort();
   running = await startServer(
-    testConfig({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") }),
+    testConfig({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: notes.roots }),
     createLogger("ERROR", memorySink().sink),
   );
   await running.services.accounts.add("alice", "alice's long password");
-  await running.services.connectors.add("alice", {
-    id: "notes",
-    kind: "files",
-    label: "Notes",
-    config: { path: join(roots, "alice", "notes") },
-  });
-  await connectorsSettled(running.services, "alice");
-  received = new Promise((r) => (deliver = r));
-  callback = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(request) {
-      deliver(new URL(request.url).searchParams);
-      return new Response("<!doctype html><title>done</title><p>You may close this window.</p>", {
-        headers: { "content-type": "text/html" },
-      });
-    },
-  });
+  await notes.add(running.services);
+  callback = callbackServer();
+  received = callback.next();
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
-  callback?.stop(true);
+  callback?.stop();
   await running?.stop();
 });
 
@@ -78,7 +55,7 @@ const form = (body: Record<string, string>) => ({
 
 describe("an assistant connects with OAuth", () => {
   test("discovery, DCR, sign-in and consent in Chromium, tools, refresh rotation and reuse, revocation", async () => {
-    const provider = new AssistantProvider(`http://127.0.0.1:${callback.port}/callback`);
+    const provider = new AssistantProvider(callback.url);
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     const first = new Client({ name: "flow-test", version: "1.0.0" });
     // No token yet: the SDK discovers the metadata, registers, and asks to open the browser.
@@ -144,8 +121,8 @@ describe("an assistant connects with OAuth", () => {
 
   test("revocation (RFC 7009) ends access for an SDK client", async () => {
     // A second grant through the same forms, without the browser this time (the first test drove it).
-    const provider = new AssistantProvider(`http://127.0.0.1:${callback.port}/callback`);
-    received = new Promise((r) => (deliver = r));
+    const provider = new AssistantProvider(callback.url);
+    received = callback.next();
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider });
     await expect(new Client({ name: "flow-test", version: "1.0.0" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
     const page = await browser.newPage();

@@ -5,11 +5,11 @@
 // with its tool-schema portability check on. Without a token it stops at corpus's 401 and
 // asks for an interactive OAuth sign-in.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
-import { connectorsSettled, tempDir, testConfig, tokenFor } from "../helpers";
+import { tempDir, testConfig, tokenFor } from "../helpers";
+import { offsiteNotes } from "./assistant";
 
 setDefaultTimeout(60_000);
 const INSPECTOR = join(import.meta.dir, "../../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
@@ -31,20 +31,12 @@ async function inspector(args: string[]): Promise<{ code: number; stdout: string
 
 beforeAll(async () => {
   home = tempDir("corpus-inspector-home-");
-  const roots = tempDir("corpus-inspector-roots-");
-  mkdirSync(join(roots, "alice", "notes"), { recursive: true });
-  writeFileSync(join(roots, "alice", "notes", "offsite.md"), "# Offsite\n\nThe team offsite is in Lisbon in May.\n");
+  const notes = offsiteNotes();
   running = await startServer(
-    testConfig({ CORPUS_PORT: "0", CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") }),
+    testConfig({ CORPUS_PORT: "0", CORPUS_CONNECTOR_ROOTS: notes.roots }),
     createLogger("ERROR", memorySink().sink),
   );
-  await running.services.connectors.add("alice", {
-    id: "notes",
-    kind: "files",
-    label: "Notes",
-    config: { path: join(roots, "alice", "notes") },
-  });
-  await connectorsSettled(running.services, "alice");
+  await notes.add(running.services);
   token = await tokenFor(running.services, "alice", ["corpus:search", "connectors:read"]);
 });
 

@@ -4,7 +4,7 @@
 // fetches the document, shows its client_name on the consent page in headless Chromium, and
 // the SDK exchanges the code with the URL as client_id, then lists tools and calls corpus_search.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
@@ -14,8 +14,8 @@ import { ANY_ADDRESS } from "../../src/net/pin";
 import { OAuthServer } from "../../src/oauth/service";
 import { OAuthStore } from "../../src/oauth/store";
 import { createFetch } from "../../src/server";
-import { connectorsSettled, tempDir, testApp } from "../helpers";
-import { AssistantProvider, callbackServer, freePort, launchChromium } from "./assistant";
+import { testApp } from "../helpers";
+import { AssistantProvider, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
 
 setDefaultTimeout(60_000);
 const openssl = Bun.which("openssl");
@@ -74,19 +74,11 @@ describe.skipIf(!openssl)("an SDK client with a Client ID Metadata Document", ()
     });
     documentUrl = `https://client.invalid:${docs.port}/assistant/client.json`;
 
-    const roots = tempDir("corpus-cimd-roots-");
-    mkdirSync(join(roots, "alice", "notes"), { recursive: true });
-    writeFileSync(join(roots, "alice", "notes", "offsite.md"), "# Offsite\n\nThe team offsite is in Lisbon in May.\n");
+    const notes = offsiteNotes();
     const port = await freePort();
-    t = await testApp({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
+    t = await testApp({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: notes.roots });
     await t.services.accounts.add("alice", "alice's long password");
-    await t.services.connectors.add("alice", {
-      id: "notes",
-      kind: "files",
-      label: "Notes",
-      config: { path: join(roots, "alice", "notes") },
-    });
-    await connectorsSettled(t.services, "alice");
+    await notes.add(t.services);
     // This server may fetch the document from loopback (client.invalid → 127.0.0.1) and trusts its test certificate.
     const oauth = new OAuthServer(t.config, t.services.auth, t.services.accounts, new OAuthStore(t.db), Date.now, {
       documentPolicy: ANY_ADDRESS,

@@ -6,7 +6,6 @@
 // corpus_search as the provider's person, whose `sub`, namespaced by the issuer, is the corpus
 // user owning the notes searched.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { OAuthMetadataSchema, OpenIdProviderDiscoveryMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
@@ -14,8 +13,8 @@ import type { Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { upstreamUserId } from "../../src/oauth/upstream";
 import { type Running, startServer } from "../../src/server";
-import { connectorsSettled, tempDir, testConfig } from "../helpers";
-import { AssistantProvider, callbackServer, freePort, launchChromium } from "./assistant";
+import { testConfig } from "../helpers";
+import { AssistantProvider, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
 
 setDefaultTimeout(60_000);
 const CLIENT_ID = "corpus-at-upstream";
@@ -55,30 +54,19 @@ beforeAll(async () => {
   // corpus's callback is registered at the provider: its port is chosen first.
   const port = await freePort();
   issuer = await startUpstream(`http://127.0.0.1:${port}/oauth/oidc/callback`);
-  const roots = tempDir("corpus-oidc-roots-");
   const alice = upstreamUserId(issuer, "alice");
-  mkdirSync(join(roots, alice, "notes"), { recursive: true });
-  writeFileSync(
-    join(roots, alice, "notes", "offsite.md"),
-    "# Offsite\n\nThe team offsite is in Lisbon in May; the budget is 12,000 euros.\n",
-  );
+  const notes = offsiteNotes(alice);
   running = await startServer(
     testConfig({
       CORPUS_PORT: String(port),
-      CORPUS_CONNECTOR_ROOTS: join(roots, "{user}"),
+      CORPUS_CONNECTOR_ROOTS: notes.roots,
       CORPUS_OIDC_ISSUER: issuer,
       CORPUS_OIDC_CLIENT_ID: CLIENT_ID,
       CORPUS_OIDC_CLIENT_SECRET: CLIENT_SECRET,
     }),
     createLogger("ERROR", memorySink().sink),
   );
-  await running.services.connectors.add(alice, {
-    id: "notes",
-    kind: "files",
-    label: "Notes",
-    config: { path: join(roots, alice, "notes") },
-  });
-  await connectorsSettled(running.services, alice);
+  await notes.add(running.services);
   callback = callbackServer();
   browser = await launchChromium();
 });
