@@ -9,7 +9,7 @@ import { allowList, pinner } from "../../src/net/pin";
 import { CONNECTOR_TIMEOUT_MS } from "../../src/retrieval/search";
 import { bearer, postJson, testApp, tokenFor } from "../helpers";
 import { type TestServers, testServers } from "../support/servers";
-import { imapConfig, operatorFile } from "../support/sources";
+import { imapSource, operatorFile } from "../support/sources";
 
 setDefaultTimeout(180_000);
 
@@ -159,7 +159,7 @@ describe("turns on shared connections", () => {
 
 describe("through the API, as in the attack report", () => {
   test("mallory (corpus:search only) sends 450-word questions to the operator's mailbox; gina's questions are answered from it", async () => {
-    const file = operatorFile([{ id: "opmail", kind: "imap", label: "Company mail", config: imapConfig(servers.imap) }]);
+    const file = operatorFile([imapSource(servers.imap, "opmail", "Company mail")]);
     // No per-user limit in the way: the connector alone must keep the mailbox for everyone.
     const t = await testApp({ CORPUS_CONNECTORS_FILE: file, CORPUS_LIMIT_QUERY_PER_MINUTE: "100000" });
     const [mal, gina] = await Promise.all([

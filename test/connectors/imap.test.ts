@@ -4,8 +4,8 @@ import { ImapFlow } from "imapflow";
 import { type ImapConfig, ImapConnector } from "../../src/connectors/imap/connector";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { type TestServers, testServers } from "../support/servers";
-import { closingListener, countingProxy } from "../support/tcp";
 import { imapConfig } from "../support/sources";
+import { closingListener, countingProxy } from "../support/tcp";
 
 /** Dovecot listens on loopback: allowed here as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would. */
 const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };

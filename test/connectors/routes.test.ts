@@ -11,7 +11,7 @@ import { bearer, postJson, req, tempDir, testApp } from "../helpers";
 import { CHINOOK_SQLITE } from "../support/chinook";
 import { hostilePostgres } from "../support/hostile-postgres";
 import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
-import { imapConfig, operatorFile } from "../support/sources";
+import { imapConfig, imapSource, operatorFile } from "../support/sources";
 
 setDefaultTimeout(60_000);
 
@@ -189,12 +189,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   test("users see the operator's connectors by id, kind, label and status: not their mail account, host, port or error", async () => {
     const { imap } = servers;
     const file = operatorFile([
-      {
-        id: "ops-mail",
-        kind: "imap",
-        label: "Support inbox",
-        config: imapConfig(imap),
-      },
+      imapSource(imap, "ops-mail", "Support inbox"),
       {
         id: "ops-db",
         kind: "sql",

@@ -13,7 +13,7 @@ import type { SourceRecord } from "../../src/connectors/types";
 import { bearer, postJson, tempDir, testApp } from "../helpers";
 import { CHINOOK_SQLITE } from "../support/chinook";
 import { type TestServers, testServers } from "../support/servers";
-import { imapConfig, operatorFile } from "../support/sources";
+import { imapSource, operatorFile } from "../support/sources";
 
 setDefaultTimeout(60_000);
 
@@ -29,12 +29,7 @@ const pgInvoices = [{ name: "invoice", id: "invoice_id", title: "billing_city", 
 async function setup() {
   const { imap } = servers;
   const file = operatorFile([
-    {
-      id: "opmail",
-      kind: "imap",
-      label: "Company mail",
-      config: imapConfig(imap),
-    },
+    imapSource(imap, "opmail", "Company mail"),
     { id: "oplite", kind: "sql", label: "Shop (SQLite)", config: { url: CHINOOK, tables: liteInvoices } },
     { id: "oppg", kind: "sql", label: "Shop (PostgreSQL)", config: { url: servers.pgUrl, tables: pgInvoices } },
     {

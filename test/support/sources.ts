@@ -21,3 +21,6 @@ export const imapConfig = ({ host, port, user, password }: TestServers["imap"], 
   password,
   mailbox,
 });
+
+/** The test Dovecot's INBOX as an operator's IMAP connector. */
+export const imapSource = (imap: TestServers["imap"], id: string, label: string) => ({ id, kind: "imap", label, config: imapConfig(imap) });
