@@ -1,30 +1,18 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import { createMaildirConnector, parseMessage, splitMbox } from "../../src/connectors/maildir/connector";
-import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
-import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 import { fingerprint } from "../support/fixtures";
+import { ask, localIndexes } from "../support/local-index";
 import { SHARED_DATA } from "../support/servers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
 
 const enron = join(SHARED_DATA, "enron");
-const key = randomBytes(32);
-const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
-const keys = new UserKeys(db, key);
-const indexFor = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
+const { db, indexFor } = localIndexes();
 const before = fingerprint(enron);
-const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Date; limit: number; phrases: string[] }> = {}) => ({
-  terms,
-  phrases: [],
-  limit: 10,
-  ...extra,
-});
 
 afterAll(() => {
   // D19: not a byte nor an mtime of the source changed.
