@@ -108,8 +108,11 @@ describe("sign-in at an upstream OpenID Connect provider", () => {
     await page.locator('input[name="login"]').fill("alice");
     await page.locator('input[name="password"]').fill("anything");
     await page.getByRole("button", { name: "Sign-in" }).click();
-    await Bun.sleep(1500);
-    await page.getByRole("button", { name: "Continue" }).click();
+    // The provider's consent step: waited for as a page, not a time.
+    const proceed = page.getByRole("button", { name: "Continue" });
+    await proceed.waitFor();
+    await page.waitForLoadState("load");
+    await proceed.click();
     // Back at corpus, signed in as the provider's alice: corpus's own consent page.
     await page.getByRole("heading", { name: "Allow Upstream Flow Assistant?" }).waitFor();
     expect(new URL(page.url()).origin).toBe(running.url);
