@@ -3,7 +3,8 @@
 // callback that receives the code; and, from test/support, a free port and the headless Chromium.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { OAuthClientProvider } from "@modelcontextprotocol/client";
+import { Client, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import type { Page } from "playwright-core";
 import type { Services } from "../../src/services";
 import { connectorsSettled, tempDir } from "../helpers";
 
@@ -101,4 +102,38 @@ export function offsiteNotes(user = "alice") {
       await connectorsSettled(services, user);
     },
   };
+}
+
+/**
+ * In Chromium, at corpus's authorization URL: signs in as alice with her password and allows
+ * `assistant`, whose consent page must name the callback's host; resolves with what the
+ * callback received (the code, state and iss).
+ */
+export async function signInAndAllow(page: Page, url: URL, assistant: string, callback: ReturnType<typeof callbackServer>) {
+  const received = callback.next();
+  await page.goto(url.href);
+  await page.getByText(`${assistant} asks to use corpus`).waitFor();
+  await page.getByLabel("User name").fill("alice");
+  await page.getByLabel("Password").fill("alice's long password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: `Allow ${assistant}?` }).waitFor();
+  if ((await page.getByText(`127.0.0.1:${callback.port}`).count()) === 0)
+    throw new Error("the consent page does not name the redirect's host");
+  await page.getByRole("button", { name: "Allow" }).click();
+  return received;
+}
+
+/** Connects the official client to `mcpUrl` with `provider`'s tokens, lists the tools and asks about the offsite; returns the answer's text. */
+export async function askAboutTheOffsite(mcpUrl: URL, provider: OAuthClientProvider, name: string): Promise<string> {
+  const client = new Client({ name, version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
+  try {
+    const { tools } = await client.listTools();
+    if (!tools.some((t) => t.name === "corpus_search")) throw new Error("corpus_search is not listed");
+    const answer = await client.callTool({ name: "corpus_search", arguments: { query: "where is the team offsite" } });
+    if (answer.isError) throw new Error(`corpus_search failed: ${JSON.stringify(answer.content)}`);
+    return JSON.stringify(answer.content);
+  } finally {
+    await client.close();
+  }
 }

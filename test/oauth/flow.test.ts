@@ -9,7 +9,7 @@ import type { Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
 import { testConfig } from "../helpers";
-import { AssistantProvider, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
+import { AssistantProvider, askAboutTheOffsite, callbackServer, freePort, launchChromium, offsiteNotes, signInAndAllow } from "./assistant";
 
 setDefaultTimeout(120_000);
 
@@ -29,7 +29,6 @@ beforeAll(async () => {
   await running.services.accounts.add("alice", "alice's long password");
   await notes.add(running.services);
   callback = callbackServer();
-  received = callback.next();
   browser = await launchChromium();
 });
 
@@ -68,28 +67,14 @@ describe("an assistant connects with OAuth", () => {
     expect(url.searchParams.get("scope")).toContain("offline_access");
 
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
-    await page.goto(url.href);
-    await page.getByText("Flow Test Assistant asks to use corpus").waitFor();
-    await page.getByLabel("User name").fill("alice");
-    await page.getByLabel("Password").fill("alice's long password");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Allow Flow Test Assistant?" }).waitFor();
-    expect(await page.getByText(`127.0.0.1:${callback.port}`).count()).toBeGreaterThan(0);
-    await page.getByRole("button", { name: "Allow" }).click();
-    const params = await received;
+    const params = await signInAndAllow(page, url, "Flow Test Assistant", callback);
     await page.close();
     expect(params.get("iss")).toBe(running.services.config.issuer);
     // The SDK checks iss (RFC 9207) and exchanges the code with its verifier.
     await transport.finishAuth(params);
     expect(provider.saved.refresh_token).toBeString();
 
-    const client = await connected(provider);
-    const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name)).toContain("corpus_search");
-    const answer = await client.callTool({ name: "corpus_search", arguments: { query: "where is the team offsite" } });
-    expect(answer.isError).toBeFalsy();
-    expect(JSON.stringify(answer.content)).toContain("Lisbon");
-    await client.close();
+    expect(await askAboutTheOffsite(mcpUrl(), provider, "flow-test")).toContain("Lisbon");
 
     // Refresh rotates.
     const token = `${running.url}/oauth/token`;

@@ -15,7 +15,7 @@ import { OAuthServer } from "../../src/oauth/service";
 import { OAuthStore } from "../../src/oauth/store";
 import { createFetch } from "../../src/server";
 import { testApp } from "../helpers";
-import { AssistantProvider, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
+import { AssistantProvider, askAboutTheOffsite, callbackServer, freePort, launchChromium, offsiteNotes, signInAndAllow } from "./assistant";
 
 setDefaultTimeout(60_000);
 const openssl = Bun.which("openssl");
@@ -108,28 +108,13 @@ describe.skipIf(!openssl)("an SDK client with a Client ID Metadata Document", ()
     expect(t.db.query("SELECT kind FROM oauth_clients").all()).toEqual([]);
 
     const page = await browser.newPage();
-    const code = callback.next();
-    await page.goto(authorize.href);
-    await page.getByText("Doc Flow Assistant asks to use corpus").waitFor();
-    await page.getByLabel("User name").fill("alice");
-    await page.getByLabel("Password").fill("alice's long password");
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Allow Doc Flow Assistant?" }).waitFor();
-    expect(await page.getByText(`127.0.0.1:${callback.port}`).count()).toBeGreaterThan(0);
-    await page.getByRole("button", { name: "Allow" }).click();
-    const params = await code;
+    const params = await signInAndAllow(page, authorize, "Doc Flow Assistant", callback);
     await page.close();
     await transport.finishAuth(params);
     expect(fetchedDocuments).toBeGreaterThan(0);
     expect(t.db.query("SELECT client_id, kind FROM oauth_clients").all()).toEqual([{ client_id: documentUrl, kind: "metadata_document" }]);
 
-    const client = new Client({ name: "cimd-flow", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: provider }));
-    expect((await client.listTools()).tools.map((x) => x.name)).toContain("corpus_search");
-    const answer = await client.callTool({ name: "corpus_search", arguments: { query: "where is the team offsite" } });
-    expect(answer.isError).toBeFalsy();
-    expect(JSON.stringify(answer.content)).toContain("Lisbon");
-    await client.close();
+    expect(await askAboutTheOffsite(new URL(`${url}/mcp`), provider, "cimd-flow")).toContain("Lisbon");
     const [, body] = (provider.saved.access_token as string).split(".");
     expect(JSON.parse(Buffer.from(body!, "base64url").toString()).client_id).toBe(documentUrl);
   });

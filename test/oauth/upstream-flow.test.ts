@@ -14,7 +14,7 @@ import { createLogger, memorySink } from "../../src/log";
 import { upstreamUserId } from "../../src/oauth/upstream";
 import { type Running, startServer } from "../../src/server";
 import { testConfig } from "../helpers";
-import { AssistantProvider, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
+import { AssistantProvider, askAboutTheOffsite, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
 
 setDefaultTimeout(60_000);
 const CLIENT_ID = "corpus-at-upstream";
@@ -124,13 +124,7 @@ describe("sign-in at an upstream OpenID Connect provider", () => {
     expect(params.get("iss")).toBe(running.services.config.issuer);
     await transport.finishAuth(params);
 
-    const client = new Client({ name: "oidc-flow", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), { authProvider: provider }));
-    expect((await client.listTools()).tools.map((t) => t.name)).toContain("corpus_search");
-    const answer = await client.callTool({ name: "corpus_search", arguments: { query: "where is the team offsite" } });
-    expect(answer.isError).toBeFalsy();
-    expect(JSON.stringify(answer.content)).toContain("Lisbon");
-    await client.close();
+    expect(await askAboutTheOffsite(new URL(`${running.url}/mcp`), provider, "oidc-flow")).toContain("Lisbon");
     // The access token names the namespaced user, and corpus remembers where the person came from.
     const [, body] = (provider.saved.access_token as string).split(".");
     expect(JSON.parse(Buffer.from(body!, "base64url").toString()).sub).toBe(alice);
