@@ -74,20 +74,21 @@ describe("a files connector's status, from added to ok", () => {
     });
     expect(waiting).not.toHaveProperty("reason");
 
-    // One batch of 16 in 4 s: 4 chunks/s, and the rest at that pace.
+    // One batch in 4 s (16 chunks and the rest of the last one's record: 4 documents of 5 chunks):
+    // 5 chunks/s, and the rest at that pace.
     t.advance(4_000);
     t.gate.one();
     await t.gate.arrived();
     const [halfway] = await t.list();
     expect(halfway).toMatchObject({
       status: "embedding",
-      indexed: { chunks, embedded: 16 },
+      indexed: { chunks, embedded: 20 },
       progress: {
         phase: "embedding",
-        done: 16,
+        done: 20,
         total: chunks,
-        rate_per_second: 4,
-        eta_seconds: Math.ceil((chunks - 16) / 4),
+        rate_per_second: 5,
+        eta_seconds: Math.ceil((chunks - 20) / 5),
         started_at: iso(T0 + 2_000),
       },
     });
@@ -136,7 +137,8 @@ describe("a files connector's status, from added to ok", () => {
     await t.gate.arrived();
     const lines = t.logs.records().filter((l) => l.message === "connector embedding");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ logger: "connectors.docs", done: 16, chunks_per_second: 1.5 });
+    // The first batch: 16 chunks and the rest of the fourth document (of 5 chunks each).
+    expect(lines[0]).toMatchObject({ logger: "connectors.docs", done: 20, chunks_per_second: 1.8 });
     t.gate.open();
     await t.connector("docs").embedPending();
   });

@@ -1,0 +1,62 @@
+// Issue 14: the chunks a connector still owes a vector are cut from their record on the request
+// thread. A long record (up to 64 chunks) used to be cut again for every batch of 16 it spanned,
+// a third of that thread's time while the Enron maildir embedded; a batch now always takes the
+// rest of its last record, so each record is cut once per embedding run.
+import { expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import type { SourceRecord } from "../../src/connectors/types";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+
+const record = (id: string, chunks: number): SourceRecord => ({
+  id,
+  title: id,
+  content: Array.from({ length: chunks }, (_, i) => `${id} part ${i}`).join("\n"),
+  source_url: "",
+  date: null,
+  type: "file",
+  path: id,
+  metadata: {},
+});
+
+test("a batch of pending chunks never splits a record: each is cut once, in order, and the next batch goes on from there", () => {
+  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const keys = new UserKeys(db, randomBytes(32));
+  const cuts = new Map<string, number>();
+  const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => {
+    cuts.set(r.id, (cuts.get(r.id) ?? 0) + 1);
+    return r.content.split("\n");
+  });
+  index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("short", 3), record("long", 40)]);
+  index.put({ source: "b.txt", size: 1, mtime: 1 }, [record("after", 5)]);
+  cuts.clear();
+
+  const first = index.pendingChunks(16);
+  // 3 of "short", then all 40 of "long" (not 13 of them): 43 chunks, each record cut once.
+  expect(first.map((c) => c.text)).toEqual([
+    ...Array.from({ length: 3 }, (_, i) => `short part ${i}`),
+    ...Array.from({ length: 40 }, (_, i) => `long part ${i}`),
+  ]);
+  expect(Object.fromEntries(cuts)).toEqual({ short: 1, long: 1 });
+
+  index.setVectors(
+    first.map((c) => c.chunk),
+    first.map(() => new Float32Array(EMBEDDING_DIM).fill(0.05)),
+  );
+  cuts.clear();
+  const second = index.pendingChunks(16);
+  expect(second.map((c) => c.text)).toEqual(Array.from({ length: 5 }, (_, i) => `after part ${i}`));
+  expect(Object.fromEntries(cuts)).toEqual({ after: 1 });
+  expect(index.progress()).toEqual({ total: 48, embedded: 43 });
+});
+
+test("a batch that ends exactly at a record's end takes nothing of the next", () => {
+  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const keys = new UserKeys(db, randomBytes(32));
+  const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => r.content.split("\n"));
+  index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("one", 4), record("two", 4)]);
+  expect(index.pendingChunks(4).map((c) => c.text)).toEqual(Array.from({ length: 4 }, (_, i) => `one part ${i}`));
+});
