@@ -22,6 +22,23 @@ let pumping = false;
 let inRun = false;
 let stopping = false;
 
+/**
+ * After this long with nothing to run, the worker collects its garbage and gives the C heap's free
+ * memory back (what the runs' inputs and outputs left): an idle server's RSS after a question is
+ * what it holds, not what its last runs touched. Not between the jobs of a folder being embedded.
+ */
+const IDLE_TRIM_MS = 1_000;
+let idleTimer: ReturnType<typeof setTimeout> | undefined;
+
+function trimWhenIdle(): void {
+  clearTimeout(idleTimer);
+  idleTimer = setTimeout(() => {
+    Bun.gc(true);
+    trimMemory();
+  }, IDLE_TRIM_MS);
+  idleTimer.unref?.();
+}
+
 const post = (message: FromWorker, transfer: Transferable[] = []) => self.postMessage(message, transfer);
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -46,6 +63,7 @@ function accept(m: Extract<ToWorker, { type: "run" }>): void {
       rows.map((r) => r.length),
       embedder.batchTokens,
     );
+    clearTimeout(idleTimer);
     (m.urgent ? urgent : background).push({ seq: m.seq, rows, batches });
     void pump();
   } catch (error) {
@@ -63,7 +81,7 @@ async function pump(): Promise<void> {
       await nextTurn();
       const queue = urgent.length ? urgent : background;
       const run = queue[0];
-      if (!run) return;
+      if (!run) return trimWhenIdle();
       try {
         inRun = true;
         try {

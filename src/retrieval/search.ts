@@ -97,12 +97,18 @@ const minMax = (xs: number[]) => {
   return (x: number) => (hi > lo ? (x - lo) / (hi - lo) : xs.length ? 1 : 0);
 };
 
-const CHUNK_CACHE = 4096;
+/**
+ * Characters the chunk cache holds (records' text and their chunks, about twice the text): ~4 MB.
+ * A count of 4,096 records grew the request thread's heap by tens of MB over the questions asked
+ * while a mail folder embedded (records of 5-50 kB each); cutting a kept result again costs ~1 ms.
+ */
+export const CHUNK_CACHE_CHARS = 4_000_000;
 
 interface CachedChunks {
   title: string;
   content: string;
   chunks: string[];
+  chars: number;
 }
 
 /** How many of the best results the DEBUG line of a ranking lists. */
@@ -118,6 +124,7 @@ export class QueryService {
    * owner, connector and record, and kept only while the text is the same (never shared by hash).
    */
   private readonly chunkCache = new Map<string, CachedChunks>();
+  private chunkCacheChars = 0;
 
   constructor(
     private readonly connectors: ConnectorRegistry,
@@ -135,10 +142,25 @@ export class QueryService {
     const cached = this.chunkCache.get(key);
     if (cached && cached.title === record.title && cached.content === record.content) return cached.chunks;
     const chunks = recordChunks(record, this.embeddings.tokenizer);
-    this.chunkCache.delete(key);
-    if (this.chunkCache.size >= CHUNK_CACHE) this.chunkCache.delete(this.chunkCache.keys().next().value!);
-    this.chunkCache.set(key, { title: record.title, content: record.content, chunks });
+    this.forgetChunks(key);
+    const chars = record.title.length + record.content.length + chunks.reduce((n, c) => n + c.length, 0);
+    if (chars > CHUNK_CACHE_CHARS / 4) return chunks;
+    while (this.chunkCacheChars + chars > CHUNK_CACHE_CHARS) this.forgetChunks(this.chunkCache.keys().next().value!);
+    this.chunkCache.set(key, { title: record.title, content: record.content, chunks, chars });
+    this.chunkCacheChars += chars;
     return chunks;
+  }
+
+  private forgetChunks(key: string): void {
+    const gone = this.chunkCache.get(key);
+    if (!gone) return;
+    this.chunkCache.delete(key);
+    this.chunkCacheChars -= gone.chars;
+  }
+
+  /** Characters the chunk cache holds now (tests). */
+  get cachedChunkChars(): number {
+    return this.chunkCacheChars;
   }
 
   async run(o: QueryOptions): Promise<QueryOutcome> {

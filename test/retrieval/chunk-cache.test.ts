@@ -1,0 +1,53 @@
+// Issue 14 (memory): the query service keeps the chunks of records it showed, so that a record
+// asked about again is not cut again. Bounded by a count of 4,096 records, that cache grew the
+// request thread's heap with every question while a mail folder embedded (records of 5-50 kB);
+// it is bounded by characters now: many long records shown leave it under CHUNK_CACHE_CHARS.
+import { afterAll, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import type { ConnectorRegistry } from "../../src/connectors/registry";
+import type { SourceRecord } from "../../src/connectors/types";
+import { UserKeys } from "../../src/crypto/user-keys";
+import { EmbeddingService } from "../../src/embedding/service";
+import { CHUNK_CACHE_CHARS, QueryService } from "../../src/retrieval/search";
+import { MIGRATIONS } from "../../src/services";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+
+const dir = tempDir();
+const db = openDatabase(dir, MIGRATIONS);
+// Only its tokenizer is used here: no worker starts.
+const embeddings = new EmbeddingService(db, new UserKeys(db, randomBytes(32)), dir, { threads: 1 });
+afterAll(() => embeddings.close());
+
+const record = (i: number): SourceRecord => ({
+  id: `mail-${i}`,
+  title: `Report ${i}`,
+  // ~40 kB: a long mail with a forwarded thread.
+  content: Array.from({ length: 400 }, (_, s) => `Sentence ${s} of mail ${i} about the pipeline capacity auction.`).join(" "),
+  source_url: "",
+  date: null,
+  type: "email",
+  path: `mail-${i}`,
+  metadata: {},
+});
+
+test("the chunks of many long records shown stay under the cache's bound in characters, and a record shown again is not cut again", () => {
+  // The registry is not asked: only the chunk cache is exercised.
+  const queries = new QueryService(undefined as unknown as ConnectorRegistry, embeddings);
+  const chunksOf = (r: SourceRecord) =>
+    (queries as unknown as { chunksOf(owner: string, id: string, r: SourceRecord): string[] }).chunksOf("alice", "mail", r);
+  const first = record(0);
+  const chunks = chunksOf(first);
+  expect(chunks.length).toBeGreaterThan(10);
+  expect(chunksOf(first)).toBe(chunks);
+  // 300 records x ~85k characters (text and chunks): ~25 M characters shown in all.
+  for (let i = 1; i <= 300; i++) chunksOf(record(i));
+  expect(queries.cachedChunkChars).toBeGreaterThan(0);
+  expect(queries.cachedChunkChars).toBeLessThanOrEqual(CHUNK_CACHE_CHARS);
+  const held = (queries as unknown as { chunkCache: Map<string, { content: string; chunks: string[] }> }).chunkCache;
+  const chars = [...held.values()].reduce((n, c) => n + c.content.length + c.chunks.reduce((m, x) => m + x.length, 0), 0);
+  expect(chars).toBeLessThanOrEqual(CHUNK_CACHE_CHARS);
+  // The most recent is still there.
+  const last = record(300);
+  expect(chunksOf(last)).toBe(chunksOf(last));
+});
