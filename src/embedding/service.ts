@@ -13,7 +13,7 @@ import type { Logger } from "../log";
 import { assets, type ModelAsset } from "../native/assets";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
-import { type BatchStats, MAX_TOKENS } from "./embedder";
+import { type BatchStats, MAX_TOKENS, trimMemory } from "./embedder";
 import { type TokenizerFile, WordPieceTokenizer } from "./tokenizer";
 import { EmbeddingWorker, EmbedJob, type WorkerOptions } from "./worker-client";
 
@@ -60,6 +60,9 @@ export function adoptModel(db: Database, sha256: string): boolean {
 
 export type Priority = "urgent" | "background";
 
+/** Quiet this long (no embedding job) before the request thread collects and trims its memory. */
+export const IDLE_TRIM_MS = 2_000;
+
 export interface EmbeddingOptions {
   /** onnxruntime's intra-op threads in the worker (CORPUS_EMBED_THREADS). */
   threads?: number;
@@ -105,6 +108,7 @@ export class EmbeddingService {
   private current?: Job;
   private closed = false;
   private readonly idleWaiters: Array<() => void> = [];
+  private idleTrim?: ReturnType<typeof setTimeout>;
   /** Each text of a background job not settled yet, by owner and text: its vector to come. */
   private readonly queuedTexts = new Map<string, Promise<Float32Array>>();
   private readonly storeCounts = new Map<string, number>();
@@ -307,8 +311,27 @@ export class EmbeddingService {
     void work.finally(() => {
       this.active.delete(work);
       // A macrotask later: what the last jobs' callers did with their vectors has run too.
-      if (this.pending === 0) for (const resolve of this.idleWaiters.splice(0)) setImmediate(resolve);
+      if (this.pending === 0) {
+        for (const resolve of this.idleWaiters.splice(0)) setImmediate(resolve);
+        this.trimWhenIdle();
+      }
     });
+  }
+
+  /**
+   * Once no job has come for IDLE_TRIM_MS, this thread collects its garbage and the C heap gives
+   * its free memory back: after a question, or once a folder is embedded, the server's RSS goes
+   * back to what it holds (a full collection of ~30 MB takes ~10-30 ms, so never while work comes).
+   */
+  private trimWhenIdle(): void {
+    clearTimeout(this.idleTrim);
+    if (this.closed) return;
+    this.idleTrim = setTimeout(() => {
+      if (this.pending > 0 || this.closed) return;
+      Bun.gc(true);
+      trimMemory();
+    }, IDLE_TRIM_MS);
+    this.idleTrim.unref?.();
   }
 
   /** A question's job: in the worker before any further background batch, so it waits for one at most. */
@@ -398,6 +421,7 @@ export class EmbeddingService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.idleTrim);
     this.refuseWaiting();
     const questions = [...this.active].filter((work) => work !== this.backgroundLoop);
     await Promise.all(questions);
