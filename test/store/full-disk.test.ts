@@ -74,7 +74,9 @@ describe.skipIf(!isRoot)("a full data disk (D29) against a real server on a smal
     mounted = mountTmpfs(mnt, TMPFS_BYTES);
     mkdirSync(aliceFolder, { recursive: true });
     mkdirSync(join(files, "bob"), { recursive: true });
-    for (let i = 0; i < 400; i++) writeFileSync(join(aliceFolder, `note-${i}.txt`), `Note ${i}\n\n${words(i, 600)}\n`);
+    // Enough to be mid-indexing when the disk fills, and to fit once space is back: every chunk
+    // embedded (400 notes needed more than the 24 MiB disk, so health fell back to 503).
+    for (let i = 0; i < 150; i++) writeFileSync(join(aliceFolder, `note-${i}.txt`), `Note ${i}\n\n${words(i, 600)}\n`);
     for (const user of ["alice", "bob"]) {
       const created = await cli(
         ["token", "create", "--user", user, "--scopes", "corpus:search,corpus:read,connectors:read,connectors:write"],
