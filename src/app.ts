@@ -66,7 +66,7 @@ export function createApp(services: Services) {
     .use(metadataRoutes(config))
     .use(authRoutes(auth))
     // The built-in authorization server (D27), unless the operator points at an external one.
-    .use(OAuthServer.builtIn(config) ? oauthRoutes(config, services.oauth) : new Elysia({ name: "corpus/oauth-off" }))
+    .use(OAuthServer.builtIn(config) ? oauthRoutes(config, services.oauth, log.child("oauth")) : new Elysia({ name: "corpus/oauth-off" }))
     .use(connectorRoutes(services))
     .use(queryRoutes(services))
     .use(deepSearchRoutes(services))

@@ -10,6 +10,7 @@ import type { Config } from "../config";
 import { errorBody } from "../http/errors";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { limitKey, parseRanges } from "../limits/client-ip";
+import type { Logger } from "../log";
 import { authorizationServerMetadata } from "../metadata/service";
 import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
 import { OAuthError, type OAuthServer } from "./service";
@@ -142,7 +143,10 @@ export function openidConfiguration(config: Config, oauth: OAuthServer): Record<
   };
 }
 
-export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
+export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => {
+  /** An upstream sign-in that fails is the operator's to see (a provider down, a key rotated, an attack): its reason, never a code or token. */
+  const upstreamFailed = (stage: "start" | "callback", error: UpstreamError) =>
+    log.warning("upstream sign-in failed", { stage, issuer: config.CORPUS_OIDC_ISSUER, reason: error.message });
   const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const cookie = (name: string, value: string, maxAge: number) =>
@@ -190,8 +194,10 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
       const started = await oauth.upstream.begin(returnTo);
       return redirect(started.url, [["set-cookie", cookie(UPSTREAM_COOKIE, started.binding, PENDING_TTL_SECONDS)]]);
     } catch (error) {
-      if (error instanceof UpstreamError)
+      if (error instanceof UpstreamError) {
+        upstreamFailed("start", error);
         return page("Cannot sign in", messagePage("Cannot sign in", `Sign-in failed: ${error.message}.`), 502);
+      }
       throw error;
     }
   };
@@ -474,13 +480,15 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer) => {
             done.returnTo.startsWith(`${OAUTH_PATHS.authorize}?`) || done.returnTo === OAUTH_PATHS.apps ? done.returnTo : OAUTH_PATHS.apps;
           return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, done.session.id, 12 * 3600)], clear]);
         } catch (error) {
-          if (error instanceof UpstreamError)
+          if (error instanceof UpstreamError) {
+            upstreamFailed("callback", error);
             return page(
               "Cannot sign in",
               messagePage("Sign-in refused", `${error.message[0]!.toUpperCase()}${error.message.slice(1)}.`),
               400,
               [clear],
             );
+          }
           throw error;
         }
       },

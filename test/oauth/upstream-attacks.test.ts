@@ -129,6 +129,17 @@ async function refused(r: Response, words: string) {
   const html = await r.text();
   expect(html).toContain(words);
   expect(html).not.toContain(CLIENT_SECRET);
+  loggedFailure(t.logs.records(), "callback", words);
+}
+
+/** The operator sees why a sign-in failed: a warning with the reason (the last one logged), and neither the secret nor a code. */
+function loggedFailure(records: Array<Record<string, unknown>>, stage: string, words: string) {
+  const failure = records.findLast((l) => l.message === "upstream sign-in failed");
+  expect(failure).toMatchObject({ level: "WARNING", logger: "oauth", stage, issuer: expect.stringContaining("127.0.0.1") });
+  expect(String(failure!.reason)).toContain(words);
+  const text = JSON.stringify(records);
+  expect(text).not.toContain(CLIENT_SECRET);
+  expect(text).not.toContain("code-for-");
 }
 
 const upstreamUsers = () => t.services.accounts.list().filter((a) => a.upstream);
@@ -316,6 +327,7 @@ describe("upstream sign-in: what is checked", () => {
       expect(r.status).toBe(502);
       expect(r.headers.get("location")).toBeNull();
       expect(await r.text()).toContain("another issuer");
+      loggedFailure(other.logs.records(), "start", "another issuer");
     } finally {
       discoveryIssuer = undefined;
     }
