@@ -98,6 +98,21 @@ export class Accounts {
     )();
   }
 
+  /**
+   * DELETE /v1/delete_my_data: the person's link to the upstream provider (their `sub` and the
+   * name it gave) goes with the rest of their data, and is made again at their next sign-in. A
+   * password account is the operator's list of who may sign in: it stays (`corpus user remove`).
+   */
+  forgetExternal(id: string): boolean {
+    return this.db.query("DELETE FROM external_accounts WHERE id = ?").run(id).changes > 0;
+  }
+
+  /** What a deletion checks is gone (users/deletion.ts userRooms): the upstream link's rows. */
+  readonly externalLinks = {
+    rowsOf: (id: string): number =>
+      this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM external_accounts WHERE id = ?").get(id)!.n,
+  };
+
   /** Whether `id` is a user: one with a password here, or one the upstream provider signed in. */
   exists(id: string): boolean {
     return this.db.query("SELECT 1 FROM accounts WHERE id = ? UNION ALL SELECT 1 FROM external_accounts WHERE id = ?").get(id, id) !== null;

@@ -43,6 +43,8 @@ export interface DeletionServices {
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
   oauth?: { forgetUser(user: string): void; store: UserRows };
+  /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
+  accounts?: { forgetExternal(user: string): boolean; externalLinks: UserRows };
   limiter: RateLimiter;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -68,6 +70,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
   return {
     auth: s.auth.store,
     ...(s.oauth ? { oauth: s.oauth.store } : {}),
+    ...(s.accounts ? { accounts: s.accounts.externalLinks } : {}),
     connectors: s.connectors,
     archive: s.archive,
     conversations: s.conversations,
@@ -94,6 +97,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const targets = s.webhooks.targets(user, "user.deleted");
         const tokens = s.auth.store.revokeUser(user);
         s.oauth?.forgetUser(user);
+        s.accounts?.forgetExternal(user);
         s.auth.store.forgetIssued(user);
         const webhooks = s.webhooks.deleteUser(user);
         const archive = s.archive.deleteUser(user);

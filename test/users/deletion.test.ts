@@ -281,6 +281,30 @@ describe("user.deleted on every successful deletion (first document: 'a successf
   });
 });
 
+describe("the sign-in accounts", () => {
+  test("an upstream provider's person loses the link (their sub and name) with their data; a password account is the operator's and stays", async () => {
+    const t = await testApp();
+    try {
+      const upstream = "oidc-12345678-erin";
+      t.services.accounts.linkExternal(upstream, "https://id.example.com", "erin", "Erin Example");
+      await t.services.accounts.add("dana", "a long enough password 1");
+      for (const user of [upstream, "dana"]) {
+        const token = (await t.services.auth.issuer.issue(user, ["connectors:write"])).token;
+        expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }))).status).toBe(200);
+      }
+      expect(t.services.accounts.exists(upstream)).toBe(false);
+      expect(rowsMentioning(t.db, "Erin Example")).toEqual([]);
+      expect(rowsMentioning(t.db, upstream)).toEqual([]);
+      expect(t.services.accounts.exists("dana")).toBe(true);
+      // The link is made again at the next sign-in, as the same user.
+      t.services.accounts.linkExternal(upstream, "https://id.example.com", "erin", "Erin Example");
+      expect(t.services.accounts.exists(upstream)).toBe(true);
+    } finally {
+      await t.services.close();
+    }
+  });
+});
+
 describe("webhook delivery", () => {
   test("a failing receiver is retried with backoff until it answers 2xx", async () => {
     const flaky = receiver([500, 503]);
