@@ -4,9 +4,9 @@
 // DATA_DIR/master.key go on using it, with a warning. It wraps the per-user data keys and is
 // never logged.
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { octal, ownUid, unsafeFoldersAbove } from "../store/data-dir";
+import { code, exists, octal, ownUid, unsafeFoldersAbove } from "../store/data-dir";
 
 /** Where the first version kept the key: inside the data folder. */
 export const LEGACY_MASTER_KEY_FILE = "master.key";
@@ -32,23 +32,10 @@ export interface MasterKey {
 /** A key file that another user chose, could read or could swap: start-up stops. */
 export class MasterKeyRefused extends Error {}
 
-const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
-
-/** Whether anything is at `path`, a link included (a link is never followed here). */
-function present(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch (error) {
-    if (code(error) === "ENOENT") return false;
-    throw error;
-  }
-}
-
 /** The file the key is read from when CORPUS_MASTER_KEY is unset. */
 export function masterKeyPath(source: MasterKeySource): string {
   const legacy = join(source.dataDir, LEGACY_MASTER_KEY_FILE);
-  return source.file ?? (present(legacy) ? legacy : defaultMasterKeyFile(source.dataDir));
+  return source.file ?? (exists(legacy) ? legacy : defaultMasterKeyFile(source.dataDir));
 }
 
 function refused(path: string, why: string, fix: string): MasterKeyRefused {

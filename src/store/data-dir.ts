@@ -19,10 +19,11 @@ export const ownUid = () => process.geteuid?.() ?? process.getuid?.() ?? 0;
 
 export const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, "0");
 
-const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
+/** The errno name of a file system error (ENOENT, ELOOP, …). */
+export const code = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
-/** Whether anything (a link included, followed or not) is at `path`. */
-function exists(path: string): boolean {
+/** Whether anything (a link included, never followed) is at `path`. */
+export function exists(path: string): boolean {
   try {
     lstatSync(path);
     return true;
