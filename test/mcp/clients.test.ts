@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextproto
 import { createLogger, memorySink } from "../../src/log";
 import { PANEL_META } from "../../src/mcp/widget";
 import { type Running, startServer } from "../../src/server";
-import { tempDir, testConfig } from "../helpers";
+import { connectorsSettled, tempDir, testConfig } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
 
 setDefaultTimeout(120_000);
@@ -30,11 +30,7 @@ beforeAll(async () => {
   const services = running.services;
   token = (await services.auth.issuer.issue("alice", ["corpus:search", "connectors:read", "connectors:write"])).token;
   await services.connectors.add("alice", { id: "docs", kind: "files", label: "Invoices", config: { path: join(roots, "docs") } });
-  for (let i = 0; i < 2400; i++) {
-    const p = services.connectors.active("alice", ["docs"])[0]!.connector.progress!();
-    if (p.total > 0 && p.embedded === p.total) break;
-    await Bun.sleep(50);
-  }
+  await connectorsSettled(services, "alice");
 });
 
 afterAll(async () => {

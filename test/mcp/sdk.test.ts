@@ -1,24 +1,23 @@
-// /mcp with the official MCP TypeScript SDK client over Streamable HTTP, against the running app.
+// /mcp with the official MCP TypeScript SDK client over Streamable HTTP, against the app
+// in-process: the transport's own `fetch` option hands each request to app.handle (no listener).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { createLogger, memorySink } from "../../src/log";
-import { type Running, startServer } from "../../src/server";
-import { connectorsSettled, tempDir, testConfig } from "../helpers";
+import { connectorsSettled, tempDir, testApp } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
 
 setDefaultTimeout(120_000);
 
-let running: Running;
+let running: Awaited<ReturnType<typeof testApp>>;
 let token: string;
-const logs = memorySink();
 
 async function connect(tok = token) {
   const client = new Client({ name: "corpus-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), {
+  const transport = new StreamableHTTPClientTransport(new URL("http://localhost/mcp"), {
     requestInit: { headers: { authorization: `Bearer ${tok}` } },
+    fetch: (url, init) => running.app.handle(new Request(url, init)),
   });
   await client.connect(transport);
   return client;
@@ -28,8 +27,7 @@ beforeAll(async () => {
   const roots = tempDir("corpus-mcp-roots-");
   mkdirSync(join(roots, "docs"));
   for (const f of ["Orlen.txt", "AmazonWebServices.pdf"]) cpSync(join(SHARED_DATA, "invoices", f), join(roots, "docs", f));
-  const config = testConfig({ CORPUS_PORT: "0", CORPUS_CONNECTOR_ROOTS: roots });
-  running = await startServer(config, createLogger("INFO", logs.sink));
+  running = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_LOG_LEVEL: "INFO" });
   const services = running.services;
   token = (await services.auth.issuer.issue("alice", ["corpus:search", "corpus:read", "connectors:read", "connectors:write"])).token;
   await services.connectors.add("alice", { id: "docs", kind: "files", label: "Invoices", config: { path: join(roots, "docs") } });
@@ -37,7 +35,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await running.stop();
+  await running.services.close();
 });
 
 describe("the official MCP client", () => {
@@ -125,7 +123,6 @@ describe("the official MCP client", () => {
   });
 
   test("logs name the tool", async () => {
-    await Bun.sleep(50);
-    expect(logs.records().some((l) => l.logger === "http.access" && l.tool === "corpus_search" && l.path === "/mcp")).toBe(true);
+    expect(running.logs.records().some((l) => l.logger === "http.access" && l.tool === "corpus_search" && l.path === "/mcp")).toBe(true);
   });
 });
