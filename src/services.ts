@@ -21,6 +21,7 @@ import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
 import { OAuthStore, oauthMigrations } from "./oauth/store";
 import { OwedWork } from "./owed-work";
+import { embeddingText, recordChunks } from "./retrieval/chunk";
 import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
@@ -137,7 +138,17 @@ export async function createServices(
   });
   // A deletion's (or a connector removal's) later steps, owed in its transaction (D29).
   const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);
-  const connectors = new ConnectorRegistry(db, userKeys, config, log.child("connectors"), embeddings, now, { disk, guard }, scrub);
+  const connectors = new ConnectorRegistry({
+    db,
+    keys: userKeys,
+    config,
+    log: log.child("connectors"),
+    embeddings,
+    chunker: (record) => recordChunks(record, embeddings.tokenizer).map((chunk) => embeddingText(record.title, chunk)),
+    now,
+    storage: { disk, guard },
+    scrub,
+  });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   const archive = new Archive(db, userKeys, embeddings, now);
   // Vectors of answers that a full disk kept from being stored: retried with backoff until they are (D29).

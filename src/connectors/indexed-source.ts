@@ -19,7 +19,6 @@ import { PhaseProgress } from "./progress";
 import {
   type Connector,
   ConnectorError,
-  type ConnectorKind,
   type ConnectorStatus,
   type IndexProgress,
   type RetrievalRequest,
@@ -90,7 +89,7 @@ export class IndexedFolderConnector implements Connector {
   private retryWaiting = false;
 
   constructor(
-    readonly kind: ConnectorKind,
+    readonly kind: string,
     private readonly path: string,
     private readonly index: LocalIndex,
     private readonly source: FolderSource,

@@ -1,62 +1,12 @@
-// Connector schemas (D10, D18): one TypeBox schema per kind's config, used to validate what
-// users add and what the operator file lists, and to write the OpenAPI document.
-import { type Static, type TSchema, Type } from "@sinclair/typebox";
+// The connector routes' schemas (D10, D18). Each kind's config schema is in its record (kinds.ts),
+// which validates what users add and what the operator file lists.
+import { type Static, Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { CONNECTOR_ID_PATTERN } from "../ids";
+import { CONNECTOR_KINDS, KINDS } from "./kinds";
 import { RATE_WINDOW_MS } from "./progress";
-import { CONNECTOR_KINDS } from "./types";
 
 export { CONNECTOR_ID_PATTERN };
-
-const Identifier = Type.String({
-  pattern: "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?$",
-  maxLength: 128,
-  description: "table or column name",
-});
-
-export const FolderConfig = Type.Object(
-  { path: Type.String({ minLength: 1, maxLength: 4096, description: "absolute folder path" }) },
-  { additionalProperties: false },
-);
-
-export const ImapConfigSchema = Type.Object(
-  {
-    host: Type.String({ minLength: 1, maxLength: 253 }),
-    port: Type.Integer({ minimum: 1, maximum: 65535, default: 993 }),
-    secure: Type.Boolean({ default: true, description: "TLS from the start (port 993)" }),
-    user: Type.String({ minLength: 1, maxLength: 256 }),
-    password: Type.String({ maxLength: 1024, description: "stored encrypted, never returned" }),
-    mailbox: Type.String({ minLength: 1, maxLength: 256, default: "INBOX" }),
-  },
-  { additionalProperties: false },
-);
-
-export const SqlTableSchema = Type.Object(
-  {
-    name: Identifier,
-    id: Identifier,
-    title: Identifier,
-    text: Type.Array(Identifier, { minItems: 1, maxItems: 32 }),
-    date: Type.Optional(Identifier),
-    url: Type.Optional(Type.String({ pattern: "^https?://", maxLength: 2048, description: "source_url template with {id}" })),
-  },
-  { additionalProperties: false },
-);
-
-export const SqlConfigSchema = Type.Object(
-  {
-    url: Type.String({ minLength: 1, maxLength: 4096, description: "a SQLite file path or a postgres:// URL (stored encrypted)" }),
-    tables: Type.Array(SqlTableSchema, { minItems: 1, maxItems: 50 }),
-  },
-  { additionalProperties: false },
-);
-
-export const CONFIG_SCHEMAS: Record<(typeof CONNECTOR_KINDS)[number], TSchema> = {
-  maildir: FolderConfig,
-  files: FolderConfig,
-  imap: ImapConfigSchema,
-  sql: SqlConfigSchema,
-};
 
 export const CreateConnectorBody = t.Object(
   {
@@ -64,7 +14,9 @@ export const CreateConnectorBody = t.Object(
     kind: t.UnionEnum([...CONNECTOR_KINDS]),
     label: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
     config: t.Record(t.String(), t.Unknown(), {
-      description: "per kind: maildir/files {path}; imap {host, port, secure, user, password, mailbox}; sql {url, tables}",
+      description: `per kind: ${Object.entries(KINDS)
+        .map(([kind, record]) => `${kind} {${Object.keys(record.schema.properties).join(", ")}}`)
+        .join("; ")}`,
     }),
   },
   { additionalProperties: false },

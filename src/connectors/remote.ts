@@ -15,8 +15,7 @@ import {
   PUBLIC_ONLY,
   pinner,
 } from "../net/pin";
-import { PostgresUrlError, parsePostgresUrl } from "./sql/postgres-url";
-import type { ConnectorKind } from "./types";
+import { PostgresUrlError } from "./sql/postgres-url";
 
 export const ALLOW_HOSTS_VARIABLE = "CORPUS_CONNECTOR_ALLOW_HOSTS";
 
@@ -50,20 +49,21 @@ export function refusedMessage(field: string, error: HostRefused): string {
   return `${field}: ${error.message}; connectors may not reach private, loopback, link-local or other special-purpose addresses unless the operator lists the host in ${ALLOW_HOSTS_VARIABLE}`;
 }
 
-/** The host a connector config connects to, and the field that names it; checks a postgres:// URL's form. */
-function remoteHost(kind: ConnectorKind, config: Record<string, unknown>): { host: string; field: string } | undefined {
-  if (kind === "imap") return { host: String(config.host), field: "config.host" };
-  if (kind === "sql" && /^postgres(ql)?:\/\//i.test(String(config.url)))
-    return { host: parsePostgresUrl(String(config.url)).host, field: "config.url" };
-  return undefined;
+/** The host a connector connects to, and the config field that names it. */
+export interface RemoteTarget {
+  host: string;
+  field: string;
 }
 
-/** The form of a config's host or database URL: 400 naming the field when it is not allowed. */
-export function checkRemoteForm(kind: ConnectorKind, config: Record<string, unknown>): void {
+/**
+ * The host a config connects to (found by its kind's record), its form checked as it is read at
+ * connect time: one host name or IP address, nothing else. 400 naming the field when it is not allowed.
+ */
+export function remoteTarget(find: () => RemoteTarget | undefined): RemoteTarget | undefined {
   try {
-    const remote = remoteHost(kind, config);
-    // Read as it is at connect time: one host name or IP address, nothing else.
+    const remote = find();
     if (remote) normalizeHost(remote.host);
+    return remote;
   } catch (error) {
     if (error instanceof PostgresUrlError) throw new DomainError("invalid", error.message);
     if (error instanceof HostInvalid) throw new DomainError("invalid", `config.host: ${error.message}`);
@@ -76,8 +76,7 @@ export function checkRemoteForm(kind: ConnectorKind, config: Record<string, unkn
  * made). A name that does not resolve is not refused here: the connector is saved with status
  * error, like one whose server does not answer.
  */
-export async function checkRemoteHost(kind: ConnectorKind, config: Record<string, unknown>, pin: Pin): Promise<void> {
-  const remote = remoteHost(kind, config);
+export async function checkRemoteHost(remote: RemoteTarget | undefined, pin: Pin): Promise<void> {
   if (!remote) return;
   try {
     await pin(remote.host);

@@ -2,9 +2,6 @@
 // only ever reads its source (D19) and answers a retrieval request with records.
 import type { ProgressView } from "./progress";
 
-export const CONNECTOR_KINDS = ["maildir", "imap", "files", "sql"] as const;
-export type ConnectorKind = (typeof CONNECTOR_KINDS)[number];
-
 /** A record of a source: a mail, a file, a row. */
 export interface SourceRecord {
   /** Stable within its connector. */
@@ -70,7 +67,8 @@ export interface ConnectorStatus {
 }
 
 export interface Connector {
-  readonly kind: ConnectorKind;
+  /** Its kind's name in the kinds table (kinds.ts). */
+  readonly kind: string;
   /** Connects or scans as needed; never throws: a failure is status "error" with a reason. */
   health(): Promise<ConnectorStatus>;
   search(request: RetrievalRequest): Promise<SourceRecord[]>;

@@ -8,6 +8,8 @@
 // connector routes in `_meta["corpus/panel"]`. MCP Apps hosts hand the result to the page in a
 // `ui/notifications/tool-result` message after the `ui/initialize` handshake; the Apps SDK puts
 // it in `window.openai` (`toolOutput`, `toolResponseMetadata`).
+import { kindFieldsHtml, kindForms, kindOptionsHtml, scriptJson } from "./widget-form";
+
 /** The key of the tool result's `_meta` that carries the panel's access. */
 export const PANEL_META = "corpus/panel";
 
@@ -73,31 +75,16 @@ const WIDGET_HTML = `<!doctype html>
   <label for="f-id">Id</label><input id="f-id" name="id" required pattern="[a-z0-9][a-z0-9_\\-]{0,62}" placeholder="mail">
   <label for="f-label">Label</label><input id="f-label" name="label" placeholder="Work mail">
   <label for="f-kind">Kind</label>
-  <select id="f-kind" name="kind">
-    <option value="imap">IMAP mailbox</option><option value="maildir">Mail folder (Maildir, .eml, mbox)</option>
-    <option value="files">Document folder</option><option value="sql">SQL database</option>
-  </select>
-  <div class="kind-fields" data-kind="imap">
-    <label for="f-host">Host</label><input id="f-host" name="host" placeholder="imap.example.com">
-    <label for="f-port">Port</label><input id="f-port" name="port" type="number" value="993">
-    <label for="f-secure">TLS</label><input id="f-secure" name="secure" type="checkbox" checked>
-    <label for="f-user">User</label><input id="f-user" name="user">
-    <label for="f-password">Password</label><input id="f-password" name="password" type="password">
-    <label for="f-mailbox">Mailbox</label><input id="f-mailbox" name="mailbox" value="INBOX">
-  </div>
-  <div class="kind-fields" data-kind="maildir files" hidden>
-    <label for="f-path">Folder</label><input id="f-path" name="path" placeholder="/srv/corpus/docs">
-  </div>
-  <div class="kind-fields" data-kind="sql" hidden>
-    <label for="f-url">Database</label><input id="f-url" name="url" placeholder="postgres://reader:…@db:5432/shop or a SQLite path">
-    <label for="f-tables">Tables (JSON)</label><textarea id="f-tables" name="tables">[{"name":"invoice","id":"invoice_id","title":"customer","text":["customer","total"],"date":"invoice_date"}]</textarea>
-  </div>
+  <select id="f-kind" name="kind">${kindOptionsHtml()}</select>
+  ${kindFieldsHtml()}
   <span></span><span><button type="button" id="add-button">Add</button> <button type="button" id="cancel-button" hidden>Cancel</button></span>
 </form>
 <div id="message" role="status"></div>
 <script>
 (() => {
   const PANEL_META = ${JSON.stringify(PANEL_META)};
+  // Each kind's fields (the kinds table): what to read into its config and fill in to configure it.
+  const FORMS = ${scriptJson(kindForms())};
   // Nothing to act with until the host hands over the tool result.
   let panel = { apiBase: "", canWrite: false };
   const rows = document.getElementById("rows");
@@ -228,16 +215,22 @@ const WIDGET_HTML = `<!doctype html>
     const config = c.config || {};
     set("id", c.id); set("label", c.label); kind.value = c.kind;
     form.elements.id.readOnly = true; kind.disabled = true; showKind();
-    if (c.kind === "imap") { set("host", config.host); set("port", config.port); form.elements.secure.checked = config.secure !== false; set("user", config.user); set("mailbox", config.mailbox); set("password", ""); form.elements.password.placeholder = "unchanged"; }
-    else if (c.kind === "sql") { set("url", config.url); set("tables", JSON.stringify(config.tables || [])); }
-    else set("path", config.path);
+    for (const f of FORMS[c.kind] || []) {
+      const el = form.elements[f.name];
+      if (f.input === "checkbox") el.checked = config[f.name] !== false;
+      // A secret is never shown: left empty, it is kept.
+      else if (f.input === "password") { el.value = ""; el.placeholder = "unchanged"; }
+      else if (f.input === "json") set(f.name, JSON.stringify(config[f.name] ?? null));
+      else set(f.name, config[f.name]);
+    }
     title.textContent = "Configure " + c.id; submit.textContent = "Save"; cancel.hidden = false;
     form.elements.label.focus();
   }
   function adding() {
     editing = null;
     form.reset();
-    form.elements.id.readOnly = false; kind.disabled = false; form.elements.password.placeholder = ""; showKind();
+    form.elements.id.readOnly = false; kind.disabled = false; showKind();
+    for (const el of form.querySelectorAll("input[type=password]")) el.placeholder = "";
     title.textContent = "Add a connector"; submit.textContent = "Add"; cancel.hidden = true;
   }
   cancel.addEventListener("click", adding);
@@ -250,22 +243,27 @@ const WIDGET_HTML = `<!doctype html>
     if (!form.reportValidity()) return;
     const v = (n) => form.elements[n].value.trim();
     const k = kind.value;
-    let config;
-    try {
-      config = k === "imap" ? { host: v("host"), port: Number(v("port")), secure: form.elements.secure.checked, user: v("user"), password: form.elements.password.value, mailbox: v("mailbox") || "INBOX" }
-        : k === "sql" ? { url: v("url"), tables: JSON.parse(v("tables")) }
-        : { path: v("path") };
-    } catch { say("Tables must be JSON.", true); return; }
+    // Each field of the kind into its config; an empty one is left out, so the schema's default applies.
+    const config = {};
+    for (const f of FORMS[k] || []) {
+      const el = form.elements[f.name];
+      if (f.input === "checkbox") { config[f.name] = el.checked; continue; }
+      const value = f.input === "password" ? el.value : el.value.trim();
+      if (value === "") continue;
+      if (f.input === "number") config[f.name] = Number(value);
+      else if (f.input === "json") {
+        try { config[f.name] = JSON.parse(value); } catch { say(f.label + " must be JSON.", true); return; }
+      } else config[f.name] = value;
+    }
     try {
       if (editing) {
-        if (k === "imap" && !config.password) delete config.password;
         const changed = await api("PATCH", "/v1/connectors/" + encodeURIComponent(editing), { ...(v("label") ? { label: v("label") } : {}), config });
         say(changed.status === "error" ? "Saved " + changed.id + ", but it cannot connect: " + changed.reason : "Saved " + changed.id + ".", changed.status === "error");
         adding();
       } else {
         const created = await api("POST", "/v1/connectors", { id: v("id"), kind: k, ...(v("label") ? { label: v("label") } : {}), config });
         say(created.status === "error" ? "Added " + created.id + ", but it cannot connect: " + created.reason : "Added " + created.id + ".", created.status === "error");
-        form.elements.password.value = "";
+        for (const el of form.querySelectorAll("input[type=password]")) el.value = "";
       }
       await refresh();
     } catch (e) { say(e.message, true); }

@@ -2,7 +2,7 @@
 // timeout; a slow or failing one yields a note, never a failed query), score every candidate
 // by words and by meaning, fuse, and keep the best chunk of each record with its citation.
 import { OPERATOR_OWNER } from "../auth/subjects";
-import type { ConnectorRegistry } from "../connectors/registry";
+import type { ActiveConnector, ConnectorRegistry } from "../connectors/registry";
 import { shownRecord } from "../connectors/source-url";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
@@ -173,7 +173,7 @@ export class QueryService {
     const terms = [...new Set([...plan.terms, ...(previous?.terms ?? [])])];
     // Dates named in the question narrow mail and tables, whose records carry their own dates;
     // a document's date is only its file time, so there they do not (explicit filters do).
-    const planned = (kind: string) => (kind === "files" ? {} : { dateFrom: plan.dateFrom, dateTo: plan.dateTo });
+    const planned = (a: ActiveConnector) => (a.datesAreFileTimes ? {} : { dateFrom: plan.dateFrom, dateTo: plan.dateTo });
     const active = this.connectors.active(o.user, o.connectorIds);
     const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
     debug?.debug("query planned", {
@@ -201,7 +201,7 @@ export class QueryService {
     const ask = (withPlannedDates: boolean) =>
       Promise.allSettled(
         active.map(async (a) => {
-          const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : withPlannedDates ? planned(a.kind) : {};
+          const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : withPlannedDates ? planned(a) : {};
           const work = (signal: AbortSignal) => {
             const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector, signal, caller: o.user };
             return a.connector.rank
@@ -240,7 +240,7 @@ export class QueryService {
     let answers = await ask(true);
     // A time asked for that no record meets: answered from any date, with a note, never empty.
     const planDated = !o.dateFrom && !o.dateTo && (plan.dateFrom || plan.dateTo);
-    const dated = (x: (typeof answers)[number]) => x.status === "fulfilled" && x.value.a.kind !== "files";
+    const dated = (x: (typeof answers)[number]) => x.status === "fulfilled" && !x.value.a.datesAreFileTimes;
     if (planDated && answers.some(dated) && answers.every((x) => !dated(x) || (x.status === "fulfilled" && x.value.hits.length === 0))) {
       answers = await ask(false);
       notes.push(`nothing is dated ${describeRange(plan.dateFrom, plan.dateTo)}; showing results from any date`);

@@ -1,7 +1,8 @@
 // The IMAP connector against a real Dovecot holding the Enron mailbox (scripts/test-servers.sh).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ImapFlow } from "imapflow";
-import { type ImapConfig, ImapConnector } from "../../src/connectors/imap/connector";
+import type { ImapConfig } from "../../src/connectors/imap/config";
+import { ImapConnector } from "../../src/connectors/imap/connector";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { type TestServers, testServers } from "../support/servers";
 import { imapConfig } from "../support/sources";

@@ -33,7 +33,10 @@ describe("redactUrl", () => {
   });
 
   test("the shown config of a sql connector carries the masked URL", () => {
-    const shown = publicConfig("sql", { url: `postgres://u@h/d?password=${SECRET}`, tables: [] });
+    const shown = publicConfig("sql", {
+      url: `postgres://u@h/d?password=${SECRET}`,
+      tables: [{ name: "t", id: "id", title: "title", text: ["body"] }],
+    });
     expect(JSON.stringify(shown)).not.toContain(SECRET);
   });
 });

@@ -215,10 +215,10 @@ describe("what may land while the host is looked up", () => {
       let release!: () => void;
       const atLookup = new Promise<void>((r) => (parked = r));
       const gate = new Promise<void>((r) => (release = r));
-      const registry = t.services.connectors as unknown as { pinFor(user: string): (host: string) => Promise<unknown> };
-      const pinFor = registry.pinFor.bind(registry);
-      registry.pinFor = (user) => {
-        const pin = pinFor(user);
+      const access = (t.services.connectors as unknown as { access: { pin(user: string): (host: string) => Promise<unknown> } }).access;
+      const pinOf = access.pin.bind(access);
+      access.pin = (user) => {
+        const pin = pinOf(user);
         return async (host) => {
           parked();
           await gate;

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import postgres from "postgres";
-import { SqlConnector, type SqlTable } from "../../src/connectors/sql/connector";
+import type { SqlTable } from "../../src/connectors/sql/config";
+import { SqlConnector } from "../../src/connectors/sql/connector";
 import { parsePostgresUrl } from "../../src/connectors/sql/postgres-url";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../support/chinook";

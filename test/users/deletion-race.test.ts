@@ -42,7 +42,7 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
   const active = t.services.connectors.active.bind(t.services.connectors);
   t.services.connectors.active = (user: string, ids?: string[]): ActiveConnector[] => [
     ...active(user, ids),
-    { id: "slow", kind: "sql", label: "Slow", owner: "user", connector: slow },
+    { id: "slow", kind: "sql", label: "Slow", owner: "user", datesAreFileTimes: false, connector: slow },
   ];
 
   const query = t.app.handle(postJson("/v1/query", { query: "Dabhol plant", conversation_id: null }, bearer(token)));

@@ -11,16 +11,8 @@ import { HostRefused, HostUnresolved } from "../../net/pin";
 import { parseMessage } from "../maildir/connector";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
 import { type Connector, ConnectorError, type ConnectorStatus, type RetrievalRequest, type SourceRecord, searchNeedles } from "../types";
+import type { ImapConfig } from "./config";
 import { GAVE_UP, Turns } from "./turns";
-
-export interface ImapConfig {
-  host: string;
-  port: number;
-  secure: boolean;
-  user: string;
-  password: string;
-  mailbox: string;
-}
 
 /**
  * Connections kept to one server: a caller runs one operation at a time (turns.ts), so one

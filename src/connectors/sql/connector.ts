@@ -16,22 +16,9 @@ import { connectPinned } from "../../net/socket";
 import { asGiven, type Confine, checkDatabaseFiles, PathRefused } from "../paths";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
 import { type Connector, ConnectorError, type ConnectorStatus, type RetrievalRequest, type SourceRecord, searchNeedles } from "../types";
+import type { SqlConfig, SqlTable } from "./config";
 import { type PostgresTarget, PostgresUrlError, parsePostgresUrl } from "./postgres-url";
 import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
-
-export interface SqlTable {
-  name: string;
-  id: string;
-  title: string;
-  text: string[];
-  date?: string;
-  url?: string;
-}
-
-export interface SqlConfig {
-  url: string;
-  tables: SqlTable[];
-}
 
 const STATEMENT_TIMEOUT_MS = 5_000;
 /**

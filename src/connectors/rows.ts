@@ -1,0 +1,95 @@
+// Users' connectors as stored (D20): one row each, the config sealed with the user's data key,
+// since it holds passwords and database URLs. Only this file reads or writes the table.
+import type { Database } from "bun:sqlite";
+import type { UserKeys } from "../crypto/user-keys";
+import type { Migration } from "../store/migrations";
+import type { Definition } from "./definition";
+import type { ConnectorKind } from "./kinds";
+
+export const connectorRowMigrations: Migration[] = [
+  {
+    id: "connectors-002-registry",
+    up(db) {
+      db.exec(`CREATE TABLE connectors (
+        user_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        label TEXT NOT NULL,
+        config BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (user_id, id)
+      )`);
+    },
+  },
+];
+
+const sealContext = (id: string) => `connector/${id}`;
+
+export class ConnectorRows {
+  constructor(
+    private readonly db: Database,
+    private readonly keys: UserKeys,
+  ) {}
+
+  /** `user`'s connectors, oldest first, their configs opened. */
+  of(user: string): Definition[] {
+    return this.db
+      .query<{ id: string; kind: ConnectorKind; label: string; config: Uint8Array; created_at: string }, [string]>(
+        "SELECT id, kind, label, config, created_at FROM connectors WHERE user_id = ? ORDER BY created_at, id",
+      )
+      .all(user)
+      .map((r) => ({
+        owner: user,
+        id: r.id,
+        kind: r.kind,
+        label: r.label,
+        created_at: r.created_at,
+        config: JSON.parse(this.keys.openFor(user, r.config, sealContext(r.id)).toString("utf8")),
+      }));
+  }
+
+  count(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connectors WHERE user_id = ?").get(user)!.n;
+  }
+
+  insert(d: Definition & { created_at: string }): void {
+    this.db
+      .query("INSERT INTO connectors (user_id, id, kind, label, config, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(d.owner, d.id, d.kind, d.label, this.keys.sealFor(d.owner, JSON.stringify(d.config), sealContext(d.id)), d.created_at);
+  }
+
+  /** False when the row is gone (removed meanwhile). */
+  update(d: Definition): boolean {
+    return (
+      this.db
+        .query("UPDATE connectors SET label = ?, config = ? WHERE user_id = ? AND id = ?")
+        .run(d.label, this.keys.sealFor(d.owner, JSON.stringify(d.config), sealContext(d.id)), d.owner, d.id).changes > 0
+    );
+  }
+
+  delete(user: string, id: string): void {
+    this.db.query("DELETE FROM connectors WHERE user_id = ? AND id = ?").run(user, id);
+  }
+
+  /** Owners and ids of every user's connectors of these kinds, without opening their configs. */
+  idsOfKinds(kinds: ConnectorKind[]): { user_id: string; id: string }[] {
+    return this.db
+      .query<{ user_id: string; id: string }, string[]>(
+        `SELECT user_id, id FROM connectors WHERE kind IN (${kinds.map(() => "?").join(", ")}) ORDER BY user_id, created_at`,
+      )
+      .all(...kinds);
+  }
+
+  /** The ids of `user`'s connectors (for a deletion, which drops their indexes). */
+  idsOf(user: string): string[] {
+    return this.db
+      .query<{ id: string }, [string]>("SELECT id FROM connectors WHERE user_id = ?")
+      .all(user)
+      .map((r) => r.id);
+  }
+
+  /** Deletes every row of `user`; how many there were. */
+  deleteUser(user: string): number {
+    return this.db.query("DELETE FROM connectors WHERE user_id = ?").run(user).changes;
+  }
+}
