@@ -4,7 +4,7 @@ import { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import { loadMasterKey } from "./crypto/master-key";
 import { cosine, loadEmbedder } from "./embedding/embedder";
-import { MIGRATIONS } from "./services";
+import { MIGRATIONS } from "./migrations";
 import { loadSqliteVec, openDatabase } from "./store/database";
 
 export interface CheckReport {

@@ -1,54 +1,35 @@
 // Every service of a running corpus, built once from the configuration. The HTTP app, the
 // CLI and the tests all start from here.
 import type { Database } from "bun:sqlite";
-import { Accounts, accountMigrations } from "./accounts/store";
-import { Archive, archiveMigrations, forgetArchiveVectors } from "./archive/store";
+import { Accounts } from "./accounts/store";
+import { Archive, forgetArchiveVectors } from "./archive/store";
 import { AuthService } from "./auth/service";
-import { authMigrations } from "./auth/store";
 import type { Config } from "./config";
-import { forgetChunkVectors, indexMigrations } from "./connectors/local-index";
-import { ConnectorRegistry, registryMigrations } from "./connectors/registry";
-import { Conversations, conversationMigrations } from "./conversations/store";
+import { forgetChunkVectors } from "./connectors/local-index";
+import { ConnectorRegistry } from "./connectors/registry";
+import { Conversations } from "./conversations/store";
 import { loadMasterKey } from "./crypto/master-key";
-import { cryptoMigrations, UserKeys } from "./crypto/user-keys";
-import { adoptModel, EmbeddingService, embeddingMigrations } from "./embedding/service";
+import { UserKeys } from "./crypto/user-keys";
+import { adoptModel, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
-import { IdempotencyStore, idempotencyMigrations } from "./limits/idempotency";
-import { limitMigrations, limitsFrom, RateLimiter } from "./limits/rate-limit";
-import { bucketMigrations, TokenBuckets } from "./limits/token-bucket";
+import { IdempotencyStore } from "./limits/idempotency";
+import { limitsFrom, RateLimiter } from "./limits/rate-limit";
+import { TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
+import { MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
-import { OAuthStore, oauthMigrations } from "./oauth/store";
+import { OAuthStore } from "./oauth/store";
 import { OwedWork } from "./owed-work";
 import { embeddingText, recordChunks } from "./retrieval/chunk";
 import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
-import { storeMigrations } from "./store/migrations";
-import { Scrub, scrubMigrations } from "./store/scrub";
+import { Scrub } from "./store/scrub";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
-import { WebhookStore, webhookMigrations } from "./webhooks/store";
+import { WebhookStore } from "./webhooks/store";
 import { WebhookWorker } from "./webhooks/worker";
-
-export const MIGRATIONS = [
-  ...storeMigrations,
-  ...cryptoMigrations,
-  ...authMigrations,
-  ...limitMigrations,
-  ...idempotencyMigrations,
-  ...bucketMigrations,
-  ...indexMigrations,
-  ...registryMigrations,
-  ...embeddingMigrations,
-  ...archiveMigrations,
-  ...conversationMigrations,
-  ...webhookMigrations,
-  ...accountMigrations,
-  ...oauthMigrations,
-  ...scrubMigrations,
-];
 
 export interface Services {
   config: Config;

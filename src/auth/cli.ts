@@ -2,7 +2,7 @@
 // withdraw access tokens, against the same data dir the server uses.
 import type { Config, ConfigVariable } from "../config";
 import { loadMasterKey } from "../crypto/master-key";
-import { MIGRATIONS } from "../services";
+import { MIGRATIONS } from "../migrations";
 import { openDatabase } from "../store/database";
 import { AuthService } from "./service";
 import { parseScopes, TokenRequestError } from "./tokens";

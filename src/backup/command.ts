@@ -1,7 +1,7 @@
 // `corpus backup` and `corpus restore` (D30) as the CLI runs them: the data folder and the master
 // key come from the same configuration the server reads.
 import type { Config } from "../config";
-import { MIGRATIONS } from "../services";
+import { MIGRATIONS } from "../migrations";
 import { restoreBackup } from "./restore";
 import { createBackup } from "./snapshot";
 

@@ -25,14 +25,12 @@ import { loadOperatorFile } from "./operator-file";
 import { OwnerAccess } from "./owner-access";
 import { sharedRoots } from "./paths";
 import { checkRemoteHost, remoteTarget } from "./remote";
-import { ConnectorRows, connectorRowMigrations } from "./rows";
+import { ConnectorRows } from "./rows";
 import { StatusCache } from "./status-cache";
 import type { Connector, ConnectorStatus, SourceRecord } from "./types";
 
 export { CHECKING, firstCheckWaitMs } from "./status-cache";
 export { publicConfig };
-/** The registry's tables: its rows (the local indexes declare their own). */
-export const registryMigrations = connectorRowMigrations;
 
 const OPERATOR = OPERATOR_OWNER;
 

@@ -9,7 +9,7 @@ import { UserKeys } from "../../src/crypto/user-keys";
 import { cosine, EMBEDDING_DIM, loadEmbedder } from "../../src/embedding/embedder";
 import { EmbeddingClosed, type EmbeddingOptions, EmbeddingService } from "../../src/embedding/service";
 import { createLogger, memorySink } from "../../src/log";
-import { MIGRATIONS } from "../../src/services";
+import { MIGRATIONS } from "../../src/migrations";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 

@@ -8,8 +8,8 @@ import type { ConnectorRegistry } from "../../src/connectors/registry";
 import type { SourceRecord } from "../../src/connectors/types";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { EmbeddingService } from "../../src/embedding/service";
+import { MIGRATIONS } from "../../src/migrations";
 import { CHUNK_CACHE_CHARS, QueryService } from "../../src/retrieval/search";
-import { MIGRATIONS } from "../../src/services";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 

@@ -1,0 +1,36 @@
+// Every room's tables, in the order their migrations run (store/migrations.ts applies them).
+// Apart from services.ts so that a command which only opens the database (corpus token,
+// corpus check, corpus backup) builds nothing else: a bad CORPUS_CONNECTORS_FILE, say, does not stop it.
+import { accountMigrations } from "./accounts/store";
+import { archiveMigrations } from "./archive/store";
+import { authMigrations } from "./auth/store";
+import { indexMigrations } from "./connectors/local-index";
+import { connectorRowMigrations } from "./connectors/rows";
+import { conversationMigrations } from "./conversations/store";
+import { cryptoMigrations } from "./crypto/user-keys";
+import { embeddingMigrations } from "./embedding/service";
+import { idempotencyMigrations } from "./limits/idempotency";
+import { limitMigrations } from "./limits/rate-limit";
+import { bucketMigrations } from "./limits/token-bucket";
+import { oauthMigrations } from "./oauth/store";
+import { storeMigrations } from "./store/migrations";
+import { scrubMigrations } from "./store/scrub";
+import { webhookMigrations } from "./webhooks/store";
+
+export const MIGRATIONS = [
+  ...storeMigrations,
+  ...cryptoMigrations,
+  ...authMigrations,
+  ...limitMigrations,
+  ...idempotencyMigrations,
+  ...bucketMigrations,
+  ...indexMigrations,
+  ...connectorRowMigrations,
+  ...embeddingMigrations,
+  ...archiveMigrations,
+  ...conversationMigrations,
+  ...webhookMigrations,
+  ...accountMigrations,
+  ...oauthMigrations,
+  ...scrubMigrations,
+];
