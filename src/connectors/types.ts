@@ -33,7 +33,16 @@ export interface RetrievalRequest {
   signal?: AbortSignal;
   /** Who asks, for sources that share one connection among users (fair turns). */
   caller?: string;
+  /**
+   * The question asks for the largest (desc) or smallest (asc) of a quantity its terms name:
+   * a source that can sorts by the column so named (SQL), and says so in ORDERED_BY/ORDER_RANK.
+   */
+  order?: "desc" | "asc";
 }
+
+/** Metadata of a record from a source sorted as `order` asked: the column, and the record's place (1 = first). */
+export const ORDERED_BY = "corpus_ordered_by";
+export const ORDER_RANK = "corpus_order_rank";
 
 /** A record with the scores its source could give it. */
 export interface SearchHit {

@@ -107,7 +107,8 @@ export const queryRoutes = (s: QueryRouteServices) =>
           const answer = extractiveAnswer(
             question,
             outcome.plan.terms,
-            chosen.map(({ c }) => ({ text: c.text })),
+            chosen.map(({ c }) => ({ text: c.text, metadata: c.record.metadata })),
+            outcome.plan.order,
           );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };

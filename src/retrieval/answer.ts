@@ -2,10 +2,12 @@
 // question, each followed by the citation marker of its source. Sentences are chosen for the
 // question's kind (when/where: the one with the date and the place; how much: the amount with its
 // currency), and header, quoting and boilerplate lines are never an answer (issue 16).
+import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { words } from "./bm25";
 
 export interface AnswerSource {
   text: string;
+  metadata?: SourceRecord["metadata"];
 }
 
 const MAX_SENTENCES = 4;
@@ -39,7 +41,24 @@ function kindOf(question: string): { when: boolean; where: boolean; much: boolea
   };
 }
 
-export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[]): string {
+/**
+ * A question for the largest or smallest of something ("which customer in Brazil spent the
+ * most") over a table that sorted its matching rows by the column the question names: its first
+ * row is the answer, said with that column (an operator maps an aggregate view for such questions).
+ */
+function orderedRowAnswer(order: "desc" | "asc", sources: AnswerSource[]): string | undefined {
+  const i = sources.findIndex((s) => s.metadata?.[ORDER_RANK] === 1);
+  if (i < 0) return undefined;
+  const row = sources[i]!.text.split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join("; ");
+  return `The ${order === "asc" ? "lowest" : "highest"} ${String(sources[i]!.metadata![ORDERED_BY])} among the rows that match: ${row}. [${i + 1}]`;
+}
+
+export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[], order?: "desc" | "asc"): string {
+  const ordered = order ? orderedRowAnswer(order, sources) : undefined;
+  if (ordered) return ordered;
   // The planned terms carry the question's meaning; its function words ("the", "was") do not.
   const want = new Set((terms.length ? terms : words(question)).flatMap(words));
   const kind = kindOf(question);

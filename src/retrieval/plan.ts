@@ -21,6 +21,11 @@ export interface QueryPlan {
   addresses: string[];
   /** "email" when the question asks for mail, "file" for documents (invoices, receipts), "row" for customers and orders. */
   sourceHint?: "email" | "file" | "row";
+  /**
+   * The question asks for the largest ("who spent the most", "highest total": desc) or the
+   * smallest ("lowest", "least": asc) of a quantity its words name: tables sort by that column.
+   */
+  order?: "desc" | "asc";
 }
 
 const STOPWORDS = new Set(
@@ -36,6 +41,8 @@ export const MAX_QUERY_TERMS = 32;
 const MAIL_WORDS = /\b(e-?mails?|mails?|messages?|inbox|wrote|sent|replied)\b/i;
 const FILE_WORDS = /\b(invoices?|receipts?|documents?|files?|pdfs?|contracts?|spreadsheets?|reports?|bills?)\b/i;
 const ROW_WORDS = /\b(customers?|clients?|orders?|purchases?|sales)\b/i;
+const LARGEST = /\b(most|highest|largest|biggest|greatest|maximum|top)\b/i;
+const SMALLEST = /\b(least|lowest|smallest|fewest|minimum|cheapest)\b/i;
 const CURRENCIES: Record<string, string> = {
   "€": "EUR",
   eur: "EUR",
@@ -177,6 +184,8 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     from && to && from.getUTCMonth() === 0 && from.getUTCDate() === 1 && to.getTime() === Date.UTC(from.getUTCFullYear() + 1, 0, 1);
   if (asked && wholeYear && !/\b(last|this|next|past)\s+year\b/i.test(text) && terms.length < MAX_QUERY_TERMS)
     terms.push(String(from.getUTCFullYear()));
+  // "most recent" asks for a time, not a quantity.
+  const order = SMALLEST.test(text) ? "asc" : LARGEST.test(text) && !/\bmost\s+recent/i.test(text) ? "desc" : undefined;
   return {
     text,
     terms,
@@ -187,5 +196,6 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     people,
     addresses,
     sourceHint,
+    ...(order ? { order } : {}),
   };
 }

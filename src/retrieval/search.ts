@@ -4,7 +4,7 @@
 import { OPERATOR_OWNER } from "../auth/subjects";
 import type { ActiveConnector, ConnectorRegistry } from "../connectors/registry";
 import { shownRecord } from "../connectors/source-url";
-import type { SearchHit, SourceRecord } from "../connectors/types";
+import { ORDER_RANK, type SearchHit, type SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
 import type { Logger } from "../log";
@@ -22,6 +22,8 @@ export const DENSE_WEIGHT = 0.6;
 export const CONNECTOR_TIMEOUT_MS = 8_000;
 const HINT_BOOST = 0.05;
 const TABLE_KIND_BOOST = 0.15;
+/** A row a table put first when sorted as the question asked ("spent the most"); halved, thirded… for the next. */
+const ORDER_BOOST = 0.3;
 /** A person named in the question found in the mail's sender (or, less, its recipients). */
 const SENDER_BOOST = 0.15;
 const RECIPIENT_BOOST = 0.05;
@@ -203,7 +205,16 @@ export class QueryService {
         active.map(async (a) => {
           const dates = o.dateFrom || o.dateTo ? { dateFrom: o.dateFrom, dateTo: o.dateTo } : withPlannedDates ? planned(a) : {};
           const work = (signal: AbortSignal) => {
-            const request = { terms, phrases: plan.phrases, ...dates, limit: candidates, vector, signal, caller: o.user };
+            const request = {
+              terms,
+              phrases: plan.phrases,
+              ...dates,
+              limit: candidates,
+              vector,
+              signal,
+              caller: o.user,
+              order: plan.order,
+            };
             return a.connector.rank
               ? a.connector.rank(request)
               : a.connector.search(request).then((rs) => rs.map((record): SearchHit => ({ record })));
@@ -423,6 +434,9 @@ function evidence(plan: QueryPlan, r: SourceRecord): number {
     plan.terms.some((t) => t.replace(/s$/, "") === String(r.metadata.table).toLowerCase())
   )
     s += TABLE_KIND_BOOST;
+  // A table sorted as the question asked ("which customer spent the most"): its first rows answer it.
+  const rank = r.metadata[ORDER_RANK];
+  if (plan.order && typeof rank === "number" && rank >= 1) s += ORDER_BOOST / rank;
   if (r.type === "email" && plan.people.length) {
     const from = String(r.metadata.from ?? "").toLowerCase();
     const others = `${r.metadata.to ?? ""} ${r.metadata.cc ?? ""}`.toLowerCase();

@@ -9,6 +9,7 @@ import postgres from "postgres";
 import type { SqlTable } from "../../src/connectors/sql/config";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { parsePostgresUrl } from "../../src/connectors/sql/postgres-url";
+import { ORDER_RANK, ORDERED_BY } from "../../src/connectors/types";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../support/chinook";
 import { hostilePostgres } from "../support/hostile-postgres";
@@ -105,6 +106,30 @@ for (const dialect of ["sqlite", "postgres"] as const) {
         expect(records[0]!.source_url).toMatch(/^postgres:\/\/127\.0\.0\.1:\d+\/chinook#invoice\/\d+$/);
         expect(records[0]!.source_url).not.toContain("shop-pass");
       }
+    });
+
+    test("the highest total in Brazil: invoices sorted by the numeric column the question names, ranked in metadata", async () => {
+      const total = dialect === "sqlite" ? "Total" : "total";
+      const records = (await c.search({ terms: ["total", "brazil"], phrases: [], limit: 100, order: "desc" })).filter((r) =>
+        r.path.toLowerCase().startsWith("invoice/"),
+      );
+      const largest =
+        dialect === "sqlite"
+          ? new Database(sqlitePath, { readonly: true })
+              .query<{ t: number }, []>("SELECT max(Total) AS t FROM Invoice WHERE BillingCountry = 'Brazil'")
+              .get()!.t
+          : Number((await admin`SELECT max(total) AS t FROM invoice WHERE billing_country = 'Brazil'`)[0]!.t);
+      expect(Number(records[0]!.metadata[total])).toBe(largest);
+      expect(records[0]!.metadata).toMatchObject({ [ORDERED_BY]: total, [ORDER_RANK]: 1 });
+      const totals = records.map((r) => Number(r.metadata[total]));
+      expect(totals).toEqual([...totals].sort((a, b) => b - a));
+      // The smallest first when asked; a term naming a text column (country) sorts nothing.
+      const asc = (await c.search({ terms: ["total", "brazil"], phrases: [], limit: 100, order: "asc" })).filter((r) =>
+        r.path.toLowerCase().startsWith("invoice/"),
+      );
+      expect(Number(asc[0]!.metadata[total])).toBe(Math.min(...totals));
+      const byText = await c.search({ terms: ["country", "brazil"], phrases: [], limit: 5, order: "desc" });
+      for (const r of byText) expect(r.metadata[ORDER_RANK]).toBeUndefined();
     });
 
     test("customers by name; values are bound, never spliced", async () => {

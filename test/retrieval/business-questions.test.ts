@@ -5,9 +5,11 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import postgres from "postgres";
 import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
-import { chinookCustomers, chinookInvoices, chinookOperatorFile } from "../support/chinook";
-import { SHARED_DATA } from "../support/servers";
+import { chinookCustomers, chinookInvoices, chinookSource } from "../support/chinook";
+import { SHARED_DATA, testServers } from "../support/servers";
+import { operatorFile } from "../support/sources";
 
 setDefaultTimeout(600_000);
 
@@ -18,6 +20,10 @@ const enron = join(SHARED_DATA, "enron", "messages");
 /** Files of the small mailbox by what they hold, read from the data (not from corpus's answers). */
 const dabhol = new Set<string>();
 const skillingCalifornia = new Set<string>();
+/** The Brazilian customer who spent the most, asked of the shop's database directly. */
+let brazilTop: { customer: string; spent: string };
+/** An aggregate view the operator maps in the SQL connector, like a table (README: "Questions of most and total"). */
+const SPEND_VIEW = "corpus_test_customer_spend";
 
 beforeAll(async () => {
   const roots = tempDir("corpus-business-roots-");
@@ -43,7 +49,33 @@ beforeAll(async () => {
   mkdirSync(docs);
   for (const f of readdirSync(join(SHARED_DATA, "invoices")))
     if (/\.(pdf|txt)$/.test(f)) cpSync(join(SHARED_DATA, "invoices", f), join(docs, f));
-  const opFile = chinookOperatorFile([chinookInvoices(), chinookCustomers()]);
+  const servers = await testServers();
+  const admin = postgres(servers.pgAdminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(
+      `CREATE OR REPLACE VIEW ${SPEND_VIEW} AS SELECT c.customer_id, c.first_name || ' ' || c.last_name AS customer, c.country, sum(i.total) AS total_spent FROM customer c JOIN invoice i ON i.customer_id = c.customer_id GROUP BY c.customer_id, c.first_name, c.last_name, c.country`,
+    );
+    await admin.unsafe(`GRANT SELECT ON ${SPEND_VIEW} TO shop`);
+    const [top] = await admin<{ customer: string; spent: string }[]>`
+      SELECT c.first_name || ' ' || c.last_name AS customer, sum(i.total)::text AS spent FROM customer c
+      JOIN invoice i ON i.customer_id = c.customer_id WHERE c.country = 'Brazil'
+      GROUP BY c.customer_id, c.first_name, c.last_name ORDER BY sum(i.total) DESC, c.customer_id LIMIT 1`;
+    brazilTop = top!;
+  } finally {
+    await admin.end();
+  }
+  const opFile = operatorFile([
+    chinookSource([chinookInvoices(), chinookCustomers()]),
+    {
+      id: "books",
+      kind: "sql",
+      label: "Shop books",
+      config: {
+        url: servers.pgUrl,
+        tables: [{ name: SPEND_VIEW, id: "customer_id", title: "customer", text: ["customer", "country", "total_spent"] }],
+      },
+    },
+  ]);
   t = await testApp({ CORPUS_CONNECTOR_ROOTS: roots, CORPUS_CONNECTORS_FILE: opFile });
   token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "corpus:read", "connectors:read", "connectors:write"])).token;
   for (const body of [
@@ -56,6 +88,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t.services.close();
+  const admin = postgres((await testServers()).pgAdminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`DROP VIEW IF EXISTS ${SPEND_VIEW}`);
+  await admin.end();
 });
 
 interface Chunk {
@@ -123,4 +158,18 @@ test("a time asked for that nothing meets relaxes with a note instead of answeri
   const { chunks, notes } = await ask("Dabhol mail in March 2024");
   expect(chunks.length).toBeGreaterThan(0);
   expect(notes.some((n) => /nothing is dated/.test(n))).toBe(true);
+});
+
+test("which customer in Brazil spent the most: answered from the aggregate view the operator mapped, with the top row", async () => {
+  const r = await t.app.handle(
+    postJson("/v1/query", { query: "which customer in Brazil spent the most", conversation_id: null }, bearer(token)),
+  );
+  expect(r.status).toBe(200);
+  const body = (await r.json()) as { answer: string; sources: Array<{ snippet: string; connector: string }> };
+  expect(body.answer).toStartWith("The highest total_spent among the rows that match:");
+  expect(body.answer).toContain(`customer: ${brazilTop.customer}; country: Brazil; total_spent: ${brazilTop.spent}`);
+  // It cites the row it quotes: the view's row, among the sources.
+  const cited = Number(/\[(\d+)\]$/.exec(body.answer)?.[1]);
+  expect(body.sources[cited - 1]?.connector).toBe("books");
+  expect(body.sources[cited - 1]?.snippet).toContain(brazilTop.customer);
 });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { ORDER_RANK, ORDERED_BY } from "../../src/connectors/types";
 import { WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import { assets } from "../../src/native/assets";
 import { extractiveAnswer } from "../../src/retrieval/answer";
@@ -46,5 +47,22 @@ describe("BM25 over candidates and extractive answers", () => {
     expect(a).not.toContain("[2]");
     expect(a).toContain("paid on 2026-03-30");
     expect(extractiveAnswer("anything", [], [])).toBe("No connected source answers this question.");
+  });
+
+  test("a question for the most, over a table sorted by the column it names, is answered with its first row", () => {
+    const row = (name: string, spent: string, rank?: number) => ({
+      text: `customer: ${name}\ncountry: Brazil\ntotal_spent: ${spent}`,
+      metadata: { table: "spend", ...(rank ? { [ORDERED_BY]: "total_spent", [ORDER_RANK]: rank } : {}) },
+    });
+    const sources = [{ text: "Mail about Brazil and customers." }, row("Roberto Almeida", "37.62", 2), row("Luís Gonçalves", "39.62", 1)];
+    expect(extractiveAnswer("which customer in Brazil spent the most", ["customer", "brazil", "spent"], sources, "desc")).toBe(
+      "The highest total_spent among the rows that match: customer: Luís Gonçalves; country: Brazil; total_spent: 39.62. [3]",
+    );
+    expect(extractiveAnswer("who spent the least", ["spent"], sources, "asc")).toStartWith("The lowest total_spent");
+    // Unsorted rows (no table sorted by what was asked) are answered as before.
+    const unsorted = [row("Roberto Almeida", "37.62"), row("Luís Gonçalves", "39.62")];
+    expect(extractiveAnswer("which customer in Brazil spent the most", ["customer", "brazil", "spent"], unsorted, "desc")).not.toContain(
+      "highest",
+    );
   });
 });

@@ -48,6 +48,17 @@ describe("planQuery", () => {
   });
 });
 
+describe("questions for the most or the least", () => {
+  test("largest first, smallest first, or no order; 'most recent' asks for a time", () => {
+    expect(planQuery("which customer in Brazil spent the most").order).toBe("desc");
+    expect(planQuery("highest invoice total in 2021").order).toBe("desc");
+    expect(planQuery("the cheapest order from Oslo").order).toBe("asc");
+    expect(planQuery("the least paid invoice").order).toBe("asc");
+    expect(planQuery("the most recent mail from Jeff").order).toBeUndefined();
+    expect(planQuery("invoices from Acme").order).toBeUndefined();
+  });
+});
+
 describe("dates as evidence, not walls (issue 16)", () => {
   test("a date in a subject line or without a time asked for is a word, not a filter", () => {
     for (const q of [

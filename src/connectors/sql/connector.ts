@@ -15,7 +15,16 @@ import { HostRefused, HostUnresolved } from "../../net/pin";
 import { connectPinned } from "../../net/socket";
 import { asGiven, type Confine, checkDatabaseFiles, PathRefused } from "../paths";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
-import { type Connector, ConnectorError, type ConnectorStatus, type RetrievalRequest, type SourceRecord, searchNeedles } from "../types";
+import {
+  type Connector,
+  ConnectorError,
+  type ConnectorStatus,
+  ORDER_RANK,
+  ORDERED_BY,
+  type RetrievalRequest,
+  type SourceRecord,
+  searchNeedles,
+} from "../types";
 import type { SqlConfig, SqlTable } from "./config";
 import { type PostgresTarget, PostgresUrlError, parsePostgresUrl } from "./postgres-url";
 import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
@@ -31,8 +40,14 @@ const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
 
 /** A database seen through the two things this connector needs. */
+/** A column of the live schema; `numeric` when its type holds numbers (a "most" can sort by it). */
+interface Column {
+  name: string;
+  numeric: boolean;
+}
+
 interface Driver {
-  columns(table: string): Promise<string[] | undefined>;
+  columns(table: string): Promise<Column[] | undefined>;
   select(sql: string, params: unknown[]): Promise<Row[]>;
   /** Write attempt used by tests to prove the connection is read-only. */
   execute(sql: string): Promise<void>;
@@ -41,6 +56,20 @@ interface Driver {
 }
 
 const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+
+/** A column name's words: total_spent, TotalSpent and "total spent" all read total, spent. */
+const columnWords = (name: string) =>
+  name
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+
+/** The column of numbers (of `columns`) that one of the question's terms names ("spent" names total_spent), if any. */
+export function orderColumn(columns: string[], terms: string[]): string | undefined {
+  const asked = new Set(terms.map((w) => w.toLowerCase().replace(/s$/, "")));
+  return columns.find((c) => columnWords(c).some((w) => asked.has(w.replace(/s$/, ""))));
+}
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 
@@ -94,8 +123,9 @@ function sqliteDriver(path: string, check: Confine): Driver {
         .get(table);
       if (kind && (kind.type !== "table" || /^\s*create\s+virtual/i.test(kind.sql ?? "")))
         throw new ConnectorError(`${table} is a view or a virtual table: only plain tables are read`);
-      const rows = db.query<{ name: string }, [string]>("SELECT name FROM pragma_table_info(?)").all(table);
-      return rows.length ? rows.map((r) => r.name) : undefined;
+      const rows = db.query<{ name: string; type: string }, [string]>("SELECT name, type FROM pragma_table_info(?)").all(table);
+      // SQLite's affinity rules (INT, REAL, FLOA, DOUB; NUMERIC and DECIMAL are numeric affinity too).
+      return rows.length ? rows.map((r) => ({ name: r.name, numeric: /int|real|floa|doub|numeric|decimal/i.test(r.type) })) : undefined;
     },
     async select(sql, params) {
       return db.query<Row, never[]>(sql).all(...(params as never[]));
@@ -174,10 +204,11 @@ async function postgresDriver(
       const rows = await readOnly(
         (tx) =>
           tx<
-            { column_name: string }[]
-          >`SELECT column_name FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${name} ORDER BY ordinal_position`,
+            { column_name: string; data_type: string }[]
+          >`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${name} ORDER BY ordinal_position`,
       );
-      return rows.length ? rows.map((r) => r.column_name) : undefined;
+      const numeric = /^(smallint|integer|bigint|numeric|decimal|real|double precision|money)$/;
+      return rows.length ? rows.map((r) => ({ name: r.column_name, numeric: numeric.test(r.data_type) })) : undefined;
     },
     async select(text, params) {
       return readOnly((tx) => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as Promise<Row[]>;
@@ -214,6 +245,8 @@ export class SqlConnector implements Connector {
   private checked?: Promise<void>;
   /** SQLite: the key each table is read by in windows (windows.ts). */
   private readonly keys = new Map<string, string>();
+  /** Each table's text columns of numbers: what a question for the most or least may sort by. */
+  private readonly numeric = new Map<string, string[]>();
   private readonly attempts: ConnectAttempts;
 
   constructor(
@@ -256,11 +289,16 @@ export class SqlConnector implements Connector {
   /** Every configured table and column must exist in the live schema. */
   private async checkSchema(driver: Driver): Promise<void> {
     for (const t of this.config.tables) {
-      const columns = await driver.columns(t.name);
-      if (!columns) throw new ConnectorError(`table ${t.name} does not exist`);
+      const live = await driver.columns(t.name);
+      if (!live) throw new ConnectorError(`table ${t.name} does not exist`);
+      const columns = live.map((c) => c.name);
       for (const c of [t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])]) {
         if (!columns.includes(c)) throw new ConnectorError(`table ${t.name} has no column ${c}`);
       }
+      this.numeric.set(
+        t.name,
+        live.filter((c) => c.numeric && t.text.includes(c.name)).map((c) => c.name),
+      );
       if (driver.dialect !== "sqlite") continue;
       const key = await windowKey((sql, params) => driver.select(sql, params), t.name);
       if (!key) throw new ConnectorError(`table ${t.name} has columns named rowid, _rowid_ and oid: it cannot be read in bounded steps`);
@@ -325,7 +363,9 @@ export class SqlConnector implements Connector {
                 `SELECT ${q.columns} FROM ${quote(t.name)}${q.where.length ? ` WHERE ${q.where.join(" AND ")}` : ""} ORDER BY ${q.order} LIMIT $${q.params.length + 1}`,
                 [...q.params, request.limit],
               );
-        for (const row of rows) out.push(this.toRecord(t, row));
+        rows.forEach((row, i) => {
+          out.push(this.toRecord(t, row, q.orderedBy ? { by: q.orderedBy, rank: i + 1 } : undefined));
+        });
       }
       return out;
     });
@@ -336,7 +376,7 @@ export class SqlConnector implements Connector {
     dialect: Driver["dialect"],
     t: SqlTable,
     request: RetrievalRequest,
-  ): { columns: string; where: string[]; params: unknown[]; order: string } {
+  ): { columns: string; where: string[]; params: unknown[]; order: string; orderedBy?: string } {
     const params: unknown[] = [];
     // Binds a value and answers its placeholder in the dialect's syntax.
     const bind = (value: unknown) => {
@@ -359,10 +399,19 @@ export class SqlConnector implements Connector {
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
     const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])].map(quote).join(", ");
-    return { columns, where, params, order: `${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC` };
+    // Asked for the largest or smallest of a quantity the question names: by that column first.
+    const orderedBy = request.order ? orderColumn(this.numeric.get(t.name) ?? [], request.terms) : undefined;
+    const first = orderedBy ? `${quote(orderedBy)} ${request.order === "asc" ? "ASC" : "DESC"} NULLS LAST, ` : "";
+    return {
+      columns,
+      where,
+      params,
+      order: `${first}${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC`,
+      ...(orderedBy ? { orderedBy } : {}),
+    };
   }
 
-  private toRecord(t: SqlTable, row: Row): SourceRecord {
+  private toRecord(t: SqlTable, row: Row, ordered?: { by: string; rank: number }): SourceRecord {
     const id = String(row[t.id]);
     const value = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? "" : String(v));
     const rawDate = t.date ? row[t.date] : undefined;
@@ -372,8 +421,12 @@ export class SqlConnector implements Connector {
         : rawDate
           ? new Date(String(rawDate).replace(" ", "T") + (/[zZ]|[+-]\d\d:?\d\d$/.test(String(rawDate)) ? "" : "Z"))
           : undefined;
-    const metadata: SourceRecord["metadata"] = { table: t.name };
+    const metadata: SourceRecord["metadata"] = {
+      table: t.name,
+      ...(ordered ? { [ORDERED_BY]: ordered.by, [ORDER_RANK]: ordered.rank } : {}),
+    };
     for (const c of Object.keys(row)) {
+      if (c === ORDERED_BY || c === ORDER_RANK) continue;
       const v = row[c];
       metadata[c] =
         v instanceof Date
