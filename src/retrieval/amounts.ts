@@ -2,6 +2,7 @@
 // holds an amount meeting the condition ranks a little higher, one that holds only amounts
 // failing it a little lower. Amounts are read from the text and from numeric metadata.
 import type { SourceRecord } from "../connectors/types";
+import { billedIn } from "./countries";
 import type { QueryPlan } from "./plan";
 
 /** Larger than a hint: a question such as "invoices over 1000" says little else. */
@@ -38,8 +39,22 @@ const CURRENCY_BEFORE = /([€$£₹]|\b(eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\
 // After a number only codes and the euro sign ("4.904,94 €"): "$" after a number starts the next amount.
 const CURRENCY_AFTER = /^\s*(€|(eur|usd|gbp|pln|inr|rm|chf|zł)\b)/i;
 
-/** +AMOUNT_BOOST, 0 or -AMOUNT_BOOST for a record against the question's amount conditions. */
+/** A record billed in the currency of a country the question names ("from Poland": PLN) is likely from there. */
+export const COUNTRY_CURRENCY_BOOST = 0.1;
+
+/** The amount conditions' signal, and the currency of the countries named. */
 export function amountSignal(plan: QueryPlan, record: SourceRecord): number {
+  return conditionSignal(plan, record) + currencySignal(plan, record);
+}
+
+function currencySignal(plan: QueryPlan, record: SourceRecord): number {
+  if (plan.countries.length === 0 || record.metadata.table !== undefined) return 0;
+  const text = `${record.title} ${record.content}`;
+  return plan.countries.some((c) => billedIn(text, c)) ? COUNTRY_CURRENCY_BOOST : 0;
+}
+
+/** +AMOUNT_BOOST, 0 or -AMOUNT_BOOST for a record against the question's amount conditions. */
+function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
   const conditions = plan.amounts.filter((a) => a.comparison);
   if (conditions.length === 0) return 0;
   const found = amountsIn(record);

@@ -2,6 +2,7 @@
 // dates and date ranges in words ("last month", "in March", "since 2001"; chrono-node with an
 // injectable clock), amounts, e-mail addresses and names, and hints of the kind of source.
 import * as chrono from "chrono-node";
+import { type Country, countriesIn } from "./countries";
 
 export interface QueryPlan {
   text: string;
@@ -19,6 +20,8 @@ export interface QueryPlan {
   amounts: Array<{ value: number; currency?: string; comparison?: "over" | "under" }>;
   people: string[];
   addresses: string[];
+  /** Countries the question names (countries.ts): their own names are searched too, their currency is evidence. */
+  countries: Country[];
   /** "email" when the question asks for mail, "file" for documents (invoices, receipts), "row" for customers and orders. */
   sourceHint?: "email" | "file" | "row";
   /**
@@ -178,6 +181,9 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   // Addresses are the sharpest terms: kept first when the words are too many.
   const kept = addresses.slice(0, MAX_QUERY_TERMS);
   const terms = [...words.slice(0, MAX_QUERY_TERMS - kept.length), ...kept];
+  // A country's own names, for sources written in its language ("Poland": Polska, polski).
+  const countries = countriesIn(words);
+  for (const name of countries.flatMap((c) => c.ownNames)) if (terms.length < MAX_QUERY_TERMS && !terms.includes(name)) terms.push(name);
   const sourceHint = MAIL_WORDS.test(text) ? "email" : FILE_WORDS.test(text) ? "file" : ROW_WORDS.test(text) ? "row" : undefined;
   // A year asked for is also a word to find in documents, whose dates are in their text.
   const wholeYear =
@@ -195,6 +201,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     amounts,
     people,
     addresses,
+    countries,
     sourceHint,
     ...(order ? { order } : {}),
   };

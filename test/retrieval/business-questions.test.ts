@@ -173,3 +173,11 @@ test("which customer in Brazil spent the most: answered from the aggregate view 
   expect(body.sources[cited - 1]?.connector).toBe("books");
   expect(body.sources[cited - 1]?.snippet).toContain(brazilTop.customer);
 });
+
+test("fuel invoice from Poland: the Orlen invoice (in Polish, billed in PLN) in the top 3, above the shop's rows billed to Warsaw", async () => {
+  const { chunks } = await ask("fuel invoice from Poland");
+  const top = chunks.slice(0, 3).map((c) => c.metadata.path);
+  expect(top).toContain("Orlen.txt");
+  // Not the shop's rows billed to Warsaw, nor another country's invoice, above it.
+  expect(chunks[0]!.metadata.path).toBe("Orlen.txt");
+});

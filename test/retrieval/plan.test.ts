@@ -1,5 +1,6 @@
 // Planning a question, with a fixed clock (issue: the query pipeline).
 import { describe, expect, test } from "bun:test";
+import { billedIn } from "../../src/retrieval/countries";
 import { planQuery } from "../../src/retrieval/plan";
 
 const NOW = new Date("2026-11-22T10:00:00Z");
@@ -45,6 +46,22 @@ describe("planQuery", () => {
     expect(p.terms).toContain("jeff.dasovich@enron.com");
     expect(p.terms).not.toContain("000");
     expect(planQuery("receipts under $25.50", NOW).amounts).toEqual([{ value: 25.5, currency: "USD", comparison: "under" }]);
+  });
+});
+
+describe("countries named", () => {
+  test("their own names are searched too; an amount in their currency is recognised", () => {
+    const plan = planQuery("fuel invoice from Poland");
+    expect(plan.terms).toEqual(["fuel", "invoice", "poland", "polska", "polski", "polskie"]);
+    expect(plan.countries.map((c) => c.currency)).toEqual(["PLN"]);
+    expect(planQuery("invoices from Acme").countries).toEqual([]);
+    const [poland] = plan.countries;
+    expect(billedIn("Razem: 316,83 PLN", poland!)).toBe(true);
+    expect(billedIn("Do zapłaty 316,83 zł", poland!)).toBe(true);
+    expect(billedIn("PLN 316.83", poland!)).toBe(true);
+    // A code inside a word, or with no number beside it, is not an amount.
+    expect(billedIn("SPLNX 316", poland!)).toBe(false);
+    expect(billedIn("prices in PLN on request", poland!)).toBe(false);
   });
 });
 
