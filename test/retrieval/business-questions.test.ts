@@ -7,7 +7,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
-import { chinookCustomers, chinookInvoices, chinookSource } from "../support/chinook";
+import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices, chinookSource } from "../support/chinook";
 import { SHARED_DATA, testServers } from "../support/servers";
 import { operatorFile } from "../support/sources";
 
@@ -180,4 +180,23 @@ test("fuel invoice from Poland: the Orlen invoice (in Polish, billed in PLN) in 
   expect(top).toContain("Orlen.txt");
   // Not the shop's rows billed to Warsaw, nor another country's invoice, above it.
   expect(chunks[0]!.metadata.path).toBe("Orlen.txt");
+});
+
+test("customers in Paris: the shop's Paris customers, above its invoices billed to Paris", async () => {
+  // Read from the shop's database, not from corpus's answers.
+  const { Database } = await import("bun:sqlite");
+  const shop = new Database(CHINOOK_SQLITE, { readonly: true });
+  const paris = shop
+    .query<{ id: number }, []>("SELECT CustomerId AS id FROM Customer WHERE City = 'Paris'")
+    .all()
+    .map((r) => `Customer/${r.id}`);
+  shop.close();
+  expect(paris.length).toBe(2);
+  const { chunks } = await ask("customers in Paris");
+  const paths = chunks.map((c) => c.metadata.path);
+  const invoices = paths.findIndex((p) => p.startsWith("Invoice/"));
+  for (const customer of paris) {
+    expect(paths).toContain(customer);
+    expect(paths.indexOf(customer)).toBeLessThan(invoices < 0 ? paths.length : invoices);
+  }
 });
