@@ -3,19 +3,28 @@
 const K1 = 1.2;
 const B = 0.75;
 
+const NOT_WORD = /[^\p{L}\p{N}]+/u;
+
 export const words = (text: string) =>
   text
     .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
+    .split(NOT_WORD)
     .filter((w) => w.length > 1);
 
 export function bm25Scores(texts: string[], terms: string[]): number[] {
   const query = [...new Set(terms.flatMap(words))];
+  const wanted = new Set(query);
+  // Each text's length in words and the counts of the question's words only: a count of every
+  // word was half the time of a question's ranking over a pool of long mails.
   const docs = texts.map((t) => {
     const tf = new Map<string, number>();
-    const ws = words(t);
-    for (const w of ws) tf.set(w, (tf.get(w) ?? 0) + 1);
-    return { tf, len: ws.length };
+    let len = 0;
+    for (const w of t.toLowerCase().split(NOT_WORD)) {
+      if (w.length < 2) continue;
+      len++;
+      if (wanted.has(w)) tf.set(w, (tf.get(w) ?? 0) + 1);
+    }
+    return { tf, len };
   });
   const n = docs.length;
   const avg = docs.reduce((s, d) => s + d.len, 0) / Math.max(1, n);
