@@ -1,0 +1,77 @@
+// The records of an index: sealed with the owner's key and bound to their row, their words
+// blinded into the word index, their chunks listed (to be embedded), keyed by a keyed hash of
+// the source they were read from, with its size and mtime.
+import type { Database } from "bun:sqlite";
+import type { SourceRecord } from "../types";
+import type { IndexContext } from "./context";
+import type { ScanEntry } from "./sync";
+
+/** Known sources by their keys (a keyed hash), with the size and mtime last read. */
+export function knownSources(ctx: IndexContext): Map<string, { size: number; mtime: number }> {
+  const rows = ctx.db
+    .query<{ source: string; size: number; mtime: number }, [string]>(
+      "SELECT DISTINCT source, size, mtime FROM connector_docs WHERE owner = ?",
+    )
+    .all(ctx.owner);
+  return new Map(rows.map((r) => [r.source, { size: r.size, mtime: r.mtime }]));
+}
+
+/** Replaces every record of `entry.source` with `records`. */
+export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceRecord[]): void {
+  const { db, owner, keys } = ctx;
+  const source = keys.blinder.source(entry.source);
+  db.transaction(() => {
+    removeSource(ctx, source);
+    const insertDoc = db.query<{ doc: number }, [string, string, number, number, string | null]>(
+      "INSERT INTO connector_docs (owner, source, size, mtime, record_date, record) VALUES (?, ?, ?, ?, ?, x'') RETURNING doc",
+    );
+    const sealDoc = db.query("UPDATE connector_docs SET record = ? WHERE doc = ?");
+    const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
+    const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
+    for (const r of records) {
+      const { doc } = insertDoc.get(owner, source, entry.size, entry.mtime, r.date)!;
+      sealDoc.run(keys.seal(JSON.stringify(r), `doc/${doc}`), doc);
+      insertTerms.run(doc, keys.blinder.text(r.title), keys.blinder.text(r.content));
+      const n = ctx.chunker(r).length;
+      for (let ord = 0; ord < n; ord++) insertChunk.run(doc, owner, ord);
+    }
+  })();
+}
+
+/** Removes every record of a source, by its key. */
+export function removeSource(ctx: IndexContext, source: string): void {
+  const docs = ctx.db
+    .query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?")
+    .all(ctx.owner, source);
+  for (const { doc } of docs) removeDoc(ctx.db, doc);
+}
+
+/** Removes one record: its words, chunks, vectors and row. */
+export function removeDoc(db: Database, doc: number): void {
+  db.query("DELETE FROM connector_terms WHERE rowid = ?").run(doc);
+  for (const { chunk } of db.query<{ chunk: number }, [number]>("SELECT chunk FROM connector_chunks WHERE doc = ?").all(doc)) {
+    db.query("DELETE FROM connector_vec WHERE chunk_id = ?").run(chunk);
+  }
+  db.query("DELETE FROM connector_chunks WHERE doc = ?").run(doc);
+  db.query("DELETE FROM connector_docs WHERE doc = ?").run(doc);
+}
+
+/** A record, opened. */
+export function openRecord(ctx: IndexContext, doc: number): SourceRecord | undefined {
+  const row = ctx.db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?").get(doc);
+  return row ? (JSON.parse(ctx.keys.open(row.record, `doc/${doc}`)) as SourceRecord) : undefined;
+}
+
+/** Records by their doc, opened, in one read. */
+export function openRecords(ctx: IndexContext, docs: number[]): Map<number, SourceRecord> {
+  const rows = ctx.db
+    .query<{ doc: number; record: Uint8Array }, [string]>(
+      "SELECT doc, record FROM connector_docs WHERE doc IN (SELECT value FROM json_each(?))",
+    )
+    .all(JSON.stringify(docs));
+  return new Map(rows.map((r) => [r.doc, JSON.parse(ctx.keys.open(r.record, `doc/${r.doc}`)) as SourceRecord]));
+}
+
+export function countRecords(ctx: IndexContext): number {
+  return ctx.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_docs WHERE owner = ?").get(ctx.owner)!.n;
+}

@@ -1,0 +1,85 @@
+// A local index for sources read from disk (mail folders, document folders): each record's
+// words blinded (keyed hashes, index-terms.ts) in a contentless FTS5 table (BM25 and phrases,
+// no copy of the text), the record itself sealed with its owner's key and bound to its row,
+// chunk vectors rotated by the owner's secret rotation (D25). Entries are keyed by a keyed hash
+// of the source path, with size and mtime, so a rescan re-reads only what changed; the source
+// files are only ever read. Removed terms are purged from the index (secure-delete, merges).
+//   migrations.ts  the tables          documents.ts  records, sealed    vectors.ts  chunks owed and their vectors
+//   rank.ts        words and meaning   sync.ts       a scan brought in  maintenance.ts  whole indexes
+import type { Database } from "bun:sqlite";
+import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
+import type { Chunker, IndexContext, IndexKeys } from "./context";
+import { countRecords, knownSources, putRecords, removeSource } from "./documents";
+import { purgeTerms } from "./maintenance";
+import { rank, search } from "./rank";
+import type { ScanEntry } from "./sync";
+import { embeddingProgress, pendingChunks, setVectors } from "./vectors";
+
+export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
+export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
+export { indexMigrations } from "./migrations";
+export { type ScanEntry, type SkippedSources, type SyncProgress, scanEntry, syncIndex } from "./sync";
+
+/** One connector's index, as its connector uses it. */
+export class LocalIndex {
+  private readonly ctx: IndexContext;
+
+  constructor(
+    db: Database,
+    /** The connector's key in the index, e.g. "alice/mail". */
+    readonly owner: string,
+    keys: IndexKeys,
+    chunker: Chunker = () => [],
+  ) {
+    this.ctx = { db, owner, keys, chunker };
+  }
+
+  /** The key a source is stored under: a keyed hash, so no path or file name is kept. */
+  sourceKey(source: string): string {
+    return this.ctx.keys.blinder.source(source);
+  }
+
+  /** Known sources by their keys (sourceKey), with the size and mtime last read. */
+  known(): Map<string, { size: number; mtime: number }> {
+    return knownSources(this.ctx);
+  }
+
+  /** Replaces every record of `entry.source` with `records`. */
+  put(entry: ScanEntry, records: SourceRecord[]): void {
+    putRecords(this.ctx, entry, records);
+  }
+
+  /** After records were removed or replaced: their terms leave the index's segments. */
+  purgeRemoved(): void {
+    purgeTerms(this.ctx.db, false);
+  }
+
+  /** Removes every record of a source, by its key (sourceKey). */
+  removeSource(source: string): void {
+    removeSource(this.ctx, source);
+  }
+
+  pendingChunks(limit: number): Array<{ chunk: number; text: string }> {
+    return pendingChunks(this.ctx, limit);
+  }
+
+  setVectors(chunks: number[], vectors: Float32Array[]): void {
+    setVectors(this.ctx, chunks, vectors);
+  }
+
+  progress(): IndexProgress {
+    return embeddingProgress(this.ctx);
+  }
+
+  rank(request: RetrievalRequest): SearchHit[] {
+    return rank(this.ctx, request);
+  }
+
+  search(request: RetrievalRequest): SourceRecord[] {
+    return search(this.ctx, request);
+  }
+
+  count(): number {
+    return countRecords(this.ctx);
+  }
+}

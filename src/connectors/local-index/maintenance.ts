@@ -1,0 +1,53 @@
+// Work on every index at once or on a whole one: what is owed, dropping an index, forgetting
+// vectors of another model, purging removed terms.
+import type { Database } from "bun:sqlite";
+import { removeDoc } from "./documents";
+
+/**
+ * Whether the index `owner` (e.g. "alice/mail") still owes work (D29): chunks without a vector,
+ * or no record at all (a first scan that never got far, or an empty folder, cheap to scan again).
+ */
+export function indexOwesWork(db: Database, owner: string): boolean {
+  const q = (sql: string) => db.query<{ n: number }, [string]>(sql).get(owner) !== null;
+  return (
+    q("SELECT 1 AS n FROM connector_chunks WHERE owner = ? AND embedded = 0 LIMIT 1") ||
+    !q("SELECT 1 AS n FROM connector_docs WHERE owner = ? LIMIT 1")
+  );
+}
+
+/** Chunks of every index still waiting for their vector (a scan of those only: the partial index). */
+export function owedChunks(db: Database): number {
+  return db
+    .query<{ n: number }, []>("SELECT count(*) AS n FROM connector_chunks INDEXED BY connector_chunks_owed WHERE embedded = 0")
+    .get()!.n;
+}
+
+/** Drops what removed records left in the word index's segments (bounded work; see purgeTerms). */
+const MERGE_PAGES = 500;
+
+/** Removes a whole connector's index (its owner key, e.g. "alice/mail"); needs no key. */
+export function dropIndex(db: Database, owner: string): number {
+  const docs = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE owner = ?").all(owner);
+  db.transaction(() => {
+    for (const { doc } of docs) removeDoc(db, doc);
+  })();
+  return docs.length;
+}
+
+/**
+ * Forgets every chunk vector (another embedding model made them: src/embedding/service.ts
+ * adoptModel); the chunks stay, pending, and are embedded again as any pending chunk is.
+ */
+export function forgetChunkVectors(db: Database): number {
+  db.exec("DELETE FROM connector_vec");
+  return db.query("UPDATE connector_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
+}
+
+/**
+ * Purges the terms of removed records from the word index for good: `full` rewrites it whole
+ * (a connector or a user removed), otherwise a bounded merge after a rescan removed records.
+ */
+export function purgeTerms(db: Database, full: boolean): void {
+  if (full) db.exec("INSERT INTO connector_terms (connector_terms) VALUES ('optimize')");
+  else db.exec(`INSERT INTO connector_terms (connector_terms, rank) VALUES ('merge', -${MERGE_PAGES})`);
+}

@@ -1,0 +1,65 @@
+// The local index's tables (see index.ts). Each migration stays as it shipped: a data folder of
+// any earlier version opens and upgrades by the same ids and statements.
+import { EMBEDDING_DIM } from "../../embedding/embedder";
+import type { Migration } from "../../store/migrations";
+
+export const indexMigrations: Migration[] = [
+  {
+    id: "connectors-001-local-index",
+    up(db) {
+      db.exec(`CREATE TABLE connector_docs (
+        doc INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        source TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime INTEGER NOT NULL,
+        record_date TEXT,
+        record BLOB NOT NULL
+      )`);
+      db.exec("CREATE INDEX connector_docs_source ON connector_docs (owner, source)");
+      db.exec(
+        "CREATE VIRTUAL TABLE connector_fts USING fts5(title, content, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2')",
+      );
+    },
+  },
+  {
+    id: "connectors-003-chunk-vectors",
+    up(db) {
+      db.exec(`CREATE TABLE connector_chunks (
+        chunk INTEGER PRIMARY KEY,
+        doc INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        embedded INTEGER NOT NULL DEFAULT 0
+      )`);
+      db.exec("CREATE INDEX connector_chunks_doc ON connector_chunks (doc)");
+      db.exec("CREATE INDEX connector_chunks_pending ON connector_chunks (owner, embedded)");
+      db.exec(
+        `CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`,
+      );
+    },
+  },
+  {
+    // The first index kept words, paths and vectors as they are: all of it goes (freed pages are
+    // overwritten, secure_delete) and every connector re-indexes into the blinded form.
+    id: "connectors-004-blinded-index",
+    up(db) {
+      db.exec("DROP TABLE connector_fts");
+      db.exec("DROP TABLE connector_vec");
+      db.exec("DELETE FROM connector_chunks");
+      db.exec("DELETE FROM connector_docs");
+      db.exec(`CREATE VIRTUAL TABLE connector_terms USING fts5(title, content, content='', contentless_delete=1, tokenize='ascii')`);
+      db.exec("INSERT INTO connector_terms (connector_terms, rank) VALUES ('secure-delete', 1)");
+      db.exec(
+        `CREATE VIRTUAL TABLE connector_vec USING vec0(chunk_id integer primary key, owner text partition key, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`,
+      );
+    },
+  },
+  {
+    // Chunks still owed a vector, counted and found at start without scanning the others (D29).
+    id: "connectors-005-owed-chunks",
+    up(db) {
+      db.exec("CREATE INDEX connector_chunks_owed ON connector_chunks (owner) WHERE embedded = 0");
+    },
+  },
+];

@@ -1,0 +1,81 @@
+// Bringing an index up to date with a scan of its source: what changed is read, what vanished
+// removed; the source files are only ever read.
+import { statSync } from "node:fs";
+import { NoUserKey } from "../../crypto/user-keys";
+import { isStorageError } from "../../store/storage-errors";
+import { type SourceRecord, SourceSkipped } from "../types";
+import type { LocalIndex } from "./index";
+
+export interface ScanEntry {
+  source: string;
+  size: number;
+  mtime: number;
+}
+
+/** How far a sync has come: sources read (or failed) of those to read, told before the first and after each. */
+export type SyncProgress = (done: number, total: number) => void;
+
+/** Sources left out past a bound (SourceSkipped), by source, with why: not read again until they change. */
+export type SkippedSources = Map<string, { size: number; mtime: number; reason: string }>;
+
+/**
+ * Brings the index up to date with `entries` (from a scan of the source): new or changed
+ * sources are read with `read`, vanished ones removed. Returns how many were read. A source
+ * `read` skips (SourceSkipped) goes to `skipped` and is not read again until it changes.
+ */
+export async function syncIndex(
+  index: LocalIndex,
+  entries: ScanEntry[],
+  read: (e: ScanEntry) => Promise<SourceRecord[]>,
+  onProgress: SyncProgress = () => {},
+  skipped: SkippedSources = new Map(),
+): Promise<{ read: number; removed: number; failed: string[]; skipped: string[] }> {
+  const known = index.known();
+  // What to read is decided first, so that progress has a total.
+  const toRead: ScanEntry[] = [];
+  let replaced = 0;
+  const present = new Set<string>();
+  for (const e of entries) {
+    present.add(e.source);
+    const source = index.sourceKey(e.source);
+    const k = known.get(source);
+    known.delete(source);
+    if (k && k.size === e.size && k.mtime === e.mtime) continue;
+    const s = skipped.get(e.source);
+    if (s && s.size === e.size && s.mtime === e.mtime) continue;
+    skipped.delete(e.source);
+    if (k) replaced++;
+    toRead.push(e);
+  }
+  for (const source of skipped.keys()) if (!present.has(source)) skipped.delete(source);
+  let readCount = 0;
+  const failed: string[] = [];
+  const newlySkipped: string[] = [];
+  onProgress(0, toRead.length);
+  for (const [i, e] of toRead.entries()) {
+    try {
+      index.put(e, await read(e));
+      readCount++;
+    } catch (error) {
+      // The owner was deleted meanwhile: nothing more of theirs is read or written.
+      if (error instanceof NoUserKey) throw error;
+      // A full disk is no unreadable file: the sync stops and is retried once writes succeed (D29).
+      if (isStorageError(error)) throw error;
+      if (error instanceof SourceSkipped) {
+        // Its earlier records (if it changed into what is skipped) go.
+        index.removeSource(index.sourceKey(e.source));
+        skipped.set(e.source, { size: e.size, mtime: e.mtime, reason: error.message });
+        newlySkipped.push(error.message);
+      } else failed.push(e.source);
+    }
+    onProgress(i + 1, toRead.length);
+  }
+  for (const source of known.keys()) index.removeSource(source);
+  if (replaced || known.size) index.purgeRemoved();
+  return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
+}
+
+export function scanEntry(path: string, source = path): ScanEntry {
+  const st = statSync(path);
+  return { source, size: st.size, mtime: Math.floor(st.mtimeMs) };
+}

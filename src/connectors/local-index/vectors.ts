@@ -1,0 +1,67 @@
+// The chunks of an index and their vectors: those still owed one, handed to the embedding
+// worker a record at a time, and stored rotated by the owner's secret rotation (D25).
+import type { IndexProgress } from "../types";
+import type { IndexContext } from "./context";
+import { openRecord } from "./documents";
+
+/**
+ * Chunks still without a vector, with the text to embed: `limit` of them, and the rest of the
+ * last record's. A record is cut into chunks on the request thread once per call, so one is
+ * never split between two calls (cutting a long mail again for each batch of its 64 chunks was
+ * a third of that thread's time while a maildir embedded).
+ */
+export function pendingChunks(ctx: IndexContext, limit: number): Array<{ chunk: number; text: string }> {
+  const { db } = ctx;
+  const rows = db
+    .query<{ chunk: number; doc: number; ord: number }, [string, number]>(
+      "SELECT chunk, doc, ord FROM connector_chunks WHERE owner = ? AND embedded = 0 ORDER BY chunk LIMIT ?",
+    )
+    .all(ctx.owner, limit);
+  const last = rows.at(-1);
+  if (last && rows.length === limit)
+    rows.push(
+      ...db
+        .query<{ chunk: number; doc: number; ord: number }, [number, number]>(
+          "SELECT chunk, doc, ord FROM connector_chunks WHERE doc = ? AND embedded = 0 AND chunk > ? ORDER BY chunk",
+        )
+        .all(last.doc, last.chunk),
+    );
+  const records = new Map<number, string[]>();
+  const out: Array<{ chunk: number; text: string }> = [];
+  for (const r of rows) {
+    if (!records.has(r.doc)) {
+      const rec = openRecord(ctx, r.doc);
+      records.set(r.doc, rec ? ctx.chunker(rec) : []);
+    }
+    const text = records.get(r.doc)![r.ord];
+    if (text === undefined) db.query("DELETE FROM connector_chunks WHERE chunk = ?").run(r.chunk);
+    else out.push({ chunk: r.chunk, text });
+  }
+  return out;
+}
+
+/** Stores vectors of chunks, rotated (those removed meanwhile are skipped). */
+export function setVectors(ctx: IndexContext, chunks: number[], vectors: Float32Array[]): void {
+  const { db } = ctx;
+  const exists = db.query<{ n: number }, [number]>("SELECT 1 AS n FROM connector_chunks WHERE chunk = ?");
+  const insert = db.query("INSERT OR REPLACE INTO connector_vec (chunk_id, owner, embedding) VALUES (?, ?, ?)");
+  const mark = db.query("UPDATE connector_chunks SET embedded = 1 WHERE chunk = ?");
+  const rotation = ctx.keys.rotation();
+  db.transaction(() => {
+    chunks.forEach((c, i) => {
+      if (!exists.get(c)) return;
+      insert.run(BigInt(c), ctx.owner, rotation.apply(vectors[i]!));
+      mark.run(c);
+    });
+  })();
+}
+
+/** Chunks in all, and those with their vector. */
+export function embeddingProgress(ctx: IndexContext): IndexProgress {
+  const row = ctx.db
+    .query<{ total: number; embedded: number | null }, [string]>(
+      "SELECT count(*) AS total, sum(embedded) AS embedded FROM connector_chunks WHERE owner = ?",
+    )
+    .get(ctx.owner)!;
+  return { total: row.total, embedded: row.embedded ?? 0 };
+}
