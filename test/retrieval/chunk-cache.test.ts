@@ -4,12 +4,11 @@
 // it is bounded by characters now: many long records shown leave it under CHUNK_CACHE_CHARS.
 import { afterAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import type { ConnectorRegistry } from "../../src/connectors/registry";
 import type { SourceRecord } from "../../src/connectors/types";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { EmbeddingService } from "../../src/embedding/service";
 import { MIGRATIONS } from "../../src/migrations";
-import { CHUNK_CACHE_CHARS, QueryService } from "../../src/retrieval/search";
+import { CHUNK_CACHE_CHARS, ChunkCache } from "../../src/retrieval/chunk-cache";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 
@@ -32,22 +31,25 @@ const record = (i: number): SourceRecord => ({
 });
 
 test("the chunks of many long records shown stay under the cache's bound in characters, and a record shown again is not cut again", () => {
-  // The registry is not asked: only the chunk cache is exercised.
-  const queries = new QueryService(undefined as unknown as ConnectorRegistry, embeddings);
-  const chunksOf = (r: SourceRecord) =>
-    (queries as unknown as { chunksOf(owner: string, id: string, r: SourceRecord): string[] }).chunksOf("alice", "mail", r);
+  const cache = new ChunkCache(() => embeddings.tokenizer);
+  const chunksOf = (r: SourceRecord) => cache.chunksOf("alice", "mail", r);
   const first = record(0);
   const chunks = chunksOf(first);
   expect(chunks.length).toBeGreaterThan(10);
   expect(chunksOf(first)).toBe(chunks);
   // 300 records x ~85k characters (text and chunks): ~25 M characters shown in all.
-  for (let i = 1; i <= 300; i++) chunksOf(record(i));
-  expect(queries.cachedChunkChars).toBeGreaterThan(0);
-  expect(queries.cachedChunkChars).toBeLessThanOrEqual(CHUNK_CACHE_CHARS);
-  const held = (queries as unknown as { chunkCache: Map<string, { content: string; chunks: string[] }> }).chunkCache;
-  const chars = [...held.values()].reduce((n, c) => n + c.content.length + c.chunks.reduce((m, x) => m + x.length, 0), 0);
-  expect(chars).toBeLessThanOrEqual(CHUNK_CACHE_CHARS);
-  // The most recent is still there.
-  const last = record(300);
-  expect(chunksOf(last)).toBe(chunksOf(last));
+  const shown = [chunks];
+  for (let i = 1; i <= 300; i++) shown.push(chunksOf(record(i)));
+  expect(cache.chars).toBeGreaterThan(0);
+  expect(cache.chars).toBeLessThanOrEqual(CHUNK_CACHE_CHARS);
+  // What is held, counted again from the records still held (the same chunks given back, not cut again).
+  let held = 0;
+  for (let i = 300; i >= 0; i--) {
+    const r = record(i);
+    if (cache.chunksOf("alice", "mail", r) !== shown[i]) break;
+    held += r.title.length + r.content.length + shown[i]!.reduce((n, c) => n + c.length, 0);
+  }
+  expect(held).toBe(cache.chars);
+  // The first ones made room for the later.
+  expect(held).toBeLessThan(300 * 80_000);
 });

@@ -1,0 +1,61 @@
+// Soft signals of the question beyond words and meaning, added to a candidate's fused score:
+// the kind of record asked for, the table a row is of, a table's order, people in mail headers,
+// years in documents, amounts and countries (amounts.ts).
+import { ORDER_RANK, type SourceRecord } from "../connectors/types";
+import { amountSignal } from "./amounts";
+import type { QueryPlan } from "./plan";
+import { isRow } from "./types";
+
+const HINT_BOOST = 0.05;
+const TABLE_KIND_BOOST = 0.15;
+/** A row a table put first when sorted as the question asked ("spent the most"); halved, thirded… for the next. */
+const ORDER_BOOST = 0.3;
+/** A person named in the question found in the mail's sender (or, less, its recipients). */
+const SENDER_BOOST = 0.15;
+const RECIPIENT_BOOST = 0.05;
+/** A document whose own text names a year of the time asked for (documents carry no record date). */
+const DOCUMENT_DATE_BOOST = 0.1;
+
+/** Words of a person's name as they appear in addresses and display names. */
+const nameParts = (name: string) =>
+  name
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((x) => x.length > 1);
+
+/** Soft signals of the question beyond words and meaning: kind, people, amounts, dates in documents. */
+export function evidence(plan: QueryPlan, r: SourceRecord): number {
+  let s = 0;
+  // A hint is about the kind of record: documents are files, not rows of a table named "invoice".
+  const kind = r.type === "email" ? "email" : isRow(r) ? "row" : "file";
+  if (plan.sourceHint && kind === plan.sourceHint) s += HINT_BOOST;
+  // A row is of the kind its table names: a "Customer" row is the customer asked for, more
+  // than another table's row that mentions the same city; not when documents are asked for
+  // ("fuel invoice from Poland" wants the invoice, not the shop's Invoice rows billed to Warsaw).
+  if (
+    kind === "row" &&
+    plan.sourceHint !== "file" &&
+    plan.terms.some((t) => t.replace(/s$/, "") === String(r.metadata.table).toLowerCase())
+  )
+    s += TABLE_KIND_BOOST;
+  // A table sorted as the question asked ("which customer spent the most"): its first rows answer it.
+  const rank = r.metadata[ORDER_RANK];
+  if (plan.order && typeof rank === "number" && rank >= 1) s += ORDER_BOOST / rank;
+  if (r.type === "email" && plan.people.length) {
+    const from = String(r.metadata.from ?? "").toLowerCase();
+    const others = `${r.metadata.to ?? ""} ${r.metadata.cc ?? ""}`.toLowerCase();
+    for (const p of plan.people) {
+      const parts = nameParts(p);
+      const last = parts[parts.length - 1]!;
+      if (from.includes(last)) s += SENDER_BOOST;
+      else if (others.includes(last)) s += RECIPIENT_BOOST;
+    }
+  }
+  if (kind === "file" && plan.timeAsked && (plan.dateFrom || plan.dateTo)) {
+    const lo = plan.dateFrom?.getUTCFullYear() ?? 1900;
+    const hi = plan.dateTo ? new Date(plan.dateTo.getTime() - 1).getUTCFullYear() : 2100;
+    const years = [...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].map((m) => Number(m[1]));
+    if (years.some((y) => y >= lo && y <= hi)) s += DOCUMENT_DATE_BOOST;
+  }
+  return s + amountSignal(plan, r);
+}

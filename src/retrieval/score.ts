@@ -1,0 +1,164 @@
+// Step 2: every connector's candidates scored by words (their source's BM25, or BM25 over them)
+// and by meaning (the source's vectors, or those of their chunks seen before); then each
+// connector's word scores put on the one scale of the whole pool.
+import { OPERATOR_OWNER } from "../auth/subjects";
+import type { ActiveConnector } from "../connectors/registry";
+import { shownRecord } from "../connectors/source-url";
+import type { SearchHit, SourceRecord } from "../connectors/types";
+import { cosine } from "../embedding/embedder";
+import type { EmbeddingService } from "../embedding/service";
+import { bm25Scores } from "./bm25";
+import { embeddingText } from "./chunk";
+import type { Answer } from "./gather";
+import { byBest, minMax } from "./scales";
+import { isRow, type Question, type RankedChunk } from "./types";
+
+/** The note for an operator connector that failed: why is for the operator's log, not for users. */
+export const OPERATOR_UNAVAILABLE = "unavailable right now";
+
+export interface Scoring {
+  embeddings: EmbeddingService;
+  /** A record's chunks, from the query service's cache. */
+  chunksOf(owner: string, connectorId: string, record: SourceRecord): string[];
+}
+
+/** The pool of scored candidates, best not yet known, and the notes of the connectors. */
+export function scoreCandidates(
+  q: Question,
+  active: ActiveConnector[],
+  answers: Answer[],
+  s: Scoring,
+): { pool: RankedChunk[]; notes: string[] } {
+  const pool: RankedChunk[] = [];
+  /** For each candidate: its connector's place among the answers, and its text on the pool's scale. */
+  const groupOf: number[] = [];
+  const poolTexts: string[] = [];
+  const notes: string[] = [];
+  let pendingVectors = 0;
+  answers.forEach((answer, i) => {
+    const a = active[i]!;
+    if (answer.status === "rejected") {
+      notes.push(failureNote(a, answer.reason));
+      return;
+    }
+    const hits = answer.value.hits.filter((h) => !q.options.sourceType || h.record.type === q.options.sourceType);
+    const progress = a.connector.progress?.();
+    if (progress && progress.embedded < progress.total)
+      notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
+    if (hits.length === 0) return;
+    const owner = a.owner === "operator" ? OPERATOR_OWNER : q.options.user;
+    const lexical = wordScores(hits, q.terms);
+    for (const [j, h] of hits.entries()) {
+      const meaning = denseScore(q, a, owner, h, s);
+      if (meaning === "no chunks") continue;
+      if (meaning.pending) pendingVectors++;
+      groupOf.push(i);
+      poolTexts.push(poolText(h.record));
+      pool.push({
+        connectorId: a.id,
+        connectorLabel: a.label,
+        owner,
+        // As users are shown it: an operator connector's record names no host, account or path.
+        record: shownRecord(a, h.record),
+        chunkIndex: meaning.chunk ?? -1,
+        text: "",
+        score: 0,
+        lexical: lexical[j]!,
+        dense: meaning.dense,
+        chunks: meaning.chunks,
+      });
+    }
+  });
+  calibrateLexical(pool, groupOf, poolTexts, q.terms);
+  if (pendingVectors)
+    notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
+  return { pool, notes };
+}
+
+function failureNote(a: ActiveConnector, reason: unknown): string {
+  // An operator connector's reason names its host, account or URL, which users are not shown.
+  if (a.owner === "operator") return `${a.id}: ${OPERATOR_UNAVAILABLE}`;
+  const message = reason instanceof Error ? reason.message : "failed";
+  return message.startsWith(`${a.id}:`) ? message : `${a.id}: ${message}`;
+}
+
+/**
+ * A connector's word scores, 0..1: the source's own BM25 where it has one (a record it found
+ * only by meaning scored lowest), else BM25 over these candidates (IMAP, SQL).
+ */
+function wordScores(hits: SearchHit[], terms: string[]): number[] {
+  const ownScores = hits.some((h) => h.lexical !== undefined);
+  const local = ownScores
+    ? []
+    : bm25Scores(
+        hits.map((h) => wordsText(h.record)),
+        terms,
+      );
+  const lowest = ownScores ? Math.min(...hits.filter((h) => h.lexical !== undefined).map((h) => h.lexical!)) : 0;
+  const lexical = hits.map((h, j) => h.lexical ?? (ownScores ? lowest : (local[j] ?? 0)));
+  // A source's own BM25 ranked these out of all it holds: its weakest is the floor. A source
+  // that gave every record containing a word (SQL, IMAP) gave matches only: each scores its
+  // share of the best (train split of scripts/eval/business.ts: shop 0.722 -> 0.949).
+  const scale = ownScores ? minMax(lexical) : byBest(lexical);
+  return lexical.map(scale);
+}
+
+/**
+ * A candidate's meaning: the source's similarity where it embeds its own chunks (a folder's
+ * index gives the vectors it has; the rest are on their way: chunking them, looking them up and
+ * queueing them again on every question held the request thread for ~1 s per question while a
+ * large folder embedded); else its chunks' vectors seen before, and the unseen queued.
+ */
+function denseScore(
+  q: Question,
+  a: ActiveConnector,
+  owner: string,
+  h: SearchHit,
+  s: Scoring,
+): { dense?: number; chunk?: number; chunks?: string[]; pending?: boolean } | "no chunks" {
+  if (h.dense !== undefined || a.connector.progress) return { dense: h.dense, chunk: h.chunk };
+  const chunks = s.chunksOf(owner, a.id, h.record);
+  if (chunks.length === 0) return "no chunks";
+  const texts = chunks.map((c) => embeddingText(h.record.title, c));
+  let dense: number | undefined;
+  let chunk = h.chunk;
+  s.embeddings.cached(owner, texts).forEach((v, k) => {
+    if (!v) return;
+    const sim = cosine(q.vector, v);
+    if (dense === undefined || sim > dense) {
+      dense = sim;
+      chunk = k;
+    }
+  });
+  if (dense !== undefined) return { dense, chunk, chunks };
+  // Seen for the first time: embedded in the background, ready for the next question.
+  void s.embeddings.embed(owner, texts, "background").catch(() => {});
+  return { chunk, chunks, pending: true };
+}
+
+/** The text a source without word scores of its own is ranked by: title and text (a row: its columns). */
+const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`);
+
+/** The text BM25 over the pool reads: title, mail headers, and the start of the content. */
+function poolText(r: SourceRecord): string {
+  // A row's title is one of its columns, already in its text: counted once, as every column.
+  if (isRow(r)) return r.content.slice(0, 6000);
+  const m = r.metadata;
+  const head = r.type === "email" ? ` ${m.from ?? ""} ${m.to ?? ""} ${m.cc ?? ""}` : "";
+  return `${r.title} ${r.title}${head} ${r.content.slice(0, 6000)}`;
+}
+
+/**
+ * The connector's own scores say which of its records match best, not how well its best
+ * matches beside another source's: each connector's best is scaled by BM25 over the whole pool
+ * of candidates (one scale), so no source wins by being alone in its group.
+ */
+function calibrateLexical(scored: RankedChunk[], groupOf: number[], texts: string[], terms: string[]): void {
+  if (new Set(groupOf).size < 2) return;
+  const pool = bm25Scores(texts, terms);
+  const best = Math.max(...pool);
+  if (!(best > 0)) return;
+  const groupBest = new Map<number, number>();
+  for (const [k, g] of groupOf.entries()) groupBest.set(g, Math.max(groupBest.get(g) ?? 0, pool[k]!));
+  for (const [k, c] of scored.entries()) c.lexical *= groupBest.get(groupOf[k]!)! / best;
+}

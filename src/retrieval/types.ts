@@ -1,0 +1,72 @@
+// What the query pipeline's steps hand each other (search.ts runs them in order).
+import type { SourceRecord } from "../connectors/types";
+import type { Logger } from "../log";
+import type { QueryPlan } from "./plan";
+
+export interface RankedChunk {
+  connectorId: string;
+  connectorLabel: string;
+  /** Whose keys hold the record's vectors: the user, or the operator for their connectors. */
+  owner: string;
+  record: SourceRecord;
+  /** Position of the chunk within its record. */
+  chunkIndex: number;
+  text: string;
+  score: number;
+  lexical: number;
+  dense?: number;
+  /** Other copies of the same record (the same Message-ID or the same text), by source URL. */
+  copies?: string[];
+  /** The record's chunks, while ranking (dropped before results are returned). */
+  chunks?: string[];
+}
+
+export interface QueryOptions {
+  user: string;
+  question: string;
+  /** Earlier questions of the conversation, oldest first. */
+  context?: string[];
+  connectorIds?: string[];
+  /** Results kept per connector. */
+  perConnector: number;
+  sourceType?: "email" | "file";
+  dateFrom?: Date;
+  dateTo?: Date;
+  now?: Date;
+  denseWeight?: number;
+  timeoutMs?: number;
+  /** Candidates asked of each connector (default: three times perConnector, at least 20). */
+  candidates?: number;
+  /** Whether the best chunk's text is wanted (evaluation needs only the ranking). */
+  texts?: boolean;
+  /** For the DEBUG lines of this question (CORPUS_DEBUG_MODE). */
+  requestId?: string;
+}
+
+export interface QueryOutcome {
+  plan: QueryPlan;
+  vector: Float32Array;
+  /** Best first; at most `perConnector` per connector. */
+  chunks: RankedChunk[];
+  connectorsSearched: number;
+  totalFound: number;
+  notes: string[];
+}
+
+/** A question as the steps see it: the plan, the words asked (with the previous turn's), the options. */
+export interface Question {
+  options: QueryOptions;
+  plan: QueryPlan;
+  terms: string[];
+  vector: Float32Array;
+  /**
+   * DEBUG lines (CORPUS_DEBUG_MODE): shapes and numbers only, no word of the question, no text,
+   * title, path or id of a record (the data folder keeps those sealed or hashed; a log is no place for them either).
+   */
+  debug?: Logger;
+}
+
+export const elapsedMs = (since: number) => Math.round((performance.now() - since) * 10) / 10;
+
+/** A row of a table (SQL), as opposed to a mail or a document. */
+export const isRow = (r: SourceRecord) => r.metadata.table !== undefined;
