@@ -2,28 +2,78 @@
 // the best of them, which lists where the others are; then at most so many per connector.
 import type { RankedChunk } from "./types";
 
-/** What makes two records copies of one: the same Message-ID, or the same title and text. */
-function copyKeys(c: RankedChunk): string[] {
+/** Characters of a text's start and of its end that tell texts apart before they are compared whole. */
+const SIGNATURE_CHARS = 256;
+/** A body shorter than this ("see attached") makes no copies by itself. */
+const TELLING_BODY = 40;
+
+const normalisedBody = (content: string) => content.replace(/\s+/g, " ").trim().toLowerCase();
+
+/** Up to `n` characters that are not white space, lowercased (a final sigma as any sigma), from `text`. */
+function solid(text: string, n: number, fromEnd: boolean): string {
+  // A window of the text, widened while its white space leaves too few characters.
+  for (let width = n * 4; ; width *= 4) {
+    const window = fromEnd ? text.slice(-width) : text.slice(0, width);
+    // Lowercased before it is cut: a letter may lowercase into two ("İ").
+    const chars = window
+      .toLowerCase()
+      .replace(/\s+/g, "")
+      .replace(/\u03c2/g, "\u03c3");
+    if (chars.length >= n || window.length === text.length) return fromEnd ? chars.slice(-n) : chars.slice(0, n);
+  }
+}
+
+/**
+ * The first and last characters of a text that are not white space, lowercased: texts equal
+ * but for white space and case have the same, so only texts that share it are compared whole
+ * (normalising every candidate's whole text was a fifth of a question's ranking). `told` says
+ * whether the start alone holds enough to tell texts apart.
+ */
+function signature(content: string): { sig: string; told: boolean } {
+  const head = solid(content, SIGNATURE_CHARS, false);
+  return { sig: `${head}\u0000${solid(content, SIGNATURE_CHARS, true)}`, told: head.length >= TELLING_BODY };
+}
+
+/** What makes two records copies of one: the same Message-ID, or the same title and text (white space and case aside). */
+interface CopyKeys {
+  id?: string;
+  /** The title and the text's signature: those that share it are compared whole. */
+  text?: string;
+  /** A record that has no text key is a copy of itself only. */
+  record?: string;
+}
+
+function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
   const id = c.record.type === "email" ? String(c.record.metadata.message_id ?? "") : "";
-  const body = c.record.content.replace(/\s+/g, " ").trim().toLowerCase();
-  const text = `text:${c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "")}\u0000${body}`;
-  // A body too short to tell messages apart ("see attached") makes no copies by itself.
-  const keys = body.length >= 40 ? [text] : [`record:${c.connectorId}\u0000${c.record.id}`];
-  return id ? [`id:${id}`, ...keys] : keys;
+  const { sig, told } = signature(c.record.content);
+  const title = c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "");
+  const telling = told || body(c).length >= TELLING_BODY;
+  return {
+    ...(id ? { id: `id:${id}` } : {}),
+    ...(telling ? { text: `text:${title}\u0000${sig}` } : { record: `record:${c.connectorId}\u0000${c.record.id}` }),
+  };
 }
 
 /** Copies of one record (best first) collapse into the first, which lists where the others are. */
 export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
-  const first = new Map<string, RankedChunk>();
+  const bodies = new Map<RankedChunk, string>();
+  const body = (c: RankedChunk) => bodies.get(c) ?? bodies.set(c, normalisedBody(c.record.content)).get(c)!;
+  const byKey = new Map<string, RankedChunk>();
+  const byText = new Map<string, RankedChunk[]>();
   const out: RankedChunk[] = [];
   for (const c of sorted) {
-    const keys = copyKeys(c);
-    const kept = keys.map((k) => first.get(k)).find(Boolean);
+    const keys = copyKeys(c, body);
+    const kept =
+      (keys.id && byKey.get(keys.id)) ||
+      (keys.text && byText.get(keys.text)?.find((k) => body(k) === body(c))) ||
+      (keys.record && byKey.get(keys.record));
     if (kept) {
       (kept.copies ??= []).push(c.record.source_url);
       continue;
     }
-    for (const k of keys) first.set(k, c);
+    if (keys.id) byKey.set(keys.id, c);
+    if (keys.record) byKey.set(keys.record, c);
+    if (keys.text) byText.set(keys.text, [...(byText.get(keys.text) ?? []), c]);
     out.push(c);
   }
   return out;
