@@ -1,4 +1,4 @@
-// Latency of POST /v1/query with the Enron maildir, the invoices folder and Chinook connected
+// Latency of POST /v1/query with the Enron maildir, the invoices folder, the receipts and Chinook connected
 // (after indexing), and of POST /v1/deep_search with 100,000 archived chunks over 100 users;
 // bare GET / of the same server in the same run beside them (issue: the query pipeline).
 // Targets: /v1/query p50 < 50 ms, p99 < 150 ms; /v1/deep_search p99 < 25 ms.
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
 import { indexedServer } from "./indexed-server";
+import { receiptsFolder } from "./receipts-folder";
 
 const data = join(import.meta.dir, "../../../shared/data");
 // CORPUS_BENCH_DIR keeps the index (and its embeddings) between runs.
@@ -19,6 +20,7 @@ const { services, server, url, headers } = await indexedServer(
   [
     { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
     { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
+    { id: "receipts", kind: "files", label: "Receipts", config: { path: receiptsFolder(data, work) } },
     chinookSource([chinookInvoices(), chinookCustomers(["FirstName", "LastName", "Company", "Country", "Email"])], "shop", "Chinook"),
   ],
   "bench",
@@ -96,7 +98,7 @@ const deep = await timed(300, (i) =>
 
 console.log("in-process server, loopback, sequential requests");
 row("GET / (same server, baseline)", bare, "");
-row("POST /v1/query (3 connectors)", query, "target p50 < 50, p99 < 150");
+row("POST /v1/query (4 connectors)", query, "target p50 < 50, p99 < 150");
 row("POST /v1/deep_search (100k chunks)", deep, "target p99 < 25");
 server.stop(true);
 await services.close();

@@ -8,11 +8,12 @@
 //   bun scripts/eval/business.ts --split train   tune on this half only
 //   bun scripts/eval/business.ts --show          each question's top 10 (for reading, not labelling)
 // The index (and its embeddings) stays in $CORPUS_EVAL_DIR (default /tmp/corpus-eval-business).
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { bm25Scores, words } from "../../src/retrieval/bm25";
 import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
 import { indexedServer } from "../bench/indexed-server";
+import { receiptsFolder } from "../bench/receipts-folder";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => {
@@ -23,17 +24,8 @@ const split = option("split", "test");
 const show = args.includes("--show");
 const data = join(import.meta.dir, "../../../shared/data");
 const work = process.env.CORPUS_EVAL_DIR ?? "/tmp/corpus-eval-business";
-const receiptsDir = join(work, "receipts");
-mkdirSync(receiptsDir, { recursive: true });
-
 // 1. The receipts as a folder of text files, as a scanner would leave them.
-for (const line of readFileSync(join(data, "receipts", "receipts.jsonl"), "utf8")
-  .trim()
-  .split("\n")) {
-  const r = JSON.parse(line) as { id: string; text: string };
-  const file = join(receiptsDir, `${r.id}.txt`);
-  if (!existsSync(file)) writeFileSync(file, `${r.text}\n`);
-}
+const receiptsDir = receiptsFolder(data, work);
 
 // Copies of one mail (the same Message-ID, or the same text under another ID) are one answer: a
 // label names a file, a ranking is judged by message, counting the first copy only (the same for
