@@ -54,6 +54,10 @@ function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
   };
 }
 
+/** Two texts of one signature are the same text: as they are (most copies are), or once normalised. */
+const sameText = (a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string) =>
+  a.record.content === b.record.content || body(a) === body(b);
+
 /** Copies of one record (best first) collapse into the first, which lists where the others are. */
 export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
   const bodies = new Map<RankedChunk, string>();
@@ -65,7 +69,7 @@ export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
     const keys = copyKeys(c, body);
     const kept =
       (keys.id && byKey.get(keys.id)) ||
-      (keys.text && byText.get(keys.text)?.find((k) => body(k) === body(c))) ||
+      (keys.text && byText.get(keys.text)?.find((k) => sameText(k, c, body))) ||
       (keys.record && byKey.get(keys.record));
     if (kept) {
       (kept.copies ??= []).push(c.record.source_url);
