@@ -41,7 +41,10 @@ export function rank(ctx: IndexContext, request: RetrievalRequest): SearchHit[] 
   if (request.vector) {
     // The question in the owner's rotated space: dot products, and so the ranking, are unchanged.
     const vector = ctx.keys.rotation().apply(request.vector);
-    nearestChunks(ctx, vector, Math.min(request.limit * 4, MAX_KNN), dates, found);
+    // Twice as many chunks as candidates asked: four times gave the same SciFact nDCG@10 (0.7404
+    // test, 0.7427 train) and business test split (0.819), 0.002 more on its mail train half, and
+    // cost ~8 ms more per question in records opened and scored.
+    nearestChunks(ctx, vector, Math.min(request.limit * 2, MAX_KNN), dates, found);
     bestChunksOf(ctx, vector, found);
   }
   const records = openRecords(ctx, [...found.keys()]);
