@@ -7,7 +7,12 @@ import type { QueryPlan } from "./plan";
 import { isRow } from "./types";
 
 const HINT_BOOST = 0.05;
-const TABLE_KIND_BOOST = 0.15;
+/**
+ * A row of the table the question names ("customers in Paris": Customer rows). 0.15 let the
+ * Invoice rows billed to Paris, nearer the question by meaning once embedded, fill the shop's
+ * ten; 0.3 on the train split of scripts/eval/business.ts: shop 0.833 -> 0.936, the rest unchanged.
+ */
+const TABLE_KIND_BOOST = 0.3;
 /** A row a table put first when sorted as the question asked ("spent the most"); halved, thirded… for the next. */
 const ORDER_BOOST = 0.3;
 /** A person named in the question found in the mail's sender (or, less, its recipients). */
