@@ -5,8 +5,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import type { Page } from "playwright-core";
+import type { Running } from "../../src/server";
 import type { Services } from "../../src/services";
 import { connectorsSettled, tempDir } from "../helpers";
+import { launchChromium } from "../support/chromium";
 
 export { launchChromium } from "../support/chromium";
 export { freePort } from "../support/tcp";
@@ -100,6 +102,25 @@ export function offsiteNotes(user = "alice") {
     async add(services: Pick<Services, "connectors">) {
       await services.connectors.add(user, { id: "notes", kind: "files", label: "Notes", config: { path } });
       await connectorsSettled(services, user);
+    },
+  };
+}
+
+/**
+ * What a browser flow stands on, once `running` serves: the off-site notes connected, a
+ * loopback callback and Chromium; `close` ends the three.
+ */
+export async function browserFlow(running: Running, notes: ReturnType<typeof offsiteNotes>) {
+  await notes.add(running.services);
+  const callback = callbackServer();
+  const browser = await launchChromium();
+  return {
+    callback,
+    browser,
+    async close() {
+      await browser.close();
+      callback.stop();
+      await running.stop();
     },
   };
 }

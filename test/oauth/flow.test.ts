@@ -9,11 +9,20 @@ import type { Browser } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
 import { testConfig } from "../helpers";
-import { AssistantProvider, askAboutTheOffsite, callbackServer, freePort, launchChromium, offsiteNotes, signInAndAllow } from "./assistant";
+import {
+  AssistantProvider,
+  askAboutTheOffsite,
+  browserFlow,
+  type callbackServer,
+  freePort,
+  offsiteNotes,
+  signInAndAllow,
+} from "./assistant";
 
 setDefaultTimeout(120_000);
 
 let running: Running;
+let flow: Awaited<ReturnType<typeof browserFlow>> | undefined;
 let browser: Browser;
 let callback: ReturnType<typeof callbackServer>;
 let received: Promise<URLSearchParams>;
@@ -27,15 +36,12 @@ beforeAll(async () => {
     createLogger("ERROR", memorySink().sink),
   );
   await running.services.accounts.add("alice", "alice's long password");
-  await notes.add(running.services);
-  callback = callbackServer();
-  browser = await launchChromium();
+  flow = await browserFlow(running, notes);
+  ({ browser, callback } = flow);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  callback?.stop();
-  await running?.stop();
+  await (flow?.close() ?? running?.stop());
 });
 
 const mcpUrl = () => new URL(`${running.url}/mcp`);

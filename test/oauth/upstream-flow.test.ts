@@ -14,13 +14,14 @@ import { createLogger, memorySink } from "../../src/log";
 import { upstreamUserId } from "../../src/oauth/upstream";
 import { type Running, startServer } from "../../src/server";
 import { testConfig } from "../helpers";
-import { AssistantProvider, askAboutTheOffsite, callbackServer, freePort, launchChromium, offsiteNotes } from "./assistant";
+import { AssistantProvider, askAboutTheOffsite, browserFlow, type callbackServer, freePort, offsiteNotes } from "./assistant";
 
 setDefaultTimeout(60_000);
 const CLIENT_ID = "corpus-at-upstream";
 const CLIENT_SECRET = "a long upstream client secret";
 
 let running: Running;
+let flow: Awaited<ReturnType<typeof browserFlow>> | undefined;
 let browser: Browser;
 let upstream: ReturnType<typeof Bun.spawn>;
 let issuer: string;
@@ -66,15 +67,12 @@ beforeAll(async () => {
     }),
     createLogger("ERROR", memorySink().sink),
   );
-  await notes.add(running.services);
-  callback = callbackServer();
-  browser = await launchChromium();
+  flow = await browserFlow(running, notes);
+  ({ browser, callback } = flow);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  callback?.stop();
-  await running?.stop();
+  await (flow?.close() ?? running?.stop());
   upstream?.kill();
   await upstream?.exited;
 });
