@@ -70,3 +70,34 @@ test("without a range the better matches of other years come first, each with bo
   for (const h of hits) expect(h.dense).toBeCloseTo(1, 4);
   expect(hits.filter((h) => h.lexical !== undefined).length).toBe(10);
 });
+
+test("another owner's records in the same tables are never found, with or without dates, by words or by meaning", () => {
+  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const keys = new UserKeys(db, randomBytes(32));
+  const indexOf = (user: string) => new LocalIndex(db, `${user}/mail`, indexKeysFor(keys, user, "mail", true), () => ["one chunk"]);
+  const alice = indexOf("alice");
+  const bob = indexOf("bob");
+  // Alice's mails match better than Bob's on every count, and there are more of them.
+  for (let i = 0; i < 50; i++)
+    alice.put({ source: `a-${i}`, size: 1, mtime: 1 }, [mail(`alice-${i}`, "2001-06-12T10:00:00.000Z", "harbour audit harbour audit")]);
+  bob.put({ source: "b", size: 1, mtime: 1 }, [
+    mail("bob-1", "2001-06-15T10:00:00.000Z", `${"minutes of the meeting ".repeat(30)} harbour audit`),
+  ]);
+  for (const [index, turn] of [
+    [alice, 0],
+    [bob, 0.6],
+  ] as const) {
+    const pending = index.pendingChunks(1000);
+    index.setVectors(
+      pending.map((c) => c.chunk),
+      pending.map(() => vector(turn)),
+    );
+  }
+  for (const dates of [{}, june2001]) {
+    for (const terms of [["harbour", "audit"], ["zebra"]]) {
+      const hits = bob.rank({ terms, phrases: [], limit: 5, vector: vector(0), ...dates });
+      expect(hits.map((h) => h.record.id)).toEqual(["bob-1"]);
+    }
+    expect(bob.search({ terms: ["harbour"], phrases: [], limit: 5, ...dates }).map((r) => r.id)).toEqual(["bob-1"]);
+  }
+});
