@@ -67,23 +67,6 @@ export function disableTelemetry(): void {
   libc.close();
 }
 
-let mallocTrim: (() => void) | undefined;
-/**
- * Gives memory the C allocator holds free back to the system (glibc's malloc_trim): what
- * onnxruntime used while loading the model and between runs. Nothing where there is none.
- */
-export function trimMemory(): void {
-  try {
-    mallocTrim ??= (() => {
-      const libc = dlopen("libc.so.6", { malloc_trim: { args: ["usize"], returns: "i32" } });
-      return () => void libc.symbols.malloc_trim(0);
-    })();
-  } catch {
-    mallocTrim = () => {};
-  }
-  mallocTrim();
-}
-
 async function loadOnnxRuntime(dataDir: string): Promise<Ort> {
   // An air-gapped product never phones home.
   disableTelemetry();

@@ -9,11 +9,12 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
+import { collectIfOverBudget, collectMemory } from "../limits/memory";
 import type { Logger } from "../log";
 import { assets, type ModelAsset } from "../native/assets";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
-import { type BatchStats, MAX_TOKENS, trimMemory } from "./embedder";
+import { type BatchStats, MAX_TOKENS } from "./embedder";
 import { type TokenizerFile, WordPieceTokenizer } from "./tokenizer";
 import { EmbeddingWorker, EmbedJob, type WorkerOptions } from "./worker-client";
 
@@ -328,8 +329,7 @@ export class EmbeddingService {
     if (this.closed) return;
     this.idleTrim = setTimeout(() => {
       if (this.pending > 0 || this.closed) return;
-      Bun.gc(true);
-      trimMemory();
+      collectMemory();
     }, IDLE_TRIM_MS);
     this.idleTrim.unref?.();
   }
@@ -363,6 +363,7 @@ export class EmbeddingService {
         this.remove(job);
         job.reject(this.closed ? new EmbeddingClosed() : error);
       }
+      collectIfOverBudget();
     }
   }
 

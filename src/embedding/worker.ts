@@ -3,7 +3,8 @@
 // Runs are queued here in the order the service sent them, questions first; between two
 // batches the worker lets the messages that came meanwhile in, so a question sent during a
 // background batch runs right after it.
-import { EMBEDDING_DIM, type Embedder, loadEmbedder, planBatches, trimMemory } from "./embedder";
+import { collectIfOverBudget, collectMemory } from "../limits/memory";
+import { EMBEDDING_DIM, type Embedder, loadEmbedder, planBatches } from "./embedder";
 import type { FromWorker, ToWorker } from "./protocol";
 
 declare const self: Worker;
@@ -33,8 +34,7 @@ let idleTimer: ReturnType<typeof setTimeout> | undefined;
 function trimWhenIdle(): void {
   clearTimeout(idleTimer);
   idleTimer = setTimeout(() => {
-    Bun.gc(true);
-    trimMemory();
+    collectMemory();
   }, IDLE_TRIM_MS);
   idleTimer.unref?.();
 }
@@ -47,8 +47,7 @@ async function init(options: Extract<ToWorker, { type: "init" }>): Promise<void>
   try {
     embedder = await loadEmbedder(options);
     // What loading left behind (the tokenizer's JSON, onnxruntime's graph optimisation) goes back: ~4 MB.
-    Bun.gc(true);
-    trimMemory();
+    collectMemory();
     post({ type: "ready" });
   } catch (error) {
     post({ type: "failed", message: messageOf(error) });
@@ -92,6 +91,7 @@ async function pump(): Promise<void> {
         // Exiting during a model run aborts the whole process (onnxruntime's binding throws
         // into a dying runtime): a stop asked for meanwhile is carried out here, between runs.
         if (stopping) process.exit(0);
+        collectIfOverBudget();
         if (run.batches.length === 0) queue.shift();
       } catch (error) {
         queue.shift();
