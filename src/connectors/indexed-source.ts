@@ -27,6 +27,12 @@ import {
 } from "./types";
 
 const RESCAN_MS = 5_000;
+/**
+ * The longest a question waits for a sync (the first, or a rescan) before it is answered from
+ * what is indexed so far: a folder of years of mail takes minutes to read, and its questions
+ * must not wait for it (issue 14); a small folder or a few changed files are read in less.
+ */
+export const SYNC_WAIT_MS = 1_000;
 const EMBED_BATCH = 16;
 /** Skipped files named in the status; the rest are counted. */
 const SKIPPED_NAMED = 3;
@@ -60,6 +66,8 @@ export interface IndexedOptions {
   schedule?: Schedule;
   /** Told when indexing cannot write and when it can again (the connectors' health, the log). */
   report?: (error?: unknown) => void;
+  /** The longest a question waits for a sync (SYNC_WAIT_MS). */
+  syncWaitMs?: number;
 }
 
 export class IndexedFolderConnector implements Connector {
@@ -83,6 +91,7 @@ export class IndexedFolderConnector implements Connector {
   private readonly space?: IndexedOptions["space"];
   private readonly schedule: Schedule;
   private readonly report: (error?: unknown) => void;
+  private readonly syncWaitMs: number;
   /** Why indexing cannot write now (a full disk, or free space below the floor); cleared by a sync that wrote. */
   private storagePaused?: string;
   private retries = 0;
@@ -102,6 +111,7 @@ export class IndexedFolderConnector implements Connector {
     this.space = options.space;
     this.schedule = options.schedule ?? defaultSchedule;
     this.report = options.report ?? (() => {});
+    this.syncWaitMs = options.syncWaitMs ?? SYNC_WAIT_MS;
     this.sync();
   }
 
@@ -159,7 +169,9 @@ export class IndexedFolderConnector implements Connector {
   }
 
   progress(): IndexProgress {
-    return this.index.progress();
+    const p = this.index.progress();
+    const r = this.reading?.view();
+    return r ? { ...p, reading: { done: r.done, total: r.total } } : p;
   }
 
   /** Starts a sync unless one is running; resolves when it is done. */
@@ -272,9 +284,14 @@ export class IndexedFolderConnector implements Connector {
     return `skipped ${n} file${n === 1 ? "" : "s"}: ${named.join("; ")}${n > SKIPPED_NAMED ? `; and ${n - SKIPPED_NAMED} more` : ""}`;
   }
 
+  /** A sync when one is due, waited for at most SYNC_WAIT_MS: past that, what is indexed is searched. */
   private async fresh(): Promise<void> {
-    if (!this.ready) await this.sync();
-    else if (Date.now() - this.lastScan > RESCAN_MS) await this.sync();
+    if (!this.ready || Date.now() - this.lastScan > RESCAN_MS) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.syncWaitMs)));
+      await Promise.race([this.sync(), waited]);
+      clearTimeout(timer);
+    }
     if (this.error) throw new ConnectorError(this.error);
     // Paused for storage before anything was indexed: nothing to search, and the reason says why.
     if (this.storagePaused && !this.ready) throw new ConnectorError(this.storagePaused);

@@ -60,6 +60,8 @@ export interface IndexProgress {
   total: number;
   /** Chunks with an embedding. */
   embedded: number;
+  /** Files read of those a sync under way reads (none when no sync is reading). */
+  reading?: { done: number; total: number };
 }
 
 /** `indexing` while records are read, `embedding` while chunks wait for vectors, `ok` once both are done. */

@@ -43,7 +43,9 @@ export function scoreCandidates(
     }
     const hits = answer.value.hits.filter((h) => !q.options.sourceType || h.record.type === q.options.sourceType);
     const progress = a.connector.progress?.();
-    if (progress && progress.embedded < progress.total)
+    if (progress?.reading)
+      notes.push(`${a.id}: indexing, ${progress.reading.done} of ${progress.reading.total} files read; answering from what is read`);
+    else if (progress && progress.embedded < progress.total)
       notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
     if (hits.length === 0) return;
     const owner = a.owner === "operator" ? OPERATOR_OWNER : q.options.user;
