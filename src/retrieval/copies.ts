@@ -34,7 +34,12 @@ function signature(content: string): { sig: string; told: boolean } {
   return { sig: `${head}\u0000${solid(content, SIGNATURE_CHARS, true)}`, told: head.length >= TELLING_BODY };
 }
 
-/** What makes two records copies of one: the same Message-ID, or the same title and text (white space and case aside). */
+/**
+ * What makes two records copies of one: the same Message-ID from the same sender, one text
+ * the other's start (a list's footer added); or the same title and text (white space and case
+ * aside). A Message-ID alone is never enough: anyone who saw a thread can send another text
+ * under one of its IDs, and must not hide the real message behind theirs.
+ */
 interface CopyKeys {
   id?: string;
   /** The title and the text's signature: those that share it are compared whole. */
@@ -45,11 +50,12 @@ interface CopyKeys {
 
 function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
   const id = c.record.type === "email" ? String(c.record.metadata.message_id ?? "") : "";
+  const from = String(c.record.metadata.from ?? "").toLowerCase();
   const { sig, told } = signature(c.record.content);
   const title = c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "");
   const telling = told || body(c).length >= TELLING_BODY;
   return {
-    ...(id ? { id: `id:${id}` } : {}),
+    ...(id ? { id: `id:${from}\u0000${id}` } : {}),
     ...(telling ? { text: `text:${title}\u0000${sig}` } : { record: `record:${c.connectorId}\u0000${c.record.id}` }),
   };
 }
@@ -58,25 +64,30 @@ function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
 const sameText = (a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string) =>
   a.record.content === b.record.content || body(a) === body(b);
 
+/** Two texts of one Message-ID and sender are one message when one is the other's start. */
+const sameStart = (a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string) =>
+  body(a).startsWith(body(b)) || body(b).startsWith(body(a));
+
 /** Copies of one record (best first) collapse into the first, which lists where the others are. */
 export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
   const bodies = new Map<RankedChunk, string>();
   const body = (c: RankedChunk) => bodies.get(c) ?? bodies.set(c, normalisedBody(c.record.content)).get(c)!;
-  const byKey = new Map<string, RankedChunk>();
+  const byId = new Map<string, RankedChunk[]>();
+  const byRecord = new Map<string, RankedChunk>();
   const byText = new Map<string, RankedChunk[]>();
   const out: RankedChunk[] = [];
   for (const c of sorted) {
     const keys = copyKeys(c, body);
     const kept =
-      (keys.id && byKey.get(keys.id)) ||
+      (keys.id && byId.get(keys.id)?.find((k) => sameStart(k, c, body))) ||
       (keys.text && byText.get(keys.text)?.find((k) => sameText(k, c, body))) ||
-      (keys.record && byKey.get(keys.record));
+      (keys.record && byRecord.get(keys.record));
     if (kept) {
       (kept.copies ??= []).push(c.record.source_url);
       continue;
     }
-    if (keys.id) byKey.set(keys.id, c);
-    if (keys.record) byKey.set(keys.record, c);
+    if (keys.id) byId.set(keys.id, [...(byId.get(keys.id) ?? []), c]);
+    if (keys.record) byRecord.set(keys.record, c);
     if (keys.text) byText.set(keys.text, [...(byText.get(keys.text) ?? []), c]);
     out.push(c);
   }

@@ -7,7 +7,7 @@ import { capPerConnector, collapseCopies } from "../../src/retrieval/copies";
 import type { RankedChunk } from "../../src/retrieval/types";
 
 let n = 0;
-function ranked(content: string, o: { title?: string; messageId?: string; connector?: string } = {}): RankedChunk {
+function ranked(content: string, o: { title?: string; messageId?: string; from?: string; connector?: string } = {}): RankedChunk {
   n++;
   const record: SourceRecord = {
     id: `r${n}`,
@@ -17,7 +17,7 @@ function ranked(content: string, o: { title?: string; messageId?: string; connec
     date: null,
     type: "email",
     path: `r${n}.eml`,
-    metadata: o.messageId ? { message_id: o.messageId } : {},
+    metadata: o.messageId ? { message_id: o.messageId, from: o.from ?? "jeff.skilling@enron.com" } : {},
   };
   return {
     connectorId: o.connector ?? "mail",
@@ -56,13 +56,26 @@ test("case folding that changes a text's length or a sigma's form still finds th
   expect(collapseCopies([upper, lower])).toEqual([upper]);
 });
 
-test("the same Message-ID is one message whatever its text; a short body makes no copies by itself", () => {
+test("the same Message-ID and sender with one text the other's start is one message; a short body makes no copies by itself", () => {
   const a = ranked("see attached", { messageId: "<1@enron>" });
-  const b = ranked("see attached, with the figures", { messageId: "<1@enron>" });
+  const b = ranked("See attached,   with the figures", { messageId: "<1@enron>" });
   const c = ranked("see attached");
   const d = ranked("see attached");
   expect(collapseCopies([a, b, c, d])).toEqual([a, c, d]);
   expect(a.copies).toEqual([b.record.source_url]);
+});
+
+test("attack: another text sent under a real message's Message-ID never hides it", () => {
+  // Anyone who saw the thread knows its IDs (In-Reply-To, References), and can write a From.
+  const forged = ranked(long("Wire the deposit to account 55-1234 today."), { messageId: "<7@enron>", from: "jeff.skilling@enron.com" });
+  const real = ranked(long("Volumes stay as planned."), { messageId: "<7@enron>", from: "jeff.skilling@enron.com" });
+  const otherSender = ranked(long("Wire the deposit to account 55-1234 today."), { messageId: "<8@enron>", from: "mallory@example.com" });
+  const sameIdOtherSender = ranked("see attached", { messageId: "<9@enron>", from: "mallory@example.com" });
+  const realShort = ranked("see attached", { messageId: "<9@enron>" });
+  expect(collapseCopies([forged, real, otherSender, sameIdOtherSender, realShort])).toEqual([forged, real, sameIdOtherSender, realShort]);
+  expect(forged.copies).toEqual([otherSender.record.source_url]);
+  expect(real.copies).toBeUndefined();
+  expect(sameIdOtherSender.copies).toBeUndefined();
 });
 
 test("at most so many per connector, best first", () => {
