@@ -176,6 +176,8 @@ export class IndexedFolderConnector implements Connector {
 
   /** Starts a sync unless one is running; resolves when it is done. */
   sync(): Promise<void> {
+    // A closed connector (removed, or re-pointed) reads nothing more.
+    if (this.closed) return this.syncing ?? Promise.resolve();
     this.syncing ??= this.runSync().finally(() => {
       this.lastScan = Date.now();
       this.syncing = undefined;
@@ -196,7 +198,9 @@ export class IndexedFolderConnector implements Connector {
         (e) => this.source.read(e),
         (done, total) => this.readProgress(done, total),
         this.skipped,
+        () => this.closed,
       );
+      if (this.closed) return;
       // The reason, never the file's name (logs carry no paths).
       for (const reason of result.skipped) this.log?.warning("connector file skipped", { reason });
       if (result.read || result.removed || result.failed.length) {

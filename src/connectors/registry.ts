@@ -76,6 +76,8 @@ export class ConnectorRegistry {
   private readonly access: OwnerAccess;
   private readonly statuses: StatusCache;
   private readonly operators: Definition[];
+  /** Connectors being removed or re-pointed: closed, their index about to go. */
+  private readonly forgetting = new Set<string>();
   private readonly live = new Map<string, Connector>();
 
   constructor(options: RegistryOptions) {
@@ -93,8 +95,20 @@ export class ConnectorRegistry {
       });
   }
 
+  /**
+   * The user's connectors: the operator's and their own, but none being removed (a question
+   * meanwhile must not start it again). A connector of the user's under an id the operator file
+   * took later stays theirs (they can still change and remove it): the operator's is not shown them.
+   */
   private definitions(user: string): Definition[] {
-    return [...this.operators, ...this.rows.of(user)];
+    const own = this.rows.of(user);
+    const operators = this.operators.filter((o) => !own.some((d) => d.id === o.id));
+    return [...operators, ...own].filter((d) => !this.forgetting.has(`${d.owner}/${d.id}`));
+  }
+
+  /** An operator connector the user sees under `id` (not one of their own that holds the id). */
+  private operatorsOnly(user: string, id: string): boolean {
+    return this.operators.some((o) => o.id === id) && !this.rows.of(user).some((d) => d.id === id);
   }
 
   /** The user's valid connector ids (operator ones included), for messages (D10). */
@@ -246,7 +260,7 @@ export class ConnectorRegistry {
    * source is read afresh (its old index dropped); a label alone changes nothing else.
    */
   async update(user: string, id: string, input: UpdateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
-    if (this.operators.some((o) => o.id === id)) throw new OperatorConnector(id, "changed in");
+    if (this.operatorsOnly(user, id)) throw new OperatorConnector(id, "changed in");
     const stored = this.rows.of(user).find((x) => x.id === id);
     if (!stored) throw new ConnectorNotFound(id, this.ids(user));
     let config = stored.config;
@@ -269,7 +283,8 @@ export class ConnectorRegistry {
   }
 
   private assertIdFree(user: string, id: string): void {
-    if (this.ids(user).includes(id)) throw new ConnectorExists(id);
+    // One being removed still holds its id until its rows are gone.
+    if (this.ids(user).includes(id) || this.forgetting.has(`${user}/${id}`)) throw new ConnectorExists(id);
   }
 
   /** CORPUS_MAX_CONNECTORS_PER_USER: the user's own connectors (the operator's are not theirs). */
@@ -284,7 +299,7 @@ export class ConnectorRegistry {
   }
 
   async remove(user: string, id: string): Promise<void> {
-    if (this.operators.some((o) => o.id === id)) throw new OperatorConnector(id, "removed from");
+    if (this.operatorsOnly(user, id)) throw new OperatorConnector(id, "removed from");
     const d = this.rows.of(user).find((x) => x.id === id);
     if (!d) throw new ConnectorNotFound(id, this.ids(user));
     await this.forget(user, d.id, () => this.rows.delete(user, id));
@@ -298,15 +313,20 @@ export class ConnectorRegistry {
    */
   private async forget(owner: string, id: string, alsoRemove: () => void = () => {}): Promise<void> {
     const key = `${owner}/${id}`;
-    const c = this.live.get(key);
-    this.live.delete(key);
-    this.statuses.forget(key);
-    await c?.close().catch(() => {});
-    this.db.transaction(() => {
-      dropIndex(this.db, key);
-      alsoRemove();
-      this.scrub.owe();
-    })();
+    this.forgetting.add(key);
+    try {
+      const c = this.live.get(key);
+      this.live.delete(key);
+      this.statuses.forget(key);
+      await c?.close().catch(() => {});
+      this.db.transaction(() => {
+        dropIndex(this.db, key);
+        alsoRemove();
+        this.scrub.owe();
+      })();
+    } finally {
+      this.forgetting.delete(key);
+    }
     try {
       // On a full disk the reserve is freed for it, as for a user's deletion.
       if (this.storage) this.storage.disk.withReserve(() => this.scrub.pay());

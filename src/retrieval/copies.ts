@@ -6,6 +6,8 @@ import type { RankedChunk } from "./types";
 const SIGNATURE_CHARS = 256;
 /** A body shorter than this ("see attached") makes no copies by itself. */
 const TELLING_BODY = 40;
+/** The share of the longer text the shorter must be, for one Message-ID's texts to be one message. */
+const COPY_SHARE = 0.8;
 
 const normalisedBody = (content: string) => content.replace(/\s+/g, " ").trim().toLowerCase();
 
@@ -35,10 +37,11 @@ function signature(content: string): { sig: string; told: boolean } {
 }
 
 /**
- * What makes two records copies of one: the same Message-ID from the same sender, one text
- * the other's start (a list's footer added); or the same title and text (white space and case
- * aside). A Message-ID alone is never enough: anyone who saw a thread can send another text
- * under one of its IDs, and must not hide the real message behind theirs.
+ * What makes two records copies of one: the same Message-ID, sender and title, one text the
+ * other's start and at least COPY_SHARE of it (a list's footer added); or the same title and
+ * text (white space and case aside). A Message-ID and a From are written by the sender: anyone
+ * who saw a thread can send another text under one of its IDs, and must not hide the real
+ * message behind theirs (an empty text, or its first words, under another title).
  */
 interface CopyKeys {
   id?: string;
@@ -55,8 +58,8 @@ function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
   const title = c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "");
   const telling = told || body(c).length >= TELLING_BODY;
   return {
-    ...(id ? { id: `id:${from}\u0000${id}` } : {}),
-    ...(telling ? { text: `text:${title}\u0000${sig}` } : { record: `record:${c.connectorId}\u0000${c.record.id}` }),
+    ...(id ? { id: `id:${from}\u0000${id}\u0000${title}` } : {}),
+    ...(telling ? { text: `text:${title}\u0000${sig}` } : { record: `record:${c.owner}\u0000${c.connectorId}\u0000${c.record.id}` }),
   };
 }
 
@@ -64,9 +67,11 @@ function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
 const sameText = (a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string) =>
   a.record.content === b.record.content || body(a) === body(b);
 
-/** Two texts of one Message-ID and sender are one message when one is the other's start. */
-const sameStart = (a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string) =>
-  body(a).startsWith(body(b)) || body(b).startsWith(body(a));
+/** Two texts of one Message-ID, sender and title are one message when one is most of the other, from its start. */
+function sameStart(a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string): boolean {
+  const [short, long] = body(a).length <= body(b).length ? [body(a), body(b)] : [body(b), body(a)];
+  return short.length >= TELLING_BODY && short.length >= long.length * COPY_SHARE && long.startsWith(short);
+}
 
 /** Copies of one record (best first) collapse into the first, which lists where the others are. */
 export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {

@@ -42,10 +42,28 @@ function askAll(q: Question, active: ActiveConnector[], withPlannedDates: boolea
 /** The dates a connector is asked for: the filters given, else the question's (not where a date is a file's time). */
 function datesFor(q: Question, a: ActiveConnector, withPlannedDates: boolean): { dateFrom?: Date; dateTo?: Date } {
   const { options: o, plan } = q;
-  if (o.dateFrom || o.dateTo) return { dateFrom: o.dateFrom, dateTo: o.dateTo };
+  if (o.dateFrom || o.dateTo) return storedRange(o.dateFrom, o.dateTo);
   // Dates named in the question narrow mail and tables, whose records carry their own dates;
   // a document's date is only its file time, so there they do not (explicit filters do).
-  return withPlannedDates && !a.datesAreFileTimes ? { dateFrom: plan.dateFrom, dateTo: plan.dateTo } : {};
+  return withPlannedDates && !a.datesAreFileTimes ? storedRange(plan.dateFrom, plan.dateTo) : {};
+}
+
+/** The first and last instants an ISO 8601 date of four-digit year (as records' dates are compared) can name. */
+const FIRST_STORED = Date.parse("0000-01-01T00:00:00.000Z");
+const LAST_STORED = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * A range as the sources compare it, as ISO text: bounds past year 9999 or before year 0 write
+ * themselves "+010000-…" or "-000001-…", which compare as text below every date. An end past the
+ * last instant bounds nothing (`date_to` 9999-12-31 is the end of that day); a start past it
+ * still excludes every record, as does an end before the first.
+ */
+function storedRange(from: Date | undefined, to: Date | undefined): { dateFrom?: Date; dateTo?: Date } {
+  const clamp = (d: Date) => new Date(Math.min(Math.max(d.getTime(), FIRST_STORED), LAST_STORED));
+  return {
+    ...(from && from.getTime() > FIRST_STORED ? { dateFrom: clamp(from) } : {}),
+    ...(to && to.getTime() <= LAST_STORED ? { dateTo: clamp(to) } : {}),
+  };
 }
 
 async function ask(q: Question, a: ActiveConnector, withPlannedDates: boolean): Promise<{ a: ActiveConnector; hits: SearchHit[] }> {

@@ -75,8 +75,12 @@ const RELATIVE = /\b(last|this|past|previous|next|ago|yesterday|today|tomorrow|r
 /** A question that is a subject line (a reply or forward) names dates as words, never as a time asked. */
 const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
 
+/** A date a Date can hold, or none: a range's end past the last day one holds is no date (it would throw where it is written). */
+const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : undefined);
+
 function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
-  const r = dateRangeOf(text, now);
+  const found = dateRangeOf(text, now);
+  const r = { ...found, from: held(found.from), to: held(found.to) };
   if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
   const [a, b] = r.spans[0]!;
   const said = text.slice(a, b);

@@ -186,6 +186,48 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     expect((await app.handle(req("/api/connectors/health"))).status).toBe(200);
   });
 
+  test("attack: an operator file that later takes a user's connector id leaves it theirs, to change and remove; then they see the operator's", async () => {
+    const dataDir = tempDir("corpus-clash-data-");
+    const first = await setup({ CORPUS_DATA_DIR: dataDir });
+    const docs = join(first.roots, "docs");
+    mkdirSync(docs);
+    writeFileSync(join(docs, "notes.txt"), "call Bob about the loan");
+    const alice = await first.token();
+    expect((await first.app.handle(add(alice, { id: "shop", kind: "files", config: { path: docs } }))).status).toBe(200);
+    await first.services.close();
+
+    const file = operatorFile([
+      {
+        id: "shop",
+        kind: "sql",
+        label: "Chinook shop",
+        config: { url: CHINOOK_SQLITE, tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }] },
+      },
+    ]);
+    const { app, token, services } = await setup({
+      CORPUS_DATA_DIR: dataDir,
+      CORPUS_CONNECTORS_FILE: file,
+      CORPUS_CONNECTOR_ROOTS: first.roots,
+    });
+    const tok = await token();
+    // One connector under the id, hers; bob sees the operator's.
+    expect((await list(app, tok)).map((c) => [c.id, c.owner])).toEqual([["shop", "user"]]);
+    expect((await list(app, await token("bob"))).map((c) => [c.id, c.owner])).toEqual([["shop", "operator"]]);
+    expect(services.connectors.active("alice", ["shop"]).map((a) => a.owner)).toEqual(["user"]);
+    const relabel = await app.handle(
+      req("/v1/connectors/shop", {
+        method: "PATCH",
+        headers: { ...bearer(tok), "content-type": "application/json" },
+        body: JSON.stringify({ label: "Mine" }),
+      }),
+    );
+    expect(relabel.status).toBe(200);
+    const del = await app.handle(req("/v1/connectors/shop", { method: "DELETE", headers: bearer(tok) }));
+    expect(await del.json()).toEqual({ id: "shop", deleted: true });
+    expect((await list(app, tok)).map((c) => [c.id, c.owner])).toEqual([["shop", "operator"]]);
+    await services.close();
+  });
+
   test("users see the operator's connectors by id, kind, label and status: not their mail account, host, port or error", async () => {
     const { imap } = servers;
     const file = operatorFile([

@@ -22,7 +22,8 @@ export type SkippedSources = Map<string, { size: number; mtime: number; reason: 
 /**
  * Brings the index up to date with `entries` (from a scan of the source): new or changed
  * sources are read with `read`, vanished ones removed. Returns how many were read. A source
- * `read` skips (SourceSkipped) goes to `skipped` and is not read again until it changes.
+ * `read` skips (SourceSkipped) goes to `skipped` and is not read again until it changes. Once
+ * `stopped` says so (the connector is closing), nothing more is read or written.
  */
 export async function syncIndex(
   index: LocalIndex,
@@ -30,6 +31,7 @@ export async function syncIndex(
   read: (e: ScanEntry) => Promise<SourceRecord[]>,
   onProgress: SyncProgress = () => {},
   skipped: SkippedSources = new Map(),
+  stopped: () => boolean = () => false,
 ): Promise<{ read: number; removed: number; failed: string[]; skipped: string[] }> {
   const known = index.known();
   // What to read is decided first, so that progress has a total.
@@ -54,8 +56,11 @@ export async function syncIndex(
   const newlySkipped: string[] = [];
   onProgress(0, toRead.length);
   for (const [i, e] of toRead.entries()) {
+    if (stopped()) return { read: readCount, removed: 0, failed, skipped: newlySkipped };
     try {
-      index.put(e, await read(e));
+      const records = await read(e);
+      if (stopped()) return { read: readCount, removed: 0, failed, skipped: newlySkipped };
+      index.put(e, records);
       readCount++;
     } catch (error) {
       // The owner was deleted meanwhile: nothing more of theirs is read or written.
