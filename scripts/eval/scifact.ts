@@ -15,6 +15,7 @@ import { loadConfig } from "../../src/config";
 import { MAX_TOKENS } from "../../src/embedding/embedder";
 import { createLogger } from "../../src/log";
 import { assets } from "../../src/native/assets";
+import { denseScale } from "../../src/retrieval/fuse";
 import { DENSE_WEIGHT } from "../../src/retrieval/search";
 import { createServices } from "../../src/services";
 
@@ -93,7 +94,7 @@ process.stderr.write("\n");
 await checkModelInUse();
 
 // 3. Ask every claim of the split once, keeping every candidate's two scores; rank with each
-// dense weight as the service does (min-max normalised scores, fused).
+// dense weight as the service does (words on their scale, meaning on fuse.ts's denseScale, fused).
 const asked: Array<{ relevant: Set<string>; candidates: Array<{ doc: string; lexical: number; dense?: number }> }> = [];
 const t0 = performance.now();
 for (const [qid, relevant] of qrels) {
@@ -118,10 +119,7 @@ function evaluate(weight: number) {
   let ndcg = 0;
   let recall = 0;
   for (const { relevant, candidates } of asked) {
-    const dense = candidates.filter((c) => c.dense !== undefined).map((c) => c.dense!);
-    const lo = Math.min(...dense);
-    const hi = Math.max(...dense);
-    const norm = (x: number) => (hi > lo ? (x - lo) / (hi - lo) : 1);
+    const norm = denseScale(candidates.filter((c) => c.dense !== undefined).map((c) => c.dense!));
     const ranked = candidates
       .map((c) => ({ doc: c.doc, score: c.dense === undefined ? c.lexical : weight * norm(c.dense) + (1 - weight) * c.lexical }))
       .sort((a, b) => b.score - a.score)
