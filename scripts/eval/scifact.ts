@@ -3,6 +3,7 @@
 // questions; nDCG@10 and Recall@100 are printed. Tune on the train split only:
 //   bun scripts/eval/scifact.ts                      test split, the shipped weight
 //   bun scripts/eval/scifact.ts --split train --sweep   dense weights 0..1 on the train split
+//   bun scripts/eval/scifact.ts --split train --sweep --spread 3   the same with another DENSE_SPREAD
 //   bun scripts/eval/scifact.ts --model all-MiniLM-L6-v2.onnx   another variant of models/
 // The data stays outside the product (CC BY-NC): it is written to $CORPUS_EVAL_DIR
 // (default /tmp/corpus-eval-scifact), reused between runs so the embeddings are computed once;
@@ -15,7 +16,7 @@ import { loadConfig } from "../../src/config";
 import { MAX_TOKENS } from "../../src/embedding/embedder";
 import { createLogger } from "../../src/log";
 import { assets } from "../../src/native/assets";
-import { denseScale } from "../../src/retrieval/fuse";
+import { DENSE_SPREAD, denseScale } from "../../src/retrieval/fuse";
 import { DENSE_WEIGHT } from "../../src/retrieval/search";
 import { createServices } from "../../src/services";
 
@@ -119,7 +120,10 @@ function evaluate(weight: number) {
   let ndcg = 0;
   let recall = 0;
   for (const { relevant, candidates } of asked) {
-    const norm = denseScale(candidates.filter((c) => c.dense !== undefined).map((c) => c.dense!));
+    const norm = denseScale(
+      candidates.filter((c) => c.dense !== undefined).map((c) => c.dense!),
+      spread,
+    );
     const ranked = candidates
       .map((c) => ({ doc: c.doc, score: c.dense === undefined ? c.lexical : weight * norm(c.dense) + (1 - weight) * c.lexical }))
       .sort((a, b) => b.score - a.score)
@@ -154,11 +158,12 @@ async function checkModelInUse(): Promise<void> {
     throw new Error(`the service embeds with another model than ${modelName} (cosine ${agreement.toFixed(5)} on a probe)`);
 }
 
+const spread = Number(option("spread", String(DENSE_SPREAD)));
 const weights = flag("sweep") ? Array.from({ length: 21 }, (_, i) => i / 20) : [Number(option("weight", String(DENSE_WEIGHT)))];
 for (const w of weights) {
   const r = evaluate(w);
   console.log(
-    `${modelName}  split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`,
+    `${modelName}  split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  spread ${spread}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`,
   );
 }
 await services.close();

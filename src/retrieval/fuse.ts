@@ -11,7 +11,11 @@ import type { RankedChunk } from "./types";
  */
 export const DENSE_WEIGHT = 0.6;
 
-/** Per unit of cosine below the pool's best, what a candidate's meaning loses: at 0.5 below, all of it. */
+/**
+ * Per unit of cosine below the pool's best, what a candidate's meaning loses: at 0.5 below, all of
+ * it. With the weight it is one plateau on the SciFact train split (--spread): 1 at weight 0.75,
+ * 2 at 0.60, 3 at 0.50, 4 at 0.45 all give nDCG@10 0.750.
+ */
 export const DENSE_SPREAD = 2;
 
 /**
@@ -21,9 +25,9 @@ export const DENSE_SPREAD = 2;
  * their words. Train splits: SciFact 0.743 -> 0.750, business 0.896 -> 0.915 (test: 0.740 ->
  * 0.746, and 0.835 -> 0.827).
  */
-export function denseScale(values: number[]): (cosine: number) => number {
+export function denseScale(values: number[], spread = DENSE_SPREAD): (cosine: number) => number {
   const best = Math.max(...values);
-  return (cosine) => 1 - DENSE_SPREAD * (best - cosine);
+  return (cosine) => 1 - spread * (best - cosine);
 }
 
 /** Scores every candidate and sorts them, best first. */
