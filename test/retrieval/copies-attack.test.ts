@@ -63,3 +63,22 @@ test("held: the same short text in two connectors, and the same Message-ID from 
   const theirs = ranked("", { messageId: "<9@enron>", from: "mallory@example.com", title: "URGENT" });
   expect(collapseCopies([a, b, theirs, mine])).toEqual([a, b, theirs, mine]);
 });
+
+test("attack: a forged copy cut short (the real text's first 80%, its last lines dropped) never hides the real ending", () => {
+  // The same Message-ID, From and title, a text that is the real one's start and 80% of it: a
+  // shorter text ranks first (BM25 favours it), and the real message becomes its copy, so the
+  // answer quotes a message whose last sentence ("unless the board objects") is gone.
+  const head = `Dear all,\n\n${"The capacity auction closes on Friday at noon. ".repeat(20)}`;
+  const real = ranked(`${head}We sell the pipeline to Dynegy, unless the board objects on Monday.`, { messageId: "<11@enron>" });
+  const forged = ranked(head, { messageId: "<11@enron>" });
+  const kept = collapseCopies([forged, real]);
+  // Either both are shown, or the one shown holds the whole of the other.
+  expect(kept.includes(real)).toBe(true);
+});
+
+test("attack: the same short mail in two folders (one Message-ID, sender, title and text) is one message", () => {
+  // "Thanks, see attached." filed in Inbox and in Archive: the same message twice, both answered.
+  const inbox = ranked("Thanks, see attached.", { messageId: "<12@enron>", id: "INBOX/cur/1", title: "Q3 figures" });
+  const archive = ranked("Thanks, see attached.", { messageId: "<12@enron>", id: "Archive/cur/7", title: "Q3 figures" });
+  expect(collapseCopies([inbox, archive])).toEqual([inbox]);
+});
