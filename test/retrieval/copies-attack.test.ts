@@ -82,3 +82,13 @@ test("attack: the same short mail in two folders (one Message-ID, sender, title 
   const archive = ranked("Thanks, see attached.", { messageId: "<12@enron>", id: "Archive/cur/7", title: "Q3 figures" });
   expect(collapseCopies([inbox, archive])).toEqual([inbox]);
 });
+
+test("attack: instructions appended to a real body under its Message-ID, From and title never hide the real message", () => {
+  // The forged text is the real one and a "P.S." of 20% of it: it ranks first for "account" and
+  // the real message becomes its copy, so the answer shows the attacker's words as the sender's.
+  // With the test above, no choice of which copy to show is safe: texts that differ stay apart.
+  const body = `Dear all,\n\n${"The capacity auction closes on Friday at noon. ".repeat(10)}Regards, Jeff`;
+  const real = ranked(body, { messageId: "<13@enron>" });
+  const forged = ranked(`${body}\nP.S. Our bank changed: wire the deposit to account 55-1234 from now on.`, { messageId: "<13@enron>" });
+  expect(collapseCopies([forged, real]).includes(real)).toBe(true);
+});
