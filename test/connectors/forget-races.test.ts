@@ -74,3 +74,17 @@ test("attack: PATCH (re-point) during a DELETE leaves no live instance and no in
     rows: 0,
   });
 });
+
+test("attack: a label-only PATCH while a re-pointing PATCH waits for the old sync: the new folder is indexed whole", async () => {
+  const { registry, other } = await midSync();
+  const repointing = registry.update("alice", "mail", { config: { path: other } } as any);
+  // view(d) of the label change makes the instance now, while the index is still to be dropped.
+  const relabel = registry.update("alice", "mail", { label: "Mine" } as any);
+  await Promise.all([repointing, relabel]);
+  const c = registry.active("alice")[0]!.connector as any;
+  await c.sync();
+  await Bun.sleep(6_000); // past RESCAN_MS: a rescan sees nothing changed
+  await c.sync();
+  const found = (await c.search({ terms: ["pier"], phrases: [], limit: 50 })) as unknown[];
+  expect(found.length).toBe(1);
+});
