@@ -76,8 +76,12 @@ export class ConnectorRegistry {
   private readonly access: OwnerAccess;
   private readonly statuses: StatusCache;
   private readonly operators: Definition[];
-  /** Connectors being removed or re-pointed: closed, their index about to go. */
-  private readonly forgetting = new Set<string>();
+  /**
+   * Connectors being removed or re-pointed (closed, their index about to go), with the last of
+   * the forgets asked for each: one runs after the other, and the id stays hidden and taken
+   * until the last has ended.
+   */
+  private readonly forgetting = new Map<string, Promise<void>>();
   private readonly live = new Map<string, Connector>();
 
   constructor(options: RegistryOptions) {
@@ -277,6 +281,8 @@ export class ConnectorRegistry {
     stillAllowed();
     if (!this.rows.update(d)) throw new ConnectorNotFound(id);
     if (sourceChanged) await this.forget(user, id);
+    // Removed meanwhile (a DELETE, the user's deletion): nothing is started again for it.
+    if (!this.rows.of(user).some((x) => x.id === id)) throw new ConnectorNotFound(id);
     const view = await this.view(d, sourceChanged);
     this.log.info("connector changed", { connector: id, kind: d.kind, source_changed: sourceChanged, status: view.status });
     return view;
@@ -313,8 +319,7 @@ export class ConnectorRegistry {
    */
   private async forget(owner: string, id: string, alsoRemove: () => void = () => {}): Promise<void> {
     const key = `${owner}/${id}`;
-    this.forgetting.add(key);
-    try {
+    const run = (this.forgetting.get(key) ?? Promise.resolve()).then(async () => {
       const c = this.live.get(key);
       this.live.delete(key);
       this.statuses.forget(key);
@@ -324,8 +329,13 @@ export class ConnectorRegistry {
         alsoRemove();
         this.scrub.owe();
       })();
+    });
+    const last = run.catch(() => {});
+    this.forgetting.set(key, last);
+    try {
+      await run;
     } finally {
-      this.forgetting.delete(key);
+      if (this.forgetting.get(key) === last) this.forgetting.delete(key);
     }
     try {
       // On a full disk the reserve is freed for it, as for a user's deletion.

@@ -6,8 +6,6 @@ import type { RankedChunk } from "./types";
 const SIGNATURE_CHARS = 256;
 /** A body shorter than this ("see attached") makes no copies by itself. */
 const TELLING_BODY = 40;
-/** The share of the longer text the shorter must be, for one Message-ID's texts to be one message. */
-const COPY_SHARE = 0.8;
 
 const normalisedBody = (content: string) => content.replace(/\s+/g, " ").trim().toLowerCase();
 
@@ -37,11 +35,11 @@ function signature(content: string): { sig: string; told: boolean } {
 }
 
 /**
- * What makes two records copies of one: the same Message-ID, sender and title, one text the
- * other's start and at least COPY_SHARE of it (a list's footer added); or the same title and
- * text (white space and case aside). A Message-ID and a From are written by the sender: anyone
- * who saw a thread can send another text under one of its IDs, and must not hide the real
- * message behind theirs (an empty text, or its first words, under another title).
+ * What makes two records copies of one: the same title and text (white space and case aside),
+ * however short the text when they also share a Message-ID and sender (one mail in two folders).
+ * Never different texts: a Message-ID and a From are written by the sender, and anyone who saw
+ * a thread could send another text under one of its IDs (the real one cut short, or with a P.S.)
+ * and hide the real message behind theirs.
  */
 interface CopyKeys {
   id?: string;
@@ -67,12 +65,6 @@ function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
 const sameText = (a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string) =>
   a.record.content === b.record.content || body(a) === body(b);
 
-/** Two texts of one Message-ID, sender and title are one message when one is most of the other, from its start. */
-function sameStart(a: RankedChunk, b: RankedChunk, body: (c: RankedChunk) => string): boolean {
-  const [short, long] = body(a).length <= body(b).length ? [body(a), body(b)] : [body(b), body(a)];
-  return short.length >= TELLING_BODY && short.length >= long.length * COPY_SHARE && long.startsWith(short);
-}
-
 /** Copies of one record (best first) collapse into the first, which lists where the others are. */
 export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
   const bodies = new Map<RankedChunk, string>();
@@ -84,7 +76,7 @@ export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
   for (const c of sorted) {
     const keys = copyKeys(c, body);
     const kept =
-      (keys.id && byId.get(keys.id)?.find((k) => sameStart(k, c, body))) ||
+      (keys.id && byId.get(keys.id)?.find((k) => sameText(k, c, body))) ||
       (keys.text && byText.get(keys.text)?.find((k) => sameText(k, c, body))) ||
       (keys.record && byRecord.get(keys.record));
     if (kept) {

@@ -48,13 +48,17 @@ function datesFor(q: Question, a: ActiveConnector, withPlannedDates: boolean): {
   return withPlannedDates && !a.datesAreFileTimes ? storedRange(plan.dateFrom, plan.dateTo) : {};
 }
 
-/** The first and last instants an ISO 8601 date of four-digit year (as records' dates are compared) can name. */
-const FIRST_STORED = Date.parse("0000-01-01T00:00:00.000Z");
+/**
+ * The first and last instants the sources compare: ISO 8601 dates of four-digit year (records'
+ * dates), from year 1 (PostgreSQL has no year 0: a bound in it fails the query).
+ */
+const FIRST_STORED = Date.parse("0001-01-01T00:00:00.000Z");
 const LAST_STORED = Date.parse("9999-12-31T23:59:59.999Z");
 
 /**
- * A range as the sources compare it, as ISO text: bounds past year 9999 or before year 0 write
- * themselves "+010000-…" or "-000001-…", which compare as text below every date. An end past the
+ * A range as the sources compare it, as ISO text: bounds past year 9999 or before year 1 write
+ * themselves "+010000-…" or "-000001-…" (compared as text below every date), or name a year
+ * PostgreSQL does not have. An end past the
  * last instant bounds nothing (`date_to` 9999-12-31 is the end of that day); a start past it
  * still excludes every record, as does an end before the first.
  */
