@@ -45,6 +45,9 @@ log_path = $state/dovecot/dovecot.log
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+# Failed logins answered at once (Dovecot waits 2 s by default): the tests of a wrong password
+# need the failure, not the wait.
+auth_failure_delay = 0
 mail_location = maildir:$state/mail/Maildir
 mail_uid = dovecot
 mail_gid = dovecot
