@@ -59,3 +59,19 @@ test("a sync that ends within the wait is waited for: a small folder's first que
   expect((await c.rank(ask(["pipeline"]))).map((h) => h.record.id).sort()).toEqual(["a.eml", "b.eml"]);
   await c.close();
 });
+
+test("a connector closed during a sync writes nothing more: not the file in hand, not the rest", async () => {
+  const { source, release } = slowSource();
+  const { indexFor } = localIndexes();
+  const index = indexFor("alice/mail");
+  const c = new IndexedFolderConnector("maildir", "/", index, source, { check: (p) => p, syncWaitMs: 0 });
+  // a.eml is written; b.eml's read is held.
+  expect((await c.rank(ask(["pipeline"]))).map((h) => h.record.id)).toEqual(["a.eml"]);
+  const closing = c.close();
+  release();
+  await closing;
+  expect(index.count()).toBe(1);
+  // Asked again, it reads nothing more.
+  await c.sync();
+  expect(index.count()).toBe(1);
+});

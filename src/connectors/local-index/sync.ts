@@ -55,11 +55,13 @@ export async function syncIndex(
   const failed: string[] = [];
   const newlySkipped: string[] = [];
   onProgress(0, toRead.length);
+  // Stopped (the connector closing): what was read so far, nothing more read, written or removed.
+  const sofar = () => ({ read: readCount, removed: 0, failed, skipped: newlySkipped });
   for (const [i, e] of toRead.entries()) {
-    if (stopped()) return { read: readCount, removed: 0, failed, skipped: newlySkipped };
+    if (stopped()) return sofar();
     try {
       const records = await read(e);
-      if (stopped()) return { read: readCount, removed: 0, failed, skipped: newlySkipped };
+      if (stopped()) return sofar();
       index.put(e, records);
       readCount++;
     } catch (error) {
