@@ -75,7 +75,9 @@ test("attack: delete_my_data while a PATCH waits for the old sync leaves no live
   );
   const deleted = await t!.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
   expect(deleted.status).toBe(200);
-  expect(await patching).toBe("ConnectorNotFound");
+  // Which ends first depends on where the old sync was when asked to stop (between files): the
+  // PATCH is refused (the user went meanwhile), or the instance it made is closed by the deletion.
+  expect(["ConnectorNotFound", "changed"]).toContain(await patching);
   const live = [...((registry as any).live as Map<string, unknown>).keys()];
   expect({ live, rows: registry.rowsOf("alice") }).toEqual({ live: [], rows: 0 });
 });
