@@ -43,13 +43,17 @@ export function req(path: string, init: RequestInit = {}): Request {
   return new Request(`${BASE}${path}`, init);
 }
 
-export function postJson(path: string, body: unknown, headers: Record<string, string> = {}): Request {
+/** A request with a JSON body (a string is sent as it is). */
+export function jsonRequest(method: "POST" | "PATCH", path: string, body: unknown, headers: Record<string, string> = {}): Request {
   return req(path, {
-    method: "POST",
+    method,
     body: typeof body === "string" ? body : JSON.stringify(body),
     headers: { "content-type": "application/json", ...headers },
   });
 }
+
+export const postJson = (path: string, body: unknown, headers: Record<string, string> = {}) => jsonRequest("POST", path, body, headers);
+export const patchJson = (path: string, body: unknown, headers: Record<string, string> = {}) => jsonRequest("PATCH", path, body, headers);
 
 /** Runs the CLI source in a child process. */
 export function runCli(args: string[], env: Record<string, string> = {}) {

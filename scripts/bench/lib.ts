@@ -83,3 +83,26 @@ export function kill(proc: Subprocess): Promise<number | null> {
   proc.kill("SIGTERM");
   return proc.exited;
 }
+
+/**
+ * Cold starts: `times` fresh servers from `spawn`, each timed from spawn to its first 200 on
+ * GET /; `whenReady` measures more of each before it is killed.
+ */
+export async function coldStarts(
+  times: number,
+  spawn: (port: number) => Subprocess,
+  whenReady: (proc: Subprocess, base: string) => unknown,
+): Promise<number[]> {
+  const starts: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const port = freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const t0 = performance.now();
+    const proc = spawn(port);
+    await waitFor200(`${base}/`);
+    starts.push(performance.now() - t0);
+    await whenReady(proc, base);
+    await kill(proc);
+  }
+  return starts;
+}

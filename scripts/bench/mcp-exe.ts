@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../build";
-import { cpuSeconds, freePort, kill, median, waitFor200 } from "./lib";
+import { coldStarts, cpuSeconds, freePort, kill, median, waitFor200 } from "./lib";
 
 const root = join(import.meta.dir, "../..");
 const exe = process.argv.slice(2).find((a) => !a.startsWith("--") && !/^\d+$/.test(a)) ?? join(root, "dist", "corpus");
@@ -69,20 +69,13 @@ const discover = (url: string) =>
   });
 
 // 1. Start: spawn to the first 200 on GET /, then the first answer of /mcp; five times.
-const starts: number[] = [];
 const firstMcp: number[] = [];
-for (let i = 0; i < 5; i++) {
-  const port = freePort();
-  const t0 = performance.now();
-  const proc = spawn(port);
-  await waitFor200(`http://127.0.0.1:${port}/`);
-  starts.push(performance.now() - t0);
+const starts = await coldStarts(5, spawn, async (_proc, url) => {
   const t1 = performance.now();
   // An executable without 2026-07-28 answers 400: still its first /mcp answer.
-  await (await discover(`http://127.0.0.1:${port}`)).text();
+  await (await discover(url)).text();
   firstMcp.push(performance.now() - t1);
-  await kill(proc);
-}
+});
 
 // 2. One server with the invoices indexed and embedded.
 const port = freePort();

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../build";
-import { freePort, kill, median, requireTool, rssMb, sleep, waitFor200, waitIdle, wrk } from "./lib";
+import { coldStarts, freePort, kill, median, requireTool, rssMb, sleep, waitFor200, waitIdle, wrk } from "./lib";
 
 requireTool("wrk", "wrk");
 const root = join(import.meta.dir, "../..");
@@ -22,17 +22,10 @@ function spawnCorpus(port: number) {
 }
 
 // 1. Cold start: spawn -> first 200 on GET /, and RSS at that moment.
-const starts: number[] = [];
 const rss: number[] = [];
-for (let i = 0; i < 5; i++) {
-  const port = freePort();
-  const t0 = performance.now();
-  const proc = spawnCorpus(port);
-  await waitFor200(`http://127.0.0.1:${port}/`);
-  starts.push(performance.now() - t0);
+const starts = await coldStarts(5, spawnCorpus, (proc) => {
   rss.push(rssMb(proc.pid));
-  await kill(proc);
-}
+});
 
 // 2. Throughput, alternating baseline and corpus; the ratio is taken per round (the two runs
 // closest in time) and its median reported, since this machine is shared and noisy. corpus is

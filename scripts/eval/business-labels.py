@@ -33,9 +33,9 @@ Q=[]
 def add(src, question, rel, note):
     Q.append(dict(source=src, question=question, relevant=rel, note=note))
 G="grep over shared/data/enron/messages (subject + body as parsed by Python's email module)"
-def M(question, must, central, note='', **kw):
-    rel=mail(question, must, central, **kw)
-    add('mail', question, rel, f"{G}: candidates match {must}{' from '+kw['frm'] if kw.get('frm') else ''}{' dated '+str(kw['date']) if kw.get('date') else ''}; 2 = /{central}/ in the subject or >= {kw.get('min2',3)} times in the body, else 1. {note}".strip())
+def M(question, must, central, note='', min2=3, date=None):
+    rel=mail(question, must, central, date=date, min2=min2)
+    add('mail', question, rel, f"{G}: candidates match {must}{' dated '+str(date) if date else ''}; 2 = /{central}/ in the subject or >= {min2} times in the body, else 1. {note}".strip())
 M("Dabhol power plant problems in India", ['dabhol'], 'dabhol', 'Spot-read: the Enron Mentions digests and the USG overtures/expatriates mails are about Dabhol; the decision-tree mails only list it.')
 r=mail('', ['skilling','california'], 'california', min2=2)
 r.update({k:1 for k in mail('', [], '.', frm='skilling')})
@@ -43,36 +43,40 @@ add('mail', "emails from Jeff Skilling about California", r, G+": mails naming S
 r={'mail:7499':2,'mail:8885':2}
 r.update({k:1 for k,v in mail('', ['meet'], '.', frm='kevinscott').items()})
 add('mail', "When and where is the meeting with Kevin Scott?", r, "Read 7499 and 8885 (Joannie Williamson / Jeff Skilling: 'Confirming 1:00 p.m. meeting on June 12 at the Venetian Resort in Las Vegas') = 2; other mails from kevinscott@onlinemailbox.net that mention meeting = 1.")
-M("UC CSU press release about Enron", ['UC-CSU|UC/CSU'], 'press release|UC-CSU|UC/CSU', '', min2=1)
-M("Senator Dunn hearing", [r'\bDunn\b', 'hearing|committee'], 'dunn', '', min2=3)
-M("Alper Davis bill passed by the senate", ['alper'], 'alper', '', min2=1)
-M("CFTC chairman", ['CFTC'], 'CFTC', '', min2=2)
-M("Tokyo Presentation 15 May", ['tokyo'], 'tokyo', 'The question is a subject line with a date in it (issue 16: dates in subject lines).', min2=2)
-M("Wyoming energy commission", ['wyoming'], 'wyoming', '', min2=2)
-M("Senator Hagel speech", ['hagel'], 'hagel', '', min2=2)
-M("Risk 2001 conference in Australia", ['australia','risk'], 'australia', '', min2=2)
-M("bandwidth management agreement press release", ['bandwidth'], 'bandwidth', '', min2=2)
-M("Azurix water business", ['azurix'], 'azurix', '', min2=2)
-M("sale of Portland General", ['portland general'], 'portland general', '', min2=2)
-M("EnronOnline trading", ['enrononline|enron online'], 'enrononline|enron online', '', min2=2)
-M("weather derivatives", ['weather deriv'], 'weather', '', min2=2)
-M("layoffs at Enron", ['layoff|laid off'], 'layoff|laid off', '', min2=2)
-M("Transwestern pipeline", ['transwestern'], 'transwestern', '', min2=2)
-M("Lou Pai staff meeting", [r'\bpai\b'], 'lou pai', 'Candidates must name Pai.', min2=2)
-M("WPTF Friday burrito", ['burrito'], 'burrito', '', min2=2)
-M("IHI arbitration", [r'\bIHI\b'], 'arbitration|IHI', '', min2=2)
-M("Ed Segner staff meeting", ['segner'], 'segner', '', min2=2)
-M("PG&E PX credit calculation", ['px credit'], 'px credit', '', min2=2)
-M("presentation to faculty and students at Berkeley", ['berkeley', 'faculty|students'], 'presentation|faculty', '', min2=2)
-M("telephone interview with the Enron research group", ['interview', 'research group'], 'interview', '', min2=2)
-M("Schoenemann resume", ['schoenemann'], 'schoenemann', '', min2=1)
-M("Re: Welcome Lunch for new hire analysts - Monday, July 17", ['welcome lunch|new hire analyst'], 'welcome lunch', 'A subject line with a weekday and a date in it: must not become a filter on this year.', min2=1)
-M("directions for June 21-22", ['directions'], 'directions for june', 'A subject line with a date range in it.', min2=1)
-M("California Update 0717.01", ['california update'], 'california update', 'A subject line with a date-like number.', min2=1)
-M("Senate passes Alper Davis bill 30-0", ['alper'], 'senate passes', 'Grade 2 only for the mails with that news in the subject.', min2=1)
-M("FERC refund proceedings in July 2001", ['refund','FERC'], 'refund', 'A time asked for: candidates dated July 2001.', date=('2001-07-01','2001-08-01'), min2=2)
-M("energy issues news in May 2001", ['energy issues'], 'energy issues', 'A time asked for: candidates dated May 2001.', date=('2001-05-01','2001-06-01'), min2=1)
-M("Tax review of California Assembly Bill 128", ['bill no\\. 128|AB 128|assembly bill'], 'assembly bill', '', min2=1)
+# The other mail questions, in the order of their ids: (question, must, central, note, min2[, (from, to) dates]).
+for row in [
+    ("UC CSU press release about Enron", ['UC-CSU|UC/CSU'], 'press release|UC-CSU|UC/CSU', '', 1),
+    ("Senator Dunn hearing", [r'\bDunn\b', 'hearing|committee'], 'dunn', '', 3),
+    ("Alper Davis bill passed by the senate", ['alper'], 'alper', '', 1),
+    ("CFTC chairman", ['CFTC'], 'CFTC', '', 2),
+    ("Tokyo Presentation 15 May", ['tokyo'], 'tokyo', 'The question is a subject line with a date in it (issue 16: dates in subject lines).', 2),
+    ("Wyoming energy commission", ['wyoming'], 'wyoming', '', 2),
+    ("Senator Hagel speech", ['hagel'], 'hagel', '', 2),
+    ("Risk 2001 conference in Australia", ['australia','risk'], 'australia', '', 2),
+    ("bandwidth management agreement press release", ['bandwidth'], 'bandwidth', '', 2),
+    ("Azurix water business", ['azurix'], 'azurix', '', 2),
+    ("sale of Portland General", ['portland general'], 'portland general', '', 2),
+    ("EnronOnline trading", ['enrononline|enron online'], 'enrononline|enron online', '', 2),
+    ("weather derivatives", ['weather deriv'], 'weather', '', 2),
+    ("layoffs at Enron", ['layoff|laid off'], 'layoff|laid off', '', 2),
+    ("Transwestern pipeline", ['transwestern'], 'transwestern', '', 2),
+    ("Lou Pai staff meeting", [r'\bpai\b'], 'lou pai', 'Candidates must name Pai.', 2),
+    ("WPTF Friday burrito", ['burrito'], 'burrito', '', 2),
+    ("IHI arbitration", [r'\bIHI\b'], 'arbitration|IHI', '', 2),
+    ("Ed Segner staff meeting", ['segner'], 'segner', '', 2),
+    ("PG&E PX credit calculation", ['px credit'], 'px credit', '', 2),
+    ("presentation to faculty and students at Berkeley", ['berkeley', 'faculty|students'], 'presentation|faculty', '', 2),
+    ("telephone interview with the Enron research group", ['interview', 'research group'], 'interview', '', 2),
+    ("Schoenemann resume", ['schoenemann'], 'schoenemann', '', 1),
+    ("Re: Welcome Lunch for new hire analysts - Monday, July 17", ['welcome lunch|new hire analyst'], 'welcome lunch', 'A subject line with a weekday and a date in it: must not become a filter on this year.', 1),
+    ("directions for June 21-22", ['directions'], 'directions for june', 'A subject line with a date range in it.', 1),
+    ("California Update 0717.01", ['california update'], 'california update', 'A subject line with a date-like number.', 1),
+    ("Senate passes Alper Davis bill 30-0", ['alper'], 'senate passes', 'Grade 2 only for the mails with that news in the subject.', 1),
+    ("FERC refund proceedings in July 2001", ['refund','FERC'], 'refund', 'A time asked for: candidates dated July 2001.', 2, ('2001-07-01','2001-08-01')),
+    ("energy issues news in May 2001", ['energy issues'], 'energy issues', 'A time asked for: candidates dated May 2001.', 1, ('2001-05-01','2001-06-01')),
+    ("Tax review of California Assembly Bill 128", ['bill no\\. 128|AB 128|assembly bill'], 'assembly bill', '', 1),
+]:
+    M(*row)
 
 I="Read each invoice's PDF text / .txt and its expected-field JSON in shared/data/invoices"
 add('invoices', "fuel invoice from Poland", {'invoices:Orlen':2}, I+": Orlen.txt is a PKN ORLEN (Polish fuel company) invoice in PLN.")

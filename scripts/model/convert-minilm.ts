@@ -88,32 +88,32 @@ const scaleFor = (maxAbs: number) => (maxAbs > 0 ? maxAbs / 127 : 1);
 const toInt8 = (x: number, scale: number) => Math.max(-127, Math.min(127, Math.round(x / scale)));
 
 /**
- * A linear layer's weight [out, inp] (PyTorch layout) as int8 [inp, out] for
- * MatMulInteger, one scale per output column.
+ * `w` read as `runs` consecutive runs of `n` values, one scale per run, each value written to
+ * `at(run, k)` of the int8 output.
  */
-export function quantizeColumns(w: Float32Array, out: number, inp: number): Quantized {
-  const q = new Int8Array(inp * out);
-  const scale = new Float32Array(out);
-  for (let o = 0; o < out; o++) {
+function quantizeRuns(w: Float32Array, runs: number, n: number, at: (run: number, k: number) => number): Quantized {
+  const q = new Int8Array(runs * n);
+  const scale = new Float32Array(runs);
+  for (let r = 0; r < runs; r++) {
     let maxAbs = 0;
-    for (let i = 0; i < inp; i++) maxAbs = Math.max(maxAbs, Math.abs(w[o * inp + i]!));
-    scale[o] = scaleFor(maxAbs);
-    for (let i = 0; i < inp; i++) q[i * out + o] = toInt8(w[o * inp + i]!, scale[o]!);
+    for (let k = 0; k < n; k++) maxAbs = Math.max(maxAbs, Math.abs(w[r * n + k]!));
+    scale[r] = scaleFor(maxAbs);
+    for (let k = 0; k < n; k++) q[at(r, k)] = toInt8(w[r * n + k]!, scale[r]!);
   }
   return { q, scale };
 }
 
+/**
+ * A linear layer's weight [out, inp] (PyTorch layout) as int8 [inp, out] for
+ * MatMulInteger, one scale per output column.
+ */
+export function quantizeColumns(w: Float32Array, out: number, inp: number): Quantized {
+  return quantizeRuns(w, out, inp, (o, i) => i * out + o);
+}
+
 /** An embedding table [rows, cols] as int8 [rows, cols], one scale per row (per token). */
 export function quantizeRows(w: Float32Array, rows: number, cols: number): Quantized {
-  const q = new Int8Array(rows * cols);
-  const scale = new Float32Array(rows);
-  for (let r = 0; r < rows; r++) {
-    let maxAbs = 0;
-    for (let c = 0; c < cols; c++) maxAbs = Math.max(maxAbs, Math.abs(w[r * cols + c]!));
-    scale[r] = scaleFor(maxAbs);
-    for (let c = 0; c < cols; c++) q[r * cols + c] = toInt8(w[r * cols + c]!, scale[r]!);
-  }
-  return { q, scale };
+  return quantizeRuns(w, rows, cols, (r, c) => r * cols + c);
 }
 
 export function convertMiniLM(safetensors: Uint8Array, cfg: BertConfig, storage: WeightStorage = "fp16"): Uint8Array {

@@ -66,6 +66,10 @@ const ARCHIVE_SCOPE = "archive";
 /** Chunks embedded per background step when pending vectors are resumed. */
 const RESUME_BATCH = 16;
 
+// Each sealed value is bound to its owner (sealFor adds the user), table and row.
+const questionAad = (queryId: string) => `archive/${queryId}/question`;
+const chunkAad = (queryId: string, chunkId: string) => `archive/${queryId}/chunk/${chunkId}`;
+
 /** A chunk to archive: what is kept, the text its vector is made from, and whose cache may hold it. */
 export interface ArchiveInput {
   chunk: ArchivedChunk;
@@ -102,15 +106,6 @@ export class Archive {
     private readonly embeddings: EmbeddingService,
     private readonly now: () => number = Date.now,
   ) {}
-
-  // Each sealed value is bound to its owner (sealFor adds the user), table and row.
-  private questionAad(queryId: string) {
-    return `archive/${queryId}/question`;
-  }
-
-  private chunkAad(queryId: string, chunkId: string) {
-    return `archive/${queryId}/chunk/${chunkId}`;
-  }
 
   /** Opens a value, also in the form the first version sealed (bound to the query only). */
   private openValue(user: string, sealed: Uint8Array, aad: string, queryId: string): string {
@@ -151,7 +146,7 @@ export class Archive {
     this.db.transaction(() => {
       this.db
         .query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)")
-        .run(queryId, user, at, this.keys.sealFor(user, question, this.questionAad(queryId)));
+        .run(queryId, user, at, this.keys.sealFor(user, question, questionAad(queryId)));
       const insert = this.db.query<{ id: number }, [string, string, string, Buffer, number]>(
         "INSERT INTO archive_chunks (query_id, user_id, chunk_id, body, embedded) VALUES (?, ?, ?, ?, ?) RETURNING id",
       );
@@ -161,7 +156,7 @@ export class Archive {
           queryId,
           user,
           c.chunk.chunk_id,
-          this.keys.sealFor(user, JSON.stringify(c.chunk), this.chunkAad(queryId, c.chunk.chunk_id)),
+          this.keys.sealFor(user, JSON.stringify(c.chunk), chunkAad(queryId, c.chunk.chunk_id)),
           v ? 1 : 0,
         )!;
         if (v) insertVec.run(BigInt(id), user, at, rotation.apply(v));
@@ -226,7 +221,7 @@ export class Archive {
       const byUser = new Map<string, Array<{ id: number; text: string }>>();
       for (const r of rows.slice(0, RESUME_BATCH)) {
         try {
-          const chunk = JSON.parse(this.openValue(r.user_id, r.body, this.chunkAad(r.query_id, r.chunk_id), r.query_id)) as ArchivedChunk;
+          const chunk = JSON.parse(this.openValue(r.user_id, r.body, chunkAad(r.query_id, r.chunk_id), r.query_id)) as ArchivedChunk;
           (byUser.get(r.user_id) ?? byUser.set(r.user_id, []).get(r.user_id)!).push({
             id: r.id,
             text: embeddingText(chunk.title, chunk.content),
@@ -282,9 +277,9 @@ export class Archive {
       const row = chunk.get(r.id, user);
       if (!row) continue;
       out.push({
-        chunk: JSON.parse(this.openValue(user, row.body, this.chunkAad(row.query_id, row.chunk_id), row.query_id)) as ArchivedChunk,
+        chunk: JSON.parse(this.openValue(user, row.body, chunkAad(row.query_id, row.chunk_id), row.query_id)) as ArchivedChunk,
         query_id: row.query_id,
-        question: this.openValue(user, row.question, this.questionAad(row.query_id), row.query_id),
+        question: this.openValue(user, row.question, questionAad(row.query_id), row.query_id),
         queried_at: new Date(row.queried_at * 1000).toISOString(),
         similarity: Math.round((1 - r.distance) * 10_000) / 10_000,
       });

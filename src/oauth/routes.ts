@@ -80,6 +80,15 @@ function oauthFailure(error: unknown): Response {
   throw error;
 }
 
+/** An OAuth endpoint's answer: what `run` returns, or the OAuthError it throws as `{ error, error_description }`. */
+async function oauthAnswer(run: () => Promise<Response>): Promise<Response> {
+  try {
+    return await run();
+  } catch (error) {
+    return oauthFailure(error);
+  }
+}
+
 const constantEqual = (a: string | null | undefined, b: string | null | undefined) =>
   !!a && !!b && a.length === b.length && Bun.hash(a) === Bun.hash(b) && a === b;
 
@@ -109,6 +118,11 @@ const formBody = (fields: string[]) => ({
       schema: { type: "object", properties: Object.fromEntries(fields.map((f) => [f, { type: "string" }])) },
     },
   },
+});
+/** The route options of an OAuth endpoint answering JSON: its body read by the handler, its answers and the OAuth errors. */
+const endpointDoc = (summary: string, requestBody: object, answers: Record<number, object>) => ({
+  parse: "none" as const,
+  detail: { tags: ["oauth"], summary, requestBody, responses: { ...answers, ...oauthErrors } } as never,
 });
 const pageDoc = (summary: string, fields?: string[], extra: Record<number, object> = {}) => ({
   tags: ["oauth"],
@@ -336,60 +350,38 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .post(
       OAUTH_PATHS.token,
-      async ({ request }) => {
-        try {
-          return oauthJson(await oauth.token(await form(request), request.headers.get("authorization")));
-        } catch (error) {
-          return oauthFailure(error);
-        }
-      },
-      {
-        parse: "none",
-        detail: {
-          tags: ["oauth"],
-          summary: "Token endpoint: authorization_code (PKCE) and refresh_token grants",
-          requestBody: formBody([
-            "grant_type",
-            "code",
-            "code_verifier",
-            "redirect_uri",
-            "refresh_token",
-            "client_id",
-            "client_secret",
-            "resource",
-            "scope",
-          ]),
-          responses: {
-            200: jsonAnswer("access_token, token_type, expires_in, scope, and refresh_token with offline_access"),
-            ...oauthErrors,
-          },
-        } as never,
-      },
+      ({ request }) => oauthAnswer(async () => oauthJson(await oauth.token(await form(request), request.headers.get("authorization")))),
+      endpointDoc(
+        "Token endpoint: authorization_code (PKCE) and refresh_token grants",
+        formBody([
+          "grant_type",
+          "code",
+          "code_verifier",
+          "redirect_uri",
+          "refresh_token",
+          "client_id",
+          "client_secret",
+          "resource",
+          "scope",
+        ]),
+        { 200: jsonAnswer("access_token, token_type, expires_in, scope, and refresh_token with offline_access") },
+      ),
     )
     .post(
       OAUTH_PATHS.revoke,
-      async ({ request }) => {
-        try {
+      ({ request }) =>
+        oauthAnswer(async () => {
           await oauth.revoke(await form(request), request.headers.get("authorization"));
           return oauthJson({});
-        } catch (error) {
-          return oauthFailure(error);
-        }
-      },
-      {
-        parse: "none",
-        detail: {
-          tags: ["oauth"],
-          summary: "Token revocation (RFC 7009)",
-          requestBody: formBody(["token", "token_type_hint", "client_id", "client_secret"]),
-          responses: { 200: jsonAnswer("revoked, or not a token of this client"), ...oauthErrors },
-        } as never,
-      },
+        }),
+      endpointDoc("Token revocation (RFC 7009)", formBody(["token", "token_type_hint", "client_id", "client_secret"]), {
+        200: jsonAnswer("revoked, or not a token of this client"),
+      }),
     )
     .post(
       OAUTH_PATHS.register,
-      async ({ request, info }) => {
-        try {
+      ({ request, info }) =>
+        oauthAnswer(async () => {
           let meta: unknown;
           try {
             const text = await request.text();
@@ -401,39 +393,31 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
           if (typeof meta !== "object" || meta === null || Array.isArray(meta))
             throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
           return oauthJson(oauth.register(meta as Record<string, unknown>, address(request, info)), 201);
-        } catch (error) {
-          return oauthFailure(error);
-        }
-      },
-      {
-        parse: "none",
-        detail: {
-          tags: ["oauth"],
-          summary: "Dynamic client registration (RFC 7591)",
-          requestBody: {
-            required: true,
-            content: {
-              "application/json": {
-                schema: {
-                  type: "object",
-                  properties: {
-                    redirect_uris: { type: "array", items: { type: "string" } },
-                    client_name: { type: "string" },
-                    token_endpoint_auth_method: { type: "string" },
-                    grant_types: { type: "array", items: { type: "string" } },
-                  },
-                  required: ["redirect_uris"],
+        }),
+      endpointDoc(
+        "Dynamic client registration (RFC 7591)",
+        {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                properties: {
+                  redirect_uris: { type: "array", items: { type: "string" } },
+                  client_name: { type: "string" },
+                  token_endpoint_auth_method: { type: "string" },
+                  grant_types: { type: "array", items: { type: "string" } },
                 },
+                required: ["redirect_uris"],
               },
             },
           },
-          responses: {
-            201: jsonAnswer("the client information (client_id, and client_secret for a confidential client)"),
-            ...oauthErrors,
-            429: jsonAnswer("too many registrations from this address (Retry-After)", OAUTH_ERROR_SCHEMA),
-          },
-        } as never,
-      },
+        },
+        {
+          201: jsonAnswer("the client information (client_id, and client_secret for a confidential client)"),
+          429: jsonAnswer("too many registrations from this address (Retry-After)", OAUTH_ERROR_SCHEMA),
+        },
+      ),
     )
     .get(
       OAUTH_PATHS.apps,

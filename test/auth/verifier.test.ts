@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type CryptoKey, exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
+import { type CryptoKey, exportJWK, generateKeyPair, type JWTHeaderParameters, SignJWT, UnsecuredJWT } from "jose";
 import { AuthFailure, type AuthService } from "../../src/auth/service";
 import type { Principal } from "../../src/auth/verifier";
 import { createLogger } from "../../src/log";
@@ -56,6 +56,16 @@ const localSign = (
   return jwt.sign(auth.key.privateKey);
 };
 
+/** Alice's token for this server (corpus:search, one hour) signed with `key` under `header`: keys and algorithms it must refuse. */
+const signedWith = (header: JWTHeaderParameters, key: CryptoKey | Uint8Array) =>
+  new SignJWT({ scope: "corpus:search" })
+    .setProtectedHeader(header)
+    .setSubject("alice")
+    .setIssuer(ISS)
+    .setAudience(AUD)
+    .setExpirationTime("1h")
+    .sign(key);
+
 describe("bearer token verification (D4)", () => {
   test("a token this server issued is accepted, with its user and scopes", async () => {
     const { token } = await auth.issuer.issue("alice", ["corpus:search", "corpus:read"]);
@@ -84,22 +94,10 @@ describe("bearer token verification (D4)", () => {
 
   test("key confusion: an HMAC token keyed with the public key is refused", async () => {
     const publicBytes = new TextEncoder().encode(JSON.stringify(auth.key.publicJwk));
-    const hs = await new SignJWT({ scope: "corpus:search" })
-      .setProtectedHeader({ alg: "HS256", kid: auth.key.kid })
-      .setSubject("alice")
-      .setIssuer(ISS)
-      .setAudience(AUD)
-      .setExpirationTime("1h")
-      .sign(publicBytes);
+    const hs = await signedWith({ alg: "HS256", kid: auth.key.kid }, publicBytes);
     await fails(`Bearer ${hs}`, 401, /algorithm is not allowed|invalid/);
     const rawX = Buffer.from(auth.key.publicJwk.x!, "base64url");
-    const hs2 = await new SignJWT({ scope: "corpus:search" })
-      .setProtectedHeader({ alg: "HS256", kid: auth.key.kid })
-      .setSubject("alice")
-      .setIssuer(ISS)
-      .setAudience(AUD)
-      .setExpirationTime("1h")
-      .sign(rawX);
+    const hs2 = await signedWith({ alg: "HS256", kid: auth.key.kid }, rawX);
     await fails(`Bearer ${hs2}`, 401, /./);
   });
 
@@ -122,22 +120,10 @@ describe("bearer token verification (D4)", () => {
 
   test("a token from an unknown key is 401", async () => {
     const other = await generateKeyPair("EdDSA", { crv: "Ed25519" });
-    const foreign = await new SignJWT({ scope: "corpus:search" })
-      .setProtectedHeader({ alg: "EdDSA", kid: "someone-else" })
-      .setSubject("alice")
-      .setIssuer(ISS)
-      .setAudience(AUD)
-      .setExpirationTime("1h")
-      .sign(other.privateKey);
+    const foreign = await signedWith({ alg: "EdDSA", kid: "someone-else" }, other.privateKey);
     await fails(`Bearer ${foreign}`, 401, /unknown key/);
     // The right kid but another key's signature.
-    const spoofed = await new SignJWT({ scope: "corpus:search" })
-      .setProtectedHeader({ alg: "EdDSA", kid: auth.key.kid })
-      .setSubject("alice")
-      .setIssuer(ISS)
-      .setAudience(AUD)
-      .setExpirationTime("1h")
-      .sign(other.privateKey);
+    const spoofed = await signedWith({ alg: "EdDSA", kid: auth.key.kid }, other.privateKey);
     await fails(`Bearer ${spoofed}`, 401, /signature is invalid/);
   });
 

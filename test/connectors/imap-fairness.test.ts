@@ -116,24 +116,24 @@ describe("turns on shared connections", () => {
     return { op: async (slot: number) => (log.push(`${name}@${slot}`), await done, name), release: () => release() };
   }
 
+  /** Ends a gated operation and gives the turns a tick to hand its slot on. */
+  async function finish(g: { release: () => void }) {
+    g.release();
+    await Bun.sleep(0);
+  }
+
   test("a free slot goes to the caller served least recently; a caller never runs two at once", async () => {
     const turns = new Turns(1);
     const log: string[] = [];
-    const a1 = gate(log, "a1");
-    const a2 = gate(log, "a2");
-    const b1 = gate(log, "b1");
-    const c1 = gate(log, "c1");
+    const [a1, a2, b1, c1] = [gate(log, "a1"), gate(log, "a2"), gate(log, "b1"), gate(log, "c1")];
     const results = [turns.run("a", a1.op), turns.run("a", a2.op), turns.run("b", b1.op), turns.run("c", c1.op)];
     expect(log).toEqual(["a1@0"]);
-    a1.release();
-    await Bun.sleep(0);
+    await finish(a1);
     // a waited first, but b and c have not been served yet.
     expect(log).toEqual(["a1@0", "b1@0"]);
-    b1.release();
-    await Bun.sleep(0);
+    await finish(b1);
     expect(log).toEqual(["a1@0", "b1@0", "c1@0"]);
-    c1.release();
-    await Bun.sleep(0);
+    await finish(c1);
     expect(log).toEqual(["a1@0", "b1@0", "c1@0", "a2@0"]);
     a2.release();
     expect(await Promise.all(results)).toEqual(["a1", "a2", "b1", "c1"]);
@@ -146,11 +146,9 @@ describe("turns on shared connections", () => {
     const [a1, a2, b1] = [gate(log, "a1"), gate(log, "a2"), gate(log, "b1")];
     const results = [turns.run("a", a1.op), turns.run("a", a2.op), turns.run("b", b1.op)];
     expect(log).toEqual(["a1@0", "b1@1"]);
-    b1.release();
-    await Bun.sleep(0);
+    await finish(b1);
     expect(log).toEqual(["a1@0", "b1@1"]);
-    a1.release();
-    await Bun.sleep(0);
+    await finish(a1);
     expect(log).toEqual(["a1@0", "b1@1", "a2@0"]);
     a2.release();
     expect(await Promise.all(results)).toEqual(["a1", "a2", "b1"]);

@@ -55,6 +55,22 @@ function swapForLink(path: string, target: string) {
   symlinkSync(target, path);
 }
 
+/**
+ * Scans bob's documents, then removes the scanned file `name` and puts a link to `target` in its
+ * place: what reading that entry gives (its records as JSON, or the error's message).
+ */
+function readReplacedByLink(w: ReturnType<typeof world>, name: string, target: string): Promise<string> {
+  const source = filesSource(w.docs, (p) => recheck(p, w.policy("bob")));
+  const entries = source.scan();
+  rmSync(join(w.docs, name));
+  symlinkSync(target, join(w.docs, name));
+  const entry = entries.find((e) => e.source === name)!;
+  return source.read(entry).then(
+    (rs) => JSON.stringify(rs),
+    (e: Error) => e.message,
+  );
+}
+
 const refusedWith = (fn: () => unknown, status: 400 | 403, message: RegExp) => {
   try {
     fn();
@@ -155,31 +171,13 @@ describe("files and mail: links put in place after the check", () => {
 
   test("a file swapped for a link between the scan and the read is not read (no link followed)", async () => {
     const w = world();
-    const source = filesSource(w.docs, (p) => recheck(p, w.policy("bob")));
-    const entries = source.scan();
-    rmSync(join(w.docs, "note.txt"));
-    symlinkSync(join(w.outside, "secret.txt"), join(w.docs, "note.txt"));
-    const note = entries.find((e) => e.source === "note.txt")!;
-    const read = source.read(note).then(
-      (rs) => JSON.stringify(rs),
-      (e: Error) => e.message,
-    );
-    expect(await read).not.toContain(SECRET);
+    expect(await readReplacedByLink(w, "note.txt", join(w.outside, "secret.txt"))).not.toContain(SECRET);
   });
 
   test("a file swapped for a link into the data folder is not read", async () => {
     const w = world();
     writeFileSync(join(w.docs, "keys.json"), JSON.stringify({ kid: "mine" }));
-    const source = filesSource(w.docs, (p) => recheck(p, w.policy("bob")));
-    const entries = source.scan();
-    rmSync(join(w.docs, "keys.json"));
-    symlinkSync(join(w.data, "signing-key.json"), join(w.docs, "keys.json"));
-    const keys = entries.find((e) => e.source === "keys.json")!;
-    const read = source.read(keys).then(
-      (rs) => JSON.stringify(rs),
-      (e: Error) => e.message,
-    );
-    expect(await read).not.toContain("DATA-KID-0042");
+    expect(await readReplacedByLink(w, "keys.json", join(w.data, "signing-key.json"))).not.toContain("DATA-KID-0042");
   });
 
   test("the connector's own folder swapped for a link after the scan: reads are refused", async () => {

@@ -1,20 +1,34 @@
 // The progress arithmetic (issue 14) on an injected clock: rate over a sliding window, time
 // left, the log at most every PROGRESS_LOG_INTERVAL_MS, the completion summary.
 import { describe, expect, test } from "bun:test";
-import { PhaseProgress, PROGRESS_LOG_INTERVAL_MS, RATE_WINDOW_MS } from "../../src/connectors/progress";
+import {
+  PhaseProgress,
+  PROGRESS_LOG_INTERVAL_MS,
+  type ProgressPhase,
+  type ProgressUnit,
+  RATE_WINDOW_MS,
+} from "../../src/connectors/progress";
 import { createLogger, memorySink } from "../../src/log";
 
 const START = Date.parse("2026-03-01T09:00:00.000Z");
 
-function clocked() {
+/** A phase on a clock of its own from START: `advance` moves the clock on; `after` moves it on, then counts what is done. */
+function phase(name: ProgressPhase, unit: ProgressUnit, doneAtStart: number, total: number) {
   let at = START;
-  return { now: () => at, advance: (ms: number) => (at += ms) };
+  const p = new PhaseProgress(name, unit, doneAtStart, total, () => at);
+  const advance = (ms: number) => {
+    at += ms;
+  };
+  const after = (ms: number, done: number, newTotal?: number) => {
+    advance(ms);
+    p.update(done, newTotal);
+  };
+  return { p, advance, after };
 }
 
 describe("PhaseProgress", () => {
   test("before anything is done the rate and the time left are unknown", () => {
-    const c = clocked();
-    const p = new PhaseProgress("embedding", "chunks", 0, 10_053, c.now);
+    const { p, advance } = phase("embedding", "chunks", 0, 10_053);
     expect(p.view()).toEqual({
       phase: "embedding",
       unit: "chunks",
@@ -25,85 +39,64 @@ describe("PhaseProgress", () => {
       started_at: "2026-03-01T09:00:00.000Z",
     });
     // Time passing with nothing done (the model loading) does not make a rate of it yet.
-    c.advance(5_000);
+    advance(5_000);
     expect(p.view()).toMatchObject({ rate_per_second: null, eta_seconds: null });
   });
 
   test("rate and time left from what was done since the phase started", () => {
-    const c = clocked();
-    const p = new PhaseProgress("embedding", "chunks", 0, 1_000, c.now);
-    c.advance(4_000);
-    p.update(40);
+    const { p, after } = phase("embedding", "chunks", 0, 1_000);
+    after(4_000, 40);
     expect(p.view()).toMatchObject({ done: 40, total: 1_000, rate_per_second: 10, eta_seconds: 96 });
-    c.advance(1_000);
-    p.update(60);
+    after(1_000, 60);
     // 60 in 5 s: 12/s; 940 left: 78.3 s, rounded up.
     expect(p.view()).toMatchObject({ done: 60, rate_per_second: 12, eta_seconds: 79 });
   });
 
   test("a phase that resumes counts only its own work (done at start is not a rate)", () => {
-    const c = clocked();
-    const p = new PhaseProgress("embedding", "chunks", 900, 1_000, c.now);
-    c.advance(2_000);
-    p.update(916);
+    const { p, after } = phase("embedding", "chunks", 900, 1_000);
+    after(2_000, 916);
     expect(p.view()).toMatchObject({ done: 916, rate_per_second: 8, eta_seconds: 11 });
   });
 
   test("the rate follows the last RATE_WINDOW_MS: a slow start is forgotten, a stall shows", () => {
-    const c = clocked();
-    const p = new PhaseProgress("embedding", "chunks", 0, 10_000, c.now);
+    const { p, advance, after } = phase("embedding", "chunks", 0, 10_000);
     // A slow minute (1/s), then a fast one (20/s), sampled every second.
-    for (let i = 1; i <= 60; i++) {
-      c.advance(1_000);
-      p.update(i);
-    }
+    for (let i = 1; i <= 60; i++) after(1_000, i);
     expect(p.rate()).toBe(1);
-    for (let i = 1; i <= 60; i++) {
-      c.advance(1_000);
-      p.update(60 + 20 * i);
-    }
+    for (let i = 1; i <= 60; i++) after(1_000, 60 + 20 * i);
     // Only the fast minute is in the window.
     expect(p.rate()).toBe(20);
     expect(p.eta()).toBe(Math.ceil((10_000 - 1_260) / 20));
     // Stalled for half the window: the rate halves; stalled past it, nothing is done in it.
-    c.advance(RATE_WINDOW_MS / 2);
+    advance(RATE_WINDOW_MS / 2);
     expect(p.rate()).toBe(10);
-    c.advance(RATE_WINDOW_MS);
+    advance(RATE_WINDOW_MS);
     expect(p.rate()).toBe(0);
     expect(p.eta()).toBeNull();
   });
 
   test("samples are pruned: a long phase keeps a window's worth, not its history", () => {
-    const c = clocked();
-    const p = new PhaseProgress("indexing", "files", 0, 1_000_000, c.now);
-    for (let i = 1; i <= 100_000; i++) {
-      c.advance(100);
-      p.update(i);
-    }
+    const { p, after } = phase("indexing", "files", 0, 1_000_000);
+    for (let i = 1; i <= 100_000; i++) after(100, i);
     const samples = (p as unknown as { samples: unknown[] }).samples.length;
     expect(samples).toBeLessThanOrEqual(RATE_WINDOW_MS / 100 + 1);
     expect(p.rate()).toBe(10);
   });
 
   test("the total may grow (a rescan added chunks); done never exceeds it; nothing left is 0 s", () => {
-    const c = clocked();
-    const p = new PhaseProgress("embedding", "chunks", 0, 100, c.now);
-    c.advance(1_000);
-    p.update(50, 300);
+    const { p, after } = phase("embedding", "chunks", 0, 100);
+    after(1_000, 50, 300);
     expect(p.view()).toMatchObject({ done: 50, total: 300, rate_per_second: 50, eta_seconds: 5 });
-    c.advance(1_000);
-    p.update(300, 300);
+    after(1_000, 300, 300);
     expect(p.eta()).toBe(0);
   });
 
   test("logged at most every PROGRESS_LOG_INTERVAL_MS, with counts, rate and time left; the summary covers the phase", () => {
-    const c = clocked();
     const logs = memorySink();
     const log = createLogger("INFO", logs.sink).child("connectors.mail");
-    const p = new PhaseProgress("embedding", "chunks", 0, 1_600, c.now);
+    const { p, after } = phase("embedding", "chunks", 0, 1_600);
     for (let i = 1; i <= 100; i++) {
-      c.advance(500);
-      p.update(16 * i);
+      after(500, 16 * i);
       p.report(log, "connector embedding");
     }
     const lines = logs.records().filter((l) => l.message === "connector embedding");
@@ -121,11 +114,9 @@ describe("PhaseProgress", () => {
   });
 
   test("indexing counts files, and its rate is named so", () => {
-    const c = clocked();
     const logs = memorySink();
-    const p = new PhaseProgress("indexing", "files", 0, 1_702, c.now);
-    c.advance(PROGRESS_LOG_INTERVAL_MS);
-    p.update(851);
+    const { p, after } = phase("indexing", "files", 0, 1_702);
+    after(PROGRESS_LOG_INTERVAL_MS, 851);
     p.report(createLogger("INFO", logs.sink), "connector indexing");
     expect(logs.records()[0]).toMatchObject({ done: 851, total: 1_702, files_per_second: 85.1, eta_seconds: 10 });
   });

@@ -7,11 +7,11 @@ import { join } from "node:path";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { DomainError } from "../../src/errors";
 import { OPERATOR_UNAVAILABLE } from "../../src/retrieval/search";
-import { bearer, postJson, req, tempDir, testApp } from "../helpers";
-import { CHINOOK_SQLITE } from "../support/chinook";
+import { bearer, patchJson, postJson, req, tempDir, testApp } from "../helpers";
+import { CHINOOK_SQLITE, chinookSource } from "../support/chinook";
 import { hostilePostgres } from "../support/hostile-postgres";
 import { SHARED_DATA, type TestServers, testServers } from "../support/servers";
-import { imapConfig, imapSource, operatorFile } from "../support/sources";
+import { imapConfig, imapSource, operatorFile, sqlSource } from "../support/sources";
 
 setDefaultTimeout(60_000);
 
@@ -33,6 +33,11 @@ const add = (tok: string, body: unknown) => postJson("/v1/connectors", body, bea
 const list = async (app: { handle(r: Request): Promise<Response> | Response }, tok: string) =>
   ((await (await app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> })
     .connectors;
+
+/** The shop's invoices, each titled by its city, with its country as text. */
+const INVOICE_CITIES = [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }];
+/** An operator's database where nothing answers; its URL names an account, a host and a database to be kept from users. */
+const OPS_DB = sqlSource("ops-db", "postgres://opsuser:opspass@127.0.0.1:1/ledger", [{ name: "t", id: "a", title: "b", text: ["c"] }]);
 
 describe("GET/POST/DELETE /v1/connectors", () => {
   test("add a files connector under the allowed roots; it is listed with status and record count; then removed", async () => {
@@ -162,17 +167,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   });
 
   test("operator connectors (CORPUS_CONNECTORS_FILE) are visible to every user and cannot be removed by them", async () => {
-    const file = operatorFile([
-      {
-        id: "shop",
-        kind: "sql",
-        label: "Chinook shop",
-        config: {
-          url: CHINOOK_SQLITE,
-          tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
-        },
-      },
-    ]);
+    const file = operatorFile([chinookSource(INVOICE_CITIES)]);
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     for (const user of ["alice", "bob"]) {
       expect(await list(app, await token(user))).toEqual([
@@ -196,14 +191,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     expect((await first.app.handle(add(alice, { id: "shop", kind: "files", config: { path: docs } }))).status).toBe(200);
     await first.services.close();
 
-    const file = operatorFile([
-      {
-        id: "shop",
-        kind: "sql",
-        label: "Chinook shop",
-        config: { url: CHINOOK_SQLITE, tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }] },
-      },
-    ]);
+    const file = operatorFile([chinookSource(INVOICE_CITIES)]);
     const { app, token, services } = await setup({
       CORPUS_DATA_DIR: dataDir,
       CORPUS_CONNECTORS_FILE: file,
@@ -214,13 +202,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     expect((await list(app, tok)).map((c) => [c.id, c.owner])).toEqual([["shop", "user"]]);
     expect((await list(app, await token("bob"))).map((c) => [c.id, c.owner])).toEqual([["shop", "operator"]]);
     expect(services.connectors.active("alice", ["shop"]).map((a) => a.owner)).toEqual(["user"]);
-    const relabel = await app.handle(
-      req("/v1/connectors/shop", {
-        method: "PATCH",
-        headers: { ...bearer(tok), "content-type": "application/json" },
-        body: JSON.stringify({ label: "Mine" }),
-      }),
-    );
+    const relabel = await app.handle(patchJson("/v1/connectors/shop", { label: "Mine" }, bearer(tok)));
     expect(relabel.status).toBe(200);
     const del = await app.handle(req("/v1/connectors/shop", { method: "DELETE", headers: bearer(tok) }));
     expect(await del.json()).toEqual({ id: "shop", deleted: true });
@@ -230,14 +212,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
 
   test("users see the operator's connectors by id, kind, label and status: not their mail account, host, port or error", async () => {
     const { imap } = servers;
-    const file = operatorFile([
-      imapSource(imap, "ops-mail", "Support inbox"),
-      {
-        id: "ops-db",
-        kind: "sql",
-        config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
-      },
-    ]);
+    const file = operatorFile([imapSource(imap, "ops-mail", "Support inbox"), OPS_DB]);
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const shown = await list(app, await token("mallory", ["connectors:read"]));
     expect(shown.map((c) => Object.keys(c).sort())).toEqual([
@@ -253,13 +228,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
   });
 
   test("a search while an operator connector fails notes it as unavailable, not with its host, account or URL", async () => {
-    const file = operatorFile([
-      {
-        id: "ops-db",
-        kind: "sql",
-        config: { url: "postgres://opsuser:opspass@127.0.0.1:1/ledger", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
-      },
-    ]);
+    const file = operatorFile([OPS_DB]);
     const { app, token } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const r = await app.handle(postJson("/v1/query", { query: "invoices of March" }, bearer(await token("mallory", ["corpus:search"]))));
     expect(r.status).toBe(200);
@@ -270,19 +239,8 @@ describe("GET/POST/DELETE /v1/connectors", () => {
 
   test("an operator connector in error makes /api/connectors/health 503, naming no connector, host or URL (the log does); a bad file stops start-up", async () => {
     const file = operatorFile([
-      {
-        id: "gone",
-        kind: "sql",
-        config: { url: "postgres://u:p@127.0.0.1:1/x", tables: [{ name: "t", id: "a", title: "b", text: ["c"] }] },
-      },
-      {
-        id: "shop",
-        kind: "sql",
-        config: {
-          url: CHINOOK_SQLITE,
-          tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
-        },
-      },
+      sqlSource("gone", "postgres://u:p@127.0.0.1:1/x", [{ name: "t", id: "a", title: "b", text: ["c"] }]),
+      sqlSource("shop", CHINOOK_SQLITE, INVOICE_CITIES),
     ]);
     const { app, logs } = await setup({ CORPUS_CONNECTORS_FILE: file });
     const r = await app.handle(req("/api/connectors/health"));
@@ -310,16 +268,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
 
 describe("connectors per user are capped (CORPUS_MAX_CONNECTORS_PER_USER; issue 13, item 11)", () => {
   test("one more than the cap is 409 conflict naming the limit, even sent all at once; the operator's do not count; removing one makes room", async () => {
-    const file = operatorFile([
-      {
-        id: "shop",
-        kind: "sql",
-        config: {
-          url: CHINOOK_SQLITE,
-          tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingCity", text: ["BillingCountry"] }],
-        },
-      },
-    ]);
+    const file = operatorFile([sqlSource("shop", CHINOOK_SQLITE, INVOICE_CITIES)]);
     const { app, roots, token } = await setup({ CORPUS_MAX_CONNECTORS_PER_USER: "2", CORPUS_CONNECTORS_FILE: file });
     const alice = await token();
     const burst = await Promise.all(
@@ -364,13 +313,15 @@ async function perUser(env: Record<string, string> = {}, rootsOf = (base: string
     expect(r.status).toBe(200);
     return JSON.stringify(await r.json());
   };
+  // Adds a connector as `tok`: the status of the answer.
+  const added = async (tok: string, body: object) => (await t.app.handle(add(tok, body))).status;
   // The next scan, now rather than after RESCAN_MS: what a later search would do.
   const rescan = async (user: string, id: string) => {
     const [a] = t.services.connectors.active(user, [id]);
     await (a!.connector as IndexedFolderConnector).sync();
     return a!.connector.health();
   };
-  return { ...t, base, bobDocs, outside, token, ask, rescan, bob: await token("bob"), alice: await token("alice") };
+  return { ...t, base, bobDocs, outside, token, ask, added, rescan, bob: await token("bob"), alice: await token("alice") };
 }
 
 /** Replaces `path` by a link to `target`, as its owner may do at any time after adding it. */
@@ -395,16 +346,14 @@ const ROOT_STYLES: Array<[string, (base: string) => string]> = [
 describe("local paths are per user and checked on every scan (D23)", () => {
   test("alice cannot add bob's folder (or the folder above it), and her queries never return bob's words", async () => {
     const t = await perUser();
-    expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+    expect(await t.added(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } })).toBe(200);
     expect(await t.ask(t.bob)).toContain(BOB_WORD);
     for (const path of [t.bobDocs, join(t.base, "bob"), t.base, join(t.base, "alice", "..", "bob", "docs")]) {
       const r = await t.app.handle(add(t.alice, { id: "theirs", kind: "files", config: { path } }));
       expect([path, r.status]).toEqual([path, 403]);
       expect(((await r.json()) as { message: string }).message).toMatch(/outside the folders/);
     }
-    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(
-      200,
-    );
+    expect(await t.added(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } })).toBe(200);
     const answer = await t.ask(t.alice);
     expect(answer).toContain("ledger of alice");
     expect(answer).not.toContain(BOB_WORD);
@@ -413,12 +362,9 @@ describe("local paths are per user and checked on every scan (D23)", () => {
 
   test("a link in alice's own folder to bob's is refused too", async () => {
     const t = await perUser();
-    expect((await t.app.handle(add(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } }))).status).toBe(
-      200,
-    );
+    expect(await t.added(t.alice, { id: "mine", kind: "files", config: { path: join(t.base, "alice", "docs") } })).toBe(200);
     symlinkSync(t.bobDocs, join(t.base, "alice", "bobs"));
-    const r = await t.app.handle(add(t.alice, { id: "theirs", kind: "maildir", config: { path: join(t.base, "alice", "bobs") } }));
-    expect(r.status).toBe(403);
+    expect(await t.added(t.alice, { id: "theirs", kind: "maildir", config: { path: join(t.base, "alice", "bobs") } })).toBe(403);
     expect(await t.ask(t.alice)).not.toContain(BOB_WORD);
     await t.services.close();
   });
@@ -432,8 +378,7 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     expect(created.status).toBe(200);
     expect(await created.json()).toMatchObject({ status: "ok", records: 1, config: { url: file } });
     expect(await t.ask(t.bob)).toContain(BOB_WORD);
-    const r = await t.app.handle(add(t.alice, body(file)));
-    expect(r.status).toBe(403);
+    expect(await t.added(t.alice, body(file))).toBe(403);
     expect(await t.ask(t.alice)).not.toContain(BOB_WORD);
     await t.services.close();
   });
@@ -444,11 +389,10 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     const mine = await t.app.handle(add(t.bob, { id: "later", kind: "files", config: { path: later } }));
     expect(mine.status).toBe(400);
     expect(((await mine.json()) as { message: string }).message).toBe(`${later} does not exist`);
-    expect(
-      (await t.app.handle(add(t.bob, { id: "db", kind: "sql", config: { url: join(t.base, "bob", "later.sqlite"), tables: shopTables } })))
-        .status,
-    ).toBe(400);
-    expect((await t.app.handle(add(t.alice, { id: "later", kind: "files", config: { path: later } }))).status).toBe(403);
+    expect(await t.added(t.bob, { id: "db", kind: "sql", config: { url: join(t.base, "bob", "later.sqlite"), tables: shopTables } })).toBe(
+      400,
+    );
+    expect(await t.added(t.alice, { id: "later", kind: "files", config: { path: later } })).toBe(403);
     // What the attacker did next: put a link where the path was promised.
     symlinkSync(t.config.CORPUS_DATA_DIR, later);
     expect(await list(t.app, t.bob)).toEqual([]);
@@ -460,7 +404,7 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     async (_style, rootsOf) => {
       const t = await perUser({}, rootsOf);
       const kid = (JSON.parse(readFileSync(join(t.config.CORPUS_DATA_DIR, "signing-key.json"), "utf8")) as { kid: string }).kid;
-      expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+      expect(await t.added(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } })).toBe(200);
       expect(await t.ask(t.bob)).toContain(BOB_WORD);
       swapForLink(t.bobDocs, t.config.CORPUS_DATA_DIR);
       const status = await t.rescan("bob", "docs");
@@ -480,7 +424,7 @@ describe("local paths are per user and checked on every scan (D23)", () => {
         [join(t.bobDocs, "sub"), t.outside],
         [t.bobDocs, t.outside],
       ];
-      expect((await t.app.handle(add(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status).toBe(200);
+      expect(await t.added(t.bob, { id: "docs", kind: "files", config: { path: t.bobDocs } })).toBe(200);
       expect(await t.ask(t.bob)).toContain(BOB_WORD);
       for (const [path, target] of links) {
         swapForLink(path, target);
@@ -499,7 +443,7 @@ describe("local paths are per user and checked on every scan (D23)", () => {
       const file = join(t.base, "bob", "shop.sqlite");
       sqliteShop(file, "quokka ledger, bob's own");
       sqliteShop(join(t.outside, "other.sqlite"), `quokka ledger ${OUTSIDE_WORD}`);
-      expect((await t.app.handle(add(t.bob, { id: "shop", kind: "sql", config: { url: file, tables: shopTables } }))).status).toBe(200);
+      expect(await t.added(t.bob, { id: "shop", kind: "sql", config: { url: file, tables: shopTables } })).toBe(200);
       await t.services.close();
       swapForLink(file, join(t.outside, "other.sqlite"));
       const again = await testApp({ CORPUS_DATA_DIR: t.config.CORPUS_DATA_DIR, CORPUS_CONNECTOR_ROOTS: t.config.CORPUS_CONNECTOR_ROOTS });
@@ -520,7 +464,7 @@ describe("local paths are per user and checked on every scan (D23)", () => {
       await expect(tried).rejects.toMatchObject({ kind: "forbidden", message: expect.stringContaining("cannot name a folder") });
       // Through the API such a subject is refused before that (D24) or with the same 403.
       const tok = (await t.services.auth.issuer.sign(user, ["connectors:write", "connectors:read"], 600)).token;
-      expect([401, 403]).toContain((await t.app.handle(add(tok, { id: "docs", kind: "files", config: { path: t.bobDocs } }))).status);
+      expect([401, 403]).toContain(await t.added(tok, { id: "docs", kind: "files", config: { path: t.bobDocs } }));
     }
     await t.services.close();
   });
@@ -531,7 +475,7 @@ describe("local paths are per user and checked on every scan (D23)", () => {
     writeFileSync(join(shared, "team", "plan.txt"), "Zanzibar quokka ledger for the whole team.\n");
     const t = await perUser({ CORPUS_CONNECTOR_ROOTS: `${shared}, ${join(tempDir(), "{user}")}` });
     for (const tok of [t.alice, t.bob]) {
-      expect((await t.app.handle(add(tok, { id: "team", kind: "files", config: { path: join(shared, "team") } }))).status).toBe(200);
+      expect(await t.added(tok, { id: "team", kind: "files", config: { path: join(shared, "team") } })).toBe(200);
       expect(await t.ask(tok)).toContain("for the whole team");
     }
     const warnings = t.logs.records().filter((l) => l.level === "WARNING" && String(l.message).includes("shared"));

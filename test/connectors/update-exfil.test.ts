@@ -4,7 +4,7 @@
 // new host, port, TLS setting or user needs the password again; given again, it goes there.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { createServer } from "node:net";
-import { bearer, postJson, testApp } from "../helpers";
+import { bearer, patchJson, postJson, testApp } from "../helpers";
 
 setDefaultTimeout(30_000);
 
@@ -39,14 +39,7 @@ test("a stored IMAP password is never sent to a server the PATCH names; given ag
   const tok = (await t.services.auth.issuer.issue("alice", ["connectors:read", "connectors:write"])).token;
   const imap = { host: "127.0.0.1", port: real.port, secure: false, user: "alice", password: "S3CRET-PW-xyz", mailbox: "INBOX" };
   await t.app.handle(postJson("/v1/connectors", { id: "mail", kind: "imap", config: imap }, bearer(tok)));
-  const patch = (config: unknown) =>
-    t.app.handle(
-      new Request("http://localhost/v1/connectors/mail", {
-        method: "PATCH",
-        headers: { ...bearer(tok), "content-type": "application/json" },
-        body: JSON.stringify({ config }),
-      }),
-    );
+  const patch = (config: unknown) => t.app.handle(patchJson("/v1/connectors/mail", { config }, bearer(tok)));
   const refused = await patch({ port: evil.port });
   expect(refused.status).toBe(400);
   expect(evil.seen).toEqual([]);

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
-import { bearer, postJson, req, tempDir, testApp } from "../helpers";
+import { bearer, patchJson, postJson, req, tempDir, testApp } from "../helpers";
 import { type TestServers, testServers } from "../support/servers";
 import { imapConfig } from "../support/sources";
 
@@ -31,12 +31,7 @@ async function setup() {
   return { ...t, roots, token };
 }
 
-const patch = (tok: string, id: string, body: unknown) =>
-  new Request(`http://localhost/v1/connectors/${id}`, {
-    method: "PATCH",
-    headers: { ...bearer(tok), "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+const patch = (tok: string, id: string, body: unknown) => patchJson(`/v1/connectors/${id}`, body, bearer(tok));
 
 function folder(roots: string, user: string, name: string, text: string): string {
   const dir = join(roots, user, name);

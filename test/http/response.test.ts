@@ -28,6 +28,22 @@ function fourAnswers() {
     });
 }
 
+/** One request of each kind the whole app answers apart: a route, no route (404), a body too large (413), the docs page, a UI asset. */
+const eachKind = () => [
+  req("/"),
+  req("/no/such/route"),
+  postJson("/", "x".repeat(5000), { "content-length": "5000" }),
+  req("/openapi"),
+  req("/openapi/assets/swagger-ui.css"),
+];
+
+/** The app's answers to `requests`, one after another. */
+async function answers(app: { handle(r: Request): Promise<Response> | Response }, requests: Request[]): Promise<Response[]> {
+  const out: Response[] = [];
+  for (const r of requests) out.push(await app.handle(r));
+  return out;
+}
+
 describe("the response writer: security headers (second document part 4) on every response", () => {
   test("the four headers and values of the specification, HSTS apart", () => {
     expect(Object.keys(SECURITY_HEADERS)).toHaveLength(3);
@@ -148,36 +164,19 @@ describe("the response writer: security headers (second document part 4) on ever
 
   test("on every response of the app: success, 404, 400, 413, docs, UI assets", async () => {
     const { app } = await testApp({ CORPUS_MAX_REQUEST_SIZE: "1024" });
-    const responses = [
-      await app.handle(req("/")),
-      await app.handle(req("/no/such/route")),
-      await app.handle(req("/api/auth/health")),
-      await app.handle(req("/openapi/json")),
-      await app.handle(postJson("/", "x".repeat(5000), { "content-length": "5000" })),
-      await app.handle(req("/openapi")),
-      await app.handle(req("/openapi/assets/swagger-ui.css")),
-    ];
+    const responses = await answers(app, [...eachKind(), req("/api/auth/health"), req("/openapi/json")]);
     for (const r of responses) expectHeaders(r);
   });
 
   test("X-Request-Id on every response of the app, each its own: success, 404, 405, 413, docs, assets, a preflight, /mcp", async () => {
     const { app } = await testApp({ CORPUS_MAX_REQUEST_SIZE: "1024", CORPUS_CORS_ALLOW_ORIGINS_CSV: "https://app.example" });
-    const responses = [
-      await app.handle(req("/")),
-      await app.handle(req("/no/such/route")),
-      await app.handle(req("/v1/query")),
-      await app.handle(postJson("/", "x".repeat(5000), { "content-length": "5000" })),
-      await app.handle(req("/openapi")),
-      await app.handle(req("/openapi/assets/swagger-ui.css")),
-      await app.handle(
-        req("/v1/query", {
-          method: "OPTIONS",
-          headers: { origin: "https://app.example", "access-control-request-method": "POST" },
-        }),
-      ),
-      await app.handle(postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "ping" })),
-    ];
-    expect(responses.map((r) => r.status)).toEqual([200, 404, 405, 413, 200, 200, 204, 401]);
+    const responses = await answers(app, [
+      ...eachKind(),
+      req("/v1/query"),
+      req("/v1/query", { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "POST" } }),
+      postJson("/mcp", { jsonrpc: "2.0", id: 1, method: "ping" }),
+    ]);
+    expect(responses.map((r) => r.status)).toEqual([200, 404, 413, 200, 200, 405, 204, 401]);
     const ids = responses.map((r) => r.headers.get("x-request-id"));
     for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{20}$/);
     expect(new Set(ids).size).toBe(ids.length);

@@ -1,7 +1,7 @@
 // /mcp at the wire: JSON-RPC codes, versions, headers, auth, limits (second document; D6, D21).
 import { describe, expect, test } from "bun:test";
 import { beginRequest } from "../../src/http/request-context";
-import { bearer, req, testApp } from "../helpers";
+import { bearer, postJson, req, testApp } from "../helpers";
 
 async function setup(env: Record<string, string> = {}, now?: () => number) {
   const t = await testApp(env, now);
@@ -179,13 +179,7 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     );
     expect(((await batch.json()) as any[]).every((m) => m.result.isError)).toBe(true);
     // The same windows as the REST route.
-    const rest = await app.handle(
-      req("/v1/query", {
-        method: "POST",
-        headers: { ...bearer(token), "content-type": "application/json" },
-        body: JSON.stringify({ query: "invoice" }),
-      }),
-    );
+    const rest = await app.handle(postJson("/v1/query", { query: "invoice" }, bearer(token)));
     expect(rest.status).toBe(429);
   });
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser } from "playwright-core";
+import type { Browser, FrameLocator, Locator, Page } from "playwright-core";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
 import { createLogger, memorySink } from "../../src/log";
 import { PANEL_POLL_MS } from "../../src/mcp/widget";
@@ -24,7 +24,39 @@ let browser: Browser;
 let roots: string;
 let token: string;
 /** The iframe of the widget inside the host page. */
-const view = (page: import("playwright-core").Page) => page.frameLocator("#view");
+const view = (page: Page) => page.frameLocator("#view");
+
+/** A new browser page on the host's `path`; `prepare` runs before it loads (a fake clock, a request counter). */
+async function openPage(path = "/", prepare?: (page: Page) => Promise<void>): Promise<Page> {
+  const page = await browser.newPage();
+  await prepare?.(page);
+  await page.goto(`http://127.0.0.1:${host.port}${path}`);
+  return page;
+}
+
+/** Fills the widget's form for a files connector (with a label, if given) and submits it. */
+async function addFolder(w: FrameLocator, id: string, path: string, label?: string): Promise<void> {
+  await w.locator("#f-id").fill(id);
+  if (label !== undefined) await w.locator("#f-label").fill(label);
+  await w.locator("#f-kind").selectOption("files");
+  await w.locator("#f-path").fill(path);
+  await w.locator("#add-button").click();
+}
+
+/** Adds a files connector through the form, waits until the widget says so and lists it: its row. */
+async function addedFolder(w: FrameLocator, id: string, path: string, label?: string): Promise<Locator> {
+  await addFolder(w, id, path, label);
+  await w.getByText(`Added ${id}.`).waitFor();
+  const row = w.locator(`tr[data-id="${id}"]`);
+  await row.waitFor();
+  return row;
+}
+
+/** Alice's connectors as GET /v1/connectors lists them. */
+async function listedConnectors(): Promise<Array<{ id: string }>> {
+  const r = await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await r.json()) as { connectors: Array<{ id: string }> }).connectors;
+}
 
 /** The host page: embeds the view and plays the MCP Apps host's part of the handshake. */
 const hostPage = (result: unknown, src = "/view", sandbox = "") => `<!doctype html><html><body>
@@ -126,24 +158,13 @@ afterAll(async () => {
 
 describe("the connector widget", () => {
   test("adds a connector and, after asking, removes it", async () => {
-    const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${host.port}/`);
+    const page = await openPage();
     const w = view(page);
     await w.getByText("No connectors yet.").waitFor();
 
-    await w.locator("#f-id").fill("notes");
-    await w.locator("#f-label").fill("Team notes");
-    await w.locator("#f-kind").selectOption("files");
-    await w.locator("#f-path").fill(join(roots, "notes"));
-    await w.locator("#add-button").click();
-    await w.getByText("Added notes.").waitFor();
-    const row = w.locator('tr[data-id="notes"]');
-    await row.waitFor();
+    const row = await addedFolder(w, "notes", join(roots, "notes"), "Team notes");
     expect(await row.textContent()).toContain("Team notes (notes)");
-    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
-      connectors: Array<{ id: string }>;
-    };
-    expect(listed.connectors.map((c) => c.id)).toEqual(["notes"]);
+    expect((await listedConnectors()).map((c) => c.id)).toEqual(["notes"]);
 
     // It asks first, in the row (a host's sandbox may forbid confirm()): keeping it keeps it.
     await w.locator('button[aria-label="Remove notes"]').click();
@@ -156,24 +177,16 @@ describe("the connector widget", () => {
     await w.locator('button[aria-label="Yes, remove notes"]').click();
     await w.getByText("Removed notes.").waitFor();
     await w.getByText("No connectors yet.").waitFor();
-    const after = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
-      connectors: unknown[];
-    };
-    expect(after.connectors).toEqual([]);
+    expect(await listedConnectors()).toEqual([]);
     await page.close();
   });
 
   test("configures a connector (D22): its fields filled in, a new label and folder saved with PATCH", async () => {
     mkdirSync(join(roots, "minutes"), { recursive: true });
     writeFileSync(join(roots, "minutes", "board.md"), "# Board\n\nBudget approved.\n");
-    const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${host.port}/`);
+    const page = await openPage();
     const w = view(page);
-    await w.locator("#f-id").fill("papers");
-    await w.locator("#f-label").fill("Papers");
-    await w.locator("#f-kind").selectOption("files");
-    await w.locator("#f-path").fill(join(roots, "notes"));
-    await w.locator("#add-button").click();
+    await addFolder(w, "papers", join(roots, "notes"), "Papers");
     await w.getByText("Added papers.").waitFor();
     await w.locator('button[aria-label="Configure papers"]').click();
     expect(await w.locator("#form-title").textContent()).toBe("Configure papers");
@@ -185,10 +198,7 @@ describe("the connector widget", () => {
     await w.getByText("Saved papers.").waitFor();
     await w.getByText("Board minutes (papers)").waitFor();
     expect(await w.locator("#form-title").textContent()).toBe("Add a connector");
-    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
-      connectors: Array<Record<string, any>>;
-    };
-    expect(listed.connectors.find((c) => c.id === "papers")).toMatchObject({
+    expect((await listedConnectors()).find((c) => c.id === "papers")).toMatchObject({
       label: "Board minutes",
       config: { path: join(roots, "minutes") },
     });
@@ -198,15 +208,9 @@ describe("the connector widget", () => {
 
   test("inside a sandboxed iframe under the CSP its resource declares, it lists, adds and removes (issue 18, gap 2)", async () => {
     expect(declared.connectDomains).toEqual([new URL(running.url).origin]);
-    const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${host.port}/sandboxed`);
+    const page = await openPage("/sandboxed");
     const w = view(page);
-    await w.locator("#f-id").fill("sandboxed");
-    await w.locator("#f-kind").selectOption("files");
-    await w.locator("#f-path").fill(join(roots, "notes"));
-    await w.locator("#add-button").click();
-    await w.getByText("Added sandboxed.").waitFor();
-    await w.locator('tr[data-id="sandboxed"]').waitFor();
+    await addedFolder(w, "sandboxed", join(roots, "notes"));
     await w.locator('button[aria-label="Remove sandboxed"]').click();
     await w.locator('button[aria-label="Yes, remove sandboxed"]').click();
     await w.getByText("Removed sandboxed.").waitFor();
@@ -214,18 +218,11 @@ describe("the connector widget", () => {
   });
 
   test("the same page under a CSP that allows no calls cannot reach the API: the declaration is what lets it", async () => {
-    const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${host.port}/sandboxed-none`);
+    const page = await openPage("/sandboxed-none");
     const w = view(page);
-    await w.locator("#f-id").fill("blocked");
-    await w.locator("#f-kind").selectOption("files");
-    await w.locator("#f-path").fill(join(roots, "notes"));
-    await w.locator("#add-button").click();
+    await addFolder(w, "blocked", join(roots, "notes"));
     await w.locator("#message.error").waitFor();
-    const listed = (await (await fetch(`${running.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
-      connectors: Array<{ id: string }>;
-    };
-    expect(listed.connectors.map((c) => c.id)).not.toContain("blocked");
+    expect((await listedConnectors()).map((c) => c.id)).not.toContain("blocked");
     await page.close();
   });
 
@@ -235,23 +232,16 @@ describe("the connector widget", () => {
     const gate = embeddingGate(running.services.embeddings);
     try {
       writeDocs(join(roots, "reports"), 8);
-      const page = await browser.newPage();
-      await page.clock.install();
       let polls = 0;
-      page.on("request", (r) => {
-        if (r.method() === "GET" && r.url().endsWith("/v1/connectors")) polls++;
+      const page = await openPage("/", async (p) => {
+        await p.clock.install();
+        p.on("request", (r) => {
+          if (r.method() === "GET" && r.url().endsWith("/v1/connectors")) polls++;
+        });
       });
-      await page.goto(`http://127.0.0.1:${host.port}/`);
       const w = view(page);
       await w.locator("#f-id").waitFor();
-      await w.locator("#f-id").fill("reports");
-      await w.locator("#f-label").fill("Reports");
-      await w.locator("#f-kind").selectOption("files");
-      await w.locator("#f-path").fill(join(roots, "reports"));
-      await w.locator("#add-button").click();
-      await w.getByText("Added reports.").waitFor();
-      const row = w.locator('tr[data-id="reports"]');
-      await row.waitFor();
+      const row = await addedFolder(w, "reports", join(roots, "reports"), "Reports");
       await w.locator("#live").waitFor();
 
       // Read; the first batch waits at the gate: the next poll shows embedding at 0.
@@ -297,8 +287,7 @@ describe("the connector widget", () => {
   });
 
   test("a connector that cannot connect is shown with its reason", async () => {
-    const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${host.port}/`);
+    const page = await openPage();
     const w = view(page);
     await w.locator("#f-id").fill("mail");
     await w.locator("#f-kind").selectOption("imap");

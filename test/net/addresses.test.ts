@@ -10,9 +10,21 @@ const canonical = (text: string) => {
 };
 const range = (text: string) => specialRange(parseIp(text)!);
 
+/** `read` gives each input its expected value (the input stands in the assertion, naming a failing case). */
+function expectReads<T>(read: (text: string) => T, cases: ReadonlyArray<readonly [string, T]>) {
+  for (const [text, expected] of cases) expect([text, read(text)]).toEqual([text, expected]);
+}
+
+/** `read` gives none of the inputs a value. */
+const expectNone = (read: (text: string) => unknown, texts: string[]) =>
+  expectReads(
+    read,
+    texts.map((text) => [text, undefined]),
+  );
+
 describe("parseIp", () => {
   test("IPv4 in every form inet_aton and the URL standard accept", () => {
-    for (const [text, expected] of [
+    expectReads(canonical, [
       ["127.0.0.1", "127.0.0.1"],
       ["127.1", "127.0.0.1"],
       ["127.0.1", "127.0.0.1"],
@@ -25,15 +37,11 @@ describe("parseIp", () => {
       ["0.0.0.0", "0.0.0.0"],
       ["10.1.2.3.", "10.1.2.3"],
       ["0xA9.0xFE.0xA9.0xFE", "169.254.169.254"],
-    ] as const) {
-      expect([text, canonical(text)]).toEqual([text, expected]);
-    }
+    ]);
   });
 
   test("names and out-of-range numbers are not addresses", () => {
-    for (const text of ["localhost", "example.com", "256.0.0.1", "1.2.3.4.5", "4294967296", "08.1.1.1", "1..2", "", "1.2.3.256", "a.1"]) {
-      expect([text, parseIp(text)]).toEqual([text, undefined]);
-    }
+    expectNone(parseIp, ["localhost", "example.com", "256.0.0.1", "1.2.3.4.5", "4294967296", "08.1.1.1", "1..2", "", "1.2.3.256", "a.1"]);
     expect(canonical("0x")).toBe("0.0.0.0"); // as inet_aton reads a bare 0x
   });
 
@@ -54,13 +62,13 @@ describe("parseIp", () => {
     expect(parseRange("10.0.0.0/8")).toMatchObject({ family: 4, bits: 8 });
     expect(parseRange("::1")).toMatchObject({ family: 6, bits: 128 });
     expect(parseRange("::ffff:10.0.0.0/104")).toMatchObject({ family: 4, bits: 8 });
-    for (const bad of ["10.0.0.0/33", "10.0.0.0/x", "a/8", "1/2/3", "::/129"]) expect([bad, parseRange(bad)]).toEqual([bad, undefined]);
+    expectNone(parseRange, ["10.0.0.0/33", "10.0.0.0/x", "a/8", "1/2/3", "::/129"]);
   });
 });
 
 describe("specialRange", () => {
   test("every special-purpose IPv4 range is named; public addresses are not", () => {
-    for (const [text, name] of [
+    expectReads(range, [
       ["127.0.0.1", "loopback"],
       ["127.255.255.254", "loopback"],
       ["0.0.0.0", "unspecified (this network)"],
@@ -77,15 +85,12 @@ describe("specialRange", () => {
       ["224.0.0.251", "multicast"],
       ["240.0.0.1", "reserved"],
       ["255.255.255.255", "broadcast"],
-    ] as const) {
-      expect([text, range(text)]).toEqual([text, name]);
-    }
-    for (const text of ["93.184.215.14", "8.8.8.8", "172.32.0.1", "100.128.0.1", "1.1.1.1"])
-      expect([text, range(text)]).toEqual([text, undefined]);
+    ]);
+    expectNone(range, ["93.184.215.14", "8.8.8.8", "172.32.0.1", "100.128.0.1", "1.1.1.1"]);
   });
 
   test("IPv6: loopback, unique-local, link-local, multicast, documentation; embedded IPv4 judged by what it carries", () => {
-    for (const [text, name] of [
+    expectReads(range, [
       ["::1", "loopback"],
       ["::", "unspecified"],
       ["::ffff:7f00:1", "loopback"],
@@ -107,11 +112,8 @@ describe("specialRange", () => {
       ["100::1", "discard-only"],
       ["::ffff:0:7f00:1", "reserved"],
       ["4000::1", "reserved"],
-    ] as const) {
-      expect([text, range(text)]).toEqual([text, name]);
-    }
-    for (const text of ["2606:2800:220:1:248:1893:25c8:1946", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"])
-      expect([text, range(text)]).toEqual([text, undefined]);
+    ]);
+    expectNone(range, ["2606:2800:220:1:248:1893:25c8:1946", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:808:808::1"]);
   });
 });
 

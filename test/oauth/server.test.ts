@@ -36,16 +36,19 @@ const codeRequest = (challenge: string) => ({
   code_challenge_method: "S256",
 });
 
-async function codeFor(scope = "corpus:search offline_access", extra: Record<string, string> = {}) {
+/**
+ * Consent (by alice, or the session `as`) to this client's code request with a fresh PKCE pair
+ * and the fields of `extra`: the redirect back to the client, and the PKCE verifier.
+ */
+async function consented(extra: Record<string, string>, opts: { as?: string; decision?: string; granted?: string[] } = {}) {
   const p = pkce();
-  const url = await consent(t.app, session, {
-    ...codeRequest(p.challenge),
-    state: "s1",
-    scope,
-    resource: resource(),
-    ...extra,
-  });
-  return { url, code: url.searchParams.get("code")!, verifier: p.verifier };
+  const url = await consent(t.app, opts.as ?? session, { ...codeRequest(p.challenge), ...extra }, opts.decision, opts.granted);
+  return { url, verifier: p.verifier };
+}
+
+async function codeFor(scope = "corpus:search offline_access", extra: Record<string, string> = {}) {
+  const { url, verifier } = await consented({ state: "s1", scope, resource: resource(), ...extra });
+  return { url, code: url.searchParams.get("code")!, verifier };
 }
 
 const exchange = (code: string, verifier: string) =>
@@ -57,6 +60,10 @@ const exchange = (code: string, verifier: string) =>
     redirect_uri: REDIRECT,
     resource: resource(),
   });
+
+/** A refresh_token grant of this client. */
+const refresh = (refreshToken: string) =>
+  tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
 
 const mcpList = (token: string) =>
   t.app.handle(
@@ -97,18 +104,18 @@ describe("the code flow", () => {
     expect(first.body.refresh_token).toBeString();
     expect((await mcpList(first.body.access_token)).status).toBe(200);
 
-    const second = await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: first.body.refresh_token, client_id: clientId });
+    const second = await refresh(first.body.refresh_token);
     expect(second.status).toBe(200);
     expect(second.body.refresh_token).not.toBe(first.body.refresh_token);
     expect((await mcpList(second.body.access_token)).status).toBe(200);
 
     // The old refresh token again: the whole grant ends, its access tokens with it.
-    const replay = await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: first.body.refresh_token, client_id: clientId });
+    const replay = await refresh(first.body.refresh_token);
     expect(replay.status).toBe(400);
     expect(replay.body.error).toBe("invalid_grant");
     expect((await mcpList(second.body.access_token)).status).toBe(401);
     expect((await mcpList(first.body.access_token)).status).toBe(401);
-    const after = await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: second.body.refresh_token, client_id: clientId });
+    const after = await refresh(second.body.refresh_token);
     expect(after.status).toBe(400);
   });
 
@@ -120,32 +127,13 @@ describe("the code flow", () => {
   });
 
   test("the user's unchecked scopes are not granted", async () => {
-    const p = pkce();
-    const url = await consent(
-      t.app,
-      session,
-      {
-        ...codeRequest(p.challenge),
-        scope: "corpus:search connectors:write",
-      },
-      "allow",
-      ["corpus:search"],
-    );
-    const r = await exchange(url.searchParams.get("code")!, p.verifier);
+    const { url, verifier } = await consented({ scope: "corpus:search connectors:write" }, { granted: ["corpus:search"] });
+    const r = await exchange(url.searchParams.get("code")!, verifier);
     expect(r.body.scope).toBe("corpus:search");
   });
 
   test("deny sends access_denied to the client", async () => {
-    const p = pkce();
-    const url = await consent(
-      t.app,
-      session,
-      {
-        ...codeRequest(p.challenge),
-        state: "x",
-      },
-      "deny",
-    );
+    const { url } = await consented({ state: "x" }, { decision: "deny" });
     expect(url.searchParams.get("error")).toBe("access_denied");
     expect(url.searchParams.get("state")).toBe("x");
     expect(url.searchParams.get("iss")).toBe(t.config.issuer);
@@ -158,9 +146,7 @@ describe("the code flow", () => {
     const rv = await t.app.handle(formPost("/oauth/revoke", { token: r.body.refresh_token, client_id: clientId }));
     expect(rv.status).toBe(200);
     expect((await mcpList(r.body.access_token)).status).toBe(401);
-    expect(
-      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: r.body.refresh_token, client_id: clientId })).status,
-    ).toBe(400);
+    expect((await refresh(r.body.refresh_token)).status).toBe(400);
   });
 
   test("revocation of an access token ends that token", async () => {
@@ -171,14 +157,7 @@ describe("the code flow", () => {
   });
 
   test("a loopback redirect matches on any port (RFC 8252)", async () => {
-    const p = pkce();
-    const url = await consent(t.app, session, {
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: "http://127.0.0.1:51234/callback",
-      code_challenge: p.challenge,
-      code_challenge_method: "S256",
-    });
+    const { url } = await consented({ redirect_uri: "http://127.0.0.1:51234/callback" });
     expect(url.port).toBe("51234");
     expect(url.searchParams.get("code")).toBeString();
   });
@@ -216,9 +195,7 @@ describe("refusals", () => {
     const again = await exchange(code, verifier);
     expect(again.status).toBe(400);
     expect((await mcpList(first.body.access_token)).status).toBe(401);
-    expect(
-      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: first.body.refresh_token, client_id: clientId })).status,
-    ).toBe(400);
+    expect((await refresh(first.body.refresh_token)).status).toBe(400);
   });
 
   test("an expired code is refused", async () => {
@@ -401,19 +378,13 @@ describe("ending a user's access", () => {
   test("a password change (forgetUser) ends sessions and grants; delete_my_data ends refresh too", async () => {
     await t.services.accounts.add("dora", "dora's long password");
     const doraSession = await signIn(t.app, "dora", "dora's long password");
-    const p = pkce();
-    const url = await consent(t.app, doraSession, {
-      ...codeRequest(p.challenge),
-      scope: "corpus:search connectors:write offline_access",
-    });
-    const tok = await exchange(url.searchParams.get("code")!, p.verifier);
+    const { url, verifier } = await consented({ scope: "corpus:search connectors:write offline_access" }, { as: doraSession });
+    const tok = await exchange(url.searchParams.get("code")!, verifier);
     expect((await mcpList(tok.body.access_token)).status).toBe(200);
     // Deleting her data: her tokens are revoked and no refresh mints a new one.
     const del = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(tok.body.access_token) }));
     expect(del.status).toBe(200);
-    expect(
-      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok.body.refresh_token, client_id: clientId })).status,
-    ).toBe(400);
+    expect((await refresh(tok.body.refresh_token)).status).toBe(400);
     // No row of the authorization server names her any more (her account is the operator's, and stays).
     for (const table of ["oauth_grants", "oauth_codes", "oauth_sessions"])
       expect(t.db.query(`SELECT count(*) AS n FROM ${table} WHERE user_id = 'dora'`).get()).toEqual({ n: 0 });
@@ -421,19 +392,13 @@ describe("ending a user's access", () => {
     expect(await (await t.app.handle(req("/oauth/apps", { headers: { cookie: doraSession } }))).text()).toContain("Sign in to corpus");
     clock += 2000;
     const again = await signIn(t.app, "dora", "dora's long password");
-    const p2 = pkce();
-    const url2 = await consent(t.app, again, {
-      ...codeRequest(p2.challenge),
-      scope: "corpus:search offline_access",
-    });
-    const tok2 = await exchange(url2.searchParams.get("code")!, p2.verifier);
+    const second = await consented({ scope: "corpus:search offline_access" }, { as: again });
+    const tok2 = await exchange(second.url.searchParams.get("code")!, second.verifier);
     expect((await mcpList(tok2.body.access_token)).status).toBe(200);
     await t.services.accounts.setPassword("dora", "dora's new long password");
     t.services.oauth.forgetUser("dora");
     expect((await mcpList(tok2.body.access_token)).status).toBe(401);
-    expect(
-      (await tokenRequest(t.app, { grant_type: "refresh_token", refresh_token: tok2.body.refresh_token, client_id: clientId })).status,
-    ).toBe(400);
+    expect((await refresh(tok2.body.refresh_token)).status).toBe(400);
     const page = await t.app.handle(req("/oauth/apps", { headers: { cookie: again } }));
     expect(await page.text()).toContain("Sign in to corpus");
   });

@@ -99,14 +99,21 @@ async function setUp() {
   return { t, alice, dir: t.config.CORPUS_DATA_DIR };
 }
 
-describe("a copy of the data folder spells no word of a user's data (D25)", () => {
+/** A setUp of its own for the tests of the describe block this is called in, closed after them: the getter of it. */
+function setUpForBlock(): () => Awaited<ReturnType<typeof setUp>> {
   let s: Awaited<ReturnType<typeof setUp>>;
   beforeAll(async () => {
     s = await setUp();
   });
   afterAll(() => s.t.services.close());
+  return () => s;
+}
+
+describe("a copy of the data folder spells no word of a user's data (D25)", () => {
+  const world = setUpForBlock();
 
   test("while the user exists: the words are found by questions, and by nobody reading the files", async () => {
+    const s = world();
     const r = await s.t.app.handle(
       postJson("/v1/query", { query: `what does the "${WORDS[0]} plan" say about ${WORDS[1]}?` }, bearer(s.alice)),
     );
@@ -122,6 +129,7 @@ describe("a copy of the data folder spells no word of a user's data (D25)", () =
   });
 
   test("after the connector is removed: not even the blinded terms remain in any file", async () => {
+    const s = world();
     const keys = indexKeysFor(s.t.services.userKeys, "alice", "docs", false);
     const blinded = WORDS.map((w) => keys.blinder.term(w));
     expect(spelled(s.dir, blinded).length).toBeGreaterThan(0);
@@ -132,13 +140,10 @@ describe("a copy of the data folder spells no word of a user's data (D25)", () =
 });
 
 describe("after a deletion no vector of the user is left (D25)", () => {
-  let s: Awaited<ReturnType<typeof setUp>>;
-  beforeAll(async () => {
-    s = await setUp();
-  });
-  afterAll(() => s.t.services.close());
+  const world = setUpForBlock();
 
   test("no 384-float window of any file is within cosine 0.95 of her chunks or questions", async () => {
+    const s = world();
     const questions = [`${WORDS[0]} plan shipments`, `who funds the ${WORDS[4]} pilot?`];
     for (const q of questions) expect((await s.t.app.handle(postJson("/v1/query", { query: q }, bearer(s.alice)))).status).toBe(200);
     const { db, userKeys, embeddings } = s.t.services;

@@ -27,6 +27,15 @@ export interface ZipPart {
   size: number;
 }
 
+/** The fields a local header (from byte 4) and a central header (from byte 6) share, in the same order. */
+function writeEntryFields(header: Buffer, at: number, p: ZipPart, nameLength: number): void {
+  header.writeUInt16LE(20, at); // version needed to extract
+  header.writeUInt16LE(p.method, at + 4);
+  header.writeUInt32LE(p.data.length, at + 14);
+  header.writeUInt32LE(p.size, at + 18);
+  header.writeUInt16LE(nameLength, at + 22);
+}
+
 /** A ZIP archive of `parts` (CRCs left 0: readers of DOCX do not check them). */
 export function zipOf(parts: ZipPart[]): Buffer {
   const locals: Buffer[] = [];
@@ -36,19 +45,11 @@ export function zipOf(parts: ZipPart[]): Buffer {
     const name = Buffer.from(p.name);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(p.method, 8);
-    local.writeUInt32LE(p.data.length, 18);
-    local.writeUInt32LE(p.size, 22);
-    local.writeUInt16LE(name.length, 26);
+    writeEntryFields(local, 4, p, name.length);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(p.method, 10);
-    central.writeUInt32LE(p.data.length, 20);
-    central.writeUInt32LE(p.size, 24);
-    central.writeUInt16LE(name.length, 28);
+    central.writeUInt16LE(20, 4); // version made by
+    writeEntryFields(central, 6, p, name.length);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, p.data);
     centrals.push(central, name);

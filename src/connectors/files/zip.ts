@@ -5,11 +5,14 @@
 import { createInflateRaw } from "node:zlib";
 import { EXPANDS_TOO_FAR, FileSkipped, MAX_EXPANDED_BYTES } from "./limits";
 
-const EOCD = 0x06054b50;
-const EOCD64_LOCATOR = 0x07064b50;
-const EOCD64 = 0x06064b50;
-const CENTRAL = 0x02014b50;
-const LOCAL = 0x04034b50;
+/** The signature each record of the archive starts with. */
+const SIGNATURE = {
+  endOfDirectory: 0x06054b50,
+  zip64Locator: 0x07064b50,
+  zip64EndOfDirectory: 0x06064b50,
+  central: 0x02014b50,
+  local: 0x04034b50,
+} as const;
 const MAX_COMMENT = 0xffff;
 
 /** A broken or unsupported archive: the file is unreadable (not skipped for a bound). */
@@ -26,13 +29,13 @@ interface Entry {
 function centralDirectory(buf: Buffer): { offset: number; count: number } {
   const lowest = Math.max(0, buf.length - 22 - MAX_COMMENT);
   for (let i = buf.length - 22; i >= lowest; i--) {
-    if (buf.readUInt32LE(i) !== EOCD) continue;
+    if (buf.readUInt32LE(i) !== SIGNATURE.endOfDirectory) continue;
     let count = buf.readUInt16LE(i + 10);
     let offset = buf.readUInt32LE(i + 16);
     const locator = i - 20;
-    if ((count === 0xffff || offset === 0xffffffff) && locator >= 0 && buf.readUInt32LE(locator) === EOCD64_LOCATOR) {
+    if ((count === 0xffff || offset === 0xffffffff) && locator >= 0 && buf.readUInt32LE(locator) === SIGNATURE.zip64Locator) {
       const at = Number(buf.readBigUInt64LE(locator + 8));
-      if (at + 56 > buf.length || buf.readUInt32LE(at) !== EOCD64) throw new ZipError("broken ZIP64 directory");
+      if (at + 56 > buf.length || buf.readUInt32LE(at) !== SIGNATURE.zip64EndOfDirectory) throw new ZipError("broken ZIP64 directory");
       count = Number(buf.readBigUInt64LE(at + 32));
       offset = Number(buf.readBigUInt64LE(at + 48));
     }
@@ -45,7 +48,7 @@ function centralDirectory(buf: Buffer): { offset: number; count: number } {
 function findEntry(buf: Buffer, directory: { offset: number; count: number }, name: string): Entry | undefined {
   let at = directory.offset;
   for (let n = 0; n < directory.count; n++) {
-    if (at + 46 > buf.length || buf.readUInt32LE(at) !== CENTRAL) throw new ZipError("broken ZIP directory");
+    if (at + 46 > buf.length || buf.readUInt32LE(at) !== SIGNATURE.central) throw new ZipError("broken ZIP directory");
     const nameLength = buf.readUInt16LE(at + 28);
     const extraLength = buf.readUInt16LE(at + 30);
     const commentLength = buf.readUInt16LE(at + 32);
@@ -125,7 +128,7 @@ export class ZipReader {
     if (!e) return;
     if (e.size > MAX_EXPANDED_BYTES - this.spent) throw new FileSkipped(EXPANDS_TOO_FAR);
     const at = e.localOffset;
-    if (at + 30 > this.buf.length || this.buf.readUInt32LE(at) !== LOCAL) throw new ZipError("broken ZIP entry");
+    if (at + 30 > this.buf.length || this.buf.readUInt32LE(at) !== SIGNATURE.local) throw new ZipError("broken ZIP entry");
     const start = at + 30 + this.buf.readUInt16LE(at + 26) + this.buf.readUInt16LE(at + 28);
     const data = this.buf.subarray(start, Math.min(this.buf.length, start + e.compressed));
     if (e.method === 0) {
