@@ -73,7 +73,7 @@ export interface EmbeddingOptions {
   /** The model the worker runs (the shipped one unless given). */
   model?: ModelAsset;
   /** Tests: a broken worker entry, a short start timeout. */
-  worker?: Pick<WorkerOptions, "entry" | "startTimeoutMs">;
+  worker?: Pick<WorkerOptions, "entry" | "startTimeoutMs" | "stopTimeoutMs">;
 }
 
 /** Refused once the service is closing (shutdown). */

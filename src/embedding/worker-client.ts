@@ -24,6 +24,8 @@ export interface WorkerOptions extends EmbedderOptions {
   /** The worker's entry (tests start broken ones). */
   entry?: string;
   startTimeoutMs?: number;
+  /** After a stop is asked, how long before the thread is ended by force (STOP_TIMEOUT_MS). */
+  stopTimeoutMs?: number;
   /** Called once, when the worker died or failed to start. */
   onDeath?: (error: Error) => void;
   /** Called after each model run. */
@@ -193,7 +195,7 @@ export class EmbeddingWorker {
     } catch {
       // Already gone.
     }
-    const force = setTimeout(() => this.worker.terminate(), STOP_TIMEOUT_MS);
+    const force = setTimeout(() => this.worker.terminate(), this.options.stopTimeoutMs ?? STOP_TIMEOUT_MS);
     void this.exited.then(() => {
       clearTimeout(force);
       this.hold(false);

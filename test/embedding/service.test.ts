@@ -120,8 +120,10 @@ describe("a worker that fails", () => {
   });
 
   test("one that never answers (as new Worker(new URL(…)) did in the executable): rejected after the start timeout", async () => {
-    const s = service({ worker: { entry: join(workers, "silent.ts"), startTimeoutMs: 300 } });
+    const s = service({ worker: { entry: join(workers, "silent.ts"), startTimeoutMs: 300, stopTimeoutMs: 300 } });
     await expect(s.embed("nobody", ["a question"])).rejects.toThrow("the embedding worker did not start within 0.3 s");
+    // Asked to stop, it does not either: its thread is ended by force, and closing returns.
+    await s.close();
   });
 
   for (const [how, text, message] of [
