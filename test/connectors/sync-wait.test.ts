@@ -75,3 +75,41 @@ test("a connector closed during a sync writes nothing more: not the file in hand
   await c.sync();
   expect(index.count()).toBe(1);
 });
+
+test("attack: a connector closed in the turn after its last file removes nothing (vanished files stay until a sync that is not stopped)", async () => {
+  const { indexFor } = localIndexes();
+  const index = indexFor("alice/mail");
+  let entries = [
+    { source: "a.eml", size: 1, mtime: 1 },
+    { source: "x.eml", size: 1, mtime: 1 },
+  ];
+  let onLastRead = () => {};
+  const source: FolderSource = {
+    scan: () => entries,
+    async read(entry) {
+      onLastRead();
+      return [record(entry.source, `pipeline capacity auction ${entry.source}`)];
+    },
+  };
+  const c = new IndexedFolderConnector("maildir", "/", index, source, { check: (p) => p });
+  await c.sync();
+  expect(index.count()).toBe(2);
+  // A rescan: a.eml changed, x.eml vanished. The connector is closed (removed, re-pointed, its
+  // user deleted, the server closing) during the turn of the event loop the sync takes after a.eml.
+  entries = [{ source: "a.eml", size: 1, mtime: 2 }];
+  let closing: Promise<void> | undefined;
+  let recordsWhenClosed = -1;
+  onLastRead = () => {
+    setImmediate(() => {
+      recordsWhenClosed = index.count();
+      closing = c.close();
+    });
+  };
+  await c.sync();
+  await new Promise((resolve) => setImmediate(resolve));
+  await closing;
+  // Once stopped, "nothing more read, written or removed" (syncIndex): what the index held when
+  // the connector was closed is what it holds after (x.eml's record is not removed by a closed connector).
+  expect(recordsWhenClosed).toBeGreaterThan(0);
+  expect(index.count()).toBe(recordsWhenClosed);
+});
