@@ -84,6 +84,8 @@ export async function syncIndex(
     // requests waited while several were read (GET / stalled 40-75 ms through the Enron maildir).
     await nextTurn();
   }
+  // Stopped during the turn after the last file: nothing is removed either.
+  if (stopped()) return sofar();
   for (const source of known.keys()) index.removeSource(source);
   if (replaced || known.size) index.purgeRemoved();
   return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
