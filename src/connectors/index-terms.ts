@@ -11,13 +11,22 @@ const MEMO_LIMIT = 100_000;
 /** Hex digits kept of each keyed hash (64 bits): hex never spells a word of the text. */
 const TERM_CHARS = 16;
 
-/** The words of `text` as cut and folded for the index, in order, not yet stemmed. */
-function foldedWords(text: string): string[] {
-  const folded = text
-    .normalize("NFKD")
-    .replace(/\p{M}+/gu, "")
-    .toLowerCase();
-  return Array.from(folded.matchAll(/[\p{L}\p{N}]+/gu), ([word]) => word);
+const NON_ASCII = /[^\x00-\x7f]/;
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/**
+ * Text as words are compared, in the index and in questions alike: lower case, without
+ * diacritics or other combining marks (NFKD), so "résumé" in either form, a Turkish "İ" and a
+ * word written with vowel signs are one word on both sides.
+ */
+export function foldText(text: string): string {
+  // Most text is ASCII: nothing to decompose.
+  return NON_ASCII.test(text) ? text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase() : text.toLowerCase();
+}
+
+/** The words of `text`, folded (foldText), in order, not yet stemmed: runs of letters and digits. */
+export function foldedWords(text: string): string[] {
+  return Array.from(foldText(text).matchAll(WORD), ([word]) => word);
 }
 
 /** A folded word as the index knows it: English words Porter-stemmed. */
