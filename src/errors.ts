@@ -2,7 +2,7 @@
 // HTTP status: the room knows nothing of HTTP, and http/errors.ts maps each kind to its status
 // in one table (D15's { type, message } body, or a feature's own shape).
 
-export const DOMAIN_ERROR_KINDS = ["invalid", "unauthorized", "forbidden", "not_found", "conflict"] as const;
+export const DOMAIN_ERROR_KINDS = ["invalid", "unauthorized", "forbidden", "not_found", "conflict", "unavailable"] as const;
 export type DomainErrorKind = (typeof DOMAIN_ERROR_KINDS)[number];
 
 export class DomainError extends Error {

@@ -21,3 +21,10 @@ export class OperatorConnector extends DomainError {
     super("forbidden", `${id} is an operator connector; it is ${how} CORPUS_CONNECTORS_FILE`);
   }
 }
+
+/** The service is closing (server stop): no connector is started or asked any more. */
+export class ConnectorsClosing extends DomainError {
+  constructor() {
+    super("unavailable", "the service is closing");
+  }
+}

@@ -15,7 +15,7 @@ import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
-import { ConnectorExists, ConnectorNotFound, OperatorConnector } from "./errors";
+import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
 import type { IndexedOptions } from "./indexed-source";
 import type { KindContext } from "./kind";
 import { CONNECTOR_KINDS, type ConnectorKind, KINDS } from "./kinds";
@@ -82,6 +82,8 @@ export class ConnectorRegistry {
    * until the last has ended.
    */
   private readonly forgetting = new Map<string, Promise<void>>();
+  /** Set by close(): nothing is started again. */
+  private closing = false;
   private readonly live = new Map<string, Connector>();
 
   constructor(options: RegistryOptions) {
@@ -105,6 +107,7 @@ export class ConnectorRegistry {
    * took later stays theirs (they can still change and remove it): the operator's is not shown them.
    */
   private definitions(user: string): Definition[] {
+    if (this.closing) throw new ConnectorsClosing();
     const own = this.rows.of(user);
     const operators = this.operators.filter((o) => !own.some((d) => d.id === o.id));
     return [...operators, ...own].filter((d) => !this.forgetting.has(`${d.owner}/${d.id}`));
@@ -124,6 +127,8 @@ export class ConnectorRegistry {
     const key = `${d.owner}/${d.id}`;
     let c = this.live.get(key);
     if (!c) {
+      // A request still in flight at close would start it again, on the closed database.
+      if (this.closing) throw new ConnectorsClosing();
       c = KINDS[d.kind].create(d.config, this.contextFor(d));
       this.live.set(key, c);
     }
@@ -447,6 +452,7 @@ export class ConnectorRegistry {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all([...this.live.values()].map((c) => c.close().catch(() => {})));
     this.live.clear();
   }

@@ -34,6 +34,7 @@ export const DOMAIN_ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  unavailable: 503,
 } as const satisfies Record<DomainErrorKind, ErrorStatus>;
 
 /** An error meant for the client: its message is shown as it is. */

@@ -81,7 +81,7 @@ describe("error mapper (D15, first document part 7)", () => {
 describe("a room's errors, by meaning, get their status in one place (src/errors.ts, DOMAIN_ERROR_STATUS)", () => {
   test("each kind is answered with its status and { type, message }; its headers are kept", () => {
     const log = createLogger("CRITICAL");
-    const expected = { invalid: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409 } as const;
+    const expected = { invalid: 400, unauthorized: 401, forbidden: 403, not_found: 404, conflict: 409, unavailable: 503 } as const;
     for (const kind of DOMAIN_ERROR_KINDS) {
       const mapped = toErrorResponse("UNKNOWN", new DomainError(kind, `a ${kind} thing`, { "x-why": kind }), log, {});
       expect(mapped).toEqual({
