@@ -11,7 +11,7 @@ const MEMO_LIMIT = 100_000;
 /** Hex digits kept of each keyed hash (64 bits): hex never spells a word of the text. */
 const TERM_CHARS = 16;
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[^\p{ASCII}]/u;
 const WORD = /[\p{L}\p{N}]+/gu;
 
 /**
@@ -21,7 +21,12 @@ const WORD = /[\p{L}\p{N}]+/gu;
  */
 export function foldText(text: string): string {
   // Most text is ASCII: nothing to decompose.
-  return NON_ASCII.test(text) ? text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase() : text.toLowerCase();
+  return NON_ASCII.test(text)
+    ? text
+        .normalize("NFKD")
+        .replace(/\p{M}+/gu, "")
+        .toLowerCase()
+    : text.toLowerCase();
 }
 
 /** The words of `text`, folded (foldText), in order, not yet stemmed: runs of letters and digits. */

@@ -177,8 +177,9 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const words = [
     ...new Set(
       // Cut and folded as the index cuts its words: a mark inside a word does not split it.
-      foldedWords(rest.replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, " "))
-        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
+      foldedWords(rest.replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, " ")).filter(
+        (w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w),
+      ),
     ),
   ];
   // Addresses are the sharpest terms: kept first when the words are too many.
