@@ -15,5 +15,5 @@ test("after close, asking for a user's connectors starts none and says the servi
   const registry = t.services.connectors;
   await t.services.close();
   expect(() => registry.active("alice")).toThrow("the service is closing");
-  expect([...((registry as unknown as { live: Map<string, unknown> }).live).keys()]).toEqual([]);
+  expect([...(registry as unknown as { live: Map<string, unknown> }).live.keys()]).toEqual([]);
 });
