@@ -2,7 +2,6 @@
 // dates and date ranges in words ("last month", "in March", "since 2001"; chrono-node with an
 // injectable clock), amounts, e-mail addresses and names, and hints of the kind of source.
 import * as chrono from "chrono-node";
-import { foldedWords } from "../connectors/index-terms";
 import { type Country, countriesIn } from "./countries";
 
 export interface QueryPlan {
@@ -176,10 +175,15 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const people = [...rest.matchAll(/\b(?:from|by|to|with|cc)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)/g)].map((m) => m[1]!);
   const words = [
     ...new Set(
-      // Cut and folded as the index cuts its words: a mark inside a word does not split it.
-      foldedWords(rest.replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, " ")).filter(
-        (w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w),
-      ),
+      // Words as written (NFC), accents kept: sources that match substrings (SQL, IMAP) are
+      // asked for "são", not "sao"; the index folds them as it folds its own. A combining mark
+      // is part of its word, never a cut (a decomposed "résumé", Hindi's vowel signs).
+      rest
+        .normalize("NFC")
+        .toLowerCase()
+        .replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, " ")
+        .split(/[^\p{L}\p{M}\p{N}]+/u)
+        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
     ),
   ];
   // Addresses are the sharpest terms: kept first when the words are too many.

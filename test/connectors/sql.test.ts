@@ -11,6 +11,7 @@ import { SqlConnector } from "../../src/connectors/sql/connector";
 import { parsePostgresUrl } from "../../src/connectors/sql/postgres-url";
 import { ORDER_RANK, ORDERED_BY } from "../../src/connectors/types";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
+import { planQuery } from "../../src/retrieval/plan";
 import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../support/chinook";
 import { hostilePostgres } from "../support/hostile-postgres";
 import { type TestServers, testServers } from "../support/servers";
@@ -73,6 +74,13 @@ for (const dialect of ["sqlite", "postgres"] as const) {
 
     test("health counts the configured tables' rows", async () => {
       expect(await c.health()).toEqual({ status: "ok", records: 412 + 59 });
+    });
+
+    test("an accented name asked finds its rows: the planner keeps the accents the database stores", async () => {
+      const { terms, phrases } = planQuery("who is François?");
+      const records = await c.search({ terms, phrases, limit: 100 });
+      expect(records.length).toBeGreaterThan(0);
+      for (const r of records) expect(r.content).toContain("François");
     });
 
     test("invoices from Germany in 2021: rows found, dates and metadata right", async () => {

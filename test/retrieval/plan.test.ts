@@ -49,6 +49,18 @@ describe("planQuery", () => {
   });
 });
 
+describe("a question's words as written", () => {
+  test("accents are kept (SQL and IMAP match substrings of what is stored); a decomposed form is composed", () => {
+    expect(planQuery("customers in São Paulo", NOW).terms).toEqual(["customers", "são", "paulo"]);
+    expect(planQuery("where is the résumé?".normalize("NFD"), NOW).terms).toEqual(["résumé"]);
+  });
+
+  test("a combining mark is part of its word: Hindi and Thai words are not cut at their vowel signs", () => {
+    expect(planQuery("नमस्ते दुनिया", NOW).terms).toEqual(["नमस्ते", "दुनिया"]);
+    expect(planQuery("สวัสดี", NOW).terms).toEqual(["สวัสดี"]);
+  });
+});
+
 describe("countries named", () => {
   test("their own names are searched too; an amount in their currency is recognised", () => {
     const plan = planQuery("fuel invoice from Poland");
