@@ -1,0 +1,89 @@
+// Attack: international names in a SQLite database, asked the way a user types them. The planner
+// lower-cases a question's words, and SQLite's LIKE folds the case of ASCII letters only: a value
+// that starts with (or holds) a capital outside ASCII — Émile, Ödön, Łukasz, every Cyrillic and
+// Greek proper noun — is never matched by its own name, even typed exactly as stored.
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { SqlConnector } from "../../src/connectors/sql/connector";
+import { planQuery } from "../../src/retrieval/plan";
+import { tempDir } from "../helpers";
+
+let c: SqlConnector;
+
+beforeAll(() => {
+  const path = join(tempDir("corpus-sql-intl-"), "people.sqlite");
+  const db = new Database(path);
+  db.exec("CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, city TEXT)");
+  const insert = db.query("INSERT INTO person (id, name, city) VALUES (?, ?, ?)");
+  for (const [id, name, city] of [
+    [1, "Émile Zola", "Paris"],
+    [2, "Ödön von Horváth", "Wien"],
+    [3, "Łukasz Nowak", "Łódź"],
+    [4, "Иван Петров", "Москва"],
+    [5, "Σωκράτης Παπαδόπουλος", "Αθήνα"],
+    [6, "John Smith", "London"],
+    [7, "Joël Müller", "Zürich"],
+  ] as const)
+    insert.run(id, name, city);
+  db.close();
+  c = new SqlConnector({ url: path, tables: [{ name: "person", id: "id", title: "name", text: ["name", "city"] }] });
+});
+
+afterAll(async () => c.close());
+
+const ask = async (question: string) => {
+  const { terms, phrases } = planQuery(question);
+  return (await c.search({ terms, phrases, limit: 10 })).map((r) => r.id);
+};
+
+describe("sql (SQLite): a name with a capital outside ASCII, asked as stored", () => {
+  test("control: an ASCII name is found whatever its case", async () => {
+    expect(await ask("who is John Smith?")).toEqual(["person/6"]);
+  });
+
+  test("Émile, Ödön, Łukasz: found by their names as written", async () => {
+    expect(await ask("who is Émile?")).toEqual(["person/1"]);
+    expect(await ask("Ödön")).toEqual(["person/2"]);
+    expect(await ask("customers in Łódź")).toEqual(["person/3"]);
+  });
+
+  test("Cyrillic and Greek: found by their names as written", async () => {
+    expect(await ask("Иван Петров")).toEqual(["person/4"]);
+    expect(await ask("Москва")).toEqual(["person/4"]);
+    expect(await ask("Σωκράτης")).toEqual(["person/5"]);
+  });
+});
+
+describe("sql (SQLite): an accented name asked without its accents", () => {
+  // An English keyboard: 'Zurich', 'Joel', 'Muller'. The index folds accents on both sides; a SQL
+  // source is asked for the substring as typed, which the stored 'Zürich' does not contain.
+  test("'customers in Zurich' finds the customer in Zürich; 'Joel' finds Joël", async () => {
+    expect(await ask("customers in Zurich")).toContain("person/7");
+    expect(await ask("Joel")).toContain("person/7");
+  });
+});
+
+describe("sql: a question in Spanish, Portuguese or French", () => {
+  // English stop words are left out of the needles; 'de', 'la', 'le', 'du', 'da', 'en', 'el'
+  // are not. LIKE '%de%' matches nearly every row, and the newest `limit` of those are the
+  // candidates: the one row the question names, older, is never among them.
+  let orders: SqlConnector;
+  beforeAll(() => {
+    const path = join(tempDir("corpus-sql-es-"), "shop.sqlite");
+    const db = new Database(path);
+    db.exec("CREATE TABLE pedido (id INTEGER PRIMARY KEY, cliente TEXT, nota TEXT)");
+    const insert = db.query("INSERT INTO pedido (id, cliente, nota) VALUES (?, ?, ?)");
+    insert.run(1, "Vidal", "Pedido para Barcelona");
+    for (let id = 2; id <= 200; id++) insert.run(id, `Cliente ${id}`, "Pedido de la tienda en línea");
+    db.close();
+    orders = new SqlConnector({ url: path, tables: [{ name: "pedido", id: "id", title: "cliente", text: ["cliente", "nota"] }] });
+  });
+  afterAll(async () => orders.close());
+
+  test("'pedidos de Vidal': Vidal's order is a candidate", async () => {
+    const { terms, phrases } = planQuery("los pedidos de Vidal");
+    const ids = (await orders.search({ terms, phrases, limit: 30 })).map((r) => r.id);
+    expect(ids).toContain("pedido/1");
+  });
+});
