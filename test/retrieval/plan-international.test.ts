@@ -1,0 +1,35 @@
+// Attack: questions as typed on other keyboards, or pasted from other text. The planner's terms
+// are what SQL (LIKE/ILIKE) and IMAP (SEARCH TEXT) sources are asked for as substrings, so a
+// term the data cannot contain finds nothing there, whatever the local index does with it.
+import { describe, expect, test } from "bun:test";
+import { planQuery } from "../../src/retrieval/plan";
+
+const NOW = new Date("2026-11-22T10:00:00Z");
+
+describe("a question typed or pasted in another form", () => {
+  test("full-width Latin (a Japanese or Chinese IME) asks for the same words as ASCII", () => {
+    // 'ｉｎｖｏｉｃｅｓ ｆｒｏｍ Ｇｅｒｍａｎｙ' is NFC already: LIKE '%ｇｅｒｍａｎｙ%' matches no 'Germany'.
+    const wide = planQuery("ｉｎｖｏｉｃｅｓ ｆｒｏｍ Ｇｅｒｍａｎｙ", NOW);
+    const narrow = planQuery("invoices from Germany", NOW);
+    expect(wide.terms).toEqual(narrow.terms);
+    expect(wide.sourceHint).toBe(narrow.sourceHint);
+  });
+
+  test("a zero-width space, soft hyphen, word joiner or BOM pasted inside a word does not cut it in two", () => {
+    // Copied from a web page or a PDF: U+200B, U+00AD, U+2060 and U+FEFF are invisible.
+    // 'Ger\u200Bmany' was asked as 'ger' and 'many' (LIKE '%many%' matches 'Germany' and much else).
+    for (const hidden of ["\u200B", "\u00AD", "\u2060", "\uFEFF"]) {
+      const p = planQuery(`customers in Ger${hidden}many`, NOW);
+      expect([hidden.codePointAt(0)!.toString(16), p.terms]).toEqual([hidden.codePointAt(0)!.toString(16), ["customers", "germany"]]);
+    }
+  });
+
+  test("an amount written the European way (1.000 / 1.234,56) is read as written", () => {
+    // '1.000 EUR' is one thousand; it was read as 1 ('over 1' is met by every invoice).
+    expect(planQuery("invoices over 1.000 EUR", NOW).amounts).toEqual([{ value: 1000, currency: "EUR", comparison: "over" }]);
+    // '1.234,56 €' was dropped (NaN) and its digits became search terms.
+    const p = planQuery("invoices over 1.234,56 €", NOW);
+    expect(p.amounts).toEqual([{ value: 1234.56, currency: "EUR", comparison: "over" }]);
+    expect(p.terms).toEqual(["invoices"]);
+  });
+});
