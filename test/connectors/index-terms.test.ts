@@ -64,3 +64,46 @@ describe("attack: a question's planned words find the words stored, however the 
     expect(found("สวัสดี ครับ", "สวัสดี")).toBe(1);
   });
 });
+
+describe("attack: international text in a local index, asked as people write it", () => {
+  const record = (content: string): SourceRecord => ({
+    id: "r1",
+    title: "note",
+    content,
+    source_url: "file:///notes/r1",
+    date: null,
+    type: "file",
+    path: "r1",
+    metadata: {},
+  });
+  const found = (content: string, question: string) => {
+    const index = localIndexes().indexFor("alice/notes");
+    index.put({ source: "r1", size: 1, mtime: 1 }, [record(content)]);
+    const { terms, phrases } = planQuery(question);
+    return index.search({ terms, phrases, limit: 10 }).length;
+  };
+
+  test("a zero-width space or soft hyphen pasted inside a question's word does not cut it (question side only)", () => {
+    // The planner cuts 'in\u200Bvoice' into 'in' (a stop word) and 'voice': the invoice is not found.
+    expect(found("The invoice was paid on Friday", "in\u200Bvoice")).toBe(1);
+    expect(found("The invoice was paid on Friday", "in\u00ADvoice")).toBe(1);
+  });
+
+  test("a soft hyphen inside a stored word (HTML mail's &shy;, PDFs) does not cut it", () => {
+    expect(found("Die Rech\u00ADnung ist bezahlt", "Rechnung")).toBe(1);
+  });
+
+  test("German ß and ss: one word either way", () => {
+    expect(found("Lieferung an die Hauptstraße 5", "Hauptstrasse")).toBe(1);
+    expect(found("Lieferung an die Hauptstrasse 5", "Hauptstraße")).toBe(1);
+  });
+
+  test("Chinese and Japanese, written without spaces: a word of the text is found", () => {
+    expect(found("明日の会議は十時からです", "会議")).toBe(1);
+    expect(found("请把发票寄给我", "发票")).toBe(1);
+  });
+
+  test("Arabic-Indic digits asked, Latin digits stored", () => {
+    expect(found("Invoice 4711 is paid", "٤٧١١")).toBe(1);
+  });
+});
