@@ -32,7 +32,9 @@ beforeAll(async () => {
   );
   t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
   token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read", "connectors:write"])).token;
-  const r = await t.app.handle(postJson("/v1/connectors", { id: "mail", kind: "maildir", config: { path: join(roots, "alice", "mail") } }, bearer(token)));
+  const r = await t.app.handle(
+    postJson("/v1/connectors", { id: "mail", kind: "maildir", config: { path: join(roots, "alice", "mail") } }, bearer(token)),
+  );
   expect(r.status).toBe(200);
   await connectorsSettled(t.services, "alice");
 });
