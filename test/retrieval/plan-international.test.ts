@@ -33,3 +33,34 @@ describe("a question typed or pasted in another form", () => {
     expect(p.terms).toEqual(["invoices"]);
   });
 });
+
+describe("dates and names in other forms", () => {
+  const iso = (d?: Date) => d?.toISOString().slice(0, 10);
+  const range = (q: string) => {
+    const p = planQuery(q, NOW);
+    return [q, iso(p.dateFrom), iso(p.dateTo)];
+  };
+
+  test("a range of years asks for every year of it, the last included", () => {
+    // Each was read as the first year alone (to 2000-01-01 or 2001-01-01): the mail of the
+    // later years, asked for, is never searched.
+    expect(range("mails from 2000 to 2001")).toEqual(["mails from 2000 to 2001", "2000-01-01", "2002-01-01"]);
+    expect(range("mails between 2000 and 2001")).toEqual(["mails between 2000 and 2001", "2000-01-01", "2002-01-01"]);
+    expect(range("mails from 1999 until 2001")).toEqual(["mails from 1999 until 2001", "1999-01-01", "2002-01-01"]);
+    expect(range("contracts in 1999-2001")).toEqual(["contracts in 1999-2001", "1999-01-01", "2002-01-01"]);
+  });
+
+  test("a date with dots is day first, as where it is written (31.12.2001 already is)", () => {
+    // '12.06.2001' was read as 6 December, '05.06.2001' as 6 May.
+    expect(range("mails on 12.06.2001")).toEqual(["mails on 12.06.2001", "2001-06-12", "2001-06-13"]);
+    expect(range("mails on 05.06.2001")).toEqual(["mails on 05.06.2001", "2001-06-05", "2001-06-06"]);
+  });
+
+  test("a sender's name with letters outside ASCII is a person, whole", () => {
+    // 'from José García' gave the person 'Jos' (a sender boost for every Joseph and Josh);
+    // 'from Émile Zola' and 'from Łukasz' gave none.
+    expect(planQuery("emails from José García", NOW).people).toEqual(["José García"]);
+    expect(planQuery("emails from Émile Zola", NOW).people).toEqual(["Émile Zola"]);
+    expect(planQuery("emails from Łukasz", NOW).people).toEqual(["Łukasz"]);
+  });
+});
