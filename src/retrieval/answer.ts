@@ -15,16 +15,22 @@ const MAX_SENTENCES = 4;
 const SENTENCE = /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
 
 /** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments. */
+// Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a
+// long run of letters, or of "a@") made the open-ended ones backtrack quadratically.
 const BOILERPLATE = [
   /^\s*(from|to|cc|bcc|sent|date|subject|please respond to|importance|x-[\w-]+)\s*:/i,
   /-{3,}\s*(original message|forwarded by)/i,
   /^\s*>/,
-  /<[^>\s]+@[^>\s]+>/,
-  /^[\s"]*[\w .'-]+["]?\s*<?[\w.+-]+@[\w.-]+>?\s+on\s+\d/i,
+  /<[^>\s@]{1,64}@[^>\s]{1,255}>/,
+  /^[\s"]*[\w .'-]{1,80}["]?\s*<?[\w.+-]{1,64}@[\w.-]{1,255}>?\s+on\s+\d/i,
   /^[\s\d()+.-]{7,}$/,
-  /^\s*[\w .-]+\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
+  /^\s*[\w .-]{1,200}\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
 ];
-const isBoilerplate = (s: string) => BOILERPLATE.some((re) => re.test(s));
+const SENTENCE_PROBE = 400;
+const isBoilerplate = (s: string) => {
+  const probe = s.slice(0, SENTENCE_PROBE);
+  return BOILERPLATE.some((re) => re.test(probe));
+};
 
 const DATE_OR_TIME =
   /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;

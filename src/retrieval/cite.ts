@@ -14,9 +14,25 @@ export function cite(kept: RankedChunk[], terms: string[], chunksOf: (c: RankedC
   }
 }
 
-/** Where a mail's quoted or forwarded part begins (its length when there is none). */
-const QUOTE_START =
-  /-{3,}\s*(original message|forwarded by)|^\s*"?[^"\n]{1,60}"?\s*<[^>\s]+@[^>\s]+>\s+on\s+\d|^\s*on .{5,80} wrote:\s*$|^>/im;
+/**
+ * A line that begins a mail's quoted or forwarded part, as its first LINE_PROBE characters show
+ * it. Anchored at the line's start and bounded: a crafted line (thousands of '<' and '@') costs
+ * one short try, where an unanchored search over the whole mail backtracked quadratically
+ * (~2 s a question for a 120 KB line).
+ */
+const QUOTE_LINE =
+  /^\s*-{3,}\s*(original message|forwarded by)|^\s*"?[^"\n]{1,60}"?\s*<[^>\s@]{1,64}@[^>\s]{1,255}>\s+on\s+\d|^\s*on .{5,80} wrote:\s*$|^>/i;
+const LINE_PROBE = 400;
+
+/** Where a mail's quoted or forwarded part begins: the offset of its first line, if any. */
+function quoteStart(content: string): number | undefined {
+  let at = 0;
+  for (const line of content.split("\n")) {
+    if (QUOTE_LINE.test(line.slice(0, LINE_PROBE))) return at;
+    at += line.length + 1;
+  }
+  return undefined;
+}
 
 /**
  * The chunk to cite from a mail: its own words rather than the message it quotes or forwards,
@@ -24,19 +40,19 @@ const QUOTE_START =
  * "-----Original Message-----" headers).
  */
 function ownTextFirst(content: string, chunks: string[], best: number, terms: string[]): number {
-  const m = QUOTE_START.exec(content);
-  if (!m || m.index < 20) return best;
+  const start = quoteStart(content);
+  if (start === undefined || start < 20) return best;
   const at = (chunk: string) => {
     const probe = chunk.trim().slice(0, 40);
     const i = probe ? content.indexOf(probe) : -1;
     return i < 0 ? Number.POSITIVE_INFINITY : i;
   };
-  if (at(chunks[best] ?? "") < m.index) return best;
+  if (at(chunks[best] ?? "") < start) return best;
   const want = new Set(terms.flatMap(words));
   let pick = -1;
   let pickScore = 0;
   chunks.forEach((c, i) => {
-    if (at(c) >= m.index) return;
+    if (at(c) >= start) return;
     const score = new Set(words(c).filter((w) => want.has(w))).size;
     if (score > pickScore) {
       pick = i;
