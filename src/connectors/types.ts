@@ -96,9 +96,18 @@ export class ConnectorError extends Error {}
 /** A source left out on purpose, past a bound (its message says which): not read again until it changes. */
 export class SourceSkipped extends Error {}
 
-/** Terms and phrases as one list of needles, lower-cased, for sources that match substrings. */
+/**
+ * Terms and phrases as one list of needles, lower-cased, for sources that match substrings. A
+ * control character (a NUL, a line break pasted into a phrase) is a space: PostgreSQL refuses a
+ * NUL in a value and IMAP has no way to quote a line break, which failed the whole search.
+ */
 export function needles(request: RetrievalRequest): string[] {
-  return [...new Set([...request.phrases, ...request.terms].map((s) => s.toLowerCase()).filter(Boolean))];
+  const clean = (s: string) =>
+    s
+      .replace(/[\p{Cc}\s]+/gu, " ")
+      .trim()
+      .toLowerCase();
+  return [...new Set([...request.phrases, ...request.terms].map(clean).filter(Boolean))];
 }
 
 /**

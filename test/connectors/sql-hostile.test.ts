@@ -45,3 +45,24 @@ for (const dialect of ["sqlite", "postgres"] as const) {
     });
   });
 }
+
+describe("sql (postgres): a statement the server refuses", () => {
+  test("keeps the connection: a search under way at the same time is answered", async () => {
+    const tables: SqlTable[] = [chinookInvoices("postgres"), chinookCustomers(["FirstName", "LastName", "Country"], "postgres")];
+    const c = new SqlConnector({ url: (await testServers()).pgUrl, tables }, undefined, LOOPBACK);
+    try {
+      const internals = c as unknown as {
+        withDriver<T>(fn: (d: { select(sql: string, p: unknown[]): Promise<unknown[]> }) => Promise<T>): Promise<T>;
+      };
+      const { terms, phrases } = planQuery("customers in Germany");
+      const [refused, other] = await Promise.allSettled([
+        internals.withDriver((d) => d.select("SELECT 1 / 0", [])),
+        c.search({ terms, phrases, limit: 20 }),
+      ]);
+      expect(refused.status).toBe("rejected");
+      expect(other.status === "fulfilled" ? other.value.length : (other.reason as Error).message).toBeGreaterThan(0);
+    } finally {
+      await c.close();
+    }
+  });
+});

@@ -310,8 +310,9 @@ export class SqlConnector implements Connector {
     try {
       return await fn(await this.open());
     } catch (error) {
-      // A dead connection is opened anew next time.
-      if (!(error instanceof ConnectorError)) {
+      // A dead connection is opened anew next time; one the server answered on stays (closing it
+      // failed every search of the connector under way at the same time).
+      if (!(error instanceof ConnectorError) && !answeredByServer(error)) {
         await this.driver?.then((d) => d.close()).catch(() => {});
         this.driver = undefined;
         this.checked = undefined;
@@ -465,4 +466,13 @@ export class SqlConnector implements Connector {
     this.driver = undefined;
     await d?.then((x) => x.close()).catch(() => {});
   }
+}
+
+/**
+ * A PostgreSQL error about the statement (its SQLSTATE outside the connection exception,
+ * operator intervention and insufficient resources classes): the connection itself is alive.
+ */
+function answeredByServer(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
 }
