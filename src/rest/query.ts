@@ -13,6 +13,7 @@ import { infoOf, requestContext } from "../http/request-context";
 import { ID_PREFIX, newId } from "../ids";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
+import { cutText } from "../text";
 import { dateRange } from "./dates";
 import { type ChunkB, QueryBody, QueryResponseA, QueryResponseB, QueryResponseC } from "./model";
 import { QUERY_FIELDS, queryShapeOf, refuseForeignFields } from "./shapes";
@@ -28,7 +29,7 @@ export interface QueryRouteServices extends GuardServices {
 
 const DEFAULTS = { max_results: 10, top_k: 8, shapeC: 5 };
 
-const snippet = (text: string) => (text.length > 600 ? `${text.slice(0, 597)}...` : text);
+const snippet = (text: string) => cutText(text, 600);
 
 export const queryRoutes = (s: QueryRouteServices) =>
   new Elysia({ name: "corpus/query" })

@@ -4,6 +4,7 @@
 import { Type } from "@sinclair/typebox";
 import { archiveAnswer } from "../../archive/answer";
 import { ID_PREFIX, newId } from "../../ids";
+import { cutText } from "../../text";
 import { defineTool, MESSAGES, toolError } from "../tool-record";
 
 export const QUERY_MAX_LENGTH = 1000;
@@ -90,7 +91,7 @@ export const corpusSearch = defineTool({
       source: `${c.connectorLabel} · ${c.record.path}`,
       source_url: c.record.source_url,
       date: c.record.date,
-      snippet: c.text.length > SNIPPET_MAX ? `${c.text.slice(0, SNIPPET_MAX - 3)}...` : c.text,
+      snippet: cutText(c.text, SNIPPET_MAX),
       score: c.score,
       connector: c.connectorId,
     }));
