@@ -35,6 +35,9 @@ export function scoreCandidates(
   const poolTexts: string[] = [];
   const notes: string[] = [];
   let pendingVectors = 0;
+  // A quoted phrase's words count as the question's words: the record holding "price caps"
+  // asked for is not outranked by every record holding the question's other words.
+  const scoredWords = [...q.terms, ...q.plan.phrases];
   answers.forEach((answer, i) => {
     const a = active[i]!;
     if (answer.status === "rejected") {
@@ -49,7 +52,7 @@ export function scoreCandidates(
       notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
     if (hits.length === 0) return;
     const owner = a.owner === "operator" ? OPERATOR_OWNER : q.options.user;
-    const lexical = wordScores(hits, q.terms);
+    const lexical = wordScores(hits, scoredWords);
     for (const [j, h] of hits.entries()) {
       const meaning = denseScore(q, a, owner, h, s);
       if (meaning === "no chunks") continue;
@@ -71,7 +74,7 @@ export function scoreCandidates(
       });
     }
   });
-  calibrateLexical(pool, groupOf, poolTexts, q.terms);
+  calibrateLexical(pool, groupOf, poolTexts, scoredWords);
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
   return { pool, notes };
