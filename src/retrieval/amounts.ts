@@ -24,15 +24,22 @@ export function amountsIn(record: SourceRecord): number[] {
     const before = text.slice(Math.max(0, m.index! - 6), m.index!);
     const after = text.slice(m.index! + m[0].length, m.index! + m[0].length + 5);
     if (!cents && !CURRENCY_BEFORE.test(before) && !CURRENCY_AFTER.test(after)) continue;
-    let s = m[1]!.replace(/\s/g, "");
-    // The last separator followed by one or two digits is the decimal mark.
-    const dec = /[.,](\d{1,2})$/.exec(s);
-    const whole = dec ? s.slice(0, s.length - dec[0].length) : s;
-    s = whole.replace(/[.,]/g, "") + (dec ? `.${dec[1]}` : "");
-    const n = Number(s);
+    const n = amountValue(m[1]!);
     if (Number.isFinite(n)) out.push(n);
   }
   return out;
+}
+
+/**
+ * A number as written in an amount, in either convention (1,234.56 / 1.234,56 / 1 234,56 /
+ * 1.000): the last separator followed by one or two digits is the decimal mark, the others
+ * group thousands. NaN when it is no number.
+ */
+export function amountValue(written: string): number {
+  const s = written.replace(/\s/g, "");
+  const dec = /[.,](\d{1,2})$/.exec(s);
+  const whole = dec ? s.slice(0, s.length - dec[0].length) : s;
+  return Number(whole.replace(/[.,]/g, "") + (dec ? `.${dec[1]}` : ""));
 }
 
 const CURRENCY_BEFORE = /([€$£₹]|\b(eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;

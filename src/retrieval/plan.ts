@@ -2,6 +2,7 @@
 // dates and date ranges in words ("last month", "in March", "since 2001"; chrono-node with an
 // injectable clock), amounts, e-mail addresses and names, and hints of the kind of source.
 import * as chrono from "chrono-node";
+import { amountValue } from "./amounts";
 import { type Country, countriesIn } from "./countries";
 
 export interface QueryPlan {
@@ -90,9 +91,25 @@ function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Ar
   return { ...r, asked };
 }
 
+/** "12.06.2001": day first, as where dates are written with dots (chrono reads it month first). */
+const DOTTED_DATE = /(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])/g;
+/** "from 2000 to 2001", "between 2000 and 2001", "1999-2001": every year of it. */
+const YEAR_RANGE = /\b(?:(?:from|between|in|during)\s+)?((?:19|20)\d\d)\s*(?:to|until|till|and|-|–)\s*((?:19|20)\d\d)\b/i;
+
 function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]> } {
-  const results = chrono.parse(text, { instant: now, timezone: 0 }, { forwardDate: false });
+  // Rewritten as year-month-day of the same length, so that what chrono finds is where it was said.
+  const dayFirst = text.replace(DOTTED_DATE, (all, d: string, m: string, y: string) =>
+    Number(d) >= 1 && Number(d) <= 31 && Number(m) >= 1 && Number(m) <= 12 ? `${y}-${m}-${d}` : all,
+  );
+  const results = chrono.parse(dayFirst, { instant: now, timezone: 0 }, { forwardDate: false });
   if (results.length === 0) {
+    const years = YEAR_RANGE.exec(text);
+    if (years && Number(years[2]) >= Number(years[1]))
+      return {
+        from: new Date(Date.UTC(Number(years[1]), 0, 1)),
+        to: new Date(Date.UTC(Number(years[2]) + 1, 0, 1)),
+        spans: [[years.index, years.index + years[0].length]],
+      };
     // "since 2001", "in 2001", "before 2002": a bare year chrono leaves alone.
     const year = /\b(since|after|before|until|in|during)?\s*((?:19|20)\d\d)\b/i.exec(text);
     if (!year) return { spans: [] };
@@ -144,8 +161,13 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
   return { from, to, spans };
 }
 
+/** Characters pasted with text that are never part of it: a zero-width space, a soft hyphen, a word joiner, a BOM. */
+const INVISIBLE = /[\u200B\u00AD\u2060\uFEFF]/g;
+
 export function planQuery(question: string, now: Date = new Date()): QueryPlan {
-  const text = question.trim();
+  // As the sources write it: composed (a pasted "résumé" in decomposed form), full-width Latin
+  // and ligatures as plain letters (NFKC: "ｇｅｒｍａｎｙ" is "germany"), nothing invisible.
+  const text = question.normalize("NFKC").replace(INVISIBLE, "").trim();
   const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
   const { from, to, spans, asked } = dateRange(text, now);
   // Words inside a date asked for are not search terms; a date that is not asked for is.
@@ -160,8 +182,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     /\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi,
   )) {
     if (!m[2] && !m[4] && !m[1]) continue;
-    const raw = m[3]!.replace(/[\s,](?=\d{3}\b)/g, "").replace(",", ".");
-    const value = Number(raw);
+    const value = amountValue(m[3]!);
     if (!Number.isFinite(value)) continue;
     const cmp = m[1]?.toLowerCase();
     amountSpans.push([m.index!, m.index! + m[0].length]);
@@ -172,14 +193,13 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     });
   }
   for (const [a, b] of amountSpans.reverse()) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
-  const people = [...rest.matchAll(/\b(?:from|by|to|with|cc)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)/g)].map((m) => m[1]!);
+  const people = [...rest.matchAll(/(?<![\p{L}\p{N}])(?:from|by|to|with|cc)\s+(\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)/gu)].map((m) => m[1]!);
   const words = [
     ...new Set(
-      // Words as written (NFC), accents kept: sources that match substrings (SQL, IMAP) are
-      // asked for "são", not "sao"; the index folds them as it folds its own. A combining mark
-      // is part of its word, never a cut (a decomposed "résumé", Hindi's vowel signs).
+      // Words as written, accents kept: sources that match substrings (SQL, IMAP) are asked for
+      // "são", not "sao"; the index folds them as it folds its own. A combining mark is part of
+      // its word, never a cut (a decomposed "résumé", Hindi's vowel signs).
       rest
-        .normalize("NFC")
         .toLowerCase()
         .replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, " ")
         .split(/[^\p{L}\p{M}\p{N}]+/u)

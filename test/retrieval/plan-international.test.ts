@@ -20,7 +20,9 @@ describe("a question typed or pasted in another form", () => {
     // 'Ger\u200Bmany' was asked as 'ger' and 'many' (LIKE '%many%' matches 'Germany' and much else).
     for (const hidden of ["\u200B", "\u00AD", "\u2060", "\uFEFF"]) {
       const p = planQuery(`customers in Ger${hidden}many`, NOW);
-      expect([hidden.codePointAt(0)!.toString(16), p.terms]).toEqual([hidden.codePointAt(0)!.toString(16), ["customers", "germany"]]);
+      const plain = planQuery("customers in Germany", NOW).terms;
+      expect(plain.slice(0, 2)).toEqual(["customers", "germany"]);
+      expect([hidden.codePointAt(0)!.toString(16), p.terms]).toEqual([hidden.codePointAt(0)!.toString(16), plain]);
     }
   });
 
