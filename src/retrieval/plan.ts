@@ -161,6 +161,21 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
   return { from, to, spans };
 }
 
+const OTHER_DIGIT = /(?![0-9])\p{Nd}/u;
+
+/** `word` with every decimal digit of another script as its Latin digit (digits come in runs of ten, zero first). */
+function latinDigits(word: string): string {
+  return word.replace(/\p{Nd}/gu, (d) => {
+    let cp = d.codePointAt(0)!;
+    let value = 0;
+    while (value < 60 && /\p{Nd}/u.test(String.fromCodePoint(cp - 1))) {
+      cp--;
+      value++;
+    }
+    return String(value % 10);
+  });
+}
+
 /** Characters pasted with text that are never part of it: a zero-width space, a soft hyphen, a word joiner, a BOM. */
 const INVISIBLE = /[\u200B\u00AD\u2060\uFEFF]/g;
 
@@ -206,6 +221,8 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
         .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
     ),
   ];
+  // A number in another script's digits ("٤٧١١") is also asked in Latin digits, as most text writes it.
+  for (const w of [...words]) if (OTHER_DIGIT.test(w) && !words.includes(latinDigits(w))) words.push(latinDigits(w));
   // Addresses are the sharpest terms: kept first when the words are too many.
   const kept = addresses.slice(0, MAX_QUERY_TERMS);
   const terms = [...words.slice(0, MAX_QUERY_TERMS - kept.length), ...kept];
