@@ -116,11 +116,16 @@ export function needles(request: RetrievalRequest): string[] {
  */
 export const MAX_SEARCH_NEEDLES = 8;
 
+const SHORT_WORD = /^\p{L}{1,2}$/u;
+
 /** The needles worth such a search: phrases first, then the longest terms (the rarer, as a rule). */
 export function searchNeedles(request: RetrievalRequest, max = MAX_SEARCH_NEEDLES): string[] {
   const all = needles(request);
   const phrases = new Set(request.phrases.map((s) => s.toLowerCase()));
   // A stable sort: terms of one length keep the question's order.
   const terms = all.filter((n) => !phrases.has(n)).sort((a, b) => b.length - a.length);
-  return [...all.filter((n) => phrases.has(n)), ...terms].slice(0, max);
+  // A word of two letters ("de", "la", "en") is in nearly every text: asked as a substring, it
+  // filled the limit with rows that merely held it. Asked only when nothing longer is.
+  const longer = terms.filter((n) => !SHORT_WORD.test(n));
+  return [...all.filter((n) => phrases.has(n)), ...(longer.length ? longer : terms)].slice(0, max);
 }

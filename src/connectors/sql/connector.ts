@@ -392,8 +392,9 @@ export class SqlConnector implements Connector {
     if (words.length) {
       const any: string[] = [];
       for (const w of words) {
-        for (const c of [t.title, ...t.text])
-          any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${w.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
+        for (const form of dialect === "sqlite" ? caseForms(w) : [w])
+          for (const c of [t.title, ...t.text])
+            any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${form.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
       }
       where.push(`(${any.join(" OR ")})`);
     }
@@ -475,4 +476,15 @@ export class SqlConnector implements Connector {
 function answeredByServer(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
+}
+
+/**
+ * The forms a needle is asked in on SQLite, whose LIKE ignores the case of ASCII letters only:
+ * as asked (lower case), capitalised and in capitals when it holds another letter ("émile" is
+ * also "Émile" and "ÉMILE", "москва" "Москва"), so that a name is found as it is stored.
+ */
+function caseForms(needle: string): string[] {
+  if (!/[^\p{ASCII}]/u.test(needle)) return [needle];
+  const capitalised = needle.replace(/(^|[^\p{L}])(\p{Ll})/gu, (_, before: string, letter: string) => before + letter.toUpperCase());
+  return [...new Set([needle, capitalised, needle.toUpperCase()])];
 }
