@@ -66,3 +66,40 @@ describe("dates and names in other forms", () => {
     expect(planQuery("emails from Łukasz", NOW).people).toEqual(["Łukasz"]);
   });
 });
+
+describe("attack3: what NFKC and the one amount reading changed for questions that planned well", () => {
+  test("'№' and '™' are no letters glued to the word: 'счёт №4711' asks for 4711, 'Acme™' for acme", () => {
+    // NFKC makes '№' 'No' and '™' 'TM': 'No4711' and 'AcmeTM' are one word each, which no
+    // source holds (the index reads the stored '№4711' as 4711, LIKE '%no4711%' matches nothing).
+    // Before NFKC the terms were '4711' and 'acme'.
+    expect(planQuery("счёт №4711", NOW).terms).toContain("4711");
+    expect(planQuery("invoice №4711", NOW).terms).toContain("4711");
+    expect(planQuery("Acme™ invoices", NOW).terms).toContain("acme");
+    // A quoted phrase pasted from the stored text is asked as stored.
+    expect(planQuery('"Acme™ Corp" contract', NOW).phrases).toEqual(["Acme™ Corp"]);
+  });
+
+  test("an English amount with three decimals keeps its decimal point ('$3.459' a gallon, '4.125%')", () => {
+    // amountValue reads any '.ddd' as thousands: 'over $3.459' became over 3459 (every record
+    // with a price under 3459 dollars loses AMOUNT_BOOST); the reading before it said 3.459.
+    expect(planQuery("gas stations charging over $3.459", NOW).amounts[0]?.value).toBe(3.459);
+    expect(planQuery("loans with a rate above 4.125%", NOW).amounts[0]?.value).toBe(4.125);
+  });
+
+  test("NFKC does not multiply the cost of a question: 4000 '⒛' plan as fast as 4000 letters", () => {
+    // The REST limit is 4000 characters as sent; NFKC makes each '⒛' '20.' and each 'Ⅷ' 'VIII', and
+    // the address pattern ([\w.+-]+@…) is quadratic in a run of such characters: ~170 ms on the
+    // serving thread a question (12 ms for 4000 ASCII letters).
+    const time = (q: string) => {
+      const runs = [0, 1, 2].map(() => {
+        const t = performance.now();
+        planQuery(q, NOW);
+        return performance.now() - t;
+      });
+      return Math.min(...runs);
+    };
+    const ascii = time("v".repeat(4000));
+    expect(time("⒛".repeat(4000))).toBeLessThan(3 * ascii + 40);
+    expect(time("Ⅷ".repeat(4000))).toBeLessThan(3 * ascii + 40);
+  });
+});
