@@ -25,3 +25,24 @@ test("never half an emoji, a flag or a letter without its accent", () => {
     }
   }
 });
+
+// attack3: the cut segments only a window of 64 units either side of the cut, from `room - 64`.
+// When that window starts inside a grapheme, the window's graphemes are not the text's.
+test("a grapheme longer than the window, just before the cut, does not cost the text before it", () => {
+  // 520 letters, then one letter with 150 combining marks (Zalgo text, or a crafted mail) over
+  // the cut at 597: the window's first grapheme runs past the cut, `end` stays 0 and the snippet
+  // is '...' alone; the 520 letters before it fit. (The old cut sent 597 units of text.)
+  const text = `${"a".repeat(520)}e${"\u0301".repeat(150)}${"b".repeat(100)}`;
+  const cut = cutText(text, 600);
+  expect(cut).toBe(`${"a".repeat(520)}...`);
+});
+
+test("a run of flags over the cut is not cut through a flag", () => {
+  // 200 flags (4 units each): the window starts at 533, inside a regional indicator, and pairs
+  // the indicators of two flags: the snippet ends with half a flag ('🇵' alone, shown as a letter).
+  const text = "🇵🇱".repeat(200);
+  for (const max of [600, 500]) {
+    const kept = cutText(text, max).slice(0, -3);
+    expect([max, kept.length % 4]).toEqual([max, 0]);
+  }
+});
