@@ -89,3 +89,36 @@ describe("sql: a question in Spanish, Portuguese or French", () => {
     expect(ids).toContain("pedido/1");
   });
 });
+
+describe("attack3: a two-letter code is the one needle that names the row", () => {
+  // searchNeedles drops a word of two letters whenever a longer one is asked: 'de' and 'la' go,
+  // and so do a model code ('XJ'), a country code ('PL') or a department ('HR'). The longer word
+  // left ('product', 'suppliers') is a word of the question, not of the row: the row the code
+  // names is no candidate at all. Before, the code was asked with the other words.
+  let shop: SqlConnector;
+  beforeAll(() => {
+    const path = join(tempDir("corpus-sql-codes-"), "shop.sqlite");
+    const db = new Database(path);
+    db.exec("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, note TEXT)");
+    const insert = db.query("INSERT INTO item (id, name, note) VALUES (?, ?, ?)");
+    for (let id = 1; id <= 50; id++) insert.run(id, `Widget ${id}`, "standard stock");
+    insert.run(51, "Roadster XJ", "sports car, red");
+    insert.run(52, "Supplier Kowalski", "ships from PL");
+    db.close();
+    shop = new SqlConnector({ url: path, tables: [{ name: "item", id: "id", title: "name", text: ["name", "note"] }] });
+  });
+  afterAll(async () => shop.close());
+
+  const ids = async (question: string) => {
+    const { terms, phrases } = planQuery(question);
+    return (await shop.search({ terms, phrases, limit: 10 })).map((r) => r.id);
+  };
+
+  test("'which product is the XJ' finds the XJ", async () => {
+    expect(await ids("which product is the XJ")).toContain("item/51");
+  });
+
+  test("'suppliers shipping from PL' finds the supplier in PL", async () => {
+    expect(await ids("suppliers shipping from PL")).toContain("item/52");
+  });
+});
