@@ -66,3 +66,59 @@ describe("sql (postgres): a statement the server refuses", () => {
     }
   });
 });
+
+describe("attack3: sql (postgres): a statement timeout (57014) of one search", () => {
+  // answeredByServer keeps the pool for a SQLSTATE outside classes 08, 53 and 57. 57014 is the
+  // statement timeout (or a cancel): about the statement, the connection alive, yet class 57, so
+  // the pool is closed under every other search of the connector in flight, as 22021 was. One
+  // slow question (a table locked by a long migration, a large scan) fails the others'.
+  test("another search of the connector in flight is not failed by it", async () => {
+    const servers = await testServers();
+    const { default: postgres } = await import("postgres");
+    const admin = postgres(servers.pgAdminUrl, { max: 1, onnotice: () => {} });
+    const tables: SqlTable[] = [chinookInvoices("postgres"), chinookCustomers(["first_name", "last_name", "country"], "postgres")];
+    // chinookCustomers names its columns as given: in the PostgreSQL copy they are snake case already.
+    const c = new SqlConnector({ url: servers.pgUrl, tables }, undefined, LOOPBACK);
+    const ask = (question: string) => {
+      const { terms, phrases } = planQuery(question);
+      return c.search({ terms, phrases, limit: 20 });
+    };
+    try {
+      expect((await ask("customers in Germany")).length).toBeGreaterThan(0); // opened, schema checked
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      let locked = () => {};
+      const isLocked = new Promise<void>((r) => {
+        locked = r;
+      });
+      // An operator's migration holds the invoice table for 6 s.
+      const migration = admin.begin(async (tx) => {
+        await tx`LOCK TABLE invoice IN ACCESS EXCLUSIVE MODE`;
+        locked();
+        await held;
+      });
+      await isLocked;
+      const first = ask("invoices from Berlin").then(
+        () => "ok",
+        (e: Error) => e.message,
+      );
+      await Bun.sleep(3000);
+      const second = ask("customers in France").then(
+        () => "ok",
+        (e: Error) => e.message,
+      );
+      await Bun.sleep(3000);
+      release();
+      await migration;
+      // The first waited past the statement timeout: it fails, and says so.
+      expect(await first).toContain("took longer than");
+      // The second waited 3 s of its 5: it is answered.
+      expect(await second).toBe("ok");
+    } finally {
+      await c.close();
+      await admin.end({ timeout: 2 });
+    }
+  });
+});
