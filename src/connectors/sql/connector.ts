@@ -470,12 +470,13 @@ export class SqlConnector implements Connector {
 }
 
 /**
- * A PostgreSQL error about the statement (its SQLSTATE outside the connection exception,
- * operator intervention and insufficient resources classes): the connection itself is alive.
+ * A PostgreSQL error about the statement, the connection itself alive: any SQLSTATE but a
+ * connection exception (08), insufficient resources (53) and the server going away (57P: admin
+ * or crash shutdown); a statement cancelled for its time (57014) is about the statement.
  */
 function answeredByServer(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57P)/.test(code);
 }
 
 /**
