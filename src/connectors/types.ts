@@ -116,7 +116,15 @@ export function needles(request: RetrievalRequest): string[] {
  */
 export const MAX_SEARCH_NEEDLES = 8;
 
-const SHORT_WORD = /^\p{L}{1,2}$/u;
+/**
+ * Function words of the languages beside English most often met in business data (Spanish,
+ * Portuguese, French, Italian, German, Dutch); the planner leaves out English ones already.
+ */
+const FUNCTION_WORDS = new Set(
+  "de la le les du des da do das dos del el los las en et un una une uno y e o em na no com con por para pour sur au aux il lo di al che und der die den dem ein eine von zu im am mit het een van".split(
+    " ",
+  ),
+);
 
 /** The needles worth such a search: phrases first, then the longest terms (the rarer, as a rule). */
 export function searchNeedles(request: RetrievalRequest, max = MAX_SEARCH_NEEDLES): string[] {
@@ -124,8 +132,9 @@ export function searchNeedles(request: RetrievalRequest, max = MAX_SEARCH_NEEDLE
   const phrases = new Set(request.phrases.map((s) => s.toLowerCase()));
   // A stable sort: terms of one length keep the question's order.
   const terms = all.filter((n) => !phrases.has(n)).sort((a, b) => b.length - a.length);
-  // A word of two letters ("de", "la", "en") is in nearly every text: asked as a substring, it
-  // filled the limit with rows that merely held it. Asked only when nothing longer is.
-  const longer = terms.filter((n) => !SHORT_WORD.test(n));
-  return [...all.filter((n) => phrases.has(n)), ...(longer.length ? longer : terms)].slice(0, max);
+  // A function word of another language ("de", "la", "los") is in nearly every text of its own:
+  // asked as a substring it filled the limit with rows that merely held it. Asked only when
+  // nothing else is; a code of two letters ("XJ", "PL") is asked as any word.
+  const meaningful = terms.filter((n) => !FUNCTION_WORDS.has(n));
+  return [...all.filter((n) => phrases.has(n)), ...(meaningful.length ? meaningful : terms)].slice(0, max);
 }
