@@ -33,10 +33,13 @@ export function amountsIn(record: SourceRecord): number[] {
 /**
  * A number as written in an amount, in either convention (1,234.56 / 1.234,56 / 1 234,56 /
  * 1.000): the last separator followed by one or two digits is the decimal mark, the others
- * group thousands. NaN when it is no number.
+ * group thousands (a lone dot before three digits too, unless `dotGroupsThousands` is false).
+ * NaN when it is no number.
  */
-export function amountValue(written: string): number {
+export function amountValue(written: string, { dotGroupsThousands = true } = {}): number {
   const s = written.replace(/\s/g, "");
+  // One dot and three digits ("3.459") is read as a decimal where the convention says so.
+  if (!dotGroupsThousands && /^\d+\.\d{3}$/.test(s)) return Number(s);
   const dec = /[.,](\d{1,2})$/.exec(s);
   const whole = dec ? s.slice(0, s.length - dec[0].length) : s;
   return Number(whole.replace(/[.,]/g, "") + (dec ? `.${dec[1]}` : ""));

@@ -176,13 +176,23 @@ function latinDigits(word: string): string {
   });
 }
 
+/** An e-mail address: each run of its characters tried once, from its start, and bounded (no backtracking over a long run). */
+const ADDRESS = /(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,255}(?:\.[\w-]{1,63})+/g;
+/** Full-width Latin (an East Asian keyboard's "ｇｅｒｍａｎｙ") and Latin ligatures ("ﬁ"): plain letters to every source. */
+const WIDE_OR_LIGATURE = /[\uFF01-\uFF5E\uFB00-\uFB06]/g;
+
 /** Characters pasted with text that are never part of it: a zero-width space, a soft hyphen, a word joiner, a BOM. */
 const INVISIBLE = /[\u200B\u00AD\u2060\uFEFF]/g;
 
 export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   // As the sources write it: composed (a pasted "résumé" in decomposed form), full-width Latin
-  // and ligatures as plain letters (NFKC: "ｇｅｒｍａｎｙ" is "germany"), nothing invisible.
-  const text = question.normalize("NFKC").replace(INVISIBLE, "").trim();
+  // and ligatures as plain letters ("ｇｅｒｍａｎｙ" is "germany"), nothing invisible. Not all of
+  // NFKC: it glues "№4711" into "No4711" and "Acme™" into "AcmeTM", which no source holds.
+  const text = question
+    .normalize("NFC")
+    .replace(WIDE_OR_LIGATURE, (c) => c.normalize("NFKC"))
+    .replace(INVISIBLE, "")
+    .trim();
   const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
   const { from, to, spans, asked } = dateRange(text, now);
   // Words inside a date asked for are not search terms; a date that is not asked for is.
@@ -190,20 +200,22 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
   rest = rest.replace(/"[^"]*"/g, " ");
 
-  const addresses = [...text.matchAll(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g)].map((m) => m[0].toLowerCase());
+  const addresses = [...text.matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
   const amounts: QueryPlan["amounts"] = [];
   const amountSpans: Array<[number, number]> = [];
   for (const m of rest.matchAll(
     /\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi,
   )) {
     if (!m[2] && !m[4] && !m[1]) continue;
-    const value = amountValue(m[3]!);
+    const currency = CURRENCIES[(m[2] ?? m[4] ?? "").toLowerCase()];
+    // "1.000 EUR" is a thousand; "$3.459" and "4.125%" keep their decimal point.
+    const value = amountValue(m[3]!, { dotGroupsThousands: currency === "EUR" || currency === "PLN" || currency === "CHF" });
     if (!Number.isFinite(value)) continue;
     const cmp = m[1]?.toLowerCase();
     amountSpans.push([m.index!, m.index! + m[0].length]);
     amounts.push({
       value,
-      currency: CURRENCIES[(m[2] ?? m[4] ?? "").toLowerCase()],
+      currency,
       comparison: cmp ? (/(over|above|more)/.test(cmp) ? "over" : "under") : undefined,
     });
   }
@@ -216,7 +228,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
       // its word, never a cut (a decomposed "résumé", Hindi's vowel signs).
       rest
         .toLowerCase()
-        .replace(/[\w.+-]+@[\w-]+(\.[\w-]+)+/g, " ")
+        .replace(ADDRESS, " ")
         .split(/[^\p{L}\p{M}\p{N}]+/u)
         .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
     ),
