@@ -8,11 +8,12 @@ export function cutText(text: string, max: number, ellipsis = "..."): string {
   if (text.length <= max) return text;
   const room = max - ellipsis.length;
   let end = 0;
-  // Only the graphemes around the cut need segmenting: one is at most a few dozen units.
-  const from = Math.max(0, room - 64);
-  for (const { index, segment } of graphemes.segment(text.slice(from, room + 64))) {
-    if (from + index + segment.length > room) break;
-    end = from + index + segment.length;
+  // Segmented from the text's start (a window that began inside a grapheme, a long one or a run
+  // of flags, cut it wrongly), up to the whole code point after the cut: whether the text may
+  // break there depends on it (a skin tone, an emoji after a joiner).
+  for (const { index, segment } of graphemes.segment(text.slice(0, room + 2))) {
+    if (index + segment.length > room) break;
+    end = index + segment.length;
   }
   return `${text.slice(0, end)}${ellipsis}`;
 }

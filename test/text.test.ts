@@ -46,3 +46,14 @@ test("a run of flags over the cut is not cut through a flag", () => {
     expect([max, kept.length % 4]).toEqual([max, 0]);
   }
 });
+
+test("an emoji joined or toned across the cut is kept whole or left out whole", () => {
+  for (const emoji of ["👩\u200D💻", "👍🏽", "👩🏾\u200D🤝\u200D👨🏻"]) {
+    for (let pad = 0; pad < 12; pad++) {
+      const text = `${"a".repeat(pad)}${emoji.repeat(6)}`;
+      const kept = cutText(text, 20).slice(0, -3);
+      const rest = text.slice(kept.length);
+      expect([emoji, pad, rest.startsWith(emoji)]).toEqual([emoji, pad, true]);
+    }
+  }
+});
