@@ -11,27 +11,72 @@ const MEMO_LIMIT = 100_000;
 /** Hex digits kept of each keyed hash (64 bits): hex never spells a word of the text. */
 const TERM_CHARS = 16;
 
+/**
+ * The format of the words below, kept with each record's words (connector_docs.terms_format): a
+ * change of how words are cut or folded raises it, and records of an older one have their
+ * words written again (reblindStale). 1: letters and digits, NFKD without marks, lower case.
+ * 2: and a soft hyphen or other invisible character inside a word joined, ß as ss, ς as σ,
+ * Chinese and Japanese cut in overlapping pairs of characters.
+ */
+export const TERMS_FORMAT = 2;
+
 const NON_ASCII = /[^\p{ASCII}]/u;
 const WORD = /[\p{L}\p{N}]+/gu;
+/** Written inside words without being part of them: soft hyphen, zero-width space, word joiner, BOM. */
+const INVISIBLE = /[\u00AD\u200B\u2060\uFEFF]/g;
+/** Scripts written without spaces between words: a word of them is found by its pairs of characters. */
+const UNSPACED_CHAR = "\\p{Script_Extensions=Han}\\p{Script_Extensions=Hiragana}\\p{Script_Extensions=Katakana}";
+const UNSPACED = new RegExp(`[${UNSPACED_CHAR}]+`, "gu");
+const HAS_UNSPACED = new RegExp(`[${UNSPACED_CHAR}]`, "u");
 
 /**
  * Text as words are compared, in the index and in questions alike: lower case, without
  * diacritics or other combining marks (NFKD), so "résumé" in either form, a Turkish "İ" and a
- * word written with vowel signs are one word on both sides.
+ * word written with vowel signs are one word on both sides; nothing invisible inside a word
+ * ("Rech\u00ADnung"); "ß" as "ss"; Greek's final sigma as a sigma (lower-casing writes "ς" or
+ * "σ" by what follows the letter).
  */
 export function foldText(text: string): string {
   // Most text is ASCII: nothing to decompose.
   return NON_ASCII.test(text)
     ? text
+        .replace(INVISIBLE, "")
         .normalize("NFKD")
         .replace(/\p{M}+/gu, "")
         .toLowerCase()
+        .replaceAll("ß", "ss")
+        .replaceAll("ς", "σ")
     : text.toLowerCase();
 }
 
-/** The words of `text`, folded (foldText), in order, not yet stemmed: runs of letters and digits. */
+/**
+ * The words of `text`, folded (foldText), in order, not yet stemmed: runs of letters and digits;
+ * a run of Chinese or Japanese as its overlapping pairs of characters ("明日の会議" is 明日 日の
+ * の会 会議), so that a word inside it is found, as a phrase of its pairs.
+ */
 export function foldedWords(text: string): string[] {
-  return Array.from(foldText(text).matchAll(WORD), ([word]) => word);
+  const out: string[] = [];
+  for (const [word] of foldText(text).matchAll(WORD)) {
+    if (!NON_ASCII.test(word) || !HAS_UNSPACED.test(word)) {
+      out.push(word);
+      continue;
+    }
+    let at = 0;
+    for (const m of word.matchAll(UNSPACED)) {
+      if (m.index > at) out.push(word.slice(at, m.index));
+      out.push(...pairsOf(m[0]));
+      at = m.index + m[0].length;
+    }
+    if (at < word.length) out.push(word.slice(at));
+  }
+  return out;
+}
+
+/** A run's overlapping pairs of characters (code points); a single character alone. */
+function pairsOf(run: string): string[] {
+  const chars = Array.from(run);
+  if (chars.length < 2) return chars;
+  return chars.slice(1).map((c, i) => chars[i]! + c);
 }
 
 /** A folded word as the index knows it: English words Porter-stemmed. */

@@ -2,6 +2,7 @@
 // blinded into the word index, their chunks listed (to be embedded), keyed by a keyed hash of
 // the source they were read from, with its size and mtime.
 import type { Database } from "bun:sqlite";
+import { TERMS_FORMAT } from "../index-terms";
 import type { SourceRecord } from "../types";
 import type { IndexContext } from "./context";
 import type { ScanEntry } from "./sync";
@@ -22,20 +23,46 @@ export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceR
   const source = keys.blinder.source(entry.source);
   db.transaction(() => {
     removeSource(ctx, source);
-    const insertDoc = db.query<{ doc: number }, [string, string, number, number, string | null]>(
-      "INSERT INTO connector_docs (owner, source, size, mtime, record_date, record) VALUES (?, ?, ?, ?, ?, x'') RETURNING doc",
+    const insertDoc = db.query<{ doc: number }, [string, string, number, number, string | null, number]>(
+      "INSERT INTO connector_docs (owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, x'') RETURNING doc",
     );
     const sealDoc = db.query("UPDATE connector_docs SET record = ? WHERE doc = ?");
     const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
     const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
     for (const r of records) {
-      const { doc } = insertDoc.get(owner, source, entry.size, entry.mtime, r.date)!;
+      const { doc } = insertDoc.get(owner, source, entry.size, entry.mtime, r.date, TERMS_FORMAT)!;
       sealDoc.run(keys.seal(JSON.stringify(r), `doc/${doc}`), doc);
       insertTerms.run(doc, keys.blinder.text(r.title), keys.blinder.text(r.content));
       const n = ctx.chunker(r).length;
       for (let ord = 0; ord < n; ord++) insertChunk.run(doc, owner, ord);
     }
   })();
+}
+
+/**
+ * Up to `limit` records whose words are of an older format than TERMS_FORMAT, their words
+ * written again from the sealed record (the chunks and vectors stay); how many there were.
+ */
+export function reblindStale(ctx: IndexContext, limit: number): number {
+  const { db, owner, keys } = ctx;
+  const rows = db
+    .query<{ doc: number; record: Uint8Array }, [string, number, number]>(
+      "SELECT doc, record FROM connector_docs WHERE owner = ? AND terms_format < ? LIMIT ?",
+    )
+    .all(owner, TERMS_FORMAT, limit);
+  if (rows.length === 0) return 0;
+  const remove = db.query("DELETE FROM connector_terms WHERE rowid = ?");
+  const insert = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
+  const mark = db.query("UPDATE connector_docs SET terms_format = ? WHERE doc = ?");
+  db.transaction(() => {
+    for (const { doc, record } of rows) {
+      const r = JSON.parse(keys.open(record, `doc/${doc}`)) as SourceRecord;
+      remove.run(doc);
+      insert.run(doc, keys.blinder.text(r.title), keys.blinder.text(r.content));
+      mark.run(TERMS_FORMAT, doc);
+    }
+  })();
+  return rows.length;
 }
 
 /** Removes every record of a source, by its key. */

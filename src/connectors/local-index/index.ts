@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
 import type { Chunker, IndexContext, IndexKeys } from "./context";
-import { countRecords, knownSources, putRecords, removeSource } from "./documents";
+import { countRecords, knownSources, putRecords, reblindStale, removeSource } from "./documents";
 import { purgeTerms } from "./maintenance";
 import { rank, search } from "./rank";
 import type { ScanEntry } from "./sync";
@@ -52,6 +52,11 @@ export class LocalIndex {
   /** After records were removed or replaced: their terms leave the index's segments. */
   purgeRemoved(): void {
     purgeTerms(this.ctx.db, false);
+  }
+
+  /** Up to `limit` records whose words are of an older format written again; how many (documents.ts). */
+  reblindStale(limit: number): number {
+    return reblindStale(this.ctx, limit);
   }
 
   /** Removes every record of a source, by its key (sourceKey). */

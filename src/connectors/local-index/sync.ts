@@ -8,6 +8,9 @@ import { isStorageError } from "../../store/storage-errors";
 import { type SourceRecord, SourceSkipped } from "../types";
 import type { LocalIndex } from "./index";
 
+/** Records whose words are written again in one turn of the event loop (~2 ms each for a mail). */
+const REBLIND_BATCH = 20;
+
 export interface ScanEntry {
   source: string;
   size: number;
@@ -87,7 +90,19 @@ export async function syncIndex(
   // Stopped during the turn after the last file: nothing is removed either.
   if (stopped()) return sofar();
   for (const source of known.keys()) index.removeSource(source);
-  if (replaced || known.size) index.purgeRemoved();
+  // Records whose words are of an older format (index-terms.ts TERMS_FORMAT) have them written
+  // again, a batch a turn: the first scan after an upgrade, unnoticed by questions meanwhile
+  // (a word the format does not change is the same term in both).
+  let reblinded = 0;
+  while (!stopped()) {
+    const n = index.reblindStale(REBLIND_BATCH);
+    if (n === 0) break;
+    reblinded += n;
+    collectIfOverBudget();
+    await nextTurn();
+  }
+  if (stopped()) return sofar();
+  if (replaced || known.size || reblinded) index.purgeRemoved();
   return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
 }
 

@@ -1,0 +1,80 @@
+// The format of an index's blinded words (index-terms.ts TERMS_FORMAT): records written in an
+// older one have their words written again by the next scan, so that a change of how words are
+// folded (here: ß as ss, a soft hyphen inside a word joined) reaches the indexes made before it.
+import { expect, test } from "bun:test";
+import { TERMS_FORMAT } from "../../src/connectors/index-terms";
+import { indexKeysFor, type LocalIndex, syncIndex } from "../../src/connectors/local-index";
+import type { SourceRecord } from "../../src/connectors/types";
+import { planQuery } from "../../src/retrieval/plan";
+import { localIndexes } from "../support/local-index";
+
+const note: SourceRecord = {
+  id: "r1",
+  title: "Lieferung",
+  content: "Die Rech\u00ADnung für die Hauptstraße 5 ist bezahlt.",
+  source_url: "file:///notes/r1",
+  date: null,
+  type: "file",
+  path: "r1",
+  metadata: {},
+};
+const entry = { source: "r1", size: 1, mtime: 1 };
+
+/** An index holding `note` as an index of format 1 held it: ß kept, the soft hyphen a cut. */
+function indexOfFormatOne() {
+  const { db, indexFor } = localIndexes();
+  const index = indexFor("alice/notes");
+  index.put(entry, [note]);
+  const { blinder } = (index as unknown as { ctx: { keys: { blinder: import("../../src/connectors/index-terms").TermBlinder } } }).ctx.keys;
+  const oldWords = ["die", "rech", "nung", "für", "die", "hauptstraße", "5", "ist", "bezahlt"];
+  const doc = db.query<{ doc: number }, []>("SELECT doc FROM connector_docs").get()!.doc;
+  db.query("DELETE FROM connector_terms WHERE rowid = ?").run(doc);
+  db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)").run(
+    doc,
+    blinder.text(note.title),
+    oldWords.map((w) => blinder.term(w)).join(" "),
+  );
+  db.query("UPDATE connector_docs SET terms_format = 1").run();
+  return { db, index };
+}
+
+const found = (index: LocalIndex, question: string) => {
+  const { terms, phrases } = planQuery(question);
+  return index.search({ terms, phrases, limit: 10 }).length;
+};
+
+test("a scan writes an older format's words again: the words the new one folds are found, the others were all along", async () => {
+  const { db, index } = indexOfFormatOne();
+  const docs = () => db.query<{ doc: number }, []>("SELECT doc FROM connector_docs").all();
+  const before = docs();
+  expect([found(index, "Hauptstrasse"), found(index, "Rechnung"), found(index, "bezahlt")]).toEqual([0, 0, 1]);
+  const result = await syncIndex(index, [entry], async () => {
+    throw new Error("nothing changed: nothing is read");
+  });
+  expect(result).toEqual({ read: 0, removed: 0, failed: [], skipped: [] });
+  expect([found(index, "Hauptstrasse"), found(index, "Hauptstraße"), found(index, "Rechnung"), found(index, "bezahlt")]).toEqual([
+    1, 1, 1, 1,
+  ]);
+  expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(TERMS_FORMAT);
+  // The record was not read or stored again: the same row (its chunks and vectors stay).
+  expect(docs()).toEqual(before);
+});
+
+test("a scan stopped before it starts writes nothing again", async () => {
+  const { db, index } = indexOfFormatOne();
+  await syncIndex(
+    index,
+    [entry],
+    async () => [],
+    undefined,
+    undefined,
+    () => true,
+  );
+  expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(1);
+});
+
+test("records written now carry the current format", () => {
+  const { db, indexFor } = localIndexes();
+  indexFor("alice/notes").put(entry, [note]);
+  expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(TERMS_FORMAT);
+});
