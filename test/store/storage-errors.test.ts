@@ -197,6 +197,43 @@ describe("a folder connector that cannot write", () => {
   });
 });
 
+describe("attack: the first scan after an upgrade rewrites the index's words (TERMS_FORMAT) on a full disk", () => {
+  test("the rewrite cannot write: the status says so, and what is indexed is still searched (D29)", async () => {
+    const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+    const keys = new UserKeys(db, randomBytes(32));
+    const dir = tempDir("corpus-full-upgrade-");
+    for (let i = 0; i < 60; i++) writeFileSync(join(dir, `note-${i}.txt`), `Note ${i}\n\nmeadowlark ${"filler ".repeat(200)}${i}`);
+    const open = (schedule: (fn: () => void, ms: number) => void) =>
+      new IndexedFolderConnector("files", dir, new LocalIndex(db, "t/upgrade", indexKeysFor(keys, "alice", "t/upgrade", true)), filesSource(dir), {
+        schedule,
+      });
+    // The previous version indexed the folder (its words, all ASCII, are the same in both formats).
+    const before = open(() => {});
+    await before.sync();
+    await before.close();
+    db.query("UPDATE connector_docs SET terms_format = 1").run();
+    // The upgraded server starts on a full disk: its first scan reads nothing, and rewrites the words.
+    full(db);
+    const waiting: Array<() => void> = [];
+    const c = open((fn) => waiting.push(fn));
+    await c.sync();
+    expect(await c.health()).toMatchObject({ status: "error", reason: INDEXING_PAUSED_FULL, records: 60 });
+    // Every record is there, its words found as before the upgrade: a question is answered from them.
+    let found: number | string;
+    try {
+      found = (await c.search({ terms: ["meadowlark"], phrases: [], limit: 100 })).length;
+    } catch (error) {
+      found = String(error);
+    }
+    expect(found).toBe(60);
+    roomy(db);
+    waiting.shift()?.();
+    await c.sync();
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_docs WHERE terms_format < 2").get()!.n).toBe(0);
+    await c.close();
+  });
+});
+
 describe("DiskSpace: the floor and the reserve", () => {
   const MIN = 4 * 1024 * 1024;
   function setup(free: { bytes: number }) {
