@@ -37,6 +37,17 @@ describe("BM25 over candidates and extractive answers", () => {
     expect(scores[0]).toBe(0);
   });
 
+  test("attack: a Chinese or Japanese word of three characters scores in the candidates that hold it (IMAP, SQL), as before TERMS_FORMAT 2", () => {
+    // The question's words are now cut in pairs of characters (foldedWords: 東京 京都), the
+    // candidates' words are not (foldText split: 東京都): they never meet, where '東京都' met '東京都' before.
+    const rows = ["city: 東京都\nname: 山田", "city: 大阪市\nname: 田中", "会議は東京都で開きます"];
+    const scores = bm25Scores(rows, ["東京都"]);
+    expect(scores[0]).toBeGreaterThan(scores[1]!);
+    expect(scores[2]).toBeGreaterThan(scores[1]!);
+    // A word of two characters is its one pair, and a question in pairs finds it in a run.
+    expect(bm25Scores(["明日の会議は十時からです", "nothing"], ["会議"])[0]).toBeGreaterThan(0);
+  });
+
   test("the answer cites its sources with [n]", () => {
     const a = extractiveAnswer(
       "When was the Acme invoice paid?",
