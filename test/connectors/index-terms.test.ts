@@ -97,6 +97,14 @@ describe("attack: international text in a local index, asked as people write it"
     expect(found("请把发票寄给我", "发票")).toBe(1);
   });
 
+  test("attack: a question in Chinese or Japanese, written as a sentence without spaces, finds the record holding its words", () => {
+    // The planner keeps the whole question as one word, and the index asks for it as one phrase
+    // of all its pairs of characters: only a record holding the question verbatim is found, where
+    // "when is the meeting?" finds the meeting (the embedding model reads English only).
+    expect(found("明日の会議は十時からです", "会議はいつですか")).toBe(1);
+    expect(found("请把发票寄给我", "发票在哪里")).toBe(1);
+  });
+
   test("Arabic-Indic digits asked, Latin digits stored", () => {
     expect(found("Invoice 4711 is paid", "٤٧١١")).toBe(1);
   });
