@@ -105,6 +105,23 @@ describe("attack: international text in a local index, asked as people write it"
     expect(found("请把发票寄给我", "发票在哪里")).toBe(1);
   });
 
+  test("attack: a Chinese word of one character ('猫' cat, '钱' money) inside a run is found", () => {
+    // The planner drops a one-letter word, and the index keeps pairs only (a lone character
+    // only where its run is one character long): no question finds the cat by its word.
+    const index = localIndexes().indexFor("alice/notes");
+    const texts = ["我的猫很可爱", "今天天气很好", "他借了我很多钱"];
+    for (const [i, content] of texts.entries())
+      index.put({ source: `r${i}`, size: 1, mtime: 1 }, [
+        { id: `r${i}`, title: "note", content, source_url: `file:///notes/r${i}`, date: null, type: "file", path: `r${i}`, metadata: {} },
+      ]);
+    const ask = (q: string) => {
+      const { terms, phrases } = planQuery(q);
+      return terms.length + phrases.length ? index.search({ terms, phrases, limit: 10 }).map((r) => r.content) : [];
+    };
+    expect(ask("猫")).toEqual([texts[0]!]);
+    expect(ask("钱")).toEqual([texts[2]!]);
+  });
+
   test("Arabic-Indic digits asked, Latin digits stored", () => {
     expect(found("Invoice 4711 is paid", "٤٧١١")).toBe(1);
   });
