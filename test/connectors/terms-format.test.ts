@@ -78,3 +78,34 @@ test("records written now carry the current format", () => {
   indexFor("alice/notes").put(entry, [note]);
   expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(TERMS_FORMAT);
 });
+
+test("attack: a record of format 1 holding a long run of Chinese (a crafted mail or file, 1M characters without a break) does not stop the rewrite of every record", async () => {
+  // Format 1 stored the run as one word; format 2 cuts it into pairs with out.push(...pairs): a
+  // million arguments overflow the stack (RangeError), the batch rolls back, and every scan
+  // throws: the connector says "cannot read" and answers no question, every scan again.
+  const { db, indexFor } = localIndexes();
+  const index = indexFor("alice/mail");
+  const { keys } = (index as unknown as { ctx: { keys: ReturnType<typeof indexKeysFor> } }).ctx;
+  const run = "中文".repeat(500_000);
+  const crafted: SourceRecord = { ...note, id: "spam", title: "优惠", content: run, source_url: "file:///mail/spam", path: "spam" };
+  index.put({ source: "spam", size: 1, mtime: 1 }, [{ ...crafted, content: "placeholder" }]);
+  index.put(entry, [note]);
+  // As the previous version stored the crafted mail: sealed whole, its run one word.
+  const spam = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE source = ?").get(keys.blinder.source("spam"))!.doc;
+  db.query("UPDATE connector_docs SET record = ? WHERE doc = ?").run(keys.seal(JSON.stringify(crafted), `doc/${spam}`), spam);
+  db.query("DELETE FROM connector_terms WHERE rowid = ?").run(spam);
+  db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)").run(spam, keys.blinder.term("优惠"), keys.blinder.term(run));
+  db.query("UPDATE connector_docs SET terms_format = 1").run();
+
+  let outcome: unknown = "ok";
+  try {
+    await syncIndex(index, [entry, { source: "spam", size: 1, mtime: 1 }], async () => {
+      throw new Error("nothing changed: nothing is read");
+    });
+  } catch (error) {
+    outcome = String(error);
+  }
+  expect(outcome).toBe("ok");
+  expect(db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM connector_docs WHERE terms_format < ?").get(TERMS_FORMAT)!.n).toBe(0);
+  expect(found(index, "Hauptstrasse")).toBe(1);
+});
