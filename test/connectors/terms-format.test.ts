@@ -109,3 +109,34 @@ test("attack: a record of format 1 holding a long run of Chinese (a crafted mail
   expect(db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM connector_docs WHERE terms_format < ?").get(TERMS_FORMAT)!.n).toBe(0);
   expect(found(index, "Hauptstrasse")).toBe(1);
 });
+
+test("attack: the rewrite of long Chinese documents holds the event loop no longer than reading them did (a batch is 20 records, whatever their size)", async () => {
+  // Pairs of characters make a word of every character: a document of 400k characters is ~100 ms
+  // of blinding, read one a turn; the rewrite takes 20 of them a turn, and the server answers
+  // nothing (GET /, questions) for seconds.
+  const { db, indexFor } = localIndexes();
+  const index = indexFor("alice/books");
+  const chars = Array.from("的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生会自着去过家学对她里后小么心多天");
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
+  const book = () => Array.from({ length: 400_000 }, (_, i) => (i % 80 === 79 ? "。" : chars[next() % chars.length])).join("");
+  const entries = Array.from({ length: 20 }, (_, i) => ({ source: `book${i}`, size: 1, mtime: 1 }));
+  for (const e of entries) index.put(e, [{ ...note, id: e.source, content: book(), path: e.source }]);
+  db.query("UPDATE connector_docs SET terms_format = 1").run();
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  last = performance.now();
+  await syncIndex(index, entries, async () => {
+    throw new Error("nothing changed: nothing is read");
+  });
+  // The timer's next tick sees the gap of the last turn.
+  await Bun.sleep(20);
+  clearInterval(timer);
+  expect(db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM connector_docs WHERE terms_format < ?").get(TERMS_FORMAT)!.n).toBe(0);
+  expect(longest).toBeLessThan(1_000);
+}, 120_000);
