@@ -64,7 +64,7 @@ export function foldedWords(text: string): string[] {
     let at = 0;
     for (const m of word.matchAll(UNSPACED)) {
       if (m.index > at) out.push(word.slice(at, m.index));
-      out.push(...pairsOf(m[0]));
+      pushPairs(m[0], out);
       at = m.index + m[0].length;
     }
     if (at < word.length) out.push(word.slice(at));
@@ -72,11 +72,18 @@ export function foldedWords(text: string): string[] {
   return out;
 }
 
-/** A run's overlapping pairs of characters (code points); a single character alone. */
-function pairsOf(run: string): string[] {
-  const chars = Array.from(run);
-  if (chars.length < 2) return chars;
-  return chars.slice(1).map((c, i) => chars[i]! + c);
+/** A run's overlapping pairs of characters (code points), a single character alone, onto `out` (one by one: a run may be millions long). */
+function pushPairs(run: string, out: string[]): void {
+  let previous: string | undefined;
+  let pairs = 0;
+  for (const ch of run) {
+    if (previous !== undefined) {
+      out.push(previous + ch);
+      pairs++;
+    }
+    previous = ch;
+  }
+  if (pairs === 0 && previous !== undefined) out.push(previous);
 }
 
 /** A folded word as the index knows it: English words Porter-stemmed. */
@@ -118,9 +125,17 @@ export class TermBlinder {
     return this.hash(`s\u0000${source}`);
   }
 
-  /** FTS5 MATCH expression: any of the needles, each a quoted phrase of blinded terms. */
-  match(needles: string[]): string | undefined {
-    const phrases = [...new Set(needles.map((n) => this.text(n)).filter(Boolean))].map((p) => `"${p}"`);
-    return phrases.length ? phrases.join(" OR ") : undefined;
+  /** FTS5 MATCH expression: any of the needles, each a quoted phrase of blinded terms (`phrases`: those quoted in the question). */
+  match(needles: string[], phrases: ReadonlySet<string> = new Set()): string | undefined {
+    const parts = needles.flatMap((n) => {
+      // A word of Chinese or Japanese (a question written as one run, "会議はいつですか") asks for
+      // each of its pairs of characters, ranked by BM25: as one phrase it matched only a text
+      // holding the whole question. Quoted, it stays a phrase.
+      if (!phrases.has(n) && HAS_UNSPACED.test(n)) return foldedWords(n).map((w) => this.term(w));
+      const text = this.text(n);
+      return text ? [text] : [];
+    });
+    const quoted = [...new Set(parts)].map((p) => `"${p}"`);
+    return quoted.length ? quoted.join(" OR ") : undefined;
   }
 }

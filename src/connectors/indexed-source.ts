@@ -13,7 +13,8 @@ import type { OwnerEmbeddings } from "../embedding/service";
 import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
 import type { Logger } from "../log";
 import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
-import { type LocalIndex, type ScanEntry, type SkippedSources, syncIndex } from "./local-index";
+import { TERMS_FORMAT } from "./index-terms";
+import { type LocalIndex, rewriteStaleWords, type ScanEntry, type SkippedSources, syncIndex } from "./local-index";
 import { asGiven, type Confine } from "./paths";
 import { PhaseProgress } from "./progress";
 import {
@@ -216,6 +217,11 @@ export class IndexedFolderConnector implements Connector {
       }
       this.error = undefined;
       this.ready = true;
+      // Words of an older format written again; what is indexed answers meanwhile (on a full
+      // disk too: the pause below leaves the connector ready).
+      const rewritten = await rewriteStaleWords(this.index, () => this.closed);
+      if (rewritten) this.log?.info("connector words rewritten", { records: rewritten, format: TERMS_FORMAT });
+      if (this.closed) return;
       this.resumed();
       void this.embedPending();
     } catch (error) {

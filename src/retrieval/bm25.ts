@@ -1,12 +1,10 @@
 // BM25 over a small set of candidate texts, for sources that return records without scores
 // of their own (IMAP, SQL): the candidates are the collection. Words are those of the index
 // (foldText): a question's words are found in a candidate however either is written.
-import { foldedWords, foldText } from "../connectors/index-terms";
+import { foldedWords } from "../connectors/index-terms";
 
 const K1 = 1.2;
 const B = 0.75;
-
-const NOT_WORD = /[^\p{L}\p{N}]+/u;
 
 export const words = (text: string) => foldedWords(text).filter((w) => w.length > 1);
 
@@ -18,7 +16,7 @@ export function bm25Scores(texts: string[], terms: string[]): number[] {
   const docs = texts.map((t) => {
     const tf = new Map<string, number>();
     let len = 0;
-    for (const w of foldText(t).split(NOT_WORD)) {
+    for (const w of foldedWords(t)) {
       if (w.length < 2) continue;
       len++;
       if (wanted.has(w)) tf.set(w, (tf.get(w) ?? 0) + 1);

@@ -3,7 +3,7 @@
 // folded (here: ß as ss, a soft hyphen inside a word joined) reaches the indexes made before it.
 import { expect, test } from "bun:test";
 import { TERMS_FORMAT } from "../../src/connectors/index-terms";
-import { indexKeysFor, type LocalIndex, syncIndex } from "../../src/connectors/local-index";
+import { type indexKeysFor, type LocalIndex, rewriteStaleWords, type ScanEntry, syncIndex } from "../../src/connectors/local-index";
 import type { SourceRecord } from "../../src/connectors/types";
 import { planQuery } from "../../src/retrieval/plan";
 import { localIndexes } from "../support/local-index";
@@ -38,6 +38,14 @@ function indexOfFormatOne() {
   return { db, index };
 }
 
+/** A scan that finds nothing changed, then the rewrite, as a folder connector runs them (indexed-source.ts). */
+async function scanUnchanged(index: LocalIndex, entries: ScanEntry[]) {
+  const result = await syncIndex(index, entries, async () => {
+    throw new Error("nothing changed: nothing is read");
+  });
+  return { result, rewritten: await rewriteStaleWords(index) };
+}
+
 const found = (index: LocalIndex, question: string) => {
   const { terms, phrases } = planQuery(question);
   return index.search({ terms, phrases, limit: 10 }).length;
@@ -48,10 +56,7 @@ test("a scan writes an older format's words again: the words the new one folds a
   const docs = () => db.query<{ doc: number }, []>("SELECT doc FROM connector_docs").all();
   const before = docs();
   expect([found(index, "Hauptstrasse"), found(index, "Rechnung"), found(index, "bezahlt")]).toEqual([0, 0, 1]);
-  const result = await syncIndex(index, [entry], async () => {
-    throw new Error("nothing changed: nothing is read");
-  });
-  expect(result).toEqual({ read: 0, removed: 0, failed: [], skipped: [] });
+  expect(await scanUnchanged(index, [entry])).toEqual({ result: { read: 0, removed: 0, failed: [], skipped: [] }, rewritten: 1 });
   expect([found(index, "Hauptstrasse"), found(index, "Hauptstraße"), found(index, "Rechnung"), found(index, "bezahlt")]).toEqual([
     1, 1, 1, 1,
   ]);
@@ -60,16 +65,9 @@ test("a scan writes an older format's words again: the words the new one folds a
   expect(docs()).toEqual(before);
 });
 
-test("a scan stopped before it starts writes nothing again", async () => {
+test("a rewrite stopped before it starts writes nothing", async () => {
   const { db, index } = indexOfFormatOne();
-  await syncIndex(
-    index,
-    [entry],
-    async () => [],
-    undefined,
-    undefined,
-    () => true,
-  );
+  expect(await rewriteStaleWords(index, () => true)).toBe(0);
   expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(1);
 });
 
@@ -94,14 +92,16 @@ test("attack: a record of format 1 holding a long run of Chinese (a crafted mail
   const spam = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE source = ?").get(keys.blinder.source("spam"))!.doc;
   db.query("UPDATE connector_docs SET record = ? WHERE doc = ?").run(keys.seal(JSON.stringify(crafted), `doc/${spam}`), spam);
   db.query("DELETE FROM connector_terms WHERE rowid = ?").run(spam);
-  db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)").run(spam, keys.blinder.term("优惠"), keys.blinder.term(run));
+  db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)").run(
+    spam,
+    keys.blinder.term("优惠"),
+    keys.blinder.term(run),
+  );
   db.query("UPDATE connector_docs SET terms_format = 1").run();
 
   let outcome: unknown = "ok";
   try {
-    await syncIndex(index, [entry, { source: "spam", size: 1, mtime: 1 }], async () => {
-      throw new Error("nothing changed: nothing is read");
-    });
+    await scanUnchanged(index, [entry, { source: "spam", size: 1, mtime: 1 }]);
   } catch (error) {
     outcome = String(error);
   }
@@ -116,7 +116,9 @@ test("attack: the rewrite of long Chinese documents holds the event loop no long
   // nothing (GET /, questions) for seconds.
   const { db, indexFor } = localIndexes();
   const index = indexFor("alice/books");
-  const chars = Array.from("的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生会自着去过家学对她里后小么心多天");
+  const chars = Array.from(
+    "的一是不了人我在有他这为之大来以个中上们到说国和地也子时道出而要于就下得可你年生会自着去过家学对她里后小么心多天",
+  );
   let seed = 7;
   const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
   const book = () => Array.from({ length: 400_000 }, (_, i) => (i % 80 === 79 ? "。" : chars[next() % chars.length])).join("");
@@ -131,9 +133,7 @@ test("attack: the rewrite of long Chinese documents holds the event loop no long
     last = now;
   }, 5);
   last = performance.now();
-  await syncIndex(index, entries, async () => {
-    throw new Error("nothing changed: nothing is read");
-  });
+  await scanUnchanged(index, entries);
   // The timer's next tick sees the gap of the last turn.
   await Bun.sleep(20);
   clearInterval(timer);

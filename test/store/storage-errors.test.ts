@@ -204,9 +204,15 @@ describe("attack: the first scan after an upgrade rewrites the index's words (TE
     const dir = tempDir("corpus-full-upgrade-");
     for (let i = 0; i < 60; i++) writeFileSync(join(dir, `note-${i}.txt`), `Note ${i}\n\nmeadowlark ${"filler ".repeat(200)}${i}`);
     const open = (schedule: (fn: () => void, ms: number) => void) =>
-      new IndexedFolderConnector("files", dir, new LocalIndex(db, "t/upgrade", indexKeysFor(keys, "alice", "t/upgrade", true)), filesSource(dir), {
-        schedule,
-      });
+      new IndexedFolderConnector(
+        "files",
+        dir,
+        new LocalIndex(db, "t/upgrade", indexKeysFor(keys, "alice", "t/upgrade", true)),
+        filesSource(dir),
+        {
+          schedule,
+        },
+      );
     // The previous version indexed the folder (its words, all ASCII, are the same in both formats).
     const before = open(() => {});
     await before.sync();

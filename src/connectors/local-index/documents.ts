@@ -40,29 +40,48 @@ export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceR
 }
 
 /**
- * Up to `limit` records whose words are of an older format than TERMS_FORMAT, their words
- * written again from the sealed record (the chunks and vectors stay); how many there were.
+ * Records whose words are of an older format than TERMS_FORMAT, their words written again from
+ * the sealed record (the chunks and vectors stay): up to `records` of them, fewer once `chars`
+ * of text were blinded (a long Chinese document is ~100 ms); how many were done. A record whose
+ * words cannot be written keeps its old ones (marked done: it is not tried again each scan).
  */
-export function reblindStale(ctx: IndexContext, limit: number): number {
+export function reblindStale(ctx: IndexContext, records: number, chars: number): number {
   const { db, owner, keys } = ctx;
   const rows = db
     .query<{ doc: number; record: Uint8Array }, [string, number, number]>(
       "SELECT doc, record FROM connector_docs WHERE owner = ? AND terms_format < ? LIMIT ?",
     )
-    .all(owner, TERMS_FORMAT, limit);
-  if (rows.length === 0) return 0;
+    .all(owner, TERMS_FORMAT, records);
   const remove = db.query("DELETE FROM connector_terms WHERE rowid = ?");
   const insert = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
   const mark = db.query("UPDATE connector_docs SET terms_format = ? WHERE doc = ?");
+  let done = 0;
+  let blinded = 0;
   db.transaction(() => {
     for (const { doc, record } of rows) {
+      if (done > 0 && blinded >= chars) break;
       const r = JSON.parse(keys.open(record, `doc/${doc}`)) as SourceRecord;
-      remove.run(doc);
-      insert.run(doc, keys.blinder.text(r.title), keys.blinder.text(r.content));
+      const words = blindedWords(keys, r);
+      if (words) {
+        remove.run(doc);
+        insert.run(doc, words.title, words.content);
+      }
       mark.run(TERMS_FORMAT, doc);
+      done++;
+      blinded += r.title.length + r.content.length;
     }
   })();
-  return rows.length;
+  return done;
+}
+
+/** A record's words, blinded; none if they cannot be cut (its old ones stay). */
+function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: string; content: string } | undefined {
+  try {
+    return { title: keys.blinder.text(r.title), content: keys.blinder.text(r.content) };
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
 }
 
 /** Removes every record of a source, by its key. */

@@ -18,7 +18,7 @@ import { embeddingProgress, pendingChunks, setVectors } from "./vectors";
 export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
 export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
 export { indexMigrations } from "./migrations";
-export { type ScanEntry, type SkippedSources, type SyncProgress, scanEntry, syncIndex } from "./sync";
+export { rewriteStaleWords, type ScanEntry, type SkippedSources, type SyncProgress, scanEntry, syncIndex } from "./sync";
 
 /** One connector's index, as its connector uses it. */
 export class LocalIndex {
@@ -54,9 +54,9 @@ export class LocalIndex {
     purgeTerms(this.ctx.db, false);
   }
 
-  /** Up to `limit` records whose words are of an older format written again; how many (documents.ts). */
-  reblindStale(limit: number): number {
-    return reblindStale(this.ctx, limit);
+  /** Records whose words are of an older format written again, up to `records` or `chars` of text; how many (documents.ts). */
+  reblindStale(records: number, chars: number): number {
+    return reblindStale(this.ctx, records, chars);
   }
 
   /** Removes every record of a source, by its key (sourceKey). */

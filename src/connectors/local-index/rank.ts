@@ -4,6 +4,9 @@ import { needles, type RetrievalRequest, type SearchHit, type SourceRecord } fro
 import type { IndexContext } from "./context";
 import { openRecords } from "./documents";
 
+/** The request's phrases as needles: quoted in the question, so matched as phrases. */
+const quoted = (request: RetrievalRequest) => new Set(needles({ ...request, terms: [] }));
+
 /** The most neighbours sqlite-vec gives in one search. */
 const MAX_KNN = 4096;
 
@@ -59,7 +62,7 @@ export function rank(ctx: IndexContext, request: RetrievalRequest): SearchHit[] 
 /** The best BM25 matches of the request's words and phrases, by doc. */
 function bestByWords(ctx: IndexContext, request: RetrievalRequest, dates: DateCondition): Map<number, Scores> {
   const found = new Map<number, Scores>();
-  const match = ctx.keys.blinder.match(needles(request));
+  const match = ctx.keys.blinder.match(needles(request), quoted(request));
   if (!match) return found;
   const rows = ctx.db
     .query<{ doc: number; score: number }, Array<string | number>>(
@@ -120,7 +123,7 @@ function keepNearest(found: Map<number, Scores>, doc: number, similarity: number
 
 /** Records matching any term or phrase, best BM25 first (newest first without words), within the date range. */
 export function search(ctx: IndexContext, request: RetrievalRequest): SourceRecord[] {
-  const match = ctx.keys.blinder.match(needles(request));
+  const match = ctx.keys.blinder.match(needles(request), quoted(request));
   const dates = dateCondition(request);
   const params: Array<string | number> = [ctx.owner, ...dates.params];
   const rows = match

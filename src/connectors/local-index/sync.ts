@@ -8,8 +8,10 @@ import { isStorageError } from "../../store/storage-errors";
 import { type SourceRecord, SourceSkipped } from "../types";
 import type { LocalIndex } from "./index";
 
-/** Records whose words are written again in one turn of the event loop (~2 ms each for a mail). */
-const REBLIND_BATCH = 20;
+/** Records whose words are written again in one turn of the event loop, at most (~2 ms each for a mail)… */
+const REWRITE_RECORDS = 20;
+/** …and fewer once this much text was blinded (~25 ms of Chinese, cut in pairs). */
+const REWRITE_CHARS = 100_000;
 
 export interface ScanEntry {
   source: string;
@@ -90,20 +92,27 @@ export async function syncIndex(
   // Stopped during the turn after the last file: nothing is removed either.
   if (stopped()) return sofar();
   for (const source of known.keys()) index.removeSource(source);
-  // Records whose words are of an older format (index-terms.ts TERMS_FORMAT) have them written
-  // again, a batch a turn: the first scan after an upgrade, unnoticed by questions meanwhile
-  // (a word the format does not change is the same term in both).
-  let reblinded = 0;
+  if (replaced || known.size) index.purgeRemoved();
+  return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
+}
+
+/**
+ * Records whose words are of an older format (index-terms.ts TERMS_FORMAT) have them written
+ * again, a batch a turn: after the first scan since an upgrade, once what is indexed answers
+ * (a word the format does not change is the same term in both, so questions meanwhile lose
+ * nothing else). Stops, writing nothing more, once `stopped` says so. How many were rewritten.
+ */
+export async function rewriteStaleWords(index: LocalIndex, stopped: () => boolean = () => false): Promise<number> {
+  let rewritten = 0;
   while (!stopped()) {
-    const n = index.reblindStale(REBLIND_BATCH);
+    const n = index.reblindStale(REWRITE_RECORDS, REWRITE_CHARS);
     if (n === 0) break;
-    reblinded += n;
+    rewritten += n;
     collectIfOverBudget();
     await nextTurn();
   }
-  if (stopped()) return sofar();
-  if (replaced || known.size || reblinded) index.purgeRemoved();
-  return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
+  if (rewritten && !stopped()) index.purgeRemoved();
+  return rewritten;
 }
 
 export function scanEntry(path: string, source = path): ScanEntry {
