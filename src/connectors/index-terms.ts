@@ -21,7 +21,7 @@ const TERM_CHARS = 16;
 export const TERMS_FORMAT = 2;
 
 const NON_ASCII = /[^\p{ASCII}]/u;
-const WORD = /[\p{L}\p{N}]+/gu;
+const NOT_WORD = /[^\p{L}\p{N}]+/u;
 /** Written inside words without being part of them: soft hyphen, zero-width space, word joiner, BOM. */
 const INVISIBLE = /[\u00AD\u200B\u2060\uFEFF]/g;
 /** Scripts written without spaces between words: a word of them is found by its pairs of characters. */
@@ -55,9 +55,15 @@ export function foldText(text: string): string {
  * の会 会議), so that a word inside it is found, as a phrase of its pairs.
  */
 export function foldedWords(text: string): string[] {
+  // split, not matchAll: half the time over a question's pool of candidate texts. It leaves an
+  // empty string only at an end that is not a word.
+  const words = foldText(text).split(NOT_WORD);
+  if (words.at(-1) === "") words.pop();
+  if (words[0] === "") words.shift();
+  if (!NON_ASCII.test(text) || !HAS_UNSPACED.test(text)) return words;
   const out: string[] = [];
-  for (const [word] of foldText(text).matchAll(WORD)) {
-    if (!NON_ASCII.test(word) || !HAS_UNSPACED.test(word)) {
+  for (const word of words) {
+    if (!HAS_UNSPACED.test(word)) {
       out.push(word);
       continue;
     }
