@@ -11,23 +11,31 @@ import { tempDir } from "../helpers";
 
 let c: SqlConnector;
 
-beforeAll(() => {
-  const path = join(tempDir("corpus-sql-intl-"), "people.sqlite");
+/** A SQLite file of one table (an id, a title column, a text column) holding `rows`, and a connector over it. */
+function sqliteOf(table: string, [title, text]: [string, string], rows: Array<[number, string, string]>): SqlConnector {
+  const path = join(tempDir(`corpus-sql-${table}-`), `${table}.sqlite`);
   const db = new Database(path);
-  db.exec("CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, city TEXT)");
-  const insert = db.query("INSERT INTO person (id, name, city) VALUES (?, ?, ?)");
-  for (const [id, name, city] of [
-    [1, "Émile Zola", "Paris"],
-    [2, "Ödön von Horváth", "Wien"],
-    [3, "Łukasz Nowak", "Łódź"],
-    [4, "Иван Петров", "Москва"],
-    [5, "Σωκράτης Παπαδόπουλος", "Αθήνα"],
-    [6, "John Smith", "London"],
-    [7, "Joël Müller", "Zürich"],
-  ] as const)
-    insert.run(id, name, city);
+  db.exec(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, ${title} TEXT, ${text} TEXT)`);
+  const insert = db.query(`INSERT INTO ${table} (id, ${title}, ${text}) VALUES (?, ?, ?)`);
+  for (const row of rows) insert.run(...row);
   db.close();
-  c = new SqlConnector({ url: path, tables: [{ name: "person", id: "id", title: "name", text: ["name", "city"] }] });
+  return new SqlConnector({ url: path, tables: [{ name: table, id: "id", title, text: [title, text] }] });
+}
+
+beforeAll(() => {
+  c = sqliteOf(
+    "person",
+    ["name", "city"],
+    [
+      [1, "Émile Zola", "Paris"],
+      [2, "Ödön von Horváth", "Wien"],
+      [3, "Łukasz Nowak", "Łódź"],
+      [4, "Иван Петров", "Москва"],
+      [5, "Σωκράτης Παπαδόπουλος", "Αθήνα"],
+      [6, "John Smith", "London"],
+      [7, "Joël Müller", "Zürich"],
+    ],
+  );
 });
 
 afterAll(async () => c.close());
@@ -72,14 +80,12 @@ describe("sql: a question in Spanish, Portuguese or French", () => {
   // candidates: the one row the question names, older, is never among them.
   let orders: SqlConnector;
   beforeAll(() => {
-    const path = join(tempDir("corpus-sql-es-"), "shop.sqlite");
-    const db = new Database(path);
-    db.exec("CREATE TABLE pedido (id INTEGER PRIMARY KEY, cliente TEXT, nota TEXT)");
-    const insert = db.query("INSERT INTO pedido (id, cliente, nota) VALUES (?, ?, ?)");
-    insert.run(1, "Vidal", "Pedido para Barcelona");
-    for (let id = 2; id <= 200; id++) insert.run(id, `Cliente ${id}`, "Pedido de la tienda en línea");
-    db.close();
-    orders = new SqlConnector({ url: path, tables: [{ name: "pedido", id: "id", title: "cliente", text: ["cliente", "nota"] }] });
+    const others = Array.from({ length: 199 }, (_, i): [number, string, string] => [
+      i + 2,
+      `Cliente ${i + 2}`,
+      "Pedido de la tienda en línea",
+    ]);
+    orders = sqliteOf("pedido", ["cliente", "nota"], [[1, "Vidal", "Pedido para Barcelona"], ...others]);
   });
   afterAll(async () => orders.close());
 
@@ -97,15 +103,12 @@ describe("attack3: a two-letter code is the one needle that names the row", () =
   // names is no candidate at all. Before, the code was asked with the other words.
   let shop: SqlConnector;
   beforeAll(() => {
-    const path = join(tempDir("corpus-sql-codes-"), "shop.sqlite");
-    const db = new Database(path);
-    db.exec("CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, note TEXT)");
-    const insert = db.query("INSERT INTO item (id, name, note) VALUES (?, ?, ?)");
-    for (let id = 1; id <= 50; id++) insert.run(id, `Widget ${id}`, "standard stock");
-    insert.run(51, "Roadster XJ", "sports car, red");
-    insert.run(52, "Supplier Kowalski", "ships from PL");
-    db.close();
-    shop = new SqlConnector({ url: path, tables: [{ name: "item", id: "id", title: "name", text: ["name", "note"] }] });
+    const widgets = Array.from({ length: 50 }, (_, i): [number, string, string] => [i + 1, `Widget ${i + 1}`, "standard stock"]);
+    shop = sqliteOf(
+      "item",
+      ["name", "note"],
+      [...widgets, [51, "Roadster XJ", "sports car, red"], [52, "Supplier Kowalski", "ships from PL"]],
+    );
   });
   afterAll(async () => shop.close());
 
