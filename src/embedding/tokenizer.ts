@@ -56,6 +56,10 @@ const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, cp) =>
         : KEEP,
 );
 const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
+/** Characters a text may be cut at without changing its words: space, tab, line feed, carriage return. */
+const CUT_HERE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+/** How much of a text count() reads before it looks at its limit. */
+const COUNT_PART = 4096;
 /** Words whose pieces are remembered; past this the memory starts again (mail repeats its words). */
 const PIECE_CACHE = 20_000;
 
@@ -224,10 +228,19 @@ export class WordPieceTokenizer {
     return { ids };
   }
 
-  /** Number of word-piece tokens in `text`, without the special tokens. */
-  count(text: string): number {
+  /**
+   * Number of word-piece tokens in `text`, without the special tokens; once past `limit`, some
+   * number above it (a long mail asked whether it fits one chunk is not counted to its end).
+   */
+  count(text: string, limit = Number.POSITIVE_INFINITY): number {
     let n = 0;
-    for (const word of this.words(text)) n += this.pieces(word).length;
+    // A part at a time, each cut at an ASCII space, tab or line break (where a word ends anyway).
+    for (let start = 0; start < text.length && n <= limit; ) {
+      let end = Math.min(text.length, start + COUNT_PART);
+      while (end < text.length && !CUT_HERE.has(text.charCodeAt(end))) end++;
+      for (const word of this.words(text.slice(start, end))) n += this.pieces(word).length;
+      start = end;
+    }
     return n;
   }
 }

@@ -14,7 +14,7 @@ export function chunkText(text: string, tokenizer: WordPieceTokenizer, maxTokens
     .replace(/\n{3,}/g, "\n\n")
     .trim();
   if (!clean) return [];
-  if (tokenizer.count(clean) <= maxTokens) return [clean];
+  if (tokenizer.count(clean, maxTokens) <= maxTokens) return [clean];
   const sentences = clean.split(/(?<=[.!?])\s+|\n+/).filter((s) => s.trim());
   const chunks: string[] = [];
   let current: string[] = [];

@@ -144,3 +144,25 @@ describe("parity with @huggingface/tokenizers on real mail", () => {
     expect(pieces("[SEP]")).toEqual([sep]);
   });
 });
+
+describe("count with a limit", () => {
+  // Long texts are counted a part at a time, cut at white space: the same count up to the limit,
+  // and past it some number above the limit, without reading the rest.
+  const texts = [
+    `${"The harbour audit is due on Friday, Jeff. ".repeat(400)}`,
+    `${"Die Rechnung für die Hauptstraße 5 ist bezahlt. ".repeat(300)}明日の会議は十時からです`,
+    `${"x".repeat(9000)} y ${"z\t".repeat(3000)}`,
+    "short",
+    "",
+  ];
+  test("the same number as a whole count while within the limit; above the limit once past it", () => {
+    for (const text of texts) {
+      const whole = tok.count(text);
+      for (const limit of [0, 1, 200, whole - 1, whole, whole + 1]) {
+        const counted = tok.count(text, limit);
+        if (whole <= limit) expect(counted).toBe(whole);
+        else expect(counted).toBeGreaterThan(limit);
+      }
+    }
+  });
+});
