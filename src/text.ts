@@ -3,6 +3,9 @@
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
+/** Written inside words without being part of them (pasted from web pages and PDFs): soft hyphen, zero-width space, word joiner, BOM. */
+export const INVISIBLE = /[\u00AD\u200B\u2060\uFEFF]/g;
+
 /** `text` if it is at most `max` UTF-16 units long, else its longest head of whole graphemes that fits with the ellipsis. */
 export function cutText(text: string, max: number, ellipsis = "..."): string {
   if (text.length <= max) return text;

@@ -5,6 +5,7 @@
 // nothing in the database spells a word, and destroying the key leaves noise.
 import { createHmac } from "node:crypto";
 import { stemmer } from "stemmer";
+import { INVISIBLE } from "../text";
 
 /** Words remembered per index: the vocabulary repeats, the stem and hash need not be recomputed. */
 const MEMO_LIMIT = 100_000;
@@ -22,8 +23,6 @@ export const TERMS_FORMAT = 2;
 
 const NON_ASCII = /[^\p{ASCII}]/u;
 const NOT_WORD = /[^\p{L}\p{N}]+/u;
-/** Written inside words without being part of them: soft hyphen, zero-width space, word joiner, BOM. */
-const INVISIBLE = /[\u00AD\u200B\u2060\uFEFF]/g;
 /** Scripts written without spaces between words: a word of them is found by its pairs of characters. */
 const UNSPACED_CHAR = "\\p{Script_Extensions=Han}\\p{Script_Extensions=Hiragana}\\p{Script_Extensions=Katakana}";
 const UNSPACED = new RegExp(`[${UNSPACED_CHAR}]+`, "gu");

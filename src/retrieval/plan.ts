@@ -2,6 +2,7 @@
 // dates and date ranges in words ("last month", "in March", "since 2001"; chrono-node with an
 // injectable clock), amounts, e-mail addresses and names, and hints of the kind of source.
 import * as chrono from "chrono-node";
+import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
 import { type Country, countriesIn } from "./countries";
 
@@ -180,9 +181,6 @@ function latinDigits(word: string): string {
 const ADDRESS = /(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,255}(?:\.[\w-]{1,63})+/g;
 /** Full-width Latin (an East Asian keyboard's "ｇｅｒｍａｎｙ") and Latin ligatures ("ﬁ"): plain letters to every source. */
 const WIDE_OR_LIGATURE = /[\uFF01-\uFF5E\uFB00-\uFB06]/g;
-
-/** Characters pasted with text that are never part of it: a zero-width space, a soft hyphen, a word joiner, a BOM. */
-const INVISIBLE = /[\u200B\u00AD\u2060\uFEFF]/g;
 
 export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   // As the sources write it: composed (a pasted "résumé" in decomposed form), full-width Latin
