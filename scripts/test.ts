@@ -14,6 +14,7 @@ const INTEGRATION = [
   "backup/refusals.test.ts",
   "cli.test.ts",
   "connectors/crash-embedding.test.ts",
+  "connectors/embed-ahead-shop.test.ts",
   "connectors/file-bounds.test.ts",
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",

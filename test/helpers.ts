@@ -66,11 +66,12 @@ export function runCli(args: string[], env: Record<string, string> = {}) {
 }
 
 /**
- * Awaits every local connector of `user` (folders, mail folders) until read and embedded: the
- * awaitable the connectors give, instead of polling their status on a clock.
+ * Awaits every local connector of `user` (folders, mail folders) until read and embedded, and the
+ * live sources' newest records embedded ahead: the awaitables the connectors give, instead of
+ * polling their status on a clock.
  */
 export async function connectorsSettled(
-  services: { connectors: { active(user: string): Array<{ connector: object }> } },
+  services: { connectors: { active(user: string): Array<{ connector: object }>; embeddedAhead(): Promise<void> } },
   user: string,
 ): Promise<void> {
   for (const { connector } of services.connectors.active(user)) {
@@ -78,4 +79,5 @@ export async function connectorsSettled(
     if (local.sync) await local.sync();
     if (local.embedPending) await local.embedPending();
   }
+  await services.connectors.embeddedAhead();
 }

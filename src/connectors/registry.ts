@@ -15,6 +15,7 @@ import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
+import { embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
 import type { IndexedOptions } from "./indexed-source";
 import type { KindContext } from "./kind";
@@ -85,6 +86,8 @@ export class ConnectorRegistry {
   /** Set by close(): nothing is started again. */
   private closing = false;
   private readonly live = new Map<string, Connector>();
+  /** Connectors whose newest records are being embedded ahead, by key. */
+  private readonly ahead = new Map<string, Promise<void>>();
 
   constructor(options: RegistryOptions) {
     ({ db: this.db, keys: this.keys, config: this.config, log: this.log, embeddings: this.embeddings, chunker: this.chunker } = options);
@@ -131,8 +134,33 @@ export class ConnectorRegistry {
       if (this.closing) throw new ConnectorsClosing();
       c = KINDS[d.kind].create(d.config, this.contextFor(d));
       this.live.set(key, c);
+      this.startEmbeddingAhead(d, c);
     }
     return c;
+  }
+
+  /** A source read live: its newest records embedded in the background (embed-ahead.ts). */
+  private startEmbeddingAhead(d: Definition, c: Connector): void {
+    const { embeddings, chunker } = this;
+    if (!embeddings || !chunker || !c.newest) return;
+    // The cache keeps vectors under their owner's key only: the operator's is made here, as its
+    // folders' indexes make it (a user's exists once they added a connector).
+    if (d.owner === OPERATOR) this.keys.keyFor(OPERATOR);
+    const key = `${d.owner}/${d.id}`;
+    const work = embedAhead(c, {
+      embed: (texts) => embeddings.embed(d.owner, texts, "background"),
+      chunker,
+      live: () => !this.closing && this.live.get(key) === c,
+      log: this.log.child(`connectors.${d.id}`),
+    }).finally(() => {
+      if (this.ahead.get(key) === work) this.ahead.delete(key);
+    });
+    this.ahead.set(key, work);
+  }
+
+  /** Resolves once the records being embedded ahead now are (tests, and what must see their outcome). */
+  async embeddedAhead(): Promise<void> {
+    await Promise.all(this.ahead.values());
   }
 
   /** What a kind's `create` is given for `d`: its owner's policies and, when asked, a local index. */

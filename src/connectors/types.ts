@@ -87,6 +87,11 @@ export interface Connector {
   rank?(request: RetrievalRequest): Promise<SearchHit[]>;
   /** How far ahead-of-time embedding has come. */
   progress?(): IndexProgress;
+  /**
+   * A source read live (no index of its own): its newest records, at most `limit` of each
+   * table, which the registry embeds ahead of the questions that will meet them (embed-ahead.ts).
+   */
+  newest?(limit: number): Promise<SourceRecord[]>;
   close(): Promise<void>;
 }
 

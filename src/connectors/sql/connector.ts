@@ -372,6 +372,11 @@ export class SqlConnector implements Connector {
     });
   }
 
+  /** The newest rows of each table (by its date column, else its id): a search with no words. */
+  newest(limit: number): Promise<SourceRecord[]> {
+    return this.search({ terms: [], phrases: [], limit });
+  }
+
   /** The columns, conditions (values bound) and order of a search of table `t`. */
   private query(
     dialect: Driver["dialect"],
