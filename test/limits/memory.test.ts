@@ -1,8 +1,11 @@
 // The memory budget (issue 14): long work collects its garbage between steps while the process is
 // over budget, at most once per interval and four times its own duration; under budget it costs a
-// reading of RSS and nothing more.
-import { expect, test } from "bun:test";
-import { memoryCheck } from "../../src/limits/memory";
+// reading of RSS and nothing more. A library's pages that only its loading ran go back to the kernel.
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { memoryCheck, releaseFilePages } from "../../src/limits/memory";
+import { tempDir } from "../helpers";
 
 function rig(rssMb: number, collectMs = 0) {
   let at = 0;
@@ -69,4 +72,37 @@ test("a slow collection (a large heap) waits four times its duration: at most a 
 test("the real collection runs and leaves the process working (this thread's heap, the C heap trimmed)", () => {
   const check = memoryCheck({ budgetBytes: 0, intervalMs: 0 });
   expect(check()).toBe(true);
+});
+
+describe("releaseFilePages", () => {
+  /** Resident kB of the mappings of `path` in this process. */
+  const residentKb = (path: string) => {
+    let kb = 0;
+    let ours = false;
+    for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
+      if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) ours = line.endsWith(path);
+      else if (ours && line.startsWith("Rss:")) kb += Number(/\d+/.exec(line)![0]);
+    }
+    return kb;
+  };
+
+  test("the pages of a mapped file held now go back; the mapping reads the same bytes after", () => {
+    const path = join(tempDir("corpus-pages-"), "library.so");
+    const bytes = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 7) & 0xff);
+    writeFileSync(path, bytes);
+    const mapped = Bun.mmap(path, { shared: false });
+    let sum = 0;
+    for (let i = 0; i < mapped.length; i += 4096) sum += mapped[i]!;
+    expect(residentKb(path)).toBeGreaterThanOrEqual(4096);
+    expect(releaseFilePages(/\/library\.so$/)).toBeGreaterThanOrEqual(4 * 1024 * 1024);
+    expect(residentKb(path)).toBeLessThan(1024);
+    let again = 0;
+    for (let i = 0; i < mapped.length; i += 4096) again += mapped[i]!;
+    expect(again).toBe(sum);
+    expect(Buffer.from(mapped).equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  test("no file of that name mapped: nothing advised", () => {
+    expect(releaseFilePages(/\/no-such-library\.so$/)).toBe(0);
+  });
 });
