@@ -19,10 +19,11 @@ import { $ } from "bun";
 import { maildirSource } from "../../src/connectors/maildir/connector";
 import { type TokenizerFile, WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import { assets } from "../../src/native/assets";
+import { DATABASE_FILE } from "../../src/store/database";
 import { embeddingText, recordChunks } from "../../src/retrieval/chunk";
 import type { BareResult } from "./bare-embed";
 import type { Sample } from "./indexing-probe";
-import { freePort, kill, rssMb, sleep, waitFor200, waitIdle } from "./lib";
+import { freePort, kill, mappedMb, rssMb, sleep, waitFor200, waitIdle } from "./lib";
 
 const root = join(import.meta.dir, "../..");
 const enron = join(root, "../shared/data/enron/messages");
@@ -69,8 +70,8 @@ interface ServerRun {
   readyRssMb: number;
   idleQueryRssMb: number;
   peakRssMb: number;
-  /** RSS sampled every 200 ms from adding the connector to the end: [wall-clock ms, MB]. */
-  rss: Array<[number, number]>;
+  /** RSS sampled every 200 ms from adding the connector to the end: [wall-clock ms, MB, MB of it the database file's mapped pages]. */
+  rss: Array<[number, number, number]>;
   doneQueryRssMb: number;
   chunks: number;
   indexing: Phase;
@@ -125,10 +126,10 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
         })
       : undefined;
     let peakRssMb = 0;
-    const rss: Array<[number, number]> = [];
+    const rss: Array<[number, number, number]> = [];
     const rssTimer = setInterval(() => {
       const mb = rssMb(server.pid);
-      rss.push([Date.now(), mb]);
+      rss.push([Date.now(), mb, mappedMb(server.pid, `/${DATABASE_FILE}`)]);
       peakRssMb = Math.max(peakRssMb, mb);
     }, 200);
     const added = Date.now();
@@ -207,6 +208,9 @@ function percentiles(ms: number[]): string {
 }
 const failures = (samples: Sample[], p: Phase) => samples.filter(([at, , status]) => at >= p.start && at < p.end && status !== 200).length;
 const peakWithin = (run: ServerRun, p: Phase) => Math.max(0, ...run.rss.filter(([at]) => at >= p.start && at < p.end).map(([, mb]) => mb));
+/** The peak of RSS less the database file's mapped pages (the process's own memory and code). */
+const peakOwnWithin = (run: ServerRun, p: Phase) =>
+  Math.max(0, ...run.rss.filter(([at]) => at >= p.start && at < p.end).map(([, mb, db]) => mb - db));
 const seconds = (p: Phase) => (p.end - p.start) / 1000;
 const rate = (run: ServerRun) => run.chunks / seconds(run.embedding);
 
@@ -226,6 +230,9 @@ function report(run: ServerRun): void {
   }
   console.log(
     `  RSS: ready ${run.readyRssMb.toFixed(0)} MB, after a query on the idle server ${run.idleQueryRssMb.toFixed(0)} MB, peak while indexing ${peakWithin(run, run.indexing).toFixed(0)} MB, peak while embedding ${peakWithin(run, run.embedding).toFixed(0)} MB (after its first minute ${peakWithin(run, { start: run.embedding.start + 60_000, end: run.embedding.end }).toFixed(0)} MB), after a query once done ${run.doneQueryRssMb.toFixed(0)} MB`,
+  );
+  console.log(
+    `  RSS less the database file's mapped pages: peak while indexing ${peakOwnWithin(run, run.indexing).toFixed(0)} MB, peak while embedding ${peakOwnWithin(run, run.embedding).toFixed(0)} MB`,
   );
 }
 

@@ -30,6 +30,20 @@ export function rssMb(pid: number): number {
   return kb / 1024;
 }
 
+/**
+ * MB of a process's RSS that are pages of files it maps whose path ends with `suffix` (the
+ * database, read through a mapping: its pages are the file's, shared and reclaimable).
+ */
+export function mappedMb(pid: number, suffix: string): number {
+  let kb = 0;
+  let counting = false;
+  for (const line of (require("node:fs").readFileSync(`/proc/${pid}/smaps`, "utf8") as string).split("\n")) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) counting = line.endsWith(suffix);
+    else if (counting && line.startsWith("Rss:")) kb += Number(/\d+/.exec(line)![0]);
+  }
+  return kb / 1024;
+}
+
 /** CPU seconds (user + system) a process has used so far. */
 export function cpuSeconds(pid: number): number {
   const fields = require("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ") as string[];

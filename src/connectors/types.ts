@@ -88,8 +88,8 @@ export interface Connector {
   /** How far ahead-of-time embedding has come. */
   progress?(): IndexProgress;
   /**
-   * A source read live (no index of its own): its newest records, at most `limit` of each
-   * table, which the registry embeds ahead of the questions that will meet them (embed-ahead.ts).
+   * A source read live (no index of its own): its newest records, about `limit` in all (shared
+   * among its tables), which the registry embeds ahead of the questions that will meet them (embed-ahead.ts).
    */
   newest?(limit: number): Promise<SourceRecord[]>;
   close(): Promise<void>;

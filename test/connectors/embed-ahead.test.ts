@@ -75,3 +75,18 @@ describe("embedAhead", () => {
     expect(calls).toBe(1);
   });
 });
+
+test("an SQL connector's newest rows: about AHEAD_RECORDS in all, shared among its tables, newest first", async () => {
+  const { SqlConnector } = await import("../../src/connectors/sql/connector");
+  const { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } = await import("../support/chinook");
+  const shop = new SqlConnector({ url: CHINOOK_SQLITE, tables: [chinookInvoices(), chinookCustomers()] });
+  try {
+    const rows = await shop.newest(100);
+    expect(rows.filter((r) => r.id.startsWith("Invoice/")).length).toBe(50);
+    expect(rows.filter((r) => r.id.startsWith("Customer/")).length).toBe(50);
+    const dates = rows.filter((r) => r.id.startsWith("Invoice/")).map((r) => r.date!);
+    expect(dates).toEqual([...dates].sort().reverse());
+  } finally {
+    await shop.close();
+  }
+});

@@ -372,9 +372,9 @@ export class SqlConnector implements Connector {
     });
   }
 
-  /** The newest rows of each table (by its date column, else its id): a search with no words. */
+  /** The newest rows of each table (by its date column, else its id), `limit` in all: a search with no words. */
   newest(limit: number): Promise<SourceRecord[]> {
-    return this.search({ terms: [], phrases: [], limit });
+    return this.search({ terms: [], phrases: [], limit: Math.ceil(limit / this.config.tables.length) });
   }
 
   /** The columns, conditions (values bound) and order of a search of table `t`. */
