@@ -11,35 +11,45 @@ import type { Connector, SourceRecord } from "./types";
  * not its whole history; ~70 s of one core in the background, and ~8 MB of cached vectors.
  */
 export const AHEAD_RECORDS = 5_000;
+/** After a try that failed (the source unreachable, a full disk), the next is not sooner than this. */
+export const AHEAD_RETRY_MS = 60_000;
 /** Records a background job embeds at once: a folder's indexing and questions' own vectors take their turns between pages. */
 export const AHEAD_PAGE = 64;
 
 export interface Ahead {
-  /** Embeds (or finds in the owner's cache) each text, in the background. */
-  embed(texts: string[]): Promise<unknown>;
+  /** Embeds (or finds in the owner's cache) each text, in the background; `wanted` is asked before it runs and stores. */
+  embed(texts: string[], wanted: () => boolean): Promise<unknown>;
   /** The texts a record is embedded as (retrieval's chunking). */
   chunker(record: SourceRecord): string[];
-  /** False once the connector was closed, removed or changed: nothing more is read or embedded. */
+  /** False once the connector was closed, removed or changed: nothing more is read, embedded or stored. */
   live(): boolean;
   log: Logger;
 }
 
-/** Reads the connector's newest records and embeds them; a failure is the connector's status's to report, not this one's. */
-export async function embedAhead(connector: Connector, a: Ahead): Promise<void> {
-  if (!connector.newest) return;
+/**
+ * Reads the connector's newest records and embeds them, a page at a time, each page's records let
+ * go once embedded. True once all are (or none was left to read); false when the source could not
+ * be read or a page could not be embedded (the source's status says why; a later try goes on).
+ */
+export async function embedAhead(connector: Connector, a: Ahead): Promise<boolean> {
+  if (!connector.newest) return true;
   let records: SourceRecord[];
   try {
     records = await connector.newest(AHEAD_RECORDS);
   } catch {
-    return;
+    return false;
   }
-  for (let i = 0; i < records.length && a.live(); i += AHEAD_PAGE) {
+  while (records.length && a.live()) {
     try {
-      await a.embed(records.slice(i, i + AHEAD_PAGE).flatMap((r) => a.chunker(r)));
+      await a.embed(
+        records.splice(0, AHEAD_PAGE).flatMap((r) => a.chunker(r)),
+        a.live,
+      );
     } catch (error) {
-      // Closing, or the worker gone: what is cached stays; the next start goes on.
+      // Closing, a full disk, or the connector gone: what is cached stays.
       a.log.debug("embedding ahead stopped", { reason: error instanceof Error ? error.name : "failed" });
-      return;
+      return false;
     }
   }
+  return true;
 }

@@ -15,7 +15,7 @@ import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
-import { embedAhead } from "./embed-ahead";
+import { AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
 import type { IndexedOptions } from "./indexed-source";
 import type { KindContext } from "./kind";
@@ -86,8 +86,12 @@ export class ConnectorRegistry {
   /** Set by close(): nothing is started again. */
   private closing = false;
   private readonly live = new Map<string, Connector>();
-  /** Connectors whose newest records are being embedded ahead, by key. */
-  private readonly ahead = new Map<string, Promise<void>>();
+  /** Connectors whose newest records are being embedded ahead, by key (a connector re-pointed meanwhile has its own). */
+  private readonly ahead = new Map<string, { connector: Connector; work: Promise<void> }>();
+  /** Connectors whose newest records were embedded ahead since they started. */
+  private readonly aheadDone = new Set<string>();
+  /** When a connector whose try failed is tried again (this.now()). */
+  private readonly aheadRetryAt = new Map<string, number>();
 
   constructor(options: RegistryOptions) {
     ({ db: this.db, keys: this.keys, config: this.config, log: this.log, embeddings: this.embeddings, chunker: this.chunker } = options);
@@ -134,33 +138,49 @@ export class ConnectorRegistry {
       if (this.closing) throw new ConnectorsClosing();
       c = KINDS[d.kind].create(d.config, this.contextFor(d));
       this.live.set(key, c);
-      this.startEmbeddingAhead(d, c);
     }
+    this.embedAheadOf(d, c);
     return c;
   }
 
-  /** A source read live: its newest records embedded in the background (embed-ahead.ts). */
-  private startEmbeddingAhead(d: Definition, c: Connector): void {
+  /**
+   * A source read live: its newest records embedded in the background (embed-ahead.ts), once per
+   * connector started; tried again AHEAD_RETRY_MS after a try that failed (its database down, a
+   * full disk), when the connector is next asked for.
+   */
+  private embedAheadOf(d: Definition, c: Connector): void {
     const { embeddings, chunker } = this;
-    if (!embeddings || !chunker || !c.newest) return;
-    // The cache keeps vectors under their owner's key only: the operator's is made here, as its
-    // folders' indexes make it (a user's exists once they added a connector).
-    if (d.owner === OPERATOR) this.keys.keyFor(OPERATOR);
     const key = `${d.owner}/${d.id}`;
+    if (!embeddings || !chunker || !c.newest || this.ahead.get(key)?.connector === c || this.aheadDone.has(key)) return;
+    if (this.now() < (this.aheadRetryAt.get(key) ?? 0)) return;
+    const live = () => !this.closing && this.live.get(key) === c;
     const work = embedAhead(c, {
-      embed: (texts) => embeddings.embed(d.owner, texts, "background"),
+      embed: (texts, wanted) => {
+        // The cache keeps vectors under their owner's key only: the operator's is made here, as
+        // its folders' indexes make it (a user's exists once they added a connector). A write:
+        // on a full disk it fails, and this try with it (reads go on, D29).
+        if (d.owner === OPERATOR) this.keys.keyFor(OPERATOR);
+        return embeddings.embed(d.owner, texts, "background", wanted);
+      },
       chunker,
-      live: () => !this.closing && this.live.get(key) === c,
+      live,
       log: this.log.child(`connectors.${d.id}`),
-    }).finally(() => {
-      if (this.ahead.get(key) === work) this.ahead.delete(key);
-    });
-    this.ahead.set(key, work);
+    })
+      .then((done) => {
+        // A connector removed or changed meanwhile leaves nothing behind (its next start begins anew).
+        if (!live()) return;
+        if (done) this.aheadDone.add(key);
+        else this.aheadRetryAt.set(key, this.now() + AHEAD_RETRY_MS);
+      })
+      .finally(() => {
+        if (this.ahead.get(key)?.work === work) this.ahead.delete(key);
+      });
+    this.ahead.set(key, { connector: c, work });
   }
 
   /** Resolves once the records being embedded ahead now are (tests, and what must see their outcome). */
   async embeddedAhead(): Promise<void> {
-    await Promise.all(this.ahead.values());
+    await Promise.all([...this.ahead.values()].map((a) => a.work));
   }
 
   /** What a kind's `create` is given for `d`: its owner's policies and, when asked, a local index. */
@@ -356,6 +376,7 @@ export class ConnectorRegistry {
       const c = this.live.get(key);
       this.live.delete(key);
       this.statuses.forget(key);
+      this.forgetAhead(key);
       await c?.close().catch(() => {});
       this.db.transaction(() => {
         dropIndex(this.db, key);
@@ -454,8 +475,15 @@ export class ConnectorRegistry {
       if (key.slice(0, key.lastIndexOf("/")) !== user) continue;
       this.live.delete(key);
       this.statuses.forget(key);
+      this.forgetAhead(key);
       await c.close().catch(() => {});
     }
+  }
+
+  /** A connector stopped: the next one under its key embeds ahead anew. */
+  private forgetAhead(key: string): void {
+    this.aheadDone.delete(key);
+    this.aheadRetryAt.delete(key);
   }
 
   /** After a user's indexes were dropped: their terms leave the word index for good. */

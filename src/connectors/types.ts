@@ -89,7 +89,8 @@ export interface Connector {
   progress?(): IndexProgress;
   /**
    * A source read live (no index of its own): its newest records, about `limit` in all (shared
-   * among its tables), which the registry embeds ahead of the questions that will meet them (embed-ahead.ts).
+   * among its tables) and each of bounded size, which the registry embeds ahead of the questions
+   * that will meet them (embed-ahead.ts).
    */
   newest?(limit: number): Promise<SourceRecord[]>;
   close(): Promise<void>;

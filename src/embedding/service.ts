@@ -77,6 +77,13 @@ export interface EmbeddingOptions {
 }
 
 /** Refused once the service is closing (shutdown). */
+/** A background job no longer wanted (what asked for it is gone, or its owner was deleted): not run. */
+export class EmbeddingCancelled extends Error {
+  constructor() {
+    super("the embedding job is no longer wanted");
+  }
+}
+
 export class EmbeddingClosed extends Error {
   constructor() {
     super("the embedding service is shut down");
@@ -93,6 +100,10 @@ interface Job {
   stores: number;
   /** A question sent to the worker. */
   started?: boolean;
+  /** The owner's generation when it was queued: a deletion of the owner since, and nothing is stored. */
+  generation: number;
+  /** Asked before it runs and before it stores: false once what asked for it is gone (a connector removed). */
+  wanted?: () => boolean;
   resolve: (v: Float32Array[]) => void;
   reject: (e: unknown) => void;
 }
@@ -113,6 +124,8 @@ export class EmbeddingService {
   /** Each text of a background job not settled yet, by owner and text: its vector to come. */
   private readonly queuedTexts = new Map<string, Promise<Float32Array>>();
   private readonly storeCounts = new Map<string, number>();
+  /** Deletions of each owner since start (a job remembers the one it was queued in). */
+  private readonly generations = new Map<string, number>();
   /** Every model run since start (all workers): the padding they carried is `padded - tokens`. */
   readonly stats: BatchStats = { batches: 0, texts: 0, tokens: 0, padded: 0 };
 
@@ -205,6 +218,16 @@ export class EmbeddingService {
     });
   }
 
+  /** How many times `owner` was deleted (since start). */
+  private generationOf(owner: string): number {
+    return this.generations.get(owner) ?? 0;
+  }
+
+  /** False once the job's owner was deleted since it was queued, or what asked for it is gone. */
+  private stillWanted(job: Job): boolean {
+    return job.generation === this.generationOf(job.owner) && job.wanted?.() !== false;
+  }
+
   /** How many times vectors were stored for `owner` (since start). */
   private storesOf(owner: string): number {
     return this.storeCounts.get(owner) ?? 0;
@@ -232,9 +255,14 @@ export class EmbeddingService {
     return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM embedding_cache WHERE owner = ?1) AS n").get(user)!.n;
   }
 
-  /** Every cached vector of `owner` (D13). */
+  /**
+   * Every cached vector of `owner` (D13); a job of theirs queued or running now stores nothing,
+   * even under a key they are given later (D25: nothing of theirs is written after).
+   */
   deleteOwner(owner: string): number {
     this.storeCounts.delete(owner);
+    this.generations.set(owner, this.generationOf(owner) + 1);
+    for (const key of this.queuedTexts.keys()) if (key.startsWith(queuedKey(owner, ""))) this.queuedTexts.delete(key);
     return this.db.query("DELETE FROM embedding_cache WHERE owner = ?").run(owner).changes;
   }
 
@@ -242,7 +270,7 @@ export class EmbeddingService {
    * Embeds every text, from `owner`'s cache where it can, storing what it computed there (once
    * the owner has a key); `urgent` jobs (a question) run before background ones.
    */
-  async embed(owner: string, texts: string[], priority: Priority = "urgent"): Promise<Float32Array[]> {
+  async embed(owner: string, texts: string[], priority: Priority = "urgent", wanted?: () => boolean): Promise<Float32Array[]> {
     if (this.closed) throw new EmbeddingClosed();
     const computed = new Map<string, Promise<Float32Array>>();
     // In the background, a text already queued for this owner is waited for, not looked up or
@@ -271,6 +299,8 @@ export class EmbeddingService {
           work,
           priority,
           stores: this.storesOf(owner),
+          generation: this.generationOf(owner),
+          wanted,
           resolve,
           reject,
         });
@@ -354,6 +384,7 @@ export class EmbeddingService {
       if (!job) return;
       this.current = job;
       try {
+        if (!this.stillWanted(job)) throw new EmbeddingCancelled();
         const worker = await this.load();
         // Checked again when its turn comes: the owner's cache may have what it needs by now.
         if (!job.fromCache && this.storesOf(job.owner) !== job.stores) this.fillFromCache(job);
@@ -385,11 +416,13 @@ export class EmbeddingService {
     this.remove(job);
     const fresh = job.work.texts.flatMap((_, i) => (job.fromCache?.has(i) ? [] : [i]));
     try {
-      this.store(
-        job.owner,
-        fresh.map((i) => job.work.texts[i]!),
-        fresh.map((i) => vectors[i]!),
-      );
+      // Given to who asked, never kept for an owner deleted since, or for what is gone.
+      if (this.stillWanted(job))
+        this.store(
+          job.owner,
+          fresh.map((i) => job.work.texts[i]!),
+          fresh.map((i) => vectors[i]!),
+        );
     } catch (error) {
       // The cache saves work, nothing more: on a full disk the vectors are still given (D29).
       if (!isStorageError(error)) throw error;

@@ -1,9 +1,11 @@
 // A source read live (SQL) has its newest records embedded ahead, a page at a time, so that the
 // first question ranks them by meaning too (src/connectors/embed-ahead.ts).
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { AHEAD_PAGE, AHEAD_RECORDS, embedAhead } from "../../src/connectors/embed-ahead";
 import type { Connector, SourceRecord } from "../../src/connectors/types";
 import { createLogger } from "../../src/log";
+import { tempDir } from "../helpers";
 
 const log = createLogger("ERROR", () => {});
 const record = (i: number): SourceRecord => ({
@@ -33,15 +35,19 @@ describe("embedAhead", () => {
     const asked: number[] = [];
     const pages: string[][] = [];
     const records = Array.from({ length: AHEAD_PAGE * 2 + 5 }, (_, i) => record(i));
-    await embedAhead(liveSource(records, asked), {
+    const expected = records.map((r) => `${r.title}\n${r.content}`);
+    const done = await embedAhead(liveSource(records, asked), {
       embed: async (texts) => pages.push(texts),
       chunker: (r) => [`${r.title}\n${r.content}`],
       live: () => true,
       log,
     });
+    expect(done).toBe(true);
     expect(asked).toEqual([AHEAD_RECORDS]);
     expect(pages.map((p) => p.length)).toEqual([AHEAD_PAGE, AHEAD_PAGE, 5]);
-    expect(pages.flat()).toEqual(records.map((r) => `${r.title}\n${r.content}`));
+    expect(pages.flat()).toEqual(expected);
+    // Each page's records let go once embedded: nothing of the source is held after.
+    expect(records.length).toBe(0);
   });
 
   test("stops between pages once the connector is no longer live (closed, removed, changed)", async () => {
@@ -62,18 +68,41 @@ describe("embedAhead", () => {
   test("a source that fails to answer, or an embedding refused (closing), ends it quietly", async () => {
     const pages: string[][] = [];
     const ahead = { embed: async (t: string[]) => pages.push(t), chunker: (r: SourceRecord) => [r.content], live: () => true, log };
-    await embedAhead(liveSource(new Error("database gone")), ahead);
+    expect(await embedAhead(liveSource(new Error("database gone")), ahead)).toBe(false);
     expect(pages).toEqual([]);
     let calls = 0;
-    await embedAhead(liveSource(Array.from({ length: AHEAD_PAGE * 2 }, (_, i) => record(i))), {
+    const refused = embedAhead(liveSource(Array.from({ length: AHEAD_PAGE * 2 }, (_, i) => record(i))), {
       ...ahead,
       embed: async () => {
         calls++;
         throw new Error("closing");
       },
     });
+    expect(await refused).toBe(false);
     expect(calls).toBe(1);
   });
+});
+
+test("an SQL connector's newest rows are those of at most NEWEST_ROW_CHARS of title and text: what is read at once stays bounded", async () => {
+  const { Database } = await import("bun:sqlite");
+  const { SqlConnector, NEWEST_ROW_CHARS } = await import("../../src/connectors/sql/connector");
+  const file = join(tempDir("corpus-newest-"), "notes.sqlite");
+  const db = new Database(file);
+  db.exec("CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT, body TEXT, extra TEXT)");
+  const put = db.query("INSERT INTO note VALUES (?, ?, ?, ?)");
+  put.run(1, "short", "a short note", null);
+  put.run(2, "long", "x".repeat(NEWEST_ROW_CHARS), null);
+  put.run(3, "exactly", "y".repeat(NEWEST_ROW_CHARS - "exactly".length), null);
+  put.run(4, "two cells", "z".repeat(NEWEST_ROW_CHARS / 2), "w".repeat(NEWEST_ROW_CHARS / 2));
+  db.close();
+  const notes = new SqlConnector({ url: file, tables: [{ name: "note", id: "id", title: "title", text: ["body", "extra"] }] });
+  try {
+    expect((await notes.newest(AHEAD_RECORDS)).map((r) => r.id)).toEqual(["note/3", "note/1"]);
+    // A question still finds the long ones: the bound is embedding ahead's, not the search's.
+    expect((await notes.search({ terms: ["long"], phrases: [], limit: 10 })).map((r) => r.id)).toEqual(["note/2"]);
+  } finally {
+    await notes.close();
+  }
 });
 
 test("an SQL connector's newest rows: about AHEAD_RECORDS in all, shared among its tables, newest first", async () => {

@@ -1,11 +1,13 @@
 // Attack on the operator's cache key made when its SQL connector starts (registry
 // startEmbeddingAhead: keys.keyFor("*")): the first use of an operator SQL connector now writes
-// to the database. On a full disk (D29) the read that first uses it, GET /v1/connectors, is
-// refused with 507 (reads must go on there), and the connector, already live, never embeds its
-// rows ahead once there is room again. A real SQLITE_FULL on a small tmpfs (needs root).
+// to the database. On a full disk (D29) the read that first uses it, GET /v1/connectors, was
+// refused with 507 (reads must go on there), and the connector, already live, never embedded its
+// rows ahead once there was room again. Now the key is made by the embedding itself, and a try
+// that failed is made again AHEAD_RETRY_MS later. A real SQLITE_FULL on a small tmpfs (needs root).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { AHEAD_RETRY_MS } from "../../src/connectors/embed-ahead";
 import { bearer, req, tempDir, testApp } from "../helpers";
 import { chinookCustomers, chinookOperatorFile } from "../support/chinook";
 import { fillDisk, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
@@ -20,11 +22,15 @@ test.skipIf(!isRoot)(
     const mnt = tempDir("corpus-full-operator-");
     const tmpfs = mountTmpfs(mnt, 16 * 1024 * 1024);
     try {
-      const t = await testApp({
-        CORPUS_DATA_DIR: join(mnt, "data"),
-        CORPUS_MIN_FREE_BYTES: "0",
-        CORPUS_CONNECTORS_FILE: chinookOperatorFile([chinookCustomers()]),
-      });
+      let at = Date.now();
+      const t = await testApp(
+        {
+          CORPUS_DATA_DIR: join(mnt, "data"),
+          CORPUS_MIN_FREE_BYTES: "0",
+          CORPUS_CONNECTORS_FILE: chinookOperatorFile([chinookCustomers()]),
+        },
+        () => at,
+      );
       try {
         const token = (await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read"] as never)).token;
         const list = () => t.app.handle(req("/v1/connectors", { headers: bearer(token) }));
@@ -33,8 +39,11 @@ test.skipIf(!isRoot)(
         fillDisk(join(mnt, "filler"));
         const first = await list();
         const firstStatus = first.status;
-        // Room again: the shop's rows are embedded ahead, as on a disk that was never full.
+        await t.services.connectors.embeddedAhead();
+        // Room again: once the try that failed may be made again, the shop's rows are embedded
+        // ahead, as on a disk that was never full.
         rmSync(join(mnt, "filler"));
+        at += AHEAD_RETRY_MS;
         expect((await list()).status).toBe(200);
         await t.services.connectors.embeddedAhead();
         await t.services.embeddings.idle();

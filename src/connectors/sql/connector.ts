@@ -35,6 +35,11 @@ const STATEMENT_TIMEOUT_MS = 5_000;
  * (windows.ts) keep the thread serving meanwhile, and this keeps it under the search's timeout.
  */
 const SCAN_BUDGET_MS = 5_000;
+/**
+ * Characters of title and text a row read to be embedded ahead holds at most (newest()): 5,000
+ * rows of them are ~10 MB at once, whatever the table holds.
+ */
+export const NEWEST_ROW_CHARS = 2_000;
 /** Connections of one PostgreSQL connector, which may all be opened at once. */
 const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
@@ -349,14 +354,28 @@ export class SqlConnector implements Connector {
    * Rows whose text columns contain any of the search's needles (at most MAX_SEARCH_NEEDLES),
    * newest first, per table; SQLite within SCAN_BUDGET_MS, in windows.
    */
-  async search(request: RetrievalRequest): Promise<SourceRecord[]> {
+  search(request: RetrievalRequest): Promise<SourceRecord[]> {
+    return this.rows(request);
+  }
+
+  /**
+   * The newest rows of each table (by its date column, else its id), `limit` in all: a search
+   * with no words, of rows whose title and text hold at most NEWEST_ROW_CHARS characters (what is
+   * read at once stays bounded; a longer row is embedded when a question meets it).
+   */
+  newest(limit: number): Promise<SourceRecord[]> {
+    return this.rows({ terms: [], phrases: [], limit: Math.ceil(limit / this.config.tables.length) }, NEWEST_ROW_CHARS);
+  }
+
+  /** A search's rows, per table; with `rowChars`, only rows whose title and text are at most that long. */
+  private async rows(request: RetrievalRequest, rowChars?: number): Promise<SourceRecord[]> {
     const bounds: ScanBounds = { deadline: performance.now() + SCAN_BUDGET_MS, signal: request.signal };
     return this.withDriver(async (d) => {
       const out: SourceRecord[] = [];
       const select = (sql: string, params: unknown[]) => d.select(sql, params);
       for (const t of this.config.tables) {
         if (request.signal?.aborted) break;
-        const q = this.query(d.dialect, t, request);
+        const q = this.query(d.dialect, t, request, rowChars);
         const rows =
           d.dialect === "sqlite"
             ? await selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit }, bounds)
@@ -372,16 +391,12 @@ export class SqlConnector implements Connector {
     });
   }
 
-  /** The newest rows of each table (by its date column, else its id), `limit` in all: a search with no words. */
-  newest(limit: number): Promise<SourceRecord[]> {
-    return this.search({ terms: [], phrases: [], limit: Math.ceil(limit / this.config.tables.length) });
-  }
-
   /** The columns, conditions (values bound) and order of a search of table `t`. */
   private query(
     dialect: Driver["dialect"],
     t: SqlTable,
     request: RetrievalRequest,
+    rowChars?: number,
   ): { columns: string; where: string[]; params: unknown[]; order: string; orderedBy?: string } {
     const params: unknown[] = [];
     // Binds a value and answers its placeholder in the dialect's syntax.
@@ -402,6 +417,10 @@ export class SqlConnector implements Connector {
             any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${form.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
       }
       where.push(`(${any.join(" OR ")})`);
+    }
+    if (rowChars !== undefined) {
+      const lengths = [...new Set([t.title, ...t.text])].map((c) => `COALESCE(length(CAST(${quote(c)} AS TEXT)), 0)`);
+      where.push(`${lengths.join(" + ")} <= ${bind(rowChars)}`);
     }
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
