@@ -10,13 +10,16 @@ import { Glob } from "bun";
 
 const INTEGRATION = [
   "accounts/cli.test.ts",
+  "archive/pending-after-deletion.test.ts",
   "backup/online.test.ts",
   "backup/refusals.test.ts",
   "cli.test.ts",
   "connectors/crash-embedding.test.ts",
   "connectors/embed-ahead-after-removal.test.ts",
   "connectors/embed-ahead-memory.test.ts",
+  "connectors/embed-ahead-repoint-same-rows.test.ts",
   "connectors/embed-ahead-shop.test.ts",
+  "connectors/embed-ahead-undated-postgres.test.ts",
   "connectors/file-bounds.test.ts",
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",
