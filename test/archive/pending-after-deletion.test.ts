@@ -29,9 +29,13 @@ test("attack: a deleted user's archived chunk, embedding when they were deleted,
   services.userKeys.keyFor("alice");
   services.userKeys.keyFor("bob");
   // Alice's answer archived; its chunk's vector is computed in the background (the model is loading).
-  services.archive.store("alice", "qry_alice", "where is the lighthouse", [chunk("c1", "Lighthouse", "the keeper retires in spring")], [
-    undefined,
-  ]);
+  services.archive.store(
+    "alice",
+    "qry_alice",
+    "where is the lighthouse",
+    [chunk("c1", "Lighthouse", "the keeper retires in spring")],
+    [undefined],
+  );
   expect(services.embeddings.pending).toBe(1);
 
   // Alice deletes her data (her job is already under way), and comes back: her next write makes her a new key.
