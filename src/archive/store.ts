@@ -11,6 +11,13 @@ import type { EmbeddingService } from "../embedding/service";
 import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 
+/** An archived chunk whose vector is still to be stored: its row, its query, the text to embed. */
+interface Pending {
+  id: number;
+  queryId: string;
+  text: string;
+}
+
 export const archiveMigrations: Migration[] = [
   {
     id: "archive-001-entries",
@@ -142,7 +149,7 @@ export class Archive {
     const at = Math.floor(this.now() / 1000);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
-    const pending: Array<{ id: number; text: string }> = [];
+    const pending: Pending[] = [];
     this.db.transaction(() => {
       this.db
         .query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)")
@@ -160,7 +167,7 @@ export class Archive {
           v ? 1 : 0,
         )!;
         if (v) insertVec.run(BigInt(id), user, at, rotation.apply(v));
-        else pending.push({ id, text: c.embedText });
+        else pending.push({ id, queryId, text: c.embedText });
       });
     })();
     if (pending.length) {
@@ -182,7 +189,7 @@ export class Archive {
   onPendingFailed?: (error: unknown) => void;
 
   /** Computes and stores the vectors of pending chunks; those removed meanwhile are skipped. */
-  private async embedPending(user: string, pending: Array<{ id: number; text: string }>): Promise<void> {
+  private async embedPending(user: string, pending: Pending[]): Promise<void> {
     const vs = await this.embeddings.embed(
       user,
       pending.map((p) => p.text),
@@ -190,14 +197,16 @@ export class Archive {
     );
     // Background work never makes a key: a user deleted meanwhile ends here (NoUserKey).
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false);
-    const row = this.db.query<{ queried_at: number }, [number]>(
-      "SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.embedded = 0",
+    // The row is still this query's, this user's, and waiting: a user deleted meanwhile has none
+    // left, and an id the table gave again since (to anyone) belongs to another query.
+    const row = this.db.query<{ queried_at: number }, [number, string, string]>(
+      "SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.query_id = ? AND c.user_id = ? AND c.embedded = 0",
     );
     const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const mark = this.db.query("UPDATE archive_chunks SET embedded = 1 WHERE id = ?");
     this.db.transaction(() =>
       pending.forEach((p, i) => {
-        const alive = row.get(p.id);
+        const alive = row.get(p.id, p.queryId, user);
         if (!alive) return;
         insertVec.run(BigInt(p.id), user, alive.queried_at, rotation.apply(vs[i]!));
         mark.run(p.id);
@@ -218,12 +227,13 @@ export class Archive {
     for (;;) {
       const rows = next.all(RESUME_BATCH + skip.size).filter((r) => !skip.has(r.id));
       if (rows.length === 0) return done;
-      const byUser = new Map<string, Array<{ id: number; text: string }>>();
+      const byUser = new Map<string, Pending[]>();
       for (const r of rows.slice(0, RESUME_BATCH)) {
         try {
           const chunk = JSON.parse(this.openValue(r.user_id, r.body, chunkAad(r.query_id, r.chunk_id), r.query_id)) as ArchivedChunk;
           (byUser.get(r.user_id) ?? byUser.set(r.user_id, []).get(r.user_id)!).push({
             id: r.id,
+            queryId: r.query_id,
             text: embeddingText(chunk.title, chunk.content),
           });
         } catch {

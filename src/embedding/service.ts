@@ -102,8 +102,11 @@ interface Job {
   started?: boolean;
   /** The owner's generation when it was queued: a deletion of the owner since, and nothing is stored. */
   generation: number;
-  /** Asked before it runs and before it stores: false once what asked for it is gone (a connector removed). */
-  wanted?: () => boolean;
+  /**
+   * Whoever asked for it, and those who waited on it for a text of theirs: it runs and stores while
+   * one of them still wants it (undefined: always; a function is false once what asked is gone).
+   */
+  wanted: Array<(() => boolean) | undefined>;
   resolve: (v: Float32Array[]) => void;
   reject: (e: unknown) => void;
 }
@@ -122,7 +125,7 @@ export class EmbeddingService {
   private readonly idleWaiters: Array<() => void> = [];
   private idleTrim?: ReturnType<typeof setTimeout>;
   /** Each text of a background job not settled yet, by owner and text: its vector to come. */
-  private readonly queuedTexts = new Map<string, Promise<Float32Array>>();
+  private readonly queuedTexts = new Map<string, { vector: Promise<Float32Array>; job: Job }>();
   private readonly storeCounts = new Map<string, number>();
   /** Deletions of each owner since start (a job remembers the one it was queued in). */
   private readonly generations = new Map<string, number>();
@@ -225,7 +228,7 @@ export class EmbeddingService {
 
   /** False once the job's owner was deleted since it was queued, or what asked for it is gone. */
   private stillWanted(job: Job): boolean {
-    return job.generation === this.generationOf(job.owner) && job.wanted?.() !== false;
+    return job.generation === this.generationOf(job.owner) && job.wanted.some((w) => w === undefined || w());
   }
 
   /** How many times vectors were stored for `owner` (since start). */
@@ -280,7 +283,10 @@ export class EmbeddingService {
     if (priority === "background") {
       for (const t of texts) {
         const queued = this.queuedTexts.get(queuedKey(owner, t));
-        if (queued) computed.set(t, queued);
+        if (!queued) continue;
+        computed.set(t, queued.vector);
+        // Wanted by this caller too: the job runs and stores while either is.
+        if (!queued.job.wanted.includes(wanted)) queued.job.wanted.push(wanted);
       }
     }
     const rest = computed.size ? texts.filter((t) => !computed.has(t)) : texts;
@@ -293,17 +299,19 @@ export class EmbeddingService {
     });
     if (fresh.size) {
       const work = new EmbedJob([...fresh]);
+      let queuedJob: Job | undefined;
       const job = new Promise<Float32Array[]>((resolve, reject) => {
-        (priority === "urgent" ? this.urgent : this.background).push({
+        queuedJob = {
           owner,
           work,
           priority,
           stores: this.storesOf(owner),
           generation: this.generationOf(owner),
-          wanted,
+          wanted: [wanted],
           resolve,
           reject,
-        });
+        };
+        (priority === "urgent" ? this.urgent : this.background).push(queuedJob);
         this.drain();
       });
       work.texts.forEach((t, i) => {
@@ -313,11 +321,11 @@ export class EmbeddingService {
         computed.set(t, vector);
         if (priority === "urgent") return;
         const key = queuedKey(owner, t);
-        this.queuedTexts.set(key, vector);
-        void job.then(
-          () => this.queuedTexts.delete(key),
-          () => this.queuedTexts.delete(key),
-        );
+        const entry = { vector, job: queuedJob! };
+        this.queuedTexts.set(key, entry);
+        // Its own entry only: after a deletion of the owner, the text may be queued anew.
+        const forget = () => this.queuedTexts.get(key) === entry && this.queuedTexts.delete(key);
+        void job.then(forget, forget);
       });
     }
     for (const [t, v] of computed) cachedVectors.set(t, await v);

@@ -36,8 +36,8 @@ const STATEMENT_TIMEOUT_MS = 5_000;
  */
 const SCAN_BUDGET_MS = 5_000;
 /**
- * Characters of title and text a row read to be embedded ahead holds at most (newest()): 5,000
- * rows of them are ~10 MB at once, whatever the table holds.
+ * Bytes of all its cells a row read to be embedded ahead holds at most (newest()): 5,000 rows of
+ * them are ~10 MB at once, whatever the table holds.
  */
 export const NEWEST_ROW_CHARS = 2_000;
 /** Connections of one PostgreSQL connector, which may all be opened at once. */
@@ -360,14 +360,14 @@ export class SqlConnector implements Connector {
 
   /**
    * The newest rows of each table (by its date column, else its id), `limit` in all: a search
-   * with no words, of rows whose title and text hold at most NEWEST_ROW_CHARS characters (what is
-   * read at once stays bounded; a longer row is embedded when a question meets it).
+   * with no words, of rows whose cells hold at most NEWEST_ROW_CHARS bytes (what is read at once
+   * stays bounded; a longer row is embedded when a question meets it).
    */
   newest(limit: number): Promise<SourceRecord[]> {
     return this.rows({ terms: [], phrases: [], limit: Math.ceil(limit / this.config.tables.length) }, NEWEST_ROW_CHARS);
   }
 
-  /** A search's rows, per table; with `rowChars`, only rows whose title and text are at most that long. */
+  /** A search's rows, per table; with `rowChars`, only rows whose cells hold at most that many bytes. */
   private async rows(request: RetrievalRequest, rowChars?: number): Promise<SourceRecord[]> {
     const bounds: ScanBounds = { deadline: performance.now() + SCAN_BUDGET_MS, signal: request.signal };
     return this.withDriver(async (d) => {
@@ -418,10 +418,7 @@ export class SqlConnector implements Connector {
       }
       where.push(`(${any.join(" OR ")})`);
     }
-    if (rowChars !== undefined) {
-      const lengths = [...new Set([t.title, ...t.text])].map((c) => `COALESCE(length(CAST(${quote(c)} AS TEXT)), 0)`);
-      where.push(`${lengths.join(" + ")} <= ${bind(rowChars)}`);
-    }
+    if (rowChars !== undefined) where.push(`${rowBytes(dialect, t)} <= ${bind(rowChars)}`);
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
     const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])].map(quote).join(", ");
@@ -432,7 +429,8 @@ export class SqlConnector implements Connector {
       columns,
       where,
       params,
-      order: `${first}${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC`,
+      // Undated rows last in both dialects (PostgreSQL puts NULLs first in a descending order).
+      order: `${first}${t.date ? `${quote(t.date)} DESC NULLS LAST, ` : ""}${quote(t.id)} DESC`,
       ...(orderedBy ? { orderedBy } : {}),
     };
   }
@@ -491,6 +489,17 @@ export class SqlConnector implements Connector {
     this.driver = undefined;
     await d?.then((x) => x.close()).catch(() => {});
   }
+}
+
+/**
+ * The bytes of every column a row is read with, as SQL: SQLite's length() of a text stops at its
+ * first NUL and counts characters, so each cell is measured as the bytes it holds (a BLOB's byte
+ * reads as up to four characters, "255,": the bound stays within four times).
+ */
+function rowBytes(dialect: Driver["dialect"], t: SqlTable): string {
+  const bytes = (c: string) =>
+    dialect === "sqlite" ? `COALESCE(length(CAST(${quote(c)} AS BLOB)), 0)` : `COALESCE(octet_length(CAST(${quote(c)} AS TEXT)), 0)`;
+  return [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])].map(bytes).join(" + ");
 }
 
 /**
