@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { memoryCheck, releaseFilePages } from "../../src/limits/memory";
+import { memoryCheck, ownMemoryBytes, releaseFilePages } from "../../src/limits/memory";
 import { tempDir } from "../helpers";
 
 function rig(rssMb: number, collectMs = 0) {
@@ -105,4 +105,20 @@ describe("releaseFilePages", () => {
   test("no file of that name mapped: nothing advised", () => {
     expect(releaseFilePages(/\/no-such-library\.so$/)).toBe(0);
   });
+});
+
+test("the budget counts the process's own memory, not the pages of the files it maps (its code, the database)", () => {
+  const path = join(tempDir("corpus-own-"), "mapped.db");
+  writeFileSync(path, new Uint8Array(32 * 1024 * 1024).fill(1));
+  const mapped = Bun.mmap(path, { shared: false });
+  const [ownBefore, rssBefore] = [ownMemoryBytes(), process.memoryUsage.rss()];
+  let sum = 0;
+  for (let i = 0; i < mapped.length; i += 4096) sum += mapped[i]!;
+  expect(sum).toBe(mapped.length / 4096);
+  const [ownMapped, rssMapped] = [ownMemoryBytes(), process.memoryUsage.rss()];
+  expect(rssMapped - rssBefore).toBeGreaterThan(24 * 1024 * 1024);
+  expect(ownMapped - ownBefore).toBeLessThan(8 * 1024 * 1024);
+  const own = new Uint8Array(32 * 1024 * 1024).fill(1);
+  expect(ownMemoryBytes() - ownMapped).toBeGreaterThan(24 * 1024 * 1024);
+  expect(own[own.length - 1]).toBe(1);
 });
