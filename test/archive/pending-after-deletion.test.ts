@@ -4,18 +4,14 @@
 // embedPending then stores them in archive_vec under the user's key *of that moment* (a user
 // who came back has a new one), into whatever archive_chunks row now holds the id (ids are
 // reused: INTEGER PRIMARY KEY without AUTOINCREMENT), with no check of whose row it is.
-import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
-import { bearer, req, testApp, tokenFor } from "../helpers";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { bearer, req, tokenFor } from "../helpers";
+import { type App, appPerTest } from "../support/app-per-test";
 
 setDefaultTimeout(120_000);
 
-type App = Awaited<ReturnType<typeof testApp>>;
+const newApp = appPerTest();
 let t: App | undefined;
-
-afterEach(async () => {
-  await t?.services.close();
-  t = undefined;
-});
 
 const chunk = (id: string, title: string, content: string) => ({
   chunk: { chunk_id: id, connector: "docs", title, content, source_url: "file:///x", type: "file" as const, path: "x", date: null },
@@ -23,7 +19,7 @@ const chunk = (id: string, title: string, content: string) => ({
 });
 
 test("attack: a deleted user's archived chunk, embedding when they were deleted, is stored after, into another user's reused row", async () => {
-  t = await testApp();
+  t = await newApp();
   const { services } = t;
   const token = await tokenFor(services, "alice", ["corpus:search", "connectors:write", "connectors:read"]);
   services.userKeys.keyFor("alice");

@@ -3,24 +3,20 @@
 // cache whenever it completes, even after the connector was removed or re-pointed, or its user
 // deleted: `live()` is only asked before the next page, and nothing stops the page in flight.
 import { Database } from "bun:sqlite";
-import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AHEAD_RECORDS } from "../../src/connectors/embed-ahead";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { embeddingText, recordChunks } from "../../src/retrieval/chunk";
-import { bearer, req, tempDir, testApp, tokenFor } from "../helpers";
+import { bearer, req, tempDir, tokenFor } from "../helpers";
+import { type App, appPerTest } from "../support/app-per-test";
 import { CHINOOK_SQLITE, chinookInvoices } from "../support/chinook";
 
 setDefaultTimeout(120_000);
 
-type App = Awaited<ReturnType<typeof testApp>>;
+const newApp = appPerTest();
 let t: App | undefined;
-
-afterEach(async () => {
-  await t?.services.close();
-  t = undefined;
-});
 
 /** Alice's copy of the shop, under her root; the app; her connector added (its first page of rows queued for embedding). */
 async function aliceWithShop() {
@@ -33,7 +29,7 @@ async function aliceWithShop() {
   db.exec("CREATE TABLE Note (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
   db.exec("INSERT INTO Note VALUES (1, 'Lighthouse', 'The lighthouse keeper retires in spring.')");
   db.close();
-  t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
+  t = await newApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
   const { services } = t;
   await services.connectors.add("alice", { id: "shop", kind: "sql", config: { url: shop, tables: [chinookInvoices()] } } as never);
   // The first page of the shop's newest rows is in the embedding queue (the model is loading).

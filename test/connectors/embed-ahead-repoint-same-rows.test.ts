@@ -4,24 +4,20 @@
 // de-duplication (queuedTexts) makes the new page wait on the old job's vectors, and that job is
 // no longer wanted (its connector is gone): it stores nothing, so the new connector's first page
 // is never cached, though its embedding ahead counts as done.
-import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AHEAD_RECORDS, AHEAD_RETRY_MS } from "../../src/connectors/embed-ahead";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { embeddingText, recordChunks } from "../../src/retrieval/chunk";
-import { tempDir, testApp } from "../helpers";
+import { tempDir } from "../helpers";
+import { type App, appPerTest } from "../support/app-per-test";
 import { CHINOOK_SQLITE, chinookInvoices } from "../support/chinook";
 
 setDefaultTimeout(180_000);
 
-type App = Awaited<ReturnType<typeof testApp>>;
+const newApp = appPerTest();
 let t: App | undefined;
-
-afterEach(async () => {
-  await t?.services.close();
-  t = undefined;
-});
 
 test("attack: a connector re-pointed at the same rows while its first page embeds ahead: that page is never cached", async () => {
   const roots = tempDir("corpus-ahead-repoint-");
@@ -29,7 +25,7 @@ test("attack: a connector re-pointed at the same rows while its first page embed
   const shop = join(roots, "alice", "shop.sqlite");
   copyFileSync(CHINOOK_SQLITE, shop);
   let at = Date.now();
-  t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") }, () => at);
+  t = await newApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") }, () => at);
   const { services } = t;
   await services.connectors.add("alice", { id: "shop", kind: "sql", config: { url: shop, tables: [chinookInvoices()] } } as never);
   // The first page of the shop's newest rows is in the embedding queue (the model is loading).

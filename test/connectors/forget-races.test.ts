@@ -4,20 +4,16 @@
 // closed (it wrote the dropped index and served the old folder under a re-added id); the first
 // of two removals to end unhid the connector while the other still ran; a PATCH made a live
 // instance of a connector, or of a user, already gone.
-import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bearer, req, tempDir, testApp } from "../helpers";
+import { bearer, req, tempDir } from "../helpers";
+import { type App, appPerTest } from "../support/app-per-test";
 
 setDefaultTimeout(180_000);
 
-type App = Awaited<ReturnType<typeof testApp>>;
+const newApp = appPerTest();
 let t: App | undefined;
-
-afterEach(async () => {
-  await t?.services.close();
-  t = undefined;
-});
 
 const mail = (i: number, subject: string, body: string) =>
   `Message-ID: <${i}@example.com>\r\nFrom: jeff@example.com\r\nTo: alice@example.com\r\nDate: Tue, 12 Jun 2001 10:00:00 +0000\r\nSubject: ${subject} ${i}\r\n\r\n${body}\r\n`;
@@ -34,7 +30,7 @@ async function midSync(n = 3000) {
   const old = maildir(roots, "old", n, "Harbour audit", "The harbour audit is due on Friday.");
   const other = maildir(roots, "other", 1, "Pier", "The pier is closed.");
   const fresh = maildir(roots, "new", 1, "Lighthouse", "The lighthouse keeper retires.");
-  t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
+  t = await newApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
   const registry = t.services.connectors;
   await registry.add("alice", { id: "mail", kind: "maildir", config: { path: old } } as any);
   // Its first sync is under way: it began reading when the connector was made, and 3,000 files
