@@ -116,6 +116,7 @@ export async function createServices(
     threads: config.CORPUS_EMBED_THREADS,
     model,
     log: log.child("embedding"),
+    now,
   });
   // A deletion's (or a connector removal's) later steps, owed in its transaction (D29).
   const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);

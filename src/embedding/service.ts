@@ -43,7 +43,24 @@ export const embeddingMigrations: Migration[] = [
       db.exec("CREATE TABLE embedding_model (id INTEGER PRIMARY KEY CHECK (id = 1), sha256 TEXT NOT NULL)");
     },
   },
+  {
+    // When each vector was stored: an owner's cache keeps its newest CACHED_VECTORS_PER_OWNER.
+    id: "embedding-004-cache-age",
+    up(db) {
+      db.exec("ALTER TABLE embedding_cache ADD COLUMN stored_at INTEGER NOT NULL DEFAULT 0");
+      db.exec("CREATE INDEX embedding_cache_age ON embedding_cache (owner, stored_at)");
+    },
+  },
 ];
+
+/**
+ * Vectors an owner's cache keeps (~1.7 KB each sealed: ~170 MB): past it, the oldest stored go.
+ * Rows change, questions are new every day: without a bound the cache grew with every text ever
+ * embedded for the owner (the operator's is never deleted). A vector gone is computed again when needed.
+ */
+export const CACHED_VECTORS_PER_OWNER = 100_000;
+/** What an owner's cache is brought down to once past the bound: the work of counting and deleting is done seldom. */
+const CACHE_TRIMMED_TO = 0.9;
 
 /**
  * Makes `sha256` the model of this data folder's vectors. Vectors of two models do not compare
@@ -74,6 +91,10 @@ export interface EmbeddingOptions {
   model?: ModelAsset;
   /** Tests: a broken worker entry, a short start timeout. */
   worker?: Pick<WorkerOptions, "entry" | "startTimeoutMs" | "stopTimeoutMs">;
+  /** Vectors an owner's cache keeps (CACHED_VECTORS_PER_OWNER). */
+  cachedPerOwner?: number;
+  /** When a vector is stored (its age in the cache). */
+  now?: () => number;
 }
 
 /** Refused once the service is closing (shutdown). */
@@ -127,6 +148,8 @@ export class EmbeddingService {
   /** Each text of a background job not settled yet, by owner and text: its vector to come. */
   private readonly queuedTexts = new Map<string, { vector: Promise<Float32Array>; job: Job }>();
   private readonly storeCounts = new Map<string, number>();
+  /** Vectors each owner's cache holds, at most (counted exactly once past the bound). */
+  private readonly cachedCounts = new Map<string, number>();
   /** Deletions of each owner since start (a job remembers the one it was queued in). */
   private readonly generations = new Map<string, number>();
   /** Every model run since start (all workers): the padding they carried is `padded - tokens`. */
@@ -240,13 +263,36 @@ export class EmbeddingService {
     const keyOf = this.keyer(owner);
     if (!keyOf || texts.length === 0) return;
     this.storeCounts.set(owner, this.storesOf(owner) + 1);
-    const put = this.db.query("INSERT OR REPLACE INTO embedding_cache (owner, key, vector) VALUES (?, ?, ?)");
-    this.db.transaction(() =>
+    const put = this.db.query("INSERT OR REPLACE INTO embedding_cache (owner, key, vector, stored_at) VALUES (?, ?, ?, ?)");
+    const at = (this.options.now ?? Date.now)();
+    this.db.transaction(() => {
       texts.forEach((t, i) => {
         const key = keyOf(t);
-        put.run(owner, key, this.keys.sealFor(owner, bytesOf(vectors[i]!), `embedding-cache/${key.toString("hex")}`, false));
-      }),
-    )();
+        put.run(owner, key, this.keys.sealFor(owner, bytesOf(vectors[i]!), `embedding-cache/${key.toString("hex")}`, false), at);
+      });
+      this.keepWithinBound(owner, texts.length);
+    })();
+  }
+
+  /** After `added` vectors were stored for `owner`: past the bound, the oldest go (down to CACHE_TRIMMED_TO of it). */
+  private keepWithinBound(owner: string, added: number): void {
+    const bound = this.options.cachedPerOwner ?? CACHED_VECTORS_PER_OWNER;
+    const count = () => this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM embedding_cache WHERE owner = ?").get(owner)!.n;
+    // At most this many (a vector stored again replaces its row): counted exactly only past the bound.
+    let held = (this.cachedCounts.get(owner) ?? count()) + added;
+    if (held > bound) {
+      held = count();
+      const excess = held - Math.floor(bound * CACHE_TRIMMED_TO);
+      if (held > bound && excess > 0) {
+        this.db
+          .query(
+            "DELETE FROM embedding_cache WHERE owner = ?1 AND key IN (SELECT key FROM embedding_cache WHERE owner = ?1 ORDER BY stored_at LIMIT ?2)",
+          )
+          .run(owner, excess);
+        held -= excess;
+      }
+    }
+    this.cachedCounts.set(owner, held);
   }
 
   forOwner(owner: string): OwnerEmbeddings {
@@ -264,6 +310,7 @@ export class EmbeddingService {
    */
   deleteOwner(owner: string): number {
     this.storeCounts.delete(owner);
+    this.cachedCounts.delete(owner);
     this.generations.set(owner, this.generationOf(owner) + 1);
     for (const key of this.queuedTexts.keys()) if (key.startsWith(queuedKey(owner, ""))) this.queuedTexts.delete(key);
     return this.db.query("DELETE FROM embedding_cache WHERE owner = ?").run(owner).changes;

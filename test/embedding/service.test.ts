@@ -193,3 +193,28 @@ describe("shutdown", () => {
     });
   });
 });
+
+test("an owner's cache keeps its newest vectors up to its bound; the oldest go, and no other owner's", async () => {
+  let at = 1_000;
+  const s = service({ cachedPerOwner: 10, now: () => at }, (k) => {
+    k.keyFor("alice");
+    k.keyFor("bob");
+  });
+  const batch = (owner: string, n: number) => Array.from({ length: 5 }, (_, i) => `${owner} text ${n}.${i}`);
+  await s.embed("bob", batch("bob", 0), "background");
+  for (let n = 0; n < 3; n++) {
+    at += 1_000;
+    await s.embed("alice", batch("alice", n), "background");
+  }
+  // 15 stored, bound 10: brought down to 9 (the oldest batch and one of the next gone).
+  expect(s.rowsOf("alice")).toBe(9);
+  expect(s.cached("alice", batch("alice", 0)).filter(Boolean).length).toBe(0);
+  expect(s.cached("alice", batch("alice", 2)).filter(Boolean).length).toBe(5);
+  expect(s.cached("bob", batch("bob", 0)).filter(Boolean).length).toBe(5);
+  // What went is computed again when asked, and kept.
+  at += 1_000;
+  const again = await s.embed("alice", batch("alice", 0), "background");
+  expect(again.length).toBe(5);
+  expect(s.cached("alice", batch("alice", 0)).filter(Boolean).length).toBe(5);
+  expect(s.rowsOf("alice")).toBeLessThanOrEqual(10);
+});
