@@ -11,6 +11,7 @@ import { Glob } from "bun";
 const INTEGRATION = [
   "accounts/cli.test.ts",
   "archive/pending-after-deletion.test.ts",
+  "archive/resume-after-deletion.test.ts",
   "backup/online.test.ts",
   "backup/refusals.test.ts",
   "cli.test.ts",
