@@ -21,6 +21,7 @@ const INTEGRATION = [
   "connectors/embed-ahead-repoint-same-rows.test.ts",
   "connectors/embed-ahead-shop.test.ts",
   "connectors/embed-ahead-undated-postgres.test.ts",
+  "connectors/embedding-after-deletion.test.ts",
   "connectors/file-bounds.test.ts",
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",
