@@ -121,3 +121,39 @@ test("attack: a deleted user's folder batch, in the worker at the deletion, is s
   // embedded with no vector of his: his notes are never found by meaning.
   expect(written).toEqual({ aliceVectors: 0, bobMarkedEmbedded: 0 });
 });
+
+test("attack: a user's deletion while their folder's batch waits is logged as the connector's embedding failing", async () => {
+  const roots = tempDir("corpus-embed-deletion-");
+  const folder = maildir(roots, "mail", "Harbour", "The harbour audit is due on Friday.");
+  t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
+  const { services } = t;
+  const token = await tokenFor(services, "alice", ["corpus:search", "connectors:write", "connectors:read"]);
+  // Another owner's background job in the worker (held there): alice's batch waits behind it.
+  const service = services.embeddings as unknown as { load(): Promise<{ run(job: unknown, urgent: boolean): Promise<void> }> };
+  const worker = await service.load();
+  const realRun = worker.run.bind(worker);
+  let release!: () => void;
+  const modelGate = new Promise<void>((r) => (release = r));
+  worker.run = async (job, urgent) => {
+    if (!urgent) await modelGate;
+    return realRun(job, urgent);
+  };
+  const other = services.embeddings.embed("carol", ["an unrelated background text"], "background");
+  await services.connectors.add("alice", { id: "mail", kind: "maildir", config: { path: folder } } as never);
+  await until(() => services.embeddings.pending === 2);
+
+  const deleting = t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
+  await until(() => services.userKeys.existingKeyFor("alice") === undefined);
+  release();
+  expect((await deleting).status).toBe(200);
+  await other;
+  await services.embeddings.idle();
+
+  const failures = t.logs
+    .records()
+    .filter((r) => r.level !== "INFO" && r.level !== "DEBUG")
+    .map((r) => `${r.level} ${r.message} ${r.error ?? ""}`.trim());
+  // Was ["WARNING connector embedding paused the embedding job is no longer wanted"]: the batch of a deleted owner, cancelled by the
+  // service (EmbeddingCancelled), is taken for a failure; embedLoop skips only NoUserKey as "no failure".
+  expect(failures).toEqual([]);
+});
