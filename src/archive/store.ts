@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import { DecryptError } from "../crypto/aead";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { EMBEDDING_DIM } from "../embedding/embedder";
-import type { EmbeddingService } from "../embedding/service";
+import { EmbeddingCancelled, type EmbeddingService } from "../embedding/service";
 import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 
@@ -245,7 +245,8 @@ export class Archive {
           await this.embedPending(user, pending);
           done += pending.length;
         } catch (error) {
-          if (!(error instanceof NoUserKey)) throw error;
+          // The user deleted meanwhile (no key, or their job cancelled): their rows are gone or going.
+          if (!(error instanceof NoUserKey || error instanceof EmbeddingCancelled)) throw error;
           for (const p of pending) skip.add(p.id);
         }
       }

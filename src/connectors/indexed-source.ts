@@ -9,7 +9,7 @@
 // (D29).
 import { existsSync, statSync } from "node:fs";
 import { NoUserKey } from "../crypto/user-keys";
-import type { OwnerEmbeddings } from "../embedding/service";
+import { EmbeddingCancelled, type OwnerEmbeddings } from "../embedding/service";
 import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
 import type { Logger } from "../log";
 import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
@@ -140,10 +140,7 @@ export class IndexedFolderConnector implements Connector {
           "background",
         );
         if (this.closed) return;
-        this.index.setVectors(
-          batch.map((b) => b.chunk),
-          vectors,
-        );
+        this.index.setVectors(batch, vectors);
         this.embeddingPaused = false;
         const p = this.index.progress();
         run.update(p.embedded, p.total);
@@ -162,7 +159,7 @@ export class IndexedFolderConnector implements Connector {
       this.embeddingRun = undefined;
     } catch (error) {
       // Retried after the next scan. An owner deleted meanwhile is no failure: nothing more is written.
-      if (error instanceof NoUserKey) return;
+      if (error instanceof NoUserKey || error instanceof EmbeddingCancelled) return;
       if (isStorageError(error)) return this.pauseForStorage(INDEXING_PAUSED_FULL, error);
       this.embeddingPaused = true;
       this.log?.warning("connector embedding paused", { error: error instanceof Error ? error.message : String(error) });

@@ -311,7 +311,9 @@ export class EmbeddingService {
   deleteOwner(owner: string): number {
     this.storeCounts.delete(owner);
     this.cachedCounts.delete(owner);
-    this.generations.set(owner, this.generationOf(owner) + 1);
+    // Only while a job of theirs waits or runs: it alone needs telling (then let go with it).
+    if (this.hasJobsOf(owner)) this.generations.set(owner, this.generationOf(owner) + 1);
+    else this.generations.delete(owner);
     for (const key of this.queuedTexts.keys()) if (key.startsWith(queuedKey(owner, ""))) this.queuedTexts.delete(key);
     return this.db.query("DELETE FROM embedding_cache WHERE owner = ?").run(owner).changes;
   }
@@ -489,6 +491,13 @@ export class EmbeddingService {
     const queue = job.priority === "urgent" ? this.urgent : this.background;
     const at = queue.indexOf(job);
     if (at >= 0) queue.splice(at, 1);
+    // The owner's last job since a deletion: its generation is no longer needed (none is older).
+    if (this.generations.has(job.owner) && !this.hasJobsOf(job.owner)) this.generations.delete(job.owner);
+  }
+
+  /** A job of `owner` waits or runs. */
+  private hasJobsOf(owner: string): boolean {
+    return this.urgent.some((j) => j.owner === owner) || this.background.some((j) => j.owner === owner);
   }
 
   /** Resolves once no job is waiting or running (shutdown, and tests that must see the outcome). */

@@ -41,7 +41,7 @@ function indexOf200OtherYearsAnd2InRange() {
   index.put({ source: "2001-b", size: 1, mtime: 1 }, [mail("june-b", "2001-06-20T10:00:00.000Z", `${filler} audit of the harbour`)]);
   const pending = index.pendingChunks(1000);
   index.setVectors(
-    pending.map((c) => c.chunk),
+    pending,
     pending.map((_, i) => vector(i < 200 ? 0 : 0.6)),
   );
   return index;
@@ -89,7 +89,7 @@ test("another owner's records in the same tables are never found, with or withou
   ] as const) {
     const pending = index.pendingChunks(1000);
     index.setVectors(
-      pending.map((c) => c.chunk),
+      pending,
       pending.map(() => vector(turn)),
     );
   }

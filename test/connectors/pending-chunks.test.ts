@@ -43,7 +43,7 @@ test("a batch of pending chunks never splits a record: each is cut once, in orde
   expect(Object.fromEntries(cuts)).toEqual({ short: 1, long: 1 });
 
   index.setVectors(
-    first.map((c) => c.chunk),
+    first,
     first.map(() => new Float32Array(EMBEDDING_DIM).fill(0.05)),
   );
   cuts.clear();

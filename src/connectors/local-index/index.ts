@@ -13,7 +13,7 @@ import { countRecords, knownSources, putRecords, reblindStale, removeSource } fr
 import { purgeTerms } from "./maintenance";
 import { rank, search } from "./rank";
 import type { ScanEntry } from "./sync";
-import { embeddingProgress, pendingChunks, setVectors } from "./vectors";
+import { embeddingProgress, type OwedChunk, pendingChunks, setVectors } from "./vectors";
 
 export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
 export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
@@ -64,11 +64,11 @@ export class LocalIndex {
     removeSource(this.ctx, source);
   }
 
-  pendingChunks(limit: number): Array<{ chunk: number; text: string }> {
+  pendingChunks(limit: number): Array<OwedChunk & { text: string }> {
     return pendingChunks(this.ctx, limit);
   }
 
-  setVectors(chunks: number[], vectors: Float32Array[]): void {
+  setVectors(chunks: OwedChunk[], vectors: Float32Array[]): void {
     setVectors(this.ctx, chunks, vectors);
   }
 

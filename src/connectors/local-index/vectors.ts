@@ -10,7 +10,14 @@ import { openRecord } from "./documents";
  * never split between two calls (cutting a long mail again for each batch of its 64 chunks was
  * a third of that thread's time while a maildir embedded).
  */
-export function pendingChunks(ctx: IndexContext, limit: number): Array<{ chunk: number; text: string }> {
+/** A chunk owed its vector: its number, its record and place in it. */
+export interface OwedChunk {
+  chunk: number;
+  doc: number;
+  ord: number;
+}
+
+export function pendingChunks(ctx: IndexContext, limit: number): Array<OwedChunk & { text: string }> {
   const { db } = ctx;
   const rows = db
     .query<{ chunk: number; doc: number; ord: number }, [string, number]>(
@@ -27,7 +34,7 @@ export function pendingChunks(ctx: IndexContext, limit: number): Array<{ chunk: 
         .all(last.doc, last.chunk),
     );
   const records = new Map<number, string[]>();
-  const out: Array<{ chunk: number; text: string }> = [];
+  const out: Array<OwedChunk & { text: string }> = [];
   for (const r of rows) {
     if (!records.has(r.doc)) {
       const rec = openRecord(ctx, r.doc);
@@ -35,23 +42,29 @@ export function pendingChunks(ctx: IndexContext, limit: number): Array<{ chunk: 
     }
     const text = records.get(r.doc)![r.ord];
     if (text === undefined) db.query("DELETE FROM connector_chunks WHERE chunk = ?").run(r.chunk);
-    else out.push({ chunk: r.chunk, text });
+    else out.push({ ...r, text });
   }
   return out;
 }
 
-/** Stores vectors of chunks, rotated (those removed meanwhile are skipped). */
-export function setVectors(ctx: IndexContext, chunks: number[], vectors: Float32Array[]): void {
+/**
+ * Stores vectors of chunks, rotated: only into a chunk that is still this index's, of the same
+ * record and place, and owed its vector (one removed meanwhile is skipped; its number, given
+ * again since to another index's chunk, is not written into).
+ */
+export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Float32Array[]): void {
   const { db } = ctx;
-  const exists = db.query<{ n: number }, [number]>("SELECT 1 AS n FROM connector_chunks WHERE chunk = ?");
+  const owed = db.query<{ n: number }, [number, string, number, number]>(
+    "SELECT 1 AS n FROM connector_chunks WHERE chunk = ? AND owner = ? AND doc = ? AND ord = ? AND embedded = 0",
+  );
   const insert = db.query("INSERT OR REPLACE INTO connector_vec (chunk_id, owner, embedding) VALUES (?, ?, ?)");
   const mark = db.query("UPDATE connector_chunks SET embedded = 1 WHERE chunk = ?");
   const rotation = ctx.keys.rotation();
   db.transaction(() => {
     chunks.forEach((c, i) => {
-      if (!exists.get(c)) return;
-      insert.run(BigInt(c), ctx.owner, rotation.apply(vectors[i]!));
-      mark.run(c);
+      if (!owed.get(c.chunk, ctx.owner, c.doc, c.ord)) return;
+      insert.run(BigInt(c.chunk), ctx.owner, rotation.apply(vectors[i]!));
+      mark.run(c.chunk);
     });
   })();
 }
