@@ -75,3 +75,22 @@ test("attack: a deleted user's question, in the worker at the deletion, is cache
   expect(service.rowsOf("alice")).toBe(0);
   await service.close();
 });
+
+test("attack: a user's job queued after their deletion, behind one from before it, is never cached", async () => {
+  const { keys, service, release, inWorker } = held();
+  keys.keyFor("alice");
+  const before = service.embed("alice", ["alice's old harbour audit notes"], "background");
+  await inWorker;
+  service.deleteOwner("alice");
+  keys.destroy("alice");
+  keys.keyFor("alice");
+  // Back, she asks again: a job of her new data, queued in her new generation.
+  const after = service.embed("alice", ["alice's new pallet inventory"], "background");
+  release();
+  await Promise.all([before, after]);
+  await service.idle();
+  // Was [false, false]: the second job, the owner's last, let the generation go in remove() and
+  // then found itself of another generation than the (forgotten) current one: nothing stored.
+  expect(service.cached("alice", ["alice's old harbour audit notes", "alice's new pallet inventory"]).map(Boolean)).toEqual([false, true]);
+  await service.close();
+});
