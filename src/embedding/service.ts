@@ -470,11 +470,13 @@ export class EmbeddingService {
    * an answer made their key.
    */
   private finish(job: Job, vectors: Float32Array[]): void {
+    // Asked before the job is let go: the owner's generation goes with their last job.
+    const wanted = this.stillWanted(job);
     this.remove(job);
     const fresh = job.work.texts.flatMap((_, i) => (job.fromCache?.has(i) ? [] : [i]));
     try {
       // Given to who asked, never kept for an owner deleted since, or for what is gone.
-      if (this.stillWanted(job))
+      if (wanted)
         this.store(
           job.owner,
           fresh.map((i) => job.work.texts[i]!),

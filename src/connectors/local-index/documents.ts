@@ -103,9 +103,10 @@ export function removeDoc(db: Database, doc: number): void {
 }
 
 /** A record, opened. */
-export function openRecord(ctx: IndexContext, doc: number): SourceRecord | undefined {
-  const row = ctx.db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?").get(doc);
-  return row ? (JSON.parse(ctx.keys.open(row.record, `doc/${doc}`)) as SourceRecord) : undefined;
+export function openRecord(ctx: IndexContext, doc: number, sealed?: Uint8Array): SourceRecord | undefined {
+  const record =
+    sealed ?? ctx.db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?").get(doc)?.record;
+  return record ? (JSON.parse(ctx.keys.open(record, `doc/${doc}`)) as SourceRecord) : undefined;
 }
 
 /** Records by their doc, opened, in one read. */

@@ -10,11 +10,13 @@ import { openRecord } from "./documents";
  * never split between two calls (cutting a long mail again for each batch of its 64 chunks was
  * a third of that thread's time while a maildir embedded).
  */
-/** A chunk owed its vector: its number, its record and place in it. */
+/** A chunk owed its vector: its number, its record and place in it, and that record as it was sealed when read. */
 export interface OwedChunk {
   chunk: number;
   doc: number;
   ord: number;
+  /** The record's sealed bytes (each seal has its own nonce): a record put again since is another. */
+  sealed: Uint8Array;
 }
 
 export function pendingChunks(ctx: IndexContext, limit: number): Array<OwedChunk & { text: string }> {
@@ -33,36 +35,41 @@ export function pendingChunks(ctx: IndexContext, limit: number): Array<OwedChunk
         )
         .all(last.doc, last.chunk),
     );
-  const records = new Map<number, string[]>();
+  const records = new Map<number, { sealed: Uint8Array; texts: string[] }>();
+  const read = db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?");
   const out: Array<OwedChunk & { text: string }> = [];
   for (const r of rows) {
     if (!records.has(r.doc)) {
-      const rec = openRecord(ctx, r.doc);
-      records.set(r.doc, rec ? ctx.chunker(rec) : []);
+      const sealed = read.get(r.doc)?.record ?? new Uint8Array();
+      const rec = sealed.length ? openRecord(ctx, r.doc, sealed) : undefined;
+      records.set(r.doc, { sealed, texts: rec ? ctx.chunker(rec) : [] });
     }
-    const text = records.get(r.doc)![r.ord];
+    const { sealed, texts } = records.get(r.doc)!;
+    const text = texts[r.ord];
     if (text === undefined) db.query("DELETE FROM connector_chunks WHERE chunk = ?").run(r.chunk);
-    else out.push({ ...r, text });
+    else out.push({ ...r, sealed, text });
   }
   return out;
 }
 
 /**
  * Stores vectors of chunks, rotated: only into a chunk that is still this index's, of the same
- * record and place, and owed its vector (one removed meanwhile is skipped; its number, given
- * again since to another index's chunk, is not written into).
+ * record (as it was sealed when read) and place, and owed its vector. One removed meanwhile is
+ * skipped; its number, given again since to another index's chunk or to the record put again
+ * (a file changed while its batch was in the worker), is not written into.
  */
 export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Float32Array[]): void {
   const { db } = ctx;
-  const owed = db.query<{ n: number }, [number, string, number, number]>(
-    "SELECT 1 AS n FROM connector_chunks WHERE chunk = ? AND owner = ? AND doc = ? AND ord = ? AND embedded = 0",
+  const owed = db.query<{ n: number }, [number, string, number, number, Uint8Array]>(
+    `SELECT 1 AS n FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc
+     WHERE c.chunk = ? AND c.owner = ? AND c.doc = ? AND c.ord = ? AND c.embedded = 0 AND d.record = ?`,
   );
   const insert = db.query("INSERT OR REPLACE INTO connector_vec (chunk_id, owner, embedding) VALUES (?, ?, ?)");
   const mark = db.query("UPDATE connector_chunks SET embedded = 1 WHERE chunk = ?");
   const rotation = ctx.keys.rotation();
   db.transaction(() => {
     chunks.forEach((c, i) => {
-      if (!owed.get(c.chunk, ctx.owner, c.doc, c.ord)) return;
+      if (!owed.get(c.chunk, ctx.owner, c.doc, c.ord, c.sealed)) return;
       insert.run(BigInt(c.chunk), ctx.owner, rotation.apply(vectors[i]!));
       mark.run(c.chunk);
     });
