@@ -64,6 +64,7 @@ const INTEGRATION = [
   "oauth/metadata-document.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
+  "rest/operator-ahead-evicted.test.ts",
   "rest/operator-rows-cross-user.test.ts",
   "rest/query-hostile.test.ts",
   "rest/query-snippets.test.ts",
