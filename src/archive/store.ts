@@ -126,16 +126,13 @@ export class Archive {
 
   /**
    * Stores a query and its chunks (D12), on the request's path: vectors from the caches of the
-   * chunks' owners where known, the others computed in the background.
+   * chunks' owners, or the asker's (an operator's row a question of theirs embedded), where
+   * known; the others computed in the background.
    */
   record(user: string, queryId: string, question: string, chunks: ArchiveInput[]): void {
-    this.store(
-      user,
-      queryId,
-      question,
-      chunks,
-      chunks.map((c) => this.embeddings.cached(c.owner, [c.embedText])[0]),
-    );
+    const cached = (c: ArchiveInput) =>
+      this.embeddings.cached(c.owner, [c.embedText])[0] ?? (c.owner === user ? undefined : this.embeddings.cached(user, [c.embedText])[0]);
+    this.store(user, queryId, question, chunks, chunks.map(cached));
   }
 
   /** Stores a query and its chunks with the vectors given (undefined: computed in the background). */

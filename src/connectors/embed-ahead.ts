@@ -13,6 +13,12 @@ import type { Connector, SourceRecord } from "./types";
 export const AHEAD_RECORDS = 5_000;
 /** After a try that failed (the source unreachable, a full disk), the next is not sooner than this. */
 export const AHEAD_RETRY_MS = 60_000;
+/**
+ * After a try that embedded all, the next is not sooner than this: rows added since (new orders)
+ * are embedded ahead too, and vectors the owner's bounded cache let go are made again. A try over
+ * rows already cached costs their reading and a lookup each.
+ */
+export const AHEAD_REFRESH_MS = 15 * 60_000;
 /** Records a background job embeds at once: a folder's indexing and questions' own vectors take their turns between pages. */
 export const AHEAD_PAGE = 64;
 

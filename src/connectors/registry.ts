@@ -15,7 +15,7 @@ import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
-import { AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
+import { AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
 import type { IndexedOptions } from "./indexed-source";
 import type { KindContext } from "./kind";
@@ -88,10 +88,8 @@ export class ConnectorRegistry {
   private readonly live = new Map<string, Connector>();
   /** Connectors whose newest records are being embedded ahead, by key (a connector re-pointed meanwhile has its own). */
   private readonly ahead = new Map<string, { connector: Connector; work: Promise<void> }>();
-  /** Connectors whose newest records were embedded ahead since they started. */
-  private readonly aheadDone = new Set<string>();
-  /** When a connector whose try failed is tried again (this.now()). */
-  private readonly aheadRetryAt = new Map<string, number>();
+  /** When a connector's newest records are next embedded ahead (this.now()): after a failed try, or to refresh. */
+  private readonly aheadNextAt = new Map<string, number>();
 
   constructor(options: RegistryOptions) {
     ({ db: this.db, keys: this.keys, config: this.config, log: this.log, embeddings: this.embeddings, chunker: this.chunker } = options);
@@ -144,15 +142,15 @@ export class ConnectorRegistry {
   }
 
   /**
-   * A source read live: its newest records embedded in the background (embed-ahead.ts), once per
-   * connector started; tried again AHEAD_RETRY_MS after a try that failed (its database down, a
-   * full disk), when the connector is next asked for.
+   * A source read live: its newest records embedded in the background (embed-ahead.ts) when the
+   * connector starts; again AHEAD_RETRY_MS after a try that failed (its database down, a full
+   * disk), and AHEAD_REFRESH_MS after one that did not, when the connector is next asked for.
    */
   private embedAheadOf(d: Definition, c: Connector): void {
     const { embeddings, chunker } = this;
     const key = `${d.owner}/${d.id}`;
-    if (!embeddings || !chunker || !c.newest || this.ahead.get(key)?.connector === c || this.aheadDone.has(key)) return;
-    if (this.now() < (this.aheadRetryAt.get(key) ?? 0)) return;
+    if (!embeddings || !chunker || !c.newest || this.ahead.get(key)?.connector === c) return;
+    if (this.now() < (this.aheadNextAt.get(key) ?? 0)) return;
     const live = () => !this.closing && this.live.get(key) === c;
     const work = embedAhead(c, {
       embed: (texts, wanted) => {
@@ -168,9 +166,7 @@ export class ConnectorRegistry {
     })
       .then((done) => {
         // A connector removed or changed meanwhile leaves nothing behind (its next start begins anew).
-        if (!live()) return;
-        if (done) this.aheadDone.add(key);
-        else this.aheadRetryAt.set(key, this.now() + AHEAD_RETRY_MS);
+        if (live()) this.aheadNextAt.set(key, this.now() + (done ? AHEAD_REFRESH_MS : AHEAD_RETRY_MS));
       })
       .finally(() => {
         if (this.ahead.get(key)?.work === work) this.ahead.delete(key);
@@ -482,8 +478,7 @@ export class ConnectorRegistry {
 
   /** A connector stopped: the next one under its key embeds ahead anew. */
   private forgetAhead(key: string): void {
-    this.aheadDone.delete(key);
-    this.aheadRetryAt.delete(key);
+    this.aheadNextAt.delete(key);
   }
 
   /** After a user's indexes were dropped: their terms leave the word index for good. */

@@ -112,7 +112,10 @@ function wordScores(hits: SearchHit[], terms: string[]): number[] {
  * A candidate's meaning: the source's similarity where it embeds its own chunks (a folder's
  * index gives the vectors it has; the rest are on their way: chunking them, looking them up and
  * queueing them again on every question held the request thread for ~1 s per question while a
- * large folder embedded); else its chunks' vectors seen before, and the unseen queued.
+ * large folder embedded); else its chunks' vectors seen before, and the unseen queued. Those a
+ * question makes are the asker's (D25), also for an operator's source: another user's answers
+ * must not tell that someone asked about a row, and a deletion takes them too. An operator's
+ * source's rows embedded ahead are the operator's, read by every user.
  */
 function denseScore(
   q: Question,
@@ -125,19 +128,24 @@ function denseScore(
   const chunks = s.chunksOf(owner, a.id, h.record);
   if (chunks.length === 0) return "no chunks";
   const texts = chunks.map((c) => embeddingText(h.record.title, c));
+  const asker = q.options.user;
+  const own = s.embeddings.cached(owner, texts);
+  const asked = owner === asker ? own : s.embeddings.cached(asker, texts);
   let dense: number | undefined;
   let chunk = h.chunk;
-  s.embeddings.cached(owner, texts).forEach((v, k) => {
-    if (!v) return;
-    const sim = cosine(q.vector, v);
-    if (dense === undefined || sim > dense) {
-      dense = sim;
-      chunk = k;
-    }
-  });
+  own
+    .map((v, k) => v ?? asked[k])
+    .forEach((v, k) => {
+      if (!v) return;
+      const sim = cosine(q.vector, v);
+      if (dense === undefined || sim > dense) {
+        dense = sim;
+        chunk = k;
+      }
+    });
   if (dense !== undefined) return { dense, chunk, chunks };
   // Seen for the first time: embedded in the background, ready for the next question.
-  void s.embeddings.embed(owner, texts, "background").catch(() => {});
+  void s.embeddings.embed(asker, texts, "background").catch(() => {});
   return { chunk, chunks, pending: true };
 }
 
