@@ -130,7 +130,7 @@ function denseScore(
   const texts = chunks.map((c) => embeddingText(h.record.title, c));
   const asker = q.options.user;
   const own = s.embeddings.cached(owner, texts);
-  const asked = owner === asker ? own : s.embeddings.cached(asker, texts);
+  const asked = owner === asker || own.every(Boolean) ? own : s.embeddings.cached(asker, texts);
   let dense: number | undefined;
   let chunk = h.chunk;
   own
