@@ -1,0 +1,66 @@
+// Embedding ahead runs again AHEAD_REFRESH_MS after a try that embedded all (registry.ts), and
+// "a try over rows already cached costs their reading and a lookup each" (embed-ahead.ts). Those
+// lookups are no background work: a page whose vectors are all cached is answered by embed()
+// without a turn of the event loop, so the whole pass over the newest 5,000 rows (cutting each
+// into chunks, a keyed hash, a read and an unsealing per chunk) runs in one go on the request
+// thread, every 15 minutes, and every request waits for it. The SQL read before it turns the loop
+// every WINDOW_MS (20 ms); the pages after it should too (AHEAD_PAGE: "questions' own vectors take
+// their turns between pages").
+import { Database } from "bun:sqlite";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
+import { AHEAD_RECORDS, AHEAD_REFRESH_MS } from "../../src/connectors/embed-ahead";
+import { bearer, req, tempDir } from "../helpers";
+import { appPerTest } from "../support/app-per-test";
+import { watchingTheLoop } from "../support/event-loop";
+import { operatorFile, sqlSource } from "../support/sources";
+
+setDefaultTimeout(60_000);
+const app = appPerTest();
+
+test("a refresh of embedding ahead over rows already cached gives the event loop its turns", async () => {
+  const file = join(tempDir("corpus-ahead-stall-"), "shop.sqlite");
+  const db = new Database(file);
+  db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
+  const put = db.query("INSERT INTO orders VALUES (?, ?, ?)");
+  // A shop's newest orders, each under NEWEST_ROW_CHARS (read ahead), a few chunks each.
+  db.transaction(() => {
+    for (let i = 1; i <= AHEAD_RECORDS; i++)
+      put.run(i, `order ${i}`, `Order ${i} of customer ${i % 97} shipped to warehouse ${i % 13}: ${"widgets gadgets ".repeat(110)}`);
+  })();
+  db.close();
+  let at = Date.now();
+  const t = await app(
+    { CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("shop", file, [{ name: "orders", id: "id", title: "title", text: ["body"] }])]) },
+    () => at,
+  );
+  // The first try's vectors stored as the model would (~70 s of one core without this): the
+  // operator's cache then holds every newest row, as after any try that embedded all.
+  const service = t.services.embeddings as unknown as {
+    embed: (owner: string, texts: string[], ...rest: unknown[]) => Promise<Float32Array[]>;
+    store: (owner: string, texts: string[], vectors: Float32Array[]) => void;
+  };
+  const realEmbed = service.embed;
+  let stored = 0;
+  service.embed = async (owner, texts) => {
+    const vectors = texts.map(() => new Float32Array(384).fill(0.05));
+    service.store(owner, texts, vectors);
+    stored += texts.length;
+    return vectors;
+  };
+  const alice = await t.services.auth.issuer.issue("alice", ["connectors:read"]);
+  const list = async () => expect((await t.app.handle(req("/v1/connectors", { headers: bearer(alice.token) }))).status).toBe(200);
+  await list();
+  await t.services.connectors.embeddedAhead();
+  service.embed = realEmbed;
+  expect(stored).toBeGreaterThanOrEqual(AHEAD_RECORDS);
+
+  // The refresh: every row is cached, nothing goes to the model; the loop must still turn.
+  at += AHEAD_REFRESH_MS + 1;
+  const { stalledMs } = await watchingTheLoop(async () => {
+    await list();
+    await t.services.connectors.embeddedAhead();
+  });
+  expect(t.services.embeddings.pending).toBe(0);
+  expect(stalledMs).toBeLessThan(250);
+});
