@@ -136,15 +136,15 @@ export class ConnectorRegistry {
       if (this.closing) throw new ConnectorsClosing();
       c = KINDS[d.kind].create(d.config, this.contextFor(d));
       this.live.set(key, c);
+      this.embedAheadOf(d, c);
     }
-    this.embedAheadOf(d, c);
     return c;
   }
 
   /**
    * A source read live: its newest records embedded in the background (embed-ahead.ts) when the
    * connector starts; again AHEAD_RETRY_MS after a try that failed (its database down, a full
-   * disk), and AHEAD_REFRESH_MS after one that did not, when the connector is next asked for.
+   * disk), and AHEAD_REFRESH_MS after one that did not, when a question next asks it.
    */
   private embedAheadOf(d: Definition, c: Connector): void {
     const { embeddings, chunker } = this;
@@ -415,8 +415,18 @@ export class ConnectorRegistry {
         label: d.label,
         owner: d.owner === OPERATOR ? "operator" : "user",
         datesAreFileTimes: KINDS[d.kind].datesAreFileTimes,
-        connector: this.instance(d),
+        connector: this.asked(d),
       }));
+  }
+
+  /**
+   * A connector a question asks: embedding ahead is tried again when due (its first try was at
+   * its start). Only questions do: a listing or the unauthenticated health probe never re-reads a source.
+   */
+  private asked(d: Definition): Connector {
+    const c = this.instance(d);
+    this.embedAheadOf(d, c);
+    return c;
   }
 
   /**

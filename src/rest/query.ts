@@ -63,6 +63,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
           dateFrom: range.from,
           dateTo: range.to,
           requestId: infoOf(request, info).request_id,
+          stillAllowed: () => !s.auth.revoked(principal),
         });
         const queryId = newId(ID_PREFIX.query);
         const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;

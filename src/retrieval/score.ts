@@ -145,7 +145,7 @@ function denseScore(
     });
   if (dense !== undefined) return { dense, chunk, chunks };
   // Seen for the first time: embedded in the background, ready for the next question.
-  void s.embeddings.embed(asker, texts, "background").catch(() => {});
+  void s.embeddings.embed(asker, texts, "background", q.options.stillAllowed).catch(() => {});
   return { chunk, chunks, pending: true };
 }
 

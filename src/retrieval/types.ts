@@ -41,6 +41,11 @@ export interface QueryOptions {
   texts?: boolean;
   /** For the DEBUG lines of this question (CORPUS_DEBUG_MODE). */
   requestId?: string;
+  /**
+   * False once the asker may no longer have anything written for them (their token revoked: their
+   * deletion, D25): what the question queued in the background is then not kept.
+   */
+  stillAllowed?: () => boolean;
 }
 
 export interface QueryOutcome {

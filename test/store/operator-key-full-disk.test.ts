@@ -3,7 +3,8 @@
 // to the database. On a full disk (D29) the read that first uses it, GET /v1/connectors, was
 // refused with 507 (reads must go on there), and the connector, already live, never embedded its
 // rows ahead once there was room again. Now the key is made by the embedding itself, and a try
-// that failed is made again AHEAD_RETRY_MS later. A real SQLITE_FULL on a small tmpfs (needs root).
+// that failed is made again AHEAD_RETRY_MS later, when a question asks the connector. A real
+// SQLITE_FULL on a small tmpfs (needs root).
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -45,6 +46,8 @@ test.skipIf(!isRoot)(
         rmSync(join(mnt, "filler"));
         at += AHEAD_RETRY_MS;
         expect((await list()).status).toBe(200);
+        // The next question asks it again (a listing alone does not re-read a source).
+        t.services.connectors.active("alice");
         await t.services.connectors.embeddedAhead();
         await t.services.embeddings.idle();
         // Was { firstStatus: 507, operatorVectors: 0 }: the key's INSERT failed inside instance(),

@@ -75,10 +75,17 @@ export const corpusSearch = defineTool({
     const decision = s.limiter.hit(caller.user, "query");
     if (!decision.allowed) return toolError(MESSAGES.rateLimited, `the query limit is reached; retry after ${decision.retryAfter} s`);
 
-    const outcome = await s.query.run({ user: caller.user, question: query, perConnector: max, requestId });
+    const principal = caller.principal;
+    const outcome = await s.query.run({
+      user: caller.user,
+      question: query,
+      perConnector: max,
+      requestId,
+      ...(principal ? { stillAllowed: () => !s.auth.revoked(principal) } : {}),
+    });
     const chosen = outcome.chunks.slice(0, max);
     // Not for a user deleted while the search ran (D25): checked in the same step as the write.
-    if (caller.principal && s.auth.revoked(caller.principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
+    if (principal && s.auth.revoked(principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
     archiveAnswer(
       s.archive,
       caller.user,
