@@ -18,6 +18,7 @@ const INTEGRATION = [
   "connectors/crash-embedding.test.ts",
   "connectors/embed-ahead-after-removal.test.ts",
   "connectors/embed-ahead-memory.test.ts",
+  "connectors/embed-ahead-refresh-stall.test.ts",
   "connectors/embed-ahead-repoint-same-rows.test.ts",
   "connectors/embed-ahead-shop.test.ts",
   "connectors/embed-ahead-undated-postgres.test.ts",

@@ -12,6 +12,7 @@ import { SqlConnector } from "../../src/connectors/sql/connector";
 import { req, tempDir } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
 import { operatorFile, sqlSource } from "../support/sources";
+import { vectorsWithoutModel } from "../support/vectors-without-model";
 
 setDefaultTimeout(60_000);
 const app = appPerTest();
@@ -39,15 +40,7 @@ test("health probes alone, with no question asked, do not re-read the operator's
     () => at,
   );
   // Vectors as the model would store them (the model is not what this is about).
-  const service = t.services.embeddings as unknown as {
-    embed: (owner: string, texts: string[], ...rest: unknown[]) => Promise<Float32Array[]>;
-    store: (owner: string, texts: string[], vectors: Float32Array[]) => void;
-  };
-  service.embed = async (owner, texts) => {
-    const vectors = texts.map(() => new Float32Array(384).fill(0.05));
-    service.store(owner, texts, vectors);
-    return vectors;
-  };
+  vectorsWithoutModel(t.services.embeddings);
   const probe = async () => {
     expect((await t.app.handle(req("/api/connectors/health"))).status).toBe(200);
     await t.services.connectors.embeddedAhead();

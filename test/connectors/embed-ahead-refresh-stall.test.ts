@@ -14,6 +14,7 @@ import { bearer, req, tempDir } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
 import { watchingTheLoop } from "../support/event-loop";
 import { operatorFile, sqlSource } from "../support/sources";
+import { vectorsWithoutModel } from "../support/vectors-without-model";
 
 setDefaultTimeout(60_000);
 const app = appPerTest();
@@ -36,24 +37,13 @@ test("a refresh of embedding ahead over rows already cached gives the event loop
   );
   // The first try's vectors stored as the model would (~70 s of one core without this): the
   // operator's cache then holds every newest row, as after any try that embedded all.
-  const service = t.services.embeddings as unknown as {
-    embed: (owner: string, texts: string[], ...rest: unknown[]) => Promise<Float32Array[]>;
-    store: (owner: string, texts: string[], vectors: Float32Array[]) => void;
-  };
-  const realEmbed = service.embed;
-  let stored = 0;
-  service.embed = async (owner, texts) => {
-    const vectors = texts.map(() => new Float32Array(384).fill(0.05));
-    service.store(owner, texts, vectors);
-    stored += texts.length;
-    return vectors;
-  };
+  const withoutModel = vectorsWithoutModel(t.services.embeddings);
   const alice = await t.services.auth.issuer.issue("alice", ["connectors:read"]);
   const list = async () => expect((await t.app.handle(req("/v1/connectors", { headers: bearer(alice.token) }))).status).toBe(200);
   await list();
   await t.services.connectors.embeddedAhead();
-  service.embed = realEmbed;
-  expect(stored).toBeGreaterThanOrEqual(AHEAD_RECORDS);
+  withoutModel.restore();
+  expect(withoutModel.stored()).toBeGreaterThanOrEqual(AHEAD_RECORDS);
 
   // The refresh: every row is cached, nothing goes to the model; the loop must still turn.
   at += AHEAD_REFRESH_MS + 1;
