@@ -36,6 +36,7 @@ const INTEGRATION = [
   "connectors/sql-bounds.test.ts",
   "connectors/sql-edge-dates.test.ts",
   "connectors/sql-hostile.test.ts",
+  "connectors/sql-postgres-date-index.test.ts",
   "connectors/sql.test.ts",
   "connectors/status.test.ts",
   "connectors/update.test.ts",
