@@ -74,7 +74,7 @@ async function readsOf(read: (c: SqlConnector) => Promise<unknown>): Promise<num
   const out: number[] = [];
   for (const s of sent) {
     const [row] = await admin.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params as never[]);
-    const plan = (row as { "QUERY PLAN": Array<{ Plan: PlanNode }> })["QUERY PLAN"][0]!.Plan;
+    const plan = (row as unknown as { "QUERY PLAN": Array<{ Plan: PlanNode }> })["QUERY PLAN"][0]!.Plan;
     out.push(rowsRead(plan));
   }
   return out;
