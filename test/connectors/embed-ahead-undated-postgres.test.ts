@@ -7,19 +7,17 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import postgres from "postgres";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { allowList, pinner } from "../../src/net/pin";
 import { tempDir } from "../helpers";
-import { testServers } from "../support/servers";
+import { type ShopTable, shopTable } from "../support/pg-tables";
 
 setDefaultTimeout(60_000);
 
 const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 const TABLE = "attack_undated_orders";
 const table = { name: TABLE, id: "id", title: "title", text: ["note"], date: "placed" };
-let admin: ReturnType<typeof postgres>;
-let pgUrl: string;
+let pg: ShopTable;
 
 /** Ten orders placed (ids 1-10, newest last) and ten drafts without a date (ids 11-20). */
 const rows = [
@@ -33,19 +31,13 @@ const rows = [
 ];
 
 beforeAll(async () => {
-  const servers = await testServers();
-  pgUrl = servers.pgUrl;
-  admin = postgres(servers.pgAdminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`DROP TABLE IF EXISTS ${TABLE}`);
-  await admin.unsafe(`CREATE TABLE ${TABLE} (id integer PRIMARY KEY, title text, note text, placed timestamp)`);
-  for (const r of rows) await admin`INSERT INTO ${admin(TABLE)} ${admin(r)}`;
-  await admin.unsafe(`GRANT SELECT ON ${TABLE} TO shop`);
+  pg = await shopTable(TABLE, async (admin) => {
+    await admin.unsafe(`CREATE TABLE ${TABLE} (id integer PRIMARY KEY, title text, note text, placed timestamp)`);
+    for (const r of rows) await admin`INSERT INTO ${admin(TABLE)} ${admin(r)}`;
+  });
 });
 
-afterAll(async () => {
-  await admin.unsafe(`DROP TABLE IF EXISTS ${TABLE}`);
-  await admin.end();
-});
+afterAll(() => pg.drop());
 
 async function newestIds(url: string): Promise<string[]> {
   const c = new SqlConnector({ url, tables: [table] }, undefined, LOOPBACK);
@@ -68,5 +60,5 @@ test("attack: PostgreSQL's newest rows are its undated ones (NULLs first in DESC
 
   const newest = [`${TABLE}/10`, `${TABLE}/9`, `${TABLE}/8`, `${TABLE}/7`, `${TABLE}/6`];
   // Was { sqlite: newest, postgres: [".../20", ".../19", …, ".../16"] }: the drafts.
-  expect({ sqlite: await newestIds(file), postgres: await newestIds(pgUrl) }).toEqual({ sqlite: newest, postgres: newest });
+  expect({ sqlite: await newestIds(file), postgres: await newestIds(pg.pgUrl) }).toEqual({ sqlite: newest, postgres: newest });
 });

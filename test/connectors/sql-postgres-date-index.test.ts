@@ -7,10 +7,9 @@
 // read the index backward and stopped at the limit. Each plan below is PostgreSQL's own
 // (EXPLAIN ANALYZE of the very statement and parameters the connector sent).
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import postgres from "postgres";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { allowList, pinner } from "../../src/net/pin";
-import { testServers } from "../support/servers";
+import { type ShopTable, shopTable } from "../support/pg-tables";
 
 setDefaultTimeout(60_000);
 
@@ -18,28 +17,21 @@ const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 const TABLE = "attack_dated_index";
 const ROWS = 200_000;
 const table = { name: TABLE, id: "id", title: "title", text: ["note"], date: "placed" };
-let admin: ReturnType<typeof postgres>;
-let pgUrl: string;
+let pg: ShopTable;
 
 beforeAll(async () => {
-  const servers = await testServers();
-  pgUrl = servers.pgUrl;
-  admin = postgres(servers.pgAdminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`DROP TABLE IF EXISTS ${TABLE}`);
-  await admin.unsafe(`CREATE TABLE ${TABLE} (id integer PRIMARY KEY, title text, note text, placed timestamp)`);
-  await admin.unsafe(
-    `INSERT INTO ${TABLE} SELECT g, 'order ' || g, 'placed', timestamp '2020-01-01' + g * interval '1 minute' FROM generate_series(1, ${ROWS}) g`,
-  );
-  // The operator's index for "newest first": the ordinary one.
-  await admin.unsafe(`CREATE INDEX ${TABLE}_placed ON ${TABLE} (placed)`);
-  await admin.unsafe(`ANALYZE ${TABLE}`);
-  await admin.unsafe(`GRANT SELECT ON ${TABLE} TO shop`);
+  pg = await shopTable(TABLE, async (admin) => {
+    await admin.unsafe(`CREATE TABLE ${TABLE} (id integer PRIMARY KEY, title text, note text, placed timestamp)`);
+    await admin.unsafe(
+      `INSERT INTO ${TABLE} SELECT g, 'order ' || g, 'placed', timestamp '2020-01-01' + g * interval '1 minute' FROM generate_series(1, ${ROWS}) g`,
+    );
+    // The operator's index for "newest first": the ordinary one.
+    await admin.unsafe(`CREATE INDEX ${TABLE}_placed ON ${TABLE} (placed)`);
+    await admin.unsafe(`ANALYZE ${TABLE}`);
+  });
 });
 
-afterAll(async () => {
-  await admin.unsafe(`DROP TABLE IF EXISTS ${TABLE}`);
-  await admin.end();
-});
+afterAll(() => pg.drop());
 
 interface PlanNode {
   "Node Type": string;
@@ -57,7 +49,7 @@ function rowsRead(node: PlanNode): number {
 
 /** The statements `read` sends, each with the rows PostgreSQL read from the table to answer it. */
 async function readsOf(read: (c: SqlConnector) => Promise<unknown>): Promise<number[]> {
-  const c = new SqlConnector({ url: pgUrl, tables: [table] }, undefined, LOOPBACK);
+  const c = new SqlConnector({ url: pg.pgUrl, tables: [table] }, undefined, LOOPBACK);
   const sent: Array<{ sql: string; params: unknown[] }> = [];
   try {
     // The connector's own driver, each statement noted as it goes.
@@ -73,7 +65,7 @@ async function readsOf(read: (c: SqlConnector) => Promise<unknown>): Promise<num
   }
   const out: number[] = [];
   for (const s of sent) {
-    const [row] = await admin.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params as never[]);
+    const [row] = await pg.admin.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params as never[]);
     const plan = (row as unknown as { "QUERY PLAN": Array<{ Plan: PlanNode }> })["QUERY PLAN"][0]!.Plan;
     out.push(rowsRead(plan));
   }
