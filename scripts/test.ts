@@ -38,6 +38,7 @@ const INTEGRATION = [
   "connectors/sql-hostile.test.ts",
   "connectors/sql-postgres-date-index.test.ts",
   "connectors/sql-postgres-most-undated.test.ts",
+  "connectors/sql-postgres-two-reads.test.ts",
   "connectors/sql.test.ts",
   "connectors/status.test.ts",
   "connectors/update.test.ts",
