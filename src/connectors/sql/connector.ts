@@ -50,7 +50,18 @@ interface TableQuery {
   where: string[];
   params: unknown[];
   order: string;
+  /** Its rows are those that hold the question's words (a scan of the table, whatever its order). */
+  byWords: boolean;
   orderedBy?: string;
+}
+
+/**
+ * Newest first, undated rows last: SQLite's descending order puts NULLs last by itself; PostgreSQL's
+ * needs NULLS LAST, but not within a date range (which holds no undated row), where plain DESC
+ * lets an index on the date column answer.
+ */
+function dateOrder(dialect: Driver["dialect"], request: RetrievalRequest): string {
+  return dialect === "postgres" && !request.dateFrom && !request.dateTo ? "DESC NULLS LAST" : "DESC";
 }
 
 /** A database seen through the two things this connector needs. */
@@ -398,10 +409,11 @@ export class SqlConnector implements Connector {
   }
 
   /**
-   * A PostgreSQL table's rows for a search, newest first and undated rows last. PostgreSQL puts
-   * NULLs first in a descending order, and `NULLS LAST` cannot use an ordinary index on the date
-   * column (a read of the newest 50 of 200,000 rows read all of them): the dated rows are asked
-   * first (`IS NOT NULL`, the index's own order), then, if they are too few, the undated.
+   * A PostgreSQL table's rows for a search. Its newest rows, asked without words, a date range or
+   * another column's order (embedding ahead): `NULLS LAST` cannot use an ordinary index on the
+   * date column (the newest 50 of 200,000 rows read all of them), so the dated rows are asked
+   * first (`IS NOT NULL`, the index's own order), then, if they are too few, the undated. Every
+   * other search is one statement (words are a scan of the table whatever its order).
    */
   private async postgresRows(d: Driver, t: SqlTable, q: TableQuery, request: RetrievalRequest): Promise<Row[]> {
     const select = (where: string[], order: string, limit: number) =>
@@ -409,10 +421,9 @@ export class SqlConnector implements Connector {
         `SELECT ${q.columns} FROM ${quote(t.name)}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT $${q.params.length + 1}`,
         [...q.params, limit],
       );
-    // A date range leaves no undated row; an order by another column ("the most") is that column's.
-    if (!t.date || request.dateFrom || request.dateTo || q.orderedBy) return select(q.where, q.order, request.limit);
+    if (!t.date || q.byWords || request.dateFrom || request.dateTo || q.orderedBy) return select(q.where, q.order, request.limit);
     const dated = await select([...q.where, `${quote(t.date)} IS NOT NULL`], `${quote(t.date)} DESC, ${quote(t.id)} DESC`, request.limit);
-    if (dated.length >= request.limit) return dated;
+    if (dated.length >= request.limit || request.signal?.aborted) return dated;
     const undated = await select([...q.where, `${quote(t.date)} IS NULL`], `${quote(t.id)} DESC`, request.limit - dated.length);
     return [...dated, ...undated];
   }
@@ -450,8 +461,8 @@ export class SqlConnector implements Connector {
       columns,
       where,
       params,
-      // SQLite puts undated rows last in a descending order; PostgreSQL's are asked apart (postgresRows).
-      order: `${first}${t.date ? `${quote(t.date)} DESC, ` : ""}${quote(t.id)} DESC`,
+      order: `${first}${t.date ? `${quote(t.date)} ${dateOrder(dialect, request)}, ` : ""}${quote(t.id)} DESC`,
+      byWords: words.length > 0,
       ...(orderedBy ? { orderedBy } : {}),
     };
   }
