@@ -130,9 +130,13 @@ export class Archive {
    * known; the others computed in the background.
    */
   record(user: string, queryId: string, question: string, chunks: ArchiveInput[]): void {
-    const cached = (c: ArchiveInput) =>
-      this.embeddings.cached(c.owner, [c.embedText])[0] ?? (c.owner === user ? undefined : this.embeddings.cached(user, [c.embedText])[0]);
-    this.store(user, queryId, question, chunks, chunks.map(cached));
+    this.store(
+      user,
+      queryId,
+      question,
+      chunks,
+      chunks.map((c) => this.embeddings.cachedFor(c.owner, user, [c.embedText])[0]),
+    );
   }
 
   /** Stores a query and its chunks with the vectors given (undefined: computed in the background). */

@@ -97,7 +97,6 @@ export interface EmbeddingOptions {
   now?: () => number;
 }
 
-/** Refused once the service is closing (shutdown). */
 /** A background job no longer wanted (what asked for it is gone, or its owner was deleted): not run. */
 export class EmbeddingCancelled extends Error {
   constructor() {
@@ -105,6 +104,7 @@ export class EmbeddingCancelled extends Error {
   }
 }
 
+/** Refused once the service is closing (shutdown). */
 export class EmbeddingClosed extends Error {
   constructor() {
     super("the embedding service is shut down");
@@ -144,6 +144,7 @@ export class EmbeddingService {
   private current?: Job;
   private closed = false;
   private readonly idleWaiters: Array<() => void> = [];
+  private readonly queuedWaiters: Array<() => void> = [];
   private idleTrim?: ReturnType<typeof setTimeout>;
   /** Each text of a background job not settled yet, by owner and text: its vector to come. */
   private readonly queuedTexts = new Map<string, { vector: Promise<Float32Array>; job: Job }>();
@@ -230,6 +231,17 @@ export class EmbeddingService {
     return (text) => new Bun.CryptoHasher("sha256", secret).update(text).digest().subarray(0, 16);
   }
 
+  /**
+   * Vectors of `owner`'s cache for `texts`, and where it has none, of `asker`'s: an operator's
+   * records embedded ahead are the operator's, those a user's questions embedded are the user's (D25).
+   */
+  cachedFor(owner: string, asker: string, texts: string[]): Array<Float32Array | undefined> {
+    const own = this.cached(owner, texts);
+    if (owner === asker || own.every(Boolean)) return own;
+    const asked = this.cached(asker, texts);
+    return own.map((v, k) => v ?? asked[k]);
+  }
+
   /** Vectors of `owner`'s cache for `texts` (undefined where none). */
   cached(owner: string, texts: string[]): Array<Float32Array | undefined> {
     const keyOf = this.keyer(owner);
@@ -277,11 +289,10 @@ export class EmbeddingService {
   /** After `added` vectors were stored for `owner`: past the bound, the oldest go (down to CACHE_TRIMMED_TO of it). */
   private keepWithinBound(owner: string, added: number): void {
     const bound = this.options.cachedPerOwner ?? CACHED_VECTORS_PER_OWNER;
-    const count = () => this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM embedding_cache WHERE owner = ?").get(owner)!.n;
     // At most this many (a vector stored again replaces its row): counted exactly only past the bound.
-    let held = (this.cachedCounts.get(owner) ?? count()) + added;
+    let held = (this.cachedCounts.get(owner) ?? this.rowsOf(owner)) + added;
     if (held > bound) {
-      held = count();
+      held = this.rowsOf(owner);
       const excess = held - Math.floor(bound * CACHE_TRIMMED_TO);
       if (held > bound && excess > 0) {
         this.db
@@ -299,9 +310,9 @@ export class EmbeddingService {
     return { embed: (texts, priority) => this.embed(owner, texts, priority) };
   }
 
-  /** The cached vectors of `user`'s questions (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
-  rowsOf(user: string): number {
-    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM embedding_cache WHERE owner = ?1) AS n").get(user)!.n;
+  /** The cached vectors of `owner` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts; the cache's bound). */
+  rowsOf(owner: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM embedding_cache WHERE owner = ?1) AS n").get(owner)!.n;
   }
 
   /**
@@ -361,6 +372,7 @@ export class EmbeddingService {
           reject,
         };
         (priority === "urgent" ? this.urgent : this.background).push(queuedJob);
+        for (const waiter of this.queuedWaiters.splice(0)) waiter();
         this.drain();
       });
       work.texts.forEach((t, i) => {
@@ -500,6 +512,12 @@ export class EmbeddingService {
   /** A job of `owner` waits or runs. */
   private hasJobsOf(owner: string): boolean {
     return this.urgent.some((j) => j.owner === owner) || this.background.some((j) => j.owner === owner);
+  }
+
+  /** Resolves once a job waits or runs (tests that act while one does, instead of polling). */
+  queued(): Promise<void> {
+    if (this.pending > 0) return Promise.resolve();
+    return new Promise((resolve) => this.queuedWaiters.push(resolve));
   }
 
   /** Resolves once no job is waiting or running (shutdown, and tests that must see the outcome). */

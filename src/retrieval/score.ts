@@ -129,20 +129,16 @@ function denseScore(
   if (chunks.length === 0) return "no chunks";
   const texts = chunks.map((c) => embeddingText(h.record.title, c));
   const asker = q.options.user;
-  const own = s.embeddings.cached(owner, texts);
-  const asked = owner === asker || own.every(Boolean) ? own : s.embeddings.cached(asker, texts);
   let dense: number | undefined;
   let chunk = h.chunk;
-  own
-    .map((v, k) => v ?? asked[k])
-    .forEach((v, k) => {
-      if (!v) return;
-      const sim = cosine(q.vector, v);
-      if (dense === undefined || sim > dense) {
-        dense = sim;
-        chunk = k;
-      }
-    });
+  s.embeddings.cachedFor(owner, asker, texts).forEach((v, k) => {
+    if (!v) return;
+    const sim = cosine(q.vector, v);
+    if (dense === undefined || sim > dense) {
+      dense = sim;
+      chunk = k;
+    }
+  });
   if (dense !== undefined) return { dense, chunk, chunks };
   // Seen for the first time: embedded in the background, ready for the next question.
   void s.embeddings.embed(asker, texts, "background", q.options.stillAllowed).catch(() => {});

@@ -43,7 +43,7 @@ test("the record holding the quoted phrase ranks above records holding only the 
   } as unknown as Question;
   const scoring = {
     // Seen for the first time: no vectors yet (the first question of a record from IMAP or SQL).
-    embeddings: { cached: (_: string, texts: string[]) => texts.map(() => undefined), embed: async () => [] },
+    embeddings: { cachedFor: (_: string, __: string, texts: string[]) => texts.map(() => undefined), embed: async () => [] },
     chunksOf: (_o: string, _c: string, r: SourceRecord) => [r.content],
   } as unknown as Scoring;
   const { pool } = scoreCandidates(q, [a], [{ status: "fulfilled", value: { a, hits: hits.map((record) => ({ record })) } }], scoring);

@@ -39,7 +39,7 @@ const SCAN_BUDGET_MS = 5_000;
  * Bytes of all its cells a row read to be embedded ahead holds at most (newest()): 5,000 rows of
  * them are ~10 MB at once, whatever the table holds.
  */
-export const NEWEST_ROW_CHARS = 2_000;
+export const NEWEST_ROW_BYTES = 2_000;
 /** Connections of one PostgreSQL connector, which may all be opened at once. */
 const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
@@ -380,22 +380,22 @@ export class SqlConnector implements Connector {
 
   /**
    * The newest rows of each table (by its date column, else its id), `limit` in all: a search
-   * with no words, of rows whose cells hold at most NEWEST_ROW_CHARS bytes (what is read at once
+   * with no words, of rows whose cells hold at most NEWEST_ROW_BYTES bytes (what is read at once
    * stays bounded; a longer row is embedded when a question meets it).
    */
   newest(limit: number): Promise<SourceRecord[]> {
-    return this.rows({ terms: [], phrases: [], limit: Math.ceil(limit / this.config.tables.length) }, NEWEST_ROW_CHARS);
+    return this.rows({ terms: [], phrases: [], limit: Math.ceil(limit / this.config.tables.length) }, NEWEST_ROW_BYTES);
   }
 
-  /** A search's rows, per table; with `rowChars`, only rows whose cells hold at most that many bytes. */
-  private async rows(request: RetrievalRequest, rowChars?: number): Promise<SourceRecord[]> {
+  /** A search's rows, per table; with `maxRowBytes`, only rows whose cells hold at most that many bytes. */
+  private async rows(request: RetrievalRequest, maxRowBytes?: number): Promise<SourceRecord[]> {
     const bounds: ScanBounds = { deadline: performance.now() + SCAN_BUDGET_MS, signal: request.signal };
     return this.withDriver(async (d) => {
       const out: SourceRecord[] = [];
       const select = (sql: string, params: unknown[]) => d.select(sql, params);
       for (const t of this.config.tables) {
         if (request.signal?.aborted) break;
-        const q = this.query(d.dialect, t, request, rowChars);
+        const q = this.query(d.dialect, t, request, maxRowBytes);
         const rows =
           d.dialect === "sqlite"
             ? await selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit }, bounds)
@@ -429,7 +429,7 @@ export class SqlConnector implements Connector {
   }
 
   /** The columns, conditions (values bound) and order of a search of table `t`. */
-  private query(dialect: Driver["dialect"], t: SqlTable, request: RetrievalRequest, rowChars?: number): TableQuery {
+  private query(dialect: Driver["dialect"], t: SqlTable, request: RetrievalRequest, maxRowBytes?: number): TableQuery {
     const params: unknown[] = [];
     // Binds a value and answers its placeholder in the dialect's syntax.
     const bind = (value: unknown) => {
@@ -450,7 +450,7 @@ export class SqlConnector implements Connector {
       }
       where.push(`(${any.join(" OR ")})`);
     }
-    if (rowChars !== undefined) where.push(`${rowBytes(dialect, t)} <= ${bind(rowChars)}`);
+    if (maxRowBytes !== undefined) where.push(`${rowBytes(dialect, t)} <= ${bind(maxRowBytes)}`);
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
     const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])].map(quote).join(", ");
