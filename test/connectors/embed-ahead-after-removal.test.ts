@@ -33,7 +33,7 @@ async function aliceWithShop() {
   const { services } = t;
   await services.connectors.add("alice", { id: "shop", kind: "sql", config: { url: shop, tables: [chinookInvoices()] } } as never);
   // The first page of the shop's newest rows is in the embedding queue (the model is loading).
-  for (let i = 0; i < 10_000 && services.embeddings.pending === 0; i++) await Bun.sleep(5);
+  await services.embeddings.queued();
   expect(services.embeddings.pending).toBeGreaterThan(0);
   // The texts the shop's rows are embedded as (services.ts's chunker).
   const source = new SqlConnector({ url: shop, tables: [chinookInvoices()] });

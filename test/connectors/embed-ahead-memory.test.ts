@@ -3,20 +3,20 @@
 // until the last page was embedded (minutes of the worker). What it held followed the rows' size,
 // with no bound: a table of 5,000 rows of 20 kB held ~110 MB of the request thread's heap while
 // the first page embedded (the budget of the whole process is 200 MB, src/limits/memory.ts); rows of
-// 200 kB would have held 1 GB. Now only rows of at most NEWEST_ROW_CHARS are read ahead, and each
+// 200 kB would have held 1 GB. Now only rows of at most NEWEST_ROW_BYTES are read ahead, and each
 // page's rows are let go once embedded.
 import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { AHEAD_PAGE, AHEAD_RECORDS } from "../../src/connectors/embed-ahead";
-import { NEWEST_ROW_CHARS } from "../../src/connectors/sql/connector";
+import { NEWEST_ROW_BYTES } from "../../src/connectors/sql/connector";
 import { tempDir, testApp } from "../helpers";
 
 setDefaultTimeout(120_000);
 
 /** Rows of 20 kB are left to the questions that meet them; rows just under the bound are read ahead. */
-for (const ROW_CHARS of [20_000, NEWEST_ROW_CHARS - 100]) {
+for (const ROW_CHARS of [20_000, NEWEST_ROW_BYTES - 100]) {
   test(`attack: embedding a table's newest rows ahead (5,000 of ${ROW_CHARS} characters) holds a bounded part of them while it embeds 64`, async () => {
     const roots = tempDir("corpus-ahead-memory-");
     mkdirSync(join(roots, "alice"), { recursive: true });
@@ -39,11 +39,8 @@ for (const ROW_CHARS of [20_000, NEWEST_ROW_CHARS - 100]) {
         config: { url: file, tables: [{ name: "doc", id: "id", title: "title", text: ["body"] }] },
       } as never);
       // The first page is in the embedding queue (rows under the bound), or none will be (over it).
-      const reading = services.connectors.embeddedAhead();
-      let settled = false;
-      void reading.then(() => (settled = true));
-      for (let i = 0; i < 10_000 && services.embeddings.pending === 0 && !settled; i++) await Bun.sleep(5);
-      if (ROW_CHARS < NEWEST_ROW_CHARS) expect(services.embeddings.pending).toBeGreaterThan(0);
+      await Promise.race([services.embeddings.queued(), services.connectors.embeddedAhead()]);
+      if (ROW_CHARS < NEWEST_ROW_BYTES) expect(services.embeddings.pending).toBeGreaterThan(0);
       Bun.gc(true);
       const heldMB = (process.memoryUsage().heapUsed - before) / 1e6;
       // A page's rows are 64 x 20 kB = 1.3 MB; a few pages' worth would be bounded. Was ~112 MB:

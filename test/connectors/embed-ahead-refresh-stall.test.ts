@@ -24,7 +24,7 @@ test("a refresh of embedding ahead over rows already cached gives the event loop
   const db = new Database(file);
   db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
   const put = db.query("INSERT INTO orders VALUES (?, ?, ?)");
-  // A shop's newest orders, each under NEWEST_ROW_CHARS (read ahead), a few chunks each.
+  // A shop's newest orders, each under NEWEST_ROW_BYTES (read ahead), a few chunks each.
   db.transaction(() => {
     for (let i = 1; i <= AHEAD_RECORDS; i++)
       put.run(i, `order ${i}`, `Order ${i} of customer ${i % 97} shipped to warehouse ${i % 13}: ${"widgets gadgets ".repeat(110)}`);

@@ -29,7 +29,7 @@ test("attack: a connector re-pointed at the same rows while its first page embed
   const { services } = t;
   await services.connectors.add("alice", { id: "shop", kind: "sql", config: { url: shop, tables: [chinookInvoices()] } } as never);
   // The first page of the shop's newest rows is in the embedding queue (the model is loading).
-  for (let i = 0; i < 10_000 && services.embeddings.pending === 0; i++) await Bun.sleep(5);
+  await services.embeddings.queued();
   expect(services.embeddings.pending).toBeGreaterThan(0);
 
   // Re-pointed: the same database and table, only the links to its rows change (the rows' texts do not).

@@ -83,18 +83,18 @@ describe("embedAhead", () => {
   });
 });
 
-test("an SQL connector's newest rows are those of at most NEWEST_ROW_CHARS bytes in all their cells: what is read at once stays bounded", async () => {
+test("an SQL connector's newest rows are those of at most NEWEST_ROW_BYTES bytes in all their cells: what is read at once stays bounded", async () => {
   const { Database } = await import("bun:sqlite");
-  const { SqlConnector, NEWEST_ROW_CHARS } = await import("../../src/connectors/sql/connector");
+  const { SqlConnector, NEWEST_ROW_BYTES } = await import("../../src/connectors/sql/connector");
   const file = join(tempDir("corpus-newest-"), "notes.sqlite");
   const db = new Database(file);
   db.exec("CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT, body TEXT, extra TEXT)");
   const put = db.query("INSERT INTO note VALUES (?, ?, ?, ?)");
   put.run(1, "short", "a short note", null);
-  put.run(2, "long", "x".repeat(NEWEST_ROW_CHARS), null);
+  put.run(2, "long", "x".repeat(NEWEST_ROW_BYTES), null);
   // Every cell counts, the id's too: "3", "exactly" and the text make the bound exactly.
-  put.run(3, "exactly", "y".repeat(NEWEST_ROW_CHARS - "exactly".length - 1), null);
-  put.run(4, "two cells", "z".repeat(NEWEST_ROW_CHARS / 2), "w".repeat(NEWEST_ROW_CHARS / 2));
+  put.run(3, "exactly", "y".repeat(NEWEST_ROW_BYTES - "exactly".length - 1), null);
+  put.run(4, "two cells", "z".repeat(NEWEST_ROW_BYTES / 2), "w".repeat(NEWEST_ROW_BYTES / 2));
   db.close();
   const notes = new SqlConnector({ url: file, tables: [{ name: "note", id: "id", title: "title", text: ["body", "extra"] }] });
   try {

@@ -1,4 +1,4 @@
-// The bound of a row read to be embedded ahead (SqlConnector.newest, NEWEST_ROW_CHARS), attacked
+// The bound of a row read to be embedded ahead (SqlConnector.newest, NEWEST_ROW_BYTES), attacked
 // with hostile SQLite files (attack reports of this session). It was SQLite's length() of the
 // title and text: that stops at a text's first NUL and counts characters, not bytes, so cells
 // that begin with a NUL, BLOBs (read as "200,200,…", four characters a byte) and 100 kB of
@@ -9,7 +9,7 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { AHEAD_RECORDS } from "../../src/connectors/embed-ahead";
 import type { SqlTable } from "../../src/connectors/sql/config";
-import { NEWEST_ROW_CHARS, SqlConnector } from "../../src/connectors/sql/connector";
+import { NEWEST_ROW_BYTES, SqlConnector } from "../../src/connectors/sql/connector";
 import { tempDir } from "../helpers";
 
 const CELL = 100_000;
@@ -63,7 +63,7 @@ for (const h of hostile) {
       const rows = await source.newest(AHEAD_RECORDS);
       // Was 20 rows of ~100-500 kB each (a table of 5,000 such rows read whole at once).
       expect({ rows: rows.length, largest: Math.max(0, ...rows.map((r) => JSON.stringify(r).length)) }).toEqual({ rows: 0, largest: 0 });
-      expect(NEWEST_ROW_CHARS).toBeLessThan(CELL / 10);
+      expect(NEWEST_ROW_BYTES).toBeLessThan(CELL / 10);
       expect((await source.search({ terms: ["row"], phrases: [], limit: 5 })).length).toBe(5);
     } finally {
       await source.close();

@@ -7,70 +7,27 @@
 // read the index backward and stopped at the limit. Each plan below is PostgreSQL's own
 // (EXPLAIN ANALYZE of the very statement and parameters the connector sent).
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { SqlConnector } from "../../src/connectors/sql/connector";
-import { allowList, pinner } from "../../src/net/pin";
-import { type ShopTable, shopTable } from "../support/pg-tables";
+import type { SqlConnector } from "../../src/connectors/sql/connector";
+import { rowsReadBy, statementsOn } from "../support/pg-plans";
+import { ordersMapping, ordersTable, type ShopTable } from "../support/pg-tables";
 
 setDefaultTimeout(60_000);
 
-const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 const TABLE = "attack_dated_index";
 const ROWS = 200_000;
-const table = { name: TABLE, id: "id", title: "title", text: ["note"], date: "placed" };
+const table = ordersMapping(TABLE);
 let pg: ShopTable;
 
+// The operator's index for "newest first": the ordinary one.
 beforeAll(async () => {
-  pg = await shopTable(TABLE, async (admin) => {
-    await admin.unsafe(`CREATE TABLE ${TABLE} (id integer PRIMARY KEY, title text, note text, placed timestamp)`);
-    await admin.unsafe(
-      `INSERT INTO ${TABLE} SELECT g, 'order ' || g, 'placed', timestamp '2020-01-01' + g * interval '1 minute' FROM generate_series(1, ${ROWS}) g`,
-    );
-    // The operator's index for "newest first": the ordinary one.
-    await admin.unsafe(`CREATE INDEX ${TABLE}_placed ON ${TABLE} (placed)`);
-    await admin.unsafe(`ANALYZE ${TABLE}`);
-  });
+  pg = await ordersTable(TABLE, ROWS, { dateIndex: true });
 });
 
 afterAll(() => pg.drop());
 
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Actual Rows": number;
-  "Actual Loops": number;
-  Plans?: PlanNode[];
-}
-
-/** Rows the plan read from the table (every scan node on it, over its loops). */
-function rowsRead(node: PlanNode): number {
-  const own = node["Relation Name"] === TABLE ? node["Actual Rows"] * node["Actual Loops"] : 0;
-  return own + (node.Plans ?? []).reduce((n, p) => n + rowsRead(p), 0);
-}
-
 /** The statements `read` sends, each with the rows PostgreSQL read from the table to answer it. */
-async function readsOf(read: (c: SqlConnector) => Promise<unknown>): Promise<number[]> {
-  const c = new SqlConnector({ url: pg.pgUrl, tables: [table] }, undefined, LOOPBACK);
-  const sent: Array<{ sql: string; params: unknown[] }> = [];
-  try {
-    // The connector's own driver, each statement noted as it goes.
-    const driver = await (c as unknown as { open(): Promise<{ select(sql: string, params: unknown[]): Promise<unknown[]> }> }).open();
-    const select = driver.select.bind(driver);
-    driver.select = (sql, params) => {
-      if (sql.includes(`FROM "${TABLE}"`)) sent.push({ sql, params });
-      return select(sql, params);
-    };
-    await read(c);
-  } finally {
-    await c.close();
-  }
-  const out: number[] = [];
-  for (const s of sent) {
-    const [row] = await pg.admin.unsafe(`EXPLAIN (ANALYZE, FORMAT JSON) ${s.sql}`, s.params as never[]);
-    const plan = (row as unknown as { "QUERY PLAN": Array<{ Plan: PlanNode }> })["QUERY PLAN"][0]!.Plan;
-    out.push(rowsRead(plan));
-  }
-  return out;
-}
+const readsOf = async (read: (c: SqlConnector) => Promise<unknown>) =>
+  rowsReadBy(pg.admin, TABLE, await statementsOn(pg.pgUrl, table, read));
 
 test("attack: on PostgreSQL, the newest rows embedded ahead are read through the date column's index, not by reading every row", async () => {
   const reads = await readsOf((c) => c.newest(50));

@@ -6,7 +6,7 @@
 import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { NEWEST_ROW_CHARS } from "../../src/connectors/sql/connector";
+import { NEWEST_ROW_BYTES } from "../../src/connectors/sql/connector";
 import { bearer, connectorsSettled, postJson, tempDir } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
 import { operatorFile, sqlSource } from "../support/sources";
@@ -22,7 +22,7 @@ test("alice's questions about older operator rows do not undo the newest rows' e
   for (let i = 1; i <= 6; i++) put.run(i, `harbour report ${i}`, `The harbour crane number ${i} was repaired on time.`);
   // Longer than what embedding ahead reads at once: embedded when a question meets them.
   const merger = "The confidential merger with Globex is planned for the third quarter. ";
-  for (let i = 7; i <= 9; i++) put.run(i, `merger ${i}`, merger.repeat(Math.ceil((NEWEST_ROW_CHARS * 2) / merger.length)));
+  for (let i = 7; i <= 9; i++) put.run(i, `merger ${i}`, merger.repeat(Math.ceil((NEWEST_ROW_BYTES * 2) / merger.length)));
   db.close();
   let at = Date.now();
   const t = await app(

@@ -1,12 +1,12 @@
 // Two users of one server, the operator's SQL connector shared by both (CORPUS_CONNECTORS_FILE).
-// A row embedding ahead skips (over NEWEST_ROW_CHARS) is embedded the first time a question meets
+// A row embedding ahead skips (over NEWEST_ROW_BYTES) is embedded the first time a question meets
 // it, under the operator's cache key: the next user's answer then shows that someone asked about
 // it before (no "ranked by their words" note, a different ranking), which one user's question must
 // never tell another (D25: cached vectors belong to their user; README "Every vector is cached per owner").
 import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { NEWEST_ROW_CHARS } from "../../src/connectors/sql/connector";
+import { NEWEST_ROW_BYTES } from "../../src/connectors/sql/connector";
 import { bearer, connectorsSettled, postJson, tempDir } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
 import { operatorFile, sqlSource } from "../support/sources";
@@ -21,7 +21,7 @@ test("bob's answer about an operator row does not reveal that alice asked about 
   db.query("INSERT INTO note VALUES (?, ?, ?)").run(1, "short note", "a short note about the weather");
   // Longer than what embedding ahead reads at once: embedded only when a question meets it.
   const merger = "The confidential merger with Globex is planned for the third quarter. ";
-  db.query("INSERT INTO note VALUES (?, ?, ?)").run(2, "merger", merger.repeat(Math.ceil((NEWEST_ROW_CHARS * 2) / merger.length)));
+  db.query("INSERT INTO note VALUES (?, ?, ?)").run(2, "merger", merger.repeat(Math.ceil((NEWEST_ROW_BYTES * 2) / merger.length)));
   db.close();
   const t = await app({
     CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("crm", file, [{ name: "note", id: "id", title: "title", text: ["body"] }])]),

@@ -27,3 +27,22 @@ export async function shopTable(name: string, build: (admin: ReturnType<typeof p
     },
   };
 }
+
+/** How `ordersTable` maps in a SQL connector. */
+export const ordersMapping = (name: string) => ({ name, id: "id", title: "title", text: ["note"], date: "placed" });
+
+/**
+ * A table of `rows` orders placed a minute apart from 2020 (ids 1..rows), every `undatedEvery`th
+ * without a date, with an ordinary index on the date column or none, analysed.
+ */
+export function ordersTable(name: string, rows: number, o: { undatedEvery?: number; dateIndex: boolean }): Promise<ShopTable> {
+  const placed = "timestamp '2020-01-01' + g * interval '1 minute'";
+  return shopTable(name, async (admin) => {
+    await admin.unsafe(`CREATE TABLE ${name} (id integer PRIMARY KEY, title text, note text, placed timestamp)`);
+    await admin.unsafe(
+      `INSERT INTO ${name} SELECT g, 'order ' || g, 'placed', ${o.undatedEvery ? `CASE WHEN g % ${o.undatedEvery} = 0 THEN NULL ELSE ${placed} END` : placed} FROM generate_series(1, ${rows}) g`,
+    );
+    if (o.dateIndex) await admin.unsafe(`CREATE INDEX ${name}_placed ON ${name} (placed)`);
+    await admin.unsafe(`ANALYZE ${name}`);
+  });
+}
