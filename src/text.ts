@@ -20,3 +20,10 @@ export function cutText(text: string, max: number, ellipsis = "..."): string {
   }
   return `${text.slice(0, end)}${ellipsis}`;
 }
+
+/**
+ * A copy of `s` that keeps nothing else alive. A string cut from another (split, slice, match)
+ * holds the whole of the one it was cut from: a word remembered from a mail kept that mail's
+ * text (the Enron maildir's 30,530 words remembered held 18.7 MB). Parsing makes a new string.
+ */
+export const ownCopy = (s: string): string => JSON.parse(JSON.stringify(s)) as string;

@@ -5,10 +5,10 @@
 // nothing in the database spells a word, and destroying the key leaves noise.
 import { createHmac } from "node:crypto";
 import { stemmer } from "stemmer";
-import { INVISIBLE } from "../text";
+import { INVISIBLE, ownCopy } from "../text";
 
-/** Words remembered per index: the vocabulary repeats, the stem and hash need not be recomputed. */
-const MEMO_LIMIT = 100_000;
+/** Words remembered per index (~100 bytes each): the vocabulary repeats, the stem and hash need not be recomputed. */
+const MEMO_LIMIT = 50_000;
 /** Hex digits kept of each keyed hash (64 bits): hex never spells a word of the text. */
 const TERM_CHARS = 16;
 
@@ -104,7 +104,11 @@ export class TermBlinder {
 
   private hash(value: string): string {
     this.keyValue ??= this.key();
-    return createHmac("sha256", this.keyValue).update(value).digest("hex").slice(0, TERM_CHARS);
+    // Only the hex kept: a slice of the whole digest's hex would hold all of it.
+    return createHmac("sha256", this.keyValue)
+      .update(value)
+      .digest()
+      .toString("hex", 0, TERM_CHARS / 2);
   }
 
   /** A folded word as the index stores it: its stem, blinded. */
@@ -113,7 +117,8 @@ export class TermBlinder {
     if (h === undefined) {
       h = this.hash(`w\u0000${stemmed(word)}`);
       if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-      this.memo.set(word, h);
+      // The word is cut from its record's text: remembered as its own copy, not holding that text.
+      this.memo.set(ownCopy(word), h);
     }
     return h;
   }

@@ -4,6 +4,7 @@ import { describe, expect, test } from "bun:test";
 import { TermBlinder } from "../../src/connectors/index-terms";
 import type { SourceRecord } from "../../src/connectors/types";
 import { planQuery } from "../../src/retrieval/plan";
+import { heldBytes } from "../support/held-memory";
 import { localIndexes } from "../support/local-index";
 
 const blinder = () => new TermBlinder(() => Buffer.alloc(32, 7));
@@ -127,4 +128,12 @@ describe("attack: international text in a local index, asked as people write it"
   test("Arabic-Indic digits asked, Latin digits stored", () => {
     expect(found("Invoice 4711 is paid", "٤٧١١")).toBe(1);
   });
+});
+
+test("the words remembered do not hold the texts they were cut from", () => {
+  const words = blinder();
+  const before = heldBytes();
+  // 40 texts of 1.2 MB, each with one word of its own: remembered, 40 words; holding their texts, ~90 MB.
+  for (let i = 0; i < 40; i++) words.text(`Re: unique${i}wordthatislong. ${"Filler, ".repeat(150_000)}`);
+  expect(heldBytes() - before).toBeLessThan(8 * 1024 * 1024);
 });
