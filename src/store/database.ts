@@ -1,6 +1,7 @@
 // The one SQLite database of a data dir (D1): WAL mode, foreign keys, sqlite-vec loaded.
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
+import { dropPagesOnCollect } from "../limits/memory";
 import { nativeLibraries } from "../native/assets";
 import { materialize } from "../native/materialize";
 import { ensureDataDir } from "./data-dir";
@@ -9,6 +10,9 @@ import { type Migration, migrate } from "./migrations";
 export const DATABASE_FILE = "corpus.db";
 /** How much of the database file SQLite reads through a memory mapping (address space, not memory). */
 export const MMAP_BYTES = 1 << 30;
+
+/** The database file wherever a data dir is, as the process's mappings name it. */
+const DATABASE_PAGES = new RegExp(`/${RegExp.escape(DATABASE_FILE)}$`);
 
 /** `dataDir` holds the checked copy of vec0.so the executable loads (src/native/materialize.ts). */
 export function loadSqliteVec(db: Database, dataDir: string): void {
@@ -26,8 +30,10 @@ export function openDatabase(dataDir: string, migrations: Migration[]): Database
   // Pages read from the file's mapping, not copied through read calls into a 2 MB page cache:
   // a question reads a folder's vectors whole (15 MB for the Enron mail), and /v1/query took
   // p50 49 ms instead of 42 (scripts/bench/query.ts). The pages are the file's, shared and
-  // reclaimable: they count in RSS, not in the process's own memory.
+  // reclaimable: they count in RSS, not in the process's own memory, until long work's memory
+  // check collects (it drops them from the process; the page cache keeps them).
   db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
+  dropPagesOnCollect(DATABASE_PAGES);
   // Deleted rows are overwritten, not left readable in free pages.
   db.exec("PRAGMA secure_delete = ON");
   loadSqliteVec(db, dataDir);

@@ -1,11 +1,13 @@
 // The memory budget (issue 14): long work collects its garbage between steps while the process is
 // over budget, at most once per interval and four times its own duration; under budget it costs a
-// reading of RSS and nothing more. A library's pages that only its loading ran go back to the kernel.
+// reading of RSS and nothing more. A library's pages that only its loading ran go back to the kernel; the pages of
+// a file read through a mapping (the database) leave the process with each collection.
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { memoryCheck, ownMemoryBytes, releaseFilePages } from "../../src/limits/memory";
+import { collectMemory, dropPagesOnCollect, memoryCheck, ownMemoryBytes, releaseFilePages } from "../../src/limits/memory";
 import { tempDir } from "../helpers";
+import { residentKb } from "../support/held-memory";
 
 function rig(rssMb: number, collectMs = 0) {
   let at = 0;
@@ -75,17 +77,6 @@ test("the real collection runs and leaves the process working (this thread's hea
 });
 
 describe("releaseFilePages", () => {
-  /** Resident kB of the mappings of `path` in this process. */
-  const residentKb = (path: string) => {
-    let kb = 0;
-    let ours = false;
-    for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
-      if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) ours = line.endsWith(path);
-      else if (ours && line.startsWith("Rss:")) kb += Number(/\d+/.exec(line)![0]);
-    }
-    return kb;
-  };
-
   test("the pages of a mapped file held now go back; the mapping reads the same bytes after", () => {
     const path = join(tempDir("corpus-pages-"), "library.so");
     const bytes = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 7) & 0xff);
@@ -104,6 +95,26 @@ describe("releaseFilePages", () => {
 
   test("no file of that name mapped: nothing advised", () => {
     expect(releaseFilePages(/\/no-such-library\.so$/)).toBe(0);
+  });
+
+  test("a collection drops the pages of the files named for it from the process; a shared mapping reads the same bytes after", () => {
+    const path = join(tempDir("corpus-drop-"), "dropped.db");
+    const bytes = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 13) & 0xff);
+    writeFileSync(path, bytes);
+    const mapped = Bun.mmap(path, { shared: true });
+    const touch = () => {
+      let sum = 0;
+      for (let i = 0; i < mapped.length; i += 4096) sum += mapped[i]!;
+      return sum;
+    };
+    const sum = touch();
+    collectMemory();
+    expect(residentKb(path)).toBeGreaterThanOrEqual(4096);
+    dropPagesOnCollect(/\/dropped\.db$/);
+    collectMemory();
+    expect(residentKb(path)).toBeLessThan(1024);
+    expect(touch()).toBe(sum);
+    expect(Buffer.from(mapped).equals(Buffer.from(bytes))).toBe(true);
   });
 });
 
