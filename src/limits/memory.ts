@@ -77,8 +77,10 @@ export function releaseFilePages(file: RegExp, advice: keyof typeof ADVICE = "pa
     const libc = dlopen("libc.so.6", { madvise: { args: ["ptr", "usize", "i32"], returns: "i32" } });
     try {
       for (const line of readFileSync("/proc/self/maps", "utf8").split("\n")) {
-        const m = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s+(\/.*)$/.exec(line);
-        if (!m || !file.test(m[3]!)) continue;
+        const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s+(\/.*)$/.exec(line);
+        if (!m || !file.test(m[4]!)) continue;
+        // Dropped, a private mapping's written pages would be lost (read again from the file): only shared ones.
+        if (advice === "drop" && m[3]![3] !== "s") continue;
         const start = Number.parseInt(m[1]!, 16);
         const length = Number.parseInt(m[2]!, 16) - start;
         if (libc.symbols.madvise(start as unknown as Pointer, length, ADVICE[advice]) === 0) advised += length;

@@ -116,6 +116,16 @@ describe("releaseFilePages", () => {
     expect(touch()).toBe(sum);
     expect(Buffer.from(mapped).equals(Buffer.from(bytes))).toBe(true);
   });
+
+  test("attack: a private mapping of a file by that name, written to, keeps what was written", () => {
+    const path = join(tempDir("corpus-drop-"), "written.db");
+    writeFileSync(path, new Uint8Array(1024 * 1024));
+    const mapped = Bun.mmap(path, { shared: false });
+    mapped.fill(9);
+    dropPagesOnCollect(/\/written\.db$/);
+    collectMemory();
+    expect(mapped.every((b) => b === 9)).toBe(true);
+  });
 });
 
 test("the budget counts the process's own memory, not the pages of the files it maps (its code, the database)", () => {
