@@ -137,3 +137,15 @@ test("the words remembered do not hold the texts they were cut from", () => {
   for (let i = 0; i < 40; i++) words.text(`Re: unique${i}wordthatislong. ${"Filler, ".repeat(150_000)}`);
   expect(heldBytes() - before).toBeLessThan(8 * 1024 * 1024);
 });
+
+test("attack: long words (a hex dump, a run of letters in a file or a mail) are not all kept by the memo: its bytes are bounded, not only its count", () => {
+  const words = blinder();
+  const before = heldBytes();
+  // 400 records of one distinct word of 64K letters each (records may hold 1M characters): 26 MB of words.
+  // Remembered, they stay after their records are indexed, and the memo's 50,000 could keep 50,000 of them.
+  for (let i = 0; i < 400; i++) {
+    const word = `${i.toString(16).padStart(4, "0")}${"abcdef0123456789"[i % 16]!.repeat(64 * 1024)}`;
+    words.text(`Attachment: ${word}.`);
+  }
+  expect(heldBytes() - before).toBeLessThan(8 * 1024 * 1024);
+});
