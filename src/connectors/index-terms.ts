@@ -9,6 +9,8 @@ import { INVISIBLE, ownCopy } from "../text";
 
 /** Words remembered per index (~100 bytes each): the vocabulary repeats, the stem and hash need not be recomputed. */
 const MEMO_LIMIT = 50_000;
+/** The longest word remembered: a longer one (a hex dump, a run of letters) rarely comes again, and would make the memo's bytes unbounded. */
+const MEMO_WORD_CHARS = 64;
 /** Hex digits kept of each keyed hash (64 bits): hex never spells a word of the text. */
 const TERM_CHARS = 16;
 
@@ -116,6 +118,7 @@ export class TermBlinder {
     let h = this.memo.get(word);
     if (h === undefined) {
       h = this.hash(`w\u0000${stemmed(word)}`);
+      if (word.length > MEMO_WORD_CHARS) return h;
       if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
       // The word is cut from its record's text: remembered as its own copy, not holding that text.
       this.memo.set(ownCopy(word), h);
