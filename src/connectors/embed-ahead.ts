@@ -5,6 +5,7 @@
 // folder: nDCG@10 0.743 by words until seen, 0.874 with their vectors).
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "../log";
+import { PhaseProgress } from "./progress";
 import type { Connector, SourceRecord } from "./types";
 
 /**
@@ -30,6 +31,9 @@ export interface Ahead {
   chunker(record: SourceRecord): string[];
   /** False once the connector was closed, removed or changed: nothing more is read, embedded or stored. */
   live(): boolean;
+  /** Given the run's progress once the records to embed are read (the connector's status shows it). */
+  started(progress: PhaseProgress): void;
+  now: () => number;
   log: Logger;
 }
 
@@ -46,12 +50,19 @@ export async function embedAhead(connector: Connector, a: Ahead): Promise<boolea
   } catch {
     return false;
   }
+  const run = new PhaseProgress("embedding", "records", 0, records.length, a.now);
+  if (records.length) a.started(run);
+  let done = 0;
   while (records.length && a.live()) {
     try {
+      const page = records.splice(0, AHEAD_PAGE);
       await a.embed(
-        records.splice(0, AHEAD_PAGE).flatMap((r) => a.chunker(r)),
+        page.flatMap((r) => a.chunker(r)),
         a.live,
       );
+      done += page.length;
+      run.update(done);
+      run.report(a.log, "connector embedding ahead");
       // A page found whole in the cache resolves without waiting: the request thread takes its
       // turn between pages all the same (5,000 cached rows held it ~0.7 s).
       await nextTurn();

@@ -42,7 +42,10 @@ export const ConnectorProgress = t.Object(
     phase: t.UnionEnum(["indexing", "embedding"], {
       description: "indexing: files read into the word index; embedding: chunks given vectors",
     }),
-    unit: t.UnionEnum(["files", "chunks"], { description: "what done and total count: files while indexing, chunks while embedding" }),
+    unit: t.UnionEnum(["files", "chunks", "records"], {
+      description:
+        "what done and total count: files while indexing, chunks while embedding, records while a live source's newest are embedded ahead",
+    }),
     done: Type.Integer({ minimum: 0 }),
     total: Type.Integer({ minimum: 0 }),
     rate_per_second: t.Union([Type.Number({ minimum: 0 }), t.Null()], {
@@ -61,7 +64,7 @@ export const ConnectorView = t.Object({
   owner: t.UnionEnum(["user", "operator"]),
   status: t.UnionEnum(["ok", "indexing", "embedding", "error", "checking"], {
     description:
-      "indexing while records are read, embedding while chunks wait for vectors, ok once both are done, error with a reason; checking while the first check of a source has not answered yet",
+      "indexing while records are read, embedding while chunks (or a live source's newest records) wait for vectors, ok once both are done, error with a reason; checking while the first check of a source has not answered yet",
   }),
   reason: t.Optional(t.String()),
   records: t.Optional(Type.Integer()),

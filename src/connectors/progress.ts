@@ -3,9 +3,9 @@
 // pace. The clock is injected, so the arithmetic is tested without waiting.
 import type { Logger } from "../log";
 
-/** Reading records into the word index (counted in source files), then embedding their chunks. */
+/** Reading records into the word index (counted in source files), then embedding their chunks (a live source's newest records: embed-ahead.ts). */
 export type ProgressPhase = "indexing" | "embedding";
-export type ProgressUnit = "files" | "chunks";
+export type ProgressUnit = "files" | "chunks" | "records";
 
 /** The rate is taken over this window: recent enough to follow a slowdown, long enough to be steady. */
 export const RATE_WINDOW_MS = 30_000;

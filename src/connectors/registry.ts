@@ -25,6 +25,7 @@ import type { ConnectorViewT, CreateConnector, UpdateConnector } from "./model";
 import { loadOperatorFile } from "./operator-file";
 import { OwnerAccess } from "./owner-access";
 import { sharedRoots } from "./paths";
+import type { PhaseProgress } from "./progress";
 import { checkRemoteHost, remoteTarget } from "./remote";
 import { ConnectorRows } from "./rows";
 import { StatusCache } from "./status-cache";
@@ -87,7 +88,7 @@ export class ConnectorRegistry {
   private closing = false;
   private readonly live = new Map<string, Connector>();
   /** Connectors whose newest records are being embedded ahead, by key (a connector re-pointed meanwhile has its own). */
-  private readonly ahead = new Map<string, { connector: Connector; work: Promise<void> }>();
+  private readonly ahead = new Map<string, { connector: Connector; work: Promise<void>; progress?: PhaseProgress }>();
   /** When a connector's newest records are next embedded ahead (this.now()): after a failed try, or to refresh. */
   private readonly aheadNextAt = new Map<string, number>();
 
@@ -162,6 +163,11 @@ export class ConnectorRegistry {
       },
       chunker,
       live,
+      started: (progress) => {
+        const entry = this.ahead.get(key);
+        if (entry?.connector === c) entry.progress = progress;
+      },
+      now: this.now,
       log: this.log.child(`connectors.${d.id}`),
     })
       .then((done) => {
@@ -227,7 +233,7 @@ export class ConnectorRegistry {
   }
 
   private async view(d: Definition, fresh = false): Promise<ConnectorViewT> {
-    const s = await this.status(d, fresh);
+    const s = this.withAhead(d, await this.status(d, fresh));
     // The operator's connectors are shown to every user: what they are and whether they work,
     // never their config or the reason of an error (it names hosts, users and URLs).
     if (d.owner === OPERATOR) {
@@ -253,6 +259,17 @@ export class ConnectorRegistry {
       config: publicConfig(d.kind, d.config),
       ...(d.created_at ? { created_at: d.created_at } : {}),
     };
+  }
+
+  /**
+   * A live source answering while its newest records are embedded ahead: `embedding`, with their
+   * progress, until they are (its answers rank them by meaning only from then on).
+   */
+  private withAhead(d: Definition, s: ConnectorStatus): ConnectorStatus {
+    const key = `${d.owner}/${d.id}`;
+    const ahead = this.ahead.get(key);
+    if (s.status !== "ok" || !ahead?.progress || ahead.connector !== this.live.get(key)) return s;
+    return { ...s, status: "embedding", progress: ahead.progress.view() };
   }
 
   /**

@@ -3,11 +3,14 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { AHEAD_PAGE, AHEAD_RECORDS, embedAhead } from "../../src/connectors/embed-ahead";
+import type { PhaseProgress } from "../../src/connectors/progress";
 import type { Connector, SourceRecord } from "../../src/connectors/types";
 import { createLogger } from "../../src/log";
 import { tempDir } from "../helpers";
 
 const log = createLogger("ERROR", () => {});
+/** What every run is given besides its embedding: where its progress goes, a clock, a log. */
+const quiet = { started: () => {}, now: () => 0, log };
 const record = (i: number): SourceRecord => ({
   id: `t/${i}`,
   title: `row ${i}`,
@@ -40,7 +43,7 @@ describe("embedAhead", () => {
       embed: async (texts) => pages.push(texts),
       chunker: (r) => [`${r.title}\n${r.content}`],
       live: () => true,
-      log,
+      ...quiet,
     });
     expect(done).toBe(true);
     expect(asked).toEqual([AHEAD_RECORDS]);
@@ -60,14 +63,14 @@ describe("embedAhead", () => {
       },
       chunker: (r) => [r.content],
       live: () => live,
-      log,
+      ...quiet,
     });
     expect(pages.length).toBe(1);
   });
 
   test("a source that fails to answer, or an embedding refused (closing), ends it quietly", async () => {
     const pages: string[][] = [];
-    const ahead = { embed: async (t: string[]) => pages.push(t), chunker: (r: SourceRecord) => [r.content], live: () => true, log };
+    const ahead = { embed: async (t: string[]) => pages.push(t), chunker: (r: SourceRecord) => [r.content], live: () => true, ...quiet };
     expect(await embedAhead(liveSource(new Error("database gone")), ahead)).toBe(false);
     expect(pages).toEqual([]);
     let calls = 0;
@@ -80,6 +83,45 @@ describe("embedAhead", () => {
     });
     expect(await refused).toBe(false);
     expect(calls).toBe(1);
+  });
+
+  test("its progress, in records, is handed over once they are read and follows each page, with a rate on the injected clock", async () => {
+    let at = 0;
+    const seen: Array<{ done: number; total: number; rate: number | null }> = [];
+    let progress: PhaseProgress | undefined;
+    const done = await embedAhead(liveSource(Array.from({ length: AHEAD_PAGE * 2 + 5 }, (_, i) => record(i))), {
+      embed: async () => {
+        at += 1000;
+      },
+      chunker: (r) => [r.content],
+      live: () => true,
+      started: (p) => {
+        progress = p;
+        const v = p.view();
+        seen.push({ done: v.done, total: v.total, rate: v.rate_per_second });
+      },
+      now: () => at,
+      log,
+    });
+    expect(done).toBe(true);
+    expect(seen).toEqual([{ done: 0, total: AHEAD_PAGE * 2 + 5, rate: null }]);
+    const last = progress!.view();
+    expect([last.phase, last.unit, last.done, last.total, last.eta_seconds]).toEqual([
+      "embedding",
+      "records",
+      AHEAD_PAGE * 2 + 5,
+      AHEAD_PAGE * 2 + 5,
+      0,
+    ]);
+    expect(last.rate_per_second).toBe(Math.round(((AHEAD_PAGE * 2 + 5) / 3) * 10) / 10);
+  });
+
+  test("nothing to embed: no progress is handed over", async () => {
+    let started = 0;
+    expect(
+      await embedAhead(liveSource([]), { embed: async () => {}, chunker: () => [], live: () => true, ...quiet, started: () => started++ }),
+    ).toBe(true);
+    expect(started).toBe(0);
   });
 });
 
