@@ -72,5 +72,7 @@ export async function embedAhead(connector: Connector, a: Ahead): Promise<boolea
       return false;
     }
   }
+  // The completion line, as a folder's embedding has: records, seconds, records per second.
+  if (done > 0 && records.length === 0) a.log.info("connector embedded ahead", run.summary());
   return true;
 }
