@@ -1,0 +1,69 @@
+// The operator's connectors are shown to every user with counts only. A live source's refresh of
+// its newest records is started by a question (registry.ts `asked`, AHEAD_REFRESH_MS after the
+// last run): its `embedding` status and `progress.started_at` then tell every other user that, and
+// when, someone asked the shared source a question.
+import { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { join } from "node:path";
+import { AHEAD_PAGE, AHEAD_REFRESH_MS } from "../../src/connectors/embed-ahead";
+import type { ConnectorViewT } from "../../src/connectors/model";
+import { bearer, postJson, req, tempDir } from "../helpers";
+import { appPerTest } from "../support/app-per-test";
+import { operatorFile, sqlSource } from "../support/sources";
+import { vectorsWithoutModel } from "../support/vectors-without-model";
+
+const app = appPerTest();
+
+test("another user's question of the operator's SQL source does not show in a user's listing (status, started_at)", async () => {
+  const file = join(tempDir("corpus-ahead-activity-"), "shop.sqlite");
+  const db = new Database(file);
+  db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
+  const put = db.query("INSERT INTO orders VALUES (?, ?, ?)");
+  for (let i = 1; i <= AHEAD_PAGE * 2; i++) put.run(i, `order ${i}`, `Order ${i} shipped to warehouse ${i % 13}`);
+  db.close();
+  let clock = 1_700_000_000_000;
+  const t = await app(
+    { CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("shop", file, [{ name: "orders", id: "id", title: "title", text: ["body"] }])]) },
+    () => clock,
+  );
+  // Each background page waits until the test lets it go, once `hold` is set.
+  let hold: Promise<void> | undefined;
+  let release = () => {};
+  const withoutModel = vectorsWithoutModel(t.services.embeddings);
+  // Only background work (embedding ahead) is held: the question's own vectors are not.
+  const service = t.services.embeddings as unknown as { embed: (...args: unknown[]) => Promise<unknown> };
+  const made = service.embed;
+  service.embed = async (...args: unknown[]) => {
+    if (hold && args[2] === "background") await hold;
+    return made(...args);
+  };
+  const alice = await t.services.auth.issuer.issue("alice", ["connectors:read", "corpus:search"]);
+  const bob = await t.services.auth.issuer.issue("bob", ["connectors:read", "corpus:search"]);
+  const shopOf = async (token: string) => {
+    const res = await t.app.handle(req("/v1/connectors", { headers: bearer(token) }));
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { connectors: ConnectorViewT[] }).connectors.find((c) => c.id === "shop")!;
+  };
+  try {
+    await shopOf(bob.token);
+    await t.services.connectors.embeddedAhead();
+    const before = await shopOf(bob.token);
+    expect(before.status).toBe("ok");
+
+    // Later, alice asks a question of the shared source.
+    clock += AHEAD_REFRESH_MS + 42_000;
+    hold = new Promise<void>((resolve) => (release = resolve));
+    const asked = await t.app.handle(postJson("/v1/query", { query: "warehouse order" }, bearer(alice.token)));
+    expect(asked.status).toBe(200);
+    for (let i = 0; i < 5; i++) await Bun.sleep(10);
+
+    // Bob's listing of the operator's connector is what it was: nothing tells him of her question.
+    const after = await shopOf(bob.token);
+    expect({ status: after.status, started_at: after.progress?.started_at }).toEqual({ status: before.status, started_at: undefined });
+  } finally {
+    release();
+    await t.services.connectors.embeddedAhead();
+    service.embed = made;
+    withoutModel.restore();
+  }
+});
