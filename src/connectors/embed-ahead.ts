@@ -21,6 +21,8 @@ export const AHEAD_RETRY_MS = 60_000;
  * rows already cached costs their reading and a lookup each.
  */
 export const AHEAD_REFRESH_MS = 15 * 60_000;
+/** The reason a source's status gives while a try that stopped part-way waits for the next. */
+export const AHEAD_PAUSED = "embedding ahead paused after an error; it resumes when a question next asks this source";
 /** Records a background job embeds at once: a folder's indexing and questions' own vectors take their turns between pages. */
 export const AHEAD_PAGE = 64;
 

@@ -40,7 +40,7 @@ export type UpdateConnector = Static<typeof UpdateConnectorBody>;
 export const ConnectorProgress = t.Object(
   {
     phase: t.UnionEnum(["indexing", "embedding"], {
-      description: "indexing: files read into the word index; embedding: chunks given vectors",
+      description: "indexing: files read into the word index; embedding: chunks (or a live source's newest records) given vectors",
     }),
     unit: t.UnionEnum(["files", "chunks", "records"], {
       description:

@@ -15,7 +15,7 @@ import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
-import { AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
+import { AHEAD_PAUSED, AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
 import type { IndexedOptions } from "./indexed-source";
 import type { KindContext } from "./kind";
@@ -64,6 +64,21 @@ export interface RegistryOptions {
   scrub?: Scrub;
 }
 
+/** A try at embedding a connector's newest records ahead (embed-ahead.ts), as its status shows it. */
+interface AheadRun {
+  connector: Connector;
+  work: Promise<void>;
+  /** Set once its records are read. */
+  progress?: PhaseProgress;
+  /**
+   * Shown in the connector's status: not a try a question started on the operator's source (a
+   * refresh, a retry), whose start would tell every user when someone asked it.
+   */
+  shown: boolean;
+  /** Stopped part-way (a page refused): kept, to show where, until the next try starts. */
+  paused: boolean;
+}
+
 export class ConnectorRegistry {
   private readonly db: Database;
   private readonly keys: UserKeys;
@@ -87,8 +102,8 @@ export class ConnectorRegistry {
   /** Set by close(): nothing is started again. */
   private closing = false;
   private readonly live = new Map<string, Connector>();
-  /** Connectors whose newest records are being embedded ahead, by key (a connector re-pointed meanwhile has its own). */
-  private readonly ahead = new Map<string, { connector: Connector; work: Promise<void>; progress?: PhaseProgress }>();
+  /** Connectors whose newest records are being embedded ahead, or whose try stopped part-way, by key (a connector re-pointed meanwhile has its own). */
+  private readonly ahead = new Map<string, AheadRun>();
   /** When a connector's newest records are next embedded ahead (this.now()): after a failed try, or to refresh. */
   private readonly aheadNextAt = new Map<string, number>();
 
@@ -145,12 +160,13 @@ export class ConnectorRegistry {
   /**
    * A source read live: its newest records embedded in the background (embed-ahead.ts) when the
    * connector starts; again AHEAD_RETRY_MS after a try that failed (its database down, a full
-   * disk), and AHEAD_REFRESH_MS after one that did not, when a question next asks it.
+   * disk), and AHEAD_REFRESH_MS after one that did not, when a question next asks it (`byQuestion`).
    */
-  private embedAheadOf(d: Definition, c: Connector): void {
+  private embedAheadOf(d: Definition, c: Connector, byQuestion = false): void {
     const { embeddings, chunker } = this;
     const key = `${d.owner}/${d.id}`;
-    if (!embeddings || !chunker || !c.newest || this.ahead.get(key)?.connector === c) return;
+    const before = this.ahead.get(key);
+    if (!embeddings || !chunker || !c.newest || (before?.connector === c && !before.paused)) return;
     if (this.now() < (this.aheadNextAt.get(key) ?? 0)) return;
     const live = () => !this.closing && this.live.get(key) === c;
     const work = embedAhead(c, {
@@ -164,20 +180,24 @@ export class ConnectorRegistry {
       chunker,
       live,
       started: (progress) => {
-        const entry = this.ahead.get(key);
-        if (entry?.connector === c) entry.progress = progress;
+        const run = this.ahead.get(key);
+        if (run?.work === work) run.progress = progress;
       },
       now: this.now,
       log: this.log.child(`connectors.${d.id}`),
     })
       .then((done) => {
         // A connector removed or changed meanwhile leaves nothing behind (its next start begins anew).
-        if (live()) this.aheadNextAt.set(key, this.now() + (done ? AHEAD_REFRESH_MS : AHEAD_RETRY_MS));
+        if (!live()) return;
+        this.aheadNextAt.set(key, this.now() + (done ? AHEAD_REFRESH_MS : AHEAD_RETRY_MS));
+        const run = this.ahead.get(key);
+        if (!done && run?.work === work && run.progress) run.paused = true;
       })
       .finally(() => {
-        if (this.ahead.get(key)?.work === work) this.ahead.delete(key);
+        const run = this.ahead.get(key);
+        if (run?.work === work && !run.paused) this.ahead.delete(key);
       });
-    this.ahead.set(key, { connector: c, work });
+    this.ahead.set(key, { connector: c, work, shown: d.owner !== OPERATOR || !byQuestion, paused: false });
   }
 
   /** Resolves once the records being embedded ahead now are (tests, and what must see their outcome). */
@@ -267,9 +287,9 @@ export class ConnectorRegistry {
    */
   private withAhead(d: Definition, s: ConnectorStatus): ConnectorStatus {
     const key = `${d.owner}/${d.id}`;
-    const ahead = this.ahead.get(key);
-    if (s.status !== "ok" || !ahead?.progress || ahead.connector !== this.live.get(key)) return s;
-    return { ...s, status: "embedding", progress: ahead.progress.view() };
+    const run = this.ahead.get(key);
+    if (s.status !== "ok" || !run?.progress || !run.shown || run.connector !== this.live.get(key)) return s;
+    return { ...s, status: "embedding", ...(run.paused ? { reason: AHEAD_PAUSED } : {}), progress: run.progress.view() };
   }
 
   /**
@@ -442,7 +462,7 @@ export class ConnectorRegistry {
    */
   private asked(d: Definition): Connector {
     const c = this.instance(d);
-    this.embedAheadOf(d, c);
+    this.embedAheadOf(d, c, true);
     return c;
   }
 
@@ -506,6 +526,7 @@ export class ConnectorRegistry {
   /** A connector stopped: the next one under its key embeds ahead anew. */
   private forgetAhead(key: string): void {
     this.aheadNextAt.delete(key);
+    if (this.ahead.get(key)?.paused) this.ahead.delete(key);
   }
 
   /** After a user's indexes were dropped: their terms leave the word index for good. */

@@ -45,4 +45,8 @@ test("a try that fails part-way does not show `ok` as if all the newest records 
   expect(withoutModel.stored()).toBe(AHEAD_PAGE);
   const after = await shop();
   expect(after.status).not.toBe("ok");
+  // Where it stopped, until the next try (a question at least AHEAD_RETRY_MS later); no reason on the operator's.
+  expect(after.status).toBe("embedding");
+  expect(after.progress).toMatchObject({ phase: "embedding", unit: "records", done: AHEAD_PAGE, total: ROWS });
+  expect(after.reason).toBeUndefined();
 });

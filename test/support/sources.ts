@@ -25,8 +25,8 @@ export const imapConfig = ({ host, port, user, password }: TestServers["imap"], 
 /** The test Dovecot's INBOX as an operator's IMAP connector. */
 export const imapSource = (imap: TestServers["imap"], id: string, label: string) => ({ id, kind: "imap", label, config: imapConfig(imap) });
 
-/** An SQL connector without a label (it shows its id). */
 /** The status of a source that answers: `ok`, or `embedding` while its newest records are embedded ahead (a live SQL source). */
 export const ANSWERING = /^(ok|embedding)$/;
 
+/** An SQL connector without a label (it shows its id). */
 export const sqlSource = (id: string, url: string, tables: object[]) => ({ id, kind: "sql", config: { url, tables } });
