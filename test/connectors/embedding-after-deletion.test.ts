@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
 import type { OwnerEmbeddings } from "../../src/embedding/service";
 import { bearer, req, tempDir, testApp, tokenFor } from "../helpers";
+import { soon } from "../support/wait";
 
 setDefaultTimeout(180_000);
 
@@ -32,11 +33,6 @@ function maildir(roots: string, name: string, subject: string, body: string): st
   mkdirSync(join(dir, "cur"), { recursive: true });
   writeFileSync(join(dir, "cur", "1.x:2,S"), mail(1, subject, body));
   return dir;
-}
-
-/** Resolves once `ready()` holds (short polls: what is awaited is the server's progress, not time). */
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((r) => setTimeout(r, 2));
 }
 
 test("attack: a deleted user's folder batch, in the worker at the deletion, is stored after it into another owner's reused chunk", async () => {
@@ -77,16 +73,16 @@ test("attack: a deleted user's folder batch, in the worker at the deletion, is s
 
   await services.connectors.add("alice", { id: "first", kind: "maildir", config: { path: first } } as never);
   await services.connectors.add("alice", { id: "second", kind: "maildir", config: { path: second } } as never);
-  await until(() => held.length === 2);
+  await soon("both batches held", () => held.length === 2);
   const batchOf = (word: string) => held.find((h) => h.texts.some((x) => x.includes(word)))!;
   batchOf("harbour").pass();
-  await until(() => inWorker === 1);
+  await soon("one batch in the worker", () => inWorker === 1);
   batchOf("lighthouse").pass();
-  await until(() => services.embeddings.pending === 2);
+  await soon("two jobs pending", () => services.embeddings.pending === 2);
 
   // Alice deletes her data: her rows and key are erased, her connectors closed one by one.
   const deleting = t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
-  await until(() => services.userKeys.existingKeyFor("alice") === undefined);
+  await soon("alice's key destroyed", () => services.userKeys.existingKeyFor("alice") === undefined);
   // She comes back (her next answer makes her a new key); bob's notes are indexed, taking the
   // chunk numbers her index had.
   services.userKeys.keyFor("alice");
@@ -140,10 +136,10 @@ test("attack: a user's deletion while their folder's batch waits is logged as th
   };
   const other = services.embeddings.embed("carol", ["an unrelated background text"], "background");
   await services.connectors.add("alice", { id: "mail", kind: "maildir", config: { path: folder } } as never);
-  await until(() => services.embeddings.pending === 2);
+  await soon("two jobs pending", () => services.embeddings.pending === 2);
 
   const deleting = t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
-  await until(() => services.userKeys.existingKeyFor("alice") === undefined);
+  await soon("alice's key destroyed", () => services.userKeys.existingKeyFor("alice") === undefined);
   release();
   expect((await deleting).status).toBe(200);
   await other;

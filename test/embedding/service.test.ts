@@ -12,6 +12,7 @@ import { createLogger, memorySink } from "../../src/log";
 import { MIGRATIONS } from "../../src/migrations";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
+import { soon } from "../support/wait";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -41,10 +42,6 @@ beforeAll(async () => {
 /** A text of about `words` word pieces, unlike any other. */
 const textOf = (i: number, words: number) =>
   `note ${i}: ${Array.from({ length: words }, (_, k) => ["invoice", "pallet", "harbour", "audit", "gas", "price"][(i + k) % 6]).join(" ")}`;
-/** Resolves once `ready()` holds; the worker's progress is what is awaited, not time. */
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((r) => setTimeout(r, 2));
-}
 
 describe("the embedding worker", () => {
   test("gives the model's vectors, in order, each distinct text computed once", async () => {
@@ -65,7 +62,7 @@ describe("the embedding worker", () => {
     const background = Array.from({ length: 40 }, (_, i) => textOf(i, 120));
     let backgroundDone = false;
     const indexing = s.embed("nobody", background, "background").then(() => (backgroundDone = true));
-    await until(() => s.stats.batches >= 3);
+    await soon("three batches run", () => s.stats.batches >= 3);
     const before = s.stats.batches;
     const [answer] = await s.embed("nobody", ["where is the harbour audit?"], "urgent");
     const after = s.stats.batches;
@@ -173,7 +170,7 @@ describe("shutdown", () => {
       "background",
     );
     running.catch(() => {});
-    await until(() => s.stats.batches >= 1);
+    await soon("a batch run", () => s.stats.batches >= 1);
     // The worker's thread and onnxruntime's second thread.
     const mine = newSince(before);
     expect(mine.length).toBe(2);
@@ -187,7 +184,7 @@ describe("shutdown", () => {
     await expect(running).rejects.toThrow(EmbeddingClosed);
     await expect(s.embed("nobody", ["after close"])).rejects.toThrow(EmbeddingClosed);
     // A terminated worker's OS threads leave shortly after terminate() resolves (seen late under load in CI).
-    await until(() => {
+    await soon("the worker's threads gone", () => {
       const now = workerThreads();
       return mine.every((t) => !now.has(t));
     });
