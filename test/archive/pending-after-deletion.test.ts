@@ -7,16 +7,12 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { bearer, req, tokenFor } from "../helpers";
 import { type App, appPerTest } from "../support/app-per-test";
+import { archivedChunk } from "../support/archived-chunk";
 
 setDefaultTimeout(120_000);
 
 const newApp = appPerTest();
 let t: App | undefined;
-
-const chunk = (id: string, title: string, content: string) => ({
-  chunk: { chunk_id: id, connector: "docs", title, content, source_url: "file:///x", type: "file" as const, path: "x", date: null },
-  embedText: `${title}\n${content}`,
-});
 
 test("attack: a deleted user's archived chunk, embedding when they were deleted, is stored after, into another user's reused row", async () => {
   t = await newApp();
@@ -29,7 +25,7 @@ test("attack: a deleted user's archived chunk, embedding when they were deleted,
     "alice",
     "qry_alice",
     "where is the lighthouse",
-    [chunk("c1", "Lighthouse", "the keeper retires in spring")],
+    [archivedChunk("c1", "Lighthouse", "the keeper retires in spring")],
     [undefined],
   );
   expect(services.embeddings.pending).toBe(1);
@@ -39,7 +35,7 @@ test("attack: a deleted user's archived chunk, embedding when they were deleted,
   expect(deleted.status).toBe(200);
   services.userKeys.keyFor("alice");
   // Bob's answer is archived next: its chunk takes the id alice's had (the table is empty again).
-  const bobText = chunk("c1", "Harbour audit", "the pallets arrived on day four");
+  const bobText = archivedChunk("c1", "Harbour audit", "the pallets arrived on day four");
   services.archive.store("bob", "qry_bob", "when did the pallets arrive", [bobText], [undefined]);
   await services.archive.settled();
   await services.embeddings.idle();

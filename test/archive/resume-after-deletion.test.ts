@@ -4,34 +4,38 @@
 // a deleted owner's queued background job (EmbeddingCancelled, service.ts generation): that
 // error is no NoUserKey, so the whole pass throws; every other user's owed vectors in it are left
 // pending, and the owed-work guard logs the pass as a failure (ERROR "background job failed").
-import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { forgetArchiveVectors } from "../../src/archive/store";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
-import { bearer, req, testApp, tokenFor } from "../helpers";
+import { bearer, req, tokenFor } from "../helpers";
+import { type App, appPerTest } from "../support/app-per-test";
+import { archivedChunk } from "../support/archived-chunk";
 
 setDefaultTimeout(120_000);
 
-type App = Awaited<ReturnType<typeof testApp>>;
-let t: App | undefined;
-
-afterEach(async () => {
-  await t?.services.close();
-  t = undefined;
-});
-
-const chunk = (id: string, title: string, content: string) => ({
-  chunk: { chunk_id: id, connector: "docs", title, content, source_url: "file:///x", type: "file" as const, path: "x", date: null },
-  embedText: `${title}\n${content}`,
-});
+const newApp = appPerTest();
+let t: App;
 
 test("attack: a user deleted while owed archive vectors are resumed makes the pass fail; the other users' vectors stay owed", async () => {
-  t = await testApp();
+  t = await newApp();
   const { services } = t;
   const token = await tokenFor(services, "alice", ["corpus:search", "connectors:write", "connectors:read"]);
   const some = new Float32Array(EMBEDDING_DIM).fill(1 / Math.sqrt(EMBEDDING_DIM));
   // Alice's answer archived first, bob's next; then owed again (as after a model change).
-  services.archive.store("alice", "qry_alice", "where is the lighthouse", [chunk("c1", "Lighthouse", "the keeper retires")], [some]);
-  services.archive.store("bob", "qry_bob", "when did the pallets arrive", [chunk("c1", "Harbour", "the pallets on day four")], [some]);
+  services.archive.store(
+    "alice",
+    "qry_alice",
+    "where is the lighthouse",
+    [archivedChunk("c1", "Lighthouse", "the keeper retires")],
+    [some],
+  );
+  services.archive.store(
+    "bob",
+    "qry_bob",
+    "when did the pallets arrive",
+    [archivedChunk("c1", "Harbour", "the pallets on day four")],
+    [some],
+  );
   forgetArchiveVectors(services.db);
   expect(services.archive.pending()).toBe(2);
 

@@ -7,23 +7,19 @@
 // setVectors, which checks only that a chunk of that number exists (chunk ids are reused:
 // INTEGER PRIMARY KEY) and rotates with the user's key of that moment. The archive's pending
 // vectors were fixed for exactly this (their own row, query and user); the folder's were not.
-import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
 import type { OwnerEmbeddings } from "../../src/embedding/service";
-import { bearer, req, tempDir, testApp, tokenFor } from "../helpers";
+import { bearer, req, tempDir, tokenFor } from "../helpers";
+import { type App, appPerTest } from "../support/app-per-test";
 import { soon } from "../support/wait";
 
 setDefaultTimeout(180_000);
 
-type App = Awaited<ReturnType<typeof testApp>>;
-let t: App | undefined;
-
-afterEach(async () => {
-  await t?.services.close();
-  t = undefined;
-});
+const newApp = appPerTest();
+let t: App;
 
 const mail = (i: number, subject: string, body: string) =>
   `Message-ID: <${i}@example.com>\r\nFrom: jeff@example.com\r\nTo: alice@example.com\r\nDate: Tue, 12 Jun 2001 10:00:00 +0000\r\nSubject: ${subject} ${i}\r\n\r\n${body}\r\n`;
@@ -39,7 +35,7 @@ test("attack: a deleted user's folder batch, in the worker at the deletion, is s
   const roots = tempDir("corpus-embed-deletion-");
   const first = maildir(roots, "first", "Lighthouse", "The lighthouse keeper retires in spring.");
   const second = maildir(roots, "second", "Harbour", "The harbour audit is due on Friday.");
-  t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
+  t = await newApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
   const { services } = t;
   const token = await tokenFor(services, "alice", ["corpus:search", "connectors:write", "connectors:read"]);
 
@@ -121,7 +117,7 @@ test("attack: a deleted user's folder batch, in the worker at the deletion, is s
 test("attack: a user's deletion while their folder's batch waits is logged as the connector's embedding failing", async () => {
   const roots = tempDir("corpus-embed-deletion-");
   const folder = maildir(roots, "mail", "Harbour", "The harbour audit is due on Friday.");
-  t = await testApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
+  t = await newApp({ CORPUS_CONNECTOR_ROOTS: join(roots, "{user}") });
   const { services } = t;
   const token = await tokenFor(services, "alice", ["corpus:search", "connectors:write", "connectors:read"]);
   // Another owner's background job in the worker (held there): alice's batch waits behind it.
