@@ -2,30 +2,19 @@
 // its newest records is started by a question (registry.ts `asked`, AHEAD_REFRESH_MS after the
 // last run): its `embedding` status and `progress.started_at` then tell every other user that, and
 // when, someone asked the shared source a question.
-import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { join } from "node:path";
 import { AHEAD_PAGE, AHEAD_REFRESH_MS } from "../../src/connectors/embed-ahead";
 import type { ConnectorViewT } from "../../src/connectors/model";
-import { bearer, postJson, req, tempDir } from "../helpers";
+import { bearer, postJson, req } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
-import { operatorFile, sqlSource } from "../support/sources";
+import { operatorSqliteTable, shopOrders } from "../support/sources";
 import { vectorsWithoutModel } from "../support/vectors-without-model";
 
 const app = appPerTest();
 
 test("another user's question of the operator's SQL source does not show in a user's listing (status, started_at)", async () => {
-  const file = join(tempDir("corpus-ahead-activity-"), "shop.sqlite");
-  const db = new Database(file);
-  db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
-  const put = db.query("INSERT INTO orders VALUES (?, ?, ?)");
-  for (let i = 1; i <= AHEAD_PAGE * 2; i++) put.run(i, `order ${i}`, `Order ${i} shipped to warehouse ${i % 13}`);
-  db.close();
   let clock = 1_700_000_000_000;
-  const t = await app(
-    { CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("shop", file, [{ name: "orders", id: "id", title: "title", text: ["body"] }])]) },
-    () => clock,
-  );
+  const t = await app(operatorSqliteTable("shop", "orders", shopOrders(AHEAD_PAGE * 2)), () => clock);
   // Each background page waits until the test lets it go, once `hold` is set.
   let hold: Promise<void> | undefined;
   let release = () => {};

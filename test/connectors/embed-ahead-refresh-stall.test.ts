@@ -6,35 +6,25 @@
 // thread, every 15 minutes, and every request waits for it. The SQL read before it turns the loop
 // every WINDOW_MS (20 ms); the pages after it should too (AHEAD_PAGE: "questions' own vectors take
 // their turns between pages").
-import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { AHEAD_RECORDS, AHEAD_REFRESH_MS } from "../../src/connectors/embed-ahead";
-import { bearer, req, tempDir } from "../helpers";
+import { bearer, req } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
 import { watchingTheLoop } from "../support/event-loop";
-import { operatorFile, sqlSource } from "../support/sources";
+import { operatorSqliteTable } from "../support/sources";
 import { vectorsWithoutModel } from "../support/vectors-without-model";
 
 setDefaultTimeout(60_000);
 const app = appPerTest();
 
 test("a refresh of embedding ahead over rows already cached gives the event loop its turns", async () => {
-  const file = join(tempDir("corpus-ahead-stall-"), "shop.sqlite");
-  const db = new Database(file);
-  db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
-  const put = db.query("INSERT INTO orders VALUES (?, ?, ?)");
   // A shop's newest orders, each under NEWEST_ROW_BYTES (read ahead), a few chunks each.
-  db.transaction(() => {
-    for (let i = 1; i <= AHEAD_RECORDS; i++)
-      put.run(i, `order ${i}`, `Order ${i} of customer ${i % 97} shipped to warehouse ${i % 13}: ${"widgets gadgets ".repeat(110)}`);
-  })();
-  db.close();
+  const shop = Array.from({ length: AHEAD_RECORDS }, (_, k): [string, string] => [
+    `order ${k + 1}`,
+    `Order ${k + 1} of customer ${(k + 1) % 97} shipped to warehouse ${(k + 1) % 13}: ${"widgets gadgets ".repeat(110)}`,
+  ]);
   let at = Date.now();
-  const t = await app(
-    { CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("shop", file, [{ name: "orders", id: "id", title: "title", text: ["body"] }])]) },
-    () => at,
-  );
+  const t = await app(operatorSqliteTable("shop", "orders", shop), () => at);
   // The first try's vectors stored as the model would (~70 s of one core without this): the
   // operator's cache then holds every newest row, as after any try that embedded all.
   const withoutModel = vectorsWithoutModel(t.services.embeddings);

@@ -1,29 +1,27 @@
 // A live source's newest records embedded ahead show as work a person can follow (issue 14): the
 // connector's status is `embedding`, with records done of total, rate and time left, until they
-// are; then `ok`. Its answers do not wait for it.
-import { Database } from "bun:sqlite";
+// are; then `ok`. Its answers do not wait for it. A try that stops part-way stays `embedding`
+// where it stopped until the next.
 import { expect, test } from "bun:test";
-import { join } from "node:path";
 import { AHEAD_PAGE } from "../../src/connectors/embed-ahead";
 import type { ConnectorViewT } from "../../src/connectors/model";
-import { bearer, req, tempDir } from "../helpers";
-import { appPerTest } from "../support/app-per-test";
-import { operatorFile, sqlSource } from "../support/sources";
+import { bearer, req } from "../helpers";
+import { type App, appPerTest } from "../support/app-per-test";
+import { operatorSqliteTable, shopOrders } from "../support/sources";
 import { vectorsWithoutModel } from "../support/vectors-without-model";
 
 const app = appPerTest();
 const ROWS = AHEAD_PAGE * 2 + 22;
 
+/** The operator's `shop` as `token`'s GET /v1/connectors shows it. */
+async function shopAsListed(t: App, token: string): Promise<ConnectorViewT> {
+  const res = await t.app.handle(req("/v1/connectors", { headers: bearer(token) }));
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { connectors: ConnectorViewT[] }).connectors.find((c) => c.id === "shop")!;
+}
+
 test("GET /v1/connectors: `embedding` with the records embedded ahead so far, then `ok` once all are", async () => {
-  const file = join(tempDir("corpus-ahead-status-"), "shop.sqlite");
-  const db = new Database(file);
-  db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
-  const put = db.query("INSERT INTO orders VALUES (?, ?, ?)");
-  for (let i = 1; i <= ROWS; i++) put.run(i, `order ${i}`, `Order ${i} shipped to warehouse ${i % 13}`);
-  db.close();
-  const t = await app({
-    CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("shop", file, [{ name: "orders", id: "id", title: "title", text: ["body"] }])]),
-  });
+  const t = await app(operatorSqliteTable("shop", "orders", shopOrders(ROWS)));
   // The second page is held until the test lets it go.
   let pages = 0;
   let release = () => {};
@@ -36,11 +34,7 @@ test("GET /v1/connectors: `embedding` with the records embedded ahead so far, th
     await held;
   });
   const alice = await t.services.auth.issuer.issue("alice", ["connectors:read", "corpus:search"]);
-  const shop = async () => {
-    const res = await t.app.handle(req("/v1/connectors", { headers: bearer(alice.token) }));
-    expect(res.status).toBe(200);
-    return ((await res.json()) as { connectors: ConnectorViewT[] }).connectors.find((c) => c.id === "shop")!;
-  };
+  const shop = () => shopAsListed(t, alice.token);
   try {
     await shop();
     await second;
@@ -66,4 +60,26 @@ test("GET /v1/connectors: `embedding` with the records embedded ahead so far, th
   const after = await shop();
   expect(after.status).toBe("ok");
   expect(after.progress).toBeUndefined();
+});
+
+test("a try that fails part-way (a page refused: a full disk) stays `embedding` where it stopped, not `ok` as if all were embedded", async () => {
+  const t = await app(operatorSqliteTable("shop", "orders", shopOrders(AHEAD_PAGE * 3)));
+  let pages = 0;
+  const withoutModel = vectorsWithoutModel(t.services.embeddings, async () => {
+    if (++pages === 2) throw new Error("no space left on device");
+  });
+  const alice = await t.services.auth.issuer.issue("alice", ["connectors:read"]);
+  try {
+    await shopAsListed(t, alice.token);
+    await t.services.connectors.embeddedAhead();
+  } finally {
+    withoutModel.restore();
+  }
+  // One page of three was embedded.
+  expect(withoutModel.stored()).toBe(AHEAD_PAGE);
+  const after = await shopAsListed(t, alice.token);
+  // Where it stopped, until the next try (a question at least AHEAD_RETRY_MS later); no reason on the operator's.
+  expect(after.status).toBe("embedding");
+  expect(after.progress).toMatchObject({ phase: "embedding", unit: "records", done: AHEAD_PAGE, total: AHEAD_PAGE * 3 });
+  expect(after.reason).toBeUndefined();
 });

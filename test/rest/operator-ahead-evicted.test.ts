@@ -3,32 +3,25 @@
 // was stored, oldest first, and questions of any user store the operator rows they meet there too:
 // one user's questions about older rows push the newest rows' vectors out, and nothing embeds them
 // ahead again while the server runs, so another user's first question about them is ranked by words.
-import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { NEWEST_ROW_BYTES } from "../../src/connectors/sql/connector";
-import { bearer, connectorsSettled, postJson, tempDir } from "../helpers";
+import { bearer, connectorsSettled, postJson } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
-import { operatorFile, sqlSource } from "../support/sources";
+import { operatorSqliteTable } from "../support/sources";
 
 setDefaultTimeout(120_000);
 const app = appPerTest();
 
 test("alice's questions about older operator rows do not undo the newest rows' embedding ahead for bob", async () => {
-  const file = join(tempDir("corpus-op-evict-"), "crm.sqlite");
-  const db = new Database(file);
-  db.exec("CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
-  const put = db.query("INSERT INTO note VALUES (?, ?, ?)");
-  for (let i = 1; i <= 6; i++) put.run(i, `harbour report ${i}`, `The harbour crane number ${i} was repaired on time.`);
+  const harbour = Array.from({ length: 6 }, (_, k): [string, string] => [
+    `harbour report ${k + 1}`,
+    `The harbour crane number ${k + 1} was repaired on time.`,
+  ]);
   // Longer than what embedding ahead reads at once: embedded when a question meets them.
   const merger = "The confidential merger with Globex is planned for the third quarter. ";
-  for (let i = 7; i <= 9; i++) put.run(i, `merger ${i}`, merger.repeat(Math.ceil((NEWEST_ROW_BYTES * 2) / merger.length)));
-  db.close();
+  const mergers = [7, 8, 9].map((i): [string, string] => [`merger ${i}`, merger.repeat(Math.ceil((NEWEST_ROW_BYTES * 2) / merger.length))]);
   let at = Date.now();
-  const t = await app(
-    { CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("crm", file, [{ name: "note", id: "id", title: "title", text: ["body"] }])]) },
-    () => at,
-  );
+  const t = await app(operatorSqliteTable("crm", "note", [...harbour, ...mergers]), () => at);
   // The bound made small (100,000 vectors would take hours to reach here); same policy.
   (t.services.embeddings as unknown as { options: { cachedPerOwner: number } }).options.cachedPerOwner = 10;
   const alice = await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read"]);

@@ -3,29 +3,23 @@
 // it, under the operator's cache key: the next user's answer then shows that someone asked about
 // it before (no "ranked by their words" note, a different ranking), which one user's question must
 // never tell another (D25: cached vectors belong to their user; README "Every vector is cached per owner").
-import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { NEWEST_ROW_BYTES } from "../../src/connectors/sql/connector";
-import { bearer, connectorsSettled, postJson, tempDir } from "../helpers";
+import { bearer, connectorsSettled, postJson } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
-import { operatorFile, sqlSource } from "../support/sources";
+import { operatorSqliteTable } from "../support/sources";
 
 setDefaultTimeout(120_000);
 const app = appPerTest();
 
 test("bob's answer about an operator row does not reveal that alice asked about the same row before him", async () => {
-  const file = join(tempDir("corpus-op-rows-"), "crm.sqlite");
-  const db = new Database(file);
-  db.exec("CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT, body TEXT)");
-  db.query("INSERT INTO note VALUES (?, ?, ?)").run(1, "short note", "a short note about the weather");
-  // Longer than what embedding ahead reads at once: embedded only when a question meets it.
+  // The merger's note is longer than what embedding ahead reads at once: embedded only when a question meets it.
   const merger = "The confidential merger with Globex is planned for the third quarter. ";
-  db.query("INSERT INTO note VALUES (?, ?, ?)").run(2, "merger", merger.repeat(Math.ceil((NEWEST_ROW_BYTES * 2) / merger.length)));
-  db.close();
-  const t = await app({
-    CORPUS_CONNECTORS_FILE: operatorFile([sqlSource("crm", file, [{ name: "note", id: "id", title: "title", text: ["body"] }])]),
-  });
+  const notes: Array<[string, string]> = [
+    ["short note", "a short note about the weather"],
+    ["merger", merger.repeat(Math.ceil((NEWEST_ROW_BYTES * 2) / merger.length))],
+  ];
+  const t = await app(operatorSqliteTable("crm", "note", notes));
   const alice = await t.services.auth.issuer.issue("alice", ["corpus:search", "connectors:read"]);
   const bob = await t.services.auth.issuer.issue("bob", ["corpus:search", "connectors:read"]);
   const ask = async (token: string) => {
