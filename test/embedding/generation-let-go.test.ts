@@ -42,39 +42,29 @@ function held() {
   return { db, keys, service, release, inWorker };
 }
 
-test("attack: a deleted user's background job, in the worker at the deletion, is cached under the key they are given after", async () => {
-  const { keys, service, release, inWorker } = held();
-  keys.keyFor("alice");
-  const job = service.embed("alice", ["alice's old harbour audit notes"], "background");
-  await inWorker;
-  // Alice deletes her data (users/deletion.ts: the cache, then her key), and comes back: her next
-  // answer makes her a new key.
-  service.deleteOwner("alice");
-  keys.destroy("alice");
-  keys.keyFor("alice");
-  release();
-  await job;
-  await service.idle();
-  // Was 1: the deleted alice's text cached after her deletion, under her new key.
-  expect(service.rowsOf("alice")).toBe(0);
-  await service.close();
-});
-
-test("attack: a deleted user's question, in the worker at the deletion, is cached under the key they are given after", async () => {
-  const { keys, service, release, inWorker } = held();
-  keys.keyFor("alice");
-  const question = service.embed("alice", ["what did the harbour audit find"], "urgent");
-  await inWorker;
-  service.deleteOwner("alice");
-  keys.destroy("alice");
-  keys.keyFor("alice");
-  release();
-  await question;
-  await service.idle();
-  // Was 1.
-  expect(service.rowsOf("alice")).toBe(0);
-  await service.close();
-});
+test.each([
+  ["background job", "background", "alice's old harbour audit notes"],
+  ["question", "urgent", "what did the harbour audit find"],
+] as const)(
+  "attack: a deleted user's %s, in the worker at the deletion, is cached under the key they are given after",
+  async (_, priority, text) => {
+    const { keys, service, release, inWorker } = held();
+    keys.keyFor("alice");
+    const job = service.embed("alice", [text], priority);
+    await inWorker;
+    // Alice deletes her data (users/deletion.ts: the cache, then her key), and comes back: her next
+    // answer makes her a new key.
+    service.deleteOwner("alice");
+    keys.destroy("alice");
+    keys.keyFor("alice");
+    release();
+    await job;
+    await service.idle();
+    // Was 1: the deleted alice's text cached after her deletion, under her new key.
+    expect(service.rowsOf("alice")).toBe(0);
+    await service.close();
+  },
+);
 
 test("attack: a user's job queued after their deletion, behind one from before it, is never cached", async () => {
   const { keys, service, release, inWorker } = held();
