@@ -8,13 +8,13 @@
 // deleted account asked (D13/D25: nothing of a deleted user's written after). No model: the
 // worker is a stand-in whose background runs the test lets through.
 import { expect, setDefaultTimeout, test } from "bun:test";
-import type { ActiveConnector } from "../../src/connectors/registry";
-import type { Connector, SourceRecord } from "../../src/connectors/types";
+import type { SourceRecord } from "../../src/connectors/types";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import type { EmbedJob } from "../../src/embedding/worker-client";
 import { embeddingText, recordChunks } from "../../src/retrieval/chunk";
 import { bearer, postJson, req } from "../helpers";
 import { appPerTest } from "../support/app-per-test";
+import { askedToo, heldSource } from "../support/held-source";
 
 setDefaultTimeout(60_000);
 const app = appPerTest();
@@ -40,11 +40,6 @@ test("a deleted user's late question does not cache the operator rows it met und
   (t.services.embeddings as unknown as { load(): Promise<unknown> }).load = () => Promise.resolve(worker);
 
   // The operator's live source (SQL, IMAP: no index of its own), answering the first search late.
-  let answer!: () => void;
-  const late = new Promise<void>((r) => (answer = r));
-  let asked!: () => void;
-  const wasAsked = new Promise<void>((r) => (asked = r));
-  let searches = 0;
   const row: SourceRecord = {
     id: "deal/9",
     title: "Globex merger",
@@ -55,29 +50,15 @@ test("a deleted user's late question does not cache the operator rows it met und
     path: "deal/9",
     metadata: {},
   };
-  const crm: Connector = {
-    kind: "sql",
-    health: async () => ({ status: "ok" }),
-    async search() {
-      if (searches++ > 0) return [];
-      asked();
-      await late;
-      return [row];
-    },
-    close: async () => {},
-  };
-  const active = t.services.connectors.active.bind(t.services.connectors);
-  t.services.connectors.active = (user: string, ids?: string[]): ActiveConnector[] => [
-    ...active(user, ids),
-    { id: "crm", kind: "sql", label: "CRM", owner: "operator", datesAreFileTimes: false, connector: crm },
-  ];
+  const crm = heldSource([row], { once: true });
+  askedToo(t, "crm", "CRM", "operator", crm.connector);
 
   try {
     const first = (await t.services.auth.issuer.issue(USER, ["corpus:search", "connectors:write"])).token;
     const question = t.app.handle(postJson("/v1/query", { query: "Globex merger" }, bearer(first)));
-    await wasAsked;
+    await crm.asked;
     expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(first) }))).status).toBe(200);
-    answer();
+    crm.release();
     expect((await question).status).toBe(401);
 
     // The same user id back (a local account keeps its sign-in; a new token, issued after the

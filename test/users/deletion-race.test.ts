@@ -2,9 +2,9 @@
 // their tokens) first; the question, when its connectors answer, writes nothing: no archive
 // row, no conversation, no cached vector, and no new key of the deleted user.
 import { expect, setDefaultTimeout, test } from "bun:test";
-import type { ActiveConnector } from "../../src/connectors/registry";
-import type { Connector, SourceRecord } from "../../src/connectors/types";
+import type { SourceRecord } from "../../src/connectors/types";
 import { bearer, postJson, req, testApp } from "../helpers";
+import { askedToo, heldSource } from "../support/held-source";
 
 setDefaultTimeout(60_000);
 
@@ -15,10 +15,6 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
   const token = (await t.services.auth.issuer.issue(USER, ["corpus:search", "connectors:write"])).token;
 
   // A source that answers only when the test lets it: the deletion runs while it waits.
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  let asked!: () => void;
-  const wasAsked = new Promise<void>((r) => (asked = r));
   const record: SourceRecord = {
     id: "r1",
     title: "Late answer",
@@ -29,27 +25,14 @@ test("a query racing a deletion leaves no row and no key of the user", async () 
     path: "r1",
     metadata: {},
   };
-  const slow: Connector = {
-    kind: "sql",
-    health: async () => ({ status: "ok" }),
-    async search() {
-      asked();
-      await gate;
-      return [record];
-    },
-    close: async () => {},
-  };
-  const active = t.services.connectors.active.bind(t.services.connectors);
-  t.services.connectors.active = (user: string, ids?: string[]): ActiveConnector[] => [
-    ...active(user, ids),
-    { id: "slow", kind: "sql", label: "Slow", owner: "user", datesAreFileTimes: false, connector: slow },
-  ];
+  const slow = heldSource([record]);
+  askedToo(t, "slow", "Slow", "user", slow.connector);
 
   const query = t.app.handle(postJson("/v1/query", { query: "Dabhol plant", conversation_id: null }, bearer(token)));
-  await wasAsked;
+  await slow.asked;
   const deleted = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }));
   expect(deleted.status).toBe(200);
-  release();
+  slow.release();
   const answer = await query;
   expect(answer.status).toBe(401);
   // Background work the question started (its records' vectors) settles without writing.
