@@ -6,28 +6,22 @@
 // statement timeout, tried again every minute a question asks. Before it, ORDER BY date DESC
 // read the index backward and stopped at the limit. Each plan below is PostgreSQL's own
 // (EXPLAIN ANALYZE of the very statement and parameters the connector sent).
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import type { SqlConnector } from "../../src/connectors/sql/connector";
 import { rowsReadBy, statementsOn } from "../support/pg-plans";
-import { ordersMapping, ordersTable, type ShopTable } from "../support/pg-tables";
+import { ordersTableOfFile } from "../support/pg-tables";
 
 setDefaultTimeout(60_000);
 
-const TABLE = "attack_dated_index";
 const ROWS = 200_000;
-const table = ordersMapping(TABLE);
-let pg: ShopTable;
-
+const TABLE = "attack_dated_index";
 // The operator's index for "newest first": the ordinary one.
-beforeAll(async () => {
-  pg = await ordersTable(TABLE, ROWS, { dateIndex: true });
-});
-
-afterAll(() => pg.drop());
+const orders = ordersTableOfFile(TABLE, ROWS, { dateIndex: true });
+const table = orders.mapping;
 
 /** The statements `read` sends, each with the rows PostgreSQL read from the table to answer it. */
 const readsOf = async (read: (c: SqlConnector) => Promise<unknown>) =>
-  rowsReadBy(pg.admin, TABLE, await statementsOn(pg.pgUrl, table, read));
+  rowsReadBy(orders.pg().admin, TABLE, await statementsOn(orders.pg().pgUrl, table, read));
 
 test("attack: on PostgreSQL, the newest rows embedded ahead are read through the date column's index, not by reading every row", async () => {
   const reads = await readsOf((c) => c.newest(50));

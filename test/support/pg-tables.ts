@@ -1,5 +1,6 @@
 // A table of the test PostgreSQL made fresh for a test file, readable by its read-only role
 // "shop" (the connector's): built as the admin, dropped at the end.
+import { afterAll, beforeAll } from "bun:test";
 import postgres from "postgres";
 import { testServers } from "./servers";
 
@@ -45,4 +46,18 @@ export function ordersTable(name: string, rows: number, o: { undatedEvery?: numb
     if (o.dateIndex) await admin.unsafe(`CREATE INDEX ${name}_placed ON ${name} (placed)`);
     await admin.unsafe(`ANALYZE ${name}`);
   });
+}
+
+/** This test file's `ordersTable`, made before its tests and dropped after them: `pg()` once made, and its mapping. */
+export function ordersTableOfFile(
+  name: string,
+  rows: number,
+  o: { undatedEvery?: number; dateIndex: boolean },
+): { pg: () => ShopTable; mapping: ReturnType<typeof ordersMapping> } {
+  let made: ShopTable | undefined;
+  beforeAll(async () => {
+    made = await ordersTable(name, rows, o);
+  });
+  afterAll(() => made?.drop());
+  return { pg: () => made!, mapping: ordersMapping(name) };
 }
