@@ -11,13 +11,15 @@ export const EMBEDDING_DIM = 384;
 /** sentence-transformers truncates all-MiniLM-L6-v2 input to 256 tokens. */
 export const MAX_TOKENS = 256;
 /**
- * Padded tokens (rows x longest row) per model run. Measured on the Enron chunks (~200 tokens
- * each, int8, one thread, bare onnxruntime): runs of 512 tokens embed as many chunks per second
- * as runs of 1k-8k (17.3 and 13.0 against 13.0 and 16.4 chunks/s, alternating on a busy machine),
- * and onnxruntime's arena keeps what the largest run needed: 25 MB less peak RSS than 1k
- * (161-166 against 183-189 MB). A run lasts ~30-80 ms: what a question waits for behind one.
+ * Padded tokens (rows x longest row) per model run: one chunk of the Enron mail (~200 tokens) per
+ * run. Measured with the executable on the Enron maildir (scripts/bench/indexing.ts, int8, one
+ * thread), against runs of 512: 75.8 chunks/s instead of 67.9-69.0 (the bare onnxruntime script
+ * the same at both, 62), `/v1/query` p99 81 ms instead of 112-159 while embedding (a question
+ * waits behind a shorter run), and onnxruntime's arena, which keeps what the largest run needed,
+ * ~12 MB smaller (peak RSS 255 / 291 MB instead of 266-268 / 304-305). Earlier, bare: runs of 512
+ * as fast as 1k-8k, 25 MB less peak RSS than 1k.
  */
-export const BATCH_TOKENS = 512;
+export const BATCH_TOKENS = 256;
 
 export interface EmbedderOptions {
   /** Holds the checked copy of onnxruntime the executable loads (src/native/materialize.ts). */
