@@ -13,10 +13,11 @@ export const MAX_TOKENS = 256;
 /**
  * Padded tokens (rows x longest row) per model run: one chunk of the Enron mail (~200 tokens) per
  * run. Measured with the executable on the Enron maildir (scripts/bench/indexing.ts, int8, one
- * thread), against runs of 512: 75.8 chunks/s instead of 67.9-69.0 (the bare onnxruntime script
- * the same at both, 62), `/v1/query` p99 81 ms instead of 112-159 while embedding (a question
- * waits behind a shorter run), and onnxruntime's arena, which keeps what the largest run needed,
- * ~12 MB smaller (peak RSS 255 / 291 MB instead of 266-268 / 304-305). Earlier, bare: runs of 512
+ * thread; two runs each), against runs of 512: 75.2-75.8 chunks/s instead of 67.9-69.0 (the bare
+ * onnxruntime script the same at both, 62), `/v1/query` p99 81-96 ms instead of 112-159 while
+ * embedding (a question waits behind a shorter run), and onnxruntime's arena, which keeps what the
+ * largest run needed, smaller (peak RSS while embedding 290-291 MB instead of 304-305; while mail
+ * is read 255-279, noisy, instead of 266-268). Earlier, bare: runs of 512
  * as fast as 1k-8k, 25 MB less peak RSS than 1k.
  */
 export const BATCH_TOKENS = 256;
