@@ -53,6 +53,9 @@ async function init(options: Extract<ToWorker, { type: "init" }>): Promise<void>
     collectMemory();
     // And the pages of onnxruntime's library that only its loading ran: 26 MB of RSS.
     releaseFilePages(ONNXRUNTIME_LIBRARY);
+    // One run before it says ready: the pages and arena a run needs are in, so the first question
+    // does not wait for them (scripts/bench/first-question.ts: the process's first 95 -> ~70 ms).
+    await embedder.embed(["warm"]);
     post({ type: "ready" });
   } catch (error) {
     post({ type: "failed", message: messageOf(error) });
