@@ -7,7 +7,7 @@ import type { Migration } from "../store/migrations";
 import { open, seal } from "./aead";
 import { VectorRotation } from "./rotation";
 
-/** Rotations kept in memory (by user and store, each ~0.6 MB at 384 dimensions; building one takes ~0.1 s). */
+/** Rotations kept in memory (by user and store, each ~0.6 MB at 384 dimensions; building one takes ~20 ms). */
 const ROTATIONS_KEPT = 64;
 /** Data and derived keys kept in memory (32 bytes each; unwrapping or deriving one again costs microseconds). */
 const KEYS_KEPT = 10_000;
