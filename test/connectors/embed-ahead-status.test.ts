@@ -4,21 +4,15 @@
 // where it stopped until the next.
 import { expect, test } from "bun:test";
 import { AHEAD_PAGE } from "../../src/connectors/embed-ahead";
-import type { ConnectorViewT } from "../../src/connectors/model";
 import { bearer, req } from "../helpers";
-import { type App, appPerTest } from "../support/app-per-test";
+import { type App, appPerTest, listedConnector } from "../support/app-per-test";
 import { operatorSqliteTable, shopOrders } from "../support/sources";
 import { vectorsWithoutModel } from "../support/vectors-without-model";
 
 const app = appPerTest();
 const ROWS = AHEAD_PAGE * 2 + 22;
 
-/** The operator's `shop` as `token`'s GET /v1/connectors shows it. */
-async function shopAsListed(t: App, token: string): Promise<ConnectorViewT> {
-  const res = await t.app.handle(req("/v1/connectors", { headers: bearer(token) }));
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { connectors: ConnectorViewT[] }).connectors.find((c) => c.id === "shop")!;
-}
+const shopAsListed = (t: App, token: string) => listedConnector(t, token, "shop");
 
 test("GET /v1/connectors: `embedding` with the records embedded ahead so far, then `ok` once all are", async () => {
   const t = await app(operatorSqliteTable("shop", "orders", shopOrders(ROWS)));

@@ -1,7 +1,8 @@
 // For a test file whose tests each make an app: the app of each test is closed after it, whether
 // the test passed or not (its worker, its database), so the next test starts clean.
-import { afterEach } from "bun:test";
-import { testApp } from "../helpers";
+import { afterEach, expect } from "bun:test";
+import type { ConnectorViewT } from "../../src/connectors/model";
+import { bearer, req, testApp } from "../helpers";
 
 export type App = Awaited<ReturnType<typeof testApp>>;
 
@@ -16,4 +17,11 @@ export function appPerTest(): (env?: Record<string, string>, now?: () => number)
     open.push(app);
     return app;
   };
+}
+
+/** Connector `id` as `token`'s GET /v1/connectors lists it. */
+export async function listedConnector(t: App, token: string, id: string): Promise<ConnectorViewT> {
+  const res = await t.app.handle(req("/v1/connectors", { headers: bearer(token) }));
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { connectors: ConnectorViewT[] }).connectors.find((c) => c.id === id)!;
 }
