@@ -40,21 +40,29 @@ export const MEMORY_CHECK_INTERVAL_MS = 100;
  */
 export const MEMORY_CHECK_COST_RATIO = 4;
 
-let mallocTrim: (() => void) | undefined;
+/** The two calls of the C library used here, opened once per thread; null where there is no such library (not Linux). */
+type Libc = { malloc_trim(pad: number): number; madvise(at: Pointer, length: number, advice: number): number };
+let libc: Libc | null | undefined;
+function libcCalls(): Libc | null {
+  if (libc === undefined) {
+    try {
+      libc = dlopen("libc.so.6", {
+        malloc_trim: { args: ["usize"], returns: "i32" },
+        madvise: { args: ["ptr", "usize", "i32"], returns: "i32" },
+      }).symbols as unknown as Libc;
+    } catch {
+      libc = null;
+    }
+  }
+  return libc;
+}
+
 /**
  * Gives memory the C allocator holds free back to the system (glibc's malloc_trim): what
  * onnxruntime used while loading the model and between runs. Nothing where there is none.
  */
 export function trimMemory(): void {
-  try {
-    mallocTrim ??= (() => {
-      const libc = dlopen("libc.so.6", { malloc_trim: { args: ["usize"], returns: "i32" } });
-      return () => void libc.symbols.malloc_trim(0);
-    })();
-  } catch {
-    mallocTrim = () => {};
-  }
-  mallocTrim();
+  libcCalls()?.malloc_trim(0);
 }
 
 /**
@@ -72,24 +80,23 @@ const ADVICE = { pageout: 21, drop: 4 } as const;
  * advised (0 where the system has no such advice).
  */
 export function releaseFilePages(file: RegExp, advice: keyof typeof ADVICE = "pageout"): number {
-  let advised = 0;
+  const calls = libcCalls();
+  if (!calls) return 0;
+  let maps: string;
   try {
-    const libc = dlopen("libc.so.6", { madvise: { args: ["ptr", "usize", "i32"], returns: "i32" } });
-    try {
-      for (const line of readFileSync("/proc/self/maps", "utf8").split("\n")) {
-        const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s+(\/.*)$/.exec(line);
-        if (!m || !file.test(m[4]!)) continue;
-        // Dropped, a private mapping's written pages would be lost (read again from the file): only shared ones.
-        if (advice === "drop" && m[3]![3] !== "s") continue;
-        const start = Number.parseInt(m[1]!, 16);
-        const length = Number.parseInt(m[2]!, 16) - start;
-        if (libc.symbols.madvise(start as unknown as Pointer, length, ADVICE[advice]) === 0) advised += length;
-      }
-    } finally {
-      libc.close();
-    }
+    maps = readFileSync("/proc/self/maps", "utf8");
   } catch {
-    // Not Linux, or no libc by that name: nothing given back, nothing else changes.
+    return 0;
+  }
+  let advised = 0;
+  for (const line of maps.split("\n")) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \d+\s+(\/.*)$/.exec(line);
+    if (!m || !file.test(m[4]!)) continue;
+    // Dropped, a private mapping's written pages would be lost (read again from the file): only shared ones.
+    if (advice === "drop" && m[3]![3] !== "s") continue;
+    const start = Number.parseInt(m[1]!, 16);
+    const length = Number.parseInt(m[2]!, 16) - start;
+    if (calls.madvise(start as unknown as Pointer, length, ADVICE[advice]) === 0) advised += length;
   }
   return advised;
 }

@@ -102,11 +102,14 @@ export function removeDoc(db: Database, doc: number): void {
   db.query("DELETE FROM connector_docs WHERE doc = ?").run(doc);
 }
 
-/** A record, opened. */
-export function openRecord(ctx: IndexContext, doc: number, sealed?: Uint8Array): SourceRecord | undefined {
-  const record =
-    sealed ?? ctx.db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?").get(doc)?.record;
-  return record ? (JSON.parse(ctx.keys.open(record, `doc/${doc}`)) as SourceRecord) : undefined;
+/** A record as it is stored (sealed), if it is. */
+export function sealedRecord(ctx: IndexContext, doc: number): Uint8Array | undefined {
+  return ctx.db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?").get(doc)?.record;
+}
+
+/** A record's sealed bytes, opened. */
+export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): SourceRecord {
+  return JSON.parse(ctx.keys.open(sealed, `doc/${doc}`)) as SourceRecord;
 }
 
 /** Records by their doc, opened, in one read. */
@@ -116,7 +119,7 @@ export function openRecords(ctx: IndexContext, docs: number[]): Map<number, Sour
       "SELECT doc, record FROM connector_docs WHERE doc IN (SELECT value FROM json_each(?))",
     )
     .all(JSON.stringify(docs));
-  return new Map(rows.map((r) => [r.doc, JSON.parse(ctx.keys.open(r.record, `doc/${r.doc}`)) as SourceRecord]));
+  return new Map(rows.map((r) => [r.doc, openRecord(ctx, r.doc, r.record)]));
 }
 
 export function countRecords(ctx: IndexContext): number {

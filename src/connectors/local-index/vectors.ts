@@ -2,14 +2,8 @@
 // worker a record at a time, and stored rotated by the owner's secret rotation (D25).
 import type { IndexProgress } from "../types";
 import type { IndexContext } from "./context";
-import { openRecord } from "./documents";
+import { openRecord, sealedRecord } from "./documents";
 
-/**
- * Chunks still without a vector, with the text to embed: `limit` of them, and the rest of the
- * last record's. A record is cut into chunks on the request thread once per call, so one is
- * never split between two calls (cutting a long mail again for each batch of its 64 chunks was
- * a third of that thread's time while a maildir embedded).
- */
 /** A chunk owed its vector: its number, its record and place in it, and that record as it was sealed when read. */
 export interface OwedChunk {
   chunk: number;
@@ -19,6 +13,12 @@ export interface OwedChunk {
   sealed: Uint8Array;
 }
 
+/**
+ * Chunks still without a vector, with the text to embed: `limit` of them, and the rest of the
+ * last record's. A record is cut into chunks on the request thread once per call, so one is
+ * never split between two calls (cutting a long mail again for each batch of its 64 chunks was
+ * a third of that thread's time while a maildir embedded).
+ */
 export function pendingChunks(ctx: IndexContext, limit: number): Array<OwedChunk & { text: string }> {
   const { db } = ctx;
   const rows = db
@@ -36,13 +36,12 @@ export function pendingChunks(ctx: IndexContext, limit: number): Array<OwedChunk
         .all(last.doc, last.chunk),
     );
   const records = new Map<number, { sealed: Uint8Array; texts: string[] }>();
-  const read = db.query<{ record: Uint8Array }, [number]>("SELECT record FROM connector_docs WHERE doc = ?");
   const out: Array<OwedChunk & { text: string }> = [];
   for (const r of rows) {
     if (!records.has(r.doc)) {
-      const sealed = read.get(r.doc)?.record ?? new Uint8Array();
-      const rec = sealed.length ? openRecord(ctx, r.doc, sealed) : undefined;
-      records.set(r.doc, { sealed, texts: rec ? ctx.chunker(rec) : [] });
+      const sealed = sealedRecord(ctx, r.doc);
+      // A record gone meanwhile has no texts: its chunks go below.
+      records.set(r.doc, sealed ? { sealed, texts: ctx.chunker(openRecord(ctx, r.doc, sealed)) } : { sealed: new Uint8Array(), texts: [] });
     }
     const { sealed, texts } = records.get(r.doc)!;
     const text = texts[r.ord];

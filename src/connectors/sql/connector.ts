@@ -453,7 +453,7 @@ export class SqlConnector implements Connector {
     if (maxRowBytes !== undefined) where.push(`${rowBytes(dialect, t)} <= ${bind(maxRowBytes)}`);
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
-    const columns = [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])].map(quote).join(", ");
+    const columns = readColumns(t).map(quote).join(", ");
     // Asked for the largest or smallest of a quantity the question names: by that column first.
     const orderedBy = request.order ? orderColumn(this.numeric.get(t.name) ?? [], request.terms) : undefined;
     const first = orderedBy ? `${quote(orderedBy)} ${request.order === "asc" ? "ASC" : "DESC"} NULLS LAST, ` : "";
@@ -531,8 +531,11 @@ export class SqlConnector implements Connector {
 function rowBytes(dialect: Driver["dialect"], t: SqlTable): string {
   const bytes = (c: string) =>
     dialect === "sqlite" ? `COALESCE(length(CAST(${quote(c)} AS BLOB)), 0)` : `COALESCE(octet_length(CAST(${quote(c)} AS TEXT)), 0)`;
-  return [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])].map(bytes).join(" + ");
+  return readColumns(t).map(bytes).join(" + ");
 }
+
+/** The columns a table's rows are read with, each once. */
+const readColumns = (t: SqlTable) => [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])];
 
 /**
  * A PostgreSQL error about the statement, the connection itself alive: any SQLSTATE but a
