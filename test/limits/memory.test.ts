@@ -9,12 +9,14 @@ import { collectMemory, dropPagesOnCollect, memoryCheck, ownMemoryBytes, release
 import { tempDir } from "../helpers";
 import { residentKb } from "../support/held-memory";
 
+const MB = 1024 * 1024;
+
 function rig(rssMb: number, collectMs = 0) {
   let at = 0;
-  let rss = rssMb * 1024 * 1024;
+  let rss = rssMb * MB;
   let collections = 0;
   const check = memoryCheck({
-    budgetBytes: 200 * 1024 * 1024,
+    budgetBytes: 200 * MB,
     intervalMs: 100,
     rss: () => rss,
     now: () => at,
@@ -26,7 +28,7 @@ function rig(rssMb: number, collectMs = 0) {
   return {
     check,
     advance: (ms: number) => (at += ms),
-    setRss: (mb: number) => (rss = mb * 1024 * 1024),
+    setRss: (mb: number) => (rss = mb * MB),
     collections: () => collections,
   };
 }
@@ -76,21 +78,29 @@ test("the real collection runs and leaves the process working (this thread's hea
   expect(check()).toBe(true);
 });
 
-describe("releaseFilePages", () => {
-  test("the pages of a mapped file held now go back; the mapping reads the same bytes after", () => {
-    const path = join(tempDir("corpus-pages-"), "library.so");
-    const bytes = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 7) & 0xff);
-    writeFileSync(path, bytes);
-    const mapped = Bun.mmap(path, { shared: false });
+/** A 4 MB file of patterned bytes, mapped and each page read once; `readsTheSame` reads them all again and compares. */
+function mappedFile(name: string, shared: boolean) {
+  const path = join(tempDir("corpus-pages-"), name);
+  const bytes = new Uint8Array(4 * MB).map((_, i) => (i * 7) & 0xff);
+  writeFileSync(path, bytes);
+  const mapped = Bun.mmap(path, { shared });
+  const touch = () => {
     let sum = 0;
     for (let i = 0; i < mapped.length; i += 4096) sum += mapped[i]!;
-    expect(residentKb(path)).toBeGreaterThanOrEqual(4096);
-    expect(releaseFilePages(/\/library\.so$/)).toBeGreaterThanOrEqual(4 * 1024 * 1024);
-    expect(residentKb(path)).toBeLessThan(1024);
-    let again = 0;
-    for (let i = 0; i < mapped.length; i += 4096) again += mapped[i]!;
-    expect(again).toBe(sum);
-    expect(Buffer.from(mapped).equals(Buffer.from(bytes))).toBe(true);
+    return sum;
+  };
+  const sum = touch();
+  const readsTheSame = () => touch() === sum && Buffer.from(mapped).equals(Buffer.from(bytes));
+  return { path, readsTheSame };
+}
+
+describe("releaseFilePages", () => {
+  test("the pages of a mapped file held now go back; the mapping reads the same bytes after", () => {
+    const file = mappedFile("library.so", false);
+    expect(residentKb(file.path)).toBeGreaterThanOrEqual(4096);
+    expect(releaseFilePages(/\/library\.so$/)).toBeGreaterThanOrEqual(4 * MB);
+    expect(residentKb(file.path)).toBeLessThan(1024);
+    expect(file.readsTheSame()).toBe(true);
   });
 
   test("no file of that name mapped: nothing advised", () => {
@@ -98,28 +108,18 @@ describe("releaseFilePages", () => {
   });
 
   test("a collection drops the pages of the files named for it from the process; a shared mapping reads the same bytes after", () => {
-    const path = join(tempDir("corpus-drop-"), "dropped.db");
-    const bytes = new Uint8Array(4 * 1024 * 1024).map((_, i) => (i * 13) & 0xff);
-    writeFileSync(path, bytes);
-    const mapped = Bun.mmap(path, { shared: true });
-    const touch = () => {
-      let sum = 0;
-      for (let i = 0; i < mapped.length; i += 4096) sum += mapped[i]!;
-      return sum;
-    };
-    const sum = touch();
+    const file = mappedFile("dropped.db", true);
     collectMemory();
-    expect(residentKb(path)).toBeGreaterThanOrEqual(4096);
+    expect(residentKb(file.path)).toBeGreaterThanOrEqual(4096);
     dropPagesOnCollect(/\/dropped\.db$/);
     collectMemory();
-    expect(residentKb(path)).toBeLessThan(1024);
-    expect(touch()).toBe(sum);
-    expect(Buffer.from(mapped).equals(Buffer.from(bytes))).toBe(true);
+    expect(residentKb(file.path)).toBeLessThan(1024);
+    expect(file.readsTheSame()).toBe(true);
   });
 
   test("attack: a private mapping of a file by that name, written to, keeps what was written", () => {
     const path = join(tempDir("corpus-drop-"), "written.db");
-    writeFileSync(path, new Uint8Array(1024 * 1024));
+    writeFileSync(path, new Uint8Array(MB));
     const mapped = Bun.mmap(path, { shared: false });
     mapped.fill(9);
     dropPagesOnCollect(/\/written\.db$/);
@@ -130,16 +130,16 @@ describe("releaseFilePages", () => {
 
 test("the budget counts the process's own memory, not the pages of the files it maps (its code, the database)", () => {
   const path = join(tempDir("corpus-own-"), "mapped.db");
-  writeFileSync(path, new Uint8Array(32 * 1024 * 1024).fill(1));
+  writeFileSync(path, new Uint8Array(32 * MB).fill(1));
   const mapped = Bun.mmap(path, { shared: false });
   const [ownBefore, rssBefore] = [ownMemoryBytes(), process.memoryUsage.rss()];
   let sum = 0;
   for (let i = 0; i < mapped.length; i += 4096) sum += mapped[i]!;
   expect(sum).toBe(mapped.length / 4096);
   const [ownMapped, rssMapped] = [ownMemoryBytes(), process.memoryUsage.rss()];
-  expect(rssMapped - rssBefore).toBeGreaterThan(24 * 1024 * 1024);
-  expect(ownMapped - ownBefore).toBeLessThan(8 * 1024 * 1024);
-  const own = new Uint8Array(32 * 1024 * 1024).fill(1);
-  expect(ownMemoryBytes() - ownMapped).toBeGreaterThan(24 * 1024 * 1024);
+  expect(rssMapped - rssBefore).toBeGreaterThan(24 * MB);
+  expect(ownMapped - ownBefore).toBeLessThan(8 * MB);
+  const own = new Uint8Array(32 * MB).fill(1);
+  expect(ownMemoryBytes() - ownMapped).toBeGreaterThan(24 * MB);
   expect(own[own.length - 1]).toBe(1);
 });
