@@ -13,9 +13,6 @@
 // (The earlier version started two servers and drove them with wrk. When its first check threw
 // — the route it guarded had lost its rate limit — it exited without stopping them; the servers,
 // holding the terminal's output open, kept whoever ran it waiting forever. Nothing is spawned now.)
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import { createApp } from "../../src/app";
@@ -25,12 +22,12 @@ import { JSON_CONTENT_TYPE, SECURITY_HEADERS } from "../../src/http/response";
 import { createLogger } from "../../src/log";
 import { createFetch } from "../../src/server";
 import { createServices } from "../../src/services";
-import { median } from "./lib";
+import { median, runTempDir } from "./lib";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 
-const dataDir = mkdtempSync(join(tmpdir(), "corpus-bench-auth-"));
+const dataDir = runTempDir("corpus-bench-auth-");
 const config = loadConfig({
   CORPUS_DATA_DIR: dataDir,
   CORPUS_LOG_LEVEL: "WARNING",
@@ -111,5 +108,4 @@ try {
   console.log(`floor: + Authorization read, six limit headers ${fmt(added(times.floor, times.floorOpen)).trimStart()} added`);
 } finally {
   await services.close();
-  rmSync(dataDir, { recursive: true, force: true });
 }

@@ -4,13 +4,13 @@
 // start included). Then `corpus restore` into an empty folder.
 //   bun scripts/bench/backup.ts        (CORPUS_BENCH_DIR keeps the indexed folder between runs)
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { runTempDir } from "./lib";
 
 const CLI = join(import.meta.dir, "../../src/cli.ts");
 const data = join(import.meta.dir, "../../../shared/data");
-const work = process.env.CORPUS_BENCH_DIR ?? mkdtempSync(join(tmpdir(), "corpus-bench-backup-"));
+const work = process.env.CORPUS_BENCH_DIR ?? runTempDir("corpus-bench-backup-");
 mkdirSync(work, { recursive: true });
 const keyFile = join(work, "master.key");
 if (!existsSync(keyFile)) writeFileSync(keyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });

@@ -2,8 +2,7 @@
 // (issue: connectors). Starts the test servers (scripts/test-servers.sh) when needed.
 //   bun scripts/bench/connectors.ts
 import { randomBytes } from "node:crypto";
-import { cpSync, existsSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createFilesConnector } from "../../src/connectors/files/connector";
 import { ImapConnector } from "../../src/connectors/imap/connector";
@@ -14,6 +13,7 @@ import type { Connector, RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../../test/support/chinook";
+import { runTempDir } from "./lib";
 
 const root = join(import.meta.dir, "../..");
 const data = join(root, "../shared/data");
@@ -28,7 +28,7 @@ const env = Object.fromEntries(
 );
 
 const key = randomBytes(32);
-const db = openDatabase(mkdtempSync(join(tmpdir(), "corpus-bench-conn-")), [...cryptoMigrations, ...indexMigrations]);
+const db = openDatabase(runTempDir("corpus-bench-conn-"), [...cryptoMigrations, ...indexMigrations]);
 const keys = new UserKeys(db, key);
 const index = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
 
@@ -57,7 +57,7 @@ const maildir = createMaildirConnector(join(data, "enron", "messages"), index("b
 await maildir.sync();
 await latency("maildir (Enron, 1702 .eml)", maildir);
 
-const invoices = mkdtempSync(join(tmpdir(), "corpus-bench-files-"));
+const invoices = runTempDir("corpus-bench-files-");
 cpSync(join(data, "invoices"), invoices, { recursive: true });
 let t0 = performance.now();
 const files = createFilesConnector(invoices, index("bench/files"));

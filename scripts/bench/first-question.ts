@@ -5,18 +5,17 @@
 //   bun scripts/bench/first-question.ts [--rebuild]
 // The first of a user includes making their keys and rotation; the first of the process also the
 // worker's first model run and the code paths run once.
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "../build";
-import { freePort, kill, median, waitFor200, waitIdle } from "./lib";
+import { freePort, kill, median, runTempDir, waitFor200, waitIdle } from "./lib";
 
 const root = join(import.meta.dir, "../..");
 const exe = join(root, "dist", "corpus");
 if (!existsSync(exe) || process.argv.includes("--rebuild")) await buildExecutable(exe);
 
 async function oneServer(): Promise<{ first: number; otherUser: number; warm: number }> {
-  const dir = mkdtempSync(join(tmpdir(), "corpus-bench-first-"));
+  const dir = runTempDir("corpus-bench-first-");
   const port = freePort();
   const env = {
     PATH: process.env.PATH ?? "",

@@ -11,8 +11,7 @@
 // Targets: GET / p99 < 50 ms and /v1/query p99 < 300 ms while embedding; corpus >= 0.85 x bare
 // chunks/s; embedding at least 2x faster than --before; RSS < 250 MB embedding, < 150 MB idle.
 
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { $ } from "bun";
@@ -23,7 +22,7 @@ import { embeddingText, recordChunks } from "../../src/retrieval/chunk";
 import { DATABASE_FILE } from "../../src/store/database";
 import type { BareResult } from "./bare-embed";
 import type { Sample } from "./indexing-probe";
-import { freePort, kill, mappedMb, rssMb, sleep, waitFor200, waitIdle } from "./lib";
+import { freePort, kill, mappedMb, rssMb, runTempDir, sleep, waitFor200, waitIdle } from "./lib";
 
 const root = join(import.meta.dir, "../..");
 const enron = join(root, "../shared/data/enron/messages");
@@ -42,7 +41,7 @@ const threads = values.threads!;
 function mailFolder(): { root: string; path: string; messages: number } {
   const all = readdirSync(enron).sort();
   if (!values.limit || Number(values.limit) >= all.length) return { root: join(enron, ".."), path: enron, messages: all.length };
-  const dir = mkdtempSync(join(tmpdir(), "corpus-bench-mail-"));
+  const dir = runTempDir("corpus-bench-mail-");
   const path = join(dir, "messages");
   mkdirSync(path);
   const picked = all.slice(0, Number(values.limit));
@@ -80,7 +79,7 @@ interface ServerRun {
 }
 
 async function measureServer(label: string, exe: string, mail: { root: string; path: string }, probing = true): Promise<ServerRun> {
-  const dataDir = mkdtempSync(join(tmpdir(), "corpus-bench-data-"));
+  const dataDir = runTempDir("corpus-bench-data-");
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
   const env = {
@@ -191,7 +190,7 @@ async function measureServer(label: string, exe: string, mail: { root: string; p
 
 /** The executable of an earlier revision, built from `git archive` in a temporary folder. */
 async function buildRevision(rev: string): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), "corpus-bench-before-"));
+  const dir = runTempDir("corpus-bench-before-");
   await $`git -C ${root} archive ${rev} | tar -x -C ${dir}`.quiet();
   await $`ln -s ${join(root, "node_modules")} ${join(dir, "node_modules")}`.quiet();
   await $`${process.execPath} ${join(dir, "scripts/build.ts")}`.cwd(dir).quiet();
@@ -241,7 +240,7 @@ const p99 = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.min(ms.length -
 if (!values["no-build"]) await $`${process.execPath} run build`.cwd(root).quiet();
 const mail = mailFolder();
 const texts = await chunksOf(mail.path);
-const chunkFile = join(mkdtempSync(join(tmpdir(), "corpus-bench-chunks-")), "chunks.json");
+const chunkFile = join(runTempDir("corpus-bench-chunks-"), "chunks.json");
 writeFileSync(chunkFile, JSON.stringify(texts));
 console.log(
   `Enron maildir: ${mail.messages} messages, ${texts.length} chunks; model ${assets.modelFile.split("/").pop()}; CORPUS_EMBED_THREADS=${threads}`,

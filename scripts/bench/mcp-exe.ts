@@ -6,11 +6,10 @@
 //   bun scripts/bench/mcp-exe.ts [path/to/corpus] [--rounds N]     (default dist/corpus, built if missing)
 // Run it with an older executable's path to compare; a server without 2026-07-28 is measured on
 // the 2025 wire only.
-import { existsSync, mkdirSync, mkdtempSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "../build";
-import { coldStarts, cpuSeconds, freePort, kill, median, waitFor200 } from "./lib";
+import { coldStarts, cpuSeconds, freePort, kill, median, runTempDir, waitFor200 } from "./lib";
 
 const root = join(import.meta.dir, "../..");
 const exe = process.argv.slice(2).find((a) => !a.startsWith("--") && !/^\d+$/.test(a)) ?? join(root, "dist", "corpus");
@@ -28,7 +27,7 @@ const MODERN_META = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "
 
 if (!existsSync(exe)) await buildExecutable(exe);
 
-const home = mkdtempSync(join(tmpdir(), "corpus-bench-exe-"));
+const home = runTempDir("corpus-bench-exe-");
 const docs = join(home, "docs");
 mkdirSync(docs);
 for (const f of ["AmazonWebServices.pdf", "FlipkartInvoice.pdf", "AzureInterior.pdf"])

@@ -1,17 +1,14 @@
-// The server of scripts/bench/mcp.ts: the real app with the invoices folder connected and
-// indexed; prints its URL and a token on stdout once ready.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
 import { createLogger } from "../../src/log";
 import { createFetch } from "../../src/server";
 import { createServices } from "../../src/services";
+import { runTempDir } from "./lib";
 
 const data = join(import.meta.dir, "../../../shared/data");
 const config = loadConfig({
-  CORPUS_DATA_DIR: mkdtempSync(join(tmpdir(), "corpus-bench-mcp-")),
+  CORPUS_DATA_DIR: runTempDir("corpus-bench-mcp-"),
   CORPUS_LOG_LEVEL: "WARNING",
   CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000000",
   CORPUS_CONNECTOR_ROOTS: data,

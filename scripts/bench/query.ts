@@ -3,17 +3,17 @@
 // bare GET / of the same server in the same run beside them (issue: the query pipeline).
 // Targets: /v1/query p50 < 50 ms, p99 < 150 ms; /v1/deep_search p99 < 25 ms.
 //   bun scripts/bench/query.ts
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
 import { indexedServer } from "./indexed-server";
+import { runTempDir } from "./lib";
 import { receiptsFolder } from "./receipts-folder";
 
 const data = join(import.meta.dir, "../../../shared/data");
 // CORPUS_BENCH_DIR keeps the index (and its embeddings) between runs.
-const work = process.env.CORPUS_BENCH_DIR ?? mkdtempSync(join(tmpdir(), "corpus-bench-query-"));
+const work = process.env.CORPUS_BENCH_DIR ?? runTempDir("corpus-bench-query-");
 mkdirSync(work, { recursive: true });
 const { services, server, url, headers } = await indexedServer(
   work,

@@ -3,18 +3,17 @@
 // Prints: median spawn-to-first-200 over 5 runs, RSS when ready, file size, and GET /
 // requests per second under 64 connections beside bare Bun.serve measured in the same run.
 // Targets: first 200 < 150 ms, ready RSS < 130 MB, GET / >= 0.8 x bare Bun.serve.
-import { existsSync, mkdtempSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "../build";
-import { coldStarts, freePort, kill, median, requireTool, rssMb, sleep, waitFor200, waitIdle, wrk } from "./lib";
+import { coldStarts, freePort, kill, median, requireTool, rssMb, runTempDir, sleep, waitFor200, waitIdle, wrk } from "./lib";
 
 requireTool("wrk", "wrk");
 const root = join(import.meta.dir, "../..");
 const exe = join(root, "dist", "corpus");
 if (!existsSync(exe) || process.argv.includes("--rebuild")) await buildExecutable(exe);
 
-const dataDir = mkdtempSync(join(tmpdir(), "corpus-bench-"));
+const dataDir = runTempDir("corpus-bench-");
 const env = { PATH: process.env.PATH ?? "", HOME: dataDir, CORPUS_DATA_DIR: dataDir, CORPUS_LOG_LEVEL: "WARNING" };
 
 function spawnCorpus(port: number) {

@@ -4,12 +4,12 @@
 // failed counts, and the kernel's net.ipv4.tcp_migrate_req (with 1, connections queued on the
 // listener being closed are handed to the new one instead of reset).
 //   bun scripts/bench/tls-reload.ts [--reloads 20] [--clients 8] [--fresh]
-import { copyFileSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { FIXED_ISSUER, newMasterKey, startCorpus } from "../../test/backup/support";
 import { selfSigned } from "../../test/support/certificates";
+import { runTempDir } from "./lib";
 
 const { values } = parseArgs({
   options: {
@@ -18,7 +18,7 @@ const { values } = parseArgs({
     fresh: { type: "boolean", default: false },
   },
 });
-const dir = mkdtempSync(join(tmpdir(), "corpus-tls-bench-"));
+const dir = runTempDir("corpus-tls-bench-");
 for (const name of ["a", "b"]) selfSigned(dir, name, ["IP:127.0.0.1"]);
 const install = (name: string) => {
   copyFileSync(join(dir, `${name}.crt`), join(dir, "server.crt"));
