@@ -126,7 +126,8 @@ test("attack: the rewrite of long Chinese documents holds the event loop no long
   const entries = Array.from({ length: 20 }, (_, i) => ({ source: `book${i}`, size: 1, mtime: 1 }));
   for (const e of entries) index.put(e, [{ ...note, id: e.source, content: book(), path: e.source }]);
   db.query("UPDATE connector_docs SET terms_format = 1").run();
-  const { stalledMs } = await watchingTheLoop(() => scanUnchanged(index, entries));
+  const { heldCpuMs } = await watchingTheLoop(() => scanUnchanged(index, entries));
   expect(db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM connector_docs WHERE terms_format < ?").get(TERMS_FORMAT)!.n).toBe(0);
-  expect(stalledMs).toBeLessThan(1_000);
+  // The CPU of a turn, not its wall time: beside other test processes a turn also waits for a core.
+  expect(heldCpuMs).toBeLessThan(1_000);
 }, 120_000);

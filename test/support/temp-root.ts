@@ -1,22 +1,26 @@
 // Preloaded by every test run (bunfig.toml): the run's temporary files (data folders, keys,
 // mail folders, logs) go under one folder of its own, removed when the run ends. Tests make
 // thousands of them; those a test did not remove, or a run killed midway, stayed in /tmp for
-// good (3 GB seen on the CI machine).
+// good (3 GB seen on the CI machine). scripts/test.ts (`npm test`) makes that folder for its
+// parallel test processes and removes it; a `bun test` of a few files makes its own here.
 import { afterAll } from "bun:test";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const root = mkdtempSync(join(tmpdir(), "corpus-test-run-"));
-// Passable, not listable, by others: some tests run a process as another user in a folder here.
-chmodSync(root, 0o711);
-// os.tmpdir() reads TMPDIR on each call, and child processes (servers under test) inherit it.
-process.env.TMPDIR = root;
-// A hook in a preloaded file runs once, after every file of the run.
-afterAll(() => {
-  try {
-    rmSync(root, { recursive: true, force: true, maxRetries: 2 });
-  } catch {
-    // A folder still in use (a mount a failed test left): the next clean-up of /tmp takes it.
-  }
-});
+if (!process.env.CORPUS_TEST_RUN_ROOT) {
+  const root = mkdtempSync(join(tmpdir(), "corpus-test-run-"));
+  // Passable, not listable, by others: some tests run a process as another user in a folder here.
+  chmodSync(root, 0o711);
+  // os.tmpdir() reads TMPDIR on each call, and child processes (servers under test) inherit it.
+  process.env.TMPDIR = root;
+  // A hook in a preloaded file runs once, after every file of a serial run (with --parallel, after
+  // each file: scripts/test.ts's folder is the one such a run uses).
+  afterAll(() => {
+    try {
+      rmSync(root, { recursive: true, force: true, maxRetries: 2 });
+    } catch {
+      // A folder still in use (a mount a failed test left): the next clean-up of /tmp takes it.
+    }
+  });
+}
