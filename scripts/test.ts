@@ -6,16 +6,17 @@
 // across the files it runs, as a serial run does (--no-isolate: onnxruntime's native addon
 // aborts the process when a file's fresh global loads it again). The run's temporary files go
 // under one folder made here and removed when the run ends (test/support/temp-root.ts); the test
-// servers are started here when they are not running, and stopped when the run ends.
+// servers are started here when they are not running, and then stopped when the run ends, by
+// its end, a failure or a signal.
 // A test file is a unit test unless it is named below. The unit suite preloads
 // test/support/unit-guard.ts, which makes a child process, a worker (the model), the model or
 // the test servers throw at once: a test that needs one fails there, saying it belongs here.
 
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { Glob } from "bun";
-import { testServers } from "../test/support/servers";
+import { Glob, type Subprocess } from "bun";
+import { serversRunning, startServers, stopServers } from "../test/support/servers";
 
 /**
  * Test processes at most, one per core: two on this two-core machine take the whole suite from
@@ -117,34 +118,61 @@ if (unknown.length) {
   console.error(`scripts/test.ts names test files that do not exist: ${unknown.join(", ")}`);
   process.exit(2);
 }
-const files = all.filter((f) => suite === "all" || INTEGRATION.includes(f) === (suite === "integration")).map((f) => `./test/${f}`);
-const options = suite === "unit" ? ["--preload", "./test/support/unit-guard.ts"] : ["--timeout", "60000"];
+// Files named after the suite (`npm test -- test/x.test.ts`) are run alone; other arguments go to bun test.
+const named = process.argv.slice(3).filter((a) => !a.startsWith("-") && existsSync(join(root, a)));
+const options = process.argv.slice(3).filter((a) => !named.includes(a));
+const files = named.length
+  ? named.map((f) => (f.startsWith("/") || f.startsWith("./") ? f : `./${f}`))
+  : all.filter((f) => suite === "all" || INTEGRATION.includes(f) === (suite === "integration")).map((f) => `./test/${f}`);
+const suiteOptions = suite === "unit" ? ["--preload", "./test/support/unit-guard.ts"] : ["--timeout", "60000"];
 const workers = Math.min(availableParallelism(), TEST_WORKERS);
 
 // Passable, not listable, by others: some tests run a process as another user in a folder here.
 const runRoot = mkdtempSync(join(tmpdir(), "corpus-test-run-"));
 chmodSync(runRoot, 0o711);
-function removeRunRoot(): void {
+// os.tmpdir() reads TMPDIR on each call; the test processes, the servers and their logs go here.
+process.env.TMPDIR = runRoot;
+process.env.CORPUS_TEST_RUN_ROOT = runRoot;
+
+// Ctrl-C, a closed terminal or a CI timeout: the tests stop, then the servers this run started
+// and the run's files go (the exit status says which signal: 128 + its number).
+const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+let run: Subprocess | undefined;
+let stoppedBy: keyof typeof SIGNALS | undefined;
+for (const signal of Object.keys(SIGNALS) as (keyof typeof SIGNALS)[])
+  process.on(signal, () => {
+    stoppedBy ??= signal;
+    run?.kill(signal);
+  });
+
+const started = performance.now();
+let startedServers = false;
+let code = 1;
+try {
+  // Started here, not by the first test process that needs them: each would stop those it
+  // started when it exits, under the others still running.
+  if (suite !== "unit" && !serversRunning()) {
+    await startServers();
+    startedServers = true;
+  }
+  if (!stoppedBy) {
+    run = Bun.spawn([process.execPath, "test", `--parallel=${workers}`, "--no-isolate", ...suiteOptions, ...options, ...files], {
+      cwd: root,
+      // With TMPDIR and CORPUS_TEST_RUN_ROOT as set above (a spawn's default is the environment the process started with).
+      env: { ...process.env },
+      stdio: ["inherit", "inherit", "inherit"],
+    });
+    code = await run.exited;
+  }
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
+} finally {
+  if (startedServers) stopServers();
   try {
     rmSync(runRoot, { recursive: true, force: true, maxRetries: 2 });
   } catch {
     // A folder still in use (a mount a failed test left): the next clean-up of /tmp takes it.
   }
 }
-
-const started = performance.now();
-// Started here, not by the first test process that needs them: each stops what it started when
-// it exits, which would take them from the others still running.
-if (suite !== "unit") await testServers();
-const run = Bun.spawn([process.execPath, "test", `--parallel=${workers}`, "--no-isolate", ...options, ...process.argv.slice(3), ...files], {
-  cwd: root,
-  // os.tmpdir() reads TMPDIR on each call; the test processes and the servers they start inherit it.
-  env: { ...process.env, TMPDIR: runRoot, CORPUS_TEST_RUN_ROOT: runRoot },
-  stdio: ["inherit", "inherit", "inherit"],
-});
-// Ctrl-C or a CI timeout: the tests stop, then their files go.
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => run.kill(signal));
-const code = await run.exited;
-removeRunRoot();
 console.error(`${suite} suite: ${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s, ${workers} at a time`);
-process.exit(code);
+process.exit(stoppedBy ? 128 + SIGNALS[stoppedBy] : code);

@@ -13,6 +13,7 @@
 // (The earlier version started two servers and drove them with wrk. When its first check threw
 // — the route it guarded had lost its rate limit — it exited without stopping them; the servers,
 // holding the terminal's output open, kept whoever ran it waiting forever. Nothing is spawned now.)
+import { join } from "node:path";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import { createApp } from "../../src/app";
@@ -27,7 +28,8 @@ import { median, runTempDir } from "./lib";
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 
-const dataDir = runTempDir("corpus-bench-auth-");
+// A folder inside the temporary one: the master key is written beside the data folder.
+const dataDir = join(runTempDir("corpus-bench-auth-"), "data");
 const config = loadConfig({
   CORPUS_DATA_DIR: dataDir,
   CORPUS_LOG_LEVEL: "WARNING",

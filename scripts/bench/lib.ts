@@ -7,16 +7,20 @@ import type { Subprocess } from "bun";
 
 const runTempDirs: string[] = [];
 
+/** Signals that end a benchmark, by number (the exit status is 128 + it). */
+const ENDING_SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
+
 /**
- * A temporary folder of this run, removed when the script exits, by its end, an error or Ctrl-C
- * (a benchmark's data folder holds ~200 MB: 28 runs had left 5.7 GB in /tmp).
+ * A temporary folder of this run, removed when the script exits, by its end, an error, Ctrl-C, a
+ * closed terminal or a kill (a benchmark's data folder holds ~200 MB: 28 runs had left 5.7 GB in
+ * /tmp). A master key written beside a data folder goes with it only if the data folder is inside.
  */
 export function runTempDir(prefix: string): string {
   if (runTempDirs.length === 0) {
     process.on("exit", () => {
       for (const dir of runTempDirs) rmSync(dir, { recursive: true, force: true });
     });
-    for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => process.exit(130));
+    for (const [signal, n] of Object.entries(ENDING_SIGNALS)) process.on(signal, () => process.exit(128 + n));
   }
   const dir = mkdtempSync(join(tmpdir(), prefix));
   runTempDirs.push(dir);

@@ -1,3 +1,5 @@
+// The server of scripts/bench/mcp.ts: the real app with the invoices folder connected and
+// indexed; prints its URL and a token on stdout once ready.
 import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { loadConfig } from "../../src/config";
@@ -8,7 +10,8 @@ import { runTempDir } from "./lib";
 
 const data = join(import.meta.dir, "../../../shared/data");
 const config = loadConfig({
-  CORPUS_DATA_DIR: runTempDir("corpus-bench-mcp-"),
+  // A folder inside the temporary one: the master key is written beside the data folder.
+  CORPUS_DATA_DIR: join(runTempDir("corpus-bench-mcp-"), "data"),
   CORPUS_LOG_LEVEL: "WARNING",
   CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000000",
   CORPUS_CONNECTOR_ROOTS: data,

@@ -13,8 +13,10 @@ const root = join(import.meta.dir, "../..");
 const exe = join(root, "dist", "corpus");
 if (!existsSync(exe) || process.argv.includes("--rebuild")) await buildExecutable(exe);
 
-const dataDir = runTempDir("corpus-bench-");
-const env = { PATH: process.env.PATH ?? "", HOME: dataDir, CORPUS_DATA_DIR: dataDir, CORPUS_LOG_LEVEL: "WARNING" };
+const home = runTempDir("corpus-bench-");
+// A folder inside the temporary one: the master key is written beside the data folder.
+const dataDir = join(home, "data");
+const env = { PATH: process.env.PATH ?? "", HOME: home, CORPUS_DATA_DIR: dataDir, CORPUS_LOG_LEVEL: "WARNING" };
 
 function spawnCorpus(port: number) {
   return Bun.spawn([exe, "serve"], { env: { ...env, CORPUS_PORT: String(port) }, stdout: "ignore", stderr: "inherit" });

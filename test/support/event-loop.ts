@@ -1,10 +1,11 @@
 // How long the event loop went without a turn while some work ran: a tick every 5 ms notes
 // the longest gap, and `onTick` runs at each (the memory tests sample RSS there). `heldCpuMs` is
-// the most CPU time the process used between two ticks: what a turn itself took, however busy
-// the machine (a test beside other test processes waits for a core too, which `stalledMs` counts).
+// the most CPU time this thread (the one running the loop) used between two ticks: what a turn
+// itself took, whether or not it also waited for a core beside other processes, which
+// `stalledMs` counts; other threads (the collector's, a worker's) are not counted.
 
-const cpuMs = () => {
-  const { user, system } = process.cpuUsage();
+const threadCpuMs = () => {
+  const { user, system } = process.threadCpuUsage();
   return (user + system) / 1000;
 };
 
@@ -13,11 +14,11 @@ export async function watchingTheLoop<T>(
   onTick: () => void = () => {},
 ): Promise<{ value: T; stalledMs: number; heldCpuMs: number }> {
   let last = performance.now();
-  let lastCpu = cpuMs();
+  let lastCpu = threadCpuMs();
   let stalledMs = 0;
   let heldCpuMs = 0;
   const note = () => {
-    const [now, cpu] = [performance.now(), cpuMs()];
+    const [now, cpu] = [performance.now(), threadCpuMs()];
     stalledMs = Math.max(stalledMs, now - last);
     heldCpuMs = Math.max(heldCpuMs, cpu - lastCpu);
     [last, lastCpu] = [now, cpu];

@@ -1,6 +1,6 @@
 // The real servers of the connector tests (scripts/test-servers.sh): used as they are when
-// .ci/run (or a developer) started them; otherwise started here, once, and stopped by PID
-// when the test process exits.
+// .ci/run, a developer or scripts/test.ts started them; otherwise started here, once, and
+// stopped by PID when the test process exits.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -33,34 +33,44 @@ function readEnv(): Record<string, string> | undefined {
   return alive(env.CORPUS_TEST_DOVECOT_PID) && alive(env.CORPUS_TEST_PG_PID) ? env : undefined;
 }
 
+const SCRIPT = join(root, "scripts/test-servers.sh");
+const scriptEnv = () => ({ ...process.env, CORPUS_TEST_STATE: state });
+
+/** The servers of $CORPUS_TEST_STATE are up (started by .ci/run, a developer, or another run). */
+export const serversRunning = () => readEnv() !== undefined;
+
+/** Starts the servers (scripts/test-servers.sh start), its output in a log under TMPDIR; throws, naming the log, if they do not come up. */
+export async function startServers(): Promise<void> {
+  const log = join(process.env.TMPDIR ?? "/tmp", `corpus-test-servers-${process.pid}.log`);
+  const run = Bun.spawn(["bash", "-c", `bash "$0" start >"$1" 2>&1`, SCRIPT, log], {
+    stdio: ["ignore", "ignore", "ignore"],
+    env: scriptEnv(),
+  });
+  if ((await run.exited) !== 0) throw new Error(`test servers did not start; see ${log}`);
+  if (!serversRunning()) throw new Error("test servers started but are not running");
+}
+
+/** Stops the servers by PID (scripts/test-servers.sh stop). */
+export function stopServers(): void {
+  Bun.spawnSync(["bash", SCRIPT, "stop"], { stdio: ["ignore", "ignore", "ignore"], env: scriptEnv() });
+}
+
 export function testServers(): Promise<TestServers> {
   if (process.env.CORPUS_TEST_SUITE === "unit")
     return Promise.reject(new Error("the test servers in the unit suite: this test belongs to the integration suite (scripts/test.ts)"));
   started ??= (async () => {
-    let env = readEnv();
-    if (!env) {
-      const log = join(process.env.TMPDIR ?? "/tmp", `corpus-test-servers-${process.pid}.log`);
-      const run = Bun.spawn(["bash", "-c", `bash "$0" start >"$1" 2>&1`, join(root, "scripts/test-servers.sh"), log], {
+    if (!serversRunning()) {
+      await startServers();
+      // Stopped by PID once this test process is gone, however it ends: in a session of its own,
+      // so the Ctrl-C that stops the tests does not stop it first.
+      Bun.spawn(["bash", "-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; bash "$0" stop`, SCRIPT], {
         stdio: ["ignore", "ignore", "ignore"],
-        env: { ...process.env, CORPUS_TEST_STATE: state },
-      });
-      if ((await run.exited) !== 0) throw new Error(`test servers did not start; see ${log}`);
-      env = readEnv();
-      if (!env) throw new Error("test servers started but are not running");
-      // Stopped by PID once this test process is gone, however it ends.
-      Bun.spawn(
-        [
-          "bash",
-          "-c",
-          `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; bash "$0" stop`,
-          join(root, "scripts/test-servers.sh"),
-        ],
-        {
-          stdio: ["ignore", "ignore", "ignore"],
-          env: { ...process.env, CORPUS_TEST_STATE: state },
-        },
-      ).unref();
+        env: scriptEnv(),
+        detached: true,
+      }).unref();
     }
+    const env = readEnv();
+    if (!env) throw new Error("test servers are not running");
     return {
       imap: {
         host: env.CORPUS_TEST_IMAP_HOST!,
