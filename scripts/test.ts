@@ -17,6 +17,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Glob, type Subprocess } from "bun";
 import { serversRunning, startServers, stopServers } from "../test/support/servers";
+import { freePort } from "../test/support/tcp";
 
 /**
  * Test processes at most, one per core: two on this two-core machine take the whole suite from
@@ -152,6 +153,11 @@ try {
   // Started here, not by the first test process that needs them: each would stop those it
   // started when it exits, under the others still running.
   if (suite !== "unit" && !serversRunning()) {
+    // This run's own, in its folder on ports of its own: another run beside it neither uses nor
+    // stops them (one sharing /tmp/corpus-test-servers lost them when the first ended).
+    process.env.CORPUS_TEST_STATE = join(runRoot, "servers");
+    process.env.CORPUS_TEST_IMAP_PORT = String(freePort());
+    process.env.CORPUS_TEST_PG_PORT = String(freePort());
     await startServers();
     startedServers = true;
   }

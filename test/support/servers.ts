@@ -11,11 +11,12 @@ export interface TestServers {
 }
 
 const root = join(import.meta.dir, "../..");
-const state = process.env.CORPUS_TEST_STATE ?? "/tmp/corpus-test-servers";
+/** Where the servers' state and env file are: read when asked (scripts/test.ts may point it at its run's folder). */
+const state = () => process.env.CORPUS_TEST_STATE ?? "/tmp/corpus-test-servers";
 let started: Promise<TestServers> | undefined;
 
 function readEnv(): Record<string, string> | undefined {
-  const file = join(state, "env");
+  const file = join(state(), "env");
   if (!existsSync(file)) return undefined;
   const env = Object.fromEntries(
     readFileSync(file, "utf8")
@@ -34,7 +35,7 @@ function readEnv(): Record<string, string> | undefined {
 }
 
 const SCRIPT = join(root, "scripts/test-servers.sh");
-const scriptEnv = () => ({ ...process.env, CORPUS_TEST_STATE: state });
+const scriptEnv = () => ({ ...process.env, CORPUS_TEST_STATE: state() });
 
 /** The servers of $CORPUS_TEST_STATE are up (started by .ci/run, a developer, or another run). */
 export const serversRunning = () => readEnv() !== undefined;
