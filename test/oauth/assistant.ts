@@ -3,7 +3,15 @@
 // callback that receives the code; and, from test/support, a free port and the headless Chromium.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client, type OAuthClientProvider, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type OAuthTokens,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import type { Page } from "playwright-core";
 import type { Running } from "../../src/server";
 import type { Services } from "../../src/services";
@@ -13,13 +21,16 @@ import { launchChromium } from "../support/chromium";
 export { launchChromium } from "../support/chromium";
 export { freePort } from "../support/tcp";
 
-/** An assistant's OAuth provider; with `clientMetadataUrl` it names itself by a Client ID Metadata Document instead of registering. */
+/**
+ * An assistant's OAuth provider, keeping what the SDK hands it in memory; with `clientMetadataUrl`
+ * it names itself by a Client ID Metadata Document instead of registering.
+ */
 export class AssistantProvider implements OAuthClientProvider {
-  info?: any;
-  saved?: any;
+  info?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
   verifier = "";
   authorizationUrl?: URL;
-  discovery?: any;
+  discovery?: OAuthDiscoveryState;
   constructor(
     readonly redirect: string,
     readonly name = "Flow Test Assistant",
@@ -28,7 +39,7 @@ export class AssistantProvider implements OAuthClientProvider {
   get redirectUrl() {
     return this.redirect;
   }
-  get clientMetadata() {
+  get clientMetadata(): OAuthClientMetadata {
     return {
       client_name: this.name,
       redirect_uris: [this.redirect],
@@ -37,33 +48,15 @@ export class AssistantProvider implements OAuthClientProvider {
       token_endpoint_auth_method: "none",
     };
   }
-  clientInformation() {
-    return this.info;
-  }
-  saveClientInformation(info: any) {
-    this.info = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: any) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(v: string) {
-    this.verifier = v;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  saveDiscoveryState(state: any) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
+  clientInformation = () => this.info;
+  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.info = info);
+  tokens = () => this.saved;
+  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
+  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
+  codeVerifier = () => this.verifier;
+  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
+  discoveryState = () => this.discovery;
+  saveDiscoveryState = (state: OAuthDiscoveryState) => void (this.discovery = state);
 }
 
 /** A loopback redirect URI's server: `next()`, called before the browser goes, resolves with the query of the next request. */

@@ -65,7 +65,7 @@ describe("an assistant connects with OAuth", () => {
     const first = new Client({ name: "flow-test", version: "1.0.0" });
     // No token yet: the SDK discovers the metadata, registers, and asks to open the browser.
     await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    expect(provider.info.client_id).toStartWith("corpus-");
+    expect(provider.info!.client_id).toStartWith("corpus-");
     const url = provider.authorizationUrl!;
     expect(url.origin + url.pathname).toBe(`${running.url}/oauth/authorize`);
     expect(url.searchParams.get("code_challenge_method")).toBe("S256");
@@ -78,24 +78,27 @@ describe("an assistant connects with OAuth", () => {
     expect(params.get("iss")).toBe(running.services.config.issuer);
     // The SDK checks iss (RFC 9207) and exchanges the code with its verifier.
     await transport.finishAuth(params);
-    expect(provider.saved.refresh_token).toBeString();
+    expect(provider.saved?.refresh_token).toBeString();
 
     expect(await askAboutTheOffsite(mcpUrl(), provider, "flow-test")).toContain("Lisbon");
 
     // Refresh rotates.
     const token = `${running.url}/oauth/token`;
-    const oldRefresh = provider.saved.refresh_token as string;
-    const r1 = await fetch(token, form({ grant_type: "refresh_token", refresh_token: oldRefresh, client_id: provider.info.client_id }));
+    const oldRefresh = provider.saved!.refresh_token!;
+    const r1 = await fetch(token, form({ grant_type: "refresh_token", refresh_token: oldRefresh, client_id: provider.info!.client_id }));
     expect(r1.status).toBe(200);
     const rotated = (await r1.json()) as { access_token: string; refresh_token: string };
     expect(rotated.refresh_token).not.toBe(oldRefresh);
-    provider.saved = { ...provider.saved, ...rotated };
+    provider.saved = { ...provider.saved!, ...rotated };
     const again = await connected(provider);
     expect((await again.listTools()).tools.length).toBeGreaterThan(0);
     await again.close();
 
     // The old refresh token replayed: the grant ends, the rotated tokens with it.
-    const replay = await fetch(token, form({ grant_type: "refresh_token", refresh_token: oldRefresh, client_id: provider.info.client_id }));
+    const replay = await fetch(
+      token,
+      form({ grant_type: "refresh_token", refresh_token: oldRefresh, client_id: provider.info!.client_id }),
+    );
     expect(replay.status).toBe(400);
     const probe = await fetch(`${running.url}/mcp`, {
       method: "POST",
@@ -129,7 +132,7 @@ describe("an assistant connects with OAuth", () => {
     await client.close();
     const rv = await fetch(
       `${running.url}/oauth/revoke`,
-      form({ token: provider.saved.refresh_token, client_id: provider.info.client_id }),
+      form({ token: provider.saved!.refresh_token!, client_id: provider.info!.client_id }),
     );
     expect(rv.status).toBe(200);
     const after = new Client({ name: "flow-test", version: "1.0.0" });
@@ -137,7 +140,7 @@ describe("an assistant connects with OAuth", () => {
     // failed on a missing method before any request), holding only the access token of the revoked grant.
     const revoked: AssistantProvider = Object.create(provider);
     revoked.redirectToAuthorization = () => {};
-    revoked.tokens = () => ({ access_token: provider.saved.access_token as string, token_type: "Bearer" });
+    revoked.tokens = () => ({ access_token: provider.saved!.access_token, token_type: "Bearer" });
     const t2 = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: revoked });
     await expect(after.connect(t2)).rejects.toBeInstanceOf(UnauthorizedError);
   });

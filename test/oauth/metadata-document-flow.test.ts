@@ -115,7 +115,7 @@ describe.skipIf(!openssl)("an SDK client with a Client ID Metadata Document", ()
     expect(t.db.query("SELECT client_id, kind FROM oauth_clients").all()).toEqual([{ client_id: documentUrl, kind: "metadata_document" }]);
 
     expect(await askAboutTheOffsite(new URL(`${url}/mcp`), provider, "cimd-flow")).toContain("Lisbon");
-    const [, body] = (provider.saved.access_token as string).split(".");
+    const [, body] = provider.saved!.access_token.split(".");
     expect(JSON.parse(Buffer.from(body!, "base64url").toString()).client_id).toBe(documentUrl);
   });
 });

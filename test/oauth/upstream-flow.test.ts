@@ -124,7 +124,7 @@ describe("sign-in at an upstream OpenID Connect provider", () => {
 
     expect(await askAboutTheOffsite(new URL(`${running.url}/mcp`), provider, "oidc-flow")).toContain("Lisbon");
     // The access token names the namespaced user, and corpus remembers where the person came from.
-    const [, body] = (provider.saved.access_token as string).split(".");
+    const [, body] = provider.saved!.access_token.split(".");
     expect(JSON.parse(Buffer.from(body!, "base64url").toString()).sub).toBe(alice);
     expect(running.services.accounts.list().find((a) => a.id === alice)?.upstream).toMatchObject({ issuer, subject: "alice" });
   });
