@@ -12,6 +12,7 @@ import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { collectIfOverBudget, collectMemory } from "../limits/memory";
 import type { Logger } from "../log";
 import { assets, type ModelAsset } from "../native/assets";
+import { readThroughMapping } from "../store/database";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
 import { type BatchStats, MAX_TOKENS } from "./embedder";
@@ -95,6 +96,8 @@ export interface EmbeddingOptions {
   cachedPerOwner?: number;
   /** When a vector is stored (its age in the cache). */
   now?: () => number;
+  /** Tests: how long without a job before the idle work (IDLE_TRIM_MS). */
+  idleMs?: number;
 }
 
 /** A background job no longer wanted (what asked for it is gone, or its owner was deleted): not run. */
@@ -146,6 +149,8 @@ export class EmbeddingService {
   private readonly idleWaiters: Array<() => void> = [];
   private readonly queuedWaiters: Array<() => void> = [];
   private idleTrim?: ReturnType<typeof setTimeout>;
+  /** Background work under way, or not idle since: the database is read through calls, not its mapping. */
+  private unmapped = false;
   /** Each text of a background job not settled yet, by owner and text: its vector to come. */
   private readonly queuedTexts = new Map<string, { vector: Promise<Float32Array>; job: Job }>();
   private readonly storeCounts = new Map<string, number>();
@@ -401,6 +406,8 @@ export class EmbeddingService {
       this.track(this.runQuestion(job));
     }
     if (!this.backgroundLoop && this.background.length) {
+      if (!this.unmapped) readThroughMapping(this.db, false);
+      this.unmapped = true;
       this.backgroundLoop = this.runBackground().finally(() => (this.backgroundLoop = undefined));
       this.track(this.backgroundLoop);
     }
@@ -422,14 +429,18 @@ export class EmbeddingService {
    * Once no job has come for IDLE_TRIM_MS, this thread collects its garbage and the C heap gives
    * its free memory back: after a question, or once a folder is embedded, the server's RSS goes
    * back to what it holds (a full collection of ~30 MB takes ~10-30 ms, so never while work comes).
+   * The database is read through its mapping again (readThroughMapping: off while background
+   * work runs, and between its jobs).
    */
   private trimWhenIdle(): void {
     clearTimeout(this.idleTrim);
     if (this.closed) return;
     this.idleTrim = setTimeout(() => {
       if (this.pending > 0 || this.closed) return;
+      if (this.unmapped) readThroughMapping(this.db, true);
+      this.unmapped = false;
       collectMemory();
-    }, IDLE_TRIM_MS);
+    }, this.options.idleMs ?? IDLE_TRIM_MS);
     this.idleTrim.unref?.();
   }
 

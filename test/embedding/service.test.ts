@@ -10,7 +10,7 @@ import { cosine, EMBEDDING_DIM, loadEmbedder } from "../../src/embedding/embedde
 import { EmbeddingClosed, type EmbeddingOptions, EmbeddingService } from "../../src/embedding/service";
 import { createLogger, memorySink } from "../../src/log";
 import { MIGRATIONS } from "../../src/migrations";
-import { openDatabase } from "../../src/store/database";
+import { MMAP_BYTES, openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 import { soon } from "../support/wait";
 
@@ -72,6 +72,26 @@ describe("the embedding worker", () => {
     expect(backgroundDone).toBe(false);
     await indexing;
     expect(s.stats.batches).toBeGreaterThan(after + 20);
+  });
+
+  test("while background work runs the database is read through calls, not its mapping; mapped again once idle", async () => {
+    // A folder embedding beside questions: each question would map the folder's vectors again (issue 14's RSS).
+    const dir = tempDir();
+    const db = openDatabase(dir, MIGRATIONS);
+    const s = new EmbeddingService(db, new UserKeys(db, randomBytes(32)), dir, { threads: 1, batchTokens: 256, idleMs: 0 });
+    open.push(s);
+    const mmapSize = () => db.query<{ mmap_size: number }, []>("PRAGMA mmap_size").get()!.mmap_size;
+    expect(mmapSize()).toBe(MMAP_BYTES);
+    await s.embed("nobody", ["where is the harbour audit?"], "urgent");
+    expect(mmapSize()).toBe(MMAP_BYTES);
+    const indexing = s.embed("nobody", Array.from({ length: 40 }, (_, i) => textOf(i, 120)), "background");
+    await soon("a background batch run", () => s.stats.batches >= 3);
+    expect(mmapSize()).toBe(0);
+    // A question meanwhile reads through calls too.
+    await s.embed("nobody", ["pallet price"], "urgent");
+    expect(mmapSize()).toBe(0);
+    await indexing;
+    await soon("mapped again once idle", () => mmapSize() === MMAP_BYTES);
   });
 
   test("batches are cut by tokens, similar lengths together: little of the work is padding", async () => {
