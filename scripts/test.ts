@@ -69,6 +69,7 @@ const INTEGRATION = [
   "executable.test.ts",
   "fuzz.test.ts",
   "http/cors.test.ts",
+  "http/timeout-abandoned.test.ts",
   "http/tls.test.ts",
   "jobs/guard.test.ts",
   "mcp/clients.test.ts",

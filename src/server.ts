@@ -4,7 +4,7 @@ import { createApp, ERROR_SHAPES } from "./app";
 import type { Config } from "./config";
 import { withDefaultHost } from "./http/host-check";
 import { beginRequest } from "./http/request-context";
-import { type FetchHandler, withTimeout } from "./http/timeout";
+import { type FetchHandler, type SweepClock, withTimeout } from "./http/timeout";
 import { loadTls } from "./http/tls";
 import type { Logger } from "./log";
 import { createServices, type Services } from "./services";
@@ -31,9 +31,16 @@ export interface Running {
  * Give it `app.fetch` (the compiled router), not `app.handle`: the latter's extra async layer
  * leaves every response pending for a few ticks, which the timeout then has to watch.
  */
-export function createFetch(handle: FetchHandler, config: Config, log: Logger) {
+export function createFetch(handle: FetchHandler, config: Config, log: Logger, clock?: SweepClock) {
   const timed = withTimeout(handle, config.CORPUS_REQUEST_TIMEOUT, {
-    onTimeout: (request) => log.warning("request timed out", { method: request.method, path: new URL(request.url).pathname }),
+    clock,
+    onTimeout: (request, info) =>
+      log.warning("request timed out", {
+        request_id: info.request_id,
+        client_ip: info.client_ip,
+        method: request.method,
+        path: new URL(request.url).pathname,
+      }),
     shapes: ERROR_SHAPES,
   });
   const secure = Boolean(config.CORPUS_TLS_CERT_FILE);

@@ -37,8 +37,13 @@ export class RequestInfo {
   verified?: object;
   /** A stored answer to send instead of running the handler (an idempotent replay, D11; set by the guard). */
   replay?: { status: number; body: string };
-  /** The status written, for the access log (set by the response writer). */
+  /** The status written, for the access log (set by the response writer; 503 once timed out). */
   status?: number;
+  /**
+   * Answered 503 by the request timeout (D17) while its handler still ran: what the handler
+   * would answer is never sent, so it archives nothing and writes no other status to the log.
+   */
+  timedOut = false;
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */
   onJsonWritten?: (status: number, text: string) => void;
   private address?: string;

@@ -124,7 +124,7 @@ export function writeResponse({
 }): Response | undefined {
   const info = infoOf(request, scoped);
   const status = set.status === undefined ? 200 : set.status;
-  if (typeof status === "number") info.status = status;
+  if (typeof status === "number" && !info.timedOut) info.status = status;
   if (typeof status === "number" && isJsonValue(responseValue)) {
     const text = serialise(responseValue);
     info.onJsonWritten?.(status, text);

@@ -5,7 +5,7 @@
 // Most requests settle at once (Bun.peek sees it) and cost nothing more; the others are
 // watched by one shared sweep rather than a timer each.
 import { type ErrorShapes, errorBody, shapedErrorBody } from "./errors";
-import { infoFor } from "./request-context";
+import { infoFor, type RequestInfo } from "./request-context";
 import { jsonResponse } from "./response";
 
 export type FetchHandler = (request: Request) => Response | Promise<Response>;
@@ -30,8 +30,8 @@ const realClock: SweepClock = {
 };
 
 export interface TimeoutOptions {
-  /** Told of each request that timed out (the listener logs it). */
-  onTimeout?: (request: Request) => void;
+  /** Told of each request that timed out, with its info (the listener logs it). */
+  onTimeout?: (request: Request, info: RequestInfo) => void;
   clock?: SweepClock;
   /** The features' own error bodies (the 503 on /mcp is a JSON-RPC error). */
   shapes?: ErrorShapes;
@@ -55,7 +55,10 @@ export function withTimeout(handle: FetchHandler, seconds: number, options: Time
     for (const p of pending) {
       if (p.deadline > now) continue;
       pending.delete(p);
-      onTimeout?.(p.request);
+      const info = infoFor(p.request);
+      info.timedOut = true;
+      info.status = 503;
+      onTimeout?.(p.request, info);
       p.resolve(timeoutResponse(p.request));
     }
     if (pending.size === 0) {

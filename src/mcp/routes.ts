@@ -125,6 +125,7 @@ export const mcpRoutes = (s: McpServices) => {
     apiBase: apiBase(request),
     log,
     requestId: info.request_id,
+    timedOut: () => info.timedOut,
   });
   let loaded: Engine | undefined;
   let loading: Promise<Engine> | undefined;

@@ -48,6 +48,8 @@ export interface ToolContext {
   apiBase: string;
   /** The request's id, for log lines. */
   requestId?: string;
+  /** The request was answered 503 by the request timeout meanwhile (D17): nothing it does now reaches the caller. */
+  timedOut?: () => boolean;
 }
 
 /** What to say when an argument breaks the schema: per JSON pointer, one text or one per keyword. */

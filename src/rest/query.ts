@@ -65,6 +65,8 @@ export const queryRoutes = (s: QueryRouteServices) =>
           requestId: infoOf(request, info).request_id,
           stillAllowed: () => !s.auth.revoked(principal),
         });
+        // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
+        if (infoOf(request, info).timedOut) throw new HttpError(503, "request timed out");
         const queryId = newId(ID_PREFIX.query);
         const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;
         const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, suffix: newId("") }));

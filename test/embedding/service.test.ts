@@ -84,7 +84,11 @@ describe("the embedding worker", () => {
     expect(mmapSize()).toBe(MMAP_BYTES);
     await s.embed("nobody", ["where is the harbour audit?"], "urgent");
     expect(mmapSize()).toBe(MMAP_BYTES);
-    const indexing = s.embed("nobody", Array.from({ length: 40 }, (_, i) => textOf(i, 120)), "background");
+    const indexing = s.embed(
+      "nobody",
+      Array.from({ length: 40 }, (_, i) => textOf(i, 120)),
+      "background",
+    );
     await soon("a background batch run", () => s.stats.batches >= 3);
     expect(mmapSize()).toBe(0);
     // A question meanwhile reads through calls too.

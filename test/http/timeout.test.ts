@@ -1,33 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { ERROR_SHAPES } from "../../src/app";
-import { type SweepClock, withTimeout } from "../../src/http/timeout";
+import { withTimeout } from "../../src/http/timeout";
 import { req } from "../helpers";
-
-/** A sweep clock the test steps: `advance` moves the time and runs the sweep, as its interval would. */
-function steppedClock() {
-  let t = 0;
-  let sweep: (() => void) | undefined;
-  const clock: SweepClock = {
-    now: () => t,
-    every: (fn) => {
-      sweep = fn;
-      return 1;
-    },
-    cancel: () => {
-      sweep = undefined;
-    },
-  };
-  return {
-    clock,
-    advance(ms: number) {
-      t += ms;
-      sweep?.();
-    },
-    get sweeping() {
-      return sweep !== undefined;
-    },
-  };
-}
+import { steppedClock } from "../support/stepped-clock";
 
 const pendingStill = (p: Response | Promise<Response>) => Bun.peek(p) === p;
 

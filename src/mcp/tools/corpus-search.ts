@@ -69,7 +69,7 @@ export const corpusSearch = defineTool({
     },
     "/maxResults": `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`,
   },
-  async run({ query, maxResults }, { services: s, caller, requestId }) {
+  async run({ query, maxResults }, { services: s, caller, requestId, timedOut }) {
     const max = maxResults ?? MAX_RESULTS.default;
     // The same per-user windows as POST /v1/query (D16): a search is a search, however it comes.
     const decision = s.limiter.hit(caller.user, "query");
@@ -86,6 +86,8 @@ export const corpusSearch = defineTool({
     const chosen = outcome.chunks.slice(0, max);
     // Not for a user deleted while the search ran (D25): checked in the same step as the write.
     if (principal && s.auth.revoked(principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
+    // Answered by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
+    if (timedOut?.()) return toolError(MESSAGES.internal, "request timed out");
     archiveAnswer(
       s.archive,
       caller.user,
