@@ -4,6 +4,7 @@
 // parser (node:util's parseArgs underneath) and both helps are read from it.
 import { type ParseArgsConfig, parseArgs as parseArgv } from "node:util";
 import { SCOPES } from "./auth/scopes";
+import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MIN_TTL_SECONDS } from "./auth/ttl";
 import { type Config, ConfigError, type ConfigVariable, describeConfig, effectiveLogLevel, loadConfig } from "./config";
 import { createLogger } from "./log";
 import { SERVICE_VERSION } from "./version";
@@ -30,7 +31,10 @@ const COMMANDS: Record<string, CommandSpec> = {
   serve: { options: {}, summary: ["start the server (the default)"] },
   "token create": {
     options: { user: VALUE("ID"), scopes: VALUE("s1,s2"), ttl: VALUE("SECONDS", false) },
-    summary: ["print a signed access token for that user (default ttl 3600)", `scopes: ${SCOPES.join(", ")}`],
+    summary: [
+      `print a signed access token for that user (ttl in seconds: ${MIN_TTL_SECONDS} to ${MAX_TTL_SECONDS}, default ${DEFAULT_TTL_SECONDS})`,
+      `scopes: ${SCOPES.join(", ")}`,
+    ],
   },
   "token revoke": {
     options: { jti: VALUE("ID", false), user: VALUE("ID", false) },
@@ -161,11 +165,13 @@ export function parseArgs(argv: string[]): ParsedArgs {
   const positional: string[] = [];
   const given: Array<{ name: string; value?: string; inline: boolean }> = [];
   let help = false;
+  /** An option no command takes: named with the command once it is known, so the message points to its --help. */
+  let unknown: string | undefined;
   for (const token of tokens) {
     if (token.kind === "positional") positional.push(token.value);
     if (token.kind !== "option") continue;
     if (token.name === "help") help = true;
-    else if (!Object.hasOwn(ALL_OPTIONS, token.name)) throw new UsageError(`unknown option ${token.rawName}`);
+    else if (!Object.hasOwn(ALL_OPTIONS, token.name)) unknown ??= token.rawName;
     else given.push({ name: token.name, value: token.value, inline: token.inlineValue === true });
   }
   const twoWords = GROUPS.has(positional[0] ?? "");
@@ -180,6 +186,9 @@ export function parseArgs(argv: string[]): ParsedArgs {
     return { command: "help", options: {}, topic: known ? command : undefined };
   }
   const spec = COMMANDS[command];
+  // Its value may have been taken for a command ("--port 1"): the option is what is wrong.
+  if (unknown)
+    throw spec ? new UsageError(`unknown option ${unknown} for ${command}`, command) : new UsageError(`unknown option ${unknown}`);
   if (!spec)
     throw new UsageError(
       twoWords ? `unknown command ${command}; ${positional[0]} takes ${groupWords(positional[0]!)}` : `unknown command ${command}`,

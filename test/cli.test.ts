@@ -64,7 +64,7 @@ describe("corpus CLI (D1, D2)", () => {
     const unknown = runCli(["help", "frobnicate"]);
     expect([unknown.code, unknown.stderr]).toEqual([2, "corpus: unknown command frobnicate; see corpus --help\n"]);
     const bad = runCli(["backup", "--out", "x", "--verbose"]);
-    expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", "corpus: unknown option --verbose; see corpus --help\n"]);
+    expect([bad.code, bad.stdout, bad.stderr]).toEqual([2, "", "corpus: unknown option --verbose for backup; see corpus backup --help\n"]);
     const wrong = runCli(["restore", "--from", "x", "--force"]);
     expect([wrong.code, wrong.stderr]).toEqual([2, "corpus: unknown option --force for restore; see corpus restore --help\n"]);
   });

@@ -13,7 +13,7 @@
 // request's stages tell each other is on its RequestInfo (http/request-context.ts).
 import { Elysia } from "elysia";
 import { HttpError, rateLimitedError } from "../http/errors";
-import { parseJsonText } from "../http/json-body";
+import { parseJsonObject } from "../http/json-body";
 import { JsonText } from "../http/json-text";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { replayResponse } from "../http/response";
@@ -97,7 +97,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   }
 
   /** The body the parse stage left as text, parsed (400 when it is not JSON or nests too deep). */
-  const parseBody = (body: unknown): unknown => (body instanceof JsonText ? parseJsonText(body.text) : body);
+  const parseBody = (body: unknown): unknown => (body instanceof JsonText ? parseJsonObject(body.text) : body);
 
   /** After authentication: scope, then the body, idempotency and the rate limit. Answers the body, parsed. */
   function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, raw: unknown): unknown {

@@ -15,7 +15,7 @@ import { AuthError, type ExternalJwks, externalJwks, type Principal, Verifier } 
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
 const RECENT_LIMIT = 10_000;
-export const PANEL_ONLY = "Forbidden: this is a connector panel's token; it serves only GET, POST and DELETE /v1/connectors";
+export const PANEL_ONLY = `Forbidden: this is a connector panel's token; it serves only ${[...PANEL_ROUTES].join(", ")}`;
 
 /**
  * The token of an `Authorization: Bearer <token>` header (RFC 6750 section 2.1), or undefined.

@@ -6,8 +6,7 @@ import { SCOPES, type Scope } from "./scopes";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
 import type { AuthStore } from "./store";
 import { SAFE_SUBJECT, subjectProblem } from "./subjects";
-
-export const DEFAULT_TTL_SECONDS = 3600;
+import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MIN_TTL_SECONDS } from "./ttl";
 
 /**
  * The claim that makes a token a connector panel's (issue 13 item 8): `{ parent: <jti> }`, the
@@ -15,7 +14,6 @@ export const DEFAULT_TTL_SECONDS = 3600;
  */
 export const PANEL_CLAIM = "corpus_panel";
 export const panelClaims = (parentJti: string | undefined) => ({ [PANEL_CLAIM]: parentJti ? { parent: parentJti } : {} });
-export const MAX_TTL_SECONDS = 365 * 24 * 3600;
 
 export class TokenRequestError extends Error {}
 
@@ -56,8 +54,8 @@ export class TokenIssuer {
     if (!SAFE_SUBJECT.test(user))
       throw new TokenRequestError("--user must be 1-128 letters, digits or ._@+- and start with a letter or digit");
     if (subjectProblem(user)) throw new TokenRequestError(`--user ${user} is reserved (the operator's connectors or the anonymous caller)`);
-    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 60 || ttlSeconds > MAX_TTL_SECONDS) {
-      throw new TokenRequestError(`--ttl must be an integer from 60 to ${MAX_TTL_SECONDS} seconds`);
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < MIN_TTL_SECONDS || ttlSeconds > MAX_TTL_SECONDS) {
+      throw new TokenRequestError(`--ttl must be an integer from ${MIN_TTL_SECONDS} to ${MAX_TTL_SECONDS} seconds`);
     }
     const issued = await this.sign(user, scopes, ttlSeconds, claims);
     beforeRecord?.();

@@ -75,7 +75,7 @@ interface ValueErrorLike {
   path?: string;
   message?: string;
   value?: unknown;
-  schema?: { error?: string; type?: string };
+  schema?: { error?: string; type?: string; enum?: unknown[] };
   errors?: Array<{ First(): ValueErrorLike | undefined }>;
 }
 
@@ -102,7 +102,9 @@ export function validationMessage(error: ValidationError): string {
   const first = specific(top);
   const path = first.path || top.path;
   const field = path ? path.replace(/^\//, "").replaceAll("/", ".") : where;
-  const rule = first.schema?.error ?? first.message ?? "invalid";
+  // An enumeration (Elysia's UnionEnum, which TypeBox reports as "expected kind 'UnionEnum'") names its values.
+  const allowed = first.schema?.enum;
+  const rule = first.schema?.error ?? (allowed ? `must be one of ${allowed.join(", ")}` : (first.message ?? "invalid"));
   return `${field}: ${rule.charAt(0).toLowerCase()}${rule.slice(1)}`;
 }
 

@@ -45,6 +45,15 @@ export function parseJsonText(text: string): unknown {
   }
 }
 
+export const NOT_OBJECT_MESSAGE = "body: expected a JSON object";
+
+/** The JSON object of `text` (every REST body is one): as parseJsonText, and 400 for an array, a string, a number or null. */
+export function parseJsonObject(text: string): object {
+  const value = parseJsonText(text);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new HttpError(400, NOT_OBJECT_MESSAGE);
+  return value;
+}
+
 /**
  * Elysia parser of the guarded routes that take JSON: the text only, as a JsonText. The guard
  * (auth/guard.ts) parses it with parseJsonText after authentication and scope: the parse stage

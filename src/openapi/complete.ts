@@ -60,6 +60,8 @@ function sharedResponses(key: string, path: string, op: Operation): Record<strin
   const out: Record<string, Json> = {
     403: errorResponse("Forbidden: a Host or Origin not allowed (CORPUS_ALLOWED_HOSTS), or a token without the scope"),
     500: errorResponse("Unexpected failure: retry with backoff"),
+    // The request timeout wraps every stage (src/http/timeout.ts).
+    503: errorResponse("Service unavailable: no answer within CORPUS_REQUEST_TIMEOUT seconds; retry", undefined, RETRY_AFTER),
   };
   if (op.requestBody) {
     out[400] = errorResponse("Bad request: a field is missing, unknown or out of bounds, or the body is not JSON");

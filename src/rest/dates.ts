@@ -19,6 +19,15 @@ export function parseIsoDate(value: string, field: string, end: boolean): Date {
   return d;
 }
 
+/** deep_search shape A's `time_range` ("<start>..<end>", both days included): its own field in every message. */
+export function timeRange(value: string): { from: Date; to: Date } {
+  const [start, end] = value.split("..") as [string, string];
+  const from = parseIsoDate(start, "time_range", false);
+  const to = parseIsoDate(end, "time_range", true);
+  if (from >= to) throw new HttpError(400, "time_range: the start must be before the end");
+  return { from, to };
+}
+
 export function dateRange(from: string | undefined, to: string | undefined, prefix = ""): { from?: Date; to?: Date } {
   const f = from === undefined ? undefined : parseIsoDate(from, `${prefix}date_from`, false);
   const t = to === undefined ? undefined : parseIsoDate(to, `${prefix}date_to`, true);

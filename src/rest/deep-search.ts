@@ -8,7 +8,7 @@ import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { ID_PREFIX, newId } from "../ids";
-import { dateRange } from "./dates";
+import { dateRange, timeRange } from "./dates";
 import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
 import { DEEP_SEARCH_FIELDS, refuseForeignFields } from "./shapes";
 
@@ -29,10 +29,8 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       if (body.time_range && (body.filters?.date_from || body.filters?.date_to))
         throw new HttpError(400, "time_range: give either time_range or filters.date_from/date_to, not both");
       let range: { from?: Date; to?: Date };
-      if (shapeA && body.time_range) {
-        const [a, b] = body.time_range.split("..") as [string, string];
-        range = dateRange(a, b);
-      } else if (shapeA) range = dateRange(body.filters?.date_from, body.filters?.date_to, "filters.");
+      if (shapeA && body.time_range) range = timeRange(body.time_range);
+      else if (shapeA) range = dateRange(body.filters?.date_from, body.filters?.date_to, "filters.");
       else range = dateRange(body.date_from, body.date_to);
       // Shape C asks with top_k (default 5), shape B with max_results (default 20).
       const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);

@@ -49,7 +49,7 @@ export function scoreCandidates(
     if (progress?.reading)
       notes.push(`${a.id}: indexing, ${progress.reading.done} of ${progress.reading.total} files read; answering from what is read`);
     else if (progress && progress.embedded < progress.total)
-      notes.push(`${a.id}: indexing, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
+      notes.push(`${a.id}: embedding, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
     if (hits.length === 0) return;
     const owner = a.owner === "operator" ? OPERATOR_OWNER : q.options.user;
     const lexical = wordScores(hits, scoredWords);

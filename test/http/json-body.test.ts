@@ -1,7 +1,7 @@
 // Hostile JSON (issue 13 item 2): nesting past the bound is a clear 400 on every route that
 // takes JSON, at once, and the server keeps answering.
 import { describe, expect, test } from "bun:test";
-import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE } from "../../src/http/json-body";
+import { MAX_JSON_DEPTH, NOT_OBJECT_MESSAGE, nestsDeeperThan, TOO_DEEP_MESSAGE } from "../../src/http/json-body";
 import { bearer, postJson, req, testApp } from "../helpers";
 
 const ALL = ["corpus:search", "corpus:read", "connectors:read", "connectors:write"] as never;
@@ -34,6 +34,37 @@ describe("JSON bodies nest at most 32 levels", () => {
       expect(((await r.json()) as { error: { code: number } }).error.code).toBe(-32600);
     }
     expect((await t.app.handle(req("/"))).status).toBe(200);
+    await t.services.close();
+  });
+});
+
+describe("a body that is JSON but not an object, and a value outside its list (outside walkthrough; D15: the field and the rule)", () => {
+  test("every guarded JSON route: an array, a string, a number or null is 'body: expected a JSON object' (it was '0: unexpected property' or a missing field)", async () => {
+    const t = await testApp();
+    const token = (await t.services.auth.issuer.issue("shaper", ALL)).token;
+    for (const path of ["/v1/query", "/v1/deep_search", "/v1/connectors", "/v1/webhooks"])
+      for (const body of ['"hi"', '["query"]', '[{"query":"x"}]', "null", "123", "[]"]) {
+        const r = await t.app.handle(postJson(path, body, bearer(token)));
+        expect([path, body, r.status, await r.json()]).toEqual([path, body, 400, { type: "bad_request", message: NOT_OBJECT_MESSAGE }]);
+      }
+    await t.services.close();
+  });
+
+  test("an enumerated field names its values; deep_search's time_range names itself", async () => {
+    const t = await testApp();
+    const token = (await t.services.auth.issuer.issue("shaper", ALL)).token;
+    const message = async (path: string, body: object) =>
+      ((await (await t.app.handle(postJson(path, body, bearer(token)))).json()) as { message: string }).message;
+    expect(await message("/v1/connectors", { id: "x1", kind: "ftp", config: {} })).toBe("kind: must be one of imap, maildir, files, sql");
+    expect(await message("/v1/query", { q: "meeting", filters: { source_type: "pdf" } })).toBe(
+      "filters.source_type: must be one of email, file",
+    );
+    expect(await message("/v1/webhooks", { url: "https://hooks.example/x", events: ["user.created"] })).toStartWith(
+      "events.0: must be one of ",
+    );
+    expect(await message("/v1/deep_search", { q: "x", time_range: "2026-11-30..2026-11-01" })).toBe(
+      "time_range: the start must be before the end",
+    );
     await t.services.close();
   });
 });

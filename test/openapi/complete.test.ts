@@ -43,15 +43,31 @@ describe("the OpenAPI document (issue 18, gap 4)", () => {
 
   test("each route lists the statuses of the shared stages, with the spec's bodies", () => {
     const query = doc.paths["/v1/query"].post;
-    expect(Object.keys(query.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "413", "415", "429", "500", "507"]);
+    expect(Object.keys(query.responses).sort()).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "404",
+      "409",
+      "413",
+      "415",
+      "429",
+      "500",
+      "503",
+      "507",
+    ]);
+    // The request timeout's 503 (D17), with Retry-After, on every route.
+    expect(query.responses["503"].headers).toHaveProperty("Retry-After");
     expect(query.responses["429"].content["application/json"].schema.properties.error.properties).toHaveProperty("retry_after_seconds");
     expect(query.responses["401"].headers).toHaveProperty("WWW-Authenticate");
-    expect(Object.keys(doc.paths["/"].get.responses).sort()).toEqual(["200", "403", "500"]);
+    expect(Object.keys(doc.paths["/"].get.responses).sort()).toEqual(["200", "403", "500", "503"]);
     expect(doc.paths["/v1/delete_my_data"].delete.responses).toHaveProperty("429");
     // /mcp: its body, its own statuses, and JSON-RPC error objects but its 429.
     const mcp = doc.paths["/mcp"].post;
     expect(mcp.requestBody.content["application/json"].schema.oneOf).toHaveLength(2);
-    expect(Object.keys(mcp.responses).sort()).toEqual(["200", "202", "400", "401", "403", "404", "406", "413", "415", "429", "500"]);
+    expect(Object.keys(mcp.responses).sort()).toEqual(["200", "202", "400", "401", "403", "404", "406", "413", "415", "429", "500", "503"]);
+    expect(mcp.responses["503"].content["application/json"].schema.properties).toHaveProperty("jsonrpc");
     expect(mcp.responses["401"].content["application/json"].schema.properties).toHaveProperty("jsonrpc");
     expect(mcp.responses["429"].content["application/json"].schema.properties).toHaveProperty("retry_after");
   });

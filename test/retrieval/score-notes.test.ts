@@ -26,7 +26,7 @@ test("while files are read: the files read of those to read", () => {
 
 test("once read, while chunks embed: the chunks embedded; once embedded, nothing", () => {
   expect(notesFor({ total: 10_053, embedded: 233 })).toEqual([
-    "mail: indexing, 233 of 10053 chunks embedded; answering from what is ready",
+    "mail: embedding, 233 of 10053 chunks embedded; answering from what is ready",
   ]);
   expect(notesFor({ total: 10_053, embedded: 10_053 })).toEqual([]);
 });
