@@ -74,11 +74,11 @@ describe("the embedding worker", () => {
     expect(s.stats.batches).toBeGreaterThan(after + 20);
   });
 
-  test("while background work runs the database is read through calls, not its mapping; mapped again once idle", async () => {
+  test("while background work runs the database is read through calls, not its mapping; mapped again once it has ended, whatever questions come", async () => {
     // A folder embedding beside questions: each question would map the folder's vectors again (issue 14's RSS).
     const dir = tempDir();
     const db = openDatabase(dir, MIGRATIONS);
-    const s = new EmbeddingService(db, new UserKeys(db, randomBytes(32)), dir, { threads: 1, batchTokens: 256, idleMs: 0 });
+    const s = new EmbeddingService(db, new UserKeys(db, randomBytes(32)), dir, { threads: 1, batchTokens: 256, mappedAgainMs: 0 });
     open.push(s);
     const mmapSize = () => db.query<{ mmap_size: number }, []>("PRAGMA mmap_size").get()!.mmap_size;
     expect(mmapSize()).toBe(MMAP_BYTES);
@@ -95,7 +95,10 @@ describe("the embedding worker", () => {
     await s.embed("nobody", ["pallet price"], "urgent");
     expect(mmapSize()).toBe(0);
     await indexing;
-    await soon("mapped again once idle", () => mmapSize() === MMAP_BYTES);
+    await soon("mapped again once the background work ended", () => mmapSize() === MMAP_BYTES);
+    // Questions alone keep it mapped.
+    await s.embed("nobody", ["harbour audit dates"], "urgent");
+    expect(mmapSize()).toBe(MMAP_BYTES);
   });
 
   test("batches are cut by tokens, similar lengths together: little of the work is padding", async () => {
