@@ -14,7 +14,7 @@ const MAX_SENTENCES = 4;
 /** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence), or a line break. */
 const SENTENCE = /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
 
-/** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments. */
+/** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments; an invoice's address, phone, e-mail, web and page lines. */
 // Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a
 // long run of letters, or of "a@") made the open-ended ones backtrack quadratically.
 const BOILERPLATE = [
@@ -25,6 +25,18 @@ const BOILERPLATE = [
   /^[\s"]*[\w .'-]{1,80}["]?\s*<?[\w.+-]{1,64}@[\w.-]{1,255}>?\s+on\s+\d/i,
   /^[\s\d()+.-]{7,}$/,
   /^\s*[\w .-]{1,200}\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
+  // A phone number with its label ("Tel: +31 20 123 4567", "Phone (870)-931-0505").
+  /^\s*(tel|phone|fax|mobile|gsm|t|f)\.?\s*:?\s*[\d()+][\d\s()+./-]{6,40}$/i,
+  // An address: a number and a street ("4557 De Silva St", "Hauptstrasse 12"), a postcode and a town ("Fremont CA 94538", "1012 AB Amsterdam").
+  /^\s*\d{1,6}[\w/-]{0,6}\s+([\w.'-]{1,30}\s+){0,4}(st|street|ave|avenue|rd|road|blvd|boulevard|lane|ln|dr|drive|way|plaza|straat|weg|laan|plein|rue)\b\.?/i,
+  /^\s*[\p{L}.'-]{2,40}(strasse|straße|straat|weg|laan|gasse|ulica|ul\.)\s+\d{1,5}\w?\b/iu,
+  /\b[A-Z]{2}\s+\d{5}(-\d{4})?\s*$/,
+  /^\s*\d{4}\s?[A-Z]{2}\s+\p{Lu}/u,
+  /,.{0,120},.{0,120}\b\d{5,6}\s*$/,
+  // A line that is only an e-mail address, a web address, or a page count.
+  /^\s*(e-?mail\s*:?\s*)?[\w.+-]{1,64}@[\w-]{1,63}(\.[\w-]{1,63}){1,8}\s*$/i,
+  /^\s*(web(site)?\s*:?\s*)?(https?:\/\/|www\.)\S{1,300}\s*$/i,
+  /^\s*page\s*:?\s*\d{1,4}\s*(\/|of)\s*\d{1,4}\s*$/i,
 ];
 const SENTENCE_PROBE = 400;
 const isBoilerplate = (s: string) => {

@@ -15,16 +15,21 @@ export function chunkText(text: string, tokenizer: WordPieceTokenizer, maxTokens
     .trim();
   if (!clean) return [];
   if (tokenizer.count(clean, maxTokens) <= maxTokens) return [clean];
-  const sentences = clean.split(/(?<=[.!?])\s+|\n+/).filter((s) => s.trim());
+  // Each piece with the break before it: a line break stays one in the chunk (an invoice's address
+  // and phone lines, a mail's headers), so that an answer can tell lines apart; tokens are the same.
+  const parts = clean.split(/((?<=[.!?])\s+|\n+)/);
+  const pieces: Array<{ sentence: string; lineBefore: boolean }> = [];
+  for (let i = 0; i < parts.length; i += 2)
+    if (parts[i]!.trim()) pieces.push({ sentence: parts[i]!, lineBefore: i > 0 && parts[i - 1]!.includes("\n") });
   const chunks: string[] = [];
-  let current: string[] = [];
+  let current = "";
   let tokens = 0;
   const flush = () => {
-    if (current.length) chunks.push(current.join(" ").trim());
-    current = [];
+    if (current) chunks.push(current.trim());
+    current = "";
     tokens = 0;
   };
-  for (const sentence of sentences) {
+  for (const { sentence, lineBefore } of pieces) {
     const n = tokenizer.count(sentence);
     if (n > maxTokens) {
       // A sentence longer than a chunk is cut by words.
@@ -45,7 +50,7 @@ export function chunkText(text: string, tokenizer: WordPieceTokenizer, maxTokens
       continue;
     }
     if (tokens + n > maxTokens) flush();
-    current.push(sentence.trim());
+    current += (current ? (lineBefore ? "\n" : " ") : "") + sentence.trim();
     tokens += n;
     if (chunks.length >= MAX_CHUNKS) break;
   }

@@ -20,6 +20,17 @@ describe("chunking (records longer than the model's window)", () => {
     expect(chunkText(long, tok)).toEqual(chunks);
   });
 
+  test("a long record's line breaks stay line breaks in its chunks (an invoice's address lines stay apart), with the same tokens", () => {
+    const lines = Array.from({ length: 60 }, (_, i) => `Line ${i} of the invoice: 4557 De Silva St, item ${i}`);
+    const chunks = chunkText(lines.join("\n"), tok);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const c of chunks) for (const line of c.split("\n")) expect(lines).toContain(line);
+    expect(chunks.join("\n")).toBe(lines.join("\n"));
+    // Sentences on one line are still joined by a space.
+    const prose = Array.from({ length: 80 }, (_, i) => `Sentence ${i} talks about invoices.`).join(" ");
+    expect(chunkText(prose, tok).every((c) => !c.includes("\n"))).toBe(true);
+  });
+
   test("a sentence longer than a chunk is cut by words; empty records fall back to the title", () => {
     const run = "word ".repeat(600).trim();
     const chunks = chunkText(run, tok);
