@@ -410,8 +410,7 @@ export class EmbeddingService {
     }
     if (!this.backgroundLoop && this.background.length) {
       clearTimeout(this.mapAgain);
-      if (!this.unmapped) readThroughMapping(this.db, false);
-      this.unmapped = true;
+      if (!this.unmapped) this.readMapped(false);
       this.backgroundLoop = this.runBackground().finally(() => {
         this.backgroundLoop = undefined;
         this.mapWhenQuiet();
@@ -457,10 +456,19 @@ export class EmbeddingService {
     if (this.closed) return;
     this.mapAgain = setTimeout(() => {
       if (this.backgroundLoop || this.closed || !this.unmapped) return;
-      readThroughMapping(this.db, true);
-      this.unmapped = false;
+      this.readMapped(true);
     }, this.options.mappedAgainMs ?? MAPPED_AGAIN_MS);
     this.mapAgain.unref?.();
+  }
+
+  /** A database that cannot switch (closed meanwhile) costs a log line, never a job. */
+  private readMapped(mapped: boolean): void {
+    try {
+      readThroughMapping(this.db, mapped);
+      this.unmapped = !mapped;
+    } catch (error) {
+      this.options.log?.warning("database mapping not switched", { error: error instanceof Error ? error.message : String(error) });
+    }
   }
 
   /** A question's job: in the worker before any further background batch, so it waits for one at most. */
