@@ -38,7 +38,8 @@ export function parseJsonText(text: string): unknown {
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new HttpError(400, TOO_DEEP_MESSAGE);
   try {
     // The reviver costs a call per value: only when the text could hold such a key.
-    return text.includes("__proto__") ? JSON.parse(text, refuseProtoKey) : JSON.parse(text);
+    // Or a key spelled with escapes ("\u005f_proto__" is the same key once parsed).
+    return text.includes("__proto__") || text.includes("\\u") ? JSON.parse(text, refuseProtoKey) : JSON.parse(text);
   } catch (error) {
     if (error instanceof HttpError) throw error;
     throw new HttpError(400, NOT_JSON);

@@ -25,37 +25,46 @@ const BOILERPLATE = [
   /^[\s"]*[\w .'-]{1,80}["]?\s*<?[\w.+-]{1,64}@[\w.-]{1,255}>?\s+on\s+\d/i,
   /^[\s\d()+.-]{7,}$/,
   /^\s*[\w .-]{1,200}\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
-  // A phone number with its label ("Tel: +31 20 123 4567", "Phone (870)-931-0505").
+];
+/**
+ * An invoice's or a signature's contact lines: address, phone, e-mail, web, page count. Never an
+ * answer unless the question asks for one (where, a phone, an address, a website, a contact).
+ */
+const CONTACT = [
   /^\s*(tel|phone|fax|mobile|gsm|t|f)\.?\s*:?\s*[\d()+][\d\s()+./-]{6,40}$/i,
-  // An address: a number and a street ("4557 De Silva St", "Hauptstrasse 12"), a postcode and a town ("Fremont CA 94538", "1012 AB Amsterdam").
-  /^\s*\d{1,6}[\w/-]{0,6}\s+([\w.'-]{1,30}\s+){0,4}(st|street|ave|avenue|rd|road|blvd|boulevard|lane|ln|dr|drive|way|plaza|straat|weg|laan|plein|rue)\b\.?/i,
-  /^\s*[\p{L}.'-]{2,40}(strasse|straße|straat|weg|laan|gasse|ulica|ul\.)\s+\d{1,5}\w?\b/iu,
-  /\b[A-Z]{2}\s+\d{5}(-\d{4})?\s*$/,
-  /^\s*\d{4}\s?[A-Z]{2}\s+\p{Lu}/u,
-  /,.{0,120},.{0,120}\b\d{5,6}\s*$/,
-  // A line that is only an e-mail address, a web address, or a page count.
+  // A number and a capitalised street ("4557 De Silva St"), a street and a number ("Hauptstrasse 12").
+  /^\s*\d{1,6}[\w/-]{0,6}\s+(\p{Lu}[\p{L}.'-]{0,29}\s+){1,4}(St|Street|Ave|Avenue|Rd|Road|Blvd|Boulevard|Lane|Ln|Dr|Drive|Way|Plaza|Straat|Weg|Laan|Plein|Rue)\b/u,
+  /^\s*\p{Lu}[\p{L}.'-]{1,40}(strasse|straße|straat|weg|laan|gasse)\s+\d{1,5}\w?\b/u,
+  // A town with its state and ZIP ("Fremont CA 94538"), a Dutch postcode and town alone, a comma-separated address ending in a postcode.
+  /\b\p{Lu}[\p{L}.'-]{1,40},?\s+[A-Z]{2}\s+\d{5}(-\d{4})?\s*$/u,
+  /^\s*\d{4}\s?[A-Z]{2}\s+\p{Lu}\p{Ll}{1,40}\s*$/u,
+  /,.{0,120},\s*\p{Lu}[\p{L} .'-]{1,40}[-–\s]*\d{5,6}\s*$/u,
   /^\s*(e-?mail\s*:?\s*)?[\w.+-]{1,64}@[\w-]{1,63}(\.[\w-]{1,63}){1,8}\s*$/i,
   /^\s*(web(site)?\s*:?\s*)?(https?:\/\/|www\.)\S{1,300}\s*$/i,
   /^\s*page\s*:?\s*\d{1,4}\s*(\/|of)\s*\d{1,4}\s*$/i,
 ];
 const SENTENCE_PROBE = 400;
-const isBoilerplate = (s: string) => {
+const isBoilerplate = (s: string, contactWanted = false) => {
   const probe = s.slice(0, SENTENCE_PROBE);
-  return BOILERPLATE.some((re) => re.test(probe));
+  return BOILERPLATE.some((re) => re.test(probe)) || (!contactWanted && CONTACT.some((re) => re.test(probe)));
 };
 
 const DATE_OR_TIME =
   /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
 const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
-const AMOUNT = /([€$£]\s?\d|\d[\d.,]*\s?(eur|usd|gbp|pln|inr|rm|chf|dollars?|euros?)\b|\b(total|amount|due|sum)\b[^.]*\d)/i;
+// Bounded, and a number's run starts where a number does: a line of 100,000 digits was tried from
+// each digit (quadratic: 11 s of the request thread per source, outside attack).
+const AMOUNT =
+  /([€$£]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?(eur|usd|gbp|pln|inr|rm|chf|dollars?|euros?)\b|\b(total|amount|due|sum)\b[^.]{0,200}\d)/i;
 
 /** What kind of answer the question wants, by its first words. */
-function kindOf(question: string): { when: boolean; where: boolean; much: boolean } {
+function kindOf(question: string): { when: boolean; where: boolean; much: boolean; contact: boolean } {
   const q = question.toLowerCase();
   return {
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
     much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q),
+    contact: /\bwhere\b|\b(phone|fax|e-?mail|address|website|web site|url|contact|located|location)\b/.test(q),
   };
 }
 
@@ -86,14 +95,17 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
       .split("\n")
       .map((x) => x.trim())
       .filter(Boolean);
-    // A table row ("Column: value" lines) is one statement: the row with its columns.
-    const row = lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l));
+    // A table row ("Column: value" lines) is one statement: the row with its columns; never a mail's header block.
+    const row =
+      lines.length > 1 &&
+      lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) &&
+      (s.metadata?.table !== undefined || !lines.some((l) => isBoilerplate(l, kind.contact)));
     const sentences = row
       ? [lines.join("; ")]
       : s.text
           .split(SENTENCE)
           .map((x) => x.trim())
-          .filter((x) => x.length > 12 && !isBoilerplate(x));
+          .filter((x) => x.length > 12 && !isBoilerplate(x, kind.contact));
     sentences.forEach((sentence, j) => {
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
       // The sentence of the kind asked for answers even when it repeats few of the question's words.
@@ -119,7 +131,7 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
     const first = sources[0]?.text
       .split(SENTENCE)
       .map((x) => x.trim())
-      .find((x) => x.length > 12 && !isBoilerplate(x));
+      .find((x) => x.length > 12 && !isBoilerplate(x, kind.contact));
     return first ? `${first} [1]` : "No connected source answers this question.";
   }
   return best.map((b) => `${/[.!?]$/.test(b.sentence) ? b.sentence : `${b.sentence}.`} [${b.n}]`).join(" ");

@@ -1,7 +1,7 @@
 // Hostile JSON (issue 13 item 2): nesting past the bound is a clear 400 on every route that
 // takes JSON, at once, and the server keeps answering.
 import { describe, expect, test } from "bun:test";
-import { MAX_JSON_DEPTH, NOT_OBJECT_MESSAGE, nestsDeeperThan, TOO_DEEP_MESSAGE } from "../../src/http/json-body";
+import { MAX_JSON_DEPTH, NOT_OBJECT_MESSAGE, nestsDeeperThan, PROTO_KEY_MESSAGE, TOO_DEEP_MESSAGE } from "../../src/http/json-body";
 import { bearer, postJson, req, testApp } from "../helpers";
 
 const ALL = ["corpus:search", "corpus:read", "connectors:read", "connectors:write"] as never;
@@ -67,4 +67,18 @@ describe("a body that is JSON but not an object, and a value outside its list (o
     );
     await t.services.close();
   });
+});
+
+test("a __proto__ key spelled with escapes is refused as the plain one is (outside attack: its object became the body's prototype)", async () => {
+  const t = await testApp();
+  const token = (await t.services.auth.issuer.issue("shaper", ALL)).token;
+  for (const [path, body] of [
+    ["/v1/query", '{"\\u005f_proto__":{"conversation_id":"conv_x"},"query":"y"}'],
+    ["/v1/query", '{"query":"x","\\u005f\\u005fproto__":{"evil":1}}'],
+    ["/v1/connectors", '{"\\u005f_proto__":{"id":"p1"},"kind":"files","config":{"path":"/tmp"}}'],
+  ] as const) {
+    const r = await t.app.handle(postJson(path, body, bearer(token)));
+    expect([path, r.status, await r.json()]).toEqual([path, 400, { type: "bad_request", message: PROTO_KEY_MESSAGE }]);
+  }
+  await t.services.close();
 });

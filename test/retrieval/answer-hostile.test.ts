@@ -19,3 +19,10 @@ test("shape C's answer over a source with a long '<a@a@…' line takes linear ti
   const text = `Harbour invoice <${"a@".repeat(60_000)}`;
   expect(ms(() => extractiveAnswer("harbour invoice", ["harbour", "invoice"], [{ text }]))).toBeLessThan(500);
 });
+
+test("a 'how much' question over a line of 100,000 digits takes linear time (the amount rule tried a run from each digit: 11 s a source)", () => {
+  for (const run of ["1".repeat(100_000), "1,".repeat(50_000), "1.".repeat(50_000)]) {
+    const sources = Array.from({ length: 5 }, () => ({ text: `Harbour invoice ${run}` }));
+    expect(ms(() => extractiveAnswer("how much was the harbour invoice total", [], sources))).toBeLessThan(500);
+  }
+});
