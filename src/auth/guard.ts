@@ -123,7 +123,8 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
     const body = parseBody(raw);
     const outcome = idempotency.begin(claim, body);
     if (outcome.kind !== "claimed") {
-      if (outcome.kind === "conflict") throw new HttpError(409, outcome.reason);
+      if (outcome.kind === "conflict")
+        throw new HttpError(409, outcome.reason, outcome.retryAfterSeconds ? { "retry-after": String(outcome.retryAfterSeconds) } : {});
       info.replay = outcome;
       return body;
     }

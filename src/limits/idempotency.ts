@@ -38,7 +38,7 @@ const PURPOSE = "idempotency";
 export type IdempotencyOutcome =
   | { kind: "claimed" }
   | { kind: "replay"; status: number; body: string }
-  | { kind: "conflict"; reason: string };
+  | { kind: "conflict"; reason: string; retryAfterSeconds?: number };
 
 export interface Claim {
   user: string;
@@ -90,7 +90,9 @@ export class IdempotencyStore {
             kind: "conflict",
             reason: "Idempotency-Key was already used with a different request body; use a new key for a new operation",
           };
-        if (row.state === "running") return { kind: "conflict", reason: "a request with this Idempotency-Key is still being processed" };
+        // D11's 409, with when to ask again: the first request may have been answered 503 by the timeout and still run.
+        if (row.state === "running")
+          return { kind: "conflict", reason: "a request with this Idempotency-Key is still being processed", retryAfterSeconds: 1 };
         return { kind: "replay", status: row.status!, body: this.keys.openFor(c.user, row.response!, this.aad(claim)).toString("utf8") };
       }
       this.db
