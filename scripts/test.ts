@@ -12,10 +12,11 @@
 // test/support/unit-guard.ts, which makes a child process, a worker (the model), the model or
 // the test servers throw at once: a test that needs one fails there, saying it belongs here.
 
-import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { existsSync } from "node:fs";
+import { availableParallelism, constants } from "node:os";
 import { join } from "node:path";
 import { Glob, type Subprocess } from "bun";
+import { makeRunRoot, removeRunRoot } from "../test/support/run-root";
 import { serversRunning, startServers, stopServers } from "../test/support/servers";
 import { freePort } from "../test/support/tcp";
 
@@ -129,19 +130,16 @@ const files = named.length
 const suiteOptions = suite === "unit" ? ["--preload", "./test/support/unit-guard.ts"] : ["--timeout", "60000"];
 const workers = Math.min(availableParallelism(), TEST_WORKERS);
 
-// Passable, not listable, by others: some tests run a process as another user in a folder here.
-const runRoot = mkdtempSync(join(tmpdir(), "corpus-test-run-"));
-chmodSync(runRoot, 0o711);
+const runRoot = makeRunRoot();
 // os.tmpdir() reads TMPDIR on each call; the test processes, the servers and their logs go here.
 process.env.TMPDIR = runRoot;
 process.env.CORPUS_TEST_RUN_ROOT = runRoot;
 
 // Ctrl-C, a closed terminal or a CI timeout: the tests stop, then the servers this run started
 // and the run's files go (the exit status says which signal: 128 + its number).
-const SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 let run: Subprocess | undefined;
-let stoppedBy: keyof typeof SIGNALS | undefined;
-for (const signal of Object.keys(SIGNALS) as (keyof typeof SIGNALS)[])
+let stoppedBy: "SIGHUP" | "SIGINT" | "SIGTERM" | undefined;
+for (const signal of ["SIGHUP", "SIGINT", "SIGTERM"] as const)
   process.on(signal, () => {
     stoppedBy ??= signal;
     run?.kill(signal);
@@ -175,11 +173,7 @@ try {
   console.error(error instanceof Error ? error.message : String(error));
 } finally {
   if (startedServers) stopServers();
-  try {
-    rmSync(runRoot, { recursive: true, force: true, maxRetries: 2 });
-  } catch {
-    // A folder still in use (a mount a failed test left): the next clean-up of /tmp takes it.
-  }
+  removeRunRoot(runRoot);
 }
 console.error(`${suite} suite: ${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s, ${workers} at a time`);
-process.exit(stoppedBy ? 128 + SIGNALS[stoppedBy] : code);
+process.exit(stoppedBy ? 128 + constants.signals[stoppedBy] : code);

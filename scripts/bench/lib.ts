@@ -1,14 +1,11 @@
 // Shared helpers for scripts/bench: processes, ports, wrk runs. Figures are reported as
 // ratios against a baseline measured in the same run, since this machine is shared.
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 
 const runTempDirs: string[] = [];
-
-/** Signals that end a benchmark, by number (the exit status is 128 + it). */
-const ENDING_SIGNALS = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const;
 
 /**
  * A temporary folder of this run, removed when the script exits, by its end, an error, Ctrl-C, a
@@ -20,7 +17,8 @@ export function runTempDir(prefix: string): string {
     process.on("exit", () => {
       for (const dir of runTempDirs) rmSync(dir, { recursive: true, force: true });
     });
-    for (const [signal, n] of Object.entries(ENDING_SIGNALS)) process.on(signal, () => process.exit(128 + n));
+    // The exit status says which signal: 128 + its number.
+    for (const signal of ["SIGHUP", "SIGINT", "SIGTERM"] as const) process.on(signal, () => process.exit(128 + constants.signals[signal]));
   }
   const dir = mkdtempSync(join(tmpdir(), prefix));
   runTempDirs.push(dir);

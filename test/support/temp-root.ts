@@ -4,26 +4,16 @@
 // good (3 GB seen on the CI machine). scripts/test.ts (`npm test`) makes that folder for its
 // parallel test processes and removes it; a `bun test` of a few files makes its own here.
 import { afterAll } from "bun:test";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { makeRunRoot, removeRunRoot } from "./run-root";
 
 // A worker of `bun test --parallel` started without scripts/test.ts: a preloaded afterAll runs
 // after each of its files, and would take the folder from the next one.
 if (process.env.BUN_TEST_WORKER_ID && !process.env.CORPUS_TEST_RUN_ROOT)
   throw new Error("bun test --parallel: run it through scripts/test.ts (npm test), which makes and removes the run's folder");
 if (!process.env.CORPUS_TEST_RUN_ROOT) {
-  const root = mkdtempSync(join(tmpdir(), "corpus-test-run-"));
-  // Passable, not listable, by others: some tests run a process as another user in a folder here.
-  chmodSync(root, 0o711);
+  const root = makeRunRoot();
   // os.tmpdir() reads TMPDIR on each call, and child processes (servers under test) inherit it.
   process.env.TMPDIR = root;
   // A hook in a preloaded file runs once, after every file of a serial run.
-  afterAll(() => {
-    try {
-      rmSync(root, { recursive: true, force: true, maxRetries: 2 });
-    } catch {
-      // A folder still in use (a mount a failed test left): the next clean-up of /tmp takes it.
-    }
-  });
+  afterAll(() => removeRunRoot(root));
 }
