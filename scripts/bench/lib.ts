@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { freePort } from "../../test/support/tcp";
 
 const runTempDirs: string[] = [];
 
@@ -27,12 +28,8 @@ export function runTempDir(prefix: string): string {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
+/** A loopback port the OS gives (the test runner's, one function for both). */
+export { freePort };
 
 export async function waitFor200(url: string, timeoutMs = 10_000): Promise<number> {
   const start = performance.now();
