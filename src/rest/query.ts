@@ -111,7 +111,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
           const answer = extractiveAnswer(
             question,
             outcome.plan.terms,
-            chosen.map(({ c }) => ({ text: c.text, metadata: c.record.metadata })),
+            chosen.map(({ c }) => ({ text: c.text, metadata: c.record.metadata, type: c.record.type })),
             outcome.plan.order,
           );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });

@@ -8,6 +8,8 @@ import { words } from "./bm25";
 export interface AnswerSource {
   text: string;
   metadata?: SourceRecord["metadata"];
+  /** A mail's lines are wrapped prose, joined again before sentences are cut. */
+  type?: SourceRecord["type"];
 }
 
 const MAX_SENTENCES = 4;
@@ -54,8 +56,14 @@ const DATE_OR_TIME =
 const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
 // Bounded, and a number's run starts where a number does: a line of 100,000 digits was tried from
 // each digit (quadratic: 11 s of the request thread per source, outside attack).
-const AMOUNT =
-  /([€$£]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?(eur|usd|gbp|pln|inr|rm|chf|dollars?|euros?)\b|\b(total|amount|due|sum)\b[^.]{0,200}\d)/i;
+/** Money: a currency before or after a number ("€ 717,97", "56,02 €", "316,83 PLN", "RM 538.00"), or a number with cents. */
+const MONEY =
+  /[€$£₹]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?([€$£₹]|(eur|usd|gbp|pln|zł|inr|rs|rm|chf|dollars?|euros?)\b)|\b(eur|usd|gbp|pln|inr|rs|rm|chf)\.?\s?\d|(?<![\d.,])\d{1,3}(?:[.,\s]?\d{3}){0,4}[.,]\d{2}(?![\d%])/i;
+/** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
+const TOTAL =
+  /\b(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|balance due|to pay|te betalen|ogółem|należność|montant)/i;
+/** Part of a total, or before tax: an answer to "how much" only when nothing better is there. */
+const PART_OF_TOTAL = /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|net amount|before tax|hors taxe|\bHT\b)/i;
 
 /** What kind of answer the question wants, by its first words. */
 function kindOf(question: string): { when: boolean; where: boolean; much: boolean; contact: boolean } {
@@ -83,6 +91,56 @@ function orderedRowAnswer(order: "desc" | "asc", sources: AnswerSource[]): strin
   return `The ${order === "asc" ? "lowest" : "highest"} ${String(sources[i]!.metadata![ORDERED_BY])} among the rows that match: ${row}. [${i + 1}]`;
 }
 
+/** A mail's line wrapped before its sentence ended: a long line without an end, and a next line going on. */
+const WRAPPED = /^.{40,}[^.!?:]$/u;
+const GOES_ON = /^[\p{L}\d("']/u;
+/** A line that is only an amount ("593.10", "RM 538.00"): on a receipt, the value of the label above it. */
+const AMOUNT_ONLY = /^[\p{Sc}A-Za-z]{0,4}\.?\s?-?\d[\d.,]{0,20}\s?[\p{Sc}A-Za-z]{0,4}$/u;
+
+/**
+ * A source's lines as statements: a mail's wrapped lines joined again (a place or a time cut at a
+ * line's end was half a sentence), a label and the amount on the line below it as one.
+ */
+function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
+  const lines = s.text
+    .split("\n")
+    .map((x) => x.trim())
+    .filter(Boolean);
+  const out: string[] = [];
+  for (const line of lines) {
+    const last = out.at(-1);
+    const wrapped =
+      s.type === "email" && last !== undefined && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
+    const labelled = last !== undefined && AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last);
+    if ((wrapped || labelled) && last !== undefined && !isBoilerplate(last, contactWanted)) out[out.length - 1] = `${last} ${line}`;
+    else out.push(line);
+  }
+  return out;
+}
+
+/** How well a sentence is of the kind of answer asked for. */
+function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
+  let fit = 0;
+  if (kind.when && DATE_OR_TIME.test(sentence)) fit += 1.5;
+  if (kind.where && PLACE.test(sentence)) fit += 1;
+  if (kind.much && MONEY.test(sentence)) {
+    fit += 1.5;
+    // The total, not a line item or the subtotal: "how much did Coolblue invoice" is its Totaal.
+    const probe = sentence.slice(0, SENTENCE_PROBE);
+    if (TOTAL.test(probe) && !PART_OF_TOTAL.test(probe)) fit += 1;
+  }
+  return fit;
+}
+
+/**
+ * What a sentence loses per place its source is below the first: the ranking already weighed the
+ * sources, and a lower one's line of the right kind (a price in another invoice) is not the answer
+ * when the first source has one.
+ */
+const RANK_PENALTY = 1;
+/** A "how much" answer's further sentences score at most this much below its best. */
+const MUCH_MARGIN = 0.5;
+
 export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[], order?: "desc" | "asc"): string {
   const ordered = order ? orderedRowAnswer(order, sources) : undefined;
   if (ordered) return ordered;
@@ -95,33 +153,32 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
       .split("\n")
       .map((x) => x.trim())
       .filter(Boolean);
-    // A table row ("Column: value" lines) is one statement: the row with its columns; never a mail's header block.
+    // A table row is one statement: the row with all its columns ("BillingCity: Oslo" alone
+    // answered "invoices billed to Oslo"); lines shaped "Column: value" elsewhere too, never a mail's header block.
     const row =
-      lines.length > 1 &&
-      lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) &&
-      (s.metadata?.table !== undefined || !lines.some((l) => isBoilerplate(l, kind.contact)));
+      s.metadata?.table !== undefined
+        ? lines.length > 0
+        : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, kind.contact));
     const sentences = row
       ? [lines.join("; ")]
-      : s.text
-          .split(SENTENCE)
+      : statementLines(s, kind.contact)
+          .flatMap((line) => line.split(SENTENCE))
           .map((x) => x.trim())
           .filter((x) => x.length > 12 && !isBoilerplate(x, kind.contact));
     sentences.forEach((sentence, j) => {
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
       // The sentence of the kind asked for answers even when it repeats few of the question's words.
-      let fits = 0;
-      if (kind.when && DATE_OR_TIME.test(sentence)) fits += 1.5;
-      if (kind.where && PLACE.test(sentence)) fits += 1;
-      if (kind.much && AMOUNT.test(sentence)) fits += 1.5;
-      // Earlier sources rank higher: the retrieval order already weighs them.
-      if (overlap > 0 || fits >= 1.5) picked.push({ sentence, n: i + 1, score: overlap + fits - i * 0.25, order: i * 1000 + j });
+      const fits = kindFit(kind, sentence);
+      if (overlap > 0 || fits >= 1.5) picked.push({ sentence, n: i + 1, score: overlap + fits - i * RANK_PENALTY, order: i * 1000 + j });
     });
   });
   const seen = new Set<string>();
+  picked.sort((a, b) => b.score - a.score);
+  // "How much" is answered by its amount: a line item or an address line beside the total is noise.
+  const floor = kind.much && picked.length ? picked[0]!.score - MUCH_MARGIN : Number.NEGATIVE_INFINITY;
   const best = picked
-    .sort((a, b) => b.score - a.score)
     .filter((p) => {
-      if (seen.has(p.sentence)) return false;
+      if (seen.has(p.sentence) || p.score < floor) return false;
       seen.add(p.sentence);
       return true;
     })

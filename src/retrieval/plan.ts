@@ -34,7 +34,7 @@ export interface QueryPlan {
 }
 
 const STOPWORDS = new Set(
-  "a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just let me more most my no nor not of off on once only or other our ours out over own same she should so some such than that the their theirs them then there these they this those through to too under until up us very was we were what when where which while who whom why will with would you your yours show find give get tell list any anything everything did does please since until till during ago re fw fwd".split(
+  "a about above after again all am an and any are as at be because been before being below between both but by can could did do does doing down during each few for from further had has have having he her here hers him his how i if in into is it its itself just let me more most my no nor not of off on once only or other our ours out over own same she should so some such than that the their theirs them then there these they this those through to too under until up us very was we were what when where which while who whom why will with would you your yours show find give get tell list any anything everything did does please since until till during ago re fw fwd much many".split(
     " ",
   ),
 );

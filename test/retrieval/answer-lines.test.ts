@@ -68,3 +68,72 @@ test("a mail's header block is not taken for a table row", () => {
   expect(answer).not.toContain("From:");
   expect(answer).toContain("Jeff expects California");
 });
+
+// Outside walkthrough, 26 Nov: 24 of 38 business questions answered with a line item, a lower
+// source's price, a label without its amount or half a sentence.
+const sammy = "Invoice\nService A 12 $10.00 $120.00\nService B 1 $5.00 $5.00";
+const aws = "Amazon Web Services\nTotal for this invoice $4.11\nAll AWS Services are sold by Amazon Web Services, Inc.";
+
+test("'how much' is answered by the first source's total, not a lower source's price or total", () => {
+  const hosting = "QualityHosting AG\nWebhosting Paket Business 12 Monate\nNetto 29,19 €\nMwSt 19% 5,54 €\nGesamtbetrag 34,73 €";
+  const answer = extractiveAnswer(
+    "How much was the QualityHosting invoice?",
+    ["qualityhosting", "invoice"],
+    [{ text: hosting }, { text: sammy }, { text: aws }],
+  );
+  expect(answer).toBe("Gesamtbetrag 34,73 €. [1]");
+});
+
+test("'how much' is answered by the total, not a line item or the subtotal beside it; the currency after the number counts", () => {
+  const coolblue = [
+    "FACTUUR.",
+    "Coolblue B.V.",
+    "Case-Mate Tough Case iPad Air 1 € 19,99 21% € 19,99",
+    "Exclusief BTW € 4.053,67 Subtotaal € 4.904,94",
+    "Totaal € 4.904,94",
+  ].join("\n");
+  expect(extractiveAnswer("How much did Coolblue invoice?", ["coolblue", "invoice"], [{ text: coolblue }, { text: sammy }])).toBe(
+    "Totaal € 4.904,94. [1]",
+  );
+  const netpresse = "NETPRESSE\nAbonnement 12 mois 46,68 €\nTotal TTC : 56,02 €";
+  expect(extractiveAnswer("What is the total of the Netpresse invoice?", ["total", "netpresse", "invoice"], [{ text: netpresse }])).toBe(
+    "Total TTC : 56,02 €. [1]",
+  );
+});
+
+test("a receipt's label and the amount on the line below it are one statement; its address line is not the answer", () => {
+  const receipt = "IKEA CHERAS\nNO 2A JALAN CHERAS\nTOTAL RM INCLUDING GST 6%\n538.00\nCASH\n600.00";
+  expect(extractiveAnswer("How much did I pay at IKEA Cheras?", ["pay", "ikea", "cheras"], [{ text: receipt }])).toBe(
+    "TOTAL RM INCLUDING GST 6% 538.00. [1]",
+  );
+  const gst = "BEYOND BROTHERS HARDWARE\nGST ID: 001921974272\nTOTAL GST 33.93\nTOTAL 599.40";
+  const answer = extractiveAnswer(
+    "How much GST was charged at Beyond Brothers Hardware?",
+    ["gst", "charged", "beyond", "brothers", "hardware"],
+    [{ text: gst }],
+  );
+  expect(answer).toContain("TOTAL GST 33.93");
+  expect(answer).not.toContain("001921974272");
+});
+
+test("a mail's wrapped lines are joined again: the place is quoted whole, not cut at the line's end", () => {
+  const mail = [
+    "Dear all,",
+    "The dinner with President Vicente Fox will be held in the Watteau Room of the St. Regis",
+    "Hotel, New York, Wednesday August 23, 8:00 P.M. Cocktails precede the dinner.",
+    "Please let Rosie know if you will attend.",
+  ].join("\n");
+  const answer = extractiveAnswer("Where is the dinner with Vicente Fox?", ["dinner", "vicente", "fox"], [{ text: mail, type: "email" }]);
+  expect(answer).toContain("Watteau Room of the St. Regis Hotel, New York, Wednesday August 23, 8:00 P.M.");
+  // A document's lines stay lines: an invoice's are not prose.
+  expect(extractiveAnswer("Where is the dinner with Vicente Fox?", ["dinner", "vicente", "fox"], [{ text: mail }])).not.toContain(
+    "St. Regis Hotel",
+  );
+});
+
+test("a table's row is answered with all its columns, whatever its lines look like", () => {
+  const row = "Billing Address (street): Ullevålsveien 14\nBillingCity: Oslo\nBillingCountry: Norway\nTotal: 15.86";
+  expect(extractiveAnswer("invoices billed to Oslo", ["invoices", "billed", "oslo"], [{ text: row, metadata: { table: "Invoice" } }])).toBe(
+    "Billing Address (street): Ullevålsveien 14; BillingCity: Oslo; BillingCountry: Norway; Total: 15.86. [1]",
+  );
+});

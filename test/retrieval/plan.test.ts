@@ -17,6 +17,10 @@ describe("planQuery", () => {
     expect(planQuery("open orders of Acme", NOW).sourceHint).toBe("row");
     expect(planQuery("fuel invoice from Poland", NOW).sourceHint).toBe("file");
     expect(planQuery("Acme", NOW).sourceHint).toBeUndefined();
+    // "How much" and "how many" ask for an amount, not for mail that says "thanks so much"
+    // (outside walkthrough: "How much did I spend at Nando's?" lost the receipt to such mail).
+    expect(planQuery("How much did I spend at Nando's?", NOW).terms).toEqual(["spend", "nando"]);
+    expect(planQuery("how many invoices from Acme", NOW).terms).toEqual(["invoices", "acme"]);
   });
 
   test("dates in words, relative to the clock", () => {

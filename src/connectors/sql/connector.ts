@@ -81,6 +81,8 @@ interface Driver {
 }
 
 const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+/** The rows of a table read to tell whether a SQLite column declared without a type holds numbers (its first ones: bounded however large the table). */
+const UNTYPED_SAMPLE = 1000;
 
 /** A column name's words: total_spent, TotalSpent and "total spent" all read total, spent. */
 const columnWords = (name: string) =>
@@ -150,7 +152,23 @@ function sqliteDriver(path: string, check: Confine): Driver {
         throw new ConnectorError(`${table} is a view or a virtual table: only plain tables are read`);
       const rows = db.query<{ name: string; type: string }, [string]>("SELECT name, type FROM pragma_table_info(?)").all(table);
       // SQLite's affinity rules (INT, REAL, FLOA, DOUB; NUMERIC and DECIMAL are numeric affinity too).
-      return rows.length ? rows.map((r) => ({ name: r.name, numeric: /int|real|floa|doub|numeric|decimal/i.test(r.type) })) : undefined;
+      // A column declared without a type (CREATE TABLE … AS SELECT sum(…)) holds what was stored:
+      // numeric when the values of its first rows are all numbers (outside walkthrough: a spend table's most
+      // was never sorted, and the answer named a customer who spent less).
+      const storesNumbers = (column: string) => {
+        const sample = db
+          .query<{ n: number; numbers: number | null }, []>(
+            `SELECT count(v) AS n, sum(typeof(v) IN ('integer', 'real')) AS numbers FROM (SELECT ${quote(column)} AS v FROM ${quote(table)} LIMIT ${UNTYPED_SAMPLE})`,
+          )
+          .get();
+        return !!sample && sample.n > 0 && sample.numbers === sample.n;
+      };
+      return rows.length
+        ? rows.map((r) => ({
+            name: r.name,
+            numeric: r.type.trim() === "" ? storesNumbers(r.name) : /int|real|floa|doub|numeric|decimal/i.test(r.type),
+          }))
+        : undefined;
     },
     async select(sql, params) {
       return db.query<Row, never[]>(sql).all(...(params as never[]));

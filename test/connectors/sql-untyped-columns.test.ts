@@ -1,0 +1,44 @@
+// A SQLite table made with CREATE TABLE … AS SELECT has columns declared without a type; the
+// spend an operator maps for "who spent the most" is such a column. Outside walkthrough: it was
+// never sorted, and "which customer in Brazil spent the most" named one who spent less.
+import { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { join } from "node:path";
+import { SqlConnector } from "../../src/connectors/sql/connector";
+import { ORDER_RANK, ORDERED_BY } from "../../src/connectors/types";
+import { tempDir } from "../helpers";
+
+test("a column declared without a type that holds numbers is sorted for 'most' and 'least'; one holding text is not", async () => {
+  const file = join(tempDir("corpus-untyped-"), "shop.sqlite");
+  const db = new Database(file);
+  db.exec("CREATE TABLE purchase (customer TEXT, country TEXT, amount REAL)");
+  const put = db.query("INSERT INTO purchase VALUES (?, ?, ?)");
+  for (const [customer, country, amount] of [
+    ["Alexandre Rocha", "Brazil", 37.62],
+    ["Luís Gonçalves", "Brazil", 20],
+    ["Luís Gonçalves", "Brazil", 19.62],
+    ["Eduardo Martins", "Brazil", 37.62],
+  ] as const)
+    put.run(customer, country, amount);
+  db.exec(
+    "CREATE TABLE spend AS SELECT customer, country, sum(amount) AS total_spent, 'n/a' AS note FROM purchase GROUP BY customer, country",
+  );
+  expect(db.query<{ type: string }, []>("SELECT type FROM pragma_table_info('spend') WHERE name = 'total_spent'").get()!.type).toBe("");
+  db.close();
+  const c = new SqlConnector({
+    url: file,
+    tables: [{ name: "spend", id: "customer", title: "customer", text: ["customer", "country", "total_spent", "note"] }],
+  });
+  try {
+    const most = await c.search({ terms: ["spent", "brazil"], phrases: [], limit: 10, order: "desc" });
+    expect(most[0]!.title).toBe("Luís Gonçalves");
+    expect(most[0]!.metadata).toMatchObject({ [ORDERED_BY]: "total_spent", [ORDER_RANK]: 1 });
+    const least = await c.search({ terms: ["spent", "brazil"], phrases: [], limit: 10, order: "asc" });
+    expect(Number(least[0]!.metadata.total_spent)).toBe(37.62);
+    // A column without a type holding text sorts nothing.
+    const byNote = await c.search({ terms: ["note", "brazil"], phrases: [], limit: 10, order: "desc" });
+    for (const r of byNote) expect(r.metadata[ORDER_RANK]).toBeUndefined();
+  } finally {
+    await c.close();
+  }
+});
