@@ -45,10 +45,19 @@ const CONTACT = [
   /^\s*(web(site)?\s*:?\s*)?(https?:\/\/|www\.)\S{1,300}\s*$/i,
   /^\s*page\s*:?\s*\d{1,4}\s*(\/|of)\s*\d{1,4}\s*$/i,
 ];
+/** Contacts inside a line: a phone number, an e-mail address, a web address (each bounded). */
+const CONTACTS_IN_LINE = [
+  /\(\d{3}\)[\s-]?\d{3}[\s.-]?\d{4}|\+\d[\d\s().-]{7,18}\d/,
+  /[\w.+-]{1,64}@[\w-]{1,63}\.[\w.-]{1,255}/,
+  /\b(https?:\/\/|www\.)[\w-]/i,
+];
 const SENTENCE_PROBE = 400;
 const isBoilerplate = (s: string, contactWanted = false) => {
   const probe = s.slice(0, SENTENCE_PROBE);
-  return BOILERPLATE.some((re) => re.test(probe)) || (!contactWanted && CONTACT.some((re) => re.test(probe)));
+  if (BOILERPLATE.some((re) => re.test(probe))) return true;
+  if (contactWanted) return false;
+  // A letterhead's line of several contacts ("Azure Interior. (870)-931-0505 azure@example.com http://…").
+  return CONTACT.some((re) => re.test(probe)) || CONTACTS_IN_LINE.filter((re) => re.test(probe)).length >= 2;
 };
 
 const DATE_OR_TIME =
@@ -66,7 +75,7 @@ const TOTAL =
 const PART_OF_TOTAL = /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|net amount|before tax|hors taxe|\bHT\b)/i;
 
 /** What kind of answer the question wants, by its first words. */
-function kindOf(question: string): { when: boolean; where: boolean; much: boolean; contact: boolean } {
+export function kindOf(question: string): { when: boolean; where: boolean; much: boolean; contact: boolean } {
   const q = question.toLowerCase();
   return {
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
@@ -118,8 +127,8 @@ function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
   return out;
 }
 
-/** How well a sentence is of the kind of answer asked for. */
-function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
+/** How well a sentence (or a chunk) is of the kind of answer asked for. */
+export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
   let fit = 0;
   if (kind.when && DATE_OR_TIME.test(sentence)) fit += 1.5;
   if (kind.where && PLACE.test(sentence)) fit += 1;
@@ -138,8 +147,20 @@ function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
  * when the first source has one.
  */
 const RANK_PENALTY = 1;
-/** A "how much" answer's further sentences score at most this much below its best. */
-const MUCH_MARGIN = 0.5;
+/**
+ * A when, where or how much answer's further sentences: of the kind asked for, or scoring at most
+ * this much below its best (a line that only names the vendor beside the date or total is noise).
+ */
+const KIND_MARGIN = 0.5;
+
+/**
+ * How well a chunk holds the kind of answer `question` asks for (a total for "how much", a date
+ * for "when"), or undefined for a question of no such kind: the chunk a document is cited by.
+ */
+export function chunkFitFor(question: string): ((chunk: string) => number) | undefined {
+  const kind = kindOf(question);
+  return kind.when || kind.where || kind.much ? (chunk) => kindFit(kind, chunk) : undefined;
+}
 
 export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[], order?: "desc" | "asc"): string {
   const ordered = order ? orderedRowAnswer(order, sources) : undefined;
@@ -147,7 +168,8 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   // The planned terms carry the question's meaning; its function words ("the", "was") do not.
   const want = new Set((terms.length ? terms : words(question)).flatMap(words));
   const kind = kindOf(question);
-  const picked: Array<{ sentence: string; n: number; score: number; order: number }> = [];
+  const kinded = kind.when || kind.where || kind.much;
+  const picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];
   sources.forEach((s, i) => {
     const lines = s.text
       .split("\n")
@@ -169,20 +191,21 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
       // The sentence of the kind asked for answers even when it repeats few of the question's words.
       const fits = kindFit(kind, sentence);
-      if (overlap > 0 || fits >= 1.5) picked.push({ sentence, n: i + 1, score: overlap + fits - i * RANK_PENALTY, order: i * 1000 + j });
+      if (overlap > 0 || fits >= 1.5)
+        picked.push({ sentence, n: i + 1, score: overlap + fits - i * RANK_PENALTY, fits, order: i * 1000 + j });
     });
   });
   const seen = new Set<string>();
   picked.sort((a, b) => b.score - a.score);
   // "How much" is answered by its amount: a line item or an address line beside the total is noise.
-  const floor = kind.much && picked.length ? picked[0]!.score - MUCH_MARGIN : Number.NEGATIVE_INFINITY;
+  const floor = kinded && picked.length ? picked[0]!.score - KIND_MARGIN : Number.NEGATIVE_INFINITY;
   const best = picked
     .filter((p) => {
-      if (seen.has(p.sentence) || p.score < floor) return false;
+      if (seen.has(p.sentence) || (p.score < floor && (kind.much || p.fits === 0))) return false;
       seen.add(p.sentence);
       return true;
     })
-    .slice(0, kind.when || kind.where || kind.much ? 2 : MAX_SENTENCES)
+    .slice(0, kinded ? 2 : MAX_SENTENCES)
     .sort((a, b) => a.order - b.order);
   if (best.length === 0) {
     const first = sources[0]?.text

@@ -3,15 +3,41 @@
 import { words } from "./bm25";
 import type { RankedChunk } from "./types";
 
-/** Sets the text of each result's cited chunk (`chunksOf` gives a record's chunks) and drops the chunks kept while ranking. */
-export function cite(kept: RankedChunk[], terms: string[], chunksOf: (c: RankedChunk) => string[]): void {
+/**
+ * Sets the text of each result's cited chunk (`chunksOf` gives a record's chunks) and drops the
+ * chunks kept while ranking. `fits` (answer.ts chunkFitFor) says how well a chunk holds the kind
+ * of answer the question asks for: a document is cited by the chunk with its total or its date
+ * rather than by the one nearest in meaning (outside walkthrough: "how much did we pay Amazon Web
+ * Services" cited the invoice's footnote, and the answer had no amount to quote).
+ */
+export function cite(kept: RankedChunk[], terms: string[], chunksOf: (c: RankedChunk) => string[], fits?: (chunk: string) => number): void {
   for (const c of kept) {
     const chunks = c.chunks ?? chunksOf(c);
     if (c.chunkIndex < 0 || c.chunkIndex >= chunks.length) c.chunkIndex = bestByWords(chunks, terms);
     if (c.record.type === "email") c.chunkIndex = ownTextFirst(c.record.content, chunks, c.chunkIndex, terms);
+    else if (fits && chunks.length > 1) c.chunkIndex = answeringChunk(chunks, c.chunkIndex, terms, fits);
     c.text = chunks[c.chunkIndex] ?? c.record.title;
     delete c.chunks;
   }
+}
+
+/** The chunk that best holds the kind of answer asked for, of those naming most of the question's words; `best` unless another holds more. */
+function answeringChunk(chunks: string[], best: number, terms: string[], fits: (chunk: string) => number): number {
+  const fit = chunks.map(fits);
+  const most = Math.max(...fit);
+  if (fit[best]! >= most) return best;
+  const want = new Set(terms.flatMap(words));
+  let pick = best;
+  let pickWords = -1;
+  chunks.forEach((chunk, i) => {
+    if (fit[i]! < most) return;
+    const named = new Set(words(chunk).filter((w) => want.has(w))).size;
+    if (named > pickWords) {
+      pick = i;
+      pickWords = named;
+    }
+  });
+  return pick;
 }
 
 /**

@@ -3,6 +3,7 @@
 // years in documents, amounts and countries (amounts.ts).
 import { ORDER_RANK, type SourceRecord } from "../connectors/types";
 import { amountSignal } from "./amounts";
+import { documentDates } from "./document-dates";
 import type { QueryPlan } from "./plan";
 import { isRow } from "./types";
 
@@ -20,6 +21,8 @@ const SENDER_BOOST = 0.15;
 const RECIPIENT_BOOST = 0.05;
 /** A document whose own text names a year of the time asked for (documents carry no record date). */
 const DOCUMENT_DATE_BOOST = 0.1;
+/** A document whose own text names a day within the time asked for (its invoice or receipt date): twice a year's. */
+const DOCUMENT_DAY_BOOST = 0.2;
 
 /** Words of a person's name as they appear in addresses and display names. */
 const nameParts = (name: string) =>
@@ -57,10 +60,13 @@ export function evidence(plan: QueryPlan, r: SourceRecord): number {
     }
   }
   if (kind === "file" && plan.timeAsked && (plan.dateFrom || plan.dateTo)) {
+    const from = plan.dateFrom?.getTime() ?? Number.NEGATIVE_INFINITY;
+    const to = plan.dateTo?.getTime() ?? Number.POSITIVE_INFINITY;
     const lo = plan.dateFrom?.getUTCFullYear() ?? 1900;
     const hi = plan.dateTo ? new Date(plan.dateTo.getTime() - 1).getUTCFullYear() : 2100;
-    const years = [...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].map((m) => Number(m[1]));
-    if (years.some((y) => y >= lo && y <= hi)) s += DOCUMENT_DATE_BOOST;
+    if (documentDates(r.content).some((t) => t >= from && t < to)) s += DOCUMENT_DAY_BOOST;
+    else if ([...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].some((m) => Number(m[1]) >= lo && Number(m[1]) <= hi))
+      s += DOCUMENT_DATE_BOOST;
   }
   return s + amountSignal(plan, r);
 }

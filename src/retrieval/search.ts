@@ -5,6 +5,7 @@
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { EmbeddingService } from "../embedding/service";
 import type { Logger } from "../log";
+import { chunkFitFor } from "./answer";
 import { ChunkCache } from "./chunk-cache";
 import { cite } from "./cite";
 import { capPerConnector, collapseCopies } from "./copies";
@@ -69,7 +70,7 @@ export class QueryService {
     const ranked = fuse(scored.pool, q.plan, o.denseWeight ?? DENSE_WEIGHT);
     const kept = capPerConnector(collapseCopies(ranked), o.perConnector);
     debug?.debug("query ranked", rankedLine(o, ranked.length, kept, embedMs, started));
-    if (o.texts !== false) cite(kept, q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record));
+    if (o.texts !== false) cite(kept, q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(o.question));
     return {
       plan: q.plan,
       vector: q.vector,

@@ -137,3 +137,20 @@ test("a table's row is answered with all its columns, whatever its lines look li
     "Billing Address (street): Ullevålsveien 14; BillingCity: Oslo; BillingCountry: Norway; Total: 15.86. [1]",
   );
 });
+
+test("a letterhead line of several contacts is not an answer, and a 'when' answer is the dated line alone", () => {
+  const azure = [
+    "Azure Interior. (870)-931-0505 azure.Interior24@example.com http://www.azure-interior.com",
+    "Invoice INV/2023/03/0008",
+    "Invoice Date: 2023-03-20 Due Date: 2023-04-04",
+    "Total $ 5,500.00",
+  ].join("\n");
+  const terms = ["azure", "interior", "invoice", "issued", "due"];
+  expect(extractiveAnswer("When was the Azure Interior invoice issued and when is it due?", terms, [{ text: azure }])).toBe(
+    "Invoice Date: 2023-03-20 Due Date: 2023-04-04. [1]",
+  );
+  // Asked for the phone, the contacts are the answer.
+  expect(extractiveAnswer("What is Azure Interior's phone number?", ["azure", "interior", "phone"], [{ text: azure }])).toContain(
+    "(870)-931-0505",
+  );
+});

@@ -1,0 +1,52 @@
+// Dates inside documents (issue 16): a document's record date is its file time, so a question
+// that asks for a time is weighed by the dates its text names. Outside walkthrough: "How much did I
+// pay at IKEA Cheras in July 2017?" put the receipt of 23/12/17 first; the one of 27/07/17 is the answer.
+import { expect, test } from "bun:test";
+import type { SourceRecord } from "../../src/connectors/types";
+import { documentDates } from "../../src/retrieval/document-dates";
+import { evidence } from "../../src/retrieval/evidence";
+import { planQuery } from "../../src/retrieval/plan";
+
+const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
+
+test("the days a document names, as receipts and invoices write them; each reading of an ambiguous one", () => {
+  for (const [text, days] of [
+    ["DATE:\n25/12/2018 8:13:39 PM", ["2018-12-25"]],
+    ["27/07/17", ["2017-07-27", "2027-07-17"]],
+    ["12/28/2017", ["2017-12-28"]],
+    ["17-12-28", ["2028-12-17", "2017-12-28"]],
+    ["05 MAR 2018", ["2018-03-05"]],
+    ["Factuurdatum: 19 april 2014", ["2014-04-19"]],
+    ["TOTAL AMOUNT DUE ON August 3, 2014", ["2014-08-03"]],
+    ["Invoice Date: 2023-03-20", ["2023-03-20"]],
+    ["Orderdatum: 18 mei 2014", ["2014-05-18"]],
+    ["TEL 03-7890 1234, NO.53 55,57 & 59, v1.2.3, 12 PCS 2018, 31/02/2018", []],
+  ] as const)
+    expect([text, documentDates(text).map(iso)]).toEqual([text, [...days]]);
+});
+
+test("long runs of digits, separators and month-like words take linear time", () => {
+  const started = performance.now();
+  for (const text of ["1/".repeat(60_000), "12-12-".repeat(20_000), "1 march ".repeat(20_000), "9".repeat(120_000)]) documentDates(text);
+  expect(performance.now() - started).toBeLessThan(500);
+});
+
+const receipt = (id: string, content: string): SourceRecord => ({
+  id,
+  title: `${id}.txt`,
+  content,
+  source_url: `file:///receipts/${id}.txt`,
+  date: "2026-11-26T00:00:00.000Z",
+  type: "file",
+  path: `${id}.txt`,
+  metadata: {},
+});
+
+test("a document naming a day in the time asked for weighs more than one naming only its year, which weighs more than neither", () => {
+  const plan = planQuery("How much did I pay at IKEA Cheras in July 2017?", new Date("2026-11-26T00:00:00Z"));
+  const july = evidence(plan, receipt("087", "IKEA CHERAS\n27/07/17 14:02\nTOTAL RM INCLUDING GST 6%\n538.00"));
+  const december = evidence(plan, receipt("102", "IKEA CHERAS\n23/12/17 10:11\nTOTAL 23.00\nValid until 2017"));
+  const other = evidence(plan, receipt("103", "IKEA CHERAS\n05/01/18\nTOTAL 12.00"));
+  expect(july).toBeGreaterThan(december);
+  expect(december).toBeGreaterThan(other);
+});
