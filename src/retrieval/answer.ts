@@ -67,17 +67,25 @@ const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
 // each digit (quadratic: 11 s of the request thread per source, outside attack).
 /** Money: a currency before or after a number ("€ 717,97", "56,02 €", "316,83 PLN", "RM 538.00"), or a number with cents. */
 const MONEY =
-  /[€$£₹]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?([€$£₹]|(eur|usd|gbp|pln|zł|inr|rs|rm|chf|dollars?|euros?)\b)|\b(eur|usd|gbp|pln|inr|rs|rm|chf)\.?\s?\d|(?<![\d.,])\d{1,3}(?:[.,\s]?\d{3}){0,4}[.,]\d{2}(?![\d%])/i;
+  /[€$£₹]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?([€$£₹]|(eur|usd|gbp|pln|zł|inr|rs|rm|chf|dollars?|euros?)\b)|\b(eur|usd|gbp|pln|inr|rs|rm|chf)\.?\s?\d|(?<![\d.,])\d{1,3}(?:[.,\s]?\d{3}){0,4}[.,]\d{2}(?![\d%]|[.,/-]\d)/i;
 /** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
 const TOTAL =
   /\b(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|balance due|to pay|te betalen|ogółem|należność|montant)/i;
-/** Part of a total, or before tax: an answer to "how much" only when nothing better is there. */
-const PART_OF_TOTAL = /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|net amount|before tax|hors taxe|\bHT\b)/i;
+/**
+ * Part of a total, before tax, or a total of something else (items, points, savings, the change
+ * given): an answer to "how much" only when nothing better is there. Outside attack, 625 SROIE
+ * receipts: 130 answers quoted "TOTAL QTY", "TAX TOTAL", "TOTAL SAVINGS" or "TOTAL POINTS".
+ */
+const PART_OF_TOTAL =
+  /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|exc\b|net amount|before tax|hors taxe|HT\b|qty|quantity|items?\b|points?|savings?|discount|change|rounding|tendered|cash)/i;
+/** Tax: part of a total, unless the question asks for it ("how much VAT"); not a total "including GST". */
+const TAX = /(?<!\b(incl\.?|including|inclusive of|inkl\.?|incl\. ?)\s{0,3})\b(gst|vat|tax|btw|tva|mwst|ust)\b/i;
 
 /** What kind of answer the question wants, by its first words. */
-export function kindOf(question: string): { when: boolean; where: boolean; much: boolean; contact: boolean } {
+export function kindOf(question: string): { when: boolean; where: boolean; much: boolean; tax: boolean; contact: boolean } {
   const q = question.toLowerCase();
   return {
+    tax: TAX.test(q),
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
     much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q),
@@ -103,8 +111,8 @@ function orderedRowAnswer(order: "desc" | "asc", sources: AnswerSource[]): strin
 /** A mail's line wrapped before its sentence ended: a long line without an end, and a next line going on. */
 const WRAPPED = /^.{40,}[^.!?:]$/u;
 const GOES_ON = /^[\p{L}\d("']/u;
-/** A line that is only an amount ("593.10", "RM 538.00"): on a receipt, the value of the label above it. */
-const AMOUNT_ONLY = /^[\p{Sc}A-Za-z]{0,4}\.?\s?-?\d[\d.,]{0,20}\s?[\p{Sc}A-Za-z]{0,4}$/u;
+/** A line that is only an amount ("593.10", "RM 538.00"), or a currency alone ("RM"): on a receipt, the value of the label above it. */
+const AMOUNT_ONLY = /^[\p{Sc}A-Za-z]{0,4}\.?\s?-?\d[\d.,]{0,20}\s?[\p{Sc}A-Za-z]{0,4}$|^(\p{Sc}|rm|rs|inr|usd|eur|myr|sgd|gbp)$/iu;
 
 /**
  * A source's lines as statements: a mail's wrapped lines joined again (a place or a time cut at a
@@ -117,15 +125,24 @@ function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
     .filter(Boolean);
   const out: string[] = [];
   for (const line of lines) {
+    // A statement grows to SENTENCE_PROBE characters at most: what is tested of it stays bounded
+    // (a label followed by 50,000 amount lines was re-read at each: quadratic, outside attack).
     const last = out.at(-1);
-    const wrapped =
-      s.type === "email" && last !== undefined && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
-    const labelled = last !== undefined && AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last);
-    if ((wrapped || labelled) && last !== undefined && !isBoilerplate(last, contactWanted)) out[out.length - 1] = `${last} ${line}`;
+    const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted);
+    const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
+    // A label takes the amount below it once ("TOTAL QTY" took its 1, then the next line's 80.91).
+    const labelled = joinable && AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last);
+    if (wrapped || labelled) out[out.length - 1] = `${last} ${line}`;
     else out.push(line);
   }
   return out;
 }
+
+/**
+ * What a total gains over another amount for "how much": more than a line item's one word of the
+ * question ("999900245 IKEA RETAI 36.00" against "TOTAL RM INCLUDING GST 6% 73.30").
+ */
+const TOTAL_FIT = 2;
 
 /** How well a sentence (or a chunk) is of the kind of answer asked for. */
 export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
@@ -136,7 +153,8 @@ export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): numb
     fit += 1.5;
     // The total, not a line item or the subtotal: "how much did Coolblue invoice" is its Totaal.
     const probe = sentence.slice(0, SENTENCE_PROBE);
-    if (TOTAL.test(probe) && !PART_OF_TOTAL.test(probe)) fit += 1;
+    // The tax asked for ("how much GST"): its line is the total asked for; otherwise tax is a part.
+    if (kind.tax ? TAX.test(probe) : TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe)) fit += TOTAL_FIT;
   }
   return fit;
 }
@@ -152,6 +170,12 @@ const RANK_PENALTY = 1;
  * this much below its best (a line that only names the vendor beside the date or total is noise).
  */
 const KIND_MARGIN = 0.5;
+/**
+ * What a sentence of the kind asked for (a date for "when", an amount for "how much") gains over
+ * those that only repeat the question's words: "Amazon Web Services Invoice." named three of them
+ * and outranked "TOTAL AMOUNT DUE ON August 3, 2014 $4.11", which named none.
+ */
+const KIND_FIRST = 2;
 
 /**
  * How well a chunk holds the kind of answer `question` asks for (a total for "how much", a date
@@ -169,7 +193,7 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   const want = new Set((terms.length ? terms : words(question)).flatMap(words));
   const kind = kindOf(question);
   const kinded = kind.when || kind.where || kind.much;
-  const picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];
+  let picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];
   sources.forEach((s, i) => {
     const lines = s.text
       .split("\n")
@@ -186,16 +210,27 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
       : statementLines(s, kind.contact)
           .flatMap((line) => line.split(SENTENCE))
           .map((x) => x.trim())
-          .filter((x) => x.length > 12 && !isBoilerplate(x, kind.contact));
+          // Short lines say nothing, but for "how much" ("TOTAL 13.80").
+          .filter((x) => (x.length > 12 || (kind.much && MONEY.test(x))) && !isBoilerplate(x, kind.contact));
     sentences.forEach((sentence, j) => {
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
       // The sentence of the kind asked for answers even when it repeats few of the question's words.
       const fits = kindFit(kind, sentence);
       if (overlap > 0 || fits >= 1.5)
-        picked.push({ sentence, n: i + 1, score: overlap + fits - i * RANK_PENALTY, fits, order: i * 1000 + j });
+        picked.push({
+          sentence,
+          n: i + 1,
+          score: overlap + fits + (kinded && fits >= 1.5 ? KIND_FIRST : 0) - i * RANK_PENALTY,
+          fits,
+          order: i * 1000 + j,
+        });
     });
   });
   const seen = new Set<string>();
+  // A when, where or how much question is answered from the best-ranked source that holds such a
+  // sentence: another source's total (or a mail quoting one) is not this record's.
+  const answering = kinded ? Math.min(...picked.filter((p) => p.fits >= 1.5).map((p) => p.n)) : Number.POSITIVE_INFINITY;
+  if (Number.isFinite(answering)) picked = picked.filter((p) => p.n === answering);
   picked.sort((a, b) => b.score - a.score);
   // "How much" is answered by its amount: a line item or an address line beside the total is noise.
   const floor = kinded && picked.length ? picked[0]!.score - KIND_MARGIN : Number.NEGATIVE_INFINITY;

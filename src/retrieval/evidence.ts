@@ -19,10 +19,11 @@ const ORDER_BOOST = 0.3;
 /** A person named in the question found in the mail's sender (or, less, its recipients). */
 const SENDER_BOOST = 0.15;
 const RECIPIENT_BOOST = 0.05;
-/** A document whose own text names a year of the time asked for (documents carry no record date). */
+/**
+ * A document whose own text names a day within the time asked for (its invoice or receipt date,
+ * document-dates.ts), or failing one, a year of it: documents carry no record date.
+ */
 const DOCUMENT_DATE_BOOST = 0.1;
-/** A document whose own text names a day within the time asked for (its invoice or receipt date): twice a year's. */
-const DOCUMENT_DAY_BOOST = 0.2;
 
 /** Words of a person's name as they appear in addresses and display names. */
 const nameParts = (name: string) =>
@@ -64,9 +65,9 @@ export function evidence(plan: QueryPlan, r: SourceRecord): number {
     const to = plan.dateTo?.getTime() ?? Number.POSITIVE_INFINITY;
     const lo = plan.dateFrom?.getUTCFullYear() ?? 1900;
     const hi = plan.dateTo ? new Date(plan.dateTo.getTime() - 1).getUTCFullYear() : 2100;
-    if (documentDates(r.content).some((t) => t >= from && t < to)) s += DOCUMENT_DAY_BOOST;
-    else if ([...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].some((m) => Number(m[1]) >= lo && Number(m[1]) <= hi))
-      s += DOCUMENT_DATE_BOOST;
+    const dayIn = () => documentDates(r.content).some((t) => t >= from && t < to);
+    const yearIn = () => [...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].some((m) => Number(m[1]) >= lo && Number(m[1]) <= hi);
+    if (dayIn() || yearIn()) s += DOCUMENT_DATE_BOOST;
   }
   return s + amountSignal(plan, r);
 }

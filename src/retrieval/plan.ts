@@ -76,6 +76,12 @@ const TIME_CUE = /\b(in|during|since|after|before|until|till|from|between|within
 const RELATIVE = /\b(last|this|past|previous|next|ago|yesterday|today|tomorrow|recent)\b/i;
 /** A question that is a subject line (a reply or forward) names dates as words, never as a time asked. */
 const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
+/**
+ * A question asking when something is names the time of what it asks about, not of the records
+ * that tell it: "When is the Board of Directors meeting in August 2001?" is answered by the notice
+ * sent in July (outside walkthrough: the date narrowed the mail to August and lost it).
+ */
+const ASKS_WHEN = /^\s*(when|what (time|day|date))\b/i;
 
 /** A date a Date can hold, or none: a range's end past the last day one holds is no date (it would throw where it is written). */
 const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : undefined);
@@ -83,7 +89,7 @@ const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : und
 function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
   const found = dateRangeOf(text, now);
   const r = { ...found, from: held(found.from), to: held(found.to) };
-  if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
+  if (!r.spans.length || SUBJECT_LINE.test(text) || ASKS_WHEN.test(text)) return { ...r, asked: false };
   const [a, b] = r.spans[0]!;
   const said = text.slice(a, b);
   const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);

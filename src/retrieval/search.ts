@@ -64,6 +64,10 @@ export class QueryService {
     const embedMs = elapsedMs(embedStarted);
     const q: Question = { options: o, plan: plan.plan, terms: plan.terms, vector: vector!, debug };
 
+    // A question of only function words ("How much?") names nothing to look for: every source's
+    // newest records (a search without words) are no answer to it (outside attack).
+    if (namesNothing(q, o))
+      return { plan: q.plan, vector: q.vector, chunks: [], connectorsSearched: 0, totalFound: 0, notes: [NAMES_NOTHING] };
     const gathered = await gather(q, active);
     const chunksOf = this.chunkCache.chunksOf.bind(this.chunkCache);
     const scored = scoreCandidates(q, active, gathered.answers, { embeddings: this.embeddings, chunksOf });
@@ -80,6 +84,26 @@ export class QueryService {
       notes: [...gathered.notes, ...scored.notes],
     };
   }
+}
+
+/** The note of a question that names nothing to look for. */
+export const NAMES_NOTHING = "the question names nothing to search for: no word, phrase, date, amount, person or address";
+
+/** Nothing to look for: no word or phrase (of this question or the conversation's), date, amount, person, address or order. */
+function namesNothing(q: Question, o: QueryOptions): boolean {
+  const p = q.plan;
+  return (
+    q.terms.length === 0 &&
+    p.phrases.length === 0 &&
+    !p.dateFrom &&
+    !p.dateTo &&
+    !o.dateFrom &&
+    !o.dateTo &&
+    p.amounts.length === 0 &&
+    p.people.length === 0 &&
+    p.addresses.length === 0 &&
+    !p.order
+  );
 }
 
 /** The question's plan, and its words with those of the conversation's previous question. */

@@ -42,3 +42,19 @@ test("a column declared without a type that holds numbers is sorted for 'most' a
     await c.close();
   }
 });
+
+test("a view is refused whatever the case its name is written in: its rows are never read (outside attack)", async () => {
+  const file = join(tempDir("corpus-untyped-"), "shop.sqlite");
+  const db = new Database(file);
+  db.exec("CREATE TABLE purchase (customer TEXT, amount REAL)");
+  db.exec("CREATE VIEW heavy AS SELECT customer, sum(amount) AS spent FROM purchase GROUP BY customer");
+  db.close();
+  for (const name of ["heavy", "HEAVY", "Heavy"]) {
+    const c = new SqlConnector({ url: file, tables: [{ name, id: "customer", title: "customer", text: ["customer", "spent"] }] });
+    try {
+      expect(await c.health()).toEqual({ status: "error", reason: `${name} is a view or a virtual table: only plain tables are read` });
+    } finally {
+      await c.close();
+    }
+  }
+});

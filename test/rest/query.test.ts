@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { NAMES_NOTHING } from "../../src/retrieval/search";
 import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
 import { chinookOperatorFile } from "../support/chinook";
 import { SHARED_DATA } from "../support/servers";
@@ -191,6 +192,16 @@ describe("POST /v1/query, shape C (conversation_id)", () => {
     const bob = (await t.services.auth.issuer.issue("bob", ["corpus:search"])).token;
     const stolen = await query({ query: "again", conversation_id: body.conversation_id }, bob);
     expect(stolen.status).toBe(404);
+  });
+});
+
+describe("a question that names nothing to search for (outside attack)", () => {
+  test("'How much?' is answered with no source, not with the shop's newest invoice; the note says why", async () => {
+    const c = (await (await query({ query: "How much?", conversation_id: null })).json()) as any;
+    expect([c.answer, c.sources]).toEqual(["No connected source answers this question.", []]);
+    const b = (await (await query({ query: "How much is too much", max_results: 5 })).json()) as any;
+    expect(b.results).toEqual([]);
+    expect(b.search_summary.notes).toEqual([NAMES_NOTHING]);
   });
 });
 

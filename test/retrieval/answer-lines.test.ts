@@ -154,3 +154,48 @@ test("a letterhead line of several contacts is not an answer, and a 'when' answe
     "(870)-931-0505",
   );
 });
+
+test("the line of the kind asked for outranks lines that only repeat the question's words; a total outranks a line item naming the shop", () => {
+  const aws = [
+    "Amazon Web Services Invoice",
+    "Greetings from Amazon Web Services, we're writing to provide you with an electronic invoice for your use of AWS services.",
+    "ATTN: iViveLabs Limited TOTAL AMOUNT DUE ON August 3 , 2014 $4.11",
+    "Amazon Elastic Compute Cloud $1.87",
+  ].join("\n");
+  expect(
+    extractiveAnswer("How much did we pay Amazon Web Services in August 2014?", ["pay", "amazon", "web", "services"], [{ text: aws }]),
+  ).toBe("ATTN: iViveLabs Limited TOTAL AMOUNT DUE ON August 3 , 2014 $4.11. [1]");
+  const ikea =
+    "IKEA CHERAS\nDATE: 27/07/17\n999900245 IKEA RETAI\n36.00 SR\n599937000 IKEA DRINK\n1.00 SR\nTOTAL RM INCLUDING GST 6%\n538.00";
+  expect(extractiveAnswer("How much did I pay at IKEA Cheras in July 2017?", ["pay", "ikea", "cheras"], [{ text: ikea }])).toBe(
+    "TOTAL RM INCLUDING GST 6% 538.00. [1]",
+  );
+});
+
+// Outside attack on the above, 26 Nov: 625 SROIE receipts through "How much did I pay at <shop>?".
+test("a total of something else (items, points, tax, savings) is not the total; a label takes one amount; a currency line joins its label", () => {
+  const ask = (text: string) => extractiveAnswer("How much did I pay at the shop?", ["pay", "shop"], [{ text }]);
+  expect(ask("TOTAL QTY\n1\n80.91\nTOTAL GST :\n0.00\nTOTAL SALES (INCLUSIVE OF GST) :\n80.90")).toBe(
+    "TOTAL SALES (INCLUSIVE OF GST) : 80.90. [1]",
+  );
+  expect(ask("TOTAL POINTS: 0.00\nSUB-TOTAL :\n13.00\nTOTAL\n13.80")).toBe("TOTAL 13.80. [1]");
+  expect(ask("SHELL STATION\nTOTAL\nRM\n86.00")).toBe("TOTAL RM 86.00. [1]");
+  expect(ask("TAX TOTAL 1.20\nTOTAL SAVINGS 3.00\nGRAND TOTAL 21.20")).toBe("GRAND TOTAL 21.20. [1]");
+});
+
+test("a lower source's total, or a mail quoting one, does not replace the first source's total", () => {
+  const sources = [
+    { text: "Coolblue B.V.\nFACTUUR\nApple iPad Air 1 € 699,00\nTotaal € 717,97" },
+    { text: "The Coolblue invoice total was € 19,99 for the case, I think.", type: "email" as const },
+  ];
+  expect(extractiveAnswer("What was the total of the Coolblue invoice?", ["total", "coolblue", "invoice"], sources)).toBe(
+    "Totaal € 717,97. [1]",
+  );
+});
+
+test("a label followed by tens of thousands of amount lines takes linear time (each join re-read the growing line)", () => {
+  const started = performance.now();
+  for (const text of [`TOTAL\n${"1\n".repeat(50_000)}`, `TOTAL\n${"12345\n".repeat(16_600)}`, `x\n${"ab 1 cd\n".repeat(12_500)}`])
+    extractiveAnswer("how much was the total", ["total"], [{ text }, { text, type: "email" }]);
+  expect(performance.now() - started).toBeLessThan(500);
+});

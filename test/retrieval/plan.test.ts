@@ -23,6 +23,15 @@ describe("planQuery", () => {
     expect(planQuery("how many invoices from Acme", NOW).terms).toEqual(["invoices", "acme"]);
   });
 
+  test("a question asking when names the time of what it asks about: words to match, not a filter on the records", () => {
+    // Outside walkthrough: the notice of the August meeting was sent in July, and the filter lost it.
+    const when = planQuery("When is the Board of Directors meeting in August 2001?", NOW);
+    expect([when.dateFrom, when.dateTo, when.timeAsked]).toEqual([undefined, undefined, false]);
+    expect(when.terms).toEqual(["board", "directors", "meeting", "august", "2001"]);
+    const mail = planQuery("mail about the board meeting in August 2001", NOW);
+    expect([mail.dateFrom?.toISOString(), mail.timeAsked]).toEqual(["2001-08-01T00:00:00.000Z", true]);
+  });
+
   test("dates in words, relative to the clock", () => {
     const cases: Array<[string, string | undefined, string | undefined]> = [
       ["invoices last month", "2026-10-01", "2026-11-01"],
