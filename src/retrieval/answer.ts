@@ -4,6 +4,7 @@
 // currency), and header, quoting and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { words } from "./bm25";
+import { documentDates } from "./document-dates";
 
 export interface AnswerSource {
   text: string;
@@ -25,7 +26,8 @@ const BOILERPLATE = [
   /^\s*>/,
   /<[^>\s@]{1,64}@[^>\s]{1,255}>/,
   /^[\s"]*[\w .'-]{1,80}["]?\s*<?[\w.+-]{1,64}@[\w.-]{1,255}>?\s+on\s+\d/i,
-  /^[\s\d()+.-]{7,}$/,
+  // A phone number alone on its line; not a date written with dashes or dots ("8-9-2022").
+  /^(?!\s*\d{1,4}[-.]\d{1,2}[-.]\d{1,4}\s*$)[\s\d()+.-]{7,}$/,
   /^\s*[\w .-]{1,200}\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
 ];
 /**
@@ -52,9 +54,11 @@ const CONTACTS_IN_LINE = [
   /\b(https?:\/\/|www\.)[\w-]/i,
 ];
 const SENTENCE_PROBE = 400;
-const isBoilerplate = (s: string, contactWanted = false) => {
+/** A document's own "Date:" line: its date, not a mail header (a document is no mail). */
+const DOCUMENT_DATE_LINE = /^\s*date\s*:/i;
+const isBoilerplate = (s: string, contactWanted = false, document = false) => {
   const probe = s.slice(0, SENTENCE_PROBE);
-  if (BOILERPLATE.some((re) => re.test(probe))) return true;
+  if (!(document && DOCUMENT_DATE_LINE.test(probe)) && BOILERPLATE.some((re) => re.test(probe))) return true;
   if (contactWanted) return false;
   // A letterhead's line of several contacts ("Azure Interior. (870)-931-0505 azure@example.com http://…").
   return CONTACT.some((re) => re.test(probe)) || CONTACTS_IN_LINE.filter((re) => re.test(probe)).length >= 2;
@@ -70,7 +74,7 @@ const MONEY =
   /[€$£₹]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?([€$£₹]|(eur|usd|gbp|pln|zł|inr|rs|rm|chf|dollars?|euros?)\b)|\b(eur|usd|gbp|pln|inr|rs|rm|chf)\.?\s?\d|(?<![\d.,])\d{1,3}(?:[.,\s]?\d{3}){0,4}[.,]\d{2}(?![\d%]|[.,/-]\d)/i;
 /** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
 const TOTAL =
-  /\b(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|balance due|to pay|te betalen|ogółem|należność|montant)/i;
+  /(?<!\p{L})(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|balance due|to pay|te betalen|ogółem|należność|montant)(?!\p{L})/iu;
 /**
  * Part of a total, before tax, or a total of something else (items, points, savings, the change
  * given): an answer to "how much" only when nothing better is there. Outside attack, 625 SROIE
@@ -114,6 +118,9 @@ const GOES_ON = /^[\p{L}\d("']/u;
 /** A line that is only an amount ("593.10", "RM 538.00"), or a currency alone ("RM"): on a receipt, the value of the label above it. */
 const AMOUNT_ONLY = /^[\p{Sc}A-Za-z]{0,4}\.?\s?-?\d[\d.,]{0,20}\s?[\p{Sc}A-Za-z]{0,4}$|^(\p{Sc}|rm|rs|inr|usd|eur|myr|sgd|gbp)$/iu;
 
+/** The longest line taken as the value of a "Label:" line above it. */
+const LABELLED_VALUE = 40;
+
 /**
  * A source's lines as statements: a mail's wrapped lines joined again (a place or a time cut at a
  * line's end was half a sentence), a label and the amount on the line below it as one.
@@ -128,10 +135,14 @@ function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
     // A statement grows to SENTENCE_PROBE characters at most: what is tested of it stays bounded
     // (a label followed by 50,000 amount lines was re-read at each: quadratic, outside attack).
     const last = out.at(-1);
-    const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted);
+    const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, s.type !== "email");
     const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
     // A label takes the amount below it once ("TOTAL QTY" took its 1, then the next line's 80.91).
-    const labelled = joinable && AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last);
+    const labelled =
+      joinable &&
+      ((AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last)) ||
+        // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023").
+        (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)));
     if (wrapped || labelled) out[out.length - 1] = `${last} ${line}`;
     else out.push(line);
   }
@@ -147,7 +158,8 @@ const TOTAL_FIT = 2;
 /** How well a sentence (or a chunk) is of the kind of answer asked for. */
 export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
   let fit = 0;
-  if (kind.when && DATE_OR_TIME.test(sentence)) fit += 1.5;
+  // A date as people write it ("2 p.m.", "June 12") or as a document does ("02 Juillet 2015", "28/11/2022").
+  if (kind.when && (DATE_OR_TIME.test(sentence) || documentDates(sentence.slice(0, SENTENCE_PROBE)).length > 0)) fit += 1.5;
   if (kind.where && PLACE.test(sentence)) fit += 1;
   if (kind.much && MONEY.test(sentence)) {
     fit += 1.5;
@@ -183,7 +195,38 @@ const KIND_FIRST = 2;
  */
 export function chunkFitFor(question: string): ((chunk: string) => number) | undefined {
   const kind = kindOf(question);
-  return kind.when || kind.where || kind.much ? (chunk) => kindFit(kind, chunk) : undefined;
+  if (!(kind.when || kind.where || kind.much)) return undefined;
+  // Its best statement's: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
+  return (chunk) => Math.max(0, ...statementsOf({ text: chunk.slice(0, CHUNK_PROBE) }, kind).map((x) => kindFit(kind, x)));
+}
+
+/** How much of a chunk is read for the kind of answer it holds (a chunk is ~200 tokens; a crafted one can be a megabyte). */
+const CHUNK_PROBE = 8_000;
+
+/** A source's statements: a table row whole, else its sentences that can answer (not headers, quoting or boilerplate). */
+function statementsOf(s: AnswerSource, kind: ReturnType<typeof kindOf>): string[] {
+  const lines = s.text
+    .split("\n")
+    .map((x) => x.trim())
+    .filter(Boolean);
+  // A table row is one statement: the row with all its columns ("BillingCity: Oslo" alone
+  // answered "invoices billed to Oslo"); lines shaped "Column: value" elsewhere too, never a mail's header block.
+  const row =
+    s.metadata?.table !== undefined
+      ? lines.length > 0
+      : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, kind.contact));
+  if (row) return [lines.join("; ")];
+  return (
+    statementLines(s, kind.contact)
+      .flatMap((line) => line.split(SENTENCE))
+      .map((x) => x.trim())
+      // Short lines say nothing, but an amount for "how much" ("TOTAL 13.80") and a date for "when" ("8-9-2022").
+      .filter(
+        (x) =>
+          (x.length > 12 || (kind.much && MONEY.test(x)) || (kind.when && kindFit(kind, x) > 0)) &&
+          !isBoilerplate(x, kind.contact, s.type !== "email"),
+      )
+  );
 }
 
 export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[], order?: "desc" | "asc"): string {
@@ -195,24 +238,7 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   const kinded = kind.when || kind.where || kind.much;
   let picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];
   sources.forEach((s, i) => {
-    const lines = s.text
-      .split("\n")
-      .map((x) => x.trim())
-      .filter(Boolean);
-    // A table row is one statement: the row with all its columns ("BillingCity: Oslo" alone
-    // answered "invoices billed to Oslo"); lines shaped "Column: value" elsewhere too, never a mail's header block.
-    const row =
-      s.metadata?.table !== undefined
-        ? lines.length > 0
-        : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, kind.contact));
-    const sentences = row
-      ? [lines.join("; ")]
-      : statementLines(s, kind.contact)
-          .flatMap((line) => line.split(SENTENCE))
-          .map((x) => x.trim())
-          // Short lines say nothing, but for "how much" ("TOTAL 13.80").
-          .filter((x) => (x.length > 12 || (kind.much && MONEY.test(x))) && !isBoilerplate(x, kind.contact));
-    sentences.forEach((sentence, j) => {
+    statementsOf(s, kind).forEach((sentence, j) => {
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
       // The sentence of the kind asked for answers even when it repeats few of the question's words.
       const fits = kindFit(kind, sentence);

@@ -199,3 +199,22 @@ test("a label followed by tens of thousands of amount lines takes linear time (e
     extractiveAnswer("how much was the total", ["total"], [{ text }, { text, type: "email" }]);
   expect(performance.now() - started).toBeLessThan(500);
 });
+
+test("a document's date: its 'Date :' line is no mail header, a label's value on the line below joins it, a date alone on a line counts", () => {
+  const when = (question: string, text: string) => extractiveAnswer(question, ["invoice", "issued"], [{ text }]);
+  expect(when("When was the Netpresse invoice issued?", "NETPRESSE\nFacture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €")).toBe(
+    "Date : 28/11/2022. [1]",
+  );
+  expect(
+    when("When was the invoice issued and when is it due?", "Reference:\nCUSTREF123\nInvoice Date:\n03/20/2023\nDue Date:\n04/04/2023"),
+  ).toBe("Invoice Date: 03/20/2023. [1] Due Date: 04/04/2023. [1]");
+  expect(when("When was the Saeco invoice issued?", "e-Luscious Nederland B.V.\n8-9-2022\nKlant Order Factuur")).toBe("8-9-2022. [1]");
+  // In a mail, a "Date:" line is its header, never the answer.
+  expect(
+    extractiveAnswer(
+      "When was the meeting?",
+      ["meeting"],
+      [{ text: "Date: Mon, 14 May 2001 10:00\nThe meeting is on Friday at 2 p.m.", type: "email" }],
+    ),
+  ).toBe("The meeting is on Friday at 2 p.m. [1]");
+});
