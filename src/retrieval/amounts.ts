@@ -4,30 +4,103 @@
 import type { SourceRecord } from "../connectors/types";
 import { billedIn } from "./countries";
 import type { QueryPlan } from "./plan";
+import { namesKind } from "./record-kinds";
 
 /** Larger than a hint: a question such as "invoices over 1000" says little else. */
 export const AMOUNT_BOOST = 0.15;
+/**
+ * When the amount is all a question says beyond the kind of record ("Which invoices are over
+ * 1000 EUR?"): the one invoice over it, in Dutch and so near nothing else of the question,
+ * was not in the first five at AMOUNT_BOOST (outside walkthrough).
+ */
+export const AMOUNT_ONLY_BOOST = 0.5;
+
+/** How far before an amount its line is read for a total's label ("Total TTC : 56,02 €"). */
+const TOTAL_LABEL_REACH = 80;
+
+/** Currencies as written (symbol, code, word) and their ISO codes: the question's and the records'. */
+export const CURRENCY_CODES: Record<string, string> = {
+  "€": "EUR",
+  eur: "EUR",
+  euro: "EUR",
+  euros: "EUR",
+  $: "USD",
+  usd: "USD",
+  dollar: "USD",
+  dollars: "USD",
+  "£": "GBP",
+  gbp: "GBP",
+  pln: "PLN",
+  zł: "PLN",
+  chf: "CHF",
+  "₹": "INR",
+  inr: "INR",
+  rs: "INR",
+  "rs.": "INR",
+  rm: "MYR",
+};
+
+/** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
+export const TOTAL =
+  /(?<!\p{L})(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|balance due|to pay|te betalen|ogółem|należność|montant)(?!\p{L})/iu;
+/**
+ * Part of a total, before tax, or a total of something else (items, points, savings, the change
+ * given): an answer to "how much" only when nothing better is there. Outside attack, 625 SROIE
+ * receipts: 130 answers quoted "TOTAL QTY", "TAX TOTAL", "TOTAL SAVINGS" or "TOTAL POINTS".
+ */
+export const PART_OF_TOTAL =
+  /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|exc\b|net amount|before tax|hors taxe|HT\b|qty|quantity|items?\b|points?|savings?|discount|change|rounding|tendered|cash)/i;
+/** Tax: part of a total, unless the question asks for it ("how much VAT"); not a total "including GST". */
+export const TAX = /(?<!\b(incl\.?|including|inclusive of|inkl\.?|incl\. ?)\s{0,3})\b(gst|vat|tax|btw|tva|mwst|ust)\b/i;
+
+/** A line of a record that states its total (not a subtotal, tax or a total of items). */
+const isTotalLine = (line: string) => TOTAL.test(line) && !PART_OF_TOTAL.test(line) && !TAX.test(line);
+
+/** An amount and its currency, where the text says it (or the one currency the record is written in). */
+export interface Amount {
+  value: number;
+  currency?: string;
+  /** Stated on a total's line ("Totaal € 4.904,94"), not a line item's, a tax's or the share capital's. */
+  total?: boolean;
+}
 
 /**
  * Numbers written as amounts: with cents (1,250.00 / 1.250,00 / 12.50) or beside a currency
  * (€ 2.321 / 1939 INR / Rs. 1939); never bare digits, which are account, phone and order numbers.
  */
-export function amountsIn(record: SourceRecord): number[] {
-  const out: number[] = [];
+export const amountsIn = (record: SourceRecord): number[] => amountsWithCurrency(record).map((a) => a.value);
+
+/** amountsIn with currencies: an amount without its own takes the record's most written currency. */
+export function amountsWithCurrency(record: SourceRecord): Amount[] {
+  const out: Amount[] = [];
   // A table row's numeric columns other than its keys (a file's numbers are its size and pages).
   if (record.metadata.table !== undefined)
-    for (const [k, v] of Object.entries(record.metadata)) if (typeof v === "number" && Number.isFinite(v) && !/id$/i.test(k)) out.push(v);
+    for (const [k, v] of Object.entries(record.metadata))
+      if (typeof v === "number" && Number.isFinite(v) && !/id$/i.test(k)) out.push({ value: v });
   // Not parts of dates or times (2026-03-12, 03/12, 10:30).
   const text = `${record.title} ${record.content}`;
+  const written = new Map<string, number>();
+  let totalLineStart = -1;
   for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:])/g)) {
     const cents = /[.,]\d{2}$/.test(m[1]!);
-    const before = text.slice(Math.max(0, m.index! - 6), m.index!);
-    const after = text.slice(m.index! + m[0].length, m.index! + m[0].length + 5);
-    if (!cents && !CURRENCY_BEFORE.test(before) && !CURRENCY_AFTER.test(after)) continue;
+    const before = CURRENCY_BEFORE.exec(text.slice(Math.max(0, m.index! - 6), m.index!));
+    const after = CURRENCY_AFTER.exec(text.slice(m.index! + m[0].length, m.index! + m[0].length + 5));
+    if (!cents && !before && !after) continue;
     const n = amountValue(m[1]!);
-    if (Number.isFinite(n)) out.push(n);
+    if (!Number.isFinite(n)) continue;
+    const currency = CURRENCY_CODES[(before?.[1] ?? after?.[1] ?? "").toLowerCase()];
+    if (currency) written.set(currency, (written.get(currency) ?? 0) + 1);
+    const lineStart = text.lastIndexOf("\n", m.index!) + 1;
+    const line = text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
+    // A total's line states it last, in its rightmost column ("Total 1 278.61 40.39 319.00": 319.00).
+    const previous = out.at(-1);
+    if (previous?.total && lineStart === totalLineStart) delete previous.total;
+    const total = isTotalLine(line);
+    if (total) totalLineStart = lineStart;
+    out.push({ value: n, currency, ...(total ? { total: true } : {}) });
   }
-  return out;
+  const usual = [...written].sort((a, b) => b[1] - a[1])[0]?.[0];
+  return usual ? out.map((a) => (a.currency ? a : { ...a, currency: usual })) : out;
 }
 
 /**
@@ -45,9 +118,9 @@ export function amountValue(written: string, { dotGroupsThousands = true } = {})
   return Number(whole.replace(/[.,]/g, "") + (dec ? `.${dec[1]}` : ""));
 }
 
-const CURRENCY_BEFORE = /([€$£₹]|\b(eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
+const CURRENCY_BEFORE = /([€$£₹]|\b(?:eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
 // After a number only codes and the euro sign ("4.904,94 €"): "$" after a number starts the next amount.
-const CURRENCY_AFTER = /^\s*(€|(eur|usd|gbp|pln|inr|rm|chf|zł)\b)/i;
+const CURRENCY_AFTER = /^\s*(€|(?:eur|usd|gbp|pln|inr|rm|chf|zł)(?![\p{L}]))/iu;
 
 /** A record billed in the currency of a country the question names ("from Poland": PLN) is likely from there. */
 export const COUNTRY_CURRENCY_BOOST = 0.1;
@@ -67,8 +140,16 @@ function currencySignal(plan: QueryPlan, record: SourceRecord): number {
 function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
   const conditions = plan.amounts.filter((a) => a.comparison);
   if (conditions.length === 0) return 0;
-  const found = amountsIn(record);
-  if (found.length === 0) return 0;
-  const meets = conditions.every((c) => found.some((n) => (c.comparison === "over" ? n > c.value : n < c.value)));
-  return meets ? AMOUNT_BOOST : -AMOUNT_BOOST;
+  // An invoice is over or under an amount by its total where it states one: its share capital
+  // ("capital de 10 000€") or a line item is not what it bills.
+  const all = amountsWithCurrency(record);
+  const totals = all.filter((a) => a.total);
+  const found = totals.length ? totals : all;
+  // "Over 1000 EUR" is about amounts in euros (or of no stated currency): 1,939 INR is neither
+  // over nor under it (outside walkthrough: an invoice in rupees came first).
+  const inCurrency = (c: (typeof conditions)[number]) => found.filter((a) => !c.currency || !a.currency || a.currency === c.currency);
+  if (conditions.some((c) => inCurrency(c).length === 0)) return 0;
+  const meets = conditions.every((c) => inCurrency(c).some((a) => (c.comparison === "over" ? a.value > c.value : a.value < c.value)));
+  const boost = plan.terms.every(namesKind) ? AMOUNT_ONLY_BOOST : AMOUNT_BOOST;
+  return meets ? boost : -boost;
 }

@@ -3,6 +3,7 @@
 // question's kind (when/where: the one with the date and the place; how much: the amount with its
 // currency), and header, quoting and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
+import { PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { words } from "./bm25";
 import { documentDates } from "./document-dates";
 
@@ -72,19 +73,6 @@ const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
 /** Money: a currency before or after a number ("€ 717,97", "56,02 €", "316,83 PLN", "RM 538.00"), or a number with cents. */
 const MONEY =
   /[€$£₹]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?([€$£₹]|(eur|usd|gbp|pln|zł|inr|rs|rm|chf|dollars?|euros?)\b)|\b(eur|usd|gbp|pln|inr|rs|rm|chf)\.?\s?\d|(?<![\d.,])\d{1,3}(?:[.,\s]?\d{3}){0,4}[.,]\d{2}(?![\d%]|[.,/-]\d)/i;
-/** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
-const TOTAL =
-  /(?<!\p{L})(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|balance due|to pay|te betalen|ogółem|należność|montant)(?!\p{L})/iu;
-/**
- * Part of a total, before tax, or a total of something else (items, points, savings, the change
- * given): an answer to "how much" only when nothing better is there. Outside attack, 625 SROIE
- * receipts: 130 answers quoted "TOTAL QTY", "TAX TOTAL", "TOTAL SAVINGS" or "TOTAL POINTS".
- */
-const PART_OF_TOTAL =
-  /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|exc\b|net amount|before tax|hors taxe|HT\b|qty|quantity|items?\b|points?|savings?|discount|change|rounding|tendered|cash)/i;
-/** Tax: part of a total, unless the question asks for it ("how much VAT"); not a total "including GST". */
-const TAX = /(?<!\b(incl\.?|including|inclusive of|inkl\.?|incl\. ?)\s{0,3})\b(gst|vat|tax|btw|tva|mwst|ust)\b/i;
-
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): { when: boolean; where: boolean; much: boolean; tax: boolean; contact: boolean } {
   const q = question.toLowerCase();

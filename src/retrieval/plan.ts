@@ -1,10 +1,12 @@
 // From a question to what each connector is asked: the words that matter, quoted phrases,
 // dates and date ranges in words ("last month", "in March", "since 2001"; chrono-node with an
 // injectable clock), amounts, e-mail addresses and names, and hints of the kind of source.
+
 import * as chrono from "chrono-node";
 import { INVISIBLE } from "../text";
-import { amountValue } from "./amounts";
+import { amountValue, CURRENCY_CODES } from "./amounts";
 import { type Country, countriesIn } from "./countries";
+import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
 export interface QueryPlan {
   text: string;
@@ -43,24 +45,10 @@ const STOPWORDS = new Set(
  * source's work grows with them, and a question of hundreds of words is no sharper for it (issue 13).
  */
 export const MAX_QUERY_TERMS = 32;
-const MAIL_WORDS = /\b(e-?mails?|mails?|messages?|inbox|wrote|sent|replied)\b/i;
-const FILE_WORDS = /\b(invoices?|receipts?|documents?|files?|pdfs?|contracts?|spreadsheets?|reports?|bills?)\b/i;
-const ROW_WORDS = /\b(customers?|clients?|orders?|purchases?|sales)\b/i;
 const LARGEST = /\b(most|highest|largest|biggest|greatest|maximum|top)\b/i;
 const SMALLEST = /\b(least|lowest|smallest|fewest|minimum|cheapest)\b/i;
-const CURRENCIES: Record<string, string> = {
-  "€": "EUR",
-  eur: "EUR",
-  euro: "EUR",
-  euros: "EUR",
-  $: "USD",
-  usd: "USD",
-  dollars: "USD",
-  "£": "GBP",
-  gbp: "GBP",
-  pln: "PLN",
-  chf: "CHF",
-};
+/** The question's currencies, as the records' are read. */
+const CURRENCIES = CURRENCY_CODES;
 
 /** chrono's components can be assigned; its published type leaves that out. */
 const assign = (c: chrono.ParsedComponents, unit: "year", value: number) =>

@@ -1,7 +1,7 @@
 // Amounts in records against the amount conditions of a question (fixed clock for planning).
 import { describe, expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
-import { AMOUNT_BOOST, amountSignal, amountsIn } from "../../src/retrieval/amounts";
+import { AMOUNT_BOOST, AMOUNT_ONLY_BOOST, amountSignal, amountsIn, amountsWithCurrency } from "../../src/retrieval/amounts";
 import { planQuery } from "../../src/retrieval/plan";
 
 const NOW = new Date("2026-11-22T10:00:00Z");
@@ -38,4 +38,37 @@ describe("amounts as a signal", () => {
     expect(amountSignal(plan, record("Thanks for the meeting"))).toBe(0);
     expect(amountSignal(planQuery("Acme invoices", NOW), record("Total 250.00 EUR"))).toBe(0);
   });
+});
+
+const doc = (content: string): SourceRecord => ({
+  id: "x",
+  title: "invoice.pdf",
+  content,
+  source_url: "file:///x/invoice.pdf",
+  date: null,
+  type: "file",
+  path: "invoice.pdf",
+  metadata: {},
+});
+
+test("an amount condition counts the amounts in its currency: 1,939 INR is neither over nor under 1000 EUR (outside walkthrough)", () => {
+  const plan = planQuery("Which invoices are over 1000 EUR?", new Date("2026-11-26T00:00:00Z"));
+  const rupees = doc("Tax Invoice\nGrand Total Rs 1939\nRoom charges 1939.00");
+  const euros = doc("Factuur\nTotaal € 4.904,94\nBTW € 851,27");
+  const small = doc("Facture\nTotal TTC : 56,02 €");
+  expect(amountSignal(plan, rupees)).toBe(0);
+  // The amount is all the question says beyond "invoices": it weighs more than beside other words.
+  expect(amountSignal(plan, euros)).toBe(AMOUNT_ONLY_BOOST);
+  expect(amountSignal(plan, small)).toBe(-AMOUNT_ONLY_BOOST);
+  expect(amountSignal(planQuery("Coolblue invoices over 1000 EUR", new Date("2026-11-26T00:00:00Z")), euros)).toBe(AMOUNT_BOOST);
+  // An amount without a currency of its own is in the one its record is written in.
+  expect(amountsWithCurrency(rupees)).toEqual([
+    { value: 1939, currency: "INR", total: true },
+    { value: 1939, currency: "INR" },
+  ]);
+  // An invoice is over or under by its total, stated last on its line; not by its share capital or a line read as "1 278.61".
+  const flipkart = doc("Product Title Qty Price Tax(%) Tax Total\n1 278.61 14.50%\nTotal 1 278.61 40.39 319.00\nGrand Total 319.00");
+  expect(amountSignal(plan, flipkart)).toBe(-AMOUNT_ONLY_BOOST);
+  const netpresse = doc("Total TTC : 56,02 €\nSarl au capital de 10 000€");
+  expect(amountSignal(plan, netpresse)).toBe(-AMOUNT_ONLY_BOOST);
 });
