@@ -15,6 +15,9 @@ export const AMOUNT_BOOST = 0.15;
  */
 export const AMOUNT_ONLY_BOOST = 0.5;
 
+/** How much of a record is read for its amounts: an invoice states its total on its first pages. */
+const AMOUNT_PROBE = 50_000;
+
 /** How far before an amount its line is read for a total's label ("Total TTC : 56,02 €"). */
 const TOTAL_LABEL_REACH = 80;
 
@@ -51,7 +54,7 @@ export const TOTAL =
 export const PART_OF_TOTAL =
   /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|exc\b|net amount|before tax|hors taxe|HT\b|qty|quantity|items?\b|points?|savings?|discount|change|rounding|tendered|cash)/i;
 /** Tax: part of a total, unless the question asks for it ("how much VAT"); not a total "including GST". */
-export const TAX = /(?<!\b(incl\.?|including|inclusive of|inkl\.?|incl\. ?)\s{0,3})\b(gst|vat|tax|btw|tva|mwst|ust)\b/i;
+export const TAX = /(?<!\b(incl\.?|including|inclusive( of)?|inkl\.?)[\s,(]{0,3})\b(gst|vat|tax|btw|tva|mwst|ust)\b(?![\s)]{0,2}incl)/i;
 
 /** A line of a record that states its total (not a subtotal, tax or a total of items). */
 const isTotalLine = (line: string) => TOTAL.test(line) && !PART_OF_TOTAL.test(line) && !TAX.test(line);
@@ -77,26 +80,35 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
   if (record.metadata.table !== undefined)
     for (const [k, v] of Object.entries(record.metadata))
       if (typeof v === "number" && Number.isFinite(v) && !/id$/i.test(k)) out.push({ value: v });
-  // Not parts of dates or times (2026-03-12, 03/12, 10:30).
-  const text = `${record.title} ${record.content}`;
+  const text = `${record.title} ${record.content}`.slice(0, AMOUNT_PROBE);
+  // Where each line starts, found once (a search back per amount was quadratic on one long line: outside attack).
+  const breaks: number[] = [];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) breaks.push(i);
+  let nextBreak = 0;
+  let lineStart = 0;
   const written = new Map<string, number>();
   let totalLineStart = -1;
-  for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:])/g)) {
+  let previousEnd = 0;
+  // Not parts of dates or times (2026-03-12, 03/12, 10:30), nor percentages (21%).
+  for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:%]|\s%)/g)) {
+    while (nextBreak < breaks.length && breaks[nextBreak]! < m.index!) lineStart = breaks[nextBreak++]! + 1;
     const cents = /[.,]\d{2}$/.test(m[1]!);
-    const before = CURRENCY_BEFORE.exec(text.slice(Math.max(0, m.index! - 6), m.index!));
+    const before = CURRENCY_BEFORE.exec(text.slice(Math.max(lineStart, m.index! - 8), m.index!));
     const after = CURRENCY_AFTER.exec(text.slice(m.index! + m[0].length, m.index! + m[0].length + 5));
     if (!cents && !before && !after) continue;
     const n = amountValue(m[1]!);
     if (!Number.isFinite(n)) continue;
     const currency = CURRENCY_CODES[(before?.[1] ?? after?.[1] ?? "").toLowerCase()];
     if (currency) written.set(currency, (written.get(currency) ?? 0) + 1);
-    const lineStart = text.lastIndexOf("\n", m.index!) + 1;
     const line = text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
-    // A total's line states it last, in its rightmost column ("Total 1 278.61 40.39 319.00": 319.00).
+    // A total's line states it last, in its rightmost column ("Total 1 278.61 40.39 319.00": 319.00),
+    // unless another total's label comes between ("Total 1.452,00 € Balance due 0,00 €": both).
     const previous = out.at(-1);
-    if (previous?.total && lineStart === totalLineStart) delete previous.total;
+    const labelBetween = TOTAL.test(text.slice(Math.max(previousEnd, m.index! - TOTAL_LABEL_REACH), m.index!));
+    if (previous?.total && lineStart === totalLineStart && !labelBetween) delete previous.total;
     const total = isTotalLine(line);
     if (total) totalLineStart = lineStart;
+    previousEnd = m.index! + m[0].length;
     out.push({ value: n, currency, ...(total ? { total: true } : {}) });
   }
   const usual = [...written].sort((a, b) => b[1] - a[1])[0]?.[0];
@@ -118,7 +130,8 @@ export function amountValue(written: string, { dotGroupsThousands = true } = {})
   return Number(whole.replace(/[.,]/g, "") + (dec ? `.${dec[1]}` : ""));
 }
 
-const CURRENCY_BEFORE = /([€$£₹]|\b(?:eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
+// Not the currency written after the amount before ("1.452,00 EUR 2": the 2 is no euro amount).
+const CURRENCY_BEFORE = /(?<![\d.,]\s{0,2})([€$£₹]|\b(?:eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
 // After a number only codes and the euro sign ("4.904,94 €"): "$" after a number starts the next amount.
 const CURRENCY_AFTER = /^\s*(€|(?:eur|usd|gbp|pln|inr|rm|chf|zł)(?![\p{L}]))/iu;
 
@@ -149,7 +162,13 @@ function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
   // over nor under it (outside walkthrough: an invoice in rupees came first).
   const inCurrency = (c: (typeof conditions)[number]) => found.filter((a) => !c.currency || !a.currency || a.currency === c.currency);
   if (conditions.some((c) => inCurrency(c).length === 0)) return 0;
-  const meets = conditions.every((c) => inCurrency(c).some((a) => (c.comparison === "over" ? a.value > c.value : a.value < c.value)));
+  // By its total, the largest a total's line states ("Balance due 0,00 €" under "Total 1.452,00 €"); else by any amount.
+  const meetsOne = (c: (typeof conditions)[number], values: number[]) =>
+    c.comparison === "over" ? values.some((v) => v > c.value) : values.some((v) => v < c.value);
+  const meets = conditions.every((c) => {
+    const values = inCurrency(c).map((a) => a.value);
+    return meetsOne(c, totals.length ? [Math.max(...values)] : values);
+  });
   const boost = plan.terms.every(namesKind) ? AMOUNT_ONLY_BOOST : AMOUNT_BOOST;
   return meets ? boost : -boost;
 }

@@ -16,7 +16,8 @@ export interface AnswerSource {
 
 const MAX_SENTENCES = 4;
 /** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence), or a line break. */
-const SENTENCE = /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
+const SENTENCE =
+  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
 
 /** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments; an invoice's address, phone, e-mail, web and page lines. */
 // Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a
@@ -123,6 +124,11 @@ function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
     // A statement grows to SENTENCE_PROBE characters at most: what is tested of it stays bounded
     // (a label followed by 50,000 amount lines was re-read at each: quadratic, outside attack).
     const last = out.at(-1);
+    // A lone ":" between a label and its value ("TOTAL" / ":" / "27.55") belongs to the label.
+    if (line === ":" && last !== undefined && last.length < SENTENCE_PROBE) {
+      out[out.length - 1] = `${last}:`;
+      continue;
+    }
     const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, s.type !== "email");
     const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
     // A label takes the amount below it once ("TOTAL QTY" took its 1, then the next line's 80.91).
@@ -147,7 +153,8 @@ const TOTAL_FIT = 2;
 export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
   let fit = 0;
   // A date as people write it ("2 p.m.", "June 12") or as a document does ("02 Juillet 2015", "28/11/2022").
-  if (kind.when && (DATE_OR_TIME.test(sentence) || documentDates(sentence.slice(0, SENTENCE_PROBE)).length > 0)) fit += 1.5;
+  // A calendar day more than a time or a weekday ("DATE: 17/04/18" over "ORDER TIME: 10:15:18").
+  if (kind.when) fit += documentDates(sentence.slice(0, SENTENCE_PROBE)).length > 0 ? 2 : DATE_OR_TIME.test(sentence) ? 1.5 : 0;
   if (kind.where && PLACE.test(sentence)) fit += 1;
   if (kind.much && MONEY.test(sentence)) {
     fit += 1.5;

@@ -23,11 +23,14 @@ const MONTH_NAMES = [
 const MONTH_OF = new Map(MONTH_NAMES.flatMap((names, i) => names.split(" ").map((n) => [n, i + 1] as const)));
 
 /** Day, month and year as numbers ("25/12/2018", "17-12-28", "2014-08-03"): each reading tried (day or month first, year first). */
-const NUMERIC = /(?<![\d/.-])(\d{1,4})[/.-](\d{1,2})[/.-](\d{1,4})(?![\d/.-])/g;
+const NUMERIC = /(?<![\d/.-])(\d{1,4})[/.-](\d{1,2})[/.-](\d{1,4})(?![\d/-]|\.\d)/g;
 /** "19 april 2014", "05 MAR 2018", "3rd August, 2014". */
-const DAY_NAMED = /(?<![\p{L}\d])(\d{1,2})(?:st|nd|rd|th)?[\s-]{1,3}(\p{L}{3,9})\.?,?[\s-]{1,3}(\d{4})(?!\d)/gu;
+const DAY_NAMED = /(?<![\p{L}\d])(\d{1,2})\.?(?:st|nd|rd|th)?[\s/-]{1,3}(\p{L}{3,9})\.?,?[\s/-]{1,3}(\d{4}|\d{2})(?!\d)/gu;
 /** "August 3, 2014", "Aug 3 2014". */
-const NAMED_DAY = /(?<!\p{L})(\p{L}{3,9})\.?\s{1,3}(\d{1,2})(?:st|nd|rd|th)?,?\s{1,3}(\d{4})(?!\d)/gu;
+const NAMED_DAY = /(?<!\p{L})(\p{L}{3,9})\.?\s{1,3}(\d{1,2})(?:st|nd|rd|th)?\s{0,2},?\s{1,3}(\d{4})(?!\d)/gu;
+
+/** Words before three numbers that make them something else than a date. */
+const NOT_A_DATE_BEFORE = /(\bv|version|tel\.?|phone|fax|pages?|pp\.?|room|no\.?|#)\s*$/i;
 
 const fullYear = (y: number, digits: number) => (digits <= 2 ? (y < 70 ? 2000 + y : 1900 + y) : y);
 
@@ -44,7 +47,10 @@ const monthOf = (name: string) => MONTH_OF.get(name.toLowerCase());
 export function documentDates(text: string): number[] {
   const probe = text.slice(0, DATE_PROBE);
   const days: Array<number | undefined> = [];
-  for (const [, a, b, c] of probe.matchAll(NUMERIC)) {
+  for (const m of probe.matchAll(NUMERIC)) {
+    // A version, a phone, a page range or a room is no date ("v2.10.15", "Tel 06-12-34", "pages 10-12-14").
+    if (NOT_A_DATE_BEFORE.test(probe.slice(Math.max(0, m.index - 12), m.index))) continue;
+    const [, a, b, c] = m;
     const [x, y, z] = [Number(a), Number(b), Number(c)];
     if (a!.length === 4) days.push(day(x, y, z));
     else if (c!.length === 4 || c!.length === 2) {
@@ -55,7 +61,7 @@ export function documentDates(text: string): number[] {
   }
   for (const [, d, name, y] of probe.matchAll(DAY_NAMED)) {
     const m = monthOf(name!);
-    if (m) days.push(day(Number(y), m, Number(d)));
+    if (m) days.push(day(fullYear(Number(y), y!.length), m, Number(d)));
   }
   for (const [, name, d, y] of probe.matchAll(NAMED_DAY)) {
     const m = monthOf(name!);

@@ -70,6 +70,11 @@ const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
  * sent in July (outside walkthrough: the date narrowed the mail to August and lost it).
  */
 const ASKS_WHEN = /^\s*(when|what (time|day|date))\b/i;
+/** A kind of record and the word that dates it, just before the date: "invoices in", "receipts from", "mail since". */
+const RECORDS_DATED = new RegExp(
+  `(${[MAIL_WORDS, FILE_WORDS, ROW_WORDS].map((r) => r.source).join("|")})\\s+(in|from|of|during|since|dated)(\\s+the)?\\s*$`,
+  "i",
+);
 
 /** A date a Date can hold, or none: a range's end past the last day one holds is no date (it would throw where it is written). */
 const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : undefined);
@@ -77,8 +82,11 @@ const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : und
 function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
   const found = dateRangeOf(text, now);
   const r = { ...found, from: held(found.from), to: held(found.to) };
-  if (!r.spans.length || SUBJECT_LINE.test(text) || ASKS_WHEN.test(text)) return { ...r, asked: false };
+  if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
   const [a, b] = r.spans[0]!;
+  // Unless the date is of the records asked for ("When did I pay invoices in March 2023?") or follows "when in".
+  if (ASKS_WHEN.test(text) && !RECORDS_DATED.test(text.slice(0, a)) && !/^\s*when\s+((in|during|since)\s*)?$/i.test(text.slice(0, a)))
+    return { ...r, asked: false };
   const said = text.slice(a, b);
   const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);
   const asked =

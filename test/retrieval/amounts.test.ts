@@ -72,3 +72,18 @@ test("an amount condition counts the amounts in its currency: 1,939 INR is neith
   const netpresse = doc("Total TTC : 56,02 €\nSarl au capital de 10 000€");
   expect(amountSignal(plan, netpresse)).toBe(-AMOUNT_ONLY_BOOST);
 });
+
+test("a total is not a percentage or a page number after it, and a paid invoice's 'balance due 0,00' does not make it small (outside attack)", () => {
+  const at = new Date("2026-11-26T00:00:00Z");
+  const over = planQuery("Which invoices are over 1000 EUR?", at);
+  expect(amountSignal(over, doc("Total 1.452,00 EUR 21%"))).toBe(AMOUNT_ONLY_BOOST);
+  expect(amountSignal(over, doc("Total 1,452.00 EUR 2"))).toBe(AMOUNT_ONLY_BOOST);
+  const under = planQuery("Which invoices are under 50 EUR?", at);
+  expect(amountSignal(under, doc("Total 1.452,00 €  Paid 1.452,00 €  Balance due 0,00 €"))).toBe(-AMOUNT_ONLY_BOOST);
+});
+
+test("amounts on one long line take linear time (a search back per amount was quadratic: 1 MB, 1.7-6.3 s)", () => {
+  const started = performance.now();
+  for (const unit of ["$1 ", "1.00 ", "€1 $2 £3 RM4 "]) amountsWithCurrency(doc(unit.repeat(Math.ceil(1_000_000 / unit.length))));
+  expect(performance.now() - started).toBeLessThan(500);
+});

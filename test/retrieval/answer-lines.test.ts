@@ -218,3 +218,18 @@ test("a document's date: its 'Date :' line is no mail header, a label's value on
     ),
   ).toBe("The meeting is on Friday at 2 p.m. [1]");
 });
+
+test("receipts as SROIE writes them: 'INCL.' ends no sentence, a total 'inclusive GST' or '(GST INCL)' is the total, a lone ':' joins its label, a day beats a time", () => {
+  const ask = (text: string) => extractiveAnswer("How much did I pay at the shop?", ["pay", "shop"], [{ text }]);
+  expect(ask("X 29.90\nTOTAL INCL. GST@6%\nRM 37.80")).toBe("TOTAL INCL. GST@6% RM 37.80. [1]");
+  expect(ask("X 29.90\nTOTAL SALES (INCLUSIVE GST)\n80.90")).toBe("TOTAL SALES (INCLUSIVE GST) 80.90. [1]");
+  expect(ask("X 29.90\nTOTAL (GST INCL)\n37.80")).toBe("TOTAL (GST INCL) 37.80. [1]");
+  expect(ask("X 1.00\nTOTAL\n:\n27.55")).toBe("TOTAL: 27.55. [1]");
+  const when = extractiveAnswer(
+    "When did I shop there?",
+    ["shop"],
+    [{ text: "ORDER TIME :10:15:18\nYOUR SAVINGS FOR TODAY 11.60\nDATE :17/04/18" }],
+  );
+  expect(when).toContain("DATE :17/04/18");
+  expect(when).not.toContain("SAVINGS");
+});

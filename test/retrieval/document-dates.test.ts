@@ -21,6 +21,13 @@ test("the days a document names, as receipts and invoices write them; each readi
     ["Invoice Date: 2023-03-20", ["2023-03-20"]],
     ["Orderdatum: 18 mei 2014", ["2014-05-18"]],
     ["TEL 03-7890 1234, NO.53 55,57 & 59, v1.2.3, 12 PCS 2018, 31/02/2018", []],
+    // Outside attack: formats of real invoices and receipts, and numbers that are no dates.
+    ["Pay by 28/11/2022.", ["2022-11-28"]],
+    ["Rechnungsdatum: 7. Mai 2014", ["2014-05-07"]],
+    ["TOTAL AMOUNT DUE ON August 3 , 2014", ["2014-08-03"]],
+    ["28 MAR 18", ["2018-03-28"]],
+    ["02/JAN/2017", ["2017-01-02"]],
+    ["v2.10.15, Tel 06-12-34, pages 10-12-14, room 12/5/20", []],
   ] as const)
     expect([text, documentDates(text).map(iso)]).toEqual([text, [...days]]);
 });

@@ -30,6 +30,13 @@ describe("planQuery", () => {
     expect(when.terms).toEqual(["board", "directors", "meeting", "august", "2001"]);
     const mail = planQuery("mail about the board meeting in August 2001", NOW);
     expect([mail.dateFrom?.toISOString(), mail.timeAsked]).toEqual(["2001-08-01T00:00:00.000Z", true]);
+    // Unless the date is the records' ("invoices in March 2023") or comes right after "when in" (outside attack).
+    for (const [q, from] of [
+      ["When did I pay invoices in March 2023?", "2023-03-01T00:00:00.000Z"],
+      ["What date were the receipts from July 2017 issued?", "2017-07-01T00:00:00.000Z"],
+      ["When in 2022 did we pay Orlen more than 300 PLN?", "2022-01-01T00:00:00.000Z"],
+    ] as const)
+      expect([q, planQuery(q, NOW).dateFrom?.toISOString()]).toEqual([q, from]);
   });
 
   test("dates in words, relative to the clock", () => {
