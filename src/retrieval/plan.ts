@@ -143,7 +143,11 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
   const known = (c: "day" | "month" | "year") => r.start.isCertain(c);
   let from = startOfDayUtc(start);
   let to: Date;
-  if (r.end) to = new Date(startOfDayUtc(r.end.date()).getTime() + 86_400_000);
+  // An end named by its month or year runs to that month's or year's end ("from April to June 2014").
+  if (r.end && !r.end.isCertain("day") && r.end.isCertain("month")) to = new Date(Date.UTC(r.end.get("year")!, r.end.get("month")!, 1));
+  else if (r.end && !r.end.isCertain("day") && !r.end.isCertain("month") && r.end.isCertain("year"))
+    to = new Date(Date.UTC(r.end.get("year")! + 1, 0, 1));
+  else if (r.end) to = new Date(startOfDayUtc(r.end.date()).getTime() + 86_400_000);
   else if (!known("day") && known("month")) {
     from = new Date(Date.UTC(start.getFullYear(), start.getMonth(), 1));
     to = new Date(Date.UTC(start.getFullYear(), start.getMonth() + 1, 1));
@@ -159,7 +163,8 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
   } else if (/last week|this week/i.test(r.text)) {
     to = new Date(from.getTime() + 7 * 86_400_000);
   } else to = new Date(from.getTime() + 86_400_000);
-  if (/since|after|from/.test(before) && !r.end) return { from, spans };
+  // "Since" and "after" leave the end open; "invoices from April 2014" are April's (outside walkthrough: read as since).
+  if (/since|after/.test(before) && !r.end) return { from, spans };
   if (/before|until/.test(before) && !r.end) return { to: /until/.test(before) ? to : from, spans };
   return { from, to, spans };
 }

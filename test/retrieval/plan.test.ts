@@ -131,6 +131,12 @@ describe("dates as evidence, not walls (issue 16)", () => {
     }
     // The year is also a word to find in documents, whose dates are in their text.
     expect(planQuery("invoices from 2014", NOW).terms).toEqual(["invoices", "2014"]);
+    // "From" a month is that month, as "from" a year is that year; "since" leaves the end open; a
+    // range ends with its last month (outside walkthrough: "from April 2014" was read as since).
+    const range = (q: string) => [q, iso(planQuery(q, NOW).dateFrom), iso(planQuery(q, NOW).dateTo)];
+    expect(range("invoices from April 2014")).toEqual(["invoices from April 2014", "2014-04-01", "2014-05-01"]);
+    expect(range("receipts since April 2014")).toEqual(["receipts since April 2014", "2014-04-01", undefined]);
+    expect(range("mail from April to June 2014")).toEqual(["mail from April to June 2014", "2014-04-01", "2014-07-01"]);
   });
 
   test("'over 1000' is one thousand", () => {
