@@ -9,27 +9,32 @@ import { planQuery } from "../../src/retrieval/plan";
 
 const iso = (t: number) => new Date(t).toISOString().slice(0, 10);
 
-test("the days a document names, as receipts and invoices write them; each reading of an ambiguous one", () => {
-  for (const [text, days] of [
-    ["DATE:\n25/12/2018 8:13:39 PM", ["2018-12-25"]],
-    ["27/07/17", ["2017-07-27", "2027-07-17"]],
-    ["12/28/2017", ["2017-12-28"]],
-    ["17-12-28", ["2028-12-17", "2017-12-28"]],
-    ["05 MAR 2018", ["2018-03-05"]],
-    ["Factuurdatum: 19 april 2014", ["2014-04-19"]],
-    ["TOTAL AMOUNT DUE ON August 3, 2014", ["2014-08-03"]],
-    ["Invoice Date: 2023-03-20", ["2023-03-20"]],
-    ["Orderdatum: 18 mei 2014", ["2014-05-18"]],
-    ["TEL 03-7890 1234, NO.53 55,57 & 59, v1.2.3, 12 PCS 2018, 31/02/2018", []],
-    // Outside attack: formats of real invoices and receipts, and numbers that are no dates.
-    ["Pay by 28/11/2022.", ["2022-11-28"]],
-    ["Rechnungsdatum: 7. Mai 2014", ["2014-05-07"]],
-    ["TOTAL AMOUNT DUE ON August 3 , 2014", ["2014-08-03"]],
-    ["28 MAR 18", ["2018-03-28"]],
-    ["02/JAN/2017", ["2017-01-02"]],
-    ["v2.10.15, Tel 06-12-34, pages 10-12-14, room 12/5/20", []],
+test("the days a document names, as receipts and invoices write them", () => {
+  for (const [text, day] of [
+    ["DATE:\n25/12/2018 8:13:39 PM", "2018-12-25"],
+    ["12/28/2017", "2017-12-28"],
+    ["05 MAR 2018", "2018-03-05"],
+    ["28 MAR 18", "2018-03-28"],
+    ["02/JAN/2017", "2017-01-02"],
+    ["Factuurdatum: 19 april 2014", "2014-04-19"],
+    ["Orderdatum: 18 mei 2014", "2014-05-18"],
+    ["Rechnungsdatum: 7. Mai 2014", "2014-05-07"],
+    ["TOTAL AMOUNT DUE ON August 3 , 2014", "2014-08-03"],
+    ["Invoice Date: 2023-03-20. Pay by 28/11/2022.", "2023-03-20 2022-11-28"],
   ] as const)
-    expect([text, documentDates(text).map(iso)]).toEqual([text, [...days]]);
+    expect([text, documentDates(text).map(iso).join(" ")]).toEqual([text, day]);
+});
+
+test("each reading of an ambiguous day; numbers that are no dates give none", () => {
+  expect(documentDates("27/07/17").map(iso)).toEqual(["2017-07-27", "2027-07-17"]);
+  expect(documentDates("17-12-28").map(iso)).toEqual(["2028-12-17", "2017-12-28"]);
+  // A version, a phone, a page range, a room, a day that does not exist (outside attack).
+  for (const text of [
+    "TEL 03-7890 1234, NO.53 55,57 & 59, v1.2.3, 12 PCS 2018",
+    "31/02/2018",
+    "v2.10.15, Tel 06-12-34, pages 10-12-14, room 12/5/20",
+  ])
+    expect([text, documentDates(text)]).toEqual([text, []]);
 });
 
 test("long runs of digits, separators and month-like words take linear time", () => {
