@@ -1,7 +1,9 @@
 // Shape C's extractive answer (D9): the sentences of the best chunks that speak to the
 // question, each followed by the citation marker of its source. Sentences are chosen for the
-// question's kind (when/where: the one with the date and the place; how much: the amount with its
-// currency), and header, quoting and boilerplate lines are never an answer (issue 16).
+// question's kind (when/where: the one with the date and the place; how much: the total with its
+// currency), from the best-ranked source that has one; a source's lines are read as statements
+// (a mail's wrapped lines joined, a label with its value below it); header, quoting and
+// boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { words } from "./bm25";
