@@ -16,7 +16,7 @@ import { loadConfig } from "../../src/config";
 import { MAX_TOKENS } from "../../src/embedding/embedder";
 import { createLogger } from "../../src/log";
 import { assets } from "../../src/native/assets";
-import { DENSE_SPREAD, denseScale } from "../../src/retrieval/fuse";
+import { DENSE_SPREAD, denseScale, RARE_BOOST } from "../../src/retrieval/fuse";
 import { DENSE_WEIGHT } from "../../src/retrieval/search";
 import { createServices } from "../../src/services";
 
@@ -96,7 +96,7 @@ await checkModelInUse();
 
 // 3. Ask every claim of the split once, keeping every candidate's two scores; rank with each
 // dense weight as the service does (words on their scale, meaning on fuse.ts's denseScale, fused).
-const asked: Array<{ relevant: Set<string>; candidates: Array<{ doc: string; lexical: number; dense?: number }> }> = [];
+const asked: Array<{ relevant: Set<string>; candidates: Array<{ doc: string; lexical: number; dense?: number; rare: number }> }> = [];
 const t0 = performance.now();
 for (const [qid, relevant] of qrels) {
   const question = queries.get(qid);
@@ -111,7 +111,12 @@ for (const [qid, relevant] of qrels) {
   });
   asked.push({
     relevant,
-    candidates: outcome.chunks.map((c) => ({ doc: c.record.path.replace(/\.md$/, ""), lexical: c.lexical, dense: c.dense })),
+    candidates: outcome.chunks.map((c) => ({
+      doc: c.record.path.replace(/\.md$/, ""),
+      lexical: c.lexical,
+      dense: c.dense,
+      rare: c.rare ?? 0,
+    })),
   });
 }
 const msPerQuery = (performance.now() - t0) / asked.length;
@@ -125,7 +130,10 @@ function evaluate(weight: number) {
       spread,
     );
     const ranked = candidates
-      .map((c) => ({ doc: c.doc, score: c.dense === undefined ? c.lexical : weight * norm(c.dense) + (1 - weight) * c.lexical }))
+      .map((c) => ({
+        doc: c.doc,
+        score: RARE_BOOST * c.rare + (c.dense === undefined ? c.lexical : weight * norm(c.dense) + (1 - weight) * c.lexical),
+      }))
       .sort((a, b) => b.score - a.score)
       .map((c) => c.doc);
     let dcg = 0;

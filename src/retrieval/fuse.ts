@@ -30,6 +30,13 @@ export function denseScale(values: number[], spread = DENSE_SPREAD): (cosine: nu
   return (cosine) => 1 - spread * (best - cosine);
 }
 
+/**
+ * What a candidate holding all of the question's rare words (score.ts) gains. Tuned on the train
+ * half of scripts/eval/business.ts: 0.915 without, 0.914 at 0.05, 0.917 at 0.1, 0.909 at 0.15
+ * (test half: 0.862 without, 0.866 at 0.1); SciFact's claims are too long for it to apply.
+ */
+export const RARE_BOOST = 0.1;
+
 /** Scores every candidate and sorts them, best first. */
 export function fuse(pool: RankedChunk[], plan: QueryPlan, denseWeight = DENSE_WEIGHT): RankedChunk[] {
   const w = denseWeight;
@@ -39,7 +46,7 @@ export function fuse(pool: RankedChunk[], plan: QueryPlan, denseWeight = DENSE_W
   const unknownDense = denseValues.length ? denseValues.reduce((a, b) => a + normDense(b), 0) / denseValues.length : 0;
   for (const c of pool) {
     c.score = denseValues.length === 0 ? c.lexical : w * (c.dense === undefined ? unknownDense : normDense(c.dense)) + (1 - w) * c.lexical;
-    c.score += evidence(plan, c.record);
+    c.score += evidence(plan, c.record) + RARE_BOOST * (c.rare ?? 0);
     c.score = Math.round(c.score * 10_000) / 10_000;
   }
   return pool.sort((x, y) => y.score - x.score);

@@ -7,7 +7,7 @@ import { shownRecord } from "../connectors/source-url";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
-import { bm25Scores } from "./bm25";
+import { bm25Scores, words } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
 import { byBest, minMax } from "./scales";
@@ -75,6 +75,7 @@ export function scoreCandidates(
     }
   });
   calibrateLexical(pool, groupOf, poolTexts, scoredWords);
+  markRareWords(pool, poolTexts, scoredWords);
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
   return { pool, notes };
@@ -170,4 +171,36 @@ function calibrateLexical(scored: RankedChunk[], groupOf: number[], texts: strin
   const groupBest = new Map<number, number>();
   for (const [k, g] of groupOf.entries()) groupBest.set(g, Math.max(groupBest.get(g) ?? 0, pool[k]!));
   for (const [k, c] of scored.entries()) c.lexical *= groupBest.get(groupOf[k]!)! / best;
+}
+
+/** A word of the question is rare when at most this share of the candidates holds it. */
+const RARE_SHARE = 0.1;
+/**
+ * Questions of at most this many words: in a short question a rare word is what it is about (a
+ * vendor, a shop); in a long one (a SciFact claim) the words' BM25 weighs them already, and the
+ * signal cost 0.003 of nDCG@10 on SciFact's train split (0.7491 -> 0.7457).
+ */
+const RARE_QUESTION_WORDS = 4;
+/** Pools smaller than this have no rare words: a word in one of five candidates says little. */
+const RARE_POOL = 10;
+
+/**
+ * Each candidate's share of the question's rare words: the name of the vendor or the shop asked
+ * about, which the model cannot read ("the total of the Netpresse invoice": a document titled
+ * "Invoice" was nearer by meaning and by the common words than the Netpresse invoice itself).
+ */
+export function markRareWords(scored: RankedChunk[], texts: string[], terms: string[]): void {
+  const asked = [...new Set(terms.flatMap(words))];
+  if (asked.length < 2 || asked.length > RARE_QUESTION_WORDS || texts.length < RARE_POOL) return;
+  const held = texts.map((t) => {
+    const found = new Set<string>();
+    for (const w of words(t)) if (asked.includes(w)) found.add(w);
+    return found;
+  });
+  const rare = asked.filter((w) => {
+    const n = held.filter((h) => h.has(w)).length;
+    return n > 0 && n <= RARE_SHARE * texts.length;
+  });
+  if (rare.length === 0) return;
+  for (const [k, c] of scored.entries()) c.rare = rare.filter((w) => held[k]!.has(w)).length / rare.length;
 }

@@ -1,0 +1,55 @@
+// A short question's rare words (a vendor's or a shop's name, which the model cannot read) weigh
+// in the fused score. Outside walkthrough: "What is the total of the Netpresse invoice?" put a
+// document titled "Invoice" first, nearer by meaning and by the common words than the Netpresse invoice.
+import { expect, test } from "bun:test";
+import type { SourceRecord } from "../../src/connectors/types";
+import { fuse, RARE_BOOST } from "../../src/retrieval/fuse";
+import { planQuery } from "../../src/retrieval/plan";
+import { markRareWords } from "../../src/retrieval/score";
+import type { RankedChunk } from "../../src/retrieval/types";
+
+const candidate = (id: string, lexical: number, dense: number): RankedChunk => {
+  const record: SourceRecord = {
+    id,
+    title: id,
+    content: "",
+    source_url: `file:///docs/${id}`,
+    date: null,
+    type: "file",
+    path: id,
+    metadata: {},
+  };
+  return { connectorId: "docs", connectorLabel: "Docs", owner: "alice", record, chunkIndex: 0, text: "", score: 0, lexical, dense };
+};
+const texts = [
+  "Invoice Invoice Service A 12 $10.00 Total $127.50",
+  "NETPRESSE Facture n° 2022089083 Total TTC : 56,02 €",
+  ...Array.from({ length: 10 }, (_, i) => `Invoice ${i} Total due $${i}.00 for hosting`),
+];
+
+test("the candidates holding a short question's rare words are marked; the others are not", () => {
+  const pool = texts.map((_, i) => candidate(`doc${i}`, 0.5, 0.5));
+  markRareWords(pool, texts, ["total", "netpresse", "invoice"]);
+  expect(pool.map((c) => c.rare ?? 0)).toEqual([0, 1, ...Array(10).fill(0)]);
+});
+
+test("no marks for a long question (its words' BM25 weighs them already), a one-word question or a small pool", () => {
+  for (const [terms, pool] of [
+    [["total", "netpresse", "invoice", "hosting", "service"], texts],
+    [["netpresse"], texts],
+    [["total", "netpresse"], texts.slice(0, 5)],
+  ] as const) {
+    const scored = pool.map((_, i) => candidate(`doc${i}`, 0.5, 0.5));
+    markRareWords(scored, [...pool], [...terms]);
+    expect(scored.every((c) => c.rare === undefined)).toBe(true);
+  }
+});
+
+test("the Netpresse invoice outranks the nearer 'Invoice' once its rare word counts", () => {
+  const invoice = candidate("Invoice", 0.6, 0.62);
+  const netpresse = { ...candidate("NetpresseInvoice.pdf", 0.5, 0.6), rare: 1 };
+  const ranked = fuse([invoice, netpresse], planQuery("What is the total of the Netpresse invoice?"));
+  expect(ranked.map((c) => c.record.id)).toEqual(["NetpresseInvoice.pdf", "Invoice"]);
+  // Its words and meaning alone left it second: the rare word decides.
+  expect(netpresse.score - invoice.score).toBeLessThan(RARE_BOOST);
+});
