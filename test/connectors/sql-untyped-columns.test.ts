@@ -58,3 +58,29 @@ test("a view is refused whatever the case its name is written in: its rows are n
     }
   }
 });
+
+test("'the largest invoice billed to Prague': sorted by the one numeric column of the table the question names (outside walkthrough)", async () => {
+  const file = join(tempDir("corpus-largest-"), "shop.sqlite");
+  const db = new Database(file);
+  db.exec("CREATE TABLE invoice (id INTEGER PRIMARY KEY, city TEXT, total REAL)");
+  const put = db.query("INSERT INTO invoice VALUES (?, ?, ?)");
+  for (const [id, city, total] of [
+    [1, "Prague", 3.96],
+    [2, "Prague", 25.86],
+    [3, "Prague", 5.94],
+    [4, "Oslo", 99],
+  ] as const)
+    put.run(id, city, total);
+  db.close();
+  const c = new SqlConnector({ url: file, tables: [{ name: "invoice", id: "id", title: "city", text: ["city", "total"] }] });
+  try {
+    const largest = await c.search({ terms: ["largest", "invoice", "billed", "prague"], phrases: [], limit: 10, order: "desc" });
+    expect(largest.map((r) => r.metadata.total)).toEqual([25.86, 5.94, 3.96]);
+    expect(largest[0]!.metadata).toMatchObject({ [ORDERED_BY]: "total", [ORDER_RANK]: 1 });
+    // A question naming neither the table nor a column sorts nothing.
+    const other = await c.search({ terms: ["largest", "prague"], phrases: [], limit: 10, order: "desc" });
+    for (const r of other) expect(r.metadata[ORDER_RANK]).toBeUndefined();
+  } finally {
+    await c.close();
+  }
+});

@@ -93,10 +93,16 @@ const columnWords = (name: string) =>
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
 
-/** The column of numbers (of `columns`) that one of the question's terms names ("spent" names total_spent), if any. */
-export function orderColumn(columns: string[], terms: string[]): string | undefined {
+/**
+ * The column of numbers (of `columns`) that one of the question's terms names ("spent" names
+ * total_spent), else the only one of a table the question names ("the largest invoice" of
+ * Invoice: its Total; outside walkthrough, Prague's invoices came in date order), if any.
+ */
+export function orderColumn(columns: string[], terms: string[], table?: string): string | undefined {
   const asked = new Set(terms.map((w) => w.toLowerCase().replace(/s$/, "")));
-  return columns.find((c) => columnWords(c).some((w) => asked.has(w.replace(/s$/, ""))));
+  const named = columns.find((c) => columnWords(c).some((w) => asked.has(w.replace(/s$/, ""))));
+  if (named || columns.length !== 1 || table === undefined) return named;
+  return columnWords(table).some((w) => asked.has(w.replace(/s$/, ""))) ? columns[0] : undefined;
 }
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
@@ -485,7 +491,7 @@ export class SqlConnector implements Connector {
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
     const columns = readColumns(t).map(quote).join(", ");
     // Asked for the largest or smallest of a quantity the question names: by that column first.
-    const orderedBy = request.order ? orderColumn(this.numeric.get(t.name) ?? [], request.terms) : undefined;
+    const orderedBy = request.order ? orderColumn(this.numeric.get(t.name) ?? [], request.terms, t.name) : undefined;
     const first = orderedBy ? `${quote(orderedBy)} ${request.order === "asc" ? "ASC" : "DESC"} NULLS LAST, ` : "";
     return {
       columns,
