@@ -9,6 +9,7 @@ import { chunkFitFor } from "./answer";
 import { ChunkCache } from "./chunk-cache";
 import { cite } from "./cite";
 import { capPerConnector, collapseCopies } from "./copies";
+import { countriesIn } from "./countries";
 import { DENSE_WEIGHT, fuse } from "./fuse";
 import { gather } from "./gather";
 import type { QueryPlan } from "./plan";
@@ -112,7 +113,26 @@ async function planOf(o: QueryOptions): Promise<{ plan: QueryPlan; terms: string
   const { planQuery } = await import("./plan");
   const plan = planQuery(o.question, o.now);
   const previous = o.context?.length ? planQuery(o.context[o.context.length - 1]!, o.now) : undefined;
-  return { plan, terms: [...new Set([...plan.terms, ...(previous?.terms ?? [])])] };
+  if (!previous) return { plan, terms: plan.terms };
+  return followUp(plan, previous, o.question);
+}
+
+/** A turn that goes on from the previous one ("And in France?", "what about Oslo"). */
+const GOES_ON_FROM = /^\s*(and|what about|how about|same for)\b/i;
+
+/**
+ * A conversation's turn with the previous question's words; a country it names takes the place of
+ * the previous one's, and a turn going on from it keeps its order (outside walkthrough: "Which
+ * customer in Brazil spent the most?" then "And in France?" answered with Brazil's rows, unsorted).
+ */
+function followUp(plan: QueryPlan, previous: QueryPlan, question: string): { plan: QueryPlan; terms: string[] } {
+  const replaced = new Set(plan.countries.length ? previous.countries.flatMap((c) => c.ownNames) : []);
+  const carried = previous.terms.filter((t) => !replaced.has(t) && !(plan.countries.length && countriesIn([t]).length));
+  const goesOn = GOES_ON_FROM.test(question);
+  return {
+    plan: goesOn ? { ...plan, order: plan.order ?? previous.order, sourceHint: plan.sourceHint ?? previous.sourceHint } : plan,
+    terms: [...new Set([...plan.terms, ...carried])],
+  };
 }
 
 function plannedLine(o: QueryOptions, { plan, terms }: { plan: QueryPlan; terms: string[] }, connectors: string[]) {

@@ -22,6 +22,7 @@ const dabhol = new Set<string>();
 const skillingCalifornia = new Set<string>();
 /** The Brazilian customer who spent the most, asked of the shop's database directly. */
 let brazilTop: { customer: string; spent: string };
+let franceTop: { customer: string; spent: string };
 /** An aggregate view the operator maps in the SQL connector, like a table (README: "Questions of most and total"). */
 const SPEND_VIEW = "corpus_test_customer_spend";
 /** The longest mail copied into the test's mailbox. */
@@ -65,6 +66,11 @@ beforeAll(async () => {
       JOIN invoice i ON i.customer_id = c.customer_id WHERE c.country = 'Brazil'
       GROUP BY c.customer_id, c.first_name, c.last_name ORDER BY sum(i.total) DESC, c.customer_id LIMIT 1`;
     brazilTop = top!;
+    const [france] = await admin<{ customer: string; spent: string }[]>`
+      SELECT c.first_name || ' ' || c.last_name AS customer, sum(i.total)::text AS spent FROM customer c
+      JOIN invoice i ON i.customer_id = c.customer_id WHERE c.country = 'France'
+      GROUP BY c.customer_id, c.first_name, c.last_name ORDER BY sum(i.total) DESC, c.customer_id LIMIT 1`;
+    franceTop = france!;
   } finally {
     await admin.end();
   }
@@ -176,6 +182,15 @@ test("which customer in Brazil spent the most: answered from the aggregate view 
   const cited = Number(/\[(\d+)\]$/.exec(body.answer)?.[1]);
   expect(body.sources[cited - 1]?.connector).toBe("books");
   expect(body.sources[cited - 1]?.snippet).toContain(brazilTop.customer);
+  // The follow-up "And in France?" asks the same of France (outside walkthrough: Brazil's rows, unsorted).
+  const conversation_id = (body as { conversation_id?: string }).conversation_id;
+  const follow = (await (
+    await t.app.handle(postJson("/v1/query", { query: "And in France?", conversation_id }, bearer(token)))
+  ).json()) as {
+    answer: string;
+  };
+  expect(follow.answer).toStartWith("The highest total_spent among the rows that match:");
+  expect(follow.answer).toContain(`customer: ${franceTop.customer}; country: France; total_spent: ${franceTop.spent}`);
 });
 
 test("fuel invoice from Poland: the Orlen invoice (in Polish, billed in PLN) in the top 3, above the shop's rows billed to Warsaw", async () => {
