@@ -8,12 +8,23 @@ const B = 0.75;
 
 export const words = (text: string) => foldedWords(text).filter((w) => w.length > 1);
 
-export function bm25Scores(texts: string[], terms: string[]): number[] {
-  const query = [...new Set(terms.flatMap(words))];
-  const wanted = new Set(query);
-  // Each text's length in words and the counts of the question's words only: a count of every
-  // word was half the time of a question's ranking over a pool of long mails.
-  const docs = texts.map((t) => {
+/** A text as BM25 reads it: its length in words and the counts of the question's words. */
+export interface CountedText {
+  tf: Map<string, number>;
+  len: number;
+}
+
+/** The question's words, as the texts are read. */
+export const queryWords = (terms: string[]) => [...new Set(terms.flatMap(words))];
+
+/**
+ * Each text's length in words and the counts of the question's words only: a count of every
+ * word was half the time of a question's ranking over a pool of long mails. Read once per
+ * question and shared (score.ts: BM25 over the pool, and its rare words).
+ */
+export function countWords(texts: string[], terms: string[]): CountedText[] {
+  const wanted = new Set(queryWords(terms));
+  return texts.map((t) => {
     const tf = new Map<string, number>();
     let len = 0;
     for (const w of foldedWords(t)) {
@@ -23,6 +34,13 @@ export function bm25Scores(texts: string[], terms: string[]): number[] {
     }
     return { tf, len };
   });
+}
+
+export const bm25Scores = (texts: string[], terms: string[]): number[] => bm25Of(countWords(texts, terms), terms);
+
+/** BM25 of texts already counted (countWords) for `terms`. */
+export function bm25Of(docs: CountedText[], terms: string[]): number[] {
+  const query = queryWords(terms);
   const n = docs.length;
   const avg = docs.reduce((s, d) => s + d.len, 0) / Math.max(1, n);
   const idf = new Map(

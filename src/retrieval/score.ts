@@ -7,7 +7,7 @@ import { shownRecord } from "../connectors/source-url";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
-import { bm25Scores, words } from "./bm25";
+import { bm25Of, bm25Scores, type CountedText, countWords, queryWords } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
 import { byBest, minMax } from "./scales";
@@ -74,8 +74,10 @@ export function scoreCandidates(
       });
     }
   });
-  calibrateLexical(pool, groupOf, poolTexts, scoredWords);
-  markRareWords(pool, poolTexts, scoredWords);
+  // The pool's texts read once for both: BM25 over the pool, and which of the question's words are rare.
+  const counted = countWords(poolTexts, scoredWords);
+  calibrateLexical(pool, groupOf, counted, scoredWords);
+  markRareWords(pool, counted, scoredWords);
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
   return { pool, notes };
@@ -163,9 +165,9 @@ function poolText(r: SourceRecord): string {
  * matches beside another source's: each connector's best is scaled by BM25 over the whole pool
  * of candidates (one scale), so no source wins by being alone in its group.
  */
-function calibrateLexical(scored: RankedChunk[], groupOf: number[], texts: string[], terms: string[]): void {
+function calibrateLexical(scored: RankedChunk[], groupOf: number[], counted: CountedText[], terms: string[]): void {
   if (new Set(groupOf).size < 2) return;
-  const pool = bm25Scores(texts, terms);
+  const pool = bm25Of(counted, terms);
   const best = Math.max(...pool);
   if (!(best > 0)) return;
   const groupBest = new Map<number, number>();
@@ -189,18 +191,13 @@ const RARE_POOL = 10;
  * about, which the model cannot read ("the total of the Netpresse invoice": a document titled
  * "Invoice" was nearer by meaning and by the common words than the Netpresse invoice itself).
  */
-export function markRareWords(scored: RankedChunk[], texts: string[], terms: string[]): void {
-  const asked = [...new Set(terms.flatMap(words))];
-  if (asked.length < 2 || asked.length > RARE_QUESTION_WORDS || texts.length < RARE_POOL) return;
-  const held = texts.map((t) => {
-    const found = new Set<string>();
-    for (const w of words(t)) if (asked.includes(w)) found.add(w);
-    return found;
-  });
+export function markRareWords(scored: RankedChunk[], counted: CountedText[], terms: string[]): void {
+  const asked = queryWords(terms);
+  if (asked.length < 2 || asked.length > RARE_QUESTION_WORDS || counted.length < RARE_POOL) return;
   const rare = asked.filter((w) => {
-    const n = held.filter((h) => h.has(w)).length;
-    return n > 0 && n <= RARE_SHARE * texts.length;
+    const n = counted.filter((t) => t.tf.has(w)).length;
+    return n > 0 && n <= RARE_SHARE * counted.length;
   });
   if (rare.length === 0) return;
-  for (const [k, c] of scored.entries()) c.rare = rare.filter((w) => held[k]!.has(w)).length / rare.length;
+  for (const [k, c] of scored.entries()) c.rare = rare.filter((w) => counted[k]!.tf.has(w)).length / rare.length;
 }

@@ -3,6 +3,7 @@
 // document titled "Invoice" first, nearer by meaning and by the common words than the Netpresse invoice.
 import { expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
+import { countWords } from "../../src/retrieval/bm25";
 import { fuse, RARE_BOOST } from "../../src/retrieval/fuse";
 import { planQuery } from "../../src/retrieval/plan";
 import { markRareWords } from "../../src/retrieval/score";
@@ -29,7 +30,7 @@ const texts = [
 
 test("the candidates holding a short question's rare words are marked; the others are not", () => {
   const pool = texts.map((_, i) => candidate(`doc${i}`, 0.5, 0.5));
-  markRareWords(pool, texts, ["total", "netpresse", "invoice"]);
+  markRareWords(pool, countWords(texts, ["total", "netpresse", "invoice"]), ["total", "netpresse", "invoice"]);
   expect(pool.map((c) => c.rare ?? 0)).toEqual([0, 1, ...Array(10).fill(0)]);
 });
 
@@ -40,7 +41,7 @@ test("no marks for a long question (its words' BM25 weighs them already), a one-
     [["total", "netpresse"], texts.slice(0, 5)],
   ] as const) {
     const scored = pool.map((_, i) => candidate(`doc${i}`, 0.5, 0.5));
-    markRareWords(scored, [...pool], [...terms]);
+    markRareWords(scored, countWords([...pool], [...terms]), [...terms]);
     expect(scored.every((c) => c.rare === undefined)).toBe(true);
   }
 });
