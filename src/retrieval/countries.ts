@@ -4,6 +4,8 @@
 // search words, and a record billed in its currency is evidence that it is from there.
 
 export interface Country {
+  /** Its English names and adjectives, lower-case. */
+  names: string[];
   /** Names in the country's own languages (and their adjective forms), searched beside the English one. */
   ownNames: string[];
   /** ISO 4217 code, and how amounts in it are written. */
@@ -12,7 +14,7 @@ export interface Country {
 }
 
 /** By the English names and adjectives a question uses, lower-case. */
-const COUNTRIES: Array<{ names: string[] } & Country> = [
+const COUNTRIES: Country[] = [
   { names: ["poland", "polish"], ownNames: ["polska", "polski", "polskie"], currency: "PLN", marks: ["pln", "zł"] },
   { names: ["germany", "german"], ownNames: ["deutschland", "deutsche"], currency: "EUR", marks: ["eur", "€"] },
   { names: ["austria", "austrian"], ownNames: ["österreich"], currency: "EUR", marks: ["eur", "€"] },
@@ -37,7 +39,8 @@ const COUNTRIES: Array<{ names: string[] } & Country> = [
 /** The countries a question's words name, each once. */
 export function countriesIn(words: string[]): Country[] {
   const said = new Set(words.map((w) => w.toLowerCase()));
-  return COUNTRIES.filter((c) => c.names.some((n) => said.has(n))).map(({ ownNames, currency, marks }) => ({ ownNames, currency, marks }));
+  // By its English name or its own ("Deutschland", "Polska"): a follow-up may say either.
+  return COUNTRIES.filter((c) => c.names.some((n) => said.has(n)) || c.ownNames.some((n) => said.has(n)));
 }
 
 /** Whether `text` holds an amount written in `country`'s currency (its code or sign beside a number). */

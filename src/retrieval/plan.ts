@@ -134,7 +134,13 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
     const year = second.start.get("year")!;
     if (!r.start.isCertain("year")) assign(r.start, "year", year);
     spans.push([second.index, second.index + second.text.length]);
-    return { from: startOfDayUtc(r.start.date()), to: new Date(startOfDayUtc(second.start.date()).getTime() + 86_400_000), spans };
+    // "Between March and May 2023" ends with May.
+    const end = second.start;
+    const to =
+      !end.isCertain("day") && end.isCertain("month")
+        ? Date.UTC(year, end.get("month")!, 1)
+        : startOfDayUtc(end.date()).getTime() + 86_400_000;
+    return { from: startOfDayUtc(r.start.date()), to: new Date(to), spans };
   }
   // A month or day without a year means the last one, not the next.
   if (!r.start.isCertain("year") && r.start.date() > now) assign(r.start, "year", r.start.get("year")! - 1);
@@ -164,7 +170,14 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
     to = new Date(from.getTime() + 7 * 86_400_000);
   } else to = new Date(from.getTime() + 86_400_000);
   // "Since" and "after" leave the end open; "invoices from April 2014" are April's (outside walkthrough: read as since).
-  if (/since|after/.test(before) && !r.end) return { from, spans };
+  // "From March onwards", "from March to date", "starting from March" leave it open too.
+  const afterDate = text.slice(r.index + r.text.length, r.index + r.text.length + 24);
+  const openEnded =
+    /since|after/.test(before) ||
+    (/from/.test(before) &&
+      (/^\s*(onwards?|on\b|forward|to date|to now|until now|till now|to the end)/i.test(afterDate) ||
+        /starting\s+from\s*$/i.test(text.slice(0, r.index))));
+  if (openEnded && !r.end) return { from, spans };
   if (/before|until/.test(before) && !r.end) return { to: /until/.test(before) ? to : from, spans };
   return { from, to, spans };
 }

@@ -74,10 +74,15 @@ export function scoreCandidates(
       });
     }
   });
-  // The pool's texts read once for both: BM25 over the pool, and which of the question's words are rare.
-  const counted = countWords(poolTexts, scoredWords);
-  calibrateLexical(pool, groupOf, counted, scoredWords);
-  markRareWords(pool, counted, scoredWords);
+  // The pool's texts read once for both, and only when either needs them: BM25 over the pool
+  // (two sources or more), and which of a short question's words are rare.
+  const asked = queryWords(scoredWords).length;
+  const rareApplies = asked >= 2 && asked <= RARE_QUESTION_WORDS && pool.length >= RARE_POOL;
+  if (new Set(groupOf).size >= 2 || rareApplies) {
+    const counted = countWords(poolTexts, scoredWords);
+    calibrateLexical(pool, groupOf, counted, scoredWords);
+    if (rareApplies) markRareWords(pool, counted, scoredWords);
+  }
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
   return { pool, notes };
@@ -151,13 +156,19 @@ function denseScore(
 /** The text a source without word scores of its own is ranked by: title and text (a row: its columns). */
 const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`);
 
+/** How much of a candidate's content, and of its title or headers, BM25 over the pool reads. */
+const POOL_TEXT_CHARS = 6000;
+const POOL_HEAD_CHARS = 1000;
+
 /** The text BM25 over the pool reads: title, mail headers, and the start of the content. */
 function poolText(r: SourceRecord): string {
   // A row's title is one of its columns, already in its text: counted once, as every column.
-  if (isRow(r)) return r.content.slice(0, 6000);
+  if (isRow(r)) return r.content.slice(0, POOL_TEXT_CHARS);
   const m = r.metadata;
-  const head = r.type === "email" ? ` ${m.from ?? ""} ${m.to ?? ""} ${m.cc ?? ""}` : "";
-  return `${r.title} ${r.title}${head} ${r.content.slice(0, 6000)}`;
+  const head = r.type === "email" ? ` ${m.from ?? ""} ${m.to ?? ""} ${m.cc ?? ""}`.slice(0, POOL_HEAD_CHARS) : "";
+  // A title is short; a crafted one of a megabyte is not read twice whole (outside attack).
+  const title = r.title.slice(0, POOL_HEAD_CHARS);
+  return `${title} ${title}${head} ${r.content.slice(0, POOL_TEXT_CHARS)}`;
 }
 
 /**
@@ -196,7 +207,9 @@ export function markRareWords(scored: RankedChunk[], counted: CountedText[], ter
   if (asked.length < 2 || asked.length > RARE_QUESTION_WORDS || counted.length < RARE_POOL) return;
   const rare = asked.filter((w) => {
     const n = counted.filter((t) => t.tf.has(w)).length;
-    return n > 0 && n <= RARE_SHARE * counted.length;
+    // At least two holders may share a rare word: in a small pool, one record naming every vendor
+    // would otherwise make the vendor's own invoice's word common (outside attack).
+    return n > 0 && n <= Math.max(2, RARE_SHARE * counted.length);
   });
   if (rare.length === 0) return;
   for (const [k, c] of scored.entries()) c.rare = rare.filter((w) => counted[k]!.tf.has(w)).length / rare.length;

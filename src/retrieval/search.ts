@@ -108,29 +108,51 @@ function namesNothing(q: Question, o: QueryOptions): boolean {
 }
 
 /** The question's plan, and its words with those of the conversation's previous question. */
-async function planOf(o: QueryOptions): Promise<{ plan: QueryPlan; terms: string[] }> {
+export async function planOf(o: QueryOptions): Promise<{ plan: QueryPlan; terms: string[] }> {
   // chrono-node loads on the first question, not at start-up.
-  const { planQuery } = await import("./plan");
-  const plan = planQuery(o.question, o.now);
-  const previous = o.context?.length ? planQuery(o.context[o.context.length - 1]!, o.now) : undefined;
-  if (!previous) return { plan, terms: plan.terms };
-  return followUp(plan, previous, o.question);
+  const { planQuery, MAX_QUERY_TERMS } = await import("./plan");
+  // Each turn as it was resolved, the conversation's first question onward (a third turn goes on from the second as resolved).
+  let resolved: { plan: QueryPlan; terms: string[] } | undefined;
+  for (const question of [...(o.context ?? []).slice(-PLANNED_TURNS), o.question]) {
+    const plan = planQuery(question, o.now);
+    resolved = resolved ? followUp(plan, resolved, question) : { plan, terms: plan.terms };
+    // As many words as a question may have, this turn's first: a long conversation asks no more.
+    resolved.terms = resolved.terms.slice(0, MAX_QUERY_TERMS);
+  }
+  return resolved!;
 }
 
-/** A turn that goes on from the previous one ("And in France?", "what about Oslo"). */
-const GOES_ON_FROM = /^\s*(and|what about|how about|same for)\b/i;
+/** The conversation's last turns planned again for a new one: a thousand-turn conversation is not re-read whole. */
+const PLANNED_TURNS = 4;
+
+/**
+ * A short turn that goes on from the previous one ("And in France?", "what about Oslo"), not a new
+ * question that happens to start with "and" ("And when is the dentist appointment?").
+ */
+const GOES_ON_FROM = /^\s*(and|what about|how about|same for)\b(?!\s+(when|where|who|what|which|how|why|is|are|do|does|did)\b)/i;
+const GOES_ON_WORDS = 3;
 
 /**
  * A conversation's turn with the previous question's words; a country it names takes the place of
  * the previous one's, and a turn going on from it keeps its order (outside walkthrough: "Which
  * customer in Brazil spent the most?" then "And in France?" answered with Brazil's rows, unsorted).
  */
-function followUp(plan: QueryPlan, previous: QueryPlan, question: string): { plan: QueryPlan; terms: string[] } {
-  const replaced = new Set(plan.countries.length ? previous.countries.flatMap((c) => c.ownNames) : []);
-  const carried = previous.terms.filter((t) => !replaced.has(t) && !(plan.countries.length && countriesIn([t]).length));
-  const goesOn = GOES_ON_FROM.test(question);
+function followUp(plan: QueryPlan, previous: { plan: QueryPlan; terms: string[] }, question: string): { plan: QueryPlan; terms: string[] } {
+  // A country named replaces the previous turn's, by any of its names ("And in Deutschland?").
+  const carried = plan.countries.length ? previous.terms.filter((t) => countriesIn([t]).length === 0) : previous.terms;
+  if (!(GOES_ON_FROM.test(question) && plan.terms.length <= GOES_ON_WORDS))
+    return { plan, terms: [...new Set([...plan.terms, ...carried])] };
+  // Going on from it: what it asked for holds unless this turn says otherwise (its order, kind of record, amounts, time).
+  const before = previous.plan;
+  const dated = plan.dateFrom || plan.dateTo;
   return {
-    plan: goesOn ? { ...plan, order: plan.order ?? previous.order, sourceHint: plan.sourceHint ?? previous.sourceHint } : plan,
+    plan: {
+      ...plan,
+      order: plan.order ?? before.order,
+      sourceHint: plan.sourceHint ?? before.sourceHint,
+      amounts: plan.amounts.length ? plan.amounts : before.amounts,
+      ...(dated ? {} : { dateFrom: before.dateFrom, dateTo: before.dateTo, timeAsked: before.timeAsked }),
+    },
     terms: [...new Set([...plan.terms, ...carried])],
   };
 }

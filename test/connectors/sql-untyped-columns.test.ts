@@ -84,3 +84,11 @@ test("'the largest invoice billed to Prague': sorted by the one numeric column o
     await c.close();
   }
 });
+
+test("a size word sorts by a named table's one amount only: not by an id, not for 'the most', not a table the question half names (outside attack)", async () => {
+  const { orderColumn } = await import("../../src/connectors/sql/connector");
+  expect(orderColumn(["Total"], ["largest", "invoice"], "Invoice")).toBe("Total");
+  expect(orderColumn(["customer_id"], ["largest", "customer", "prague"], "customer")).toBeUndefined();
+  expect(orderColumn(["Total"], ["customer", "most", "invoices"], "Invoice")).toBeUndefined();
+  expect(orderColumn(["Quantity"], ["largest", "invoice"], "InvoiceLine")).toBeUndefined();
+});

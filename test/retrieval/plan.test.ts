@@ -137,6 +137,10 @@ describe("dates as evidence, not walls (issue 16)", () => {
     expect(range("invoices from April 2014")).toEqual(["invoices from April 2014", "2014-04-01", "2014-05-01"]);
     expect(range("receipts since April 2014")).toEqual(["receipts since April 2014", "2014-04-01", undefined]);
     expect(range("mail from April to June 2014")).toEqual(["mail from April to June 2014", "2014-04-01", "2014-07-01"]);
+    // Open-ended however it is said (outside attack), and a range between months ends with the last.
+    for (const q of ["invoices from March 2025 onwards", "mail from March 2025 to date", "receipts starting from March 2025"])
+      expect(range(q)).toEqual([q, "2025-03-01", undefined]);
+    expect(range("invoices between March and May 2023")).toEqual(["invoices between March and May 2023", "2023-03-01", "2023-06-01"]);
   });
 
   test("'over 1000' is one thousand", () => {

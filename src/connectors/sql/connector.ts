@@ -100,10 +100,16 @@ const columnWords = (name: string) =>
  */
 export function orderColumn(columns: string[], terms: string[], table?: string): string | undefined {
   const asked = new Set(terms.map((w) => w.toLowerCase().replace(/s$/, "")));
-  const named = columns.find((c) => columnWords(c).some((w) => asked.has(w.replace(/s$/, ""))));
-  if (named || columns.length !== 1 || table === undefined) return named;
-  return columnWords(table).some((w) => asked.has(w.replace(/s$/, ""))) ? columns[0] : undefined;
+  // Never an id: "the largest customer" is not the one with the largest customer_id (outside attack).
+  const amounts = columns.filter((c) => columnWords(c).at(-1) !== "id");
+  const named = amounts.find((c) => columnWords(c).some((w) => asked.has(w.replace(/s$/, ""))));
+  if (named || table === undefined || !terms.some((t) => SIZE_WORD.test(t))) return named;
+  // Only for a size ("the largest invoice"), a table the question names whole, and its one amount.
+  return amounts.length === 1 && columnWords(table).every((w) => asked.has(w.replace(/s$/, ""))) ? amounts[0] : undefined;
 }
+
+/** Words asking for a record's size, which a table's one amount measures ("the largest invoice"); not "the most invoices". */
+const SIZE_WORD = /^(largest|biggest|smallest|greatest)$/i;
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 

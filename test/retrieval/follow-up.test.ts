@@ -1,0 +1,38 @@
+// A conversation's turns (shape C with conversation_id): what a follow-up carries from the turns
+// before it. Outside walkthrough: "Which customer in Brazil spent the most?" then "And in France?"
+// answered with Brazil's rows, unsorted; outside attack: a third turn, own-language names, "and" questions.
+import { expect, test } from "bun:test";
+import { planOf } from "../../src/retrieval/search";
+
+const NOW = new Date("2026-11-26T00:00:00Z");
+const turn = (question: string, ...context: string[]) => planOf({ user: "alice", question, context, perConnector: 10, now: NOW });
+
+test("a country named replaces the previous turn's, by any of its names; a short turn going on keeps the order, through a third turn", async () => {
+  const brazil = "Which customer in Brazil spent the most?";
+  const france = await turn("And in France?", brazil);
+  expect(france.plan.order).toBe("desc");
+  expect(france.terms).toContain("spent");
+  expect(france.terms.filter((t) => ["brazil", "brasil", "brasileira"].includes(t))).toEqual([]);
+  const germany = await turn("And in Deutschland?", brazil, "And in France?");
+  expect(germany.plan.order).toBe("desc");
+  expect(germany.terms).toContain("spent");
+  expect(germany.terms.filter((t) => ["brazil", "brasil", "france", "française", "français"].includes(t))).toEqual([]);
+});
+
+test("a follow-up keeps the previous turn's amount and time unless it says its own; a new question starting with 'and' does not", async () => {
+  const first = "Invoices over 100 EUR from Germany in March 2023";
+  const france = await turn("And from France?", first);
+  expect(france.plan.amounts).toEqual([{ value: 100, currency: "EUR", comparison: "over" }]);
+  expect(france.plan.dateFrom?.toISOString()).toBe("2023-03-01T00:00:00.000Z");
+  const dentist = await turn("And when is the dentist appointment?", "Which customer in Brazil spent the most?");
+  expect([dentist.plan.order, dentist.plan.sourceHint]).toEqual([undefined, undefined]);
+});
+
+test("a long conversation plans its last turns only, and asks no more words than one question may", async () => {
+  const context = Array.from({ length: 2_000 }, (_, i) => `invoices of vendor${i} about topic${i}`);
+  const started = performance.now();
+  const planned = await turn("and vendor7?", ...context);
+  expect(performance.now() - started).toBeLessThan(500);
+  expect(planned.terms.length).toBeLessThanOrEqual(32);
+  expect(planned.terms).not.toContain("vendor0");
+});
