@@ -77,9 +77,18 @@ const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
 const MONEY =
   /[€$£₹]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?([€$£₹]|(eur|usd|gbp|pln|zł|inr|rs|rm|chf|dollars?|euros?)\b)|\b(eur|usd|gbp|pln|inr|rs|rm|chf)\.?\s?\d|(?<![\d.,])\d{1,3}(?:[.,\s]?\d{3}){0,4}[.,]\d{2}(?![\d%]|[.,/-]\d)/i;
 /** What kind of answer the question wants, by its first words. */
-export function kindOf(question: string): { when: boolean; where: boolean; much: boolean; tax: boolean; contact: boolean } {
+export function kindOf(question: string): {
+  when: boolean;
+  where: boolean;
+  much: boolean;
+  bought: boolean;
+  tax: boolean;
+  contact: boolean;
+} {
   const q = question.toLowerCase();
   return {
+    // "What did I buy at Guardian?": a receipt's or an invoice's items with their prices.
+    bought: /\bwhat (did|do) (i|we|you) (buy|purchase|order|get)\b|\bwhat (was|were) (bought|purchased|ordered)\b|\bwhich items?\b/.test(q),
     tax: TAX.test(q),
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
@@ -158,6 +167,11 @@ export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): numb
   // A calendar day more than a time or a weekday ("DATE: 17/04/18" over "ORDER TIME: 10:15:18").
   if (kind.when) fit += documentDates(sentence.slice(0, SENTENCE_PROBE)).length > 0 ? 2 : DATE_OR_TIME.test(sentence) ? 1.5 : 0;
   if (kind.where && PLACE.test(sentence)) fit += 1;
+  // A line item: an amount on a line that is no total, tax or payment.
+  if (kind.bought && MONEY.test(sentence)) {
+    const probe = sentence.slice(0, SENTENCE_PROBE);
+    if (!TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe)) fit += 1.5;
+  }
   if (kind.much && MONEY.test(sentence)) {
     fit += 1.5;
     // The total, not a line item or the subtotal: "how much did Coolblue invoice" is its Totaal.
@@ -192,7 +206,7 @@ const KIND_FIRST = 2;
  */
 export function chunkFitFor(question: string): ((chunk: string) => number) | undefined {
   const kind = kindOf(question);
-  if (!(kind.when || kind.where || kind.much)) return undefined;
+  if (!(kind.when || kind.where || kind.much || kind.bought)) return undefined;
   // Its best statement's: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
   return (chunk) => Math.max(0, ...statementsOf({ text: chunk.slice(0, CHUNK_PROBE) }, kind).map((x) => kindFit(kind, x)));
 }
@@ -232,7 +246,7 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   // The planned terms carry the question's meaning; its function words ("the", "was") do not.
   const want = new Set((terms.length ? terms : words(question)).flatMap(words));
   const kind = kindOf(question);
-  const kinded = kind.when || kind.where || kind.much;
+  const kinded = kind.when || kind.where || kind.much || kind.bought;
   let picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];
   sources.forEach((s, i) => {
     statementsOf(s, kind).forEach((sentence, j) => {
@@ -263,7 +277,8 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
       seen.add(p.sentence);
       return true;
     })
-    .slice(0, kinded ? 2 : MAX_SENTENCES)
+    // A date, a place, a total is one or two sentences; what was bought, a few items.
+    .slice(0, kinded && !kind.bought ? 2 : MAX_SENTENCES)
     .sort((a, b) => a.order - b.order);
   if (best.length === 0) {
     const first = sources[0]?.text

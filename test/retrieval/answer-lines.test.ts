@@ -233,3 +233,23 @@ test("receipts as SROIE writes them: 'INCL.' ends no sentence, a total 'inclusiv
   expect(when).toContain("DATE :17/04/18");
   expect(when).not.toContain("SAVINGS");
 });
+
+test("'what did I buy' is answered by the receipt's items, not its name, slogan, total, tax or change (outside walkthrough)", () => {
+  const guardian = [
+    "GUARDIAN HEALTH AND BEAUTY SDN BHD",
+    "GUARDIAN BRAND PRODUCTS MUST BE MADE",
+    "OPTICARE 500X3 13.78",
+    "VITAMIN C 1000MG 25.90",
+    "TOTAL 39.68",
+    "CASH 50.00",
+    "CHANGE 10.32",
+    "GST 6% 2.25",
+  ].join("\n");
+  expect(extractiveAnswer("What did I buy at Guardian?", ["buy", "guardian"], [{ text: guardian }])).toBe(
+    "OPTICARE 500X3 13.78. [1] VITAMIN C 1000MG 25.90. [1]",
+  );
+  const coffee = "THE COFFEE BEAN\nPASSION FOR COFFEE & TEA SINCE 1963\nCAFE LATTE -S 11.32\nSUBTOTAL 11.32\nTOTAL 12.00";
+  expect(extractiveAnswer("What did I buy at The Coffee Bean?", ["buy", "coffee", "bean"], [{ text: coffee }])).toBe(
+    "CAFE LATTE -S 11.32. [1]",
+  );
+});
