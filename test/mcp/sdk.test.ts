@@ -65,6 +65,8 @@ describe("the official MCP client", () => {
     const text = (r.content as Array<{ type: string; text: string }>)[0]!.text;
     expect(text).toContain('Results for "Amazon Web Services invoice"');
     expect(text).toContain("Source: Invoices · AmazonWebServices.pdf");
+    // A document's date is its file's, and says so (not the invoice's date).
+    expect(text).toMatch(/Date: \d{4}-\d{2}-\d{2}T[\d:.]+Z \(file modified\)/);
     const structured = r.structuredContent as { query: string; results: Array<Record<string, unknown>> };
     expect(structured.query).toBe("Amazon Web Services invoice");
     expect(structured.results.length).toBeLessThanOrEqual(2);

@@ -104,10 +104,13 @@ export const corpusSearch = defineTool({
       score: c.score,
       connector: c.connectorId,
     }));
+    // A document's only date is its file's: said so, or an assistant takes it for the invoice's date (outside walkthrough).
+    const dateOf = (r: (typeof results)[number], i: number) =>
+      r.date ? `${r.date}${chosen[i]!.record.type === "file" ? " (file modified)" : ""}` : "unknown";
     const lines = results.length
       ? results.map(
           (r, i) =>
-            `${i + 1}. ${r.title}\n   Source: ${r.source} (${r.source_url})\n   Date: ${r.date ?? "unknown"}\n   ${r.snippet.replace(/\s+/g, " ")}`,
+            `${i + 1}. ${r.title}\n   Source: ${r.source} (${r.source_url})\n   Date: ${dateOf(r, i)}\n   ${r.snippet.replace(/\s+/g, " ")}`,
         )
       : ["No results."];
     const text = [`Results for "${query}":`, ...lines, ...outcome.notes.map((n) => `Note: ${n}`)].join("\n");
