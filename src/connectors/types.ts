@@ -44,6 +44,13 @@ export interface RetrievalRequest {
 export const ORDERED_BY = "corpus_ordered_by";
 export const ORDER_RANK = "corpus_order_rank";
 
+/**
+ * A table's key column, not an amount: "InvoiceId", "customer_id", "ID", and as PostgreSQL folds
+ * unquoted names, "customerid"; not "amount_paid", "prepaid" or "valid".
+ */
+export const isKeyColumn = (name: string) =>
+  /(^|[^a-zA-Z])(id|Id|ID)$|[a-z](Id|ID)$/.test(name) || /^(?!(un|pre)?paid$|(in)?valid$|bid$)[a-z]+id$/.test(name);
+
 /** A record with the scores its source could give it. */
 export interface SearchHit {
   record: SourceRecord;

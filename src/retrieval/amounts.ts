@@ -1,7 +1,7 @@
 // Amounts named in a question ("over 1,000 EUR", "under $50") as a soft signal: a record that
 // holds an amount meeting the condition ranks a little higher, one that holds only amounts
 // failing it a little lower. Amounts are read from the text and from numeric metadata.
-import type { SourceRecord } from "../connectors/types";
+import { isKeyColumn, type SourceRecord } from "../connectors/types";
 import { billedIn } from "./countries";
 import type { QueryPlan } from "./plan";
 import { namesKind } from "./record-kinds";
@@ -20,9 +20,6 @@ const AMOUNT_PROBE = 50_000;
 
 /** How far before an amount its line is read for a total's label ("Total TTC : 56,02 €"). */
 const TOTAL_LABEL_REACH = 80;
-
-/** A key column ("InvoiceId", "customer_id", "ID"), not an amount; "amount_paid" is one. */
-const ID_COLUMN = /(^|[^a-zA-Z])(id|Id|ID)$|[a-z](Id|ID)$/;
 
 /** Currencies as written (symbol, code, word) and their ISO codes: the question's and the records'. */
 export const CURRENCY_CODES: Record<string, string> = {
@@ -82,7 +79,7 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
   // A table row's numeric columns other than its keys (a file's numbers are its size and pages).
   if (record.metadata.table !== undefined)
     for (const [k, v] of Object.entries(record.metadata))
-      if (typeof v === "number" && Number.isFinite(v) && !ID_COLUMN.test(k)) out.push({ value: v });
+      if (typeof v === "number" && Number.isFinite(v) && !isKeyColumn(k)) out.push({ value: v });
   const text = `${record.title} ${record.content}`.slice(0, AMOUNT_PROBE);
   // Where each line starts, found once (a search back per amount was quadratic on one long line: outside attack).
   const breaks: number[] = [];

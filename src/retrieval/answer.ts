@@ -76,6 +76,10 @@ const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
 /** Money: a currency before or after a number ("€ 717,97", "56,02 €", "316,83 PLN", "RM 538.00"), or a number with cents. */
 const MONEY =
   /[€$£₹]\s?\d|(?<![\d.,])\d[\d.,]{0,30}\s?([€$£₹]|(eur|usd|gbp|pln|zł|inr|rs|rm|chf|dollars?|euros?)\b)|\b(eur|usd|gbp|pln|inr|rs|rm|chf)\.?\s?\d|(?<![\d.,])\d{1,3}(?:[.,\s]?\d{3}){0,4}[.,]\d{2}(?![\d%]|[.,/-]\d)/i;
+/** A priced line that is no item: a payment, a card, an adjustment, a charge, a tax code's summary (outside attack, SROIE receipts). */
+const NOT_AN_ITEM =
+  /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
+
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): {
   when: boolean;
@@ -88,7 +92,9 @@ export function kindOf(question: string): {
   const q = question.toLowerCase();
   return {
     // "What did I buy at Guardian?": a receipt's or an invoice's items with their prices.
-    bought: /\bwhat (did|do) (i|we|you) (buy|purchase|order|get)\b|\bwhat (was|were) (bought|purchased|ordered)\b|\bwhich items?\b/.test(q),
+    bought:
+      /\bwhat (did|do) (i|we|you) (buy|purchase|order)\b|\bwhat (was|were) (bought|purchased|ordered)\b/.test(q) ||
+      (/\bwhich items?\b/.test(q) && /\b(buy|bought|order|purchase|receipt|invoice|shop)/.test(q)),
     tax: TAX.test(q),
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
@@ -116,7 +122,9 @@ function orderedRowAnswer(order: "desc" | "asc", sources: AnswerSource[]): strin
 const WRAPPED = /^.{40,}[^.!?:]$/u;
 const GOES_ON = /^[\p{L}\d("']/u;
 /** A line that is only an amount ("593.10", "RM 538.00"), or a currency alone ("RM"): on a receipt, the value of the label above it. */
-const AMOUNT_ONLY = /^[\p{Sc}A-Za-z]{0,4}\.?\s?-?\d[\d.,]{0,20}\s?[\p{Sc}A-Za-z]{0,4}$|^(\p{Sc}|rm|rs|inr|usd|eur|myr|sgd|gbp)$/iu;
+// Before the number a currency only ("MILO 3.50" is an item, not the value of the line above); after it a currency or a tax code ("36.00 SR").
+const AMOUNT_ONLY =
+  /^(\p{Sc}|rm|rs|inr|usd|eur|myr|sgd|gbp|chf|pln)?\.?\s?-?\d[\d.,]{0,20}\s?[\p{Sc}A-Za-z]{0,4}$|^(\p{Sc}|rm|rs|inr|usd|eur|myr|sgd|gbp)$/iu;
 
 /** The longest line taken as the value of a "Label:" line above it. */
 const LABELLED_VALUE = 40;
@@ -170,7 +178,7 @@ export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): numb
   // A line item: an amount on a line that is no total, tax or payment.
   if (kind.bought && MONEY.test(sentence)) {
     const probe = sentence.slice(0, SENTENCE_PROBE);
-    if (!TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe)) fit += 1.5;
+    if (!TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe)) fit += 1.5;
   }
   if (kind.much && MONEY.test(sentence)) {
     fit += 1.5;
@@ -234,7 +242,7 @@ function statementsOf(s: AnswerSource, kind: ReturnType<typeof kindOf>): string[
       // Short lines say nothing, but an amount for "how much" ("TOTAL 13.80") and a date for "when" ("8-9-2022").
       .filter(
         (x) =>
-          (x.length > 12 || (kind.much && MONEY.test(x)) || (kind.when && kindFit(kind, x) > 0)) &&
+          (x.length > 12 || ((kind.much || kind.bought) && MONEY.test(x)) || (kind.when && kindFit(kind, x) > 0)) &&
           !isBoilerplate(x, kind.contact, s.type !== "email"),
       )
   );

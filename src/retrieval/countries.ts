@@ -34,6 +34,15 @@ const COUNTRIES: Country[] = [
   { names: ["india", "indian"], ownNames: ["bharat"], currency: "INR", marks: ["inr", "₹", "rs."] },
   { names: ["malaysia", "malaysian"], ownNames: [], currency: "MYR", marks: ["myr", "rm"] },
   { names: ["uk", "britain", "british", "england"], ownNames: [], currency: "GBP", marks: ["gbp", "£"] },
+  // The rest of the countries the Chinook shop sells to: a follow-up may name any ("And in Canada?").
+  { names: ["usa", "america", "american"], ownNames: [], currency: "USD", marks: ["usd"] },
+  { names: ["canada", "canadian"], ownNames: [], currency: "CAD", marks: ["cad", "c$"] },
+  { names: ["argentina", "argentinian"], ownNames: [], currency: "ARS", marks: ["ars"] },
+  { names: ["chile", "chilean"], ownNames: [], currency: "CLP", marks: ["clp"] },
+  { names: ["australia", "australian"], ownNames: [], currency: "AUD", marks: ["aud", "a$"] },
+  { names: ["belgium", "belgian"], ownNames: ["belgique", "belgië"], currency: "EUR", marks: ["eur", "€"] },
+  { names: ["ireland", "irish"], ownNames: ["éire"], currency: "EUR", marks: ["eur", "€"] },
+  { names: ["hungary", "hungarian"], ownNames: ["magyarország"], currency: "HUF", marks: ["huf"] },
 ];
 
 /** The countries a question's words name, each once. */

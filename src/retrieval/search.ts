@@ -130,7 +130,6 @@ const PLANNED_TURNS = 4;
  * question that happens to start with "and" ("And when is the dentist appointment?").
  */
 const GOES_ON_FROM = /^\s*(and|what about|how about|same for)\b(?!\s+(when|where|who|what|which|how|why|is|are|do|does|did)\b)/i;
-const GOES_ON_WORDS = 3;
 
 /**
  * A conversation's turn with the previous question's words; a country it names takes the place of
@@ -140,9 +139,11 @@ const GOES_ON_WORDS = 3;
 function followUp(plan: QueryPlan, previous: { plan: QueryPlan; terms: string[] }, question: string): { plan: QueryPlan; terms: string[] } {
   // A country named replaces the previous turn's, by any of its names ("And in Deutschland?").
   const carried = plan.countries.length ? previous.terms.filter((t) => countriesIn([t]).length === 0) : previous.terms;
-  if (!(GOES_ON_FROM.test(question) && plan.terms.length <= GOES_ON_WORDS))
-    return { plan, terms: [...new Set([...plan.terms, ...carried])] };
-  // Going on from it: what it asked for holds unless this turn says otherwise (its order, kind of record, amounts, time).
+  // Going on from it is changing only what it was filtered by (a country, a time, an amount):
+  // "And in France?", "and in 2022?"; "And my passport number?" asks something else (outside attack).
+  const onlyFilters = plan.terms.every((t) => countriesIn([t]).length > 0);
+  if (!(GOES_ON_FROM.test(question) && onlyFilters)) return { plan, terms: [...new Set([...plan.terms, ...previous.plan.terms])] };
+  // What it asked for holds unless this turn says otherwise (its order, kind of record, amounts, time).
   const before = previous.plan;
   const dated = plan.dateFrom || plan.dateTo;
   return {

@@ -87,3 +87,10 @@ test("amounts on one long line take linear time (a search back per amount was qu
   for (const unit of ["$1 ", "1.00 ", "€1 $2 £3 RM4 "]) amountsWithCurrency(doc(unit.repeat(Math.ceil(1_000_000 / unit.length))));
   expect(performance.now() - started).toBeLessThan(500);
 });
+
+test("key columns are no amounts however their names are written, as PostgreSQL folds them too; 'amount_paid' is one", () => {
+  const row = (metadata: Record<string, number | string>): SourceRecord => ({ ...doc(""), metadata: { table: "invoice", ...metadata } });
+  expect(amountsIn(row({ InvoiceId: 7, customer_id: 3, customerid: 17, orderid: 16, ID: 2, amount_paid: 12.5, total: 99 }))).toEqual([
+    12.5, 99,
+  ]);
+});

@@ -253,3 +253,17 @@ test("'what did I buy' is answered by the receipt's items, not its name, slogan,
     "CAFE LATTE -S 11.32. [1]",
   );
 });
+
+test("'what did I buy': short item lines count, payments and charges are no items, and 'which items' without a purchase is no such question (outside attack)", () => {
+  expect(extractiveAnswer("What did I buy?", ["buy"], [{ text: "SHOP\nMILO 3.50\nBREAD 2.10\nEGGS 12 4.20\nTOTAL 9.80" }])).toBe(
+    "MILO 3.50. [1] BREAD 2.10. [1] EGGS 12 4.20. [1]",
+  );
+  const paid = "KEDAI MAKAN\nNASI LEMAK 6.50\nSERVICE CHARGE : 0.00\nPAYMENT : 50.00\nMASTER 165.00";
+  expect(extractiveAnswer("What did I buy at Kedai Makan?", ["buy", "kedai", "makan"], [{ text: paid }])).toBe("NASI LEMAK 6.50. [1]");
+  const agenda = extractiveAnswer(
+    "Which items are on the agenda for Monday's meeting?",
+    ["items", "agenda", "monday", "meeting"],
+    [{ text: "Agenda for Monday's meeting: budget, hiring, the offsite." }, { text: "CAFE LATTE LARGE 12.50" }],
+  );
+  expect(agenda).toBe("Agenda for Monday's meeting: budget, hiring, the offsite. [1]");
+});

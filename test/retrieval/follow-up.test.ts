@@ -26,6 +26,21 @@ test("a follow-up keeps the previous turn's amount and time unless it says its o
   expect(france.plan.dateFrom?.toISOString()).toBe("2023-03-01T00:00:00.000Z");
   const dentist = await turn("And when is the dentist appointment?", "Which customer in Brazil spent the most?");
   expect([dentist.plan.order, dentist.plan.sourceHint]).toEqual([undefined, undefined]);
+  // A turn asking something else keeps none of the previous filters (outside attack).
+  for (const other of ["And my passport number?", "And the dentist appointment?", "What about the Netflix invoice?"]) {
+    const planned = await turn(other, first);
+    expect([other, planned.plan.amounts, planned.plan.dateFrom]).toEqual([other, [], undefined]);
+  }
+});
+
+test("going on by any country of the shop's: the order stays, the previous country goes; words chain only through turns going on", async () => {
+  const brazil = "Which customer in Brazil spent the most?";
+  for (const next of ["And in Switzerland?", "And in Czechia?", "And in Canada?", "And in the USA?"]) {
+    const planned = await turn(next, brazil);
+    expect([next, planned.plan.order, planned.terms.includes("brazil")]).toEqual([next, "desc", false]);
+  }
+  const guardian = await turn("What did I buy at Guardian?", "Invoices from Coolblue", "dentist phone number", "flight to Oslo");
+  expect(guardian.terms.filter((t) => ["coolblue", "dentist"].includes(t))).toEqual([]);
 });
 
 test("a long conversation plans its last turns only, and asks no more words than one question may", async () => {

@@ -19,6 +19,7 @@ import {
   type Connector,
   ConnectorError,
   type ConnectorStatus,
+  isKeyColumn,
   ORDER_RANK,
   ORDERED_BY,
   type RetrievalRequest,
@@ -101,7 +102,7 @@ const columnWords = (name: string) =>
 export function orderColumn(columns: string[], terms: string[], table?: string): string | undefined {
   const asked = new Set(terms.map((w) => w.toLowerCase().replace(/s$/, "")));
   // Never an id: "the largest customer" is not the one with the largest customer_id (outside attack).
-  const amounts = columns.filter((c) => columnWords(c).at(-1) !== "id");
+  const amounts = columns.filter((c) => !isKeyColumn(c));
   const named = amounts.find((c) => columnWords(c).some((w) => asked.has(w.replace(/s$/, ""))));
   if (named || table === undefined || !terms.some((t) => SIZE_WORD.test(t))) return named;
   // Only for a size ("the largest invoice"), a table the question names whole, and its one amount.
