@@ -45,7 +45,7 @@ export const CURRENCY_CODES: Record<string, string> = {
 
 /** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
 export const TOTAL =
-  /(?<!\p{L})(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|balance due|to pay|te betalen|ogółem|należność|montant)(?!\p{L})/iu;
+  /(?<!\p{L})(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|amt due|amount payable|balance due|to pay|te betalen|ogółem|należność|montant)(?!\p{L})/iu;
 /**
  * Part of a total, before tax, or a total of something else (items, points, savings, the change
  * given): an answer to "how much" only when nothing better is there. Outside attack, 625 SROIE

@@ -81,7 +81,7 @@ export function scoreCandidates(
   if (new Set(groupOf).size >= 2 || rareApplies) {
     const counted = countWords(poolTexts, scoredWords);
     calibrateLexical(pool, groupOf, counted, scoredWords);
-    if (rareApplies) markRareWords(pool, counted, scoredWords);
+    if (rareApplies) markRareWords(pool, counted, scoredWords, namesIn(q.options.question));
   }
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
@@ -202,7 +202,28 @@ const RARE_POOL = 10;
  * about, which the model cannot read ("the total of the Netpresse invoice": a document titled
  * "Invoice" was nearer by meaning and by the common words than the Netpresse invoice itself).
  */
-export function markRareWords(scored: RankedChunk[], counted: CountedText[], terms: string[]): void {
+/** The question's words written as names: capitalised after its first word, or in capitals ("Netpresse", "Nando's", "NETPRESSE"). */
+export function namesIn(question: string): Set<string> {
+  const out = new Set<string>();
+  const written = [...question.slice(0, NAMES_PROBE).matchAll(/[\p{L}\d'’-]+/gu)].map((m) => m[0]);
+  written.forEach((w, i) => {
+    if ((i > 0 && /^\p{Lu}/u.test(w)) || (w.length > 2 && w === w.toUpperCase() && /\p{L}/u.test(w)))
+      for (const x of queryWords([w])) out.add(x);
+  });
+  return out;
+}
+
+/** How much of a question is read for names (a question is at most 4,000 characters). */
+const NAMES_PROBE = 4_000;
+/**
+ * What holding every rare word the question writes as a name adds to a candidate's share: a vendor
+ * or a shop named is what the question is about (outside walkthrough: "How much did Orlen invoice?",
+ * "How much did I spend at Nando's?" put the right record second). Business train half unchanged
+ * (0.917 at 0, 1 and 2).
+ */
+const RARE_NAME = 1;
+
+export function markRareWords(scored: RankedChunk[], counted: CountedText[], terms: string[], names: Set<string> = new Set()): void {
   const asked = queryWords(terms);
   if (asked.length < 2 || asked.length > RARE_QUESTION_WORDS || counted.length < RARE_POOL) return;
   const rare = asked.filter((w) => {
@@ -212,5 +233,9 @@ export function markRareWords(scored: RankedChunk[], counted: CountedText[], ter
     return n > 0 && n <= Math.max(2, RARE_SHARE * counted.length);
   });
   if (rare.length === 0) return;
-  for (const [k, c] of scored.entries()) c.rare = rare.filter((w) => counted[k]!.tf.has(w)).length / rare.length;
+  const rareNames = rare.filter((w) => names.has(w));
+  for (const [k, c] of scored.entries()) {
+    c.rare = rare.filter((w) => counted[k]!.tf.has(w)).length / rare.length;
+    if (rareNames.length && rareNames.every((w) => counted[k]!.tf.has(w))) c.rare += RARE_NAME;
+  }
 }

@@ -267,3 +267,8 @@ test("'what did I buy': short item lines count, payments and charges are no item
   );
   expect(agenda).toBe("Agenda for Monday's meeting: budget, hiring, the offsite. [1]");
 });
+
+test("'AMT DUE' is a receipt's total (outside walkthrough: Nando's)", () => {
+  const nandos = "NANDO'S\n1/4 CHIC+ 1SD-T @ 17.90\nDELIVERY CHG 4.00 S\nSUBTOTAL 122.00\nGST 6% 7.30\nAMT DUE 129.30";
+  expect(extractiveAnswer("How much did I spend at Nando's?", ["spend", "nando"], [{ text: nandos }])).toBe("AMT DUE 129.30. [1]");
+});

@@ -6,7 +6,7 @@ import type { SourceRecord } from "../../src/connectors/types";
 import { countWords } from "../../src/retrieval/bm25";
 import { fuse, RARE_BOOST } from "../../src/retrieval/fuse";
 import { planQuery } from "../../src/retrieval/plan";
-import { markRareWords } from "../../src/retrieval/score";
+import { markRareWords, namesIn } from "../../src/retrieval/score";
 import type { RankedChunk } from "../../src/retrieval/types";
 
 const candidate = (id: string, lexical: number, dense: number): RankedChunk => {
@@ -53,4 +53,14 @@ test("the Netpresse invoice outranks the nearer 'Invoice' once its rare word cou
   expect(ranked.map((c) => c.record.id)).toEqual(["NetpresseInvoice.pdf", "Invoice"]);
   // Its words and meaning alone left it second: the rare word decides.
   expect(netpresse.score - invoice.score).toBeLessThan(RARE_BOOST);
+});
+
+test("a rare word the question writes as a name counts once more (outside walkthrough: 'How much did Orlen invoice?' put the Orlen invoice second)", () => {
+  expect([...namesIn("How much did Orlen invoice?")]).toEqual(["orlen"]);
+  expect([...namesIn("NETPRESSE invoice")]).toEqual(["netpresse"]);
+  expect([...namesIn("How much did I spend at Nando's?")]).toEqual(["nando"]);
+  const pool = texts.map((_, i) => candidate(`doc${i}`, 0.5, 0.5));
+  const terms = ["total", "netpresse", "invoice"];
+  markRareWords(pool, countWords(texts, terms), terms, namesIn("What is the total of the Netpresse invoice?"));
+  expect(pool.map((c) => c.rare ?? 0)).toEqual([0, 2, ...Array(10).fill(0)]);
 });
