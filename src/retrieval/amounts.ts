@@ -41,6 +41,7 @@ export const CURRENCY_CODES: Record<string, string> = {
   rs: "INR",
   "rs.": "INR",
   rm: "MYR",
+  myr: "MYR",
 };
 
 /** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
@@ -111,6 +112,13 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
     previousEnd = m.index! + m[0].length;
     out.push({ value: n, currency, ...(total ? { total: true } : {}) });
   }
+  // No amount with its currency beside it: the currency the record names elsewhere ("AMOUNT (RM)",
+  // "RM" on a line of its own, as receipts print it): 1,000.00 cash tendered in ringgit is no euro amount.
+  if (written.size === 0)
+    for (const m of text.matchAll(CURRENCY_ALONE)) {
+      const code = CURRENCY_CODES[m[1]!.toLowerCase()];
+      if (code) written.set(code, (written.get(code) ?? 0) + 1);
+    }
   const usual = [...written].sort((a, b) => b[1] - a[1])[0]?.[0];
   return usual ? out.map((a) => (a.currency ? a : { ...a, currency: usual })) : out;
 }
@@ -130,6 +138,8 @@ export function amountValue(written: string, { dotGroupsThousands = true } = {})
   return Number(whole.replace(/[.,]/g, "") + (dec ? `.${dec[1]}` : ""));
 }
 
+/** A currency named on its own, anywhere in a record. */
+const CURRENCY_ALONE = /(?<![\p{L}])(€|£|₹|rm|myr|eur|usd|gbp|pln|inr|chf|zł)(?![\p{L}])/giu;
 // Not the currency written after the amount before ("1.452,00 EUR 2": the 2 is no euro amount).
 const CURRENCY_BEFORE = /(?<![\d.,]\s{0,2})([€$£₹]|\b(?:eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
 // After a number only codes and the euro sign ("4.904,94 €"): "$" after a number starts the next amount.

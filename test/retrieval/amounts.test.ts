@@ -94,3 +94,10 @@ test("key columns are no amounts however their names are written, as PostgreSQL 
     12.5, 99,
   ]);
 });
+
+test("a receipt naming its currency on a line of its own is in that currency: its 1,000.00 cash tendered is no euro amount (outside walkthrough)", () => {
+  const plan = planQuery("Which invoices are over 1000 EUR?", new Date("2026-11-26T00:00:00Z"));
+  const receipt = doc("BEYOND BROTHERS HARDWARE\nAMOUNT\n(RM)\nNAILS 12.50\nCASH\n1,000.00\nCHANGE\n987.50");
+  expect(amountsWithCurrency(receipt).every((a) => a.currency === "MYR")).toBe(true);
+  expect(amountSignal(plan, receipt)).toBe(0);
+});
