@@ -128,6 +128,8 @@ const AMOUNT_ONLY =
 
 /** The longest line taken as the value of a "Label:" line above it. */
 const LABELLED_VALUE = 40;
+/** The longest line taken as a date alone ("22-9-2022", "28 MAR 2018"). */
+const DATE_ALONE = 12;
 
 /**
  * A source's lines as statements: a mail's wrapped lines joined again (a place or a time cut at a
@@ -155,7 +157,9 @@ function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
       joinable &&
       ((AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last)) ||
         // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023").
-        (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)));
+        (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A date alone under a short label without a colon ("Vervaldatum" / "22-9-2022").
+        (line.length <= DATE_ALONE && /^\p{L}{3,20}( \p{L}{2,20})?$/u.test(last) && documentDates(line).length > 0));
     if (wrapped || labelled) out[out.length - 1] = `${last} ${line}`;
     else out.push(line);
   }

@@ -272,3 +272,10 @@ test("'AMT DUE' is a receipt's total (outside walkthrough: Nando's)", () => {
   const nandos = "NANDO'S\n1/4 CHIC+ 1SD-T @ 17.90\nDELIVERY CHG 4.00 S\nSUBTOTAL 122.00\nGST 6% 7.30\nAMT DUE 129.30";
   expect(extractiveAnswer("How much did I spend at Nando's?", ["spend", "nando"], [{ text: nandos }])).toBe("AMT DUE 129.30. [1]");
 });
+
+test("a date alone under a short label without a colon is that label's ('Vervaldatum' / '22-9-2022')", () => {
+  const saeco = "e-Luscious Nederland B.V.\nFactuurdatum\n8-9-2022\nVervaldatum\n22-9-2022";
+  expect(extractiveAnswer("When is the saeco invoice due?", ["saeco", "invoice", "due"], [{ text: saeco }])).toBe(
+    "Factuurdatum 8-9-2022. [1] Vervaldatum 22-9-2022. [1]",
+  );
+});
