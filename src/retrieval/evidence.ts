@@ -65,9 +65,11 @@ export function evidence(plan: QueryPlan, r: SourceRecord): number {
     const to = plan.dateTo?.getTime() ?? Number.POSITIVE_INFINITY;
     const lo = plan.dateFrom?.getUTCFullYear() ?? 1900;
     const hi = plan.dateTo ? new Date(plan.dateTo.getTime() - 1).getUTCFullYear() : 2100;
-    const dayIn = () => documentDates(r.content).some((t) => t >= from && t < to);
+    // A document whose days are all outside the time (a receipt of 3 April 2018 for "in March 2018")
+    // does not count by its year: its own dates say it is not of the time (outside walkthrough).
+    const days = documentDates(r.content);
     const yearIn = () => [...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].some((m) => Number(m[1]) >= lo && Number(m[1]) <= hi);
-    if (dayIn() || yearIn()) s += DOCUMENT_DATE_BOOST;
+    if (days.some((t) => t >= from && t < to) || (days.length === 0 && yearIn())) s += DOCUMENT_DATE_BOOST;
   }
   return s + amountSignal(plan, r);
 }

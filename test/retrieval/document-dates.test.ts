@@ -61,4 +61,9 @@ test("a document naming a day in the time asked for weighs more than one naming 
   const year = evidence(plan, receipt("103", "IKEA CHERAS\nMember since 2017\nTOTAL 12.00"));
   expect(july).toBeGreaterThan(december);
   expect(year).toBe(july);
+  // A document naming only days outside the time does not count by their year ("in March 2018": not 3 April 2018).
+  const march = planQuery("Unihakka receipts in March 2018", new Date("2026-11-26T00:00:00Z"));
+  expect(evidence(march, receipt("030", "UNIHAKKA\n05 MAR 2018\nTOTAL 8.20"))).toBeGreaterThan(
+    evidence(march, receipt("031", "UNIHAKKA\n03 APR 2018\nTOTAL 8.20")),
+  );
 });
