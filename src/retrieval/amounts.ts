@@ -58,7 +58,7 @@ export const PART_OF_TOTAL =
 export const TAX = /(?<!\b(incl\.?|including|inclusive( of)?|inkl\.?)[\s,(]{0,3})\b(gst|vat|tax|btw|tva|mwst|ust)\b(?![\s)]{0,2}incl)/i;
 
 /** A line of a record that states its total (not a subtotal, tax or a total of items). */
-const isTotalLine = (line: string) => TOTAL.test(line) && !PART_OF_TOTAL.test(line) && !TAX.test(line);
+export const isTotalLine = (line: string) => TOTAL.test(line) && !PART_OF_TOTAL.test(line) && !TAX.test(line);
 
 /** An amount and its currency, where the text says it (or the one currency the record is written in). */
 export interface Amount {

@@ -5,7 +5,7 @@
 // (a mail's wrapped lines joined, a label with its value below it); header, quoting and
 // boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
-import { PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
+import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { words } from "./bm25";
 import { documentDates } from "./document-dates";
 
@@ -103,6 +103,9 @@ export function kindOf(question: string): {
   };
 }
 
+/** A question of a kind whose answer is one sort of sentence (a date, a place, an amount, an item). */
+const asksKind = (kind: ReturnType<typeof kindOf>) => kind.when || kind.where || kind.much || kind.bought;
+
 /**
  * A question for the largest or smallest of something ("which customer in Brazil spent the
  * most") over a table that sorted its matching rows by the column the question names: its first
@@ -189,7 +192,7 @@ export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): numb
     // The total, not a line item or the subtotal: "how much did Coolblue invoice" is its Totaal.
     const probe = sentence.slice(0, SENTENCE_PROBE);
     // The tax asked for ("how much GST"): its line is the total asked for; otherwise tax is a part.
-    if (kind.tax ? TAX.test(probe) : TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe)) fit += TOTAL_FIT;
+    if (kind.tax ? TAX.test(probe) : isTotalLine(probe)) fit += TOTAL_FIT;
   }
   return fit;
 }
@@ -218,7 +221,7 @@ const KIND_FIRST = 2;
  */
 export function chunkFitFor(question: string): ((chunk: string) => number) | undefined {
   const kind = kindOf(question);
-  if (!(kind.when || kind.where || kind.much || kind.bought)) return undefined;
+  if (!asksKind(kind)) return undefined;
   // Its best statement's: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
   return (chunk) => Math.max(0, ...statementsOf({ text: chunk.slice(0, CHUNK_PROBE) }, kind).map((x) => kindFit(kind, x)));
 }
@@ -258,7 +261,7 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   // The planned terms carry the question's meaning; its function words ("the", "was") do not.
   const want = new Set((terms.length ? terms : words(question)).flatMap(words));
   const kind = kindOf(question);
-  const kinded = kind.when || kind.where || kind.much || kind.bought;
+  const kinded = asksKind(kind);
   let picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];
   sources.forEach((s, i) => {
     statementsOf(s, kind).forEach((sentence, j) => {

@@ -76,12 +76,11 @@ export function scoreCandidates(
   });
   // The pool's texts read once for both, and only when either needs them: BM25 over the pool
   // (two sources or more), and which of a short question's words are rare.
-  const asked = queryWords(scoredWords).length;
-  const rareApplies = asked >= 2 && asked <= RARE_QUESTION_WORDS && pool.length >= RARE_POOL;
-  if (new Set(groupOf).size >= 2 || rareApplies) {
+  const rare = rareWordsApply(scoredWords, pool.length);
+  if (new Set(groupOf).size >= 2 || rare) {
     const counted = countWords(poolTexts, scoredWords);
     calibrateLexical(pool, groupOf, counted, scoredWords);
-    if (rareApplies) markRareWords(pool, counted, scoredWords, namesIn(q.options.question));
+    if (rare) markRareWords(pool, counted, scoredWords, namesIn(q.options.question));
   }
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
@@ -197,11 +196,12 @@ const RARE_QUESTION_WORDS = 4;
 /** Pools smaller than this have no rare words: a word in one of five candidates says little. */
 const RARE_POOL = 10;
 
-/**
- * Each candidate's share of the question's rare words: the name of the vendor or the shop asked
- * about, which the model cannot read ("the total of the Netpresse invoice": a document titled
- * "Invoice" was nearer by meaning and by the common words than the Netpresse invoice itself).
- */
+/** Whether a question's words can be rare among `poolSize` candidates: a short question, a pool large enough. */
+function rareWordsApply(terms: string[], poolSize: number): boolean {
+  const asked = queryWords(terms).length;
+  return asked >= 2 && asked <= RARE_QUESTION_WORDS && poolSize >= RARE_POOL;
+}
+
 /** The question's words written as names: capitalised after its first word, or in capitals ("Netpresse", "Nando's", "NETPRESSE"). */
 export function namesIn(question: string): Set<string> {
   const out = new Set<string>();
@@ -223,10 +223,14 @@ const NAMES_PROBE = 4_000;
  */
 const RARE_NAME = 1;
 
+/**
+ * Each candidate's share of the question's rare words: the name of the vendor or the shop asked
+ * about, which the model cannot read ("the total of the Netpresse invoice": a document titled
+ * "Invoice" was nearer by meaning and by the common words than the Netpresse invoice itself).
+ */
 export function markRareWords(scored: RankedChunk[], counted: CountedText[], terms: string[], names: Set<string> = new Set()): void {
-  const asked = queryWords(terms);
-  if (asked.length < 2 || asked.length > RARE_QUESTION_WORDS || counted.length < RARE_POOL) return;
-  const rare = asked.filter((w) => {
+  if (!rareWordsApply(terms, counted.length)) return;
+  const rare = queryWords(terms).filter((w) => {
     const n = counted.filter((t) => t.tf.has(w)).length;
     // At least two holders may share a rare word: in a small pool, one record naming every vendor
     // would otherwise make the vendor's own invoice's word common (outside attack).

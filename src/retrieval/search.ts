@@ -107,7 +107,7 @@ function namesNothing(q: Question, o: QueryOptions): boolean {
   );
 }
 
-/** The question's plan, and its words with those of the conversation's previous question. */
+/** The question's plan and words, with what its conversation's last turns carry into it (followUp). */
 export async function planOf(o: QueryOptions): Promise<{ plan: QueryPlan; terms: string[] }> {
   // chrono-node loads on the first question, not at start-up.
   const { planQuery, MAX_QUERY_TERMS } = await import("./plan");
