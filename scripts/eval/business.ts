@@ -10,7 +10,8 @@
 // The index (and its embeddings) stays in $CORPUS_EVAL_DIR (default /tmp/corpus-eval-business).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { bm25Scores, words } from "../../src/retrieval/bm25";
+import { foldedWords } from "../../src/connectors/index-terms";
+import { bm25Scores } from "../../src/retrieval/bm25";
 import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
 import { indexedServer } from "../bench/indexed-server";
 import { receiptsFolder } from "../bench/receipts-folder";
@@ -106,7 +107,8 @@ const STOP = new Set(
   ),
 );
 function bm25Ranking(question: string): string[] {
-  const terms = words(question).filter((w) => !STOP.has(w));
+  // Stop words are told before stemming (bm25Scores stems what is left).
+  const terms = foldedWords(question).filter((w) => w.length > 1 && !STOP.has(w));
   const scores = bm25Scores(
     records.map((r) => r.text),
     terms,

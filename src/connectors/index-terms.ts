@@ -93,8 +93,8 @@ function pushPairs(run: string, out: string[]): void {
   if (pairs === 0 && previous !== undefined) out.push(previous);
 }
 
-/** A folded word as the index knows it: English words Porter-stemmed. */
-const stemmed = (word: string) => (word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word);
+/** A folded word as the index knows it: English words Porter-stemmed ("nandos" and "Nando's" meet as "nando"). */
+export const stemmed = (word: string) => (word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word);
 
 export class TermBlinder {
   /** By folded word, its blinded stem: stemming each occurrence again was half the time of a long mail's indexing. */

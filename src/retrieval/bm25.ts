@@ -1,12 +1,38 @@
 // BM25 over a small set of candidate texts, for sources that return records without scores
-// of their own (IMAP, SQL): the candidates are the collection. Words are those of the index
-// (foldText): a question's words are found in a candidate however either is written.
-import { foldedWords } from "../connectors/index-terms";
+// of their own (IMAP, SQL): the candidates are the collection. Words are compared as the index
+// compares them (index-terms.ts: folded, then stemmed): a question's words are found in a
+// candidate however either is written, and a record the index found by a word ("Nandos" for
+// "NANDO'S") is not scored 0 for it here.
+import { foldedWords, stemmed } from "../connectors/index-terms";
+import { ownCopy } from "../text";
 
 const K1 = 1.2;
 const B = 0.75;
 
-export const words = (text: string) => foldedWords(text).filter((w) => w.length > 1);
+/** Stems remembered: a pool's vocabulary repeats from question to question. */
+const STEM_MEMO_LIMIT = 50_000;
+/** The longest word remembered (a longer one rarely comes again). */
+const STEM_MEMO_WORD_CHARS = 64;
+const stems = new Map<string, string>();
+
+/** A folded word as the index compares it: its stem. */
+function stemOf(word: string): string {
+  let stem = stems.get(word);
+  if (stem === undefined) {
+    stem = stemmed(word);
+    if (word.length > STEM_MEMO_WORD_CHARS) return stem;
+    if (stems.size >= STEM_MEMO_LIMIT) stems.clear();
+    // The word is cut from a record's text: remembered as its own copy, not holding that text.
+    stems.set(ownCopy(word), stem);
+  }
+  return stem;
+}
+
+/** The words of a text as they are compared: folded, stemmed, of two characters or more. */
+export const words = (text: string) => foldedWords(text).flatMap((w) => (w.length > 1 ? [stemOf(w)] : []));
+
+/** A word's first two characters as one number: stemming keeps them, so a word whose pair no wanted stem has is not stemmed. */
+const pairOf = (word: string) => word.charCodeAt(0) * 65_536 + word.charCodeAt(1);
 
 /** A text as BM25 reads it: its length in words and the counts of the question's words. */
 export interface CountedText {
@@ -24,13 +50,16 @@ export const queryWords = (terms: string[]) => [...new Set(terms.flatMap(words))
  */
 export function countWords(texts: string[], terms: string[]): CountedText[] {
   const wanted = new Set(queryWords(terms));
+  const pairs = new Set([...wanted].map(pairOf));
   return texts.map((t) => {
     const tf = new Map<string, number>();
     let len = 0;
     for (const w of foldedWords(t)) {
       if (w.length < 2) continue;
       len++;
-      if (wanted.has(w)) tf.set(w, (tf.get(w) ?? 0) + 1);
+      if (!pairs.has(pairOf(w))) continue;
+      const stem = stemOf(w);
+      if (wanted.has(stem)) tf.set(stem, (tf.get(stem) ?? 0) + 1);
     }
     return { tf, len };
   });

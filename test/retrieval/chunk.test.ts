@@ -48,6 +48,16 @@ describe("BM25 over candidates and extractive answers", () => {
     expect(scores[0]).toBe(0);
   });
 
+  test("words are compared as the index compares them, stemmed: 'Nandos' scores in the receipt of NANDO'S (outside walkthrough: the index found it, the pool scored it 0 and mail won)", () => {
+    const receipts = ["NANDO'S PERI-PERI CHICKEN\nTOTAL 27.60", "COLES LAW\nTOTAL 129.30", "GUARDIAN HEALTH\nTOTAL 39.68"];
+    const scores = bm25Scores(receipts, ["nandos"]);
+    expect(scores[0]).toBeGreaterThan(0);
+    expect(scores.slice(1)).toEqual([0, 0]);
+    // Either way round, and in every form of a word.
+    expect(bm25Scores(["Nandos was busy", "nothing"], ["Nando's"])[0]).toBeGreaterThan(0);
+    expect(bm25Scores(["all the invoices of March", "nothing"], ["invoice"])[0]).toBeGreaterThan(0);
+  });
+
   test("attack: a Chinese or Japanese word of three characters scores in the candidates that hold it (IMAP, SQL), as before TERMS_FORMAT 2", () => {
     // The question's words are now cut in pairs of characters (foldedWords: 東京 京都), the
     // candidates' words are not (foldText split: 東京都): they never meet, where '東京都' met '東京都' before.
