@@ -80,6 +80,9 @@ const MONEY =
 const NOT_AN_ITEM =
   /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
+/** A tax's registration number, not an amount of tax. */
+const TAX_IDENTIFIER = /\b(gst|vat|tax|btw|tva|mwst|ust)[\s-]*(number|no\b|id\b|identification|reg|registration|code)/i;
+
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): {
   when: boolean;
@@ -98,7 +101,8 @@ export function kindOf(question: string): {
     tax: TAX.test(q),
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
-    much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q),
+    // "What was the VAT on the Coolblue invoice?" asks an amount too; "the VAT number" does not.
+    much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q) || (TAX.test(q) && !TAX_IDENTIFIER.test(q)),
     contact: /\bwhere\b|\b(phone|fax|e-?mail|address|website|web site|url|contact|located|location)\b/.test(q),
   };
 }

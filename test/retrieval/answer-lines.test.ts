@@ -2,7 +2,7 @@
 // README promises (outside walkthrough: "How much did Acme invoice us in March?" was answered with
 // "4557 De Silva St Fremont CA 94538 … (870)-931-0505 azure.Interior24@example.com …").
 import { expect, test } from "bun:test";
-import { extractiveAnswer } from "../../src/retrieval/answer";
+import { extractiveAnswer, kindOf } from "../../src/retrieval/answer";
 
 // The lines as an invoice's text has them, several naming the question's words.
 const invoice = [
@@ -114,6 +114,24 @@ test("a receipt's label and the amount on the line below it are one statement; i
   );
   expect(answer).toContain("TOTAL GST 33.93");
   expect(answer).not.toContain("001921974272");
+});
+
+test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT number' does not (outside walkthrough)", () => {
+  const coolblue = [
+    "Coolblue B.V.",
+    "NL810433941B01BTW",
+    "Totaal € 717,97",
+    "Subtotaal € 717,97",
+    "Exclusief BTW € 593,36",
+    "BTW 21% € 124,61",
+    "Je kunt je factuur altijd terugvinden in je mail of in je Mijn Coolblue-account.",
+  ].join("\n");
+  const vat = extractiveAnswer("What was the VAT on the Coolblue invoice?", ["vat", "coolblue", "invoice"], [{ text: coolblue }]);
+  expect(vat).toContain("BTW 21% € 124,61");
+  expect(vat).not.toContain("Coolblue B.V.");
+  expect(kindOf("What was the VAT on the Coolblue invoice?").much).toBe(true);
+  expect(kindOf("What is the VAT number of Coolblue?").much).toBe(false);
+  expect(kindOf("Which GST ID is on the receipt?").much).toBe(false);
 });
 
 test("a mail's wrapped lines are joined again: the place is quoted whole, not cut at the line's end", () => {

@@ -63,5 +63,28 @@ test("a rare word the question writes as a name counts once more (outside walkth
   const pool = texts.map((_, i) => candidate(`doc${i}`, 0.5, 0.5));
   const terms = ["total", "netpresse", "invoice"];
   markRareWords(pool, countWords(texts, terms), terms, namesIn("What is the total of the Netpresse invoice?"));
-  expect(pool.map((c) => c.rare ?? 0)).toEqual([0, 2, ...Array(10).fill(0)]);
+  expect(pool.map((c) => c.rare ?? 0)).toEqual([0, 4, ...Array(10).fill(0)]);
+});
+
+test("the name of a tax is no rare word: 'What was the VAT on the Coolblue invoice?' is about Coolblue's invoice, not a record explaining VAT (outside walkthrough)", () => {
+  const pool = [
+    "Amazon Web Services Invoice. * May include estimated US sales tax, VAT, GST and CT. ** This is not a VAT invoice.",
+    "Coolblue B.V. Factuur. Subtotaal € 717,97 Exclusief BTW € 593,36 BTW 21% € 124,61 Totaal € 717,97",
+    ...Array.from({ length: 10 }, (_, i) => `Invoice ${i} Total due $${i}.00 for hosting`),
+  ];
+  const question = "What was the VAT on the Coolblue invoice?";
+  const plan = planQuery(question);
+  // Their word and meaning scores as the walkthrough's question logged them: the VAT record's words
+  // (VAT, Invoice, many times) scored best.
+  const aws = candidate("AmazonWebServices.pdf", 1, 0.3953);
+  const coolblue = candidate("coolblue1.pdf", 0.1524, 0.3522);
+  const scored = [aws, coolblue, ...pool.slice(2).map((_, i) => candidate(`doc${i}`, 0.05, 0.3))];
+  markRareWords(scored, countWords(pool, plan.terms), plan.terms, namesIn(question));
+  expect(aws.rare).toBe(0);
+  expect(coolblue.rare).toBeGreaterThan(1);
+  expect(
+    fuse(scored, plan)
+      .map((c) => c.record.id)
+      .slice(0, 2),
+  ).toEqual(["coolblue1.pdf", "AmazonWebServices.pdf"]);
 });
