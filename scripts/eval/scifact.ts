@@ -16,7 +16,7 @@ import { loadConfig } from "../../src/config";
 import { MAX_TOKENS } from "../../src/embedding/embedder";
 import { createLogger } from "../../src/log";
 import { assets } from "../../src/native/assets";
-import { DENSE_SPREAD, denseScale, RARE_BOOST } from "../../src/retrieval/fuse";
+import { DENSE_SPREAD, fuse } from "../../src/retrieval/fuse";
 import { DENSE_WEIGHT } from "../../src/retrieval/search";
 import { createServices } from "../../src/services";
 
@@ -94,9 +94,12 @@ for (;;) {
 process.stderr.write("\n");
 await checkModelInUse();
 
-// 3. Ask every claim of the split once, keeping every candidate's two scores; rank with each
-// dense weight as the service does (words on their scale, meaning on fuse.ts's denseScale, fused).
-const asked: Array<{ relevant: Set<string>; candidates: Array<{ doc: string; lexical: number; dense?: number; rare: number }> }> = [];
+// 3. Ask every claim of the split once and rank its candidates with each dense weight as the
+// service does (fuse.ts fuse: its words, its meaning on denseScale, evidence and rare words).
+const spread = Number(option("spread", String(DENSE_SPREAD)));
+const weights = flag("sweep") ? Array.from({ length: 21 }, (_, i) => i / 20) : [Number(option("weight", String(DENSE_WEIGHT)))];
+/** For each claim, the documents it is about and its ranking at each of `weights`. */
+const asked: Array<{ relevant: Set<string>; rankings: string[][] }> = [];
 const t0 = performance.now();
 for (const [qid, relevant] of qrels) {
   const question = queries.get(qid);
@@ -111,31 +114,23 @@ for (const [qid, relevant] of qrels) {
   });
   asked.push({
     relevant,
-    candidates: outcome.chunks.map((c) => ({
-      doc: c.record.path.replace(/\.md$/, ""),
-      lexical: c.lexical,
-      dense: c.dense,
-      rare: c.rare ?? 0,
-    })),
+    rankings: weights.map((weight) =>
+      fuse(
+        outcome.chunks.map((c) => ({ ...c })),
+        outcome.plan,
+        weight,
+        spread,
+      ).map((c) => c.record.path.replace(/\.md$/, "")),
+    ),
   });
 }
 const msPerQuery = (performance.now() - t0) / asked.length;
 
-function evaluate(weight: number) {
+function evaluate(at: number) {
   let ndcg = 0;
   let recall = 0;
-  for (const { relevant, candidates } of asked) {
-    const norm = denseScale(
-      candidates.filter((c) => c.dense !== undefined).map((c) => c.dense!),
-      spread,
-    );
-    const ranked = candidates
-      .map((c) => ({
-        doc: c.doc,
-        score: RARE_BOOST * c.rare + (c.dense === undefined ? c.lexical : weight * norm(c.dense) + (1 - weight) * c.lexical),
-      }))
-      .sort((a, b) => b.score - a.score)
-      .map((c) => c.doc);
+  for (const { relevant, rankings } of asked) {
+    const ranked = rankings[at]!;
     let dcg = 0;
     ranked.slice(0, 10).forEach((doc, i) => {
       if (relevant.has(doc)) dcg += 1 / Math.log2(i + 2);
@@ -166,10 +161,8 @@ async function checkModelInUse(): Promise<void> {
     throw new Error(`the service embeds with another model than ${modelName} (cosine ${agreement.toFixed(5)} on a probe)`);
 }
 
-const spread = Number(option("spread", String(DENSE_SPREAD)));
-const weights = flag("sweep") ? Array.from({ length: 21 }, (_, i) => i / 20) : [Number(option("weight", String(DENSE_WEIGHT)))];
-for (const w of weights) {
-  const r = evaluate(w);
+for (const [at, w] of weights.entries()) {
+  const r = evaluate(at);
   console.log(
     `${modelName}  split ${split}  queries ${asked.length}  dense weight ${w.toFixed(2)}  spread ${spread}  nDCG@10 ${r.ndcg.toFixed(4)}  Recall@100 ${r.recall.toFixed(4)}  (${msPerQuery.toFixed(1)} ms/query)`,
   );

@@ -31,18 +31,18 @@ export function denseScale(values: number[], spread = DENSE_SPREAD): (cosine: nu
 }
 
 /**
- * What a candidate holding all of the question's rare words (score.ts) gains; twice that when it
- * also holds those the question writes as names. Tuned on the train
+ * What a candidate holding all of the question's rare words (score.ts) gains; four times that when
+ * it also holds those the question writes as names (score.ts RARE_NAME). Tuned on the train
  * half of scripts/eval/business.ts: 0.915 without, 0.914 at 0.05, 0.917 at 0.1, 0.909 at 0.15
  * (test half: 0.862 without, 0.866 at 0.1); SciFact's claims are too long for it to apply.
  */
 export const RARE_BOOST = 0.1;
 
 /** Scores every candidate and sorts them, best first. */
-export function fuse(pool: RankedChunk[], plan: QueryPlan, denseWeight = DENSE_WEIGHT): RankedChunk[] {
+export function fuse(pool: RankedChunk[], plan: QueryPlan, denseWeight = DENSE_WEIGHT, spread = DENSE_SPREAD): RankedChunk[] {
   const w = denseWeight;
   const denseValues = pool.filter((c) => c.dense !== undefined).map((c) => c.dense!);
-  const normDense = denseScale(denseValues);
+  const normDense = denseScale(denseValues, spread);
   // A record not yet embedded is taken as of middling meaning: neither first nor last for it.
   const unknownDense = denseValues.length ? denseValues.reduce((a, b) => a + normDense(b), 0) / denseValues.length : 0;
   for (const c of pool) {
