@@ -116,8 +116,33 @@ export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Log
   return new Logger("corpus", { level, sink });
 }
 
+type LogRecord = Record<string, unknown>;
+
 /** Collects records in memory: for tests and for callers that inspect logs. */
-export function memorySink(): { sink: LogSink; records: () => Array<Record<string, unknown>> } {
+export function memorySink(): {
+  sink: LogSink;
+  records: () => LogRecord[];
+  /** The first record `match` accepts, written already or when it is (a line written after the response, without polling). */
+  written: (match: (r: LogRecord) => boolean) => Promise<LogRecord>;
+} {
   const lines: string[] = [];
-  return { sink: (l) => lines.push(l), records: () => lines.map((l) => JSON.parse(l)) };
+  const waiting = new Set<{ match: (r: LogRecord) => boolean; resolve: (r: LogRecord) => void }>();
+  const records = () => lines.map((l) => JSON.parse(l) as LogRecord);
+  return {
+    sink: (l) => {
+      lines.push(l);
+      if (waiting.size === 0) return;
+      const record = JSON.parse(l) as LogRecord;
+      for (const w of waiting)
+        if (w.match(record)) {
+          waiting.delete(w);
+          w.resolve(record);
+        }
+    },
+    records,
+    written: (match) => {
+      const found = records().find(match);
+      return found ? Promise.resolve(found) : new Promise((resolve) => waiting.add({ match, resolve }));
+    },
+  };
 }

@@ -3,14 +3,14 @@ import { beginRequest } from "../../src/http/request-context";
 import { createLogger, memorySink } from "../../src/log";
 import { req, testApp } from "../helpers";
 
+/** Time for a line that would be written after the response (Elysia's afterResponse) to have been: to see that none was. */
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
 describe("structured JSON logs (second document part 8)", () => {
   test("one line per request with the specified fields, no query string", async () => {
     const { app, logs } = await testApp();
     const r = await app.handle(req("/nope?token=secret-value", { headers: { authorization: "Bearer abc.def.ghi" } }));
-    await settle();
-    const line = logs.records().find((l) => l.message === "request")!;
+    const line = await logs.written((l) => l.message === "request");
     for (const key of ["timestamp", "level", "logger", "message", "request_id", "client_ip", "tool"]) expect(line).toHaveProperty(key);
     expect(line.level).toBe("INFO");
     expect(line.request_id).toBe(r.headers.get("x-request-id")!);
@@ -27,6 +27,23 @@ describe("structured JSON logs (second document part 8)", () => {
     await app.handle(req("/"));
     await settle();
     expect(logs.records()).toEqual([]);
+  });
+
+  test("memorySink().written: the first matching line, written already or later; others wait for theirs", async () => {
+    const m = memorySink();
+    const log = createLogger("INFO", m.sink);
+    log.info("before", { n: 1 });
+    expect((await m.written((l) => l.message === "before")).n).toBe(1);
+    const later = m.written((l) => l.message === "later");
+    const other = m.written((l) => l.message === "never");
+    let settled = false;
+    void later.then(() => (settled = true));
+    log.info("unrelated");
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    log.info("later", { n: 2 });
+    expect((await later).n).toBe(2);
+    expect(await Promise.race([other.then(() => "resolved"), Promise.resolve("waiting")])).toBe("waiting");
   });
 
   test("levels order DEBUG < INFO < WARNING < ERROR < CRITICAL", () => {
@@ -54,11 +71,10 @@ describe("client_ip behind a trusted proxy (second document part 8; issue 18 gap
     const viaProxy = await from(app, "10.1.2.3", "198.51.100.77, 10.9.9.9");
     const direct = await from(app, "192.0.2.50", "203.0.113.1");
     const noHeader = await from(app, "10.1.2.3");
-    await settle();
-    const lineOf = (r: Response) => logs.records().find((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"))!;
-    expect(lineOf(viaProxy).client_ip).toBe("198.51.100.77");
-    expect(lineOf(direct).client_ip).toBe("192.0.2.50");
-    expect(lineOf(noHeader).client_ip).toBe("10.1.2.3");
+    const lineOf = (r: Response) => logs.written((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"));
+    expect((await lineOf(viaProxy)).client_ip).toBe("198.51.100.77");
+    expect((await lineOf(direct)).client_ip).toBe("192.0.2.50");
+    expect((await lineOf(noHeader)).client_ip).toBe("10.1.2.3");
     // The per-IP limit of /mcp charges the same address the log names.
     const { app: limited, logs: limitedLogs } = await testApp({
       CORPUS_TRUSTED_PROXIES: "10.0.0.0/8",
@@ -72,18 +88,14 @@ describe("client_ip behind a trusted proxy (second document part 8; issue 18 gap
     expect((await mcp("10.0.0.1", "198.51.100.8")).status).not.toBe(429);
     const second = await mcp("10.0.0.2", "198.51.100.8");
     expect(second.status).toBe(429);
-    await settle();
-    expect(
-      limitedLogs.records().find((l) => l.message === "request" && l.request_id === second.headers.get("x-request-id"))!.client_ip,
-    ).toBe("198.51.100.8");
+    const secondLine = await limitedLogs.written((l) => l.message === "request" && l.request_id === second.headers.get("x-request-id"));
+    expect(secondLine.client_ip).toBe("198.51.100.8");
   });
 
   test("without CORPUS_TRUSTED_PROXIES, X-Forwarded-For is never believed", async () => {
     const { app, logs } = await testApp();
     const r = await from(app, "192.0.2.60", "198.51.100.99");
-    await settle();
-    expect(logs.records().find((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"))!.client_ip).toBe(
-      "192.0.2.60",
-    );
+    const line = await logs.written((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"));
+    expect(line.client_ip).toBe("192.0.2.60");
   });
 });

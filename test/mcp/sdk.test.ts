@@ -7,7 +7,6 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { connectorsSettled, tempDir, testApp } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
-import { soon } from "../support/wait";
 
 setDefaultTimeout(120_000);
 
@@ -128,8 +127,7 @@ describe("the official MCP client", () => {
   test("logs name the tool", async () => {
     // The access line is written after the response, on a later turn of the event loop (Elysia's
     // afterResponse): on a loaded machine the client has its answer first.
-    await soon("the access line of a corpus_search call", () =>
-      running.logs.records().some((l) => l.logger === "http.access" && l.tool === "corpus_search" && l.path === "/mcp"),
-    );
+    const line = await running.logs.written((l) => l.logger === "http.access" && l.tool === "corpus_search");
+    expect(line.path).toBe("/mcp");
   });
 });
