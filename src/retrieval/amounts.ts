@@ -168,10 +168,15 @@ function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
   const all = amountsWithCurrency(record);
   const totals = all.filter((a) => a.total);
   const found = totals.length ? totals : all;
-  // "Over 1000 EUR" is about amounts in euros (or of no stated currency): 1,939 INR is neither
-  // over nor under it (outside walkthrough: an invoice in rupees came first).
+  // "Over 1000 EUR" is about amounts in euros (or of no stated currency): 1,939 INR is not over it
+  // (outside walkthrough: an invoice in rupees came first), and a record billed only in another
+  // currency is not what the question asks for, as one below it is not (outside attack: receipts
+  // in ringgit printing "TAX INVOICE" came before the one invoice over 1000 EUR). A record stating
+  // no amount is not judged.
   const inCurrency = (c: (typeof conditions)[number]) => found.filter((a) => !c.currency || !a.currency || a.currency === c.currency);
-  if (conditions.some((c) => inCurrency(c).length === 0)) return 0;
+  const boost = plan.terms.every(namesKind) ? AMOUNT_ONLY_BOOST : AMOUNT_BOOST;
+  if (found.length === 0) return 0;
+  if (conditions.some((c) => inCurrency(c).length === 0)) return -boost;
   // By its total, the largest a total's line states ("Balance due 0,00 €" under "Total 1.452,00 €"); else by any amount.
   const meetsOne = (c: (typeof conditions)[number], values: number[]) =>
     c.comparison === "over" ? values.some((v) => v > c.value) : values.some((v) => v < c.value);
@@ -179,6 +184,5 @@ function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
     const values = inCurrency(c).map((a) => a.value);
     return meetsOne(c, totals.length ? [Math.max(...values)] : values);
   });
-  const boost = plan.terms.every(namesKind) ? AMOUNT_ONLY_BOOST : AMOUNT_BOOST;
   return meets ? boost : -boost;
 }

@@ -80,8 +80,15 @@ const MONEY =
 const NOT_AN_ITEM =
   /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
-/** A tax's registration number, not an amount of tax. */
-const TAX_IDENTIFIER = /\b(gst|vat|tax|btw|tva|mwst|ust)[\s-]*(number|no\b|id\b|identification|reg|registration|code)/i;
+/**
+ * A question asking the amount of a tax on something: "What was the VAT on the Coolblue invoice?",
+ * "what is the GST for …". Not one that only names a tax ("What did he say about the entry tax?",
+ * "What is VAT?", "the VAT number of …", "the VAT rate on …", "the tax review of …": outside attack).
+ */
+const TAX_AMOUNT = /\b(what|how much)\b.*?\b(vat|gst|tax|btw|tva|mwst|ust)\s+(on|for|of|charged|paid)\b/i;
+
+/** An amount the question compares with: "over 1000 EUR", "under $50", "more than 2,000". */
+const AMOUNT_CONDITION = /\b(over|above|under|below|more than|less than|greater than)\s+[€$£₹]?\s?\d/i;
 
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): {
@@ -101,8 +108,8 @@ export function kindOf(question: string): {
     tax: TAX.test(q),
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
-    // "What was the VAT on the Coolblue invoice?" asks an amount too; "the VAT number" does not.
-    much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q) || (TAX.test(q) && !TAX_IDENTIFIER.test(q)),
+    // "Which invoices are over 1000 EUR?" is answered by the total that is over it.
+    much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q) || TAX_AMOUNT.test(q) || AMOUNT_CONDITION.test(q),
     contact: /\bwhere\b|\b(phone|fax|e-?mail|address|website|web site|url|contact|located|location)\b/.test(q),
   };
 }
@@ -263,7 +270,7 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
   const ordered = order ? orderedRowAnswer(order, sources) : undefined;
   if (ordered) return ordered;
   // The planned terms carry the question's meaning; its function words ("the", "was") do not.
-  const want = new Set((terms.length ? terms : words(question)).flatMap(words));
+  const want = new Set(terms.length ? terms.flatMap(words) : words(question));
   const kind = kindOf(question);
   const kinded = asksKind(kind);
   let picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];

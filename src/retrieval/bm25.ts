@@ -15,8 +15,14 @@ const STEM_MEMO_LIMIT = 50_000;
 const STEM_MEMO_WORD_CHARS = 64;
 const stems = new Map<string, string>();
 
+/** Words the stemmer changes: English letters only, three or more (index-terms.ts stemmed). */
+const STEMMABLE = /^[a-z]{3,}$/;
+
 /** A folded word as the index compares it: its stem. */
 function stemOf(word: string): string {
+  // Digits, other scripts and short words come back as they are: neither stemmed nor remembered
+  // (a record of distinct numbers or Chinese pairs emptied the memo for every question).
+  if (!STEMMABLE.test(word)) return word;
   let stem = stems.get(word);
   if (stem === undefined) {
     stem = stemmed(word);

@@ -11,6 +11,7 @@ import { TAX } from "./amounts";
 import { bm25Of, bm25Scores, type CountedText, countWords, queryWords } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
+import { namesKind } from "./record-kinds";
 import { byBest, minMax } from "./scales";
 import { isRow, type Question, type RankedChunk } from "./types";
 
@@ -153,8 +154,15 @@ function denseScore(
   return { chunk, chunks, pending: true };
 }
 
+/**
+ * How much of a record a source without word scores of its own (IMAP, SQL) is ranked by: its
+ * words are counted on the request thread, and a crafted 1 MB mail or row took ~0.1 s of it per
+ * question (outside attack). ~15,000 words: a mail's or a row's words, all but a few.
+ */
+const WORDS_TEXT_CHARS = 100_000;
+
 /** The text a source without word scores of its own is ranked by: title and text (a row: its columns). */
-const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`);
+const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`).slice(0, WORDS_TEXT_CHARS);
 
 /** How much of a candidate's content, and of its title or headers, BM25 over the pool reads. */
 const POOL_TEXT_CHARS = 6000;
@@ -176,9 +184,15 @@ function poolText(r: SourceRecord): string {
  * matches beside another source's: each connector's best is scaled by BM25 over the whole pool
  * of candidates (one scale), so no source wins by being alone in its group.
  */
-function calibrateLexical(scored: RankedChunk[], groupOf: number[], counted: CountedText[], terms: string[]): void {
+export function calibrateLexical(scored: RankedChunk[], groupOf: number[], counted: CountedText[], terms: string[]): void {
   if (new Set(groupOf).size < 2) return;
-  const pool = bm25Of(counted, terms);
+  // Words that only name a kind of record ("invoices") say which records are wanted, not how well
+  // a source matches: receipts printing "TAX INVOICE" outranked the Dutch invoice over 1000 EUR
+  // once the pool's words were stemmed (outside attack).
+  const pool = bm25Of(
+    counted,
+    terms.filter((w) => !namesKind(w)),
+  );
   const best = Math.max(...pool);
   if (!(best > 0)) return;
   const groupBest = new Map<number, number>();
@@ -203,10 +217,16 @@ function rareWordsApply(terms: string[], poolSize: number): boolean {
   return asked >= 2 && asked <= RARE_QUESTION_WORDS && poolSize >= RARE_POOL;
 }
 
-/** The question's words written as names: capitalised after its first word, or in capitals ("Netpresse", "Nando's", "NETPRESSE"). */
+/**
+ * The question's words written as names: capitalised after its first word, or in capitals ("Netpresse", "Nando's", "NETPRESSE").
+ * None in a question whose every word is capitalised or in capitals ("How Much Did I Spend At
+ * Nando's?", "HOW MUCH …"): its capitals tell no name from the other words.
+ */
 export function namesIn(question: string): Set<string> {
   const out = new Set<string>();
   const written = [...question.slice(0, NAMES_PROBE).matchAll(/[\p{L}\d'’-]+/gu)].map((m) => m[0]);
+  const lettered = written.filter((w) => /\p{L}/u.test(w));
+  if (lettered.length > 1 && lettered.every((w) => /^\p{Lu}/u.test(w))) return out;
   written.forEach((w, i) => {
     if ((i > 0 && /^\p{Lu}/u.test(w)) || (w.length > 2 && w === w.toUpperCase() && /\p{L}/u.test(w)))
       for (const x of queryWords([w])) out.add(x);
@@ -244,7 +264,10 @@ export function markRareWords(scored: RankedChunk[], counted: CountedText[], ter
   if (rare.length === 0) return;
   const rareNames = rare.filter((w) => names.has(w));
   for (const [k, c] of scored.entries()) {
-    c.rare = rare.filter((w) => counted[k]!.tf.has(w)).length / rare.length;
-    if (rareNames.length && rareNames.every((w) => counted[k]!.tf.has(w))) c.rare += RARE_NAME;
+    const holds = (w: string) => counted[k]!.tf.has(w);
+    c.rare = rare.filter(holds).length / rare.length;
+    // All of them: a record holding "Ed" of "Ed Segner" is not the one asked about (a share per
+    // name put a mail's broken "ede d" line first as the answer to where his farewell lunch was).
+    if (rareNames.length && rareNames.every(holds)) c.rare += RARE_NAME;
   }
 }

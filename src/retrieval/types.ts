@@ -15,7 +15,7 @@ export interface RankedChunk {
   score: number;
   lexical: number;
   dense?: number;
-  /** Of the question's rare words (few candidates hold them: a vendor's or a shop's name), the share this record holds, and 1 more when it holds those written as names (score.ts). */
+  /** Of the question's rare words (few candidates hold them: a vendor's or a shop's name), the share this record holds, and RARE_NAME (3) more when it holds all those written as names (score.ts). */
   rare?: number;
   /** Other copies of the same record (the same Message-ID or the same text), by source URL. */
   copies?: string[];

@@ -51,12 +51,16 @@ const doc = (content: string): SourceRecord => ({
   metadata: {},
 });
 
-test("an amount condition counts the amounts in its currency: 1,939 INR is neither over nor under 1000 EUR (outside walkthrough)", () => {
+test("an amount condition counts the amounts in its currency: 1,939 INR is not over 1000 EUR, nor a receipt in ringgit (outside walkthrough, outside attack)", () => {
   const plan = planQuery("Which invoices are over 1000 EUR?", new Date("2026-11-26T00:00:00Z"));
   const rupees = doc("Tax Invoice\nGrand Total Rs 1939\nRoom charges 1939.00");
   const euros = doc("Factuur\nTotaal € 4.904,94\nBTW € 851,27");
   const small = doc("Facture\nTotal TTC : 56,02 €");
-  expect(amountSignal(plan, rupees)).toBe(0);
+  expect(amountSignal(plan, rupees)).toBe(-AMOUNT_ONLY_BOOST);
+  expect(amountSignal(plan, doc("TAX INVOICE\nTOTAL RM 2,500.00"))).toBe(-AMOUNT_ONLY_BOOST);
+  // A record stating no amount is not judged; nor one of no stated currency, by the question's.
+  expect(amountSignal(plan, doc("Invoice\nPlease find attached"))).toBe(0);
+  expect(amountSignal(plan, doc("Invoice\nTotal 2,500.00"))).toBe(AMOUNT_ONLY_BOOST);
   // The amount is all the question says beyond "invoices": it weighs more than beside other words.
   expect(amountSignal(plan, euros)).toBe(AMOUNT_ONLY_BOOST);
   expect(amountSignal(plan, small)).toBe(-AMOUNT_ONLY_BOOST);
@@ -99,5 +103,6 @@ test("a receipt naming its currency on a line of its own is in that currency: it
   const plan = planQuery("Which invoices are over 1000 EUR?", new Date("2026-11-26T00:00:00Z"));
   const receipt = doc("BEYOND BROTHERS HARDWARE\nAMOUNT\n(RM)\nNAILS 12.50\nCASH\n1,000.00\nCHANGE\n987.50");
   expect(amountsWithCurrency(receipt).every((a) => a.currency === "MYR")).toBe(true);
-  expect(amountSignal(plan, receipt)).toBe(0);
+  // Billed in ringgit only: not one of the invoices over 1000 EUR asked for.
+  expect(amountSignal(plan, receipt)).toBe(-AMOUNT_ONLY_BOOST);
 });

@@ -129,9 +129,26 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
   const vat = extractiveAnswer("What was the VAT on the Coolblue invoice?", ["vat", "coolblue", "invoice"], [{ text: coolblue }]);
   expect(vat).toContain("BTW 21% € 124,61");
   expect(vat).not.toContain("Coolblue B.V.");
-  expect(kindOf("What was the VAT on the Coolblue invoice?").much).toBe(true);
-  expect(kindOf("What is the VAT number of Coolblue?").much).toBe(false);
-  expect(kindOf("Which GST ID is on the receipt?").much).toBe(false);
+  for (const question of [
+    "What was the VAT on the Coolblue invoice?",
+    "What is the GST for the Guardian receipt?",
+    "Which invoices are over 1000 EUR?",
+  ])
+    expect([question, kindOf(question).much]).toEqual([question, true]);
+  // Questions that only name a tax are of no kind: their answer is the best source's sentences, not
+  // a lower-ranked receipt's amount (outside attack).
+  for (const question of [
+    "What did John Sherriff say about the entry tax?",
+    "What is an entry tax?",
+    "What is VAT?",
+    "What is the VAT number of Coolblue?",
+    "What is the BTW-nummer of Coolblue?",
+    "What is the VAT rate on the Coolblue invoice?",
+    "What did the tax review of AB 128 conclude?",
+    "Which invoices charge VAT?",
+    "Which GST ID is on the receipt?",
+  ])
+    expect([question, kindOf(question).much]).toEqual([question, false]);
 });
 
 test("a mail's wrapped lines are joined again: the place is quoted whole, not cut at the line's end", () => {

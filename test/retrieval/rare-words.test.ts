@@ -66,6 +66,12 @@ test("a rare word the question writes as a name counts once more (outside walkth
   expect(pool.map((c) => c.rare ?? 0)).toEqual([0, 4, ...Array(10).fill(0)]);
 });
 
+test("a question all in capitals or with every word capitalised names nothing by them (outside attack: 'How Much Did I Spend At Nando's?')", () => {
+  expect(namesIn("How Much Did I Spend At Nando's?").size).toBe(0);
+  expect(namesIn("HOW MUCH DID I SPEND AT NANDO'S?").size).toBe(0);
+  expect([...namesIn("How much did I spend at Nando's?")]).toEqual(["nando"]);
+});
+
 test("the name of a tax is no rare word: 'What was the VAT on the Coolblue invoice?' is about Coolblue's invoice, not a record explaining VAT (outside walkthrough)", () => {
   const pool = [
     "Amazon Web Services Invoice. * May include estimated US sales tax, VAT, GST and CT. ** This is not a VAT invoice.",
