@@ -11,6 +11,7 @@ import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { infoOf, requestContext } from "../http/request-context";
 import { ID_PREFIX, newId } from "../ids";
+import { meetsAmountConditions } from "../retrieval/amounts";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
 import { cutText } from "../text";
@@ -111,7 +112,12 @@ export const queryRoutes = (s: QueryRouteServices) =>
           const answer = extractiveAnswer(
             question,
             outcome.plan.terms,
-            chosen.map(({ c }) => ({ text: c.text, metadata: c.record.metadata, type: c.record.type })),
+            chosen.map(({ c }) => ({
+              text: c.text,
+              metadata: c.record.metadata,
+              type: c.record.type,
+              meetsAmount: meetsAmountConditions(outcome.plan, c.record),
+            })),
             outcome.plan.order,
           );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });

@@ -81,27 +81,35 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
   if (record.metadata.table !== undefined)
     for (const [k, v] of Object.entries(record.metadata))
       if (typeof v === "number" && Number.isFinite(v) && !isKeyColumn(k)) out.push({ value: v });
-  const text = `${record.title} ${record.content}`.slice(0, AMOUNT_PROBE);
+  // A currency code against its number is read as written apart.
+  const text = `${record.title} ${record.content}`.slice(0, AMOUNT_PROBE).replace(CODE_AGAINST_NUMBER, "$1 ");
   // Where each line starts, found once (a search back per amount was quadratic on one long line: outside attack).
   const breaks: number[] = [];
   for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) breaks.push(i);
   let nextBreak = 0;
   let lineStart = 0;
+  let previousLineStart = 0;
   const written = new Map<string, number>();
   let totalLineStart = -1;
   let previousEnd = 0;
   // Not parts of dates or times (2026-03-12, 03/12, 10:30), nor percentages (21%).
   for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:%]|\s%)/g)) {
-    while (nextBreak < breaks.length && breaks[nextBreak]! < m.index!) lineStart = breaks[nextBreak++]! + 1;
+    while (nextBreak < breaks.length && breaks[nextBreak]! < m.index!) {
+      previousLineStart = lineStart;
+      lineStart = breaks[nextBreak++]! + 1;
+    }
     const cents = /[.,]\d{2}$/.test(m[1]!);
     const before = CURRENCY_BEFORE.exec(text.slice(Math.max(lineStart, m.index! - 8), m.index!));
     const after = CURRENCY_AFTER.exec(text.slice(m.index! + m[0].length, m.index! + m[0].length + 5));
     if (!cents && !before && !after) continue;
     const n = amountValue(m[1]!);
     if (!Number.isFinite(n)) continue;
-    const currency = CURRENCY_CODES[(before?.[1] ?? after?.[1] ?? "").toLowerCase()];
+    const currency = currencyCode(before?.[1] ?? after?.[1] ?? "");
     if (currency) written.set(currency, (written.get(currency) ?? 0) + 1);
-    const line = text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
+    // An amount alone at the start of its line is labelled by the line above ("GRAND TOTAL :" then "20.00", as receipts print it).
+    const alone = text.slice(lineStart, m.index!).trim() === "" || /^\s*\S{0,4}\s*$/.test(text.slice(lineStart, m.index!));
+    const labelStart = alone && lineStart > 0 ? previousLineStart : lineStart;
+    const line = text.slice(Math.max(labelStart, m.index! - TOTAL_LABEL_REACH), m.index!);
     // A total's line states it last, in its rightmost column ("Total 1 278.61 40.39 319.00": 319.00),
     // unless another total's label comes between ("Total 1.452,00 € Balance due 0,00 €": both).
     const previous = out.at(-1);
@@ -116,11 +124,20 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
   // "RM" on a line of its own, as receipts print it): 1,000.00 cash tendered in ringgit is no euro amount.
   if (written.size === 0)
     for (const m of text.matchAll(CURRENCY_ALONE)) {
-      const code = CURRENCY_CODES[m[1]!.toLowerCase()];
+      const code = currencyCode(m[1]!);
       if (code) written.set(code, (written.get(code) ?? 0) + 1);
     }
   const usual = [...written].sort((a, b) => b[1] - a[1])[0]?.[0];
   return usual ? out.map((a) => (a.currency ? a : { ...a, currency: usual })) : out;
+}
+
+/**
+ * The ISO code of a currency as a record writes it. Ringgit only as receipts print it, "RM": "Rm
+ * 1204" in an address is a room (outside attack: a euro invoice read as in ringgit).
+ */
+function currencyCode(written: string): string | undefined {
+  if (/^rm$/i.test(written) && written !== "RM") return undefined;
+  return CURRENCY_CODES[written.toLowerCase()];
 }
 
 /**
@@ -139,6 +156,8 @@ export function amountValue(written: string, { dotGroupsThousands = true } = {})
 }
 
 /** A currency named on its own, anywhere in a record. */
+/** As receipts print them against their number ("RM39.00", "Rs.500"); not a gene's "rs10818488". */
+const CODE_AGAINST_NUMBER = /(?<![\p{L}])(RM|Rs\.|EUR|USD|MYR)(?=\d)/gu;
 const CURRENCY_ALONE = /(?<![\p{L}])(€|£|₹|rm|myr|eur|usd|gbp|pln|inr|chf|zł)(?![\p{L}])/giu;
 // Not the currency written after the amount before ("1.452,00 EUR 2": the 2 is no euro amount).
 const CURRENCY_BEFORE = /(?<![\d.,]\s{0,2})([€$£₹]|\b(?:eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
@@ -159,6 +178,9 @@ function currencySignal(plan: QueryPlan, record: SourceRecord): number {
   return plan.countries.some((c) => billedIn(text, c)) ? COUNTRY_CURRENCY_BOOST : 0;
 }
 
+/** Whether a record's amounts do not fail the question's amount conditions (none asked, none stated, or met). */
+export const meetsAmountConditions = (plan: QueryPlan, record: SourceRecord): boolean => conditionSignal(plan, record) >= 0;
+
 /** +AMOUNT_BOOST, 0 or -AMOUNT_BOOST for a record against the question's amount conditions. */
 function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
   const conditions = plan.amounts.filter((a) => a.comparison);
@@ -169,18 +191,20 @@ function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
   const totals = all.filter((a) => a.total);
   const found = totals.length ? totals : all;
   // "Over 1000 EUR" is about amounts in euros (or of no stated currency): 1,939 INR is not over it
-  // (outside walkthrough: an invoice in rupees came first), and a record billed only in another
-  // currency is not what the question asks for, as one below it is not (outside attack: receipts
-  // in ringgit printing "TAX INVOICE" came before the one invoice over 1000 EUR). A record stating
-  // no amount is not judged.
+  // (outside walkthrough: an invoice in rupees came first). A record is judged by the conditions in
+  // a currency it states amounts in ("over $1000 or over 1000 EUR"); one whose total is stated only
+  // in other currencies is not what the question asks for, as one below it is not (outside attack:
+  // receipts in ringgit printing "TAX INVOICE" came before the one invoice over 1000 EUR); one
+  // stating no total in them is not judged unless it is a document (a mail naming a fee in dollars:
+  // second outside attack).
   const inCurrency = (c: (typeof conditions)[number]) => found.filter((a) => !c.currency || !a.currency || a.currency === c.currency);
   const boost = plan.terms.every(namesKind) ? AMOUNT_ONLY_BOOST : AMOUNT_BOOST;
-  if (found.length === 0) return 0;
-  if (conditions.some((c) => inCurrency(c).length === 0)) return -boost;
+  const judged = conditions.filter((c) => inCurrency(c).length > 0);
+  if (judged.length === 0) return found.length > 0 && (totals.length > 0 || record.type === "file") ? -boost : 0;
   // By its total, the largest a total's line states ("Balance due 0,00 €" under "Total 1.452,00 €"); else by any amount.
   const meetsOne = (c: (typeof conditions)[number], values: number[]) =>
     c.comparison === "over" ? values.some((v) => v > c.value) : values.some((v) => v < c.value);
-  const meets = conditions.every((c) => {
+  const meets = judged.every((c) => {
     const values = inCurrency(c).map((a) => a.value);
     return meetsOne(c, totals.length ? [Math.max(...values)] : values);
   });

@@ -14,6 +14,8 @@ export interface AnswerSource {
   metadata?: SourceRecord["metadata"];
   /** A mail's lines are wrapped prose, joined again before sentences are cut. */
   type?: SourceRecord["type"];
+  /** False when the record's amounts fail the question's amount condition (amounts.ts): its amount is no answer to it. */
+  meetsAmount?: boolean;
 }
 
 const MAX_SENTENCES = 4;
@@ -81,14 +83,25 @@ const NOT_AN_ITEM =
   /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
 /**
- * A question asking the amount of a tax on something: "What was the VAT on the Coolblue invoice?",
- * "what is the GST for …". Not one that only names a tax ("What did he say about the entry tax?",
- * "What is VAT?", "the VAT number of …", "the VAT rate on …", "the tax review of …": outside attack).
+ * A question naming a tax asks its amount when it says of what ("What was the VAT on the Coolblue
+ * invoice?", "What VAT did Coolblue charge?", "What was Coolblue's VAT?", "Wat is de btw op …",
+ * "Quelle TVA sur …"), unless it asks what was said of it, what it is, its rate or its number
+ * ("What did he say about the entry tax?", "What is VAT?", "the VAT rate on …", "the BTW-nummer",
+ * "the tax review of …": two outside attacks).
  */
-const TAX_AMOUNT = /\b(what|how much)\b.*?\b(vat|gst|tax|btw|tva|mwst|ust)\s+(on|for|of|charged|paid)\b/i;
+const TAX_OF = /\b(on|for|at|charged|paid|did|was|were|'s|op|van|sur|pour|de|auf|für|bei)\b/i;
+const TAX_NOT_AN_AMOUNT =
+  /\b(say|said|says|tell|told|about|discuss\w*|explain\w*|mean|means|rates?|tarief|taux|satz|review|law|policy|numbers?|nummer|numéro|nr|no|id|idnr|registration|reg|intracommunautaire)\b|n°|#|\b(gst|vat|tax|btw|tva|mwst|ust)-\w/i;
+const taxAmountAsked = (q: string) => TAX.test(q) && TAX_OF.test(q.replace(TAX, " ")) && !TAX_NOT_AN_AMOUNT.test(q);
 
-/** An amount the question compares with: "over 1000 EUR", "under $50", "more than 2,000". */
+/**
+ * An amount the question compares with, of money: a currency beside it, or records that are about
+ * money ("invoices over 1000"). Not "more than 2 days" or "more than 30 votes" (outside attack).
+ */
 const AMOUNT_CONDITION = /\b(over|above|under|below|more than|less than|greater than)\s+[€$£₹]?\s?\d/i;
+const MONEY_CONTEXT =
+  /[€$£₹]|\b(eur|euros?|usd|dollars?|gbp|pounds?|pln|chf|inr|rs|rm|myr|invoices?|receipts?|orders?|payments?|purchases?|spent|spend|costs?|prices?|paid)\b/i;
+const amountConditionAsked = (q: string) => AMOUNT_CONDITION.test(q) && MONEY_CONTEXT.test(q);
 
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): {
@@ -109,7 +122,7 @@ export function kindOf(question: string): {
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
     // "Which invoices are over 1000 EUR?" is answered by the total that is over it.
-    much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q) || TAX_AMOUNT.test(q) || AMOUNT_CONDITION.test(q),
+    much: /\bhow (much|many)\b|\b(total|amount|cost|price|spent|paid)\b/.test(q) || taxAmountAsked(q) || amountConditionAsked(q),
     contact: /\bwhere\b|\b(phone|fax|e-?mail|address|website|web site|url|contact|located|location)\b/.test(q),
   };
 }
@@ -278,7 +291,8 @@ export function extractiveAnswer(question: string, terms: string[], sources: Ans
     statementsOf(s, kind).forEach((sentence, j) => {
       const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
       // The sentence of the kind asked for answers even when it repeats few of the question's words.
-      const fits = kindFit(kind, sentence);
+      // "over £1000" is not answered by a total of $4.11 (outside attack): such a source is quoted for its words only.
+      const fits = kind.much && s.meetsAmount === false ? 0 : kindFit(kind, sentence);
       if (overlap > 0 || fits >= 1.5)
         picked.push({
           sentence,

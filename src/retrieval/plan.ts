@@ -222,7 +222,10 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const amounts: QueryPlan["amounts"] = [];
   const amountSpans: Array<[number, number]> = [];
   for (const m of rest.matchAll(
-    /\b(over|above|more than|under|below|less than)?\s*([€$£])?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(eur|euros?|usd|dollars|gbp|pln|chf|€)?/gi,
+    // A currency before the number ("€1000", "EUR 1000", "RM 100", "Rs.500"; not the SNP
+    // "rs10818488") or after it ("1000 euros"), as a whole word: "Europe" is no euro, "1000 euros"
+    // leaves no "os" behind (outside attack).
+    /\b(over|above|more than|under|below|less than)?\s*([€$£₹]|(?:eur|usd|gbp|pln|chf|inr|rm|rs\.?)(?=\s\d)|rs\.(?=\d))?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(?:(euros?|eur|usd|dollars?|gbp|pln|chf|inr|rm|€|₹)(?![\p{L}]))?/giu,
   )) {
     if (!m[2] && !m[4] && !m[1]) continue;
     const currency = CURRENCIES[(m[2] ?? m[4] ?? "").toLowerCase()];

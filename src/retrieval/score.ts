@@ -11,7 +11,6 @@ import { TAX } from "./amounts";
 import { bm25Of, bm25Scores, type CountedText, countWords, queryWords } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
-import { namesKind } from "./record-kinds";
 import { byBest, minMax } from "./scales";
 import { isRow, type Question, type RankedChunk } from "./types";
 
@@ -184,15 +183,9 @@ function poolText(r: SourceRecord): string {
  * matches beside another source's: each connector's best is scaled by BM25 over the whole pool
  * of candidates (one scale), so no source wins by being alone in its group.
  */
-export function calibrateLexical(scored: RankedChunk[], groupOf: number[], counted: CountedText[], terms: string[]): void {
+function calibrateLexical(scored: RankedChunk[], groupOf: number[], counted: CountedText[], terms: string[]): void {
   if (new Set(groupOf).size < 2) return;
-  // Words that only name a kind of record ("invoices") say which records are wanted, not how well
-  // a source matches: receipts printing "TAX INVOICE" outranked the Dutch invoice over 1000 EUR
-  // once the pool's words were stemmed (outside attack).
-  const pool = bm25Of(
-    counted,
-    terms.filter((w) => !namesKind(w)),
-  );
+  const pool = bm25Of(counted, terms);
   const best = Math.max(...pool);
   if (!(best > 0)) return;
   const groupBest = new Map<number, number>();
@@ -219,20 +212,26 @@ function rareWordsApply(terms: string[], poolSize: number): boolean {
 
 /**
  * The question's words written as names: capitalised after its first word, or in capitals ("Netpresse", "Nando's", "NETPRESSE").
- * None in a question whose every word is capitalised or in capitals ("How Much Did I Spend At
+ * None in a sentence whose every word is capitalised or in capitals ("How Much Did I Spend At
  * Nando's?", "HOW MUCH …"): its capitals tell no name from the other words.
  */
 export function namesIn(question: string): Set<string> {
   const out = new Set<string>();
   const written = [...question.slice(0, NAMES_PROBE).matchAll(/[\p{L}\d'’-]+/gu)].map((m) => m[0]);
   const lettered = written.filter((w) => /\p{L}/u.test(w));
-  if (lettered.length > 1 && lettered.every((w) => /^\p{Lu}/u.test(w))) return out;
+  if (lettered.length >= TITLE_CASE_WORDS && lettered.every((w) => /^\p{Lu}/u.test(w))) return out;
   written.forEach((w, i) => {
     if ((i > 0 && /^\p{Lu}/u.test(w)) || (w.length > 2 && w === w.toUpperCase() && /\p{L}/u.test(w)))
       for (const x of queryWords([w])) out.add(x);
   });
   return out;
 }
+
+/**
+ * A question of at least this many words, every one capitalised, is written in capitals, not in
+ * names; a shorter one is a list of key words ("COOLBLUE INVOICE TOTAL": second outside attack).
+ */
+const TITLE_CASE_WORDS = 5;
 
 /** How much of a question is read for names (a question is at most 4,000 characters). */
 const NAMES_PROBE = 4_000;

@@ -132,7 +132,14 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
   for (const question of [
     "What was the VAT on the Coolblue invoice?",
     "What is the GST for the Guardian receipt?",
+    "What VAT did Coolblue charge?",
+    "What was Coolblue's VAT?",
+    "What GST was charged at Guardian?",
+    "Wat is de btw op de Coolblue factuur?",
+    "Quelle TVA sur la facture Netpresse?",
     "Which invoices are over 1000 EUR?",
+    "invoices over 1000",
+    "Which prices were below 5 cents?",
   ])
     expect([question, kindOf(question).much]).toEqual([question, true]);
   // Questions that only name a tax are of no kind: their answer is the best source's sentences, not
@@ -147,8 +154,25 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "What did the tax review of AB 128 conclude?",
     "Which invoices charge VAT?",
     "Which GST ID is on the receipt?",
+    "What did the GM mail say about the VAT on imports?",
+    "What did Gray Davis say about a windfall profits tax on generators?",
+    "What is the VAT-nummer of Coolblue?",
+    "N° TVA de Netpresse?",
+    "Which outages lasted more than 1 hour?",
+    "Was the system down for more than 2 days?",
+    "Which bills got more than 30 votes?",
   ])
     expect([question, kindOf(question).much]).toEqual([question, false]);
+});
+
+test("an amount that fails the question's condition is no answer to it: 'over 1000 EUR' is not answered by a total of $4.11 (second outside attack)", () => {
+  const sources = [
+    { text: "Amazon Web Services\nTotal for this invoice $4.11", meetsAmount: false },
+    { text: "Coolblue Factuur\nTotaal € 4.904,94", meetsAmount: true },
+  ];
+  const answer = extractiveAnswer("Which invoices are over 1000 EUR?", ["invoices"], sources);
+  expect(answer).toContain("Totaal € 4.904,94. [2]");
+  expect(answer).not.toContain("4.11");
 });
 
 test("a mail's wrapped lines are joined again: the place is quoted whole, not cut at the line's end", () => {

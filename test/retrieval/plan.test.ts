@@ -59,6 +59,24 @@ describe("planQuery", () => {
     expect(planQuery("invoices last month", NOW).terms).toEqual(["invoices"]);
   });
 
+  test("a currency before or after the amount, as a whole word (second outside attack): not 'Europe', not a gene's 'rs10818488'", () => {
+    for (const [question, value, currency] of [
+      ["invoices over 1000 euros", 1000, "EUR"],
+      ["invoices over EUR 1000", 1000, "EUR"],
+      ["receipts over RM 100", 100, "MYR"],
+      ["invoices over ₹1000", 1000, "INR"],
+      ["bills over Rs.500", 500, "INR"],
+      ["invoices from Europe over 1000", 1000, undefined],
+    ] as const) {
+      const [amount] = planQuery(question, NOW).amounts;
+      expect([question, amount?.value, amount?.currency, amount?.comparison]).toEqual([question, value, currency, "over"]);
+    }
+    expect(planQuery("invoices over 1000 euros", NOW).terms).toEqual(["invoices"]);
+    const snp = planQuery("The locus rs647161 is associated with colorectal carcinoma.", NOW);
+    expect(snp.amounts).toEqual([]);
+    expect(snp.terms).toContain("rs647161");
+  });
+
   test("amounts with currency and comparison; e-mail addresses", () => {
     const p = planQuery("Acme invoices over 1,000 EUR from jeff.dasovich@enron.com", NOW);
     expect(p.amounts).toEqual([{ value: 1000, currency: "EUR", comparison: "over" }]);

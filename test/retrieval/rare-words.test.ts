@@ -60,6 +60,8 @@ test("a rare word the question writes as a name counts once more (outside walkth
   // As words are compared: stemmed.
   expect([...namesIn("NETPRESSE invoice")]).toEqual(["netpress"]);
   expect([...namesIn("How much did I spend at Nando's?")]).toEqual(["nando"]);
+  // A few key words in capitals are names still.
+  expect([...namesIn("COOLBLUE INVOICE TOTAL")]).toEqual(["coolblu", "invoic", "total"]);
   const pool = texts.map((_, i) => candidate(`doc${i}`, 0.5, 0.5));
   const terms = ["total", "netpresse", "invoice"];
   markRareWords(pool, countWords(texts, terms), terms, namesIn("What is the total of the Netpresse invoice?"));
