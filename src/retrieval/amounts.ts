@@ -88,16 +88,13 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
   for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) breaks.push(i);
   let nextBreak = 0;
   let lineStart = 0;
-  let previousLineStart = 0;
   const written = new Map<string, number>();
   let totalLineStart = -1;
   let previousEnd = 0;
   // Not parts of dates or times (2026-03-12, 03/12, 10:30), nor percentages (21%).
-  for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[.,\s]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:%]|\s%)/g)) {
-    while (nextBreak < breaks.length && breaks[nextBreak]! < m.index!) {
-      previousLineStart = lineStart;
-      lineStart = breaks[nextBreak++]! + 1;
-    }
+  // Thousands grouped by a space within a line, never across one ("TOTAL:" / "24" / "473.30" is no 24,473.30: outside attack).
+  for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[., \u00a0]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:%]|\s%)/g)) {
+    while (nextBreak < breaks.length && breaks[nextBreak]! < m.index!) lineStart = breaks[nextBreak++]! + 1;
     const cents = /[.,]\d{2}$/.test(m[1]!);
     const before = CURRENCY_BEFORE.exec(text.slice(Math.max(lineStart, m.index! - 8), m.index!));
     const after = CURRENCY_AFTER.exec(text.slice(m.index! + m[0].length, m.index! + m[0].length + 5));
@@ -106,10 +103,7 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
     if (!Number.isFinite(n)) continue;
     const currency = currencyCode(before?.[1] ?? after?.[1] ?? "");
     if (currency) written.set(currency, (written.get(currency) ?? 0) + 1);
-    // An amount alone at the start of its line is labelled by the line above ("GRAND TOTAL :" then "20.00", as receipts print it).
-    const alone = text.slice(lineStart, m.index!).trim() === "" || /^\s*\S{0,4}\s*$/.test(text.slice(lineStart, m.index!));
-    const labelStart = alone && lineStart > 0 ? previousLineStart : lineStart;
-    const line = text.slice(Math.max(labelStart, m.index! - TOTAL_LABEL_REACH), m.index!);
+    const line = text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
     // A total's line states it last, in its rightmost column ("Total 1 278.61 40.39 319.00": 319.00),
     // unless another total's label comes between ("Total 1.452,00 € Balance due 0,00 €": both).
     const previous = out.at(-1);

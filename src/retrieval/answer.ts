@@ -82,26 +82,51 @@ const MONEY =
 const NOT_AN_ITEM =
   /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
+const TAX_WORD = "(gst|vat|tax|btw|tva|mwst|ust|sst)";
 /**
- * A question naming a tax asks its amount when it says of what ("What was the VAT on the Coolblue
- * invoice?", "What VAT did Coolblue charge?", "What was Coolblue's VAT?", "Wat is de btw op …",
- * "Quelle TVA sur …"), unless it asks what was said of it, what it is, its rate or its number
- * ("What did he say about the entry tax?", "What is VAT?", "the VAT rate on …", "the BTW-nummer",
- * "the tax review of …": two outside attacks).
+ * A question naming a tax asks its amount when it says of what, right after the tax ("the VAT on
+ * the Coolblue invoice", "Wat is de btw op …", "Quelle TVA sur …"), or begins by asking it ("What
+ * VAT did Coolblue charge?", "What was Coolblue's VAT?", "How much GST …"). Not a question that
+ * only names a tax further on ("Who was pushing for the windfall profits tax?"), asks what was
+ * said of it, what it is, its rate or its number (three outside attacks).
  */
-const TAX_OF = /\b(on|for|at|charged|paid|did|was|were|'s|op|van|sur|pour|de|auf|für|bei)\b/i;
-const TAX_NOT_AN_AMOUNT =
-  /\b(say|said|says|tell|told|about|discuss\w*|explain\w*|mean|means|rates?|tarief|taux|satz|review|law|policy|numbers?|nummer|numéro|nr|no|id|idnr|registration|reg|intracommunautaire)\b|n°|#|\b(gst|vat|tax|btw|tva|mwst|ust)-\w/i;
-const taxAmountAsked = (q: string) => TAX.test(q) && TAX_OF.test(q.replace(TAX, " ")) && !TAX_NOT_AN_AMOUNT.test(q);
+const TAX_AMOUNT = new RegExp(
+  `\\b${TAX_WORD}\\s+(on|for|of|charged|paid|op|van|bij|sur|pour|du|auf|für|bei)\\b|^\\s*(what|how much)\\b[^?.!]{0,24}?\\b${TAX_WORD}\\b`,
+  "i",
+);
+const TAX_NOT_AN_AMOUNT = new RegExp(
+  `\\b(say|said|says|told|about|discuss\\w*|explain\\w*|mean|means|rates?|tarief|taux|satz|review|law|policy|decided|pushing|debate\\w*)\\b` +
+    // Its identifier: "the VAT number", "BTW-nummer", "N° TVA", "numéro de TVA", "TVA intracommunautaire".
+    `|\\b${TAX_WORD}[\\s-]*(numbers?|nummer|nr|no\\b|id\\b|idnr|registration|reg\\b|intracommunautaire)|n°\\s*(de\\s+)?${TAX_WORD}|numéro\\s+de\\s+${TAX_WORD}|#` +
+    // What it is: "What is VAT?", "What is an entry tax?".
+    `|^\\s*what\\s+(is|are)\\s+(an?\\s+|the\\s+)?[\\w\\s-]{0,24}\\b${TAX_WORD}\\s*\\??\\s*$`,
+  "i",
+);
+const taxAmountAsked = (q: string) => TAX_AMOUNT.test(q) && !TAX_NOT_AN_AMOUNT.test(q);
 
+/** A currency as questions write it beside an amount. */
+const CURRENCY_WORD = "([€$£₹]|zł|\\b(eur|euros?|usd|dollars?|cents?|gbp|pounds?|pln|chf|inr|rs\\.?|rm|myr)(?![\\p{L}]))";
+/** An amount the question compares with: "over 1000 EUR", "under $50", "over EUR 1000". */
+const AMOUNT_CONDITION = new RegExp(
+  `\\b(over|above|under|below|more than|less than|greater than)\\s+(${CURRENCY_WORD}\\s?)?(\\d[\\d.,]*)(\\s*(%|[\\p{L}]+))?`,
+  "iu",
+);
+const CURRENCY_ONLY = new RegExp(`^${CURRENCY_WORD}$`, "iu");
+/** Records that are about money: an amount compared in them is money ("invoices over 1000"). */
+const MONEY_RECORDS = /\b(invoices?|receipts?|bills?|expenses?|spent|spend|costs?|prices?|paid|charged)\b/i;
 /**
- * An amount the question compares with, of money: a currency beside it, or records that are about
- * money ("invoices over 1000"). Not "more than 2 days" or "more than 30 votes" (outside attack).
+ * A question comparing an amount of money: with a currency, or about records of money, the
+ * number not followed by something it counts ("more than 5 orders", "more than 10%", "more than 2
+ * days", "more than 30 votes": outside attacks).
  */
-const AMOUNT_CONDITION = /\b(over|above|under|below|more than|less than|greater than)\s+[€$£₹]?\s?\d/i;
-const MONEY_CONTEXT =
-  /[€$£₹]|\b(eur|euros?|usd|dollars?|gbp|pounds?|pln|chf|inr|rs|rm|myr|invoices?|receipts?|orders?|payments?|purchases?|spent|spend|costs?|prices?|paid)\b/i;
-const amountConditionAsked = (q: string) => AMOUNT_CONDITION.test(q) && MONEY_CONTEXT.test(q);
+function amountConditionAsked(q: string): boolean {
+  const m = AMOUNT_CONDITION.exec(q);
+  if (!m) return false;
+  const after = m[7]?.toLowerCase();
+  const counted = after !== undefined && !CURRENCY_ONLY.test(after);
+  if (counted) return false;
+  return m[2] !== undefined || after !== undefined || MONEY_RECORDS.test(q);
+}
 
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): {

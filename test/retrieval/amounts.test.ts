@@ -61,18 +61,19 @@ test("an amount condition counts the amounts in its currency: 1,939 INR is not o
   // A record stating no amount is not judged; nor one of no stated currency, by the question's.
   expect(amountSignal(plan, doc("Invoice\nPlease find attached"))).toBe(0);
   expect(amountSignal(plan, doc("Invoice\nTotal 2,500.00"))).toBe(AMOUNT_ONLY_BOOST);
-  // A receipt printing its total's label on the line above its amount (SROIE), in ringgit: its total fails the condition.
+  // A receipt printing its total's label on the line above its amount (SROIE), in ringgit: a document in ringgit only fails it.
   const labelAbove = doc("INVOICE\nQTY U.PRICE RM(TOTAL)\n1\n20.00\n20.00\nSUB TOTAL :\n20.00\nGRAND TOTAL :\n20.00\nCASH :\n20.00");
-  expect(amountsWithCurrency(labelAbove).filter((a) => a.total)).toEqual([{ value: 20, currency: "MYR", total: true }]);
   expect(amountSignal(plan, labelAbove)).toBe(-AMOUNT_ONLY_BOOST);
+  // Numbers on lines of their own are not one number grouped by thousands (third outside attack: "24" / "473.30" read as 24,473.30).
+  expect(amountsWithCurrency(doc("TOTAL:\n24\n473.30 EUR")).map((a) => a.value)).toEqual([473.3]);
   // "Rm" in an address is a room, not ringgit (second outside attack); a fee in dollars in a mail stating no total is not judged.
   expect(amountSignal(plan, doc("Acme Ltd, Rm 1204, Nathan Road\nTotal 1,452.00\nAll amounts in EUR"))).toBe(AMOUNT_ONLY_BOOST);
   const mail: SourceRecord = { ...doc("Hi, the courier fee was USD 25.00, see you Monday"), type: "email", title: "Courier" };
   expect(amountSignal(plan, mail)).toBe(0);
   // A document stating amounts only in dollars, its total's label not beside them (a PDF's layout), is no euro invoice.
   expect(amountSignal(plan, doc("$127.50\nService A 12 $10.00 $120.00\n$127.50\nSubtotal:\nTotal:"))).toBe(-AMOUNT_ONLY_BOOST);
-  // A code written against its number is read: "GRAND TOTAL\nRM39.00".
-  expect(amountsWithCurrency(doc("GRAND TOTAL\nRM39.00")).filter((a) => a.total)).toEqual([{ value: 39, currency: "MYR", total: true }]);
+  // A code written against its number is read: "GRAND TOTAL RM39.00".
+  expect(amountsWithCurrency(doc("GRAND TOTAL RM39.00")).filter((a) => a.total)).toEqual([{ value: 39, currency: "MYR", total: true }]);
   // Two conditions: judged by the one in a currency the record states.
   const either = planQuery("invoices over $1000 or over 1000 EUR", new Date("2026-11-26T00:00:00Z"));
   expect(amountSignal(either, euros)).toBe(AMOUNT_ONLY_BOOST);

@@ -137,8 +137,12 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "What GST was charged at Guardian?",
     "Wat is de btw op de Coolblue factuur?",
     "Quelle TVA sur la facture Netpresse?",
+    "What was the GST on Guardian receipt no. 416?",
     "Which invoices are over 1000 EUR?",
+    "Which invoices are over EUR 1000?",
+    "receipts over RM100",
     "invoices over 1000",
+    "expenses over 500",
     "Which prices were below 5 cents?",
   ])
     expect([question, kindOf(question).much]).toEqual([question, true]);
@@ -161,6 +165,10 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "Which outages lasted more than 1 hour?",
     "Was the system down for more than 2 days?",
     "Which bills got more than 30 votes?",
+    "Who was pushing for the windfall profits tax?",
+    "What was decided on the windfall tax?",
+    "customers with more than 5 orders",
+    "prices up more than 10%",
   ])
     expect([question, kindOf(question).much]).toEqual([question, false]);
 });

@@ -75,6 +75,8 @@ describe("planQuery", () => {
     const snp = planQuery("The locus rs647161 is associated with colorectal carcinoma.", NOW);
     expect(snp.amounts).toEqual([]);
     expect(snp.terms).toContain("rs647161");
+    // A lower-case code before a number, nothing compared: words to find (third outside attack).
+    expect(planQuery("what did rs 12345 show", NOW).amounts).toEqual([]);
   });
 
   test("amounts with currency and comparison; e-mail addresses", () => {
