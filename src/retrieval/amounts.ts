@@ -88,13 +88,20 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
   for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) breaks.push(i);
   let nextBreak = 0;
   let lineStart = 0;
+  let previousLineStart = 0;
   const written = new Map<string, number>();
   let totalLineStart = -1;
   let previousEnd = 0;
   // Not parts of dates or times (2026-03-12, 03/12, 10:30), nor percentages (21%).
-  // Thousands grouped by a space within a line, never across one ("TOTAL:" / "24" / "473.30" is no 24,473.30: outside attack).
-  for (const m of text.matchAll(/(?<![\w.,\-/:])(\d{1,3}(?:[., \u00a0]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:%]|\s%)/g)) {
-    while (nextBreak < breaks.length && breaks[nextBreak]! < m.index!) lineStart = breaks[nextBreak++]! + 1;
+  // Thousands grouped by a space (no-break, narrow or thin too) within a line, never across one
+  // ("TOTAL:" / "24" / "473.30" is no 24,473.30: outside attack).
+  for (const m of text.matchAll(
+    /(?<![\w.,\-/:])(\d{1,3}(?:[., \u00a0\u202f\u2009]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,2})?)(?![\w\-/:%]|\s%)/g,
+  )) {
+    while (nextBreak < breaks.length && breaks[nextBreak]! < m.index!) {
+      previousLineStart = lineStart;
+      lineStart = breaks[nextBreak++]! + 1;
+    }
     const cents = /[.,]\d{2}$/.test(m[1]!);
     const before = CURRENCY_BEFORE.exec(text.slice(Math.max(lineStart, m.index! - 8), m.index!));
     const after = CURRENCY_AFTER.exec(text.slice(m.index! + m[0].length, m.index! + m[0].length + 5));
@@ -103,7 +110,13 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
     if (!Number.isFinite(n)) continue;
     const currency = currencyCode(before?.[1] ?? after?.[1] ?? "");
     if (currency) written.set(currency, (written.get(currency) ?? 0) + 1);
-    const line = text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
+    // An amount alone on its line (a currency at most before it) under a line that is only a
+    // total's label is that total, as receipts print it ("GRAND TOTAL :" then "20.00"): 416 more of
+    // the 625 SROIE receipts' totals read, about one in ten wrongly (a tax summary's "TOTAL :").
+    const leading = text.slice(lineStart, m.index!);
+    const above = text.slice(previousLineStart, Math.max(previousLineStart, lineStart - 1));
+    const labelled = lineStart > 0 && /^\s*\S{0,4}\s*$/.test(leading) && TOTAL_LABEL_LINE.test(above) && isTotalLine(above);
+    const line = labelled ? above : text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
     // A total's line states it last, in its rightmost column ("Total 1 278.61 40.39 319.00": 319.00),
     // unless another total's label comes between ("Total 1.452,00 € Balance due 0,00 €": both).
     const previous = out.at(-1);
@@ -150,6 +163,9 @@ export function amountValue(written: string, { dotGroupsThousands = true } = {})
 }
 
 /** A currency named on its own, anywhere in a record. */
+/** A line that is only a total's label, a currency and a colon at most ("GRAND TOTAL :", "TOTAL (RM)"): no digits, nothing paid or tendered. */
+const TOTAL_LABEL_LINE = /^(?=[^\d]{1,32}$)(?!.*\b(paid|accepted|tender|cash|qty|items?)\b)[\p{L}\s().:/-]+$/iu;
+
 /** As receipts print them against their number ("RM39.00", "Rs.500"); not a gene's "rs10818488". */
 const CODE_AGAINST_NUMBER = /(?<![\p{L}])(RM|Rs\.|EUR|USD|MYR)(?=\d)/gu;
 const CURRENCY_ALONE = /(?<![\p{L}])(€|£|₹|rm|myr|eur|usd|gbp|pln|inr|chf|zł)(?![\p{L}])/giu;

@@ -82,22 +82,27 @@ const MONEY =
 const NOT_AN_ITEM =
   /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
-const TAX_WORD = "(gst|vat|tax|btw|tva|mwst|ust|sst)";
+const TAX_WORD = "(gst|vat|tax|btw|tva|mwst|ust)";
+/** How questions ask an amount, in the languages invoices here are written in. */
+const ASKS_AMOUNT = "(what|how much|hoeveel|wat|combien|quelle?|wie ?viel|welche)";
 /**
  * A question naming a tax asks its amount when it says of what, right after the tax ("the VAT on
- * the Coolblue invoice", "Wat is de btw op …", "Quelle TVA sur …"), or begins by asking it ("What
- * VAT did Coolblue charge?", "What was Coolblue's VAT?", "How much GST …"). Not a question that
- * only names a tax further on ("Who was pushing for the windfall profits tax?"), asks what was
- * said of it, what it is, its rate or its number (three outside attacks).
+ * the Coolblue invoice", "Wat is de btw op …", "la TVA sur …", "MwSt. auf …"), or asks it ("What
+ * VAT did Coolblue charge?", "In the Coolblue invoice, what was the VAT?", "Hoeveel btw …",
+ * "Combien de TVA …"). Not a question that only names a tax ("Who was pushing for the windfall
+ * profits tax?"), asks what was said of it, what it is, its rate, its number or a tax's plan,
+ * credit or return (four outside attacks).
  */
 const TAX_AMOUNT = new RegExp(
-  `\\b${TAX_WORD}\\s+(on|for|of|charged|paid|op|van|bij|sur|pour|du|auf|für|bei)\\b|^\\s*(what|how much)\\b[^?.!]{0,24}?\\b${TAX_WORD}\\b`,
+  `\\b${TAX_WORD}\\.?\\s+(on|for|of|charged|paid|op|van|bij|sur|pour|du|auf|für|bei)\\b|\\b${ASKS_AMOUNT}\\b[^?.!]{0,24}?\\b${TAX_WORD}\\b`,
   "i",
 );
 const TAX_NOT_AN_AMOUNT = new RegExp(
   `\\b(say|said|says|told|about|discuss\\w*|explain\\w*|mean|means|rates?|tarief|taux|satz|review|law|policy|decided|pushing|debate\\w*)\\b` +
-    // Its identifier: "the VAT number", "BTW-nummer", "N° TVA", "numéro de TVA", "TVA intracommunautaire".
-    `|\\b${TAX_WORD}[\\s-]*(numbers?|nummer|nr|no\\b|id\\b|idnr|registration|reg\\b|intracommunautaire)|n°\\s*(de\\s+)?${TAX_WORD}|numéro\\s+de\\s+${TAX_WORD}|#` +
+    // Its identifier: "the VAT number", "BTW-nummer", "N° TVA", "numéro de TVA", "TVA intracommunautaire", "VAT #".
+    `|\\b${TAX_WORD}[\\s-]*(numbers?|nummer|nr|no\\b|id\\b|idnr|identification|registration|reg\\b|intracommunautaire|#)|n°\\s*(de\\s+)?${TAX_WORD}|numéro\\s+de\\s+${TAX_WORD}` +
+    // Not an amount of it: "the windfall tax proposal", "tax credits", "a tax return".
+    `|\\b${TAX_WORD}\\s+(proposals?|plans?|bills?|legislation|reforms?|credits?|breaks?|cuts?|returns?|codes?|rules?|holidays?|havens?)\\b` +
     // What it is: "What is VAT?", "What is an entry tax?".
     `|^\\s*what\\s+(is|are)\\s+(an?\\s+|the\\s+)?[\\w\\s-]{0,24}\\b${TAX_WORD}\\s*\\??\\s*$`,
   "i",
@@ -105,15 +110,19 @@ const TAX_NOT_AN_AMOUNT = new RegExp(
 const taxAmountAsked = (q: string) => TAX_AMOUNT.test(q) && !TAX_NOT_AN_AMOUNT.test(q);
 
 /** A currency as questions write it beside an amount. */
-const CURRENCY_WORD = "([€$£₹]|zł|\\b(eur|euros?|usd|dollars?|cents?|gbp|pounds?|pln|chf|inr|rs\\.?|rm|myr)(?![\\p{L}]))";
-/** An amount the question compares with: "over 1000 EUR", "under $50", "over EUR 1000". */
+const CURRENCY_WORD =
+  "([€$£₹]|zł|\\b(eur|euros?|usd|dollars?|cents?|gbp|pounds?|pln|zloty|złoty|chf|inr|rupees?|rs\\.?|rm|ringgit|sen|myr)(?![\\p{L}]))";
+/** An amount the question compares with, and what follows it: "over 1000 EUR", "under $50", "over EUR 1000", "over 100 €". */
 const AMOUNT_CONDITION = new RegExp(
-  `\\b(over|above|under|below|more than|less than|greater than)\\s+(${CURRENCY_WORD}\\s?)?(\\d[\\d.,]*)(\\s*(%|[\\p{L}]+))?`,
+  `\\b(over|above|under|below|more than|less than|greater than)\\s+(${CURRENCY_WORD}\\s?)?(\\d[\\d.,]*)(\\s*(%|[€$£₹]|[\\p{L}]+))?`,
   "iu",
 );
 const CURRENCY_ONLY = new RegExp(`^${CURRENCY_WORD}$`, "iu");
+/** Words after an amount that say nothing of what it counts: "over 500 from Coolblue", "over €1000 in 2014", "$50 million". */
+const NOT_COUNTED =
+  /^(from|in|at|and|or|for|to|on|of|since|before|after|during|with|by|this|last|per|each|until|excluding|including|incl|excl|net|gross|million|millions|m|bn|billion|k|thousand)$/;
 /** Records that are about money: an amount compared in them is money ("invoices over 1000"). */
-const MONEY_RECORDS = /\b(invoices?|receipts?|bills?|expenses?|spent|spend|costs?|prices?|paid|charged)\b/i;
+const MONEY_RECORDS = /\b(invoices?|receipts?|bills?|expenses?|orders?|payments?|purchases?|spent|spend|costs?|prices?|paid|charged)\b/i;
 /**
  * A question comparing an amount of money: with a currency, or about records of money, the
  * number not followed by something it counts ("more than 5 orders", "more than 10%", "more than 2
@@ -123,9 +132,9 @@ function amountConditionAsked(q: string): boolean {
   const m = AMOUNT_CONDITION.exec(q);
   if (!m) return false;
   const after = m[7]?.toLowerCase();
-  const counted = after !== undefined && !CURRENCY_ONLY.test(after);
-  if (counted) return false;
-  return m[2] !== undefined || after !== undefined || MONEY_RECORDS.test(q);
+  const currencyAfter = after !== undefined && CURRENCY_ONLY.test(after);
+  if (after !== undefined && !currencyAfter && !NOT_COUNTED.test(after)) return false;
+  return m[2] !== undefined || currencyAfter || MONEY_RECORDS.test(q);
 }
 
 /** What kind of answer the question wants, by its first words. */

@@ -229,7 +229,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   )) {
     if (!m[2] && !m[4] && !m[1]) continue;
     // "rs 12345", "rm 101" with nothing compared are words to find (a SNP, a room), not amounts.
-    if (!m[1] && !m[4] && m[2] && /^[a-z]/.test(m[2])) continue;
+    if (!m[1] && !m[4] && m[2] && /^(rs|rm)/.test(m[2])) continue;
     const currency = CURRENCIES[(m[2] ?? m[4] ?? "").toLowerCase()];
     // "1.000 EUR" is a thousand; "$3.459" and "4.125%" keep their decimal point.
     const value = amountValue(m[3]!, { dotGroupsThousands: currency === "EUR" || currency === "PLN" || currency === "CHF" });

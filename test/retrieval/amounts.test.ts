@@ -61,9 +61,13 @@ test("an amount condition counts the amounts in its currency: 1,939 INR is not o
   // A record stating no amount is not judged; nor one of no stated currency, by the question's.
   expect(amountSignal(plan, doc("Invoice\nPlease find attached"))).toBe(0);
   expect(amountSignal(plan, doc("Invoice\nTotal 2,500.00"))).toBe(AMOUNT_ONLY_BOOST);
-  // A receipt printing its total's label on the line above its amount (SROIE), in ringgit: a document in ringgit only fails it.
-  const labelAbove = doc("INVOICE\nQTY U.PRICE RM(TOTAL)\n1\n20.00\n20.00\nSUB TOTAL :\n20.00\nGRAND TOTAL :\n20.00\nCASH :\n20.00");
+  // A receipt printing its total's label alone on the line above its amount (SROIE): that is its total; not a count, cash or a line with numbers.
+  const labelAbove = doc(
+    "INVOICE\nQTY U.PRICE RM(TOTAL)\n1\n20.00\n20.00\nSUB TOTAL :\n20.00\nGRAND TOTAL :\n20.00\nTOTAL PAID :\n50.00\nCASH :\n20.00",
+  );
+  expect(amountsWithCurrency(labelAbove).filter((a) => a.total)).toEqual([{ value: 20, currency: "MYR", total: true }]);
   expect(amountSignal(plan, labelAbove)).toBe(-AMOUNT_ONLY_BOOST);
+  expect(amountsWithCurrency(doc("TOTAL 2 ITEMS\n15.00 EUR")).filter((a) => a.total)).toEqual([]);
   // Numbers on lines of their own are not one number grouped by thousands (third outside attack: "24" / "473.30" read as 24,473.30).
   expect(amountsWithCurrency(doc("TOTAL:\n24\n473.30 EUR")).map((a) => a.value)).toEqual([473.3]);
   // "Rm" in an address is a room, not ringgit (second outside attack); a fee in dollars in a mail stating no total is not judged.

@@ -144,6 +144,16 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "invoices over 1000",
     "expenses over 500",
     "Which prices were below 5 cents?",
+    "Hoeveel btw staat er op de factuur van Coolblue?",
+    "Combien de TVA ai-je payé?",
+    "Wie viel MwSt. hat QualityHosting berechnet?",
+    "In the Coolblue invoice, what was the VAT?",
+    "What was the VAT on invoice #4711?",
+    "Invoices over 500 from Coolblue",
+    "Invoices over €1000 in 2014",
+    "Which receipts are over 100 ringgit?",
+    "Which orders are over 100?",
+    "invoices over 100 €",
   ])
     expect([question, kindOf(question).much]).toEqual([question, true]);
   // Questions that only name a tax are of no kind: their answer is the best source's sentences, not
@@ -169,6 +179,8 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "What was decided on the windfall tax?",
     "customers with more than 5 orders",
     "prices up more than 10%",
+    "What is the windfall tax proposal?",
+    "What is the VAT identification number of Coolblue?",
   ])
     expect([question, kindOf(question).much]).toEqual([question, false]);
 });
