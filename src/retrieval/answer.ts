@@ -84,7 +84,7 @@ const NOT_AN_ITEM =
 
 const TAX_WORD = "(gst|vat|tax|btw|tva|mwst|ust)";
 /** How questions ask an amount, in the languages invoices here are written in. */
-const ASKS_AMOUNT = "(what|how much|hoeveel|wat|combien|quelle?|wie ?viel|welche)";
+const ASKS_AMOUNT = "(what|how much|hoeveel|combien|wie ?viel)";
 /**
  * A question naming a tax asks its amount when it says of what, right after the tax ("the VAT on
  * the Coolblue invoice", "Wat is de btw op …", "la TVA sur …", "MwSt. auf …"), or asks it ("What
@@ -98,11 +98,11 @@ const TAX_AMOUNT = new RegExp(
   "i",
 );
 const TAX_NOT_AN_AMOUNT = new RegExp(
-  `\\b(say|said|says|told|about|discuss\\w*|explain\\w*|mean|means|rates?|tarief|taux|satz|review|law|policy|decided|pushing|debate\\w*)\\b` +
+  `\\b(say|said|says|told|about|discuss\\w*|explain\\w*|mean|means|betekent|bedeutet|signifie|implications?|impacts?|effects?|consequences?|exempt\\w*|befreit|verlegd|rates?|tarief|taux|satz|review|law|policy|decided|pushing|debate\\w*)\\b` +
     // Its identifier: "the VAT number", "BTW-nummer", "N° TVA", "numéro de TVA", "TVA intracommunautaire", "VAT #".
     `|\\b${TAX_WORD}[\\s-]*(numbers?|nummer|nr|no\\b|id\\b|idnr|identification|registration|reg\\b|intracommunautaire|#)|n°\\s*(de\\s+)?${TAX_WORD}|numéro\\s+de\\s+${TAX_WORD}` +
     // Not an amount of it: "the windfall tax proposal", "tax credits", "a tax return".
-    `|\\b${TAX_WORD}\\s+(proposals?|plans?|bills?|legislation|reforms?|credits?|breaks?|cuts?|returns?|codes?|rules?|holidays?|havens?)\\b` +
+    `|\\b${TAX_WORD}\\s+(proposals?|plans?|legislation|reforms?|credits?|breaks?|cuts?|returns?|codes?|rules?|holidays?|havens?)\\b` +
     // What it is: "What is VAT?", "What is an entry tax?".
     `|^\\s*what\\s+(is|are)\\s+(an?\\s+|the\\s+)?[\\w\\s-]{0,24}\\b${TAX_WORD}\\s*\\??\\s*$`,
   "i",
@@ -114,13 +114,13 @@ const CURRENCY_WORD =
   "([€$£₹]|zł|\\b(eur|euros?|usd|dollars?|cents?|gbp|pounds?|pln|zloty|złoty|chf|inr|rupees?|rs\\.?|rm|ringgit|sen|myr)(?![\\p{L}]))";
 /** An amount the question compares with, and what follows it: "over 1000 EUR", "under $50", "over EUR 1000", "over 100 €". */
 const AMOUNT_CONDITION = new RegExp(
-  `\\b(over|above|under|below|more than|less than|greater than)\\s+(${CURRENCY_WORD}\\s?)?(\\d[\\d.,]*)(\\s*(%|[€$£₹]|[\\p{L}]+))?`,
-  "iu",
+  `\\b(over|above|under|below|more than|less than|greater than|fewer than)\\s+(${CURRENCY_WORD}\\s?)?(\\d[\\d.,]*)(\\s*(%|[€$£₹]|[\\p{L}]+))?`,
+  "giu",
 );
 const CURRENCY_ONLY = new RegExp(`^${CURRENCY_WORD}$`, "iu");
 /** Words after an amount that say nothing of what it counts: "over 500 from Coolblue", "over €1000 in 2014", "$50 million". */
 const NOT_COUNTED =
-  /^(from|in|at|and|or|for|to|on|of|since|before|after|during|with|by|this|last|per|each|until|excluding|including|incl|excl|net|gross|million|millions|m|bn|billion|k|thousand)$/;
+  /^(from|in|at|and|or|for|to|on|since|before|after|during|with|by|this|last|per|each|until|excluding|including|incl|excl|net|gross|million|millions|m|bn|billion|k|thousand)$/;
 /** Records that are about money: an amount compared in them is money ("invoices over 1000"). */
 const MONEY_RECORDS = /\b(invoices?|receipts?|bills?|expenses?|orders?|payments?|purchases?|spent|spend|costs?|prices?|paid|charged)\b/i;
 /**
@@ -129,12 +129,15 @@ const MONEY_RECORDS = /\b(invoices?|receipts?|bills?|expenses?|orders?|payments?
  * days", "more than 30 votes": outside attacks).
  */
 function amountConditionAsked(q: string): boolean {
-  const m = AMOUNT_CONDITION.exec(q);
-  if (!m) return false;
-  const after = m[7]?.toLowerCase();
-  const currencyAfter = after !== undefined && CURRENCY_ONLY.test(after);
-  if (after !== undefined && !currencyAfter && !NOT_COUNTED.test(after)) return false;
-  return m[2] !== undefined || currencyAfter || MONEY_RECORDS.test(q);
+  const conditions = [...q.matchAll(AMOUNT_CONDITION)].map((m) => {
+    const after = m[7]?.toLowerCase();
+    const currencyAfter = after !== undefined && CURRENCY_ONLY.test(after);
+    return { currency: m[2] !== undefined || currencyAfter, counts: after !== undefined && !currencyAfter && !NOT_COUNTED.test(after) };
+  });
+  if (conditions.length === 0) return false;
+  // "over 10 and under 50 RM": money by either; "more than 3 and fewer than 10 items": a count by either.
+  if (conditions.some((c) => c.currency)) return true;
+  return !conditions.some((c) => c.counts) && MONEY_RECORDS.test(q);
 }
 
 /** What kind of answer the question wants, by its first words. */

@@ -228,8 +228,9 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     /\b(over|above|more than|under|below|less than)?\s*([€$£₹]|(?:eur|usd|gbp|pln|chf|inr|rm|rs\.?)(?=\s\d)|rs\.(?=\d))?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(?:(euros?|eur|usd|dollars?|gbp|pln|chf|inr|rm|€|₹)(?![\p{L}]))?/giu,
   )) {
     if (!m[2] && !m[4] && !m[1]) continue;
-    // "rs 12345", "rm 101" with nothing compared are words to find (a SNP, a room), not amounts.
-    if (!m[1] && !m[4] && m[2] && /^(rs|rm)/.test(m[2])) continue;
+    // A lower-case code before a number, nothing compared, is words to find ("rs 12345" a SNP,
+    // "rm 101" a room, "which invoice was eur 4.904,94" its figures), not an amount.
+    if (!m[1] && !m[4] && m[2] && /^[a-z]/.test(m[2])) continue;
     const currency = CURRENCIES[(m[2] ?? m[4] ?? "").toLowerCase()];
     // "1.000 EUR" is a thousand; "$3.459" and "4.125%" keep their decimal point.
     const value = amountValue(m[3]!, { dotGroupsThousands: currency === "EUR" || currency === "PLN" || currency === "CHF" });

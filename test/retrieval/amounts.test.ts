@@ -68,6 +68,13 @@ test("an amount condition counts the amounts in its currency: 1,939 INR is not o
   expect(amountsWithCurrency(labelAbove).filter((a) => a.total)).toEqual([{ value: 20, currency: "MYR", total: true }]);
   expect(amountSignal(plan, labelAbove)).toBe(-AMOUNT_ONLY_BOOST);
   expect(amountsWithCurrency(doc("TOTAL 2 ITEMS\n15.00 EUR")).filter((a) => a.total)).toEqual([]);
+  // A rate in the label is no amount ("TOTAL INCL. GST@6%", Mr. D.I.Y.); an amount with more on its line is not the label's.
+  expect(
+    amountsWithCurrency(doc("TOTAL INCL. GST@6%\n36.60"))
+      .filter((a) => a.total)
+      .map((a) => a.value),
+  ).toEqual([36.6]);
+  expect(amountsWithCurrency(doc("TOTAL :\n2x 5.00 EUR")).filter((a) => a.total)).toEqual([]);
   // Numbers on lines of their own are not one number grouped by thousands (third outside attack: "24" / "473.30" read as 24,473.30).
   expect(amountsWithCurrency(doc("TOTAL:\n24\n473.30 EUR")).map((a) => a.value)).toEqual([473.3]);
   // "Rm" in an address is a room, not ringgit (second outside attack); a fee in dollars in a mail stating no total is not judged.
@@ -109,6 +116,8 @@ test("a total is not a percentage or a page number after it, and a paid invoice'
 test("amounts on one long line take linear time (a search back per amount was quadratic: 1 MB, 1.7-6.3 s)", () => {
   const started = performance.now();
   for (const unit of ["$1 ", "1.00 ", "€1 $2 £3 RM4 "]) amountsWithCurrency(doc(unit.repeat(Math.ceil(1_000_000 / unit.length))));
+  // A long run of spaces before amounts on one line (fifth outside attack: 27 s on 25 KB while an amount's line was tested whole).
+  amountsWithCurrency(doc(`Invoice total\n${" ".repeat(25_000)}abcde ${"1.00 ".repeat(100)}`));
   expect(performance.now() - started).toBeLessThan(500);
 });
 

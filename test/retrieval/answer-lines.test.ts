@@ -154,6 +154,8 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "Which receipts are over 100 ringgit?",
     "Which orders are over 100?",
     "invoices over 100 €",
+    "What was the GST bill at Guardian?",
+    "Receipts over 10 and under 50 RM",
   ])
     expect([question, kindOf(question).much]).toEqual([question, true]);
   // Questions that only name a tax are of no kind: their answer is the best source's sentences, not
@@ -180,6 +182,11 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "customers with more than 5 orders",
     "prices up more than 10%",
     "What is the windfall tax proposal?",
+    "Wat betekent btw verlegd?",
+    "Welche Waren sind von der MwSt befreit?",
+    "Who knows what the tax implications are?",
+    "Which orders contain more than 10 of the same track?",
+    "Which orders had more than 3 and fewer than 10 items?",
     "What is the VAT identification number of Coolblue?",
   ])
     expect([question, kindOf(question).much]).toEqual([question, false]);

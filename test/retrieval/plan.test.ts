@@ -77,6 +77,7 @@ describe("planQuery", () => {
     expect(snp.terms).toContain("rs647161");
     // A lower-case code before a number, nothing compared: words to find (third outside attack).
     expect(planQuery("what did rs 12345 show", NOW).amounts).toEqual([]);
+    expect(planQuery("which invoice was eur 4.904,94", NOW).terms).toContain("904");
   });
 
   test("amounts with currency and comparison; e-mail addresses", () => {
