@@ -93,8 +93,35 @@ function pushPairs(run: string, out: string[]): void {
   if (pairs === 0 && previous !== undefined) out.push(previous);
 }
 
+/** Words the stemmer changes: English letters only, three or more. */
+const STEMMABLE = /^[a-z]{3,}$/;
+
 /** A folded word as the index knows it: English words Porter-stemmed ("nandos" and "Nando's" meet as "nando"). */
-export const stemmed = (word: string) => (word.length > 2 && /^[a-z]+$/.test(word) ? stemmer(word) : word);
+export const stemmed = (word: string) => (STEMMABLE.test(word) ? stemmer(word) : word);
+
+/**
+ * `compute(word)`, remembered in `memo`, which is emptied past MEMO_LIMIT; a word longer than
+ * MEMO_WORD_CHARS is not kept. The word is cut from a record's text: it is kept as its own copy,
+ * not holding that text.
+ */
+function remembered(memo: Map<string, string>, word: string, compute: (word: string) => string): string {
+  let value = memo.get(word);
+  if (value === undefined) {
+    value = compute(word);
+    if (word.length > MEMO_WORD_CHARS) return value;
+    if (memo.size >= MEMO_LIMIT) memo.clear();
+    memo.set(ownCopy(word), value);
+  }
+  return value;
+}
+
+const stems = new Map<string, string>();
+/**
+ * `stemmed`, remembered across calls (candidates' vocabulary repeats from question to question).
+ * Digits, other scripts and short words are returned as they are, never remembered: a record of
+ * distinct numbers or Chinese pairs would empty the memo for every question (outside attack).
+ */
+export const stemOf = (word: string): string => (STEMMABLE.test(word) ? remembered(stems, word, stemmer) : word);
 
 export class TermBlinder {
   /** By folded word, its blinded stem: stemming each occurrence again was half the time of a long mail's indexing. */
@@ -115,15 +142,7 @@ export class TermBlinder {
 
   /** A folded word as the index stores it: its stem, blinded. */
   term(word: string): string {
-    let h = this.memo.get(word);
-    if (h === undefined) {
-      h = this.hash(`w\u0000${stemmed(word)}`);
-      if (word.length > MEMO_WORD_CHARS) return h;
-      if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-      // The word is cut from its record's text: remembered as its own copy, not holding that text.
-      this.memo.set(ownCopy(word), h);
-    }
-    return h;
+    return remembered(this.memo, word, (w) => this.hash(`w\u0000${stemmed(w)}`));
   }
 
   /** A text as the index stores it: one blinded term per word, in order. */

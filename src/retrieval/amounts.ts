@@ -113,15 +113,20 @@ export function amountsWithCurrency(record: SourceRecord): Amount[] {
     // An amount alone on its line (a currency at most before it) under a line that is only a
     // total's label is that total, as receipts print it ("GRAND TOTAL :" then "20.00"): 416 more of
     // the 625 SROIE receipts' totals read, about one in ten wrongly (a tax summary's "TOTAL :").
-    // Bounded before any pattern runs: a long run of spaces before an amount made the test quadratic (27 s on 25 KB: outside attack).
-    const leading = m.index! - lineStart <= ALONE_REACH ? text.slice(lineStart, m.index!).trim() : "-".repeat(ALONE_REACH);
-    const lineEnd = nextBreak < breaks.length ? breaks[nextBreak]! : text.length;
+    // Lengths are checked before any pattern runs: a long run of spaces before an amount made the
+    // test quadratic (27 s on 25 KB: outside attack).
     const end = m.index! + m[0].length;
-    const trailing = lineEnd - end <= ALONE_REACH ? text.slice(end, lineEnd).trim() : "-".repeat(ALONE_REACH);
-    const alone = currencyOrNothing(leading) && currencyOrNothing(trailing);
-    const above = text.slice(previousLineStart, Math.max(previousLineStart, lineStart - 1));
-    const labelled = lineStart > 0 && alone && isLabelOnly(above) && isTotalLine(above);
-    const line = labelled ? above : text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
+    const lineEnd = nextBreak < breaks.length ? breaks[nextBreak]! : text.length;
+    const alone =
+      lineStart > 0 &&
+      m.index! - lineStart <= ALONE_REACH &&
+      lineEnd - end <= ALONE_REACH &&
+      lineStart - previousLineStart <= LABEL_CHARS + 1 &&
+      currencyOrNothing(text.slice(lineStart, m.index!).trim()) &&
+      currencyOrNothing(text.slice(end, lineEnd).trim());
+    const above = alone ? text.slice(previousLineStart, lineStart - 1) : "";
+    const line =
+      alone && isLabelOnly(above) && isTotalLine(above) ? above : text.slice(Math.max(lineStart, m.index! - TOTAL_LABEL_REACH), m.index!);
     // A total's line states it last, in its rightmost column ("Total 1 278.61 40.39 319.00": 319.00),
     // unless another total's label comes between ("Total 1.452,00 € Balance due 0,00 €": both).
     const previous = out.at(-1);
@@ -167,20 +172,22 @@ export function amountValue(written: string, { dotGroupsThousands = true } = {})
   return Number(whole.replace(/[.,]/g, "") + (dec ? `.${dec[1]}` : ""));
 }
 
-/** A currency named on its own, anywhere in a record. */
 /** How far before or after an amount its line is read to tell it alone there (a currency at most). */
 const ALONE_REACH = 12;
+/** The longest line read as a total's label alone. */
+const LABEL_CHARS = 40;
 /**
  * A line that is only a total's label, a currency, a rate and a colon at most ("GRAND TOTAL :",
  * "TOTAL (RM)", "TOTAL INCL. GST@6%"): no other number, nothing paid, tendered or counted.
  */
-const TOTAL_LABEL_LINE = /^(?!.*\b(paid|accepted|tender|cash|qty|items?)\b)[\p{L}\s().:/@%-]{1,40}$/iu;
+const TOTAL_LABEL_LINE = /^(?!.*\b(paid|accepted|tender|cash|qty|items?)\b)[\p{L}\s().:/@%-]+$/iu;
 /** Nothing, or a currency alone ("RM", "€", "(EUR)"): what may stand beside an amount alone on its line. */
 const currencyOrNothing = (x: string) => x === "" || /^[€$£₹]$/.test(x) || currencyCode(x.replace(/[():]/g, "")) !== undefined;
-const isLabelOnly = (line: string) => line.length <= 40 && TOTAL_LABEL_LINE.test(line.replace(/\d+(?:[.,]\d+)?\s?%/g, ""));
+const isLabelOnly = (line: string) => TOTAL_LABEL_LINE.test(line.replace(/\d+(?:[.,]\d+)?\s?%/g, ""));
 
 /** As receipts print them against their number ("RM39.00", "Rs.500"); not a gene's "rs10818488". */
 const CODE_AGAINST_NUMBER = /(?<![\p{L}])(RM|Rs\.|EUR|USD|MYR)(?=\d)/gu;
+/** A currency named on its own, anywhere in a record. */
 const CURRENCY_ALONE = /(?<![\p{L}])(€|£|₹|rm|myr|eur|usd|gbp|pln|inr|chf|zł)(?![\p{L}])/giu;
 // Not the currency written after the amount before ("1.452,00 EUR 2": the 2 is no euro amount).
 const CURRENCY_BEFORE = /(?<![\d.,]\s{0,2})([€$£₹]|\b(?:eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;

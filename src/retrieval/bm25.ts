@@ -3,36 +3,10 @@
 // compares them (index-terms.ts: folded, then stemmed): a question's words are found in a
 // candidate however either is written, and a record the index found by a word ("Nandos" for
 // "NANDO'S") is not scored 0 for it here.
-import { foldedWords, stemmed } from "../connectors/index-terms";
-import { ownCopy } from "../text";
+import { foldedWords, stemOf } from "../connectors/index-terms";
 
 const K1 = 1.2;
 const B = 0.75;
-
-/** Stems remembered: a pool's vocabulary repeats from question to question. */
-const STEM_MEMO_LIMIT = 50_000;
-/** The longest word remembered (a longer one rarely comes again). */
-const STEM_MEMO_WORD_CHARS = 64;
-const stems = new Map<string, string>();
-
-/** Words the stemmer changes: English letters only, three or more (index-terms.ts stemmed). */
-const STEMMABLE = /^[a-z]{3,}$/;
-
-/** A folded word as the index compares it: its stem. */
-function stemOf(word: string): string {
-  // Digits, other scripts and short words come back as they are: neither stemmed nor remembered
-  // (a record of distinct numbers or Chinese pairs emptied the memo for every question).
-  if (!STEMMABLE.test(word)) return word;
-  let stem = stems.get(word);
-  if (stem === undefined) {
-    stem = stemmed(word);
-    if (word.length > STEM_MEMO_WORD_CHARS) return stem;
-    if (stems.size >= STEM_MEMO_LIMIT) stems.clear();
-    // The word is cut from a record's text: remembered as its own copy, not holding that text.
-    stems.set(ownCopy(word), stem);
-  }
-  return stem;
-}
 
 /** The words of a text as they are compared: folded, stemmed, of two characters or more. */
 export const words = (text: string) => foldedWords(text).flatMap((w) => (w.length > 1 ? [stemOf(w)] : []));
