@@ -33,16 +33,29 @@ export const CURRENCY_CODES: Record<string, string> = {
   dollars: "USD",
   "£": "GBP",
   gbp: "GBP",
+  pound: "GBP",
+  pounds: "GBP",
   pln: "PLN",
   zł: "PLN",
+  zloty: "PLN",
+  złoty: "PLN",
   chf: "CHF",
   "₹": "INR",
   inr: "INR",
   rs: "INR",
   "rs.": "INR",
+  rupee: "INR",
+  rupees: "INR",
   rm: "MYR",
   myr: "MYR",
+  ringgit: "MYR",
 };
+
+/** Every currency as CURRENCY_CODES writes it, longest first, as a pattern (the questions' currencies: plan.ts, answer.ts). */
+export const CURRENCY_NAMES = Object.keys(CURRENCY_CODES)
+  .sort((a, b) => b.length - a.length)
+  .map((name) => name.replace(/[.$]/g, "\\$&"))
+  .join("|");
 
 /** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
 export const TOTAL =

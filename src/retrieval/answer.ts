@@ -5,7 +5,7 @@
 // (a mail's wrapped lines joined, a label with its value below it); header, quoting and
 // boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
-import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
+import { CURRENCY_NAMES, isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { words } from "./bm25";
 import { documentDates } from "./document-dates";
 
@@ -109,12 +109,11 @@ const TAX_NOT_AN_AMOUNT = new RegExp(
 );
 const taxAmountAsked = (q: string) => TAX_AMOUNT.test(q) && !TAX_NOT_AN_AMOUNT.test(q);
 
-/** A currency as questions write it beside an amount. */
-const CURRENCY_WORD =
-  "([€$£₹]|zł|\\b(eur|euros?|usd|dollars?|cents?|gbp|pounds?|pln|zloty|złoty|chf|inr|rupees?|rs\\.?|rm|ringgit|sen|myr)(?![\\p{L}]))";
+/** A currency as questions write it beside an amount (amounts.ts CURRENCY_NAMES), or its cents. */
+const CURRENCY_WORD = `(?<![\\p{L}])(?:${CURRENCY_NAMES}|cents?|sen)(?![\\p{L}])`;
 /** An amount the question compares with, and what follows it: "over 1000 EUR", "under $50", "over EUR 1000", "over 100 €". */
 const AMOUNT_CONDITION = new RegExp(
-  `\\b(over|above|under|below|more than|less than|greater than|fewer than)\\s+(${CURRENCY_WORD}\\s?)?(\\d[\\d.,]*)(\\s*(%|[€$£₹]|[\\p{L}]+))?`,
+  `\\b(?:over|above|under|below|more than|less than|greater than|fewer than)\\s+(?<before>${CURRENCY_WORD}\\s?)?\\d[\\d.,]*(?:\\s*(?<after>%|[€$£₹]|[\\p{L}]+))?`,
   "giu",
 );
 const CURRENCY_ONLY = new RegExp(`^${CURRENCY_WORD}$`, "iu");
@@ -130,9 +129,12 @@ const MONEY_RECORDS = /\b(invoices?|receipts?|bills?|expenses?|orders?|payments?
  */
 function amountConditionAsked(q: string): boolean {
   const conditions = [...q.matchAll(AMOUNT_CONDITION)].map((m) => {
-    const after = m[7]?.toLowerCase();
+    const after = m.groups?.after?.toLowerCase();
     const currencyAfter = after !== undefined && CURRENCY_ONLY.test(after);
-    return { currency: m[2] !== undefined || currencyAfter, counts: after !== undefined && !currencyAfter && !NOT_COUNTED.test(after) };
+    return {
+      currency: m.groups?.before !== undefined || currencyAfter,
+      counts: after !== undefined && !currencyAfter && !NOT_COUNTED.test(after),
+    };
   });
   if (conditions.length === 0) return false;
   // "over 10 and under 50 RM": money by either; "more than 3 and fewer than 10 items": a count by either.

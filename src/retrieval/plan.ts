@@ -4,7 +4,7 @@
 
 import * as chrono from "chrono-node";
 import { INVISIBLE } from "../text";
-import { amountValue, CURRENCY_CODES } from "./amounts";
+import { amountValue, CURRENCY_CODES, CURRENCY_NAMES } from "./amounts";
 import { type Country, countriesIn } from "./countries";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
@@ -45,10 +45,19 @@ const STOPWORDS = new Set(
  * source's work grows with them, and a question of hundreds of words is no sharper for it (issue 13).
  */
 export const MAX_QUERY_TERMS = 32;
+
+/**
+ * An amount in a question, compared or with its currency: a currency before the number ("€1000",
+ * "EUR 1000", "RM 100", "Rs.500"; not the SNP "rs10818488") or after it ("1000 euros", "100
+ * ringgit"), as a whole word: "Europe" is no euro, "1000 euros" leaves no "os" behind (outside attack).
+ */
+const AMOUNT = new RegExp(
+  `\\b(over|above|more than|under|below|less than)?\\s*([€$£₹]|(?:eur|usd|gbp|pln|chf|inr|rm|rs\\.?)(?=\\s\\d)|rs\\.(?=\\d))?\\s?(\\d{1,3}(?:[,.\\s]\\d{3})+(?:[.,]\\d+)?|\\d+(?:[.,]\\d+)?)\\s*(?:(${CURRENCY_NAMES})(?![\\p{L}]))?`,
+  "giu",
+);
 const LARGEST = /\b(most|highest|largest|biggest|greatest|maximum|top)\b/i;
 const SMALLEST = /\b(least|lowest|smallest|fewest|minimum|cheapest)\b/i;
 /** The question's currencies, as the records' are read. */
-const CURRENCIES = CURRENCY_CODES;
 
 /** chrono's components can be assigned; its published type leaves that out. */
 const assign = (c: chrono.ParsedComponents, unit: "year", value: number) =>
@@ -221,17 +230,12 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const addresses = [...text.matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
   const amounts: QueryPlan["amounts"] = [];
   const amountSpans: Array<[number, number]> = [];
-  for (const m of rest.matchAll(
-    // A currency before the number ("€1000", "EUR 1000", "RM 100", "Rs.500"; not the SNP
-    // "rs10818488") or after it ("1000 euros"), as a whole word: "Europe" is no euro, "1000 euros"
-    // leaves no "os" behind (outside attack).
-    /\b(over|above|more than|under|below|less than)?\s*([€$£₹]|(?:eur|usd|gbp|pln|chf|inr|rm|rs\.?)(?=\s\d)|rs\.(?=\d))?\s?(\d{1,3}(?:[,.\s]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)\s*(?:(euros?|eur|usd|dollars?|gbp|pln|chf|inr|rm|€|₹)(?![\p{L}]))?/giu,
-  )) {
+  for (const m of rest.matchAll(AMOUNT)) {
     if (!m[2] && !m[4] && !m[1]) continue;
     // A lower-case code before a number, nothing compared, is words to find ("rs 12345" a SNP,
     // "rm 101" a room, "which invoice was eur 4.904,94" its figures), not an amount.
     if (!m[1] && !m[4] && m[2] && /^[a-z]/.test(m[2])) continue;
-    const currency = CURRENCIES[(m[2] ?? m[4] ?? "").toLowerCase()];
+    const currency = CURRENCY_CODES[(m[2] ?? m[4] ?? "").toLowerCase()];
     // "1.000 EUR" is a thousand; "$3.459" and "4.125%" keep their decimal point.
     const value = amountValue(m[3]!, { dotGroupsThousands: currency === "EUR" || currency === "PLN" || currency === "CHF" });
     if (!Number.isFinite(value)) continue;

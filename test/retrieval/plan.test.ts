@@ -66,6 +66,8 @@ describe("planQuery", () => {
       ["receipts over RM 100", 100, "MYR"],
       ["invoices over ₹1000", 1000, "INR"],
       ["bills over Rs.500", 500, "INR"],
+      ["receipts over 100 ringgit", 100, "MYR"],
+      ["orders over 50 pounds", 50, "GBP"],
       ["invoices from Europe over 1000", 1000, undefined],
     ] as const) {
       const [amount] = planQuery(question, NOW).amounts;
