@@ -12,8 +12,9 @@ import { infoOf, type RequestInfo, requestContext } from "../http/request-contex
 import { limitKey, parseRanges } from "../limits/client-ip";
 import type { Logger } from "../log";
 import { authorizationServerMetadata } from "../metadata/service";
+import { InvalidClientMetadata, InvalidRequest, OAuthError, TemporarilyUnavailable } from "./errors";
 import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
-import { OAuthError, type OAuthServer } from "./service";
+import type { OAuthServer } from "./service";
 import { PENDING_TTL_SECONDS, UPSTREAM_CALLBACK_PATH, UPSTREAM_COOKIE, UpstreamError } from "./upstream";
 
 export const SESSION_COOKIE = "corpus_session";
@@ -50,9 +51,9 @@ function cookies(request: Request): Map<string, string> {
 async function form(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type))
-    throw new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded");
+    throw new InvalidRequest("the body must be application/x-www-form-urlencoded");
   const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) throw new OAuthError("invalid_request", "the form is too large");
+  if (text.length > MAX_FORM_BYTES) throw new InvalidRequest("the form is too large");
   return new URLSearchParams(text);
 }
 
@@ -67,26 +68,11 @@ function oauthJson(body: unknown, status = 200, extra: Record<string, string> = 
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...extra } });
 }
 
-function oauthFailure(error: unknown): Response {
-  if (error instanceof OAuthError) {
-    const extra: Record<string, string> =
-      error.status === 401
-        ? { "www-authenticate": 'Basic realm="corpus"' }
-        : error.status === 429
-          ? { "retry-after": /(\d+) s$/.exec(error.message)?.[1] ?? "60" }
-          : {};
-    return oauthJson({ error: error.error, error_description: error.message }, error.status, extra);
-  }
-  throw error;
-}
-
-/** An OAuth endpoint's answer: what `run` returns, or the OAuthError it throws as `{ error, error_description }`. */
-async function oauthAnswer(run: () => Promise<Response>): Promise<Response> {
-  try {
-    return await run();
-  } catch (error) {
-    return oauthFailure(error);
-  }
+/** Headers an OAuth error is answered with: the Basic challenge of a 401, the Retry-After of a 429. */
+function errorHeaders(error: OAuthError): Record<string, string> {
+  if (error.status === 401) return { "www-authenticate": 'Basic realm="corpus"' };
+  if (error instanceof TemporarilyUnavailable && error.retryAfter !== undefined) return { "retry-after": String(error.retryAfter) };
+  return {};
 }
 
 const constantEqual = (a: string | null | undefined, b: string | null | undefined) =>
@@ -158,6 +144,17 @@ export function openidConfiguration(config: Config, oauth: OAuthServer): Record<
 }
 
 export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => {
+  /** An OAuth endpoint's answer: what `run` returns, or the OAuthError it throws as `{ error, error_description }`. */
+  const oauthAnswer = async (run: () => Promise<Response>): Promise<Response> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      return oauthJson({ error: error.error, error_description: error.message }, error.status, errorHeaders(error));
+    }
+  };
+  /** A page saying why an authorization request cannot be used (never a redirect to an unverified URI). */
+  const refusedPage = (error: OAuthError) => page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
   /** An upstream sign-in that fails is the operator's to see (a provider down, a key rotated, an attack): its reason, never a code or token. */
   const upstreamFailed = (stage: "start" | "callback", error: UpstreamError) =>
     log.warning("upstream sign-in failed", { stage, issuer: config.CORPUS_OIDC_ISSUER, reason: error.message });
@@ -222,7 +219,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     try {
       checked = await oauth.authorizationRequest(new URLSearchParams(query));
     } catch (error) {
-      if (error instanceof OAuthError) return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+      if (error instanceof OAuthError) return refusedPage(error);
       throw error;
     }
     if ("redirectError" in checked) {
@@ -326,8 +323,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         try {
           checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""));
         } catch (error) {
-          if (error instanceof OAuthError)
-            return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+          if (error instanceof OAuthError) return refusedPage(error);
           throw error;
         }
         if ("redirectError" in checked)
@@ -388,10 +384,10 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
             if (text.length > MAX_FORM_BYTES) throw new Error();
             meta = JSON.parse(text);
           } catch {
-            throw new OAuthError("invalid_client_metadata", "the body must be a JSON object of at most 16 KiB");
+            throw new InvalidClientMetadata("the body must be a JSON object of at most 16 KiB");
           }
           if (typeof meta !== "object" || meta === null || Array.isArray(meta))
-            throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
+            throw new InvalidClientMetadata("the body must be a JSON object");
           return oauthJson(oauth.register(meta as Record<string, unknown>, address(request, info)), 201);
         }),
       endpointDoc(
