@@ -1,7 +1,7 @@
 // corpus as its own OAuth 2.1 authorization server (D27, D28; MCP authorization 2025-11-25
 // and 2026-07-28): authorization code with PKCE S256 only, clients registered dynamically
 // (RFC 7591) or named by the URL of their metadata document (Client ID Metadata Documents),
-// redirect URIs matched exactly (a loopback one on any port, RFC 8252
+// redirect URIs from an allow-list, matched exactly (a loopback one on any port, RFC 8252
 // section 7.3), tokens bound to this resource (RFC 8707), refresh tokens only with
 // offline_access, rotating, a replayed one revoking its whole grant, and revocation (RFC 7009).
 // Access tokens are the EdDSA JWTs of D4, issued by the auth room's TokenIssuer and verified by
