@@ -280,11 +280,15 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         const user = (f.get("user") ?? "").trim().slice(0, 129);
         const result = await oauth.login(user, f.get("password") ?? "", address(request, info));
         if (!result.ok) {
-          if (result.retryAfter) {
+          if (result.refused) {
+            const { reason, retryAfter } = result.refused;
             return login(request, { return: target }, 429, {
               user,
-              error: `Too many failed sign-ins. Try again in ${Math.ceil(result.retryAfter / 60)} minute(s).`,
-              headers: [["retry-after", String(result.retryAfter)]],
+              error:
+                reason === "busy"
+                  ? "Too many sign-ins at once. Try again in a moment."
+                  : `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
+              headers: [["retry-after", String(retryAfter)]],
             });
           }
           return login(request, { return: target }, 401, { user, error: "The user name or password is not right." });

@@ -1,6 +1,9 @@
 // Sessions and sign-in at the built-in authorization server (D27): a password checked against
-// `corpus user` accounts, throttled per account and per address (throttle.ts), or a person
-// signed in by the upstream OpenID Connect provider. Then the connected-apps page.
+// `corpus user` accounts, throttled per account and per address (throttle.ts) with each attempt
+// counted before its hash is computed, and the hash itself waiting for the process's gate
+// (accounts/hash-gate.ts), so guesses sent at once buy neither CPU nor memory (issue 35); or a
+// person signed in by the upstream OpenID Connect provider. Then the connected-apps page.
+import { HashesBusy } from "../accounts/hash-gate";
 import { SAFE_SUBJECT } from "../auth/subjects";
 import { type OAuthContext, secondsOf, secret } from "./context";
 import { revokeGrant } from "./revocation";
@@ -10,8 +13,8 @@ import { UpstreamError } from "./upstream";
 
 export const SESSION_TTL_SECONDS = 12 * 3600;
 
-/** A sign-in's outcome; a throttled one says how many seconds to wait. */
-export type LoginResult = { ok: true } | { ok: false; retryAfter?: number };
+/** A sign-in's outcome; refused ones say why and how many seconds to wait. */
+export type LoginResult = { ok: true } | { ok: false; refused?: { reason: "throttled" | "busy"; retryAfter: number } };
 
 export class SignIn {
   readonly throttle: LoginThrottle;
@@ -38,18 +41,27 @@ export class SignIn {
     this.ctx.store.deleteSession(sha256(id));
   }
 
-  /** Checks a login; throttled per account and per address. */
+  /**
+   * Checks a password sign-in from `address`: refused before any hash when the throttle is
+   * reached (the attempt is counted first) or when the process's hashes are busy.
+   */
   async login(user: string, password: string, address: string): Promise<LoginResult> {
     // Not a possible account name: counted against the address only, never kept as a key of its own.
     if (!SAFE_SUBJECT.test(user)) user = "(invalid)";
-    const wait = this.throttle.blockedFor(user, address);
-    if (wait > 0) return { ok: false, retryAfter: wait };
-    if (await this.ctx.accounts.verify(user, password)) {
-      this.throttle.succeed(user);
-      return { ok: true };
+    const counted = this.throttle.attempt(user, address);
+    if ("wait" in counted) return { ok: false, refused: { reason: "throttled", retryAfter: counted.wait } };
+    let right: boolean;
+    try {
+      right = await this.ctx.accounts.verify(user, password);
+    } catch (error) {
+      // No password was checked: the attempt does not count.
+      counted.attempt.refund();
+      if (error instanceof HashesBusy) return { ok: false, refused: { reason: "busy", retryAfter: error.retryAfter } };
+      throw error;
     }
-    this.throttle.fail(user, address);
-    return { ok: false };
+    if (!right) return { ok: false };
+    counted.attempt.succeeded();
+    return { ok: true };
   }
 
   /**
