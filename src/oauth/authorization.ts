@@ -37,15 +37,15 @@ export class Authorization {
   ) {}
 
   /**
-   * Checks an authorization request. Problems with client_id or redirect_uri
+   * Checks an authorization request from `address`. Problems with client_id or redirect_uri
    * throw an OAuthError (shown on a page: never redirected to an unverified URI); the rest come
    * back as `{ redirectError }`, to send to the verified redirect URI.
    */
-  async request(params: URLSearchParams): Promise<{ request: AuthorizationRequest } | { redirectError: RedirectError }> {
+  async request(params: URLSearchParams, address: string): Promise<{ request: AuthorizationRequest } | { redirectError: RedirectError }> {
     singleValued(params, (m) => new InvalidRequest(m));
     const clientId = params.get("client_id");
     if (!clientId) throw new InvalidRequest("client_id is missing");
-    const client = await this.clients.find(clientId);
+    const client = await this.clients.find(clientId, address);
     if (!client) throw new InvalidClient("this client is not registered");
     const redirectUri = params.get("redirect_uri") ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : undefined);
     if (!redirectUri || !redirectMatches(client.redirectUris, redirectUri))

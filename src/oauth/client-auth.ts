@@ -5,8 +5,13 @@ import { InvalidClient, InvalidRequest } from "./errors";
 import type { Client, Clients } from "./registration";
 import { sha256 } from "./store";
 
-/** The client of a token or revocation request, authenticated as it registered. */
-export async function authenticateClient(clients: Clients, form: URLSearchParams, authorization: string | null): Promise<Client> {
+/** The client of a token or revocation request from `address`, authenticated as it registered. */
+export async function authenticateClient(
+  clients: Clients,
+  form: URLSearchParams,
+  authorization: string | null,
+  address: string,
+): Promise<Client> {
   let id = form.get("client_id");
   let presented: string | undefined;
   if (authorization?.toLowerCase().startsWith("basic ")) {
@@ -24,7 +29,7 @@ export async function authenticateClient(clients: Clients, form: URLSearchParams
     id = basicId;
   } else if (form.get("client_secret") !== null) presented = form.get("client_secret")!;
   if (!id) throw new InvalidClient("client_id is missing", 401);
-  const client = await clients.find(id);
+  const client = await clients.find(id, address);
   if (!client) throw new InvalidClient("unknown client", 401);
   if (client.secretHash) {
     if (presented === undefined || !constantEqual(sha256(presented), client.secretHash))

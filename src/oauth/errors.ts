@@ -5,6 +5,11 @@
 /** An OAuth error: its code, what the client is told (the message), the HTTP status. */
 export abstract class OAuthError extends Error {
   abstract readonly error: string;
+  /**
+   * What the operator's log is told and the client never is (a metadata document's TLS or
+   * parse error, say): the message stays generic.
+   */
+  detail?: string;
 
   constructor(
     message: string,

@@ -1,7 +1,9 @@
 // Client ID Metadata Documents (MCP authorization 2025-11-25): a client_id that is an https
 // URL names the JSON document describing the client, whose `client_id` is that URL. Fetched
 // through the pinned, address-checked client of src/net (public addresses only by default), at
-// most 5 KiB in 5 s.
+// most 5 KiB in 5 s. Whatever went wrong (DNS, TLS, status, JSON) is the operator's to read in
+// the log (OAuthError.detail); a person or client is told only that the document could not be
+// read (issue 35).
 import { getPinned } from "../net/get";
 import { type AddressPolicy, PUBLIC_ONLY, pinHost, type Resolver } from "../net/pin";
 import { InvalidClient } from "./errors";
@@ -12,6 +14,7 @@ import type { ClientRow } from "./store";
 export const METADATA_DOCUMENT_TTL_SECONDS = 3600;
 const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
 const METADATA_DOCUMENT_TIMEOUT_MS = 5000;
+export const METADATA_DOCUMENT_UNREADABLE = "the client's metadata document could not be read";
 
 export interface MetadataDocumentOptions {
   /** Which addresses a client metadata document may be fetched from (public only by default). */
@@ -37,6 +40,12 @@ export function metadataDocumentUrl(clientId: string): URL {
   return url;
 }
 
+function unreadable(detail: string): InvalidClient {
+  const error = new InvalidClient(METADATA_DOCUMENT_UNREADABLE);
+  error.detail = detail;
+  return error;
+}
+
 /** Fetches and checks the document of `clientId` (at `url`, its metadataDocumentUrl): the client's row, to be kept an hour. */
 export async function fetchMetadataDocument(clientId: string, url: URL, options: MetadataDocumentOptions, at: number): Promise<ClientRow> {
   let doc: Record<string, unknown>;
@@ -51,7 +60,7 @@ export async function fetchMetadataDocument(clientId: string, url: URL, options:
     doc = JSON.parse(answer.body) as Record<string, unknown>;
     if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new Error("not a JSON object");
   } catch (error) {
-    throw new InvalidClient(`the client's metadata document could not be used (${error instanceof Error ? error.message : "unreadable"})`);
+    throw unreadable(error instanceof Error ? error.message : String(error));
   }
   if (doc.client_id !== clientId) throw new InvalidClient("the metadata document's client_id is not its URL");
   const method = doc.token_endpoint_auth_method ?? "none";

@@ -1,6 +1,8 @@
 // The clients of the built-in authorization server: registered dynamically (RFC 7591), or
-// named by the https URL of their metadata document (metadata-document.ts). At most
-// MAX_CLIENTS registered, REGISTRATIONS_PER_HOUR an hour from one address.
+// named by the https URL of their metadata document (metadata-document.ts). Both kinds fill
+// one table, under one cap (MAX_CLIENTS), and one address introduces at most
+// REGISTRATIONS_PER_HOUR of either an hour: a registration, or a metadata document fetched
+// (issue 35: a new client_id URL at /oauth/authorize costs an outbound fetch).
 import { randomBytes } from "node:crypto";
 import { type OAuthContext, secondsOf, secret } from "./context";
 import { InvalidClientMetadata, InvalidRedirectUri, TemporarilyUnavailable } from "./errors";
@@ -17,8 +19,10 @@ import { type ClientRow, sha256 } from "./store";
 import { WindowLimit } from "./throttle";
 
 export const MAX_CLIENTS = 10_000;
-/** Registrations one address may make in an hour: the table of clients cannot be filled from one place. */
+/** Clients one address may introduce in an hour: the table of clients cannot be filled, nor the server made to fetch, from one place. */
 export const REGISTRATIONS_PER_HOUR = 20;
+/** Metadata documents being fetched at once, whoever asked: each is an outbound connection. */
+const MAX_DOCUMENT_FETCHES = 16;
 export const AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const;
 
 export interface Client {
@@ -43,6 +47,8 @@ const clientOf = (row: ClientRow): Client => ({
 
 export class Clients {
   private readonly introduced: WindowLimit;
+  /** Metadata documents being fetched, by client_id: requests for the same one wait for one fetch. */
+  private readonly fetching = new Map<string, Promise<ClientRow>>();
 
   constructor(
     private readonly ctx: OAuthContext,
@@ -51,7 +57,7 @@ export class Clients {
     this.introduced = new WindowLimit(REGISTRATIONS_PER_HOUR, 3_600_000, ctx.now);
   }
 
-  /** Counts one client introduced from `address`; refuses past the hour's allowance. */
+  /** Counts one client introduced from `address`; refuses past the hour's allowance, or when the table is full. */
   private admit(address: string, what: string): void {
     const wait = this.introduced.take(address);
     if (wait > 0) throw new TemporarilyUnavailable(`too many ${what} from this address; try again in ${wait} s`, 429, wait);
@@ -117,13 +123,32 @@ export class Clients {
     };
   }
 
-  /** A client by id: registered here, or the metadata document its https URL names (fetched, kept an hour). */
-  async find(clientId: string): Promise<Client | undefined> {
+  /**
+   * A client by id: registered here, or the metadata document its https URL names (fetched for
+   * `address`, counted against its allowance and the cap like a registration, kept an hour).
+   */
+  async find(clientId: string, address: string): Promise<Client | undefined> {
     let row = this.ctx.store.client(clientId);
-    if (isMetadataDocumentId(clientId) && (!row || row.fetched_at + METADATA_DOCUMENT_TTL_SECONDS < secondsOf(this.ctx))) {
-      row = await fetchMetadataDocument(clientId, metadataDocumentUrl(clientId), this.documents, secondsOf(this.ctx));
-      this.ctx.store.putClient(row);
-    }
+    if (isMetadataDocumentId(clientId) && (!row || row.fetched_at + METADATA_DOCUMENT_TTL_SECONDS < secondsOf(this.ctx)))
+      row = await this.fetchDocument(clientId, address, !row);
     return row ? clientOf(row) : undefined;
+  }
+
+  private async fetchDocument(clientId: string, address: string, isNew: boolean): Promise<ClientRow> {
+    const url = metadataDocumentUrl(clientId);
+    const pending = this.fetching.get(clientId);
+    if (pending) return pending;
+    if (isNew) this.checkRoom();
+    this.admit(address, "client metadata documents");
+    if (this.fetching.size >= MAX_DOCUMENT_FETCHES)
+      throw new TemporarilyUnavailable("too many client metadata documents are being read; try again later", 503);
+    const fetched = fetchMetadataDocument(clientId, url, this.documents, secondsOf(this.ctx))
+      .then((row) => {
+        this.ctx.store.putClient(row);
+        return row;
+      })
+      .finally(() => this.fetching.delete(clientId));
+    this.fetching.set(clientId, fetched);
+    return fetched;
   }
 }

@@ -12,8 +12,14 @@ export function revokeGrant(ctx: OAuthContext, grantId: string): void {
 }
 
 /** RFC 7009: a refresh token ends its grant, an access token itself; an unknown token is no error. */
-export async function revoke(ctx: OAuthContext, clients: Clients, form: URLSearchParams, authorization: string | null): Promise<void> {
-  const client = await authenticateClient(clients, form, authorization);
+export async function revoke(
+  ctx: OAuthContext,
+  clients: Clients,
+  form: URLSearchParams,
+  authorization: string | null,
+  address: string,
+): Promise<void> {
+  const client = await authenticateClient(clients, form, authorization, address);
   const token = form.get("token");
   if (!token) throw new InvalidRequest("token is missing");
   const refresh = ctx.store.refresh(sha256(token));

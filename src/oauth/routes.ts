@@ -144,17 +144,27 @@ export function openidConfiguration(config: Config, oauth: OAuthServer): Record<
 }
 
 export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => {
+  /** What an error keeps from the client (a metadata document's TLS error, say) is the operator's to read. */
+  const logDetail = (error: OAuthError) => {
+    if (error.detail) log.warning("oauth request refused", { error: error.error, reason: error.message, detail: error.detail });
+  };
   /** An OAuth endpoint's answer: what `run` returns, or the OAuthError it throws as `{ error, error_description }`. */
   const oauthAnswer = async (run: () => Promise<Response>): Promise<Response> => {
     try {
       return await run();
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
+      logDetail(error);
       return oauthJson({ error: error.error, error_description: error.message }, error.status, errorHeaders(error));
     }
   };
   /** A page saying why an authorization request cannot be used (never a redirect to an unverified URI). */
-  const refusedPage = (error: OAuthError) => page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+  const refusedPage = (error: OAuthError) => {
+    logDetail(error);
+    const status = error instanceof TemporarilyUnavailable ? error.status : 400;
+    const headers: Array<[string, string]> = Object.entries(errorHeaders(error));
+    return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), status, headers);
+  };
   /** An upstream sign-in that fails is the operator's to see (a provider down, a key rotated, an attack): its reason, never a code or token. */
   const upstreamFailed = (stage: "start" | "callback", error: UpstreamError) =>
     log.warning("upstream sign-in failed", { stage, issuer: config.CORPUS_OIDC_ISSUER, reason: error.message });
@@ -214,10 +224,10 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
   };
 
   /** What an authorization request shows: a page for a bad client or redirect, else login or consent. */
-  const authorize = async (request: Request, query: string): Promise<Response> => {
+  const authorize = async (request: Request, info: RequestInfo | undefined, query: string): Promise<Response> => {
     let checked: Awaited<ReturnType<typeof oauth.authorizationRequest>>;
     try {
-      checked = await oauth.authorizationRequest(new URLSearchParams(query));
+      checked = await oauth.authorizationRequest(new URLSearchParams(query), address(request, info));
     } catch (error) {
       if (error instanceof OAuthError) return refusedPage(error);
       throw error;
@@ -250,8 +260,11 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
 
   return new Elysia({ name: "corpus/oauth" })
     .use(requestContext)
-    .get(OAUTH_PATHS.authorize, ({ request }) => authorize(request, new URL(request.url).search.slice(1)), {
-      detail: pageDoc("Authorization endpoint: sign in, then consent (authorization code with PKCE S256)") as never,
+    .get(OAUTH_PATHS.authorize, ({ request, info }) => authorize(request, info, new URL(request.url).search.slice(1)), {
+      detail: pageDoc("Authorization endpoint: sign in, then consent (authorization code with PKCE S256)", undefined, {
+        429: htmlAnswer("too many client metadata documents fetched for this address (Retry-After)"),
+        503: htmlAnswer("no room for another client"),
+      }) as never,
     })
     .post(
       "/oauth/login",
@@ -308,7 +321,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .post(
       "/oauth/consent",
-      async ({ request }) => {
+      async ({ request, info }) => {
         const s = session(request);
         let f: URLSearchParams;
         try {
@@ -325,7 +338,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
           );
         let checked: Awaited<ReturnType<typeof oauth.authorizationRequest>>;
         try {
-          checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""));
+          checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""), address(request, info));
         } catch (error) {
           if (error instanceof OAuthError) return refusedPage(error);
           throw error;
@@ -350,7 +363,10 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .post(
       OAUTH_PATHS.token,
-      ({ request }) => oauthAnswer(async () => oauthJson(await oauth.token(await form(request), request.headers.get("authorization")))),
+      ({ request, info }) =>
+        oauthAnswer(async () =>
+          oauthJson(await oauth.token(await form(request), request.headers.get("authorization"), address(request, info))),
+        ),
       endpointDoc(
         "Token endpoint: authorization_code (PKCE) and refresh_token grants",
         formBody([
@@ -369,9 +385,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .post(
       OAUTH_PATHS.revoke,
-      ({ request }) =>
+      ({ request, info }) =>
         oauthAnswer(async () => {
-          await oauth.revoke(await form(request), request.headers.get("authorization"));
+          await oauth.revoke(await form(request), request.headers.get("authorization"), address(request, info));
           return oauthJson({});
         }),
       endpointDoc("Token revocation (RFC 7009)", formBody(["token", "token_type_hint", "client_id", "client_secret"]), {

@@ -98,12 +98,15 @@ export class OAuthServer {
     return this.clients.register(meta, address);
   }
 
-  client(clientId: string): Promise<Client | undefined> {
-    return this.clients.find(clientId);
+  client(clientId: string, address: string): Promise<Client | undefined> {
+    return this.clients.find(clientId, address);
   }
 
-  authorizationRequest(params: URLSearchParams): Promise<{ request: AuthorizationRequest } | { redirectError: RedirectError }> {
-    return this.authorization.request(params);
+  authorizationRequest(
+    params: URLSearchParams,
+    address: string,
+  ): Promise<{ request: AuthorizationRequest } | { redirectError: RedirectError }> {
+    return this.authorization.request(params, address);
   }
 
   issueCode(request: AuthorizationRequest, user: string, granted: string[]): string {
@@ -114,12 +117,12 @@ export class OAuthServer {
     return this.authorization.redirect(uri, params);
   }
 
-  token(form: URLSearchParams, authorization: string | null): Promise<Record<string, unknown>> {
-    return token(this.ctx, this.clients, form, authorization);
+  token(form: URLSearchParams, authorization: string | null, address: string): Promise<Record<string, unknown>> {
+    return token(this.ctx, this.clients, form, authorization, address);
   }
 
-  revoke(form: URLSearchParams, authorization: string | null): Promise<void> {
-    return revoke(this.ctx, this.clients, form, authorization);
+  revoke(form: URLSearchParams, authorization: string | null, address: string): Promise<void> {
+    return revoke(this.ctx, this.clients, form, authorization, address);
   }
 
   revokeGrant(grantId: string): void {

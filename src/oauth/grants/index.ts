@@ -21,15 +21,16 @@ export const GRANT_TYPES = Object.keys(GRANTS) as GrantType[];
 
 const isGrantType = (name: string | null): name is GrantType => name !== null && Object.hasOwn(GRANTS, name);
 
-/** A token request: the grant's answer, or the OAuthError it is refused with. */
+/** A token request from `address`: the grant's answer, or the OAuthError it is refused with. */
 export async function token(
   ctx: OAuthContext,
   clients: Clients,
   form: URLSearchParams,
   authorization: string | null,
+  address: string,
 ): Promise<Record<string, unknown>> {
   singleValued(form, (m) => new InvalidRequest(m));
-  const client = await authenticateClient(clients, form, authorization);
+  const client = await authenticateClient(clients, form, authorization, address);
   const resource = form.get("resource");
   if (resource !== null && !ctx.resources.has(resource))
     throw new InvalidTarget(`this server issues tokens for ${ctx.config.resourceUrl} only`);
