@@ -25,6 +25,7 @@ export const secondsOf = (ctx: OAuthContext): number => Math.floor(ctx.now() / 1
 /** A fresh 256-bit secret: codes, refresh tokens, client secrets, session ids, CSRF tokens. */
 export const secret = (): string => randomBytes(32).toString("base64url");
 
+/** Equality in constant time of two ASCII strings (hashes, base64url): not for raw form input, whose bytes may differ in length. */
 export const constantEqual = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** Refuses a form or query naming a field twice (OAuth 2.1 section 3.1). */

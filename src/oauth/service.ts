@@ -15,12 +15,11 @@ import { Authorization, type AuthorizationRequest, type RedirectError } from "./
 import type { OAuthContext } from "./context";
 import { token } from "./grants";
 import type { MetadataDocumentOptions } from "./metadata-document";
-import { type Client, Clients } from "./registration";
-import { revoke, revokeGrant } from "./revocation";
+import { Clients } from "./registration";
+import { revoke } from "./revocation";
 import { grantableScopes, signsInUpstream } from "./scopes";
 import { type LoginResult, SignIn } from "./sign-in";
 import type { OAuthStore } from "./store";
-import type { LoginThrottle } from "./throttle";
 import { UPSTREAM_CALLBACK_PATH, UpstreamOidc } from "./upstream";
 
 export type OAuthOptions = MetadataDocumentOptions;
@@ -70,10 +69,6 @@ export class OAuthServer {
     this.signIn = new SignIn(this.ctx);
   }
 
-  get throttle(): LoginThrottle {
-    return this.signIn.throttle;
-  }
-
   /** The scopes a client may ask for here: with an upstream provider, openid too. */
   grantableScopes(): string[] {
     return grantableScopes(this.ctx.config);
@@ -98,10 +93,6 @@ export class OAuthServer {
     return this.clients.register(meta, address);
   }
 
-  client(clientId: string, address: string): Promise<Client | undefined> {
-    return this.clients.find(clientId, address);
-  }
-
   authorizationRequest(
     params: URLSearchParams,
     address: string,
@@ -123,10 +114,6 @@ export class OAuthServer {
 
   revoke(form: URLSearchParams, authorization: string | null, address: string): Promise<void> {
     return revoke(this.ctx, this.clients, form, authorization, address);
-  }
-
-  revokeGrant(grantId: string): void {
-    revokeGrant(this.ctx, grantId);
   }
 
   createSession(user: string): { id: string; csrf: string } {
