@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { subjectProblem } from "../auth/subjects";
 import type { Migration } from "../store/migrations";
+import { type HashGate, passwordHashes } from "./hash-gate";
 
 export const accountMigrations: Migration[] = [
   {
@@ -58,6 +59,8 @@ export class Accounts {
   constructor(
     private readonly db: Database,
     private readonly now: () => number = Date.now,
+    /** Where every hash waits its turn (one gate for the process: hash-gate.ts). */
+    private readonly hashes: HashGate = passwordHashes,
   ) {}
 
   private static checkPassword(password: string): void {
@@ -74,7 +77,7 @@ export class Accounts {
     Accounts.checkId(id);
     Accounts.checkPassword(password);
     if (this.exists(id)) throw new AccountError(`user ${id} already exists`);
-    const hash = await Bun.password.hash(password, HASH);
+    const hash = await this.hashes.run(() => Bun.password.hash(password, HASH));
     const at = Math.floor(this.now() / 1000);
     this.db.query("INSERT INTO accounts (id, password_hash, created_at, password_changed_at) VALUES (?, ?, ?, ?)").run(id, hash, at, at);
   }
@@ -83,7 +86,7 @@ export class Accounts {
     Accounts.checkPassword(password);
     if (this.isExternal(id)) throw new AccountError(`user ${id} signs in at the upstream identity provider: change the password there`);
     if (!this.exists(id)) throw new AccountError(`no user ${id}`);
-    const hash = await Bun.password.hash(password, HASH);
+    const hash = await this.hashes.run(() => Bun.password.hash(password, HASH));
     this.db
       .query("UPDATE accounts SET password_hash = ?, password_changed_at = ? WHERE id = ?")
       .run(hash, Math.floor(this.now() / 1000), id);
@@ -165,15 +168,22 @@ export class Accounts {
     return [...local, ...upstream].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  /** Whether `password` is this account's; an unknown account costs one verification too. */
+  /**
+   * Whether `password` is this account's; an unknown account costs one verification too.
+   * Throws HashesBusy when the process's gate has no room (hash-gate.ts).
+   */
   async verify(id: string, password: string): Promise<boolean> {
     if (password.length > MAX_PASSWORD_LENGTH) return false;
     const row = this.db.query<{ password_hash: string }, [string]>("SELECT password_hash FROM accounts WHERE id = ?").get(id);
     if (!row) {
-      this.decoy ??= Bun.password.hash("corpus-decoy-password", HASH);
-      await Bun.password.verify(password, await this.decoy);
+      this.decoy ??= this.hashes.run(() => Bun.password.hash("corpus-decoy-password", HASH));
+      const decoy = await this.decoy.catch((error) => {
+        this.decoy = undefined; // refused (busy): made at the next miss
+        throw error;
+      });
+      await this.hashes.run(() => Bun.password.verify(password, decoy));
       return false;
     }
-    return Bun.password.verify(password, row.password_hash);
+    return this.hashes.run(() => Bun.password.verify(password, row.password_hash));
   }
 }

@@ -5,8 +5,10 @@ import type { Static } from "elysia";
 import { SCOPES } from "../auth/scopes";
 import type { Config } from "../config";
 import type { AuthorizationServerMetadata, ProtectedResourceMetadata } from "../metadata/model";
+import { GRANT_TYPES } from "../oauth/grants";
+import { AUTH_METHODS } from "../oauth/registration";
 import { OAUTH_PATHS } from "../oauth/routes";
-import { AUTH_METHODS, OAuthServer } from "../oauth/service";
+import { OAuthServer } from "../oauth/service";
 
 export class MetadataConfigError extends Error {}
 
@@ -53,7 +55,7 @@ export function authorizationServerMetadata(config: Config): Static<typeof Autho
       jwks_uri: `${issuer}${JWKS_PATH}`,
       response_types_supported: ["code"],
       response_modes_supported: ["query"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
+      grant_types_supported: [...GRANT_TYPES],
       code_challenge_methods_supported: ["S256"],
       token_endpoint_auth_methods_supported: [...AUTH_METHODS],
       revocation_endpoint_auth_methods_supported: [...AUTH_METHODS],

@@ -12,8 +12,9 @@ import { infoOf, type RequestInfo, requestContext } from "../http/request-contex
 import { limitKey, parseRanges } from "../limits/client-ip";
 import type { Logger } from "../log";
 import { authorizationServerMetadata } from "../metadata/service";
+import { InvalidClientMetadata, InvalidRequest, OAuthError, TemporarilyUnavailable } from "./errors";
 import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
-import { OAuthError, type OAuthServer } from "./service";
+import type { OAuthServer } from "./service";
 import { PENDING_TTL_SECONDS, UPSTREAM_CALLBACK_PATH, UPSTREAM_COOKIE, UpstreamError } from "./upstream";
 
 export const SESSION_COOKIE = "corpus_session";
@@ -50,9 +51,9 @@ function cookies(request: Request): Map<string, string> {
 async function form(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type))
-    throw new OAuthError("invalid_request", "the body must be application/x-www-form-urlencoded");
+    throw new InvalidRequest("the body must be application/x-www-form-urlencoded");
   const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) throw new OAuthError("invalid_request", "the form is too large");
+  if (text.length > MAX_FORM_BYTES) throw new InvalidRequest("the form is too large");
   return new URLSearchParams(text);
 }
 
@@ -67,26 +68,11 @@ function oauthJson(body: unknown, status = 200, extra: Record<string, string> = 
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...extra } });
 }
 
-function oauthFailure(error: unknown): Response {
-  if (error instanceof OAuthError) {
-    const extra: Record<string, string> =
-      error.status === 401
-        ? { "www-authenticate": 'Basic realm="corpus"' }
-        : error.status === 429
-          ? { "retry-after": /(\d+) s$/.exec(error.message)?.[1] ?? "60" }
-          : {};
-    return oauthJson({ error: error.error, error_description: error.message }, error.status, extra);
-  }
-  throw error;
-}
-
-/** An OAuth endpoint's answer: what `run` returns, or the OAuthError it throws as `{ error, error_description }`. */
-async function oauthAnswer(run: () => Promise<Response>): Promise<Response> {
-  try {
-    return await run();
-  } catch (error) {
-    return oauthFailure(error);
-  }
+/** Headers an OAuth error is answered with: the Basic challenge of a 401, the Retry-After of a 429. */
+function errorHeaders(error: OAuthError): Record<string, string> {
+  if (error.status === 401) return { "www-authenticate": 'Basic realm="corpus"' };
+  if (error instanceof TemporarilyUnavailable && error.retryAfter !== undefined) return { "retry-after": String(error.retryAfter) };
+  return {};
 }
 
 const constantEqual = (a: string | null | undefined, b: string | null | undefined) =>
@@ -158,6 +144,27 @@ export function openidConfiguration(config: Config, oauth: OAuthServer): Record<
 }
 
 export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => {
+  /** What an error keeps from the client (a metadata document's TLS error, say) is the operator's to read. */
+  const logDetail = (error: OAuthError) => {
+    if (error.detail) log.warning("oauth request refused", { error: error.error, reason: error.message, detail: error.detail });
+  };
+  /** An OAuth endpoint's answer: what `run` returns, or the OAuthError it throws as `{ error, error_description }`. */
+  const oauthAnswer = async (run: () => Promise<Response>): Promise<Response> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      logDetail(error);
+      return oauthJson({ error: error.error, error_description: error.message }, error.status, errorHeaders(error));
+    }
+  };
+  /** A page saying why an authorization request cannot be used (never a redirect to an unverified URI). */
+  const refusedPage = (error: OAuthError) => {
+    logDetail(error);
+    const status = error instanceof TemporarilyUnavailable ? error.status : 400;
+    const headers: Array<[string, string]> = Object.entries(errorHeaders(error));
+    return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), status, headers);
+  };
   /** An upstream sign-in that fails is the operator's to see (a provider down, a key rotated, an attack): its reason, never a code or token. */
   const upstreamFailed = (stage: "start" | "callback", error: UpstreamError) =>
     log.warning("upstream sign-in failed", { stage, issuer: config.CORPUS_OIDC_ISSUER, reason: error.message });
@@ -217,12 +224,12 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
   };
 
   /** What an authorization request shows: a page for a bad client or redirect, else login or consent. */
-  const authorize = async (request: Request, query: string): Promise<Response> => {
+  const authorize = async (request: Request, info: RequestInfo | undefined, query: string): Promise<Response> => {
     let checked: Awaited<ReturnType<typeof oauth.authorizationRequest>>;
     try {
-      checked = await oauth.authorizationRequest(new URLSearchParams(query));
+      checked = await oauth.authorizationRequest(new URLSearchParams(query), address(request, info));
     } catch (error) {
-      if (error instanceof OAuthError) return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+      if (error instanceof OAuthError) return refusedPage(error);
       throw error;
     }
     if ("redirectError" in checked) {
@@ -253,8 +260,11 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
 
   return new Elysia({ name: "corpus/oauth" })
     .use(requestContext)
-    .get(OAUTH_PATHS.authorize, ({ request }) => authorize(request, new URL(request.url).search.slice(1)), {
-      detail: pageDoc("Authorization endpoint: sign in, then consent (authorization code with PKCE S256)") as never,
+    .get(OAUTH_PATHS.authorize, ({ request, info }) => authorize(request, info, new URL(request.url).search.slice(1)), {
+      detail: pageDoc("Authorization endpoint: sign in, then consent (authorization code with PKCE S256)", undefined, {
+        429: htmlAnswer("too many client metadata documents fetched for this address (Retry-After)"),
+        503: htmlAnswer("no room for another client"),
+      }) as never,
     })
     .post(
       "/oauth/login",
@@ -283,11 +293,15 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         const user = (f.get("user") ?? "").trim().slice(0, 129);
         const result = await oauth.login(user, f.get("password") ?? "", address(request, info));
         if (!result.ok) {
-          if (result.retryAfter) {
+          if (result.refused) {
+            const { reason, retryAfter } = result.refused;
             return login(request, { return: target }, 429, {
               user,
-              error: `Too many failed sign-ins. Try again in ${Math.ceil(result.retryAfter / 60)} minute(s).`,
-              headers: [["retry-after", String(result.retryAfter)]],
+              error:
+                reason === "busy"
+                  ? "Too many sign-ins at once. Try again in a moment."
+                  : `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
+              headers: [["retry-after", String(retryAfter)]],
             });
           }
           return login(request, { return: target }, 401, { user, error: "The user name or password is not right." });
@@ -307,7 +321,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .post(
       "/oauth/consent",
-      async ({ request }) => {
+      async ({ request, info }) => {
         const s = session(request);
         let f: URLSearchParams;
         try {
@@ -324,10 +338,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
           );
         let checked: Awaited<ReturnType<typeof oauth.authorizationRequest>>;
         try {
-          checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""));
+          checked = await oauth.authorizationRequest(new URLSearchParams(f.get("request") ?? ""), address(request, info));
         } catch (error) {
-          if (error instanceof OAuthError)
-            return page("Cannot continue", messagePage("This sign-in link cannot be used", error.message), 400);
+          if (error instanceof OAuthError) return refusedPage(error);
           throw error;
         }
         if ("redirectError" in checked)
@@ -350,7 +363,10 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .post(
       OAUTH_PATHS.token,
-      ({ request }) => oauthAnswer(async () => oauthJson(await oauth.token(await form(request), request.headers.get("authorization")))),
+      ({ request, info }) =>
+        oauthAnswer(async () =>
+          oauthJson(await oauth.token(await form(request), request.headers.get("authorization"), address(request, info))),
+        ),
       endpointDoc(
         "Token endpoint: authorization_code (PKCE) and refresh_token grants",
         formBody([
@@ -369,9 +385,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .post(
       OAUTH_PATHS.revoke,
-      ({ request }) =>
+      ({ request, info }) =>
         oauthAnswer(async () => {
-          await oauth.revoke(await form(request), request.headers.get("authorization"));
+          await oauth.revoke(await form(request), request.headers.get("authorization"), address(request, info));
           return oauthJson({});
         }),
       endpointDoc("Token revocation (RFC 7009)", formBody(["token", "token_type_hint", "client_id", "client_secret"]), {
@@ -388,10 +404,10 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
             if (text.length > MAX_FORM_BYTES) throw new Error();
             meta = JSON.parse(text);
           } catch {
-            throw new OAuthError("invalid_client_metadata", "the body must be a JSON object of at most 16 KiB");
+            throw new InvalidClientMetadata("the body must be a JSON object of at most 16 KiB");
           }
           if (typeof meta !== "object" || meta === null || Array.isArray(meta))
-            throw new OAuthError("invalid_client_metadata", "the body must be a JSON object");
+            throw new InvalidClientMetadata("the body must be a JSON object");
           return oauthJson(oauth.register(meta as Record<string, unknown>, address(request, info)), 201);
         }),
       endpointDoc(

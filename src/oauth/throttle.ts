@@ -1,7 +1,9 @@
 // Login attempts (D27): failures counted per account and per client address in a sliding
 // window; past the limit a login is refused before the password is checked, so guessing
-// costs the attacker the window, not us an argon2 hash per try. Bounded: at most MAX_KEYS
-// counters are kept (the oldest goes first).
+// costs the attacker the window, not us an argon2 hash per try. An attempt is counted as a
+// failure before its password is checked, and taken back if it was right (issue 35): guesses
+// sent at once cannot all pass the check while the first hashes run. Bounded: at most
+// MAX_KEYS counters are kept (the oldest goes first).
 export const ACCOUNT_FAILURES = 5;
 export const ADDRESS_FAILURES = 20;
 export const WINDOW_MS = 15 * 60_000;
@@ -33,19 +35,46 @@ export class LoginThrottle {
     return waits.length ? Math.max(1, ...waits) : 0;
   }
 
-  fail(account: string, address: string): void {
-    for (const key of [`a:${account}`, `i:${address}`]) {
+  /**
+   * A sign-in about to check its password: refused with the seconds to wait, or counted now as
+   * a failure, to be taken back by the attempt's `succeeded` (the right password) or `refund`
+   * (no password was checked).
+   */
+  attempt(account: string, address: string): { wait: number } | { attempt: LoginAttempt } {
+    const wait = this.blockedFor(account, address);
+    if (wait > 0) return { wait };
+    const at = this.now();
+    const keys = [`a:${account}`, `i:${address}`] as const;
+    for (const key of keys) {
       const list = this.recent(key);
-      list.push(this.now());
+      list.push(at);
       this.failures.delete(key);
       this.failures.set(key, list.slice(-ADDRESS_FAILURES));
       if (this.failures.size > MAX_KEYS) this.failures.delete(this.failures.keys().next().value!);
     }
+    const takeBack = (key: string) => {
+      const list = this.failures.get(key);
+      const i = list?.lastIndexOf(at) ?? -1;
+      if (i >= 0) list!.splice(i, 1);
+    };
+    return {
+      attempt: {
+        succeeded: () => {
+          this.failures.delete(keys[0]);
+          takeBack(keys[1]);
+        },
+        refund: () => keys.forEach(takeBack),
+      },
+    };
   }
+}
 
-  succeed(account: string): void {
-    this.failures.delete(`a:${account}`);
-  }
+/** A sign-in counted by LoginThrottle.attempt while its password is checked. */
+export interface LoginAttempt {
+  /** The password was right: the account's failures are forgotten, this one is not the address's. */
+  succeeded(): void;
+  /** No password was checked (the hashes were busy): the attempt does not count. */
+  refund(): void;
 }
 
 /** At most `limit` events per key in a sliding window (dynamic registrations per address). */

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { ANY_ADDRESS } from "../../src/net/pin";
+import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR } from "../../src/oauth/registration";
 import { OAuthServer } from "../../src/oauth/service";
 import { OAuthStore } from "../../src/oauth/store";
 import { req, testApp } from "../helpers";
@@ -18,20 +19,47 @@ let t: Awaited<ReturnType<typeof testApp>>;
 let docs: ReturnType<typeof Bun.serve>;
 let app: ReturnType<typeof createApp>;
 const served: Record<string, string> = {};
+/** Requests the documents server answered, by path: every outbound fetch the server made. */
+const hits = new Map<string, number>();
 let base = "";
+let cert = "";
+
+/** A server of its own (its own limits and table) that may reach the documents server, and trusts its certificate unless told not to. */
+async function serverWith(trustCertificate = true) {
+  const own = await testApp();
+  const oauth = new OAuthServer(own.config, own.services.auth, own.services.accounts, new OAuthStore(own.db), Date.now, {
+    documentPolicy: ANY_ADDRESS,
+    resolve: async () => ["127.0.0.1"],
+    ...(trustCertificate ? { documentCa: cert } : {}),
+  });
+  return { ...own, app: createApp({ ...own.services, oauth }) };
+}
+
+const authorizeAs = (clientId: string) =>
+  req(
+    `/oauth/authorize?${new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: "S256" })}`,
+  );
+
+/** Serves a valid document at `path` (its client_id its own URL). */
+function serve(path: string, name = "Doc Client"): string {
+  const clientId = `${base}${path}`;
+  served[path] = JSON.stringify({ client_id: clientId, client_name: name, redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" });
+  return clientId;
+}
 
 describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
   beforeAll(async () => {
-    const { cert, key } = selfSigned(mkdtempSync(join(tmpdir(), "corpus-cimd-")), "client.invalid", ["DNS:client.invalid"]);
+    const made = selfSigned(mkdtempSync(join(tmpdir(), "corpus-cimd-")), "client.invalid", ["DNS:client.invalid"]);
+    cert = made.cert;
     docs = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      tls: { cert, key },
-      fetch: (r) =>
-        new Response(served[new URL(r.url).pathname] ?? "no", {
-          status: served[new URL(r.url).pathname] ? 200 : 404,
-          headers: { "content-type": "application/json" },
-        }),
+      tls: { cert, key: made.key },
+      fetch: (r) => {
+        const path = new URL(r.url).pathname;
+        hits.set(path, (hits.get(path) ?? 0) + 1);
+        return new Response(served[path] ?? "no", { status: served[path] ? 200 : 404, headers: { "content-type": "application/json" } });
+      },
     });
     base = `https://client.invalid:${docs.port}`;
     t = await testApp();
@@ -110,7 +138,7 @@ describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
           ),
         );
         expect(r.status).toBe(400);
-        expect(await r.text()).toContain("could not be used");
+        expect(await r.text()).toContain("could not be read");
       }
       const plain = await t.app.handle(
         req(
@@ -121,6 +149,81 @@ describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
       expect(hits).toBe(0);
     } finally {
       probe.stop(true);
+    }
+  });
+  test("a fetch that fails says only that the document could not be read; its TLS error goes to the log", async () => {
+    const own = await serverWith(false);
+    try {
+      const r = await own.app.handle(authorizeAs(serve("/untrusted.json")));
+      expect(r.status).toBe(400);
+      const html = await r.text();
+      expect(html).toContain("could not be read");
+      expect(html).not.toMatch(/certificate|self.signed|TLS|SSL|ECONN|status \d/i);
+      const logged = own.logs.records().find((l) => l.message === "oauth request refused");
+      expect(String(logged?.detail)).toMatch(/certificate|self.signed/i);
+    } finally {
+      await own.services.close();
+    }
+  });
+
+  test("one address makes the server fetch at most its hourly allowance of documents (429 with Retry-After)", async () => {
+    const own = await serverWith();
+    try {
+      const paths = Array.from({ length: REGISTRATIONS_PER_HOUR + 3 }, (_, i) => `/allowance-${i}.json`);
+      const statuses: number[] = [];
+      for (const path of paths) statuses.push((await own.app.handle(authorizeAs(`${base}${path}`))).status);
+      expect(statuses.slice(0, REGISTRATIONS_PER_HOUR).every((s) => s === 400)).toBe(true); // no such document: 404
+      const refused = await own.app.handle(authorizeAs(`${base}/allowance-last.json`));
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(statuses.slice(REGISTRATIONS_PER_HOUR)).toEqual([429, 429, 429]);
+      expect(paths.concat("/allowance-last.json").reduce((n, p) => n + (hits.get(p) ?? 0), 0)).toBe(REGISTRATIONS_PER_HOUR);
+    } finally {
+      await own.services.close();
+    }
+  });
+
+  test("a document is fetched once for requests at the same time, and kept: no fetch per request", async () => {
+    const own = await serverWith();
+    try {
+      const clientId = serve("/kept.json", "Kept Client");
+      const pages = await Promise.all(Array.from({ length: 5 }, () => own.app.handle(authorizeAs(clientId))));
+      expect(pages.map((p) => p.status)).toEqual([200, 200, 200, 200, 200]);
+      for (let i = 0; i < 30; i++) expect((await own.app.handle(authorizeAs(clientId))).status).toBe(200);
+      expect(hits.get("/kept.json")).toBe(1);
+    } finally {
+      await own.services.close();
+    }
+  });
+
+  test("metadata-document clients count against the cap on clients: a full table fetches no new one", async () => {
+    const own = await serverWith();
+    try {
+      const store = new OAuthStore(own.db);
+      const known = serve("/known.json", "Known Client");
+      expect((await own.app.handle(authorizeAs(known))).status).toBe(200);
+      own.db.transaction(() => {
+        for (let i = store.countClients(); i < MAX_CLIENTS; i++)
+          store.putClient({
+            client_id: `corpus-filler-${i}`,
+            kind: "registered",
+            name: "filler",
+            redirect_uris: JSON.stringify([REDIRECT]),
+            auth_method: "none",
+            secret_hash: null,
+            grant_types: JSON.stringify(["authorization_code"]),
+            created_at: 0,
+            fetched_at: 0,
+          });
+      })();
+      const r = await own.app.handle(authorizeAs(serve("/one-too-many.json")));
+      expect(r.status).toBe(503);
+      expect(hits.get("/one-too-many.json")).toBeUndefined();
+      expect(store.countClients()).toBe(MAX_CLIENTS);
+      // A client already kept is still served from the table.
+      expect((await own.app.handle(authorizeAs(known))).status).toBe(200);
+    } finally {
+      await own.services.close();
     }
   });
 });

@@ -1,0 +1,154 @@
+// The clients of the built-in authorization server: registered dynamically (RFC 7591), or
+// named by the https URL of their metadata document (metadata-document.ts). Both kinds fill
+// one table, under one cap (MAX_CLIENTS), and one address introduces at most
+// REGISTRATIONS_PER_HOUR of either an hour: a registration, or a metadata document fetched
+// (issue 35: a new client_id URL at /oauth/authorize costs an outbound fetch).
+import { randomBytes } from "node:crypto";
+import { type OAuthContext, secondsOf, secret } from "./context";
+import { InvalidClientMetadata, InvalidRedirectUri, TemporarilyUnavailable } from "./errors";
+import { GRANT_TYPES } from "./grants";
+import {
+  fetchMetadataDocument,
+  isMetadataDocumentId,
+  METADATA_DOCUMENT_TTL_SECONDS,
+  type MetadataDocumentOptions,
+  metadataDocumentUrl,
+} from "./metadata-document";
+import { redirectUriProblem } from "./redirect-uris";
+import { type ClientRow, sha256 } from "./store";
+import { WindowLimit } from "./throttle";
+
+export const MAX_CLIENTS = 10_000;
+/** Clients one address may introduce in an hour: the table of clients cannot be filled, nor the server made to fetch, from one place. */
+export const REGISTRATIONS_PER_HOUR = 20;
+/** Metadata documents being fetched at once, whoever asked: each is an outbound connection. */
+const MAX_DOCUMENT_FETCHES = 16;
+export const AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const;
+
+export interface Client {
+  id: string;
+  kind: ClientRow["kind"];
+  name: string;
+  redirectUris: string[];
+  authMethod: string;
+  secretHash: string | null;
+  grantTypes: string[];
+}
+
+const clientOf = (row: ClientRow): Client => ({
+  id: row.client_id,
+  kind: row.kind,
+  name: row.name,
+  redirectUris: JSON.parse(row.redirect_uris) as string[],
+  authMethod: row.auth_method,
+  secretHash: row.secret_hash,
+  grantTypes: JSON.parse(row.grant_types) as string[],
+});
+
+export class Clients {
+  private readonly introduced: WindowLimit;
+  /** Metadata documents being fetched, by client_id: requests for the same one wait for one fetch. */
+  private readonly fetching = new Map<string, Promise<ClientRow>>();
+
+  constructor(
+    private readonly ctx: OAuthContext,
+    private readonly documents: MetadataDocumentOptions = {},
+  ) {
+    this.introduced = new WindowLimit(REGISTRATIONS_PER_HOUR, 3_600_000, ctx.now);
+  }
+
+  /** Counts one client introduced from `address`; refuses past the hour's allowance, or when the table is full. */
+  private admit(address: string, what: string): void {
+    const wait = this.introduced.take(address);
+    if (wait > 0) throw new TemporarilyUnavailable(`too many ${what} from this address; try again in ${wait} s`, 429, wait);
+  }
+
+  private checkRoom(): void {
+    if (this.ctx.store.countClients() >= MAX_CLIENTS) throw new TemporarilyUnavailable("too many registered clients; try again later", 503);
+  }
+
+  /** Dynamic client registration (RFC 7591): validates the metadata, answers the client information. */
+  register(meta: Record<string, unknown>, address: string): Record<string, unknown> {
+    const redirectUris = meta.redirect_uris;
+    if (
+      !Array.isArray(redirectUris) ||
+      redirectUris.length === 0 ||
+      redirectUris.length > 10 ||
+      !redirectUris.every((u) => typeof u === "string" && u.length <= 2000)
+    ) {
+      throw new InvalidRedirectUri("redirect_uris: 1 to 10 URIs are required");
+    }
+    for (const uri of redirectUris as string[]) {
+      const problem = redirectUriProblem(uri);
+      if (problem) throw new InvalidRedirectUri(`redirect_uris: ${problem}`);
+    }
+    const authMethod = meta.token_endpoint_auth_method ?? "client_secret_basic";
+    if (typeof authMethod !== "string" || !(AUTH_METHODS as readonly string[]).includes(authMethod)) {
+      throw new InvalidClientMetadata(`token_endpoint_auth_method: one of ${AUTH_METHODS.join(", ")}`);
+    }
+    const grantTypes = meta.grant_types ?? ["authorization_code"];
+    if (!Array.isArray(grantTypes) || !grantTypes.every((g) => (GRANT_TYPES as readonly unknown[]).includes(g))) {
+      throw new InvalidClientMetadata(`grant_types: ${GRANT_TYPES.join(" and ")} only`);
+    }
+    const responseTypes = meta.response_types ?? ["code"];
+    if (!Array.isArray(responseTypes) || !responseTypes.every((r) => r === "code"))
+      throw new InvalidClientMetadata("response_types: code only");
+    const name =
+      typeof meta.client_name === "string" && meta.client_name.trim() ? meta.client_name.trim().slice(0, 100) : "an unnamed application";
+    this.admit(address, "registrations");
+    this.checkRoom();
+    const clientId = `corpus-${randomBytes(16).toString("base64url")}`;
+    const clientSecret = authMethod === "none" ? undefined : secret();
+    const at = secondsOf(this.ctx);
+    this.ctx.store.putClient({
+      client_id: clientId,
+      kind: "registered",
+      name,
+      redirect_uris: JSON.stringify(redirectUris),
+      auth_method: authMethod,
+      secret_hash: clientSecret ? sha256(clientSecret) : null,
+      grant_types: JSON.stringify(grantTypes),
+      created_at: at,
+      fetched_at: at,
+    });
+    return {
+      client_id: clientId,
+      ...(clientSecret ? { client_secret: clientSecret, client_secret_expires_at: 0 } : {}),
+      client_id_issued_at: at,
+      client_name: name,
+      redirect_uris: redirectUris,
+      token_endpoint_auth_method: authMethod,
+      grant_types: grantTypes,
+      response_types: ["code"],
+    };
+  }
+
+  /**
+   * A client by id: registered here, or the metadata document its https URL names (fetched for
+   * `address`, counted against its allowance and the cap like a registration, kept an hour).
+   */
+  async find(clientId: string, address: string): Promise<Client | undefined> {
+    let row = this.ctx.store.client(clientId);
+    if (isMetadataDocumentId(clientId) && (!row || row.fetched_at + METADATA_DOCUMENT_TTL_SECONDS < secondsOf(this.ctx)))
+      row = await this.fetchDocument(clientId, address, !row);
+    return row ? clientOf(row) : undefined;
+  }
+
+  private async fetchDocument(clientId: string, address: string, isNew: boolean): Promise<ClientRow> {
+    const url = metadataDocumentUrl(clientId);
+    const pending = this.fetching.get(clientId);
+    if (pending) return pending;
+    if (isNew) this.checkRoom();
+    this.admit(address, "client metadata documents");
+    if (this.fetching.size >= MAX_DOCUMENT_FETCHES)
+      throw new TemporarilyUnavailable("too many client metadata documents are being read; try again later", 503);
+    const fetched = fetchMetadataDocument(clientId, url, this.documents, secondsOf(this.ctx))
+      .then((row) => {
+        this.ctx.store.putClient(row);
+        return row;
+      })
+      .finally(() => this.fetching.delete(clientId));
+    this.fetching.set(clientId, fetched);
+    return fetched;
+  }
+}

@@ -1,0 +1,108 @@
+// Sessions and sign-in at the built-in authorization server (D27): a password checked against
+// `corpus user` accounts, throttled per account and per address (throttle.ts) with each attempt
+// counted before its hash is computed, and the hash itself waiting for the process's gate
+// (accounts/hash-gate.ts), so guesses sent at once buy neither CPU nor memory (issue 35); or a
+// person signed in by the upstream OpenID Connect provider. Then the connected-apps page.
+import { HashesBusy } from "../accounts/hash-gate";
+import { SAFE_SUBJECT } from "../auth/subjects";
+import { type OAuthContext, secondsOf, secret } from "./context";
+import { revokeGrant } from "./revocation";
+import { sha256 } from "./store";
+import { LoginThrottle } from "./throttle";
+import { UpstreamError } from "./upstream";
+
+export const SESSION_TTL_SECONDS = 12 * 3600;
+
+/** A sign-in's outcome; refused ones say why and how many seconds to wait. */
+export type LoginResult = { ok: true } | { ok: false; refused?: { reason: "throttled" | "busy"; retryAfter: number } };
+
+export class SignIn {
+  readonly throttle: LoginThrottle;
+
+  constructor(private readonly ctx: OAuthContext) {
+    this.throttle = new LoginThrottle(ctx.now);
+  }
+
+  createSession(user: string): { id: string; csrf: string } {
+    const id = secret();
+    const csrf = secret();
+    this.ctx.store.putSession(sha256(id), user, csrf, secondsOf(this.ctx) + SESSION_TTL_SECONDS);
+    return { id, csrf };
+  }
+
+  session(id: string | undefined): { user: string; csrf: string } | undefined {
+    if (!id) return undefined;
+    const row = this.ctx.store.session(sha256(id));
+    if (!row || row.expires_at < secondsOf(this.ctx) || !this.ctx.accounts.exists(row.user_id)) return undefined;
+    return { user: row.user_id, csrf: row.csrf };
+  }
+
+  endSession(id: string): void {
+    this.ctx.store.deleteSession(sha256(id));
+  }
+
+  /**
+   * Checks a password sign-in from `address`: refused before any hash when the throttle is
+   * reached (the attempt is counted first) or when the process's hashes are busy.
+   */
+  async login(user: string, password: string, address: string): Promise<LoginResult> {
+    // Not a possible account name: counted against the address only, never kept as a key of its own.
+    if (!SAFE_SUBJECT.test(user)) user = "(invalid)";
+    const counted = this.throttle.attempt(user, address);
+    if ("wait" in counted) return { ok: false, refused: { reason: "throttled", retryAfter: counted.wait } };
+    let right: boolean;
+    try {
+      right = await this.ctx.accounts.verify(user, password);
+    } catch (error) {
+      // No password was checked: the attempt does not count.
+      counted.attempt.refund();
+      if (error instanceof HashesBusy) return { ok: false, refused: { reason: "busy", retryAfter: error.retryAfter } };
+      throw error;
+    }
+    if (!right) return { ok: false };
+    counted.attempt.succeeded();
+    return { ok: true };
+  }
+
+  /**
+   * The upstream provider's answer at the callback: the person it names becomes (or stays) a
+   * corpus user and gets a session. Throws UpstreamError with what a person may be told.
+   */
+  async upstreamSignIn(
+    params: URLSearchParams,
+    binding: string | undefined,
+  ): Promise<{ session: { id: string; csrf: string }; returnTo: string }> {
+    const upstream = this.ctx.upstream;
+    if (!upstream) throw new UpstreamError("no identity provider is configured");
+    const who = await upstream.finish(params, binding);
+    try {
+      this.ctx.accounts.linkExternal(who.user, upstream.issuer, who.subject, who.name);
+    } catch (error) {
+      throw new UpstreamError(`this person cannot be a corpus user (${error instanceof Error ? error.message : "refused"})`);
+    }
+    return { session: this.createSession(who.user), returnTo: who.returnTo };
+  }
+
+  /** The apps holding a live grant of `user`: for the connected-apps page. */
+  connectedApps(user: string): Array<{ grantId: string; clientName: string; scopes: string[]; since: number }> {
+    return this.ctx.store.liveGrants(user).map((g) => ({
+      grantId: g.grant_id,
+      clientName: this.ctx.store.client(g.client_id)?.name ?? g.client_id,
+      scopes: g.scopes.split(" ").filter(Boolean),
+      since: g.created_at,
+    }));
+  }
+
+  /** Revokes one of `user`'s grants; false when it is not theirs. */
+  revokeAppOf(user: string, grantId: string): boolean {
+    const grant = this.ctx.store.grant(grantId);
+    if (!grant || grant.user_id !== user) return false;
+    revokeGrant(this.ctx, grantId);
+    return true;
+  }
+
+  /** Ends a user's sessions and grants (password changed, account removed). */
+  forgetUser(user: string): void {
+    for (const t of this.ctx.store.forgetUser(user, secondsOf(this.ctx))) this.ctx.auth.store.revokeToken(t.jti, t.expires_at);
+  }
+}

@@ -1,0 +1,95 @@
+// Password sign-in under concurrent guessing (issue 35 item 2): each attempt is counted by the
+// throttle before its argon2id hash is computed, and hashes wait for the process's gate, so
+// guesses sent at once get no more password checks than the throttle allows, and never more
+// than HASHES_RUNNING at once. Hashes are counted where they happen (Bun.password), not timed.
+import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
+import { HASHES_RUNNING, passwordHashes } from "../../src/accounts/hash-gate";
+import { ACCOUNT_FAILURES, ADDRESS_FAILURES } from "../../src/oauth/throttle";
+import { req, testApp } from "../helpers";
+import { cookieOf, field, formPost } from "./support";
+
+/** Every argon2id hash and verification in the process while a test runs: how many, and the most at once. */
+const hashes = { calls: 0, running: 0, peak: 0 };
+const spies: Array<{ mockRestore(): void }> = [];
+
+beforeEach(() => {
+  Object.assign(hashes, { calls: 0, running: 0, peak: 0 });
+  for (const name of ["hash", "verify"] as const) {
+    const original = Bun.password[name] as (...args: unknown[]) => Promise<unknown>;
+    spies.push(
+      spyOn(Bun.password, name).mockImplementation((async (...args: unknown[]) => {
+        hashes.calls++;
+        hashes.peak = Math.max(hashes.peak, ++hashes.running);
+        try {
+          return await original.apply(Bun.password, args);
+        } finally {
+          hashes.running--;
+        }
+      }) as never),
+    );
+  }
+});
+
+afterEach(() => {
+  for (const spy of spies.splice(0)) spy.mockRestore();
+});
+
+/** A fresh server with `accounts`, and a way to post its sign-in form (one browser, one address). */
+async function signInForm(accounts: Record<string, string> = {}) {
+  const t = await testApp();
+  for (const [user, password] of Object.entries(accounts)) await t.services.accounts.add(user, password);
+  const page = await t.app.handle(req("/oauth/apps"));
+  const cookie = cookieOf(page, "corpus_login")!;
+  const csrf = field(await page.text(), "csrf")!;
+  const post = (user: string, password: string) =>
+    t.app.handle(formPost("/oauth/login", { user, password, csrf, return: "/oauth/apps" }, { cookie }));
+  return { t, post };
+}
+
+describe("sign-in under concurrent guesses", () => {
+  test("29 wrong passwords and the right one sent at once: only the throttle's allowance is checked, the right one refused", async () => {
+    const { t, post } = await signInForm({ carol: "carol's long password" });
+    hashes.calls = 0;
+    const answers = await Promise.all([
+      ...Array.from({ length: 29 }, (_, i) => post("carol", `wrong guess ${i}`)),
+      post("carol", "carol's long password"),
+    ]);
+    const statuses = answers.map((r) => r.status);
+    expect(hashes.calls).toBeLessThanOrEqual(ACCOUNT_FAILURES);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(ACCOUNT_FAILURES);
+    expect(statuses.at(-1)).toBe(429);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    await t.services.close();
+  });
+
+  test("200 guesses at once from one address: at most its allowance checked, never more than the gate's hashes at once", async () => {
+    const { t, post } = await signInForm();
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => post(`guesser-${i}`, `guess number ${i}`)));
+    const statuses = answers.map((r) => r.status);
+    // An unknown account is checked against a decoy hash (made once): one more hash than checks.
+    expect(hashes.calls).toBeLessThanOrEqual(ADDRESS_FAILURES + 1);
+    expect(hashes.peak).toBeLessThanOrEqual(HASHES_RUNNING);
+    expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(200 - ADDRESS_FAILURES);
+    for (const r of answers.filter((a) => a.status === 429)) expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    await t.services.close();
+  });
+
+  test("a sign-in refused because the hashes are busy does not count against the account", async () => {
+    const { t, post } = await signInForm({ dave: "dave's long password" });
+    // The process's gate full: its running slots and its queue held by hashes that wait on us.
+    let release!: () => void;
+    const held = new Promise<void>((go) => {
+      release = go;
+    });
+    const holders = Array.from({ length: passwordHashes.maxRunning + passwordHashes.maxWaiting }, () => passwordHashes.run(() => held));
+    const busy: Response[] = [];
+    for (let i = 0; i < ACCOUNT_FAILURES + 2; i++) busy.push(await post("dave", "dave's long password"));
+    expect(busy.map((r) => r.status)).toEqual(busy.map(() => 429));
+    expect(await busy[0]!.text()).toContain("at once");
+    release();
+    await Promise.all(holders);
+    expect((await post("dave", "dave's long password")).status).toBe(303);
+    await t.services.close();
+  });
+});
