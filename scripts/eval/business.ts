@@ -8,54 +8,15 @@
 //   bun scripts/eval/business.ts --split train   tune on this half only
 //   bun scripts/eval/business.ts --show          each question's top 10 (for reading, not labelling)
 // The index (and its embeddings) stays in $CORPUS_EVAL_DIR (default /tmp/corpus-eval-business).
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { foldedWords } from "../../src/connectors/index-terms";
 import { bm25Scores } from "../../src/retrieval/bm25";
-import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
-import { indexedServer } from "../bench/indexed-server";
-import { receiptsFolder } from "../bench/receipts-folder";
+import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
+import { businessServer, connectorOfKey, flag, keyOf, option, unitOf } from "./business-setup";
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] ? args[i + 1]! : fallback;
-};
 const split = option("split", "test");
-const show = args.includes("--show");
-const data = join(import.meta.dir, "../../../shared/data");
-const work = process.env.CORPUS_EVAL_DIR ?? "/tmp/corpus-eval-business";
-// 1. The receipts as a folder of text files, as a scanner would leave them.
-const receiptsDir = receiptsFolder(data, work);
-
-// Copies of one mail (the same Message-ID, or the same text under another ID) are one answer: a
-// label names a file, a ranking is judged by message, counting the first copy only (the same for
-// corpus and for BM25).
-const messageOf = new Map<string, string>();
-const byBody = new Map<string, string>();
-for (const f of readdirSync(join(data, "enron", "messages")).sort()) {
-  const raw = readFileSync(join(data, "enron", "messages", f), "latin1");
-  let id = /^Message-ID:\s*(\S+)/im.exec(raw.slice(0, 400))?.[1] ?? f;
-  const body = raw
-    .slice(raw.search(/\r?\n\r?\n/))
-    .replace(/\s+/g, " ")
-    .trim()
-    .toLowerCase();
-  if (body.length >= 40) {
-    const first = byBody.get(body);
-    if (first === undefined) byBody.set(body, id);
-    else id = first;
-  }
-  messageOf.set(f.replace(/\.eml$/, ""), id);
-}
-/** The unit judged: a message, an invoice (its PDF, text and JSON are one), a receipt, a row. */
-function keyOf(connector: string, path: string): string {
-  if (connector === "mail") return `mail:${messageOf.get(path.replace(/\.eml$/, "")) ?? path}`;
-  if (connector === "invoices") return `invoices:${path.replace(/\..*$/, "")}`;
-  if (connector === "receipts") return `receipts:${path.replace(/\.txt$/, "")}`;
-  return `${connector}:${path}`;
-}
-const connectorOfKey = (key: string) => key.slice(0, key.indexOf(":"));
+const show = flag("show");
 
 interface Labelled {
   id: string;
@@ -70,28 +31,17 @@ const asked = labels.questions.filter((q) => split === "all" || q.split === spli
 const judged = (q: Labelled) => {
   const out = new Map<string, number>();
   for (const [k, g] of Object.entries(q.relevant)) {
-    const c = connectorOfKey(k);
-    const key = keyOf(c, k.slice(c.length + 1));
+    const key = unitOf(k);
     out.set(key, Math.max(out.get(key) ?? 0, g));
   }
   return out;
 };
 
 // 2. A real server with the four sources connected by the operator.
-const { services, server, url, headers } = await indexedServer(
-  work,
-  [
-    { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
-    { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
-    { id: "receipts", kind: "files", label: "Receipts", config: { path: receiptsDir } },
-    chinookSource(
-      [chinookInvoices(), chinookCustomers(["FirstName", "LastName", "Company", "City", "Country", "Email"])],
-      "shop",
-      "Chinook",
-    ),
-  ],
-  "eval",
-);
+const { services, server, url, headers } = await businessServer([
+  chinookInvoices(),
+  chinookCustomers(["FirstName", "LastName", "Company", "City", "Country", "Email"]),
+]);
 
 // 3. The same records for the baseline: every record of every source, title and text.
 const records: Array<{ key: string; text: string }> = [];

@@ -1,0 +1,153 @@
+// Answer evaluation (issue 36 item 5, D32): does the short answer a person reads (shape C of
+// POST /v1/query) carry the fact asked for? The questions of scripts/eval/answers-labels.json were
+// written by reading shared/data (the Enron mail, the invoices' text and expected JSON, the SROIE
+// receipts, the Chinook tables with sqlite3), each with the fact its answer must hold (a regex,
+// case-insensitive) and the record(s) holding it. They are asked of a real server over the same
+// four sources as business.ts, without a connector filter, and scored per source, kind, language
+// and overall:
+//   fact      the answer text matches the fact
+//   cited     a record of the fact is among the sources the answer cites ([n] markers)
+//   ranked    a record of the fact is among the sources returned (the ranking's share of a miss)
+// Its "intents" are phrasings that walkthroughs and attacks found, labelled with what they ask (an
+// amount condition, an amount as the answer), scored for precision and recall against what the
+// service reads of them: the plan's compared amounts (planQuery) and answer.ts's kind (kindOf).
+//   bun scripts/eval/answers.ts                 test half
+//   bun scripts/eval/answers.ts --split train   tune on this half only
+//   bun scripts/eval/answers.ts --show          each miss with the answer given
+// The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { kindOf } from "../../src/retrieval/answer";
+import { planQuery } from "../../src/retrieval/plan";
+import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
+import { businessServer, flag, keyOf, option, unitOf } from "./business-setup";
+
+const split = option("split", "test");
+const show = flag("show");
+
+interface Question {
+  id: string;
+  split: "train" | "test";
+  source: "mail" | "invoices" | "receipts" | "shop";
+  kind: string;
+  language: string;
+  question: string;
+  /** A JS regex, case-insensitive: what the answer must hold. */
+  fact: string;
+  /** "mail:<file id>", "invoices:<name>", "receipts:<id>" or "shop:<Table>/<id>": the records the fact is in. */
+  record: string[];
+}
+interface Intent {
+  id: string;
+  split: "train" | "test";
+  language: string;
+  question: string;
+  /** The question compares an amount of money ("orders over 100 via PayPal"), not a count. */
+  amountCondition: boolean;
+  /** Its answer is an amount of money ("How much VAT…"), not a rate, a count or an explanation. */
+  asksAmount: boolean;
+}
+const labels = JSON.parse(readFileSync(join(import.meta.dir, "answers-labels.json"), "utf8")) as {
+  questions: Question[];
+  intents: Intent[];
+};
+const inSplit = <T extends { split: string }>(xs: T[]) => xs.filter((x) => split === "all" || x.split === split);
+
+// 1. The intents: no server needed, only the service's own reading of each question.
+const intents = inSplit(labels.intents);
+const readings = {
+  amountCondition: (q: string) => planQuery(q).amounts.some((a) => a.comparison !== undefined),
+  asksAmount: (q: string) => kindOf(q).much,
+};
+console.log(`intents (${split}): ${intents.length} questions`);
+for (const [name, read] of Object.entries(readings) as Array<[keyof typeof readings, (q: string) => boolean]>) {
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  const wrong: string[] = [];
+  for (const i of intents) {
+    const said = read(i.question);
+    if (said && i[name]) tp++;
+    else if (said) fp++;
+    else if (i[name]) fn++;
+    if (said !== i[name]) wrong.push(`${i.id} read ${said ? "yes" : "no"}: ${i.question}`);
+  }
+  const ratio = (a: number, b: number) => (b === 0 ? "-" : (a / b).toFixed(3));
+  console.log(`  ${name.padEnd(16)} precision ${ratio(tp, tp + fp)} recall ${ratio(tp, tp + fn)}  (${wrong.length} read wrong)`);
+  for (const w of wrong) console.log(`    ${w}`);
+}
+
+// 2. A real server over the four sources; the shop with the tables whose facts are asked.
+const asked = inSplit(labels.questions);
+const { services, server, url, headers } = await businessServer([
+  chinookInvoices(),
+  chinookCustomers(["FirstName", "LastName", "Company", "Address", "City", "Country", "Phone", "Email"]),
+  {
+    name: "Employee",
+    id: "EmployeeId",
+    title: "LastName",
+    text: ["FirstName", "LastName", "Title", "BirthDate", "HireDate", "Address", "City", "Country", "Phone", "Email"],
+  },
+  { name: "Track", id: "TrackId", title: "Name", text: ["Name", "Composer"] },
+]);
+
+interface Reply {
+  answer: string;
+  sources: Array<{ n: number; connector: string; source_url: string }>;
+}
+/** An operator's record is cited as corpus://<connector>/<path>, each segment percent-encoded. */
+function unitOfSource(s: Reply["sources"][number]): string {
+  const m = /^corpus:\/\/[^/]+\/(.*)$/.exec(s.source_url);
+  const path = m ? m[1]!.split("/").map(decodeURIComponent).join("/") : s.source_url;
+  return keyOf(s.connector, path);
+}
+
+async function ask(question: string): Promise<Reply> {
+  const res = await fetch(`${url}/v1/query`, { method: "POST", headers, body: JSON.stringify({ query: question, conversation_id: null }) });
+  if (res.status !== 200) throw new Error(`${question}: status ${res.status} ${await res.text()}`);
+  return (await res.json()) as Reply;
+}
+
+// 3. Ask, score, sum per source, kind and language.
+type Score = { n: number; fact: number; cited: number; ranked: number };
+const sums = new Map<string, Score>();
+const add = (group: string, s: Omit<Score, "n">) => {
+  const t = sums.get(group) ?? sums.set(group, { n: 0, fact: 0, cited: 0, ranked: 0 }).get(group)!;
+  t.n++;
+  t.fact += s.fact;
+  t.cited += s.cited;
+  t.ranked += s.ranked;
+};
+const times: number[] = [];
+for (const q of asked) {
+  const started = performance.now();
+  const reply = await ask(q.question);
+  times.push(performance.now() - started);
+  const wanted = new Set(q.record.map(unitOf));
+  const units = reply.sources.map(unitOfSource);
+  const citedNs = new Set([...reply.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])));
+  const cited = reply.sources.some((s, i) => citedNs.has(s.n) && wanted.has(units[i]!));
+  const score = {
+    fact: new RegExp(q.fact, "iu").test(reply.answer) ? 1 : 0,
+    cited: cited ? 1 : 0,
+    ranked: units.some((u) => wanted.has(u)) ? 1 : 0,
+  };
+  for (const group of ["overall", `source ${q.source}`, `kind ${q.kind}`, `language ${q.language}`]) add(group, score);
+  if (show && !score.fact) {
+    console.log(`\n${q.id} [${q.source}/${q.kind}/${q.language}] ${q.question}\n  fact /${q.fact}/ in ${q.record.join(", ")}`);
+    console.log(`  ${score.cited ? "cited" : score.ranked ? "ranked, not cited" : "not ranked"}; sources: ${units.join(" ")}`);
+    console.log(`  answer: ${reply.answer.replace(/\s+/g, " ").slice(0, 400)}`);
+  }
+}
+times.sort((a, b) => a - b);
+console.log(
+  `\nsplit ${split}: ${asked.length} questions; /v1/query shape C p50 ${times[Math.floor(times.length / 2)]?.toFixed(0) ?? "-"} ms`,
+);
+console.log(`${"group".padEnd(20)} ${"n".padStart(4)}   fact  cited  ranked`);
+const order = (g: string) => (g === "overall" ? "~" : g);
+for (const [group, s] of [...sums].sort((a, b) => order(a[0]).localeCompare(order(b[0])))) {
+  const f = (x: number) => (x / s.n).toFixed(3);
+  console.log(`${group.padEnd(20)} ${String(s.n).padStart(4)}  ${f(s.fact)}  ${f(s.cited)}  ${f(s.ranked)}`);
+}
+server.stop(true);
+await services.close();
