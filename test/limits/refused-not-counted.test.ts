@@ -56,8 +56,7 @@ describe("refused requests do not count against a user's limits (D31)", () => {
     // Questions carried out count, whatever their answer.
     const statuses: number[] = [];
     for (let i = 0; i < 61; i++) statuses.push((await ask(JSON.stringify({ query: "how much?" }))).status);
-    expect(statuses.slice(0, 60)).not.toContain(429);
-    expect(statuses.slice(0, 60)).not.toContain(400);
+    expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true);
     expect(statuses[60]).toBe(429);
     await services.close();
   });
