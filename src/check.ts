@@ -3,12 +3,15 @@
 import { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import { loadMasterKey } from "./crypto/master-key";
-import { cosine, loadEmbedder } from "./embedding/embedder";
+import { cosine, loadEmbedder, MODEL_COPIES } from "./embedding/embedder";
 import { MIGRATIONS } from "./migrations";
+import { megabytes, roomForCopies } from "./native/materialize";
 import { loadSqliteVec, openDatabase } from "./store/database";
 
 export interface CheckReport {
   data_dir: string;
+  /** Room the model's checked copies needed in the data folder when the check began, and the room there was. */
+  model_copies: { needed_bytes: number; free_bytes: number };
   sqlite_version: string;
   sqlite_vec_version: string;
   knn_nearest: number;
@@ -24,6 +27,12 @@ export async function runCheck(config: Config): Promise<CheckReport> {
   const versions = db.query<{ s: string; v: string }, []>("SELECT sqlite_version() AS s, vec_version() AS v").get()!;
   db.close();
 
+  // Said before any copy is tried: a disk too small for them is the operator's to fix (D29).
+  const room = roomForCopies(MODEL_COPIES, config.CORPUS_DATA_DIR);
+  if (room.needed_bytes > room.free_bytes)
+    throw new Error(
+      `no room in the data folder ${config.CORPUS_DATA_DIR} for the embedding model's checked copies (onnxruntime and the model): they need ${megabytes(room.needed_bytes)}, ${megabytes(room.free_bytes)} free; free space there or set CORPUS_DATA_DIR to a larger disk`,
+    );
   const embedder = await loadEmbedder({ dataDir: config.CORPUS_DATA_DIR });
   const [example, question, related, unrelated] = await embedder.embed([
     "This is an example sentence",
@@ -43,6 +52,7 @@ export async function runCheck(config: Config): Promise<CheckReport> {
 
   return {
     data_dir: config.CORPUS_DATA_DIR,
+    model_copies: room,
     sqlite_version: versions.s,
     sqlite_vec_version: versions.v,
     knn_nearest: nearest.rowid,

@@ -2,11 +2,13 @@
 import type { Server } from "bun";
 import { createApp, ERROR_SHAPES } from "./app";
 import type { Config } from "./config";
+import { MODEL_COPIES } from "./embedding/embedder";
 import { withDefaultHost } from "./http/host-check";
 import { beginRequest } from "./http/request-context";
 import { type FetchHandler, type SweepClock, withTimeout } from "./http/timeout";
 import { loadTls } from "./http/tls";
 import type { Logger } from "./log";
+import { megabytes, roomForCopies } from "./native/materialize";
 import { createServices, type Services } from "./services";
 
 const WARM_DELAY_MS = 2_000;
@@ -62,6 +64,26 @@ function ensurePortFree(hostname: string, port: number): void {
   Bun.listen({ hostname, port, socket: { data() {} } }).stop(true);
 }
 
+/**
+ * The room the executable's checked copies of the model need in the data folder (D29), said at
+ * start: with too little, questions are answered by their words (with a note) until space is freed.
+ */
+function logModelRoom(dataDir: string, log: Logger): void {
+  try {
+    const room = roomForCopies(MODEL_COPIES, dataDir);
+    if (room.needed_bytes > room.free_bytes)
+      log.warning(
+        `no room in the data folder for the embedding model's checked copies: they need ${megabytes(room.needed_bytes)}, ${megabytes(room.free_bytes)} free; questions are answered by their words until space is freed`,
+        room,
+      );
+    else if (room.needed_bytes > 0) log.info("the embedding model's checked copies are made in the data folder", room);
+  } catch (error) {
+    log.warning("the room for the embedding model's copies could not be measured", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
+
 export async function startServer(config: Config, log: Logger): Promise<Running> {
   // Before anything is opened: a certificate that cannot be used is a start-up error.
   const tls = loadTls(config);
@@ -93,6 +115,7 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   // a deletion's scrub; resumed now rather than at first use (D29). This loads the model at once
   // if vectors are owed.
   services.owed.start();
+  logModelRoom(config.CORPUS_DATA_DIR, log);
   // The model (~0.5 s of loading) is warmed shortly after the listener is up, so that
   // start-up and health checks stay fast and the first question does not wait for it.
   const warm = setTimeout(() => {

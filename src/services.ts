@@ -10,7 +10,7 @@ import { ConnectorRegistry } from "./connectors/registry";
 import { Conversations } from "./conversations/store";
 import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
-import { adoptModel, EmbeddingService } from "./embedding/service";
+import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
 import { IdempotencyStore } from "./limits/idempotency";
 import { limitsFrom, RateLimiter } from "./limits/rate-limit";
@@ -74,6 +74,8 @@ export const DISK_CHECK_MS = 2_000;
 export interface ServiceOptions {
   /** The embedding model (the shipped one unless an evaluation or a test names another). */
   model?: ModelAsset;
+  /** Tests: the embedding worker's entry and timeouts (one that cannot load the model). */
+  embeddingWorker?: EmbeddingOptions["worker"];
 }
 
 export async function createServices(
@@ -117,6 +119,7 @@ export async function createServices(
     model,
     log: log.child("embedding"),
     now,
+    ...(options.embeddingWorker ? { worker: options.embeddingWorker } : {}),
   });
   // A deletion's (or a connector removal's) later steps, owed in its transaction (D29).
   const scrub = new Scrub(db, [() => connectors.purgeRemovedTerms()], now);

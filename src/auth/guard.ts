@@ -7,7 +7,8 @@
 //   3. Idempotency-Key on POST (D11): a replay is answered from the store and not counted;
 //   4. per-user rate limits (D16, LIMITED_ROUTES): the six X-RateLimit-* headers on every
 //      response, errors included (401, 403, 400, 409; those refused before the guard get the
-//      whole windows from limitHeaders below); 429 with Retry-After;
+//      whole windows from limitHeaders below); 429 with Retry-After; a request then refused as
+//      the caller's mistake (400, 401, 413, 415) is given back (D31);
 // all in the transform stage, before the body is validated. A claimed key is completed with
 // the response, or given up when the request fails so that a retry runs again. What one
 // request's stages tell each other is on its RequestInfo (http/request-context.ts).
@@ -18,7 +19,7 @@ import { JsonText } from "../http/json-text";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { replayResponse } from "../http/response";
 import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../limits/idempotency";
-import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter } from "../limits/rate-limit";
+import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter, REFUNDED_STATUSES } from "../limits/rate-limit";
 import { type ProtectedRoute, REQUIRED_SCOPE } from "./scopes";
 import type { AuthService } from "./service";
 import type { Principal } from "./verifier";
@@ -89,11 +90,22 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
     return error;
   }
 
-  /** Counts the request; 429 once a window is spent. */
+  /**
+   * Counts the request; 429 once a window is spent. Counted before the body is judged (a caller
+   * over their limit costs no parsing), and given back if it is then refused as the caller's
+   * mistake (D31: REFUNDED_STATUSES), the headers saying so.
+   */
   function count(info: RequestInfo, user: string, limit: LimitedEndpoint): void {
     const decision = limiter.hit(user, limit);
     withRateHeaders(info, decision);
     if (!decision.allowed) throw rateLimitedError(decision.retryAfter);
+    const counted = decision.counted;
+    if (!counted) return;
+    info.onFailure((status) => {
+      if (!REFUNDED_STATUSES.has(status)) return;
+      limiter.refund(user, limit, counted);
+      withRateHeaders(info, limiter.peek(user, limit));
+    });
   }
 
   /** The body the parse stage left as text, parsed (400 when it is not JSON or nests too deep). */

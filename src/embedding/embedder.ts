@@ -113,6 +113,9 @@ export function planBatches(lengths: number[], budget: number): number[][] {
 export const modelCopyOf = (model: ModelAsset): NativeLibrary => ({ source: model.file, name: "embedding-model.onnx" });
 export const modelCopy = modelCopyOf(embeddingModel);
 
+/** What the executable copies into the data folder to load the model (~67 MB: onnxruntime and the model). */
+export const MODEL_COPIES: readonly NativeLibrary[] = [nativeLibraries.onnxRuntime, modelCopy];
+
 export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> {
   const ort = await loadOnnxRuntime(options.dataDir);
   const tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);

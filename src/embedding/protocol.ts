@@ -14,7 +14,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: "ready" }
-  | { type: "failed"; message: string }
+  /** Loading failed; `code` is the system's (ENOSPC: no room for the model's copies, D29). */
+  | { type: "failed"; message: string; code?: string }
   /** One batch of run `seq`: `indices` into its texts, their vectors one after another; `done` on its last. */
   | { type: "batch"; seq: number; indices: number[]; vectors: Float32Array; done: boolean; tokens: number; padded: number }
   | { type: "error"; seq: number; message: string };

@@ -79,6 +79,13 @@ export function adoptModel(db: Database, sha256: string): boolean {
 
 export type Priority = "urgent" | "background";
 
+/**
+ * After the worker failed to start (the model could not be loaded: no room for its copies, D29),
+ * jobs fail at once for this long instead of each starting another worker that copies ~67 MB
+ * again; the first job after it tries again, so the model comes back by itself once space does.
+ */
+export const START_RETRY_MS = 30_000;
+
 /** Quiet this long (no embedding job) before the request thread collects and trims its memory. */
 export const IDLE_TRIM_MS = 2_000;
 /** Background work ended this long ago (a connector's next batch comes within milliseconds): the database is read through its mapping again. */
@@ -100,6 +107,8 @@ export interface EmbeddingOptions {
   now?: () => number;
   /** Tests: how long after background work before the database is read through its mapping again (MAPPED_AGAIN_MS). */
   mappedAgainMs?: number;
+  /** Tests: how long after a failed start before another is tried (START_RETRY_MS). */
+  startRetryMs?: number;
 }
 
 /** A background job no longer wanted (what asked for it is gone, or its owner was deleted): not run. */
@@ -139,6 +148,8 @@ interface Job {
 
 export class EmbeddingService {
   private worker?: EmbeddingWorker;
+  /** The last worker's failure to start, and when: jobs fail with it until START_RETRY_MS has passed. */
+  private startFailure?: { error: unknown; at: number };
   private tokenizerInstance?: WordPieceTokenizer;
   private readonly urgent: Job[] = [];
   private readonly background: Job[] = [];
@@ -195,29 +206,50 @@ export class EmbeddingService {
   private load(): Promise<EmbeddingWorker> {
     if (this.closed) return Promise.reject(new EmbeddingClosed());
     if (!this.worker?.alive) {
+      const failed = this.startFailure;
+      if (failed && performance.now() - failed.at < (this.options.startRetryMs ?? START_RETRY_MS)) return Promise.reject(failed.error);
       const started = performance.now();
-      const worker = new EmbeddingWorker({
-        dataDir: this.dataDir,
-        threads: this.options.threads,
-        batchTokens: this.options.batchTokens,
-        model: this.options.model,
-        ...this.options.worker,
-        onBatch: (b) => {
-          this.stats.batches += b.batches;
-          this.stats.texts += b.texts;
-          this.stats.tokens += b.tokens;
-          this.stats.padded += b.padded;
-        },
-        onDeath: (error) =>
-          this.options.log?.error("embedding worker stopped; its jobs failed, the next job starts another", { error: error.message }),
-      });
+      const retryMs = this.options.startRetryMs ?? START_RETRY_MS;
+      let ready = false;
+      let worker: EmbeddingWorker;
+      try {
+        worker = new EmbeddingWorker({
+          dataDir: this.dataDir,
+          threads: this.options.threads,
+          batchTokens: this.options.batchTokens,
+          model: this.options.model,
+          ...this.options.worker,
+          onBatch: (b) => {
+            this.stats.batches += b.batches;
+            this.stats.texts += b.texts;
+            this.stats.tokens += b.tokens;
+            this.stats.padded += b.padded;
+          },
+          onDeath: (error) =>
+            ready
+              ? this.options.log?.error("embedding worker stopped; its jobs failed, the next job starts another", { error: error.message })
+              : this.options.log?.error("the embedding model could not be loaded: questions are answered by their words until it is", {
+                  error: error.message,
+                  retry_in_seconds: retryMs / 1000,
+                }),
+        });
+      } catch (error) {
+        // No thread to start the model in (a worker cannot be made): the same state as a failed start.
+        this.startFailure = { error, at: performance.now() };
+        return Promise.reject(error);
+      }
       worker.ready.then(
-        () =>
+        () => {
+          ready = true;
+          this.startFailure = undefined;
           this.options.log?.info("embedding worker ready", {
             threads: this.options.threads ?? 0,
             seconds: Math.round(performance.now() - started) / 1000,
-          }),
-        () => {},
+          });
+        },
+        (error) => {
+          if (!this.closed) this.startFailure = { error, at: performance.now() };
+        },
       );
       this.worker = worker;
     }

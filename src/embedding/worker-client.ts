@@ -50,7 +50,14 @@ export class EmbedJob {
   }
 }
 
-export class EmbeddingWorkerDied extends Error {}
+export class EmbeddingWorkerDied extends Error {
+  /** The system's code of what the worker failed on, when it said (ENOSPC: isStorageError). */
+  readonly code?: string;
+  constructor(message: string, code?: string) {
+    super(message);
+    if (code) this.code = code;
+  }
+}
 
 /** The error's own line: Bun's message about an uncaught error in a worker also quotes the source around it. */
 function reasonOf(event: ErrorEvent): string {
@@ -126,7 +133,7 @@ export class EmbeddingWorker {
       return;
     }
     if (m.type === "failed") {
-      this.die(new EmbeddingWorkerDied(`the embedding model could not be loaded: ${m.message}`));
+      this.die(new EmbeddingWorkerDied(`the embedding model could not be loaded: ${m.message}`, m.code));
       return;
     }
     const waiter = this.waiting.get(m.seq);

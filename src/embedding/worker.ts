@@ -58,7 +58,8 @@ async function init(options: Extract<ToWorker, { type: "init" }>): Promise<void>
     await embedder.embed(["warm"]);
     post({ type: "ready" });
   } catch (error) {
-    post({ type: "failed", message: messageOf(error) });
+    const code = (error as { code?: unknown }).code;
+    post({ type: "failed", message: messageOf(error), ...(typeof code === "string" ? { code } : {}) });
   }
 }
 

@@ -173,11 +173,11 @@ export const errorMapper = (log: Logger, methodsFor?: (path: string) => string[]
         if (allowed.length) error = methodNotAllowed(request.method, allowed);
       }
       const info = infoOf(request, scoped);
-      info.failed();
       const mapped = toErrorResponse(code, error, log, {
         request_id: info.request_id,
         client_ip: trusted ? info.clientBehind(trusted) : info.client_ip,
       });
+      info.failed(mapped.status);
       set.status = mapped.status;
       Object.assign(set.headers, mapped.headers);
       return shapedErrorBody(shapes, path, mapped.status, mapped.body, info);

@@ -49,7 +49,7 @@ export class RequestInfo {
   private address?: string;
   private forwarded?: string;
   private overTls?: boolean;
-  private failureHandlers?: Array<() => void>;
+  private failureHandlers?: Array<(status: number) => void>;
 
   /** `received` is the Request as the socket gave it (the one its peer's address is asked with). */
   constructor(
@@ -57,16 +57,16 @@ export class RequestInfo {
     private readonly peer?: PeerSource | string,
   ) {}
 
-  /** Runs `fn` if the request ends in an error (e.g. to give up a claimed resource). */
-  onFailure(fn: () => void): void {
+  /** Runs `fn` with the status answered if the request ends in an error (e.g. to give up a claimed resource). */
+  onFailure(fn: (status: number) => void): void {
     (this.failureHandlers ??= []).push(fn);
   }
 
-  /** Called once by the error mapper. */
-  failed(): void {
+  /** Called once by the error mapper, with the status it answers. */
+  failed(status: number): void {
     const handlers = this.failureHandlers;
     this.failureHandlers = undefined;
-    for (const fn of handlers ?? []) fn();
+    for (const fn of handlers ?? []) fn(status);
   }
 
   /**

@@ -1,6 +1,7 @@
 // Per-user, per-endpoint fixed windows per minute and per UTC day (D16, first document part
 // 8). Counts are kept in memory for the hot path and written behind to SQLite every second
-// (and on stop), so a restart keeps the day's count; rejected requests are not counted.
+// (and on stop), so a restart keeps the day's count; rejected requests are not counted, nor are
+// those refused as the caller's mistake once counted (D31: 400, 401, 413, 415 are given back).
 import type { Database } from "bun:sqlite";
 import type { Config } from "../config";
 import type { BackgroundGuard } from "../jobs/guard";
@@ -80,7 +81,22 @@ export interface RateDecision {
   remaining: Record<string, string>;
   /** Seconds until the exhausted window resets (when not allowed). */
   retryAfter: number;
+  /** The windows the request was counted in (by their starts), when it was: what `refund` gives back. */
+  counted?: CountedIn;
 }
+
+/** Where one request was counted: the starts of its minute and day windows. */
+export interface CountedIn {
+  minute: number;
+  day: number;
+}
+
+/**
+ * Refused requests that do not count against a user's limits (D31): the caller's mistakes (a
+ * bad body, a revoked token, too large, the wrong type), answered without the work a limit
+ * protects. What the server could not do (409, 5xx) still counts.
+ */
+export const REFUNDED_STATUSES: ReadonlySet<number> = new Set([400, 401, 413, 415]);
 
 const windowOf = (name: WindowName, t: number): Counter => {
   const start = t - (t % WINDOW_MS[name]);
@@ -154,10 +170,7 @@ export class RateLimiter {
     if (allowed && count) {
       minute.count++;
       day.count++;
-      if (!w.dirty) {
-        w.dirty = true;
-        this.dirty.push(w);
-      }
+      this.markDirty(w);
     }
     let retryAfter = 0;
     if (!allowed) {
@@ -167,6 +180,7 @@ export class RateLimiter {
     return {
       allowed,
       retryAfter,
+      ...(allowed && count ? { counted: { minute: minute.start, day: day.start } } : {}),
       fixed: this.fixed(endpoint, minute, day),
       remaining: {
         // Never below 0, e.g. after a restart with a lower limit than the stored count.
@@ -179,6 +193,29 @@ export class RateLimiter {
   /** Counts one request if it is within both windows. */
   hit(user: string, endpoint: LimitedEndpoint): RateDecision {
     return this.decide(user, endpoint, true);
+  }
+
+  /**
+   * Gives back a request counted in `counted` (refused as the caller's mistake, D31), in the
+   * windows it was counted in only: one that has ended since keeps its count, a new one is not lowered.
+   */
+  refund(user: string, endpoint: LimitedEndpoint, counted: CountedIn): void {
+    const w = this.windows.get(user)?.get(endpoint);
+    if (!w) return;
+    let changed = false;
+    for (const name of WINDOWS) {
+      const window = w[name];
+      if (window.start !== counted[name] || window.count === 0) continue;
+      window.count--;
+      changed = true;
+    }
+    if (changed) this.markDirty(w);
+  }
+
+  private markDirty(w: Windows): void {
+    if (w.dirty) return;
+    w.dirty = true;
+    this.dirty.push(w);
   }
 
   /** The current state, counting nothing (for replayed idempotent responses). */

@@ -23,6 +23,8 @@ import {
   renameSync,
   rmSync,
   type Stats,
+  statfsSync,
+  statSync,
   writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -43,6 +45,53 @@ const DIGEST_LENGTH = 16;
 const CHUNK = 1 << 20;
 
 export const isEmbedded = (path: string) => path.startsWith("/$bunfs/") || path.startsWith("B:/~BUN/");
+
+/**
+ * A checked copy the data folder's disk has no room for: refused before a byte is written, so that
+ * a copy of tens of megabytes never fills the disk the database needs (D29: a state, with the
+ * room it needs, not a crash). `code` as the system's, for isStorageError.
+ */
+export class NoRoomForCopy extends Error {
+  readonly code = "ENOSPC";
+  constructor(
+    readonly file: string,
+    readonly neededBytes: number,
+    readonly freeBytes: number,
+  ) {
+    super(`no room in the data folder for the checked copy of ${file}: it needs ${megabytes(neededBytes)}, ${megabytes(freeBytes)} free`);
+  }
+}
+
+export const megabytes = (bytes: number) => `${Math.ceil(bytes / 1e6)} MB`;
+
+/** Bytes free for this process on the disk of `path`. */
+const freeBytesAt = (path: string) => {
+  const s = statfsSync(path);
+  return Number(s.bavail) * Number(s.bsize);
+};
+
+/** The checked copy of `library` under `dataDir`, when it must be one (an embedded file whose sha256 the build recorded). */
+function copyPathOf(library: NativeLibrary, dataDir: string): string | undefined {
+  if (!isEmbedded(library.source)) return undefined;
+  const recorded = typeof CORPUS_NATIVE_SHA256 === "undefined" ? undefined : CORPUS_NATIVE_SHA256[library.name];
+  return recorded ? join(dataDir, NATIVE_FOLDER, recorded.slice(0, DIGEST_LENGTH), library.name) : undefined;
+}
+
+/**
+ * The room the checked copies of `libraries` still need in `dataDir` (those not there yet at their
+ * size; nothing under `bun run`, which loads the files where they are), and the room there is:
+ * what start-up and `corpus check` tell before any copy is tried.
+ */
+export function roomForCopies(libraries: readonly NativeLibrary[], dataDir: string): { needed_bytes: number; free_bytes: number } {
+  let needed = 0;
+  for (const library of libraries) {
+    const target = copyPathOf(library, dataDir);
+    if (!target) continue;
+    const size = statSync(library.source).size;
+    if (lstatOrUndefined(target)?.size !== size) needed += size;
+  }
+  return { needed_bytes: needed, free_bytes: freeBytesAt(dataDir) };
+}
 
 /** A path a loader can open for `library`: its own when it is a real file (`bun run`), else a checked copy under `dataDir`. */
 export function materialize(library: NativeLibrary, dataDir: string): string {
@@ -66,6 +115,10 @@ export function materializeCopy({ source, name }: NativeLibrary, dataDir: string
   privateFolder(own);
   const target = join(own, name);
   if (isIntact(target, digest)) return target;
+  // Written beside the old copy before it is replaced: the whole size is needed.
+  const size = statSync(source).size;
+  const free = freeBytesAt(own);
+  if (free < size) throw new NoRoomForCopy(name, size, free);
   const bytes = readFileSync(source);
   if (sha256(bytes) !== digest) throw new Error(`${name}: the embedded copy does not have the sha256 recorded when it was built`);
   replace(target, bytes);

@@ -3,11 +3,12 @@
 import { Elysia, t } from "elysia";
 import type { Archive } from "../archive/store";
 import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
-import type { EmbeddingService } from "../embedding/service";
+import { EmbeddingClosed, type EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { ID_PREFIX, newId } from "../ids";
+import { isStorageError } from "../store/storage-errors";
 import { dateRange, timeRange } from "./dates";
 import { DeepSearchBody, DeepSearchResponseA, DeepSearchResponseB } from "./model";
 import { DEEP_SEARCH_FIELDS, refuseForeignFields } from "./shapes";
@@ -15,6 +16,26 @@ import { DEEP_SEARCH_FIELDS, refuseForeignFields } from "./shapes";
 export interface DeepSearchServices extends GuardServices {
   archive: Archive;
   embeddings: EmbeddingService;
+}
+
+/**
+ * The archive is searched by meaning alone: without the model (it could not be loaded) there is
+ * no answer, said as D29 says a full disk when there is no room for the model's copies (507),
+ * else 503 to retry; never a 500.
+ */
+async function questionVector(embeddings: EmbeddingService, user: string, question: string): Promise<Float32Array> {
+  try {
+    const [vector] = await embeddings.embed(user, [question], "urgent");
+    return vector!;
+  } catch (error) {
+    if (error instanceof EmbeddingClosed) throw error;
+    if (isStorageError(error))
+      throw new HttpError(
+        507,
+        "the server's storage has no room to load the embedding model, which deep search needs; retry once space is freed",
+      );
+    throw new HttpError(503, "the embedding model, which deep search needs, could not be loaded; retry later");
+  }
 }
 
 export const deepSearchRoutes = (s: DeepSearchServices) =>
@@ -34,10 +55,10 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       else range = dateRange(body.date_from, body.date_to);
       // Shape C asks with top_k (default 5), shape B with max_results (default 20).
       const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);
-      const [vector] = await s.embeddings.embed(principal.user, [question], "urgent");
+      const vector = await questionVector(s.embeddings, principal.user, question);
       // A user deleted while the question was embedded gets no answer (D25).
       assertNotRevoked(s.auth, principal);
-      let matches = s.archive.search(principal.user, vector!, {
+      let matches = s.archive.search(principal.user, vector, {
         from: range.from,
         to: range.to,
         limit: Math.min(50, limit * (shapeA && body.filters ? 3 : 1)),

@@ -135,13 +135,16 @@ function denseScore(
   if (h.dense !== undefined || a.connector.progress) return { dense: h.dense, chunk: h.chunk };
   const chunks = s.chunksOf(owner, a.id, h.record);
   if (chunks.length === 0) return "no chunks";
+  // No question vector (the model could not be loaded): by words alone, nothing queued for a model that is not there.
+  const question = q.vector;
+  if (!question) return { chunk: h.chunk, chunks };
   const texts = chunks.map((c) => embeddingText(h.record.title, c));
   const asker = q.options.user;
   let dense: number | undefined;
   let chunk = h.chunk;
   s.embeddings.cachedFor(owner, asker, texts).forEach((v, k) => {
     if (!v) return;
-    const sim = cosine(q.vector, v);
+    const sim = cosine(question, v);
     if (dense === undefined || sim > dense) {
       dense = sim;
       chunk = k;

@@ -3,8 +3,9 @@
 // fuse with the question's soft signals (fuse.ts, evidence.ts), collapse copies and keep so
 // many per connector (copies.ts), cite each result's best chunk (cite.ts).
 import type { ConnectorRegistry } from "../connectors/registry";
-import type { EmbeddingService } from "../embedding/service";
+import { EmbeddingClosed, type EmbeddingService } from "../embedding/service";
 import type { Logger } from "../log";
+import { isStorageError } from "../store/storage-errors";
 import { chunkFitFor } from "./answer";
 import { ChunkCache } from "./chunk-cache";
 import { cite } from "./cite";
@@ -61,14 +62,15 @@ export class QueryService {
     );
     const embedStarted = performance.now();
     const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
-    const [vector] = await this.embeddings.embed(o.user, [embedText], "urgent");
+    const { vector, note: modelNote } = await this.questionVector(o.user, embedText);
     const embedMs = elapsedMs(embedStarted);
-    const q: Question = { options: o, plan: plan.plan, terms: plan.terms, vector: vector!, debug };
+    const q: Question = { options: o, plan: plan.plan, terms: plan.terms, vector, debug };
+    const modelNotes = modelNote ? [modelNote] : [];
 
     // A question of only function words ("How much?") names nothing to look for: every source's
     // newest records (a search without words) are no answer to it (outside attack).
     if (namesNothing(q, o))
-      return { plan: q.plan, vector: q.vector, chunks: [], connectorsSearched: 0, totalFound: 0, notes: [NAMES_NOTHING] };
+      return { plan: q.plan, vector: q.vector, chunks: [], connectorsSearched: 0, totalFound: 0, notes: [NAMES_NOTHING, ...modelNotes] };
     const gathered = await gather(q, active);
     const chunksOf = this.chunkCache.chunksOf.bind(this.chunkCache);
     const scored = scoreCandidates(q, active, gathered.answers, { embeddings: this.embeddings, chunksOf });
@@ -82,10 +84,31 @@ export class QueryService {
       chunks: kept,
       connectorsSearched: active.length,
       totalFound: ranked.length,
-      notes: [...gathered.notes, ...scored.notes],
+      notes: [...modelNotes, ...gathered.notes, ...scored.notes],
     };
   }
+
+  /**
+   * The question's vector; without one when the model cannot be loaded (its worker fails to
+   * start: no room for its copies, D29), with a note saying so: a question is a read, answered by
+   * its words rather than refused (507 is for writes the disk refused, and 500 said nothing).
+   */
+  private async questionVector(user: string, text: string): Promise<{ vector?: Float32Array; note?: string }> {
+    try {
+      const [vector] = await this.embeddings.embed(user, [text], "urgent");
+      return { vector };
+    } catch (error) {
+      if (error instanceof EmbeddingClosed) throw error;
+      return { note: isStorageError(error) ? MEANING_NOT_USED_NO_ROOM : MEANING_NOT_USED };
+    }
+  }
 }
+
+/** The note of an answer ranked without the model (it could not be loaded). */
+export const MEANING_NOT_USED = "meaning was not used: the embedding model could not be loaded, so results are ranked by their words";
+/** The same, when the data folder's disk has no room for the model's copies (D29). */
+export const MEANING_NOT_USED_NO_ROOM =
+  "meaning was not used: the server's storage has no room to load the embedding model, so results are ranked by their words until space is freed";
 
 /** The note of a question that names nothing to look for. */
 export const NAMES_NOTHING = "the question names nothing to search for: no word, phrase, date, amount, person or address";

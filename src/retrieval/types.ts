@@ -52,7 +52,8 @@ export interface QueryOptions {
 
 export interface QueryOutcome {
   plan: QueryPlan;
-  vector: Float32Array;
+  /** The question's embedding; none when the model could not be loaded (ranked by words, with a note). */
+  vector?: Float32Array;
   /** Best first; at most `perConnector` per connector. */
   chunks: RankedChunk[];
   connectorsSearched: number;
@@ -65,7 +66,8 @@ export interface Question {
   options: QueryOptions;
   plan: QueryPlan;
   terms: string[];
-  vector: Float32Array;
+  /** None when the model could not be loaded: candidates are ranked by their words. */
+  vector?: Float32Array;
   /**
    * DEBUG lines (CORPUS_DEBUG_MODE): shapes and numbers only, no word of the question, no text,
    * title, path or id of a record (the data folder keeps those sealed or hashed; a log is no place for them either).

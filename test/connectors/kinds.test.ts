@@ -57,9 +57,12 @@ describe("the kinds table", () => {
     expect(changedConfig(imap, { host: "new.example.com", password: "other" }).password).toBe("other");
     const sql = { owner: "ann", id: "shop", kind: "sql" as const, label: "Shop", config: sqlConfig };
     expect(changedConfig(sql, { url: "postgres://reader:***@db.example.com:5432/shop" }).url).toBe(sqlConfig.url);
-    // The shown URL pointed at another server is not given the stored password.
-    expect(changedConfig(sql, { url: "postgres://reader:***@evil.example.net:5432/shop" }).url).toBe(
-      "postgres://reader:***@evil.example.net:5432/shop",
+    // The shown URL pointed at another server is not given the stored password, nor stored with *** as one (issue 35 item 7).
+    expect(() => changedConfig(sql, { url: "postgres://reader:***@evil.example.net:5432/shop" })).toThrow(
+      "config.url: give the password again to change the URL",
+    );
+    expect(changedConfig(sql, { url: "postgres://reader:typed@evil.example.net:5432/shop" }).url).toBe(
+      "postgres://reader:typed@evil.example.net:5432/shop",
     );
   });
 

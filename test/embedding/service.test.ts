@@ -242,3 +242,21 @@ test("an owner's cache keeps its newest vectors up to its bound; the oldest go, 
   expect(s.cached("alice", batch("alice", 0)).filter(Boolean).length).toBe(5);
   expect(s.rowsOf("alice")).toBeLessThanOrEqual(10);
 });
+
+describe("a worker that cannot load the model (issue 35 item 8, D29)", () => {
+  test("its failure keeps the system's code (ENOSPC); jobs fail at once with it until the retry time, then a start is tried again", async () => {
+    const logs = memorySink();
+    const s = service({ worker: { entry: join(workers, "no-room.ts") }, startRetryMs: 50, log: createLogger("INFO", logs.sink) });
+    const failedStarts = () => logs.records().filter((l) => String(l.message).startsWith("the embedding model could not be loaded")).length;
+    const first = await s.embed("nobody", ["a question"]).catch((e) => e);
+    expect(first.code).toBe("ENOSPC");
+    expect(first.message).toContain("no room in the data folder for the checked copy of libonnxruntime.so.1");
+    for (let i = 0; i < 5; i++) expect(await s.embed("nobody", [`question ${i}`]).catch((e) => e)).toBe(first);
+    expect(failedStarts()).toBe(1);
+    await Bun.sleep(60);
+    const again = await s.embed("nobody", ["a question"]).catch((e) => e);
+    expect(again).not.toBe(first);
+    expect(again.code).toBe("ENOSPC");
+    expect(failedStarts()).toBe(2);
+  });
+});

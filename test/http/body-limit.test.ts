@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
-import { bodyLimit, limitedStream } from "../../src/http/body-limit";
+import { AMBIGUOUS_LENGTH_MESSAGE, bodyLimit, limitedStream } from "../../src/http/body-limit";
 import { errorMapper } from "../../src/http/errors";
 import { beginRequest, infoOf } from "../../src/http/request-context";
 import { createLogger, memorySink } from "../../src/log";
@@ -12,7 +12,9 @@ function app() {
   return new Elysia()
     .use(errorMapper(createLogger("ERROR", memorySink().sink)))
     .use(bodyLimit(LIMIT))
-    .post("/echo", ({ body }) => body, { body: t.Object({ text: t.String() }) });
+    .post("/echo", ({ body }) => body, { body: t.Object({ text: t.String() }) })
+    .post("/length", async ({ request }) => (await request.text()).length)
+    .get("/", () => "ok");
 }
 
 /** A chunked body (no Content-Length) that counts how much of it was pulled. */
@@ -84,5 +86,19 @@ describe("body limit (D17)", () => {
     const r = await probe.handle(request);
     expect(await r.json()).toEqual({ a: 1 });
     expect(seen).toEqual([info.request_id, "192.0.2.7"]);
+  });
+
+  test("a Content-Length that is not one plain number is 400 on any method, before anything is read (D31)", async () => {
+    for (const [method, value] of [
+      ["POST", "10, 10"],
+      ["POST", "+10"],
+      ["POST", "1e3"],
+      ["POST", ""],
+      ["GET", "5, 5"],
+    ] as const) {
+      const r = await app().handle(req(method === "GET" ? "/" : "/length", { method, headers: { "content-length": value } }));
+      expect({ method, value, status: r.status }).toEqual({ method, value, status: 400 });
+      expect(await r.json()).toEqual({ type: "bad_request", message: AMBIGUOUS_LENGTH_MESSAGE });
+    }
   });
 });

@@ -117,16 +117,30 @@ export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
 /** Query parameters whose values are secrets or name where secrets are (password, sslpassword, passfile, sslkey…). */
 const SECRET_PARAM = /pass|pwd|secret|token|key|auth|cred/i;
 
+/** What stands for a password or a secret parameter in a shown URL. */
+export const REDACTED = "***";
+
 /** The database URL without its password or any secret-looking parameter, for messages and the shown config. */
 export function redactUrl(url: string): string {
   if (!isPostgresUrl(url)) return url;
   try {
     const u = new URL(url);
-    if (u.password) u.password = "***";
-    for (const name of new Set(u.searchParams.keys())) if (SECRET_PARAM.test(name)) u.searchParams.set(name, "***");
+    if (u.password) u.password = REDACTED;
+    for (const name of new Set(u.searchParams.keys())) if (SECRET_PARAM.test(name)) u.searchParams.set(name, REDACTED);
     return u.toString();
   } catch {
     return "postgres://(invalid URL)";
+  }
+}
+
+/** Whether `url` holds the placeholder of a shown URL as its password or a secret parameter (sent back as shown). */
+export function holdsRedacted(url: string): boolean {
+  if (!isPostgresUrl(url)) return false;
+  try {
+    const u = new URL(url);
+    return u.password === REDACTED || [...u.searchParams].some(([name, value]) => SECRET_PARAM.test(name) && value === REDACTED);
+  } catch {
+    return false;
   }
 }
 

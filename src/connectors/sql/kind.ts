@@ -1,7 +1,8 @@
 // `sql` (D18, D19): tables of a SQLite file or a PostgreSQL database, read where they are.
+import { DomainError } from "../../errors";
 import { defineKind } from "../kind";
 import { SqlConfigSchema } from "./config";
-import { isPostgresUrl, redactUrl, SqlConnector } from "./connector";
+import { holdsRedacted, isPostgresUrl, redactUrl, SqlConnector } from "./connector";
 import { parsePostgresUrl } from "./postgres-url";
 
 export const sqlKind = defineKind({
@@ -14,11 +15,17 @@ export const sqlKind = defineKind({
   // A SQLite file is a local path, under the user's roots like a folder (D23).
   localPath: (config) => (isPostgresUrl(config.url) ? undefined : "url"),
   remoteHost: (config) => (isPostgresUrl(config.url) ? { host: parsePostgresUrl(config.url).host, field: "config.url" } : undefined),
-  // The URL sent back as shown (its password ***) keeps the stored one, for the same server only.
-  keepSecrets: (change, stored) =>
-    typeof change.url === "string" && change.url.includes("***") && redactUrl(change.url) === redactUrl(stored.url)
-      ? { ...change, url: stored.url }
-      : change,
+  // The URL sent back as shown (its password ***) keeps the stored one. Only where it went before:
+  // with anything else of the URL changed (server, port, user, database, parameters) the password
+  // is needed again, as for IMAP; `***` itself is never stored as a password (issue 35 item 7).
+  keepSecrets(change, stored) {
+    if (typeof change.url !== "string" || !holdsRedacted(change.url)) return change;
+    if (redactUrl(change.url) === redactUrl(stored.url)) return { ...change, url: stored.url };
+    throw new DomainError(
+      "invalid",
+      "config.url: give the password again to change the URL; the stored one is sent only where it was sent before",
+    );
+  },
   form: [
     { name: "url", label: "Database", input: "text", placeholder: "postgres://reader:…@db:5432/shop or a SQLite path" },
     {
