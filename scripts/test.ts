@@ -88,6 +88,7 @@ const INTEGRATION = [
   "oauth/metadata-document.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
+  "questions/ask.test.ts",
   "rest/operator-ahead-evicted.test.ts",
   "rest/operator-rows-cross-user.test.ts",
   "rest/query-hostile.test.ts",

@@ -1,16 +1,16 @@
 // POST /v1/query (first document part 4; D7-D12): a question in, ranked and cited chunks out,
 // in the shape the body asked for; every answer archived before it is sent.
 import { Elysia, type Static, t } from "elysia";
-import { archiveAnswer } from "../archive/answer";
 import type { Archive } from "../archive/store";
-import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
+import { type GuardServices, guard } from "../auth/guard";
 import type { Conversations } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { infoOf, requestContext } from "../http/request-context";
-import { ID_PREFIX, newId } from "../ids";
+import { ID_PREFIX } from "../ids";
+import { AskRefused, type AskRequest, ask } from "../questions/ask";
 import { meetsAmountConditions } from "../retrieval/amounts";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
@@ -31,6 +31,16 @@ export interface QueryRouteServices extends GuardServices {
 const DEFAULTS = { max_results: 10, top_k: 8, shapeC: 5 };
 
 const snippet = (text: string) => cutText(text, 600);
+
+/** The question asked as corpus_search asks it (questions/ask.ts); its refusals in REST's shapes. */
+async function askOrRefuse(s: QueryRouteServices, request: AskRequest) {
+  try {
+    return await ask(s, request);
+  } catch (error) {
+    if (!(error instanceof AskRefused)) throw error;
+    throw error.reason === "timed_out" ? new HttpError(503, error.message) : new HttpError(401, `Unauthorized: ${error.message}`);
+  }
+}
 
 export const queryRoutes = (s: QueryRouteServices) =>
   new Elysia({ name: "corpus/query" })
@@ -53,8 +63,10 @@ export const queryRoutes = (s: QueryRouteServices) =>
           if (!found) throw new HttpError(404, `conversation_id: no conversation ${conversationId} of yours`);
           turns = found;
         }
-        const outcome = await s.query.run({
+        const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;
+        const { queryId, outcome, chosen } = await askOrRefuse(s, {
           user: principal.user,
+          principal,
           question,
           context: turns.map((x) => x.question),
           connectorIds: shape === "A" ? filters?.connectors : body.connectors,
@@ -64,27 +76,13 @@ export const queryRoutes = (s: QueryRouteServices) =>
           dateFrom: range.from,
           dateTo: range.to,
           requestId: infoOf(request, info).request_id,
-          stillAllowed: () => !s.auth.revoked(principal),
+          limit,
+          timedOut: () => infoOf(request, info).timedOut,
         });
-        // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
-        if (infoOf(request, info).timedOut) throw new HttpError(503, "request timed out");
-        const queryId = newId(ID_PREFIX.query);
-        const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;
-        const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, suffix: newId("") }));
-
-        // D12: archived before the response is sent (not for a user deleted meanwhile, D25).
-        assertNotRevoked(s.auth, principal);
-        archiveAnswer(
-          s.archive,
-          principal.user,
-          queryId,
-          question,
-          chosen.map(({ c, suffix }) => ({ c, chunkId: suffix })),
-        );
 
         if (shape === "A") {
-          const results = chosen.map(({ c, suffix }) => ({
-            id: `${ID_PREFIX.result}${suffix}`,
+          const results = chosen.map(({ c, chunkId }) => ({
+            id: `${ID_PREFIX.result}${chunkId}`,
             source: {
               type: c.record.type,
               path: c.record.path,
@@ -100,9 +98,9 @@ export const queryRoutes = (s: QueryRouteServices) =>
           };
         }
         if (shape === "C") {
-          const sources = chosen.map(({ c, suffix }, i) => ({
+          const sources = chosen.map(({ c, chunkId }, i) => ({
             n: i + 1,
-            chunk_id: `${ID_PREFIX.chunk}${suffix}`,
+            chunk_id: `${ID_PREFIX.chunk}${chunkId}`,
             connector: c.connectorId,
             title: c.record.title,
             source_url: c.record.source_url,
@@ -124,11 +122,11 @@ export const queryRoutes = (s: QueryRouteServices) =>
           return { answer, sources, conversation_id };
         }
         const groups = new Map<string, { connector: string; source_label: string; chunks: Array<Static<typeof ChunkB>> }>();
-        for (const { c, suffix } of chosen) {
+        for (const { c, chunkId } of chosen) {
           let g = groups.get(c.connectorId);
           if (!g) groups.set(c.connectorId, (g = { connector: c.connectorId, source_label: c.connectorLabel, chunks: [] }));
           g.chunks.push({
-            chunk_id: `${ID_PREFIX.chunk}${suffix}`,
+            chunk_id: `${ID_PREFIX.chunk}${chunkId}`,
             content: c.text,
             source_url: c.record.source_url,
             relevance_score: c.score,

@@ -2,8 +2,7 @@
 // (D12) and counted against the user's query limit (D16) the same way; text content with
 // title, source, date and snippet per result, and the same results in structuredContent.
 import { Type } from "@sinclair/typebox";
-import { archiveAnswer } from "../../archive/answer";
-import { ID_PREFIX, newId } from "../../ids";
+import { type Asked, AskRefused, ask } from "../../questions/ask";
 import { cutText } from "../../text";
 import { defineTool, MESSAGES, toolError } from "../tool-record";
 
@@ -75,26 +74,23 @@ export const corpusSearch = defineTool({
     const decision = s.limiter.hit(caller.user, "query");
     if (!decision.allowed) return toolError(MESSAGES.rateLimited, `the query limit is reached; retry after ${decision.retryAfter} s`);
 
-    const principal = caller.principal;
-    const outcome = await s.query.run({
-      user: caller.user,
-      question: query,
-      perConnector: max,
-      requestId,
-      ...(principal ? { stillAllowed: () => !s.auth.revoked(principal) } : {}),
-    });
-    const chosen = outcome.chunks.slice(0, max);
-    // Not for a user deleted while the search ran (D25): checked in the same step as the write.
-    if (principal && s.auth.revoked(principal)) return toolError(MESSAGES.unauthorized, "token has been revoked");
-    // Answered by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
-    if (timedOut?.()) return toolError(MESSAGES.internal, "request timed out");
-    archiveAnswer(
-      s.archive,
-      caller.user,
-      newId(ID_PREFIX.query),
-      query,
-      chosen.map((c) => ({ c, chunkId: newId("") })),
-    );
+    let asked: Asked;
+    try {
+      asked = await ask(s, {
+        user: caller.user,
+        principal: caller.principal,
+        question: query,
+        perConnector: max,
+        limit: max,
+        requestId,
+        timedOut,
+      });
+    } catch (error) {
+      if (!(error instanceof AskRefused)) throw error;
+      return toolError(error.reason === "timed_out" ? MESSAGES.internal : MESSAGES.unauthorized, error.message);
+    }
+    const { outcome } = asked;
+    const chosen = asked.chosen.map(({ c }) => c);
     const results = chosen.map((c) => ({
       title: c.record.title,
       source: `${c.connectorLabel} · ${c.record.path}`,

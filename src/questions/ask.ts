@@ -1,0 +1,55 @@
+// A question asked, however it comes (POST /v1/query or MCP corpus_search): searched, checked,
+// archived, in one order of checks for both wires. The route only translates: the question and
+// its options in, the chosen chunks (with the ids the archive gave them) or a refusal out.
+import { archiveAnswer } from "../archive/answer";
+import type { Archive } from "../archive/store";
+import type { AuthService } from "../auth/service";
+import type { Principal } from "../auth/verifier";
+import { ID_PREFIX, newId } from "../ids";
+import type { QueryService } from "../retrieval/search";
+import type { QueryOptions, QueryOutcome, RankedChunk } from "../retrieval/types";
+
+export interface AskServices {
+  query: QueryService;
+  archive: Archive;
+  auth: AuthService;
+}
+
+/** Why an answer that was searched is not given: each wire says it in its own shape. */
+export type AskRefusal = "timed_out" | "revoked";
+
+export class AskRefused extends Error {
+  constructor(readonly reason: AskRefusal) {
+    super(reason === "timed_out" ? "request timed out" : "token has been revoked");
+  }
+}
+
+export interface AskRequest extends Omit<QueryOptions, "stillAllowed"> {
+  /** The verified token, when there is one (not with CORPUS_AUTH_DISABLED). */
+  principal?: Principal;
+  /** How many of the ranked chunks are returned and archived. */
+  limit: number;
+  /** Whether the request timeout has already answered the asker. */
+  timedOut?: () => boolean;
+}
+
+export interface Asked {
+  queryId: string;
+  outcome: QueryOutcome;
+  /** The chunks returned, each with the id the archive keeps it under. */
+  chosen: Array<{ c: RankedChunk; chunkId: string }>;
+}
+
+export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
+  const { principal, limit, timedOut, ...options } = request;
+  const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
+  const outcome = await s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) });
+  // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
+  if (timedOut?.()) throw new AskRefused("timed_out");
+  // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.
+  if (stillAllowed && !stillAllowed()) throw new AskRefused("revoked");
+  const queryId = newId(ID_PREFIX.query);
+  const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, chunkId: newId("") }));
+  archiveAnswer(s.archive, request.user, queryId, request.question, chosen);
+  return { queryId, outcome, chosen };
+}

@@ -1,0 +1,77 @@
+// One search for both wires: POST /v1/query and MCP corpus_search ask through questions/ask.ts,
+// which checks, in one order, whether the request timed out and then whether the asker was
+// revoked meanwhile, and archives only an answer that is given.
+import { expect, setDefaultTimeout, test } from "bun:test";
+import type { SourceRecord } from "../../src/connectors/types";
+import { AskRefused, ask } from "../../src/questions/ask";
+import { testApp } from "../helpers";
+import { askedToo, heldSource } from "../support/held-source";
+
+setDefaultTimeout(60_000);
+
+const USER = "asker-7310";
+const record: SourceRecord = {
+  id: "r1",
+  title: "Dabhol",
+  content: "A record about the Dabhol plant and its power purchase agreement.",
+  source_url: "https://x.example/r1",
+  date: null,
+  type: "file",
+  path: "r1",
+  metadata: {},
+};
+
+async function app() {
+  const t = await testApp();
+  const { token } = await t.services.auth.issuer.issue(USER, ["corpus:search"]);
+  const principal = await t.services.auth.authenticate(`Bearer ${token}`, "corpus:search");
+  const held = heldSource([record]);
+  askedToo(t, "held", "Held", "user", held.connector);
+  return { t, principal, held };
+}
+
+/** Every token of the user issued until the next second revoked, as a deletion does (D25). */
+const revoke = (t: Awaited<ReturnType<typeof testApp>>) => t.services.auth.store.revokeUser(USER, Math.floor(Date.now() / 1000) + 1);
+
+const question = { user: USER, question: "Dabhol plant", perConnector: 5, limit: 5 };
+
+test("an answer given is archived, with the ids the archive keeps", async () => {
+  const { t, principal, held } = await app();
+  held.release();
+  const asked = await ask(t.services, { ...question, principal });
+  expect(asked.chosen.length).toBe(1);
+  expect(asked.queryId).toStartWith("qry_");
+  expect(t.services.archive.rowsOf(USER)).toBe(1 + asked.chosen.length);
+  await t.services.close();
+});
+
+test("timed out and revoked at once: the timeout is said first (both wires ask through ask()), nothing archived", async () => {
+  const { t, principal, held } = await app();
+  const pending = ask(t.services, { ...question, principal, timedOut: () => true });
+  await held.asked;
+  revoke(t);
+  held.release();
+  const refused = await pending.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(refused).toBeInstanceOf(AskRefused);
+  expect((refused as AskRefused).reason).toBe("timed_out");
+  expect(t.services.archive.rowsOf(USER)).toBe(0);
+  await t.services.close();
+});
+
+test("revoked while the search ran: refused as revoked, nothing archived", async () => {
+  const { t, principal, held } = await app();
+  const pending = ask(t.services, { ...question, principal });
+  await held.asked;
+  revoke(t);
+  held.release();
+  const refused = await pending.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect((refused as AskRefused).reason).toBe("revoked");
+  expect(t.services.archive.rowsOf(USER)).toBe(0);
+  await t.services.close();
+});
