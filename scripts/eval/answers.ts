@@ -15,42 +15,16 @@
 //   bun scripts/eval/answers.ts --split train   tune on this half only
 //   bun scripts/eval/answers.ts --show          each miss with the answer given
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { kindOf } from "../../src/retrieval/answer";
 import { planQuery } from "../../src/retrieval/plan";
 import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
+import { factPattern, loadAnswerLabels } from "./answers-labels";
 import { businessServer, flag, keyOf, option, unitOf } from "./business-setup";
 
 const split = option("split", "test");
 const show = flag("show");
 
-interface Question {
-  id: string;
-  split: "train" | "test";
-  source: "mail" | "invoices" | "receipts" | "shop";
-  kind: string;
-  language: string;
-  question: string;
-  /** A JS regex, case-insensitive: what the answer must hold. */
-  fact: string;
-  /** "mail:<file id>", "invoices:<name>", "receipts:<id>" or "shop:<Table>/<id>": the records the fact is in. */
-  record: string[];
-}
-interface Intent {
-  id: string;
-  split: "train" | "test";
-  language: string;
-  question: string;
-  /** The question compares an amount of money ("orders over 100 via PayPal"), not a count. */
-  amountCondition: boolean;
-  /** Its answer is an amount of money ("How much VAT…"), not a rate, a count or an explanation. */
-  asksAmount: boolean;
-}
-const labels = JSON.parse(readFileSync(join(import.meta.dir, "answers-labels.json"), "utf8")) as {
-  questions: Question[];
-  intents: Intent[];
-};
+const labels = loadAnswerLabels();
 const inSplit = <T extends { split: string }>(xs: T[]) => xs.filter((x) => split === "all" || x.split === split);
 
 // 1. The intents: no server needed, only the service's own reading of each question.
@@ -128,7 +102,7 @@ for (const q of asked) {
   const citedNs = new Set([...reply.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])));
   const cited = reply.sources.some((s, i) => citedNs.has(s.n) && wanted.has(units[i]!));
   const score = {
-    fact: new RegExp(q.fact, "iu").test(reply.answer) ? 1 : 0,
+    fact: factPattern(q.fact).test(reply.answer) ? 1 : 0,
     cited: cited ? 1 : 0,
     ranked: units.some((u) => wanted.has(u)) ? 1 : 0,
   };

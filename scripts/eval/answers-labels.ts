@@ -1,0 +1,41 @@
+// The answer evaluation's labels (scripts/eval/answers-labels.json), typed once for answers.ts
+// and for the test that keeps the file honest (test/scripts/eval/answers-labels.test.ts).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface AnswerQuestion {
+  id: string;
+  split: "train" | "test";
+  source: "mail" | "invoices" | "receipts" | "shop";
+  kind: "amount" | "date" | "place" | "person" | "item" | "count" | "yes/no" | "list" | "open";
+  language: string;
+  question: string;
+  /** A JS regex, case-insensitive: what the answer must hold. */
+  fact: string;
+  /** "mail:<file id>", "invoices:<name>", "receipts:<id>" or "shop:<Table>/<id>": the records the fact is in. */
+  record: string[];
+  note?: string;
+}
+
+export interface AnswerIntent {
+  id: string;
+  split: "train" | "test";
+  language: string;
+  question: string;
+  /** The question compares an amount of money ("orders over 100 via PayPal"), not a count. */
+  amountCondition: boolean;
+  /** Its answer is an amount of money ("How much VAT…"), not a rate, a count or an explanation. */
+  asksAmount: boolean;
+  note?: string;
+}
+
+export interface AnswerLabels {
+  note: string;
+  questions: AnswerQuestion[];
+  intents: AnswerIntent[];
+}
+
+export const loadAnswerLabels = (): AnswerLabels => JSON.parse(readFileSync(join(import.meta.dir, "answers-labels.json"), "utf8"));
+
+/** A fact as answers are scored by it: case-insensitive, Unicode (Polish and accented letters fold too). */
+export const factPattern = (fact: string) => new RegExp(fact, "iu");
