@@ -170,20 +170,21 @@ export class Accounts {
 
   /**
    * Whether `password` is this account's; an unknown account costs one verification too.
-   * Throws HashesBusy when the process's gate has no room (hash-gate.ts).
+   * Throws HashesBusy when the process's gate has no room, or `holder` (the client address
+   * signing in) has a hash there already (hash-gate.ts).
    */
-  async verify(id: string, password: string): Promise<boolean> {
+  async verify(id: string, password: string, holder?: string): Promise<boolean> {
     if (password.length > MAX_PASSWORD_LENGTH) return false;
     const row = this.db.query<{ password_hash: string }, [string]>("SELECT password_hash FROM accounts WHERE id = ?").get(id);
     if (!row) {
-      this.decoy ??= this.hashes.run(() => Bun.password.hash("corpus-decoy-password", HASH));
+      this.decoy ??= this.hashes.run(() => Bun.password.hash("corpus-decoy-password", HASH), holder);
       const decoy = await this.decoy.catch((error) => {
         this.decoy = undefined; // refused (busy): made at the next miss
         throw error;
       });
-      await this.hashes.run(() => Bun.password.verify(password, decoy));
+      await this.hashes.run(() => Bun.password.verify(password, decoy), holder);
       return false;
     }
-    return this.hashes.run(() => Bun.password.verify(password, row.password_hash));
+    return this.hashes.run(() => Bun.password.verify(password, row.password_hash), holder);
   }
 }

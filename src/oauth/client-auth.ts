@@ -26,10 +26,19 @@ export async function authenticateClient(
       throw new InvalidClient("malformed Basic credentials", 401);
     }
     if (id && id !== basicId) throw new InvalidRequest("client_id differs from the Basic credentials");
+    // RFC 6749 section 2.3: a client uses one authentication method per request.
+    if (form.get("client_secret") !== null) throw new InvalidRequest("client_secret in the body and Basic credentials: use one method");
     id = basicId;
   } else if (form.get("client_secret") !== null) presented = form.get("client_secret")!;
   if (!id) throw new InvalidClient("client_id is missing", 401);
-  const client = await clients.find(id, address);
+  const client = await clients.find(id, address).catch((error: unknown) => {
+    // A metadata document refused (its InvalidClient is a page's 400 at /oauth/authorize): here
+    // it is a failed client authentication, 401 with its challenge as every other (errors.ts).
+    if (!(error instanceof InvalidClient) || error.status === 401) throw error;
+    const unauthorized = new InvalidClient(error.message, 401);
+    if (error.detail !== undefined) unauthorized.detail = error.detail;
+    throw unauthorized;
+  });
   if (!client) throw new InvalidClient("unknown client", 401);
   if (client.secretHash) {
     if (presented === undefined || !constantEqual(sha256(presented), client.secretHash))

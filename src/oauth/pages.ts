@@ -3,6 +3,7 @@
 // `frame-ancestors 'none'` so that no page can be framed (clickjacking the consent).
 import { createHash } from "node:crypto";
 import { SECURITY_HEADERS } from "../http/response";
+import { redirectDestination } from "./redirect-uris";
 
 const CSS = `*{box-sizing:border-box}body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f4;color:#1c1917}
 main{max-width:28rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:.5rem;box-shadow:0 1px 3px #0002}
@@ -69,14 +70,19 @@ export const SCOPE_TEXT: Record<string, string> = {
 export function consentPage(o: {
   user: string;
   clientName: string;
-  redirectHost: string;
+  redirectUri: string;
   scopes: string[];
   csrf: string;
   carry: Record<string, string>;
 }): string {
+  const to = redirectDestination(o.redirectUri);
+  const where =
+    "site" in to
+      ? `<strong>${escapeHtml(to.site)}</strong>`
+      : `the app on this device that opens <strong>${escapeHtml(to.appScheme)}</strong> links`;
   return `<h1>Allow ${escapeHtml(o.clientName)}?</h1>
 <p>Signed in as <strong>${escapeHtml(o.user)}</strong>.</p>
-<p><strong>${escapeHtml(o.clientName)}</strong> will be sent back to <strong>${escapeHtml(o.redirectHost)}</strong> with access to corpus. The name is what the application says of itself; check the address.</p>
+<p><strong>${escapeHtml(o.clientName)}</strong> will be sent back to ${where} with access to corpus. The name is what the application says of itself; check the address.</p>
 <form method="post" action="/oauth/consent">${hidden({ ...o.carry, csrf: o.csrf })}
 <fieldset><legend>It asks to</legend>
 ${o.scopes.map((s, i) => `<label for="scope${i}"><input type="checkbox" id="scope${i}" name="grant_scope" value="${escapeHtml(s)}" checked> <span>${escapeHtml(SCOPE_TEXT[s] ?? s)} <span class="muted">(${escapeHtml(s)})</span></span></label>`).join("\n")}

@@ -42,3 +42,14 @@ export function redirectMatches(registered: string[], asked: string): boolean {
     return u.href === a.href;
   });
 }
+
+/**
+ * Where a redirect URI sends the person, as the consent page names it: a web site by its host
+ * (`https`, loopback `http`), else the app that claims its private-use scheme. Such a URI's
+ * "host" is whatever the app wrote (`com.evil.app://accounts.google.com/cb`): never shown.
+ */
+export function redirectDestination(uri: string): { site: string } | { appScheme: string } {
+  const url = new URL(uri);
+  if (url.protocol === "https:" || url.protocol === "http:") return { site: url.host };
+  return { appScheme: url.protocol };
+}

@@ -206,13 +206,14 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
    */
   const signInFirst = async (
     request: Request,
+    info: RequestInfo | undefined,
     returnTo: string,
     status = 200,
     extra: { error?: string; clientName?: string } = {},
   ): Promise<Response> => {
     if (!oauth.upstream) return login(request, { return: returnTo }, status, extra);
     try {
-      const started = await oauth.upstream.begin(returnTo);
+      const started = await oauth.upstream.begin(returnTo, address(request, info));
       return redirect(started.url, [["set-cookie", cookie(UPSTREAM_COOKIE, started.binding, PENDING_TTL_SECONDS)]]);
     } catch (error) {
       if (error instanceof UpstreamError) {
@@ -244,13 +245,13 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     }
     const r = checked.request;
     const s = session(request);
-    if (!s) return signInFirst(request, `${OAUTH_PATHS.authorize}?${query}`, 200, { clientName: r.client.name });
+    if (!s) return signInFirst(request, info, `${OAUTH_PATHS.authorize}?${query}`, 200, { clientName: r.client.name });
     return page(
       "Allow access",
       consentPage({
         user: s.user,
         clientName: r.client.name,
-        redirectHost: new URL(r.redirectUri).host || r.redirectUri,
+        redirectUri: r.redirectUri,
         scopes: r.scopes,
         csrf: s.csrf,
         carry: { request: query },
@@ -329,7 +330,8 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         } catch {
           return page("Cannot continue", messagePage("Consent refused", "The form could not be read."), 400);
         }
-        if (!s) return signInFirst(request, `${OAUTH_PATHS.authorize}?${f.get("request") ?? ""}`, 401, { error: "Please sign in first." });
+        if (!s)
+          return signInFirst(request, info, `${OAUTH_PATHS.authorize}?${f.get("request") ?? ""}`, 401, { error: "Please sign in first." });
         if (!constantEqual(f.get("csrf"), s.csrf))
           return page(
             "Cannot continue",
@@ -437,19 +439,19 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .get(
       OAUTH_PATHS.apps,
-      async ({ request }) => {
+      async ({ request, info }) => {
         const s = session(request);
-        if (!s) return signInFirst(request, OAUTH_PATHS.apps);
+        if (!s) return signInFirst(request, info, OAUTH_PATHS.apps);
         return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user) }));
       },
       { detail: pageDoc("Connected apps: the applications holding access, each revocable") as never },
     )
     .post(
       "/oauth/apps/revoke",
-      async ({ request }) => {
+      async ({ request, info }) => {
         const s = session(request);
         const f = await form(request).catch(() => new URLSearchParams());
-        if (!s) return signInFirst(request, OAUTH_PATHS.apps, 401, { error: "Please sign in first." });
+        if (!s) return signInFirst(request, info, OAUTH_PATHS.apps, 401, { error: "Please sign in first." });
         if (!constantEqual(f.get("csrf"), s.csrf))
           return page("Cannot continue", messagePage("Refused", "This form did not come from this server, or it has expired."), 403);
         const done = oauth.revokeAppOf(s.user, f.get("grant") ?? "");

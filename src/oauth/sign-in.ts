@@ -1,7 +1,8 @@
 // Sessions and sign-in at the built-in authorization server (D27): a password checked against
-// `corpus user` accounts, throttled per account and per address (throttle.ts) with each attempt
-// counted before its hash is computed, and the hash itself waiting for the process's gate
-// (accounts/hash-gate.ts), so guesses sent at once buy neither CPU nor memory (issue 35); or a
+// `corpus user` accounts, throttled per account and address, per account and per address
+// (throttle.ts) with each attempt counted before its hash is computed, and the hash itself
+// waiting for the process's gate (accounts/hash-gate.ts), one at a time per address, so guesses
+// sent at once buy neither CPU nor memory nor every other sign-in's turn (issue 35); or a
 // person signed in by the upstream OpenID Connect provider. Then the connected-apps page.
 import { HashesBusy } from "../accounts/hash-gate";
 import { SAFE_SUBJECT } from "../auth/subjects";
@@ -42,21 +43,25 @@ export class SignIn {
   }
 
   /**
-   * Checks a password sign-in from `address`: refused before any hash when the throttle is
-   * reached (the attempt is counted first) or when the process's hashes are busy.
+   * Checks a password sign-in from `address` (a limit key: an IPv6 client by its /64):
+   * refused before any hash when the throttle is reached (the attempt is counted first) or
+   * when the process's hashes are busy, or busy with this address's.
    */
   async login(user: string, password: string, address: string): Promise<LoginResult> {
     // Not a possible account name: counted against the address only, never kept as a key of its own.
-    if (!SAFE_SUBJECT.test(user)) user = "(invalid)";
-    const counted = this.throttle.attempt(user, address);
+    const account = SAFE_SUBJECT.test(user) ? user : undefined;
+    const counted = this.throttle.attempt(account, address);
     if ("wait" in counted) return { ok: false, refused: { reason: "throttled", retryAfter: counted.wait } };
     let right: boolean;
     try {
-      right = await this.ctx.accounts.verify(user, password);
+      right = account !== undefined && (await this.ctx.accounts.verify(account, password, address));
     } catch (error) {
-      // No password was checked: the attempt does not count.
+      // No password was checked: not the account's failure; a busy refusal is still the address's.
+      if (error instanceof HashesBusy) {
+        counted.attempt.busy();
+        return { ok: false, refused: { reason: "busy", retryAfter: error.retryAfter } };
+      }
       counted.attempt.refund();
-      if (error instanceof HashesBusy) return { ok: false, refused: { reason: "busy", retryAfter: error.retryAfter } };
       throw error;
     }
     if (!right) return { ok: false };

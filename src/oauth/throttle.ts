@@ -1,13 +1,25 @@
-// Login attempts (D27): failures counted per account and per client address in a sliding
-// window; past the limit a login is refused before the password is checked, so guessing
-// costs the attacker the window, not us an argon2 hash per try. An attempt is counted as a
-// failure before its password is checked, and taken back if it was right (issue 35): guesses
-// sent at once cannot all pass the check while the first hashes run. Bounded: at most
-// MAX_KEYS counters are kept (the oldest goes first).
-export const ACCOUNT_FAILURES = 5;
+// Login attempts (D27): failures counted in a sliding window per account and client address
+// together (a small limit), per account from anywhere (a much higher one, so guessing spread
+// over many addresses stays bounded) and per address; past a limit a login is refused before
+// the password is checked, so guessing costs the attacker the window, not us an argon2 hash
+// per try. A stranger's failures from elsewhere never lock an account's owner out below the
+// account-wide limit (OWASP's advice against lockout as denial of service). An attempt is
+// counted as a failure before its password is checked, and taken back if it was right (issue
+// 35): guesses sent at once cannot all pass the check while the first hashes run. Bounded: at
+// most MAX_KEYS counters are kept (the oldest goes first).
+/** Failures for one account from one address (an IPv6 /64). */
+export const ACCOUNT_ADDRESS_FAILURES = 5;
+/** Failures for one account from every address together. */
+export const ACCOUNT_FAILURES = 100;
+/** Failures from one address, whatever the accounts. */
 export const ADDRESS_FAILURES = 20;
 export const WINDOW_MS = 15 * 60_000;
 const MAX_KEYS = 100_000;
+
+interface Counter {
+  key: string;
+  limit: number;
+}
 
 export class LoginThrottle {
   private readonly failures = new Map<string, number[]>();
@@ -22,13 +34,24 @@ export class LoginThrottle {
     return list;
   }
 
+  /**
+   * The counters a login counts in: with `account` undefined (not a possible account name),
+   * the address's only, never a key of its own. Account names hold no space (SAFE_SUBJECT).
+   */
+  private counters(account: string | undefined, address: string): { pair?: Counter; account?: Counter; address: Counter } {
+    const counters = { address: { key: `i:${address}`, limit: ADDRESS_FAILURES } };
+    if (account === undefined) return counters;
+    return {
+      ...counters,
+      pair: { key: `p:${account} ${address}`, limit: ACCOUNT_ADDRESS_FAILURES },
+      account: { key: `a:${account}`, limit: ACCOUNT_FAILURES },
+    };
+  }
+
   /** Seconds until a login for this account from this address may be tried, or 0. */
-  blockedFor(account: string, address: string): number {
+  blockedFor(account: string | undefined, address: string): number {
     const waits: number[] = [];
-    for (const [key, limit] of [
-      [`a:${account}`, ACCOUNT_FAILURES],
-      [`i:${address}`, ADDRESS_FAILURES],
-    ] as const) {
+    for (const { key, limit } of Object.values(this.counters(account, address))) {
       const list = this.recent(key);
       if (list.length >= limit) waits.push(Math.ceil((list[list.length - limit]! + WINDOW_MS - this.now()) / 1000));
     }
@@ -37,33 +60,38 @@ export class LoginThrottle {
 
   /**
    * A sign-in about to check its password: refused with the seconds to wait, or counted now as
-   * a failure, to be taken back by the attempt's `succeeded` (the right password) or `refund`
-   * (no password was checked).
+   * a failure, to be taken back by the attempt's `succeeded` (the right password), `busy` (no
+   * password was checked: the address still pays) or `refund` (nothing was checked at all).
    */
-  attempt(account: string, address: string): { wait: number } | { attempt: LoginAttempt } {
+  attempt(account: string | undefined, address: string): { wait: number } | { attempt: LoginAttempt } {
     const wait = this.blockedFor(account, address);
     if (wait > 0) return { wait };
     const at = this.now();
-    const keys = [`a:${account}`, `i:${address}`] as const;
-    for (const key of keys) {
+    const counters = this.counters(account, address);
+    for (const { key, limit } of Object.values(counters)) {
       const list = this.recent(key);
       list.push(at);
       this.failures.delete(key);
-      this.failures.set(key, list.slice(-ADDRESS_FAILURES));
+      this.failures.set(key, list.slice(-limit));
       if (this.failures.size > MAX_KEYS) this.failures.delete(this.failures.keys().next().value!);
     }
-    const takeBack = (key: string) => {
-      const list = this.failures.get(key);
+    const takeBack = (counter: Counter | undefined) => {
+      const list = counter && this.failures.get(counter.key);
       const i = list?.lastIndexOf(at) ?? -1;
       if (i >= 0) list!.splice(i, 1);
     };
     return {
       attempt: {
         succeeded: () => {
-          this.failures.delete(keys[0]);
-          takeBack(keys[1]);
+          if (counters.pair) this.failures.delete(counters.pair.key);
+          takeBack(counters.account);
+          takeBack(counters.address);
         },
-        refund: () => keys.forEach(takeBack),
+        busy: () => {
+          takeBack(counters.pair);
+          takeBack(counters.account);
+        },
+        refund: () => Object.values(counters).forEach(takeBack),
       },
     };
   }
@@ -71,9 +99,17 @@ export class LoginThrottle {
 
 /** A sign-in counted by LoginThrottle.attempt while its password is checked. */
 export interface LoginAttempt {
-  /** The password was right: the account's failures are forgotten, this one is not the address's. */
+  /**
+   * The password was right: this address's failures for the account are forgotten, and this
+   * attempt is not a failure (the account-wide count stays: it bounds guessing from everywhere).
+   */
   succeeded(): void;
-  /** No password was checked (the hashes were busy): the attempt does not count. */
+  /**
+   * Refused because the hashes were busy: not a failure of the account's, but still one of the
+   * address's, so retrying into a full gate costs the one retrying (issue 35).
+   */
+  busy(): void;
+  /** Nothing was checked for a reason not the client's: the attempt does not count. */
   refund(): void;
 }
 

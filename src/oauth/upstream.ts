@@ -17,6 +17,11 @@ export const UPSTREAM_COOKIE = "corpus_oidc";
 export const PENDING_TTL_SECONDS = 600;
 /** Most sign-ins waiting at once: past it the oldest is forgotten (nothing grows without bound). */
 export const MAX_PENDING = 10_000;
+/**
+ * Most sign-ins one client address (an IPv6 /64) has waiting: past it that address's oldest
+ * is forgotten, so a flood of anonymous page views from one address forgets only its own.
+ */
+export const MAX_PENDING_PER_ADDRESS = 10;
 const DISCOVERY_TTL_MS = 3_600_000;
 const HTTP_TIMEOUT_MS = 10_000;
 const MAX_ANSWER_BYTES = 256 * 1024;
@@ -53,6 +58,8 @@ interface Pending {
   verifier: string;
   returnTo: string;
   expiresAt: number;
+  /** The client address that started it (a limit key). */
+  address: string;
 }
 
 export interface UpstreamIdentity {
@@ -126,6 +133,8 @@ export class UpstreamOidc {
   private metadata?: { value: ProviderMetadata; fetchedAt: number };
   private jwks?: { uri: string; set: ReturnType<typeof createRemoteJWKSet> };
   private readonly pending = new Map<string, Pending>();
+  /** The keys of `pending` by the address that started them, oldest first. */
+  private readonly pendingByAddress = new Map<string, Set<string>>();
 
   constructor(
     readonly settings: UpstreamSettings,
@@ -172,23 +181,30 @@ export class UpstreamOidc {
 
   /**
    * Starts a sign-in: answers the provider's authorization URL and the value of the cookie
-   * that binds it to this browser. `returnTo` is where the browser goes once signed in.
+   * that binds it to this browser. `returnTo` is where the browser goes once signed in;
+   * `address` the client's (a limit key), whose own oldest sign-in goes past its share.
    */
-  async begin(returnTo: string): Promise<{ url: string; binding: string }> {
+  async begin(returnTo: string, address: string): Promise<{ url: string; binding: string }> {
     const meta = await this.discover();
     const state = random();
     const nonce = random();
     const verifier = random();
     const binding = random();
     this.forgetExpired();
-    while (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
-    this.pending.set(sha256(state), {
+    const mine = this.pendingByAddress.get(address);
+    while (mine && mine.size >= MAX_PENDING_PER_ADDRESS) this.forget(mine.values().next().value!);
+    while (this.pending.size >= MAX_PENDING) this.forget(this.pending.keys().next().value!);
+    const key = sha256(state);
+    this.pending.set(key, {
       bindingHash: sha256(binding),
       nonce,
       verifier,
       returnTo,
       expiresAt: this.now() + PENDING_TTL_SECONDS * 1000,
+      address,
     });
+    const keys = this.pendingByAddress.get(address) ?? new Set<string>();
+    this.pendingByAddress.set(address, keys.add(key));
     const url = new URL(meta.authorization_endpoint);
     const params = {
       response_type: "code",
@@ -209,8 +225,18 @@ export class UpstreamOidc {
     // Inserted in time order with one lifetime: the expired ones are at the front.
     for (const [key, p] of this.pending) {
       if (p.expiresAt > at) break;
-      this.pending.delete(key);
+      this.forget(key);
     }
+  }
+
+  /** Forgets a pending sign-in, and its place in its address's list. */
+  private forget(key: string): void {
+    const p = this.pending.get(key);
+    if (!p) return;
+    this.pending.delete(key);
+    const keys = this.pendingByAddress.get(p.address);
+    keys?.delete(key);
+    if (keys?.size === 0) this.pendingByAddress.delete(p.address);
   }
 
   /** Sign-ins waiting at the provider (for tests and health). */
@@ -233,7 +259,7 @@ export class UpstreamOidc {
       throw new UpstreamError("this sign-in is unknown or has expired; start again from the application");
     if (!binding || sha256(binding) !== pending.bindingHash)
       throw new UpstreamError("this sign-in was started in another browser; start again from the application");
-    this.pending.delete(key);
+    this.forget(key);
     const meta = await this.discover();
     // RFC 9207: an answer naming another issuer is a mix-up.
     const iss = params.get("iss");

@@ -1,5 +1,6 @@
 // The process's gate on password hashes (issue 35 item 2): HASHES_RUNNING at once, HASHES_WAITING
 // in order behind them, the rest refused at once; a slot freed goes to the next in the queue.
+// A holder (a sign-in's client address) has at most one hash running or waiting.
 import { describe, expect, test } from "bun:test";
 import { HashesBusy, HashGate } from "../../src/accounts/hash-gate";
 
@@ -46,5 +47,42 @@ describe("hash gate", () => {
     const gate = new HashGate(1, 0);
     await expect(gate.run(() => Promise.reject(new Error("broken")))).rejects.toThrow("broken");
     expect(await gate.run(async () => 7)).toBe(7);
+  });
+
+  test("40 holders each asking twice in a row: one hash each at most, so ten holders get the ten places, not five", async () => {
+    const gate = new HashGate(2, 8);
+    const finish: Array<() => void> = [];
+    const ran: string[] = [];
+    const task = (holder: string) => () =>
+      new Promise<void>((done) => {
+        ran.push(holder);
+        finish.push(done);
+      });
+    const outcomes = Array.from({ length: 80 }, (_, i) => {
+      const holder = `address-${Math.floor(i / 2)}`;
+      return gate.run(task(holder), holder).then(
+        () => holder,
+        (e: unknown) => (e instanceof HashesBusy ? "busy" : "other"),
+      );
+    });
+    await Bun.sleep(0);
+    // One holder's hash waiting: a second from it is refused at once.
+    await expect(gate.run(task("address-9"), "address-9")).rejects.toBeInstanceOf(HashesBusy);
+    finish.shift()!();
+    await Bun.sleep(0);
+    // A slot freed: address-0 (done) may ask again and waits; address-1 (running) may not.
+    const again = gate.run(task("address-0"), "address-0");
+    await expect(gate.run(task("address-1"), "address-1")).rejects.toBeInstanceOf(HashesBusy);
+    while (finish.length) {
+      finish.shift()!();
+      await Bun.sleep(0);
+    }
+    await again;
+    const settled = await Promise.all(outcomes);
+    const tenHolders = Array.from({ length: 10 }, (_, i) => `address-${i}`);
+    expect(settled.filter((o) => o !== "busy")).toEqual(tenHolders);
+    expect(settled.filter((o) => o === "busy").length).toBe(70);
+    expect(ran).toEqual([...tenHolders, "address-0"]);
+    expect(gate.peak).toBe(2);
   });
 });

@@ -12,7 +12,12 @@ import { OAuthServer } from "../../src/oauth/service";
 import { OAuthStore } from "../../src/oauth/store";
 import { req, testApp } from "../helpers";
 import { OPENSSL, selfSigned } from "../support/certificates";
-import { consent, pkce, signIn, tokenRequest } from "./support";
+import { consent, formPost, pkce, signIn, tokenRequest } from "./support";
+
+async function revokeRequest(app: ReturnType<typeof createApp>, body: Record<string, string>, headers: Record<string, string> = {}) {
+  const r = await app.handle(formPost("/oauth/revoke", body, headers));
+  return { status: r.status, body: (await r.json()) as Record<string, any>, headers: r.headers };
+}
 
 const REDIRECT = "http://127.0.0.1:9999/cb";
 let t: Awaited<ReturnType<typeof testApp>>;
@@ -161,6 +166,30 @@ describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
       expect(html).not.toMatch(/certificate|self.signed|TLS|SSL|ECONN|status \d/i);
       const logged = own.logs.records().find((l) => l.message === "oauth request refused");
       expect(String(logged?.detail)).toMatch(/certificate|self.signed/i);
+    } finally {
+      await own.services.close();
+    }
+  });
+
+  test("a refused document at the token and revocation endpoints is invalid_client 401 with its challenge, as every failed client authentication", async () => {
+    const own = await serverWith();
+    try {
+      const liar = `${base}/wrong.json`;
+      const basic = { authorization: `Basic ${Buffer.from(`${encodeURIComponent(liar)}:`).toString("base64")}` };
+      const answers = [
+        await tokenRequest(own.app, { grant_type: "refresh_token", refresh_token: "x", client_id: liar }),
+        await tokenRequest(own.app, { grant_type: "refresh_token", refresh_token: "x" }, basic),
+        await revokeRequest(own.app, { token: "x", client_id: liar }),
+        await revokeRequest(own.app, { token: "x" }, basic),
+      ];
+      for (const r of answers) {
+        expect([r.status, r.body.error]).toEqual([401, "invalid_client"]);
+        expect(r.headers.get("www-authenticate")).toStartWith("Basic ");
+      }
+      // At /oauth/authorize the same document is a page (400), never a challenge.
+      const page = await own.app.handle(authorizeAs(liar));
+      expect(page.status).toBe(400);
+      expect(page.headers.get("www-authenticate")).toBeNull();
     } finally {
       await own.services.close();
     }

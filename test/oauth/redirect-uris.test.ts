@@ -2,8 +2,8 @@
 // and 7.3): https anywhere, http on loopback only, a native app's private-use scheme in
 // reverse-DNS form; nothing else registers, whatever a browser might do with it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { testApp } from "../helpers";
-import { register } from "./support";
+import { req, testApp } from "../helpers";
+import { pkce, register, signIn } from "./support";
 
 const REFUSED = [
   "view-source:https://client.example/cb",
@@ -61,5 +61,32 @@ describe("redirect URIs a client may register", () => {
       expect([uri, r.status]).toEqual([uri, 201]);
       expect(r.body.redirect_uris).toEqual([uri]);
     }
+  });
+});
+
+describe("where the consent page says the person is sent back", () => {
+  test("a web redirect by its host; a private-use scheme by the app's scheme, never the host it wrote", async () => {
+    const app = await testApp();
+    await app.services.accounts.add("erin", "erin's long password");
+    const session = await signIn(app.app, "erin", "erin's long password");
+    const consentText = async (redirectUri: string) => {
+      const reg = await register(app.app, { redirect_uris: [redirectUri], token_endpoint_auth_method: "none", client_name: "Some App" });
+      const query = new URLSearchParams({
+        response_type: "code",
+        client_id: reg.body.client_id,
+        redirect_uri: redirectUri,
+        code_challenge: pkce().challenge,
+        code_challenge_method: "S256",
+        scope: "corpus:search",
+      });
+      const page = await app.app.handle(req(`/oauth/authorize?${query}`, { headers: { cookie: session } }));
+      expect(page.status).toBe(200);
+      return (await page.text()).replace(/<[^>]+>/g, "");
+    };
+    expect(await consentText("https://client.example:8443/cb")).toContain("will be sent back to client.example:8443 with access");
+    const native = await consentText("com.evil.app://accounts.google.com/cb");
+    expect(native).toContain("will be sent back to the app on this device that opens com.evil.app: links");
+    expect(native).not.toContain("accounts.google.com");
+    await app.services.close();
   });
 });

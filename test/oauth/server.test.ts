@@ -272,6 +272,24 @@ describe("refusals", () => {
     expect(r.body.error).toBe("invalid_client");
   });
 
+  test("a token request without grant_type is invalid_request; Basic credentials and a client_secret in the body together are refused", async () => {
+    const conf = await register(t.app, { redirect_uris: [REDIRECT], client_name: "Two Methods" });
+    const basic = {
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(conf.body.client_id)}:${encodeURIComponent(conf.body.client_secret)}`).toString("base64")}`,
+    };
+    const missing = await tokenRequest(t.app, { refresh_token: "x" }, basic);
+    expect([missing.status, missing.body.error]).toEqual([400, "invalid_request"]);
+    const unknown = await tokenRequest(t.app, { grant_type: "password", refresh_token: "x" }, basic);
+    expect([unknown.status, unknown.body.error]).toEqual([400, "unsupported_grant_type"]);
+    const both = await tokenRequest(
+      t.app,
+      { grant_type: "refresh_token", refresh_token: "x", client_secret: conf.body.client_secret },
+      basic,
+    );
+    expect([both.status, both.body.error]).toEqual([400, "invalid_request"]);
+    expect(both.body.error_description).toContain("one method");
+  });
+
   test("login CSRF: a form without the login cookie's token is refused", async () => {
     const r = await t.app.handle(
       formPost("/oauth/login", { user: "alice", password: "correct horse battery", csrf: "x".repeat(43), return: "/oauth/apps" }),
@@ -327,7 +345,7 @@ describe("refusals", () => {
     expect(set).not.toContain("Secure"); // served over plain http here
   });
 
-  test("login brute force is throttled per account, even with the right password after", async () => {
+  test("login brute force is throttled per account and address, even with the right password after", async () => {
     await t.services.accounts.add("carol", "carol's long password");
     const page = await t.app.handle(req("/oauth/apps"));
     const cookie = cookieOf(page, "corpus_login")!;

@@ -1,10 +1,13 @@
 // Password sign-in under concurrent guessing (issue 35 item 2): each attempt is counted by the
 // throttle before its argon2id hash is computed, and hashes wait for the process's gate, so
 // guesses sent at once get no more password checks than the throttle allows, and never more
-// than HASHES_RUNNING at once. Hashes are counted where they happen (Bun.password), not timed.
+// than HASHES_RUNNING at once, one at a time per client address. Hashes are counted where they
+// happen (Bun.password), not timed. Client addresses are given as the listener gives them
+// (beginRequest), so one test can be several clients.
 import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { HASHES_RUNNING, passwordHashes } from "../../src/accounts/hash-gate";
-import { ACCOUNT_FAILURES, ADDRESS_FAILURES } from "../../src/oauth/throttle";
+import { beginRequest } from "../../src/http/request-context";
+import { ACCOUNT_ADDRESS_FAILURES, ADDRESS_FAILURES } from "../../src/oauth/throttle";
 import { req, testApp } from "../helpers";
 import { cookieOf, field, formPost } from "./support";
 
@@ -34,15 +37,18 @@ afterEach(() => {
   for (const spy of spies.splice(0)) spy.mockRestore();
 });
 
-/** A fresh server with `accounts`, and a way to post its sign-in form (one browser, one address). */
+/** A fresh server with `accounts`, and a way to post its sign-in form (one browser; from one address unless told). */
 async function signInForm(accounts: Record<string, string> = {}) {
   const t = await testApp();
   for (const [user, password] of Object.entries(accounts)) await t.services.accounts.add(user, password);
   const page = await t.app.handle(req("/oauth/apps"));
   const cookie = cookieOf(page, "corpus_login")!;
   const csrf = field(await page.text(), "csrf")!;
-  const post = (user: string, password: string) =>
-    t.app.handle(formPost("/oauth/login", { user, password, csrf, return: "/oauth/apps" }, { cookie }));
+  const post = (user: string, password: string, from?: string) => {
+    const r = formPost("/oauth/login", { user, password, csrf, return: "/oauth/apps" }, { cookie });
+    if (from) beginRequest(r, from);
+    return t.app.handle(r);
+  };
   return { t, post };
 }
 
@@ -55,8 +61,8 @@ describe("sign-in under concurrent guesses", () => {
       post("carol", "carol's long password"),
     ]);
     const statuses = answers.map((r) => r.status);
-    expect(hashes.calls).toBeLessThanOrEqual(ACCOUNT_FAILURES);
-    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(ACCOUNT_FAILURES);
+    expect(hashes.calls).toBeLessThanOrEqual(ACCOUNT_ADDRESS_FAILURES);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(ACCOUNT_ADDRESS_FAILURES);
     expect(statuses.at(-1)).toBe(429);
     expect(statuses.every((s) => s === 401 || s === 429)).toBe(true);
     await t.services.close();
@@ -84,12 +90,42 @@ describe("sign-in under concurrent guesses", () => {
     });
     const holders = Array.from({ length: passwordHashes.maxRunning + passwordHashes.maxWaiting }, () => passwordHashes.run(() => held));
     const busy: Response[] = [];
-    for (let i = 0; i < ACCOUNT_FAILURES + 2; i++) busy.push(await post("dave", "dave's long password"));
+    for (let i = 0; i < ACCOUNT_ADDRESS_FAILURES + 2; i++) busy.push(await post("dave", "dave's long password"));
     expect(busy.map((r) => r.status)).toEqual(busy.map(() => 429));
     expect(await busy[0]!.text()).toContain("at once");
     release();
     await Promise.all(holders);
     expect((await post("dave", "dave's long password")).status).toBe(303);
+    await t.services.close();
+  });
+
+  test("five wrong passwords for bob from a stranger's address do not refuse bob's right one from his own", async () => {
+    const { t, post } = await signInForm({ bob: "bob's long password" });
+    for (let i = 0; i < ACCOUNT_ADDRESS_FAILURES; i++) expect((await post("bob", `wrong ${i}`, "198.51.100.66")).status).toBe(401);
+    expect((await post("bob", "bob's long password", "198.51.100.66")).status).toBe(429);
+    expect((await post("bob", "bob's long password", "192.0.2.10")).status).toBe(303);
+    await t.services.close();
+  });
+
+  test("one address (an IPv6 /64) guessing at once holds one hash at a time: alice signs in meanwhile, and its busy refusals cost it", async () => {
+    const { t, post } = await signInForm({ alice: "alice's long password" });
+    await post("nobody", "warm the decoy hash", "192.0.2.1");
+    Object.assign(hashes, { calls: 0, peak: 0 });
+    // 40 guesses for unknown names from one /64 (each a different address in it), then alice from elsewhere.
+    const answers = await Promise.all([
+      ...Array.from({ length: 40 }, (_, i) => post(`stranger-${i}`, "a guess", `2001:db8:40:1::${(i + 1).toString(16)}`)),
+      post("alice", "alice's long password", "192.0.2.10"),
+    ]);
+    const guesses = answers.slice(0, -1).map((r) => r.status);
+    // The gate had room: this /64 held at most one of its slots, and every other guess was refused at once.
+    expect(answers.at(-1)!.status).toBe(303);
+    expect(hashes.calls).toBeLessThanOrEqual(2);
+    expect(guesses.filter((s) => s === 401).length).toBeLessThanOrEqual(1);
+    expect(guesses.every((s) => s === 401 || s === 429)).toBe(true);
+    // Each busy refusal was counted against the /64: it is now throttled, a real account's right password included.
+    const after = await post("alice", "alice's long password", "2001:db8:40:1::ffff");
+    expect(after.status).toBe(429);
+    expect(await after.text()).toContain("failed sign-ins");
     await t.services.close();
   });
 });

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { createLocalJWKSet, exportJWK, generateKeyPair, type JWK, jwtVerify, SignJWT, UnsecuredJWT } from "jose";
 import { ConfigError, loadConfig } from "../../src/config";
-import { upstreamUserId } from "../../src/oauth/upstream";
+import { beginRequest } from "../../src/http/request-context";
+import { MAX_PENDING_PER_ADDRESS, upstreamUserId } from "../../src/oauth/upstream";
 import { BASE, req, testApp } from "../helpers";
 import { cookieOf, field, formPost, pkce, register, tokenRequest } from "./support";
 
@@ -294,6 +295,28 @@ describe("upstream sign-in: what is checked", () => {
     // The victim's own browser still completes, once; the same answer replayed is refused.
     expect((await back(victim.to, victim.browser)).status).toBe(303);
     await refused(await back(victim.to, victim.browser), "unknown or has expired");
+  });
+
+  test("a flood of anonymous page views from one address (or one IPv6 /64) forgets only that address's pending sign-ins", async () => {
+    mint = (nonce) => good(nonce);
+    const victim = await start();
+    const pendingBefore = t.services.oauth.upstream!.pendingCount();
+    const view = async (from: string) => {
+      const r = req("/oauth/apps");
+      beginRequest(r, from);
+      const answer = await t.app.handle(r);
+      expect(answer.status).toBe(303);
+      return { to: new URL(answer.headers.get("location")!), browser: cookieOf(answer, "corpus_oidc")! };
+    };
+    const first = await view("198.51.100.66");
+    for (let i = 0; i < 3 * MAX_PENDING_PER_ADDRESS; i++) {
+      await view("198.51.100.66");
+      await view(`2001:db8:66:1::${(i + 1).toString(16)}`);
+    }
+    // Each address (the /64 as one) keeps its newest ten; nobody else's was forgotten.
+    expect(t.services.oauth.upstream!.pendingCount()).toBe(pendingBefore + 2 * MAX_PENDING_PER_ADDRESS);
+    await refused(await back(first.to, first.browser), "unknown or has expired");
+    expect((await back(victim.to, victim.browser)).status).toBe(303);
   });
 
   test("an answer naming another issuer, or none where the provider promises one (mix-up, RFC 9207), is refused", async () => {

@@ -35,6 +35,7 @@ export async function token(
   if (resource !== null && !ctx.resources.has(resource))
     throw new InvalidTarget(`this server issues tokens for ${ctx.config.resourceUrl} only`);
   const grantType = form.get("grant_type");
+  if (grantType === null) throw new InvalidRequest("grant_type is missing");
   if (!isGrantType(grantType)) throw new UnsupportedGrantType(`grant_type must be ${GRANT_TYPES.join(" or ")}`);
   return GRANTS[grantType](ctx, client, form);
 }
