@@ -7,7 +7,8 @@
 // aborts the process when a file's fresh global loads it again). The run's temporary files go
 // under one folder made here and removed when the run ends (test/support/temp-root.ts); the test
 // servers are started here when they are not running, and then stopped when the run ends, by
-// its end, a failure or a signal.
+// its end, a failure or a signal. Before an integration test runs, what they need of the machine
+// is brought (scripts/test-needs.ts): `npm test` on a fresh Debian machine, as root, installs it.
 // A test file is a unit test unless it is named below. The unit suite preloads
 // test/support/unit-guard.ts, which makes a child process, a worker (the model), the model or
 // the test servers throw at once: a test that needs one fails there, saying it belongs here.
@@ -19,6 +20,7 @@ import { Glob, type Subprocess } from "bun";
 import { makeRunRoot, removeRunRoot } from "../test/support/run-root";
 import { serversRunning, startServers, stopServers } from "../test/support/servers";
 import { freePort } from "../test/support/tcp";
+import { bringTestNeeds } from "./test-needs";
 
 /**
  * Test processes at most, one per core: two on this two-core machine take the whole suite from
@@ -149,6 +151,9 @@ const started = performance.now();
 let startedServers = false;
 let code = 1;
 try {
+  // What the integration tests need of the machine (Dovecot, PostgreSQL, Chromium, strace):
+  // installed here, once, as root; otherwise the run stops naming the command to run.
+  if (files.some((f) => INTEGRATION.includes(f.replace(/^\.\/test\//, "")))) bringTestNeeds();
   // Started here, not by the first test process that needs them: each would stop those it
   // started when it exits, under the others still running.
   if (suite !== "unit" && !serversRunning()) {
@@ -175,5 +180,6 @@ try {
   if (startedServers) stopServers();
   removeRunRoot(runRoot);
 }
-console.error(`${suite} suite: ${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s, ${workers} at a time`);
+if (run)
+  console.error(`${suite} suite: ${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s, ${workers} at a time`);
 process.exit(stoppedBy ? 128 + constants.signals[stoppedBy] : code);
