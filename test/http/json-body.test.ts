@@ -40,7 +40,7 @@ describe("JSON bodies nest at most 32 levels", () => {
         };
         await refused(body === arrays ? 200_000 : 120_000);
         // At once: in linear time, not a parse or a validation of every level (every route reads its body with parseJsonText).
-        if (path === "/v1/query") expect(await howItGrows(refused, body === arrays ? 25_000 : 15_000)).toBe("linear");
+        if (path === "/v1/query") expect(await howItGrows(refused, body === arrays ? 12_500 : 7_500)).toBe("linear");
       }
     }
     for (const body of [arrays, objects]) {

@@ -2,21 +2,13 @@
 import { expect, test } from "bun:test";
 import { howItGrows } from "./growth";
 
-/** Sums every character: linear. */
-const linear = (n: number) => {
-  let sum = 0;
-  for (let i = 0; i < n * 200; i++) sum += i & 7;
-  return sum;
-};
+/** Spaces before an 'x' found by a pattern anchored at the start: tried once, linear. */
+const linear = (n: number) => /^\s+x/.test(`${" ".repeat(n)}y`);
 
-/** Compares every character with each before it: quadratic, as a search back per item was. */
-const quadratic = (n: number) => {
-  let sum = 0;
-  for (let i = 0; i < n; i++) for (let j = 0; j < i; j++) sum += (i ^ j) & 7;
-  return sum;
-};
+/** Trailing spaces found by a pattern tried from every space: quadratic, as the attacks' patterns were. */
+const quadratic = (n: number) => /\s+$/.test(`${" ".repeat(n)}x`);
 
 test("linear work reads as linear, quadratic work does not", async () => {
-  expect(await howItGrows(linear, 2_000)).toBe("linear");
-  expect(await howItGrows(quadratic, 300)).not.toBe("linear");
+  expect(await howItGrows(linear, 20_000)).toBe("linear");
+  expect(await howItGrows(quadratic, 500)).not.toBe("linear");
 });

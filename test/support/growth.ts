@@ -9,18 +9,19 @@ export const SCALE = 8;
 
 /**
  * Below this the work is linear (~1), above it quadratic (~SCALE): the middle of the two on a log
- * scale. Measured beside a load of 10 on two cores: 0.66-1.56 for linear work.
+ * scale. Measured beside a load of 9-12 on two cores: 0.48-1.74 for linear work.
  */
 export const LINEAR_GROWTH = Math.sqrt(SCALE);
 
 /**
  * How many times longer `work(SCALE * n)` takes than SCALE runs of `work(n)`: the fastest of
- * `runs` of each, taken in turns, after one of each to warm up (compiling).
+ * `runs` of each, taken in turns.
  */
 export async function growthOf(work: (n: number) => unknown, n: number, runs = 3): Promise<number> {
   const timed = async (what: () => Promise<void>) => {
-    // The garbage of earlier runs collected first, or a collection lands in one run and not the other.
-    Bun.gc(true);
+    // The young garbage of earlier runs collected first, or a collection lands in one run and not
+    // the other; a full collection of a test process's heap cost more than the work measured.
+    Bun.gc(false);
     const started = performance.now();
     await what();
     return performance.now() - started;
@@ -31,8 +32,8 @@ export async function growthOf(work: (n: number) => unknown, n: number, runs = 3
   const parts = async () => {
     for (let i = 0; i < SCALE; i++) await work(n);
   };
-  await timed(parts);
-  await timed(whole);
+  // Compiled first: a run of the optimising compiler may otherwise land in one and not the other.
+  await parts();
   let [partsMs, wholeMs] = [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
   for (let i = 0; i < runs; i++) {
     partsMs = Math.min(partsMs, await timed(parts));
