@@ -20,7 +20,6 @@ import { Glob, type Subprocess } from "bun";
 import { makeRunRoot, removeRunRoot } from "../test/support/run-root";
 import { serversRunning, startServers, stopServers } from "../test/support/servers";
 import { freePort } from "../test/support/tcp";
-import { bringTestNeeds } from "./test-needs";
 
 /**
  * Test processes at most, one per core: two on this two-core machine take the whole suite from
@@ -155,7 +154,7 @@ let code = 1;
 try {
   // What the integration tests need of the machine (Dovecot, PostgreSQL, Chromium, strace):
   // installed here, once, as root; otherwise the run stops naming the command to run.
-  if (files.some((f) => INTEGRATION.includes(f.replace(/^\.\/test\//, "")))) bringTestNeeds();
+  if (files.some((f) => INTEGRATION.includes(f.replace(/^\.\/test\//, "")))) (await import("./test-needs")).bringTestNeeds();
   // Started here, not by the first test process that needs them: each would stop those it
   // started when it exits, under the others still running.
   if (suite !== "unit" && !serversRunning()) {
