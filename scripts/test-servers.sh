@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
 # Real servers for the connector tests, on loopback only: Dovecot (IMAP) with a mailbox made
 # from shared/data/enron, PostgreSQL loaded with shared/data/chinook.
-#   scripts/test-servers.sh start   start (Dovecot and PostgreSQL must be installed: .ci/run installs them), print the env file
+#   scripts/test-servers.sh start   start (Dovecot and PostgreSQL must be installed: `npm test` as root installs them), print the env file
 #   scripts/test-servers.sh stop    stop both by PID
 # State lives in $CORPUS_TEST_STATE (default /tmp/corpus-test-servers); the env file there
-# tells the tests where the servers are.
+# tells the tests where the servers are. Ports: $CORPUS_TEST_IMAP_PORT and $CORPUS_TEST_PG_PORT,
+# else ports the OS gives.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 data=${CORPUS_TEST_DATA:-$here/../shared/data}
 state=${CORPUS_TEST_STATE:-/tmp/corpus-test-servers}
-imap_port=${CORPUS_TEST_IMAP_PORT:-10143}
-pg_port=${CORPUS_TEST_PG_PORT:-15432}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 dovecot_pid() { cat "$state/dovecot/run/master.pid" 2>/dev/null || true; }
 pg_pid() { head -n 1 "$state/pg/data/postmaster.pid" 2>/dev/null || true; }
 
-# Installing is CI's job (.ci/run), not the tests': a test run never changes the machine.
+# A port the OS gives out on loopback (as scripts/test.ts asks with test/support/tcp.ts freePort),
+# never a fixed one another process may hold.
+free_port() {
+  node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+}
+# The ports: those asked for; else those of the servers of $state already running; else the OS's.
+imap_port=${CORPUS_TEST_IMAP_PORT:-}
+pg_port=${CORPUS_TEST_PG_PORT:-}
+if [ -z "$imap_port" ] && alive "$(dovecot_pid)"; then
+  imap_port=$(sed -n 's/^ *port = \([1-9][0-9]*\)$/\1/p' "$state/dovecot/dovecot.conf" | head -n 1)
+fi
+if [ -z "$pg_port" ] && alive "$(pg_pid)"; then
+  pg_port=$(sed -n 4p "$state/pg/data/postmaster.pid")
+fi
+
+# Installing is the test runner's job (scripts/test-needs.ts, `npm test` as root), not a test's.
 installed() {
   if ! command -v dovecot >/dev/null || [ -z "$pgbin" ]; then
-    echo "test-servers: Dovecot and PostgreSQL are needed: apt-get install dovecot-imapd postgresql (as .ci/run does)" >&2
+    echo "test-servers: Dovecot and PostgreSQL are needed: sudo npm test installs them (apt-get install dovecot-imapd postgresql)" >&2
     exit 1
   fi
 }
@@ -139,6 +153,8 @@ case "${1:-}" in
   start)
     mkdir -p "$state"
     installed
+    [ -n "$imap_port" ] || imap_port=$(free_port)
+    [ -n "$pg_port" ] || pg_port=$(free_port)
     start_dovecot
     start_postgres
     write_env

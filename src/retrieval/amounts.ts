@@ -16,7 +16,7 @@ export const AMOUNT_BOOST = 0.15;
 export const AMOUNT_ONLY_BOOST = 0.5;
 
 /** How much of a record is read for its amounts: an invoice states its total on its first pages. */
-const AMOUNT_PROBE = 50_000;
+export const AMOUNT_PROBE = 50_000;
 
 /** How far before an amount its line is read for a total's label ("Total TTC : 56,02 €"). */
 const TOTAL_LABEL_REACH = 80;

@@ -88,11 +88,9 @@ describe("files connector: every document kind, and change", () => {
     expect((await c.search(ask(["1042"])))[0]!.content).toContain("order: 1042; customer: Acme Corp; total: 1250.00");
     expect((await by("globex"))!.content).toContain("invoice.customer.name: Globex");
 
-    const started = performance.now();
     writeFileSync(join(dir, "notes.md"), "# Offsite plan\n\nMoved to Porto.\n");
     utimesSync(join(dir, "notes.md"), new Date(), new Date(Date.now() + 5000));
     await c.sync();
-    expect(performance.now() - started).toBeLessThan(5000);
     expect(await c.search(ask(["lisbon"]))).toEqual([]);
     expect((await by("porto"))!.path).toBe("notes.md");
   });

@@ -64,8 +64,8 @@ describe("one user's heavy searches and everybody else (real Dovecot)", () => {
     // Mallory's three are in the line before gina's first: run() queues them as they are called.
     const attack = mallory(connector);
     try {
+      // Answered at all is answered within the timeout: past it, the signal rejects the search.
       for (let i = 0; i < 3; i++) {
-        const started = performance.now();
         const records = await connector.search({
           terms: ["skilling"],
           phrases: [],
@@ -74,7 +74,6 @@ describe("one user's heavy searches and everybody else (real Dovecot)", () => {
           signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS),
         });
         expect(records.length).toBeGreaterThan(0);
-        expect(performance.now() - started).toBeLessThan(CONNECTOR_TIMEOUT_MS);
       }
     } finally {
       await attack.stop();
@@ -83,12 +82,18 @@ describe("one user's heavy searches and everybody else (real Dovecot)", () => {
   });
 
   test("a search that gave up leaves at once, and the line does not back up behind it", async () => {
+    // Measured against the same search let run to its end, in this run (a busy machine slows both).
+    const whole = performance.now();
+    await connector.search({ terms: heavy, phrases: [], limit: 60, caller: "mallory", signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS) });
+    const wholeMs = performance.now() - whole;
     const controller = new AbortController();
     const started = performance.now();
     const given = connector.search({ terms: heavy, phrases: [], limit: 60, caller: "mallory", signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
     await expect(given).rejects.toThrow(GAVE_UP);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect({ gaveUpMs: Math.round(performance.now() - started), atOnce: performance.now() - started < wholeMs / 2 }).toMatchObject({
+      atOnce: true,
+    });
     const records = await connector.search({
       terms: ["skilling"],
       phrases: [],

@@ -36,6 +36,27 @@ function post(path: string, body: string | Uint8Array<ArrayBuffer>, tok?: string
   });
 }
 
+/**
+ * The fastest of three parses of the wide body: what a route that parses it before knowing the
+ * caller spends at least. The routes are timed against it, in the same run, never against a
+ * fixed bound (a busy machine slows both alike).
+ */
+const parseMs = () => {
+  if (parsed === undefined) {
+    parsed = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      JSON.parse(WIDE);
+      parsed = Math.min(parsed, performance.now() - started);
+    }
+  }
+  return parsed;
+};
+let parsed: number | undefined;
+
+/** Answered in less than half a parse of the wide body: it was not parsed. */
+const FAST = 1 / 2;
+
 /** The fastest of three after a first run (compiling the route), with the last response. */
 async function fastest(app: App, make: () => Request): Promise<{ ms: number; status: number; response: Response }> {
   let best = Number.POSITIVE_INFINITY;
@@ -51,16 +72,14 @@ async function fastest(app: App, make: () => Request): Promise<{ ms: number; sta
 
 describe("the caller is known before the body is parsed (issue 13 finding 4)", () => {
   test("the wide body takes a parse of its own: the measure below is of work it no longer does", () => {
-    const started = performance.now();
     expect(Object.keys(JSON.parse(WIDE) as object).length).toBeGreaterThan(150_000);
-    expect(performance.now() - started).toBeGreaterThan(20);
   });
 
-  test("no token: 401 in the spec's shape within 20 ms on every guarded POST route, whatever the body", async () => {
+  test("no token: 401 in the spec's shape in less than half a parse of the body on every guarded POST route", async () => {
     const { app } = await testApp();
     for (const path of ROUTES) {
       const { ms, status, response } = await fastest(app, () => post(path, WIDE_BYTES));
-      expect({ path, status, fast: ms < 20 }).toEqual({ path, status: 401, fast: true });
+      expect({ path, status, fast: ms < parseMs() * FAST }).toEqual({ path, status: 401, fast: true });
       expect(response.headers.get("www-authenticate")).toStartWith("Bearer ");
       expect(await response.json()).toEqual({ type: "unauthorized", message: "Unauthorized: a bearer token is required" });
     }
@@ -71,7 +90,7 @@ describe("the caller is known before the body is parsed (issue 13 finding 4)", (
     const narrow = (await services.auth.issuer.issue("mallory", ["corpus:read"] as never)).token;
     for (const path of ["/v1/query", "/v1/connectors", "/v1/webhooks"]) {
       const { ms, status } = await fastest(app, () => post(path, WIDE_BYTES, narrow));
-      expect({ path, status, fast: ms < 20 }).toEqual({ path, status: 403, fast: true });
+      expect({ path, status, fast: ms < parseMs() * FAST }).toEqual({ path, status: 403, fast: true });
     }
   });
 
@@ -127,7 +146,7 @@ describe("adding connectors and webhooks is limited per user (D16, issue 13 find
       expect(Number(last!.headers.get("retry-after"))).toBeGreaterThan(0);
       // Over the limit, a wide body costs no parsing either.
       const { ms, status } = await fastest(app, () => post(path, WIDE_BYTES, mallory));
-      expect({ path, status, fast: ms < 20 }).toEqual({ path, status: 429, fast: true });
+      expect({ path, status, fast: ms < parseMs() * FAST }).toEqual({ path, status: 429, fast: true });
       expect((await app.handle(post(path, JSON.stringify(body), gina))).status).not.toBe(429);
     }
   });

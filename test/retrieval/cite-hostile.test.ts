@@ -8,6 +8,7 @@ import { expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cite } from "../../src/retrieval/cite";
 import type { RankedChunk } from "../../src/retrieval/types";
+import { howItGrows } from "../support/growth";
 
 const mail = (content: string): SourceRecord => ({
   id: "1",
@@ -20,18 +21,15 @@ const mail = (content: string): SourceRecord => ({
   metadata: { from: "mallory@example.com" },
 });
 
-const ms = (work: () => unknown) => {
-  const started = performance.now();
-  work();
-  return performance.now() - started;
-};
-
-test("citing a mail with a long line of '<' and '@' takes linear time", () => {
-  const content = `Your harbour invoice is attached, please pay it by Friday.\nx<${"@".repeat(120_000)}\n`;
-  const chunk = {
-    record: mail(content),
-    chunkIndex: 0,
-    chunks: ["Your harbour invoice is attached", content.slice(60)],
-  } as unknown as RankedChunk;
-  expect(ms(() => cite([chunk], ["harbour", "invoice"], () => []))).toBeLessThan(500);
+test("citing a mail with a long line of '<' and '@' takes linear time", async () => {
+  const citeLineOf = (n: number) => {
+    const content = `Your harbour invoice is attached, please pay it by Friday.\nx<${"@".repeat(n)}\n`;
+    const chunk = {
+      record: mail(content),
+      chunkIndex: 0,
+      chunks: ["Your harbour invoice is attached", content.slice(60)],
+    } as unknown as RankedChunk;
+    cite([chunk], ["harbour", "invoice"], () => []);
+  };
+  expect(await howItGrows(citeLineOf, 15_000)).toBe("linear");
 });

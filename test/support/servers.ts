@@ -1,5 +1,5 @@
 // The real servers of the connector tests (scripts/test-servers.sh): used as they are when
-// .ci/run, a developer or scripts/test.ts started them; otherwise started here, once, and
+// a developer or scripts/test.ts started them; otherwise started here, once, and
 // stopped by PID when the test process exits.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -37,7 +37,7 @@ function readEnv(): Record<string, string> | undefined {
 const SCRIPT = join(root, "scripts/test-servers.sh");
 const scriptEnv = () => ({ ...process.env, CORPUS_TEST_STATE: state() });
 
-/** The servers of $CORPUS_TEST_STATE are up (started by .ci/run, a developer, or another run). */
+/** The servers of $CORPUS_TEST_STATE are up (started by a developer, or another run). */
 export const serversRunning = () => readEnv() !== undefined;
 
 /** Starts the servers (scripts/test-servers.sh start), its output in a log under TMPDIR; throws, naming the log, if they do not come up. */

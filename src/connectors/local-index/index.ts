@@ -18,7 +18,7 @@ import { embeddingProgress, type OwedChunk, pendingChunks, setVectors } from "./
 export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
 export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
 export { indexMigrations } from "./migrations";
-export { rewriteStaleWords, type ScanEntry, type SkippedSources, type SyncProgress, scanEntry, syncIndex } from "./sync";
+export { REWRITE_CHARS, rewriteStaleWords, type ScanEntry, type SkippedSources, type SyncProgress, scanEntry, syncIndex } from "./sync";
 
 /** One connector's index, as its connector uses it. */
 export class LocalIndex {

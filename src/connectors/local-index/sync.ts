@@ -11,7 +11,7 @@ import type { LocalIndex } from "./index";
 /** Records whose words are written again in one turn of the event loop, at most (~2 ms each for a mail)… */
 const REWRITE_RECORDS = 20;
 /** …and fewer once this much text was blinded (~25 ms of Chinese, cut in pairs). */
-const REWRITE_CHARS = 100_000;
+export const REWRITE_CHARS = 100_000;
 
 export interface ScanEntry {
   source: string;

@@ -1,0 +1,103 @@
+// The test runner's check of what the integration tests need (scripts/test-needs.ts), on a
+// made-up machine: which Debian packages are missing, which apt-get commands root runs, the one
+// line another user is told. The real install runs in CI on a fresh machine (.ci/run).
+import { expect, test } from "bun:test";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { bringTestNeeds, type Machine, planFor } from "../../scripts/test-needs";
+import { tempDir } from "../helpers";
+
+/** A machine holding the named tools (dovecot, postgresql, chromium, strace), as the user `uid`. */
+function machine(tools: string[], uid = 0) {
+  const root = tempDir();
+  const bin = join(root, "bin");
+  mkdirSync(bin);
+  const machine: Machine = { path: bin, postgresRoot: join(root, "postgresql"), chromium: join(root, "chromium"), uid };
+  const install = (tool: string) => {
+    const file = {
+      dovecot: join(bin, "dovecot"),
+      postgresql: join(machine.postgresRoot, "17", "bin", "initdb"),
+      chromium: machine.chromium,
+      strace: join(bin, "strace"),
+    }[tool]!;
+    mkdirSync(join(file, ".."), { recursive: true });
+    writeFileSync(file, "#!/bin/sh\n");
+    chmodSync(file, 0o755);
+  };
+  for (const tool of tools) install(tool);
+  return { machine, install };
+}
+
+test("everything there: nothing to do", () => {
+  expect(planFor(machine(["dovecot", "postgresql", "chromium", "strace"]).machine)).toEqual({ kind: "ready" });
+});
+
+test("as root, exactly the missing packages are installed, after one apt-get update", () => {
+  expect(planFor(machine(["dovecot", "chromium"]).machine)).toEqual({
+    kind: "install",
+    packages: ["postgresql", "strace"],
+    commands: [
+      ["apt-get", "update"],
+      ["apt-get", "install", "-y", "-q", "postgresql", "strace"],
+    ],
+  });
+  const fresh = planFor(machine([]).machine);
+  expect(fresh.kind === "install" && fresh.commands[1]).toEqual([
+    "apt-get",
+    "install",
+    "-y",
+    "-q",
+    "dovecot-imapd",
+    "postgresql",
+    "chromium",
+    "strace",
+  ]);
+});
+
+test("a file that cannot be run, or a PostgreSQL folder with no server in it, is missing", () => {
+  const { machine: m } = machine(["dovecot", "chromium", "strace"]);
+  mkdirSync(join(m.postgresRoot, "17", "bin"), { recursive: true });
+  chmodSync(m.chromium, 0o644);
+  const plan = planFor({ ...m, uid: 0 });
+  // Root too: it may run a file only when some execute bit is set.
+  expect(plan.kind === "install" && plan.packages).toEqual(["postgresql", "chromium"]);
+});
+
+test("as root, the runner installs what is missing, printing it, and goes on once it is there", () => {
+  const { machine: m, install } = machine(["dovecot"]);
+  const ran: string[][] = [];
+  bringTestNeeds(m, (command) => {
+    ran.push(command);
+    // What apt-get would have put on the machine.
+    if (command[1] === "install") for (const tool of ["postgresql", "chromium", "strace"]) install(tool);
+    return 0;
+  });
+  expect(ran).toEqual([
+    ["apt-get", "update"],
+    ["apt-get", "install", "-y", "-q", "postgresql", "chromium", "strace"],
+  ]);
+  expect(planFor(m)).toEqual({ kind: "ready" });
+});
+
+test("as root, a failed apt-get or a package that brought nothing stops the run, naming it", () => {
+  const { machine: m } = machine(["dovecot", "postgresql", "chromium"]);
+  expect(() => bringTestNeeds(m, (command) => (command[1] === "update" ? 100 : 0))).toThrow(
+    "`apt-get update` failed: the tests need strace",
+  );
+  expect(() => bringTestNeeds(m, () => 0)).toThrow("still missing after installing: strace (read-only test)");
+});
+
+test("not root: nothing is run; one line names what is missing and the command to run", () => {
+  const { machine: m } = machine(["dovecot", "chromium"], 1000);
+  let ran = 0;
+  expect(() =>
+    bringTestNeeds(m, () => {
+      ran++;
+      return 0;
+    }),
+  ).toThrow(
+    "the integration tests need PostgreSQL (SQL test server), strace (read-only test): run `sudo npm test` once (it installs postgresql strace), or `sudo apt-get install -y -q postgresql strace`",
+  );
+  expect(ran).toBe(0);
+  expect(planFor(machine(["dovecot", "postgresql", "chromium", "strace"], 1000).machine)).toEqual({ kind: "ready" });
+});

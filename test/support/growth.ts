@@ -1,0 +1,50 @@
+// Whether work grows linearly with its input, by a ratio timed in one run, never an absolute bound
+// ("under 500 ms" fails on a busy machine). The work on SCALE times the input is timed against
+// SCALE runs on the input: the same characters, so linear work takes as long either way and
+// quadratic work SCALE times longer; the two are of one length, so a busy machine (waiting for a
+// core, a tick's accounting) weighs on both alike. Timings belong in scripts/bench/.
+
+/** How many times larger the one input is than each of the many. */
+export const SCALE = 8;
+
+/**
+ * Below this the work is linear (~1), above it quadratic (~SCALE): the middle of the two on a log
+ * scale. Measured beside a load of 9-12 on two cores: 0.48-1.74 for linear work.
+ */
+export const LINEAR_GROWTH = Math.sqrt(SCALE);
+
+/**
+ * How many times longer `work(SCALE * n)` takes than SCALE runs of `work(n)`: the fastest of
+ * `runs` of each, taken in turns.
+ */
+export async function growthOf(work: (n: number) => unknown, n: number, runs = 3): Promise<number> {
+  const timed = async (what: () => Promise<void>) => {
+    // The young garbage of earlier runs collected first, or a collection lands in one run and not
+    // the other; a full collection of a test process's heap cost more than the work measured.
+    Bun.gc(false);
+    const started = performance.now();
+    await what();
+    return performance.now() - started;
+  };
+  const whole = async () => {
+    await work(SCALE * n);
+  };
+  const parts = async () => {
+    for (let i = 0; i < SCALE; i++) await work(n);
+  };
+  // Compiled first: a run of the optimising compiler may otherwise land in one and not the other.
+  await parts();
+  let [partsMs, wholeMs] = [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
+  for (let i = 0; i < runs; i++) {
+    partsMs = Math.min(partsMs, await timed(parts));
+    wholeMs = Math.min(wholeMs, await timed(whole));
+  }
+  // Work too small for the clock reads as linear, not as a division by zero.
+  return wholeMs / Math.max(partsMs, 0.05);
+}
+
+/** "linear", or how many times longer the work took on SCALE times the input than SCALE times on it (what a failed test shows). */
+export async function howItGrows(work: (n: number) => unknown, n: number): Promise<string> {
+  const growth = await growthOf(work, n);
+  return growth < LINEAR_GROWTH ? "linear" : `${growth.toFixed(1)} times longer on ${SCALE} times the input than ${SCALE} times on it`;
+}
