@@ -5,10 +5,10 @@
 //
 // Storage modes: fp32; fp16 weights cast to fp32 at load (half the size, the same vectors);
 // int8, dynamic quantisation: every linear layer's weights as per-output-column symmetric
-// int8, activations quantised at run time and multiplied as integers (MatMulInteger); the
-// word embeddings as per-row symmetric int8. Biases, layer norms and the small embedding
-// tables stay fp16. About half the size of fp16 and twice as fast on a CPU, vectors within
-// cosine 0.99 of fp16 (scripts/bench/model-variants.ts).
+// int8 within +-WEIGHT_LEVELS, activations quantised at run time to uint8 and multiplied as
+// integers (MatMulInteger); the word embeddings as per-row symmetric int8. Biases, layer
+// norms and the small embedding tables stay fp16. About half the size of fp16, vectors within
+// cosine 0.99 of fp16 (scripts/bench/model-variants.ts), the same on every CPU (WEIGHT_LEVELS).
 // Activations are quantised per token, not per tensor (DynamicQuantizeLinear): one scale
 // for the whole batch would make a text's vector depend on the texts batched with it.
 import { onnx } from "onnx-proto";
@@ -83,37 +83,95 @@ export interface Quantized {
   scale: Float32Array;
 }
 
-/** Symmetric: the largest magnitude maps to 127, zero stays zero (zero point 0). */
-const scaleFor = (maxAbs: number) => (maxAbs > 0 ? maxAbs / 127 : 1);
-const toInt8 = (x: number, scale: number) => Math.max(-127, Math.min(127, Math.round(x / scale)));
+/**
+ * The largest magnitude of a linear layer's int8 weight. On x86 CPUs without VNNI (AVX2 only)
+ * onnxruntime multiplies uint8 by int8 with vpmaddubsw, which adds each two neighbouring
+ * products in 16 bits and saturates: 2 x 255 x 127 does not fit, 2 x 255 x 64 = 32,640 does.
+ * With weights up to 127 a vector depended on the CPU (cosine down to 0.989 between an
+ * AVX2-only and an exact kernel over SciFact); within 64 every CPU computes the same integers
+ * (ONNX Runtime's quantisation guide: reduce_range).
+ */
+export const WEIGHT_LEVELS = 64;
+/** Embedding rows are looked up and rescaled, never multiplied as integers: all of int8. */
+const ROW_LEVELS = 127;
+
+const toInt = (x: number, scale: number, levels: number) => Math.max(-levels, Math.min(levels, Math.round(x / scale)));
+
+/** Squared error of `values` quantised with `scale` to +-levels. */
+function quantizationError(values: Float32Array, scale: number, levels: number): number {
+  let e = 0;
+  for (let k = 0; k < values.length; k++) {
+    const d = values[k]! - toInt(values[k]!, scale, levels) * scale;
+    e += d * d;
+  }
+  return e;
+}
+
+/**
+ * Symmetric, zero stays zero. The largest magnitude maps to `levels`, or, when `clip`, the
+ * scale of least squared error among 100% down to 60% of it (the few largest weights clipped,
+ * every other one finer; every fifth percent tried, then each one around the best). With only
+ * +-64 levels it pays: the published sentence's largest error 0.0095 with the largest weight at
+ * 64, 0.0069 with the scale chosen.
+ */
+function scaleFor(values: Float32Array, levels: number, clip: boolean): number {
+  let maxAbs = 0;
+  for (let k = 0; k < values.length; k++) maxAbs = Math.max(maxAbs, Math.abs(values[k]!));
+  if (maxAbs === 0) return 1;
+  const scaleAt = (percent: number) => Math.fround((maxAbs / levels) * (percent / 100));
+  if (!clip) return scaleAt(100);
+  let best = 100;
+  let least = quantizationError(values, scaleAt(100), levels);
+  const consider = (percent: number) => {
+    const error = quantizationError(values, scaleAt(percent), levels);
+    if (error < least) [best, least] = [percent, error];
+  };
+  for (let percent = 95; percent >= 60; percent -= 5) consider(percent);
+  const coarse = best;
+  for (let percent = Math.min(100, coarse + 4); percent >= Math.max(60, coarse - 4); percent--) if (percent % 5 !== 0) consider(percent);
+  return scaleAt(best);
+}
 
 /**
  * `w` read as `runs` consecutive runs of `n` values, one scale per run, each value written to
  * `at(run, k)` of the int8 output.
  */
-function quantizeRuns(w: Float32Array, runs: number, n: number, at: (run: number, k: number) => number): Quantized {
+function quantizeRuns(
+  w: Float32Array,
+  runs: number,
+  n: number,
+  at: (run: number, k: number) => number,
+  levels: number,
+  clip: boolean,
+): Quantized {
   const q = new Int8Array(runs * n);
   const scale = new Float32Array(runs);
   for (let r = 0; r < runs; r++) {
-    let maxAbs = 0;
-    for (let k = 0; k < n; k++) maxAbs = Math.max(maxAbs, Math.abs(w[r * n + k]!));
-    scale[r] = scaleFor(maxAbs);
-    for (let k = 0; k < n; k++) q[at(r, k)] = toInt8(w[r * n + k]!, scale[r]!);
+    const run = w.subarray(r * n, (r + 1) * n);
+    scale[r] = scaleFor(run, levels, clip);
+    for (let k = 0; k < n; k++) q[at(r, k)] = toInt(run[k]!, scale[r]!, levels);
   }
   return { q, scale };
 }
 
 /**
  * A linear layer's weight [out, inp] (PyTorch layout) as int8 [inp, out] for
- * MatMulInteger, one scale per output column.
+ * MatMulInteger, one scale per output column, within +-WEIGHT_LEVELS.
  */
 export function quantizeColumns(w: Float32Array, out: number, inp: number): Quantized {
-  return quantizeRuns(w, out, inp, (o, i) => i * out + o);
+  return quantizeRuns(w, out, inp, (o, i) => i * out + o, WEIGHT_LEVELS, true);
 }
 
 /** An embedding table [rows, cols] as int8 [rows, cols], one scale per row (per token). */
 export function quantizeRows(w: Float32Array, rows: number, cols: number): Quantized {
-  return quantizeRuns(w, rows, cols, (r, c) => r * cols + c);
+  return quantizeRuns(w, rows, cols, (r, c) => r * cols + c, ROW_LEVELS, false);
+}
+
+/** Each column's sum of an int8 matrix [rows, cols]: what a zero point of 1 adds to a product. */
+export function columnSums(q: Int8Array, rows: number, cols: number): Int32Array {
+  const sums = new Int32Array(cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) sums[c]! += q[r * cols + c]!;
+  return sums;
 }
 
 export function convertMiniLM(safetensors: Uint8Array, cfg: BertConfig, storage: WeightStorage = "fp16"): Uint8Array {
@@ -160,28 +218,35 @@ export function convertMiniLM(safetensors: Uint8Array, cfg: BertConfig, storage:
     return weight(n, t.u16, t.shape);
   };
   /**
-   * Each token's activations [.., k] as uint8 around a fixed zero point of 128, symmetric,
-   * with the token's own scale (its largest magnitude maps to 127): returns [q, scale [.., 1]].
-   * Symmetric because MatMulInteger takes one zero point for its whole input; QuantizeLinear
-   * per axis over the tokens as rows does the rounding and the offset in one pass.
+   * Each token's activations [.., k] as uint8 over the token's own range (its least and
+   * largest value, and zero, span 0..255): returns [q, scale [.., 1], zero point [.., 1] as
+   * int32]. All 256 levels cover what the token holds (a feed-forward's GELU output is mostly
+   * positive). QuantizeLinear per axis over the tokens as rows rounds and offsets in one pass.
    */
-  function quantizeTokens(x: string, k: number): [string, string] {
-    const largest = op("Max", [op("ReduceMax", [op("Abs", [x])], { axes: [-1], keepdims: 1 }), "f_tiny"]);
-    const scale = op("Div", [largest, "f_127"]);
+  function quantizeTokens(x: string, k: number): [string, string, string] {
+    const high = op("Max", [op("ReduceMax", [x], { axes: [-1], keepdims: 1 }), "f_zero"]);
+    const low = op("Min", [op("ReduceMin", [x], { axes: [-1], keepdims: 1 }), "f_zero"]);
+    const scale = op("Div", [op("Max", [op("Sub", [high, low]), "f_tiny"]), "f_255"]);
+    const zeroPoint = op("Round", [op("Div", [op("Neg", [low]), scale])]);
     const rowScales = op("Reshape", [scale, "shape_flat"]);
-    const zeroPoints = op("Expand", ["u8_128", op("Shape", [rowScales])]);
-    const rows = op("QuantizeLinear", [op("Reshape", [x, `shape_rows_${k}`]), rowScales, zeroPoints], { axis: 0 });
-    return [op("Reshape", [rows, op("Shape", [x])]), scale];
+    const rowZeroPoints = op("Reshape", [op("Cast", [zeroPoint], { to: DT.UINT8 }), "shape_flat"]);
+    const rows = op("QuantizeLinear", [op("Reshape", [x, `shape_rows_${k}`]), rowScales, rowZeroPoints], { axis: 0 });
+    return [op("Reshape", [rows, op("Shape", [x])]), scale, op("Cast", [zeroPoint], { to: DT.INT32 })];
   }
-  /** x W^T + b with x int8 per token and W int8 per column; the integer product rescaled by both scales. */
+  /**
+   * x W^T + b with x uint8 per token and W int8 per column; the integer product rescaled by
+   * both scales. onnxruntime's MatMulInteger takes one zero point for all of x, so the product
+   * is taken at zero point 0 and each token's zero point times the column's sum of weights
+   * subtracted after, in int32: exact.
+   */
   function linearInt8(x: string, prefix: string, w: Float32Array, out: number, inp: number): string {
     const { q, scale } = quantizeColumns(w, out, inp);
     const wq = tensor(`${prefix}.weight_T_q`, [inp, out], DT.INT8, q);
-    const wZero = tensor(`${prefix}.weight_zp`, [out], DT.INT8, new Int8Array(out));
+    const wSums = tensor(`${prefix}.weight_T_q_sums`, [out], DT.INT32, columnSums(q, inp, out));
     const wScale = tensor(`${prefix}.weight_scale`, [out], DT.FLOAT, scale);
-    const [xq, xScale] = quantizeTokens(x, inp);
-    const acc = op("Cast", [op("MatMulInteger", [xq, wq, "u8_128", wZero])], { to: DT.FLOAT });
-    return op("Add", [op("Mul", [op("Mul", [acc, wScale]), xScale]), vec(`${prefix}.bias`)]);
+    const [xq, xScale, xZero] = quantizeTokens(x, inp);
+    const acc = op("Sub", [op("MatMulInteger", [xq, wq]), op("Mul", [xZero, wSums])]);
+    return op("Add", [op("Mul", [op("Mul", [op("Cast", [acc], { to: DT.FLOAT }), wScale]), xScale]), vec(`${prefix}.bias`)]);
   }
   function linear(x: string, prefix: string): string {
     const t = raw(`${prefix}.weight`);
@@ -220,9 +285,9 @@ export function convertMiniLM(safetensors: Uint8Array, cfg: BertConfig, storage:
   constF("f_eps", [1e-9], []);
   constF("f_eps12", [1e-12], []);
   if (storage === "int8") {
-    constF("f_127", [127], []);
+    constF("f_255", [255], []);
+    constF("f_zero", [0], []);
     constF("f_tiny", [1e-12], []);
-    tensor("u8_128", [], DT.UINT8, new Uint8Array([128]));
     constI64("shape_flat", [-1], [1]);
     // Linear layers read hidden states or the feed-forward's intermediate.
     constI64(`shape_rows_${H}`, [-1, H], [2]);

@@ -2,7 +2,7 @@
 // import below; under `bun run` they resolve to the files on disk. TypeScript sees some of
 // them as modules, hence the casts: each value is a path.
 
-// The int8 variant: half the size of fp16, about 1.5x its speed, SciFact nDCG@10 0.001 below (README).
+// The int8 variant: half the size of fp16, the same vectors on every CPU (README).
 import modelFile from "../../models/all-MiniLM-L6-v2.int8.onnx" with { type: "file" };
 import manifest from "../../models/manifest.json";
 import tokenizerFile from "../../models/tokenizer.json" with { type: "file" };

@@ -9,6 +9,7 @@ import {
   chownSync,
   copyFileSync,
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -19,7 +20,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { nativeLibraries } from "../../src/native/assets";
+import { type NativeLibrary, nativeLibraries } from "../../src/native/assets";
 import { materializeCopy, NATIVE_FOLDER } from "../../src/native/materialize";
 import { checkedDataDir, DataFolderRefused } from "../../src/store/data-dir";
 import { tempDir } from "../helpers";
@@ -138,7 +139,33 @@ describe("native copies in DATA_DIR/native/<hash>/", () => {
     expect(readdirSync(d.native).filter((e) => e.startsWith(".refused"))).toEqual([]);
   });
 
-  test("as an ordinary user too: another user's folder it cannot delete is moved aside, and start-up succeeds", () => {
+  /**
+   * Bun, a bundle of `script` and vec0.so in `home`/kit, open to every user: the checkout may lie
+   * in a private folder (a fresh `mktemp -d` clone), where another user reaches none of them.
+   */
+  async function kitForOtherUser(home: string, script: string): Promise<{ bun: string; entry: string; vec0: NativeLibrary }> {
+    const kit = join(home, "kit");
+    mkdirSync(kit, { mode: 0o755 });
+    const bun = join(kit, "bun");
+    try {
+      linkSync(process.execPath, bun);
+    } catch {
+      copyFileSync(process.execPath, bun); // another file system
+    }
+    chmodSync(bun, 0o755);
+    const library = join(kit, vec0.name);
+    copyFileSync(vec0.source, library);
+    chmodSync(library, 0o644);
+    const source = join(kit, "script.ts");
+    writeFileSync(source, script);
+    const built = await Bun.build({ entrypoints: [source], target: "bun", outdir: kit, naming: "[name].bundle.js" });
+    if (!built.success) throw new AggregateError(built.logs, "bundling the other user's script");
+    const entry = join(kit, "script.bundle.js");
+    chmodSync(entry, 0o644);
+    return { bun, entry, vec0: { source: library, name: vec0.name } };
+  }
+
+  test("as an ordinary user too: another user's folder it cannot delete is moved aside, and start-up succeeds", async () => {
     // The service's own user, not root, meets a folder root (here: the other user) made.
     const home = tempDir("corpus-native-user-");
     chmodSync(home, 0o755);
@@ -148,13 +175,23 @@ describe("native copies in DATA_DIR/native/<hash>/", () => {
     chmodSync(join(dir, NATIVE_FOLDER), 0o755);
     chownSync(dir, OTHER_UID, OTHER_UID);
     chmodSync(dir, 0o700);
-    const script = `
-      import { Database } from "bun:sqlite";
+    const kit = await kitForOtherUser(
+      home,
+      `import { Database } from "bun:sqlite";
       import { materializeCopy } from ${JSON.stringify(join(import.meta.dir, "../../src/native/materialize"))};
       const db = new Database(":memory:");
-      db.loadExtension(materializeCopy(${JSON.stringify(vec0)}, ${JSON.stringify(dir)}));
-      console.log(db.query("SELECT vec_version() AS v").get().v);`;
-    const asUser = ["setpriv", `--reuid=${OTHER_UID}`, `--regid=${OTHER_UID}`, "--clear-groups", process.execPath, "-e", script];
+      db.loadExtension(materializeCopy(JSON.parse(process.argv[2]), ${JSON.stringify(dir)}));
+      console.log(db.query("SELECT vec_version() AS v").get().v);`,
+    );
+    const asUser = [
+      "setpriv",
+      `--reuid=${OTHER_UID}`,
+      `--regid=${OTHER_UID}`,
+      "--clear-groups",
+      kit.bun,
+      kit.entry,
+      JSON.stringify(kit.vec0),
+    ];
     const r = Bun.spawnSync(asUser, { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, TMPDIR: home } });
     expect(r.stderr.toString()).toBe("");
     expect(r.stdout.toString()).toBe("v0.1.9\n");
