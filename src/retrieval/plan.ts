@@ -4,8 +4,11 @@
 
 import * as chrono from "chrono-node";
 import { INVISIBLE } from "../text";
-import { amountValue, CURRENCY_CODES, CURRENCY_NAMES } from "./amounts";
+import { amountValue } from "./amounts";
 import { type Country, countriesIn } from "./countries";
+import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
+import { anyOf } from "./language/patterns";
+import { all, OVER, UNDER } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
 export interface QueryPlan {
@@ -52,8 +55,15 @@ export const MAX_QUERY_TERMS = 32;
  * ringgit"), as a whole word: "Europe" is no euro, "1000 euros" leaves no "os" behind (outside attack).
  */
 const AMOUNT = new RegExp(
-  `\\b(over|above|more than|under|below|less than)?\\s*([€$£₹]|(?:eur|usd|gbp|pln|chf|inr|rm|rs\\.?)(?=\\s\\d)|rs\\.(?=\\d))?\\s?(\\d{1,3}(?:[,.\\s]\\d{3})+(?:[.,]\\d+)?|\\d+(?:[.,]\\d+)?)\\s*(?:(${CURRENCY_NAMES})(?![\\p{L}]))?`,
+  `(?:(?<![\\p{L}])(${anyOf([...all(OVER), ...all(UNDER)])})|\\b)\\s*(${CURRENCY_SIGNS}|${CURRENCY_CODE_WORDS}\\.?(?=\\s\\d)|rs\\.(?=\\d))?\\s?(\\d{1,3}(?:[,.\\s]\\d{3})+(?:[.,]\\d+)?|\\d+(?:[.,]\\d+)?)\\s*(?:(${CURRENCY_NAMES})(?![\\p{L}]))?`,
   "giu",
+);
+/** Comparing over an amount ("more than", "boven de", "powyżej"), whole. */
+const OVER_WORDS = new RegExp(`^${anyOf(all(OVER))}$`, "i");
+/** Words of the comparison and its currency, never search terms. */
+const AMOUNT_WORDS = new RegExp(
+  `^${anyOf([...all(OVER), ...all(UNDER), ...CURRENCIES.flatMap((c) => [c.iso.toLowerCase(), ...c.names])])}$`,
+  "i",
 );
 const LARGEST = /\b(most|highest|largest|biggest|greatest|maximum|top)\b/i;
 const SMALLEST = /\b(least|lowest|smallest|fewest|minimum|cheapest)\b/i;
@@ -237,14 +247,14 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     if (!m[1] && !m[4] && m[2] && /^[a-z]/.test(m[2])) continue;
     const currency = CURRENCY_CODES[(m[2] ?? m[4] ?? "").toLowerCase()];
     // "1.000 EUR" is a thousand; "$3.459" and "4.125%" keep their decimal point.
-    const value = amountValue(m[3]!, { dotGroupsThousands: currency === "EUR" || currency === "PLN" || currency === "CHF" });
+    const value = amountValue(m[3]!, { dotGroupsThousands: dotGroupsThousands(currency) });
     if (!Number.isFinite(value)) continue;
     const cmp = m[1]?.toLowerCase();
     amountSpans.push([m.index!, m.index! + m[0].length]);
     amounts.push({
       value,
       currency,
-      comparison: cmp ? (/(over|above|more)/.test(cmp) ? "over" : "under") : undefined,
+      comparison: cmp ? (OVER_WORDS.test(cmp) ? "over" : "under") : undefined,
     });
   }
   for (const [a, b] of amountSpans.reverse()) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
@@ -258,7 +268,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
         .toLowerCase()
         .replace(ADDRESS, " ")
         .split(/[^\p{L}\p{M}\p{N}]+/u)
-        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
+        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !AMOUNT_WORDS.test(w)),
     ),
   ];
   // A number in another script's digits ("٤٧١١") is also asked in Latin digits, as most text writes it.
