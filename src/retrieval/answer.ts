@@ -8,9 +8,10 @@ import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { words } from "./bm25";
 import { documentDates } from "./document-dates";
-import { CURRENCY_CENTS, CURRENCY_CODE_WORDS, CURRENCY_NAMES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
-import { anyOf, wholeWords } from "./language/patterns";
-import { ASKS_QUANTITY, all, MONEY_NOUNS, MONEY_WORDS, OVER, SPENDING, TAX_NOUNS, TAX_ON, UNDER } from "./language/words";
+import { CURRENCY_CODE_WORDS, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
+import { asksTaxAmount, comparesMoney } from "./language/grammar";
+import { wholeWords } from "./language/patterns";
+import { ASKS_QUANTITY, all, MONEY_WORDS } from "./language/words";
 
 export interface AnswerSource {
   text: string;
@@ -88,71 +89,10 @@ const MONEY = new RegExp(
 const NOT_AN_ITEM =
   /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
-const TAX_WORD = `(${anyOf(all(TAX_NOUNS))})`;
-/** How questions ask an amount, in the languages invoices here are written in. */
-const ASKS_AMOUNT = `(what|${anyOf(all(ASKS_QUANTITY))})`;
-/**
- * A question naming a tax asks its amount when it says of what, right after the tax ("the VAT on
- * the Coolblue invoice", "Wat is de btw op …", "la TVA sur …", "MwSt. auf …"), or asks it ("What
- * VAT did Coolblue charge?", "In the Coolblue invoice, what was the VAT?", "Hoeveel btw …",
- * "Combien de TVA …"). Not a question that only names a tax ("Who was pushing for the windfall
- * profits tax?"), asks what was said of it, what it is, its rate, its number or a tax's plan,
- * credit or return (four outside attacks).
- */
-const TAX_AMOUNT = new RegExp(
-  `\\b${TAX_WORD}\\.?\\s+${anyOf(all(TAX_ON))}(?![\\p{L}])|\\b${ASKS_AMOUNT}\\b[^?.!]{0,24}?\\b${TAX_WORD}\\b`,
-  "iu",
-);
-const TAX_NOT_AN_AMOUNT = new RegExp(
-  `\\b(say|said|says|told|about|discuss\\w*|explain\\w*|mean|means|betekent|bedeutet|signifie|implications?|impacts?|effects?|consequences?|exempt\\w*|befreit|verlegd|rates?|tarief|taux|satz|review|law|policy|decided|pushing|debate\\w*)\\b` +
-    // Its identifier: "the VAT number", "BTW-nummer", "N° TVA", "numéro de TVA", "TVA intracommunautaire", "VAT #".
-    `|\\b${TAX_WORD}[\\s-]*(numbers?|nummer|nr|no\\b|id\\b|idnr|identification|registration|reg\\b|intracommunautaire|#)|n°\\s*(de\\s+)?${TAX_WORD}|numéro\\s+de\\s+${TAX_WORD}` +
-    // Not an amount of it: "the windfall tax proposal", "tax credits", "a tax return".
-    `|\\b${TAX_WORD}\\s+(proposals?|plans?|legislation|reforms?|credits?|breaks?|cuts?|returns?|codes?|rules?|holidays?|havens?)\\b` +
-    // What it is: "What is VAT?", "What is an entry tax?".
-    `|^\\s*what\\s+(is|are)\\s+(an?\\s+|the\\s+)?[\\w\\s-]{0,24}\\b${TAX_WORD}\\s*\\??\\s*$`,
-  "i",
-);
-const taxAmountAsked = (q: string) => TAX_AMOUNT.test(q) && !TAX_NOT_AN_AMOUNT.test(q);
-
-/** A currency as questions write it beside an amount (amounts.ts CURRENCY_NAMES), or its cents. */
-const CURRENCY_WORD = `(?<![\\p{L}])(?:${CURRENCY_NAMES}|${CURRENCY_CENTS})(?![\\p{L}])`;
-/** An amount the question compares with, and what follows it: "over 1000 EUR", "under $50", "over EUR 1000", "over 100 €". */
-const AMOUNT_CONDITION = new RegExp(
-  `(?<![\\p{L}])${anyOf([...all(OVER), ...all(UNDER)])}\\s+(?<before>${CURRENCY_WORD}\\s?)?\\d[\\d.,]*(?:\\s*(?<after>%|${CURRENCY_SIGNS}|[\\p{L}]+))?`,
-  "giu",
-);
-const CURRENCY_ONLY = new RegExp(`^${CURRENCY_WORD}$`, "iu");
-/** Words after an amount that say nothing of what it counts: "over 500 from Coolblue", "over €1000 in 2014", "$50 million". */
-const NOT_COUNTED =
-  /^(from|in|at|and|or|for|to|on|since|before|after|during|with|by|this|last|per|each|until|excluding|including|incl|excl|net|gross|million|millions|m|bn|billion|k|thousand)$/;
-/** Records that are about money: an amount compared in them is money ("invoices over 1000"). */
-const MONEY_RECORDS = new RegExp(
-  `${wholeWords(all(MONEY_NOUNS), "(?:e?s)?")}|${wholeWords([...all(MONEY_WORDS), ...all(SPENDING)])}`,
-  "iu",
-);
-/**
- * A question comparing an amount of money: with a currency, or about records of money, the
- * number not followed by something it counts ("more than 5 orders", "more than 10%", "more than 2
- * days", "more than 30 votes": outside attacks).
- */
-function amountConditionAsked(q: string): boolean {
-  const conditions = [...q.matchAll(AMOUNT_CONDITION)].map((m) => {
-    const after = m.groups?.after?.toLowerCase();
-    const currencyAfter = after !== undefined && CURRENCY_ONLY.test(after);
-    return {
-      currency: m.groups?.before !== undefined || currencyAfter,
-      counts: after !== undefined && !currencyAfter && !NOT_COUNTED.test(after),
-    };
-  });
-  if (conditions.length === 0) return false;
-  // "over 10 and under 50 RM": money by either; "more than 3 and fewer than 10 items": a count by either.
-  if (conditions.some((c) => c.currency)) return true;
-  return !conditions.some((c) => c.counts) && MONEY_RECORDS.test(q);
-}
-
 /** A word of money a question asking an amount names ("the total", "how much it cost", "het bedrag"). */
 const ASKS_MONEY = new RegExp(wholeWords(all(MONEY_WORDS)), "iu");
+/** "How much", "hoeveel", "combien", "wie viel", "ile": a question of quantity ("how many" asks a count, not money). */
+const ASKS_QUANTITY_WORDS = new RegExp(wholeWords(all(ASKS_QUANTITY)), "iu");
 
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): {
@@ -173,7 +113,7 @@ export function kindOf(question: string): {
     when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
     where: /\bwhere\b/.test(q),
     // "Which invoices are over 1000 EUR?" is answered by the total that is over it.
-    much: /\bhow (much|many)\b/.test(q) || ASKS_MONEY.test(q) || taxAmountAsked(q) || amountConditionAsked(q),
+    much: ASKS_QUANTITY_WORDS.test(q) || ASKS_MONEY.test(q) || asksTaxAmount(q) || comparesMoney(q),
     contact: /\bwhere\b|\b(phone|fax|e-?mail|address|website|web site|url|contact|located|location)\b/.test(q),
   };
 }

@@ -7,6 +7,7 @@ import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
+import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
 import { anyOf } from "./language/patterns";
 import { all, OVER, UNDER } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
@@ -55,11 +56,9 @@ export const MAX_QUERY_TERMS = 32;
  * ringgit"), as a whole word: "Europe" is no euro, "1000 euros" leaves no "os" behind (outside attack).
  */
 const AMOUNT = new RegExp(
-  `(?:(?<![\\p{L}])(${anyOf([...all(OVER), ...all(UNDER)])})|\\b)\\s*(${CURRENCY_SIGNS}|${CURRENCY_CODE_WORDS}\\.?(?=\\s\\d)|rs\\.(?=\\d))?\\s?(\\d{1,3}(?:[,.\\s]\\d{3})+(?:[.,]\\d+)?|\\d+(?:[.,]\\d+)?)\\s*(?:(${CURRENCY_NAMES})(?![\\p{L}]))?`,
+  `(?:(?<![\\p{L}])(${COMPARATOR})|\\b)\\s*(${CURRENCY_SIGNS}|${CURRENCY_CODE_WORDS}\\.?(?=\\s\\d)|rs\\.(?=\\d))?\\s?(\\d{1,3}(?:[,.\\s]\\d{3})+(?:[.,]\\d+)?|\\d+(?:[.,]\\d+)?)\\s*(?:(${CURRENCY_NAMES})(?![\\p{L}]))?`,
   "giu",
 );
-/** Comparing over an amount ("more than", "boven de", "powyżej"), whole. */
-const OVER_WORDS = new RegExp(`^${anyOf(all(OVER))}$`, "i");
 /** Words of the comparison and its currency, never search terms. */
 const AMOUNT_WORDS = new RegExp(
   `^${anyOf([...all(OVER), ...all(UNDER), ...CURRENCIES.flatMap((c) => [c.iso.toLowerCase(), ...c.names])])}$`,
@@ -238,7 +237,8 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   rest = rest.replace(/"[^"]*"/g, " ");
 
   const addresses = [...text.matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
-  const amounts: QueryPlan["amounts"] = [];
+  let amounts: QueryPlan["amounts"] = [];
+  let counted = false;
   const amountSpans: Array<[number, number]> = [];
   for (const m of rest.matchAll(AMOUNT)) {
     if (!m[2] && !m[4] && !m[1]) continue;
@@ -250,13 +250,20 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     const value = amountValue(m[3]!, { dotGroupsThousands: dotGroupsThousands(currency) });
     if (!Number.isFinite(value)) continue;
     const cmp = m[1]?.toLowerCase();
+    // A compared number followed by what it counts is no amount ("more than 5 orders", "2 days", "10%").
+    if (cmp && !m[2] && !m[4] && countedNext(rest.slice(m.index! + m[0].length))) {
+      counted = true;
+      continue;
+    }
     amountSpans.push([m.index!, m.index! + m[0].length]);
     amounts.push({
       value,
       currency,
-      comparison: cmp ? (OVER_WORDS.test(cmp) ? "over" : "under") : undefined,
+      comparison: cmp ? comparisonOf(cmp) : undefined,
     });
   }
+  // "more than 3 and fewer than 10 items": a count by either, as comparesMoney reads it (grammar.ts).
+  if (counted) amounts = amounts.filter((a) => a.currency !== undefined || a.comparison === undefined);
   for (const [a, b] of amountSpans.reverse()) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
   const people = [...rest.matchAll(/(?<![\p{L}\p{N}])(?:from|by|to|with|cc)\s+(\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)/gu)].map((m) => m[1]!);
   const words = [
