@@ -11,7 +11,7 @@ import { documentDates } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
 import { asksTaxAmount, comparesMoney } from "./language/grammar";
 import { wholeWords } from "./language/patterns";
-import { ASKS_QUANTITY, all, MONEY_WORDS } from "./language/words";
+import { ASKS_QUANTITY, ASKS_WHEN, all, MONEY_WORDS } from "./language/words";
 
 export interface AnswerSource {
   text: string;
@@ -94,6 +94,8 @@ const ASKS_MONEY = new RegExp(wholeWords(all(MONEY_WORDS)), "iu");
 /** "How much", "hoeveel", "combien", "wie viel", "ile": a question of quantity ("how many" asks a count, not money). */
 const ASKS_QUANTITY_WORDS = new RegExp(wholeWords(all(ASKS_QUANTITY)), "iu");
 
+const ASKS_WHEN_WORDS = new RegExp(wholeWords(all(ASKS_WHEN)), "iu");
+
 /** What kind of answer the question wants, by its first words. */
 export function kindOf(question: string): {
   when: boolean;
@@ -110,7 +112,9 @@ export function kindOf(question: string): {
       /\bwhat (did|do) (i|we|you) (buy|purchase|order)\b|\bwhat (was|were) (bought|purchased|ordered)\b/.test(q) ||
       (/\bwhich items?\b/.test(q) && /\b(buy|bought|order|purchase|receipt|invoice|shop)/.test(q)),
     tax: TAX.test(q),
-    when: /\bwhen\b|\bwhat (time|day|date)\b/.test(q),
+    when: ASKS_WHEN_WORDS.test(q),
+    // English only until a place is read in the other languages (PLACE): "Waar is Coolblue
+    // gevestigd?" was answered by "in je Mijn Coolblue-account" (answers.ts, train half).
     where: /\bwhere\b/.test(q),
     // "Which invoices are over 1000 EUR?" is answered by the total that is over it.
     much: ASKS_QUANTITY_WORDS.test(q) || ASKS_MONEY.test(q) || asksTaxAmount(q) || comparesMoney(q),

@@ -8,8 +8,8 @@ import { amountValue } from "./amounts";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
 import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
-import { anyOf } from "./language/patterns";
-import { all, OVER, UNDER } from "./language/words";
+import { anyOf, wholeWords } from "./language/patterns";
+import { ASKS_WHEN, all, OVER, UNDER } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
 export interface QueryPlan {
@@ -87,7 +87,7 @@ const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
  * that tell it: "When is the Board of Directors meeting in August 2001?" is answered by the notice
  * sent in July (outside walkthrough: the date narrowed the mail to August and lost it).
  */
-const ASKS_WHEN = /^\s*(when|what (time|day|date))\b/i;
+const ASKS_WHEN_FIRST = new RegExp(`^\\s*${wholeWords(all(ASKS_WHEN))}`, "iu");
 /** A kind of record and the word that dates it, just before the date: "invoices in", "receipts from", "mail since". */
 const RECORDS_DATED = new RegExp(
   `(${[MAIL_WORDS, FILE_WORDS, ROW_WORDS].map((r) => r.source).join("|")})\\s+(in|from|of|during|since|dated)(\\s+the)?\\s*$`,
@@ -103,7 +103,7 @@ function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Ar
   if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
   const [a, b] = r.spans[0]!;
   // Unless the date is of the records asked for ("When did I pay invoices in March 2023?") or follows "when in".
-  if (ASKS_WHEN.test(text) && !RECORDS_DATED.test(text.slice(0, a)) && !/^\s*when\s+((in|during|since)\s*)?$/i.test(text.slice(0, a)))
+  if (ASKS_WHEN_FIRST.test(text) && !RECORDS_DATED.test(text.slice(0, a)) && !/^\s*when\s+((in|during|since)\s*)?$/i.test(text.slice(0, a)))
     return { ...r, asked: false };
   const said = text.slice(a, b);
   const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);

@@ -258,3 +258,11 @@ export const TAX_ON: Table = {
   de: ["auf", "für", "bei"],
   pl: ["na", "za", "od"],
 };
+/** Questions asking a time: answered by a date or a time ("when", "wanneer", "quand", "wann", "kiedy"). */
+export const ASKS_WHEN: Table = {
+  en: ["when", "what time", "what day", "what date"],
+  nl: ["wanneer", "hoe laat", "welke dag", "welke datum"],
+  fr: ["quand", "quelle date", "quel jour", "à quelle heure"],
+  de: ["wann", "welches datum", "an welchem tag", "um wie viel uhr"],
+  pl: ["kiedy", "o której", "jakiego dnia"],
+};

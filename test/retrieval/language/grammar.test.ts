@@ -74,3 +74,15 @@ test("'how many' asks a count, not an amount of money", () => {
   for (const q of ["How many employees does Chinook have?", "How many bags of rice did I buy at KT Wong Trading?"])
     expect([q, kindOf(q).much]).toEqual([q, false]);
 });
+
+test("question words per language: a time asked in Dutch, French, German or Polish is a 'when'", () => {
+  for (const q of [
+    "Wanneer heb ik de MacBook betaald?",
+    "Quand la facture Free est-elle due ?",
+    "Wann wurde die Rechnung bezahlt?",
+    "Kiedy zatankowałem w Orlenie?",
+  ])
+    expect([q, kindOf(q).when]).toEqual([q, true]);
+  // A time asked for names the time of what it asks about, not of the records that tell it (plan.ts, as "When is … in 2023?").
+  expect(planQuery("Wanneer is de vergadering in 2023?", NOW).timeAsked).toBe(false);
+});
