@@ -3,6 +3,16 @@
 // failing it a little lower. Amounts are read from the text and from numeric metadata.
 import { isKeyColumn, type SourceRecord } from "../connectors/types";
 import { billedIn } from "./countries";
+import {
+  CODES_AGAINST_NUMBER,
+  CURRENCY_CODES,
+  CURRENCY_CODES_ANYWHERE,
+  CURRENCY_CODES_BEFORE,
+  CURRENCY_SIGNS,
+  CURRENCY_SIGNS_ANYWHERE,
+} from "./language/currencies";
+import { anyOf, wholeWords } from "./language/patterns";
+import { all, INCLUDING, PART_OF_TOTAL_LABELS, PART_OF_TOTAL_WORDS, TAX_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
 import { namesKind } from "./record-kinds";
 
@@ -21,54 +31,19 @@ export const AMOUNT_PROBE = 50_000;
 /** How far before an amount its line is read for a total's label ("Total TTC : 56,02 €"). */
 const TOTAL_LABEL_REACH = 80;
 
-/** Currencies as written (symbol, code, word) and their ISO codes: the question's and the records'. */
-export const CURRENCY_CODES: Record<string, string> = {
-  "€": "EUR",
-  eur: "EUR",
-  euro: "EUR",
-  euros: "EUR",
-  $: "USD",
-  usd: "USD",
-  dollar: "USD",
-  dollars: "USD",
-  "£": "GBP",
-  gbp: "GBP",
-  pound: "GBP",
-  pounds: "GBP",
-  pln: "PLN",
-  zł: "PLN",
-  zloty: "PLN",
-  złoty: "PLN",
-  chf: "CHF",
-  "₹": "INR",
-  inr: "INR",
-  rs: "INR",
-  "rs.": "INR",
-  rupee: "INR",
-  rupees: "INR",
-  rm: "MYR",
-  myr: "MYR",
-  ringgit: "MYR",
-};
-
-/** Every currency as CURRENCY_CODES writes it, longest first, as a pattern (the questions' currencies: plan.ts, answer.ts). */
-export const CURRENCY_NAMES = Object.keys(CURRENCY_CODES)
-  .sort((a, b) => b.length - a.length)
-  .map((name) => name.replace(/[.$]/g, "\\$&"))
-  .join("|");
+export { CURRENCY_CODES, CURRENCY_NAMES } from "./language/currencies";
 
 /** A total (what "how much" asks), in the languages invoices and receipts here are written in. */
-export const TOTAL =
-  /(?<!\p{L})(total|totaal|totale|totalbetrag|gesamt(betrag)?|summe|grand total|amount due|amt due|amount payable|balance due|to pay|te betalen|ogółem|należność|montant)(?!\p{L})/iu;
+export const TOTAL = new RegExp(wholeWords(all(TOTAL_LABELS)), "iu");
 /**
  * Part of a total, before tax, or a total of something else (items, points, savings, the change
  * given): an answer to "how much" only when nothing better is there. Outside attack, 625 SROIE
  * receipts: 130 answers quoted "TOTAL QTY", "TAX TOTAL", "TOTAL SAVINGS" or "TOTAL POINTS".
  */
-export const PART_OF_TOTAL =
-  /\b(sub-?\s?total|subtotaal|zwischensumme|exclusief|excl\.?|exc\b|net amount|before tax|hors taxe|HT\b|qty|quantity|items?\b|points?|savings?|discount|change|rounding|tendered|cash)/i;
+export const PART_OF_TOTAL = new RegExp(`\\b${anyOf(all(PART_OF_TOTAL_LABELS))}|\\b${anyOf(all(PART_OF_TOTAL_WORDS))}\\b`, "i");
 /** Tax: part of a total, unless the question asks for it ("how much VAT"); not a total "including GST". */
-export const TAX = /(?<!\b(incl\.?|including|inclusive( of)?|inkl\.?)[\s,(]{0,3})\b(gst|vat|tax|btw|tva|mwst|ust)\b(?![\s)]{0,2}incl)/i;
+// Without the u flag: a tax line is tested on every line of a record, and \\b is as good for these words.
+export const TAX = new RegExp(`(?<!\\b${anyOf(all(INCLUDING))}[\\s,(]{0,3})\\b${anyOf(all(TAX_NOUNS))}\\b(?![\\s)]{0,2}incl)`, "i");
 
 /** A line of a record that states its total (not a subtotal, tax or a total of items). */
 export const isTotalLine = (line: string) => TOTAL.test(line) && !PART_OF_TOTAL.test(line) && !TAX.test(line);
@@ -195,17 +170,18 @@ const LABEL_CHARS = 40;
  */
 const TOTAL_LABEL_LINE = /^(?!.*\b(paid|accepted|tender|cash|qty|items?)\b)[\p{L}\s().:/@%-]+$/iu;
 /** Nothing, or a currency alone ("RM", "€", "(EUR)"): what may stand beside an amount alone on its line. */
-const currencyOrNothing = (x: string) => x === "" || /^[€$£₹]$/.test(x) || currencyCode(x.replace(/[():]/g, "")) !== undefined;
+const currencyOrNothing = (x: string) => x === "" || SIGN_ONLY.test(x) || currencyCode(x.replace(/[():]/g, "")) !== undefined;
 const isLabelOnly = (line: string) => TOTAL_LABEL_LINE.test(line.replace(/\d+(?:[.,]\d+)?\s?%/g, ""));
 
+const SIGN_ONLY = new RegExp(`^${CURRENCY_SIGNS}$`, "u");
 /** As receipts print them against their number ("RM39.00", "Rs.500"); not a gene's "rs10818488". */
-const CODE_AGAINST_NUMBER = /(?<![\p{L}])(RM|Rs\.|EUR|USD|MYR)(?=\d)/gu;
+const CODE_AGAINST_NUMBER = new RegExp(`(?<![\\p{L}])(${CODES_AGAINST_NUMBER})(?=\\d)`, "gu");
 /** A currency named on its own, anywhere in a record. */
-const CURRENCY_ALONE = /(?<![\p{L}])(€|£|₹|rm|myr|eur|usd|gbp|pln|inr|chf|zł)(?![\p{L}])/giu;
+const CURRENCY_ALONE = new RegExp(`(?<![\\p{L}])(${CURRENCY_SIGNS_ANYWHERE}|${CURRENCY_CODES_ANYWHERE})(?![\\p{L}])`, "giu");
 // Not the currency written after the amount before ("1.452,00 EUR 2": the 2 is no euro amount).
-const CURRENCY_BEFORE = /(?<![\d.,]\s{0,2})([€$£₹]|\b(?:eur|usd|gbp|pln|inr|rs\.?|rm|chf|zł))\s*$/i;
-// After a number only codes and the euro sign ("4.904,94 €"): "$" after a number starts the next amount.
-const CURRENCY_AFTER = /^\s*(€|(?:eur|usd|gbp|pln|inr|rm|chf|zł)(?![\p{L}]))/iu;
+const CURRENCY_BEFORE = new RegExp(`(?<![\\d.,]\\s{0,2})(${CURRENCY_SIGNS}|(?<![\\p{L}])${CURRENCY_CODES_BEFORE})\\s*$`, "iu");
+// After a number no "$" ("4.904,94 €"): "$" after a number starts the next amount.
+const CURRENCY_AFTER = new RegExp(`^\\s*(${CURRENCY_SIGNS_ANYWHERE}|${CURRENCY_CODES_ANYWHERE}(?![\\p{L}]))`, "iu");
 
 /** A record billed in the currency of a country the question names ("from Poland": PLN) is likely from there. */
 export const COUNTRY_CURRENCY_BOOST = 0.1;

@@ -4,8 +4,12 @@
 
 import * as chrono from "chrono-node";
 import { INVISIBLE } from "../text";
-import { amountValue, CURRENCY_CODES, CURRENCY_NAMES } from "./amounts";
+import { amountValue } from "./amounts";
 import { type Country, countriesIn } from "./countries";
+import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
+import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
+import { anyOf, wholeWords } from "./language/patterns";
+import { ASKS_WHEN, all, OVER, UNDER } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
 export interface QueryPlan {
@@ -52,8 +56,13 @@ export const MAX_QUERY_TERMS = 32;
  * ringgit"), as a whole word: "Europe" is no euro, "1000 euros" leaves no "os" behind (outside attack).
  */
 const AMOUNT = new RegExp(
-  `\\b(over|above|more than|under|below|less than)?\\s*([€$£₹]|(?:eur|usd|gbp|pln|chf|inr|rm|rs\\.?)(?=\\s\\d)|rs\\.(?=\\d))?\\s?(\\d{1,3}(?:[,.\\s]\\d{3})+(?:[.,]\\d+)?|\\d+(?:[.,]\\d+)?)\\s*(?:(${CURRENCY_NAMES})(?![\\p{L}]))?`,
+  `(?:(?<![\\p{L}])(${COMPARATOR})|\\b)\\s*(${CURRENCY_SIGNS}|${CURRENCY_CODE_WORDS}\\.?(?=\\s\\d)|rs\\.(?=\\d))?\\s?(\\d{1,3}(?:[,.\\s]\\d{3})+(?:[.,]\\d+)?|\\d+(?:[.,]\\d+)?)\\s*(?:(${CURRENCY_NAMES})(?![\\p{L}]))?`,
   "giu",
+);
+/** Words of the comparison and its currency, never search terms. */
+const AMOUNT_WORDS = new RegExp(
+  `^${anyOf([...all(OVER), ...all(UNDER), ...CURRENCIES.flatMap((c) => [c.iso.toLowerCase(), ...c.names])])}$`,
+  "i",
 );
 const LARGEST = /\b(most|highest|largest|biggest|greatest|maximum|top)\b/i;
 const SMALLEST = /\b(least|lowest|smallest|fewest|minimum|cheapest)\b/i;
@@ -78,7 +87,7 @@ const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
  * that tell it: "When is the Board of Directors meeting in August 2001?" is answered by the notice
  * sent in July (outside walkthrough: the date narrowed the mail to August and lost it).
  */
-const ASKS_WHEN = /^\s*(when|what (time|day|date))\b/i;
+const ASKS_WHEN_FIRST = new RegExp(`^\\s*${wholeWords(all(ASKS_WHEN))}`, "iu");
 /** A kind of record and the word that dates it, just before the date: "invoices in", "receipts from", "mail since". */
 const RECORDS_DATED = new RegExp(
   `(${[MAIL_WORDS, FILE_WORDS, ROW_WORDS].map((r) => r.source).join("|")})\\s+(in|from|of|during|since|dated)(\\s+the)?\\s*$`,
@@ -94,7 +103,7 @@ function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Ar
   if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
   const [a, b] = r.spans[0]!;
   // Unless the date is of the records asked for ("When did I pay invoices in March 2023?") or follows "when in".
-  if (ASKS_WHEN.test(text) && !RECORDS_DATED.test(text.slice(0, a)) && !/^\s*when\s+((in|during|since)\s*)?$/i.test(text.slice(0, a)))
+  if (ASKS_WHEN_FIRST.test(text) && !RECORDS_DATED.test(text.slice(0, a)) && !/^\s*when\s+((in|during|since)\s*)?$/i.test(text.slice(0, a)))
     return { ...r, asked: false };
   const said = text.slice(a, b);
   const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);
@@ -228,7 +237,8 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   rest = rest.replace(/"[^"]*"/g, " ");
 
   const addresses = [...text.matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
-  const amounts: QueryPlan["amounts"] = [];
+  let amounts: QueryPlan["amounts"] = [];
+  let counted = false;
   const amountSpans: Array<[number, number]> = [];
   for (const m of rest.matchAll(AMOUNT)) {
     if (!m[2] && !m[4] && !m[1]) continue;
@@ -237,16 +247,23 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     if (!m[1] && !m[4] && m[2] && /^[a-z]/.test(m[2])) continue;
     const currency = CURRENCY_CODES[(m[2] ?? m[4] ?? "").toLowerCase()];
     // "1.000 EUR" is a thousand; "$3.459" and "4.125%" keep their decimal point.
-    const value = amountValue(m[3]!, { dotGroupsThousands: currency === "EUR" || currency === "PLN" || currency === "CHF" });
+    const value = amountValue(m[3]!, { dotGroupsThousands: dotGroupsThousands(currency) });
     if (!Number.isFinite(value)) continue;
     const cmp = m[1]?.toLowerCase();
+    // A compared number followed by what it counts is no amount ("more than 5 orders", "2 days", "10%").
+    if (cmp && !m[2] && !m[4] && countedNext(rest.slice(m.index! + m[0].length))) {
+      counted = true;
+      continue;
+    }
     amountSpans.push([m.index!, m.index! + m[0].length]);
     amounts.push({
       value,
       currency,
-      comparison: cmp ? (/(over|above|more)/.test(cmp) ? "over" : "under") : undefined,
+      comparison: cmp ? comparisonOf(cmp) : undefined,
     });
   }
+  // "more than 3 and fewer than 10 items": a count by either, as comparesMoney reads it (grammar.ts).
+  if (counted) amounts = amounts.filter((a) => a.currency !== undefined || a.comparison === undefined);
   for (const [a, b] of amountSpans.reverse()) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
   const people = [...rest.matchAll(/(?<![\p{L}\p{N}])(?:from|by|to|with|cc)\s+(\p{Lu}\p{Ll}+(?:\s+\p{Lu}\p{Ll}+)?)/gu)].map((m) => m[1]!);
   const words = [
@@ -258,7 +275,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
         .toLowerCase()
         .replace(ADDRESS, " ")
         .split(/[^\p{L}\p{M}\p{N}]+/u)
-        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^(over|above|under|below|eur|euros?|usd)$/.test(w)),
+        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !AMOUNT_WORDS.test(w)),
     ),
   ];
   // A number in another script's digits ("٤٧١١") is also asked in Latin digits, as most text writes it.

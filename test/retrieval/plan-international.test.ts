@@ -84,7 +84,9 @@ describe("attack3: what NFKC and the one amount reading changed for questions th
     // amountValue reads any '.ddd' as thousands: 'over $3.459' became over 3459 (every record
     // with a price under 3459 dollars loses AMOUNT_BOOST); the reading before it said 3.459.
     expect(planQuery("gas stations charging over $3.459", NOW).amounts[0]?.value).toBe(3.459);
-    expect(planQuery("loans with a rate above 4.125%", NOW).amounts[0]?.value).toBe(4.125);
+    expect(planQuery("loans with a rate above $4.125", NOW).amounts[0]?.value).toBe(4.125);
+    // A percentage compared is a rate, no amount of money (D32: the condition grammar).
+    expect(planQuery("loans with a rate above 4.125%", NOW).amounts).toEqual([]);
   });
 
   test("NFKC does not multiply the cost of a question: 4000 '⒛' plan in linear time, as 4000 letters do", async () => {

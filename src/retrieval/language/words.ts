@@ -1,0 +1,268 @@
+// Words as data, per language the data speaks (D32): English, Dutch, French, German, Polish. Each
+// table is what a kind of word is; the patterns of amounts.ts, answer.ts and conditions.ts are
+// built from them, so a label, a noun or a language is added here as one row.
+
+export type Language = "en" | "nl" | "fr" | "de" | "pl";
+export type Table = Record<Language, readonly string[]>;
+
+/** Every row of a table, whatever its language. */
+export const all = (table: Table): string[] => Object.values(table).flat();
+
+/** A record's total: what "how much" asks. */
+export const TOTAL_LABELS: Table = {
+  en: ["total", "grand total", "amount due", "amt due", "amount payable", "balance due", "to pay"],
+  nl: ["totaal", "te betalen"],
+  fr: ["montant", "totale"],
+  de: ["totalbetrag", "gesamt", "gesamtbetrag", "summe"],
+  pl: ["ogółem", "należność"],
+};
+
+/**
+ * Part of a total, before tax, or a total of something else (items, points, savings, the change
+ * given): read as a word's start ("discounts", "tendered"), `exact` ones as whole words.
+ */
+export const PART_OF_TOTAL_LABELS: Table = {
+  en: [
+    "subtotal",
+    "sub-total",
+    "net amount",
+    "before tax",
+    "qty",
+    "quantity",
+    "point",
+    "saving",
+    "discount",
+    "change",
+    "rounding",
+    "tendered",
+    "cash",
+  ],
+  nl: ["subtotaal", "exclusief", "excl"],
+  fr: ["hors taxe"],
+  de: ["zwischensumme"],
+  pl: [],
+};
+/** Parts of a total that are whole words only: "HT" is no "http", "items" no "itemised". */
+export const PART_OF_TOTAL_WORDS: Table = { en: ["exc", "item", "items"], nl: [], fr: ["HT"], de: [], pl: [] };
+
+/** Names of a tax on a sale. */
+export const TAX_NOUNS: Table = {
+  en: ["gst", "vat", "tax"],
+  nl: ["btw"],
+  fr: ["tva"],
+  de: ["mwst", "ust"],
+  pl: ["vat", "podatek", "podatku"],
+};
+/** Words before a tax that make it part of the total stated ("TOTAL INCLUDING GST"), not a tax line. */
+export const INCLUDING: Table = {
+  en: ["incl", "incl.", "including", "inclusive", "inclusive of"],
+  nl: ["inclusief"],
+  fr: [],
+  de: ["inkl", "inkl."],
+  pl: [],
+};
+
+/** Nouns of money, countable: an amount compared where they are asked about is money ("invoices over 1000"). Plural by -s or -es. */
+export const MONEY_NOUNS: Table = {
+  en: ["invoice", "receipt", "bill", "expense", "order", "payment", "purchase", "cost", "price"],
+  nl: ["factuur", "facturen", "bon", "bonnen", "bestelling", "bestellingen", "betaling", "betalingen", "aankoop", "aankopen", "prijzen"],
+  fr: ["facture", "reçu", "ticket", "commande", "paiement", "achat", "dépense"],
+  de: [
+    "rechnung",
+    "rechnungen",
+    "quittung",
+    "quittungen",
+    "beleg",
+    "belege",
+    "bestellung",
+    "bestellungen",
+    "zahlung",
+    "zahlungen",
+    "preise",
+  ],
+  pl: ["faktura", "faktury", "fakturze", "paragon", "paragony", "zamówienie", "zamówienia", "płatność", "zakup", "zakupy", "ceny"],
+};
+/**
+ * Words naming an amount of money: a question naming one asks an amount ("the total", "how much
+ * it cost", "het bedrag"). Not "betaald": "Tot wanneer moet … betaald worden?" asks a date, "Hoe is
+ * … betaald?" a way of paying (answers.ts, train half); English "spent" and "paid" as pinned before.
+ */
+export const MONEY_WORDS: Table = {
+  en: ["total", "amount", "cost", "price", "spent", "paid"],
+  nl: ["totaal", "bedrag", "kosten", "prijs"],
+  fr: ["montant", "coût", "prix"],
+  de: ["betrag", "gesamtbetrag", "kosten", "preis"],
+  pl: ["kwota", "kwoty", "koszt", "cena"],
+};
+/** Money changing hands: an amount compared beside one is money ("spend over 100"). */
+export const SPENDING: Table = {
+  en: ["spend", "spent", "paid", "charged"],
+  nl: ["uitgegeven", "betaald"],
+  fr: ["dépensé", "payé"],
+  de: ["ausgegeben", "bezahlt"],
+  pl: ["wydano", "zapłacono"],
+};
+
+/** Things counted: a number right before one is a count, not money ("more than 5 orders", "2 days", "30 votes"). Plural by -s or -es. */
+export const COUNTED: Table = {
+  en: [
+    "item",
+    "piece",
+    "unit",
+    "vote",
+    "track",
+    "song",
+    "album",
+    "customer",
+    "client",
+    "employee",
+    "person",
+    "people",
+    "user",
+    "time",
+    "line",
+    "page",
+    "message",
+    "mail",
+    "email",
+    "file",
+    "document",
+    "second",
+    "minute",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "year",
+    "percent",
+  ],
+  nl: [
+    "stuk",
+    "stuks",
+    "artikel",
+    "artikelen",
+    "klanten",
+    "keer",
+    "dag",
+    "dagen",
+    "week",
+    "weken",
+    "maand",
+    "maanden",
+    "jaar",
+    "uur",
+    "procent",
+  ],
+  fr: ["article", "pièce", "client", "fois", "jour", "semaine", "mois", "an", "ans", "heure", "pour cent"],
+  de: [
+    "stück",
+    "artikel",
+    "kunden",
+    "mal",
+    "tag",
+    "tage",
+    "tagen",
+    "woche",
+    "wochen",
+    "monat",
+    "monate",
+    "jahr",
+    "jahre",
+    "stunde",
+    "stunden",
+    "prozent",
+  ],
+  pl: ["sztuk", "sztuki", "klientów", "razy", "dni", "dzień", "tygodni", "miesięcy", "lat", "godzin", "procent"],
+};
+/** A number followed by one of these and more is a part of a whole, a count ("10 of the same track"). */
+export const PARTITIVE: Table = { en: ["of"], nl: ["van"], fr: ["des"], de: ["von"], pl: [] };
+
+/** Comparing with an amount: over it. */
+export const OVER: Table = {
+  en: ["over", "above", "more than", "greater than", "at least", "exceeding"],
+  nl: ["meer dan", "boven", "boven de", "hoger dan", "minstens"],
+  fr: ["plus de", "au-dessus de", "supérieur à", "supérieure à", "au moins"],
+  de: ["über", "mehr als", "höher als", "mindestens"],
+  pl: ["powyżej", "ponad", "więcej niż", "co najmniej"],
+};
+/** Comparing with an amount: under it. */
+export const UNDER: Table = {
+  en: ["under", "below", "less than", "fewer than", "at most"],
+  nl: ["onder", "minder dan", "lager dan", "hoogstens"],
+  fr: ["moins de", "en dessous de", "au-dessous de", "inférieur à", "inférieure à", "au plus"],
+  de: ["unter", "weniger als", "niedriger als", "höchstens"],
+  pl: ["poniżej", "mniej niż", "najwyżej"],
+};
+
+/** Questions asking a quantity ("how much VAT"). */
+export const ASKS_QUANTITY: Table = {
+  en: ["how much"],
+  nl: ["hoeveel"],
+  fr: ["combien"],
+  de: ["wie viel", "wieviel"],
+  pl: ["ile"],
+};
+/** Questions asking which thing ("what VAT did …", "what was the VAT"). */
+export const ASKS_WHAT: Table = {
+  en: ["what"],
+  nl: ["wat", "welke"],
+  fr: ["quel", "quelle", "quels", "quelles"],
+  de: ["was", "welche", "welcher", "welches"],
+  pl: ["jaki", "jaka", "jakie"],
+};
+/** Every question word: a question that has one asks by it, not by a noun phrase ("the VAT on …"). */
+export const QUESTION_WORDS: Table = {
+  en: ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"],
+  nl: ["wat", "welke", "wie", "wanneer", "waar", "waarom", "hoe"],
+  fr: ["que", "quoi", "quel", "quelle", "qui", "quand", "où", "pourquoi", "comment"],
+  de: ["was", "welche", "wer", "wann", "wo", "warum", "wie"],
+  pl: ["co", "jaki", "jaka", "kto", "kiedy", "gdzie", "dlaczego", "jak"],
+};
+/** "Is", now: "what is VAT?" asks what it is. */
+export const IS: Table = {
+  en: ["is", "are", "'s", "’s"],
+  nl: ["is", "zijn"],
+  fr: ["est"],
+  de: ["ist", "sind"],
+  pl: ["jest", "wynosi"],
+};
+/** "Was", past: "what was the VAT?" asks what it came to. */
+export const WAS: Table = {
+  en: ["was", "were"],
+  nl: ["was", "waren"],
+  fr: ["était"],
+  de: ["war", "waren"],
+  pl: ["był", "była", "było", "wynosił", "wynosiła"],
+};
+/** Verbs that follow what they ask of ("what VAT did Coolblue charge", "what GST was charged"). */
+export const AUXILIARIES: Table = {
+  en: ["did", "does", "do", "has", "had", "have", "was", "were", "is", "are"],
+  nl: ["heb", "hebt", "heeft", "had", "staat", "stond", "is", "was"],
+  fr: ["a", "ai", "as", "avons", "est", "était"],
+  de: ["hat", "habe", "hatte", "steht", "stand", "ist", "war"],
+  pl: ["jest", "był", "była", "wynosi"],
+};
+/** Articles, between a question's verb and its noun ("what was the VAT", "wat is de btw"). */
+export const ARTICLES: Table = {
+  en: ["the", "a", "an", "this", "that", "my", "our"],
+  nl: ["de", "het", "een", "mijn"],
+  fr: ["le", "la", "les", "l'", "un", "une"],
+  de: ["der", "die", "das", "dem", "den", "des", "ein", "eine"],
+  pl: [],
+};
+/** After a tax, what it is on or how it was charged: it is an amount ("the VAT on the Coolblue invoice", "la TVA sur …"). */
+export const TAX_ON: Table = {
+  en: ["on", "for", "of", "charged", "paid"],
+  nl: ["op", "van", "bij"],
+  fr: ["sur", "pour", "du"],
+  de: ["auf", "für", "bei"],
+  pl: ["na", "za", "od"],
+};
+/** Questions asking a time: answered by a date or a time ("when", "wanneer", "quand", "wann", "kiedy"). */
+export const ASKS_WHEN: Table = {
+  en: ["when", "what time", "what day", "what date"],
+  nl: ["wanneer", "hoe laat", "welke dag", "welke datum"],
+  fr: ["quand", "quelle date", "quel jour", "à quelle heure"],
+  de: ["wann", "welches datum", "an welchem tag", "um wie viel uhr"],
+  pl: ["kiedy", "o której", "jakiego dnia"],
+};
