@@ -53,3 +53,47 @@ test("the chunks of many long records shown stay under the cache's bound in char
   // The first ones made room for the later.
   expect(held).toBeLessThan(300 * 80_000);
 });
+
+/** The tokenizer, counting the word pieces it is asked to count: the work of cutting chunks. */
+function countingTokenizer() {
+  const tokenizer = embeddings.tokenizer;
+  const counted = { chars: 0 };
+  const counting = Object.create(tokenizer) as typeof tokenizer;
+  counting.count = (text: string, max?: number) => {
+    counted.chars += text.length;
+    return tokenizer.count(text, max);
+  };
+  return { counting, counted };
+}
+
+const row = (words: number): SourceRecord => ({
+  id: "orders/1",
+  title: "orders 1",
+  // A 1 MB column of words and no sentence: the outside review's row.
+  content: `notes: ${"lorem ".repeat(words)}`,
+  source_url: "",
+  date: null,
+  type: "file",
+  path: "orders/1",
+  metadata: {},
+});
+
+test("a 1 MB row is cut once, not on every question, and cutting it reads what its chunks hold, not the megabyte", () => {
+  const { counting, counted } = countingTokenizer();
+  const cache = new ChunkCache(() => counting);
+  const big = row(175_000);
+  expect(big.content.length).toBeGreaterThan(1_000_000);
+  const chunks = cache.chunksOf("alice", "shop", big);
+  expect(chunks.length).toBe(64);
+  const first = counted.chars;
+  expect(first).toBeGreaterThan(0);
+  // The second question: the same row, fetched again (an equal string, not the same one).
+  expect(cache.chunksOf("alice", "shop", { ...big, content: `${big.content}` })).toBe(chunks);
+  expect(counted.chars).toBe(first);
+  // Twice the row: no more work (the chunks stop at 64).
+  const { counting: counting2, counted: counted2 } = countingTokenizer();
+  new ChunkCache(() => counting2).chunksOf("alice", "shop", row(350_000));
+  expect(counted2.chars).toBeLessThanOrEqual(first * 1.1);
+  // Nothing past the chunked part is held.
+  expect(cache.chars).toBeLessThan(600_000);
+});
