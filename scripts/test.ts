@@ -43,6 +43,7 @@ const INTEGRATION = [
   "connectors/embed-ahead-undated-postgres.test.ts",
   "connectors/embedding-after-deletion.test.ts",
   "connectors/file-bounds.test.ts",
+  "connectors/files.test.ts",
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",
   "connectors/imap.test.ts",
