@@ -2,7 +2,17 @@
 // attachments' names, decoded charsets), and mbox files cut into their messages. Runs in the
 // reading worker (reading/worker.ts), never on the thread that serves requests (D31).
 import type { AddressObject } from "mailparser";
+import { boundedText } from "../files/limits";
 import type { SourceRecord } from "../types";
+
+/**
+ * Characters of a mail's HTML made into text by html-to-text; longer HTML has its tags dropped
+ * instead. 24 MB of HTML in one mail took mailparser ~45 s and 2.6 GB (issue 35).
+ */
+export const MAX_MAIL_HTML_CHARS = 2 * 1024 * 1024;
+
+/** HTML's text without its tags, in one pass (a tag is read up to the next `<` at most). */
+const withoutTags = (html: string) => boundedText(html).replace(/<[^<>]*>/g, " ");
 
 /** mboxrd: messages start at lines "From "; ">From " lines are unquoted one level. */
 export function splitMbox(text: string): string[] {
@@ -31,13 +41,19 @@ const addresses = (a: AddressObject | AddressObject[] | undefined) =>
 export async function parseMessage(raw: Buffer | string, id: string, path: string, url: string): Promise<SourceRecord> {
   // Loaded on first use: the parser takes ~0.1 s to load, which start-up need not pay.
   const { simpleParser } = await import("mailparser");
-  const m = await simpleParser(raw, { skipHtmlToText: false, skipTextLinks: true, skipImageLinks: true });
+  const m = await simpleParser(raw, {
+    skipHtmlToText: false,
+    skipTextLinks: true,
+    skipImageLinks: true,
+    maxHtmlLengthToParse: MAX_MAIL_HTML_CHARS,
+  });
   const from = addresses(m.from);
   const attachments = m.attachments
     .map((a) => a.filename)
     .filter(Boolean)
     .join(", ");
-  const body = (m.text ?? (typeof m.html === "string" ? m.html : "")).trim();
+  // HTML too long (or nested deeper than 1,000 levels) is not made into text by mailparser: its tags are dropped here.
+  const body = (m.text || (typeof m.html === "string" ? withoutTags(m.html) : "")).trim();
   return {
     id,
     title: m.subject?.trim() || "(no subject)",
