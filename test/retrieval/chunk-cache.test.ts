@@ -47,11 +47,12 @@ test("the chunks of many long records shown stay under the cache's bound in char
   for (let i = 300; i >= 0; i--) {
     const r = record(i);
     if (cache.chunksOf("alice", "mail", r) !== shown[i]) break;
-    held += r.title.length + r.content.length + shown[i]!.reduce((n, c) => n + c.length, 0);
+    // A digest of the record (64 hex digits) and its chunks.
+    held += 64 + shown[i]!.reduce((n, c) => n + c.length, 0);
   }
   expect(held).toBe(cache.chars);
   // The first ones made room for the later.
-  expect(held).toBeLessThan(300 * 80_000);
+  expect(held).toBeLessThan(300 * 40_000);
 });
 
 /** The tokenizer, counting the word pieces it is asked to count: the work of cutting chunks. */
@@ -78,22 +79,27 @@ const row = (words: number): SourceRecord => ({
   metadata: {},
 });
 
-test("a 1 MB row is cut once, not on every question, and cutting it reads what its chunks hold, not the megabyte", () => {
+test("20 rows of 1 MB are cut once, not on every question, and cutting one reads what its chunks hold, not the megabyte", () => {
   const { counting, counted } = countingTokenizer();
   const cache = new ChunkCache(() => counting);
-  const big = row(175_000);
-  expect(big.content.length).toBeGreaterThan(1_000_000);
-  const chunks = cache.chunksOf("alice", "shop", big);
-  expect(chunks.length).toBe(64);
+  const rows = Array.from({ length: 20 }, (_, i) => ({ ...row(175_000), id: `orders/${i}` }));
+  expect(rows[0]!.content.length).toBeGreaterThan(1_000_000);
+  const chunks = rows.map((r) => cache.chunksOf("alice", "shop", r));
+  expect(chunks[0]!.length).toBe(64);
   const first = counted.chars;
   expect(first).toBeGreaterThan(0);
-  // The second question: the same row, fetched again (an equal string, not the same one).
-  expect(cache.chunksOf("alice", "shop", { ...big, content: `${big.content}` })).toBe(chunks);
+  // The second question: the same rows, fetched again (equal strings, not the same ones).
+  for (const [i, r] of rows.entries())
+    expect(cache.chunksOf("alice", "shop", { ...r, content: `${r.content} `.trimEnd() })).toBe(chunks[i]!);
   expect(counted.chars).toBe(first);
-  // Twice the row: no more work (the chunks stop at 64).
+  // A row changed within what is cut is cut again.
+  const changed = cache.chunksOf("alice", "shop", { ...rows[0]!, content: `changed ${rows[0]!.content}` });
+  expect(changed).not.toBe(chunks[0]);
+  expect(changed[0]!.startsWith("changed notes:")).toBe(true);
+  // Twice the row: no more work for one (the chunks stop at 64).
   const { counting: counting2, counted: counted2 } = countingTokenizer();
   new ChunkCache(() => counting2).chunksOf("alice", "shop", row(350_000));
-  expect(counted2.chars).toBeLessThanOrEqual(first * 1.1);
-  // Nothing past the chunked part is held.
-  expect(cache.chars).toBeLessThan(600_000);
+  expect(counted2.chars).toBeLessThanOrEqual((first / 20) * 1.1);
+  // What is held is the chunks, not the megabytes.
+  expect(cache.chars).toBeLessThan(20 * 100_000);
 });
