@@ -70,10 +70,11 @@ describe("a real server indexing hostile sources", () => {
       expect(busy.failed).toBe(0);
       expect(busy.sorted.length).toBeGreaterThan(100);
       // Parsed on the serving thread, the hostile files held GET / for seconds each (the PDF
-      // 19-22 s): most requests of the indexing waited. Ratios: the machine may be busy.
-      expect(p99(busy.sorted)).toBeLessThan(Math.max(5 * p99(quiet), indexingMs / 100));
-      // A stall is one slow request (nothing else is asked meanwhile): the mail alone held the
-      // thread for ~45 s. What is left is writing its 4 M characters into the index (~1-2 s).
+      // 19-22 s, the mail ~45 s, the HTML and the CSV ~6 s each): each such stall is one slow
+      // request, a few of ~100. Ratios: the machine may be busy. What is left on this thread is
+      // writing the mail's 4 M characters into the index (its words' FTS5 row, its chunks' count,
+      // its seal: ~0.5 s, measured).
+      expect(p99(busy.sorted)).toBeLessThan(10 * p99(quiet));
       expect(busy.sorted.at(-1)!).toBeLessThan(indexingMs / 5);
 
       // Each hostile record is skipped once, with its reason; the log names no file.
