@@ -71,11 +71,11 @@ describe("a real server indexing hostile sources", () => {
       expect(busy.sorted.length).toBeGreaterThan(100);
       // Parsed on the serving thread, the hostile files held GET / for seconds each (the PDF
       // 19-22 s, the mail ~45 s, the HTML and the CSV ~6 s each): each such stall is one slow
-      // request, a few of ~100. Ratios: the machine may be busy. What is left on this thread is
-      // writing the mail's 4 M characters into the index (its words' FTS5 row, its chunks' count,
-      // its seal: ~0.5 s, measured).
-      expect(p99(busy.sorted)).toBeLessThan(10 * p99(quiet));
+      // request of a few hundred, the longest most of the indexing. Ratios: the machine may be
+      // busy. What is left on this thread is writing the mail's 4 M characters into the index
+      // (its words' FTS5 row, its chunks' count, its seal: 0.2-0.6 s, measured).
       expect(busy.sorted.at(-1)!).toBeLessThan(indexingMs / 5);
+      expect(p99(busy.sorted)).toBeLessThan(indexingMs / 10);
 
       // Each hostile record is skipped once, with its reason; the log names no file.
       const reasons = server.lines.filter((l) => l.message === "connector file skipped").map((l) => l.reason as string);
