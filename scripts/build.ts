@@ -1,8 +1,9 @@
 // `bun run build`: the single executable dist/corpus (D2). The model, tokenizer, vec0.so,
 // libonnxruntime.so.1, the onnxruntime binding and the API docs' assets are embedded
 // (src/native/assets.ts), with the sha256 of each native library; the result runs from any
-// folder with nothing beside it. The embedding worker (src/embedding/worker.ts) is compiled in
-// as a second entrypoint, and the executable told its name there.
+// folder with nothing beside it. The embedding worker (src/embedding/worker.ts) and the reading
+// worker (src/connectors/reading/worker.ts, D31) are compiled in as further entrypoints, and the
+// executable told their names there.
 
 import { mkdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -12,13 +13,14 @@ const root = join(import.meta.dir, "..");
 const outfile = join(root, "dist", "corpus");
 const main = join(root, "src/cli.ts");
 const embeddingWorker = join(root, "src/embedding/worker.ts");
+const readingWorker = join(root, "src/connectors/reading/worker.ts");
 
 export async function buildExecutable(target = outfile): Promise<string> {
   await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
   const defines = { ...(await nativeDigests()), ...(await workerName()) };
   mkdirSync(join(target, ".."), { recursive: true });
   const result = await Bun.build({
-    entrypoints: [main, embeddingWorker],
+    entrypoints: [main, embeddingWorker, readingWorker],
     compile: { outfile: target, autoloadDotenv: false, autoloadBunfig: false },
     // Not minified: Elysia decides whether a hook is asynchronous (and so awaited on every
     // request) by reading its source text, and minified text (`=>{f(`) reads as asynchronous.
@@ -49,12 +51,15 @@ async function nativeDigests(): Promise<Record<string, string>> {
 }
 
 /**
- * The worker's name inside the executable: its path from the entrypoints' common folder (src/),
- * as `./embedding/worker.ts` (src/embedding/worker-client.ts starts it by that name).
+ * The workers' names inside the executable: each one's path from the entrypoints' common folder
+ * (src/), as `./embedding/worker.ts` (src/embedding/worker-client.ts and
+ * src/connectors/reading/reader.ts start them by those names).
  */
 async function workerName(): Promise<Record<string, string>> {
   const { EMBED_WORKER_DEFINE } = await import("../src/embedding/worker-client");
-  return { [EMBED_WORKER_DEFINE]: JSON.stringify(`./${relative(join(main, ".."), embeddingWorker)}`) };
+  const { READ_WORKER_DEFINE } = await import("../src/connectors/reading/reader");
+  const name = (worker: string) => JSON.stringify(`./${relative(join(main, ".."), worker)}`);
+  return { [EMBED_WORKER_DEFINE]: name(embeddingWorker), [READ_WORKER_DEFINE]: name(readingWorker) };
 }
 
 if (import.meta.main) {

@@ -95,13 +95,13 @@ describe("files connector: every document kind, and change", () => {
     expect((await by("porto"))!.path).toBe("notes.md");
   });
 
-  test("extraction of a broken PDF fails that file only", async () => {
+  test("a broken PDF is skipped with its reason in the status (issue 35: it was counted with no reason), the rest is read", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "broken.pdf"), "%PDF-1.4 this is not really a pdf");
     cpSync(join(invoices, "Orlen.txt"), join(dir, "Orlen.txt"));
     const c = createFilesConnector(dir, indexFor("t/broken"));
     await c.sync();
-    expect(await c.health()).toEqual({ status: "ok", records: 1 });
+    expect(await c.health()).toEqual({ status: "ok", records: 1, reason: "skipped 1 file: broken.pdf is not a readable PDF file" });
     await expect(extractText(new TextEncoder().encode("{nope"), "json")).rejects.toThrow("JSON Parse error");
   });
 });

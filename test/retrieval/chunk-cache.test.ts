@@ -47,9 +47,59 @@ test("the chunks of many long records shown stay under the cache's bound in char
   for (let i = 300; i >= 0; i--) {
     const r = record(i);
     if (cache.chunksOf("alice", "mail", r) !== shown[i]) break;
-    held += r.title.length + r.content.length + shown[i]!.reduce((n, c) => n + c.length, 0);
+    // A digest of the record (64 hex digits) and its chunks.
+    held += 64 + shown[i]!.reduce((n, c) => n + c.length, 0);
   }
   expect(held).toBe(cache.chars);
   // The first ones made room for the later.
-  expect(held).toBeLessThan(300 * 80_000);
+  expect(held).toBeLessThan(300 * 40_000);
+});
+
+/** The tokenizer, counting the word pieces it is asked to count: the work of cutting chunks. */
+function countingTokenizer() {
+  const tokenizer = embeddings.tokenizer;
+  const counted = { chars: 0 };
+  const counting = Object.create(tokenizer) as typeof tokenizer;
+  counting.count = (text: string, max?: number) => {
+    counted.chars += text.length;
+    return tokenizer.count(text, max);
+  };
+  return { counting, counted };
+}
+
+const row = (words: number): SourceRecord => ({
+  id: "orders/1",
+  title: "orders 1",
+  // A 1 MB column of words and no sentence: the outside review's row.
+  content: `notes: ${"lorem ".repeat(words)}`,
+  source_url: "",
+  date: null,
+  type: "file",
+  path: "orders/1",
+  metadata: {},
+});
+
+test("20 rows of 1 MB are cut once, not on every question, and cutting one reads what its chunks hold, not the megabyte", () => {
+  const { counting, counted } = countingTokenizer();
+  const cache = new ChunkCache(() => counting);
+  const rows = Array.from({ length: 20 }, (_, i) => ({ ...row(175_000), id: `orders/${i}` }));
+  expect(rows[0]!.content.length).toBeGreaterThan(1_000_000);
+  const chunks = rows.map((r) => cache.chunksOf("alice", "shop", r));
+  expect(chunks[0]!.length).toBe(64);
+  const first = counted.chars;
+  expect(first).toBeGreaterThan(0);
+  // The second question: the same rows, fetched again (equal strings, not the same ones).
+  for (const [i, r] of rows.entries())
+    expect(cache.chunksOf("alice", "shop", { ...r, content: `${r.content} `.trimEnd() })).toBe(chunks[i]!);
+  expect(counted.chars).toBe(first);
+  // A row changed within what is cut is cut again.
+  const changed = cache.chunksOf("alice", "shop", { ...rows[0]!, content: `changed ${rows[0]!.content}` });
+  expect(changed).not.toBe(chunks[0]);
+  expect(changed[0]!.startsWith("changed notes:")).toBe(true);
+  // Twice the row: no more work for one (the chunks stop at 64).
+  const { counting: counting2, counted: counted2 } = countingTokenizer();
+  new ChunkCache(() => counting2).chunksOf("alice", "shop", row(350_000));
+  expect(counted2.chars).toBeLessThanOrEqual((first / 20) * 1.1);
+  // What is held is the chunks, not the megabytes.
+  expect(cache.chars).toBeLessThan(20 * 100_000);
 });

@@ -126,3 +126,6 @@ export function pdfBomb(megabytes: number): Buffer {
   chunks.push(Buffer.from(xref));
   return Buffer.concat(chunks);
 }
+
+/** The outside review's PDF: a header, then `stream` lines and nothing else (300,000 of them: 2.1 MB). */
+export const pdfStreamFlood = (streams: number): Buffer => Buffer.from(`%PDF-1.4\n${"stream\n".repeat(streams)}`);

@@ -6,8 +6,9 @@ import { pathToFileURL } from "node:url";
 import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "../indexed-source";
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
-import { extractText, fileTypeOf } from "./extract";
-import { MAX_FILE_BYTES } from "./limits";
+import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
+import { fileTypeOf } from "./extract";
+import { FileSkipped, MAX_FILE_BYTES } from "./limits";
 
 const MAX_DEPTH = 8;
 
@@ -30,14 +31,18 @@ function scanFiles(root: string): ScanEntry[] {
   return out;
 }
 
-/** `check` is asked again before each file is read (D23). */
-export function filesSource(root: string, check: Confine = asGiven): FolderSource {
+/** `check` is asked again before each file is read (D23); `reader` parses it off the serving thread (D31). */
+export function filesSource(root: string, check: Confine = asGiven, reader: SourceReader = sharedReader()): FolderSource {
   return {
     scan: () => scanFiles(root),
     async read(entry) {
       const full = join(root, entry.source);
       const type = fileTypeOf(full)!;
-      const extracted = await extractText(readBelow(root, entry.source, check), type);
+      const extracted = await reader.file(readBelow(root, entry.source, check), type).catch((error: unknown) => {
+        // Said in the status and not read again until it changes; the parser's words may quote the file.
+        if (error instanceof SourceUnreadable) throw new FileSkipped(`is not a readable ${type.toUpperCase()} file`);
+        throw error;
+      });
       return [
         {
           id: entry.source,

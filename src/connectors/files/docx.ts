@@ -3,8 +3,8 @@
 // text, the same on mammoth's own test documents). mammoth built the whole document model for
 // this: 4 MB of dense XML took 730 MB and 6.4 s on the request thread (measured), so a small
 // hostile file could stop the service. Here memory stays at a chunk and the text kept, the
-// parts come from ZipReader (which bounds what is inflated), and the thread serves requests
-// between chunks.
+// parts come from ZipReader (which bounds what is inflated), and it all runs in the reading
+// worker (D31).
 import type { Extracted } from "./extract";
 import { TextBudget } from "./limits";
 import { ZipReader } from "./zip";

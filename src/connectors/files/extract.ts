@@ -5,7 +5,7 @@
 // The libraries load on first use, so start-up does not pay for them.
 import { extname } from "node:path";
 import { docxText } from "./docx";
-import { boundedText, FileSkipped, MAX_JSON_VALUES, MAX_MARKUP_CHARS, MAX_RECORD_CHARS, TextBudget } from "./limits";
+import { boundedText, FileSkipped, MAX_HTML_DEPTH, MAX_JSON_VALUES, MAX_MARKUP_CHARS, MAX_RECORD_CHARS, TextBudget } from "./limits";
 import { pdfText } from "./pdf";
 
 export const FILE_TYPES = {
@@ -46,6 +46,56 @@ function jsonValues(bytes: Uint8Array): number {
   let n = 0;
   for (const b of bytes) if (b === 0x2c || b === 0x7b || b === 0x5b) n++;
   return n;
+}
+
+/** Elements that hold nothing, and those the parser closes when a sibling opens (p after p): neither nests. */
+const NOT_NESTING = new Set(
+  "area base br col embed hr img input link meta param source track wbr p li dt dd option optgroup tr td th thead tbody tfoot rt rp".split(
+    " ",
+  ),
+);
+
+/** A letter, digit, '-', ':' or '_': part of a tag's name. */
+const isNameChar = (c: number) =>
+  (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x3a) || c === 0x2d || c === 0x5f;
+
+/**
+ * Whether `html` nests elements deeper than `max`, in one pass, as htmlparser2 builds them: a
+ * start tag opens one, an end tag closes down to the nearest open one of its name (mailparser
+ * refuses such HTML in a mail the same way).
+ */
+export function nestsDeeperThan(html: string, max: number): boolean {
+  const stack: string[] = [];
+  const open = new Map<string, number>();
+  for (let i = html.indexOf("<"); i >= 0; ) {
+    if (html.startsWith("!--", i + 1)) {
+      const end = html.indexOf("-->", i + 4);
+      i = end < 0 ? -1 : html.indexOf("<", end + 3);
+      continue;
+    }
+    const closing = html.charCodeAt(i + 1) === 0x2f;
+    const from = i + (closing ? 2 : 1);
+    let to = from;
+    while (to < html.length && isNameChar(html.charCodeAt(to))) to++;
+    const name = to > from ? html.slice(from, to).toLowerCase() : undefined;
+    const end = name ? html.indexOf(">", to) : i;
+    if (end < 0) break;
+    if (name && !NOT_NESTING.has(name)) {
+      if (!closing) {
+        stack.push(name);
+        open.set(name, (open.get(name) ?? 0) + 1);
+        if (stack.length > max) return true;
+      } else if (open.get(name)) {
+        let popped: string | undefined;
+        do {
+          popped = stack.pop()!;
+          open.set(popped, open.get(popped)! - 1);
+        } while (popped !== name);
+      }
+    }
+    i = html.indexOf("<", end + 1);
+  }
+  return false;
 }
 
 /** Thrown from csv-parse's record hook once the text is full: reading stops there. */
@@ -93,6 +143,7 @@ export async function extractText(bytes: Uint8Array, type: FileType): Promise<Ex
       const { convert: htmlToText } = await import("html-to-text");
       // The DOM costs many times the markup: beyond MAX_MARKUP_CHARS the rest is left out.
       const html = new TextDecoder().decode(bytes).slice(0, MAX_MARKUP_CHARS);
+      if (nestsDeeperThan(html, MAX_HTML_DEPTH)) throw new FileSkipped(`nests elements deeper than ${MAX_HTML_DEPTH} levels`);
       const text = htmlToText(html, {
         wordwrap: false,
         limits: { maxInputLength: MAX_MARKUP_CHARS },

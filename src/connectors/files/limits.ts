@@ -1,8 +1,8 @@
 // What one file may cost (issue 13): the file on disk is bounded, and so is what is unpacked
 // from it (a 1.6 MB DOCX can inflate to 570 MB), the text kept and the pages read. A file past
 // a bound is skipped with a reason (FileSkipped), never a crash of the service, and text past
-// its bound is cut. Extraction runs on the thread that serves every request, so these bound
-// both memory and the time one file holds that thread.
+// its bound is cut. Extraction runs in the reading worker (reading/reader.ts, D31), which also
+// bounds the CPU time of each file; these bound its memory.
 
 /** Files larger than this on disk are not read at all. */
 export const MAX_FILE_BYTES = 50 * 1024 * 1024;
@@ -14,6 +14,8 @@ export const MAX_TEXT_CHARS = 4 * 1024 * 1024;
 export const MAX_PDF_PAGES = 2_000;
 /** Characters of HTML parsed (its DOM costs many times its size); the rest is left out. */
 export const MAX_MARKUP_CHARS = 8 * 1024 * 1024;
+/** Elements nested in HTML, at most (html-to-text walks them recursively; 8 MB of `<b>` took 600 MB and 6 s). */
+export const MAX_HTML_DEPTH = 1000;
 /** Values in one JSON file (each costs tens of bytes in memory for its one or two in the file). */
 export const MAX_JSON_VALUES = 2_000_000;
 /** Characters of one CSV line (or field): a file with a longer one is skipped. */

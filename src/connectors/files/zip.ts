@@ -84,7 +84,7 @@ function zip64Sizes(extra: Buffer, entry: Entry): void {
   }
 }
 
-/** Bytes handed out at a time: the thread serves requests between chunks. */
+/** Bytes handed out at a time: the reading worker's thread takes its messages between chunks. */
 const CHUNK = 256 * 1024;
 
 /** Lets the event loop run (requests, timers) before the next chunk. */

@@ -8,9 +8,17 @@
 import type { ImapFlow } from "imapflow";
 import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
-import { parseMessage } from "../maildir/connector";
+import { sharedReader } from "../reading/reader";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
-import { type Connector, ConnectorError, type ConnectorStatus, type RetrievalRequest, type SourceRecord, searchNeedles } from "../types";
+import {
+  type Connector,
+  ConnectorError,
+  type ConnectorStatus,
+  type RetrievalRequest,
+  type SourceRecord,
+  SourceSkipped,
+  searchNeedles,
+} from "../types";
 import type { ImapConfig } from "./config";
 import { GAVE_UP, Turns } from "./turns";
 
@@ -183,12 +191,22 @@ export class ImapConnector implements Connector {
         const wanted = uids.sort((a, b) => b - a).slice(0, request.limit);
         if (wanted.length === 0) return [];
         const messages = await client.fetchAll(wanted.join(","), { uid: true, source: true }, { uid: true });
+        // Parsed in the reading worker, before any folder's indexing (D31); a message over its
+        // budget (a crafted one) is left out of the answer.
         const records = await Promise.all(
           messages.map((m) =>
-            parseMessage(m.source!, `${this.config.mailbox}/${m.uid}`, `${this.config.mailbox}/${m.uid}`, `${this.baseUrl};UID=${m.uid}`),
+            sharedReader()
+              .mail(m.source!, { id: `${this.config.mailbox}/${m.uid}`, url: `${this.baseUrl};UID=${m.uid}`, mbox: false }, true)
+              .then(
+                (r) => r,
+                (error: unknown) => {
+                  if (error instanceof SourceSkipped) return [];
+                  throw error;
+                },
+              ),
           ),
         );
-        return records.sort((a, b) => (b.date ?? "").localeCompare(a.date ?? ""));
+        return records.flat().sort((a, b) => (b.date ?? "").localeCompare(a.date ?? ""));
       },
       request.signal,
     );

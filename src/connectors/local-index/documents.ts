@@ -17,8 +17,21 @@ export function knownSources(ctx: IndexContext): Map<string, { size: number; mti
   return new Map(rows.map((r) => [r.source, { size: r.size, mtime: r.mtime }]));
 }
 
-/** Replaces every record of `entry.source` with `records`. */
-export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceRecord[]): void {
+/** A record's words as the index stores them (blinded). */
+export interface BlindedWords {
+  title: string;
+  content: string;
+}
+
+/** The words of `records`, blinded a slice at a time (TermBlinder.textInTurns), for putRecords. */
+export async function blindInTurns(ctx: IndexContext, records: SourceRecord[]): Promise<BlindedWords[]> {
+  const out: BlindedWords[] = [];
+  for (const r of records) out.push({ title: ctx.keys.blinder.text(r.title), content: await ctx.keys.blinder.textInTurns(r.content) });
+  return out;
+}
+
+/** Replaces every record of `entry.source` with `records`; `words`, when given, are theirs blinded (blindInTurns). */
+export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceRecord[], words?: BlindedWords[]): void {
   const { db, owner, keys } = ctx;
   const source = keys.blinder.source(entry.source);
   db.transaction(() => {
@@ -29,10 +42,11 @@ export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceR
     const sealDoc = db.query("UPDATE connector_docs SET record = ? WHERE doc = ?");
     const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
     const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
-    for (const r of records) {
+    for (const [i, r] of records.entries()) {
       const { doc } = insertDoc.get(owner, source, entry.size, entry.mtime, r.date, TERMS_FORMAT)!;
       sealDoc.run(keys.seal(JSON.stringify(r), `doc/${doc}`), doc);
-      insertTerms.run(doc, keys.blinder.text(r.title), keys.blinder.text(r.content));
+      const w = words?.[i];
+      insertTerms.run(doc, w?.title ?? keys.blinder.text(r.title), w?.content ?? keys.blinder.text(r.content));
       const n = ctx.chunker(r).length;
       for (let ord = 0; ord < n; ord++) insertChunk.run(doc, owner, ord);
     }

@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
 import type { Chunker, IndexContext, IndexKeys } from "./context";
-import { countRecords, knownSources, putRecords, reblindStale, removeSource } from "./documents";
+import { type BlindedWords, blindInTurns, countRecords, knownSources, putRecords, reblindStale, removeSource } from "./documents";
 import { purgeTerms } from "./maintenance";
 import { rank, search } from "./rank";
 import type { ScanEntry } from "./sync";
@@ -44,9 +44,14 @@ export class LocalIndex {
     return knownSources(this.ctx);
   }
 
-  /** Replaces every record of `entry.source` with `records`. */
-  put(entry: ScanEntry, records: SourceRecord[]): void {
-    putRecords(this.ctx, entry, records);
+  /** The words of `records`, blinded with the event loop turning between slices (for put). */
+  blind(records: SourceRecord[]): Promise<BlindedWords[]> {
+    return blindInTurns(this.ctx, records);
+  }
+
+  /** Replaces every record of `entry.source` with `records`; `words` are theirs from blind(), else blinded here. */
+  put(entry: ScanEntry, records: SourceRecord[], words?: BlindedWords[]): void {
+    putRecords(this.ctx, entry, records, words);
   }
 
   /** After records were removed or replaced: their terms leave the index's segments. */

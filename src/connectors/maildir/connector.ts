@@ -1,14 +1,16 @@
 // `maildir` (D18): a Maildir (cur/ and new/), a folder of .eml files, or mbox files, parsed
-// with mailparser (headers, text and HTML parts, attachments' names, decoded charsets).
+// in the reading worker (message.ts, D31).
 
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { AddressObject } from "mailparser";
 import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "../indexed-source";
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
-import type { SourceRecord } from "../types";
+import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
+import { SourceSkipped } from "../types";
+
+export { parseMessage, splitMbox } from "./message";
 
 const MAX_DEPTH = 6;
 
@@ -51,76 +53,17 @@ function readdirSafe(dir: string): string[] {
   }
 }
 
-/** mboxrd: messages start at lines "From "; ">From " lines are unquoted one level. */
-export function splitMbox(text: string): string[] {
-  const messages: string[] = [];
-  let current: string[] | undefined;
-  for (const line of text.split("\n")) {
-    if (line.startsWith("From ")) {
-      if (current) messages.push(current.join("\n"));
-      current = [];
-      continue;
-    }
-    current?.push(/^>+From /.test(line) ? line.slice(1) : line);
-  }
-  if (current) messages.push(current.join("\n"));
-  return messages;
-}
-
-const addresses = (a: AddressObject | AddressObject[] | undefined) =>
-  a
-    ? (Array.isArray(a) ? a : [a])
-        .flatMap((x) => x.value.map((v) => v.address ?? v.name))
-        .filter(Boolean)
-        .join(", ")
-    : "";
-
-export async function parseMessage(raw: Buffer | string, id: string, path: string, url: string): Promise<SourceRecord> {
-  // Loaded on first use: the parser takes ~0.1 s to load, which start-up need not pay.
-  const { simpleParser } = await import("mailparser");
-  const m = await simpleParser(raw, { skipHtmlToText: false, skipTextLinks: true, skipImageLinks: true });
-  const from = addresses(m.from);
-  const attachments = m.attachments
-    .map((a) => a.filename)
-    .filter(Boolean)
-    .join(", ");
-  const body = (m.text ?? (typeof m.html === "string" ? m.html : "")).trim();
-  return {
-    id,
-    title: m.subject?.trim() || "(no subject)",
-    content: body,
-    source_url: url,
-    date: m.date && !Number.isNaN(m.date.getTime()) ? m.date.toISOString() : null,
-    type: "email",
-    path,
-    metadata: {
-      from,
-      to: addresses(m.to),
-      cc: addresses(m.cc),
-      subject: m.subject ?? "",
-      message_id: m.messageId ?? "",
-      attachments,
-    },
-  };
-}
-
-/** `check` is asked again before each file is read (D23). */
-export function maildirSource(root: string, check: Confine = asGiven): FolderSource {
+/** `check` is asked again before each file is read (D23); `reader` parses it off the serving thread (D31). */
+export function maildirSource(root: string, check: Confine = asGiven, reader: SourceReader = sharedReader()): FolderSource {
   return {
     scan: () => scanMail(root),
     async read(entry) {
-      const full = join(root, entry.source);
       const raw = readBelow(root, entry.source, check);
-      const url = pathToFileURL(full).href;
-      if (isMbox(entry.source, raw)) {
-        const parts = splitMbox(raw.toString("latin1"));
-        return Promise.all(
-          parts.map((p, i) =>
-            parseMessage(Buffer.from(p, "latin1"), `${entry.source}#${i + 1}`, `${entry.source}#${i + 1}`, `${url}#${i + 1}`),
-          ),
-        );
-      }
-      return [await parseMessage(raw, entry.source, entry.source, url)];
+      const place = { id: entry.source, url: pathToFileURL(join(root, entry.source)).href, mbox: isMbox(entry.source, raw) };
+      return reader.mail(raw, place).catch((error: unknown) => {
+        if (error instanceof SourceUnreadable) throw new SourceSkipped("is not a readable mail file");
+        throw error;
+      });
     },
   };
 }

@@ -1,0 +1,250 @@
+// The serving thread's handle on the reading worker (worker.ts): every source's bytes are parsed
+// there, one job at a time, questions' jobs first (D31). Each record has a budget of CPU time,
+// READ_BUDGET_MS of the worker's thread (read from /proc; the wall clock where that cannot be
+// read): past it, the thread is ended, the record skipped with TOOK_TOO_LONG as its reason, and
+// the next job starts a fresh worker. A job waiting in line spends nothing of its budget.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Extracted, FileType } from "../files/extract";
+import type { MailPlace } from "../maildir/message";
+import { type SourceRecord, SourceSkipped } from "../types";
+import type { FromReader, ToReader } from "./protocol";
+
+/** CPU time one record may take to read (a page of a PDF is ~10 ms, a 50 MB mailbox's message ~0.1 s). */
+export const READ_BUDGET_MS = 5_000;
+/** The reason a record over its budget is skipped with. */
+export const tookTooLong = (budgetMs: number) => `took longer than ${budgetMs / 1000} s to read`;
+export const TOOK_TOO_LONG = tookTooLong(READ_BUDGET_MS);
+/** The reason a record whose reading ended the worker (out of memory, a crash) is skipped with. */
+export const STOPPED_THE_READER = "stopped the reader";
+/** A thread waiting (on the disk, on a busy machine) spends no CPU: past this many budgets of wall time it is ended too. */
+const WALL_BUDGETS = 6;
+/** How often the budget of the job under way is checked. */
+const CHECK_EVERY_MS = 100;
+/** /proc counts CPU time in ticks of 1/100 s (USER_HZ) on Linux. */
+const MS_PER_TICK = 10;
+
+/**
+ * The worker's entry inside the executable; scripts/build.ts sets it and compiles worker.ts as
+ * another entrypoint (a plain relative name: see embedding/worker-client.ts). Beside this file under `bun run`.
+ */
+declare const CORPUS_READ_WORKER: string | undefined;
+export const READ_WORKER_DEFINE = "CORPUS_READ_WORKER";
+const workerEntry = () => (typeof CORPUS_READ_WORKER === "string" ? CORPUS_READ_WORKER : join(import.meta.dir, "worker.ts"));
+
+/** CPU time a thread of this process has used, in ms; undefined where /proc cannot tell. */
+function threadCpuMs(thread: number): number | undefined {
+  if (!thread) return undefined;
+  try {
+    const stat = readFileSync(`/proc/self/task/${thread}/stat`, "latin1");
+    // After the command's name (in brackets, which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A job as it is asked for, before it has a number. */
+type Unsent = ToReader extends infer T ? (T extends ToReader ? Omit<T, "seq"> : never) : never;
+/** The source's bytes could not be parsed (broken data): the parser's message, which may quote the data. */
+export class SourceUnreadable extends Error {}
+
+type Job = ToReader & { settle: (m: FromReader | Error) => void; transfer: Transferable[] };
+
+export interface ReaderOptions {
+  /** READ_BUDGET_MS unless a test gives another. */
+  budgetMs?: number;
+  /** The worker's entry (tests start others). */
+  entry?: string;
+}
+
+/** A copy unless the bytes are their buffer's whole (a small file's Buffer is a slice of a shared pool, never to be handed away). */
+function ownBytes(bytes: Uint8Array): { bytes: Uint8Array; transfer: Transferable[] } {
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer)
+    return { bytes, transfer: [bytes.buffer] };
+  return { bytes: new Uint8Array(bytes), transfer: [] };
+}
+
+export class SourceReader {
+  readonly budgetMs: number;
+  private readonly entry: string;
+  private worker?: Worker;
+  private thread = 0;
+  private started?: Promise<void>;
+  private readonly urgent: Job[] = [];
+  private readonly background: Job[] = [];
+  private current?: Job;
+  /** Where the record under way started: the worker thread's CPU time, and the clock. */
+  private since = { cpu: 0, wall: 0 };
+  private timer?: ReturnType<typeof setInterval>;
+  private seq = 0;
+  private closed = false;
+  /** Workers ended for a record over its budget (tests count them). */
+  restarts = 0;
+
+  constructor(options: ReaderOptions = {}) {
+    this.budgetMs = options.budgetMs ?? READ_BUDGET_MS;
+    this.entry = options.entry ?? workerEntry();
+  }
+
+  /**
+   * A document's text. Rejects with SourceSkipped past a bound or the budget, with Error when
+   * it cannot be read. The bytes are handed over (the caller must not use them again).
+   */
+  async file(bytes: Uint8Array, fileType: FileType): Promise<Extracted> {
+    const own = ownBytes(bytes);
+    const m = await this.run({ type: "file", bytes: own.bytes, fileType }, own.transfer, false);
+    if (m.type !== "file") throw new Error("the reading worker answered out of turn");
+    return m.extracted;
+  }
+
+  /** A mail file's records (an mbox's each within its own budget); `urgent` for a question's. */
+  async mail(raw: Uint8Array, place: MailPlace, urgent = false): Promise<SourceRecord[]> {
+    const own = ownBytes(raw);
+    const m = await this.run({ type: "mail", raw: own.bytes, place }, own.transfer, urgent);
+    if (m.type !== "mail") throw new Error("the reading worker answered out of turn");
+    return m.records;
+  }
+
+  private run(message: Unsent, transfer: Transferable[], urgent: boolean): Promise<FromReader> {
+    if (this.closed) return Promise.reject(new Error("the reader is closed"));
+    return new Promise<FromReader>((resolve, reject) => {
+      const settle = (m: FromReader | Error) => {
+        if (m instanceof Error) reject(m);
+        else if (m.type === "skipped") reject(new SourceSkipped(m.reason));
+        else if (m.type === "failed") reject(new SourceUnreadable(m.message));
+        else resolve(m);
+      };
+      (urgent ? this.urgent : this.background).push({ ...message, seq: ++this.seq, settle, transfer } as Job);
+      void this.next();
+    });
+  }
+
+  /** Starts the next job, if none is under way. */
+  private async next(): Promise<void> {
+    if (this.current || this.closed) return;
+    const job = this.urgent.shift() ?? this.background.shift();
+    if (!job) return;
+    this.current = job;
+    try {
+      await this.start();
+    } catch (error) {
+      this.finish(job, error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    if (this.current !== job) return;
+    this.restartBudget();
+    const { settle: _settle, transfer, ...message } = job;
+    this.hold(true);
+    this.worker!.postMessage(message as ToReader, transfer);
+    this.timer ??= setInterval(() => this.checkBudget(), CHECK_EVERY_MS);
+  }
+
+  /** A worker ready to take a job (a new one after the last was ended). */
+  private start(): Promise<void> {
+    if (this.started) return this.started;
+    const worker = new Worker(this.entry, { smol: true });
+    this.worker = worker;
+    this.started = new Promise<void>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<FromReader>) => {
+        const m = event.data;
+        if (m.type === "ready") {
+          this.thread = m.thread;
+          resolve();
+        } else this.receive(m);
+      };
+      // Always set: a worker that cannot start otherwise fails without a word (embedding-model.md).
+      worker.onerror = (event) => {
+        event.preventDefault?.();
+        const error = new Error(`the reading worker failed: ${(event.message || "unknown error").split("\n")[0]}`);
+        reject(error);
+        this.lost(worker, error);
+      };
+      worker.addEventListener("close", () => {
+        const error = new Error("the reading worker exited");
+        reject(error);
+        this.lost(worker, error);
+      });
+    });
+    // A start that failed is told to the job that waited for it.
+    this.started.catch(() => {});
+    return this.started;
+  }
+
+  private receive(m: FromReader): void {
+    const job = this.current;
+    if (!job || !("seq" in m) || m.seq !== job.seq) return;
+    if (m.type === "record") this.restartBudget();
+    else this.finish(job, m);
+  }
+
+  private finish(job: Job, answer: FromReader | Error): void {
+    if (this.current === job) this.current = undefined;
+    job.settle(answer);
+    if (!this.current && this.urgent.length + this.background.length === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      this.hold(false);
+    }
+    void this.next();
+  }
+
+  private restartBudget(): void {
+    this.since = { cpu: threadCpuMs(this.thread) ?? 0, wall: performance.now() };
+  }
+
+  /** Past its budget (CPU time, else wall time), the record under way is skipped and its worker ended. */
+  private checkBudget(): void {
+    const job = this.current;
+    if (!job || !this.worker) return;
+    const cpu = threadCpuMs(this.thread);
+    const wall = performance.now() - this.since.wall;
+    const over = (cpu === undefined ? wall : cpu - this.since.cpu) > this.budgetMs || wall > this.budgetMs * WALL_BUDGETS;
+    if (!over) return;
+    this.restarts++;
+    this.end();
+    this.finish(job, { type: "skipped", seq: job.seq, reason: tookTooLong(this.budgetMs) });
+  }
+
+  /** The worker died under a job: that job is skipped (it would stop the reader again each scan), the next starts another worker. */
+  private lost(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    this.end();
+    const job = this.current;
+    if (job) this.finish(job, this.closed ? error : { type: "skipped", seq: job.seq, reason: STOPPED_THE_READER });
+  }
+
+  /** Ends the worker's thread now (a job running in it runs no further). */
+  private end(): void {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.started = undefined;
+    worker?.terminate();
+  }
+
+  /** Bun's Worker keeps the process alive while referenced: only while a job is under way. */
+  private hold(ref: boolean): void {
+    const worker = this.worker as unknown as { ref(): void; unref(): void } | undefined;
+    if (ref) worker?.ref();
+    else worker?.unref();
+  }
+
+  /** Ends the worker; jobs waiting or under way are rejected. */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const error = new Error("the reader is closed");
+    for (const job of [...this.urgent.splice(0), ...this.background.splice(0)]) job.settle(error);
+    const job = this.current;
+    this.current = undefined;
+    this.end();
+    job?.settle(error);
+  }
+}
+
+let shared: SourceReader | undefined;
+
+/** The process's reader, started on first use: every connector's reading goes through it. */
+export const sharedReader = (): SourceReader => (shared ??= new SourceReader());

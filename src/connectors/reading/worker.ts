@@ -1,0 +1,37 @@
+// The reading worker (a Bun Worker, started by reader.ts): parses what sources send (PDF, DOCX,
+// HTML, CSV, JSON, mail) off the thread that serves requests (D31). A job that runs past its
+// budget is not stopped from here: the reader ends this thread and starts another.
+import { readFileSync } from "node:fs";
+import { extractText } from "../files/extract";
+import { mailRecords } from "../maildir/message";
+import { SourceSkipped } from "../types";
+import type { FromReader, ToReader } from "./protocol";
+
+declare const self: Worker;
+
+const post = (message: FromReader) => self.postMessage(message);
+
+/** This thread's id (Linux): the reader reads its CPU time from /proc; 0 elsewhere. */
+function threadId(): number {
+  try {
+    return Number(readFileSync("/proc/thread-self/stat", "latin1").split(" ", 1)[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function run(m: ToReader): Promise<void> {
+  try {
+    if (m.type === "file") post({ type: "file", seq: m.seq, extracted: await extractText(m.bytes, m.fileType) });
+    else {
+      const raw = Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
+      post({ type: "mail", seq: m.seq, records: await mailRecords(raw, m.place, () => post({ type: "record", seq: m.seq })) });
+    }
+  } catch (error) {
+    if (error instanceof SourceSkipped) post({ type: "skipped", seq: m.seq, reason: error.message });
+    else post({ type: "failed", seq: m.seq, message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+self.onmessage = (event: MessageEvent<ToReader>) => void run(event.data);
+post({ type: "ready", thread: threadId() });
