@@ -4,7 +4,7 @@
 import { dlopen, ptr } from "bun:ffi";
 import { readFileSync } from "node:fs";
 import { assets, embeddingModel, type ModelAsset, type NativeLibrary, nativeLibraries } from "../native/assets";
-import { isEmbedded, materialize } from "../native/materialize";
+import { assertRoomForCopies, isEmbedded, materialize } from "../native/materialize";
 import { type TokenizerFile, WordPieceTokenizer } from "./tokenizer";
 
 export const EMBEDDING_DIM = 384;
@@ -117,9 +117,12 @@ export const modelCopy = modelCopyOf(embeddingModel);
 export const MODEL_COPIES: readonly NativeLibrary[] = [nativeLibraries.onnxRuntime, modelCopy];
 
 export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> {
+  const model = modelCopyOf(options.model ?? embeddingModel);
+  // Both copies or neither: onnxruntime's alone (44 MB) could fill the disk the model's copy then fails on (D29).
+  assertRoomForCopies([nativeLibraries.onnxRuntime, model], options.dataDir);
   const ort = await loadOnnxRuntime(options.dataDir);
   const tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
-  const session = await ort.InferenceSession.create(materialize(modelCopyOf(options.model ?? embeddingModel), options.dataDir), {
+  const session = await ort.InferenceSession.create(materialize(model, options.dataDir), {
     intraOpNumThreads: options.threads ?? 0,
     interOpNumThreads: 1,
     executionMode: "sequential",

@@ -58,7 +58,9 @@ export class NoRoomForCopy extends Error {
     readonly neededBytes: number,
     readonly freeBytes: number,
   ) {
-    super(`no room in the data folder for the checked copy of ${file}: it needs ${megabytes(neededBytes)}, ${megabytes(freeBytes)} free`);
+    super(
+      `no room in the data folder for the checked copy of ${file}: ${file.includes(" and ") ? "they need" : "it needs"} ${megabytes(neededBytes)}, ${megabytes(freeBytes)} free`,
+    );
   }
 }
 
@@ -91,6 +93,17 @@ export function roomForCopies(libraries: readonly NativeLibrary[], dataDir: stri
     if (lstatOrUndefined(target)?.size !== size) needed += size;
   }
   return { needed_bytes: needed, free_bytes: freeBytesAt(dataDir) };
+}
+
+/**
+ * Throws NoRoomForCopy before any of `libraries` is copied when they do not fit together: copied
+ * one by one, a first copy of tens of megabytes could fill the disk that the second then fails
+ * on, leaving the database no room (D29).
+ */
+export function assertRoomForCopies(libraries: readonly NativeLibrary[], dataDir: string): void {
+  const room = roomForCopies(libraries, dataDir);
+  if (room.needed_bytes > room.free_bytes)
+    throw new NoRoomForCopy(libraries.map((l) => l.name).join(" and "), room.needed_bytes, room.free_bytes);
 }
 
 /** A path a loader can open for `library`: its own when it is a real file (`bun run`), else a checked copy under `dataDir`. */

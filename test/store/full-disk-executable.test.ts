@@ -7,14 +7,15 @@
 // needs root (mount), skipped otherwise.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../../scripts/build";
+import { nativeLibraries } from "../../src/native/assets";
 import { MEANING_NOT_USED_NO_ROOM } from "../../src/retrieval/search";
 import { type Corpus, FIXED_ISSUER, newMasterKey, startCorpus } from "../backup/support";
 import { chinookOperatorFile } from "../support/chinook";
-import { isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
+import { freeBytes, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
 import { until } from "../support/wait";
 
 skipNotice("full-disk-executable.test.ts");
@@ -126,4 +127,33 @@ describe.skipIf(!isRoot)("the executable on a data disk too small for the model'
     expect(server.proc.exitCode).toBeNull();
     expect(await server.stop()).toBe(0);
   }, 180_000);
+
+  test("room for onnxruntime's copy but not the model's as well: neither is written, the disk keeps its room for the database", async () => {
+    const onnxruntime = statSync(nativeLibraries.onnxRuntime.source).size;
+    const small = join(root, "small");
+    // The database and onnxruntime's copy fit; the model's (~23 MB) does not, beside them.
+    const disk = mountTmpfs(small, onnxruntime + 12 * 1024 * 1024);
+    const data = join(small, "data");
+    const started = await startCorpus({ ...env(), CORPUS_DATA_DIR: data, CORPUS_MIN_FREE_BYTES: "0" }, [], {
+      command: [exe],
+      cwd: folder,
+    });
+    try {
+      await until(
+        "the model's failed start logged",
+        () => started.lines.find((l) => String(l.message).startsWith("the embedding model could not be loaded")),
+        60_000,
+        50,
+      );
+      expect(filesUnder(join(data, "native"))).not.toContain("libonnxruntime.so.1");
+      expect(freeBytes(small)).toBeGreaterThan(onnxruntime);
+    } finally {
+      await started.stop();
+      disk.unmount();
+    }
+  }, 240_000);
 });
+
+/** Every file under `dir`, by name. */
+const filesUnder = (dir: string): string[] =>
+  existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: "utf8" }).map((f) => f.split("/").at(-1)!) : [];
