@@ -47,8 +47,13 @@ function principalOf(info: RequestInfo): Principal {
  * every token in the transaction that erases the user, so a request that began before it and
  * checks here, in the same synchronous step as its write, never writes after it (D25).
  */
-export function assertNotRevoked(auth: AuthService, principal: Principal): void {
-  if (auth.revoked(principal)) throw new HttpError(401, "Unauthorized: token has been revoked");
+export const REVOKED_MESSAGE = "Unauthorized: token has been revoked";
+
+/** 401 when the principal's token was revoked while its request did its work; that work still counts against the limit. */
+export function assertNotRevoked(auth: AuthService, principal: Principal, info?: RequestInfo): void {
+  if (!auth.revoked(principal)) return;
+  if (info) info.refusedAfterWork = true;
+  throw new HttpError(401, REVOKED_MESSAGE);
 }
 
 /** The six X-RateLimit-* headers on whatever the response turns out to be, errors included. */
@@ -102,7 +107,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
     const counted = decision.counted;
     if (!counted) return;
     info.onFailure((status) => {
-      if (!REFUNDED_STATUSES.has(status)) return;
+      if (!REFUNDED_STATUSES.has(status) || info.refusedAfterWork) return;
       limiter.refund(user, limit, counted);
       withRateHeaders(info, limiter.peek(user, limit));
     });

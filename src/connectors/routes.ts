@@ -1,8 +1,10 @@
 // The connector control plane (D18, D22): GET/POST /v1/connectors, PATCH/DELETE /v1/connectors/{id}.
+
 import { Elysia, t } from "elysia";
 import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
+import { infoOf } from "../http/request-context";
 import { ConnectorList, ConnectorView, CreateConnectorBody, DeletedConnector, UpdateConnectorBody } from "./model";
 import type { ConnectorRegistry } from "./registry";
 
@@ -19,8 +21,8 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
     })
     .post(
       "/v1/connectors",
-      ({ principal, body }) => {
-        const live = () => assertNotRevoked(services.auth, principal);
+      ({ principal, body, request, info }) => {
+        const live = () => assertNotRevoked(services.auth, principal, infoOf(request, info));
         live();
         return connectors.add(principal.user, body, live);
       },
@@ -38,8 +40,8 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
     )
     .patch(
       "/v1/connectors/:id",
-      ({ principal, params, body }) => {
-        const live = () => assertNotRevoked(services.auth, principal);
+      ({ principal, params, body, request, info }) => {
+        const live = () => assertNotRevoked(services.auth, principal, infoOf(request, info));
         live();
         return connectors.update(principal.user, params.id, body, live);
       },

@@ -44,6 +44,12 @@ export class RequestInfo {
    * would answer is never sent, so it archives nothing and writes no other status to the log.
    */
   timedOut = false;
+  /**
+   * Refused only after the work a rate limit protects was done (a token revoked while its search
+   * ran): the refusal still counts against the limit, where D31 gives back refusals answered
+   * before any work.
+   */
+  refusedAfterWork = false;
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */
   onJsonWritten?: (status: number, text: string) => void;
   private address?: string;

@@ -1,5 +1,6 @@
 // POST /v1/deep_search (first document part 4; D12): the user's archive only, by embedding
 // similarity, filtered by when the archived query was asked; never a call to a connector.
+
 import { Elysia, t } from "elysia";
 import type { Archive } from "../archive/store";
 import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
@@ -7,6 +8,7 @@ import { EmbeddingClosed, type EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
+import { infoOf } from "../http/request-context";
 import { ID_PREFIX, newId } from "../ids";
 import { isStorageError } from "../store/storage-errors";
 import { dateRange, timeRange } from "./dates";
@@ -41,7 +43,7 @@ async function questionVector(embeddings: EmbeddingService, user: string, questi
 export const deepSearchRoutes = (s: DeepSearchServices) =>
   new Elysia({ name: "corpus/deep-search" }).use(guard(s)).post(
     "/v1/deep_search",
-    async ({ body, principal }) => {
+    async ({ body, principal, request, info }) => {
       const started = performance.now();
       const shapeA = body.q !== undefined;
       refuseForeignFields(body, shapeA ? "A" : "B", DEEP_SEARCH_FIELDS[shapeA ? "A" : "B"]);
@@ -57,7 +59,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);
       const vector = await questionVector(s.embeddings, principal.user, question);
       // A user deleted while the question was embedded gets no answer (D25).
-      assertNotRevoked(s.auth, principal);
+      assertNotRevoked(s.auth, principal, infoOf(request, info));
       let matches = s.archive.search(principal.user, vector, {
         from: range.from,
         to: range.to,

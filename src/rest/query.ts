@@ -2,13 +2,13 @@
 // in the shape the body asked for; every answer archived before it is sent.
 import { Elysia, type Static, t } from "elysia";
 import type { Archive } from "../archive/store";
-import { type GuardServices, guard } from "../auth/guard";
+import { type GuardServices, guard, REVOKED_MESSAGE } from "../auth/guard";
 import type { Conversations } from "../conversations/store";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
-import { infoOf, requestContext } from "../http/request-context";
+import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { ID_PREFIX } from "../ids";
 import { AskRefused, type AskRequest, ask } from "../questions/ask";
 import { meetsAmountConditions } from "../retrieval/amounts";
@@ -33,12 +33,14 @@ const DEFAULTS = { max_results: 10, top_k: 8, shapeC: 5 };
 const snippet = (text: string) => cutText(text, 600);
 
 /** The question asked as corpus_search asks it (questions/ask.ts); its refusals in REST's shapes. */
-async function askOrRefuse(s: QueryRouteServices, request: AskRequest) {
+async function askOrRefuse(s: QueryRouteServices, request: AskRequest, info: RequestInfo) {
   try {
     return await ask(s, request);
   } catch (error) {
     if (!(error instanceof AskRefused)) throw error;
-    throw error.reason === "timed_out" ? new HttpError(503, error.message) : new HttpError(401, `Unauthorized: ${error.message}`);
+    // Refused after the search ran: it counts against the limit, as corpus_search's does.
+    info.refusedAfterWork = true;
+    throw error.reason === "timed_out" ? new HttpError(503, error.message) : new HttpError(401, REVOKED_MESSAGE);
   }
 }
 
@@ -64,21 +66,25 @@ export const queryRoutes = (s: QueryRouteServices) =>
           turns = found;
         }
         const limit = shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : Number.POSITIVE_INFINITY;
-        const { queryId, outcome, chosen } = await askOrRefuse(s, {
-          user: principal.user,
-          principal,
-          question,
-          context: turns.map((x) => x.question),
-          connectorIds: shape === "A" ? filters?.connectors : body.connectors,
-          perConnector:
-            shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : (body.max_results ?? DEFAULTS.max_results),
-          sourceType: filters?.source_type,
-          dateFrom: range.from,
-          dateTo: range.to,
-          requestId: infoOf(request, info).request_id,
-          limit,
-          timedOut: () => infoOf(request, info).timedOut,
-        });
+        const { queryId, outcome, chosen } = await askOrRefuse(
+          s,
+          {
+            user: principal.user,
+            principal,
+            question,
+            context: turns.map((x) => x.question),
+            connectorIds: shape === "A" ? filters?.connectors : body.connectors,
+            perConnector:
+              shape === "A" ? (body.top_k ?? DEFAULTS.top_k) : shape === "C" ? DEFAULTS.shapeC : (body.max_results ?? DEFAULTS.max_results),
+            sourceType: filters?.source_type,
+            dateFrom: range.from,
+            dateTo: range.to,
+            requestId: infoOf(request, info).request_id,
+            limit,
+            timedOut: () => infoOf(request, info).timedOut,
+          },
+          infoOf(request, info),
+        );
 
         if (shape === "A") {
           const results = chosen.map(({ c, chunkId }) => ({

@@ -1,10 +1,12 @@
 // POST/GET /v1/webhooks, DELETE /v1/webhooks/{id} (D14, D5). The secret is shown once.
+
 import { Elysia, t } from "elysia";
 import { assertNotRevoked, type GuardServices, guard } from "../auth/guard";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
+import { infoOf } from "../http/request-context";
 import { WEBHOOK_EVENTS, type WebhookStore } from "./store";
 import { checkTarget } from "./targets";
 
@@ -32,10 +34,10 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
     .use(guard(s))
     .post(
       "/v1/webhooks",
-      async ({ body, principal }) => {
+      async ({ body, principal, request, info }) => {
         // A refused target is a TargetError, answered 400 by the error mapper.
         await checkTarget(body.url, s.config.CORPUS_WEBHOOK_ALLOW_PRIVATE);
-        assertNotRevoked(s.auth, principal);
+        assertNotRevoked(s.auth, principal, infoOf(request, info));
         assertBelowCap(s.webhooks, principal.user, s.config.CORPUS_MAX_WEBHOOKS_PER_USER);
         return s.webhooks.add(principal.user, body.url, [...new Set(body.events ?? [...WEBHOOK_EVENTS])]);
       },

@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { limitMigrations, RateLimiter } from "../../src/limits/rate-limit";
 import { migrate } from "../../src/store/migrations";
 import { bearer, postJson, req, testApp } from "../helpers";
+import { askedToo, heldSource } from "../support/held-source";
 
 const remaining = (r: Response) => [r.headers.get("x-ratelimit-remaining-minute"), r.headers.get("x-ratelimit-remaining-day")];
 
@@ -59,6 +60,21 @@ describe("refused requests do not count against a user's limits (D31)", () => {
     expect(statuses.slice(0, 60).every((s) => s === 200)).toBe(true);
     expect(statuses[60]).toBe(429);
     await services.close();
+  });
+
+  test("a search refused only because its token was revoked while it ran still counts, as corpus_search's does", async () => {
+    const t = await testApp();
+    const tok = (await t.services.auth.issuer.issue("carol", ["corpus:search"])).token;
+    const held = heldSource([]);
+    askedToo(t, "held", "Held", "user", held.connector);
+    const pending = t.app.handle(postJson("/v1/query", { query: "Dabhol plant" }, bearer(tok)));
+    await held.asked;
+    t.services.auth.store.revokeUser("carol", Math.floor(Date.now() / 1000) + 1);
+    held.release();
+    const r = await pending;
+    expect(r.status).toBe(401);
+    expect(remaining(r)).toEqual(["59", "5999"]);
+    await t.services.close();
   });
 });
 
