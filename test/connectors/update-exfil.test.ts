@@ -92,6 +92,8 @@ test("a SQL URL sent back as shown (***) for another server is 400; the stored U
     before.replace("reader:", "admin:"),
     before.replace("/shop?", "/other?"),
     before.replace("sslmode=disable", "sslmode=allow"),
+    // The placeholder percent-encoded is the placeholder still (the URL's password is decoded).
+    before.replace(":***@", ":%2A%2A%2A@").replace(`:${real.port}/`, `:${evil.port}/`),
   ]) {
     const refused = await patch({ url: moved });
     expect(refused.status).toBe(400);

@@ -133,12 +133,21 @@ export function redactUrl(url: string): string {
   }
 }
 
+const safeDecode = (part: string) => {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+};
+
 /** Whether `url` holds the placeholder of a shown URL as its password or a secret parameter (sent back as shown). */
 export function holdsRedacted(url: string): boolean {
   if (!isPostgresUrl(url)) return false;
   try {
     const u = new URL(url);
-    return u.password === REDACTED || [...u.searchParams].some(([name, value]) => SECRET_PARAM.test(name) && value === REDACTED);
+    // The password as it is used (decoded): `%2A%2A%2A` is the placeholder too.
+    return safeDecode(u.password) === REDACTED || [...u.searchParams].some(([name, value]) => SECRET_PARAM.test(name) && value === REDACTED);
   } catch {
     return false;
   }
