@@ -147,7 +147,9 @@ export function holdsRedacted(url: string): boolean {
   try {
     const u = new URL(url);
     // The password as it is used (decoded): `%2A%2A%2A` is the placeholder too.
-    return safeDecode(u.password) === REDACTED || [...u.searchParams].some(([name, value]) => SECRET_PARAM.test(name) && value === REDACTED);
+    return (
+      safeDecode(u.password) === REDACTED || [...u.searchParams].some(([name, value]) => SECRET_PARAM.test(name) && value === REDACTED)
+    );
   } catch {
     return false;
   }
