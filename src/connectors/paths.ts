@@ -7,7 +7,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, rea
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { SAFE_SUBJECT } from "../auth/subjects";
 import type { ScanEntry } from "./local-index";
-import { ConnectorError } from "./types";
+import { ConnectorError, SourceSkipped } from "./types";
 
 /** `{user}` in a CORPUS_CONNECTOR_ROOTS entry stands for the token's subject. */
 export const USER_PLACEHOLDER = "{user}";
@@ -155,9 +155,10 @@ export function checkDatabaseFiles(real: string): void {
 /**
  * The bytes of a regular file, opened without following a link in its last component and
  * without blocking (a FIFO put in its place must not stall the server). With `within`, the
- * file opened must lie there, which closes the window between a check and the open.
+ * file opened must lie there, which closes the window between a check and the open; a file
+ * over `maxBytes` is skipped (SourceSkipped) before any byte is read.
  */
-export function readNoFollow(file: string, within?: string): Buffer {
+export function readNoFollow(file: string, within?: string, maxBytes = Number.POSITIVE_INFINITY): Buffer {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const st = fstatSync(fd);
@@ -169,6 +170,8 @@ export function readNoFollow(file: string, within?: string): Buffer {
       const opened = openedPath(fd);
       if (opened && !isInside(opened, within)) throw new PathRefused(403, `${file} leads outside ${within}`);
     }
+    // Checked on the file opened, not only at the scan: one that grew since is not read whole.
+    if (st.size > maxBytes) throw new SourceSkipped(`is larger than ${Math.round(maxBytes / 1024 / 1024)} MB`);
     return readFileSync(fd);
   } finally {
     closeSync(fd);
@@ -180,9 +183,9 @@ export function readNoFollow(file: string, within?: string): Buffer {
  * the file's own folder must still resolve inside it, so one swapped for a link since the
  * scan is refused.
  */
-export function readBelow(folder: string, relative: string, check: Confine): Buffer {
+export function readBelow(folder: string, relative: string, check: Confine, maxBytes?: number): Buffer {
   const base = realpathSync(check(folder));
   const file = join(base, relative);
   if (!isInside(realpathSync(dirname(file)), base)) throw new PathRefused(403, `${relative} leads outside ${folder}`);
-  return readNoFollow(file, base);
+  return readNoFollow(file, base, maxBytes);
 }

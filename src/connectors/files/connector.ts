@@ -38,7 +38,7 @@ export function filesSource(root: string, check: Confine = asGiven, reader: Sour
     async read(entry) {
       const full = join(root, entry.source);
       const type = fileTypeOf(full)!;
-      const extracted = await reader.file(readBelow(root, entry.source, check), type).catch((error: unknown) => {
+      const extracted = await reader.file(readBelow(root, entry.source, check, MAX_FILE_BYTES), type).catch((error: unknown) => {
         // Said in the status and not read again until it changes; the parser's words may quote the file.
         if (error instanceof SourceUnreadable) throw new FileSkipped(`is not a readable ${type.toUpperCase()} file`);
         throw error;

@@ -13,6 +13,12 @@ import { SourceSkipped } from "../types";
 export { parseMessage, splitMbox } from "./message";
 
 const MAX_DEPTH = 6;
+/**
+ * A mail file larger than this (an mbox, most likely) is skipped, not read: it is read whole and
+ * parsed in the reading worker (D31), so its size is memory. Twenty times the largest mbox in
+ * shared/data (12 MB of 1,702 messages).
+ */
+export const MAX_MAIL_FILE_BYTES = 256 * 1024 * 1024;
 
 function isMbox(name: string, head: Buffer): boolean {
   return name.endsWith(".mbox") || name.endsWith("/mbox") || name === "mbox" || head.subarray(0, 5).toString("latin1") === "From ";
@@ -58,7 +64,7 @@ export function maildirSource(root: string, check: Confine = asGiven, reader: So
   return {
     scan: () => scanMail(root),
     async read(entry) {
-      const raw = readBelow(root, entry.source, check);
+      const raw = readBelow(root, entry.source, check, MAX_MAIL_FILE_BYTES);
       const place = { id: entry.source, url: pathToFileURL(join(root, entry.source)).href, mbox: isMbox(entry.source, raw) };
       return reader.mail(raw, place).catch((error: unknown) => {
         if (error instanceof SourceUnreadable) throw new SourceSkipped("is not a readable mail file");
