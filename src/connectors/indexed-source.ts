@@ -71,6 +71,12 @@ export interface IndexedOptions {
   syncWaitMs?: number;
 }
 
+/**
+ * A file's name as the status shows it: control characters escaped (a name holding a line break or
+ * a terminal's escape would otherwise reach whatever prints the status as they are).
+ */
+const shownName = (name: string) => name.replace(/\p{Cc}/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
 export class IndexedFolderConnector implements Connector {
   private syncing?: Promise<void>;
   private lastScan = 0;
@@ -287,7 +293,7 @@ export class IndexedFolderConnector implements Connector {
   private skippedNote(): string | undefined {
     if (this.skipped.size === 0) return undefined;
     const n = this.skipped.size;
-    const named = [...this.skipped].slice(0, SKIPPED_NAMED).map(([source, s]) => `${source} ${s.reason}`);
+    const named = [...this.skipped].slice(0, SKIPPED_NAMED).map(([source, s]) => `${shownName(source)} ${s.reason}`);
     return `skipped ${n} file${n === 1 ? "" : "s"}: ${named.join("; ")}${n > SKIPPED_NAMED ? `; and ${n - SKIPPED_NAMED} more` : ""}`;
   }
 

@@ -104,4 +104,12 @@ describe("files connector: every document kind, and change", () => {
     expect(await c.health()).toEqual({ status: "ok", records: 1, reason: "skipped 1 file: broken.pdf is not a readable PDF file" });
     await expect(extractText(new TextEncoder().encode("{nope"), "json")).rejects.toThrow("JSON Parse error");
   });
+
+  test("a skipped file's name is shown with its control characters escaped (a line break or a terminal escape in a name)", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "evil\nname\u001b[31m.pdf"), "%PDF-1.4 not a pdf");
+    const c = createFilesConnector(dir, indexFor("t/names"));
+    await c.sync();
+    expect((await c.health()).reason).toBe("skipped 1 file: evil\\u000aname\\u001b[31m.pdf is not a readable PDF file");
+  });
 });
