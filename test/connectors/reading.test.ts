@@ -72,6 +72,19 @@ describe("the reading worker", () => {
     console.log(`12 messages of 200 KB: ${(performance.now() - started).toFixed(0)} ms (a budget: 800 ms of CPU each)`);
   });
 
+  test("a whole file has a budget too: an mbox of many messages, each within its own, is skipped past JOB_BUDGETS of them", async () => {
+    const r = new SourceReader({ budgetMs: 800, jobBudgets: 2 });
+    readers.push(r);
+    // 40 messages of 200 KB: each ~0.1-0.3 s (under 800 ms), all together several times 1.6 s.
+    const messages = Array.from({ length: 40 }, (_, i) => `From a@example.com Mon Jan  1 00:00:00 2024\n${htmlMail(200, `part ${i}`)}`);
+    const read = await r.mail(encode(messages.join("")), { id: "big.mbox", url: "file:///big.mbox", mbox: true }).catch((e: Error) => e);
+    expect(read).toBeInstanceOf(SourceSkipped);
+    expect((read as Error).message).toBe(tookTooLong(1_600));
+    expect(r.restarts).toBe(1);
+    // The next job is read by a fresh worker.
+    expect(await r.file(encode("The offsite is in Porto."), "text")).toEqual({ text: "The offsite is in Porto." });
+  });
+
   test("a question's message is read before the folder's files waiting in line", async () => {
     const r = reader(5_000);
     const order: string[] = [];
