@@ -13,7 +13,7 @@ import { MAX_SEARCH_NEEDLES, searchNeedles } from "../../src/connectors/types";
 import { MAX_QUERY_TERMS, planQuery } from "../../src/retrieval/plan";
 import { cli, FIXED_ISSUER, newMasterKey, startCorpus } from "../backup/support";
 import { tempDir } from "../helpers";
-import { watchingTheLoop } from "../support/event-loop";
+import { FREE_SHARE, turnsWhile } from "../support/event-loop";
 import { probeWhile } from "../support/responsiveness";
 
 setDefaultTimeout(180_000);
@@ -57,41 +57,48 @@ function bigDatabase(): string {
   return path;
 }
 
-/** Runs `work`, answering its value, how long it took and the longest the event loop waited meanwhile. */
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number; stalledMs: number }> {
-  const started = performance.now();
-  const { value, stalledMs } = await watchingTheLoop(work);
-  return { value, ms: performance.now() - started, stalledMs };
-}
-
 const path = bigDatabase();
 
 describe("the attack report's SQLite: 300,000 rows and a 450-word question", () => {
   const c = new SqlConnector({ url: path, tables: [table] });
+  /** How long the whole question took in this run: what a search given up is measured against. */
+  let questionMs = 0;
 
-  test("the thread keeps serving, the answer comes within the 8 s timeout, the planted row is found", async () => {
+  test("the thread keeps serving, the question costs what its needles cost, the planted row is found", async () => {
     expect(question.join(" ").length).toBeLessThan(4_000);
-    const r = await timed(() => c.search({ terms: question, phrases: [], limit: 60 }));
-    // Was one synchronous call of 70 s. (Generous bounds: this process also runs other tests'
-    // background work, and the machine may be busy; the real server's test below is tighter.)
-    expect(r.stalledMs).toBeLessThan(2_000);
-    expect(r.ms).toBeLessThan(6_500);
+    const r = await turnsWhile(() => c.search({ terms: question, phrases: [], limit: 60 }));
+    questionMs = r.ms;
+    // Was one synchronous call of 70 s: the loop seen at ~none of its looks. Reading in windows,
+    // at most of them, and no wait longer than a quarter of the whole.
+    const seen = { share: r.share, longestMs: Math.round(r.longestMs), ms: Math.round(r.ms) };
+    expect({ ...seen, free: r.share >= FREE_SHARE, neverLong: r.longestMs < r.ms / 4 }).toMatchObject({ free: true, neverLong: true });
+    // The 450 words ask what the MAX_SEARCH_NEEDLES they are cut to ask, in this run (was 900
+    // conditions per row): no longer than twice the search for those needles alone.
+    const needles = searchNeedles({ terms: question, phrases: [], limit: 60 });
+    const alone = await turnsWhile(() => c.search({ terms: needles, phrases: [], limit: 60 }));
+    expect({ questionMs: Math.round(r.ms), needlesMs: Math.round(alone.ms), asMuch: r.ms < 2 * alone.ms }).toMatchObject({
+      asMuch: true,
+    });
     // Newest first: the recent row whatever the machine's speed; the oldest once the whole table is read in time.
     expect(r.value.map((x) => x.id)).toContain(`t/${ROWS - 10}`);
     expect(r.value.every((x) => x.id === `t/${ROWS - 10}` || x.id === "t/1")).toBe(true);
   });
 
   test("health counts the rows window by window", async () => {
-    const r = await timed(() => c.health());
+    const r = await turnsWhile(() => c.health());
     expect(r.value).toEqual({ status: "ok", records: ROWS });
-    expect(r.stalledMs).toBeLessThan(2_000);
+    expect({ share: r.share, ms: Math.round(r.ms), free: r.share >= FREE_SHARE }).toMatchObject({ free: true });
   });
 
   test("a search the caller gave up on stops reading", async () => {
+    expect(questionMs).toBeGreaterThan(0);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
-    const r = await timed(() => c.search({ terms: question, phrases: [], limit: 60, signal: controller.signal }));
-    expect(r.ms).toBeLessThan(1_000);
+    const r = await turnsWhile(() => c.search({ terms: question, phrases: [], limit: 60, signal: controller.signal }));
+    // Against the same question let run to its end in this run (a busy machine slows both).
+    expect({ gaveUpMs: Math.round(r.ms), questionMs: Math.round(questionMs), atOnce: r.ms < questionMs / 2 }).toMatchObject({
+      atOnce: true,
+    });
   });
 
   test("a real server: GET / keeps answering while the question runs (it waited 69 s), and the question is answered", async () => {
@@ -116,16 +123,24 @@ describe("the attack report's SQLite: 300,000 rows and a 450-word question", () 
       // The model loads with the first question: asked once before the timing.
       expect((await post("/v1/query", { query: "warm up", connectors: ["big"] })).status).toBe(200);
       let done = false;
+      const started = performance.now();
       const asked = post("/v1/query", { query: question.join(" "), connectors: ["big"], max_results: 5 }).finally(() => (done = true));
       const probed = await probeWhile(server.url, server.proc.pid, () => done, { everyMs: 20 });
       const response = await asked;
+      const askedMs = performance.now() - started;
       expect(response.status).toBe(200);
       const body = (await response.json()) as { notes?: string[] };
       expect(body.notes ?? []).not.toContainEqual(expect.stringContaining("big:"));
       expect(probed.failed).toBe(0);
       expect(probed.answered).toBeGreaterThan(5);
-      // Generous: the test machine may be shared and busy.
-      expect(probed.slowestMs).toBeLessThan(2_000);
+      // Against the question's own time, not a bound in ms (the machine may be shared and busy):
+      // held, the server answered one GET / in the whole question (69 s), and that one last.
+      const seen = { askedMs: Math.round(askedMs), slowestMs: Math.round(probed.slowestMs), answered: probed.answered };
+      expect({
+        ...seen,
+        free: probed.answered / (askedMs / 20) >= FREE_SHARE,
+        neverLong: probed.slowestMs < askedMs / 4,
+      }).toMatchObject({ free: true, neverLong: true });
     } finally {
       await server.stop();
     }

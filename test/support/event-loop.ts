@@ -36,3 +36,45 @@ export async function watchingTheLoop<T>(
     clearInterval(tick);
   }
 }
+
+/** How often `turnsWhile` looks for a turn of the loop: longer than a SQL window (WINDOW_MS), so a loop that turns between windows is seen at nearly every look. */
+export const LOOK_EVERY_MS = 50;
+
+/**
+ * The least share of looks a loop that keeps serving is seen at: a loop held for the whole work
+ * is seen at ~none (measured free: 0.6-1.0 beside other engineers' load); a share, not a bound in
+ * ms, so a busy machine that slows the work slows the looks alike.
+ */
+export const FREE_SHARE = 0.3;
+
+/**
+ * How freely the event loop turned while `work` ran: a timer every LOOK_EVERY_MS counts the turns
+ * it was given, against the looks the work's own wall time allows. `share` is (turns + 1) /
+ * (allowed + 1): work too short for a look reads as free, not as a division by zero. `longestMs`
+ * is the longest the loop went without a turn, to be compared with `ms` (a ratio, not a bound).
+ */
+export async function turnsWhile<T>(
+  work: () => Promise<T>,
+): Promise<{ value: T; ms: number; turns: number; share: number; longestMs: number }> {
+  const started = performance.now();
+  let last = started;
+  let turns = 0;
+  let longestMs = 0;
+  const look = () => {
+    const now = performance.now();
+    longestMs = Math.max(longestMs, now - last);
+    last = now;
+  };
+  const timer = setInterval(() => {
+    look();
+    turns++;
+  }, LOOK_EVERY_MS);
+  try {
+    const value = await work();
+    look();
+    const ms = performance.now() - started;
+    return { value, ms, turns, share: (turns + 1) / (ms / LOOK_EVERY_MS + 1), longestMs };
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { extractText } from "../../src/connectors/files/extract";
 import { FileSkipped } from "../../src/connectors/files/limits";
-import { watchingTheLoop } from "./event-loop";
+import { turnsWhile, watchingTheLoop } from "./event-loop";
 
 /** What the probe prints, one JSON line. */
 export interface ExtractProbe {
@@ -14,7 +14,10 @@ export interface ExtractProbe {
   textLength?: number;
   textStart?: string;
   grewMb: number;
-  stalledMs: number;
+  /** How long the extraction took, the share of looks the loop was seen at, the longest it waited (event-loop.ts turnsWhile). */
+  ms: number;
+  share: number;
+  longestMs: number;
 }
 
 const MB = 1024 * 1024;
@@ -26,17 +29,20 @@ const bytes = new Uint8Array(readFileSync(file!));
 Bun.gc(true);
 const before = rss();
 let peak = before;
-const { value, stalledMs } = await watchingTheLoop(
-  () =>
-    extractText(bytes, type).then(
-      (r): Partial<ExtractProbe> => ({ textLength: r.text.length, textStart: r.text.slice(0, 64) }),
-      (error: unknown): Partial<ExtractProbe> =>
-        error instanceof FileSkipped ? { skipped: error.message } : { failed: error instanceof Error ? error.name : "error" },
-    ),
-  () => {
-    peak = Math.max(peak, rss());
-  },
-);
+const { value, ms, share, longestMs } = await turnsWhile(async () => {
+  const { value } = await watchingTheLoop(
+    () =>
+      extractText(bytes, type).then(
+        (r): Partial<ExtractProbe> => ({ textLength: r.text.length, textStart: r.text.slice(0, 64) }),
+        (error: unknown): Partial<ExtractProbe> =>
+          error instanceof FileSkipped ? { skipped: error.message } : { failed: error instanceof Error ? error.name : "error" },
+      ),
+    () => {
+      peak = Math.max(peak, rss());
+    },
+  );
+  return value;
+});
 peak = Math.max(peak, rss());
-const out: ExtractProbe = { ...value, grewMb: (peak - before) / MB, stalledMs };
+const out: ExtractProbe = { ...value, grewMb: (peak - before) / MB, ms, share, longestMs };
 console.log(JSON.stringify(out));
