@@ -5,7 +5,15 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { BLIND_SLICE_CHARS, TermBlinder } from "../../src/connectors/index-terms";
+import { type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import type { IndexContext } from "../../src/connectors/local-index/context";
+import { prepareRecords, putRecords } from "../../src/connectors/local-index/documents";
 import { TURN_MS, Turns } from "../../src/connectors/turns";
+import type { SourceRecord } from "../../src/connectors/types";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+import { ask } from "../support/local-index";
 
 /** What a unique word costs to stem and hash, on the clock of these tests. */
 const WORD_MS = 0.035;
@@ -98,4 +106,67 @@ test("a run of Chinese with no space or punctuation is cut between its letters, 
   const { result, most } = await longestTurn(b, (turns) => b.textInTurns(text, turns));
   expect(result).toBe(b.text(text));
   expect(most).toBeLessThanOrEqual(WORDS_PER_TURN);
+});
+
+/** The local index of a fresh database, its blinder counting words and its sealing and chunking counted as work too. */
+function countedIndex() {
+  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const userKeys = new UserKeys(db, randomBytes(32));
+  const owner = "alice/mail";
+  const real = indexKeysFor(userKeys, "alice", owner, true);
+  const b = new CountingBlinder(() => userKeys.derive("alice", `word-index/${owner}`, true));
+  // Each record sealed or chunked counts as a word's work on the clock.
+  const keys: IndexKeys = {
+    ...real,
+    blinder: b,
+    seal: (text, row) => {
+      b.words++;
+      return real.seal(text, row);
+    },
+  };
+  const chunker = (r: SourceRecord) => {
+    b.words++;
+    return [r.content];
+  };
+  const ctx: IndexContext = { db, owner, keys, chunker };
+  return { b, ctx, index: new LocalIndex(db, owner, keys, chunker) };
+}
+
+const mail = (i: number): SourceRecord => ({
+  id: `m${i}`,
+  title: `Subject ${i}`,
+  content: `body ${i}`,
+  source_url: `mbox/${i}`,
+  date: null,
+  type: "email",
+  path: `mbox/${i}`,
+  metadata: {},
+});
+
+test("100,000 tiny records are made ready to store a budget at a time, the transaction then only inserting (outside attack)", async () => {
+  const { b, ctx, index } = countedIndex();
+  const records = Array.from({ length: 100_000 }, (_, i) => mail(i));
+  const { result, most } = await longestTurn(b, (turns) => prepareRecords(ctx, records, turns));
+  expect(most).toBeLessThanOrEqual(WORDS_PER_TURN);
+  const before = b.words;
+  putRecords(ctx, { source: "mbox", size: 1, mtime: 1 }, records, result);
+  // Nothing blinded, chunked or sealed in the transaction.
+  expect(b.words).toBe(before);
+  expect(index.count()).toBe(100_000);
+  expect(index.search(ask(["subject", "99999"]))[0]?.id).toBe("m99999");
+  expect(ctx.db.query("SELECT count(*) AS n FROM connector_chunks").get()).toEqual({ n: 100_000 });
+}, 60_000);
+
+test("records sealed to rows another source took meanwhile are sealed again to their own", async () => {
+  const { ctx, index } = countedIndex();
+  const records = [mail(1), mail(2)];
+  const prepared = await prepareRecords(ctx, records);
+  putRecords(ctx, { source: "other", size: 1, mtime: 1 }, [mail(3)]);
+  putRecords(ctx, { source: "mbox", size: 1, mtime: 1 }, records, prepared);
+  expect(
+    index
+      .search(ask(["subject"]))
+      .map((r) => r.id)
+      .sort(),
+  ).toEqual(["m1", "m2", "m3"]);
 });
