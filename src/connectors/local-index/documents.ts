@@ -50,7 +50,7 @@ export async function prepareRecords(ctx: IndexContext, records: SourceRecord[],
     words.push({ title, content, chunks: ctx.chunker(r).length });
     await turns.maybe();
   }
-  // Rows are taken from here on unless another source was stored meanwhile (then putRecords seals again).
+  // Rows are taken from here on unless another source takes one meanwhile (then putRecords seals again).
   const firstDoc = nextDoc(ctx.db);
   const out: PreparedRecord[] = [];
   for (const [i, r] of records.entries()) {
@@ -76,15 +76,20 @@ function prepareNow(ctx: IndexContext, records: SourceRecord[], firstDoc: number
   };
 }
 
+/** Whether another source took a row `prepared` were sealed to (since prepareRecords). */
+const rowsTaken = (db: Database, prepared: PreparedRecords) =>
+  db
+    .query<{ n: number }, [number, number]>("SELECT count(*) AS n FROM connector_docs WHERE doc BETWEEN ? AND ?")
+    .get(prepared.firstDoc, prepared.firstDoc + prepared.records.length - 1)!.n > 0;
+
 /** Replaces every record of `entry.source` with `records`; `prepared`, when given, are they made ready (prepareRecords). */
 export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceRecord[], prepared?: PreparedRecords): void {
   const { db, owner, keys } = ctx;
   const source = keys.blinder.source(entry.source);
   db.transaction(() => {
     removeSource(ctx, source);
-    const first = nextDoc(db);
     // Sealed to rows another source took since: sealed again here, in one go.
-    const ready = prepared && prepared.firstDoc >= first ? prepared : prepareNow(ctx, records, first, prepared);
+    const ready = prepared && !rowsTaken(db, prepared) ? prepared : prepareNow(ctx, records, nextDoc(db), prepared);
     const insertDoc = db.query(
       "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     );
