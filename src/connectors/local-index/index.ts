@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
 import type { Chunker, IndexContext, IndexKeys } from "./context";
-import { type BlindedWords, blindInTurns, countRecords, knownSources, putRecords, reblindStale, removeSource } from "./documents";
+import { countRecords, knownSources, type PreparedRecords, prepareRecords, putRecords, reblindStale, removeSource } from "./documents";
 import { purgeTerms } from "./maintenance";
 import { rank, search } from "./rank";
 import type { ScanEntry } from "./sync";
@@ -44,14 +44,14 @@ export class LocalIndex {
     return knownSources(this.ctx);
   }
 
-  /** The words of `records`, blinded with the event loop turning between slices (for put). */
-  blind(records: SourceRecord[]): Promise<BlindedWords[]> {
-    return blindInTurns(this.ctx, records);
+  /** `records` made ready for put, the event loop turning whenever its budget is spent (prepareRecords, D31). */
+  prepare(records: SourceRecord[]): Promise<PreparedRecords> {
+    return prepareRecords(this.ctx, records);
   }
 
-  /** Replaces every record of `entry.source` with `records`; `words` are theirs from blind(), else blinded here. */
-  put(entry: ScanEntry, records: SourceRecord[], words?: BlindedWords[]): void {
-    putRecords(this.ctx, entry, records, words);
+  /** Replaces every record of `entry.source` with `records`; `prepared` are they from prepare(), else prepared here. */
+  put(entry: ScanEntry, records: SourceRecord[], prepared?: PreparedRecords): void {
+    putRecords(this.ctx, entry, records, prepared);
   }
 
   /** After records were removed or replaced: their terms leave the index's segments. */

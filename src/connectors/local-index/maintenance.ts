@@ -1,7 +1,7 @@
 // Work on every index at once or on a whole one: what is owed, dropping an index, forgetting
 // vectors of another model, purging removed terms.
 import type { Database } from "bun:sqlite";
-import { removeDoc } from "./documents";
+import { removeDocs } from "./documents";
 
 /**
  * Whether the index `owner` (e.g. "alice/mail") still owes work (D29): chunks without a vector,
@@ -28,9 +28,10 @@ const MERGE_PAGES = 500;
 /** Removes a whole connector's index (its owner key, e.g. "alice/mail"); needs no key. */
 export function dropIndex(db: Database, owner: string): number {
   const docs = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE owner = ?").all(owner);
-  db.transaction(() => {
-    for (const { doc } of docs) removeDoc(db, doc);
-  })();
+  removeDocs(
+    db,
+    docs.map((d) => d.doc),
+  );
   return docs.length;
 }
 
