@@ -5,7 +5,7 @@
 // to a plain folder and to a SQLite table of 20 rows of 1 MB.
 //   bun scripts/bench/hostile-sources.ts
 import { join } from "node:path";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus } from "../../test/backup/support";
+import { cli, startCorpus, userFoldersEnv } from "../../test/backup/support";
 import { HOSTILE_TABLE, writeHostileSources } from "../../test/support/hostile-sources";
 import { runTempDir, sleep } from "./lib";
 
@@ -20,11 +20,7 @@ const plain = join(alice, "plain");
 Bun.spawnSync(["mkdir", "-p", plain]);
 await Bun.write(join(plain, "notes.txt"), "The offsite is in Lisbon; the team dinner is in Porto.");
 const env = {
-  ...FIXED_ISSUER,
-  HOME: root,
-  CORPUS_DATA_DIR: join(root, "data"),
-  CORPUS_MASTER_KEY: newMasterKey(),
-  CORPUS_CONNECTOR_ROOTS: join(root, "{user}"),
+  ...userFoldersEnv(root),
   CORPUS_LOG_LEVEL: "INFO",
   CORPUS_LIMIT_QUERY_PER_MINUTE: "1000000",
   CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "1000000",

@@ -12,6 +12,15 @@ export const FIXED_ISSUER = { CORPUS_OAUTH_ISSUER: "http://corpus.test", CORPUS_
 
 export const newMasterKey = () => randomBytes(32).toString("base64");
 
+/** A server's environment under `root`: its data folder, a fresh master key, users' folders at root/<user> (CORPUS_CONNECTOR_ROOTS). */
+export const userFoldersEnv = (root: string) => ({
+  ...FIXED_ISSUER,
+  HOME: root,
+  CORPUS_DATA_DIR: join(root, "data"),
+  CORPUS_MASTER_KEY: newMasterKey(),
+  CORPUS_CONNECTOR_ROOTS: join(root, "{user}"),
+});
+
 export function baseEnv(env: Record<string, string>): Record<string, string> {
   // A small storage reserve (D29) rather than the default's 64 MiB file in each data folder.
   return { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", CORPUS_MIN_FREE_BYTES: "1048576", ...env };

@@ -5,7 +5,7 @@
 // mail ~45 s); the CSV of 3,000,000 columns is past the budget of CPU time now.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus } from "../backup/support";
+import { cli, startCorpus, userFoldersEnv } from "../backup/support";
 import { tempDir } from "../helpers";
 import { writeHostileSources } from "../support/hostile-sources";
 
@@ -36,11 +36,7 @@ describe("a real server indexing hostile sources", () => {
     const alice = join(root, "alice");
     const sources = writeHostileSources(alice);
     const env = {
-      ...FIXED_ISSUER,
-      HOME: root,
-      CORPUS_DATA_DIR: join(root, "data"),
-      CORPUS_MASTER_KEY: newMasterKey(),
-      CORPUS_CONNECTOR_ROOTS: join(root, "{user}"),
+      ...userFoldersEnv(root),
       CORPUS_LOG_LEVEL: "INFO",
     };
     const token = (await cli(["token", "create", "--user", "alice", "--scopes", "connectors:read,connectors:write"], env)).stdout.trim();

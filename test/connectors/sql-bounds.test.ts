@@ -11,7 +11,7 @@ import type { SqlTable } from "../../src/connectors/sql/config";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { MAX_SEARCH_NEEDLES, searchNeedles } from "../../src/connectors/types";
 import { MAX_QUERY_TERMS, planQuery } from "../../src/retrieval/plan";
-import { cli, FIXED_ISSUER, newMasterKey, startCorpus } from "../backup/support";
+import { cli, startCorpus, userFoldersEnv } from "../backup/support";
 import { tempDir } from "../helpers";
 import { FREE_SHARE, turnsWhile } from "../support/event-loop";
 import { probeWhile } from "../support/responsiveness";
@@ -104,11 +104,7 @@ describe("the attack report's SQLite: 300,000 rows and a 450-word question", () 
   test("a real server: GET / keeps answering while the question runs (it waited 69 s), and the question is answered", async () => {
     const root = join(path, "..", "..", "..");
     const env = {
-      ...FIXED_ISSUER,
-      HOME: root,
-      CORPUS_DATA_DIR: join(root, "data"),
-      CORPUS_MASTER_KEY: newMasterKey(),
-      CORPUS_CONNECTOR_ROOTS: join(root, "{user}"),
+      ...userFoldersEnv(root),
     };
     const token = (await cli(["token", "create", "--user", "alice", "--scopes", "connectors:write,corpus:search"], env)).stdout.trim();
     const server = await startCorpus(env);
