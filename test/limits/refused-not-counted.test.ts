@@ -10,11 +10,17 @@ import { migrate } from "../../src/store/migrations";
 import { bearer, postJson, req, testApp } from "../helpers";
 import { askedToo, heldSource } from "../support/held-source";
 
+/** A stopped clock: a minute window must not roll over mid-test (the 61st question would start a new one). */
+const stopped = () => {
+  const at = Date.now();
+  return () => at;
+};
+
 const remaining = (r: Response) => [r.headers.get("x-ratelimit-remaining-minute"), r.headers.get("x-ratelimit-remaining-day")];
 
 describe("refused requests do not count against a user's limits (D31)", () => {
   test("40 invalid webhook URLs, then a valid one is registered, not 429; valid ones still reach 429", async () => {
-    const { app, services } = await testApp({ CORPUS_LIMIT_WEBHOOKS_PER_MINUTE: "30", CORPUS_WEBHOOK_ALLOW_PRIVATE: "true" });
+    const { app, services } = await testApp({ CORPUS_LIMIT_WEBHOOKS_PER_MINUTE: "30", CORPUS_WEBHOOK_ALLOW_PRIVATE: "true" }, stopped());
     const tok = (await services.auth.issuer.issue("mallory", ["connectors:read", "connectors:write"])).token;
     const hook = (url: string) => app.handle(postJson("/v1/webhooks", { url, events: ["user.deleted"] }, bearer(tok)));
     for (let i = 0; i < 40; i++) {
@@ -43,7 +49,7 @@ describe("refused requests do not count against a user's limits (D31)", () => {
   });
 
   test("/v1/query: bad bodies (empty, not JSON, unknown field) do not count; 60 valid questions do, the 61st is 429", async () => {
-    const { app, services } = await testApp();
+    const { app, services } = await testApp({}, stopped());
     const tok = (await services.auth.issuer.issue("alice", ["corpus:search"])).token;
     const ask = (body: string) =>
       app.handle(req("/v1/query", { method: "POST", body, headers: { "content-type": "application/json", ...bearer(tok) } }));
@@ -63,7 +69,7 @@ describe("refused requests do not count against a user's limits (D31)", () => {
   });
 
   test("a search refused only because its token was revoked while it ran still counts, as corpus_search's does", async () => {
-    const t = await testApp();
+    const t = await testApp({}, stopped());
     const tok = (await t.services.auth.issuer.issue("carol", ["corpus:search"])).token;
     const held = heldSource([]);
     askedToo(t, "held", "Held", "user", held.connector);
