@@ -109,14 +109,19 @@ describe("the caller is known before the body is parsed (issue 13 finding 4)", (
 
 describe("adding connectors and webhooks is limited per user (D16, issue 13 finding 4)", () => {
   test("POST /v1/connectors and POST /v1/webhooks: the six headers, 429 past the minute's limit, the next user unaffected", async () => {
-    const { app, services } = await testApp({
-      CORPUS_LIMIT_CONNECTORS_PER_MINUTE: "2",
-      CORPUS_LIMIT_WEBHOOKS_PER_MINUTE: "2",
-      CORPUS_LIMIT_WEBHOOKS_PER_DAY: "50",
-      // Requests that are carried out, so that they count (a refused one is given back, D31).
-      CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1",
-      CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
-    });
+    const at = Date.now();
+    const { app, services } = await testApp(
+      {
+        CORPUS_LIMIT_CONNECTORS_PER_MINUTE: "2",
+        CORPUS_LIMIT_WEBHOOKS_PER_MINUTE: "2",
+        CORPUS_LIMIT_WEBHOOKS_PER_DAY: "50",
+        // Requests that are carried out, so that they count (a refused one is given back, D31).
+        CORPUS_CONNECTOR_ALLOW_HOSTS: "127.0.0.1",
+        CORPUS_WEBHOOK_ALLOW_PRIVATE: "true",
+      },
+      // A stopped clock: the minute's window must not roll over between the second and third.
+      () => at,
+    );
     const issue = async (user: string) => (await services.auth.issuer.issue(user, ["connectors:read", "connectors:write"] as never)).token;
     const [mallory, gina] = [await issue("mallory"), await issue("gina")];
     for (const [path, body, limits] of [
