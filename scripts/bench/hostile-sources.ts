@@ -5,7 +5,7 @@
 // to a plain folder and to a SQLite table of 20 rows of 1 MB.
 //   bun scripts/bench/hostile-sources.ts
 import { join } from "node:path";
-import { cli, startCorpus, userFoldersEnv } from "../../test/backup/support";
+import { callerWith, cli, startCorpus, userFoldersEnv } from "../../test/backup/support";
 import { HOSTILE_TABLE, writeHostileSources } from "../../test/support/hostile-sources";
 import { runTempDir, sleep } from "./lib";
 
@@ -28,12 +28,7 @@ const env = {
 const scopes = "connectors:read,connectors:write,corpus:search";
 const token = (await cli(["token", "create", "--user", "alice", "--scopes", scopes], env)).stdout.trim();
 const server = await startCorpus(env);
-const call = (method: string, route: string, body?: unknown) =>
-  fetch(`${server.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
+const call = callerWith(server.url, token);
 
 /** Times `request` until `stop()` (or `n` times): latencies in ms, sorted, and requests not answered 200. */
 async function timeLoop(request: () => Promise<Response>, until: { n?: number; stop?: () => boolean }, gapMs: number) {

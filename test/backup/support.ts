@@ -12,6 +12,16 @@ export const FIXED_ISSUER = { CORPUS_OAUTH_ISSUER: "http://corpus.test", CORPUS_
 
 export const newMasterKey = () => randomBytes(32).toString("base64");
 
+/** Calls `base`'s routes with a bearer token, a JSON body when given. */
+export const callerWith =
+  (base: string, token: string) =>
+  (method: string, route: string, body?: unknown): Promise<Response> =>
+    fetch(`${base}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+
 /** A server's environment under `root`: its data folder, a fresh master key, users' folders at root/<user> (CORPUS_CONNECTOR_ROOTS). */
 export const userFoldersEnv = (root: string) => ({
   ...FIXED_ISSUER,

@@ -5,7 +5,7 @@
 // mail ~45 s); the CSV of 3,000,000 columns is past the budget of CPU time now.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { cli, startCorpus, userFoldersEnv } from "../backup/support";
+import { callerWith, cli, startCorpus, userFoldersEnv } from "../backup/support";
 import { tempDir } from "../helpers";
 import { writeHostileSources } from "../support/hostile-sources";
 
@@ -41,12 +41,7 @@ describe("a real server indexing hostile sources", () => {
     };
     const token = (await cli(["token", "create", "--user", "alice", "--scopes", "connectors:read,connectors:write"], env)).stdout.trim();
     const server = await startCorpus(env);
-    const call = (method: string, route: string, body?: unknown) =>
-      fetch(`${server.url}${route}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
+    const call = callerWith(server.url, token);
     try {
       const quiet = (await latencies(server.url, { n: 100 })).sorted;
       const statuses = async () =>
