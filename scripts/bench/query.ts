@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { chinookCustomers, chinookInvoices, chinookSource } from "../../test/support/chinook";
 import { indexedServer } from "./indexed-server";
+import { invoicesFolder } from "./invoices-folder";
 import { runTempDir } from "./lib";
 import { receiptsFolder } from "./receipts-folder";
 
@@ -19,7 +20,7 @@ const { services, server, url, headers } = await indexedServer(
   work,
   [
     { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
-    { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
+    { id: "invoices", kind: "files", label: "Invoices", config: { path: invoicesFolder(data, work) } },
     { id: "receipts", kind: "files", label: "Receipts", config: { path: receiptsFolder(data, work) } },
     chinookSource([chinookInvoices(), chinookCustomers(["FirstName", "LastName", "Company", "Country", "Email"])], "shop", "Chinook"),
   ],

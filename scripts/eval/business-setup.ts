@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chinookSource } from "../../test/support/chinook";
 import { indexedServer } from "../bench/indexed-server";
+import { invoicesFolder } from "../bench/invoices-folder";
 import { receiptsFolder } from "../bench/receipts-folder";
 
 const args = process.argv.slice(2);
@@ -55,13 +56,14 @@ export const unitOf = (label: string) => {
 
 /** A real server with the four sources connected by the operator; the shop's `tables` as the evaluation reads them. */
 export function businessServer(shopTables: object[]) {
-  // The receipts as a folder of text files, as a scanner would leave them.
+  // The receipts as a folder of text files, as a scanner would leave them; the invoices without
+  // their fixtures' expected-field JSON (the labels) or derived copies.
   const receiptsDir = receiptsFolder(data, work);
   return indexedServer(
     work,
     [
       { id: "mail", kind: "maildir", label: "Enron mail", config: { path: join(data, "enron", "messages") } },
-      { id: "invoices", kind: "files", label: "Invoices", config: { path: join(data, "invoices") } },
+      { id: "invoices", kind: "files", label: "Invoices", config: { path: invoicesFolder(data, work) } },
       { id: "receipts", kind: "files", label: "Receipts", config: { path: receiptsDir } },
       chinookSource(shopTables, "shop", "Chinook"),
     ],
