@@ -19,29 +19,40 @@ export interface AskedByModel {
 
 /** The prototypes with their vectors (the model's, normalised: a dot product is their cosine). */
 export class AskedPrototypes {
-  private readonly kindIndex: number[];
+  private readonly kindIndex: Int32Array;
+  /** Every prototype's vector, one after another (one array: a tight loop per question). */
+  private readonly flat: Float32Array;
+  private readonly dim: number;
 
   constructor(
     readonly prototypes: readonly Prototype[],
-    private readonly vectors: readonly Float32Array[],
+    vectors: readonly Float32Array[],
   ) {
-    if (prototypes.length !== vectors.length) throw new Error("prototypes: one vector per prototype");
-    this.kindIndex = prototypes.map((p) => ASKED_KINDS.indexOf(p.kind));
+    if (prototypes.length !== vectors.length || vectors.length === 0) throw new Error("prototypes: one vector per prototype");
+    this.dim = vectors[0]!.length;
+    this.flat = new Float32Array(vectors.length * this.dim);
+    vectors.forEach((v, i) => {
+      this.flat.set(v, i * this.dim);
+    });
+    this.kindIndex = Int32Array.from(prototypes, (p) => ASKED_KINDS.indexOf(p.kind));
   }
 
   /** The kind `vector` (a question's, of the same model) is nearest to, its margin and the runner-up. */
   classify(vector: Float32Array): AskedByModel {
-    // The NEAREST_PER_KIND best cosines of each kind, descending (a small insertion per prototype).
+    const { dim, flat } = this;
+    if (vector.length !== dim) throw new Error("prototypes: a vector of another model");
+    // The NEAREST_PER_KIND best cosines of each kind, descending.
     const best = ASKED_KINDS.map(() => [] as number[]);
-    this.vectors.forEach((p, i) => {
+    for (let i = 0, at = 0; i < this.kindIndex.length; i++, at += dim) {
       let s = 0;
-      for (let j = 0; j < p.length; j++) s += p[j]! * vector[j]!;
+      for (let j = 0; j < dim; j++) s += flat[at + j]! * vector[j]!;
       const top = best[this.kindIndex[i]!]!;
-      if (top.length === NEAREST_PER_KIND && s <= top[NEAREST_PER_KIND - 1]!) return;
-      top.push(s);
-      top.sort((a, b) => b - a);
+      if (top.length === NEAREST_PER_KIND && s <= top[NEAREST_PER_KIND - 1]!) continue;
+      let k = top.length;
+      while (k > 0 && top[k - 1]! < s) k--;
+      top.splice(k, 0, s);
       if (top.length > NEAREST_PER_KIND) top.pop();
-    });
+    }
     const scores = best
       .map((top, k) => ({ kind: ASKED_KINDS[k]!, score: top.length ? top.reduce((a, b) => a + b, 0) / top.length : -Infinity }))
       .sort((a, b) => b.score - a.score);
