@@ -12,9 +12,10 @@ import { MIGRATIONS } from "../../../src/migrations";
 import { kindOf } from "../../../src/retrieval/answer";
 import { AskedReader, askedReaderOf, kindOfFlags } from "../../../src/retrieval/asked/asked";
 import type { AskedPrototypes } from "../../../src/retrieval/asked/classify";
-import type { AskedKind } from "../../../src/retrieval/asked/prototypes";
+import { type AskedKind, prototypesOf } from "../../../src/retrieval/asked/prototypes";
 import { openDatabase } from "../../../src/store/database";
 import { tempDir } from "../../helpers";
+import { soon } from "../../support/wait";
 
 // The model loads in a worker: longer than 5 s on a busy two-core machine.
 setDefaultTimeout(60_000);
@@ -102,6 +103,18 @@ test("the prototypes are embedded once through the worker; a second prepare reus
   const texts = embeddings.stats.texts;
   expect(await reader.prepare()).toBe(prototypes!);
   expect(embeddings.stats.texts).toBe(texts);
+});
+
+test("a question asked while the prototypes embed runs before their further batches, not after all of them", async () => {
+  const fresh = service();
+  await fresh.warm();
+  const preparing = askedReaderOf(fresh).prepare();
+  // The prototypes' first batch is in the worker: then a question comes.
+  await soon("the prototypes' first batch", () => fresh.stats.batches > 0);
+  await fresh.embed("alice", ["Who signed the lease for the new office?"]);
+  // Counted when the question's vector came: far from the ~540 prototypes' texts (as "urgent", all of them were).
+  expect(fresh.stats.texts).toBeLessThan(prototypesOf().length / 2);
+  expect(await preparing).toBeDefined();
 });
 
 test("questions of every kind and language are read by kind, far more of them than by the tables, every kind at least once", async () => {
