@@ -44,17 +44,18 @@ export function askedOf(question: string, vector?: Float32Array, prototypes?: As
   // A tax's amount is the grammar's to read (asksTaxAmount, in flags.much): the model read "What's
   // the story with the VAT?" and "What is the VAT rate …?" as amounts (the evaluation's intents).
   const kind = model.kind === "amount" && flags.tax ? model.runnerUp : model.kind;
+  // The tables read no kind: none of their flags of a kind is set, only the model's own.
   return {
-    when: flags.when || kind === "date",
-    where: flags.where || kind === "place",
-    much: flags.much || kind === "amount",
-    bought: flags.bought || kind === "item",
-    tax: flags.tax,
+    ...flags,
+    when: kind === "date",
+    where: kind === "place",
+    much: kind === "amount",
+    bought: kind === "item",
     contact: flags.contact || kind === "place",
     kind,
     by: "model",
     confidence: model.confidence,
-    runnerUp: model.runnerUp,
+    runnerUp: kind === model.kind ? model.runnerUp : model.kind,
   };
 }
 
@@ -94,7 +95,11 @@ export class AskedReader {
     return preparing;
   }
 
-  /** What `question` asks, by its vector (the one ranking embedded) once the prototypes are ready. */
+  /**
+   * What `question` asks, by its vector once the prototypes are ready. Measured with the
+   * question's own vector; ranking embeds a follow-up with up to two earlier turns, whose kind
+   * that vector carries too.
+   */
   read(question: string, vector?: Float32Array): Asked {
     return askedOf(question, vector, this.prototypes);
   }

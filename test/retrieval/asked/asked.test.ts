@@ -59,7 +59,12 @@ test("the tables' kind stands where they read one; the model's where they read n
 test("a question naming a tax is an amount only when the grammar reads one: the model's amount gives way to its runner-up", () => {
   const prototypes = new AskedPrototypes([proto("amount"), proto("open")], [leaning(1, 0.9), leaning(2, 0.9)]);
   const towardAmount = leaning(1, 0.99);
-  expect(askedOf("What's the story with the VAT?", towardAmount, prototypes)).toMatchObject({ kind: "open", much: false, tax: true });
+  expect(askedOf("What's the story with the VAT?", towardAmount, prototypes)).toMatchObject({
+    kind: "open",
+    runnerUp: "amount",
+    much: false,
+    tax: true,
+  });
   expect(askedOf("What's the story with the invoice?", towardAmount, prototypes)).toMatchObject({ kind: "amount", much: true });
   expect(askedOf("How much VAT was on the invoice?", leaning(2, 0.99), prototypes)).toMatchObject({ kind: "amount", by: "tables" });
 });
