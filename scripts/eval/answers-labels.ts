@@ -2,12 +2,13 @@
 // and for the test that keeps the file honest (test/scripts/eval/answers-labels.test.ts).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { AskedKind } from "../../src/retrieval/asked/prototypes";
 
 export interface AnswerQuestion {
   id: string;
   split: "train" | "test";
   source: "mail" | "invoices" | "receipts" | "shop";
-  kind: "amount" | "date" | "place" | "person" | "item" | "count" | "yes/no" | "list" | "open";
+  kind: AskedKind;
   language: string;
   question: string;
   /** A JS regex, case-insensitive: what the answer must hold. */

@@ -14,11 +14,13 @@
 //   bun scripts/eval/answers.ts                 test half
 //   bun scripts/eval/answers.ts --split train   tune on this half only
 //   bun scripts/eval/answers.ts --show          each miss with the answer given
+//   bun scripts/eval/answers.ts --asked         what is asked only (answers-asked.ts: no server)
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
 import { kindOf } from "../../src/retrieval/answer";
 import { planQuery } from "../../src/retrieval/plan";
 import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
-import { factPattern, loadAnswerLabels } from "./answers-labels";
+import { askedSection } from "./answers-asked";
+import { type AnswerIntent, factPattern, loadAnswerLabels } from "./answers-labels";
 import { businessServer, flag, keyOf, option, unitOf } from "./business-setup";
 
 const split = option("split", "test");
@@ -27,29 +29,33 @@ const show = flag("show");
 const labels = loadAnswerLabels();
 const inSplit = <T extends { split: string }>(xs: T[]) => xs.filter((x) => split === "all" || x.split === split);
 
-// 1. The intents: no server needed, only the service's own reading of each question.
+// 1. What is asked, and the intents: no server needed, the service's own reading of each question.
 const intents = inSplit(labels.intents);
-const readings = {
-  amountCondition: (q: string) => planQuery(q).amounts.some((a) => a.comparison !== undefined),
-  asksAmount: (q: string) => kindOf(q).much,
-};
+const askedMuch = await askedSection(inSplit(labels.questions), intents, split);
+const readings: Array<[string, "amountCondition" | "asksAmount", (i: AnswerIntent) => boolean]> = [
+  ["amountCondition", "amountCondition", (i) => planQuery(i.question).amounts.some((a) => a.comparison !== undefined)],
+  ["asksAmount", "asksAmount", (i) => kindOf(i.question).much],
+  ["asksAmount askedOf", "asksAmount", (i) => askedMuch.get(i.id) === true],
+];
 console.log(`intents (${split}): ${intents.length} questions`);
-for (const [name, read] of Object.entries(readings) as Array<[keyof typeof readings, (q: string) => boolean]>) {
+for (const [name, label, read] of readings) {
   let tp = 0;
   let fp = 0;
   let fn = 0;
   const wrong: string[] = [];
   for (const i of intents) {
-    const said = read(i.question);
-    if (said && i[name]) tp++;
+    const said = read(i);
+    if (said && i[label]) tp++;
     else if (said) fp++;
-    else if (i[name]) fn++;
-    if (said !== i[name]) wrong.push(`${i.id} read ${said ? "yes" : "no"}: ${i.question}`);
+    else if (i[label]) fn++;
+    if (said !== i[label]) wrong.push(`${i.id} read ${said ? "yes" : "no"}: ${i.question}`);
   }
   const ratio = (a: number, b: number) => (b === 0 ? "-" : (a / b).toFixed(3));
-  console.log(`  ${name.padEnd(16)} precision ${ratio(tp, tp + fp)} recall ${ratio(tp, tp + fn)}  (${wrong.length} read wrong)`);
+  console.log(`  ${name.padEnd(18)} precision ${ratio(tp, tp + fp)} recall ${ratio(tp, tp + fn)}  (${wrong.length} read wrong)`);
   for (const w of wrong) console.log(`    ${w}`);
 }
+
+if (flag("asked")) process.exit(0);
 
 // 2. A real server over the four sources; the shop with the tables whose facts are asked.
 const asked = inSplit(labels.questions);
