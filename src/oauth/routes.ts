@@ -301,7 +301,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
               error:
                 reason === "busy"
                   ? "Too many sign-ins at once. Try again in a moment."
-                  : `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
+                  : retryAfter < 60
+                    ? `Too many failed sign-ins. Try again in ${retryAfter} seconds.`
+                    : `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
               headers: [["retry-after", String(retryAfter)]],
             });
           }
