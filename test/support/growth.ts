@@ -1,17 +1,24 @@
 // Whether work grows linearly with its input, by a ratio timed in one run, never an absolute bound
 // ("under 500 ms" fails on a busy machine). The work on SCALE times the input is timed against
 // SCALE runs on the input: the same characters, so linear work takes as long either way and
-// quadratic work SCALE times longer; the two are of one length, so a busy machine (waiting for a
-// core, a tick's accounting) weighs on both alike. Timings belong in scripts/bench/.
+// quadratic work SCALE times longer. Timed in the process's CPU time, not the clock's: beside a
+// load of 15 on two cores, a run waited for a core several times its own length, and linear work
+// read 11-13 times longer on 8 times the input. Timings belong in scripts/bench/.
 
 /** How many times larger the one input is than each of the many. */
 export const SCALE = 8;
 
 /**
  * Below this the work is linear (~1), above it quadratic (~SCALE): the middle of the two on a log
- * scale. Measured beside a load of 9-12 on two cores: 0.48-1.74 for linear work.
+ * scale. Measured by the clock beside a load of 9-12 on two cores: 0.48-1.74 for linear work.
  */
 export const LINEAR_GROWTH = Math.sqrt(SCALE);
+
+/** The CPU time this process has used, in ms (getrusage: exact, not by ticks; waiting for a core is not in it). */
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 
 /** A growth within this factor of LINEAR_GROWTH is no clear verdict yet: more runs are timed. */
 const UNCLEAR = 2;
@@ -30,9 +37,9 @@ export async function growthOf(work: (n: number) => unknown, n: number, runs = 3
     // The young garbage of earlier runs collected first, or a collection lands in one run and not
     // the other; a full collection of a test process's heap cost more than the work measured.
     Bun.gc(false);
-    const started = performance.now();
+    const started = cpuMs();
     await what();
-    return performance.now() - started;
+    return cpuMs() - started;
   };
   const whole = async () => {
     await work(SCALE * n);
