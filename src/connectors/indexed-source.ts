@@ -291,7 +291,15 @@ export class IndexedFolderConnector implements Connector {
    * bound or their reading budget, kept in the index (across restarts) until they change (D31).
    */
   private skippedNote(): string | undefined {
-    const { count: n, named } = this.index.skippedNotes(SKIPPED_NAMED);
+    let skipped: ReturnType<LocalIndex["skippedNotes"]>;
+    try {
+      skipped = this.index.skippedNotes(SKIPPED_NAMED);
+    } catch (error) {
+      // The owner's key gone (a deletion under way): nothing of theirs is opened, or shown.
+      if (error instanceof NoUserKey) return undefined;
+      throw error;
+    }
+    const { count: n, named } = skipped;
     if (n === 0) return undefined;
     const shown = named.map((s) => `${shownName(s.name)} ${s.reason}`);
     return `skipped ${n} file${n === 1 ? "" : "s"}: ${shown.join("; ")}${n > SKIPPED_NAMED ? `; and ${n - SKIPPED_NAMED} more` : ""}`;

@@ -45,13 +45,14 @@ afterAll(() => {
 });
 
 /** The server started (again) on the same data folder: the files connector's first sync done. */
-async function start(): Promise<{ db: Database; connector: IndexedFolderConnector }> {
+async function start(): Promise<{ db: Database; userKeys: UserKeys; connector: IndexedFolderConnector }> {
   const db = openDatabase(dataDir, [...cryptoMigrations, ...indexMigrations]);
   open.push(db);
-  const index = new LocalIndex(db, "alice/docs", indexKeysFor(new UserKeys(db, masterKey), "alice", "docs", true));
+  const userKeys = new UserKeys(db, masterKey);
+  const index = new LocalIndex(db, "alice/docs", indexKeysFor(userKeys, "alice", "docs", true));
   const connector = new IndexedFolderConnector("files", folder, index, filesSource(folder, undefined, budgetedReader()));
   await connector.sync();
-  return { db, connector };
+  return { db, userKeys, connector };
 }
 
 async function restart(before: { db: Database; connector: IndexedFolderConnector }) {
@@ -79,12 +80,15 @@ test("a file over its reading budget is not read again after a restart; touched,
   await server.connector.close();
 });
 
-test("the skipped file's name is sealed in the data folder (D3); dropping the connector's index drops its skips", async () => {
+test("the skipped file's name is sealed in the data folder (D3), opened by its owner's key only; dropping the connector's index drops its skips", async () => {
   const server = await start();
   server.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   const stored = readdirSync(dataDir).map((f) => readFileSync(join(dataDir, f)).toString("latin1"));
   expect(stored.filter((bytes) => bytes.includes("hostile-quarterly")).length).toBe(0);
   expect(server.db.query("SELECT count(*) AS n FROM connector_skipped").get()).toEqual({ n: 1 });
+  // The owner's key destroyed (a deletion under way): the status opens nothing, and says nothing of it.
+  server.userKeys.destroy("alice");
+  expect((await server.connector.health()).reason).toBeUndefined();
   await server.connector.close();
   dropIndex(server.db, "alice/docs");
   expect(server.db.query("SELECT count(*) AS n FROM connector_skipped").get()).toEqual({ n: 0 });
