@@ -4,8 +4,8 @@
 // account from anywhere (a much higher limit) guessing spread over many addresses is slowed,
 // never locked (OWASP's advice against lockout as denial of service): past it, addresses the
 // account has not signed in from get one attempt between them every SPRAYED_ACCOUNT_MS, and
-// an address it signed in from within KNOWN_ADDRESS_MS is not slowed at all; so strangers
-// spraying an account cannot keep its owner out (issue 35). An attempt is counted as a failure
+// an address or a browser (its device cookie) it signed in from within KNOWN_ADDRESS_MS is not
+// slowed at all; so strangers spraying an account cannot keep its owner out (issue 35). An attempt is counted as a failure
 // before its password is checked, and taken back if it was right: guesses sent at once cannot
 // all pass the check while the first hashes run. Bounded: at most MAX_KEYS counters and
 // MAX_KEYS known addresses are kept (the oldest goes first).
@@ -19,7 +19,7 @@ export const ACCOUNT_FAILURES = 100;
  * waits seconds, not the window.
  */
 export const SPRAYED_ACCOUNT_MS = 15_000;
-/** An address (an IPv6 /64) an account signed in from is known this long: never slowed by strangers' failures. */
+/** An address (an IPv6 /64) or a device an account signed in from is known this long: never slowed by strangers' failures. */
 export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
 /** Failures from one address, whatever the accounts. */
 export const ADDRESS_FAILURES = 20;
@@ -33,7 +33,7 @@ interface Counter {
 
 export class LoginThrottle {
   private readonly failures = new Map<string, number[]>();
-  /** When each account last signed in from each address, by `${account} ${address}`. */
+  /** When each account last signed in from each address and device, by `${account} ${address}` and `${account} device:${device}`. */
   private readonly known = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -60,15 +60,21 @@ export class LoginThrottle {
     };
   }
 
-  private isKnown(account: string, address: string): boolean {
-    const key = `${account} ${address}`;
-    const at = this.known.get(key);
-    if (at !== undefined && at + KNOWN_ADDRESS_MS <= this.now()) this.known.delete(key);
-    return at !== undefined && at + KNOWN_ADDRESS_MS > this.now();
+  /** Where `account` was signed in from: the address, and the device when the browser has one. */
+  private static places(account: string, address: string, device: string | undefined): string[] {
+    return device === undefined ? [`${account} ${address}`] : [`${account} ${address}`, `${account} device:${device}`];
   }
 
-  /** Seconds until a login for this account from this address may be tried, or 0. */
-  blockedFor(account: string | undefined, address: string): number {
+  private isKnown(account: string, address: string, device: string | undefined): boolean {
+    return LoginThrottle.places(account, address, device).some((key) => {
+      const at = this.known.get(key);
+      if (at !== undefined && at + KNOWN_ADDRESS_MS <= this.now()) this.known.delete(key);
+      return at !== undefined && at + KNOWN_ADDRESS_MS > this.now();
+    });
+  }
+
+  /** Seconds until a login for this account from this address (and device, a browser's cookie) may be tried, or 0. */
+  blockedFor(account: string | undefined, address: string, device?: string): number {
     const waits: number[] = [];
     const { account: sprayed, ...refusing } = this.counters(account, address);
     for (const { key, limit } of Object.values(refusing)) {
@@ -77,7 +83,7 @@ export class LoginThrottle {
     }
     // Sprayed from many addresses: slowed from those it has not signed in from, never refused for the window.
     const list = sprayed ? this.recent(sprayed.key) : [];
-    if (sprayed && list.length >= sprayed.limit && !this.isKnown(account!, address)) {
+    if (sprayed && list.length >= sprayed.limit && !this.isKnown(account!, address, device)) {
       const wait = list[list.length - 1]! + SPRAYED_ACCOUNT_MS - this.now();
       if (wait > 0) waits.push(Math.ceil(wait / 1000));
     }
@@ -89,8 +95,8 @@ export class LoginThrottle {
    * a failure, to be taken back by the attempt's `succeeded` (the right password), `busy` (no
    * password was checked: the address still pays) or `refund` (nothing was checked at all).
    */
-  attempt(account: string | undefined, address: string): { wait: number } | { attempt: LoginAttempt } {
-    const wait = this.blockedFor(account, address);
+  attempt(account: string | undefined, address: string, device?: string): { wait: number } | { attempt: LoginAttempt } {
+    const wait = this.blockedFor(account, address, device);
     if (wait > 0) return { wait };
     const at = this.now();
     const counters = this.counters(account, address);
@@ -113,10 +119,11 @@ export class LoginThrottle {
           takeBack(counters.account);
           takeBack(counters.address);
           if (account === undefined) return;
-          const key = `${account} ${address}`;
-          this.known.delete(key);
-          this.known.set(key, this.now());
-          if (this.known.size > MAX_KEYS) this.known.delete(this.known.keys().next().value!);
+          for (const key of LoginThrottle.places(account, address, device)) {
+            this.known.delete(key);
+            this.known.set(key, this.now());
+            if (this.known.size > MAX_KEYS) this.known.delete(this.known.keys().next().value!);
+          }
         },
         busy: () => {
           takeBack(counters.pair);
@@ -133,7 +140,7 @@ export interface LoginAttempt {
   /**
    * The password was right: this address's failures for the account are forgotten, this attempt
    * is not a failure (the account-wide count stays: it bounds guessing from everywhere), and the
-   * address is known to the account (KNOWN_ADDRESS_MS).
+   * address and the device are known to the account (KNOWN_ADDRESS_MS).
    */
   succeeded(): void;
   /**

@@ -50,8 +50,13 @@ async function signInForm(accounts: Record<string, string> = {}) {
   const page = await t.app.handle(req("/oauth/apps"));
   const cookie = cookieOf(page, "corpus_login")!;
   const csrf = field(await page.text(), "csrf")!;
-  const post = (user: string, password: string, from?: string) => {
-    const r = formPost("/oauth/login", { user, password, csrf, return: "/oauth/apps" }, { cookie });
+  /** `device`: the browser's device cookie (`corpus_device=…`), sent with the login cookie. */
+  const post = (user: string, password: string, from?: string, device?: string) => {
+    const r = formPost(
+      "/oauth/login",
+      { user, password, csrf, return: "/oauth/apps" },
+      { cookie: device ? `${cookie}; ${device}` : cookie },
+    );
     if (from) beginRequest(r, from);
     return t.app.handle(r);
   };
@@ -113,9 +118,12 @@ describe("sign-in under concurrent guesses", () => {
     await t.services.close();
   });
 
-  test("attack: bob's account sprayed from 20 addresses: bob signs in from where he did before; a new address waits seconds, not 15 minutes", async () => {
+  test("attack: bob's account sprayed from 20 addresses: bob signs in from where he did before, and from his browser elsewhere; a new address waits seconds, not 15 minutes", async () => {
     const { t, post } = await signInForm({ bob: "bob's long password" });
-    expect((await post("bob", "bob's long password", "192.0.2.10")).status).toBe(303);
+    const home = await post("bob", "bob's long password", "192.0.2.10");
+    expect(home.status).toBe(303);
+    const device = cookieOf(home, "corpus_device")!;
+    expect(device).toMatch(/^corpus_device=[A-Za-z0-9_-]{43}$/);
     // The strangers' wrong passwords, counted as the sign-in counts them (without their 100 hashes).
     const throttle = (t.services.oauth as unknown as { signIn: { throttle: LoginThrottle } }).signIn.throttle;
     let guesses = 0;
@@ -133,6 +141,11 @@ describe("sign-in under concurrent guesses", () => {
     expect(elsewhere.status).toBe(429);
     expect(Number(elsewhere.headers.get("retry-after"))).toBeLessThanOrEqual(SPRAYED_ACCOUNT_MS / 1000);
     expect(await elsewhere.text()).toContain("seconds");
+    // His browser on another network (a phone's address changes): known by its device cookie.
+    expect((await post("bob", "bob's long password", "198.51.100.8", device)).status).toBe(303);
+    // A device cookie of the stranger's own making is no known browser of bob's.
+    spray(1);
+    expect((await post("bob", "bob's long password", "198.51.100.9", `corpus_device=${"A".repeat(43)}`)).status).toBe(429);
     await t.services.close();
   });
 

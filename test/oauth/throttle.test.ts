@@ -69,6 +69,18 @@ describe("sign-in throttle", () => {
     expect(throttle.blockedFor("bob", "192.0.2.10")).toBeGreaterThan(0);
   });
 
+  test("the browser bob signed in with (its device cookie) is not slowed at a new address; another browser is", () => {
+    const clock = { now: 1_000_000 };
+    const throttle = new LoginThrottle(() => clock.now);
+    const first = throttle.attempt("bob", "192.0.2.10", "bobs-phone");
+    if (!("attempt" in first)) throw new Error("refused");
+    first.attempt.succeeded();
+    for (let a = 0; a < ACCOUNT_FAILURES / ACCOUNT_ADDRESS_FAILURES; a++) fail(throttle, "bob", `203.0.113.${a}`, ACCOUNT_ADDRESS_FAILURES);
+    expect(throttle.blockedFor("bob", "198.51.100.7", "bobs-phone")).toBe(0);
+    expect(throttle.blockedFor("bob", "198.51.100.7")).toBeGreaterThan(0);
+    expect(throttle.blockedFor("bob", "198.51.100.7", "strangers-browser")).toBeGreaterThan(0);
+  });
+
   test("an address known to bob is not known to carol: her account sprayed, it is slowed there", () => {
     const { throttle } = sprayed();
     for (let a = 0; a < ACCOUNT_FAILURES / ACCOUNT_ADDRESS_FAILURES; a++)
