@@ -14,7 +14,7 @@ import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
 import type { Logger } from "../log";
 import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
 import { TERMS_FORMAT } from "./index-terms";
-import { type LocalIndex, rewriteStaleWords, type ScanEntry, type SkippedSources, syncIndex } from "./local-index";
+import { type LocalIndex, rewriteStaleWords, type ScanEntry, syncIndex } from "./local-index";
 import { asGiven, type Confine } from "./paths";
 import { PhaseProgress } from "./progress";
 import {
@@ -89,8 +89,6 @@ export class IndexedFolderConnector implements Connector {
   /** The embedding run, from its start until every chunk has its vector. */
   private embeddingRun?: PhaseProgress;
   private embeddingPaused = false;
-  /** Files left out past a bound (files/limits.ts), shown in the status until they change. */
-  private readonly skipped: SkippedSources = new Map();
   private readonly embeddings?: OwnerEmbeddings;
   private readonly log?: Logger;
   private readonly check: Confine;
@@ -201,7 +199,6 @@ export class IndexedFolderConnector implements Connector {
         this.source.scan(),
         (e) => this.source.read(e),
         (done, total) => this.readProgress(done, total),
-        this.skipped,
         () => this.closed,
       );
       if (this.closed) return;
@@ -289,12 +286,23 @@ export class IndexedFolderConnector implements Connector {
     return { status: "ok", records, ...(skipped ? { reason: skipped } : {}) };
   }
 
-  /** "skipped 1 file: big.docx expands beyond 64 MB", the first few named. */
+  /**
+   * "skipped 1 file: big.docx expands beyond 64 MB", the first few named: files left out past a
+   * bound or their reading budget, kept in the index (across restarts) until they change (D31).
+   */
   private skippedNote(): string | undefined {
-    if (this.skipped.size === 0) return undefined;
-    const n = this.skipped.size;
-    const named = [...this.skipped].slice(0, SKIPPED_NAMED).map(([source, s]) => `${shownName(source)} ${s.reason}`);
-    return `skipped ${n} file${n === 1 ? "" : "s"}: ${named.join("; ")}${n > SKIPPED_NAMED ? `; and ${n - SKIPPED_NAMED} more` : ""}`;
+    let skipped: ReturnType<LocalIndex["skippedNotes"]>;
+    try {
+      skipped = this.index.skippedNotes(SKIPPED_NAMED);
+    } catch (error) {
+      // The owner's key gone (a deletion under way): nothing of theirs is opened, or shown.
+      if (error instanceof NoUserKey) return undefined;
+      throw error;
+    }
+    const { count: n, named } = skipped;
+    if (n === 0) return undefined;
+    const shown = named.map((s) => `${shownName(s.name)} ${s.reason}`);
+    return `skipped ${n} file${n === 1 ? "" : "s"}: ${shown.join("; ")}${n > SKIPPED_NAMED ? `; and ${n - SKIPPED_NAMED} more` : ""}`;
   }
 
   /** A sync when one is due, waited for at most SYNC_WAIT_MS: past that, what is indexed is searched. */

@@ -539,7 +539,10 @@ export class ConnectorRegistry {
     return (
       this.rows.count(user) +
       this.db
-        .query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/'")
+        .query<{ n: number }, [string]>(
+          `SELECT (SELECT count(*) FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/')
+                + (SELECT count(*) FROM connector_skipped WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/') AS n`,
+        )
         .get(user)!.n
     );
   }

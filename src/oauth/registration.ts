@@ -1,8 +1,11 @@
 // The clients of the built-in authorization server: registered dynamically (RFC 7591), or
 // named by the https URL of their metadata document (metadata-document.ts). Both kinds fill
-// one table, under one cap (MAX_CLIENTS), and one address introduces at most
-// REGISTRATIONS_PER_HOUR of either an hour: a registration, or a metadata document fetched
-// (issue 35: a new client_id URL at /oauth/authorize costs an outbound fetch).
+// one table, under one cap (MAX_CLIENTS); one address introduces at most
+// REGISTRATIONS_PER_HOUR of either an hour (a registration, or a metadata document fetched: a
+// new client_id URL at /oauth/authorize costs an outbound fetch), and every address together
+// CLIENTS_PER_HOUR. A full table makes room by dropping clients never used (no grant) older
+// than UNUSED_CLIENT_SECONDS, oldest first: ~500 addresses filled it for a day (issue 35),
+// and the hourly bound keeps most of it old enough to be dropped.
 import { randomBytes } from "node:crypto";
 import { type OAuthContext, secondsOf, secret } from "./context";
 import { InvalidClientMetadata, InvalidRedirectUri, TemporarilyUnavailable } from "./errors";
@@ -21,6 +24,14 @@ import { WindowLimit } from "./throttle";
 export const MAX_CLIENTS = 10_000;
 /** Clients one address may introduce in an hour: the table of clients cannot be filled, nor the server made to fetch, from one place. */
 export const REGISTRATIONS_PER_HOUR = 20;
+/** Clients every address together may introduce in an hour: a fifth of the table, so that most of a full one is old enough to drop. */
+export const CLIENTS_PER_HOUR = MAX_CLIENTS / 5;
+/** A client never used (no grant) this long after it was introduced is dropped when the table is full. */
+export const UNUSED_CLIENT_SECONDS = 3600;
+/** Clients dropped at once when the table is full: room for the next ones too, without a scan each time. */
+const DROP_AT_ONCE = 100;
+/** The allowance every address shares (WindowLimit's key). */
+const EVERY_ADDRESS = "*";
 /** Metadata documents being fetched at once, whoever asked: each is an outbound connection. */
 const MAX_DOCUMENT_FETCHES = 16;
 export const AUTH_METHODS = ["none", "client_secret_basic", "client_secret_post"] as const;
@@ -47,6 +58,7 @@ const clientOf = (row: ClientRow): Client => ({
 
 export class Clients {
   private readonly introduced: WindowLimit;
+  private readonly introducedByAll: WindowLimit;
   /** Metadata documents being fetched, by client_id: requests for the same one wait for one fetch. */
   private readonly fetching = new Map<string, Promise<ClientRow>>();
 
@@ -55,16 +67,23 @@ export class Clients {
     private readonly documents: MetadataDocumentOptions = {},
   ) {
     this.introduced = new WindowLimit(REGISTRATIONS_PER_HOUR, 3_600_000, ctx.now);
+    this.introducedByAll = new WindowLimit(CLIENTS_PER_HOUR, 3_600_000, ctx.now);
   }
 
-  /** Counts one client introduced from `address`; refuses past the hour's allowance, or when the table is full. */
+  /** Counts one client introduced from `address`; refuses past its hour's allowance, or every address's. */
   private admit(address: string, what: string): void {
     const wait = this.introduced.take(address);
     if (wait > 0) throw new TemporarilyUnavailable(`too many ${what} from this address; try again in ${wait} s`, 429, wait);
+    const waitAll = this.introducedByAll.take(EVERY_ADDRESS);
+    if (waitAll > 0) throw new TemporarilyUnavailable(`too many new clients; try again in ${waitAll} s`, 429, waitAll);
   }
 
+  /** Room for one more client: a full table drops clients never used, older than UNUSED_CLIENT_SECONDS, first. */
   private checkRoom(): void {
-    if (this.ctx.store.countClients() >= MAX_CLIENTS) throw new TemporarilyUnavailable("too many registered clients; try again later", 503);
+    const { store } = this.ctx;
+    if (store.countClients() < MAX_CLIENTS) return;
+    store.dropUnusedClients(secondsOf(this.ctx) - UNUSED_CLIENT_SECONDS, DROP_AT_ONCE);
+    if (store.countClients() >= MAX_CLIENTS) throw new TemporarilyUnavailable("too many registered clients; try again later", 503);
   }
 
   /** Dynamic client registration (RFC 7591): validates the metadata, answers the client information. */

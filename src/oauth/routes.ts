@@ -12,13 +12,17 @@ import { infoOf, type RequestInfo, requestContext } from "../http/request-contex
 import { limitKey, parseRanges } from "../limits/client-ip";
 import type { Logger } from "../log";
 import { authorizationServerMetadata } from "../metadata/service";
+import { secret } from "./context";
 import { InvalidClientMetadata, InvalidRequest, OAuthError, TemporarilyUnavailable } from "./errors";
 import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
 import type { OAuthServer } from "./service";
+import { KNOWN_ADDRESS_MS } from "./throttle";
 import { PENDING_TTL_SECONDS, UPSTREAM_CALLBACK_PATH, UPSTREAM_COOKIE, UpstreamError } from "./upstream";
 
 export const SESSION_COOKIE = "corpus_session";
 export const LOGIN_COOKIE = "corpus_login";
+/** A browser's own random id, set at a password sign-in: that account's sign-ins from it are never slowed by strangers' failures (throttle.ts). */
+export const DEVICE_COOKIE = "corpus_device";
 const MAX_FORM_BYTES = 16 * 1024;
 
 export const OAUTH_PATHS = {
@@ -292,7 +296,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         }
         // Longer than any account name can be (128): cut, so neither the page nor the throttle keeps it whole.
         const user = (f.get("user") ?? "").trim().slice(0, 129);
-        const result = await oauth.login(user, f.get("password") ?? "", address(request, info));
+        const given = cookies(request).get(DEVICE_COOKIE);
+        const device = given && /^[A-Za-z0-9_-]{43}$/.test(given) ? given : secret();
+        const result = await oauth.login(user, f.get("password") ?? "", address(request, info), device);
         if (!result.ok) {
           if (result.refused) {
             const { reason, retryAfter } = result.refused;
@@ -301,7 +307,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
               error:
                 reason === "busy"
                   ? "Too many sign-ins at once. Try again in a moment."
-                  : `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
+                  : retryAfter < 60
+                    ? `Too many failed sign-ins. Try again in ${retryAfter} seconds.`
+                    : `Too many failed sign-ins. Try again in ${Math.ceil(retryAfter / 60)} minute(s).`,
               headers: [["retry-after", String(retryAfter)]],
             });
           }
@@ -311,6 +319,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         return redirect(target, [
           ["set-cookie", cookie(SESSION_COOKIE, s.id, 12 * 3600)],
           ["set-cookie", cookie(LOGIN_COOKIE, "", 0)],
+          ["set-cookie", cookie(DEVICE_COOKIE, device, KNOWN_ADDRESS_MS / 1000)],
         ]);
       },
       {

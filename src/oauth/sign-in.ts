@@ -43,14 +43,15 @@ export class SignIn {
   }
 
   /**
-   * Checks a password sign-in from `address` (a limit key: an IPv6 client by its /64):
-   * refused before any hash when the throttle is reached (the attempt is counted first) or
-   * when the process's hashes are busy, or busy with this address's.
+   * Checks a password sign-in from `address` (a limit key: an IPv6 client by its /64) and
+   * `device` (the browser's device cookie): refused before any hash when the throttle is
+   * reached (the attempt is counted first) or when the process's hashes are busy, or busy with
+   * this address's. Signed in, the address and the device are known to the account (throttle.ts).
    */
-  async login(user: string, password: string, address: string): Promise<LoginResult> {
+  async login(user: string, password: string, address: string, device?: string): Promise<LoginResult> {
     // Not a possible account name: counted against the address only, never kept as a key of its own.
     const account = SAFE_SUBJECT.test(user) ? user : undefined;
-    const counted = this.throttle.attempt(account, address);
+    const counted = this.throttle.attempt(account, address, device);
     if ("wait" in counted) return { ok: false, refused: { reason: "throttled", retryAfter: counted.wait } };
     let right: boolean;
     try {

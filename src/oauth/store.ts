@@ -252,6 +252,18 @@ export class OAuthStore {
     })();
   }
 
+  /** Drops up to `limit` clients introduced before `before` (seconds) that no grant names, oldest first; how many. */
+  dropUnusedClients(before: number, limit: number): number {
+    return this.db
+      .query(
+        `DELETE FROM oauth_clients WHERE client_id IN (
+           SELECT client_id FROM oauth_clients WHERE created_at < ?
+             AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)
+           ORDER BY created_at LIMIT ?)`,
+      )
+      .run(before, limit).changes;
+  }
+
   /** What has expired: codes, refresh tokens, sessions, access-token links, grants holding nothing, and registered clients never used within a day. */
   purgeExpired(nowSec: number): number {
     let n = 0;

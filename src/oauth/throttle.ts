@@ -1,16 +1,26 @@
 // Login attempts (D27): failures counted in a sliding window per account and client address
-// together (a small limit), per account from anywhere (a much higher one, so guessing spread
-// over many addresses stays bounded) and per address; past a limit a login is refused before
-// the password is checked, so guessing costs the attacker the window, not us an argon2 hash
-// per try. A stranger's failures from elsewhere never lock an account's owner out below the
-// account-wide limit (OWASP's advice against lockout as denial of service). An attempt is
-// counted as a failure before its password is checked, and taken back if it was right (issue
-// 35): guesses sent at once cannot all pass the check while the first hashes run. Bounded: at
-// most MAX_KEYS counters are kept (the oldest goes first).
+// together (a small limit) and per address; past either a login is refused before the password
+// is checked, so guessing costs the attacker the window, not us an argon2 hash per try. Per
+// account from anywhere (a much higher limit) guessing spread over many addresses is slowed,
+// never locked (OWASP's advice against lockout as denial of service): past it, addresses the
+// account has not signed in from get one attempt between them every SPRAYED_ACCOUNT_MS, and
+// an address or a browser (its device cookie) it signed in from within KNOWN_ADDRESS_MS is not
+// slowed at all; so strangers spraying an account cannot keep its owner out (issue 35). An attempt is counted as a failure
+// before its password is checked, and taken back if it was right: guesses sent at once cannot
+// all pass the check while the first hashes run. Bounded: at most MAX_KEYS counters and
+// MAX_KEYS known addresses are kept (the oldest goes first).
 /** Failures for one account from one address (an IPv6 /64). */
 export const ACCOUNT_ADDRESS_FAILURES = 5;
-/** Failures for one account from every address together. */
+/** Failures for one account from every address together: past it, guessing is slowed (SPRAYED_ACCOUNT_MS). */
 export const ACCOUNT_FAILURES = 100;
+/**
+ * Past ACCOUNT_FAILURES, one attempt from the addresses the account has not signed in from, all
+ * together, per this long: at most 60 more guesses in a window, and a person at a new address
+ * waits seconds, not the window.
+ */
+export const SPRAYED_ACCOUNT_MS = 15_000;
+/** An address (an IPv6 /64) or a device an account signed in from is known this long: never slowed by strangers' failures. */
+export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
 /** Failures from one address, whatever the accounts. */
 export const ADDRESS_FAILURES = 20;
 export const WINDOW_MS = 15 * 60_000;
@@ -23,6 +33,8 @@ interface Counter {
 
 export class LoginThrottle {
   private readonly failures = new Map<string, number[]>();
+  /** When each account last signed in from each address and device, by `${account} ${address}` and `${account} device:${device}`. */
+  private readonly known = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -48,12 +60,32 @@ export class LoginThrottle {
     };
   }
 
-  /** Seconds until a login for this account from this address may be tried, or 0. */
-  blockedFor(account: string | undefined, address: string): number {
+  /** Where `account` was signed in from: the address, and the device when the browser has one. */
+  private static places(account: string, address: string, device: string | undefined): string[] {
+    return device === undefined ? [`${account} ${address}`] : [`${account} ${address}`, `${account} device:${device}`];
+  }
+
+  private isKnown(account: string, address: string, device: string | undefined): boolean {
+    return LoginThrottle.places(account, address, device).some((key) => {
+      const at = this.known.get(key);
+      if (at !== undefined && at + KNOWN_ADDRESS_MS <= this.now()) this.known.delete(key);
+      return at !== undefined && at + KNOWN_ADDRESS_MS > this.now();
+    });
+  }
+
+  /** Seconds until a login for this account from this address (and device, a browser's cookie) may be tried, or 0. */
+  blockedFor(account: string | undefined, address: string, device?: string): number {
     const waits: number[] = [];
-    for (const { key, limit } of Object.values(this.counters(account, address))) {
+    const { account: sprayed, ...refusing } = this.counters(account, address);
+    for (const { key, limit } of Object.values(refusing)) {
       const list = this.recent(key);
       if (list.length >= limit) waits.push(Math.ceil((list[list.length - limit]! + WINDOW_MS - this.now()) / 1000));
+    }
+    // Sprayed from many addresses: slowed from those it has not signed in from, never refused for the window.
+    const list = sprayed ? this.recent(sprayed.key) : [];
+    if (sprayed && list.length >= sprayed.limit && !this.isKnown(account!, address, device)) {
+      const wait = list[list.length - 1]! + SPRAYED_ACCOUNT_MS - this.now();
+      if (wait > 0) waits.push(Math.ceil(wait / 1000));
     }
     return waits.length ? Math.max(1, ...waits) : 0;
   }
@@ -63,8 +95,8 @@ export class LoginThrottle {
    * a failure, to be taken back by the attempt's `succeeded` (the right password), `busy` (no
    * password was checked: the address still pays) or `refund` (nothing was checked at all).
    */
-  attempt(account: string | undefined, address: string): { wait: number } | { attempt: LoginAttempt } {
-    const wait = this.blockedFor(account, address);
+  attempt(account: string | undefined, address: string, device?: string): { wait: number } | { attempt: LoginAttempt } {
+    const wait = this.blockedFor(account, address, device);
     if (wait > 0) return { wait };
     const at = this.now();
     const counters = this.counters(account, address);
@@ -86,6 +118,12 @@ export class LoginThrottle {
           if (counters.pair) this.failures.delete(counters.pair.key);
           takeBack(counters.account);
           takeBack(counters.address);
+          if (account === undefined) return;
+          for (const key of LoginThrottle.places(account, address, device)) {
+            this.known.delete(key);
+            this.known.set(key, this.now());
+            if (this.known.size > MAX_KEYS) this.known.delete(this.known.keys().next().value!);
+          }
         },
         busy: () => {
           takeBack(counters.pair);
@@ -100,8 +138,9 @@ export class LoginThrottle {
 /** A sign-in counted by LoginThrottle.attempt while its password is checked. */
 export interface LoginAttempt {
   /**
-   * The password was right: this address's failures for the account are forgotten, and this
-   * attempt is not a failure (the account-wide count stays: it bounds guessing from everywhere).
+   * The password was right: this address's failures for the account are forgotten, this attempt
+   * is not a failure (the account-wide count stays: it bounds guessing from everywhere), and the
+   * address and the device are known to the account (KNOWN_ADDRESS_MS).
    */
   succeeded(): void;
   /**

@@ -56,7 +56,10 @@ for (const h of hostile) {
     const db = new Database(file);
     db.exec(`CREATE TABLE t (${h.columns})`);
     const put = db.query(h.insert);
-    for (let i = 1; i <= 20; i++) put.run(...(h.row(i) as never[]));
+    // One transaction: a commit a row is a sync of the disk each (seconds on a busy machine).
+    db.transaction(() => {
+      for (let i = 1; i <= 20; i++) put.run(...(h.row(i) as never[]));
+    })();
     db.close();
     const source = new SqlConnector({ url: file, tables: [h.table] });
     try {

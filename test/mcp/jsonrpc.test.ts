@@ -159,6 +159,12 @@ describe("JSON-RPC 2.0 on /mcp", () => {
     expect(over.status).toBe(429);
     expect(over.headers.get("retry-after")).not.toBeNull();
     expect(((await over.json()) as any).error).toBe("Rate limit exceeded");
+    // The revision told by the session (no header), or by nothing at all: each message a token too.
+    const init2025 = await post(init("2025-03-26"), {}, "203.0.113.11");
+    const session = { "mcp-session-id": init2025.headers.get("mcp-session-id")! };
+    expect(init2025.headers.get("x-ratelimit-remaining")).toBe("39");
+    expect((await post(pings(30), session, "203.0.113.11")).headers.get("x-ratelimit-remaining")).toBe("9");
+    expect((await post(pings(30), {}, "203.0.113.12")).headers.get("x-ratelimit-remaining")).toBe("10");
   });
 
   test("corpus_search counts against the user's query limit, shared with POST /v1/query (it had none)", async () => {

@@ -7,7 +7,13 @@
 import { afterEach, beforeEach, describe, expect, spyOn, test } from "bun:test";
 import { HASHES_RUNNING, passwordHashes } from "../../src/accounts/hash-gate";
 import { beginRequest } from "../../src/http/request-context";
-import { ACCOUNT_ADDRESS_FAILURES, ADDRESS_FAILURES } from "../../src/oauth/throttle";
+import {
+  ACCOUNT_ADDRESS_FAILURES,
+  ACCOUNT_FAILURES,
+  ADDRESS_FAILURES,
+  type LoginThrottle,
+  SPRAYED_ACCOUNT_MS,
+} from "../../src/oauth/throttle";
 import { req, testApp } from "../helpers";
 import { cookieOf, field, formPost } from "./support";
 
@@ -44,8 +50,13 @@ async function signInForm(accounts: Record<string, string> = {}) {
   const page = await t.app.handle(req("/oauth/apps"));
   const cookie = cookieOf(page, "corpus_login")!;
   const csrf = field(await page.text(), "csrf")!;
-  const post = (user: string, password: string, from?: string) => {
-    const r = formPost("/oauth/login", { user, password, csrf, return: "/oauth/apps" }, { cookie });
+  /** `device`: the browser's device cookie (`corpus_device=…`), sent with the login cookie. */
+  const post = (user: string, password: string, from?: string, device?: string) => {
+    const r = formPost(
+      "/oauth/login",
+      { user, password, csrf, return: "/oauth/apps" },
+      { cookie: device ? `${cookie}; ${device}` : cookie },
+    );
     if (from) beginRequest(r, from);
     return t.app.handle(r);
   };
@@ -104,6 +115,37 @@ describe("sign-in under concurrent guesses", () => {
     for (let i = 0; i < ACCOUNT_ADDRESS_FAILURES; i++) expect((await post("bob", `wrong ${i}`, "198.51.100.66")).status).toBe(401);
     expect((await post("bob", "bob's long password", "198.51.100.66")).status).toBe(429);
     expect((await post("bob", "bob's long password", "192.0.2.10")).status).toBe(303);
+    await t.services.close();
+  });
+
+  test("attack: bob's account sprayed from 20 addresses: bob signs in from where he did before, and from his browser elsewhere; a new address waits seconds, not 15 minutes", async () => {
+    const { t, post } = await signInForm({ bob: "bob's long password" });
+    const home = await post("bob", "bob's long password", "192.0.2.10");
+    expect(home.status).toBe(303);
+    const device = cookieOf(home, "corpus_device")!;
+    expect(device).toMatch(/^corpus_device=[A-Za-z0-9_-]{43}$/);
+    // The strangers' wrong passwords, counted as the sign-in counts them (without their 100 hashes).
+    const throttle = (t.services.oauth as unknown as { signIn: { throttle: LoginThrottle } }).signIn.throttle;
+    let guesses = 0;
+    const spray = (n: number) => {
+      for (let i = 0; i < n; i++, guesses++) {
+        const counted = throttle.attempt("bob", `203.0.113.${Math.floor(guesses / ACCOUNT_ADDRESS_FAILURES)}`);
+        if (!("attempt" in counted)) throw new Error(`refused at ${guesses}`);
+      }
+    };
+    spray(ACCOUNT_FAILURES);
+    // Before: 429 for the window, from everywhere, the right password included.
+    expect((await post("bob", "bob's long password", "192.0.2.10")).status).toBe(303);
+    spray(1); // the strangers go on
+    const elsewhere = await post("bob", "bob's long password", "198.51.100.7");
+    expect(elsewhere.status).toBe(429);
+    expect(Number(elsewhere.headers.get("retry-after"))).toBeLessThanOrEqual(SPRAYED_ACCOUNT_MS / 1000);
+    expect(await elsewhere.text()).toContain("seconds");
+    // His browser on another network (a phone's address changes): known by its device cookie.
+    expect((await post("bob", "bob's long password", "198.51.100.8", device)).status).toBe(303);
+    // A device cookie of the stranger's own making is no known browser of bob's.
+    spray(1);
+    expect((await post("bob", "bob's long password", "198.51.100.9", `corpus_device=${"A".repeat(43)}`)).status).toBe(429);
     await t.services.close();
   });
 

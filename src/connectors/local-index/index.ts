@@ -6,19 +6,22 @@
 // files are only ever read. Removed terms are purged from the index (secure-delete, merges).
 //   migrations.ts  the tables          documents.ts  records, sealed    vectors.ts  chunks owed and their vectors
 //   rank.ts        words and meaning   sync.ts       a scan brought in  maintenance.ts  whole indexes
+//   skipped.ts     sources left out past a bound or their reading budget, until they change
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
 import type { Chunker, IndexContext, IndexKeys } from "./context";
 import { countRecords, knownSources, type PreparedRecords, prepareRecords, putRecords, reblindStale, removeSource } from "./documents";
 import { purgeTerms } from "./maintenance";
 import { rank, search } from "./rank";
+import { countSkipped, forgetSkipped, type SkippedNote, skippedNotes, skippedSources, skipSource } from "./skipped";
 import type { ScanEntry } from "./sync";
 import { embeddingProgress, type OwedChunk, pendingChunks, setVectors } from "./vectors";
 
 export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
 export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
 export { indexMigrations } from "./migrations";
-export { REWRITE_CHARS, rewriteStaleWords, type ScanEntry, type SkippedSources, type SyncProgress, scanEntry, syncIndex } from "./sync";
+export type { SkippedNote } from "./skipped";
+export { REWRITE_CHARS, rewriteStaleWords, type ScanEntry, type SyncProgress, scanEntry, syncIndex } from "./sync";
 
 /** One connector's index, as its connector uses it. */
 export class LocalIndex {
@@ -62,6 +65,26 @@ export class LocalIndex {
   /** Records whose words are of an older format written again, up to `records` or `chars` of text; how many (documents.ts). */
   reblindStale(records: number, chars: number): number {
     return reblindStale(this.ctx, records, chars);
+  }
+
+  /** Sources skipped (past a bound or their reading budget) by their keys, with the size and mtime they were skipped at. */
+  skipped(): Map<string, { size: number; mtime: number }> {
+    return skippedSources(this.ctx);
+  }
+
+  /** `entry` (of key `source`) is not read again until it changes; the status names it with `reason`. */
+  skip(source: string, entry: ScanEntry, reason: string): void {
+    skipSource(this.ctx, source, entry, reason);
+  }
+
+  /** A skipped source (by its key) is read again at the next scan. */
+  unskip(source: string): void {
+    forgetSkipped(this.ctx, source);
+  }
+
+  /** How many sources are skipped, and the first `limit` of them named. */
+  skippedNotes(limit: number): { count: number; named: SkippedNote[] } {
+    return { count: countSkipped(this.ctx), named: skippedNotes(this.ctx, limit) };
   }
 
   /** Removes every record of a source, by its key (sourceKey). */

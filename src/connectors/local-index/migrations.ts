@@ -71,4 +71,20 @@ export const indexMigrations: Migration[] = [
       db.exec("CREATE INDEX connector_docs_terms_format ON connector_docs (owner, terms_format)");
     },
   },
+  {
+    // Sources skipped past a bound or their reading budget (D31, skipped.ts), kept across restarts:
+    // keyed like connector_docs (a keyed hash of the path), their name and reason sealed.
+    id: "connectors-007-skipped-sources",
+    up(db) {
+      db.exec(`CREATE TABLE connector_skipped (
+        skip INTEGER PRIMARY KEY,
+        owner TEXT NOT NULL,
+        source TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime INTEGER NOT NULL,
+        note BLOB NOT NULL,
+        UNIQUE (owner, source)
+      )`);
+    },
+  },
 ];

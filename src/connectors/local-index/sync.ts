@@ -22,41 +22,39 @@ export interface ScanEntry {
 /** How far a sync has come: sources read (or failed) of those to read, told before the first and after each. */
 export type SyncProgress = (done: number, total: number) => void;
 
-/** Sources left out past a bound (SourceSkipped), by source, with why: not read again until they change. */
-export type SkippedSources = Map<string, { size: number; mtime: number; reason: string }>;
-
 /**
  * Brings the index up to date with `entries` (from a scan of the source): new or changed
  * sources are read with `read`, vanished ones removed. Returns how many were read. A source
- * `read` skips (SourceSkipped) goes to `skipped` and is not read again until it changes. Once
- * `stopped` says so (the connector is closing), nothing more is read or written.
+ * `read` skips (SourceSkipped) is kept as skipped in the index (skipped.ts) and not read again,
+ * after a restart too, until it changes. Once `stopped` says so (the connector is closing),
+ * nothing more is read or written.
  */
 export async function syncIndex(
   index: LocalIndex,
   entries: ScanEntry[],
   read: (e: ScanEntry) => Promise<SourceRecord[]>,
   onProgress: SyncProgress = () => {},
-  skipped: SkippedSources = new Map(),
   stopped: () => boolean = () => false,
 ): Promise<{ read: number; removed: number; failed: string[]; skipped: string[] }> {
   const known = index.known();
+  const skipped = index.skipped();
   // What to read is decided first, so that progress has a total.
   const toRead: ScanEntry[] = [];
   let replaced = 0;
-  const present = new Set<string>();
   for (const e of entries) {
-    present.add(e.source);
     const source = index.sourceKey(e.source);
     const k = known.get(source);
     known.delete(source);
     if (k && k.size === e.size && k.mtime === e.mtime) continue;
-    const s = skipped.get(e.source);
+    const s = skipped.get(source);
+    skipped.delete(source);
     if (s && s.size === e.size && s.mtime === e.mtime) continue;
-    skipped.delete(e.source);
+    if (s) index.unskip(source);
     if (k) replaced++;
     toRead.push(e);
   }
-  for (const source of skipped.keys()) if (!present.has(source)) skipped.delete(source);
+  // Left: skipped sources no longer there.
+  for (const source of skipped.keys()) index.unskip(source);
   let readCount = 0;
   const failed: string[] = [];
   const newlySkipped: string[] = [];
@@ -80,8 +78,9 @@ export async function syncIndex(
       if (isStorageError(error)) throw error;
       if (error instanceof SourceSkipped) {
         // Its earlier records (if it changed into what is skipped) go.
-        index.removeSource(index.sourceKey(e.source));
-        skipped.set(e.source, { size: e.size, mtime: e.mtime, reason: error.message });
+        const source = index.sourceKey(e.source);
+        index.removeSource(source);
+        index.skip(source, e, error.message);
         newlySkipped.push(error.message);
       } else failed.push(e.source);
     }

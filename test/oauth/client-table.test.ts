@@ -1,0 +1,109 @@
+// The table of OAuth clients cannot be held full by strangers (issue 35): ~500 addresses, 20
+// registrations an hour each, filled it and every registration was refused (503) for a day,
+// until never-used clients expired. A full table now drops clients never used (no grant) older
+// than an hour, oldest first; every address together introduces at most CLIENTS_PER_HOUR an
+// hour, so most of a full table is old enough to drop. A client in use is never dropped.
+import { afterEach, expect, test } from "bun:test";
+import { beginRequest } from "../../src/http/request-context";
+import { CLIENTS_PER_HOUR, MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_SECONDS } from "../../src/oauth/registration";
+import { OAuthStore } from "../../src/oauth/store";
+import { BASE, testApp } from "../helpers";
+
+const REDIRECT = "https://client.example/cb";
+const META = { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", client_name: "A real app" };
+
+const apps: Array<Awaited<ReturnType<typeof testApp>>> = [];
+afterEach(async () => {
+  for (const t of apps.splice(0)) await t.services.close();
+});
+
+async function server() {
+  const t = await testApp();
+  apps.push(t);
+  return { t, store: new OAuthStore(t.db) };
+}
+
+/** POST /oauth/register from `address`. */
+async function registerFrom(t: Awaited<ReturnType<typeof testApp>>, address: string) {
+  const r = new Request(`${BASE}/oauth/register`, {
+    method: "POST",
+    body: JSON.stringify(META),
+    headers: { "content-type": "application/json" },
+  });
+  beginRequest(r, address);
+  const res = await t.app.handle(r);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The table filled with clients introduced `ageSeconds` ago, none ever used, as many addresses' registrations would. */
+function fill(store: OAuthStore, ageSeconds: number) {
+  const at = Math.floor(Date.now() / 1000) - ageSeconds;
+  store.db.transaction(() => {
+    for (let i = store.countClients(); i < MAX_CLIENTS; i++)
+      store.putClient({
+        client_id: `corpus-filler-${i}`,
+        kind: "registered",
+        name: "filler",
+        redirect_uris: JSON.stringify([REDIRECT]),
+        auth_method: "none",
+        secret_hash: null,
+        grant_types: JSON.stringify(["authorization_code"]),
+        created_at: at - i / 1000,
+        fetched_at: at,
+      });
+  })();
+}
+
+test("attack: a table filled over an hour ago by clients never used makes room for a new one; a client in use is kept", async () => {
+  const { t, store } = await server();
+  // The oldest of all, but in use: a grant names it.
+  store.putClient({
+    client_id: "corpus-in-use",
+    kind: "registered",
+    name: "In use",
+    redirect_uris: JSON.stringify([REDIRECT]),
+    auth_method: "none",
+    secret_hash: null,
+    grant_types: JSON.stringify(["authorization_code"]),
+    created_at: 0,
+    fetched_at: 0,
+  });
+  store.putGrant({
+    grant_id: "g1",
+    client_id: "corpus-in-use",
+    user_id: "alice",
+    scopes: "corpus:search",
+    created_at: 0,
+    revoked_at: null,
+  });
+  fill(store, UNUSED_CLIENT_SECONDS + 600);
+  expect(store.countClients()).toBe(MAX_CLIENTS);
+  // Before: 503 "too many registered clients" for a day.
+  const r = await registerFrom(t, "192.0.2.10");
+  expect(r.status).toBe(201);
+  expect(store.client(String(r.body.client_id))).not.toBeNull();
+  expect(store.client("corpus-in-use")).not.toBeNull();
+  expect(store.countClients()).toBeLessThanOrEqual(MAX_CLIENTS);
+  // The oldest never used went first.
+  expect(store.client("corpus-filler-1")).not.toBeNull();
+  expect(store.client(`corpus-filler-${MAX_CLIENTS - 1}`)).toBeNull();
+});
+
+test("clients introduced within the hour are not dropped: a table full of them refuses (503)", async () => {
+  const { t, store } = await server();
+  fill(store, 60);
+  expect((await registerFrom(t, "192.0.2.10")).status).toBe(503);
+  expect(store.countClients()).toBe(MAX_CLIENTS);
+});
+
+test("attack: every address together introduces at most CLIENTS_PER_HOUR clients an hour, each at most REGISTRATIONS_PER_HOUR", async () => {
+  const { t } = await server();
+  const addresses = CLIENTS_PER_HOUR / REGISTRATIONS_PER_HOUR;
+  // As the route registers (services.oauth.register), without an HTTP request each.
+  for (let a = 0; a < addresses; a++)
+    for (let i = 0; i < REGISTRATIONS_PER_HOUR; i++) t.services.oauth.register(META, `10.${a >> 8}.${a & 255}.1`);
+  // Before: 201, and ~500 addresses filled the table for a day.
+  const refused = await registerFrom(t, "192.0.2.10");
+  expect(refused.status).toBe(429);
+  expect(String(refused.body.error_description)).toContain("too many new clients");
+});
