@@ -474,7 +474,11 @@ export class SqlConnector implements Connector {
         const q = this.query(d.dialect, t, request, maxRowBytes);
         const rows =
           d.dialect === "sqlite"
-            ? await selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit }, bounds)
+            ? await selectInWindows(
+                select,
+                { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit, bytes: searchedBytes(t) },
+                bounds,
+              )
             : await this.postgresRows(d, t, q, request);
         rows.forEach((row, i) => {
           out.push(this.toRecord(t, row, q.orderedBy ? { by: q.orderedBy, rank: i + 1 } : undefined));
@@ -629,9 +633,12 @@ function headOf(text: string): string {
 function headOfCell(column: string): string {
   const c = quote(column);
   const bytes = 4 * SEARCH_CELL_CHARS;
-  return `CASE WHEN typeof(${c}) = 'text' AND length(CAST(${c} AS BLOB)) > ${bytes} THEN CAST(substr(CAST(${c} AS BLOB), 1, ${bytes}) AS TEXT)
+  return `CASE WHEN typeof(${c}) = 'text' AND octet_length(${c}) > ${bytes} THEN CAST(substr(CAST(${c} AS BLOB), 1, ${bytes}) AS TEXT)
     WHEN typeof(${c}) = 'blob' AND length(${c}) > ${bytes} THEN substr(${c}, 1, ${bytes}) ELSE ${c} END AS ${c}`;
 }
+
+/** The bytes a search's LIKE reads of a SQLite row (its title and text cells), as SQL that reads no cell (octet_length). */
+const searchedBytes = (t: SqlTable) => [...new Set([t.title, ...t.text])].map((c) => `COALESCE(octet_length(${quote(c)}), 0)`).join(" + ");
 
 /** The columns a table's rows are read with, each once. */
 const readColumns = (t: SqlTable) => [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])];
