@@ -45,10 +45,11 @@ export const NEWEST_ROW_BYTES = 2_000;
  * Characters of a row's title or text cell a search reads (SQLite cuts it in SQL, PostgreSQL's
  * is cut as it arrives): a row is ranked, chunked and cited from them on the serving thread.
  * 20 rows of 1 MB asked held it ~0.2-0.5 s a question (reading 20 MB, BM25 over 100,000
- * characters of each, the chunks' digests: D31, measured); ~2,500 words of a cell, and a row
- * found by a word past them still comes (the match is SQL's over the whole cell).
+ * characters of each, the chunks' digests: D31, measured); at 16,384, a first question still cut
+ * and looked up ~28 chunks a row. ~1,300 words of a cell (rows embedded ahead hold 2,000 bytes in
+ * all), and a row found by a word past them still comes (the match is SQL's over the whole cell).
  */
-export const SEARCH_CELL_CHARS = 16_384;
+export const SEARCH_CELL_CHARS = 8_192;
 /** Connections of one PostgreSQL connector, which may all be opened at once. */
 const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
