@@ -51,6 +51,7 @@ const INTEGRATION = [
   "connectors/imap.test.ts",
   "connectors/maildir.test.ts",
   "connectors/paths.test.ts",
+  "connectors/read-memory.test.ts",
   "connectors/read-only.test.ts",
   "connectors/reading.test.ts",
   "connectors/remote-hosts.test.ts",

@@ -2,12 +2,14 @@
 // outside review's PDF, DOCX and ZIP bombs, a 1 MB CSV line and one of 3,000,000 columns, 8 MB
 // of nested HTML, a 24 MB mail: test/support/hostile-sources.ts), beside a quiet baseline taken
 // first in the same run (the same loops of GET / and questions, nothing indexing). Questions go
-// to a plain folder and to a SQLite table of 20 rows of 1 MB.
+// to a plain folder and to a SQLite table of 20 rows of 1 MB. BENCH_PROFILE=<folder> also says
+// what held the serving thread (scripts/bench/stalls.ts).
 //   bun scripts/bench/hostile-sources.ts
 import { join } from "node:path";
-import { callerWith, cli, startCorpus, userFoldersEnv } from "../../test/backup/support";
+import { CLI, callerWith, cli, startCorpus, userFoldersEnv } from "../../test/backup/support";
 import { HOSTILE_TABLE, writeHostileSources } from "../../test/support/hostile-sources";
 import { runTempDir, sleep } from "./lib";
+import { profiledServer, stallReport } from "./stalls";
 
 const QUIET_QUESTIONS = Number(process.env.BENCH_QUESTIONS ?? 30);
 /** The connectors asked (BENCH_ASK=plain leaves the 1 MB rows out of the questions). */
@@ -27,7 +29,8 @@ const env = {
 };
 const scopes = "connectors:read,connectors:write,corpus:search";
 const token = (await cli(["token", "create", "--user", "alice", "--scopes", scopes], env)).stdout.trim();
-const server = await startCorpus(env);
+const profile = process.env.BENCH_PROFILE ? profiledServer(process.env.BENCH_PROFILE) : undefined;
+const server = await startCorpus({ ...env, ...profile?.env }, [], { command: [process.execPath, ...(profile?.flags ?? []), CLI] });
 const call = callerWith(server.url, token);
 
 /** Times `request` until `stop()` (or `n` times): latencies in ms, sorted, and requests not answered 200. */
@@ -102,3 +105,4 @@ try {
 } finally {
   await server.stop();
 }
+if (process.env.BENCH_PROFILE) console.log(stallReport(process.env.BENCH_PROFILE));

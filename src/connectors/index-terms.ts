@@ -10,8 +10,13 @@ import { Turns } from "./turns";
 
 /** Words remembered per index (~100 bytes each): the vocabulary repeats, the stem and hash need not be recomputed. */
 const MEMO_LIMIT = 50_000;
-/** The longest word remembered: a longer one (a hex dump, a run of letters) rarely comes again, and would make the memo's bytes unbounded. */
-const MEMO_WORD_CHARS = 64;
+/**
+ * The longest word (UTF-16 units, folded): a longer one is cut to its first MAX_WORD_CHARS, in the
+ * index and in questions alike, so that it is still found by them (a hex dump, a token, a run of
+ * letters; dropped, it could not be). Whole, one word of 4 M letters was stemmed and hashed at
+ * once, ~0.4 s of the serving thread (D31), and no English word is near this long.
+ */
+export const MAX_WORD_CHARS = 64;
 /** Hex digits kept of each keyed hash (64 bits): hex never spells a word of the text. */
 const TERM_CHARS = 16;
 
@@ -20,9 +25,10 @@ const TERM_CHARS = 16;
  * change of how words are cut or folded raises it, and records of an older one have their
  * words written again (reblindStale). 1: letters and digits, NFKD without marks, lower case.
  * 2: and a soft hyphen or other invisible character inside a word joined, ß as ss, ς as σ,
- * Chinese and Japanese cut in overlapping pairs of characters.
+ * Chinese and Japanese cut in overlapping pairs of characters. 3: and a word cut to its first
+ * MAX_WORD_CHARS.
  */
-export const TERMS_FORMAT = 2;
+export const TERMS_FORMAT = 3;
 
 const NON_ASCII = /[^\p{ASCII}]/u;
 const NOT_WORD = /[^\p{L}\p{N}]+/u;
@@ -51,10 +57,18 @@ export function foldText(text: string): string {
     : text.toLowerCase();
 }
 
+/** A folded word, cut to its first MAX_WORD_CHARS (never between the halves of a surrogate pair). */
+function capped(word: string): string {
+  if (word.length <= MAX_WORD_CHARS) return word;
+  const last = word.charCodeAt(MAX_WORD_CHARS - 1);
+  return word.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_WORD_CHARS - 1 : MAX_WORD_CHARS);
+}
+
 /**
- * The words of `text`, folded (foldText), in order, not yet stemmed: runs of letters and digits;
- * a run of Chinese or Japanese as its overlapping pairs of characters ("明日の会議" is 明日 日の
- * の会 会議), so that a word inside it is found, as a phrase of its pairs.
+ * The words of `text`, folded (foldText), in order, not yet stemmed: runs of letters and digits,
+ * each cut to its first MAX_WORD_CHARS; a run of Chinese or Japanese as its overlapping pairs of
+ * characters ("明日の会議" is 明日 日の の会 会議), so that a word inside it is found, as a phrase
+ * of its pairs.
  */
 export function foldedWords(text: string): string[] {
   // split, not matchAll: half the time over a question's pool of candidate texts. It leaves an
@@ -62,20 +76,23 @@ export function foldedWords(text: string): string[] {
   const words = foldText(text).split(NOT_WORD);
   if (words.at(-1) === "") words.pop();
   if (words[0] === "") words.shift();
-  if (!NON_ASCII.test(text) || !HAS_UNSPACED.test(text)) return words;
+  if (!NON_ASCII.test(text) || !HAS_UNSPACED.test(text)) {
+    for (let i = 0; i < words.length; i++) if (words[i]!.length > MAX_WORD_CHARS) words[i] = capped(words[i]!);
+    return words;
+  }
   const out: string[] = [];
   for (const word of words) {
     if (!HAS_UNSPACED.test(word)) {
-      out.push(word);
+      out.push(capped(word));
       continue;
     }
     let at = 0;
     for (const m of word.matchAll(UNSPACED)) {
-      if (m.index > at) out.push(word.slice(at, m.index));
+      if (m.index > at) out.push(capped(word.slice(at, m.index)));
       pushPairs(m[0], out);
       at = m.index + m[0].length;
     }
-    if (at < word.length) out.push(word.slice(at));
+    if (at < word.length) out.push(capped(word.slice(at)));
   }
   return out;
 }
@@ -102,14 +119,14 @@ export const stemmed = (word: string) => (STEMMABLE.test(word) ? stemmer(word) :
 
 /**
  * `compute(word)`, remembered in `memo`, which is emptied past MEMO_LIMIT; a word longer than
- * MEMO_WORD_CHARS is not kept. The word is cut from a record's text: it is kept as its own copy,
- * not holding that text.
+ * MAX_WORD_CHARS (none from foldedWords) is not kept. The word is cut from a record's text: it is
+ * kept as its own copy, not holding that text.
  */
 function remembered(memo: Map<string, string>, word: string, compute: (word: string) => string): string {
   let value = memo.get(word);
   if (value === undefined) {
     value = compute(word);
-    if (word.length > MEMO_WORD_CHARS) return value;
+    if (word.length > MAX_WORD_CHARS) return value;
     if (memo.size >= MEMO_LIMIT) memo.clear();
     memo.set(ownCopy(word), value);
   }

@@ -1,7 +1,7 @@
 // The blinded words of an index (index-terms.ts): what a text stores and what a question
 // matches must be the same keyed hash of the same stem, however the memo was filled.
 import { describe, expect, test } from "bun:test";
-import { TermBlinder } from "../../src/connectors/index-terms";
+import { foldedWords, MAX_WORD_CHARS, TermBlinder } from "../../src/connectors/index-terms";
 import type { SourceRecord } from "../../src/connectors/types";
 import { planQuery } from "../../src/retrieval/plan";
 import { heldBytes } from "../support/held-memory";
@@ -148,4 +148,39 @@ test("attack: long words (a hex dump, a run of letters in a file or a mail) are 
     words.text(`Attachment: ${word}.`);
   }
   expect(heldBytes() - before).toBeLessThan(8 * 1024 * 1024);
+});
+
+test("attack: a word longer than MAX_WORD_CHARS is cut to its first MAX_WORD_CHARS, in the index and in questions, whole or in turns (D31)", async () => {
+  const words = blinder();
+  // One word of 4 M letters was stemmed and hashed whole: ~0.4 s of the serving thread in one slice.
+  const giant = "a".repeat(4_000_000);
+  expect(words.text(giant)).toBe(words.text("a".repeat(MAX_WORD_CHARS)));
+  expect(await words.textInTurns(`x ${giant} y`)).toBe(words.text(`x ${"a".repeat(MAX_WORD_CHARS)} y`));
+  expect(foldedWords(`Token: ${"Ab1".repeat(100)}.`).map((w) => w.length)).toEqual([5, MAX_WORD_CHARS]);
+  // Never half of a surrogate pair: 𐐨 (U+10428, Deseret) is a letter of two UTF-16 units.
+  const astral = foldedWords(`b${"𐐨".repeat(100)}`)[0]!;
+  expect(astral.length).toBe(MAX_WORD_CHARS - 1);
+  expect(astral.isWellFormed()).toBe(true);
+  // Chinese and Japanese runs are not words to cut: their pairs stay.
+  expect(foldedWords("会議".repeat(100))).toHaveLength(199);
+
+  // A long word asked finds the record that holds it, and so does its beginning.
+  const { indexFor } = localIndexes();
+  const index = indexFor("alice/dumps");
+  const hex = "deadbeef".repeat(40);
+  const record: SourceRecord = {
+    id: "d1",
+    title: "Dump",
+    content: `Crash dump ${hex} attached.`,
+    source_url: "file:///dumps/d1",
+    date: null,
+    type: "file",
+    path: "d1",
+    metadata: {},
+  };
+  index.put({ source: "d1", size: 1, mtime: 1 }, [record]);
+  for (const asked of [hex, hex.slice(0, 100)]) {
+    const plan = planQuery(`which mail has ${asked}`);
+    expect(index.search({ terms: plan.terms, phrases: [], limit: 5 }).map((r) => r.id)).toEqual(["d1"]);
+  }
 });

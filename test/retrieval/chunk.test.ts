@@ -10,6 +10,25 @@ import { CHUNK_TOKENS, chunkText, embeddingText, recordChunks } from "../../src/
 const tok = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")));
 
 describe("chunking (records longer than the model's window)", () => {
+  test("attack: cutting a long text reads what its 64 chunks hold, not the 256 K characters it may cut from (D31)", () => {
+    // The outside review's row and a long HTML mail's text: sentences of 256 K characters were
+    // counted and split whole (~80-120 ms of the serving thread each) for ~40-60 K characters of chunks.
+    for (const text of [`body: ${"lorem ipsum dolor sit amet ".repeat(40_000)}`, "word ".repeat(800_000)]) {
+      let counted = 0;
+      const counting = Object.create(tok) as WordPieceTokenizer;
+      counting.count = (t: string, limit?: number) => {
+        counted += Math.min(t.length, limit === undefined ? t.length : 4096 + limit * 100);
+        return tok.count(t, limit);
+      };
+      const chunks = chunkText(text, counting);
+      expect(chunks).toHaveLength(64);
+      const held = chunks.reduce((n, c) => n + c.length, 0);
+      // Was ~256 K characters counted for ~38-64 K held.
+      expect(counted).toBeLessThan(3 * held);
+      expect(chunkText(text, tok)).toEqual(chunks);
+    }
+  });
+
   test("short text is one chunk; long text is cut at sentences within the budget; deterministic", () => {
     expect(chunkText("One sentence.", tok)).toEqual(["One sentence."]);
     const long = Array.from({ length: 80 }, (_, i) => `Sentence number ${i} talks about invoices and payments.`).join(" ");

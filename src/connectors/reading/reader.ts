@@ -2,9 +2,11 @@
 // there, one job at a time, questions' jobs first (D31). Each record has a budget of CPU time,
 // READ_BUDGET_MS of the worker's thread (read from /proc; the wall clock where that cannot be
 // read): past it, the thread is ended, the record skipped with TOOK_TOO_LONG as its reason, and
-// the next job starts a fresh worker. A job waiting in line spends nothing of its budget.
+// the next job starts a fresh worker; the same past READ_MEMORY_BYTES of the process's own memory
+// grown while a job is read. A job waiting in line spends nothing of its budget.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ownMemoryBytes } from "../../limits/memory";
 import type { Extracted, FileType } from "../files/extract";
 import type { MailPlace } from "../maildir/message";
 import { type SourceRecord, SourceSkipped } from "../types";
@@ -15,6 +17,17 @@ export const READ_BUDGET_MS = 5_000;
 /** The reason a record over its budget is skipped with. */
 export const tookTooLong = (budgetMs: number) => `took longer than ${budgetMs / 1000} s to read`;
 export const TOOK_TOO_LONG = tookTooLong(READ_BUDGET_MS);
+/**
+ * How much the process's own memory (limits/memory.ts ownMemoryBytes) may grow while one job is
+ * read: past it, the record under way is skipped and the worker ended, as past its time. Bun's
+ * Worker takes no heap limit (resourceLimits is ignored: a worker filling its heap took the
+ * process past 2 GB, measured), so a record that blows the reader's heap would take the server.
+ * The bounds of files/limits.ts keep every known kind far below (a 64 MB expansion, a mail's
+ * HTML cut), and reading the 24 MB mail grows the process by ~0.3 GB.
+ */
+export const READ_MEMORY_BYTES = 1024 * 1024 * 1024;
+/** The reason a record over the memory bound is skipped with. */
+export const neededTooMuchMemory = (bytes: number) => `needed more than ${Math.round(bytes / 2 ** 20)} MB of memory to read`;
 /** The reason a record whose reading ended the worker (out of memory, a crash) is skipped with. */
 export const STOPPED_THE_READER = "stopped the reader";
 /**
@@ -65,6 +78,10 @@ export interface ReaderOptions {
   entry?: string;
   /** JOB_BUDGETS unless a test gives another. */
   jobBudgets?: number;
+  /** READ_MEMORY_BYTES unless a test gives another. */
+  memoryBytes?: number;
+  /** The process's own memory (ownMemoryBytes unless a test gives another measure). */
+  memory?: () => number;
 }
 
 /** A copy unless the bytes are their buffer's whole (a small file's Buffer is a slice of a shared pool, never to be handed away). */
@@ -77,6 +94,10 @@ function ownBytes(bytes: Uint8Array): { bytes: Uint8Array; transfer: Transferabl
 export class SourceReader {
   readonly budgetMs: number;
   private readonly jobBudgetMs: number;
+  private readonly memoryBytes: number;
+  private readonly memory: () => number;
+  /** The process's own memory when the job under way started. */
+  private memorySince = 0;
   private readonly entry: string;
   private worker?: Worker;
   private thread = 0;
@@ -97,6 +118,8 @@ export class SourceReader {
   constructor(options: ReaderOptions = {}) {
     this.budgetMs = options.budgetMs ?? READ_BUDGET_MS;
     this.jobBudgetMs = this.budgetMs * (options.jobBudgets ?? JOB_BUDGETS);
+    this.memoryBytes = options.memoryBytes ?? READ_MEMORY_BYTES;
+    this.memory = options.memory ?? ownMemoryBytes;
     this.entry = options.entry ?? workerEntry();
   }
 
@@ -148,6 +171,7 @@ export class SourceReader {
     if (this.current !== job) return;
     this.restartBudget();
     this.jobSince = this.since;
+    this.memorySince = this.memory();
     const { settle: _settle, transfer, ...message } = job;
     this.hold(true);
     this.worker!.postMessage(message as ToReader, transfer);
@@ -207,10 +231,16 @@ export class SourceReader {
     this.since = { cpu: threadCpuMs(this.thread) ?? 0, wall: performance.now() };
   }
 
-  /** Past its budget (CPU time, else wall time), the record under way is skipped and its worker ended. */
+  /** Past its budget (CPU time, else wall time) or the memory bound, the record under way is skipped and its worker ended. */
   private checkBudget(): void {
     const job = this.current;
     if (!job || !this.worker) return;
+    if (this.memory() - this.memorySince > this.memoryBytes) {
+      this.restarts++;
+      this.end();
+      this.finish(job, { type: "skipped", seq: job.seq, reason: neededTooMuchMemory(this.memoryBytes) });
+      return;
+    }
     const cpu = threadCpuMs(this.thread);
     const now = performance.now();
     const spent = (since: { cpu: number; wall: number }) => (cpu === undefined ? now - since.wall : cpu - since.cpu);

@@ -41,6 +41,15 @@ const SCAN_BUDGET_MS = 5_000;
  * them are ~10 MB at once, whatever the table holds.
  */
 export const NEWEST_ROW_BYTES = 2_000;
+/**
+ * Characters of a row's title or text cell a search reads (SQLite cuts it in SQL, PostgreSQL's
+ * is cut as it arrives): a row is ranked, chunked and cited from them on the serving thread.
+ * 20 rows of 1 MB asked held it ~0.2-0.5 s a question (reading 20 MB, BM25 over 100,000
+ * characters of each, the chunks' digests: D31, measured); at 16,384, a first question still cut
+ * and looked up ~28 chunks a row. ~1,300 words of a cell (rows embedded ahead hold 2,000 bytes in
+ * all), and a row found by a word past them still comes (the match is SQL's over the whole cell).
+ */
+export const SEARCH_CELL_CHARS = 8_192;
 /** Connections of one PostgreSQL connector, which may all be opened at once. */
 const POOL_SIZE = 2;
 type Row = Record<string, unknown>;
@@ -466,7 +475,11 @@ export class SqlConnector implements Connector {
         const q = this.query(d.dialect, t, request, maxRowBytes);
         const rows =
           d.dialect === "sqlite"
-            ? await selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit }, bounds)
+            ? await selectInWindows(
+                select,
+                { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit, bytes: searchedBytes(t) },
+                bounds,
+              )
             : await this.postgresRows(d, t, q, request);
         rows.forEach((row, i) => {
           out.push(this.toRecord(t, row, q.orderedBy ? { by: q.orderedBy, rank: i + 1 } : undefined));
@@ -521,7 +534,9 @@ export class SqlConnector implements Connector {
     if (maxRowBytes !== undefined) where.push(`${rowBytes(dialect, t)} <= ${bind(maxRowBytes)}`);
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
-    const columns = readColumns(t).map(quote).join(", ");
+    const columns = readColumns(t)
+      .map((c) => (dialect === "sqlite" && c !== t.id && c !== t.date ? headOfCell(c) : quote(c)))
+      .join(", ");
     // Asked for the largest or smallest of a quantity the question names: by that column first.
     const orderedBy = request.order ? orderColumn(this.numeric.get(t.name) ?? [], request.terms, t.name) : undefined;
     const first = orderedBy ? `${quote(orderedBy)} ${request.order === "asc" ? "ASC" : "DESC"} NULLS LAST, ` : "";
@@ -537,7 +552,7 @@ export class SqlConnector implements Connector {
 
   private toRecord(t: SqlTable, row: Row, ordered?: { by: string; rank: number }): SourceRecord {
     const id = String(row[t.id]);
-    const value = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? "" : String(v));
+    const value = (v: unknown) => (v instanceof Date ? v.toISOString() : v === null || v === undefined ? "" : headOf(String(v)));
     const rawDate = t.date ? row[t.date] : undefined;
     const date =
       rawDate instanceof Date
@@ -559,7 +574,9 @@ export class SqlConnector implements Connector {
             ? v
             : typeof v === "bigint"
               ? Number(v)
-              : String(v);
+              : c === t.id
+                ? String(v)
+                : value(v);
     }
     const url = t.url
       ? t.url.replaceAll("{id}", encodeURIComponent(id))
@@ -601,6 +618,28 @@ function rowBytes(dialect: Driver["dialect"], t: SqlTable): string {
     dialect === "sqlite" ? `COALESCE(length(CAST(${quote(c)} AS BLOB)), 0)` : `COALESCE(octet_length(CAST(${quote(c)} AS TEXT)), 0)`;
   return readColumns(t).map(bytes).join(" + ");
 }
+
+/** A cell's first SEARCH_CELL_CHARS characters, never half of a surrogate pair (text.ts cutText segments graphemes: ~0.2 s a question for 20 such cells). */
+function headOf(text: string): string {
+  if (text.length <= SEARCH_CELL_CHARS) return text;
+  const high = text.charCodeAt(SEARCH_CELL_CHARS - 1);
+  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? SEARCH_CELL_CHARS - 1 : SEARCH_CELL_CHARS);
+}
+
+/**
+ * A SQLite cell as a search reads it (named as the column): a text or BLOB of its first bytes,
+ * as many as SEARCH_CELL_CHARS characters take at most (UTF-8), cut to those characters as it
+ * arrives (toRecord). By bytes: SQLite's length() and substr() of a text stop at its first NUL.
+ */
+function headOfCell(column: string): string {
+  const c = quote(column);
+  const bytes = 4 * SEARCH_CELL_CHARS;
+  return `CASE WHEN typeof(${c}) = 'text' AND octet_length(${c}) > ${bytes} THEN CAST(substr(CAST(${c} AS BLOB), 1, ${bytes}) AS TEXT)
+    WHEN typeof(${c}) = 'blob' AND length(${c}) > ${bytes} THEN substr(${c}, 1, ${bytes}) ELSE ${c} END AS ${c}`;
+}
+
+/** The bytes a search's LIKE reads of a SQLite row (its title and text cells), as SQL that reads no cell (octet_length). */
+const searchedBytes = (t: SqlTable) => [...new Set([t.title, ...t.text])].map((c) => `COALESCE(octet_length(${quote(c)}), 0)`).join(" + ");
 
 /** The columns a table's rows are read with, each once. */
 const readColumns = (t: SqlTable) => [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])];

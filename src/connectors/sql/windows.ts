@@ -9,6 +9,12 @@ export const WINDOW_MS = 20;
 const FIRST_WINDOW = 1_000;
 const MIN_WINDOW = 50;
 const MAX_WINDOW = 200_000;
+/**
+ * Bytes of the searched cells one window holds at most (its first row whatever its size): a
+ * LIKE reads every byte, and windows of rows only held 20 rows of 1 MB in one statement, ~20-40
+ * ms a word of the question (D31). Measured by octet_length, which reads no cell.
+ */
+export const WINDOW_BYTES = 2 * 1024 * 1024;
 /** Keys kept of the best rows, as a multiple of the limit, before they are narrowed down again. */
 const KEEP_FACTOR = 4;
 
@@ -51,20 +57,32 @@ async function* windows(
   key: string,
   bounds: ScanBounds,
   read = { whole: false },
+  /** A row's bytes as SQL: each window then holds at most WINDOW_BYTES of them past its first row. */
+  bytes?: string,
 ): AsyncGenerator<{ range: string; params: unknown[]; rows: number }> {
   let upper: unknown;
   let size = FIRST_WINDOW;
   while (!over(bounds)) {
     const started = performance.now();
     const below = upper === undefined ? [] : [upper];
+    const newest = `SELECT ${key} AS corpus_key${bytes ? `, ${bytes} AS corpus_bytes` : ""} FROM ${quote(table)}${upper === undefined ? "" : ` WHERE ${key} < ?`} ORDER BY ${key} DESC LIMIT ?`;
+    // The bytes of the newer rows of the window before each: those within the bound are a run of
+    // the newest (its first always); `corpus_asked` the rows there were to take.
+    const keys = bytes
+      ? `SELECT corpus_key, corpus_asked FROM (SELECT corpus_key, count(*) OVER () AS corpus_asked,
+           sum(corpus_bytes) OVER (ORDER BY corpus_key DESC ROWS UNBOUNDED PRECEDING) - corpus_bytes AS corpus_before FROM (${newest}))
+         WHERE corpus_before < ${WINDOW_BYTES}`
+      : `SELECT corpus_key, 0 AS corpus_asked FROM (${newest})`;
     const [edge] = await select(
-      `SELECT min(corpus_key) AS corpus_low, count(*) AS corpus_rows FROM (SELECT ${key} AS corpus_key FROM ${quote(table)}${upper === undefined ? "" : ` WHERE ${key} < ?`} ORDER BY ${key} DESC LIMIT ?)`,
+      `SELECT min(corpus_key) AS corpus_low, count(*) AS corpus_rows, max(corpus_asked) AS corpus_asked FROM (${keys})`,
       [...below, size],
     );
     const rows = Number(edge?.corpus_rows ?? 0);
     if (rows === 0) return void (read.whole = true);
     yield { range: `${key} >= ?${upper === undefined ? "" : ` AND ${key} < ?`}`, params: [edge!.corpus_low, ...below], rows };
-    if (rows < size) return void (read.whole = true);
+    // Fewer rows than asked: the table ends here, unless the window was cut by its bytes.
+    const asked = bytes ? Number(edge?.corpus_asked ?? 0) : rows;
+    if (rows === asked && asked < size) return void (read.whole = true);
     upper = edge!.corpus_low;
     // The time includes the caller's work on the window; the size at most doubles at a time.
     const took = Math.max(1, performance.now() - started);
@@ -92,6 +110,8 @@ export interface WindowedQuery {
   /** The ORDER BY clause. */
   order: string;
   limit: number;
+  /** The bytes of a row's searched cells as SQL (octet_length: no cell read), bounding each window's (WINDOW_BYTES). */
+  bytes?: string;
 }
 
 /** The best `limit` rows by `order` that match `where`, read window by window within `bounds`. */
@@ -107,7 +127,7 @@ export async function selectInWindows(select: Select, q: WindowedQuery, bounds: 
       ...keys,
       q.limit,
     ]);
-  for await (const w of windows(select, q.table, q.key, bounds)) {
+  for await (const w of windows(select, q.table, q.key, bounds, undefined, q.bytes)) {
     const rows = await select(`SELECT ${q.key} FROM ${from} WHERE ${w.range}${filter} ORDER BY ${q.order} LIMIT ?`, [
       ...w.params,
       ...q.params,
@@ -116,5 +136,36 @@ export async function selectInWindows(select: Select, q: WindowedQuery, bounds: 
     kept.push(...rows.map(keyOf));
     if (kept.length > KEEP_FACTOR * q.limit) kept = (await narrow(kept, q.key)).map(keyOf);
   }
-  return kept.length ? narrow(kept, q.columns) : [];
+  if (!kept.length) return [];
+  if (!q.bytes) return narrow(kept, q.columns);
+  // The best keys in order, then their rows a few at a time: read in one statement, 20 rows of
+  // 1 MB were 20 MB read at once (D31).
+  return rowsInBatches(select, q, (await narrow(kept, q.key)).map(keyOf));
+}
+
+/** The rows of `keys` (q.columns), in their order, read in batches of at most WINDOW_BYTES of their cells (q.bytes; a batch's first row whatever its size), a turn between. */
+async function rowsInBatches(select: Select, q: WindowedQuery, keys: unknown[]): Promise<Row[]> {
+  const from = quote(q.table);
+  const marks = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+  const sizes = await select(
+    `SELECT ${q.key} AS corpus_key, ${q.bytes} AS corpus_bytes FROM ${from} WHERE ${q.key} IN (${marks(keys.length)})`,
+    keys,
+  );
+  const bytesOf = new Map(sizes.map((r) => [r.corpus_key, Number(r.corpus_bytes)]));
+  const byKey = new Map<unknown, Row>();
+  for (let i = 0; i < keys.length; ) {
+    const batch = [keys[i++]];
+    let bytes = bytesOf.get(batch[0]) ?? 0;
+    while (i < keys.length && bytes + (bytesOf.get(keys[i]) ?? 0) <= WINDOW_BYTES) {
+      bytes += bytesOf.get(keys[i]) ?? 0;
+      batch.push(keys[i++]);
+    }
+    for (const { corpus_key, ...row } of await select(
+      `SELECT ${q.key} AS corpus_key, ${q.columns} FROM ${from} WHERE ${q.key} IN (${marks(batch.length)})`,
+      batch,
+    ))
+      byKey.set(corpus_key, row);
+    if (i < keys.length) await turn();
+  }
+  return keys.flatMap((k) => (byKey.has(k) ? [byKey.get(k)!] : []));
 }
