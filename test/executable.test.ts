@@ -11,6 +11,7 @@ import { FIXED_ISSUER, startCorpus } from "./backup/support";
 import { tempDir } from "./helpers";
 import { plantedLibrary } from "./native/planted";
 import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
+import { freePort } from "./support/tcp";
 import { until } from "./support/wait";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -153,6 +154,25 @@ describe("dist/corpus alone in an empty folder", () => {
     expect((await fetch(`${server.url}/`)).status).toBe(200);
     expect(await server.stop()).toBe(0);
     expect(statSync(join(folder, "corpus-data")).isDirectory()).toBe(true);
+  });
+
+  test("it serves Prometheus metrics on CORPUS_METRICS_LISTEN, offline, and refuses them on its own listener (D35)", async () => {
+    const listen = `127.0.0.1:${freePort()}`;
+    const server = await startCorpus({ ...env(), CORPUS_METRICS_LISTEN: listen, CORPUS_DATA_DIR: tempDir("corpus-exe-data-") }, [], {
+      command: [exe],
+      cwd: folder,
+    });
+    try {
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(403);
+      const text = await until("the refusal counted", async () => {
+        const t = await (await fetch(`http://${listen}/metrics`)).text();
+        return t.includes('route="/metrics",status="403"') ? t : undefined;
+      });
+      expect(text).toContain("# TYPE corpus_http_request_duration_seconds histogram");
+      expect(text).toContain("corpus_embedding_queue_depth ");
+    } finally {
+      await server.stop();
+    }
   });
 
   test("the built-in authorization server works inside it: corpus user add (argon2id), metadata, DCR, sign-in", async () => {
