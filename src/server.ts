@@ -8,6 +8,7 @@ import { beginRequest } from "./http/request-context";
 import { type FetchHandler, type SweepClock, withTimeout } from "./http/timeout";
 import { loadTls } from "./http/tls";
 import type { Logger } from "./log";
+import { type MetricsListener, startMetricsListener } from "./metrics/listener";
 import type { Metrics } from "./metrics/metrics";
 import { megabytes, roomForCopies } from "./native/materialize";
 import { createServices, type Services } from "./services";
@@ -112,6 +113,14 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   services.guard.installProcessHandlers();
   const metrics = config.CORPUS_METRICS_LISTEN ? await operatorMetrics(services) : undefined;
   const app = createApp(services, metrics);
+  let metricsListener: MetricsListener | undefined;
+  try {
+    // Before the service's listener: an address in use stops the start with nothing left listening.
+    if (metrics) metricsListener = startMetricsListener(config.CORPUS_METRICS_LISTEN!, metrics, log.child("metrics"));
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
   const options = {
     hostname: config.CORPUS_HOST,
     // The body-limit plugin answers 413 (spec shape, security headers) before reading a body
@@ -127,8 +136,6 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   const retiring = new Set<Server<undefined>>();
   const url = server.url.href.replace(/\/$/, "");
   if (tls) log.info("serving HTTPS", { certificate: tls.summary });
-  const metricsListener =
-    metrics && (await import("./metrics/listener")).startMetricsListener(config.CORPUS_METRICS_LISTEN!, metrics, log.child("metrics"));
   // Deliveries left in the outbox by an earlier run go out now.
   services.webhookWorker.start();
   if (config.CORPUS_AUTH_DISABLED) log.warning("CORPUS_AUTH_DISABLED=true: /mcp accepts requests without a token (development only)");

@@ -129,3 +129,15 @@ test("CORPUS_METRICS_LISTEN takes a loopback address only", () => {
   for (const value of ["127.0.0.1:9464", "[::1]:9464", "localhost:0"])
     expect(loadConfig({ CORPUS_METRICS_LISTEN: value }).CORPUS_METRICS_LISTEN).toBe(value);
 });
+
+test("a metrics address in use stops the start, before the service listens", async () => {
+  const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    const config = testConfig({ CORPUS_PORT: "0", CORPUS_METRICS_LISTEN: `127.0.0.1:${taken.port}` });
+    const written = memorySink();
+    await expect(startServer(config, createLogger("INFO", written.sink))).rejects.toThrow(String(taken.port));
+    expect(written.records().map((r) => r.message)).not.toContain("listening");
+  } finally {
+    taken.stop(true);
+  }
+});
