@@ -77,6 +77,17 @@ export class Metrics implements RequestObserver {
       },
     });
     new Gauge({
+      name: "corpus_database_bytes",
+      help: "Bytes of the database's pages (its write-ahead log aside)",
+      registers,
+      collect() {
+        const { bytes } = sources.db
+          .query<{ bytes: number }, []>("SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()")
+          .get()!;
+        this.set(bytes);
+      },
+    });
+    new Gauge({
       name: "corpus_data_free_bytes",
       help: "Bytes free in the data folder",
       registers,

@@ -96,7 +96,7 @@ describe("the metrics listener", () => {
     expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="POST",route="/v1/query",status="429"}')).toBe(1);
   });
 
-  test("counts password sign-ins by result, and reads connectors by kind, the embedding queue, owed work and free space", async () => {
+  test("counts password sign-ins by result, and reads connectors by kind, the embedding queue, owed work, the database's size and free space", async () => {
     const { accounts } = running.services;
     await accounts.add("bob", "a long enough password");
     expect(await accounts.verify("bob", "a long enough password")).toBe(true);
@@ -108,6 +108,9 @@ describe("the metrics listener", () => {
     expect(seriesValue(text, 'corpus_connectors{kind="files"}')).toBe(1);
     expect(seriesValue(text, "corpus_embedding_queue_depth")).toBeGreaterThanOrEqual(0);
     expect(seriesValue(text, "corpus_data_free_bytes")).toBeGreaterThan(0);
+    const { page_size } = running.services.db.query<{ page_size: number }, []>("PRAGMA page_size").get()!;
+    expect(seriesValue(text, "corpus_database_bytes")! % page_size).toBe(0);
+    expect(seriesValue(text, "corpus_database_bytes")).toBeGreaterThan(10 * page_size);
     expect(text).toContain("# TYPE corpus_owed_work gauge");
     expect(text).not.toContain("alice");
   });
