@@ -99,6 +99,7 @@ async function operatorMetrics(services: Services): Promise<Metrics> {
     embeddingQueue: () => services.embeddings.queueDepth,
     owedWork: () => services.owed.counts(),
     freeBytes: () => services.disk.free(),
+    minFreeBytes: services.disk.minFreeBytes,
   });
   services.accounts.onVerified = (right) => metrics.signIns.inc({ result: right ? "success" : "failure" });
   return metrics;

@@ -15,6 +15,8 @@ export interface MetricSources {
   owedWork(): Partial<Record<string, number>>;
   /** Bytes free in the data folder. */
   freeBytes(): number;
+  /** CORPUS_MIN_FREE_BYTES: below it, corpus stops writing (D29). */
+  minFreeBytes: number;
 }
 
 /** The request latency buckets, in seconds: from a cached answer to the request timeout. */
@@ -87,6 +89,11 @@ export class Metrics implements RequestObserver {
         this.set(bytes);
       },
     });
+    new Gauge({
+      name: "corpus_data_min_free_bytes",
+      help: "CORPUS_MIN_FREE_BYTES: below this much free space corpus stops writing (D29)",
+      registers,
+    }).set(sources.minFreeBytes);
     new Gauge({
       name: "corpus_data_free_bytes",
       help: "Bytes free in the data folder",

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from "../../src/config";
 import { createLogger, memorySink } from "../../src/log";
 import { METRICS_REFUSED } from "../../src/metrics/listener";
 import { type Running, startServer } from "../../src/server";
-import { bearer, tempDir, testConfig, tokenFor } from "../helpers";
+import { bearer, TEST_MIN_FREE_BYTES, tempDir, testConfig, tokenFor } from "../helpers";
 import { until } from "../support/wait";
 
 // Servers and the model take longer than 5 s on a busy two-core machine.
@@ -108,6 +108,7 @@ describe("the metrics listener", () => {
     expect(seriesValue(text, 'corpus_connectors{kind="files"}')).toBe(1);
     expect(seriesValue(text, "corpus_embedding_queue_depth")).toBeGreaterThanOrEqual(0);
     expect(seriesValue(text, "corpus_data_free_bytes")).toBeGreaterThan(0);
+    expect(seriesValue(text, "corpus_data_min_free_bytes")).toBe(Number(TEST_MIN_FREE_BYTES));
     const { page_size } = running.services.db.query<{ page_size: number }, []>("PRAGMA page_size").get()!;
     expect(seriesValue(text, "corpus_database_bytes")! % page_size).toBe(0);
     expect(seriesValue(text, "corpus_database_bytes")).toBeGreaterThan(10 * page_size);
