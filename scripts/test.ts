@@ -84,6 +84,8 @@ const INTEGRATION = [
   "mcp/panel-token.test.ts",
   "mcp/sdk.test.ts",
   "mcp/widget.test.ts",
+  "metrics/metrics.test.ts",
+  "metrics/prometheus.test.ts",
   "native/materialize.test.ts",
   "net/post.test.ts",
   "oauth/conformance.test.ts",

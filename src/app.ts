@@ -20,6 +20,8 @@ import { parseRanges } from "./limits/client-ip";
 import { MCP_PATH, mcpErrorBody } from "./mcp/errors";
 import { mcpRoutes } from "./mcp/routes";
 import { metadataRoutes } from "./metadata/routes";
+import { type RequestObserver, requestMetrics } from "./metrics/http";
+import { metricsRefusal } from "./metrics/listener";
 import { oauthRoutes } from "./oauth/routes";
 import { OAuthServer } from "./oauth/service";
 import { openapiDocs } from "./openapi/plugin";
@@ -33,7 +35,8 @@ import { webhookRoutes } from "./webhooks/routes";
 /** Features whose clients read another error body than { type, message }: the MCP endpoint's JSON-RPC errors. */
 export const ERROR_SHAPES: ErrorShapes = [[MCP_PATH, mcpErrorBody]];
 
-export function createApp(services: Services) {
+/** `metrics`: counted as requests pass, when the operator serves them (CORPUS_METRICS_LISTEN, D35). */
+export function createApp(services: Services, metrics?: RequestObserver) {
   const { config, log, db, auth } = services;
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const checks: HealthChecks = {
@@ -61,6 +64,7 @@ export function createApp(services: Services) {
     .use(jsonOnly)
     .use(bodyLimit(config.CORPUS_MAX_REQUEST_SIZE))
     .use(accessLog(log.child("http.access"), trusted))
+    .use(metrics ? requestMetrics(metrics) : new Elysia({ name: "corpus/metrics-off" }))
     .use(openapiDocs())
     .use(healthRoutes(checks, () => services.owed.complete()))
     .use(metadataRoutes(config))
@@ -73,7 +77,8 @@ export function createApp(services: Services) {
     .use(webhookRoutes(services))
     .use(userRoutes(services))
     .use(mcpRoutes(services))
-    .use(debugRoutes(config.CORPUS_DEBUG_MODE));
+    .use(debugRoutes(config.CORPUS_DEBUG_MODE))
+    .use(metricsRefusal());
   return app;
 }
 

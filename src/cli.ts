@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
-// The `corpus` command (D1, D2, D30): serve (default), token, user, backup, restore, check,
-// version, help; all take --data-dir, each its own --help. COMMANDS describes them once: the
+// The `corpus` command (D1, D2, D30, D35): serve (default), token, user, backup, restore, check,
+// version, licenses, help; all take --data-dir, each its own --help. COMMANDS describes them once: the
 // parser (node:util's parseArgs underneath) and both helps are read from it.
 import { type ParseArgsConfig, parseArgs as parseArgv } from "node:util";
 import { SCOPES } from "./auth/scopes";
@@ -68,6 +68,10 @@ const COMMANDS: Record<string, CommandSpec> = {
   },
   check: { options: {}, summary: ["check this machine: data dir, database, sqlite-vec, embedding model"] },
   version: { options: {}, summary: ["print the version"] },
+  licenses: {
+    options: { json: {} },
+    summary: ["print the licences and notices of everything the executable bundles", "(--json: the list, without the texts)"],
+  },
   help: { options: {}, synopsis: "[command]", summary: ["print this help, or a command's (also --help, -h)"] },
 };
 
@@ -245,6 +249,11 @@ export async function main(argv: string[]): Promise<number> {
       case "version":
         console.log(SERVICE_VERSION);
         return 0;
+      case "licenses": {
+        const { licensesOutput } = await import("./licenses/notices");
+        console.log(await licensesOutput(args.options.json === "true"));
+        return 0;
+      }
       case "token create":
       case "token revoke": {
         const { tokenCommand, TOKEN_CONFIG } = await import("./auth/cli");

@@ -165,6 +165,13 @@ export const ConfigSchema = Type.Object({
   CORPUS_TLS_KEY_FILE: Type.Optional(
     Type.String({ minLength: 1, allowed: "a file path", description: "PEM private key of CORPUS_TLS_CERT_FILE." }),
   ),
+  CORPUS_METRICS_LISTEN: Type.Optional(
+    Type.String({
+      pattern: "^(127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}|\\[::1\\]|localhost):\\d{1,5}$",
+      allowed: "a loopback address and port, as 127.0.0.1:9464 or [::1]:9464",
+      description: "Serves Prometheus metrics at /metrics on this loopback address, for the operator only (D35); none unless set.",
+    }),
+  ),
   CORPUS_CONNECTOR_ALLOW_HOSTS: Type.String({
     default: "",
     pattern: "^[0-9A-Za-z_.:/\\[\\],\\s-]*$",

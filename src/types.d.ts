@@ -14,3 +14,7 @@ declare module "*.css" {
   const path: string;
   export default path;
 }
+declare module "corpus:third-party-notices" {
+  const notices: import("./licenses/notices").Notice[];
+  export default notices;
+}

@@ -3,12 +3,15 @@ import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { buildExecutable } from "../scripts/build";
+import { buildExecutable, ENTRYPOINTS } from "../scripts/build";
+import { bundledParts } from "../scripts/notices/gather";
+import { NOTICES_FILE } from "../src/licenses/notices";
 import { assets } from "../src/native/assets";
 import { FIXED_ISSUER, startCorpus } from "./backup/support";
 import { tempDir } from "./helpers";
 import { plantedLibrary } from "./native/planted";
 import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
+import { freePort } from "./support/tcp";
 import { until } from "./support/wait";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -16,11 +19,12 @@ setDefaultTimeout(60_000);
 
 let folder: string;
 let exe: string;
+let built: string;
 const home = tempDir("corpus-home-");
 const env = () => ({ PATH: "/usr/bin:/bin", HOME: home, TMPDIR: tempDir("corpus-tmp-") });
 
 beforeAll(async () => {
-  const built = await buildExecutable(join(tempDir("corpus-build-"), "corpus"));
+  built = await buildExecutable(join(tempDir("corpus-build-"), "corpus"));
   folder = tempDir("corpus-alone-");
   exe = join(folder, "corpus");
   copyFileSync(built, exe);
@@ -31,6 +35,27 @@ describe("dist/corpus alone in an empty folder", () => {
   test("corpus version", () => {
     const r = Bun.spawnSync([exe, "version"], { cwd: folder, env: env() });
     expect(r.stdout.toString()).toBe("0.1.0\n");
+  });
+
+  test("corpus licenses prints the notices the build wrote beside it; --json lists every package it bundles (D35)", async () => {
+    const text = Bun.spawnSync([exe, "licenses"], { cwd: folder, env: env() });
+    expect(text.exitCode).toBe(0);
+    expect(text.stdout.toString()).toBe(readFileSync(join(built, "..", NOTICES_FILE), "utf8"));
+    const listed = JSON.parse(Bun.spawnSync([exe, "licenses", "--json"], { cwd: folder, env: env() }).stdout.toString()) as Array<{
+      name: string;
+      version: string;
+      license: string;
+    }>;
+    const entries = new Set(listed.map((n) => `${n.name}@${n.version}`));
+    const parts = await bundledParts({ entrypoints: ENTRYPOINTS, target: "bun", format: "esm" });
+    for (const folder of parts.packages.keys()) {
+      const pkg = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as { name: string; version: string };
+      expect(entries.has(`${pkg.name}@${pkg.version}`), folder).toBe(true);
+    }
+    expect(listed.map((n) => n.name)).toEqual(
+      expect.arrayContaining(["Bun", "SQLite", "all-MiniLM-L6-v2", "onnxruntime-node", "sqlite-vec-linux-x64"]),
+    );
+    for (const n of listed) expect(n.license, n.name).toMatch(/\S/);
   });
 
   test("corpus check loads sqlite-vec, embeds a sentence and finds its neighbour; no telemetry written", async () => {
@@ -129,6 +154,25 @@ describe("dist/corpus alone in an empty folder", () => {
     expect((await fetch(`${server.url}/`)).status).toBe(200);
     expect(await server.stop()).toBe(0);
     expect(statSync(join(folder, "corpus-data")).isDirectory()).toBe(true);
+  });
+
+  test("it serves Prometheus metrics on CORPUS_METRICS_LISTEN, offline, and refuses them on its own listener (D35)", async () => {
+    const listen = `127.0.0.1:${freePort()}`;
+    const server = await startCorpus({ ...env(), CORPUS_METRICS_LISTEN: listen, CORPUS_DATA_DIR: tempDir("corpus-exe-data-") }, [], {
+      command: [exe],
+      cwd: folder,
+    });
+    try {
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(403);
+      const text = await until("the refusal counted", async () => {
+        const t = await (await fetch(`http://${listen}/metrics`)).text();
+        return t.includes('route="/metrics",status="403"') ? t : undefined;
+      });
+      expect(text).toContain("# TYPE corpus_http_request_duration_seconds histogram");
+      expect(text).toContain("corpus_embedding_queue_depth ");
+    } finally {
+      await server.stop();
+    }
   });
 
   test("the built-in authorization server works inside it: corpus user add (argon2id), metadata, DCR, sign-in", async () => {

@@ -183,8 +183,14 @@ export class Accounts {
         throw error;
       });
       await this.hashes.run(() => Bun.password.verify(password, decoy), holder);
+      this.onVerified?.(false);
       return false;
     }
-    return this.hashes.run(() => Bun.password.verify(password, row.password_hash), holder);
+    const right = await this.hashes.run(() => Bun.password.verify(password, row.password_hash), holder);
+    this.onVerified?.(right);
+    return right;
   }
+
+  /** Told of each password checked, right or not (the sign-in metrics, D35). */
+  onVerified?: (right: boolean) => void;
 }

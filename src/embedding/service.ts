@@ -183,6 +183,14 @@ export class EmbeddingService {
     private readonly options: EmbeddingOptions = {},
   ) {}
 
+  /** Texts waiting for the model: those of the questions' and the background's jobs not yet run (metrics, D35). */
+  get queueDepth(): number {
+    let texts = 0;
+    for (const job of this.urgent) texts += job.work.left;
+    for (const job of this.background) texts += job.work.left;
+    return texts;
+  }
+
   get tokenizer(): WordPieceTokenizer {
     this.tokenizerInstance ??= new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
     return this.tokenizerInstance;

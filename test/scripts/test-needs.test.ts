@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { bringTestNeeds, type Machine, planFor } from "../../scripts/test-needs";
 import { tempDir } from "../helpers";
 
-/** A machine holding the named tools (dovecot, postgresql, chromium, strace), as the user `uid`. */
+/** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus), as the user `uid`. */
 function machine(tools: string[], uid = 0) {
   const root = tempDir();
   const bin = join(root, "bin");
@@ -19,6 +19,7 @@ function machine(tools: string[], uid = 0) {
       postgresql: join(machine.postgresRoot, "17", "bin", "initdb"),
       chromium: machine.chromium,
       strace: join(bin, "strace"),
+      prometheus: join(bin, "prometheus"),
     }[tool]!;
     mkdirSync(join(file, ".."), { recursive: true });
     writeFileSync(file, "#!/bin/sh\n");
@@ -29,11 +30,11 @@ function machine(tools: string[], uid = 0) {
 }
 
 test("everything there: nothing to do", () => {
-  expect(planFor(machine(["dovecot", "postgresql", "chromium", "strace"]).machine)).toEqual({ kind: "ready" });
+  expect(planFor(machine(["dovecot", "postgresql", "chromium", "strace", "prometheus"]).machine)).toEqual({ kind: "ready" });
 });
 
 test("as root, exactly the missing packages are installed, after one apt-get update", () => {
-  expect(planFor(machine(["dovecot", "chromium"]).machine)).toEqual({
+  expect(planFor(machine(["dovecot", "chromium", "prometheus"]).machine)).toEqual({
     kind: "install",
     packages: ["postgresql", "strace"],
     commands: [
@@ -51,11 +52,12 @@ test("as root, exactly the missing packages are installed, after one apt-get upd
     "postgresql",
     "chromium",
     "strace",
+    "prometheus",
   ]);
 });
 
 test("a file that cannot be run, or a PostgreSQL folder with no server in it, is missing", () => {
-  const { machine: m } = machine(["dovecot", "chromium", "strace"]);
+  const { machine: m } = machine(["dovecot", "chromium", "strace", "prometheus"]);
   mkdirSync(join(m.postgresRoot, "17", "bin"), { recursive: true });
   chmodSync(m.chromium, 0o644);
   const plan = planFor({ ...m, uid: 0 });
@@ -64,7 +66,7 @@ test("a file that cannot be run, or a PostgreSQL folder with no server in it, is
 });
 
 test("as root, the runner installs what is missing, printing it, and goes on once it is there", () => {
-  const { machine: m, install } = machine(["dovecot"]);
+  const { machine: m, install } = machine(["dovecot", "prometheus"]);
   const ran: string[][] = [];
   bringTestNeeds(m, (command) => {
     ran.push(command);
@@ -80,7 +82,7 @@ test("as root, the runner installs what is missing, printing it, and goes on onc
 });
 
 test("as root, a failed apt-get or a package that brought nothing stops the run, naming it", () => {
-  const { machine: m } = machine(["dovecot", "postgresql", "chromium"]);
+  const { machine: m } = machine(["dovecot", "postgresql", "chromium", "prometheus"]);
   expect(() => bringTestNeeds(m, (command) => (command[1] === "update" ? 100 : 0))).toThrow(
     "`apt-get update` failed: the tests need strace",
   );
@@ -88,7 +90,7 @@ test("as root, a failed apt-get or a package that brought nothing stops the run,
 });
 
 test("not root: nothing is run; one line names what is missing and the command to run", () => {
-  const { machine: m } = machine(["dovecot", "chromium"], 1000);
+  const { machine: m } = machine(["dovecot", "chromium", "prometheus"], 1000);
   let ran = 0;
   expect(() =>
     bringTestNeeds(m, () => {
@@ -99,5 +101,5 @@ test("not root: nothing is run; one line names what is missing and the command t
     "the integration tests need PostgreSQL (SQL test server), strace (read-only test): run `sudo npm test` once (it installs postgresql strace), or `sudo apt-get install -y -q postgresql strace`",
   );
   expect(ran).toBe(0);
-  expect(planFor(machine(["dovecot", "postgresql", "chromium", "strace"], 1000).machine)).toEqual({ kind: "ready" });
+  expect(planFor(machine(["dovecot", "postgresql", "chromium", "strace", "prometheus"], 1000).machine)).toEqual({ kind: "ready" });
 });

@@ -1,0 +1,117 @@
+// Prometheus metrics (D35), in the text exposition format, with prom-client: what the HTTP layer
+// counts as requests pass, and what is read from the services when scraped. Labels are routes'
+// templates, methods, statuses and kinds, never a user's name, a connector's id or a path: a
+// bounded set of series, and nothing a scrape could learn about a user.
+import type { Database } from "bun:sqlite";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { RequestObserver } from "./http";
+
+/** What a scrape reads from the running service. */
+export interface MetricSources {
+  db: Database;
+  /** Texts waiting for the embedding model (questions' and background). */
+  embeddingQueue(): number;
+  /** Work promised and not done yet, by kind (D29). */
+  owedWork(): Partial<Record<string, number>>;
+  /** Bytes free in the data folder. */
+  freeBytes(): number;
+  /** CORPUS_MIN_FREE_BYTES: below it, corpus stops writing (D29). */
+  minFreeBytes: number;
+}
+
+/** The request latency buckets, in seconds: from a cached answer to the request timeout. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export class Metrics implements RequestObserver {
+  readonly registry = new Registry();
+  readonly requests: Histogram<"method" | "route" | "status">;
+  readonly rateLimited: Counter<"route">;
+  readonly signIns: Counter<"result">;
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    this.requests = new Histogram({
+      name: "corpus_http_request_duration_seconds",
+      help: "HTTP requests by method, route (its template) and status, and how long each took to answer",
+      labelNames: ["method", "route", "status"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.rateLimited = new Counter({
+      name: "corpus_rate_limit_refusals_total",
+      help: "Requests refused by a rate limit (429), by route",
+      labelNames: ["route"],
+      registers,
+    });
+    this.signIns = new Counter({
+      name: "corpus_sign_ins_total",
+      help: "Passwords checked at sign-in to the built-in authorization server, by result (success, failure)",
+      labelNames: ["result"],
+      registers,
+    });
+    new Gauge({
+      name: "corpus_embedding_queue_depth",
+      help: "Texts waiting for the embedding model",
+      registers,
+      collect() {
+        this.set(sources.embeddingQueue());
+      },
+    });
+    new Gauge({
+      name: "corpus_connectors",
+      help: "Users' connectors, by kind",
+      labelNames: ["kind"],
+      registers,
+      collect() {
+        this.reset();
+        const rows = sources.db.query<{ kind: string; n: number }, []>("SELECT kind, count(*) AS n FROM connectors GROUP BY kind").all();
+        for (const { kind, n } of rows) this.set({ kind }, n);
+      },
+    });
+    new Gauge({
+      name: "corpus_owed_work",
+      help: "Work promised and not done yet, by kind (D29)",
+      labelNames: ["kind"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [kind, n] of Object.entries(sources.owedWork())) if (n !== undefined) this.set({ kind }, n);
+      },
+    });
+    new Gauge({
+      name: "corpus_database_bytes",
+      help: "Bytes of the database's pages (its write-ahead log aside)",
+      registers,
+      collect() {
+        const { bytes } = sources.db
+          .query<{ bytes: number }, []>("SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()")
+          .get()!;
+        this.set(bytes);
+      },
+    });
+    new Gauge({
+      name: "corpus_data_min_free_bytes",
+      help: "CORPUS_MIN_FREE_BYTES: below this much free space corpus stops writing (D29)",
+      registers,
+    }).set(sources.minFreeBytes);
+    new Gauge({
+      name: "corpus_data_free_bytes",
+      help: "Bytes free in the data folder",
+      registers,
+      collect() {
+        const free = sources.freeBytes();
+        if (Number.isFinite(free)) this.set(free);
+      },
+    });
+  }
+
+  answered(method: string, route: string, status: number, seconds: number): void {
+    this.requests.observe({ method, route, status: String(status) }, seconds);
+    if (status === 429) this.rateLimited.inc({ route });
+  }
+
+  /** The exposition text, and its content type. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

@@ -1,0 +1,147 @@
+// /metrics (D35): Prometheus text on a loopback listener of its own (CORPUS_METRICS_LISTEN); the
+// service's listener refuses it to every token. A real server, its requests counted as they pass.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { ConfigError, loadConfig } from "../../src/config";
+import { createLogger, memorySink } from "../../src/log";
+import { METRICS_REFUSED } from "../../src/metrics/listener";
+import { type Running, startServer } from "../../src/server";
+import { bearer, TEST_MIN_FREE_BYTES, tempDir, testConfig, tokenFor } from "../helpers";
+import { until } from "../support/wait";
+
+// Servers and the model take longer than 5 s on a busy two-core machine.
+setDefaultTimeout(60_000);
+
+const logs = memorySink();
+let running: Running;
+let metricsUrl: string;
+let userToken: string;
+
+const scrape = async () => (await fetch(`${metricsUrl}/metrics`)).text();
+/** The value of one series in a scrape (labels written as prom-client writes them), or undefined. */
+const seriesValue = (text: string, series: string) => {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+};
+
+beforeAll(async () => {
+  const docs = tempDir("corpus-metrics-docs-");
+  const config = testConfig({
+    CORPUS_PORT: "0",
+    CORPUS_METRICS_LISTEN: "127.0.0.1:0",
+    CORPUS_CONNECTOR_ROOTS: docs,
+    // The day's window, not the minute's: a run straddling a minute's end cannot reopen it.
+    CORPUS_LIMIT_QUERY_PER_MINUTE: "1",
+    CORPUS_LIMIT_QUERY_PER_DAY: "1",
+  });
+  running = await startServer(config, createLogger("INFO", logs.sink));
+  metricsUrl = running.metricsUrl!;
+  userToken = await tokenFor(running.services, "alice", ["corpus:search", "corpus:connectors"]);
+  await running.services.connectors.add("alice", { id: "alice-private-folder", kind: "files", config: { path: docs } });
+});
+
+afterAll(async () => {
+  await running?.stop();
+});
+
+describe("the service's own listener", () => {
+  test("refuses /metrics to a user's token, and to a caller without one (403)", async () => {
+    for (const headers of [bearer(userToken), {}]) {
+      const r = await fetch(`${running.url}/metrics`, { headers });
+      expect(r.status).toBe(403);
+      expect(await r.json()).toEqual({ type: "forbidden", message: METRICS_REFUSED });
+    }
+  });
+});
+
+describe("the metrics listener", () => {
+  test("is on loopback, apart from the service's listener", () => {
+    expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(metricsUrl).not.toBe(running.url);
+  });
+
+  test("answers Prometheus text: requests by route and status with latency buckets; an unknown path is no label", async () => {
+    await fetch(`${running.url}/`);
+    await fetch(`${running.url}/no/such/alice-secret-path`);
+    const text = await until("both requests counted", async () => {
+      const t = await scrape();
+      return t.includes('route="unmatched"') && t.includes('route="/",status="200"') ? t : undefined;
+    });
+    const r = await fetch(`${metricsUrl}/metrics`);
+    expect(r.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    expect(text).toContain("# TYPE corpus_http_request_duration_seconds histogram");
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="GET",route="/",status="200"}')).toBeGreaterThanOrEqual(1);
+    expect(
+      seriesValue(text, 'corpus_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/",status="200"}'),
+    ).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="GET",route="unmatched",status="404"}')).toBe(1);
+    // The refused /metrics requests of the test before are counted by their route too.
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="GET",route="/metrics",status="403"}')).toBe(2);
+    // Never a user's name, a connector's id or a path.
+    expect(text).not.toContain("alice");
+  });
+
+  test("counts rate-limit refusals by route", async () => {
+    const ask = () =>
+      fetch(`${running.url}/v1/query`, {
+        method: "POST",
+        headers: { ...bearer(userToken), "content-type": "application/json" },
+        body: JSON.stringify({ q: "anything" }),
+      });
+    expect((await ask()).status).toBe(200);
+    expect((await ask()).status).toBe(429);
+    const text = await until("the refusal counted", async () => {
+      const t = await scrape();
+      return seriesValue(t, 'corpus_rate_limit_refusals_total{route="/v1/query"}') === 1 ? t : undefined;
+    });
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="POST",route="/v1/query",status="429"}')).toBe(1);
+  });
+
+  test("counts password sign-ins by result, and reads connectors by kind, the embedding queue, owed work, the database's size and free space", async () => {
+    const { accounts } = running.services;
+    await accounts.add("bob", "a long enough password");
+    expect(await accounts.verify("bob", "a long enough password")).toBe(true);
+    expect(await accounts.verify("bob", "not the password at all")).toBe(false);
+    expect(await accounts.verify("nobody", "not the password at all")).toBe(false);
+    const text = await scrape();
+    expect(seriesValue(text, 'corpus_sign_ins_total{result="success"}')).toBe(1);
+    expect(seriesValue(text, 'corpus_sign_ins_total{result="failure"}')).toBe(2);
+    expect(seriesValue(text, 'corpus_connectors{kind="files"}')).toBe(1);
+    expect(seriesValue(text, "corpus_embedding_queue_depth")).toBeGreaterThanOrEqual(0);
+    expect(seriesValue(text, "corpus_data_free_bytes")).toBeGreaterThan(0);
+    expect(seriesValue(text, "corpus_data_min_free_bytes")).toBe(Number(TEST_MIN_FREE_BYTES));
+    const { page_size } = running.services.db.query<{ page_size: number }, []>("PRAGMA page_size").get()!;
+    expect(seriesValue(text, "corpus_database_bytes")! % page_size).toBe(0);
+    expect(seriesValue(text, "corpus_database_bytes")).toBeGreaterThan(10 * page_size);
+    expect(text).toContain("# TYPE corpus_owed_work gauge");
+    expect(text).not.toContain("alice");
+  });
+
+  test("refuses a page's requests (another Host, an Origin), other paths and methods", async () => {
+    const port = new URL(metricsUrl).port;
+    const status = async (path: string, init: RequestInit = {}) => (await fetch(`${metricsUrl}${path}`, init)).status;
+    expect(await status("/metrics", { headers: { host: `rebound.example:${port}` } })).toBe(403);
+    expect(await status("/metrics", { headers: { origin: "http://rebound.example" } })).toBe(403);
+    expect(await status("/metrics", { headers: { host: `localhost:${port}` } })).toBe(200);
+    expect(await status("/")).toBe(404);
+    expect(await status("/metrics", { method: "POST" })).toBe(405);
+  });
+});
+
+test("CORPUS_METRICS_LISTEN takes a loopback address only", () => {
+  for (const value of ["0.0.0.0:9464", "192.168.1.2:9464", "example.com:9464", "127.0.0.1", "[::]:9464"])
+    expect(() => loadConfig({ CORPUS_METRICS_LISTEN: value })).toThrow(ConfigError);
+  for (const value of ["127.0.0.1:9464", "[::1]:9464", "localhost:0"])
+    expect(loadConfig({ CORPUS_METRICS_LISTEN: value }).CORPUS_METRICS_LISTEN).toBe(value);
+});
+
+test("a metrics address in use stops the start, before the service listens", async () => {
+  const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    const config = testConfig({ CORPUS_PORT: "0", CORPUS_METRICS_LISTEN: `127.0.0.1:${taken.port}` });
+    const written = memorySink();
+    await expect(startServer(config, createLogger("INFO", written.sink))).rejects.toThrow(String(taken.port));
+    expect(written.records().map((r) => r.message)).not.toContain("listening");
+  } finally {
+    taken.stop(true);
+  }
+});
