@@ -24,6 +24,9 @@ const cpuMs = () => {
 const UNCLEAR = 2;
 /** The most runs of each timed before a growth is taken as it stands. */
 const MAX_RUNS = 15;
+/** The CPU time each timed side takes at least, its work repeated (up to MAX_REPEATS times). */
+const MIN_TIMED_MS = 5;
+const MAX_REPEATS = 16;
 
 /**
  * How many times longer `work(SCALE * n)` takes than SCALE runs of `work(n)`: the fastest of
@@ -41,14 +44,18 @@ export async function growthOf(work: (n: number) => unknown, n: number, runs = 3
     await what();
     return cpuMs() - started;
   };
+  // Each side repeated until it takes MIN_TIMED_MS: sub-millisecond work read 10 times longer on 8
+  // times the input beside a load of 10, one preemption's cache misses counted in one side only.
+  let repeats = 1;
   const whole = async () => {
-    await work(SCALE * n);
+    for (let r = 0; r < repeats; r++) await work(SCALE * n);
   };
   const parts = async () => {
-    for (let i = 0; i < SCALE; i++) await work(n);
+    for (let r = 0; r < repeats; r++) for (let i = 0; i < SCALE; i++) await work(n);
   };
   // Compiled first: a run of the optimising compiler may otherwise land in one and not the other.
   await parts();
+  while (repeats < MAX_REPEATS && (await timed(parts)) < MIN_TIMED_MS) repeats *= 2;
   let [partsMs, wholeMs] = [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
   // Work too small for the clock reads as linear, not as a division by zero.
   const growth = () => wholeMs / Math.max(partsMs, 0.05);
