@@ -1,0 +1,56 @@
+// `books` (D34): a journal file, or a folder of them (beancount, Ledger/hledger, QIF, OFX,
+// GnuCash XML), indexed locally, one record per transaction, parsed in the reading worker
+// (records.ts, D31). Read only, as every local kind (D19).
+import { readdirSync } from "node:fs";
+import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
+import { MAX_FILE_BYTES } from "../files/limits";
+import type { FolderSource } from "../indexed-source";
+import type { ScanEntry } from "../local-index";
+import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
+import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
+import { SourceSkipped } from "../types";
+import { bookFormatOf } from "./format";
+import { FORMAT_NAMES } from "./records";
+
+const MAX_DEPTH = 8;
+
+function scanBooks(root: string, only?: string): ScanEntry[] {
+  const out: ScanEntry[] = [];
+  const walk = (dir: string, depth: number) => {
+    if (depth > MAX_DEPTH) return;
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      // Links are never followed (D23): one put in the folder must not lead outside it.
+      if (e.name.startsWith(".") || e.isSymbolicLink()) continue;
+      const full = join(dir, e.name);
+      if (only !== undefined && (depth > 0 || e.name !== only)) continue;
+      if (e.isDirectory()) walk(full, depth + 1);
+      else if (e.isFile() && bookFormatOf(e.name)) {
+        const entry = fileEntry(full, relative(root, full));
+        if (entry && entry.size <= MAX_FILE_BYTES) out.push(entry);
+      }
+    }
+  };
+  walk(root, 0);
+  return out;
+}
+
+/**
+ * The journals under `root`, or only the file `only` in it (a connector given one file). `check`
+ * is asked again before each file is read (D23); `reader` parses it off the serving thread (D31).
+ */
+export function booksSource(root: string, check: Confine = asGiven, reader: SourceReader = sharedReader(), only?: string): FolderSource {
+  return {
+    scan: () => scanBooks(root, only),
+    async read(entry) {
+      const format = bookFormatOf(entry.source)!;
+      const bytes = readBelow(root, entry.source, check, MAX_FILE_BYTES);
+      const place = { file: entry.source, url: pathToFileURL(join(root, entry.source)).href, format };
+      return reader.books(bytes, place).catch((error: unknown) => {
+        // Said in the status and not read again until it changes; the parser's words may quote the file.
+        if (error instanceof SourceUnreadable) throw new SourceSkipped(`is not a readable ${FORMAT_NAMES[format]} file`);
+        throw error;
+      });
+    },
+  };
+}

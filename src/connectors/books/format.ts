@@ -1,0 +1,63 @@
+// The journal formats of the books kind (D34), told by the file's name, and what their parsers
+// share: the transaction type (sums.ts), amounts made into plain decimals, and the error a
+// broken file is refused with (its line, never its content).
+import { extname } from "node:path";
+import type { BookTransaction } from "./sums";
+
+export const BOOK_FORMATS = {
+  ".beancount": "beancount",
+  ".bean": "beancount",
+  ".ledger": "ledger",
+  ".journal": "ledger",
+  ".hledger": "ledger",
+  ".dat": "ledger",
+  ".qif": "qif",
+  ".ofx": "ofx",
+  ".qfx": "ofx",
+  ".gnucash": "gnucash",
+} as const;
+
+export type BookFormat = (typeof BOOK_FORMATS)[keyof typeof BOOK_FORMATS];
+
+export const bookFormatOf = (path: string): BookFormat | undefined =>
+  BOOK_FORMATS[extname(path).toLowerCase() as keyof typeof BOOK_FORMATS];
+
+/** A file its parser cannot read: the line, and what was expected there (never the line's text). */
+export class BookUnreadable extends Error {
+  constructor(line: number, what: string) {
+    super(`line ${line}: ${what}`);
+  }
+}
+
+/** A parser's result: the transactions, and how many other entries (accounts, categories) it read. */
+export interface ParsedBook {
+  transactions: BookTransaction[];
+  /** Entries that are not transactions (a QIF file's accounts, categories, classes, memorized ones). */
+  otherEntries: number;
+}
+
+/** Told after each transaction read, so that each has a CPU budget of its own (D31). */
+export type OnTransaction = () => void;
+
+/** "1,234.50", "+5", ".5", "-0.10" as a plain decimal ("1234.50", "5", "0.5", "-0.10"); undefined when not a number. */
+export function plainDecimal(text: string, decimalComma = false): string | undefined {
+  let s = text.trim().replace(/\s+/g, "");
+  if (decimalComma) s = s.replace(/\./g, "").replace(",", ".");
+  else s = s.replace(/,(?=\d{3}(\D|$))/g, "");
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(s);
+  if (!m || (!m[2] && !m[3])) return undefined;
+  const whole = (m[2] ?? "").replace(/^0+(?=\d)/, "") || "0";
+  return `${m[1] === "-" ? "-" : ""}${whole}${m[3] ? `.${m[3]}` : ""}`;
+}
+
+/** Counts lines up to each offset asked, in increasing order, in one pass over the text. */
+export class LineCounter {
+  private at = 0;
+  private line = 1;
+  constructor(private readonly text: string) {}
+  lineAt(offset: number): number {
+    for (let i = this.text.indexOf("\n", this.at); i >= 0 && i < offset; i = this.text.indexOf("\n", i + 1)) this.line++;
+    this.at = Math.max(this.at, offset);
+    return this.line;
+  }
+}
