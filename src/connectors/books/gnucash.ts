@@ -139,8 +139,9 @@ export function parseGnucash(text: string, file: string, onTransaction: OnTransa
     if (!date || body.indexOf(`<${n.date}`) < 0) throw new BookUnreadable(line, "a transaction has no date posted");
     const postings: Posting[] = [];
     const memos: string[] = [];
+    const splitLines = new LineCounter(body);
     for (const split of blocks(body, n.split)) {
-      const splitLine = lines.lineAt(at) + (body.slice(0, split.at).match(/\n/g)?.length ?? 0);
+      const splitLine = line + splitLines.lineAt(split.at) - 1;
       const accountId = v2
         ? field(split.body, n.splitAccount)
         : field(split.body.slice(split.body.indexOf(`<${n.quantity}`)), n.splitAccount);
