@@ -3,12 +3,16 @@
 // poptag. Other directives (open, balance, price, ...) are passed over. One pass, line by line;
 // a posting whose amount is left out takes what balances the others (their weights: cost or
 // price times units). Strict: a transaction line it cannot read refuses the file, with its line.
-import { BookUnreadable, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
+import { BookUnreadable, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
 import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting, sumPostings } from "./sums";
 
 const HEADER = /^(\d{4})-(\d{2})-(\d{2})\s+(?:\*|!|txn|[A-Z#&?%PSTCURM])(?:\s+(.*))?$/;
 const ACCOUNT = /^([!*]\s+)?([A-Z][\p{L}\p{N}-]*(?::[\p{Lu}\p{N}][\p{L}\p{N}-]*)+)(?:\s+(.*))?$/u;
-const AMOUNT = /^([-+]?[\d,]*\.?\d+)\s+([A-Z][A-Z0-9'._-]{0,22}[A-Z0-9]|[A-Z])(?:\s+(.*))?$/;
+/** A number (its parts cannot overlap: "[\d,]*\.?\d+" backtracked for minutes over a long run of digits). */
+const NUMBER = String.raw`[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)`;
+const AMOUNT = new RegExp(String.raw`^(${NUMBER})\s+([A-Z][A-Z0-9'._-]{0,22}[A-Z0-9]|[A-Z])(?:\s+(.*))?$`);
+const COST = new RegExp(String.raw`^\{\s*(${NUMBER})\s+([A-Z][A-Z0-9'._-]*)[^}]*\}`);
+const PRICE = new RegExp(String.raw`@(@?)\s*(${NUMBER})\s+([A-Z][A-Z0-9'._-]*)`);
 const META = /^([a-z][a-zA-Z0-9_-]*):\s*(.*)$/;
 const STRING = /"((?:[^"\\]|\\.)*)"/g;
 
@@ -21,8 +25,8 @@ function readPosting(rest: string, lineNo: number): { amount?: Posting; weight?:
   if (!m || amount === undefined) throw new BookUnreadable(lineNo, "a posting's amount is not a number and a commodity");
   const commodity = m[2]!;
   const after = (m[3] ?? "").trim();
-  const cost = /^\{\s*([-+]?[\d,]*\.?\d+)\s+([A-Z][A-Z0-9'._-]*)[^}]*\}/.exec(after);
-  const price = /@(@?)\s*([-+]?[\d,]*\.?\d+)\s+([A-Z][A-Z0-9'._-]*)/.exec(after);
+  const cost = COST.exec(after);
+  const price = PRICE.exec(after);
   let weight: Posting = { account: "", amount, commodity };
   if (cost) weight = { account: "", amount: multiplyDecimals(amount, plainDecimal(cost[1]!)!), commodity: cost[2]! };
   else if (price) {
@@ -53,7 +57,7 @@ export function parseBeancount(text: string, file: string, onTransaction: OnTran
   };
 
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+    const line = boundedLine(lines, i);
     const lineNo = i + 1;
     if (/^\s/.test(line) && line.trim()) {
       if (!current) continue;

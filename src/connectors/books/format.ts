@@ -29,6 +29,20 @@ export class BookUnreadable extends Error {
   }
 }
 
+/**
+ * Characters of one line of a line-based journal (beancount, Ledger, QIF), at most: a longer one
+ * refuses the file. A journal's lines are tens of characters; megabytes on one line only make
+ * its patterns work harder.
+ */
+export const MAX_LINE_CHARS = 64 * 1024;
+
+/** The line at `index` (0-based), refused past MAX_LINE_CHARS. */
+export function boundedLine(lines: string[], index: number): string {
+  const line = lines[index]!;
+  if (line.length > MAX_LINE_CHARS) throw new BookUnreadable(index + 1, `a line is longer than ${MAX_LINE_CHARS} characters`);
+  return line;
+}
+
 /** A parser's result: the transactions, and how many other entries (accounts, categories) it read. */
 export interface ParsedBook {
   transactions: BookTransaction[];
@@ -39,13 +53,19 @@ export interface ParsedBook {
 /** Told after each transaction read, so that each has a CPU budget of its own (D31). */
 export type OnTransaction = () => void;
 
+/**
+ * Digits of one amount, at most: more than any money holds (10^30 units with 10 decimals), and
+ * a bigint of 60,000 digits took ~60 ms to turn back into text.
+ */
+export const MAX_AMOUNT_DIGITS = 40;
+
 /** "1,234.50", "+5", ".5", "-0.10" as a plain decimal ("1234.50", "5", "0.5", "-0.10"); undefined when not a number. */
 export function plainDecimal(text: string, decimalComma = false): string | undefined {
   let s = text.trim().replace(/\s+/g, "");
   if (decimalComma) s = s.replace(/\./g, "").replace(",", ".");
   else s = s.replace(/,(?=\d{3}(\D|$))/g, "");
   const m = /^([+-]?)(\d*)(?:\.(\d*))?$/.exec(s);
-  if (!m || (!m[2] && !m[3])) return undefined;
+  if (!m || (!m[2] && !m[3]) || (m[2] ?? "").length + (m[3] ?? "").length > MAX_AMOUNT_DIGITS) return undefined;
   const whole = (m[2] ?? "").replace(/^0+(?=\d)/, "") || "0";
   return `${m[1] === "-" ? "-" : ""}${whole}${m[3] ? `.${m[3]}` : ""}`;
 }

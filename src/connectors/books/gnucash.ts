@@ -45,7 +45,7 @@ function field(body: string, tag: string): string | undefined {
 
 /** "18700/100" as "187.00"; a denominator that is not a power of ten cannot be one exactly. */
 function fraction(text: string | undefined, line: number): string {
-  const m = /^(-?)(\d+)\/(1(0*))$/.exec(text ?? "");
+  const m = /^(-?)(\d{1,40})\/(1(0{0,20}))$/.exec(text ?? "");
   if (!m) throw new BookUnreadable(line, "a split's amount is not a fraction over a power of ten");
   const scale = m[4]!.length;
   const digits = m[2]!.padStart(scale + 1, "0");

@@ -4,7 +4,7 @@
 // A posting left without an amount takes what balances the others, per commodity. Automated
 // (`=`) and periodic (`~`) transactions are rules, not transactions: passed over (so are their
 // generated postings; the README says so). `include` is not followed. One pass, line by line.
-import { BookUnreadable, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
+import { BookUnreadable, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
 import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting, sumPostings } from "./sums";
 
 const HEADER = /^(\d{4}[/.-])?(\d{1,2})[/.-](\d{1,2})(?:=\S+)?(?:\s+([*!]))?(?:\s+\(([^)]*)\))?(?:\s+(.*))?$/;
@@ -60,7 +60,7 @@ export function parseLedger(text: string, file: string, onTransaction: OnTransac
   };
 
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+    const line = boundedLine(lines, i);
     const lineNo = i + 1;
     if (/^[ \t]/.test(line) && line.trim()) {
       if (!current) continue;

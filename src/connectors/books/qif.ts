@@ -6,7 +6,7 @@
 // past 12 in first place is read day first. The account booked is the one `!Account` named
 // last, else the file's name. Amounts have no commodity in QIF: "" (the README says so).
 import { basename, extname } from "node:path";
-import { BookUnreadable, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
+import { BookUnreadable, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
 import { type BookTransaction, negateDecimal, type Posting } from "./sums";
 
 const BOOKED = /^!Type:(Bank|Cash|CCard|Invst|Oth A|Oth L)\s*$/i;
@@ -85,7 +85,7 @@ export function parseQif(text: string, file: string, onTransaction: OnTransactio
   };
 
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
+    const line = boundedLine(lines, i);
     if (!line.trim()) continue;
     if (line.startsWith("!")) {
       if (fields.length) throw new BookUnreadable(i + 1, "a section starts inside a record");

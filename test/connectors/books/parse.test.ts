@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { parseBeancount } from "../../../src/connectors/books/beancount";
-import { BookUnreadable, bookFormatOf, plainDecimal } from "../../../src/connectors/books/format";
+import { BookUnreadable, bookFormatOf, MAX_AMOUNT_DIGITS, MAX_LINE_CHARS, plainDecimal } from "../../../src/connectors/books/format";
 import { parseGnucash } from "../../../src/connectors/books/gnucash";
 import { parseLedger } from "../../../src/connectors/books/ledger";
 import { parseOfx } from "../../../src/connectors/books/ofx";
@@ -65,6 +65,31 @@ describe("beancount", () => {
     expect(() => parseBeancount('2014-01-02 * "A"\n  Assets:Cash  12,5x USD\n', "x.beancount")).toThrow(
       new BookUnreadable(2, "a posting's amount is not a number and a commodity"),
     );
+  });
+});
+
+describe("hostile lines", () => {
+  test("a run of 60,000 digits is refused at once (its amount pattern once backtracked for minutes over it)", () => {
+    expect(() => parseBeancount(`2024-01-01 * "x"\n  Assets:Cash ${"1".repeat(60_000)}x\n`, "x.beancount")).toThrow(
+      new BookUnreadable(2, "a posting's amount is not a number and a commodity"),
+    );
+    expect(() => parseBeancount(`2024-01-01 * "x"\n  Assets:Cash 1 X {${"1".repeat(60_000)}\n`, "x.beancount")).not.toThrow();
+  });
+
+  test("an amount of more than MAX_AMOUNT_DIGITS digits is no amount (a bigint of 60,000 digits took 60 ms to print)", () => {
+    expect(plainDecimal("1".repeat(MAX_AMOUNT_DIGITS))).toBe("1".repeat(MAX_AMOUNT_DIGITS));
+    expect(plainDecimal(`${"1".repeat(MAX_AMOUNT_DIGITS)}.5`)).toBeUndefined();
+    expect(() => parseLedger(`2024/01/01 x\n  A:B  ${"1".repeat(60_000)}\n  C\n`, "x.ledger")).toThrow(
+      new BookUnreadable(2, "a posting's amount is not a number"),
+    );
+  });
+
+  test("a line past MAX_LINE_CHARS refuses a line-based journal, with its line", () => {
+    const long = "a".repeat(MAX_LINE_CHARS + 1);
+    const tooLong = `a line is longer than ${MAX_LINE_CHARS} characters`;
+    expect(() => parseLedger(`; ok\n2024/01/01 ${long}\n`, "x.ledger")).toThrow(new BookUnreadable(2, tooLong));
+    expect(() => parseBeancount(`2024-01-01 * "${long}"\n`, "x.beancount")).toThrow(new BookUnreadable(1, tooLong));
+    expect(() => parseQif(`!Type:Bank\nP${long}\n^\n`, "x.qif")).toThrow(new BookUnreadable(2, tooLong));
   });
 });
 
