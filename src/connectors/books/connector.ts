@@ -5,13 +5,14 @@ import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MAX_FILE_BYTES } from "../files/limits";
-import type { FolderSource } from "../indexed-source";
-import type { ScanEntry } from "../local-index";
+import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "../indexed-source";
+import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
 import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
 import { SourceSkipped } from "../types";
 import { bookFormatOf } from "./format";
-import { FORMAT_NAMES } from "./records";
+import { FORMAT_NAMES, transactionOf } from "./records";
+import type { BookTransaction } from "./sums";
 
 const MAX_DEPTH = 8;
 
@@ -53,4 +54,45 @@ export function booksSource(root: string, check: Confine = asGiven, reader: Sour
       });
     },
   };
+}
+
+/**
+ * A books connector: a folder connector whose transactions can also be read whole, for exact sums
+ * (sums.ts): a total needs every transaction of a period, not the best-ranked few. `only` names
+ * the one file of a connector given a file.
+ */
+export class BooksConnector extends IndexedFolderConnector {
+  private readonly books: FolderSource;
+  private readonly confine: Confine;
+
+  constructor(
+    private readonly folder: string,
+    index: LocalIndex,
+    options: IndexedOptions = {},
+    only?: string,
+    reader: SourceReader = sharedReader(),
+  ) {
+    const source = booksSource(folder, options.check, reader, only);
+    super("books", folder, index, source, options);
+    this.books = source;
+    this.confine = options.check ?? asGiven;
+  }
+
+  /**
+   * Every transaction of the books as they are now, read again through the reading worker (D31),
+   * in file and line order. A file that cannot be read is left out, as from the index (its
+   * reason is in the status). The folder is checked against the owner's roots first (D23).
+   */
+  async transactions(): Promise<BookTransaction[]> {
+    this.confine(this.folder);
+    const out: BookTransaction[] = [];
+    for (const entry of this.books.scan()) {
+      const records = await this.books.read(entry).catch((error: unknown) => {
+        if (error instanceof SourceSkipped) return [];
+        throw error;
+      });
+      for (const r of records) out.push(transactionOf(r)!);
+    }
+    return out;
+  }
 }

@@ -2,9 +2,8 @@
 // transaction's date is what a question's dates mean, so they narrow it.
 import { basename, dirname } from "node:path";
 import { Type } from "@sinclair/typebox";
-import { IndexedFolderConnector } from "../indexed-source";
 import { defineKind } from "../kind";
-import { booksSource } from "./connector";
+import { BooksConnector } from "./connector";
 import { bookFormatOf } from "./format";
 
 export const BooksConfig = Type.Object(
@@ -21,13 +20,7 @@ export const booksKind = defineKind({
     // A journal file is read as the one file of its folder: the folder is scanned for it alone.
     const file = bookFormatOf(path) ? basename(path) : undefined;
     const folder = file ? dirname(path) : path;
-    return new IndexedFolderConnector(
-      "books",
-      folder,
-      context.index(),
-      booksSource(folder, context.check, undefined, file),
-      context.indexed,
-    );
+    return new BooksConnector(folder, context.index(), { ...context.indexed, check: context.check }, file);
   },
   localPath: () => "path",
   form: [{ name: "path", label: "Journal file or folder", input: "text", placeholder: "/srv/corpus/books" }],

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { booksSource } from "../../../src/connectors/books/connector";
+import { BooksConnector } from "../../../src/connectors/books/connector";
+import { parseGnucash } from "../../../src/connectors/books/gnucash";
 import { MAX_BOOK_TRANSACTIONS } from "../../../src/connectors/books/records";
-import { IndexedFolderConnector } from "../../../src/connectors/indexed-source";
-import { asGiven } from "../../../src/connectors/paths";
+import { totalsOf } from "../../../src/connectors/books/sums";
 import { SourceReader } from "../../../src/connectors/reading/reader";
 import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../../helpers";
 import { fingerprint } from "../../support/fixtures";
@@ -48,7 +48,7 @@ describe("the books connector over the real journals", () => {
   const before = fingerprint(books);
   const { indexFor } = localIndexes();
   const reader = new SourceReader();
-  const connector = new IndexedFolderConnector("books", books, indexFor("t/books"), booksSource(books, asGiven, reader));
+  const connector = new BooksConnector(books, indexFor("t/books"), {}, undefined, reader);
 
   afterAll(() => {
     reader.close();
@@ -92,6 +92,17 @@ describe("the books connector over the real journals", () => {
     const [store] = await connector.search(ask(["book", "store"]));
     expect(store).toMatchObject({ path: "sample.dat#L38", date: "2004-05-27T00:00:00.000Z" });
     expect(store!.content).toContain("Expenses:Books  20.00 $");
+  });
+
+  test("every transaction read whole for sums: the readable files' only, each as its parser gives it", async () => {
+    const all = await connector.transactions();
+    expect(all.length).toBe(RECORDS);
+    const book = parseGnucash(readFileSync(join(ACCOUNTING, "gnucash/taxreport.gnucash"), "utf8"), "taxreport.gnucash").transactions;
+    expect(all.filter((t) => t.file === "taxreport.gnucash")).toEqual(book);
+    expect(totalsOf(all, { account: "Expense:Taxes", from: "2000-01-01", to: "2001-01-01" })).toEqual(
+      totalsOf(book, { account: "Expense:Taxes", from: "2000-01-01", to: "2001-01-01" }),
+    );
+    expect(totalsOf(all, { account: "AMEX" }).totals).toEqual({ USD: "-352.82" });
   });
 
   test("a transaction's date narrows a question (they are not file times)", async () => {
