@@ -70,14 +70,22 @@ export function plainDecimal(text: string, decimalComma = false): string | undef
   return `${m[1] === "-" ? "-" : ""}${whole}${m[3] ? `.${m[3]}` : ""}`;
 }
 
-/** Counts lines up to each offset asked, in increasing order, in one pass over the text. */
+/**
+ * Counts lines up to each offset asked, in increasing order, in one pass over the text: the next
+ * line break is remembered, since looking for it afresh from each offset read to the end of a
+ * text without one (an OFX file on one line) each time.
+ */
 export class LineCounter {
-  private at = 0;
   private line = 1;
-  constructor(private readonly text: string) {}
+  private next: number;
+  constructor(private readonly text: string) {
+    this.next = text.indexOf("\n");
+  }
   lineAt(offset: number): number {
-    for (let i = this.text.indexOf("\n", this.at); i >= 0 && i < offset; i = this.text.indexOf("\n", i + 1)) this.line++;
-    this.at = Math.max(this.at, offset);
+    while (this.next >= 0 && this.next < offset) {
+      this.line++;
+      this.next = this.text.indexOf("\n", this.next + 1);
+    }
     return this.line;
   }
 }

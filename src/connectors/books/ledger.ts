@@ -1,6 +1,6 @@
 // Ledger and hledger journals: `2004/05/14 * (code) Payee  ; note`, postings `Account  $1,000.00`
 // (two spaces or a tab end the account; the commodity before or after the number; `@ price`,
-// `@@ total`), notes with `:tags:` and `Key: Value`, `apply tag`/`end apply tag`, `Y`/`year`.
+// `@@ total`), notes with `:tags:` and `Key: Value`, `apply tag`/`end apply tag`, `Y`/`year`, `comment … end comment`.
 // A posting left without an amount takes what balances the others, per commodity. Automated
 // (`=`) and periodic (`~`) transactions are rules, not transactions: passed over (so are their
 // generated postings; the README says so). `include` is not followed. One pass, line by line.
@@ -45,6 +45,8 @@ export function parseLedger(text: string, file: string, onTransaction: OnTransac
   const transactions: BookTransaction[] = [];
   let current: (BookTransaction & { weights: Posting[]; elided: string[] }) | undefined;
   let inRule = false;
+  /** Inside `comment … end comment` (or `test … end test`): nothing is read until its end. */
+  let inComment: string | undefined;
 
   const close = () => {
     inRule = false;
@@ -62,6 +64,10 @@ export function parseLedger(text: string, file: string, onTransaction: OnTransac
   for (let i = 0; i < lines.length; i++) {
     const line = boundedLine(lines, i);
     const lineNo = i + 1;
+    if (inComment) {
+      if (line.trim() === `end ${inComment}`) inComment = undefined;
+      continue;
+    }
     if (/^[ \t]/.test(line) && line.trim()) {
       if (!current) continue;
       const body = line.trim();
@@ -103,6 +109,11 @@ export function parseLedger(text: string, file: string, onTransaction: OnTransac
     if (!trimmed || /^[;#%|*]/.test(trimmed)) continue;
     if (/^[=~]/.test(line)) {
       inRule = true;
+      continue;
+    }
+    const block = /^(comment|test)$/.exec(trimmed);
+    if (block) {
+      inComment = block[1];
       continue;
     }
     const directive = /^(?:apply\s+tag|tag)\s+(.+)$/.exec(trimmed);

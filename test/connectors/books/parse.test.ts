@@ -140,6 +140,14 @@ describe("Ledger", () => {
     ]);
   });
 
+  test("a comment block hides what looks like a transaction", () => {
+    const { transactions } = parseLedger(
+      "comment\n2024/01/01 Not booked\n    A:B  $1\n    C\nend comment\n2024/01/02 Booked\n    A:B  $2\n    C\n",
+      "x.ledger",
+    );
+    expect(transactions.map((t) => [t.payee, t.line])).toEqual([["Booked", 6]]);
+  });
+
   test("two postings without an amount refuse the file at the transaction's line", () => {
     expect(() => parseLedger("\n2024/01/05 Shop\n    Expenses:Food\n    Assets:Cash\n", "x.ledger")).toThrow(
       new BookUnreadable(2, "a transaction leaves out more than one posting's amount"),
@@ -212,6 +220,23 @@ describe("OFX", () => {
       ["2024-01-05", "Caf&eacute; & Co", { account: "FR76-1", amount: "-12.30", commodity: "EUR" }, 6],
       ["2024-01-06", "Salary", { account: "FR76-1", amount: "1000.00", commodity: "USD" }, 7],
     ]);
+  });
+
+  test("a statement on one line is read in linear time: twice the transactions, at most three times the time (it was four)", () => {
+    const statement = (n: number) => `<OFX>${"<STMTTRN><DTPOSTED>20200101<TRNAMT>1</STMTTRN>".repeat(n)}`;
+    const fastest = (n: number) => {
+      const text = statement(n);
+      let best = Number.POSITIVE_INFINITY;
+      for (let run = 0; run < 2; run++) {
+        const started = performance.now();
+        expect(parseOfx(text, "x.ofx").transactions.length).toBe(n);
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    const [once, twice] = [fastest(40_000), fastest(80_000)];
+    console.log(`OFX on one line: 40,000 transactions ${once.toFixed(0)} ms, 80,000 ${twice.toFixed(0)} ms`);
+    expect(twice / once).toBeLessThan(3);
   });
 
   test("a statement cut inside a transaction, or no OFX at all, is refused", () => {
