@@ -64,6 +64,8 @@ export function booksSource(root: string, check: Confine = asGiven, reader: Sour
 export class BooksConnector extends IndexedFolderConnector {
   private readonly books: FolderSource;
   private readonly confine: Confine;
+  /** Files skipped by transactions(), not read again until they change (one entry per file of the folder at most). */
+  private readonly unreadable = new Map<string, { size: number; mtime: number }>();
 
   constructor(
     private readonly folder: string,
@@ -81,18 +83,24 @@ export class BooksConnector extends IndexedFolderConnector {
   /**
    * Every transaction of the books as they are now, read again through the reading worker (D31),
    * in file and line order. A file that cannot be read is left out, as from the index (its
-   * reason is in the status). The folder is checked against the owner's roots first (D23).
+   * reason is in the status), and not read again until it changes. The folder is checked against the owner's roots first (D23).
    */
   async transactions(): Promise<BookTransaction[]> {
     this.confine(this.folder);
     const out: BookTransaction[] = [];
+    const seen = new Set<string>();
     for (const entry of this.books.scan()) {
+      seen.add(entry.source);
+      const skipped = this.unreadable.get(entry.source);
+      if (skipped && skipped.size === entry.size && skipped.mtime === entry.mtime) continue;
       const records = await this.books.read(entry).catch((error: unknown) => {
-        if (error instanceof SourceSkipped) return [];
-        throw error;
+        if (!(error instanceof SourceSkipped)) throw error;
+        this.unreadable.set(entry.source, { size: entry.size, mtime: entry.mtime });
+        return [];
       });
       for (const r of records) out.push(transactionOf(r)!);
     }
+    for (const source of this.unreadable.keys()) if (!seen.has(source)) this.unreadable.delete(source);
     return out;
   }
 }

@@ -20,6 +20,14 @@ import { SHARED_DATA } from "../../support/servers";
 setDefaultTimeout(240_000);
 
 const ACCOUNTING = join(SHARED_DATA, "accounting");
+/** The reading worker's handle, counting the journal files it is given. */
+class CountingReader extends SourceReader {
+  files = 0;
+  override books(...args: Parameters<SourceReader["books"]>) {
+    this.files++;
+    return super.books(...args);
+  }
+}
 
 /** A folder of books as a user keeps them: the Ledger sample, an OFX download, a QIF export, a GnuCash book gzip-compressed (GnuCash's default). */
 function booksFolder(root: string): string {
@@ -47,7 +55,7 @@ describe("the books connector over the real journals", () => {
   writeFileSync(join(books, "flood.qif"), `!Type:Bank\n${"D01/02/95\nT1.00\n^\n".repeat(MAX_BOOK_TRANSACTIONS + 1)}`);
   const before = fingerprint(books);
   const { indexFor } = localIndexes();
-  const reader = new SourceReader();
+  const reader = new CountingReader();
   const connector = new BooksConnector(books, indexFor("t/books"), {}, undefined, reader);
 
   afterAll(() => {
@@ -103,6 +111,12 @@ describe("the books connector over the real journals", () => {
       totalsOf(book, { account: "Expense:Taxes", from: "2000-01-01", to: "2001-01-01" }),
     );
     expect(totalsOf(all, { account: "AMEX" }).totals).toEqual({ USD: "-352.82" });
+    // The skipped files are not read again: a second call reads the four good ones only.
+    const restarts = reader.restarts;
+    const files = reader.files;
+    expect(await connector.transactions()).toEqual(all);
+    expect(reader.files - files).toBe(4);
+    expect(reader.restarts).toBe(restarts);
   });
 
   test("a transaction's date narrows a question (they are not file times)", async () => {
