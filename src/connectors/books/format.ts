@@ -78,13 +78,18 @@ export function plainDecimal(text: string, decimalComma = false): string | undef
 export class LineCounter {
   private line = 1;
   private next: number;
+  /** Characters looked at to find line breaks, in all (at most the text's length; tests count it). */
+  looked: number;
   constructor(private readonly text: string) {
     this.next = text.indexOf("\n");
+    this.looked = this.next < 0 ? text.length : this.next + 1;
   }
   lineAt(offset: number): number {
     while (this.next >= 0 && this.next < offset) {
       this.line++;
-      this.next = this.text.indexOf("\n", this.next + 1);
+      const from = this.next + 1;
+      this.next = this.text.indexOf("\n", from);
+      this.looked += (this.next < 0 ? this.text.length : this.next + 1) - from;
     }
     return this.line;
   }
