@@ -35,6 +35,8 @@ const INTEGRATION = [
   "backup/online.test.ts",
   "backup/refusals.test.ts",
   "cli.test.ts",
+  "connectors/books/books.test.ts",
+  "connectors/books/oracle.test.ts",
   "connectors/crash-embedding.test.ts",
   "connectors/embed-ahead-after-removal.test.ts",
   "connectors/embed-ahead-memory.test.ts",

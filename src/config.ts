@@ -148,7 +148,7 @@ export const ConfigSchema = Type.Object({
     pattern: "^(\\s*/[^,]*(,\\s*/[^,]*)*)?$",
     allowed: "comma-separated absolute folder paths",
     description:
-      "Folders under which users may add local connectors (maildir, files, SQLite); {user} in an entry stands for the token's subject, an entry without it is shared by every user; empty allows none.",
+      "Folders under which users may add local connectors (maildir, files, books, SQLite); {user} in an entry stands for the token's subject, an entry without it is shared by every user; empty allows none.",
   }),
   CORPUS_WEBHOOK_URL: HttpUrl("Operator webhook that receives user.deleted."),
   CORPUS_WEBHOOK_SECRET: Type.Optional(

@@ -1,5 +1,6 @@
 // The kinds table (issue 15 item 2): every connector kind corpus knows, by the name users give
 // in `kind`. Adding a kind is a folder with its connector and its record (kind.ts), and one line here.
+import { booksKind } from "./books/kind";
 import { filesKind } from "./files/kind";
 import { imapKind } from "./imap/kind";
 import type { ConnectorKindRecord } from "./kind";
@@ -11,6 +12,7 @@ export const KINDS = {
   maildir: maildirKind,
   files: filesKind,
   sql: sqlKind,
+  books: booksKind,
 } satisfies Record<string, ConnectorKindRecord>;
 
 export type ConnectorKind = keyof typeof KINDS;

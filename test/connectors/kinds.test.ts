@@ -73,7 +73,7 @@ describe("the kinds table", () => {
     expect(KINDS.sql.remoteHost(sqlConfig)).toEqual({ host: "db.example.com", field: "config.url" });
     expect(KINDS.imap.remoteHost(imapConfig)).toEqual({ host: "imap.example.com", field: "config.host" });
     expect(KINDS.files.remoteHost({ path: "/d" })).toBeUndefined();
-    expect(CONNECTOR_KINDS.filter((k) => KINDS[k].indexedLocally)).toEqual(["maildir", "files"]);
+    expect(CONNECTOR_KINDS.filter((k) => KINDS[k].indexedLocally)).toEqual(["maildir", "files", "books"]);
     expect(CONNECTOR_KINDS.filter((k) => KINDS[k].datesAreFileTimes)).toEqual(["files"]);
   });
 

@@ -1,6 +1,6 @@
-// D19 "files are opened for reading only; a test shows each": the files, maildir and SQLite
+// D19 "files are opened for reading only; a test shows each": the files, maildir, books and SQLite
 // connectors, run by a real `corpus serve` under strace, index a folder of text, PDF, DOCX, a
-// SQLite database and a Maildir (messages in new/, where a mail client would move them to cur/
+// SQLite database, a folder of accounting journals (D34) and a Maildir (messages in new/, where a mail client would move them to cur/
 // and flag them seen). Every system call that could change a file is traced with its paths
 // (`-y` names the file behind each descriptor): none touches the folder, and no open of a file
 // in it asks for writing. Afterwards every file's bytes, mode and mtime, and every folder's
@@ -10,6 +10,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "../backup/support";
 import { tempDir } from "../helpers";
 import { SHARED_DATA } from "../support/servers";
@@ -125,6 +126,14 @@ function buildSource(): void {
     join(mail, "new", "9.corpus-test"),
     "From: ana@example.com\nTo: bo@example.com\nSubject: blorptangle audit\nDate: Mon, 2 Mar 2026 10:00:00 +0000\nMessage-ID: <blorp@example.com>\n\nThe blorptangle audit is on Friday.\n",
   );
+  // Accounting books: a beancount journal of our own and a GnuCash book gzip-compressed, as GnuCash keeps it.
+  const books = join(source, "books");
+  mkdirSync(books);
+  writeFileSync(
+    join(books, "main.beancount"),
+    '2026-03-02 * "Glimmerhawk Traders" "Vellumquist binders"\n  Expenses:Office  42.10 EUR\n  Assets:Bank\n',
+  );
+  writeFileSync(join(books, "taxreport.gnucash"), gzipSync(readFileSync(join(SHARED, "accounting", "gnucash", "taxreport.gnucash"))));
   // A SQLite file, read by the sql connector.
   const db = new Database(join(source, "shop.sqlite"));
   db.run("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, note TEXT)");
@@ -135,6 +144,7 @@ function buildSource(): void {
     JSON.stringify([
       { id: "docs", kind: "files", config: { path: docs } },
       { id: "mail", kind: "maildir", config: { path: mail } },
+      { id: "books", kind: "books", config: { path: books } },
       {
         id: "shop",
         kind: "sql",
@@ -181,10 +191,10 @@ beforeAll(async () => {
     "-e",
     "signal=none",
   ]);
-  await until("the three connectors to be indexed", async () => {
+  await until("the four connectors to be indexed", async () => {
     const r = await fetch(`${server!.url}/v1/connectors`, { headers: { authorization: `Bearer ${token}` } });
     const list = ((await r.json()) as { connectors: Array<{ id: string; status: string }> }).connectors;
-    return list.length === 3 && list.every((c) => c.status === "ok") ? true : undefined;
+    return list.length === 4 && list.every((c) => c.status === "ok") ? true : undefined;
   });
 });
 
@@ -200,6 +210,7 @@ describe("connectors never write to what they read (D19)", () => {
     expect(await ask("quarnflick lease Lisbon")).toContain("quarnflick");
     expect(await ask("blorptangle audit")).toContain("blorptangle");
     expect(await ask("snorkeldrift lamps order")).toContain("snorkeldrift");
+    expect(await ask("Glimmerhawk vellumquist binders")).toContain("Glimmerhawk");
   });
 
   test("no system call changed or opened for writing anything in the folder (strace)", async () => {
@@ -212,6 +223,8 @@ describe("connectors never write to what they read (D19)", () => {
     expect(opens.some((l) => l.includes("lease.txt"))).toBe(true);
     expect(opens.some((l) => l.includes("9.corpus-test"))).toBe(true);
     expect(opens.some((l) => l.includes("shop.sqlite"))).toBe(true);
+    expect(opens.some((l) => l.includes("main.beancount"))).toBe(true);
+    expect(opens.some((l) => l.includes("taxreport.gnucash"))).toBe(true);
     const writes = lines.filter((line) => {
       const call = /^\d+\s+(\w+)\((.*)$/.exec(line);
       if (!call) return false;

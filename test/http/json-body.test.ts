@@ -70,7 +70,9 @@ describe("a body that is JSON but not an object, and a value outside its list (o
     const token = (await t.services.auth.issuer.issue("shaper", ALL)).token;
     const message = async (path: string, body: object) =>
       ((await (await t.app.handle(postJson(path, body, bearer(token)))).json()) as { message: string }).message;
-    expect(await message("/v1/connectors", { id: "x1", kind: "ftp", config: {} })).toBe("kind: must be one of imap, maildir, files, sql");
+    expect(await message("/v1/connectors", { id: "x1", kind: "ftp", config: {} })).toBe(
+      "kind: must be one of imap, maildir, files, sql, books",
+    );
     expect(await message("/v1/query", { q: "meeting", filters: { source_type: "pdf" } })).toBe(
       "filters.source_type: must be one of email, file",
     );

@@ -7,7 +7,10 @@ import { join } from "node:path";
 import { bringTestNeeds, type Machine, planFor } from "../../scripts/test-needs";
 import { tempDir } from "../helpers";
 
-/** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus), as the user `uid`. */
+/** The books oracle's tools (ledger, bean-query): on every made-up machine, the cases below are about the others. */
+const BOOKS_TOOLS = ["ledger", "bean-query"];
+
+/** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus) and BOOKS_TOOLS, as the user `uid`. */
 function machine(tools: string[], uid = 0) {
   const root = tempDir();
   const bin = join(root, "bin");
@@ -20,12 +23,14 @@ function machine(tools: string[], uid = 0) {
       chromium: machine.chromium,
       strace: join(bin, "strace"),
       prometheus: join(bin, "prometheus"),
+      ledger: join(bin, "ledger"),
+      "bean-query": join(bin, "bean-query"),
     }[tool]!;
     mkdirSync(join(file, ".."), { recursive: true });
     writeFileSync(file, "#!/bin/sh\n");
     chmodSync(file, 0o755);
   };
-  for (const tool of tools) install(tool);
+  for (const tool of [...tools, ...BOOKS_TOOLS]) install(tool);
   return { machine, install };
 }
 

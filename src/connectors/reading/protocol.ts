@@ -1,5 +1,6 @@
 // Messages between the thread that serves requests (reader.ts) and the reading worker
 // (worker.ts), which turns a source's bytes into text or records (D31). One job at a time.
+import type { BookPlace } from "../books/records";
 import type { Extracted, FileType } from "../files/extract";
 import type { MailPlace } from "../maildir/message";
 import type { SourceRecord } from "../types";
@@ -8,13 +9,16 @@ export type ToReader =
   /** A document's text (files/extract.ts). */
   | { type: "file"; seq: number; bytes: Uint8Array; fileType: FileType }
   /** A mail file's records (maildir/message.ts): one message, or each of an mbox's. */
-  | { type: "mail"; seq: number; raw: Uint8Array; place: MailPlace };
+  | { type: "mail"; seq: number; raw: Uint8Array; place: MailPlace }
+  /** A journal file's records (books/records.ts): one per transaction. */
+  | { type: "books"; seq: number; bytes: Uint8Array; place: BookPlace };
 
 export type FromReader =
   /** Started: `thread` is its thread's id, whose CPU time the reader watches (0 when unknown). */
   | { type: "ready"; thread: number }
   | { type: "file"; seq: number; extracted: Extracted }
   | { type: "mail"; seq: number; records: SourceRecord[] }
+  | { type: "books"; seq: number; records: SourceRecord[] }
   /** One record of the job is read: the next one has a budget of its own. */
   | { type: "record"; seq: number }
   /** Left out past a bound (files/limits.ts), with the reason. */

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ownMemoryBytes } from "../../limits/memory";
+import type { BookPlace } from "../books/records";
 import type { Extracted, FileType } from "../files/extract";
 import type { MailPlace } from "../maildir/message";
 import { type SourceRecord, SourceSkipped } from "../types";
@@ -139,6 +140,14 @@ export class SourceReader {
     const own = ownBytes(raw);
     const m = await this.run({ type: "mail", raw: own.bytes, place }, own.transfer, urgent);
     if (m.type !== "mail") throw new Error("the reading worker answered out of turn");
+    return m.records;
+  }
+
+  /** A journal file's records, one per transaction, each within its own budget. The bytes are handed over. */
+  async books(bytes: Uint8Array, place: BookPlace): Promise<SourceRecord[]> {
+    const own = ownBytes(bytes);
+    const m = await this.run({ type: "books", bytes: own.bytes, place }, own.transfer, false);
+    if (m.type !== "books") throw new Error("the reading worker answered out of turn");
     return m.records;
   }
 

@@ -1,7 +1,8 @@
 // The reading worker (a Bun Worker, started by reader.ts): parses what sources send (PDF, DOCX,
-// HTML, CSV, JSON, mail) off the thread that serves requests (D31). A job that runs past its
+// HTML, CSV, JSON, mail, journals) off the thread that serves requests (D31). A job that runs past its
 // budget is not stopped from here: the reader ends this thread and starts another.
 import { readFileSync } from "node:fs";
+import { bookRecords } from "../books/records";
 import { extractText } from "../files/extract";
 import { mailRecords } from "../maildir/message";
 import { SourceSkipped } from "../types";
@@ -23,6 +24,8 @@ function threadId(): number {
 async function run(m: ToReader): Promise<void> {
   try {
     if (m.type === "file") post({ type: "file", seq: m.seq, extracted: await extractText(m.bytes, m.fileType) });
+    else if (m.type === "books")
+      post({ type: "books", seq: m.seq, records: bookRecords(m.bytes, m.place, () => post({ type: "record", seq: m.seq })) });
     else {
       const raw = Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
       post({ type: "mail", seq: m.seq, records: await mailRecords(raw, m.place, () => post({ type: "record", seq: m.seq })) });
