@@ -8,9 +8,10 @@ import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
 import { TAX } from "./amounts";
-import { bm25Of, bm25Scores, type CountedText, countWords, queryWords } from "./bm25";
+import { bm25Of, bm25Scores, type CountedText, queryWords, type WordCounts, wordCounts, wordCountsOf } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
+import { RecordMemo, recordKey } from "./record-memo";
 import { byBest, minMax } from "./scales";
 import { isRow, type Question, type RankedChunk } from "./types";
 
@@ -31,9 +32,9 @@ export function scoreCandidates(
   s: Scoring,
 ): { pool: RankedChunk[]; notes: string[] } {
   const pool: RankedChunk[] = [];
-  /** For each candidate: its connector's place among the answers, and its text on the pool's scale. */
+  /** For each candidate: its connector's place among the answers, and its record as its source gave it (its words on the pool's scale). */
   const groupOf: number[] = [];
-  const poolTexts: string[] = [];
+  const poolRecords: Array<{ key: string; record: SourceRecord }> = [];
   const notes: string[] = [];
   let pendingVectors = 0;
   // A quoted phrase's words count as the question's words: the record holding "price caps"
@@ -59,7 +60,7 @@ export function scoreCandidates(
       if (meaning === "no chunks") continue;
       if (meaning.pending) pendingVectors++;
       groupOf.push(i);
-      poolTexts.push(poolText(h.record));
+      poolRecords.push({ key: recordKey(owner, a.id, h.record.id), record: h.record });
       pool.push({
         connectorId: a.id,
         connectorLabel: a.label,
@@ -75,11 +76,15 @@ export function scoreCandidates(
       });
     }
   });
-  // The pool's texts read once for both, and only when either needs them: BM25 over the pool
-  // (two sources or more), and which of a short question's words are rare.
+  // The pool's texts read for both, and only when either needs them: BM25 over the pool (two
+  // sources or more), and which of a short question's words are rare. Each record's words are
+  // counted once per version of its text, not for every question it is a candidate of (issue 36).
   const rare = rareWordsApply(scoredWords, pool.length);
   if (new Set(groupOf).size >= 2 || rare) {
-    const counted = countWords(poolTexts, scoredWords);
+    const counted = wordCountsOf(
+      poolRecords.map(({ key, record }) => poolWords.get(key, poolText(record))),
+      scoredWords,
+    );
     calibrateLexical(pool, groupOf, counted, scoredWords);
     if (rare) markRareWords(pool, counted, scoredWords, namesIn(q.options.question));
   }
@@ -165,6 +170,14 @@ const WORDS_TEXT_CHARS = 100_000;
 
 /** The text a source without word scores of its own is ranked by: title and text (a row: its columns). */
 const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`).slice(0, WORDS_TEXT_CHARS);
+
+/**
+ * Characters of counted words (WordCounts.counts: ~2 KB for a mail's 6,000 characters) kept:
+ * ~8 MB, every record of the four sources of scripts/bench/query.ts (~5 MB) and more.
+ */
+export const POOL_WORDS_CHARS = 8_000_000;
+/** Each candidate's words as BM25 over the pool reads them, counted once per version of its pool text. */
+const poolWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, wordCounts, (w) => w.counts.length);
 
 /** How much of a candidate's content, and of its title or headers, BM25 over the pool reads. */
 const POOL_TEXT_CHARS = 6000;
