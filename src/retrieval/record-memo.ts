@@ -21,21 +21,25 @@ export class RecordMemo<T> {
   private heldSize = 0;
 
   /**
-   * `compute` reads a text; `sizeOf` is what its value holds (characters or items), of which the
-   * memo keeps at most `budget`.
+   * `compute` reads a text (by default, that of the record's version); `sizeOf` is what its value
+   * holds (characters or items), of which the memo keeps at most `budget`.
    */
   constructor(
     private readonly budget: number,
-    private readonly compute: (text: string) => T,
     private readonly sizeOf: (value: T) => number,
+    private readonly compute?: (text: string) => T,
   ) {}
 
-  /** `compute(text)`, remembered for the record of `key` (owner, connector and record: recordKey). */
-  get(key: string, text: string): T {
+  /**
+   * `compute(text)`, remembered for the record of `key` (owner, connector and record: recordKey)
+   * while `text` is the same; `computeOf` instead where the value is read from the record (then
+   * `text` must hold all of it that the value depends on).
+   */
+  get(key: string, text: string, computeOf?: () => T): T {
     const digest = Bun.hash.wyhash(text) as bigint;
     const cached = this.entries.get(key);
     if (cached && cached.digest === digest) return cached.value;
-    const value = this.compute(text);
+    const value = computeOf ? computeOf() : this.compute!(text);
     this.forget(key);
     const size = this.sizeOf(value) + 1;
     if (size > this.budget / 4) return value;

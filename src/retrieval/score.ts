@@ -8,7 +8,7 @@ import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
 import { TAX } from "./amounts";
-import { bm25Of, bm25Scores, type CountedText, queryWords, type WordCounts, wordCounts, wordCountsOf } from "./bm25";
+import { bm25Of, type CountedText, queryWords, type WordCounts, wordCounts, wordCountsOf } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
 import { RecordMemo, recordKey } from "./record-memo";
@@ -54,7 +54,7 @@ export function scoreCandidates(
       notes.push(`${a.id}: embedding, ${progress.embedded} of ${progress.total} chunks embedded; answering from what is ready`);
     if (hits.length === 0) return;
     const owner = a.owner === "operator" ? OPERATOR_OWNER : q.options.user;
-    const lexical = wordScores(hits, scoredWords);
+    const lexical = wordScores(hits, scoredWords, (h) => recordKey(owner, a.id, h.record.id));
     for (const [j, h] of hits.entries()) {
       const meaning = denseScore(q, a, owner, h, s);
       if (meaning === "no chunks") continue;
@@ -104,12 +104,15 @@ function failureNote(a: ActiveConnector, reason: unknown): string {
  * A connector's word scores, 0..1: the source's own BM25 where it has one (a record it found
  * only by meaning scored lowest), else BM25 over these candidates (IMAP, SQL).
  */
-function wordScores(hits: SearchHit[], terms: string[]): number[] {
+function wordScores(hits: SearchHit[], terms: string[], keyOf: (h: SearchHit) => string): number[] {
   const ownScores = hits.some((h) => h.lexical !== undefined);
   const local = ownScores
     ? []
-    : bm25Scores(
-        hits.map((h) => wordsText(h.record)),
+    : bm25Of(
+        wordCountsOf(
+          hits.map((h) => recordWords.get(keyOf(h), wordsText(h.record))),
+          terms,
+        ),
         terms,
       );
   const lowest = ownScores ? Math.min(...hits.filter((h) => h.lexical !== undefined).map((h) => h.lexical!)) : 0;
@@ -168,16 +171,19 @@ function denseScore(
  */
 const WORDS_TEXT_CHARS = 100_000;
 
-/** The text a source without word scores of its own is ranked by: title and text (a row: its columns). */
-const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`).slice(0, WORDS_TEXT_CHARS);
-
 /**
- * Characters of counted words (WordCounts.counts: ~2 KB for a mail's 6,000 characters) kept:
- * ~8 MB, every record of the four sources of scripts/bench/query.ts (~5 MB) and more.
+ * Characters of counted words (WordCounts.counts) each memo keeps: ~8 MB; the 1,702 Enron mails'
+ * pool texts count to 2.7 M characters (1.6 K each).
  */
 export const POOL_WORDS_CHARS = 8_000_000;
 /** Each candidate's words as BM25 over the pool reads them, counted once per version of its pool text. */
-const poolWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, wordCounts, (w) => w.counts.length);
+const poolWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, (w) => w.counts.length, wordCounts);
+
+/** Each such record's words, counted once per version of its text (100,000 characters: ~6 ms of every question it was asked in, hashing them ~0.01 ms). */
+const recordWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, (w) => w.counts.length, wordCounts);
+
+/** The text a source without word scores of its own is ranked by: title and text (a row: its columns). */
+const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`).slice(0, WORDS_TEXT_CHARS);
 
 /** How much of a candidate's content, and of its title or headers, BM25 over the pool reads. */
 const POOL_TEXT_CHARS = 6000;

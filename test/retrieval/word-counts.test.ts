@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { countWords, wordCounts, wordCountsOf } from "../../src/retrieval/bm25";
+import { countWords, type WordCounts, wordCounts, wordCountsOf } from "../../src/retrieval/bm25";
 import { RecordMemo, recordKey } from "../../src/retrieval/record-memo";
 
 const messages = join(import.meta.dir, "../../../shared/data/enron/messages");
@@ -38,10 +38,10 @@ test("the words a question reads from counted texts are those counted for it in 
 
 test("a record's value is computed once per version of its text, again when the text changes", () => {
   let computed = 0;
-  const memo = new RecordMemo(
+  const memo = new RecordMemo<WordCounts>(
     1_000_000,
-    (text) => (computed++, wordCounts(text)),
     (w) => w.counts.length,
+    (text) => (computed++, wordCounts(text)),
   );
   const key = recordKey("alice", "mail", "m1");
   for (let i = 0; i < 5; i++) memo.get(key, "the invoice from Acme");
@@ -54,19 +54,19 @@ test("a record's value is computed once per version of its text, again when the 
 });
 
 test("the memo holds at most its budget, oldest out first; a value over a quarter of it is not kept", () => {
-  const memo = new RecordMemo(
+  const memo = new RecordMemo<string>(
     1_000,
-    (text) => text,
     (t) => t.length,
+    (text) => text,
   );
   for (let i = 0; i < 100; i++) memo.get(`r${i}`, "x".repeat(99));
   expect(memo.size).toBeLessThanOrEqual(1_000);
   expect(memo.size).toBeGreaterThan(800);
   let computed = 0;
-  const counting = new RecordMemo(
+  const counting = new RecordMemo<string>(
     1_000,
-    (text) => (computed++, text),
     (t) => t.length,
+    (text) => (computed++, text),
   );
   counting.get("big", "y".repeat(300));
   counting.get("big", "y".repeat(300));
