@@ -6,8 +6,8 @@
 
 interface Remembered<T> {
   /**
-   * A 64-bit hash of the text the value was computed from (wyhash: ~40x a SHA-256's speed over a
-   * question's ~2 MB of candidates). Never shared between records: a text made to collide with
+   * A 64-bit hash of the text the value was computed from (wyhash: 0.27 ms over 2 MB, a question's
+   * candidates, where SHA-256 took 1.37 ms). Never shared between records: a text made to collide with
    * its record's previous version misleads only its own record's ranking, which its writer
    * decides anyway.
    */
