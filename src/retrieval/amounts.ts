@@ -15,6 +15,7 @@ import { anyOf, wholeWords } from "./language/patterns";
 import { all, INCLUDING, PART_OF_TOTAL_LABELS, PART_OF_TOTAL_WORDS, TAX_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
 import { namesKind } from "./record-kinds";
+import { RecordMemo } from "./record-memo";
 
 /** Larger than a hint: a question such as "invoices over 1000" says little else. */
 export const AMOUNT_BOOST = 0.15;
@@ -186,9 +187,27 @@ const CURRENCY_AFTER = new RegExp(`^\\s*(${CURRENCY_SIGNS_ANYWHERE}|${CURRENCY_C
 /** A record billed in the currency of a country the question names ("from Poland": PLN) is likely from there. */
 export const COUNTRY_CURRENCY_BOOST = 0.1;
 
-/** The amount conditions' signal, and the currency of the countries named. */
-export function amountSignal(plan: QueryPlan, record: SourceRecord): number {
-  return conditionSignal(plan, record) + currencySignal(plan, record);
+/** Amounts (and ENTRY_SIZE for each record's entry) the memo of records' amounts keeps. */
+const AMOUNTS_KEPT = 200_000;
+const ENTRY_SIZE = 8;
+const recordAmounts = new RecordMemo<Amount[]>(AMOUNTS_KEPT, (a) => a.length + ENTRY_SIZE);
+
+/**
+ * amountsWithCurrency, read once per version of what it reads (a table's columns, the title and the
+ * content's first AMOUNT_PROBE characters) for the record of `key` (record-memo.ts recordKey);
+ * read again without one. An amount condition weighs every candidate of every question by them.
+ */
+export function amountsOf(record: SourceRecord, key?: string): Amount[] {
+  if (key === undefined) return amountsWithCurrency(record);
+  const columns = record.metadata.table !== undefined ? JSON.stringify(record.metadata) : "";
+  return recordAmounts.get(key, `${columns}\u0000${record.title}\u0000${record.content.slice(0, AMOUNT_PROBE)}`, () =>
+    amountsWithCurrency(record),
+  );
+}
+
+/** The amount conditions' signal, and the currency of the countries named; `key` remembers the record's amounts (amountsOf). */
+export function amountSignal(plan: QueryPlan, record: SourceRecord, key?: string): number {
+  return conditionSignal(plan, record, key) + currencySignal(plan, record);
 }
 
 function currencySignal(plan: QueryPlan, record: SourceRecord): number {
@@ -201,12 +220,12 @@ function currencySignal(plan: QueryPlan, record: SourceRecord): number {
 export const meetsAmountConditions = (plan: QueryPlan, record: SourceRecord): boolean => conditionSignal(plan, record) >= 0;
 
 /** +AMOUNT_BOOST, 0 or -AMOUNT_BOOST for a record against the question's amount conditions. */
-function conditionSignal(plan: QueryPlan, record: SourceRecord): number {
+function conditionSignal(plan: QueryPlan, record: SourceRecord, key?: string): number {
   const conditions = plan.amounts.filter((a) => a.comparison);
   if (conditions.length === 0) return 0;
   // An invoice is over or under an amount by its total where it states one: its share capital
   // ("capital de 10 000€") or a line item is not what it bills.
-  const all = amountsWithCurrency(record);
+  const all = amountsOf(record, key);
   const totals = all.filter((a) => a.total);
   const found = totals.length ? totals : all;
   // "Over 1000 EUR" is about amounts in euros (or of no stated currency): 1,939 INR is not over it

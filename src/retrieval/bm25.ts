@@ -45,6 +45,47 @@ export function countWords(texts: string[], terms: string[]): CountedText[] {
   });
 }
 
+/**
+ * A text's words as BM25 reads them, counted once for any question: its length in words and each
+ * word's count, as " word:count" runs (a question looks up its few words; ~1 byte a character
+ * where a Map of them held ~50 bytes a word).
+ */
+export interface WordCounts {
+  len: number;
+  counts: string;
+}
+
+/** Every word of `text` counted (wordCountsOf then gives a question's, as countWords does). */
+export function wordCounts(text: string): WordCounts {
+  const tf = new Map<string, number>();
+  let len = 0;
+  for (const w of foldedWords(text)) {
+    if (w.length < 2) continue;
+    len++;
+    const stem = stemOf(w);
+    // As countWords counts: a word whose stem starts otherwise ("ies": "i") is counted by neither.
+    if (stem !== w && pairOf(stem) !== pairOf(w)) continue;
+    tf.set(stem, (tf.get(stem) ?? 0) + 1);
+  }
+  let counts = " ";
+  for (const [stem, n] of tf) counts += `${stem}:${n} `;
+  return { len, counts };
+}
+
+/** The question's words' counts in texts counted by wordCounts: what countWords gives for them. */
+export function wordCountsOf(texts: WordCounts[], terms: string[]): CountedText[] {
+  const wanted = queryWords(terms);
+  return texts.map(({ len, counts }) => {
+    const tf = new Map<string, number>();
+    for (const stem of wanted) {
+      // Words are runs of letters and digits: neither " " nor ":" is in one.
+      const at = counts.indexOf(` ${stem}:`);
+      if (at >= 0) tf.set(stem, Number(counts.slice(at + stem.length + 2, counts.indexOf(" ", at + 1))));
+    }
+    return { tf, len };
+  });
+}
+
 export const bm25Scores = (texts: string[], terms: string[]): number[] => bm25Of(countWords(texts, terms), terms);
 
 /** BM25 of texts already counted (countWords) for `terms`. */

@@ -1,5 +1,6 @@
 // Step 4: copies of one record (the same Message-ID, or the same title and text) collapse into
 // the best of them, which lists where the others are; then at most so many per connector.
+import { RecordMemo, recordKey } from "./record-memo";
 import type { RankedChunk } from "./types";
 
 /** Characters of a text's start and of its end that tell texts apart before they are compared whole. */
@@ -34,6 +35,11 @@ function signature(content: string): { sig: string; told: boolean } {
   return { sig: `${head}\u0000${solid(content, SIGNATURE_CHARS, true)}`, told: head.length >= TELLING_BODY };
 }
 
+/** Characters of signatures kept (~520 each): ~7,500 records' (issue 36: a tenth of a question's ranking was making them again). */
+const SIGNATURES_CHARS = 4_000_000;
+/** Each record's signature, made once per version of its text. */
+const signatures = new RecordMemo(SIGNATURES_CHARS, (s: ReturnType<typeof signature>) => s.sig.length, signature);
+
 /**
  * What makes two records copies of one: the same title and text (white space and case aside),
  * however short the text when they also share a Message-ID and sender (one mail in two folders).
@@ -52,7 +58,7 @@ interface CopyKeys {
 function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
   const id = c.record.type === "email" ? String(c.record.metadata.message_id ?? "") : "";
   const from = String(c.record.metadata.from ?? "").toLowerCase();
-  const { sig, told } = signature(c.record.content);
+  const { sig, told } = signatures.get(recordKey(c.owner, c.connectorId, c.record.id), c.record.content);
   const title = c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "");
   const telling = told || body(c).length >= TELLING_BODY;
   return {

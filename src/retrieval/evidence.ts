@@ -5,6 +5,7 @@ import { ORDER_RANK, type SourceRecord } from "../connectors/types";
 import { amountSignal } from "./amounts";
 import { documentDates } from "./document-dates";
 import type { QueryPlan } from "./plan";
+import { RecordMemo } from "./record-memo";
 import { isRow } from "./types";
 
 const HINT_BOOST = 0.05;
@@ -32,8 +33,22 @@ const nameParts = (name: string) =>
     .split(/\s+/)
     .filter((x) => x.length > 1);
 
-/** Soft signals of the question beyond words and meaning: kind, people, amounts, dates in documents. */
-export function evidence(plan: QueryPlan, r: SourceRecord): number {
+/** Days and years (and ENTRY_SIZE for each record's entry) the memo of documents' dates keeps. */
+const DATES_KEPT = 200_000;
+const ENTRY_SIZE = 8;
+/** The days a document's text names (document-dates.ts), and the years it names. */
+const timesIn = (content: string) => ({
+  days: documentDates(content),
+  years: [...new Set([...content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].map((m) => Number(m[1])))],
+});
+/** A document's days and years, read once per version of its text. */
+const documentTimes = new RecordMemo<ReturnType<typeof timesIn>>(DATES_KEPT, (t) => t.days.length + t.years.length + ENTRY_SIZE, timesIn);
+
+/**
+ * Soft signals of the question beyond words and meaning: kind, people, amounts, dates in
+ * documents; `key` (record-memo.ts recordKey) remembers what is read from the record's text.
+ */
+export function evidence(plan: QueryPlan, r: SourceRecord, key?: string): number {
   let s = 0;
   // A hint is about the kind of record: documents are files, not rows of a table named "invoice".
   const kind = r.type === "email" ? "email" : isRow(r) ? "row" : "file";
@@ -67,9 +82,8 @@ export function evidence(plan: QueryPlan, r: SourceRecord): number {
     const hi = plan.dateTo ? new Date(plan.dateTo.getTime() - 1).getUTCFullYear() : 2100;
     // A document whose days are all outside the time (a receipt of 3 April 2018 for "in March 2018")
     // does not count by its year: its own dates say it is not of the time (outside walkthrough).
-    const days = documentDates(r.content);
-    const yearIn = () => [...r.content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].some((m) => Number(m[1]) >= lo && Number(m[1]) <= hi);
-    if (days.some((t) => t >= from && t < to) || (days.length === 0 && yearIn())) s += DOCUMENT_DATE_BOOST;
+    const { days, years } = key === undefined ? timesIn(r.content) : documentTimes.get(key, r.content);
+    if (days.some((t) => t >= from && t < to) || (days.length === 0 && years.some((y) => y >= lo && y <= hi))) s += DOCUMENT_DATE_BOOST;
   }
-  return s + amountSignal(plan, r);
+  return s + amountSignal(plan, r, key);
 }

@@ -2,6 +2,7 @@
 // signals added (evidence.ts), best first.
 import { evidence } from "./evidence";
 import type { QueryPlan } from "./plan";
+import { recordKey } from "./record-memo";
 import type { RankedChunk } from "./types";
 
 /**
@@ -47,7 +48,7 @@ export function fuse(pool: RankedChunk[], plan: QueryPlan, denseWeight = DENSE_W
   const unknownDense = denseValues.length ? denseValues.reduce((a, b) => a + normDense(b), 0) / denseValues.length : 0;
   for (const c of pool) {
     c.score = denseValues.length === 0 ? c.lexical : w * (c.dense === undefined ? unknownDense : normDense(c.dense)) + (1 - w) * c.lexical;
-    c.score += evidence(plan, c.record) + RARE_BOOST * (c.rare ?? 0);
+    c.score += evidence(plan, c.record, recordKey(c.owner, c.connectorId, c.record.id)) + RARE_BOOST * (c.rare ?? 0);
     c.score = Math.round(c.score * 10_000) / 10_000;
   }
   return pool.sort((x, y) => y.score - x.score);

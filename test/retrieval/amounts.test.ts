@@ -2,7 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
 import { AMOUNT_BOOST, AMOUNT_ONLY_BOOST, AMOUNT_PROBE, amountSignal, amountsIn, amountsWithCurrency } from "../../src/retrieval/amounts";
+import { evidence } from "../../src/retrieval/evidence";
 import { planQuery } from "../../src/retrieval/plan";
+import { recordKey } from "../../src/retrieval/record-memo";
 import { howItGrows, SCALE } from "../support/growth";
 
 const NOW = new Date("2026-11-22T10:00:00Z");
@@ -139,4 +141,32 @@ test("a receipt naming its currency on a line of its own is in that currency: it
   expect(amountsWithCurrency(receipt).every((a) => a.currency === "MYR")).toBe(true);
   // A document in ringgit only: not one of the invoices over 1000 EUR asked for.
   expect(amountSignal(plan, receipt)).toBe(-AMOUNT_ONLY_BOOST);
+});
+
+test("a record's amounts and dates, remembered by its key, are read again once its text or columns change (issue 36)", () => {
+  const plan = planQuery("Which invoices are over 1000 EUR?", NOW);
+  const key = recordKey("alice", "docs", "inv-1");
+  const doc = (content: string, metadata: Record<string, number | string> = {}): SourceRecord => ({
+    id: "inv-1",
+    title: "Invoice",
+    content,
+    source_url: "x",
+    date: null,
+    type: "file",
+    path: "inv-1",
+    metadata,
+  });
+  expect(amountSignal(plan, doc("Total 1,250.00 EUR"), key)).toBe(AMOUNT_ONLY_BOOST);
+  expect(amountSignal(plan, doc("Total 1,250.00 EUR"), key)).toBe(AMOUNT_ONLY_BOOST);
+  expect(amountSignal(plan, doc("Total 250.00 EUR"), key)).toBe(-AMOUNT_ONLY_BOOST);
+  // A row's amount is a column: the same text, another total.
+  const row = (total: number) => doc("BillingCity: Oslo", { table: "Invoice", Total: total });
+  expect(amountSignal(plan, row(1_250), key)).toBe(AMOUNT_ONLY_BOOST);
+  expect(amountSignal(plan, row(250), key)).toBe(-AMOUNT_ONLY_BOOST);
+  // A document's own dates, for a time asked.
+  const march = planQuery("receipts in March 2018", NOW);
+  const inMarch = evidence(march, doc("Date: 12/03/2018 Total 5.00"), key);
+  const inMay = evidence(march, doc("Date: 12/05/2019 Total 5.00"), key);
+  expect(inMarch).toBeGreaterThan(inMay);
+  expect(evidence(march, doc("Date: 12/03/2018 Total 5.00"), key)).toBe(inMarch);
 });

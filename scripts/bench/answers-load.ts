@@ -1,0 +1,151 @@
+// Answers per second under load (issue 36): 20 clients at once ask for short answers (POST
+// /v1/query, shape C) of two servers over copies of one indexed folder (scripts/bench/query.ts's
+// four sources): this tree's and a baseline's (a git worktree of another commit beside this one,
+// its node_modules and models in place), both in the same run. Each client asks a fixed number of
+// the answer evaluation's questions (scripts/eval/answers-labels.json, each once per server: its
+// vector is not yet in the embedding cache), in blocks that go to the two servers in turn, the
+// first alternating, so the machine's load falls on both alike. Prints answers/s, p50, p99 and the
+// server's CPU per answer of each, and the ratio. Target: this tree >= 2x fe1ff02's answers/s.
+//   CORPUS_BENCH_DIR=<folder> bun scripts/bench/answers-load.ts --base <worktree> [--clients 20] [--each 2]
+// CORPUS_BENCH_DIR keeps the index between runs (the same folder query.ts keeps); each server runs
+// on a copy of it (kept there too, under load/), as a process of its own (`corpus serve` of its tree).
+import { copyFileSync, cpSync, existsSync, mkdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import type { Subprocess } from "bun";
+import { loadAnswerLabels } from "../eval/answers-labels";
+import { fourSources } from "./four-sources";
+import { indexedServer } from "./indexed-server";
+import { cpuSeconds, freePort, kill, runTempDir, waitFor200, waitIdle } from "./lib";
+
+const { values: args } = parseArgs({
+  options: { base: { type: "string" }, clients: { type: "string", default: "20" }, each: { type: "string", default: "2" } },
+});
+if (!args.base) {
+  console.error("usage: bun scripts/bench/answers-load.ts --base <worktree of the baseline commit> [--clients 20] [--each 2]");
+  process.exit(2);
+}
+const CLIENTS = Number(args.clients);
+/** Questions each client asks per block, one after another. */
+const EACH = Number(args.each);
+const USER = "bench";
+/** How long a server may take to settle on its copy the first time (re-embedding ~10,000 chunks on a loaded machine). */
+const SETTLE_MS = 3_600_000;
+
+// 1. The index, made (or brought up to date) in-process with this tree, then closed.
+const work = process.env.CORPUS_BENCH_DIR ?? runTempDir("corpus-bench-answers-");
+mkdirSync(work, { recursive: true });
+{
+  const { services, server } = await indexedServer(work, fourSources(work), USER);
+  server.stop(true);
+  await services.close();
+}
+
+// 2. Each tree's server on a copy of the data folder of its own, kept in the folder for the next run
+// (the sources' folders are read in place): a tree may first bring the index to its own terms
+// (fe1ff02 embeds every chunk again, ~20 min), and is measured once it has settled.
+interface Served {
+  name: string;
+  url: string;
+  token: string;
+  proc: Subprocess;
+}
+/** The servers started, stopped however this script ends (a server that never settles included). */
+const started: Subprocess[] = [];
+process.on("exit", () => {
+  for (const proc of started) proc.kill();
+});
+async function serve(name: string, tree: string): Promise<Served> {
+  const dir = join(work, "load", name);
+  if (!existsSync(join(dir, "data"))) {
+    mkdirSync(dir, { recursive: true });
+    cpSync(join(work, "data"), join(dir, "data.part"), { recursive: true });
+    renameSync(join(dir, "data.part"), join(dir, "data"));
+    copyFileSync(join(work, "data.master.key"), join(dir, "data.master.key"));
+  }
+  const port = freePort();
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/tmp",
+    CORPUS_PORT: String(port),
+    CORPUS_DATA_DIR: join(dir, "data"),
+    CORPUS_CONNECTORS_FILE: join(work, "connectors.json"),
+    CORPUS_LOG_LEVEL: "ERROR",
+    CORPUS_LIMIT_QUERY_PER_MINUTE: "1000000",
+    CORPUS_LIMIT_QUERY_PER_DAY: "100000000",
+    CORPUS_MIN_FREE_BYTES: "1048576",
+  };
+  const cli = [process.execPath, join(tree, "src/cli.ts")];
+  const minted = Bun.spawnSync([...cli, "token", "create", "--user", USER, "--scopes", "corpus:search"], { cwd: tree, env });
+  if (minted.exitCode !== 0) throw new Error(`${name}: token create failed: ${minted.stderr.toString()}`);
+  const proc = Bun.spawn([...cli, "serve"], { cwd: tree, env, stdin: "ignore", stdout: "ignore", stderr: "inherit" });
+  started.push(proc);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor200(`${url}/`, 60_000);
+  // Settled: the folders' scans found nothing new, what the tree re-indexes is done, the model is loaded.
+  const since = performance.now();
+  await waitIdle(proc.pid, SETTLE_MS);
+  console.error(`${name}: settled in ${((performance.now() - since) / 1000).toFixed(0)} s`);
+  return { name, url, token: minted.stdout.toString().trim(), proc };
+}
+
+async function answer(s: Served, question: string): Promise<number> {
+  const started = performance.now();
+  const r = await fetch(`${s.url}/v1/query`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${s.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ query: question, conversation_id: null }),
+  });
+  const body = (await r.json()) as { answer?: unknown };
+  if (r.status !== 200 || typeof body.answer !== "string") throw new Error(`${s.name}: ${r.status} ${JSON.stringify(body).slice(0, 200)}`);
+  return performance.now() - started;
+}
+
+/** `CLIENTS` clients at once, client c asking its EACH questions of `block` in turn: each answer's latency, and the block's wall time. */
+async function block(s: Served, questions: string[]): Promise<{ latencies: number[]; ms: number; cpu: number }> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  const cpu = cpuSeconds(s.proc.pid);
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      for (let i = 0; i < EACH; i++) latencies.push(await answer(s, questions[c * EACH + i]!));
+    }),
+  );
+  return { latencies, ms: performance.now() - started, cpu: cpuSeconds(s.proc.pid) - cpu };
+}
+
+const base = await serve("base", args.base);
+const head = await serve("this", join(import.meta.dir, "../.."));
+try {
+  const questions = loadAnswerLabels().questions.map((q) => q.question);
+  const perBlock = CLIENTS * EACH;
+  const blocks = Math.floor(questions.length / perBlock);
+  if (blocks < 2) throw new Error(`${questions.length} questions make fewer than two blocks of ${perBlock}`);
+  const tally = new Map([base, head].map((s) => [s, { latencies: [] as number[], ms: 0, cpu: 0 }]));
+  for (let b = 0; b < blocks; b++) {
+    const asked = questions.slice(b * perBlock, (b + 1) * perBlock);
+    for (const s of b % 2 === 0 ? [base, head] : [head, base]) {
+      const t = tally.get(s)!;
+      const r = await block(s, asked);
+      t.latencies.push(...r.latencies);
+      t.ms += r.ms;
+      t.cpu += r.cpu;
+    }
+  }
+  const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  const rate = (s: Served) => {
+    const t = tally.get(s)!;
+    return t.latencies.length / (t.ms / 1000);
+  };
+  console.log(`${CLIENTS} clients, ${blocks} blocks of ${perBlock} answers per server (${blocks * perBlock} each), alternating`);
+  for (const s of [base, head]) {
+    const t = tally.get(s)!;
+    const sorted = t.latencies.sort((a, b) => a - b);
+    console.log(
+      `${s.name.padEnd(5)} ${rate(s).toFixed(1).padStart(6)} answers/s   p50 ${pct(sorted, 0.5).toFixed(0).padStart(5)} ms   p99 ${pct(sorted, 0.99).toFixed(0).padStart(5)} ms   server CPU ${((t.cpu * 1000) / sorted.length).toFixed(1)} ms/answer`,
+    );
+  }
+  console.log(`ratio this / base: ${(rate(head) / rate(base)).toFixed(2)}x answers/s (target >= 2)`);
+} finally {
+  await Promise.all([kill(base.proc), kill(head.proc)]);
+}
