@@ -10,12 +10,12 @@
 //   ranked    a record of the fact is among the sources returned (the ranking's share of a miss)
 // Its "intents" are phrasings that walkthroughs and attacks found, labelled with what they ask (an
 // amount condition, an amount as the answer), scored for precision and recall against what the
-// service reads of them: the plan's compared amounts (planQuery) and answer.ts's kind (kindOf).
+// service reads of them: the plan's compared amounts (planQuery) and what the plan reads it asks (asked.ts askedOf).
 //   bun scripts/eval/answers.ts                 test half
 //   bun scripts/eval/answers.ts --split train   tune on this half only
 //   bun scripts/eval/answers.ts --show          each miss with the answer given
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
-import { kindOf } from "../../src/retrieval/answer";
+import { askedOf } from "../../src/retrieval/asked";
 import { planQuery } from "../../src/retrieval/plan";
 import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
 import { factPattern, loadAnswerLabels } from "./answers-labels";
@@ -31,7 +31,7 @@ const inSplit = <T extends { split: string }>(xs: T[]) => xs.filter((x) => split
 const intents = inSplit(labels.intents);
 const readings = {
   amountCondition: (q: string) => planQuery(q).amounts.some((a) => a.comparison !== undefined),
-  asksAmount: (q: string) => kindOf(q).much,
+  asksAmount: (q: string) => askedOf(q).asks === "amount",
 };
 console.log(`intents (${split}): ${intents.length} questions`);
 for (const [name, read] of Object.entries(readings) as Array<[keyof typeof readings, (q: string) => boolean]>) {
