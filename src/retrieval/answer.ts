@@ -6,7 +6,7 @@
 // header and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
-import type { Asks } from "./asked";
+import { type Asks, DUE_ASKED } from "./asked";
 import { words } from "./bm25";
 import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
@@ -69,7 +69,8 @@ const SENTENCE_PROBE = 400;
 /** A document's own "Date:" line: its date, not a mail header (a document is no mail). */
 const DOCUMENT_DATE_LINE = /^\s*date\s*:/i;
 const isBoilerplate = (s: string, contactWanted = false, document = false) => {
-  const probe = s.slice(0, SENTENCE_PROBE);
+  // In a document ">" quotes nothing ("> VISA" on a receipt).
+  const probe = (document ? s.replace(/^\s*>\s*/, "") : s).slice(0, SENTENCE_PROBE);
   if (!(document && DOCUMENT_DATE_LINE.test(probe)) && BOILERPLATE.some((re) => re.test(probe))) return true;
   if (contactWanted) return false;
   // A letterhead's line of several contacts ("Azure Interior. (870)-931-0505 azure@example.com http://…").
@@ -87,9 +88,12 @@ const MONEY = new RegExp(
   `${CURRENCY_SIGNS}\\s?\\d|(?<![\\d.,])\\d[\\d.,]{0,30}\\s?(${CURRENCY_SIGNS}|${CURRENCY_WORDS}\\b)|\\b${CURRENCY_CODE_WORDS}\\.?\\s?\\d|(?<![\\d.,])\\d{1,3}(?:[.,\\s]?\\d{3}){0,4}[.,]\\d{2}(?![\\d%]|[.,/-]\\d)`,
   "i",
 );
-/** A priced line that is no item: a payment, a card, an adjustment, a charge, a tax code's summary (outside attack, SROIE receipts). */
+/**
+ * A priced line that is no item: a payment, a card, an adjustment, a charge, a tax code's summary
+ * (outside attack, SROIE receipts), as the line's first word ("NAME CARD", "PRO BALANCE" are items).
+ */
 const NOT_AN_ITEM =
-  /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
+  /^[^a-z]*(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
 /**
  * A question for the largest or smallest of something ("which customer in Brazil spent the
@@ -164,7 +168,7 @@ function statementLines(s: AnswerSource, contactWanted: boolean): Array<{ text: 
 }
 
 /** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
-export type AnswerPlan = Pick<QueryPlan, "asks" | "tax" | "contact" | "terms" | "names" | "order">;
+export type AnswerPlan = Pick<QueryPlan, "asks" | "tax" | "contact" | "due" | "focus" | "terms" | "names" | "order">;
 
 /** A statement that may answer, as the features read it. */
 interface Candidate {
@@ -187,7 +191,7 @@ interface Reading {
   want: Set<string>;
 }
 
-type FeatureName = "kind" | "total" | "label" | "words" | "names" | "own" | "rank";
+type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank";
 
 /**
  * The named features a candidate statement is scored by, each value times its weight. Tuned on the
@@ -197,6 +201,7 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
   kind: { weight: 3.5, reason: "it holds the kind of fact asked: a date for when, an amount for how much, an item's priced line" },
   total: { weight: 2, reason: "asked an amount, the record's total (or the tax asked for), not a line item, subtotal or change" },
   label: { weight: 1.5, reason: "its label or table column names the thing asked ('Due Date' for the due date, 'HireDate' for hired)" },
+  focus: { weight: 1.5, reason: "each word of what is asked about ('total' of 'the total of the invoice') it or its label holds" },
   words: { weight: 1, reason: "each of the question's words it repeats: nearness to what the question is about" },
   names: { weight: 0.5, reason: "each word the question writes as a name (a vendor, a person) that it holds" },
   own: { weight: 1, reason: "the record's own words, not the message a mail quotes or forwards" },
@@ -210,6 +215,10 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
     return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && (r.plan.tax ? TAX.test(probe) : isTotalLine(probe)) ? 1 : 0;
   },
   label: (c, r) => (c.label === undefined ? 0 : labelFit(c.label, r.plan, r.want)),
+  focus: (c, r) => {
+    const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
+    return r.plan.focus.filter((f) => held.some((w) => sameWord(w, f))).length;
+  },
   words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
   names: (c, r) => new Set(words(c.text).filter((w) => r.plan.names.includes(w))).size,
   own: (c) => (c.quoted ? 0 : 1),
@@ -269,17 +278,18 @@ const labelWords = (label: string) => words(label.replace(/(\p{Ll})(\p{Lu})/gu, 
 /** The same word by its first four letters at least ("hired" and "HireDate", "billed" and "BillingCity"). */
 const sameWord = (a: string, b: string) => a === b || (a.length >= 4 && b.length >= 4 && a.slice(0, 4) === b.slice(0, 4));
 
-/** How well a label names the thing asked: a word of the question (1) and the asked kind's label (0.5). */
-function labelFit(label: string, plan: Pick<AnswerPlan, "asks" | "contact">, want: Set<string>): number {
+/** How well a label names the thing asked: a word of the question (1), a deadline's label for a deadline (1), the asked kind's label (0.5). */
+function labelFit(label: string, plan: Pick<AnswerPlan, "asks" | "contact" | "due">, want: Set<string>): number {
   const named = labelWords(label).some((l) => [...want].some((w) => sameWord(l, w))) ? 1 : 0;
+  const due = plan.due && DUE_ASKED.test(label) ? 1 : 0;
   const kind = KIND_LABEL[plan.contact && plan.asks !== "place" ? "contact" : plan.asks];
-  return named + (kind?.test(label.replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2")) ? 0.5 : 0);
+  return named + due + (kind?.test(label.replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2")) ? 0.5 : 0);
 }
 
 /** A table's cell as a line: "Column: value". */
 const CELL = /^([\w .()-]{1,40}):\s(.*)$/u;
 /** A labelled line's label, as documents write it ("Invoice Date: 03/20/2023", "Total TTC : 56,02 €"). */
-const LABELLED = /^(\p{L}[\p{L}\d .()/&'-]{0,38}?)\s?:\s*\S/u;
+const LABELLED = /^(\p{L}[\p{L}\d .()/&'-]{0,38}?)\s?:\s*\S|^(\p{L}[\p{L} .()/&'-]{0,30}?)\s+(?=[-€$£(]?\s?\d)/u;
 
 /**
  * A table row's candidates: the whole row, and the cells whose column names the thing asked with
@@ -317,9 +327,12 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] 
   for (const statement of statementLines(s, r.plan.contact))
     for (const sentence of statement.text.split(SENTENCE)) {
       const text = sentence.trim();
-      // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked.
+      // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
+      // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
       if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
-      const label = statement.label ?? LABELLED.exec(text)?.[1];
+      if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
+      const labelled = LABELLED.exec(text);
+      const label = statement.label ?? labelled?.[1] ?? labelled?.[2];
       out.push({ ...base, text, at: out.length, quoted: statement.quoted, ...(label ? { label } : {}) });
     }
   return out;
@@ -343,11 +356,12 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
     .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= 0.75)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
-  // A fact asked is answered from the best-ranked source holding a statement of its kind, by such a
-  // statement: a lower source's total (or a mail quoting one) is not this record's.
-  const answering = kinded ? scored.filter(({ c }) => FEATURE_VALUES.kind(c, r) >= KIND_FLOOR).map(({ c }) => c.source) : [];
-  const from = Math.min(...answering);
-  const eligible = answering.length ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
+    for (const x of scored.slice(0, 12))
+      console.log(`  ${x.score.toFixed(2)} [${x.c.source + 1}] ${x.c.label ?? ""} :: ${x.c.text.slice(0, 140)}`);
+  // A fact asked is answered from the source of the best statement of its kind, by such statements:
+  // another source's total (or a mail quoting one) is not this record's.
+  const answering = kinded ? scored.find(({ c }) => FEATURE_VALUES.kind(c, r) >= KIND_FLOOR) : undefined;
+  const eligible = answering ? scored.filter(({ c }) => c.source === answering.c.source && FEATURE_VALUES.kind(c, r) > 0) : scored;
   const top = eligible[0];
   if (!top) {
     const first = sources[0]?.text
@@ -368,14 +382,14 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
 /** How well a chunk holds the kind of answer the plan asks for, or undefined for a question of no such kind: the chunk a document is cited by. */
 export function chunkFitFor(plan: AnswerPlan): ((chunk: string) => number) | undefined {
   if (!ONE_FACT.has(plan.asks) && plan.asks !== "item") return undefined;
-  const r: Reading = { plan, want: new Set() };
-  // Its best statement's: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
+  const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  // Its best statement's score: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
   return (chunk) =>
     Math.max(
       0,
-      ...candidatesOf({ text: chunk.slice(0, CHUNK_PROBE) }, 0, r).map(
-        (c) => FEATURE_VALUES.kind(c, r) * ANSWER_FEATURES.kind.weight + FEATURE_VALUES.total(c, r) * ANSWER_FEATURES.total.weight,
-      ),
+      ...candidatesOf({ text: chunk.slice(0, CHUNK_PROBE) }, 0, r)
+        .filter((c) => FEATURE_VALUES.kind(c, r) > 0)
+        .map((c) => scoreOf(c, r)),
     );
 }
 

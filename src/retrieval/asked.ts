@@ -4,6 +4,7 @@
 // question's language by its function words, then the first question word of a kind ("when",
 // "waar", "wer"), else the first noun or verb of one ("the due date", "het bedrag", "gekocht").
 import { TAX } from "./amounts";
+import { words } from "./bm25";
 import { asksTaxAmount, comparesMoney } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
 import {
@@ -15,15 +16,20 @@ import {
   ASKS_WHICH,
   ASKS_WHO,
   AUXILIARIES,
+  all,
   BOUGHT,
   CONTACT_NOUNS,
   DATE_NOUNS,
+  DUE,
+  IDENTIFIER_NOUNS,
   IS,
   type Language,
   MONEY_WORDS,
   PARTITIVE,
   PERSON_NOUNS,
   PLACE_NOUNS,
+  PREPOSITIONS,
+  PRONOUNS,
   QUESTION_WORDS,
   TAX_ON,
   type Table,
@@ -39,7 +45,11 @@ export interface Asked {
   tax: boolean;
   /** A place or a way to reach someone is asked: contact lines (address, phone, e-mail) are answers. */
   contact: boolean;
+  /** A deadline is asked ("until when", "the due date"): its label ("Vervaldatum", "Zahlungsziel") says which date answers. */
+  due: boolean;
   language: Language;
+  /** What the question asks about, its first words after the question word ("total" of "what was the total of the invoice"), as the index folds them. */
+  focus: string[];
 }
 
 const LANGUAGES: Language[] = ["en", "nl", "fr", "de", "pl"];
@@ -88,18 +98,26 @@ const READINGS = new Map(
       ["count", pattern(ASKS_COUNT, l)],
       ["amount", pattern(ASKS_QUANTITY, l)],
     ];
-    const nouns: Rules = [
+    // A contact, a record's number or an amount is asked whatever else is named ("the e-mail
+    // address", "the serial number of the iPad I bought", "what did the drink cost").
+    const reach: Rules = [
       ["open", pattern(CONTACT_NOUNS, l)],
+      ["open", pattern(IDENTIFIER_NOUNS, l, COMPOUNDING.has(l))],
+      ["amount", pattern(MONEY_WORDS, l, COMPOUNDING.has(l))],
+    ];
+    const nouns: Rules = [
       ["date", pattern(DATE_NOUNS, l, COMPOUNDING.has(l))],
       ["place", pattern(PLACE_NOUNS, l)],
-      ["amount", pattern(MONEY_WORDS, l)],
       ["person", pattern(PERSON_NOUNS, l)],
     ];
     const which = ASKS_WHICH[l].length ? new RegExp(`${wholeWords(ASKS_WHICH[l])}((?:\\s+[\\p{L}-]+){1,3})`, "iu") : undefined;
     const yesNo = new RegExp(`^\\s*${wholeWords(YES_NO[l])}`, "iu");
-    return [l, { questionWords, nouns, which, yesNo, bought: pattern(BOUGHT, l), contact: pattern(CONTACT_NOUNS, l) }];
+    return [l, { questionWords, reach, nouns, which, yesNo, bought: pattern(BOUGHT, l), contact: pattern(CONTACT_NOUNS, l) }];
   }),
 );
+
+/** A deadline asked, in any language the tables speak: a label's words ("vervaldatum") are asked in others too. */
+export const DUE_ASKED = new RegExp(anyOf(all(DUE)), "iu");
 
 /** The kind of the rule matching first in the question, if any. */
 function first(rules: Rules, q: string): Asks | undefined {
@@ -122,17 +140,47 @@ export function askedOf(question: string): Asked {
   const tax = TAX.test(q);
   // A tax's amount or a compared amount of money is read by the grammar, wherever it is said.
   const money = asksTaxAmount(q) || comparesMoney(q);
-  let asks = first(r.questionWords, q) ?? (money ? "amount" : first(r.nouns, q));
   const which = r.which?.exec(q);
-  // "What did I buy", "Welke tablet heb ik gekocht": an item bought.
-  if (!asks && which && r.bought?.test(q.slice(which.index))) asks = "item";
+  // "What did I buy", "Welke tablet heb ik gekocht": an item bought, unless a noun of a kind comes first.
+  const bought: Rules = which && r.bought ? [["item", new RegExp(`(?<=^.{${which.index},})${r.bought.source}`, "iu")]] : [];
+  let asks = first(r.questionWords, q) ?? (money ? "amount" : (first(r.reach, q) ?? first([...r.nouns, ...bought], q)));
   if (!asks) {
     const after = which?.[1]?.trim().split(/\s+/) ?? [];
     const plural = after.some(
-      (w) => PLURAL_ENDING[language].test(w.toLowerCase()) && !/['’]/.test(w) && !FUNCTION_WORDS.get(language)!.has(w.toLowerCase()),
+      (w) =>
+        PLURAL_ENDING[language].test(w.toLowerCase()) &&
+        !/['’]/.test(w) &&
+        (language === "de" || !/^\p{Lu}/u.test(w)) &&
+        !FUNCTION_WORDS.get(language)!.has(w.toLowerCase()),
     );
     asks = plural ? "list" : r.yesNo.test(q) ? "yes/no" : "open";
   }
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
-  return { asks, tax, contact, language };
+  return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), language, focus: focusOf(q, language) };
+}
+
+/** The most words a focus has. */
+const FOCUS_WORDS = 4;
+const QUESTION_START = new Map(
+  LANGUAGES.map((l) => [l, new RegExp(`^\\s*${wholeWords([...QUESTION_WORDS[l], ...ASKS_QUANTITY[l], ...ASKS_COUNT[l]])}`, "iu")]),
+);
+const SKIPPED = new Map(LANGUAGES.map((l) => [l, new Set([...FUNCTION_WORDS.get(l)!, ...PRONOUNS[l]])]));
+const ENDS_FOCUS = new Map(LANGUAGES.map((l) => [l, new Set(PREPOSITIONS[l])]));
+
+/**
+ * What is asked about: after the question word and its verb, articles and pronouns, the words up to
+ * a preposition ("What was the total of the Coolblue invoice": total; "How much was the Dairy Champ
+ * evaporated milk at Y Soon Fatt": dairy champ evaporated milk).
+ */
+function focusOf(q: string, language: Language): string[] {
+  const start = QUESTION_START.get(language)!.exec(q);
+  const rest = q.slice(start ? start.index + start[0].length : 0).toLowerCase();
+  const out: string[] = [];
+  for (const w of rest.match(/[\p{L}\p{N}'’-]+/gu) ?? []) {
+    const skipped = SKIPPED.get(language)!.has(w);
+    if (out.length === 0 && skipped) continue;
+    if (skipped || ENDS_FOCUS.get(language)!.has(w) || out.length === FOCUS_WORDS) break;
+    out.push(w);
+  }
+  return words(out.join(" "));
 }

@@ -45,6 +45,10 @@ export interface QueryPlan {
   tax: boolean;
   /** A place or a way to reach someone is asked: contact lines are answers, not boilerplate. */
   contact: boolean;
+  /** A deadline is asked: a due date's label says which date answers. */
+  due: boolean;
+  /** What the question asks about, as the index folds its words ("total" of "what was the total of the invoice"). */
+  focus: string[];
   language: Language;
   /** The question's words written as names ("Netpresse", "NANDO'S"), as the index folds them (score.ts namesIn). */
   names: string[];

@@ -88,9 +88,9 @@ export const MONEY_NOUNS: Table = {
  * … betaald?" a way of paying (answers.ts, train half); English "spent" and "paid" as pinned before.
  */
 export const MONEY_WORDS: Table = {
-  en: ["total", "amount", "cost", "price", "spent", "paid", "bill", "discount"],
+  en: ["total", "amount", "cost", "price", "spent", "paid", "bill", "discount", "balance"],
   nl: ["totaal", "bedrag", "kosten", "kostte", "prijs"],
-  fr: ["montant", "coût", "coûte", "prix"],
+  fr: ["total", "montant", "coût", "coûte", "prix"],
   de: ["betrag", "gesamtbetrag", "kosten", "kostet", "preis"],
   pl: ["kwota", "kwoty", "koszt", "cena"],
 };
@@ -199,7 +199,7 @@ export const ASKS_QUANTITY: Table = {
   en: ["how much"],
   nl: ["hoeveel"],
   fr: ["combien"],
-  de: ["wie viel", "wieviel"],
+  de: ["wie viel", "wieviel", "wie hoch"],
   pl: ["ile"],
 };
 /** Questions asking which thing ("what VAT did …", "what was the VAT"). */
@@ -266,6 +266,30 @@ export const ASKS_WHEN: Table = {
   de: ["wann", "welches datum", "an welchem tag", "um wie viel uhr"],
   pl: ["kiedy", "o której", "jakiego dnia"],
 };
+/** A deadline, as questions ask it and records label it ("until when", "tot wanneer", "Due Date", "Vervaldatum", "Zahlungsziel"). */
+export const DUE: Table = {
+  en: ["until when", "by when", "due", "deadline", "pay by"],
+  nl: ["tot wanneer", "vervaldatum", "uiterlijk", "vervalt"],
+  fr: ["jusqu'à quand", "date limite", "échéance"],
+  de: ["bis wann", "zahlungsziel", "fällig", "fälligkeit"],
+  pl: ["do kiedy", "termin płatności", "termin zapłaty"],
+};
+/** Words after which a question goes on to what it asks about ("the total of the invoice", "het bedrag van", "le montant de"). */
+export const PREPOSITIONS: Table = {
+  en: ["of", "for", "at", "on", "in", "with", "from", "by", "to", "about", "according"],
+  nl: ["van", "bij", "op", "voor", "in", "met", "uit", "aan"],
+  fr: ["de", "du", "des", "d'", "à", "au", "sur", "pour", "chez", "dans", "avec"],
+  de: ["von", "bei", "auf", "für", "in", "mit", "aus", "der", "des", "vom", "im", "am"],
+  pl: ["na", "z", "w", "dla", "od", "u", "ze", "we"],
+};
+/** Who asks: not what is asked ("what did I buy", "wat heb ik gekocht"). */
+export const PRONOUNS: Table = {
+  en: ["i", "we", "you", "me", "us", "my", "our"],
+  nl: ["ik", "we", "wij", "je", "jij", "mijn"],
+  fr: ["je", "j'", "nous", "vous", "on", "mon", "ma", "mes"],
+  de: ["ich", "wir", "sie", "du", "mein", "meine"],
+  pl: ["ja", "my", "mój", "moja"],
+};
 /** Questions asking a place. */
 export const ASKS_WHERE: Table = { en: ["where"], nl: ["waar"], fr: ["où"], de: ["wo", "wohin", "woher"], pl: ["gdzie"] };
 /** Questions asking a person. */
@@ -309,6 +333,14 @@ export const CONTACT_NOUNS: Table = {
   fr: ["téléphone", "e-mail", "courriel", "site"],
   de: ["telefon", "telefonnummer", "e-mail", "webseite"],
   pl: ["telefon", "e-mail", "strona"],
+};
+/** Nouns asking a record's number or code: its line answers, whatever else the question names. */
+export const IDENTIFIER_NOUNS: Table = {
+  en: ["number", "code", "id", "reference"],
+  nl: ["nummer", "code", "referentie"],
+  fr: ["numéro", "code", "référence"],
+  de: ["nummer", "code", "kennung"],
+  pl: ["numer", "kod"],
 };
 /** Nouns asking a person. */
 export const PERSON_NOUNS: Table = {
