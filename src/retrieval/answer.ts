@@ -183,6 +183,8 @@ interface Candidate {
   quoted: boolean;
   /** Its source's amounts fail the question's amount condition (amounts.ts): no amount of it answers. */
   failsAmount: boolean;
+  /** A table's cells whose column is of the kind asked ("City" for where, "HireDate" for when): they hold it. */
+  ofKind?: boolean;
 }
 
 /** The question as the features read it: the plan, its words and its names as the index folds them. */
@@ -209,7 +211,7 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
 };
 
 const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
-  kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : kindFit(r.plan, c.text)),
+  kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind ? 1 : kindFit(r.plan, c.text)),
   total: (c, r) => {
     const probe = c.text.slice(0, SENTENCE_PROBE);
     return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && (r.plan.tax ? TAX.test(probe) : isTotalLine(probe)) ? 1 : 0;
@@ -307,7 +309,9 @@ function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r:
   const row = { ...base, text: lines.join("; "), at: 0 };
   if (best === 0) return [row];
   const asked = cells.filter((c, i) => ids.includes(c) || fits[i] === best);
-  return [row, { ...base, text: asked.map((c) => c.line).join("; "), at: 1, label: asked.map((c) => c.column).join(" ") }];
+  const label = asked.map((c) => c.column).join(" ");
+  const ofKind = cells.some((c, i) => fits[i] === best && labelFit(c.column, r.plan, new Set()) > 0);
+  return [row, { ...base, text: asked.map((c) => c.line).join("; "), at: 1, label, ofKind }];
 }
 
 /** A source's candidate statements: a table row's, else its sentences that can answer (not headers or boilerplate). */
@@ -356,12 +360,11 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
     .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= 0.75)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
-    for (const x of scored.slice(0, 12))
-      console.log(`  ${x.score.toFixed(2)} [${x.c.source + 1}] ${x.c.label ?? ""} :: ${x.c.text.slice(0, 140)}`);
-  // A fact asked is answered from the source of the best statement of its kind, by such statements:
-  // another source's total (or a mail quoting one) is not this record's.
-  const answering = kinded ? scored.find(({ c }) => FEATURE_VALUES.kind(c, r) >= KIND_FLOOR) : undefined;
-  const eligible = answering ? scored.filter(({ c }) => c.source === answering.c.source && FEATURE_VALUES.kind(c, r) > 0) : scored;
+  // A fact asked is answered from the best-ranked source holding a statement of its kind, by such
+  // statements: a lower source's total (or a mail quoting one) is not this record's.
+  const answering = kinded ? scored.filter(({ c }) => FEATURE_VALUES.kind(c, r) >= KIND_FLOOR).map(({ c }) => c.source) : [];
+  const from = Math.min(...answering);
+  const eligible = answering.length ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
   const top = eligible[0];
   if (!top) {
     const first = sources[0]?.text
@@ -379,16 +382,16 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
   return best.map(({ c }) => `${/[.!?]$/.test(c.text) ? c.text : `${c.text}.`} [${c.source + 1}]`).join(" ");
 }
 
-/** How well a chunk holds the kind of answer the plan asks for, or undefined for a question of no such kind: the chunk a document is cited by. */
-export function chunkFitFor(plan: AnswerPlan): ((chunk: string) => number) | undefined {
-  if (!ONE_FACT.has(plan.asks) && plan.asks !== "item") return undefined;
+/** How well a chunk answers the plan: its best statement's score (of the kind asked, when one is); the chunk a document is cited by. */
+export function chunkFitFor(plan: AnswerPlan): (chunk: string) => number {
   const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
   // Its best statement's score: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
   return (chunk) =>
     Math.max(
       0,
       ...candidatesOf({ text: chunk.slice(0, CHUNK_PROBE) }, 0, r)
-        .filter((c) => FEATURE_VALUES.kind(c, r) > 0)
+        .filter((c) => !kinded || FEATURE_VALUES.kind(c, r) > 0)
         .map((c) => scoreOf(c, r)),
     );
 }

