@@ -68,10 +68,13 @@ const CONTACTS_IN_LINE = [
 const SENTENCE_PROBE = 400;
 /** A document's own "Date:" line: its date, not a mail header (a document is no mail). */
 const DOCUMENT_DATE_LINE = /^\s*date\s*:/i;
+/** A forwarded message's sender and time as Notes writes them in a mail ("Rosalee Fleming on 04/02/2001 10:52:12 AM", or the time alone). */
+const FORWARDED_AT = /^[\s"]*([\w .'@/-]{1,80}\s+on\s+)?\d{1,2}\/\d{1,2}\/\d{2,4}\s+\d{1,2}:\d{2}(:\d{2})?\s*([AP]M)?\s*$/i;
 const isBoilerplate = (s: string, contactWanted = false, document = false) => {
   // In a document ">" quotes nothing ("> VISA" on a receipt).
   const probe = (document ? s.replace(/^\s*>\s*/, "") : s).slice(0, SENTENCE_PROBE);
   if (!(document && DOCUMENT_DATE_LINE.test(probe)) && BOILERPLATE.some((re) => re.test(probe))) return true;
+  if (!document && FORWARDED_AT.test(probe)) return true;
   if (contactWanted) return false;
   // A letterhead's line of several contacts ("Azure Interior. (870)-931-0505 azure@example.com http://…").
   return CONTACT.some((re) => re.test(probe)) || CONTACTS_IN_LINE.filter((re) => re.test(probe)).length >= 2;
@@ -120,6 +123,8 @@ const AMOUNT_ONLY = new RegExp(
   "iu",
 );
 
+/** A quantity times a price, or a price times a quantity ("7.90 * 3", "3.00 X 3.00", "18 @ 1.98"). */
+const QUANTITY = /^\d[\d.,]{0,12}\s?[x*@]\s?\d[\d.,]{0,12}$/i;
 /** The longest line taken as the value of a "Label:" line above it. */
 const LABELLED_VALUE = 40;
 /** The longest line taken as a date alone ("22-9-2022", "28 MAR 2018"). */
@@ -156,6 +161,8 @@ function statementLines(s: AnswerSource, contactWanted: boolean): Array<{ text: 
       ((AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last)) ||
         // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023").
         (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A receipt's quantity under its item ("DOLE PINEAPPLE PCS" / "7.90 * 3").
+        (QUANTITY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last)) ||
         // A date alone under a short label without a colon ("Vervaldatum" / "22-9-2022").
         (line.length <= DATE_ALONE && /^\p{L}{3,20}( \p{L}{2,20})?$/u.test(last) && documentDates(line).length > 0));
     if (lastStatement && (wrapped || labelled)) {

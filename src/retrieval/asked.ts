@@ -138,7 +138,8 @@ export function askedOf(question: string): Asked {
   const q = question.slice(0, PROBE);
   const language = languageOf(q);
   const r = READINGS.get(language)!;
-  const focus = focusOf(q, language);
+  // Not the names a verb asks by ("pay Amazon Web Services": which record, not what of it); German capitalises every noun.
+  const focus = focusOf(q, language, language === "de" ? new Set() : namesIn(q));
   // A tax asked about is the amount asked ("how much VAT"); "the amount excluding VAT" asks a part of the total.
   const tax = TAX.test(focus.join(" ")) && !PART_OF_TOTAL.test(focus.join(" "));
   // A tax's amount or a compared amount of money is read by the grammar, wherever it is said.
@@ -159,16 +160,7 @@ export function askedOf(question: string): Asked {
     asks = plural ? "list" : r.yesNo.test(q) ? "yes/no" : "open";
   }
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
-  // Not the names it asks by ("pay Amazon Web Services"): they say which record, not what of it (German capitalises every noun).
-  const names = language === "de" ? new Set<string>() : namesIn(q);
-  return {
-    asks,
-    tax,
-    contact,
-    due: asks === "date" && DUE_ASKED.test(q),
-    language,
-    focus: words(focus.join(" ")).filter((w) => !names.has(w)),
-  };
+  return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), language, focus: words(focus.join(" ")) };
 }
 
 /** The most words a focus has. */
@@ -184,7 +176,7 @@ const ENDS_FOCUS = new Map(LANGUAGES.map((l) => [l, new Set(PREPOSITIONS[l])]));
  * a preposition ("What was the total of the Coolblue invoice": total; "How much was the Dairy Champ
  * evaporated milk at Y Soon Fatt": dairy champ evaporated milk).
  */
-function focusOf(q: string, language: Language): string[] {
+function focusOf(q: string, language: Language, names: Set<string>): string[] {
   const start = QUESTION_START.get(language)!.exec(q);
   const rest = q.slice(start ? start.index + start[0].length : 0).toLowerCase();
   const out: string[] = [];
@@ -193,7 +185,8 @@ function focusOf(q: string, language: Language): string[] {
     const ends = ENDS_FOCUS.get(language)!.has(w);
     // "Combien de TVA": a preposition before any word of it starts nothing.
     if (out.length === 0 && (skipped || ends)) continue;
-    if (skipped || ends || out.length === FOCUS_WORDS) break;
+    const name = words(w).some((x) => names.has(x));
+    if (skipped || ends || out.length === FOCUS_WORDS || (name && out.some((x) => !words(x).some((y) => names.has(y))))) break;
     out.push(w);
   }
   return out;
