@@ -5,16 +5,17 @@
 import * as chrono from "chrono-node";
 import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
-import { type Asks, askedOf } from "./asked";
+import { type Asked, askedOf } from "./asked";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
 import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
-import { ASKS_WHEN, all, type Language, OVER, UNDER } from "./language/words";
+import { ASKS_WHEN, all, OVER, UNDER } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 import { namesIn } from "./score";
 
-export interface QueryPlan {
+/** The question as ranking, citing and answering read it (D32): what it asks (asked.ts), its words, conditions and names. */
+export interface QueryPlan extends Asked {
   text: string;
   terms: string[];
   phrases: string[];
@@ -39,18 +40,7 @@ export interface QueryPlan {
    * smallest ("lowest", "least": asc) of a quantity its words name: tables sort by that column.
    */
   order?: "desc" | "asc";
-  /** What is asked (asked.ts): the kind of statement that answers it. */
-  asks: Asks;
-  /** A tax is named: its line is the amount asked, else a part of the total. */
-  tax: boolean;
-  /** A place or a way to reach someone is asked: contact lines are answers, not boilerplate. */
-  contact: boolean;
-  /** A deadline is asked: a due date's label says which date answers. */
-  due: boolean;
-  /** What the question asks about, as the index folds its words ("total" of "what was the total of the invoice"). */
-  focus: string[];
-  language: Language;
-  /** The question's words written as names ("Netpresse", "NANDO'S"), as the index folds them (score.ts namesIn). */
+  /** The words written as names ("Netpresse", "NANDO'S"), as the index folds them (score.ts namesIn). */
   names: string[];
 }
 
