@@ -118,10 +118,8 @@ const WRAPPED = /^.{40,}[^.!?:]$/u;
 const GOES_ON = /^[\p{L}\d("']/u;
 /** A line that is only an amount ("593.10", "RM 538.00"), or a currency alone ("RM"): on a receipt, the value of the label above it. */
 // Before the number a currency only ("MILO 3.50" is an item, not the value of the line above); after it a currency or a tax code ("36.00 SR").
-const AMOUNT_ONLY = new RegExp(
-  `^(\\p{Sc}|${CURRENCY_CODE_WORDS})?\\.?\\s?-?\\d[\\d.,]{0,20}\\s?[\\p{Sc}A-Za-z]{0,4}$|^(\\p{Sc}|${CURRENCY_CODE_WORDS})$`,
-  "iu",
-);
+const SIGN_OR_CODE = `(\\p{Sc}|${CURRENCY_CODE_WORDS})`;
+const AMOUNT_ONLY = new RegExp(`^${SIGN_OR_CODE}?\\.?\\s?-?\\d[\\d.,]{0,20}\\s?[\\p{Sc}A-Za-z]{0,4}$|^${SIGN_OR_CODE}$`, "iu");
 
 /** A quantity times a price, or a price times a quantity ("7.90 * 3", "3.00 X 3.00", "18 @ 1.98"). */
 const QUANTITY = /^\d[\d.,]{0,12}\s?[x*@]\s?\d[\d.,]{0,12}$/i;
@@ -373,13 +371,8 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
   const from = Math.min(...answering);
   const eligible = answering.length ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
   const top = eligible[0];
-  if (!top) {
-    const first = sources[0]?.text
-      .split(SENTENCE)
-      .map((x) => x.trim())
-      .find((x) => x.length > 12 && !isBoilerplate(x, plan.contact));
-    return first ? `${first} [1]` : "No connected source answers this question.";
-  }
+  const first = () => sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact));
+  if (!top) return first() ? `${first()!.trim()} [1]` : "No connected source answers this question.";
   const seen = new Set<string>();
   const best = eligible
     .filter(({ score }) => !kinded || score >= top.score - MARGIN)
@@ -393,15 +386,11 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
 export function chunkFitFor(plan: AnswerPlan): (chunk: string) => number {
   const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
-  // Its best statement's score: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
-  return (chunk) =>
-    Math.max(
-      0,
-      ...candidatesOf({ text: chunk.slice(0, CHUNK_PROBE) }, 0, r)
-        .filter((c) => !kinded || FEATURE_VALUES.kind(c, r) > 0)
-        .map((c) => scoreOf(c, r)),
+  // Of a chunk's first CHUNK_PROBE characters (a chunk is ~200 tokens; a crafted one can be a megabyte).
+  const scores = (chunk: string) =>
+    candidatesOf({ text: chunk.slice(0, CHUNK_PROBE) }, 0, r).flatMap((c) =>
+      !kinded || FEATURE_VALUES.kind(c, r) > 0 ? [scoreOf(c, r)] : [],
     );
+  return (chunk) => Math.max(0, ...scores(chunk));
 }
-
-/** How much of a chunk is read for the kind of answer it holds (a chunk is ~200 tokens; a crafted one can be a megabyte). */
 const CHUNK_PROBE = 8_000;

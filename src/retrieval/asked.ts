@@ -88,7 +88,8 @@ export function languageOf(question: string): Language {
 const COMPOUNDING = new Set<Language>(["nl", "de"]);
 const pattern = (t: Table, l: Language, compound = false) =>
   t[l].length === 0 ? undefined : new RegExp(compound ? `${anyOf(t[l])}(?![\\p{L}])` : wholeWords(t[l]), "iu");
-type Rules = Array<[Asks, RegExp | undefined]>;
+/** A kind, the pattern that asks it, and where in the question it may start (a verb of buying after "what"). */
+type Rules = Array<[Asks, RegExp | undefined, number?]>;
 const READINGS = new Map(
   LANGUAGES.map((l) => {
     // A question word decides first: "When is the total amount due?" asks a date.
@@ -124,9 +125,9 @@ export const DUE_ASKED = new RegExp(anyOf(all(DUE)), "iu");
 function first(rules: Rules, q: string): Asks | undefined {
   let at = Number.POSITIVE_INFINITY;
   let kind: Asks | undefined;
-  for (const [k, re] of rules) {
-    const i = re ? q.search(re) : -1;
-    if (i >= 0 && i < at) [at, kind] = [i, k];
+  for (const [k, re, from = 0] of rules) {
+    const i = re ? q.slice(from).search(re) : -1;
+    if (i >= 0 && i + from < at) [at, kind] = [i + from, k];
   }
   return kind;
 }
@@ -146,7 +147,7 @@ export function askedOf(question: string): Asked {
   const money = asksTaxAmount(q) || comparesMoney(q);
   const which = r.which?.exec(q);
   // "What did I buy", "Welke tablet heb ik gekocht": an item bought, unless a noun of a kind comes first.
-  const bought: Rules = which && r.bought ? [["item", new RegExp(`(?<=^.{${which.index},})${r.bought.source}`, "iu")]] : [];
+  const bought: Rules = which && r.bought ? [["item", r.bought, which.index]] : [];
   let asks = first(r.questionWords, q) ?? (money ? "amount" : (first(r.reach, q) ?? first([...r.nouns, ...bought], q)));
   if (!asks) {
     const after = which?.[1]?.trim().split(/\s+/) ?? [];
