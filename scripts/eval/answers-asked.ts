@@ -1,8 +1,8 @@
 // "What is asked" (D32), the first section of answers.ts: how well each reading of a question
 // names the kind of answer its label says (amount, date, place, person, item, count, list,
 // yes/no, open), per kind and per language, with the confusions of each. Readings: the language
-// tables alone (kindOf), the model alone (the prototypes' nearest kind), and askedOf (the tables
-// where they read a kind, the model otherwise). Needs only the embedder: a service of its own in a
+// tables alone (askedOf, the plan's reading), the model alone (the prototypes' nearest kind), and
+// askedWithModel (the tables where they read a kind, the model otherwise). Needs only the embedder: a service of its own in a
 // temporary folder, the one the server runs (worker, model), closed before the server starts.
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,15 +11,15 @@ import { join } from "node:path";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { EmbeddingService } from "../../src/embedding/service";
 import { MIGRATIONS } from "../../src/migrations";
-import { kindOf } from "../../src/retrieval/answer";
-import { askedOf, askedReaderOf, kindOfFlags } from "../../src/retrieval/asked/asked";
+import { askedOf } from "../../src/retrieval/asked";
+import { askedReaderOf, askedWithModel } from "../../src/retrieval/asked/asked";
 import { ASKED_KINDS } from "../../src/retrieval/asked/prototypes";
 import { openDatabase } from "../../src/store/database";
 import type { AnswerIntent, AnswerQuestion } from "./answers-labels";
 
 const ratio = (a: number, n: number) => (n === 0 ? "   -" : (a / n).toFixed(2));
 
-/** Prints the section; returns, per intent, whether askedOf reads an amount asked (asksAmount). */
+/** Prints the section; returns, per intent, whether askedWithModel reads an amount asked (asksAmount). */
 export async function askedSection(questions: AnswerQuestion[], intents: AnswerIntent[], split: string) {
   const dir = mkdtempSync(join(tmpdir(), "corpus-eval-asked-"));
   const db = openDatabase(dir, MIGRATIONS);
@@ -37,9 +37,9 @@ export async function askedSection(questions: AnswerQuestion[], intents: AnswerI
       intents.map((i) => i.question),
     );
     const readings = {
-      tables: (q: string) => kindOfFlags(kindOf(q)) ?? "open",
+      tables: (q: string) => askedOf(q).asks,
       model: (_: string, v: Float32Array) => prototypes.classify(v).kind,
-      askedOf: (q: string, v: Float32Array) => askedOf(q, v, prototypes).kind,
+      both: (q: string, v: Float32Array) => askedWithModel(q, v, prototypes).asks,
     };
     const languages = [...new Set(questions.map((q) => q.language))].sort();
     console.log(
@@ -72,7 +72,7 @@ export async function askedSection(questions: AnswerQuestion[], intents: AnswerI
           .map(([pair, n]) => `${pair} ${n}`)
           .join(", ")}`,
       );
-    return new Map(intents.map((it, i) => [it.id, askedOf(it.question, intentVectors[i]!, prototypes).much]));
+    return new Map(intents.map((it, i) => [it.id, askedWithModel(it.question, intentVectors[i]!, prototypes).asks === "amount"]));
   } finally {
     await embeddings.close();
     db.close();

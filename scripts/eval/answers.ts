@@ -10,13 +10,16 @@
 //   ranked    a record of the fact is among the sources returned (the ranking's share of a miss)
 // Its "intents" are phrasings that walkthroughs and attacks found, labelled with what they ask (an
 // amount condition, an amount as the answer), scored for precision and recall against what the
-// service reads of them: the plan's compared amounts (planQuery) and answer.ts's kind (kindOf).
+// service reads of them: the plan's compared amounts (planQuery) and what the plan reads it asks (asked.ts askedOf).
 //   bun scripts/eval/answers.ts                 test half
 //   bun scripts/eval/answers.ts --split train   tune on this half only
 //   bun scripts/eval/answers.ts --show          each miss with the answer given
 //   bun scripts/eval/answers.ts --asked         what is asked only (answers-asked.ts: no server)
+//   bun scripts/eval/answers.ts --without all   what each answer feature is worth (ANSWER_FEATURES)
+//   bun scripts/eval/answers.ts --split train --weight rank=2,kind=3   weights tried, to tune
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
-import { kindOf } from "../../src/retrieval/answer";
+import { ANSWER_FEATURES } from "../../src/retrieval/answer";
+import { askedOf } from "../../src/retrieval/asked";
 import { planQuery } from "../../src/retrieval/plan";
 import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
 import { askedSection } from "./answers-asked";
@@ -34,8 +37,8 @@ const intents = inSplit(labels.intents);
 const askedMuch = await askedSection(inSplit(labels.questions), intents, split);
 const readings: Array<[string, "amountCondition" | "asksAmount", (i: AnswerIntent) => boolean]> = [
   ["amountCondition", "amountCondition", (i) => planQuery(i.question).amounts.some((a) => a.comparison !== undefined)],
-  ["asksAmount", "asksAmount", (i) => kindOf(i.question).much],
-  ["asksAmount askedOf", "asksAmount", (i) => askedMuch.get(i.id) === true],
+  ["asksAmount", "asksAmount", (i) => askedOf(i.question).asks === "amount"],
+  ["asksAmount with model", "asksAmount", (i) => askedMuch.get(i.id) === true],
 ];
 console.log(`intents (${split}): ${intents.length} questions`);
 for (const [name, label, read] of readings) {
@@ -90,36 +93,49 @@ async function ask(question: string): Promise<Reply> {
 
 // 3. Ask, score, sum per source, kind and language.
 type Score = { n: number; fact: number; cited: number; ranked: number };
-const sums = new Map<string, Score>();
-const add = (group: string, s: Omit<Score, "n">) => {
-  const t = sums.get(group) ?? sums.set(group, { n: 0, fact: 0, cited: 0, ranked: 0 }).get(group)!;
-  t.n++;
-  t.fact += s.fact;
-  t.cited += s.cited;
-  t.ranked += s.ranked;
-};
-const times: number[] = [];
-for (const q of asked) {
-  const started = performance.now();
-  const reply = await ask(q.question);
-  times.push(performance.now() - started);
-  const wanted = new Set(q.record.map(unitOf));
-  const units = reply.sources.map(unitOfSource);
-  const citedNs = new Set([...reply.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])));
-  const cited = reply.sources.some((s, i) => citedNs.has(s.n) && wanted.has(units[i]!));
-  const score = {
-    fact: factPattern(q.fact).test(reply.answer) ? 1 : 0,
-    cited: cited ? 1 : 0,
-    ranked: units.some((u) => wanted.has(u)) ? 1 : 0,
+async function askAll(log: boolean): Promise<{ sums: Map<string, Score>; times: number[] }> {
+  const sums = new Map<string, Score>();
+  const add = (group: string, s: Omit<Score, "n">) => {
+    const t = sums.get(group) ?? sums.set(group, { n: 0, fact: 0, cited: 0, ranked: 0 }).get(group)!;
+    t.n++;
+    t.fact += s.fact;
+    t.cited += s.cited;
+    t.ranked += s.ranked;
   };
-  for (const group of ["overall", `source ${q.source}`, `kind ${q.kind}`, `language ${q.language}`]) add(group, score);
-  if (show && !score.fact) {
-    console.log(`\n${q.id} [${q.source}/${q.kind}/${q.language}] ${q.question}\n  fact /${q.fact}/ in ${q.record.join(", ")}`);
-    console.log(`  ${score.cited ? "cited" : score.ranked ? "ranked, not cited" : "not ranked"}; sources: ${units.join(" ")}`);
-    console.log(`  answer: ${reply.answer.replace(/\s+/g, " ").slice(0, 400)}`);
+  const times: number[] = [];
+  for (const q of asked) {
+    const started = performance.now();
+    const reply = await ask(q.question);
+    times.push(performance.now() - started);
+    const wanted = new Set(q.record.map(unitOf));
+    const units = reply.sources.map(unitOfSource);
+    const citedNs = new Set([...reply.answer.matchAll(/\[(\d+)\]/g)].map((m) => Number(m[1])));
+    const cited = reply.sources.some((s, i) => citedNs.has(s.n) && wanted.has(units[i]!));
+    const score = {
+      fact: factPattern(q.fact).test(reply.answer) ? 1 : 0,
+      cited: cited ? 1 : 0,
+      ranked: units.some((u) => wanted.has(u)) ? 1 : 0,
+    };
+    for (const group of ["overall", `source ${q.source}`, `kind ${q.kind}`, `language ${q.language}`]) add(group, score);
+    if (log && !score.fact) {
+      console.log(
+        `\n${q.id} [${q.source}/${q.kind}/${q.language}, read ${askedOf(q.question).asks}] ${q.question}\n  fact /${q.fact}/ in ${q.record.join(", ")}`,
+      );
+      console.log(`  ${score.cited ? "cited" : score.ranked ? "ranked, not cited" : "not ranked"}; sources: ${units.join(" ")}`);
+      console.log(`  answer: ${reply.answer.replace(/\s+/g, " ").slice(0, 400)}`);
+    }
   }
+  return { sums, times: times.sort((a, b) => a - b) };
 }
-times.sort((a, b) => a - b);
+
+// Weights tried for tuning (--weight kind=3,rank=2), on the train half only.
+for (const set of option("weight", "").split(",").filter(Boolean)) {
+  const [name, value] = set.split("=");
+  const feature = ANSWER_FEATURES[name as keyof typeof ANSWER_FEATURES];
+  if (!feature || !Number.isFinite(Number(value))) throw new Error(`--weight ${set}: ${Object.keys(ANSWER_FEATURES).join(", ")}`);
+  feature.weight = Number(value);
+}
+const { sums, times } = await askAll(show);
 console.log(
   `\nsplit ${split}: ${asked.length} questions; /v1/query shape C p50 ${times[Math.floor(times.length / 2)]?.toFixed(0) ?? "-"} ms`,
 );
@@ -128,6 +144,21 @@ const order = (g: string) => (g === "overall" ? "~" : g);
 for (const [group, s] of [...sums].sort((a, b) => order(a[0]).localeCompare(order(b[0])))) {
   const f = (x: number) => (x / s.n).toFixed(3);
   console.log(`${group.padEnd(20)} ${String(s.n).padStart(4)}  ${f(s.fact)}  ${f(s.cited)}  ${f(s.ranked)}`);
+}
+
+// 4. What each answer feature is worth: the questions asked again with its weight 0 (--without
+// <name>[,<name>…], or "all" for each in turn), on the same server and index.
+const without = option("without", "");
+const switchedOff = without === "all" ? Object.keys(ANSWER_FEATURES) : without.split(",").filter(Boolean);
+const overall = (m: Map<string, Score>) => m.get("overall")!.fact / m.get("overall")!.n;
+for (const name of switchedOff) {
+  const feature = ANSWER_FEATURES[name as keyof typeof ANSWER_FEATURES];
+  if (!feature) throw new Error(`no answer feature ${name}: ${Object.keys(ANSWER_FEATURES).join(", ")}`);
+  const weight = feature.weight;
+  feature.weight = 0;
+  const fact = overall((await askAll(false)).sums);
+  feature.weight = weight;
+  console.log(`without ${name.padEnd(8)} fact ${fact.toFixed(3)} (${(fact - overall(sums)).toFixed(3)}): ${feature.reason}`);
 }
 server.stop(true);
 await services.close();

@@ -114,15 +114,13 @@ export const queryRoutes = (s: QueryRouteServices) =>
             relevance_score: c.score,
           }));
           const answer = extractiveAnswer(
-            question,
-            outcome.plan.terms,
+            outcome.plan,
             chosen.map(({ c }) => ({
               text: c.text,
               metadata: c.record.metadata,
               type: c.record.type,
               meetsAmount: meetsAmountConditions(outcome.plan, c.record),
             })),
-            outcome.plan.order,
           );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };

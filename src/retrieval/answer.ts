@@ -1,17 +1,19 @@
-// Shape C's extractive answer (D9): the sentences of the best chunks that speak to the
-// question, each followed by the citation marker of its source. Sentences are chosen for the
-// question's kind (when/where: the one with the date and the place; how much: the total with its
-// currency), from the best-ranked source that has one; a source's lines are read as statements
-// (a mail's wrapped lines joined, a label with its value below it); header, quoting and
-// boilerplate lines are never an answer (issue 16).
+// Shape C's extractive answer (D9, D32): candidate statements of the cited chunks (a sentence, a
+// labelled line "Label: value", a table cell with its row's identifying cells), each scored by the
+// named features of ANSWER_FEATURES against the question's plan (what it asks, its words and
+// names); the best one to four, each followed by the citation marker of its source. A source's
+// lines are read as statements (a mail's wrapped lines joined, a label with its value below it);
+// header and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
+import { type Asks, DUE_ASKED } from "./asked";
 import { words } from "./bm25";
+import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
-import { asksTaxAmount, comparesMoney } from "./language/grammar";
-import { wholeWords } from "./language/patterns";
-import { ASKS_QUANTITY, ASKS_WHEN, all, MONEY_WORDS } from "./language/words";
+import { anyOf } from "./language/patterns";
+import { all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
+import type { QueryPlan } from "./plan";
 
 export interface AnswerSource {
   text: string;
@@ -66,9 +68,13 @@ const CONTACTS_IN_LINE = [
 const SENTENCE_PROBE = 400;
 /** A document's own "Date:" line: its date, not a mail header (a document is no mail). */
 const DOCUMENT_DATE_LINE = /^\s*date\s*:/i;
+/** A forwarded message's sender and time as Notes writes them in a mail ("Rosalee Fleming on 04/02/2001 10:52:12 AM", or the time alone). */
+const FORWARDED_AT = /^[\s"]*([\w .'@/-]{1,80}\s+on\s+)?\d{1,2}\/\d{1,2}\/\d{2,4}\s+\d{1,2}:\d{2}(:\d{2})?\s*([AP]M)?\s*$/i;
 const isBoilerplate = (s: string, contactWanted = false, document = false) => {
-  const probe = s.slice(0, SENTENCE_PROBE);
+  // In a document ">" quotes nothing ("> VISA" on a receipt).
+  const probe = (document ? s.replace(/^\s*>\s*/, "") : s).slice(0, SENTENCE_PROBE);
   if (!(document && DOCUMENT_DATE_LINE.test(probe)) && BOILERPLATE.some((re) => re.test(probe))) return true;
+  if (!document && FORWARDED_AT.test(probe)) return true;
   if (contactWanted) return false;
   // A letterhead's line of several contacts ("Azure Interior. (870)-931-0505 azure@example.com http://…").
   return CONTACT.some((re) => re.test(probe)) || CONTACTS_IN_LINE.filter((re) => re.test(probe)).length >= 2;
@@ -85,45 +91,12 @@ const MONEY = new RegExp(
   `${CURRENCY_SIGNS}\\s?\\d|(?<![\\d.,])\\d[\\d.,]{0,30}\\s?(${CURRENCY_SIGNS}|${CURRENCY_WORDS}\\b)|\\b${CURRENCY_CODE_WORDS}\\.?\\s?\\d|(?<![\\d.,])\\d{1,3}(?:[.,\\s]?\\d{3}){0,4}[.,]\\d{2}(?![\\d%]|[.,/-]\\d)`,
   "i",
 );
-/** A priced line that is no item: a payment, a card, an adjustment, a charge, a tax code's summary (outside attack, SROIE receipts). */
+/**
+ * A priced line that is no item: a payment, a card, an adjustment, a charge, a tax code's summary
+ * (outside attack, SROIE receipts), as the line's first word ("NAME CARD", "PRO BALANCE" are items).
+ */
 const NOT_AN_ITEM =
-  /\b(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
-
-/** A word of money a question asking an amount names ("the total", "how much it cost", "het bedrag"). */
-const ASKS_MONEY = new RegExp(wholeWords(all(MONEY_WORDS)), "iu");
-/** "How much", "hoeveel", "combien", "wie viel", "ile": a question of quantity ("how many" asks a count, not money). */
-const ASKS_QUANTITY_WORDS = new RegExp(wholeWords(all(ASKS_QUANTITY)), "iu");
-
-const ASKS_WHEN_WORDS = new RegExp(wholeWords(all(ASKS_WHEN)), "iu");
-
-/** What kind of answer the question wants, by its first words. */
-export function kindOf(question: string): {
-  when: boolean;
-  where: boolean;
-  much: boolean;
-  bought: boolean;
-  tax: boolean;
-  contact: boolean;
-} {
-  const q = question.toLowerCase();
-  return {
-    // "What did I buy at Guardian?": a receipt's or an invoice's items with their prices.
-    bought:
-      /\bwhat (did|do) (i|we|you) (buy|purchase|order)\b|\bwhat (was|were) (bought|purchased|ordered)\b/.test(q) ||
-      (/\bwhich items?\b/.test(q) && /\b(buy|bought|order|purchase|receipt|invoice|shop)/.test(q)),
-    tax: TAX.test(q),
-    when: ASKS_WHEN_WORDS.test(q),
-    // English only until a place is read in the other languages (PLACE): "Waar is Coolblue
-    // gevestigd?" was answered by "in je Mijn Coolblue-account" (answers.ts, train half).
-    where: /\bwhere\b/.test(q),
-    // "Which invoices are over 1000 EUR?" is answered by the total that is over it.
-    much: ASKS_QUANTITY_WORDS.test(q) || ASKS_MONEY.test(q) || asksTaxAmount(q) || comparesMoney(q),
-    contact: /\bwhere\b|\b(phone|fax|e-?mail|address|website|web site|url|contact|located|location)\b/.test(q),
-  };
-}
-
-/** A question of a kind whose answer is one sort of sentence (a date, a place, an amount, an item). */
-const asksKind = (kind: ReturnType<typeof kindOf>) => kind.when || kind.where || kind.much || kind.bought;
+  /^[^a-z]*(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
 
 /**
  * A question for the largest or smallest of something ("which customer in Brazil spent the
@@ -145,11 +118,11 @@ const WRAPPED = /^.{40,}[^.!?:]$/u;
 const GOES_ON = /^[\p{L}\d("']/u;
 /** A line that is only an amount ("593.10", "RM 538.00"), or a currency alone ("RM"): on a receipt, the value of the label above it. */
 // Before the number a currency only ("MILO 3.50" is an item, not the value of the line above); after it a currency or a tax code ("36.00 SR").
-const AMOUNT_ONLY = new RegExp(
-  `^(\\p{Sc}|${CURRENCY_CODE_WORDS})?\\.?\\s?-?\\d[\\d.,]{0,20}\\s?[\\p{Sc}A-Za-z]{0,4}$|^(\\p{Sc}|${CURRENCY_CODE_WORDS})$`,
-  "iu",
-);
+const SIGN_OR_CODE = `(\\p{Sc}|${CURRENCY_CODE_WORDS})`;
+const AMOUNT_ONLY = new RegExp(`^${SIGN_OR_CODE}?\\.?\\s?-?\\d[\\d.,]{0,20}\\s?[\\p{Sc}A-Za-z]{0,4}$|^${SIGN_OR_CODE}$`, "iu");
 
+/** A quantity times a price, or a price times a quantity ("7.90 * 3", "3.00 X 3.00", "18 @ 1.98"). */
+const QUANTITY = /^\d[\d.,]{0,12}\s?[x*@]\s?\d[\d.,]{0,12}$/i;
 /** The longest line taken as the value of a "Label:" line above it. */
 const LABELLED_VALUE = 40;
 /** The longest line taken as a date alone ("22-9-2022", "28 MAR 2018"). */
@@ -159,19 +132,23 @@ const DATE_ALONE = 12;
  * A source's lines as statements: a mail's wrapped lines joined again (a place or a time cut at a
  * line's end was half a sentence), a label and the amount on the line below it as one.
  */
-function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
+function statementLines(s: AnswerSource, contactWanted: boolean): Array<{ text: string; label?: string; quoted: boolean }> {
   const lines = s.text
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  const out: string[] = [];
+  const out: Array<{ text: string; label?: string; quoted: boolean }> = [];
+  let quoted = false;
   for (const line of lines) {
+    // In a mail, what follows a quoted or forwarded message's first line is that message's, not the mail's own.
+    if (s.type === "email" && startsQuote(line)) quoted = true;
     // A statement grows to SENTENCE_PROBE characters at most: what is tested of it stays bounded
     // (a label followed by 50,000 amount lines was re-read at each: quadratic, outside attack).
-    const last = out.at(-1);
+    const lastStatement = out.at(-1);
+    const last = lastStatement?.text;
     // A lone ":" between a label and its value ("TOTAL" / ":" / "27.55") belongs to the label.
-    if (line === ":" && last !== undefined && last.length < SENTENCE_PROBE) {
-      out[out.length - 1] = `${last}:`;
+    if (line === ":" && lastStatement && last !== undefined && last.length < SENTENCE_PROBE) {
+      lastStatement.text = `${last}:`;
       continue;
     }
     const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, s.type !== "email");
@@ -182,147 +159,238 @@ function statementLines(s: AnswerSource, contactWanted: boolean): string[] {
       ((AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last)) ||
         // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023").
         (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A receipt's quantity under its item ("DOLE PINEAPPLE PCS" / "7.90 * 3").
+        (QUANTITY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last)) ||
         // A date alone under a short label without a colon ("Vervaldatum" / "22-9-2022").
         (line.length <= DATE_ALONE && /^\p{L}{3,20}( \p{L}{2,20})?$/u.test(last) && documentDates(line).length > 0));
-    if (wrapped || labelled) out[out.length - 1] = `${last} ${line}`;
-    else out.push(line);
+    if (lastStatement && (wrapped || labelled)) {
+      lastStatement.text = `${last} ${line}`;
+      // A label is words (a rate at most): "999900245 IKEA RETAI" above its price is an item, not a label.
+      if (labelled && !/\d/.test(last!.replace(/\d+(?:[.,]\d+)?\s?%/g, ""))) lastStatement.label = last!.replace(/\s*:$/, "");
+    } else out.push({ text: line, quoted });
   }
   return out;
 }
 
-/**
- * What a total gains over another amount for "how much": more than a line item's one word of the
- * question ("999900245 IKEA RETAI 36.00" against "TOTAL RM INCLUDING GST 6% 73.30").
- */
-const TOTAL_FIT = 2;
+/** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
+export type AnswerPlan = Pick<QueryPlan, "asks" | "tax" | "contact" | "due" | "focus" | "terms" | "names" | "order">;
 
-/** How well a sentence (or a chunk) is of the kind of answer asked for. */
-export function kindFit(kind: ReturnType<typeof kindOf>, sentence: string): number {
-  let fit = 0;
-  // A date as people write it ("2 p.m.", "June 12") or as a document does ("02 Juillet 2015", "28/11/2022").
-  // A calendar day more than a time or a weekday ("DATE: 17/04/18" over "ORDER TIME: 10:15:18").
-  if (kind.when) fit += documentDates(sentence.slice(0, SENTENCE_PROBE)).length > 0 ? 2 : DATE_OR_TIME.test(sentence) ? 1.5 : 0;
-  if (kind.where && PLACE.test(sentence)) fit += 1;
-  // A line item: an amount on a line that is no total, tax or payment.
-  if (kind.bought && MONEY.test(sentence)) {
-    const probe = sentence.slice(0, SENTENCE_PROBE);
-    if (!TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe)) fit += 1.5;
-  }
-  if (kind.much && MONEY.test(sentence)) {
-    fit += 1.5;
-    // The total, not a line item or the subtotal: "how much did Coolblue invoice" is its Totaal.
-    const probe = sentence.slice(0, SENTENCE_PROBE);
-    // The tax asked for ("how much GST"): its line is the total asked for; otherwise tax is a part.
-    if (kind.tax ? TAX.test(probe) : isTotalLine(probe)) fit += TOTAL_FIT;
-  }
-  return fit;
+/** A statement that may answer, as the features read it. */
+interface Candidate {
+  text: string;
+  /** Its source's place among the cited sources, from 0. */
+  source: number;
+  /** Its place within its source. */
+  at: number;
+  /** A labelled line's label, or a table's columns answered ("Vervaldatum", "HireDate"). */
+  label?: string;
+  /** In the message a mail quotes or forwards, not in the mail's own words. */
+  quoted: boolean;
+  /** Its source's amounts fail the question's amount condition (amounts.ts): no amount of it answers. */
+  failsAmount: boolean;
+  /** A table's cells whose column is of the kind asked ("City" for where, "HireDate" for when): they hold it. */
+  ofKind?: boolean;
 }
 
-/**
- * What a sentence loses per place its source is below the first: the ranking already weighed the
- * sources, and a lower one's line of the right kind (a price in another invoice) is not the answer
- * when the first source has one.
- */
-const RANK_PENALTY = 1;
-/**
- * A when, where or how much answer's further sentences: of the kind asked for, or scoring at most
- * this much below its best (a line that only names the vendor beside the date or total is noise).
- */
-const KIND_MARGIN = 0.5;
-/**
- * What a sentence of the kind asked for (a date for "when", an amount for "how much") gains over
- * those that only repeat the question's words: "Amazon Web Services Invoice." named three of them
- * and outranked "TOTAL AMOUNT DUE ON August 3, 2014 $4.11", which named none.
- */
-const KIND_FIRST = 2;
-
-/**
- * How well a chunk holds the kind of answer `question` asks for (a total for "how much", a date
- * for "when"), or undefined for a question of no such kind: the chunk a document is cited by.
- */
-export function chunkFitFor(question: string): ((chunk: string) => number) | undefined {
-  const kind = kindOf(question);
-  if (!asksKind(kind)) return undefined;
-  // Its best statement's: "Total TTC : 56,02 €" beside "Total HT" in the same chunk.
-  return (chunk) => Math.max(0, ...statementsOf({ text: chunk.slice(0, CHUNK_PROBE) }, kind).map((x) => kindFit(kind, x)));
+/** The question as the features read it: the plan, its words and its names as the index folds them. */
+interface Reading {
+  plan: AnswerPlan;
+  want: Set<string>;
 }
 
-/** How much of a chunk is read for the kind of answer it holds (a chunk is ~200 tokens; a crafted one can be a megabyte). */
-const CHUNK_PROBE = 8_000;
+type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank";
 
-/** A source's statements: a table row whole, else its sentences that can answer (not headers, quoting or boilerplate). */
-function statementsOf(s: AnswerSource, kind: ReturnType<typeof kindOf>): string[] {
+/**
+ * The named features a candidate statement is scored by, each value times its weight. Tuned on the
+ * train half of scripts/eval/answers.ts, which switches each off (--without <name>) to say what it is worth.
+ */
+export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: string }> = {
+  kind: { weight: 3.5, reason: "it holds the kind of fact asked: a date for when, an amount for how much, an item's priced line" },
+  total: { weight: 2, reason: "asked an amount, the record's total (or the tax asked for), not a line item, subtotal or change" },
+  label: { weight: 1.5, reason: "its label or table column names the thing asked ('Due Date' for the due date, 'HireDate' for hired)" },
+  focus: { weight: 1.5, reason: "each word of what is asked about ('total' of 'the total of the invoice') it or its label holds" },
+  words: { weight: 1, reason: "each of the question's words it repeats: nearness to what the question is about" },
+  names: { weight: 0.5, reason: "each word the question writes as a name (a vendor, a person) that it holds" },
+  own: { weight: 1, reason: "the record's own words, not the message a mail quotes or forwards" },
+  rank: { weight: 1, reason: "less per place its source is below the first: the ranking already weighed the sources" },
+};
+
+const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
+  kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind ? 1 : kindFit(r.plan, c.text)),
+  total: (c, r) => {
+    const probe = c.text.slice(0, SENTENCE_PROBE);
+    return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && (r.plan.tax ? TAX.test(probe) : isTotalLine(probe)) ? 1 : 0;
+  },
+  label: (c, r) => (c.label === undefined ? 0 : labelFit(c.label, r.plan, r.want)),
+  focus: (c, r) => {
+    const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
+    return r.plan.focus.filter((f) => held.some((w) => sameWord(w, f))).length;
+  },
+  words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
+  names: (c, r) => new Set(words(c.text).filter((w) => r.plan.names.includes(w))).size,
+  own: (c) => (c.quoted ? 0 : 1),
+  rank: (c) => -c.source,
+};
+
+const scoreOf = (c: Candidate, r: Reading) =>
+  (Object.keys(ANSWER_FEATURES) as FeatureName[]).reduce((s, f) => s + ANSWER_FEATURES[f].weight * FEATURE_VALUES[f](c, r), 0);
+
+const PLACE_LINE = CONTACT.slice(1, 6);
+const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/u;
+/** A priced line of a record that is no total, tax, payment or part of a total: an item bought. */
+const isItemLine = (probe: string) =>
+  MONEY.test(probe) && !TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe);
+
+/** How much a statement holds the kind of fact asked, from 0 to 1. */
+export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact">, sentence: string): number {
+  const probe = sentence.slice(0, SENTENCE_PROBE);
+  if (plan.contact && plan.asks !== "place" && (CONTACTS_IN_LINE.some((re) => re.test(probe)) || CONTACT.some((re) => re.test(probe))))
+    return 1;
+  switch (plan.asks) {
+    // A calendar day more than a time or a weekday ("DATE: 17/04/18" over "ORDER TIME: 10:15:18").
+    case "date":
+      return documentDates(probe).length > 0 ? 1 : DATE_OR_TIME.test(probe) ? 0.75 : 0;
+    case "place":
+      return PLACE.test(probe) || PLACE_LINE.some((re) => re.test(probe)) ? 1 : 0;
+    case "amount":
+      return MONEY.test(probe) ? 1 : 0;
+    case "item":
+      return isItemLine(probe) ? 1 : 0;
+    // A list is of anything ("which employees"), of items bought at most.
+    case "list":
+      return isItemLine(probe) ? 0.5 : 0;
+    case "count":
+      return isItemLine(probe) ? 1 : /\d/.test(probe) ? 0.5 : 0;
+    case "person":
+      return PERSON.test(probe) ? 0.5 : 0;
+    default:
+      return 0;
+  }
+}
+
+/** The words of each kind's labels and columns ("Due Date", "Vervaldatum", "BillingCity"), as a label's end. */
+const KIND_LABEL: Partial<Record<Asks | "contact", RegExp>> = Object.fromEntries(
+  (
+    [
+      ["date", DATE_NOUNS],
+      ["amount", { ...TOTAL_LABELS, en: [...TOTAL_LABELS.en, ...MONEY_WORDS.en] }],
+      ["place", PLACE_NOUNS],
+      ["person", PERSON_NOUNS],
+      ["contact", CONTACT_NOUNS],
+    ] as const
+  ).map(([k, t]) => [k, new RegExp(`${anyOf(all(t))}(?![\\p{L}])`, "iu")]),
+);
+/** A label's words: "HireDate" is hire and date, "Billing Address (street)" billing, address and street. */
+const labelWords = (label: string) => words(label.replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2"));
+/** The same word by its first four letters at least ("hired" and "HireDate", "billed" and "BillingCity"). */
+const sameWord = (a: string, b: string) => a === b || (a.length >= 4 && b.length >= 4 && a.slice(0, 4) === b.slice(0, 4));
+
+/** How well a label names the thing asked: a word of the question (1), a deadline's label for a deadline (1), the asked kind's label (0.5). */
+function labelFit(label: string, plan: Pick<AnswerPlan, "asks" | "contact" | "due">, want: Set<string>): number {
+  const named = labelWords(label).some((l) => [...want].some((w) => sameWord(l, w))) ? 1 : 0;
+  const due = plan.due && DUE_ASKED.test(label) ? 1 : 0;
+  const kind = KIND_LABEL[plan.contact && plan.asks !== "place" ? "contact" : plan.asks];
+  return named + due + (kind?.test(label.replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2")) ? 0.5 : 0);
+}
+
+/** A table's cell as a line: "Column: value". */
+const CELL = /^([\w .()-]{1,40}):\s(.*)$/u;
+/** A labelled line's label, as documents write it ("Invoice Date: 03/20/2023", "Total TTC : 56,02 €"). */
+const LABELLED = /^(\p{L}[\p{L}\d .()/&'-]{0,38}?)\s?:\s*\S|^(\p{L}[\p{L} .()/&'-]{0,30}?)\s+(?=[-€$£(]?\s?\d)/u;
+
+/**
+ * A table row's candidates: the whole row, and the cells whose column names the thing asked with
+ * the cells that say which row it is (those naming the question's words, else the first).
+ */
+function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r: Reading): Candidate[] {
+  const cells = lines.map((l) => ({ line: l, column: CELL.exec(l)?.[1] ?? "" }));
+  const named = cells.filter((c) => words(c.line.slice(c.column.length)).some((w) => r.want.has(w)));
+  const ids = named.length ? named : cells.slice(0, 1);
+  // A question word the identifying cells' columns already name says which row, not which column ("billed to Oslo").
+  const usedByIds = new Set([...r.want].filter((w) => ids.some((c) => labelWords(c.column).some((l) => sameWord(l, w)))));
+  const want = new Set([...r.want].filter((w) => !usedByIds.has(w)));
+  const fits = cells.map((c) => (ids.includes(c) ? 0 : labelFit(c.column, r.plan, want)));
+  const best = Math.max(0, ...fits);
+  const row = { ...base, text: lines.join("; "), at: 0 };
+  if (best === 0) return [row];
+  const asked = cells.filter((c, i) => ids.includes(c) || fits[i] === best);
+  const label = asked.map((c) => c.column).join(" ");
+  const ofKind = cells.some((c, i) => fits[i] === best && labelFit(c.column, r.plan, new Set()) > 0);
+  return [row, { ...base, text: asked.map((c) => c.line).join("; "), at: 1, label, ofKind }];
+}
+
+/** A source's candidate statements: a table row's, else its sentences that can answer (not headers or boilerplate). */
+function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] {
   const lines = s.text
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  // A table row is one statement: the row with all its columns ("BillingCity: Oslo" alone
-  // answered "invoices billed to Oslo"); lines shaped "Column: value" elsewhere too, never a mail's header block.
+  const base = { source, quoted: false, failsAmount: s.meetsAmount === false };
+  // A table row's lines are its cells; lines shaped "Column: value" elsewhere too, never a mail's header block.
   const row =
     s.metadata?.table !== undefined
       ? lines.length > 0
-      : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, kind.contact));
-  if (row) return [lines.join("; ")];
-  return (
-    statementLines(s, kind.contact)
-      .flatMap((line) => line.split(SENTENCE))
-      .map((x) => x.trim())
-      // Short lines say nothing, but an amount for "how much" ("TOTAL 13.80") and a date for "when" ("8-9-2022").
-      .filter(
-        (x) =>
-          (x.length > 12 || ((kind.much || kind.bought) && MONEY.test(x)) || (kind.when && kindFit(kind, x) > 0)) &&
-          !isBoilerplate(x, kind.contact, s.type !== "email"),
-      )
-  );
+      : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
+  if (row) return rowCandidates(lines, base, r);
+  const out: Candidate[] = [];
+  for (const statement of statementLines(s, r.plan.contact))
+    for (const sentence of statement.text.split(SENTENCE)) {
+      const text = sentence.trim();
+      // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
+      // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
+      if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
+      if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
+      const labelled = LABELLED.exec(text);
+      const label = statement.label ?? labelled?.[1] ?? labelled?.[2];
+      out.push({ ...base, text, at: out.length, quoted: statement.quoted, ...(label ? { label } : {}) });
+    }
+  return out;
 }
 
-export function extractiveAnswer(question: string, terms: string[], sources: AnswerSource[], order?: "desc" | "asc"): string {
-  const ordered = order ? orderedRowAnswer(order, sources) : undefined;
+/** Kinds answered by one or two statements of one source: a date, a place, an amount, a count, a person. */
+const ONE_FACT = new Set<Asks>(["date", "place", "amount", "count", "person"]);
+/** The least kind a statement holds to make its source the one answering: a date or a time, an amount, a place. */
+const KIND_FLOOR = 0.75;
+/** Below the best statement, how far another of its source may score and still be said beside it. */
+const MARGIN = 0.5;
+
+export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): string {
+  const ordered = plan.order ? orderedRowAnswer(plan.order, sources) : undefined;
   if (ordered) return ordered;
-  // The planned terms carry the question's meaning; its function words ("the", "was") do not.
-  const want = new Set(terms.length ? terms.flatMap(words) : words(question));
-  const kind = kindOf(question);
-  const kinded = asksKind(kind);
-  let picked: Array<{ sentence: string; n: number; score: number; fits: number; order: number }> = [];
-  sources.forEach((s, i) => {
-    statementsOf(s, kind).forEach((sentence, j) => {
-      const overlap = new Set(words(sentence).filter((w) => want.has(w))).size;
-      // The sentence of the kind asked for answers even when it repeats few of the question's words.
-      // "over £1000" is not answered by a total of $4.11 (outside attack): such a source is quoted for its words only.
-      const fits = kind.much && s.meetsAmount === false ? 0 : kindFit(kind, sentence);
-      if (overlap > 0 || fits >= 1.5)
-        picked.push({
-          sentence,
-          n: i + 1,
-          score: overlap + fits + (kinded && fits >= 1.5 ? KIND_FIRST : 0) - i * RANK_PENALTY,
-          fits,
-          order: i * 1000 + j,
-        });
-    });
-  });
+  const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
+  const scored = sources
+    .flatMap((s, i) => candidatesOf(s, i, r))
+    // A statement speaks to the question by its words, or by holding the kind of fact asked.
+    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= 0.75)
+    .map((c) => ({ c, score: scoreOf(c, r) }))
+    .sort((a, b) => b.score - a.score);
+  // A fact asked is answered from the best-ranked source holding a statement of its kind, by such
+  // statements: a lower source's total (or a mail quoting one) is not this record's.
+  const answering = kinded ? scored.filter(({ c }) => FEATURE_VALUES.kind(c, r) >= KIND_FLOOR).map(({ c }) => c.source) : [];
+  const from = Math.min(...answering);
+  const eligible = answering.length ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
+  const top = eligible[0];
+  const first = () => sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact));
+  if (!top) return first() ? `${first()!.trim()} [1]` : "No connected source answers this question.";
   const seen = new Set<string>();
-  // A when, where or how much question is answered from the best-ranked source that holds such a
-  // sentence: another source's total (or a mail quoting one) is not this record's.
-  const answering = kinded ? Math.min(...picked.filter((p) => p.fits >= 1.5).map((p) => p.n)) : Number.POSITIVE_INFINITY;
-  if (Number.isFinite(answering)) picked = picked.filter((p) => p.n === answering);
-  picked.sort((a, b) => b.score - a.score);
-  // "How much" is answered by its amount: a line item or an address line beside the total is noise.
-  const floor = kinded && picked.length ? picked[0]!.score - KIND_MARGIN : Number.NEGATIVE_INFINITY;
-  const best = picked
-    .filter((p) => {
-      if (seen.has(p.sentence) || (p.score < floor && (kind.much || p.fits === 0))) return false;
-      seen.add(p.sentence);
-      return true;
-    })
-    // A date, a place, a total is one or two sentences; what was bought, a few items.
-    .slice(0, kinded && !kind.bought ? 2 : MAX_SENTENCES)
-    .sort((a, b) => a.order - b.order);
-  if (best.length === 0) {
-    const first = sources[0]?.text
-      .split(SENTENCE)
-      .map((x) => x.trim())
-      .find((x) => x.length > 12 && !isBoilerplate(x, kind.contact));
-    return first ? `${first} [1]` : "No connected source answers this question.";
-  }
-  return best.map((b) => `${/[.!?]$/.test(b.sentence) ? b.sentence : `${b.sentence}.`} [${b.n}]`).join(" ");
+  const best = eligible
+    .filter(({ score }) => !kinded || score >= top.score - MARGIN)
+    .filter(({ c }) => !seen.has(c.text) && Boolean(seen.add(c.text)))
+    .slice(0, ONE_FACT.has(plan.asks) ? 2 : MAX_SENTENCES)
+    .sort((a, b) => a.c.source - b.c.source || a.c.at - b.c.at);
+  return best.map(({ c }) => `${/[.!?]$/.test(c.text) ? c.text : `${c.text}.`} [${c.source + 1}]`).join(" ");
 }
+
+/** How well a chunk answers the plan: its best statement's score (of the kind asked, when one is); the chunk a document is cited by. */
+export function chunkFitFor(plan: AnswerPlan): (chunk: string) => number {
+  const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
+  // Of a chunk's first CHUNK_PROBE characters (a chunk is ~200 tokens; a crafted one can be a megabyte).
+  const scores = (chunk: string) =>
+    candidatesOf({ text: chunk.slice(0, CHUNK_PROBE) }, 0, r).flatMap((c) =>
+      !kinded || FEATURE_VALUES.kind(c, r) > 0 ? [scoreOf(c, r)] : [],
+    );
+  return (chunk) => Math.max(0, ...scores(chunk));
+}
+const CHUNK_PROBE = 8_000;

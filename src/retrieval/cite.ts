@@ -49,12 +49,14 @@ function answeringChunk(chunks: string[], best: number, terms: string[], fits: (
 const QUOTE_LINE =
   /^\s*-{3,}\s*(original message|forwarded by)|^\s*"?[^"\n]{1,60}"?\s*<[^>\s@]{1,64}@[^>\s]{1,255}>\s+on\s+\d|^\s*on .{5,80} wrote:\s*$|^>/i;
 const LINE_PROBE = 400;
+/** Whether a mail's line begins the message it quotes or forwards. */
+export const startsQuote = (line: string) => QUOTE_LINE.test(line.slice(0, LINE_PROBE));
 
 /** Where a mail's quoted or forwarded part begins: the offset of its first line, if any. */
 function quoteStart(content: string): number | undefined {
   let at = 0;
   for (const line of content.split("\n")) {
-    if (QUOTE_LINE.test(line.slice(0, LINE_PROBE))) return at;
+    if (startsQuote(line)) return at;
     at += line.length + 1;
   }
   return undefined;

@@ -5,14 +5,17 @@
 import * as chrono from "chrono-node";
 import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
+import { type Asked, askedOf } from "./asked";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
 import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
 import { ASKS_WHEN, all, OVER, UNDER } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
+import { namesIn } from "./score";
 
-export interface QueryPlan {
+/** The question as ranking, citing and answering read it (D32): what it asks (asked.ts), its words, conditions and names. */
+export interface QueryPlan extends Asked {
   text: string;
   terms: string[];
   phrases: string[];
@@ -37,6 +40,8 @@ export interface QueryPlan {
    * smallest ("lowest", "least": asc) of a quantity its words name: tables sort by that column.
    */
   order?: "desc" | "asc";
+  /** The words written as names ("Netpresse", "NANDO'S"), as the index folds them (score.ts namesIn). */
+  names: string[];
 }
 
 const STOPWORDS = new Set(
@@ -296,6 +301,8 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const order = SMALLEST.test(text) ? "asc" : LARGEST.test(text) && !/\bmost\s+recent/i.test(text) ? "desc" : undefined;
   return {
     text,
+    ...askedOf(text),
+    names: [...namesIn(text)],
     terms,
     phrases,
     ...(asked ? { dateFrom: from, dateTo: to } : {}),

@@ -86,7 +86,7 @@ export function scoreCandidates(
       scoredWords,
     );
     calibrateLexical(pool, groupOf, counted, scoredWords);
-    if (rare) markRareWords(pool, counted, scoredWords, namesIn(q.options.question));
+    if (rare) markRareWords(pool, counted, scoredWords, new Set(q.plan.names));
   }
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);

@@ -77,7 +77,7 @@ export class QueryService {
     const ranked = fuse(scored.pool, q.plan, o.denseWeight ?? DENSE_WEIGHT);
     const kept = capPerConnector(collapseCopies(ranked), o.perConnector);
     debug?.debug("query ranked", rankedLine(o, ranked.length, kept, embedMs, started));
-    if (o.texts !== false) cite(kept, q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(o.question));
+    if (o.texts !== false) cite(kept, q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan));
     return {
       plan: q.plan,
       vector: q.vector,

@@ -2,10 +2,10 @@
 // comma or line break, or a long '<a@a@…' line. BOILERPLATE (answer.ts) backtracks quadratically
 // on each sentence of shape C's sources, on the thread that serves every user (see cite-hostile).
 import { expect, test } from "bun:test";
-import { extractiveAnswer } from "../../src/retrieval/answer";
+import { answerTo } from "../support/answer";
 import { howItGrows } from "../support/growth";
 
-const shapeC = (text: string) => extractiveAnswer("harbour invoice", ["harbour", "invoice"], [{ text }]);
+const shapeC = (text: string) => answerTo("harbour invoice", ["harbour", "invoice"], [{ text }]);
 
 test("shape C's answer over a source with a long run of letters takes linear time", async () => {
   expect(await howItGrows((n) => shapeC(`Harbour invoice ${"a".repeat(n)}`), 10_000)).toBe("linear");
@@ -19,7 +19,7 @@ test("a 'how much' question over a line of 100,000 digits takes linear time (the
   for (const unit of ["1", "1,", "1."]) {
     const howMuch = (n: number) => {
       const sources = Array.from({ length: 5 }, () => ({ text: `Harbour invoice ${unit.repeat(n / unit.length)}` }));
-      extractiveAnswer("how much was the harbour invoice total", [], sources);
+      answerTo("how much was the harbour invoice total", [], sources);
     };
     expect([unit, await howItGrows(howMuch, 3_125)]).toEqual([unit, "linear"]);
   }

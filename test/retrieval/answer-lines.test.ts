@@ -2,7 +2,8 @@
 // README promises (outside walkthrough: "How much did Acme invoice us in March?" was answered with
 // "4557 De Silva St Fremont CA 94538 … (870)-931-0505 azure.Interior24@example.com …").
 import { expect, test } from "bun:test";
-import { extractiveAnswer, kindOf } from "../../src/retrieval/answer";
+import { askedOf } from "../../src/retrieval/asked";
+import { answerTo } from "../support/answer";
 import { howItGrows } from "../support/growth";
 
 // The lines as an invoice's text has them, several naming the question's words.
@@ -22,12 +23,12 @@ const invoice = [
 ].join("\n");
 
 test("the total with its currency answers 'how much'; none of the address, phone, e-mail, web or page lines is quoted", () => {
-  const answer = extractiveAnswer("How much did Acme invoice us in March?", ["acme", "invoice", "march"], [{ text: invoice }]);
+  const answer = answerTo("How much did Acme invoice us in March?", ["acme", "invoice", "march"], [{ text: invoice }]);
   expect(answer).toContain("Total due: 5,500.00 USD");
   for (const line of ["De Silva", "94538", "931-0505", "@example.com", "www.acme", "560067", "Acmestrasse", "Amsterdam", "Page"])
     expect([line, answer.includes(line)]).toEqual([line, false]);
   // Asked what the invoice is, none of them either.
-  const what = extractiveAnswer("Acme invoice March", ["acme", "invoice", "march"], [{ text: invoice }]);
+  const what = answerTo("Acme invoice March", ["acme", "invoice", "march"], [{ text: invoice }]);
   for (const line of ["94538", "@example.com", "www.acme", "560067", "Acmestrasse", "Amsterdam"])
     expect([line, what.includes(line)]).toEqual([line, false]);
 });
@@ -35,7 +36,7 @@ test("the total with its currency answers 'how much'; none of the address, phone
 test("sentences that mention a street or a number are still answers", () => {
   const text =
     "The meeting is on June 12 at the Venetian Resort in Las Vegas.\nWe moved 12 pallets to the harbour on Main Street yesterday.";
-  const answer = extractiveAnswer("where is the meeting and what about the pallets", ["meeting", "pallets", "harbour"], [{ text }]);
+  const answer = answerTo("the meeting and the pallets", ["meeting", "pallets", "harbour"], [{ text }]);
   expect(answer).toContain("Venetian Resort");
   expect(answer).toContain("12 pallets to the harbour on Main Street");
 });
@@ -44,8 +45,8 @@ test("asked for a contact (a phone, an e-mail), its line is the answer", () => {
   const card = {
     text: "Azure Interior\n4557 De Silva St\nFremont CA 94538\nPhone: (870) 931-0505\nsupport@acme.example\nwww.conference.example",
   };
-  expect(extractiveAnswer("What is Azure Interior's phone number?", ["azure", "interior", "phone"], [card])).toContain("(870) 931-0505");
-  expect(extractiveAnswer("What is the support e-mail address?", ["support", "e-mail"], [card])).toContain("support@acme.example");
+  expect(answerTo("What is Azure Interior's phone number?", ["azure", "interior", "phone"], [card])).toContain("(870) 931-0505");
+  expect(answerTo("What is the support e-mail address?", ["support", "e-mail"], [card])).toContain("support@acme.example");
 });
 
 test("ordinary sentences that look a little like addresses are answers", () => {
@@ -55,17 +56,13 @@ test("ordinary sentences that look a little like addresses are answers", () => {
     ["chairs order number", "Order number for the chairs: PO 12345"],
     ["Acme parcel tracking", "Acme parcel shipped, tracking, 482913"],
   ] as const)
-    expect([question, extractiveAnswer(question, [], [{ text }])]).toEqual([question, `${/[.!?]$/.test(text) ? text : `${text}.`} [1]`]);
+    expect([question, answerTo(question, [], [{ text }])]).toEqual([question, `${/[.!?]$/.test(text) ? text : `${text}.`} [1]`]);
 });
 
 test("a mail's header block is not taken for a table row", () => {
   const header = { text: "From: Jeff Dasovich\nSent: Monday, June 4, 2001 10:00 AM\nTo: Steven Kean\nSubject: California price caps" };
   const body = { text: "Jeff expects California to keep the price caps through the summer." };
-  const answer = extractiveAnswer(
-    "What did Jeff say about California price caps?",
-    ["jeff", "california", "price", "caps"],
-    [header, body],
-  );
+  const answer = answerTo("What did Jeff say about California price caps?", ["jeff", "california", "price", "caps"], [header, body]);
   expect(answer).not.toContain("From:");
   expect(answer).toContain("Jeff expects California");
 });
@@ -77,7 +74,7 @@ const aws = "Amazon Web Services\nTotal for this invoice $4.11\nAll AWS Services
 
 test("'how much' is answered by the first source's total, not a lower source's price or total", () => {
   const hosting = "QualityHosting AG\nWebhosting Paket Business 12 Monate\nNetto 29,19 €\nMwSt 19% 5,54 €\nGesamtbetrag 34,73 €";
-  const answer = extractiveAnswer(
+  const answer = answerTo(
     "How much was the QualityHosting invoice?",
     ["qualityhosting", "invoice"],
     [{ text: hosting }, { text: sammy }, { text: aws }],
@@ -93,22 +90,22 @@ test("'how much' is answered by the total, not a line item or the subtotal besid
     "Exclusief BTW € 4.053,67 Subtotaal € 4.904,94",
     "Totaal € 4.904,94",
   ].join("\n");
-  expect(extractiveAnswer("How much did Coolblue invoice?", ["coolblue", "invoice"], [{ text: coolblue }, { text: sammy }])).toBe(
+  expect(answerTo("How much did Coolblue invoice?", ["coolblue", "invoice"], [{ text: coolblue }, { text: sammy }])).toBe(
     "Totaal € 4.904,94. [1]",
   );
   const netpresse = "NETPRESSE\nAbonnement 12 mois 46,68 €\nTotal TTC : 56,02 €";
-  expect(extractiveAnswer("What is the total of the Netpresse invoice?", ["total", "netpresse", "invoice"], [{ text: netpresse }])).toBe(
+  expect(answerTo("What is the total of the Netpresse invoice?", ["total", "netpresse", "invoice"], [{ text: netpresse }])).toBe(
     "Total TTC : 56,02 €. [1]",
   );
 });
 
 test("a receipt's label and the amount on the line below it are one statement; its address line is not the answer", () => {
   const receipt = "IKEA CHERAS\nNO 2A JALAN CHERAS\nTOTAL RM INCLUDING GST 6%\n538.00\nCASH\n600.00";
-  expect(extractiveAnswer("How much did I pay at IKEA Cheras?", ["pay", "ikea", "cheras"], [{ text: receipt }])).toBe(
+  expect(answerTo("How much did I pay at IKEA Cheras?", ["pay", "ikea", "cheras"], [{ text: receipt }])).toBe(
     "TOTAL RM INCLUDING GST 6% 538.00. [1]",
   );
   const gst = "BEYOND BROTHERS HARDWARE\nGST ID: 001921974272\nTOTAL GST 33.93\nTOTAL 599.40";
-  const answer = extractiveAnswer(
+  const answer = answerTo(
     "How much GST was charged at Beyond Brothers Hardware?",
     ["gst", "charged", "beyond", "brothers", "hardware"],
     [{ text: gst }],
@@ -127,7 +124,7 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "BTW 21% € 124,61",
     "Je kunt je factuur altijd terugvinden in je mail of in je Mijn Coolblue-account.",
   ].join("\n");
-  const vat = extractiveAnswer("What was the VAT on the Coolblue invoice?", ["vat", "coolblue", "invoice"], [{ text: coolblue }]);
+  const vat = answerTo("What was the VAT on the Coolblue invoice?", ["vat", "coolblue", "invoice"], [{ text: coolblue }]);
   expect(vat).toContain("BTW 21% € 124,61");
   expect(vat).not.toContain("Coolblue B.V.");
   for (const question of [
@@ -158,7 +155,7 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "What was the GST bill at Guardian?",
     "Receipts over 10 and under 50 RM",
   ])
-    expect([question, kindOf(question).much]).toEqual([question, true]);
+    expect([question, askedOf(question).asks === "amount"]).toEqual([question, true]);
   // Questions that only name a tax are of no kind: their answer is the best source's sentences, not
   // a lower-ranked receipt's amount (outside attack).
   for (const question of [
@@ -190,7 +187,7 @@ test("'What was the VAT on …' asks an amount, as 'how much' does; 'the VAT num
     "Which orders had more than 3 and fewer than 10 items?",
     "What is the VAT identification number of Coolblue?",
   ])
-    expect([question, kindOf(question).much]).toEqual([question, false]);
+    expect([question, askedOf(question).asks === "amount"]).toEqual([question, false]);
 });
 
 test("an amount that fails the question's condition is no answer to it: 'over 1000 EUR' is not answered by a total of $4.11 (second outside attack)", () => {
@@ -198,7 +195,7 @@ test("an amount that fails the question's condition is no answer to it: 'over 10
     { text: "Amazon Web Services\nTotal for this invoice $4.11", meetsAmount: false },
     { text: "Coolblue Factuur\nTotaal € 4.904,94", meetsAmount: true },
   ];
-  const answer = extractiveAnswer("Which invoices are over 1000 EUR?", ["invoices"], sources);
+  const answer = answerTo("Which invoices are over 1000 EUR?", ["invoices"], sources);
   expect(answer).toContain("Totaal € 4.904,94. [2]");
   expect(answer).not.toContain("4.11");
 });
@@ -210,17 +207,17 @@ test("a mail's wrapped lines are joined again: the place is quoted whole, not cu
     "Hotel, New York, Wednesday August 23, 8:00 P.M. Cocktails precede the dinner.",
     "Please let Rosie know if you will attend.",
   ].join("\n");
-  const answer = extractiveAnswer("Where is the dinner with Vicente Fox?", ["dinner", "vicente", "fox"], [{ text: mail, type: "email" }]);
+  const answer = answerTo("Where is the dinner with Vicente Fox?", ["dinner", "vicente", "fox"], [{ text: mail, type: "email" }]);
   expect(answer).toContain("Watteau Room of the St. Regis Hotel, New York, Wednesday August 23, 8:00 P.M.");
   // A document's lines stay lines: an invoice's are not prose.
-  expect(extractiveAnswer("Where is the dinner with Vicente Fox?", ["dinner", "vicente", "fox"], [{ text: mail }])).not.toContain(
+  expect(answerTo("Where is the dinner with Vicente Fox?", ["dinner", "vicente", "fox"], [{ text: mail }])).not.toContain(
     "St. Regis Hotel",
   );
 });
 
 test("a table's row is answered with all its columns, whatever its lines look like", () => {
   const row = "Billing Address (street): Ullevålsveien 14\nBillingCity: Oslo\nBillingCountry: Norway\nTotal: 15.86";
-  expect(extractiveAnswer("invoices billed to Oslo", ["invoices", "billed", "oslo"], [{ text: row, metadata: { table: "Invoice" } }])).toBe(
+  expect(answerTo("invoices billed to Oslo", ["invoices", "billed", "oslo"], [{ text: row, metadata: { table: "Invoice" } }])).toBe(
     "Billing Address (street): Ullevålsveien 14; BillingCity: Oslo; BillingCountry: Norway; Total: 15.86. [1]",
   );
 });
@@ -233,13 +230,11 @@ test("a letterhead line of several contacts is not an answer, and a 'when' answe
     "Total $ 5,500.00",
   ].join("\n");
   const terms = ["azure", "interior", "invoice", "issued", "due"];
-  expect(extractiveAnswer("When was the Azure Interior invoice issued and when is it due?", terms, [{ text: azure }])).toBe(
+  expect(answerTo("When was the Azure Interior invoice issued and when is it due?", terms, [{ text: azure }])).toBe(
     "Invoice Date: 2023-03-20 Due Date: 2023-04-04. [1]",
   );
   // Asked for the phone, the contacts are the answer.
-  expect(extractiveAnswer("What is Azure Interior's phone number?", ["azure", "interior", "phone"], [{ text: azure }])).toContain(
-    "(870)-931-0505",
-  );
+  expect(answerTo("What is Azure Interior's phone number?", ["azure", "interior", "phone"], [{ text: azure }])).toContain("(870)-931-0505");
 });
 
 test("the line of the kind asked for outranks lines that only repeat the question's words; a total outranks a line item naming the shop", () => {
@@ -250,18 +245,18 @@ test("the line of the kind asked for outranks lines that only repeat the questio
     "Amazon Elastic Compute Cloud $1.87",
   ].join("\n");
   expect(
-    extractiveAnswer("How much did we pay Amazon Web Services in August 2014?", ["pay", "amazon", "web", "services"], [{ text: aws }]),
-  ).toBe("ATTN: iViveLabs Limited TOTAL AMOUNT DUE ON August 3 , 2014 $4.11. [1]");
+    answerTo("How much did we pay Amazon Web Services in August 2014?", ["pay", "amazon", "web", "services"], [{ text: aws }]),
+  ).toStartWith("ATTN: iViveLabs Limited TOTAL AMOUNT DUE ON August 3 , 2014 $4.11. [1]");
   const ikea =
     "IKEA CHERAS\nDATE: 27/07/17\n999900245 IKEA RETAI\n36.00 SR\n599937000 IKEA DRINK\n1.00 SR\nTOTAL RM INCLUDING GST 6%\n538.00";
-  expect(extractiveAnswer("How much did I pay at IKEA Cheras in July 2017?", ["pay", "ikea", "cheras"], [{ text: ikea }])).toBe(
+  expect(answerTo("How much did I pay at IKEA Cheras in July 2017?", ["pay", "ikea", "cheras"], [{ text: ikea }])).toBe(
     "TOTAL RM INCLUDING GST 6% 538.00. [1]",
   );
 });
 
 // Outside attack on the above, 26 Nov: 625 SROIE receipts through "How much did I pay at <shop>?".
 test("a total of something else (items, points, tax, savings) is not the total; a label takes one amount; a currency line joins its label", () => {
-  const ask = (text: string) => extractiveAnswer("How much did I pay at the shop?", ["pay", "shop"], [{ text }]);
+  const ask = (text: string) => answerTo("How much did I pay at the shop?", ["pay", "shop"], [{ text }]);
   expect(ask("TOTAL QTY\n1\n80.91\nTOTAL GST :\n0.00\nTOTAL SALES (INCLUSIVE OF GST) :\n80.90")).toBe(
     "TOTAL SALES (INCLUSIVE OF GST) : 80.90. [1]",
   );
@@ -275,9 +270,7 @@ test("a lower source's total, or a mail quoting one, does not replace the first 
     { text: "Coolblue B.V.\nFACTUUR\nApple iPad Air 1 € 699,00\nTotaal € 717,97" },
     { text: "The Coolblue invoice total was € 19,99 for the case, I think.", type: "email" as const },
   ];
-  expect(extractiveAnswer("What was the total of the Coolblue invoice?", ["total", "coolblue", "invoice"], sources)).toBe(
-    "Totaal € 717,97. [1]",
-  );
+  expect(answerTo("What was the total of the Coolblue invoice?", ["total", "coolblue", "invoice"], sources)).toBe("Totaal € 717,97. [1]");
 });
 
 test("a label followed by tens of thousands of amount lines takes linear time (each join re-read the growing line)", async () => {
@@ -288,14 +281,14 @@ test("a label followed by tens of thousands of amount lines takes linear time (e
   ] as const) {
     const answer = (n: number) => {
       const text = `${head}\n${`${line}\n`.repeat(n)}`;
-      extractiveAnswer("how much was the total", ["total"], [{ text }, { text, type: "email" }]);
+      answerTo("how much was the total", ["total"], [{ text }, { text, type: "email" }]);
     };
     expect([line, await howItGrows(answer, lines)]).toEqual([line, "linear"]);
   }
 });
 
 test("a document's date: its 'Date :' line is no mail header, a label's value on the line below joins it, a date alone on a line counts", () => {
-  const when = (question: string, text: string) => extractiveAnswer(question, ["invoice", "issued"], [{ text }]);
+  const when = (question: string, text: string) => answerTo(question, [], [{ text }]);
   expect(when("When was the Netpresse invoice issued?", "NETPRESSE\nFacture n° 2022089083\nDate : 28/11/2022\nTotal TTC : 56,02 €")).toBe(
     "Date : 28/11/2022. [1]",
   );
@@ -305,7 +298,7 @@ test("a document's date: its 'Date :' line is no mail header, a label's value on
   expect(when("When was the Saeco invoice issued?", "e-Luscious Nederland B.V.\n8-9-2022\nKlant Order Factuur")).toBe("8-9-2022. [1]");
   // In a mail, a "Date:" line is its header, never the answer.
   expect(
-    extractiveAnswer(
+    answerTo(
       "When was the meeting?",
       ["meeting"],
       [{ text: "Date: Mon, 14 May 2001 10:00\nThe meeting is on Friday at 2 p.m.", type: "email" }],
@@ -314,12 +307,12 @@ test("a document's date: its 'Date :' line is no mail header, a label's value on
 });
 
 test("receipts as SROIE writes them: 'INCL.' ends no sentence, a total 'inclusive GST' or '(GST INCL)' is the total, a lone ':' joins its label, a day beats a time", () => {
-  const ask = (text: string) => extractiveAnswer("How much did I pay at the shop?", ["pay", "shop"], [{ text }]);
+  const ask = (text: string) => answerTo("How much did I pay at the shop?", ["pay", "shop"], [{ text }]);
   expect(ask("X 29.90\nTOTAL INCL. GST@6%\nRM 37.80")).toBe("TOTAL INCL. GST@6% RM 37.80. [1]");
   expect(ask("X 29.90\nTOTAL SALES (INCLUSIVE GST)\n80.90")).toBe("TOTAL SALES (INCLUSIVE GST) 80.90. [1]");
   expect(ask("X 29.90\nTOTAL (GST INCL)\n37.80")).toBe("TOTAL (GST INCL) 37.80. [1]");
   expect(ask("X 1.00\nTOTAL\n:\n27.55")).toBe("TOTAL: 27.55. [1]");
-  const when = extractiveAnswer(
+  const when = answerTo(
     "When did I shop there?",
     ["shop"],
     [{ text: "ORDER TIME :10:15:18\nYOUR SAVINGS FOR TODAY 11.60\nDATE :17/04/18" }],
@@ -339,22 +332,20 @@ test("'what did I buy' is answered by the receipt's items, not its name, slogan,
     "CHANGE 10.32",
     "GST 6% 2.25",
   ].join("\n");
-  expect(extractiveAnswer("What did I buy at Guardian?", ["buy", "guardian"], [{ text: guardian }])).toBe(
+  expect(answerTo("What did I buy at Guardian?", ["buy", "guardian"], [{ text: guardian }])).toBe(
     "OPTICARE 500X3 13.78. [1] VITAMIN C 1000MG 25.90. [1]",
   );
   const coffee = "THE COFFEE BEAN\nPASSION FOR COFFEE & TEA SINCE 1963\nCAFE LATTE -S 11.32\nSUBTOTAL 11.32\nTOTAL 12.00";
-  expect(extractiveAnswer("What did I buy at The Coffee Bean?", ["buy", "coffee", "bean"], [{ text: coffee }])).toBe(
-    "CAFE LATTE -S 11.32. [1]",
-  );
+  expect(answerTo("What did I buy at The Coffee Bean?", ["buy", "coffee", "bean"], [{ text: coffee }])).toBe("CAFE LATTE -S 11.32. [1]");
 });
 
 test("'what did I buy': short item lines count, payments and charges are no items, and 'which items' without a purchase is no such question (outside attack)", () => {
-  expect(extractiveAnswer("What did I buy?", ["buy"], [{ text: "SHOP\nMILO 3.50\nBREAD 2.10\nEGGS 12 4.20\nTOTAL 9.80" }])).toBe(
+  expect(answerTo("What did I buy?", ["buy"], [{ text: "SHOP\nMILO 3.50\nBREAD 2.10\nEGGS 12 4.20\nTOTAL 9.80" }])).toBe(
     "MILO 3.50. [1] BREAD 2.10. [1] EGGS 12 4.20. [1]",
   );
   const paid = "KEDAI MAKAN\nNASI LEMAK 6.50\nSERVICE CHARGE : 0.00\nPAYMENT : 50.00\nMASTER 165.00";
-  expect(extractiveAnswer("What did I buy at Kedai Makan?", ["buy", "kedai", "makan"], [{ text: paid }])).toBe("NASI LEMAK 6.50. [1]");
-  const agenda = extractiveAnswer(
+  expect(answerTo("What did I buy at Kedai Makan?", ["buy", "kedai", "makan"], [{ text: paid }])).toBe("NASI LEMAK 6.50. [1]");
+  const agenda = answerTo(
     "Which items are on the agenda for Monday's meeting?",
     ["items", "agenda", "monday", "meeting"],
     [{ text: "Agenda for Monday's meeting: budget, hiring, the offsite." }, { text: "CAFE LATTE LARGE 12.50" }],
@@ -364,12 +355,14 @@ test("'what did I buy': short item lines count, payments and charges are no item
 
 test("'AMT DUE' is a receipt's total (outside walkthrough: Nando's)", () => {
   const nandos = "NANDO'S\n1/4 CHIC+ 1SD-T @ 17.90\nDELIVERY CHG 4.00 S\nSUBTOTAL 122.00\nGST 6% 7.30\nAMT DUE 129.30";
-  expect(extractiveAnswer("How much did I spend at Nando's?", ["spend", "nando"], [{ text: nandos }])).toBe("AMT DUE 129.30. [1]");
+  expect(answerTo("How much did I spend at Nando's?", ["spend", "nando"], [{ text: nandos }])).toBe("AMT DUE 129.30. [1]");
 });
 
-test("a date alone under a short label without a colon is that label's ('Vervaldatum' / '22-9-2022')", () => {
+test("a date alone under a short label without a colon is that label's ('Vervaldatum' / '22-9-2022'); a deadline asked is the due date's", () => {
   const saeco = "e-Luscious Nederland B.V.\nFactuurdatum\n8-9-2022\nVervaldatum\n22-9-2022";
-  expect(extractiveAnswer("When is the saeco invoice due?", ["saeco", "invoice", "due"], [{ text: saeco }])).toBe(
+  for (const question of ["When is the saeco invoice due?", "Bis wann ist die Saeco Rechnung zu bezahlen?"])
+    expect([question, answerTo(question, [], [{ text: saeco }])]).toEqual([question, "Vervaldatum 22-9-2022. [1]"]);
+  expect(answerTo("When was the saeco invoice issued?", [], [{ text: saeco }])).toBe(
     "Factuurdatum 8-9-2022. [1] Vervaldatum 22-9-2022. [1]",
   );
 });

@@ -3,9 +3,9 @@ import { readFileSync } from "node:fs";
 import { ORDER_RANK, ORDERED_BY } from "../../src/connectors/types";
 import { WordPieceTokenizer } from "../../src/embedding/tokenizer";
 import { assets } from "../../src/native/assets";
-import { extractiveAnswer } from "../../src/retrieval/answer";
 import { bm25Scores } from "../../src/retrieval/bm25";
 import { CHUNK_TOKENS, chunkText, embeddingText, recordChunks } from "../../src/retrieval/chunk";
+import { answerTo } from "../support/answer";
 
 const tok = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")));
 
@@ -89,7 +89,7 @@ describe("BM25 over candidates and extractive answers", () => {
   });
 
   test("the answer cites its sources with [n]", () => {
-    const a = extractiveAnswer(
+    const a = answerTo(
       "When was the Acme invoice paid?",
       ["acme", "invoice", "paid"],
       [{ text: "Acme Corp invoiced us 1,250.00 EUR. It was paid on 2026-03-30." }, { text: "The offsite is in Lisbon." }],
@@ -97,7 +97,7 @@ describe("BM25 over candidates and extractive answers", () => {
     expect(a).toContain("[1]");
     expect(a).not.toContain("[2]");
     expect(a).toContain("paid on 2026-03-30");
-    expect(extractiveAnswer("anything", [], [])).toBe("No connected source answers this question.");
+    expect(answerTo("anything", [], [])).toBe("No connected source answers this question.");
   });
 
   test("a question for the most, over a table sorted by the column it names, is answered with its first row", () => {
@@ -106,14 +106,12 @@ describe("BM25 over candidates and extractive answers", () => {
       metadata: { table: "spend", ...(rank ? { [ORDERED_BY]: "total_spent", [ORDER_RANK]: rank } : {}) },
     });
     const sources = [{ text: "Mail about Brazil and customers." }, row("Roberto Almeida", "37.62", 2), row("Luís Gonçalves", "39.62", 1)];
-    expect(extractiveAnswer("which customer in Brazil spent the most", ["customer", "brazil", "spent"], sources, "desc")).toBe(
+    expect(answerTo("which customer in Brazil spent the most", ["customer", "brazil", "spent"], sources, "desc")).toBe(
       "The highest total_spent among the rows that match: customer: Luís Gonçalves; country: Brazil; total_spent: 39.62. [3]",
     );
-    expect(extractiveAnswer("who spent the least", ["spent"], sources, "asc")).toStartWith("The lowest total_spent");
+    expect(answerTo("who spent the least", ["spent"], sources, "asc")).toStartWith("The lowest total_spent");
     // Unsorted rows (no table sorted by what was asked) are answered as before.
     const unsorted = [row("Roberto Almeida", "37.62"), row("Luís Gonçalves", "39.62")];
-    expect(extractiveAnswer("which customer in Brazil spent the most", ["customer", "brazil", "spent"], unsorted, "desc")).not.toContain(
-      "highest",
-    );
+    expect(answerTo("which customer in Brazil spent the most", ["customer", "brazil", "spent"], unsorted, "desc")).not.toContain("highest");
   });
 });

@@ -5,6 +5,7 @@ import { expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
 import { chunkFitFor } from "../../src/retrieval/answer";
 import { cite } from "../../src/retrieval/cite";
+import { planQuery } from "../../src/retrieval/plan";
 import type { RankedChunk } from "../../src/retrieval/types";
 
 const invoice = (type: SourceRecord["type"]): SourceRecord => ({
@@ -24,7 +25,7 @@ const chunks = [
 /** The cited text of the record whose nearest chunk by meaning is the footnote (index 1). */
 function cited(question: string, type: SourceRecord["type"] = "file"): string {
   const c = { record: invoice(type), chunkIndex: 1, chunks } as unknown as RankedChunk;
-  cite([c], ["amazon", "web", "services"], () => chunks, chunkFitFor(question));
+  cite([c], ["amazon", "web", "services"], () => chunks, chunkFitFor(planQuery(question)));
   return c.text;
 }
 

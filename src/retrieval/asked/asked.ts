@@ -1,61 +1,42 @@
-// What a question asks, read once (D32): the one entry point for the answer layer. The language
-// tables' reading (kindOf: question words, money and tax nouns, the grammar of conditions) decides
-// where it reads a kind; the model decides the rest (who, how many, which ones, yes or no, and
-// phrasings the tables do not hold). Measured on the evaluation's train half (scripts/eval/
-// answers.ts): the tables read 0.59 of the kinds, the model alone 0.79, the tables where they
-// read a kind and the model otherwise 0.90 (when the tables read one, they were right 47 times
-// in 48; letting the model choose amount or count under "how much" instead read 0.88).
+// What a question asks, read with the model (D32). The language tables' reading (asked.ts
+// askedOf: question words, nouns of a kind, the grammar of conditions) decides where it reads a
+// kind; the model decides the rest (questions the tables read as "open"). Measured on the
+// evaluation's train half (scripts/eval/answers.ts) with the tables of 28 Nov morning: tables 0.59,
+// the model alone 0.79, the tables where they read a kind and the model otherwise 0.90; the
+// tables of askedOf since then read more kinds themselves (answers-asked.ts prints all three).
 import { OPERATOR_OWNER } from "../../auth/subjects";
 import type { EmbeddingService } from "../../embedding/service";
-import { kindOf } from "../answer";
+import { TAX } from "../amounts";
+import { type Asked, askedOf } from "../asked";
 import { AskedPrototypes } from "./classify";
-import { type AskedKind, prototypesOf } from "./prototypes";
+import { prototypesOf } from "./prototypes";
 
-export type Flags = ReturnType<typeof kindOf>;
-
-export interface Asked extends Flags {
-  kind: AskedKind;
+export interface AskedWithModel extends Asked {
   /** Who read the kind: the language tables, or the model (the tables read none). */
   by: "tables" | "model";
-  /** The model's margin over its runner-up (AskedByModel), when the model read the kind. */
+  /** The model's margin over its runner-up, when the model read the kind. */
   confidence?: number;
-  runnerUp?: AskedKind;
-}
-
-/** The kind the tables' flags read, in kindOf's order (a due date's "when" before its amount), or none. */
-export function kindOfFlags(flags: Flags): AskedKind | undefined {
-  if (flags.when) return "date";
-  if (flags.where) return "place";
-  if (flags.much) return "amount";
-  if (flags.bought) return "item";
-  return undefined;
+  runnerUp?: Asked["asks"];
 }
 
 /**
  * What `question` asks. Without a vector or prototypes (the model could not be loaded, or its
- * prototypes are not embedded yet) the tables alone read it ("open" where they read nothing). The
- * flags are kindOf's, with the model's kind's own added (a date asked: `when`).
+ * prototypes are not embedded yet) the tables alone read it ("open" where they read nothing).
  */
-export function askedOf(question: string, vector?: Float32Array, prototypes?: AskedPrototypes): Asked {
-  const flags = kindOf(question);
-  const tables = kindOfFlags(flags);
-  if (tables || !vector || !prototypes) return { ...flags, kind: tables ?? "open", by: "tables" };
+export function askedWithModel(question: string, vector?: Float32Array, prototypes?: AskedPrototypes): AskedWithModel {
+  const tables = askedOf(question);
+  if (tables.asks !== "open" || !vector || !prototypes) return { ...tables, by: "tables" };
   const model = prototypes.classify(vector);
-  // A tax's amount is the grammar's to read (asksTaxAmount, in flags.much): the model read "What's
-  // the story with the VAT?" and "What is the VAT rate …?" as amounts (the evaluation's intents).
-  const kind = model.kind === "amount" && flags.tax ? model.runnerUp : model.kind;
-  // The tables read no kind: none of their flags of a kind is set, only the model's own.
+  // A tax's amount is the grammar's to read (the tables read it where it is asked): the model read "What's the story
+  // with the VAT?" and "What is the VAT rate …?" as amounts (the evaluation's intents).
+  const asks = model.kind === "amount" && TAX.test(question) ? model.runnerUp : model.kind;
   return {
-    ...flags,
-    when: kind === "date",
-    where: kind === "place",
-    much: kind === "amount",
-    bought: kind === "item",
-    contact: flags.contact || kind === "place",
-    kind,
+    ...tables,
+    asks,
+    contact: tables.contact || asks === "place",
     by: "model",
     confidence: model.confidence,
-    runnerUp: kind === model.kind ? model.runnerUp : model.kind,
+    runnerUp: asks === model.kind ? model.runnerUp : model.kind,
   };
 }
 
@@ -100,8 +81,8 @@ export class AskedReader {
    * question's own vector; ranking embeds a follow-up with up to two earlier turns, whose kind
    * that vector carries too.
    */
-  read(question: string, vector?: Float32Array): Asked {
-    return askedOf(question, vector, this.prototypes);
+  read(question: string, vector?: Float32Array): AskedWithModel {
+    return askedWithModel(question, vector, this.prototypes);
   }
 }
 

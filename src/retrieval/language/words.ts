@@ -88,10 +88,10 @@ export const MONEY_NOUNS: Table = {
  * … betaald?" a way of paying (answers.ts, train half); English "spent" and "paid" as pinned before.
  */
 export const MONEY_WORDS: Table = {
-  en: ["total", "amount", "cost", "price", "spent", "paid"],
-  nl: ["totaal", "bedrag", "kosten", "prijs"],
-  fr: ["montant", "coût", "prix"],
-  de: ["betrag", "gesamtbetrag", "kosten", "preis"],
+  en: ["total", "amount", "cost", "price", "spent", "paid", "bill", "discount", "balance"],
+  nl: ["totaal", "bedrag", "kosten", "kostte", "prijs"],
+  fr: ["total", "montant", "coût", "coûte", "prix"],
+  de: ["betrag", "gesamtbetrag", "kosten", "kostet", "preis"],
   pl: ["kwota", "kwoty", "koszt", "cena"],
 };
 /** Money changing hands: an amount compared beside one is money ("spend over 100"). */
@@ -199,7 +199,7 @@ export const ASKS_QUANTITY: Table = {
   en: ["how much"],
   nl: ["hoeveel"],
   fr: ["combien"],
-  de: ["wie viel", "wieviel"],
+  de: ["wie viel", "wieviel", "wie hoch"],
   pl: ["ile"],
 };
 /** Questions asking which thing ("what VAT did …", "what was the VAT"). */
@@ -265,4 +265,104 @@ export const ASKS_WHEN: Table = {
   fr: ["quand", "quelle date", "quel jour", "à quelle heure"],
   de: ["wann", "welches datum", "an welchem tag", "um wie viel uhr"],
   pl: ["kiedy", "o której", "jakiego dnia"],
+};
+/** A deadline, as questions ask it and records label it ("until when", "tot wanneer", "Due Date", "Vervaldatum", "Zahlungsziel"). */
+export const DUE: Table = {
+  en: ["until when", "by when", "due", "deadline", "pay by"],
+  nl: ["tot wanneer", "vervaldatum", "uiterlijk", "vervalt"],
+  fr: ["jusqu'à quand", "date limite", "échéance"],
+  de: ["bis wann", "zahlungsziel", "fällig", "fälligkeit"],
+  pl: ["do kiedy", "termin płatności", "termin zapłaty"],
+};
+/** Words after which a question goes on to what it asks about ("the total of the invoice", "het bedrag van", "le montant de"). */
+export const PREPOSITIONS: Table = {
+  en: ["of", "for", "at", "on", "in", "with", "from", "by", "to", "about", "according"],
+  nl: ["van", "bij", "op", "voor", "in", "met", "uit", "aan"],
+  fr: ["de", "du", "des", "d'", "à", "au", "sur", "pour", "chez", "dans", "avec"],
+  de: ["von", "bei", "auf", "für", "in", "mit", "aus", "der", "des", "vom", "im", "am"],
+  pl: ["na", "z", "w", "dla", "od", "u", "ze", "we"],
+};
+/** Who asks: not what is asked ("what did I buy", "wat heb ik gekocht"). */
+export const PRONOUNS: Table = {
+  en: ["i", "we", "you", "me", "us", "my", "our"],
+  nl: ["ik", "we", "wij", "je", "jij", "mijn"],
+  fr: ["je", "j'", "nous", "vous", "on", "mon", "ma", "mes"],
+  de: ["ich", "wir", "sie", "du", "mein", "meine"],
+  pl: ["ja", "my", "mój", "moja"],
+};
+/** Questions asking a place. */
+export const ASKS_WHERE: Table = { en: ["where"], nl: ["waar"], fr: ["où"], de: ["wo", "wohin", "woher"], pl: ["gdzie"] };
+/** Questions asking a person. */
+export const ASKS_WHO: Table = {
+  en: ["who", "whom", "whose"],
+  nl: ["wie"],
+  fr: ["qui"],
+  de: ["wer", "wem", "wen"],
+  pl: ["kto", "kogo", "komu"],
+};
+/** Questions asking a count (where the language tells it from "how much"). */
+export const ASKS_COUNT: Table = { en: ["how many"], nl: [], fr: [], de: ["wie viele"], pl: [] };
+/** Questions asking which thing: with a plural noun, a list. */
+export const ASKS_WHICH: Table = {
+  en: ["which", "what"],
+  nl: ["welke", "welk"],
+  fr: ["quels", "quelles"],
+  de: ["welche", "welcher", "welches"],
+  pl: ["które", "jakie"],
+};
+/** Nouns asking a date or a time ("the due date", "de vervaldatum", "das Zahlungsziel"). */
+export const DATE_NOUNS: Table = {
+  en: ["date", "dates", "day", "time", "deadline", "period"],
+  nl: ["datum", "termijn", "periode"],
+  fr: ["date", "jour", "période", "délai", "échéance"],
+  de: ["datum", "frist", "zahlungsziel", "zeitraum"],
+  pl: ["data", "dnia", "termin", "okres"],
+};
+/** Nouns asking a place. */
+export const PLACE_NOUNS: Table = {
+  en: ["address", "city", "country", "room", "office", "location", "place", "town", "located"],
+  nl: ["adres", "stad", "land", "plaats", "gevestigd"],
+  fr: ["adresse", "ville", "pays", "lieu", "siège", "salle"],
+  de: ["adresse", "stadt", "land", "ort", "sitz", "raum"],
+  pl: ["adres", "miasto", "kraj", "miejsce"],
+};
+/** Nouns asking a way to reach someone: their lines (a letterhead's, a signature's) are then the answer. */
+export const CONTACT_NOUNS: Table = {
+  en: ["phone", "telephone", "fax", "e-mail", "email", "website", "web site", "url", "contact"],
+  nl: ["telefoon", "telefoonnummer", "e-mail", "e-mailadres", "website"],
+  fr: ["téléphone", "e-mail", "courriel", "site"],
+  de: ["telefon", "telefonnummer", "e-mail", "webseite"],
+  pl: ["telefon", "e-mail", "strona"],
+};
+/** Nouns asking a record's number or code: its line answers, whatever else the question names. */
+export const IDENTIFIER_NOUNS: Table = {
+  en: ["number", "code", "id", "reference"],
+  nl: ["nummer", "code", "referentie"],
+  fr: ["numéro", "code", "référence"],
+  de: ["nummer", "code", "kennung"],
+  pl: ["numer", "kod"],
+};
+/** Nouns asking a person. */
+export const PERSON_NOUNS: Table = {
+  en: ["customer", "client", "name", "buyer", "seller"],
+  nl: ["klant", "naam"],
+  fr: ["client", "nom"],
+  de: ["kunde", "name"],
+  pl: ["klient", "nabywca", "sprzedawca"],
+};
+/** Buying, as a question asks what was bought ("what did I buy", "welke tablet heb ik gekocht"). */
+export const BOUGHT: Table = {
+  en: ["buy", "bought", "order", "ordered", "purchase", "purchased", "eat", "ate", "drink", "drank"],
+  nl: ["gekocht", "besteld", "kopen"],
+  fr: ["acheté", "commandé", "mangé"],
+  de: ["gekauft", "bestellt"],
+  pl: ["kupiono", "kupiłem", "zatankowano", "zamówiono"],
+};
+/** A question's first word that asks yes or no. */
+export const YES_NO: Table = {
+  en: ["is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "has", "have", "should"],
+  nl: ["is", "zijn", "heb", "heeft", "kan", "wordt"],
+  fr: ["est-ce"],
+  de: ["ist", "sind", "hat", "haben", "kann", "wird"],
+  pl: ["czy"],
 };

@@ -1,10 +1,10 @@
 // What is asked, without the model and with given vectors (D32): without a vector the language
-// tables read the question as kindOf does; the classifier scores a kind by its nearest
+// tables read the question as the plan does (askedOf); the classifier scores a kind by its nearest
 // prototypes (not by one lucky neighbour); the tables' kind stands where they read one; a tax's
 // amount is the grammar's, not the model's.
 import { expect, test } from "bun:test";
-import { kindOf } from "../../../src/retrieval/answer";
-import { askedOf } from "../../../src/retrieval/asked/asked";
+import { askedOf } from "../../../src/retrieval/asked";
+import { askedWithModel } from "../../../src/retrieval/asked/asked";
 import { AskedPrototypes, NEAREST_PER_KIND } from "../../../src/retrieval/asked/classify";
 import type { AskedKind, Prototype } from "../../../src/retrieval/asked/prototypes";
 
@@ -17,17 +17,18 @@ function leaning(axis: number, lean: number, dims = 4): Float32Array {
 }
 const proto = (kind: AskedKind, text: string = kind): Prototype => ({ kind, language: "en", text });
 
-test("without a vector, the tables read the kind and kindOf's flags come along", () => {
+test("without a vector, the tables read the kind and the plan's reading comes along", () => {
   for (const [question, kind] of [
     ["When is the Acme invoice due?", "date"],
     ["Where is the supplier located?", "place"],
     ["How much VAT did I pay at the pharmacy?", "amount"],
     ["What did I buy at the garden centre?", "item"],
-    ["Who signed the lease?", "open"],
+    ["Who signed the lease?", "person"],
+    ["Tell me about the lease", "open"],
   ] as const) {
-    const asked = askedOf(question);
-    expect({ question, kind: asked.kind, by: asked.by }).toEqual({ question, kind, by: "tables" });
-    expect(asked).toEqual({ ...kindOf(question), kind: asked.kind, by: "tables" });
+    const asked = askedWithModel(question);
+    expect({ question, kind: asked.asks, by: asked.by }).toEqual({ question, kind, by: "tables" });
+    expect(asked).toEqual({ ...askedOf(question), by: "tables" });
   }
 });
 
@@ -46,27 +47,25 @@ test("a kind is scored by the mean of its nearest prototypes: one close prototyp
   expect(read.confidence).toBeCloseTo(0.3, 5);
 });
 
-test("the tables' kind stands where they read one; the model's where they read none, its flag set", () => {
+test("the tables' kind stands where they read one; the model's where they read none", () => {
   const prototypes = new AskedPrototypes([proto("person"), proto("date")], [leaning(1, 0.9), leaning(2, 0.9)]);
   const towardPerson = leaning(1, 0.99);
-  expect(askedOf("When did the contract start?", towardPerson, prototypes)).toMatchObject({ kind: "date", by: "tables" });
-  const read = askedOf("Who signed the lease?", towardPerson, prototypes);
-  expect(read).toMatchObject({ kind: "person", by: "model", runnerUp: "date" });
-  const dated = askedOf("Who signed the lease?", leaning(2, 0.99), prototypes);
-  expect(dated).toMatchObject({ kind: "date", by: "model", when: true });
+  expect(askedWithModel("When did the contract start?", towardPerson, prototypes)).toMatchObject({ asks: "date", by: "tables" });
+  const read = askedWithModel("Tell me about the lease", towardPerson, prototypes);
+  expect(read).toMatchObject({ asks: "person", by: "model", runnerUp: "date" });
+  const dated = askedWithModel("Tell me about the lease", leaning(2, 0.99), prototypes);
+  expect(dated).toMatchObject({ asks: "date", by: "model" });
 });
 
 test("a question naming a tax is an amount only when the grammar reads one: the model's amount gives way to its runner-up", () => {
   const prototypes = new AskedPrototypes([proto("amount"), proto("open")], [leaning(1, 0.9), leaning(2, 0.9)]);
   const towardAmount = leaning(1, 0.99);
-  expect(askedOf("What's the story with the VAT?", towardAmount, prototypes)).toMatchObject({
-    kind: "open",
+  expect(askedWithModel("What's the story with the VAT?", towardAmount, prototypes)).toMatchObject({
+    asks: "open",
     runnerUp: "amount",
-    much: false,
-    tax: true,
   });
-  expect(askedOf("What's the story with the invoice?", towardAmount, prototypes)).toMatchObject({ kind: "amount", much: true });
-  expect(askedOf("How much VAT was on the invoice?", leaning(2, 0.99), prototypes)).toMatchObject({ kind: "amount", by: "tables" });
+  expect(askedWithModel("What's the story with the invoice?", towardAmount, prototypes)).toMatchObject({ asks: "amount" });
+  expect(askedWithModel("How much VAT was on the invoice?", leaning(2, 0.99), prototypes)).toMatchObject({ asks: "amount", by: "tables" });
 });
 
 test("the nearest per kind are found in whatever order the prototypes come: the same kinds and margins as sorting every cosine", () => {

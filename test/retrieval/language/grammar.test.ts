@@ -2,7 +2,7 @@
 // phrases read as the phrases do, a currency or a language is one table row, and no word list
 // makes a question not something.
 import { expect, test } from "bun:test";
-import { kindOf } from "../../../src/retrieval/answer";
+import { askedOf } from "../../../src/retrieval/asked";
 import { CURRENCIES, CURRENCY_CODES } from "../../../src/retrieval/language/currencies";
 import { asksTaxAmount, comparesMoney } from "../../../src/retrieval/language/grammar";
 import { planQuery } from "../../../src/retrieval/plan";
@@ -12,7 +12,7 @@ const compared = (q: string) => planQuery(q, NOW).amounts.filter((a) => a.compar
 
 test("an amount compared beside a word of money is money, whatever preposition follows it ('via', 'through')", () => {
   for (const q of ["orders over 100 via PayPal", "purchases over 200 through Amazon", "payments above 50 per month"]) {
-    expect([q, comparesMoney(q), kindOf(q).much]).toEqual([q, true, true]);
+    expect([q, comparesMoney(q), askedOf(q).asks === "amount"]).toEqual([q, true, true]);
     expect([q, compared(q).length]).toEqual([q, 1]);
   }
 });
@@ -40,7 +40,7 @@ test("comparators in Dutch, French, German and Polish are comparisons (one table
     ["bonnen onder 20 euro", "under", "EUR"],
   ] as const) {
     expect([q, compared(q).map((a) => [a.comparison, a.currency])]).toEqual([q, [[comparison, currency]]]);
-    expect([q, kindOf(q).much]).toEqual([q, true]);
+    expect([q, askedOf(q).asks === "amount"]).toEqual([q, true]);
   }
 });
 
@@ -59,7 +59,7 @@ test("a tax question asks an amount by the grammar: what was said of a tax, or w
     "Wat betekent btw verlegd?",
     "What tax rules apply to imports?",
   ])
-    expect([q, asksTaxAmount(q), kindOf(q).much]).toEqual([q, false, false]);
+    expect([q, asksTaxAmount(q), askedOf(q).asks === "amount"]).toEqual([q, false, false]);
   for (const q of [
     "the GST bill at Guardian",
     "the VAT on the Coolblue invoice",
@@ -67,12 +67,12 @@ test("a tax question asks an amount by the grammar: what was said of a tax, or w
     "Ile wynosi kwota VAT na fakturze z Orlenu?",
     "Welche MwSt. steht auf der Rechnung?",
   ])
-    expect([q, asksTaxAmount(q), kindOf(q).much]).toEqual([q, true, true]);
+    expect([q, asksTaxAmount(q), askedOf(q).asks === "amount"]).toEqual([q, true, true]);
 });
 
 test("'how many' asks a count, not an amount of money", () => {
   for (const q of ["How many employees does Chinook have?", "How many bags of rice did I buy at KT Wong Trading?"])
-    expect([q, kindOf(q).much]).toEqual([q, false]);
+    expect([q, askedOf(q).asks === "amount"]).toEqual([q, false]);
 });
 
 test("question words per language: a time asked in Dutch, French, German or Polish is a 'when'", () => {
@@ -82,7 +82,7 @@ test("question words per language: a time asked in Dutch, French, German or Poli
     "Wann wurde die Rechnung bezahlt?",
     "Kiedy zatankowałem w Orlenie?",
   ])
-    expect([q, kindOf(q).when]).toEqual([q, true]);
+    expect([q, askedOf(q).asks === "date"]).toEqual([q, true]);
   // A time asked for names the time of what it asks about, not of the records that tell it (plan.ts, as "When is … in 2023?").
   expect(planQuery("Wanneer is de vergadering in 2023?", NOW).timeAsked).toBe(false);
 });

@@ -1,0 +1,196 @@
+// What a question asks (D32): one reading, made once per question into its plan (plan.ts), that
+// ranking, citing and answering share. askedOf is the single entry point, so that a classifier by
+// the embedding model can replace its body; today it reads the language tables' rows: the
+// question's language by its function words, then the first question word of a kind ("when",
+// "waar", "wer"), else the first noun or verb of one ("the due date", "het bedrag", "gekocht").
+import { PART_OF_TOTAL, TAX } from "./amounts";
+import type { AskedKind } from "./asked/prototypes";
+import { words } from "./bm25";
+import { asksTaxAmount, comparesMoney } from "./language/grammar";
+import { anyOf, wholeWords } from "./language/patterns";
+import {
+  ARTICLES,
+  ASKS_COUNT,
+  ASKS_QUANTITY,
+  ASKS_WHEN,
+  ASKS_WHERE,
+  ASKS_WHICH,
+  ASKS_WHO,
+  AUXILIARIES,
+  all,
+  BOUGHT,
+  CONTACT_NOUNS,
+  DATE_NOUNS,
+  DUE,
+  IDENTIFIER_NOUNS,
+  IS,
+  type Language,
+  MONEY_WORDS,
+  PARTITIVE,
+  PERSON_NOUNS,
+  PLACE_NOUNS,
+  PREPOSITIONS,
+  PRONOUNS,
+  QUESTION_WORDS,
+  TAX_ON,
+  type Table,
+  WAS,
+  YES_NO,
+} from "./language/words";
+import { namesIn } from "./score";
+
+/** The kinds of answer a question asks for, one list (asked/prototypes.ts ASKED_KINDS) for the tables and the model. */
+export type Asks = AskedKind;
+
+export interface Asked {
+  asks: Asks;
+  /** A tax is named: its line is the amount asked ("how much VAT"), else a part of the total. */
+  tax: boolean;
+  /** A place or a way to reach someone is asked: contact lines (address, phone, e-mail) are answers. */
+  contact: boolean;
+  /** A deadline is asked ("until when", "the due date"): its label ("Vervaldatum", "Zahlungsziel") says which date answers. */
+  due: boolean;
+  language: Language;
+  /** What the question asks about, its first words after the question word ("total" of "what was the total of the invoice"), as the index folds them. */
+  focus: string[];
+}
+
+const LANGUAGES: Language[] = ["en", "nl", "fr", "de", "pl"];
+/** How much of a question is read (a question is at most 4,000 characters). */
+const PROBE = 1_000;
+
+const FUNCTION_WORDS = new Map(
+  LANGUAGES.map((l) => [
+    l,
+    new Set(
+      [QUESTION_WORDS, ARTICLES, AUXILIARIES, IS, WAS, TAX_ON, PARTITIVE, ASKS_QUANTITY, YES_NO].flatMap((t) =>
+        t[l].flatMap((r) => r.split(" ")),
+      ),
+    ),
+  ]),
+);
+
+/** The language whose function words the question has most of; English on a tie. */
+export function languageOf(question: string): Language {
+  const written =
+    question
+      .slice(0, PROBE)
+      .toLowerCase()
+      .match(/[\p{L}'’-]+/gu) ?? [];
+  let best: Language = "en";
+  let most = 0;
+  for (const l of LANGUAGES) {
+    const n = written.filter((w) => FUNCTION_WORDS.get(l)!.has(w)).length;
+    if (n > most) [best, most] = [l, n];
+  }
+  return best;
+}
+
+/** Dutch and German write a date's noun as a compound's last part ("vervaldatum", "Rechnungsdatum"). */
+const COMPOUNDING = new Set<Language>(["nl", "de"]);
+const pattern = (t: Table, l: Language, compound = false) =>
+  t[l].length === 0 ? undefined : new RegExp(compound ? `${anyOf(t[l])}(?![\\p{L}])` : wholeWords(t[l]), "iu");
+/** A kind, the pattern that asks it, and where in the question it may start (a verb of buying after "what"). */
+type Rules = Array<[Asks, RegExp | undefined, number?]>;
+const READINGS = new Map(
+  LANGUAGES.map((l) => {
+    // A question word decides first: "When is the total amount due?" asks a date.
+    const questionWords: Rules = [
+      ["date", pattern(ASKS_WHEN, l)],
+      ["place", pattern(ASKS_WHERE, l)],
+      ["person", pattern(ASKS_WHO, l)],
+      ["count", pattern(ASKS_COUNT, l)],
+      ["amount", pattern(ASKS_QUANTITY, l)],
+    ];
+    // A contact, a record's number or an amount is asked whatever else is named ("the e-mail
+    // address", "the serial number of the iPad I bought", "what did the drink cost").
+    const reach: Rules = [
+      ["open", pattern(CONTACT_NOUNS, l)],
+      ["open", pattern(IDENTIFIER_NOUNS, l, COMPOUNDING.has(l))],
+      ["amount", pattern(MONEY_WORDS, l, COMPOUNDING.has(l))],
+    ];
+    const nouns: Rules = [
+      ["date", pattern(DATE_NOUNS, l, COMPOUNDING.has(l))],
+      ["place", pattern(PLACE_NOUNS, l)],
+      ["person", pattern(PERSON_NOUNS, l)],
+    ];
+    const which = ASKS_WHICH[l].length ? new RegExp(`${wholeWords(ASKS_WHICH[l])}((?:\\s+[\\p{L}-]+){1,3})`, "iu") : undefined;
+    const yesNo = new RegExp(`^\\s*${wholeWords(YES_NO[l])}`, "iu");
+    return [l, { questionWords, reach, nouns, which, yesNo, bought: pattern(BOUGHT, l), contact: pattern(CONTACT_NOUNS, l) }];
+  }),
+);
+
+/** A deadline asked, in any language the tables speak: a label's words ("vervaldatum") are asked in others too. */
+export const DUE_ASKED = new RegExp(anyOf(all(DUE)), "iu");
+
+/** The kind of the rule matching first in the question, if any. */
+function first(rules: Rules, q: string): Asks | undefined {
+  let at = Number.POSITIVE_INFINITY;
+  let kind: Asks | undefined;
+  for (const [k, re, from = 0] of rules) {
+    const i = re ? q.slice(from).search(re) : -1;
+    if (i >= 0 && i + from < at) [at, kind] = [i + from, k];
+  }
+  return kind;
+}
+
+/** A plural noun after "which" ("which products", "welke artikelen"): not a function word, not a possessive. */
+const PLURAL_ENDING: Record<Language, RegExp> = { en: /s$/, nl: /(en|s)$/, fr: /[sx]$/, de: /(en|e|er)$/, pl: /[yie]$/ };
+
+export function askedOf(question: string): Asked {
+  const q = question.slice(0, PROBE);
+  const language = languageOf(q);
+  const r = READINGS.get(language)!;
+  // Not the names a verb asks by ("pay Amazon Web Services": which record, not what of it); German capitalises every noun.
+  const focus = focusOf(q, language, language === "de" ? new Set() : namesIn(q));
+  // A tax asked about is the amount asked ("how much VAT"); "the amount excluding VAT" asks a part of the total.
+  const tax = TAX.test(focus.join(" ")) && !PART_OF_TOTAL.test(focus.join(" "));
+  // A tax's amount or a compared amount of money is read by the grammar, wherever it is said.
+  const money = asksTaxAmount(q) || comparesMoney(q);
+  const which = r.which?.exec(q);
+  // "What did I buy", "Welke tablet heb ik gekocht": an item bought, unless a noun of a kind comes first.
+  const bought: Rules = which && r.bought ? [["item", r.bought, which.index]] : [];
+  let asks = first(r.questionWords, q) ?? (money ? "amount" : (first(r.reach, q) ?? first([...r.nouns, ...bought], q)));
+  if (!asks) {
+    const after = which?.[1]?.trim().split(/\s+/) ?? [];
+    const plural = after.some(
+      (w) =>
+        PLURAL_ENDING[language].test(w.toLowerCase()) &&
+        !/['’]/.test(w) &&
+        (language === "de" || !/^\p{Lu}/u.test(w)) &&
+        !FUNCTION_WORDS.get(language)!.has(w.toLowerCase()),
+    );
+    asks = plural ? "list" : r.yesNo.test(q) ? "yes/no" : "open";
+  }
+  const contact = asks === "place" || (r.contact?.test(q) ?? false);
+  return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), language, focus: words(focus.join(" ")) };
+}
+
+/** The most words a focus has. */
+const FOCUS_WORDS = 4;
+const QUESTION_START = new Map(
+  LANGUAGES.map((l) => [l, new RegExp(`^\\s*${wholeWords([...QUESTION_WORDS[l], ...ASKS_QUANTITY[l], ...ASKS_COUNT[l]])}`, "iu")]),
+);
+const SKIPPED = new Map(LANGUAGES.map((l) => [l, new Set([...FUNCTION_WORDS.get(l)!, ...PRONOUNS[l]])]));
+const ENDS_FOCUS = new Map(LANGUAGES.map((l) => [l, new Set(PREPOSITIONS[l])]));
+
+/**
+ * What is asked about: after the question word and its verb, articles and pronouns, the words up to
+ * a preposition ("What was the total of the Coolblue invoice": total; "How much was the Dairy Champ
+ * evaporated milk at Y Soon Fatt": dairy champ evaporated milk).
+ */
+function focusOf(q: string, language: Language, names: Set<string>): string[] {
+  const start = QUESTION_START.get(language)!.exec(q);
+  const rest = q.slice(start ? start.index + start[0].length : 0).toLowerCase();
+  const out: string[] = [];
+  for (const w of rest.match(/[\p{L}\p{N}'’-]+/gu) ?? []) {
+    const skipped = SKIPPED.get(language)!.has(w);
+    const ends = ENDS_FOCUS.get(language)!.has(w);
+    // "Combien de TVA": a preposition before any word of it starts nothing.
+    if (out.length === 0 && (skipped || ends)) continue;
+    const name = words(w).some((x) => names.has(x));
+    if (skipped || ends || out.length === FOCUS_WORDS || (name && out.some((x) => !words(x).some((y) => names.has(y))))) break;
+    out.push(w);
+  }
+  return out;
+}
