@@ -82,27 +82,112 @@ const rowsTaken = (db: Database, prepared: PreparedRecords) =>
     .query<{ n: number }, [number, number]>("SELECT count(*) AS n FROM connector_docs WHERE doc BETWEEN ? AND ?")
     .get(prepared.firstDoc, prepared.firstDoc + prepared.records.length - 1)!.n > 0;
 
-/** Replaces every record of `entry.source` with `records`; `prepared`, when given, are they made ready (prepareRecords). */
-export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceRecord[], prepared?: PreparedRecords): void {
+/**
+ * Records per transaction while a source's records are written or removed (D31): ~10 ms of tiny
+ * records here (100,000 of an mbox in one transaction held the serving thread ~1.5 s, ~3.2 s
+ * replacing them); fewer once the turn's budget is spent (long records, many chunks).
+ */
+export const RECORDS_PER_TRANSACTION = 500;
+
+/**
+ * Where a source's new records are written, a transaction at a time, until all are (then switched
+ * in at once: readers, which all ask for their index's owner, never see half a source, nor none,
+ * nor both its old and new records); and where records put aside wait to be removed a
+ * transaction at a time. No connector's key: a connector's id never starts with ":".
+ */
+export const stagedOwner = (owner: string) => `${owner}/:staged`;
+export const retiredOwner = (owner: string) => `${owner}/:retired`;
+
+/** Records `records[from..to)` ready to insert: `prepared`'s if their rows are still free, else sealed again to the next free ones. */
+function readyBatch(ctx: IndexContext, records: SourceRecord[], from: number, to: number, prepared?: PreparedRecords): PreparedRecords {
+  const slice = prepared && { firstDoc: prepared.firstDoc + from, records: prepared.records.slice(from, to) };
+  if (slice && !rowsTaken(ctx.db, slice)) return slice;
+  return prepareNow(ctx, records.slice(from, to), nextDoc(ctx.db), slice);
+}
+
+/**
+ * Replaces every record of `entry.source` with `records` (`prepared`, when given, are they made
+ * ready: prepareRecords). They are written under the staged key in transactions of at most
+ * RECORDS_PER_TRANSACTION records (fewer once the turn's budget is spent), the event loop turning
+ * between two (D31), then switched in at once, the old ones put aside and removed the same way. Once `stopped` says so, nothing more is
+ * written: what was staged stays hidden until the next put or sync removes it (as after a crash).
+ * Whether the records were switched in.
+ */
+export async function putRecords(
+  ctx: IndexContext,
+  entry: ScanEntry,
+  records: SourceRecord[],
+  prepared?: PreparedRecords,
+  stopped: () => boolean = () => false,
+  turns = new Turns(),
+): Promise<boolean> {
   const { db, owner, keys } = ctx;
   const source = keys.blinder.source(entry.source);
+  const staged = stagedOwner(owner);
+  // Left by a put stopped or killed on the way.
+  if (!(await removeUnfinished(ctx, stopped, turns))) return false;
+  const insertDoc = db.query(
+    "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
+  const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
+  for (let from = 0; from < records.length; ) {
+    if (stopped()) return false;
+    const to = Math.min(records.length, from + RECORDS_PER_TRANSACTION);
+    from = db.transaction(() => {
+      const ready = readyBatch(ctx, records, from, to, prepared);
+      let i = 0;
+      while (i < ready.records.length) {
+        const doc = ready.firstDoc + i;
+        const p = ready.records[i]!;
+        insertDoc.run(doc, staged, source, entry.size, entry.mtime, records[from + i]!.date, TERMS_FORMAT, p.sealed);
+        insertTerms.run(doc, p.title, p.content);
+        for (let ord = 0; ord < p.chunks; ord++) insertChunk.run(doc, staged, ord);
+        i++;
+        if (turns.due()) break;
+      }
+      return from + i;
+    })();
+    // Between two transactions only: a source of one batch is written as it was read.
+    if (from < records.length) await turns.next();
+  }
+  if (stopped()) return false;
   db.transaction(() => {
-    removeSource(ctx, source);
-    // Sealed to rows another source took since: sealed again here, in one go.
-    const ready = prepared && !rowsTaken(db, prepared) ? prepared : prepareNow(ctx, records, nextDoc(db), prepared);
-    const insertDoc = db.query(
-      "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
-    const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
-    for (const [i, r] of records.entries()) {
-      const doc = ready.firstDoc + i;
-      const p = ready.records[i]!;
-      insertDoc.run(doc, owner, source, entry.size, entry.mtime, r.date, TERMS_FORMAT, p.sealed);
-      insertTerms.run(doc, p.title, p.content);
-      for (let ord = 0; ord < p.chunks; ord++) insertChunk.run(doc, owner, ord);
-    }
+    retire(ctx, source);
+    db.query("UPDATE connector_chunks SET owner = ? WHERE owner = ?").run(owner, staged);
+    db.query("UPDATE connector_docs SET owner = ? WHERE owner = ?").run(owner, staged);
   })();
+  await removeOwner(db, retiredOwner(owner), stopped, turns);
+  return true;
+}
+
+/** Puts the records of a source (by its key) aside, in one statement a table: readers no longer see them; removeUnfinished removes them. */
+function retire(ctx: IndexContext, source: string): void {
+  const retired = retiredOwner(ctx.owner);
+  ctx.db
+    .query("UPDATE connector_chunks SET owner = ? WHERE doc IN (SELECT doc FROM connector_docs WHERE owner = ? AND source = ?)")
+    .run(retired, ctx.owner, source);
+  ctx.db.query("UPDATE connector_docs SET owner = ? WHERE owner = ? AND source = ?").run(retired, ctx.owner, source);
+}
+
+/** Removes what a put or a removal left staged or put aside (stopped, or killed), a transaction at a time; false if stopped meanwhile. */
+export async function removeUnfinished(ctx: IndexContext, stopped: () => boolean = () => false, turns = new Turns()): Promise<boolean> {
+  return (
+    (await removeOwner(ctx.db, stagedOwner(ctx.owner), stopped, turns)) && removeOwner(ctx.db, retiredOwner(ctx.owner), stopped, turns)
+  );
+}
+
+/** Removes every record of `owner`, RECORDS_PER_TRANSACTION at a time with a turn between; false if stopped meanwhile. */
+async function removeOwner(db: Database, owner: string, stopped: () => boolean, turns: Turns): Promise<boolean> {
+  const batch = db.query<{ doc: number }, [string, number]>("SELECT doc FROM connector_docs WHERE owner = ? LIMIT ?");
+  for (;;) {
+    if (stopped()) return false;
+    const docs = batch.all(owner, RECORDS_PER_TRANSACTION).map((d) => d.doc);
+    if (docs.length === 0) return true;
+    removeDocs(db, docs);
+    if (docs.length < RECORDS_PER_TRANSACTION) return true;
+    await turns.next();
+  }
 }
 
 /**
@@ -150,15 +235,10 @@ function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: str
   }
 }
 
-/** Removes every record of a source, by its key. */
-export function removeSource(ctx: IndexContext, source: string): void {
-  const docs = ctx.db
-    .query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?")
-    .all(ctx.owner, source);
-  removeDocs(
-    ctx.db,
-    docs.map((d) => d.doc),
-  );
+/** Removes every record of a source, by its key: put aside at once, then removed a transaction at a time (false if stopped meanwhile). */
+export async function removeSource(ctx: IndexContext, source: string, stopped: () => boolean = () => false): Promise<boolean> {
+  ctx.db.transaction(() => retire(ctx, source))();
+  return removeOwner(ctx.db, retiredOwner(ctx.owner), stopped, new Turns());
 }
 
 /**

@@ -74,7 +74,10 @@ function bestByWords(ctx: IndexContext, request: RetrievalRequest, dates: DateCo
   return found;
 }
 
-/** The `k` chunks nearest `vector` (of records in the date range), each record's nearest kept. */
+/**
+ * The `k` chunks nearest `vector` (of records in the date range), each record's nearest kept; of
+ * records still the index's (those a put replaced keep their vectors until they are removed).
+ */
 function nearestChunks(ctx: IndexContext, vector: Float32Array, k: number, dates: DateCondition, found: Map<number, Scores>): void {
   const inRange = dates.sql
     ? ` AND v.chunk_id IN (SELECT c.chunk FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE d.owner = ?${dates.sql})`
@@ -82,9 +85,9 @@ function nearestChunks(ctx: IndexContext, vector: Float32Array, k: number, dates
   const rows = ctx.db
     .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
       `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
-       WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?${inRange} ORDER BY v.distance`,
+       WHERE v.embedding MATCH ? AND k = ? AND v.owner = ? AND c.owner = ?${inRange} ORDER BY v.distance`,
     )
-    .all(vector, k, ctx.owner, ...(dates.sql ? [ctx.owner, ...dates.params] : []));
+    .all(vector, k, ctx.owner, ctx.owner, ...(dates.sql ? [ctx.owner, ...dates.params] : []));
   for (const r of rows) keepNearest(found, r.doc, 1 - r.distance, r.ord);
 }
 
