@@ -1,9 +1,8 @@
 // A process that puts a source's records into a local index (test/connectors/staged-put-crash.test.ts):
 // `old` puts OLD_RECORDS and exits; `new` puts NEW_RECORDS over them and SIGKILLs itself at the
-// first turn of the event loop that finds some staged (between two of the put's transactions).
+// first turn of the event loop that finds some of them written (between two of the put's transactions).
 //   bun test/support/staged-put-child.ts <data folder> <master key, hex> old|new
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import { stagedOwner } from "../../src/connectors/local-index/documents";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
@@ -38,9 +37,9 @@ if (import.meta.main) {
     await index.put(ENTRY, generation("old", OLD_RECORDS));
     db.close();
   } else {
-    const staged = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_docs WHERE owner = ?");
+    const rows = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_docs WHERE owner = ?");
     const look = () => {
-      if (staged.get(stagedOwner(OWNER))!.n > 0) process.kill(process.pid, "SIGKILL");
+      if (rows.get(OWNER)!.n > OLD_RECORDS) process.kill(process.pid, "SIGKILL");
       setImmediate(look);
     };
     setImmediate(look);

@@ -10,11 +10,12 @@ import type { ScanEntry } from "./sync";
 
 /** Known sources by their keys (a keyed hash), with the size and mtime last read. */
 export function knownSources(ctx: IndexContext): Map<string, { size: number; mtime: number }> {
+  const shown = visible(ctx);
   const rows = ctx.db
-    .query<{ source: string; size: number; mtime: number }, [string]>(
-      "SELECT DISTINCT source, size, mtime FROM connector_docs WHERE owner = ?",
+    .query<{ source: string; size: number; mtime: number }, Array<string | number>>(
+      `SELECT DISTINCT source, size, mtime FROM connector_docs d WHERE owner = ?${shown.sql}`,
     )
-    .all(ctx.owner);
+    .all(ctx.owner, ...shown.params);
   return new Map(rows.map((r) => [r.source, { size: r.size, mtime: r.mtime }]));
 }
 
@@ -89,29 +90,56 @@ const rowsTaken = (db: Database, prepared: PreparedRecords) =>
  */
 export const RECORDS_PER_TRANSACTION = 500;
 
-/**
- * Where a source's new records are written, a transaction at a time, until all are (then switched
- * in at once: readers, which all ask for their index's owner, never see half a source, nor none,
- * nor both its old and new records); and where records put aside wait to be removed a
- * transaction at a time. No connector's key: a connector's id never starts with ":".
- */
-export const stagedOwner = (owner: string) => `${owner}/:staged`;
-export const retiredOwner = (owner: string) => `${owner}/:retired`;
+/** Past any row: no row is hidden from there on. */
+const NO_ROW = Number.MAX_SAFE_INTEGER;
 
-/** Records `records[from..to)` ready to insert: `prepared`'s if their rows are still free, else sealed again to the next free ones. */
-function readyBatch(ctx: IndexContext, records: SourceRecord[], from: number, to: number, prepared?: PreparedRecords): PreparedRecords {
+/** The records of an index hidden from its readers while a put or removal writes (connector_hidden). */
+interface Hidden {
+  /** Its rows from here on: being staged. */
+  from_doc: number | null;
+  /** With below_doc: the rows of this source below it, put aside and being removed. */
+  source: string | null;
+  below_doc: number | null;
+}
+
+const hiddenOf = (ctx: IndexContext) =>
+  ctx.db.query<Hidden, [string]>("SELECT from_doc, source, below_doc FROM connector_hidden WHERE owner = ?").get(ctx.owner);
+
+/**
+ * The condition that a record (connector_docs `d`) is not hidden, as SQL with its values: every
+ * reader of records or their chunks asks it, so none sees half a source being written, nor both
+ * its old and new records, nor none while they are switched (one statement, however many).
+ */
+export function visible(ctx: IndexContext): { sql: string; params: Array<string | number> } {
+  const h = hiddenOf(ctx);
+  return {
+    sql: " AND d.doc < ? AND NOT (d.source = ? AND d.doc < ?)",
+    params: [h?.from_doc ?? NO_ROW, h?.source ?? "", h?.below_doc ?? 0],
+  };
+}
+
+/** Records `records[from..to)` ready to insert from row `least` on: `prepared`'s if their rows are still free, else sealed again to the next free ones. */
+function readyBatch(
+  ctx: IndexContext,
+  records: SourceRecord[],
+  from: number,
+  to: number,
+  least: number,
+  prepared?: PreparedRecords,
+): PreparedRecords {
   const slice = prepared && { firstDoc: prepared.firstDoc + from, records: prepared.records.slice(from, to) };
-  if (slice && !rowsTaken(ctx.db, slice)) return slice;
-  return prepareNow(ctx, records.slice(from, to), nextDoc(ctx.db), slice);
+  if (slice && slice.firstDoc >= least && !rowsTaken(ctx.db, slice)) return slice;
+  return prepareNow(ctx, records.slice(from, to), Math.max(least, nextDoc(ctx.db)), slice);
 }
 
 /**
  * Replaces every record of `entry.source` with `records` (`prepared`, when given, are they made
- * ready: prepareRecords). They are written under the staged key in transactions of at most
- * RECORDS_PER_TRANSACTION records (fewer once the turn's budget is spent), the event loop turning
- * between two (D31), then switched in at once, the old ones put aside and removed the same way. Once `stopped` says so, nothing more is
- * written: what was staged stays hidden until the next put or sync removes it (as after a crash).
- * Whether the records were switched in.
+ * ready: prepareRecords). They are written hidden (connector_hidden: the index's rows from the
+ * first they take on) in transactions of at most RECORDS_PER_TRANSACTION records (fewer once the
+ * turn's budget is spent), the event loop turning between two (D31); then one statement shows
+ * them and hides the old ones, which are removed the same way. Once `stopped` says so, nothing
+ * more is written: what is hidden stays so until the next put or sync removes it (as after a
+ * crash). Whether the records were switched in.
  */
 export async function putRecords(
   ctx: IndexContext,
@@ -123,9 +151,10 @@ export async function putRecords(
 ): Promise<boolean> {
   const { db, owner, keys } = ctx;
   const source = keys.blinder.source(entry.source);
-  const staged = stagedOwner(owner);
   // Left by a put stopped or killed on the way.
   if (!(await removeUnfinished(ctx, stopped, turns))) return false;
+  const first = Math.max(nextDoc(db), prepared?.firstDoc ?? 0);
+  db.query("INSERT INTO connector_hidden (owner, from_doc) VALUES (?, ?)").run(owner, first);
   const insertDoc = db.query(
     "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
@@ -135,14 +164,14 @@ export async function putRecords(
     if (stopped()) return false;
     const to = Math.min(records.length, from + RECORDS_PER_TRANSACTION);
     from = db.transaction(() => {
-      const ready = readyBatch(ctx, records, from, to, prepared);
+      const ready = readyBatch(ctx, records, from, to, first, prepared);
       let i = 0;
       while (i < ready.records.length) {
         const doc = ready.firstDoc + i;
         const p = ready.records[i]!;
-        insertDoc.run(doc, staged, source, entry.size, entry.mtime, records[from + i]!.date, TERMS_FORMAT, p.sealed);
+        insertDoc.run(doc, owner, source, entry.size, entry.mtime, records[from + i]!.date, TERMS_FORMAT, p.sealed);
         insertTerms.run(doc, p.title, p.content);
-        for (let ord = 0; ord < p.chunks; ord++) insertChunk.run(doc, staged, ord);
+        for (let ord = 0; ord < p.chunks; ord++) insertChunk.run(doc, owner, ord);
         i++;
         if (turns.due()) break;
       }
@@ -152,42 +181,38 @@ export async function putRecords(
     if (from < records.length) await turns.next();
   }
   if (stopped()) return false;
-  db.transaction(() => {
-    retire(ctx, source);
-    db.query("UPDATE connector_chunks SET owner = ? WHERE owner = ?").run(owner, staged);
-    db.query("UPDATE connector_docs SET owner = ? WHERE owner = ?").run(owner, staged);
-  })();
-  await removeOwner(db, retiredOwner(owner), stopped, turns);
-  return true;
+  // The switch: the new records shown, the old hidden, in one statement.
+  db.query("UPDATE connector_hidden SET from_doc = NULL, source = ?, below_doc = ? WHERE owner = ?").run(source, first, owner);
+  return removeUnfinished(ctx, stopped, turns);
 }
 
-/** Puts the records of a source (by its key) aside, in one statement a table: readers no longer see them; removeUnfinished removes them. */
-function retire(ctx: IndexContext, source: string): void {
-  const retired = retiredOwner(ctx.owner);
-  ctx.db
-    .query("UPDATE connector_chunks SET owner = ? WHERE doc IN (SELECT doc FROM connector_docs WHERE owner = ? AND source = ?)")
-    .run(retired, ctx.owner, source);
-  ctx.db.query("UPDATE connector_docs SET owner = ? WHERE owner = ? AND source = ?").run(retired, ctx.owner, source);
-}
-
-/** Removes what a put or a removal left staged or put aside (stopped, or killed), a transaction at a time; false if stopped meanwhile. */
+/**
+ * Removes what is hidden (connector_hidden): a put's records once switched out, or a removed
+ * source's; or, left by a put stopped or killed on the way, those it staged. A transaction at a
+ * time, the event loop turning between two; false if stopped meanwhile.
+ */
 export async function removeUnfinished(ctx: IndexContext, stopped: () => boolean = () => false, turns = new Turns()): Promise<boolean> {
-  return (
-    (await removeOwner(ctx.db, stagedOwner(ctx.owner), stopped, turns)) && removeOwner(ctx.db, retiredOwner(ctx.owner), stopped, turns)
+  const h = hiddenOf(ctx);
+  if (!h) return true;
+  const staged = ctx.db.query<{ doc: number }, [string, number, number]>(
+    "SELECT doc FROM connector_docs WHERE owner = ? AND doc >= ? LIMIT ?",
   );
-}
-
-/** Removes every record of `owner`, RECORDS_PER_TRANSACTION at a time with a turn between; false if stopped meanwhile. */
-async function removeOwner(db: Database, owner: string, stopped: () => boolean, turns: Turns): Promise<boolean> {
-  const batch = db.query<{ doc: number }, [string, number]>("SELECT doc FROM connector_docs WHERE owner = ? LIMIT ?");
+  const setAside = ctx.db.query<{ doc: number }, [string, string, number, number]>(
+    "SELECT doc FROM connector_docs WHERE owner = ? AND source = ? AND doc < ? LIMIT ?",
+  );
+  const batch = () =>
+    h.from_doc !== null
+      ? staged.all(ctx.owner, h.from_doc, RECORDS_PER_TRANSACTION)
+      : setAside.all(ctx.owner, h.source ?? "", h.below_doc ?? 0, RECORDS_PER_TRANSACTION);
   for (;;) {
     if (stopped()) return false;
-    const docs = batch.all(owner, RECORDS_PER_TRANSACTION).map((d) => d.doc);
-    if (docs.length === 0) return true;
-    removeDocs(db, docs);
-    if (docs.length < RECORDS_PER_TRANSACTION) return true;
+    const docs = batch().map((d) => d.doc);
+    removeDocs(ctx.db, docs);
+    if (docs.length < RECORDS_PER_TRANSACTION) break;
     await turns.next();
   }
+  ctx.db.query("DELETE FROM connector_hidden WHERE owner = ?").run(ctx.owner);
+  return true;
 }
 
 /**
@@ -235,10 +260,11 @@ function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: str
   }
 }
 
-/** Removes every record of a source, by its key: put aside at once, then removed a transaction at a time (false if stopped meanwhile). */
+/** Removes every record of a source, by its key: hidden at once, then removed a transaction at a time (false if stopped meanwhile). */
 export async function removeSource(ctx: IndexContext, source: string, stopped: () => boolean = () => false): Promise<boolean> {
-  ctx.db.transaction(() => retire(ctx, source))();
-  return removeOwner(ctx.db, retiredOwner(ctx.owner), stopped, new Turns());
+  if (!(await removeUnfinished(ctx, stopped))) return false;
+  ctx.db.query("INSERT INTO connector_hidden (owner, source, below_doc) VALUES (?, ?, ?)").run(ctx.owner, source, NO_ROW);
+  return removeUnfinished(ctx, stopped);
 }
 
 /**
@@ -282,5 +308,8 @@ export function openRecords(ctx: IndexContext, docs: number[]): Map<number, Sour
 }
 
 export function countRecords(ctx: IndexContext): number {
-  return ctx.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_docs WHERE owner = ?").get(ctx.owner)!.n;
+  const shown = visible(ctx);
+  return ctx.db
+    .query<{ n: number }, Array<string | number>>(`SELECT count(*) AS n FROM connector_docs d WHERE owner = ?${shown.sql}`)
+    .get(ctx.owner, ...shown.params)!.n;
 }

@@ -1,7 +1,7 @@
 // Work on every index at once or on a whole one: what is owed, dropping an index, forgetting
 // vectors of another model, purging removed terms.
 import type { Database } from "bun:sqlite";
-import { removeDocs, retiredOwner, stagedOwner } from "./documents";
+import { removeDocs } from "./documents";
 
 /**
  * Whether the index `owner` (e.g. "alice/mail") still owes work (D29): chunks without a vector,
@@ -27,14 +27,13 @@ const MERGE_PAGES = 500;
 
 /** Removes a whole connector's index (its owner key, e.g. "alice/mail"), its skipped sources and unfinished puts too; needs no key. */
 export function dropIndex(db: Database, owner: string): number {
-  const docs = db
-    .query<{ doc: number }, [string, string, string]>("SELECT doc FROM connector_docs WHERE owner IN (?, ?, ?)")
-    .all(owner, stagedOwner(owner), retiredOwner(owner));
+  const docs = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE owner = ?").all(owner);
   removeDocs(
     db,
     docs.map((d) => d.doc),
   );
   db.query("DELETE FROM connector_skipped WHERE owner = ?").run(owner);
+  db.query("DELETE FROM connector_hidden WHERE owner = ?").run(owner);
   return docs.length;
 }
 
