@@ -194,8 +194,9 @@ export async function putRecords(
 export async function removeUnfinished(ctx: IndexContext, stopped: () => boolean = () => false, turns = new Turns()): Promise<boolean> {
   const h = hiddenOf(ctx);
   if (!h) return true;
+  // By row from `from_doc` on (`+owner` keeps the planner off the owner's index, whose every older row it scanned each batch).
   const staged = ctx.db.query<{ doc: number }, [string, number, number]>(
-    "SELECT doc FROM connector_docs WHERE owner = ? AND doc >= ? LIMIT ?",
+    "SELECT doc FROM connector_docs WHERE +owner = ? AND doc >= ? ORDER BY doc LIMIT ?",
   );
   const setAside = ctx.db.query<{ doc: number }, [string, string, number, number]>(
     "SELECT doc FROM connector_docs WHERE owner = ? AND source = ? AND doc < ? LIMIT ?",
