@@ -55,14 +55,14 @@ export async function syncIndex(
   }
   // Left: skipped sources no longer there.
   for (const source of skipped.keys()) index.unskip(source);
-  // What a put or removal stopped or killed (kill -9) on the way left hidden goes first; the source it wrote is read again.
-  if (!(await index.removeUnfinished(stopped))) return { read: 0, removed: 0, failed: [], skipped: [] };
   let readCount = 0;
   const failed: string[] = [];
   const newlySkipped: string[] = [];
   onProgress(0, toRead.length);
   // Stopped (the connector closing): what was read so far, nothing more read, written or removed.
   const sofar = () => ({ read: readCount, removed: 0, failed, skipped: newlySkipped });
+  // What a put or removal stopped or killed (kill -9) on the way left hidden goes first; the source it wrote is read again.
+  if (!(await index.removeUnfinished(stopped))) return sofar();
   for (const [i, e] of toRead.entries()) {
     if (stopped()) return sofar();
     try {
