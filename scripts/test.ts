@@ -66,6 +66,7 @@ const INTEGRATION = [
   "connectors/sql-postgres-most-undated.test.ts",
   "connectors/sql-postgres-two-reads.test.ts",
   "connectors/sql.test.ts",
+  "connectors/staged-put-crash.test.ts",
   "connectors/status.test.ts",
   "connectors/update.test.ts",
   "crash.test.ts",

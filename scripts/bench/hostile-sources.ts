@@ -3,7 +3,8 @@
 // of nested HTML, a 24 MB mail: test/support/hostile-sources.ts), beside a quiet baseline taken
 // first in the same run (the same loops of GET / and questions, nothing indexing). Questions go
 // to a plain folder and to a SQLite table of 20 rows of 1 MB. BENCH_PROFILE=<folder> also says
-// what held the serving thread (scripts/bench/stalls.ts).
+// what held the serving thread (scripts/bench/stalls.ts). BENCH_MBOX=<n> adds an mbox of n tiny
+// mails to the mail folder: one source of n records, stored a bounded transaction at a time.
 //   bun scripts/bench/hostile-sources.ts
 import { join } from "node:path";
 import { CLI, callerWith, cli, startCorpus, userFoldersEnv } from "../../test/backup/support";
@@ -21,6 +22,15 @@ const sources = writeHostileSources(alice);
 const plain = join(alice, "plain");
 Bun.spawnSync(["mkdir", "-p", plain]);
 await Bun.write(join(plain, "notes.txt"), "The offsite is in Lisbon; the team dinner is in Porto.");
+const mboxMails = Number(process.env.BENCH_MBOX ?? 0);
+if (mboxMails)
+  await Bun.write(
+    join(sources.mail, "big.mbox"),
+    Array.from(
+      { length: mboxMails },
+      (_, i) => `From a@example.com Mon Jan  1 00:00:00 2001\nFrom: a@example.com\nSubject: note ${i}\n\nbody ${i}\n\n`,
+    ).join(""),
+  );
 const env = {
   ...userFoldersEnv(root),
   CORPUS_LOG_LEVEL: "INFO",

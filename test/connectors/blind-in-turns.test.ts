@@ -152,7 +152,7 @@ test("20,000 tiny records are made ready to store a budget at a time, the transa
   const { result, most } = await longestTurn(b, (turns) => prepareRecords(ctx, records, turns));
   expect(most).toBeLessThanOrEqual(WORDS_PER_TURN);
   const before = b.words;
-  putRecords(ctx, { source: "mbox", size: 1, mtime: 1 }, records, result);
+  await putRecords(ctx, { source: "mbox", size: 1, mtime: 1 }, records, result);
   // Nothing blinded, chunked or sealed in the transaction.
   expect(b.words).toBe(before);
   expect(index.count()).toBe(20_000);
@@ -164,8 +164,8 @@ test("records sealed to rows another source took meanwhile are sealed again to t
   const { ctx, index } = countedIndex();
   const records = [mail(1), mail(2)];
   const prepared = await prepareRecords(ctx, records);
-  putRecords(ctx, { source: "other", size: 1, mtime: 1 }, [mail(3)]);
-  putRecords(ctx, { source: "mbox", size: 1, mtime: 1 }, records, prepared);
+  await putRecords(ctx, { source: "other", size: 1, mtime: 1 }, [mail(3)]);
+  await putRecords(ctx, { source: "mbox", size: 1, mtime: 1 }, records, prepared);
   expect(
     index
       .search(ask(["subject"]))

@@ -97,7 +97,7 @@ test("attack: a deleted user's folder batch, in the worker at the deletion, is s
     path: "n1",
     metadata: {},
   };
-  bob.put({ source: "n1", size: 10, mtime: 1 }, [record]);
+  await bob.put({ source: "n1", size: 10, mtime: 1 }, [record]);
 
   release();
   expect((await deleting).status).toBe(200);

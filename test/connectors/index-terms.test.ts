@@ -9,31 +9,31 @@ import { localIndexes } from "../support/local-index";
 
 const blinder = () => new TermBlinder(() => Buffer.alloc(32, 7));
 
-test("a word and its inflections are one blinded term, whichever is seen first", () => {
+test("a word and its inflections are one blinded term, whichever is seen first", async () => {
   const first = blinder();
   const second = blinder();
   expect(first.text("Shipments")).toBe(second.term("shipment"));
   expect(second.text("shipment shipments Shipments")).toBe(Array(3).fill(first.term("shipments")).join(" "));
 });
 
-test("words are folded (case, diacritics) and cut at anything but letters and digits; no word is spelled", () => {
+test("words are folded (case, diacritics) and cut at anything but letters and digits; no word is spelled", async () => {
   const b = blinder();
   const stored = b.text("Café-Owner's résumé: 2001 invoices");
   expect(stored).toBe(["cafe", "owner", "s", "resume", "2001", "invoice"].map((w) => b.term(w)).join(" "));
   expect(stored).not.toMatch(/caf|owner|resum|invoice/);
 });
 
-test("Greek: a final sigma and a sigma are one letter, however lower-casing wrote it", () => {
+test("Greek: a final sigma and a sigma are one letter, however lower-casing wrote it", async () => {
   const b = blinder();
   expect(b.text("ΟΔΟΣ.ΑΒ")).toBe(b.text("οδος αβ"));
 });
 
-test("another key, other terms", () => {
+test("another key, other terms", async () => {
   expect(new TermBlinder(() => Buffer.alloc(32, 8)).text("harbour")).not.toBe(blinder().text("harbour"));
 });
 
 /** Records found in a fresh local index holding one note of `content`, asked `question` as the planner plans it. */
-function found(content: string, question: string): number {
+async function found(content: string, question: string): Promise<number> {
   const record: SourceRecord = {
     id: "r1",
     title: "note",
@@ -45,7 +45,7 @@ function found(content: string, question: string): number {
     metadata: {},
   };
   const index = localIndexes().indexFor("alice/notes");
-  index.put({ source: "r1", size: 1, mtime: 1 }, [record]);
+  await index.put({ source: "r1", size: 1, mtime: 1 }, [record]);
   const { terms, phrases } = planQuery(question);
   return index.search({ terms, phrases, limit: 10 }).length;
 }
@@ -56,20 +56,20 @@ describe("attack: a question's planned words find the words stored, however the 
   // drops the mark and keeps one word. Questions pasted in decomposed form (macOS file names,
   // some PDFs) and scripts written with vowel signs (Devanagari, Thai, Bengali, ...) find nothing.
 
-  test("precomposed, as a control", () => {
-    expect(found("Jeff sent the résumé on Friday", "where is the résumé?")).toBe(1);
+  test("precomposed, as a control", async () => {
+    expect(await found("Jeff sent the résumé on Friday", "where is the résumé?")).toBe(1);
   });
-  test("a question in decomposed form (NFD) finds the precomposed word", () => {
-    expect(found("Jeff sent the résumé on Friday", "where is the résumé?".normalize("NFD"))).toBe(1);
+  test("a question in decomposed form (NFD) finds the precomposed word", async () => {
+    expect(await found("Jeff sent the résumé on Friday", "where is the résumé?".normalize("NFD"))).toBe(1);
   });
-  test("Turkish: a capital İ, precomposed (NFC), which lower-casing turns into i and a combining dot", () => {
-    expect(found("Toplantı İstanbul ofisinde", "İstanbul")).toBe(1);
+  test("Turkish: a capital İ, precomposed (NFC), which lower-casing turns into i and a combining dot", async () => {
+    expect(await found("Toplantı İstanbul ofisinde", "İstanbul")).toBe(1);
   });
-  test("Hindi: the same word in the question and the text", () => {
-    expect(found("नमस्ते दुनिया", "नमस्ते")).toBe(1);
+  test("Hindi: the same word in the question and the text", async () => {
+    expect(await found("नमस्ते दुनिया", "नमस्ते")).toBe(1);
   });
-  test("Thai: the same word in the question and the text", () => {
-    expect(found("สวัสดี ครับ", "สวัสดี")).toBe(1);
+  test("Thai: the same word in the question and the text", async () => {
+    expect(await found("สวัสดี ครับ", "สวัสดี")).toBe(1);
   });
 });
 
@@ -78,43 +78,43 @@ describe("attack: international text in a local index, asked as people write it"
   // in pairs of characters; indexes of format 1 have their words written again by their next scan
   // (terms-format.test.ts).
 
-  test("a zero-width space or soft hyphen pasted inside a question's word does not cut it (question side only)", () => {
+  test("a zero-width space or soft hyphen pasted inside a question's word does not cut it (question side only)", async () => {
     // The planner cuts 'in\u200Bvoice' into 'in' (a stop word) and 'voice': the invoice is not found.
-    expect(found("The invoice was paid on Friday", "in\u200Bvoice")).toBe(1);
-    expect(found("The invoice was paid on Friday", "in\u00ADvoice")).toBe(1);
+    expect(await found("The invoice was paid on Friday", "in\u200Bvoice")).toBe(1);
+    expect(await found("The invoice was paid on Friday", "in\u00ADvoice")).toBe(1);
   });
 
-  test("a soft hyphen inside a stored word (HTML mail's &shy;, PDFs) does not cut it", () => {
-    expect(found("Die Rech\u00ADnung ist bezahlt", "Rechnung")).toBe(1);
+  test("a soft hyphen inside a stored word (HTML mail's &shy;, PDFs) does not cut it", async () => {
+    expect(await found("Die Rech\u00ADnung ist bezahlt", "Rechnung")).toBe(1);
   });
 
-  test("German ß and ss: one word either way", () => {
-    expect(found("Lieferung an die Hauptstraße 5", "Hauptstrasse")).toBe(1);
-    expect(found("Lieferung an die Hauptstrasse 5", "Hauptstraße")).toBe(1);
+  test("German ß and ss: one word either way", async () => {
+    expect(await found("Lieferung an die Hauptstraße 5", "Hauptstrasse")).toBe(1);
+    expect(await found("Lieferung an die Hauptstrasse 5", "Hauptstraße")).toBe(1);
   });
 
-  test("Chinese and Japanese, written without spaces: a word of the text is found", () => {
-    expect(found("明日の会議は十時からです", "会議")).toBe(1);
-    expect(found("请把发票寄给我", "发票")).toBe(1);
+  test("Chinese and Japanese, written without spaces: a word of the text is found", async () => {
+    expect(await found("明日の会議は十時からです", "会議")).toBe(1);
+    expect(await found("请把发票寄给我", "发票")).toBe(1);
   });
 
-  test("attack: a question in Chinese or Japanese, written as a sentence without spaces, finds the record holding its words", () => {
+  test("attack: a question in Chinese or Japanese, written as a sentence without spaces, finds the record holding its words", async () => {
     // The planner keeps the whole question as one word, and the index asks for it as one phrase
     // of all its pairs of characters: only a record holding the question verbatim is found, where
     // "when is the meeting?" finds the meeting (the embedding model reads English only).
-    expect(found("明日の会議は十時からです", "会議はいつですか")).toBe(1);
-    expect(found("请把发票寄给我", "发票在哪里")).toBe(1);
+    expect(await found("明日の会議は十時からです", "会議はいつですか")).toBe(1);
+    expect(await found("请把发票寄给我", "发票在哪里")).toBe(1);
   });
 
   // Known gap, marked failing (it turns red once it passes): a run is indexed by its pairs only;
   // single characters too would double a Chinese index.
-  test.failing("attack: a Chinese word of one character ('猫' cat, '钱' money) inside a run is found", () => {
+  test.failing("attack: a Chinese word of one character ('猫' cat, '钱' money) inside a run is found", async () => {
     // The planner drops a one-letter word, and the index keeps pairs only (a lone character
     // only where its run is one character long): no question finds the cat by its word.
     const index = localIndexes().indexFor("alice/notes");
     const texts = ["我的猫很可爱", "今天天气很好", "他借了我很多钱"];
     for (const [i, content] of texts.entries())
-      index.put({ source: `r${i}`, size: 1, mtime: 1 }, [
+      await index.put({ source: `r${i}`, size: 1, mtime: 1 }, [
         { id: `r${i}`, title: "note", content, source_url: `file:///notes/r${i}`, date: null, type: "file", path: `r${i}`, metadata: {} },
       ]);
     const ask = (q: string) => {
@@ -125,12 +125,12 @@ describe("attack: international text in a local index, asked as people write it"
     expect(ask("钱")).toEqual([texts[2]!]);
   });
 
-  test("Arabic-Indic digits asked, Latin digits stored", () => {
-    expect(found("Invoice 4711 is paid", "٤٧١١")).toBe(1);
+  test("Arabic-Indic digits asked, Latin digits stored", async () => {
+    expect(await found("Invoice 4711 is paid", "٤٧١١")).toBe(1);
   });
 });
 
-test("the words remembered do not hold the texts they were cut from", () => {
+test("the words remembered do not hold the texts they were cut from", async () => {
   const words = blinder();
   const before = heldBytes();
   // 20 texts of 600 K characters, each with one word of its own: remembered, 20 words; holding their texts, ~24 MB.
@@ -138,7 +138,7 @@ test("the words remembered do not hold the texts they were cut from", () => {
   expect(heldBytes() - before).toBeLessThan(8 * 1024 * 1024);
 });
 
-test("attack: long words (a hex dump, a run of letters in a file or a mail) are not all kept by the memo: its bytes are bounded, not only its count", () => {
+test("attack: long words (a hex dump, a run of letters in a file or a mail) are not all kept by the memo: its bytes are bounded, not only its count", async () => {
   const words = blinder();
   const before = heldBytes();
   // 400 records of one distinct word of 64K letters each (records may hold 1M characters): 26 MB of words.
@@ -178,7 +178,7 @@ test("attack: a word longer than MAX_WORD_CHARS is cut to its first MAX_WORD_CHA
     path: "d1",
     metadata: {},
   };
-  index.put({ source: "d1", size: 1, mtime: 1 }, [record]);
+  await index.put({ source: "d1", size: 1, mtime: 1 }, [record]);
   for (const asked of [hex, hex.slice(0, 100)]) {
     const plan = planQuery(`which mail has ${asked}`);
     expect(index.search({ terms: plan.terms, phrases: [], limit: 5 }).map((r) => r.id)).toEqual(["d1"]);

@@ -29,16 +29,18 @@ function vector(turn: number): Float32Array {
   return v;
 }
 
-function indexOf200OtherYearsAnd2InRange() {
+async function indexOf200OtherYearsAnd2InRange() {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const index = new LocalIndex(db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), () => ["one chunk"]);
   // 200 mails of 2020 that match the words and the meaning better than the two of June 2001.
   for (let i = 0; i < 200; i++)
-    index.put({ source: `2020-${i}`, size: 1, mtime: 1 }, [mail(`late-${i}`, "2020-03-01T10:00:00.000Z", "harbour audit harbour audit")]);
+    await index.put({ source: `2020-${i}`, size: 1, mtime: 1 }, [
+      mail(`late-${i}`, "2020-03-01T10:00:00.000Z", "harbour audit harbour audit"),
+    ]);
   const filler = "the quarterly figures were discussed at length by the whole team ".repeat(20);
-  index.put({ source: "2001-a", size: 1, mtime: 1 }, [mail("june-a", "2001-06-12T10:00:00.000Z", `${filler} harbour audit`)]);
-  index.put({ source: "2001-b", size: 1, mtime: 1 }, [mail("june-b", "2001-06-20T10:00:00.000Z", `${filler} audit of the harbour`)]);
+  await index.put({ source: "2001-a", size: 1, mtime: 1 }, [mail("june-a", "2001-06-12T10:00:00.000Z", `${filler} harbour audit`)]);
+  await index.put({ source: "2001-b", size: 1, mtime: 1 }, [mail("june-b", "2001-06-20T10:00:00.000Z", `${filler} audit of the harbour`)]);
   const pending = index.pendingChunks(1000);
   index.setVectors(
     pending,
@@ -49,8 +51,8 @@ function indexOf200OtherYearsAnd2InRange() {
 
 const june2001 = { dateFrom: new Date("2001-06-01T00:00:00Z"), dateTo: new Date("2001-07-01T00:00:00Z") };
 
-test("a date range is a condition of the word search and of the nearest-neighbour search: the records in range are found", () => {
-  const index = indexOf200OtherYearsAnd2InRange();
+test("a date range is a condition of the word search and of the nearest-neighbour search: the records in range are found", async () => {
+  const index = await indexOf200OtherYearsAnd2InRange();
   const hits = index.rank({ terms: ["harbour", "audit"], phrases: [], limit: 5, vector: vector(0), ...june2001 });
   expect(hits.map((h) => h.record.id).sort()).toEqual(["june-a", "june-b"]);
   for (const h of hits) {
@@ -62,8 +64,8 @@ test("a date range is a condition of the word search and of the nearest-neighbou
   expect(byMeaning.map((h) => h.record.id).sort()).toEqual(["june-a", "june-b"]);
 });
 
-test("without a range the better matches of other years come first, each with both scores", () => {
-  const index = indexOf200OtherYearsAnd2InRange();
+test("without a range the better matches of other years come first, each with both scores", async () => {
+  const index = await indexOf200OtherYearsAnd2InRange();
   const hits = index.rank({ terms: ["harbour", "audit"], phrases: [], limit: 5, vector: vector(0) });
   expect(hits.length).toBeGreaterThanOrEqual(10);
   expect(hits.every((h) => h.record.id.startsWith("late-"))).toBe(true);
@@ -71,7 +73,7 @@ test("without a range the better matches of other years come first, each with bo
   expect(hits.filter((h) => h.lexical !== undefined).length).toBe(10);
 });
 
-test("another owner's records in the same tables are never found, with or without dates, by words or by meaning", () => {
+test("another owner's records in the same tables are never found, with or without dates, by words or by meaning", async () => {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const indexOf = (user: string) => new LocalIndex(db, `${user}/mail`, indexKeysFor(keys, user, "mail", true), () => ["one chunk"]);
@@ -79,8 +81,10 @@ test("another owner's records in the same tables are never found, with or withou
   const bob = indexOf("bob");
   // Alice's mails match better than Bob's on every count, and there are more of them.
   for (let i = 0; i < 50; i++)
-    alice.put({ source: `a-${i}`, size: 1, mtime: 1 }, [mail(`alice-${i}`, "2001-06-12T10:00:00.000Z", "harbour audit harbour audit")]);
-  bob.put({ source: "b", size: 1, mtime: 1 }, [
+    await alice.put({ source: `a-${i}`, size: 1, mtime: 1 }, [
+      mail(`alice-${i}`, "2001-06-12T10:00:00.000Z", "harbour audit harbour audit"),
+    ]);
+  await bob.put({ source: "b", size: 1, mtime: 1 }, [
     mail("bob-1", "2001-06-15T10:00:00.000Z", `${"minutes of the meeting ".repeat(30)} harbour audit`),
   ]);
   for (const [index, turn] of [

@@ -22,7 +22,7 @@ const record = (id: string, chunks: number): SourceRecord => ({
   metadata: {},
 });
 
-test("a batch of pending chunks never splits a record: each is cut once, in order, and the next batch goes on from there", () => {
+test("a batch of pending chunks never splits a record: each is cut once, in order, and the next batch goes on from there", async () => {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const cuts = new Map<string, number>();
@@ -30,8 +30,8 @@ test("a batch of pending chunks never splits a record: each is cut once, in orde
     cuts.set(r.id, (cuts.get(r.id) ?? 0) + 1);
     return r.content.split("\n");
   });
-  index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("short", 3), record("long", 40)]);
-  index.put({ source: "b.txt", size: 1, mtime: 1 }, [record("after", 5)]);
+  await index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("short", 3), record("long", 40)]);
+  await index.put({ source: "b.txt", size: 1, mtime: 1 }, [record("after", 5)]);
   cuts.clear();
 
   const first = index.pendingChunks(16);
@@ -53,10 +53,10 @@ test("a batch of pending chunks never splits a record: each is cut once, in orde
   expect(index.progress()).toEqual({ total: 48, embedded: 43 });
 });
 
-test("a batch that ends exactly at a record's end takes nothing of the next", () => {
+test("a batch that ends exactly at a record's end takes nothing of the next", async () => {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => r.content.split("\n"));
-  index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("one", 4), record("two", 4)]);
+  await index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("one", 4), record("two", 4)]);
   expect(index.pendingChunks(4).map((c) => c.text)).toEqual(Array.from({ length: 4 }, (_, i) => `one part ${i}`));
 });

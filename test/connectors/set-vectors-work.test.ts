@@ -15,7 +15,7 @@ import { countingBlobBytes } from "../support/blob-bytes";
 const CHUNKS = 64;
 const CHARS = 400_000;
 
-test("a batch of a long record's chunks reads and compares its seal once, not once per chunk", () => {
+test("a batch of a long record's chunks reads and compares its seal once, not once per chunk", async () => {
   const raw = openDatabase(tempDir(), MIGRATIONS);
   const counted = countingBlobBytes(raw);
   const keys = new UserKeys(raw, randomBytes(32));
@@ -23,7 +23,7 @@ test("a batch of a long record's chunks reads and compares its seal once, not on
   const chunker = (r: { content: string }) => Array.from({ length: CHUNKS }, (_, i) => r.content.slice(i * slice, (i + 1) * slice));
   const index = new LocalIndex(counted.db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), chunker);
   const content = Array.from({ length: CHARS / 10 }, (_, i) => `w${String(i).padStart(7, "0")} `).join("");
-  index.put({ source: "m1", size: CHARS, mtime: 1 }, [
+  await index.put({ source: "m1", size: CHARS, mtime: 1 }, [
     { id: "m1", title: "Long", content, source_url: "file:///m1", date: null, type: "email", path: "m1", metadata: {} },
   ]);
   const batch = index.pendingChunks(CHUNKS);

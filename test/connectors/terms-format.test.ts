@@ -28,10 +28,10 @@ const note: SourceRecord = {
 const entry = { source: "r1", size: 1, mtime: 1 };
 
 /** An index holding `note` as an index of format 1 held it: ß kept, the soft hyphen a cut. */
-function indexOfFormatOne() {
+async function indexOfFormatOne() {
   const { db, indexFor } = localIndexes();
   const index = indexFor("alice/notes");
-  index.put(entry, [note]);
+  await index.put(entry, [note]);
   const { blinder } = (index as unknown as { ctx: { keys: { blinder: import("../../src/connectors/index-terms").TermBlinder } } }).ctx.keys;
   const oldWords = ["die", "rech", "nung", "für", "die", "hauptstraße", "5", "ist", "bezahlt"];
   const doc = db.query<{ doc: number }, []>("SELECT doc FROM connector_docs").get()!.doc;
@@ -59,7 +59,7 @@ const found = (index: LocalIndex, question: string) => {
 };
 
 test("a scan writes an older format's words again: the words the new one folds are found, the others were all along", async () => {
-  const { db, index } = indexOfFormatOne();
+  const { db, index } = await indexOfFormatOne();
   const docs = () => db.query<{ doc: number }, []>("SELECT doc FROM connector_docs").all();
   const before = docs();
   expect([found(index, "Hauptstrasse"), found(index, "Rechnung"), found(index, "bezahlt")]).toEqual([0, 0, 1]);
@@ -73,14 +73,14 @@ test("a scan writes an older format's words again: the words the new one folds a
 });
 
 test("a rewrite stopped before it starts writes nothing", async () => {
-  const { db, index } = indexOfFormatOne();
+  const { db, index } = await indexOfFormatOne();
   expect(await rewriteStaleWords(index, () => true)).toBe(0);
   expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(1);
 });
 
-test("records written now carry the current format", () => {
+test("records written now carry the current format", async () => {
   const { db, indexFor } = localIndexes();
-  indexFor("alice/notes").put(entry, [note]);
+  await indexFor("alice/notes").put(entry, [note]);
   expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(TERMS_FORMAT);
 });
 
@@ -93,8 +93,8 @@ test("attack: a record of format 1 holding a long run of Chinese (a crafted mail
   const { keys } = (index as unknown as { ctx: { keys: ReturnType<typeof indexKeysFor> } }).ctx;
   const run = "中文".repeat(500_000);
   const crafted: SourceRecord = { ...note, id: "spam", title: "优惠", content: run, source_url: "file:///mail/spam", path: "spam" };
-  index.put({ source: "spam", size: 1, mtime: 1 }, [{ ...crafted, content: "placeholder" }]);
-  index.put(entry, [note]);
+  await index.put({ source: "spam", size: 1, mtime: 1 }, [{ ...crafted, content: "placeholder" }]);
+  await index.put(entry, [note]);
   // As the previous version stored the crafted mail: sealed whole, its run one word.
   const spam = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE source = ?").get(keys.blinder.source("spam"))!.doc;
   db.query("UPDATE connector_docs SET record = ? WHERE doc = ?").run(keys.seal(JSON.stringify(crafted), `doc/${spam}`), spam);
@@ -131,7 +131,7 @@ test("attack: the rewrite of long Chinese documents blinds no more in a turn of 
   const BOOK = 15_000;
   const book = () => Array.from({ length: BOOK }, (_, i) => (i % 80 === 79 ? "。" : chars[next() % chars.length])).join("");
   const entries = Array.from({ length: 20 }, (_, i) => ({ source: `book${i}`, size: 1, mtime: 1 }));
-  for (const e of entries) index.put(e, [{ ...note, id: e.source, content: book(), path: e.source }]);
+  for (const e of entries) await index.put(e, [{ ...note, id: e.source, content: book(), path: e.source }]);
   db.query("UPDATE connector_docs SET terms_format = 1").run();
 
   const { blinder } = (index as unknown as { ctx: { keys: ReturnType<typeof indexKeysFor> } }).ctx.keys;

@@ -25,18 +25,18 @@ const note = (content: string) => ({
   metadata: {},
 });
 
-test("attack: a file changed while its batch is in the worker gets the old text's vector", () => {
+test("attack: a file changed while its batch is in the worker gets the old text's vector", async () => {
   const dir = tempDir();
   const db = openDatabase(dir, MIGRATIONS);
   const keys = new UserKeys(db, randomBytes(32));
   const index = new LocalIndex(db, "alice/notes", indexKeysFor(keys, "alice", "notes", true), (r) => [r.content]);
-  index.put({ source: "n1", size: 10, mtime: 1 }, [note("The launch is on Monday.")]);
+  await index.put({ source: "n1", size: 10, mtime: 1 }, [note("The launch is on Monday.")]);
 
   // The connector's embedding loop takes the owed chunk and sends its text to the worker...
   const batch = index.pendingChunks(64);
   expect(batch.map((b) => b.text)).toEqual(["The launch is on Monday."]);
   // ...meanwhile the file is saved again with other words, and the sync puts it again.
-  index.put({ source: "n1", size: 12, mtime: 2 }, [note("The launch is cancelled; the team moves to the harbour audit.")]);
+  await index.put({ source: "n1", size: 12, mtime: 2 }, [note("The launch is cancelled; the team moves to the harbour audit.")]);
   // The vector of the old text comes back.
   index.setVectors(batch, [new Float32Array(EMBEDDING_DIM).fill(0.1)]);
 

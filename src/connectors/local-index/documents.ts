@@ -10,11 +10,12 @@ import type { ScanEntry } from "./sync";
 
 /** Known sources by their keys (a keyed hash), with the size and mtime last read. */
 export function knownSources(ctx: IndexContext): Map<string, { size: number; mtime: number }> {
+  const shown = visible(ctx);
   const rows = ctx.db
-    .query<{ source: string; size: number; mtime: number }, [string]>(
-      "SELECT DISTINCT source, size, mtime FROM connector_docs WHERE owner = ?",
+    .query<{ source: string; size: number; mtime: number }, Array<string | number>>(
+      `SELECT DISTINCT source, size, mtime FROM connector_docs d WHERE owner = ?${shown.sql}`,
     )
-    .all(ctx.owner);
+    .all(ctx.owner, ...shown.params);
   return new Map(rows.map((r) => [r.source, { size: r.size, mtime: r.mtime }]));
 }
 
@@ -82,27 +83,137 @@ const rowsTaken = (db: Database, prepared: PreparedRecords) =>
     .query<{ n: number }, [number, number]>("SELECT count(*) AS n FROM connector_docs WHERE doc BETWEEN ? AND ?")
     .get(prepared.firstDoc, prepared.firstDoc + prepared.records.length - 1)!.n > 0;
 
-/** Replaces every record of `entry.source` with `records`; `prepared`, when given, are they made ready (prepareRecords). */
-export function putRecords(ctx: IndexContext, entry: ScanEntry, records: SourceRecord[], prepared?: PreparedRecords): void {
+/**
+ * Records per transaction while a source's records are written or removed (D31): ~10 ms of tiny
+ * records here (100,000 of an mbox in one transaction held the serving thread ~1.5 s, ~3.2 s
+ * replacing them); fewer once the turn's budget is spent (long records, many chunks).
+ */
+export const RECORDS_PER_TRANSACTION = 500;
+
+/** Past any row: no row is hidden from there on. */
+const NO_ROW = Number.MAX_SAFE_INTEGER;
+
+/** The records of an index hidden from its readers while a put or removal writes (connector_hidden). */
+interface Hidden {
+  /** Its rows from here on: being staged. */
+  from_doc: number | null;
+  /** With below_doc: the rows of this source below it, put aside and being removed. */
+  source: string | null;
+  below_doc: number | null;
+}
+
+const hiddenOf = (ctx: IndexContext) =>
+  ctx.db.query<Hidden, [string]>("SELECT from_doc, source, below_doc FROM connector_hidden WHERE owner = ?").get(ctx.owner);
+
+/**
+ * The condition that a record (connector_docs `d`) is not hidden, as SQL with its values: every
+ * reader of records or their chunks asks it, so none sees half a source being written, nor both
+ * its old and new records, nor none while they are switched (one statement, however many).
+ */
+export function visible(ctx: IndexContext): { sql: string; params: Array<string | number> } {
+  const h = hiddenOf(ctx);
+  return {
+    sql: " AND d.doc < ? AND NOT (d.source = ? AND d.doc < ?)",
+    params: [h?.from_doc ?? NO_ROW, h?.source ?? "", h?.below_doc ?? 0],
+  };
+}
+
+/** Records `records[from..to)` ready to insert from row `least` on: `prepared`'s if their rows are still free, else sealed again to the next free ones. */
+function readyBatch(
+  ctx: IndexContext,
+  records: SourceRecord[],
+  from: number,
+  to: number,
+  least: number,
+  prepared?: PreparedRecords,
+): PreparedRecords {
+  const slice = prepared && { firstDoc: prepared.firstDoc + from, records: prepared.records.slice(from, to) };
+  if (slice && slice.firstDoc >= least && !rowsTaken(ctx.db, slice)) return slice;
+  return prepareNow(ctx, records.slice(from, to), Math.max(least, nextDoc(ctx.db)), slice);
+}
+
+/**
+ * Replaces every record of `entry.source` with `records` (`prepared`, when given, are they made
+ * ready: prepareRecords). They are written hidden (connector_hidden: the index's rows from the
+ * first they take on) in transactions of at most RECORDS_PER_TRANSACTION records (fewer once the
+ * turn's budget is spent), the event loop turning between two (D31); then one statement shows
+ * them and hides the old ones, which are removed the same way. Once `stopped` says so, nothing
+ * more is written: what is hidden stays so until the next put or sync removes it (as after a
+ * crash). Whether the records were switched in.
+ */
+export async function putRecords(
+  ctx: IndexContext,
+  entry: ScanEntry,
+  records: SourceRecord[],
+  prepared?: PreparedRecords,
+  stopped: () => boolean = () => false,
+  turns = new Turns(),
+): Promise<boolean> {
   const { db, owner, keys } = ctx;
   const source = keys.blinder.source(entry.source);
-  db.transaction(() => {
-    removeSource(ctx, source);
-    // Sealed to rows another source took since: sealed again here, in one go.
-    const ready = prepared && !rowsTaken(db, prepared) ? prepared : prepareNow(ctx, records, nextDoc(db), prepared);
-    const insertDoc = db.query(
-      "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
-    const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
-    for (const [i, r] of records.entries()) {
-      const doc = ready.firstDoc + i;
-      const p = ready.records[i]!;
-      insertDoc.run(doc, owner, source, entry.size, entry.mtime, r.date, TERMS_FORMAT, p.sealed);
-      insertTerms.run(doc, p.title, p.content);
-      for (let ord = 0; ord < p.chunks; ord++) insertChunk.run(doc, owner, ord);
-    }
-  })();
+  // Left by a put stopped or killed on the way.
+  if (!(await removeUnfinished(ctx, stopped, turns))) return false;
+  const first = Math.max(nextDoc(db), prepared?.firstDoc ?? 0);
+  db.query("INSERT INTO connector_hidden (owner, from_doc) VALUES (?, ?)").run(owner, first);
+  const insertDoc = db.query(
+    "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+  const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
+  const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
+  for (let from = 0; from < records.length; ) {
+    if (stopped()) return false;
+    const to = Math.min(records.length, from + RECORDS_PER_TRANSACTION);
+    from = db.transaction(() => {
+      const ready = readyBatch(ctx, records, from, to, first, prepared);
+      let i = 0;
+      while (i < ready.records.length) {
+        const doc = ready.firstDoc + i;
+        const p = ready.records[i]!;
+        insertDoc.run(doc, owner, source, entry.size, entry.mtime, records[from + i]!.date, TERMS_FORMAT, p.sealed);
+        insertTerms.run(doc, p.title, p.content);
+        for (let ord = 0; ord < p.chunks; ord++) insertChunk.run(doc, owner, ord);
+        i++;
+        if (turns.due()) break;
+      }
+      return from + i;
+    })();
+    // Between two transactions only: a source of one batch is written as it was read.
+    if (from < records.length) await turns.next();
+  }
+  if (stopped()) return false;
+  // The switch: the new records shown, the old hidden, in one statement.
+  db.query("UPDATE connector_hidden SET from_doc = NULL, source = ?, below_doc = ? WHERE owner = ?").run(source, first, owner);
+  return removeUnfinished(ctx, stopped, turns);
+}
+
+/**
+ * Removes what is hidden (connector_hidden): a put's records once switched out, or a removed
+ * source's; or, left by a put stopped or killed on the way, those it staged. A transaction at a
+ * time, the event loop turning between two; false if stopped meanwhile.
+ */
+export async function removeUnfinished(ctx: IndexContext, stopped: () => boolean = () => false, turns = new Turns()): Promise<boolean> {
+  const h = hiddenOf(ctx);
+  if (!h) return true;
+  // By row from `from_doc` on (`+owner` keeps the planner off the owner's index, whose every older row it scanned each batch).
+  const staged = ctx.db.query<{ doc: number }, [string, number, number]>(
+    "SELECT doc FROM connector_docs WHERE +owner = ? AND doc >= ? ORDER BY doc LIMIT ?",
+  );
+  const setAside = ctx.db.query<{ doc: number }, [string, string, number, number]>(
+    "SELECT doc FROM connector_docs WHERE owner = ? AND source = ? AND doc < ? LIMIT ?",
+  );
+  const batch = () =>
+    h.from_doc !== null
+      ? staged.all(ctx.owner, h.from_doc, RECORDS_PER_TRANSACTION)
+      : setAside.all(ctx.owner, h.source ?? "", h.below_doc ?? 0, RECORDS_PER_TRANSACTION);
+  for (;;) {
+    if (stopped()) return false;
+    const docs = batch().map((d) => d.doc);
+    removeDocs(ctx.db, docs);
+    if (docs.length < RECORDS_PER_TRANSACTION) break;
+    await turns.next();
+  }
+  ctx.db.query("DELETE FROM connector_hidden WHERE owner = ?").run(ctx.owner);
+  return true;
 }
 
 /**
@@ -150,15 +261,11 @@ function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: str
   }
 }
 
-/** Removes every record of a source, by its key. */
-export function removeSource(ctx: IndexContext, source: string): void {
-  const docs = ctx.db
-    .query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ?")
-    .all(ctx.owner, source);
-  removeDocs(
-    ctx.db,
-    docs.map((d) => d.doc),
-  );
+/** Removes every record of a source, by its key: hidden at once, then removed a transaction at a time (false if stopped meanwhile). */
+export async function removeSource(ctx: IndexContext, source: string, stopped: () => boolean = () => false): Promise<boolean> {
+  if (!(await removeUnfinished(ctx, stopped))) return false;
+  ctx.db.query("INSERT INTO connector_hidden (owner, source, below_doc) VALUES (?, ?, ?)").run(ctx.owner, source, NO_ROW);
+  return removeUnfinished(ctx, stopped);
 }
 
 /**
@@ -202,5 +309,8 @@ export function openRecords(ctx: IndexContext, docs: number[]): Map<number, Sour
 }
 
 export function countRecords(ctx: IndexContext): number {
-  return ctx.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_docs WHERE owner = ?").get(ctx.owner)!.n;
+  const shown = visible(ctx);
+  return ctx.db
+    .query<{ n: number }, Array<string | number>>(`SELECT count(*) AS n FROM connector_docs d WHERE owner = ?${shown.sql}`)
+    .get(ctx.owner, ...shown.params)!.n;
 }

@@ -10,7 +10,16 @@
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
 import type { Chunker, IndexContext, IndexKeys } from "./context";
-import { countRecords, knownSources, type PreparedRecords, prepareRecords, putRecords, reblindStale, removeSource } from "./documents";
+import {
+  countRecords,
+  knownSources,
+  type PreparedRecords,
+  prepareRecords,
+  putRecords,
+  reblindStale,
+  removeSource,
+  removeUnfinished,
+} from "./documents";
 import { purgeTerms } from "./maintenance";
 import { rank, search } from "./rank";
 import { countSkipped, forgetSkipped, type SkippedNote, skippedNotes, skippedSources, skipSource } from "./skipped";
@@ -52,9 +61,18 @@ export class LocalIndex {
     return prepareRecords(this.ctx, records);
   }
 
-  /** Replaces every record of `entry.source` with `records`; `prepared` are they from prepare(), else prepared here. */
-  put(entry: ScanEntry, records: SourceRecord[], prepared?: PreparedRecords): void {
-    putRecords(this.ctx, entry, records, prepared);
+  /**
+   * Replaces every record of `entry.source` with `records`, staged a bounded transaction at a time
+   * and switched in at once (putRecords, D31); `prepared` are they from prepare(), else prepared
+   * here. Whether they were switched in (not once `stopped` said so).
+   */
+  put(entry: ScanEntry, records: SourceRecord[], prepared?: PreparedRecords, stopped?: () => boolean): Promise<boolean> {
+    return putRecords(this.ctx, entry, records, prepared, stopped);
+  }
+
+  /** Removes what a put or a removal stopped or killed on the way left hidden; false if stopped meanwhile. */
+  removeUnfinished(stopped?: () => boolean): Promise<boolean> {
+    return removeUnfinished(this.ctx, stopped);
   }
 
   /** After records were removed or replaced: their terms leave the index's segments. */
@@ -87,9 +105,9 @@ export class LocalIndex {
     return { count: countSkipped(this.ctx), named: skippedNotes(this.ctx, limit) };
   }
 
-  /** Removes every record of a source, by its key (sourceKey). */
-  removeSource(source: string): void {
-    removeSource(this.ctx, source);
+  /** Removes every record of a source, by its key (sourceKey): hidden at once, removed a bounded transaction at a time; false if stopped meanwhile. */
+  removeSource(source: string, stopped?: () => boolean): Promise<boolean> {
+    return removeSource(this.ctx, source, stopped);
   }
 
   pendingChunks(limit: number): Array<OwedChunk & { text: string }> {

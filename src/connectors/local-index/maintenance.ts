@@ -25,7 +25,7 @@ export function owedChunks(db: Database): number {
 /** Drops what removed records left in the word index's segments (bounded work; see purgeTerms). */
 const MERGE_PAGES = 500;
 
-/** Removes a whole connector's index (its owner key, e.g. "alice/mail"), its skipped sources too; needs no key. */
+/** Removes a whole connector's index (its owner key, e.g. "alice/mail"), its skipped sources and unfinished puts too; needs no key. */
 export function dropIndex(db: Database, owner: string): number {
   const docs = db.query<{ doc: number }, [string]>("SELECT doc FROM connector_docs WHERE owner = ?").all(owner);
   removeDocs(
@@ -33,6 +33,7 @@ export function dropIndex(db: Database, owner: string): number {
     docs.map((d) => d.doc),
   );
   db.query("DELETE FROM connector_skipped WHERE owner = ?").run(owner);
+  db.query("DELETE FROM connector_hidden WHERE owner = ?").run(owner);
   return docs.length;
 }
 

@@ -87,4 +87,19 @@ export const indexMigrations: Migration[] = [
       )`);
     },
   },
+  {
+    // Records of an index hidden from every reader while a put writes (D31, documents.ts): those
+    // of its rows from `from_doc` on (being staged), or those of `source` below `below_doc` (put
+    // aside, being removed). One row an index at most, so that switching a source's records is one
+    // statement, however many they are.
+    id: "connectors-008-hidden-records",
+    up(db) {
+      db.exec(`CREATE TABLE connector_hidden (
+        owner TEXT PRIMARY KEY,
+        from_doc INTEGER,
+        source TEXT,
+        below_doc INTEGER
+      )`);
+    },
+  },
 ];

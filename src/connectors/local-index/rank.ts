@@ -2,7 +2,7 @@
 // chunks (sqlite-vec, in the owner's rotated space), within the request's dates.
 import { needles, type RetrievalRequest, type SearchHit, type SourceRecord } from "../types";
 import type { IndexContext } from "./context";
-import { openRecords } from "./documents";
+import { openRecords, visible } from "./documents";
 
 /** The request's phrases as needles: quoted in the question, so matched as phrases. */
 const quoted = (request: RetrievalRequest) => new Set(needles({ ...request, terms: [] }));
@@ -12,15 +12,18 @@ const MAX_KNN = 4096;
 
 type Scores = Omit<SearchHit, "record">;
 
-/** A record's date within the request's range, as SQL on connector_docs `d`, with its values. */
+/** A record shown (not hidden while a put writes: documents.ts visible) and its date within the request's range, as SQL on connector_docs `d`, with its values. */
 interface DateCondition {
   sql: string;
-  params: string[];
+  params: Array<string | number>;
+  /** Whether the request has a date range. */
+  dated: boolean;
 }
 
-function dateCondition(request: RetrievalRequest): DateCondition {
-  const sql: string[] = [];
-  const params: string[] = [];
+function dateCondition(ctx: IndexContext, request: RetrievalRequest): DateCondition {
+  const shown = visible(ctx);
+  const sql: string[] = [shown.sql];
+  const params: Array<string | number> = [...shown.params];
   if (request.dateFrom) {
     sql.push(" AND d.record_date >= ?");
     params.push(request.dateFrom.toISOString());
@@ -29,7 +32,7 @@ function dateCondition(request: RetrievalRequest): DateCondition {
     sql.push(" AND d.record_date < ?");
     params.push(request.dateTo.toISOString());
   }
-  return { sql: sql.join(""), params };
+  return { sql: sql.join(""), params, dated: sql.length > 1 };
 }
 
 /**
@@ -39,7 +42,7 @@ function dateCondition(request: RetrievalRequest): DateCondition {
  * best of all and then those in range, which lost the records a date-narrowed question asks for.
  */
 export function rank(ctx: IndexContext, request: RetrievalRequest): SearchHit[] {
-  const dates = dateCondition(request);
+  const dates = dateCondition(ctx, request);
   const found = bestByWords(ctx, request, dates);
   if (request.vector) {
     // The question in the owner's rotated space: dot products, and so the ranking, are unchanged.
@@ -74,17 +77,28 @@ function bestByWords(ctx: IndexContext, request: RetrievalRequest, dates: DateCo
   return found;
 }
 
-/** The `k` chunks nearest `vector` (of records in the date range), each record's nearest kept. */
+/**
+ * The `k` chunks nearest `vector` (of records shown and in the date range), each record's nearest
+ * kept (a record hidden while a put writes keeps its vectors until it is removed).
+ */
 function nearestChunks(ctx: IndexContext, vector: Float32Array, k: number, dates: DateCondition, found: Map<number, Scores>): void {
-  const inRange = dates.sql
-    ? ` AND v.chunk_id IN (SELECT c.chunk FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE d.owner = ?${dates.sql})`
-    : "";
-  const rows = ctx.db
-    .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
-      `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
-       WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?${inRange} ORDER BY v.distance`,
-    )
-    .all(vector, k, ctx.owner, ...(dates.sql ? [ctx.owner, ...dates.params] : []));
+  // In a date range: the nearest among its chunks. Otherwise the nearest of all, those of hidden records left out after.
+  const rows = dates.dated
+    ? ctx.db
+        .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
+          `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
+           WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?
+           AND v.chunk_id IN (SELECT c.chunk FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE d.owner = ?${dates.sql})
+           ORDER BY v.distance`,
+        )
+        .all(vector, k, ctx.owner, ctx.owner, ...dates.params)
+    : ctx.db
+        .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
+          `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
+           JOIN connector_docs d ON d.doc = c.doc
+           WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?${dates.sql} ORDER BY v.distance`,
+        )
+        .all(vector, k, ctx.owner, ...dates.params);
   for (const r of rows) keepNearest(found, r.doc, 1 - r.distance, r.ord);
 }
 
@@ -124,7 +138,7 @@ function keepNearest(found: Map<number, Scores>, doc: number, similarity: number
 /** Records matching any term or phrase, best BM25 first (newest first without words), within the date range. */
 export function search(ctx: IndexContext, request: RetrievalRequest): SourceRecord[] {
   const match = ctx.keys.blinder.match(needles(request), quoted(request));
-  const dates = dateCondition(request);
+  const dates = dateCondition(ctx, request);
   const params: Array<string | number> = [ctx.owner, ...dates.params];
   const rows = match
     ? ctx.db

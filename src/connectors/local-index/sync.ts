@@ -61,6 +61,8 @@ export async function syncIndex(
   onProgress(0, toRead.length);
   // Stopped (the connector closing): what was read so far, nothing more read, written or removed.
   const sofar = () => ({ read: readCount, removed: 0, failed, skipped: newlySkipped });
+  // What a put or removal stopped or killed (kill -9) on the way left hidden goes first; the source it wrote is read again.
+  if (!(await index.removeUnfinished(stopped))) return sofar();
   for (const [i, e] of toRead.entries()) {
     if (stopped()) return sofar();
     try {
@@ -69,7 +71,7 @@ export async function syncIndex(
       // Made ready with turns of the event loop: a record of 4 M characters, or 100,000 tiny ones, held the serving thread for seconds (D31).
       const prepared = await index.prepare(records);
       if (stopped()) return sofar();
-      index.put(e, records, prepared);
+      if (!(await index.put(e, records, prepared, stopped))) return sofar();
       readCount++;
     } catch (error) {
       // The owner was deleted meanwhile: nothing more of theirs is read or written.
@@ -79,7 +81,7 @@ export async function syncIndex(
       if (error instanceof SourceSkipped) {
         // Its earlier records (if it changed into what is skipped) go.
         const source = index.sourceKey(e.source);
-        index.removeSource(source);
+        if (!(await index.removeSource(source, stopped))) return sofar();
         index.skip(source, e, error.message);
         newlySkipped.push(error.message);
       } else failed.push(e.source);
@@ -93,7 +95,7 @@ export async function syncIndex(
   }
   // Stopped during the turn after the last file: nothing is removed either.
   if (stopped()) return sofar();
-  for (const source of known.keys()) index.removeSource(source);
+  for (const source of known.keys()) if (!(await index.removeSource(source, stopped))) return sofar();
   if (replaced || known.size) index.purgeRemoved();
   return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
 }

@@ -1,0 +1,167 @@
+// Issue 35 item 1 (D31): a source's records are written in bounded transactions under a staged
+// key, the event loop turning between two, and switched in at once. 100,000 rows of one file or
+// table were inserted in ONE transaction on the serving thread (GET / waited 1.5-2.5 s). Readers
+// between two transactions see the old records only, then the new ones: never half a source,
+// none, or both generations (duplicates in answers).
+import type { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { indexKeysFor, indexMigrations, LocalIndex, syncIndex } from "../../src/connectors/local-index";
+import { RECORDS_PER_TRANSACTION } from "../../src/connectors/local-index/documents";
+import type { SourceRecord } from "../../src/connectors/types";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+import { FREE_SHARE, turnsWhile } from "../support/event-loop";
+import { ask } from "../support/local-index";
+
+const OWNER = "alice/mail";
+
+const mail = (id: string): SourceRecord => ({
+  id,
+  title: `Subject ${id}`,
+  content: `harbour audit ${id}`,
+  source_url: `mbox/${id}`,
+  date: null,
+  type: "email",
+  path: `mbox/${id}`,
+  metadata: {},
+});
+
+const generation = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => mail(`${prefix}-${i}`));
+
+/** The database as the index sees it, `afterCommit` told after each transaction it runs (with the rows of connector_docs it added). */
+function watched(db: Database, afterCommit: (addedDocs: number) => void): Database {
+  const docs = () => db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_docs").get()!.n;
+  return new Proxy(db, {
+    get(target, name) {
+      if (name === "transaction")
+        return (fn: (...args: unknown[]) => unknown) => {
+          const run = target.transaction(fn);
+          return (...args: unknown[]) => {
+            const before = docs();
+            const out = run(...args);
+            afterCommit(docs() - before);
+            return out;
+          };
+        };
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+function indexes() {
+  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const keys = new UserKeys(db, randomBytes(32));
+  const at = (on: Database) => new LocalIndex(on, OWNER, indexKeysFor(keys, "alice", "mail", true), (r) => [r.content]);
+  return { db, at };
+}
+
+/** Records in the tables that no reader sees (staged, or put aside), and whether any are marked hidden. */
+const hidden = (db: Database, index: LocalIndex) =>
+  db.query<{ n: number }, []>("SELECT (SELECT count(*) FROM connector_docs) + (SELECT count(*) FROM connector_hidden) AS n").get()!.n -
+  index.count();
+
+test("attack: a file of many records is written a bounded transaction at a time, and readers between see the old records only, then the new, never both or none", async () => {
+  const { db, at } = indexes();
+  const plain = at(db);
+  const entry = { source: "mbox", size: 1, mtime: 1 };
+  const old = generation("old", 3);
+  await plain.put(entry, old);
+  // The old records' chunks have vectors: a search by meaning finds them until they are removed.
+  const owed = plain.pendingChunks(100);
+  plain.setVectors(
+    owed,
+    owed.map(() => new Float32Array(EMBEDDING_DIM).fill(0.05)),
+  );
+  const fresh = generation("new", 3 * RECORDS_PER_TRANSACTION + 7);
+  const oldIds = old.map((r) => r.id).sort();
+  const newIds = fresh.map((r) => r.id).sort();
+
+  const added: number[] = [];
+  const seen: string[] = [];
+  const index = at(
+    watched(db, (docs) => {
+      added.push(docs);
+      // What a question asked between two transactions is answered from.
+      const byWords = plain.search(ask(["harbour"], { limit: 10_000 })).map((r) => r.id);
+      const byMeaning = plain.rank({ ...ask([], { limit: 10_000 }), vector: new Float32Array(EMBEDDING_DIM).fill(0.05) });
+      const ids = [...byWords, ...byMeaning.map((h) => h.record.id)];
+      const known = plain.known().get(plain.sourceKey("mbox"));
+      const state =
+        plain.count() === 3 && byWords.sort().join() === oldIds.join() && ids.every((id) => id.startsWith("old-")) && known?.mtime === 1
+          ? "old"
+          : plain.count() === fresh.length &&
+              byWords.sort().join() === newIds.join() &&
+              ids.every((id) => id.startsWith("new-")) &&
+              known?.mtime === 2
+            ? "new"
+            : `mixed: ${plain.count()} records, ${byWords.length} found by words, ${byMeaning.length} by meaning`;
+      if (seen.at(-1) !== state) seen.push(state);
+    }),
+  );
+  expect(await index.put({ ...entry, mtime: 2 }, fresh)).toBe(true);
+
+  // Four transactions of new records at least, none of more than the bound.
+  expect(added.filter((n) => n > 0).length).toBeGreaterThanOrEqual(4);
+  expect(Math.max(...added)).toBeLessThanOrEqual(RECORDS_PER_TRANSACTION);
+  expect(seen).toEqual(["old", "new"]);
+  expect(hidden(db, plain)).toBe(0);
+});
+
+test("attack: storing 20,000 records turns the event loop between transactions", async () => {
+  const { db, at } = indexes();
+  const index = at(db);
+  const records = generation("m", 20_000);
+  const prepared = await index.prepare(records);
+  const { value, share } = await turnsWhile(() => index.put({ source: "mbox", size: 1, mtime: 1 }, records, prepared));
+  expect(value).toBe(true);
+  // Held for the whole insert, the loop was seen at ~none of the looks.
+  expect(share).toBeGreaterThanOrEqual(FREE_SHARE);
+  expect(index.count()).toBe(20_000);
+}, 60_000);
+
+test("a put stopped between two transactions leaves the old records, and the next sync removes what it staged and writes the new", async () => {
+  const { db, at } = indexes();
+  const index = at(db);
+  const entry = { source: "mbox", size: 1, mtime: 1 };
+  await index.put(entry, generation("old", 3));
+  let transactions = 0;
+  const counted = at(watched(db, () => transactions++));
+  expect(
+    await counted.put({ ...entry, mtime: 2 }, generation("new", 2 * RECORDS_PER_TRANSACTION), undefined, () => transactions >= 1),
+  ).toBe(false);
+  expect(hidden(db, index)).toBeGreaterThan(0);
+  expect(index.count()).toBe(3);
+  expect(index.search(ask(["harbour"], { limit: 100 })).every((r) => r.id.startsWith("old-"))).toBe(true);
+
+  const result = await syncIndex(index, [{ ...entry, mtime: 2 }], async () => generation("new", 2 * RECORDS_PER_TRANSACTION));
+  expect(result.read).toBe(1);
+  expect(index.count()).toBe(2 * RECORDS_PER_TRANSACTION);
+  expect(hidden(db, index)).toBe(0);
+});
+
+test("a vanished source is hidden at once and removed a bounded transaction at a time", async () => {
+  const { db, at } = indexes();
+  const index = at(db);
+  await index.put({ source: "mbox", size: 1, mtime: 1 }, generation("old", 2 * RECORDS_PER_TRANSACTION + 1));
+  const removed: number[] = [];
+  const docs = () => db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_docs").get()!.n;
+  let before = docs();
+  const counted = at(
+    watched(db, () => {
+      const now = docs();
+      removed.push(before - now);
+      before = now;
+      // Hidden from the first transaction on, though not all removed yet.
+      expect(index.count()).toBe(0);
+    }),
+  );
+  const result = await syncIndex(counted, [], async () => []);
+  expect(result.removed).toBe(1);
+  expect(Math.max(...removed)).toBeLessThanOrEqual(RECORDS_PER_TRANSACTION);
+  expect(docs()).toBe(0);
+  expect(hidden(db, index)).toBe(0);
+});
