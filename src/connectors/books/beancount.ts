@@ -3,8 +3,8 @@
 // poptag. Other directives (open, balance, price, ...) are passed over. One pass, line by line;
 // a posting whose amount is left out takes what balances the others (their weights: cost or
 // price times units). Strict: a transaction line it cannot read refuses the file, with its line.
-import { BookUnreadable, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
-import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting, sumPostings } from "./sums";
+import { BookUnreadable, balanceElided, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
+import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting } from "./sums";
 
 const HEADER = /^(\d{4})-(\d{2})-(\d{2})\s+(?:\*|!|txn|[A-Z#&?%PSTCURM])(?:\s+(.*))?$/;
 const ACCOUNT = /^([!*]\s+)?([A-Z][\p{L}\p{N}-]*(?::[\p{Lu}\p{N}][\p{L}\p{N}-]*)+)(?:\s+(.*))?$/u;
@@ -46,11 +46,7 @@ export function parseBeancount(text: string, file: string, onTransaction: OnTran
   const close = () => {
     if (!current) return;
     const { weights, elided, ...t } = current;
-    if (elided.length > 1) throw new BookUnreadable(t.line, "a transaction leaves out more than one posting's amount");
-    if (elided.length === 1) {
-      for (const [commodity, sum] of Object.entries(sumPostings(weights)))
-        if (!/^-?0(\.0*)?$/.test(sum)) t.postings.push({ account: elided[0]!, amount: negateDecimal(sum), commodity });
-    }
+    balanceElided(t, weights, elided);
     transactions.push(t);
     current = undefined;
     onTransaction();

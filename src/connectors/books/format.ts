@@ -2,7 +2,7 @@
 // share: the transaction type (sums.ts), amounts made into plain decimals, and the error a
 // broken file is refused with (its line, never its content).
 import { extname } from "node:path";
-import type { BookTransaction } from "./sums";
+import { type BookTransaction, isZeroDecimal, negateDecimal, type Posting, sumPostings } from "./sums";
 
 export const BOOK_FORMATS = {
   ".beancount": "beancount",
@@ -93,4 +93,15 @@ export class LineCounter {
     }
     return this.line;
   }
+}
+
+/**
+ * A transaction's one posting written without an amount takes what balances the others, per
+ * commodity (Ledger's and beancount's rule); more than one such posting is no transaction.
+ */
+export function balanceElided(t: BookTransaction, weights: Posting[], elided: string[]): void {
+  if (elided.length > 1) throw new BookUnreadable(t.line, "a transaction leaves out more than one posting's amount");
+  if (elided.length === 0) return;
+  for (const [commodity, sum] of Object.entries(sumPostings(weights)))
+    if (!isZeroDecimal(sum)) t.postings.push({ account: elided[0]!, amount: negateDecimal(sum), commodity });
 }

@@ -4,8 +4,8 @@
 // A posting left without an amount takes what balances the others, per commodity. Automated
 // (`=`) and periodic (`~`) transactions are rules, not transactions: passed over (so are their
 // generated postings; the README says so). `include` is not followed. One pass, line by line.
-import { BookUnreadable, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
-import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting, sumPostings } from "./sums";
+import { BookUnreadable, balanceElided, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
+import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting } from "./sums";
 
 const HEADER = /^(\d{4}[/.-])?(\d{1,2})[/.-](\d{1,2})(?:=\S+)?(?:\s+([*!]))?(?:\s+\(([^)]*)\))?(?:\s+(.*))?$/;
 /** A commodity: a quoted name, or letters and symbols without digits, spaces or signs. */
@@ -52,10 +52,7 @@ export function parseLedger(text: string, file: string, onTransaction: OnTransac
     inRule = false;
     if (!current) return;
     const { weights, elided, ...t } = current;
-    if (elided.length > 1) throw new BookUnreadable(t.line, "a transaction leaves out more than one posting's amount");
-    if (elided.length === 1)
-      for (const [commodity, sum] of Object.entries(sumPostings(weights)))
-        if (!/^-?0(\.0*)?$/.test(sum)) t.postings.push({ account: elided[0]!, amount: negateDecimal(sum), commodity });
+    balanceElided(t, weights, elided);
     transactions.push(t);
     current = undefined;
     onTransaction();
