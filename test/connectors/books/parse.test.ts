@@ -18,7 +18,7 @@ import { parseGnucash } from "../../../src/connectors/books/gnucash";
 import { parseLedger } from "../../../src/connectors/books/ledger";
 import { parseOfx } from "../../../src/connectors/books/ofx";
 import { parseQif } from "../../../src/connectors/books/qif";
-import { bookRecords, transactionOf } from "../../../src/connectors/books/records";
+import { bookRecords, MAX_TRANSACTION_POSTINGS, transactionOf } from "../../../src/connectors/books/records";
 import { sumPostings } from "../../../src/connectors/books/sums";
 import { SourceSkipped } from "../../../src/connectors/types";
 import { SHARED_DATA } from "../../support/servers";
@@ -317,6 +317,16 @@ describe("records", () => {
     );
     const bomb = gzipSync(Buffer.alloc(80 * 1024 * 1024, 0x20));
     expect(() => bookRecords(bomb, { ...place, format: "gnucash" })).toThrow(new SourceSkipped("expands beyond 64 MB"));
+  });
+
+  test("a transaction of more postings than MAX_TRANSACTION_POSTINGS skips its file: one record is never megabytes for the serving thread (D31)", () => {
+    const journal = (postings: number) =>
+      Buffer.from(`2020-01-01 * "Payroll"\n${"  Assets:Cash  1.00 USD\n".repeat(postings)}  Equity:Opening\n`);
+    const [record] = bookRecords(journal(MAX_TRANSACTION_POSTINGS - 1), place);
+    expect(transactionOf(record!)!.postings.length).toBe(MAX_TRANSACTION_POSTINGS);
+    expect(() => bookRecords(journal(MAX_TRANSACTION_POSTINGS), place)).toThrow(
+      new SourceSkipped(`holds a transaction of more than ${MAX_TRANSACTION_POSTINGS} postings (line 1)`),
+    );
   });
 });
 
