@@ -252,13 +252,17 @@ export class OAuthStore {
     })();
   }
 
-  /** Drops up to `limit` clients introduced before `before` (seconds) that no grant names, oldest first; how many. */
+  /**
+   * Drops up to `limit` clients introduced before `before` (seconds) that no grant names, nor a
+   * code (a grant is made when the code is exchanged: approved, it is in use), oldest first; how many.
+   */
   dropUnusedClients(before: number, limit: number): number {
     return this.db
       .query(
         `DELETE FROM oauth_clients WHERE client_id IN (
            SELECT client_id FROM oauth_clients WHERE created_at < ?
              AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)
+             AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.client_id = oauth_clients.client_id)
            ORDER BY created_at LIMIT ?)`,
       )
       .run(before, limit).changes;
