@@ -90,7 +90,7 @@ export class LoginThrottle {
     }
   }
 
-  /** Seconds until a login for this account from this address (and device, a browser's cookie) may be tried, or 0. */
+  /** Seconds until a login for this account from this address (and device, the id its browser sent) may be tried, or 0. */
   blockedFor(account: string | undefined, address: string, device?: string): number {
     const waits: number[] = [];
     const { account: sprayed, ...refusing } = this.counters(account, address);
@@ -131,11 +131,11 @@ export class LoginThrottle {
     };
     return {
       attempt: {
-        succeeded: () => {
+        succeeded: (issued) => {
           if (counters.pair) this.failures.delete(counters.pair.key);
           takeBack(counters.account);
           takeBack(counters.address);
-          if (account !== undefined) this.remember(account, address, device);
+          if (account !== undefined) this.remember(account, address, issued);
         },
         busy: () => {
           takeBack(counters.pair);
@@ -152,9 +152,11 @@ export interface LoginAttempt {
   /**
    * The password was right: this address's failures for the account are forgotten, this attempt
    * is not a failure (the account-wide count stays: it bounds guessing from everywhere), and the
-   * address and the device are known to the account (KNOWN_ADDRESS_MS).
+   * address and `issued`, the device id this sign-in gives the browser, are known to the account
+   * (KNOWN_ADDRESS_MS). Never the id the browser sent: a stranger able to put a cookie in it (a
+   * sibling site's) would have that id made known, as a fixed session id would be.
    */
-  succeeded(): void;
+  succeeded(issued?: string): void;
   /**
    * Refused because the hashes were busy: not a failure of the account's, but still one of the
    * address's, so retrying into a full gate costs the one retrying (issue 35).

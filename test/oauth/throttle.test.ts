@@ -73,9 +73,9 @@ describe("sign-in throttle", () => {
   test("the browser bob signed in with (its device cookie) is not slowed at a new address; another browser is", () => {
     const clock = { now: 1_000_000 };
     const throttle = new LoginThrottle(() => clock.now);
-    const first = throttle.attempt("bob", "192.0.2.10", "bobs-phone");
+    const first = throttle.attempt("bob", "192.0.2.10");
     if (!("attempt" in first)) throw new Error("refused");
-    first.attempt.succeeded();
+    first.attempt.succeeded("bobs-phone");
     for (let a = 0; a < ACCOUNT_FAILURES / ACCOUNT_ADDRESS_FAILURES; a++) fail(throttle, "bob", `203.0.113.${a}`, ACCOUNT_ADDRESS_FAILURES);
     expect(throttle.blockedFor("bob", "198.51.100.7", "bobs-phone")).toBe(0);
     expect(throttle.blockedFor("bob", "198.51.100.7")).toBeGreaterThan(0);
@@ -94,9 +94,9 @@ describe("sign-in throttle", () => {
     const { throttle } = sprayed();
     // Mallory's own account, her right password, no device cookie sent: a new device each time.
     for (let i = 0; i < 100_000; i++) {
-      const own = throttle.attempt("mallory", "198.51.100.66", `device-${i}`);
+      const own = throttle.attempt("mallory", "198.51.100.66");
       if (!("attempt" in own)) throw new Error(`refused at ${i}`);
-      own.attempt.succeeded();
+      own.attempt.succeeded(`device-${i}`);
     }
     // Before: 200,000 places past the table's bound pushed bob's out, and bob waited at home.
     expect(throttle.blockedFor("bob", "192.0.2.10")).toBe(0);
