@@ -117,6 +117,9 @@ test("attack: a client whose code is being exchanged (no grant yet) is not dropp
   expect((await registerFrom(t, "192.0.2.10")).status).toBe(201);
   // Before: dropped as never used, and the app's exchange of its code failed (invalid_client).
   expect(store.client("corpus-approved")).not.toBeNull();
+  // Nor by the daily purge of clients never used (it is over a day old).
+  store.purgeExpired(Math.floor(Date.now() / 1000));
+  expect(store.client("corpus-approved")).not.toBeNull();
 });
 
 test("clients introduced within the hour are not dropped: a table full of them refuses (503)", async () => {
