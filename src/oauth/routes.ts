@@ -297,8 +297,10 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         // Longer than any account name can be (128): cut, so neither the page nor the throttle keeps it whole.
         const user = (f.get("user") ?? "").trim().slice(0, 129);
         const given = cookies(request).get(DEVICE_COOKIE);
-        const device = given && /^[A-Za-z0-9_-]{43}$/.test(given) ? given : secret();
-        const result = await oauth.login(user, f.get("password") ?? "", address(request, info), device);
+        const device = given && /^[A-Za-z0-9_-]{43}$/.test(given) ? given : undefined;
+        // A new id at each sign-in, as a session's: one put in the browser by a stranger is never made known.
+        const issued = secret();
+        const result = await oauth.login(user, f.get("password") ?? "", address(request, info), device, issued);
         if (!result.ok) {
           if (result.refused) {
             const { reason, retryAfter } = result.refused;
@@ -319,7 +321,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         return redirect(target, [
           ["set-cookie", cookie(SESSION_COOKIE, s.id, 12 * 3600)],
           ["set-cookie", cookie(LOGIN_COOKIE, "", 0)],
-          ["set-cookie", cookie(DEVICE_COOKIE, device, KNOWN_ADDRESS_MS / 1000)],
+          ["set-cookie", cookie(DEVICE_COOKIE, issued, KNOWN_ADDRESS_MS / 1000)],
         ]);
       },
       {

@@ -128,8 +128,8 @@ export class OAuthServer {
     this.signIn.endSession(id);
   }
 
-  login(user: string, password: string, address: string, device?: string): Promise<LoginResult> {
-    return this.signIn.login(user, password, address, device);
+  login(user: string, password: string, address: string, device?: string, issued?: string): Promise<LoginResult> {
+    return this.signIn.login(user, password, address, device, issued);
   }
 
   upstreamSignIn(

@@ -44,11 +44,11 @@ export class SignIn {
 
   /**
    * Checks a password sign-in from `address` (a limit key: an IPv6 client by its /64) and
-   * `device` (the browser's device cookie): refused before any hash when the throttle is
+   * `device` (the id the browser's device cookie holds): refused before any hash when the throttle is
    * reached (the attempt is counted first) or when the process's hashes are busy, or busy with
-   * this address's. Signed in, the address and the device are known to the account (throttle.ts).
+   * this address's. Signed in, the address and `issued` (the browser's new device id) are known to the account (throttle.ts).
    */
-  async login(user: string, password: string, address: string, device?: string): Promise<LoginResult> {
+  async login(user: string, password: string, address: string, device?: string, issued?: string): Promise<LoginResult> {
     // Not a possible account name: counted against the address only, never kept as a key of its own.
     const account = SAFE_SUBJECT.test(user) ? user : undefined;
     const counted = this.throttle.attempt(account, address, device);
@@ -66,7 +66,7 @@ export class SignIn {
       throw error;
     }
     if (!right) return { ok: false };
-    counted.attempt.succeeded();
+    counted.attempt.succeeded(issued);
     return { ok: true };
   }
 

@@ -107,6 +107,13 @@ export interface GrantRow {
   revoked_at: number | null;
 }
 
+/**
+ * A client no grant names, nor a code: a grant is made only when its code is exchanged, so a
+ * client just approved is in use before it has one (dropped then, the exchange failed).
+ */
+const UNUSED_CLIENT = `NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)
+  AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.client_id = oauth_clients.client_id)`;
+
 export class OAuthStore {
   constructor(readonly db: Database) {}
 
@@ -252,13 +259,12 @@ export class OAuthStore {
     })();
   }
 
-  /** Drops up to `limit` clients introduced before `before` (seconds) that no grant names, oldest first; how many. */
+  /** Drops up to `limit` clients introduced before `before` (seconds) never used (UNUSED_CLIENT), oldest first; how many. */
   dropUnusedClients(before: number, limit: number): number {
     return this.db
       .query(
         `DELETE FROM oauth_clients WHERE client_id IN (
-           SELECT client_id FROM oauth_clients WHERE created_at < ?
-             AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)
+           SELECT client_id FROM oauth_clients WHERE created_at < ? AND ${UNUSED_CLIENT}
            ORDER BY created_at LIMIT ?)`,
       )
       .run(before, limit).changes;
@@ -279,11 +285,7 @@ export class OAuthStore {
            AND NOT EXISTS (SELECT 1 FROM oauth_access_tokens a WHERE a.grant_id = oauth_grants.grant_id)`,
       )
       .run(nowSec - 3600).changes;
-    n += this.db
-      .query(
-        "DELETE FROM oauth_clients WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)",
-      )
-      .run(nowSec - 86_400).changes;
+    n += this.db.query(`DELETE FROM oauth_clients WHERE created_at < ? AND ${UNUSED_CLIENT}`).run(nowSec - 86_400).changes;
     return n;
   }
 }

@@ -8,7 +8,8 @@
 // slowed at all; so strangers spraying an account cannot keep its owner out (issue 35). An attempt is counted as a failure
 // before its password is checked, and taken back if it was right: guesses sent at once cannot
 // all pass the check while the first hashes run. Bounded: at most MAX_KEYS counters and
-// MAX_KEYS known addresses are kept (the oldest goes first).
+// MAX_KEYS accounts' known places, KNOWN_PER_ACCOUNT each, are kept (the oldest goes first), so
+// that one account signing in again and again forgets only its own places, never another's.
 /** Failures for one account from one address (an IPv6 /64). */
 export const ACCOUNT_ADDRESS_FAILURES = 5;
 /** Failures for one account from every address together: past it, guessing is slowed (SPRAYED_ACCOUNT_MS). */
@@ -25,6 +26,8 @@ export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
 export const ADDRESS_FAILURES = 20;
 export const WINDOW_MS = 15 * 60_000;
 const MAX_KEYS = 100_000;
+/** Addresses and devices known to one account at most: its oldest is forgotten first. */
+export const KNOWN_PER_ACCOUNT = 32;
 
 interface Counter {
   key: string;
@@ -33,8 +36,8 @@ interface Counter {
 
 export class LoginThrottle {
   private readonly failures = new Map<string, number[]>();
-  /** When each account last signed in from each address and device, by `${account} ${address}` and `${account} device:${device}`. */
-  private readonly known = new Map<string, number>();
+  /** When each account last signed in from each of its places: an address, or `device:${device}`. */
+  private readonly known = new Map<string, Map<string, number>>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -60,20 +63,34 @@ export class LoginThrottle {
     };
   }
 
-  /** Where `account` was signed in from: the address, and the device when the browser has one. */
-  private static places(account: string, address: string, device: string | undefined): string[] {
-    return device === undefined ? [`${account} ${address}`] : [`${account} ${address}`, `${account} device:${device}`];
+  /** Where a sign-in comes from: the address, and the device when the browser has one. */
+  private static places(address: string, device: string | undefined): string[] {
+    return device === undefined ? [address] : [address, `device:${device}`];
   }
 
   private isKnown(account: string, address: string, device: string | undefined): boolean {
-    return LoginThrottle.places(account, address, device).some((key) => {
-      const at = this.known.get(key);
-      if (at !== undefined && at + KNOWN_ADDRESS_MS <= this.now()) this.known.delete(key);
+    const known = this.known.get(account);
+    return LoginThrottle.places(address, device).some((place) => {
+      const at = known?.get(place);
+      if (at !== undefined && at + KNOWN_ADDRESS_MS <= this.now()) known!.delete(place);
       return at !== undefined && at + KNOWN_ADDRESS_MS > this.now();
     });
   }
 
-  /** Seconds until a login for this account from this address (and device, a browser's cookie) may be tried, or 0. */
+  /** `account` signed in from `address` (and `device`): known there for KNOWN_ADDRESS_MS. */
+  private remember(account: string, address: string, device: string | undefined): void {
+    const known = this.known.get(account) ?? new Map<string, number>();
+    this.known.delete(account);
+    this.known.set(account, known);
+    if (this.known.size > MAX_KEYS) this.known.delete(this.known.keys().next().value!);
+    for (const place of LoginThrottle.places(address, device)) {
+      known.delete(place);
+      known.set(place, this.now());
+      if (known.size > KNOWN_PER_ACCOUNT) known.delete(known.keys().next().value!);
+    }
+  }
+
+  /** Seconds until a login for this account from this address (and device, the id its browser sent) may be tried, or 0. */
   blockedFor(account: string | undefined, address: string, device?: string): number {
     const waits: number[] = [];
     const { account: sprayed, ...refusing } = this.counters(account, address);
@@ -114,16 +131,11 @@ export class LoginThrottle {
     };
     return {
       attempt: {
-        succeeded: () => {
+        succeeded: (issued) => {
           if (counters.pair) this.failures.delete(counters.pair.key);
           takeBack(counters.account);
           takeBack(counters.address);
-          if (account === undefined) return;
-          for (const key of LoginThrottle.places(account, address, device)) {
-            this.known.delete(key);
-            this.known.set(key, this.now());
-            if (this.known.size > MAX_KEYS) this.known.delete(this.known.keys().next().value!);
-          }
+          if (account !== undefined) this.remember(account, address, issued);
         },
         busy: () => {
           takeBack(counters.pair);
@@ -140,9 +152,11 @@ export interface LoginAttempt {
   /**
    * The password was right: this address's failures for the account are forgotten, this attempt
    * is not a failure (the account-wide count stays: it bounds guessing from everywhere), and the
-   * address and the device are known to the account (KNOWN_ADDRESS_MS).
+   * address and `issued`, the device id this sign-in gives the browser, are known to the account
+   * (KNOWN_ADDRESS_MS). Never the id the browser sent: a stranger able to put a cookie in it (a
+   * sibling site's) would have that id made known, as a fixed session id would be.
    */
-  succeeded(): void;
+  succeeded(issued?: string): void;
   /**
    * Refused because the hashes were busy: not a failure of the account's, but still one of the
    * address's, so retrying into a full gate costs the one retrying (issue 35).

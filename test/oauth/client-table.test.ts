@@ -89,6 +89,39 @@ test("attack: a table filled over an hour ago by clients never used makes room f
   expect(store.client(`corpus-filler-${MAX_CLIENTS - 1}`)).toBeNull();
 });
 
+test("attack: a client whose code is being exchanged (no grant yet) is not dropped by a full table", async () => {
+  const { t, store } = await server();
+  // The oldest of all, its person just approved it: a code issued, the grant made only when the app exchanges it.
+  store.putClient({
+    client_id: "corpus-approved",
+    kind: "registered",
+    name: "Just approved",
+    redirect_uris: JSON.stringify([REDIRECT]),
+    auth_method: "none",
+    secret_hash: null,
+    grant_types: JSON.stringify(["authorization_code"]),
+    created_at: 0,
+    fetched_at: 0,
+  });
+  store.putCode({
+    code_hash: "h1",
+    client_id: "corpus-approved",
+    user_id: "alice",
+    redirect_uri: REDIRECT,
+    code_challenge: "c",
+    scopes: "corpus:search",
+    expires_at: Math.floor(Date.now() / 1000) + 60,
+    grant_id: null,
+  });
+  fill(store, UNUSED_CLIENT_SECONDS + 600);
+  expect((await registerFrom(t, "192.0.2.10")).status).toBe(201);
+  // Before: dropped as never used, and the app's exchange of its code failed (invalid_client).
+  expect(store.client("corpus-approved")).not.toBeNull();
+  // Nor by the daily purge of clients never used (it is over a day old).
+  store.purgeExpired(Math.floor(Date.now() / 1000));
+  expect(store.client("corpus-approved")).not.toBeNull();
+});
+
 test("clients introduced within the hour are not dropped: a table full of them refuses (503)", async () => {
   const { t, store } = await server();
   fill(store, 60);

@@ -149,6 +149,25 @@ describe("sign-in under concurrent guesses", () => {
     await t.services.close();
   });
 
+  test("attack: a device cookie put in bob's browser by a stranger (a sibling site's cookie) is not made known by bob's sign-in", async () => {
+    const { t, post } = await signInForm({ bob: "bob's long password" });
+    const planted = `corpus_device=${"Pl4nted_by-a-stranger".padEnd(43, "x")}`;
+    const home = await post("bob", "bob's long password", "192.0.2.10", planted);
+    expect(home.status).toBe(303);
+    // A sign-in issues a device id of its own, as a session id is (fixation).
+    const issued = cookieOf(home, "corpus_device")!;
+    expect(issued).toMatch(/^corpus_device=[A-Za-z0-9_-]{43}$/);
+    expect(issued).not.toBe(planted);
+    const throttle = (t.services.oauth as unknown as { signIn: { throttle: LoginThrottle } }).signIn.throttle;
+    for (let i = 0; i < ACCOUNT_FAILURES; i++)
+      if (!("attempt" in throttle.attempt("bob", `203.0.113.${Math.floor(i / ACCOUNT_ADDRESS_FAILURES)}`)))
+        throw new Error(`refused at ${i}`);
+    // Before: the planted id was known to bob's account, and its maker guessed unslowed (401) from every new address.
+    expect((await post("bob", "a guess", "198.51.100.9", planted)).status).toBe(429);
+    expect((await post("bob", "bob's long password", "198.51.100.10", issued)).status).toBe(303);
+    await t.services.close();
+  });
+
   test("one address (an IPv6 /64) guessing at once holds one hash at a time: alice signs in meanwhile, and its busy refusals cost it", async () => {
     const { t, post } = await signInForm({ alice: "alice's long password" });
     await post("nobody", "warm the decoy hash", "192.0.2.1");

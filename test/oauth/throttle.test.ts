@@ -9,6 +9,7 @@ import {
   ACCOUNT_FAILURES,
   ADDRESS_FAILURES,
   KNOWN_ADDRESS_MS,
+  KNOWN_PER_ACCOUNT,
   LoginThrottle,
   SPRAYED_ACCOUNT_MS,
   WINDOW_MS,
@@ -72,9 +73,9 @@ describe("sign-in throttle", () => {
   test("the browser bob signed in with (its device cookie) is not slowed at a new address; another browser is", () => {
     const clock = { now: 1_000_000 };
     const throttle = new LoginThrottle(() => clock.now);
-    const first = throttle.attempt("bob", "192.0.2.10", "bobs-phone");
+    const first = throttle.attempt("bob", "192.0.2.10");
     if (!("attempt" in first)) throw new Error("refused");
-    first.attempt.succeeded();
+    first.attempt.succeeded("bobs-phone");
     for (let a = 0; a < ACCOUNT_FAILURES / ACCOUNT_ADDRESS_FAILURES; a++) fail(throttle, "bob", `203.0.113.${a}`, ACCOUNT_ADDRESS_FAILURES);
     expect(throttle.blockedFor("bob", "198.51.100.7", "bobs-phone")).toBe(0);
     expect(throttle.blockedFor("bob", "198.51.100.7")).toBeGreaterThan(0);
@@ -87,6 +88,23 @@ describe("sign-in throttle", () => {
       fail(throttle, "carol", `198.18.0.${a}`, ACCOUNT_ADDRESS_FAILURES);
     expect(throttle.blockedFor("carol", "192.0.2.10")).toBeGreaterThan(0);
     expect(throttle.blockedFor("bob", "192.0.2.10")).toBe(0);
+  });
+
+  test("attack: another account signing in again and again, each time as a new browser, does not make bob's home unknown", () => {
+    const { throttle } = sprayed();
+    // Mallory's own account, her right password, no device cookie sent: a new device each time.
+    for (let i = 0; i < 100_000; i++) {
+      const own = throttle.attempt("mallory", "198.51.100.66");
+      if (!("attempt" in own)) throw new Error(`refused at ${i}`);
+      own.attempt.succeeded(`device-${i}`);
+    }
+    // Before: 200,000 places past the table's bound pushed bob's out, and bob waited at home.
+    expect(throttle.blockedFor("bob", "192.0.2.10")).toBe(0);
+    // Mallory's newest places are known, her oldest forgotten (KNOWN_PER_ACCOUNT of them kept).
+    for (let a = 0; a < ACCOUNT_FAILURES / ACCOUNT_ADDRESS_FAILURES; a++)
+      fail(throttle, "mallory", `203.0.113.${a}`, ACCOUNT_ADDRESS_FAILURES);
+    expect(throttle.blockedFor("mallory", "192.0.2.99", "device-99999")).toBe(0);
+    expect(throttle.blockedFor("mallory", "192.0.2.99", `device-${99_999 - KNOWN_PER_ACCOUNT}`)).toBeGreaterThan(0);
   });
 
   test("a known address is forgotten KNOWN_ADDRESS_MS after its last sign-in", () => {

@@ -15,6 +15,15 @@ import type { BookTransaction, Posting } from "./sums";
 
 /** Transactions read from one file at most: past it, the file is skipped (each is a record in the index). */
 export const MAX_BOOK_TRANSACTIONS = 500_000;
+/**
+ * Postings, tags and metadata of one transaction at most: past it, the file is skipped. A
+ * transaction is one record, its postings held twice (its text and their JSON), which the serving
+ * thread receives, seals and indexes whole (D31): one of 1,000,000 postings (a 30 MB journal)
+ * held it 1.5 s in one turn; a line is bounded, but not how many lines or tags one holds.
+ */
+export const MAX_TRANSACTION_ENTRIES = 10_000;
+
+const entriesOf = (t: BookTransaction) => t.postings.length + t.tags.length + Object.keys(t.meta).length;
 
 /**
  * Transactions read between two words to the reader: each word crosses to the serving thread,
@@ -131,6 +140,9 @@ export function bookRecords(bytes: Uint8Array, place: BookPlace, onRecord: () =>
     throw error;
   }
   const seen = new Map<string, number>();
+  const crowded = transactions.find((t) => entriesOf(t) > MAX_TRANSACTION_ENTRIES);
+  if (crowded)
+    throw new FileSkipped(`holds a transaction of more than ${MAX_TRANSACTION_ENTRIES} postings, tags and metadata (line ${crowded.line})`);
   return transactions.map((t) => {
     // Transactions on one line (an OFX file's, often) are told apart by their place on it.
     const at = `${place.file}#L${t.line}`;

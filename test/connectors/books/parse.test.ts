@@ -18,7 +18,7 @@ import { parseGnucash } from "../../../src/connectors/books/gnucash";
 import { parseLedger } from "../../../src/connectors/books/ledger";
 import { parseOfx } from "../../../src/connectors/books/ofx";
 import { parseQif } from "../../../src/connectors/books/qif";
-import { bookRecords, transactionOf } from "../../../src/connectors/books/records";
+import { bookRecords, MAX_TRANSACTION_ENTRIES, transactionOf } from "../../../src/connectors/books/records";
 import { sumPostings } from "../../../src/connectors/books/sums";
 import { SourceSkipped } from "../../../src/connectors/types";
 import { SHARED_DATA } from "../../support/servers";
@@ -317,6 +317,21 @@ describe("records", () => {
     );
     const bomb = gzipSync(Buffer.alloc(80 * 1024 * 1024, 0x20));
     expect(() => bookRecords(bomb, { ...place, format: "gnucash" })).toThrow(new SourceSkipped("expands beyond 64 MB"));
+  });
+
+  test("a transaction of more postings, tags and metadata than MAX_TRANSACTION_ENTRIES skips its file: one record is never megabytes for the serving thread (D31)", () => {
+    const skipped = new SourceSkipped(`holds a transaction of more than ${MAX_TRANSACTION_ENTRIES} postings, tags and metadata (line 1)`);
+    const beancount = (postings: number, meta = 0) =>
+      Buffer.from(
+        `2020-01-01 * "Payroll"\n${Array.from({ length: meta }, (_, i) => `  k${i}: "v"\n`).join("")}${"  Assets:Cash  1.00 USD\n".repeat(postings)}  Equity:Opening\n`,
+      );
+    const [record] = bookRecords(beancount(MAX_TRANSACTION_ENTRIES - 1), place);
+    expect(transactionOf(record!)!.postings.length).toBe(MAX_TRANSACTION_ENTRIES);
+    expect(() => bookRecords(beancount(MAX_TRANSACTION_ENTRIES), place)).toThrow(skipped);
+    expect(() => bookRecords(beancount(1, MAX_TRANSACTION_ENTRIES), place)).toThrow(skipped);
+    // Ledger tags: a comment line each, every line short.
+    const ledger = Buffer.from(`2020/01/01 Payroll\n${"    ; :a:\n".repeat(MAX_TRANSACTION_ENTRIES)}    Assets:Cash  $1\n    Equity\n`);
+    expect(() => bookRecords(ledger, { ...place, format: "ledger" })).toThrow(skipped);
   });
 });
 
