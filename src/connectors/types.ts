@@ -107,7 +107,17 @@ export interface Connector {
 export class ConnectorError extends Error {}
 
 /** A source left out on purpose, past a bound (its message says which): not read again until it changes. */
-export class SourceSkipped extends Error {}
+export class SourceSkipped extends Error {
+  /**
+   * The bound was measured over the whole process (its memory): another user's work may have
+   * grown it meanwhile, so the source is read once more before it is kept skipped (D31).
+   */
+  readonly again: boolean;
+  constructor(message: string, { again = false }: { again?: boolean } = {}) {
+    super(message);
+    this.again = again;
+  }
+}
 
 /**
  * Terms and phrases as one list of needles, lower-cased, for sources that match substrings. A

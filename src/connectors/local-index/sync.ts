@@ -66,7 +66,7 @@ export async function syncIndex(
   for (const [i, e] of toRead.entries()) {
     if (stopped()) return sofar();
     try {
-      const records = await read(e);
+      const records = await readOnceMoreIfAsked(read, e);
       if (stopped()) return sofar();
       // Made ready with turns of the event loop: a record of 4 M characters, or 100,000 tiny ones, held the serving thread for seconds (D31).
       const prepared = await index.prepare(records);
@@ -122,4 +122,15 @@ export async function rewriteStaleWords(index: LocalIndex, stopped: () => boolea
 export function scanEntry(path: string, source = path): ScanEntry {
   const st = statSync(path);
   return { source, size: st.size, mtime: Math.floor(st.mtimeMs) };
+}
+
+/** `read(e)`, once more where the skip says the bound measured more than this source (SourceSkipped.again). */
+async function readOnceMoreIfAsked(read: (e: ScanEntry) => Promise<SourceRecord[]>, e: ScanEntry): Promise<SourceRecord[]> {
+  try {
+    return await read(e);
+  } catch (error) {
+    if (!(error instanceof SourceSkipped) || !error.again) throw error;
+    collectIfOverBudget();
+    return await read(e);
+  }
 }

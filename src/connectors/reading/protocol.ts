@@ -22,6 +22,6 @@ export type FromReader =
   /** One record of the job is read: the next one has a budget of its own. */
   | { type: "record"; seq: number }
   /** Left out past a bound (files/limits.ts), with the reason. */
-  | { type: "skipped"; seq: number; reason: string }
+  | { type: "skipped"; seq: number; reason: string; again?: boolean }
   /** Could not be read (broken data); the message is the parser's. */
   | { type: "failed"; seq: number; message: string };

@@ -156,7 +156,7 @@ export class SourceReader {
     return new Promise<FromReader>((resolve, reject) => {
       const settle = (m: FromReader | Error) => {
         if (m instanceof Error) reject(m);
-        else if (m.type === "skipped") reject(new SourceSkipped(m.reason));
+        else if (m.type === "skipped") reject(new SourceSkipped(m.reason, { again: m.again }));
         else if (m.type === "failed") reject(new SourceUnreadable(m.message));
         else resolve(m);
       };
@@ -247,7 +247,7 @@ export class SourceReader {
     if (this.memory() - this.memorySince > this.memoryBytes) {
       this.restarts++;
       this.end();
-      this.finish(job, { type: "skipped", seq: job.seq, reason: neededTooMuchMemory(this.memoryBytes) });
+      this.finish(job, { type: "skipped", seq: job.seq, reason: neededTooMuchMemory(this.memoryBytes), again: true });
       return;
     }
     const cpu = threadCpuMs(this.thread);
