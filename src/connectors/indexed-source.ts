@@ -144,6 +144,9 @@ export class IndexedFolderConnector implements Connector {
           "background",
         );
         if (this.closed) return;
+        // Made a few rows a turn, not all at once in setVectors' turn (~20-40 ms of the serving thread).
+        await this.index.prepareRotation();
+        if (this.closed) return;
         this.index.setVectors(batch, vectors);
         this.embeddingPaused = false;
         const p = this.index.progress();

@@ -15,7 +15,23 @@ export class VectorRotation {
   /** The rotation for a 32-byte key: Gaussian matrix from the key's AES-CTR stream, orthonormalised. */
   static fromKey(key: Uint8Array, dim: number): VectorRotation {
     const normals = gaussians(key, dim * dim);
-    orthonormaliseRows(normals, dim);
+    const rows = rowsOf(normals, dim);
+    for (let i = 0; i < dim; i++) orthonormaliseRow(rows, i, dim);
+    return new VectorRotation(Float32Array.from(normals), dim);
+  }
+
+  /**
+   * The same rotation as fromKey, bit for bit (the same operations in the same order), made
+   * ROWS_PER_TURN rows at a time with `turn` awaited between: at 384 dimensions it is ~20-40 ms
+   * of CPU, which held the serving thread when a connector's first vectors were stored (D31).
+   */
+  static async fromKeyInTurns(key: Uint8Array, dim: number, turn: () => Promise<unknown>): Promise<VectorRotation> {
+    const normals = gaussians(key, dim * dim);
+    const rows = rowsOf(normals, dim);
+    for (let i = 0; i < dim; i++) {
+      orthonormaliseRow(rows, i, dim);
+      if ((i + 1) % ROWS_PER_TURN === 0) await turn();
+    }
     return new VectorRotation(Float32Array.from(normals), dim);
   }
 
@@ -62,36 +78,38 @@ function gaussians(key: Uint8Array, n: number): Float64Array {
   return out;
 }
 
+const rowsOf = (m: Float64Array, dim: number) => Array.from({ length: dim }, (_, i) => m.subarray(i * dim, (i + 1) * dim));
+
+/** Rows a turn of fromKeyInTurns orthonormalises: row i costs i dot products, so ~2-4 ms a turn at 384. */
+const ROWS_PER_TURN = 32;
+
 /**
- * Modified Gram-Schmidt over the rows of a dim×dim matrix, in place. Each projection is taken
- * away in the same pass that takes the next one's dot product: the very same operations in the
- * same order as one pass each (the matrix stored vectors were rotated by must not change by a
- * bit), in half the passes over memory (41 -> ~20 ms at 384, once per user and store).
+ * Modified Gram-Schmidt, row `i` of a dim×dim matrix in place, after rows 0 … i-1. Each projection
+ * is taken away in the same pass that takes the next one's dot product: the very same operations
+ * in the same order as one pass each (the matrix stored vectors were rotated by must not change by
+ * a bit), in half the passes over memory (41 -> ~20 ms at 384, once per user and store).
  */
-function orthonormaliseRows(m: Float64Array, dim: number): void {
-  const rows = Array.from({ length: dim }, (_, i) => m.subarray(i * dim, (i + 1) * dim));
-  for (let i = 0; i < dim; i++) {
-    const a = rows[i]!;
-    if (i > 0) {
-      let b = rows[0]!;
-      let dot = 0;
-      for (let j = 0; j < dim; j++) dot += a[j]! * b[j]!;
-      for (let k = 1; k < i; k++) {
-        const next = rows[k]!;
-        let nextDot = 0;
-        for (let j = 0; j < dim; j++) {
-          const v = a[j]! - dot * b[j]!;
-          a[j] = v;
-          nextDot += v * next[j]!;
-        }
-        b = next;
-        dot = nextDot;
+function orthonormaliseRow(rows: Float64Array[], i: number, dim: number): void {
+  const a = rows[i]!;
+  if (i > 0) {
+    let b = rows[0]!;
+    let dot = 0;
+    for (let j = 0; j < dim; j++) dot += a[j]! * b[j]!;
+    for (let k = 1; k < i; k++) {
+      const next = rows[k]!;
+      let nextDot = 0;
+      for (let j = 0; j < dim; j++) {
+        const v = a[j]! - dot * b[j]!;
+        a[j] = v;
+        nextDot += v * next[j]!;
       }
-      for (let j = 0; j < dim; j++) a[j]! -= dot * b[j]!;
+      b = next;
+      dot = nextDot;
     }
-    let norm = 0;
-    for (let j = 0; j < dim; j++) norm += a[j]! * a[j]!;
-    norm = Math.sqrt(norm);
-    for (let j = 0; j < dim; j++) a[j]! /= norm;
+    for (let j = 0; j < dim; j++) a[j]! -= dot * b[j]!;
   }
+  let norm = 0;
+  for (let j = 0; j < dim; j++) norm += a[j]! * a[j]!;
+  norm = Math.sqrt(norm);
+  for (let j = 0; j < dim; j++) a[j]! /= norm;
 }

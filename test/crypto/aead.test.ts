@@ -30,6 +30,18 @@ describe("AES-256-GCM sealing (D3)", () => {
 });
 
 describe("per-user data keys (D3)", () => {
+  test("a rotation prepared in turns is the one rotation() gives after, kept: not made again in its caller's turn", async () => {
+    const keys = new UserKeys(openDatabase(tempDir(), cryptoMigrations), randomBytes(32));
+    let turns = 0;
+    await keys.prepareRotation("alice", "connector/mail", 384, async () => turns++);
+    expect(turns).toBeGreaterThan(1);
+    const prepared = keys.rotation("alice", "connector/mail", 384);
+    expect(keys.rotation("alice", "connector/mail", 384)).toBe(prepared);
+    // Prepared again: nothing made, no turn taken.
+    await keys.prepareRotation("alice", "connector/mail", 384, async () => turns++);
+    expect(turns).toBe(12);
+  });
+
   test("one key per user, wrapped by the master key, stable across reopen, destroyed for good", () => {
     const dir = tempDir();
     const master = randomBytes(32);

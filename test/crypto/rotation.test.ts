@@ -26,6 +26,18 @@ test("the matrix of a key is the one vectors were stored with: bit for bit as it
   }
 });
 
+test("made a few rows a turn, the matrix is the same bit for bit, and each turn does a part of it (D31)", async () => {
+  let turns = 0;
+  for (const fill of [1, 7]) {
+    const key = new Uint8Array(32).fill(fill);
+    const whole = VectorRotation.fromKey(key, DIM);
+    const inTurns = await VectorRotation.fromKeyInTurns(key, DIM, async () => turns++);
+    for (const j of [0, 1, 191, 383]) expect(inTurns.apply(unit(j))).toEqual(whole.apply(unit(j)));
+  }
+  // 384 rows, 32 a turn: 12 turns each.
+  expect(turns).toBe(24);
+});
+
 test("orthonormal: dot products kept, and the inverse gives a vector back", () => {
   const rotation = VectorRotation.fromKey(new Uint8Array(32).fill(3), DIM);
   const x = new Float32Array(DIM).map((_, i) => Math.sin(i));

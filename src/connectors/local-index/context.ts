@@ -1,6 +1,7 @@
 // What every part of a local index works with: the database, the connector's key in it, the
 // owner's secrets as the index uses them, and how records are cut into chunks.
 import type { Database } from "bun:sqlite";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { VectorRotation } from "../../crypto/rotation";
 import type { UserKeys } from "../../crypto/user-keys";
 import { EMBEDDING_DIM } from "../../embedding/embedder";
@@ -17,6 +18,8 @@ export interface IndexKeys {
   open(sealed: Uint8Array, row: string): string;
   blinder: TermBlinder;
   rotation(): VectorRotation;
+  /** Makes rotation() ready with turns of the event loop between its parts (background work, D31). */
+  prepareRotation(): Promise<void>;
 }
 
 /**
@@ -30,6 +33,7 @@ export function indexKeysFor(keys: UserKeys, owner: string, id: string, create: 
     open: (sealed, row) => keys.openFor(owner, sealed, `${purpose}/${row}`).toString("utf8"),
     blinder: new TermBlinder(() => keys.derive(owner, `word-index/${id}`, create)),
     rotation: () => keys.rotation(owner, `connector/${id}`, EMBEDDING_DIM, create),
+    prepareRotation: () => keys.prepareRotation(owner, `connector/${id}`, EMBEDDING_DIM, () => nextTurn(), create),
   };
 }
 

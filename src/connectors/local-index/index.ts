@@ -118,6 +118,11 @@ export class LocalIndex {
     setVectors(this.ctx, chunks, vectors);
   }
 
+  /** The vectors' rotation made ready in turns, before setVectors needs it (D31). */
+  prepareRotation(): Promise<void> {
+    return this.ctx.keys.prepareRotation();
+  }
+
   progress(): IndexProgress {
     return embeddingProgress(this.ctx);
   }
