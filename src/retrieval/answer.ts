@@ -12,7 +12,7 @@ import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
 import { anyOf } from "./language/patterns";
-import { all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
+import { all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, NOT_AN_ITEM_LABELS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
 
 export interface AnswerSource {
@@ -91,12 +91,8 @@ const MONEY = new RegExp(
   `${CURRENCY_SIGNS}\\s?\\d|(?<![\\d.,])\\d[\\d.,]{0,30}\\s?(${CURRENCY_SIGNS}|${CURRENCY_WORDS}\\b)|\\b${CURRENCY_CODE_WORDS}\\.?\\s?\\d|(?<![\\d.,])\\d{1,3}(?:[.,\\s]?\\d{3}){0,4}[.,]\\d{2}(?![\\d%]|[.,/-]\\d)`,
   "i",
 );
-/**
- * A priced line that is no item: a payment, a card, an adjustment, a charge, a tax code's summary
- * (outside attack, SROIE receipts), as the line's first word ("NAME CARD", "PRO BALANCE" are items).
- */
-const NOT_AN_ITEM =
-  /^[^a-z]*(payment|paid|card|master|visa|credit|debit|adj(ustment)?|service (charge|chrg)|amount|balance|average|ttc|sr\s*@|zrl?|tax code|deposit|tip)\b/i;
+/** A priced line that is no item, by its first word ("NAME CARD", "PRO BALANCE" are items). */
+const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
 
 /**
  * A question for the largest or smallest of something ("which customer in Brazil spent the

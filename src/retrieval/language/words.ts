@@ -8,6 +8,39 @@ export type Table = Record<Language, readonly string[]>;
 /** Every row of a table, whatever its language. */
 export const all = (table: Table): string[] => Object.values(table).flat();
 
+/**
+ * A priced line's first word that says it is no item bought: a payment, a card, an adjustment, a
+ * charge, a tax code's summary ("SR @ 6%", "ZRL" on Malaysian receipts), a deposit or a tip.
+ */
+export const NOT_AN_ITEM_LABELS: Table = {
+  en: [
+    "payment",
+    "paid",
+    "card",
+    "master",
+    "visa",
+    "credit",
+    "debit",
+    "adj",
+    "adjustment",
+    "service charge",
+    "service chrg",
+    "amount",
+    "balance",
+    "average",
+    "sr @",
+    "zr",
+    "zrl",
+    "tax code",
+    "deposit",
+    "tip",
+  ],
+  nl: [],
+  fr: ["ttc"],
+  de: [],
+  pl: [],
+};
+
 /** A record's total: what "how much" asks. */
 export const TOTAL_LABELS: Table = {
   en: ["total", "grand total", "amount due", "amt due", "amount payable", "balance due", "to pay"],
