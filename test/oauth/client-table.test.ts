@@ -8,6 +8,7 @@ import { beginRequest } from "../../src/http/request-context";
 import { CLIENTS_PER_HOUR, MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_SECONDS } from "../../src/oauth/registration";
 import { OAuthStore } from "../../src/oauth/store";
 import { BASE, testApp } from "../helpers";
+import { fillClientTable, registeredClient } from "./support";
 
 const REDIRECT = "https://client.example/cb";
 const META = { redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", client_name: "A real app" };
@@ -36,38 +37,12 @@ async function registerFrom(t: Awaited<ReturnType<typeof testApp>>, address: str
 }
 
 /** The table filled with clients introduced `ageSeconds` ago, none ever used, as many addresses' registrations would. */
-function fill(store: OAuthStore, ageSeconds: number) {
-  const at = Math.floor(Date.now() / 1000) - ageSeconds;
-  store.db.transaction(() => {
-    for (let i = store.countClients(); i < MAX_CLIENTS; i++)
-      store.putClient({
-        client_id: `corpus-filler-${i}`,
-        kind: "registered",
-        name: "filler",
-        redirect_uris: JSON.stringify([REDIRECT]),
-        auth_method: "none",
-        secret_hash: null,
-        grant_types: JSON.stringify(["authorization_code"]),
-        created_at: at - i / 1000,
-        fetched_at: at,
-      });
-  })();
-}
+const fill = (store: OAuthStore, ageSeconds: number) => fillClientTable(store, Math.floor(Date.now() / 1000) - ageSeconds, REDIRECT);
 
 test("attack: a table filled over an hour ago by clients never used makes room for a new one; a client in use is kept", async () => {
   const { t, store } = await server();
   // The oldest of all, but in use: a grant names it.
-  store.putClient({
-    client_id: "corpus-in-use",
-    kind: "registered",
-    name: "In use",
-    redirect_uris: JSON.stringify([REDIRECT]),
-    auth_method: "none",
-    secret_hash: null,
-    grant_types: JSON.stringify(["authorization_code"]),
-    created_at: 0,
-    fetched_at: 0,
-  });
+  store.putClient(registeredClient("corpus-in-use", "In use", 0, REDIRECT));
   store.putGrant({
     grant_id: "g1",
     client_id: "corpus-in-use",
@@ -92,17 +67,7 @@ test("attack: a table filled over an hour ago by clients never used makes room f
 test("attack: a client whose code is being exchanged (no grant yet) is not dropped by a full table", async () => {
   const { t, store } = await server();
   // The oldest of all, its person just approved it: a code issued, the grant made only when the app exchanges it.
-  store.putClient({
-    client_id: "corpus-approved",
-    kind: "registered",
-    name: "Just approved",
-    redirect_uris: JSON.stringify([REDIRECT]),
-    auth_method: "none",
-    secret_hash: null,
-    grant_types: JSON.stringify(["authorization_code"]),
-    created_at: 0,
-    fetched_at: 0,
-  });
+  store.putClient(registeredClient("corpus-approved", "Just approved", 0, REDIRECT));
   store.putCode({
     code_hash: "h1",
     client_id: "corpus-approved",

@@ -12,7 +12,7 @@ import { OAuthServer } from "../../src/oauth/service";
 import { OAuthStore } from "../../src/oauth/store";
 import { req, testApp } from "../helpers";
 import { OPENSSL, selfSigned } from "../support/certificates";
-import { consent, formPost, pkce, signIn, tokenRequest } from "./support";
+import { consent, fillClientTable, formPost, pkce, signIn, tokenRequest } from "./support";
 
 async function revokeRequest(app: ReturnType<typeof createApp>, body: Record<string, string>, headers: Record<string, string> = {}) {
   const r = await app.handle(formPost("/oauth/revoke", body, headers));
@@ -231,21 +231,8 @@ describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
       const store = new OAuthStore(own.db);
       const known = serve("/known.json", "Known Client");
       expect((await own.app.handle(authorizeAs(known))).status).toBe(200);
-      own.db.transaction(() => {
-        for (let i = store.countClients(); i < MAX_CLIENTS; i++)
-          store.putClient({
-            client_id: `corpus-filler-${i}`,
-            kind: "registered",
-            name: "filler",
-            redirect_uris: JSON.stringify([REDIRECT]),
-            auth_method: "none",
-            secret_hash: null,
-            grant_types: JSON.stringify(["authorization_code"]),
-            // Introduced within the hour: a full table drops only clients never used for longer.
-            created_at: Math.floor(Date.now() / 1000),
-            fetched_at: Math.floor(Date.now() / 1000),
-          });
-      })();
+      // Introduced within the hour: a full table drops only clients never used for longer.
+      fillClientTable(store, Math.floor(Date.now() / 1000), REDIRECT);
       const r = await own.app.handle(authorizeAs(serve("/one-too-many.json")));
       expect(r.status).toBe(503);
       expect(hits.get("/one-too-many.json")).toBeUndefined();

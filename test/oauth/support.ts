@@ -1,6 +1,8 @@
 // Drives the built-in authorization server in-process the way a browser would: the login
 // form, then the consent form, following the 303s by hand.
 import { createHash, randomBytes } from "node:crypto";
+import { MAX_CLIENTS } from "../../src/oauth/registration";
+import type { ClientRow, OAuthStore } from "../../src/oauth/store";
 import { BASE } from "../helpers";
 
 type Handle = { handle(request: Request): Promise<Response> | Response };
@@ -70,4 +72,25 @@ export async function consent(
 export async function tokenRequest(app: Handle, body: Record<string, string>, headers: Record<string, string> = {}) {
   const r = await app.handle(formPost("/oauth/token", body, headers));
   return { status: r.status, body: (await r.json()) as Record<string, any>, headers: r.headers };
+}
+
+/** A public client registered at `createdAt` (seconds) for `redirect`, never used, as a row of the client table. */
+export const registeredClient = (clientId: string, name: string, createdAt: number, redirect: string): ClientRow => ({
+  client_id: clientId,
+  kind: "registered",
+  name,
+  redirect_uris: JSON.stringify([redirect]),
+  auth_method: "none",
+  secret_hash: null,
+  grant_types: JSON.stringify(["authorization_code"]),
+  created_at: createdAt,
+  fetched_at: createdAt,
+});
+
+/** The client table filled up to MAX_CLIENTS with clients introduced about `at` (seconds), none ever used, as many addresses' registrations would. */
+export function fillClientTable(store: OAuthStore, at: number, redirect: string): void {
+  store.db.transaction(() => {
+    for (let i = store.countClients(); i < MAX_CLIENTS; i++)
+      store.putClient(registeredClient(`corpus-filler-${i}`, "filler", at - i / 1000, redirect));
+  })();
 }
