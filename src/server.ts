@@ -102,6 +102,7 @@ async function operatorMetrics(services: Services): Promise<Metrics> {
     minFreeBytes: services.disk.minFreeBytes,
   });
   services.accounts.onVerified = (right) => metrics.signIns.inc({ result: right ? "success" : "failure" });
+  services.questionStages.observe = (stage, seconds) => metrics.questionStage(stage, seconds);
   return metrics;
 }
 
