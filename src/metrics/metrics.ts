@@ -27,7 +27,7 @@ export class Metrics implements RequestObserver {
   readonly registry = new Registry();
   readonly requests: Histogram<"method" | "route" | "status">;
   readonly rateLimited: Counter<"route">;
-  readonly signIns: Counter<"result">;
+  readonly signIns: Counter<"method" | "result">;
   readonly questionStages: Histogram<"stage">;
 
   constructor(sources: MetricSources) {
@@ -54,8 +54,8 @@ export class Metrics implements RequestObserver {
     });
     this.signIns = new Counter({
       name: "corpus_sign_ins_total",
-      help: "Passwords checked at sign-in to the built-in authorization server, by result (success, failure)",
-      labelNames: ["result"],
+      help: "Sign-ins to the built-in authorization server by method (password: a password checked; oidc: the upstream provider's answer at the callback) and result (success, failure)",
+      labelNames: ["method", "result"],
       registers,
     });
     new Gauge({
@@ -117,6 +117,11 @@ export class Metrics implements RequestObserver {
   answered(method: string, route: string, status: number, seconds: number): void {
     this.requests.observe({ method, route, status: String(status) }, seconds);
     if (status === 429) this.rateLimited.inc({ route });
+  }
+
+  /** A sign-in by `method` succeeded or failed. */
+  signedIn(method: "password" | "oidc", succeeded: boolean): void {
+    this.signIns.inc({ method, result: succeeded ? "success" : "failure" });
   }
 
   /** A question's stage ended after `seconds`. */

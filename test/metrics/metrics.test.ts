@@ -122,8 +122,8 @@ describe("the metrics listener", () => {
     expect(await accounts.verify("bob", "not the password at all")).toBe(false);
     expect(await accounts.verify("nobody", "not the password at all")).toBe(false);
     const text = await scrape();
-    expect(seriesValue(text, 'corpus_sign_ins_total{result="success"}')).toBe(1);
-    expect(seriesValue(text, 'corpus_sign_ins_total{result="failure"}')).toBe(2);
+    expect(seriesValue(text, 'corpus_sign_ins_total{method="password",result="success"}')).toBe(1);
+    expect(seriesValue(text, 'corpus_sign_ins_total{method="password",result="failure"}')).toBe(2);
     expect(seriesValue(text, 'corpus_connectors{kind="files"}')).toBe(1);
     expect(seriesValue(text, "corpus_embedding_queue_depth")).toBeGreaterThanOrEqual(0);
     expect(seriesValue(text, "corpus_data_free_bytes")).toBeGreaterThan(0);

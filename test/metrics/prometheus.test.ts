@@ -94,7 +94,7 @@ test("Prometheus scrapes corpus and holds its series", async () => {
   expect(requests[0]!.metric.method).toBe("GET");
   const buckets = await query('corpus_http_request_duration_seconds_bucket{route="/",status="200"}');
   expect(buckets.map((s) => s.metric.le)).toContain("+Inf");
-  expect(Number((await query('corpus_sign_ins_total{result="failure"}'))[0]!.value[1])).toBe(1);
+  expect(Number((await query('corpus_sign_ins_total{method="password",result="failure"}'))[0]!.value[1])).toBe(1);
   expect(Number((await query("corpus_data_free_bytes"))[0]!.value[1])).toBeGreaterThan(0);
   expect((await query("corpus_embedding_queue_depth"))[0]!.value[1]).toMatch(/^\d+$/);
   // A scrape may fall within the question, between its stages: until one holds all three.
