@@ -32,6 +32,19 @@ export const DEB_PATHS = {
   docs: "/usr/share/doc/corpus",
 } as const;
 
+/**
+ * What the .deb needs of the system: glibc and, for onnxruntime's library (embedded, loaded at
+ * run time: GLIBC_2.28, GLIBCXX_3.4.22), the C++ runtime and libgcc; useradd for the system user.
+ * Nothing else: the executable carries the rest. test/scripts/release.test.ts checks the glibc
+ * floor against the symbol versions the executable's bytes name.
+ */
+export const DEB_DEPENDS = [
+  { name: "libc6", version: "2.28" },
+  { name: "libgcc-s1", version: "3.0" },
+  { name: "libstdc++6", version: "6" },
+  { name: "passwd" },
+] as const;
+
 export const tarballName = (version: string) => `corpus-${version}-linux-x64.tar.gz`;
 export const debName = (version: string) => `corpus_${version}_amd64.deb`;
 /** The folder the tarball unpacks to. */
@@ -123,8 +136,7 @@ export async function writeRelease(executable: string, out: string): Promise<Rel
         "Architecture: amd64",
         "Maintainer: The corpus authors <corpus@localhost>",
         `Installed-Size: ${installedKiB}`,
-        // useradd (passwd) for the system user; glibc for the executable; nothing else: it carries the rest.
-        "Depends: libc6 (>= 2.27), passwd",
+        `Depends: ${DEB_DEPENDS.map((d) => ("version" in d ? `${d.name} (>= ${d.version})` : d.name)).join(", ")}`,
         "Section: net",
         "Priority: optional",
         "Description: self-hosted retrieval service for business tools",

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DEB_PATHS, type Release, SETTINGS_FILE, tarballFolder, UNIT_FILE, writeRelease } from "../../scripts/release";
+import { DEB_DEPENDS, DEB_PATHS, type Release, SETTINGS_FILE, tarballFolder, UNIT_FILE, writeRelease } from "../../scripts/release";
 import { NOTICES_FILE } from "../../src/licenses/notices";
 import { SERVICE_VERSION } from "../../src/version";
 import { type Corpus, FIXED_ISSUER, startCorpus } from "../backup/support";
@@ -72,17 +72,23 @@ describe("the release tarball", () => {
   });
 });
 
-/** A root for dpkg: its database knows the package's two dependencies (as the machine has them), its /etc the machine's users. */
+/** A root for dpkg: its database knows the package's dependencies (as the machine has them), its /etc the machine's users. */
 function dpkgRoot(): string {
   const root = tempDir("corpus-deb-root-");
   chmodSync(root, 0o755);
   const admin = join(root, "var/lib/dpkg");
   for (const d of ["info", "updates"]) mkdirSync(join(admin, d), { recursive: true });
   writeFileSync(join(admin, "available"), "");
-  const deps = run(["dpkg-query", "--status", "libc6", "passwd"]);
+  const names = DEB_DEPENDS.map((d) => d.name);
+  const deps = run(["dpkg-query", "--status", ...names]);
   expect(deps.code).toBe(0);
   writeFileSync(join(admin, "status"), deps.stdout);
-  for (const list of ["libc6:amd64.list", "passwd.list"]) writeFileSync(join(admin, "info", list), "");
+  // Their file lists (empty: this root holds none of their files), so that dpkg does not warn of them.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own field syntax
+  const listed = run(["dpkg-query", "--show", "--showformat=${binary:Package}\\n", ...names])
+    .stdout.trim()
+    .split("\n");
+  for (const name of listed) writeFileSync(join(admin, "info", `${name}.list`), "");
   mkdirSync(join(root, "etc"));
   for (const f of ["passwd", "group", "shadow", "gshadow", "login.defs"]) copyFileSync(join("/etc", f), join(root, "etc", f));
   return root;
@@ -111,6 +117,17 @@ function systemServiceCalls(): Set<string> {
 }
 
 const fileSha = (path: string) => new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex");
+
+test("the .deb's glibc floor covers every glibc symbol version the executable (its embedded libraries too) names", () => {
+  const bytes = readFileSync(built).toString("latin1");
+  const versions = [...new Set([...bytes.matchAll(/GLIBC_(\d+)\.(\d+)\b/g)].map((m) => [Number(m[1]), Number(m[2])] as const))];
+  const highest = versions.reduce((a, b) => (b[0] > a[0] || (b[0] === a[0] && b[1] > a[1]) ? b : a));
+  const libc = DEB_DEPENDS.find((d) => d.name === "libc6")!;
+  expect(`${highest[0]}.${highest[1]}`).toBe("version" in libc ? libc.version : "");
+  // onnxruntime's library needs the C++ runtime.
+  expect(bytes.includes("GLIBCXX_3.4.22")).toBe(true);
+  expect(DEB_DEPENDS.map((d) => d.name)).toContain("libstdc++6");
+});
 
 describe.skipIf(!isRoot)("the .deb, installed by dpkg into a root of its own", () => {
   let root: string;
