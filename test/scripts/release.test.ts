@@ -272,6 +272,11 @@ describe.skipIf(!isRoot)("the .deb, installed by dpkg into a root of its own", (
     const allowed = systemServiceCalls();
     expect(allowed.has("openat")).toBe(true);
     expect([...made].filter((call) => !allowed.has(call))).toEqual([]);
+    // And every socket it opened is of a family RestrictAddressFamilies= allows.
+    const families = new Set([...readFileSync(trace, "utf8").matchAll(/ socket\((AF_[A-Z0-9]+)/g)].map((m) => m[1]!));
+    expect(families.has("AF_INET")).toBe(true);
+    const restricted = settings.get("RestrictAddressFamilies")![0]!.split(" ");
+    expect([...families].filter((f) => !restricted.includes(f))).toEqual([]);
   });
 
   test("dpkg -r keeps the data and the key and says so; dpkg --purge removes both and says what it removed", () => {
