@@ -1,7 +1,7 @@
 // What the integration tests need of the machine, and bringing it (issue 35 item 11): Dovecot and
 // PostgreSQL for the connector tests' servers (scripts/test-servers.sh), Chromium for the widget
 // test, strace for the read-only test of the local connectors, Prometheus for the metrics scrape test,
-// Ledger and beancount as the books sums' oracle (D34). The test runner (scripts/test.ts)
+// Ledger and beancount as the books sums' oracle (D34), systemd-analyze for the release's unit. The test runner (scripts/test.ts)
 // checks once before the tests; as root it installs the missing Debian packages, printing what
 // it installs; as another user it stops at once with the one command to run. A test itself never
 // installs anything; the unit suite needs none of it.
@@ -57,6 +57,7 @@ export const NEEDS: readonly Need[] = [
   { what: "Prometheus (metrics scrape test)", debian: "prometheus", present: onPath("prometheus") },
   { what: "Ledger (books sums test)", debian: "ledger", present: onPath("ledger") },
   { what: "beancount's bean-query (books sums test)", debian: "beancount", present: onPath("bean-query") },
+  { what: "systemd-analyze (release test: the unit verified)", debian: "systemd", present: onPath("systemd-analyze") },
 ];
 
 export type Plan = { kind: "ready" } | { kind: "install"; packages: string[]; commands: string[][] } | { kind: "refuse"; message: string };

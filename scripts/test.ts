@@ -112,6 +112,7 @@ const INTEGRATION = [
   "retrieval/debug-log.test.ts",
   "scripts/build-model.test.ts",
   "scripts/install-scripts.test.ts",
+  "scripts/release.test.ts",
   "server.test.ts",
   "store/at-rest.test.ts",
   "store/data-dir.test.ts",

@@ -42,10 +42,11 @@ const COMMANDS: Record<string, CommandSpec> = {
     summary: ["revoke one token this server issued (--jti ID),", "or every token of that user issued until now (--user ID)"],
   },
   "user add": {
-    options: { user: VALUE("ID") },
+    options: { user: VALUE("ID"), operator: {} },
     summary: [
       "add a person who may sign in to the built-in authorization server;",
-      "the password is read from standard input (one line, 10+ characters)",
+      "the password is read from standard input (one line, 10+ characters);",
+      "--operator: with the operator's role (D35)",
     ],
   },
   "user passwd": { options: { user: VALUE("ID") }, summary: ["change a password (standard input); signs out their apps and sessions"] },

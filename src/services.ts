@@ -21,6 +21,7 @@ import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
 import { OAuthStore } from "./oauth/store";
 import { OwedWork } from "./owed-work";
+import type { QuestionStageTimes } from "./questions/stages";
 import { embeddingText, recordChunks } from "./retrieval/chunk";
 import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
@@ -64,6 +65,8 @@ export interface Services {
   scrub: Scrub;
   /** Work promised in answers and not done yet: resumed at start (startServer), counted (D29). */
   owed: OwedWork;
+  /** How long questions' stages take, told to the operator's metrics when served (D35). */
+  questionStages: QuestionStageTimes;
   /** Flushes what is written behind, closes connections and the database. */
   close(): Promise<void>;
 }
@@ -213,6 +216,7 @@ export async function createServices(
     disk,
     scrub,
     owed,
+    questionStages: {},
     async close() {
       owed.stop();
       clearInterval(diskTimer);

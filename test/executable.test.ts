@@ -3,13 +3,14 @@ import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { buildExecutable, ENTRYPOINTS } from "../scripts/build";
+import { ENTRYPOINTS } from "../scripts/build";
 import { bundledParts } from "../scripts/notices/gather";
 import { NOTICES_FILE } from "../src/licenses/notices";
 import { assets } from "../src/native/assets";
 import { FIXED_ISSUER, startCorpus } from "./backup/support";
 import { tempDir } from "./helpers";
 import { plantedLibrary } from "./native/planted";
+import { builtExecutable } from "./support/built-executable";
 import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
 import { freePort } from "./support/tcp";
 import { until } from "./support/wait";
@@ -24,12 +25,13 @@ const home = tempDir("corpus-home-");
 const env = () => ({ PATH: "/usr/bin:/bin", HOME: home, TMPDIR: tempDir("corpus-tmp-") });
 
 beforeAll(async () => {
-  built = await buildExecutable(join(tempDir("corpus-build-"), "corpus"));
+  built = await builtExecutable();
   folder = tempDir("corpus-alone-");
   exe = join(folder, "corpus");
   copyFileSync(built, exe);
   require("node:fs").chmodSync(exe, 0o755);
-});
+  // Another test process may be building it (test/support/built-executable.ts).
+}, 600_000);
 
 describe("dist/corpus alone in an empty folder", () => {
   test("corpus version", () => {

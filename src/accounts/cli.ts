@@ -24,9 +24,11 @@ export async function userCommand(command: string, options: Record<string, strin
     const accounts = services.accounts;
     const id = options.user!; // required by the CLI's parser for all but "user list"
     switch (command) {
-      case "user add":
-        await accounts.add(id, await readPassword());
-        return `added user ${id}`;
+      case "user add": {
+        const operator = options.operator === "true";
+        await accounts.add(id, await readPassword(), { operator });
+        return operator ? `added operator ${id}` : `added user ${id}`;
+      }
       case "user passwd":
         await accounts.setPassword(id, await readPassword());
         // A new password ends the sessions and grants held under the old one.
@@ -42,7 +44,7 @@ export async function userCommand(command: string, options: Record<string, strin
           .list()
           .map(
             (a) =>
-              `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}${a.upstream ? `\tupstream ${a.upstream.issuer} sub ${a.upstream.subject}${a.upstream.name ? ` (${a.upstream.name})` : ""}` : ""}`,
+              `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}${a.operator ? "\toperator" : ""}${a.upstream ? `\tupstream ${a.upstream.issuer} sub ${a.upstream.subject}${a.upstream.name ? ` (${a.upstream.name})` : ""}` : ""}`,
           )
           .join("\n");
       default:

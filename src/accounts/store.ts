@@ -34,6 +34,13 @@ export const accountMigrations: Migration[] = [
       )`);
     },
   },
+  {
+    // D35: operators are accounts with a role, made with `corpus user add --operator`.
+    id: "accounts-003-operator",
+    up(db) {
+      db.exec("ALTER TABLE accounts ADD COLUMN operator INTEGER NOT NULL DEFAULT 0");
+    },
+  },
 ];
 
 export const MIN_PASSWORD_LENGTH = 10;
@@ -48,6 +55,8 @@ export interface AccountInfo {
   createdAt: number;
   /** Absent for a person of the upstream provider (no password here). */
   passwordChangedAt?: number;
+  /** An operator (D35): `corpus user add --operator`; only password accounts are. */
+  operator?: true;
   /** The upstream provider's issuer and the name it gave, for a person signed in there. */
   upstream?: { issuer: string; subject: string; name: string | null; lastLoginAt: number };
 }
@@ -73,13 +82,21 @@ export class Accounts {
     if (problem) throw new AccountError(`user id ${JSON.stringify(id)}: ${problem.replace("token subject", "it")}`);
   }
 
-  async add(id: string, password: string): Promise<void> {
+  /** Adds a password account; `operator`: with the operator's role (D35). */
+  async add(id: string, password: string, { operator = false }: { operator?: boolean } = {}): Promise<void> {
     Accounts.checkId(id);
     Accounts.checkPassword(password);
     if (this.exists(id)) throw new AccountError(`user ${id} already exists`);
     const hash = await this.hashes.run(() => Bun.password.hash(password, HASH));
     const at = Math.floor(this.now() / 1000);
-    this.db.query("INSERT INTO accounts (id, password_hash, created_at, password_changed_at) VALUES (?, ?, ?, ?)").run(id, hash, at, at);
+    this.db
+      .query("INSERT INTO accounts (id, password_hash, created_at, password_changed_at, operator) VALUES (?, ?, ?, ?, ?)")
+      .run(id, hash, at, at, operator ? 1 : 0);
+  }
+
+  /** Whether `id` is an operator's account (D35): asked at each use, so a removed operator is none at once. */
+  isOperator(id: string): boolean {
+    return this.db.query("SELECT 1 FROM accounts WHERE id = ? AND operator = 1").get(id) !== null;
   }
 
   async setPassword(id: string, password: string): Promise<void> {
@@ -150,11 +167,16 @@ export class Accounts {
 
   list(): AccountInfo[] {
     const local: AccountInfo[] = this.db
-      .query<{ id: string; created_at: number; password_changed_at: number }, []>(
-        "SELECT id, created_at, password_changed_at FROM accounts ORDER BY id",
+      .query<{ id: string; created_at: number; password_changed_at: number; operator: number }, []>(
+        "SELECT id, created_at, password_changed_at, operator FROM accounts ORDER BY id",
       )
       .all()
-      .map((r) => ({ id: r.id, createdAt: r.created_at, passwordChangedAt: r.password_changed_at }));
+      .map((r) => ({
+        id: r.id,
+        createdAt: r.created_at,
+        passwordChangedAt: r.password_changed_at,
+        ...(r.operator ? { operator: true as const } : {}),
+      }));
     const upstream: AccountInfo[] = this.db
       .query<{ id: string; issuer: string; subject: string; name: string | null; created_at: number; last_login_at: number }, []>(
         "SELECT id, issuer, subject, name, created_at, last_login_at FROM external_accounts ORDER BY id",

@@ -4,6 +4,7 @@
 // bounded set of series, and nothing a scrape could learn about a user.
 import type { Database } from "bun:sqlite";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { QuestionStage } from "../questions/stages";
 import type { RequestObserver } from "./http";
 
 /** What a scrape reads from the running service. */
@@ -26,7 +27,8 @@ export class Metrics implements RequestObserver {
   readonly registry = new Registry();
   readonly requests: Histogram<"method" | "route" | "status">;
   readonly rateLimited: Counter<"route">;
-  readonly signIns: Counter<"result">;
+  readonly signIns: Counter<"method" | "result">;
+  readonly questionStages: Histogram<"stage">;
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -34,6 +36,13 @@ export class Metrics implements RequestObserver {
       name: "corpus_http_request_duration_seconds",
       help: "HTTP requests by method, route (its template) and status, and how long each took to answer",
       labelNames: ["method", "route", "status"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.questionStages = new Histogram({
+      name: "corpus_question_stage_duration_seconds",
+      help: "How long each stage of a question took: search (planning, gathering from the connectors, ranking), answer (shape C's extractive answer), archive (D12)",
+      labelNames: ["stage"],
       buckets: LATENCY_BUCKETS,
       registers,
     });
@@ -45,8 +54,8 @@ export class Metrics implements RequestObserver {
     });
     this.signIns = new Counter({
       name: "corpus_sign_ins_total",
-      help: "Passwords checked at sign-in to the built-in authorization server, by result (success, failure)",
-      labelNames: ["result"],
+      help: "Sign-ins to the built-in authorization server by method (password: a password checked; oidc: the upstream provider's answer at the callback) and result (success, failure)",
+      labelNames: ["method", "result"],
       registers,
     });
     new Gauge({
@@ -108,6 +117,16 @@ export class Metrics implements RequestObserver {
   answered(method: string, route: string, status: number, seconds: number): void {
     this.requests.observe({ method, route, status: String(status) }, seconds);
     if (status === 429) this.rateLimited.inc({ route });
+  }
+
+  /** A sign-in by `method` succeeded or failed. */
+  signedIn(method: "password" | "oidc", succeeded: boolean): void {
+    this.signIns.inc({ method, result: succeeded ? "success" : "failure" });
+  }
+
+  /** A question's stage ended after `seconds`. */
+  questionStage(stage: QuestionStage, seconds: number): void {
+    this.questionStages.observe({ stage }, seconds);
   }
 
   /** The exposition text, and its content type. */

@@ -20,7 +20,7 @@ import { revoke } from "./revocation";
 import { grantableScopes, signsInUpstream } from "./scopes";
 import { type LoginResult, SignIn } from "./sign-in";
 import type { OAuthStore } from "./store";
-import { UPSTREAM_CALLBACK_PATH, UpstreamOidc } from "./upstream";
+import { UPSTREAM_CALLBACK_PATH, UpstreamError, UpstreamOidc } from "./upstream";
 
 export type OAuthOptions = MetadataDocumentOptions;
 
@@ -132,12 +132,22 @@ export class OAuthServer {
     return this.signIn.login(user, password, address, device, issued);
   }
 
-  upstreamSignIn(
+  async upstreamSignIn(
     params: URLSearchParams,
     binding: string | undefined,
   ): Promise<{ session: { id: string; csrf: string }; returnTo: string }> {
-    return this.signIn.upstreamSignIn(params, binding);
+    try {
+      const done = await this.signIn.upstreamSignIn(params, binding);
+      this.onUpstreamSignIn?.(true);
+      return done;
+    } catch (error) {
+      if (error instanceof UpstreamError) this.onUpstreamSignIn?.(false);
+      throw error;
+    }
   }
+
+  /** Told of each answer of the upstream provider at the callback: a sign-in completed or refused (the sign-in metrics, D35). */
+  onUpstreamSignIn?: (completed: boolean) => void;
 
   connectedApps(user: string): Array<{ grantId: string; clientName: string; scopes: string[]; since: number }> {
     return this.signIn.connectedApps(user);

@@ -8,11 +8,14 @@ import type { Principal } from "../auth/verifier";
 import { ID_PREFIX, newId } from "../ids";
 import type { QueryService } from "../retrieval/search";
 import type { QueryOptions, QueryOutcome, RankedChunk } from "../retrieval/types";
+import { type QuestionStageTimes, timed } from "./stages";
 
 export interface AskServices {
   query: QueryService;
   archive: Archive;
   auth: AuthService;
+  /** How long the search and the archiving took (the operator's metrics, D35). */
+  questionStages?: QuestionStageTimes;
 }
 
 /** Why an answer that was searched is not given: each wire says it in its own shape. */
@@ -43,13 +46,13 @@ export interface Asked {
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
-  const outcome = await s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) });
+  const outcome = await timed(s.questionStages, "search", () => s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) }));
   // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
   if (timedOut?.()) throw new AskRefused("timed_out");
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.
   if (stillAllowed && !stillAllowed()) throw new AskRefused("revoked");
   const queryId = newId(ID_PREFIX.query);
   const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, chunkId: newId("") }));
-  archiveAnswer(s.archive, request.user, queryId, request.question, chosen);
+  timed(s.questionStages, "archive", () => archiveAnswer(s.archive, request.user, queryId, request.question, chosen));
   return { queryId, outcome, chosen };
 }

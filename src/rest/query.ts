@@ -11,6 +11,7 @@ import { ErrorBody } from "../http/model";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { ID_PREFIX } from "../ids";
 import { AskRefused, type AskRequest, ask } from "../questions/ask";
+import { type QuestionStageTimes, timed } from "../questions/stages";
 import { meetsAmountConditions } from "../retrieval/amounts";
 import { extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
@@ -23,6 +24,8 @@ type Answer = Static<typeof QueryResponseA> | Static<typeof QueryResponseB> | St
 
 export interface QueryRouteServices extends GuardServices {
   query: QueryService;
+  /** How long each stage took (the operator's metrics, D35). */
+  questionStages?: QuestionStageTimes;
   archive: Archive;
   conversations: Conversations;
   embeddings: EmbeddingService;
@@ -113,14 +116,16 @@ export const queryRoutes = (s: QueryRouteServices) =>
             snippet: snippet(c.text),
             relevance_score: c.score,
           }));
-          const answer = extractiveAnswer(
-            outcome.plan,
-            chosen.map(({ c }) => ({
-              text: c.text,
-              metadata: c.record.metadata,
-              type: c.record.type,
-              meetsAmount: meetsAmountConditions(outcome.plan, c.record),
-            })),
+          const answer = timed(s.questionStages, "answer", () =>
+            extractiveAnswer(
+              outcome.plan,
+              chosen.map(({ c }) => ({
+                text: c.text,
+                metadata: c.record.metadata,
+                type: c.record.type,
+                meetsAmount: meetsAmountConditions(outcome.plan, c.record),
+              })),
+            ),
           );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };

@@ -38,6 +38,31 @@ describe("corpus user", () => {
     expect(cli(["user", "list"], dir).stdout).not.toContain("bob");
   });
 
+  test("user add --operator gives the account the operator's role (D35); a user is none; list shows it; a removed operator is none", async () => {
+    const dir = join(tempDir("corpus-users-"), "data");
+    const added = cli(["user", "add", "--user", "olga", "--operator"], dir, "olga's long password\n");
+    expect(added).toEqual({ code: 0, stdout: "added operator olga\n", stderr: "" });
+    expect(cli(["user", "add", "--user", "ulrich"], dir, "ulrich's long password\n").stdout).toBe("added user ulrich\n");
+    const lines = cli(["user", "list"], dir).stdout.trim().split("\n");
+    expect(lines.find((l) => l.startsWith("olga\t"))).toEndWith("\toperator");
+    expect(lines.find((l) => l.startsWith("ulrich\t"))).not.toContain("operator");
+    expect(cli(["user", "add", "--user", "x", "--operator=yes"], dir, "a long enough password\n").stderr).toContain(
+      "--operator takes no value",
+    );
+    const { Accounts } = await import("../../src/accounts/store");
+    const db = new Database(join(dir, "corpus.db"));
+    try {
+      const accounts = new Accounts(db);
+      expect(accounts.isOperator("olga")).toBe(true);
+      expect(accounts.isOperator("ulrich")).toBe(false);
+      expect(accounts.isOperator("nobody")).toBe(false);
+      expect(cli(["user", "remove", "--user", "olga"], dir).code).toBe(0);
+      expect(accounts.isOperator("olga")).toBe(false);
+    } finally {
+      db.close();
+    }
+  });
+
   test("refusals: short password, duplicate, reserved or unsafe ids, no password, unknown user", () => {
     const dir = join(tempDir("corpus-users-"), "data");
     const short = cli(["user", "add", "--user", "carol"], dir, "short\n");

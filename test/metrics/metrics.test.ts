@@ -96,6 +96,25 @@ describe("the metrics listener", () => {
     expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="POST",route="/v1/query",status="429"}')).toBe(1);
   });
 
+  test("times each stage of a question: search and archive for every one, answer for shape C's", async () => {
+    const before = await scrape();
+    const count = (text: string, stage: string) => seriesValue(text, `corpus_question_stage_duration_seconds_count{stage="${stage}"}`) ?? 0;
+    // Another user than the rate-limit test's (one question a day each).
+    const token = await tokenFor(running.services, "carol", ["corpus:search"]);
+    const r = await fetch(`${running.url}/v1/query`, {
+      method: "POST",
+      headers: { ...bearer(token), "content-type": "application/json" },
+      body: JSON.stringify({ query: "How much did Acme invoice us in March?", conversation_id: null }),
+    });
+    expect(r.status).toBe(200);
+    expect(await r.json()).toHaveProperty("answer");
+    const text = await scrape();
+    for (const stage of ["search", "answer", "archive"]) expect(count(text, stage) - count(before, stage), stage).toBe(1);
+    expect(text).toContain("# TYPE corpus_question_stage_duration_seconds histogram");
+    expect(seriesValue(text, 'corpus_question_stage_duration_seconds_bucket{le="+Inf",stage="search"}')).toBe(count(text, "search"));
+    expect(text).not.toContain("carol");
+  });
+
   test("counts password sign-ins by result, and reads connectors by kind, the embedding queue, owed work, the database's size and free space", async () => {
     const { accounts } = running.services;
     await accounts.add("bob", "a long enough password");
@@ -103,8 +122,8 @@ describe("the metrics listener", () => {
     expect(await accounts.verify("bob", "not the password at all")).toBe(false);
     expect(await accounts.verify("nobody", "not the password at all")).toBe(false);
     const text = await scrape();
-    expect(seriesValue(text, 'corpus_sign_ins_total{result="success"}')).toBe(1);
-    expect(seriesValue(text, 'corpus_sign_ins_total{result="failure"}')).toBe(2);
+    expect(seriesValue(text, 'corpus_sign_ins_total{method="password",result="success"}')).toBe(1);
+    expect(seriesValue(text, 'corpus_sign_ins_total{method="password",result="failure"}')).toBe(2);
     expect(seriesValue(text, 'corpus_connectors{kind="files"}')).toBe(1);
     expect(seriesValue(text, "corpus_embedding_queue_depth")).toBeGreaterThanOrEqual(0);
     expect(seriesValue(text, "corpus_data_free_bytes")).toBeGreaterThan(0);

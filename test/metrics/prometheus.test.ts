@@ -81,6 +81,12 @@ test("Prometheus scrapes corpus and holds its series", async () => {
   expect((await fetch(`${running.url}/metrics`, { headers: bearer(token) })).status).toBe(403);
   await running.services.accounts.add("bob", "a long enough password");
   await running.services.accounts.verify("bob", "not the password at all");
+  const asked = await fetch(`${running.url}/v1/query`, {
+    method: "POST",
+    headers: { ...bearer(token), "content-type": "application/json" },
+    body: JSON.stringify({ query: "How much did Acme invoice us in March?", conversation_id: null }),
+  });
+  expect(asked.status).toBe(200);
 
   const [up] = await query('up{job="corpus"} == 1');
   expect(up!.value[1]).toBe("1");
@@ -88,9 +94,15 @@ test("Prometheus scrapes corpus and holds its series", async () => {
   expect(requests[0]!.metric.method).toBe("GET");
   const buckets = await query('corpus_http_request_duration_seconds_bucket{route="/",status="200"}');
   expect(buckets.map((s) => s.metric.le)).toContain("+Inf");
-  expect(Number((await query('corpus_sign_ins_total{result="failure"}'))[0]!.value[1])).toBe(1);
+  expect(Number((await query('corpus_sign_ins_total{method="password",result="failure"}'))[0]!.value[1])).toBe(1);
   expect(Number((await query("corpus_data_free_bytes"))[0]!.value[1])).toBeGreaterThan(0);
   expect((await query("corpus_embedding_queue_depth"))[0]!.value[1]).toMatch(/^\d+$/);
+  // A scrape may fall within the question, between its stages: until one holds all three.
+  const stages = await until("each stage scraped", async () => {
+    const held = await query("corpus_question_stage_duration_seconds_count == 1");
+    return held.length === 3 ? held : undefined;
+  });
+  expect(stages.map((s) => s.metric.stage).sort()).toEqual(["answer", "archive", "search"]);
 });
 
 test("the alerts of docs/monitoring pass promtool, and Prometheus evaluates them: none firing on a healthy corpus", async () => {

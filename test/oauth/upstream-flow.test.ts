@@ -64,6 +64,7 @@ beforeAll(async () => {
       CORPUS_OIDC_ISSUER: issuer,
       CORPUS_OIDC_CLIENT_ID: CLIENT_ID,
       CORPUS_OIDC_CLIENT_SECRET: CLIENT_SECRET,
+      CORPUS_METRICS_LISTEN: "127.0.0.1:0",
     }),
     createLogger("ERROR", memorySink().sink),
   );
@@ -127,6 +128,26 @@ describe("sign-in at an upstream OpenID Connect provider", () => {
     const [, body] = provider.saved!.access_token.split(".");
     expect(JSON.parse(Buffer.from(body!, "base64url").toString()).sub).toBe(alice);
     expect(running.services.accounts.list().find((a) => a.id === alice)?.upstream).toMatchObject({ issuer, subject: "alice" });
+  });
+
+  test("the operator's metrics count the provider's answers at the callback: a sign-in completed, one refused (D35)", async () => {
+    const count = async (result: string) => {
+      const text = await (await fetch(`${running.metricsUrl}/metrics`)).text();
+      const series = `corpus_sign_ins_total{method="oidc",result="${result}"} `;
+      return Number(
+        text
+          .split("\n")
+          .find((l) => l.startsWith(series))
+          ?.slice(series.length) ?? 0,
+      );
+    };
+    // The browser's sign-in of the test before.
+    expect(await count("success")).toBe(1);
+    const failures = await count("failure");
+    const forged = await fetch(`${running.url}/oauth/oidc/callback?code=forged&state=forged`);
+    expect(forged.status).toBe(400);
+    expect(await count("failure")).toBe(failures + 1);
+    expect(await count("success")).toBe(1);
   });
 
   test("the password form is off: a posted password signs no one in", async () => {

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { bringTestNeeds, type Machine, planFor } from "../../scripts/test-needs";
 import { tempDir } from "../helpers";
 
-/** The books oracle's tools (ledger, bean-query): on every made-up machine, the cases below are about the others. */
-const BOOKS_TOOLS = ["ledger", "bean-query"];
+/** The books oracle's tools (ledger, bean-query) and the release test's systemd-analyze: on every made-up machine, the cases below are about the others. */
+const BOOKS_TOOLS = ["ledger", "bean-query", "systemd-analyze"];
 
 /** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus) and BOOKS_TOOLS, as the user `uid`. */
 function machine(tools: string[], uid = 0) {
@@ -25,6 +25,7 @@ function machine(tools: string[], uid = 0) {
       prometheus: join(bin, "prometheus"),
       ledger: join(bin, "ledger"),
       "bean-query": join(bin, "bean-query"),
+      "systemd-analyze": join(bin, "systemd-analyze"),
     }[tool]!;
     mkdirSync(join(file, ".."), { recursive: true });
     writeFileSync(file, "#!/bin/sh\n");

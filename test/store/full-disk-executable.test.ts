@@ -10,10 +10,10 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildExecutable } from "../../scripts/build";
 import { nativeLibraries } from "../../src/native/assets";
 import { MEANING_NOT_USED_NO_ROOM } from "../../src/retrieval/search";
 import { type Corpus, FIXED_ISSUER, newMasterKey, startCorpus } from "../backup/support";
+import { builtExecutable } from "../support/built-executable";
 import { chinookOperatorFile } from "../support/chinook";
 import { freeBytes, isRoot, mountTmpfs, skipNotice } from "../support/tmpfs";
 import { until } from "../support/wait";
@@ -47,7 +47,7 @@ const connectors = chinookOperatorFile();
 describe.skipIf(!isRoot)("the executable on a data disk too small for the model's copies (D29)", () => {
   beforeAll(async () => {
     mkdirSync(folder, { recursive: true });
-    copyFileSync(await buildExecutable(join(root, "build", "corpus")), exe);
+    copyFileSync(await builtExecutable(), exe);
     chmodSync(exe, 0o755);
     mounted = mountTmpfs(mnt, TMPFS_BYTES);
   }, 240_000);
