@@ -176,6 +176,7 @@ try {
     process.env.CORPUS_TEST_STATE = join(runRoot, "servers");
     process.env.CORPUS_TEST_IMAP_PORT = String(freePort());
     process.env.CORPUS_TEST_PG_PORT = String(freePort());
+    process.env.CORPUS_TEST_MYSQL_PORT = String(freePort());
     await startServers();
     startedServers = true;
   }
