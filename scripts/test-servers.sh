@@ -176,6 +176,7 @@ CORPUS_TEST_PG_URL=postgres://shop:shop-pass@127.0.0.1:$pg_port/chinook
 CORPUS_TEST_PG_ADMIN_URL=postgres://postgres:postgres-admin-pass@127.0.0.1:$pg_port/chinook
 CORPUS_TEST_MYSQL_URL=mysql://shop:shop-pass@127.0.0.1:$mysql_port/chinook
 CORPUS_TEST_MYSQL_ADMIN_URL=mysql://admin:mariadb-admin-pass@127.0.0.1:$mysql_port/chinook
+CORPUS_TEST_MYSQL_SOCKET=$state/mariadb/run/mariadbd.sock
 CORPUS_TEST_DOVECOT_PID=$(dovecot_pid)
 CORPUS_TEST_PG_PID=$(pg_pid)
 CORPUS_TEST_MARIADB_PID=$(mariadb_pid)

@@ -62,6 +62,7 @@ const INTEGRATION = [
   "connectors/sql-bounds.test.ts",
   "connectors/sql-edge-dates.test.ts",
   "connectors/sql-hostile.test.ts",
+  "connectors/sql-mysql.test.ts",
   "connectors/sql-postgres-date-index.test.ts",
   "connectors/sql-postgres-most-undated.test.ts",
   "connectors/sql-postgres-two-reads.test.ts",

@@ -11,6 +11,8 @@ export interface TestServers {
   /** MariaDB: the connector's user, who may only SELECT, and the one that builds tables. */
   mysqlUrl: string;
   mysqlAdminUrl: string;
+  /** MariaDB's unix socket, where a client misled by its environment would go instead. */
+  mysqlSocket: string;
 }
 
 const root = join(import.meta.dir, "../..");
@@ -88,6 +90,7 @@ export function testServers(): Promise<TestServers> {
       pgAdminUrl: env.CORPUS_TEST_PG_ADMIN_URL!,
       mysqlUrl: env.CORPUS_TEST_MYSQL_URL!,
       mysqlAdminUrl: env.CORPUS_TEST_MYSQL_ADMIN_URL!,
+      mysqlSocket: env.CORPUS_TEST_MYSQL_SOCKET!,
     };
   })();
   return started;
