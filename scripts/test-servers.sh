@@ -138,23 +138,28 @@ start_mariadb() {
   alive "$(mariadb_pid)" && return
   local dir="$state/mariadb"
   rm -rf "$dir"
-  mkdir -p "$dir/data" "$dir/run"
+  # Its temporary files too: the run's TMPDIR (scripts/test.ts) is root's, closed to the mysql user.
+  mkdir -p "$dir/data" "$dir/run" "$dir/tmp"
   echo "$mysql_port" > "$dir/port"
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=corpus-test-mariadb \
     -keyout "$dir/key.pem" -out "$dir/cert.pem" >"$dir/openssl.log" 2>&1
   chown -R mysql:mysql "$dir"
-  mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" --auth-root-authentication-method=socket \
+  TMPDIR="$dir/tmp" mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" --auth-root-authentication-method=socket \
     --skip-test-db >"$dir/install.log" 2>&1
   # In a session of its own: the Ctrl-C that stops the tests does not stop it first.
-  setsid mariadbd --no-defaults --user=mysql --datadir="$dir/data" --socket="$dir/run/mariadbd.sock" \
+  TMPDIR="$dir/tmp" setsid mariadbd --no-defaults --user=mysql --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/run/mariadbd.sock" \
     --pid-file="$dir/run/mariadbd.pid" --port="$mysql_port" --bind-address=127.0.0.1 --skip-name-resolve \
     --log-error="$dir/mariadbd.log" --innodb-buffer-pool-size=32M --ssl-cert="$dir/cert.pem" --ssl-key="$dir/key.pem" \
     </dev/null >/dev/null 2>&1 &
-  for _ in $(seq 1 150); do
-    mariadb --no-defaults --socket="$dir/run/mariadbd.sock" -uroot -e "SELECT 1" >/dev/null 2>&1 && break
+  local root=(mariadb --no-defaults --socket="$dir/run/mariadbd.sock" -uroot)
+  for _ in $(seq 1 600); do
+    "${root[@]}" -e "SELECT 1" >/dev/null 2>&1 && break
     sleep 0.1
   done
-  local root=(mariadb --no-defaults --socket="$dir/run/mariadbd.sock" -uroot)
+  if ! "${root[@]}" -e "SELECT 1" >/dev/null 2>&1; then
+    echo "test-servers: MariaDB did not start; see $dir/install.log and $dir/mariadbd.log" >&2
+    exit 1
+  fi
   "${root[@]}" >/dev/null <<SQL
 CREATE DATABASE chinook CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
 CREATE USER 'shop'@'127.0.0.1' IDENTIFIED BY 'shop-pass';
