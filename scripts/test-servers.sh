@@ -132,7 +132,8 @@ SQL
 }
 
 # Its own instance: its own datadir, socket and PID file, a loopback port, a self-signed
-# certificate (TLS offered, not required), root only through the socket; the connector's user
+# certificate (TLS offered, not required), a time zone that is not UTC (as many servers'), root
+# only through the socket; the connector's user
 # "shop" may only SELECT, "admin" builds the tests' own tables.
 start_mariadb() {
   alive "$(mariadb_pid)" && return
@@ -150,6 +151,7 @@ start_mariadb() {
   TMPDIR="$dir/tmp" setsid mariadbd --no-defaults --user=mysql --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/run/mariadbd.sock" \
     --pid-file="$dir/run/mariadbd.pid" --port="$mysql_port" --bind-address=127.0.0.1 --skip-name-resolve \
     --log-error="$dir/mariadbd.log" --innodb-buffer-pool-size=32M --ssl-cert="$dir/cert.pem" --ssl-key="$dir/key.pem" \
+    --default-time-zone=+05:00 \
     </dev/null >/dev/null 2>&1 &
   local root=(mariadb --no-defaults --socket="$dir/run/mariadbd.sock" -uroot)
   for _ in $(seq 1 600); do

@@ -9,7 +9,7 @@ import { SEARCH_CELL_CHARS, SqlConnector } from "../../src/connectors/sql/connec
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { chinookCustomers, chinookInvoices } from "../support/chinook";
 import { FREE_SHARE, turnsWhile } from "../support/event-loop";
-import { mysqlAdmin } from "../support/mysql-admin";
+import { mysqlAdmin, mysqlTable } from "../support/mysql-admin";
 import { type TestServers, testServers } from "../support/servers";
 import { closingListener } from "../support/tcp";
 
@@ -176,6 +176,33 @@ describe("sql (mysql): the connection is made of the connector's config only (D2
       await quiet.close();
     }
   });
+});
+
+// Bun's client sets its session's time_zone to +00:00 (measured): a TIMESTAMP, which the server
+// keeps as an instant, reads and compares as the UTC dates corpus sends (DATETIME has no zone).
+test("a TIMESTAMP is read and compared in UTC on a server whose time zone is not (the test server's: +05:00)", async () => {
+  const made = await mysqlTable("corpus_zone", async (admin) => {
+    await admin.unsafe("CREATE TABLE corpus_zone (id INT PRIMARY KEY, title VARCHAR(20), placed TIMESTAMP NULL)");
+    expect((await admin.unsafe("SELECT @@global.time_zone AS tz"))[0].tz).toBe("+05:00");
+    // 15:00 in the server's zone: 10:00 UTC.
+    await admin.unsafe("SET time_zone = '+05:00'");
+    await admin.unsafe("INSERT INTO corpus_zone VALUES (1, 'parcel', '2021-06-12 15:00:00')");
+  });
+  const c = new SqlConnector(
+    { url: made.url, tables: [{ name: "corpus_zone", id: "id", title: "title", text: ["title"], date: "placed" }] },
+    undefined,
+    LOOPBACK,
+  );
+  try {
+    const [found] = await c.search({ terms: ["parcel"], phrases: [], limit: 5 });
+    expect(found?.date).toBe("2021-06-12T10:00:00.000Z");
+    const after = (hour: string) => c.search({ terms: ["parcel"], phrases: [], limit: 5, dateFrom: new Date(`2021-06-12T${hour}:00:00Z`) });
+    expect((await after("09")).length).toBe(1);
+    expect((await after("11")).length).toBe(0);
+  } finally {
+    await c.close();
+    await made.drop();
+  }
 });
 
 describe("sql (mysql): a hostile table, a million rows and 1 MB cells", () => {
