@@ -27,7 +27,7 @@ import {
   searchNeedles,
 } from "../types";
 import type { SqlConfig, SqlTable } from "./config";
-import { isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
+import { hasScheme, isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
 import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
 
 const STATEMENT_TIMEOUT_MS = 5_000;
@@ -131,7 +131,7 @@ export const REDACTED = "***";
 
 /** The database URL without its password or any secret-looking parameter, for messages and the shown config. */
 export function redactUrl(url: string): string {
-  if (!isServerUrl(url)) return url;
+  if (!hasScheme(url)) return url;
   try {
     const u = new URL(url);
     if (u.password) u.password = REDACTED;
@@ -152,7 +152,7 @@ const safeDecode = (part: string) => {
 
 /** Whether `url` holds the placeholder of a shown URL as its password or a secret parameter (sent back as shown). */
 export function holdsRedacted(url: string): boolean {
-  if (!isServerUrl(url)) return false;
+  if (!hasScheme(url)) return false;
   try {
     const u = new URL(url);
     // The password as it is used (decoded): `%2A%2A%2A` is the placeholder too.

@@ -44,6 +44,9 @@ const PREFIX = "config.url: ";
 /** A `scheme://` at the start: a URL, never a SQLite path. */
 const SCHEME = /^([a-z][a-z0-9+.-]*):\/\//i;
 
+/** A URL of any scheme, known or not (its password is masked wherever it is shown). */
+export const hasScheme = (url: string) => SCHEME.test(url);
+
 /**
  * The engine of a database server's URL; undefined for a SQLite file path. Throws, naming it,
  * for a scheme that is neither.
