@@ -1,9 +1,9 @@
-// IMAP and PostgreSQL hosts users add, through the real app (D26; issue 13 items 6, 7):
+// IMAP, PostgreSQL and MySQL hosts users add, through the real app (D26; issue 13 items 6, 7):
 // non-public addresses in any spelling are 403 before any connection unless the operator lists
 // them in CORPUS_CONNECTOR_ALLOW_HOSTS; database URLs are read by corpus (400 for parameters);
 // a server that closes after authentication gets a bounded number of connections.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { ConfigError } from "../../src/config";
@@ -191,6 +191,10 @@ describe("users' hosts listed in CORPUS_CONNECTOR_ALLOW_HOSTS", () => {
       const shop = await t.add({ ...pg(servers.mysqlUrl), config: { url: servers.mysqlUrl, tables: [chinookInvoices("mysql")] } });
       expect(shop).toMatchObject({ status: 200, body: { status: "ok", records: 412 } });
       expect(JSON.stringify(shop.body)).not.toContain("shop-pass");
+      // Stored sealed (D20): no file of the data folder spells the password.
+      const dir = t.config.CORPUS_DATA_DIR;
+      for (const f of readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile()))
+        expect({ file: f.name, holds: readFileSync(join(dir, f.name)).includes("shop-pass") }).toEqual({ file: f.name, holds: false });
     } finally {
       await t.services.close();
     }
