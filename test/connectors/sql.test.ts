@@ -197,6 +197,23 @@ for (const dialect of ["sqlite", "postgres", "mysql"] as const) {
   });
 }
 
+// SQLite has no schemas to name (a dotted name is a table that does not exist).
+for (const dialect of ["postgres", "mysql"] as const) {
+  test(`sql connector (${dialect}): a table named with its schema (public.invoice, chinook.Invoice) is read as the table`, async () => {
+    const [invoices] = tablesOf[dialect];
+    const name = `${dialect === "postgres" ? "public" : "chinook"}.${invoices!.name}`;
+    const url = dialect === "postgres" ? servers.pgUrl : servers.mysqlUrl;
+    const qualified = new SqlConnector({ url, tables: [{ ...invoices!, name }] }, undefined, LOOPBACK);
+    try {
+      // Was "unavailable": the name was quoted whole, as one identifier with a dot in it.
+      expect(await qualified.health()).toEqual({ status: "ok", records: 412 });
+      expect((await qualified.search({ terms: ["berlin"], phrases: [], limit: 100 })).length).toBeGreaterThan(0);
+    } finally {
+      await qualified.close();
+    }
+  });
+}
+
 describe("sql connector: unreachable databases", () => {
   test("a dead server, a wrong password and a missing file are status error, never a crash", async () => {
     const dead = new SqlConnector({ url: "postgres://shop:x@127.0.0.1:1/chinook", tables: pgTables }, undefined, LOOPBACK);

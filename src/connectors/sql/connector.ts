@@ -94,6 +94,8 @@ interface Driver {
 }
 
 const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+/** A server's table, perhaps in a schema (`public.invoice`, `shop.Invoice`: config.ts allows one dot): each part quoted apart. */
+const quoteTable = (name: string) => name.split(".").map(quote).join(".");
 /** The rows of a table read to tell whether a SQLite column declared without a type holds numbers (its first ones: bounded however large the table). */
 const UNTYPED_SAMPLE = 1000;
 
@@ -556,7 +558,7 @@ export class SqlConnector implements Connector {
           const rows =
             d.dialect === "sqlite"
               ? await countRows((sql, params) => d.select(sql, params), t.name, this.keys.get(t.name)!, bounds)
-              : Number((await d.select(`SELECT count(*) AS n FROM ${quote(t.name)}`, []))[0]?.n ?? 0);
+              : Number((await d.select(`SELECT count(*) AS n FROM ${quoteTable(t.name)}`, []))[0]?.n ?? 0);
           if (rows === undefined) return undefined;
           n += rows;
         }
@@ -621,7 +623,7 @@ export class SqlConnector implements Connector {
     const limitMark = d.dialect === "postgres" ? `$${q.params.length + 1}` : "?";
     const select = (where: string[], order: string, limit: number) =>
       d.select(
-        `SELECT ${q.columns} FROM ${quote(t.name)}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ${limitMark}`,
+        `SELECT ${q.columns} FROM ${quoteTable(t.name)}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ${limitMark}`,
         [...q.params, limit],
       );
     if (!t.date || q.byWords || request.dateFrom || request.dateTo || q.orderedBy) return select(q.where, q.order, request.limit);
