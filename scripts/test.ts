@@ -66,6 +66,7 @@ const INTEGRATION = [
   "connectors/sql-mysql.test.ts",
   "connectors/sql-postgres-date-index.test.ts",
   "connectors/sql-postgres-two-reads.test.ts",
+  "connectors/sql-server-cells.test.ts",
   "connectors/sql.test.ts",
   "connectors/staged-put-crash.test.ts",
   "connectors/status.test.ts",

@@ -42,8 +42,8 @@ const SCAN_BUDGET_MS = 5_000;
  */
 export const NEWEST_ROW_BYTES = 2_000;
 /**
- * Characters of a row's title or text cell a search reads (SQLite and MySQL cut it in SQL,
- * PostgreSQL's is cut as it arrives): a row is ranked, chunked and cited from them on the serving thread.
+ * Characters of a row's title or text cell a search reads (cut in SQL; a PostgreSQL cell of
+ * another type than text as it arrives): a row is ranked, chunked and cited from them on the serving thread.
  * 20 rows of 1 MB asked held it ~0.2-0.5 s a question (reading 20 MB, BM25 over 100,000
  * characters of each, the chunks' digests: D31, measured); at 16,384, a first question still cut
  * and looked up ~28 chunks a row. ~1,300 words of a cell (rows embedded ahead hold 2,000 bytes in
@@ -79,7 +79,7 @@ function dateOrder(dialect: Driver["dialect"], request: RetrievalRequest): strin
 interface Column {
   name: string;
   numeric: boolean;
-  /** MySQL: it holds text or bytes (not a number, a date or a time), cut to SEARCH_CELL_CHARS as it is read. */
+  /** Cut to SEARCH_CELL_CHARS by the server as it is read: MySQL's text or bytes (not a number, a date or a time), PostgreSQL's text. */
   long?: boolean;
 }
 
@@ -318,7 +318,11 @@ async function postgresDriver(
           >`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${name} ORDER BY ordinal_position`,
       );
       const numeric = /^(smallint|integer|bigint|numeric|decimal|real|double precision|money)$/;
-      return rows.length ? rows.map((r) => ({ name: r.column_name, numeric: numeric.test(r.data_type) })) : undefined;
+      // Text read as text: its head is the same characters (a bytea's or a json's ::text would not be, nor a char(n)'s padding).
+      const text = /^(text|character varying)$/;
+      return rows.length
+        ? rows.map((r) => ({ name: r.column_name, numeric: numeric.test(r.data_type), long: text.test(r.data_type) }))
+        : undefined;
     },
     async select(text, params) {
       return readOnly((tx) => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as Promise<Row[]>;
@@ -462,7 +466,7 @@ export class SqlConnector implements Connector {
   private readonly keys = new Map<string, string>();
   /** Each table's text columns of numbers: what a question for the most or least may sort by. */
   private readonly numeric = new Map<string, string[]>();
-  /** MySQL: each table's columns of text or bytes, cut to SEARCH_CELL_CHARS by the server as they are read. */
+  /** A server's tables' columns cut to SEARCH_CELL_CHARS by the server as they are read (Column.long). */
   private readonly long = new Map<string, Set<string>>();
   private readonly attempts: ConnectAttempts;
 
@@ -666,8 +670,8 @@ export class SqlConnector implements Connector {
           ? quote(c)
           : dialect === "sqlite"
             ? headOfCell(c)
-            : dialect === "mysql" && long?.has(c)
-              ? `LEFT(${quote(c)}, ${SEARCH_CELL_CHARS}) AS ${quote(c)}`
+            : long?.has(c)
+              ? `left(${quote(c)}, ${SEARCH_CELL_CHARS}) AS ${quote(c)}`
               : quote(c),
       )
       .join(", ");
