@@ -1,5 +1,5 @@
-// What the integration tests need of the machine, and bringing it (issue 35 item 11): Dovecot and
-// PostgreSQL for the connector tests' servers (scripts/test-servers.sh), Chromium for the widget
+// What the integration tests need of the machine, and bringing it (issue 35 item 11): Dovecot,
+// PostgreSQL and MariaDB for the connector tests' servers (scripts/test-servers.sh), Chromium for the widget
 // test, strace for the read-only test of the local connectors, Prometheus for the metrics scrape test,
 // Ledger and beancount as the books sums' oracle (D34), systemd-analyze for the release's unit. The test runner (scripts/test.ts)
 // checks once before the tests; as root it installs the missing Debian packages, printing what
@@ -52,6 +52,7 @@ const hasPostgres = (m: Machine) => {
 export const NEEDS: readonly Need[] = [
   { what: "Dovecot (IMAP test server)", debian: "dovecot-imapd", present: onPath("dovecot") },
   { what: "PostgreSQL (SQL test server)", debian: "postgresql", present: hasPostgres },
+  { what: "MariaDB (SQL test server)", debian: "mariadb-server", present: onPath("mariadbd") },
   { what: "Chromium (widget test)", debian: "chromium", present: (m) => runnable(m.chromium) },
   { what: "strace (read-only test)", debian: "strace", present: onPath("strace") },
   { what: "Prometheus (metrics scrape test)", debian: "prometheus", present: onPath("prometheus") },

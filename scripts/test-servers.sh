@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Real servers for the connector tests, on loopback only: Dovecot (IMAP) with a mailbox made
-# from shared/data/enron, PostgreSQL loaded with shared/data/chinook.
-#   scripts/test-servers.sh start   start (Dovecot and PostgreSQL must be installed: `npm test` as root installs them), print the env file
-#   scripts/test-servers.sh stop    stop both by PID
+# from shared/data/enron, PostgreSQL and MariaDB loaded with shared/data/chinook.
+#   scripts/test-servers.sh start   start (Dovecot, PostgreSQL and MariaDB must be installed: `npm test` as root installs them), print the env file
+#   scripts/test-servers.sh stop    stop them by PID
 # State lives in $CORPUS_TEST_STATE (default /tmp/corpus-test-servers); the env file there
-# tells the tests where the servers are. Ports: $CORPUS_TEST_IMAP_PORT and $CORPUS_TEST_PG_PORT,
-# else ports the OS gives.
+# tells the tests where the servers are. Ports: $CORPUS_TEST_IMAP_PORT, $CORPUS_TEST_PG_PORT and
+# $CORPUS_TEST_MYSQL_PORT, else ports the OS gives.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 data=${CORPUS_TEST_DATA:-$here/../shared/data}
 state=${CORPUS_TEST_STATE:-/tmp/corpus-test-servers}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+# Debian's MariaDB server is in the administrator's folder, on root's PATH only.
+export PATH="$PATH:/usr/sbin:/sbin"
+bun=${CORPUS_TEST_BUN:-$(command -v bun || echo "$here/node_modules/.bin/bun")}
 
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 dovecot_pid() { cat "$state/dovecot/run/master.pid" 2>/dev/null || true; }
 pg_pid() { head -n 1 "$state/pg/data/postmaster.pid" 2>/dev/null || true; }
+mariadb_pid() { cat "$state/mariadb/run/mariadbd.pid" 2>/dev/null || true; }
 
 # A port the OS gives out on loopback (as scripts/test.ts asks with test/support/tcp.ts freePort),
 # never a fixed one another process may hold.
@@ -24,17 +28,21 @@ free_port() {
 # The ports: those asked for; else those of the servers of $state already running; else the OS's.
 imap_port=${CORPUS_TEST_IMAP_PORT:-}
 pg_port=${CORPUS_TEST_PG_PORT:-}
+mysql_port=${CORPUS_TEST_MYSQL_PORT:-}
 if [ -z "$imap_port" ] && alive "$(dovecot_pid)"; then
   imap_port=$(sed -n 's/^ *port = \([1-9][0-9]*\)$/\1/p' "$state/dovecot/dovecot.conf" | head -n 1)
 fi
 if [ -z "$pg_port" ] && alive "$(pg_pid)"; then
   pg_port=$(sed -n 4p "$state/pg/data/postmaster.pid")
 fi
+if [ -z "$mysql_port" ] && alive "$(mariadb_pid)"; then
+  mysql_port=$(cat "$state/mariadb/port")
+fi
 
 # Installing is the test runner's job (scripts/test-needs.ts, `npm test` as root), not a test's.
 installed() {
-  if ! command -v dovecot >/dev/null || [ -z "$pgbin" ]; then
-    echo "test-servers: Dovecot and PostgreSQL are needed: sudo npm test installs them (apt-get install dovecot-imapd postgresql)" >&2
+  if ! command -v dovecot >/dev/null || [ -z "$pgbin" ] || ! command -v mariadbd >/dev/null; then
+    echo "test-servers: Dovecot, PostgreSQL and MariaDB are needed: sudo npm test installs them (apt-get install dovecot-imapd postgresql mariadb-server)" >&2
     exit 1
   fi
 }
@@ -123,6 +131,47 @@ GRANT ALL ON ALL TABLES IN SCHEMA public TO shop;
 SQL
 }
 
+# Its own instance: its own datadir, socket and PID file, a loopback port, a self-signed
+# certificate (TLS offered, not required), a time zone that is not UTC (as many servers'), root
+# only through the socket; the connector's user
+# "shop" may only SELECT, "admin" builds the tests' own tables.
+start_mariadb() {
+  alive "$(mariadb_pid)" && return
+  local dir="$state/mariadb"
+  rm -rf "$dir"
+  # Its temporary files too: the run's TMPDIR (scripts/test.ts) is root's, closed to the mysql user.
+  mkdir -p "$dir/data" "$dir/run" "$dir/tmp"
+  echo "$mysql_port" > "$dir/port"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=corpus-test-mariadb \
+    -keyout "$dir/key.pem" -out "$dir/cert.pem" >"$dir/openssl.log" 2>&1
+  chown -R mysql:mysql "$dir"
+  TMPDIR="$dir/tmp" mariadb-install-db --no-defaults --user=mysql --datadir="$dir/data" --auth-root-authentication-method=socket \
+    --skip-test-db >"$dir/install.log" 2>&1
+  # In a session of its own: the Ctrl-C that stops the tests does not stop it first.
+  TMPDIR="$dir/tmp" setsid mariadbd --no-defaults --user=mysql --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/run/mariadbd.sock" \
+    --pid-file="$dir/run/mariadbd.pid" --port="$mysql_port" --bind-address=127.0.0.1 --skip-name-resolve \
+    --log-error="$dir/mariadbd.log" --innodb-buffer-pool-size=32M --ssl-cert="$dir/cert.pem" --ssl-key="$dir/key.pem" \
+    --default-time-zone=+05:00 \
+    </dev/null >/dev/null 2>&1 &
+  local root=(mariadb --no-defaults --socket="$dir/run/mariadbd.sock" -uroot)
+  for _ in $(seq 1 600); do
+    "${root[@]}" -e "SELECT 1" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  if ! "${root[@]}" -e "SELECT 1" >/dev/null 2>&1; then
+    echo "test-servers: MariaDB did not start; see $dir/install.log and $dir/mariadbd.log" >&2
+    exit 1
+  fi
+  "${root[@]}" >/dev/null <<SQL
+CREATE DATABASE chinook CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
+CREATE USER 'shop'@'127.0.0.1' IDENTIFIED BY 'shop-pass';
+GRANT SELECT ON chinook.* TO 'shop'@'127.0.0.1';
+CREATE USER 'admin'@'127.0.0.1' IDENTIFIED BY 'mariadb-admin-pass';
+GRANT ALL ON chinook.* TO 'admin'@'127.0.0.1';
+SQL
+  "$bun" "$here/test/support/chinook-mysql.ts" "$data/chinook/Chinook_Sqlite.sqlite" | "${root[@]}" chinook
+}
+
 write_env() {
   cat > "$state/env" <<ENV
 CORPUS_TEST_IMAP_HOST=127.0.0.1
@@ -132,18 +181,22 @@ CORPUS_TEST_IMAP_PASSWORD=enron-imap-pass
 CORPUS_TEST_IMAP_MAILDIR=$state/mail/Maildir
 CORPUS_TEST_PG_URL=postgres://shop:shop-pass@127.0.0.1:$pg_port/chinook
 CORPUS_TEST_PG_ADMIN_URL=postgres://postgres:postgres-admin-pass@127.0.0.1:$pg_port/chinook
+CORPUS_TEST_MYSQL_URL=mysql://shop:shop-pass@127.0.0.1:$mysql_port/chinook
+CORPUS_TEST_MYSQL_ADMIN_URL=mysql://admin:mariadb-admin-pass@127.0.0.1:$mysql_port/chinook
+CORPUS_TEST_MYSQL_SOCKET=$state/mariadb/run/mariadbd.sock
 CORPUS_TEST_DOVECOT_PID=$(dovecot_pid)
 CORPUS_TEST_PG_PID=$(pg_pid)
+CORPUS_TEST_MARIADB_PID=$(mariadb_pid)
 ENV
   cat "$state/env"
 }
 
 stop() {
-  for pid in "$(dovecot_pid)" "$(pg_pid)"; do
+  for pid in "$(dovecot_pid)" "$(pg_pid)" "$(mariadb_pid)"; do
     if alive "$pid"; then kill -TERM "$pid"; fi
   done
   for _ in $(seq 1 50); do
-    alive "$(dovecot_pid)" || alive "$(pg_pid)" || break
+    alive "$(dovecot_pid)" || alive "$(pg_pid)" || alive "$(mariadb_pid)" || break
     sleep 0.1
   done
   rm -f "$state/env"
@@ -155,8 +208,10 @@ case "${1:-}" in
     installed
     [ -n "$imap_port" ] || imap_port=$(free_port)
     [ -n "$pg_port" ] || pg_port=$(free_port)
+    [ -n "$mysql_port" ] || mysql_port=$(free_port)
     start_dovecot
     start_postgres
+    start_mariadb
     write_env
     ;;
   stop) stop ;;

@@ -62,9 +62,11 @@ const INTEGRATION = [
   "connectors/sql-bounds.test.ts",
   "connectors/sql-edge-dates.test.ts",
   "connectors/sql-hostile.test.ts",
+  "connectors/sql-most-undated.test.ts",
+  "connectors/sql-mysql.test.ts",
   "connectors/sql-postgres-date-index.test.ts",
-  "connectors/sql-postgres-most-undated.test.ts",
   "connectors/sql-postgres-two-reads.test.ts",
+  "connectors/sql-server-cells.test.ts",
   "connectors/sql.test.ts",
   "connectors/staged-put-crash.test.ts",
   "connectors/status.test.ts",
@@ -177,6 +179,7 @@ try {
     process.env.CORPUS_TEST_STATE = join(runRoot, "servers");
     process.env.CORPUS_TEST_IMAP_PORT = String(freePort());
     process.env.CORPUS_TEST_PG_PORT = String(freePort());
+    process.env.CORPUS_TEST_MYSQL_PORT = String(freePort());
     await startServers();
     startedServers = true;
   }

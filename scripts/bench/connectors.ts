@@ -11,6 +11,7 @@ import { createMaildirConnector } from "../../src/connectors/maildir/connector";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import type { Connector, RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
+import { allowList, pinner } from "../../src/net/pin";
 import { openDatabase } from "../../src/store/database";
 import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../../test/support/chinook";
 import { runTempDir } from "./lib";
@@ -65,14 +66,19 @@ await files.sync();
 const firstIndex = performance.now() - t0;
 await latency("files (invoices, 37 docs)", files);
 
-const imap = new ImapConnector({
-  host: env.CORPUS_TEST_IMAP_HOST!,
-  port: Number(env.CORPUS_TEST_IMAP_PORT),
-  secure: false,
-  user: env.CORPUS_TEST_IMAP_USER!,
-  password: env.CORPUS_TEST_IMAP_PASSWORD!,
-  mailbox: "INBOX",
-});
+// The test servers listen on loopback: allowed as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would.
+const loopback = { pin: pinner(allowList("127.0.0.1")) };
+const imap = new ImapConnector(
+  {
+    host: env.CORPUS_TEST_IMAP_HOST!,
+    port: Number(env.CORPUS_TEST_IMAP_PORT),
+    secure: false,
+    user: env.CORPUS_TEST_IMAP_USER!,
+    password: env.CORPUS_TEST_IMAP_PASSWORD!,
+    mailbox: "INBOX",
+  },
+  loopback,
+);
 await latency("imap (Dovecot, 1702 mails)", imap, 20);
 await imap.close();
 
@@ -80,12 +86,20 @@ const customerColumns = ["FirstName", "LastName", "Company", "Country"];
 const lite = new SqlConnector({ url: CHINOOK_SQLITE, tables: [chinookInvoices(), chinookCustomers(customerColumns)] });
 await latency("sql (Chinook, SQLite)", lite);
 await lite.close();
-const pg = new SqlConnector({
-  url: env.CORPUS_TEST_PG_URL!,
-  tables: [chinookInvoices("postgres"), chinookCustomers(customerColumns, "postgres")],
-});
+const pg = new SqlConnector(
+  { url: env.CORPUS_TEST_PG_URL!, tables: [chinookInvoices("postgres"), chinookCustomers(customerColumns, "postgres")] },
+  undefined,
+  loopback,
+);
 await latency("sql (Chinook, PostgreSQL)", pg);
 await pg.close();
+const mariadb = new SqlConnector(
+  { url: env.CORPUS_TEST_MYSQL_URL!, tables: [chinookInvoices("mysql"), chinookCustomers(customerColumns, "mysql")] },
+  undefined,
+  loopback,
+);
+await latency("sql (Chinook, MariaDB)", mariadb);
+await mariadb.close();
 
 writeFileSync(
   join(invoices, "Orlen.txt"),

@@ -1,4 +1,4 @@
-// Hosts of the connectors that reach over the network, IMAP and PostgreSQL (D26; issue 13
+// Hosts of the connectors that reach over the network, IMAP and database servers (D26; issue 13
 // item 6). A user's may be public addresses only, unless the operator lists a private or
 // loopback host (name, address or CIDR range) in CORPUS_CONNECTOR_ALLOW_HOSTS; the operator's
 // own connectors (CORPUS_CONNECTORS_FILE) may reach any address. Either way the host is
@@ -15,7 +15,7 @@ import {
   PUBLIC_ONLY,
   pinner,
 } from "../net/pin";
-import { PostgresUrlError } from "./sql/postgres-url";
+import { ServerUrlError } from "./sql/server-url";
 
 export const ALLOW_HOSTS_VARIABLE = "CORPUS_CONNECTOR_ALLOW_HOSTS";
 
@@ -65,7 +65,7 @@ export function remoteTarget(find: () => RemoteTarget | undefined): RemoteTarget
     if (remote) normalizeHost(remote.host);
     return remote;
   } catch (error) {
-    if (error instanceof PostgresUrlError) throw new DomainError("invalid", error.message);
+    if (error instanceof ServerUrlError) throw new DomainError("invalid", error.message);
     if (error instanceof HostInvalid) throw new DomainError("invalid", `config.host: ${error.message}`);
     throw error;
   }

@@ -2,7 +2,7 @@
 // order of every search) on PostgreSQL: ORDER BY date DESC puts NULLs *first* there (SQLite
 // puts them last). A table whose undated rows (drafts, orders not yet placed) outnumber the
 // limit has only those embedded ahead, never its newest dated rows; the same table in SQLite
-// gives its newest dated rows.
+// gives its newest dated rows. MariaDB (DESC puts NULLs last there) is asked the same.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync } from "node:fs";
@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { allowList, pinner } from "../../src/net/pin";
 import { tempDir } from "../helpers";
+import { mysqlTable } from "../support/mysql-admin";
 import { type ShopTable, shopTable } from "../support/pg-tables";
 
 setDefaultTimeout(60_000);
@@ -18,6 +19,7 @@ const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 const TABLE = "attack_undated_orders";
 const table = { name: TABLE, id: "id", title: "title", text: ["note"], date: "placed" };
 let pg: ShopTable;
+let my: Awaited<ReturnType<typeof mysqlTable>>;
 
 /** Ten orders placed (ids 1-10, newest last) and ten drafts without a date (ids 11-20). */
 const rows = [
@@ -35,9 +37,16 @@ beforeAll(async () => {
     await admin.unsafe(`CREATE TABLE ${TABLE} (id integer PRIMARY KEY, title text, note text, placed timestamp)`);
     for (const r of rows) await admin`INSERT INTO ${admin(TABLE)} ${admin(r)}`;
   });
+  my = await mysqlTable(TABLE, async (admin) => {
+    await admin.unsafe(`CREATE TABLE ${TABLE} (id INT PRIMARY KEY, title TEXT, note TEXT, placed DATETIME)`);
+    for (const r of rows) await admin.unsafe(`INSERT INTO ${TABLE} VALUES (?, ?, ?, ?)`, [r.id, r.title, r.note, r.placed]);
+  });
 });
 
-afterAll(() => pg.drop());
+afterAll(async () => {
+  await pg.drop();
+  await my.drop();
+});
 
 async function newestIds(url: string): Promise<string[]> {
   const c = new SqlConnector({ url, tables: [table] }, undefined, LOOPBACK);
@@ -60,5 +69,9 @@ test("attack: PostgreSQL's newest rows are its undated ones (NULLs first in DESC
 
   const newest = [`${TABLE}/10`, `${TABLE}/9`, `${TABLE}/8`, `${TABLE}/7`, `${TABLE}/6`];
   // Was { sqlite: newest, postgres: [".../20", ".../19", …, ".../16"] }: the drafts.
-  expect({ sqlite: await newestIds(file), postgres: await newestIds(pg.pgUrl) }).toEqual({ sqlite: newest, postgres: newest });
+  expect({ sqlite: await newestIds(file), postgres: await newestIds(pg.pgUrl), mysql: await newestIds(my.url) }).toEqual({
+    sqlite: newest,
+    postgres: newest,
+    mysql: newest,
+  });
 });

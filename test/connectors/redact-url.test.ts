@@ -26,6 +26,16 @@ describe("redactUrl", () => {
     expect(params.get("application_name")).toBe("x");
   });
 
+  test("a MySQL or MariaDB URL's password and secret parameters are masked; so is any URL's, even of a scheme not supported", () => {
+    expect(redactUrl(`mysql://shop:${SECRET}@db.internal:3306/shop`)).toBe("mysql://shop:***@db.internal:3306/shop");
+    expect(redactUrl(`mariadb://shop@db.internal/shop?password=${SECRET}&sslmode=require`)).toBe(
+      "mariadb://shop@db.internal/shop?password=***&sslmode=require",
+    );
+    // Refused when added, but an old stored config or a message may still hold one.
+    expect(redactUrl(`oracle://shop:${SECRET}@db.internal/orcl`)).toBe("oracle://shop:***@db.internal/orcl");
+    expect(redactUrl("/srv/shop.sqlite")).toBe("/srv/shop.sqlite");
+  });
+
   test("an encoded or repeated parameter name is masked too", () => {
     const shown = redactUrl(`postgres://u@h/d?pass%77ord=${SECRET}&password=a&password=${SECRET}`);
     expect(shown).not.toContain(SECRET);

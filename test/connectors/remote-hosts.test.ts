@@ -1,13 +1,14 @@
-// IMAP and PostgreSQL hosts users add, through the real app (D26; issue 13 items 6, 7):
+// IMAP, PostgreSQL and MySQL hosts users add, through the real app (D26; issue 13 items 6, 7):
 // non-public addresses in any spelling are 403 before any connection unless the operator lists
 // them in CORPUS_CONNECTOR_ALLOW_HOSTS; database URLs are read by corpus (400 for parameters);
 // a server that closes after authentication gets a bounded number of connections.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { ConfigError } from "../../src/config";
 import { bearer, postJson, req, tempDir, testApp, testConfig } from "../helpers";
+import { chinookInvoices } from "../support/chinook";
 import { type HostilePostgres, hostilePostgres } from "../support/hostile-postgres";
 import { type TestServers, testServers } from "../support/servers";
 import { ANSWERING } from "../support/sources";
@@ -93,10 +94,24 @@ describe("users' IMAP and PostgreSQL hosts (CORPUS_CONNECTOR_ALLOW_HOSTS unset)"
         expect([host, r.status]).toEqual([host, 403]);
         expect(r.body.message).toStartWith("config.url: ");
       }
-      expect(knocks).toBe(0);
       expect(await t.list()).toEqual([]);
     } finally {
       await t.services.close();
+    }
+    // MySQL and MariaDB hosts alike (an app of their own: one user's requests a minute are limited).
+    const u = await app();
+    try {
+      for (const host of ["127.0.0.1", "127.1", "2130706433", "[::ffff:127.0.0.1]", "[::1]", "localhost"]) {
+        for (const scheme of ["mysql", "mariadb"]) {
+          const r = await u.add(pg(`${scheme}://shop:pw@${host}:${listenerPort}/chinook`));
+          expect([scheme, host, r.status]).toEqual([scheme, host, 403]);
+          expect(r.body.message).toStartWith("config.url: ");
+        }
+      }
+      expect(knocks).toBe(0);
+      expect(await u.list()).toEqual([]);
+    } finally {
+      await u.services.close();
     }
   });
 
@@ -116,6 +131,10 @@ describe("users' IMAP and PostgreSQL hosts (CORPUS_CONNECTOR_ALLOW_HOSTS unset)"
         ["postgres://db.example/chinook", "config.url: must name the user"],
         ["postgres://shop@h1,h2/chinook", "config.url: the host must be one host name or IP address"],
         ["postgres://shop@%2Fvar%2Frun%2Fpostgresql/chinook", "config.url: the host must be one host name or IP address"],
+        ["mysql://shop:pw@db.example/chinook?socket=/run/mysqld/mysqld.sock", 'config.url: the parameter "socket" is not allowed'],
+        ["mariadb://shop:pw@db.example", "config.url: must name the database"],
+        // Not taken for a SQLite path ("the path must be absolute"): the scheme is named.
+        ["oracle://shop:pw@db.example/orcl", 'config.url: the scheme "oracle://" is not supported'],
       ] as const) {
         const r = await t.add(pg(url));
         expect([url, r.status, r.body.type]).toEqual([url, 400, "bad_request"]);
@@ -169,6 +188,13 @@ describe("users' hosts listed in CORPUS_CONNECTOR_ALLOW_HOSTS", () => {
       });
       expect(ok).toMatchObject({ status: 200, body: { status: "ok", records: 1702 } });
       expect((await t.add({ ...imap("127.0.0.2"), id: "other" })).status).toBe(403);
+      const shop = await t.add({ ...pg(servers.mysqlUrl), config: { url: servers.mysqlUrl, tables: [chinookInvoices("mysql")] } });
+      expect(shop).toMatchObject({ status: 200, body: { status: "ok", records: 412 } });
+      expect(JSON.stringify(shop.body)).not.toContain("shop-pass");
+      // Stored sealed (D20): no file of the data folder spells the password.
+      const dir = t.config.CORPUS_DATA_DIR;
+      for (const f of readdirSync(dir, { withFileTypes: true }).filter((e) => e.isFile()))
+        expect({ file: f.name, holds: readFileSync(join(dir, f.name)).includes("shop-pass") }).toEqual({ file: f.name, holds: false });
     } finally {
       await t.services.close();
     }

@@ -32,6 +32,7 @@ async function setup() {
     imapSource(imap, "opmail", "Company mail"),
     { id: "oplite", kind: "sql", label: "Shop (SQLite)", config: { url: CHINOOK, tables: liteInvoices } },
     { id: "oppg", kind: "sql", label: "Shop (PostgreSQL)", config: { url: servers.pgUrl, tables: pgInvoices } },
+    { id: "opmy", kind: "sql", label: "Shop (MariaDB)", config: { url: servers.mysqlUrl, tables: liteInvoices } },
     {
       id: "opweb",
       kind: "sql",
@@ -51,9 +52,11 @@ const secrets = () => [
   `${servers.imap.host}:${servers.imap.port}`,
   String(servers.imap.port),
   new URL(servers.pgUrl).port,
+  new URL(servers.mysqlUrl).port,
   CHINOOK,
   "imap://",
   "postgres://",
+  "mysql://",
   "file://",
 ];
 
@@ -78,15 +81,18 @@ describe("search results name no operator host, account, database or path (issue
     // (issue 16), so each is also asked alone.
     const shops = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["oplite", "oppg"] });
     const web = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["opweb"] });
+    // MariaDB's copy holds SQLite's rows under SQLite's names: alone too.
+    const my = await ask({ query: "invoices from Germany", max_results: 2, connectors: ["opmy"] });
     const byConnector = Object.fromEntries(
-      [...shops.results, ...web.results].map((g: any) => [g.connector, g.chunks.map((c: any) => c.source_url)]),
+      [...shops.results, ...web.results, ...my.results].map((g: any) => [g.connector, g.chunks.map((c: any) => c.source_url)]),
     );
-    expect(Object.keys(byConnector).sort()).toEqual(["oplite", "oppg", "opweb"]);
+    expect(Object.keys(byConnector).sort()).toEqual(["oplite", "opmy", "oppg", "opweb"]);
+    for (const url of byConnector.opmy) expect(url).toMatch(/^corpus:\/\/opmy\/Invoice\/\d+$/);
     for (const url of byConnector.oplite) expect(url).toMatch(/^corpus:\/\/oplite\/Invoice\/\d+$/);
     for (const url of byConnector.oppg) expect(url).toMatch(/^corpus:\/\/oppg\/invoice\/\d+$/);
     for (const url of byConnector.opweb) expect(url).toMatch(/^https:\/\/shop\.example\/invoices\/\d+$/);
 
-    for (const body of [mail, shapeC, shops, web]) {
+    for (const body of [mail, shapeC, shops, web, my]) {
       const text = JSON.stringify(body);
       for (const secret of secrets()) expect({ secret, found: text.includes(secret) }).toEqual({ secret, found: false });
     }

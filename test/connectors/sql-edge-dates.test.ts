@@ -2,7 +2,7 @@
 // (retrieval/gather.ts) clamps bounds to years 0000-9999, and REST accepts "0000-01-01": but
 // PostgreSQL has no year 0 ("date/time field value out of range: 0000-06-01T00:00:00.000Z"), so
 // a filter in year 0 fails the PostgreSQL connector and the answer is silently empty instead of
-// every row after it. SQLite compares text and holds.
+// every row after it. SQLite compares text and holds; so must MariaDB, whose DATETIME starts at year 1000.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
@@ -26,6 +26,7 @@ beforeAll(async () => {
   db.close();
   const file = operatorFile([
     { id: "pg", kind: "sql", label: "Shop (PostgreSQL)", config: { url: servers.pgUrl, tables: [chinookInvoices("postgres")] } },
+    { id: "my", kind: "sql", label: "Shop (MariaDB)", config: { url: servers.mysqlUrl, tables: [chinookInvoices("mysql")] } },
     {
       id: "lite",
       kind: "sql",
@@ -53,7 +54,7 @@ test("attack: filters at year 0 and year 9999 bound (or exclude) both dialects' 
     [{ date_from: "9999-12-31T23:59:59.999Z" }, false],
     [{ date_to: "9999-12-31" }, true],
   ] as const) {
-    for (const c of ["pg", "lite"]) {
+    for (const c of ["pg", "my", "lite"]) {
       const r = await t.app.handle(postJson("/v1/query", { q: "Germany", filters: { ...filters, connectors: [c] } }, bearer(token)));
       expect(r.status).toBe(200);
       const key = `${c} ${JSON.stringify(filters)}`;

@@ -14,12 +14,14 @@ setDefaultTimeout(60_000);
 
 const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of ["sqlite", "postgres", "mysql"] as const) {
   describe(`sql (${dialect}): a NUL in a quoted phrase`, () => {
     let c: SqlConnector;
     beforeAll(async () => {
       const tables: SqlTable[] = [chinookInvoices(dialect), chinookCustomers(["FirstName", "LastName", "Country"], dialect)];
-      c = new SqlConnector({ url: dialect === "sqlite" ? CHINOOK_SQLITE : (await testServers()).pgUrl, tables }, undefined, LOOPBACK);
+      const servers = await testServers();
+      const url = { sqlite: CHINOOK_SQLITE, postgres: servers.pgUrl, mysql: servers.mysqlUrl }[dialect];
+      c = new SqlConnector({ url, tables }, undefined, LOOPBACK);
     });
     afterAll(async () => c.close());
 

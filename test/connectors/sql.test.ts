@@ -1,19 +1,21 @@
-// The SQL connector against the Chinook shop: SQLite (the shared file, read-only) and a real
-// PostgreSQL (scripts/test-servers.sh).
+// The SQL connector against the Chinook shop: SQLite (the shared file, read-only), a real
+// PostgreSQL and a real MariaDB (scripts/test-servers.sh): one suite, three databases.
 
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
+import type { SQL } from "bun";
 import postgres from "postgres";
 import type { SqlTable } from "../../src/connectors/sql/config";
 import { SqlConnector } from "../../src/connectors/sql/connector";
-import { parsePostgresUrl } from "../../src/connectors/sql/postgres-url";
+import { parseServerUrl } from "../../src/connectors/sql/server-url";
 import { ORDER_RANK, ORDERED_BY } from "../../src/connectors/types";
 import { allowList, pinner, type Resolver } from "../../src/net/pin";
 import { planQuery } from "../../src/retrieval/plan";
 import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../support/chinook";
 import { hostilePostgres } from "../support/hostile-postgres";
+import { mysqlAdmin } from "../support/mysql-admin";
 import { type TestServers, testServers } from "../support/servers";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -30,6 +32,11 @@ const pgTables: SqlTable[] = [
   chinookInvoices("postgres"),
   chinookCustomers(["FirstName", "LastName", "Company", "Country", "Email"], "postgres"),
 ];
+const mysqlTables: SqlTable[] = [
+  chinookInvoices("mysql"),
+  chinookCustomers(["FirstName", "LastName", "Company", "Country", "Email"], "mysql"),
+];
+const tablesOf = { sqlite: sqliteTables, postgres: pgTables, mysql: mysqlTables };
 
 /** The test servers listen on loopback: allowed here as CORPUS_CONNECTOR_ALLOW_HOSTS=127.0.0.1 would. */
 const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
@@ -38,6 +45,10 @@ let servers: TestServers;
 let pgChecksum: () => Promise<string>;
 let pgBefore: string;
 let admin: postgres.Sql;
+let mysql: SQL;
+let mysqlBefore: string;
+const mysqlChecksum = async () =>
+  (await mysql.unsafe("CHECKSUM TABLE Invoice, Customer EXTENDED")).map((r: { Checksum: unknown }) => String(r.Checksum)).join("/");
 
 beforeAll(async () => {
   servers = await testServers();
@@ -48,24 +59,25 @@ beforeAll(async () => {
     return rows.map((r) => r.sum).join("/");
   };
   pgBefore = await pgChecksum();
+  mysql = await mysqlAdmin();
+  mysqlBefore = await mysqlChecksum();
 });
 
 afterAll(async () => {
   // D19: the databases are exactly as before.
   expect(await pgChecksum()).toBe(pgBefore);
   await admin.end();
+  expect(await mysqlChecksum()).toBe(mysqlBefore);
+  await mysql.close();
   expect(createHash("sha256").update(readFileSync(sqlitePath)).digest("hex")).toBe(sqliteBefore.sha);
   expect(statSync(sqlitePath).mtimeMs).toBe(sqliteBefore.mtime);
 });
 
-for (const dialect of ["sqlite", "postgres"] as const) {
+for (const dialect of ["sqlite", "postgres", "mysql"] as const) {
   describe(`sql connector: Chinook on ${dialect}`, () => {
+    const urlOf = () => ({ sqlite: sqlitePath, postgres: servers.pgUrl, mysql: servers.mysqlUrl })[dialect];
     const make = (over: Partial<{ url: string; tables: SqlTable[] }> = {}) =>
-      new SqlConnector(
-        { url: dialect === "sqlite" ? sqlitePath : servers.pgUrl, tables: dialect === "sqlite" ? sqliteTables : pgTables, ...over },
-        undefined,
-        LOOPBACK,
-      );
+      new SqlConnector({ url: urlOf(), tables: tablesOf[dialect], ...over }, undefined, LOOPBACK);
     let c: SqlConnector;
     beforeAll(() => {
       c = make();
@@ -97,27 +109,37 @@ for (const dialect of ["sqlite", "postgres"] as const) {
                 "SELECT count(*) AS n FROM Invoice WHERE BillingCountry = 'Germany' AND InvoiceDate >= '2021-01-01' AND InvoiceDate < '2022-01-01'",
               )
               .get()!.n
-          : Number(
-              (
-                await admin`SELECT count(*) AS n FROM invoice WHERE billing_country = 'Germany' AND invoice_date >= '2021-01-01' AND invoice_date < '2022-01-01'`
-              )[0]!.n,
-            );
+          : dialect === "mysql"
+            ? Number(
+                (
+                  await mysql`SELECT count(*) AS n FROM Invoice WHERE BillingCountry = 'Germany' AND InvoiceDate >= '2021-01-01' AND InvoiceDate < '2022-01-01'`
+                )[0].n,
+              )
+            : Number(
+                (
+                  await admin`SELECT count(*) AS n FROM invoice WHERE billing_country = 'Germany' AND invoice_date >= '2021-01-01' AND invoice_date < '2022-01-01'`
+                )[0]!.n,
+              );
       expect(expected).toBeGreaterThan(0);
       expect(records.length).toBe(expected);
       for (const r of records) {
         expect(r.content).toContain("Germany");
         expect(r.date! >= from.toISOString() && r.date! < to.toISOString()).toBe(true);
-        expect(r.metadata).toHaveProperty(dialect === "sqlite" ? "Total" : "total");
+        expect(r.metadata).toHaveProperty(dialect === "postgres" ? "total" : "Total");
       }
       if (dialect === "sqlite") expect(records[0]!.source_url).toMatch(/^https:\/\/shop\.example\/invoices\/\d+$/);
       else {
-        expect(records[0]!.source_url).toMatch(/^postgres:\/\/127\.0\.0\.1:\d+\/chinook#invoice\/\d+$/);
+        expect(records[0]!.source_url).toMatch(
+          dialect === "postgres"
+            ? /^postgres:\/\/127\.0\.0\.1:\d+\/chinook#invoice\/\d+$/
+            : /^mysql:\/\/127\.0\.0\.1:\d+\/chinook#Invoice\/\d+$/,
+        );
         expect(records[0]!.source_url).not.toContain("shop-pass");
       }
     });
 
     test("the highest total in Brazil: invoices sorted by the numeric column the question names, ranked in metadata", async () => {
-      const total = dialect === "sqlite" ? "Total" : "total";
+      const total = dialect === "postgres" ? "total" : "Total";
       const records = (await c.search({ terms: ["total", "brazil"], phrases: [], limit: 100, order: "desc" })).filter((r) =>
         r.path.toLowerCase().startsWith("invoice/"),
       );
@@ -126,7 +148,9 @@ for (const dialect of ["sqlite", "postgres"] as const) {
           ? new Database(sqlitePath, { readonly: true })
               .query<{ t: number }, []>("SELECT max(Total) AS t FROM Invoice WHERE BillingCountry = 'Brazil'")
               .get()!.t
-          : Number((await admin`SELECT max(total) AS t FROM invoice WHERE billing_country = 'Brazil'`)[0]!.t);
+          : dialect === "mysql"
+            ? Number((await mysql`SELECT max(Total) AS t FROM Invoice WHERE BillingCountry = 'Brazil'`)[0].t)
+            : Number((await admin`SELECT max(total) AS t FROM invoice WHERE billing_country = 'Brazil'`)[0]!.t);
       expect(Number(records[0]!.metadata[total])).toBe(largest);
       expect(records[0]!.metadata).toMatchObject({ [ORDERED_BY]: total, [ORDER_RANK]: 1 });
       const totals = records.map((r) => Number(r.metadata[total]));
@@ -148,15 +172,45 @@ for (const dialect of ["sqlite", "postgres"] as const) {
     });
 
     test("a write through the connector's own connection fails", async () => {
-      await expect(c.attemptWrite(dialect === "sqlite" ? "DELETE FROM Invoice" : "DELETE FROM invoice")).rejects.toThrow(/read-?only/i);
+      if (dialect !== "mysql") {
+        await expect(c.attemptWrite(dialect === "sqlite" ? "DELETE FROM Invoice" : "DELETE FROM invoice")).rejects.toThrow(/read-?only/i);
+        return;
+      }
+      // MariaDB checks the user's grants first: "shop" may only SELECT. A user who may write (the
+      // admin) is refused by the READ ONLY transaction itself.
+      await expect(c.attemptWrite("DELETE FROM Invoice")).rejects.toThrow(/DELETE command denied/);
+      const writer = make({ url: servers.mysqlAdminUrl });
+      try {
+        for (const write of ["DELETE FROM Invoice", "UPDATE Customer SET Email = 'x'", "CREATE TEMPORARY TABLE corpus_t (x int)"])
+          await expect(writer.attemptWrite(write)).rejects.toThrow(/READ ONLY transaction/);
+      } finally {
+        await writer.close();
+      }
     });
 
     test("an unknown table or column is status error with a clear reason", async () => {
-      const badTable = make({ tables: [{ ...(dialect === "sqlite" ? sqliteTables[0]! : pgTables[0]!), name: "orders" }] });
+      const badTable = make({ tables: [{ ...tablesOf[dialect][0]!, name: "orders" }] });
       expect(await badTable.health()).toEqual({ status: "error", reason: "table orders does not exist" });
-      const badColumn = make({ tables: [{ ...(dialect === "sqlite" ? sqliteTables[0]! : pgTables[0]!), text: ["secret_column"] }] });
+      const badColumn = make({ tables: [{ ...tablesOf[dialect][0]!, text: ["secret_column"] }] });
       expect((await badColumn.health()).reason).toMatch(/has no column secret_column/);
     });
+  });
+}
+
+// SQLite has no schemas to name (a dotted name is a table that does not exist).
+for (const dialect of ["postgres", "mysql"] as const) {
+  test(`sql connector (${dialect}): a table named with its schema (public.invoice, chinook.Invoice) is read as the table`, async () => {
+    const [invoices] = tablesOf[dialect];
+    const name = `${dialect === "postgres" ? "public" : "chinook"}.${invoices!.name}`;
+    const url = dialect === "postgres" ? servers.pgUrl : servers.mysqlUrl;
+    const qualified = new SqlConnector({ url, tables: [{ ...invoices!, name }] }, undefined, LOOPBACK);
+    try {
+      // Was "unavailable": the name was quoted whole, as one identifier with a dot in it.
+      expect(await qualified.health()).toEqual({ status: "ok", records: 412 });
+      expect((await qualified.search({ terms: ["berlin"], phrases: [], limit: 100 })).length).toBeGreaterThan(0);
+    } finally {
+      await qualified.close();
+    }
   });
 }
 
@@ -172,6 +226,24 @@ describe("sql connector: unreachable databases", () => {
     const missing = new SqlConnector({ url: "/nonexistent/shop.sqlite", tables: sqliteTables });
     expect(await missing.health()).toEqual({ status: "error", reason: "SQLite database /nonexistent/shop.sqlite not found" });
     await wrong.close();
+    const deadMysql = new SqlConnector({ url: "mysql://shop:x@127.0.0.1:1/chinook", tables: mysqlTables }, undefined, LOOPBACK);
+    expect(await deadMysql.health()).toEqual({
+      status: "error",
+      reason: "database mysql://shop:***@127.0.0.1:1/chinook cannot be reached",
+    });
+    const wrongMysql = new SqlConnector({ url: servers.mysqlUrl.replace("shop-pass", "nope"), tables: mysqlTables }, undefined, LOOPBACK);
+    const wm = await wrongMysql.health();
+    expect(wm).toEqual({ status: "error", reason: expect.stringContaining("login failed") });
+    expect(wm.reason).not.toContain("nope");
+    await wrongMysql.close();
+    const noDatabase = new SqlConnector(
+      { url: servers.mysqlUrl.replace("/chinook", "/nowhere"), tables: mysqlTables },
+      undefined,
+      LOOPBACK,
+    );
+    // The user may not see another database: MariaDB says so as it says a wrong password.
+    expect((await noDatabase.health()).reason).toMatch(/login failed|does not exist/);
+    await noDatabase.close();
   });
 });
 
@@ -225,7 +297,8 @@ describe("sql connector: the PostgreSQL connection is made of the connector's co
   });
 
   test("a URL is read by corpus: one host, a user required, only sslmode as a parameter", () => {
-    expect(parsePostgresUrl("postgres://shop:p%40ss@DB.example:6432/chinook?sslmode=verify-full")).toEqual({
+    expect(parseServerUrl("postgres://shop:p%40ss@DB.example:6432/chinook?sslmode=verify-full")).toEqual({
+      engine: "postgres",
       host: "db.example",
       port: 6432,
       user: "shop",
@@ -233,7 +306,7 @@ describe("sql connector: the PostgreSQL connection is made of the connector's co
       database: "chinook",
       sslmode: "verify-full",
     });
-    expect(parsePostgresUrl("postgresql://shop@127.1")).toMatchObject({
+    expect(parseServerUrl("postgresql://shop@127.1")).toMatchObject({
       host: "127.0.0.1",
       port: 5432,
       password: "",
@@ -254,7 +327,7 @@ describe("sql connector: the PostgreSQL connection is made of the connector's co
       ["postgres://shop@db.example/a/b", "just the database name"],
       ["postgres://shop@db.example/chinook#x", "fragment"],
     ] as const) {
-      expect(() => parsePostgresUrl(url)).toThrow(message);
+      expect(() => parseServerUrl(url)).toThrow(message);
     }
   });
 

@@ -7,11 +7,11 @@ import { join } from "node:path";
 import { bringTestNeeds, type Machine, planFor } from "../../scripts/test-needs";
 import { tempDir } from "../helpers";
 
-/** The books oracle's tools (ledger, bean-query) and the release test's systemd-analyze: on every made-up machine, the cases below are about the others. */
-const BOOKS_TOOLS = ["ledger", "bean-query", "systemd-analyze"];
+/** The books oracle's tools (ledger, bean-query) and MariaDB: on every made-up machine unless asked, the cases below are about the others. */
+const BOOKS_TOOLS = ["ledger", "bean-query", "mariadbd", "systemd-analyze"];
 
 /** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus) and BOOKS_TOOLS, as the user `uid`. */
-function machine(tools: string[], uid = 0) {
+function machine(tools: string[], uid = 0, always = BOOKS_TOOLS) {
   const root = tempDir();
   const bin = join(root, "bin");
   mkdirSync(bin);
@@ -26,12 +26,13 @@ function machine(tools: string[], uid = 0) {
       ledger: join(bin, "ledger"),
       "bean-query": join(bin, "bean-query"),
       "systemd-analyze": join(bin, "systemd-analyze"),
+      mariadbd: join(bin, "mariadbd"),
     }[tool]!;
     mkdirSync(join(file, ".."), { recursive: true });
     writeFileSync(file, "#!/bin/sh\n");
     chmodSync(file, 0o755);
   };
-  for (const tool of [...tools, ...BOOKS_TOOLS]) install(tool);
+  for (const tool of [...tools, ...always]) install(tool);
   return { machine, install };
 }
 
@@ -60,6 +61,18 @@ test("as root, exactly the missing packages are installed, after one apt-get upd
     "strace",
     "prometheus",
   ]);
+});
+
+test("MariaDB's server missing (the SQL connector's MySQL test server): mariadb-server is installed", () => {
+  const everything = ["dovecot", "postgresql", "chromium", "strace", "prometheus"];
+  expect(planFor(machine(everything, 0, ["ledger", "bean-query", "systemd-analyze"]).machine)).toEqual({
+    kind: "install",
+    packages: ["mariadb-server"],
+    commands: [
+      ["apt-get", "update"],
+      ["apt-get", "install", "-y", "-q", "mariadb-server"],
+    ],
+  });
 });
 
 test("a file that cannot be run, or a PostgreSQL folder with no server in it, is missing", () => {

@@ -1,5 +1,5 @@
 // The Chinook shop (shared data set) as an SQL connector, once: its tables in SQLite's names
-// (Invoice, InvoiceId…) or in the PostgreSQL copy's (invoice, invoice_id…), the connector record,
+// (Invoice, InvoiceId…, MariaDB's copy too) or in the PostgreSQL copy's (invoice, invoice_id…), the connector record,
 // and an operator connectors file. Read by the tests, the benchmarks and the business evaluation.
 import { join } from "node:path";
 import { SHARED_DATA } from "./servers";
@@ -7,7 +7,7 @@ import { operatorFile } from "./sources";
 
 export const CHINOOK_SQLITE = join(SHARED_DATA, "chinook", "Chinook_Sqlite.sqlite");
 
-export type Dialect = "sqlite" | "postgres";
+export type Dialect = "sqlite" | "postgres" | "mysql";
 
 interface Table {
   name: string;
@@ -21,7 +21,7 @@ interface Table {
 const snake = (name: string) => name.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 
 function named(table: Table, dialect: Dialect): Table {
-  if (dialect === "sqlite") return table;
+  if (dialect !== "postgres") return table;
   const { name, id, title, text, date } = table;
   return { name: snake(name), id: snake(id), title: snake(title), text: text.map(snake), ...(date ? { date: snake(date) } : {}) };
 }

@@ -8,6 +8,11 @@ export interface TestServers {
   imap: { host: string; port: number; user: string; password: string; maildir: string };
   pgUrl: string;
   pgAdminUrl: string;
+  /** MariaDB: the connector's user, who may only SELECT, and the one that builds tables. */
+  mysqlUrl: string;
+  mysqlAdminUrl: string;
+  /** MariaDB's unix socket, where a client misled by its environment would go instead. */
+  mysqlSocket: string;
 }
 
 const root = join(import.meta.dir, "../..");
@@ -31,11 +36,12 @@ function readEnv(): Record<string, string> | undefined {
       return false;
     }
   };
-  return alive(env.CORPUS_TEST_DOVECOT_PID) && alive(env.CORPUS_TEST_PG_PID) ? env : undefined;
+  return alive(env.CORPUS_TEST_DOVECOT_PID) && alive(env.CORPUS_TEST_PG_PID) && alive(env.CORPUS_TEST_MARIADB_PID) ? env : undefined;
 }
 
 const SCRIPT = join(root, "scripts/test-servers.sh");
-const scriptEnv = () => ({ ...process.env, CORPUS_TEST_STATE: state() });
+// The Bun running the tests loads MariaDB's Chinook (test/support/chinook-mysql.ts).
+const scriptEnv = () => ({ ...process.env, CORPUS_TEST_STATE: state(), CORPUS_TEST_BUN: process.execPath });
 
 /** The servers of $CORPUS_TEST_STATE are up (started by a developer, or another run). */
 export const serversRunning = () => readEnv() !== undefined;
@@ -82,6 +88,9 @@ export function testServers(): Promise<TestServers> {
       },
       pgUrl: env.CORPUS_TEST_PG_URL!,
       pgAdminUrl: env.CORPUS_TEST_PG_ADMIN_URL!,
+      mysqlUrl: env.CORPUS_TEST_MYSQL_URL!,
+      mysqlAdminUrl: env.CORPUS_TEST_MYSQL_ADMIN_URL!,
+      mysqlSocket: env.CORPUS_TEST_MYSQL_SOCKET!,
     };
   })();
   return started;

@@ -39,13 +39,20 @@ export function closingListener(host = "127.0.0.1", port = 0, silent = false): P
   return listening(server, sockets, () => connections, host, port);
 }
 
-/** Passes every connection on to `target`, counting them: how many times a client connected. */
-export function countingProxy(target: { host: string; port: number }): Promise<CountingListener> {
+/** Passes every connection on to `target`, counting them (how many times a client connected) and the bytes the target sent. */
+export async function countingProxy(target: {
+  host: string;
+  port: number;
+}): Promise<CountingListener & { readonly bytesFromTarget: number }> {
   let connections = 0;
+  let bytesFromTarget = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     connections++;
     const upstream = net.connect(target.port, target.host);
+    upstream.on("data", (chunk: Buffer) => {
+      bytesFromTarget += chunk.length;
+    });
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on("error", () => {
@@ -56,7 +63,10 @@ export function countingProxy(target: { host: string; port: number }): Promise<C
     client.pipe(upstream);
     upstream.pipe(client);
   });
-  return listening(server, sockets, () => connections);
+  const listener = await listening(server, sockets, () => connections);
+  return Object.defineProperty(listener, "bytesFromTarget", { get: () => bytesFromTarget }) as typeof listener & {
+    readonly bytesFromTarget: number;
+  };
 }
 
 /**

@@ -22,7 +22,11 @@ export type SqlTable = Static<typeof SqlTableSchema>;
 
 export const SqlConfigSchema = Type.Object(
   {
-    url: Type.String({ minLength: 1, maxLength: 4096, description: "a SQLite file path or a postgres:// URL (stored encrypted)" }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 4096,
+      description: "a SQLite file path or a postgres://, mysql:// or mariadb:// URL (stored encrypted)",
+    }),
     tables: Type.Array(SqlTableSchema, { minItems: 1, maxItems: 50 }),
   },
   { additionalProperties: false },

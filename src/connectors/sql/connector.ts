@@ -1,17 +1,17 @@
-// `sql` (D18, D19): the tables of a shop's or a ledger's database, SQLite or PostgreSQL.
-// SQLite is opened read-only (and query_only); PostgreSQL runs every query in a READ ONLY
+// `sql` (D18, D19): the tables of a shop's or a ledger's database, SQLite, PostgreSQL, MySQL or
+// MariaDB. SQLite is opened read-only (and query_only); a server runs every query in a READ ONLY
 // transaction with a statement timeout. Only the configured tables and columns are read,
 // their identifiers checked against the live schema and quoted; values are always bound.
-// A PostgreSQL connection is made only of the URL's parts that corpus reads itself (never
-// the server's PG* environment), to the address that was checked (D26), and is retried a
-// bounded number of times with backoff (issue 13 item 7).
+// A server connection is made only of the URL's parts that corpus reads itself (never the
+// server's PG*, MYSQL_* or DATABASE_URL environment), to the address that was checked (D26),
+// and is retried a bounded number of times with backoff (issue 13 item 7).
 import { constants, Database } from "bun:sqlite";
 import { existsSync, realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import type postgres from "postgres";
 import { parseIp } from "../../net/addresses";
 import { ConnectAttempts, RetryLater } from "../../net/attempts";
-import { HostRefused, HostUnresolved } from "../../net/pin";
+import { HostRefused, HostUnresolved, type Pinned } from "../../net/pin";
 import { connectPinned } from "../../net/socket";
 import { asGiven, type Confine, checkDatabaseFiles, PathRefused } from "../paths";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
@@ -27,7 +27,7 @@ import {
   searchNeedles,
 } from "../types";
 import type { SqlConfig, SqlTable } from "./config";
-import { type PostgresTarget, PostgresUrlError, parsePostgresUrl } from "./postgres-url";
+import { hasScheme, isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
 import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
 
 const STATEMENT_TIMEOUT_MS = 5_000;
@@ -42,8 +42,8 @@ const SCAN_BUDGET_MS = 5_000;
  */
 export const NEWEST_ROW_BYTES = 2_000;
 /**
- * Characters of a row's title or text cell a search reads (SQLite cuts it in SQL, PostgreSQL's
- * is cut as it arrives): a row is ranked, chunked and cited from them on the serving thread.
+ * Characters of a row's title or text cell a search reads (cut in SQL; a PostgreSQL cell of
+ * another type than text as it arrives): a row is ranked, chunked and cited from them on the serving thread.
  * 20 rows of 1 MB asked held it ~0.2-0.5 s a question (reading 20 MB, BM25 over 100,000
  * characters of each, the chunks' digests: D31, measured); at 16,384, a first question still cut
  * and looked up ~28 chunks a row. ~1,300 words of a cell (rows embedded ahead hold 2,000 bytes in
@@ -66,9 +66,9 @@ interface TableQuery {
 }
 
 /**
- * Newest first, undated rows last: SQLite's descending order puts NULLs last by itself; PostgreSQL's
- * needs NULLS LAST, but not within a date range (which holds no undated row), where plain DESC
- * lets an index on the date column answer.
+ * Newest first, undated rows last: SQLite's and MySQL's descending order puts NULLs last by itself;
+ * PostgreSQL's needs NULLS LAST, but not within a date range (which holds no undated row), where
+ * plain DESC lets an index on the date column answer.
  */
 function dateOrder(dialect: Driver["dialect"], request: RetrievalRequest): string {
   return dialect === "postgres" && !request.dateFrom && !request.dateTo ? "DESC NULLS LAST" : "DESC";
@@ -79,6 +79,8 @@ function dateOrder(dialect: Driver["dialect"], request: RetrievalRequest): strin
 interface Column {
   name: string;
   numeric: boolean;
+  /** Cut to SEARCH_CELL_CHARS by the server as it is read: MySQL's text or bytes (not a number, a date or a time), PostgreSQL's text. */
+  long?: boolean;
 }
 
 interface Driver {
@@ -87,11 +89,13 @@ interface Driver {
   select(sql: string, params: unknown[]): Promise<Row[]>;
   /** Write attempt used by tests to prove the connection is read-only. */
   execute(sql: string): Promise<void>;
-  readonly dialect: "sqlite" | "postgres";
+  readonly dialect: "sqlite" | "postgres" | "mysql";
   close(): Promise<void>;
 }
 
 const quote = (id: string) => `"${id.replaceAll('"', '""')}"`;
+/** A server's table, perhaps in a schema (`public.invoice`, `shop.Invoice`: config.ts allows one dot): each part quoted apart. */
+const quoteTable = (name: string) => name.split(".").map(quote).join(".");
 /** The rows of a table read to tell whether a SQLite column declared without a type holds numbers (its first ones: bounded however large the table). */
 const UNTYPED_SAMPLE = 1000;
 
@@ -121,8 +125,6 @@ export function orderColumn(columns: string[], terms: string[], table?: string):
 /** Words asking for a record's size, which a table's one amount measures ("the largest invoice"); not "the most invoices". */
 const SIZE_WORD = /^(largest|biggest|smallest|greatest)$/i;
 
-export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url);
-
 /** Query parameters whose values are secrets or name where secrets are (password, sslpassword, passfile, sslkey…). */
 const SECRET_PARAM = /pass|pwd|secret|token|key|auth|cred/i;
 
@@ -131,14 +133,14 @@ export const REDACTED = "***";
 
 /** The database URL without its password or any secret-looking parameter, for messages and the shown config. */
 export function redactUrl(url: string): string {
-  if (!isPostgresUrl(url)) return url;
+  if (!hasScheme(url)) return url;
   try {
     const u = new URL(url);
     if (u.password) u.password = REDACTED;
     for (const name of new Set(u.searchParams.keys())) if (SECRET_PARAM.test(name)) u.searchParams.set(name, REDACTED);
     return u.toString();
   } catch {
-    return "postgres://(invalid URL)";
+    return "(invalid URL)";
   }
 }
 
@@ -152,7 +154,7 @@ const safeDecode = (part: string) => {
 
 /** Whether `url` holds the placeholder of a shown URL as its password or a secret parameter (sent back as shown). */
 export function holdsRedacted(url: string): boolean {
-  if (!isPostgresUrl(url)) return false;
+  if (!hasScheme(url)) return false;
   try {
     const u = new URL(url);
     // The password as it is used (decoded): `%2A%2A%2A` is the placeholder too.
@@ -170,7 +172,7 @@ function bareUrl(url: string): string {
     const u = new URL(url);
     return `${u.protocol}//${u.host}${u.pathname}`;
   } catch {
-    return "postgres://(invalid URL)";
+    return "(invalid URL)";
   }
 }
 
@@ -241,9 +243,15 @@ function sqliteDriver(path: string, check: Confine): Driver {
   };
 }
 
-/** postgres.js reads PG* variables while it parses its options: hidden for that one synchronous call. */
-function withoutPgEnvironment<T>(make: () => T): T {
-  const saved = Object.entries(process.env).filter(([name]) => name.startsWith("PG"));
+/**
+ * The variables a client reads while it parses its options, hidden for that one synchronous call:
+ * postgres.js's PG*; Bun's SQL a whole URL (DATABASE_URL, MYSQL_URL, TLS_…, with ?socket= even)
+ * and MYSQL_DATABASE / MARIADB_DATABASE over the database asked for.
+ */
+const CLIENT_ENVIRONMENT = /^(PG|POSTGRES|MYSQL|MARIADB|TLS_|DATABASE_URL$)/;
+
+function withoutClientEnvironment<T>(make: () => T): T {
+  const saved = Object.entries(process.env).filter(([name]) => CLIENT_ENVIRONMENT.test(name));
   for (const [name] of saved) delete process.env[name];
   try {
     return make();
@@ -253,7 +261,7 @@ function withoutPgEnvironment<T>(make: () => T): T {
 }
 
 /** TLS as the URL's sslmode asks; the certificate is checked against the host as written. */
-function sslOptions(target: PostgresTarget): false | Record<string, unknown> {
+function sslOptions(target: ServerTarget): false | Record<string, unknown> {
   if (target.sslmode === "disable") return false;
   const name = parseIp(target.host) ? { host: target.host } : { servername: target.host };
   return { ...name, rejectUnauthorized: target.sslmode === "verify-full" };
@@ -265,7 +273,7 @@ function sslOptions(target: PostgresTarget): false | Record<string, unknown> {
  * `worked` is told of every query that succeeded.
  */
 async function postgresDriver(
-  target: PostgresTarget,
+  target: ServerTarget,
   socket: () => Promise<unknown>,
   worked: () => void,
   timeoutMs: number,
@@ -293,7 +301,7 @@ async function postgresDriver(
     onnotice: () => {},
     connection: { application_name: "corpus", default_transaction_read_only: true, statement_timeout: STATEMENT_TIMEOUT_MS },
   };
-  const sql = withoutPgEnvironment(() => postgres(options));
+  const sql = withoutClientEnvironment(() => postgres(options));
   const readOnly = async <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => {
     const result = (await sql.begin("read only", fn)) as T;
     worked();
@@ -310,7 +318,11 @@ async function postgresDriver(
           >`SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = ${schema} AND table_name = ${name} ORDER BY ordinal_position`,
       );
       const numeric = /^(smallint|integer|bigint|numeric|decimal|real|double precision|money)$/;
-      return rows.length ? rows.map((r) => ({ name: r.column_name, numeric: numeric.test(r.data_type) })) : undefined;
+      // Text read as text: its head is the same characters (a bytea's or a json's ::text would not be, nor a char(n)'s padding).
+      const text = /^(text|character varying)$/;
+      return rows.length
+        ? rows.map((r) => ({ name: r.column_name, numeric: numeric.test(r.data_type), long: text.test(r.data_type) }))
+        : undefined;
     },
     async select(text, params) {
       return readOnly((tx) => tx.unsafe(text, params as postgres.ParameterOrJSON<never>[])) as Promise<Row[]>;
@@ -324,12 +336,117 @@ async function postgresDriver(
   };
 }
 
+/**
+ * A MySQL or MariaDB server's connection, Bun's built-in client: every option from the connector's
+ * config, to the address checked once for this client (`pinned`: Bun opens its sockets itself, to
+ * the address it is given; the name only goes along as the TLS server name). Each query runs in a
+ * READ ONLY transaction whose first statement sets the session's statement timeout (no option
+ * sets it on connecting) and the quoting the other dialects share ("identifiers", a bare `\`).
+ * A READ ONLY transaction still lets DDL through (it commits implicitly): corpus sends none, and
+ * the README asks for a user that may only SELECT.
+ */
+async function mysqlDriver(target: ServerTarget, pinned: Pinned, worked: () => void, timeoutMs: number): Promise<Driver> {
+  const verify = target.sslmode === "verify-full";
+  const sql = withoutClientEnvironment(
+    () =>
+      new Bun.SQL({
+        adapter: "mysql",
+        hostname: pinned.address,
+        port: target.port,
+        username: target.user,
+        password: () => target.password,
+        database: target.database,
+        tls: target.sslmode === "disable" ? false : { serverName: pinned.name ?? target.host, rejectUnauthorized: verify },
+        max: POOL_SIZE,
+        idleTimeout: 60,
+        maxLifetime: 30 * 60,
+        connectionTimeout: timeoutMs / 1000,
+        bigint: false,
+      }),
+  );
+  // MariaDB's timeout is max_statement_time (seconds), MySQL's max_execution_time (ms): asked once.
+  let session: Promise<string> | undefined;
+  const settings = () =>
+    (session ??= sql`SELECT VERSION() AS version`
+      .then(([row]: { version?: string }[]) => {
+        const timeout = /mariadb/i.test(String(row?.version))
+          ? `max_statement_time = ${STATEMENT_TIMEOUT_MS / 1000}`
+          : `max_execution_time = ${STATEMENT_TIMEOUT_MS}`;
+        return `SET SESSION sql_mode = 'ANSI_QUOTES,NO_BACKSLASH_ESCAPES', ${timeout}`;
+      })
+      .catch((error) => {
+        session = undefined;
+        throw error;
+      }));
+  const readOnly = async <T>(fn: (tx: Bun.TransactionSQL) => Promise<T>) => {
+    const set = await settings();
+    const result = await sql.begin("read only", async (tx) => {
+      await tx.unsafe(set);
+      return fn(tx);
+    });
+    worked();
+    return result as T;
+  };
+  const numeric = /^(tinyint|smallint|mediumint|int|integer|bigint|decimal|numeric|float|double|real)$/;
+  const temporal = /^(date|time|datetime|timestamp|year)$/;
+  return {
+    dialect: "mysql",
+    async columns(table) {
+      const [schema, name] = table.includes(".") ? (table.split(".", 2) as [string, string]) : [undefined, table];
+      const rows = (await readOnly((tx) =>
+        tx.unsafe(
+          `SELECT table_name AS corpus_table, column_name AS corpus_name, data_type AS corpus_type FROM information_schema.columns
+           WHERE table_schema = ${schema === undefined ? "DATABASE()" : "?"} AND table_name = ? ORDER BY ordinal_position`,
+          schema === undefined ? [name] : [schema, name],
+        ),
+      )) as { corpus_table: string; corpus_name: string; corpus_type: string }[];
+      // As the server will read the name in a statement: a table's name is case-sensitive where its files are.
+      const exact = rows.filter((r) => r.corpus_table === name);
+      return exact.length
+        ? exact.map((r) => ({
+            name: r.corpus_name,
+            numeric: numeric.test(r.corpus_type.toLowerCase()),
+            long: !numeric.test(r.corpus_type.toLowerCase()) && !temporal.test(r.corpus_type.toLowerCase()),
+          }))
+        : undefined;
+    },
+    async select(text, params) {
+      return readOnly((tx) => tx.unsafe(text, params)) as Promise<Row[]>;
+    },
+    async execute(text) {
+      await readOnly((tx) => tx.unsafe(text));
+    },
+    async close() {
+      await sql.close({ timeout: 2 });
+    },
+  };
+}
+
+/** MySQL and MariaDB error numbers about the login or the server itself, not a statement (the connection is not kept). */
+const MYSQL_CONNECTION_ERRORS = new Set([1040, 1044, 1045, 1049, 1053, 1129, 1130, 1203, 1226, 1698]);
+
+/** A MySQL or MariaDB error the server sent (Bun's client): its error number and SQLSTATE. */
+function mysqlServerError(error: unknown): { errno: number; sqlState: string } | undefined {
+  const e = error as { code?: unknown; errno?: unknown; sqlState?: unknown } | null;
+  return e?.code === "ERR_MYSQL_SERVER_ERROR" && typeof e.errno === "number"
+    ? { errno: e.errno, sqlState: String(e.sqlState ?? "") }
+    : undefined;
+}
+
 function describeDbError(error: unknown, url: string): string {
-  if (error instanceof ConnectorError || error instanceof PostgresUrlError) return error.message;
+  if (error instanceof ConnectorError || error instanceof ServerUrlError) return error.message;
   const where = redactUrl(url);
   if (error instanceof RetryLater)
     return `${error.reason ?? `database ${where} cannot be reached`}; next attempt in ${Math.ceil(error.waitMs / 1000)} s`;
   if (error instanceof HostRefused) return refusedMessage("config.url", error);
+  const mysql = mysqlServerError(error);
+  if (mysql) {
+    if ([1044, 1045, 1698].includes(mysql.errno)) return `database login failed for ${where}`;
+    if (mysql.errno === 1049) return `database in ${where} does not exist`;
+    // MariaDB's max_statement_time, MySQL's max_execution_time.
+    if (mysql.errno === 1969 || mysql.errno === 3024) return `database ${where} took longer than ${STATEMENT_TIMEOUT_MS / 1000} s`;
+    return `database ${where} unavailable`;
+  }
   const e = error as { code?: string; message?: string };
   if (e?.code === "28P01" || e?.code === "28000") return `database login failed for ${where}`;
   if (e?.code === "3D000") return `database in ${where} does not exist`;
@@ -349,6 +466,8 @@ export class SqlConnector implements Connector {
   private readonly keys = new Map<string, string>();
   /** Each table's text columns of numbers: what a question for the most or least may sort by. */
   private readonly numeric = new Map<string, string[]>();
+  /** A server's tables' columns cut to SEARCH_CELL_CHARS by the server as they are read (Column.long). */
+  private readonly long = new Map<string, Set<string>>();
   private readonly attempts: ConnectAttempts;
 
   constructor(
@@ -360,11 +479,20 @@ export class SqlConnector implements Connector {
     this.attempts = new ConnectAttempts(remote.now, POOL_SIZE);
   }
 
-  /** A PostgreSQL driver whose every socket is asked of the attempts, pinned and timed. */
-  private async postgres(): Promise<Driver> {
-    const target = parsePostgresUrl(this.config.url);
+  /**
+   * A server's driver. PostgreSQL: every socket asked of the attempts, pinned and timed. MySQL:
+   * Bun's client opens its sockets itself, so each client is one attempt, to the address pinned
+   * for it (against a server that closes at once, Bun tries again by itself within the connect
+   * timeout, backing off: 10 sockets in 1 s, 18 in 5 s, measured; the next client waits out ours).
+   */
+  private async server(): Promise<Driver> {
+    const target = parseServerUrl(this.config.url);
     const pin = this.remote.pin ?? PUBLIC_PIN;
     const timeout = this.remote.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+    if (target.engine === "mysql") {
+      this.attempts.begin();
+      return mysqlDriver(target, await pin(target.host), () => this.attempts.succeeded(), timeout);
+    }
     const socket = async () => {
       this.attempts.begin();
       return connectPinned(await pin(target.host), target.port, timeout);
@@ -373,9 +501,7 @@ export class SqlConnector implements Connector {
   }
 
   private async open(): Promise<Driver> {
-    this.driver ??= isPostgresUrl(this.config.url)
-      ? this.postgres()
-      : Promise.resolve().then(() => sqliteDriver(this.config.url, this.check));
+    this.driver ??= serverEngine(this.config.url) ? this.server() : Promise.resolve().then(() => sqliteDriver(this.config.url, this.check));
     const driver = await this.driver.catch((error) => {
       this.driver = undefined;
       throw error;
@@ -401,6 +527,7 @@ export class SqlConnector implements Connector {
         t.name,
         live.filter((c) => c.numeric && t.text.includes(c.name)).map((c) => c.name),
       );
+      this.long.set(t.name, new Set(live.filter((c) => c.long).map((c) => c.name)));
       if (driver.dialect !== "sqlite") continue;
       const key = await windowKey((sql, params) => driver.select(sql, params), t.name);
       if (!key) throw new ConnectorError(`table ${t.name} has columns named rowid, _rowid_ and oid: it cannot be read in bounded steps`);
@@ -435,7 +562,7 @@ export class SqlConnector implements Connector {
           const rows =
             d.dialect === "sqlite"
               ? await countRows((sql, params) => d.select(sql, params), t.name, this.keys.get(t.name)!, bounds)
-              : Number((await d.select(`SELECT count(*) AS n FROM ${quote(t.name)}`, []))[0]?.n ?? 0);
+              : Number((await d.select(`SELECT count(*) AS n FROM ${quoteTable(t.name)}`, []))[0]?.n ?? 0);
           if (rows === undefined) return undefined;
           n += rows;
         }
@@ -480,7 +607,7 @@ export class SqlConnector implements Connector {
                 { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit, bytes: searchedBytes(t) },
                 bounds,
               )
-            : await this.postgresRows(d, t, q, request);
+            : await this.serverRows(d, t, q, request);
         rows.forEach((row, i) => {
           out.push(this.toRecord(t, row, q.orderedBy ? { by: q.orderedBy, rank: i + 1 } : undefined));
         });
@@ -490,16 +617,17 @@ export class SqlConnector implements Connector {
   }
 
   /**
-   * A PostgreSQL table's rows for a search. Its newest rows, asked without words, a date range or
-   * another column's order (embedding ahead): `NULLS LAST` cannot use an ordinary index on the
-   * date column (the newest 50 of 200,000 rows read all of them), so the dated rows are asked
-   * first (`IS NOT NULL`, the index's own order), then, if they are too few, the undated. Every
-   * other search is one statement (words are a scan of the table whatever its order).
+   * A server's table's rows for a search (PostgreSQL, MySQL). Its newest rows, asked without words,
+   * a date range or another column's order (embedding ahead): PostgreSQL's `NULLS LAST` cannot use
+   * an ordinary index on the date column (the newest 50 of 200,000 rows read all of them), so the
+   * dated rows are asked first (`IS NOT NULL`, the index's own order), then, if they are too few,
+   * the undated. Every other search is one statement (words are a scan of the table whatever its order).
    */
-  private async postgresRows(d: Driver, t: SqlTable, q: TableQuery, request: RetrievalRequest): Promise<Row[]> {
+  private async serverRows(d: Driver, t: SqlTable, q: TableQuery, request: RetrievalRequest): Promise<Row[]> {
+    const limitMark = d.dialect === "postgres" ? `$${q.params.length + 1}` : "?";
     const select = (where: string[], order: string, limit: number) =>
       d.select(
-        `SELECT ${q.columns} FROM ${quote(t.name)}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT $${q.params.length + 1}`,
+        `SELECT ${q.columns} FROM ${quoteTable(t.name)}${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ${limitMark}`,
         [...q.params, limit],
       );
     if (!t.date || q.byWords || request.dateFrom || request.dateTo || q.orderedBy) return select(q.where, q.order, request.limit);
@@ -517,8 +645,9 @@ export class SqlConnector implements Connector {
       params.push(value);
       return dialect === "postgres" ? `$${params.length}` : "?";
     };
-    // SQLite compares dates stored as text ("2021-01-01 00:00:00"); PostgreSQL takes dates.
+    // SQLite compares dates stored as text ("2021-01-01 00:00:00"), as MySQL reads them; PostgreSQL takes dates.
     const dateParam = (date: Date) => bind(dialect === "postgres" ? date : date.toISOString().replace("T", " ").slice(0, 19));
+    // MySQL's LIKE follows the text's collation, which ignores case (utf8mb4's general and unicode ones).
     const like = dialect === "postgres" ? "ILIKE" : "LIKE";
     const where: string[] = [];
     const words = searchNeedles(request);
@@ -527,19 +656,28 @@ export class SqlConnector implements Connector {
       for (const w of words) {
         for (const form of dialect === "sqlite" ? caseForms(w) : [w])
           for (const c of [t.title, ...t.text])
-            any.push(`CAST(${quote(c)} AS TEXT) ${like} ${bind(`%${form.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
+            any.push(`${asText(dialect, c)} ${like} ${bind(`%${form.replace(/[\\%_]/g, (m) => `\\${m}`)}%`)} ESCAPE '\\'`);
       }
       where.push(`(${any.join(" OR ")})`);
     }
     if (maxRowBytes !== undefined) where.push(`${rowBytes(dialect, t)} <= ${bind(maxRowBytes)}`);
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
     if (t.date && request.dateTo) where.push(`${quote(t.date)} < ${dateParam(request.dateTo)}`);
+    const long = this.long.get(t.name);
     const columns = readColumns(t)
-      .map((c) => (dialect === "sqlite" && c !== t.id && c !== t.date ? headOfCell(c) : quote(c)))
+      .map((c) =>
+        c === t.id || c === t.date
+          ? quote(c)
+          : dialect === "sqlite"
+            ? headOfCell(c)
+            : long?.has(c)
+              ? `left(${quote(c)}, ${SEARCH_CELL_CHARS}) AS ${quote(c)}`
+              : quote(c),
+      )
       .join(", ");
     // Asked for the largest or smallest of a quantity the question names: by that column first.
     const orderedBy = request.order ? orderColumn(this.numeric.get(t.name) ?? [], request.terms, t.name) : undefined;
-    const first = orderedBy ? `${quote(orderedBy)} ${request.order === "asc" ? "ASC" : "DESC"} NULLS LAST, ` : "";
+    const first = orderedBy ? `${nullsLast(dialect, quote(orderedBy), request.order === "asc" ? "ASC" : "DESC")}, ` : "";
     return {
       columns,
       where,
@@ -580,7 +718,7 @@ export class SqlConnector implements Connector {
     }
     const url = t.url
       ? t.url.replaceAll("{id}", encodeURIComponent(id))
-      : isPostgresUrl(this.config.url)
+      : isServerUrl(this.config.url)
         ? `${bareUrl(this.config.url)}#${t.name}/${encodeURIComponent(id)}`
         : `${pathToFileURL(this.config.url).href}#${t.name}/${encodeURIComponent(id)}`;
     return {
@@ -615,8 +753,17 @@ export class SqlConnector implements Connector {
  */
 function rowBytes(dialect: Driver["dialect"], t: SqlTable): string {
   const bytes = (c: string) =>
-    dialect === "sqlite" ? `COALESCE(length(CAST(${quote(c)} AS BLOB)), 0)` : `COALESCE(octet_length(CAST(${quote(c)} AS TEXT)), 0)`;
+    dialect === "sqlite" ? `COALESCE(length(CAST(${quote(c)} AS BLOB)), 0)` : `COALESCE(octet_length(${asText(dialect, c)}), 0)`;
   return readColumns(t).map(bytes).join(" + ");
+}
+
+/** A cell as text, whatever its type: MySQL casts to CHAR (its TEXT is no type to cast to). */
+const asText = (dialect: Driver["dialect"], column: string) => `CAST(${quote(column)} AS ${dialect === "mysql" ? "CHAR" : "TEXT"})`;
+
+/** `column direction` with NULLs last: MySQL has no NULLS LAST (its DESC puts them last by itself). */
+function nullsLast(dialect: Driver["dialect"], column: string, direction: "ASC" | "DESC"): string {
+  if (dialect !== "mysql") return `${column} ${direction} NULLS LAST`;
+  return direction === "DESC" ? `${column} DESC` : `${column} IS NULL, ${column} ASC`;
 }
 
 /** A cell's first SEARCH_CELL_CHARS characters, never half of a surrogate pair (text.ts cutText segments graphemes: ~0.2 s a question for 20 such cells). */
@@ -645,11 +792,14 @@ const searchedBytes = (t: SqlTable) => [...new Set([t.title, ...t.text])].map((c
 const readColumns = (t: SqlTable) => [...new Set([t.id, t.title, ...t.text, ...(t.date ? [t.date] : [])])];
 
 /**
- * A PostgreSQL error about the statement, the connection itself alive: any SQLSTATE but a
+ * A server's error about the statement, the connection itself alive. PostgreSQL: any SQLSTATE but a
  * connection exception (08), insufficient resources (53) and the server going away (57P: admin
- * or crash shutdown); a statement cancelled for its time (57014) is about the statement.
+ * or crash shutdown); a statement cancelled for its time (57014) is about the statement. MySQL:
+ * any error number the server sent but those of MYSQL_CONNECTION_ERRORS and SQLSTATE 08.
  */
 function answeredByServer(error: unknown): boolean {
+  const mysql = mysqlServerError(error);
+  if (mysql) return !MYSQL_CONNECTION_ERRORS.has(mysql.errno) && !mysql.sqlState.startsWith("08");
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57P)/.test(code);
 }

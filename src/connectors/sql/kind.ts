@@ -1,9 +1,9 @@
-// `sql` (D18, D19): tables of a SQLite file or a PostgreSQL database, read where they are.
+// `sql` (D18, D19): tables of a SQLite file or a PostgreSQL, MySQL or MariaDB database, read where they are.
 import { DomainError } from "../../errors";
 import { defineKind } from "../kind";
 import { SqlConfigSchema } from "./config";
-import { holdsRedacted, isPostgresUrl, redactUrl, SqlConnector } from "./connector";
-import { parsePostgresUrl } from "./postgres-url";
+import { holdsRedacted, redactUrl, SqlConnector } from "./connector";
+import { isServerUrl, parseServerUrl, serverEngine } from "./server-url";
 
 export const sqlKind = defineKind({
   title: "SQL database",
@@ -13,8 +13,9 @@ export const sqlKind = defineKind({
   create: (config, { check, pin }) => new SqlConnector(config, check, { pin }),
   redact: (config) => ({ ...config, url: redactUrl(config.url) }),
   // A SQLite file is a local path, under the user's roots like a folder (D23).
-  localPath: (config) => (isPostgresUrl(config.url) ? undefined : "url"),
-  remoteHost: (config) => (isPostgresUrl(config.url) ? { host: parsePostgresUrl(config.url).host, field: "config.url" } : undefined),
+  localPath: (config) => (isServerUrl(config.url) ? undefined : "url"),
+  // An unknown scheme is refused here, naming it (serverEngine), before anything takes it for a path.
+  remoteHost: (config) => (serverEngine(config.url) ? { host: parseServerUrl(config.url).host, field: "config.url" } : undefined),
   // The URL sent back as shown (its password ***) keeps the stored one. Only where it went before:
   // with anything else of the URL changed (server, port, user, database, parameters) the password
   // is needed again, as for IMAP; `***` itself is never stored as a password (issue 35 item 7).
@@ -27,7 +28,12 @@ export const sqlKind = defineKind({
     );
   },
   form: [
-    { name: "url", label: "Database", input: "text", placeholder: "postgres://reader:…@db:5432/shop or a SQLite path" },
+    {
+      name: "url",
+      label: "Database",
+      input: "text",
+      placeholder: "postgres://reader:…@db:5432/shop, mysql://reader:…@db:3306/shop or a SQLite path",
+    },
     {
       name: "tables",
       label: "Tables (JSON)",
