@@ -1,13 +1,13 @@
 // A question asked, however it comes (POST /v1/query or MCP corpus_search): searched, checked,
 // archived, in one order of checks for both wires. The route only translates: the question and
 // its options in, the chosen chunks (with the ids the archive gave them) or a refusal out.
-import { archiveAnswer } from "../archive/answer";
+import { archiveAnswer, type CitedRanked, citeChunks } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { Principal } from "../auth/verifier";
 import { ID_PREFIX, newId } from "../ids";
 import type { QueryService } from "../retrieval/search";
-import type { QueryOptions, QueryOutcome, RankedChunk } from "../retrieval/types";
+import type { QueryOptions, QueryOutcome } from "../retrieval/types";
 
 export interface AskServices {
   query: QueryService;
@@ -36,8 +36,8 @@ export interface AskRequest extends Omit<QueryOptions, "stillAllowed"> {
 export interface Asked {
   queryId: string;
   outcome: QueryOutcome;
-  /** The chunks returned, each with the id the archive keeps it under. */
-  chosen: Array<{ c: RankedChunk; chunkId: string }>;
+  /** The chunks returned, each with the ids the archive keeps it and its document under, and its text's sha256 (D36). */
+  chosen: CitedRanked[];
 }
 
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
@@ -49,7 +49,7 @@ export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.
   if (stillAllowed && !stillAllowed()) throw new AskRefused("revoked");
   const queryId = newId(ID_PREFIX.query);
-  const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, chunkId: newId("") }));
+  const chosen = citeChunks(s.archive, request.user, outcome.chunks.slice(0, limit));
   archiveAnswer(s.archive, request.user, queryId, request.question, chosen);
   return { queryId, outcome, chosen };
 }
