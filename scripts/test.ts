@@ -85,6 +85,7 @@ const INTEGRATION = [
   "mcp/conformance.test.ts",
   "mcp/jsonrpc.test.ts",
   "mcp/panel-token.test.ts",
+  "mcp/search-fetch.test.ts",
   "mcp/sdk.test.ts",
   "mcp/widget.test.ts",
   "metrics/metrics.test.ts",
