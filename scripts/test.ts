@@ -84,6 +84,7 @@ const INTEGRATION = [
   "mcp/clients.test.ts",
   "mcp/conformance.test.ts",
   "mcp/jsonrpc.test.ts",
+  "mcp/openai-shapes.test.ts",
   "mcp/panel-token.test.ts",
   "mcp/search-fetch.test.ts",
   "mcp/sdk.test.ts",

@@ -39,16 +39,22 @@ Content-Type: text/plain; charset=utf-8
 ${MAIL_BODY}
 `;
 
-const RECEIPT = (JSON.parse(readFileSync(join(SHARED_DATA, "receipts", "receipts.jsonl"), "utf8").split("\n")[0]!) as { text: string }).text;
+const RECEIPT = (JSON.parse(readFileSync(join(SHARED_DATA, "receipts", "receipts.jsonl"), "utf8").split("\n")[0]!) as { text: string })
+  .text;
 
 let running: Running;
 let roots: string;
 const tokens: Record<string, string> = {};
 
 async function connect(user: string) {
-  const client = new Client({ name: "corpus-test-search-fetch", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  const client = new Client(
+    { name: "corpus-test-search-fetch", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+  );
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${tokens[user]}` } } }),
+    new StreamableHTTPClientTransport(new URL(`${running.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${tokens[user]}` } },
+    }),
   );
   return client;
 }
@@ -83,7 +89,10 @@ beforeAll(async () => {
   writeFileSync(join(roots, "alice", "mail", "lighthouse.eml"), MAIL);
   cpSync(join(SHARED_DATA, "invoices", "AmazonWebServices.pdf"), join(roots, "alice", "docs", "AmazonWebServices.pdf"));
   writeFileSync(join(roots, "alice", "docs", "receipt-000.txt"), RECEIPT);
-  writeFileSync(join(roots, "alice", "docs", "harbour-audit.txt"), "Harbour audit: the pallet count on the quay was 40 crates of Cordoba tiles.");
+  writeFileSync(
+    join(roots, "alice", "docs", "harbour-audit.txt"),
+    "Harbour audit: the pallet count on the quay was 40 crates of Cordoba tiles.",
+  );
   running = await startServer(
     testConfig({
       CORPUS_PORT: "0",
@@ -183,7 +192,10 @@ describe("search then fetch (official v2 client, 2026-07-28)", () => {
 
   test("resources/read opens a cited id (corpus://doc/<id>); corpus_search links it", async () => {
     const client = await connect("alice");
-    const r = await client.callTool({ name: "corpus_search", arguments: { query: "Zanzibar lighthouse lantern housing quote", maxResults: 2 } });
+    const r = await client.callTool({
+      name: "corpus_search",
+      arguments: { query: "Zanzibar lighthouse lantern housing quote", maxResults: 2 },
+    });
     const links = (r.content as Array<{ type: string; uri?: string }>).filter((c) => c.type === "resource_link");
     const results = (r.structuredContent as { results: Array<{ id: string; sha256: string }> }).results;
     expect(links.map((l) => l.uri)).toEqual(results.map((x) => `corpus://doc/${x.id}`));
@@ -285,7 +297,9 @@ describe("only their owner opens them", () => {
       expect(running.services.archive.citedChunk("alice", c.id.slice("chnk_".length))).toBeUndefined();
       const page = await fetch(`${running.url}/d/${c.id}`, { headers: { cookie: `corpus_session=${session.id}` }, redirect: "manual" });
       expect(page.status).not.toBe(200);
-      expect((await fetch(`${running.url}/v1/documents/${c.id}`, { headers: { authorization: `Bearer ${tokens.alice}` } })).status).toBe(401);
+      expect((await fetch(`${running.url}/v1/documents/${c.id}`, { headers: { authorization: `Bearer ${tokens.alice}` } })).status).toBe(
+        401,
+      );
     }
     expect(running.services.archive.rowsOf("alice")).toBe(0);
     for (const c of cited) expect(openDocument(running.services.archive, "alice", c.id)).toBeUndefined();
