@@ -7,7 +7,7 @@ import type { AuthService } from "../auth/service";
 import type { Principal } from "../auth/verifier";
 import { ID_PREFIX, newId } from "../ids";
 import type { QueryService } from "../retrieval/search";
-import type { QueryOptions, QueryOutcome } from "../retrieval/types";
+import type { QueryOptions, QueryOutcome, RankedChunk } from "../retrieval/types";
 
 export interface AskServices {
   query: QueryService;
@@ -31,6 +31,8 @@ export interface AskRequest extends Omit<QueryOptions, "stillAllowed"> {
   limit: number;
   /** Whether the request timeout has already answered the asker. */
   timedOut?: () => boolean;
+  /** Only ranked chunks it keeps are returned and archived (the tools' record kinds). */
+  keep?: (c: RankedChunk) => boolean;
 }
 
 export interface Asked {
@@ -41,7 +43,7 @@ export interface Asked {
 }
 
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
-  const { principal, limit, timedOut, ...options } = request;
+  const { principal, limit, timedOut, keep, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
   const outcome = await s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) });
   // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
@@ -49,7 +51,7 @@ export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.
   if (stillAllowed && !stillAllowed()) throw new AskRefused("revoked");
   const queryId = newId(ID_PREFIX.query);
-  const chosen = citeChunks(s.archive, request.user, outcome.chunks.slice(0, limit));
+  const chosen = citeChunks(s.archive, request.user, (keep ? outcome.chunks.filter(keep) : outcome.chunks).slice(0, limit));
   archiveAnswer(s.archive, request.user, queryId, request.question, chosen);
   return { queryId, outcome, chosen };
 }

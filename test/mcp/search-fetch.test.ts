@@ -235,6 +235,48 @@ describe("search then fetch (official v2 client, 2026-07-28)", () => {
   });
 });
 
+describe("corpus_search's filters: the REST schemas and rules", () => {
+  type Found = { results: Array<{ connector: string; title: string; date: string | null; id: string }> };
+  const ask = async (client: Client, args: Record<string, unknown>) => {
+    const r = await client.callTool({ name: "corpus_search", arguments: { query: "Zanzibar lighthouse invoice Stuttgart", ...args } });
+    return r;
+  };
+
+  test("connectors, kinds, a date range and the number of results narrow what is returned", async () => {
+    const client = await connect("alice");
+    const shop = (await ask(client, { connectors: ["shop"], maxResults: 3 })).structuredContent as Found;
+    expect(shop.results.length).toBeGreaterThan(0);
+    expect(shop.results.length).toBeLessThanOrEqual(3);
+    expect(shop.results.every((r) => r.connector === "shop")).toBe(true);
+    const mail = (await ask(client, { kinds: ["mail"] })).structuredContent as Found;
+    expect(mail.results.map((r) => r.connector)).toEqual(["mail"]);
+    const rows = (await ask(client, { kinds: ["row", "books"] })).structuredContent as Found;
+    expect(rows.results.length).toBeGreaterThan(0);
+    for (const r of rows.results) expect((await fetchDoc(client, r.id)).metadata.kind).toBe("row");
+    const march = (await ask(client, { kinds: ["mail"], date_from: "2024-03-01", date_to: "2024-03-31" })).structuredContent as Found;
+    expect(march.results.map((r) => r.title)).toEqual(["Zanzibar lighthouse lantern housing quote"]);
+    const before = (await ask(client, { kinds: ["mail"], date_to: "2024-03-04" })).structuredContent as Found;
+    expect(before.results).toEqual([]);
+    await client.close();
+  });
+
+  test("bad filters are refused in REST's words, before the search counts", async () => {
+    const client = await connect("alice");
+    const text = async (args: Record<string, unknown>) => {
+      const r = await ask(client, args);
+      expect(r.isError).toBe(true);
+      return (r.content as Array<{ text: string }>)[0]!.text;
+    };
+    expect(await text({ connectors: ["nope"] })).toContain("Invalid filter: connectors: unknown connector id nope; valid ids: ");
+    expect(await text({ connectors: ["Not An Id"] })).toContain("connectors/0");
+    expect(await text({ date_from: "yesterday" })).toBe("Invalid filter: date_from: must be an ISO 8601 date (YYYY-MM-DD) or date-time");
+    expect(await text({ date_from: "2024-04-01", date_to: "2024-03-01" })).toBe("Invalid filter: date_from: must be before date_to");
+    expect(await text({ kinds: ["spreadsheet"] })).toContain("kinds/0");
+    expect(await text({ kinds: ["mail", "mail"] })).toContain("kinds");
+    await client.close();
+  });
+});
+
 describe("only their owner opens them", () => {
   const rest = (id: string, user: string) =>
     fetch(`${running.url}/v1/documents/${id}`, { headers: { authorization: `Bearer ${tokens[user]}` } });

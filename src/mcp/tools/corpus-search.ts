@@ -6,7 +6,7 @@ import { documentPageUrl, documentUri } from "../../documents/open";
 import { ID_PREFIX } from "../../ids";
 import { cutText } from "../../text";
 import { defineTool, MESSAGES, supportsResourceLinks } from "../tool-record";
-import { askAsTool } from "./asking";
+import { askAsTool, ToolFilters } from "./asking";
 
 export const QUERY_MAX_LENGTH = 1000;
 export const MAX_RESULTS = { default: 5, minimum: 1, maximum: 20 } as const;
@@ -27,6 +27,7 @@ export const CorpusSearchInput = Type.Object(
         maximum: MAX_RESULTS.maximum,
       }),
     ),
+    ...ToolFilters,
   },
   { additionalProperties: false },
 );
@@ -55,7 +56,7 @@ export const corpusSearch = defineTool({
     name: "corpus_search",
     title: "Search Corpus",
     description:
-      "Search across all of the user's connected data sources (mail, files, commerce and accounting data) and return ranked, cited results with title, source, date and snippet.",
+      "Search across all of the user's connected data sources (mail, files, commerce and accounting data) and return ranked, cited results with title, source, date and snippet. Optional filters: connectors (ids), kinds (mail, document, row, books), date_from and date_to (ISO 8601 dates), maxResults.",
     inputSchema: CorpusSearchInput,
     outputSchema: CorpusSearchOutput,
     // Reads the user's sources, never writes to them (D19); they are systems outside corpus.
@@ -72,9 +73,10 @@ export const corpusSearch = defineTool({
       other: `${MESSAGES.emptyQuery} (query must be a string)`,
     },
     "/maxResults": `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`,
+    "/kinds": "kinds must be a list of distinct kinds among mail, document, row, books",
   },
-  async run({ query, maxResults }, ctx) {
-    const got = await askAsTool(ctx, { question: query, max: maxResults ?? MAX_RESULTS.default });
+  async run({ query, maxResults, ...filters }, ctx) {
+    const got = await askAsTool(ctx, { question: query, max: maxResults ?? MAX_RESULTS.default, ...filters });
     if ("refused" in got) return got.refused;
     const { outcome, chosen } = got.asked;
     const results = chosen.map(({ c, chunkId, sha256 }) => ({
