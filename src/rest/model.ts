@@ -95,6 +95,8 @@ export const QueryResponseC = t.Object({
       source_url: t.String(),
       snippet: t.String(),
       relevance_score: Type.Number(),
+      url: t.String({ description: "the citation's page /d/<chunk_id> opened only for its owner" }),
+      sha256: t.String({ description: "sha256 (hex) of the cited chunk's whole text, kept in the archive" }),
     }),
   ),
   conversation_id: t.String({ description: "prefix conv_" }),
