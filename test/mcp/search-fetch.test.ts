@@ -308,6 +308,38 @@ describe("only their owner opens them", () => {
     expect(nobody.headers.get("location")).toBe(`/oauth/login?return=${encodeURIComponent(`/d/${mail.id}`)}`);
   });
 
+  test("a citation's link in a browser: sign in, back to the page, the session cookie opens it; no open redirect", async () => {
+    const mail = cited[0]!;
+    const back = `/d/${mail.id}`;
+    const form = await fetch(`${running.url}/oauth/login?return=${encodeURIComponent(back)}`, { redirect: "manual" });
+    expect(form.status).toBe(200);
+    const loginCookie = form.headers
+      .getSetCookie()
+      .find((c) => c.startsWith("corpus_login="))!
+      .split(";")[0]!;
+    const html = await form.text();
+    const hidden = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1];
+    expect(hidden("return")).toBe(back);
+    const signedIn = await fetch(`${running.url}/oauth/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", cookie: loginCookie },
+      body: new URLSearchParams({ user: "alice", password: "a long enough password", csrf: hidden("csrf")!, return: back }).toString(),
+    });
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get("location")).toBe(back);
+    const session = signedIn.headers.getSetCookie().find((c) => c.startsWith("corpus_session="))!;
+    expect(session).toContain("Path=/;");
+    const opened = await fetch(`${running.url}${back}`, { headers: { cookie: session.split(";")[0]! } });
+    expect(opened.status).toBe(200);
+    expect(await opened.text()).toContain('<mark id="cited">');
+    // Anywhere else than this server's own pages: back to the connected apps, never away.
+    for (const away of ["https://evil.example/", "//evil.example/d/x", "/d/../oauth/token", `/d/${mail.id}/../x`]) {
+      const r = await fetch(`${running.url}/oauth/login?return=${encodeURIComponent(away)}`, { redirect: "manual" });
+      expect(/name="return" value="([^"]*)"/.exec(await r.text())?.[1]).toBe("/oauth/apps");
+    }
+  });
+
   test("another user's ids are not found on fetch, resources/read, GET /v1/documents/{id} and /d/<id>", async () => {
     const client = await connect("bob");
     await running.services.accounts.add("bob", "another long password");
