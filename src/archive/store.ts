@@ -62,13 +62,15 @@ export const archiveMigrations: Migration[] = [
     // content: documents/ids.ts), and chunks found again by their stable ids.
     id: "archive-003-documents",
     up(db) {
+      // A rowid table: its bodies are whole records, too large for WITHOUT ROWID (they would live in the key's b-tree).
       db.exec(`CREATE TABLE archive_documents (
+        id INTEGER PRIMARY KEY,
         user_id TEXT NOT NULL,
         doc_id TEXT NOT NULL,
         stored_at INTEGER NOT NULL,
         body BLOB NOT NULL,
-        PRIMARY KEY (user_id, doc_id)
-      ) WITHOUT ROWID`);
+        UNIQUE (user_id, doc_id)
+      )`);
       db.exec("CREATE INDEX archive_chunks_cited ON archive_chunks (user_id, chunk_id)");
     },
   },
