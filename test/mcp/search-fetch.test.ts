@@ -232,6 +232,21 @@ describe("search then fetch (official v2 client, 2026-07-28)", () => {
     expect(old.text).toContain("40 crates");
     expect(sha256(String(old.metadata.cited_text))).toBe(first.sha256);
     await client.close();
+    // The archive searched by meaning gives both quotes back with their ids and hashes.
+    await running.services.archive.settled();
+    const r = await fetch(`${running.url}/v1/deep_search`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${tokens.alice}`, "content-type": "application/json" },
+      body: JSON.stringify({ query: "pallet count harbour audit", max_results: 50 }),
+    });
+    const archived = (
+      (await r.json()) as { archive_results: Array<{ matched_chunk: { content: string; chunk_id?: string; sha256?: string } }> }
+    ).archive_results.map((a) => a.matched_chunk);
+    for (const quote of [first, changed]) {
+      const m = archived.find((a) => a.chunk_id === quote.id)!;
+      expect(m.sha256).toBe(quote.sha256);
+      expect(sha256(m.content)).toBe(quote.sha256);
+    }
   });
 });
 
