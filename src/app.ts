@@ -5,6 +5,7 @@ import { limitHeaders } from "./auth/guard";
 import { authRoutes } from "./auth/routes";
 import { connectorRoutes } from "./connectors/routes";
 import { debugRoutes } from "./debug/routes";
+import { documentRoutes } from "./documents/routes";
 import type { HealthChecks } from "./health/checks";
 import { healthRoutes } from "./health/routes";
 import { accessLog } from "./http/access-log";
@@ -74,6 +75,7 @@ export function createApp(services: Services, metrics?: RequestObserver) {
     .use(connectorRoutes(services))
     .use(queryRoutes(services))
     .use(deepSearchRoutes(services))
+    .use(documentRoutes(services))
     .use(webhookRoutes(services))
     .use(userRoutes(services))
     .use(mcpRoutes(services))

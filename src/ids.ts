@@ -8,8 +8,10 @@ export const ID_PREFIX = {
   conversation: "conv_",
   /** A result of shape A. */
   result: "chk_",
-  /** A chunk of shape B and C. */
+  /** A chunk of shape B and C, and a citation of the MCP tools (documents/ids.ts: keyed, stable). */
   chunk: "chnk_",
+  /** A document (a record as it was ranked; documents/ids.ts: keyed, stable). */
+  document: "doc_",
   webhook: "wh_",
   event: "evt_",
   request: "req_",

@@ -1,11 +1,35 @@
-// What the archive keeps of an answer: its question and the chunks that were returned,
-// with the text their vectors are looked up by. One place for /v1/query and corpus_search.
+// What the archive keeps of an answer: its question, the chunks that were returned (with the
+// text their vectors are looked up by, their stable ids and the sha256 of their text), and the
+// records they were cited from, as ranked (D36). One place for /v1/query and the MCP tools.
 
+import { type CitationIds, citationIds } from "../documents/ids";
+import { recordKind } from "../documents/kinds";
 import { embeddingText } from "../retrieval/chunk";
 import type { RankedChunk } from "../retrieval/search";
-import type { Archive, ArchivedChunk } from "./store";
+import type { Archive, ArchivedChunk, ArchivedDocument } from "./store";
 
-export function archivedChunk(c: RankedChunk, chunkId: string): ArchivedChunk {
+/** A returned chunk with its ids (documents/ids.ts). */
+export interface CitedRanked extends CitationIds {
+  c: RankedChunk;
+}
+
+/** The ids of `chunks` under `user`'s citation key. */
+export function citeChunks(archive: Archive, user: string, chunks: RankedChunk[]): CitedRanked[] {
+  if (chunks.length === 0) return [];
+  const key = archive.citationKey(user);
+  return chunks.map((c) => ({
+    c,
+    ...citationIds(key, {
+      connectorId: c.connectorId,
+      recordId: c.record.id,
+      title: c.record.title,
+      content: c.record.content,
+      chunkText: c.text,
+    }),
+  }));
+}
+
+export function archivedChunk({ c, chunkId, documentId, sha256 }: CitedRanked): ArchivedChunk {
   return {
     chunk_id: chunkId,
     connector: c.connectorId,
@@ -16,25 +40,38 @@ export function archivedChunk(c: RankedChunk, chunkId: string): ArchivedChunk {
     path: c.record.path,
     ...(c.record.metadata.message_id ? { message_id: String(c.record.metadata.message_id) } : {}),
     date: c.record.date,
+    doc_id: documentId,
+    sha256,
+  };
+}
+
+export function archivedDocument({ c, documentId }: CitedRanked): ArchivedDocument {
+  return {
+    doc_id: documentId,
+    connector: c.connectorId,
+    connector_label: c.connectorLabel,
+    title: c.record.title,
+    text: c.record.content,
+    source_url: c.record.source_url,
+    type: c.record.type,
+    kind: recordKind(c.record),
+    path: c.record.path,
+    date: c.record.date,
+    metadata: c.record.metadata,
   };
 }
 
 /** D12: called before the response is sent. */
-export function archiveAnswer(
-  archive: Archive,
-  user: string,
-  queryId: string,
-  question: string,
-  chunks: Array<{ c: RankedChunk; chunkId: string }>,
-): void {
+export function archiveAnswer(archive: Archive, user: string, queryId: string, question: string, chunks: CitedRanked[]): void {
   archive.record(
     user,
     queryId,
     question,
-    chunks.map(({ c, chunkId }) => ({
-      chunk: archivedChunk(c, chunkId),
-      embedText: embeddingText(c.record.title, c.text),
-      owner: c.owner,
+    chunks.map((cited) => ({
+      chunk: archivedChunk(cited),
+      embedText: embeddingText(cited.c.record.title, cited.c.text),
+      owner: cited.c.owner,
+      document: archivedDocument(cited),
     })),
   );
 }

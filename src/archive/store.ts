@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { DecryptError } from "../crypto/aead";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
+import { CITATION_KEY_PURPOSE } from "../documents/ids";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import { EmbeddingCancelled, type EmbeddingService } from "../embedding/service";
 import { embeddingText } from "../retrieval/chunk";
@@ -56,6 +57,23 @@ export const archiveMigrations: Migration[] = [
       db.exec("CREATE INDEX archive_chunks_pending ON archive_chunks (embedded, user_id)");
     },
   },
+  {
+    // D36: the documents answers cited, each version once per user (its id is keyed by its
+    // content: documents/ids.ts), and chunks found again by their stable ids.
+    id: "archive-003-documents",
+    up(db) {
+      // A rowid table: its bodies are whole records, too large for WITHOUT ROWID (they would live in the key's b-tree).
+      db.exec(`CREATE TABLE archive_documents (
+        id INTEGER PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        doc_id TEXT NOT NULL,
+        stored_at INTEGER NOT NULL,
+        body BLOB NOT NULL,
+        UNIQUE (user_id, doc_id)
+      )`);
+      db.exec("CREATE INDEX archive_chunks_cited ON archive_chunks (user_id, chunk_id)");
+    },
+  },
 ];
 
 /**
@@ -76,6 +94,7 @@ const RESUME_BATCH = 16;
 // Each sealed value is bound to its owner (sealFor adds the user), table and row.
 const questionAad = (queryId: string) => `archive/${queryId}/question`;
 const chunkAad = (queryId: string, chunkId: string) => `archive/${queryId}/chunk/${chunkId}`;
+const documentAad = (docId: string) => `archive/document/${docId}`;
 
 /** A chunk to archive: what is kept, the text its vector is made from, and whose cache may hold it. */
 export interface ArchiveInput {
@@ -83,6 +102,24 @@ export interface ArchiveInput {
   embedText: string;
   /** The owner of the connector it came from (the user, or the operator). */
   owner: string;
+  /** The whole record the chunk was cited from, as it was ranked (kept once per version, D36). */
+  document?: ArchivedDocument;
+}
+
+/** A record an answer cited, as it was ranked: what fetch, GET /v1/documents/{id} and /d/<id> show (D36). */
+export interface ArchivedDocument {
+  doc_id: string;
+  connector: string;
+  connector_label: string;
+  title: string;
+  text: string;
+  source_url: string;
+  type: "email" | "file";
+  /** documents/kinds.ts */
+  kind: string;
+  path: string;
+  date: string | null;
+  metadata: Record<string, string | number | boolean | null>;
 }
 
 /** What is kept of a returned chunk (sealed as one JSON document). */
@@ -96,6 +133,16 @@ export interface ArchivedChunk {
   path: string;
   message_id?: string;
   date: string | null;
+  /** The document it was cited from (D36; none in chunks archived before). */
+  doc_id?: string;
+  /** The sha256 of `content` when it was returned (D36): a quote is checked against it. */
+  sha256?: string;
+}
+
+/** A chunk found again by its id: the latest archived copy, and when it was returned. */
+export interface CitedChunk {
+  chunk: ArchivedChunk;
+  queried_at: string;
 }
 
 export interface ArchiveMatch {
@@ -113,6 +160,11 @@ export class Archive {
     private readonly embeddings: EmbeddingService,
     private readonly now: () => number = Date.now,
   ) {}
+
+  /** The key the user's citation ids are made with (documents/ids.ts): it dies with their data key (D3). */
+  citationKey(user: string): Buffer {
+    return this.keys.derive(user, CITATION_KEY_PURPOSE);
+  }
 
   /** Opens a value, also in the form the first version sealed (bound to the query only). */
   private openValue(user: string, sealed: Uint8Array, aad: string, queryId: string): string {
@@ -158,7 +210,17 @@ export class Archive {
       const insert = this.db.query<{ id: number }, [string, string, string, Buffer, number]>(
         "INSERT INTO archive_chunks (query_id, user_id, chunk_id, body, embedded) VALUES (?, ?, ?, ?, ?) RETURNING id",
       );
+      const insertDocument = this.db.query(
+        "INSERT OR IGNORE INTO archive_documents (user_id, doc_id, stored_at, body) VALUES (?, ?, ?, ?)",
+      );
+      const hasDocument = this.db.query<{ n: number }, [string, string]>(
+        "SELECT 1 AS n FROM archive_documents WHERE user_id = ? AND doc_id = ?",
+      );
       chunks.forEach((c, i) => {
+        // A version is sealed once: its id is keyed by its content, so a row under it holds the same.
+        const d = c.document;
+        if (d && !hasDocument.get(user, d.doc_id))
+          insertDocument.run(user, d.doc_id, at, this.keys.sealFor(user, JSON.stringify(d), documentAad(d.doc_id)));
         const v = vectors[i];
         const { id } = insert.get(
           queryId,
@@ -299,6 +361,28 @@ export class Archive {
     return out;
   }
 
+  /** The latest archived copy of the user's chunk `chunkId` (D36); undefined for an id they were never given. */
+  citedChunk(user: string, chunkId: string): CitedChunk | undefined {
+    const row = this.db
+      .query<{ query_id: string; chunk_id: string; body: Uint8Array; queried_at: number }, [string, string]>(
+        "SELECT c.query_id, c.chunk_id, c.body, q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.user_id = ? AND c.chunk_id = ? ORDER BY c.id DESC LIMIT 1",
+      )
+      .get(user, chunkId);
+    if (!row) return undefined;
+    return {
+      chunk: JSON.parse(this.openValue(user, row.body, chunkAad(row.query_id, row.chunk_id), row.query_id)) as ArchivedChunk,
+      queried_at: new Date(row.queried_at * 1000).toISOString(),
+    };
+  }
+
+  /** The user's archived document `docId` (D36), as it was ranked; undefined for an id they were never given. */
+  document(user: string, docId: string): ArchivedDocument | undefined {
+    const row = this.db
+      .query<{ body: Uint8Array }, [string, string]>("SELECT body FROM archive_documents WHERE user_id = ? AND doc_id = ?")
+      .get(user, docId);
+    return row ? (JSON.parse(this.keys.openFor(user, row.body, documentAad(docId)).toString("utf8")) as ArchivedDocument) : undefined;
+  }
+
   /** Archived chunks of all users still waiting for their vector (D29). */
   pending(): number {
     return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n;
@@ -313,7 +397,7 @@ export class Archive {
   rowsOf(user: string): number {
     return this.db
       .query<{ n: number }, [string]>(
-        "SELECT (SELECT count(*) FROM archive_queries WHERE user_id = ?1) + (SELECT count(*) FROM archive_chunks WHERE user_id = ?1) AS n",
+        "SELECT (SELECT count(*) FROM archive_queries WHERE user_id = ?1) + (SELECT count(*) FROM archive_chunks WHERE user_id = ?1) + (SELECT count(*) FROM archive_documents WHERE user_id = ?1) AS n",
       )
       .get(user)!.n;
   }
@@ -326,6 +410,7 @@ export class Archive {
       for (const { id } of ids) delVec.run(BigInt(id));
       const chunks = this.db.query("DELETE FROM archive_chunks WHERE user_id = ?").run(user).changes;
       const queries = this.db.query("DELETE FROM archive_queries WHERE user_id = ?").run(user).changes;
+      this.db.query("DELETE FROM archive_documents WHERE user_id = ?").run(user);
       return { queries, chunks };
     })();
   }

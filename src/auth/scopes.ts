@@ -7,6 +7,7 @@ export type Scope = (typeof SCOPES)[number];
 export const REQUIRED_SCOPE = {
   "POST /v1/query": "corpus:search",
   "POST /v1/deep_search": "corpus:read",
+  "GET /v1/documents/:id": "corpus:read",
   "GET /v1/connectors": "connectors:read",
   "POST /v1/connectors": "connectors:write",
   "PATCH /v1/connectors/:id": "connectors:write",

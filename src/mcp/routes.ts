@@ -14,6 +14,7 @@ import { SCOPES } from "../auth/scopes";
 import { AuthFailure, type AuthService } from "../auth/service";
 import { ANONYMOUS_USER } from "../auth/subjects";
 import type { Config } from "../config";
+import { DOCUMENT_URI_PREFIX } from "../documents/open";
 import { HttpError, NOT_JSON } from "../http/errors";
 import { parseJsonText } from "../http/json-body";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
@@ -41,6 +42,7 @@ import type { ServerContext } from "./server";
 import { McpSessions } from "./sessions";
 import { type Caller, MESSAGES, mayUse, type ToolServices } from "./tool-record";
 import { toolNamed } from "./tools";
+import { fetchDocument } from "./tools/fetch";
 
 export interface McpServices extends ToolServices {
   config: Config;
@@ -123,6 +125,8 @@ export const mcpRoutes = (s: McpServices) => {
     services: s,
     caller,
     apiBase: apiBase(request),
+    publicUrl: s.config.resourceUrl,
+    protocolVersion: request.headers.get("mcp-protocol-version") ?? undefined,
     log,
     requestId: info.request_id,
     timedOut: () => info.timedOut,
@@ -192,6 +196,8 @@ export const mcpRoutes = (s: McpServices) => {
       if (!mayUse(c, tool)) requireScope(c, tool.scope, id);
     }
     if (m.method === "resources/read" && params.uri === WIDGET_URI) requireScope(c, PANEL_SCOPE, id);
+    if (m.method === "resources/read" && typeof params.uri === "string" && params.uri.startsWith(DOCUMENT_URI_PREFIX))
+      requireScope(c, fetchDocument.scope, id);
     return undefined;
   }
 

@@ -3,16 +3,18 @@
 // are served by a fresh instance from this one factory, so they cannot drift apart. It lists
 // only the tools the caller's scopes allow, which is why tools/list is cached privately.
 import { registerAppResource, registerAppTool } from "@modelcontextprotocol/ext-apps/server";
-import { type CallToolResult, McpServer } from "@modelcontextprotocol/server";
+import { type CallToolResult, McpServer, ResourceNotFoundError, ResourceTemplate } from "@modelcontextprotocol/server";
+import { DOCUMENT_NOT_FOUND, DOCUMENT_URI_PREFIX, openDocument } from "../documents/open";
 import type { Logger } from "../log";
 import { isStorageError, STORAGE_FULL_MESSAGE } from "../store/storage-errors";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
 import { panelUiMeta, readPanel, WIDGET_URI } from "./panel-resource";
 import { type AnyTool, MESSAGES, mayUse, standardSchema, type ToolContext, toolError } from "./tool-record";
 import { TOOLS } from "./tools";
+import { fetchDocument } from "./tools/fetch";
 
 export const INSTRUCTIONS =
-  "Search the user's connected mail, documents and business data with corpus_search; manage sources with open_connectors.";
+  "Search the user's connected mail, documents and business data with corpus_search (or search, then fetch to open a result whole); manage sources with open_connectors.";
 
 export interface ServerContext extends ToolContext {
   log: Logger;
@@ -98,5 +100,22 @@ export function mcpServerFor(ctx: ServerContext): McpServer {
     },
     async () => readPanel(ctx.apiBase),
   );
+  // D36: what search and corpus_search cite, opened as fetch opens it (2025-06-18 and later clients follow resource_link items here).
+  if (mayUse(ctx.caller, fetchDocument))
+    server.registerResource(
+      "document",
+      new ResourceTemplate(`${DOCUMENT_URI_PREFIX}{id}`, { list: undefined }),
+      {
+        title: "A cited document",
+        description: "A record a search returned, whole, exactly as it was ranked; the user's own only.",
+        mimeType: "text/plain",
+      },
+      async (uri, variables) => {
+        const id = typeof variables.id === "string" ? variables.id : "";
+        const opened = openDocument(ctx.services.archive, ctx.caller.user, id);
+        if (!opened) throw new ResourceNotFoundError(uri.href, DOCUMENT_NOT_FOUND);
+        return { contents: [{ uri: uri.href, mimeType: "text/plain", text: opened.document.text }] };
+      },
+    );
   return server;
 }

@@ -46,6 +46,10 @@ export interface ToolContext {
   caller: Caller;
   /** The REST API's origin, for what a tool hands to a page (the connector panel). */
   apiBase: string;
+  /** The public URL (CORPUS_OAUTH_RESOURCE_URL, D4): where a citation's page /d/<id> opens (D36). */
+  publicUrl: string;
+  /** The MCP revision the client speaks (its MCP-Protocol-Version header), when it says. */
+  protocolVersion?: string;
   /** The request's id, for log lines. */
   requestId?: string;
   /** The request was answered 503 by the request timeout meanwhile (D17): nothing it does now reaches the caller. */
@@ -84,6 +88,10 @@ export function defineTool<I extends TObject, O extends TObject | undefined>(rec
   // The SDK calls run only with arguments its validation (standardSchema of inputSchema) passed.
   return { ...record, run: (args, ctx) => record.run(args as Static<I>, ctx) } as AnyTool;
 }
+
+/** Revisions that know `resource_link` content (from 2025-06-18 on; older clients and the seed's 1.0 get none). */
+export const supportsResourceLinks = (version: string | undefined): boolean =>
+  version !== undefined && /^\d{4}-/.test(version) && version >= "2025-06-18";
 
 /** Whether the caller's token allows the tool (D5). */
 export const mayUse = (caller: Caller, tool: AnyTool): boolean => caller.scopes.has(tool.scope);

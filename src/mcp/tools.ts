@@ -3,9 +3,11 @@
 // all read this table.
 import type { AnyTool } from "./tool-record";
 import { corpusSearch } from "./tools/corpus-search";
+import { fetchDocument } from "./tools/fetch";
 import { openConnectors } from "./tools/open-connectors";
+import { search } from "./tools/search";
 
-export const TOOLS: readonly AnyTool[] = [corpusSearch, openConnectors];
+export const TOOLS: readonly AnyTool[] = [corpusSearch, openConnectors, search, fetchDocument];
 
 const BY_NAME = new Map(TOOLS.map((t) => [t.definition.name, t]));
 

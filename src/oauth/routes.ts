@@ -7,6 +7,7 @@
 import { Elysia } from "elysia";
 import { SIGNING_ALG } from "../auth/signing-key";
 import type { Config } from "../config";
+import { isDocumentPagePath } from "../documents/open";
 import { errorBody } from "../http/errors";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { limitKey, parseRanges } from "../limits/client-ip";
@@ -31,6 +32,7 @@ export const OAUTH_PATHS = {
   register: "/oauth/register",
   revoke: "/oauth/revoke",
   apps: "/oauth/apps",
+  login: "/oauth/login",
 } as const;
 
 /** Form posts these paths take (application/x-www-form-urlencoded, RFC 6749); every other POST stays JSON-only. */
@@ -43,7 +45,7 @@ export const FORM_PATHS: ReadonlySet<string> = new Set([
   "/oauth/logout",
 ]);
 
-function cookies(request: Request): Map<string, string> {
+export function cookies(request: Request): Map<string, string> {
   const map = new Map<string, string>();
   for (const part of (request.headers.get("cookie") ?? "").split(";")) {
     const eq = part.indexOf("=");
@@ -174,8 +176,14 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     log.warning("upstream sign-in failed", { stage, issuer: config.CORPUS_OIDC_ISSUER, reason: error.message });
   const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
+  // The session's cookie also reaches a cited document's page (/d/<id>, D36), opened only for its signed-in owner.
   const cookie = (name: string, value: string, maxAge: number) =>
-    `${name}=${value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+    `${name}=${value}; Path=${name === SESSION_COOKIE ? "/" : "/oauth"}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+  /** Where a sign-in may lead back to: this server's own OAuth pages or a document's page, never an open redirect. */
+  const returnTarget = (back: string | null | undefined) =>
+    back && (back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps || isDocumentPagePath(back))
+      ? back
+      : OAUTH_PATHS.apps;
   const address = (request: Request, info: RequestInfo | undefined) => limitKey(infoOf(request, info).clientBehind(trusted));
   const session = (request: Request) => {
     const id = cookies(request).get(SESSION_COOKIE);
@@ -286,9 +294,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         } catch {
           return page("Cannot continue", messagePage("Sign-in refused", "The form could not be read."), 400);
         }
-        const back = f.get("return") ?? OAUTH_PATHS.apps;
-        // Only back into this server's own OAuth pages: never an open redirect.
-        const target = back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps ? back : OAUTH_PATHS.apps;
+        const target = returnTarget(f.get("return"));
         if (!constantEqual(f.get("csrf"), cookies(request).get(LOGIN_COOKIE))) {
           return login(request, { return: target }, 403, {
             error: "This sign-in form has expired or did not come from this server. Please sign in again.",
@@ -449,6 +455,14 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
       ),
     )
     .get(
+      OAUTH_PATHS.login,
+      ({ request, info }) => {
+        const back = returnTarget(new URL(request.url).searchParams.get("return"));
+        return session(request) ? redirect(back) : signInFirst(request, info, back);
+      },
+      { detail: pageDoc("Sign in, then back to `return` (a document's page /d/<id>, or this server's own pages)") as never },
+    )
+    .get(
       OAUTH_PATHS.apps,
       async ({ request, info }) => {
         const s = session(request);
@@ -489,8 +503,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         try {
           const done = await oauth.upstreamSignIn(new URL(request.url).searchParams, cookies(request).get(UPSTREAM_COOKIE));
           // Only back into this server's own OAuth pages: never an open redirect.
-          const target =
-            done.returnTo.startsWith(`${OAUTH_PATHS.authorize}?`) || done.returnTo === OAUTH_PATHS.apps ? done.returnTo : OAUTH_PATHS.apps;
+          const target = returnTarget(done.returnTo);
           return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, done.session.id, 12 * 3600)], clear]);
         } catch (error) {
           if (error instanceof UpstreamError) {

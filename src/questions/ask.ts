@@ -1,7 +1,7 @@
 // A question asked, however it comes (POST /v1/query or MCP corpus_search): searched, checked,
 // archived, in one order of checks for both wires. The route only translates: the question and
 // its options in, the chosen chunks (with the ids the archive gave them) or a refusal out.
-import { archiveAnswer } from "../archive/answer";
+import { archiveAnswer, type CitedRanked, citeChunks } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { Principal } from "../auth/verifier";
@@ -34,17 +34,19 @@ export interface AskRequest extends Omit<QueryOptions, "stillAllowed"> {
   limit: number;
   /** Whether the request timeout has already answered the asker. */
   timedOut?: () => boolean;
+  /** Only ranked chunks it keeps are returned and archived (the tools' record kinds). */
+  keep?: (c: RankedChunk) => boolean;
 }
 
 export interface Asked {
   queryId: string;
   outcome: QueryOutcome;
-  /** The chunks returned, each with the id the archive keeps it under. */
-  chosen: Array<{ c: RankedChunk; chunkId: string }>;
+  /** The chunks returned, each with the ids the archive keeps it and its document under, and its text's sha256 (D36). */
+  chosen: CitedRanked[];
 }
 
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
-  const { principal, limit, timedOut, ...options } = request;
+  const { principal, limit, timedOut, keep, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
   const outcome = await timed(s.questionStages, "search", () => s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) }));
   // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
@@ -52,7 +54,7 @@ export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.
   if (stillAllowed && !stillAllowed()) throw new AskRefused("revoked");
   const queryId = newId(ID_PREFIX.query);
-  const chosen = outcome.chunks.slice(0, limit).map((c) => ({ c, chunkId: newId("") }));
+  const chosen = citeChunks(s.archive, request.user, (keep ? outcome.chunks.filter(keep) : outcome.chunks).slice(0, limit));
   timed(s.questionStages, "archive", () => archiveAnswer(s.archive, request.user, queryId, request.question, chosen));
   return { queryId, outcome, chosen };
 }

@@ -88,7 +88,13 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
         archive_results: matches.map((m) => ({
           original_query_id: m.query_id,
           original_query: m.question,
-          matched_chunk: { content: m.chunk.content, source_connector: m.chunk.connector, queried_at: m.queried_at },
+          matched_chunk: {
+            content: m.chunk.content,
+            source_connector: m.chunk.connector,
+            queried_at: m.queried_at,
+            // D36: the quote as it was returned, to check and to open (chunks archived before have neither).
+            ...(m.chunk.sha256 ? { chunk_id: `${ID_PREFIX.chunk}${m.chunk.chunk_id}`, sha256: m.chunk.sha256 } : {}),
+          },
           similarity_score: m.similarity,
         })),
         total_matches: matches.length,

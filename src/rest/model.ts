@@ -95,6 +95,8 @@ export const QueryResponseC = t.Object({
       source_url: t.String(),
       snippet: t.String(),
       relevance_score: Type.Number(),
+      url: t.String({ description: "the citation's page /d/<chunk_id> opened only for its owner" }),
+      sha256: t.String({ description: "sha256 (hex) of the cited chunk's whole text, kept in the archive" }),
     }),
   ),
   conversation_id: t.String({ description: "prefix conv_" }),
@@ -112,7 +114,13 @@ export const DeepSearchResponseB = t.Object({
     t.Object({
       original_query_id: t.String(),
       original_query: t.String(),
-      matched_chunk: t.Object({ content: t.String(), source_connector: t.String(), queried_at: t.String() }),
+      matched_chunk: t.Object({
+        content: t.String(),
+        source_connector: t.String(),
+        queried_at: t.String(),
+        chunk_id: t.Optional(t.String({ description: "the chunk's id when it was returned: GET /v1/documents/{id} opens it" })),
+        sha256: t.Optional(t.String({ description: "sha256 (hex) of content, as it was returned" })),
+      }),
       similarity_score: Type.Number(),
     }),
   ),

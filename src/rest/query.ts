@@ -3,7 +3,9 @@
 import { Elysia, type Static, t } from "elysia";
 import type { Archive } from "../archive/store";
 import { type GuardServices, guard, REVOKED_MESSAGE } from "../auth/guard";
+import type { Config } from "../config";
 import type { Conversations } from "../conversations/store";
+import { documentPageUrl } from "../documents/open";
 import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
@@ -23,6 +25,7 @@ import { QUERY_FIELDS, queryShapeOf, refuseForeignFields } from "./shapes";
 type Answer = Static<typeof QueryResponseA> | Static<typeof QueryResponseB> | Static<typeof QueryResponseC>;
 
 export interface QueryRouteServices extends GuardServices {
+  config: Config;
   query: QueryService;
   /** How long each stage took (the operator's metrics, D35). */
   questionStages?: QuestionStageTimes;
@@ -107,7 +110,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
           };
         }
         if (shape === "C") {
-          const sources = chosen.map(({ c, chunkId }, i) => ({
+          const sources = chosen.map(({ c, chunkId, sha256 }, i) => ({
             n: i + 1,
             chunk_id: `${ID_PREFIX.chunk}${chunkId}`,
             connector: c.connectorId,
@@ -115,6 +118,8 @@ export const queryRoutes = (s: QueryRouteServices) =>
             source_url: c.record.source_url,
             snippet: snippet(c.text),
             relevance_score: c.score,
+            url: documentPageUrl(s.config.resourceUrl, `${ID_PREFIX.chunk}${chunkId}`),
+            sha256,
           }));
           const answer = timed(s.questionStages, "answer", () =>
             extractiveAnswer(
@@ -131,7 +136,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
           return { answer, sources, conversation_id };
         }
         const groups = new Map<string, { connector: string; source_label: string; chunks: Array<Static<typeof ChunkB>> }>();
-        for (const { c, chunkId } of chosen) {
+        for (const { c, chunkId, documentId, sha256 } of chosen) {
           let g = groups.get(c.connectorId);
           if (!g) groups.set(c.connectorId, (g = { connector: c.connectorId, source_label: c.connectorLabel, chunks: [] }));
           g.chunks.push({
@@ -146,6 +151,10 @@ export const queryRoutes = (s: QueryRouteServices) =>
               type: c.record.type,
               ...c.record.metadata,
               ...(c.copies ? { copies: c.copies } : {}),
+              // D36: the citation, verifiable: its page, its document, the sha256 of `content`.
+              citation_url: documentPageUrl(s.config.resourceUrl, `${ID_PREFIX.chunk}${chunkId}`),
+              document_id: documentId,
+              sha256,
             },
           });
         }

@@ -66,6 +66,8 @@ describe("/mcp at 2026-07-28", () => {
     expect(result.tools.map((t: any) => [t.name, t.annotations.readOnlyHint, t.outputSchema.type])).toEqual([
       ["corpus_search", true, "object"],
       ["open_connectors", true, "object"],
+      ["search", true, "object"],
+      ["fetch", true, "object"],
     ]);
     const call = await json(await modern("tools/call", { name: "corpus_search", arguments: { query: "   " } }));
     expect(call.result).toMatchObject({ isError: true, resultType: "complete" });

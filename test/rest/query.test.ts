@@ -1,6 +1,7 @@
 // POST /v1/query and POST /v1/deep_search end to end: real connectors (a folder of Enron
 // mail, the invoices folder, the Chinook shop), the real model, the real archive.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NAMES_NOTHING } from "../../src/retrieval/search";
@@ -95,6 +96,10 @@ describe("POST /v1/query, shape B (query)", () => {
     expect(top.source_url).toStartWith("file://");
     expect(typeof top.relevance_score).toBe("number");
     expect(top.metadata).toMatchObject({ type: "email" });
+    // D36: a citation carries its page, its document and the sha256 of the text it quotes.
+    expect(top.metadata.sha256).toBe(createHash("sha256").update(top.content, "utf8").digest("hex"));
+    expect(top.metadata.citation_url).toBe(`${t.config.resourceUrl}/d/${top.chunk_id}`);
+    expect(top.metadata.document_id).toMatch(/^doc_[0-9a-f]{32}$/);
     // The best mail outranks every shop invoice for this question.
     const shop = body.results.find((g: any) => g.connector === "shop");
     expect(shop?.chunks[0].relevance_score ?? Number.NEGATIVE_INFINITY).toBeLessThan(top.relevance_score);
@@ -180,6 +185,9 @@ describe("POST /v1/query, shape C (conversation_id)", () => {
     expect(body.conversation_id).toMatch(/^conv_/);
     expect(body.answer).toMatch(/\[1\]/);
     expect(body.answer).toContain("1,250.00 EUR");
+    // D36 (before toMatchObject, which leaves its matchers in the object it was given)
+    expect(body.sources[0].sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(body.sources[0].url).toBe(`${t.config.resourceUrl}/d/${body.sources[0].chunk_id}`);
     expect(body.sources[0]).toMatchObject({
       n: 1,
       chunk_id: expect.stringMatching(/^chnk_/),

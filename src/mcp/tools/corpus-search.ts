@@ -2,9 +2,11 @@
 // (D12) and counted against the user's query limit (D16) the same way; text content with
 // title, source, date and snippet per result, and the same results in structuredContent.
 import { Type } from "@sinclair/typebox";
-import { type Asked, AskRefused, ask } from "../../questions/ask";
+import { documentPageUrl, documentUri } from "../../documents/open";
+import { ID_PREFIX } from "../../ids";
 import { cutText } from "../../text";
-import { defineTool, MESSAGES, toolError } from "../tool-record";
+import { defineTool, MESSAGES, supportsResourceLinks } from "../tool-record";
+import { askAsTool, ToolFilters } from "./asking";
 
 export const QUERY_MAX_LENGTH = 1000;
 export const MAX_RESULTS = { default: 5, minimum: 1, maximum: 20 } as const;
@@ -25,6 +27,7 @@ export const CorpusSearchInput = Type.Object(
         maximum: MAX_RESULTS.maximum,
       }),
     ),
+    ...ToolFilters,
   },
   { additionalProperties: false },
 );
@@ -37,6 +40,9 @@ export const SearchResult = Type.Object({
   snippet: Type.String(),
   score: Type.Number(),
   connector: Type.String(),
+  id: Type.String({ description: "the cited chunk's stable id: fetch, GET /v1/documents/{id} and /d/<id> open it" }),
+  url: Type.String({ description: "the citation's page (/d/<id>), opened only for its signed-in owner" }),
+  sha256: Type.String({ description: "sha256 (hex) of the cited chunk's text, kept in the archive" }),
 });
 
 export const CorpusSearchOutput = Type.Object({
@@ -50,12 +56,12 @@ export const corpusSearch = defineTool({
     name: "corpus_search",
     title: "Search Corpus",
     description:
-      "Search across all of the user's connected data sources (mail, files, commerce and accounting data) and return ranked, cited results with title, source, date and snippet.",
+      "Search across all of the user's connected data sources (mail, files, commerce and accounting data) and return ranked, cited results with title, source, date and snippet. Optional filters: connectors (ids), kinds (mail, document, row, books), date_from and date_to (ISO 8601 dates), maxResults.",
     inputSchema: CorpusSearchInput,
     outputSchema: CorpusSearchOutput,
     // Reads the user's sources, never writes to them (D19); they are systems outside corpus.
     // destructiveHint stated for hosts that read it without readOnlyHint (its default is true).
-    annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: true },
+    annotations: { title: "Search Corpus", readOnlyHint: true, destructiveHint: false, openWorldHint: true },
   },
   scope: "corpus:search",
   // "trimmed automatically" (second document part 2): "  " is then empty.
@@ -67,31 +73,13 @@ export const corpusSearch = defineTool({
       other: `${MESSAGES.emptyQuery} (query must be a string)`,
     },
     "/maxResults": `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`,
+    "/kinds": "kinds must be a list of distinct kinds among mail, document, row, books",
   },
-  async run({ query, maxResults }, { services: s, caller, requestId, timedOut }) {
-    const max = maxResults ?? MAX_RESULTS.default;
-    // The same per-user windows as POST /v1/query (D16): a search is a search, however it comes.
-    const decision = s.limiter.hit(caller.user, "query");
-    if (!decision.allowed) return toolError(MESSAGES.rateLimited, `the query limit is reached; retry after ${decision.retryAfter} s`);
-
-    let asked: Asked;
-    try {
-      asked = await ask(s, {
-        user: caller.user,
-        principal: caller.principal,
-        question: query,
-        perConnector: max,
-        limit: max,
-        requestId,
-        timedOut,
-      });
-    } catch (error) {
-      if (!(error instanceof AskRefused)) throw error;
-      return toolError(error.reason === "timed_out" ? MESSAGES.internal : MESSAGES.unauthorized, error.message);
-    }
-    const { outcome } = asked;
-    const chosen = asked.chosen.map(({ c }) => c);
-    const results = chosen.map((c) => ({
+  async run({ query, maxResults, ...filters }, ctx) {
+    const got = await askAsTool(ctx, { question: query, max: maxResults ?? MAX_RESULTS.default, ...filters });
+    if ("refused" in got) return got.refused;
+    const { outcome, chosen } = got.asked;
+    const results = chosen.map(({ c, chunkId, sha256 }) => ({
       title: c.record.title,
       source: `${c.connectorLabel} · ${c.record.path}`,
       source_url: c.record.source_url,
@@ -99,10 +87,13 @@ export const corpusSearch = defineTool({
       snippet: cutText(c.text, SNIPPET_MAX),
       score: c.score,
       connector: c.connectorId,
+      id: `${ID_PREFIX.chunk}${chunkId}`,
+      url: documentPageUrl(ctx.publicUrl, `${ID_PREFIX.chunk}${chunkId}`),
+      sha256,
     }));
     // A document's only date is its file's: said so, or an assistant takes it for the invoice's date (outside walkthrough).
     const dateOf = (r: (typeof results)[number], i: number) =>
-      r.date ? `${r.date}${chosen[i]!.record.type === "file" ? " (file modified)" : ""}` : "unknown";
+      r.date ? `${r.date}${chosen[i]!.c.record.type === "file" ? " (file modified)" : ""}` : "unknown";
     const lines = results.length
       ? results.map(
           (r, i) =>
@@ -110,6 +101,16 @@ export const corpusSearch = defineTool({
         )
       : ["No results."];
     const text = [`Results for "${query}":`, ...lines, ...outcome.notes.map((n) => `Note: ${n}`)].join("\n");
-    return { content: [{ type: "text", text }], structuredContent: { query, results, notes: outcome.notes } };
+    // 2025-06-18 and later clients: each result also as a link that resources/read opens (documents/open.ts).
+    const links = supportsResourceLinks(ctx.protocolVersion)
+      ? results.map((r) => ({
+          type: "resource_link" as const,
+          uri: documentUri(r.id),
+          name: r.title,
+          description: `${r.source}; the cited passage's sha256 ${r.sha256}`,
+          mimeType: "text/plain",
+        }))
+      : [];
+    return { content: [{ type: "text", text }, ...links], structuredContent: { query, results, notes: outcome.notes } };
   },
 });

@@ -1,0 +1,55 @@
+// The ids of documents and of the chunks cited from them (D36): the same across re-indexing of
+// unchanged content, and revealing nothing. Each is a keyed hash (HMAC-SHA256, a key derived
+// from the asking user's data key) of the connector's id, the record's id within it (a path, a
+// Message-ID, a table's key) and the sha256 of what was ranked: the same record read again gives
+// the same id; a changed one a new id, while the archive keeps the old (archive/store.ts). No
+// path or title is in an id, and two users never share one (another's id is simply unknown).
+import { createHash, createHmac } from "node:crypto";
+import { ID_PREFIX } from "../ids";
+
+/** What the citation key is derived for, from the user's data key (UserKeys.derive). */
+export const CITATION_KEY_PURPOSE = "citation-ids";
+
+/** Bytes of HMAC kept in an id: 128 bits, written as 32 hex digits. */
+const ID_BYTES = 16;
+
+/** The sha256 of a text (UTF-8), in hex: what a citation carries of the words it quotes. */
+export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
+
+const keyed = (key: Buffer, ...parts: string[]) =>
+  createHmac("sha256", key).update(parts.join("\u0000"), "utf8").digest().subarray(0, ID_BYTES).toString("hex");
+
+export interface CitationIds {
+  /** `doc_` and 32 hex digits. */
+  documentId: string;
+  /** 32 hex digits (REST writes it after `chnk_` or `chk_`, the MCP tools after `chnk_`). */
+  chunkId: string;
+  /** The sha256 of the chunk's text. */
+  sha256: string;
+}
+
+/** The ids of a chunk of a record and of the record, under the asking user's citation key. */
+export function citationIds(
+  key: Buffer,
+  cited: { connectorId: string; recordId: string; title: string; content: string; chunkText: string },
+): CitationIds {
+  const documentId = `${ID_PREFIX.document}${keyed(key, "document", cited.connectorId, cited.recordId, sha256Hex(`${cited.title}\u0000${cited.content}`))}`;
+  const sha256 = sha256Hex(cited.chunkText);
+  return { documentId, chunkId: keyed(key, "chunk", documentId, sha256), sha256 };
+}
+
+/** An id as the tools and routes take it: a document's, or a chunk's (with or without its prefix). */
+export type OpenableId = { document: string } | { chunk: string };
+
+const DOCUMENT_ID = /^doc_[0-9a-f]{32}$/;
+const CHUNK_ID = /^(?:chnk_|chk_)?([0-9a-f]{32})$/;
+
+/** The id asked for, or undefined for anything that cannot be one (then "not found", as an unknown id). */
+export function parseOpenableId(id: string): OpenableId | undefined {
+  if (DOCUMENT_ID.test(id)) return { document: id };
+  const chunk = CHUNK_ID.exec(id);
+  return chunk ? { chunk: chunk[1]! } : undefined;
+}
+
+/** Longest id a caller may send (a prefix and 32 hex digits): the schemas' bound. */
+export const OPENABLE_ID_MAX = 37;
