@@ -113,15 +113,17 @@ export const queryRoutes = (s: QueryRouteServices) =>
             snippet: snippet(c.text),
             relevance_score: c.score,
           }));
-          const answer = extractiveAnswer(
-            outcome.plan,
-            chosen.map(({ c }) => ({
-              text: c.text,
-              metadata: c.record.metadata,
-              type: c.record.type,
-              meetsAmount: meetsAmountConditions(outcome.plan, c.record),
-            })),
-          );
+          const answer =
+            outcome.answer ??
+            extractiveAnswer(
+              outcome.plan,
+              chosen.map(({ c }) => ({
+                text: c.text,
+                metadata: c.record.metadata,
+                type: c.record.type,
+                meetsAmount: meetsAmountConditions(outcome.plan, c.record),
+              })),
+            );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };
         }
