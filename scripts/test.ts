@@ -111,6 +111,7 @@ const INTEGRATION = [
   "retrieval/business-questions.test.ts",
   "retrieval/debug-log.test.ts",
   "scripts/build-model.test.ts",
+  "scripts/eval/answers-books-labels.test.ts",
   "scripts/install-scripts.test.ts",
   "server.test.ts",
   "store/at-rest.test.ts",

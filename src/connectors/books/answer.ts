@@ -10,7 +10,20 @@
 // how many there are. Anything else is answered as before (answer.ts).
 import { OPERATOR_OWNER } from "../../auth/subjects";
 import { words } from "../../retrieval/bm25";
-import { all, BALANCE_NOUNS, PAYING } from "../../retrieval/language/words";
+import {
+  ARTICLES,
+  ASKS_QUANTITY,
+  AUXILIARIES,
+  all,
+  BALANCE_NOUNS,
+  IS,
+  PARTITIVE,
+  PAYING,
+  PREPOSITIONS,
+  PRONOUNS,
+  QUESTION_WORDS,
+  WAS,
+} from "../../retrieval/language/words";
 import type { Question, RankedChunk } from "../../retrieval/types";
 import type { ActiveConnector } from "../registry";
 import { shownRecord } from "../source-url";
@@ -30,9 +43,10 @@ import {
 /** Transactions cited by a books answer: the first few it adds up (shape C returns five sources). */
 export const CITED_TRANSACTIONS = 3;
 /**
- * A journal file read again for an answer, at most: its records cross to the serving thread, which
- * sums them there; example.beancount (347 KB, 1,146 transactions) takes ~60 ms in all. A larger
- * book is answered by its ranked transactions, as any other source.
+ * Bytes of journal files read again for one answer, at most (each file's own, and their records'
+ * text in all): the records cross to the serving thread, which sums them there; example.beancount
+ * (347 KB, 1,146 transactions) takes ~60 ms in all. A larger book is answered by its ranked
+ * transactions, as any other source.
  */
 export const MAX_ANSWERED_BOOK_BYTES = 4 * 1024 * 1024;
 /** Accounts a total names one by one; more are summed together and counted. */
@@ -49,6 +63,10 @@ type Sum = "total" | "balance" | "largest" | "smallest";
 
 const BALANCE_WORDS = new Set(all(BALANCE_NOUNS).flatMap(words));
 const PAYING_WORDS = new Set(all(PAYING).flatMap(words));
+/** The function words of every language the tables speak ("le", "de", "het"): they name no account ("Impôts sur le revenu") or payee. */
+const FUNCTION_WORDS = new Set(
+  [QUESTION_WORDS, ARTICLES, AUXILIARIES, IS, WAS, PARTITIVE, ASKS_QUANTITY, PREPOSITIONS, PRONOUNS].flatMap((t) => all(t).flatMap(words)),
+);
 /** A root of spending: "Expenses" (beancount, Ledger), "Expense" (GnuCash). */
 const SPENDING_ROOT = /^expenses?$/i;
 
@@ -185,15 +203,16 @@ function citedChunks(a: ActiveConnector, q: Question, top: RankedChunk, entries:
 const markers = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `[${from + i}]`).join(" ");
 const transactionsWord = (n: number) => `${n} transaction${n === 1 ? "" : "s"}`;
 
-/** Books files among the results a books answer is looked for in, best-ranked first, at most. */
-const CANDIDATE_BOOKS = 3;
+/** Journal files a books answer reads at most, and their bytes in all: the best-ranked transactions' files first, then the others of their connector. */
+const CANDIDATE_BOOKS = 16;
 
 /**
  * The books answer to the question, when its best-ranked result is a transaction of a books
  * connector and it asks a sum of accounts or payees a book names; undefined otherwise (the
- * answer is then made from the ranked results, as for any source). The book is the file of the
- * best-ranked transaction whose dates cover the period asked ("the balance of Checking at the end
- * of March 2015": not a journal that ends in 2004), else of the best-ranked one.
+ * answer is then made from the ranked results, as for any source). The book is the first journal
+ * file, the best-ranked transactions' first, that names them and whose dates cover the period
+ * asked ("the balance of Checking at the end of March 2015": not a journal that ends in 2004),
+ * else the first that names them.
  */
 export async function booksAnswer(q: Question, ranked: RankedChunk[], active: ActiveConnector[]): Promise<BooksAnswer | undefined> {
   const sum = sumAsked(q);
@@ -204,36 +223,58 @@ export async function booksAnswer(q: Question, ranked: RankedChunk[], active: Ac
       ? { a, connector: a.connector, file }
       : undefined;
   };
-  if (!sum || !booksOf(ranked[0])) return undefined;
-  const files = new Map<string, NonNullable<ReturnType<typeof booksOf>>>();
+  const first = booksOf(ranked[0]);
+  if (!sum || !first) return undefined;
+  const files = new Map<string, { a: ActiveConnector; connector: BooksConnector; file: string }>();
+  const add = (b: { a: ActiveConnector; connector: BooksConnector; file: string }) => {
+    const key = JSON.stringify([b.a.id, b.file]);
+    if (files.size < CANDIDATE_BOOKS && !files.has(key)) files.set(key, b);
+  };
   for (const c of ranked) {
     const b = booksOf(c);
-    if (b && files.size < CANDIDATE_BOOKS) files.set(JSON.stringify([b.a.id, b.file]), b);
+    if (b) add(b);
   }
-  let fallback: BooksAnswer | undefined;
+  for (const { source } of first.connector.files().sort((x, y) => (x.source < y.source ? -1 : 1))) add({ ...first, file: source });
+  // The book naming most of the question's words, then covering its period, then best-ranked.
+  let best: { answer: BooksAnswer; named: number; covers: boolean } | undefined;
+  let budget = MAX_ANSWERED_BOOK_BYTES;
   for (const { a, connector, file } of files.values()) {
-    const records = await connector.fileRecords(file, MAX_ANSWERED_BOOK_BYTES).catch(() => undefined);
+    const records = await connector.fileRecords(file, budget).catch(() => undefined);
+    budget -= (records ?? []).reduce((n, r) => n + r.content.length, 0);
     const book = (records ?? []).flatMap((record) => {
       const t = transactionOf(record);
       return t ? [{ record, t }] : [];
     });
-    if (book.length === 0) continue;
-    book.sort((x, y) => (x.t.date < y.t.date ? -1 : x.t.date > y.t.date ? 1 : x.t.line - y.t.line));
-    const answered = await answerFrom(q, sum, { a, file, book }, ranked);
-    if (answered?.covers) return answered.answer;
-    fallback ??= answered?.answer;
+    if (book.length > 0) {
+      book.sort((x, y) => (x.t.date < y.t.date ? -1 : x.t.date > y.t.date ? 1 : x.t.line - y.t.line));
+      const answered = await answerFrom(q, sum, { a, file, book }, ranked);
+      if (answered?.covers && answered.named === answered.asked) return answered.answer;
+      if (answered && (!best || answered.named > best.named || (answered.named === best.named && answered.covers && !best.covers)))
+        best = answered;
+    }
+    if (budget <= 0) break;
   }
-  return fallback;
+  return best?.answer;
 }
 
-/** The question's words that name neither a date nor a number: "2014", "march", "end" of "at the end of March 2015" name no account or payee. */
+/**
+ * The question's words that may name an account or a payee: not a date's ("2014", "march", "end"
+ * of "at the end of March 2015"), a number, a function word or a word of paying or of a balance.
+ */
 async function namingWords(q: Question, sum: Sum): Promise<Set<string>> {
   const { dateRange } = await import("../../retrieval/plan");
   const dated = new Set(dateRange(q.plan.text, q.options.now ?? new Date()).spans.flatMap(([x, y]) => words(q.plan.text.slice(x, y))));
   return new Set(
     q.terms
       .flatMap(words)
-      .filter((w) => !/^\d+$/.test(w) && !dated.has(w) && !PAYING_WORDS.has(w) && !(sum === "balance" && BALANCE_WORDS.has(w))),
+      .filter(
+        (w) =>
+          !/^\d+$/.test(w) &&
+          !dated.has(w) &&
+          !PAYING_WORDS.has(w) &&
+          !FUNCTION_WORDS.has(w) &&
+          !(sum === "balance" && BALANCE_WORDS.has(w)),
+      ),
   );
 }
 
@@ -242,7 +283,7 @@ async function answerFrom(
   sum: Sum,
   { a, file, book }: { a: ActiveConnector; file: string; book: Entry[] },
   ranked: RankedChunk[],
-): Promise<{ answer: BooksAnswer; covers: boolean } | undefined> {
+): Promise<{ answer: BooksAnswer; covers: boolean; named: number; asked: number } | undefined> {
   const asked = await namingWords(q, sum);
   const { accounts, used } = accountsNamed(book, asked);
   const asBalance = sum === "balance" && accounts.length > 0;
@@ -255,7 +296,9 @@ async function answerFrom(
         [...asked].filter((w) => !used.has(w)),
         accounts.length > 0,
       );
-  if (accounts.length === 0 && payeeTerms.length === 0) return undefined;
+  // A balance is of an account: a book naming none does not answer it.
+  if ((accounts.length === 0 && payeeTerms.length === 0) || (sum === "balance" && accounts.length === 0)) return undefined;
+  const named = used.size + payeeTerms.length;
   const byPayee = payeeTerms.length ? book.filter((e) => payeeTerms.every((w) => payeeWords(e.t).has(w))) : book;
   const firstDay = book[0]!.t.date;
   const lastDay = book.at(-1)!.t.date;
@@ -286,6 +329,8 @@ async function answerFrom(
         chunks: ranked,
       },
       covers,
+      named,
+      asked: asked.size,
     };
 
   const totals = sumPostings(summed.flatMap((e) => e.postings));
@@ -323,5 +368,7 @@ async function answerFrom(
       chunks: [...citedChunks(a, q, top, cited), ...ranked.filter((c) => !(c.connectorId === a.id && citedIds.has(c.record.id)))],
     },
     covers,
+    named,
+    asked: asked.size,
   };
 }

@@ -83,6 +83,12 @@ export class BooksConnector extends IndexedFolderConnector {
 
   private readonly reader: SourceReader;
 
+  /** The journal files of the books, with their sizes, checked against the owner's roots first (D23). */
+  files(): Array<{ source: string; size: number }> {
+    this.confine(this.folder);
+    return this.books.scan();
+  }
+
   /**
    * The records of one journal file of the books (`file`, its path in the folder, as a record's
    * metadata names it), read again as it is now through the reading worker, ahead of indexing
