@@ -35,6 +35,7 @@ const INTEGRATION = [
   "backup/online.test.ts",
   "backup/refusals.test.ts",
   "cli.test.ts",
+  "connectors/books/answer.test.ts",
   "connectors/books/books.test.ts",
   "connectors/books/oracle.test.ts",
   "connectors/crash-embedding.test.ts",
