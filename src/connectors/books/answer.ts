@@ -1,5 +1,6 @@
 // Questions over books answered as an accountant would (D34): when the best-ranked result of a
-// question is a transaction, the question is about that book (its journal file), and what it asks
+// question is a transaction (or one of the next few is, and a book names every word of it), the
+// question is about the books (a journal file of them), and what it asks
 // (plan.ts, asked.ts) says which sum: a period's total ("how much did I spend on restaurants in
 // 2014"), an account's balance at a date ("the balance of Checking at the end of March 2015"),
 // or the largest (smallest) transactions ("my largest expenses in June"). The accounts are those
@@ -17,6 +18,7 @@ import {
   all,
   BALANCE_NOUNS,
   IS,
+  MONEY_WORDS,
   PARTITIVE,
   PAYING,
   PREPOSITIONS,
@@ -66,7 +68,8 @@ export interface BooksAnswer {
 type Sum = "total" | "balance" | "largest" | "smallest";
 
 const BALANCE_WORDS = new Set(all(BALANCE_NOUNS).flatMap(words));
-const PAYING_WORDS = new Set(all(PAYING).flatMap(words));
+/** Words of paying or of an amount ("pay", "spent", "cost", "total"): they ask a total, and name no account or payee. */
+const PAYING_WORDS = new Set([...all(PAYING), ...all(MONEY_WORDS)].flatMap(words));
 /** The function words of every language the tables speak ("le", "de", "het"): they name no account ("Impôts sur le revenu") or payee. */
 const FUNCTION_WORDS = new Set(
   [QUESTION_WORDS, ARTICLES, AUXILIARIES, IS, WAS, PARTITIVE, ASKS_QUANTITY, PREPOSITIONS, PRONOUNS].flatMap((t) => all(t).flatMap(words)),
@@ -86,6 +89,8 @@ function sumAsked(q: Question): Sum | undefined {
 interface Entry {
   record: SourceRecord;
   t: BookTransaction;
+  /** Its payee's and narration's words, as the index folds them. */
+  payee: Set<string>;
 }
 
 /** The accounts the question's words name: for each account, the part of its path up to the last segment holding one of them; the ones naming the most words. */
@@ -108,9 +113,6 @@ function accountsNamed(book: Entry[], asked: Set<string>): { accounts: string[];
   return { accounts, used: new Set(accounts.flatMap((a) => [...found.get(a)!])) };
 }
 
-/** A transaction's payee and narration as the index folds them. */
-const payeeWords = (t: BookTransaction) => new Set(words(`${t.payee} ${t.narration}`));
-
 /**
  * The question's words that name payees, of those left once accounts took theirs: the words it
  * writes as names that name one ("What did I pay Verizon": not "pay"); when it names no account,
@@ -118,7 +120,7 @@ const payeeWords = (t: BookTransaction) => new Set(words(`${t.payee} ${t.narrati
  * describes it ("my biggest restaurant bill"), a payee's name is written as a name.
  */
 function payeeTermsOf(book: Entry[], q: Question, left: string[], accountNamed: boolean): string[] {
-  const held = new Set(book.flatMap((e) => [...payeeWords(e.t)]));
+  const held = new Set(book.flatMap((e) => [...e.payee]));
   const naming = left.filter((w) => held.has(w));
   const names = naming.filter((w) => q.plan.names.includes(w));
   return names.length || accountNamed ? names : naming;
@@ -207,12 +209,16 @@ function citedChunks(a: ActiveConnector, q: Question, top: RankedChunk, entries:
 const markers = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `[${from + i}]`).join(" ");
 const transactionsWord = (n: number) => `${n} transaction${n === 1 ? "" : "s"}`;
 
+/** The results among which a transaction makes a question one of books (the first, or any when a book names all its words). */
+const LEADING_RESULTS = 3;
+
 /** Journal files a books answer reads at most, and their bytes in all: the best-ranked transactions' files first, then the others of their connector. */
-const CANDIDATE_BOOKS = 16;
+export const BOOKS_READ = 16;
 
 /**
  * The books answer to the question, when its best-ranked result is a transaction of a books
- * connector and it asks a sum of accounts or payees a book names; undefined otherwise (the
+ * connector (or one of the next few is, and a book names every word of it) and it asks a sum of
+ * accounts or payees a book names; undefined otherwise (the
  * answer is then made from the ranked results, as for any source). The book is the first journal
  * file, the best-ranked transactions' first, that names them and whose dates cover the period
  * asked ("the balance of Checking at the end of March 2015": not a journal that ends in 2004),
@@ -227,12 +233,17 @@ export async function booksAnswer(q: Question, ranked: RankedChunk[], active: Ac
       ? { a, connector: a.connector, file }
       : undefined;
   };
-  const first = booksOf(ranked[0]);
+  // A books question: its best-ranked result is a transaction; or one of the next few is, and a
+  // book names every word of it ("Hoeveel heb ik in 2015 aan restaurants uitgegeven?" ranked an
+  // invoice of 2015 first).
+  const leading = ranked.slice(0, LEADING_RESULTS).findIndex((c) => booksOf(c) !== undefined);
+  const first = booksOf(ranked[leading]);
   if (!sum || !first) return undefined;
+  const fully = leading > 0;
   const files = new Map<string, { a: ActiveConnector; connector: BooksConnector; file: string }>();
   const add = (b: { a: ActiveConnector; connector: BooksConnector; file: string }) => {
     const key = JSON.stringify([b.a.id, b.file]);
-    if (files.size < CANDIDATE_BOOKS && !files.has(key)) files.set(key, b);
+    if (files.size < BOOKS_READ && !files.has(key)) files.set(key, b);
   };
   for (const c of ranked) {
     const b = booksOf(c);
@@ -248,14 +259,18 @@ export async function booksAnswer(q: Question, ranked: RankedChunk[], active: Ac
     const book: Entry[] = [];
     for (const [i, record] of (records ?? []).entries()) {
       const t = transactionOf(record);
-      if (t) book.push({ record, t });
+      if (t) book.push({ record, t, payee: new Set(words(`${t.payee} ${t.narration}`)) });
       if (i % TRANSACTIONS_PER_TURN === TRANSACTIONS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
     }
     if (book.length > 0) {
       book.sort((x, y) => (x.t.date < y.t.date ? -1 : x.t.date > y.t.date ? 1 : x.t.line - y.t.line));
       const answered = await answerFrom(q, sum, { a, file, book }, ranked);
       if (answered?.covers && answered.named === answered.asked) return answered.answer;
-      if (answered && (!best || answered.named > best.named || (answered.named === best.named && answered.covers && !best.covers)))
+      if (
+        answered &&
+        !fully &&
+        (!best || answered.named > best.named || (answered.named === best.named && answered.covers && !best.covers))
+      )
         best = answered;
     }
     if (budget <= 0) break;
@@ -305,7 +320,7 @@ async function answerFrom(
   // A balance is of an account: a book naming none does not answer it.
   if ((accounts.length === 0 && payeeTerms.length === 0) || (sum === "balance" && accounts.length === 0)) return undefined;
   const named = used.size + payeeTerms.length;
-  const byPayee = payeeTerms.length ? book.filter((e) => payeeTerms.every((w) => payeeWords(e.t).has(w))) : book;
+  const byPayee = payeeTerms.length ? book.filter((e) => payeeTerms.every((w) => e.payee.has(w))) : book;
   const firstDay = book[0]!.t.date;
   const lastDay = book.at(-1)!.t.date;
   const period = await periodOf(q, lastDay);

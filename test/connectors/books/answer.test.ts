@@ -7,9 +7,14 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CITED_TRANSACTIONS, MAX_ANSWERED_BOOK_BYTES } from "../../../src/connectors/books/answer";
+import { BOOKS_READ, booksAnswer, CITED_TRANSACTIONS, MAX_ANSWERED_BOOK_BYTES } from "../../../src/connectors/books/answer";
+import { BooksConnector } from "../../../src/connectors/books/connector";
 import { MAX_LINE_CHARS } from "../../../src/connectors/books/format";
+import { SourceReader } from "../../../src/connectors/reading/reader";
+import type { ActiveConnector } from "../../../src/connectors/registry";
+import { planQuery } from "../../../src/retrieval/plan";
 import { bearer, postJson, tempDir, testApp } from "../../helpers";
+import { localIndexes } from "../../support/local-index";
 import { SHARED_DATA } from "../../support/servers";
 
 setDefaultTimeout(240_000);
@@ -167,5 +172,42 @@ describe("books questions answered as an accountant would", () => {
     const noise = Array.from({ length: 600 }, (_, i) => `word${i}`).join(" ");
     const { answer } = await ask(alice, `How much did I spend on restaurants in 2014? ${noise}`.slice(0, 4000));
     expect(answer).toContain(`${total} USD`);
+  });
+});
+
+/** The reading worker's handle, counting the journal files it is given. */
+class CountingReader extends SourceReader {
+  files = 0;
+  override books(...args: Parameters<SourceReader["books"]>) {
+    this.files++;
+    return super.books(...args);
+  }
+}
+
+describe("a books answer's reading is bounded", () => {
+  test(`a folder of 40 journals naming nothing asked: ${BOOKS_READ} files read again at most, and no sum`, async () => {
+    const folder = tempDir("corpus-books-many-");
+    for (let i = 0; i < 40; i++)
+      writeFileSync(join(folder, `bank${i}.qif`), `!Type:Bank\nD01/0${1 + (i % 9)}/99\nT-${i}.00\nPAcme ${i}\n^\n`);
+    const reader = new CountingReader();
+    const connector = new BooksConnector(folder, localIndexes().indexFor("u/books"), {}, undefined, reader);
+    try {
+      await connector.sync();
+      const record = (await connector.fileRecords("bank0.qif", MAX_ANSWERED_BOOK_BYTES))![0]!;
+      const active: ActiveConnector = { id: "books", kind: "books", label: "Books", owner: "user", datesAreFileTimes: false, connector };
+      const question = "How much did I pay Zenith in 1999?";
+      const plan = planQuery(question);
+      const ranked = [
+        { connectorId: "books", connectorLabel: "Books", owner: "u", record, chunkIndex: 0, text: record.content, score: 1, lexical: 1 },
+      ];
+      const before = reader.files;
+      const answer = await booksAnswer({ options: { user: "u", question, perConnector: 5 }, plan, terms: plan.terms }, ranked, [
+        active as any,
+      ]);
+      expect(answer).toBeUndefined();
+      expect(reader.files - before).toBe(BOOKS_READ);
+    } finally {
+      reader.close();
+    }
   });
 });
