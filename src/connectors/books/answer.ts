@@ -27,6 +27,7 @@ import {
   WAS,
 } from "../../retrieval/language/words";
 import type { Question, RankedChunk } from "../../retrieval/types";
+import { cutText } from "../../text";
 import type { ActiveConnector } from "../registry";
 import { shownRecord } from "../source-url";
 import type { SourceRecord } from "../types";
@@ -81,9 +82,9 @@ const SPENDING_ROOT = /^expenses?$/i;
 function sumAsked(q: Question): Sum | undefined {
   const p = q.plan;
   if (p.order) return p.order === "desc" ? "largest" : "smallest";
-  const said = q.terms.flatMap(words);
-  if (said.some((w) => BALANCE_WORDS.has(w))) return "balance";
-  return p.asks === "amount" || p.asks === "count" || said.some((w) => PAYING_WORDS.has(w)) ? "total" : undefined;
+  const asked = q.terms.flatMap(words);
+  if (asked.some((w) => BALANCE_WORDS.has(w))) return "balance";
+  return p.asks === "amount" || p.asks === "count" || asked.some((w) => PAYING_WORDS.has(w)) ? "total" : undefined;
 }
 
 interface Entry {
@@ -205,6 +206,10 @@ function citedChunks(a: ActiveConnector, q: Question, top: RankedChunk, entries:
     lexical: top.lexical,
   }));
 }
+
+/** A name as an answer says it: a journal's line may be 64K characters long (format.ts MAX_LINE_CHARS). */
+const shortName = (name: string) => cutText(name, NAME_CHARS);
+const NAME_CHARS = 120;
 
 const markers = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `[${from + i}]`).join(" ");
 const transactionsWord = (n: number) => `${n} transaction${n === 1 ? "" : "s"}`;
@@ -335,12 +340,10 @@ async function answerFrom(
     return postings.length ? [{ ...e, postings }] : [];
   });
 
-  const whose =
-    accounts.length > NAMED_ACCOUNTS
-      ? `${accounts.length} accounts (${accounts.slice(0, NAMED_ACCOUNTS).join(", ")} …)`
-      : accounts.join(", ");
-  const payees = [...new Set(summed.map((e) => e.t.payee).filter(Boolean))];
-  const to = payeeTerms.length ? `paid to ${payees.length ? payees.slice(0, NAMED_ACCOUNTS).join(", ") : payeeTerms.join(" ")}` : "";
+  const shown = accounts.slice(0, NAMED_ACCOUNTS).map(shortName);
+  const whose = accounts.length > NAMED_ACCOUNTS ? `${accounts.length} accounts (${shown.join(", ")} …)` : shown.join(", ");
+  const payees = [...new Set(summed.map((e) => e.t.payee).filter(Boolean))].slice(0, NAMED_ACCOUNTS).map(shortName);
+  const to = payeeTerms.length ? `paid to ${payees.length ? payees.join(", ") : payeeTerms.join(" ")}` : "";
   const what = [whose, to].filter(Boolean).join(", ");
   const when = asBalance ? `at the end of ${balanceDay}` : saidPeriod(period);
   if (summed.length === 0)
@@ -370,7 +373,7 @@ async function answerFrom(
     cited = listed.map((s) => s.e);
     const items = listed.map(
       (s, i) =>
-        `${saidTotals(s.totals)} on ${s.e.t.date}${s.e.t.payee || s.e.t.narration ? `, ${s.e.t.payee || s.e.t.narration}` : ""} [${i + 1}]`,
+        `${saidTotals(s.totals)} on ${s.e.t.date}${s.e.t.payee || s.e.t.narration ? `, ${shortName(s.e.t.payee || s.e.t.narration)}` : ""} [${i + 1}]`,
     );
     text = `The ${sum} of ${transactionsWord(summed.length)} of ${what} ${when}: ${items.join("; ")}. In all: ${saidTotals(totals)}.`;
   } else if (asBalance) {

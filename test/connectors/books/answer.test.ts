@@ -210,4 +210,30 @@ describe("a books answer's reading is bounded", () => {
       reader.close();
     }
   });
+
+  test("a payee of 60,000 characters is named in a few words: the answer stays short", async () => {
+    const folder = tempDir("corpus-books-long-");
+    const payee = `Zenith ${"A".repeat(60_000)}`;
+    writeFileSync(
+      join(folder, "long.beancount"),
+      `2014-03-01 * "${payee}" "rent"\n  Expenses:Rent  10.00 USD\n  Assets:Cash\n\n2014-04-01 * "${payee}" "rent"\n  Expenses:Rent  5.50 USD\n  Assets:Cash\n`,
+    );
+    const reader = new SourceReader();
+    const connector = new BooksConnector(folder, localIndexes().indexFor("u/long"), {}, undefined, reader);
+    try {
+      await connector.sync();
+      const record = (await connector.fileRecords("long.beancount", MAX_ANSWERED_BOOK_BYTES))![0]!;
+      const active: ActiveConnector = { id: "books", kind: "books", label: "Books", owner: "user", datesAreFileTimes: false, connector };
+      const question = "How much did I pay Zenith in 2014?";
+      const plan = planQuery(question);
+      const ranked = [
+        { connectorId: "books", connectorLabel: "Books", owner: "u", record, chunkIndex: 0, text: record.content, score: 1, lexical: 1 },
+      ];
+      const answer = await booksAnswer({ options: { user: "u", question, perConnector: 5 }, plan, terms: plan.terms }, ranked, [active]);
+      expect(answer?.text).toContain("15.50 USD");
+      expect(answer!.text.length).toBeLessThan(1_000);
+    } finally {
+      reader.close();
+    }
+  });
 });
