@@ -7,14 +7,20 @@ import type { AskedKind } from "../../src/retrieval/asked/prototypes";
 export interface AnswerQuestion {
   id: string;
   split: "train" | "test";
-  source: "mail" | "invoices" | "receipts" | "shop";
+  source: "mail" | "invoices" | "receipts" | "shop" | "books";
   kind: AskedKind;
   language: string;
   question: string;
   /** A JS regex, case-insensitive: what the answer must hold. */
   fact: string;
-  /** "mail:<file id>", "invoices:<name>", "receipts:<id>" or "shop:<Table>/<id>": the records the fact is in. */
+  /** "mail:<file id>", "invoices:<name>", "receipts:<id>", "shop:<Table>/<id>" or "books:<file>#L<line>": the records the fact is in. */
   record: string[];
+  /**
+   * Books: what computes the fact, the tools themselves (D34): a bean-query query over
+   * example.beancount, a ledger command over sample.dat, or the sum of the records' amounts
+   * (QIF, OFX: neither tool reads them).
+   */
+  oracle?: { "bean-query": string } | { ledger: string[] } | { sum: "qif" | "ofx" };
   note?: string;
 }
 

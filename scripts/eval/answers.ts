@@ -1,9 +1,10 @@
 // Answer evaluation (issue 36 item 5, D32): does the short answer a person reads (shape C of
 // POST /v1/query) carry the fact asked for? The questions of scripts/eval/answers-labels.json were
 // written by reading shared/data (the Enron mail, the invoices' text and expected JSON, the SROIE
-// receipts, the Chinook tables with sqlite3), each with the fact its answer must hold (a regex,
-// case-insensitive) and the record(s) holding it. They are asked of a real server over the same
-// four sources as business.ts, without a connector filter, and scored per source, kind, language
+// receipts, the Chinook tables with sqlite3, the accounting books with bean-query and ledger),
+// each with the fact its answer must hold (a regex, case-insensitive) and the record(s) holding
+// it. They are asked of a real server over the same four sources as business.ts and the books
+// (a fifth connector, D34), without a connector filter, and scored per source, kind, language
 // and overall:
 //   fact      the answer text matches the fact
 //   cited     a record of the fact is among the sources the answer cites ([n] markers)
@@ -24,7 +25,7 @@ import { planQuery } from "../../src/retrieval/plan";
 import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
 import { askedSection } from "./answers-asked";
 import { type AnswerIntent, factPattern, loadAnswerLabels } from "./answers-labels";
-import { businessServer, flag, keyOf, option, unitOf } from "./business-setup";
+import { booksSource, businessServer, flag, keyOf, option, unitOf } from "./business-setup";
 
 const split = option("split", "test");
 const show = flag("show");
@@ -60,19 +61,22 @@ for (const [name, label, read] of readings) {
 
 if (flag("asked")) process.exit(0);
 
-// 2. A real server over the four sources; the shop with the tables whose facts are asked.
+// 2. A real server over the four sources and the books; the shop with the tables whose facts are asked.
 const asked = inSplit(labels.questions);
-const { services, server, url, headers } = await businessServer([
-  chinookInvoices(),
-  chinookCustomers(["FirstName", "LastName", "Company", "Address", "City", "Country", "Phone", "Email"]),
-  {
-    name: "Employee",
-    id: "EmployeeId",
-    title: "LastName",
-    text: ["FirstName", "LastName", "Title", "BirthDate", "HireDate", "Address", "City", "Country", "Phone", "Email"],
-  },
-  { name: "Track", id: "TrackId", title: "Name", text: ["Name", "Composer"] },
-]);
+const { services, server, url, headers } = await businessServer(
+  [
+    chinookInvoices(),
+    chinookCustomers(["FirstName", "LastName", "Company", "Address", "City", "Country", "Phone", "Email"]),
+    {
+      name: "Employee",
+      id: "EmployeeId",
+      title: "LastName",
+      text: ["FirstName", "LastName", "Title", "BirthDate", "HireDate", "Address", "City", "Country", "Phone", "Email"],
+    },
+    { name: "Track", id: "TrackId", title: "Name", text: ["Name", "Composer"] },
+  ],
+  [booksSource()],
+);
 
 interface Reply {
   answer: string;

@@ -54,8 +54,11 @@ export const unitOf = (label: string) => {
   return keyOf(c, label.slice(c.length + 1));
 };
 
-/** A real server with the four sources connected by the operator; the shop's `tables` as the evaluation reads them. */
-export function businessServer(shopTables: object[]) {
+/** The accounting books of shared/data (beancount, Ledger, GnuCash, QIF, OFX) as one books connector: the answer evaluation's fifth source. */
+export const booksSource = () => ({ id: "books", kind: "books", label: "Books", config: { path: join(data, "accounting") } });
+
+/** A real server with the four sources connected by the operator (and `more`); the shop's `tables` as the evaluation reads them. */
+export function businessServer(shopTables: object[], more: object[] = []) {
   // The receipts as a folder of text files, as a scanner would leave them; the invoices without
   // their fixtures' expected-field JSON (the labels) or derived copies.
   const receiptsDir = receiptsFolder(data, work);
@@ -66,6 +69,7 @@ export function businessServer(shopTables: object[]) {
       { id: "invoices", kind: "files", label: "Invoices", config: { path: invoicesFolder(data, work) } },
       { id: "receipts", kind: "files", label: "Receipts", config: { path: receiptsDir } },
       chinookSource(shopTables, "shop", "Chinook"),
+      ...more,
     ],
     "eval",
   );

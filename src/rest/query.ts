@@ -121,17 +121,19 @@ export const queryRoutes = (s: QueryRouteServices) =>
             url: documentPageUrl(s.config.resourceUrl, `${ID_PREFIX.chunk}${chunkId}`),
             sha256,
           }));
-          const answer = timed(s.questionStages, "answer", () =>
-            extractiveAnswer(
-              outcome.plan,
-              chosen.map(({ c }) => ({
-                text: c.text,
-                metadata: c.record.metadata,
-                type: c.record.type,
-                meetsAmount: meetsAmountConditions(outcome.plan, c.record),
-              })),
-            ),
-          );
+          const answer =
+            outcome.answer ??
+            timed(s.questionStages, "answer", () =>
+              extractiveAnswer(
+                outcome.plan,
+                chosen.map(({ c }) => ({
+                  text: c.text,
+                  metadata: c.record.metadata,
+                  type: c.record.type,
+                  meetsAmount: meetsAmountConditions(outcome.plan, c.record),
+                })),
+              ),
+            );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };
         }

@@ -102,7 +102,7 @@ const RECORDS_DATED = new RegExp(
 /** A date a Date can hold, or none: a range's end past the last day one holds is no date (it would throw where it is written). */
 const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : undefined);
 
-function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
+export function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
   const found = dateRangeOf(text, now);
   const r = { ...found, from: held(found.from), to: held(found.to) };
   if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };

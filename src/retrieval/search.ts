@@ -2,6 +2,7 @@
 // parallel (gather.ts), score every candidate by words and by meaning on one scale (score.ts),
 // fuse with the question's soft signals (fuse.ts, evidence.ts), collapse copies and keep so
 // many per connector (copies.ts), cite each result's best chunk (cite.ts).
+import { booksAnswer } from "../connectors/books/answer";
 import type { ConnectorRegistry } from "../connectors/registry";
 import { EmbeddingClosed, type EmbeddingService } from "../embedding/service";
 import type { Logger } from "../log";
@@ -78,10 +79,13 @@ export class QueryService {
     const kept = capPerConnector(collapseCopies(ranked), o.perConnector);
     debug?.debug("query ranked", rankedLine(o, ranked.length, kept, embedMs, started));
     if (o.texts !== false) cite(kept, q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan));
+    // A sum over books is added up from every transaction of the book, not the ranked few (D34).
+    const books = await booksAnswer(q, kept, active);
     return {
       plan: q.plan,
       vector: q.vector,
-      chunks: kept,
+      chunks: books?.chunks ?? kept,
+      ...(books ? { answer: books.text } : {}),
       connectorsSearched: active.length,
       totalFound: ranked.length,
       notes: [...modelNotes, ...gathered.notes, ...scored.notes],

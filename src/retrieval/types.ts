@@ -54,8 +54,10 @@ export interface QueryOutcome {
   plan: QueryPlan;
   /** The question's embedding; none when the model could not be loaded (ranked by words, with a note). */
   vector?: Float32Array;
-  /** Best first; at most `perConnector` per connector. */
+  /** Best first; at most `perConnector` per connector (and the transactions a books answer cites, first). */
   chunks: RankedChunk[];
+  /** Shape C's answer when made from every record of a source rather than the ranked chunks: a sum over books (D34). */
+  answer?: string;
   connectorsSearched: number;
   totalFound: number;
   notes: string[];

@@ -9,7 +9,7 @@ import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
 import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
-import { SourceSkipped } from "../types";
+import { type SourceRecord, SourceSkipped } from "../types";
 import { bookFormatOf } from "./format";
 import { FORMAT_NAMES, transactionOf } from "./records";
 import type { BookTransaction } from "./sums";
@@ -78,6 +78,34 @@ export class BooksConnector extends IndexedFolderConnector {
     super("books", folder, index, source, options);
     this.books = source;
     this.confine = options.check ?? asGiven;
+    this.reader = reader;
+  }
+
+  private readonly reader: SourceReader;
+
+  /** The journal files of the books, with their sizes, checked against the owner's roots first (D23). */
+  files(): Array<{ source: string; size: number }> {
+    this.confine(this.folder);
+    return this.books.scan();
+  }
+
+  /**
+   * The records of one journal file of the books (`file`, its path in the folder, as a record's
+   * metadata names it), read again as it is now through the reading worker, ahead of indexing
+   * (a question waits for it, D31); undefined when the file is gone, over `maxBytes` or
+   * unreadable. Checked against the owner's roots first (D23).
+   */
+  async fileRecords(file: string, maxBytes: number): Promise<SourceRecord[] | undefined> {
+    this.confine(this.folder);
+    const entry = this.books.scan().find((e) => e.source === file);
+    if (!entry || entry.size > maxBytes) return undefined;
+    const format = bookFormatOf(entry.source)!;
+    const bytes = readBelow(this.folder, entry.source, this.confine, maxBytes);
+    const place = { file: entry.source, url: pathToFileURL(join(this.folder, entry.source)).href, format };
+    return this.reader.books(bytes, place, true).catch((error: unknown) => {
+      if (error instanceof SourceSkipped || error instanceof SourceUnreadable) return undefined;
+      throw error;
+    });
   }
 
   /**

@@ -143,10 +143,10 @@ export class SourceReader {
     return m.records;
   }
 
-  /** A journal file's records, one per transaction, each within its own budget. The bytes are handed over. */
-  async books(bytes: Uint8Array, place: BookPlace): Promise<SourceRecord[]> {
+  /** A journal file's records, one per transaction, each within its own budget; `urgent` for a question's. The bytes are handed over. */
+  async books(bytes: Uint8Array, place: BookPlace, urgent = false): Promise<SourceRecord[]> {
     const own = ownBytes(bytes);
-    const m = await this.run({ type: "books", bytes: own.bytes, place }, own.transfer, false);
+    const m = await this.run({ type: "books", bytes: own.bytes, place }, own.transfer, urgent);
     if (m.type !== "books") throw new Error("the reading worker answered out of turn");
     return m.records;
   }

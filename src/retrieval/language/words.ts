@@ -399,3 +399,14 @@ export const YES_NO: Table = {
   de: ["ist", "sind", "hat", "haben", "kann", "wird"],
   pl: ["czy"],
 };
+
+/** Money paid or earned, asked of books: a period's total is asked ("What did I pay Verizon last year?"), as by SPENDING's words. */
+export const PAYING: Table = {
+  en: [...SPENDING.en, "pay", "earn", "earned"],
+  nl: [...SPENDING.nl, "betaalde", "verdiend"],
+  fr: [...SPENDING.fr, "gagné"],
+  de: [...SPENDING.de, "verdient"],
+  pl: [...SPENDING.pl, "zapłaciłem", "wydałem", "zarobiłem"],
+};
+/** An account's balance asked ("the balance of Checking", "het saldo", "le solde"): books answer it at a date, not as a period's total (D34). */
+export const BALANCE_NOUNS: Table = { en: ["balance"], nl: ["saldo"], fr: ["solde"], de: ["saldo", "kontostand"], pl: ["saldo"] };

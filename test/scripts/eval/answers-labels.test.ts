@@ -2,6 +2,7 @@
 // in the invoices' languages, halves balanced per source, the issue's phrasings present, and every
 // fact written in its record as shared/data holds it. The records are read here from the files
 // themselves, not through corpus's connectors: a label must not depend on what corpus reads.
+// A books fact is a sum, written in no record: its tools compute it (answers-books-labels.test.ts).
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
@@ -46,6 +47,12 @@ function recordText(key: string, shop: Database): string | undefined {
     return files.length ? files.map((f) => readFileSync(f, "utf8")).join("\n") : undefined;
   }
   if (source === "receipts") return receipts.get(name);
+  if (source === "books") {
+    // A transaction by its journal file and the line it starts at (an OFX file's n-th on that line: "#L11.5").
+    const m = /^(.+)#L(\d+)(?:\.\d+)?$/.exec(name);
+    const file = m && join(SHARED_DATA, "accounting", m[1]!);
+    return file && existsSync(file) ? readFileSync(file, "latin1").split("\n")[Number(m[2]) - 1] : undefined;
+  }
   if (source === "shop") {
     const [table, id] = name.split("/");
     if (!table || !SHOP_TABLES.has(table)) return undefined;
@@ -63,12 +70,12 @@ describe("answer evaluation labels (scripts/eval/answers-labels.json)", () => {
   test("at least 150 questions of every source, a quarter or more in the invoices' languages, unique ids", () => {
     expect(questions.length).toBeGreaterThanOrEqual(150);
     expect(new Set([...questions, ...intents].map((q) => q.id)).size).toBe(questions.length + intents.length);
-    expect(new Set(questions.map((q) => q.source))).toEqual(new Set(["mail", "invoices", "receipts", "shop"]));
+    expect(new Set(questions.map((q) => q.source))).toEqual(new Set(["mail", "invoices", "receipts", "shop", "books"]));
     expect(share(questions, (q) => INVOICE_LANGUAGES.has(q.language))).toBeGreaterThanOrEqual(0.25);
   });
 
   test("a train and a test half, about even on every source", () => {
-    for (const source of ["mail", "invoices", "receipts", "shop"]) {
+    for (const source of ["mail", "invoices", "receipts", "shop", "books"]) {
       const of = questions.filter((q) => q.source === source);
       expect(of.every((q) => q.split === "train" || q.split === "test")).toBe(true);
       expect(share(of, (q) => q.split === "test")).toBeGreaterThanOrEqual(0.4);
@@ -88,6 +95,9 @@ describe("answer evaluation labels (scripts/eval/answers-labels.json)", () => {
     for (const q of questions) {
       const texts = q.record.map((key) => recordText(key, shop));
       if (q.record.length === 0 || texts.some((t) => t === undefined)) wrong.push(`${q.id}: no such record in ${q.record.join(", ")}`);
+      else if (q.source === "books") {
+        if (!q.oracle) wrong.push(`${q.id}: a books fact needs its oracle`);
+      }
       // A list may name several rows: its fact is then in their texts together.
       else if (!texts.some((t) => factPattern(q.fact).test(t!)) && !factPattern(q.fact).test(texts.join("\n")))
         wrong.push(`${q.id}: /${q.fact}/ not in ${q.record.join(", ")}`);

@@ -1,0 +1,398 @@
+// Questions over books answered as an accountant would (D34): when the best-ranked result of a
+// question is a transaction (or one of the next few is, and a book names every word of it), the
+// question is about the books (a journal file of them), and what it asks
+// (plan.ts, asked.ts) says which sum: a period's total ("how much did I spend on restaurants in
+// 2014"), an account's balance at a date ("the balance of Checking at the end of March 2015"),
+// or the largest (smallest) transactions ("my largest expenses in June"). The accounts are those
+// whose names hold the question's words, the payees those whose names hold its other words, each
+// as the index folds words (bm25.ts words). Every transaction of the file is read again, through
+// the reading worker (D31), and summed exactly per commodity (sums.ts); the answer says the
+// total, its commodity and its period, and cites the first few transactions it adds up, with
+// how many there are. Anything else is answered as before (answer.ts).
+import { OPERATOR_OWNER } from "../../auth/subjects";
+import { words } from "../../retrieval/bm25";
+import {
+  ARTICLES,
+  ASKS_QUANTITY,
+  AUXILIARIES,
+  all,
+  BALANCE_NOUNS,
+  IS,
+  MONEY_WORDS,
+  PARTITIVE,
+  PAYING,
+  PREPOSITIONS,
+  PRONOUNS,
+  QUESTION_WORDS,
+  WAS,
+} from "../../retrieval/language/words";
+import type { Question, RankedChunk } from "../../retrieval/types";
+import { cutText } from "../../text";
+import type { ActiveConnector } from "../registry";
+import { shownRecord } from "../source-url";
+import type { SourceRecord } from "../types";
+import { BooksConnector } from "./connector";
+import { transactionOf } from "./records";
+import {
+  type BookTransaction,
+  type CommodityTotals,
+  compareDecimals,
+  isZeroDecimal,
+  type Posting,
+  sumPostings,
+  underAccount,
+} from "./sums";
+
+/** Transactions cited by a books answer: the first few it adds up (shape C returns five sources). */
+export const CITED_TRANSACTIONS = 3;
+/**
+ * Bytes of journal files read again for one answer, at most (each file's own, and their records'
+ * text in all): the records cross to the serving thread, which sums them there (D31: read in the
+ * worker, summed here in turns of TRANSACTIONS_PER_TURN). example.beancount (347 KB, 1,146
+ * transactions) took 110-430 ms in the worker and 10-70 ms of this thread (its records' JSON, the
+ * sort and every sum), measured under the shared machine's load. A larger book is answered by its
+ * ranked transactions, as any other source.
+ */
+export const MAX_ANSWERED_BOOK_BYTES = 1024 * 1024;
+/** Records made into transactions in one turn of the serving thread: then it serves others. */
+const TRANSACTIONS_PER_TURN = 256;
+/** Accounts a total names one by one; more are summed together and counted. */
+const NAMED_ACCOUNTS = 3;
+
+export interface BooksAnswer {
+  /** Shape C's answer: the sums, their commodities and period, with the transactions' markers. */
+  text: string;
+  /** The results with the transactions cited first, in the order of their markers. */
+  chunks: RankedChunk[];
+}
+
+type Sum = "total" | "balance" | "largest" | "smallest";
+
+const BALANCE_WORDS = new Set(all(BALANCE_NOUNS).flatMap(words));
+/** Words of paying or of an amount ("pay", "spent", "cost", "total"): they ask a total, and name no account or payee. */
+const PAYING_WORDS = new Set([...all(PAYING), ...all(MONEY_WORDS)].flatMap(words));
+/** The function words of every language the tables speak ("le", "de", "het"): they name no account ("Impôts sur le revenu") or payee. */
+const FUNCTION_WORDS = new Set(
+  [QUESTION_WORDS, ARTICLES, AUXILIARIES, IS, WAS, PARTITIVE, ASKS_QUANTITY, PREPOSITIONS, PRONOUNS].flatMap((t) => all(t).flatMap(words)),
+);
+/** A root of spending: "Expenses" (beancount, Ledger), "Expense" (GnuCash). */
+const SPENDING_ROOT = /^expenses?$/i;
+
+/** What sum the question asks for, from its plan; none when it asks no amount. */
+function sumAsked(q: Question): Sum | undefined {
+  const p = q.plan;
+  if (p.order) return p.order === "desc" ? "largest" : "smallest";
+  const asked = q.terms.flatMap(words);
+  if (asked.some((w) => BALANCE_WORDS.has(w))) return "balance";
+  return p.asks === "amount" || p.asks === "count" || asked.some((w) => PAYING_WORDS.has(w)) ? "total" : undefined;
+}
+
+interface Entry {
+  record: SourceRecord;
+  t: BookTransaction;
+  /** Its payee's and narration's words, as the index folds them. */
+  payee: Set<string>;
+}
+
+/** The accounts the question's words name: for each account, the part of its path up to the last segment holding one of them; the ones naming the most words. */
+function accountsNamed(book: Entry[], asked: Set<string>): { accounts: string[]; used: Set<string> } {
+  const names = new Set(book.flatMap((e) => e.t.postings.map((p) => p.account)));
+  const found = new Map<string, Set<string>>();
+  for (const account of names) {
+    const segments = account.split(":");
+    const held = new Set<string>();
+    segments.forEach((segment, i) => {
+      const mine = words(segment).filter((w) => asked.has(w));
+      for (const w of mine) held.add(w);
+      if (mine.length) found.set(segments.slice(0, i + 1).join(":"), new Set(held));
+    });
+  }
+  const most = Math.max(0, ...[...found.values()].map((s) => s.size));
+  const best = [...found].filter(([, s]) => s.size === most && most > 0).map(([a]) => a);
+  // An account and its sub-accounts are summed once, by the account.
+  const accounts = best.filter((a) => !best.some((b) => b !== a && underAccount(a, b))).sort();
+  return { accounts, used: new Set(accounts.flatMap((a) => [...found.get(a)!])) };
+}
+
+/**
+ * The question's words that name payees, of those left once accounts took theirs: the words it
+ * writes as names that name one ("What did I pay Verizon": not "pay"); when it names no account,
+ * any word naming one ("how much at chichipotle"). Beside an account, a word in lower case
+ * describes it ("my biggest restaurant bill"), a payee's name is written as a name.
+ */
+function payeeTermsOf(book: Entry[], q: Question, left: string[], accountNamed: boolean): string[] {
+  const held = new Set(book.flatMap((e) => [...e.payee]));
+  const naming = left.filter((w) => held.has(w));
+  const names = naming.filter((w) => q.plan.names.includes(w));
+  return names.length || accountNamed ? names : naming;
+}
+
+/** YYYY-MM-DD of an instant. */
+const day = (d: Date) => d.toISOString().slice(0, 10);
+const dayBefore = (d: Date) => day(new Date(d.getTime() - 86_400_000));
+
+interface Period {
+  from?: string;
+  /** Exclusive. */
+  to?: string;
+}
+
+/**
+ * The period asked: the filters given, else the question's dates (any date it names: in books a
+ * date is always a time). A relative one ("last year", "in June") is read against now; when the
+ * book ends before the period so read starts, against the book's last day instead: books kept
+ * until 2015 are asked "last year" of their own time, and the answer names the period it read.
+ */
+async function periodOf(q: Question, lastDay: string): Promise<Period> {
+  const o = q.options;
+  if (o.dateFrom || o.dateTo) return { from: o.dateFrom && day(o.dateFrom), to: o.dateTo && day(o.dateTo) };
+  const { dateRange } = await import("../../retrieval/plan");
+  const now = o.now ?? new Date();
+  let r: { from?: Date; to?: Date } = q.plan.dateFrom || q.plan.dateTo ? { from: q.plan.dateFrom, to: q.plan.dateTo } : {};
+  if (!r.from && !r.to) r = dateRange(q.plan.text, now);
+  if (r.from && day(r.from) > lastDay) {
+    const again = dateRange(q.plan.text, new Date(`${lastDay}T23:59:59.999Z`));
+    if (again.from || again.to) r = again;
+  }
+  return { from: r.from && day(r.from), to: r.to && day(r.to) };
+}
+
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** How a period is said: "in 2014", "in June 2015", "from 2015-03-01 to 2015-05-31", "to 2014-12-31". */
+function saidPeriod({ from, to }: Period): string {
+  if (from && to) {
+    const last = dayBefore(new Date(`${to}T00:00:00Z`));
+    if (from.endsWith("-01-01") && last === `${from.slice(0, 4)}-12-31`) return `in ${from.slice(0, 4)}`;
+    if (from.endsWith("-01") && last.slice(0, 7) === from.slice(0, 7) && to.endsWith("-01"))
+      return `in ${MONTHS[Number(from.slice(5, 7)) - 1]} ${from.slice(0, 4)}`;
+    return from === last ? `on ${from}` : `from ${from} to ${last}`;
+  }
+  if (from) return `since ${from}`;
+  if (to) return `up to ${dayBefore(new Date(`${to}T00:00:00Z`))}`;
+  return "in all the book";
+}
+
+/** Totals as said: "2345.67 USD and 10 VACHR"; a commodity summing to zero is left out unless all do. */
+function saidTotals(totals: CommodityTotals): string {
+  const all = Object.entries(totals);
+  const shown = all.filter(([, n]) => !isZeroDecimal(n));
+  return (shown.length ? shown : all.slice(0, 1)).map(([c, n]) => (c ? `${n} ${c}` : n)).join(" and ") || "0";
+}
+
+const inPeriod = (t: BookTransaction, { from, to }: Period) => !(from && t.date < from) && !(to && t.date >= to);
+
+/** The postings of a transaction the question sums: those of the accounts named; with none named, its spending side. */
+function postingsOf(t: BookTransaction, accounts: string[]): Posting[] {
+  if (accounts.length) return t.postings.filter((p) => accounts.some((a) => underAccount(p.account, a)));
+  // "What did I pay Verizon": the expense accounts it was booked to; a book without them (QIF's
+  // categories) the positive side; a one-sided book (OFX) its one account.
+  const spent = t.postings.filter((p) => SPENDING_ROOT.test(p.account.split(":")[0]!));
+  if (spent.length) return spent;
+  const positive = t.postings.filter((p) => !p.amount.startsWith("-"));
+  return positive.length && positive.length < t.postings.length ? positive : t.postings;
+}
+
+/** The transactions cited, as results: the record shown to its asker (source-url.ts), scored as the best result. */
+function citedChunks(a: ActiveConnector, q: Question, top: RankedChunk, entries: Entry[]): RankedChunk[] {
+  return entries.map((e) => ({
+    connectorId: a.id,
+    connectorLabel: a.label,
+    owner: a.owner === "operator" ? OPERATOR_OWNER : q.options.user,
+    record: shownRecord(a, e.record),
+    chunkIndex: 0,
+    text: e.record.content,
+    score: top.score,
+    lexical: top.lexical,
+  }));
+}
+
+/** A name as an answer says it: a journal's line may be 64K characters long (format.ts MAX_LINE_CHARS). */
+const shortName = (name: string) => cutText(name, NAME_CHARS);
+const NAME_CHARS = 120;
+
+const markers = (n: number, from = 1) => Array.from({ length: n }, (_, i) => `[${from + i}]`).join(" ");
+const transactionsWord = (n: number) => `${n} transaction${n === 1 ? "" : "s"}`;
+
+/** The results among which a transaction makes a question one of books (the first, or any when a book names all its words). */
+const LEADING_RESULTS = 3;
+
+/** Journal files a books answer reads at most, and their bytes in all: the best-ranked transactions' files first, then the others of their connector. */
+export const BOOKS_READ = 16;
+
+/**
+ * The books answer to the question, when its best-ranked result is a transaction of a books
+ * connector (or one of the next few is, and a book names every word of it) and it asks a sum of
+ * accounts or payees a book names; undefined otherwise (the
+ * answer is then made from the ranked results, as for any source). The book is the first journal
+ * file, the best-ranked transactions' first, that names them and whose dates cover the period
+ * asked ("the balance of Checking at the end of March 2015": not a journal that ends in 2004),
+ * else the first that names them.
+ */
+export async function booksAnswer(q: Question, ranked: RankedChunk[], active: ActiveConnector[]): Promise<BooksAnswer | undefined> {
+  const sum = sumAsked(q);
+  const booksOf = (c: RankedChunk | undefined) => {
+    const a = c && active.find((x) => x.id === c.connectorId);
+    const file = c?.record.metadata.file;
+    return a && a.connector instanceof BooksConnector && typeof file === "string" && transactionOf(c.record)
+      ? { a, connector: a.connector, file }
+      : undefined;
+  };
+  // A books question: its best-ranked result is a transaction; or one of the next few is, and a
+  // book names every word of it ("Hoeveel heb ik in 2015 aan restaurants uitgegeven?" ranked an
+  // invoice of 2015 first).
+  const leading = ranked.slice(0, LEADING_RESULTS).findIndex((c) => booksOf(c) !== undefined);
+  const first = booksOf(ranked[leading]);
+  if (!sum || !first) return undefined;
+  const fully = leading > 0;
+  const files = new Map<string, { a: ActiveConnector; connector: BooksConnector; file: string }>();
+  const add = (b: { a: ActiveConnector; connector: BooksConnector; file: string }) => {
+    const key = JSON.stringify([b.a.id, b.file]);
+    if (files.size < BOOKS_READ && !files.has(key)) files.set(key, b);
+  };
+  for (const c of ranked) {
+    const b = booksOf(c);
+    if (b) add(b);
+  }
+  for (const { source } of first.connector.files().sort((x, y) => (x.source < y.source ? -1 : 1))) add({ ...first, file: source });
+  // The book naming most of the question's words, then covering its period, then best-ranked.
+  let best: { answer: BooksAnswer; named: number; covers: boolean } | undefined;
+  let budget = MAX_ANSWERED_BOOK_BYTES;
+  for (const { a, connector, file } of files.values()) {
+    const records = await connector.fileRecords(file, budget).catch(() => undefined);
+    budget -= (records ?? []).reduce((n, r) => n + r.content.length, 0);
+    const book: Entry[] = [];
+    for (const [i, record] of (records ?? []).entries()) {
+      const t = transactionOf(record);
+      if (t) book.push({ record, t, payee: new Set(words(`${t.payee} ${t.narration}`)) });
+      if (i % TRANSACTIONS_PER_TURN === TRANSACTIONS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
+    }
+    if (book.length > 0) {
+      book.sort((x, y) => (x.t.date < y.t.date ? -1 : x.t.date > y.t.date ? 1 : x.t.line - y.t.line));
+      const answered = await answerFrom(q, sum, { a, file, book }, ranked);
+      if (answered?.covers && answered.named === answered.asked) return answered.answer;
+      if (
+        answered &&
+        !fully &&
+        (!best || answered.named > best.named || (answered.named === best.named && answered.covers && !best.covers))
+      )
+        best = answered;
+    }
+    if (budget <= 0) break;
+  }
+  return best?.answer;
+}
+
+/**
+ * The question's words that may name an account or a payee: not a date's ("2014", "march", "end"
+ * of "at the end of March 2015"), a number, a function word or a word of paying or of a balance.
+ */
+async function namingWords(q: Question, sum: Sum): Promise<Set<string>> {
+  const { dateRange } = await import("../../retrieval/plan");
+  const dated = new Set(dateRange(q.plan.text, q.options.now ?? new Date()).spans.flatMap(([x, y]) => words(q.plan.text.slice(x, y))));
+  return new Set(
+    q.terms
+      .flatMap(words)
+      .filter(
+        (w) =>
+          !/^\d+$/.test(w) &&
+          !dated.has(w) &&
+          !PAYING_WORDS.has(w) &&
+          !FUNCTION_WORDS.has(w) &&
+          !(sum === "balance" && BALANCE_WORDS.has(w)),
+      ),
+  );
+}
+
+async function answerFrom(
+  q: Question,
+  sum: Sum,
+  { a, file, book }: { a: ActiveConnector; file: string; book: Entry[] },
+  ranked: RankedChunk[],
+): Promise<{ answer: BooksAnswer; covers: boolean; named: number; asked: number } | undefined> {
+  const asked = await namingWords(q, sum);
+  const { accounts, used } = accountsNamed(book, asked);
+  const asBalance = sum === "balance" && accounts.length > 0;
+  // A balance is an account's, whoever was paid.
+  const payeeTerms = asBalance
+    ? []
+    : payeeTermsOf(
+        book,
+        q,
+        [...asked].filter((w) => !used.has(w)),
+        accounts.length > 0,
+      );
+  // A balance is of an account: a book naming none does not answer it.
+  if ((accounts.length === 0 && payeeTerms.length === 0) || (sum === "balance" && accounts.length === 0)) return undefined;
+  const named = used.size + payeeTerms.length;
+  const byPayee = payeeTerms.length ? book.filter((e) => payeeTerms.every((w) => e.payee.has(w))) : book;
+  const firstDay = book[0]!.t.date;
+  const lastDay = book.at(-1)!.t.date;
+  const period = await periodOf(q, lastDay);
+  const balanceDay = period.to ? dayBefore(new Date(`${period.to}T00:00:00Z`)) : lastDay;
+  const covers = asBalance
+    ? balanceDay >= firstDay && balanceDay <= lastDay
+    : !(period.from && period.from > lastDay) && !(period.to && period.to <= firstDay);
+  // A balance is every transaction up to the end of the period; anything else the period's own.
+  const counted = asBalance ? { to: period.to } : period;
+  const summed = byPayee.flatMap((e) => {
+    const postings = inPeriod(e.t, counted) ? postingsOf(e.t, accounts) : [];
+    return postings.length ? [{ ...e, postings }] : [];
+  });
+
+  const shown = accounts.slice(0, NAMED_ACCOUNTS).map(shortName);
+  const whose = accounts.length > NAMED_ACCOUNTS ? `${accounts.length} accounts (${shown.join(", ")} …)` : shown.join(", ");
+  const payees = [...new Set(summed.map((e) => e.t.payee).filter(Boolean))].slice(0, NAMED_ACCOUNTS).map(shortName);
+  const to = payeeTerms.length ? `paid to ${payees.length ? payees.join(", ") : payeeTerms.join(" ")}` : "";
+  const what = [whose, to].filter(Boolean).join(", ");
+  const when = asBalance ? `at the end of ${balanceDay}` : saidPeriod(period);
+  if (summed.length === 0)
+    return {
+      answer: {
+        text: `No transaction of ${what} ${when} in ${file} (its transactions run from ${firstDay} to ${lastDay}).`,
+        chunks: ranked,
+      },
+      covers,
+      named,
+      asked: asked.size,
+    };
+
+  const totals = sumPostings(summed.flatMap((e) => e.postings));
+  let text: string;
+  let cited: Entry[];
+  if (sum === "largest" || sum === "smallest") {
+    // Each transaction by its amount in the commodity most of them are in.
+    const sums = summed.map((e) => ({ e, totals: sumPostings(e.postings) }));
+    const counts = new Map<string, number>();
+    for (const s of sums) for (const c of Object.keys(s.totals)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    const commodity = [...counts].sort((x, y) => y[1] - x[1])[0]![0];
+    const ordered = sums
+      .filter((s) => s.totals[commodity] !== undefined)
+      .sort((x, y) => compareDecimals(y.totals[commodity]!, x.totals[commodity]!) * (sum === "largest" ? 1 : -1));
+    const listed = ordered.slice(0, CITED_TRANSACTIONS);
+    cited = listed.map((s) => s.e);
+    const items = listed.map(
+      (s, i) =>
+        `${saidTotals(s.totals)} on ${s.e.t.date}${s.e.t.payee || s.e.t.narration ? `, ${shortName(s.e.t.payee || s.e.t.narration)}` : ""} [${i + 1}]`,
+    );
+    text = `The ${sum} of ${transactionsWord(summed.length)} of ${what} ${when}: ${items.join("; ")}. In all: ${saidTotals(totals)}.`;
+  } else if (asBalance) {
+    // A balance is cited by the last transactions that made it.
+    cited = summed.slice(-CITED_TRANSACTIONS).reverse();
+    text = `The balance of ${what} ${when}: ${saidTotals(totals)}, after ${transactionsWord(summed.length)} ${markers(cited.length)}${summed.length > cited.length ? ` (the last ${cited.length} cited)` : ""}.`;
+  } else {
+    cited = summed.slice(0, CITED_TRANSACTIONS);
+    text = `${what[0]!.toUpperCase()}${what.slice(1)} ${when}: ${saidTotals(totals)}, in ${transactionsWord(summed.length)} ${markers(cited.length)}${summed.length > cited.length ? ` (the first ${cited.length} cited)` : ""}.`;
+  }
+  const top = ranked[0]!;
+  const citedIds = new Set(cited.map((e) => e.record.id));
+  return {
+    answer: {
+      text,
+      chunks: [...citedChunks(a, q, top, cited), ...ranked.filter((c) => !(c.connectorId === a.id && citedIds.has(c.record.id)))],
+    },
+    covers,
+    named,
+    asked: asked.size,
+  };
+}
