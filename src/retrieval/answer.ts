@@ -9,9 +9,20 @@ import { type Asks, DUE_ASKED } from "./asked";
 import { words } from "./bm25";
 import { documentDates } from "./document-dates";
 import { anyOf } from "./language/patterns";
-import { all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, NOT_AN_ITEM_LABELS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
+import { all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
-import { CONTACT, CONTACTS_IN_LINE, isBoilerplate, LABELLED, MONEY, SENTENCE, SENTENCE_PROBE, statementLines } from "./statements";
+import {
+  CONTACT,
+  CONTACTS_IN_LINE,
+  type Holds,
+  isBoilerplate,
+  LABELLED,
+  MONEY,
+  NOT_AN_ITEM,
+  SENTENCE,
+  SENTENCE_PROBE,
+  statementLines,
+} from "./statements";
 
 export interface AnswerSource {
   text: string;
@@ -27,8 +38,6 @@ const MAX_SENTENCES = 4;
 const DATE_OR_TIME =
   /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
 const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
-/** A priced line that is no item, by its first word ("NAME CARD", "PRO BALANCE" are items). */
-const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
 
 /**
  * A question for the largest or smallest of something ("which customer in Brazil spent the
@@ -63,6 +72,8 @@ interface Candidate {
   failsAmount: boolean;
   /** A table's cells whose column is of the kind asked ("City" for where, "HireDate" for when): they hold it. */
   ofKind?: boolean;
+  /** What its layout says it holds (statements.ts): an item's row, a total, a tax, a payment, a person. */
+  holds?: Holds;
 }
 
 /** The question as the features read it: the plan, its words and its names as the index folds them. */
@@ -89,7 +100,7 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
 };
 
 const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
-  kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind ? 1 : kindFit(r.plan, c.text)),
+  kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind ? 1 : (holdsFit(r.plan, c.holds) ?? kindFit(r.plan, c.text))),
   total: (c, r) => {
     const probe = c.text.slice(0, SENTENCE_PROBE);
     return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && (r.plan.tax ? TAX.test(probe) : isTotalLine(probe)) ? 1 : 0;
@@ -113,6 +124,22 @@ const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/u;
 /** A priced line of a record that is no total, tax, payment or part of a total: an item bought. */
 const isItemLine = (probe: string) =>
   MONEY.test(probe) && !TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe);
+
+/** How much a statement holds the kind asked, where its layout says what it holds (an item's row, a person's label); else its text says. */
+function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): number | undefined {
+  if (holds === undefined) return undefined;
+  switch (plan.asks) {
+    case "item":
+    case "count":
+      return holds === "item" ? 1 : 0;
+    case "list":
+      return holds === "item" ? 0.5 : 0;
+    case "person":
+      return holds === "person" ? 1 : undefined;
+    default:
+      return undefined;
+  }
+}
 
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
 export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact">, sentence: string): number {
@@ -213,7 +240,14 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] 
       if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
       const labelled = LABELLED.exec(text);
       const label = statement.label ?? labelled?.[1] ?? labelled?.[2];
-      out.push({ ...base, text, at: out.length, quoted: statement.quoted, ...(label ? { label } : {}) });
+      out.push({
+        ...base,
+        text,
+        at: out.length,
+        quoted: statement.quoted,
+        ...(label ? { label } : {}),
+        ...(statement.holds ? { holds: statement.holds } : {}),
+      });
     }
   return out;
 }

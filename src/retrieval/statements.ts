@@ -2,9 +2,12 @@
 // joined again, a label with its value below it, a receipt's item with its quantity; the lines
 // that carry no answer (headers, boilerplate, contacts) told apart. answer.ts scores them.
 import type { SourceRecord } from "../connectors/types";
+import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
-import { CURRENCY_CODE_WORDS, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
+import { CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
+import { anyOf } from "./language/patterns";
+import { all, COLUMN_HEADERS, NOT_AN_ITEM_LABELS, PERSON_LABELS, TAX_CODES } from "./language/words";
 
 /** What statements are read from: a source's text, and whether it is a mail. */
 export interface StatementSource {
@@ -93,29 +96,282 @@ const LABELLED_VALUE = 40;
 const DATE_ALONE = 12;
 
 /**
- * A source's lines as statements: a mail's wrapped lines joined again (a place or a time cut at a
- * line's end was half a sentence), a label and the amount on the line below it as one.
+ * What a statement holds, as its layout says: an item's row, the total, a tax, a part of the
+ * total, a payment, a person; "other" is any other line of a document whose layout has item rows.
  */
-export function statementLines(s: StatementSource, contactWanted: boolean): Array<{ text: string; label?: string; quoted: boolean }> {
+export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "other";
+
+/** A statement of a source: its text, the label its value is under, what it holds, and whether a mail quotes it. */
+export interface Statement {
+  text: string;
+  label?: string;
+  holds?: Holds;
+  quoted: boolean;
+}
+
+/** A priced line that is no item, by its first word ("NAME CARD", "PRO BALANCE" are items). */
+export const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
+const PERSON_LABEL = new RegExp(`^${anyOf(all(PERSON_LABELS))}\\.?$`, "iu");
+
+/** What a label's value is, by the label's words ("TOTAL", "GST PAYABLE", "CHANGE", "VISA", "SERVER"). */
+export function holdsOf(label: string): Holds | undefined {
+  const probe = label.slice(0, SENTENCE_PROBE);
+  if (isTotalLine(probe)) return "total";
+  if (TAX.test(probe)) return "tax";
+  if (PART_OF_TOTAL.test(probe)) return "part";
+  if (NOT_AN_ITEM.test(probe)) return "payment";
+  if (PERSON_LABEL.test(probe.replace(/\s*:$/, "").trim())) return "person";
+  return undefined;
+}
+
+// The layout reader (D32): OCR and PDF text give a table's cells one a line, a column at a time
+// ("SALMON TERIYAKI" … "1 X" … "25.90" … "SR"), and a block of labels beside a block of values
+// ("TOTAL (EXCLUDING GST):" … "CHANGE :" then "353.00" … "25.80"). It pairs them back into rows.
+
+/** The longest line read as a table's cell ("100.00 ZRL", "15*BAG *", "RM 5.83"). */
+const CELL_CHARS = 24;
+/** The most rows read as one table of cells, and the most cells a row has: what is tried stays bounded. */
+const MAX_TABLE_ROWS = 40;
+const MAX_ROW_CELLS = 6;
+const TAX_CODE_WORDS = anyOf(all(TAX_CODES));
+type CellKind = "money" | "count" | "rate" | "code";
+const CELLS: Array<[CellKind, RegExp]> = [
+  [
+    "money",
+    new RegExp(
+      `^${SIGN_OR_CODE}?\\.?\\s?-?\\d{1,3}(?:[.,\\s]?\\d{3}){0,4}[.,]\\d{2,3}\\s?(?:${TAX_CODE_WORDS}|\\p{Sc}|${CURRENCY_CODE_WORDS})?$`,
+      "iu",
+    ),
+  ],
+  ["rate", /^\d{1,2}(?:[.,]\d{1,2})?\s?%\s?:?$/u],
+  // A quantity, with its unit or a times sign ("1", "10 *", "1 X", "4@", "15*BAG *", "0+0", "3.00 X 3.00").
+  [
+    "count",
+    /^\d{1,3}(?:[.,]\d{1,3})?(?:\s?[x*@]|\s?\*?\s?\p{L}{1,8}\s?\*?)?$|^\d{1,3}\+\d{1,3}$|^\d[\d.,]{0,12}\s?[x*@]\s?\d[\d.,]{0,12}$/iu,
+  ],
+  ["code", new RegExp(`^${TAX_CODE_WORDS}$`, "i")],
+];
+const cellKind = (line: string): CellKind | undefined =>
+  line.length > CELL_CHARS ? undefined : CELLS.find(([, re]) => re.test(line))?.[0];
+/** An article's or a barcode's number, a tax code beside it ("2000001592021", "GTG02", "SR0 9555544201198"): it belongs to the item beside it. */
+const ID = /^(?=[A-Z\d]*\d)[A-Z\d]{4,20}$/;
+const TAX_CODE = new RegExp(`^${TAX_CODE_WORDS}$`, "i");
+const isCode = (line: string) => {
+  if (line.length > 40) return false;
+  const tokens = line.split(" ");
+  return tokens.some((t) => ID.test(t)) && tokens.every((t) => ID.test(t) || TAX_CODE.test(t));
+};
+const HEADER_WORDS = new Set([...all(COLUMN_HEADERS), ...Object.keys(CURRENCY_CODES)].map((w) => w.toLowerCase()));
+/** A line of column headers only ("QTY", "U/P(RM)DISC(%)AMT+GST(RM)", "Item Quantity Rate Amount"). */
+const isHeader = (line: string) => {
+  if (line.length > 60) return false;
+  const tokens = line.toLowerCase().match(/\p{L}+/gu);
+  return tokens?.every((t) => HEADER_WORDS.has(t));
+};
+/** A label alone on its line, its value elsewhere ("Due Date:", "CHANGE :"). */
+const LABEL_ONLY = /^\p{L}[^:]{0,38}:$/u;
+/** A summary's label, each taking one value: a total, a part of it, a tax, a payment. */
+const isSummary = (line: string) => {
+  const probe = line.slice(0, SENTENCE_PROBE);
+  return TOTAL.test(probe) || PART_OF_TOTAL.test(probe) || TAX.test(probe) || NOT_AN_ITEM.test(probe);
+};
+
+const ITEM_NAME = /\p{L}{3}/u;
+/** A piece of the layout: a line as it is, or a row or a label's pair the layout reader made. */
+type Piece = { line: string } | { statement: Omit<Statement, "quoted"> };
+const pair = (label: string, value: string): Piece => {
+  const name = label.replace(/\s*:$/, "");
+  const holds = holdsOf(name);
+  return { statement: { text: `${label} ${value}`, label: name, ...(holds ? { holds } : {}) } };
+};
+
+/**
+ * Labels printed in a block beside their values' block ("Date:" … "Balance Due:" after "Jan 1,
+ * 2022" … "$127.50", or before "353.00" … "25.80"): each label with its value, in order. Returns
+ * the value each label takes, by the label's place; the values taken are marked.
+ */
+function labelBlocks(lines: string[], taken: boolean[]): Map<number, string> {
+  const values = new Map<number, string>();
+  const valueLike = (i: number) =>
+    !taken[i] && lines[i]!.length <= LABELLED_VALUE && !lines[i]!.includes(":") && !isHeader(lines[i]!) && !isSummary(lines[i]!);
+  for (let a = 0; a < lines.length; ) {
+    let b = a;
+    while (b < lines.length && lines[b]!.length <= 40 && LABEL_ONLY.test(lines[b]!)) b++;
+    const k = b - a;
+    if (k < 2) {
+      a = Math.max(b, a + 1);
+      continue;
+    }
+    let after = 0;
+    while (after < k && b + after < lines.length && valueLike(b + after)) after++;
+    // Values before the labels only when no cells follow them: a receipt's labels ("PAYMENT :" …
+    // "CHANGE") are followed by their column of values.
+    let beyond = b;
+    while (beyond < lines.length && beyond - b < k && isSummary(lines[beyond]!)) beyond++;
+    const cellsAfter = beyond < lines.length && cellKind(lines[beyond]!) !== undefined;
+    let before = 0;
+    while (!cellsAfter && before < k && a - before - 1 >= 0 && valueLike(a - before - 1)) before++;
+    // After the labels when each has its value there; else the values before them, as many as there are.
+    const [from, n] = after === k ? [b, k] : before >= 2 ? [a - before, before] : [-1, 0];
+    for (let j = 0; j < n; j++) {
+      values.set(a + j, lines[from + j]!);
+      taken[from + j] = true;
+    }
+    a = b;
+  }
+  return values;
+}
+
+/**
+ * A run of text lines followed by a run of cells, as pieces: summary labels each with one value
+ * (aligned at the end when values are more, at the start when fewer), or item rows when the cells
+ * are whole columns of the last rows (each column of one kind, one of them money).
+ */
+function tableRows(units: string[], cells: string[], out: Piece[]): void {
+  const k = units.length;
+  const m = cells.length;
+  const plain = (xs: string[]) => {
+    for (const line of xs) out.push({ line });
+  };
+  if (k === 0 || m === 0) {
+    plain([...units, ...cells]);
+    return;
+  }
+  let s = 0;
+  while (s < k && s < MAX_TABLE_ROWS && isSummary(units[k - 1 - s]!)) s++;
+  if (s > 0) {
+    plain(units.slice(0, k - s));
+    const labels = units.slice(k - s);
+    if (m >= s) {
+      plain(cells.slice(0, m - s));
+      for (const [i, l] of labels.entries()) out.push(pair(l, cells[m - s + i]!));
+    } else for (const [i, l] of labels.entries()) out.push(i < m ? pair(l, cells[i]!) : { line: l });
+    return;
+  }
+  const kinds = cells.map((c) => cellKind(c)!);
+  for (let r = Math.min(k, MAX_TABLE_ROWS); r >= 1; r--) {
+    if (m % r !== 0 || m / r > MAX_ROW_CELLS) continue;
+    const columns = m / r;
+    let money = false;
+    let same = true;
+    for (let c = 0; c < columns && same; c++) {
+      const kind = kinds[c * r]!;
+      for (let i = 1; i < r && same; i++) same = kinds[c * r + i] === kind;
+      money ||= kind === "money";
+    }
+    // An item is named by a word ("* : 6%" or a date above amounts is a summary's or a footer's line).
+    if (!same || !money || units.slice(k - r).some((u) => !ITEM_NAME.test(u.slice(0, SENTENCE_PROBE)))) continue;
+    plain(units.slice(0, k - r));
+    for (let i = 0; i < r; i++) {
+      const row = [units[k - r + i]!];
+      for (let c = 0; c < columns; c++) row.push(cells[c * r + i]!);
+      out.push({ statement: { text: row.join(" "), holds: "item" } });
+    }
+    return;
+  }
+  plain([...units, ...cells]);
+}
+
+/** A document's lines as the layout reader pieces them: label blocks paired, cell runs made rows. */
+function layoutPieces(lines: string[]): Piece[] {
+  const taken = lines.map(() => false);
+  const values = labelBlocks(lines, taken);
+  const out: Piece[] = [];
+  let units: string[] = [];
+  let cells: string[] = [];
+  const flush = () => {
+    tableRows(units, cells, out);
+    units = [];
+    cells = [];
+  };
+  let code: string | undefined;
+  const next = (i: number) => {
+    let j = i + 1;
+    while (j < lines.length && taken[j]) j++;
+    return lines[j];
+  };
+  const isText = (line: string | undefined) =>
+    line !== undefined &&
+    /[\p{L}\d]/u.test(line.slice(0, SENTENCE_PROBE)) &&
+    cellKind(line) === undefined &&
+    !isCode(line) &&
+    !isHeader(line) &&
+    !LABEL_ONLY.test(line);
+  for (let i = 0; i < lines.length; i++) {
+    if (taken[i]) continue;
+    const line = lines[i]!;
+    const value = values.get(i);
+    if (value !== undefined) {
+      flush();
+      out.push(pair(line, value));
+      continue;
+    }
+    if (cellKind(line) !== undefined && (units.length > 0 || cells.length > 0)) {
+      cells.push(line);
+      continue;
+    }
+    if (cells.length > 0) flush();
+    // A lone ":" between a label and its value ("TOTAL" / ":" / "27.55") belongs to the label.
+    if (line === ":" && units.length > 0) units[units.length - 1] = `${units.at(-1)}:`;
+    // A summary's label alone ("ROUNDING :"), or a tax's header under a total ("TOTAL" / "( GST"), waits for its value with the labels above.
+    else if (
+      (LABEL_ONLY.test(line) && isSummary(line)) ||
+      (isHeader(line) && cells.length === 0 && units.length > 0 && isSummary(units.at(-1)!))
+    )
+      units.push(line);
+    else if (isCode(line)) {
+      // A code before an item's name is its prefix, after it its suffix.
+      if (isText(next(i))) code = code ? `${code} ${line}` : line;
+      else if (units.length > 0) units[units.length - 1] = `${units.at(-1)} ${line}`;
+      else out.push({ line });
+    } else if (isText(line)) {
+      units.push(code ? `${code} ${line}` : line);
+      code = undefined;
+    } else {
+      flush();
+      out.push({ line });
+    }
+  }
+  flush();
+  return out;
+}
+
+/**
+ * A source's statements: a mail's wrapped lines joined again (a place or a time cut at a line's
+ * end was half a sentence); a document's layout read back into rows and label pairs, then a label
+ * and the amount on the line below it as one.
+ */
+export function statementLines(s: StatementSource, contactWanted: boolean): Statement[] {
   const lines = s.text
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  const out: Array<{ text: string; label?: string; quoted: boolean }> = [];
+  const document = s.type !== "email";
+  const pieces: Piece[] = document ? layoutPieces(lines) : lines.map((line) => ({ line }));
+  const out: Statement[] = [];
   let quoted = false;
-  for (const line of lines) {
+  // A row or a pair the layout made takes no line after it.
+  let fixed = false;
+  for (const piece of pieces) {
+    if ("statement" in piece) {
+      out.push({ ...piece.statement, quoted });
+      fixed = true;
+      continue;
+    }
+    const line = piece.line;
     // In a mail, what follows a quoted or forwarded message's first line is that message's, not the mail's own.
     if (s.type === "email" && startsQuote(line)) quoted = true;
     // A statement grows to SENTENCE_PROBE characters at most: what is tested of it stays bounded
     // (a label followed by 50,000 amount lines was re-read at each: quadratic, outside attack).
-    const lastStatement = out.at(-1);
+    const lastStatement = fixed ? undefined : out.at(-1);
+    fixed = false;
     const last = lastStatement?.text;
     // A lone ":" between a label and its value ("TOTAL" / ":" / "27.55") belongs to the label.
     if (line === ":" && lastStatement && last !== undefined && last.length < SENTENCE_PROBE) {
       lastStatement.text = `${last}:`;
       continue;
     }
-    const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, s.type !== "email");
+    const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, document);
     const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
     // A label takes the amount below it once ("TOTAL QTY" took its 1, then the next line's 80.91).
     const labelled =
@@ -130,9 +386,20 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Arra
     if (lastStatement && (wrapped || labelled)) {
       lastStatement.text = `${last} ${line}`;
       // A label is words (a rate at most): "999900245 IKEA RETAI" above its price is an item, not a label.
-      if (labelled && !/\d/.test(last!.replace(/\d+(?:[.,]\d+)?\s?%/g, ""))) lastStatement.label = last!.replace(/\s*:$/, "");
-    } else out.push({ text: line, quoted });
+      if (labelled && !/\d/.test(last!.replace(/\d+(?:[.,]\d+)?\s?%/g, ""))) {
+        lastStatement.label = last!.replace(/\s*:$/, "");
+        const holds = holdsOf(lastStatement.label);
+        if (holds) lastStatement.holds = holds;
+      }
+    } else {
+      // A document's line of a label and its value ("SERVER: PETER", "CASH 50.00") holds what its label says.
+      const labelled = document ? LABELLED.exec(line.slice(0, SENTENCE_PROBE)) : null;
+      const holds = labelled ? holdsOf(labelled[1] ?? labelled[2] ?? "") : undefined;
+      out.push({ text: line, quoted, ...(holds ? { holds } : {}) });
+    }
   }
+  // Where the layout read item rows, the document's items are those rows, not its other lines (the shop's name, its address).
+  if (out.some((st) => st.holds === "item")) for (const st of out) st.holds ??= "other";
   return out;
 }
 

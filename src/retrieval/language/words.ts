@@ -399,3 +399,62 @@ export const YES_NO: Table = {
   de: ["ist", "sind", "hat", "haben", "kann", "wird"],
   pl: ["czy"],
 };
+
+/**
+ * A table's column headers, as documents print them above their rows ("QTY", "U/PRICE",
+ * "Omschrijving", "Menge", "Ilość"): a line of these words only heads columns, it is no item.
+ */
+export const COLUMN_HEADERS: Table = {
+  en: [
+    "item",
+    "items",
+    "qty",
+    "quantity",
+    "price",
+    "u",
+    "p",
+    "s",
+    "unit",
+    "amount",
+    "amt",
+    "tax",
+    "gst",
+    "code",
+    "taxcode",
+    "desc",
+    "description",
+    "disc",
+    "rate",
+    "no",
+    "rm",
+    "uom",
+  ],
+  nl: ["omschrijving", "aantal", "prijs", "bedrag", "btw", "artikel"],
+  fr: ["désignation", "description", "quantité", "qté", "prix", "montant", "tva", "ht", "ttc"],
+  de: ["pos", "menge", "beschreibung", "rabatt", "vk", "preis", "ohne", "mwst", "zeilenbetrag", "betrag", "einheit"],
+  pl: ["lp", "nazwa", "towaru", "jm", "ilość", "cena", "wartość", "kwota", "vat"],
+};
+/** A receipt's tax codes, printed alone in a column beside each amount ("SR" standard rated, "ZRL", "Z" zero rated). */
+export const TAX_CODES: Table = { en: ["sr", "s", "z", "zr", "zrl", "sr0", "sro", "e", "tx", "*"], nl: [], fr: [], de: [], pl: [] };
+/** A document's labels of a person: the line's value is who served, sold or was billed ("SERVER: PETER", "Bill To: Taylor Riddel"). */
+export const PERSON_LABELS: Table = {
+  en: [
+    "server",
+    "cashier",
+    "salesperson",
+    "sales person",
+    "served by",
+    "bill to",
+    "billed to",
+    "sold to",
+    "customer",
+    "customer name",
+    "attn",
+    "name",
+    "guest",
+  ],
+  nl: ["klant", "klantnaam", "naam", "kassier", "verkoper", "t.a.v."],
+  fr: ["client", "nom", "caissier", "vendeur", "facturé à"],
+  de: ["kunde", "name", "kassierer", "verkäufer", "rechnungsempfänger"],
+  pl: ["nabywca", "sprzedawca", "kasjer", "klient"],
+};
