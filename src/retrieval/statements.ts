@@ -116,11 +116,12 @@ const PERSON_LABEL = new RegExp(`^${anyOf(all(PERSON_LABELS))}\\.?$`, "iu");
 /** What a label's value is, by the label's words ("TOTAL", "GST PAYABLE", "CHANGE", "VISA", "SERVER"). */
 export function holdsOf(label: string): Holds | undefined {
   const probe = label.slice(0, SENTENCE_PROBE);
+  // The whole label a person's ("CASHIER" is no "cash").
+  if (PERSON_LABEL.test(probe.replace(/\s*:$/, "").trim())) return "person";
   if (isTotalLine(probe)) return "total";
   if (TAX.test(probe)) return "tax";
   if (PART_OF_TOTAL.test(probe)) return "part";
   if (NOT_AN_ITEM.test(probe)) return "payment";
-  if (PERSON_LABEL.test(probe.replace(/\s*:$/, "").trim())) return "person";
   return undefined;
 }
 
