@@ -145,10 +145,10 @@ const CELLS: Array<[CellKind, RegExp]> = [
     ),
   ],
   ["rate", /^\d{1,2}(?:[.,]\d{1,2})?\s?%\s?:?$/u],
-  // A quantity, with its unit or a times sign ("1", "10 *", "1 X", "4@", "15*BAG *", "0+0", "3.00 X 3.00").
+  // A quantity, with its unit or a times sign ("1", "10 *", "1 X", "4@", "15*BAG *", "0+0", "3.00 X 3.00", "122 PCS @ 18.90").
   [
     "count",
-    /^\d{1,3}(?:[.,]\d{1,3})?(?:\s?[x*@]|\s?\*?\s?\p{L}{1,8}\s?\*?)?$|^\d{1,3}\+\d{1,3}$|^\d[\d.,]{0,12}\s?[x*@]\s?\d[\d.,]{0,12}$/iu,
+    /^\d{1,3}(?:[.,]\d{1,3})?(?:\s?[x*@]|\s?\*?\s?\p{L}{1,8}\s?\*?)?$|^\d{1,3}\+\d{1,3}$|^\d[\d.,]{0,12}\s?(?:\p{L}{1,5}\s?)?[x*@]\s?\d[\d.,]{0,12}$/iu,
   ],
   ["code", new RegExp(`^${TAX_CODE_WORDS}$`, "i")],
 ];
@@ -250,26 +250,33 @@ function tableRows(units: string[], cells: string[], out: Piece[]): void {
     return;
   }
   const kinds = cells.map((c) => cellKind(c)!);
-  for (let r = Math.min(k, MAX_TABLE_ROWS); r >= 1; r--) {
-    if (m % r !== 0 || m / r > MAX_ROW_CELLS) continue;
-    const columns = m / r;
-    let money = false;
-    let same = true;
-    for (let c = 0; c < columns && same; c++) {
-      const kind = kinds[c * r]!;
-      for (let i = 1; i < r && same; i++) same = kinds[c * r + i] === kind;
-      money ||= kind === "money";
+  // Whole columns of r cells first; then also the first cells of one more, where a chunk's end cut
+  // the table; then the last name with all the cells (an item and its cells one after another).
+  for (const [cut, least] of [
+    [false, 2],
+    [true, 2],
+    [false, 1],
+  ] as const)
+    for (let r = Math.min(k, MAX_TABLE_ROWS); r >= least; r--) {
+      const columns = Math.ceil(m / r);
+      if (columns > MAX_ROW_CELLS || m < r || (m % r !== 0) !== cut) continue;
+      let money = false;
+      let same = true;
+      for (let c = 0; c < columns && same; c++) {
+        const kind = kinds[c * r]!;
+        for (let i = c * r + 1; i < Math.min(m, (c + 1) * r) && same; i++) same = kinds[i] === kind;
+        money ||= kind === "money";
+      }
+      // An item is named by a word ("* : 6%" or a date above amounts is a summary's or a footer's line).
+      if (!same || !money || units.slice(k - r).some((u) => !ITEM_NAME.test(u.slice(0, SENTENCE_PROBE)))) continue;
+      plain(units.slice(0, k - r));
+      for (let i = 0; i < r; i++) {
+        const row = [units[k - r + i]!];
+        for (let c = 0; c < columns && c * r + i < m; c++) row.push(cells[c * r + i]!);
+        out.push({ statement: { text: row.join(" "), holds: "item" } });
+      }
+      return;
     }
-    // An item is named by a word ("* : 6%" or a date above amounts is a summary's or a footer's line).
-    if (!same || !money || units.slice(k - r).some((u) => !ITEM_NAME.test(u.slice(0, SENTENCE_PROBE)))) continue;
-    plain(units.slice(0, k - r));
-    for (let i = 0; i < r; i++) {
-      const row = [units[k - r + i]!];
-      for (let c = 0; c < columns; c++) row.push(cells[c * r + i]!);
-      out.push({ statement: { text: row.join(" "), holds: "item" } });
-    }
-    return;
-  }
   plain([...units, ...cells]);
 }
 

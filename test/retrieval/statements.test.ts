@@ -53,6 +53,18 @@ test("an item with its cells below it, one after another; an article's code befo
   ]);
 });
 
+test("a table cut by its chunk's end: its whole columns and the first cells of the cut one still make rows (SROIE 211)", () => {
+  const chunk = ["1015", "PEACOCK YELLOW", "1012", "STATICE FULL IMP", "1145", "LILY CONCORDO 2H", "2", "4", "1", "12.00", "34.00"].join(
+    "\n",
+  );
+  expect(holding(read(chunk), "item")).toEqual(["1015 PEACOCK YELLOW 2 12.00", "1012 STATICE FULL IMP 4 34.00", "1145 LILY CONCORDO 2H 1"]);
+  // Fewer cells than names are no column: a heading and two names above two amounts are read as they are.
+  expect(holding(read("Lunch orders\nSALMON TERIYAKI\nSABA TERIYAKI\n25.90\n19.90"), "item")).toEqual([
+    "SALMON TERIYAKI 25.90",
+    "SABA TERIYAKI 19.90",
+  ]);
+});
+
 test("columns that do not line up with the names (a quantity column beside a price column) are not made rows", () => {
   // Two names, two cells: a count and a price are no column each.
   const receipt = "UNI WORKER'S CARD\n2000000430096\n4@\n3.10\nUNI A6 NOTE BOOK\n2000001592021\n18@\n1.30\n12.40 S\n23.40 S";
