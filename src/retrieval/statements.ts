@@ -280,8 +280,23 @@ function tableRows(units: string[], cells: string[], out: Piece[]): void {
   plain([...units, ...cells]);
 }
 
+/** The longest line read for a value and a label printed against each other. */
+const GLUED_CHARS = 200;
+/** A value printed against its label after it ("29 maart 2014Orderdatum:", "992288600Factuurnummer:"). */
+const VALUE_THEN_LABEL = /^(.{1,80}?[\d)])(\p{Lu}\p{Ll}{2,}[\p{L} .]{0,30}):$/u;
+/** Two pairs printed against each other ("Subtotaal € 4.904,94Exclusief BTW € 4.053,67"): an amount, then a capitalised word. */
+const PAIRS_GLUED = /(?<=\d)(?=\p{Lu}\p{Ll}{2,})/u;
+/** A PDF's line as its columns meant it: a value glued before its label as "Label: value", glued pairs apart. */
+const unglued = (line: string): string[] => {
+  if (line.length > GLUED_CHARS) return [line];
+  const valueThenLabel = VALUE_THEN_LABEL.exec(line);
+  if (valueThenLabel) return [`${valueThenLabel[2]}: ${valueThenLabel[1]}`];
+  return line.split(PAIRS_GLUED);
+};
+
 /** A document's lines as the layout reader pieces them: label blocks paired, cell runs made rows. */
-function layoutPieces(lines: string[]): Piece[] {
+function layoutPieces(read: string[]): Piece[] {
+  const lines = read.flatMap(unglued);
   const taken = lines.map(() => false);
   const values = labelBlocks(lines, taken);
   const out: Piece[] = [];

@@ -127,6 +127,18 @@ test("a PDF's labels printed after their values, or before them, are paired in o
   expect(payment.map((s) => s.text)).not.toContain("PAYMENT : 0.02");
 });
 
+test("a PDF's value printed against its label after it is read as 'Label: value'; two pairs printed against each other are two statements (Coolblue)", () => {
+  const invoice =
+    "29 maart 2014Orderdatum:\n992288600Factuurnummer:\nSubtotaal € 4.904,94Exclusief BTW € 4.053,67\nApple MacBook Pro Retina 15,4'' 256 GB 1";
+  expect(read(invoice).map((s) => s.text)).toEqual([
+    "Orderdatum: 29 maart 2014",
+    "Factuurnummer: 992288600",
+    "Subtotaal € 4.904,94",
+    "Exclusief BTW € 4.053,67",
+    "Apple MacBook Pro Retina 15,4'' 256 GB 1",
+  ]);
+});
+
 test("what a label's value is, by the tables' rows in each language", () => {
   expect(["TOTAL", "Totaal", "Gesamtbetrag", "Należność ogółem", "Balance Due"].map(holdsOf)).toEqual([
     "total",
