@@ -136,6 +136,8 @@ function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): num
       return holds === "item" ? 0.5 : 0;
     case "person":
       return holds === "person" ? 1 : undefined;
+    case "place":
+      return holds === "address" ? 1 : undefined;
     default:
       return undefined;
   }
@@ -231,7 +233,9 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] 
       : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
   if (row) return rowCandidates(lines, base, r);
   const out: Candidate[] = [];
-  for (const statement of statementLines(s, r.plan.contact))
+  for (const statement of statementLines(s, r.plan.contact)) {
+    // An address is a contact line: an answer only when a place or a contact is asked (issue 16).
+    if (statement.holds === "address" && !r.plan.contact) continue;
     for (const sentence of statement.text.split(SENTENCE)) {
       const text = sentence.trim();
       // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
@@ -249,6 +253,7 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] 
         ...(statement.holds ? { holds: statement.holds } : {}),
       });
     }
+  }
   return out;
 }
 

@@ -7,7 +7,7 @@ import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
 import { anyOf } from "./language/patterns";
-import { all, COLUMN_HEADERS, NOT_AN_ITEM_LABELS, PERSON_LABELS, TAX_CODES } from "./language/words";
+import { ADDRESS_WORDS, all, COLUMN_HEADERS, NOT_AN_ITEM_LABELS, PERSON_LABELS, TAX_CODES } from "./language/words";
 
 /** What statements are read from: a source's text, and whether it is a mail. */
 export interface StatementSource {
@@ -97,9 +97,9 @@ const DATE_ALONE = 12;
 
 /**
  * What a statement holds, as its layout says: an item's row, the total, a tax, a part of the
- * total, a payment, a person; "other" is any other line of a document whose layout has item rows.
+ * total, a payment, a person, an address; "other" is any other line of a document whose layout has item rows.
  */
-export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "other";
+export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "address" | "other";
 
 /** A statement of a source: its text, the label its value is under, what it holds, and whether a mail quotes it. */
 export interface Statement {
@@ -421,9 +421,56 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
       out.push({ text: line, quoted, ...(holds ? { holds } : {}) });
     }
   }
+  if (document) joinAddresses(out);
   // Where the layout read item rows, the document's items are those rows, not its other lines (the shop's name, its address).
   if (out.some((st) => st.holds === "item")) for (const st of out) st.holds ??= "other";
   return out;
+}
+
+/** The longest line read as a line of an address, and the most lines an address has. */
+const ADDRESS_CHARS = 80;
+const ADDRESS_LINES = 5;
+/** A street's word ("JALAN", "Weena", "rue"), a street named with one ("Uferweg", "Hauptstraße"), or a postcode before a town ("47800 P.JAYA"). */
+const ADDRESS = new RegExp(
+  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${anyOf([...ADDRESS_WORDS.nl, ...ADDRESS_WORDS.de])}(?![\\p{L}])|(?<![\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
+  "iu",
+);
+/** Prose, not an address: a sentence naming a street ("We moved the pallets to Main Street") has several words in small letters. */
+const SMALL_WORD = /(?<![\p{L}])\p{Ll}{2,}(?![\p{L}])/gu;
+const PROSE_WORDS = 4;
+const isAddressLine = (st: Statement) =>
+  st.holds === undefined &&
+  st.label === undefined &&
+  st.text.length <= ADDRESS_CHARS &&
+  ADDRESS.test(st.text) &&
+  !MONEY.test(st.text) &&
+  (st.text.match(SMALL_WORD)?.length ?? 0) < PROSE_WORDS;
+/**
+ * A document's address printed over several lines ("LOT S319, 2ND FLOOR," / "1 UTAMA SHOPPING
+ * CENTRE," / "NO1, LEBUH BANDAR UTAMA,47800 P.JAYA") as one statement holding an address; a line
+ * between two of its lines belongs to it.
+ */
+function joinAddresses(out: Statement[]): void {
+  let to = 0;
+  for (let i = 0; i < out.length; i++) {
+    const st = out[i]!;
+    if (!isAddressLine(st)) {
+      out[to++] = st;
+      continue;
+    }
+    const parts = [st.text];
+    let j = i + 1;
+    while (parts.length < ADDRESS_LINES && j < out.length) {
+      if (isAddressLine(out[j]!)) parts.push(out[j++]!.text);
+      else if (j + 1 < out.length && out[j]!.holds === undefined && out[j]!.text.length <= ADDRESS_CHARS && isAddressLine(out[j + 1]!)) {
+        parts.push(out[j]!.text, out[j + 1]!.text);
+        j += 2;
+      } else break;
+    }
+    out[to++] = { text: parts.join(" "), holds: "address", quoted: st.quoted };
+    i = j - 1;
+  }
+  out.length = to;
 }
 
 /** A labelled line's label, as documents write it ("Invoice Date: 03/20/2023", "Total TTC : 56,02 €"). */

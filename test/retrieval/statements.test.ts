@@ -139,6 +139,17 @@ test("a PDF's value printed against its label after it is read as 'Label: value'
   ]);
 });
 
+test("an address printed over several lines is one statement holding an address, in each language's street words", () => {
+  const receipt = read(
+    "MPH BOOKSTORES\nMPH ONE UTAMA PHASE 2\nLOT S319, 2ND FLOOR,\n1 UTAMA SHOPPING CENTRE,\nNO1, LEBUH BANDAR UTAMA,47800 P.JAYA\nTEL:03-77259003",
+  );
+  expect(holding(receipt, "address")).toEqual(["LOT S319, 2ND FLOOR, 1 UTAMA SHOPPING CENTRE, NO1, LEBUH BANDAR UTAMA,47800 P.JAYA"]);
+  expect(holding(read("QualityHosting AG\nUferweg 40-42\nD-63571 Gelnhausen"), "address")).toEqual(["Uferweg 40-42 D-63571 Gelnhausen"]);
+  expect(holding(read("Free SAS\n8 rue de la Ville l'Évèque\n75008 Paris"), "address")).toEqual(["8 rue de la Ville l'Évèque 75008 Paris"]);
+  // A priced line naming a mall is no address.
+  expect(holding(read("MALL PARKING 2.00"), "address")).toEqual([]);
+});
+
 test("what a label's value is, by the tables' rows in each language", () => {
   expect(["TOTAL", "Totaal", "Gesamtbetrag", "Należność ogółem", "Balance Due"].map(holdsOf)).toEqual([
     "total",

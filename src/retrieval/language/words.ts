@@ -458,3 +458,45 @@ export const PERSON_LABELS: Table = {
   de: ["kunde", "name", "kassierer", "verkäufer", "rechnungsempfänger"],
   pl: ["nabywca", "sprzedawca", "kasjer", "klient"],
 };
+/**
+ * Words of a street address, as documents print them ("LOT S319, 2ND FLOOR", "Weena 664",
+ * "8 rue de la Ville", "Uferweg 40-42", "Aleja Niepodległości 208"); English rows hold the Malay
+ * street words that English-language receipts in Malaysia print ("JALAN", "TAMAN", "LEBUH").
+ */
+export const ADDRESS_WORDS: Table = {
+  en: [
+    "street",
+    "st",
+    "road",
+    "rd",
+    "avenue",
+    "ave",
+    "lane",
+    "floor",
+    "flr",
+    "lot",
+    "suite",
+    "unit",
+    "block",
+    "blk",
+    "building",
+    "centre",
+    "center",
+    "plaza",
+    "mall",
+    "jalan",
+    "jln",
+    "lorong",
+    "taman",
+    "lebuh",
+    "bandar",
+    "kampung",
+    "persiaran",
+    "lebuhraya",
+    "seksyen",
+  ],
+  nl: ["straat", "weg", "laan", "plein", "gracht", "kade"],
+  fr: ["rue", "avenue", "boulevard", "bd", "place", "allée", "chemin", "cedex"],
+  de: ["strasse", "straße", "str", "weg", "gasse", "platz", "allee"],
+  pl: ["ul", "ulica", "aleja", "al", "plac", "os"],
+};
