@@ -97,5 +97,5 @@ test("a receipt's item and its quantity below are one statement; an amount alone
   expect(extractiveAnswer(planQuery("How many Dole pineapples did I buy at B.I.G.?"), [{ text: receipt }])).toContain("7.90 * 3");
   expect(
     extractiveAnswer(planQuery("What did I buy at K Stationery?"), [{ text: "K STATIONERY\nNAME CARD\n1 X\n148.00\n148.00\nSR" }]),
-  ).toBe("NAME CARD 1 X 148.00. [1]");
+  ).toBe("NAME CARD 1 X 148.00 148.00 SR. [1]");
 });

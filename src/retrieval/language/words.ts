@@ -410,3 +410,103 @@ export const PAYING: Table = {
 };
 /** An account's balance asked ("the balance of Checking", "het saldo", "le solde"): books answer it at a date, not as a period's total (D34). */
 export const BALANCE_NOUNS: Table = { en: ["balance"], nl: ["saldo"], fr: ["solde"], de: ["saldo", "kontostand"], pl: ["saldo"] };
+/**
+ * A table's column headers, as documents print them above their rows ("QTY", "U/PRICE",
+ * "Omschrijving", "Menge", "Ilość"): a line of these words only heads columns, it is no item.
+ */
+export const COLUMN_HEADERS: Table = {
+  en: [
+    "item",
+    "items",
+    "qty",
+    "quantity",
+    "price",
+    "u",
+    "p",
+    "s",
+    "unit",
+    "amount",
+    "amt",
+    "tax",
+    "gst",
+    "code",
+    "taxcode",
+    "desc",
+    "description",
+    "disc",
+    "rate",
+    "no",
+    "rm",
+    "uom",
+  ],
+  nl: ["omschrijving", "aantal", "prijs", "bedrag", "btw", "artikel"],
+  fr: ["désignation", "description", "quantité", "qté", "prix", "montant", "tva", "ht", "ttc"],
+  de: ["pos", "menge", "beschreibung", "rabatt", "vk", "preis", "ohne", "mwst", "zeilenbetrag", "betrag", "einheit"],
+  pl: ["lp", "nazwa", "towaru", "jm", "ilość", "cena", "wartość", "kwota", "vat"],
+};
+/** A receipt's tax codes, printed alone in a column beside each amount ("SR" standard rated, "ZRL", "Z" zero rated). */
+export const TAX_CODES: Table = { en: ["sr", "s", "z", "zr", "zrl", "sr0", "sro", "e", "tx", "*"], nl: [], fr: [], de: [], pl: [] };
+/** A document's labels of a person: the line's value is who served, sold or was billed ("SERVER: PETER", "Bill To: Taylor Riddel"). */
+export const PERSON_LABELS: Table = {
+  en: [
+    "server",
+    "cashier",
+    "salesperson",
+    "sales person",
+    "served by",
+    "bill to",
+    "billed to",
+    "sold to",
+    "customer",
+    "customer name",
+    "attn",
+    "name",
+    "guest",
+  ],
+  nl: ["klant", "klantnaam", "naam", "kassier", "verkoper", "t.a.v."],
+  fr: ["client", "nom", "caissier", "vendeur", "facturé à"],
+  de: ["kunde", "name", "kassierer", "verkäufer", "rechnungsempfänger"],
+  pl: ["nabywca", "sprzedawca", "kasjer", "klient"],
+};
+/**
+ * Words of a street address, as documents print them ("LOT S319, 2ND FLOOR", "Weena 664",
+ * "8 rue de la Ville", "Uferweg 40-42", "Aleja Niepodległości 208"); English rows hold the Malay
+ * street words that English-language receipts in Malaysia print ("JALAN", "TAMAN", "LEBUH").
+ */
+export const ADDRESS_WORDS: Table = {
+  en: [
+    "street",
+    "st",
+    "road",
+    "rd",
+    "avenue",
+    "ave",
+    "lane",
+    "floor",
+    "flr",
+    "lot",
+    "suite",
+    "unit",
+    "block",
+    "blk",
+    "building",
+    "centre",
+    "center",
+    "plaza",
+    "mall",
+    "jalan",
+    "jln",
+    "lorong",
+    "taman",
+    "lebuh",
+    "bandar",
+    "kampung",
+    "persiaran",
+    "lebuhraya",
+    "seksyen",
+  ],
+  nl: ["straat", "weg", "laan", "plein", "gracht", "kade"],
+  fr: ["rue", "avenue", "boulevard", "bd", "place", "allée", "chemin", "cedex"],
+  de: ["strasse", "straße", "str", "weg", "gasse", "platz", "allee"],
+  pl: ["ul", "ulica", "aleja", "al", "plac", "os"],
+};

@@ -1,0 +1,477 @@
+// How a document's text becomes statements (D32): its lines read as a mail's wrapped sentences
+// joined again, a label with its value below it, a receipt's item with its quantity; the lines
+// that carry no answer (headers, boilerplate, contacts) told apart. answer.ts scores them.
+import type { SourceRecord } from "../connectors/types";
+import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
+import { startsQuote } from "./cite";
+import { documentDates } from "./document-dates";
+import { CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
+import { anyOf } from "./language/patterns";
+import { ADDRESS_WORDS, all, COLUMN_HEADERS, NOT_AN_ITEM_LABELS, PERSON_LABELS, TAX_CODES } from "./language/words";
+
+/** What statements are read from: a source's text, and whether it is a mail. */
+export interface StatementSource {
+  text: string;
+  /** A mail's lines are wrapped prose, joined again before sentences are cut. */
+  type?: SourceRecord["type"];
+}
+
+/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence), or a line break. */
+export const SENTENCE =
+  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
+
+/** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments; an invoice's address, phone, e-mail, web and page lines. */
+// Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a
+// long run of letters, or of "a@") made the open-ended ones backtrack quadratically.
+const BOILERPLATE = [
+  /^\s*(from|to|cc|bcc|sent|date|subject|please respond to|importance|x-[\w-]+)\s*:/i,
+  /-{3,}\s*(original message|forwarded by)/i,
+  /^\s*>/,
+  /<[^>\s@]{1,64}@[^>\s]{1,255}>/,
+  /^[\s"]*[\w .'-]{1,80}["]?\s*<?[\w.+-]{1,64}@[\w.-]{1,255}>?\s+on\s+\d/i,
+  // A phone number alone on its line; not a date written with dashes or dots ("8-9-2022").
+  /^(?!\s*\d{1,4}[-.]\d{1,2}[-.]\d{1,4}\s*$)[\s\d()+.-]{7,}$/,
+  /^\s*[\w .-]{1,200}\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
+];
+/**
+ * An invoice's or a signature's contact lines: address, phone, e-mail, web, page count. Never an
+ * answer unless the question asks for one (where, a phone, an address, a website, a contact).
+ */
+export const CONTACT = [
+  /^\s*(tel|phone|fax|mobile|gsm|t|f)\.?\s*:?\s*[\d()+][\d\s()+./-]{6,40}$/i,
+  // A number and a capitalised street ("4557 De Silva St"), a street and a number ("Hauptstrasse 12").
+  /^\s*\d{1,6}[\w/-]{0,6}\s+(\p{Lu}[\p{L}.'-]{0,29}\s+){1,4}(St|Street|Ave|Avenue|Rd|Road|Blvd|Boulevard|Lane|Ln|Dr|Drive|Way|Plaza|Straat|Weg|Laan|Plein|Rue)\b/u,
+  /^\s*\p{Lu}[\p{L}.'-]{1,40}(strasse|straße|straat|weg|laan|gasse)\s+\d{1,5}\w?\b/u,
+  // A town with its state and ZIP ("Fremont CA 94538"), a Dutch postcode and town alone, a comma-separated address ending in a postcode.
+  /\b\p{Lu}[\p{L}.'-]{1,40},?\s+[A-Z]{2}\s+\d{5}(-\d{4})?\s*$/u,
+  /^\s*\d{4}\s?[A-Z]{2}\s+\p{Lu}\p{Ll}{1,40}\s*$/u,
+  /,.{0,120},\s*\p{Lu}[\p{L} .'-]{1,40}[-–\s]*\d{5,6}\s*$/u,
+  /^\s*(e-?mail\s*:?\s*)?[\w.+-]{1,64}@[\w-]{1,63}(\.[\w-]{1,63}){1,8}\s*$/i,
+  /^\s*(web(site)?\s*:?\s*)?(https?:\/\/|www\.)\S{1,300}\s*$/i,
+  /^\s*page\s*:?\s*\d{1,4}\s*(\/|of)\s*\d{1,4}\s*$/i,
+];
+/** Contacts inside a line: a phone number, an e-mail address, a web address (each bounded). */
+export const CONTACTS_IN_LINE = [
+  /\(\d{3}\)[\s-]?\d{3}[\s.-]?\d{4}|\+\d[\d\s().-]{7,18}\d/,
+  /[\w.+-]{1,64}@[\w-]{1,63}\.[\w.-]{1,255}/,
+  /\b(https?:\/\/|www\.)[\w-]/i,
+];
+export const SENTENCE_PROBE = 400;
+/** A document's own "Date:" line: its date, not a mail header (a document is no mail). */
+const DOCUMENT_DATE_LINE = /^\s*date\s*:/i;
+/** A forwarded message's sender and time as Notes writes them in a mail ("Rosalee Fleming on 04/02/2001 10:52:12 AM", or the time alone). */
+const FORWARDED_AT = /^[\s"]*([\w .'@/-]{1,80}\s+on\s+)?\d{1,2}\/\d{1,2}\/\d{2,4}\s+\d{1,2}:\d{2}(:\d{2})?\s*([AP]M)?\s*$/i;
+export const isBoilerplate = (s: string, contactWanted = false, document = false) => {
+  // In a document ">" quotes nothing ("> VISA" on a receipt).
+  const probe = (document ? s.replace(/^\s*>\s*/, "") : s).slice(0, SENTENCE_PROBE);
+  if (!(document && DOCUMENT_DATE_LINE.test(probe)) && BOILERPLATE.some((re) => re.test(probe))) return true;
+  if (!document && FORWARDED_AT.test(probe)) return true;
+  if (contactWanted) return false;
+  // A letterhead's line of several contacts ("Azure Interior. (870)-931-0505 azure@example.com http://…").
+  return CONTACT.some((re) => re.test(probe)) || CONTACTS_IN_LINE.filter((re) => re.test(probe)).length >= 2;
+};
+
+// Bounded, and a number's run starts where a number does: a line of 100,000 digits was tried from
+// each digit (quadratic: 11 s of the request thread per source, outside attack).
+/** Money: a currency before or after a number ("€ 717,97", "56,02 €", "316,83 PLN", "RM 538.00"), or a number with cents. */
+// Without the u flag, as before: case-insensitive Unicode matching made each line's test slower.
+export const MONEY = new RegExp(
+  `${CURRENCY_SIGNS}\\s?\\d|(?<![\\d.,])\\d[\\d.,]{0,30}\\s?(${CURRENCY_SIGNS}|${CURRENCY_WORDS}\\b)|\\b${CURRENCY_CODE_WORDS}\\.?\\s?\\d|(?<![\\d.,])\\d{1,3}(?:[.,\\s]?\\d{3}){0,4}[.,]\\d{2}(?![\\d%]|[.,/-]\\d)`,
+  "i",
+);
+
+/** A mail's line wrapped before its sentence ended: a long line without an end, and a next line going on. */
+const WRAPPED = /^.{40,}[^.!?:]$/u;
+const GOES_ON = /^[\p{L}\d("']/u;
+/** A line that is only an amount ("593.10", "RM 538.00"), or a currency alone ("RM"): on a receipt, the value of the label above it. */
+// Before the number a currency only ("MILO 3.50" is an item, not the value of the line above); after it a currency or a tax code ("36.00 SR").
+const SIGN_OR_CODE = `(\\p{Sc}|${CURRENCY_CODE_WORDS})`;
+const AMOUNT_ONLY = new RegExp(`^${SIGN_OR_CODE}?\\.?\\s?-?\\d[\\d.,]{0,20}\\s?[\\p{Sc}A-Za-z]{0,4}$|^${SIGN_OR_CODE}$`, "iu");
+
+/** A quantity times a price, or a price times a quantity ("7.90 * 3", "3.00 X 3.00", "18 @ 1.98"). */
+const QUANTITY = /^\d[\d.,]{0,12}\s?[x*@]\s?\d[\d.,]{0,12}$/i;
+/** The longest line taken as the value of a "Label:" line above it. */
+const LABELLED_VALUE = 40;
+/** The longest line taken as a date alone ("22-9-2022", "28 MAR 2018"). */
+const DATE_ALONE = 12;
+
+/**
+ * What a statement holds, as its layout says: an item's row, the total, a tax, a part of the
+ * total, a payment, a person, an address; "other" is any other line of a document whose layout has item rows.
+ */
+export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "address" | "other";
+
+/** A statement of a source: its text, the label its value is under, what it holds, and whether a mail quotes it. */
+export interface Statement {
+  text: string;
+  label?: string;
+  holds?: Holds;
+  quoted: boolean;
+}
+
+/** A priced line that is no item, by its first word ("NAME CARD", "PRO BALANCE" are items). */
+export const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
+const PERSON_LABEL = new RegExp(`^${anyOf(all(PERSON_LABELS))}\\.?$`, "iu");
+
+/** What a label's value is, by the label's words ("TOTAL", "GST PAYABLE", "CHANGE", "VISA", "SERVER"). */
+export function holdsOf(label: string): Holds | undefined {
+  const probe = label.slice(0, SENTENCE_PROBE);
+  // The whole label a person's ("CASHIER" is no "cash").
+  if (PERSON_LABEL.test(probe.replace(/\s*:$/, "").trim())) return "person";
+  if (isTotalLine(probe)) return "total";
+  if (TAX.test(probe)) return "tax";
+  if (PART_OF_TOTAL.test(probe)) return "part";
+  if (NOT_AN_ITEM.test(probe)) return "payment";
+  return undefined;
+}
+
+// The layout reader (D32): OCR and PDF text give a table's cells one a line, a column at a time
+// ("SALMON TERIYAKI" … "1 X" … "25.90" … "SR"), and a block of labels beside a block of values
+// ("TOTAL (EXCLUDING GST):" … "CHANGE :" then "353.00" … "25.80"). It pairs them back into rows.
+
+/** The longest line read as a table's cell ("100.00 ZRL", "15*BAG *", "RM 5.83"). */
+const CELL_CHARS = 24;
+/** The most rows read as one table of cells, and the most cells a row has: what is tried stays bounded. */
+const MAX_TABLE_ROWS = 40;
+const MAX_ROW_CELLS = 6;
+const TAX_CODE_WORDS = anyOf(all(TAX_CODES));
+type CellKind = "money" | "count" | "rate" | "code";
+const CELLS: Array<[CellKind, RegExp]> = [
+  [
+    "money",
+    new RegExp(
+      `^${SIGN_OR_CODE}?\\.?\\s?-?\\d{1,3}(?:[.,\\s]?\\d{3}){0,4}[.,]\\d{2,3}\\s?(?:${TAX_CODE_WORDS}|\\p{Sc}|${CURRENCY_CODE_WORDS})?$`,
+      "iu",
+    ),
+  ],
+  ["rate", /^\d{1,2}(?:[.,]\d{1,2})?\s?%\s?:?$/u],
+  // A quantity, with its unit or a times sign ("1", "10 *", "1 X", "4@", "15*BAG *", "0+0", "3.00 X 3.00", "122 PCS @ 18.90").
+  [
+    "count",
+    /^\d{1,3}(?:[.,]\d{1,3})?(?:\s?[x*@]|\s?\*?\s?\p{L}{1,8}\s?\*?)?$|^\d{1,3}\+\d{1,3}$|^\d[\d.,]{0,12}\s?(?:\p{L}{1,5}\s?)?[x*@]\s?\d[\d.,]{0,12}$/iu,
+  ],
+  ["code", new RegExp(`^${TAX_CODE_WORDS}$`, "i")],
+];
+const cellKind = (line: string): CellKind | undefined =>
+  line.length > CELL_CHARS ? undefined : CELLS.find(([, re]) => re.test(line))?.[0];
+/** An article's or a barcode's number, a tax code beside it ("2000001592021", "GTG02", "SR0 9555544201198"): it belongs to the item beside it. */
+const ID = /^(?=[A-Z\d]*\d)[A-Z\d]{4,20}$/;
+const TAX_CODE = new RegExp(`^${TAX_CODE_WORDS}$`, "i");
+const isCode = (line: string) => {
+  if (line.length > 40) return false;
+  const tokens = line.split(" ");
+  return tokens.some((t) => ID.test(t)) && tokens.every((t) => ID.test(t) || TAX_CODE.test(t));
+};
+const HEADER_WORDS = new Set([...all(COLUMN_HEADERS), ...Object.keys(CURRENCY_CODES)].map((w) => w.toLowerCase()));
+/** A line of column headers only ("QTY", "U/P(RM)DISC(%)AMT+GST(RM)", "Item Quantity Rate Amount"). */
+const isHeader = (line: string) => {
+  if (line.length > 60) return false;
+  const tokens = line.toLowerCase().match(/\p{L}+/gu);
+  return tokens?.every((t) => HEADER_WORDS.has(t));
+};
+/** A label alone on its line, its value elsewhere ("Due Date:", "CHANGE :"). */
+const LABEL_ONLY = /^\p{L}[^:]{0,38}:$/u;
+/** A summary's label, each taking one value: a total, a part of it, a tax, a payment. */
+const isSummary = (line: string) => {
+  const probe = line.slice(0, SENTENCE_PROBE);
+  return TOTAL.test(probe) || PART_OF_TOTAL.test(probe) || TAX.test(probe) || NOT_AN_ITEM.test(probe);
+};
+
+const ITEM_NAME = /\p{L}{3}/u;
+/** A piece of the layout: a line as it is, or a row or a label's pair the layout reader made. */
+type Piece = { line: string } | { statement: Omit<Statement, "quoted"> };
+const pair = (label: string, value: string): Piece => {
+  const name = label.replace(/\s*:$/, "");
+  const holds = holdsOf(name);
+  return { statement: { text: `${label} ${value}`, label: name, ...(holds ? { holds } : {}) } };
+};
+
+/**
+ * Labels printed in a block beside their values' block ("Date:" … "Balance Due:" after "Jan 1,
+ * 2022" … "$127.50", or before "353.00" … "25.80"): each label with its value, in order. Returns
+ * the value each label takes, by the label's place; the values taken are marked.
+ */
+function labelBlocks(lines: string[], taken: boolean[]): Map<number, string> {
+  const values = new Map<number, string>();
+  const valueLike = (i: number) =>
+    !taken[i] && lines[i]!.length <= LABELLED_VALUE && !lines[i]!.includes(":") && !isHeader(lines[i]!) && !isSummary(lines[i]!);
+  for (let a = 0; a < lines.length; ) {
+    let b = a;
+    while (b < lines.length && lines[b]!.length <= 40 && LABEL_ONLY.test(lines[b]!)) b++;
+    const k = b - a;
+    if (k < 2) {
+      a = Math.max(b, a + 1);
+      continue;
+    }
+    let after = 0;
+    while (after < k && b + after < lines.length && valueLike(b + after)) after++;
+    // Values before the labels only when no cells follow them: a receipt's labels ("PAYMENT :" …
+    // "CHANGE") are followed by their column of values.
+    let beyond = b;
+    while (beyond < lines.length && beyond - b < k && isSummary(lines[beyond]!)) beyond++;
+    const cellsAfter = beyond < lines.length && cellKind(lines[beyond]!) !== undefined;
+    let before = 0;
+    while (!cellsAfter && before < k && a - before - 1 >= 0 && valueLike(a - before - 1)) before++;
+    // After the labels when each has its value there; else the values before them, as many as there are.
+    const [from, n] = after === k ? [b, k] : before >= 2 ? [a - before, before] : [-1, 0];
+    for (let j = 0; j < n; j++) {
+      values.set(a + j, lines[from + j]!);
+      taken[from + j] = true;
+    }
+    a = b;
+  }
+  return values;
+}
+
+/**
+ * A run of text lines followed by a run of cells, as pieces: summary labels each with one value
+ * (aligned at the end when values are more, at the start when fewer), or item rows when the cells
+ * are whole columns of the last rows (each column of one kind, one of them money).
+ */
+function tableRows(units: string[], cells: string[], out: Piece[]): void {
+  const k = units.length;
+  const m = cells.length;
+  const plain = (xs: string[]) => {
+    for (const line of xs) out.push({ line });
+  };
+  if (k === 0 || m === 0) {
+    plain([...units, ...cells]);
+    return;
+  }
+  let s = 0;
+  while (s < k && s < MAX_TABLE_ROWS && isSummary(units[k - 1 - s]!)) s++;
+  if (s > 0) {
+    plain(units.slice(0, k - s));
+    const labels = units.slice(k - s);
+    if (m >= s) {
+      plain(cells.slice(0, m - s));
+      for (const [i, l] of labels.entries()) out.push(pair(l, cells[m - s + i]!));
+    } else for (const [i, l] of labels.entries()) out.push(i < m ? pair(l, cells[i]!) : { line: l });
+    return;
+  }
+  const kinds = cells.map((c) => cellKind(c)!);
+  // Whole columns of r cells first; then also the first cells of one more, where a chunk's end cut
+  // the table; then the last name with all the cells (an item and its cells one after another).
+  for (const [cut, least] of [
+    [false, 2],
+    [true, 2],
+    [false, 1],
+  ] as const)
+    for (let r = Math.min(k, MAX_TABLE_ROWS); r >= least; r--) {
+      const columns = Math.ceil(m / r);
+      if (columns > MAX_ROW_CELLS || m < r || (m % r !== 0) !== cut) continue;
+      let money = false;
+      let same = true;
+      for (let c = 0; c < columns && same; c++) {
+        const kind = kinds[c * r]!;
+        for (let i = c * r + 1; i < Math.min(m, (c + 1) * r) && same; i++) same = kinds[i] === kind;
+        money ||= kind === "money";
+      }
+      // An item is named by a word ("* : 6%" or a date above amounts is a summary's or a footer's line).
+      if (!same || !money || units.slice(k - r).some((u) => !ITEM_NAME.test(u.slice(0, SENTENCE_PROBE)))) continue;
+      plain(units.slice(0, k - r));
+      for (let i = 0; i < r; i++) {
+        const row = [units[k - r + i]!];
+        for (let c = 0; c < columns && c * r + i < m; c++) row.push(cells[c * r + i]!);
+        out.push({ statement: { text: row.join(" "), holds: "item" } });
+      }
+      return;
+    }
+  plain([...units, ...cells]);
+}
+
+/** The longest line read for a value and a label printed against each other. */
+const GLUED_CHARS = 200;
+/** A value printed against its label after it ("29 maart 2014Orderdatum:", "992288600Factuurnummer:"). */
+const VALUE_THEN_LABEL = /^(.{1,80}?[\d)])(\p{Lu}\p{Ll}{2,}[\p{L} .]{0,30}):$/u;
+/** Two pairs printed against each other ("Subtotaal € 4.904,94Exclusief BTW € 4.053,67"): an amount, then a capitalised word. */
+const PAIRS_GLUED = /(?<=\d)(?=\p{Lu}\p{Ll}{2,})/u;
+/** A PDF's line as its columns meant it: a value glued before its label as "Label: value", glued pairs apart. */
+const unglued = (line: string): string[] => {
+  if (line.length > GLUED_CHARS) return [line];
+  const valueThenLabel = VALUE_THEN_LABEL.exec(line);
+  if (valueThenLabel) return [`${valueThenLabel[2]}: ${valueThenLabel[1]}`];
+  return line.split(PAIRS_GLUED);
+};
+
+/** A document's lines as the layout reader pieces them: label blocks paired, cell runs made rows. */
+function layoutPieces(read: string[]): Piece[] {
+  const lines = read.flatMap(unglued);
+  const taken = lines.map(() => false);
+  const values = labelBlocks(lines, taken);
+  const out: Piece[] = [];
+  let units: string[] = [];
+  let cells: string[] = [];
+  const flush = () => {
+    tableRows(units, cells, out);
+    units = [];
+    cells = [];
+  };
+  let code: string | undefined;
+  const next = (i: number) => {
+    let j = i + 1;
+    while (j < lines.length && taken[j]) j++;
+    return lines[j];
+  };
+  const isText = (line: string | undefined) =>
+    line !== undefined &&
+    /[\p{L}\d]/u.test(line.slice(0, SENTENCE_PROBE)) &&
+    cellKind(line) === undefined &&
+    !isCode(line) &&
+    !isHeader(line) &&
+    !LABEL_ONLY.test(line);
+  for (let i = 0; i < lines.length; i++) {
+    if (taken[i]) continue;
+    const line = lines[i]!;
+    const value = values.get(i);
+    if (value !== undefined) {
+      flush();
+      out.push(pair(line, value));
+      continue;
+    }
+    if (cellKind(line) !== undefined && (units.length > 0 || cells.length > 0)) {
+      cells.push(line);
+      continue;
+    }
+    if (cells.length > 0) flush();
+    // A lone ":" between a label and its value ("TOTAL" / ":" / "27.55") belongs to the label.
+    if (line === ":" && units.length > 0) units[units.length - 1] = `${units.at(-1)}:`;
+    // A summary's label alone ("ROUNDING :"), or a tax's header under a total ("TOTAL" / "( GST"), waits for its value with the labels above.
+    else if (
+      (LABEL_ONLY.test(line) && isSummary(line)) ||
+      (isHeader(line) && cells.length === 0 && units.length > 0 && isSummary(units.at(-1)!))
+    )
+      units.push(line);
+    else if (isCode(line)) {
+      // A code before an item's name is its prefix, after it its suffix.
+      if (isText(next(i))) code = code ? `${code} ${line}` : line;
+      else if (units.length > 0) units[units.length - 1] = `${units.at(-1)} ${line}`;
+      else out.push({ line });
+    } else if (isText(line)) {
+      units.push(code ? `${code} ${line}` : line);
+      code = undefined;
+    } else {
+      flush();
+      out.push({ line });
+    }
+  }
+  flush();
+  return out;
+}
+
+/**
+ * A source's statements: a mail's wrapped lines joined again (a place or a time cut at a line's
+ * end was half a sentence); a document's layout read back into rows and label pairs, then a label
+ * and the amount on the line below it as one.
+ */
+export function statementLines(s: StatementSource, contactWanted: boolean): Statement[] {
+  const lines = s.text
+    .split("\n")
+    .map((x) => x.trim())
+    .filter(Boolean);
+  const document = s.type !== "email";
+  const pieces: Piece[] = document ? layoutPieces(lines) : lines.map((line) => ({ line }));
+  const out: Statement[] = [];
+  let quoted = false;
+  // A row or a pair the layout made takes no line after it.
+  let fixed = false;
+  for (const piece of pieces) {
+    if ("statement" in piece) {
+      out.push({ ...piece.statement, quoted });
+      fixed = true;
+      continue;
+    }
+    const line = piece.line;
+    // In a mail, what follows a quoted or forwarded message's first line is that message's, not the mail's own.
+    if (s.type === "email" && startsQuote(line)) quoted = true;
+    // A statement grows to SENTENCE_PROBE characters at most: what is tested of it stays bounded
+    // (a label followed by 50,000 amount lines was re-read at each: quadratic, outside attack).
+    const lastStatement = fixed ? undefined : out.at(-1);
+    fixed = false;
+    const last = lastStatement?.text;
+    // A lone ":" between a label and its value ("TOTAL" / ":" / "27.55") belongs to the label.
+    if (line === ":" && lastStatement && last !== undefined && last.length < SENTENCE_PROBE) {
+      lastStatement.text = `${last}:`;
+      continue;
+    }
+    const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, document);
+    const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
+    // A label takes the amount below it once ("TOTAL QTY" took its 1, then the next line's 80.91).
+    const labelled =
+      joinable &&
+      ((AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last)) ||
+        // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023").
+        (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A receipt's quantity under its item ("DOLE PINEAPPLE PCS" / "7.90 * 3").
+        (QUANTITY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last)) ||
+        // A date alone under a short label without a colon ("Vervaldatum" / "22-9-2022").
+        (line.length <= DATE_ALONE && /^\p{L}{3,20}( \p{L}{2,20})?$/u.test(last) && documentDates(line).length > 0));
+    if (lastStatement && (wrapped || labelled)) {
+      lastStatement.text = `${last} ${line}`;
+      // A label is words (a rate at most): "999900245 IKEA RETAI" above its price is an item, not a label.
+      if (labelled && !/\d/.test(last!.replace(/\d+(?:[.,]\d+)?\s?%/g, ""))) {
+        lastStatement.label = last!.replace(/\s*:$/, "");
+        const holds = holdsOf(lastStatement.label);
+        if (holds) lastStatement.holds = holds;
+      }
+    } else {
+      // A document's line of a label and its value ("SERVER: PETER", "CASH 50.00") holds what its label says.
+      const labelled = document ? LABELLED.exec(line.slice(0, SENTENCE_PROBE)) : null;
+      const holds = labelled ? holdsOf(labelled[1] ?? labelled[2] ?? "") : undefined;
+      out.push({ text: line, quoted, ...(holds ? { holds } : {}) });
+    }
+  }
+  if (document) joinAddresses(out);
+  // Where the layout read item rows, the document's items are those rows, not its other lines (the shop's name, its address).
+  if (out.some((st) => st.holds === "item")) for (const st of out) st.holds ??= "other";
+  return out;
+}
+
+/** The longest line read as a line of an address, and the most lines an address has. */
+const ADDRESS_CHARS = 80;
+const ADDRESS_LINES = 5;
+/** A street's word ("JALAN", "Weena", "rue"), a street named with one ("Uferweg", "Hauptstraße"), or a postcode before a town ("47800 P.JAYA"). */
+const ADDRESS = new RegExp(
+  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${anyOf([...ADDRESS_WORDS.nl, ...ADDRESS_WORDS.de])}(?![\\p{L}])|(?<![\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
+  "iu",
+);
+/** Prose, not an address: a sentence naming a street ("We moved the pallets to Main Street") has several words in small letters. */
+const SMALL_WORD = /(?<![\p{L}])\p{Ll}{2,}(?![\p{L}])/gu;
+const PROSE_WORDS = 4;
+const isAddressLine = (st: Statement) =>
+  st.holds === undefined &&
+  st.label === undefined &&
+  st.text.length <= ADDRESS_CHARS &&
+  ADDRESS.test(st.text) &&
+  !MONEY.test(st.text) &&
+  (st.text.match(SMALL_WORD)?.length ?? 0) < PROSE_WORDS;
+/**
+ * A document's address printed over several lines ("LOT S319, 2ND FLOOR," / "1 UTAMA SHOPPING
+ * CENTRE," / "NO1, LEBUH BANDAR UTAMA,47800 P.JAYA") as one statement holding an address; a line
+ * between two of its lines belongs to it.
+ */
+function joinAddresses(out: Statement[]): void {
+  let to = 0;
+  for (let i = 0; i < out.length; i++) {
+    const st = out[i]!;
+    if (!isAddressLine(st)) {
+      out[to++] = st;
+      continue;
+    }
+    const parts = [st.text];
+    let j = i + 1;
+    while (parts.length < ADDRESS_LINES && j < out.length) {
+      if (isAddressLine(out[j]!)) parts.push(out[j++]!.text);
+      else if (j + 1 < out.length && out[j]!.holds === undefined && out[j]!.text.length <= ADDRESS_CHARS && isAddressLine(out[j + 1]!)) {
+        parts.push(out[j]!.text, out[j + 1]!.text);
+        j += 2;
+      } else break;
+    }
+    out[to++] = { text: parts.join(" "), holds: "address", quoted: st.quoted };
+    i = j - 1;
+  }
+  out.length = to;
+}
+
+/** A labelled line's label, as documents write it ("Invoice Date: 03/20/2023", "Total TTC : 56,02 €"). */
+export const LABELLED = /^(\p{L}[\p{L}\d .()/&'-]{0,38}?)\s?:\s*\S|^(\p{L}[\p{L} .()/&'-]{0,30}?)\s+(?=[-€$£(]?\s?\d)/u;

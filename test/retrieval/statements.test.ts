@@ -1,0 +1,234 @@
+// How a document's text becomes statements (statements.ts, D32): OCR receipts and PDF invoices
+// print a table a column at a time and a block of labels beside a block of values; the layout
+// reader pairs them back, and says what each statement holds.
+import { afterEach, expect, test } from "bun:test";
+import { holdsOf, type Statement, statementLines } from "../../src/retrieval/statements";
+
+const read = (text: string, type?: "email") => statementLines({ text, ...(type ? { type } : {}) }, false);
+const holding = (statements: Statement[], holds: Statement["holds"]) => statements.filter((s) => s.holds === holds).map((s) => s.text);
+
+test("a receipt's column of items beside its columns of quantities, prices and tax codes is read as rows (SROIE 253)", () => {
+  const receipt = [
+    "TOKYO KITCHEN SDN BHD",
+    "DESCRIPTION",
+    "QTY",
+    "U.PRICE",
+    "TOTAL",
+    "TAX",
+    "SALMON TERIYAKI WAZEN",
+    "CHICKEN SALAD & SASHIMI GOZEN",
+    "SABA TERIYAKI WAZEN",
+    ...["1 X", "1 X", "2 X"],
+    ...["25.90", "19.90", "25.90"],
+    ...["25.90", "19.90", "51.80"],
+    ...["SR", "SR", "SR"],
+  ].join("\n");
+  expect(holding(read(receipt), "item")).toEqual([
+    "SALMON TERIYAKI WAZEN 1 X 25.90 25.90 SR",
+    "CHICKEN SALAD & SASHIMI GOZEN 1 X 19.90 19.90 SR",
+    "SABA TERIYAKI WAZEN 2 X 25.90 51.80 SR",
+  ]);
+  // The shop's name and the column headers are no items.
+  expect(holding(read(receipt), "other")).toContain("TOKYO KITCHEN SDN BHD");
+});
+
+test("an item with its cells below it, one after another; an article's code before or after its name belongs to it (SROIE 233, 042)", () => {
+  const receipt = [
+    "51190030",
+    "A1 BIHUN ISTIMEWA 3KG",
+    "10 *",
+    "10.00",
+    "100.00 ZRL",
+    "S TIGER BUCKET",
+    "GTG02",
+    "1",
+    "55.00",
+    "0+0",
+    "58.30",
+    "S",
+  ].join("\n");
+  expect(holding(read(receipt), "item")).toEqual([
+    "51190030 A1 BIHUN ISTIMEWA 3KG 10 * 10.00 100.00 ZRL",
+    "S TIGER BUCKET GTG02 1 55.00 0+0 58.30 S",
+  ]);
+});
+
+test("a table cut by its chunk's end: its whole columns and the first cells of the cut one still make rows (SROIE 211)", () => {
+  const chunk = ["1015", "PEACOCK YELLOW", "1012", "STATICE FULL IMP", "1145", "LILY CONCORDO 2H", "2", "4", "1", "12.00", "34.00"].join(
+    "\n",
+  );
+  expect(holding(read(chunk), "item")).toEqual(["1015 PEACOCK YELLOW 2 12.00", "1012 STATICE FULL IMP 4 34.00", "1145 LILY CONCORDO 2H 1"]);
+  // Fewer cells than names are no column: a heading and two names above two amounts are read as they are.
+  expect(holding(read("Lunch orders\nSALMON TERIYAKI\nSABA TERIYAKI\n25.90\n19.90"), "item")).toEqual([
+    "SALMON TERIYAKI 25.90",
+    "SABA TERIYAKI 19.90",
+  ]);
+});
+
+test("columns that do not line up with the names (a quantity column beside a price column) are not made rows", () => {
+  // Two names, two cells: a count and a price are no column each.
+  const receipt = "UNI WORKER'S CARD\n2000000430096\n4@\n3.10\nUNI A6 NOTE BOOK\n2000001592021\n18@\n1.30\n12.40 S\n23.40 S";
+  const items = holding(read(receipt), "item");
+  expect(items).toEqual(["UNI WORKER'S CARD 2000000430096 4@ 3.10", "UNI A6 NOTE BOOK 2000001592021 18@ 1.30 12.40 S 23.40 S"]);
+  // A tax summary's or a footer's amounts are no item: no word names them.
+  expect(holding(read("GST SUMMARY\n* : 6%\n144.98\n8.70\n: 12/13/2016 9:52:15 AM\n108.00 *"), "item")).toEqual([]);
+});
+
+test("a block of summary labels beside its block of values: each label its value, aligned at the end when the values are more (SROIE 159, 211)", () => {
+  const labels = ["TOTAL SALES (EXCLUDING GST) :", "DISCOUNT :", "TOTAL GST :", "TOTAL SALES (INCLUSIVE OF GST) :", "CASH :", "CHANGE :"];
+  const statements = read([...labels, "353.00", "0.00", "21.18", "374.20", "400.00", "25.80"].join("\n"));
+  expect(statements.map((s) => [s.text, s.holds])).toEqual([
+    ["TOTAL SALES (EXCLUDING GST) : 353.00", "tax"],
+    ["DISCOUNT : 0.00", "part"],
+    ["TOTAL GST : 21.18", "tax"],
+    ["TOTAL SALES (INCLUSIVE OF GST) : 374.20", "total"],
+    ["CASH : 400.00", "part"],
+    ["CHANGE : 25.80", "part"],
+  ]);
+  // Three values under two labels: the first is the line's above, the labels take the last two.
+  const change = read("KAIN BEBOLA\nSR\n29.80\nCASH\nCHANGE\n29.80\n50.00\n20.20");
+  expect(change.map((s) => s.text)).toContain("CHANGE 20.20");
+  expect(change.map((s) => s.text)).toContain("CASH 50.00");
+  // Fewer values than labels: the first labels take them; a tax's header under the total waits with it.
+  expect(read("ROUNDING :\nTOTAL\n( GST\n0.02\n180.10").map((s) => s.text)).toEqual(["ROUNDING : 0.02", "TOTAL 180.10", "( GST"]);
+});
+
+test("a PDF's labels printed after their values, or before them, are paired in order; a header's words are no values", () => {
+  const invoice = [
+    "Taylor's Store",
+    "Jan 1, 2022",
+    "Net 30 days",
+    "Jan 31, 2022",
+    "$127.50",
+    "Date:",
+    "Payment Terms:",
+    "Due Date:",
+    "Balance Due:",
+    "Item Quantity Rate Amount",
+  ].join("\n");
+  const statements = read(invoice);
+  expect(statements.filter((s) => s.label).map((s) => [s.label, s.text])).toEqual([
+    ["Date", "Date: Jan 1, 2022"],
+    ["Payment Terms", "Payment Terms: Net 30 days"],
+    ["Due Date", "Due Date: Jan 31, 2022"],
+    ["Balance Due", "Balance Due: $127.50"],
+  ]);
+  expect(statements.find((s) => s.label === "Balance Due")?.holds).toBe("total");
+  // Dutch labels before their values.
+  expect(read("Factuurdatum:\nVervaldatum:\n19-04-2014\n3-5-2014").map((s) => s.text)).toEqual([
+    "Factuurdatum: 19-04-2014",
+    "Vervaldatum: 3-5-2014",
+  ]);
+  // Column headers after labels are not their values ("INVOICE NO.:" / "RM" / "CODE" / "NAME CARD").
+  const receipt = read("INVOICE NO.:\nDATE :\nCASHIER#:\nRM\nCODE\nNAME CARD\n1 X\n148.00\n148.00\nSR");
+  expect(holding(receipt, "item")).toEqual(["NAME CARD 1 X 148.00 148.00 SR"]);
+  // A receipt's labels whose column of values follows other labels take no values from above them.
+  const payment = read("TOTAL 180.10\n0.02\n180.10\nPAYMENT :\nTOTAL PAYMENT :\nCHANGE\n> VISA\n180.10\n0.00\n180.10");
+  expect(payment.map((s) => s.text)).not.toContain("PAYMENT : 0.02");
+});
+
+test("a PDF's value printed against its label after it is read as 'Label: value'; two pairs printed against each other are two statements (Coolblue)", () => {
+  const invoice =
+    "29 maart 2014Orderdatum:\n992288600Factuurnummer:\nSubtotaal € 4.904,94Exclusief BTW € 4.053,67\nApple MacBook Pro Retina 15,4'' 256 GB 1";
+  expect(read(invoice).map((s) => s.text)).toEqual([
+    "Orderdatum: 29 maart 2014",
+    "Factuurnummer: 992288600",
+    "Subtotaal € 4.904,94",
+    "Exclusief BTW € 4.053,67",
+    "Apple MacBook Pro Retina 15,4'' 256 GB 1",
+  ]);
+});
+
+test("an address printed over several lines is one statement holding an address, in each language's street words", () => {
+  const receipt = read(
+    "MPH BOOKSTORES\nMPH ONE UTAMA PHASE 2\nLOT S319, 2ND FLOOR,\n1 UTAMA SHOPPING CENTRE,\nNO1, LEBUH BANDAR UTAMA,47800 P.JAYA\nTEL:03-77259003",
+  );
+  expect(holding(receipt, "address")).toEqual(["LOT S319, 2ND FLOOR, 1 UTAMA SHOPPING CENTRE, NO1, LEBUH BANDAR UTAMA,47800 P.JAYA"]);
+  expect(holding(read("QualityHosting AG\nUferweg 40-42\nD-63571 Gelnhausen"), "address")).toEqual(["Uferweg 40-42 D-63571 Gelnhausen"]);
+  expect(holding(read("Free SAS\n8 rue de la Ville l'Évèque\n75008 Paris"), "address")).toEqual(["8 rue de la Ville l'Évèque 75008 Paris"]);
+  // A priced line naming a mall is no address.
+  expect(holding(read("MALL PARKING 2.00"), "address")).toEqual([]);
+});
+
+test("what a label's value is, by the tables' rows in each language", () => {
+  expect(["TOTAL", "Totaal", "Gesamtbetrag", "Należność ogółem", "Balance Due"].map(holdsOf)).toEqual([
+    "total",
+    "total",
+    "total",
+    "total",
+    "total",
+  ]);
+  expect(["GST PAYABLE", "BTW 21%", "TVA", "MwSt."].map(holdsOf)).toEqual(["tax", "tax", "tax", "tax"]);
+  expect(["SERVER", "Bill To", "Kunde", "Nabywca", "Klant", "CASHIER"].map(holdsOf)).toEqual([
+    "person",
+    "person",
+    "person",
+    "person",
+    "person",
+    "person",
+  ]);
+  expect(["VISA", "PAYMENT"].map(holdsOf)).toEqual(["payment", "payment"]);
+  expect(["CHANGE", "SUBTOTAL", "DISCOUNT"].map(holdsOf)).toEqual(["part", "part", "part"]);
+  // A label and its value on one line hold what the label says.
+  expect(read("SERVER: PETER").map((s) => s.holds)).toEqual(["person"]);
+});
+
+test("a mail's lines are prose: no layout is read into them", () => {
+  const mail = "Lunch orders\nSALMON TERIYAKI\nSABA TERIYAKI\n25.90\n19.90";
+  expect(holding(read(mail, "email"), "item")).toEqual([]);
+  expect(holding(read(mail), "item")).toEqual(["SALMON TERIYAKI 25.90", "SABA TERIYAKI 19.90"]);
+});
+
+// Linear work, by counting: the characters every pattern is tried on (RegExp exec and test) grow
+// as the text does, on hostile layouts (100,000 lines; a 1 MB line).
+const realExec = RegExp.prototype.exec;
+const realTest = RegExp.prototype.test;
+let tried = 0;
+afterEach(() => {
+  RegExp.prototype.exec = realExec;
+  RegExp.prototype.test = realTest;
+});
+const charsTried = (text: string) => {
+  tried = 0;
+  RegExp.prototype.exec = function (this: RegExp, s: string) {
+    tried += String(s).length;
+    return realExec.call(this, s);
+  };
+  RegExp.prototype.test = function (this: RegExp, s: string) {
+    tried += String(s).length;
+    return realTest.call(this, s);
+  };
+  try {
+    statementLines({ text }, false);
+  } finally {
+    RegExp.prototype.exec = realExec;
+    RegExp.prototype.test = realTest;
+  }
+  return tried;
+};
+
+test("the layout reader's work grows linearly: runs of names, cells, labels and codes of 100,000 lines, and a 1 MB line", () => {
+  const layouts: Array<[string, (n: number) => string]> = [
+    ["items with their cells", (n) => "SALMON TERIYAKI\n1 X\n25.90\nSR\n".repeat(n)],
+    ["a column of names, then of cells", (n) => `${"SALMON TERIYAKI\n".repeat(n)}${"25.90\n".repeat(n)}`],
+    ["a block of labels, then of values", (n) => `${"TOTAL:\n".repeat(n)}${"25.90\n".repeat(n)}`],
+    ["values, then a block of labels", (n) => `${"Jan 1, 2022\n".repeat(n)}${"Due Date:\n".repeat(n)}`],
+    ["codes before names", (n) => "2000001592021\nNAME CARD\n".repeat(n)],
+    ["summary labels, then cells", (n) => `${"CHANGE\n".repeat(n)}${"1.00\n".repeat(n)}`],
+    ["one long line beside cells", (n) => `${"A".repeat(20 * n)}\n1 X\n25.90\nTOTAL :\n${"9".repeat(20 * n)}`],
+  ];
+  for (const [name, text] of layouts) {
+    const small = charsTried(text(1_000));
+    const large = charsTried(text(8_000));
+    // Eight times the text, about eight times the characters tried (quadratic work: sixty-four times).
+    expect([name, large / small < 12]).toEqual([name, true]);
+  }
+  // The sizes the brief names: 100,000 lines, a 1 MB line, tried about as often per character as a small text.
+  for (const [name, text, n] of [
+    ["100,000 lines of items", layouts[0]![1], 25_000],
+    ["a 1 MB line", layouts[6]![1], 50_000],
+  ] as const) {
+    const per = (k: number) => charsTried(text(k)) / text(k).length;
+    expect([name, per(n) < 1.5 * per(n / 100)]).toEqual([name, true]);
+  }
+}, 120_000);
