@@ -47,14 +47,17 @@ export class SqliteVectorStore implements VectorStore {
     checkK(k);
     const partitions = filter.connectors ? filter.connectors.map((c) => partitionOf(owner, c)) : this.partitionsOf(owner);
     if (partitions.length === 0 || filter.ids?.length === 0) return [];
+    // One search per partition, merged: each is exact, so their best k are.
     const ids = filter.ids ? " AND chunk_id IN (SELECT value FROM json_each(?))" : "";
-    const rows = this.db
-      .query<{ id: number; owner: string; distance: number }, Array<Float32Array | number | string>>(
-        `SELECT chunk_id AS id, owner, distance FROM ${this.table}
-         WHERE embedding MATCH ? AND k = ? AND owner IN (SELECT value FROM json_each(?))${ids} ORDER BY distance`,
-      )
-      .all(query, k, JSON.stringify(partitions), ...(filter.ids ? [JSON.stringify(filter.ids)] : []));
-    return rows.map((r) => ({ id: r.id, connector: splitPartition(r.owner).connector, similarity: 1 - r.distance }));
+    const search = this.db.query<{ id: number; distance: number }, Array<Float32Array | number | string>>(
+      `SELECT chunk_id AS id, distance FROM ${this.table} WHERE embedding MATCH ? AND k = ? AND owner = ?${ids} ORDER BY distance`,
+    );
+    const found: Array<{ id: number; connector: string; distance: number }> = [];
+    for (const p of partitions)
+      for (const r of search.all(query, k, p, ...(filter.ids ? [JSON.stringify(filter.ids)] : [])))
+        found.push({ id: r.id, connector: splitPartition(p).connector, distance: r.distance });
+    found.sort((a, b) => a.distance - b.distance);
+    return found.slice(0, k).map((r) => ({ id: r.id, connector: r.connector, similarity: 1 - r.distance }));
   }
 
   dropConnector(owner: string, connector: string): number {
@@ -78,13 +81,16 @@ export class SqliteVectorStore implements VectorStore {
 
   /**
    * `owner`'s partitions: those from `owner/` up to `owner0` (`0` follows `/`), of exactly this
-   * owner (split at the last `/`): those of an owner named `owner/x` are not theirs.
+   * owner (split at the last `/`): those of an owner named `owner/x` are not theirs. Read from
+   * vec0's own table of its chunks (a row per 1,024 vectors, partition00 its one partition key;
+   * sqlite-vec 0.1.9, pinned): the table itself reads every vector (832 ms at 20k, 0.1 ms so). A
+   * chunk emptied by deletions may name a partition with no vector left: it finds nothing.
    */
   private partitionsOf(owner: string): string[] {
     return this.db
-      .query<{ owner: string }, [string, string]>(`SELECT DISTINCT owner FROM ${this.table} WHERE owner >= ? AND owner < ?`)
+      .query<{ p: string }, [string, string]>(`SELECT DISTINCT partition00 AS p FROM ${this.table}_chunks WHERE p >= ? AND p < ?`)
       .all(`${owner}/`, `${owner}0`)
-      .map((r) => r.owner)
+      .map((r) => r.p)
       .filter((p) => splitPartition(p).owner === owner);
   }
 }
