@@ -121,6 +121,7 @@ const INTEGRATION = [
   "store/storage-errors.test.ts",
   "users/deletion-race.test.ts",
   "users/deletion.test.ts",
+  "vectors/hnsw-executable.test.ts",
   "vectors/store.test.ts",
 ];
 
