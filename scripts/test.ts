@@ -128,6 +128,8 @@ const INTEGRATION = [
   "store/storage-errors.test.ts",
   "users/deletion-race.test.ts",
   "users/deletion.test.ts",
+  "vectors/hnsw-executable.test.ts",
+  "vectors/store.test.ts",
 ];
 
 const root = join(import.meta.dir, "..");

@@ -5,6 +5,10 @@
 // Destroying the key leaves them as noise.
 import { createCipheriv } from "node:crypto";
 
+declare const keyed: unique symbol;
+/** A vector rotated by its owner's rotation (apply's result): the only kind a vector store keeps (src/vectors/). */
+export type KeyedVector = Float32Array & { readonly [keyed]: true };
+
 export class VectorRotation {
   private constructor(
     /** Row-major, orthonormal rows. */
@@ -36,7 +40,7 @@ export class VectorRotation {
   }
 
   /** Q·v */
-  apply(v: Float32Array): Float32Array {
+  apply(v: Float32Array): KeyedVector {
     const { q, dim } = this;
     const out = new Float32Array(dim);
     for (let i = 0; i < dim; i++) {
@@ -45,7 +49,7 @@ export class VectorRotation {
       for (let j = 0; j < dim; j++) sum += q[row + j]! * v[j]!;
       out[i] = sum;
     }
-    return out;
+    return out as KeyedVector;
   }
 
   /** Qᵀ·v, the inverse. */

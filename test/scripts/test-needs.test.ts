@@ -4,35 +4,58 @@
 import { expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bringTestNeeds, type Machine, planFor } from "../../scripts/test-needs";
+import { bringTestNeeds, hasPgvector, type Machine, PGVECTOR, planFor } from "../../scripts/test-needs";
 import { tempDir } from "../helpers";
 
-/** The books oracle's tools (ledger, bean-query) and MariaDB: on every made-up machine unless asked, the cases below are about the others. */
+/**
+ * The books oracle's tools (ledger, bean-query), MariaDB, systemd-analyze, and pgvector unless
+ * `pgvector` is false: on every made-up machine unless asked, the cases below are about the others.
+ * pgvector is there for the made-up server (17) and for Debian 12's (15), which a machine without
+ * PostgreSQL would get.
+ */
 const BOOKS_TOOLS = ["ledger", "bean-query", "mariadbd", "systemd-analyze"];
 
-/** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus) and BOOKS_TOOLS, as the user `uid`. */
-function machine(tools: string[], uid = 0, always = BOOKS_TOOLS) {
+/** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus, gcc, make, headers) and `always`, as the user `uid`. */
+function machine(tools: string[], uid = 0, pgvector = true, always = BOOKS_TOOLS) {
   const root = tempDir();
   const bin = join(root, "bin");
   mkdirSync(bin);
-  const machine: Machine = { path: bin, postgresRoot: join(root, "postgresql"), chromium: join(root, "chromium"), uid };
-  const install = (tool: string) => {
-    const file = {
-      dovecot: join(bin, "dovecot"),
-      postgresql: join(machine.postgresRoot, "17", "bin", "initdb"),
-      chromium: machine.chromium,
-      strace: join(bin, "strace"),
-      prometheus: join(bin, "prometheus"),
-      ledger: join(bin, "ledger"),
-      "bean-query": join(bin, "bean-query"),
-      "systemd-analyze": join(bin, "systemd-analyze"),
-      mariadbd: join(bin, "mariadbd"),
-    }[tool]!;
-    mkdirSync(join(file, ".."), { recursive: true });
-    writeFileSync(file, "#!/bin/sh\n");
-    chmodSync(file, 0o755);
+  const machine: Machine = {
+    path: bin,
+    postgresRoot: join(root, "postgresql"),
+    postgresShare: join(root, "share-postgresql"),
+    postgresInclude: join(root, "include-postgresql"),
+    vendor: join(root, "vendor"),
+    scratch: join(root, "scratch"),
+    chromium: join(root, "chromium"),
+    uid,
   };
-  for (const tool of [...tools, ...always]) install(tool);
+  const install = (tool: string) => {
+    const files = {
+      dovecot: [join(bin, "dovecot")],
+      postgresql: [join(machine.postgresRoot, "17", "bin", "initdb")],
+      chromium: [machine.chromium],
+      strace: [join(bin, "strace")],
+      prometheus: [join(bin, "prometheus")],
+      ledger: [join(bin, "ledger")],
+      "bean-query": [join(bin, "bean-query")],
+      "systemd-analyze": [join(bin, "systemd-analyze")],
+      mariadbd: [join(bin, "mariadbd")],
+      gcc: [join(bin, "gcc")],
+      make: [join(bin, "make")],
+      headers: [join(machine.postgresInclude, "17", "server", "postgres.h")],
+      pgvector: ["15", "17"].flatMap((v) => [
+        join(machine.postgresShare, v, "extension", "vector.control"),
+        join(machine.postgresRoot, v, "lib", "vector.so"),
+      ]),
+    }[tool]!;
+    for (const file of files) {
+      mkdirSync(join(file, ".."), { recursive: true });
+      writeFileSync(file, "#!/bin/sh\n");
+      chmodSync(file, 0o755);
+    }
+  };
+  for (const tool of [...tools, ...always, ...(pgvector ? ["pgvector"] : [])]) install(tool);
   return { machine, install };
 }
 
@@ -65,7 +88,7 @@ test("as root, exactly the missing packages are installed, after one apt-get upd
 
 test("MariaDB's server missing (the SQL connector's MySQL test server): mariadb-server is installed", () => {
   const everything = ["dovecot", "postgresql", "chromium", "strace", "prometheus"];
-  expect(planFor(machine(everything, 0, ["ledger", "bean-query", "systemd-analyze"]).machine)).toEqual({
+  expect(planFor(machine(everything, 0, true, ["ledger", "bean-query", "systemd-analyze"]).machine)).toEqual({
     kind: "install",
     packages: ["mariadb-server"],
     commands: [
@@ -121,4 +144,52 @@ test("not root: nothing is run; one line names what is missing and the command t
   );
   expect(ran).toBe(0);
   expect(planFor(machine(["dovecot", "postgresql", "chromium", "strace", "prometheus"], 1000).machine)).toEqual({ kind: "ready" });
+});
+
+test("pgvector missing: built from the vendored source, checked by its sha256 first, after installing only the build tools missing", () => {
+  const { machine: m, install } = machine(["dovecot", "postgresql", "chromium", "strace", "prometheus", "make"], 0, false);
+  const plan = planFor(m);
+  const source = join(m.scratch, PGVECTOR.folder);
+  const make = ["make", "-C", source, `PG_CONFIG=${join(m.postgresRoot, "17", "bin", "pg_config")}`];
+  expect(plan).toEqual({
+    kind: "install",
+    packages: ["postgresql-server-dev-17", "gcc"],
+    commands: [
+      ["apt-get", "update"],
+      ["apt-get", "install", "-y", "-q", "postgresql-server-dev-17", "gcc"],
+      ["rm", "-rf", source],
+      ["mkdir", "-p", m.scratch],
+      ["tar", "xzf", join(m.vendor, PGVECTOR.tarball), "-C", m.scratch],
+      [...make, "-j2"],
+      [...make, "install"],
+      ["rm", "-rf", source],
+    ],
+    verify: { file: join(m.vendor, PGVECTOR.tarball), sha256: PGVECTOR.sha256 },
+  });
+  // With the tools there, nothing is installed: the build alone.
+  install("gcc");
+  install("headers");
+  const build = planFor(m);
+  expect(build.kind === "install" && build.packages).toEqual([]);
+  expect(build.kind === "install" && build.commands[0]).toEqual(["rm", "-rf", source]);
+  // A tarball that is not the vendored one is never built: nothing runs.
+  mkdirSync(m.vendor, { recursive: true });
+  writeFileSync(join(m.vendor, PGVECTOR.tarball), "not pgvector");
+  let ran = 0;
+  expect(() =>
+    bringTestNeeds(m, () => {
+      ran++;
+      return 0;
+    }),
+  ).toThrow(`expected ${PGVECTOR.sha256}: not built`);
+  expect(ran).toBe(0);
+  expect(hasPgvector(m)).toBe(false);
+});
+
+test("pgvector missing, not root: one line names it, and nothing is run", () => {
+  const { machine: m } = machine(["dovecot", "postgresql", "chromium", "strace", "prometheus", "gcc", "make", "headers"], 1000, false);
+  expect(planFor(m)).toEqual({
+    kind: "refuse",
+    message: `the integration tests need ${PGVECTOR.what}: run \`sudo npm test\` once (it installs pgvector from ${PGVECTOR.tarball})`,
+  });
 });
