@@ -12,7 +12,7 @@ import { infoOf, type RequestInfo, requestContext } from "../http/request-contex
 import { ID_PREFIX } from "../ids";
 import { AskRefused, type AskRequest, ask } from "../questions/ask";
 import { meetsAmountConditions } from "../retrieval/amounts";
-import { extractiveAnswer } from "../retrieval/answer";
+import { answerSourceOf, extractiveAnswer } from "../retrieval/answer";
 import type { QueryService } from "../retrieval/search";
 import { cutText } from "../text";
 import { dateRange } from "./dates";
@@ -115,12 +115,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
           }));
           const answer = extractiveAnswer(
             outcome.plan,
-            chosen.map(({ c }) => ({
-              text: c.text,
-              metadata: c.record.metadata,
-              type: c.record.type,
-              meetsAmount: meetsAmountConditions(outcome.plan, c.record),
-            })),
+            chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
           );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };

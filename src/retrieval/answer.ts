@@ -11,9 +11,21 @@ import { words } from "./bm25";
 import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
-import { anyOf } from "./language/patterns";
-import { all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, NOT_AN_ITEM_LABELS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
+import { anyOf, wholeWords } from "./language/patterns";
+import {
+  ARTICLES,
+  AT_PLACE,
+  all,
+  CONTACT_NOUNS,
+  DATE_NOUNS,
+  MONEY_WORDS,
+  NOT_AN_ITEM_LABELS,
+  PERSON_NOUNS,
+  PLACE_NOUNS,
+  TOTAL_LABELS,
+} from "./language/words";
 import type { QueryPlan } from "./plan";
+import type { RankedChunk } from "./types";
 
 export interface AnswerSource {
   text: string;
@@ -22,6 +34,25 @@ export interface AnswerSource {
   type?: SourceRecord["type"];
   /** False when the record's amounts fail the question's amount condition (amounts.ts): its amount is no answer to it. */
   meetsAmount?: boolean;
+  /** The ranking's score of the record: how far below the first source it is. */
+  score?: number;
+  /** What names the record: its title, a mail's sender, a document's first lines (a receipt's merchant). */
+  head?: string;
+}
+
+/** The most of a record an answer reads: all of it, or this much around its cited chunk (a sentence cut at a chunk's end is read whole). */
+const RECORD_PROBE = 8_000;
+/** How much of a document's start names it (a receipt's merchant, an invoice's vendor). */
+const HEAD_CHARS = 200;
+
+/** A ranked record as an answer reads it: its text around the cited chunk, its score and what names it. */
+export function answerSourceOf(c: RankedChunk, meetsAmount: boolean): AnswerSource {
+  const { content, title, type, metadata } = c.record;
+  const at = Math.max(0, content.indexOf(c.text.trim().split("\n")[0]!.slice(0, 40)));
+  const from = content.length <= RECORD_PROBE ? 0 : Math.max(0, Math.min(at - RECORD_PROBE / 4, content.length - RECORD_PROBE));
+  const text = content.trim() ? content.slice(from, from + RECORD_PROBE) : c.text;
+  const head = [title, metadata.from, type === "email" ? "" : content.slice(0, HEAD_CHARS)].join("\n");
+  return { text, metadata, type, meetsAmount, score: c.score, head };
 }
 
 const MAX_SENTENCES = 4;
@@ -82,7 +113,8 @@ const isBoilerplate = (s: string, contactWanted = false, document = false) => {
 
 const DATE_OR_TIME =
   /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
-const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
+/** A place's name after a word saying where ("at the Energizer", "bij Coolblue"), in any language of the tables. */
+const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES))}\\s+)?\\p{Lu}[\\p{L}'-]`, "u");
 // Bounded, and a number's run starts where a number does: a line of 100,000 digits was tried from
 // each digit (quadratic: 11 s of the request thread per source, outside attack).
 /** Money: a currency before or after a number ("€ 717,97", "56,02 €", "316,83 PLN", "RM 538.00"), or a number with cents. */
@@ -176,6 +208,12 @@ interface Candidate {
   text: string;
   /** Its source's place among the cited sources, from 0. */
   source: number;
+  /** Its source's ranking score over the first source's (1 for the first). */
+  rankShare: number;
+  /** The question's names its source's head holds (its title, sender, merchant), as a share of them. */
+  named: number;
+  /** The question's names its source's text holds, as a share of them. */
+  holds: number;
   /** Its place within its source. */
   at: number;
   /** A labelled line's label, or a table's columns answered ("Vervaldatum", "HireDate"). */
@@ -194,7 +232,7 @@ interface Reading {
   want: Set<string>;
 }
 
-type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank";
+type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record";
 
 /**
  * The named features a candidate statement is scored by, each value times its weight. Tuned on the
@@ -208,7 +246,9 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
   words: { weight: 1, reason: "each of the question's words it repeats: nearness to what the question is about" },
   names: { weight: 0.5, reason: "each word the question writes as a name (a vendor, a person) that it holds" },
   own: { weight: 1, reason: "the record's own words, not the message a mail quotes or forwards" },
-  rank: { weight: 1, reason: "less per place its source is below the first: the ranking already weighed the sources" },
+  rank: { weight: 6, reason: "its source's ranking score over the first's: the ranking already weighed the sources" },
+  head: { weight: 1, reason: "the question's names in its source's title, sender or first lines: the record it is about" },
+  record: { weight: 1, reason: "the question's names anywhere in its source: the record the question names" },
 };
 
 const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
@@ -225,7 +265,9 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
   names: (c, r) => new Set(words(c.text).filter((w) => r.plan.names.includes(w))).size,
   own: (c) => (c.quoted ? 0 : 1),
-  rank: (c) => -c.source,
+  rank: (c) => c.rankShare - 1,
+  head: (c) => c.named,
+  record: (c) => c.holds,
 };
 
 const scoreOf = (c: Candidate, r: Reading) =>
@@ -316,12 +358,15 @@ function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r:
 }
 
 /** A source's candidate statements: a table row's, else its sentences that can answer (not headers or boilerplate). */
-function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] {
+function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1): Candidate[] {
   const lines = s.text
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  const base = { source, quoted: false, failsAmount: s.meetsAmount === false };
+  const share = (held: Set<string>) => (r.plan.names.length ? r.plan.names.filter((n) => held.has(n)).length / r.plan.names.length : 0);
+  const named = share(new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))));
+  const holds = share(new Set(words(s.text)));
+  const base = { source, rankShare, named, holds, quoted: false, failsAmount: s.meetsAmount === false };
   // A table row's lines are its cells; lines shaped "Column: value" elsewhere too, never a mail's header block.
   const row =
     s.metadata?.table !== undefined
@@ -329,23 +374,34 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] 
       : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
   if (row) return rowCandidates(lines, base, r);
   const out: Candidate[] = [];
-  for (const statement of statementLines(s, r.plan.contact))
-    for (const sentence of statement.text.split(SENTENCE)) {
-      const text = sentence.trim();
-      // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
-      // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
-      if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
-      if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
-      const labelled = LABELLED.exec(text);
-      const label = statement.label ?? labelled?.[1] ?? labelled?.[2];
-      out.push({ ...base, text, at: out.length, quoted: statement.quoted, ...(label ? { label } : {}) });
-    }
+  let closing = false;
+  for (const statement of statementLines(s, r.plan.contact)) {
+    // A mail's signature (a name alone under "Thanks," or "Thank you!"): who wrote it, for who is asked.
+    const signed = closing && r.plan.asks === "person" && SIGNATURE.test(statement.text);
+    closing = s.type === "email" && /[,!]$/.test(statement.text) && statement.text.length <= CLOSING_CHARS;
+    if (signed) out.push({ ...base, text: statement.text, at: out.length, quoted: statement.quoted, ofKind: true });
+    else
+      for (const sentence of statement.text.split(SENTENCE)) {
+        const text = sentence.trim();
+        // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
+        // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
+        if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
+        if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
+        const labelled = LABELLED.exec(text);
+        const label = statement.label ?? labelled?.[1] ?? labelled?.[2];
+        out.push({ ...base, text, at: out.length, quoted: statement.quoted, ...(label ? { label } : {}) });
+      }
+  }
   return out;
 }
+/** A name alone on its line: one to four capitalised words. */
+const SIGNATURE = /^\p{Lu}[\p{L}.'-]{0,20}(?:\s\p{Lu}[\p{L}.'-]{0,20}){0,3}$/u;
+/** The longest line taken as a closing above a signature ("Best regards,", "Thank you!"). */
+const CLOSING_CHARS = 30;
 
 /** Kinds answered by one or two statements of one source: a date, a place, an amount, a count, a person. */
 const ONE_FACT = new Set<Asks>(["date", "place", "amount", "count", "person"]);
-/** The least kind a statement holds to make its source the one answering: a date or a time, an amount, a place. */
+/** The least kind a statement holds to speak to the question without its words: a date or a time, an amount, a place. */
 const KIND_FLOOR = 0.75;
 /** Below the best statement, how far another of its source may score and still be said beside it. */
 const MARGIN = 0.5;
@@ -355,27 +411,27 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
   if (ordered) return ordered;
   const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
+  const best = Math.max(...sources.map((s) => s.score ?? 0));
   const scored = sources
-    .flatMap((s, i) => candidatesOf(s, i, r))
+    .flatMap((s, i) => candidatesOf(s, i, r, s.score !== undefined && best > 0 ? s.score / best : 1 / (1 + i)))
     // A statement speaks to the question by its words, or by holding the kind of fact asked.
-    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= 0.75)
+    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
-  // A fact asked is answered from the best-ranked source holding a statement of its kind, by such
-  // statements: a lower source's total (or a mail quoting one) is not this record's.
-  const answering = kinded ? scored.filter(({ c }) => FEATURE_VALUES.kind(c, r) >= KIND_FLOOR).map(({ c }) => c.source) : [];
-  const from = Math.min(...answering);
-  const eligible = answering.length ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
+  // A fact asked is answered by one source, the one of the best statement of its kind (the source's
+  // rank and head are features of it), by such statements: another record's total is not this one's.
+  const from = kinded ? scored.find(({ c }) => FEATURE_VALUES.kind(c, r) > 0)?.c.source : undefined;
+  const eligible = from !== undefined ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
   const top = eligible[0];
   const first = () => sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact));
   if (!top) return first() ? `${first()!.trim()} [1]` : "No connected source answers this question.";
   const seen = new Set<string>();
-  const best = eligible
+  const said = eligible
     .filter(({ score }) => !kinded || score >= top.score - MARGIN)
     .filter(({ c }) => !seen.has(c.text) && Boolean(seen.add(c.text)))
     .slice(0, ONE_FACT.has(plan.asks) ? 2 : MAX_SENTENCES)
     .sort((a, b) => a.c.source - b.c.source || a.c.at - b.c.at);
-  return best.map(({ c }) => `${/[.!?]$/.test(c.text) ? c.text : `${c.text}.`} [${c.source + 1}]`).join(" ");
+  return said.map(({ c }) => `${/[.!?]$/.test(c.text) ? c.text : `${c.text}.`} [${c.source + 1}]`).join(" ");
 }
 
 /** How well a chunk answers the plan: its best statement's score (of the kind asked, when one is); the chunk a document is cited by. */

@@ -32,6 +32,7 @@ import {
   PREPOSITIONS,
   PRONOUNS,
   QUESTION_WORDS,
+  TAX_NOUNS,
   TAX_ON,
   type Table,
   WAS,
@@ -141,8 +142,11 @@ export function askedOf(question: string): Asked {
   const q = question.slice(0, PROBE);
   const language = languageOf(q);
   const r = READINGS.get(language)!;
-  // Not the names a verb asks by ("pay Amazon Web Services": which record, not what of it); German capitalises every noun.
-  const focus = focusOf(q, language, language === "de" ? new Set() : namesIn(q));
+  // Not the names a verb asks by ("pay Amazon Web Services": which record, not what of it); German
+  // capitalises every noun; a tax written in capitals ("kwota VAT") is what is asked, not a name.
+  const names = language === "de" ? new Set<string>() : namesIn(q);
+  for (const tax of words(all(TAX_NOUNS).join(" "))) names.delete(tax);
+  const focus = focusOf(q, language, names);
   // A tax asked about is the amount asked ("how much VAT"); "the amount excluding VAT" asks a part of the total.
   const tax = TAX.test(focus.join(" ")) && !PART_OF_TOTAL.test(focus.join(" "));
   // A tax's amount or a compared amount of money is read by the grammar, wherever it is said.
