@@ -6,7 +6,7 @@
 // header and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
-import { type Asks, DUE_ASKED } from "./asked";
+import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
 import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
@@ -230,7 +230,14 @@ interface Candidate {
 interface Reading {
   plan: AnswerPlan;
   want: Set<string>;
+  /** The question's names that say which record: not a tax's ("VAT", "BTW"). */
+  names: string[];
 }
+const readingOf = (plan: AnswerPlan): Reading => ({
+  plan,
+  want: new Set(plan.terms.flatMap(words)),
+  names: plan.names.filter((n) => !TAX_WORDS.includes(n)),
+});
 
 type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record";
 
@@ -274,13 +281,13 @@ const scoreOf = (c: Candidate, r: Reading) =>
   (Object.keys(ANSWER_FEATURES) as FeatureName[]).reduce((s, f) => s + ANSWER_FEATURES[f].weight * FEATURE_VALUES[f](c, r), 0);
 
 const PLACE_LINE = CONTACT.slice(1, 6);
-const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/u;
+const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/gu;
 /** A priced line of a record that is no total, tax, payment or part of a total: an item bought. */
 const isItemLine = (probe: string) =>
   MONEY.test(probe) && !TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe);
 
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
-export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact">, sentence: string): number {
+export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, sentence: string): number {
   const probe = sentence.slice(0, SENTENCE_PROBE);
   if (plan.contact && plan.asks !== "place" && (CONTACTS_IN_LINE.some((re) => re.test(probe)) || CONTACT.some((re) => re.test(probe))))
     return 1;
@@ -300,7 +307,8 @@ export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact">, sentence: st
     case "count":
       return isItemLine(probe) ? 1 : /\d/.test(probe) ? 0.5 : 0;
     case "person":
-      return PERSON.test(probe) ? 0.5 : 0;
+      // Someone the question does not name: "Who is Governor Geringer's assistant?" is not answered by "Governor Geringer".
+      return [...probe.matchAll(PERSON)].some((m) => words(m[0]).some((w) => !plan.names.includes(w))) ? 0.5 : 0;
     default:
       return 0;
   }
@@ -363,7 +371,7 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  const share = (held: Set<string>) => (r.plan.names.length ? r.plan.names.filter((n) => held.has(n)).length / r.plan.names.length : 0);
+  const share = (held: Set<string>) => (r.names.length ? r.names.filter((n) => held.has(n)).length / r.names.length : 0);
   const named = share(new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))));
   const holds = share(new Set(words(s.text)));
   const base = { source, rankShare, named, holds, quoted: false, failsAmount: s.meetsAmount === false };
@@ -409,7 +417,7 @@ const MARGIN = 0.5;
 export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): string {
   const ordered = plan.order ? orderedRowAnswer(plan.order, sources) : undefined;
   if (ordered) return ordered;
-  const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  const r = readingOf(plan);
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
   const best = Math.max(...sources.map((s) => s.score ?? 0));
   const scored = sources
@@ -418,10 +426,17 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
     .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
-  // A fact asked is answered by one source, the one of the best statement of its kind (the source's
-  // rank and head are features of it), by such statements: another record's total is not this one's.
-  const from = kinded ? scored.find(({ c }) => FEATURE_VALUES.kind(c, r) > 0)?.c.source : undefined;
-  const eligible = from !== undefined ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
+  for (const x of scored.slice(0, 8))
+    console.log(
+      `   ${x.score.toFixed(2)} [${x.c.source + 1}] ${(Object.keys(ANSWER_FEATURES) as FeatureName[]).map((f) => `${f}=${FEATURE_VALUES[f](x.c, r).toFixed(2)}`).join(" ")} ${x.c.text.slice(0, 100)}`,
+    );
+  // A fact asked is answered by one source, the best statement's (its source's rank, head and names
+  // are features of it), by its statements of the kind asked: another record's total is not this one's,
+  // nor is a record whose amounts fail the question's condition.
+  const from = kinded ? scored.find(({ c }) => !c.failsAmount)?.c.source : undefined;
+  const own = scored.filter(({ c }) => c.source === from);
+  const ofKind = own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0);
+  const eligible = from === undefined ? scored : ofKind.length ? ofKind : own;
   const top = eligible[0];
   const first = () => sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact));
   if (!top) return first() ? `${first()!.trim()} [1]` : "No connected source answers this question.";
@@ -436,7 +451,7 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
 
 /** How well a chunk answers the plan: its best statement's score (of the kind asked, when one is); the chunk a document is cited by. */
 export function chunkFitFor(plan: AnswerPlan): (chunk: string) => number {
-  const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  const r = readingOf(plan);
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
   // Of a chunk's first CHUNK_PROBE characters (a chunk is ~200 tokens; a crafted one can be a megabyte).
   const scores = (chunk: string) =>

@@ -57,3 +57,14 @@ test("a tax written in capitals is what is asked about, not a name", () => {
   expect(askedOf("Ile wynosi kwota VAT na fakturze z Orlenu?")).toMatchObject({ asks: "amount", tax: true });
   expect(askedOf("What was the GST on the Ecosway receipt?")).toMatchObject({ asks: "amount", tax: true });
 });
+
+test("who is asked: someone the question does not name; the row the question names answers though no cell reads as a person", () => {
+  const mail =
+    "I spoke with Governor Geringer's staff person again this past week.\nI saw Steve Reynolds (the govs assistant), today, and told him I would do it.";
+  expect(answerTo("Who is Governor Geringer's assistant?", [], [{ text: mail, type: "email" }])).toContain("Steve Reynolds");
+  const rows = [
+    { text: "Name: Roxanne\nComposer: G M Sumner", metadata: { table: "Track" }, score: 1.7 },
+    { text: "Name: Wrote A Song For Everyone\nComposer: J.C. Fogerty", metadata: { table: "Track" }, score: 0.85 },
+  ];
+  expect(answerTo("Who wrote the track Roxanne?", [], rows)).toContain("Sumner");
+});
