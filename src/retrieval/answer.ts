@@ -383,10 +383,14 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
   if (row) return rowCandidates(lines, base, r);
   const out: Candidate[] = [];
   let closing = false;
+  let intro: string | undefined;
   for (const statement of statementLines(s, r.plan.contact)) {
     // A mail's signature (a name alone under "Thanks," or "Thank you!"): who wrote it, for who is asked.
     const signed = closing && r.plan.asks === "person" && SIGNATURE.test(statement.text);
     closing = s.type === "email" && /[,!]$/.test(statement.text) && statement.text.length <= CLOSING_CHARS;
+    // A mail's sentence introducing the next line ("The new dates are:") says what that line is: its label.
+    const introduced = intro;
+    intro = s.type === "email" && INTRO.test(statement.text) ? statement.text.replace(/:$/, "") : undefined;
     if (signed) out.push({ ...base, text: statement.text, at: out.length, quoted: statement.quoted, ofKind: true });
     else
       for (const sentence of statement.text.split(SENTENCE)) {
@@ -396,12 +400,14 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
         if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
         if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
         const labelled = LABELLED.exec(text);
-        const label = statement.label ?? labelled?.[1] ?? labelled?.[2];
+        const label = statement.label ?? labelled?.[1] ?? labelled?.[2] ?? introduced;
         out.push({ ...base, text, at: out.length, quoted: statement.quoted, ...(label ? { label } : {}) });
       }
   }
   return out;
 }
+/** A sentence ending in a colon, the line after it what it announces. */
+const INTRO = /^\p{L}.{10,200}:$/u;
 /** A name alone on its line: one to four capitalised words. */
 const SIGNATURE = /^\p{Lu}[\p{L}.'-]{0,20}(?:\s\p{Lu}[\p{L}.'-]{0,20}){0,3}$/u;
 /** The longest line taken as a closing above a signature ("Best regards,", "Thank you!"). */
@@ -422,8 +428,8 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
   const best = Math.max(...sources.map((s) => s.score ?? 0));
   const scored = sources
     .flatMap((s, i) => candidatesOf(s, i, r, s.score !== undefined && best > 0 ? s.score / best : 1 / (1 + i)))
-    // A statement speaks to the question by its words, or by holding the kind of fact asked.
-    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
+    // A statement speaks to the question by its words (or its label's), or by holding the kind of fact asked.
+    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.focus(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
   for (const x of scored.slice(0, 8))
@@ -433,9 +439,9 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
   // A fact asked is answered by one source, the best statement's (its source's rank, head and names
   // are features of it), by its statements of the kind asked: another record's total is not this one's,
   // nor is a record whose amounts fail the question's condition.
-  const from = kinded ? scored.find(({ c }) => !c.failsAmount)?.c.source : undefined;
+  const from = plan.asks === "list" ? undefined : scored.find(({ c }) => !c.failsAmount)?.c.source;
   const own = scored.filter(({ c }) => c.source === from);
-  const ofKind = own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0);
+  const ofKind = kinded ? own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0) : [];
   const eligible = from === undefined ? scored : ofKind.length ? ofKind : own;
   const top = eligible[0];
   const first = () => sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact));

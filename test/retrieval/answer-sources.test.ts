@@ -68,3 +68,15 @@ test("who is asked: someone the question does not name; the row the question nam
   ];
   expect(answerTo("Who wrote the track Roxanne?", [], rows)).toContain("Sumner");
 });
+
+test("a mail's sentence ending in a colon labels the line after it; an open question is answered from one source", () => {
+  const mail = "Hi Steve,\nThe committee decided the following:\nThe price cap stays until the end of the year.\nRegards,\nJane";
+  expect(answerTo("What did the committee decide?", [], [{ text: mail, type: "email" }])).toContain("The price cap stays");
+  const sources = [
+    { text: "The story with the VAT is that the rate went from 19% to 21% in October.", type: "email" as const, score: 1 },
+    { text: "VAT questions go to the tax desk.", type: "email" as const, score: 0.9 },
+  ];
+  expect(answerTo("What's the story with the VAT?", [], sources)).toBe(
+    "The story with the VAT is that the rate went from 19% to 21% in October. [1]",
+  );
+});
