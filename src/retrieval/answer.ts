@@ -246,14 +246,14 @@ type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "o
  * train half of scripts/eval/answers.ts, which switches each off (--without <name>) to say what it is worth.
  */
 export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: string }> = {
-  kind: { weight: 3.5, reason: "it holds the kind of fact asked: a date for when, an amount for how much, an item's priced line" },
+  kind: { weight: 4.5, reason: "it holds the kind of fact asked: a date for when, an amount for how much, an item's priced line" },
   total: { weight: 2, reason: "asked an amount, the record's total (or the tax asked for), not a line item, subtotal or change" },
   label: { weight: 1.5, reason: "its label or table column names the thing asked ('Due Date' for the due date, 'HireDate' for hired)" },
   focus: { weight: 1.5, reason: "each word of what is asked about ('total' of 'the total of the invoice') it or its label holds" },
   words: { weight: 1, reason: "each of the question's words it repeats: nearness to what the question is about" },
   names: { weight: 0.5, reason: "each word the question writes as a name (a vendor, a person) that it holds" },
   own: { weight: 1, reason: "the record's own words, not the message a mail quotes or forwards" },
-  rank: { weight: 6, reason: "its source's ranking score over the first's: the ranking already weighed the sources" },
+  rank: { weight: 9, reason: "its source's ranking score over the first's: the ranking already weighed the sources" },
   head: { weight: 1, reason: "the question's names in its source's title, sender or first lines: the record it is about" },
   record: { weight: 1, reason: "the question's names anywhere in its source: the record the question names" },
 };
