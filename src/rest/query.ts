@@ -12,7 +12,8 @@ import { infoOf, type RequestInfo, requestContext } from "../http/request-contex
 import { ID_PREFIX } from "../ids";
 import { AskRefused, type AskRequest, ask } from "../questions/ask";
 import { meetsAmountConditions } from "../retrieval/amounts";
-import { answerSourceOf, extractiveAnswer } from "../retrieval/answer";
+import { extractiveAnswer } from "../retrieval/answer";
+import { answerSourceOf } from "../retrieval/answer-source";
 import type { QueryService } from "../retrieval/search";
 import { cutText } from "../text";
 import { dateRange } from "./dates";

@@ -6,6 +6,7 @@
 // header and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
+import { HEAD_CHARS } from "./answer-source";
 import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
 import { startsQuote } from "./cite";
@@ -25,7 +26,6 @@ import {
   TOTAL_LABELS,
 } from "./language/words";
 import type { QueryPlan } from "./plan";
-import type { RankedChunk } from "./types";
 
 export interface AnswerSource {
   text: string;
@@ -38,21 +38,6 @@ export interface AnswerSource {
   score?: number;
   /** What names the record: its title, a mail's sender, a document's first lines (a receipt's merchant). */
   head?: string;
-}
-
-/** The most of a record an answer reads: all of it, or this much around its cited chunk (a sentence cut at a chunk's end is read whole). */
-const RECORD_PROBE = 8_000;
-/** How much of a document's start names it (a receipt's merchant, an invoice's vendor). */
-const HEAD_CHARS = 200;
-
-/** A ranked record as an answer reads it: its text around the cited chunk, its score and what names it. */
-export function answerSourceOf(c: RankedChunk, meetsAmount: boolean): AnswerSource {
-  const { content, title, type, metadata } = c.record;
-  const at = Math.max(0, content.indexOf(c.text.trim().split("\n")[0]!.slice(0, 40)));
-  const from = content.length <= RECORD_PROBE ? 0 : Math.max(0, Math.min(at - RECORD_PROBE / 4, content.length - RECORD_PROBE));
-  const text = content.trim() ? content.slice(from, from + RECORD_PROBE) : c.text;
-  const head = [title, metadata.from, type === "email" ? "" : content.slice(0, HEAD_CHARS)].join("\n");
-  return { text, metadata, type, meetsAmount, score: c.score, head };
 }
 
 const MAX_SENTENCES = 4;

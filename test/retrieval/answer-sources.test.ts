@@ -2,7 +2,7 @@
 // source's ranking score one feature among others (the question's names in its head or text).
 import { expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
-import { answerSourceOf } from "../../src/retrieval/answer";
+import { answerSourceOf } from "../../src/retrieval/answer-source";
 import { askedOf } from "../../src/retrieval/asked";
 import type { RankedChunk } from "../../src/retrieval/types";
 import { answerTo } from "../support/answer";
