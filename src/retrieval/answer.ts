@@ -383,6 +383,7 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
         // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
         // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
         if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
+        if (s.type === "email" && FORWARD_TAIL.test(text)) continue;
         if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
         const labelled = LABELLED.exec(text);
         const label = statement.label ?? labelled?.[1] ?? labelled?.[2] ?? introduced;
@@ -391,6 +392,8 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
   }
   return out;
 }
+/** A mail's forwarded header wrapped before its time ("… on 04/02/2001" / "02:42 PM -----"): no date answered. */
+const FORWARD_TAIL = /^\d{1,2}:\d{2}(:\d{2})?\s?([AP]M)?\s?-{3,}$/i;
 /** A sentence ending in a colon, the line after it what it announces. */
 const INTRO = /^\p{L}.{10,200}:$/u;
 /** A name alone on its line: one to four capitalised words. */
@@ -429,7 +432,8 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
   const ofKind = kinded ? own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0) : [];
   const eligible = from === undefined ? scored : ofKind.length ? ofKind : own;
   const top = eligible[0];
-  const first = () => sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact));
+  const first = () =>
+    sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact) && !FORWARD_TAIL.test(x.trim()));
   if (!top) return first() ? `${first()!.trim()} [1]` : "No connected source answers this question.";
   const seen = new Set<string>();
   const said = eligible

@@ -80,3 +80,9 @@ test("a mail's sentence ending in a colon labels the line after it; an open ques
     "The story with the VAT is that the rate went from 19% to 21% in October. [1]",
   );
 });
+
+test("a forwarded header's time wrapped onto its own line is no date answered", () => {
+  const mail =
+    "fyi\n---------------------- Forwarded by Steven J Kean/NA/Enron on 04/02/2001\n02:42 PM ---------------------------\nSee last question.";
+  expect(answerTo("When is the advisory council meeting?", [], [{ text: mail, type: "email" }])).not.toContain("02:42");
+});
