@@ -16,6 +16,7 @@ import { AskRefused, type AskRequest, ask } from "../questions/ask";
 import { type QuestionStageTimes, timed } from "../questions/stages";
 import { meetsAmountConditions } from "../retrieval/amounts";
 import { extractiveAnswer } from "../retrieval/answer";
+import { answerSourceOf } from "../retrieval/answer-source";
 import type { QueryService } from "../retrieval/search";
 import { cutText } from "../text";
 import { dateRange } from "./dates";
@@ -126,12 +127,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
             timed(s.questionStages, "answer", () =>
               extractiveAnswer(
                 outcome.plan,
-                chosen.map(({ c }) => ({
-                  text: c.text,
-                  metadata: c.record.metadata,
-                  type: c.record.type,
-                  meetsAmount: meetsAmountConditions(outcome.plan, c.record),
-                })),
+                chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
               ),
             );
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });

@@ -5,11 +5,12 @@
 // lines are read as statements by statements.ts; header and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
-import { type Asks, DUE_ASKED } from "./asked";
+import { HEAD_CHARS } from "./answer-source";
+import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
 import { documentDates } from "./document-dates";
-import { anyOf } from "./language/patterns";
-import { all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
+import { anyOf, wholeWords } from "./language/patterns";
+import { ARTICLES, AT_PLACE, all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
 import {
   CONTACT,
@@ -31,13 +32,18 @@ export interface AnswerSource {
   type?: SourceRecord["type"];
   /** False when the record's amounts fail the question's amount condition (amounts.ts): its amount is no answer to it. */
   meetsAmount?: boolean;
+  /** The ranking's score of the record: how far below the first source it is. */
+  score?: number;
+  /** What names the record: its title, a mail's sender, a document's first lines (a receipt's merchant). */
+  head?: string;
 }
 
 const MAX_SENTENCES = 4;
 
 const DATE_OR_TIME =
   /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
-const PLACE = /\b(at|in)\s+(the\s+)?[A-Z][\w'-]+/;
+/** A place's name after a word saying where ("at the Energizer", "bij Coolblue"), in any language of the tables. */
+const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES))}\\s+)?\\p{Lu}[\\p{L}'-]`, "u");
 
 /**
  * A question for the largest or smallest of something ("which customer in Brazil spent the
@@ -62,6 +68,12 @@ interface Candidate {
   text: string;
   /** Its source's place among the cited sources, from 0. */
   source: number;
+  /** Its source's ranking score over the first source's (1 for the first). */
+  rankShare: number;
+  /** The question's names its source's head holds (its title, sender, merchant), as a share of them. */
+  named: number;
+  /** The question's names its source's text holds, as a share of them. */
+  namedInRecord: number;
   /** Its place within its source. */
   at: number;
   /** A labelled line's label, or a table's columns answered ("Vervaldatum", "HireDate"). */
@@ -80,23 +92,32 @@ interface Candidate {
 interface Reading {
   plan: AnswerPlan;
   want: Set<string>;
+  /** The question's names that say which record: not a tax's ("VAT", "BTW"). */
+  names: string[];
 }
+const readingOf = (plan: AnswerPlan): Reading => ({
+  plan,
+  want: new Set(plan.terms.flatMap(words)),
+  names: plan.names.filter((n) => !TAX_WORDS.includes(n)),
+});
 
-type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank";
+type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record";
 
 /**
  * The named features a candidate statement is scored by, each value times its weight. Tuned on the
  * train half of scripts/eval/answers.ts, which switches each off (--without <name>) to say what it is worth.
  */
 export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: string }> = {
-  kind: { weight: 3.5, reason: "it holds the kind of fact asked: a date for when, an amount for how much, an item's priced line" },
+  kind: { weight: 4.5, reason: "it holds the kind of fact asked: a date for when, an amount for how much, an item's priced line" },
   total: { weight: 2, reason: "asked an amount, the record's total (or the tax asked for), not a line item, subtotal or change" },
   label: { weight: 1.5, reason: "its label or table column names the thing asked ('Due Date' for the due date, 'HireDate' for hired)" },
   focus: { weight: 1.5, reason: "each word of what is asked about ('total' of 'the total of the invoice') it or its label holds" },
   words: { weight: 1, reason: "each of the question's words it repeats: nearness to what the question is about" },
   names: { weight: 0.5, reason: "each word the question writes as a name (a vendor, a person) that it holds" },
   own: { weight: 1, reason: "the record's own words, not the message a mail quotes or forwards" },
-  rank: { weight: 1, reason: "less per place its source is below the first: the ranking already weighed the sources" },
+  rank: { weight: 9, reason: "its source's ranking score over the first's: the ranking already weighed the sources" },
+  head: { weight: 1, reason: "the question's names in its source's title, sender or first lines: the record it is about" },
+  record: { weight: 1, reason: "the question's names anywhere in its source: the record the question names" },
 };
 
 const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
@@ -113,14 +134,16 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
   names: (c, r) => new Set(words(c.text).filter((w) => r.plan.names.includes(w))).size,
   own: (c) => (c.quoted ? 0 : 1),
-  rank: (c) => -c.source,
+  rank: (c) => c.rankShare - 1,
+  head: (c) => c.named,
+  record: (c) => c.namedInRecord,
 };
 
 const scoreOf = (c: Candidate, r: Reading) =>
   (Object.keys(ANSWER_FEATURES) as FeatureName[]).reduce((s, f) => s + ANSWER_FEATURES[f].weight * FEATURE_VALUES[f](c, r), 0);
 
 const PLACE_LINE = CONTACT.slice(1, 6);
-const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/u;
+const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/gu;
 /** A priced line of a record that is no total, tax, payment or part of a total: an item bought. */
 const isItemLine = (probe: string) =>
   MONEY.test(probe) && !TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe);
@@ -144,7 +167,7 @@ function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): num
 }
 
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
-export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact">, sentence: string): number {
+export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, sentence: string): number {
   const probe = sentence.slice(0, SENTENCE_PROBE);
   if (plan.contact && plan.asks !== "place" && (CONTACTS_IN_LINE.some((re) => re.test(probe)) || CONTACT.some((re) => re.test(probe))))
     return 1;
@@ -164,7 +187,8 @@ export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact">, sentence: st
     case "count":
       return isItemLine(probe) ? 1 : /\d/.test(probe) ? 0.5 : 0;
     case "person":
-      return PERSON.test(probe) ? 0.5 : 0;
+      // Someone the question does not name: "Who is Governor Geringer's assistant?" is not answered by "Governor Geringer".
+      return [...probe.matchAll(PERSON)].some((m) => words(m[0]).some((w) => !plan.names.includes(w))) ? 0.5 : 0;
     default:
       return 0;
   }
@@ -220,12 +244,15 @@ function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r:
 }
 
 /** A source's candidate statements: a table row's, else its sentences that can answer (not headers or boilerplate). */
-function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] {
+function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1): Candidate[] {
   const lines = s.text
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  const base = { source, quoted: false, failsAmount: s.meetsAmount === false };
+  const share = (held: Set<string>) => (r.names.length ? r.names.filter((n) => held.has(n)).length / r.names.length : 0);
+  const named = share(new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))));
+  const namedInRecord = share(new Set(words(s.text)));
+  const base = { source, rankShare, named, namedInRecord, quoted: false, failsAmount: s.meetsAmount === false };
   // A table row's lines are its cells; lines shaped "Column: value" elsewhere too, never a mail's header block.
   const row =
     s.metadata?.table !== undefined
@@ -233,33 +260,52 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading): Candidate[] 
       : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
   if (row) return rowCandidates(lines, base, r);
   const out: Candidate[] = [];
+  let closing = false;
+  let intro: string | undefined;
   for (const statement of statementLines(s, r.plan.contact)) {
     // An address is a contact line: an answer only when a place or a contact is asked (issue 16).
     if (statement.holds === "address" && !r.plan.contact) continue;
-    for (const sentence of statement.text.split(SENTENCE)) {
-      const text = sentence.trim();
-      // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
-      // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
-      if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
-      if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
-      const labelled = LABELLED.exec(text);
-      const label = statement.label ?? labelled?.[1] ?? labelled?.[2];
-      out.push({
-        ...base,
-        text,
-        at: out.length,
-        quoted: statement.quoted,
-        ...(label ? { label } : {}),
-        ...(statement.holds ? { holds: statement.holds } : {}),
-      });
-    }
+    // A mail's signature (a name alone under "Thanks," or "Thank you!"): who wrote it, for who is asked.
+    const signed = closing && r.plan.asks === "person" && SIGNATURE.test(statement.text);
+    closing = s.type === "email" && /[,!]$/.test(statement.text) && statement.text.length <= CLOSING_CHARS;
+    // A mail's sentence introducing the next line ("The new dates are:") says what that line is: its label.
+    const introduced = intro;
+    intro = s.type === "email" && INTRO.test(statement.text) ? statement.text.replace(/:$/, "") : undefined;
+    if (signed) out.push({ ...base, text: statement.text, at: out.length, quoted: statement.quoted, ofKind: true });
+    else
+      for (const sentence of statement.text.split(SENTENCE)) {
+        const text = sentence.trim();
+        // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
+        // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
+        if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
+        if (s.type === "email" && FORWARD_TAIL.test(text)) continue;
+        if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
+        const labelled = LABELLED.exec(text);
+        const label = statement.label ?? labelled?.[1] ?? labelled?.[2] ?? introduced;
+        out.push({
+          ...base,
+          text,
+          at: out.length,
+          quoted: statement.quoted,
+          ...(label ? { label } : {}),
+          ...(statement.holds ? { holds: statement.holds } : {}),
+        });
+      }
   }
   return out;
 }
+/** A mail's forwarded header wrapped before its time ("… on 04/02/2001" / "02:42 PM -----"): no date answered. */
+const FORWARD_TAIL = /^\d{1,2}:\d{2}(:\d{2})?\s?([AP]M)?\s?-{3,}$/i;
+/** A sentence ending in a colon, the line after it what it announces. */
+const INTRO = /^\p{L}.{10,200}:$/u;
+/** A name alone on its line: one to four capitalised words. */
+const SIGNATURE = /^\p{Lu}[\p{L}.'-]{0,20}(?:\s\p{Lu}[\p{L}.'-]{0,20}){0,3}$/u;
+/** The longest line taken as a closing above a signature ("Best regards,", "Thank you!"). */
+const CLOSING_CHARS = 30;
 
 /** Kinds answered by one or two statements of one source: a date, a place, an amount, a count, a person. */
 const ONE_FACT = new Set<Asks>(["date", "place", "amount", "count", "person"]);
-/** The least kind a statement holds to make its source the one answering: a date or a time, an amount, a place. */
+/** The least kind a statement holds to speak to the question without its words: a date or a time, an amount, a place. */
 const KIND_FLOOR = 0.75;
 /** Below the best statement, how far another of its source may score and still be said beside it. */
 const MARGIN = 0.5;
@@ -267,34 +313,42 @@ const MARGIN = 0.5;
 export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): string {
   const ordered = plan.order ? orderedRowAnswer(plan.order, sources) : undefined;
   if (ordered) return ordered;
-  const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  const r = readingOf(plan);
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
+  const best = Math.max(...sources.map((s) => s.score ?? 0));
   const scored = sources
-    .flatMap((s, i) => candidatesOf(s, i, r))
-    // A statement speaks to the question by its words, or by holding the kind of fact asked.
-    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= 0.75)
+    .flatMap((s, i) => candidatesOf(s, i, r, s.score !== undefined && best > 0 ? s.score / best : 1 / (1 + i)))
+    // A statement speaks to the question by its words (or its label's), or by holding the kind of fact asked.
+    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.focus(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
-  // A fact asked is answered from the best-ranked source holding a statement of its kind, by such
-  // statements: a lower source's total (or a mail quoting one) is not this record's.
-  const answering = kinded ? scored.filter(({ c }) => FEATURE_VALUES.kind(c, r) >= KIND_FLOOR).map(({ c }) => c.source) : [];
-  const from = Math.min(...answering);
-  const eligible = answering.length ? scored.filter(({ c }) => c.source === from && FEATURE_VALUES.kind(c, r) > 0) : scored;
+  for (const x of scored.slice(0, 8))
+    console.log(
+      `   ${x.score.toFixed(2)} [${x.c.source + 1}] ${(Object.keys(ANSWER_FEATURES) as FeatureName[]).map((f) => `${f}=${FEATURE_VALUES[f](x.c, r).toFixed(2)}`).join(" ")} ${x.c.text.slice(0, 100)}`,
+    );
+  // A fact asked is answered by one source, the best statement's (its source's rank, head and names
+  // are features of it), by its statements of the kind asked: another record's total is not this one's,
+  // nor is a record whose amounts fail the question's condition.
+  const from = plan.asks === "list" ? undefined : scored.find(({ c }) => !c.failsAmount)?.c.source;
+  const own = scored.filter(({ c }) => c.source === from);
+  const ofKind = kinded ? own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0) : [];
+  const eligible = from === undefined ? scored : ofKind.length ? ofKind : own;
   const top = eligible[0];
-  const first = () => sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact));
+  const first = () =>
+    sources[0]?.text.split(SENTENCE).find((x) => x.trim().length > 12 && !isBoilerplate(x, plan.contact) && !FORWARD_TAIL.test(x.trim()));
   if (!top) return first() ? `${first()!.trim()} [1]` : "No connected source answers this question.";
   const seen = new Set<string>();
-  const best = eligible
+  const said = eligible
     .filter(({ score }) => !kinded || score >= top.score - MARGIN)
     .filter(({ c }) => !seen.has(c.text) && Boolean(seen.add(c.text)))
     .slice(0, ONE_FACT.has(plan.asks) ? 2 : MAX_SENTENCES)
     .sort((a, b) => a.c.source - b.c.source || a.c.at - b.c.at);
-  return best.map(({ c }) => `${/[.!?]$/.test(c.text) ? c.text : `${c.text}.`} [${c.source + 1}]`).join(" ");
+  return said.map(({ c }) => `${/[.!?]$/.test(c.text) ? c.text : `${c.text}.`} [${c.source + 1}]`).join(" ");
 }
 
 /** How well a chunk answers the plan: its best statement's score (of the kind asked, when one is); the chunk a document is cited by. */
 export function chunkFitFor(plan: AnswerPlan): (chunk: string) => number {
-  const r: Reading = { plan, want: new Set(plan.terms.flatMap(words)) };
+  const r = readingOf(plan);
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
   // Of a chunk's first CHUNK_PROBE characters (a chunk is ~200 tokens; a crafted one can be a megabyte).
   const scores = (chunk: string) =>

@@ -32,6 +32,7 @@ import {
   PREPOSITIONS,
   PRONOUNS,
   QUESTION_WORDS,
+  TAX_NOUNS,
   TAX_ON,
   type Table,
   WAS,
@@ -142,7 +143,7 @@ export function askedOf(question: string): Asked {
   const language = languageOf(q);
   const r = READINGS.get(language)!;
   // Not the names a verb asks by ("pay Amazon Web Services": which record, not what of it); German capitalises every noun.
-  const focus = focusOf(q, language, language === "de" ? new Set() : namesIn(q));
+  const focus = focusOf(q, language, language === "de" ? new Set() : questionNames(q));
   // A tax asked about is the amount asked ("how much VAT"); "the amount excluding VAT" asks a part of the total.
   const tax = TAX.test(focus.join(" ")) && !PART_OF_TOTAL.test(focus.join(" "));
   // A tax's amount or a compared amount of money is read by the grammar, wherever it is said.
@@ -164,6 +165,15 @@ export function askedOf(question: string): Asked {
   }
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
   return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), language, focus: words(focus.join(" ")) };
+}
+
+/** A tax's nouns as the index folds them: written in capitals they are no name ("kwota VAT"). */
+export const TAX_WORDS = words(all(TAX_NOUNS).join(" "));
+/** The words a question writes as names (score.ts namesIn), but a tax's: it is what is asked about. */
+function questionNames(q: string): Set<string> {
+  const names = namesIn(q);
+  for (const tax of TAX_WORDS) names.delete(tax);
+  return names;
 }
 
 /** The most words a focus has. */

@@ -146,7 +146,7 @@ interface Period {
 async function periodOf(q: Question, lastDay: string): Promise<Period> {
   const o = q.options;
   if (o.dateFrom || o.dateTo) return { from: o.dateFrom && day(o.dateFrom), to: o.dateTo && day(o.dateTo) };
-  const { dateRange } = await import("../../retrieval/plan");
+  const { dateRange } = await import("../../retrieval/question-dates");
   const now = o.now ?? new Date();
   let r: { from?: Date; to?: Date } = q.plan.dateFrom || q.plan.dateTo ? { from: q.plan.dateFrom, to: q.plan.dateTo } : {};
   if (!r.from && !r.to) r = dateRange(q.plan.text, now);
@@ -288,7 +288,7 @@ export async function booksAnswer(q: Question, ranked: RankedChunk[], active: Ac
  * of "at the end of March 2015"), a number, a function word or a word of paying or of a balance.
  */
 async function namingWords(q: Question, sum: Sum): Promise<Set<string>> {
-  const { dateRange } = await import("../../retrieval/plan");
+  const { dateRange } = await import("../../retrieval/question-dates");
   const dated = new Set(dateRange(q.plan.text, q.options.now ?? new Date()).spans.flatMap(([x, y]) => words(q.plan.text.slice(x, y))));
   return new Set(
     q.terms

@@ -325,6 +325,14 @@ export const PRONOUNS: Table = {
 };
 /** Questions asking a place. */
 export const ASKS_WHERE: Table = { en: ["where"], nl: ["waar"], fr: ["où"], de: ["wo", "wohin", "woher"], pl: ["gdzie"] };
+/** Words before a place's name ("at the Energizer", "drop by the Energizer", "bij Coolblue"): a sentence with one answers where. */
+export const AT_PLACE: Table = {
+  en: ["at", "in", "by", "near"],
+  nl: ["in", "bij", "te"],
+  fr: ["à", "au", "chez", "dans"],
+  de: ["in", "im", "bei", "am"],
+  pl: ["w", "we", "przy"],
+};
 /** Questions asking a person. */
 export const ASKS_WHO: Table = {
   en: ["who", "whom", "whose"],

@@ -1,0 +1,139 @@
+// The time a question asks for (D32: read once, into its plan): a date or a range in words ("last
+// month", "in March", "since 2001", "between March 1 and March 15"; chrono-node with an injectable
+// clock), and whether it is a time asked for or merely part of what is sought (issue 16).
+import * as chrono from "chrono-node";
+import { wholeWords } from "./language/patterns";
+import { ASKS_WHEN, all } from "./language/words";
+import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
+
+/** chrono's components can be assigned; its published type leaves that out. */
+const assign = (c: chrono.ParsedComponents, unit: "year", value: number) =>
+  (c as unknown as { assign(u: string, v: number): void }).assign(unit, value);
+
+function startOfDayUtc(d: Date): Date {
+  return new Date(Date.UTC(d.getFullYear(), d.getMonth(), d.getDate()));
+}
+
+/** The date range of the question, if it names one. */
+/** Words before a date that make it the time asked for; relative dates ask for a time by themselves. */
+const TIME_CUE = /\b(in|during|since|after|before|until|till|from|between|within|dated)(\s+the)?\s*$/i;
+const RELATIVE = /\b(last|this|past|previous|next|ago|yesterday|today|tomorrow|recent)\b/i;
+/** A question that is a subject line (a reply or forward) names dates as words, never as a time asked. */
+const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
+/**
+ * A question asking when something is names the time of what it asks about, not of the records
+ * that tell it: "When is the Board of Directors meeting in August 2001?" is answered by the notice
+ * sent in July (outside walkthrough: the date narrowed the mail to August and lost it).
+ */
+const ASKS_WHEN_FIRST = new RegExp(`^\\s*${wholeWords(all(ASKS_WHEN))}`, "iu");
+/** A kind of record and the word that dates it, just before the date: "invoices in", "receipts from", "mail since". */
+const RECORDS_DATED = new RegExp(
+  `(${[MAIL_WORDS, FILE_WORDS, ROW_WORDS].map((r) => r.source).join("|")})\\s+(in|from|of|during|since|dated)(\\s+the)?\\s*$`,
+  "i",
+);
+
+/** A date a Date can hold, or none: a range's end past the last day one holds is no date (it would throw where it is written). */
+const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : undefined);
+
+export function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
+  const found = dateRangeOf(text, now);
+  const r = { ...found, from: held(found.from), to: held(found.to) };
+  if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
+  const [a, b] = r.spans[0]!;
+  // Unless the date is of the records asked for ("When did I pay invoices in March 2023?") or follows "when in".
+  if (ASKS_WHEN_FIRST.test(text) && !RECORDS_DATED.test(text.slice(0, a)) && !/^\s*when\s+((in|during|since)\s*)?$/i.test(text.slice(0, a)))
+    return { ...r, asked: false };
+  const said = text.slice(a, b);
+  const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);
+  const asked =
+    on || TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || /^\s*(since|after|before|until|from|in|during|between)\b/i.test(said);
+  return { ...r, asked };
+}
+
+/** "12.06.2001": day first, as where dates are written with dots (chrono reads it month first). */
+const DOTTED_DATE = /(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])/g;
+/** "from 2000 to 2001", "between 2000 and 2001", "1999-2001": every year of it. */
+const YEAR_RANGE = /\b(?:(?:from|between|in|during)\s+)?((?:19|20)\d\d)\s*(?:to|until|till|and|-|–)\s*((?:19|20)\d\d)\b/i;
+
+function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]> } {
+  // Rewritten as year-month-day of the same length, so that what chrono finds is where it was said.
+  const dayFirst = text.replace(DOTTED_DATE, (all, d: string, m: string, y: string) =>
+    Number(d) >= 1 && Number(d) <= 31 && Number(m) >= 1 && Number(m) <= 12 ? `${y}-${m}-${d}` : all,
+  );
+  const results = chrono.parse(dayFirst, { instant: now, timezone: 0 }, { forwardDate: false });
+  if (results.length === 0) {
+    const years = YEAR_RANGE.exec(text);
+    if (years && Number(years[2]) >= Number(years[1]))
+      return {
+        from: new Date(Date.UTC(Number(years[1]), 0, 1)),
+        to: new Date(Date.UTC(Number(years[2]) + 1, 0, 1)),
+        spans: [[years.index, years.index + years[0].length]],
+      };
+    // "since 2001", "in 2001", "before 2002": a bare year chrono leaves alone.
+    const year = /\b(since|after|before|until|in|during)?\s*((?:19|20)\d\d)\b/i.exec(text);
+    if (!year) return { spans: [] };
+    const y = Number(year[2]);
+    const word = year[1]?.toLowerCase();
+    const start = new Date(Date.UTC(y, 0, 1));
+    const end = new Date(Date.UTC(y + 1, 0, 1));
+    const spans: Array<[number, number]> = [[year.index, year.index + year[0].length]];
+    if (word === "since" || word === "after") return { from: word === "since" ? start : end, spans };
+    if (word === "before" || word === "until") return { to: word === "until" ? end : start, spans };
+    return { from: start, to: end, spans };
+  }
+  const r = results[0]!;
+  const spans: Array<[number, number]> = [[r.index, r.index + r.text.length]];
+  const before = text.slice(Math.max(0, r.index - 8), r.index).toLowerCase();
+  // "between March 1 and March 15 2024": two dates joined by and/to make a range.
+  const second = results[1];
+  if (!r.end && second && /^\s*(and|to|until|-|–)\s*$/i.test(text.slice(r.index + r.text.length, second.index))) {
+    const year = second.start.get("year")!;
+    if (!r.start.isCertain("year")) assign(r.start, "year", year);
+    spans.push([second.index, second.index + second.text.length]);
+    // "Between March and May 2023" ends with May.
+    const end = second.start;
+    const to =
+      !end.isCertain("day") && end.isCertain("month")
+        ? Date.UTC(year, end.get("month")!, 1)
+        : startOfDayUtc(end.date()).getTime() + 86_400_000;
+    return { from: startOfDayUtc(r.start.date()), to: new Date(to), spans };
+  }
+  // A month or day without a year means the last one, not the next.
+  if (!r.start.isCertain("year") && r.start.date() > now) assign(r.start, "year", r.start.get("year")! - 1);
+  const start = r.start.date();
+  // The unit the words name: a day unless only a month or year was given.
+  const known = (c: "day" | "month" | "year") => r.start.isCertain(c);
+  let from = startOfDayUtc(start);
+  let to: Date;
+  // An end named by its month or year runs to that month's or year's end ("from April to June 2014").
+  if (r.end && !r.end.isCertain("day") && r.end.isCertain("month")) to = new Date(Date.UTC(r.end.get("year")!, r.end.get("month")!, 1));
+  else if (r.end && !r.end.isCertain("day") && !r.end.isCertain("month") && r.end.isCertain("year"))
+    to = new Date(Date.UTC(r.end.get("year")! + 1, 0, 1));
+  else if (r.end) to = new Date(startOfDayUtc(r.end.date()).getTime() + 86_400_000);
+  else if (!known("day") && known("month")) {
+    from = new Date(Date.UTC(start.getFullYear(), start.getMonth(), 1));
+    to = new Date(Date.UTC(start.getFullYear(), start.getMonth() + 1, 1));
+  } else if (!known("day") && !known("month") && known("year")) {
+    from = new Date(Date.UTC(start.getFullYear(), 0, 1));
+    to = new Date(Date.UTC(start.getFullYear() + 1, 0, 1));
+  } else if (/last month|this month|next month/i.test(r.text)) {
+    from = new Date(Date.UTC(start.getFullYear(), start.getMonth(), 1));
+    to = new Date(Date.UTC(start.getFullYear(), start.getMonth() + 1, 1));
+  } else if (/last year|this year/i.test(r.text)) {
+    from = new Date(Date.UTC(start.getFullYear(), 0, 1));
+    to = new Date(Date.UTC(start.getFullYear() + 1, 0, 1));
+  } else if (/last week|this week/i.test(r.text)) {
+    to = new Date(from.getTime() + 7 * 86_400_000);
+  } else to = new Date(from.getTime() + 86_400_000);
+  // "Since" and "after" leave the end open; "invoices from April 2014" are April's (outside walkthrough: read as since).
+  // "From March onwards", "from March to date", "starting from March" leave it open too.
+  const afterDate = text.slice(r.index + r.text.length, r.index + r.text.length + 24);
+  const openEnded =
+    /since|after/.test(before) ||
+    (/from/.test(before) &&
+      (/^\s*(onwards?|on\b|forward|to date|to now|until now|till now|to the end)/i.test(afterDate) ||
+        /starting\s+from\s*$/i.test(text.slice(0, r.index))));
+  if (openEnded && !r.end) return { from, spans };
+  if (/before|until/.test(before) && !r.end) return { to: /until/.test(before) ? to : from, spans };
+  return { from, to, spans };
+}
