@@ -2,6 +2,7 @@
 // blinded into the word index, their chunks listed (to be embedded), keyed by a keyed hash of
 // the source they were read from, with its size and mtime.
 import type { Database } from "bun:sqlite";
+import { RecordMemo } from "../../retrieval/record-memo";
 import { TERMS_FORMAT } from "../index-terms";
 import { Turns } from "../turns";
 import type { SourceRecord } from "../types";
@@ -298,14 +299,46 @@ export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): 
   return JSON.parse(ctx.keys.open(sealed, `doc/${doc}`)) as SourceRecord;
 }
 
-/** Records by their doc, opened, in one read. */
+/**
+ * Characters of records' titles and contents the opened-records memo keeps, all indexes together:
+ * ~8 MB. Opening (AES-GCM, then JSON.parse) was 9-11% of a question's serving-thread time, and
+ * most of a question's candidates were candidates of the questions before it (issue 36).
+ */
+export const OPENED_RECORDS_CHARS = 4_000_000;
+
+/** What an opened record holds beyond its title and content (its metadata, its fields' names), counted in its size. */
+const RECORD_OVERHEAD = 256;
+
+/**
+ * Records opened, each kept while its row holds the same sealed bytes (their hash: a row written
+ * again is sealed anew, with a fresh nonce), keyed by database, index and row: no cached record is
+ * given for a row the reader did not read, so a removed record, or a deleted owner's (their rows
+ * go with their key), is never given from it. Shared, so frozen (frozen()).
+ */
+const opened = new RecordMemo<SourceRecord>(OPENED_RECORDS_CHARS, (r) => r.title.length + r.content.length + RECORD_OVERHEAD);
+const databaseIds = new WeakMap<Database, number>();
+let databasesSeen = 0;
+function databaseId(db: Database): number {
+  let id = databaseIds.get(db);
+  if (id === undefined) databaseIds.set(db, (id = ++databasesSeen));
+  return id;
+}
+
+/** A record shared between questions, made read-only: a change would reach every later question's copy. */
+function frozen(record: SourceRecord): SourceRecord {
+  Object.freeze(record.metadata);
+  return Object.freeze(record);
+}
+
+/** Records by their doc, opened (or as opened before, while their rows are the same), in one read. */
 export function openRecords(ctx: IndexContext, docs: number[]): Map<number, SourceRecord> {
   const rows = ctx.db
     .query<{ doc: number; record: Uint8Array }, [string]>(
       "SELECT doc, record FROM connector_docs WHERE doc IN (SELECT value FROM json_each(?))",
     )
     .all(JSON.stringify(docs));
-  return new Map(rows.map((r) => [r.doc, openRecord(ctx, r.doc, r.record)]));
+  const at = `${databaseId(ctx.db)}\u0000${ctx.owner}\u0000`;
+  return new Map(rows.map((r) => [r.doc, opened.get(`${at}${r.doc}`, r.record, () => frozen(openRecord(ctx, r.doc, r.record)))]));
 }
 
 export function countRecords(ctx: IndexContext): number {
