@@ -42,38 +42,38 @@ const asked: RetrievalRequest = { terms: ["harbour", "report"], phrases: [], lim
 
 test("each record is opened once per version of its row; a record written again is opened anew", async () => {
   const { index, opened } = await countedIndex();
-  const first = index.rank(asked);
+  const first = index.rankHere(asked);
   expect(first.length).toBeGreaterThan(10);
   const once = opened();
   expect(once).toBe(first.length);
-  const again = index.rank(asked);
+  const again = index.rankHere(asked);
   expect(again.map((h) => h.record.id)).toEqual(first.map((h) => h.record.id));
   expect(opened()).toBe(once);
   // Its file changed: the new version at once, opened.
   const top = again[0]!.record.id;
   await index.put({ source: top, size: 2, mtime: 2 }, [mail(top, "harbour report harbour report, revised")]);
-  const revised = index.rank(asked).find((h) => h.record.id === top);
+  const revised = index.rankHere(asked).find((h) => h.record.id === top);
   expect(revised?.record.content).toBe("harbour report harbour report, revised");
   expect(opened()).toBe(once + 1);
 });
 
 test("attack: a record shared between questions cannot be changed by one of them", async () => {
   const { index } = await countedIndex();
-  const [hit] = index.rank(asked);
+  const [hit] = index.rankHere(asked);
   expect(() => {
     (hit!.record as { content: string }).content = "changed";
   }).toThrow();
   expect(() => {
     hit!.record.metadata.from = "changed";
   }).toThrow();
-  expect(index.rank(asked)[0]!.record.content).toBe(hit!.record.content);
+  expect(index.rankHere(asked)[0]!.record.content).toBe(hit!.record.content);
 });
 
 test("another index's row of the same number, or another database's, is not given from the memo", async () => {
   const a = await countedIndex();
   const b = await countedIndex();
-  const fromA = a.index.rank(asked);
-  const fromB = b.index.rank(asked);
+  const fromA = a.index.rankHere(asked);
+  const fromB = b.index.rankHere(asked);
   // Same rows, same numbers, other keys: each opened from its own database.
   expect(b.opened()).toBe(fromB.length);
   expect(fromB.map((h) => h.record.id).sort()).toEqual(fromA.map((h) => h.record.id).sort());

@@ -103,7 +103,7 @@ interface Hidden {
   below_doc: number | null;
 }
 
-const hiddenOf = (ctx: IndexContext) =>
+const hiddenOf = (ctx: Pick<IndexContext, "db" | "owner">) =>
   ctx.db.query<Hidden, [string]>("SELECT from_doc, source, below_doc FROM connector_hidden WHERE owner = ?").get(ctx.owner);
 
 /**
@@ -111,7 +111,7 @@ const hiddenOf = (ctx: IndexContext) =>
  * reader of records or their chunks asks it, so none sees half a source being written, nor both
  * its old and new records, nor none while they are switched (one statement, however many).
  */
-export function visible(ctx: IndexContext): { sql: string; params: Array<string | number> } {
+export function visible(ctx: Pick<IndexContext, "db" | "owner">): { sql: string; params: Array<string | number> } {
   const h = hiddenOf(ctx);
   return {
     sql: " AND d.doc < ? AND NOT (d.source = ? AND d.doc < ?)",
@@ -330,15 +330,16 @@ function frozen(record: SourceRecord): SourceRecord {
   return Object.freeze(record);
 }
 
-/** Records by their doc, opened (or as opened before, while their rows are the same), in one read. */
-export function openRecords(ctx: IndexContext, docs: number[]): Map<number, SourceRecord> {
-  const rows = ctx.db
-    .query<{ doc: number; record: Uint8Array }, [string]>(
-      "SELECT doc, record FROM connector_docs WHERE doc IN (SELECT value FROM json_each(?))",
-    )
-    .all(JSON.stringify(docs));
+/** Records by their doc, opened from their rows as read (or as opened before, while their rows are the same). */
+export function openRecords(ctx: IndexContext, rows: Map<number, Uint8Array>): Map<number, SourceRecord> {
   const at = `${databaseId(ctx.db)}\u0000${ctx.owner}\u0000`;
-  return new Map(rows.map((r) => [r.doc, opened.get(`${at}${r.doc}`, r.record, () => frozen(openRecord(ctx, r.doc, r.record)))]));
+  const records = new Map<number, SourceRecord>();
+  for (const [doc, sealed] of rows)
+    records.set(
+      doc,
+      opened.get(`${at}${doc}`, sealed, () => frozen(openRecord(ctx, doc, sealed))),
+    );
+  return records;
 }
 
 export function countRecords(ctx: IndexContext): number {
