@@ -20,6 +20,13 @@ declare const CORPUS_SEARCH_WORKER: string | undefined;
 export const SEARCH_WORKER_DEFINE = "CORPUS_SEARCH_WORKER";
 const workerEntry = () => (typeof CORPUS_SEARCH_WORKER === "string" ? CORPUS_SEARCH_WORKER : join(import.meta.dir, "search-worker.ts"));
 
+/**
+ * After a worker failed (it could not start, or it died), questions are searched on the asking
+ * thread this long before another is started: a worker that cannot start is not started again
+ * for every question.
+ */
+export const SEARCH_RETRY_MS = 30_000;
+
 /** The worker could not answer (it failed, or it was ended meanwhile). */
 export class SearchWorkerFailed extends Error {}
 
@@ -34,12 +41,12 @@ class SearchWorker {
 
   constructor(
     private readonly file: string,
-    private readonly onEnd: () => void,
+    private readonly onEnd: (failed: boolean) => void,
   ) {
     this.worker = new Worker(workerEntry(), { smol: true });
-    this.worker.onerror = () => this.end("the search worker failed");
-    this.worker.onmessageerror = () => this.end("the search worker sent a message that could not be read");
-    this.worker.addEventListener("close", () => this.end("the search worker exited"));
+    this.worker.onerror = () => this.end("the search worker failed", true);
+    this.worker.onmessageerror = () => this.end("the search worker sent a message that could not be read", true);
+    this.worker.addEventListener("close", () => this.end("the search worker exited", true));
     this.worker.onmessage = (event: MessageEvent<FromSearcher>) => this.receive(event.data);
     this.hold(false);
   }
@@ -78,12 +85,12 @@ class SearchWorker {
     this.idle.unref?.();
   }
 
-  /** Ends the worker; what waited on it fails (and is searched on the asking thread). */
-  end(reason: string): Promise<void> {
+  /** Ends the worker (`failed`: by a failure of its own); what waited on it fails (and is searched on the asking thread). */
+  end(reason: string, failed = false): Promise<void> {
     if (this.dead) return Promise.resolve();
     this.dead = true;
     clearTimeout(this.idle);
-    this.onEnd();
+    this.onEnd(failed);
     for (const waiter of this.waiting.values()) waiter.reject(new SearchWorkerFailed(reason));
     this.waiting.clear();
     return this.worker.terminate() as unknown as Promise<void>;
@@ -92,6 +99,8 @@ class SearchWorker {
 
 /** Each connection's worker (its searches read the same file, on a connection of their own). */
 const workers = new WeakMap<Database, SearchWorker>();
+/** When each connection's worker last failed. */
+const failedAt = new WeakMap<Database, number>();
 
 /**
  * The candidates of `ix` for `asked`, found by the search worker of its database; undefined where
@@ -102,7 +111,11 @@ export function searchOffThread(ix: IndexRows, asked: CandidatesAsked): Promise<
   if (!file || file === ":memory:") return undefined;
   let worker = workers.get(ix.db);
   if (!worker || worker.dead) {
-    const made: SearchWorker = new SearchWorker(file, () => workers.get(ix.db) === made && workers.delete(ix.db));
+    if (performance.now() - (failedAt.get(ix.db) ?? -Infinity) < SEARCH_RETRY_MS) return undefined;
+    const made: SearchWorker = new SearchWorker(file, (failed) => {
+      if (workers.get(ix.db) === made) workers.delete(ix.db);
+      if (failed) failedAt.set(ix.db, performance.now());
+    });
     worker = made;
     workers.set(ix.db, worker);
   }
