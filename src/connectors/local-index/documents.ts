@@ -301,10 +301,12 @@ export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): 
 
 /**
  * Characters of records' titles and contents the opened-records memo keeps, all indexes together:
- * ~8 MB. Opening (AES-GCM, then JSON.parse) was 9-11% of a question's serving-thread time, and
- * most of a question's candidates were candidates of the questions before it (issue 36).
+ * 12-24 MB of strings. Opening (AES-GCM, then JSON.parse) was 9-11% of a question's serving-thread
+ * time, and most of a question's candidates were candidates of the questions before it (issue 36).
+ * The Enron maildir's records hold ~12 M: with 4 M kept, opening was still a third of the serving
+ * thread's time over the answer evaluation's questions (34.3 ms a question; 20.6 with 12 M).
  */
-export const OPENED_RECORDS_CHARS = 4_000_000;
+export const OPENED_RECORDS_CHARS = 12_000_000;
 
 /** What an opened record holds beyond its title and content (its metadata, its fields' names), counted in its size. */
 const RECORD_OVERHEAD = 256;
