@@ -112,10 +112,17 @@ export function searchOffThread(ix: IndexRows, asked: CandidatesAsked): Promise<
   let worker = workers.get(ix.db);
   if (!worker || worker.dead) {
     if (performance.now() - (failedAt.get(ix.db) ?? -Infinity) < SEARCH_RETRY_MS) return undefined;
-    const made: SearchWorker = new SearchWorker(file, (failed) => {
-      if (workers.get(ix.db) === made) workers.delete(ix.db);
-      if (failed) failedAt.set(ix.db, performance.now());
-    });
+    let made: SearchWorker;
+    try {
+      made = new SearchWorker(file, (failed) => {
+        if (workers.get(ix.db) === made) workers.delete(ix.db);
+        if (failed) failedAt.set(ix.db, performance.now());
+      });
+    } catch {
+      // No thread to search in (a worker cannot be made): the same as one that failed.
+      failedAt.set(ix.db, performance.now());
+      return undefined;
+    }
     worker = made;
     workers.set(ix.db, worker);
   }
