@@ -1,8 +1,9 @@
 // `bun run build`: the single executable dist/corpus (D2). The model, tokenizer, vec0.so,
 // libonnxruntime.so.1, the onnxruntime binding and the API docs' assets are embedded
 // (src/native/assets.ts), with the sha256 of each native library; the result runs from any
-// folder with nothing beside it. The embedding worker (src/embedding/worker.ts) and the reading
-// worker (src/connectors/reading/worker.ts, D31) are compiled in as further entrypoints, and the
+// folder with nothing beside it. The embedding worker (src/embedding/worker.ts), the reading
+// worker (src/connectors/reading/worker.ts, D31) and the search worker
+// (src/connectors/local-index/search-worker.ts) are compiled in as further entrypoints, and the
 // executable told their names there. The notices of everything bundled are gathered from the
 // bundle's inputs, compiled in (`corpus licenses`) and written beside it (D35, scripts/notices/).
 
@@ -17,8 +18,9 @@ const outfile = join(root, "dist", "corpus");
 const main = join(root, "src/cli.ts");
 const embeddingWorker = join(root, "src/embedding/worker.ts");
 const readingWorker = join(root, "src/connectors/reading/worker.ts");
+const searchWorker = join(root, "src/connectors/local-index/search-worker.ts");
 /** What the executable is bundled from: the CLI and the workers. */
-export const ENTRYPOINTS = [main, embeddingWorker, readingWorker];
+export const ENTRYPOINTS = [main, embeddingWorker, readingWorker, searchWorker];
 
 export async function buildExecutable(target = outfile): Promise<string> {
   await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
@@ -66,13 +68,18 @@ async function nativeDigests(): Promise<Record<string, string>> {
 /**
  * The workers' names inside the executable: each one's path from the entrypoints' common folder
  * (src/), as `./embedding/worker.ts` (src/embedding/worker-client.ts and
- * src/connectors/reading/reader.ts start them by those names).
+ * src/connectors/reading/reader.ts, src/connectors/local-index/searcher.ts start them by those names).
  */
 async function workerName(): Promise<Record<string, string>> {
   const { EMBED_WORKER_DEFINE } = await import("../src/embedding/worker-client");
   const { READ_WORKER_DEFINE } = await import("../src/connectors/reading/reader");
+  const { SEARCH_WORKER_DEFINE } = await import("../src/connectors/local-index/searcher");
   const name = (worker: string) => JSON.stringify(`./${relative(join(main, ".."), worker)}`);
-  return { [EMBED_WORKER_DEFINE]: name(embeddingWorker), [READ_WORKER_DEFINE]: name(readingWorker) };
+  return {
+    [EMBED_WORKER_DEFINE]: name(embeddingWorker),
+    [READ_WORKER_DEFINE]: name(readingWorker),
+    [SEARCH_WORKER_DEFINE]: name(searchWorker),
+  };
 }
 
 if (import.meta.main) {

@@ -52,6 +52,7 @@ const INTEGRATION = [
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",
   "connectors/imap.test.ts",
+  "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
   "connectors/paths.test.ts",
   "connectors/read-memory.test.ts",

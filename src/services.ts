@@ -5,7 +5,7 @@ import { Accounts } from "./accounts/store";
 import { Archive, forgetArchiveVectors } from "./archive/store";
 import { AuthService } from "./auth/service";
 import type { Config } from "./config";
-import { forgetChunkVectors } from "./connectors/local-index";
+import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
 import { ConnectorRegistry } from "./connectors/registry";
 import { Conversations } from "./conversations/store";
 import { loadMasterKey } from "./crypto/master-key";
@@ -223,6 +223,7 @@ export async function createServices(
       sweeps.stop();
       await webhookWorker.stop();
       await connectors.close();
+      await closeSearches(db);
       // After the connectors (their loops stop), before the database (a run under way stores its vectors).
       await embeddings.close();
       // Each a guarded pass: a full disk at shutdown loses counters, never the clean close.

@@ -5,7 +5,8 @@
 // the answer evaluation's questions (scripts/eval/answers-labels.json, each once per server: its
 // vector is not yet in the embedding cache), in blocks that go to the two servers in turn, the
 // first alternating, so the machine's load falls on both alike. Prints answers/s, p50, p99 and the
-// server's CPU per answer of each, and the ratio. Target: this tree >= 2x fe1ff02's answers/s.
+// server's CPU per answer of each, where its serving thread's wall time went (on a CPU, waiting for
+// one, idle), and the ratio. Target: this tree >= 2x fe1ff02's answers/s.
 //   CORPUS_BENCH_DIR=<folder> bun scripts/bench/answers-load.ts --base <worktree> [--clients 20] [--each 2]
 // CORPUS_BENCH_DIR keeps the index between runs (the same folder query.ts keeps); each server runs
 // on a copy of it (kept there too, under load/), as a process of its own (`corpus serve` of its tree).
@@ -16,7 +17,7 @@ import type { Subprocess } from "bun";
 import { loadAnswerLabels } from "../eval/answers-labels";
 import { fourSources } from "./four-sources";
 import { indexedServer } from "./indexed-server";
-import { cpuSeconds, freePort, kill, runTempDir, waitFor200, waitIdle } from "./lib";
+import { cpuSeconds, freePort, kill, runTempDir, type ThreadTime, threadTimes, waitFor200, waitIdle } from "./lib";
 
 const { values: args } = parseArgs({
   options: { base: { type: "string" }, clients: { type: "string", default: "20" }, each: { type: "string", default: "2" } },
@@ -101,17 +102,35 @@ async function answer(s: Served, question: string): Promise<number> {
   return performance.now() - started;
 }
 
-/** `CLIENTS` clients at once, client c asking its EACH questions of `block` in turn: each answer's latency, and the block's wall time. */
-async function block(s: Served, questions: string[]): Promise<{ latencies: number[]; ms: number; cpu: number }> {
+interface Tally {
+  latencies: number[];
+  ms: number;
+  cpu: number;
+  /** The serving thread's time and the other threads' (lib.ts threadTimes), seconds. */
+  main: ThreadTime;
+  others: ThreadTime;
+}
+
+/** `CLIENTS` clients at once, client c asking its EACH questions of `block` in turn: each answer's latency, the block's wall time, where the server's threads spent it. */
+async function block(s: Served, questions: string[]): Promise<Tally> {
   const latencies: number[] = [];
   const started = performance.now();
   const cpu = cpuSeconds(s.proc.pid);
+  const threads = threadTimes(s.proc.pid);
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, c) => {
       for (let i = 0; i < EACH; i++) latencies.push(await answer(s, questions[c * EACH + i]!));
     }),
   );
-  return { latencies, ms: performance.now() - started, cpu: cpuSeconds(s.proc.pid) - cpu };
+  const after = threadTimes(s.proc.pid);
+  const spent = (a: ThreadTime, b: ThreadTime) => ({ cpu: a.cpu - b.cpu, queued: a.queued - b.queued });
+  return {
+    latencies,
+    ms: performance.now() - started,
+    cpu: cpuSeconds(s.proc.pid) - cpu,
+    main: spent(after.main, threads.main),
+    others: spent(after.others, threads.others),
+  };
 }
 
 const base = await serve("base", args.base);
@@ -121,7 +140,12 @@ try {
   const perBlock = CLIENTS * EACH;
   const blocks = Math.floor(questions.length / perBlock);
   if (blocks < 2) throw new Error(`${questions.length} questions make fewer than two blocks of ${perBlock}`);
-  const tally = new Map([base, head].map((s) => [s, { latencies: [] as number[], ms: 0, cpu: 0 }]));
+  const zero = () => ({ cpu: 0, queued: 0 });
+  const tally = new Map<Served, Tally>([base, head].map((s) => [s, { latencies: [], ms: 0, cpu: 0, main: zero(), others: zero() }]));
+  const add = (to: ThreadTime, t: ThreadTime) => {
+    to.cpu += t.cpu;
+    to.queued += t.queued;
+  };
   for (let b = 0; b < blocks; b++) {
     const asked = questions.slice(b * perBlock, (b + 1) * perBlock);
     for (const s of b % 2 === 0 ? [base, head] : [head, base]) {
@@ -130,6 +154,8 @@ try {
       t.latencies.push(...r.latencies);
       t.ms += r.ms;
       t.cpu += r.cpu;
+      add(t.main, r.main);
+      add(t.others, r.others);
     }
   }
   const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -143,6 +169,12 @@ try {
     const sorted = t.latencies.sort((a, b) => a - b);
     console.log(
       `${s.name.padEnd(5)} ${rate(s).toFixed(1).padStart(6)} answers/s   p50 ${pct(sorted, 0.5).toFixed(0).padStart(5)} ms   p99 ${pct(sorted, 0.99).toFixed(0).padStart(5)} ms   server CPU ${((t.cpu * 1000) / sorted.length).toFixed(1)} ms/answer`,
+    );
+    // The serving thread's wall time: running, waiting for a CPU (the machine's load), or idle (waiting on something else).
+    const share = (x: number) => `${((100 * x * 1000) / t.ms).toFixed(0)}%`;
+    const perAnswer = (x: number) => `${((x * 1000) / sorted.length).toFixed(1)} ms/answer`;
+    console.log(
+      `      serving thread: on a CPU ${share(t.main.cpu)} (${perAnswer(t.main.cpu)}), waiting for one ${share(t.main.queued)}, idle ${share(t.ms / 1000 - t.main.cpu - t.main.queued)}; other threads on a CPU ${perAnswer(t.others.cpu)}, waiting for one ${perAnswer(t.others.queued)}`,
     );
   }
   console.log(`ratio this / base: ${(rate(head) / rate(base)).toFixed(2)}x answers/s (target >= 2)`);

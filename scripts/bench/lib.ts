@@ -70,6 +70,36 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Seconds a thread spent on a CPU and waiting in the kernel's run queue for one (/proc schedstat). */
+export interface ThreadTime {
+  cpu: number;
+  queued: number;
+}
+
+/**
+ * The time of a process's serving thread (its main thread, whose id is the process's) apart from
+ * its other threads' (workers, the JIT, the collector) summed: on a loaded machine a thread waits
+ * for a CPU as well as on one, and what is left of the wall time it neither ran nor waited to run
+ * it was idle (waiting on a worker, a timer or a lock, not on the machine).
+ */
+export function threadTimes(pid: number): { main: ThreadTime; others: ThreadTime } {
+  const fs = require("node:fs") as typeof import("node:fs");
+  const main = { cpu: 0, queued: 0 };
+  const others = { cpu: 0, queued: 0 };
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    let fields: string[];
+    try {
+      fields = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
+    } catch {
+      continue; // ended meanwhile
+    }
+    const t = tid === String(pid) ? main : others;
+    t.cpu += Number(fields[0]) / 1e9;
+    t.queued += Number(fields[1]) / 1e9;
+  }
+  return { main, others };
+}
+
 /**
  * Waits until a process has settled (under 20 ms of CPU in half a second): e.g. corpus loads
  * its embedding model in the background shortly after it starts listening, and a throughput

@@ -33,13 +33,13 @@ export class RecordMemo<T> {
   /**
    * `compute(text)`, remembered for the record of `key` (owner, connector and record: recordKey)
    * while `text` is the same; `computeOf` instead where the value is read from the record (then
-   * `text` must hold all of it that the value depends on).
+   * `text` must hold all of it that the value depends on: the bytes of a sealed record, say).
    */
-  get(key: string, text: string, computeOf?: () => T): T {
+  get(key: string, text: string | Uint8Array, computeOf?: () => T): T {
     const digest = Bun.hash.wyhash(text) as bigint;
     const cached = this.entries.get(key);
     if (cached && cached.digest === digest) return cached.value;
-    const value = computeOf ? computeOf() : this.compute!(text);
+    const value = computeOf ? computeOf() : this.compute!(text as string);
     this.forget(key);
     const size = this.sizeOf(value) + 1;
     if (size > this.budget / 4) return value;

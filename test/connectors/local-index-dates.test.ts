@@ -53,20 +53,20 @@ const june2001 = { dateFrom: new Date("2001-06-01T00:00:00Z"), dateTo: new Date(
 
 test("a date range is a condition of the word search and of the nearest-neighbour search: the records in range are found", async () => {
   const index = await indexOf200OtherYearsAnd2InRange();
-  const hits = index.rank({ terms: ["harbour", "audit"], phrases: [], limit: 5, vector: vector(0), ...june2001 });
+  const hits = index.rankHere({ terms: ["harbour", "audit"], phrases: [], limit: 5, vector: vector(0), ...june2001 });
   expect(hits.map((h) => h.record.id).sort()).toEqual(["june-a", "june-b"]);
   for (const h of hits) {
     expect(h.lexical).toBeGreaterThan(0);
     expect(h.dense).toBeCloseTo(Math.cos(0.6), 4);
   }
   // By meaning alone (no word of theirs asked), the same two.
-  const byMeaning = index.rank({ terms: ["zebra"], phrases: [], limit: 5, vector: vector(0), ...june2001 });
+  const byMeaning = index.rankHere({ terms: ["zebra"], phrases: [], limit: 5, vector: vector(0), ...june2001 });
   expect(byMeaning.map((h) => h.record.id).sort()).toEqual(["june-a", "june-b"]);
 });
 
 test("without a range the better matches of other years come first, each with both scores", async () => {
   const index = await indexOf200OtherYearsAnd2InRange();
-  const hits = index.rank({ terms: ["harbour", "audit"], phrases: [], limit: 5, vector: vector(0) });
+  const hits = index.rankHere({ terms: ["harbour", "audit"], phrases: [], limit: 5, vector: vector(0) });
   expect(hits.length).toBeGreaterThanOrEqual(10);
   expect(hits.every((h) => h.record.id.startsWith("late-"))).toBe(true);
   for (const h of hits) expect(h.dense).toBeCloseTo(1, 4);
@@ -99,7 +99,7 @@ test("another owner's records in the same tables are never found, with or withou
   }
   for (const dates of [{}, june2001]) {
     for (const terms of [["harbour", "audit"], ["zebra"]]) {
-      const hits = bob.rank({ terms, phrases: [], limit: 5, vector: vector(0), ...dates });
+      const hits = bob.rankHere({ terms, phrases: [], limit: 5, vector: vector(0), ...dates });
       expect(hits.map((h) => h.record.id)).toEqual(["bob-1"]);
     }
     expect(bob.search({ terms: ["harbour"], phrases: [], limit: 5, ...dates }).map((r) => r.id)).toEqual(["bob-1"]);

@@ -87,7 +87,7 @@ test("attack: a file of many records is written a bounded transaction at a time,
       added.push(docs);
       // What a question asked between two transactions is answered from.
       const byWords = plain.search(ask(["harbour"], { limit: 10_000 })).map((r) => r.id);
-      const byMeaning = plain.rank({ ...ask([], { limit: 10_000 }), vector: new Float32Array(EMBEDDING_DIM).fill(0.05) });
+      const byMeaning = plain.rankHere({ ...ask([], { limit: 10_000 }), vector: new Float32Array(EMBEDDING_DIM).fill(0.05) });
       const ids = [...byWords, ...byMeaning.map((h) => h.record.id)];
       const known = plain.known().get(plain.sourceKey("mbox"));
       const state =

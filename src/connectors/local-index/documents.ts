@@ -2,6 +2,7 @@
 // blinded into the word index, their chunks listed (to be embedded), keyed by a keyed hash of
 // the source they were read from, with its size and mtime.
 import type { Database } from "bun:sqlite";
+import { RecordMemo } from "../../retrieval/record-memo";
 import { TERMS_FORMAT } from "../index-terms";
 import { Turns } from "../turns";
 import type { SourceRecord } from "../types";
@@ -102,7 +103,7 @@ interface Hidden {
   below_doc: number | null;
 }
 
-const hiddenOf = (ctx: IndexContext) =>
+const hiddenOf = (ctx: Pick<IndexContext, "db" | "owner">) =>
   ctx.db.query<Hidden, [string]>("SELECT from_doc, source, below_doc FROM connector_hidden WHERE owner = ?").get(ctx.owner);
 
 /**
@@ -110,7 +111,7 @@ const hiddenOf = (ctx: IndexContext) =>
  * reader of records or their chunks asks it, so none sees half a source being written, nor both
  * its old and new records, nor none while they are switched (one statement, however many).
  */
-export function visible(ctx: IndexContext): { sql: string; params: Array<string | number> } {
+export function visible(ctx: Pick<IndexContext, "db" | "owner">): { sql: string; params: Array<string | number> } {
   const h = hiddenOf(ctx);
   return {
     sql: " AND d.doc < ? AND NOT (d.source = ? AND d.doc < ?)",
@@ -298,14 +299,49 @@ export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): 
   return JSON.parse(ctx.keys.open(sealed, `doc/${doc}`)) as SourceRecord;
 }
 
-/** Records by their doc, opened, in one read. */
-export function openRecords(ctx: IndexContext, docs: number[]): Map<number, SourceRecord> {
-  const rows = ctx.db
-    .query<{ doc: number; record: Uint8Array }, [string]>(
-      "SELECT doc, record FROM connector_docs WHERE doc IN (SELECT value FROM json_each(?))",
-    )
-    .all(JSON.stringify(docs));
-  return new Map(rows.map((r) => [r.doc, openRecord(ctx, r.doc, r.record)]));
+/**
+ * Characters of records' titles and contents the opened-records memo keeps, all indexes together:
+ * 12-24 MB of strings. Opening (AES-GCM, then JSON.parse) was 9-11% of a question's serving-thread
+ * time, and most of a question's candidates were candidates of the questions before it (issue 36).
+ * The Enron maildir's records hold ~12 M: with 4 M kept, opening was still a third of the serving
+ * thread's time over the answer evaluation's questions (34.3 ms a question; 20.6 with 12 M).
+ */
+export const OPENED_RECORDS_CHARS = 12_000_000;
+
+/** What an opened record holds beyond its title and content (its metadata, its fields' names), counted in its size. */
+const RECORD_OVERHEAD = 256;
+
+/**
+ * Records opened, each kept while its row holds the same sealed bytes (their hash: a row written
+ * again is sealed anew, with a fresh nonce), keyed by database, index and row: no cached record is
+ * given for a row the reader did not read, so a removed record, or a deleted owner's (their rows
+ * go with their key), is never given from it. Shared, so frozen (frozen()).
+ */
+const opened = new RecordMemo<SourceRecord>(OPENED_RECORDS_CHARS, (r) => r.title.length + r.content.length + RECORD_OVERHEAD);
+const databaseIds = new WeakMap<Database, number>();
+let databasesSeen = 0;
+function databaseId(db: Database): number {
+  let id = databaseIds.get(db);
+  if (id === undefined) databaseIds.set(db, (id = ++databasesSeen));
+  return id;
+}
+
+/** A record shared between questions, made read-only: a change would reach every later question's copy. */
+function frozen(record: SourceRecord): SourceRecord {
+  Object.freeze(record.metadata);
+  return Object.freeze(record);
+}
+
+/** Records by their doc, opened from their rows as read (or as opened before, while their rows are the same). */
+export function openRecords(ctx: IndexContext, rows: Map<number, Uint8Array>): Map<number, SourceRecord> {
+  const at = `${databaseId(ctx.db)}\u0000${ctx.owner}\u0000`;
+  const records = new Map<number, SourceRecord>();
+  for (const [doc, sealed] of rows)
+    records.set(
+      doc,
+      opened.get(`${at}${doc}`, sealed, () => frozen(openRecord(ctx, doc, sealed))),
+    );
+  return records;
 }
 
 export function countRecords(ctx: IndexContext): number {

@@ -7,6 +7,7 @@
 //   migrations.ts  the tables          documents.ts  records, sealed    vectors.ts  chunks owed and their vectors
 //   rank.ts        words and meaning   sync.ts       a scan brought in  maintenance.ts  whole indexes
 //   skipped.ts     sources left out past a bound or their reading budget, until they change
+//   candidates.ts  a question's SQL    searcher.ts   which runs in the search worker (search-worker.ts), off the serving thread
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
 import type { Chunker, IndexContext, IndexKeys } from "./context";
@@ -21,7 +22,7 @@ import {
   removeUnfinished,
 } from "./documents";
 import { purgeTerms } from "./maintenance";
-import { rank, search } from "./rank";
+import { rank, rankHere, search } from "./rank";
 import { countSkipped, forgetSkipped, type SkippedNote, skippedNotes, skippedSources, skipSource } from "./skipped";
 import type { ScanEntry } from "./sync";
 import { embeddingProgress, type OwedChunk, pendingChunks, setVectors } from "./vectors";
@@ -29,6 +30,7 @@ import { embeddingProgress, type OwedChunk, pendingChunks, setVectors } from "./
 export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
 export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
 export { indexMigrations } from "./migrations";
+export { closeSearches } from "./searcher";
 export type { SkippedNote } from "./skipped";
 export { REWRITE_CHARS, rewriteStaleWords, type ScanEntry, type SyncProgress, scanEntry, syncIndex } from "./sync";
 
@@ -127,8 +129,14 @@ export class LocalIndex {
     return embeddingProgress(this.ctx);
   }
 
-  rank(request: RetrievalRequest): SearchHit[] {
+  /** Candidates with scores: their SQL in the search worker, off the serving thread (rank.ts). */
+  rank(request: RetrievalRequest): Promise<SearchHit[]> {
     return rank(this.ctx, request);
+  }
+
+  /** The same found on this thread, in this turn (rank.ts rankHere). */
+  rankHere(request: RetrievalRequest): SearchHit[] {
+    return rankHere(this.ctx, request);
   }
 
   search(request: RetrievalRequest): SourceRecord[] {

@@ -1,0 +1,160 @@
+// An index's candidates for a question, as SQL alone: the best BM25 matches of its blinded words
+// (FTS5), the chunks nearest its rotated vector (sqlite-vec), and the sealed rows of the records
+// found. Nothing here needs the owner's keys, so it runs as well in the search worker
+// (search-worker.ts, off the serving thread: D31) as on the thread that asks (rank.ts).
+import type { Database } from "bun:sqlite";
+import type { SearchHit } from "../types";
+import { visible } from "./documents";
+
+/** The most neighbours sqlite-vec gives in one search. */
+export const MAX_KNN = 4096;
+
+export type Scores = Omit<SearchHit, "record">;
+
+/** What a question asks of one index, made ready by the thread that holds its keys (rank.ts). */
+export interface CandidatesAsked {
+  /** The question's words and phrases blinded as an FTS5 query; none: no word search. */
+  match?: string;
+  /** Word matches asked for. */
+  words: number;
+  /** Nearest chunks asked for. */
+  nearest: number;
+  /** The question's vector in the owner's rotated space; none: no search by meaning. */
+  vector?: Float32Array;
+  /** The date range, as ISO text (records' dates). */
+  dateFrom?: string;
+  dateTo?: string;
+}
+
+/** Each record found, by its doc: its scores, and its row as stored (sealed). */
+export interface Candidates {
+  found: Map<number, Scores>;
+  sealed: Map<number, Uint8Array>;
+}
+
+/** The database and the index's key in it: all a search needs. */
+export interface IndexRows {
+  readonly db: Database;
+  readonly owner: string;
+}
+
+/** A record shown (not hidden while a put writes: documents.ts visible) and its date within the range, as SQL on connector_docs `d`, with its values. */
+interface DateCondition {
+  sql: string;
+  params: Array<string | number>;
+  /** Whether a date range is asked. */
+  dated: boolean;
+}
+
+export function dateCondition(ix: IndexRows, range: { dateFrom?: string; dateTo?: string }): DateCondition {
+  const shown = visible(ix);
+  const sql: string[] = [shown.sql];
+  const params: Array<string | number> = [...shown.params];
+  if (range.dateFrom) {
+    sql.push(" AND d.record_date >= ?");
+    params.push(range.dateFrom);
+  }
+  if (range.dateTo) {
+    sql.push(" AND d.record_date < ?");
+    params.push(range.dateTo);
+  }
+  return { sql: sql.join(""), params, dated: sql.length > 1 };
+}
+
+/**
+ * Candidates with scores: the best BM25 matches of the words, and, given the question's vector,
+ * the nearest chunks; a record found both ways carries both scores. A date range is a condition
+ * of both searches (in SQL, on the record's date): the best in range, not the best of all and
+ * then those in range, which lost the records a date-narrowed question asks for. One read
+ * transaction: every statement sees the same records (a put may switch a source's in meanwhile).
+ */
+export function candidates(ix: IndexRows, asked: CandidatesAsked): Candidates {
+  return ix.db
+    .transaction(() => {
+      const dates = dateCondition(ix, asked);
+      const found = bestByWords(ix, asked, dates);
+      if (asked.vector) {
+        nearestChunks(ix, asked.vector, Math.min(asked.nearest, MAX_KNN), dates, found);
+        bestChunksOf(ix, asked.vector, found);
+      }
+      const rows = ix.db
+        .query<{ doc: number; record: Uint8Array }, [string]>(
+          "SELECT doc, record FROM connector_docs WHERE doc IN (SELECT value FROM json_each(?))",
+        )
+        .all(JSON.stringify([...found.keys()]));
+      return { found, sealed: new Map(rows.map((r) => [r.doc, r.record])) };
+    })
+    .deferred();
+}
+
+/** The best BM25 matches of the blinded words and phrases, by doc. */
+function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition): Map<number, Scores> {
+  const found = new Map<number, Scores>();
+  if (!asked.match) return found;
+  const rows = ix.db
+    .query<{ doc: number; score: number }, Array<string | number>>(
+      `SELECT d.doc, -bm25(connector_terms) AS score FROM connector_terms f JOIN connector_docs d ON d.doc = f.rowid
+       WHERE connector_terms MATCH ? AND d.owner = ?${dates.sql} ORDER BY bm25(connector_terms) LIMIT ?`,
+    )
+    .all(asked.match, ix.owner, ...dates.params, asked.words);
+  for (const r of rows) found.set(r.doc, { lexical: r.score });
+  return found;
+}
+
+/**
+ * The `k` chunks nearest `vector` (of records shown and in the date range), each record's nearest
+ * kept (a record hidden while a put writes keeps its vectors until it is removed).
+ */
+function nearestChunks(ix: IndexRows, vector: Float32Array, k: number, dates: DateCondition, found: Map<number, Scores>): void {
+  // In a date range: the nearest among its chunks. Otherwise the nearest of all, those of hidden records left out after.
+  const rows = dates.dated
+    ? ix.db
+        .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
+          `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
+           WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?
+           AND v.chunk_id IN (SELECT c.chunk FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE d.owner = ?${dates.sql})
+           ORDER BY v.distance`,
+        )
+        .all(vector, k, ix.owner, ix.owner, ...dates.params)
+    : ix.db
+        .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
+          `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
+           JOIN connector_docs d ON d.doc = c.doc
+           WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?${dates.sql} ORDER BY v.distance`,
+        )
+        .all(vector, k, ix.owner, ...dates.params);
+  for (const r of rows) keepNearest(found, r.doc, 1 - r.distance, r.ord);
+}
+
+/**
+ * Word matches the nearest-neighbour search did not reach: their best chunk's similarity, by a
+ * search among their chunks only (vec0 reads them in its own order; a lookup per chunk was 3x slower).
+ */
+function bestChunksOf(ix: IndexRows, vector: Float32Array, found: Map<number, Scores>): void {
+  const docs = [...found].filter(([, hit]) => hit.dense === undefined).map(([doc]) => doc);
+  if (docs.length === 0) return;
+  const chunks = ix.db
+    .query<{ chunk: number; doc: number; ord: number }, [string]>(
+      "SELECT chunk, doc, ord FROM connector_chunks WHERE doc IN (SELECT value FROM json_each(?)) AND embedded = 1",
+    )
+    .all(JSON.stringify(docs));
+  if (chunks.length === 0) return;
+  const of = new Map(chunks.map((c) => [c.chunk, c]));
+  const rows = ix.db
+    .query<{ chunk: number; distance: number }, [Float32Array, number, string, string]>(
+      `SELECT chunk_id AS chunk, distance FROM connector_vec
+       WHERE embedding MATCH ? AND k = ? AND owner = ? AND chunk_id IN (SELECT value FROM json_each(?))`,
+    )
+    .all(vector, Math.min(chunks.length, MAX_KNN), ix.owner, JSON.stringify([...of.keys()]));
+  for (const r of rows) {
+    const c = of.get(r.chunk)!;
+    keepNearest(found, c.doc, 1 - r.distance, c.ord);
+  }
+}
+
+/** A record's similarity is that of its nearest chunk, which is the one cited. */
+function keepNearest(found: Map<number, Scores>, doc: number, similarity: number, chunk: number): void {
+  const hit = found.get(doc);
+  if (!hit) found.set(doc, { dense: similarity, chunk });
+  else if (hit.dense === undefined || similarity > hit.dense) Object.assign(hit, { dense: similarity, chunk });
+}

@@ -1,0 +1,47 @@
+// The search worker (a Bun Worker, started by searcher.ts): the local indexes' SQL of a question
+// (FTS5's BM25, sqlite-vec's nearest chunks, the sealed rows found) on a connection of its own,
+// off the thread that serves requests (D31). It holds no key: the serving thread blinds the
+// words, rotates the vector and opens the records.
+import { Database } from "bun:sqlite";
+import { loadSqliteVec, readThroughMapping } from "../../store/database";
+import { candidates } from "./candidates";
+import type { FromSearcher, ToSearcher } from "./search-protocol";
+
+declare const self: Worker;
+
+let open: { file: string; db: Database; mapped?: boolean } | undefined;
+
+/** The database at `file`, opened once (read only: the serving thread's connection writes). */
+function database(m: ToSearcher): Database {
+  if (open?.file !== m.file) {
+    open?.db.close();
+    const db = new Database(m.file, { readwrite: true, create: false, strict: true });
+    db.exec("PRAGMA query_only = ON");
+    db.exec("PRAGMA busy_timeout = 5000");
+    loadSqliteVec(db, m.dataDir);
+    open = { file: m.file, db };
+  }
+  if (open.mapped !== m.mapped) {
+    readThroughMapping(open.db, m.mapped);
+    open.mapped = m.mapped;
+  }
+  return open.db;
+}
+
+self.onmessage = (event: MessageEvent<ToSearcher>) => {
+  const m = event.data;
+  let reply: FromSearcher;
+  const transfer = new Set<ArrayBuffer>();
+  try {
+    const found = candidates({ db: database(m), owner: m.owner }, m.asked);
+    const sealed = [...found.sealed];
+    // Each row's bytes handed over, not copied, where they are their buffer's whole.
+    for (const [, bytes] of sealed)
+      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer)
+        transfer.add(bytes.buffer);
+    reply = { seq: m.seq, found: [...found.found], sealed };
+  } catch (error) {
+    reply = { seq: m.seq, error: error instanceof Error ? error.message : String(error) };
+  }
+  self.postMessage(reply, [...transfer]);
+};

@@ -1,0 +1,152 @@
+// A question's SQL in a local index (BM25, the nearest chunks, the rows found) runs in the search
+// worker, off the serving thread (D31, issue 36: ~40% of a question's serving-thread time): the
+// same hits as on the asking thread, none of that SQL on the serving thread's connection, an
+// answer still when the worker is ended mid-search.
+
+import type { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { closeSearches, type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import type { RetrievalRequest, SourceRecord } from "../../src/connectors/types";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+
+const mail = (id: string, date: string, content: string): SourceRecord => ({
+  id,
+  title: id,
+  content,
+  source_url: "",
+  date,
+  type: "email",
+  path: id,
+  metadata: { from: "a@example.com" },
+});
+
+/** A unit vector along the first axis, turned towards the second by `turn`. */
+function vector(turn: number): Float32Array {
+  const v = new Float32Array(EMBEDDING_DIM);
+  v[0] = Math.cos(turn);
+  v[1] = Math.sin(turn);
+  return v;
+}
+
+/** The serving thread's connection, counting the searches' statements it runs (FTS5 matches and sqlite-vec's nearest chunks). */
+function counted(db: Database): { db: Database; searches: () => number } {
+  let searches = 0;
+  const proxy = new Proxy(db, {
+    get(target, name) {
+      if (name === "query")
+        return (sql: string) => {
+          if (/\bMATCH\b/.test(sql)) searches++;
+          return target.query(sql);
+        };
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { db: proxy, searches: () => searches };
+}
+
+/** An index of 60 mails over two years, every chunk with a vector; its keys count the records opened. */
+async function mailIndex() {
+  const real = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const { db, searches } = counted(real);
+  const base = indexKeysFor(new UserKeys(real, randomBytes(32)), "alice", "mail", true);
+  let opened = 0;
+  const keys: IndexKeys = {
+    ...base,
+    open: (sealed, row) => {
+      opened++;
+      return base.open(sealed, row);
+    },
+  };
+  const index = new LocalIndex(db, "alice/mail", keys, (r) => [r.content]);
+  for (let i = 0; i < 60; i++)
+    await index.put({ source: `m${i}`, size: 1, mtime: 1 }, [
+      mail(
+        `m${i}`,
+        i % 2 ? "2001-06-12T10:00:00.000Z" : "2020-03-01T10:00:00.000Z",
+        `harbour audit ${"report ".repeat(i % 7)} number ${i}`,
+      ),
+    ]);
+  const pending = index.pendingChunks(1000);
+  index.setVectors(
+    pending,
+    pending.map((_, i) => vector(i / 60)),
+  );
+  // The connection the index was given: its search worker is that connection's.
+  return { db, index, searches, opened: () => opened };
+}
+
+const asked = (extra: Partial<RetrievalRequest> = {}): RetrievalRequest => ({
+  terms: ["harbour", "report"],
+  phrases: [],
+  limit: 10,
+  vector: vector(0.3),
+  ...extra,
+});
+
+const june2001 = { dateFrom: new Date("2001-06-01T00:00:00Z"), dateTo: new Date("2001-07-01T00:00:00Z") };
+
+test("attack: a question's searches do not run on the serving thread; the worker finds the same hits, scores and order as this thread", async () => {
+  const { db, index, searches } = await mailIndex();
+  try {
+    for (const request of [
+      asked(),
+      asked(june2001),
+      asked({ terms: ["zebra"] }),
+      asked({ vector: undefined }),
+      asked({ phrases: ["harbour audit"] }),
+    ]) {
+      const before = searches();
+      const off = await index.rank(request);
+      expect(searches()).toBe(before);
+      const here = index.rankHere(request);
+      expect(searches()).toBeGreaterThan(before);
+      expect(off.length).toBeGreaterThan(0);
+      const shown = (hits: typeof off) => hits.map((h) => [h.record.id, h.lexical, h.dense, h.chunk]);
+      expect(shown(off)).toEqual(shown(here));
+    }
+  } finally {
+    await closeSearches(db);
+  }
+});
+
+test("a worker ended while it searches: the question is answered on this thread; the next starts another worker", async () => {
+  const { db, index, searches } = await mailIndex();
+  try {
+    const expected = index.rankHere(asked()).map((h) => h.record.id);
+    const before = searches();
+    const searching = index.rank(asked());
+    await closeSearches(db);
+    expect((await searching).map((h) => h.record.id)).toEqual(expected);
+    expect(searches()).toBeGreaterThan(before);
+    const after = searches();
+    expect((await index.rank(asked())).map((h) => h.record.id)).toEqual(expected);
+    expect(searches()).toBe(after);
+  } finally {
+    await closeSearches(db);
+  }
+});
+
+test("the rows the worker read are opened here, each once per version of its row (opened-records.test.ts)", async () => {
+  const { db, index, opened } = await mailIndex();
+  try {
+    // Setting the vectors opened each record to cut its chunks.
+    const before = opened();
+    const first = await index.rank(asked());
+    const once = opened();
+    expect(once - before).toBe(first.length);
+    expect((await index.rank(asked())).map((h) => h.record.id)).toEqual(first.map((h) => h.record.id));
+    expect(opened()).toBe(once);
+    // A record written again (its file changed) is its new version at once.
+    const top = first[0]!.record.id;
+    await index.put({ source: top, size: 2, mtime: 2 }, [mail(top, "2020-03-01T10:00:00.000Z", "harbour report harbour report, revised")]);
+    const revised = (await index.rank(asked())).find((h) => h.record.id === top);
+    expect(revised?.record.content).toBe("harbour report harbour report, revised");
+  } finally {
+    await closeSearches(db);
+  }
+});
