@@ -10,6 +10,14 @@ import { askAsTool, ToolFilters } from "./asking";
 
 export const QUERY_MAX_LENGTH = 1000;
 export const MAX_RESULTS = { default: 5, minimum: 1, maximum: 20 } as const;
+/** A tool's query "trimmed automatically" (second document part 2): "  " is then empty. */
+export const trimQuery = (args: Record<string, unknown>) => (typeof args.query === "string" ? { ...args, query: args.query.trim() } : args);
+/** What a tool says of a refused query. */
+export const QUERY_MESSAGES = {
+  minLength: MESSAGES.emptyQuery,
+  maxLength: `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`,
+  other: `${MESSAGES.emptyQuery} (query must be a string)`,
+};
 const SNIPPET_MAX = 500;
 
 export const CorpusSearchInput = Type.Object(
@@ -64,14 +72,9 @@ export const corpusSearch = defineTool({
     annotations: { title: "Search Corpus", readOnlyHint: true, destructiveHint: false, openWorldHint: true },
   },
   scope: "corpus:search",
-  // "trimmed automatically" (second document part 2): "  " is then empty.
-  normalize: (args) => (typeof args.query === "string" ? { ...args, query: args.query.trim() } : args),
+  normalize: trimQuery,
   messages: {
-    "/query": {
-      minLength: MESSAGES.emptyQuery,
-      maxLength: `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`,
-      other: `${MESSAGES.emptyQuery} (query must be a string)`,
-    },
+    "/query": QUERY_MESSAGES,
     "/maxResults": `maxResults must be an integer from ${MAX_RESULTS.minimum} to ${MAX_RESULTS.maximum}`,
     "/kinds": "kinds must be a list of distinct kinds among mail, document, row, books",
   },

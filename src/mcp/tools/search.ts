@@ -9,9 +9,9 @@ import { Type } from "@sinclair/typebox";
 import { documentPageUrl } from "../../documents/open";
 import { ID_PREFIX } from "../../ids";
 import { cutText } from "../../text";
-import { defineTool, MESSAGES } from "../tool-record";
+import { defineTool } from "../tool-record";
 import { askAsTool } from "./asking";
-import { MAX_RESULTS, QUERY_MAX_LENGTH } from "./corpus-search";
+import { MAX_RESULTS, QUERY_MAX_LENGTH, QUERY_MESSAGES, trimQuery } from "./corpus-search";
 
 /** Characters of the cited passage a result carries (fetch gives it whole). */
 export const SEARCH_TEXT_MAX = 1000;
@@ -50,14 +50,8 @@ export const search = defineTool({
     annotations: { title: "Search", readOnlyHint: true, destructiveHint: false, openWorldHint: true },
   },
   scope: "corpus:search",
-  normalize: (args) => (typeof args.query === "string" ? { ...args, query: args.query.trim() } : args),
-  messages: {
-    "/query": {
-      minLength: MESSAGES.emptyQuery,
-      maxLength: `${MESSAGES.queryTooLong} of ${QUERY_MAX_LENGTH} characters`,
-      other: `${MESSAGES.emptyQuery} (query must be a string)`,
-    },
-  },
+  normalize: trimQuery,
+  messages: { "/query": QUERY_MESSAGES },
   async run({ query }, ctx) {
     const got = await askAsTool(ctx, { question: query, max: MAX_RESULTS.default });
     if ("refused" in got) return got.refused;
