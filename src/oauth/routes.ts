@@ -179,9 +179,14 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
   // The session's cookie also reaches a cited document's page (/d/<id>, D36), opened only for its signed-in owner.
   const cookie = (name: string, value: string, maxAge: number) =>
     `${name}=${value}; Path=${name === SESSION_COOKIE ? "/" : "/oauth"}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
-  /** Where a sign-in may lead back to: this server's own OAuth pages or a document's page, never an open redirect. */
+  /**
+   * Where a sign-in may lead back to: this server's own OAuth pages or a document's page, never an
+   * open redirect; only visible ASCII (as a URL's query is written), which a Location header holds.
+   */
   const returnTarget = (back: string | null | undefined) =>
-    back && (back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps || isDocumentPagePath(back))
+    back &&
+    /^[\x21-\x7e]+$/.test(back) &&
+    (back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps || isDocumentPagePath(back))
       ? back
       : OAUTH_PATHS.apps;
   const address = (request: Request, info: RequestInfo | undefined) => limitKey(infoOf(request, info).clientBehind(trusted));
