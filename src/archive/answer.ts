@@ -72,6 +72,7 @@ export function archiveAnswer(archive: Archive, user: string, queryId: string, q
       embedText: embeddingText(cited.c.record.title, cited.c.text),
       owner: cited.c.owner,
       document: archivedDocument(cited),
+      recordKey: cited.recordKey,
     })),
   );
 }

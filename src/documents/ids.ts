@@ -26,6 +26,8 @@ export interface CitationIds {
   chunkId: string;
   /** The sha256 of the chunk's text. */
   sha256: string;
+  /** The record's own key, the same for all its versions: the archive keeps its newest few (archive/store.ts). */
+  recordKey: string;
 }
 
 /** The ids of a chunk of a record and of the record, under the asking user's citation key. */
@@ -35,7 +37,12 @@ export function citationIds(
 ): CitationIds {
   const documentId = `${ID_PREFIX.document}${keyed(key, "document", cited.connectorId, cited.recordId, sha256Hex(`${cited.title}\u0000${cited.content}`))}`;
   const sha256 = sha256Hex(cited.chunkText);
-  return { documentId, chunkId: keyed(key, "chunk", documentId, sha256), sha256 };
+  return {
+    documentId,
+    chunkId: keyed(key, "chunk", documentId, sha256),
+    sha256,
+    recordKey: keyed(key, "record", cited.connectorId, cited.recordId),
+  };
 }
 
 /** An id as the tools and routes take it: a document's, or a chunk's (with or without its prefix). */
