@@ -1,8 +1,11 @@
 // What the archive keeps of cited documents (D36): one copy of a version however often it is
 // cited, and only the newest KEPT_DOCUMENT_VERSIONS versions of a record that keeps changing (a
 // log, a sheet edited daily), each of which would otherwise add its whole text at every answer
-// citing it. The quotes of an older version stay archived with their sha256.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+// citing it. The quotes of an older version stay archived with their sha256. And a record's
+// whole text (up to 4 M characters, ~30 ms to hash) is hashed for its id once per version, not at
+// every question citing it.
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
+import * as nodeCrypto from "node:crypto";
 import { archivedChunk, archivedDocument, type CitedRanked, citeChunks } from "../../src/archive/answer";
 import { KEPT_DOCUMENT_VERSIONS } from "../../src/archive/store";
 import { openDocument } from "../../src/documents/open";
@@ -74,5 +77,32 @@ describe("archived documents", () => {
     // The oldest version's quote stays archived, with its hash; its whole document is no longer kept.
     expect(t.services.archive.citedChunk("alice", versions[0]!.chunkId)?.chunk.sha256).toBe(versions[0]!.sha256);
     expect(openDocument(t.services.archive, "alice", versions[0]!.documentId)).toBeUndefined();
+  });
+});
+
+describe("document ids", () => {
+  test("a record's whole text is hashed once per version, not at every question citing it", () => {
+    const hashes = spyOn(nodeCrypto, "createHash");
+    try {
+      const hashed = (content: string) => {
+        const before = hashes.mock.calls.length;
+        citeChunks(t.services.archive, "alice", [ranked(content)]);
+        return hashes.mock.calls.length - before;
+      };
+      const big = `ledger ${"line ".repeat(200_000)}`;
+      // The record and the chunk the first time; then only the chunk (was 2 at every question).
+      expect([hashed(big), hashed(big), hashed(big)]).toEqual([2, 1, 1]);
+      // A new version is hashed again, and its id changes.
+      const [before] = citeChunks(t.services.archive, "alice", [ranked(big)]);
+      expect(hashed(`${big}!`)).toBe(2);
+      const [after] = citeChunks(t.services.archive, "alice", [ranked(`${big}!`)]);
+      expect(after!.documentId).not.toBe(before!.documentId);
+      // Another user's question hashes it for themselves: no user's is made faster by another's.
+      const before2 = hashes.mock.calls.length;
+      citeChunks(t.services.archive, "bob", [ranked(big)]);
+      expect(hashes.mock.calls.length - before2).toBe(2);
+    } finally {
+      hashes.mockRestore();
+    }
   });
 });
