@@ -74,7 +74,23 @@ export const archiveMigrations: Migration[] = [
       db.exec("CREATE INDEX archive_chunks_cited ON archive_chunks (user_id, chunk_id)");
     },
   },
+  {
+    // D36: a record's versions are told apart from other records' (a keyed id of the record, no
+    // path), so that only its newest few are kept: one changing often would grow the archive by
+    // its whole text at each answer citing it.
+    id: "archive-004-document-versions",
+    up(db) {
+      db.exec("ALTER TABLE archive_documents ADD COLUMN record_key TEXT");
+      db.exec("CREATE INDEX archive_documents_record ON archive_documents (user_id, record_key, id)");
+    },
+  },
 ];
+
+/**
+ * Versions of one record the archive keeps whole (D36), the newest: an older version's quotes
+ * stay in archive_chunks (their text and sha256), its whole document no longer opens.
+ */
+export const KEPT_DOCUMENT_VERSIONS = 8;
 
 /**
  * Forgets every archived chunk's vector (another embedding model made them: src/embedding/
@@ -104,6 +120,8 @@ export interface ArchiveInput {
   owner: string;
   /** The whole record the chunk was cited from, as it was ranked (kept once per version, D36). */
   document?: ArchivedDocument;
+  /** The record's keyed id, the same for all its versions (documents/ids.ts): KEPT_DOCUMENT_VERSIONS are kept. */
+  recordKey?: string;
 }
 
 /** A record an answer cited, as it was ranked: what fetch, GET /v1/documents/{id} and /d/<id> show (D36). */
@@ -211,7 +229,11 @@ export class Archive {
         "INSERT INTO archive_chunks (query_id, user_id, chunk_id, body, embedded) VALUES (?, ?, ?, ?, ?) RETURNING id",
       );
       const insertDocument = this.db.query(
-        "INSERT OR IGNORE INTO archive_documents (user_id, doc_id, stored_at, body) VALUES (?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO archive_documents (user_id, doc_id, stored_at, body, record_key) VALUES (?, ?, ?, ?, ?)",
+      );
+      const dropOldVersions = this.db.query(
+        `DELETE FROM archive_documents WHERE user_id = ?1 AND record_key = ?2 AND id NOT IN
+          (SELECT id FROM archive_documents WHERE user_id = ?1 AND record_key = ?2 ORDER BY id DESC LIMIT ${KEPT_DOCUMENT_VERSIONS})`,
       );
       const hasDocument = this.db.query<{ n: number }, [string, string]>(
         "SELECT 1 AS n FROM archive_documents WHERE user_id = ? AND doc_id = ?",
@@ -219,8 +241,10 @@ export class Archive {
       chunks.forEach((c, i) => {
         // A version is sealed once: its id is keyed by its content, so a row under it holds the same.
         const d = c.document;
-        if (d && !hasDocument.get(user, d.doc_id))
-          insertDocument.run(user, d.doc_id, at, this.keys.sealFor(user, JSON.stringify(d), documentAad(d.doc_id)));
+        if (d && !hasDocument.get(user, d.doc_id)) {
+          insertDocument.run(user, d.doc_id, at, this.keys.sealFor(user, JSON.stringify(d), documentAad(d.doc_id)), c.recordKey ?? null);
+          if (c.recordKey) dropOldVersions.run(user, c.recordKey);
+        }
         const v = vectors[i];
         const { id } = insert.get(
           queryId,

@@ -17,6 +17,7 @@ import { secret } from "./context";
 import { InvalidClientMetadata, InvalidRequest, OAuthError, TemporarilyUnavailable } from "./errors";
 import { appsPage, consentPage, loginPage, messagePage, page } from "./pages";
 import type { OAuthServer } from "./service";
+import { SESSION_TTL_SECONDS } from "./sign-in";
 import { KNOWN_ADDRESS_MS } from "./throttle";
 import { PENDING_TTL_SECONDS, UPSTREAM_CALLBACK_PATH, UPSTREAM_COOKIE, UpstreamError } from "./upstream";
 
@@ -177,11 +178,22 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
   const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   // The session's cookie also reaches a cited document's page (/d/<id>, D36), opened only for its signed-in owner.
-  const cookie = (name: string, value: string, maxAge: number) =>
-    `${name}=${value}; Path=${name === SESSION_COOKIE ? "/" : "/oauth"}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
-  /** Where a sign-in may lead back to: this server's own OAuth pages or a document's page, never an open redirect. */
+  const cookie = (name: string, value: string, maxAge: number, path = name === SESSION_COOKIE ? "/" : "/oauth") =>
+    `${name}=${value}; Path=${path}; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? "; Secure" : ""}`;
+  /**
+   * The session cookie as it was set before it moved to Path=/ (for /d/<id>, D36): ended, so a
+   * browser holding it is not sent between a document's page (which never sees it) and the
+   * sign-in (which does) for as long as the session lives, and is signed out by signing out.
+   */
+  const formerSessionCookie: [string, string] = ["set-cookie", cookie(SESSION_COOKIE, "", 0, "/oauth")];
+  /**
+   * Where a sign-in may lead back to: this server's own OAuth pages or a document's page, never an
+   * open redirect; only visible ASCII (as a URL's query is written), which a Location header holds.
+   */
   const returnTarget = (back: string | null | undefined) =>
-    back && (back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps || isDocumentPagePath(back))
+    back &&
+    /^[\x21-\x7e]+$/.test(back) &&
+    (back.startsWith(`${OAUTH_PATHS.authorize}?`) || back === OAUTH_PATHS.apps || isDocumentPagePath(back))
       ? back
       : OAUTH_PATHS.apps;
   const address = (request: Request, info: RequestInfo | undefined) => limitKey(infoOf(request, info).clientBehind(trusted));
@@ -325,7 +337,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         }
         const s = oauth.createSession(user);
         return redirect(target, [
-          ["set-cookie", cookie(SESSION_COOKIE, s.id, 12 * 3600)],
+          ["set-cookie", cookie(SESSION_COOKIE, s.id, SESSION_TTL_SECONDS)],
           ["set-cookie", cookie(LOGIN_COOKIE, "", 0)],
           ["set-cookie", cookie(DEVICE_COOKIE, issued, KNOWN_ADDRESS_MS / 1000)],
         ]);
@@ -458,7 +470,11 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
       OAUTH_PATHS.login,
       ({ request, info }) => {
         const back = returnTarget(new URL(request.url).searchParams.get("return"));
-        return session(request) ? redirect(back) : signInFirst(request, info, back);
+        const s = session(request);
+        // Signed in: the session's cookie set again where every page sees it (Path=/), the former one ended.
+        return s
+          ? redirect(back, [formerSessionCookie, ["set-cookie", cookie(SESSION_COOKIE, s.id, SESSION_TTL_SECONDS)]])
+          : signInFirst(request, info, back);
       },
       { detail: pageDoc("Sign in, then back to `return` (a document's page /d/<id>, or this server's own pages)") as never },
     )
@@ -504,7 +520,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
           const done = await oauth.upstreamSignIn(new URL(request.url).searchParams, cookies(request).get(UPSTREAM_COOKIE));
           // Only back into this server's own OAuth pages: never an open redirect.
           const target = returnTarget(done.returnTo);
-          return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, done.session.id, 12 * 3600)], clear]);
+          return redirect(target, [["set-cookie", cookie(SESSION_COOKIE, done.session.id, SESSION_TTL_SECONDS)], clear]);
         } catch (error) {
           if (error instanceof UpstreamError) {
             upstreamFailed("callback", error);
@@ -553,6 +569,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
         else if (s) return page("Cannot continue", messagePage("Refused", "This form did not come from this server."), 403);
         return page("Signed out", messagePage("Signed out", "You are signed out of corpus."), 200, [
           ["set-cookie", cookie(SESSION_COOKIE, "", 0)],
+          formerSessionCookie,
         ]);
       },
       { parse: "none", detail: pageDoc("Sign out (form)", ["csrf"]) as never },
