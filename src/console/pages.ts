@@ -5,6 +5,7 @@
 import type { AccountInfo } from "../accounts/store";
 import { MIN_PASSWORD_LENGTH } from "../accounts/store";
 import { escapeHtml, hidden, pageStyle } from "../oauth/pages";
+import type { BackupFile, BackupRun } from "./backups";
 
 export const CONSOLE_PATHS = {
   home: "/console",
@@ -15,6 +16,8 @@ export const CONSOLE_PATHS = {
   removeUser: "/console/users/remove",
   resetPassword: "/console/users/password",
   revokeAccess: "/console/users/revoke",
+  backups: "/console/backups",
+  startBackup: "/console/backups/start",
 } as const;
 
 export const CONSOLE_STYLE = pageStyle(
@@ -42,9 +45,9 @@ export function bytes(n: number): string {
 }
 
 /** The frame of every signed-in page: what the operator can reach, and sign-out. */
-function frame(o: { user: string; csrf: string; current: "health" | "users" }, body: string): string {
+function frame(o: { user: string; csrf: string; current: "health" | "users" | "backups" }, body: string): string {
   const link = (href: string, name: string, here: boolean) => `<a href="${href}"${here ? ' aria-current="page"' : ""}>${name}</a>`;
-  return `<div class="console"><nav aria-label="Console">${link(CONSOLE_PATHS.home, "Health", o.current === "health")}${link(CONSOLE_PATHS.users, "Users", o.current === "users")}
+  return `<div class="console"><nav aria-label="Console">${link(CONSOLE_PATHS.home, "Health", o.current === "health")}${link(CONSOLE_PATHS.users, "Users", o.current === "users")}${link(CONSOLE_PATHS.backups, "Backups", o.current === "backups")}
 <span class="muted">Operator <strong>${escapeHtml(o.user)}</strong></span>
 <form method="post" action="${CONSOLE_PATHS.logout}">${hidden({ csrf: o.csrf })}<button type="submit" class="secondary">Sign out</button></form></nav>
 ${body}</div>`;
@@ -130,5 +133,29 @@ export function usersPage(
 <h2>Everyone</h2>
 ${accounts.length ? `<table><thead><tr><th scope="col">User</th><th scope="col">Kind</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No users yet.</p>"}
 <p class="muted">Revoking ends every token issued to the user until now, their connected apps and their sign-in sessions; the account stays. Removing an account revokes the same; their indexed data stays until they delete it (DELETE /v1/delete_my_data).</p>`,
+  );
+}
+
+export function backupsPage(
+  o: { user: string; csrf: string; notice?: string; error?: string },
+  b: { folder: string; last?: BackupRun; files: BackupFile[] },
+): string {
+  const last = b.last
+    ? `<p role="status">${escapeHtml(b.last.name)}, started ${when(b.last.startedAt)}: ${
+        b.last.state === "running"
+          ? "running (reload this page to see it end)"
+          : b.last.state === "done"
+            ? '<span class="ok">written</span>'
+            : `<span class="error">failed</span>: ${escapeHtml(b.last.message)}`
+      }</p>`
+    : "";
+  const rows = b.files.map((f) => `<tr><td>${escapeHtml(f.name)}</td><td>${bytes(f.bytes)}</td><td>${when(f.at)}</td></tr>`).join("\n");
+  return frame(
+    { ...o, current: "backups" },
+    `<h1>Backups</h1>${notice(o)}${last}
+<p>A consistent snapshot of the database and the token signing key, taken while corpus serves (<code>corpus backup</code>), into <code>${escapeHtml(b.folder)}</code>. Never the master key: keep it apart. Copy backups off this disk; restore with <code>corpus restore</code>.</p>
+<form method="post" action="${CONSOLE_PATHS.startBackup}">${hidden({ csrf: o.csrf })}<button type="submit">Start a backup</button></form>
+<h2>In the folder</h2>
+${b.files.length ? `<table><thead><tr><th scope="col">File</th><th scope="col">Size</th><th scope="col">Written</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No backup yet.</p>"}`,
   );
 }

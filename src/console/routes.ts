@@ -19,7 +19,8 @@ import { messagePage, page } from "../oauth/pages";
 import { constantEqual, cookies, form } from "../oauth/routes";
 import type { Services } from "../services";
 import { SERVICE_VERSION } from "../version";
-import { CONSOLE_PATHS, CONSOLE_STYLE, type HealthView, healthPage, signInPage, usersPage } from "./pages";
+import { ConsoleBackups } from "./backups";
+import { backupsPage, CONSOLE_PATHS, CONSOLE_STYLE, type HealthView, healthPage, signInPage, usersPage } from "./pages";
 import { CONSOLE_SESSION_SECONDS, ConsoleSessions } from "./store";
 
 export const CONSOLE_COOKIE = "corpus_console";
@@ -34,6 +35,7 @@ export const CONSOLE_FORM_PATHS: ReadonlySet<string> = new Set([
   CONSOLE_PATHS.removeUser,
   CONSOLE_PATHS.resetPassword,
   CONSOLE_PATHS.revokeAccess,
+  CONSOLE_PATHS.startBackup,
 ]);
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -46,6 +48,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
   const { config, accounts, oauth } = services;
   const sessions = new ConsoleSessions(services.db, services.now);
   const log = services.log.child("console");
+  const backups = new ConsoleBackups(config.CORPUS_DATA_DIR, services.disk, log, services.now);
   const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const cookie = (name: string, value: string, maxAge: number) =>
@@ -127,6 +130,13 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
         }
       })();
 
+  const backupsView = (who: Operator, status = 200, extra: { notice?: string; error?: string } = {}) =>
+    show(
+      "Backups",
+      backupsPage({ user: who.user, csrf: who.csrf, ...extra }, { folder: backups.folder, last: backups.last(), files: backups.list() }),
+      status,
+    );
+
   const health = async (): Promise<HealthView> => {
     const [auth, connectors] = await Promise.all([runChecks(checks.auth), runChecks(checks.connectors)]);
     let databaseBytes = Number.NaN;
@@ -171,6 +181,25 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
         return who instanceof Response ? who : usersView(who);
       },
       HIDDEN_DOC,
+    )
+    .get(
+      CONSOLE_PATHS.backups,
+      ({ request }) => {
+        const who = operator(request);
+        return who instanceof Response ? who : backupsView(who);
+      },
+      HIDDEN_DOC,
+    )
+    .post(
+      CONSOLE_PATHS.startBackup,
+      action((who) => {
+        const started = backups.start(who.user);
+        // To the list (post, redirect, get): reloading it never starts another backup.
+        return "started" in started
+          ? redirect(CONSOLE_PATHS.backups)
+          : backupsView(who, 409, { error: `No backup started: ${started.refused}.` });
+      }),
+      { parse: "none", ...HIDDEN_DOC },
     )
     .post(
       CONSOLE_PATHS.login,

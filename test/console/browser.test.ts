@@ -1,11 +1,13 @@
 // The operator console in headless Chromium (issue 39, D35): an operator signs in by keyboard,
-// sees health and disk, adds a user, revokes a user's token (refused by the API at once), signs
-// out; a user who is no operator is refused. The page obeys its CSP (no violation reported) and
-// each page is screenshotted into test-output/console/.
+// sees health and disk, adds a user, revokes a user's token (refused by the API at once), starts
+// a backup (a real `corpus backup` child) and sees it written, signs out; a user who is no
+// operator is refused. The pages obey their CSP (no violation reported); each is screenshotted
+// into test-output/console/.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { BACKUP_FOLDER } from "../../src/console/backups";
 import { createFetch } from "../../src/server";
 import { bearer, testApp, tokenFor } from "../helpers";
 import { launchChromium } from "../support/chromium";
@@ -89,9 +91,25 @@ describe("the console in Chromium", () => {
     expect(await aliceConnectors()).toBe(401);
     await page.screenshot({ path: join(OUTPUT, "5-token-revoked.png"), fullPage: true });
 
+    await page.getByRole("link", { name: "Backups" }).click();
+    await page.getByRole("heading", { name: "Backups" }).waitFor();
+    await page.getByRole("button", { name: "Start a backup" }).click();
+    await page.getByText(/^corpus-.*\.backup, started .*: (running|written)/).waitFor();
+    await page.screenshot({ path: join(OUTPUT, "6-backup-started.png"), fullPage: true });
+    // `corpus backup` runs as a child process; the page says when it is written.
+    for (let i = 0; i < 300 && (await page.getByText(/^(written|failed)$/).count()) === 0; i++) {
+      await Bun.sleep(50);
+      await page.reload(); // a GET: the start was answered by a redirect to the list
+    }
+    expect(await page.getByText("written", { exact: true }).count()).toBe(1);
+    const files = readdirSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER)).filter((f) => f.endsWith(".backup"));
+    expect(files).toHaveLength(1);
+    expect(await page.getByRole("cell", { name: files[0] }).count()).toBe(1);
+    await page.screenshot({ path: join(OUTPUT, "7-backup-written.png"), fullPage: true });
+
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Signed out" }).waitFor();
-    await page.screenshot({ path: join(OUTPUT, "6-signed-out.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "8-signed-out.png"), fullPage: true });
     await page.goto(`${url}/console/users`);
     await page.getByRole("heading", { name: "corpus console" }).waitFor();
     expect(violations).toEqual([]);
@@ -102,7 +120,7 @@ describe("the console in Chromium", () => {
     await keyboardSignIn(page, "alice", "alice's long password");
     await page.getByRole("heading", { name: "Forbidden" }).waitFor();
     expect(await page.getByText("not an operator").count()).toBe(1);
-    await page.screenshot({ path: join(OUTPUT, "7-not-an-operator.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "9-not-an-operator.png"), fullPage: true });
     const users = await page.goto(`${url}/console/users`);
     expect(users?.status()).toBe(401);
     expect(violations).toEqual([]);

@@ -3,6 +3,9 @@
 // done; an operator's actions go through the CLI's functions. In-process, as a browser would
 // send its forms.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { BACKUP_FOLDER } from "../../src/console/backups";
 import { CONSOLE_PATHS } from "../../src/console/pages";
 import { CONSOLE_COOKIE } from "../../src/console/routes";
 import { ConsoleSessions } from "../../src/console/store";
@@ -58,12 +61,15 @@ describe("the operator console", () => {
     { path: CONSOLE_PATHS.removeUser, form: { csrf, user: USER.user } },
     { path: CONSOLE_PATHS.resetPassword, form: { csrf, user: USER.user, password: "a password chosen by an attacker" } },
     { path: CONSOLE_PATHS.revokeAccess, form: { csrf, user: USER.user } },
+    { path: CONSOLE_PATHS.startBackup, form: { csrf } },
   ];
   const nothingDone = async () => {
     expect(t.services.accounts.exists("mallory")).toBe(false);
     expect(t.services.accounts.exists(USER.user)).toBe(true);
     expect(await t.services.accounts.verify(USER.user, USER.password)).toBe(true);
     expect(await connectorsStatus(t, userToken)).toBe(200);
+    // No backup was started (a unit test cannot even spawn one: test/support/unit-guard.ts).
+    expect(existsSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER))).toBe(false);
   };
 
   test("the session cookie: HttpOnly, SameSite=Strict, Path=/console, short-lived, kept only as a hash", async () => {
@@ -98,7 +104,7 @@ describe("the operator console", () => {
   });
 
   test("no cookie: every page is the sign-in page (401), every action refused, nothing done", async () => {
-    for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users]) {
+    for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups]) {
       const r = await t.app.handle(req(path));
       expect(r.status).toBe(401);
       const html = await r.text();
@@ -125,13 +131,13 @@ describe("the operator console", () => {
     const oauthCookie = await oauthSignIn(t.app, USER.user, USER.password);
     const oauthId = oauthCookie.split("=")[1]!;
     for (const cookie of [oauthCookie, `${CONSOLE_COOKIE}=${oauthId}`]) {
-      for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users])
+      for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups])
         expect((await t.app.handle(req(path, { headers: { cookie } }))).status).toBe(401);
     }
 
     // A console session of an account that is no operator (an operator demoted, say): every page and action 403.
     const sessions = new ConsoleSessions(t.db);
-    const pages = [CONSOLE_PATHS.home, CONSOLE_PATHS.users];
+    const pages = [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups];
     for (const path of pages) {
       const s = sessions.create(USER.user);
       const r = await t.app.handle(req(path, { headers: { cookie: `${CONSOLE_COOKIE}=${s.id}` } }));
@@ -149,7 +155,7 @@ describe("the operator console", () => {
 
   test("a bad CSRF token: every action 403, nothing done; the sign-in form without its cookie's token too", async () => {
     const right = await csrfOf(t, operatorCookie);
-    for (const csrf of ["", "x".repeat(43), `${right.slice(0, -1)}A`]) {
+    for (const csrf of ["", "x".repeat(43), `${right.slice(0, -1)}${right.endsWith("A") ? "B" : "A"}`]) {
       for (const a of actions(csrf)) {
         const r = await t.app.handle(formPost(a.path, a.form, { cookie: operatorCookie }));
         expect(r.status).toBe(403);
