@@ -5,6 +5,7 @@
 import { mkdirSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log";
+import { isEmbedded } from "../native/materialize";
 import type { DiskSpace } from "../store/disk-space";
 
 export const BACKUP_FOLDER = "backups";
@@ -26,7 +27,7 @@ export type BackupRun = { name: string; startedAt: number } & (
 
 /** How to run `corpus`: the executable itself, or Bun with the CLI's source. */
 export function corpusCommand(): string[] {
-  return import.meta.url.includes("$bunfs") ? [process.execPath] : [process.execPath, join(import.meta.dir, "../cli.ts")];
+  return isEmbedded(import.meta.path) ? [process.execPath] : [process.execPath, join(import.meta.dir, "../cli.ts")];
 }
 
 export class ConsoleBackups {
