@@ -18,6 +18,7 @@ export const CONSOLE_PATHS = {
   revokeAccess: "/console/users/revoke",
   backups: "/console/backups",
   startBackup: "/console/backups/start",
+  errors: "/console/errors",
 } as const;
 
 export const CONSOLE_STYLE = pageStyle(
@@ -45,9 +46,9 @@ export function bytes(n: number): string {
 }
 
 /** The frame of every signed-in page: what the operator can reach, and sign-out. */
-function frame(o: { user: string; csrf: string; current: "health" | "users" | "backups" }, body: string): string {
+function frame(o: { user: string; csrf: string; current: "health" | "users" | "backups" | "errors" }, body: string): string {
   const link = (href: string, name: string, here: boolean) => `<a href="${href}"${here ? ' aria-current="page"' : ""}>${name}</a>`;
-  return `<div class="console"><nav aria-label="Console">${link(CONSOLE_PATHS.home, "Health", o.current === "health")}${link(CONSOLE_PATHS.users, "Users", o.current === "users")}${link(CONSOLE_PATHS.backups, "Backups", o.current === "backups")}
+  return `<div class="console"><nav aria-label="Console">${link(CONSOLE_PATHS.home, "Health", o.current === "health")}${link(CONSOLE_PATHS.users, "Users", o.current === "users")}${link(CONSOLE_PATHS.backups, "Backups", o.current === "backups")}${link(CONSOLE_PATHS.errors, "Last errors", o.current === "errors")}
 <span class="muted">Operator <strong>${escapeHtml(o.user)}</strong></span>
 <form method="post" action="${CONSOLE_PATHS.logout}">${hidden({ csrf: o.csrf })}<button type="submit" class="secondary">Sign out</button></form></nav>
 ${body}</div>`;
@@ -157,5 +158,29 @@ export function backupsPage(
 <form method="post" action="${CONSOLE_PATHS.startBackup}">${hidden({ csrf: o.csrf })}<button type="submit">Start a backup</button></form>
 <h2>In the folder</h2>
 ${b.files.length ? `<table><thead><tr><th scope="col">File</th><th scope="col">Size</th><th scope="col">Written</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No backup yet.</p>"}`,
+  );
+}
+
+/** The log's last warnings and errors since start (Logger.recentProblems): what each record says, escaped. */
+export function errorsPage(o: { user: string; csrf: string }, records: Array<Record<string, unknown>>, kept: number): string {
+  const rows = records
+    .map((r) => {
+      const { timestamp, level, logger, message, ...rest } = r;
+      const fields = Object.entries(rest).filter(([, v]) => v !== null);
+      return `<tr><td>${escapeHtml(
+        String(timestamp ?? "")
+          .replace("T", " ")
+          .slice(0, 19),
+      )}</td><td>${escapeHtml(String(level))}</td><td>${escapeHtml(String(logger))}</td><td>${escapeHtml(String(message))}${
+        fields.length
+          ? `<br><span class="muted">${escapeHtml(fields.map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(" "))}</span>`
+          : ""
+      }</td></tr>`;
+    })
+    .join("\n");
+  return frame(
+    { ...o, current: "errors" },
+    `<h1>Last errors</h1><p>The last ${kept} warnings and errors of the log since corpus started, newest first (all of them are in the log: standard output, as JSON lines).</p>
+${records.length ? `<table><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Level</th><th scope="col">Part</th><th scope="col">Message</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>None since the start.</p>"}`,
   );
 }

@@ -14,13 +14,14 @@ import type { HealthChecks } from "../health/checks";
 import { runChecks } from "../health/checks";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { limitKey, parseRanges } from "../limits/client-ip";
+import { RECENT_PROBLEMS } from "../log";
 import { secret } from "../oauth/context";
 import { messagePage, page } from "../oauth/pages";
 import { constantEqual, cookies, form } from "../oauth/routes";
 import type { Services } from "../services";
 import { SERVICE_VERSION } from "../version";
 import { ConsoleBackups } from "./backups";
-import { backupsPage, CONSOLE_PATHS, CONSOLE_STYLE, type HealthView, healthPage, signInPage, usersPage } from "./pages";
+import { backupsPage, CONSOLE_PATHS, CONSOLE_STYLE, errorsPage, type HealthView, healthPage, signInPage, usersPage } from "./pages";
 import { CONSOLE_SESSION_SECONDS, ConsoleSessions } from "./store";
 
 export const CONSOLE_COOKIE = "corpus_console";
@@ -187,6 +188,14 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
       ({ request }) => {
         const who = operator(request);
         return who instanceof Response ? who : backupsView(who);
+      },
+      HIDDEN_DOC,
+    )
+    .get(
+      CONSOLE_PATHS.errors,
+      ({ request }) => {
+        const who = operator(request);
+        return who instanceof Response ? who : show("Last errors", errorsPage(who, services.log.recentProblems(), RECENT_PROBLEMS));
       },
       HIDDEN_DOC,
     )

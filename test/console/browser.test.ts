@@ -107,9 +107,13 @@ describe("the console in Chromium", () => {
     expect(await page.getByRole("cell", { name: files[0] }).count()).toBe(1);
     await page.screenshot({ path: join(OUTPUT, "7-backup-written.png"), fullPage: true });
 
+    await page.getByRole("link", { name: "Last errors" }).click();
+    await page.getByRole("heading", { name: "Last errors" }).waitFor();
+    await page.screenshot({ path: join(OUTPUT, "8-last-errors.png"), fullPage: true });
+
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Signed out" }).waitFor();
-    await page.screenshot({ path: join(OUTPUT, "8-signed-out.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "9-signed-out.png"), fullPage: true });
     await page.goto(`${url}/console/users`);
     await page.getByRole("heading", { name: "corpus console" }).waitFor();
     expect(violations).toEqual([]);
@@ -120,7 +124,7 @@ describe("the console in Chromium", () => {
     await keyboardSignIn(page, "alice", "alice's long password");
     await page.getByRole("heading", { name: "Forbidden" }).waitFor();
     expect(await page.getByText("not an operator").count()).toBe(1);
-    await page.screenshot({ path: join(OUTPUT, "9-not-an-operator.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "10-not-an-operator.png"), fullPage: true });
     const users = await page.goto(`${url}/console/users`);
     expect(users?.status()).toBe(401);
     expect(violations).toEqual([]);

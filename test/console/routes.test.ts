@@ -9,6 +9,7 @@ import { BACKUP_FOLDER } from "../../src/console/backups";
 import { CONSOLE_PATHS } from "../../src/console/pages";
 import { CONSOLE_COOKIE } from "../../src/console/routes";
 import { ConsoleSessions } from "../../src/console/store";
+import { RECENT_PROBLEMS } from "../../src/log";
 import { ACCOUNT_ADDRESS_FAILURES } from "../../src/oauth/throttle";
 import { bearer, req, testApp, tokenFor } from "../helpers";
 import { cookieOf, field, formPost, signIn as oauthSignIn } from "../oauth/support";
@@ -104,7 +105,7 @@ describe("the operator console", () => {
   });
 
   test("no cookie: every page is the sign-in page (401), every action refused, nothing done", async () => {
-    for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups]) {
+    for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors]) {
       const r = await t.app.handle(req(path));
       expect(r.status).toBe(401);
       const html = await r.text();
@@ -131,13 +132,13 @@ describe("the operator console", () => {
     const oauthCookie = await oauthSignIn(t.app, USER.user, USER.password);
     const oauthId = oauthCookie.split("=")[1]!;
     for (const cookie of [oauthCookie, `${CONSOLE_COOKIE}=${oauthId}`]) {
-      for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups])
+      for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors])
         expect((await t.app.handle(req(path, { headers: { cookie } }))).status).toBe(401);
     }
 
     // A console session of an account that is no operator (an operator demoted, say): every page and action 403.
     const sessions = new ConsoleSessions(t.db);
-    const pages = [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups];
+    const pages = [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors];
     for (const path of pages) {
       const s = sessions.create(USER.user);
       const r = await t.app.handle(req(path, { headers: { cookie: `${CONSOLE_COOKIE}=${s.id}` } }));
@@ -240,6 +241,25 @@ describe("the operator console", () => {
     r = await post(CONSOLE_PATHS.removeUser, { user: "bob" });
     expect(r.status).toBe(400);
     expect(r.html).toContain("no user bob");
+  });
+
+  test("last errors: the log's warnings and errors since start, escaped, newest first, at most RECENT_PROBLEMS kept", async () => {
+    const log = t.services.log.child("test");
+    log.info("an info line is no problem");
+    for (let i = 0; i < RECENT_PROBLEMS + 10; i++) log.warning(`problem ${i}`, { detail: i });
+    log.error("<script>alert(1)</script> went wrong", { reason: "<img src=x>" });
+    const r = await t.app.handle(req(CONSOLE_PATHS.errors, { headers: { cookie: operatorCookie } }));
+    expect(r.status).toBe(200);
+    const html = await r.text();
+    expect(html).not.toContain("<script>");
+    expect(html).not.toContain("<img");
+    expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt; went wrong");
+    expect(html).not.toContain("an info line");
+    const rows = [...html.matchAll(/<tr><td>/g)].length;
+    expect(rows).toBe(RECENT_PROBLEMS);
+    expect(html).toContain(`problem ${RECENT_PROBLEMS + 9}`);
+    expect(html).not.toContain("problem 10<");
+    expect(html.indexOf("went wrong")).toBeLessThan(html.indexOf(`problem ${RECENT_PROBLEMS + 9}`));
   });
 
   test("sign-out ends the session; a removed operator's session is nothing at once", async () => {
