@@ -4,6 +4,7 @@
 // order a keyboard reaches them.
 import type { AccountInfo } from "../accounts/store";
 import { MIN_PASSWORD_LENGTH } from "../accounts/store";
+import type { ConnectorViewT } from "../connectors/model";
 import { escapeHtml, hidden, pageStyle } from "../oauth/pages";
 import type { BackupFile, BackupRun } from "./backups";
 
@@ -19,6 +20,7 @@ export const CONSOLE_PATHS = {
   backups: "/console/backups",
   startBackup: "/console/backups/start",
   errors: "/console/errors",
+  connectors: "/console/connectors",
 } as const;
 
 export const CONSOLE_STYLE = pageStyle(
@@ -46,9 +48,9 @@ export function bytes(n: number): string {
 }
 
 /** The frame of every signed-in page: what the operator can reach, and sign-out. */
-function frame(o: { user: string; csrf: string; current: "health" | "users" | "backups" | "errors" }, body: string): string {
+function frame(o: { user: string; csrf: string; current: "health" | "users" | "connectors" | "backups" | "errors" }, body: string): string {
   const link = (href: string, name: string, here: boolean) => `<a href="${href}"${here ? ' aria-current="page"' : ""}>${name}</a>`;
-  return `<div class="console"><nav aria-label="Console">${link(CONSOLE_PATHS.home, "Health", o.current === "health")}${link(CONSOLE_PATHS.users, "Users", o.current === "users")}${link(CONSOLE_PATHS.backups, "Backups", o.current === "backups")}${link(CONSOLE_PATHS.errors, "Last errors", o.current === "errors")}
+  return `<div class="console"><nav aria-label="Console">${link(CONSOLE_PATHS.home, "Health", o.current === "health")}${link(CONSOLE_PATHS.users, "Users", o.current === "users")}${link(CONSOLE_PATHS.connectors, "Connectors", o.current === "connectors")}${link(CONSOLE_PATHS.backups, "Backups", o.current === "backups")}${link(CONSOLE_PATHS.errors, "Last errors", o.current === "errors")}
 <span class="muted">Operator <strong>${escapeHtml(o.user)}</strong></span>
 <form method="post" action="${CONSOLE_PATHS.logout}">${hidden({ csrf: o.csrf })}<button type="submit" class="secondary">Sign out</button></form></nav>
 ${body}</div>`;
@@ -182,5 +184,43 @@ export function errorsPage(o: { user: string; csrf: string }, records: Array<Rec
     { ...o, current: "errors" },
     `<h1>Last errors</h1><p>The last ${kept} warnings and errors of the log since corpus started, newest first (all of them are in the log: standard output, as JSON lines).</p>
 ${records.length ? `<table><thead><tr><th scope="col">Time (UTC)</th><th scope="col">Level</th><th scope="col">Part</th><th scope="col">Message</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>None since the start.</p>"}`,
+  );
+}
+
+const statusCounts = (views: ConnectorViewT[]) => {
+  const by = new Map<string, number>();
+  for (const v of views) by.set(v.status, (by.get(v.status) ?? 0) + 1);
+  return [...by].map(([status, n]) => `${n} ${escapeHtml(status)}`).join(", ") || "none";
+};
+
+/**
+ * Every user's connectors as counts by kind and state (never their labels, hosts or paths), and
+ * the operator's own (CORPUS_CONNECTORS_FILE) each with its state and progress.
+ */
+export function connectorsPage(
+  o: { user: string; csrf: string },
+  operatorConnectors: ConnectorViewT[],
+  users: Array<{ user: string; connectors: ConnectorViewT[] }>,
+): string {
+  const own = operatorConnectors
+    .map((c) => {
+      const progress = c.indexed ? `${c.indexed.embedded} of ${c.indexed.chunks} chunks embedded` : "";
+      return `<tr><td>${escapeHtml(c.id)}</td><td>${escapeHtml(c.kind)}</td><td>${escapeHtml(c.status)}${c.reason ? `: ${escapeHtml(c.reason)}` : ""}</td><td>${c.records ?? ""}</td><td>${progress}</td></tr>`;
+    })
+    .join("\n");
+  const rows = users
+    .map((u) => {
+      const kinds = [...new Set(u.connectors.map((c) => c.kind))].map((k) => escapeHtml(k)).join(", ");
+      const records = u.connectors.reduce((n, c) => n + (c.records ?? 0), 0);
+      return `<tr><td>${escapeHtml(u.user)}</td><td>${u.connectors.length}</td><td>${kinds}</td><td>${statusCounts(u.connectors)}</td><td>${records}</td></tr>`;
+    })
+    .join("\n");
+  return frame(
+    { ...o, current: "connectors" },
+    `<h1>Connectors</h1>
+<h2>The operator's</h2>
+${operatorConnectors.length ? `<table><thead><tr><th scope="col">Id</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Records</th><th scope="col">Progress</th></tr></thead><tbody>${own}</tbody></table>` : "<p>None (CORPUS_CONNECTORS_FILE).</p>"}
+<h2>Users'</h2><p class="muted">Counts and states only: a user's labels, hosts and paths are theirs.</p>
+${users.length ? `<table><thead><tr><th scope="col">User</th><th scope="col">Connectors</th><th scope="col">Kinds</th><th scope="col">States</th><th scope="col">Records</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No users yet.</p>"}`,
   );
 }

@@ -21,7 +21,17 @@ import { constantEqual, cookies, form } from "../oauth/routes";
 import type { Services } from "../services";
 import { SERVICE_VERSION } from "../version";
 import { ConsoleBackups } from "./backups";
-import { backupsPage, CONSOLE_PATHS, CONSOLE_STYLE, errorsPage, type HealthView, healthPage, signInPage, usersPage } from "./pages";
+import {
+  backupsPage,
+  CONSOLE_PATHS,
+  CONSOLE_STYLE,
+  connectorsPage,
+  errorsPage,
+  type HealthView,
+  healthPage,
+  signInPage,
+  usersPage,
+} from "./pages";
 import { CONSOLE_SESSION_SECONDS, ConsoleSessions } from "./store";
 
 export const CONSOLE_COOKIE = "corpus_console";
@@ -188,6 +198,22 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
       ({ request }) => {
         const who = operator(request);
         return who instanceof Response ? who : backupsView(who);
+      },
+      HIDDEN_DOC,
+    )
+    .get(
+      CONSOLE_PATHS.connectors,
+      async ({ request }) => {
+        const who = operator(request);
+        if (who instanceof Response) return who;
+        // What each user's GET /v1/connectors lists: their own, and the operator's (the same for all).
+        const own = (await services.connectors.list(who.user)).filter((c) => c.owner === "operator");
+        const users = await Promise.all(
+          accounts
+            .list()
+            .map(async (a) => ({ user: a.id, connectors: (await services.connectors.list(a.id)).filter((c) => c.owner === "user") })),
+        );
+        return show("Connectors", connectorsPage(who, own, users));
       },
       HIDDEN_DOC,
     )

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { BACKUP_FOLDER } from "../../src/console/backups";
 import { createFetch } from "../../src/server";
-import { bearer, testApp, tokenFor } from "../helpers";
+import { bearer, tempDir, testApp, tokenFor } from "../helpers";
 import { launchChromium } from "../support/chromium";
 import { freePort } from "../support/tcp";
 
@@ -27,10 +27,18 @@ describe("the console in Chromium", () => {
   beforeAll(async () => {
     mkdirSync(OUTPUT, { recursive: true });
     const port = await freePort();
-    t = await testApp({ CORPUS_PORT: String(port) });
+    const roots = tempDir("corpus-console-roots-");
+    mkdirSync(join(roots, "alice"));
+    t = await testApp({ CORPUS_PORT: String(port), CORPUS_CONNECTOR_ROOTS: roots });
     await t.services.accounts.add("root", "the operator's password", { operator: true });
     await t.services.accounts.add("alice", "alice's long password");
     aliceToken = await tokenFor(t.services, "alice", ["connectors:read"]);
+    await t.services.connectors.add("alice", {
+      id: "notes",
+      kind: "files",
+      label: "Alice's private label",
+      config: { path: join(roots, "alice") },
+    });
     server = Bun.serve({ hostname: "127.0.0.1", port, development: false, fetch: createFetch(t.app.fetch, t.config, t.log) });
     url = `http://127.0.0.1:${port}`;
     browser = await launchChromium();
@@ -91,11 +99,19 @@ describe("the console in Chromium", () => {
     expect(await aliceConnectors()).toBe(401);
     await page.screenshot({ path: join(OUTPUT, "5-token-revoked.png"), fullPage: true });
 
+    await page.getByRole("link", { name: "Connectors" }).click();
+    await page.getByRole("heading", { name: "Connectors", exact: true }).waitFor();
+    const aliceRow = page.getByRole("row").filter({ has: page.getByRole("cell", { name: "alice", exact: true }) });
+    expect(await aliceRow.getByRole("cell").nth(1).textContent()).toBe("1");
+    expect(await aliceRow.getByRole("cell").nth(2).textContent()).toBe("files");
+    expect(await page.getByText("Alice's private label").count()).toBe(0);
+    await page.screenshot({ path: join(OUTPUT, "6-connectors.png"), fullPage: true });
+
     await page.getByRole("link", { name: "Backups" }).click();
     await page.getByRole("heading", { name: "Backups" }).waitFor();
     await page.getByRole("button", { name: "Start a backup" }).click();
     await page.getByText(/^corpus-.*\.backup, started .*: (running|written)/).waitFor();
-    await page.screenshot({ path: join(OUTPUT, "6-backup-started.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "7-backup-started.png"), fullPage: true });
     // `corpus backup` runs as a child process; the page says when it is written.
     for (let i = 0; i < 300 && (await page.getByText(/^(written|failed)$/).count()) === 0; i++) {
       await Bun.sleep(50);
@@ -105,15 +121,15 @@ describe("the console in Chromium", () => {
     const files = readdirSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER)).filter((f) => f.endsWith(".backup"));
     expect(files).toHaveLength(1);
     expect(await page.getByRole("cell", { name: files[0] }).count()).toBe(1);
-    await page.screenshot({ path: join(OUTPUT, "7-backup-written.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "8-backup-written.png"), fullPage: true });
 
     await page.getByRole("link", { name: "Last errors" }).click();
     await page.getByRole("heading", { name: "Last errors" }).waitFor();
-    await page.screenshot({ path: join(OUTPUT, "8-last-errors.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "9-last-errors.png"), fullPage: true });
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: "Signed out" }).waitFor();
-    await page.screenshot({ path: join(OUTPUT, "9-signed-out.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "10-signed-out.png"), fullPage: true });
     await page.goto(`${url}/console/users`);
     await page.getByRole("heading", { name: "corpus console" }).waitFor();
     expect(violations).toEqual([]);
@@ -124,7 +140,7 @@ describe("the console in Chromium", () => {
     await keyboardSignIn(page, "alice", "alice's long password");
     await page.getByRole("heading", { name: "Forbidden" }).waitFor();
     expect(await page.getByText("not an operator").count()).toBe(1);
-    await page.screenshot({ path: join(OUTPUT, "10-not-an-operator.png"), fullPage: true });
+    await page.screenshot({ path: join(OUTPUT, "11-not-an-operator.png"), fullPage: true });
     const users = await page.goto(`${url}/console/users`);
     expect(users?.status()).toBe(401);
     expect(violations).toEqual([]);

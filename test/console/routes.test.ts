@@ -105,7 +105,7 @@ describe("the operator console", () => {
   });
 
   test("no cookie: every page is the sign-in page (401), every action refused, nothing done", async () => {
-    for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors]) {
+    for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.connectors, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors]) {
       const r = await t.app.handle(req(path));
       expect(r.status).toBe(401);
       const html = await r.text();
@@ -132,13 +132,13 @@ describe("the operator console", () => {
     const oauthCookie = await oauthSignIn(t.app, USER.user, USER.password);
     const oauthId = oauthCookie.split("=")[1]!;
     for (const cookie of [oauthCookie, `${CONSOLE_COOKIE}=${oauthId}`]) {
-      for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors])
+      for (const path of [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.connectors, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors])
         expect((await t.app.handle(req(path, { headers: { cookie } }))).status).toBe(401);
     }
 
     // A console session of an account that is no operator (an operator demoted, say): every page and action 403.
     const sessions = new ConsoleSessions(t.db);
-    const pages = [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors];
+    const pages = [CONSOLE_PATHS.home, CONSOLE_PATHS.users, CONSOLE_PATHS.connectors, CONSOLE_PATHS.backups, CONSOLE_PATHS.errors];
     for (const path of pages) {
       const s = sessions.create(USER.user);
       const r = await t.app.handle(req(path, { headers: { cookie: `${CONSOLE_COOKIE}=${s.id}` } }));
