@@ -78,6 +78,17 @@ export class ConsoleBackups {
     return { started: name };
   }
 
+  /** The path of a finished backup named `name`, or undefined: only a name of the folder's own pattern, never a path. */
+  pathOf(name: string): string | undefined {
+    if (!BACKUP_NAME.test(name)) return undefined;
+    const path = join(this.folder, name);
+    try {
+      return statSync(path).isFile() ? path : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The finished backups in the folder, newest first (a partial file is hidden: it starts with a dot). */
   list(): BackupFile[] {
     let names: string[];

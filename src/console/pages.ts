@@ -21,6 +21,7 @@ export const CONSOLE_PATHS = {
   startBackup: "/console/backups/start",
   errors: "/console/errors",
   connectors: "/console/connectors",
+  downloadBackup: "/console/backups/download",
 } as const;
 
 export const CONSOLE_STYLE = pageStyle(
@@ -152,7 +153,12 @@ export function backupsPage(
             : `<span class="error">failed</span>: ${escapeHtml(b.last.message)}`
       }</p>`
     : "";
-  const rows = b.files.map((f) => `<tr><td>${escapeHtml(f.name)}</td><td>${bytes(f.bytes)}</td><td>${when(f.at)}</td></tr>`).join("\n");
+  const rows = b.files
+    .map(
+      (f) =>
+        `<tr><td><a href="${CONSOLE_PATHS.downloadBackup}?name=${encodeURIComponent(f.name)}" download>${escapeHtml(f.name)}</a></td><td>${bytes(f.bytes)}</td><td>${when(f.at)}</td></tr>`,
+    )
+    .join("\n");
   return frame(
     { ...o, current: "backups" },
     `<h1>Backups</h1>${notice(o)}${last}

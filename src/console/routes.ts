@@ -218,6 +218,26 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
       HIDDEN_DOC,
     )
     .get(
+      CONSOLE_PATHS.downloadBackup,
+      ({ request }) => {
+        const who = operator(request);
+        if (who instanceof Response) return who;
+        const name = new URL(request.url).searchParams.get("name") ?? "";
+        const path = backups.pathOf(name);
+        if (!path) return show("Not found", messagePage("Not found", "There is no such backup in the folder."), 404);
+        log.info("console: backup downloaded", { operator: who.user, backup: name });
+        return new Response(Bun.file(path), {
+          headers: {
+            "content-type": "application/octet-stream",
+            "content-disposition": `attachment; filename="${name}"`,
+            "cache-control": "no-store",
+            "x-content-type-options": "nosniff",
+          },
+        });
+      },
+      HIDDEN_DOC,
+    )
+    .get(
       CONSOLE_PATHS.errors,
       ({ request }) => {
         const who = operator(request);

@@ -4,7 +4,7 @@
 // operator is refused. The pages obey their CSP (no violation reported); each is screenshotted
 // into test-output/console/.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdirSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { BACKUP_FOLDER } from "../../src/console/backups";
@@ -122,6 +122,11 @@ describe("the console in Chromium", () => {
     expect(files).toHaveLength(1);
     expect(await page.getByRole("cell", { name: files[0] }).count()).toBe(1);
     await page.screenshot({ path: join(OUTPUT, "8-backup-written.png"), fullPage: true });
+    const downloading = page.waitForEvent("download");
+    await page.getByRole("link", { name: files[0] }).click();
+    const saved = join(OUTPUT, "downloaded.backup");
+    await (await downloading).saveAs(saved);
+    expect(Buffer.compare(readFileSync(saved), readFileSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER, files[0]!)))).toBe(0);
 
     await page.getByRole("link", { name: "Last errors" }).click();
     await page.getByRole("heading", { name: "Last errors" }).waitFor();

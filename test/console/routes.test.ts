@@ -3,7 +3,7 @@
 // done; an operator's actions go through the CLI's functions. In-process, as a browser would
 // send its forms.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BACKUP_FOLDER } from "../../src/console/backups";
 import { CONSOLE_PATHS } from "../../src/console/pages";
@@ -279,5 +279,33 @@ describe("the operator console", () => {
     expect(r.status).toBe(200);
     expect((await t.app.handle(req(CONSOLE_PATHS.home, { headers: { cookie: second } }))).status).toBe(401);
     expect(new ConsoleSessions(t.db).countOf("second")).toBe(0);
+  });
+
+  // Last: it makes the backups folder, which the tests above check is never made.
+  test("a backup is downloaded by an operator only, and only by a name of the folder's own pattern", async () => {
+    const name = "corpus-2026-01-01T00-00-00Z.backup";
+    const folder = join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, name), "backup bytes");
+    const download = (query: string, cookie?: string) =>
+      t.app.handle(req(`${CONSOLE_PATHS.downloadBackup}?name=${query}`, cookie ? { headers: { cookie } } : {}));
+
+    expect((await download(name)).status).toBe(401);
+    const s = new ConsoleSessions(t.db).create(USER.user);
+    expect((await download(name, `${CONSOLE_COOKIE}=${s.id}`)).status).toBe(403);
+
+    const r = await download(name, operatorCookie);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-disposition")).toBe(`attachment; filename="${name}"`);
+    expect(await r.text()).toBe("backup bytes");
+    for (const bad of [
+      "../corpus.db",
+      "corpus.db",
+      "%2e%2e%2fcorpus.db",
+      `${name}%2f..%2f..%2fcorpus.db`,
+      `..%2f${BACKUP_FOLDER}%2f${name}`,
+      "",
+    ])
+      expect((await download(bad, operatorCookie)).status).toBe(404);
   });
 });
