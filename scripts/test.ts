@@ -73,6 +73,7 @@ const INTEGRATION = [
   "connectors/staged-put-crash.test.ts",
   "connectors/status.test.ts",
   "connectors/update.test.ts",
+  "console/browser.test.ts",
   "crash.test.ts",
   "crypto/master-key.test.ts",
   "embedding/embedder.test.ts",

@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 import { limitHeaders } from "./auth/guard";
 import { authRoutes } from "./auth/routes";
 import { connectorRoutes } from "./connectors/routes";
+import { consoleRoutes } from "./console/routes";
 import { debugRoutes } from "./debug/routes";
 import { documentRoutes } from "./documents/routes";
 import type { HealthChecks } from "./health/checks";
@@ -78,6 +79,8 @@ export function createApp(services: Services, metrics?: RequestObserver) {
     .use(documentRoutes(services))
     .use(webhookRoutes(services))
     .use(userRoutes(services))
+    // The operator console (D35): its own session, for operators only.
+    .use(consoleRoutes(services, checks))
     .use(mcpRoutes(services))
     .use(debugRoutes(config.CORPUS_DEBUG_MODE))
     .use(metricsRefusal());

@@ -63,11 +63,19 @@ function stdoutSink(): LogSink {
   };
 }
 
+/** WARNING and worse records a logger keeps in memory, newest last: the console's last errors (D35). */
+export const RECENT_PROBLEMS = 50;
+
 export class Logger {
   constructor(
     readonly name: string,
-    private readonly state: { level: LogLevel; sink: LogSink },
+    private readonly state: { level: LogLevel; sink: LogSink; recent: string[] },
   ) {}
+
+  /** The last RECENT_PROBLEMS records of level WARNING or worse written since start (by any child), newest first. */
+  recentProblems(): Array<Record<string, unknown>> {
+    return this.state.recent.map((line) => JSON.parse(line) as Record<string, unknown>).reverse();
+  }
 
   child(name: string): Logger {
     return new Logger(name, this.state);
@@ -92,7 +100,9 @@ export class Logger {
       tool: capLogValue(tool),
       ...fields,
     };
-    this.state.sink(`${JSON.stringify(record)}\n`);
+    const line = JSON.stringify(record);
+    if (RANK[level] >= RANK.WARNING && this.state.recent.push(line) > RECENT_PROBLEMS) this.state.recent.shift();
+    this.state.sink(`${line}\n`);
   }
 
   debug(message: string, context?: LogContext) {
@@ -113,7 +123,7 @@ export class Logger {
 }
 
 export function createLogger(level: LogLevel, sink: LogSink = stdoutSink()): Logger {
-  return new Logger("corpus", { level, sink });
+  return new Logger("corpus", { level, sink, recent: [] });
 }
 
 type LogRecord = Record<string, unknown>;

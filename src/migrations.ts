@@ -6,6 +6,7 @@ import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
 import { indexMigrations } from "./connectors/local-index";
 import { connectorRowMigrations } from "./connectors/rows";
+import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
 import { cryptoMigrations } from "./crypto/user-keys";
 import { embeddingMigrations } from "./embedding/service";
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   ...accountMigrations,
   ...oauthMigrations,
   ...scrubMigrations,
+  ...consoleMigrations,
 ];

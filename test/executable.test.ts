@@ -177,6 +177,48 @@ describe("dist/corpus alone in an empty folder", () => {
     }
   });
 
+  test("the console inside it: an operator signs in and starts a backup, which the executable itself writes (D35)", async () => {
+    const e = { ...env(), CORPUS_DATA_DIR: join(tempDir("corpus-exe-console-"), "data") };
+    const added = Bun.spawnSync([exe, "user", "add", "--user", "root", "--operator"], {
+      cwd: folder,
+      env: e,
+      stdin: Buffer.from("the operator's password\n"),
+    });
+    expect(added.exitCode).toBe(0);
+    const server = await startCorpus(e, [], { command: [exe], cwd: folder });
+    try {
+      const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+      const first = await fetch(`${server.url}/console`);
+      const login = first.headers.getSetCookie()[0]!.split(";")[0]!;
+      const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+      const formHeaders = (cookie: string) => ({ "content-type": "application/x-www-form-urlencoded", cookie });
+      const signedIn = await fetch(`${server.url}/console/login`, {
+        method: "POST",
+        redirect: "manual",
+        headers: formHeaders(login),
+        body: form({ csrf: csrfOf(await first.text()), user: "root", password: "the operator's password" }),
+      });
+      expect(signedIn.status).toBe(303);
+      const session = signedIn.headers.getSetCookie()[0]!.split(";")[0]!;
+      const list = await fetch(`${server.url}/console/backups`, { headers: { cookie: session } });
+      const started = await fetch(`${server.url}/console/backups/start`, {
+        method: "POST",
+        redirect: "manual",
+        headers: formHeaders(session),
+        body: form({ csrf: csrfOf(await list.text()) }),
+      });
+      expect(started.status).toBe(303);
+      const page = await until("the backup written", async () => {
+        const html = await (await fetch(`${server.url}/console/backups`, { headers: { cookie: session } })).text();
+        return /: <span class="(ok|error)">/.test(html) ? html : undefined;
+      });
+      expect(page).toContain('<span class="ok">written</span>');
+      expect(readdirSync(join(e.CORPUS_DATA_DIR, "backups")).filter((f) => f.endsWith(".backup"))).toHaveLength(1);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("the built-in authorization server works inside it: corpus user add (argon2id), metadata, DCR, sign-in", async () => {
     const e = { ...env(), CORPUS_DATA_DIR: join(tempDir("corpus-exe-oauth-"), "data") };
     const added = Bun.spawnSync([exe, "user", "add", "--user", "alice"], {

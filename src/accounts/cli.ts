@@ -5,6 +5,7 @@
 import type { Config } from "../config";
 import { createLogger } from "../log";
 import { createServices } from "../services";
+import { addAccount, changePassword, removeAccount } from "./operations";
 import { AccountError } from "./store";
 
 async function readPassword(): Promise<string> {
@@ -24,21 +25,12 @@ export async function userCommand(command: string, options: Record<string, strin
     const accounts = services.accounts;
     const id = options.user!; // required by the CLI's parser for all but "user list"
     switch (command) {
-      case "user add": {
-        const operator = options.operator === "true";
-        await accounts.add(id, await readPassword(), { operator });
-        return operator ? `added operator ${id}` : `added user ${id}`;
-      }
+      case "user add":
+        return await addAccount(services, id, await readPassword(), options.operator === "true");
       case "user passwd":
-        await accounts.setPassword(id, await readPassword());
-        // A new password ends the sessions and grants held under the old one.
-        services.oauth.forgetUser(id);
-        return `changed the password of ${id}; their sessions and connected apps were signed out`;
+        return await changePassword(services, id, await readPassword());
       case "user remove":
-        if (!accounts.remove(id)) throw new AccountError(`no user ${id}`);
-        services.oauth.forgetUser(id);
-        services.auth.store.revokeUser(id);
-        return `removed user ${id} and revoked their tokens (their indexed data stays until DELETE /v1/delete_my_data)`;
+        return removeAccount(services, id);
       case "user list":
         return accounts
           .list()

@@ -15,20 +15,39 @@ button.secondary{background:#fff;color:#1c1917}button:focus,input:focus{outline:
 .error{color:#b91c1c;font-weight:600}.muted{color:#57534e;font-size:.9rem}ul{padding-left:1.2rem}li{margin:.6rem 0}
 @media (max-width:30rem){main{margin:0;border-radius:0;box-shadow:none}}`;
 
-const STYLE_HASH = createHash("sha256").update(CSS).digest("base64");
+/** A page's style sheet and the CSP allowing it (by its hash) and nothing else. */
+export interface PageStyle {
+  css: string;
+  csp: string;
+}
 
-export const PAGE_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; frame-ancestors 'none'; base-uri 'none'`;
+/** The OAuth pages' look with `extraCss` after it (the console's, D35); `directives` adds to the CSP. */
+export function pageStyle(extraCss = "", directives = ""): PageStyle {
+  const css = CSS + extraCss;
+  const hash = createHash("sha256").update(css).digest("base64");
+  return { css, csp: `default-src 'none'; style-src 'sha256-${hash}'; frame-ancestors 'none'; base-uri 'none'${directives}` };
+}
+
+const OAUTH_STYLE = pageStyle();
+
+export const PAGE_CSP = OAUTH_STYLE.csp;
 
 export const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 /** A page with the security headers, the CSP, and no caching; `headers` adds (Set-Cookie). */
-export function page(title: string, body: string, status = 200, headers: Array<[string, string]> = []): Response {
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)} · corpus</title><style>${CSS}</style></head><body><main>${body}</main></body></html>`;
+export function page(
+  title: string,
+  body: string,
+  status = 200,
+  headers: Array<[string, string]> = [],
+  style: PageStyle = OAUTH_STYLE,
+): Response {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)} · corpus</title><style>${style.css}</style></head><body><main>${body}</main></body></html>`;
   const list = new Headers({
     ...SECURITY_HEADERS,
     "content-type": "text/html;charset=utf-8",
-    "content-security-policy": PAGE_CSP,
+    "content-security-policy": style.csp,
     "cache-control": "no-store",
     "referrer-policy": "same-origin",
   });
@@ -36,7 +55,7 @@ export function page(title: string, body: string, status = 200, headers: Array<[
   return new Response(html, { status, headers: list });
 }
 
-const hidden = (fields: Record<string, string>) =>
+export const hidden = (fields: Record<string, string>) =>
   Object.entries(fields)
     .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
     .join("");

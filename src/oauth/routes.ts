@@ -55,7 +55,8 @@ export function cookies(request: Request): Map<string, string> {
   return map;
 }
 
-async function form(request: Request): Promise<URLSearchParams> {
+/** A form post's fields; InvalidRequest when it is not one, or larger than 16 KiB. */
+export async function form(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^\s*application\/x-www-form-urlencoded\s*(;|$)/i.test(type))
     throw new InvalidRequest("the body must be application/x-www-form-urlencoded");
@@ -82,7 +83,8 @@ function errorHeaders(error: OAuthError): Record<string, string> {
   return {};
 }
 
-const constantEqual = (a: string | null | undefined, b: string | null | undefined) =>
+/** Whether a form's CSRF field is the expected token (either may be missing). */
+export const constantEqual = (a: string | null | undefined, b: string | null | undefined) =>
   !!a && !!b && a.length === b.length && Bun.hash(a) === Bun.hash(b) && a === b;
 
 // What the OpenAPI document says of these routes: their answers are written here (OAuth's
