@@ -1,5 +1,5 @@
-// The metrics listener (D35): /metrics is the operator's, and corpus has no operator role a token
-// could carry, so it is served on a listener of its own, on a loopback address only
+// The metrics listener (D35): /metrics is the operator's, and no token carries the operator's role
+// (it is on the account, for the console's sign-in), so it is served on a listener of its own, on a loopback address only
 // (CORPUS_METRICS_LISTEN), where the operator's Prometheus scrapes it. The service's own listener
 // refuses /metrics to every token (metricsRefusal). A page in a browser cannot read it either: the
 // Host must be a loopback name (DNS rebinding) and a request carrying an Origin is refused.
@@ -58,7 +58,7 @@ export function startMetricsListener(listen: string, metrics: Metrics, log: Logg
   return { url, stop: () => server.stop(true) };
 }
 
-/** /metrics on the service's own listener: no token may read it (there is no operator role), so every caller is refused. */
+/** /metrics on the service's own listener: no token carries the operator's role, so every caller is refused. */
 export const metricsRefusal = () =>
   new Elysia({ name: "corpus/metrics-refusal" }).get(
     METRICS_PATH,
