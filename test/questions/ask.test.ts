@@ -41,7 +41,8 @@ test("an answer given is archived, with the ids the archive keeps", async () => 
   const asked = await ask(t.services, { ...question, principal });
   expect(asked.chosen.length).toBe(1);
   expect(asked.queryId).toStartWith("qry_");
-  expect(t.services.archive.rowsOf(USER)).toBe(1 + asked.chosen.length);
+  // The question, each chunk given, and each record cited kept whole as it was ranked (D36).
+  expect(t.services.archive.rowsOf(USER)).toBe(1 + asked.chosen.length + new Set(asked.chosen.map((x) => x.documentId)).size);
   await t.services.close();
 });
 
