@@ -4,22 +4,13 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
+import { mailRecord } from "../support/local-index";
 
-const mail = (id: string, date: string, content: string): SourceRecord => ({
-  id,
-  title: id,
-  content,
-  source_url: "",
-  date,
-  type: "email",
-  path: id,
-  metadata: {},
-});
+const mail = (id: string, date: string, content: string) => mailRecord(id, date, content);
 
 /** A unit vector along the first axis, turned towards the second by `turn` (0: the question's own). */
 function vector(turn: number): Float32Array {

@@ -1,28 +1,20 @@
 // A question's SQL in a local index (BM25, the nearest chunks, the rows found) runs in the search
-// worker, off the serving thread (D31, issue 36: ~40% of a question's serving-thread time): the
+// worker, off the serving thread (D31: ~40% of a question's serving-thread time, measured): the
 // same hits as on the asking thread, none of that SQL on the serving thread's connection, an
 // answer still when the worker is ended mid-search.
 
 import type { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { closeSearches, type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import type { RetrievalRequest, SourceRecord } from "../../src/connectors/types";
+import { closeSearches, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
+import { countingOpens, mailRecord } from "../support/local-index";
 
-const mail = (id: string, date: string, content: string): SourceRecord => ({
-  id,
-  title: id,
-  content,
-  source_url: "",
-  date,
-  type: "email",
-  path: id,
-  metadata: { from: "a@example.com" },
-});
+const mail = (id: string, date: string, content: string) => mailRecord(id, date, content, { from: "a@example.com" });
 
 /** A unit vector along the first axis, turned towards the second by `turn`. */
 function vector(turn: number): Float32Array {
@@ -53,15 +45,7 @@ function counted(db: Database): { db: Database; searches: () => number } {
 async function mailIndex() {
   const real = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const { db, searches } = counted(real);
-  const base = indexKeysFor(new UserKeys(real, randomBytes(32)), "alice", "mail", true);
-  let opened = 0;
-  const keys: IndexKeys = {
-    ...base,
-    open: (sealed, row) => {
-      opened++;
-      return base.open(sealed, row);
-    },
-  };
+  const { keys, opened } = countingOpens(indexKeysFor(new UserKeys(real, randomBytes(32)), "alice", "mail", true));
   const index = new LocalIndex(db, "alice/mail", keys, (r) => [r.content]);
   for (let i = 0; i < 60; i++)
     await index.put({ source: `m${i}`, size: 1, mtime: 1 }, [
@@ -77,7 +61,7 @@ async function mailIndex() {
     pending.map((_, i) => vector(i / 60)),
   );
   // The connection the index was given: its search worker is that connection's.
-  return { db, index, searches, opened: () => opened };
+  return { db, index, searches, opened };
 }
 
 const asked = (extra: Partial<RetrievalRequest> = {}): RetrievalRequest => ({

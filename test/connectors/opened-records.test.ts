@@ -1,41 +1,25 @@
 // A local index's records are opened (AES-GCM, then JSON) once per version of their row, not for
-// every question they are a candidate of (issue 36: 9-11% of a question's serving-thread time),
+// every question they are a candidate of (9-11% of a question's serving-thread time, measured),
 // and the copy shared between questions cannot be changed by one of them.
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import type { RetrievalRequest, SourceRecord } from "../../src/connectors/types";
+import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
+import { countingOpens, mailRecord } from "../support/local-index";
 
-const mail = (id: string, content: string): SourceRecord => ({
-  id,
-  title: id,
-  content,
-  source_url: "",
-  date: "2020-03-01T10:00:00.000Z",
-  type: "email",
-  path: id,
-  metadata: { from: "a@example.com" },
-});
+const mail = (id: string, content: string) => mailRecord(id, "2020-03-01T10:00:00.000Z", content, { from: "a@example.com" });
 
 /** An index of 30 mails whose keys count the records opened. */
 async function countedIndex() {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
-  const base = indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true);
-  let opened = 0;
-  const keys: IndexKeys = {
-    ...base,
-    open: (sealed, row) => {
-      opened++;
-      return base.open(sealed, row);
-    },
-  };
+  const { keys, opened } = countingOpens(indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true));
   const index = new LocalIndex(db, "alice/mail", keys);
   for (let i = 0; i < 30; i++)
     await index.put({ source: `m${i}`, size: 1, mtime: 1 }, [mail(`m${i}`, `harbour audit ${"report ".repeat(i % 7)} ${i}`)]);
-  return { index, opened: () => opened };
+  return { index, opened };
 }
 
 const asked: RetrievalRequest = { terms: ["harbour", "report"], phrases: [], limit: 10 };

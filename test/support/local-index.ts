@@ -1,7 +1,8 @@
 // The local index the folder connectors (files, maildir) write to, on a fresh database, and the
 // retrieval requests their tests ask it.
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
@@ -20,3 +21,28 @@ export const ask = (terms: string[], extra: Partial<{ dateFrom: Date; dateTo: Da
   limit: 10,
   ...extra,
 });
+
+/** A mail record of a local index's tests. */
+export const mailRecord = (id: string, date: string, content: string, metadata: SourceRecord["metadata"] = {}): SourceRecord => ({
+  id,
+  title: id,
+  content,
+  source_url: "",
+  date,
+  type: "email",
+  path: id,
+  metadata,
+});
+
+/** Index keys that count the records they open (decrypt and parse). */
+export function countingOpens(base: IndexKeys): { keys: IndexKeys; opened: () => number } {
+  let opened = 0;
+  const keys: IndexKeys = {
+    ...base,
+    open: (sealed, row) => {
+      opened++;
+      return base.open(sealed, row);
+    },
+  };
+  return { keys, opened: () => opened };
+}
