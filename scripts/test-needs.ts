@@ -1,4 +1,4 @@
-// What the integration tests need of the machine, and bringing it (issue 35 item 11): Dovecot,
+// What the integration tests need of the machine, and bringing it: Dovecot,
 // PostgreSQL and MariaDB for the connector tests' servers (scripts/test-servers.sh), Chromium for the widget
 // test, strace for the read-only test of the local connectors, Prometheus for the metrics scrape test,
 // Ledger and beancount as the books sums' oracle (D34), systemd-analyze for the release's unit, and

@@ -1,4 +1,4 @@
-// KNN over one user's keyed 384-d vectors (issue 37): sqlite-vec's brute force (today's embedded
+// KNN over one user's keyed 384-d vectors: sqlite-vec's brute force (today's embedded
 // store, exact: the baseline and the ground truth), pgvector's HNSW (the shared store) and the
 // embedded HNSW (usearch), in the same run: p50/p99 of one search (k = 10) and recall@10 against
 // the exact answer. Quick by default (20k vectors); CORPUS_BENCH_KNN_VECTORS=400000 for the

@@ -1,4 +1,4 @@
-// The kinds of record a user tells apart (issue 40): mail, documents, rows of a table, and
+// The kinds of record a user tells apart (D36): mail, documents, rows of a table, and
 // transactions of accounting books (D34). What a document's metadata says it is, and what the
 // tools' `kinds` filter names.
 import type { SourceRecord } from "../connectors/types";

@@ -1,4 +1,4 @@
-// An HNSW index of one owner's keyed vectors, in memory and saved beside the database (issue 37:
+// An HNSW index of one owner's keyed vectors, in memory and saved beside the database (for
 // big partitions on one node). sqlite-vec reads every vector of a partition per search (233 ms at
 // 400k here); the index answers in a few milliseconds at recall@10 >= 0.95 (scripts/bench/knn.ts).
 // usearch was picked by measurement under Bun over hnswlib-node: the same speed and recall, and it

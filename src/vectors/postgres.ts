@@ -1,5 +1,5 @@
 // The shared vector store: PostgreSQL with pgvector (0.8 or later), for several corpus nodes on
-// one database (issue 37). One table of keyed vectors (D25: PostgreSQL sees no plaintext vector
+// one database. One table of keyed vectors (D25: PostgreSQL sees no plaintext vector
 // and no text) by owner, connector and id, with an HNSW index by cosine distance; a search is
 // filtered by owner (and connectors, ids) in the same scan, pgvector 0.8's iterative index scan
 // going on past the first candidates until k of the owner's are found, so a small owner among

@@ -1,4 +1,4 @@
-// Where keyed vectors are kept and searched (issue 37): one interface, two stores. The embedded
+// Where keyed vectors are kept and searched: one interface, two stores. The embedded
 // one is sqlite-vec in the data folder's database (sqlite.ts, the local index's table as it is);
 // the shared one is PostgreSQL with pgvector's HNSW index (postgres.ts), for several nodes on one
 // database. A store only ever holds vectors rotated by their owner's secret rotation (D25): the

@@ -1,4 +1,4 @@
-// The operator console in headless Chromium (issue 39, D35): an operator signs in by keyboard,
+// The operator console in headless Chromium (D35): an operator signs in by keyboard,
 // sees health and disk, adds a user, revokes a user's token (refused by the API at once), starts
 // a backup (a real `corpus backup` child) and sees it written, signs out; a user who is no
 // operator is refused. The pages obey their CSP (no violation reported); each is screenshotted

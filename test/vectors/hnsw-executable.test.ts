@@ -1,4 +1,4 @@
-// The embedded HNSW inside a single executable (issue 37): usearch's binding is compiled in by
+// The embedded HNSW inside a single executable: usearch's binding is compiled in by
 // `bun build --compile` and loaded from there, so the executable copied alone into an empty
 // folder, with no node_modules anywhere it could look, builds and searches an index.
 import { expect, test } from "bun:test";

@@ -1,4 +1,4 @@
-// One suite, two stores (issue 37): the same cases against the embedded store (sqlite-vec, the
+// One suite, two stores: the same cases against the embedded store (sqlite-vec, the
 // local index's table) and the shared one (PostgreSQL with pgvector's HNSW index, a real server
 // on loopback). Vectors are keyed by a real rotation (D25), as every store holds them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

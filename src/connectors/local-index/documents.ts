@@ -302,7 +302,7 @@ export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): 
 /**
  * Characters of records' titles and contents the opened-records memo keeps, all indexes together:
  * 12-24 MB of strings. Opening (AES-GCM, then JSON.parse) was 9-11% of a question's serving-thread
- * time, and most of a question's candidates were candidates of the questions before it (issue 36).
+ * time, and most of a question's candidates were candidates of the questions before it.
  * The Enron maildir's records hold ~12 M: with 4 M kept, opening was still a third of the serving
  * thread's time over the answer evaluation's questions (34.3 ms a question; 20.6 with 12 M).
  */

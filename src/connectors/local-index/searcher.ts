@@ -1,6 +1,6 @@
 // The serving thread's handle on the search worker (search-worker.ts): a question's SQL in the
 // local indexes (BM25, the nearest chunks, the rows found: ~40% of the serving thread's time per
-// question, issue 36) runs there, on a connection of its own, while this thread serves other
+// question, measured) runs there, on a connection of its own, while this thread serves other
 // requests (D31). One worker per database connection, started on the first question, ended with the
 // services (closeSearches) or once idle for SEARCH_IDLE_MS. A database without a file (tests'
 // :memory:) is searched on the asking thread, as is any question once the worker has failed.
