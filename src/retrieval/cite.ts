@@ -21,28 +21,19 @@ export function cite(kept: RankedChunk[], terms: string[], chunksOf: (c: RankedC
   }
 }
 
-/**
- * The most chunks of a document whose fit is read, those around its best: reading a chunk's
- * statements takes ~0.4-0.9 ms a kilobyte, and a 4 MB document's 4,000 chunks held the serving
- * thread for seconds a question (D31). An invoice or a receipt is a few chunks: all of them.
- */
-export const FIT_CHUNKS = 64;
-
 /** The chunk that best holds the kind of answer asked for, of those naming most of the question's words; `best` unless another holds more. */
 function answeringChunk(chunks: string[], best: number, terms: string[], fits: (chunk: string) => number): number {
-  const from = Math.max(0, Math.min(best - FIT_CHUNKS / 2, chunks.length - FIT_CHUNKS));
-  const near = chunks.slice(from, from + FIT_CHUNKS);
-  const fit = near.map(fits);
+  const fit = chunks.map(fits);
   const most = Math.max(...fit);
-  if (fit[best - from]! >= most) return best;
+  if (fit[best]! >= most) return best;
   const want = new Set(terms.flatMap(words));
   let pick = best;
   let pickWords = -1;
-  near.forEach((chunk, i) => {
+  chunks.forEach((chunk, i) => {
     if (fit[i]! < most) return;
     const named = new Set(words(chunk).filter((w) => want.has(w))).size;
     if (named > pickWords) {
-      pick = from + i;
+      pick = i;
       pickWords = named;
     }
   });
