@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { closeSearches, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { closeSearches, dropIndex, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
@@ -130,6 +130,20 @@ test("the rows the worker read are opened here, each once per version of its row
     await index.put({ source: top, size: 2, mtime: 2 }, [mail(top, "2020-03-01T10:00:00.000Z", "harbour report harbour report, revised")]);
     const revised = (await index.rank(asked())).find((h) => h.record.id === top);
     expect(revised?.record.content).toBe("harbour report harbour report, revised");
+  } finally {
+    await closeSearches(db);
+  }
+});
+
+test("attack: an index dropped (its connector removed, D25) after the worker read its rows: none of its records are answered", async () => {
+  const { db, index } = await mailIndex();
+  try {
+    expect((await index.rank(asked())).length).toBeGreaterThan(0);
+    const searching = index.rank(asked());
+    // This thread busy while the worker searches and replies: its reply waits, then the index goes.
+    Bun.sleepSync(50);
+    expect(dropIndex(db, "alice/mail")).toBeGreaterThan(0);
+    expect(await searching).toEqual([]);
   } finally {
     await closeSearches(db);
   }

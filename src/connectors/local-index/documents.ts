@@ -300,7 +300,7 @@ export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): 
 }
 
 /**
- * Characters of records' titles and contents the opened-records memo keeps, all indexes together:
+ * Characters of records (all their texts: openedChars) the opened-records memo keeps, all indexes together:
  * 12-24 MB of strings. Opening (AES-GCM, then JSON.parse) was 9-11% of a question's serving-thread
  * time, and most of a question's candidates were candidates of the questions before it.
  * The Enron maildir's records hold ~12 M: with 4 M kept, opening was still a third of the serving
@@ -308,8 +308,18 @@ export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): 
  */
 export const OPENED_RECORDS_CHARS = 12_000_000;
 
-/** What an opened record holds beyond its title and content (its metadata, its fields' names), counted in its size. */
+/** What an opened record holds beyond its texts (its fields' names, the objects themselves), counted in its size. */
 const RECORD_OVERHEAD = 256;
+
+/**
+ * The characters an opened record holds: every text of it, its metadata's too (a mail's To and Cc
+ * headers are as long as its sender makes them), so that the memo's bound holds whatever the record.
+ */
+function openedChars(r: SourceRecord): number {
+  let chars = r.id.length + r.title.length + r.content.length + r.source_url.length + r.path.length + RECORD_OVERHEAD;
+  for (const [name, value] of Object.entries(r.metadata)) chars += name.length + (typeof value === "string" ? value.length : 8);
+  return chars;
+}
 
 /**
  * Records opened, each kept while its row holds the same sealed bytes (their hash: a row written
@@ -317,7 +327,7 @@ const RECORD_OVERHEAD = 256;
  * given for a row the reader did not read, so a removed record, or a deleted owner's (their rows
  * go with their key), is never given from it. Shared, so frozen (frozen()).
  */
-const opened = new RecordMemo<SourceRecord>(OPENED_RECORDS_CHARS, (r) => r.title.length + r.content.length + RECORD_OVERHEAD);
+const opened = new RecordMemo<SourceRecord>(OPENED_RECORDS_CHARS, openedChars);
 const databaseIds = new WeakMap<Database, number>();
 let databasesSeen = 0;
 function databaseId(db: Database): number {

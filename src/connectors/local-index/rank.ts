@@ -3,7 +3,7 @@
 import { needles, type RetrievalRequest, type SearchHit, type SourceRecord } from "../types";
 import { type Candidates, type CandidatesAsked, candidates, dateCondition } from "./candidates";
 import type { IndexContext } from "./context";
-import { openRecords } from "./documents";
+import { openRecords, visible } from "./documents";
 import { SearchWorkerFailed, searchOffThread } from "./searcher";
 
 /** The request's phrases as needles: quoted in the question, so matched as phrases. */
@@ -19,12 +19,34 @@ export async function rank(ctx: IndexContext, request: RetrievalRequest): Promis
   const asked = askedOf(ctx, request);
   let found: Candidates;
   try {
-    found = (await searchOffThread(ctx, asked)) ?? candidates(ctx, asked);
+    const off = searchOffThread(ctx, asked);
+    found = off ? stillShown(ctx, await off) : candidates(ctx, asked);
   } catch (error) {
     if (!(error instanceof SearchWorkerFailed)) throw error;
     found = candidates(ctx, asked);
   }
   return hitsOf(ctx, found);
+}
+
+/**
+ * The worker's candidates whose rows are still shown now: it read them at an earlier moment, and
+ * a removal (its connector's, its owner's: D25), or a put that wrote the record anew, may have
+ * ended since. Looked up by row number on this thread (no search: the rows alone).
+ */
+function stillShown(ctx: IndexContext, read: Candidates): Candidates {
+  if (read.found.size === 0) return read;
+  const shown = visible(ctx);
+  const rows = ctx.db
+    .query<{ doc: number }, Array<string | number>>(
+      `SELECT d.doc FROM connector_docs d WHERE d.doc IN (SELECT value FROM json_each(?)) AND d.owner = ?${shown.sql}`,
+    )
+    .all(JSON.stringify([...read.found.keys()]), ctx.owner, ...shown.params);
+  if (rows.length === read.found.size) return read;
+  const now = new Set(rows.map((r) => r.doc));
+  return {
+    found: new Map([...read.found].filter(([doc]) => now.has(doc))),
+    sealed: new Map([...read.sealed].filter(([doc]) => now.has(doc))),
+  };
 }
 
 /** rank's candidates found on this thread, in this turn (what a reader sees at this moment, between two of a put's transactions say). */
