@@ -51,6 +51,7 @@ export class QueryService {
   async run(o: QueryOptions): Promise<QueryOutcome> {
     const started = performance.now();
     const plan = await planOf(o);
+    const shownAtStart = this.connectors.ids(o.user);
     const active = this.connectors.active(o.user, o.connectorIds);
     const debug = this.log?.enabled("DEBUG") ? this.log : undefined;
     debug?.debug(
@@ -81,11 +82,15 @@ export class QueryService {
     if (o.texts !== false) cite(kept, q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan));
     // A sum over books is added up from every transaction of the book, not the ranked few (D34).
     const books = await booksAnswer(q, kept, active);
+    // A connector removed while the question ran answers nothing of it: its rows were read before (D25).
+    const shownNow = new Set(this.connectors.ids(o.user));
+    const removed = new Set(shownAtStart.filter((id) => !shownNow.has(id)));
+    const chunks = (books?.chunks ?? kept).filter((c) => !removed.has(c.connectorId));
     return {
       plan: q.plan,
       vector: q.vector,
-      chunks: books?.chunks ?? kept,
-      ...(books ? { answer: books.text } : {}),
+      chunks,
+      ...(books && chunks.length === books.chunks.length ? { answer: books.text } : {}),
       connectorsSearched: active.length,
       totalFound: ranked.length,
       notes: [...modelNotes, ...gathered.notes, ...scored.notes],

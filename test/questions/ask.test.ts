@@ -69,3 +69,28 @@ test("timed out and revoked at once: the timeout is said first (both wires ask t
 test("revoked while the search ran: refused as revoked, nothing archived", async () => {
   expect(await revokedWhileAsking()).toEqual({ reason: "revoked", archived: 0 });
 });
+
+test("a connector removed while the search ran answers nothing of it (D25)", async () => {
+  const { t, principal, held } = await app();
+  // The held source is one of the user's connectors until it is removed.
+  let shown = ["held"];
+  t.services.connectors.ids = () => shown;
+  const pending = ask(t.services, { ...question, principal });
+  await held.asked;
+  shown = [];
+  held.release();
+  const asked = await pending;
+  expect(asked.chosen).toEqual([]);
+  expect(asked.outcome.chunks).toEqual([]);
+  await t.services.close();
+});
+
+test("a connector kept while the search ran answers as before", async () => {
+  const { t, principal, held } = await app();
+  t.services.connectors.ids = () => ["held"];
+  const pending = ask(t.services, { ...question, principal });
+  await held.asked;
+  held.release();
+  expect((await pending).chosen.length).toBe(1);
+  await t.services.close();
+});
