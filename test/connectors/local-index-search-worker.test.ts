@@ -7,6 +7,7 @@ import type { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { closeSearches, dropIndex, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { MAX_WAITING_SEARCHES } from "../../src/connectors/local-index/searcher";
 import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
@@ -144,6 +145,23 @@ test("attack: an index dropped (its connector removed, D25) after the worker rea
     Bun.sleepSync(50);
     expect(dropIndex(db, "alice/mail")).toBeGreaterThan(0);
     expect(await searching).toEqual([]);
+  } finally {
+    await closeSearches(db);
+  }
+});
+
+test("attack: questions past MAX_WAITING_SEARCHES waiting on the worker are searched on this thread, not queued without bound", async () => {
+  const { db, index, searches } = await mailIndex();
+  try {
+    const expected = index.rankHere(asked()).map((h) => h.record.id);
+    const before = searches();
+    index.rankHere(asked());
+    const perSearch = searches() - before;
+    const over = 5;
+    const start = searches();
+    const all = Array.from({ length: MAX_WAITING_SEARCHES + over }, () => index.rank(asked()));
+    for (const hits of await Promise.all(all)) expect(hits.map((h) => h.record.id)).toEqual(expected);
+    expect(searches() - start).toBe(over * perSearch);
   } finally {
     await closeSearches(db);
   }

@@ -27,10 +27,23 @@ const workerEntry = () => (typeof CORPUS_SEARCH_WORKER === "string" ? CORPUS_SEA
  */
 export const SEARCH_RETRY_MS = 30_000;
 
+/**
+ * The most searches waiting on one worker: past it a question is searched on the asking thread,
+ * so nothing queues without bound behind a slow worker.
+ */
+export const MAX_WAITING_SEARCHES = 64;
+
+/**
+ * A search the worker has not answered in this long means it is stuck: it is ended as failed and
+ * what waited on it is searched on the asking thread. Far above a full queue (MAX_WAITING_SEARCHES
+ * searches of ~25-35 ms each, measured under load), so a busy worker is never taken for a stuck one.
+ */
+export const SEARCH_STUCK_MS = 30_000;
+
 /** The worker could not answer (it failed, or it was ended meanwhile). */
 export class SearchWorkerFailed extends Error {}
 
-type Waiter = { resolve: (c: Candidates) => void; reject: (e: Error) => void };
+type Waiter = { resolve: (c: Candidates) => void; reject: (e: Error) => void; stuck: ReturnType<typeof setTimeout> };
 
 class SearchWorker {
   private readonly worker: Worker;
@@ -58,12 +71,19 @@ class SearchWorker {
     else worker.unref();
   }
 
+  /** How many searches wait on it. */
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
   search(owner: string, mapped: boolean, asked: CandidatesAsked): Promise<Candidates> {
     clearTimeout(this.idle);
     const seq = ++this.seq;
     const message: ToSearcher = { seq, file: this.file, dataDir: dirname(this.file), owner, mapped, asked };
     return new Promise<Candidates>((resolve, reject) => {
-      this.waiting.set(seq, { resolve, reject });
+      const stuck = setTimeout(() => void this.end("the search worker did not answer", true), SEARCH_STUCK_MS);
+      stuck.unref?.();
+      this.waiting.set(seq, { resolve, reject, stuck });
       this.hold(true);
       this.worker.postMessage(message);
     });
@@ -72,6 +92,7 @@ class SearchWorker {
   private receive(m: FromSearcher): void {
     const waiter = this.waiting.get(m.seq);
     if (!waiter) return;
+    clearTimeout(waiter.stuck);
     this.waiting.delete(m.seq);
     if ("error" in m) waiter.reject(new SearchWorkerFailed(m.error));
     else waiter.resolve({ found: new Map(m.found), sealed: new Map(m.sealed) });
@@ -91,7 +112,10 @@ class SearchWorker {
     this.dead = true;
     clearTimeout(this.idle);
     this.onEnd(failed);
-    for (const waiter of this.waiting.values()) waiter.reject(new SearchWorkerFailed(reason));
+    for (const waiter of this.waiting.values()) {
+      clearTimeout(waiter.stuck);
+      waiter.reject(new SearchWorkerFailed(reason));
+    }
     this.waiting.clear();
     return this.worker.terminate() as unknown as Promise<void>;
   }
@@ -126,6 +150,7 @@ export function searchOffThread(ix: IndexRows, asked: CandidatesAsked): Promise<
     worker = made;
     workers.set(ix.db, worker);
   }
+  if (worker.waitingCount >= MAX_WAITING_SEARCHES) return undefined;
   // Read as the serving thread reads now: through the mapping, or through read calls while a folder embeds.
   const mapped = (ix.db.query<{ mmap_size: number }, []>("PRAGMA mmap_size").get()?.mmap_size ?? 0) > 0;
   return worker.search(ix.owner, mapped, asked);
