@@ -279,6 +279,19 @@ describe.skipIf(!isRoot)("the .deb, installed by dpkg into a root of its own", (
     expect([...families].filter((f) => !restricted.includes(f))).toEqual([]);
   });
 
+  test("attack: a key already there with loose modes (copied in by hand) is kept, and made the corpus user's alone, 0600, by dpkg -i again", () => {
+    const key = at("/etc/corpus/master.key");
+    const before = readFileSync(key);
+    chownSync(key, 0, 0);
+    chmodSync(key, 0o644);
+    const again = dpkg("-i", release.deb);
+    expect(again.code).toBe(0);
+    expect(again.stdout).not.toContain("made the master key");
+    expect(readFileSync(key).equals(before)).toBe(true);
+    const st = statSync(key);
+    expect({ uid: st.uid, gid: st.gid, mode: st.mode & 0o7777 }).toEqual({ ...ids, mode: 0o600 });
+  });
+
   test("dpkg -r keeps the data and the key and says so; dpkg --purge removes both and says what it removed", () => {
     const removed = dpkg("-r", "corpus");
     expect(removed.code).toBe(0);
