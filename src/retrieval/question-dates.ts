@@ -3,7 +3,7 @@
 // clock), and whether it is a time asked for or merely part of what is sought (issue 16).
 import * as chrono from "chrono-node";
 import { wholeWords } from "./language/patterns";
-import { ASKS_WHEN, all } from "./language/words";
+import { ASKS_WHEN, all, RELATIVE_TIMES, TIME_CUES } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
 /** chrono's components can be assigned; its published type leaves that out. */
@@ -14,10 +14,10 @@ function startOfDayUtc(d: Date): Date {
   return new Date(Date.UTC(d.getFullYear(), d.getMonth(), d.getDate()));
 }
 
-/** The date range of the question, if it names one. */
-/** Words before a date that make it the time asked for; relative dates ask for a time by themselves. */
-const TIME_CUE = /\b(in|during|since|after|before|until|till|from|between|within|dated)(\s+the)?\s*$/i;
-const RELATIVE = /\b(last|this|past|previous|next|ago|yesterday|today|tomorrow|recent)\b/i;
+/** A time cue just before a date (TIME_CUES); relative dates (RELATIVE_TIMES) ask for a time by themselves. */
+const TIME_CUE = new RegExp(`${wholeWords(all(TIME_CUES))}(\\s+the)?\\s*$`, "iu");
+const CUE_FIRST = new RegExp(`^\\s*${wholeWords(all(TIME_CUES))}`, "iu");
+const RELATIVE = new RegExp(wholeWords(all(RELATIVE_TIMES)), "iu");
 /** A question that is a subject line (a reply or forward) names dates as words, never as a time asked. */
 const SUBJECT_LINE = /^\s*(re|fw|fwd|aw|wg)\s*:/i;
 /**
@@ -45,8 +45,7 @@ export function dateRange(text: string, now: Date): { from?: Date; to?: Date; sp
     return { ...r, asked: false };
   const said = text.slice(a, b);
   const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);
-  const asked =
-    on || TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || /^\s*(since|after|before|until|from|in|during|between)\b/i.test(said);
+  const asked = on || TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || CUE_FIRST.test(said);
   return { ...r, asked };
 }
 

@@ -291,6 +291,25 @@ export const TAX_ON: Table = {
   de: ["auf", "für", "bei"],
   pl: ["na", "za", "od"],
 };
+/**
+ * Words just before a date that make it the time asked for ("since 2001", "in the March of"), not
+ * part of what is sought. English only: the plan reads dates with chrono-node's English parser.
+ */
+export const TIME_CUES: Table = {
+  en: ["in", "during", "since", "after", "before", "until", "till", "from", "between", "within", "dated"],
+  nl: [],
+  fr: [],
+  de: [],
+  pl: [],
+};
+/** Words of a relative date that ask for a time by themselves ("last month", "yesterday"); English, as TIME_CUES. */
+export const RELATIVE_TIMES: Table = {
+  en: ["last", "this", "past", "previous", "next", "ago", "yesterday", "today", "tomorrow", "recent"],
+  nl: [],
+  fr: [],
+  de: [],
+  pl: [],
+};
 /** Questions asking a time: answered by a date or a time ("when", "wanneer", "quand", "wann", "kiedy"). */
 export const ASKS_WHEN: Table = {
   en: ["when", "what time", "what day", "what date"],
