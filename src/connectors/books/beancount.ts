@@ -3,7 +3,15 @@
 // poptag. Other directives (open, balance, price, ...) are passed over. One pass, line by line;
 // a posting whose amount is left out takes what balances the others (their weights: cost or
 // price times units). Strict: a transaction line it cannot read refuses the file, with its line.
-import { BookUnreadable, balanceElided, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
+import {
+  BookUnreadable,
+  boundedLine,
+  endTransaction,
+  type OnTransaction,
+  type OpenTransaction,
+  type ParsedBook,
+  plainDecimal,
+} from "./format";
 import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting } from "./sums";
 
 const HEADER = /^(\d{4})-(\d{2})-(\d{2})\s+(?:\*|!|txn|[A-Z#&?%PSTCURM])(?:\s+(.*))?$/;
@@ -41,15 +49,12 @@ export function parseBeancount(text: string, file: string, onTransaction: OnTran
   const lines = text.split(/\r?\n/);
   const pushed = new Set<string>();
   const transactions: BookTransaction[] = [];
-  let current: (BookTransaction & { weights: Posting[]; elided: string[] }) | undefined;
+  let current: OpenTransaction | undefined;
 
   const close = () => {
     if (!current) return;
-    const { weights, elided, ...t } = current;
-    balanceElided(t, weights, elided);
-    transactions.push(t);
+    endTransaction(current, transactions, onTransaction);
     current = undefined;
-    onTransaction();
   };
 
   for (let i = 0; i < lines.length; i++) {

@@ -105,3 +105,14 @@ export function balanceElided(t: BookTransaction, weights: Posting[], elided: st
   for (const [commodity, sum] of Object.entries(sumPostings(weights)))
     if (!isZeroDecimal(sum)) t.postings.push({ account: elided[0]!, amount: negateDecimal(sum), commodity });
 }
+
+/** A transaction being read: its postings' weights and the accounts left without an amount, kept until it ends. */
+export type OpenTransaction = BookTransaction & { weights: Posting[]; elided: string[] };
+
+/** An open transaction ended: its left-out amount balanced, kept with the others, counted. */
+export function endTransaction(open: OpenTransaction, transactions: BookTransaction[], onTransaction: OnTransaction): void {
+  const { weights, elided, ...t } = open;
+  balanceElided(t, weights, elided);
+  transactions.push(t);
+  onTransaction();
+}

@@ -4,7 +4,15 @@
 // A posting left without an amount takes what balances the others, per commodity. Automated
 // (`=`) and periodic (`~`) transactions are rules, not transactions: passed over (so are their
 // generated postings; the README says so). `include` is not followed. One pass, line by line.
-import { BookUnreadable, balanceElided, boundedLine, type OnTransaction, type ParsedBook, plainDecimal } from "./format";
+import {
+  BookUnreadable,
+  boundedLine,
+  endTransaction,
+  type OnTransaction,
+  type OpenTransaction,
+  type ParsedBook,
+  plainDecimal,
+} from "./format";
 import { type BookTransaction, multiplyDecimals, negateDecimal, type Posting } from "./sums";
 
 const HEADER = /^(\d{4}[/.-])?(\d{1,2})[/.-](\d{1,2})(?:=\S+)?(?:\s+([*!]))?(?:\s+\(([^)]*)\))?(?:\s+(.*))?$/;
@@ -43,7 +51,7 @@ export function parseLedger(text: string, file: string, onTransaction: OnTransac
   const applied: string[][] = [];
   let year = new Date().getUTCFullYear();
   const transactions: BookTransaction[] = [];
-  let current: (BookTransaction & { weights: Posting[]; elided: string[] }) | undefined;
+  let current: OpenTransaction | undefined;
   let inRule = false;
   /** Inside `comment … end comment` (or `test … end test`): nothing is read until its end. */
   let inComment: string | undefined;
@@ -51,11 +59,8 @@ export function parseLedger(text: string, file: string, onTransaction: OnTransac
   const close = () => {
     inRule = false;
     if (!current) return;
-    const { weights, elided, ...t } = current;
-    balanceElided(t, weights, elided);
-    transactions.push(t);
+    endTransaction(current, transactions, onTransaction);
     current = undefined;
-    onTransaction();
   };
 
   for (let i = 0; i < lines.length; i++) {
