@@ -74,6 +74,7 @@ export const NEEDS: readonly Need[] = [
   { what: "Ledger (books sums test)", debian: "ledger", present: onPath("ledger") },
   { what: "beancount's bean-query (books sums test)", debian: "beancount", present: onPath("bean-query") },
   { what: "systemd-analyze (release test: the unit verified)", debian: "systemd", present: onPath("systemd-analyze") },
+  { what: "buildah (OCI image test: built offline, FROM scratch)", debian: "buildah", present: onPath("buildah") },
 ];
 
 /**

@@ -120,6 +120,7 @@ const INTEGRATION = [
   "scripts/build-model.test.ts",
   "scripts/eval/answers-books-labels.test.ts",
   "scripts/install-scripts.test.ts",
+  "scripts/oci.test.ts",
   "scripts/release.test.ts",
   "server.test.ts",
   "store/at-rest.test.ts",
