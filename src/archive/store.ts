@@ -213,11 +213,12 @@ export class Archive {
   /**
    * Makes the user's archive rotation ready a few rows a turn (UserKeys.prepareRotation), so that
    * record and search after find it kept: made at once, it held the serving thread ~20-40 ms (D31).
-   * Makes no key: a user without one (a first question, or deleted meanwhile) is left to the call after.
+   * Makes the user's key only when told to (`create`: a question's, checked still allowed just
+   * before); without, a user without one (deleted meanwhile) is left to the call after.
    */
-  async prepareRotation(user: string): Promise<void> {
+  async prepareRotation(user: string, create = false): Promise<void> {
     try {
-      await this.keys.prepareRotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, nextTurn, false);
+      await this.keys.prepareRotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, nextTurn, create);
     } catch (error) {
       if (!(error instanceof NoUserKey)) throw error;
     }

@@ -61,7 +61,7 @@ test("attack: a local index's first question after a start makes the owner's rot
   }
 });
 
-test("attack: an answer archived for a user with a key makes the archive's rotation in turns", async () => {
+test("attack: an answer archived makes the archive's rotation in turns, for a user with a key and for a new one", async () => {
   const t = await testApp();
   try {
     // A key, no rotation made yet: as after a start.
@@ -71,6 +71,10 @@ test("attack: an answer archived for a user with a key makes the archive's rotat
     expect(asked.queryId).toBeTruthy();
     expect(atOnce()).toBe(0);
     expect(t.services.archive.rowsOf("alice")).toBeGreaterThan(0);
+    // A user's first question makes their key, and the rotation in turns too.
+    await ask(t.services, { user: "bob", question: "where is the harbour audit", perConnector: 5, limit: 5 });
+    expect(atOnce()).toBe(0);
+    expect(t.services.archive.rowsOf("bob")).toBeGreaterThan(0);
   } finally {
     await t.services.close();
   }
