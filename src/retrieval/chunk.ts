@@ -51,7 +51,8 @@ export function chunkText(text: string, tokenizer: WordPieceTokenizer, maxTokens
       flush();
       let words = "";
       let wt = 0;
-      for (const { word, glued } of wordsOf(sentence)) {
+      const whole = (word: string) => word.length <= CHUNK_CHARS && tokenizer.count(word, maxTokens) <= maxTokens;
+      for (const { word, glued } of wordsOf(sentence, whole)) {
         if (chunks.length >= MAX_CHUNKS) break;
         const c = tokenizer.count(word);
         if ((wt + c > maxTokens || words.length + word.length >= CHUNK_CHARS) && words) {
@@ -78,17 +79,18 @@ export function chunkText(text: string, tokenizer: WordPieceTokenizer, maxTokens
 /**
  * `text.split(/\s+/)`, one word at a time: a sentence of 256 K characters without a stop was
  * split whole for the few thousand words 64 chunks hold (D31: the work follows the chunks). A
- * word longer than LONG_WORD_CHARS (a single-line CSV, Chinese text) comes in pieces `glued` to
- * the one before, cut where its tokens stay the same where it can be: whole, it was one chunk of
- * 256 K characters, counted whole.
+ * word longer than LONG_WORD_CHARS that does not fit a chunk `whole` (a single-line CSV, Chinese
+ * text; not a long URL) comes in pieces `glued` to the one before, cut where its tokens stay the
+ * same where it can be: whole, it was one chunk of 256 K characters, counted whole.
  */
-function* wordsOf(text: string): Generator<{ word: string; glued: boolean }> {
+function* wordsOf(text: string, whole: (word: string) => boolean): Generator<{ word: string; glued: boolean }> {
   const space = /\s+/g;
   let at = 0;
   for (let m = space.exec(text); ; m = space.exec(text)) {
     const end = m ? m.index : text.length;
+    const cut = end - at > LONG_WORD_CHARS && !whole(text.slice(at, end));
     for (let from = at; from < end || from === at; ) {
-      const to = end - from <= LONG_WORD_CHARS ? end : wordSafeEnd(text, from, LONG_WORD_CHARS / 2, LONG_WORD_CHARS);
+      const to = !cut || end - from <= LONG_WORD_CHARS ? end : wordSafeEnd(text, from, LONG_WORD_CHARS / 2, LONG_WORD_CHARS);
       yield { word: text.slice(from, to), glued: from > at };
       if (to === end) break;
       from = to;

@@ -79,6 +79,10 @@ describe("chunking (records longer than the model's window)", () => {
     const chunks = chunkText(run, tok);
     expect(chunks.length).toBe(3);
     for (const c of chunks) expect(tok.count(c)).toBeLessThanOrEqual(CHUNK_TOKENS);
+    // A word longer than a piece that fits a chunk (a long URL) stays whole in one chunk.
+    const url = `https://tracking.example.com/click?${Array.from({ length: 30 }, (_, i) => `p${i}=v${i}`).join("&")}`;
+    expect(url.length).toBeGreaterThan(200);
+    expect(chunkText(`${"word ".repeat(150)}${url} ${"word ".repeat(150)}`, tok).some((c) => c.includes(url))).toBe(true);
     expect(recordChunks({ title: "Only a title", content: "" }, tok)).toEqual(["Only a title"]);
     expect(embeddingText("Invoice 7", "Total 10 EUR")).toBe("Invoice 7\nTotal 10 EUR");
   });
