@@ -86,6 +86,7 @@ const INTEGRATION = [
   "http/timeout-abandoned.test.ts",
   "http/tls.test.ts",
   "jobs/guard.test.ts",
+  "limits/memory-threads.test.ts",
   "mcp/clients.test.ts",
   "mcp/conformance.test.ts",
   "mcp/jsonrpc.test.ts",

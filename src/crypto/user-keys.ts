@@ -116,13 +116,16 @@ export class UserKeys {
 
   /**
    * The rotation of `rotation(user, scope, dim)` made ready a few rows a turn (`turn` between), so
-   * that the call after finds it kept: background work asks for it before it needs it (D31).
+   * that the call after finds it kept: work asks for it before it needs it (D31). Undefined when
+   * it is kept already: nothing to wait for, not even a turn (a question's search goes on at once).
    */
-  async prepareRotation(user: string, scope: string, dim: number, turn: () => Promise<unknown>, create = true): Promise<void> {
+  prepareRotation(user: string, scope: string, dim: number, turn: () => Promise<unknown>, create = true): Promise<void> | undefined {
     const id = `${user}\u0000${scope}`;
-    if (this.rotations.has(id)) return;
-    const made = await VectorRotation.fromKeyInTurns(this.derive(user, `vector-rotation/${scope}`, create), dim, turn);
-    if (!this.rotations.has(id)) keep(this.rotations, ROTATIONS_KEPT, id, made);
+    if (this.rotations.has(id)) return undefined;
+    return (async () => {
+      const made = await VectorRotation.fromKeyInTurns(this.derive(user, `vector-rotation/${scope}`, create), dim, turn);
+      if (!this.rotations.has(id)) keep(this.rotations, ROTATIONS_KEPT, id, made);
+    })();
   }
 
   sealFor(user: string, plaintext: Uint8Array | string, purpose: string, create = true): Buffer {

@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
-import { collectIfOverBudget, collectMemory } from "../limits/memory";
+import { collectMemory } from "../limits/memory";
 import type { Logger } from "../log";
 import { assets, type ModelAsset } from "../native/assets";
 import { readThroughMapping } from "../store/database";
@@ -541,7 +541,6 @@ export class EmbeddingService {
         this.remove(job);
         job.reject(this.closed ? new EmbeddingClosed() : error);
       }
-      collectIfOverBudget();
     }
   }
 

@@ -56,10 +56,26 @@ const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, cp) =>
         : KEEP,
 );
 const PRINTABLE_ASCII = /^[\t\n\r\x20-\x7e]*$/;
-/** Characters a text may be cut at without changing its words: space, tab, line feed, carriage return. */
-const CUT_HERE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 /** How much of a text count() reads before it looks at its limit. */
 const COUNT_PART = 4096;
+
+/**
+ * Where a text may be cut at or after `start + soft` so that its words stay the same: before white
+ * space, before ASCII punctuation or a Chinese character (each a word of its own, D31: a 1 MB
+ * single-line CSV or a Chinese text has no white space, and was read whole as one part, ~0.7 s
+ * of the serving thread). Within `start + hard`, else there (never between the halves of a
+ * surrogate pair): a run longer than that with no such place is one word over the tokenizer's
+ * max_input_chars_per_word anyway ([UNK]), counted as two.
+ */
+export function wordSafeEnd(text: string, start: number, soft: number, hard: number): number {
+  const last = Math.min(text.length, start + hard);
+  for (let end = start + soft; end < last; end++) {
+    const unit = text.charCodeAt(end);
+    if (unit < 128 ? ASCII_CLASS[unit] === SPACE || ASCII_CLASS[unit] === PUNCT : isChinese(text.codePointAt(end)!)) return end;
+  }
+  if (last < text.length && (text.charCodeAt(last) & 0xfc00) === 0xdc00) return last + 1;
+  return last;
+}
 /** Words whose pieces are remembered; past this the memory starts again (mail repeats its words). */
 const PIECE_CACHE = 20_000;
 
@@ -234,10 +250,9 @@ export class WordPieceTokenizer {
    */
   count(text: string, limit = Number.POSITIVE_INFINITY): number {
     let n = 0;
-    // A part at a time, each cut at an ASCII space, tab or line break (where a word ends anyway).
+    // A part at a time, each cut where a word ends anyway (wordSafeEnd).
     for (let start = 0; start < text.length && n <= limit; ) {
-      let end = Math.min(text.length, start + COUNT_PART);
-      while (end < text.length && !CUT_HERE.has(text.charCodeAt(end))) end++;
+      const end = wordSafeEnd(text, start, COUNT_PART, 2 * COUNT_PART);
       for (const word of this.words(text.slice(start, end))) n += this.pieces(word).length;
       start = end;
     }

@@ -2,7 +2,7 @@
 // (the texts of a job) and collects their batches, and turns its death (an error, an exit, a start that never finishes) into
 // rejected promises, never a hang. A dead client stays dead; the service starts another.
 import { join } from "node:path";
-import { type BatchStats, EMBEDDING_DIM, type EmbedderOptions } from "./embedder";
+import { type BatchStats, EMBEDDING_DIM, type EmbedderOptions, MAX_TOKENS } from "./embedder";
 import type { FromWorker, ToWorker } from "./protocol";
 
 /**
@@ -13,6 +13,16 @@ import type { FromWorker, ToWorker } from "./protocol";
 declare const CORPUS_EMBED_WORKER: string | undefined;
 export const EMBED_WORKER_DEFINE = "CORPUS_EMBED_WORKER";
 const workerEntry = () => (typeof CORPUS_EMBED_WORKER === "string" ? CORPUS_EMBED_WORKER : join(import.meta.dir, "worker.ts"));
+
+/**
+ * Characters of a text the worker is sent: its first MAX_TOKENS word pieces lie within them (a
+ * piece is at most 100 characters, the tokenizer's longest word, with room for what separates
+ * them). A 50 MB text was cloned whole into the worker and split into millions of words there
+ * (its memory unbounded, D31), for the 256 the model reads.
+ */
+export const EMBEDDED_TEXT_CHARS = MAX_TOKENS * 128;
+/** Characters one run carries at most (~8 MB of the worker's memory at a time): a job's texts past it go in further runs, one after another. */
+export const RUN_CHARS = 4_000_000;
 
 /** A worker asked to stop (between two runs) exits at once; one that has not after this is ended by force. */
 const STOP_TIMEOUT_MS = 10_000;
@@ -153,8 +163,21 @@ export class EmbeddingWorker {
   async run(job: EmbedJob, urgent: boolean): Promise<void> {
     await this.ready;
     if (this.dead) throw this.dead;
-    const given = job.texts.flatMap((_, i) => (job.vectors[i] ? [] : [i]));
-    if (given.length === 0) return;
+    const left = job.texts.flatMap((_, i) => (job.vectors[i] ? [] : [i]));
+    // At most RUN_CHARS a run, each text cut to EMBEDDED_TEXT_CHARS (D31).
+    for (let from = 0; from < left.length; ) {
+      let chars = 0;
+      let to = from;
+      while (to < left.length && (to === from || chars + Math.min(job.texts[left[to]!]!.length, EMBEDDED_TEXT_CHARS) <= RUN_CHARS))
+        chars += Math.min(job.texts[left[to++]!]!.length, EMBEDDED_TEXT_CHARS);
+      await this.runPart(job, left.slice(from, to), urgent);
+      from = to;
+    }
+  }
+
+  /** One run of the texts `given` (indices into the job's). */
+  private async runPart(job: EmbedJob, given: number[], urgent: boolean): Promise<void> {
+    if (this.dead) throw this.dead;
     const seq = ++this.seq;
     await new Promise<void>((resolve, reject) => {
       const batch = (m: Extract<FromWorker, { type: "batch" }>) => {
@@ -163,7 +186,7 @@ export class EmbeddingWorker {
       };
       this.waiting.set(seq, { batch, resolve, reject });
       this.hold(true);
-      this.post({ type: "run", seq, texts: given.map((i) => job.texts[i]!), urgent });
+      this.post({ type: "run", seq, texts: given.map((i) => job.texts[i]!.slice(0, EMBEDDED_TEXT_CHARS)), urgent });
     });
   }
 

@@ -1,7 +1,10 @@
-// The memory budget (issue 14): long work (a folder's sync on the request thread, its
-// embedding in the worker) collects its thread's garbage as it goes once the process holds more
-// than the budget, instead of when the JavaScript heap's own heuristics (sized for this machine's
-// RAM, not for a server that should stay small) get round to it.
+// The memory budget (issue 14): long work in a worker (a source's reading, its embedding)
+// collects that thread's garbage as it goes once the process holds more than the budget, instead
+// of when the JavaScript heap's own heuristics (sized for this machine's RAM, not for a server that
+// should stay small) get round to it. Never on the serving thread (D31): the memory over the
+// budget is the workers' (parses, the model's runs), which a collection there cannot give back,
+// and each full collection held every request (the hostile-sources bench: ~480 ms of CPU in its
+// turns over 20 ms, their largest cause); what it holds is bounded by its caches' own bounds.
 import { dlopen, type Pointer } from "bun:ffi";
 import { readFileSync } from "node:fs";
 
@@ -154,5 +157,5 @@ export function memoryCheck(options: MemoryCheckOptions = {}): () => boolean {
   };
 }
 
-/** This thread's check (each thread loads its own copy of this module): what long work calls between steps. */
+/** This thread's check (each thread loads its own copy of this module): what a worker's long work calls between steps. */
 export const collectIfOverBudget = memoryCheck();

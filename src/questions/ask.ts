@@ -49,6 +49,9 @@ export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, keep, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
   const outcome = await timed(s.questionStages, "search", () => s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) }));
+  // The archive's rotation made in turns, not at once in the archiving turn below (D31); a new
+  // user's key made for it as archiving would, only while they are still allowed (D25).
+  await s.archive.prepareRotation(request.user, !stillAllowed || stillAllowed());
   // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
   if (timedOut?.()) throw new AskRefused("timed_out");
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.

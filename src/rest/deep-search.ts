@@ -58,6 +58,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       // Shape C asks with top_k (default 5), shape B with max_results (default 20).
       const limit = shapeA ? (body.top_k ?? 12) : (body.max_results ?? body.top_k ?? 20);
       const vector = await questionVector(s.embeddings, principal.user, question);
+      await s.archive.prepareRotation(principal.user);
       // A user deleted while the question was embedded gets no answer (D25).
       assertNotRevoked(s.auth, principal, infoOf(request, info));
       let matches = s.archive.search(principal.user, vector, {

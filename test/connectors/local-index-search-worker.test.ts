@@ -6,14 +6,17 @@
 import type { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { closeSearches, dropIndex, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import { MAX_WAITING_SEARCHES } from "../../src/connectors/local-index/searcher";
+import { MAX_WAITING_SEARCHES, SEARCH_STUCK_MS, searchWorkerSettings } from "../../src/connectors/local-index/searcher";
 import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 import { countingOpens, mailRecord } from "../support/local-index";
+import { WEDGED } from "../support/wedging-search-worker";
 
 const mail = (id: string, date: string, content: string) => mailRecord(id, date, content, { from: "a@example.com" });
 
@@ -163,6 +166,42 @@ test("attack: questions past MAX_WAITING_SEARCHES waiting on the worker are sear
     for (const hits of await Promise.all(all)) expect(hits.map((h) => h.record.id)).toEqual(expected);
     expect(searches() - start).toBe(over * perSearch);
   } finally {
+    await closeSearches(db);
+  }
+});
+
+test("attack: a search the worker never answers (wedged) is answered on this thread after the stuck wait; the worker is ended, and a question after the retry wait starts another", async () => {
+  const { db, index, searches } = await mailIndex();
+  const saved = { ...searchWorkerSettings };
+  searchWorkerSettings.entry = join(import.meta.dir, "../support/wedging-search-worker.ts");
+  searchWorkerSettings.retryMs = 50;
+  const wedge = join(dirname(db.filename), WEDGED);
+  const ids = (hits: Awaited<ReturnType<typeof index.rank>>) => hits.map((h) => h.record.id);
+  try {
+    const expected = ids(index.rankHere(asked()));
+    let before = searches();
+    expect(ids(await index.rank(asked()))).toEqual(expected);
+    expect(searches()).toBe(before);
+    // Wedged: without the stuck wait, this question would wait for ever.
+    writeFileSync(wedge, "");
+    searchWorkerSettings.stuckMs = 300;
+    before = searches();
+    expect(ids(await index.rank(asked()))).toEqual(expected);
+    expect(searches()).toBeGreaterThan(before);
+    // Until the retry wait is over, questions are searched here, not sent to a new worker.
+    rmSync(wedge);
+    searchWorkerSettings.stuckMs = SEARCH_STUCK_MS;
+    before = searches();
+    expect(ids(await index.rank(asked()))).toEqual(expected);
+    expect(searches()).toBeGreaterThan(before);
+    await Bun.sleep(60);
+    // Another worker answers (the wedged one, ended, would never have).
+    before = searches();
+    expect(ids(await index.rank(asked()))).toEqual(expected);
+    expect(searches()).toBe(before);
+  } finally {
+    rmSync(wedge, { force: true });
+    Object.assign(searchWorkerSettings, saved);
     await closeSearches(db);
   }
 });

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { cosine, EMBEDDING_DIM, loadEmbedder } from "../../src/embedding/embedder";
 import { EmbeddingClosed, type EmbeddingOptions, EmbeddingService } from "../../src/embedding/service";
+import { EMBEDDED_TEXT_CHARS, RUN_CHARS } from "../../src/embedding/worker-client";
 import { createLogger, memorySink } from "../../src/log";
 import { MIGRATIONS } from "../../src/migrations";
 import { MMAP_BYTES, openDatabase } from "../../src/store/database";
@@ -134,6 +135,30 @@ describe("the embedding worker", () => {
     await s.embed("nobody", [texts[5]!], "urgent");
     await background;
     expect(s.stats.texts).toBe(12);
+  });
+});
+
+describe("the worker's input is bounded (D31)", () => {
+  test("attack: a huge text is sent cut to what the model reads (the same vector), a huge job in runs of RUN_CHARS at most", async () => {
+    const sizes = join(tempDir(), "runs.txt");
+    process.env.CORPUS_TEST_RUN_SIZES = sizes;
+    const s = service({ worker: { entry: join(workers, "measured.ts") } });
+    // 8 M characters, and 600 texts of 20,000 (12 M, a few word pieces each: cheap to run): each sent whole, in one run, before.
+    const huge = "the harbour audit invoice is due on friday ".repeat(200_000);
+    const [whole] = await s.embed("nobody", [huge]);
+    const [cut] = await s.embed("nobody", [huge.slice(0, EMBEDDED_TEXT_CHARS)]);
+    expect(cosine(whole!, cut!)).toBeCloseTo(1, 5);
+    const many = Array.from({ length: 600 }, (_, i) => `pallet ${i} ${"x".repeat(20_000)}`);
+    expect(await s.embed("nobody", many, "background")).toHaveLength(600);
+    const runs = readFileSync(sizes, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" ").map(Number) as [number, number]);
+    expect(runs.length).toBeGreaterThan(3);
+    for (const [longest, all] of runs) {
+      expect(longest).toBeLessThanOrEqual(EMBEDDED_TEXT_CHARS);
+      expect(all).toBeLessThanOrEqual(RUN_CHARS);
+    }
   });
 });
 

@@ -154,7 +154,24 @@ describe("count with a limit", () => {
     `${"x".repeat(9000)} y ${"z\t".repeat(3000)}`,
     "short",
     "",
+    Array.from({ length: 3_000 }, (_, i) => `${i},widget${i};${i * 3}`).join(","),
+    "請求書の金額を確認してください。明日の会議は十時からです".repeat(700),
   ];
+  test("a text without white space is cut before punctuation or a Chinese character: the same count as its words, read a part at a time (D31)", () => {
+    for (const text of texts.slice(-2)) {
+      expect(tok.count(text)).toBe(tok.encode(text, 1_000_000).ids.length - 2);
+      let read = 0;
+      const counting = Object.create(tok) as WordPieceTokenizer;
+      counting.words = (t: string) => {
+        read += t.length;
+        return tok.words(t);
+      };
+      // Was the whole text in one part.
+      expect(counting.count(text, 200)).toBeGreaterThan(200);
+      expect(read).toBeLessThanOrEqual(8_192);
+    }
+  });
+
   test("the same number as a whole count while within the limit; above the limit once past it", () => {
     for (const text of texts) {
       const whole = tok.count(text);

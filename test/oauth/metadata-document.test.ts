@@ -6,11 +6,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
+import { beginRequest } from "../../src/http/request-context";
 import { ANY_ADDRESS } from "../../src/net/pin";
 import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR } from "../../src/oauth/registration";
 import { OAuthServer } from "../../src/oauth/service";
 import { OAuthStore } from "../../src/oauth/store";
-import { req, testApp } from "../helpers";
+import { BASE, req, testApp } from "../helpers";
 import { OPENSSL, selfSigned } from "../support/certificates";
 import { consent, fillClientTable, formPost, pkce, signIn, tokenRequest } from "./support";
 
@@ -207,6 +208,38 @@ describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
       expect(statuses.slice(REGISTRATIONS_PER_HOUR)).toEqual([429, 429, 429]);
       expect(paths.concat("/allowance-last.json").reduce((n, p) => n + (hits.get(p) ?? 0), 0)).toBe(REGISTRATIONS_PER_HOUR);
+    } finally {
+      await own.services.close();
+    }
+  });
+
+  test("attack: registrations and metadata documents from one address share one hourly allowance; another address keeps its own", async () => {
+    const own = await serverWith();
+    const from = (r: Request, address: string) => {
+      beginRequest(r, address);
+      return own.app.handle(r);
+    };
+    const register = (address: string) =>
+      from(
+        new Request(`${BASE}/oauth/register`, {
+          method: "POST",
+          body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", client_name: "App" }),
+          headers: { "content-type": "application/json" },
+        }),
+        address,
+      );
+    try {
+      for (let i = 0; i < REGISTRATIONS_PER_HOUR - 1; i++) expect((await register("192.0.2.77")).status).toBe(201);
+      // The last of the hour's allowance: a document fetched.
+      expect((await from(authorizeAs(serve("/shared-1.json")), "192.0.2.77")).status).toBe(200);
+      // Past it, neither a document is fetched nor a client registered from that address.
+      expect((await from(authorizeAs(serve("/shared-2.json")), "192.0.2.77")).status).toBe(429);
+      expect(hits.get("/shared-2.json")).toBeUndefined();
+      expect((await register("192.0.2.77")).status).toBe(429);
+      // A document already kept is served from the table, not fetched again, past the allowance too.
+      expect((await from(authorizeAs(`${base}/shared-1.json`), "192.0.2.77")).status).toBe(200);
+      expect(hits.get("/shared-1.json")).toBe(1);
+      expect((await from(authorizeAs(`${base}/shared-2.json`), "192.0.2.78")).status).toBe(200);
     } finally {
       await own.services.close();
     }

@@ -29,6 +29,30 @@ describe("chunking (records longer than the model's window)", () => {
     }
   });
 
+  test("attack: a text without white space (a 1 MB single-line CSV, Chinese, one endless word) is tokenized only as far as its 64 chunks hold, in chunks of a chunk's size (D31)", () => {
+    // Counted whole as one part (~0.7 s of the serving thread for the CSV), then kept as one chunk of 256 K characters.
+    const csv = Array.from({ length: 40_000 }, (_, i) => `${i},widget${i},${(i * 3.1).toFixed(2)}`).join(",");
+    const chinese = "明日の会議は十時から本社の第三会議室で行います請求書の金額を確認してください".repeat(8_000);
+    for (const text of [csv, chinese, "x".repeat(300_000)]) {
+      let tokenized = 0;
+      const counting = Object.create(tok) as WordPieceTokenizer;
+      counting.words = (t: string) => {
+        tokenized += t.length;
+        return tok.words(t);
+      };
+      const chunks = chunkText(text, counting);
+      expect(chunks.length).toBeGreaterThan(1);
+      expect(chunks.length).toBeLessThanOrEqual(64);
+      const held = chunks.reduce((n, c) => n + c.length, 0);
+      expect(tokenized).toBeLessThan(3 * held + 16_384);
+      // A chunk fits the model's window (a cut inside a run may count a token or two more than its pieces).
+      for (const c of chunks) expect(tok.count(c)).toBeLessThanOrEqual(CHUNK_TOKENS + 4);
+      // Pieces of one run are glued back without spaces: the chunks are the text's start.
+      expect(text.startsWith(chunks.join(""))).toBe(true);
+      expect(chunkText(text, tok)).toEqual(chunks);
+    }
+  });
+
   test("short text is one chunk; long text is cut at sentences within the budget; deterministic", () => {
     expect(chunkText("One sentence.", tok)).toEqual(["One sentence."]);
     const long = Array.from({ length: 80 }, (_, i) => `Sentence number ${i} talks about invoices and payments.`).join(" ");
@@ -55,6 +79,10 @@ describe("chunking (records longer than the model's window)", () => {
     const chunks = chunkText(run, tok);
     expect(chunks.length).toBe(3);
     for (const c of chunks) expect(tok.count(c)).toBeLessThanOrEqual(CHUNK_TOKENS);
+    // A word longer than a piece that fits a chunk (a long URL) stays whole in one chunk.
+    const url = `https://tracking.example.com/click?${Array.from({ length: 30 }, (_, i) => `p${i}=v${i}`).join("&")}`;
+    expect(url.length).toBeGreaterThan(200);
+    expect(chunkText(`${"word ".repeat(150)}${url} ${"word ".repeat(150)}`, tok).some((c) => c.includes(url))).toBe(true);
     expect(recordChunks({ title: "Only a title", content: "" }, tok)).toEqual(["Only a title"]);
     expect(embeddingText("Invoice 7", "Total 10 EUR")).toBe("Invoice 7\nTotal 10 EUR");
   });

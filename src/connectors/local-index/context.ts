@@ -18,8 +18,8 @@ export interface IndexKeys {
   open(sealed: Uint8Array, row: string): string;
   blinder: TermBlinder;
   rotation(): VectorRotation;
-  /** Makes rotation() ready with turns of the event loop between its parts (background work, D31). */
-  prepareRotation(): Promise<void>;
+  /** Makes rotation() ready with turns of the event loop between its parts (D31); undefined when it is ready. */
+  prepareRotation(): Promise<void> | undefined;
 }
 
 /**

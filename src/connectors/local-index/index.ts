@@ -121,8 +121,8 @@ export class LocalIndex {
   }
 
   /** The vectors' rotation made ready in turns, before setVectors needs it (D31). */
-  prepareRotation(): Promise<void> {
-    return this.ctx.keys.prepareRotation();
+  async prepareRotation(): Promise<void> {
+    await this.ctx.keys.prepareRotation();
   }
 
   progress(): IndexProgress {

@@ -16,6 +16,9 @@ const quoted = (request: RetrievalRequest) => new Set(needles({ ...request, term
  * failed; the words are blinded, the vector rotated and the records opened here, with the keys.
  */
 export async function rank(ctx: IndexContext, request: RetrievalRequest): Promise<SearchHit[]> {
+  // The owner's rotation made a few rows a turn, not at once on a first question (D31).
+  const rotating = request.vector && ctx.keys.prepareRotation();
+  if (rotating) await rotating;
   const asked = askedOf(ctx, request);
   let found: Candidates;
   try {

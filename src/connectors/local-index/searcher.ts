@@ -40,6 +40,9 @@ export const MAX_WAITING_SEARCHES = 64;
  */
 export const SEARCH_STUCK_MS = 30_000;
 
+/** The worker's entry and the two waits above, as a test may give others (a worker that wedges, shorter waits). */
+export const searchWorkerSettings = { entry: workerEntry(), stuckMs: SEARCH_STUCK_MS, retryMs: SEARCH_RETRY_MS };
+
 /** The worker could not answer (it failed, or it was ended meanwhile). */
 export class SearchWorkerFailed extends Error {}
 
@@ -56,7 +59,7 @@ class SearchWorker {
     private readonly file: string,
     private readonly onEnd: (failed: boolean) => void,
   ) {
-    this.worker = new Worker(workerEntry(), { smol: true });
+    this.worker = new Worker(searchWorkerSettings.entry, { smol: true });
     this.worker.onerror = () => this.end("the search worker failed", true);
     this.worker.onmessageerror = () => this.end("the search worker sent a message that could not be read", true);
     this.worker.addEventListener("close", () => this.end("the search worker exited", true));
@@ -81,7 +84,7 @@ class SearchWorker {
     const seq = ++this.seq;
     const message: ToSearcher = { seq, file: this.file, dataDir: dirname(this.file), owner, mapped, asked };
     return new Promise<Candidates>((resolve, reject) => {
-      const stuck = setTimeout(() => void this.end("the search worker did not answer", true), SEARCH_STUCK_MS);
+      const stuck = setTimeout(() => void this.end("the search worker did not answer", true), searchWorkerSettings.stuckMs);
       stuck.unref?.();
       this.waiting.set(seq, { resolve, reject, stuck });
       this.hold(true);
@@ -135,7 +138,7 @@ export function searchOffThread(ix: IndexRows, asked: CandidatesAsked): Promise<
   if (!file || file === ":memory:") return undefined;
   let worker = workers.get(ix.db);
   if (!worker || worker.dead) {
-    if (performance.now() - (failedAt.get(ix.db) ?? -Infinity) < SEARCH_RETRY_MS) return undefined;
+    if (performance.now() - (failedAt.get(ix.db) ?? -Infinity) < searchWorkerSettings.retryMs) return undefined;
     let made: SearchWorker;
     try {
       made = new SearchWorker(file, (failed) => {

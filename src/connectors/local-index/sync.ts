@@ -3,7 +3,6 @@
 import { statSync } from "node:fs";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { NoUserKey } from "../../crypto/user-keys";
-import { collectIfOverBudget } from "../../limits/memory";
 import { isStorageError } from "../../store/storage-errors";
 import { type SourceRecord, SourceSkipped } from "../types";
 import type { LocalIndex } from "./index";
@@ -87,8 +86,6 @@ export async function syncIndex(
       } else failed.push(e.source);
     }
     onProgress(i + 1, toRead.length);
-    // Parsing leaves garbage the heap's own heuristics let grow by ~150 MB over a mail folder.
-    collectIfOverBudget();
     // A file's parse resolves on microtasks only: without a turn of the event loop between files,
     // requests waited while several were read (GET / stalled 40-75 ms through the Enron maildir).
     await nextTurn();
@@ -112,7 +109,6 @@ export async function rewriteStaleWords(index: LocalIndex, stopped: () => boolea
     const n = index.reblindStale(REWRITE_RECORDS, REWRITE_CHARS);
     if (n === 0) break;
     rewritten += n;
-    collectIfOverBudget();
     await nextTurn();
   }
   if (rewritten && !stopped()) index.purgeRemoved();
@@ -130,7 +126,6 @@ async function readOnceMoreIfAsked(read: (e: ScanEntry) => Promise<SourceRecord[
     return await read(e);
   } catch (error) {
     if (!(error instanceof SourceSkipped) || !error.again) throw error;
-    collectIfOverBudget();
     return await read(e);
   }
 }

@@ -2,6 +2,7 @@
 // HTML, CSV, JSON, mail, journals) off the thread that serves requests (D31). A job that runs past its
 // budget is not stopped from here: the reader ends this thread and starts another.
 import { readFileSync } from "node:fs";
+import { collectIfOverBudget } from "../../limits/memory";
 import { bookRecords } from "../books/records";
 import { extractText } from "../files/extract";
 import { mailRecords } from "../maildir/message";
@@ -36,5 +37,6 @@ async function run(m: ToReader): Promise<void> {
   }
 }
 
-self.onmessage = (event: MessageEvent<ToReader>) => void run(event.data);
+// A parse's garbage is collected here, on this thread, when the process is over its budget (the serving thread no longer collects for it).
+self.onmessage = (event: MessageEvent<ToReader>) => void run(event.data).then(collectIfOverBudget);
 post({ type: "ready", thread: threadId() });
