@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ConnectorViewT } from "../../src/connectors/model";
-import { bearer, patchJson, postJson, req, tempDir } from "../helpers";
+import { BASE, bearer, patchJson, postJson, req, tempDir } from "../helpers";
 import { type App, appPerTest, listedConnector } from "../support/app-per-test";
 import { type OAuthDovecot, startOAuthDovecot } from "../support/dovecot-oauth";
 import { startTokenIssuer, type TokenIssuer } from "../support/oauth-issuer";
@@ -76,13 +76,28 @@ async function startGrant(t: App, user: string, id = "mail"): Promise<Response> 
   return t.app.handle(postJson(`/v1/connectors/${id}/oauth`, {}, bearer(await token(t, user))));
 }
 
-/** The grant of `user`'s connector `id`, approved at the provider as `mailbox`: the callback's answer. */
+/**
+ * The browser back at corpus's callback (`back`): the page that asks to confirm, and the form it
+ * holds sent with `decision`. The page's answer when it asks nothing (a refusal).
+ */
+async function confirm(t: App, back: URL, decision = "grant"): Promise<Response> {
+  const asked = await t.app.handle(new Request(back.href));
+  if (asked.status !== 200) return asked;
+  const html = await asked.text();
+  expect(html).toContain("Grant access to this mailbox?");
+  const field = (name: string) => html.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1] ?? "";
+  const body = new URLSearchParams({ state: field("state"), code: field("code"), decision });
+  return t.app.handle(
+    req("/connectors/oauth/callback", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body }),
+  );
+}
+
+/** The grant of `user`'s connector `id`, approved at the provider as `mailbox` and confirmed: the last page's answer. */
 async function grant(t: App, user: string, id = "mail", mailbox = "enron"): Promise<Response> {
   const started = await startGrant(t, user, id);
   expect(started.status).toBe(200);
   const { authorize_url } = (await started.json()) as { authorize_url: string };
-  const back = await issuer.approve(authorize_url, mailbox);
-  return t.app.handle(new Request(back.href));
+  return confirm(t, await issuer.approve(authorize_url, mailbox));
 }
 
 /** The connector's status now (a check of its own, not a cached one). */
@@ -98,6 +113,7 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     expect(added.status).toBe("error");
     expect(added.reason).toContain("no OAuth grant yet: access is granted with POST /v1/connectors/mail/oauth");
 
+    const codesBefore = issuer.counts.authorization_code;
     const started = await startGrant(t, "alice");
     expect(started.status).toBe(200);
     const body = (await started.json()) as { authorize_url: string; redirect_uri: string; expires_at: string };
@@ -116,7 +132,13 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     expect(body.redirect_uri).toBe(`${t.config.resourceUrl}/connectors/oauth/callback`);
 
     const back = await issuer.approve(body.authorize_url, "enron");
-    const page = await t.app.handle(new Request(back.href));
+    const asking = await t.app.handle(new Request(back.href));
+    const question = await asking.text();
+    expect(asking.status).toBe(200);
+    expect(question).toContain("The corpus user <mark>alice</mark> asked to read the mailbox <mark>enron</mark> with Local issuer");
+    // Nothing is exchanged before the person confirms.
+    expect(issuer.counts.authorization_code).toBe(codesBefore);
+    const page = await confirm(t, back);
     const html = await page.text();
     expect(page.status).toBe(200);
     expect(html).toContain("Access granted");
@@ -129,15 +151,15 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     expect(listed.config).toEqual({ ...mailConfig(), mailbox: "INBOX" });
     expect(dovecot.log()).toContain("method=OAUTHBEARER");
 
-    const asking = await t.app.handle(
+    const questioned = await t.app.handle(
       postJson(
         "/v1/query",
         { query: "Who presided over the CPUC hearing in San Diego?", conversation_id: null, connectors: ["mail"] },
         bearer(await token(t, "alice")),
       ),
     );
-    expect(asking.status).toBe(200);
-    const answer = (await asking.json()) as { answer: string; sources: Array<{ connector: string; title: string }> };
+    expect(questioned.status).toBe(200);
+    const answer = (await questioned.json()) as { answer: string; sources: Array<{ connector: string; title: string }> };
     expect(answer.sources.length).toBeGreaterThan(0);
     expect(answer.sources.every((s) => s.connector === "mail")).toBe(true);
     expect(answer.answer).toMatch(/\[1\]/);
@@ -165,20 +187,45 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     const code = (await issuer.approve(first.authorize_url, "enron")).searchParams.get("code")!;
     const state2 = new URL(second.authorize_url).searchParams.get("state")!;
     const refused = issuer.counts.refused;
-    const swapped = await t.app.handle(req(`/connectors/oauth/callback?code=${encodeURIComponent(code)}&state=${state2}`));
+    const swapped = await confirm(t, new URL(`${BASE}/connectors/oauth/callback?code=${encodeURIComponent(code)}&state=${state2}`));
     expect(swapped.status).toBe(400);
     expect(await swapped.text()).toContain("Local issuer refused the code (invalid_grant)");
     expect(issuer.counts.refused).toBe(refused + 1);
     expect((await checked(t, "alice")).reason).toContain("no OAuth grant yet");
 
     const back = await issuer.approve((await (await startGrant(t, "alice")).json()).authorize_url, "enron");
-    expect((await t.app.handle(new Request(back.href))).status).toBe(200);
+    expect((await confirm(t, back)).status).toBe(200);
     const replay = await t.app.handle(new Request(back.href));
     expect(replay.status).toBe(400);
     expect(await replay.text()).toContain("this grant is unknown, was used already or has expired");
     const unknown = await t.app.handle(req("/connectors/oauth/callback?code=x&state=nothing-of-ours"));
     expect(unknown.status).toBe(400);
     expect((await t.app.handle(req("/connectors/oauth/callback"))).status).toBe(400);
+    const posted = new URLSearchParams({ state: back.searchParams.get("state")!, code: back.searchParams.get("code")!, decision: "grant" });
+    const again = await t.app.handle(
+      req("/connectors/oauth/callback", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: posted }),
+    );
+    expect(again.status).toBe(400);
+  });
+
+  test("the callback asks to confirm, naming who asked; cancelling forgets the grant; the provider's refusal ends it", async () => {
+    const t = await newApp(env());
+    await addMail(t, "alice");
+    const back = await issuer.approve((await (await startGrant(t, "alice")).json()).authorize_url, "enron");
+    // Asking twice uses nothing up; cancelling does.
+    expect((await t.app.handle(new Request(back.href))).status).toBe(200);
+    const cancelled = await confirm(t, back, "cancel");
+    expect(cancelled.status).toBe(400);
+    expect(await cancelled.text()).toContain("you cancelled; nothing was kept");
+    expect((await t.app.handle(new Request(back.href))).status).toBe(400);
+    expect((await checked(t, "alice")).reason).toContain("no OAuth grant yet");
+
+    const denied = new URL((await (await startGrant(t, "alice")).json()).authorize_url);
+    const state = denied.searchParams.get("state")!;
+    const refused = await t.app.handle(req(`/connectors/oauth/callback?error=access_denied&state=${state}`));
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("Local issuer did not grant access (access_denied)");
+    expect((await t.app.handle(req(`/connectors/oauth/callback?code=x&state=${state}`))).status).toBe(400);
   });
 
   test("a grant expires unused; the token that started it, once revoked, cannot finish it", async () => {
@@ -187,7 +234,7 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     await addMail(t, "alice");
     const late = (await (await startGrant(t, "alice")).json()) as { authorize_url: string };
     clock.step(601_000);
-    const expired = await t.app.handle(new Request((await issuer.approve(late.authorize_url, "enron")).href));
+    const expired = await confirm(t, await issuer.approve(late.authorize_url, "enron"));
     expect(expired.status).toBe(400);
     expect(await expired.text()).toContain("has expired");
 
@@ -197,7 +244,7 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     // As a deletion of alice, or an operator's revocation, does (D13).
     t.services.auth.store.revokeUser("alice", Math.floor(clock.now() / 1000) + 1);
     const back = await issuer.approve(authorize_url, "enron");
-    const ended = await t.app.handle(new Request(back.href));
+    const ended = await confirm(t, back);
     expect(ended.status).toBe(400);
     expect(await ended.text()).toContain("the corpus session that started this grant has ended");
   });

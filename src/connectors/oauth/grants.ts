@@ -171,16 +171,40 @@ export class ConnectorGrants {
     return this.pending.size;
   }
 
-  /**
-   * The provider's answer at the callback: the state used once, the code exchanged with the
-   * PKCE verifier, the refresh token kept. Answers whose connector now has access.
-   */
-  async finish(params: URLSearchParams): Promise<{ owner: string; id: string; provider: string; user: string }> {
-    const state = params.get("state");
+  /** The grant waiting under `state`, left waiting; GrantFlowError when there is none. */
+  private waiting(state: string | null): { key: string; pending: Pending } {
     const key = state ? sha256(state) : undefined;
     const pending = key ? this.pending.get(key) : undefined;
     if (!key || !pending || pending.expiresAt <= this.options.now())
       throw new GrantFlowError("this grant is unknown, was used already or has expired; start again from corpus");
+    return { key, pending };
+  }
+
+  /**
+   * Who asked for the grant waiting under `state`, for the page that asks the person at the
+   * callback to confirm it (the grant is not used up).
+   */
+  describe(state: string | null): { owner: string; id: string; provider: string; user: string } {
+    const { pending } = this.waiting(state);
+    try {
+      pending.stillAllowed();
+    } catch {
+      throw new GrantFlowError("the corpus session that started this grant has ended; start again from corpus");
+    }
+    return { owner: pending.owner, id: pending.id, provider: this.providerFor(pending.binding).title, user: pending.binding.user };
+  }
+
+  /** The person at the callback declined: the grant waiting under `state` is forgotten. */
+  cancel(state: string | null): void {
+    this.pending.delete(this.waiting(state).key);
+  }
+
+  /**
+   * The provider's answer at the callback, confirmed: the state used once, the code exchanged
+   * with the PKCE verifier, the refresh token kept. Answers whose connector now has access.
+   */
+  async finish(params: URLSearchParams): Promise<{ owner: string; id: string; provider: string; user: string }> {
+    const { key, pending } = this.waiting(params.get("state"));
     this.pending.delete(key);
     try {
       pending.stillAllowed();

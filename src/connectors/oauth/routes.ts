@@ -7,11 +7,18 @@ import { DomainError } from "../../errors";
 import { JSON_PARSE } from "../../http/json-body";
 import { ErrorBody } from "../../http/model";
 import { infoOf } from "../../http/request-context";
-import { escapeHtml, page } from "../../oauth/pages";
+import { escapeHtml, hidden, page } from "../../oauth/pages";
+import { form } from "../../oauth/routes";
 import { signsInWithOAuth } from "../imap/config";
 import type { ConnectorRegistry } from "../registry";
 import { GrantFlowError, PENDING_TTL_MS } from "./grants";
 import { CALLBACK_PATH } from "./providers";
+
+/** The page of a grant that did not go through, with the reason (never a stack). */
+function notGranted(error: unknown): Response {
+  const why = error instanceof GrantFlowError || error instanceof DomainError ? error.message : "the grant could not be finished";
+  return page("Access not granted", `<h1>Access not granted</h1><p class="error">${escapeHtml(why)}</p>`, 400);
+}
 
 export const GrantStarted = t.Object({
   authorize_url: t.String({ description: "open it in a browser: the provider asks the mailbox's owner to grant access" }),
@@ -56,7 +63,43 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
       async ({ request }) => {
         const params = new URL(request.url).searchParams;
         try {
-          const done = await connectors.grants.finish(params);
+          // The provider's refusal (access_denied …) ends the grant at once.
+          if (params.has("error")) await connectors.grants.finish(params);
+          const asked = connectors.grants.describe(params.get("state"));
+          const code = params.get("code");
+          if (!code) throw new GrantFlowError(`${asked.provider}'s answer has no code`);
+          // Nothing is exchanged before the person here confirms, seeing who asked: a link to the
+          // provider that someone else started would otherwise give them this mailbox.
+          return page(
+            "Grant access?",
+            `<h1>Grant access to this mailbox?</h1><p>The corpus user <mark>${escapeHtml(asked.owner)}</mark> asked to read the mailbox <mark>${escapeHtml(asked.user)}</mark> with ${escapeHtml(asked.provider)}, for their connector ${escapeHtml(asked.id)}.</p><p class="muted">Continue only if you started this from corpus yourself.</p><form method="post" action="${CALLBACK_PATH}">${hidden({ state: params.get("state") ?? "", code })}<button name="decision" value="grant">Grant access</button><button name="decision" value="cancel" class="secondary">Cancel</button></form>`,
+          );
+        } catch (error) {
+          return notGranted(error);
+        }
+      },
+      {
+        detail: {
+          tags: ["connectors"],
+          summary: "Where the OAuth provider sends the browser back: a page that asks to confirm (not JSON)",
+        },
+      },
+    )
+    .post(
+      CALLBACK_PATH,
+      async ({ request }) => {
+        try {
+          let fields: URLSearchParams;
+          try {
+            fields = await form(request);
+          } catch {
+            throw new GrantFlowError("the form could not be read");
+          }
+          if (fields.get("decision") !== "grant") {
+            connectors.grants.cancel(fields.get("state"));
+            throw new GrantFlowError("you cancelled; nothing was kept");
+          }
+          const done = await connectors.grants.finish(fields);
           const view = await connectors.granted(done.owner, done.id);
           const state = view.status === "error" ? `<p class="error">It does not answer yet: ${escapeHtml(view.reason ?? "")}</p>` : "";
           return page(
@@ -64,10 +107,9 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
             `<h1>Access granted</h1><p>corpus now reads the mailbox of ${escapeHtml(done.user)} for the connector ${escapeHtml(done.id)}, with ${escapeHtml(done.provider)}.</p>${state}<p class="muted">You can close this page.</p>`,
           );
         } catch (error) {
-          const why = error instanceof GrantFlowError || error instanceof DomainError ? error.message : "the grant could not be finished";
-          return page("Access not granted", `<h1>Access not granted</h1><p class="error">${escapeHtml(why)}</p>`, 400);
+          return notGranted(error);
         }
       },
-      { detail: { tags: ["connectors"], summary: "Where the OAuth provider sends the browser back (a page, not JSON)" } },
+      { parse: "none", detail: { tags: ["connectors"], summary: "The confirmation of a grant (a form: state, code, decision)" } },
     );
 };
