@@ -356,3 +356,34 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     );
   });
 });
+
+describe("IMAP OAuth grants are bounded and go with their connector or user", () => {
+  test("at most 5 grants wait per user: a sixth forgets the oldest", async () => {
+    const t = await newApp(env());
+    await addMail(t, "alice");
+    const urls: string[] = [];
+    for (let i = 0; i < 7; i++) urls.push(((await (await startGrant(t, "alice")).json()) as { authorize_url: string }).authorize_url);
+    expect(t.services.connectors.grants.pendingCount()).toBe(5);
+    const oldest = await confirm(t, await issuer.approve(urls[0]!, "enron"));
+    expect(oldest.status).toBe(400);
+    expect((await confirm(t, await issuer.approve(urls[6]!, "enron"))).status).toBe(200);
+  });
+
+  test("removing the connector removes its grant (an id used again starts without one); deleting the user leaves no grant row", async () => {
+    const t = await newApp(env());
+    await addMail(t, "alice");
+    expect((await grant(t, "alice")).status).toBe(200);
+    const grants = () => t.db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_grants").get()!.n;
+    expect(grants()).toBe(1);
+    const removed = await t.app.handle(req("/v1/connectors/mail", { method: "DELETE", headers: bearer(await token(t, "alice")) }));
+    expect(removed.status).toBe(200);
+    expect(grants()).toBe(0);
+    expect((await addMail(t, "alice")).reason).toContain("no OAuth grant yet");
+
+    expect((await grant(t, "alice")).status).toBe(200);
+    expect(grants()).toBe(1);
+    const deleted = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(await token(t, "alice")) }));
+    expect(deleted.status).toBe(200);
+    expect(grants()).toBe(0);
+  });
+});
