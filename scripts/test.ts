@@ -51,6 +51,7 @@ const INTEGRATION = [
   "connectors/hostile-sources.test.ts",
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",
+  "connectors/imap-oauth.test.ts",
   "connectors/imap.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",

@@ -3,6 +3,7 @@
 import { Elysia } from "elysia";
 import { limitHeaders } from "./auth/guard";
 import { authRoutes } from "./auth/routes";
+import { connectorGrantRoutes } from "./connectors/oauth/routes";
 import { connectorRoutes } from "./connectors/routes";
 import { consoleRoutes } from "./console/routes";
 import { debugRoutes } from "./debug/routes";
@@ -74,6 +75,7 @@ export function createApp(services: Services, metrics?: RequestObserver) {
     // The built-in authorization server (D27), unless the operator points at an external one.
     .use(OAuthServer.builtIn(config) ? oauthRoutes(config, services.oauth, log.child("oauth")) : new Elysia({ name: "corpus/oauth-off" }))
     .use(connectorRoutes(services))
+    .use(connectorGrantRoutes(services))
     .use(queryRoutes(services))
     .use(deepSearchRoutes(services))
     .use(documentRoutes(services))

@@ -143,6 +143,14 @@ export const ConfigSchema = Type.Object({
   CORPUS_CONNECTORS_FILE: Type.Optional(
     Type.String({ minLength: 1, allowed: "a file path", description: "JSON array of operator connectors visible to every user." }),
   ),
+  CORPUS_IMAP_OAUTH_PROVIDERS_FILE: Type.Optional(
+    Type.String({
+      minLength: 1,
+      allowed: "a file path",
+      description:
+        "JSON array of the OAuth 2.0 providers users' IMAP connectors may sign in with instead of a password (Microsoft 365, Gmail, an own identity provider): endpoints, client id and secret, scopes and the IMAP hosts each provider's tokens may go to; checked at start.",
+    }),
+  ),
   CORPUS_CONNECTOR_ROOTS: Type.String({
     default: "",
     pattern: "^(\\s*/[^,]*(,\\s*/[^,]*)*)?$",

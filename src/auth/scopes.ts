@@ -11,6 +11,7 @@ export const REQUIRED_SCOPE = {
   "GET /v1/connectors": "connectors:read",
   "POST /v1/connectors": "connectors:write",
   "PATCH /v1/connectors/:id": "connectors:write",
+  "POST /v1/connectors/:id/oauth": "connectors:write",
   "DELETE /v1/connectors/:id": "connectors:write",
   "GET /v1/webhooks": "connectors:read",
   "POST /v1/webhooks": "connectors:write",
@@ -29,5 +30,6 @@ export const PANEL_ROUTES: ReadonlySet<string> = new Set<ProtectedRoute>([
   "GET /v1/connectors",
   "POST /v1/connectors",
   "PATCH /v1/connectors/:id",
+  "POST /v1/connectors/:id/oauth",
   "DELETE /v1/connectors/:id",
 ]);

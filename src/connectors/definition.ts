@@ -26,6 +26,7 @@ export function validateConfig(kind: ConnectorKind, config: unknown, where: stri
     const message = error?.message ?? "does not fit the schema";
     throw new DomainError("invalid", `${field}: ${message.charAt(0).toLowerCase()}${message.slice(1)}`);
   }
+  KINDS[kind].check(withDefaults);
   remoteTarget(() => KINDS[kind].remoteHost(withDefaults));
   return withDefaults;
 }

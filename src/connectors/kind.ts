@@ -7,6 +7,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { Pin } from "../net/pin";
 import type { IndexedOptions } from "./indexed-source";
 import type { LocalIndex } from "./local-index";
+import type { AccessTokens } from "./oauth/grants";
 import type { Confine } from "./paths";
 import type { Connector } from "./types";
 
@@ -20,6 +21,8 @@ export interface KindContext {
   pin: Pin;
   /** Checks a local path again before each scan, read or open (D23). */
   check: Confine;
+  /** The access tokens of the connector's OAuth grant (kinds that sign in with one, issue 38); a user's connectors only. */
+  oauth?: AccessTokens;
 }
 
 /** One field of the panel's form; `name` is the config field it fills. */
@@ -45,6 +48,8 @@ export interface KindDeclaration<S extends TObject> {
   localPath?(config: Static<S>): string | undefined;
   /** The host the connector reaches and the field that names it, if any (D26). Throws on a malformed one. */
   remoteHost?(config: Static<S>): { host: string; field: string } | undefined;
+  /** Rules between fields the schema cannot say (a password or an OAuth provider): throws a DomainError naming the field. */
+  check?(config: Static<S>): void;
   /**
    * A change merged over the stored config (PATCH, D5): secrets left out, or sent back as shown,
    * are kept, but only where they went before. Throws a DomainError when a change needs the secret again.
@@ -69,6 +74,7 @@ export interface ConnectorKindRecord {
   redact(config: Record<string, unknown>): Record<string, unknown>;
   localPath(config: Record<string, unknown>): string | undefined;
   remoteHost(config: Record<string, unknown>): { host: string; field: string } | undefined;
+  check(config: Record<string, unknown>): void;
   keepSecrets(change: Record<string, unknown>, stored: Record<string, unknown>): Record<string, unknown>;
 }
 
@@ -91,6 +97,7 @@ export function defineKind<S extends TObject>(kind: KindDeclaration<S>): Connect
     redact: (config) => (kind.redact ? kind.redact(typed(config)) : config),
     localPath: (config) => kind.localPath?.(typed(config)),
     remoteHost: (config) => kind.remoteHost?.(typed(config)),
+    check: (config) => kind.check?.(typed(config)),
     keepSecrets: (change, stored) => (kind.keepSecrets ? kind.keepSecrets(change, typed(stored)) : change),
   };
 }

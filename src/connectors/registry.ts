@@ -22,6 +22,8 @@ import type { KindContext } from "./kind";
 import { CONNECTOR_KINDS, type ConnectorKind, KINDS } from "./kinds";
 import { dropIndex, indexKeysFor, indexOwesWork, LocalIndex, owedChunks, purgeTerms } from "./local-index";
 import type { ConnectorViewT, CreateConnector, UpdateConnector } from "./model";
+import { ConnectorGrants } from "./oauth/grants";
+import { loadProviders } from "./oauth/providers";
 import { loadOperatorFile } from "./operator-file";
 import { OwnerAccess } from "./owner-access";
 import { sharedRoots } from "./paths";
@@ -93,6 +95,8 @@ export class ConnectorRegistry {
   private readonly access: OwnerAccess;
   private readonly statuses: StatusCache;
   private readonly operators: Definition[];
+  /** Users' OAuth grants for connectors that sign in with one (issue 38). */
+  readonly grants: ConnectorGrants;
   /**
    * Connectors being removed or re-pointed (closed, their index about to go), with the last of
    * the forgets asked for each: one runs after the other, and the id stays hidden and taken
@@ -116,6 +120,14 @@ export class ConnectorRegistry {
     this.access = new OwnerAccess(this.config);
     this.statuses = new StatusCache(this.now, this.config.CORPUS_REQUEST_TIMEOUT);
     this.operators = this.config.CORPUS_CONNECTORS_FILE ? loadOperatorFile(this.config.CORPUS_CONNECTORS_FILE) : [];
+    this.grants = new ConnectorGrants({
+      rows: this.rows,
+      providers: this.config.CORPUS_IMAP_OAUTH_PROVIDERS_FILE ? loadProviders(this.config.CORPUS_IMAP_OAUTH_PROVIDERS_FILE) : new Map(),
+      pin: (owner) => this.access.pin(owner),
+      publicUrl: this.config.resourceUrl,
+      now: this.now,
+      log: this.log.child("oauth"),
+    });
     for (const root of sharedRoots(this.config.connectorRoots))
       this.log.warning("CORPUS_CONNECTOR_ROOTS entry without {user} is shared: every user may connect and read what is under it", {
         root,
@@ -214,6 +226,7 @@ export class ConnectorRegistry {
       indexed: this.indexedOptions(d),
       pin: this.access.pin(d.owner),
       check: this.access.checker(d.owner),
+      ...(d.owner === OPERATOR ? {} : { oauth: this.grants.forConnector(d.owner, d.id) }),
     };
   }
 
@@ -372,6 +385,20 @@ export class ConnectorRegistry {
     const view = await this.view(d, sourceChanged);
     this.log.info("connector changed", { connector: id, kind: d.kind, source_changed: sourceChanged, status: view.status });
     return view;
+  }
+
+  /** `user`'s own connector `id` (404 listing theirs; 403 for an operator's). */
+  own(user: string, id: string): Definition {
+    if (this.operatorsOnly(user, id)) throw new OperatorConnector(id, "changed in");
+    const d = this.rows.of(user).find((x) => x.id === id);
+    if (!d || this.forgetting.has(`${user}/${id}`)) throw new ConnectorNotFound(id, this.ids(user));
+    return d;
+  }
+
+  /** After access was granted to `user`'s connector `id`: it signs in afresh, and is checked now. */
+  async granted(user: string, id: string): Promise<ConnectorViewT> {
+    await this.forget(user, id);
+    return this.view(this.own(user, id), true);
   }
 
   private assertIdFree(user: string, id: string): void {
@@ -537,7 +564,7 @@ export class ConnectorRegistry {
   /** The connector rows and index entries of `user` (a deletion asks every room, after it erased, that nothing is left). */
   rowsOf(user: string): number {
     return (
-      this.rows.count(user) +
+      this.rows.stored(user) +
       this.db
         .query<{ n: number }, [string]>(
           `SELECT (SELECT count(*) FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/')

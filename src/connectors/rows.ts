@@ -1,5 +1,7 @@
 // Users' connectors as stored (D20): one row each, the config sealed with the user's data key,
-// since it holds passwords and database URLs. Only this file reads or writes the table.
+// since it holds passwords and database URLs; and the OAuth grant of a connector that signs in
+// with one (issue 38), sealed the same way, gone with its connector. Only this file reads or
+// writes the tables.
 import type { Database } from "bun:sqlite";
 import type { UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
@@ -21,9 +23,22 @@ export const connectorRowMigrations: Migration[] = [
       )`);
     },
   },
+  {
+    id: "connectors-003-grants",
+    up(db) {
+      // Written by the grant's callback, not by the config a user sends: no request can set it.
+      db.exec(`CREATE TABLE connector_grants (
+        user_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        sealed BLOB NOT NULL,
+        PRIMARY KEY (user_id, id)
+      )`);
+    },
+  },
 ];
 
 const sealContext = (id: string) => `connector/${id}`;
+const grantContext = (id: string) => `connector-grant/${id}`;
 
 export class ConnectorRows {
   constructor(
@@ -52,6 +67,13 @@ export class ConnectorRows {
     return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connectors WHERE user_id = ?").get(user)!.n;
   }
 
+  /** `user`'s connector rows and grants (a deletion asks that none is left). */
+  stored(user: string): number {
+    return (
+      this.count(user) + this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_grants WHERE user_id = ?").get(user)!.n
+    );
+  }
+
   insert(d: Definition & { created_at: string }): void {
     this.db
       .query("INSERT INTO connectors (user_id, id, kind, label, config, created_at) VALUES (?, ?, ?, ?, ?, ?)")
@@ -69,6 +91,28 @@ export class ConnectorRows {
 
   delete(user: string, id: string): void {
     this.db.query("DELETE FROM connectors WHERE user_id = ? AND id = ?").run(user, id);
+    this.db.query("DELETE FROM connector_grants WHERE user_id = ? AND id = ?").run(user, id);
+  }
+
+  /** The OAuth grant kept for `user`'s connector `id` (its JSON), opened; undefined when there is none. */
+  grant(user: string, id: string): unknown {
+    const row = this.db
+      .query<{ sealed: Uint8Array }, [string, string]>("SELECT sealed FROM connector_grants WHERE user_id = ? AND id = ?")
+      .get(user, id);
+    return row ? JSON.parse(this.keys.openFor(user, row.sealed, grantContext(id)).toString("utf8")) : undefined;
+  }
+
+  /** Keeps `grant` for `user`'s connector `id`, sealed; false when the connector is gone (removed meanwhile). */
+  setGrant(user: string, id: string, grant: unknown): boolean {
+    return this.db.transaction(() => {
+      if (!this.db.query("SELECT 1 FROM connectors WHERE user_id = ? AND id = ?").get(user, id)) return false;
+      this.db
+        .query(
+          "INSERT INTO connector_grants (user_id, id, sealed) VALUES (?, ?, ?) ON CONFLICT (user_id, id) DO UPDATE SET sealed = excluded.sealed",
+        )
+        .run(user, id, this.keys.sealFor(user, JSON.stringify(grant), grantContext(id)));
+      return true;
+    })();
   }
 
   /** Owners and ids of every user's connectors of these kinds, without opening their configs. */
@@ -90,6 +134,7 @@ export class ConnectorRows {
 
   /** Deletes every row of `user`; how many there were. */
   deleteUser(user: string): number {
+    this.db.query("DELETE FROM connector_grants WHERE user_id = ?").run(user);
     return this.db.query("DELETE FROM connectors WHERE user_id = ?").run(user).changes;
   }
 }

@@ -36,6 +36,7 @@ export const LIMITED_ROUTES: Readonly<Partial<Record<string, LimitedEndpoint>>> 
   "DELETE /v1/delete_my_data": "delete",
   "POST /v1/connectors": "connectors",
   "PATCH /v1/connectors/:id": "connectors",
+  "POST /v1/connectors/:id/oauth": "connectors",
   "POST /v1/webhooks": "webhooks",
 };
 

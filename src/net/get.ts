@@ -1,6 +1,7 @@
-// An HTTP(S) GET to an address that was already checked (the pinning of post.ts), reading at
-// most `maxBytes` of the answer: how the authorization server fetches a client's metadata
-// document (D27) without being turned against the internal network. Redirects are not followed.
+// An HTTP(S) GET (or a POST whose answer is read) to an address that was already checked (the
+// pinning of post.ts), reading at most `maxBytes` of the answer: how the authorization server
+// fetches a client's metadata document (D27), and connectors redeem OAuth grants (issue 38),
+// without being turned against the internal network. Redirects are not followed.
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
@@ -17,8 +18,23 @@ export interface GetOptions {
 
 export class BodyTooLarge extends Error {}
 
+export interface PinnedAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
 /** GETs `url` at `pinned`; resolves with the status code, content type and body text. */
-export function getPinned(url: URL, pinned: Pinned, options: GetOptions): Promise<{ status: number; contentType: string; body: string }> {
+export function getPinned(url: URL, pinned: Pinned, options: GetOptions): Promise<PinnedAnswer> {
+  return requestPinned(url, pinned, options);
+}
+
+/** POSTs `body` to `url` at `pinned` and reads the answer as getPinned does. */
+export function postPinnedForAnswer(url: URL, pinned: Pinned, options: GetOptions & { body: string }): Promise<PinnedAnswer> {
+  return requestPinned(url, pinned, options);
+}
+
+function requestPinned(url: URL, pinned: Pinned, options: GetOptions & { body?: string }): Promise<PinnedAnswer> {
   const lookup: LookupFunction = (_host, opts, callback) => {
     const cb = callback as (e: Error | null, a: string | Array<{ address: string; family: number }>, f?: number) => void;
     if ((opts as { all?: boolean }).all) cb(null, [{ address: pinned.address, family: pinned.family }]);
@@ -31,8 +47,13 @@ export function getPinned(url: URL, pinned: Pinned, options: GetOptions): Promis
         host: pinned.name ?? pinned.address,
         port: url.port || (url.protocol === "https:" ? 443 : 80),
         path: `${url.pathname}${url.search}`,
-        method: "GET",
-        headers: { accept: "application/json", ...options.headers, host: url.host },
+        method: options.body === undefined ? "GET" : "POST",
+        headers: {
+          accept: "application/json",
+          ...options.headers,
+          host: url.host,
+          ...(options.body === undefined ? {} : { "content-length": String(Buffer.byteLength(options.body)) }),
+        },
         lookup,
         agent: false,
         ...(options.ca ? { ca: options.ca } : {}),
@@ -67,6 +88,6 @@ export function getPinned(url: URL, pinned: Pinned, options: GetOptions): Promis
       clearTimeout(timer);
       reject(error);
     });
-    request.end();
+    request.end(options.body);
   });
 }

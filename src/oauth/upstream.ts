@@ -69,8 +69,10 @@ export interface UpstreamIdentity {
   name: string | null;
 }
 
-const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
-const random = () => randomBytes(32).toString("base64url");
+/** SHA-256 of `text` in base64url: a PKCE S256 challenge (RFC 7636), or a secret kept as its hash. */
+export const sha256 = (text: string) => createHash("sha256").update(text).digest("base64url");
+/** 32 random bytes in base64url: a state, nonce or PKCE verifier. */
+export const randomToken = () => randomBytes(32).toString("base64url");
 
 /**
  * The corpus user id of a provider's subject: `oidc-<first 8 hex digits of SHA-256(issuer)>-<sub>`,
@@ -186,10 +188,10 @@ export class UpstreamOidc {
    */
   async begin(returnTo: string, address: string): Promise<{ url: string; binding: string }> {
     const meta = await this.discover();
-    const state = random();
-    const nonce = random();
-    const verifier = random();
-    const binding = random();
+    const state = randomToken();
+    const nonce = randomToken();
+    const verifier = randomToken();
+    const binding = randomToken();
     this.forgetExpired();
     const mine = this.pendingByAddress.get(address);
     while (mine && mine.size >= MAX_PENDING_PER_ADDRESS) this.forget(mine.values().next().value!);

@@ -5,9 +5,13 @@
 // ends when its search gives up. The server's host is resolved once per
 // connection and checked (D26); the connection goes to that address, the name serving only
 // for TLS. Failed connections are retried with backoff, never back to back (issue 13 item 7).
+// A connector with `oauth` signs in with an access token of its grant (SASL OAUTHBEARER, RFC 7628,
+// or XOAUTH2, whichever the server offers; imapflow speaks both), and a connection is not reused
+// once its token is due for refresh: a revoked grant shows at the next operation.
 import type { ImapFlow } from "imapflow";
 import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
+import type { AccessToken, AccessTokens } from "../oauth/grants";
 import { sharedReader } from "../reading/reader";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
 import {
@@ -19,7 +23,7 @@ import {
   SourceSkipped,
   searchNeedles,
 } from "../types";
-import type { ImapConfig } from "./config";
+import { type ImapConfig, signsInWithOAuth } from "./config";
 import { GAVE_UP, Turns } from "./turns";
 
 /**
@@ -38,6 +42,8 @@ const HEALTH_CALLER = "\u0000health";
 export class ImapConnector implements Connector {
   readonly kind = "imap";
   private readonly clients: Array<ImapFlow | undefined> = new Array(CONNECTIONS).fill(undefined);
+  /** The access token each slot's connection signed in with (OAuth connectors). */
+  private readonly signedInWith: Array<AccessToken | undefined> = new Array(CONNECTIONS).fill(undefined);
   /** Counts each slot's drops: a connection that completes after its operation was stopped is not kept. */
   private readonly drops: number[] = new Array(CONNECTIONS).fill(0);
   private readonly turns = new Turns(CONNECTIONS);
@@ -47,6 +53,7 @@ export class ImapConnector implements Connector {
   constructor(
     private readonly config: ImapConfig,
     private readonly remote: RemoteOptions = {},
+    private readonly oauth?: AccessTokens,
   ) {
     this.attempts = new ConnectAttempts(remote.now, CONNECTIONS);
   }
@@ -99,12 +106,14 @@ export class ImapConnector implements Connector {
     this.drops[slot]!++;
     const c = this.clients[slot];
     this.clients[slot] = undefined;
+    this.signedInWith[slot] = undefined;
     c?.close();
   }
 
   private async connect(slot: number): Promise<ImapFlow> {
     const current = this.clients[slot];
-    if (current?.usable) return current;
+    const token = this.signedInWith[slot];
+    if (current?.usable && !(token && this.oauth?.due(token))) return current;
     this.drop(slot);
     const generation = this.drops[slot];
     const { host, port, secure, user, password, mailbox } = this.config;
@@ -122,13 +131,25 @@ export class ImapConnector implements Connector {
       this.attempts.failed(reason);
       throw new ConnectorError(reason);
     }
+    let accessToken: AccessToken | undefined;
+    if (signsInWithOAuth(this.config)) {
+      if (!this.oauth) throw new ConnectorError("this connector cannot sign in with OAuth: only a user's own connector has a grant");
+      try {
+        accessToken = await this.oauth.token({ host, port, secure, user, provider: this.config.oauth });
+      } catch (error) {
+        // A grant that gives no token (none yet, refused, its provider gone) is the reason shown.
+        const reason = error instanceof ConnectorError ? error.message : "the OAuth grant gave no access token";
+        this.attempts.failed(reason);
+        throw new ConnectorError(reason);
+      }
+    }
     const { ImapFlow } = await import("imapflow"); // loaded on first use, not at start-up
     const client = new ImapFlow({
       host: pinned.address,
       ...(pinned.name ? { servername: pinned.name } : {}),
       port,
       secure,
-      auth: { user, pass: password },
+      auth: accessToken ? { user, accessToken: accessToken.accessToken } : { user, pass: password ?? "" },
       logger: false,
       connectionTimeout: this.remote.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
       greetingTimeout: this.remote.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
@@ -144,6 +165,9 @@ export class ImapConnector implements Connector {
       await client.mailboxOpen(mailbox, { readOnly: true });
     } catch (error) {
       client.close();
+      const refused = isLoginRefused(error);
+      // A token the server refused is not offered again: the next attempt asks the provider for a new one.
+      if (accessToken && refused) this.oauth?.refusedByServer(accessToken);
       const reason = describeImapError(error, this.config);
       this.attempts.failed(reason);
       throw new ConnectorError(reason);
@@ -155,6 +179,7 @@ export class ImapConnector implements Connector {
       throw new ConnectorError(GAVE_UP);
     }
     this.clients[slot] = client;
+    this.signedInWith[slot] = accessToken;
     return client;
   }
 
@@ -223,13 +248,21 @@ export class ImapConnector implements Connector {
   }
 }
 
+/** The server refused the login (its credentials), not a failure to reach it. */
+function isLoginRefused(error: unknown): boolean {
+  const e = error as { authenticationFailed?: boolean; serverResponseCode?: string };
+  return !!e && (e.authenticationFailed === true || e.serverResponseCode === "AUTHENTICATIONFAILED");
+}
+
 function describeImapError(error: unknown, config: ImapConfig): string {
   if (error instanceof HostRefused) return refusedMessage("config.host", error);
   const e = error as { code?: string; authenticationFailed?: boolean; responseText?: string; serverResponseCode?: string };
   const where = `${config.host}:${config.port}`;
   if (!(error instanceof HostUnresolved)) {
-    if (e?.authenticationFailed || e?.serverResponseCode === "AUTHENTICATIONFAILED")
-      return `IMAP login failed for ${config.user} at ${where}`;
+    if (isLoginRefused(error))
+      return signsInWithOAuth(config)
+        ? `IMAP login with OAuth failed for ${config.user} at ${where}: the server refused the access token`
+        : `IMAP login failed for ${config.user} at ${where}`;
     if (e?.serverResponseCode === "NONEXISTENT" || /mailbox/i.test(e?.responseText ?? ""))
       return `mailbox ${config.mailbox} does not exist at ${where}`;
   }
