@@ -8,7 +8,6 @@ import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
 import { BookUnreadable } from "../../../src/connectors/books/format";
 import { parseGnucash } from "../../../src/connectors/books/gnucash";
 import { isSqlite, parseGnucashSqlite } from "../../../src/connectors/books/gnucash-sqlite";
@@ -16,11 +15,10 @@ import { bookRecords } from "../../../src/connectors/books/records";
 import { totalsOf } from "../../../src/connectors/books/sums";
 import { SourceSkipped } from "../../../src/connectors/types";
 import { tempDir } from "../../helpers";
+import { taxreportSqlite } from "../../support/gnucash-sqlite";
 import { SHARED_DATA } from "../../support/servers";
 
 const XML_BOOK = join(SHARED_DATA, "accounting/gnucash/taxreport.gnucash");
-/** The same book as GnuCash saved it in SQLite. */
-export const taxreportSqlite = () => gunzipSync(readFileSync(join(import.meta.dir, "fixtures/taxreport-sqlite.gnucash.gz")));
 
 /** A transaction as both formats give it, but where it sits in its file. */
 const comparable = (t: { date: string; payee: string; narration: string; postings: unknown[]; meta: unknown }) =>
