@@ -2,8 +2,9 @@
 // non-empty row names its columns, and each later non-empty row is one record, read as the SQL
 // kind reads a table's row ("Header: value" lines, the cells in its metadata by their header
 // names), its address the file, the sheet and the row number. A small reader over the package's
-// XML (ZipReader bounds what inflates, XmlStream holds a chunk at a time): the libraries build
-// the whole workbook in memory, out of reach of those bounds.
+// XML (ZipReader bounds what inflates, XmlStream holds a chunk at a time): npm's readers
+// (SheetJS) unzip with their own inflater and build the whole workbook in memory, out of reach
+// of those bounds.
 //
 // XLSX cells are shared strings, inline strings, numbers (Excel's binary doubles shown with 15
 // significant digits, as Excel shows them), booleans, errors and dates: a number whose style's
