@@ -55,6 +55,7 @@ const INTEGRATION = [
   "connectors/imap.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
+  "connectors/office-files.test.ts",
   "connectors/paths.test.ts",
   "connectors/read-memory.test.ts",
   "connectors/read-only.test.ts",

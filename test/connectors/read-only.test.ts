@@ -1,6 +1,6 @@
 // D19 "files are opened for reading only; a test shows each": the files, maildir, books and SQLite
-// connectors, run by a real `corpus serve` under strace, index a folder of text, PDF, DOCX, a
-// SQLite database, a folder of accounting journals (D34) and a Maildir (messages in new/, where a mail client would move them to cur/
+// connectors, run by a real `corpus serve` under strace, index a folder of text, PDF, DOCX, XLSX,
+// ODS, ODT and PPTX, a SQLite database, a folder of accounting journals (D34, a GnuCash SQLite book among them) and a Maildir (messages in new/, where a mail client would move them to cur/
 // and flag them seen). Every system call that could change a file is traced with its paths
 // (`-y` names the file behind each descriptor): none touches the folder, and no open of a file
 // in it asks for writing. Afterwards every file's bytes, mode and mtime, and every folder's
@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { type Corpus, cli, FIXED_ISSUER, newMasterKey, startCorpus, until } from "../backup/support";
 import { tempDir } from "../helpers";
+import { taxreportSqlite } from "../support/gnucash-sqlite";
+import { OFFICE_FIXTURES, pptx } from "../support/office";
 import { SHARED_DATA } from "../support/servers";
 
 setDefaultTimeout(240_000);
@@ -105,13 +107,15 @@ function snapshot(dir: string, into: Snapshot = new Map()): Snapshot {
   return into;
 }
 
-function buildSource(): void {
+async function buildSource(): Promise<void> {
   const docs = join(source, "docs");
   mkdirSync(docs, { recursive: true });
   writeFileSync(join(docs, "lease.txt"), "The quarnflick lease of the Lisbon office ends in March.\n");
   for (const name of ["AmazonWebServices.pdf", "FlipkartInvoice.pdf"]) copyFileSync(join(SHARED, "invoices", name), join(docs, name));
   const docx = readdirSync(join(SHARED, "invoices")).find((n) => n.endsWith(".docx"));
   if (docx) copyFileSync(join(SHARED, "invoices", docx), join(docs, docx));
+  for (const name of ["invoices.xlsx", "stock.ods", "agreement.odt"]) copyFileSync(join(OFFICE_FIXTURES, name), join(docs, name));
+  writeFileSync(join(docs, "deck.pptx"), await pptx());
   // A Maildir: unread mail in new/, read mail in cur/ (flag suffix), tmp/ empty.
   const mail = join(source, "mail");
   for (const sub of ["new", "cur", "tmp"]) mkdirSync(join(mail, sub), { recursive: true });
@@ -134,6 +138,8 @@ function buildSource(): void {
     '2026-03-02 * "Glimmerhawk Traders" "Vellumquist binders"\n  Expenses:Office  42.10 EUR\n  Assets:Bank\n',
   );
   writeFileSync(join(books, "taxreport.gnucash"), gzipSync(readFileSync(join(SHARED, "accounting", "gnucash", "taxreport.gnucash"))));
+  // The same book as GnuCash saves it in SQLite.
+  writeFileSync(join(books, "taxreport-sqlite.gnucash"), taxreportSqlite());
   // A SQLite file, read by the sql connector.
   const db = new Database(join(source, "shop.sqlite"));
   db.run("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, note TEXT)");
@@ -172,7 +178,7 @@ const ask = async (query: string) => {
 const tracee = async (stracePid: number) => Number((await Bun.$`pgrep -P ${stracePid}`.text()).trim().split("\n")[0]);
 
 beforeAll(async () => {
-  buildSource();
+  await buildSource();
   before = snapshot(source);
   const created = await cli(["token", "create", "--user", "alice", "--scopes", "corpus:search,connectors:read"], env);
   expect(created.code).toBe(0);
@@ -211,6 +217,10 @@ describe("connectors never write to what they read (D19)", () => {
     expect(await ask("blorptangle audit")).toContain("blorptangle");
     expect(await ask("snorkeldrift lamps order")).toContain("snorkeldrift");
     expect(await ask("Glimmerhawk vellumquist binders")).toContain("Glimmerhawk");
+    expect(await ask("Umbrella Pharma invoice")).toContain("Umbrella Pharma");
+    expect(await ask("Porto Roasters espresso beans")).toContain("Porto Roasters");
+    expect(await ask("payable within 30 days fee agreement")).toContain("Payable within");
+    expect(await ask("Q3 review revenue slide")).toContain("Revenue up 12");
   });
 
   test("no system call changed or opened for writing anything in the folder (strace)", async () => {
@@ -225,6 +235,8 @@ describe("connectors never write to what they read (D19)", () => {
     expect(opens.some((l) => l.includes("shop.sqlite"))).toBe(true);
     expect(opens.some((l) => l.includes("main.beancount"))).toBe(true);
     expect(opens.some((l) => l.includes("taxreport.gnucash"))).toBe(true);
+    for (const name of ["invoices.xlsx", "stock.ods", "agreement.odt", "deck.pptx", "taxreport-sqlite.gnucash"])
+      expect(opens.some((l) => l.includes(name))).toBe(true);
     const writes = lines.filter((line) => {
       const call = /^\d+\s+(\w+)\((.*)$/.exec(line);
       if (!call) return false;

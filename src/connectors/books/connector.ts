@@ -1,5 +1,5 @@
 // `books` (D34): a journal file, or a folder of them (beancount, Ledger/hledger, QIF, OFX,
-// GnuCash XML), indexed locally, one record per transaction, parsed in the reading worker
+// GnuCash XML or SQLite), indexed locally, one record per transaction, parsed in the reading worker
 // (records.ts, D31). Read only, as every local kind (D19).
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";

@@ -44,7 +44,7 @@ function field(body: string, tag: string): string | undefined {
 }
 
 /** "18700/100" as "187.00"; a denominator that is not a power of ten cannot be one exactly. */
-function fraction(text: string | undefined, line: number): string {
+export function fraction(text: string | undefined, line: number): string {
   const m = /^(-?)(\d{1,40})\/(1(0{0,20}))$/.exec(text ?? "");
   if (!m) throw new BookUnreadable(line, "a split's amount is not a fraction over a power of ten");
   const scale = m[4]!.length;
@@ -105,12 +105,28 @@ const V1: Names = {
   splitId: "guid",
 };
 
+/** A GnuCash account as both formats give it: its name, its parent's id, its commodity, whether it is the root. */
+export interface GnucashAccount {
+  name: string;
+  parent?: string;
+  commodity: string;
+  root: boolean;
+}
+
+/** An account's path below the root ("Expenses:Auto:Gas"), at most 64 levels (a cycle ends there). */
+export function accountPath(accounts: Map<string, GnucashAccount>, id: string): string {
+  const parts: string[] = [];
+  for (let a = accounts.get(id), hops = 0; a && !a.root && hops < 64; a = a.parent ? accounts.get(a.parent) : undefined, hops++)
+    parts.unshift(a.name);
+  return parts.join(":") || id;
+}
+
 export function parseGnucash(text: string, file: string, onTransaction: OnTransaction = () => {}): ParsedBook {
   const v2 = text.includes("<gnc-v2");
   if (!v2 && !/<gnc>\s*<version>1<\/version>/.test(text)) throw new BookUnreadable(1, "not a GnuCash XML book (gnc-v2 or version 1)");
   const n = v2 ? V2 : V1;
   const lines = new LineCounter(text);
-  const accounts = new Map<string, { name: string; parent?: string; commodity: string; root: boolean }>();
+  const accounts = new Map<string, GnucashAccount>();
   const firstTransaction = text.indexOf(`<${n.transaction}`);
   for (const { body } of blocks(text, n.account, 0, firstTransaction < 0 ? text.length : firstTransaction)) {
     const id = field(body, n.id);
@@ -125,12 +141,7 @@ export function parseGnucash(text: string, file: string, onTransaction: OnTransa
       root: field(body, n.type) === "ROOT",
     });
   }
-  const fullName = (id: string): string => {
-    const parts: string[] = [];
-    for (let a = accounts.get(id), hops = 0; a && !a.root && hops < 64; a = a.parent ? accounts.get(a.parent) : undefined, hops++)
-      parts.unshift(a.name);
-    return parts.join(":") || id;
-  };
+  const fullName = (id: string) => accountPath(accounts, id);
   const transactions: BookTransaction[] = [];
   for (const { body, at } of blocks(text, n.transaction, Math.max(firstTransaction, 0))) {
     const line = lines.lineAt(at);

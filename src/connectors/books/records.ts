@@ -8,6 +8,7 @@ import type { SourceRecord } from "../types";
 import { parseBeancount } from "./beancount";
 import { type BookFormat, BookUnreadable, type OnTransaction, type ParsedBook } from "./format";
 import { parseGnucash } from "./gnucash";
+import { isSqlite, parseGnucashSqlite } from "./gnucash-sqlite";
 import { parseLedger } from "./ledger";
 import { parseOfx } from "./ofx";
 import { parseQif } from "./qif";
@@ -129,14 +130,20 @@ export function transactionOf(record: SourceRecord): BookTransaction | undefined
 export function bookRecords(bytes: Uint8Array, place: BookPlace, onRecord: () => void = () => {}): SourceRecord[] {
   let read = 0;
   let transactions: BookTransaction[];
+  const onTransaction = () => {
+    if (++read > MAX_BOOK_TRANSACTIONS) throw new FileSkipped(`holds more than ${MAX_BOOK_TRANSACTIONS} transactions`);
+    if (read % TRANSACTIONS_PER_BUDGET === 0) onRecord();
+  };
+  // GnuCash names its SQLite books `.gnucash` too: told by their first bytes.
+  const sqlite = place.format === "gnucash" && isSqlite(bytes);
   try {
-    ({ transactions } = PARSERS[place.format](decoded(inflated(bytes)), place.file, () => {
-      if (++read > MAX_BOOK_TRANSACTIONS) throw new FileSkipped(`holds more than ${MAX_BOOK_TRANSACTIONS} transactions`);
-      if (read % TRANSACTIONS_PER_BUDGET === 0) onRecord();
-    }));
+    ({ transactions } = sqlite
+      ? parseGnucashSqlite(bytes, place.file, onTransaction)
+      : PARSERS[place.format](decoded(inflated(bytes)), place.file, onTransaction));
   } catch (error) {
     // The parsers' words name a line and what it lacks, never its text: the status may show them.
-    if (error instanceof BookUnreadable) throw new FileSkipped(`is not a readable ${FORMAT_NAMES[place.format]} file (${error.message})`);
+    if (error instanceof BookUnreadable)
+      throw new FileSkipped(`is not a readable ${sqlite ? "GnuCash SQLite" : FORMAT_NAMES[place.format]} file (${error.message})`);
     throw error;
   }
   const seen = new Map<string, number>();

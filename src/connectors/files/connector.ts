@@ -1,5 +1,6 @@
-// `files` (D18): a folder of text, Markdown, HTML, PDF, DOCX, CSV and JSON files, one record
-// per file, indexed locally and kept up to date incrementally.
+// `files` (D18): a folder of text, Markdown, HTML, PDF, DOCX, ODT, PPTX, CSV and JSON files, one
+// record per file, and of spreadsheets (XLSX, ODS), one record per row (sheets.ts), indexed
+// locally and kept up to date incrementally.
 import { readdirSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -7,7 +8,7 @@ import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
 import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
-import { fileTypeOf } from "./extract";
+import { fileTypeOf, isSheetType } from "./extract";
 import { FileSkipped, MAX_FILE_BYTES } from "./limits";
 
 const MAX_DEPTH = 8;
@@ -38,24 +39,31 @@ export function filesSource(root: string, check: Confine = asGiven, reader: Sour
     async read(entry) {
       const full = join(root, entry.source);
       const type = fileTypeOf(full)!;
-      const extracted = await reader.file(readBelow(root, entry.source, check, MAX_FILE_BYTES), type).catch((error: unknown) => {
+      const bytes = readBelow(root, entry.source, check, MAX_FILE_BYTES);
+      const unreadable = (error: unknown): never => {
         // Said in the status and not read again until it changes; the parser's words may quote the file.
         if (error instanceof SourceUnreadable) throw new FileSkipped(`is not a readable ${type.toUpperCase()} file`);
         throw error;
-      });
+      };
+      const modified = new Date(entry.mtime).toISOString();
+      if (isSheetType(type)) {
+        const place = { file: entry.source, url: pathToFileURL(full).href, fileType: type, size: entry.size, modified };
+        return reader.sheet(bytes, place).catch(unreadable);
+      }
+      const extracted = await reader.file(bytes, type).catch(unreadable);
       return [
         {
           id: entry.source,
           title: extracted.title || basename(entry.source),
           content: extracted.text.trim(),
           source_url: pathToFileURL(full).href,
-          date: new Date(entry.mtime).toISOString(),
+          date: modified,
           type: "file",
           path: entry.source,
           metadata: {
             file_type: type,
             size: entry.size,
-            modified: new Date(entry.mtime).toISOString(),
+            modified,
             ...(extracted.pages ? { pages: extracted.pages } : {}),
           },
         },

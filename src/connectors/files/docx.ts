@@ -150,15 +150,15 @@ export class WordText {
 }
 
 /** A decoder for a part's bytes: UTF-16 when it starts with that byte order mark, else UTF-8. */
-const decoderFor = (first: Buffer) => new TextDecoder(first[0] === 0xff && first[1] === 0xfe ? "utf-16le" : "utf-8");
+export const decoderFor = (first: Buffer) => new TextDecoder(first[0] === 0xff && first[1] === 0xfe ? "utf-16le" : "utf-8");
 
-async function partText(zip: ZipReader, name: string): Promise<string | undefined> {
+export async function partText(zip: ZipReader, name: string): Promise<string | undefined> {
   const bytes = await zip.read(name);
   return bytes && decoderFor(bytes).decode(bytes);
 }
 
 /** Where the package's relationships point to its main document. */
-async function mainPart(zip: ZipReader): Promise<string> {
+export async function mainPart(zip: ZipReader): Promise<string> {
   const rels = await partText(zip, "_rels/.rels");
   for (const m of rels?.matchAll(/<[\w:]*Relationship\b[^>]*>/g) ?? []) {
     const type = /\bType\s*=\s*["']([^"']+)["']/.exec(m[0])?.[1] ?? "";
@@ -168,9 +168,9 @@ async function mainPart(zip: ZipReader): Promise<string> {
   return DEFAULT_MAIN;
 }
 
-/** The title from the package's core properties, if it has one. */
-async function title(zip: ZipReader): Promise<string | undefined> {
-  const value = /<dc:title[^>]*>([^<]*)<\/dc:title>/.exec((await partText(zip, "docProps/core.xml")) ?? "")?.[1];
+/** The title from the package's core properties (OOXML's and ODF's meta.xml alike), if it has one. */
+export async function coreTitle(zip: ZipReader, part = "docProps/core.xml"): Promise<string | undefined> {
+  const value = /<dc:title[^>]*>([^<]*)<\/dc:title>/.exec((await partText(zip, part)) ?? "")?.[1];
   return value ? decodeXml(value).trim() || undefined : undefined;
 }
 
@@ -187,5 +187,5 @@ export async function docxText(bytes: Uint8Array): Promise<Extracted> {
     if (text.full) break;
   }
   if (decoder && !text.full) text.feed(decoder.decode(), true);
-  return { text: text.text(), title: await title(zip) };
+  return { text: text.text(), title: await coreTitle(zip) };
 }

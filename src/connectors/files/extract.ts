@@ -1,12 +1,17 @@
 // Text from the document kinds of D18, with no shelling out: text and Markdown as they are,
 // HTML through html-to-text, PDF through unpdf (pdf.js, pdf.ts), DOCX from its document's XML
-// (docx.ts), CSV through csv-parse, JSON flattened to "path: value" lines. Every kind works
-// within the bounds of limits.ts: a file past one is skipped (FileSkipped) or its text cut.
+// (docx.ts), ODT and PPTX likewise (office.ts; spreadsheets are rows: sheets.ts), CSV through
+// csv-parse, JSON flattened to "path: value" lines. Every kind works within the bounds of
+// limits.ts: a file past one is skipped (FileSkipped) or its text cut.
 // The libraries load on first use, so start-up does not pay for them.
 import { extname } from "node:path";
 import { docxText } from "./docx";
 import { boundedText, FileSkipped, MAX_HTML_DEPTH, MAX_JSON_VALUES, MAX_MARKUP_CHARS, MAX_RECORD_CHARS, TextBudget } from "./limits";
+import { odtText, pptxText } from "./office";
 import { pdfText } from "./pdf";
+
+/** Spreadsheets: a record per row (sheets.ts), not one per file. */
+export const SHEET_TYPES = { ".xlsx": "xlsx", ".ods": "ods" } as const;
 
 export const FILE_TYPES = {
   ".txt": "text",
@@ -19,9 +24,17 @@ export const FILE_TYPES = {
   ".docx": "docx",
   ".csv": "csv",
   ".json": "json",
+  ".odt": "odt",
+  ".pptx": "pptx",
+  ...SHEET_TYPES,
 } as const;
 
 export type FileType = (typeof FILE_TYPES)[keyof typeof FILE_TYPES];
+export type SheetType = (typeof SHEET_TYPES)[keyof typeof SHEET_TYPES];
+/** A type read as one document (one record per file). */
+export type DocumentType = Exclude<FileType, SheetType>;
+
+export const isSheetType = (type: FileType): type is SheetType => Object.values(SHEET_TYPES).includes(type as SheetType);
 
 export const fileTypeOf = (path: string): FileType | undefined => FILE_TYPES[extname(path).toLowerCase() as keyof typeof FILE_TYPES];
 
@@ -131,7 +144,7 @@ function csvText(bytes: Uint8Array, parseCsv: typeof import("csv-parse/sync").pa
   return out.text().replace(/\n$/, "");
 }
 
-export async function extractText(bytes: Uint8Array, type: FileType): Promise<Extracted> {
+export async function extractText(bytes: Uint8Array, type: DocumentType): Promise<Extracted> {
   switch (type) {
     case "text":
       return { text: boundedText(new TextDecoder().decode(bytes)) };
@@ -158,6 +171,10 @@ export async function extractText(bytes: Uint8Array, type: FileType): Promise<Ex
       return pdfText(bytes);
     case "docx":
       return docxText(bytes);
+    case "odt":
+      return odtText(bytes);
+    case "pptx":
+      return pptxText(bytes);
     case "csv": {
       const { parse: parseCsv } = await import("csv-parse/sync");
       return { text: csvText(bytes, parseCsv) };

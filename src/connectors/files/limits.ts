@@ -18,11 +18,23 @@ export const MAX_MARKUP_CHARS = 8 * 1024 * 1024;
 export const MAX_HTML_DEPTH = 1000;
 /** Values in one JSON file (each costs tens of bytes in memory for its one or two in the file). */
 export const MAX_JSON_VALUES = 2_000_000;
-/** Characters of one CSV line (or field): a file with a longer one is skipped. */
+/** Characters of one CSV line (or field), or of one spreadsheet row: a file with a longer one is skipped. */
 export const MAX_RECORD_CHARS = 1024 * 1024;
+/**
+ * Rows of one spreadsheet (all its sheets), at most: each is a record in the index. Counted as
+ * the file holds them (an XLSX's row elements, empty or not; an ODS row repeated n times with
+ * something in it, n), so that a million empty rows cost no more than this many.
+ */
+export const MAX_SHEET_ROWS = 200_000;
+/** Characters of one spreadsheet's cells, at most: a shared string is stored once but may fill every row. */
+export const MAX_SHEET_CHARS = 16 * 1024 * 1024;
+
+/** Entries of one ZIP container (DOCX, XLSX, ODS, ODT, PPTX): office files hold tens to hundreds. */
+export const MAX_ZIP_ENTRIES = 10_000;
 
 const MB = 1024 * 1024;
 export const EXPANDS_TOO_FAR = `expands beyond ${MAX_EXPANDED_BYTES / MB} MB`;
+export const TOO_MANY_ENTRIES = `holds more than ${MAX_ZIP_ENTRIES} ZIP entries`;
 
 /** A file left out on purpose (a bound), with the reason shown in the connector's status. */
 export { SourceSkipped as FileSkipped } from "../types";

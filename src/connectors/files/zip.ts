@@ -1,9 +1,9 @@
-// The few parts of a ZIP container (DOCX) that text extraction needs, each inflated under a
+// The few parts of a ZIP container (DOCX, XLSX, ODF, PPTX) that text extraction needs, each inflated under a
 // shared budget of bytes: the size the central directory declares is checked first, and the
 // inflation itself, streamed, stops at the budget, since a declared size may lie. Nothing else
 // of the archive is unpacked.
 import { createInflateRaw } from "node:zlib";
-import { EXPANDS_TOO_FAR, FileSkipped, MAX_EXPANDED_BYTES } from "./limits";
+import { EXPANDS_TOO_FAR, FileSkipped, MAX_EXPANDED_BYTES, MAX_ZIP_ENTRIES, TOO_MANY_ENTRIES } from "./limits";
 
 /** The signature each record of the archive starts with. */
 const SIGNATURE = {
@@ -44,27 +44,32 @@ function centralDirectory(buf: Buffer): { offset: number; count: number } {
   throw new ZipError("not a ZIP archive");
 }
 
-/** The entry called `name`, from the central directory. */
-function findEntry(buf: Buffer, directory: { offset: number; count: number }, name: string): Entry | undefined {
+/**
+ * Every entry of the central directory, by name, read once (a workbook names hundreds of parts:
+ * walking the directory for each was entries × parts). Past MAX_ZIP_ENTRIES the file is skipped.
+ */
+function readEntries(buf: Buffer, directory: { offset: number; count: number }): Map<string, Entry> {
+  if (directory.count > MAX_ZIP_ENTRIES) throw new FileSkipped(TOO_MANY_ENTRIES);
+  const entries = new Map<string, Entry>();
   let at = directory.offset;
   for (let n = 0; n < directory.count; n++) {
     if (at + 46 > buf.length || buf.readUInt32LE(at) !== SIGNATURE.central) throw new ZipError("broken ZIP directory");
     const nameLength = buf.readUInt16LE(at + 28);
     const extraLength = buf.readUInt16LE(at + 30);
     const commentLength = buf.readUInt16LE(at + 32);
-    if (buf.toString("utf8", at + 46, at + 46 + nameLength) === name) {
-      const entry: Entry = {
-        method: buf.readUInt16LE(at + 10),
-        compressed: buf.readUInt32LE(at + 20),
-        size: buf.readUInt32LE(at + 24),
-        localOffset: buf.readUInt32LE(at + 42),
-      };
-      zip64Sizes(buf.subarray(at + 46 + nameLength, at + 46 + nameLength + extraLength), entry);
-      return entry;
-    }
+    const name = buf.toString("utf8", at + 46, at + 46 + nameLength);
+    const entry: Entry = {
+      method: buf.readUInt16LE(at + 10),
+      compressed: buf.readUInt32LE(at + 20),
+      size: buf.readUInt32LE(at + 24),
+      localOffset: buf.readUInt32LE(at + 42),
+    };
+    zip64Sizes(buf.subarray(at + 46 + nameLength, at + 46 + nameLength + extraLength), entry);
+    // The first of two entries of one name is the one read, as before.
+    if (!entries.has(name)) entries.set(name, entry);
     at += 46 + nameLength + extraLength + commentLength;
   }
-  return undefined;
+  return entries;
 }
 
 /** Sizes and offset too large for 32 bits are in the ZIP64 extra field, in this order. */
@@ -98,15 +103,19 @@ const isTooLarge = (error: unknown) => error instanceof RangeError || (error as 
  */
 export class ZipReader {
   private spent = 0;
-  private readonly directory: { offset: number; count: number };
+  private readonly entries: Map<string, Entry>;
 
   constructor(private readonly buf: Buffer) {
-    this.directory = centralDirectory(buf);
+    this.entries = readEntries(buf, centralDirectory(buf));
   }
 
-  /** The part's entry, if the archive has it (each call walks the directory: a few parts are read). */
   private entry(name: string): Entry | undefined {
-    return findEntry(this.buf, this.directory, name);
+    return this.entries.get(name);
+  }
+
+  /** The names of the archive's parts. */
+  names(): IterableIterator<string> {
+    return this.entries.keys();
   }
 
   has(name: string): boolean {

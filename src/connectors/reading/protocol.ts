@@ -1,13 +1,16 @@
 // Messages between the thread that serves requests (reader.ts) and the reading worker
 // (worker.ts), which turns a source's bytes into text or records (D31). One job at a time.
 import type { BookPlace } from "../books/records";
-import type { Extracted, FileType } from "../files/extract";
+import type { DocumentType, Extracted } from "../files/extract";
+import type { SheetPlace } from "../files/sheets";
 import type { MailPlace } from "../maildir/message";
 import type { SourceRecord } from "../types";
 
 export type ToReader =
   /** A document's text (files/extract.ts). */
-  | { type: "file"; seq: number; bytes: Uint8Array; fileType: FileType }
+  | { type: "file"; seq: number; bytes: Uint8Array; fileType: DocumentType }
+  /** A spreadsheet's records (files/sheets.ts): one per row. */
+  | { type: "sheet"; seq: number; bytes: Uint8Array; place: SheetPlace }
   /** A mail file's records (maildir/message.ts): one message, or each of an mbox's. */
   | { type: "mail"; seq: number; raw: Uint8Array; place: MailPlace }
   /** A journal file's records (books/records.ts): one per transaction. */
@@ -19,6 +22,7 @@ export type FromReader =
   | { type: "file"; seq: number; extracted: Extracted }
   | { type: "mail"; seq: number; records: SourceRecord[] }
   | { type: "books"; seq: number; records: SourceRecord[] }
+  | { type: "sheet"; seq: number; records: SourceRecord[] }
   /** One record of the job is read: the next one has a budget of its own. */
   | { type: "record"; seq: number }
   /** Left out past a bound (files/limits.ts), with the reason. */

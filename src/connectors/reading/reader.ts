@@ -8,7 +8,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ownMemoryBytes } from "../../limits/memory";
 import type { BookPlace } from "../books/records";
-import type { Extracted, FileType } from "../files/extract";
+import type { DocumentType, Extracted } from "../files/extract";
+import type { SheetPlace } from "../files/sheets";
 import type { MailPlace } from "../maildir/message";
 import { type SourceRecord, SourceSkipped } from "../types";
 import type { FromReader, ToReader } from "./protocol";
@@ -128,11 +129,19 @@ export class SourceReader {
    * A document's text. Rejects with SourceSkipped past a bound or the budget, with Error when
    * it cannot be read. The bytes are handed over (the caller must not use them again).
    */
-  async file(bytes: Uint8Array, fileType: FileType): Promise<Extracted> {
+  async file(bytes: Uint8Array, fileType: DocumentType): Promise<Extracted> {
     const own = ownBytes(bytes);
     const m = await this.run({ type: "file", bytes: own.bytes, fileType }, own.transfer, false);
     if (m.type !== "file") throw new Error("the reading worker answered out of turn");
     return m.extracted;
+  }
+
+  /** A spreadsheet's records, one per row, each ROWS_PER_BUDGET rows within a budget of their own. The bytes are handed over. */
+  async sheet(bytes: Uint8Array, place: SheetPlace): Promise<SourceRecord[]> {
+    const own = ownBytes(bytes);
+    const m = await this.run({ type: "sheet", bytes: own.bytes, place }, own.transfer, false);
+    if (m.type !== "sheet") throw new Error("the reading worker answered out of turn");
+    return m.records;
   }
 
   /** A mail file's records (an mbox's each within its own budget); `urgent` for a question's. */

@@ -1,10 +1,11 @@
 // The reading worker (a Bun Worker, started by reader.ts): parses what sources send (PDF, DOCX,
-// HTML, CSV, JSON, mail, journals) off the thread that serves requests (D31). A job that runs past its
+// ODT, PPTX, HTML, CSV, JSON, spreadsheets, mail, journals) off the thread that serves requests (D31). A job that runs past its
 // budget is not stopped from here: the reader ends this thread and starts another.
 import { readFileSync } from "node:fs";
 import { collectIfOverBudget } from "../../limits/memory";
 import { bookRecords } from "../books/records";
 import { extractText } from "../files/extract";
+import { sheetRecords } from "../files/sheets";
 import { mailRecords } from "../maildir/message";
 import { SourceSkipped } from "../types";
 import type { FromReader, ToReader } from "./protocol";
@@ -25,6 +26,8 @@ function threadId(): number {
 async function run(m: ToReader): Promise<void> {
   try {
     if (m.type === "file") post({ type: "file", seq: m.seq, extracted: await extractText(m.bytes, m.fileType) });
+    else if (m.type === "sheet")
+      post({ type: "sheet", seq: m.seq, records: await sheetRecords(m.bytes, m.place, () => post({ type: "record", seq: m.seq })) });
     else if (m.type === "books")
       post({ type: "books", seq: m.seq, records: bookRecords(m.bytes, m.place, () => post({ type: "record", seq: m.seq })) });
     else {
