@@ -19,7 +19,7 @@ import type { KeyedVector } from "../../src/crypto/rotation";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { loadSqliteVec } from "../../src/store/database";
 import { EmbeddedHnsw } from "../../src/vectors/hnsw";
-import { PostgresVectorStore, VECTORS_HNSW_INDEX, VECTORS_TABLE } from "../../src/vectors/postgres";
+import { PostgresVectorStore, VECTORS_TABLE, vectorsHnswIndex } from "../../src/vectors/postgres";
 import { SqliteVectorStore } from "../../src/vectors/sqlite";
 import type { VectorStore } from "../../src/vectors/store";
 import { testServers } from "../../test/support/servers";
@@ -150,7 +150,7 @@ async function postgresStore(all: Float32Array): Promise<{ store: PostgresVector
     console.error(`pgvector: ${N} rows in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     t = performance.now();
     await admin.unsafe("SET maintenance_work_mem = '2GB'");
-    await admin.unsafe(VECTORS_HNSW_INDEX);
+    await admin.unsafe(vectorsHnswIndex(VECTORS_TABLE));
     await admin.unsafe(`VACUUM ANALYZE ${VECTORS_TABLE}`);
     console.error(`pgvector: HNSW index built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }

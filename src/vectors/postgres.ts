@@ -9,10 +9,14 @@ import postgres from "postgres";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import { checkK, type KeyedVector, type KnnFilter, type Neighbour, type StoredVector, type VectorStore } from "./store";
 
+/** The connectors' vectors (the local index's chunks). */
 export const VECTORS_TABLE = "corpus_vectors";
+/** The archive's vectors (its chunks' ids are numbered apart from the connectors' chunks). */
+export const ARCHIVE_VECTORS_TABLE = "corpus_archive_vectors";
 
-/** The HNSW index by cosine distance (m 16, ef_construction 64: pgvector's defaults); a bulk load makes it after its rows (faster than row by row). */
-export const VECTORS_HNSW_INDEX = `CREATE INDEX IF NOT EXISTS ${VECTORS_TABLE}_hnsw ON ${VECTORS_TABLE} USING hnsw (embedding vector_cosine_ops)`;
+/** The HNSW index of `table` by cosine distance (m 16, ef_construction 64: pgvector's defaults); a bulk load makes it after its rows (faster than row by row). */
+export const vectorsHnswIndex = (table: string) =>
+  `CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`;
 
 /** The oldest pgvector with iterative index scans (hnsw.iterative_scan). */
 const MIN_PGVECTOR = [0, 8] as const;
@@ -34,6 +38,8 @@ export interface PostgresVectorOptions {
   efSearch?: number;
   /** Connections at most (postgres.js `max`). */
   connections?: number;
+  /** The table (VECTORS_TABLE by default, ARCHIVE_VECTORS_TABLE for the archive's). */
+  table?: string;
 }
 
 /** The HNSW search's candidates by default: recall@10 >= 0.95 over 400k vectors of one owner (scripts/bench/knn.ts). */
@@ -43,10 +49,14 @@ export const DEFAULT_EF_SEARCH = 100;
 const literal = (v: Float32Array) => `[${Array.prototype.join.call(v, ",")}]`;
 
 export class PostgresVectorStore implements VectorStore {
-  private constructor(private readonly sql: postgres.Sql) {}
+  private constructor(
+    private readonly sql: postgres.Sql,
+    private readonly table: string,
+  ) {}
 
   /** Opens the store at `url`, making its table and index if they are not there; throws VectorStoreUnavailable without pgvector 0.8+. */
   static async open(url: string, options: PostgresVectorOptions = {}): Promise<PostgresVectorStore> {
+    const table = options.table ?? VECTORS_TABLE;
     const sql = postgres(url, {
       max: options.connections ?? 4,
       onnotice: () => {},
@@ -67,20 +77,24 @@ export class PostgresVectorStore implements VectorStore {
         const [major = 0, minor = 0] = ext.extversion.split(".").map(Number);
         if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1]))
           throw new VectorStoreUnavailable(`pgvector ${ext.extversion} is too old: 0.8 or later is needed (ALTER EXTENSION vector UPDATE)`);
-        await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${VECTORS_TABLE} (
+        // at: when the vector's row was made (seconds), for a search within times (the archive's).
+        await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (
           owner text NOT NULL,
           connector text NOT NULL,
           id bigint PRIMARY KEY,
+          at bigint,
           embedding vector(${EMBEDDING_DIM}) NOT NULL
         )`);
-        await tx.unsafe(`CREATE INDEX IF NOT EXISTS ${VECTORS_TABLE}_owner ON ${VECTORS_TABLE} (owner, connector)`);
-        await tx.unsafe(VECTORS_HNSW_INDEX);
+        // A table made before times were kept gets the column (NULL: no time).
+        await tx.unsafe(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS at bigint`);
+        await tx.unsafe(`CREATE INDEX IF NOT EXISTS ${table}_owner ON ${table} (owner, connector)`);
+        await tx.unsafe(vectorsHnswIndex(table));
       });
     } catch (error) {
       await sql.end();
       throw error;
     }
-    return new PostgresVectorStore(sql);
+    return new PostgresVectorStore(sql, table);
   }
 
   async put(owner: string, connector: string, vectors: readonly StoredVector[]): Promise<void> {
@@ -90,11 +104,11 @@ export class PostgresVectorStore implements VectorStore {
       for (let at = 0; at < vectors.length; at += PUT_BATCH) {
         const batch = vectors.slice(at, at + PUT_BATCH);
         // Replaced only where the id is this owner's connector's: another's row is not updated, and the count tells.
-        const written = await tx`INSERT INTO ${tx(VECTORS_TABLE)} (owner, connector, id, embedding)
-          SELECT ${owner}, ${connector}, u.id, u.v::vector
-          FROM unnest(${batch.map((v) => v.id)}::bigint[], ${batch.map((v) => literal(v.vector))}::text[]) AS u(id, v)
-          ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding
-          WHERE ${tx(VECTORS_TABLE)}.owner = EXCLUDED.owner AND ${tx(VECTORS_TABLE)}.connector = EXCLUDED.connector`;
+        const written = await tx`INSERT INTO ${tx(this.table)} (owner, connector, id, at, embedding)
+          SELECT ${owner}, ${connector}, u.id, u.at, u.v::vector
+          FROM unnest(${batch.map((v) => v.id)}::bigint[], ${batch.map((v) => v.at ?? null)}::bigint[], ${batch.map((v) => literal(v.vector))}::text[]) AS u(id, at, v)
+          ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, at = EXCLUDED.at
+          WHERE ${tx(this.table)}.owner = EXCLUDED.owner AND ${tx(this.table)}.connector = EXCLUDED.connector`;
         if (written.count !== batch.length) throw new IdTaken(`an id of ${owner}/${connector}'s vectors is another owner's or connector's`);
       }
     });
@@ -103,7 +117,7 @@ export class PostgresVectorStore implements VectorStore {
   async remove(owner: string, connector: string, ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
     await this
-      .sql`DELETE FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner} AND connector = ${connector} AND id = ANY(${ids as number[]}::bigint[])`;
+      .sql`DELETE FROM ${this.sql(this.table)} WHERE owner = ${owner} AND connector = ${connector} AND id = ANY(${ids as number[]}::bigint[])`;
   }
 
   async knn(owner: string, query: KeyedVector, k: number, filter: KnnFilter = {}): Promise<Neighbour[]> {
@@ -113,27 +127,33 @@ export class PostgresVectorStore implements VectorStore {
     const q = literal(query);
     const connectors = filter.connectors ? sql`AND connector = ANY(${filter.connectors as string[]}::text[])` : sql``;
     const ids = filter.ids ? sql`AND id = ANY(${filter.ids as number[]}::bigint[])` : sql``;
+    const from = filter.from !== undefined ? sql`AND at >= ${filter.from}` : sql``;
+    const to = filter.to !== undefined ? sql`AND at < ${filter.to}` : sql``;
     // Relaxed order: the index gives them nearly in order, sorted here exactly (pgvector's advice).
     const rows = await sql<{ id: string; connector: string; distance: number }[]>`
       WITH nearest AS MATERIALIZED (
-        SELECT id, connector, embedding <=> ${q}::vector AS distance FROM ${sql(VECTORS_TABLE)}
-        WHERE owner = ${owner} ${connectors} ${ids}
+        SELECT id, connector, embedding <=> ${q}::vector AS distance FROM ${sql(this.table)}
+        WHERE owner = ${owner} ${connectors} ${ids} ${from} ${to}
         ORDER BY embedding <=> ${q}::vector LIMIT ${k}
       ) SELECT id, connector, distance FROM nearest ORDER BY distance`;
     return rows.map((r) => ({ id: Number(r.id), connector: r.connector, similarity: 1 - r.distance }));
   }
 
   async dropConnector(owner: string, connector: string): Promise<number> {
-    return (await this.sql`DELETE FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner} AND connector = ${connector}`).count;
+    return (await this.sql`DELETE FROM ${this.sql(this.table)} WHERE owner = ${owner} AND connector = ${connector}`).count;
   }
 
   async dropOwner(owner: string): Promise<number> {
-    return (await this.sql`DELETE FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner}`).count;
+    return (await this.sql`DELETE FROM ${this.sql(this.table)} WHERE owner = ${owner}`).count;
   }
 
   async count(owner: string): Promise<number> {
-    const [row] = await this.sql<{ n: string }[]>`SELECT count(*) AS n FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner}`;
+    const [row] = await this.sql<{ n: string }[]>`SELECT count(*) AS n FROM ${this.sql(this.table)} WHERE owner = ${owner}`;
     return Number(row!.n);
+  }
+
+  async dropAll(): Promise<number> {
+    return (await this.sql`DELETE FROM ${this.sql(this.table)}`).count;
   }
 
   close(): Promise<void> {

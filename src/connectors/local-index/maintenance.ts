@@ -1,6 +1,7 @@
 // Work on every index at once or on a whole one: what is owed, dropping an index, forgetting
 // vectors of another model, purging removed terms.
 import type { Database } from "bun:sqlite";
+import { connectorVectors } from "../../vectors/embedded";
 import { removeDocs } from "./documents";
 
 /**
@@ -42,7 +43,7 @@ export function dropIndex(db: Database, owner: string): number {
  * adoptModel); the chunks stay, pending, and are embedded again as any pending chunk is.
  */
 export function forgetChunkVectors(db: Database): number {
-  db.exec("DELETE FROM connector_vec");
+  connectorVectors(db).dropAll();
   return db.query("UPDATE connector_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
 }
 
