@@ -131,6 +131,7 @@ const INTEGRATION = [
   "users/deletion-race.test.ts",
   "users/deletion.test.ts",
   "vectors/hnsw-executable.test.ts",
+  "vectors/partition-index.test.ts",
   "vectors/store.test.ts",
 ];
 

@@ -114,23 +114,53 @@ export class SqliteVectorStore implements EmbeddedVectorStore {
   }
 
   dropConnector(owner: string, connector: string): number {
-    return this.db.query(`DELETE FROM ${this.t.table} WHERE ${this.t.partition} = ?`).run(this.partition(owner, connector)).changes;
+    return this.dropPartition(this.partition(owner, connector));
   }
 
   dropOwner(owner: string): number {
     return this.db.transaction(() => {
       let dropped = 0;
-      for (const p of this.partitionsOf(owner))
-        dropped += this.db.query(`DELETE FROM ${this.t.table} WHERE ${this.t.partition} = ?`).run(p).changes;
+      for (const p of this.partitionsOf(owner)) dropped += this.dropPartition(p);
       return dropped;
     })();
   }
 
   count(owner: string): number {
     let n = 0;
-    for (const p of this.partitionsOf(owner))
-      n += this.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${this.t.table} WHERE ${this.t.partition} = ?`).get(p)!.n;
+    for (const p of this.partitionsOf(owner)) n += this.countPartition(p);
     return n;
+  }
+
+  /**
+   * The vectors of a partition, counted in vec0's own tables (its rows, each in a chunk of one
+   * partition; sqlite-vec 0.1.9, pinned): counting or deleting by the partition key through the
+   * table reads every vector of every partition (658 and 432 ms at 20k, loaded machine).
+   */
+  countPartition(partition: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        `SELECT count(*) AS n FROM ${this.t.table}_rowids WHERE chunk_id IN (SELECT chunk_id FROM ${this.t.table}_chunks WHERE partition00 = ?)`,
+      )
+      .get(partition)!.n;
+  }
+
+  /** Every id of a partition (read as countPartition counts them). */
+  idsOf(partition: string): number[] {
+    return this.db
+      .query<{ id: number }, [string]>(
+        `SELECT rowid AS id FROM ${this.t.table}_rowids WHERE chunk_id IN (SELECT chunk_id FROM ${this.t.table}_chunks WHERE partition00 = ?)`,
+      )
+      .all(partition)
+      .map((r) => r.id);
+  }
+
+  private dropPartition(partition: string): number {
+    const del = this.db.query(`DELETE FROM ${this.t.table} WHERE ${this.t.id} = ?`);
+    return this.db.transaction(() => {
+      let dropped = 0;
+      for (const id of this.idsOf(partition)) dropped += del.run(BigInt(id)).changes;
+      return dropped;
+    })();
   }
 
   dropAll(): number {

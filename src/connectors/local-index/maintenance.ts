@@ -2,6 +2,7 @@
 // vectors of another model, purging removed terms.
 import type { Database } from "bun:sqlite";
 import { connectorVectors } from "../../vectors/embedded";
+import { splitPartition } from "../../vectors/sqlite";
 import { removeDocs } from "./documents";
 
 /**
@@ -33,6 +34,9 @@ export function dropIndex(db: Database, owner: string): number {
     db,
     docs.map((d) => d.doc),
   );
+  // And the index of its vectors, if it had one (a file beside the database).
+  const { owner: user, connector } = splitPartition(owner);
+  connectorVectors(db).dropConnector(user, connector);
   db.query("DELETE FROM connector_skipped WHERE owner = ?").run(owner);
   db.query("DELETE FROM connector_hidden WHERE owner = ?").run(owner);
   return docs.length;
