@@ -125,6 +125,7 @@ const INTEGRATION = [
   "store/at-rest.test.ts",
   "store/data-dir.test.ts",
   "store/full-disk-executable.test.ts",
+  "store/postgres-migrations.test.ts",
   "store/full-disk.test.ts",
   "store/operator-key-full-disk.test.ts",
   "store/storage-errors.test.ts",

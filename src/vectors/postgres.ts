@@ -4,9 +4,10 @@
 // filtered by owner (and connectors, ids) in the same scan, pgvector 0.8's iterative index scan
 // going on past the first candidates until k of the owner's are found, so a small owner among
 // large ones still gets its k. The schema is made once, under an advisory lock, by whichever node
-// opens it first; the `vector` extension itself is the operator's (it needs a superuser).
+// opens it first (src/store/postgres-migrations.ts); the `vector` extension itself is the operator's (it needs a superuser).
 import postgres from "postgres";
 import { EMBEDDING_DIM } from "../embedding/embedder";
+import { migratePostgres, type PgMigration } from "../store/postgres-migrations";
 import { checkK, type KeyedVector, type KnnFilter, type Neighbour, type StoredVector, type VectorStore } from "./store";
 
 /** The connectors' vectors (the local index's chunks). */
@@ -18,14 +19,36 @@ export const ARCHIVE_VECTORS_TABLE = "corpus_archive_vectors";
 export const vectorsHnswIndex = (table: string) =>
   `CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`;
 
+/** The schema of a table of vectors, by versions (applied once, by whichever node opens it first: migratePostgres). */
+export function vectorMigrations(table: string): PgMigration[] {
+  return [
+    {
+      id: `${table}-001-table`,
+      // IF NOT EXISTS: a table made before migrations were versioned is taken as it is.
+      up: async (tx) => {
+        await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (
+          owner text NOT NULL,
+          connector text NOT NULL,
+          id bigint PRIMARY KEY,
+          embedding vector(${EMBEDDING_DIM}) NOT NULL
+        )`);
+        await tx.unsafe(`CREATE INDEX IF NOT EXISTS ${table}_owner ON ${table} (owner, connector)`);
+        await tx.unsafe(vectorsHnswIndex(table));
+      },
+    },
+    {
+      // When each vector's row was made (seconds), for a search within times (the archive's); NULL: none.
+      id: `${table}-002-times`,
+      up: (tx) => tx.unsafe(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS at bigint`),
+    },
+  ];
+}
+
 /** The oldest pgvector with iterative index scans (hnsw.iterative_scan). */
 const MIN_PGVECTOR = [0, 8] as const;
 
 /** Rows a put sends in one statement: ~1.5 MB of text at 384 dimensions. */
 const PUT_BATCH = 500;
-
-/** The advisory lock the schema is made under (any fixed number: "corpus vectors"). */
-const SCHEMA_LOCK = 0x636f7270_7573_7665n;
 
 /** A put named an id another owner or connector holds: nothing of it was written. */
 export class IdTaken extends Error {}
@@ -67,29 +90,15 @@ export class PostgresVectorStore implements VectorStore {
       },
     });
     try {
-      await sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK.toString()}::bigint)`;
-        const [ext] = await tx<{ extversion: string }[]>`SELECT extversion FROM pg_extension WHERE extname = 'vector'`;
-        if (!ext)
-          throw new VectorStoreUnavailable(
-            "the database has no vector extension: as a superuser, CREATE EXTENSION vector (pgvector 0.8 or later) in it",
-          );
-        const [major = 0, minor = 0] = ext.extversion.split(".").map(Number);
-        if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1]))
-          throw new VectorStoreUnavailable(`pgvector ${ext.extversion} is too old: 0.8 or later is needed (ALTER EXTENSION vector UPDATE)`);
-        // at: when the vector's row was made (seconds), for a search within times (the archive's).
-        await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (
-          owner text NOT NULL,
-          connector text NOT NULL,
-          id bigint PRIMARY KEY,
-          at bigint,
-          embedding vector(${EMBEDDING_DIM}) NOT NULL
-        )`);
-        // A table made before times were kept gets the column (NULL: no time).
-        await tx.unsafe(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS at bigint`);
-        await tx.unsafe(`CREATE INDEX IF NOT EXISTS ${table}_owner ON ${table} (owner, connector)`);
-        await tx.unsafe(vectorsHnswIndex(table));
-      });
+      const [ext] = await sql<{ extversion: string }[]>`SELECT extversion FROM pg_extension WHERE extname = 'vector'`;
+      if (!ext)
+        throw new VectorStoreUnavailable(
+          "the database has no vector extension: as a superuser, CREATE EXTENSION vector (pgvector 0.8 or later) in it",
+        );
+      const [major = 0, minor = 0] = ext.extversion.split(".").map(Number);
+      if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1]))
+        throw new VectorStoreUnavailable(`pgvector ${ext.extversion} is too old: 0.8 or later is needed (ALTER EXTENSION vector UPDATE)`);
+      await migratePostgres(sql, vectorMigrations(table));
     } catch (error) {
       await sql.end();
       throw error;
