@@ -19,8 +19,9 @@ const main = join(root, "src/cli.ts");
 const embeddingWorker = join(root, "src/embedding/worker.ts");
 const readingWorker = join(root, "src/connectors/reading/worker.ts");
 const searchWorker = join(root, "src/connectors/local-index/search-worker.ts");
+const hnswBuildWorker = join(root, "src/vectors/hnsw-build-worker.ts");
 /** What the executable is bundled from: the CLI and the workers. */
-export const ENTRYPOINTS = [main, embeddingWorker, readingWorker, searchWorker];
+export const ENTRYPOINTS = [main, embeddingWorker, readingWorker, searchWorker, hnswBuildWorker];
 
 export async function buildExecutable(target = outfile): Promise<string> {
   await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
@@ -74,11 +75,13 @@ async function workerName(): Promise<Record<string, string>> {
   const { EMBED_WORKER_DEFINE } = await import("../src/embedding/worker-client");
   const { READ_WORKER_DEFINE } = await import("../src/connectors/reading/reader");
   const { SEARCH_WORKER_DEFINE } = await import("../src/connectors/local-index/searcher");
+  const { HNSW_BUILD_WORKER_DEFINE } = await import("../src/vectors/partition-index");
   const name = (worker: string) => JSON.stringify(`./${relative(join(main, ".."), worker)}`);
   return {
     [EMBED_WORKER_DEFINE]: name(embeddingWorker),
     [READ_WORKER_DEFINE]: name(readingWorker),
     [SEARCH_WORKER_DEFINE]: name(searchWorker),
+    [HNSW_BUILD_WORKER_DEFINE]: name(hnswBuildWorker),
   };
 }
 

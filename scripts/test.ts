@@ -129,12 +129,14 @@ const INTEGRATION = [
   "store/at-rest.test.ts",
   "store/data-dir.test.ts",
   "store/full-disk-executable.test.ts",
+  "store/postgres-migrations.test.ts",
   "store/full-disk.test.ts",
   "store/operator-key-full-disk.test.ts",
   "store/storage-errors.test.ts",
   "users/deletion-race.test.ts",
   "users/deletion.test.ts",
   "vectors/hnsw-executable.test.ts",
+  "vectors/partition-index.test.ts",
   "vectors/store.test.ts",
 ];
 

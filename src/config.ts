@@ -140,6 +140,12 @@ export const ConfigSchema = Type.Object({
     Number.MAX_SAFE_INTEGER,
     "Free bytes the data folder's disk should keep: below it the service warns, starts no new indexing and reports /api/connectors/health unhealthy; a quarter of it is held as a reserve file in the data folder, freed so that deletions succeed on a full disk (0 turns both off).",
   ),
+  CORPUS_VECTOR_INDEX_THRESHOLD: Int(
+    50_000,
+    1,
+    1_000_000_000,
+    "Vectors of one user's connector past which they get an HNSW index beside the database (built in the background; searched in a few milliseconds where sqlite-vec reads every vector).",
+  ),
   CORPUS_CONNECTORS_FILE: Type.Optional(
     Type.String({ minLength: 1, allowed: "a file path", description: "JSON array of operator connectors visible to every user." }),
   ),

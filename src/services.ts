@@ -29,6 +29,7 @@ import { DiskSpace } from "./store/disk-space";
 import { Scrub } from "./store/scrub";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
+import { configureConnectorVectors } from "./vectors/embedded";
 import { WebhookStore } from "./webhooks/store";
 import { WebhookWorker } from "./webhooks/worker";
 
@@ -89,6 +90,10 @@ export async function createServices(
   options: ServiceOptions = {},
 ): Promise<Services> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  const vectorIndexes = configureConnectorVectors(db, {
+    threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
+    onBuildFailed: (error) => log.warning("a vector index could not be built; searched without it", { error }),
+  });
   const model = options.model ?? embeddingModel;
   // Vectors of two models never meet in one ranking: on a model change every stored vector is
   // forgotten at once and computed again (connectors' chunks as pending ones, the archive by resumePending).
@@ -224,6 +229,7 @@ export async function createServices(
       await webhookWorker.stop();
       await connectors.close();
       await closeSearches(db);
+      vectorIndexes.close();
       // After the connectors (their loops stop), before the database (a run under way stores its vectors).
       await embeddings.close();
       // Each a guarded pass: a full disk at shutdown loses counters, never the clean close.

@@ -11,6 +11,8 @@
 // random 32-dimensional subspace of its own topic (cosine to the centre ~0.75) plus small
 // isotropic noise, normalised. Queries are drawn the same way. They stand for keyed vectors: a
 // rotation (D25) of this set is a set of the same law, and every cosine is kept.
+// CORPUS_BENCH_KNN_PG_EF and CORPUS_BENCH_KNN_USEARCH_EF (lists, e.g. "40,100,200") measure each
+// HNSW at several search widths in the same run (defaults: the stores' own, 100 and 64).
 //   bun scripts/bench/knn.ts
 import { Database } from "bun:sqlite";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -18,8 +20,8 @@ import postgres from "postgres";
 import type { KeyedVector } from "../../src/crypto/rotation";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { loadSqliteVec } from "../../src/store/database";
-import { EmbeddedHnsw } from "../../src/vectors/hnsw";
-import { PostgresVectorStore, VECTORS_HNSW_INDEX, VECTORS_TABLE } from "../../src/vectors/postgres";
+import { EmbeddedHnsw, HNSW_DEFAULTS } from "../../src/vectors/hnsw";
+import { DEFAULT_EF_SEARCH, PostgresVectorStore, VECTORS_TABLE, vectorsHnswIndex } from "../../src/vectors/postgres";
 import { SqliteVectorStore } from "../../src/vectors/sqlite";
 import type { VectorStore } from "../../src/vectors/store";
 import { testServers } from "../../test/support/servers";
@@ -33,6 +35,10 @@ const SUBSPACE = 32;
 const OWNER = "bench";
 const CONNECTOR = "mail";
 const base = `/tmp/corpus-knn-${N}`;
+/** The candidates each HNSW keeps while searching, each measured (pgvector's hnsw.ef_search, usearch's expansion): more, better recall, slower. */
+const efList = (name: string, fallback: number) => (process.env[name] ?? String(fallback)).split(",").map(Number);
+const PG_EF = efList("CORPUS_BENCH_KNN_PG_EF", DEFAULT_EF_SEARCH);
+const USEARCH_EF = efList("CORPUS_BENCH_KNN_USEARCH_EF", HNSW_DEFAULTS.expansionSearch);
 
 /** A seeded generator (mulberry32) and standard normals from it. */
 function random(seed: number) {
@@ -125,7 +131,7 @@ async function sqliteStore(all: Float32Array): Promise<{ store: SqliteVectorStor
   return { store, close: () => db.close() };
 }
 
-async function postgresStore(all: Float32Array): Promise<{ store: PostgresVectorStore; close(): Promise<void> }> {
+async function postgresStore(all: Float32Array): Promise<{ store: PostgresVectorStore; url: string; close(): Promise<void> }> {
   const adminUrl = process.env.CORPUS_BENCH_PG_ADMIN_URL ?? (await testServers()).pgAdminUrl;
   const name = `corpus_knn_${N}`;
   const server = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -135,7 +141,7 @@ async function postgresStore(all: Float32Array): Promise<{ store: PostgresVector
   url.pathname = `/${name}`;
   const admin = postgres(url.href, { max: 1, onnotice: () => {} });
   await admin`CREATE EXTENSION IF NOT EXISTS vector`;
-  const store = await PostgresVectorStore.open(url.href);
+  const store = await PostgresVectorStore.open(url.href, { efSearch: PG_EF[0] });
   if ((await store.count(OWNER)) !== N) {
     // Rows first, the index after (pgvector builds it in memory: far faster than row by row).
     let t = performance.now();
@@ -150,12 +156,12 @@ async function postgresStore(all: Float32Array): Promise<{ store: PostgresVector
     console.error(`pgvector: ${N} rows in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     t = performance.now();
     await admin.unsafe("SET maintenance_work_mem = '2GB'");
-    await admin.unsafe(VECTORS_HNSW_INDEX);
+    await admin.unsafe(vectorsHnswIndex(VECTORS_TABLE));
     await admin.unsafe(`VACUUM ANALYZE ${VECTORS_TABLE}`);
     console.error(`pgvector: HNSW index built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   }
   await admin.end();
-  return { store, close: () => store.close() };
+  return { store, url: url.href, close: () => store.close() };
 }
 
 function usearchIndex(all: Float32Array): EmbeddedHnsw {
@@ -203,11 +209,16 @@ const pg = await postgresStore(all);
 const hnsw = usearchIndex(all);
 
 const exact = await measure("sqlite-vec brute force (exact)", queries, knnIds(sqlite.store));
-const results = [
-  exact,
-  await measure("pgvector HNSW (ef_search 100)", queries, knnIds(pg.store)),
-  await measure("usearch HNSW (embedded, ef 64)", queries, (q) => hnsw.search(q, K).map((n) => n.id)),
-];
+const results = [exact];
+for (const ef of PG_EF) {
+  const store = await PostgresVectorStore.open(pg.url, { efSearch: ef });
+  results.push(await measure(`pgvector HNSW (ef_search ${ef})`, queries, knnIds(store)));
+  await store.close();
+}
+for (const ef of USEARCH_EF) {
+  const index = ef === HNSW_DEFAULTS.expansionSearch ? hnsw : EmbeddedHnsw.view(`${base}.usearch`, { expansionSearch: ef });
+  results.push(await measure(`usearch HNSW (embedded, ef ${ef})`, queries, (q) => index.search(q, K).map((n) => n.id)));
+}
 const recall = (r: Result) => r.found.reduce((sum, f, i) => sum + f.filter((id) => exact.found[i]!.includes(id)).length, 0) / (K * QUERIES);
 
 console.log(`KNN, k=${K}, ${N} vectors of one user (384-d), ${QUERIES} queries; ratio: sqlite-vec's p50 over the store's`);

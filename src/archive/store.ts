@@ -6,12 +6,15 @@
 import type { Database } from "bun:sqlite";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { DecryptError } from "../crypto/aead";
+import type { KeyedVector } from "../crypto/rotation";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { CITATION_KEY_PURPOSE } from "../documents/ids";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import { EmbeddingCancelled, type EmbeddingService } from "../embedding/service";
 import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
+import { SqliteVectorStore, type Vec0Table } from "../vectors/sqlite";
+import type { EmbeddedVectorStore, StoredVector } from "../vectors/store";
 
 /** An archived chunk whose vector is still to be stored: its row, its query, the text to embed. */
 interface Pending {
@@ -98,12 +101,24 @@ export const KEPT_DOCUMENT_VERSIONS = 8;
  * service.ts adoptModel); each chunk is pending again and resumePending embeds it from its text.
  */
 export function forgetArchiveVectors(db: Database): number {
-  db.exec("DELETE FROM archive_vec");
+  archiveVectors(db).dropAll();
   return db.query("UPDATE archive_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
 }
 
 /** The archive's own vector rotation (D25), apart from every connector's. */
 const ARCHIVE_SCOPE = "archive";
+
+/** The archive's vectors: a partition per user, with the second of each chunk's question (a search within times). */
+export const ARCHIVE_VECTORS: Vec0Table = {
+  table: "archive_vec",
+  id: "id",
+  partition: "user_id",
+  at: "queried_at",
+  connector: ARCHIVE_SCOPE,
+};
+
+/** The archive's vector store in `db` (sqlite-vec's table; the only way to its vectors). */
+const archiveVectors = (db: Database): EmbeddedVectorStore => new SqliteVectorStore(db, ARCHIVE_VECTORS);
 
 /** Chunks embedded per background step when pending vectors are resumed. */
 const RESUME_BATCH = 16;
@@ -173,12 +188,16 @@ export interface ArchiveMatch {
 }
 
 export class Archive {
+  private readonly vectors: EmbeddedVectorStore;
+
   constructor(
     private readonly db: Database,
     private readonly keys: UserKeys,
     private readonly embeddings: EmbeddingService,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.vectors = archiveVectors(db);
+  }
 
   /** The key the user's citation ids are made with (documents/ids.ts): it dies with their data key (D3). */
   citationKey(user: string): Buffer {
@@ -234,9 +253,9 @@ export class Archive {
   ): void {
     const at = Math.floor(this.now() / 1000);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
-    const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const pending: Pending[] = [];
     this.db.transaction(() => {
+      const stored: StoredVector[] = [];
       this.db
         .query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)")
         .run(queryId, user, at, this.keys.sealFor(user, question, questionAad(queryId)));
@@ -268,9 +287,10 @@ export class Archive {
           this.keys.sealFor(user, JSON.stringify(c.chunk), chunkAad(queryId, c.chunk.chunk_id)),
           v ? 1 : 0,
         )!;
-        if (v) insertVec.run(BigInt(id), user, at, rotation.apply(v));
+        if (v) stored.push({ id, vector: rotation.apply(v), at });
         else pending.push({ id, queryId, text: c.embedText });
       });
+      this.vectors.put(user, ARCHIVE_SCOPE, stored);
     })();
     if (pending.length) {
       const work = this.embedPending(user, pending)
@@ -305,16 +325,17 @@ export class Archive {
     const row = this.db.query<{ queried_at: number }, [number, string, string]>(
       "SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.query_id = ? AND c.user_id = ? AND c.embedded = 0",
     );
-    const insertVec = this.db.query("INSERT INTO archive_vec (id, user_id, queried_at, embedding) VALUES (?, ?, ?, ?)");
     const mark = this.db.query("UPDATE archive_chunks SET embedded = 1 WHERE id = ?");
-    this.db.transaction(() =>
+    this.db.transaction(() => {
+      const stored: StoredVector[] = [];
       pending.forEach((p, i) => {
         const alive = row.get(p.id, p.queryId, user);
         if (!alive) return;
-        insertVec.run(BigInt(p.id), user, alive.queried_at, rotation.apply(vs[i]!));
+        stored.push({ id: p.id, vector: rotation.apply(vs[i]!), at: alive.queried_at });
         mark.run(p.id);
-      }),
-    )();
+      });
+      this.vectors.put(user, ARCHIVE_SCOPE, stored);
+    })();
   }
 
   /**
@@ -358,28 +379,15 @@ export class Archive {
 
   /** The user's archived chunks nearest to `vector`, within the query-time range. */
   search(user: string, vector: Float32Array, options: { from?: Date; to?: Date; limit: number }): ArchiveMatch[] {
-    let rotated: Float32Array;
+    let rotated: KeyedVector;
     try {
       rotated = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false).apply(vector);
     } catch (error) {
       if (error instanceof NoUserKey) return [];
       throw error;
     }
-    const params: Array<string | number | Float32Array> = [rotated, options.limit, user];
-    let range = "";
-    if (options.from) {
-      range += " AND queried_at >= ?";
-      params.push(Math.floor(options.from.getTime() / 1000));
-    }
-    if (options.to) {
-      range += " AND queried_at < ?";
-      params.push(Math.floor(options.to.getTime() / 1000));
-    }
-    const rows = this.db
-      .query<{ id: number; distance: number }, typeof params>(
-        `SELECT id, distance FROM archive_vec WHERE embedding MATCH ? AND k = ? AND user_id = ?${range} ORDER BY distance`,
-      )
-      .all(...params);
+    const seconds = (d: Date | undefined) => (d ? Math.floor(d.getTime() / 1000) : undefined);
+    const rows = this.vectors.knn(user, rotated, options.limit, { from: seconds(options.from), to: seconds(options.to) });
     const chunk = this.db.query<
       { query_id: string; chunk_id: string; body: Uint8Array; question: Uint8Array; queried_at: number },
       [number, string]
@@ -395,7 +403,7 @@ export class Archive {
         query_id: row.query_id,
         question: this.openValue(user, row.question, questionAad(row.query_id), row.query_id),
         queried_at: new Date(row.queried_at * 1000).toISOString(),
-        similarity: Math.round((1 - r.distance) * 10_000) / 10_000,
+        similarity: Math.round(r.similarity * 10_000) / 10_000,
       });
     }
     return out;
@@ -445,9 +453,7 @@ export class Archive {
   /** Everything of `user` (D13): returns how many chunks were removed. */
   deleteUser(user: string): { queries: number; chunks: number } {
     return this.db.transaction(() => {
-      const ids = this.db.query<{ id: number }, [string]>("SELECT id FROM archive_chunks WHERE user_id = ?").all(user);
-      const delVec = this.db.query("DELETE FROM archive_vec WHERE id = ?");
-      for (const { id } of ids) delVec.run(BigInt(id));
+      this.vectors.dropOwner(user);
       const chunks = this.db.query("DELETE FROM archive_chunks WHERE user_id = ?").run(user).changes;
       const queries = this.db.query("DELETE FROM archive_queries WHERE user_id = ?").run(user).changes;
       this.db.query("DELETE FROM archive_documents WHERE user_id = ?").run(user);

@@ -18,6 +18,7 @@ interface CompiledIndex {
   size(): number;
   save(path: string): void;
   load(path: string): void;
+  view(path: string): void;
 }
 type Binding = {
   CompiledIndex: new (
@@ -63,6 +64,16 @@ export class EmbeddedHnsw {
   static load(file: string, options: HnswOptions = {}): EmbeddedHnsw {
     const index = EmbeddedHnsw.create(options);
     index.index.load(file);
+    return index;
+  }
+
+  /**
+   * An index saved by save() at `file`, read in place (mapped, not copied: several threads viewing
+   * one file share its pages); it cannot be changed.
+   */
+  static view(file: string, options: HnswOptions = {}): EmbeddedHnsw {
+    const index = EmbeddedHnsw.create(options);
+    index.index.view(file);
     return index;
   }
 

@@ -4,24 +4,51 @@
 // filtered by owner (and connectors, ids) in the same scan, pgvector 0.8's iterative index scan
 // going on past the first candidates until k of the owner's are found, so a small owner among
 // large ones still gets its k. The schema is made once, under an advisory lock, by whichever node
-// opens it first; the `vector` extension itself is the operator's (it needs a superuser).
+// opens it first (src/store/postgres-migrations.ts); the `vector` extension itself is the operator's (it needs a superuser).
 import postgres from "postgres";
 import { EMBEDDING_DIM } from "../embedding/embedder";
+import { migratePostgres, type PgMigration } from "../store/postgres-migrations";
 import { checkK, type KeyedVector, type KnnFilter, type Neighbour, type StoredVector, type VectorStore } from "./store";
 
+/** The connectors' vectors (the local index's chunks). */
 export const VECTORS_TABLE = "corpus_vectors";
+/** The archive's vectors (its chunks' ids are numbered apart from the connectors' chunks). */
+export const ARCHIVE_VECTORS_TABLE = "corpus_archive_vectors";
 
-/** The HNSW index by cosine distance (m 16, ef_construction 64: pgvector's defaults); a bulk load makes it after its rows (faster than row by row). */
-export const VECTORS_HNSW_INDEX = `CREATE INDEX IF NOT EXISTS ${VECTORS_TABLE}_hnsw ON ${VECTORS_TABLE} USING hnsw (embedding vector_cosine_ops)`;
+/** The HNSW index of `table` by cosine distance (m 16, ef_construction 64: pgvector's defaults); a bulk load makes it after its rows (faster than row by row). */
+export const vectorsHnswIndex = (table: string) =>
+  `CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`;
+
+/** The schema of a table of vectors, by versions (applied once, by whichever node opens it first: migratePostgres). */
+export function vectorMigrations(table: string): PgMigration[] {
+  return [
+    {
+      id: `${table}-001-table`,
+      // IF NOT EXISTS: a table made before migrations were versioned is taken as it is.
+      up: async (tx) => {
+        await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (
+          owner text NOT NULL,
+          connector text NOT NULL,
+          id bigint PRIMARY KEY,
+          embedding vector(${EMBEDDING_DIM}) NOT NULL
+        )`);
+        await tx.unsafe(`CREATE INDEX IF NOT EXISTS ${table}_owner ON ${table} (owner, connector)`);
+        await tx.unsafe(vectorsHnswIndex(table));
+      },
+    },
+    {
+      // When each vector's row was made (seconds), for a search within times (the archive's); NULL: none.
+      id: `${table}-002-times`,
+      up: (tx) => tx.unsafe(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS at bigint`),
+    },
+  ];
+}
 
 /** The oldest pgvector with iterative index scans (hnsw.iterative_scan). */
 const MIN_PGVECTOR = [0, 8] as const;
 
 /** Rows a put sends in one statement: ~1.5 MB of text at 384 dimensions. */
 const PUT_BATCH = 500;
-
-/** The advisory lock the schema is made under (any fixed number: "corpus vectors"). */
-const SCHEMA_LOCK = 0x636f7270_7573_7665n;
 
 /** A put named an id another owner or connector holds: nothing of it was written. */
 export class IdTaken extends Error {}
@@ -34,6 +61,8 @@ export interface PostgresVectorOptions {
   efSearch?: number;
   /** Connections at most (postgres.js `max`). */
   connections?: number;
+  /** The table (VECTORS_TABLE by default, ARCHIVE_VECTORS_TABLE for the archive's). */
+  table?: string;
 }
 
 /** The HNSW search's candidates by default: recall@10 >= 0.95 over 400k vectors of one owner (scripts/bench/knn.ts). */
@@ -43,10 +72,14 @@ export const DEFAULT_EF_SEARCH = 100;
 const literal = (v: Float32Array) => `[${Array.prototype.join.call(v, ",")}]`;
 
 export class PostgresVectorStore implements VectorStore {
-  private constructor(private readonly sql: postgres.Sql) {}
+  private constructor(
+    private readonly sql: postgres.Sql,
+    private readonly table: string,
+  ) {}
 
   /** Opens the store at `url`, making its table and index if they are not there; throws VectorStoreUnavailable without pgvector 0.8+. */
   static async open(url: string, options: PostgresVectorOptions = {}): Promise<PostgresVectorStore> {
+    const table = options.table ?? VECTORS_TABLE;
     const sql = postgres(url, {
       max: options.connections ?? 4,
       onnotice: () => {},
@@ -57,30 +90,20 @@ export class PostgresVectorStore implements VectorStore {
       },
     });
     try {
-      await sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK.toString()}::bigint)`;
-        const [ext] = await tx<{ extversion: string }[]>`SELECT extversion FROM pg_extension WHERE extname = 'vector'`;
-        if (!ext)
-          throw new VectorStoreUnavailable(
-            "the database has no vector extension: as a superuser, CREATE EXTENSION vector (pgvector 0.8 or later) in it",
-          );
-        const [major = 0, minor = 0] = ext.extversion.split(".").map(Number);
-        if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1]))
-          throw new VectorStoreUnavailable(`pgvector ${ext.extversion} is too old: 0.8 or later is needed (ALTER EXTENSION vector UPDATE)`);
-        await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${VECTORS_TABLE} (
-          owner text NOT NULL,
-          connector text NOT NULL,
-          id bigint PRIMARY KEY,
-          embedding vector(${EMBEDDING_DIM}) NOT NULL
-        )`);
-        await tx.unsafe(`CREATE INDEX IF NOT EXISTS ${VECTORS_TABLE}_owner ON ${VECTORS_TABLE} (owner, connector)`);
-        await tx.unsafe(VECTORS_HNSW_INDEX);
-      });
+      const [ext] = await sql<{ extversion: string }[]>`SELECT extversion FROM pg_extension WHERE extname = 'vector'`;
+      if (!ext)
+        throw new VectorStoreUnavailable(
+          "the database has no vector extension: as a superuser, CREATE EXTENSION vector (pgvector 0.8 or later) in it",
+        );
+      const [major = 0, minor = 0] = ext.extversion.split(".").map(Number);
+      if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1]))
+        throw new VectorStoreUnavailable(`pgvector ${ext.extversion} is too old: 0.8 or later is needed (ALTER EXTENSION vector UPDATE)`);
+      await migratePostgres(sql, vectorMigrations(table));
     } catch (error) {
       await sql.end();
       throw error;
     }
-    return new PostgresVectorStore(sql);
+    return new PostgresVectorStore(sql, table);
   }
 
   async put(owner: string, connector: string, vectors: readonly StoredVector[]): Promise<void> {
@@ -90,11 +113,11 @@ export class PostgresVectorStore implements VectorStore {
       for (let at = 0; at < vectors.length; at += PUT_BATCH) {
         const batch = vectors.slice(at, at + PUT_BATCH);
         // Replaced only where the id is this owner's connector's: another's row is not updated, and the count tells.
-        const written = await tx`INSERT INTO ${tx(VECTORS_TABLE)} (owner, connector, id, embedding)
-          SELECT ${owner}, ${connector}, u.id, u.v::vector
-          FROM unnest(${batch.map((v) => v.id)}::bigint[], ${batch.map((v) => literal(v.vector))}::text[]) AS u(id, v)
-          ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding
-          WHERE ${tx(VECTORS_TABLE)}.owner = EXCLUDED.owner AND ${tx(VECTORS_TABLE)}.connector = EXCLUDED.connector`;
+        const written = await tx`INSERT INTO ${tx(this.table)} (owner, connector, id, at, embedding)
+          SELECT ${owner}, ${connector}, u.id, u.at, u.v::vector
+          FROM unnest(${batch.map((v) => v.id)}::bigint[], ${batch.map((v) => v.at ?? null)}::bigint[], ${batch.map((v) => literal(v.vector))}::text[]) AS u(id, at, v)
+          ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, at = EXCLUDED.at
+          WHERE ${tx(this.table)}.owner = EXCLUDED.owner AND ${tx(this.table)}.connector = EXCLUDED.connector`;
         if (written.count !== batch.length) throw new IdTaken(`an id of ${owner}/${connector}'s vectors is another owner's or connector's`);
       }
     });
@@ -103,7 +126,7 @@ export class PostgresVectorStore implements VectorStore {
   async remove(owner: string, connector: string, ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
     await this
-      .sql`DELETE FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner} AND connector = ${connector} AND id = ANY(${ids as number[]}::bigint[])`;
+      .sql`DELETE FROM ${this.sql(this.table)} WHERE owner = ${owner} AND connector = ${connector} AND id = ANY(${ids as number[]}::bigint[])`;
   }
 
   async knn(owner: string, query: KeyedVector, k: number, filter: KnnFilter = {}): Promise<Neighbour[]> {
@@ -113,27 +136,33 @@ export class PostgresVectorStore implements VectorStore {
     const q = literal(query);
     const connectors = filter.connectors ? sql`AND connector = ANY(${filter.connectors as string[]}::text[])` : sql``;
     const ids = filter.ids ? sql`AND id = ANY(${filter.ids as number[]}::bigint[])` : sql``;
+    const from = filter.from !== undefined ? sql`AND at >= ${filter.from}` : sql``;
+    const to = filter.to !== undefined ? sql`AND at < ${filter.to}` : sql``;
     // Relaxed order: the index gives them nearly in order, sorted here exactly (pgvector's advice).
     const rows = await sql<{ id: string; connector: string; distance: number }[]>`
       WITH nearest AS MATERIALIZED (
-        SELECT id, connector, embedding <=> ${q}::vector AS distance FROM ${sql(VECTORS_TABLE)}
-        WHERE owner = ${owner} ${connectors} ${ids}
+        SELECT id, connector, embedding <=> ${q}::vector AS distance FROM ${sql(this.table)}
+        WHERE owner = ${owner} ${connectors} ${ids} ${from} ${to}
         ORDER BY embedding <=> ${q}::vector LIMIT ${k}
       ) SELECT id, connector, distance FROM nearest ORDER BY distance`;
     return rows.map((r) => ({ id: Number(r.id), connector: r.connector, similarity: 1 - r.distance }));
   }
 
   async dropConnector(owner: string, connector: string): Promise<number> {
-    return (await this.sql`DELETE FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner} AND connector = ${connector}`).count;
+    return (await this.sql`DELETE FROM ${this.sql(this.table)} WHERE owner = ${owner} AND connector = ${connector}`).count;
   }
 
   async dropOwner(owner: string): Promise<number> {
-    return (await this.sql`DELETE FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner}`).count;
+    return (await this.sql`DELETE FROM ${this.sql(this.table)} WHERE owner = ${owner}`).count;
   }
 
   async count(owner: string): Promise<number> {
-    const [row] = await this.sql<{ n: string }[]>`SELECT count(*) AS n FROM ${this.sql(VECTORS_TABLE)} WHERE owner = ${owner}`;
+    const [row] = await this.sql<{ n: string }[]>`SELECT count(*) AS n FROM ${this.sql(this.table)} WHERE owner = ${owner}`;
     return Number(row!.n);
+  }
+
+  async dropAll(): Promise<number> {
+    return (await this.sql`DELETE FROM ${this.sql(this.table)}`).count;
   }
 
   close(): Promise<void> {

@@ -1,43 +1,81 @@
-// The embedded vector store: sqlite-vec's vec0 table of the local index (connector_vec, its
-// migrations in src/connectors/local-index/migrations.ts), as it has always been written: one
-// partition per connector of an owner, keyed `owner/connector` (connector ids have no `/`,
-// src/ids.ts), searched by brute force within the partitions asked (cosine distance).
+// The embedded vector store: a sqlite-vec vec0 table in the data folder's database, searched by
+// brute force within the partitions asked (cosine distance). Two tables are kept so, each by the
+// room that owns it: the local index's connector_vec (one partition per connector of an owner,
+// keyed `owner/connector`: connector ids have no `/`, src/ids.ts; its migrations in
+// src/connectors/local-index/migrations.ts) and the archive's archive_vec (one partition per user,
+// with the time of each chunk's question: src/archive/store.ts).
 import type { Database } from "bun:sqlite";
-import { checkK, type KeyedVector, type KnnFilter, type Neighbour, type StoredVector, type VectorStore } from "./store";
+import { checkK, type EmbeddedVectorStore, type KeyedVector, type KnnFilter, type Neighbour, type StoredVector } from "./store";
+
+/** A vec0 table of keyed vectors: (id integer primary key, partition text partition key, [at integer,] embedding float[n] distance_metric=cosine). */
+export interface Vec0Table {
+  table: string;
+  /** Its integer primary key. */
+  id: string;
+  /** Its partition key. */
+  partition: string;
+  /** Its metadata column of times (seconds since the epoch), if it keeps them. */
+  at?: string;
+  /** The one connector of a table partitioned by owner alone (the archive's); absent: a partition per owner's connector. */
+  connector?: string;
+}
+
+/** The local index's vectors, as they have always been written (partition `owner/connector`). */
+export const CONNECTOR_VECTORS: Vec0Table = { table: "connector_vec", id: "chunk_id", partition: "owner" };
 
 /** The partition of `owner`'s `connector`: what the local index calls its owner ("alice/mail"). */
 export const partitionOf = (owner: string, connector: string) => `${owner}/${connector}`;
 
 /** The owner and connector of a partition: split at its last `/`, as a connector id has none. */
-function splitPartition(partition: string): { owner: string; connector: string } {
+export function splitPartition(partition: string): { owner: string; connector: string } {
   const at = partition.lastIndexOf("/");
   return { owner: partition.slice(0, at), connector: partition.slice(at + 1) };
 }
 
-export class SqliteVectorStore implements VectorStore {
+export class SqliteVectorStore implements EmbeddedVectorStore {
   constructor(
     private readonly db: Database,
-    /** A vec0 table of (chunk_id integer primary key, owner text partition key, embedding float[n] distance_metric=cosine). */
-    private readonly table = "connector_vec",
+    private readonly t: Vec0Table = CONNECTOR_VECTORS,
   ) {}
 
+  /** The partition `owner`'s `connector` is kept in; a connector other than a one-connector table's is refused. */
+  private partition(owner: string, connector: string): string {
+    if (this.t.connector === undefined) return partitionOf(owner, connector);
+    if (connector !== this.t.connector)
+      throw new RangeError(`${this.t.table} keeps the ${this.t.connector} connector's vectors only, not ${connector}'s`);
+    return owner;
+  }
+
+  private connectorOf(partition: string): string {
+    return this.t.connector ?? splitPartition(partition).connector;
+  }
+
   put(owner: string, connector: string, vectors: readonly StoredVector[]): void {
+    const { table, id, partition: key, at } = this.t;
+    // vec0 holds an integer in a metadata column, never NULL: a table of times has one for each vector.
+    if (vectors.some((v) => (v.at === undefined) !== !at))
+      throw new RangeError(at ? `${table} keeps a time for each vector` : `${table} keeps no times`);
     // Replaced within the partition only: an id of another partition stays, and the insert fails on it.
-    const del = this.db.query(`DELETE FROM ${this.table} WHERE chunk_id = ? AND owner = ?`);
-    const insert = this.db.query(`INSERT INTO ${this.table} (chunk_id, owner, embedding) VALUES (?, ?, ?)`);
-    const partition = partitionOf(owner, connector);
+    const del = this.db.query(`DELETE FROM ${table} WHERE ${id} = ? AND ${key} = ?`);
+    const insert = this.db.query(
+      at
+        ? `INSERT INTO ${table} (${id}, ${key}, ${at}, embedding) VALUES (?, ?, ?, ?)`
+        : `INSERT INTO ${table} (${id}, ${key}, embedding) VALUES (?, ?, ?)`,
+    );
+    const partition = this.partition(owner, connector);
     this.db.transaction(() => {
       for (const v of vectors) {
         del.run(BigInt(v.id), partition);
-        insert.run(BigInt(v.id), partition, v.vector);
+        if (at) insert.run(BigInt(v.id), partition, v.at!, v.vector);
+        else insert.run(BigInt(v.id), partition, v.vector);
       }
     })();
   }
 
   remove(owner: string, connector: string, ids: readonly number[]): void {
     // By id and partition: an id is removed from this connector only.
-    const del = this.db.query(`DELETE FROM ${this.table} WHERE chunk_id = ? AND owner = ?`);
-    const partition = partitionOf(owner, connector);
+    const del = this.db.query(`DELETE FROM ${this.t.table} WHERE ${this.t.id} = ? AND ${this.t.partition} = ?`);
+    const partition = this.partition(owner, connector);
     this.db.transaction(() => {
       for (const id of ids) del.run(BigInt(id), partition);
     })();
@@ -45,50 +83,105 @@ export class SqliteVectorStore implements VectorStore {
 
   knn(owner: string, query: KeyedVector, k: number, filter: KnnFilter = {}): Neighbour[] {
     checkK(k);
-    const partitions = filter.connectors ? filter.connectors.map((c) => partitionOf(owner, c)) : this.partitionsOf(owner);
+    const { table, id, partition: key, at } = this.t;
+    const timed = filter.from !== undefined || filter.to !== undefined;
+    if (timed && !at) throw new RangeError(`${table} keeps no times: a search within times is not possible`);
+    const partitions = filter.connectors ? filter.connectors.map((c) => this.partition(owner, c)) : this.partitionsOf(owner);
     if (partitions.length === 0 || filter.ids?.length === 0) return [];
     // One search per partition, merged: each is exact, so their best k are.
-    const ids = filter.ids ? " AND chunk_id IN (SELECT value FROM json_each(?))" : "";
+    const conditions: string[] = [];
+    const params: Array<number | string> = [];
+    if (filter.ids) {
+      conditions.push(` AND ${id} IN (SELECT value FROM json_each(?))`);
+      params.push(JSON.stringify(filter.ids));
+    }
+    if (filter.from !== undefined) {
+      conditions.push(` AND ${at} >= ?`);
+      params.push(filter.from);
+    }
+    if (filter.to !== undefined) {
+      conditions.push(` AND ${at} < ?`);
+      params.push(filter.to);
+    }
     const search = this.db.query<{ id: number; distance: number }, Array<Float32Array | number | string>>(
-      `SELECT chunk_id AS id, distance FROM ${this.table} WHERE embedding MATCH ? AND k = ? AND owner = ?${ids} ORDER BY distance`,
+      `SELECT ${id} AS id, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND ${key} = ?${conditions.join("")} ORDER BY distance`,
     );
     const found: Array<{ id: number; connector: string; distance: number }> = [];
     for (const p of partitions)
-      for (const r of search.all(query, k, p, ...(filter.ids ? [JSON.stringify(filter.ids)] : [])))
-        found.push({ id: r.id, connector: splitPartition(p).connector, distance: r.distance });
+      for (const r of search.all(query, k, p, ...params)) found.push({ id: r.id, connector: this.connectorOf(p), distance: r.distance });
     found.sort((a, b) => a.distance - b.distance);
     return found.slice(0, k).map((r) => ({ id: r.id, connector: r.connector, similarity: 1 - r.distance }));
   }
 
   dropConnector(owner: string, connector: string): number {
-    return this.db.query(`DELETE FROM ${this.table} WHERE owner = ?`).run(partitionOf(owner, connector)).changes;
+    return this.dropPartition(this.partition(owner, connector));
   }
 
   dropOwner(owner: string): number {
     return this.db.transaction(() => {
       let dropped = 0;
-      for (const p of this.partitionsOf(owner)) dropped += this.db.query(`DELETE FROM ${this.table} WHERE owner = ?`).run(p).changes;
+      for (const p of this.partitionsOf(owner)) dropped += this.dropPartition(p);
       return dropped;
     })();
   }
 
   count(owner: string): number {
     let n = 0;
-    for (const p of this.partitionsOf(owner))
-      n += this.db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM ${this.table} WHERE owner = ?`).get(p)!.n;
+    for (const p of this.partitionsOf(owner)) n += this.countPartition(p);
     return n;
   }
 
   /**
-   * `owner`'s partitions: those from `owner/` up to `owner0` (`0` follows `/`), of exactly this
-   * owner (split at the last `/`): those of an owner named `owner/x` are not theirs. Read from
-   * vec0's own table of its chunks (a row per 1,024 vectors, partition00 its one partition key;
-   * sqlite-vec 0.1.9, pinned): the table itself reads every vector (832 ms at 20k, 0.1 ms so). A
-   * chunk emptied by deletions may name a partition with no vector left: it finds nothing.
+   * The vectors of a partition, counted in vec0's own tables (its rows, each in a chunk of one
+   * partition; sqlite-vec 0.1.9, pinned): counting or deleting by the partition key through the
+   * table reads every vector of every partition (658 and 432 ms at 20k, loaded machine).
    */
-  private partitionsOf(owner: string): string[] {
+  countPartition(partition: string): number {
     return this.db
-      .query<{ p: string }, [string, string]>(`SELECT DISTINCT partition00 AS p FROM ${this.table}_chunks WHERE p >= ? AND p < ?`)
+      .query<{ n: number }, [string]>(
+        `SELECT count(*) AS n FROM ${this.t.table}_rowids WHERE chunk_id IN (SELECT chunk_id FROM ${this.t.table}_chunks WHERE partition00 = ?)`,
+      )
+      .get(partition)!.n;
+  }
+
+  /** Every id of a partition (read as countPartition counts them). */
+  idsOf(partition: string): number[] {
+    return this.db
+      .query<{ id: number }, [string]>(
+        `SELECT rowid AS id FROM ${this.t.table}_rowids WHERE chunk_id IN (SELECT chunk_id FROM ${this.t.table}_chunks WHERE partition00 = ?)`,
+      )
+      .all(partition)
+      .map((r) => r.id);
+  }
+
+  private dropPartition(partition: string): number {
+    const del = this.db.query(`DELETE FROM ${this.t.table} WHERE ${this.t.id} = ?`);
+    return this.db.transaction(() => {
+      let dropped = 0;
+      for (const id of this.idsOf(partition)) dropped += del.run(BigInt(id)).changes;
+      return dropped;
+    })();
+  }
+
+  dropAll(): number {
+    // Counted in vec0's table of its rows (one a vector): counting the table itself reads every vector.
+    const n = this.db.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${this.t.table}_rowids`).get()!.n;
+    this.db.exec(`DELETE FROM ${this.t.table}`);
+    return n;
+  }
+
+  /**
+   * `owner`'s partitions. A one-connector table's: the owner's own. Otherwise those from `owner/`
+   * up to `owner0` (`0` follows `/`), of exactly this owner (split at the last `/`): those of an
+   * owner named `owner/x` are not theirs. Read from vec0's own table of its chunks (a row per
+   * 1,024 vectors, partition00 its one partition key; sqlite-vec 0.1.9, pinned): the table itself
+   * reads every vector (832 ms at 20k, 0.1 ms so). A chunk emptied by deletions may name a
+   * partition with no vector left: it finds nothing.
+   */
+  partitionsOf(owner: string): string[] {
+    if (this.t.connector !== undefined) return [owner];
+    return this.db
+      .query<{ p: string }, [string, string]>(`SELECT DISTINCT partition00 AS p FROM ${this.t.table}_chunks WHERE p >= ? AND p < ?`)
       .all(`${owner}/`, `${owner}0`)
       .map((r) => r.p)
       .filter((p) => splitPartition(p).owner === owner);

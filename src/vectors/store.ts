@@ -17,6 +17,8 @@ export type Awaitable<T> = T | Promise<T>;
 export interface StoredVector {
   id: number;
   vector: KeyedVector;
+  /** When its row was made, in seconds since the epoch (an archived chunk's question), for a search within times; a store that keeps no times refuses one. */
+  at?: number;
 }
 
 /** What a search may be narrowed to, besides its owner. */
@@ -25,6 +27,10 @@ export interface KnnFilter {
   connectors?: readonly string[];
   /** Only these ids (a record's chunks, those in a date range). */
   ids?: readonly number[];
+  /** Only vectors stored with an `at` from this second on (kept by the stores that keep times). */
+  from?: number;
+  /** Only vectors stored with an `at` before this second. */
+  to?: number;
 }
 
 /** A neighbour found: its id, its connector, its cosine similarity to the query (1 - cosine distance). */
@@ -47,6 +53,23 @@ export interface VectorStore {
   dropOwner(owner: string): Awaitable<number>;
   /** How many vectors `owner` has (what a deletion checks is 0). */
   count(owner: string): Awaitable<number>;
+  /** Removes every vector of every owner (another embedding model made them); how many. */
+  dropAll(): Awaitable<number>;
+}
+
+/**
+ * A store that answers at once, inside the caller's SQLite transaction (the embedded ones): the
+ * local index writes a chunk's vector and marks it embedded in one transaction, and searches
+ * its vectors in the same read transaction as its words.
+ */
+export interface EmbeddedVectorStore extends VectorStore {
+  put(owner: string, connector: string, vectors: readonly StoredVector[]): void;
+  remove(owner: string, connector: string, ids: readonly number[]): void;
+  knn(owner: string, query: KeyedVector, k: number, filter?: KnnFilter): Neighbour[];
+  dropConnector(owner: string, connector: string): number;
+  dropOwner(owner: string): number;
+  count(owner: string): number;
+  dropAll(): number;
 }
 
 /** The most neighbours one search gives (sqlite-vec's own limit, kept for both stores so they answer alike). */

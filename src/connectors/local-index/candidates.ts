@@ -1,13 +1,14 @@
 // An index's candidates for a question, as SQL alone: the best BM25 matches of its blinded words
-// (FTS5), the chunks nearest its rotated vector (sqlite-vec), and the sealed rows of the records
+// (FTS5), the chunks nearest its rotated vector (its vector store, src/vectors/), and the sealed rows of the records
 // found. Nothing here needs the owner's keys, so it runs as well in the search worker
 // (search-worker.ts, off the serving thread: D31) as on the thread that asks (rank.ts).
 import type { Database } from "bun:sqlite";
+import type { KeyedVector } from "../../crypto/rotation";
+import { connectorVectors } from "../../vectors/embedded";
+import { splitPartition } from "../../vectors/sqlite";
+import { MAX_KNN } from "../../vectors/store";
 import type { SearchHit } from "../types";
 import { visible } from "./documents";
-
-/** The most neighbours sqlite-vec gives in one search. */
-export const MAX_KNN = 4096;
 
 export type Scores = Omit<SearchHit, "record">;
 
@@ -20,7 +21,7 @@ export interface CandidatesAsked {
   /** Nearest chunks asked for. */
   nearest: number;
   /** The question's vector in the owner's rotated space; none: no search by meaning. */
-  vector?: Float32Array;
+  vector?: KeyedVector;
   /** The date range, as ISO text (records' dates). */
   dateFrom?: string;
   dateTo?: string;
@@ -103,34 +104,43 @@ function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition
 
 /**
  * The `k` chunks nearest `vector` (of records shown and in the date range), each record's nearest
- * kept (a record hidden while a put writes keeps its vectors until it is removed).
+ * kept (a record hidden while a put writes keeps its vectors until it is removed). Searched in the
+ * index's vector store; its chunks' records read here.
  */
-function nearestChunks(ix: IndexRows, vector: Float32Array, k: number, dates: DateCondition, found: Map<number, Scores>): void {
+function nearestChunks(ix: IndexRows, vector: KeyedVector, k: number, dates: DateCondition, found: Map<number, Scores>): void {
+  const { owner, connector } = splitPartition(ix.owner);
+  const store = connectorVectors(ix.db);
   // In a date range: the nearest among its chunks. Otherwise the nearest of all, those of hidden records left out after.
-  const rows = dates.dated
+  const ids = dates.dated
     ? ix.db
-        .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
-          `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
-           WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?
-           AND v.chunk_id IN (SELECT c.chunk FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE d.owner = ?${dates.sql})
-           ORDER BY v.distance`,
+        .query<{ chunk: number }, Array<string | number>>(
+          `SELECT c.chunk FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE d.owner = ?${dates.sql}`,
         )
-        .all(vector, k, ix.owner, ix.owner, ...dates.params)
-    : ix.db
-        .query<{ doc: number; ord: number; distance: number }, Array<Float32Array | string | number>>(
-          `SELECT c.doc, c.ord, v.distance FROM connector_vec v JOIN connector_chunks c ON c.chunk = v.chunk_id
-           JOIN connector_docs d ON d.doc = c.doc
-           WHERE v.embedding MATCH ? AND k = ? AND v.owner = ?${dates.sql} ORDER BY v.distance`,
-        )
-        .all(vector, k, ix.owner, ...dates.params);
-  for (const r of rows) keepNearest(found, r.doc, 1 - r.distance, r.ord);
+        .all(ix.owner, ...dates.params)
+        .map((r) => r.chunk)
+    : undefined;
+  const nearest = store.knn(owner, vector, k, { connectors: [connector], ids });
+  if (nearest.length === 0) return;
+  const of = new Map(
+    ix.db
+      .query<{ chunk: number; doc: number; ord: number }, Array<string | number>>(
+        `SELECT c.chunk, c.doc, c.ord FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc
+         WHERE c.chunk IN (SELECT value FROM json_each(?)) AND d.owner = ?${dates.sql}`,
+      )
+      .all(JSON.stringify(nearest.map((n) => n.id)), ix.owner, ...dates.params)
+      .map((c) => [c.chunk, c]),
+  );
+  for (const n of nearest) {
+    const c = of.get(n.id);
+    if (c) keepNearest(found, c.doc, n.similarity, c.ord);
+  }
 }
 
 /**
  * Word matches the nearest-neighbour search did not reach: their best chunk's similarity, by a
  * search among their chunks only (vec0 reads them in its own order; a lookup per chunk was 3x slower).
  */
-function bestChunksOf(ix: IndexRows, vector: Float32Array, found: Map<number, Scores>): void {
+function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Scores>): void {
   const docs = [...found].filter(([, hit]) => hit.dense === undefined).map(([doc]) => doc);
   if (docs.length === 0) return;
   const chunks = ix.db
@@ -140,15 +150,14 @@ function bestChunksOf(ix: IndexRows, vector: Float32Array, found: Map<number, Sc
     .all(JSON.stringify(docs));
   if (chunks.length === 0) return;
   const of = new Map(chunks.map((c) => [c.chunk, c]));
-  const rows = ix.db
-    .query<{ chunk: number; distance: number }, [Float32Array, number, string, string]>(
-      `SELECT chunk_id AS chunk, distance FROM connector_vec
-       WHERE embedding MATCH ? AND k = ? AND owner = ? AND chunk_id IN (SELECT value FROM json_each(?))`,
-    )
-    .all(vector, Math.min(chunks.length, MAX_KNN), ix.owner, JSON.stringify([...of.keys()]));
-  for (const r of rows) {
-    const c = of.get(r.chunk)!;
-    keepNearest(found, c.doc, 1 - r.distance, c.ord);
+  const { owner, connector } = splitPartition(ix.owner);
+  const nearest = connectorVectors(ix.db).knn(owner, vector, Math.min(chunks.length, MAX_KNN), {
+    connectors: [connector],
+    ids: [...of.keys()],
+  });
+  for (const n of nearest) {
+    const c = of.get(n.id)!;
+    keepNearest(found, c.doc, n.similarity, c.ord);
   }
 }
 

@@ -3,6 +3,8 @@
 // the source they were read from, with its size and mtime.
 import type { Database } from "bun:sqlite";
 import { RecordMemo } from "../../retrieval/record-memo";
+import { connectorVectors } from "../../vectors/embedded";
+import { splitPartition } from "../../vectors/sqlite";
 import { TERMS_FORMAT } from "../index-terms";
 import { Turns } from "../turns";
 import type { SourceRecord } from "../types";
@@ -277,13 +279,19 @@ export async function removeSource(ctx: IndexContext, source: string, stopped: (
 export function removeDocs(db: Database, docs: number[]): void {
   if (docs.length === 0) return;
   const terms = db.query("DELETE FROM connector_terms WHERE rowid = ?");
-  const chunksOf = db.query<{ chunk: number }, [number]>("SELECT chunk FROM connector_chunks WHERE doc = ?");
-  const vector = db.query("DELETE FROM connector_vec WHERE chunk_id = ?");
+  const chunksOf = db.query<{ chunk: number; owner: string }, [number]>("SELECT chunk, owner FROM connector_chunks WHERE doc = ?");
   const chunks = db.query("DELETE FROM connector_chunks WHERE doc = ?");
   const row = db.query("DELETE FROM connector_docs WHERE doc = ?");
   db.transaction(() => {
     for (const doc of docs) terms.run(doc);
-    for (const doc of docs) for (const { chunk } of chunksOf.all(doc)) vector.run(chunk);
+    // Their vectors, by index (its owner, e.g. "alice/mail"): one removal each from the store.
+    const vectors = new Map<string, number[]>();
+    for (const doc of docs)
+      for (const { chunk, owner } of chunksOf.all(doc)) (vectors.get(owner) ?? vectors.set(owner, []).get(owner)!).push(chunk);
+    for (const [partition, ids] of vectors) {
+      const { owner, connector } = splitPartition(partition);
+      connectorVectors(db).remove(owner, connector, ids);
+    }
     for (const doc of docs) chunks.run(doc);
     for (const doc of docs) row.run(doc);
   })();

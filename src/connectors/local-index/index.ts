@@ -29,7 +29,12 @@ import { embeddingProgress, type OwedChunk, pendingChunks, setVectors } from "./
 
 export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
 export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
-export { indexMigrations } from "./migrations";
+
+import { partitionIndexMigrations } from "../../vectors/partition-index";
+import { indexMigrations as localIndexMigrations } from "./migrations";
+
+/** The local index's tables, and those of its vectors' indexes (src/vectors/partition-index.ts). */
+export const indexMigrations = [...localIndexMigrations, ...partitionIndexMigrations];
 export { closeSearches } from "./searcher";
 export type { SkippedNote } from "./skipped";
 export { REWRITE_CHARS, rewriteStaleWords, type ScanEntry, type SyncProgress, scanEntry, syncIndex } from "./sync";

@@ -1,6 +1,8 @@
 // Work on every index at once or on a whole one: what is owed, dropping an index, forgetting
 // vectors of another model, purging removed terms.
 import type { Database } from "bun:sqlite";
+import { connectorVectors } from "../../vectors/embedded";
+import { splitPartition } from "../../vectors/sqlite";
 import { removeDocs } from "./documents";
 
 /**
@@ -32,6 +34,9 @@ export function dropIndex(db: Database, owner: string): number {
     db,
     docs.map((d) => d.doc),
   );
+  // And the index of its vectors, if it had one (a file beside the database).
+  const { owner: user, connector } = splitPartition(owner);
+  connectorVectors(db).dropConnector(user, connector);
   db.query("DELETE FROM connector_skipped WHERE owner = ?").run(owner);
   db.query("DELETE FROM connector_hidden WHERE owner = ?").run(owner);
   return docs.length;
@@ -42,7 +47,7 @@ export function dropIndex(db: Database, owner: string): number {
  * adoptModel); the chunks stay, pending, and are embedded again as any pending chunk is.
  */
 export function forgetChunkVectors(db: Database): number {
-  db.exec("DELETE FROM connector_vec");
+  connectorVectors(db).dropAll();
   return db.query("UPDATE connector_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
 }
 

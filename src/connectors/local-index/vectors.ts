@@ -1,5 +1,8 @@
 // The chunks of an index and their vectors: those still owed one, handed to the embedding
 // worker a record at a time, and stored rotated by the owner's secret rotation (D25).
+import { connectorVectors } from "../../vectors/embedded";
+import { splitPartition } from "../../vectors/sqlite";
+import type { StoredVector } from "../../vectors/store";
 import type { IndexProgress } from "../types";
 import type { IndexContext } from "./context";
 import { openRecord, sealedRecord } from "./documents";
@@ -64,10 +67,11 @@ export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Floa
   const owed = db.query<{ n: number }, [number, string, number, number]>(
     "SELECT 1 AS n FROM connector_chunks WHERE chunk = ? AND owner = ? AND doc = ? AND ord = ? AND embedded = 0",
   );
-  const insert = db.query("INSERT OR REPLACE INTO connector_vec (chunk_id, owner, embedding) VALUES (?, ?, ?)");
   const mark = db.query("UPDATE connector_chunks SET embedded = 1 WHERE chunk = ?");
   const rotation = ctx.keys.rotation();
+  const { owner, connector } = splitPartition(ctx.owner);
   db.transaction(() => {
+    const stored: StoredVector[] = [];
     const sameRecord = new Map<number, boolean>();
     chunks.forEach((c, i) => {
       let same = sameRecord.get(c.doc);
@@ -77,9 +81,10 @@ export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Floa
         sameRecord.set(c.doc, same);
       }
       if (!same || !owed.get(c.chunk, ctx.owner, c.doc, c.ord)) return;
-      insert.run(BigInt(c.chunk), ctx.owner, rotation.apply(vectors[i]!));
+      stored.push({ id: c.chunk, vector: rotation.apply(vectors[i]!) });
       mark.run(c.chunk);
     });
+    connectorVectors(db).put(owner, connector, stored);
   })();
 }
 
