@@ -8,15 +8,15 @@ import { bringTestNeeds, hasPgvector, type Machine, PGVECTOR, planFor } from "..
 import { tempDir } from "../helpers";
 
 /**
- * The books oracle's tools (ledger, bean-query), MariaDB, systemd-analyze, and pgvector unless
+ * The books oracle's tools (ledger, bean-query), MariaDB, systemd-analyze, buildah, and pgvector unless
  * `pgvector` is false: on every made-up machine unless asked, the cases below are about the others.
  * pgvector is there for the made-up server (17) and for Debian 12's (15), which a machine without
  * PostgreSQL would get.
  */
-const BOOKS_TOOLS = ["ledger", "bean-query", "mariadbd", "systemd-analyze"];
+const OTHER_TOOLS = ["ledger", "bean-query", "mariadbd", "systemd-analyze", "buildah"];
 
 /** A machine holding the named tools (dovecot, postgresql, chromium, strace, prometheus, gcc, make, headers) and `always`, as the user `uid`. */
-function machine(tools: string[], uid = 0, pgvector = true, always = BOOKS_TOOLS) {
+function machine(tools: string[], uid = 0, pgvector = true, always = OTHER_TOOLS) {
   const root = tempDir();
   const bin = join(root, "bin");
   mkdirSync(bin);
@@ -40,6 +40,7 @@ function machine(tools: string[], uid = 0, pgvector = true, always = BOOKS_TOOLS
       ledger: [join(bin, "ledger")],
       "bean-query": [join(bin, "bean-query")],
       "systemd-analyze": [join(bin, "systemd-analyze")],
+      buildah: [join(bin, "buildah")],
       mariadbd: [join(bin, "mariadbd")],
       gcc: [join(bin, "gcc")],
       make: [join(bin, "make")],
@@ -88,7 +89,7 @@ test("as root, exactly the missing packages are installed, after one apt-get upd
 
 test("MariaDB's server missing (the SQL connector's MySQL test server): mariadb-server is installed", () => {
   const everything = ["dovecot", "postgresql", "chromium", "strace", "prometheus"];
-  expect(planFor(machine(everything, 0, true, ["ledger", "bean-query", "systemd-analyze"]).machine)).toEqual({
+  expect(planFor(machine(everything, 0, true, ["ledger", "bean-query", "systemd-analyze", "buildah"]).machine)).toEqual({
     kind: "install",
     packages: ["mariadb-server"],
     commands: [
