@@ -48,7 +48,10 @@ export interface Asked {
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, keep, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
-  const outcome = await timed(s.questionStages, "search", () => s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) }));
+  const returned = { limit, ...(keep ? { keep } : {}) };
+  const outcome = await timed(s.questionStages, "search", () =>
+    s.query.run({ ...options, returned, ...(stillAllowed ? { stillAllowed } : {}) }),
+  );
   // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
   if (timedOut?.()) throw new AskRefused("timed_out");
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.
