@@ -48,7 +48,10 @@ export interface Asked {
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, keep, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
-  const outcome = await timed(s.questionStages, "search", () => s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) }));
+  const returned = { limit, ...(keep ? { keep } : {}) };
+  const outcome = await timed(s.questionStages, "search", () =>
+    s.query.run({ ...options, returned, ...(stillAllowed ? { stillAllowed } : {}) }),
+  );
   // The archive's rotation made in turns, not at once in the archiving turn below (D31); a new
   // user's key made for it as archiving would, only while they are still allowed (D25).
   await s.archive.prepareRotation(request.user, !stillAllowed || stillAllowed());

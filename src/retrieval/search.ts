@@ -79,13 +79,15 @@ export class QueryService {
     const ranked = fuse(scored.pool, q.plan, o.denseWeight ?? DENSE_WEIGHT);
     const kept = capPerConnector(collapseCopies(ranked), o.perConnector);
     debug?.debug("query ranked", rankedLine(o, ranked.length, kept, embedMs, started));
-    if (o.texts !== false) cite(kept, q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan));
     // A sum over books is added up from every transaction of the book, not the ranked few (D34).
     const books = await booksAnswer(q, kept, active);
     // A connector removed while the question ran answers nothing of it: its rows were read before (D25).
     const shownNow = new Set(this.connectors.ids(o.user));
     const removed = new Set(shownAtStart.filter((id) => !shownNow.has(id)));
     const chunks = (books?.chunks ?? kept).filter((c) => !removed.has(c.connectorId));
+    // Only the results returned are cited: choosing a document's chunk reads every statement of every chunk (answer.ts chunkFitFor).
+    if (o.texts !== false)
+      cite(returnedOf(chunks, kept, o.returned), q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan));
     return {
       plan: q.plan,
       vector: q.vector,
@@ -111,6 +113,14 @@ export class QueryService {
       return { note: isStorageError(error) ? MEANING_NOT_USED_NO_ROOM : MEANING_NOT_USED };
     }
   }
+}
+
+/** The ranked results among `chunks` that are returned (QueryOptions.returned), to be cited; a books answer's transactions come cited. */
+export function returnedOf(chunks: RankedChunk[], ranked: RankedChunk[], returned: QueryOptions["returned"]): RankedChunk[] {
+  const fromRanking = new Set(ranked);
+  if (!returned) return chunks.filter((c) => fromRanking.has(c));
+  const kept = (returned.keep ? chunks.filter(returned.keep) : chunks).slice(0, returned.limit);
+  return kept.filter((c) => fromRanking.has(c));
 }
 
 /** The note of an answer ranked without the model (it could not be loaded). */

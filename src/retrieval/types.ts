@@ -41,6 +41,12 @@ export interface QueryOptions {
   candidates?: number;
   /** Whether the best chunk's text is wanted (evaluation needs only the ranking). */
   texts?: boolean;
+  /**
+   * Only the first `limit` results that `keep` keeps are returned (shape C: five of up to five per
+   * connector): only they are cited (their chunk chosen and its text set); the others come back
+   * without a text. All are cited without it.
+   */
+  returned?: { limit: number; keep?: (c: RankedChunk) => boolean };
   /** For the DEBUG lines of this question (CORPUS_DEBUG_MODE). */
   requestId?: string;
   /**

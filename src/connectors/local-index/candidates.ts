@@ -9,6 +9,7 @@ import { splitPartition } from "../../vectors/sqlite";
 import { MAX_KNN } from "../../vectors/store";
 import type { SearchHit } from "../types";
 import { visible } from "./documents";
+import type { HeldVectors, HeldVectorsOf } from "./held-vectors";
 
 export type Scores = Omit<SearchHit, "record">;
 
@@ -69,14 +70,16 @@ export function dateCondition(ix: IndexRows, range: { dateFrom?: string; dateTo?
  * then those in range, which lost the records a date-narrowed question asks for. One read
  * transaction: every statement sees the same records (a put may switch a source's in meanwhile).
  */
-export function candidates(ix: IndexRows, asked: CandidatesAsked): Candidates {
+export function candidates(ix: IndexRows, asked: CandidatesAsked, held?: HeldVectors): Candidates {
   return ix.db
     .transaction(() => {
       const dates = dateCondition(ix, asked);
       const found = bestByWords(ix, asked, dates);
       if (asked.vector) {
-        nearestChunks(ix, asked.vector, Math.min(asked.nearest, MAX_KNN), dates, found);
-        bestChunksOf(ix, asked.vector, found);
+        // The search worker's copy of the vectors where it holds them (held-vectors.ts): the same results, one pass over memory.
+        const memory = held?.partition(ix.db, ix.owner, asked.vector.length);
+        nearestChunks(ix, asked.vector, Math.min(asked.nearest, MAX_KNN), dates, found, memory);
+        bestChunksOf(ix, asked.vector, found, memory);
       }
       const rows = ix.db
         .query<{ doc: number; record: Uint8Array }, [string]>(
@@ -107,7 +110,18 @@ function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition
  * kept (a record hidden while a put writes keeps its vectors until it is removed). Searched in the
  * index's vector store; its chunks' records read here.
  */
-function nearestChunks(ix: IndexRows, vector: KeyedVector, k: number, dates: DateCondition, found: Map<number, Scores>): void {
+function nearestChunks(
+  ix: IndexRows,
+  vector: KeyedVector,
+  k: number,
+  dates: DateCondition,
+  found: Map<number, Scores>,
+  memory?: HeldVectorsOf,
+): void {
+  if (memory) {
+    nearestHeld(ix, vector, k, dates, found, memory);
+    return;
+  }
   const { owner, connector } = splitPartition(ix.owner);
   const store = connectorVectors(ix.db);
   // In a date range: the nearest among its chunks. Otherwise the nearest of all, those of hidden records left out after.
@@ -136,11 +150,48 @@ function nearestChunks(ix: IndexRows, vector: KeyedVector, k: number, dates: Dat
   }
 }
 
+/** nearestChunks by the vectors held in memory: the same rows, in the same order. */
+function nearestHeld(
+  ix: IndexRows,
+  vector: Float32Array,
+  k: number,
+  dates: DateCondition,
+  found: Map<number, Scores>,
+  memory: HeldVectorsOf,
+): void {
+  type Place = { chunk: number; doc: number; ord: number };
+  let near: ReturnType<HeldVectorsOf["nearest"]>;
+  let places: Place[];
+  if (dates.dated) {
+    // The nearest among the range's chunks (vec0's `chunk_id IN (…)`).
+    places = ix.db
+      .query<Place, Array<string | number>>(
+        `SELECT c.chunk, c.doc, c.ord FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE d.owner = ?${dates.sql}`,
+      )
+      .all(ix.owner, ...dates.params);
+    const inRange = new Set(places.map((p) => p.chunk));
+    near = memory.nearest(vector, k, (rowid) => inRange.has(rowid));
+  } else {
+    // The nearest of all, then those of records not shown left out (the join after vec0's search).
+    near = memory.nearest(vector, k);
+    places = ix.db
+      .query<Place, Array<string | number>>(
+        `SELECT c.chunk, c.doc, c.ord FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE c.chunk IN (SELECT value FROM json_each(?))${dates.sql}`,
+      )
+      .all(JSON.stringify(near.map((n) => n.rowid)), ...dates.params);
+  }
+  const placeOf = new Map(places.map((p) => [p.chunk, p]));
+  for (const n of near) {
+    const p = placeOf.get(n.rowid);
+    if (p) keepNearest(found, p.doc, 1 - n.distance, p.ord);
+  }
+}
+
 /**
  * Word matches the nearest-neighbour search did not reach: their best chunk's similarity, by a
  * search among their chunks only (vec0 reads them in its own order; a lookup per chunk was 3x slower).
  */
-function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Scores>): void {
+function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Scores>, memory?: HeldVectorsOf): void {
   const docs = [...found].filter(([, hit]) => hit.dense === undefined).map(([doc]) => doc);
   if (docs.length === 0) return;
   const chunks = ix.db
@@ -150,6 +201,17 @@ function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Sco
     .all(JSON.stringify(docs));
   if (chunks.length === 0) return;
   const of = new Map(chunks.map((c) => [c.chunk, c]));
+  if (memory) {
+    const near = memory.of(
+      vector,
+      chunks.map((c) => c.chunk),
+    );
+    for (const n of near.slice(0, MAX_KNN)) {
+      const c = of.get(n.rowid)!;
+      keepNearest(found, c.doc, 1 - n.distance, c.ord);
+    }
+    return;
+  }
   const { owner, connector } = splitPartition(ix.owner);
   const nearest = connectorVectors(ix.db).knn(owner, vector, Math.min(chunks.length, MAX_KNN), {
     connectors: [connector],

@@ -5,16 +5,20 @@
 import { Database } from "bun:sqlite";
 import { loadSqliteVec, readThroughMapping } from "../../store/database";
 import { candidates } from "./candidates";
+import { HeldVectors } from "./held-vectors";
 import type { FromSearcher, ToSearcher } from "./search-protocol";
 
 declare const self: Worker;
 
 let open: { file: string; db: Database; mapped?: boolean } | undefined;
+/** The indexes' vectors, held while the worker lives (held-vectors.ts): searched in memory, read again only where they changed. */
+const held = new HeldVectors();
 
 /** The database at `file`, opened once (read only: the serving thread's connection writes). */
 function database(m: ToSearcher): Database {
   if (open?.file !== m.file) {
     open?.db.close();
+    held.clear();
     const db = new Database(m.file, { readwrite: true, create: false, strict: true });
     db.exec("PRAGMA query_only = ON");
     db.exec("PRAGMA busy_timeout = 5000");
@@ -33,7 +37,7 @@ self.onmessage = (event: MessageEvent<ToSearcher>) => {
   let reply: FromSearcher;
   const transfer = new Set<ArrayBuffer>();
   try {
-    const found = candidates({ db: database(m), owner: m.owner }, m.asked);
+    const found = candidates({ db: database(m), owner: m.owner }, m.asked, held);
     const sealed = [...found.sealed];
     // Each row's bytes handed over, not copied, where they are their buffer's whole.
     for (const [, bytes] of sealed)

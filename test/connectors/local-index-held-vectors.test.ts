@@ -1,0 +1,118 @@
+// The search worker's copy of the vectors (held-vectors.ts): the same candidates as sqlite-vec,
+// row for row and bit for bit (ties included: copies of a mail have equal vectors), with and
+// without a date range; an unchanged index is not read again, a changed one only in the vec0
+// chunks that changed; past its bound, nothing is held and sqlite-vec searches.
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { type CandidatesAsked, candidates } from "../../src/connectors/local-index/candidates";
+import { HeldVectors } from "../../src/connectors/local-index/held-vectors";
+import type { KeyedVector } from "../../src/crypto/rotation";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+import { mailRecord } from "../support/local-index";
+
+// Building the index takes ~1 s quiet; the machine may be shared.
+setDefaultTimeout(60_000);
+
+/** A seeded generator: the same vectors on every run. */
+function random(seed: number) {
+  let s = seed;
+  return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0), s / 2 ** 32);
+}
+const next = random(5);
+const randomVector = () => Float32Array.from({ length: EMBEDDING_DIM }, () => next() - 0.5);
+
+/** Chunks per record: 20 records fill two of vec0's chunks of 1,024. */
+const CHUNKS = 60;
+const OWNER = "alice/mail";
+
+async function index() {
+  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const userKeys = new UserKeys(db, randomBytes(32));
+  const keys = indexKeysFor(userKeys, "alice", "mail", true);
+  const ix = new LocalIndex(db, OWNER, keys, () => Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`));
+  // Another index's vectors in the same table: a partition of its own.
+  const other = new LocalIndex(db, "alice/docs", indexKeysFor(userKeys, "alice", "docs", true), () => ["one"]);
+  const put = async (target: LocalIndex, i: number) =>
+    target.put({ source: `m${i}`, size: 1, mtime: 1 }, [
+      mailRecord(
+        `m${i}`,
+        `20${String(10 + (i % 10))}-03-01T10:00:00.000Z`,
+        `${i % 3 === 0 ? "harbour" : "meeting"} ${i % 5 === 0 ? "audit" : ""}`,
+      ),
+    ]);
+  for (let i = 0; i < 20; i++) await put(ix, i);
+  for (let i = 0; i < 10; i++) await put(other, i);
+  const embedAll = (target: LocalIndex) => {
+    const pending = target.pendingChunks(100_000);
+    const vectors: Float32Array[] = [];
+    for (const [k] of pending.entries()) vectors.push(k % 7 === 3 ? vectors[k - 3]! : randomVector());
+    target.setVectors(pending, vectors);
+  };
+  embedAll(ix);
+  embedAll(other);
+  const asked = (extra: Partial<CandidatesAsked> = {}): CandidatesAsked => ({
+    match: keys.blinder.match(["harbour", "audit"]),
+    words: 10,
+    nearest: 40,
+    // Stored vectors are keyed (rotated); these tests compare two searches of the same ones.
+    vector: randomVector() as KeyedVector,
+    ...extra,
+  });
+  return { db, ix, other, put, embedAll, asked, rows: { db, owner: OWNER } };
+}
+
+/** The candidates as compared: every record found with its scores, in order, and the rows read. */
+const shown = (c: ReturnType<typeof candidates>) => ({ found: [...c.found], sealed: [...c.sealed.keys()] });
+
+test("the held vectors find what sqlite-vec finds, in the same order, with and without a date range", async () => {
+  const { rows, asked } = await index();
+  const held = new HeldVectors();
+  for (let i = 0; i < 6; i++) {
+    const a = asked(i % 3 === 0 ? { match: undefined } : {});
+    expect(shown(candidates(rows, a, held))).toEqual(shown(candidates(rows, a)));
+    const dated = asked({ dateFrom: "2012-01-01T00:00:00.000Z", dateTo: "2016-01-01T00:00:00.000Z" });
+    expect(shown(candidates(rows, dated, held))).toEqual(shown(candidates(rows, dated)));
+  }
+  // Ties: asked by a vector that chunks hold as copies, each is found where sqlite-vec puts it.
+  const copy = rows.db.query<{ embedding: Uint8Array }, []>("SELECT embedding FROM connector_vec WHERE chunk_id = 4").get()!.embedding;
+  const onTies = asked({ vector: new Float32Array(copy.buffer.slice(copy.byteOffset, copy.byteOffset + copy.byteLength)) as KeyedVector });
+  expect(shown(candidates(rows, onTies, held))).toEqual(shown(candidates(rows, onTies)));
+});
+
+test("an unchanged index is not read again; a change is read in the vec0 chunks it touched, and found", async () => {
+  const { rows, asked, ix, put, embedAll } = await index();
+  const held = new HeldVectors();
+  candidates(rows, asked(), held);
+  // 1,200 vectors: two of vec0's chunks.
+  expect(held.chunksRead).toBe(2);
+  for (let i = 0; i < 5; i++) candidates(rows, asked(), held);
+  expect(held.chunksRead).toBe(2);
+  // A record added and embedded: its vectors go to the last chunk, the only one read again.
+  await put(ix, 1000);
+  embedAll(ix);
+  let a = asked();
+  expect(shown(candidates(rows, a, held))).toEqual(shown(candidates(rows, a)));
+  expect(held.chunksRead).toBe(3);
+  // A record removed: the chunk that held its vectors is read again.
+  await ix.removeSource(ix.sourceKey("m1"));
+  a = asked();
+  expect(shown(candidates(rows, a, held))).toEqual(shown(candidates(rows, a)));
+  expect(held.chunksRead).toBe(4);
+});
+
+test("past its bound nothing is held, and sqlite-vec answers the same", async () => {
+  const { rows, asked } = await index();
+  // Room for the small index's 10 vectors, not for the 1,200 of the other.
+  const held = new HeldVectors(100 * EMBEDDING_DIM * 4);
+  const a = asked();
+  expect(shown(candidates(rows, a, held))).toEqual(shown(candidates(rows, a)));
+  expect(held.chunksRead).toBe(0);
+  expect(held.bytes).toBe(0);
+  candidates({ db: rows.db, owner: "alice/docs" }, a, held);
+  expect(held.chunksRead).toBe(1);
+  expect(held.bytes).toBe(10 * EMBEDDING_DIM * 4);
+});
