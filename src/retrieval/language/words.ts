@@ -455,6 +455,7 @@ export const COLUMN_HEADERS: Table = {
     "amount",
     "amt",
     "tax",
+    "taxes",
     "gst",
     "code",
     "taxcode",
@@ -470,6 +471,14 @@ export const COLUMN_HEADERS: Table = {
   fr: ["désignation", "description", "quantité", "qté", "prix", "montant", "tva", "ht", "ttc"],
   de: ["pos", "menge", "beschreibung", "rabatt", "vk", "preis", "ohne", "mwst", "zeilenbetrag", "betrag", "einheit"],
   pl: ["lp", "nazwa", "towaru", "jm", "ilość", "cena", "wartość", "kwota", "vat"],
+};
+/** A discount's label, printed under the item it takes off from ("@DISC" / "10.00%" / "-5.59", "Korting", "Rabatt"). */
+export const DISCOUNT_LABELS: Table = {
+  en: ["disc", "discount"],
+  nl: ["korting"],
+  fr: ["remise", "réduction"],
+  de: ["rabatt", "nachlass"],
+  pl: ["rabat", "upust"],
 };
 /** A receipt's tax codes, printed alone in a column beside each amount ("SR" standard rated, "ZRL", "Z" zero rated). */
 export const TAX_CODES: Table = { en: ["sr", "s", "z", "zr", "zrl", "sr0", "sro", "e", "tx", "*"], nl: [], fr: [], de: [], pl: [] };
@@ -536,4 +545,16 @@ export const ADDRESS_WORDS: Table = {
   fr: ["rue", "avenue", "boulevard", "bd", "place", "allée", "chemin", "cedex"],
   de: ["strasse", "straße", "str", "weg", "gasse", "platz", "allee"],
   pl: ["ul", "ulica", "aleja", "al", "plac", "os"],
+};
+/**
+ * A document's labels whose value is an address, on the label's line or the lines below it
+ * ("Shipping Address", "Bill to Address:", "Factuuradres", "Siège social :", "Adres:"): the
+ * value is one statement holding an address, the lines under the label its lines.
+ */
+export const ADDRESS_LABELS: Table = {
+  en: ["address", "ship to", "deliver to", "registered office", "regd. office", "head office", "corporate office"],
+  nl: ["adres", "factuuradres", "afleveradres", "bezorgadres", "vestigingsadres", "postadres"],
+  fr: ["adresse", "siège social", "siège"],
+  de: ["adresse", "anschrift", "sitz", "rechnungsadresse", "lieferadresse"],
+  pl: ["adres", "siedziba"],
 };
