@@ -14,6 +14,7 @@ import {
   COLUMN_HEADERS,
   CONTACT_NOUNS,
   DISCOUNT_LABELS,
+  LABEL_MEANINGS,
   NOT_AN_ITEM_LABELS,
   PERSON_LABELS,
   TAX_CODES,
@@ -116,6 +117,8 @@ export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "
 export interface Statement {
   text: string;
   label?: string;
+  /** What its label means, whatever its language (LABEL_MEANINGS: "Vervaldatum" is due, "Total" total). */
+  meanings?: string[];
   holds?: Holds;
   quoted: boolean;
 }
@@ -123,6 +126,15 @@ export interface Statement {
 /** A priced line that is no item, by its first word ("NAME CARD", "PRO BALANCE" are items). */
 export const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
 const PERSON_LABEL = new RegExp(`^${anyOf(all(PERSON_LABELS))}\\.?$`, "iu");
+
+const MEANING_PATTERNS = Object.entries(LABEL_MEANINGS).map(
+  ([meaning, table]) => [meaning, new RegExp(`(?<![\\p{L}])${anyOf(all(table))}(?![\\p{L}])`, "iu")] as const,
+);
+/** The meanings a label's or a question's words hold, in any language of the tables (of its first SENTENCE_PROBE characters). */
+export const meaningsOf = (text: string): string[] => {
+  const probe = text.slice(0, SENTENCE_PROBE).replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2");
+  return MEANING_PATTERNS.filter(([, re]) => re.test(probe)).map(([meaning]) => meaning);
+};
 
 /** What a label's value is, by the label's words ("TOTAL", "GST PAYABLE", "CHANGE", "VISA", "SERVER"). */
 export function holdsOf(label: string): Holds | undefined {
@@ -332,6 +344,7 @@ function layoutPieces(read: string[]): Piece[] {
     cells = [];
   };
   let code: string | undefined;
+  let lead: string | undefined;
   const next = (i: number) => {
     let j = i + 1;
     while (j < lines.length && taken[j]) j++;
@@ -365,6 +378,17 @@ function layoutPieces(read: string[]): Piece[] {
         cells = [];
         continue;
       }
+      // A quantity printed before its item's name, the price after it ("1" / "KUO POH" / "6.00" / "2" / "TEA"): the next item's.
+      if (
+        cells.length >= 2 &&
+        cellKind(cells.at(-1)!) === "count" &&
+        cellKind(cells.at(-2)!) === "money" &&
+        isText(line) &&
+        !isSummary(line)
+      ) {
+        const after = i + 1 < lines.length && !values.has(i + 1) ? cellKind(lines[i + 1]!) : undefined;
+        if (after === "money") lead = cells.pop();
+      }
       flush();
     }
     // A discount's label and its cells belong to the item row above them ("@DISC" / "10.00%" / "-5.59").
@@ -396,8 +420,10 @@ function layoutPieces(read: string[]): Piece[] {
       else if (cellKind(next(i) ?? "") !== undefined) units.push(line);
       else out.push({ line });
     } else if (isText(line)) {
-      units.push(code ? `${code} ${line}` : line);
+      const named = code ? `${code} ${line}` : line;
+      units.push(lead ? `${lead} ${named}` : named);
       code = undefined;
+      lead = undefined;
     } else {
       flush();
       out.push({ line });
@@ -470,6 +496,11 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     }
   }
   if (document) joinAddresses(out);
+  for (const st of out) {
+    const label = st.label ?? (document ? LABELLED.exec(st.text.slice(0, SENTENCE_PROBE))?.slice(1).find(Boolean) : undefined);
+    const meanings = label === undefined ? [] : meaningsOf(label);
+    if (meanings.length) st.meanings = meanings;
+  }
   // Where the layout read item rows, the document's items are those rows, not its other lines (the shop's name, its address).
   if (out.some((st) => st.holds === "item")) for (const st of out) st.holds ??= "other";
   return out;

@@ -2,7 +2,7 @@
 // print a table a column at a time and a block of labels beside a block of values; the layout
 // reader pairs them back, and says what each statement holds.
 import { afterEach, expect, test } from "bun:test";
-import { holdsOf, type Statement, statementLines } from "../../src/retrieval/statements";
+import { holdsOf, meaningsOf, type Statement, statementLines } from "../../src/retrieval/statements";
 
 const read = (text: string, type?: "email") => statementLines({ text, ...(type ? { type } : {}) }, false);
 const holding = (statements: Statement[], holds: Statement["holds"]) => statements.filter((s) => s.holds === holds).map((s) => s.text);
@@ -226,6 +226,35 @@ test("a discount's label and cells under an item are the item's (SROIE 001); a t
   expect(read("GST SUMMARY\nAMOUNT RM\nTAX RM\nSR = 6%\n28.11").find((s) => s.text.startsWith("SR"))?.holds).toBe("tax");
 });
 
+test("a quantity printed before its item's name, the price after it, is the next item's (SROIE 592)", () => {
+  const check = read("1\nKUO POH (C) (2 PAX)\n6.00\n2\nTEA EXTRA PERSON (1 PAX)\n2.00\n1\nTONG HOU\n10.00\nSUBTOTAL :\n18.00");
+  expect(holding(check, "item")).toEqual(["KUO POH (C) (2 PAX) 6.00", "2 TEA EXTRA PERSON (1 PAX) 2.00", "1 TONG HOU 10.00"]);
+  // A quantity after the price, the next line no price: the quantity is the item's own.
+  expect(holding(read("DOLE PINEAPPLE\n7.90\n3\nTOTAL :\n23.70"), "item")).toEqual(["DOLE PINEAPPLE 7.90 3"]);
+});
+
+test("a label's meaning is the same in each language: the due date is Vervaldatum, Zahlungsziel, échéance; the total Gesamtbetrag, Totaal", () => {
+  expect(["Due Date", "Vervaldatum", "Zahlungsziel", "Date limite de paiement", "Termin płatności"].map(meaningsOf)).toEqual([
+    ["due"],
+    ["due"],
+    ["due"],
+    ["due"],
+    ["due"],
+  ]);
+  expect(["Total EUR", "Totaal", "Gesamtbetrag", "Należność ogółem"].map(meaningsOf)).toEqual([["total"], ["total"], ["total"], ["total"]]);
+  expect(["Factuurdatum", "Invoice Date", "Data wystawienia", "Rechnungsdatum"].map(meaningsOf)).toEqual([
+    ["issued"],
+    ["issued"],
+    ["issued"],
+    ["issued"],
+  ]);
+  expect(meaningsOf("Exclusief BTW")).toEqual(["tax", "net"]);
+  expect(meaningsOf("montant ht")).toEqual(["total", "net"]);
+  // A statement carries its label's meaning; a word inside another is none ("duet" is no "due").
+  expect(read("Vervaldatum\n22-9-2022")[0]?.meanings).toEqual(["due"]);
+  expect(meaningsOf("a duet")).toEqual([]);
+});
+
 test("what a label's value is, by the tables' rows in each language", () => {
   expect(["TOTAL", "Totaal", "Gesamtbetrag", "Należność ogółem", "Balance Due"].map(holdsOf)).toEqual([
     "total",
@@ -296,6 +325,7 @@ test("the layout reader's work grows linearly: runs of names, cells, labels and 
     ["address lines under names", (n) => "Azure Interior\n4557 De Silva St\nFremont CA 94538\nUnited States\n".repeat(n)],
     ["codes, cells, then names", (n) => "E8318\n1\n80.91\nELEGANT SCHTR BAG\n".repeat(n)],
     ["items and their discounts", (n) => "TABLE LAMP\n1\n55.90\n@DISC\n10.00%\n-5.59\n".repeat(n)],
+    ["quantities before names", (n) => "1\nKUO POH\n6.00\n".repeat(n)],
     ["a footer's fields", (n) => `${"Siège social : 16 rue Mollien – Tél : 01 71 17 61 67 – ".repeat(n)}x`],
   ];
   for (const [name, text] of layouts) {

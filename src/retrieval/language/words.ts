@@ -558,3 +558,63 @@ export const ADDRESS_LABELS: Table = {
   de: ["adresse", "anschrift", "sitz", "rechnungsadresse", "lieferadresse"],
   pl: ["adres", "siedziba"],
 };
+/**
+ * What a document's label means, one row per language: a question asking by one language's
+ * words is answered by a label in another's ("due date" and "Vervaldatum", "Gesamtbetrag" and
+ * "Total", "montant HT" and "Exclusief BTW"). Each meaning is its table; a label or a question
+ * holding a row of it has that meaning.
+ */
+export const LABEL_MEANINGS: Record<string, Table> = {
+  total: TOTAL_LABELS,
+  due: DUE,
+  tax: TAX_NOUNS,
+  net: {
+    en: ["subtotal", "sub-total", "net amount", "before tax", "excluding", "excl"],
+    nl: ["subtotaal", "exclusief", "excl"],
+    fr: ["ht", "hors taxe", "hors taxes"],
+    de: ["netto", "nettobetrag", "zwischensumme", "ohne mwst"],
+    pl: ["netto", "wartość netto"],
+  },
+  issued: {
+    en: ["invoice date", "date of issue", "issued", "issue date"],
+    nl: ["factuurdatum", "factuur datum"],
+    fr: ["date de facture", "date de facturation", "date d'émission"],
+    de: ["rechnungsdatum", "ausgestellt", "ausstellungsdatum"],
+    pl: ["data wystawienia", "wystawienia", "wystawiono"],
+  },
+  ordered: {
+    en: ["order date", "ordered", "date of order"],
+    nl: ["orderdatum", "besteldatum", "besteld"],
+    fr: ["date de commande", "commandé"],
+    de: ["bestelldatum", "bestellt"],
+    pl: ["data zamówienia", "zamówiono"],
+  },
+  invoiceNumber: {
+    en: ["invoice number", "invoice no", "invoice #"],
+    nl: ["factuurnummer", "factuurnr"],
+    fr: ["numéro de facture", "facture n°"],
+    de: ["rechnungsnummer", "rechnungsnr"],
+    pl: ["numer faktury", "faktura nr"],
+  },
+  paidBy: {
+    en: ["payment method", "payment mode", "paid by", "paid through", "mode of payment"],
+    nl: ["betaalwijze", "betaalmethode", "betaald met"],
+    fr: ["mode de règlement", "modes de règlement", "mode de paiement"],
+    de: ["zahlungsart", "zahlungsweise", "bezahlt mit"],
+    pl: ["forma płatności", "sposób płatności", "zapłacono"],
+  },
+  seller: {
+    en: ["sold by", "seller", "vendor", "supplier", "sold"],
+    nl: ["verkoper", "leverancier", "verkocht"],
+    fr: ["vendeur", "fournisseur", "vendu"],
+    de: ["verkäufer", "lieferant", "verkauft"],
+    pl: ["sprzedawca", "dostawca"],
+  },
+  delivery: {
+    en: ["ship to", "shipping address", "delivery address", "shipped", "delivered"],
+    nl: ["afleveradres", "bezorgadres", "afgeleverd", "geleverd", "bezorgd"],
+    fr: ["adresse de livraison", "livré", "livrée", "livraison"],
+    de: ["lieferadresse", "lieferanschrift", "geliefert"],
+    pl: ["adres dostawy", "dostarczono", "dostawy"],
+  },
+};
