@@ -28,9 +28,9 @@ export interface StatementSource {
   type?: SourceRecord["type"];
 }
 
-/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence), or a line break. */
+/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence; "NO. 42/1" a number, as receipts and invoices write it), or a line break. */
 export const SENTENCE =
-  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
+  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|NO|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
 
 /** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments; an invoice's address, phone, e-mail, web and page lines. */
 // Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a

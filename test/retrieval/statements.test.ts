@@ -2,7 +2,7 @@
 // print a table a column at a time and a block of labels beside a block of values; the layout
 // reader pairs them back, and says what each statement holds.
 import { afterEach, expect, test } from "bun:test";
-import { holdsOf, meaningsOf, type Statement, statementLines } from "../../src/retrieval/statements";
+import { holdsOf, meaningsOf, SENTENCE, type Statement, statementLines } from "../../src/retrieval/statements";
 
 const read = (text: string, type?: "email") => statementLines({ text, ...(type ? { type } : {}) }, false);
 const holding = (statements: Statement[], holds: Statement["holds"]) => statements.filter((s) => s.holds === holds).map((s) => s.text);
@@ -188,6 +188,12 @@ test("an address's label and the lines below it are one statement holding an add
   expect(holding(read("Global Wholesaler\nAzure Interior\n4557 De Silva St\nFremont CA 94538\nUnited States"), "address")).toEqual([
     "Azure Interior 4557 De Silva St Fremont CA 94538 United States",
   ]);
+});
+
+test("'NO.' before a number is no sentence's end: an address is said whole (Flipkart's warehouse, SROIE 007)", () => {
+  for (const line of ["Warehouse Address: NO. 42/1 & 43, KACHERAKANAHALLI VILLAGE", "NO. 343, JALAN KURAU, SUNGAI RENGIT"])
+    expect(line.split(SENTENCE)).toEqual([line]);
+  expect("It was closed. NO. Not again.".split(SENTENCE)).toEqual(["It was closed.", "NO. Not again."]);
 });
 
 test("a table's header, or another label's value naming a place word, is no address", () => {
