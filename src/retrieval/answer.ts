@@ -19,6 +19,7 @@ import {
   isBoilerplate,
   LABELLED,
   MONEY,
+  meaningsOf,
   NOT_AN_ITEM,
   SENTENCE,
   SENTENCE_PROBE,
@@ -78,6 +79,8 @@ interface Candidate {
   at: number;
   /** A labelled line's label, or a table's columns answered ("Vervaldatum", "HireDate"). */
   label?: string;
+  /** What its label means in any language (statements.ts: "Vervaldatum" is due, "Gesamtbetrag" total). */
+  meanings?: string[];
   /** In the message a mail quotes or forwards, not in the mail's own words. */
   quoted: boolean;
   /** Its source's amounts fail the question's amount condition (amounts.ts): no amount of it answers. */
@@ -94,11 +97,14 @@ interface Reading {
   want: Set<string>;
   /** The question's names that say which record: not a tax's ("VAT", "BTW"). */
   names: string[];
+  /** What the labels it names mean, in any language ("due date", "Gesamtbetrag"). */
+  meanings: Set<string>;
 }
 const readingOf = (plan: AnswerPlan): Reading => ({
   plan,
   want: new Set(plan.terms.flatMap(words)),
   names: plan.names.filter((n) => !TAX_WORDS.includes(n)),
+  meanings: new Set(meaningsOf(plan.terms.join(" "))),
 });
 
 type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record";
@@ -126,7 +132,12 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
     const probe = c.text.slice(0, SENTENCE_PROBE);
     return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && (r.plan.tax ? TAX.test(probe) : isTotalLine(probe)) ? 1 : 0;
   },
-  label: (c, r) => (c.label === undefined ? 0 : labelFit(c.label, r.plan, r.want)),
+  label: (c, r) => {
+    if (c.label === undefined) return 0;
+    const fit = labelFit(c.label, r.plan, r.want);
+    // A label naming the thing asked in another language's words ("Vervaldatum" for the due date) names it too.
+    return fit + (fit < 1 && c.meanings?.some((m) => r.meanings.has(m)) ? 1 : 0);
+  },
   focus: (c, r) => {
     const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
     return r.plan.focus.filter((f) => held.some((w) => sameWord(w, f))).length;
@@ -288,6 +299,7 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
           at: out.length,
           quoted: statement.quoted,
           ...(label ? { label } : {}),
+          ...(statement.meanings ? { meanings: statement.meanings } : {}),
           ...(statement.holds ? { holds: statement.holds } : {}),
         });
       }

@@ -7,7 +7,19 @@ import { startsQuote } from "./cite";
 import { documentDates } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
 import { anyOf } from "./language/patterns";
-import { ADDRESS_WORDS, all, COLUMN_HEADERS, NOT_AN_ITEM_LABELS, PERSON_LABELS, TAX_CODES } from "./language/words";
+import {
+  ADDRESS_LABELS,
+  ADDRESS_WORDS,
+  all,
+  COLUMN_HEADERS,
+  CONTACT_NOUNS,
+  DISCOUNT_LABELS,
+  LABEL_MEANINGS,
+  NOT_AN_ITEM_LABELS,
+  PERSON_LABELS,
+  TAX_CODES,
+  TOTAL_LABELS,
+} from "./language/words";
 
 /** What statements are read from: a source's text, and whether it is a mail. */
 export interface StatementSource {
@@ -16,9 +28,9 @@ export interface StatementSource {
   type?: SourceRecord["type"];
 }
 
-/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence), or a line break. */
+/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence; "NO. 42/1" a number, as receipts and invoices write it), or a line break. */
 export const SENTENCE =
-  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
+  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|NO|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
 
 /** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments; an invoice's address, phone, e-mail, web and page lines. */
 // Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a
@@ -105,6 +117,8 @@ export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "
 export interface Statement {
   text: string;
   label?: string;
+  /** What its label means, whatever its language (LABEL_MEANINGS: "Vervaldatum" is due, "Total" total). */
+  meanings?: string[];
   holds?: Holds;
   quoted: boolean;
 }
@@ -113,11 +127,21 @@ export interface Statement {
 export const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
 const PERSON_LABEL = new RegExp(`^${anyOf(all(PERSON_LABELS))}\\.?$`, "iu");
 
+const MEANING_PATTERNS = Object.entries(LABEL_MEANINGS).map(
+  ([meaning, table]) => [meaning, new RegExp(`(?<![\\p{L}])${anyOf(all(table))}(?![\\p{L}])`, "iu")] as const,
+);
+/** The meanings a label's or a question's words hold, in any language of the tables (of its first SENTENCE_PROBE characters). */
+export const meaningsOf = (text: string): string[] => {
+  const probe = text.slice(0, SENTENCE_PROBE).replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2");
+  return MEANING_PATTERNS.filter(([, re]) => re.test(probe)).map(([meaning]) => meaning);
+};
+
 /** What a label's value is, by the label's words ("TOTAL", "GST PAYABLE", "CHANGE", "VISA", "SERVER"). */
 export function holdsOf(label: string): Holds | undefined {
   const probe = label.slice(0, SENTENCE_PROBE);
   // The whole label a person's ("CASHIER" is no "cash").
   if (PERSON_LABEL.test(probe.replace(/\s*:$/, "").trim())) return "person";
+  if (TAX_RATE.test(probe)) return "tax";
   if (isTotalLine(probe)) return "total";
   if (TAX.test(probe)) return "tax";
   if (PART_OF_TOTAL.test(probe)) return "part";
@@ -135,6 +159,8 @@ const CELL_CHARS = 24;
 const MAX_TABLE_ROWS = 40;
 const MAX_ROW_CELLS = 6;
 const TAX_CODE_WORDS = anyOf(all(TAX_CODES));
+/** A tax summary's row: a tax code and its rate ("SR = 6%", "S- 6% GST", "SR @ 6%"), no item bought. */
+const TAX_RATE = new RegExp(`^\\(?${TAX_CODE_WORDS}\\s?[-=@:(]{0,2}\\s?@?\\s?\\d{1,2}(?:[.,]\\d{1,2})?\\s?%`, "i");
 type CellKind = "money" | "count" | "rate" | "code";
 const CELLS: Array<[CellKind, RegExp]> = [
   [
@@ -163,12 +189,18 @@ const isCode = (line: string) => {
   return tokens.some((t) => ID.test(t)) && tokens.every((t) => ID.test(t) || TAX_CODE.test(t));
 };
 const HEADER_WORDS = new Set([...all(COLUMN_HEADERS), ...Object.keys(CURRENCY_CODES)].map((w) => w.toLowerCase()));
+/** A total's word heads a column after another header ("QTY U.PRICE RM(TOTAL)"); first, it is a label ("TOTAL QTY"). */
+const TOTAL_WORDS = new Set(all(TOTAL_LABELS).filter((w) => !w.includes(" ")));
 /** A line of column headers only ("QTY", "U/P(RM)DISC(%)AMT+GST(RM)", "Item Quantity Rate Amount"). */
 const isHeader = (line: string) => {
   if (line.length > 60) return false;
   const tokens = line.toLowerCase().match(/\p{L}+/gu);
-  return tokens?.every((t) => HEADER_WORDS.has(t));
+  return tokens?.every((t, i) => HEADER_WORDS.has(t) || (i > 0 && TOTAL_WORDS.has(t)));
 };
+/** A discount's label alone on its line, under the item it takes off from ("@DISC", "Korting:"). */
+const DISCOUNT_LINE = new RegExp(`^[@*#\\s-]{0,3}${anyOf(all(DISCOUNT_LABELS))}\\.?\\s?:?$`, "iu");
+/** The most cells a discount's label takes below it: a rate and an amount. */
+const DISCOUNT_CELLS = 2;
 /** A label alone on its line, its value elsewhere ("Due Date:", "CHANGE :"). */
 const LABEL_ONLY = /^\p{L}[^:]{0,38}:$/u;
 /** A summary's label, each taking one value: a total, a part of it, a tax, a payment. */
@@ -294,9 +326,13 @@ const unglued = (line: string): string[] => {
   return line.split(PAIRS_GLUED);
 };
 
+/** Fields a letterhead or a footer prints on one line, set apart by a dash or a bar between spaces ("Siège social : 16 rue Mollien - 92100 BOULOGNE – Tél : 01 71 17 61 67"). */
+const FIELD_SEPARATOR = /\s+(?:[–—−|•]|\|\|)\s+/u;
+
 /** A document's lines as the layout reader pieces them: label blocks paired, cell runs made rows. */
 function layoutPieces(read: string[]): Piece[] {
-  const lines = read.flatMap(unglued);
+  // A footer's line is short: a longer one is not split (what is tried of it stays bounded).
+  const lines = read.flatMap((line) => (line.length > SENTENCE_PROBE ? [line] : line.split(FIELD_SEPARATOR))).flatMap(unglued);
   const taken = lines.map(() => false);
   const values = labelBlocks(lines, taken);
   const out: Piece[] = [];
@@ -308,6 +344,7 @@ function layoutPieces(read: string[]): Piece[] {
     cells = [];
   };
   let code: string | undefined;
+  let lead: string | undefined;
   const next = (i: number) => {
     let j = i + 1;
     while (j < lines.length && taken[j]) j++;
@@ -333,7 +370,39 @@ function layoutPieces(read: string[]): Piece[] {
       cells.push(line);
       continue;
     }
-    if (cells.length > 0) flush();
+    if (cells.length > 0) {
+      // An item's code and cells printed before its name ("E8318" "1" "80.91" "80.91" "SR" "ELEGANT SCHTR BAG 15").
+      if (units.length === 1 && isCode(units[0]!) && isText(line) && !isSummary(line) && cells.some((c) => cellKind(c) === "money")) {
+        out.push({ statement: { text: `${line} ${units[0]} ${cells.join(" ")}`, holds: "item" } });
+        units = [];
+        cells = [];
+        continue;
+      }
+      // A quantity printed before its item's name, the price after it ("1" / "KUO POH" / "6.00" / "2" / "TEA"): the next item's.
+      if (
+        cells.length >= 2 &&
+        cellKind(cells.at(-1)!) === "count" &&
+        cellKind(cells.at(-2)!) === "money" &&
+        isText(line) &&
+        !isSummary(line)
+      ) {
+        const after = i + 1 < lines.length && !values.has(i + 1) ? cellKind(lines[i + 1]!) : undefined;
+        if (after === "money") lead = cells.pop();
+      }
+      flush();
+    }
+    // A discount's label and its cells belong to the item row above them ("@DISC" / "10.00%" / "-5.59").
+    if (DISCOUNT_LINE.test(line.slice(0, SENTENCE_PROBE))) {
+      flush();
+      const item = out.at(-1);
+      if (item && "statement" in item && item.statement.holds === "item") {
+        const taken: string[] = [line];
+        while (taken.length <= DISCOUNT_CELLS && i + 1 < lines.length && !values.has(i + 1) && cellKind(lines[i + 1]!) !== undefined)
+          taken.push(lines[++i]!);
+        item.statement.text = `${item.statement.text} ${taken.join(" ")}`;
+        continue;
+      }
+    }
     // A lone ":" between a label and its value ("TOTAL" / ":" / "27.55") belongs to the label.
     if (line === ":" && units.length > 0) units[units.length - 1] = `${units.at(-1)}:`;
     // A summary's label alone ("ROUNDING :"), or a tax's header under a total ("TOTAL" / "( GST"), waits for its value with the labels above.
@@ -343,13 +412,18 @@ function layoutPieces(read: string[]): Piece[] {
     )
       units.push(line);
     else if (isCode(line)) {
-      // A code before an item's name is its prefix, after it its suffix.
-      if (isText(next(i))) code = code ? `${code} ${line}` : line;
+      // A code under a label alone is its value ("Reference:" / "CUSTREF123"); before an item's name
+      // it is its prefix, after it its suffix; before cells, the code of an item named after them.
+      if (i > 0 && !taken[i - 1] && LABEL_ONLY.test(lines[i - 1]!)) out.push({ line });
+      else if (isText(next(i))) code = code ? `${code} ${line}` : line;
       else if (units.length > 0) units[units.length - 1] = `${units.at(-1)} ${line}`;
+      else if (cellKind(next(i) ?? "") !== undefined) units.push(line);
       else out.push({ line });
     } else if (isText(line)) {
-      units.push(code ? `${code} ${line}` : line);
+      const named = code ? `${code} ${line}` : line;
+      units.push(lead ? `${lead} ${named}` : named);
       code = undefined;
+      lead = undefined;
     } else {
       flush();
       out.push({ line });
@@ -422,6 +496,11 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     }
   }
   if (document) joinAddresses(out);
+  for (const st of out) {
+    const label = st.label ?? (document ? LABELLED.exec(st.text.slice(0, SENTENCE_PROBE))?.slice(1).find(Boolean) : undefined);
+    const meanings = label === undefined ? [] : meaningsOf(label);
+    if (meanings.length) st.meanings = meanings;
+  }
   // Where the layout read item rows, the document's items are those rows, not its other lines (the shop's name, its address).
   if (out.some((st) => st.holds === "item")) for (const st of out) st.holds ??= "other";
   return out;
@@ -432,42 +511,102 @@ const ADDRESS_CHARS = 80;
 const ADDRESS_LINES = 5;
 /** A street's word ("JALAN", "Weena", "rue"), a street named with one ("Uferweg", "Hauptstraße"), or a postcode before a town ("47800 P.JAYA"). */
 const ADDRESS = new RegExp(
-  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${anyOf([...ADDRESS_WORDS.nl, ...ADDRESS_WORDS.de])}(?![\\p{L}])|(?<![\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
+  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${anyOf([...ADDRESS_WORDS.nl, ...ADDRESS_WORDS.de])}(?![\\p{L}])|(?<![\\p{L}\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
   "iu",
 );
+/**
+ * A town with its postcode as each country writes it ("Fremont CA 94538", "3500 MJ Utrecht",
+ * "58-100 Słotwina", "D-63571 Gelnhausen", "New Delhi - 110001"): an address's last line but its
+ * country or state.
+ */
+const TOWN =
+  /^\s*(?:[A-Z]{1,2}-)?(?:\d{2}-\d{3}|\d{4}\s?[A-Z]{2}|\d{4,6})\s+\p{Lu}\p{L}|\p{Lu}\p{Ll}[\p{L}.'-]{0,40},?\s+(?:[A-Z]{2}\s+\d{5}(?:-\d{4})?|[-–]\s?\d{6})\s*$/u;
+/** A street named before its number ("Weena 664", "Fakestreet 46", "Chemików 7"): a line of an address above its town's line. */
+const STREET_NUMBERED = /^\p{Lu}[\p{L}.' -]{1,40}\s\d{1,5}\s?[a-z]?$/u;
+/** A country's or a state's name under a town ("United States", "Nederland", "SELANGOR."): one to three capitalised words. */
+const COUNTRY_LINE = /^\p{Lu}[\p{L}'-]{1,20}(?:\s\p{Lu}[\p{L}'-]{1,20}){0,2}\.?$/u;
+/** A company's or a person's name above its address ("Azure Interior", "Coolblue B.V."): capitalised, without a digit. */
+const NAME_ABOVE = /^\p{Lu}[\p{L}&.,'()-]{0,30}(?:\s[\p{L}&.,'()-]{1,30}){0,5}$/u;
+/** A label whose value is an address ("Shipping Address", "Siège social", "Adres"). */
+const ADDRESS_LABEL = new RegExp(`(?<![\\p{L}])${anyOf(all(ADDRESS_LABELS))}(?![\\p{L}])`, "iu");
+const CONTACT_LABEL = new RegExp(`(?<![\\p{L}])${anyOf(all(CONTACT_NOUNS))}(?![\\p{L}])`, "iu");
+/** The most words of an address's label alone on its line ("Adresse de l'installation", "Factuuradres Afleveradres"). */
+const ADDRESS_LABEL_WORDS = 4;
 /** Prose, not an address: a sentence naming a street ("We moved the pallets to Main Street") has several words in small letters. */
 const SMALL_WORD = /(?<![\p{L}])\p{Ll}{2,}(?![\p{L}])/gu;
 const PROSE_WORDS = 4;
-const isAddressLine = (st: Statement) =>
-  st.holds === undefined &&
-  st.label === undefined &&
-  st.text.length <= ADDRESS_CHARS &&
-  ADDRESS.test(st.text) &&
-  !MONEY.test(st.text) &&
-  (st.text.match(SMALL_WORD)?.length ?? 0) < PROSE_WORDS;
+/** A line free to be read into an address: nothing the layout read, no value of a label, no amount, no header. */
+const isFree = (st: Statement) =>
+  st.holds === undefined && st.label === undefined && st.text.length <= ADDRESS_CHARS && !MONEY.test(st.text) && !isHeader(st.text);
+/** A line's label, when it is "Label: value". */
+const colonLabel = (text: string) => /^(\p{L}[\p{L}\d .()/&'-]{0,38}?)\s?:/u.exec(text)?.[1];
+const isAddressLine = (st: Statement) => {
+  if (!isFree(st)) return false;
+  // "Incoterm: DPU - DELIVERED AT PLACE UNLOADED" names a place word under a label of something else.
+  const label = colonLabel(st.text);
+  if (label !== undefined && !ADDRESS_LABEL.test(label)) return false;
+  return (ADDRESS.test(st.text) || TOWN.test(st.text)) && (st.text.match(SMALL_WORD)?.length ?? 0) < PROSE_WORDS;
+};
+/** An address's label alone on its line ("Shipping Address", "Factuuradres Afleveradres"), its value on the lines below. */
+const isAddressLabel = (st: Statement) =>
+  isFree(st) &&
+  st.text.length <= 40 &&
+  !/\d/.test(st.text) &&
+  ADDRESS_LABEL.test(st.text) &&
+  !CONTACT_LABEL.test(st.text) &&
+  st.text.split(/\s+/).length <= ADDRESS_LABEL_WORDS;
+/** A line "Label: value" whose label is an address's ("Adres: Chemików 7 09-411 Płock", "Siège social : 16 rue Mollien"). */
+const addressLabelOf = (st: Statement): string | undefined => {
+  if (st.holds !== undefined && st.holds !== "other") return undefined;
+  const label = st.label ?? colonLabel(st.text.slice(0, SENTENCE_PROBE));
+  return label !== undefined && ADDRESS_LABEL.test(label) && !CONTACT_LABEL.test(label) ? label.trim() : undefined;
+};
+/** A line going on with an address under its label: free, no label's ("Phone: …", "N° de TVA : …" end it), no contact. */
+const goesOnAddress = (st: Statement) =>
+  isFree(st) && !st.text.includes(":") && !CONTACTS_IN_LINE.some((re) => re.test(st.text)) && !CONTACT[0]!.test(st.text);
+
 /**
  * A document's address printed over several lines ("LOT S319, 2ND FLOOR," / "1 UTAMA SHOPPING
- * CENTRE," / "NO1, LEBUH BANDAR UTAMA,47800 P.JAYA") as one statement holding an address; a line
- * between two of its lines belongs to it.
+ * CENTRE," / "NO1, LEBUH BANDAR UTAMA,47800 P.JAYA") as one statement holding an address: a line
+ * between two of its lines belongs to it, a street's line above its town's and the name above
+ * them too, and a country under it. Under an address's label ("Shipping Address", "Adres:") the
+ * lines below are its value, up to its town's line.
  */
 function joinAddresses(out: Statement[]): void {
   let to = 0;
   for (let i = 0; i < out.length; i++) {
     const st = out[i]!;
-    if (!isAddressLine(st)) {
+    const labelled = isAddressLabel(st) ? st.text.replace(/\s*:$/, "") : addressLabelOf(st);
+    if (labelled === undefined && !isAddressLine(st)) {
       out[to++] = st;
       continue;
     }
     const parts = [st.text];
     let j = i + 1;
-    while (parts.length < ADDRESS_LINES && j < out.length) {
-      if (isAddressLine(out[j]!)) parts.push(out[j++]!.text);
-      else if (j + 1 < out.length && out[j]!.holds === undefined && out[j]!.text.length <= ADDRESS_CHARS && isAddressLine(out[j + 1]!)) {
-        parts.push(out[j]!.text, out[j + 1]!.text);
-        j += 2;
-      } else break;
+    if (labelled !== undefined) {
+      // The label's value below it, up to its town's line (and the country under that).
+      // A label alone is no line of the address.
+      const alone = isAddressLabel(st);
+      let town = TOWN.test(st.text) && !alone;
+      while (!town && parts.length < ADDRESS_LINES + (alone ? 1 : 0) && j < out.length && goesOnAddress(out[j]!)) {
+        town = TOWN.test(out[j]!.text);
+        parts.push(out[j++]!.text);
+      }
+    } else {
+      // A street's line above the town's, and the name above the address.
+      if (TOWN.test(st.text) && to > 0 && isFree(out[to - 1]!) && STREET_NUMBERED.test(out[to - 1]!.text)) parts.unshift(out[--to]!.text);
+      if (to > 0 && isFree(out[to - 1]!) && out[to - 1]!.text.length <= 40 && NAME_ABOVE.test(out[to - 1]!.text))
+        parts.unshift(out[--to]!.text);
+      while (parts.length < ADDRESS_LINES + 2 && j < out.length) {
+        if (isAddressLine(out[j]!)) parts.push(out[j++]!.text);
+        else if (j + 1 < out.length && isFree(out[j]!) && isAddressLine(out[j + 1]!)) {
+          parts.push(out[j]!.text, out[j + 1]!.text);
+          j += 2;
+        } else break;
+      }
     }
-    out[to++] = { text: parts.join(" "), holds: "address", quoted: st.quoted };
+    if (j < out.length && TOWN.test(parts.at(-1)!) && isFree(out[j]!) && COUNTRY_LINE.test(out[j]!.text)) parts.push(out[j++]!.text);
+    out[to++] = { text: parts.join(" "), holds: "address", quoted: st.quoted, ...(labelled !== undefined ? { label: labelled } : {}) };
     i = j - 1;
   }
   out.length = to;

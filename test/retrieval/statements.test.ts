@@ -2,7 +2,7 @@
 // print a table a column at a time and a block of labels beside a block of values; the layout
 // reader pairs them back, and says what each statement holds.
 import { afterEach, expect, test } from "bun:test";
-import { holdsOf, type Statement, statementLines } from "../../src/retrieval/statements";
+import { holdsOf, meaningsOf, SENTENCE, type Statement, statementLines } from "../../src/retrieval/statements";
 
 const read = (text: string, type?: "email") => statementLines({ text, ...(type ? { type } : {}) }, false);
 const holding = (statements: Statement[], holds: Statement["holds"]) => statements.filter((s) => s.holds === holds).map((s) => s.text);
@@ -144,10 +144,121 @@ test("an address printed over several lines is one statement holding an address,
     "MPH BOOKSTORES\nMPH ONE UTAMA PHASE 2\nLOT S319, 2ND FLOOR,\n1 UTAMA SHOPPING CENTRE,\nNO1, LEBUH BANDAR UTAMA,47800 P.JAYA\nTEL:03-77259003",
   );
   expect(holding(receipt, "address")).toEqual(["LOT S319, 2ND FLOOR, 1 UTAMA SHOPPING CENTRE, NO1, LEBUH BANDAR UTAMA,47800 P.JAYA"]);
-  expect(holding(read("QualityHosting AG\nUferweg 40-42\nD-63571 Gelnhausen"), "address")).toEqual(["Uferweg 40-42 D-63571 Gelnhausen"]);
-  expect(holding(read("Free SAS\n8 rue de la Ville l'Évèque\n75008 Paris"), "address")).toEqual(["8 rue de la Ville l'Évèque 75008 Paris"]);
+  // The name above an address is whose it is.
+  expect(holding(read("QualityHosting AG\nUferweg 40-42\nD-63571 Gelnhausen"), "address")).toEqual([
+    "QualityHosting AG Uferweg 40-42 D-63571 Gelnhausen",
+  ]);
+  expect(holding(read("Free SAS\n8 rue de la Ville l'Évèque\n75008 Paris"), "address")).toEqual([
+    "Free SAS 8 rue de la Ville l'Évèque 75008 Paris",
+  ]);
   // A priced line naming a mall is no address.
   expect(holding(read("MALL PARKING 2.00"), "address")).toEqual([]);
+});
+
+test("an address's label and the lines below it are one statement holding an address, up to its town's line, in each language (invoices)", () => {
+  // Flipkart: a label alone, a name and four lines; the phone under it is no line of it.
+  const shipping = read(
+    "Shipping Address\nAnushrut Singh\n3/64, Vishwas Khand,Gomti Nagar,,\nnear Fun republic mall and nehru\nenclave.\nLucknow 226010 Uttar Pradesh\nPhone: 8756390642",
+  );
+  expect(shipping.filter((s) => s.holds === "address").map((s) => [s.label, s.text])).toEqual([
+    [
+      "Shipping Address",
+      "Shipping Address Anushrut Singh 3/64, Vishwas Khand,Gomti Nagar,, near Fun republic mall and nehru enclave. Lucknow 226010 Uttar Pradesh",
+    ],
+  ]);
+  // Orlen: "Adres:" and the lines printed under its value, up to the station's town; the next label ends it.
+  const orlen = read(
+    "Adres:             Chemików 7 09-411 Płock\n                   Stacja Paliw Nr 4445\n                   58-100 Słotwina\nNabywca:           GŁÓWNY URZĄD STATYSTYCZNY",
+  );
+  expect(holding(orlen, "address")).toEqual(["Adres:             Chemików 7 09-411 Płock Stacja Paliw Nr 4445 58-100 Słotwina"]);
+  expect(holding(orlen, "person")).toEqual(["Nabywca:           GŁÓWNY URZĄD STATYSTYCZNY"]);
+  // Saeco: two columns' labels on one line, a street before its number, a Dutch postcode, the country under it.
+  expect(holding(read("Factuuradres Afleveradres\nbosd\nFakestreet 46\n3500 MJ Utrecht\nNederland\nKlant Order"), "address")).toEqual([
+    "Factuuradres Afleveradres bosd Fakestreet 46 3500 MJ Utrecht Nederland",
+  ]);
+  // Netpresse: a footer's fields set apart by dashes; the registered office's line is an address, its phone and e-mail are not in it.
+  const footer = read(
+    "NETPRESSE\nSiège social : 16 rue Mollien - 92100 BOULOGNE – Tél : 01 71 17 61 67 – annonce@publicationannoncelegale.fr",
+  );
+  expect(footer.filter((s) => s.holds === "address").map((s) => [s.label, s.text])).toEqual([
+    ["Siège social", "Siège social : 16 rue Mollien - 92100 BOULOGNE"],
+  ]);
+  expect(footer.map((s) => s.text)).toContain("Tél : 01 71 17 61 67");
+  // Azure Interior: a street, a US town and ZIP, the country, and whose address it is.
+  expect(holding(read("Global Wholesaler\nAzure Interior\n4557 De Silva St\nFremont CA 94538\nUnited States"), "address")).toEqual([
+    "Azure Interior 4557 De Silva St Fremont CA 94538 United States",
+  ]);
+});
+
+test("'NO.' before a number is no sentence's end: an address is said whole (Flipkart's warehouse, SROIE 007)", () => {
+  for (const line of ["Warehouse Address: NO. 42/1 & 43, KACHERAKANAHALLI VILLAGE", "NO. 343, JALAN KURAU, SUNGAI RENGIT"])
+    expect(line.split(SENTENCE)).toEqual([line]);
+  expect("It was closed. NO. Not again.".split(SENTENCE)).toEqual(["It was closed.", "NO. Not again."]);
+});
+
+test("a table's header, or another label's value naming a place word, is no address", () => {
+  const invoice = read(
+    "Description Quantity Unit Price Disc.% Taxes Amount\nIncoterm: DPU - DELIVERED AT PLACE UNLOADED\nPayment terms: 15 Days",
+  );
+  expect(holding(invoice, "address")).toEqual([]);
+  // An article's number after its name is no postcode ("IBZY2087 Payment Mode").
+  expect(holding(read("Booking ID\nIBZY2087 Payment Mode\nCash at Hotel"), "address")).toEqual([]);
+});
+
+test("a code under a label alone is the label's value, not the prefix of the line after it (Azure Interior)", () => {
+  const texts = read("Reference:\nCUSTREF123\nSubtotal $ 262.90").map((s) => s.text);
+  expect(texts).toEqual(["Reference: CUSTREF123", "Subtotal $ 262.90"]);
+});
+
+test("an item's code and cells printed before its name are its row (SROIE 003, 007)", () => {
+  const bag = read("ITEM\nQTY\nS/PRICE\nAMOUNT\nTAX\nE8318\n1\n80.91\n80.91\nSR\nELEGANT SCHTR BAG 15\nTOTAL QTY\n1");
+  expect(holding(bag, "item")).toEqual(["ELEGANT SCHTR BAG 15 E8318 1 80.91 80.91 SR"]);
+  // A total's word heading a column after another header ("RM(TOTAL)") is a header, not a label taking the cells.
+  const crocs = read("ITEM/DESC.\nQTY U.PRICE RM(TOTAL)\n4132\n1\n20.00\n20.00\nCROCS 300X17 TUBES\nSUB TOTAL :\n20.00");
+  expect(holding(crocs, "item")).toEqual(["CROCS 300X17 TUBES 4132 1 20.00 20.00"]);
+  // A code before cells with no name after them stays as it is.
+  expect(holding(read("E8318\n1\n80.91\nTOTAL :\n80.91"), "item")).toEqual([]);
+});
+
+test("a discount's label and cells under an item are the item's (SROIE 001); a tax summary's row is a tax, no item (SROIE 159)", () => {
+  const lamp = read(
+    "DESC/ITEM\nQTY\nPRICE\nAMT(RM)\nGF-TABLE LAMP/STITCH <I>\n62483\n1\n55.90\n55.90\n@DISC\n10.00%\n-5.59\n#TOTAL QTY\n2",
+  );
+  expect(holding(lamp, "item")).toEqual(["GF-TABLE LAMP/STITCH <I> 62483 1 55.90 55.90 @DISC 10.00% -5.59"]);
+  // In Dutch, German, French too; a discount under no item is left as it is.
+  expect(holding(read("KOFFIE\n1\n3.50\nKorting\n-0.50"), "item")).toEqual(["KOFFIE 1 3.50 Korting -0.50"]);
+  expect(read("Rabatt\n-0.50").map((s) => s.holds)).not.toContain("item");
+  expect(["SR = 6%", "S- 6% GST", "SR @ 6%"].map(holdsOf)).toEqual(["tax", "tax", "tax"]);
+  expect(read("GST SUMMARY\nAMOUNT RM\nTAX RM\nSR = 6%\n28.11").find((s) => s.text.startsWith("SR"))?.holds).toBe("tax");
+});
+
+test("a quantity printed before its item's name, the price after it, is the next item's (SROIE 592)", () => {
+  const check = read("1\nKUO POH (C) (2 PAX)\n6.00\n2\nTEA EXTRA PERSON (1 PAX)\n2.00\n1\nTONG HOU\n10.00\nSUBTOTAL :\n18.00");
+  expect(holding(check, "item")).toEqual(["KUO POH (C) (2 PAX) 6.00", "2 TEA EXTRA PERSON (1 PAX) 2.00", "1 TONG HOU 10.00"]);
+  // A quantity after the price, the next line no price: the quantity is the item's own.
+  expect(holding(read("DOLE PINEAPPLE\n7.90\n3\nTOTAL :\n23.70"), "item")).toEqual(["DOLE PINEAPPLE 7.90 3"]);
+});
+
+test("a label's meaning is the same in each language: the due date is Vervaldatum, Zahlungsziel, échéance; the total Gesamtbetrag, Totaal", () => {
+  expect(["Due Date", "Vervaldatum", "Zahlungsziel", "Date limite de paiement", "Termin płatności"].map(meaningsOf)).toEqual([
+    ["due"],
+    ["due"],
+    ["due"],
+    ["due"],
+    ["due"],
+  ]);
+  expect(["Total EUR", "Totaal", "Gesamtbetrag", "Należność ogółem"].map(meaningsOf)).toEqual([["total"], ["total"], ["total"], ["total"]]);
+  expect(["Factuurdatum", "Invoice Date", "Data wystawienia", "Rechnungsdatum"].map(meaningsOf)).toEqual([
+    ["issued"],
+    ["issued"],
+    ["issued"],
+    ["issued"],
+  ]);
+  expect(meaningsOf("Exclusief BTW")).toEqual(["tax", "net"]);
+  expect(meaningsOf("montant ht")).toEqual(["total", "net"]);
+  // A statement carries its label's meaning; a word inside another is none ("duet" is no "due").
+  expect(read("Vervaldatum\n22-9-2022")[0]?.meanings).toEqual(["due"]);
+  expect(meaningsOf("a duet")).toEqual([]);
 });
 
 test("what a label's value is, by the tables' rows in each language", () => {
@@ -216,6 +327,12 @@ test("the layout reader's work grows linearly: runs of names, cells, labels and 
     ["codes before names", (n) => "2000001592021\nNAME CARD\n".repeat(n)],
     ["summary labels, then cells", (n) => `${"CHANGE\n".repeat(n)}${"1.00\n".repeat(n)}`],
     ["one long line beside cells", (n) => `${"A".repeat(20 * n)}\n1 X\n25.90\nTOTAL :\n${"9".repeat(20 * n)}`],
+    ["an address's label, then its lines", (n) => `Shipping Address\n${"Fakestreet 46\n".repeat(n)}`],
+    ["address lines under names", (n) => "Azure Interior\n4557 De Silva St\nFremont CA 94538\nUnited States\n".repeat(n)],
+    ["codes, cells, then names", (n) => "E8318\n1\n80.91\nELEGANT SCHTR BAG\n".repeat(n)],
+    ["items and their discounts", (n) => "TABLE LAMP\n1\n55.90\n@DISC\n10.00%\n-5.59\n".repeat(n)],
+    ["quantities before names", (n) => "1\nKUO POH\n6.00\n".repeat(n)],
+    ["a footer's fields", (n) => `${"Siège social : 16 rue Mollien – Tél : 01 71 17 61 67 – ".repeat(n)}x`],
   ];
   for (const [name, text] of layouts) {
     const small = charsTried(text(1_000));

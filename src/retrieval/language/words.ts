@@ -455,6 +455,7 @@ export const COLUMN_HEADERS: Table = {
     "amount",
     "amt",
     "tax",
+    "taxes",
     "gst",
     "code",
     "taxcode",
@@ -470,6 +471,14 @@ export const COLUMN_HEADERS: Table = {
   fr: ["désignation", "description", "quantité", "qté", "prix", "montant", "tva", "ht", "ttc"],
   de: ["pos", "menge", "beschreibung", "rabatt", "vk", "preis", "ohne", "mwst", "zeilenbetrag", "betrag", "einheit"],
   pl: ["lp", "nazwa", "towaru", "jm", "ilość", "cena", "wartość", "kwota", "vat"],
+};
+/** A discount's label, printed under the item it takes off from ("@DISC" / "10.00%" / "-5.59", "Korting", "Rabatt"). */
+export const DISCOUNT_LABELS: Table = {
+  en: ["disc", "discount"],
+  nl: ["korting"],
+  fr: ["remise", "réduction"],
+  de: ["rabatt", "nachlass"],
+  pl: ["rabat", "upust"],
 };
 /** A receipt's tax codes, printed alone in a column beside each amount ("SR" standard rated, "ZRL", "Z" zero rated). */
 export const TAX_CODES: Table = { en: ["sr", "s", "z", "zr", "zrl", "sr0", "sro", "e", "tx", "*"], nl: [], fr: [], de: [], pl: [] };
@@ -536,4 +545,76 @@ export const ADDRESS_WORDS: Table = {
   fr: ["rue", "avenue", "boulevard", "bd", "place", "allée", "chemin", "cedex"],
   de: ["strasse", "straße", "str", "weg", "gasse", "platz", "allee"],
   pl: ["ul", "ulica", "aleja", "al", "plac", "os"],
+};
+/**
+ * A document's labels whose value is an address, on the label's line or the lines below it
+ * ("Shipping Address", "Bill to Address:", "Factuuradres", "Siège social :", "Adres:"): the
+ * value is one statement holding an address, the lines under the label its lines.
+ */
+export const ADDRESS_LABELS: Table = {
+  en: ["address", "ship to", "deliver to", "registered office", "regd. office", "head office", "corporate office"],
+  nl: ["adres", "factuuradres", "afleveradres", "bezorgadres", "vestigingsadres", "postadres"],
+  fr: ["adresse", "siège social", "siège"],
+  de: ["adresse", "anschrift", "sitz", "rechnungsadresse", "lieferadresse"],
+  pl: ["adres", "siedziba"],
+};
+/**
+ * What a document's label means, one row per language: a question asking by one language's
+ * words is answered by a label in another's ("due date" and "Vervaldatum", "Gesamtbetrag" and
+ * "Total", "montant HT" and "Exclusief BTW"). Each meaning is its table; a label or a question
+ * holding a row of it has that meaning.
+ */
+export const LABEL_MEANINGS: Record<string, Table> = {
+  total: TOTAL_LABELS,
+  due: DUE,
+  tax: TAX_NOUNS,
+  net: {
+    en: ["subtotal", "sub-total", "net amount", "before tax", "excluding", "excl"],
+    nl: ["subtotaal", "exclusief", "excl"],
+    fr: ["ht", "hors taxe", "hors taxes"],
+    de: ["netto", "nettobetrag", "zwischensumme", "ohne mwst"],
+    pl: ["netto", "wartość netto"],
+  },
+  issued: {
+    en: ["invoice date", "date of issue", "issued", "issue date"],
+    nl: ["factuurdatum", "factuur datum"],
+    fr: ["date de facture", "date de facturation", "date d'émission"],
+    de: ["rechnungsdatum", "ausgestellt", "ausstellungsdatum"],
+    pl: ["data wystawienia", "wystawienia", "wystawiono"],
+  },
+  ordered: {
+    en: ["order date", "ordered", "date of order"],
+    nl: ["orderdatum", "besteldatum", "besteld"],
+    fr: ["date de commande", "commandé"],
+    de: ["bestelldatum", "bestellt"],
+    pl: ["data zamówienia", "zamówiono"],
+  },
+  invoiceNumber: {
+    en: ["invoice number", "invoice no", "invoice #"],
+    nl: ["factuurnummer", "factuurnr"],
+    fr: ["numéro de facture", "facture n°"],
+    de: ["rechnungsnummer", "rechnungsnr"],
+    pl: ["numer faktury", "faktura nr"],
+  },
+  paidBy: {
+    en: ["payment method", "payment mode", "paid by", "paid through", "mode of payment"],
+    nl: ["betaalwijze", "betaalmethode", "betaald met"],
+    fr: ["mode de règlement", "modes de règlement", "mode de paiement"],
+    de: ["zahlungsart", "zahlungsweise", "bezahlt mit"],
+    pl: ["forma płatności", "sposób płatności", "zapłacono"],
+  },
+  seller: {
+    en: ["sold by", "seller", "vendor", "supplier", "sold"],
+    nl: ["verkoper", "leverancier", "verkocht"],
+    fr: ["vendeur", "fournisseur", "vendu"],
+    de: ["verkäufer", "lieferant", "verkauft"],
+    pl: ["sprzedawca", "dostawca"],
+  },
+  delivery: {
+    en: ["ship to", "shipping address", "delivery address", "shipped", "delivered"],
+    nl: ["afleveradres", "bezorgadres", "afgeleverd", "geleverd", "bezorgd"],
+    fr: ["adresse de livraison", "livré", "livrée", "livraison"],
+    de: ["lieferadresse", "lieferanschrift", "geliefert"],
+    pl: ["adres dostawy", "dostarczono", "dostawy"],
+  },
 };
