@@ -322,10 +322,6 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
     .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.focus(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
-  for (const x of scored.slice(0, 8))
-    console.log(
-      `   ${x.score.toFixed(2)} [${x.c.source + 1}] ${(Object.keys(ANSWER_FEATURES) as FeatureName[]).map((f) => `${f}=${FEATURE_VALUES[f](x.c, r).toFixed(2)}`).join(" ")} ${x.c.text.slice(0, 100)}`,
-    );
   // A fact asked is answered by one source, the best statement's (its source's rank, head and names
   // are features of it), by its statements of the kind asked: another record's total is not this one's,
   // nor is a record whose amounts fail the question's condition.

@@ -99,3 +99,15 @@ test("a receipt's item and its quantity below are one statement; an amount alone
     extractiveAnswer(planQuery("What did I buy at K Stationery?"), [{ text: "K STATIONERY\nNAME CARD\n1 X\n148.00\n148.00\nSR" }]),
   ).toBe("NAME CARD 1 X 148.00 148.00 SR. [1]");
 });
+
+test("answering writes nothing of a record or a question to the console: the server's output is no log of a user's data", () => {
+  const written: unknown[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => written.push(args);
+  try {
+    extractiveAnswer(planQuery("What is the balance due on the invoice?"), [{ text: "Subtotal: $127.50\nBalance Due: $127.50" }]);
+  } finally {
+    console.log = log;
+  }
+  expect(written).toEqual([]);
+});
