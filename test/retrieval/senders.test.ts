@@ -25,6 +25,10 @@ test("a mail's senders: Notes' and Outlook's From lines, an address's name, else
   ]);
   expect(sendersOf("Von: Anna Schmidt <anna@example.de>\nDe : Jean Dupont")).toEqual(["Anna Schmidt", "Jean Dupont"]);
   expect(sendersOf("no header here", "maureen.mcvicker@enron.com")).toEqual(["maureen.mcvicker@enron.com"]);
+  // Notes forwards without a From line: the name alone above the time it wrote.
+  const notes =
+    "----- Forwarded by Steven J Kean/NA/Enron on 10/09/2000 03:31 PM -----\n\n\tMarcia A Linton\n\t10/09/2000 10:40 AM\n\t\t To: James";
+  expect(sendersOf(notes, "steven.kean@enron.com")).toEqual(["Marcia A Linton"]);
   // Bounded: a thread of 100,000 From lines names its first few; a 1 MB line is read by its start.
   expect(sendersOf("From: A B\n".repeat(100_000)).length).toBe(4);
   expect(sendersOf(`From: ${"x".repeat(1_000_000)}`)).toEqual([]);
