@@ -2,13 +2,13 @@
 // and for the test that keeps the file honest (test/scripts/eval/answers-labels.test.ts).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { AskedKind } from "../../src/retrieval/asked/prototypes";
+import type { Asks } from "../../src/retrieval/asked";
 
 export interface AnswerQuestion {
   id: string;
   split: "train" | "test";
   source: "mail" | "invoices" | "receipts" | "shop" | "books";
-  kind: AskedKind;
+  kind: Asks;
   language: string;
   question: string;
   /** A JS regex, case-insensitive: what the answer must hold. */

@@ -15,7 +15,7 @@
 //   bun scripts/eval/answers.ts                 test half
 //   bun scripts/eval/answers.ts --split train   tune on this half only
 //   bun scripts/eval/answers.ts --show          each miss with the answer given
-//   bun scripts/eval/answers.ts --asked         what is asked only (answers-asked.ts: no server)
+//   bun scripts/eval/answers.ts --asked         what is asked only (answers-asked.ts: no server, no model)
 //   bun scripts/eval/answers.ts --without all   what each answer feature is worth (ANSWER_FEATURES)
 //   bun scripts/eval/answers.ts --split train --weight rank=2,kind=3   weights tried, to tune
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
@@ -35,11 +35,10 @@ const inSplit = <T extends { split: string }>(xs: T[]) => xs.filter((x) => split
 
 // 1. What is asked, and the intents: no server needed, the service's own reading of each question.
 const intents = inSplit(labels.intents);
-const askedMuch = await askedSection(inSplit(labels.questions), intents, split);
+askedSection(inSplit(labels.questions), split);
 const readings: Array<[string, "amountCondition" | "asksAmount", (i: AnswerIntent) => boolean]> = [
   ["amountCondition", "amountCondition", (i) => planQuery(i.question).amounts.some((a) => a.comparison !== undefined)],
   ["asksAmount", "asksAmount", (i) => askedOf(i.question).asks === "amount"],
-  ["asksAmount with model", "asksAmount", (i) => askedMuch.get(i.id) === true],
 ];
 console.log(`intents (${split}): ${intents.length} questions`);
 for (const [name, label, read] of readings) {

@@ -12,6 +12,7 @@ import { documentDates } from "./document-dates";
 import { anyOf, wholeWords } from "./language/patterns";
 import { ARTICLES, AT_PLACE, all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
+import { sendersOf } from "./senders";
 import {
   CONTACT,
   CONTACTS_IN_LINE,
@@ -62,7 +63,7 @@ function orderedRowAnswer(order: "desc" | "asc", sources: AnswerSource[]): strin
 }
 
 /** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
-export type AnswerPlan = Pick<QueryPlan, "asks" | "tax" | "contact" | "due" | "focus" | "terms" | "names" | "order">;
+export type AnswerPlan = Pick<QueryPlan, "asks" | "tax" | "contact" | "due" | "author" | "focus" | "terms" | "names" | "order">;
 
 /** A statement that may answer, as the features read it. */
 interface Candidate {
@@ -163,11 +164,11 @@ const isItemLine = (probe: string) =>
 function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): number | undefined {
   if (holds === undefined) return undefined;
   switch (plan.asks) {
+    // A list of a document's lines is of its items ("Which flowers did I buy"); a list of rows is by their columns.
     case "item":
+    case "list":
     case "count":
       return holds === "item" ? 1 : 0;
-    case "list":
-      return holds === "item" ? 0.5 : 0;
     case "person":
       return holds === "person" ? 1 : undefined;
     case "place":
@@ -191,10 +192,8 @@ export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, se
     case "amount":
       return MONEY.test(probe) ? 1 : 0;
     case "item":
-      return isItemLine(probe) ? 1 : 0;
-    // A list is of anything ("which employees"), of items bought at most.
     case "list":
-      return isItemLine(probe) ? 0.5 : 0;
+      return isItemLine(probe) ? 1 : 0;
     case "count":
       return isItemLine(probe) ? 1 : /\d/.test(probe) ? 0.5 : 0;
     case "person":
@@ -270,7 +269,11 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
       ? lines.length > 0
       : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
   if (row) return rowCandidates(lines, base, r);
-  const out: Candidate[] = [];
+  // Who wrote it, if not someone the question names ("Who invited Steve Kean": not Steve Kean's own mail).
+  const senders = r.plan.author && s.type === "email" ? sendersOf(s.text, String(s.metadata?.from ?? "") || undefined) : [];
+  const out: Candidate[] = senders
+    .filter((name) => !words(name).some((w) => r.names.includes(w)))
+    .map((name, at) => ({ ...base, text: `From: ${name}`, at, label: "From", ofKind: true }));
   let closing = false;
   let intro: string | undefined;
   for (const statement of statementLines(s, r.plan.contact)) {
@@ -334,16 +337,13 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
     .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.focus(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
     .map((c) => ({ c, score: scoreOf(c, r) }))
     .sort((a, b) => b.score - a.score);
-  for (const x of scored.slice(0, 8))
-    console.log(
-      `   ${x.score.toFixed(2)} [${x.c.source + 1}] ${(Object.keys(ANSWER_FEATURES) as FeatureName[]).map((f) => `${f}=${FEATURE_VALUES[f](x.c, r).toFixed(2)}`).join(" ")} ${x.c.text.slice(0, 100)}`,
-    );
   // A fact asked is answered by one source, the best statement's (its source's rank, head and names
   // are features of it), by its statements of the kind asked: another record's total is not this one's,
-  // nor is a record whose amounts fail the question's condition.
-  const from = plan.asks === "list" ? undefined : scored.find(({ c }) => !c.failsAmount)?.c.source;
+  // nor is a record whose amounts fail the question's condition. A list is of one document's items, or of many table rows.
+  const answering = scored.find(({ c }) => !c.failsAmount)?.c.source;
+  const from = plan.asks === "list" && sources[answering ?? 0]?.metadata?.table !== undefined ? undefined : answering;
   const own = scored.filter(({ c }) => c.source === from);
-  const ofKind = kinded ? own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0) : [];
+  const ofKind = kinded || plan.asks === "list" ? own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0) : [];
   const eligible = from === undefined ? scored : ofKind.length ? ofKind : own;
   const top = eligible[0];
   const first = () =>

@@ -3,7 +3,7 @@
 
 import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
-import { type Asked, askedOf } from "./asked";
+import { type Asked, askedOf, notSearched } from "./asked";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
 import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
@@ -101,7 +101,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     .replace(INVISIBLE, "")
     .trim();
   const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
-  const { from, to, spans, asked } = dateRange(text, now);
+  const [{ from, to, spans, asked }, reading] = [dateRange(text, now), askedOf(text)];
   // Words inside a date asked for are not search terms; a date that is not asked for is.
   let rest = text;
   if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
@@ -146,7 +146,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
         .toLowerCase()
         .replace(ADDRESS, " ")
         .split(/[^\p{L}\p{M}\p{N}]+/u)
-        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !AMOUNT_WORDS.test(w)),
+        .filter((w) => w.length > 1 && !STOPWORDS.has(w) && !AMOUNT_WORDS.test(w) && !notSearched(w, reading.language)),
     ),
   ];
   // A number in another script's digits ("٤٧١١") is also asked in Latin digits, as most text writes it.
@@ -167,7 +167,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
   const order = SMALLEST.test(text) ? "asc" : LARGEST.test(text) && !/\bmost\s+recent/i.test(text) ? "desc" : undefined;
   return {
     text,
-    ...askedOf(text),
+    ...reading,
     names: [...namesIn(text)],
     terms,
     phrases,

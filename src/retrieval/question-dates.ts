@@ -3,7 +3,7 @@
 // clock), and whether it is a time asked for or merely part of what is sought (issue 16).
 import * as chrono from "chrono-node";
 import { wholeWords } from "./language/patterns";
-import { ASKS_WHEN, all, RELATIVE_TIMES, TIME_CUES } from "./language/words";
+import { ASKS_WHEN, all, RANGE_JOINS, RELATIVE_TIMES, TIME_CUES } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
 /** chrono's components can be assigned; its published type leaves that out. */
@@ -51,8 +51,11 @@ export function dateRange(text: string, now: Date): { from?: Date; to?: Date; sp
 
 /** "12.06.2001": day first, as where dates are written with dots (chrono reads it month first). */
 const DOTTED_DATE = /(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])/g;
-/** "from 2000 to 2001", "between 2000 and 2001", "1999-2001": every year of it. */
-const YEAR_RANGE = /\b(?:(?:from|between|in|during)\s+)?((?:19|20)\d\d)\s*(?:to|until|till|and|-|–)\s*((?:19|20)\d\d)\b/i;
+/** "from 2000 to 2001", "between 2000 and 2001", "van 2000 tot 2001", "1999-2001": every year of it. */
+const YEAR_RANGE = new RegExp(
+  `(?:${wholeWords(all(TIME_CUES))}\\s+)?\\b((?:19|20)\\d\\d)\\s*(?:${wholeWords(all(RANGE_JOINS))}|-|–)\\s*((?:19|20)\\d\\d)\\b`,
+  "iu",
+);
 
 function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]> } {
   // Rewritten as year-month-day of the same length, so that what chrono finds is where it was said.

@@ -24,6 +24,21 @@ test("what is asked, by the question word first, then by the first noun of a kin
     ["What is the serial number of the iPad I bought?", "open"],
     ["Quelle est l'adresse email de l'abonné ?", "open"],
     ["Does Steve want a villa with a tennis court?", "yes/no"],
+    // A quantity of a thing counted or measured is a count; "how" alone a way; a plural "which" a list, but of stated terms.
+    ["Ile litrów paliwa kupiono na stacji Orlen?", "count"],
+    ["Hoeveel stuks heb ik besteld?", "count"],
+    ["Welche Zahlungsbedingungen gelten für die Rechnung?", "open"],
+    ["What are the opening hours on Sunday?", "open"],
+    ["Which flowers did I buy at the florist?", "list"],
+    ["Which Chinook employees work in Lethbridge?", "list"],
+    ["Which backpack did I buy at Coolblue?", "item"],
+    ["Hoe is de factuur betaald?", "open"],
+    ["How did I pay at the pharmacy?", "open"],
+    ["Jak zapłacono za fakturę?", "open"],
+    // Spending and a balance ask an amount; a noun of a kind after "which" decides first.
+    ["What did the Budapest customer spend on the invoice?", "amount"],
+    ["Wat was het saldo van de rekening eind 2015?", "amount"],
+    ["Which city was the biggest invoice paid in?", "place"],
   ] as const)
     expect([q, askedOf(q).asks]).toEqual([q, asks]);
 });
@@ -43,6 +58,16 @@ test("the nuances: a contact asked, a deadline asked, a tax that is what is aske
   expect(askedOf("Wat was het bedrag exclusief BTW op de factuur?").tax).toBe(false);
   expect([languageOf("Wie hoch ist der Gesamtbetrag der Rechnung?"), languageOf("Wie is de klant van de factuur?")]).toEqual(["de", "nl"]);
   expect(languageOf("Ile wynosi kwota VAT na fakturze?")).toBe("pl");
+  // Who wrote, sent or announced something is the sender's; whom someone asked is not.
+  for (const [q, author] of [
+    ["Who announced Joe Hirko's farewell reception?", true],
+    ["Who was the memo sent by?", true],
+    ["Wer hat die Einladung geschickt?", true],
+    ["Whom has Stelzer asked to speak?", false],
+    ["Who is Governor Geringer's assistant?", false],
+    ["When was the memo sent?", false],
+  ] as const)
+    expect([q, askedOf(q).author]).toEqual([q, author]);
 });
 
 test("what is asked about: after the question word, up to a preposition; not the names a verb asks by", () => {
@@ -98,4 +123,16 @@ test("a receipt's item and its quantity below are one statement; an amount alone
   expect(
     extractiveAnswer(planQuery("What did I buy at K Stationery?"), [{ text: "K STATIONERY\nNAME CARD\n1 X\n148.00\n148.00\nSR" }]),
   ).toBe("NAME CARD 1 X 148.00 148.00 SR. [1]");
+});
+
+test("answering writes nothing of a record or a question to the console: the server's output is no log of a user's data", () => {
+  const written: unknown[] = [];
+  const log = console.log;
+  console.log = (...args: unknown[]) => written.push(args);
+  try {
+    extractiveAnswer(planQuery("What is the balance due on the invoice?"), [{ text: "Subtotal: $127.50\nBalance Due: $127.50" }]);
+  } finally {
+    console.log = log;
+  }
+  expect(written).toEqual([]);
 });

@@ -97,3 +97,31 @@ describe("attack3: what NFKC and the one amount reading changed for questions th
       expect([unit, await howItGrows((n) => planQuery(unit.repeat(n), NOW), 500)]).toEqual([unit, "linear"]);
   });
 });
+
+describe("a question in the invoices' languages, read by the language tables' rows (D32)", () => {
+  test("its language's function words are no search terms: a source is not found for its 'ile', 'za', 'ai' or 'je'", () => {
+    const polish = planQuery("Ile zapłaciłem za Internet w 2015?", NOW);
+    expect(polish.terms).toEqual(["zapłaciłem", "internet", "2015"]);
+    const french = planQuery("Combien ai-je payé à Verizon Wireless en 2015 ?", NOW);
+    expect(french.terms).toEqual(["payé", "verizon", "wireless", "2015"]);
+    expect(planQuery("Wie viel habe ich 2015 für Electricity ausgegeben?", NOW).terms).toEqual(["2015", "electricity", "ausgegeben"]);
+  });
+
+  test("a year after its language's time cue is the time asked ('w 2015', 'en 2015'), a range of years by its joining words", () => {
+    for (const q of [
+      "Ile zapłaciłem za Internet w 2015?",
+      "Combien ai-je payé à Verizon Wireless en 2015 ?",
+      "Hoeveel heb ik in 2015 uitgegeven?",
+    ]) {
+      const p = planQuery(q, NOW);
+      expect([q, p.timeAsked, p.dateFrom?.toISOString(), p.dateTo?.toISOString()]).toEqual([
+        q,
+        true,
+        "2015-01-01T00:00:00.000Z",
+        "2016-01-01T00:00:00.000Z",
+      ]);
+    }
+    const range = planQuery("Hoeveel facturen van 2013 tot 2014?", NOW);
+    expect([range.dateFrom?.toISOString(), range.dateTo?.toISOString()]).toEqual(["2013-01-01T00:00:00.000Z", "2015-01-01T00:00:00.000Z"]);
+  });
+});

@@ -133,7 +133,7 @@ export const SPENDING: Table = {
   nl: ["uitgegeven", "betaald"],
   fr: ["dépensé", "payé"],
   de: ["ausgegeben", "bezahlt"],
-  pl: ["wydano", "zapłacono"],
+  pl: ["wydano", "zapłacono", "zapłaciłem", "wydałem"],
 };
 
 /** Things counted: a number right before one is a count, not money ("more than 5 orders", "2 days", "30 votes"). Plural by -s or -es. */
@@ -168,6 +168,11 @@ export const COUNTED: Table = {
     "month",
     "year",
     "percent",
+    "litre",
+    "liter",
+    "gallon",
+    "kilogram",
+    "kg",
   ],
   nl: [
     "stuk",
@@ -185,8 +190,10 @@ export const COUNTED: Table = {
     "jaar",
     "uur",
     "procent",
+    "liter",
+    "kilo",
   ],
-  fr: ["article", "pièce", "client", "fois", "jour", "semaine", "mois", "an", "ans", "heure", "pour cent"],
+  fr: ["article", "pièce", "client", "fois", "jour", "semaine", "mois", "an", "ans", "heure", "pour cent", "litre", "kilo"],
   de: [
     "stück",
     "artikel",
@@ -204,8 +211,25 @@ export const COUNTED: Table = {
     "stunde",
     "stunden",
     "prozent",
+    "liter",
+    "kilo",
   ],
-  pl: ["sztuk", "sztuki", "klientów", "razy", "dni", "dzień", "tygodni", "miesięcy", "lat", "godzin", "procent"],
+  pl: [
+    "sztuk",
+    "sztuki",
+    "klientów",
+    "razy",
+    "dni",
+    "dzień",
+    "tygodni",
+    "miesięcy",
+    "lat",
+    "godzin",
+    "procent",
+    "litrów",
+    "litry",
+    "kilogramów",
+  ],
 };
 /** A number followed by one of these and more is a part of a whole, a count ("10 of the same track"). */
 export const PARTITIVE: Table = { en: ["of"], nl: ["van"], fr: ["des"], de: ["von"], pl: [] };
@@ -292,15 +316,24 @@ export const TAX_ON: Table = {
   pl: ["na", "za", "od"],
 };
 /**
- * Words just before a date that make it the time asked for ("since 2001", "in the March of"), not
- * part of what is sought. English only: the plan reads dates with chrono-node's English parser.
+ * Words just before a date that make it the time asked for ("since 2001", "in the March of", "w
+ * 2015", "za 2015": for 2015), not part of what is sought. chrono-node reads English dates only;
+ * a year alone is read in any language, after these.
  */
 export const TIME_CUES: Table = {
   en: ["in", "during", "since", "after", "before", "until", "till", "from", "between", "within", "dated"],
-  nl: [],
-  fr: [],
-  de: [],
-  pl: [],
+  nl: ["in", "sinds", "van", "vanaf", "tijdens", "voor", "na"],
+  fr: ["en", "de", "depuis", "pendant", "avant", "après"],
+  de: ["im", "in", "seit", "von", "ab", "während", "vor", "nach"],
+  pl: ["w", "we", "od", "przed", "po", "za"],
+};
+/** Words joining a range's two ends ("from 2000 to 2001", "between 2000 and 2001", "van 2000 tot 2001", "2000 bis 2001"). */
+export const RANGE_JOINS: Table = {
+  en: ["to", "until", "till", "and"],
+  nl: ["tot", "en"],
+  fr: ["à", "et"],
+  de: ["bis", "und"],
+  pl: ["do", "i"],
 };
 /** Words of a relative date that ask for a time by themselves ("last month", "yesterday"); English, as TIME_CUES. */
 export const RELATIVE_TIMES: Table = {
@@ -330,9 +363,9 @@ export const DUE: Table = {
 export const PREPOSITIONS: Table = {
   en: ["of", "for", "at", "on", "in", "with", "from", "by", "to", "about", "according"],
   nl: ["van", "bij", "op", "voor", "in", "met", "uit", "aan"],
-  fr: ["de", "du", "des", "d'", "à", "au", "sur", "pour", "chez", "dans", "avec"],
+  fr: ["de", "du", "des", "d'", "à", "au", "sur", "pour", "chez", "dans", "avec", "en"],
   de: ["von", "bei", "auf", "für", "in", "mit", "aus", "der", "des", "vom", "im", "am"],
-  pl: ["na", "z", "w", "dla", "od", "u", "ze", "we"],
+  pl: ["na", "z", "w", "dla", "od", "u", "ze", "we", "za", "do", "po"],
 };
 /** Who asks: not what is asked ("what did I buy", "wat heb ik gekocht"). */
 export const PRONOUNS: Table = {
@@ -360,8 +393,49 @@ export const ASKS_WHO: Table = {
   de: ["wer", "wem", "wen"],
   pl: ["kto", "kogo", "komu"],
 };
+/**
+ * Verbs of writing or sending a message: who did so is its sender ("Who announced the reception?",
+ * "Who was the memo sent by?", "Wer hat die Einladung geschickt?"), a mail's "From:" line answers.
+ */
+export const AUTHORING: Table = {
+  en: [
+    "sent",
+    "send",
+    "sends",
+    "wrote",
+    "write",
+    "writes",
+    "written",
+    "announced",
+    "announces",
+    "invited",
+    "invites",
+    "signed",
+    "forwarded",
+  ],
+  nl: ["stuurde", "gestuurd", "verstuurd", "schreef", "geschreven", "aangekondigd", "uitgenodigd", "ondertekend"],
+  fr: ["envoyé", "envoie", "écrit", "annoncé", "invité", "signé"],
+  de: ["geschickt", "gesendet", "geschrieben", "schrieb", "angekündigt", "eingeladen", "unterschrieben"],
+  pl: ["wysłał", "wysłała", "napisał", "napisała", "ogłosił", "ogłosiła", "zaprosił", "zaprosiła", "podpisał"],
+};
+/** A mail's header naming who wrote the message under it ("From: Ken Rice@ENRON on 07/28/2000", "Von:", "De :"). */
+export const SENDER_HEADERS: Table = { en: ["from"], nl: ["van"], fr: ["de"], de: ["von"], pl: ["od"] };
 /** Questions asking a count (where the language tells it from "how much"). */
 export const ASKS_COUNT: Table = { en: ["how many"], nl: [], fr: [], de: ["wie viele"], pl: [] };
+/** Questions asking in what way ("How did I pay?", "Hoe is … betaald?", "Jak zapłacono?"): a way or a reason, not an amount. */
+export const ASKS_HOW: Table = { en: ["how"], nl: ["hoe"], fr: ["comment"], de: ["wie"], pl: ["jak"] };
+/**
+ * Nouns plural in form that a document states as one thing, under its label ("Zahlungsbedingungen:
+ * 14 Tage netto", "opening hours"): "which" with one asks that statement, not a list. Read as a
+ * compound's last part in Dutch and German.
+ */
+export const STATED_TERMS: Table = {
+  en: ["terms", "conditions", "hours", "instructions", "details"],
+  nl: ["voorwaarden", "openingstijden", "gegevens"],
+  fr: ["conditions", "modalités", "horaires", "coordonnées"],
+  de: ["bedingungen", "konditionen", "zeiten", "angaben"],
+  pl: ["warunki", "godziny", "dane"],
+};
 /** Questions asking which thing: with a plural noun, a list. */
 export const ASKS_WHICH: Table = {
   en: ["which", "what"],
@@ -433,7 +507,7 @@ export const PAYING: Table = {
   nl: [...SPENDING.nl, "betaalde", "verdiend"],
   fr: [...SPENDING.fr, "gagné"],
   de: [...SPENDING.de, "verdient"],
-  pl: [...SPENDING.pl, "zapłaciłem", "wydałem", "zarobiłem"],
+  pl: [...SPENDING.pl, "zarobiłem"],
 };
 /** An account's balance asked ("the balance of Checking", "het saldo", "le solde"): books answer it at a date, not as a period's total (D34). */
 export const BALANCE_NOUNS: Table = { en: ["balance"], nl: ["saldo"], fr: ["solde"], de: ["saldo", "kontostand"], pl: ["saldo"] };
