@@ -87,6 +87,7 @@ const INTEGRATION = [
   "http/tls.test.ts",
   "jobs/guard.test.ts",
   "mcp/clients.test.ts",
+  "mcp/corpus-answer.test.ts",
   "mcp/conformance.test.ts",
   "mcp/jsonrpc.test.ts",
   "mcp/openai-shapes.test.ts",

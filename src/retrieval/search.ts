@@ -90,7 +90,7 @@ export class QueryService {
       plan: q.plan,
       vector: q.vector,
       chunks,
-      ...(books && chunks.length === books.chunks.length ? { answer: books.text } : {}),
+      ...(books && chunks.length === books.chunks.length ? { answer: books.text, answerFacts: books.facts } : {}),
       connectorsSearched: active.length,
       totalFound: ranked.length,
       notes: [...modelNotes, ...gathered.notes, ...scored.notes],

@@ -1,4 +1,5 @@
 // What the query pipeline's steps hand each other (search.ts runs them in order).
+import type { BooksFacts } from "../connectors/books/answer";
 import type { SourceRecord } from "../connectors/types";
 import type { Logger } from "../log";
 import type { QueryPlan } from "./plan";
@@ -58,6 +59,8 @@ export interface QueryOutcome {
   chunks: RankedChunk[];
   /** Shape C's answer when made from every record of a source rather than the ranked chunks: a sum over books (D34). */
   answer?: string;
+  /** That answer as data (corpus_answer): the sums, commodities, period and transactions it says. */
+  answerFacts?: BooksFacts;
   connectorsSearched: number;
   totalFound: number;
   notes: string[];

@@ -6,6 +6,7 @@
 // string: here corpus's own page of the cited chunk (/d/<id>). `text` is the cited passage,
 // `sha256` its hash (D36). The same pipeline, limit, isolation and archive as corpus_search.
 import { Type } from "@sinclair/typebox";
+import { TOOL_SCOPE } from "../../auth/scopes";
 import { documentPageUrl } from "../../documents/open";
 import { ID_PREFIX } from "../../ids";
 import { cutText } from "../../text";
@@ -49,7 +50,7 @@ export const search = defineTool({
     outputSchema: SearchOutput,
     annotations: { title: "Search", readOnlyHint: true, destructiveHint: false, openWorldHint: true },
   },
-  scope: "corpus:search",
+  scope: TOOL_SCOPE.search,
   normalize: trimQuery,
   messages: { "/query": QUERY_MESSAGES },
   async run({ query }, ctx) {
