@@ -23,14 +23,15 @@ export const ANSWER_SOURCES = 5;
 
 /** Shape C's answer text: a books sum when the question was one (D34), else the extractive answer of the chosen chunks. */
 export function answerText(outcome: QueryOutcome, chosen: CitedRanked[], stages?: QuestionStageTimes): string {
-  return (
-    outcome.answer ??
-    timed(stages, "answer", () =>
-      extractiveAnswer(
-        outcome.plan,
-        chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
-      ),
-    )
+  // A books answer cites its transactions as the first results: only while they are kept (a tool's kinds may drop them).
+  const cited = outcome.answerFacts?.cited ?? 0;
+  const citesKept = chosen.length >= cited && chosen.slice(0, cited).every((x, i) => x.c === outcome.chunks[i]);
+  if (outcome.answer !== undefined && citesKept) return outcome.answer;
+  return timed(stages, "answer", () =>
+    extractiveAnswer(
+      outcome.plan,
+      chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
+    ),
   );
 }
 

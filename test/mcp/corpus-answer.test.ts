@@ -181,6 +181,16 @@ describe("corpus_answer (official v2 client, 2026-07-28)", () => {
     expect(amount.confidence).toBeLessThanOrEqual(1);
     const date = await answerOf(client, "When is the Zephyr Plumbing invoice due?");
     expect(date.statements.some((s) => s.value === "2024-04-15")).toBe(true);
+    // Kinds that leave the books out: no books sum is said, its transactions not being among the sources.
+    const filtered = await client.callTool({
+      name: "corpus_answer",
+      arguments: { question: "How much did I spend on restaurants in 2014?", kinds: ["document"] },
+    });
+    const typed = filtered.structuredContent as TypedAnswer;
+    expect(typed.kind).not.toBe("total");
+    expect(typed.transactions).toBeNull();
+    expect(typed.sources.every((s) => s.connector === "docs")).toBe(true);
+    for (const said of typed.statements) expect(typed.sources[said.source - 1]).toBeDefined();
     await client.close();
   });
 
