@@ -14,7 +14,7 @@ export interface AskServices {
   query: QueryService;
   archive: Archive;
   auth: AuthService;
-  /** How long the search and the archiving took (the operator's metrics, D35). */
+  /** How long each stage of a question took (the operator's metrics, D35). */
   questionStages?: QuestionStageTimes;
 }
 
@@ -48,7 +48,8 @@ export interface Asked {
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, keep, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
-  const outcome = await timed(s.questionStages, "search", () => s.query.run({ ...options, ...(stillAllowed ? { stillAllowed } : {}) }));
+  // Its stages (plan, gather, rank, a books answer) are timed where they run.
+  const outcome = await s.query.run({ ...options, stages: s.questionStages, ...(stillAllowed ? { stillAllowed } : {}) });
   // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
   if (timedOut?.()) throw new AskRefused("timed_out");
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.

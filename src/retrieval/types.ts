@@ -2,6 +2,7 @@
 import type { BooksFacts } from "../connectors/books/answer";
 import type { SourceRecord } from "../connectors/types";
 import type { Logger } from "../log";
+import type { QuestionStageTimes } from "../questions/stages";
 import type { QueryPlan } from "./plan";
 
 export interface RankedChunk {
@@ -49,6 +50,8 @@ export interface QueryOptions {
    * deletion, D25): what the question queued in the background is then not kept.
    */
   stillAllowed?: () => boolean;
+  /** Told how long each stage took (the operator's metrics, D35). */
+  stages?: QuestionStageTimes;
 }
 
 export interface QueryOutcome {
