@@ -90,6 +90,7 @@ const INTEGRATION = [
   "jobs/guard.test.ts",
   "limits/memory-threads.test.ts",
   "mcp/clients.test.ts",
+  "mcp/corpus-answer.test.ts",
   "mcp/conformance.test.ts",
   "mcp/jsonrpc.test.ts",
   "mcp/openai-shapes.test.ts",

@@ -97,6 +97,8 @@ async function operatorMetrics(services: Services): Promise<Metrics> {
   const metrics = new Metrics({
     db: services.db,
     embeddingQueue: () => services.embeddings.queueDepth,
+    embeddedTexts: () => services.embeddings.embeddedTexts,
+    connectorStates: () => services.connectors.states(),
     owedWork: () => services.owed.counts(),
     freeBytes: () => services.disk.free(),
     minFreeBytes: services.disk.minFreeBytes,

@@ -1,13 +1,23 @@
-// The scopes of the specification (first document part 5, second document part 5) and D5:
-// one declarative table of what each REST route requires. A tool's scope is in its own record
-// (mcp/tools/*).
+// The scopes of the specification (first document part 5, second document part 5) and D5: one
+// declarative table of what each REST route requires, and one of what each MCP tool requires
+// (its record, mcp/tools/*, takes its scope from it). README's table of scopes says the same.
 export const SCOPES = ["corpus:read", "corpus:search", "connectors:read", "connectors:write"] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/**
+ * Opening a cited document whole (D36), on every wire: the tool fetch, resources/read of
+ * corpus://doc/<id>, GET /v1/documents/{id} and the page /d/<id> with a bearer token. It is the
+ * scope of the search that returned the id (D5): an id opens only what an answer to that user
+ * cited (their archive, D12), the passage of which that scope already showed them, and search
+ * then fetch is one flow for an assistant (OpenAI's deep research pairs them). corpus:read stays
+ * the scope of searching the whole archive (deep_search).
+ */
+export const OPEN_DOCUMENT_SCOPE = "corpus:search" satisfies Scope;
 
 export const REQUIRED_SCOPE = {
   "POST /v1/query": "corpus:search",
   "POST /v1/deep_search": "corpus:read",
-  "GET /v1/documents/:id": "corpus:read",
+  "GET /v1/documents/:id": OPEN_DOCUMENT_SCOPE,
   "GET /v1/connectors": "connectors:read",
   "POST /v1/connectors": "connectors:write",
   "PATCH /v1/connectors/:id": "connectors:write",
@@ -20,6 +30,15 @@ export const REQUIRED_SCOPE = {
 } as const satisfies Record<string, Scope>;
 
 export type ProtectedRoute = keyof typeof REQUIRED_SCOPE;
+
+/** What each MCP tool requires (D5; second document part 5 names the scopes, not which tool needs which). */
+export const TOOL_SCOPE = {
+  corpus_search: "corpus:search",
+  corpus_answer: "corpus:search",
+  search: "corpus:search",
+  fetch: OPEN_DOCUMENT_SCOPE,
+  open_connectors: "connectors:read",
+} as const satisfies Record<string, Scope>;
 
 /**
  * The only routes a connector panel's token serves (issue 13 item 8): the panel lists, adds,

@@ -67,6 +67,17 @@ export interface RegistryOptions {
 }
 
 /** A try at embedding a connector's newest records ahead (embed-ahead.ts), as its status shows it. */
+/** One connector as the operator's metrics count it: its kind, state and progress, nothing that names it. */
+export interface ConnectorStateCount {
+  kind: string;
+  state: string;
+  /** A local index's chunks, and how many of them are embedded. */
+  chunks?: number;
+  embedded?: number;
+  /** The phase under way. */
+  progress?: { phase: string; unit: string; done: number; total: number };
+}
+
 interface AheadRun {
   connector: Connector;
   work: Promise<void>;
@@ -312,6 +323,35 @@ export class ConnectorRegistry {
   private progressOf(d: Definition, s: ConnectorStatus): Pick<ConnectorViewT, "indexed" | "progress"> {
     const p = this.live.get(`${d.owner}/${d.id}`)?.progress?.();
     return { ...(p ? { indexed: { chunks: p.total, embedded: p.embedded } } : {}), ...(s.progress ? { progress: s.progress } : {}) };
+  }
+
+  /**
+   * Every connector's state and progress, by kind only (the operator's metrics, D35): never its
+   * id, owner, label, reason or path. What is known now, without reaching a source: a local
+   * index's own status (from memory and its tables), a remote source's last checked one,
+   * "unknown" before its first check; a live source's newest records embedded ahead as "embedding".
+   */
+  async states(): Promise<ConnectorStateCount[]> {
+    const all = [
+      ...this.operators.map((d) => ({ key: `${d.owner}/${d.id}`, kind: d.kind as string })),
+      ...this.rows.everyOne().map((r) => ({ key: `${r.user_id}/${r.id}`, kind: r.kind as string })),
+    ].filter(({ key }) => !this.forgetting.has(key));
+    return Promise.all(
+      all.map(async ({ key, kind }): Promise<ConnectorStateCount> => {
+        const c = this.live.get(key);
+        const known = c?.progress !== undefined ? await c.health().catch(() => undefined) : this.statuses.peek(key);
+        const run = this.ahead.get(key);
+        const ahead = known?.status === "ok" && run?.progress && run.shown && run.connector === c ? run.progress.view() : undefined;
+        const progress = ahead ?? known?.progress;
+        const indexed = c?.progress?.();
+        return {
+          kind,
+          state: ahead ? "embedding" : (known?.status ?? "unknown"),
+          ...(indexed ? { chunks: indexed.total, embedded: indexed.embedded } : {}),
+          ...(progress ? { progress: { phase: progress.phase, unit: progress.unit, done: progress.done, total: progress.total } } : {}),
+        };
+      }),
+    );
   }
 
   async list(user: string): Promise<ConnectorViewT[]> {

@@ -124,6 +124,11 @@ export class ConnectorRows {
       .all(...kinds);
   }
 
+  /** Every user's connectors, their kinds only (the operator's metrics: no config is opened). */
+  everyOne(): { user_id: string; id: string; kind: ConnectorKind }[] {
+    return this.db.query<{ user_id: string; id: string; kind: ConnectorKind }, []>("SELECT user_id, id, kind FROM connectors").all();
+  }
+
   /** The ids of `user`'s connectors (for a deletion, which drops their indexes). */
   idsOf(user: string): string[] {
     return this.db

@@ -84,6 +84,11 @@ export class StatusCache {
     return checked;
   }
 
+  /** The last status a check answered, if any; never checks. */
+  peek(key: string): ConnectorStatus | undefined {
+    return this.statuses.get(key)?.status;
+  }
+
   forget(key: string): void {
     this.statuses.delete(key);
     this.checking.delete(key);

@@ -1,7 +1,7 @@
 // A cited document through REST and in a browser (D36): GET /v1/documents/{id} (scope
-// corpus:read) in the fetch tool's shape, and the page /d/<id> under the public URL that a
+// OPEN_DOCUMENT_SCOPE, as fetch's: auth/scopes.ts) in the fetch tool's shape, and the page /d/<id> under the public URL that a
 // citation's url points at, with the cited passage highlighted. The page opens only for its
-// owner: the OAuth session's person (its cookie) or a bearer token with corpus:read; without
+// owner: the OAuth session's person (its cookie) or a bearer token with that scope; without
 // either it sends the browser to sign in and back. Everything in it is escaped (it is a user's
 // mail), it is never cached, and it runs no script (the pages' CSP). Any id that is not the
 // caller's own is "not found", on both.
@@ -70,7 +70,7 @@ function documentPage(opened: OpenedDocument): string {
 export const documentRoutes = (s: DocumentRouteServices) => {
   const builtInSignIn = OAuthServer.builtIn(s.config);
 
-  /** The page's reader: a bearer token's user (with corpus:read), or the signed-in person's; undefined when neither. */
+  /** The page's reader: a bearer token's user (with the route's scope), or the signed-in person's; undefined when neither. */
   async function reader(request: Request): Promise<string | undefined> {
     const authorization = request.headers.get("authorization");
     if (authorization !== null) {
@@ -120,7 +120,11 @@ export const documentRoutes = (s: DocumentRouteServices) => {
               status: 303,
               headers: { location: `${OAUTH_PATHS.login}?return=${encodeURIComponent(back)}`, "cache-control": "no-store" },
             });
-          return page("Sign in", messagePage("Sign in first", "Open this page with a bearer token that has the scope corpus:read."), 401);
+          return page(
+            "Sign in",
+            messagePage("Sign in first", `Open this page with a bearer token that has the scope ${REQUIRED_SCOPE[ROUTE]}.`),
+            401,
+          );
         }
         const opened = openDocument(s.archive, user, params.id);
         if (!opened) return page("Not found", messagePage(DOCUMENT_NOT_FOUND, "No document of yours has this id."), 404);

@@ -183,6 +183,9 @@ export class EmbeddingService {
     private readonly options: EmbeddingOptions = {},
   ) {}
 
+  /** Texts the model embedded since start, by priority: questions (urgent) and chunks read in the background (metrics, D35: chunks per second). */
+  readonly embeddedTexts: Record<Priority, number> = { urgent: 0, background: 0 };
+
   /** Texts waiting for the model: those of the questions' and the background's jobs not yet run (metrics, D35). */
   get queueDepth(): number {
     let texts = 0;
@@ -563,6 +566,7 @@ export class EmbeddingService {
     const wanted = this.stillWanted(job);
     this.remove(job);
     const fresh = job.work.texts.flatMap((_, i) => (job.fromCache?.has(i) ? [] : [i]));
+    this.embeddedTexts[job.priority] += fresh.length;
     try {
       // Given to who asked, never kept for an owner deleted since, or for what is gone.
       if (wanted)

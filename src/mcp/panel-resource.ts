@@ -8,11 +8,12 @@
 import type { McpUiResourceMeta } from "@modelcontextprotocol/ext-apps";
 import { RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
 import type { ReadResourceResult } from "@modelcontextprotocol/server";
+import { TOOL_SCOPE } from "../auth/scopes";
 import { connectorsWidget } from "./widget";
 
 export const WIDGET_URI = "ui://corpus/connectors.html";
 /** The scope that reads the page: the one of open_connectors. */
-export const PANEL_SCOPE = "connectors:read";
+export const PANEL_SCOPE = TOOL_SCOPE.open_connectors;
 export const WIDGET_MIME = { mcpApp: RESOURCE_MIME_TYPE, appsSdk: "text/html+skybridge" } as const;
 
 /** The tool `_meta` that points a host at the panel, in both keys ext-apps defines and the OpenAI Apps one. */

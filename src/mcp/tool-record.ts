@@ -12,6 +12,7 @@ import type { AuthService } from "../auth/service";
 import type { Principal } from "../auth/verifier";
 import type { ConnectorRegistry } from "../connectors/registry";
 import type { RateLimiter } from "../limits/rate-limit";
+import type { QuestionStageTimes } from "../questions/stages";
 import type { QueryService } from "../retrieval/search";
 
 /** The second document's application messages (part 7): one source for every answer. */
@@ -31,6 +32,8 @@ export interface ToolServices {
   connectors: ConnectorRegistry;
   auth: AuthService;
   limiter: RateLimiter;
+  /** How long each stage of a question took (the operator's metrics, D35). */
+  questionStages?: QuestionStageTimes;
 }
 
 export interface Caller {

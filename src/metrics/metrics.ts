@@ -4,6 +4,8 @@
 // bounded set of series, and nothing a scrape could learn about a user.
 import type { Database } from "bun:sqlite";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { ConnectorStateCount } from "../connectors/registry";
+import type { Priority } from "../embedding/service";
 import type { QuestionStage } from "../questions/stages";
 import type { RequestObserver } from "./http";
 
@@ -12,6 +14,10 @@ export interface MetricSources {
   db: Database;
   /** Texts waiting for the embedding model (questions' and background). */
   embeddingQueue(): number;
+  /** Texts the embedding model embedded since start, by priority (questions: urgent; chunks read: background). */
+  embeddedTexts(): Record<Priority, number>;
+  /** Every connector's kind, state and progress, nothing that names it. */
+  connectorStates(): Promise<ConnectorStateCount[]>;
   /** Work promised and not done yet, by kind (D29). */
   owedWork(): Partial<Record<string, number>>;
   /** Bytes free in the data folder. */
@@ -19,6 +25,9 @@ export interface MetricSources {
   /** CORPUS_MIN_FREE_BYTES: below it, corpus stops writing (D29). */
   minFreeBytes: number;
 }
+
+/** How long one scrape's reading of the connectors' states serves the series made from it. */
+const STATES_FRESH_MS = 1000;
 
 /** The request latency buckets, in seconds: from a cached answer to the request timeout. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -41,7 +50,7 @@ export class Metrics implements RequestObserver {
     });
     this.questionStages = new Histogram({
       name: "corpus_question_stage_duration_seconds",
-      help: "How long each stage of a question took: search (planning, gathering from the connectors, ranking), answer (shape C's extractive answer), archive (D12)",
+      help: "How long each stage of a question took: plan (the question read and embedded), gather (the connectors asked), rank (scored, fused, cited), answer (a books sum, or shape C's extractive answer), archive (D12)",
       labelNames: ["stage"],
       buckets: LATENCY_BUCKETS,
       registers,
@@ -66,6 +75,95 @@ export class Metrics implements RequestObserver {
         this.set(sources.embeddingQueue());
       },
     });
+    new Counter({
+      name: "corpus_embedded_texts_total",
+      help: "Texts the embedding model embedded since start, by priority: background (chunks of the connectors' records; rate() is chunks per second) and urgent (questions, and chunks a question needed)",
+      labelNames: ["priority"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [priority, n] of Object.entries(sources.embeddedTexts())) this.inc({ priority }, n);
+      },
+    });
+    // The connectors' states are read once for the series below (a scrape reads them one after another).
+    let states: { at: number; read: Promise<ConnectorStateCount[]> } | undefined;
+    const connectorStates = () => {
+      if (!states || performance.now() - states.at > STATES_FRESH_MS) states = { at: performance.now(), read: sources.connectorStates() };
+      return states.read;
+    };
+    const sumBy = <K extends string>(
+      rows: ConnectorStateCount[],
+      labels: (r: ConnectorStateCount) => Record<K, string> | undefined,
+      value: (r: ConnectorStateCount) => number,
+    ) => {
+      const sums = new Map<string, { labels: Record<K, string>; n: number }>();
+      for (const r of rows) {
+        const l = labels(r);
+        if (!l) continue;
+        const key = JSON.stringify(l);
+        const sum = sums.get(key) ?? { labels: l, n: 0 };
+        sum.n += value(r);
+        sums.set(key, sum);
+      }
+      return [...sums.values()];
+    };
+    new Gauge({
+      name: "corpus_connector_states",
+      help: "Connectors (every user's and the operator's) by kind and state (ok, indexing, embedding, error, checking; unknown before a remote source's first check)",
+      labelNames: ["kind", "state"],
+      registers,
+      async collect() {
+        this.reset();
+        for (const { labels, n } of sumBy(
+          await connectorStates(),
+          (r) => ({ kind: r.kind, state: r.state }),
+          () => 1,
+        ))
+          this.set(labels, n);
+      },
+    });
+    new Gauge({
+      name: "corpus_connector_chunks",
+      help: "Chunks of the local indexes (files, mail folders, books, SQLite), by kind, and how many of them are embedded",
+      labelNames: ["kind", "embedded"],
+      registers,
+      async collect() {
+        this.reset();
+        const rows = (await connectorStates()).filter((r) => r.chunks !== undefined);
+        for (const { labels, n } of sumBy(
+          rows,
+          (r) => ({ kind: r.kind, embedded: "true" }),
+          (r) => r.embedded ?? 0,
+        ))
+          this.set(labels, n);
+        for (const { labels, n } of sumBy(
+          rows,
+          (r) => ({ kind: r.kind, embedded: "false" }),
+          (r) => r.chunks! - (r.embedded ?? 0),
+        ))
+          this.set(labels, n);
+      },
+    });
+    for (const [part, what] of [
+      ["done", "done so far"],
+      ["total", "to do in all"],
+    ] as const)
+      new Gauge({
+        name: `corpus_connector_progress_${part}`,
+        help: `The phases under way (indexing files, embedding chunks or records), by kind: the units ${what}, summed over the connectors in that phase`,
+        labelNames: ["kind", "phase", "unit"],
+        registers,
+        async collect() {
+          this.reset();
+          const rows = await connectorStates();
+          for (const { labels, n } of sumBy(
+            rows,
+            (r) => (r.progress ? { kind: r.kind, phase: r.progress.phase, unit: r.progress.unit } : undefined),
+            (r) => r.progress![part],
+          ))
+            this.set(labels, n);
+        },
+      });
     new Gauge({
       name: "corpus_connectors",
       help: "Users' connectors, by kind",

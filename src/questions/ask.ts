@@ -14,7 +14,7 @@ export interface AskServices {
   query: QueryService;
   archive: Archive;
   auth: AuthService;
-  /** How long the search and the archiving took (the operator's metrics, D35). */
+  /** How long each stage of a question took (the operator's metrics, D35). */
   questionStages?: QuestionStageTimes;
 }
 
@@ -49,9 +49,8 @@ export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, keep, ...options } = request;
   const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
   const returned = { limit, ...(keep ? { keep } : {}) };
-  const outcome = await timed(s.questionStages, "search", () =>
-    s.query.run({ ...options, returned, ...(stillAllowed ? { stillAllowed } : {}) }),
-  );
+  // Its stages (plan, gather, rank, a books answer) are timed where they run.
+  const outcome = await s.query.run({ ...options, returned, stages: s.questionStages, ...(stillAllowed ? { stillAllowed } : {}) });
   // The archive's rotation made in turns, not at once in the archiving turn below (D31); a new
   // user's key made for it as archiving would, only while they are still allowed (D25).
   await s.archive.prepareRotation(request.user, !stillAllowed || stillAllowed());

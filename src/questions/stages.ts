@@ -2,11 +2,12 @@
 // whoever listens (the metrics, when served); nothing is kept here.
 
 /**
- * The stages a question passes through, as seen from where it is asked: `search` (the query
- * service's run: planning the question, gathering candidates from the connectors, ranking them),
- * `answer` (the extractive answer of shape C) and `archive` (written before the answer is sent, D12).
+ * The stages a question passes through (issue 39): `plan` (the question read into its plan, D32,
+ * and embedded), `gather` (the connectors asked for candidates, in parallel), `rank` (candidates
+ * scored, fused, collapsed and cited), `answer` (a books sum over every transaction, D34, or
+ * shape C's extractive answer), `archive` (written before the answer is sent, D12).
  */
-export const QUESTION_STAGES = ["search", "answer", "archive"] as const;
+export const QUESTION_STAGES = ["plan", "gather", "rank", "answer", "archive"] as const;
 export type QuestionStage = (typeof QUESTION_STAGES)[number];
 
 export interface QuestionStageTimes {

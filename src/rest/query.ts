@@ -13,10 +13,8 @@ import { ErrorBody } from "../http/model";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { ID_PREFIX } from "../ids";
 import { AskRefused, type AskRequest, ask } from "../questions/ask";
-import { type QuestionStageTimes, timed } from "../questions/stages";
-import { meetsAmountConditions } from "../retrieval/amounts";
-import { extractiveAnswer } from "../retrieval/answer";
-import { answerSourceOf } from "../retrieval/answer-source";
+import type { QuestionStageTimes } from "../questions/stages";
+import { ANSWER_SOURCES, answerText } from "../questions/typed-answer";
 import type { QueryService } from "../retrieval/search";
 import { cutText } from "../text";
 import { dateRange } from "./dates";
@@ -35,7 +33,7 @@ export interface QueryRouteServices extends GuardServices {
   embeddings: EmbeddingService;
 }
 
-const DEFAULTS = { max_results: 10, top_k: 8, shapeC: 5 };
+const DEFAULTS = { max_results: 10, top_k: 8, shapeC: ANSWER_SOURCES };
 
 const snippet = (text: string) => cutText(text, 600);
 
@@ -122,14 +120,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
             url: documentPageUrl(s.config.resourceUrl, `${ID_PREFIX.chunk}${chunkId}`),
             sha256,
           }));
-          const answer =
-            outcome.answer ??
-            timed(s.questionStages, "answer", () =>
-              extractiveAnswer(
-                outcome.plan,
-                chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
-              ),
-            );
+          const answer = answerText(outcome, chosen, s.questionStages);
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };
         }

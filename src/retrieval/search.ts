@@ -6,6 +6,7 @@ import { booksAnswer } from "../connectors/books/answer";
 import type { ConnectorRegistry } from "../connectors/registry";
 import { EmbeddingClosed, type EmbeddingService } from "../embedding/service";
 import type { Logger } from "../log";
+import { timed } from "../questions/stages";
 import { isStorageError } from "../store/storage-errors";
 import { chunkFitFor } from "./answer";
 import { ChunkCache } from "./chunk-cache";
@@ -50,6 +51,8 @@ export class QueryService {
 
   async run(o: QueryOptions): Promise<QueryOutcome> {
     const started = performance.now();
+    const stages = o.stages;
+    const planStarted = performance.now();
     const plan = await planOf(o);
     const shownAtStart = this.connectors.ids(o.user);
     const active = this.connectors.active(o.user, o.connectorIds);
@@ -66,6 +69,8 @@ export class QueryService {
     const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
     const { vector, note: modelNote } = await this.questionVector(o.user, embedText);
     const embedMs = elapsedMs(embedStarted);
+    // Reading the question: its plan and its vector.
+    stages?.observe?.("plan", (performance.now() - planStarted) / 1000);
     const q: Question = { options: o, plan: plan.plan, terms: plan.terms, vector, debug };
     const modelNotes = modelNote ? [modelNote] : [];
 
@@ -73,14 +78,21 @@ export class QueryService {
     // newest records (a search without words) are no answer to it (outside attack).
     if (namesNothing(q, o))
       return { plan: q.plan, vector: q.vector, chunks: [], connectorsSearched: 0, totalFound: 0, notes: [NAMES_NOTHING, ...modelNotes] };
-    const gathered = await gather(q, active);
+    const gathered = await timed(stages, "gather", () => gather(q, active));
     const chunksOf = this.chunkCache.chunksOf.bind(this.chunkCache);
+    const rankStarted = performance.now();
     const scored = scoreCandidates(q, active, gathered.answers, { embeddings: this.embeddings, chunksOf });
     const ranked = fuse(scored.pool, q.plan, o.denseWeight ?? DENSE_WEIGHT);
     const kept = capPerConnector(collapseCopies(ranked), o.perConnector);
     debug?.debug("query ranked", rankedLine(o, ranked.length, kept, embedMs, started));
+    const ranking = performance.now() - rankStarted;
     // A sum over books is added up from every transaction of the book, not the ranked few (D34).
+    const booksStarted = performance.now();
     const books = await booksAnswer(q, kept, active);
+    // Timed as the answer when it is one; else looking for one was part of choosing the results.
+    const booksMs = performance.now() - booksStarted;
+    if (books) stages?.observe?.("answer", booksMs / 1000);
+    stages?.observe?.("rank", (ranking + (books ? 0 : booksMs)) / 1000);
     // A connector removed while the question ran answers nothing of it: its rows were read before (D25).
     const shownNow = new Set(this.connectors.ids(o.user));
     const removed = new Set(shownAtStart.filter((id) => !shownNow.has(id)));
@@ -92,7 +104,7 @@ export class QueryService {
       plan: q.plan,
       vector: q.vector,
       chunks,
-      ...(books && chunks.length === books.chunks.length ? { answer: books.text } : {}),
+      ...(books && chunks.length === books.chunks.length ? { answer: books.text, answerFacts: books.facts } : {}),
       connectorsSearched: active.length,
       totalFound: ranked.length,
       notes: [...modelNotes, ...gathered.notes, ...scored.notes],

@@ -1,6 +1,8 @@
 // What the query pipeline's steps hand each other (search.ts runs them in order).
+import type { BooksFacts } from "../connectors/books/answer";
 import type { SourceRecord } from "../connectors/types";
 import type { Logger } from "../log";
+import type { QuestionStageTimes } from "../questions/stages";
 import type { QueryPlan } from "./plan";
 
 export interface RankedChunk {
@@ -54,6 +56,8 @@ export interface QueryOptions {
    * deletion, D25): what the question queued in the background is then not kept.
    */
   stillAllowed?: () => boolean;
+  /** Told how long each stage took (the operator's metrics, D35). */
+  stages?: QuestionStageTimes;
 }
 
 export interface QueryOutcome {
@@ -64,6 +68,8 @@ export interface QueryOutcome {
   chunks: RankedChunk[];
   /** Shape C's answer when made from every record of a source rather than the ranked chunks: a sum over books (D34). */
   answer?: string;
+  /** That answer as data (corpus_answer): the sums, commodities, period and transactions it says. */
+  answerFacts?: BooksFacts;
   connectorsSearched: number;
   totalFound: number;
   notes: string[];

@@ -35,6 +35,11 @@ test("GET /v1/connectors: `embedding` with the records embedded ahead so far, th
     const during = await shop();
     expect(during.status).toBe("embedding");
     expect(during.progress).toMatchObject({ phase: "embedding", unit: "records", done: AHEAD_PAGE, total: ROWS });
+    // The operator's metrics count it by kind, with its progress, and nothing that names it (D35).
+    const states = await t.services.connectors.states();
+    expect(states).toEqual([
+      { kind: "sql", state: "embedding", progress: { phase: "embedding", unit: "records", done: AHEAD_PAGE, total: ROWS } },
+    ]);
     // Questions are answered meanwhile, from the source itself.
     const asked = await t.app.handle(
       req("/v1/query", {
@@ -54,6 +59,7 @@ test("GET /v1/connectors: `embedding` with the records embedded ahead so far, th
   const after = await shop();
   expect(after.status).toBe("ok");
   expect(after.progress).toBeUndefined();
+  expect(await t.services.connectors.states()).toEqual([{ kind: "sql", state: "ok" }]);
 });
 
 test("a try that fails part-way (a page refused: a full disk) stays `embedding` where it stopped, not `ok` as if all were embedded", async () => {

@@ -19,7 +19,7 @@ describe("debug routes (second document part 4)", () => {
     expect(new Date(ping.timestamp).toISOString()).toBe(ping.timestamp);
     const tools = (await (await app.handle(req("/debug/tools"))).json()) as { tools: Array<Record<string, any>> };
     expect(tools.tools).toEqual(toolDefinitionsJson());
-    expect(tools.tools.map((t) => t.name)).toEqual(["corpus_search", "open_connectors", "search", "fetch"]);
+    expect(tools.tools.map((t) => t.name)).toEqual(["corpus_search", "open_connectors", "search", "fetch", "corpus_answer"]);
     const search = tools.tools[0]!;
     expect(search.title).toBe("Search Corpus");
     expect(search.inputSchema.required).toEqual(["query"]);

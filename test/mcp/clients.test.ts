@@ -102,7 +102,7 @@ async function seed(): Promise<Session & { initialized: unknown }> {
 /** The session of the issue: tools/list, a search that finds the invoice, the panel. */
 async function exercise(s: Session) {
   const tools = await s.tools();
-  expect(tools.map((t) => t.name)).toEqual(["corpus_search", "open_connectors", "search", "fetch"]);
+  expect(tools.map((t) => t.name)).toEqual(["corpus_search", "open_connectors", "search", "fetch", "corpus_answer"]);
   expect(tools[0]!.annotations).toMatchObject({ readOnlyHint: true });
   expect(tools[1]!.annotations).toMatchObject({ readOnlyHint: true });
   expect(tools[0]!.outputSchema).toBeDefined();
@@ -170,7 +170,7 @@ describe("every client /mcp serves runs the same session", () => {
       new V2Transport(new URL(`${running.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${searchOnly}` } } }),
     );
     const listed = (await client.listTools()) as { tools: Array<{ name: string }>; cacheScope?: string; ttlMs?: number };
-    expect(listed.tools.map((t) => t.name)).toEqual(["corpus_search", "search", "fetch"]);
+    expect(listed.tools.map((t) => t.name)).toEqual(["corpus_search", "search", "fetch", "corpus_answer"]);
     await client.close();
     // On the wire: the hint that keeps a shared cache from serving it to anyone else.
     const raw = await fetch(`${running.url}/mcp`, {
@@ -192,7 +192,7 @@ describe("every client /mcp serves runs the same session", () => {
     expect(((await raw.json()) as { result: unknown }).result).toMatchObject({
       cacheScope: "private",
       ttlMs: 0,
-      tools: [{ name: "corpus_search" }, { name: "search" }, { name: "fetch" }],
+      tools: [{ name: "corpus_search" }, { name: "search" }, { name: "fetch" }, { name: "corpus_answer" }],
     });
   });
 

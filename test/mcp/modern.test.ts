@@ -68,6 +68,7 @@ describe("/mcp at 2026-07-28", () => {
       ["open_connectors", true, "object"],
       ["search", true, "object"],
       ["fetch", true, "object"],
+      ["corpus_answer", true, "object"],
     ]);
     const call = await json(await modern("tools/call", { name: "corpus_search", arguments: { query: "   " } }));
     expect(call.result).toMatchObject({ isError: true, resultType: "complete" });

@@ -44,7 +44,7 @@ describe("the official MCP client", () => {
     expect(client.getServerVersion()).toEqual({ name: "corpus", version: "0.1.0" });
     expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {} });
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["corpus_search", "open_connectors", "search", "fetch"]);
+    expect(tools.map((t) => t.name)).toEqual(["corpus_search", "open_connectors", "search", "fetch", "corpus_answer"]);
     const search = tools[0]!;
     expect(search.title).toBe("Search Corpus");
     expect(search.inputSchema.required).toEqual(["query"]);

@@ -1,11 +1,13 @@
 // /metrics (D35): Prometheus text on a loopback listener of its own (CORPUS_METRICS_LISTEN); the
 // service's listener refuses it to every token. A real server, its requests counted as they pass.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config";
 import { createLogger, memorySink } from "../../src/log";
 import { METRICS_REFUSED } from "../../src/metrics/listener";
 import { type Running, startServer } from "../../src/server";
-import { bearer, TEST_MIN_FREE_BYTES, tempDir, testConfig, tokenFor } from "../helpers";
+import { bearer, connectorsSettled, TEST_MIN_FREE_BYTES, tempDir, testConfig, tokenFor } from "../helpers";
 import { until } from "../support/wait";
 
 // Servers and the model take longer than 5 s on a busy two-core machine.
@@ -25,6 +27,7 @@ const seriesValue = (text: string, series: string) => {
 
 beforeAll(async () => {
   const docs = tempDir("corpus-metrics-docs-");
+  writeFileSync(join(docs, "zephyr-plumbing-invoice.txt"), "Zephyr Plumbing invoice 7731: amount due 1,284.50 EUR by 15 April 2024.");
   const config = testConfig({
     CORPUS_PORT: "0",
     CORPUS_METRICS_LISTEN: "127.0.0.1:0",
@@ -37,7 +40,10 @@ beforeAll(async () => {
   metricsUrl = running.metricsUrl!;
   userToken = await tokenFor(running.services, "alice", ["corpus:search", "corpus:connectors"]);
   await running.services.connectors.add("alice", { id: "alice-private-folder", kind: "files", config: { path: docs } });
+  await connectorsSettled(running.services, "alice");
+  docsPath = docs;
 });
+let docsPath: string;
 
 afterAll(async () => {
   await running?.stop();
@@ -96,7 +102,7 @@ describe("the metrics listener", () => {
     expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="POST",route="/v1/query",status="429"}')).toBe(1);
   });
 
-  test("times each stage of a question: search and archive for every one, answer for shape C's", async () => {
+  test("times each stage of a question: plan, gather, rank and archive for every one, answer for shape C's", async () => {
     const before = await scrape();
     const count = (text: string, stage: string) => seriesValue(text, `corpus_question_stage_duration_seconds_count{stage="${stage}"}`) ?? 0;
     // Another user than the rate-limit test's (one question a day each).
@@ -109,9 +115,14 @@ describe("the metrics listener", () => {
     expect(r.status).toBe(200);
     expect(await r.json()).toHaveProperty("answer");
     const text = await scrape();
-    for (const stage of ["search", "answer", "archive"]) expect(count(text, stage) - count(before, stage), stage).toBe(1);
+    for (const stage of ["plan", "gather", "rank", "answer", "archive"]) expect(count(text, stage) - count(before, stage), stage).toBe(1);
+    expect(count(text, "search")).toBe(0);
     expect(text).toContain("# TYPE corpus_question_stage_duration_seconds histogram");
-    expect(seriesValue(text, 'corpus_question_stage_duration_seconds_bucket{le="+Inf",stage="search"}')).toBe(count(text, "search"));
+    expect(seriesValue(text, 'corpus_question_stage_duration_seconds_bucket{le="+Inf",stage="rank"}')).toBe(count(text, "rank"));
+    // The question's own embedding, counted by the model.
+    expect(seriesValue(text, 'corpus_embedded_texts_total{priority="urgent"}')).toBeGreaterThan(
+      seriesValue(before, 'corpus_embedded_texts_total{priority="urgent"}') ?? 0,
+    );
     expect(text).not.toContain("carol");
   });
 
@@ -133,6 +144,22 @@ describe("the metrics listener", () => {
     expect(seriesValue(text, "corpus_database_bytes")).toBeGreaterThan(10 * page_size);
     expect(text).toContain("# TYPE corpus_owed_work gauge");
     expect(text).not.toContain("alice");
+  });
+
+  test("each connector's state, chunks and embedding by kind: never its id, owner or path", async () => {
+    const index = running.services.connectors.active("alice")[0]!.connector as { progress(): { total: number; embedded: number } };
+    const { total, embedded } = index.progress();
+    expect(total).toBeGreaterThan(0);
+    const text = await scrape();
+    expect(seriesValue(text, 'corpus_connector_states{kind="files",state="ok"}')).toBe(1);
+    expect(seriesValue(text, 'corpus_connector_chunks{kind="files",embedded="true"}')).toBe(embedded);
+    expect(seriesValue(text, 'corpus_connector_chunks{kind="files",embedded="false"}')).toBe(total - embedded);
+    // The folder's chunks were embedded in the background: the model's count holds them.
+    expect(seriesValue(text, 'corpus_embedded_texts_total{priority="background"}')).toBeGreaterThanOrEqual(embedded);
+    // Idle: no phase under way, so no progress series, only their declarations.
+    expect(text).toContain("# TYPE corpus_connector_progress_done gauge");
+    expect(text).not.toContain("corpus_connector_progress_done{");
+    for (const name of ["alice", docsPath, "zephyr"]) expect(text).not.toContain(name);
   });
 
   test("refuses a page's requests (another Host, an Origin), other paths and methods", async () => {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
-import { bearer, tempDir, testConfig, tokenFor } from "../helpers";
+import { bearer, connectorsSettled, tempDir, testConfig, tokenFor } from "../helpers";
 import { freePort } from "../support/tcp";
 import { until } from "../support/wait";
 
@@ -19,10 +19,14 @@ let prometheus: Subprocess;
 let api: string;
 
 beforeAll(async () => {
+  const docs = tempDir("corpus-prometheus-docs-");
+  writeFileSync(join(docs, "acme-march.txt"), "Acme invoice for March: 2,400.00 EUR for the harbour crane inspection.");
   running = await startServer(
-    testConfig({ CORPUS_PORT: "0", CORPUS_METRICS_LISTEN: "127.0.0.1:0" }),
+    testConfig({ CORPUS_PORT: "0", CORPUS_METRICS_LISTEN: "127.0.0.1:0", CORPUS_CONNECTOR_ROOTS: docs }),
     createLogger("WARNING", memorySink().sink),
   );
+  await running.services.connectors.add("alice", { id: "papers", kind: "files", config: { path: docs } });
+  await connectorsSettled(running.services, "alice");
   const dir = tempDir("corpus-prometheus-");
   writeFileSync(
     join(dir, "prometheus.yml"),
@@ -100,9 +104,14 @@ test("Prometheus scrapes corpus and holds its series", async () => {
   // A scrape may fall within the question, between its stages: until one holds all three.
   const stages = await until("each stage scraped", async () => {
     const held = await query("corpus_question_stage_duration_seconds_count == 1");
-    return held.length === 3 ? held : undefined;
+    return held.length === 5 ? held : undefined;
   });
-  expect(stages.map((s) => s.metric.stage).sort()).toEqual(["answer", "archive", "search"]);
+  expect(stages.map((s) => s.metric.stage).sort()).toEqual(["answer", "archive", "gather", "plan", "rank"]);
+  // The question's embedding, and the connectors by kind and state (the test's own folder).
+  expect(Number((await query('corpus_embedded_texts_total{priority="urgent"}'))[0]!.value[1])).toBeGreaterThan(0);
+  const [folder] = await query('corpus_connector_states{kind="files",state="ok"}');
+  expect(folder!.value[1]).toBe("1");
+  expect(Number((await query('corpus_connector_chunks{kind="files",embedded="true"}'))[0]!.value[1])).toBeGreaterThan(0);
 });
 
 test("the alerts of docs/monitoring pass promtool, and Prometheus evaluates them: none firing on a healthy corpus", async () => {

@@ -64,9 +64,31 @@ export interface BooksAnswer {
   text: string;
   /** The results with the transactions cited first, in the order of their markers. */
   chunks: RankedChunk[];
+  /** What the text says, as data (corpus_answer): the sums, the period, the transactions and how well the book matched. */
+  facts: BooksFacts;
 }
 
-type Sum = "total" | "balance" | "largest" | "smallest";
+export type BooksSum = "total" | "balance" | "largest" | "smallest";
+type Sum = BooksSum;
+
+/** A books answer as data: what shape C's text says, each part once. */
+export interface BooksFacts {
+  sum: BooksSum;
+  /** Every commodity's exact decimal sum of the transactions summed (D34: never mixed), as the text says them first. */
+  totals: Array<{ amount: string; commodity: string }>;
+  /** For the largest or smallest: the transactions listed, each with its amounts, in the text's order. */
+  listed: Array<{ date: string; amounts: Array<{ amount: string; commodity: string }> }>;
+  /** The period summed: its first day and its last (a balance: up to its day), as the text says it. */
+  period: { from?: string; to?: string; said: string };
+  /** Transactions summed, and how many of them are cited (the first results, markers [1]…). */
+  transactions: number;
+  cited: number;
+  /** Of the question's words that may name an account or a payee, how many the book's names hold. */
+  named: number;
+  asked: number;
+  /** Whether the book's dates cover the period asked. */
+  covers: boolean;
+}
 
 const BALANCE_WORDS = new Set(all(BALANCE_NOUNS).flatMap(words));
 /** Words of paying or of an amount ("pay", "spent", "cost", "total"): they ask a total, and name no account or payee. */
@@ -131,7 +153,7 @@ function payeeTermsOf(book: Entry[], q: Question, left: string[], accountNamed: 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 const dayBefore = (d: Date) => day(new Date(d.getTime() - 86_400_000));
 
-interface Period {
+export interface Period {
   from?: string;
   /** Exclusive. */
   to?: string;
@@ -160,7 +182,7 @@ async function periodOf(q: Question, lastDay: string): Promise<Period> {
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
 /** How a period is said: "in 2014", "in June 2015", "from 2015-03-01 to 2015-05-31", "to 2014-12-31". */
-function saidPeriod({ from, to }: Period): string {
+export function saidPeriod({ from, to }: Period): string {
   if (from && to) {
     const last = dayBefore(new Date(`${to}T00:00:00Z`));
     if (from.endsWith("-01-01") && last === `${from.slice(0, 4)}-12-31`) return `in ${from.slice(0, 4)}`;
@@ -173,11 +195,20 @@ function saidPeriod({ from, to }: Period): string {
   return "in all the book";
 }
 
-/** Totals as said: "2345.67 USD and 10 VACHR"; a commodity summing to zero is left out unless all do. */
-function saidTotals(totals: CommodityTotals): string {
+/** The totals an answer says: a commodity summing to zero is left out unless all do. */
+function shownTotals(totals: CommodityTotals): Array<{ amount: string; commodity: string }> {
   const all = Object.entries(totals);
   const shown = all.filter(([, n]) => !isZeroDecimal(n));
-  return (shown.length ? shown : all.slice(0, 1)).map(([c, n]) => (c ? `${n} ${c}` : n)).join(" and ") || "0";
+  return (shown.length ? shown : all.slice(0, 1)).map(([commodity, amount]) => ({ amount, commodity }));
+}
+
+/** Totals as said: "2345.67 USD and 10 VACHR". */
+function saidTotals(totals: CommodityTotals): string {
+  return (
+    shownTotals(totals)
+      .map(({ amount, commodity }) => (commodity ? `${amount} ${commodity}` : amount))
+      .join(" and ") || "0"
+  );
 }
 
 const inPeriod = (t: BookTransaction, { from, to }: Period) => !(from && t.date < from) && !(to && t.date >= to);
@@ -346,11 +377,27 @@ async function answerFrom(
   const to = payeeTerms.length ? `paid to ${payees.length ? payees.join(", ") : payeeTerms.join(" ")}` : "";
   const what = [whose, to].filter(Boolean).join(", ");
   const when = asBalance ? `at the end of ${balanceDay}` : saidPeriod(period);
+  const facts = (totals: CommodityTotals, listed: BooksFacts["listed"], cited: number): BooksFacts => ({
+    sum,
+    totals: shownTotals(totals),
+    listed,
+    period: {
+      ...(asBalance ? {} : period.from ? { from: period.from } : {}),
+      ...(asBalance ? { to: balanceDay } : period.to ? { to: dayBefore(new Date(`${period.to}T00:00:00Z`)) } : {}),
+      said: when,
+    },
+    transactions: summed.length,
+    cited,
+    named,
+    asked: asked.size,
+    covers,
+  });
   if (summed.length === 0)
     return {
       answer: {
         text: `No transaction of ${what} ${when} in ${file} (its transactions run from ${firstDay} to ${lastDay}).`,
         chunks: ranked,
+        facts: facts({}, [], 0),
       },
       covers,
       named,
@@ -360,6 +407,7 @@ async function answerFrom(
   const totals = sumPostings(summed.flatMap((e) => e.postings));
   let text: string;
   let cited: Entry[];
+  let listedFacts: BooksFacts["listed"] = [];
   if (sum === "largest" || sum === "smallest") {
     // Each transaction by its amount in the commodity most of them are in.
     const sums = summed.map((e) => ({ e, totals: sumPostings(e.postings) }));
@@ -371,6 +419,7 @@ async function answerFrom(
       .sort((x, y) => compareDecimals(y.totals[commodity]!, x.totals[commodity]!) * (sum === "largest" ? 1 : -1));
     const listed = ordered.slice(0, CITED_TRANSACTIONS);
     cited = listed.map((s) => s.e);
+    listedFacts = listed.map((s) => ({ date: s.e.t.date, amounts: shownTotals(s.totals) }));
     const items = listed.map(
       (s, i) =>
         `${saidTotals(s.totals)} on ${s.e.t.date}${s.e.t.payee || s.e.t.narration ? `, ${shortName(s.e.t.payee || s.e.t.narration)}` : ""} [${i + 1}]`,
@@ -390,6 +439,7 @@ async function answerFrom(
     answer: {
       text,
       chunks: [...citedChunks(a, q, top, cited), ...ranked.filter((c) => !(c.connectorId === a.id && citedIds.has(c.record.id)))],
+      facts: facts(totals, listedFacts, cited.length),
     },
     covers,
     named,

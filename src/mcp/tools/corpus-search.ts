@@ -2,6 +2,7 @@
 // (D12) and counted against the user's query limit (D16) the same way; text content with
 // title, source, date and snippet per result, and the same results in structuredContent.
 import { Type } from "@sinclair/typebox";
+import { TOOL_SCOPE } from "../../auth/scopes";
 import { documentPageUrl, documentUri } from "../../documents/open";
 import { ID_PREFIX } from "../../ids";
 import { cutText } from "../../text";
@@ -71,7 +72,7 @@ export const corpusSearch = defineTool({
     // destructiveHint stated for hosts that read it without readOnlyHint (its default is true).
     annotations: { title: "Search Corpus", readOnlyHint: true, destructiveHint: false, openWorldHint: true },
   },
-  scope: "corpus:search",
+  scope: TOOL_SCOPE.corpus_search,
   normalize: trimQuery,
   messages: {
     "/query": QUERY_MESSAGES,

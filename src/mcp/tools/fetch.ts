@@ -7,6 +7,7 @@
 // and connector, and for a chunk's id the cited passage with its sha256 (documents/open.ts).
 // Only the user's own ids open: any other is "not found".
 import { Type } from "@sinclair/typebox";
+import { TOOL_SCOPE } from "../../auth/scopes";
 import { OPENABLE_ID_MAX } from "../../documents/ids";
 import { DOCUMENT_NOT_FOUND, documentView, openDocument } from "../../documents/open";
 import { defineTool, toolError } from "../tool-record";
@@ -39,7 +40,7 @@ export const fetchDocument = defineTool({
     // Reads what corpus kept of an answer it gave, nothing outside it.
     annotations: { title: "Fetch", readOnlyHint: true, destructiveHint: false, openWorldHint: false },
   },
-  scope: "corpus:search",
+  scope: TOOL_SCOPE.fetch,
   normalize: (args) => (typeof args.id === "string" ? { ...args, id: args.id.trim() } : args),
   messages: { "/id": `id must be a result's id of at most ${OPENABLE_ID_MAX} characters` },
   async run({ id }, { services: s, caller, publicUrl }) {

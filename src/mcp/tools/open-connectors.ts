@@ -5,6 +5,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import { Type } from "@sinclair/typebox";
 import type { Scope } from "../../auth/scopes";
+import { TOOL_SCOPE } from "../../auth/scopes";
 import { panelClaims } from "../../auth/tokens";
 import { ConnectorView } from "../../connectors/model";
 import { PANEL_TOOL_META, WIDGET_MIME, WIDGET_URI } from "../panel-resource";
@@ -92,7 +93,7 @@ export const openConnectors = defineTool({
     annotations: { readOnlyHint: true, destructiveHint: false, openWorldHint: false },
     _meta: PANEL_TOOL_META,
   },
-  scope: "connectors:read",
+  scope: TOOL_SCOPE.open_connectors,
   async run(_args, ctx) {
     const connectors = await ctx.services.connectors.list(ctx.caller.user);
     const scopes = (["connectors:read", "connectors:write"] as Scope[]).filter((x) => ctx.caller.scopes.has(x));

@@ -5,7 +5,12 @@
 // content item holding it as JSON. ChatGPT cites a result only when its `url` is a non-empty
 // string: here corpus's own page of the cited chunk (/d/<id>). `text` is the cited passage,
 // `sha256` its hash (D36). The same pipeline, limit, isolation and archive as corpus_search.
+// No filters: OpenAI's pages give search "a single query string" as its argument, and ChatGPT
+// refuses a server whose search and fetch are not of their shape ("This MCP server doesn't
+// implement our specification"); that extra optional inputs are tolerated is written nowhere.
+// The filters (connectors, kinds, dates, count) are corpus_search's and corpus_answer's.
 import { Type } from "@sinclair/typebox";
+import { TOOL_SCOPE } from "../../auth/scopes";
 import { documentPageUrl } from "../../documents/open";
 import { ID_PREFIX } from "../../ids";
 import { cutText } from "../../text";
@@ -49,7 +54,7 @@ export const search = defineTool({
     outputSchema: SearchOutput,
     annotations: { title: "Search", readOnlyHint: true, destructiveHint: false, openWorldHint: true },
   },
-  scope: "corpus:search",
+  scope: TOOL_SCOPE.search,
   normalize: trimQuery,
   messages: { "/query": QUERY_MESSAGES },
   async run({ query }, ctx) {
