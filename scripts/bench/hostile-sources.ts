@@ -96,6 +96,8 @@ try {
   const deadline = started + 600_000;
   const stop = () => indexed() || performance.now() > deadline;
   const [busyRoot, busyAsk] = await Promise.all([timeLoop(getRoot, { stop }, 20), timeLoop(ask, { stop }, 50)]);
+  // The server's peak resident memory (VmHWM: the kernel's high-water mark), read before it stops.
+  const peakRssMb = Number(/^VmHWM:\s+(\d+)/m.exec(await Bun.file(`/proc/${server.proc.pid}/status`).text())?.[1] ?? Number.NaN) / 1024;
   const seconds = (performance.now() - started) / 1000;
   const skipped = server.lines.filter((l) => l.message === "connector file skipped").map((l) => l.reason);
 
@@ -112,6 +114,9 @@ try {
   row("GET /", quietRoot, busyRoot);
   row("/v1/query", quietAsk, busyAsk);
   console.log(`skipped: ${skipped.join("; ")}`);
+  console.log(
+    `server peak RSS ${peakRssMb.toFixed(0)} MB; load average ${(await Bun.file("/proc/loadavg").text()).split(" ", 3).join(" ")}`,
+  );
 } finally {
   await server.stop();
 }

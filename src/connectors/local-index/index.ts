@@ -10,7 +10,7 @@
 //   candidates.ts  a question's SQL    searcher.ts   which runs in the search worker (search-worker.ts), off the serving thread
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
-import type { Chunker, IndexContext, IndexKeys } from "./context";
+import { type Chunker, type IndexContext, type IndexKeys, rememberingChunker } from "./context";
 import {
   countRecords,
   knownSources,
@@ -50,7 +50,7 @@ export class LocalIndex {
     keys: IndexKeys,
     chunker: Chunker = () => [],
   ) {
-    this.ctx = { db, owner, keys, chunker };
+    this.ctx = { db, owner, keys, chunker: rememberingChunker(owner, chunker) };
   }
 
   /** The key a source is stored under: a keyed hash, so no path or file name is kept. */
