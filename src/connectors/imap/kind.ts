@@ -45,6 +45,7 @@ export const imapKind = defineKind({
     { name: "secure", label: "TLS", input: "checkbox", initial: true },
     { name: "user", label: "User", input: "text" },
     { name: "password", label: "Password", input: "password" },
+    { name: "oauth", label: "OAuth provider (instead of a password)", input: "text", placeholder: "an id the operator lists" },
     { name: "mailbox", label: "Mailbox", input: "text", initial: "INBOX" },
   ],
 });

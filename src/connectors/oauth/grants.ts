@@ -14,7 +14,7 @@ import type { Logger } from "../../log";
 import { postPinnedForAnswer } from "../../net/get";
 import { HostRefused, normalizeHost, type Pin } from "../../net/pin";
 import { randomToken, sha256 } from "../../oauth/upstream";
-import { refusedMessage } from "../remote";
+import { CONNECT_TIMEOUT_MS, refusedMessage } from "../remote";
 import type { ConnectorRows } from "../rows";
 import { ConnectorError } from "../types";
 import { CALLBACK_PATH, PROVIDERS_VARIABLE, type Provider } from "./providers";
@@ -26,7 +26,8 @@ export const MAX_PENDING = 10_000;
 export const MAX_PENDING_PER_USER = 5;
 /** An access token is refreshed this long before it expires (or at half its life, if shorter). */
 export const REFRESH_MARGIN_MS = 300_000;
-const TOKEN_TIMEOUT_MS = 10_000;
+/** Within the IMAP operation that asks for a token (7 s), as connecting is (remote.ts). */
+const TOKEN_TIMEOUT_MS = CONNECT_TIMEOUT_MS;
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** An access token without expires_in is taken to last this long (RFC 6749 leaves it to the provider's documentation). */
 const DEFAULT_LIFETIME_S = 3600;

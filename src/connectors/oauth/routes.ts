@@ -41,7 +41,9 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
         if (d.kind !== "imap" || !signsInWithOAuth(config))
           throw new DomainError("invalid", `connector ${d.id} does not sign in with OAuth: it is not an imap connector with config.oauth`);
         const { host, port, secure, user, oauth } = config;
-        const started = connectors.grants.begin(principal.user, d.id, { host, port, secure, user, provider: oauth }, live);
+        // The waiting grant keeps only the principal (not the request) to ask whether its token still stands.
+        const stands = () => assertNotRevoked(services.auth, principal);
+        const started = connectors.grants.begin(principal.user, d.id, { host, port, secure, user, provider: oauth }, stands);
         return { ...started, redirect_uri: connectors.grants.redirectUri };
       },
       {
