@@ -71,7 +71,8 @@ interface Cell {
 
 /**
  * Turns rows into records, sheet by sheet, within the file's bounds: the rows counted
- * (MAX_SHEET_ROWS), a row's characters (MAX_RECORD_CHARS) and all of them (MAX_SHEET_CHARS).
+ * (MAX_SHEET_ROWS), a row's characters (MAX_RECORD_CHARS: its cells', then its record's with
+ * the header names) and all records' (MAX_SHEET_CHARS).
  */
 class Rows {
   readonly records: SourceRecord[] = [];
@@ -123,16 +124,21 @@ class Rows {
       }
       return;
     }
+    const header = this.header;
+    const named = cells.map((c) => ({ ...c, name: header.get(c.column) ?? columnName(c.column) }));
+    // What the record holds, its header names with each cell (16,384 cells of one letter under long names are no small row).
+    let size = 0;
+    for (const c of named) size += c.name.length + c.text.length + 3;
+    if (size > MAX_RECORD_CHARS) throw new FileSkipped(ROW_TOO_LONG);
     for (let n = 0; n < repeated; n++) {
-      this.chars += length;
+      this.chars += size;
       if (this.chars > MAX_SHEET_CHARS) throw new FileSkipped(TOO_MUCH_TEXT);
-      this.records.push(this.record(row + n, cells));
+      this.records.push(this.record(row + n, named));
     }
   }
 
-  private record(row: number, cells: Cell[]): SourceRecord {
+  private record(row: number, named: Array<Cell & { name: string }>): SourceRecord {
     const { place, sheet } = this;
-    const named = cells.map((c) => ({ ...c, name: this.header!.get(c.column) ?? columnName(c.column) }));
     const label = named
       .find((c) => c.number === undefined && /\p{L}/u.test(c.text))
       ?.text.replace(/\s+/g, " ")
