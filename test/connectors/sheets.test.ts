@@ -103,13 +103,13 @@ describe("XLSX written by openpyxl", () => {
 });
 
 describe("XLSX as Excel writes it (shared strings)", () => {
-  test("rich text without its phonetic guide, a quoted date format, cells without references, Excel's rounding, an error; a chart sheet has no rows", async () => {
+  test("rich text without its phonetic guide, a quoted date format, cells without references, Excel's rounding, an error, a percentage; a chart sheet has no rows", async () => {
     expect(await rowsOf("orders.xlsx", await sharedStringsXlsx())).toEqual([
       {
         id: "sheets/orders.xlsx#Orders & returns/3",
         content: "Order: A-1\nCustomer: Kyoto Tea House\nShipped: 2024-03-15\nTotal: 0.3",
       },
-      { id: "sheets/orders.xlsx#Orders & returns/4", content: "Order: 2\nCustomer: Lisbon Bakery\nTotal: #DIV/0!\nE: 0.25" },
+      { id: "sheets/orders.xlsx#Orders & returns/4", content: "Order: 2\nCustomer: Lisbon Bakery\nTotal: #DIV/0!\nE: 25%" },
       { id: "sheets/orders.xlsx#Totals/2", content: "Sum: 3" },
     ]);
   });
