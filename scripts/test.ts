@@ -37,6 +37,7 @@ const INTEGRATION = [
   "cli.test.ts",
   "connectors/books/answer.test.ts",
   "connectors/books/books.test.ts",
+  "connectors/books/gnucash-sqlite-connector.test.ts",
   "connectors/books/oracle.test.ts",
   "connectors/crash-embedding.test.ts",
   "connectors/embed-ahead-after-removal.test.ts",

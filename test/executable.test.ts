@@ -12,6 +12,7 @@ import { tempDir } from "./helpers";
 import { plantedLibrary } from "./native/planted";
 import { builtExecutable } from "./support/built-executable";
 import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
+import { OFFICE_FIXTURES } from "./support/office";
 import { freePort } from "./support/tcp";
 import { until } from "./support/wait";
 
@@ -79,11 +80,13 @@ describe("dist/corpus alone in an empty folder", () => {
     expect(existsSync(join(home, ".cache", "Microsoft"))).toBe(false);
   });
 
-  test("it answers a question from mail and documents (PDF, .eml) with nothing beside it", async () => {
+  test("it answers a question from mail and documents (PDF, XLSX, .eml) with nothing beside it", async () => {
     const shared = join(import.meta.dir, "../../shared/data");
     const connectors = join(tempDir(), "connectors.json");
     const docs = tempDir("corpus-exe-docs-");
     copyFileSync(join(shared, "invoices", "AmazonWebServices.pdf"), join(docs, "AmazonWebServices.pdf"));
+    // A spreadsheet: its rows are read by the reading worker compiled into the executable.
+    copyFileSync(join(OFFICE_FIXTURES, "invoices.xlsx"), join(docs, "invoices.xlsx"));
     const mail = tempDir("corpus-exe-mail-");
     const anyMail = readdirSync(join(shared, "enron", "messages"))[0]!;
     copyFileSync(join(shared, "enron", "messages", anyMail), join(mail, anyMail));
@@ -113,6 +116,8 @@ describe("dist/corpus alone in an empty folder", () => {
       const body = (await r.json()) as { results: Array<{ source: { path: string; type: string }; snippet: string }> };
       expect(body.results[0]!.source.path).toBe("AmazonWebServices.pdf");
       expect(body.results[0]!.snippet).toContain("Amazon Web Services");
+      const row = (await (await ask({ q: "Umbrella Pharma invoice INV-1004", top_k: 3 })).json()) as typeof body;
+      expect(row.results.map((x) => x.source.path)).toContain("invoices.xlsx#Invoices/5");
       // The mail is found by meaning once its chunks are embedded, beside serving (issue 14): asked again until then.
       const m = await until("the mail to be found by meaning", async () => {
         const found = (await (await ask({ q: "message", filters: { source_type: "email" } })).json()) as {

@@ -8,7 +8,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { EXPANDS_TOO_FAR, MAX_RECORD_CHARS, MAX_SHEET_ROWS, MAX_ZIP_ENTRIES, TOO_MANY_ENTRIES } from "../../src/connectors/files/limits";
 import { odtText, pptxText } from "../../src/connectors/files/office";
-import { columnName, formatShown, type SheetPlace, serialDate, sheetRecords } from "../../src/connectors/files/sheets";
+import {
+  columnName,
+  formatShown,
+  MAX_COLUMNS,
+  ROWS_PER_BUDGET,
+  type SheetPlace,
+  serialDate,
+  sheetRecords,
+} from "../../src/connectors/files/sheets";
 import { DECLARES_ENTITIES } from "../../src/connectors/files/xml";
 import { ZipError } from "../../src/connectors/files/zip";
 import { SourceSkipped } from "../../src/connectors/types";
@@ -21,6 +29,7 @@ import {
   pptx,
   repeatedRowsOds,
   sharedStringsXlsx,
+  wideXlsx,
   xlsxBomb,
 } from "../support/office";
 
@@ -94,13 +103,13 @@ describe("XLSX written by openpyxl", () => {
 });
 
 describe("XLSX as Excel writes it (shared strings)", () => {
-  test("rich text without its phonetic guide, a quoted date format, cells without references, Excel's rounding, an error; a chart sheet has no rows", async () => {
+  test("rich text without its phonetic guide, a quoted date format, cells without references, Excel's rounding, an error, a percentage; a chart sheet has no rows", async () => {
     expect(await rowsOf("orders.xlsx", await sharedStringsXlsx())).toEqual([
       {
         id: "sheets/orders.xlsx#Orders & returns/3",
         content: "Order: A-1\nCustomer: Kyoto Tea House\nShipped: 2024-03-15\nTotal: 0.3",
       },
-      { id: "sheets/orders.xlsx#Orders & returns/4", content: "Order: 2\nCustomer: Lisbon Bakery\nTotal: #DIV/0!\nE: 0.25" },
+      { id: "sheets/orders.xlsx#Orders & returns/4", content: "Order: 2\nCustomer: Lisbon Bakery\nTotal: #DIV/0!\nE: 25%" },
       { id: "sheets/orders.xlsx#Totals/2", content: "Sum: 3" },
     ]);
   });
@@ -170,13 +179,21 @@ describe("hostile spreadsheets are refused with a clear reason", () => {
 
   test("a million empty rows: past MAX_SHEET_ROWS, counted without building anything", async () => {
     expect(await skipped(emptyRowsXlsx(1_000_000))).toBe(`holds more than ${MAX_SHEET_ROWS} rows`);
-    // Under the bound, empty rows are no records.
-    expect(await skipped(emptyRowsXlsx(100_000))).toBe("read");
+    // Under the bound, empty rows are no records, and each ROWS_PER_BUDGET of them begins a new budget of CPU time (D31).
+    let budgets = 0;
+    expect(await sheetRecords(emptyRowsXlsx(100_000), placeOf("empty.xlsx"), () => budgets++)).toEqual([]);
+    expect(budgets).toBe(Math.floor(100_001 / ROWS_PER_BUDGET));
   });
 
   test("a 1 MB cell: past MAX_RECORD_CHARS for one row", async () => {
     expect(await skipped(bigCellXlsx(MAX_RECORD_CHARS + 1))).toBe(`has a row longer than ${MAX_RECORD_CHARS} characters`);
     expect(await skipped(bigCellXlsx(1000))).toBe("read");
+  });
+
+  test("a row of 16,384 one-letter cells under long header names: its record, names and all, is past MAX_RECORD_CHARS", async () => {
+    // The header itself is under the bound (999,424 characters); the record would be 1,064,960.
+    expect(await skipped(wideXlsx(MAX_COLUMNS, 61))).toBe(`has a row longer than ${MAX_RECORD_CHARS} characters`);
+    expect(await skipped(wideXlsx(1000, 61))).toBe("read");
   });
 
   test("an ODS row repeated a billion times is counted, not copied", async () => {

@@ -164,3 +164,12 @@ export function repeatedRowsOds(times: number): Buffer {
   const content = `<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:spreadsheet><table:table table:name="T"><table:table-row><table:table-cell><text:p>Note</text:p></table:table-cell></table:table-row><table:table-row table:number-rows-repeated="${times}"><table:table-cell><text:p>again</text:p></table:table-cell></table:table-row></table:table></office:spreadsheet></office:body></office:document-content>`;
   return zipOf([stored("mimetype", "application/vnd.oasis.opendocument.spreadsheet"), stored("content.xml", content)]);
 }
+
+/** A header of MAX_COLUMNS names of `nameChars` characters, and a row of one letter under each. */
+export function wideXlsx(columns: number, nameChars: number): Buffer {
+  const cell = (text: string) => `<c t="inlineStr"><is><t>${text}</t></is></c>`;
+  const names = Array.from({ length: columns }, (_, i) => cell(`${"h".repeat(nameChars - 5)}${String(i).padStart(5, "0")}`)).join("");
+  return xlsxOf(
+    `<worksheet xmlns="${SHEET_NS}"><sheetData><row>${names}</row><row>${cell("x").repeat(columns)}</row></sheetData></worksheet>`,
+  );
+}

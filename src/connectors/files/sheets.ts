@@ -71,7 +71,8 @@ interface Cell {
 
 /**
  * Turns rows into records, sheet by sheet, within the file's bounds: the rows counted
- * (MAX_SHEET_ROWS), a row's characters (MAX_RECORD_CHARS) and all of them (MAX_SHEET_CHARS).
+ * (MAX_SHEET_ROWS), a row's characters (MAX_RECORD_CHARS: its cells', then its record's with
+ * the header names) and all records' (MAX_SHEET_CHARS).
  */
 class Rows {
   readonly records: SourceRecord[] = [];
@@ -123,16 +124,21 @@ class Rows {
       }
       return;
     }
+    const header = this.header;
+    const named = cells.map((c) => ({ ...c, name: header.get(c.column) ?? columnName(c.column) }));
+    // What the record holds, its header names with each cell (16,384 cells of one letter under long names are no small row).
+    let size = 0;
+    for (const c of named) size += c.name.length + c.text.length + 3;
+    if (size > MAX_RECORD_CHARS) throw new FileSkipped(ROW_TOO_LONG);
     for (let n = 0; n < repeated; n++) {
-      this.chars += length;
+      this.chars += size;
       if (this.chars > MAX_SHEET_CHARS) throw new FileSkipped(TOO_MUCH_TEXT);
-      this.records.push(this.record(row + n, cells));
+      this.records.push(this.record(row + n, named));
     }
   }
 
-  private record(row: number, cells: Cell[]): SourceRecord {
+  private record(row: number, named: Array<Cell & { name: string }>): SourceRecord {
     const { place, sheet } = this;
-    const named = cells.map((c) => ({ ...c, name: this.header!.get(c.column) ?? columnName(c.column) }));
     const label = named
       .find((c) => c.number === undefined && /\p{L}/u.test(c.text))
       ?.text.replace(/\s+/g, " ")
@@ -162,14 +168,16 @@ function shownNumber(value: number): string {
   return String(Number(value.toPrecision(15)));
 }
 
-/** What a number format shows a number as: a date (maybe with a time), a time of day, or a number. */
-type Shown = "date" | "datetime" | "time" | "number";
+/** What a number format shows a number as: a date (maybe with a time), a time of day, a percentage, or a number. */
+type Shown = "date" | "datetime" | "time" | "percent" | "number";
+type DateShown = Exclude<Shown, "percent" | "number">;
 
 /** Excel's built-in formats that are dates and times (ECMA-376 Part 1, 18.8.30; 27-36 and 50-58 East Asian dates). */
 function builtInShown(id: number): Shown {
   if (id === 14 || id === 15 || id === 16 || id === 17 || (id >= 27 && id <= 36) || (id >= 50 && id <= 58)) return "date";
   if (id === 22) return "datetime";
   if ((id >= 18 && id <= 21) || (id >= 45 && id <= 47)) return "time";
+  if (id === 9 || id === 10) return "percent";
   return "number";
 }
 
@@ -182,7 +190,8 @@ export function formatShown(code: string): Shown {
   if (date) return time ? "datetime" : "date";
   if (time) return "time";
   // "m" alone is a month (a date) unless a time's minutes.
-  return /m/.test(section) && !/[#0?]/.test(section) ? "date" : "number";
+  if (/m/.test(section) && !/[#0?]/.test(section)) return "date";
+  return section.includes("%") ? "percent" : "number";
 }
 
 const DAY_MS = 86_400_000;
@@ -192,7 +201,7 @@ const BASE_1904 = Date.UTC(1904, 0, 1);
 const MAX_SERIAL = 2_958_465;
 
 /** An Excel serial date as ISO 8601 ("2014-03-15", "2014-03-15T10:30:00", "10:30:00"). */
-export function serialDate(serial: number, date1904: boolean, shown: Exclude<Shown, "number">): string | undefined {
+export function serialDate(serial: number, date1904: boolean, shown: DateShown): string | undefined {
   if (!Number.isFinite(serial) || serial < 0 || serial > MAX_SERIAL) return undefined;
   // Excel counts 1900-02-29, which never was: serials before it are a day later than the count says.
   const base = date1904 ? BASE_1904 : serial < 60 ? BASE_1900 + DAY_MS : BASE_1900;
@@ -288,11 +297,12 @@ function worksheetHandler(rows: Rows, strings: string[], styles: Shown[], date19
     else if (c.type === "n" && raw.trim()) {
       const n = Number(raw);
       const shown = styles[c.style] ?? "number";
-      const date = shown !== "number" ? serialDate(n, date1904, shown) : undefined;
+      const date = shown !== "number" && shown !== "percent" ? serialDate(n, date1904, shown) : undefined;
       if (date) text = date;
       else if (Number.isFinite(n)) {
         number = n;
-        text = shownNumber(n);
+        // A percentage reads as one (0.25 is "25%"); its metadata keeps the number.
+        text = shown === "percent" ? `${shownNumber(n * 100)}%` : shownNumber(n);
       }
     }
     if (text === "") return;
