@@ -12,7 +12,8 @@
 // isotropic noise, normalised. Queries are drawn the same way. They stand for keyed vectors: a
 // rotation (D25) of this set is a set of the same law, and every cosine is kept.
 // CORPUS_BENCH_KNN_PG_EF and CORPUS_BENCH_KNN_USEARCH_EF (lists, e.g. "40,100,200") measure each
-// HNSW at several search widths in the same run (defaults: the stores' own, 100 and 64).
+// HNSW at several search widths in the same run (defaults: the stores' own, 100 and 64; an empty
+// list measures that one not at all).
 //   bun scripts/bench/knn.ts
 import { Database } from "bun:sqlite";
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -36,7 +37,11 @@ const OWNER = "bench";
 const CONNECTOR = "mail";
 const base = `/tmp/corpus-knn-${N}`;
 /** The candidates each HNSW keeps while searching, each measured (pgvector's hnsw.ef_search, usearch's expansion): more, better recall, slower. */
-const efList = (name: string, fallback: number) => (process.env[name] ?? String(fallback)).split(",").map(Number);
+const efList = (name: string, fallback: number) =>
+  (process.env[name] ?? String(fallback))
+    .split(",")
+    .filter((x) => x.trim() !== "")
+    .map(Number);
 const PG_EF = efList("CORPUS_BENCH_KNN_PG_EF", DEFAULT_EF_SEARCH);
 const USEARCH_EF = efList("CORPUS_BENCH_KNN_USEARCH_EF", HNSW_DEFAULTS.expansionSearch);
 
@@ -205,18 +210,19 @@ const knnIds = (store: VectorStore) => async (q: KeyedVector) => (await store.kn
 const all = vectorsFile();
 const queries = draw(QUERIES, 2);
 const sqlite = await sqliteStore(all);
-const pg = await postgresStore(all);
-const hnsw = usearchIndex(all);
+// An empty list measures none, and builds none (at 400k each build is long on a loaded machine).
+const pg = PG_EF.length ? await postgresStore(all) : undefined;
+const hnsw = USEARCH_EF.length ? usearchIndex(all) : undefined;
 
 const exact = await measure("sqlite-vec brute force (exact)", queries, knnIds(sqlite.store));
 const results = [exact];
 for (const ef of PG_EF) {
-  const store = await PostgresVectorStore.open(pg.url, { efSearch: ef });
+  const store = await PostgresVectorStore.open(pg!.url, { efSearch: ef });
   results.push(await measure(`pgvector HNSW (ef_search ${ef})`, queries, knnIds(store)));
   await store.close();
 }
 for (const ef of USEARCH_EF) {
-  const index = ef === HNSW_DEFAULTS.expansionSearch ? hnsw : EmbeddedHnsw.view(`${base}.usearch`, { expansionSearch: ef });
+  const index = ef === HNSW_DEFAULTS.expansionSearch ? hnsw! : EmbeddedHnsw.view(`${base}.usearch`, { expansionSearch: ef });
   results.push(await measure(`usearch HNSW (embedded, ef ${ef})`, queries, (q) => index.search(q, K).map((n) => n.id)));
 }
 const recall = (r: Result) => r.found.reduce((sum, f, i) => sum + f.filter((id) => exact.found[i]!.includes(id)).length, 0) / (K * QUERIES);
@@ -228,5 +234,5 @@ for (const r of results)
     `${r.name.padEnd(34)} ${percentile(r.times, 0.5).toFixed(2).padStart(6)} ${percentile(r.times, 0.99).toFixed(2).padStart(8)} ${recall(r).toFixed(3).padStart(11)} ${(percentile(exact.times, 0.5) / percentile(r.times, 0.5)).toFixed(1).padStart(16)}`,
   );
 sqlite.close();
-await pg.close();
+await pg?.close();
 process.exit(0);

@@ -295,6 +295,11 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
       this.ask(partition);
       return;
     }
+    // A snapshot whose file is gone (a restored backup holds the database alone): built again.
+    if (row.ready != null && !existsSync(indexFile(this.dataDir, partition, row.ready))) {
+      this.ask(partition);
+      return;
+    }
     const changes = this.db
       .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM vector_hnsw_masked WHERE partition = ? AND generation >= ?")
       .get(partition, row.generation)!.n;

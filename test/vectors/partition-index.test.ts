@@ -5,7 +5,7 @@
 // connector or the owner leaves no file.
 import { afterAll, expect, spyOn, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { dropIndex } from "../../src/connectors/local-index";
 import { type KeyedVector, VectorRotation } from "../../src/crypto/rotation";
@@ -167,4 +167,22 @@ test("a search within ids is exact (the index holds no ids to narrow by)", async
   expect(found.map((n) => n.id).sort((a, b) => a - b)).toEqual(ids);
   expect(found[0]).toMatchObject({ id: 50, similarity: expect.closeTo(1, 4) });
   store.dropOwner("alice");
+}, 120_000);
+
+test("an index whose file is gone (a backup restored holds the database alone) is searched exactly, and built again at the next change", async () => {
+  const rotation = VectorRotation.fromKey(randomBytes(32), EMBEDDING_DIM);
+  put(rotation, 0, N);
+  await store.settled();
+  const [file] = indexFiles();
+  rmSync(join(dir, VECTOR_INDEX_DIR, file!));
+  const exactSearches = spyOn(SqliteVectorStore.prototype, "knn");
+  expect(recall(rotation)).toBe(1);
+  expect(exactSearches).toHaveBeenCalled();
+  exactSearches.mockRestore();
+  store.put("alice", "mail", [{ id: 300_000, vector: rotation.apply(questions[0]!) }]);
+  await store.settled();
+  expect(indexFiles().length).toBe(1);
+  expect(store.knn("alice", rotation.apply(questions[0]!), 1)[0]!.id).toBe(300_000);
+  store.dropOwner("alice");
+  expect(indexFiles()).toEqual([]);
 }, 120_000);

@@ -1,7 +1,7 @@
 // An index's candidates for a question, as SQL alone: the best BM25 matches of its blinded words
-// (FTS5), the chunks nearest its rotated vector (its vector store, src/vectors/), and the sealed rows of the records
-// found. Nothing here needs the owner's keys, so it runs as well in the search worker
-// (search-worker.ts, off the serving thread: D31) as on the thread that asks (rank.ts).
+// (FTS5), the chunks nearest its rotated vector (its vector store, src/vectors/), and the sealed
+// rows of the records found. Nothing here needs the owner's keys, so it runs as well in the
+// search worker (search-worker.ts, off the serving thread: D31) as on the thread that asks (rank.ts).
 import type { Database } from "bun:sqlite";
 import type { KeyedVector } from "../../crypto/rotation";
 import { connectorVectors } from "../../vectors/embedded";
