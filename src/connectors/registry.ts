@@ -332,6 +332,8 @@ export class ConnectorRegistry {
    * "unknown" before its first check; a live source's newest records embedded ahead as "embedding".
    */
   async states(): Promise<ConnectorStateCount[]> {
+    // Shutting down: the connectors are being closed, and a scrape then counts none.
+    if (this.closing) return [];
     const all = [
       ...this.operators.map((d) => ({ key: `${d.owner}/${d.id}`, kind: d.kind as string })),
       ...this.rows.everyOne().map((r) => ({ key: `${r.user_id}/${r.id}`, kind: r.kind as string })),

@@ -200,7 +200,7 @@ describe("CORS in a real headless Chromium (issue 18 gap 3): a page on an allowe
     expect(Number(seen.remaining)).toBeGreaterThan(0);
     expect(seen.session).toBeTruthy();
     expect(Number(seen.mcpLimit)).toBe(60);
-    expect(seen.tools.sort()).toEqual(["corpus_search", "fetch", "open_connectors", "search"]);
+    expect(seen.tools.sort()).toEqual(["corpus_answer", "corpus_search", "fetch", "open_connectors", "search"]);
     expect(seen.missing).toBe(404);
     expect(seen.requestId).toMatch(/^req_/);
   });
