@@ -166,6 +166,12 @@ export class ConnectorGrants {
     }
   }
 
+  /** A deleted user's access tokens and waiting grants are forgotten (their rows went with their data). */
+  forgetOwner(owner: string): void {
+    for (const key of this.tokens.keys()) if (key.slice(0, key.lastIndexOf("/")) === owner) this.tokens.delete(key);
+    for (const [key, p] of this.pending) if (p.owner === owner) this.pending.delete(key);
+  }
+
   /** Grants waiting at a provider (tests: nothing grows without bound). */
   pendingCount(): number {
     this.forgetExpired();
