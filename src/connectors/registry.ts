@@ -582,6 +582,7 @@ export class ConnectorRegistry {
 
   /** Closes the live connections of `user`'s connectors (after their rows are deleted). */
   async closeUser(user: string): Promise<void> {
+    this.grants.forgetOwner(user);
     for (const [key, c] of [...this.live]) {
       // Exactly this owner: ids never hold "/", so the owner is what precedes the last one.
       if (key.slice(0, key.lastIndexOf("/")) !== user) continue;

@@ -386,8 +386,11 @@ describe("IMAP OAuth grants are bounded and go with their connector or user", ()
 
     expect((await grant(t, "alice")).status).toBe(200);
     expect(grants()).toBe(1);
+    expect((await startGrant(t, "alice")).status).toBe(200);
+    expect(t.services.connectors.grants.pendingCount()).toBe(1);
     const deleted = await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(await token(t, "alice")) }));
     expect(deleted.status).toBe(200);
     expect(grants()).toBe(0);
+    expect(t.services.connectors.grants.pendingCount()).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 // OAuth 2.0 grants of users' IMAP connectors (issue 38), corpus as the client: the user starts
 // an authorization-code flow with PKCE S256 (begin), the provider sends the browser back to
-// CALLBACK_PATH (finish), the code is exchanged and the refresh token kept sealed with the
+// CALLBACK_PATH, where the person confirms who asked (describe), the code is exchanged (finish)
+// and the refresh token kept sealed with the
 // user's data key like a password (D20, rows.ts): never shown, never logged. Access tokens live
 // in memory only, refreshed before they expire; a grant the provider refuses (revoked, expired)
 // is kept refused, its reason the connector's status, until access is granted again. The token
@@ -164,6 +165,12 @@ export class ConnectorGrants {
       if (p.expiresAt > now) break;
       this.pending.delete(key);
     }
+  }
+
+  /** A deleted user's access tokens and waiting grants are forgotten (their rows went with their data). */
+  forgetOwner(owner: string): void {
+    for (const key of this.tokens.keys()) if (key.slice(0, key.lastIndexOf("/")) === owner) this.tokens.delete(key);
+    for (const [key, p] of this.pending) if (p.owner === owner) this.pending.delete(key);
   }
 
   /** Grants waiting at a provider (tests: nothing grows without bound). */
