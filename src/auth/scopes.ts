@@ -5,19 +5,18 @@ export const SCOPES = ["corpus:read", "corpus:search", "connectors:read", "conne
 export type Scope = (typeof SCOPES)[number];
 
 /**
- * Opening a cited document whole (D36), on every wire: the tool fetch, resources/read of
- * corpus://doc/<id>, GET /v1/documents/{id} and the page /d/<id> with a bearer token. It is the
- * scope of the search that returned the id (D5): an id opens only what an answer to that user
- * cited (their archive, D12), the passage of which that scope already showed them, and search
- * then fetch is one flow for an assistant (OpenAI's deep research pairs them). corpus:read stays
- * the scope of searching the whole archive (deep_search).
+ * Opening a cited document whole (D36) takes the scope of the wire: on MCP (the tool fetch,
+ * resources/read of corpus://doc/<id>) that of the search tools, corpus:search, so that an
+ * assistant's search then fetch is one flow under the same scopes as corpus_search; through REST
+ * (GET /v1/documents/{id}) and the page /d/<id> with a bearer token, corpus:read, the scope of
+ * reading what corpus keeps (deep_search reads the archive the ids open).
  */
-export const OPEN_DOCUMENT_SCOPE = "corpus:search" satisfies Scope;
+export const MCP_OPEN_DOCUMENT_SCOPE = "corpus:search" satisfies Scope;
 
 export const REQUIRED_SCOPE = {
   "POST /v1/query": "corpus:search",
   "POST /v1/deep_search": "corpus:read",
-  "GET /v1/documents/:id": OPEN_DOCUMENT_SCOPE,
+  "GET /v1/documents/:id": "corpus:read",
   "GET /v1/connectors": "connectors:read",
   "POST /v1/connectors": "connectors:write",
   "PATCH /v1/connectors/:id": "connectors:write",
@@ -36,7 +35,7 @@ export const TOOL_SCOPE = {
   corpus_search: "corpus:search",
   corpus_answer: "corpus:search",
   search: "corpus:search",
-  fetch: OPEN_DOCUMENT_SCOPE,
+  fetch: MCP_OPEN_DOCUMENT_SCOPE,
   open_connectors: "connectors:read",
 } as const satisfies Record<string, Scope>;
 

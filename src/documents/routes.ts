@@ -1,5 +1,5 @@
 // A cited document through REST and in a browser (D36): GET /v1/documents/{id} (scope
-// OPEN_DOCUMENT_SCOPE, as fetch's: auth/scopes.ts) in the fetch tool's shape, and the page /d/<id> under the public URL that a
+// corpus:read: auth/scopes.ts) in the fetch tool's shape, and the page /d/<id> under the public URL that a
 // citation's url points at, with the cited passage highlighted. The page opens only for its
 // owner: the OAuth session's person (its cookie) or a bearer token with that scope; without
 // either it sends the browser to sign in and back. Everything in it is escaped (it is a user's

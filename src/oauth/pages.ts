@@ -79,7 +79,7 @@ ${o.error ? `<p class="error" role="alert">${escapeHtml(o.error)}</p>` : ""}
 
 export const SCOPE_TEXT: Record<string, string> = {
   "corpus:search": "Search your connected sources and open the documents an answer cites",
-  "corpus:read": "Run deep searches over the answers you were given",
+  "corpus:read": "Run deep searches over the answers you were given, and open the documents they cite",
   "connectors:read": "See which sources you have connected",
   "connectors:write": "Add and remove your connectors and webhooks, and delete your data",
   offline_access: "Stay connected when you are away (a refresh token)",

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { OPEN_DOCUMENT_SCOPE, REQUIRED_SCOPE, SCOPES, TOOL_SCOPE } from "../../src/auth/scopes";
+import { MCP_OPEN_DOCUMENT_SCOPE, REQUIRED_SCOPE, SCOPES, TOOL_SCOPE } from "../../src/auth/scopes";
 import { PANEL_SCOPE } from "../../src/mcp/panel-resource";
 import { TOOLS } from "../../src/mcp/tools";
 import { fetchDocument } from "../../src/mcp/tools/fetch";
@@ -27,11 +27,12 @@ describe("scopes per route and tool", () => {
     expect(PANEL_SCOPE).toBe(TOOL_SCOPE.open_connectors);
   });
 
-  test("opening a document: one scope, the search's, on REST and MCP", () => {
-    expect(OPEN_DOCUMENT_SCOPE).toBe("corpus:search");
-    expect(REQUIRED_SCOPE["GET /v1/documents/:id"]).toBe(OPEN_DOCUMENT_SCOPE);
-    expect(fetchDocument.scope).toBe(OPEN_DOCUMENT_SCOPE);
-    expect(TOOL_SCOPE.search).toBe(OPEN_DOCUMENT_SCOPE);
+  test("opening a document: the search tools' scope on MCP, corpus:read through REST", () => {
+    expect(MCP_OPEN_DOCUMENT_SCOPE).toBe("corpus:search");
+    expect(fetchDocument.scope).toBe(MCP_OPEN_DOCUMENT_SCOPE);
+    expect(TOOL_SCOPE.search).toBe(MCP_OPEN_DOCUMENT_SCOPE);
+    expect(TOOL_SCOPE.corpus_search).toBe(MCP_OPEN_DOCUMENT_SCOPE);
+    expect(REQUIRED_SCOPE["GET /v1/documents/:id"]).toBe("corpus:read");
   });
 
   test("README's table: each route and tool in its scope's row only", () => {
@@ -48,6 +49,6 @@ describe("scopes per route and tool", () => {
       const path = route.split(" ")[1]!.replace(":id", "{id}");
       expect({ route, row: mentions(rows.get(scope)!, path) }).toEqual({ route, row: true });
     }
-    expect(mentions(rows.get(OPEN_DOCUMENT_SCOPE)!, "/d/<id>")).toBe(true);
+    expect(mentions(rows.get(REQUIRED_SCOPE["GET /v1/documents/:id"])!, "/d/<id>")).toBe(true);
   });
 });

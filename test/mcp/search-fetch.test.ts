@@ -355,24 +355,24 @@ describe("only their owner opens them", () => {
     }
   });
 
-  test("one scope opens a document on both wires: corpus:search (fetch, resources/read, REST, the page); corpus:read alone opens it on neither", async () => {
+  test("a document opens with corpus:search on MCP (fetch, resources/read) and with corpus:read through REST and the page; each wire refuses the other scope alone", async () => {
     const s = running.services;
     const searchOnly = (await s.auth.issuer.issue("alice", ["corpus:search"])).token;
     const readOnly = (await s.auth.issuer.issue("alice", ["corpus:read"])).token;
     const id = cited[0]!.id;
     const viaRest = (token: string) => fetch(`${running.url}/v1/documents/${id}`, { headers: { authorization: `Bearer ${token}` } });
-    expect((await viaRest(searchOnly)).status).toBe(200);
-    expect((await pageAs(id, { authorization: `Bearer ${searchOnly}` })).status).toBe(200);
+    expect((await viaRest(readOnly)).status).toBe(200);
+    expect((await pageAs(id, { authorization: `Bearer ${readOnly}` })).status).toBe(200);
+    const refused = await viaRest(searchOnly);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("www-authenticate")).toContain('scope="corpus:read"');
+    expect((await pageAs(id, { authorization: `Bearer ${searchOnly}` })).status).toBe(403);
     tokens.searchOnly = searchOnly;
     const client = await connect("searchOnly");
     expect((await client.callTool({ name: "fetch", arguments: { id } })).isError).toBeFalsy();
     expect((await client.readResource({ uri: `corpus://doc/${id}` })).contents.length).toBe(1);
     await client.close();
-    const refused = await viaRest(readOnly);
-    expect(refused.status).toBe(403);
-    expect(refused.headers.get("www-authenticate")).toContain('scope="corpus:search"');
-    expect((await pageAs(id, { authorization: `Bearer ${readOnly}` })).status).toBe(403);
-    // MCP: the same 403 with the scope to step up to, for the tool and the resource.
+    // MCP: a corpus:read token alone is 403 with the scope to step up to, for the tool and the resource.
     for (const [method, params] of [
       ["tools/call", { name: "fetch", arguments: { id } }],
       ["resources/read", { uri: `corpus://doc/${id}` }],
