@@ -7,8 +7,9 @@ import { afterAll, expect, spyOn, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { dropIndex } from "../../src/connectors/local-index";
+import { closeSearches, dropIndex, indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
 import { type KeyedVector, VectorRotation } from "../../src/crypto/rotation";
+import { UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { MIGRATIONS } from "../../src/migrations";
 import { openDatabase } from "../../src/store/database";
@@ -16,6 +17,7 @@ import { configureConnectorVectors } from "../../src/vectors/embedded";
 import { VECTOR_INDEX_DIR } from "../../src/vectors/partition-index";
 import { SqliteVectorStore } from "../../src/vectors/sqlite";
 import { tempDir } from "../helpers";
+import { mailRecord } from "../support/local-index";
 
 const THRESHOLD = 1000;
 const N = 1500;
@@ -185,4 +187,44 @@ test("an index whose file is gone (a backup restored holds the database alone) i
   expect(store.knn("alice", rotation.apply(questions[0]!), 1)[0]!.id).toBe(300_000);
   store.dropOwner("alice");
   expect(indexFiles()).toEqual([]);
+}, 120_000);
+
+test("a local index past the threshold is searched through its index in the search worker, off the serving thread, as on this thread", async () => {
+  const dataDir = tempDir();
+  const real = openDatabase(dataDir, MIGRATIONS);
+  const vectors = configureConnectorVectors(real, { threshold: 50 });
+  const index = new LocalIndex(real, "carol/mail", indexKeysFor(new UserKeys(real, randomBytes(32)), "carol", "mail", true), (r) => [
+    r.content,
+  ]);
+  const axis = (turn: number) => {
+    const v = new Float32Array(EMBEDDING_DIM);
+    v[0] = Math.cos(turn);
+    v[1] = Math.sin(turn);
+    return v;
+  };
+  try {
+    for (let i = 0; i < 60; i++)
+      await index.put({ source: `m${i}`, size: 1, mtime: 1 }, [
+        mailRecord(`m${i}`, "2020-03-01T10:00:00.000Z", `note ${i}`, { from: "a@example.com" }),
+      ]);
+    const pending = index.pendingChunks(1000);
+    index.setVectors(
+      pending,
+      pending.map((_, i) => axis(i / 60)),
+    );
+    await vectors.settled();
+    expect(readdirSync(join(dataDir, VECTOR_INDEX_DIR)).length).toBe(1);
+    const request = { terms: [], phrases: [], limit: 10, vector: axis(0.3) };
+    const off = await index.rank(request);
+    const here = index.rankHere(request);
+    // Twice the limit of nearest chunks, as rank asks (rank.ts).
+    expect(off.length).toBe(20);
+    expect(off.map((h) => [h.record.id, h.dense])).toEqual(here.map((h) => [h.record.id, h.dense]));
+    // The nearest: the chunk turned 0.3 (the 18th of 60), its similarity ~1.
+    expect(off[0]!.record.id).toBe("m18");
+    expect(off[0]!.dense).toBeCloseTo(1, 4);
+  } finally {
+    await closeSearches(real);
+    real.close();
+  }
 }, 120_000);
