@@ -33,13 +33,14 @@ export const DEB_PATHS = {
 } as const;
 
 /**
- * What the .deb needs of the system: glibc and, for onnxruntime's library (embedded, loaded at
- * run time: GLIBC_2.28, GLIBCXX_3.4.22), the C++ runtime and libgcc; useradd for the system user.
+ * What the .deb needs of the system: glibc (2.34 for usearch's prebuilt module, the HNSW index of
+ * big partitions; onnxruntime's library, embedded and loaded at run time, needs GLIBC_2.28 and
+ * GLIBCXX_3.4.22), the C++ runtime and libgcc; useradd for the system user.
  * Nothing else: the executable carries the rest. test/scripts/release.test.ts checks the glibc
  * floor against the symbol versions the executable's bytes name.
  */
 export const DEB_DEPENDS = [
-  { name: "libc6", version: "2.28" },
+  { name: "libc6", version: "2.34" },
   { name: "libgcc-s1", version: "3.0" },
   { name: "libstdc++6", version: "6" },
   { name: "passwd" },
