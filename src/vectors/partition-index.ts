@@ -156,6 +156,11 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
     this.changed(partition, 0);
   }
 
+  /** Whether a connector's vectors are searched through a built index (past the threshold). */
+  indexed(owner: string, connector: string): boolean {
+    return this.dataDir !== undefined && this.row(partitionOf(owner, connector))?.ready != null;
+  }
+
   knn(owner: string, query: KeyedVector, k: number, filter: KnnFilter = {}): Neighbour[] {
     checkK(k);
     // Within ids or times: sqlite-vec's exact search (the snapshot holds neither).

@@ -77,7 +77,11 @@ export function candidates(ix: IndexRows, asked: CandidatesAsked, held?: HeldVec
       const found = bestByWords(ix, asked, dates);
       if (asked.vector) {
         // The search worker's copy of the vectors where it holds them (held-vectors.ts): the same results, one pass over memory.
-        const memory = held?.partition(ix.db, ix.owner, asked.vector.length);
+        // Not for a partition past the threshold: its HNSW index answers, in the worker as on the serving thread.
+        const { owner, connector } = splitPartition(ix.owner);
+        const memory = connectorVectors(ix.db).indexed(owner, connector)
+          ? undefined
+          : held?.partition(ix.db, ix.owner, asked.vector.length);
         nearestChunks(ix, asked.vector, Math.min(asked.nearest, MAX_KNN), dates, found, memory);
         bestChunksOf(ix, asked.vector, found, memory);
       }
