@@ -56,6 +56,7 @@ const INTEGRATION = [
   "connectors/imap.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
+  "connectors/oauth/grants.test.ts",
   "connectors/office-files.test.ts",
   "connectors/paths.test.ts",
   "connectors/read-memory.test.ts",

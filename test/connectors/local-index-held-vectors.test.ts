@@ -116,3 +116,54 @@ test("past its bound nothing is held, and sqlite-vec answers the same", async ()
   expect(held.chunksRead).toBe(1);
   expect(held.bytes).toBe(10 * EMBEDDING_DIM * 4);
 });
+
+test("a record removed and another put before the next search is found by its own vector, never the removed one's (a chunk's number is not given again)", async () => {
+  const { db, asked, other, put, embedAll } = await index();
+  const rows = { db, owner: "alice/docs" };
+  const held = new HeldVectors();
+  candidates(rows, asked(), held);
+  const last = () => db.query<{ n: number }, []>("SELECT max(chunk_id) AS n FROM connector_vec").get()!.n;
+  // The newest record's chunk removed and the next record's put (its number was given again, so
+  // vec0's slot too), with no search between: the held copy last saw the removed vector there.
+  await other.removeSource(other.sourceKey("m9"));
+  await put(other, 2000);
+  embedAll(other);
+  // Asked by the new record's own vector: sqlite-vec finds it nearest, and so must the held copy.
+  const own = db
+    .query<{ embedding: Uint8Array }, [number]>("SELECT embedding FROM connector_vec WHERE chunk_id = ?")
+    .get(last())!.embedding;
+  const a = asked({
+    match: undefined,
+    vector: new Float32Array(own.buffer.slice(own.byteOffset, own.byteOffset + own.byteLength)) as KeyedVector,
+  });
+  expect(shown(candidates(rows, a, held))).toEqual(shown(candidates(rows, a)));
+});
+
+test("a data folder of before upgrades: its chunks keep their numbers, and the next one is past every number a chunk or vector had", () => {
+  const dir = tempDir();
+  const before = openDatabase(dir, [...cryptoMigrations, ...indexMigrations.filter((m) => m.id !== "connectors-009-chunk-numbers-once")]);
+  for (const ord of [0, 1, 2]) before.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (1, ?, ?)").run(OWNER, ord);
+  // A vector stored under a number whose chunk row is gone (the newest chunks removed).
+  before.query("INSERT INTO connector_vec (chunk_id, owner, embedding) VALUES (9, ?, ?)").run(OWNER, randomVector());
+  before.close();
+  const after = openDatabase(dir, [...cryptoMigrations, ...indexMigrations]);
+  expect(
+    after
+      .query<{ chunk: number }, []>("SELECT chunk FROM connector_chunks ORDER BY chunk")
+      .all()
+      .map((r) => r.chunk),
+  ).toEqual([1, 2, 3]);
+  after.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (2, ?, 0)").run(OWNER);
+  after.query("DELETE FROM connector_chunks WHERE chunk = 10").run();
+  after.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (3, ?, 0)").run(OWNER);
+  expect(
+    after
+      .query<{ chunk: number }, []>("SELECT chunk FROM connector_chunks WHERE doc > 1")
+      .all()
+      .map((r) => r.chunk),
+  ).toEqual([11]);
+  expect(
+    after.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE tbl_name = 'connector_chunks' AND type = 'index'").get()!
+      .n,
+  ).toBe(3);
+});

@@ -102,4 +102,34 @@ export const indexMigrations: Migration[] = [
       )`);
     },
   },
+  {
+    // A chunk's number is never given again (AUTOINCREMENT): the newest chunks removed and others
+    // put before the next search took the same numbers, and so vec0's same slots, and the search
+    // worker's held copy (held-vectors.ts), which knows a vec0 chunk changed by its validity and
+    // rowids only, kept answering with the removed chunks' vectors.
+    id: "connectors-009-chunk-numbers-once",
+    up(db) {
+      db.exec(`CREATE TABLE connector_chunks_once (
+        chunk INTEGER PRIMARY KEY AUTOINCREMENT,
+        doc INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        embedded INTEGER NOT NULL DEFAULT 0
+      )`);
+      db.exec(
+        "INSERT INTO connector_chunks_once (chunk, doc, owner, ord, embedded) SELECT chunk, doc, owner, ord, embedded FROM connector_chunks",
+      );
+      // Past every number a vector may still be stored under (a chunk removed before its vector):
+      // vec0's own table of rowids, read without its vectors.
+      db.exec("DELETE FROM sqlite_sequence WHERE name = 'connector_chunks_once'");
+      db.exec(
+        "INSERT INTO sqlite_sequence (name, seq) SELECT 'connector_chunks_once', max(n) FROM (SELECT max(chunk) AS n FROM connector_chunks UNION ALL SELECT max(rowid) FROM connector_vec_rowids UNION ALL SELECT 0)",
+      );
+      db.exec("DROP TABLE connector_chunks");
+      db.exec("ALTER TABLE connector_chunks_once RENAME TO connector_chunks");
+      db.exec("CREATE INDEX connector_chunks_doc ON connector_chunks (doc)");
+      db.exec("CREATE INDEX connector_chunks_pending ON connector_chunks (owner, embedded)");
+      db.exec("CREATE INDEX connector_chunks_owed ON connector_chunks (owner) WHERE embedded = 0");
+    },
+  },
 ];

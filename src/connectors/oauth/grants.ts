@@ -307,10 +307,19 @@ export class ConnectorGrants {
   private async refresh(owner: string, id: string, provider: Provider, grant: StoredGrant): Promise<AccessToken> {
     const key = `${owner}/${id}`;
     let answer: TokenAnswer;
+    // Access granted again while the provider answered: its answer is the old grant's, and
+    // neither refuses nor replaces the new one (the new one's token is cached by finish).
+    const replaced = () => (this.options.rows.grant(owner, id) as StoredGrant | undefined)?.refresh_token !== grant.refresh_token;
+    const grantedAgain = () => {
+      const current = this.tokens.get(key);
+      if (current && !this.isDue(current)) return current;
+      throw new ConnectorError("access was granted again meanwhile; the next attempt uses it");
+    };
     try {
       answer = await this.tokenRequest(owner, provider, { grant_type: "refresh_token", refresh_token: grant.refresh_token });
     } catch (e) {
       if (!(e instanceof GrantRefused)) throw new ConnectorError((e as Error).message);
+      if (replaced()) return grantedAgain();
       const reason = `${e.message}; grant access again with ${grantRoute(id)}`;
       this.tokens.delete(key);
       // Kept refused: every later check shows why, without asking the provider again.
@@ -318,6 +327,7 @@ export class ConnectorGrants {
       this.options.log.warning("connector OAuth grant refused by its provider", { connector: id, provider: provider.id });
       throw new ConnectorError(reason);
     }
+    if (replaced()) return grantedAgain();
     // A provider that rotates refresh tokens answers a new one; the old one is not kept.
     if (answer.refresh_token && answer.refresh_token !== grant.refresh_token)
       this.options.rows.setGrant(owner, id, { ...grant, refresh_token: answer.refresh_token });

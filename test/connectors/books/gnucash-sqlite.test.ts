@@ -74,6 +74,43 @@ describe("a GnuCash SQLite book", () => {
     expect(() => parseGnucashSqlite(chinook, "c.gnucash")).toThrow(BookUnreadable);
   });
 
+  test("a table that computes on reading (a generated column, a virtual table) is refused before any row is read: 8 KB may not become gigabytes (D31)", () => {
+    const hostile = (change: string) => {
+      const db = Database.deserialize(new Uint8Array(sqlite));
+      db.exec(change);
+      const bytes = db.serialize();
+      db.close();
+      return bytes;
+    };
+    // A column computed when read: a few bytes of schema, 10^8 characters a row (kept small here: the expression is what is refused).
+    const generated = hostile(
+      "ALTER TABLE accounts ADD COLUMN padding TEXT AS (printf('%.*c', 1000, 'x')); ALTER TABLE accounts RENAME COLUMN name TO stored_name; ALTER TABLE accounts ADD COLUMN name TEXT AS (stored_name || padding)",
+    );
+    expect(() => parseGnucashSqlite(generated, "g.gnucash")).toThrow(
+      new BookUnreadable(1, "not a GnuCash SQLite book (its accounts table computes columns when read)"),
+    );
+    const virtual = hostile(
+      "CREATE VIRTUAL TABLE fts USING fts5(memo); DROP TABLE splits; CREATE VIRTUAL TABLE splits USING fts5(tx_guid, account_guid, memo, quantity_num, quantity_denom)",
+    );
+    expect(() => parseGnucashSqlite(virtual, "v.gnucash")).toThrow(
+      new BookUnreadable(1, "not a GnuCash SQLite book (its splits table computes columns when read)"),
+    );
+  });
+
+  test("a text stored as a blob or a number is read as text, not a failure that names the reader's code", () => {
+    const db = Database.deserialize(new Uint8Array(sqlite));
+    db.exec(
+      "UPDATE splits SET memo = CAST('Fed Est Tax memo' AS BLOB) WHERE rowid = (SELECT min(rowid) FROM splits); UPDATE transactions SET description = x'4142', num = 7 WHERE rowid = (SELECT min(rowid) FROM transactions)",
+    );
+    const bytes = db.serialize();
+    db.close();
+    const read = parseGnucashSqlite(bytes, "t.gnucash").transactions;
+    expect(read.length).toBe(75);
+    expect(read[0]!.payee).toBe("AB");
+    expect(read[0]!.meta).toEqual({ number: "7" });
+    expect(read.some((t) => t.narration.includes("Fed Est Tax memo"))).toBe(true);
+  });
+
   test("the book on disk is never opened by SQLite: no journal, WAL or lock file beside it, even for a WAL-mode book", () => {
     const dir = tempDir("corpus-gnucash-sqlite-");
     const path = join(dir, "wal.gnucash");
