@@ -37,7 +37,11 @@ async function index() {
   const other = new LocalIndex(db, "alice/docs", indexKeysFor(userKeys, "alice", "docs", true), () => ["one"]);
   const put = async (target: LocalIndex, i: number) =>
     target.put({ source: `m${i}`, size: 1, mtime: 1 }, [
-      mailRecord(`m${i}`, `20${String(10 + (i % 10))}-03-01T10:00:00.000Z`, `${i % 3 === 0 ? "harbour" : "meeting"} ${i % 5 === 0 ? "audit" : ""}`),
+      mailRecord(
+        `m${i}`,
+        `20${String(10 + (i % 10))}-03-01T10:00:00.000Z`,
+        `${i % 3 === 0 ? "harbour" : "meeting"} ${i % 5 === 0 ? "audit" : ""}`,
+      ),
     ]);
   for (let i = 0; i < 20; i++) await put(ix, i);
   for (let i = 0; i < 10; i++) await put(other, i);
