@@ -78,7 +78,8 @@ test("the k nearest keyed vectors, nearest first, as brute force over the model'
 
 test("removed ids are never found; a saved index loads and answers the same", () => {
   const index = EmbeddedHnsw.create();
-  index.add(ids, keyed);
+  // A third of the set: what is removed and what loads do not depend on its size.
+  index.add(ids.slice(0, 1000), keyed.slice(0, 1000));
   const q = queries[0]!;
   const gone = index.search(q, 5).map((f) => f.id);
   index.remove(gone);
