@@ -1,7 +1,9 @@
 // The test suites (issue 15 item 6):
 //   bun scripts/test.ts all           every file (`npm test`)
 //   bun scripts/test.ts unit          no test servers, no model, no child process: seconds
-//   bun scripts/test.ts integration   the rest: Dovecot and PostgreSQL, the model, real processes, Chromium
+//   bun scripts/test.ts integration   the rest: Dovecot and PostgreSQL, the model, real processes, Chromium,
+//                                     many argon2id password hashes (19 MiB each: console/routes, oauth/sign-in),
+//                                     corpus bundled whole (scripts/notices)
 // Files run in parallel, one Bun process per core (at most TEST_WORKERS), each keeping one global
 // across the files it runs, as a serial run does (--no-isolate: onnxruntime's native addon
 // aborts the process when a file's fresh global loads it again). The run's temporary files go
@@ -78,6 +80,7 @@ const INTEGRATION = [
   "connectors/status.test.ts",
   "connectors/update.test.ts",
   "console/browser.test.ts",
+  "console/routes.test.ts",
   "crash.test.ts",
   "crypto/master-key.test.ts",
   "embedding/embedder.test.ts",
@@ -109,6 +112,7 @@ const INTEGRATION = [
   "oauth/inspector-cli.test.ts",
   "oauth/metadata-document-flow.test.ts",
   "oauth/metadata-document.test.ts",
+  "oauth/sign-in.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
   "questions/ask.test.ts",
@@ -125,6 +129,7 @@ const INTEGRATION = [
   "scripts/build-model.test.ts",
   "scripts/eval/answers-books-labels.test.ts",
   "scripts/install-scripts.test.ts",
+  "scripts/notices.test.ts",
   "scripts/oci.test.ts",
   "scripts/release.test.ts",
   "server.test.ts",
