@@ -4,10 +4,11 @@
 import type { SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { startsQuote } from "./cite";
-import { documentDates } from "./document-dates";
+import { documentDates, MONTH_WORDS } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
 import { anyOf } from "./language/patterns";
 import {
+  ABBREVIATIONS,
   ADDRESS_LABELS,
   ADDRESS_WORDS,
   all,
@@ -15,8 +16,11 @@ import {
   CONTACT_NOUNS,
   DISCOUNT_LABELS,
   LABEL_MEANINGS,
+  MAIL_HEADERS,
   NOT_AN_ITEM_LABELS,
   PERSON_LABELS,
+  STREET_ENDINGS,
+  STREET_WORDS,
   TAX_CODES,
   TOTAL_LABELS,
 } from "./language/words";
@@ -28,15 +32,25 @@ export interface StatementSource {
   type?: SourceRecord["type"];
 }
 
-/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence; "NO. 42/1" a number, as receipts and invoices write it), or a line break. */
-export const SENTENCE =
-  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|NO|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
+/** A word as written, capitalised and in capitals ("incl", "Incl", "INCL"): as documents print it. */
+const cased = (words: string[]) => words.flatMap((w) => [w, w.toUpperCase(), w.charAt(0).toUpperCase() + w.slice(1)]);
+/**
+ * Sentence ends: a stop before a capital, a digit or a quote, or a line break; not an
+ * abbreviation's stop ("NO. 42/1", "incl. VAT"), an initial's, nor a day's ordinal stop before its
+ * month and year ("Rechnungsdatum 7. Mai 2014": one date, as German writes it).
+ */
+export const SENTENCE = new RegExp(
+  `(?<=[.!?])(?<!\\b(?:${anyOf(cased(all(ABBREVIATIONS)))}|[A-Z])\\.)(?<!(?<![\\d.])\\d{1,2}\\.(?=\\s+${anyOf(cased(MONTH_WORDS))}\\.?\\s+\\d))\\s+(?=["'(\\p{Lu}\\d])|\\n+`,
+  "u",
+);
 
+/** A street's word ending a compound, as Dutch and German write a street's name ("Hauptstraße", "Uferweg"). */
+const COMPOUND_STREET = anyOf([...STREET_WORDS.nl, ...STREET_WORDS.de]);
 /** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments; an invoice's address, phone, e-mail, web and page lines. */
 // Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a
 // long run of letters, or of "a@") made the open-ended ones backtrack quadratically.
 const BOILERPLATE = [
-  /^\s*(from|to|cc|bcc|sent|date|subject|please respond to|importance|x-[\w-]+)\s*:/i,
+  new RegExp(`^\\s*(?:${anyOf(all(MAIL_HEADERS))}|x-[\\w-]+)\\s*:`, "i"),
   /-{3,}\s*(original message|forwarded by)/i,
   /^\s*>/,
   /<[^>\s@]{1,64}@[^>\s]{1,255}>/,
@@ -52,8 +66,11 @@ const BOILERPLATE = [
 export const CONTACT = [
   /^\s*(tel|phone|fax|mobile|gsm|t|f)\.?\s*:?\s*[\d()+][\d\s()+./-]{6,40}$/i,
   // A number and a capitalised street ("4557 De Silva St"), a street and a number ("Hauptstrasse 12").
-  /^\s*\d{1,6}[\w/-]{0,6}\s+(\p{Lu}[\p{L}.'-]{0,29}\s+){1,4}(St|Street|Ave|Avenue|Rd|Road|Blvd|Boulevard|Lane|Ln|Dr|Drive|Way|Plaza|Straat|Weg|Laan|Plein|Rue)\b/u,
-  /^\s*\p{Lu}[\p{L}.'-]{1,40}(strasse|straße|straat|weg|laan|gasse)\s+\d{1,5}\w?\b/u,
+  new RegExp(
+    `^\\s*\\d{1,6}[\\w/-]{0,6}\\s+(\\p{Lu}[\\p{L}.'-]{0,29}\\s+){1,4}${anyOf(cased([...all(STREET_WORDS), ...all(STREET_ENDINGS)]))}(?![\\p{L}])`,
+    "u",
+  ),
+  new RegExp(`^\\s*\\p{Lu}[\\p{L}.'-]{1,40}${COMPOUND_STREET}\\s+\\d{1,5}\\w?\\b`, "u"),
   // A town with its state and ZIP ("Fremont CA 94538"), a Dutch postcode and town alone, a comma-separated address ending in a postcode.
   /\b\p{Lu}[\p{L}.'-]{1,40},?\s+[A-Z]{2}\s+\d{5}(-\d{4})?\s*$/u,
   /^\s*\d{4}\s?[A-Z]{2}\s+\p{Lu}\p{Ll}{1,40}\s*$/u,
@@ -511,7 +528,7 @@ const ADDRESS_CHARS = 80;
 const ADDRESS_LINES = 5;
 /** A street's word ("JALAN", "Weena", "rue"), a street named with one ("Uferweg", "Hauptstraße"), or a postcode before a town ("47800 P.JAYA"). */
 const ADDRESS = new RegExp(
-  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${anyOf([...ADDRESS_WORDS.nl, ...ADDRESS_WORDS.de])}(?![\\p{L}])|(?<![\\p{L}\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
+  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${COMPOUND_STREET}(?![\\p{L}])|(?<![\\p{L}\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
   "iu",
 );
 /**
