@@ -135,9 +135,9 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   },
   label: (c, r) => {
     if (c.label === undefined) return 0;
-    const fit = labelFit(c.label, r.plan, r.want);
-    // A label naming the thing asked in another language's words ("Vervaldatum" for the due date) names it too.
-    return fit + (fit < 1 && c.meanings?.some((m) => r.meanings.has(m)) ? 1 : 0);
+    // A label meaning what the question names, in any language ("Vervaldatum" for the due date), or
+    // under the party it names ("Adres:" under "Nabywca:" for the buyer's address), names it too.
+    return labelFit(c.label, r.plan, r.want) + (c.meanings?.some((m) => r.meanings.has(m)) ? 1 : 0);
   },
   focus: (c, r) => {
     const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
@@ -170,9 +170,9 @@ function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): num
     case "count":
       return holds === "item" ? 1 : 0;
     case "person":
-      return holds === "person" ? 1 : undefined;
+      return holds === "person" || holds === "addressee" ? 1 : undefined;
     case "place":
-      return holds === "address" ? 1 : undefined;
+      return holds === "address" || holds === "addressee" ? 1 : undefined;
     default:
       return undefined;
   }

@@ -126,9 +126,10 @@ const DATE_ALONE = 12;
 
 /**
  * What a statement holds, as its layout says: an item's row, the total, a tax, a part of the
- * total, a payment, a person, an address; "other" is any other line of a document whose layout has item rows.
+ * total, a payment, a person, an address, a person with their address under a person's label
+ * ("Bill to Address: ATTN: iViveLabs Limited …"); "other" is any other line of a document whose layout has item rows.
  */
-export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "address" | "other";
+export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "address" | "addressee" | "other";
 
 /** A statement of a source: its text, the label its value is under, what it holds, and whether a mail quotes it. */
 export interface Statement {
@@ -143,6 +144,7 @@ export interface Statement {
 /** A priced line that is no item, by its first word ("NAME CARD", "PRO BALANCE" are items). */
 export const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
 const PERSON_LABEL = new RegExp(`^${anyOf(all(PERSON_LABELS))}\\.?$`, "iu");
+const PERSON_LABEL_START = new RegExp(`^${anyOf(all(PERSON_LABELS))}(?![\\p{L}])`, "iu");
 
 const MEANING_PATTERNS = Object.entries(LABEL_MEANINGS).map(
   ([meaning, table]) => [meaning, new RegExp(`(?<![\\p{L}])${anyOf(all(table))}(?![\\p{L}])`, "iu")] as const,
@@ -513,9 +515,16 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     }
   }
   if (document) joinAddresses(out);
+  // A party's block ("Nabywca: …" / "NIP: …" / "Adres: …"): the labelled lines under a seller's or a
+  // buyer's label are that party's too, up to PARTY_LINES of them or the next party's label.
+  let party: string | undefined;
+  let partyLines = 0;
   for (const st of out) {
     const label = st.label ?? (document ? LABELLED.exec(st.text.slice(0, SENTENCE_PROBE))?.slice(1).find(Boolean) : undefined);
     const meanings = label === undefined ? [] : meaningsOf(label);
+    const own = meanings.find((m) => PARTIES.includes(m));
+    if (own !== undefined) [party, partyLines] = [own, 0];
+    else if (party !== undefined && label !== undefined && ++partyLines <= PARTY_LINES) meanings.push(party);
     if (meanings.length) st.meanings = meanings;
   }
   // Where the layout read item rows, the document's items are those rows, not its other lines (the shop's name, its address).
@@ -523,6 +532,9 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
   return out;
 }
 
+/** The meanings of a party to a sale, whose block of labelled lines follows its label; and the most lines of one. */
+const PARTIES = ["seller", "buyer"];
+const PARTY_LINES = 4;
 /** The longest line read as a line of an address, and the most lines an address has. */
 const ADDRESS_CHARS = 80;
 const ADDRESS_LINES = 5;
@@ -623,7 +635,9 @@ function joinAddresses(out: Statement[]): void {
       }
     }
     if (j < out.length && TOWN.test(parts.at(-1)!) && isFree(out[j]!) && COUNTRY_LINE.test(out[j]!.text)) parts.push(out[j++]!.text);
-    out[to++] = { text: parts.join(" "), holds: "address", quoted: st.quoted, ...(labelled !== undefined ? { label: labelled } : {}) };
+    // Under a person's label ("Bill to Address", "Customer address") the address is whose it names too.
+    const holds = labelled !== undefined && PERSON_LABEL_START.test(labelled) ? "addressee" : "address";
+    out[to++] = { text: parts.join(" "), holds, quoted: st.quoted, ...(labelled !== undefined ? { label: labelled } : {}) };
     i = j - 1;
   }
   out.length = to;

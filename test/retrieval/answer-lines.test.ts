@@ -366,3 +366,37 @@ test("a date alone under a short label without a colon is that label's ('Vervald
   expect(answerTo("When was the saeco invoice issued?", [], [{ text: saeco }])).toBe("Factuurdatum 8-9-2022. [1]");
   expect(answerTo("Wann wurde die Saeco Rechnung ausgestellt?", [], [{ text: saeco }])).toBe("Factuurdatum 8-9-2022. [1]");
 });
+
+// The AWS invoice as its text is indexed: the greeting names the vendor and the invoice, the
+// billed party is under "Bill to Address:"; the Orlen invoice's seller and buyer blocks each have an "Adres:".
+const awsBilled = [
+  "Account number:",
+  "296664039561",
+  "Bill to Address:",
+  "ATTN: iViveLabs Limited",
+  "93B Sai Yu Chung",
+  "Yuen Long, N.T., 0000, HK",
+  "Amazon Web Services Invoice",
+  "Greetings from Amazon Web Services, we're writing to provide you with an electronic invoice for your use of AWS services.",
+  "TOTAL AMOUNT DUE ON August 3 , 2014 $4.11",
+].join("\n");
+const orlen = [
+  "Faktura VAT F 1234K20/1234/12",
+  "Sprzedawca: Polski Koncern Naftowy ORLEN S.A.",
+  "NIP:               774-00-01-454",
+  "Adres:             Chemików 7 09-411 Płock",
+  "Nabywca:           GŁÓWNY URZĄD STATYSTYCZNY",
+  "NIP:               5261040828",
+  "Adres:             Aleja Niepodległości 208 00-925 Warszawa",
+].join("\n");
+
+test("an address under a person's label holds whose it is: it answers who was billed, and where", () => {
+  expect(answerTo("Who is the AWS invoice billed to?", [], [{ text: awsBilled }])).toContain("iViveLabs Limited");
+  expect(answerTo("What is the billing address on the AWS invoice?", [], [{ text: awsBilled }])).toContain("93B Sai Yu Chung");
+});
+
+test("the labelled lines under a seller's or a buyer's label are that party's: the buyer's address is asked by 'nabywcy'", () => {
+  expect(answerTo("Jaki jest adres nabywcy na fakturze?", [], [{ text: orlen }])).toContain("Aleja Niepodległości 208");
+  expect(answerTo("Jaki jest adres sprzedawcy na fakturze?", [], [{ text: orlen }])).toContain("Chemików 7");
+  expect(answerTo("Jaki jest adres sprzedawcy na fakturze?", [], [{ text: orlen }])).not.toContain("Aleja");
+});

@@ -712,7 +712,14 @@ export const LABEL_MEANINGS: Record<string, Table> = {
     nl: ["verkoper", "leverancier", "verkocht"],
     fr: ["vendeur", "fournisseur", "vendu"],
     de: ["verkäufer", "lieferant", "verkauft"],
-    pl: ["sprzedawca", "dostawca"],
+    pl: ["sprzedawca", "sprzedawcy", "dostawca", "dostawcy"],
+  },
+  buyer: {
+    en: ["bill to", "billed to", "sold to", "buyer", "customer"],
+    nl: ["koper", "klant", "afnemer"],
+    fr: ["acheteur", "client", "facturé à"],
+    de: ["käufer", "kunde", "rechnungsempfänger"],
+    pl: ["nabywca", "nabywcy", "odbiorca"],
   },
   delivery: {
     en: ["ship to", "shipping address", "delivery address", "shipped", "delivered"],
