@@ -15,6 +15,7 @@ import {
   COLUMN_HEADERS,
   CONTACT_NOUNS,
   DISCOUNT_LABELS,
+  IDENTIFIER_NOUNS,
   LABEL_MEANINGS,
   MAIL_HEADERS,
   NOT_AN_ITEM_LABELS,
@@ -220,6 +221,8 @@ const isHeader = (line: string) => {
 const DISCOUNT_LINE = new RegExp(`^[@*#\\s-]{0,3}${anyOf(all(DISCOUNT_LABELS))}\\.?\\s?:?$`, "iu");
 /** The most cells a discount's label takes below it: a rate and an amount. */
 const DISCOUNT_CELLS = 2;
+/** A label naming a number or a code, alone on its line without a colon ("Booking ID", "Invoice Number"): the code under it is its value. */
+const IDENTIFIER_LABEL = new RegExp(`^\\p{L}[\\p{L} ]{0,30}\\s${anyOf(all(IDENTIFIER_NOUNS))}$`, "iu");
 /** A label alone on its line, its value elsewhere ("Due Date:", "CHANGE :"). */
 const LABEL_ONLY = /^\p{L}[^:]{0,38}:$/u;
 /** A summary's label, each taking one value: a total, a part of it, a tax, a payment. */
@@ -434,7 +437,7 @@ function layoutPieces(read: string[]): Piece[] {
       // A code under a label alone is its value ("Reference:" / "CUSTREF123"); before an item's name
       // it is its prefix, after it its suffix; before cells, the code of an item named after them.
       if (i > 0 && !taken[i - 1] && LABEL_ONLY.test(lines[i - 1]!)) out.push({ line });
-      else if (isText(next(i))) code = code ? `${code} ${line}` : line;
+      else if (isText(next(i)) && !(units.length > 0 && IDENTIFIER_LABEL.test(units.at(-1)!))) code = code ? `${code} ${line}` : line;
       else if (units.length > 0) units[units.length - 1] = `${units.at(-1)} ${line}`;
       else if (cellKind(next(i) ?? "") !== undefined) units.push(line);
       else out.push({ line });

@@ -222,6 +222,16 @@ test("a mail header's names and a street's words come from the language tables",
   expect(read("Flash Drive\nDr. Jones will call").filter((s) => s.holds === "address")).toEqual([]);
 });
 
+test("a code under a label naming a number or a code, without its colon, is that label's value, not the next line's prefix (OYO)", () => {
+  const receipt = ["Rooms", "1", "Booking ID", "IBZY2087", "Payment Mode", "Cash at Hotel"].join("\n");
+  expect(read(receipt).map((s) => s.text)).toEqual(["Rooms 1", "Booking ID IBZY2087", "Payment Mode", "Cash at Hotel"]);
+  // Under another label the code is still the prefix of the item named after it.
+  expect(read(["Hotel Details", "GTG02", "SALMON TERIYAKI"].join("\n")).map((s) => s.text)).toEqual([
+    "Hotel Details",
+    "GTG02 SALMON TERIYAKI",
+  ]);
+});
+
 test("a table's header, or another label's value naming a place word, is no address", () => {
   const invoice = read(
     "Description Quantity Unit Price Disc.% Taxes Amount\nIncoterm: DPU - DELIVERED AT PLACE UNLOADED\nPayment terms: 15 Days",
