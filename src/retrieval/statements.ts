@@ -110,6 +110,13 @@ export const MONEY = new RegExp(
   "i",
 );
 
+/** A long statement's last sentence when it is unfinished and the next line goes on with it (of its last SENTENCE_PROBE characters). */
+function unfinishedSentence(last: string, line: string, contactWanted: boolean): string | undefined {
+  const tail = last.slice(-SENTENCE_PROBE);
+  if (!WRAPPED.test(tail) || !GOES_ON.test(line) || isBoilerplate(line, contactWanted)) return undefined;
+  const sentences = tail.split(SENTENCE);
+  return sentences.length > 1 ? sentences.at(-1) : undefined;
+}
 /** A mail's line wrapped before its sentence ended: a long line without an end, and a next line going on. */
 const WRAPPED = /^.{40,}[^.!?:]$/u;
 const GOES_ON = /^[\p{L}\d("']/u;
@@ -492,6 +499,17 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     }
     const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, document);
     const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
+    // A mail's paragraph longer than SENTENCE_PROBE goes on in a new statement from its unfinished
+    // sentence: cut at the line's end, "… no" / "later than noon, August 28th." said neither whole.
+    const unfinished =
+      lastStatement && last !== undefined && last.length >= SENTENCE_PROBE && s.type === "email" && !lastStatement.quoted === !quoted
+        ? unfinishedSentence(last, line, contactWanted)
+        : undefined;
+    if (lastStatement && unfinished !== undefined) {
+      lastStatement.text = last!.slice(0, last!.length - unfinished.length).trimEnd();
+      out.push({ text: `${unfinished} ${line}`, quoted });
+      continue;
+    }
     // A label takes the amount below it once ("TOTAL QTY" took its 1, then the next line's 80.91).
     const labelled =
       joinable &&

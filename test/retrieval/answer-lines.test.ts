@@ -3,6 +3,7 @@
 // "4557 De Silva St Fremont CA 94538 … (870)-931-0505 azure.Interior24@example.com …").
 import { expect, test } from "bun:test";
 import { askedOf } from "../../src/retrieval/asked";
+import { statementLines } from "../../src/retrieval/statements";
 import { answerTo } from "../support/answer";
 import { howItGrows } from "../support/growth";
 
@@ -399,4 +400,25 @@ test("the labelled lines under a seller's or a buyer's label are that party's: t
   expect(answerTo("Jaki jest adres nabywcy na fakturze?", [], [{ text: orlen }])).toContain("Aleja Niepodległości 208");
   expect(answerTo("Jaki jest adres sprzedawcy na fakturze?", [], [{ text: orlen }])).toContain("Chemików 7");
   expect(answerTo("Jaki jest adres sprzedawcy na fakturze?", [], [{ text: orlen }])).not.toContain("Aleja");
+});
+
+// A mail's long paragraph (Enron 174064, as its lines wrap): the deadline is in its fourth sentence.
+const ubpMail = [
+  "Attached for your review and comments is the second group of recommended",
+  "practices worked on by the UBP group.  The Suppliers that have participated",
+  "in the UBP plan to submit joint comments to this report and I would like to",
+  "be able to incorporate any comments that individuals in Enron's State",
+  "Government Affairs Group may have into the overall Supplier comments.  In",
+  "order to meet the deadline for comments, I need to receive your comments no",
+  "later than noon, August 28th.  The best way to submit these comments is by",
+  "red-lining the actual document.",
+].join("\n");
+
+test("a mail's paragraph longer than a statement goes on from its unfinished sentence; an ordinal day is a date", () => {
+  const said = answerTo("Until when should comments on the UBP recommended practices be sent?", [], [{ text: ubpMail, type: "email" }]);
+  expect(said).toContain("I need to receive your comments no later than noon, August 28th.");
+  const statements = statementLines({ text: ubpMail, type: "email" }, false).map((s) => s.text);
+  // Every sentence of the paragraph is said whole, in one statement or the next.
+  expect(statements.join(" ").replace(/\s+/g, " ")).toBe(ubpMail.replace(/\s+/g, " "));
+  expect(statements.some((s) => s.startsWith("later than"))).toBe(false);
 });
