@@ -160,23 +160,22 @@ const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/gu;
 const isItemLine = (probe: string) =>
   MONEY.test(probe) && !TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe);
 
-/** How much a statement holds the kind asked, where its layout says what it holds (an item's row, a person's label); else its text says. */
+/** The holdings that are the kind asked, and another's worth: an item, a list or a count is of a document's item rows ("Which flowers did I buy"). */
+const HOLDS_ASKED: Partial<Record<Asks, [Holds[], number | undefined]>> = {
+  item: [["item"], 0],
+  list: [["item"], 0],
+  count: [["item"], 0],
+  person: [["person", "addressee"], undefined],
+  place: [["address", "addressee"], undefined],
+};
+/** How much a statement holds the kind asked, where its layout says what it holds; else (undefined) its text says. */
 function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): number | undefined {
-  if (holds === undefined) return undefined;
-  switch (plan.asks) {
-    // A list of a document's lines is of its items ("Which flowers did I buy"); a list of rows is by their columns.
-    case "item":
-    case "list":
-    case "count":
-      return holds === "item" ? 1 : 0;
-    case "person":
-      return holds === "person" || holds === "addressee" ? 1 : undefined;
-    case "place":
-      return holds === "address" || holds === "addressee" ? 1 : undefined;
-    default:
-      return undefined;
-  }
+  const asked = holds === undefined ? undefined : HOLDS_ASKED[plan.asks];
+  return asked === undefined ? undefined : asked[0].includes(holds!) ? 1 : asked[1];
 }
+/** A count of something not bought ("Within how many days …"): a number right before the thing counted ("7 DAYS") is it. */
+const countsAsked = (text: string, r: Reading) =>
+  r.plan.asks === "count" && (text.slice(0, SENTENCE_PROBE).match(/\d\s?\p{L}+/gu) ?? []).some((m) => words(m).some((w) => r.want.has(w)));
 
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
 export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, sentence: string): number {
@@ -304,6 +303,7 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
           ...(label ? { label } : {}),
           ...(statement.meanings ? { meanings: statement.meanings } : {}),
           ...(statement.holds ? { holds: statement.holds } : {}),
+          ...(countsAsked(text, r) ? { ofKind: true } : {}),
         });
       }
   }

@@ -422,3 +422,23 @@ test("a mail's paragraph longer than a statement goes on from its unfinished sen
   expect(statements.join(" ").replace(/\s+/g, " ")).toBe(ubpMail.replace(/\s+/g, " "));
   expect(statements.some((s) => s.startsWith("later than"))).toBe(false);
 });
+
+// SROIE 418 (MPH): an item row, and the exchange terms in the footer.
+const mph = [
+  "MPH BOOKSTORES",
+  "STICKERS & OTHER GIFT",
+  "2312475009906",
+  "3X10.49",
+  "31.47 S",
+  "TOTAL",
+  "31.45",
+  "GOODS SOLD ARE NON-RETURNABLE",
+  "EXCHANGES MAY BE MADE FOR BOOKS",
+  "ONLY WITHIN 7 DAYS FROM THE DATE OF",
+  "PURCHASE WITH THIS RECEIPT",
+].join("\n");
+
+test("a count of something not bought is answered by the line counting it, not by a receipt's item row; items still by the rows", () => {
+  expect(answerTo("Within how many days can books be exchanged at MPH?", [], [{ text: mph }])).toContain("7 DAYS");
+  expect(answerTo("How many stickers did I buy at MPH?", [], [{ text: mph }])).toContain("STICKERS & OTHER GIFT");
+});
