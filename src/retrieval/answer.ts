@@ -43,7 +43,7 @@ export interface AnswerSource {
 const MAX_SENTENCES = 4;
 
 const DATE_OR_TIME =
-  /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)\b/i;
+  /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(st|nd|rd|th)?|\d{1,2}(st|nd|rd|th)?\s+(of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today|noon|midnight)\b/i;
 /** A place's name after a word saying where ("at the Energizer", "bij Coolblue"), in any language of the tables. */
 const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES))}\\s+)?\\p{Lu}[\\p{L}'-]`, "u");
 
@@ -135,9 +135,9 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   },
   label: (c, r) => {
     if (c.label === undefined) return 0;
-    const fit = labelFit(c.label, r.plan, r.want);
-    // A label naming the thing asked in another language's words ("Vervaldatum" for the due date) names it too.
-    return fit + (fit < 1 && c.meanings?.some((m) => r.meanings.has(m)) ? 1 : 0);
+    // A label meaning what the question names, in any language ("Vervaldatum" for the due date), or
+    // under the party it names ("Adres:" under "Nabywca:" for the buyer's address), names it too.
+    return labelFit(c.label, r.plan, r.want) + (c.meanings?.some((m) => r.meanings.has(m)) ? 1 : 0);
   },
   focus: (c, r) => {
     const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
@@ -160,23 +160,22 @@ const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/gu;
 const isItemLine = (probe: string) =>
   MONEY.test(probe) && !TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe);
 
-/** How much a statement holds the kind asked, where its layout says what it holds (an item's row, a person's label); else its text says. */
+/** The holdings that are the kind asked, and another's worth: an item, a list or a count is of a document's item rows ("Which flowers did I buy"). */
+const HOLDS_ASKED: Partial<Record<Asks, [Holds[], number | undefined]>> = {
+  item: [["item"], 0],
+  list: [["item"], 0],
+  count: [["item"], 0],
+  person: [["person", "addressee"], undefined],
+  place: [["address", "addressee"], undefined],
+};
+/** How much a statement holds the kind asked, where its layout says what it holds; else (undefined) its text says. */
 function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): number | undefined {
-  if (holds === undefined) return undefined;
-  switch (plan.asks) {
-    // A list of a document's lines is of its items ("Which flowers did I buy"); a list of rows is by their columns.
-    case "item":
-    case "list":
-    case "count":
-      return holds === "item" ? 1 : 0;
-    case "person":
-      return holds === "person" ? 1 : undefined;
-    case "place":
-      return holds === "address" ? 1 : undefined;
-    default:
-      return undefined;
-  }
+  const asked = holds === undefined ? undefined : HOLDS_ASKED[plan.asks];
+  return asked === undefined ? undefined : asked[0].includes(holds!) ? 1 : asked[1];
 }
+/** A count of something not bought ("Within how many days …"): a number right before the thing counted ("7 DAYS") is it. */
+const countsAsked = (text: string, r: Reading) =>
+  r.plan.asks === "count" && (text.slice(0, SENTENCE_PROBE).match(/\d\s?\p{L}+/gu) ?? []).some((m) => words(m).some((w) => r.want.has(w)));
 
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
 export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, sentence: string): number {
@@ -304,6 +303,7 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
           ...(label ? { label } : {}),
           ...(statement.meanings ? { meanings: statement.meanings } : {}),
           ...(statement.holds ? { holds: statement.holds } : {}),
+          ...(countsAsked(text, r) ? { ofKind: true } : {}),
         });
       }
   }

@@ -20,6 +20,8 @@ const MONTH_NAMES = [
   "november novembre nov",
   "december dezember décembre decembre dec dez déc",
 ];
+/** Every month's name and abbreviation, lower case. */
+export const MONTH_WORDS = MONTH_NAMES.flatMap((names) => names.split(" "));
 const MONTH_OF = new Map(MONTH_NAMES.flatMap((names, i) => names.split(" ").map((n) => [n, i + 1] as const)));
 
 /** Day, month and year as numbers ("25/12/2018", "17-12-28", "2014-08-03"): each reading tried (day or month first, year first). */

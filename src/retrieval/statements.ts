@@ -4,19 +4,24 @@
 import type { SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { startsQuote } from "./cite";
-import { documentDates } from "./document-dates";
+import { documentDates, MONTH_WORDS } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
 import { anyOf } from "./language/patterns";
 import {
+  ABBREVIATIONS,
   ADDRESS_LABELS,
   ADDRESS_WORDS,
   all,
   COLUMN_HEADERS,
   CONTACT_NOUNS,
   DISCOUNT_LABELS,
+  IDENTIFIER_NOUNS,
   LABEL_MEANINGS,
+  MAIL_HEADERS,
   NOT_AN_ITEM_LABELS,
   PERSON_LABELS,
+  STREET_ENDINGS,
+  STREET_WORDS,
   TAX_CODES,
   TOTAL_LABELS,
 } from "./language/words";
@@ -28,15 +33,25 @@ export interface StatementSource {
   type?: SourceRecord["type"];
 }
 
-/** Sentence ends: a stop before a capital, a digit or a quote ("1:00 p.m. meeting" is one sentence; "NO. 42/1" a number, as receipts and invoices write it), or a line break. */
-export const SENTENCE =
-  /(?<=[.!?])(?<!\b(?:Mr|Mrs|Ms|Dr|No|NO|Inc|Co|St|vs|incl|Incl|INCL|excl|Excl|EXCL|inkl|Inkl|[A-Z])\.)\s+(?=["'(\p{Lu}\d])|\n+/u;
+/** A word as written, capitalised and in capitals ("incl", "Incl", "INCL"): as documents print it. */
+const cased = (words: string[]) => words.flatMap((w) => [w, w.toUpperCase(), w.charAt(0).toUpperCase() + w.slice(1)]);
+/**
+ * Sentence ends: a stop before a capital, a digit or a quote, or a line break; not an
+ * abbreviation's stop ("NO. 42/1", "incl. VAT"), an initial's, nor a day's ordinal stop before its
+ * month and year ("Rechnungsdatum 7. Mai 2014": one date, as German writes it).
+ */
+export const SENTENCE = new RegExp(
+  `(?<=[.!?])(?<!\\b(?:${anyOf(cased(all(ABBREVIATIONS)))}|[A-Z])\\.)(?<!(?<![\\d.])\\d{1,2}\\.(?=\\s+${anyOf(cased(MONTH_WORDS))}\\.?\\s+\\d))\\s+(?=["'(\\p{Lu}\\d])|\\n+`,
+  "u",
+);
 
+/** A street's word ending a compound, as Dutch and German write a street's name ("Hauptstraße", "Uferweg"). */
+const COMPOUND_STREET = anyOf([...STREET_WORDS.nl, ...STREET_WORDS.de]);
 /** Lines that carry no answer: mail headers and quoting marks, signatures' phone lines, attachments; an invoice's address, phone, e-mail, web and page lines. */
 // Bounded repeats, tried on a sentence's first SENTENCE_PROBE characters: a crafted sentence (a
 // long run of letters, or of "a@") made the open-ended ones backtrack quadratically.
 const BOILERPLATE = [
-  /^\s*(from|to|cc|bcc|sent|date|subject|please respond to|importance|x-[\w-]+)\s*:/i,
+  new RegExp(`^\\s*(?:${anyOf(all(MAIL_HEADERS))}|x-[\\w-]+)\\s*:`, "i"),
   /-{3,}\s*(original message|forwarded by)/i,
   /^\s*>/,
   /<[^>\s@]{1,64}@[^>\s]{1,255}>/,
@@ -52,8 +67,11 @@ const BOILERPLATE = [
 export const CONTACT = [
   /^\s*(tel|phone|fax|mobile|gsm|t|f)\.?\s*:?\s*[\d()+][\d\s()+./-]{6,40}$/i,
   // A number and a capitalised street ("4557 De Silva St"), a street and a number ("Hauptstrasse 12").
-  /^\s*\d{1,6}[\w/-]{0,6}\s+(\p{Lu}[\p{L}.'-]{0,29}\s+){1,4}(St|Street|Ave|Avenue|Rd|Road|Blvd|Boulevard|Lane|Ln|Dr|Drive|Way|Plaza|Straat|Weg|Laan|Plein|Rue)\b/u,
-  /^\s*\p{Lu}[\p{L}.'-]{1,40}(strasse|straße|straat|weg|laan|gasse)\s+\d{1,5}\w?\b/u,
+  new RegExp(
+    `^\\s*\\d{1,6}[\\w/-]{0,6}\\s+(\\p{Lu}[\\p{L}.'-]{0,29}\\s+){1,4}${anyOf(cased([...all(STREET_WORDS), ...all(STREET_ENDINGS)]))}(?![\\p{L}])`,
+    "u",
+  ),
+  new RegExp(`^\\s*\\p{Lu}[\\p{L}.'-]{1,40}${COMPOUND_STREET}\\s+\\d{1,5}\\w?\\b`, "u"),
   // A town with its state and ZIP ("Fremont CA 94538"), a Dutch postcode and town alone, a comma-separated address ending in a postcode.
   /\b\p{Lu}[\p{L}.'-]{1,40},?\s+[A-Z]{2}\s+\d{5}(-\d{4})?\s*$/u,
   /^\s*\d{4}\s?[A-Z]{2}\s+\p{Lu}\p{Ll}{1,40}\s*$/u,
@@ -92,6 +110,13 @@ export const MONEY = new RegExp(
   "i",
 );
 
+/** A long statement's last sentence when it is unfinished and the next line goes on with it (of its last SENTENCE_PROBE characters). */
+function unfinishedSentence(last: string, line: string, contactWanted: boolean): string | undefined {
+  const tail = last.slice(-SENTENCE_PROBE);
+  if (!WRAPPED.test(tail) || !GOES_ON.test(line) || isBoilerplate(line, contactWanted)) return undefined;
+  const sentences = tail.split(SENTENCE);
+  return sentences.length > 1 ? sentences.at(-1) : undefined;
+}
 /** A mail's line wrapped before its sentence ended: a long line without an end, and a next line going on. */
 const WRAPPED = /^.{40,}[^.!?:]$/u;
 const GOES_ON = /^[\p{L}\d("']/u;
@@ -109,9 +134,10 @@ const DATE_ALONE = 12;
 
 /**
  * What a statement holds, as its layout says: an item's row, the total, a tax, a part of the
- * total, a payment, a person, an address; "other" is any other line of a document whose layout has item rows.
+ * total, a payment, a person, an address, a person with their address under a person's label
+ * ("Bill to Address: ATTN: iViveLabs Limited …"); "other" is any other line of a document whose layout has item rows.
  */
-export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "address" | "other";
+export type Holds = "item" | "total" | "tax" | "part" | "payment" | "person" | "address" | "addressee" | "other";
 
 /** A statement of a source: its text, the label its value is under, what it holds, and whether a mail quotes it. */
 export interface Statement {
@@ -126,6 +152,7 @@ export interface Statement {
 /** A priced line that is no item, by its first word ("NAME CARD", "PRO BALANCE" are items). */
 export const NOT_AN_ITEM = new RegExp(`^[^a-z]*${anyOf(all(NOT_AN_ITEM_LABELS))}\\b`, "i");
 const PERSON_LABEL = new RegExp(`^${anyOf(all(PERSON_LABELS))}\\.?$`, "iu");
+const PERSON_LABEL_START = new RegExp(`^${anyOf(all(PERSON_LABELS))}(?![\\p{L}])`, "iu");
 
 const MEANING_PATTERNS = Object.entries(LABEL_MEANINGS).map(
   ([meaning, table]) => [meaning, new RegExp(`(?<![\\p{L}])${anyOf(all(table))}(?![\\p{L}])`, "iu")] as const,
@@ -201,6 +228,8 @@ const isHeader = (line: string) => {
 const DISCOUNT_LINE = new RegExp(`^[@*#\\s-]{0,3}${anyOf(all(DISCOUNT_LABELS))}\\.?\\s?:?$`, "iu");
 /** The most cells a discount's label takes below it: a rate and an amount. */
 const DISCOUNT_CELLS = 2;
+/** A label naming a number or a code, alone on its line without a colon ("Booking ID", "Invoice Number"): the code under it is its value. */
+const IDENTIFIER_LABEL = new RegExp(`^\\p{L}[\\p{L} ]{0,30}\\s${anyOf(all(IDENTIFIER_NOUNS))}$`, "iu");
 /** A label alone on its line, its value elsewhere ("Due Date:", "CHANGE :"). */
 const LABEL_ONLY = /^\p{L}[^:]{0,38}:$/u;
 /** A summary's label, each taking one value: a total, a part of it, a tax, a payment. */
@@ -415,7 +444,7 @@ function layoutPieces(read: string[]): Piece[] {
       // A code under a label alone is its value ("Reference:" / "CUSTREF123"); before an item's name
       // it is its prefix, after it its suffix; before cells, the code of an item named after them.
       if (i > 0 && !taken[i - 1] && LABEL_ONLY.test(lines[i - 1]!)) out.push({ line });
-      else if (isText(next(i))) code = code ? `${code} ${line}` : line;
+      else if (isText(next(i)) && !(units.length > 0 && IDENTIFIER_LABEL.test(units.at(-1)!))) code = code ? `${code} ${line}` : line;
       else if (units.length > 0) units[units.length - 1] = `${units.at(-1)} ${line}`;
       else if (cellKind(next(i) ?? "") !== undefined) units.push(line);
       else out.push({ line });
@@ -470,6 +499,17 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     }
     const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, document);
     const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
+    // A mail's paragraph longer than SENTENCE_PROBE goes on in a new statement from its unfinished
+    // sentence: cut at the line's end, "… no" / "later than noon, August 28th." said neither whole.
+    const unfinished =
+      lastStatement && last !== undefined && last.length >= SENTENCE_PROBE && s.type === "email" && !lastStatement.quoted === !quoted
+        ? unfinishedSentence(last, line, contactWanted)
+        : undefined;
+    if (lastStatement && unfinished !== undefined) {
+      lastStatement.text = last!.slice(0, last!.length - unfinished.length).trimEnd();
+      out.push({ text: `${unfinished} ${line}`, quoted });
+      continue;
+    }
     // A label takes the amount below it once ("TOTAL QTY" took its 1, then the next line's 80.91).
     const labelled =
       joinable &&
@@ -496,9 +536,16 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     }
   }
   if (document) joinAddresses(out);
+  // A party's block ("Nabywca: …" / "NIP: …" / "Adres: …"): the labelled lines under a seller's or a
+  // buyer's label are that party's too, up to PARTY_LINES of them or the next party's label.
+  let party: string | undefined;
+  let partyLines = 0;
   for (const st of out) {
     const label = st.label ?? (document ? LABELLED.exec(st.text.slice(0, SENTENCE_PROBE))?.slice(1).find(Boolean) : undefined);
     const meanings = label === undefined ? [] : meaningsOf(label);
+    const own = meanings.find((m) => PARTIES.includes(m));
+    if (own !== undefined) [party, partyLines] = [own, 0];
+    else if (party !== undefined && label !== undefined && ++partyLines <= PARTY_LINES) meanings.push(party);
     if (meanings.length) st.meanings = meanings;
   }
   // Where the layout read item rows, the document's items are those rows, not its other lines (the shop's name, its address).
@@ -506,12 +553,15 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
   return out;
 }
 
+/** The meanings of a party to a sale, whose block of labelled lines follows its label; and the most lines of one. */
+const PARTIES = ["seller", "buyer"];
+const PARTY_LINES = 4;
 /** The longest line read as a line of an address, and the most lines an address has. */
 const ADDRESS_CHARS = 80;
 const ADDRESS_LINES = 5;
 /** A street's word ("JALAN", "Weena", "rue"), a street named with one ("Uferweg", "Hauptstraße"), or a postcode before a town ("47800 P.JAYA"). */
 const ADDRESS = new RegExp(
-  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${anyOf([...ADDRESS_WORDS.nl, ...ADDRESS_WORDS.de])}(?![\\p{L}])|(?<![\\p{L}\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
+  `(?<![\\p{L}])${anyOf(all(ADDRESS_WORDS))}\\.?(?![\\p{L}])|\\p{L}{2}${COMPOUND_STREET}(?![\\p{L}])|(?<![\\p{L}\\d.,])\\d{4,6}\\s?,?\\s*\\p{Lu}\\.?\\p{Lu}`,
   "iu",
 );
 /**
@@ -606,7 +656,9 @@ function joinAddresses(out: Statement[]): void {
       }
     }
     if (j < out.length && TOWN.test(parts.at(-1)!) && isFree(out[j]!) && COUNTRY_LINE.test(out[j]!.text)) parts.push(out[j++]!.text);
-    out[to++] = { text: parts.join(" "), holds: "address", quoted: st.quoted, ...(labelled !== undefined ? { label: labelled } : {}) };
+    // Under a person's label ("Bill to Address", "Customer address") the address is whose it names too.
+    const holds = labelled !== undefined && PERSON_LABEL_START.test(labelled) ? "addressee" : "address";
+    out[to++] = { text: parts.join(" "), holds, quoted: st.quoted, ...(labelled !== undefined ? { label: labelled } : {}) };
     i = j - 1;
   }
   out.length = to;

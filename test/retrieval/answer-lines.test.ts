@@ -3,6 +3,7 @@
 // "4557 De Silva St Fremont CA 94538 … (870)-931-0505 azure.Interior24@example.com …").
 import { expect, test } from "bun:test";
 import { askedOf } from "../../src/retrieval/asked";
+import { statementLines } from "../../src/retrieval/statements";
 import { answerTo } from "../support/answer";
 import { howItGrows } from "../support/growth";
 
@@ -365,4 +366,79 @@ test("a date alone under a short label without a colon is that label's ('Vervald
   // Issued is what "Factuurdatum" means (LABEL_MEANINGS): the due date is not said beside it.
   expect(answerTo("When was the saeco invoice issued?", [], [{ text: saeco }])).toBe("Factuurdatum 8-9-2022. [1]");
   expect(answerTo("Wann wurde die Saeco Rechnung ausgestellt?", [], [{ text: saeco }])).toBe("Factuurdatum 8-9-2022. [1]");
+});
+
+// The AWS invoice as its text is indexed: the greeting names the vendor and the invoice, the
+// billed party is under "Bill to Address:"; the Orlen invoice's seller and buyer blocks each have an "Adres:".
+const awsBilled = [
+  "Account number:",
+  "296664039561",
+  "Bill to Address:",
+  "ATTN: iViveLabs Limited",
+  "93B Sai Yu Chung",
+  "Yuen Long, N.T., 0000, HK",
+  "Amazon Web Services Invoice",
+  "Greetings from Amazon Web Services, we're writing to provide you with an electronic invoice for your use of AWS services.",
+  "TOTAL AMOUNT DUE ON August 3 , 2014 $4.11",
+].join("\n");
+const orlen = [
+  "Faktura VAT F 1234K20/1234/12",
+  "Sprzedawca: Polski Koncern Naftowy ORLEN S.A.",
+  "NIP:               774-00-01-454",
+  "Adres:             Chemików 7 09-411 Płock",
+  "Nabywca:           GŁÓWNY URZĄD STATYSTYCZNY",
+  "NIP:               5261040828",
+  "Adres:             Aleja Niepodległości 208 00-925 Warszawa",
+].join("\n");
+
+test("an address under a person's label holds whose it is: it answers who was billed, and where", () => {
+  expect(answerTo("Who is the AWS invoice billed to?", [], [{ text: awsBilled }])).toContain("iViveLabs Limited");
+  expect(answerTo("What is the billing address on the AWS invoice?", [], [{ text: awsBilled }])).toContain("93B Sai Yu Chung");
+});
+
+test("the labelled lines under a seller's or a buyer's label are that party's: the buyer's address is asked by 'nabywcy'", () => {
+  expect(answerTo("Jaki jest adres nabywcy na fakturze?", [], [{ text: orlen }])).toContain("Aleja Niepodległości 208");
+  expect(answerTo("Jaki jest adres sprzedawcy na fakturze?", [], [{ text: orlen }])).toContain("Chemików 7");
+  expect(answerTo("Jaki jest adres sprzedawcy na fakturze?", [], [{ text: orlen }])).not.toContain("Aleja");
+});
+
+// A mail's long paragraph (Enron 174064, as its lines wrap): the deadline is in its fourth sentence.
+const ubpMail = [
+  "Attached for your review and comments is the second group of recommended",
+  "practices worked on by the UBP group.  The Suppliers that have participated",
+  "in the UBP plan to submit joint comments to this report and I would like to",
+  "be able to incorporate any comments that individuals in Enron's State",
+  "Government Affairs Group may have into the overall Supplier comments.  In",
+  "order to meet the deadline for comments, I need to receive your comments no",
+  "later than noon, August 28th.  The best way to submit these comments is by",
+  "red-lining the actual document.",
+].join("\n");
+
+test("a mail's paragraph longer than a statement goes on from its unfinished sentence; an ordinal day is a date", () => {
+  const said = answerTo("Until when should comments on the UBP recommended practices be sent?", [], [{ text: ubpMail, type: "email" }]);
+  expect(said).toContain("I need to receive your comments no later than noon, August 28th.");
+  const statements = statementLines({ text: ubpMail, type: "email" }, false).map((s) => s.text);
+  // Every sentence of the paragraph is said whole, in one statement or the next.
+  expect(statements.join(" ").replace(/\s+/g, " ")).toBe(ubpMail.replace(/\s+/g, " "));
+  expect(statements.some((s) => s.startsWith("later than"))).toBe(false);
+});
+
+// SROIE 418 (MPH): an item row, and the exchange terms in the footer.
+const mph = [
+  "MPH BOOKSTORES",
+  "STICKERS & OTHER GIFT",
+  "2312475009906",
+  "3X10.49",
+  "31.47 S",
+  "TOTAL",
+  "31.45",
+  "GOODS SOLD ARE NON-RETURNABLE",
+  "EXCHANGES MAY BE MADE FOR BOOKS",
+  "ONLY WITHIN 7 DAYS FROM THE DATE OF",
+  "PURCHASE WITH THIS RECEIPT",
+].join("\n");
+
+test("a count of something not bought is answered by the line counting it, not by a receipt's item row; items still by the rows", () => {
+  expect(answerTo("Within how many days can books be exchanged at MPH?", [], [{ text: mph }])).toContain("7 DAYS");
+  expect(answerTo("How many stickers did I buy at MPH?", [], [{ text: mph }])).toContain("STICKERS & OTHER GIFT");
 });

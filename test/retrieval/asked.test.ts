@@ -39,6 +39,9 @@ test("what is asked, by the question word first, then by the first noun of a kin
     ["What did the Budapest customer spend on the invoice?", "amount"],
     ["Wat was het saldo van de rekening eind 2015?", "amount"],
     ["Which city was the biggest invoice paid in?", "place"],
+    // An address's compound, as Dutch and German write it, asks a place.
+    ["Wat is het afleveradres van de bestelling?", "place"],
+    ["Was ist die Lieferadresse der Bestellung?", "place"],
   ] as const)
     expect([q, askedOf(q).asks]).toEqual([q, asks]);
 });

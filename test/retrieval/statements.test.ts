@@ -2,7 +2,7 @@
 // print a table a column at a time and a block of labels beside a block of values; the layout
 // reader pairs them back, and says what each statement holds.
 import { afterEach, expect, test } from "bun:test";
-import { holdsOf, meaningsOf, SENTENCE, type Statement, statementLines } from "../../src/retrieval/statements";
+import { holdsOf, isBoilerplate, meaningsOf, SENTENCE, type Statement, statementLines } from "../../src/retrieval/statements";
 
 const read = (text: string, type?: "email") => statementLines({ text, ...(type ? { type } : {}) }, false);
 const holding = (statements: Statement[], holds: Statement["holds"]) => statements.filter((s) => s.holds === holds).map((s) => s.text);
@@ -194,6 +194,42 @@ test("'NO.' before a number is no sentence's end: an address is said whole (Flip
   for (const line of ["Warehouse Address: NO. 42/1 & 43, KACHERAKANAHALLI VILLAGE", "NO. 343, JALAN KURAU, SUNGAI RENGIT"])
     expect(line.split(SENTENCE)).toEqual([line]);
   expect("It was closed. NO. Not again.".split(SENTENCE)).toEqual(["It was closed.", "NO. Not again."]);
+});
+
+test("a day's ordinal stop before its month ends no sentence: a German date is one date (QualityHosting)", () => {
+  for (const line of ["Rechnungsdatum 7. Mai 2014", "Lieferdatum: 21. MÄRZ 2014", "Datum 1. januar 15"])
+    expect(line.split(SENTENCE)).toEqual([line]);
+  // A number ending a sentence before another sentence is still an end.
+  expect("The room is 12. May we meet there?".split(SENTENCE)).toEqual(["The room is 12.", "May we meet there?"]);
+  expect("Wir liefern am 7. Danach folgt die Rechnung.".split(SENTENCE)).toEqual(["Wir liefern am 7.", "Danach folgt die Rechnung."]);
+  // Abbreviations of the tables, as written, capitalised and in capitals.
+  for (const line of ["Factuur nr. 12 van Coolblue", "Summe inkl. MwSt 19,00", "TOTAL INCL. GST 12.00", "Rechnung Nr. 42"])
+    expect(line.split(SENTENCE)).toEqual([line]);
+  expect(read("Rechnungsdatum               7. Mai 2014\nZahlungsziel 21.05.14").map((s) => s.text)).toContain(
+    "Rechnungsdatum               7. Mai 2014",
+  );
+});
+
+test("a mail header's names and a street's words come from the language tables", () => {
+  // Notes writes who sent a message for its author under "From:": a header line, no answer.
+  for (const line of ["Sent by: Sherri Sera", "Sent by:\tJeff Dasovich", "From: Jeff Dasovich on 04/13/2001 12:34 PM"])
+    expect([line, isBoilerplate(line)]).toEqual([line, true]);
+  expect(isBoilerplate("The memo was sent by Sherri Sera on Monday.")).toBe(false);
+  // A number, a capitalised name and a street's word; a street's compound and its number: contact lines.
+  for (const line of ["4557 De Silva St", "12 Abbey Way", "8 Grand Boulevard", "Hauptstraße 12", "Marktplatz 3", "Keizersgracht 101"])
+    expect([line, isBoilerplate(line)]).toEqual([line, true]);
+  // A street's word too ambiguous alone is no address line: a doctor, a drive bought.
+  expect(read("Flash Drive\nDr. Jones will call").filter((s) => s.holds === "address")).toEqual([]);
+});
+
+test("a code under a label naming a number or a code, without its colon, is that label's value, not the next line's prefix (OYO)", () => {
+  const receipt = ["Rooms", "1", "Booking ID", "IBZY2087", "Payment Mode", "Cash at Hotel"].join("\n");
+  expect(read(receipt).map((s) => s.text)).toEqual(["Rooms 1", "Booking ID IBZY2087", "Payment Mode", "Cash at Hotel"]);
+  // Under another label the code is still the prefix of the item named after it.
+  expect(read(["Hotel Details", "GTG02", "SALMON TERIYAKI"].join("\n")).map((s) => s.text)).toEqual([
+    "Hotel Details",
+    "GTG02 SALMON TERIYAKI",
+  ]);
 });
 
 test("a table's header, or another label's value naming a place word, is no address", () => {

@@ -455,9 +455,10 @@ export const DATE_NOUNS: Table = {
 /** Nouns asking a place. */
 export const PLACE_NOUNS: Table = {
   en: ["address", "city", "country", "room", "office", "location", "place", "town", "located"],
-  nl: ["adres", "stad", "land", "plaats", "gevestigd"],
+  // Compounds of an address, as Dutch and German write them ("het afleveradres", "die Lieferadresse").
+  nl: ["adres", "afleveradres", "bezorgadres", "factuuradres", "postadres", "stad", "land", "plaats", "gevestigd"],
   fr: ["adresse", "ville", "pays", "lieu", "siège", "salle"],
-  de: ["adresse", "stadt", "land", "ort", "sitz", "raum"],
+  de: ["adresse", "lieferadresse", "rechnungsadresse", "anschrift", "stadt", "land", "ort", "sitz", "raum"],
   pl: ["adres", "miasto", "kraj", "miejsce"],
 };
 /** Nouns asking a way to reach someone: their lines (a letterhead's, a signature's) are then the answer. */
@@ -578,6 +579,14 @@ export const PERSON_LABELS: Table = {
   de: ["kunde", "name", "kassierer", "verkäufer", "rechnungsempfänger"],
   pl: ["nabywca", "sprzedawca", "kasjer", "klient"],
 };
+/** A street's type, as an address names it ("De Silva St", "Weena", "rue Mollien", "Uferweg", "ul. Chemików"). */
+export const STREET_WORDS: Table = {
+  en: ["street", "st", "road", "rd", "avenue", "ave", "lane", "boulevard", "blvd", "plaza"],
+  nl: ["straat", "weg", "laan", "plein", "gracht", "kade"],
+  fr: ["rue", "avenue", "boulevard", "bd", "place", "allée", "chemin"],
+  de: ["strasse", "straße", "str", "weg", "gasse", "platz", "allee"],
+  pl: ["ul", "ulica", "aleja", "al", "plac"],
+};
 /**
  * Words of a street address, as documents print them ("LOT S319, 2ND FLOOR", "Weena 664",
  * "8 rue de la Ville", "Uferweg 40-42", "Aleja Niepodległości 208"); English rows hold the Malay
@@ -585,13 +594,7 @@ export const PERSON_LABELS: Table = {
  */
 export const ADDRESS_WORDS: Table = {
   en: [
-    "street",
-    "st",
-    "road",
-    "rd",
-    "avenue",
-    "ave",
-    "lane",
+    ...STREET_WORDS.en,
     "floor",
     "flr",
     "lot",
@@ -602,7 +605,6 @@ export const ADDRESS_WORDS: Table = {
     "building",
     "centre",
     "center",
-    "plaza",
     "mall",
     "jalan",
     "jln",
@@ -615,10 +617,38 @@ export const ADDRESS_WORDS: Table = {
     "lebuhraya",
     "seksyen",
   ],
-  nl: ["straat", "weg", "laan", "plein", "gracht", "kade"],
-  fr: ["rue", "avenue", "boulevard", "bd", "place", "allée", "chemin", "cedex"],
-  de: ["strasse", "straße", "str", "weg", "gasse", "platz", "allee"],
-  pl: ["ul", "ulica", "aleja", "al", "plac", "os"],
+  nl: STREET_WORDS.nl,
+  fr: [...STREET_WORDS.fr, "cedex"],
+  de: STREET_WORDS.de,
+  pl: [...STREET_WORDS.pl, "os"],
+};
+/**
+ * Street words too ambiguous alone ("Dr." a doctor, "way" a word, "Flash Drive"): a street's only
+ * after a number and a capitalised name ("4557 De Silva Dr", "12 Abbey Way").
+ */
+export const STREET_ENDINGS: Table = { en: ["ln", "dr", "drive", "way"], nl: [], fr: [], de: [], pl: [] };
+/**
+ * Abbreviations whose stop ends no sentence ("Mr. Lay", "NO. 42/1", "incl. VAT", "inkl. MwSt.",
+ * "nr. 12"): read as written, capitalised and in capitals.
+ */
+export const ABBREVIATIONS: Table = {
+  en: ["Mr", "Mrs", "Ms", "Dr", "No", "Inc", "Co", "St", "vs", "incl", "excl"],
+  nl: ["nr", "incl", "excl"],
+  fr: [],
+  de: ["Nr", "inkl"],
+  pl: ["nr"],
+};
+/**
+ * A mail's header names, as a message's header block writes them ("From:", "Sent by:", "Please
+ * respond to"): such a line is never an answer. English only, as the mail here; a document's
+ * "Date:" line is its own date (statements.ts), not a header.
+ */
+export const MAIL_HEADERS: Table = {
+  en: ["from", "to", "cc", "bcc", "sent", "sent by", "date", "subject", "please respond to", "importance"],
+  nl: [],
+  fr: [],
+  de: [],
+  pl: [],
 };
 /**
  * A document's labels whose value is an address, on the label's line or the lines below it
@@ -682,7 +712,14 @@ export const LABEL_MEANINGS: Record<string, Table> = {
     nl: ["verkoper", "leverancier", "verkocht"],
     fr: ["vendeur", "fournisseur", "vendu"],
     de: ["verkäufer", "lieferant", "verkauft"],
-    pl: ["sprzedawca", "dostawca"],
+    pl: ["sprzedawca", "sprzedawcy", "dostawca", "dostawcy"],
+  },
+  buyer: {
+    en: ["bill to", "billed to", "sold to", "buyer", "customer"],
+    nl: ["koper", "klant", "afnemer"],
+    fr: ["acheteur", "client", "facturé à"],
+    de: ["käufer", "kunde", "rechnungsempfänger"],
+    pl: ["nabywca", "nabywcy", "odbiorca"],
   },
   delivery: {
     en: ["ship to", "shipping address", "delivery address", "shipped", "delivered"],
