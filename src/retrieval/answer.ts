@@ -8,7 +8,7 @@ import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { HEAD_CHARS } from "./answer-source";
 import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
-import { documentDates } from "./document-dates";
+import { DATE_OR_TIME, documentDates } from "./document-dates";
 import { anyOf, wholeWords } from "./language/patterns";
 import { ARTICLES, AT_PLACE, all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
@@ -42,8 +42,6 @@ export interface AnswerSource {
 
 const MAX_SENTENCES = 4;
 
-const DATE_OR_TIME =
-  /\b(\d{1,2}:\d{2}|\d{1,2}\s*(a\.?m\.?|p\.?m\.?)|(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(st|nd|rd|th)?|\d{1,2}(st|nd|rd|th)?\s+(of\s+)?(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|\d{4}-\d{2}-\d{2}|\d{1,2}\/\d{1,2}\/\d{2,4}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today|noon|midnight)\b/i;
 /** A place's name after a word saying where ("at the Energizer", "bij Coolblue"), in any language of the tables. */
 const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES))}\\s+)?\\p{Lu}[\\p{L}'-]`, "u");
 

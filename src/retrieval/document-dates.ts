@@ -1,6 +1,8 @@
 // The dates a document's own text names (an invoice's date, a receipt's, written as its country
 // writes them): a document's record date is only its file time, so a question that asks for a
 // time ("what did I pay at IKEA in July 2017") is weighed by the dates inside it (issue 16).
+import { anyOf, wholeWords } from "./language/patterns";
+import { all, DAY_WORDS } from "./language/words";
 
 /** How much of a document is read for its dates: an invoice or a receipt names its date near the top. */
 const DATE_PROBE = 20_000;
@@ -23,6 +25,17 @@ const MONTH_NAMES = [
 /** Every month's name and abbreviation, lower case. */
 export const MONTH_WORDS = MONTH_NAMES.flatMap((names) => names.split(" "));
 const MONTH_OF = new Map(MONTH_NAMES.flatMap((names, i) => names.split(" ").map((n) => [n, i + 1] as const)));
+
+/**
+ * A date or a time a statement names (an answer to "when"): a clock time, a day and a month either
+ * way round (the month in any of MONTH_NAMES' languages, no year needed), an ISO or numeric date,
+ * or a day's word of the language tables (weekdays, today, noon).
+ */
+const MONTH = `(?<![\\p{L}])${anyOf(MONTH_WORDS)}`;
+export const DATE_OR_TIME = new RegExp(
+  `\\b(\\d{1,2}:\\d{2}|\\d{1,2}\\s*(a\\.?m\\.?|p\\.?m\\.?)\\b|${MONTH}\\.?\\s+\\d{1,2}(st|nd|rd|th)?\\b|\\d{1,2}(st|nd|rd|th)?\\.?\\s+(of\\s+)?${MONTH}(?![\\p{L}])|\\d{4}-\\d{2}-\\d{2}\\b|\\d{1,2}\\/\\d{1,2}\\/\\d{2,4}\\b)|${wholeWords(all(DAY_WORDS))}`,
+  "iu",
+);
 
 /** Day, month and year as numbers ("25/12/2018", "17-12-28", "2014-08-03"): each reading tried (day or month first, year first). */
 const NUMERIC = /(?<![\d/.-])(\d{1,4})[/.-](\d{1,2})[/.-](\d{1,4})(?![\d/-]|\.\d)/g;

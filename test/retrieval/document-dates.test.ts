@@ -3,7 +3,7 @@
 // pay at IKEA Cheras in July 2017?" put the receipt of 23/12/17 first; the one of 27/07/17 is the answer.
 import { expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
-import { documentDates } from "../../src/retrieval/document-dates";
+import { DATE_OR_TIME, documentDates } from "../../src/retrieval/document-dates";
 import { evidence } from "../../src/retrieval/evidence";
 import { planQuery } from "../../src/retrieval/plan";
 import { howItGrows } from "../support/growth";
@@ -71,4 +71,23 @@ test("a document naming a day in the time asked for weighs more than one naming 
   expect(evidence(march, receipt("030", "UNIHAKKA\n05 MAR 2018\nTOTAL 8.20"))).toBeGreaterThan(
     evidence(march, receipt("031", "UNIHAKKA\n03 APR 2018\nTOTAL 8.20")),
   );
+});
+
+test("a date or a time a statement names: a month in any language of the tables, a day's word in any, never a word that begins like one", () => {
+  for (const named of [
+    "the hearing is on August 28th",
+    "Rechnungsdatum 7. Mai 2014",
+    "livraison le 3 mars",
+    "betaling vóór 12 maart",
+    "we meet on Friday",
+    "vrijdag om 10 uur",
+    "at noon",
+    "at 3:30",
+    "by 9 am",
+    "due 2014-05-07",
+    "on 12/05/2014",
+  ])
+    expect({ named, found: DATE_OR_TIME.test(named) }).toEqual({ named, found: true });
+  for (const none of ["the Mayor of Oslo", "marshmallows 12", "order 12345", "Junction 4", "Decembrist 5"])
+    expect({ none, found: DATE_OR_TIME.test(none) }).toEqual({ none, found: false });
 });

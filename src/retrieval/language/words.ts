@@ -343,6 +343,14 @@ export const RELATIVE_TIMES: Table = {
   de: [],
   pl: [],
 };
+/** Words that name a day or a time of day in a statement: weekdays, days relative to now, noon and midnight (an answer to "when"). */
+export const DAY_WORDS: Table = {
+  en: ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today", "tomorrow", "noon", "midnight"],
+  nl: ["maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag", "vandaag", "morgen", "middernacht"],
+  fr: ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "aujourd'hui", "demain", "midi", "minuit"],
+  de: ["montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "heute", "morgen", "mittag", "mitternacht"],
+  pl: ["poniedziałek", "wtorek", "środa", "czwartek", "piątek", "sobota", "niedziela", "dzisiaj", "jutro", "południe", "północ"],
+};
 /** Questions asking a time: answered by a date or a time ("when", "wanneer", "quand", "wann", "kiedy"). */
 export const ASKS_WHEN: Table = {
   en: ["when", "what time", "what day", "what date"],
