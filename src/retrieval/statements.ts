@@ -20,6 +20,7 @@ import {
   MAIL_HEADERS,
   NOT_AN_ITEM_LABELS,
   PERSON_LABELS,
+  PHONE_LABELS,
   STREET_ENDINGS,
   STREET_WORDS,
   TAX_CODES,
@@ -65,7 +66,7 @@ const BOILERPLATE = [
  * answer unless the question asks for one (where, a phone, an address, a website, a contact).
  */
 export const CONTACT = [
-  /^\s*(tel|phone|fax|mobile|gsm|t|f)\.?\s*:?\s*[\d()+][\d\s()+./-]{6,40}$/i,
+  new RegExp(`^\\s*${anyOf(all(PHONE_LABELS))}\\.?\\s*:?\\s*[\\d()+][\\d\\s()+./-]{6,40}$`, "iu"),
   // A number and a capitalised street ("4557 De Silva St"), a street and a number ("Hauptstrasse 12").
   new RegExp(
     `^\\s*\\d{1,6}[\\w/-]{0,6}\\s+(\\p{Lu}[\\p{L}.'-]{0,29}\\s+){1,4}${anyOf(cased([...all(STREET_WORDS), ...all(STREET_ENDINGS)]))}(?![\\p{L}])`,

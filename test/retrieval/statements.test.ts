@@ -2,7 +2,7 @@
 // print a table a column at a time and a block of labels beside a block of values; the layout
 // reader pairs them back, and says what each statement holds.
 import { afterEach, expect, test } from "bun:test";
-import { holdsOf, isBoilerplate, meaningsOf, SENTENCE, type Statement, statementLines } from "../../src/retrieval/statements";
+import { CONTACT, holdsOf, isBoilerplate, meaningsOf, SENTENCE, type Statement, statementLines } from "../../src/retrieval/statements";
 
 const read = (text: string, type?: "email") => statementLines({ text, ...(type ? { type } : {}) }, false);
 const holding = (statements: Statement[], holds: Statement["holds"]) => statements.filter((s) => s.holds === holds).map((s) => s.text);
@@ -388,3 +388,10 @@ test("the layout reader's work grows linearly: runs of names, cells, labels and 
     expect([name, per(n) < 1.5 * per(n / 100)]).toEqual([name, true]);
   }
 }, 120_000);
+
+test("a phone number after its label in any language of the tables is a contact line, never an answer unless one is asked", () => {
+  for (const line of ["Tel. 020 123 4567", "Tél. : 01 23 45 67 89", "Telefon: +49 30 1234567", "Kom. 600 123 456", "T: (870) 931-0505"])
+    expect({ line, contact: CONTACT[0]!.test(line) }).toEqual({ line, contact: true });
+  for (const line of ["Total 020 123 4567", "Items: 12", "Telegram from Tom"])
+    expect({ line, contact: CONTACT[0]!.test(line) }).toEqual({ line, contact: false });
+});

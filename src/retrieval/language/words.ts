@@ -477,6 +477,14 @@ export const CONTACT_NOUNS: Table = {
   de: ["telefon", "telefonnummer", "e-mail", "webseite"],
   pl: ["telefon", "e-mail", "strona"],
 };
+/** Labels a phone or fax number is printed after on an invoice or in a signature ("Tel.", "T:", "GSM"). */
+export const PHONE_LABELS: Table = {
+  en: ["tel", "phone", "telephone", "fax", "mobile", "cell", "t", "f", "m"],
+  nl: ["telefoon", "tel", "mob", "gsm"],
+  fr: ["tél", "téléphone", "portable", "fax"],
+  de: ["telefon", "tel", "mobil", "handy", "fax"],
+  pl: ["tel", "telefon", "kom", "faks"],
+};
 /** Nouns asking a record's number or code: its line answers, whatever else the question names. */
 export const IDENTIFIER_NOUNS: Table = {
   en: ["number", "code", "id", "reference"],
