@@ -20,7 +20,7 @@ import { tempDir } from "../helpers";
 import { docxBomb, pdfBomb } from "../support/bombs";
 import { FREE_SHARE } from "../support/event-loop";
 import type { ExtractProbe } from "../support/extract-probe";
-import { probeWhile } from "../support/responsiveness";
+import { SERVED, servedWhileIndexing } from "../support/responsiveness";
 
 setDefaultTimeout(120_000);
 
@@ -222,23 +222,8 @@ describe("the real server with the attack report's folder", () => {
     try {
       // The status route makes the operator connector, which starts reading its folder.
       void fetch(`${server.url}/api/connectors/health`).catch(() => {});
-      const indexed = () => server.lines.some((l) => l.message === "connector indexed");
       // The old extraction grew by gigabytes and answered nothing for minutes: stopped at 1 GB.
-      const started = performance.now();
-      const probed = await probeWhile(server.url, server.proc.pid, indexed, { everyMs: 50 });
-      const readMs = performance.now() - started;
-      expect(probed.overMemory).toBe(false);
-      expect(indexed()).toBe(true);
-      expect(probed.failed).toBe(0);
-      // Against the reading's own time, not a bound in ms (the machine may be shared and busy):
-      // answered at FREE_SHARE of the probes that time allows at least, none held a quarter of it.
-      const seen = { readMs: Math.round(readMs), slowestMs: Math.round(probed.slowestMs), answered: probed.answered };
-      expect({
-        ...seen,
-        free: probed.answered / (readMs / 50) >= FREE_SHARE,
-        neverLong: probed.slowestMs < readMs / 4,
-      }).toMatchObject({ free: true, neverLong: true });
-      expect(probed.grewBytes / MB).toBeLessThan(400);
+      expect(await servedWhileIndexing(server)).toMatchObject(SERVED);
       expect(server.lines.filter((l) => l.message === "connector file skipped").map((l) => l.reason)).toEqual([
         "expands beyond 64 MB",
         "expands beyond 64 MB",

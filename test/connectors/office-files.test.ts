@@ -11,14 +11,11 @@ import { EXPANDS_TOO_FAR, MAX_RECORD_CHARS, MAX_SHEET_ROWS } from "../../src/con
 import { DECLARES_ENTITIES } from "../../src/connectors/files/xml";
 import { callerWith, cli, startCorpus, userFoldersEnv } from "../backup/support";
 import { tempDir } from "../helpers";
-import { FREE_SHARE } from "../support/event-loop";
 import { fingerprint } from "../support/fixtures";
 import { bigCellXlsx, emptyRowsXlsx, entitiesXlsx, OFFICE_FIXTURES, pptx, repeatedRowsOds, xlsxBomb } from "../support/office";
-import { probeWhile } from "../support/responsiveness";
+import { SERVED, servedWhileIndexing } from "../support/responsiveness";
 
 setDefaultTimeout(240_000);
-
-const MB = 1024 * 1024;
 
 describe("a real server indexing a folder of spreadsheets and office documents, hostile ones beside", () => {
   test("GET / keeps answering; each hostile file is skipped with its reason; every row and document is a record; nothing is written", async () => {
@@ -59,22 +56,7 @@ describe("a real server indexing a folder of spreadsheets and office documents, 
       // Warmed up first: the first requests of a new process are slower for reasons of their own.
       for (let n = 0; n < 20; n++) await fetch(`${server.url}/`).then((r) => r.arrayBuffer());
       expect((await call("POST", "/v1/connectors", { id: "docs", kind: "files", config: { path: docs } })).status).toBe(200);
-      const indexed = () => server.lines.some((l) => l.message === "connector indexed");
-      const started = performance.now();
-      const probed = await probeWhile(server.url, server.proc.pid, indexed, { everyMs: 50 });
-      const readMs = performance.now() - started;
-      expect(probed.overMemory).toBe(false);
-      expect(indexed()).toBe(true);
-      expect(probed.failed).toBe(0);
-      // Against the reading's own time (the machine may be busy): answered at FREE_SHARE of the
-      // probes that time allows at least, none held a quarter of it.
-      const seen = { readMs: Math.round(readMs), slowestMs: Math.round(probed.slowestMs), answered: probed.answered };
-      console.log(`read in ${seen.readMs} ms; GET / answered ${seen.answered} times meanwhile, the slowest in ${seen.slowestMs} ms`);
-      expect({ ...seen, free: probed.answered / (readMs / 50) >= FREE_SHARE, neverLong: probed.slowestMs < readMs / 4 }).toMatchObject({
-        free: true,
-        neverLong: true,
-      });
-      expect(probed.grewBytes / MB).toBeLessThan(400);
+      expect(await servedWhileIndexing(server)).toMatchObject(SERVED);
       // Each hostile file once, with its reason; the log names no file.
       const logged = server.lines.filter((l) => l.message === "connector file skipped").map((l) => l.reason as string);
       expect(logged.sort()).toEqual(Object.values(reasons).sort());

@@ -2,6 +2,7 @@
 // over, and its resident memory read from /proc, until the attack is over. Measured from outside
 // the process, so work of other tests in the test process cannot blur it.
 import { readFileSync } from "node:fs";
+import { FREE_SHARE } from "./event-loop";
 
 /** The process's resident memory in bytes, from /proc (0 once it is gone). */
 export function rssOf(pid: number): number {
@@ -59,3 +60,38 @@ export async function probeWhile(
   out.grewBytes = Math.max(out.grewBytes, rssOf(pid) - baseline);
   return out;
 }
+
+/** What a started server (test/backup/support.ts startCorpus) shows a probe: its URL, process and log lines. */
+interface WatchedServer {
+  url: string;
+  proc: { pid: number };
+  lines: Array<Record<string, unknown>>;
+}
+
+const PROBE_EVERY_MS = 50;
+
+/**
+ * Probes `server` with GET / until it logs "connector indexed", and judges how it served, against
+ * the reading's own time rather than a bound in ms (the machine may be shared and busy): every probe
+ * answered 200, at FREE_SHARE of the probes that time allows at least, none held a quarter of it,
+ * memory grown by less than 400 MB. Prints the figures; each judgement is true when it held.
+ */
+export async function servedWhileIndexing(server: WatchedServer) {
+  const indexed = () => server.lines.some((l) => l.message === "connector indexed");
+  const started = performance.now();
+  const probed = await probeWhile(server.url, server.proc.pid, indexed, { everyMs: PROBE_EVERY_MS });
+  const readMs = performance.now() - started;
+  const seen = { readMs: Math.round(readMs), slowestMs: Math.round(probed.slowestMs), answered: probed.answered };
+  console.log(`read in ${seen.readMs} ms; GET / answered ${seen.answered} times meanwhile, the slowest in ${seen.slowestMs} ms`);
+  return {
+    ...seen,
+    indexed: indexed(),
+    underMemory: !probed.overMemory && probed.grewBytes < 400 * 1024 * 1024,
+    allAnswered: probed.failed === 0,
+    free: probed.answered / (readMs / PROBE_EVERY_MS) >= FREE_SHARE,
+    neverLong: probed.slowestMs < readMs / 4,
+  };
+}
+
+/** What servedWhileIndexing gives when the server served as it should. */
+export const SERVED = { indexed: true, underMemory: true, allAnswered: true, free: true, neverLong: true } as const;
