@@ -30,4 +30,18 @@ export function open(key: Uint8Array, sealed: Uint8Array, aad: string): Buffer {
   }
 }
 
+/**
+ * What tells one sealing of a value from every other: its version byte, nonce and tag (a value
+ * sealed again, the same or not, has a fresh random nonce, and the tag authenticates the rest),
+ * with its length; 33 bytes however long the value, for a memo to know a row is unchanged without
+ * hashing the whole of it.
+ */
+export function sealingOf(sealed: Uint8Array): Uint8Array {
+  const out = new Uint8Array(1 + NONCE + TAG + 4);
+  out.set(sealed.subarray(0, 1 + NONCE));
+  out.set(sealed.subarray(Math.max(0, sealed.length - TAG)), 1 + NONCE);
+  new DataView(out.buffer).setUint32(1 + NONCE + TAG, sealed.length);
+  return out;
+}
+
 export const openText = (key: Uint8Array, sealed: Uint8Array, aad: string) => open(key, sealed, aad).toString("utf8");

@@ -93,3 +93,27 @@ test("attack: records whose metadata holds more than the bound are not all kept"
   expect(index.rankHere(lighthouse)).toHaveLength(13);
   expect(opened()).toBeGreaterThan(once);
 });
+
+test("a record's row is known unchanged by its sealing's nonce and tag, not by hashing all of it: a 1 MB record is checked as cheaply as a small one", async () => {
+  const { index, opened } = await countedIndex();
+  await index.put({ source: "big", size: 1, mtime: 1 }, [mail("big", `harbour report ${"cargo manifest line ".repeat(55_000)}`)]);
+  const manifest: RetrievalRequest = { terms: ["harbour", "manifest"], phrases: [], limit: 40 };
+  const first = index.rankHere(manifest);
+  expect(first.some((h) => h.record.id === "big")).toBe(true);
+  const once = opened();
+  const hashed: number[] = [];
+  const wyhash = Bun.hash.wyhash;
+  Bun.hash.wyhash = ((...args: Parameters<typeof wyhash>) => {
+    const [data] = args;
+    hashed.push(typeof data === "string" ? data.length : data.byteLength);
+    return wyhash(...args);
+  }) as typeof wyhash;
+  try {
+    index.rankHere(manifest);
+  } finally {
+    Bun.hash.wyhash = wyhash;
+  }
+  expect(opened()).toBe(once);
+  expect(hashed.length).toBe(first.length);
+  expect(Math.max(...hashed)).toBeLessThan(64);
+});

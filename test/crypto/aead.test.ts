@@ -1,12 +1,22 @@
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { DecryptError, open, openText, seal } from "../../src/crypto/aead";
+import { DecryptError, open, openText, seal, sealingOf } from "../../src/crypto/aead";
 import { cryptoMigrations, NoUserKey, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 
 describe("AES-256-GCM sealing (D3)", () => {
   const key = randomBytes(32);
+
+  test("a sealing is told from every other by 33 bytes: the same bytes alike, the same value sealed again not, nor one of another length", () => {
+    const sealed = seal(key, "x".repeat(100_000), "t/1");
+    const id = sealingOf(sealed);
+    expect(id.length).toBe(33);
+    expect(Buffer.from(sealingOf(Buffer.from(sealed))).equals(Buffer.from(id))).toBe(true);
+    expect(Buffer.from(sealingOf(seal(key, "x".repeat(100_000), "t/1"))).equals(Buffer.from(id))).toBe(false);
+    const shorter = Buffer.concat([sealed.subarray(0, 13), sealed.subarray(14)]);
+    expect(Buffer.from(sealingOf(shorter)).equals(Buffer.from(id))).toBe(false);
+  });
 
   test("round trip; the plaintext is not in the sealed bytes", () => {
     const sealed = seal(key, "invoice 1042 from Acme", "t/1");

@@ -2,6 +2,7 @@
 // blinded into the word index, their chunks listed (to be embedded), keyed by a keyed hash of
 // the source they were read from, with its size and mtime.
 import type { Database } from "bun:sqlite";
+import { sealingOf } from "../../crypto/aead";
 import { RecordMemo } from "../../retrieval/record-memo";
 import { connectorVectors } from "../../vectors/embedded";
 import { splitPartition } from "../../vectors/sqlite";
@@ -330,8 +331,9 @@ function openedChars(r: SourceRecord): number {
 }
 
 /**
- * Records opened, each kept while its row holds the same sealed bytes (their hash: a row written
- * again is sealed anew, with a fresh nonce), keyed by database, index and row: no cached record is
+ * Records opened, each kept while its row holds the same sealing (aead.ts sealingOf: a row written
+ * again is sealed anew, with a fresh nonce; its nonce and tag, not a hash of all its bytes, which
+ * was 2.9 of the serving thread's ms a question under load), keyed by database, index and row: no cached record is
  * given for a row the reader did not read, so a removed record, or a deleted owner's (their rows
  * go with their key), is never given from it. Shared, so frozen (frozen()).
  */
@@ -357,7 +359,7 @@ export function openRecords(ctx: IndexContext, rows: Map<number, Uint8Array>): M
   for (const [doc, sealed] of rows)
     records.set(
       doc,
-      opened.get(`${at}${doc}`, sealed, () => frozen(openRecord(ctx, doc, sealed))),
+      opened.get(`${at}${doc}`, sealingOf(sealed), () => frozen(openRecord(ctx, doc, sealed))),
     );
   return records;
 }

@@ -34,14 +34,16 @@ export async function rank(ctx: IndexContext, request: RetrievalRequest): Promis
 /**
  * The worker's candidates whose rows are still shown now: it read them at an earlier moment, and
  * a removal (its connector's, its owner's: D25), or a put that wrote the record anew, may have
- * ended since. Looked up by row number on this thread (no search: the rows alone).
+ * ended since. Looked up by row number on this thread (no search: the rows alone; `+d.owner` keeps
+ * SQLite from scanning the owner's index whole instead, 10,053 rows of the Enron mail for ~80
+ * candidates: 1.19 -> 0.45 ms a question).
  */
-function stillShown(ctx: IndexContext, read: Candidates): Candidates {
+export function stillShown(ctx: IndexContext, read: Candidates): Candidates {
   if (read.found.size === 0) return read;
   const shown = visible(ctx);
   const rows = ctx.db
     .query<{ doc: number }, Array<string | number>>(
-      `SELECT d.doc FROM connector_docs d WHERE d.doc IN (SELECT value FROM json_each(?)) AND d.owner = ?${shown.sql}`,
+      `SELECT d.doc FROM connector_docs d WHERE d.doc IN (SELECT value FROM json_each(?)) AND +d.owner = ?${shown.sql}`,
     )
     .all(JSON.stringify([...read.found.keys()]), ctx.owner, ...shown.params);
   if (rows.length === read.found.size) return read;

@@ -88,12 +88,10 @@ export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Floa
   })();
 }
 
-/** Chunks in all, and those with their vector. */
+/** Chunks in all, and those with their vector: as counted when written (migration connectors-010), one row read. */
 export function embeddingProgress(ctx: IndexContext): IndexProgress {
   const row = ctx.db
-    .query<{ total: number; embedded: number | null }, [string]>(
-      "SELECT count(*) AS total, sum(embedded) AS embedded FROM connector_chunks WHERE owner = ?",
-    )
-    .get(ctx.owner)!;
-  return { total: row.total, embedded: row.embedded ?? 0 };
+    .query<{ total: number; embedded: number }, [string]>("SELECT total, embedded FROM connector_chunk_counts WHERE owner = ?")
+    .get(ctx.owner);
+  return { total: row?.total ?? 0, embedded: row?.embedded ?? 0 };
 }

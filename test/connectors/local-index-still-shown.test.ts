@@ -1,0 +1,72 @@
+// The search worker's candidates checked against the rows shown now (rank.ts stillShown), on the
+// serving thread for every question: by their row numbers, never by a scan of the owner's rows
+// (issue 36: the Enron mail's 10,053 for ~80 candidates).
+import { expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import type { IndexContext } from "../../src/connectors/local-index/context";
+import { stillShown } from "../../src/connectors/local-index/rank";
+import type { SourceRecord } from "../../src/connectors/types";
+import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
+import { openDatabase } from "../../src/store/database";
+import { tempDir } from "../helpers";
+
+const record = (id: string): SourceRecord => ({
+  id,
+  title: id,
+  content: `${id} text`,
+  source_url: "",
+  date: null,
+  type: "file",
+  path: id,
+  metadata: {},
+});
+
+test("the worker's candidates still shown: by row number, a removed record's left out, another index's never taken", async () => {
+  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const keys = new UserKeys(db, randomBytes(32));
+  const indexKeys = indexKeysFor(keys, "alice", "docs", true);
+  const docs = new LocalIndex(db, "alice/docs", indexKeys, (r) => [r.content]);
+  const other = new LocalIndex(db, "bob/mail", indexKeysFor(keys, "bob", "mail", true), (r) => [r.content]);
+  await docs.put(
+    { source: "a.txt", size: 1, mtime: 1 },
+    Array.from({ length: 200 }, (_, i) => record(`a${i}`)),
+  );
+  await docs.put({ source: "b.txt", size: 1, mtime: 1 }, [record("b0")]);
+  await other.put({ source: "m", size: 1, mtime: 1 }, [record("m0")]);
+  const rowOf = (owner: string, source: string) =>
+    db
+      .query<{ doc: number }, [string, string]>("SELECT doc FROM connector_docs WHERE owner = ? AND source = ? ORDER BY doc")
+      .all(owner, source)
+      .map((r) => r.doc);
+  const [a0, a1] = rowOf("alice/docs", docs.sourceKey("a.txt"));
+  const [b0] = rowOf("alice/docs", docs.sourceKey("b.txt"));
+  const [m0] = rowOf("bob/mail", other.sourceKey("m"));
+  const read = {
+    found: new Map([a0!, a1!, b0!, m0!].map((doc) => [doc, { lexical: 1 }])),
+    sealed: new Map([a0!, a1!, b0!, m0!].map((doc) => [doc, new Uint8Array([doc])])),
+  };
+  // Removed after the worker read it.
+  await docs.removeSource(docs.sourceKey("b.txt"));
+
+  const ctx: IndexContext = { db, owner: "alice/docs", keys: indexKeys, chunker: () => [] };
+  const asked: string[] = [];
+  const query = db.query.bind(db);
+  db.query = ((sql: string) => {
+    asked.push(sql);
+    return query(sql);
+  }) as typeof db.query;
+  const shown = stillShown(ctx, read);
+  db.query = query;
+  expect([...shown.found.keys()].sort((x, y) => x - y)).toEqual([a0!, a1!]);
+  expect([...shown.sealed.keys()].sort((x, y) => x - y)).toEqual([a0!, a1!]);
+
+  // Its statement finds the rows by their numbers: the owner's index (200 rows here) is not scanned.
+  const lookup = asked.find((sql) => sql.includes("json_each"))!;
+  const plan = db
+    .query<{ detail: string }, Array<string | number>>(`EXPLAIN QUERY PLAN ${lookup}`)
+    .all("[]", "alice/docs", 0, "", 0)
+    .map((r) => r.detail);
+  expect(plan.some((d) => /SEARCH d USING INTEGER PRIMARY KEY/.test(d))).toBe(true);
+  expect(plan.some((d) => /connector_docs_source|SCAN d\b/.test(d))).toBe(false);
+});
