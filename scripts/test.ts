@@ -85,6 +85,7 @@ const INTEGRATION = [
   "crash.test.ts",
   "crypto/master-key.test.ts",
   "embedding/embedder.test.ts",
+  "embedding/idle-collection.test.ts",
   "embedding/model-change.test.ts",
   "embedding/nonblocking.test.ts",
   "embedding/service.test.ts",
