@@ -22,7 +22,7 @@ import { OAuthServer } from "./oauth/service";
 import { OAuthStore } from "./oauth/store";
 import { OwedWork } from "./owed-work";
 import type { QuestionStageTimes } from "./questions/stages";
-import { embeddingText, recordChunks } from "./retrieval/chunk";
+import { embeddedChunks } from "./retrieval/chunk";
 import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
@@ -137,7 +137,7 @@ export async function createServices(
     config,
     log: log.child("connectors"),
     embeddings,
-    chunker: (record) => recordChunks(record, embeddings.tokenizer).map((chunk) => embeddingText(record.title, chunk)),
+    chunker: (record) => embeddedChunks(record, embeddings.tokenizer),
     now,
     storage: { disk, guard },
     scrub,

@@ -22,6 +22,7 @@ import {
   ConnectorError,
   type ConnectorStatus,
   type IndexProgress,
+  type ReadRecords,
   type RetrievalRequest,
   type SearchHit,
   type SourceRecord,
@@ -48,8 +49,8 @@ class StoragePaused extends Error {
 export interface FolderSource {
   /** Every source file (or part of one) with its size and mtime. */
   scan(): ScanEntry[];
-  /** The records of one entry. */
-  read(entry: ScanEntry): Promise<SourceRecord[]>;
+  /** The records of one entry, with their chunks where they were read (ReadRecords). */
+  read(entry: ScanEntry): Promise<ReadRecords>;
 }
 
 export interface IndexedOptions {

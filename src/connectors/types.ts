@@ -19,6 +19,13 @@ export interface SourceRecord {
   metadata: Record<string, string | number | boolean | null>;
 }
 
+/**
+ * A source's records as read for its index: with `chunks`, each record's texts to embed (in
+ * order), cut where the records were read, in the reading worker (D31: never on the serving
+ * thread); without them (a source read otherwise), the index cuts them.
+ */
+export type ReadRecords = SourceRecord[] & { chunks?: string[][] };
+
 /** What a search asks of a connector; planning (terms, phrases, dates) happens before. */
 export interface RetrievalRequest {
   terms: string[];

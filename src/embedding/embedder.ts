@@ -2,10 +2,9 @@
 // graph whose `sentence_embedding` output is already mean-pooled and L2-normalised. The server
 // runs this inside its embedding worker (worker.ts), never on the thread that answers requests.
 import { dlopen, ptr } from "bun:ffi";
-import { readFileSync } from "node:fs";
-import { assets, embeddingModel, type ModelAsset, type NativeLibrary, nativeLibraries } from "../native/assets";
+import { embeddingModel, type ModelAsset, type NativeLibrary, nativeLibraries } from "../native/assets";
 import { assertRoomForCopies, isEmbedded, materialize } from "../native/materialize";
-import { type TokenizerFile, WordPieceTokenizer } from "./tokenizer";
+import { shippedTokenizer, type WordPieceTokenizer } from "./tokenizer";
 
 export const EMBEDDING_DIM = 384;
 /** sentence-transformers truncates all-MiniLM-L6-v2 input to 256 tokens. */
@@ -121,7 +120,7 @@ export async function loadEmbedder(options: EmbedderOptions): Promise<Embedder> 
   // Both copies or neither: onnxruntime's alone (44 MB) could fill the disk the model's copy then fails on (D29).
   assertRoomForCopies([nativeLibraries.onnxRuntime, model], options.dataDir);
   const ort = await loadOnnxRuntime(options.dataDir);
-  const tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
+  const tokenizer = shippedTokenizer();
   const session = await ort.InferenceSession.create(materialize(model, options.dataDir), {
     intraOpNumThreads: options.threads ?? 0,
     interOpNumThreads: 1,

@@ -7,16 +7,15 @@
 // cache never tells another that a text was seen. The cache never makes a key: for an owner
 // deleted meanwhile (or not yet keyed) it computes and stores nothing.
 import type { Database } from "bun:sqlite";
-import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
-import { collectMemory } from "../limits/memory";
+import { dropMappedPages } from "../limits/memory";
 import type { Logger } from "../log";
-import { assets, type ModelAsset } from "../native/assets";
+import type { ModelAsset } from "../native/assets";
 import { readThroughMapping } from "../store/database";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
 import { type BatchStats, MAX_TOKENS } from "./embedder";
-import { type TokenizerFile, WordPieceTokenizer } from "./tokenizer";
+import { shippedTokenizer, type WordPieceTokenizer } from "./tokenizer";
 import { EmbeddingWorker, EmbedJob, type WorkerOptions } from "./worker-client";
 
 export const embeddingMigrations: Migration[] = [
@@ -86,7 +85,7 @@ export type Priority = "urgent" | "background";
  */
 export const START_RETRY_MS = 30_000;
 
-/** Quiet this long (no embedding job) before the request thread collects and trims its memory. */
+/** Quiet this long (no embedding job) before the database's pages read through its mapping are dropped from the process. */
 export const IDLE_TRIM_MS = 2_000;
 /** Background work ended this long ago (a connector's next batch comes within milliseconds): the database is read through its mapping again. */
 export const MAPPED_AGAIN_MS = 1_000;
@@ -195,7 +194,7 @@ export class EmbeddingService {
   }
 
   get tokenizer(): WordPieceTokenizer {
-    this.tokenizerInstance ??= new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);
+    this.tokenizerInstance ??= shippedTokenizer();
     return this.tokenizerInstance;
   }
 
@@ -475,16 +474,19 @@ export class EmbeddingService {
   }
 
   /**
-   * Once no job has come for IDLE_TRIM_MS, this thread collects its garbage and the C heap gives
-   * its free memory back: after a question, or once a folder is embedded, the server's RSS goes
-   * back to what it holds (a full collection of ~30 MB takes ~10-30 ms, so never while work comes).
+   * Once no job has come for IDLE_TRIM_MS, the database's pages read through its mapping are
+   * dropped from the process (limits/memory.ts dropMappedPages): after a question, or once a
+   * folder is embedded, the server's RSS goes back to what it holds. No collection here (D31): a
+   * full one of this thread's heap, with the C heap's trim, held every request ~44 ms; the memory
+   * a question or a folder's embedding leaves is the embedding worker's, which collects and trims
+   * on its own thread once idle (worker.ts), and this thread's heap is left to its own collector.
    */
   private trimWhenIdle(): void {
     clearTimeout(this.idleTrim);
     if (this.closed) return;
     this.idleTrim = setTimeout(() => {
       if (this.pending > 0 || this.closed) return;
-      collectMemory();
+      dropMappedPages();
     }, IDLE_TRIM_MS);
     this.idleTrim.unref?.();
   }

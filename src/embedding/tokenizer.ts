@@ -3,6 +3,8 @@
 // the executable free of a tokenizer runtime. It runs on the request thread too (chunking,
 // token counts), so the common case is fast: ASCII words by table, each word's pieces
 // remembered; anything else takes the general Unicode path, with the same result.
+import { readFileSync } from "node:fs";
+import { assets } from "../native/assets";
 
 export interface TokenizerFile {
   normalizer?: { lowercase?: boolean; strip_accents?: boolean | null; handle_chinese_chars?: boolean; clean_text?: boolean };
@@ -259,3 +261,7 @@ export class WordPieceTokenizer {
     return n;
   }
 }
+
+/** The shipped model's tokenizer (models/tokenizer.json), read and parsed: once per thread that uses it (each has its own). */
+export const shippedTokenizer = (): WordPieceTokenizer =>
+  new WordPieceTokenizer(JSON.parse(readFileSync(assets.tokenizerFile, "utf8")) as TokenizerFile);

@@ -117,11 +117,16 @@ export function dropPagesOnCollect(file: RegExp): void {
   droppedOnCollect.set(file.source, file);
 }
 
+/** The pages of the files dropPagesOnCollect named, dropped from the process (the page cache keeps them): no collection, no trim. */
+export function dropMappedPages(): void {
+  for (const file of droppedOnCollect.values()) releaseFilePages(file, "drop");
+}
+
 /** A full collection of this thread's heap, the C heap's free memory back to the system, and mapped files' pages dropped (dropPagesOnCollect). */
 export function collectMemory(): void {
   Bun.gc(true);
   trimMemory();
-  for (const file of droppedOnCollect.values()) releaseFilePages(file, "drop");
+  dropMappedPages();
 }
 
 export interface MemoryCheckOptions {

@@ -108,3 +108,7 @@ export function recordChunks(record: { title: string; content: string }, tokeniz
   const chunks = chunkText(record.content, tokenizer);
   return chunks.length ? chunks : record.title ? [record.title] : [];
 }
+
+/** The texts a record is embedded as, in order: its chunks, each with its title (what a local index stores a vector of). */
+export const embeddedChunks = (record: { title: string; content: string }, tokenizer: WordPieceTokenizer): string[] =>
+  recordChunks(record, tokenizer).map((chunk) => embeddingText(record.title, chunk));

@@ -90,7 +90,7 @@ describe("the reading worker", () => {
     const order: string[] = [];
     const files = [1, 2, 3].map((i) => r.file(encode(`a,b\n${"1,2\n".repeat(50_000)}`), "csv").then(() => order.push(`file ${i}`)));
     const question = r
-      .mail(encode(htmlMail(1, "asked")), { id: "INBOX/1", url: "imap://x/INBOX;UID=1", mbox: false }, true)
+      .mail(encode(htmlMail(1, "asked")), { id: "INBOX/1", url: "imap://x/INBOX;UID=1", mbox: false }, { urgent: true })
       .then(() => order.push("question"));
     await Promise.all([...files, question]);
     // The first file was under way when the question came; the question went before the others.

@@ -8,8 +8,8 @@ import { MAX_FILE_BYTES } from "../files/limits";
 import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "../indexed-source";
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
-import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
-import { type SourceRecord, SourceSkipped } from "../types";
+import { type ReadOptions, type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
+import { type ReadRecords, type SourceRecord, SourceSkipped } from "../types";
 import { bookFormatOf } from "./format";
 import { FORMAT_NAMES, transactionOf } from "./records";
 import type { BookTransaction } from "./sums";
@@ -43,17 +43,21 @@ function scanBooks(root: string, only?: string): ScanEntry[] {
 export function booksSource(root: string, check: Confine = asGiven, reader: SourceReader = sharedReader(), only?: string): FolderSource {
   return {
     scan: () => scanBooks(root, only),
-    async read(entry) {
-      const format = bookFormatOf(entry.source)!;
-      const bytes = readBelow(root, entry.source, check, MAX_FILE_BYTES);
-      const place = { file: entry.source, url: pathToFileURL(join(root, entry.source)).href, format };
-      return reader.books(bytes, place).catch((error: unknown) => {
-        // Said in the status and not read again until it changes; the parser's words may quote the file.
-        if (error instanceof SourceUnreadable) throw new SourceSkipped(`is not a readable ${FORMAT_NAMES[format]} file`);
-        throw error;
-      });
-    },
+    // For the index: the records' chunks are cut in the reading worker too (D31).
+    read: (entry) => readJournal(root, entry, check, reader, { chunk: true }),
   };
+}
+
+/** The transactions of one journal file of `root`, read by `reader`; skipped (SourceSkipped) when it cannot be read. */
+function readJournal(root: string, entry: ScanEntry, check: Confine, reader: SourceReader, options: ReadOptions): Promise<ReadRecords> {
+  const format = bookFormatOf(entry.source)!;
+  const bytes = readBelow(root, entry.source, check, MAX_FILE_BYTES);
+  const place = { file: entry.source, url: pathToFileURL(join(root, entry.source)).href, format };
+  return reader.books(bytes, place, options).catch((error: unknown) => {
+    // Said in the status and not read again until it changes; the parser's words may quote the file.
+    if (error instanceof SourceUnreadable) throw new SourceSkipped(`is not a readable ${FORMAT_NAMES[format]} file`);
+    throw error;
+  });
 }
 
 /**
@@ -102,7 +106,7 @@ export class BooksConnector extends IndexedFolderConnector {
     const format = bookFormatOf(entry.source)!;
     const bytes = readBelow(this.folder, entry.source, this.confine, maxBytes);
     const place = { file: entry.source, url: pathToFileURL(join(this.folder, entry.source)).href, format };
-    return this.reader.books(bytes, place, true).catch((error: unknown) => {
+    return this.reader.books(bytes, place, { urgent: true }).catch((error: unknown) => {
       if (error instanceof SourceSkipped || error instanceof SourceUnreadable) return undefined;
       throw error;
     });
@@ -121,7 +125,7 @@ export class BooksConnector extends IndexedFolderConnector {
       seen.add(entry.source);
       const skipped = this.unreadable.get(entry.source);
       if (skipped && skipped.size === entry.size && skipped.mtime === entry.mtime) continue;
-      const records = await this.books.read(entry).catch((error: unknown) => {
+      const records = await readJournal(this.folder, entry, this.confine, this.reader, {}).catch((error: unknown) => {
         if (!(error instanceof SourceSkipped)) throw error;
         this.unreadable.set(entry.source, { size: entry.size, mtime: entry.mtime });
         return [];

@@ -8,7 +8,8 @@ import { type FolderSource, IndexedFolderConnector, type IndexedOptions } from "
 import type { LocalIndex, ScanEntry } from "../local-index";
 import { asGiven, type Confine, fileEntry, readBelow } from "../paths";
 import { type SourceReader, SourceUnreadable, sharedReader } from "../reading/reader";
-import { fileTypeOf, isSheetType } from "./extract";
+import type { ReadRecords, SourceRecord } from "../types";
+import { fileTexts, fileTypeOf, isSheetType } from "./extract";
 import { FileSkipped, MAX_FILE_BYTES } from "./limits";
 
 const MAX_DEPTH = 8;
@@ -48,26 +49,26 @@ export function filesSource(root: string, check: Confine = asGiven, reader: Sour
       const modified = new Date(entry.mtime).toISOString();
       if (isSheetType(type)) {
         const place = { file: entry.source, url: pathToFileURL(full).href, fileType: type, size: entry.size, modified };
-        return reader.sheet(bytes, place).catch(unreadable);
+        return reader.sheet(bytes, place, { chunk: true }).catch(unreadable);
       }
-      const extracted = await reader.file(bytes, type).catch(unreadable);
-      return [
-        {
-          id: entry.source,
-          title: extracted.title || basename(entry.source),
-          content: extracted.text.trim(),
-          source_url: pathToFileURL(full).href,
-          date: modified,
-          type: "file",
-          path: entry.source,
-          metadata: {
-            file_type: type,
-            size: entry.size,
-            modified,
-            ...(extracted.pages ? { pages: extracted.pages } : {}),
-          },
+      const extracted = await reader.file(bytes, type, basename(entry.source)).catch(unreadable);
+      const record: SourceRecord = {
+        id: entry.source,
+        ...fileTexts(extracted, basename(entry.source)),
+        source_url: pathToFileURL(full).href,
+        date: modified,
+        type: "file",
+        path: entry.source,
+        metadata: {
+          file_type: type,
+          size: entry.size,
+          modified,
+          ...(extracted.pages ? { pages: extracted.pages } : {}),
         },
-      ];
+      };
+      const read: ReadRecords = [record];
+      if (extracted.chunks) read.chunks = [extracted.chunks];
+      return read;
     },
   };
 }

@@ -44,6 +44,9 @@ export interface Extracted {
   pages?: number;
 }
 
+/** A document's record's title and text: its own title, else `name` (its file's). Where it is chunked and where it is stored alike. */
+export const fileTexts = (extracted: Extracted, name: string) => ({ title: extracted.title || name, content: extracted.text.trim() });
+
 function jsonLines(value: unknown, prefix: string, out: TextBudget): void {
   if (out.full) return;
   if (value !== null && typeof value === "object") {

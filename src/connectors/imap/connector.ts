@@ -221,7 +221,11 @@ export class ImapConnector implements Connector {
         const records = await Promise.all(
           messages.map((m) =>
             sharedReader()
-              .mail(m.source!, { id: `${this.config.mailbox}/${m.uid}`, url: `${this.baseUrl};UID=${m.uid}`, mbox: false }, true)
+              .mail(
+                m.source!,
+                { id: `${this.config.mailbox}/${m.uid}`, url: `${this.baseUrl};UID=${m.uid}`, mbox: false },
+                { urgent: true },
+              )
               .then(
                 (r) => r,
                 (error: unknown) => {

@@ -5,33 +5,15 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { VectorRotation } from "../../crypto/rotation";
 import type { UserKeys } from "../../crypto/user-keys";
 import { EMBEDDING_DIM } from "../../embedding/embedder";
-import { RecordMemo, recordKey } from "../../retrieval/record-memo";
 import { TermBlinder } from "../index-terms";
 import type { SourceRecord } from "../types";
 
-/** Cuts a record into the texts that are embedded, in a stable order. */
-export type Chunker = (record: SourceRecord) => string[];
-
-/** Characters of chunks each chunker's memo keeps (~8 MB): a folder's records between being stored and embedded. */
-export const REMEMBERED_CHUNK_CHARS = 4_000_000;
-const chunkMemos = new WeakMap<Chunker, RecordMemo<string[]>>();
-
 /**
- * `chunker` remembering each record's chunks per version of its title and text, for the index of
- * `owner`: a record was cut when it was made ready to store (its chunks counted) and again when
- * its chunks were embedded, both on the serving thread (D31: cutting is its largest part left
- * while a folder is indexed). Keyed by index and record, never by text alone (a text made to
- * collide with another's hash then misleads only its own record).
+ * Cuts a record into the texts that are embedded, in a stable order: only for records given
+ * without their chunks (the reading worker cuts those it reads, D31) and chunks stored before
+ * their texts were.
  */
-export function rememberingChunker(owner: string, chunker: Chunker): Chunker {
-  let memo = chunkMemos.get(chunker);
-  if (!memo) {
-    memo = new RecordMemo<string[]>(REMEMBERED_CHUNK_CHARS, (chunks) => chunks.reduce((n, c) => n + c.length, 0));
-    chunkMemos.set(chunker, memo);
-  }
-  const remembered = memo;
-  return (r) => remembered.get(recordKey(owner, "", r.id), `${r.title}\u0000${r.content}`, () => chunker(r));
-}
+export type Chunker = (record: SourceRecord) => string[];
 
 /** The owner's secrets, as the index uses them. */
 export interface IndexKeys {

@@ -1,6 +1,6 @@
 // The records of an index: sealed with the owner's key and bound to their row, their words
-// blinded into the word index, their chunks listed (to be embedded), keyed by a keyed hash of
-// the source they were read from, with its size and mtime.
+// blinded into the word index, their chunks' texts sealed and listed (to be embedded), keyed by a
+// keyed hash of the source they were read from, with its size and mtime.
 import type { Database } from "bun:sqlite";
 import { sealingOf } from "../../crypto/aead";
 import { RecordMemo } from "../../retrieval/record-memo";
@@ -23,12 +23,21 @@ export function knownSources(ctx: IndexContext): Map<string, { size: number; mti
   return new Map(rows.map((r) => [r.source, { size: r.size, mtime: r.mtime }]));
 }
 
-/** A record made ready to store (prepareRecords): its words blinded, its number of chunks, it sealed to its row. */
+/** A record made ready to store (prepareRecords): its words blinded, its chunks' texts (to embed), it and them sealed to its row. */
 interface PreparedRecord {
   title: string;
   content: string;
-  chunks: number;
+  chunks: string[];
   sealed: Buffer;
+  sealedChunks: Buffer[];
+}
+
+/** A record and its chunks' texts sealed to the row `doc` (each chunk to its place in it). */
+function sealedTo(keys: IndexContext["keys"], r: SourceRecord, chunks: string[], doc: number) {
+  return {
+    sealed: keys.seal(JSON.stringify(r), `doc/${doc}`),
+    sealedChunks: chunks.map((text, ord) => keys.seal(text, chunkRow(doc, ord))),
+  };
 }
 
 /** Records made ready to store, their rows from `firstDoc` on (each sealed bound to its row). */
@@ -37,29 +46,38 @@ export interface PreparedRecords {
   records: PreparedRecord[];
 }
 
+/** What a chunk's sealed text is bound to: its record's row and its place in it. */
+export const chunkRow = (doc: number, ord: number) => `chunk/${doc}/${ord}`;
+
 /** The row the next record stored takes. */
 const nextDoc = (db: Database) => db.query<{ n: number }, []>("SELECT coalesce(max(doc), 0) + 1 AS n FROM connector_docs").get()!.n;
 
 /**
  * `records` made ready for putRecords, the event loop turning whenever `turns`' budget is spent
- * (D31): words blinded (TermBlinder.textInTurns), chunks counted (the chunker tokenizes) and each
- * sealed to the row it will take, so that the transaction only inserts. 100,000 tiny records of
- * an mbox were blinded, chunked, sealed and stored in one go, holding the serving thread ~10 s.
+ * (D31): words blinded (TermBlinder.textInTurns) and each sealed to the row it will take, so that
+ * the transaction only inserts. 100,000 tiny records of an mbox were blinded, chunked, sealed and
+ * stored in one go, holding the serving thread ~10 s. `chunks`, each record's texts to embed, are
+ * as the reading worker cut them (D31: cutting never runs here; the chunker only when none are given).
  */
-export async function prepareRecords(ctx: IndexContext, records: SourceRecord[], turns = new Turns()): Promise<PreparedRecords> {
+export async function prepareRecords(
+  ctx: IndexContext,
+  records: SourceRecord[],
+  turns = new Turns(),
+  chunks?: string[][],
+): Promise<PreparedRecords> {
   const { keys } = ctx;
-  const words: { title: string; content: string; chunks: number }[] = [];
-  for (const r of records) {
+  const words: { title: string; content: string; chunks: string[] }[] = [];
+  for (const [i, r] of records.entries()) {
     const title = await keys.blinder.textInTurns(r.title, turns);
     const content = await keys.blinder.textInTurns(r.content, turns);
-    words.push({ title, content, chunks: ctx.chunker(r).length });
+    words.push({ title, content, chunks: chunks?.[i] ?? ctx.chunker(r) });
     await turns.maybe();
   }
   // Rows are taken from here on unless another source takes one meanwhile (then putRecords seals again).
   const firstDoc = nextDoc(ctx.db);
   const out: PreparedRecord[] = [];
   for (const [i, r] of records.entries()) {
-    out.push({ ...words[i]!, sealed: keys.seal(JSON.stringify(r), `doc/${firstDoc + i}`) });
+    out.push({ ...words[i]!, ...sealedTo(keys, r, words[i]!.chunks, firstDoc + i) });
     await turns.maybe();
   }
   return { firstDoc, records: out };
@@ -70,14 +88,14 @@ function prepareNow(ctx: IndexContext, records: SourceRecord[], firstDoc: number
   const { keys } = ctx;
   return {
     firstDoc,
-    records: records.map((r, i) => ({
-      ...(prepared?.records[i] ?? {
+    records: records.map((r, i) => {
+      const words = prepared?.records[i] ?? {
         title: keys.blinder.text(r.title),
         content: keys.blinder.text(r.content),
-        chunks: ctx.chunker(r).length,
-      }),
-      sealed: keys.seal(JSON.stringify(r), `doc/${firstDoc + i}`),
-    })),
+        chunks: ctx.chunker(r),
+      };
+      return { ...words, ...sealedTo(keys, r, words.chunks, firstDoc + i) };
+    }),
   };
 }
 
@@ -163,7 +181,7 @@ export async function putRecords(
     "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
-  const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (?, ?, ?)");
+  const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord, text) VALUES (?, ?, ?, ?)");
   for (let from = 0; from < records.length; ) {
     if (stopped()) return false;
     const to = Math.min(records.length, from + RECORDS_PER_TRANSACTION);
@@ -175,7 +193,7 @@ export async function putRecords(
         const p = ready.records[i]!;
         insertDoc.run(doc, owner, source, entry.size, entry.mtime, records[from + i]!.date, TERMS_FORMAT, p.sealed);
         insertTerms.run(doc, p.title, p.content);
-        for (let ord = 0; ord < p.chunks; ord++) insertChunk.run(doc, owner, ord);
+        for (const [ord, text] of p.sealedChunks.entries()) insertChunk.run(doc, owner, ord, text);
         i++;
         if (turns.due()) break;
       }

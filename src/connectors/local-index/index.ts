@@ -10,7 +10,7 @@
 //   candidates.ts  a question's SQL    searcher.ts   which runs in the search worker (search-worker.ts), off the serving thread
 import type { Database } from "bun:sqlite";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
-import { type Chunker, type IndexContext, type IndexKeys, rememberingChunker } from "./context";
+import type { Chunker, IndexContext, IndexKeys } from "./context";
 import {
   countRecords,
   knownSources,
@@ -50,7 +50,7 @@ export class LocalIndex {
     keys: IndexKeys,
     chunker: Chunker = () => [],
   ) {
-    this.ctx = { db, owner, keys, chunker: rememberingChunker(owner, chunker) };
+    this.ctx = { db, owner, keys, chunker };
   }
 
   /** The key a source is stored under: a keyed hash, so no path or file name is kept. */
@@ -63,9 +63,9 @@ export class LocalIndex {
     return knownSources(this.ctx);
   }
 
-  /** `records` made ready for put, the event loop turning whenever its budget is spent (prepareRecords, D31). */
-  prepare(records: SourceRecord[]): Promise<PreparedRecords> {
-    return prepareRecords(this.ctx, records);
+  /** `records` made ready for put, the event loop turning whenever its budget is spent (prepareRecords, D31); `chunks` as the reading worker cut them. */
+  prepare(records: SourceRecord[], chunks?: string[][]): Promise<PreparedRecords> {
+    return prepareRecords(this.ctx, records, undefined, chunks);
   }
 
   /**

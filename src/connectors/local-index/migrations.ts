@@ -164,4 +164,13 @@ export const indexMigrations: Migration[] = [
       END`);
     },
   },
+  {
+    // Each chunk's text to embed, sealed (bound to its record's row and place), as the reading
+    // worker cut it when its record was read (D31): embedding reads it, never cutting its record
+    // again on the serving thread. Chunks stored before have none: cut by the chunker once more.
+    id: "connectors-011-chunk-texts",
+    up(db) {
+      db.exec("ALTER TABLE connector_chunks ADD COLUMN text BLOB");
+    },
+  },
 ];

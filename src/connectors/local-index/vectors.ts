@@ -5,7 +5,7 @@ import { splitPartition } from "../../vectors/sqlite";
 import type { StoredVector } from "../../vectors/store";
 import type { IndexProgress } from "../types";
 import type { IndexContext } from "./context";
-import { openRecord, sealedRecord } from "./documents";
+import { chunkRow, openRecord, sealedRecord } from "./documents";
 
 /** A chunk owed its vector: its number, its record and place in it, and that record as it was sealed when read. */
 export interface OwedChunk {
@@ -18,38 +18,37 @@ export interface OwedChunk {
 
 /**
  * Chunks still without a vector, with the text to embed: `limit` of them, and the rest of the
- * last record's. A record is cut into chunks on the request thread once per call, so one is
- * never split between two calls (cutting a long mail again for each batch of its 64 chunks was
- * a third of that thread's time while a maildir embedded).
+ * last record's (a record's chunks go to the model together). Each text is the one stored with
+ * the chunk (sealed), as the reading worker cut it (D31): opened, never cut again here. A chunk
+ * stored before texts were (connectors-011) has its record cut by the chunker, once per call.
  */
 export function pendingChunks(ctx: IndexContext, limit: number): Array<OwedChunk & { text: string }> {
   const { db } = ctx;
+  type Row = { chunk: number; doc: number; ord: number; text: Uint8Array | null };
   const rows = db
-    .query<{ chunk: number; doc: number; ord: number }, [string, number]>(
-      "SELECT chunk, doc, ord FROM connector_chunks WHERE owner = ? AND embedded = 0 ORDER BY chunk LIMIT ?",
+    .query<Row, [string, number]>(
+      "SELECT chunk, doc, ord, text FROM connector_chunks WHERE owner = ? AND embedded = 0 ORDER BY chunk LIMIT ?",
     )
     .all(ctx.owner, limit);
   const last = rows.at(-1);
   if (last && rows.length === limit)
     rows.push(
       ...db
-        .query<{ chunk: number; doc: number; ord: number }, [number, number]>(
-          "SELECT chunk, doc, ord FROM connector_chunks WHERE doc = ? AND embedded = 0 AND chunk > ? ORDER BY chunk",
+        .query<Row, [number, number]>(
+          "SELECT chunk, doc, ord, text FROM connector_chunks WHERE doc = ? AND embedded = 0 AND chunk > ? ORDER BY chunk",
         )
         .all(last.doc, last.chunk),
     );
-  const records = new Map<number, { sealed: Uint8Array; texts: string[] }>();
+  const records = new Map<number, { sealed: Uint8Array; texts?: string[] }>();
   const out: Array<OwedChunk & { text: string }> = [];
   for (const r of rows) {
-    if (!records.has(r.doc)) {
-      const sealed = sealedRecord(ctx, r.doc);
-      // A record gone meanwhile has no texts: its chunks go below.
-      records.set(r.doc, sealed ? { sealed, texts: ctx.chunker(openRecord(ctx, r.doc, sealed)) } : { sealed: new Uint8Array(), texts: [] });
-    }
-    const { sealed, texts } = records.get(r.doc)!;
-    const text = texts[r.ord];
-    if (text === undefined) db.query("DELETE FROM connector_chunks WHERE chunk = ?").run(r.chunk);
-    else out.push({ ...r, sealed, text });
+    if (!records.has(r.doc)) records.set(r.doc, { sealed: sealedRecord(ctx, r.doc) ?? new Uint8Array() });
+    const record = records.get(r.doc)!;
+    // A record gone meanwhile has no texts: its chunks go below.
+    if (!r.text && !record.texts) record.texts = record.sealed.length ? ctx.chunker(openRecord(ctx, r.doc, record.sealed)) : [];
+    const text = r.text ? ctx.keys.open(r.text, chunkRow(r.doc, r.ord)) : record.texts![r.ord];
+    if (text === undefined || !record.sealed.length) db.query("DELETE FROM connector_chunks WHERE chunk = ?").run(r.chunk);
+    else out.push({ chunk: r.chunk, doc: r.doc, ord: r.ord, sealed: record.sealed, text });
   }
   return out;
 }

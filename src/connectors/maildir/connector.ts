@@ -66,7 +66,7 @@ export function maildirSource(root: string, check: Confine = asGiven, reader: So
     async read(entry) {
       const raw = readBelow(root, entry.source, check, MAX_MAIL_FILE_BYTES);
       const place = { id: entry.source, url: pathToFileURL(join(root, entry.source)).href, mbox: isMbox(entry.source, raw) };
-      return reader.mail(raw, place).catch((error: unknown) => {
+      return reader.mail(raw, place, { chunk: true }).catch((error: unknown) => {
         if (error instanceof SourceUnreadable) throw new SourceSkipped("is not a readable mail file");
         throw error;
       });

@@ -6,23 +6,25 @@ import type { SheetPlace } from "../files/sheets";
 import type { MailPlace } from "../maildir/message";
 import type { SourceRecord } from "../types";
 
+// Read for an index, a job also asks for its records' chunks (`chunk`; a document's, `chunkTitle`):
+// cut here, each record's within its own budget, so that the serving thread never cuts (D31).
 export type ToReader =
-  /** A document's text (files/extract.ts). */
-  | { type: "file"; seq: number; bytes: Uint8Array; fileType: DocumentType }
+  /** A document's text (files/extract.ts); with `chunkTitle` (its name), its record's chunks (files/extract.ts fileTexts). */
+  | { type: "file"; seq: number; bytes: Uint8Array; fileType: DocumentType; chunkTitle?: string }
   /** A spreadsheet's records (files/sheets.ts): one per row. */
-  | { type: "sheet"; seq: number; bytes: Uint8Array; place: SheetPlace }
+  | { type: "sheet"; seq: number; bytes: Uint8Array; place: SheetPlace; chunk?: boolean }
   /** A mail file's records (maildir/message.ts): one message, or each of an mbox's. */
-  | { type: "mail"; seq: number; raw: Uint8Array; place: MailPlace }
+  | { type: "mail"; seq: number; raw: Uint8Array; place: MailPlace; chunk?: boolean }
   /** A journal file's records (books/records.ts): one per transaction. */
-  | { type: "books"; seq: number; bytes: Uint8Array; place: BookPlace };
+  | { type: "books"; seq: number; bytes: Uint8Array; place: BookPlace; chunk?: boolean };
 
 export type FromReader =
   /** Started: `thread` is its thread's id, whose CPU time the reader watches (0 when unknown). */
   | { type: "ready"; thread: number }
-  | { type: "file"; seq: number; extracted: Extracted }
-  | { type: "mail"; seq: number; records: SourceRecord[] }
-  | { type: "books"; seq: number; records: SourceRecord[] }
-  | { type: "sheet"; seq: number; records: SourceRecord[] }
+  | { type: "file"; seq: number; extracted: Extracted; chunks?: string[] }
+  | { type: "mail"; seq: number; records: SourceRecord[]; chunks?: string[][] }
+  | { type: "books"; seq: number; records: SourceRecord[]; chunks?: string[][] }
+  | { type: "sheet"; seq: number; records: SourceRecord[]; chunks?: string[][] }
   /** One record of the job is read: the next one has a budget of its own. */
   | { type: "record"; seq: number }
   /** Left out past a bound (files/limits.ts), with the reason. */

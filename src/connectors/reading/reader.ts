@@ -11,7 +11,7 @@ import type { BookPlace } from "../books/records";
 import type { DocumentType, Extracted } from "../files/extract";
 import type { SheetPlace } from "../files/sheets";
 import type { MailPlace } from "../maildir/message";
-import { type SourceRecord, SourceSkipped } from "../types";
+import { type ReadRecords, type SourceRecord, SourceSkipped } from "../types";
 import type { FromReader, ToReader } from "./protocol";
 
 /** CPU time one record may take to read (a page of a PDF is ~10 ms, a 50 MB mailbox's message ~0.1 s). */
@@ -93,6 +93,19 @@ function ownBytes(bytes: Uint8Array): { bytes: Uint8Array; transfer: Transferabl
   return { bytes: new Uint8Array(bytes), transfer: [] };
 }
 
+/** How a job is read: `urgent` for a question's (before any folder's), `chunk` for an index's (its records' chunks cut too, D31). */
+export interface ReadOptions {
+  urgent?: boolean;
+  chunk?: boolean;
+}
+
+/** The records of a worker's answer, with their chunks when it cut them. */
+function readRecords(m: { records: SourceRecord[]; chunks?: string[][] }): ReadRecords {
+  const records: ReadRecords = m.records;
+  if (m.chunks) records.chunks = m.chunks;
+  return records;
+}
+
 export class SourceReader {
   readonly budgetMs: number;
   private readonly jobBudgetMs: number;
@@ -127,37 +140,38 @@ export class SourceReader {
 
   /**
    * A document's text. Rejects with SourceSkipped past a bound or the budget, with Error when
-   * it cannot be read. The bytes are handed over (the caller must not use them again).
+   * it cannot be read. The bytes are handed over (the caller must not use them again). With
+   * `chunkTitle` (read for an index: the file's name), also its record's chunks (files/extract.ts fileTexts).
    */
-  async file(bytes: Uint8Array, fileType: DocumentType): Promise<Extracted> {
+  async file(bytes: Uint8Array, fileType: DocumentType, chunkTitle?: string): Promise<Extracted & { chunks?: string[] }> {
     const own = ownBytes(bytes);
-    const m = await this.run({ type: "file", bytes: own.bytes, fileType }, own.transfer, false);
+    const m = await this.run({ type: "file", bytes: own.bytes, fileType, chunkTitle }, own.transfer, false);
     if (m.type !== "file") throw new Error("the reading worker answered out of turn");
-    return m.extracted;
+    return m.chunks ? { ...m.extracted, chunks: m.chunks } : m.extracted;
   }
 
   /** A spreadsheet's records, one per row, each ROWS_PER_BUDGET rows within a budget of their own. The bytes are handed over. */
-  async sheet(bytes: Uint8Array, place: SheetPlace): Promise<SourceRecord[]> {
+  async sheet(bytes: Uint8Array, place: SheetPlace, options: ReadOptions = {}): Promise<ReadRecords> {
     const own = ownBytes(bytes);
-    const m = await this.run({ type: "sheet", bytes: own.bytes, place }, own.transfer, false);
+    const m = await this.run({ type: "sheet", bytes: own.bytes, place, chunk: options.chunk }, own.transfer, false);
     if (m.type !== "sheet") throw new Error("the reading worker answered out of turn");
-    return m.records;
+    return readRecords(m);
   }
 
-  /** A mail file's records (an mbox's each within its own budget); `urgent` for a question's. */
-  async mail(raw: Uint8Array, place: MailPlace, urgent = false): Promise<SourceRecord[]> {
+  /** A mail file's records (an mbox's each within its own budget). */
+  async mail(raw: Uint8Array, place: MailPlace, options: ReadOptions = {}): Promise<ReadRecords> {
     const own = ownBytes(raw);
-    const m = await this.run({ type: "mail", raw: own.bytes, place }, own.transfer, urgent);
+    const m = await this.run({ type: "mail", raw: own.bytes, place, chunk: options.chunk }, own.transfer, options.urgent ?? false);
     if (m.type !== "mail") throw new Error("the reading worker answered out of turn");
-    return m.records;
+    return readRecords(m);
   }
 
-  /** A journal file's records, one per transaction, each within its own budget; `urgent` for a question's. The bytes are handed over. */
-  async books(bytes: Uint8Array, place: BookPlace, urgent = false): Promise<SourceRecord[]> {
+  /** A journal file's records, one per transaction, each within its own budget. The bytes are handed over. */
+  async books(bytes: Uint8Array, place: BookPlace, options: ReadOptions = {}): Promise<ReadRecords> {
     const own = ownBytes(bytes);
-    const m = await this.run({ type: "books", bytes: own.bytes, place }, own.transfer, urgent);
+    const m = await this.run({ type: "books", bytes: own.bytes, place, chunk: options.chunk }, own.transfer, options.urgent ?? false);
     if (m.type !== "books") throw new Error("the reading worker answered out of turn");
-    return m.records;
+    return readRecords(m);
   }
 
   private run(message: Unsent, transfer: Transferable[], urgent: boolean): Promise<FromReader> {

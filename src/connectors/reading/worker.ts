@@ -1,10 +1,13 @@
 // The reading worker (a Bun Worker, started by reader.ts): parses what sources send (PDF, DOCX,
-// ODT, PPTX, HTML, CSV, JSON, spreadsheets, mail, journals) off the thread that serves requests (D31). A job that runs past its
+// ODT, PPTX, HTML, CSV, JSON, spreadsheets, mail, journals) off the thread that serves requests (D31),
+// and cuts the records an index asked for into their chunks. A job that runs past its
 // budget is not stopped from here: the reader ends this thread and starts another.
 import { readFileSync } from "node:fs";
+import { shippedTokenizer, type WordPieceTokenizer } from "../../embedding/tokenizer";
 import { collectIfOverBudget } from "../../limits/memory";
+import { embeddedChunks } from "../../retrieval/chunk";
 import { bookRecords } from "../books/records";
-import { extractText } from "../files/extract";
+import { extractText, fileTexts } from "../files/extract";
 import { sheetRecords } from "../files/sheets";
 import { mailRecords } from "../maildir/message";
 import { SourceSkipped } from "../types";
@@ -23,17 +26,38 @@ function threadId(): number {
   }
 }
 
+let tokenizer: WordPieceTokenizer | undefined;
+
+/**
+ * Each record's texts to embed (retrieval/chunk.ts embeddedChunks), cut here for its index (D31):
+ * each record's cut within a budget of its own, as its reading was.
+ */
+function chunksOf(records: Array<{ title: string; content: string }>, seq: number): string[][] {
+  tokenizer ??= shippedTokenizer();
+  return records.map((r) => {
+    const chunks = embeddedChunks(r, tokenizer!);
+    post({ type: "record", seq });
+    return chunks;
+  });
+}
+
 async function run(m: ToReader): Promise<void> {
   try {
-    if (m.type === "file") post({ type: "file", seq: m.seq, extracted: await extractText(m.bytes, m.fileType) });
-    else if (m.type === "sheet")
-      post({ type: "sheet", seq: m.seq, records: await sheetRecords(m.bytes, m.place, () => post({ type: "record", seq: m.seq })) });
-    else if (m.type === "books")
-      post({ type: "books", seq: m.seq, records: bookRecords(m.bytes, m.place, () => post({ type: "record", seq: m.seq })) });
-    else {
-      const raw = Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength);
-      post({ type: "mail", seq: m.seq, records: await mailRecords(raw, m.place, () => post({ type: "record", seq: m.seq })) });
+    const onRecord = () => post({ type: "record", seq: m.seq });
+    if (m.type === "file") {
+      const extracted = await extractText(m.bytes, m.fileType);
+      const chunks = m.chunkTitle === undefined ? undefined : chunksOf([fileTexts(extracted, m.chunkTitle)], m.seq)[0];
+      post({ type: "file", seq: m.seq, extracted, ...(chunks ? { chunks } : {}) });
+      return;
     }
+    const records =
+      m.type === "sheet"
+        ? await sheetRecords(m.bytes, m.place, onRecord)
+        : m.type === "books"
+          ? bookRecords(m.bytes, m.place, onRecord)
+          : await mailRecords(Buffer.from(m.raw.buffer, m.raw.byteOffset, m.raw.byteLength), m.place, onRecord);
+    const chunks = m.chunk ? { chunks: chunksOf(records, m.seq) } : {};
+    post({ type: m.type, seq: m.seq, records, ...chunks });
   } catch (error) {
     if (error instanceof SourceSkipped) post({ type: "skipped", seq: m.seq, reason: error.message });
     else post({ type: "failed", seq: m.seq, message: error instanceof Error ? error.message : String(error) });
