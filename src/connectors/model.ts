@@ -57,6 +57,22 @@ export const ConnectorProgress = t.Object(
   { additionalProperties: false },
 );
 
+/** The OAuth grant of an IMAP connector that signs in with one (oauth/grants.ts GrantState). */
+export const ConnectorGrant = t.Object(
+  {
+    provider: t.String({ description: "the OAuth provider, as the operator names it" }),
+    state: t.UnionEnum(["none", "waiting", "granted", "error"], {
+      description:
+        "none: access not granted yet; waiting: a grant was started and not finished; granted; error: refused by the provider, unusable, or the last attempt failed, with the reason",
+    }),
+    granted_at: t.Optional(t.String({ description: "when access was granted (ISO 8601)" })),
+    access_expires_at: t.Optional(t.String({ description: "when the access token in use expires; it is refreshed before (ISO 8601)" })),
+    waiting_until: t.Optional(t.String({ description: "a grant started and not finished must be finished before then (ISO 8601)" })),
+    reason: t.Optional(t.String()),
+  },
+  { additionalProperties: false },
+);
+
 export const ConnectorView = t.Object({
   id: t.String(),
   kind: t.String(),
@@ -72,6 +88,7 @@ export const ConnectorView = t.Object({
     t.Object({ chunks: Type.Integer(), embedded: Type.Integer() }, { description: "ahead-of-time embedding: chunks embedded of total" }),
   ),
   progress: t.Optional(ConnectorProgress),
+  grant: t.Optional(ConnectorGrant),
   config: t.Optional(
     t.Record(t.String(), t.Unknown(), { description: "the configuration without secrets; absent on operator connectors" }),
   ),

@@ -17,6 +17,7 @@ import { Scrub } from "../store/scrub";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
 import { AHEAD_PAUSED, AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
+import { grantBinding, type ImapConfig, signsInWithOAuth } from "./imap/config";
 import type { IndexedOptions } from "./indexed-source";
 import type { KindContext } from "./kind";
 import { CONNECTOR_KINDS, type ConnectorKind, KINDS } from "./kinds";
@@ -300,9 +301,17 @@ export class ConnectorRegistry {
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.records !== undefined ? { records: s.records } : {}),
       ...this.progressOf(d, s),
+      ...this.grantOf(d),
       config: publicConfig(d.kind, d.config),
       ...(d.created_at ? { created_at: d.created_at } : {}),
     };
+  }
+
+  /** An IMAP connector that signs in with OAuth: its grant's state (issue 38). */
+  private grantOf(d: Definition): Pick<ConnectorViewT, "grant"> {
+    const config = d.config as ImapConfig;
+    if (d.kind !== "imap" || !signsInWithOAuth(config)) return {};
+    return { grant: this.grants.state(d.owner, d.id, grantBinding(config)) };
   }
 
   /**

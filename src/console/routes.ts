@@ -17,7 +17,7 @@ import { limitKey, parseRanges } from "../limits/client-ip";
 import { RECENT_PROBLEMS } from "../log";
 import { secret } from "../oauth/context";
 import { messagePage, page } from "../oauth/pages";
-import { constantEqual, cookies, form } from "../oauth/routes";
+import { constantEqual, cookies, form, sentFromAnotherSite } from "../oauth/routes";
 import type { Services } from "../services";
 import { SERVICE_VERSION } from "../version";
 import { ConsoleBackups } from "./backups";
@@ -104,8 +104,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
   const action =
     (act: (who: Operator, f: URLSearchParams) => Promise<Response> | Response) =>
     async ({ request }: { request: Request }) => {
-      const site = request.headers.get("sec-fetch-site");
-      if (site !== null && site !== "same-origin" && site !== "none") return forbidden("This form was sent from another site.");
+      if (sentFromAnotherSite(request)) return forbidden("This form was sent from another site.");
       const who = operator(request);
       if (who instanceof Response) return who;
       let f: URLSearchParams;
@@ -259,8 +258,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     .post(
       CONSOLE_PATHS.login,
       async ({ request, info }) => {
-        const site = request.headers.get("sec-fetch-site");
-        if (site !== null && site !== "same-origin" && site !== "none") return forbidden("This form was sent from another site.");
+        if (sentFromAnotherSite(request)) return forbidden("This form was sent from another site.");
         let f: URLSearchParams;
         try {
           f = await form(request);

@@ -1,7 +1,12 @@
 // The connector widget (D22): one self-contained page that lists the user's connectors with
 // their status and adds, configures and removes them through the REST control plane, asking
 // before it removes. A connector indexing or embedding shows a progress bar with its counts,
-// rate and time left, and the list is asked for again every PANEL_POLL_MS until all are done. The page itself is a static template, the same for everyone (hosts may
+// rate and time left, and the list is asked for again every PANEL_POLL_MS until all are done.
+// An IMAP connector that signs in with OAuth shows its grant (none, waiting, granted with its
+// access token's expiry, error with the reason) and a "Grant access" button: it starts the
+// provider's authorization flow (POST /v1/connectors/{id}/oauth) and opens the provider's page
+// through the host (MCP Apps ui/open-link, the Apps SDK's openExternal; a link besides, since a
+// sandbox may block pop-ups), then follows the grant until it is finished. The page itself is a static template, the same for everyone (hosts may
 // fetch and cache it before any call): what it works with arrives with the open_connectors
 // result, outside what the model reads (issue 13 item 8). The list comes in
 // `structuredContent`, the API's address and a short-lived token limited to the caller's
@@ -48,6 +53,7 @@ const WIDGET_HTML = `<!doctype html>
   .status { font-weight: 600; }
   .status.ok { color: #13795b; } .status.indexing, .status.embedding, .status.checking { color: #a56a00; } .status.error { color: #b42318; }
   .reason, .progress-text { color: #6b7280; font-size: 12px; }
+  .grant { margin-top: 4px; font-size: 12px; } .grant.granted { color: #13795b; } .grant.error { color: #b42318; } .grant.waiting { color: #a56a00; }
   .progress { margin-top: 4px; }
   .progress progress { width: 100%; max-width: 260px; height: 10px; display: block; }
   #live { color: #6b7280; font-size: 12px; margin: 6px 0 0; }
@@ -69,7 +75,7 @@ const WIDGET_HTML = `<!doctype html>
   <thead><tr><th>Connector</th><th>Kind</th><th>Status</th><th></th></tr></thead>
   <tbody id="rows"><tr><td colspan="4">Waiting for the assistant…</td></tr></tbody>
 </table>
-<p id="live" hidden>Connectors are being indexed: this list updates every ${PANEL_POLL_MS / 1000} s until they are done.</p>
+<p id="live" hidden>Connectors are being indexed or granted access: this list updates every ${PANEL_POLL_MS / 1000} s until they are done.</p>
 <form id="add" aria-label="Add a connector">
   <strong class="wide" id="form-title">Add a connector</strong>
   <label for="f-id">Id</label><input id="f-id" name="id" required pattern="[a-z0-9][a-z0-9_\\-]{0,62}" placeholder="mail">
@@ -87,6 +93,8 @@ const WIDGET_HTML = `<!doctype html>
   const FORMS = ${scriptJson(kindForms())};
   // Nothing to act with until the host hands over the tool result.
   let panel = { apiBase: "", canWrite: false };
+  // What the host said it offers (MCP Apps ui/initialize): openLinks opens the provider's page.
+  let hostCapabilities = {};
   const rows = document.getElementById("rows");
   const message = document.getElementById("message");
   const form = document.getElementById("add");
@@ -126,6 +134,7 @@ const WIDGET_HTML = `<!doctype html>
       status.append(s);
       if (c.progress) status.append(progressOf(c));
       if (c.reason) { const r = document.createElement("div"); r.className = "reason"; r.textContent = c.reason; status.append(r); }
+      if (c.grant) status.append(grantOf(c));
       const actions = document.createElement("td");
       if (c.owner === "user" && panel.canWrite && panel.token) {
         const b = document.createElement("button");
@@ -156,6 +165,14 @@ const WIDGET_HTML = `<!doctype html>
           actions.append(ask);
           no.focus();
         });
+        if (c.grant) {
+          const g = document.createElement("button");
+          g.type = "button";
+          g.textContent = c.grant.state === "granted" || c.grant.state === "error" ? "Grant access again" : "Grant access";
+          g.setAttribute("aria-label", "Grant access to " + c.id);
+          g.addEventListener("click", () => grantAccess(c));
+          actions.append(g, " ");
+        }
         const edit = document.createElement("button");
         edit.type = "button";
         edit.textContent = "Configure";
@@ -187,10 +204,54 @@ const WIDGET_HTML = `<!doctype html>
     box.append(bar, text);
     return box;
   }
+  // An OAuth grant's state, in words (issue 38): times in UTC, as the server gives them.
+  const at = (iso) => iso.slice(0, 16).replace("T", " ") + " UTC";
+  function grantOf(c) {
+    const g = c.grant;
+    const line = document.createElement("div");
+    line.className = "grant " + g.state;
+    line.dataset.grant = g.state;
+    const head = "OAuth with " + g.provider + ": ";
+    let text =
+      g.state === "granted" ? head + "access granted " + at(g.granted_at) + (g.access_expires_at ? "; access token valid until " + at(g.access_expires_at) + ", renewed before" : "")
+      : g.state === "waiting" ? head + "waiting for access to be granted at " + g.provider
+      : g.state === "error" ? head + "error: " + g.reason
+      : head + "access not granted yet";
+    if (g.waiting_until) text += " (a grant started must be finished by " + at(g.waiting_until) + ")";
+    line.textContent = text;
+    return line;
+  }
+  // The provider's page, opened by the host when it can (a sandbox may forbid pop-ups).
+  let linkId = 0;
+  function openLink(url) {
+    if (hostCapabilities.openLinks && window.parent !== window) {
+      window.parent.postMessage({ jsonrpc: "2.0", id: "corpus-open-link-" + ++linkId, method: "ui/open-link", params: { url } }, "*");
+      return;
+    }
+    if (window.openai && typeof window.openai.openExternal === "function") { window.openai.openExternal({ href: url }); return; }
+    window.open(url, "_blank", "noopener,noreferrer");
+  }
+  async function grantAccess(c) {
+    try {
+      const started = await api("POST", "/v1/connectors/" + encodeURIComponent(c.id) + "/oauth", {});
+      const url = String(started.authorize_url || "");
+      if (!url.startsWith("https://") && !url.startsWith("http://")) throw new Error("The server answered no authorization address.");
+      openLink(url);
+      // The same address as a link: where the host opened nothing, the person opens it.
+      message.className = "";
+      const link = document.createElement("a");
+      link.href = url;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      link.textContent = c.grant.provider + "'s page";
+      message.replaceChildren("Grant access to " + c.id + " at ", link, ", then confirm on corpus's page; this list follows the grant until it is finished.");
+      await refresh();
+    } catch (e) { say(e.message, true); }
+  }
   // Asks again while something is under way, and stops once everything is done.
   function follow(list) {
     clearTimeout(poll);
-    const busy = list.some((c) => c.status === "indexing" || c.status === "embedding" || c.status === "checking");
+    const busy = list.some((c) => c.status === "indexing" || c.status === "embedding" || c.status === "checking" || (c.grant && c.grant.waiting_until));
     live.hidden = !(busy && panel.token);
     if (busy && panel.token) poll = setTimeout(refresh, POLL_MS);
   }
@@ -285,6 +346,7 @@ const WIDGET_HTML = `<!doctype html>
     if (event.source !== window.parent || window.parent === window) return;
     const m = event.data;
     if (!m || m.jsonrpc !== "2.0") return;
+    if (m.id === INIT_ID && "result" in m) hostCapabilities = (m.result && m.result.hostCapabilities) || {};
     if (m.id === INIT_ID && "result" in m) window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
     else if (m.method === "ui/notifications/tool-result") receive(m.params);
   });

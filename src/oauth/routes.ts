@@ -55,6 +55,12 @@ export function cookies(request: Request): Map<string, string> {
   return map;
 }
 
+/** A form post a browser marks as sent from another site (Fetch Metadata): refused before its form is read. */
+export function sentFromAnotherSite(request: Request): boolean {
+  const site = request.headers.get("sec-fetch-site");
+  return site !== null && site !== "same-origin" && site !== "none";
+}
+
 /** A form post's fields; InvalidRequest when it is not one, or larger than 16 KiB. */
 export async function form(request: Request): Promise<URLSearchParams> {
   const type = request.headers.get("content-type") ?? "";

@@ -11,6 +11,7 @@ import { createFilesConnector } from "../../src/connectors/files/connector";
 import { docxText, WordText } from "../../src/connectors/files/docx";
 import { extractText } from "../../src/connectors/files/extract";
 import { FileSkipped, MAX_JSON_VALUES, MAX_TEXT_CHARS } from "../../src/connectors/files/limits";
+import { DECLARES_ENTITIES } from "../../src/connectors/files/xml";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createLogger, memorySink } from "../../src/log";
@@ -161,6 +162,23 @@ describe("DOCX text without mammoth", () => {
     );
     const r = await docxText(await zip.generateAsync({ type: "uint8array", compression: "DEFLATE" }));
     expect(r).toEqual({ text: "Quarterly numbers\n\n", title: "Q3 & Q4" });
+  });
+
+  // DOCX is read by the office files' one XML reader (xml.ts): its refusals are DOCX's too.
+  test("a DOCX that declares entities (a billion laughs) is skipped with the spreadsheets' reason, its entities never expanded", async () => {
+    const zip = new JSZip();
+    const laughs = `<!DOCTYPE w:document [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>`;
+    zip.file("word/document.xml", `<?xml version="1.0"?>${laughs}${doc(`<w:p><w:r><w:t>&lol2;</w:t></w:r></w:p>`)}`);
+    const file = await zip.generateAsync({ type: "uint8array", compression: "DEFLATE" });
+    const refused = await docxText(file).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(FileSkipped);
+    expect((refused as Error).message).toBe(DECLARES_ENTITIES);
+  });
+
+  test("an empty self-closing paragraph adds no blank line; a processing instruction holding '>' is markup, not text", () => {
+    const w = new WordText();
+    w.feed(doc(`<w:p/><w:p><w:r><w:t>a<?pi x > y?>b</w:t></w:r></w:p><w:p w:rsidR="00A7"/><w:p><w:r/><w:r><w:t>c</w:t></w:r></w:p>`), true);
+    expect(w.text()).toBe("ab\n\nc\n\n");
   });
 });
 

@@ -181,6 +181,79 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     }
   });
 
+  test("the connector list shows its grant: none, waiting until it must be finished, granted with the access token's expiry, error with the reason", async () => {
+    const clock = steppedNow();
+    const t = await newApp(env(), clock.now);
+    await addMail(t, "alice", "mail", mailConfig(dovecot.port, "shown"));
+    const alice = await token(t, "alice");
+    const grantOf = async () => (await listedConnector(t, alice, "mail")).grant;
+    expect(await grantOf()).toEqual({ provider: "Local issuer", state: "none" });
+
+    const started = (await (await startGrant(t, "alice")).json()) as { authorize_url: string; expires_at: string };
+    expect(await grantOf()).toEqual({ provider: "Local issuer", state: "waiting", waiting_until: started.expires_at });
+    // Cancelled at the confirmation page: the panel says so until the next attempt.
+    expect((await confirm(t, await issuer.approve(started.authorize_url, "shown"), "cancel")).status).toBe(400);
+    expect(await grantOf()).toEqual({
+      provider: "Local issuer",
+      state: "error",
+      reason: "the last attempt to grant access failed: it was cancelled at the confirmation page",
+    });
+    // The provider's refusal, likewise.
+    const denied = new URL((await (await startGrant(t, "alice")).json()).authorize_url).searchParams.get("state")!;
+    expect((await t.app.handle(req(`/connectors/oauth/callback?error=access_denied&state=${denied}`))).status).toBe(400);
+    expect((await grantOf())?.reason).toBe("the last attempt to grant access failed: Local issuer did not grant access (access_denied)");
+
+    expect((await grant(t, "alice", "mail", "shown")).status).toBe(200);
+    const granted = await grantOf();
+    expect(granted).toEqual({
+      provider: "Local issuer",
+      state: "granted",
+      granted_at: new Date(clock.now()).toISOString(),
+      access_expires_at: new Date(clock.now() + 3_600_000).toISOString(),
+    });
+    // A grant refused by the provider later (revoked): error, with the reason the status gives.
+    issuer.revoke("shown");
+    clock.step(3_400_000);
+    expect((await checked(t, "alice")).status).toBe("error");
+    expect(await grantOf()).toEqual({
+      provider: "Local issuer",
+      state: "error",
+      granted_at: granted!.granted_at,
+      reason:
+        "Local issuer refused the OAuth grant (invalid_grant): access was revoked or has expired; grant access again with POST /v1/connectors/mail/oauth",
+    });
+    // A password connector shows no grant.
+    const plain = await t.app.handle(
+      postJson(
+        "/v1/connectors",
+        { id: "plain", kind: "imap", config: { host: "127.0.0.1", port: 1, secure: false, user: "u", password: "p" } },
+        bearer(alice),
+      ),
+    );
+    expect(((await plain.json()) as ConnectorViewT).grant).toBeUndefined();
+  });
+
+  test("a confirmation a browser marks as sent from another site is refused, and the grant stays waiting", async () => {
+    const t = await newApp(env());
+    await addMail(t, "alice");
+    const back = await issuer.approve((await (await startGrant(t, "alice")).json()).authorize_url, "enron");
+    const fields = new URLSearchParams({ state: back.searchParams.get("state")!, code: back.searchParams.get("code")!, decision: "grant" });
+    const posted = (site: string) =>
+      t.app.handle(
+        req("/connectors/oauth/callback", {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": site },
+          body: fields,
+        }),
+      );
+    const refused = await posted("cross-site");
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain("this confirmation was sent from another site; nothing was kept");
+    expect((await checked(t, "alice")).reason).toContain("no OAuth grant yet");
+    expect((await posted("same-origin")).status).toBe(200);
+    expect((await checked(t, "alice")).status).toBe("ok");
+  });
+
   test("a state is used once; a code delivered with another grant's state fails its PKCE check; an unknown state is refused", async () => {
     const t = await newApp(env());
     await addMail(t, "alice");

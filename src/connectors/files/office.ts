@@ -3,10 +3,9 @@
 // headings of the body in document order (a blank line after each, as DOCX), without comments
 // or deleted changes. PPTX: slide by slide in the presentation's order, each under "Slide n",
 // its shapes' paragraphs in the order the slide lists them.
-import { coreTitle, mainPart } from "./docx";
 import type { Extracted } from "./extract";
 import { TextBudget } from "./limits";
-import { relationships, streamPart } from "./package";
+import { coreTitle, mainPart, relationships, streamPart } from "./package";
 import { attribute, localName } from "./xml";
 import { ZipReader } from "./zip";
 

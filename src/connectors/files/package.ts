@@ -1,9 +1,37 @@
-// What the office formats built on a ZIP package share (XLSX, PPTX; ODS, ODT): a part streamed
-// through the XML reader as it inflates, and OOXML's relationships from a part to the others.
+// What the office formats built on a ZIP package share (DOCX, XLSX, PPTX; ODS, ODT): a part
+// streamed through the XML reader as it inflates, OOXML's relationships from a part to the
+// others, and the package's main document and title.
 import { posix } from "node:path";
-import { decoderFor, partText } from "./docx";
-import { attribute, type XmlHandler, XmlStream } from "./xml";
+import { attribute, decodeXml, type XmlHandler, XmlStream } from "./xml";
 import type { ZipReader } from "./zip";
+
+/** Where OOXML's main document is when the package's relationships do not say. */
+const DEFAULT_MAIN = "word/document.xml";
+
+/** A decoder for a part's bytes: UTF-16 when it starts with that byte order mark, else UTF-8. */
+export const decoderFor = (first: Buffer) => new TextDecoder(first[0] === 0xff && first[1] === 0xfe ? "utf-16le" : "utf-8");
+
+export async function partText(zip: ZipReader, name: string): Promise<string | undefined> {
+  const bytes = await zip.read(name);
+  return bytes && decoderFor(bytes).decode(bytes);
+}
+
+/** Where the package's relationships point to its main document. */
+export async function mainPart(zip: ZipReader): Promise<string> {
+  const rels = await partText(zip, "_rels/.rels");
+  for (const m of rels?.matchAll(/<[\w:]*Relationship\b[^>]*>/g) ?? []) {
+    const type = /\bType\s*=\s*["']([^"']+)["']/.exec(m[0])?.[1] ?? "";
+    const target = /\bTarget\s*=\s*["']([^"']+)["']/.exec(m[0])?.[1];
+    if (/\/officeDocument$/.test(type) && target) return decodeXml(target).replace(/^\/+/, "");
+  }
+  return DEFAULT_MAIN;
+}
+
+/** The title from the package's core properties (OOXML's and ODF's meta.xml alike), if it has one. */
+export async function coreTitle(zip: ZipReader, part = "docProps/core.xml"): Promise<string | undefined> {
+  const value = /<dc:title[^>]*>([^<]*)<\/dc:title>/.exec((await partText(zip, part)) ?? "")?.[1];
+  return value ? decodeXml(value).trim() || undefined : undefined;
+}
 
 /** Feeds the part `name` to `handler` as it inflates; stops once `stop` says so. False when there is no such part. */
 export async function streamPart(zip: ZipReader, name: string, handler: XmlHandler, stop: () => boolean = () => false): Promise<boolean> {

@@ -12,10 +12,9 @@
 // bug) or, in a workbook of the 1904 system, from 1904-01-01. ODS cells carry their typed value
 // in attributes (office:value, office:date-value ...), repeated cells and rows as counts.
 import type { SourceRecord } from "../types";
-import { mainPart } from "./docx";
 import type { SheetType } from "./extract";
 import { FileSkipped, MAX_RECORD_CHARS, MAX_SHEET_CHARS, MAX_SHEET_ROWS } from "./limits";
-import { relationships, streamPart } from "./package";
+import { mainPart, relationships, streamPart } from "./package";
 import { attribute, localName, type XmlHandler } from "./xml";
 import { ZipReader } from "./zip";
 

@@ -1,16 +1,27 @@
-// A streaming XML reader for the parts of office files (spreadsheets, ODT, PPTX): fed the text
+// A streaming XML reader for the parts of office files (DOCX, spreadsheets, ODT, PPTX): fed the text
 // of a part chunk by chunk as ZipReader inflates it, it tells its handler each start tag, end tag
 // and piece of text, holding at most a chunk and one cut-off tag. Only the five predefined
 // entities and character references are known: a document type declaration (the only place
 // entities are declared, e.g. a billion laughs) has no business in these files and refuses the
 // file (FileSkipped). Used in the reading worker only (D31).
-import { decodeXml } from "./docx";
 import { FileSkipped } from "./limits";
 
 /** Markup cut by a chunk's end waits for the next chunk, up to this; longer markup is dropped. */
 const MAX_CARRY = 64 * 1024;
 /** The longest entity reference (`&#x10FFFF;`). */
 const MAX_ENTITY = 10;
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
+
+/** XML character and entity references as their characters. */
+export function decodeXml(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(/&(#x[0-9a-f]+|#[0-9]+|amp|lt|gt|quot|apos);/gi, (all, ref: string) => {
+    if (ref[0] !== "#") return ENTITIES[ref.toLowerCase()] ?? all;
+    const code = ref[1] === "x" || ref[1] === "X" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : "";
+  });
+}
 
 export const DECLARES_ENTITIES = "declares XML entities (a document type), which office files never do";
 

@@ -24,3 +24,12 @@ export type ImapConfig = Static<typeof ImapConfigSchema>;
 
 /** An OAuth connector's config (issue 38). */
 export const signsInWithOAuth = (config: ImapConfig): config is ImapConfig & { oauth: string } => config.oauth !== undefined;
+
+/** What an OAuth connector's grant is bound to (oauth/grants.ts): its access tokens go to no other server, user or provider. */
+export const grantBinding = ({ host, port, secure, user, oauth }: ImapConfig & { oauth: string }) => ({
+  host,
+  port,
+  secure,
+  user,
+  provider: oauth,
+});

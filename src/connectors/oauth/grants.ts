@@ -55,6 +55,27 @@ type StoredGrant = typeof StoredGrantSchema.static;
 /** A grant that cannot be finished: told the person at the callback page. */
 export class GrantFlowError extends Error {}
 
+/**
+ * What the owner is shown of a connector's grant (the panel's "grant access" row): none yet,
+ * waiting at the provider, granted (its access token's expiry: it is refreshed before), or an
+ * error with its reason (refused by the provider, unusable, or the last attempt's failure).
+ */
+export interface GrantState {
+  provider: string;
+  state: "none" | "waiting" | "granted" | "error";
+  granted_at?: string;
+  access_expires_at?: string;
+  /** A grant started and not finished yet must be finished before then. */
+  waiting_until?: string;
+  reason?: string;
+}
+
+const grantAgain = (id: string) => `grant access again with ${grantRoute(id)}`;
+const NO_GRANT = (id: string) => `no OAuth grant yet: access is granted with ${grantRoute(id)}`;
+const UNREADABLE = (id: string) => `the stored OAuth grant is unreadable; ${grantAgain(id)}`;
+const OTHER_BINDING = (id: string) =>
+  `access was granted for another host, port, TLS setting, user or provider than the connector's now; ${grantAgain(id)}`;
+
 /** The provider refused the grant itself (invalid_grant): revoked, expired, or given to another client. */
 class GrantRefused extends Error {}
 
@@ -99,6 +120,8 @@ const grantRoute = (id: string) => `POST /v1/connectors/${id}/oauth`;
 
 export class ConnectorGrants {
   private readonly pending = new Map<string, Pending>();
+  /** Why the last attempt at a connector's grant failed (by `owner/id`), until the next one starts or succeeds; at most MAX_PENDING. */
+  private readonly failed = new Map<string, string>();
   private readonly tokens = new Map<string, AccessToken>();
   private readonly refreshing = new Map<string, Promise<AccessToken>>();
 
@@ -141,6 +164,7 @@ export class ConnectorGrants {
     for (const [key] of mine.slice(0, Math.max(0, mine.length - MAX_PENDING_PER_USER + 1))) this.pending.delete(key);
     while (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
     this.pending.set(sha256(state), { owner, id, binding, verifier, expiresAt: now + PENDING_TTL_MS, stillAllowed });
+    this.failed.delete(`${owner}/${id}`);
     const url = new URL(provider.authorization_endpoint);
     for (const [k, v] of Object.entries(provider.authorization_parameters ?? {})) url.searchParams.set(k, v);
     const params = {
@@ -171,6 +195,7 @@ export class ConnectorGrants {
   forgetOwner(owner: string): void {
     for (const key of this.tokens.keys()) if (key.slice(0, key.lastIndexOf("/")) === owner) this.tokens.delete(key);
     for (const [key, p] of this.pending) if (p.owner === owner) this.pending.delete(key);
+    for (const key of this.failed.keys()) if (key.slice(0, key.lastIndexOf("/")) === owner) this.failed.delete(key);
   }
 
   /** Grants waiting at a provider (tests: nothing grows without bound). */
@@ -204,7 +229,9 @@ export class ConnectorGrants {
 
   /** The person at the callback declined: the grant waiting under `state` is forgotten. */
   cancel(state: string | null): void {
-    this.pending.delete(this.waiting(state).key);
+    const { key, pending } = this.waiting(state);
+    this.pending.delete(key);
+    this.remember(pending, "it was cancelled at the confirmation page");
   }
 
   /**
@@ -214,6 +241,26 @@ export class ConnectorGrants {
   async finish(params: URLSearchParams): Promise<{ owner: string; id: string; provider: string; user: string }> {
     const { key, pending } = this.waiting(params.get("state"));
     this.pending.delete(key);
+    try {
+      return await this.exchange(pending, params);
+    } catch (error) {
+      this.remember(pending, error instanceof GrantFlowError ? error.message : "the grant could not be finished");
+      throw error;
+    }
+  }
+
+  /** Why `pending` did not go through, shown with its connector until the next attempt. */
+  private remember(pending: Pending, why: string): void {
+    const key = `${pending.owner}/${pending.id}`;
+    this.failed.delete(key);
+    while (this.failed.size >= MAX_PENDING) this.failed.delete(this.failed.keys().next().value!);
+    this.failed.set(key, `the last attempt to grant access failed: ${why}`);
+  }
+
+  private async exchange(
+    pending: Pending,
+    params: URLSearchParams,
+  ): Promise<{ owner: string; id: string; provider: string; user: string }> {
     try {
       pending.stillAllowed();
     } catch {
@@ -247,6 +294,7 @@ export class ConnectorGrants {
     if (!this.options.rows.setGrant(pending.owner, pending.id, grant))
       throw new GrantFlowError("the connector was removed meanwhile; nothing was kept");
     this.tokens.set(`${pending.owner}/${pending.id}`, this.cached(answer));
+    this.failed.delete(`${pending.owner}/${pending.id}`);
     this.options.log.info("connector OAuth grant kept", { connector: pending.id, provider: provider.id });
     return { owner: pending.owner, id: pending.id, provider: provider.title, user: pending.binding.user };
   }
@@ -254,6 +302,40 @@ export class ConnectorGrants {
   private cached(answer: TokenAnswer): AccessToken {
     const now = this.options.now();
     return { accessToken: answer.access_token, expiresAt: now + answer.expires_in * 1000, obtainedAt: now };
+  }
+
+  /** What `owner` is shown of the grant of their connector `id`, which signs in as `binding` says. */
+  state(owner: string, id: string, binding: GrantBinding): GrantState {
+    const key = `${owner}/${id}`;
+    let provider: Provider;
+    try {
+      provider = this.providerFor(binding);
+    } catch (e) {
+      return { provider: binding.provider, state: "error", reason: (e as Error).message };
+    }
+    const shown = { provider: provider.title };
+    this.forgetExpired();
+    let waitingUntil: number | undefined;
+    for (const p of this.pending.values()) if (p.owner === owner && p.id === id) waitingUntil = Math.max(waitingUntil ?? 0, p.expiresAt);
+    const waiting = waitingUntil !== undefined ? { waiting_until: new Date(waitingUntil).toISOString() } : {};
+    const stored = this.options.rows.grant(owner, id);
+    const failed = this.failed.get(key);
+    if (failed && !waitingUntil) return { ...shown, state: "error", reason: failed };
+    if (stored === undefined) return waitingUntil ? { ...shown, state: "waiting", ...waiting } : { ...shown, state: "none" };
+    if (!Value.Check(StoredGrantSchema, stored))
+      return { ...shown, state: waitingUntil ? "waiting" : "error", reason: UNREADABLE(id), ...waiting };
+    const granted = { granted_at: stored.granted_at };
+    if (stored.refused) return { ...shown, state: waitingUntil ? "waiting" : "error", ...granted, reason: stored.refused, ...waiting };
+    if (!Value.Equal(stored.binding, binding))
+      return { ...shown, state: waitingUntil ? "waiting" : "error", ...granted, reason: OTHER_BINDING(id), ...waiting };
+    const token = this.tokens.get(key);
+    return {
+      ...shown,
+      state: "granted",
+      ...granted,
+      ...(token ? { access_expires_at: new Date(token.expiresAt).toISOString() } : {}),
+      ...waiting,
+    };
   }
 
   /** The access tokens of `owner`'s connector `id`. */
@@ -284,15 +366,11 @@ export class ConnectorGrants {
     const stored = this.options.rows.grant(owner, id);
     if (stored === undefined) {
       this.tokens.delete(key);
-      throw new ConnectorError(`no OAuth grant yet: access is granted with ${grantRoute(id)}`);
+      throw new ConnectorError(NO_GRANT(id));
     }
-    if (!Value.Check(StoredGrantSchema, stored))
-      throw new ConnectorError(`the stored OAuth grant is unreadable; grant access again with ${grantRoute(id)}`);
+    if (!Value.Check(StoredGrantSchema, stored)) throw new ConnectorError(UNREADABLE(id));
     if (stored.refused) throw new ConnectorError(stored.refused);
-    if (!Value.Equal(stored.binding, binding))
-      throw new ConnectorError(
-        `access was granted for another host, port, TLS setting, user or provider than the connector's now; grant access again with ${grantRoute(id)}`,
-      );
+    if (!Value.Equal(stored.binding, binding)) throw new ConnectorError(OTHER_BINDING(id));
     const cached = this.tokens.get(key);
     if (cached && !this.isDue(cached)) return cached;
     // One refresh at a time per grant: a provider that rotates refresh tokens takes the old one once.
@@ -320,7 +398,7 @@ export class ConnectorGrants {
     } catch (e) {
       if (!(e instanceof GrantRefused)) throw new ConnectorError((e as Error).message);
       if (replaced()) return grantedAgain();
-      const reason = `${e.message}; grant access again with ${grantRoute(id)}`;
+      const reason = `${e.message}; ${grantAgain(id)}`;
       this.tokens.delete(key);
       // Kept refused: every later check shows why, without asking the provider again.
       this.options.rows.setGrant(owner, id, { ...grant, refused: reason });

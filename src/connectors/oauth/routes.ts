@@ -8,8 +8,8 @@ import { JSON_PARSE } from "../../http/json-body";
 import { ErrorBody } from "../../http/model";
 import { infoOf } from "../../http/request-context";
 import { escapeHtml, hidden, page } from "../../oauth/pages";
-import { form } from "../../oauth/routes";
-import { signsInWithOAuth } from "../imap/config";
+import { form, sentFromAnotherSite } from "../../oauth/routes";
+import { grantBinding, signsInWithOAuth } from "../imap/config";
 import type { ConnectorRegistry } from "../registry";
 import { GrantFlowError, PENDING_TTL_MS } from "./grants";
 import { CALLBACK_PATH } from "./providers";
@@ -40,10 +40,9 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
         const config = d.config as Parameters<typeof signsInWithOAuth>[0];
         if (d.kind !== "imap" || !signsInWithOAuth(config))
           throw new DomainError("invalid", `connector ${d.id} does not sign in with OAuth: it is not an imap connector with config.oauth`);
-        const { host, port, secure, user, oauth } = config;
         // The waiting grant keeps only the principal (not the request) to ask whether its token still stands.
         const stands = () => assertNotRevoked(services.auth, principal);
-        const started = connectors.grants.begin(principal.user, d.id, { host, port, secure, user, provider: oauth }, stands);
+        const started = connectors.grants.begin(principal.user, d.id, grantBinding(config), stands);
         return { ...started, redirect_uri: connectors.grants.redirectUri };
       },
       {
@@ -91,6 +90,8 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
       CALLBACK_PATH,
       async ({ request }) => {
         try {
+          // The confirmation is this server's own page: a post from another site is no one's confirmation.
+          if (sentFromAnotherSite(request)) throw new GrantFlowError("this confirmation was sent from another site; nothing was kept");
           let fields: URLSearchParams;
           try {
             fields = await form(request);
