@@ -80,6 +80,7 @@ const INTEGRATION = [
   "connectors/staged-put-crash.test.ts",
   "connectors/status.test.ts",
   "connectors/update.test.ts",
+  "console/backup-pruning.test.ts",
   "console/browser.test.ts",
   "console/routes.test.ts",
   "crash.test.ts",

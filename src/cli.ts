@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-// The `corpus` command (D1, D2, D30, D35): serve (default), token, user, backup, restore, check,
+// The `corpus` command (D1, D2, D30, D35): serve (default), token, user, backup, verify, restore, check,
 // version, licenses, help; all take --data-dir, each its own --help. COMMANDS describes them once: the
 // parser (node:util's parseArgs underneath) and both helps are read from it.
 import { type ParseArgsConfig, parseArgs as parseArgv } from "node:util";
@@ -58,6 +58,10 @@ const COMMANDS: Record<string, CommandSpec> = {
       "write a consistent backup of the database while the server runs:",
       "one file, mode 0600, with a manifest; never the master key (--force replaces FILE)",
     ],
+  },
+  verify: {
+    options: { from: VALUE("FILE") },
+    summary: ["check a backup without restoring it: its manifest, every file's sha256, its schema"],
   },
   restore: {
     options: { from: VALUE("FILE") },
@@ -270,6 +274,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case "backup":
+      case "verify":
       case "restore": {
         const { backupCommand } = await import("./backup/command");
         console.log(JSON.stringify(await backupCommand(args.command, args.options, configFor(args)), null, 2));

@@ -140,6 +140,20 @@ export const ConfigSchema = Type.Object({
     Number.MAX_SAFE_INTEGER,
     "Free bytes the data folder's disk should keep: below it the service warns, starts no new indexing and reports /api/connectors/health unhealthy; a quarter of it is held as a reserve file in the data folder, freed so that deletions succeed on a full disk (0 turns both off).",
   ),
+  // Each is a whole copy of the compacted database on the data folder's own disk (D29): the
+  // newest and two to fall back on, at most three times the database; copy them off to keep more.
+  CORPUS_BACKUP_KEEP: Int(
+    3,
+    1,
+    1000,
+    "Backups the console keeps in DATA_DIR/backups: once a new one verifies, the oldest beyond this many are removed (never the new one).",
+  ),
+  CORPUS_BACKUP_KEEP_DAYS: Int(
+    0,
+    0,
+    36_500,
+    "Days the console keeps a backup: once a new one verifies, older ones are removed (never the new one); 0 bounds them by CORPUS_BACKUP_KEEP alone.",
+  ),
   CORPUS_VECTOR_INDEX_THRESHOLD: Int(
     50_000,
     1,

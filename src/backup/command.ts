@@ -1,11 +1,12 @@
-// `corpus backup` and `corpus restore` (D30) as the CLI runs them: the data folder and the master
+// `corpus backup`, `corpus verify` and `corpus restore` (D30) as the CLI runs them: the data folder and the master
 // key come from the same configuration the server reads.
 import type { Config } from "../config";
 import { MIGRATIONS } from "../migrations";
 import { restoreBackup } from "./restore";
 import { createBackup } from "./snapshot";
+import { verifyBackup } from "./verify";
 
-export async function backupCommand(command: "backup" | "restore" | string, options: Record<string, string>, config: Config) {
+export async function backupCommand(command: "backup" | "verify" | "restore" | string, options: Record<string, string>, config: Config) {
   if (command === "backup") {
     const { out, bytes, seconds, manifest } = createBackup({
       dataDir: config.CORPUS_DATA_DIR,
@@ -22,6 +23,11 @@ export async function backupCommand(command: "backup" | "restore" | string, opti
       files: manifest.files,
     };
   }
+  if (command === "verify")
+    return verifyBackup(
+      options.from!,
+      MIGRATIONS.map((m) => m.id),
+    );
   const report = restoreBackup({
     from: options.from!,
     dataDir: config.CORPUS_DATA_DIR,

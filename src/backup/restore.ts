@@ -25,10 +25,10 @@ import { existingMasterKey, type MasterKeySource } from "../crypto/master-key";
 import { UserKeys } from "../crypto/user-keys";
 import { DATABASE_FILE } from "../store/database";
 import { appliedMigrations } from "../store/migrations";
-import { readManifest } from "./container";
 import { BACKUP_MESSAGES, BackupError, isNoSpace } from "./errors";
 import { createPrivateFile, fsyncFolder, lstatIfAny, readRange, writeAll } from "./io";
-import { type Manifest, type MemberEntry, unknownMigrations } from "./manifest";
+import type { Manifest, MemberEntry } from "./manifest";
+import { checkBackup } from "./verify";
 
 export interface RestoreOptions {
   from: string;
@@ -62,13 +62,7 @@ export function restoreBackup(options: RestoreOptions): RestoreReport {
   if (!lstatIfAny(from)?.isFile()) throw new BackupError(BACKUP_MESSAGES.noBackup(from));
   const fd = openSync(from, "r");
   try {
-    const { manifest } = readManifest(fd, from);
-    const unknown = unknownMigrations(manifest, options.knownMigrations);
-    if (unknown.length) throw new BackupError(BACKUP_MESSAGES.newerSchema(from, unknown));
-    for (const member of manifest.files) {
-      if (readRange(fd, member.offset, member.bytes) !== member.sha256)
-        throw new BackupError(BACKUP_MESSAGES.damaged(from, `${member.name} does not match its sha256`));
-    }
+    const { manifest } = checkBackup(fd, from, options.knownMigrations);
     const signing = manifest.files.find((m) => m.name === SIGNING_KEY_FILE);
     if (signing && !opensSigningKey(readMember(fd, signing), key)) throw new BackupError(BACKUP_MESSAGES.wrongKey(from));
     const userKeys = writeChecked(fd, manifest, target, key, from);

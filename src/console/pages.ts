@@ -6,7 +6,7 @@ import type { AccountInfo } from "../accounts/store";
 import { MIN_PASSWORD_LENGTH } from "../accounts/store";
 import type { ConnectorViewT } from "../connectors/model";
 import { escapeHtml, hidden, pageStyle } from "../oauth/pages";
-import type { BackupFile, BackupRun } from "./backups";
+import type { BackupBounds, BackupFile, BackupRun } from "./backups";
 
 export const CONSOLE_PATHS = {
   home: "/console",
@@ -19,6 +19,7 @@ export const CONSOLE_PATHS = {
   revokeAccess: "/console/users/revoke",
   backups: "/console/backups",
   startBackup: "/console/backups/start",
+  removeBackup: "/console/backups/remove",
   errors: "/console/errors",
   connectors: "/console/connectors",
   downloadBackup: "/console/backups/download",
@@ -140,32 +141,45 @@ ${accounts.length ? `<table><thead><tr><th scope="col">User</th><th scope="col">
   );
 }
 
+const runState = (run: BackupRun) => {
+  switch (run.state) {
+    case "running":
+      return "running (reload this page to see it end)";
+    case "verifying":
+      return "written, being verified (reload this page to see it end)";
+    case "done":
+      return `<span class="ok">written and verified</span>${run.removed.length ? `; removed, beyond what is kept: ${run.removed.map(escapeHtml).join(", ")}` : ""}`;
+    case "failed":
+      return `<span class="error">failed</span>: ${escapeHtml(run.message)}`;
+  }
+};
+
+const keptText = (k: BackupBounds) =>
+  `the newest ${k.keep === 1 ? "one" : k.keep} (CORPUS_BACKUP_KEEP)${k.keepDays ? `, none older than ${k.keepDays} day${k.keepDays === 1 ? "" : "s"} (CORPUS_BACKUP_KEEP_DAYS)` : ""}`;
+
 export function backupsPage(
   o: { user: string; csrf: string; notice?: string; error?: string },
-  b: { folder: string; last?: BackupRun; files: BackupFile[] },
+  b: { folder: string; last?: BackupRun; files: BackupFile[]; bounds: BackupBounds },
 ): string {
-  const last = b.last
-    ? `<p role="status">${escapeHtml(b.last.name)}, started ${when(b.last.startedAt)}: ${
-        b.last.state === "running"
-          ? "running (reload this page to see it end)"
-          : b.last.state === "done"
-            ? '<span class="ok">written</span>'
-            : `<span class="error">failed</span>: ${escapeHtml(b.last.message)}`
-      }</p>`
-    : "";
+  const last = b.last ? `<p role="status">${escapeHtml(b.last.name)}, started ${when(b.last.startedAt)}: ${runState(b.last)}</p>` : "";
   const rows = b.files
     .map(
       (f) =>
-        `<tr><td><a href="${CONSOLE_PATHS.downloadBackup}?name=${encodeURIComponent(f.name)}" download>${escapeHtml(f.name)}</a></td><td>${bytes(f.bytes)}</td><td>${when(f.at)}</td></tr>`,
+        `<tr><td><a href="${CONSOLE_PATHS.downloadBackup}?name=${encodeURIComponent(f.name)}" download>${escapeHtml(f.name)}</a></td><td>${bytes(f.bytes)}</td><td>${when(f.at)}</td><td>${
+          b.files.length > 1
+            ? `<form method="post" action="${CONSOLE_PATHS.removeBackup}">${hidden({ csrf: o.csrf, name: f.name })}<button type="submit" class="secondary" aria-label="${escapeHtml(`Remove ${f.name}`)}">Remove</button></form>`
+            : '<span class="muted">the only one</span>'
+        }</td></tr>`,
     )
     .join("\n");
   return frame(
     { ...o, current: "backups" },
     `<h1>Backups</h1>${notice(o)}${last}
-<p>A consistent snapshot of the database and the token signing key, taken while corpus serves (<code>corpus backup</code>), into <code>${escapeHtml(b.folder)}</code>. Never the master key: keep it apart. Copy backups off this disk; restore with <code>corpus restore</code>.</p>
+<p>A consistent snapshot of the database and the token signing key, taken while corpus serves (<code>corpus backup</code>), into <code>${escapeHtml(b.folder)}</code>, then checked (<code>corpus verify</code>). Never the master key: keep it apart. Copy backups off this disk; restore with <code>corpus restore</code>.</p>
+<p>Kept: ${keptText(b.bounds)}. Once a new backup verifies, older ones beyond that are removed; never the new one.</p>
 <form method="post" action="${CONSOLE_PATHS.startBackup}">${hidden({ csrf: o.csrf })}<button type="submit">Start a backup</button></form>
 <h2>In the folder</h2>
-${b.files.length ? `<table><thead><tr><th scope="col">File</th><th scope="col">Size</th><th scope="col">Written</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No backup yet.</p>"}`,
+${b.files.length ? `<table><thead><tr><th scope="col">File</th><th scope="col">Size</th><th scope="col">Written</th><th scope="col">Actions</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No backup yet.</p>"}`,
   );
 }
 

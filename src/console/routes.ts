@@ -47,6 +47,7 @@ export const CONSOLE_FORM_PATHS: ReadonlySet<string> = new Set([
   CONSOLE_PATHS.resetPassword,
   CONSOLE_PATHS.revokeAccess,
   CONSOLE_PATHS.startBackup,
+  CONSOLE_PATHS.removeBackup,
 ]);
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -59,7 +60,13 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
   const { config, accounts, oauth } = services;
   const sessions = new ConsoleSessions(services.db, services.now);
   const log = services.log.child("console");
-  const backups = new ConsoleBackups(config.CORPUS_DATA_DIR, services.disk, log, services.now);
+  const backups = new ConsoleBackups(
+    config.CORPUS_DATA_DIR,
+    services.disk,
+    log,
+    { keep: config.CORPUS_BACKUP_KEEP, keepDays: config.CORPUS_BACKUP_KEEP_DAYS },
+    services.now,
+  );
   const secure = config.issuer.startsWith("https://") || config.resourceUrl.startsWith("https://");
   const trusted = parseRanges(config.CORPUS_TRUSTED_PROXIES);
   const cookie = (name: string, value: string, maxAge: number) =>
@@ -143,7 +150,10 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
   const backupsView = (who: Operator, status = 200, extra: { notice?: string; error?: string } = {}) =>
     show(
       "Backups",
-      backupsPage({ user: who.user, csrf: who.csrf, ...extra }, { folder: backups.folder, last: backups.last(), files: backups.list() }),
+      backupsPage(
+        { user: who.user, csrf: who.csrf, ...extra },
+        { folder: backups.folder, last: backups.last(), files: backups.list(), bounds: backups.bounds },
+      ),
       status,
     );
 
@@ -252,6 +262,18 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
         return "started" in started
           ? redirect(CONSOLE_PATHS.backups)
           : backupsView(who, 409, { error: `No backup started: ${started.refused}.` });
+      }),
+      { parse: "none", ...HIDDEN_DOC },
+    )
+    .post(
+      CONSOLE_PATHS.removeBackup,
+      action((who, f) => {
+        const name = f.get("name") ?? "";
+        if (!backups.pathOf(name)) return show("Not found", messagePage("Not found", "There is no such backup in the folder."), 404);
+        const done = backups.remove(who.user, name);
+        return "removed" in done
+          ? backupsView(who, 200, { notice: `Removed ${done.removed}.` })
+          : backupsView(who, 409, { error: `Not removed: ${done.refused}.` });
       }),
       { parse: "none", ...HIDDEN_DOC },
     )

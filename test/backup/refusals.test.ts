@@ -116,6 +116,26 @@ describe("corpus backup", () => {
   });
 });
 
+describe("corpus verify", () => {
+  test("passes a whole backup with a report, without a key; refuses a flipped byte or a cut file as restore does", async () => {
+    const ok = await cli(["verify", "--from", backup], {});
+    expect([ok.code, ok.stderr]).toEqual([0, ""]);
+    const report = JSON.parse(ok.stdout) as { verified: boolean; bytes: number; files: Array<{ name: string; sha256: string }> };
+    expect(report.verified).toBe(true);
+    expect(report.bytes).toBe(statSync(backup).size);
+    expect(report.files.map((f) => f.name)).toEqual(["corpus.db", "signing-key.json"]);
+    const flipped = variant(
+      "verify-flipped",
+      flip(() => Math.floor(dbBytes / 2)),
+    );
+    const bad = await cli(["verify", "--from", flipped], {});
+    expect([bad.code, bad.stderr]).toEqual([1, `corpus: ${BACKUP_MESSAGES.damaged(flipped, "corpus.db does not match its sha256")}\n`]);
+    const cut = variant("verify-cut", (b) => b.subarray(0, b.length - 1));
+    expect((await cli(["verify", "--from", cut], {})).stderr).toBe(`corpus: ${BACKUP_MESSAGES.notABackup(cut)}\n`);
+    expect((await cli(["verify"], {})).stderr).toContain("verify needs --from FILE");
+  });
+});
+
 describe("corpus restore refuses", () => {
   test("a folder that is not empty, a file, a link: each left as it was", async () => {
     const full = join(root, "full-folder");

@@ -1,7 +1,7 @@
 // The operator console in headless Chromium (D35): an operator signs in by keyboard,
 // sees health and disk, adds a user, revokes a user's token (refused by the API at once), starts
-// a backup (a real `corpus backup` child) and sees it written, signs out; a user who is no
-// operator is refused. The pages obey their CSP (no violation reported); each is screenshotted
+// a backup (a real `corpus backup` child, then `corpus verify`) and sees it written and verified,
+// removes an older one, signs out; a user who is no operator is refused. The pages obey their CSP (no violation reported); each is screenshotted
 // into test-output/console/.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -12,6 +12,7 @@ import { createFetch } from "../../src/server";
 import { bearer, tempDir, testApp, tokenFor } from "../helpers";
 import { launchChromium } from "../support/chromium";
 import { freePort } from "../support/tcp";
+import { until } from "../support/wait";
 
 setDefaultTimeout(60_000);
 
@@ -60,6 +61,18 @@ describe("the console in Chromium", () => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
     return { page, violations };
+  }
+
+  /** The name a backup started now gets (console/backups.ts). */
+  const backupName = () => `corpus-${new Date().toISOString().slice(0, 19).replaceAll(":", "-")}Z.backup`;
+
+  /** Reloads the backups page until the last backup is written and verified (`corpus backup` and `corpus verify` run as children). */
+  async function backupEnded(page: Page) {
+    for (let i = 0; i < 600 && (await page.getByText(/^(written and verified|failed)$/).count()) === 0; i++) {
+      await Bun.sleep(50);
+      await page.reload(); // a GET: the start was answered by a redirect to the list
+    }
+    expect(await page.getByText("written and verified", { exact: true }).count()).toBe(1);
   }
 
   /** Signs in with the keyboard alone: the user name field first, Tab to the password, Enter. */
@@ -113,11 +126,7 @@ describe("the console in Chromium", () => {
     await page.getByText(/^corpus-.*\.backup, started .*: (running|written)/).waitFor();
     await page.screenshot({ path: join(OUTPUT, "7-backup-started.png"), fullPage: true });
     // `corpus backup` runs as a child process; the page says when it is written.
-    for (let i = 0; i < 300 && (await page.getByText(/^(written|failed)$/).count()) === 0; i++) {
-      await Bun.sleep(50);
-      await page.reload(); // a GET: the start was answered by a redirect to the list
-    }
-    expect(await page.getByText("written", { exact: true }).count()).toBe(1);
+    await backupEnded(page);
     const files = readdirSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER)).filter((f) => f.endsWith(".backup"));
     expect(files).toHaveLength(1);
     expect(await page.getByRole("cell", { name: files[0] }).count()).toBe(1);
@@ -127,6 +136,21 @@ describe("the console in Chromium", () => {
     const saved = join(OUTPUT, "downloaded.backup");
     await (await downloading).saveAs(saved);
     expect(Buffer.compare(readFileSync(saved), readFileSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER, files[0]!)))).toBe(0);
+
+    // The only backup has no Remove button; with a second one (names are by the second), the older can go.
+    expect(await page.getByRole("button", { name: /^Remove / }).count()).toBe(0);
+    await until("a new second for the next backup's name", () => (backupName() !== files[0] ? true : undefined));
+    await page.getByRole("button", { name: "Start a backup" }).click();
+    await backupEnded(page);
+    await page.getByRole("button", { name: `Remove ${files[0]}` }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `Removed ${files[0]}.` })
+      .waitFor();
+    const left = readdirSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER));
+    expect(left).toHaveLength(1);
+    expect(left[0]).not.toBe(files[0]);
+    await page.screenshot({ path: join(OUTPUT, "8b-backup-removed.png"), fullPage: true });
 
     await page.getByRole("link", { name: "Last errors" }).click();
     await page.getByRole("heading", { name: "Last errors" }).waitFor();

@@ -3,7 +3,7 @@
 // done; an operator's actions go through the CLI's functions. In-process, as a browser would
 // send its forms.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BACKUP_FOLDER } from "../../src/console/backups";
 import { CONSOLE_PATHS } from "../../src/console/pages";
@@ -63,6 +63,7 @@ describe("the operator console", () => {
     { path: CONSOLE_PATHS.resetPassword, form: { csrf, user: USER.user, password: "a password chosen by an attacker" } },
     { path: CONSOLE_PATHS.revokeAccess, form: { csrf, user: USER.user } },
     { path: CONSOLE_PATHS.startBackup, form: { csrf } },
+    { path: CONSOLE_PATHS.removeBackup, form: { csrf, name: "corpus-2026-01-01T00-00-00Z.backup" } },
   ];
   const nothingDone = async () => {
     expect(t.services.accounts.exists("mallory")).toBe(false);
@@ -307,5 +308,34 @@ describe("the operator console", () => {
       "",
     ])
       expect((await download(bad, operatorCookie)).status).toBe(404);
+  });
+
+  test("a backup is removed by an operator's form only, never the only one, never a name outside the folder's pattern", async () => {
+    const folder = join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER);
+    const [older, newer] = ["corpus-2026-01-01T00-00-00Z.backup", "corpus-2026-01-02T00-00-00Z.backup"];
+    mkdirSync(folder, { recursive: true });
+    for (const name of [older, newer]) writeFileSync(join(folder, name), "backup bytes");
+    const remove = (name: string, csrf: string, cookie: string) =>
+      t.app.handle(formPost(CONSOLE_PATHS.removeBackup, { csrf, name }, { cookie }));
+
+    const s = new ConsoleSessions(t.db).create(USER.user);
+    expect((await remove(older, s.csrf, `${CONSOLE_COOKIE}=${s.id}`)).status).toBe(403);
+    const csrf = await csrfOf(t, operatorCookie);
+    expect((await remove(older, "x".repeat(43), operatorCookie)).status).toBe(403);
+    for (const bad of ["../corpus.db", "corpus.db", `../${BACKUP_FOLDER}/${older}`, ""])
+      expect((await remove(bad, csrf, operatorCookie)).status).toBe(404);
+    expect(readdirSync(folder).sort()).toEqual([older, newer]);
+
+    const page = await (await t.app.handle(req(CONSOLE_PATHS.backups, { headers: { cookie: operatorCookie } }))).text();
+    expect(page).toContain(`aria-label="Remove ${older}"`);
+    expect(page).toContain("Kept: the newest 3 (CORPUS_BACKUP_KEEP).");
+    const done = await remove(older, csrf, operatorCookie);
+    expect(done.status).toBe(200);
+    expect(await done.text()).toContain(`Removed ${older}.`);
+    expect(readdirSync(folder)).toEqual([newer]);
+    const only = await remove(newer, csrf, operatorCookie);
+    expect(only.status).toBe(409);
+    expect(await only.text()).toContain(`Not removed: ${newer} is the only backup: start another first.`);
+    expect(readdirSync(folder)).toEqual([newer]);
   });
 });
