@@ -449,8 +449,12 @@ const unglued = (line: string): string[] => {
   return line.split(PAIRS_GLUED);
 };
 
-/** Fields a letterhead or a footer prints on one line, set apart by a dash or a bar between spaces ("Siège social : 16 rue Mollien - 92100 BOULOGNE – Tél : 01 71 17 61 67"). */
-const FIELD_SEPARATOR = /\s+(?:[–—−|•]|\|\|)\s+/u;
+/**
+ * Fields a letterhead or a footer prints on one line, set apart by a dash or a bar between spaces
+ * ("Siège social : 16 rue Mollien - 92100 BOULOGNE – Tél : 01 71 17 61 67"), or two columns of a
+ * text's layout, a run of spaces before the second's label ("Faktura nr: F 1234   Data wystawienia: 2021-01-01").
+ */
+const FIELD_SEPARATOR = /\s+(?:[–—−|•]|\|\|)\s+|\s{3,}(?=\p{L}[\p{L} .]{0,30}:)/u;
 
 /** A document's lines as the layout reader pieces them: label blocks paired, cell runs made rows. */
 function layoutPieces(read: string[]): Piece[] {

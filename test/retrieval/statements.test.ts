@@ -190,6 +190,16 @@ test("a PDF's value printed against its label after it is read as 'Label: value'
   expect(holdsOf("Sold By")).toBe("person");
 });
 
+test("two columns of a text's layout on one line, a run of spaces before the second's label, are two statements, each with its label's meaning (Orlen)", () => {
+  const line = `Faktura nr: F 1234K20/1234/12${" ".repeat(60)}Data wystawienia: 2021-01-01`;
+  const statements = read(`${line}\nNIP:               774-00-01-454`);
+  expect(statements.map((s) => [s.text, s.meanings])).toEqual([
+    ["Faktura nr: F 1234K20/1234/12", ["invoiceNumber"]],
+    ["Data wystawienia: 2021-01-01", ["issued"]],
+    ["NIP:               774-00-01-454", undefined],
+  ]);
+});
+
 test("an address printed over several lines is one statement holding an address, in each language's street words", () => {
   const receipt = read(
     "MPH BOOKSTORES\nMPH ONE UTAMA PHASE 2\nLOT S319, 2ND FLOOR,\n1 UTAMA SHOPPING CENTRE,\nNO1, LEBUH BANDAR UTAMA,47800 P.JAYA\nTEL:03-77259003",
