@@ -106,7 +106,7 @@ const readingOf = (plan: AnswerPlan): Reading => ({
   meanings: new Set(meaningsOf(plan.terms.join(" "))),
 });
 
-type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record";
+type FeatureName = "kind" | "beside" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record";
 
 /**
  * The named features a candidate statement is scored by, each value times its weight. Tuned on the
@@ -114,6 +114,10 @@ type FeatureName = "kind" | "total" | "label" | "focus" | "words" | "names" | "o
  */
 export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: string }> = {
   kind: { weight: 4.5, reason: "it holds the kind of fact asked: a date for when, an amount for how much, an item's priced line" },
+  beside: {
+    weight: 1,
+    reason: "asked who, someone the question does not name beside a word it asks by ('Steve Reynolds (the govs assistant)')",
+  },
   total: { weight: 2, reason: "asked an amount, the record's total (or the tax asked for), not a line item, subtotal or change" },
   label: { weight: 1.5, reason: "its label or table column names the thing asked ('Due Date' for the due date, 'HireDate' for hired)" },
   focus: { weight: 1.5, reason: "each word of what is asked about ('total' of 'the total of the invoice') it or its label holds" },
@@ -137,9 +141,11 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
     // under the party it names ("Adres:" under "Nabywca:" for the buyer's address), names it too.
     return labelFit(c.label, r.plan, r.want) + (c.meanings?.some((m) => r.meanings.has(m)) ? 1 : 0);
   },
+  beside: (c, r) => (r.plan.asks === "person" && personBeside(c.text.slice(0, SENTENCE_PROBE), r) ? 1 : 0),
   focus: (c, r) => {
     const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
-    return r.plan.focus.filter((f) => held.some((w) => sameWord(w, f))).length;
+    // Asked who, the people the question names are whom it is about, not the one asked.
+    return r.plan.focus.filter((f) => !(r.plan.asks === "person" && r.names.includes(f)) && held.some((w) => sameWord(w, f))).length;
   },
   words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
   names: (c, r) => new Set(words(c.text).filter((w) => r.plan.names.includes(w))).size,
@@ -153,7 +159,27 @@ const scoreOf = (c: Candidate, r: Reading) =>
   (Object.keys(ANSWER_FEATURES) as FeatureName[]).reduce((s, f) => s + ANSWER_FEATURES[f].weight * FEATURE_VALUES[f](c, r), 0);
 
 const PLACE_LINE = CONTACT.slice(1, 6);
-const PERSON = /\b\p{Lu}\p{Ll}+\s+\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/gu;
+/** A person's name: two capitalised words, an initial between them or not ("Salah M. Mattoo"), or two in capitals. */
+const PERSON = /\b\p{Lu}\p{Ll}+\s+(?:\p{Lu}\.\s+)?\p{Lu}\p{Ll}+|\b\p{Lu}{3,}\s+\p{Lu}{3,}\b/gu;
+/** A name none of whose words the question writes as a name, nor begun by an article ("The State"). */
+const unnamed = (name: string, names: string[]) => !ARTICLE_FIRST.test(name) && words(name).every((w) => !names.includes(w));
+const ARTICLE_FIRST = new RegExp(`^${anyOf(all(ARTICLES))}\\s`, "iu");
+/** How many words apart a name and a word of the question are beside each other. */
+const BESIDE_WORDS = 4;
+/** Someone the question does not name, within BESIDE_WORDS words of a word it asks by that is no name ("assistant", "name"). */
+function personBeside(probe: string, r: Reading): boolean {
+  const asked = [...r.want].filter((w) => !r.names.includes(w));
+  const near = (ws: string[]) => words(ws.join(" ")).some((w) => asked.some((a) => sameWord(w, a)));
+  const beside = (m: RegExpMatchArray) =>
+    near(probe.slice(0, m.index).split(/\s+/).slice(-BESIDE_WORDS)) ||
+    near(
+      probe
+        .slice(m.index! + m[0].length)
+        .split(/\s+/)
+        .slice(0, BESIDE_WORDS + 1),
+    );
+  return [...probe.matchAll(PERSON)].some((m) => unnamed(m[0], r.plan.names) && beside(m));
+}
 /** A priced line of a record that is no total, tax, payment or part of a total: an item bought. */
 const isItemLine = (probe: string) =>
   MONEY.test(probe) && !TOTAL.test(probe) && !PART_OF_TOTAL.test(probe) && !TAX.test(probe) && !NOT_AN_ITEM.test(probe);
@@ -194,8 +220,8 @@ export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, se
     case "count":
       return isItemLine(probe) ? 1 : /\d/.test(probe) ? 0.5 : 0;
     case "person":
-      // Someone the question does not name: "Who is Governor Geringer's assistant?" is not answered by "Governor Geringer".
-      return [...probe.matchAll(PERSON)].some((m) => words(m[0]).some((w) => !plan.names.includes(w))) ? 0.5 : 0;
+      // Someone the question does not name: "Who is Governor Geringer's assistant?" is not answered by "Governor Geringer", nor by "the State Senate" of its hearing.
+      return [...probe.matchAll(PERSON)].some((m) => unnamed(m[0], plan.names)) ? 0.5 : 0;
     default:
       return 0;
   }

@@ -14,6 +14,7 @@ import {
   all,
   COLUMN_HEADERS,
   CONTACT_NOUNS,
+  DATE_NOUNS,
   DISCOUNT_LABELS,
   IDENTIFIER_NOUNS,
   LABEL_MEANINGS,
@@ -61,12 +62,15 @@ const BOILERPLATE = [
   /^(?!\s*\d{1,4}[-.]\d{1,2}[-.]\d{1,4}\s*$)[\s\d()+.-]{7,}$/,
   /^\s*[\w .-]{1,200}\.(pdf|docx?|xlsx?|pptx?|zip|txt|htm)\s*$/i,
 ];
+/** A phone number with its label, alone on its line ("Tel. +49 6051 916 44 10"), and an e-mail address alone. */
+const PHONE_LINE = new RegExp(`^\\s*${anyOf(all(PHONE_LABELS))}\\.?\\s*:?\\s*[\\d()+][\\d\\s()+./-]{6,40}$`, "iu");
+const EMAIL_LINE = /^\s*(e-?mail\s*:?\s*)?[\w.+-]{1,64}@[\w-]{1,63}(\.[\w-]{1,63}){1,8}\s*$/i;
 /**
  * An invoice's or a signature's contact lines: address, phone, e-mail, web, page count. Never an
  * answer unless the question asks for one (where, a phone, an address, a website, a contact).
  */
 export const CONTACT = [
-  new RegExp(`^\\s*${anyOf(all(PHONE_LABELS))}\\.?\\s*:?\\s*[\\d()+][\\d\\s()+./-]{6,40}$`, "iu"),
+  PHONE_LINE,
   // A number and a capitalised street ("4557 De Silva St"), a street and a number ("Hauptstrasse 12").
   new RegExp(
     `^\\s*\\d{1,6}[\\w/-]{0,6}\\s+(\\p{Lu}[\\p{L}.'-]{0,29}\\s+){1,4}${anyOf(cased([...all(STREET_WORDS), ...all(STREET_ENDINGS)]))}(?![\\p{L}])`,
@@ -77,7 +81,7 @@ export const CONTACT = [
   /\b\p{Lu}[\p{L}.'-]{1,40},?\s+[A-Z]{2}\s+\d{5}(-\d{4})?\s*$/u,
   /^\s*\d{4}\s?[A-Z]{2}\s+\p{Lu}\p{Ll}{1,40}\s*$/u,
   /,.{0,120},\s*\p{Lu}[\p{L} .'-]{1,40}[-–\s]*\d{5,6}\s*$/u,
-  /^\s*(e-?mail\s*:?\s*)?[\w.+-]{1,64}@[\w-]{1,63}(\.[\w-]{1,63}){1,8}\s*$/i,
+  EMAIL_LINE,
   /^\s*(web(site)?\s*:?\s*)?(https?:\/\/|www\.)\S{1,300}\s*$/i,
   /^\s*page\s*:?\s*\d{1,4}\s*(\/|of)\s*\d{1,4}\s*$/i,
 ];
@@ -285,6 +289,95 @@ function labelBlocks(lines: string[], taken: boolean[]): Map<number, string> {
   return values;
 }
 
+/** A label's words of each kind of value, the first kind a label names deciding ("Adresse email": an e-mail, "Id.client": a number). */
+const LABEL_KINDS: Array<[LabelKind, RegExp]> = (
+  [
+    ["contact", CONTACT_NOUNS, false],
+    ["identifier", IDENTIFIER_NOUNS, true],
+    ["date", DATE_NOUNS, true],
+    ["address", ADDRESS_LABELS, false],
+    ["person", PERSON_LABELS, false],
+  ] as const
+).map(([kind, table, compound]) => [
+  kind,
+  // Dutch and German write a label as a compound ("Rechnungsdatum", "Klantnummer"): its noun is the word's end.
+  new RegExp(
+    `(?<![\\p{L}])${anyOf(all(table))}\\.?(?![\\p{L}])${compound ? `|${anyOf([...table.nl, ...table.de])}(?![\\p{L}])` : ""}`,
+    "iu",
+  ),
+]);
+type LabelKind = "contact" | "identifier" | "date" | "address" | "person";
+/** A label alone on its line, without a digit ("Rechnungsdatum", "Numéro de ligne Id.client", "Nom de l'abonné"). */
+const LABEL_ALONE = /^\p{L}[\p{L} .'’/-]{1,38}:?$/u;
+/** Whether a line is a value of a label's kind: an e-mail or a phone, a code, a date, an address's line, a name. */
+const VALUE_OF: Record<LabelKind, (line: string) => boolean> = {
+  contact: (line) => PHONE_LINE.test(line) || EMAIL_LINE.test(line),
+  identifier: (line) => isCode(line),
+  date: (line) => line.length <= LABELLED_VALUE && !LABEL_THEN_VALUE.test(line) && documentDates(line).length > 0,
+  address: (line) => ADDRESS.test(line) || TOWN.test(line),
+  person: (line) => PERSON_NAME.test(line) && !isSummary(line) && !LABEL_KINDS.some(([, re]) => re.test(line)),
+};
+/** A name: two to five words of letters, one capitalised at least ("de Lattre Alexis", "GŁÓWNY URZĄD STATYSTYCZNY"). */
+const PERSON_NAME = /^(?=[^\p{Lu}]*\p{Lu})[\p{L}.'’-]{1,30}(?:\s[\p{L}.'’-]{1,30}){1,4}$/u;
+/** A line of a label and its value ("DATE: 2018-03-23"): no value of another label. */
+const LABEL_THEN_VALUE = /^\p{L}[^:]{0,38}:/u;
+/** The fewest labels of a block whose values follow it among other lines. */
+const BLOCK_LABELS = 3;
+/** How far below a label its value may be printed: a block of labels, then their values after another block's. */
+const LABEL_REACH = 8;
+
+/**
+ * Labels printed in a block whose values follow in the same order but among other lines
+ * ("Numéro de ligne Id.client" / "Nom de l'abonné" / "Adresse de l'installation" / "Free Service
+ * Abonné" / … / "FO10479674 10577874" / "de Lattre Alexis" / "35 RUE du logiciel libre"), or a
+ * label whose value is a line or two below another's ("Rechnungsdatum" / "Kundennr.30064443" / "7.
+ * Mai 2014"): each label takes the first free line of its kind after the value the label above it
+ * took. An address's value goes on to its town's line. Returns each label's statement by its place.
+ */
+function typedLabels(lines: string[], taken: boolean[], values: Map<number, string>): Map<number, Piece> {
+  const pieces = new Map<number, Piece>();
+  // Not a column's header ("CODE/DESC"), nor a label whose value is past a lone ":" (statementLines joins those).
+  const kindOf = (i: number) =>
+    taken[i] || values.has(i) || !LABEL_ALONE.test(lines[i]!) || isSummary(lines[i]!) || isHeader(lines[i]!) || lines[i + 1] === ":"
+      ? undefined
+      : LABEL_KINDS.find(([, re]) => re.test(lines[i]!))?.[0];
+  let from = 0;
+  let start = 0;
+  let previous: LabelKind | undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const kind = kindOf(i);
+    const above = previous;
+    previous = kind;
+    if (kind === undefined) continue;
+    // Under another label of the block, this one's value is after the value that one took.
+    if (above === undefined) [from, start] = [i + 1, i];
+    let end = i + 1;
+    while (end < lines.length && end <= i + LABEL_REACH && kindOf(end) !== undefined) end++;
+    // Outside a block of labels, only a date's label looks past the line under it: an address's takes its
+    // lines (joinAddresses: a name first), a code under a receipt's "CODE" is an item's, "NAME CARD" is an item.
+    if (kind !== "date" && end - start < BLOCK_LABELS) continue;
+    let j = Math.max(from, i + 1);
+    // Not past another label of its kind below the block: the value there is that label's.
+    const mine = (k: number) => k < lines.length && k <= i + LABEL_REACH && !(k >= end && kindOf(k) === kind);
+    while (mine(j) && (taken[j] || values.has(j) || kindOf(j) !== undefined || !VALUE_OF[kind](lines[j]!))) j++;
+    if (!mine(j)) continue;
+    const parts = [lines[j]!];
+    taken[j] = true;
+    while (kind === "address" && !TOWN.test(parts.at(-1)!) && parts.length < ADDRESS_LINES && j + 1 < lines.length && !taken[j + 1]) {
+      if (!(ADDRESS.test(lines[j + 1]!) || TOWN.test(lines[j + 1]!))) break;
+      parts.push(lines[++j]!);
+      taken[j] = true;
+    }
+    const label = lines[i]!.replace(/\s*:$/, "");
+    pieces.set(
+      i,
+      kind === "address" ? { statement: { text: `${lines[i]} ${parts.join(" ")}`, label, holds: "address" } } : pair(lines[i]!, parts[0]!),
+    );
+    from = j + 1;
+  }
+  return pieces;
+}
+
 /**
  * A run of text lines followed by a run of cells, as pieces: summary labels each with one value
  * (aligned at the end when values are more, at the start when fewer), or item rows when the cells
@@ -344,20 +437,24 @@ function tableRows(units: string[], cells: string[], out: Piece[]): void {
 
 /** The longest line read for a value and a label printed against each other. */
 const GLUED_CHARS = 200;
-/** A value printed against its label after it ("29 maart 2014Orderdatum:", "992288600Factuurnummer:"). */
-const VALUE_THEN_LABEL = /^(.{1,80}?[\d)])(\p{Lu}\p{Ll}{2,}[\p{L} .]{0,30}):$/u;
+/** A value printed against its label after it ("29 maart 2014Orderdatum:", "992288600Factuurnummer:", "WS Retail Services Pvt. Ltd.,Sold By :", "29670869006VAT/TIN:"). */
+const VALUE_THEN_LABEL = /^(.{1,80}?[\d).,])(\p{Lu}(?:\p{Ll}{2,}|\p{Lu}{2,})[\p{L} ./#]{0,30}?)\s?:$/u;
 /** Two pairs printed against each other ("Subtotaal € 4.904,94Exclusief BTW € 4.053,67"): an amount, then a capitalised word. */
 const PAIRS_GLUED = /(?<=\d)(?=\p{Lu}\p{Ll}{2,})/u;
 /** A PDF's line as its columns meant it: a value glued before its label as "Label: value", glued pairs apart. */
 const unglued = (line: string): string[] => {
   if (line.length > GLUED_CHARS) return [line];
   const valueThenLabel = VALUE_THEN_LABEL.exec(line);
-  if (valueThenLabel) return [`${valueThenLabel[2]}: ${valueThenLabel[1]}`];
+  if (valueThenLabel) return [`${valueThenLabel[2]}: ${valueThenLabel[1]!.replace(/,$/, "")}`];
   return line.split(PAIRS_GLUED);
 };
 
-/** Fields a letterhead or a footer prints on one line, set apart by a dash or a bar between spaces ("Siège social : 16 rue Mollien - 92100 BOULOGNE – Tél : 01 71 17 61 67"). */
-const FIELD_SEPARATOR = /\s+(?:[–—−|•]|\|\|)\s+/u;
+/**
+ * Fields a letterhead or a footer prints on one line, set apart by a dash or a bar between spaces
+ * ("Siège social : 16 rue Mollien - 92100 BOULOGNE – Tél : 01 71 17 61 67"), or two columns of a
+ * text's layout, a run of spaces before the second's label ("Faktura nr: F 1234   Data wystawienia: 2021-01-01").
+ */
+const FIELD_SEPARATOR = /\s+(?:[–—−|•]|\|\|)\s+|\s{3,}(?=\p{L}[\p{L} .]{0,30}:)/u;
 
 /** A document's lines as the layout reader pieces them: label blocks paired, cell runs made rows. */
 function layoutPieces(read: string[]): Piece[] {
@@ -365,6 +462,7 @@ function layoutPieces(read: string[]): Piece[] {
   const lines = read.flatMap((line) => (line.length > SENTENCE_PROBE ? [line] : line.split(FIELD_SEPARATOR))).flatMap(unglued);
   const taken = lines.map(() => false);
   const values = labelBlocks(lines, taken);
+  const typed = typedLabels(lines, taken, values);
   const out: Piece[] = [];
   let units: string[] = [];
   let cells: string[] = [];
@@ -391,9 +489,10 @@ function layoutPieces(read: string[]): Piece[] {
     if (taken[i]) continue;
     const line = lines[i]!;
     const value = values.get(i);
-    if (value !== undefined) {
+    const labelled = typed.get(i) ?? (value !== undefined ? pair(line, value) : undefined);
+    if (labelled !== undefined) {
       flush();
-      out.push(pair(line, value));
+      out.push(labelled);
       continue;
     }
     if (cellKind(line) !== undefined && (units.length > 0 || cells.length > 0)) {
@@ -614,7 +713,7 @@ const addressLabelOf = (st: Statement): string | undefined => {
 };
 /** A line going on with an address under its label: free, no label's ("Phone: …", "N° de TVA : …" end it), no contact. */
 const goesOnAddress = (st: Statement) =>
-  isFree(st) && !st.text.includes(":") && !CONTACTS_IN_LINE.some((re) => re.test(st.text)) && !CONTACT[0]!.test(st.text);
+  isFree(st) && !st.text.includes(":") && !CONTACTS_IN_LINE.some((re) => re.test(st.text)) && !PHONE_LINE.test(st.text);
 
 /**
  * A document's address printed over several lines ("LOT S319, 2ND FLOOR," / "1 UTAMA SHOPPING

@@ -442,3 +442,30 @@ test("a count of something not bought is answered by the line counting it, not b
   expect(answerTo("Within how many days can books be exchanged at MPH?", [], [{ text: mph }])).toContain("7 DAYS");
   expect(answerTo("How many stickers did I buy at MPH?", [], [{ text: mph }])).toContain("STICKERS & OTHER GIFT");
 });
+
+test("asked who, a person named inside a mail's sentence beside the word asked by answers, not the sentence naming whom the question is about", () => {
+  const mail = [
+    "I'll do it.  I saw Steve Reynolds (the govs assistant), today, and told him I",
+    "would do it.  I have a lot of respect for Geringer.",
+    "",
+    "Steve/RIck ---as you may be aware, Governor Geringer personally asked Ken Lay",
+    "to come to the kick off meeting of the Wyoming Energy Task Force.",
+  ].join("\n");
+  expect(answerTo("Who is Governor Geringer's assistant?", [], [{ text: mail, type: "email" }])).toStartWith("I saw Steve Reynolds");
+  // A name with an initial is a person's; "the State Senate" of the hearing asked about is no one.
+  const intern = "Maureen asked me to set up an interview for a summer intern, first with EES.\nHis name is Salah M. Mattoo.";
+  expect(answerTo("What is the name of the summer intern Maureen Raymond wants interviewed?", [], [{ text: intern, type: "email" }])).toBe(
+    "His name is Salah M. Mattoo. [1]",
+  );
+  const hearing = [
+    "The State Senate begins its investigative hearings today, April 18 @ 1:30 pm in Room 2040.",
+    "Today the committee will be hearing testimony from:",
+    "Frank Wolak, Chairman Market Surveillance Committee, CAISO.",
+  ].join("\n");
+  expect(answerTo("Who testifies at the Senate investigative hearing on April 18?", [], [{ text: hearing, type: "email" }])).toContain(
+    "Frank Wolak",
+  );
+  // Without the word asked by beside it, the name alone does not outweigh the question's words.
+  const apart = "I saw Steve Reynolds today.\nThe govs assistant called twice about the Geringer meeting.";
+  expect(answerTo("Who is Governor Geringer's assistant?", [], [{ text: apart, type: "email" }])).not.toStartWith("I saw Steve Reynolds");
+});

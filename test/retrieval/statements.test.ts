@@ -127,6 +127,50 @@ test("a PDF's labels printed after their values, or before them, are paired in o
   expect(payment.map((s) => s.text)).not.toContain("PAYMENT : 0.02");
 });
 
+test("a block of labels whose values follow in order among other lines: each label takes the first line of its kind after the one above took its (Free)", () => {
+  const invoice = [
+    "Adresse email de contact",
+    "Numéro de ligne Id.client",
+    "Nom de l’abonné",
+    "Adresse de l’installation",
+    "Free Service Abonné",
+    "75371 Paris Cedex 08",
+    "alexis@via.ecp.fr",
+    "FO10479674 10577874",
+    "de Lattre Alexis",
+    "35 RUE du logiciel libre",
+    "69100 VILLEURBANNE",
+    "Facture n°562044387 du 02 Juillet 2015",
+  ].join("\n");
+  const statements = read(invoice);
+  expect(statements.filter((s) => s.label).map((s) => s.text)).toEqual([
+    "Adresse email de contact alexis@via.ecp.fr",
+    "Numéro de ligne Id.client FO10479674 10577874",
+    "Nom de l’abonné de Lattre Alexis",
+    "Adresse de l’installation 35 RUE du logiciel libre 69100 VILLEURBANNE",
+  ]);
+  expect(statements.find((s) => s.label === "Adresse de l’installation")?.holds).toBe("address");
+  // The sender's address between the labels and their values is no label's.
+  expect(statements.map((s) => s.text)).toContain("Free Service Abonné 75371 Paris Cedex 08");
+});
+
+test("a date's label takes the date a line or two below it, past another label's value, not past another date's label (QualityHosting, Saeco)", () => {
+  const dated = read("Rechnungsdatum\nKundennr.30064443\n7. Mai 2014\n47774");
+  expect(dated[0]).toMatchObject({ text: "Rechnungsdatum 7. Mai 2014", label: "Rechnungsdatum", meanings: ["issued"] });
+  expect(dated.map((s) => s.text)).not.toContain("7. Mai 2014");
+  // "Vervaldatum" is the date's label, not the header of columns above the values' line.
+  const saeco = read("Klant Order FactuurFactuur datum\nSCONL000000444 VF1005193039SCONL0303006280999\nVervaldatum\n22-9-2022");
+  expect(saeco.filter((s) => s.label).map((s) => s.text)).toEqual(["Vervaldatum 22-9-2022"]);
+  // Outside a block of labels, a code's or a name's label takes no line past the one under it: a receipt's codes are its items'.
+  const receipt = read("B CODE\nAMT\nALL SOFT DRINK CAN\n9556570105139\n1\n2.50\n2.50S");
+  expect(receipt.map((s) => s.text)).not.toContain("B CODE 9556570105139");
+  // A line of a label and its value is no value of the label above it; a shop named "TIME LESS" is no label.
+  expect(read("TIME LESS KITCHENETTE SDN BHD\nDATE: 2018-03-23").map((s) => s.text)).toEqual([
+    "TIME LESS KITCHENETTE SDN BHD",
+    "DATE: 2018-03-23",
+  ]);
+});
+
 test("a PDF's value printed against its label after it is read as 'Label: value'; two pairs printed against each other are two statements (Coolblue)", () => {
   const invoice =
     "29 maart 2014Orderdatum:\n992288600Factuurnummer:\nSubtotaal € 4.904,94Exclusief BTW € 4.053,67\nApple MacBook Pro Retina 15,4'' 256 GB 1";
@@ -136,6 +180,23 @@ test("a PDF's value printed against its label after it is read as 'Label: value'
     "Subtotaal € 4.904,94",
     "Exclusief BTW € 4.053,67",
     "Apple MacBook Pro Retina 15,4'' 256 GB 1",
+  ]);
+  // A value ending in a stop or a comma, a label in capitals or with a space before its colon (Flipkart).
+  expect(read("WS Retail Services Pvt. Ltd.,Sold By :\n29670869006VAT/TIN:\nAAACW8725FSD001Service tax #:").map((s) => s.text)).toEqual([
+    "Sold By: WS Retail Services Pvt. Ltd.",
+    "VAT/TIN: 29670869006",
+    "Service tax #: AAACW8725FSD001",
+  ]);
+  expect(holdsOf("Sold By")).toBe("person");
+});
+
+test("two columns of a text's layout on one line, a run of spaces before the second's label, are two statements, each with its label's meaning (Orlen)", () => {
+  const line = `Faktura nr: F 1234K20/1234/12${" ".repeat(60)}Data wystawienia: 2021-01-01`;
+  const statements = read(`${line}\nNIP:               774-00-01-454`);
+  expect(statements.map((s) => [s.text, s.meanings])).toEqual([
+    ["Faktura nr: F 1234K20/1234/12", ["invoiceNumber"]],
+    ["Data wystawienia: 2021-01-01", ["issued"]],
+    ["NIP:               774-00-01-454", undefined],
   ]);
 });
 
@@ -369,6 +430,11 @@ test("the layout reader's work grows linearly: runs of names, cells, labels and 
     ["items and their discounts", (n) => "TABLE LAMP\n1\n55.90\n@DISC\n10.00%\n-5.59\n".repeat(n)],
     ["quantities before names", (n) => "1\nKUO POH\n6.00\n".repeat(n)],
     ["a footer's fields", (n) => `${"Siège social : 16 rue Mollien – Tél : 01 71 17 61 67 – ".repeat(n)}x`],
+    ["a block of date labels, then dates", (n) => `${"Rechnungsdatum\n".repeat(n)}${"7. Mai 2014\n".repeat(n)}`],
+    [
+      "labels of each kind among other lines",
+      (n) => "Adresse email de contact\nNuméro de ligne Id.client\nNom de l'abonné\nAdresse\nFree\n".repeat(n),
+    ],
   ];
   // Counted, not timed, so a few hundred lines suffice: the characters tried per character are the
   // same from 10 to 50,000 repeats of each layout (measured), and a run re-tested as it grows reads

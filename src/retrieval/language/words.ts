@@ -581,6 +581,7 @@ export const PERSON_LABELS: Table = {
     "salesperson",
     "sales person",
     "served by",
+    "sold by",
     "bill to",
     "billed to",
     "sold to",
