@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { collectMemory } from "../limits/memory";
 import type { Logger } from "../log";
-import { assets, type ModelAsset } from "../native/assets";
+import { assets, embeddingModel, type ModelAsset } from "../native/assets";
 import { readThroughMapping } from "../store/database";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
@@ -192,6 +192,11 @@ export class EmbeddingService {
     for (const job of this.urgent) texts += job.work.left;
     for (const job of this.background) texts += job.work.left;
     return texts;
+  }
+
+  /** The model the worker runs: its vectors are compared only with vectors of the same model (asked/classify.ts). */
+  get model(): ModelAsset {
+    return this.options.model ?? embeddingModel;
   }
 
   get tokenizer(): WordPieceTokenizer {
