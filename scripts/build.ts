@@ -1,6 +1,7 @@
 // `bun run build`: the single executable dist/corpus (D2). The model, tokenizer, vec0.so,
 // libonnxruntime.so.1, the onnxruntime binding and the API docs' assets are embedded
-// (src/native/assets.ts), with the sha256 of each native library; the result runs from any
+// (src/native/assets.ts), with the sha256 of each native library, and so are the prototypes' vectors
+// of what is asked (scripts/asked-vectors.ts, computed first when stale); the result runs from any
 // folder with nothing beside it. The embedding worker (src/embedding/worker.ts), the reading
 // worker (src/connectors/reading/worker.ts, D31) and the search worker
 // (src/connectors/local-index/search-worker.ts) are compiled in as further entrypoints, and the
@@ -25,6 +26,8 @@ export const ENTRYPOINTS = [main, embeddingWorker, readingWorker, searchWorker, 
 
 export async function buildExecutable(target = outfile): Promise<string> {
   await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
+  // The prototypes' vectors of what is asked (D32), computed again if the prototypes or the model changed.
+  await $`${process.execPath} ${join(root, "scripts/asked-vectors.ts")}`.quiet();
   const defines = { ...(await nativeDigests()), ...(await workerName()) };
   mkdirSync(join(target, ".."), { recursive: true });
   const options: BuildConfig = {

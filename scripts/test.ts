@@ -128,6 +128,7 @@ const INTEGRATION = [
   "rest/query.test.ts",
   "rest/replay.test.ts",
   "rest/shapes.test.ts",
+  "retrieval/asked/asked-live.test.ts",
   "retrieval/business-questions.test.ts",
   "retrieval/debug-log.test.ts",
   "scripts/build-model.test.ts",

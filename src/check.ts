@@ -1,11 +1,14 @@
 // `corpus check`: proves on this machine that the native parts work: the data dir and its
-// database, sqlite-vec (a KNN query), and the embedding model (a sentence embedded).
+// database, sqlite-vec (a KNN query), the embedding model (a sentence embedded), and the
+// classifier of what is asked by the prototypes' vectors the build computed (D32).
 import { Database } from "bun:sqlite";
 import type { Config } from "./config";
 import { loadMasterKey } from "./crypto/master-key";
 import { cosine, loadEmbedder, MODEL_COPIES } from "./embedding/embedder";
 import { MIGRATIONS } from "./migrations";
+import { embeddingModel } from "./native/assets";
 import { megabytes, roomForCopies } from "./native/materialize";
+import { askedOf } from "./retrieval/asked";
 import { loadSqliteVec, openDatabase } from "./store/database";
 
 export interface CheckReport {
@@ -19,7 +22,12 @@ export interface CheckReport {
   embedding_head: number[];
   similarity_related: number;
   similarity_unrelated: number;
+  /** What ASKED_PROBE asks, read by the model (its words name no kind the tables know). */
+  asked: { kind: string; by: string };
 }
+
+/** A question whose kind (an item) only the model reads. */
+export const ASKED_PROBE = "Remind me what I grabbed at the garden centre.";
 
 export async function runCheck(config: Config): Promise<CheckReport> {
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
@@ -34,12 +42,14 @@ export async function runCheck(config: Config): Promise<CheckReport> {
       `no room in the data folder ${config.CORPUS_DATA_DIR} for the embedding model's checked copies (onnxruntime and the model): they need ${megabytes(room.needed_bytes)}, ${megabytes(room.free_bytes)} free; free space there or set CORPUS_DATA_DIR to a larger disk`,
     );
   const embedder = await loadEmbedder({ dataDir: config.CORPUS_DATA_DIR });
-  const [example, question, related, unrelated] = await embedder.embed([
+  const [example, question, related, unrelated, probe] = await embedder.embed([
     "This is an example sentence",
     "How much did Acme pay on the last invoice?",
     "Invoice #1042 from Acme Corp: total 1,250.00 EUR, paid",
     "Team offsite agenda for Friday",
+    ASKED_PROBE,
   ]);
+  const asked = askedOf(ASKED_PROBE, { vector: probe!, model: embeddingModel.sha256 });
 
   // A vec0 KNN over the three documents must find the related one first.
   const mem = new Database(":memory:");
@@ -60,5 +70,6 @@ export async function runCheck(config: Config): Promise<CheckReport> {
     embedding_head: Array.from(example!.slice(0, 4), (x) => Math.round(x * 1e5) / 1e5),
     similarity_related: Math.round(cosine(question!, related!) * 1e4) / 1e4,
     similarity_unrelated: Math.round(cosine(question!, unrelated!) * 1e4) / 1e4,
+    asked: { kind: asked.asks, by: asked.by },
   };
 }

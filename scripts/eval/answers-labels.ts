@@ -46,3 +46,15 @@ export const loadAnswerLabels = (): AnswerLabels => JSON.parse(readFileSync(join
 
 /** A fact as answers are scored by it: case-insensitive, Unicode (Polish and accented letters fold too). */
 export const factPattern = (fact: string) => new RegExp(fact, "iu");
+
+/** A paraphrased question of scripts/eval/answers-kinds.json: what is asked, worded as the tables may not know it (D32). */
+export interface KindQuestion {
+  id: string;
+  split: "train" | "test";
+  kind: Asks;
+  language: string;
+  question: string;
+}
+
+export const loadKindQuestions = (): KindQuestion[] =>
+  (JSON.parse(readFileSync(join(import.meta.dir, "answers-kinds.json"), "utf8")) as { questions: KindQuestion[] }).questions;

@@ -15,16 +15,15 @@
 //   bun scripts/eval/answers.ts                 test half
 //   bun scripts/eval/answers.ts --split train   tune on this half only
 //   bun scripts/eval/answers.ts --show          each miss with the answer given
-//   bun scripts/eval/answers.ts --asked         what is asked only (answers-asked.ts: no server, no model)
+//   bun scripts/eval/answers.ts --asked         what is asked only (answers-asked.ts: the model, no server)
 //   bun scripts/eval/answers.ts --without all   what each answer feature is worth (ANSWER_FEATURES)
 //   bun scripts/eval/answers.ts --split train --weight rank=2,kind=3   weights tried, to tune
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
 import { ANSWER_FEATURES } from "../../src/retrieval/answer";
-import { askedOf } from "../../src/retrieval/asked";
 import { planQuery } from "../../src/retrieval/plan";
 import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
-import { askedSection } from "./answers-asked";
-import { type AnswerIntent, factPattern, loadAnswerLabels } from "./answers-labels";
+import { askedSection, questionVectors, READINGS } from "./answers-asked";
+import { type AnswerIntent, factPattern, loadAnswerLabels, loadKindQuestions } from "./answers-labels";
 import { booksSource, businessServer, flag, keyOf, option, unitOf } from "./business-setup";
 
 const split = option("split", "test");
@@ -33,12 +32,15 @@ const show = flag("show");
 const labels = loadAnswerLabels();
 const inSplit = <T extends { split: string }>(xs: T[]) => xs.filter((x) => split === "all" || x.split === split);
 
-// 1. What is asked, and the intents: no server needed, the service's own reading of each question.
+// 1. What is asked, and the intents: no server needed, the service's own reading of each question (and the model's).
 const intents = inSplit(labels.intents);
-askedSection(inSplit(labels.questions), split);
+const paraphrases = inSplit(loadKindQuestions());
+const vectors = await questionVectors([...inSplit(labels.questions), ...paraphrases, ...intents].map((q) => q.question));
+askedSection(split, inSplit(labels.questions), paraphrases, vectors);
 const readings: Array<[string, "amountCondition" | "asksAmount", (i: AnswerIntent) => boolean]> = [
   ["amountCondition", "amountCondition", (i) => planQuery(i.question).amounts.some((a) => a.comparison !== undefined)],
-  ["asksAmount", "asksAmount", (i) => askedOf(i.question).asks === "amount"],
+  ["asksAmount tables", "asksAmount", (i) => READINGS.tables!(i.question, vectors.get(i.question)!) === "amount"],
+  ["asksAmount askedOf", "asksAmount", (i) => READINGS.askedOf!(i.question, vectors.get(i.question)!) === "amount"],
 ];
 console.log(`intents (${split}): ${intents.length} questions`);
 for (const [name, label, read] of readings) {
@@ -122,7 +124,7 @@ async function askAll(log: boolean): Promise<{ sums: Map<string, Score>; times: 
     for (const group of ["overall", `source ${q.source}`, `kind ${q.kind}`, `language ${q.language}`]) add(group, score);
     if (log && !score.fact) {
       console.log(
-        `\n${q.id} [${q.source}/${q.kind}/${q.language}, read ${askedOf(q.question).asks}] ${q.question}\n  fact /${q.fact}/ in ${q.record.join(", ")}`,
+        `\n${q.id} [${q.source}/${q.kind}/${q.language}, read ${READINGS.askedOf!(q.question, vectors.get(q.question)!)}] ${q.question}\n  fact /${q.fact}/ in ${q.record.join(", ")}`,
       );
       console.log(`  ${score.cited ? "cited" : score.ranked ? "ranked, not cited" : "not ranked"}; sources: ${units.join(" ")}`);
       console.log(`  answer: ${reply.answer.replace(/\s+/g, " ").slice(0, 400)}`);

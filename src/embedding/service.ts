@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { dropMappedPages } from "../limits/memory";
 import type { Logger } from "../log";
-import type { ModelAsset } from "../native/assets";
+import { embeddingModel, type ModelAsset } from "../native/assets";
 import { readThroughMapping } from "../store/database";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
@@ -191,6 +191,11 @@ export class EmbeddingService {
     for (const job of this.urgent) texts += job.work.left;
     for (const job of this.background) texts += job.work.left;
     return texts;
+  }
+
+  /** The model the worker runs: its vectors are compared only with vectors of the same model (asked/classify.ts). */
+  get model(): ModelAsset {
+    return this.options.model ?? embeddingModel;
   }
 
   get tokenizer(): WordPieceTokenizer {

@@ -1,11 +1,12 @@
 // What a question asks (D32): one reading, made once per question into its plan (plan.ts), that
-// ranking, citing and answering share, from the language tables' rows: the question's language by
-// its function words, then the first question word of a kind ("when", "waar", "wer"), else the
-// first noun or verb of one ("the due date", "het bedrag", "gekocht"). A classifier by the
-// embedding model (labelled prototypes per kind and language, nearest by cosine) was measured
-// beside it on the evaluation's train half and added nothing (tables 0.983, with the model where
-// the tables read no kind 0.983 at its best margin): it was removed.
+// ranking, citing and answering share. The language tables' rows read it first: the question's
+// language by its function words, then the first question word of a kind ("when", "waar", "wer"),
+// else the first noun or verb of one ("the due date", "het bedrag", "gekocht"); the grammar reads
+// a tax's amount and compared money. Where the tables read nothing (their default, "open"), the
+// embedding model's nearest prototypes decide (asked/classify.ts), from the vector ranking embeds.
 import { PART_OF_TOTAL, TAX } from "./amounts";
+import { type AskedByModel, storedPrototypes } from "./asked/classify";
+import type { Asks } from "./asked/prototypes";
 import { words } from "./bm25";
 import { asksTaxAmount, comparesMoney } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
@@ -47,12 +48,16 @@ import {
 } from "./language/words";
 import { namesIn } from "./score";
 
-/** The kinds of answer a question asks for; "open" is any other (a number, a reason, terms). */
-export const ASKED_KINDS = ["amount", "date", "place", "person", "item", "count", "list", "yes/no", "open"] as const;
-export type Asks = (typeof ASKED_KINDS)[number];
+export { ASKED_KINDS, type Asks } from "./asked/prototypes";
 
 export interface Asked {
   asks: Asks;
+  /**
+   * What decided the kind: a question word of a kind or the grammar ("word"), a noun or verb of
+   * one ("noun"), no word the tables know ("none": "open", a plural after "which" a list, a first
+   * auxiliary a yes/no), or the embedding model's nearest prototypes ("model").
+   */
+  by: "word" | "noun" | "none" | "model";
   /** A tax is named: its line is the amount asked ("how much VAT"), else a part of the total. */
   tax: boolean;
   /** A place or a way to reach someone is asked: contact lines (address, phone, e-mail) are answers. */
@@ -156,7 +161,29 @@ function first(rules: Rules, q: string): Asks | undefined {
 /** A plural noun after "which" ("which products", "welke artikelen"): not a function word, not a possessive. */
 const PLURAL_ENDING: Record<Language, RegExp> = { en: /s$/, nl: /(en|s)$/, fr: /[sx]$/, de: /(en|e|er)$/, pl: /[yie]$/ };
 
-export function askedOf(question: string): Asked {
+/** The question's vector as ranking embeds it, and the sha256 of the model that embedded it: prototypes meet only their own model's vectors. */
+export interface QuestionMeaning {
+  vector: Float32Array;
+  model: string;
+}
+
+/**
+ * How much nearer its kind than the runner-up the model must be (the difference of their mean
+ * cosines) to decide where the tables read nothing. Tuned on the train halves of the evaluation's
+ * questions and of answers-kinds.json's paraphrases: 0.01 reads 0.977 and 0.700 of them (the
+ * tables alone 0.977 and 0.500); 0 reads 0.962 and 0.680 (the model's near-ties over the tables'
+ * "open"), 0.02 0.977 and 0.680, 0.05 0.977 and 0.560. The model deciding over the tables' weaker
+ * readings too was worse at every margin: over a yes/no read by its first word or a list by a
+ * plural after "which", 0.977 and 0.680; over a kind read by a noun (margins 0.02 to 0.2), the
+ * evaluation's questions fell to 0.939-0.970 and the paraphrases gained nothing.
+ */
+export const MODEL_MARGIN = 0.01;
+
+/**
+ * What `question` asks. With its meaning (the vector ranking embeds), the model reads what the
+ * tables do not: the one entry point, for the plan (plan.ts) and the evaluation alike.
+ */
+export function askedOf(question: string, meaning?: QuestionMeaning): Asked {
   const q = question.slice(0, PROBE);
   const language = languageOf(q);
   const r = READINGS.get(language)!;
@@ -177,14 +204,28 @@ export function askedOf(question: string): Asked {
   // "What did I buy", "Welke tablet heb ik gekocht": an item bought ("Which flowers did I buy": items), unless a noun of a kind comes first.
   const bought: Rules = which && r.bought ? [[plural ? "list" : "item", r.bought, which.index]] : [];
   // A noun of a kind after "which" decides before any other word ("Which city was the invoice billed to?").
-  let asks =
-    first(r.questionWords, q) ??
-    (noun ? first(r.nouns, noun) : undefined) ??
-    (money ? "amount" : (first(r.reach, q) ?? first([...r.nouns, ...bought], q)));
-  asks ??= plural ? "list" : r.yesNo.test(q) ? "yes/no" : "open";
+  const byWord = first(r.questionWords, q) ?? (noun ? first(r.nouns, noun) : undefined) ?? (money ? "amount" : undefined);
+  const byNoun = byWord ? undefined : (first(r.reach, q) ?? first([...r.nouns, ...bought], q));
+  const tables = byWord ?? byNoun ?? (plural ? "list" : r.yesNo.test(q) ? "yes/no" : "open");
+  const read: Asked["by"] = byWord ? "word" : byNoun ? "noun" : "none";
+  // Only where the tables read nothing at all: a yes/no by its first word, a list by a plural after "which" stand (MODEL_MARGIN).
+  const model = tables === "open" && read === "none" && meaning ? modelReading(q, meaning) : undefined;
+  const [asks, by] = model && model.margin >= MODEL_MARGIN ? [model.kind, "model" as const] : [tables, read];
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
   const author = asks === "person" && (r.authoring?.test(q) ?? false);
-  return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: words(focus.join(" ")) };
+  return { asks, by, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: words(focus.join(" ")) };
+}
+
+/**
+ * The model's kind of a question, by the prototypes of the model that embedded it (none of
+ * another model's). A tax's amount is the grammar's to read (it reads it where it is asked): the
+ * model read "What's the story with the VAT?" and "What is the VAT rate …?" as amounts, so its
+ * runner-up answers there.
+ */
+function modelReading(q: string, meaning: QuestionMeaning): AskedByModel | undefined {
+  const read = storedPrototypes(meaning.model)?.classify(meaning.vector);
+  if (read?.kind !== "amount" || !TAX.test(q)) return read;
+  return { ...read, kind: read.runnerUp, runnerUp: read.kind };
 }
 
 /** A tax's nouns as the index folds them: written in capitals they are no name ("kwota VAT"). */

@@ -3,7 +3,7 @@
 
 import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
-import { type Asked, askedOf, notSearched } from "./asked";
+import { type Asked, askedOf, notSearched, type QuestionMeaning } from "./asked";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
 import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
@@ -91,7 +91,8 @@ const ADDRESS = /(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,255}(?:\.[\w-]{1,63})+/g;
 /** Full-width Latin (an East Asian keyboard's "ｇｅｒｍａｎｙ") and Latin ligatures ("ﬁ"): plain letters to every source. */
 const WIDE_OR_LIGATURE = /[\uFF01-\uFF5E\uFB00-\uFB06]/g;
 
-export function planQuery(question: string, now: Date = new Date()): QueryPlan {
+/** `meaning`: the question's vector, with which the model reads what the tables do not (asked.ts askedOf). */
+export function planQuery(question: string, now: Date = new Date(), meaning?: QuestionMeaning): QueryPlan {
   // As the sources write it: composed (a pasted "résumé" in decomposed form), full-width Latin
   // and ligatures as plain letters ("ｇｅｒｍａｎｙ" is "germany"), nothing invisible. Not all of
   // NFKC: it glues "№4711" into "No4711" and "Acme™" into "AcmeTM", which no source holds.
@@ -101,7 +102,7 @@ export function planQuery(question: string, now: Date = new Date()): QueryPlan {
     .replace(INVISIBLE, "")
     .trim();
   const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
-  const [{ from, to, spans, asked }, reading] = [dateRange(text, now), askedOf(text)];
+  const [{ from, to, spans, asked }, reading] = [dateRange(text, now), askedOf(text, meaning)];
   // Words inside a date asked for are not search terms; a date that is not asked for is.
   let rest = text;
   if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;

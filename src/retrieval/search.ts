@@ -9,6 +9,7 @@ import type { Logger } from "../log";
 import { timed } from "../questions/stages";
 import { isStorageError } from "../store/storage-errors";
 import { chunkFitFor } from "./answer";
+import type { QuestionMeaning } from "./asked";
 import { ChunkCache } from "./chunk-cache";
 import { cite } from "./cite";
 import { capPerConnector, collapseCopies } from "./copies";
@@ -53,7 +54,12 @@ export class QueryService {
     const started = performance.now();
     const stages = o.stages;
     const planStarted = performance.now();
-    const plan = await planOf(o);
+    // The question's vector first: the model reads what it asks where the tables read no kind (asked.ts, D32).
+    const embedStarted = performance.now();
+    const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
+    const { vector, note: modelNote } = await this.questionVector(o.user, embedText);
+    const embedMs = elapsedMs(embedStarted);
+    const plan = await planOf(o, vector && { vector, model: this.embeddings.model.sha256 });
     const shownAtStart = this.connectors.ids(o.user);
     const active = this.connectors.active(o.user, o.connectorIds);
     const debug = this.log?.enabled("DEBUG") ? this.log : undefined;
@@ -65,10 +71,6 @@ export class QueryService {
         active.map((a) => a.id),
       ),
     );
-    const embedStarted = performance.now();
-    const embedText = [...(o.context ?? []).slice(-2), o.question].join("\n");
-    const { vector, note: modelNote } = await this.questionVector(o.user, embedText);
-    const embedMs = elapsedMs(embedStarted);
     // Reading the question: its plan and its vector.
     stages?.observe?.("plan", (performance.now() - planStarted) / 1000);
     const q: Question = { options: o, plan: plan.plan, terms: plan.terms, vector, debug };
@@ -161,14 +163,19 @@ function namesNothing(q: Question, o: QueryOptions): boolean {
   );
 }
 
-/** The question's plan and words, with what its conversation's last turns carry into it (followUp). */
-export async function planOf(o: QueryOptions): Promise<{ plan: QueryPlan; terms: string[] }> {
+/**
+ * The question's plan and words, with what its conversation's last turns carry into it (followUp).
+ * `meaning`: the vector ranking embeds (the question with up to two earlier turns), by which the
+ * model reads what this turn asks where its words name no kind ("And in France?").
+ */
+export async function planOf(o: QueryOptions, meaning?: QuestionMeaning): Promise<{ plan: QueryPlan; terms: string[] }> {
   // chrono-node loads on the first question, not at start-up.
   const { planQuery, MAX_QUERY_TERMS } = await import("./plan");
   // Each turn as it was resolved, the conversation's first question onward (a third turn goes on from the second as resolved).
   let resolved: { plan: QueryPlan; terms: string[] } | undefined;
-  for (const question of [...(o.context ?? []).slice(-PLANNED_TURNS), o.question]) {
-    const plan = planQuery(question, o.now);
+  const turns = [...(o.context ?? []).slice(-PLANNED_TURNS), o.question];
+  for (const [i, question] of turns.entries()) {
+    const plan = planQuery(question, o.now, i === turns.length - 1 ? meaning : undefined);
     resolved = resolved ? followUp(plan, resolved, question) : { plan, terms: plan.terms };
     // As many words as a question may have, this turn's first: a long conversation asks no more.
     resolved.terms = resolved.terms.slice(0, MAX_QUERY_TERMS);

@@ -139,3 +139,14 @@ test("answering writes nothing of a record or a question to the console: the ser
   }
   expect(written).toEqual([]);
 });
+
+test("'why' asks a reason in each language: the tables read it, the model is not asked (it read 'Why did the gas deal fall through?' as yes/no)", () => {
+  for (const q of [
+    "Why did the gas deal fall through?",
+    "Waarom is de bestelling geannuleerd?",
+    "Pourquoi la commande a-t-elle été annulée ?",
+    "Wieso wurde das Treffen verschoben?",
+    "Dlaczego zamówienie zostało anulowane?",
+  ])
+    expect({ q, ...askedOf(q) }).toMatchObject({ q, asks: "open", by: "word" });
+});

@@ -430,8 +430,14 @@ export const AUTHORING: Table = {
 export const SENDER_HEADERS: Table = { en: ["from"], nl: ["van"], fr: ["de"], de: ["von"], pl: ["od"] };
 /** Questions asking a count (where the language tells it from "how much"). */
 export const ASKS_COUNT: Table = { en: ["how many"], nl: [], fr: [], de: ["wie viele"], pl: [] };
-/** Questions asking in what way ("How did I pay?", "Hoe is … betaald?", "Jak zapłacono?"): a way or a reason, not an amount. */
-export const ASKS_HOW: Table = { en: ["how"], nl: ["hoe"], fr: ["comment"], de: ["wie"], pl: ["jak"] };
+/** Questions asking in what way or why ("How did I pay?", "Hoe is … betaald?", "Jak zapłacono?", "Warum …"): a way or a reason, not an amount. */
+export const ASKS_HOW: Table = {
+  en: ["how", "why"],
+  nl: ["hoe", "waarom"],
+  fr: ["comment", "pourquoi"],
+  de: ["wie", "warum", "wieso", "weshalb"],
+  pl: ["jak", "dlaczego", "czemu"],
+};
 /**
  * Nouns plural in form that a document states as one thing, under its label ("Zahlungsbedingungen:
  * 14 Tage netto", "opening hours"): "which" with one asks that statement, not a list. Read as a
