@@ -106,6 +106,7 @@ const INTEGRATION = [
   "mcp/widget.test.ts",
   "metrics/metrics.test.ts",
   "metrics/prometheus.test.ts",
+  "metrics/scrape-cost.test.ts",
   "native/materialize.test.ts",
   "net/post.test.ts",
   "oauth/conformance.test.ts",
