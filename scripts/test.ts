@@ -84,6 +84,7 @@ const INTEGRATION = [
   "console/routes.test.ts",
   "crash.test.ts",
   "crypto/master-key.test.ts",
+  "documents/page-browser.test.ts",
   "embedding/embedder.test.ts",
   "embedding/model-change.test.ts",
   "embedding/nonblocking.test.ts",
