@@ -92,7 +92,7 @@ function logModelRoom(dataDir: string, log: Logger): void {
  * The metrics an operator scrapes (D35), read from the services; sign-ins counted as they
  * happen. Loaded only when served: importing the client library took 0.19-0.31 s under `bun run` on this (loaded) machine.
  */
-async function operatorMetrics(services: Services): Promise<Metrics> {
+export async function operatorMetrics(services: Services): Promise<Metrics> {
   const { Metrics } = await import("./metrics/metrics");
   const metrics = new Metrics({
     db: services.db,
@@ -102,6 +102,7 @@ async function operatorMetrics(services: Services): Promise<Metrics> {
     owedWork: () => services.owed.counts(),
     freeBytes: () => services.disk.free(),
     minFreeBytes: services.disk.minFreeBytes,
+    now: services.now,
   });
   services.accounts.onVerified = (right) => metrics.signedIn("password", right);
   services.oauth.onUpstreamSignIn = (completed) => metrics.signedIn("oidc", completed);

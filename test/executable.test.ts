@@ -219,7 +219,7 @@ describe("dist/corpus alone in an empty folder", () => {
         const html = await (await fetch(`${server.url}/console/backups`, { headers: { cookie: session } })).text();
         return /: <span class="(ok|error)">/.test(html) ? html : undefined;
       });
-      expect(page).toContain('<span class="ok">written</span>');
+      expect(page).toContain('<span class="ok">written and verified</span>');
       expect(readdirSync(join(e.CORPUS_DATA_DIR, "backups")).filter((f) => f.endsWith(".backup"))).toHaveLength(1);
     } finally {
       await server.stop();

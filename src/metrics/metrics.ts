@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ConnectorStateCount } from "../connectors/registry";
 import type { Priority } from "../embedding/service";
 import type { QuestionStage } from "../questions/stages";
+import { CachedRead } from "./connector-states";
 import type { RequestObserver } from "./http";
 
 /** What a scrape reads from the running service. */
@@ -24,10 +25,9 @@ export interface MetricSources {
   freeBytes(): number;
   /** CORPUS_MIN_FREE_BYTES: below it, corpus stops writing (D29). */
   minFreeBytes: number;
+  /** The clock of the connectors' states' TTL. */
+  now?: () => number;
 }
-
-/** How long one scrape's reading of the connectors' states serves the series made from it. */
-const STATES_FRESH_MS = 1000;
 
 /** The request latency buckets, in seconds: from a cached answer to the request timeout. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -85,12 +85,18 @@ export class Metrics implements RequestObserver {
         for (const [priority, n] of Object.entries(sources.embeddedTexts())) this.inc({ priority }, n);
       },
     });
-    // The connectors' states are read once for the series below (a scrape reads them one after another).
-    let states: { at: number; read: Promise<ConnectorStateCount[]> } | undefined;
-    const connectorStates = () => {
-      if (!states || performance.now() - states.at > STATES_FRESH_MS) states = { at: performance.now(), read: sources.connectorStates() };
-      return states.read;
-    };
+    // The connectors' states feed the four series below: read once for them, and at most once per TTL (connector-states.ts).
+    const states = new CachedRead(
+      () => sources.connectorStates(),
+      () => {
+        const { n, newest } = sources.db
+          .query<{ n: number; newest: string | null }, []>("SELECT count(*) AS n, max(created_at) AS newest FROM connectors")
+          .get()!;
+        return `${n} ${newest}`;
+      },
+      sources.now ?? Date.now,
+    );
+    const connectorStates = () => states.get();
     const sumBy = <K extends string>(
       rows: ConnectorStateCount[],
       labels: (r: ConnectorStateCount) => Record<K, string> | undefined,

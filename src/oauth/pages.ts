@@ -7,7 +7,7 @@ import { redirectDestination } from "./redirect-uris";
 
 const CSS = `*{box-sizing:border-box}body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f4;color:#1c1917}
 main{max-width:28rem;margin:2rem auto;padding:1.5rem;background:#fff;border-radius:.5rem;box-shadow:0 1px 3px #0002}
-h1{font-size:1.4rem;margin-top:0}pre{white-space:pre-wrap;overflow-wrap:anywhere}mark{background:#fde68a}label{display:block;margin:.8rem 0 .2rem;font-weight:600}
+h1{font-size:1.4rem;margin-top:0}pre{white-space:pre-wrap;overflow-wrap:anywhere}code{overflow-wrap:anywhere}mark{background:#fde68a}label{display:block;margin:.8rem 0 .2rem;font-weight:600}
 input[type=text],input[type=password]{width:100%;padding:.6rem;font-size:1rem;border:1px solid #78716c;border-radius:.3rem}
 fieldset{border:1px solid #d6d3d1;border-radius:.3rem;margin:1rem 0}fieldset label{font-weight:400;display:flex;gap:.5rem;align-items:flex-start}
 button{font-size:1rem;padding:.6rem 1.2rem;margin:1rem .5rem 0 0;border-radius:.3rem;border:1px solid #1c1917;background:#1c1917;color:#fff;cursor:pointer}

@@ -22,7 +22,14 @@ beforeAll(async () => {
   const docs = tempDir("corpus-prometheus-docs-");
   writeFileSync(join(docs, "acme-march.txt"), "Acme invoice for March: 2,400.00 EUR for the harbour crane inspection.");
   running = await startServer(
-    testConfig({ CORPUS_PORT: "0", CORPUS_METRICS_LISTEN: "127.0.0.1:0", CORPUS_CONNECTOR_ROOTS: docs }),
+    testConfig({
+      CORPUS_PORT: "0",
+      CORPUS_METRICS_LISTEN: "127.0.0.1:0",
+      CORPUS_CONNECTOR_ROOTS: docs,
+      // One question a day: the second is refused, so the refusals' series has a sample.
+      CORPUS_LIMIT_QUERY_PER_MINUTE: "1",
+      CORPUS_LIMIT_QUERY_PER_DAY: "1",
+    }),
     createLogger("WARNING", memorySink().sink),
   );
   await running.services.connectors.add("alice", { id: "papers", kind: "files", config: { path: docs } });
@@ -85,12 +92,14 @@ test("Prometheus scrapes corpus and holds its series", async () => {
   expect((await fetch(`${running.url}/metrics`, { headers: bearer(token) })).status).toBe(403);
   await running.services.accounts.add("bob", "a long enough password");
   await running.services.accounts.verify("bob", "not the password at all");
-  const asked = await fetch(`${running.url}/v1/query`, {
-    method: "POST",
-    headers: { ...bearer(token), "content-type": "application/json" },
-    body: JSON.stringify({ query: "How much did Acme invoice us in March?", conversation_id: null }),
-  });
-  expect(asked.status).toBe(200);
+  const ask = () =>
+    fetch(`${running.url}/v1/query`, {
+      method: "POST",
+      headers: { ...bearer(token), "content-type": "application/json" },
+      body: JSON.stringify({ query: "How much did Acme invoice us in March?", conversation_id: null }),
+    });
+  expect((await ask()).status).toBe(200);
+  expect((await ask()).status).toBe(429);
 
   const [up] = await query('up{job="corpus"} == 1');
   expect(up!.value[1]).toBe("1");
@@ -112,6 +121,19 @@ test("Prometheus scrapes corpus and holds its series", async () => {
   const [folder] = await query('corpus_connector_states{kind="files",state="ok"}');
   expect(folder!.value[1]).toBe("1");
   expect(Number((await query('corpus_connector_chunks{kind="files",embedded="true"}'))[0]!.value[1])).toBeGreaterThan(0);
+  expect(Number((await query('corpus_rate_limit_refusals_total{route="/v1/query"}'))[0]!.value[1])).toBe(1);
+
+  // Every metric corpus declares is held by Prometheus, but the two progress gauges: they have
+  // samples only while a phase is under way, and none is once the folder is read and embedded.
+  const text = await (await fetch(`${running.metricsUrl}/metrics`)).text();
+  const declared = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => (type === "histogram" ? `${name}_count` : name!));
+  const sampled = declared.filter((name) => new RegExp(`^${name}[{ ]`, "m").test(text));
+  expect(declared.filter((name) => !sampled.includes(name)).sort()).toEqual([
+    "corpus_connector_progress_done",
+    "corpus_connector_progress_total",
+  ]);
+  expect(sampled.length).toBeGreaterThanOrEqual(12);
+  for (const name of sampled) expect((await query(name)).length, name).toBeGreaterThan(0);
 });
 
 test("the alerts of docs/monitoring pass promtool, and Prometheus evaluates them: none firing on a healthy corpus", async () => {
