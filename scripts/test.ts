@@ -44,6 +44,7 @@ const INTEGRATION = [
   "connectors/chunked-where-read.test.ts",
   "connectors/crash-embedding.test.ts",
   "connectors/embed-ahead-after-removal.test.ts",
+  "connectors/embed-ahead-chunked.test.ts",
   "connectors/embed-ahead-memory.test.ts",
   "connectors/embed-ahead-refresh-stall.test.ts",
   "connectors/embed-ahead-repoint-same-rows.test.ts",
