@@ -3,14 +3,14 @@
 // of nested HTML, a 24 MB mail: test/support/hostile-sources.ts), beside a quiet baseline taken
 // first in the same run (the same loops of GET / and questions, nothing indexing). Questions go
 // to a plain folder and to a SQLite table of 20 rows of 1 MB. BENCH_PROFILE=<folder> also says
-// what held the serving thread (scripts/bench/stalls.ts). BENCH_MBOX=<n> adds an mbox of n tiny
+// what held the serving thread while the folders were indexed (scripts/bench/stalls.ts). BENCH_MBOX=<n> adds an mbox of n tiny
 // mails to the mail folder: one source of n records, stored a bounded transaction at a time.
 //   bun scripts/bench/hostile-sources.ts
 import { join } from "node:path";
 import { CLI, callerWith, cli, startCorpus, userFoldersEnv } from "../../test/backup/support";
 import { HOSTILE_TABLE, writeHostileSources } from "../../test/support/hostile-sources";
 import { runTempDir, sleep } from "./lib";
-import { profiledServer, stallReport } from "./stalls";
+import { profiledServer, stallReport, type Window, windowOf } from "./stalls";
 
 const QUIET_QUESTIONS = Number(process.env.BENCH_QUESTIONS ?? 30);
 /** The connectors asked (BENCH_ASK=plain leaves the 1 MB rows out of the questions). */
@@ -42,6 +42,8 @@ const token = (await cli(["token", "create", "--user", "alice", "--scopes", scop
 const profile = process.env.BENCH_PROFILE ? profiledServer(process.env.BENCH_PROFILE) : undefined;
 const server = await startCorpus({ ...env, ...profile?.env }, [], { command: [process.execPath, ...(profile?.flags ?? []), CLI] });
 const call = callerWith(server.url, token);
+/** While the hostile folders were indexed: the turns the profile's report ranks (not the server's start or the first questions). */
+let indexing: Window | undefined;
 
 /** Times `request` until `stop()` (or `n` times): latencies in ms, sorted, and requests not answered 200. */
 async function timeLoop(request: () => Promise<Response>, until: { n?: number; stop?: () => boolean }, gapMs: number) {
@@ -96,6 +98,7 @@ try {
   const deadline = started + 600_000;
   const stop = () => indexed() || performance.now() > deadline;
   const [busyRoot, busyAsk] = await Promise.all([timeLoop(getRoot, { stop }, 20), timeLoop(ask, { stop }, 50)]);
+  indexing = windowOf(started, performance.now());
   // The server's peak resident memory (VmHWM: the kernel's high-water mark), read before it stops.
   const peakRssMb = Number(/^VmHWM:\s+(\d+)/m.exec(await Bun.file(`/proc/${server.proc.pid}/status`).text())?.[1] ?? Number.NaN) / 1024;
   const seconds = (performance.now() - started) / 1000;
@@ -120,4 +123,4 @@ try {
 } finally {
   await server.stop();
 }
-if (process.env.BENCH_PROFILE) console.log(stallReport(process.env.BENCH_PROFILE));
+if (process.env.BENCH_PROFILE) console.log(stallReport(process.env.BENCH_PROFILE, 20, 15, indexing));

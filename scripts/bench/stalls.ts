@@ -20,10 +20,28 @@ export function profiledServer(folder: string): { flags: string[]; env: Record<s
   };
 }
 
-/** The stalls of `folder`: how many held the thread more than `heldMs` of CPU, the largest, and the top `top` functions by CPU in stalls. */
-export function stallReport(folder: string, heldMs = 20, top = 15): string {
+/** A span of the server's life, in µs since the epoch (as the stall log's ends). */
+export interface Window {
+  fromUs: number;
+  toUs: number;
+}
+
+/** `performance.now()` readings of this process (`from`, `to`) as a Window of the stall log's clock. */
+export const windowOf = (from: number, to: number): Window => ({
+  fromUs: Math.round((performance.timeOrigin + from) * 1000),
+  toUs: Math.round((performance.timeOrigin + to) * 1000),
+});
+
+/**
+ * The stalls of `folder` (those that ended in `window`, when given: the server's start-up and a
+ * baseline's first questions are not what indexing held): how many held the thread more than
+ * `heldMs` of CPU, the largest, and the top `top` functions by CPU in stalls.
+ */
+export function stallReport(folder: string, heldMs = 20, top = 15, window?: Window): string {
   const log = readFileSync(join(folder, "stalls.jsonl"), "utf8").trim().split("\n").filter(Boolean);
-  const stalls = log.map((l) => JSON.parse(l) as { endUs: number; stalledMs: number; cpuMs: number });
+  const stalls = log
+    .map((l) => JSON.parse(l) as { endUs: number; stalledMs: number; cpuMs: number })
+    .filter((s) => !window || (s.endUs >= window.fromUs && s.endUs <= window.toUs));
   const profileFile = readdirSync(folder).find((f) => f.endsWith(".cpuprofile"));
   if (!profileFile) return "no CPU profile written";
   const profile = JSON.parse(readFileSync(join(folder, profileFile), "utf8")) as {
@@ -64,7 +82,7 @@ export function stallReport(folder: string, heldMs = 20, top = 15): string {
     .slice(0, 10)
     .map((ms) => ms.toFixed(0));
   return [
-    `${held.length} turns held the serving thread more than ${heldMs} ms of CPU (of ${stalls.length} stalls > 20 ms); the largest: ${largest.join(", ")} ms`,
+    `${held.length} turns held the serving thread more than ${heldMs} ms of CPU (of ${stalls.length} stalls > 20 ms${window ? " in the window" : ""}); the largest: ${largest.join(", ")} ms`,
     ...[...byFunction]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)

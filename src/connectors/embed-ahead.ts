@@ -29,8 +29,8 @@ export const AHEAD_PAGE = 64;
 export interface Ahead {
   /** Embeds (or finds in the owner's cache) each text, in the background; `wanted` is asked before it runs and stores. */
   embed(texts: string[], wanted: () => boolean): Promise<unknown>;
-  /** The texts a record is embedded as (retrieval's chunking). */
-  chunker(record: SourceRecord): string[];
+  /** The texts each record is embedded as (retrieval's chunking), cut off the serving thread (D31: reading/reader.ts chunks). */
+  chunks(records: SourceRecord[]): Promise<string[][]>;
   /** False once the connector was closed, removed or changed: nothing more is read, embedded or stored. */
   live(): boolean;
   /** Given the run's progress once the records to embed are read (the connector's status shows it). */
@@ -58,10 +58,7 @@ export async function embedAhead(connector: Connector, a: Ahead): Promise<boolea
   while (records.length && a.live()) {
     try {
       const page = records.splice(0, AHEAD_PAGE);
-      await a.embed(
-        page.flatMap((r) => a.chunker(r)),
-        a.live,
-      );
+      await a.embed((await a.chunks(page)).flat(), a.live);
       done += page.length;
       run.update(done);
       run.report(a.log, "connector embedding ahead");

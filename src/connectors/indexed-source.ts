@@ -148,7 +148,8 @@ export class IndexedFolderConnector implements Connector {
         // Made a few rows a turn, not all at once in setVectors' turn (~20-40 ms of the serving thread).
         await this.index.prepareRotation();
         if (this.closed) return;
-        this.index.setVectors(batch, vectors);
+        // Rotated with turns between, then written (the rotation was most of that turn: D31).
+        await this.index.storeVectors(batch, vectors);
         this.embeddingPaused = false;
         const p = this.index.progress();
         run.update(p.embedded, p.total);

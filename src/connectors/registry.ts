@@ -29,6 +29,7 @@ import { loadOperatorFile } from "./operator-file";
 import { OwnerAccess } from "./owner-access";
 import { sharedRoots } from "./paths";
 import type { PhaseProgress } from "./progress";
+import { sharedReader } from "./reading/reader";
 import { checkRemoteHost, remoteTarget } from "./remote";
 import { ConnectorRows } from "./rows";
 import { StatusCache } from "./status-cache";
@@ -201,7 +202,7 @@ export class ConnectorRegistry {
         if (d.owner === OPERATOR) this.keys.keyFor(OPERATOR);
         return embeddings.embed(d.owner, texts, "background", wanted);
       },
-      chunker,
+      chunks: (records) => sharedReader().chunks(records),
       live,
       started: (progress) => {
         const run = this.ahead.get(key);

@@ -41,7 +41,7 @@ describe("embedAhead", () => {
     const expected = records.map((r) => `${r.title}\n${r.content}`);
     const done = await embedAhead(liveSource(records, asked), {
       embed: async (texts) => pages.push(texts),
-      chunker: (r) => [`${r.title}\n${r.content}`],
+      chunks: async (page) => page.map((r) => [`${r.title}\n${r.content}`]),
       live: () => true,
       ...quiet,
     });
@@ -61,7 +61,7 @@ describe("embedAhead", () => {
         pages.push(texts);
         live = false;
       },
-      chunker: (r) => [r.content],
+      chunks: async (page) => page.map((r) => [r.content]),
       live: () => live,
       ...quiet,
     });
@@ -70,7 +70,12 @@ describe("embedAhead", () => {
 
   test("a source that fails to answer, or an embedding refused (closing), ends it quietly", async () => {
     const pages: string[][] = [];
-    const ahead = { embed: async (t: string[]) => pages.push(t), chunker: (r: SourceRecord) => [r.content], live: () => true, ...quiet };
+    const ahead = {
+      embed: async (t: string[]) => pages.push(t),
+      chunks: async (page: SourceRecord[]) => page.map((r) => [r.content]),
+      live: () => true,
+      ...quiet,
+    };
     expect(await embedAhead(liveSource(new Error("database gone")), ahead)).toBe(false);
     expect(pages).toEqual([]);
     let calls = 0;
@@ -93,7 +98,7 @@ describe("embedAhead", () => {
       embed: async () => {
         at += 1000;
       },
-      chunker: (r) => [r.content],
+      chunks: async (page) => page.map((r) => [r.content]),
       live: () => true,
       started: (p) => {
         progress = p;
@@ -119,7 +124,13 @@ describe("embedAhead", () => {
   test("nothing to embed: no progress is handed over", async () => {
     let started = 0;
     expect(
-      await embedAhead(liveSource([]), { embed: async () => {}, chunker: () => [], live: () => true, ...quiet, started: () => started++ }),
+      await embedAhead(liveSource([]), {
+        embed: async () => {},
+        chunks: async () => [],
+        live: () => true,
+        ...quiet,
+        started: () => started++,
+      }),
     ).toBe(true);
     expect(started).toBe(0);
   });

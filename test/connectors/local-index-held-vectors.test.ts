@@ -141,7 +141,9 @@ test("a record removed and another put before the next search is found by its ow
 
 test("a data folder of before upgrades: its chunks keep their numbers, and the next one is past every number a chunk or vector had", () => {
   const dir = tempDir();
-  const before = openDatabase(dir, [...cryptoMigrations, ...indexMigrations.filter((m) => m.id !== "connectors-009-chunk-numbers-once")]);
+  // Before connectors-009, and so before every migration of the local index that came after it.
+  const first = indexMigrations.findIndex((m) => m.id === "connectors-009-chunk-numbers-once");
+  const before = openDatabase(dir, [...cryptoMigrations, ...indexMigrations.slice(0, first)]);
   for (const ord of [0, 1, 2]) before.query("INSERT INTO connector_chunks (doc, owner, ord) VALUES (1, ?, ?)").run(OWNER, ord);
   // A vector stored under a number whose chunk row is gone (the newest chunks removed).
   before.query("INSERT INTO connector_vec (chunk_id, owner, embedding) VALUES (9, ?, ?)").run(OWNER, randomVector());

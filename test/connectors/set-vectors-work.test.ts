@@ -1,10 +1,14 @@
 // D31: storing a batch's vectors checks that each chunk is still of the record as it was sealed
 // when read. Compared in SQL once per chunk, a 4 M character mail's seal was read and compared 64
 // times a batch (~0.25 s of the serving thread's CPU, measured while the hostile sources
-// embedded); now once per record and batch. Counted in BLOB bytes moved, not timed.
-import { expect, test } from "bun:test";
+// embedded); now once per record and batch. Counted in BLOB bytes moved, not timed. The batch's
+// vectors are rotated before its transaction, with turns of the event loop between (counted).
+import { expect, spyOn, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
+import { rotatedInTurns, setVectors } from "../../src/connectors/local-index/vectors";
+import { TURN_MS, Turns } from "../../src/connectors/turns";
+import { VectorRotation } from "../../src/crypto/rotation";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { MIGRATIONS } from "../../src/migrations";
@@ -40,4 +44,42 @@ test("a batch of a long record's chunks reads and compares its seal once, not on
   // Was 64 seals (one per chunk): the record's, read once, and the vectors (1.5 kB each).
   expect(counted.bytes()).toBeLessThan(2 * sealedBytes);
   raw.close();
+});
+
+test("a batch's vectors are rotated a budget of work at a time before its transaction, which rotates none (D31)", async () => {
+  const db = openDatabase(tempDir(), MIGRATIONS);
+  const keys = indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true);
+  const chunker = (r: { content: string }) => r.content.split(" ");
+  const ctx = { db, owner: "alice/mail", keys, chunker };
+  const index = new LocalIndex(db, ctx.owner, keys, chunker);
+  const words = Array.from({ length: CHUNKS }, (_, i) => `w${i}`).join(" ");
+  await index.put({ source: "m1", size: 1, mtime: 1 }, [
+    { id: "m1", title: "Long", content: words, source_url: "file:///m1", date: null, type: "email", path: "m1", metadata: {} },
+  ]);
+  const batch = index.pendingChunks(CHUNKS);
+  const vectors = batch.map(() => new Float32Array(EMBEDDING_DIM).fill(0.05));
+  const applied = spyOn(VectorRotation.prototype, "apply");
+  try {
+    // The clock counts rotations (as if each took 1 ms); a watcher counts those between two turns.
+    let most = 0;
+    let seen = 0;
+    let running = true;
+    const watch = () => {
+      most = Math.max(most, applied.mock.calls.length - seen);
+      seen = applied.mock.calls.length;
+      if (running) setImmediate(watch);
+    };
+    setImmediate(watch);
+    const rotated = await rotatedInTurns(ctx, vectors, new Turns(() => applied.mock.calls.length));
+    running = false;
+    // Was all 64 in setVectors' one turn.
+    expect(applied).toHaveBeenCalledTimes(CHUNKS);
+    expect(most).toBeLessThanOrEqual(TURN_MS + 1);
+    setVectors(ctx, batch, vectors, rotated);
+    expect(applied).toHaveBeenCalledTimes(CHUNKS);
+  } finally {
+    applied.mockRestore();
+  }
+  expect(index.progress()).toEqual({ total: CHUNKS, embedded: CHUNKS });
+  db.close();
 });

@@ -25,7 +25,7 @@ import { purgeTerms } from "./maintenance";
 import { rank, rankHere, search } from "./rank";
 import { countSkipped, forgetSkipped, type SkippedNote, skippedNotes, skippedSources, skipSource } from "./skipped";
 import type { ScanEntry } from "./sync";
-import { embeddingProgress, type OwedChunk, pendingChunks, setVectors } from "./vectors";
+import { embeddingProgress, type OwedChunk, pendingChunks, rotatedInTurns, setVectors } from "./vectors";
 
 export { type Chunker, type IndexKeys, indexKeysFor } from "./context";
 export { dropIndex, forgetChunkVectors, indexOwesWork, owedChunks, purgeTerms } from "./maintenance";
@@ -123,6 +123,11 @@ export class LocalIndex {
 
   setVectors(chunks: OwedChunk[], vectors: Float32Array[]): void {
     setVectors(this.ctx, chunks, vectors);
+  }
+
+  /** The same, the vectors rotated first with turns of the event loop between (rotatedInTurns, D31): the transaction only writes. */
+  async storeVectors(chunks: OwedChunk[], vectors: Float32Array[]): Promise<void> {
+    setVectors(this.ctx, chunks, vectors, await rotatedInTurns(this.ctx, vectors));
   }
 
   /** The vectors' rotation made ready in turns, before setVectors needs it (D31). */

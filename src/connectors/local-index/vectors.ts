@@ -1,8 +1,10 @@
 // The chunks of an index and their vectors: those still owed one, handed to the embedding
 // worker a record at a time, and stored rotated by the owner's secret rotation (D25).
+import type { KeyedVector } from "../../crypto/rotation";
 import { connectorVectors } from "../../vectors/embedded";
 import { splitPartition } from "../../vectors/sqlite";
 import type { StoredVector } from "../../vectors/store";
+import { Turns } from "../turns";
 import type { IndexProgress } from "../types";
 import type { IndexContext } from "./context";
 import { chunkRow, openRecord, sealedRecord } from "./documents";
@@ -61,7 +63,7 @@ export function pendingChunks(ctx: IndexContext, limit: number): Array<OwedChunk
  * read and compared once per batch, not once per chunk: compared in SQL for each of a 4 M
  * character mail's 64 chunks, it held the serving thread ~0.25 s of CPU a batch (D31, measured).
  */
-export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Float32Array[]): void {
+export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Float32Array[], rotated?: KeyedVector[]): void {
   const { db } = ctx;
   const owed = db.query<{ n: number }, [number, string, number, number]>(
     "SELECT 1 AS n FROM connector_chunks WHERE chunk = ? AND owner = ? AND doc = ? AND ord = ? AND embedded = 0",
@@ -80,11 +82,26 @@ export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Floa
         sameRecord.set(c.doc, same);
       }
       if (!same || !owed.get(c.chunk, ctx.owner, c.doc, c.ord)) return;
-      stored.push({ id: c.chunk, vector: rotation.apply(vectors[i]!) });
+      stored.push({ id: c.chunk, vector: rotated?.[i] ?? rotation.apply(vectors[i]!) });
       mark.run(c.chunk);
     });
     connectorVectors(db).put(owner, connector, stored);
   })();
+}
+
+/**
+ * `vectors` rotated by the index's rotation (for setVectors), the event loop turning whenever
+ * `turns`' budget is spent (D31): a long record's 64 chunks and the rest of a batch, rotated in
+ * setVectors' transaction, were its largest part (~15-25 ms of one turn of the serving thread).
+ */
+export async function rotatedInTurns(ctx: IndexContext, vectors: Float32Array[], turns = new Turns()): Promise<KeyedVector[]> {
+  const rotation = ctx.keys.rotation();
+  const out: KeyedVector[] = [];
+  for (const v of vectors) {
+    out.push(rotation.apply(v));
+    await turns.maybe();
+  }
+  return out;
 }
 
 /** Chunks in all, and those with their vector: as counted when written (migration connectors-010), one row read. */

@@ -16,7 +16,9 @@ export type ToReader =
   /** A mail file's records (maildir/message.ts): one message, or each of an mbox's. */
   | { type: "mail"; seq: number; raw: Uint8Array; place: MailPlace; chunk?: boolean }
   /** A journal file's records (books/records.ts): one per transaction. */
-  | { type: "books"; seq: number; bytes: Uint8Array; place: BookPlace; chunk?: boolean };
+  | { type: "books"; seq: number; bytes: Uint8Array; place: BookPlace; chunk?: boolean }
+  /** Records read elsewhere (a SQL source's rows, embedded ahead) cut into their chunks. */
+  | { type: "chunks"; seq: number; records: Array<{ title: string; content: string }> };
 
 export type FromReader =
   /** Started: `thread` is its thread's id, whose CPU time the reader watches (0 when unknown). */
@@ -25,6 +27,7 @@ export type FromReader =
   | { type: "mail"; seq: number; records: SourceRecord[]; chunks?: string[][] }
   | { type: "books"; seq: number; records: SourceRecord[]; chunks?: string[][] }
   | { type: "sheet"; seq: number; records: SourceRecord[]; chunks?: string[][] }
+  | { type: "chunks"; seq: number; chunks: string[][] }
   /** One record of the job is read: the next one has a budget of its own. */
   | { type: "record"; seq: number }
   /** Left out past a bound (files/limits.ts), with the reason. */

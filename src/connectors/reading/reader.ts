@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ownMemoryBytes } from "../../limits/memory";
+import { CHUNKED_CHARS } from "../../retrieval/chunk";
 import type { BookPlace } from "../books/records";
 import type { DocumentType, Extracted } from "../files/extract";
 import type { SheetPlace } from "../files/sheets";
@@ -172,6 +173,18 @@ export class SourceReader {
     const m = await this.run({ type: "books", bytes: own.bytes, place, chunk: options.chunk }, own.transfer, options.urgent ?? false);
     if (m.type !== "books") throw new Error("the reading worker answered out of turn");
     return readRecords(m);
+  }
+
+  /**
+   * Records read elsewhere (a SQL source's rows, embedded ahead) cut into the texts they are
+   * embedded as (retrieval/chunk.ts embeddedChunks), each within its own budget: cutting never
+   * runs on the serving thread (D31). Only what the chunker reads of each is sent (CHUNKED_CHARS).
+   */
+  async chunks(records: Array<{ title: string; content: string }>): Promise<string[][]> {
+    const sent = records.map((r) => ({ title: r.title, content: r.content.slice(0, CHUNKED_CHARS) }));
+    const m = await this.run({ type: "chunks", records: sent }, [], false);
+    if (m.type !== "chunks") throw new Error("the reading worker answered out of turn");
+    return m.chunks;
   }
 
   private run(message: Unsent, transfer: Transferable[], urgent: boolean): Promise<FromReader> {

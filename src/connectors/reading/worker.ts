@@ -44,6 +44,10 @@ function chunksOf(records: Array<{ title: string; content: string }>, seq: numbe
 async function run(m: ToReader): Promise<void> {
   try {
     const onRecord = () => post({ type: "record", seq: m.seq });
+    if (m.type === "chunks") {
+      post({ type: "chunks", seq: m.seq, chunks: chunksOf(m.records, m.seq) });
+      return;
+    }
     if (m.type === "file") {
       const extracted = await extractText(m.bytes, m.fileType);
       const chunks = m.chunkTitle === undefined ? undefined : chunksOf([fileTexts(extracted, m.chunkTitle)], m.seq)[0];
