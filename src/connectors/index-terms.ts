@@ -240,6 +240,12 @@ export class TermBlinder {
 
   /** FTS5 MATCH expression: any of the needles, each a quoted phrase of blinded terms (`phrases`: those quoted in the question). */
   match(needles: string[], phrases: ReadonlySet<string> = new Set()): string | undefined {
+    const parts = this.matchParts(needles, phrases);
+    return parts.length ? parts.join(" OR ") : undefined;
+  }
+
+  /** The parts match() joins: each needle's quoted phrase of blinded terms, once. */
+  matchParts(needles: string[], phrases: ReadonlySet<string> = new Set()): string[] {
     const parts = needles.flatMap((n) => {
       // A word of Chinese or Japanese (a question written as one run, "会議はいつですか") asks for
       // each of its pairs of characters, ranked by BM25: as one phrase it matched only a text
@@ -248,7 +254,6 @@ export class TermBlinder {
       const text = this.text(n);
       return text ? [text] : [];
     });
-    const quoted = [...new Set(parts)].map((p) => `"${p}"`);
-    return quoted.length ? quoted.join(" OR ") : undefined;
+    return [...new Set(parts)].map((p) => `"${p}"`);
   }
 }

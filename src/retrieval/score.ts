@@ -11,6 +11,7 @@ import { TAX } from "./amounts";
 import { bm25Of, type CountedText, queryWords, type WordCounts, wordCounts, wordCountsOf } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
+import { namesKind } from "./record-kinds";
 import { RecordMemo, recordKey } from "./record-memo";
 import { byBest, minMax } from "./scales";
 import { isRow, type Question, type RankedChunk } from "./types";
@@ -86,7 +87,7 @@ export function scoreCandidates(
       scoredWords,
     );
     calibrateLexical(pool, groupOf, counted, scoredWords);
-    if (rare) markRareWords(pool, counted, scoredWords, new Set(q.plan.names));
+    if (rare) markRareWords(pool, counted, scoredWords, new Set([...q.plan.names, ...leadingName(q.plan.text)]));
   }
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
@@ -247,6 +248,18 @@ export function namesIn(question: string): Set<string> {
       for (const x of queryWords([w])) out.add(x);
   });
   return out;
+}
+
+/**
+ * The first word of a question, capitalised, as the name it may be ("Bemed pharmacy receipt",
+ * "Coolblue order invoices": the vendor asked about). namesIn leaves it out, as every sentence
+ * capitalises its first word; here it counts only among the rare words (markRareWords), which a
+ * question word never is, and never when it names a kind of record ("Invoices from 2014").
+ */
+export function leadingName(question: string): string[] {
+  const first = /^[\s"'“‘(]*([\p{L}\d'’-]+)/u.exec(question.slice(0, NAMES_PROBE))?.[1];
+  if (!first || !/^\p{Lu}/u.test(first) || namesKind(first)) return [];
+  return queryWords([first]);
 }
 
 /**

@@ -91,3 +91,12 @@ test("a date or a time a statement names: a month in any language of the tables,
   for (const none of ["the Mayor of Oslo", "marshmallows 12", "order 12345", "Junction 4", "Decembrist 5"])
     expect({ none, found: DATE_OR_TIME.test(none) }).toEqual({ none, found: false });
 });
+
+test("a document whose days all lie outside the time asked for weighs less than one naming none, whatever year its text cites", () => {
+  const plan = planQuery("invoices from 2014", new Date("2026-11-26T00:00:00Z"));
+  const of2018 = evidence(plan, receipt("519", "TAX INVOICE\nBHPETROL\n30-06-2018 09:09:49\n*RELIEF UNDER SECTION 56(3)(B)GST ACT 2014"));
+  const undated = evidence(plan, receipt("600", "TAX INVOICE\nBHPETROL\nTOTAL 50.00"));
+  const of2014 = evidence(plan, receipt("601", "FACTUUR\nFactuurdatum 29 maart 2014\nTotaal 49,99"));
+  expect(of2018).toBeLessThan(undated);
+  expect(undated).toBeLessThan(of2014);
+});

@@ -6,7 +6,7 @@ import type { SourceRecord } from "../../src/connectors/types";
 import { countWords } from "../../src/retrieval/bm25";
 import { fuse, RARE_BOOST } from "../../src/retrieval/fuse";
 import { planQuery } from "../../src/retrieval/plan";
-import { markRareWords, namesIn } from "../../src/retrieval/score";
+import { leadingName, markRareWords, namesIn } from "../../src/retrieval/score";
 import type { RankedChunk } from "../../src/retrieval/types";
 
 const candidate = (id: string, lexical: number, dense: number): RankedChunk => {
@@ -95,4 +95,29 @@ test("the name of a tax is no rare word: 'What was the VAT on the Coolblue invoi
       .map((c) => c.record.id)
       .slice(0, 2),
   ).toEqual(["coolblue1.pdf", "AmazonWebServices.pdf"]);
+});
+
+test("a keyword question's first word, capitalised, is the name it asks about when it is rare ('Bemed pharmacy receipt' put two other pharmacies' receipts above Bemed's)", () => {
+  expect(leadingName("Bemed pharmacy receipt")).toEqual(["beme"]);
+  expect(leadingName("Coolblue order invoices")).toEqual(["coolblu"]);
+  // A kind of record is no name, nor a first word in lower case.
+  expect(leadingName("Invoices from 2014")).toEqual([]);
+  expect(leadingName("bemed pharmacy receipt")).toEqual([]);
+  const receipts = [
+    "BEMED (SP) SDN. BHD. SUBANG PERDANA receipt total",
+    "AA PHARMACY SUBANG HEALTHCARE receipt total",
+    ...Array.from({ length: 10 }, (_, i) => `SHELL ${i} receipt total`),
+  ];
+  const terms = ["bemed", "pharmacy", "receipt"];
+  const mark = (names: Set<string>) => {
+    const pool = receipts.map((_, i) => candidate(`r${i}`, 0.5, 0.5));
+    markRareWords(pool, countWords(receipts, terms), terms, names);
+    return pool.map((c) => c.rare ?? 0).slice(0, 2);
+  };
+  // By namesIn alone, each holds one of the two rare words: alike.
+  expect(mark(namesIn("Bemed pharmacy receipt"))).toEqual([0.5, 0.5]);
+  expect(mark(new Set([...namesIn("Bemed pharmacy receipt"), ...leadingName("Bemed pharmacy receipt")]))).toEqual([3.5, 0.5]);
+  // A question's first word is a question word, never a rare one: nothing more is marked.
+  const question = "What did the pharmacy receipt say?";
+  expect(mark(new Set([...namesIn(question), ...leadingName(question)]))).toEqual(mark(namesIn(question)));
 });
