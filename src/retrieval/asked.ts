@@ -184,7 +184,7 @@ export function askedOf(question: string): Asked {
   asks ??= plural ? "list" : r.yesNo.test(q) ? "yes/no" : "open";
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
   const author = asks === "person" && (r.authoring?.test(q) ?? false);
-  return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: words(focus.join(" ")) };
+  return { asks, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: [...words(focus.join(" "))] };
 }
 
 /** A tax's nouns as the index folds them: written in capitals they are no name ("kwota VAT"). */

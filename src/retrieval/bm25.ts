@@ -8,17 +8,17 @@ import { foldedWords, stemOf } from "../connectors/index-terms";
 const K1 = 1.2;
 const B = 0.75;
 
-/** The words of a text as they are compared: folded, stemmed, of two characters or more (read once per text within wordsRemembered). */
-export function words(text: string): string[] {
+/** The words of a text as they are compared: folded, stemmed, of two characters or more (read once per text within wordsRemembered: shared, so read-only). */
+export function words(text: string): readonly string[] {
   if (!remembered) return wordsOf(text);
   let read = remembered.get(text);
-  if (!read) remembered.set(text, (read = Object.freeze(wordsOf(text)) as string[]));
+  if (!read) remembered.set(text, (read = wordsOf(text)));
   return read;
 }
 const wordsOf = (text: string) => foldedWords(text).flatMap((w) => (w.length > 1 ? [stemOf(w)] : []));
 
-/** The texts read by words() within the running wordsRemembered, and their words (shared, so frozen). */
-let remembered: Map<string, string[]> | undefined;
+/** The texts read by words() within the running wordsRemembered, and their words (shared: readonly, not frozen, which made JSC's reads of them slow). */
+let remembered: Map<string, readonly string[]> | undefined;
 
 /**
  * `work` (synchronous: nothing else runs meanwhile) with each text's words read once: an answer

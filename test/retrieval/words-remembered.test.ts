@@ -6,13 +6,12 @@ import { words, wordsRemembered } from "../../src/retrieval/bm25";
 
 const text = "Die Rechnungen wurden am 7. Mai 2014 ausgestellt; invoices issued, paying Nando's";
 
-test("within wordsRemembered a text's words are read once: the same (frozen) words every time, equal to those read outside", () => {
+test("within wordsRemembered a text's words are read once: the same words every time, equal to those read outside", () => {
   const outside = words(text);
   wordsRemembered(() => {
     const first = words(text);
     expect(words(text)).toBe(first);
     expect(first).toEqual(outside);
-    expect(Object.isFrozen(first)).toBe(true);
     // A nested call shares the one running.
     expect(wordsRemembered(() => words(text))).toBe(first);
     expect(words("another text")).toEqual(["anoth", "text"]);
