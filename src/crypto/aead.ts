@@ -38,9 +38,10 @@ export function open(key: Uint8Array, sealed: Uint8Array, aad: string): Buffer {
  */
 export function sealingOf(sealed: Uint8Array): Uint8Array {
   const out = new Uint8Array(1 + NONCE + TAG + 4);
-  out.set(sealed.subarray(0, 1 + NONCE));
-  out.set(sealed.subarray(Math.max(0, sealed.length - TAG)), 1 + NONCE);
-  new DataView(out.buffer).setUint32(1 + NONCE + TAG, sealed.length);
+  const n = sealed.length;
+  for (let i = 0; i < 1 + NONCE && i < n; i++) out[i] = sealed[i]!;
+  for (let i = Math.max(0, n - TAG); i < n; i++) out[1 + NONCE + i - (n - TAG)] = sealed[i]!;
+  for (let i = 0; i < 4; i++) out[1 + NONCE + TAG + i] = (n >>> (8 * i)) & 0xff;
   return out;
 }
 

@@ -13,7 +13,7 @@ import { ID_PREFIX } from "../ids";
 import { amountsWithCurrency, meetsAmountConditions } from "../retrieval/amounts";
 import { extractiveAnswer, kindFit } from "../retrieval/answer";
 import { answerSourceOf } from "../retrieval/answer-source";
-import { words } from "../retrieval/bm25";
+import { words, wordsRemembered } from "../retrieval/bm25";
 import { documentDates } from "../retrieval/document-dates";
 import type { QueryOutcome } from "../retrieval/types";
 import { type QuestionStageTimes, timed } from "./stages";
@@ -28,9 +28,11 @@ export function answerText(outcome: QueryOutcome, chosen: CitedRanked[], stages?
   const citesKept = chosen.length >= cited && chosen.slice(0, cited).every((x, i) => x.c === outcome.chunks[i]);
   if (outcome.answer !== undefined && citesKept) return outcome.answer;
   return timed(stages, "answer", () =>
-    extractiveAnswer(
-      outcome.plan,
-      chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
+    wordsRemembered(() =>
+      extractiveAnswer(
+        outcome.plan,
+        chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
+      ),
     ),
   );
 }

@@ -213,7 +213,7 @@ export function askedOf(question: string, meaning?: QuestionMeaning): Asked {
   const [asks, by] = model && model.margin >= MODEL_MARGIN ? [model.kind, "model" as const] : [tables, read];
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
   const author = asks === "person" && (r.authoring?.test(q) ?? false);
-  return { asks, by, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: words(focus.join(" ")) };
+  return { asks, by, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: [...words(focus.join(" "))] };
 }
 
 /**

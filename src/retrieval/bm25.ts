@@ -8,8 +8,33 @@ import { foldedWords, stemOf } from "../connectors/index-terms";
 const K1 = 1.2;
 const B = 0.75;
 
-/** The words of a text as they are compared: folded, stemmed, of two characters or more. */
-export const words = (text: string) => foldedWords(text).flatMap((w) => (w.length > 1 ? [stemOf(w)] : []));
+/** The words of a text as they are compared: folded, stemmed, of two characters or more (read once per text within wordsRemembered: shared, so read-only). */
+export function words(text: string): readonly string[] {
+  if (!remembered) return wordsOf(text);
+  let read = remembered.get(text);
+  if (!read) remembered.set(text, (read = wordsOf(text)));
+  return read;
+}
+const wordsOf = (text: string) => foldedWords(text).flatMap((w) => (w.length > 1 ? [stemOf(w)] : []));
+
+/** The texts read by words() within the running wordsRemembered, and their words (shared: readonly, not frozen, which made JSC's reads of them slow). */
+let remembered: Map<string, readonly string[]> | undefined;
+
+/**
+ * `work` (synchronous: nothing else runs meanwhile) with each text's words read once: an answer
+ * scores each candidate statement by several features, each reading its words again (~1.5 of the
+ * serving thread's ms a question, issue 36). Forgotten when `work` ends: never shared between
+ * questions, so between users (D25), and bounded by what one call reads.
+ */
+export function wordsRemembered<T>(work: () => T): T {
+  if (remembered) return work();
+  remembered = new Map();
+  try {
+    return work();
+  } finally {
+    remembered = undefined;
+  }
+}
 
 /** A word's first two characters as one number: stemming keeps them, so a word whose pair no wanted stem has is not stemmed. */
 const pairOf = (word: string) => word.charCodeAt(0) * 65_536 + word.charCodeAt(1);

@@ -10,6 +10,7 @@ import { timed } from "../questions/stages";
 import { isStorageError } from "../store/storage-errors";
 import { chunkFitFor } from "./answer";
 import type { QuestionMeaning } from "./asked";
+import { wordsRemembered } from "./bm25";
 import { ChunkCache } from "./chunk-cache";
 import { cite } from "./cite";
 import { capPerConnector, collapseCopies } from "./copies";
@@ -101,7 +102,9 @@ export class QueryService {
     const chunks = (books?.chunks ?? kept).filter((c) => !removed.has(c.connectorId));
     // Only the results returned are cited: choosing a document's chunk reads every statement of every chunk (answer.ts chunkFitFor).
     if (o.texts !== false)
-      cite(returnedOf(chunks, kept, o.returned), q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan));
+      wordsRemembered(() =>
+        cite(returnedOf(chunks, kept, o.returned), q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan)),
+      );
     return {
       plan: q.plan,
       vector: q.vector,
