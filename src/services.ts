@@ -27,6 +27,7 @@ import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
 import { Scrub } from "./store/scrub";
+import { refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
@@ -89,6 +90,8 @@ export async function createServices(
   guard = new BackgroundGuard(log.child("jobs")),
   options: ServiceOptions = {},
 ): Promise<Services> {
+  // Before anything is opened: a node told to share its state never runs on SQLite alone (D33).
+  refuseUntilShared(config);
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
