@@ -94,6 +94,7 @@ const INTEGRATION = [
   "http/tls.test.ts",
   "jobs/guard.test.ts",
   "limits/memory-threads.test.ts",
+  "limits/rate-limit-stores.test.ts",
   "mcp/clients.test.ts",
   "mcp/corpus-answer.test.ts",
   "mcp/conformance.test.ts",

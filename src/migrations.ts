@@ -12,6 +12,7 @@ import { cryptoMigrations } from "./crypto/user-keys";
 import { embeddingMigrations } from "./embedding/service";
 import { idempotencyMigrations } from "./limits/idempotency";
 import { limitMigrations } from "./limits/rate-limit";
+import { rateLimitPgMigrations } from "./limits/rate-limit-postgres";
 import { bucketMigrations } from "./limits/token-bucket";
 import { oauthMigrations } from "./oauth/store";
 import { storeMigrations } from "./store/migrations";
@@ -36,3 +37,6 @@ export const MIGRATIONS = [
   ...scrubMigrations,
   ...consoleMigrations,
 ];
+
+/** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
+export const PG_MIGRATIONS = [...rateLimitPgMigrations];

@@ -13,7 +13,7 @@ import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
 import { IdempotencyStore } from "./limits/idempotency";
-import { limitsFrom, RateLimiter } from "./limits/rate-limit";
+import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
 import { MIGRATIONS } from "./migrations";
@@ -46,7 +46,7 @@ export interface Services {
   accounts: Accounts;
   /** The built-in authorization server (D27). */
   oauth: OAuthServer;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   idempotency: IdempotencyStore;
   buckets: TokenBuckets;
   /** The timer that purges what has expired (buckets, idempotency records, token rows). */

@@ -18,6 +18,16 @@ export function andThen<T, U>(value: Awaitable<T>, f: (v: T) => Awaitable<U>): A
   return value instanceof Promise ? value.then(f) : f(value);
 }
 
+/**
+ * What a room answered at once: inside the embedded database's transaction (a deletion's), which
+ * cannot wait, a shared room's promise is refused; the deletion becomes one PostgreSQL
+ * transaction once every room is shared (D33).
+ */
+export function atOnce<T>(value: Awaitable<T>, room: string): T {
+  if (value instanceof Promise) throw new Error(`${room}: a shared room cannot answer inside the embedded database's transaction`);
+  return value;
+}
+
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
 export const SHARED_ROOMS = ["rate limits", "idempotency keys", "leases of background work"] as const;
 
