@@ -11,6 +11,7 @@ import { conversationMigrations } from "./conversations/store";
 import { cryptoMigrations } from "./crypto/user-keys";
 import { embeddingMigrations } from "./embedding/service";
 import { idempotencyMigrations } from "./limits/idempotency";
+import { idempotencyPgMigrations } from "./limits/idempotency-postgres";
 import { limitMigrations } from "./limits/rate-limit";
 import { rateLimitPgMigrations } from "./limits/rate-limit-postgres";
 import { bucketMigrations } from "./limits/token-bucket";
@@ -39,4 +40,4 @@ export const MIGRATIONS = [
 ];
 
 /** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
-export const PG_MIGRATIONS = [...rateLimitPgMigrations];
+export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations];

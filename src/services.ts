@@ -12,7 +12,7 @@ import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
-import { IdempotencyStore } from "./limits/idempotency";
+import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
@@ -123,7 +123,13 @@ export async function createServices(
   const accounts = new Accounts(db, now);
   const oauth = new OAuthServer(config, auth, accounts, new OAuthStore(db), now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
-  const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
+  const idempotency = new IdempotencyStore(
+    new SqliteIdempotencyRecords(db),
+    userKeys,
+    (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000,
+    now,
+    guard,
+  );
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
   const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, {
     threads: config.CORPUS_EMBED_THREADS,
