@@ -93,6 +93,7 @@ const INTEGRATION = [
   "http/timeout-abandoned.test.ts",
   "http/tls.test.ts",
   "jobs/guard.test.ts",
+  "jobs/leases-stores.test.ts",
   "limits/idempotency-stores.test.ts",
   "limits/memory-threads.test.ts",
   "limits/rate-limit-stores.test.ts",

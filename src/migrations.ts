@@ -10,6 +10,7 @@ import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
 import { cryptoMigrations } from "./crypto/user-keys";
 import { embeddingMigrations } from "./embedding/service";
+import { leasePgMigrations } from "./jobs/leases-postgres";
 import { idempotencyMigrations } from "./limits/idempotency";
 import { idempotencyPgMigrations } from "./limits/idempotency-postgres";
 import { limitMigrations } from "./limits/rate-limit";
@@ -40,4 +41,4 @@ export const MIGRATIONS = [
 ];
 
 /** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
-export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations];
+export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...leasePgMigrations];
