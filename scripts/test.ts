@@ -97,6 +97,7 @@ const INTEGRATION = [
   "limits/idempotency-stores.test.ts",
   "limits/memory-threads.test.ts",
   "limits/rate-limit-stores.test.ts",
+  "limits/token-bucket-stores.test.ts",
   "mcp/clients.test.ts",
   "mcp/corpus-answer.test.ts",
   "mcp/conformance.test.ts",

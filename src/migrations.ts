@@ -16,6 +16,7 @@ import { idempotencyPgMigrations } from "./limits/idempotency-postgres";
 import { limitMigrations } from "./limits/rate-limit";
 import { rateLimitPgMigrations } from "./limits/rate-limit-postgres";
 import { bucketMigrations } from "./limits/token-bucket";
+import { bucketPgMigrations } from "./limits/token-bucket-postgres";
 import { oauthMigrations } from "./oauth/store";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
@@ -41,4 +42,4 @@ export const MIGRATIONS = [
 ];
 
 /** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
-export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...leasePgMigrations];
+export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...bucketPgMigrations, ...leasePgMigrations];

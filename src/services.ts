@@ -14,7 +14,7 @@ import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding
 import { BackgroundGuard } from "./jobs/guard";
 import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
-import { TokenBuckets } from "./limits/token-bucket";
+import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
 import { MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
@@ -48,7 +48,7 @@ export interface Services {
   oauth: OAuthServer;
   limiter: RateLimits;
   idempotency: IdempotencyStore;
-  buckets: TokenBuckets;
+  buckets: IpBuckets;
   /** The timer that purges what has expired (buckets, idempotency records, token rows). */
   sweeps: Sweeps;
   connectors: ConnectorRegistry;

@@ -29,7 +29,7 @@ export function atOnce<T>(value: Awaitable<T>, room: string): T {
 }
 
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
-export const SHARED_ROOMS = ["rate limits", "idempotency keys", "leases of background work"] as const;
+export const SHARED_ROOMS = ["rate limits", "idempotency keys", "the /mcp per-address buckets", "leases of background work"] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
 export const NOT_YET_SHARED: readonly string[] = [
@@ -44,7 +44,6 @@ export const NOT_YET_SHARED: readonly string[] = [
   "MCP sessions",
   "webhooks and their deliveries",
   "owed work",
-  "the /mcp per-address buckets",
 ];
 
 /** The start refused while CORPUS_DATABASE_URL is set and a room is not yet shared (D33): what is, what is not, what to do. */
