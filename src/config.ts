@@ -42,6 +42,14 @@ export const ConfigSchema = Type.Object({
         "Master key file, generated (0600) on first start; default DATA_DIR.master.key, beside the data folder (never inside it).",
     }),
   ),
+  CORPUS_DATABASE_URL: Type.Optional(
+    Type.String({
+      pattern: "^postgres(ql)?://[^\\s]+$",
+      allowed: "a postgres:// or postgresql:// URL",
+      description:
+        "PostgreSQL (15+, pgvector 0.8+) shared by several corpus nodes (D33); unset, the embedded SQLite database of CORPUS_DATA_DIR. Partial: `corpus serve` refuses it until every room is kept there.",
+    }),
+  ),
   CORPUS_CORS_ALLOW_ORIGINS_CSV: Type.String({
     default: "",
     pattern: "^(\\s*https?://[^\\s,/]+\\s*(,\\s*https?://[^\\s,/]+\\s*)*)?$",
@@ -291,7 +299,11 @@ export function loadConfig(
     }
     const value = convert(raw, schema);
     if (!Value.Check(schema, value)) {
-      const secret = name === "CORPUS_MASTER_KEY" || name === "CORPUS_WEBHOOK_SECRET" || name === "CORPUS_OIDC_CLIENT_SECRET";
+      const secret =
+        name === "CORPUS_MASTER_KEY" ||
+        name === "CORPUS_WEBHOOK_SECRET" ||
+        name === "CORPUS_OIDC_CLIENT_SECRET" ||
+        name === "CORPUS_DATABASE_URL";
       throw new ConfigError(`${name}=${secret ? "(hidden)" : JSON.stringify(raw)} is not allowed: expected ${allowedText(schema)}`);
     }
     values[name] = value;

@@ -10,9 +10,13 @@ import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
 import { cryptoMigrations } from "./crypto/user-keys";
 import { embeddingMigrations } from "./embedding/service";
+import { leasePgMigrations } from "./jobs/leases-postgres";
 import { idempotencyMigrations } from "./limits/idempotency";
+import { idempotencyPgMigrations } from "./limits/idempotency-postgres";
 import { limitMigrations } from "./limits/rate-limit";
+import { rateLimitPgMigrations } from "./limits/rate-limit-postgres";
 import { bucketMigrations } from "./limits/token-bucket";
+import { bucketPgMigrations } from "./limits/token-bucket-postgres";
 import { oauthMigrations } from "./oauth/store";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
@@ -36,3 +40,6 @@ export const MIGRATIONS = [
   ...scrubMigrations,
   ...consoleMigrations,
 ];
+
+/** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
+export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...bucketPgMigrations, ...leasePgMigrations];

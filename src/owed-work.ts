@@ -2,15 +2,29 @@
 // connector embeddings, webhook deliveries, a deletion's scrub. Each is written durably in the
 // answer's (or event's) own transaction by the room that owns it; this resumes all of it at start,
 // not at first use, tries again what is stuck, and keeps count: one log line at start, then a line
-// when the counts moved meaningfully (at most one a minute, and one when all is done).
+// when the counts moved meaningfully (at most one a minute, and one when all is done). Given
+// leases (several nodes on one database, D33), a kind is resumed by the node that holds its
+// lease, renewed while it works: the others leave it, and take it up once a dead node's lease expired.
 import type { OwedKind, OwedWorkCountsT } from "./health/model";
 import { errorSummary } from "./jobs/guard";
+import type { Lease, Leases } from "./jobs/leases";
 import type { Logger } from "./log";
 
 export const OWED_CHECK_MS = 5_000;
 export const OWED_LOG_INTERVAL_MS = 60_000;
 /** A change smaller than this (and than half the last count logged) is not worth a line. */
 export const OWED_LOG_MIN_CHANGE = 50;
+/** How long a node's lease on a kind of owed work lasts unless renewed (a third of it apart). */
+export const OWED_LEASE_MS = 60_000;
+
+/** The leases owed work is resumed under, and this node's id in them. */
+export interface OwedLeases {
+  leases: Leases;
+  holder: string;
+}
+
+/** The work's name in the leases. */
+export const owedLeaseName = (kind: OwedKind) => `owed/${kind}`;
 
 export interface OwedTask {
   kind: OwedKind;
@@ -43,6 +57,8 @@ export class OwedWork {
     private readonly cancel: (timer: ReturnType<Schedule>) => void = (t) => clearInterval(t as ReturnType<typeof setInterval>),
     /** The background guard (jobs/guard.ts): failures logged once per streak, storage errors shown in health. */
     private readonly guard?: { run(job: string, fn: () => unknown): Promise<boolean>; report(job: string, error?: unknown): void },
+    /** Several nodes: each kind resumed by the one holding its lease. None: this node alone. */
+    private readonly leased?: OwedLeases,
   ) {}
 
   /** The counts per kind (a kind whose count cannot be read is left out). */
@@ -81,12 +97,39 @@ export class OwedWork {
     if (!task.resume || this.running.has(task.kind)) return;
     this.running.add(task.kind);
     this.failed.delete(task.kind);
-    void (this.guard ? this.guard.run(jobName(task.kind), task.resume) : this.runOwn(task.kind, task.resume))
+    const leased = this.leased;
+    const resume = leased ? () => this.underLease(task, leased) : task.resume;
+    void (this.guard ? this.guard.run(jobName(task.kind), resume) : this.runOwn(task.kind, resume))
       .then((ok) => {
         // Work cut short by shutdown is owed to the next start, not failed.
         if (!ok && !this.stopped) this.failed.add(task.kind);
       })
       .finally(() => this.running.delete(task.kind));
+  }
+
+  /** The kind resumed if this node gets its lease (renewed meanwhile, released after); else left to the node that holds it. */
+  private async underLease(task: OwedTask, { leases, holder }: OwedLeases): Promise<void> {
+    const [lease] = await leases.claim([owedLeaseName(task.kind)], holder, OWED_LEASE_MS);
+    if (!lease) return;
+    let held: Lease | undefined = lease;
+    const renewal = setInterval(() => {
+      if (!held) return;
+      void Promise.resolve(leases.renew(held, OWED_LEASE_MS)).then(
+        (renewed) => {
+          // Taken by another node while this one stalled: the work goes on here, the other does it too.
+          if (!renewed) this.log.warning("owed work's lease lost while it ran", { kind: task.kind });
+          held = renewed;
+        },
+        (error: unknown) => this.log.warning("owed work's lease not renewed", { kind: task.kind, ...errorSummary(error) }),
+      );
+    }, OWED_LEASE_MS / 3);
+    renewal.unref?.();
+    try {
+      await task.resume!();
+    } finally {
+      clearInterval(renewal);
+      if (held) await leases.release(held);
+    }
   }
 
   /** Without the background guard: a failure logged once per streak (its name and code, no message). */

@@ -12,9 +12,9 @@ import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
-import { IdempotencyStore } from "./limits/idempotency";
-import { limitsFrom, RateLimiter } from "./limits/rate-limit";
-import { TokenBuckets } from "./limits/token-bucket";
+import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
+import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
+import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
 import { MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
@@ -27,6 +27,7 @@ import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
 import { Scrub } from "./store/scrub";
+import { refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
@@ -45,9 +46,9 @@ export interface Services {
   accounts: Accounts;
   /** The built-in authorization server (D27). */
   oauth: OAuthServer;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   idempotency: IdempotencyStore;
-  buckets: TokenBuckets;
+  buckets: IpBuckets;
   /** The timer that purges what has expired (buckets, idempotency records, token rows). */
   sweeps: Sweeps;
   connectors: ConnectorRegistry;
@@ -89,6 +90,8 @@ export async function createServices(
   guard = new BackgroundGuard(log.child("jobs")),
   options: ServiceOptions = {},
 ): Promise<Services> {
+  // Before anything is opened: a node told to share its state never runs on SQLite alone (D33).
+  refuseUntilShared(config);
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
@@ -120,7 +123,13 @@ export async function createServices(
   const accounts = new Accounts(db, now);
   const oauth = new OAuthServer(config, auth, accounts, new OAuthStore(db), now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
-  const idempotency = new IdempotencyStore(db, userKeys, (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000, now);
+  const idempotency = new IdempotencyStore(
+    new SqliteIdempotencyRecords(db),
+    userKeys,
+    (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000,
+    now,
+    guard,
+  );
   const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
   const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, {
     threads: config.CORPUS_EMBED_THREADS,

@@ -4,13 +4,14 @@
 // fails (a full disk, a closed database) is logged and tried again at the next sweep.
 import type { BackgroundGuard } from "./jobs/guard";
 import type { Logger } from "./log";
+import type { Awaitable } from "./store/shared";
 
 export const SWEEP_INTERVAL_MS = 60_000;
 
 export interface SweepTask {
   name: string;
-  /** Removes what has expired; returns how many entries went, when it knows. */
-  run(): number | undefined;
+  /** Removes what has expired; returns how many entries went, when it knows (a shared store's, later: D33). */
+  run(): Awaitable<number | undefined>;
 }
 
 type Schedule = (fn: () => void, ms: number) => { unref?(): unknown };
@@ -33,24 +34,36 @@ export class Sweeps {
     this.timer.unref?.();
   }
 
-  /** One sweep of every task, now; returns what each removed. */
+  /** One sweep of every task, now; returns what each removed (a task of a shared store goes on behind, not counted here). */
   run(): Record<string, number> {
     const removed: Record<string, number> = {};
     for (const task of this.tasks) {
       try {
-        removed[task.name] = task.run() ?? 0;
-        this.guard?.report(`sweep ${task.name}`);
+        const n = task.run();
+        if (n instanceof Promise) {
+          void n.then(
+            () => this.done(task),
+            (error: unknown) => this.done(task, error),
+          );
+          continue;
+        }
+        removed[task.name] = n ?? 0;
+        this.done(task);
       } catch (error) {
-        if (this.guard) this.guard.report(`sweep ${task.name}`, error);
-        else
-          this.log.warning("sweep failed; tried again at the next one", {
-            task: task.name,
-            error: error instanceof Error ? error.message : String(error),
-          });
+        this.done(task, error);
       }
     }
     if (Object.values(removed).some((n) => n > 0)) this.log.debug("swept", removed);
     return removed;
+  }
+
+  private done(task: SweepTask, error?: unknown): void {
+    if (this.guard) this.guard.report(`sweep ${task.name}`, error);
+    else if (error !== undefined)
+      this.log.warning("sweep failed; tried again at the next one", {
+        task: task.name,
+        error: error instanceof Error ? error.message : String(error),
+      });
   }
 
   stop(): void {

@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs, UsageError } from "../src/cli";
 import { runCli, tempDir } from "./helpers";
@@ -99,6 +99,19 @@ describe("corpus CLI (D1, D2)", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toBe('corpus: CORPUS_PORT="eighty" is not allowed: expected an integer from 0 to 65535');
     expect(r.stdout).toBe("");
+  });
+
+  test("CORPUS_DATABASE_URL set: serve refuses to start naming what is not yet shared, and makes no SQLite data folder (D33)", () => {
+    const dataDir = join(tempDir(), "data");
+    const r = runCli(["serve"], { CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: "postgres://corpus:s3cret-pw@127.0.0.1:1/corpus" });
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toStartWith("corpus: CORPUS_DATABASE_URL is set, but this version keeps only rate limits");
+    expect(lines[0]).toContain("not yet users and accounts, tokens and revocations");
+    expect(lines[0]).toContain("Unset CORPUS_DATABASE_URL");
+    expect(r.stderr).not.toContain("s3cret-pw");
+    expect(existsSync(dataDir)).toBe(false);
   });
 });
 

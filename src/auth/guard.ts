@@ -19,14 +19,14 @@ import { JsonText } from "../http/json-text";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { replayResponse } from "../http/response";
 import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../limits/idempotency";
-import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimiter, REFUNDED_STATUSES } from "../limits/rate-limit";
+import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimits, REFUNDED_STATUSES } from "../limits/rate-limit";
 import { type ProtectedRoute, REQUIRED_SCOPE } from "./scopes";
 import type { AuthService } from "./service";
 import type { Principal } from "./verifier";
 
 export interface GuardServices {
   auth: AuthService;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   idempotency: IdempotencyStore;
 }
 
@@ -76,7 +76,7 @@ function pathOf(url: string): string {
  * refusal before the guard knows the caller (403 Host or Origin, 415, 413, the 503 timeout)
  * carries the six headers too (D16). The guard puts the caller's own in their place.
  */
-export const limitHeaders = (limiter: RateLimiter) =>
+export const limitHeaders = (limiter: RateLimits) =>
   new Elysia({ name: "corpus/limit-headers" }).use(requestContext).onRequest(({ request, info }) => {
     const method = request.method;
     if (method !== "POST" && method !== "DELETE") return;
@@ -90,8 +90,13 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
    * A refusal before the limit is counted: on a limited route it still carries the six headers
    * (D16), the caller's own when the token named one, else those of whole windows.
    */
-  function refused(info: RequestInfo, limit: LimitedEndpoint | undefined, user: string | undefined, error: unknown): unknown {
-    if (limit) withRateHeaders(info, user === undefined ? limiter.unknownCaller(limit) : limiter.peek(user, limit));
+  async function refused(
+    info: RequestInfo,
+    limit: LimitedEndpoint | undefined,
+    user: string | undefined,
+    error: unknown,
+  ): Promise<unknown> {
+    if (limit) withRateHeaders(info, user === undefined ? limiter.unknownCaller(limit) : await limiter.peek(user, limit));
     return error;
   }
 
@@ -100,16 +105,14 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
    * over their limit costs no parsing), and given back if it is then refused as the caller's
    * mistake (D31: REFUNDED_STATUSES), the headers saying so.
    */
-  function count(info: RequestInfo, user: string, limit: LimitedEndpoint): void {
-    const decision = limiter.hit(user, limit);
+  async function count(info: RequestInfo, user: string, limit: LimitedEndpoint): Promise<void> {
+    const decision = await limiter.hit(user, limit);
     withRateHeaders(info, decision);
     if (!decision.allowed) throw rateLimitedError(decision.retryAfter);
-    const counted = decision.counted;
-    if (!counted) return;
+    if (!decision.counted) return;
     info.onFailure((status) => {
       if (!REFUNDED_STATUSES.has(status) || info.refusedAfterWork) return;
-      limiter.refund(user, limit, counted);
-      withRateHeaders(info, limiter.peek(user, limit));
+      withRateHeaders(info, limiter.refund(user, limit, decision));
     });
   }
 
@@ -117,28 +120,35 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
   const parseBody = (body: unknown): unknown => (body instanceof JsonText ? parseJsonObject(body.text) : body);
 
   /** After authentication: scope, then the body, idempotency and the rate limit. Answers the body, parsed. */
-  function admit(principal: Principal, opts: GuardOptions, isPost: boolean, request: Request, info: RequestInfo, raw: unknown): unknown {
+  async function admit(
+    principal: Principal,
+    opts: GuardOptions,
+    isPost: boolean,
+    request: Request,
+    info: RequestInfo,
+    raw: unknown,
+  ): Promise<unknown> {
     const limit = LIMITED_ROUTES[opts.route];
     try {
       auth.confine(auth.authorize(principal, REQUIRED_SCOPE[opts.route]), opts.route);
     } catch (error) {
-      throw refused(info, limit, principal.user, error);
+      throw await refused(info, limit, principal.user, error);
     }
     info.verified = principal;
     const key = isPost ? request.headers.get("idempotency-key") : null;
     if (key === null) {
       // Counted before the body is parsed: a caller over their limit costs no parsing.
-      if (limit) count(info, principal.user, limit);
+      if (limit) await count(info, principal.user, limit);
       return parseBody(raw);
     }
 
     // With a key, the count waits for the body (a replay is not counted); what is refused
     // before it carries the caller's windows as they stand.
-    if (limit) withRateHeaders(info, limiter.peek(principal.user, limit));
+    if (limit) withRateHeaders(info, await limiter.peek(principal.user, limit));
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw new HttpError(400, "Idempotency-Key: must be 1-255 visible ASCII characters");
     const claim = { user: principal.user, endpoint: opts.route, key };
     const body = parseBody(raw);
-    const outcome = idempotency.begin(claim, body);
+    const outcome = await idempotency.begin(claim, body);
     if (outcome.kind !== "claimed") {
       if (outcome.kind === "conflict")
         throw new HttpError(409, outcome.reason, outcome.retryAfterSeconds ? { "retry-after": String(outcome.retryAfterSeconds) } : {});
@@ -156,7 +166,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
       if (held) idempotency.release(held);
       held = undefined;
     });
-    if (limit) count(info, principal.user, limit);
+    if (limit) await count(info, principal.user, limit);
     return body;
   }
 
@@ -184,9 +194,9 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
           try {
             principal = await auth.authenticate(request.headers.get("authorization"), null);
           } catch (error) {
-            throw refused(info, limit, undefined, error);
+            throw await refused(info, limit, undefined, error);
           }
-          context.body = admit(principal, opts, isPost, request, info, context.body);
+          context.body = await admit(principal, opts, isPost, request, info, context.body);
         },
         resolve({ request, info }) {
           return { principal: principalOf(infoOf(request, info)) };

@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { HttpError } from "../http/errors";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { limitKey, parseRanges, type Ranges } from "./client-ip";
-import type { TokenBuckets } from "./token-bucket";
+import type { IpBuckets } from "./token-bucket";
 
 export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
 
@@ -14,16 +14,16 @@ export const RATE_LIMIT_MESSAGE = "Rate limit exceeded";
  * Takes `count` tokens from the client's bucket and writes the three headers; 429 as soon as
  * one is refused (the tokens taken before stay spent: a batch that does not fit is not free).
  */
-export function chargeIp(
-  buckets: TokenBuckets,
+export async function chargeIp(
+  buckets: IpBuckets,
   trusted: Ranges,
   info: RequestInfo,
   headers: Record<string, string | number>,
   count = 1,
-): void {
+): Promise<void> {
   const ip = limitKey(info.clientBehind(trusted));
-  let d = buckets.take(ip);
-  for (let i = 1; i < count && d.allowed; i++) d = buckets.take(ip);
+  let d = await buckets.take(ip);
+  for (let i = 1; i < count && d.allowed; i++) d = await buckets.take(ip);
   const own = { "x-ratelimit-limit": String(d.limit), "x-ratelimit-remaining": String(d.remaining), "x-ratelimit-reset": String(d.reset) };
   Object.assign(headers, own);
   // Kept on the request too: an answer written outside the route (the 503 timeout) carries them.
@@ -38,12 +38,12 @@ export function chargeIp(
   }
 }
 
-export const ipLimit = (buckets: TokenBuckets, trustedProxiesCsv: string) => {
+export const ipLimit = (buckets: IpBuckets, trustedProxiesCsv: string) => {
   const trusted = parseRanges(trustedProxiesCsv);
   return new Elysia({ name: "corpus/ip-limit" }).use(requestContext).macro({
     ipLimit: {
-      transform({ request, info, set }) {
-        chargeIp(buckets, trusted, infoOf(request, info), set.headers);
+      async transform({ request, info, set }) {
+        await chargeIp(buckets, trusted, infoOf(request, info), set.headers);
       },
     },
   });

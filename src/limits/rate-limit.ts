@@ -1,11 +1,15 @@
 // Per-user, per-endpoint fixed windows per minute and per UTC day (D16, first document part
-// 8). Counts are kept in memory for the hot path and written behind to SQLite every second
-// (and on stop), so a restart keeps the day's count; rejected requests are not counted, nor are
-// those refused as the caller's mistake once counted (D31: 400, 401, 413, 415 are given back).
+// 8); rejected requests are not counted, nor are those refused as the caller's mistake once
+// counted (D31: 400, 401, 413, 415 are given back). One interface (RateLimits), two stores (D33):
+// the embedded one below keeps counts in memory for the hot path and writes them behind to
+// SQLite every second (and on stop), so a restart keeps the day's count; the shared one
+// (rate-limit-postgres.ts) counts in PostgreSQL, one statement per request, so that the limits
+// hold across nodes.
 import type { Database } from "bun:sqlite";
 import type { Config } from "../config";
 import type { BackgroundGuard } from "../jobs/guard";
 import type { Migration } from "../store/migrations";
+import type { Awaitable } from "../store/shared";
 
 export const limitMigrations: Migration[] = [
   {
@@ -50,11 +54,13 @@ export function limitsFrom(config: Config): Record<LimitedEndpoint, { minute: nu
   };
 }
 
+export type Limits = Record<LimitedEndpoint, { minute: number; day: number }>;
+
 type WindowName = "minute" | "day";
 const WINDOW_MS: Record<WindowName, number> = { minute: 60_000, day: 86_400_000 };
 const WINDOWS: WindowName[] = ["minute", "day"];
 
-interface Counter {
+export interface Counter {
   start: number;
   /** When the window ends: a request before it counts here, with no division per request. */
   end: number;
@@ -99,25 +105,124 @@ export interface CountedIn {
  */
 export const REFUNDED_STATUSES: ReadonlySet<number> = new Set([400, 401, 413, 415]);
 
-const windowOf = (name: WindowName, t: number): Counter => {
+/** The window `name` that holds time `t` (ms), with no count. */
+export const windowOf = (name: WindowName, t: number): Counter => {
   const start = t - (t % WINDOW_MS[name]);
   return { start, end: start + WINDOW_MS[name], count: 0 };
 };
 
-export class RateLimiter {
+/** The per-user windows, wherever they are counted (D33): each answer comes at once from the embedded store, later from PostgreSQL. */
+export interface RateLimits {
+  /** Counts one request if it is within both windows. */
+  hit(user: string, endpoint: LimitedEndpoint): Awaitable<RateDecision>;
+  /** The current state, counting nothing (for replayed idempotent responses). */
+  peek(user: string, endpoint: LimitedEndpoint): Awaitable<RateDecision>;
+  /**
+   * Gives back the request `decision` counted (refused as the caller's mistake, D31), in the
+   * windows it was counted in only; answers at once the windows as they then stand (a shared
+   * store: as the request saw them with its count given back, the write going on behind).
+   */
+  refund(user: string, endpoint: LimitedEndpoint, decision: RateDecision): RateDecision;
+  /** The headers for a caller not known (refused before authentication): whole windows; nothing stored. */
+  unknownCaller(endpoint: LimitedEndpoint): RateDecision;
+  /** The windows of `user` (a deletion asks every room, after it erased, that nothing is left). */
+  rowsOf(user: string): Awaitable<number>;
+  /** Removes every window of `user` (D13); how many rows were removed. */
+  forget(user: string): Awaitable<number>;
+  /** Writes what is held behind (the embedded store's counts, the shared store's refunds under way). */
+  flush(): Awaitable<void>;
+  /** Writes what is held behind, at stop. */
+  stop(): Awaitable<void>;
+}
+
+/**
+ * A decision's headers from the windows as they stand: the four fixed ones (limits, resets)
+ * prepared once per endpoint and window, so that every decision in a minute gives the same object.
+ */
+export class RateHeaders {
+  private readonly fixedHeaders = new Map<LimitedEndpoint, { minuteStart: number; dayStart: number; headers: Record<string, string> }>();
+
+  constructor(readonly limits: Limits) {}
+
+  private fixed(endpoint: LimitedEndpoint, minute: Counter, day: Counter): Record<string, string> {
+    const cached = this.fixedHeaders.get(endpoint);
+    if (cached && cached.minuteStart === minute.start && cached.dayStart === day.start) return cached.headers;
+    const limit = this.limits[endpoint];
+    const headers = Object.freeze({
+      "x-ratelimit-limit-minute": String(limit.minute),
+      "x-ratelimit-reset-minute": String(minute.end / 1000),
+      "x-ratelimit-limit-day": String(limit.day),
+      "x-ratelimit-reset-day": String(day.end / 1000),
+    });
+    this.fixedHeaders.set(endpoint, { minuteStart: minute.start, dayStart: day.start, headers });
+    return headers;
+  }
+
+  /** The decision at time `t` on windows counted to `minute` and `day`; `counted`: this request was. */
+  decision(endpoint: LimitedEndpoint, t: number, minute: Counter, day: Counter, allowed: boolean, counted: boolean): RateDecision {
+    const limit = this.limits[endpoint];
+    let retryAfter = 0;
+    if (!allowed) {
+      const until = day.count >= limit.day ? day.end : minute.end;
+      retryAfter = Math.max(1, Math.ceil((until - t) / 1000));
+    }
+    return {
+      allowed,
+      retryAfter,
+      ...(counted ? { counted: { minute: minute.start, day: day.start } } : {}),
+      fixed: this.fixed(endpoint, minute, day),
+      remaining: {
+        // Never below 0, e.g. after a restart with a lower limit than the stored count.
+        "x-ratelimit-remaining-minute": String(Math.max(0, limit.minute - minute.count)),
+        "x-ratelimit-remaining-day": String(Math.max(0, limit.day - day.count)),
+      },
+    };
+  }
+
+  /** Whole windows at time `t`. */
+  unknownCaller(endpoint: LimitedEndpoint, t: number): RateDecision {
+    const limit = this.limits[endpoint];
+    return {
+      allowed: true,
+      retryAfter: 0,
+      fixed: this.fixed(endpoint, windowOf("minute", t), windowOf("day", t)),
+      remaining: { "x-ratelimit-remaining-minute": String(limit.minute), "x-ratelimit-remaining-day": String(limit.day) },
+    };
+  }
+
+  /** `decision` with its count given back in both windows (what a shared store answers at once). */
+  refunded(endpoint: LimitedEndpoint, decision: RateDecision): RateDecision {
+    if (!decision.counted) return decision;
+    const limit = this.limits[endpoint];
+    const more = (remaining: string | undefined, most: number) => String(Math.min(most, Number(remaining) + 1));
+    return {
+      allowed: decision.allowed,
+      retryAfter: decision.retryAfter,
+      fixed: decision.fixed,
+      remaining: {
+        "x-ratelimit-remaining-minute": more(decision.remaining["x-ratelimit-remaining-minute"], limit.minute),
+        "x-ratelimit-remaining-day": more(decision.remaining["x-ratelimit-remaining-day"], limit.day),
+      },
+    };
+  }
+}
+
+/** The embedded store: counts in memory, written behind to SQLite. */
+export class RateLimiter implements RateLimits {
   // By user, then endpoint: both keys are strings the caller already holds, whose hashes the
   // engine keeps, where one joined key would be a new string to hash on every request.
   private readonly windows = new Map<string, Map<LimitedEndpoint, Windows>>();
   private readonly dirty: Windows[] = [];
-  private readonly fixedHeaders = new Map<LimitedEndpoint, { minuteStart: number; dayStart: number; headers: Record<string, string> }>();
+  private readonly headers: RateHeaders;
   private readonly timer: ReturnType<typeof setInterval>;
 
   constructor(
     private readonly db: Database,
-    private readonly limits: Record<LimitedEndpoint, { minute: number; day: number }>,
+    private readonly limits: Limits,
     private readonly now: () => number = Date.now,
     guard?: BackgroundGuard,
   ) {
+    this.headers = new RateHeaders(limits);
     for (const row of db
       .query<{ user_id: string; endpoint: LimitedEndpoint; window: WindowName; window_start: number; count: number }, []>(
         "SELECT * FROM limits_windows",
@@ -145,20 +250,6 @@ export class RateLimiter {
     return w;
   }
 
-  private fixed(endpoint: LimitedEndpoint, minute: Counter, day: Counter): Record<string, string> {
-    const cached = this.fixedHeaders.get(endpoint);
-    if (cached && cached.minuteStart === minute.start && cached.dayStart === day.start) return cached.headers;
-    const limit = this.limits[endpoint];
-    const headers = Object.freeze({
-      "x-ratelimit-limit-minute": String(limit.minute),
-      "x-ratelimit-reset-minute": String(minute.end / 1000),
-      "x-ratelimit-limit-day": String(limit.day),
-      "x-ratelimit-reset-day": String(day.end / 1000),
-    });
-    this.fixedHeaders.set(endpoint, { minuteStart: minute.start, dayStart: day.start, headers });
-    return headers;
-  }
-
   private decide(user: string, endpoint: LimitedEndpoint, count: boolean): RateDecision {
     const t = this.now();
     const limit = this.limits[endpoint];
@@ -173,22 +264,7 @@ export class RateLimiter {
       day.count++;
       this.markDirty(w);
     }
-    let retryAfter = 0;
-    if (!allowed) {
-      const until = day.count >= limit.day ? day.end : minute.end;
-      retryAfter = Math.max(1, Math.ceil((until - t) / 1000));
-    }
-    return {
-      allowed,
-      retryAfter,
-      ...(allowed && count ? { counted: { minute: minute.start, day: day.start } } : {}),
-      fixed: this.fixed(endpoint, minute, day),
-      remaining: {
-        // Never below 0, e.g. after a restart with a lower limit than the stored count.
-        "x-ratelimit-remaining-minute": String(Math.max(0, limit.minute - minute.count)),
-        "x-ratelimit-remaining-day": String(Math.max(0, limit.day - day.count)),
-      },
-    };
+    return this.headers.decision(endpoint, t, minute, day, allowed, allowed && count);
   }
 
   /** Counts one request if it is within both windows. */
@@ -196,21 +272,21 @@ export class RateLimiter {
     return this.decide(user, endpoint, true);
   }
 
-  /**
-   * Gives back a request counted in `counted` (refused as the caller's mistake, D31), in the
-   * windows it was counted in only: one that has ended since keeps its count, a new one is not lowered.
-   */
-  refund(user: string, endpoint: LimitedEndpoint, counted: CountedIn): void {
+  /** One that has ended since keeps its count, a new one is not lowered; the windows as they then stand. */
+  refund(user: string, endpoint: LimitedEndpoint, decision: RateDecision): RateDecision {
+    const counted = decision.counted;
     const w = this.windows.get(user)?.get(endpoint);
-    if (!w) return;
-    let changed = false;
-    for (const name of WINDOWS) {
-      const window = w[name];
-      if (window.start !== counted[name] || window.count === 0) continue;
-      window.count--;
-      changed = true;
+    if (w && counted) {
+      let changed = false;
+      for (const name of WINDOWS) {
+        const window = w[name];
+        if (window.start !== counted[name] || window.count === 0) continue;
+        window.count--;
+        changed = true;
+      }
+      if (changed) this.markDirty(w);
     }
-    if (changed) this.markDirty(w);
+    return this.peek(user, endpoint);
   }
 
   private markDirty(w: Windows): void {
@@ -224,19 +300,8 @@ export class RateLimiter {
     return this.decide(user, endpoint, false);
   }
 
-  /**
-   * The headers for a caller not known (refused before authentication): the limits and the
-   * current windows' resets, with whole windows remaining. Nothing is stored for them.
-   */
   unknownCaller(endpoint: LimitedEndpoint): RateDecision {
-    const t = this.now();
-    const limit = this.limits[endpoint];
-    return {
-      allowed: true,
-      retryAfter: 0,
-      fixed: this.fixed(endpoint, windowOf("minute", t), windowOf("day", t)),
-      remaining: { "x-ratelimit-remaining-minute": String(limit.minute), "x-ratelimit-remaining-day": String(limit.day) },
-    };
+    return this.headers.unknownCaller(endpoint, this.now());
   }
 
   flush(): void {
@@ -253,13 +318,12 @@ export class RateLimiter {
     this.dirty.length = 0;
   }
 
-  /** The windows of `user`, in memory and stored (a deletion asks every room, after it erased, that nothing is left). */
+  /** In memory and stored. */
   rowsOf(user: string): number {
     const stored = this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM limits_windows WHERE user_id = ?").get(user)!.n;
     return (this.windows.get(user)?.size ?? 0) + stored;
   }
 
-  /** Removes every window of `user` (D13); returns how many rows were removed. */
   forget(user: string): number {
     const gone = this.windows.get(user);
     if (gone) {

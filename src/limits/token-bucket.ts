@@ -3,10 +3,13 @@
 // to SQLite every second, so a restart does not hand every client a full bucket. A bucket that
 // has refilled carries no state: sweep() drops those, in memory and in SQLite, and at most
 // `maxEntries` buckets are kept (the least recently used goes first), so a stream of new
-// addresses cannot grow either without end.
+// addresses cannot grow either without end. One interface (IpBuckets), two stores (D33): this
+// embedded one, and the shared one in PostgreSQL (token-bucket-postgres.ts), so that the limit
+// holds across nodes behind one load balancer.
 import type { Database } from "bun:sqlite";
 import type { BackgroundGuard } from "../jobs/guard";
 import type { Migration } from "../store/migrations";
+import type { Awaitable } from "../store/shared";
 
 export const bucketMigrations: Migration[] = [
   {
@@ -32,9 +35,31 @@ interface Bucket {
   at: number;
 }
 
+/** The per-address buckets, wherever they are kept: every answer at once from the embedded store, later from PostgreSQL. */
+export interface IpBuckets {
+  /** Takes a token from `ip`'s bucket if it has one. */
+  take(ip: string): Awaitable<BucketDecision>;
+  /** Writes what is held behind. */
+  flush(): Awaitable<void>;
+  /** Drops every bucket that has refilled (and those past the most kept); how many. */
+  sweep(): Awaitable<number>;
+  stop(): Awaitable<void>;
+}
+
+/** A decision on a bucket holding `tokens` at `t` (ms), refilled at `perMs` up to `perMinute`. */
+export function bucketDecision(allowed: boolean, tokens: number, t: number, perMinute: number, perMs: number): BucketDecision {
+  return {
+    allowed,
+    limit: perMinute,
+    remaining: Math.floor(tokens),
+    reset: Math.ceil((t + (perMinute - tokens) / perMs) / 1000),
+    retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
+  };
+}
+
 export const DEFAULT_MAX_BUCKETS = 100_000;
 
-export class TokenBuckets {
+export class TokenBuckets implements IpBuckets {
   /** In order of last use, least recent first: the first entry is the one to evict. */
   private readonly buckets = new Map<string, Bucket>();
   /** Addresses whose row is to be written, or deleted (when their bucket is gone). */
@@ -88,13 +113,7 @@ export class TokenBuckets {
     if (allowed) b.tokens -= 1;
     this.buckets.set(ip, b);
     this.dirty.add(ip);
-    return {
-      allowed,
-      limit: this.perMinute,
-      remaining: Math.floor(b.tokens),
-      reset: Math.ceil((t + (this.perMinute - b.tokens) / this.perMs) / 1000),
-      retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - b.tokens) / this.perMs / 1000)),
-    };
+    return bucketDecision(allowed, b.tokens, t, this.perMinute, this.perMs);
   }
 
   /** Evicts the least recently used buckets until at most `keep` are left. */

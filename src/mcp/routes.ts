@@ -20,7 +20,7 @@ import { parseJsonText } from "../http/json-body";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { parseRanges } from "../limits/client-ip";
 import { chargeIp, ipLimit } from "../limits/ip-limit";
-import type { TokenBuckets } from "../limits/token-bucket";
+import type { IpBuckets } from "../limits/token-bucket";
 import type { Logger } from "../log";
 import type { Engine } from "./engine";
 import { MCP_PATH } from "./errors";
@@ -46,7 +46,7 @@ import { fetchDocument } from "./tools/fetch";
 
 export interface McpServices extends ToolServices {
   config: Config;
-  buckets: TokenBuckets;
+  buckets: IpBuckets;
   log: Logger;
   now?: () => number;
 }
@@ -255,7 +255,7 @@ export const mcpRoutes = (s: McpServices) => {
       );
     }
     // The ipLimit stage took one token for the request; each further message takes its own.
-    if (messages.length > 1) chargeIp(s.buckets, trusted, info, set.headers, messages.length - 1);
+    if (messages.length > 1) await chargeIp(s.buckets, trusted, info, set.headers, messages.length - 1);
 
     const authInfo = authInfoOf(c, resourceMetadataUrl, info);
     let issuedSession: string | undefined;

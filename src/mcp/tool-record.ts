@@ -11,7 +11,7 @@ import type { Scope } from "../auth/scopes";
 import type { AuthService } from "../auth/service";
 import type { Principal } from "../auth/verifier";
 import type { ConnectorRegistry } from "../connectors/registry";
-import type { RateLimiter } from "../limits/rate-limit";
+import type { RateLimits } from "../limits/rate-limit";
 import type { QuestionStageTimes } from "../questions/stages";
 import type { QueryService } from "../retrieval/search";
 
@@ -31,7 +31,7 @@ export interface ToolServices {
   archive: Archive;
   connectors: ConnectorRegistry;
   auth: AuthService;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   /** How long each stage of a question took (the operator's metrics, D35). */
   questionStages?: QuestionStageTimes;
 }

@@ -18,10 +18,11 @@ import type { UserKeys } from "../crypto/user-keys";
 import type { EmbeddingService } from "../embedding/service";
 import { errorSummary } from "../jobs/guard";
 import type { IdempotencyStore } from "../limits/idempotency";
-import type { RateLimiter } from "../limits/rate-limit";
+import type { RateLimits } from "../limits/rate-limit";
 import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import type { Scrub } from "../store/scrub";
+import { type Awaitable, atOnce } from "../store/shared";
 import { isStorageError } from "../store/storage-errors";
 import type { WebhookStore } from "../webhooks/store";
 import type { WebhookWorker } from "../webhooks/worker";
@@ -45,7 +46,7 @@ export interface DeletionServices {
   oauth?: { forgetUser(user: string): void; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
   accounts?: { forgetExternal(user: string): boolean; externalLinks: UserRows };
-  limiter: RateLimiter;
+  limiter: RateLimits;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
   archive: Archive;
@@ -62,7 +63,7 @@ export interface DeletionServices {
 
 /** A room that keeps rows naming a user, asked after a deletion how many it still holds. */
 export interface UserRows {
-  rowsOf(user: string): number;
+  rowsOf(user: string): Awaitable<number>;
 }
 
 /** Every room that keeps rows of a user (D13), by name. A new room with user rows is added here. */
@@ -104,11 +105,11 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const conversations = s.conversations.deleteUser(user);
         const connectors = s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
-        s.idempotency.forget(user);
-        s.limiter.forget(user);
+        atOnce(s.idempotency.forget(user), "idempotency");
+        atOnce(s.limiter.forget(user), "limits");
         const profile = s.userKeys.destroy(user);
         const left = Object.entries(userRooms(s))
-          .filter(([, room]) => room.rowsOf(user) > 0)
+          .filter(([name, room]) => atOnce(room.rowsOf(user), name) > 0)
           .map(([name]) => name);
         if (left.length) throw new DeletionIncomplete(left);
         s.scrub.owe();

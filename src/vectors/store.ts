@@ -7,8 +7,9 @@ import type { KeyedVector } from "../crypto/rotation";
 
 export type { KeyedVector } from "../crypto/rotation";
 
-/** A value or a promise of it: the embedded store answers at once (inside the caller's SQLite transaction), PostgreSQL later. */
-export type Awaitable<T> = T | Promise<T>;
+import type { Awaitable } from "../store/shared";
+
+export type { Awaitable } from "../store/shared";
 
 /**
  * A vector under its row's id: unique in the store, as the row ids of the caller's table are (a

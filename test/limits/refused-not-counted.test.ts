@@ -3,10 +3,7 @@
 // caller's mistake (400, 401, 413, 415) are given back; what is carried out still counts, and
 // 429 still comes past the limit. Driven in-process against the real app.
 
-import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { limitMigrations, RateLimiter } from "../../src/limits/rate-limit";
-import { migrate } from "../../src/store/migrations";
 import { bearer, postJson, req, testApp } from "../helpers";
 import { askedToo, heldSource } from "../support/held-source";
 
@@ -81,29 +78,5 @@ describe("refused requests do not count against a user's limits (D31)", () => {
     expect(r.status).toBe(401);
     expect(remaining(r)).toEqual(["59", "5999"]);
     await t.services.close();
-  });
-});
-
-describe("RateLimiter.refund", () => {
-  test("gives a request back in the windows it was counted in, never below zero, never in a later window", () => {
-    const db = new Database(":memory:");
-    migrate(db, limitMigrations);
-    const clock = { t: Date.UTC(2026, 10, 22, 10, 0, 30) };
-    const limits = { query: { minute: 2, day: 3 }, deep_search: { minute: 1, day: 1 }, delete: { minute: 1, day: 1 } };
-    const l = new RateLimiter(db, { ...limits, connectors: limits.query, webhooks: limits.query }, () => clock.t);
-    const first = l.hit("alice", "query");
-    const second = l.hit("alice", "query");
-    expect(l.hit("alice", "query").allowed).toBe(false);
-    expect(l.hit("alice", "query").counted).toBeUndefined();
-    l.refund("alice", "query", second.counted!);
-    expect(l.peek("alice", "query").remaining).toEqual({ "x-ratelimit-remaining-minute": "1", "x-ratelimit-remaining-day": "2" });
-    clock.t += 60_000; // the next minute: the first's minute is over, its day is not
-    l.refund("alice", "query", first.counted!);
-    expect(l.peek("alice", "query").remaining).toEqual({ "x-ratelimit-remaining-minute": "2", "x-ratelimit-remaining-day": "3" });
-    l.refund("alice", "query", first.counted!);
-    expect(l.peek("alice", "query").remaining).toEqual({ "x-ratelimit-remaining-minute": "2", "x-ratelimit-remaining-day": "3" });
-    // Written behind like a count.
-    l.stop();
-    expect(db.query<{ count: number }, []>("SELECT count FROM limits_windows WHERE window = 'day'").get()!.count).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { copyFileSync, cpSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open } from "../../src/crypto/aead";
+import { atOnce } from "../../src/store/shared";
 import { userRooms } from "../../src/users/deletion";
 import { verify } from "../../src/webhooks/signature";
 import { cli, FIXED_ISSUER, startCorpus } from "../backup/support";
@@ -133,7 +134,7 @@ describe("deleting a user's data", () => {
     // Each room, asked through its own store, holds rows of the user before (the oauth room too
     // when the user signed in through it: not here).
     const rooms = userRooms(t.services);
-    const held = (user: string) => Object.fromEntries(Object.entries(rooms).map(([name, room]) => [name, room.rowsOf(user)]));
+    const held = (user: string) => Object.fromEntries(Object.entries(rooms).map(([name, room]) => [name, atOnce(room.rowsOf(user), name)]));
     const heldBefore = held(USER);
     for (const room of ["auth", "connectors", "archive", "conversations", "webhooks", "idempotency", "limits", "keys"])
       expect([room, heldBefore[room]! > 0]).toEqual([room, true]);

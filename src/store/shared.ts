@@ -1,0 +1,74 @@
+// Where the rooms keep their rows (D33), chosen once at start: the embedded SQLite database of
+// the data folder (the default, and the fast path for one node), or, with CORPUS_DATABASE_URL,
+// one PostgreSQL that several corpus nodes share. Each room has one interface whose methods
+// answer an Awaitable, and two stores behind it: the embedded one answers at once (inside the
+// caller's SQLite transaction), the shared one later (a promise: the serving thread never waits
+// on the network); callers await. PostgreSQL holds only what the embedded store holds at rest
+// (sealed rows, keyed or blinded values). Until every room has its PostgreSQL store, a set
+// CORPUS_DATABASE_URL stops the service at start naming the rooms not yet shared: never a silent SQLite.
+import postgres from "postgres";
+import { type Config, ConfigError } from "../config";
+import { migratePostgres, type PgMigration } from "./postgres-migrations";
+
+/** A value or a promise of it: the embedded store answers at once, PostgreSQL later. */
+export type Awaitable<T> = T | Promise<T>;
+
+/** `f` of `value`: at once when the value is there (the embedded store stays synchronous), else when it comes. */
+export function andThen<T, U>(value: Awaitable<T>, f: (v: T) => Awaitable<U>): Awaitable<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/**
+ * What a room answered at once: inside the embedded database's transaction (a deletion's), which
+ * cannot wait, a shared room's promise is refused; the deletion becomes one PostgreSQL
+ * transaction once every room is shared (D33).
+ */
+export function atOnce<T>(value: Awaitable<T>, room: string): T {
+  if (value instanceof Promise) throw new Error(`${room}: a shared room cannot answer inside the embedded database's transaction`);
+  return value;
+}
+
+/** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
+export const SHARED_ROOMS = ["rate limits", "idempotency keys", "the /mcp per-address buckets", "leases of background work"] as const;
+
+/** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
+export const NOT_YET_SHARED: readonly string[] = [
+  "users and accounts",
+  "tokens and revocations",
+  "OAuth clients, grants and sessions",
+  "users' data keys",
+  "connectors",
+  "the local index and its vectors",
+  "the archive",
+  "conversations",
+  "MCP sessions",
+  "webhooks and their deliveries",
+  "owed work",
+];
+
+/** The start refused while CORPUS_DATABASE_URL is set and a room is not yet shared (D33): what is, what is not, what to do. */
+export function refuseUntilShared(config: Pick<Config, "CORPUS_DATABASE_URL">): void {
+  if (!config.CORPUS_DATABASE_URL || NOT_YET_SHARED.length === 0) return;
+  throw new ConfigError(
+    `CORPUS_DATABASE_URL is set, but this version keeps only ${SHARED_ROOMS.join(", ")} in PostgreSQL, not yet ${NOT_YET_SHARED.join(", ")}: several nodes cannot share one state yet. Unset CORPUS_DATABASE_URL to run one node on the embedded database in CORPUS_DATA_DIR`,
+  );
+}
+
+/** Connections to the shared database a node opens at most (postgres.js `max`). */
+export const SHARED_CONNECTIONS = 8;
+
+/** The shared database at `url`, with `migrations` applied once by whichever node opens it first (an advisory lock). */
+export async function openSharedDatabase(
+  url: string,
+  migrations: readonly PgMigration[],
+  connections = SHARED_CONNECTIONS,
+): Promise<postgres.Sql> {
+  const sql = postgres(url, { max: connections, onnotice: () => {} });
+  try {
+    await migratePostgres(sql, migrations);
+  } catch (error) {
+    await sql.end();
+    throw error;
+  }
+  return sql;
+}

@@ -1,0 +1,45 @@
+// The store is chosen once at start (D33): a set CORPUS_DATABASE_URL is never a silent SQLite.
+// While rooms are kept only in the embedded database, the service refuses to start, naming them,
+// before it opens or makes anything.
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { ConfigError, loadConfig } from "../../src/config";
+import { createLogger, memorySink } from "../../src/log";
+import { createServices } from "../../src/services";
+import { andThen, NOT_YET_SHARED, SHARED_ROOMS } from "../../src/store/shared";
+import { tempDir } from "../helpers";
+
+const URL = "postgresql://corpus:pw-not-shown@db.internal:5432/corpus?sslmode=verify-full";
+
+describe("CORPUS_DATABASE_URL (D33)", () => {
+  test("read and checked: a postgres URL is taken, anything else refused without echoing it", () => {
+    expect(loadConfig({ CORPUS_DATABASE_URL: URL }).CORPUS_DATABASE_URL).toBe(URL);
+    expect(loadConfig({}).CORPUS_DATABASE_URL).toBeUndefined();
+    expect(() => loadConfig({ CORPUS_DATABASE_URL: "mysql://corpus:pw-not-shown@db/corpus" })).toThrow(
+      "CORPUS_DATABASE_URL=(hidden) is not allowed: expected a postgres:// or postgresql:// URL",
+    );
+  });
+
+  test("set while rooms are not yet shared: the service does not start, names them, and opens nothing", async () => {
+    const dataDir = join(tempDir(), "data");
+    const config = loadConfig({ CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: URL });
+    const logs = memorySink();
+    const started = createServices(config, createLogger("INFO", logs.sink));
+    expect(started).rejects.toThrow(ConfigError);
+    const message = await started.then(
+      () => "",
+      (error: Error) => error.message,
+    );
+    for (const room of [...SHARED_ROOMS, ...NOT_YET_SHARED]) expect(message).toContain(room);
+    expect(message).not.toContain("pw-not-shown");
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  test("andThen: at once on a value (the embedded store stays synchronous), later on a promise", async () => {
+    expect(andThen(2, (n) => n + 1)).toBe(3);
+    const later = andThen(Promise.resolve(2), (n) => n + 1);
+    expect(later).toBeInstanceOf(Promise);
+    expect(await later).toBe(3);
+  });
+});

@@ -1,0 +1,35 @@
+// The shared store of a test file (D33): a fresh database of the test PostgreSQL, owned by a role
+// that is no superuser (the rights a corpus node has), with every shared room's tables made as a
+// node makes them at start; `client()` opens another node's connections to it. Dropped at the end.
+import postgres from "postgres";
+import { PG_MIGRATIONS } from "../../src/migrations";
+import { openSharedDatabase } from "../../src/store/shared";
+import { type VectorDatabase, vectorDatabase } from "./pg-vectors";
+
+export interface SharedDatabase {
+  /** The first node's connections, the schema applied. */
+  sql: postgres.Sql;
+  /** Another node's connections to the same database. */
+  client(): postgres.Sql;
+  database: VectorDatabase;
+  drop(): Promise<void>;
+}
+
+export async function sharedDatabase(): Promise<SharedDatabase> {
+  const database = await vectorDatabase();
+  const sql = await openSharedDatabase(database.url, PG_MIGRATIONS);
+  const clients: postgres.Sql[] = [sql];
+  return {
+    sql,
+    database,
+    client: () => {
+      const another = postgres(database.url, { max: 4, onnotice: () => {} });
+      clients.push(another);
+      return another;
+    },
+    drop: async () => {
+      await Promise.all(clients.map((c) => c.end()));
+      await database.drop();
+    },
+  };
+}
