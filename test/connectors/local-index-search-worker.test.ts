@@ -16,7 +16,7 @@ import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 import { countingOpens, mailRecord } from "../support/local-index";
-import { WEDGED } from "../support/wedging-search-worker";
+import { SLOW, WEDGED } from "../support/wedging-search-worker";
 
 const mail = (id: string, date: string, content: string) => mailRecord(id, date, content, { from: "a@example.com" });
 
@@ -203,6 +203,29 @@ test("attack: a search the worker never answers (wedged) is answered on this thr
     expect(searches()).toBe(before);
   } finally {
     rmSync(wedge, { force: true });
+    Object.assign(searchWorkerSettings, saved);
+    await closeSearches(db);
+  }
+});
+
+test("attack: a worker working through a queue longer than the stuck wait, answering within it each time, is not taken for a stuck one", async () => {
+  const { db, index, searches } = await mailIndex();
+  const saved = { ...searchWorkerSettings };
+  searchWorkerSettings.entry = join(import.meta.dir, "../support/wedging-search-worker.ts");
+  const slow = join(dirname(db.filename), SLOW);
+  const ids = (hits: Awaited<ReturnType<typeof index.rank>>) => hits.map((h) => h.record.id);
+  try {
+    const expected = ids(index.rankHere(asked()));
+    // Each search takes a third of the stuck wait: six queued take twice it in all.
+    searchWorkerSettings.stuckMs = 1_800;
+    writeFileSync(slow, "600");
+    const before = searches();
+    const all = await Promise.all(Array.from({ length: 6 }, () => index.rank(asked())));
+    for (const hits of all) expect(ids(hits)).toEqual(expected);
+    // All answered by the worker: none searched again on this thread after a worker taken for stuck.
+    expect(searches()).toBe(before);
+  } finally {
+    rmSync(slow, { force: true });
     Object.assign(searchWorkerSettings, saved);
     await closeSearches(db);
   }

@@ -34,9 +34,10 @@ export const SEARCH_RETRY_MS = 30_000;
 export const MAX_WAITING_SEARCHES = 64;
 
 /**
- * A search the worker has not answered in this long means it is stuck: it is ended as failed and
- * what waited on it is searched on the asking thread. Far above a full queue (MAX_WAITING_SEARCHES
- * searches of ~25-35 ms each, measured under load), so a busy worker is never taken for a stuck one.
+ * A worker that has answered nothing for this long while searches wait on it is stuck: it is ended
+ * as failed and what waited is searched on the asking thread. Counted from its last answer, not from
+ * each search's sending: a worker working through a long queue on a loaded machine (each search
+ * ~25-35 ms of CPU, far longer in wall time at load 20) answers now and then, and is not stuck.
  */
 export const SEARCH_STUCK_MS = 30_000;
 
@@ -46,13 +47,15 @@ export const searchWorkerSettings = { entry: workerEntry(), stuckMs: SEARCH_STUC
 /** The worker could not answer (it failed, or it was ended meanwhile). */
 export class SearchWorkerFailed extends Error {}
 
-type Waiter = { resolve: (c: Candidates) => void; reject: (e: Error) => void; stuck: ReturnType<typeof setTimeout> };
+type Waiter = { resolve: (c: Candidates) => void; reject: (e: Error) => void };
 
 class SearchWorker {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, Waiter>();
   private seq = 0;
   private idle?: ReturnType<typeof setTimeout>;
+  /** Armed while searches wait, from the worker's last answer (SEARCH_STUCK_MS). */
+  private stuck?: ReturnType<typeof setTimeout>;
   dead = false;
 
   constructor(
@@ -84,19 +87,26 @@ class SearchWorker {
     const seq = ++this.seq;
     const message: ToSearcher = { seq, file: this.file, dataDir: dirname(this.file), owner, mapped, asked };
     return new Promise<Candidates>((resolve, reject) => {
-      const stuck = setTimeout(() => void this.end("the search worker did not answer", true), searchWorkerSettings.stuckMs);
-      stuck.unref?.();
-      this.waiting.set(seq, { resolve, reject, stuck });
+      if (this.waiting.size === 0) this.watch();
+      this.waiting.set(seq, { resolve, reject });
       this.hold(true);
       this.worker.postMessage(message);
     });
   }
 
+  /** (Re)starts the wait for the worker's next answer. */
+  private watch(): void {
+    clearTimeout(this.stuck);
+    this.stuck = setTimeout(() => void this.end("the search worker did not answer", true), searchWorkerSettings.stuckMs);
+    this.stuck.unref?.();
+  }
+
   private receive(m: FromSearcher): void {
     const waiter = this.waiting.get(m.seq);
     if (!waiter) return;
-    clearTimeout(waiter.stuck);
     this.waiting.delete(m.seq);
+    if (this.waiting.size > 0) this.watch();
+    else clearTimeout(this.stuck);
     if ("error" in m) waiter.reject(new SearchWorkerFailed(m.error));
     else waiter.resolve({ found: new Map(m.found), sealed: new Map(m.sealed) });
     if (this.waiting.size === 0) this.rest();
@@ -115,8 +125,8 @@ class SearchWorker {
     this.dead = true;
     clearTimeout(this.idle);
     this.onEnd(failed);
+    clearTimeout(this.stuck);
     for (const waiter of this.waiting.values()) {
-      clearTimeout(waiter.stuck);
       waiter.reject(new SearchWorkerFailed(reason));
     }
     this.waiting.clear();
