@@ -171,9 +171,9 @@ const unnamed = (name: string, names: string[]) => !ARTICLE_FIRST.test(name) && 
 const ARTICLE_FIRST = new RegExp(`^${anyOf(all(ARTICLES))}\\s`, "iu");
 /** How many words apart a name and a word of the question are beside each other. */
 const BESIDE_WORDS = 4;
-/** Someone the question does not name, within BESIDE_WORDS words of a word it asks by that is no name ("assistant", "name"). */
+/** Someone the question does not name, within BESIDE_WORDS words of a word of what it asks about, not whom ("assistant", "name"). */
 function personBeside(probe: string, r: Reading): boolean {
-  const asked = [...r.want].filter((w) => !r.about.includes(w));
+  const asked = r.plan.focus.filter((w) => !r.about.includes(w));
   const near = (ws: string[]) => words(ws.join(" ")).some((w) => asked.some((a) => sameWord(w, a)));
   const beside = (m: RegExpMatchArray) =>
     near(probe.slice(0, m.index).split(/\s+/).slice(-BESIDE_WORDS)) ||
