@@ -61,7 +61,10 @@ function orderedRowAnswer(order: "desc" | "asc", sources: AnswerSource[]): strin
 }
 
 /** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
-export type AnswerPlan = Pick<QueryPlan, "asks" | "tax" | "contact" | "due" | "author" | "focus" | "terms" | "names" | "order">;
+export type AnswerPlan = Pick<
+  QueryPlan,
+  "asks" | "tax" | "contact" | "due" | "author" | "focus" | "terms" | "names" | "order" | "language"
+>;
 
 /** A statement that may answer, as the features read it. */
 interface Candidate {
@@ -96,6 +99,8 @@ interface Reading {
   want: Set<string>;
   /** The question's names that say which record: not a tax's ("VAT", "BTW"). */
   names: string[];
+  /** Asked who, the names saying whom the question is about, not the one asked; none in German, which capitalises every noun. */
+  about: string[];
   /** What the labels it names mean, in any language ("due date", "Gesamtbetrag"). */
   meanings: Set<string>;
 }
@@ -103,6 +108,7 @@ const readingOf = (plan: AnswerPlan): Reading => ({
   plan,
   want: new Set(plan.terms.flatMap(words)),
   names: plan.names.filter((n) => !TAX_WORDS.includes(n)),
+  about: plan.asks === "person" && plan.language !== "de" ? plan.names : [],
   meanings: new Set(meaningsOf(plan.terms.join(" "))),
 });
 
@@ -144,8 +150,7 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   beside: (c, r) => (r.plan.asks === "person" && personBeside(c.text.slice(0, SENTENCE_PROBE), r) ? 1 : 0),
   focus: (c, r) => {
     const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
-    // Asked who, the people the question names are whom it is about, not the one asked.
-    return r.plan.focus.filter((f) => !(r.plan.asks === "person" && r.names.includes(f)) && held.some((w) => sameWord(w, f))).length;
+    return r.plan.focus.filter((f) => !r.about.includes(f) && held.some((w) => sameWord(w, f))).length;
   },
   words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
   names: (c, r) => new Set(words(c.text).filter((w) => r.plan.names.includes(w))).size,
@@ -166,9 +171,9 @@ const unnamed = (name: string, names: string[]) => !ARTICLE_FIRST.test(name) && 
 const ARTICLE_FIRST = new RegExp(`^${anyOf(all(ARTICLES))}\\s`, "iu");
 /** How many words apart a name and a word of the question are beside each other. */
 const BESIDE_WORDS = 4;
-/** Someone the question does not name, within BESIDE_WORDS words of a word it asks by that is no name ("assistant", "name"). */
+/** Someone the question does not name, within BESIDE_WORDS words of a word of what it asks about, not whom ("assistant", "name"). */
 function personBeside(probe: string, r: Reading): boolean {
-  const asked = [...r.want].filter((w) => !r.names.includes(w));
+  const asked = r.plan.focus.filter((w) => !r.about.includes(w));
   const near = (ws: string[]) => words(ws.join(" ")).some((w) => asked.some((a) => sameWord(w, a)));
   const beside = (m: RegExpMatchArray) =>
     near(probe.slice(0, m.index).split(/\s+/).slice(-BESIDE_WORDS)) ||

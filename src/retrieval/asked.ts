@@ -32,6 +32,7 @@ import {
   IS,
   type Language,
   MONEY_WORDS,
+  NAMING_VERBS,
   PARTITIVE,
   PERSON_NOUNS,
   PLACE_NOUNS,
@@ -120,7 +121,13 @@ const READINGS = new Map(
       ["count", new RegExp(`${wholeWords(ASKS_QUANTITY[l])}\\s+${wholeWords(COUNTED[l], "(?:e?s)?")}`, "iu")],
       ["amount", pattern(ASKS_QUANTITY, l)],
       // Last: at the same place "how much" and "wie hoch" ask a quantity.
-      ["open", pattern(ASKS_HOW, l)],
+      // Not before a verb asking what something reads ("Wie lautet das Rechnungsdatum?"): its noun asks.
+      [
+        "open",
+        NAMING_VERBS[l].length
+          ? new RegExp(`${wholeWords(ASKS_HOW[l])}(?!\\s+${wholeWords(NAMING_VERBS[l])})`, "iu")
+          : pattern(ASKS_HOW, l),
+      ],
     ];
     // A contact, a record's number or an amount is asked whatever else is named ("the e-mail
     // address", "the serial number of the iPad I bought", "what did the drink cost").

@@ -465,6 +465,10 @@ test("asked who, a person named inside a mail's sentence beside the word asked b
   expect(answerTo("Who testifies at the Senate investigative hearing on April 18?", [], [{ text: hearing, type: "email" }])).toContain(
     "Frank Wolak",
   );
+  // German capitalises every noun: the question's "Vorstandsvorsitzender" is what it asks by, not whom it is about.
+  const board =
+    "Im Internet: www.qualityhosting.de\neMail: info@qualityhosting.de\nVorstand: Christian Heit (Vorsitz),\nMarkus Oestreicher";
+  expect(answerTo("Wer ist Vorstandsvorsitzender der QualityHosting AG?", [], [{ text: board }])).toStartWith("Vorstand: Christian Heit");
   // Without the word asked by beside it, the name alone does not outweigh the question's words.
   const apart = "I saw Steve Reynolds today.\nThe govs assistant called twice about the Geringer meeting.";
   expect(answerTo("Who is Governor Geringer's assistant?", [], [{ text: apart, type: "email" }])).not.toStartWith("I saw Steve Reynolds");

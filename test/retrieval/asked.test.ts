@@ -35,6 +35,12 @@ test("what is asked, by the question word first, then by the first noun of a kin
     ["Hoe is de factuur betaald?", "open"],
     ["How did I pay at the pharmacy?", "open"],
     ["Jak zapłacono za fakturę?", "open"],
+    // "How" before a verb asking what something reads or is called asks by its noun (NAMING_VERBS).
+    ["Wie lautet das Rechnungsdatum der QualityHosting-Rechnung?", "date"],
+    ["Hoe luidt de vervaldatum van de Saeco factuur?", "date"],
+    ["Jak brzmi adres sprzedawcy na fakturze Orlen?", "place"],
+    ["Wie heißt der Kunde auf der Rechnung?", "person"],
+    ["Wie habe ich die Rechnung bezahlt?", "open"],
     // Spending and a balance ask an amount; a noun of a kind after "which" decides first.
     ["What did the Budapest customer spend on the invoice?", "amount"],
     ["Wat was het saldo van de rekening eind 2015?", "amount"],

@@ -439,6 +439,17 @@ export const ASKS_HOW: Table = {
   pl: ["jak", "dlaczego", "czemu"],
 };
 /**
+ * Verbs after "how" that ask what something reads or is called ("Wie lautet das Rechnungsdatum?",
+ * "Hoe luidt de vervaldatum?", "Jak brzmi adres?"): such a question asks by its noun, not a way.
+ */
+export const NAMING_VERBS: Table = {
+  en: [],
+  nl: ["luidt", "luiden", "heet"],
+  fr: ["s'appelle"],
+  de: ["lautet", "lauten", "heißt"],
+  pl: ["brzmi", "brzmią", "nazywa"],
+};
+/**
  * Nouns plural in form that a document states as one thing, under its label ("Zahlungsbedingungen:
  * 14 Tage netto", "opening hours"): "which" with one asks that statement, not a list. Read as a
  * compound's last part in Dutch and German.
