@@ -508,6 +508,20 @@ export class ConnectorRegistry {
     }
   }
 
+  /**
+   * Drops the grants of operator connectors no longer in the file, or no longer signing in with
+   * OAuth: a refresh token is kept no longer than its connector. Called when serving (a command
+   * run with another environment must not drop what the server's file still lists); how many.
+   */
+  dropStaleOperatorGrants(): number {
+    const dropped = this.rows.dropGrantsExcept(
+      OPERATOR,
+      this.operators.filter((d) => operatorBinding(d)).map((d) => d.id),
+    );
+    if (dropped) this.log.info("operator OAuth grants of connectors gone from the operator file dropped", { grants: dropped });
+    return dropped;
+  }
+
   /** The operator's connectors that sign in with OAuth, each with its grant (the console's, never a user's view). */
   operatorGrants(): Array<{ id: string; label: string; grant: GrantState }> {
     return this.operators.flatMap((d) => {

@@ -120,6 +120,15 @@ export class ConnectorRows {
     })();
   }
 
+  /** Drops `user`'s grants of connectors not in `keep` (the operator's, of connectors gone from their file); how many. */
+  dropGrantsExcept(user: string, keep: string[]): number {
+    const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM connector_grants WHERE user_id = ?").all(user);
+    let dropped = 0;
+    for (const { id } of ids)
+      if (!keep.includes(id)) dropped += this.db.query("DELETE FROM connector_grants WHERE user_id = ? AND id = ?").run(user, id).changes;
+    return dropped;
+  }
+
   /** Owners and ids of every user's connectors of these kinds, without opening their configs. */
   idsOfKinds(kinds: ConnectorKind[]): { user_id: string; id: string }[] {
     return this.db

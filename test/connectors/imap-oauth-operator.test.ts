@@ -11,8 +11,10 @@ import { OPERATOR_OWNER } from "../../src/auth/subjects";
 import { TERMINAL_STATE_PREFIX } from "../../src/connectors/oauth/grants";
 import { CONSOLE_PATHS } from "../../src/console/pages";
 import { CONSOLE_COOKIE } from "../../src/console/routes";
+import { createLogger, memorySink } from "../../src/log";
+import { startServer } from "../../src/server";
 import { baseEnv, CLI, FIXED_ISSUER, newMasterKey } from "../backup/support";
-import { bearer, req, tempDir } from "../helpers";
+import { bearer, req, tempDir, testConfig } from "../helpers";
 import { cookieOf, field, formPost } from "../oauth/support";
 import { appPerTest, listedConnector } from "../support/app-per-test";
 import { type OAuthDovecot, startOAuthDovecot } from "../support/dovecot-oauth";
@@ -256,5 +258,29 @@ describe("an operator's IMAP connector that signs in with OAuth", () => {
     const ended = await t.app.handle(new Request((await issuer.approve(next, "enron")).href));
     expect(ended.status).toBe(400);
     expect(await ended.text()).toContain("the corpus session that started this grant has ended");
+  });
+
+  test("a grant of a connector gone from the operator file is dropped when serving, not by another command", async () => {
+    const env = operatorEnv([sharedMail()]);
+    const t = await newApp(env);
+    const { authorize_url } = t.services.connectors.beginOperatorGrant("shared-mail", () => {});
+    await t.services.connectors.grants.finish((await issuer.approve(authorize_url, "enron")).searchParams);
+    const grants = (db: typeof t.db) => db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_grants").get()!.n;
+    expect(grants(t.db)).toBe(1);
+    await t.services.close();
+    // The file now lists the mailbox with a password: its grant has no connector left.
+    writeFileSync(
+      env.CORPUS_CONNECTORS_FILE!,
+      JSON.stringify([{ ...sharedMail(), config: { ...sharedMail().config, oauth: undefined, password: "p" } }]),
+    );
+    const command = await newApp(env);
+    expect(grants(command.db)).toBe(1);
+    await command.services.close();
+    const running = await startServer(testConfig({ ...env, CORPUS_PORT: "0" }), createLogger("ERROR", memorySink().sink));
+    try {
+      expect(grants(running.services.db)).toBe(0);
+    } finally {
+      await running.stop();
+    }
   });
 });
