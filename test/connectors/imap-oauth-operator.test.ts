@@ -4,6 +4,7 @@
 // address the provider sent the browser back to), the refresh token is sealed with the
 // operator's key as a user's is with theirs, and the server then reads the mailbox of a real
 // Dovecot whose oauth2 passdb asks the loopback issuer, as imap-oauth.test.ts does for users.
+// The console's button too, in-process and in headless Chromium.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,13 +13,15 @@ import { TERMINAL_STATE_PREFIX } from "../../src/connectors/oauth/grants";
 import { CONSOLE_PATHS } from "../../src/console/pages";
 import { CONSOLE_COOKIE } from "../../src/console/routes";
 import { createLogger, memorySink } from "../../src/log";
-import { startServer } from "../../src/server";
+import { createFetch, startServer } from "../../src/server";
 import { baseEnv, CLI, FIXED_ISSUER, newMasterKey } from "../backup/support";
 import { bearer, req, tempDir, testConfig } from "../helpers";
 import { cookieOf, field, formPost } from "../oauth/support";
 import { appPerTest, listedConnector } from "../support/app-per-test";
+import { launchChromium } from "../support/chromium";
 import { type OAuthDovecot, startOAuthDovecot } from "../support/dovecot-oauth";
 import { localProvidersFile, startTokenIssuer, type TokenIssuer } from "../support/oauth-issuer";
+import { freePort } from "../support/tcp";
 
 setDefaultTimeout(90_000);
 
@@ -281,6 +284,53 @@ describe("an operator's IMAP connector that signs in with OAuth", () => {
       expect(grants(running.services.db)).toBe(0);
     } finally {
       await running.stop();
+    }
+  });
+
+  test("in headless Chromium: the console's Grant access button, the provider, corpus's confirmation, granted; no CSP violation", async () => {
+    const port = freePort();
+    const here = `http://127.0.0.1:${port}`;
+    const t = await newApp({
+      ...operatorEnv([sharedMail()]),
+      CORPUS_PORT: String(port),
+      CORPUS_OAUTH_RESOURCE_URL: here,
+      CORPUS_OAUTH_ISSUER: here,
+    });
+    await t.services.accounts.add("root", "the operator's password", { operator: true });
+    const server = Bun.serve({ hostname: "127.0.0.1", port, development: false, fetch: createFetch(t.app.fetch, t.config, t.log) });
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      const violations: string[] = [];
+      page.on("console", (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      await page.goto(`${here}/console`);
+      await page.getByLabel("User name").fill("root");
+      await page.getByLabel("Password").fill("the operator's password");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("link", { name: "Connectors" }).click();
+      await page.getByRole("heading", { name: "Mailboxes signed in with OAuth" }).waitFor();
+      expect(await page.locator("td.grant-none").textContent()).toBe("access not granted yet");
+      await page.getByRole("button", { name: "Grant access to shared-mail" }).click();
+      const link = page.getByRole("link", { name: "Continue at Local issuer" });
+      await link.waitFor();
+      const href = (await link.getAttribute("href"))!;
+      expect(href.startsWith(issuer.authorizationEndpoint)).toBe(true);
+      // The provider (which would ask the mailbox's owner) sends the browser back to corpus.
+      await page.goto((await issuer.approve(href, "enron")).href);
+      await page.getByText("The corpus operator root asked to read the mailbox enron with Local issuer").waitFor();
+      await page.getByRole("button", { name: "Grant access" }).click();
+      await page.getByRole("heading", { name: "Access granted" }).waitFor();
+      await page.goto(`${here}/console/connectors`);
+      expect(await page.locator("td.grant-granted").textContent()).toMatch(
+        /^granted \d{4}-\d\d-\d\d \d\d:\d\d UTC; access token valid until/,
+      );
+      expect(await page.getByRole("button", { name: "Grant access to shared-mail" }).textContent()).toBe("Grant access again");
+      expect(violations).toEqual([]);
+    } finally {
+      await browser.close();
+      server.stop(true);
     }
   });
 });
