@@ -210,7 +210,7 @@ function grantText(g: GrantState): string {
   const at = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
   const waiting = g.waiting_until ? ` (a grant started must be finished by ${at(g.waiting_until)})` : "";
   if (g.state === "granted")
-    return `granted ${at(g.granted_at ?? "")}${g.access_expires_at ? `; access token valid until ${at(g.access_expires_at)}, renewed before` : ""}${waiting}`;
+    return `granted ${at(g.granted_at ?? "")}${g.access_expires_at ? `; access token valid until ${at(g.access_expires_at)}, renewed before` : ""}${g.reason ? `; ${g.reason}` : ""}${waiting}`;
   if (g.state === "waiting") return `waiting for access to be granted at ${g.provider}${waiting}`;
   if (g.state === "error") return `error: ${g.reason ?? ""}${waiting}`;
   return "access not granted yet";

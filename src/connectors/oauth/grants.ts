@@ -357,9 +357,14 @@ export class ConnectorGrants {
     for (const p of this.pending.values()) if (p.owner === owner && p.id === id) waitingUntil = Math.max(waitingUntil ?? 0, p.expiresAt);
     const waiting = waitingUntil !== undefined ? { waiting_until: new Date(waitingUntil).toISOString() } : {};
     const stored = this.options.rows.grant(owner, id);
-    const failed = this.failed.get(key);
-    if (failed && !waitingUntil) return { ...shown, state: "error", reason: failed };
-    if (stored === undefined) return waitingUntil ? { ...shown, state: "waiting", ...waiting } : { ...shown, state: "none" };
+    // Why the last attempt failed: the error of a connector without a grant, a note beside one that still works.
+    const failed = waitingUntil ? undefined : this.failed.get(key);
+    if (stored === undefined)
+      return waitingUntil
+        ? { ...shown, state: "waiting", ...waiting }
+        : failed
+          ? { ...shown, state: "error", reason: failed }
+          : { ...shown, state: "none" };
     if (!Value.Check(StoredGrantSchema, stored))
       return { ...shown, state: waitingUntil ? "waiting" : "error", reason: UNREADABLE(owner, id), ...waiting };
     const granted = { granted_at: stored.granted_at };
@@ -373,6 +378,7 @@ export class ConnectorGrants {
       ...granted,
       ...(token ? { access_expires_at: new Date(token.expiresAt).toISOString() } : {}),
       ...waiting,
+      ...(failed ? { reason: failed } : {}),
     };
   }
 

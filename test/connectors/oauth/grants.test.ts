@@ -118,3 +118,13 @@ test("why attempts failed is kept for at most MAX_PENDING connectors: past it, t
   g.begin("one-more", "mail", binding, () => {});
   expect(g.state("one-more", "mail", binding).state).toBe("waiting");
 });
+
+test("a grant that works stays granted when a new attempt fails, the failure beside it", async () => {
+  const { g, grant } = grants();
+  await grant();
+  g.cancel(new URL(g.begin("alice", "mail", binding, () => {}).authorize_url).searchParams.get("state"));
+  expect(g.state("alice", "mail", binding)).toMatchObject({
+    state: "granted",
+    reason: "the last attempt to grant access failed: it was cancelled at the confirmation page",
+  });
+});
