@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-// The `corpus` command (D1, D2, D30, D35): serve (default), token, user, backup, verify, restore, check,
+// The `corpus` command (D1, D2, D30, D35): serve (default), token, user, backup, verify, restore, connector, check,
 // version, licenses, help; all take --data-dir, each its own --help. COMMANDS describes them once: the
 // parser (node:util's parseArgs underneath) and both helps are read from it.
 import { type ParseArgsConfig, parseArgs as parseArgv } from "node:util";
@@ -69,6 +69,14 @@ const COMMANDS: Record<string, CommandSpec> = {
       "restore a backup into --data-dir, which must be empty or absent;",
       "the master key (CORPUS_MASTER_KEY or its file) must be the one",
       "the backup's data was sealed with",
+    ],
+  },
+  "connector grant": {
+    options: { id: VALUE("ID") },
+    summary: [
+      "grant an IMAP connector of CORPUS_CONNECTORS_FILE access to its mailbox with OAuth:",
+      "prints the provider's authorization URL, then reads the address the browser",
+      "is sent back to (or its code) from standard input",
     ],
   },
   check: { options: {}, summary: ["check this machine: data dir, database, sqlite-vec, embedding model"] },
@@ -278,6 +286,11 @@ export async function main(argv: string[]): Promise<number> {
       case "restore": {
         const { backupCommand } = await import("./backup/command");
         console.log(JSON.stringify(await backupCommand(args.command, args.options, configFor(args)), null, 2));
+        return 0;
+      }
+      case "connector grant": {
+        const { connectorGrantCommand } = await import("./connectors/oauth/cli");
+        console.log(await connectorGrantCommand(args.options, configFor(args)));
         return 0;
       }
       case "check": {

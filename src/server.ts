@@ -115,6 +115,8 @@ export async function startServer(config: Config, log: Logger): Promise<Running>
   const tls = loadTls(config);
   if (tls) ensurePortFree(config.CORPUS_HOST, config.CORPUS_PORT);
   const services = await createServices(config, log);
+  // The serving process's operator file is the operator's: grants of connectors gone from it go too.
+  services.connectors.dropStaleOperatorGrants();
   // D29: nothing that runs in the background ends the process.
   services.guard.installProcessHandlers();
   const metrics = config.CORPUS_METRICS_LISTEN ? await operatorMetrics(services) : undefined;

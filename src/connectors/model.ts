@@ -63,7 +63,7 @@ export const ConnectorGrant = t.Object(
     provider: t.String({ description: "the OAuth provider, as the operator names it" }),
     state: t.UnionEnum(["none", "waiting", "granted", "error"], {
       description:
-        "none: access not granted yet; waiting: a grant was started and not finished; granted; error: refused by the provider, unusable, or the last attempt failed, with the reason",
+        "none: access not granted yet; waiting: a grant was started and not finished; granted (with a reason when the last attempt to grant it again failed); error: refused by the provider, unusable, or the last attempt failed, with the reason",
     }),
     granted_at: t.Optional(t.String({ description: "when access was granted (ISO 8601)" })),
     access_expires_at: t.Optional(t.String({ description: "when the access token in use expires; it is refreshed before (ISO 8601)" })),

@@ -7,8 +7,12 @@ import { type Definition, validateConfig } from "./definition";
 import { CONNECTOR_KINDS, isConnectorKind } from "./kinds";
 import { CONNECTOR_ID_PATTERN } from "./model";
 
+/** The operator file refused, and why (the entry at fault first). */
+export const operatorFileError = (path: string, why: string) =>
+  new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: ${why}`);
+
 export function loadOperatorFile(path: string): Definition[] {
-  const refused = (why: string) => new ConfigError(`CORPUS_CONNECTORS_FILE=${JSON.stringify(path)} is not allowed: ${why}`);
+  const refused = (why: string) => operatorFileError(path, why);
   let list: unknown;
   try {
     list = JSON.parse(readFileSync(path, "utf8"));

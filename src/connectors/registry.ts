@@ -23,9 +23,9 @@ import type { KindContext } from "./kind";
 import { CONNECTOR_KINDS, type ConnectorKind, KINDS } from "./kinds";
 import { dropIndex, indexKeysFor, indexOwesWork, LocalIndex, owedChunks, purgeTerms } from "./local-index";
 import type { ConnectorViewT, CreateConnector, UpdateConnector } from "./model";
-import { ConnectorGrants } from "./oauth/grants";
+import { ConnectorGrants, type GrantBinding, type GrantState } from "./oauth/grants";
 import { loadProviders } from "./oauth/providers";
-import { loadOperatorFile } from "./operator-file";
+import { loadOperatorFile, operatorFileError } from "./operator-file";
 import { OwnerAccess } from "./owner-access";
 import { sharedRoots } from "./paths";
 import type { PhaseProgress } from "./progress";
@@ -39,6 +39,12 @@ export { CHECKING, firstCheckWaitMs } from "./status-cache";
 export { publicConfig };
 
 const OPERATOR = OPERATOR_OWNER;
+
+/** What an operator connector's grant is bound to, when it signs in with OAuth. */
+function operatorBinding(d: Definition): GrantBinding | undefined {
+  const config = d.config as ImapConfig;
+  return d.kind === "imap" && signsInWithOAuth(config) ? grantBinding(config) : undefined;
+}
 
 /** A connector ready to search, with what the user calls it. */
 export interface ActiveConnector {
@@ -141,6 +147,14 @@ export class ConnectorRegistry {
       now: this.now,
       log: this.log.child("oauth"),
     });
+    // An operator connector that signs in with OAuth names a provider of the providers file,
+    // whose tokens may go to its host: one that cannot stops the start, as any bad entry (D1).
+    for (const d of this.operators) {
+      const binding = operatorBinding(d);
+      if (!binding) continue;
+      const problem = this.grants.problem(binding);
+      if (problem) throw operatorFileError(this.config.CORPUS_CONNECTORS_FILE!, `connector ${d.id}: ${problem}`);
+    }
     for (const root of sharedRoots(this.config.connectorRoots))
       this.log.warning("CORPUS_CONNECTOR_ROOTS entry without {user} is shared: every user may connect and read what is under it", {
         root,
@@ -239,7 +253,7 @@ export class ConnectorRegistry {
       indexed: this.indexedOptions(d),
       pin: this.access.pin(d.owner),
       check: this.access.checker(d.owner),
-      ...(d.owner === OPERATOR ? {} : { oauth: this.grants.forConnector(d.owner, d.id) }),
+      oauth: this.grants.forConnector(d.owner, d.id),
     };
   }
 
@@ -311,7 +325,8 @@ export class ConnectorRegistry {
   /** An IMAP connector that signs in with OAuth: its grant's state (issue 38). */
   private grantOf(d: Definition): Pick<ConnectorViewT, "grant"> {
     const config = d.config as ImapConfig;
-    if (d.kind !== "imap" || !signsInWithOAuth(config)) return {};
+    // The operator's grant is the console's to show: a user's view of it names no host or reason.
+    if (d.owner === OPERATOR || d.kind !== "imap" || !signsInWithOAuth(config)) return {};
     return { grant: this.grants.state(d.owner, d.id, grantBinding(config)) };
   }
 
@@ -447,10 +462,73 @@ export class ConnectorRegistry {
     return d;
   }
 
-  /** After access was granted to `user`'s connector `id`: it signs in afresh, and is checked now. */
+  /** After access was granted to `user`'s (or the operator's) connector `id`: it signs in afresh, and is checked now. */
   async granted(user: string, id: string): Promise<ConnectorViewT> {
     await this.forget(user, id);
-    return this.view(this.own(user, id), true);
+    if (user !== OPERATOR) return this.view(this.own(user, id), true);
+    const d = this.operatorWithOAuth(id);
+    // The operator is shown why it fails (the users' view of it says only that it does).
+    const s = await this.status(d, true);
+    return { ...(await this.view(d)), ...(s.reason ? { reason: s.reason } : {}) };
+  }
+
+  /** The operator's connector `id` that signs in with OAuth; 404 (or 400 for one that does not) otherwise. */
+  private operatorWithOAuth(id: string): Definition {
+    const d = this.operators.find((o) => o.id === id);
+    if (!d)
+      throw new ConnectorNotFound(
+        id,
+        this.operators.map((o) => o.id),
+      );
+    if (!operatorBinding(d))
+      throw new DomainError("invalid", `connector ${id} does not sign in with OAuth: it is not an imap connector with config.oauth`);
+    return d;
+  }
+
+  /**
+   * Starts the grant of the operator's connector `id` (issue 38): by `corpus connector grant` in
+   * a terminal, or an operator at the console (`asker`), for as long as `stillAllowed` holds.
+   */
+  beginOperatorGrant(
+    id: string,
+    stillAllowed: () => void,
+    options: { statePrefix?: string; asker?: string } = {},
+  ): { authorize_url: string; expires_at: string; redirect_uri: string } {
+    const binding = operatorBinding(this.operatorWithOAuth(id))!;
+    return { ...this.grants.begin(OPERATOR, id, binding, stillAllowed, options), redirect_uri: this.grants.redirectUri };
+  }
+
+  /** The operator's connector `id` checked now, on a connection of its own (not the one searches use), then closed. */
+  async checkOperatorConnector(id: string): Promise<ConnectorStatus> {
+    const d = this.operatorWithOAuth(id);
+    const c = KINDS[d.kind].create(d.config as never, this.contextFor(d));
+    try {
+      return await c.health();
+    } finally {
+      await c.close().catch(() => {});
+    }
+  }
+
+  /**
+   * Drops the grants of operator connectors no longer in the file, or no longer signing in with
+   * OAuth: a refresh token is kept no longer than its connector. Called when serving (a command
+   * run with another environment must not drop what the server's file still lists); how many.
+   */
+  dropStaleOperatorGrants(): number {
+    const dropped = this.rows.dropGrantsExcept(
+      OPERATOR,
+      this.operators.filter((d) => operatorBinding(d)).map((d) => d.id),
+    );
+    if (dropped) this.log.info("operator OAuth grants of connectors gone from the operator file dropped", { grants: dropped });
+    return dropped;
+  }
+
+  /** The operator's connectors that sign in with OAuth, each with its grant (the console's, never a user's view). */
+  operatorGrants(): Array<{ id: string; label: string; grant: GrantState }> {
+    return this.operators.flatMap((d) => {
+      const binding = operatorBinding(d);
+      return binding ? [{ id: d.id, label: d.label, grant: this.grants.state(OPERATOR, d.id, binding) }] : [];
+    });
   }
 
   private assertIdFree(user: string, id: string): void {

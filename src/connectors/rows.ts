@@ -3,6 +3,7 @@
 // with one (issue 38), sealed the same way, gone with its connector. Only this file reads or
 // writes the tables.
 import type { Database } from "bun:sqlite";
+import { OPERATOR_OWNER } from "../auth/subjects";
 import type { UserKeys } from "../crypto/user-keys";
 import type { Migration } from "../store/migrations";
 import type { Definition } from "./definition";
@@ -102,10 +103,14 @@ export class ConnectorRows {
     return row ? JSON.parse(this.keys.openFor(user, row.sealed, grantContext(id)).toString("utf8")) : undefined;
   }
 
-  /** Keeps `grant` for `user`'s connector `id`, sealed; false when the connector is gone (removed meanwhile). */
+  /**
+   * Keeps `grant` for `user`'s connector `id`, sealed; false when the connector is gone (removed
+   * meanwhile). The operator's connectors have no row (their file lists them): theirs is kept
+   * under OPERATOR_OWNER, sealed with the operator's key.
+   */
   setGrant(user: string, id: string, grant: unknown): boolean {
     return this.db.transaction(() => {
-      if (!this.db.query("SELECT 1 FROM connectors WHERE user_id = ? AND id = ?").get(user, id)) return false;
+      if (user !== OPERATOR_OWNER && !this.db.query("SELECT 1 FROM connectors WHERE user_id = ? AND id = ?").get(user, id)) return false;
       this.db
         .query(
           "INSERT INTO connector_grants (user_id, id, sealed) VALUES (?, ?, ?) ON CONFLICT (user_id, id) DO UPDATE SET sealed = excluded.sealed",
@@ -113,6 +118,15 @@ export class ConnectorRows {
         .run(user, id, this.keys.sealFor(user, JSON.stringify(grant), grantContext(id)));
       return true;
     })();
+  }
+
+  /** Drops `user`'s grants of connectors not in `keep` (the operator's, of connectors gone from their file); how many. */
+  dropGrantsExcept(user: string, keep: string[]): number {
+    const ids = this.db.query<{ id: string }, [string]>("SELECT id FROM connector_grants WHERE user_id = ?").all(user);
+    let dropped = 0;
+    for (const { id } of ids)
+      if (!keep.includes(id)) dropped += this.db.query("DELETE FROM connector_grants WHERE user_id = ? AND id = ?").run(user, id).changes;
+    return dropped;
   }
 
   /** Owners and ids of every user's connectors of these kinds, without opening their configs. */

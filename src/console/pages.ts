@@ -5,6 +5,7 @@
 import type { AccountInfo } from "../accounts/store";
 import { MIN_PASSWORD_LENGTH } from "../accounts/store";
 import type { ConnectorViewT } from "../connectors/model";
+import type { GrantState } from "../connectors/oauth/grants";
 import { escapeHtml, hidden, pageStyle } from "../oauth/pages";
 import type { BackupBounds, BackupFile, BackupRun } from "./backups";
 
@@ -22,6 +23,7 @@ export const CONSOLE_PATHS = {
   removeBackup: "/console/backups/remove",
   errors: "/console/errors",
   connectors: "/console/connectors",
+  grantConnector: "/console/connectors/grant",
   downloadBackup: "/console/backups/download",
 } as const;
 
@@ -217,11 +219,44 @@ const statusCounts = (views: ConnectorViewT[]) => {
  * Every user's connectors as counts by kind and state (never their labels, hosts or paths), and
  * the operator's own (CORPUS_CONNECTORS_FILE) each with its state and progress.
  */
+/** An operator connector's OAuth grant in words (issue 38), as the users' panel says a user's. */
+function grantText(g: GrantState): string {
+  const at = (iso: string) => `${iso.slice(0, 16).replace("T", " ")} UTC`;
+  const waiting = g.waiting_until ? ` (a grant started must be finished by ${at(g.waiting_until)})` : "";
+  if (g.state === "granted")
+    return `granted ${at(g.granted_at ?? "")}${g.access_expires_at ? `; access token valid until ${at(g.access_expires_at)}, renewed before` : ""}${g.reason ? `; ${g.reason}` : ""}${waiting}`;
+  if (g.state === "waiting") return `waiting for access to be granted at ${g.provider}${waiting}`;
+  if (g.state === "error") return `error: ${g.reason ?? ""}${waiting}`;
+  return "access not granted yet";
+}
+
+/** The page after Grant access: the provider's page is a link (the CSP's form-action keeps a form's redirect on this server). */
+export function grantStartedPage(
+  o: { user: string; csrf: string },
+  id: string,
+  provider: string,
+  authorizeUrl: string,
+  expiresAt: string,
+): string {
+  return frame(
+    { ...o, current: "connectors" },
+    `<h1>Grant access to ${escapeHtml(id)}</h1><p><a href="${escapeHtml(authorizeUrl)}" rel="noreferrer">Continue at ${escapeHtml(provider)}</a>: sign in there as the mailbox's owner and grant access; you come back to a page of this server that asks you to confirm.</p>
+<p class="muted">The link works once, until ${escapeHtml(expiresAt.slice(0, 16).replace("T", " "))} UTC, and only while you are signed in here.</p>`,
+  );
+}
+
 export function connectorsPage(
   o: { user: string; csrf: string },
   operatorConnectors: ConnectorViewT[],
   users: Array<{ user: string; connectors: ConnectorViewT[] }>,
+  grants: Array<{ id: string; label: string; grant: GrantState }> = [],
 ): string {
+  const granting = grants
+    .map(
+      (g) =>
+        `<tr><td>${escapeHtml(g.id)}</td><td>${escapeHtml(g.grant.provider)}</td><td class="grant-${g.grant.state}">${escapeHtml(grantText(g.grant))}</td><td><form method="post" action="${CONSOLE_PATHS.grantConnector}">${hidden({ csrf: o.csrf, id: g.id })}<button type="submit" aria-label="Grant access to ${escapeHtml(g.id)}">${g.grant.state === "granted" || g.grant.state === "error" ? "Grant access again" : "Grant access"}</button></form></td></tr>`,
+    )
+    .join("\n");
   const own = operatorConnectors
     .map((c) => {
       const progress = c.indexed ? `${c.indexed.embedded} of ${c.indexed.chunks} chunks embedded` : "";
@@ -240,6 +275,7 @@ export function connectorsPage(
     `<h1>Connectors</h1>
 <h2>The operator's</h2>
 ${operatorConnectors.length ? `<table><thead><tr><th scope="col">Id</th><th scope="col">Kind</th><th scope="col">State</th><th scope="col">Records</th><th scope="col">Progress</th></tr></thead><tbody>${own}</tbody></table>` : "<p>None (CORPUS_CONNECTORS_FILE).</p>"}
+${grants.length ? `<h2>Mailboxes signed in with OAuth</h2><table><thead><tr><th scope="col">Id</th><th scope="col">Provider</th><th scope="col">Grant</th><th scope="col">Action</th></tr></thead><tbody>${granting}</tbody></table>` : ""}
 <h2>Users'</h2><p class="muted">Counts and states only: a user's labels, hosts and paths are theirs.</p>
 ${users.length ? `<table><thead><tr><th scope="col">User</th><th scope="col">Connectors</th><th scope="col">Kinds</th><th scope="col">States</th><th scope="col">Records</th></tr></thead><tbody>${rows}</tbody></table>` : "<p>No users yet.</p>"}`,
   );

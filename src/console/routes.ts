@@ -10,6 +10,7 @@
 import { Elysia } from "elysia";
 import { addAccount, changePassword, removeAccount, revokeAccess } from "../accounts/operations";
 import { AccountError } from "../accounts/store";
+import { DomainError } from "../errors";
 import type { HealthChecks } from "../health/checks";
 import { runChecks } from "../health/checks";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
@@ -27,6 +28,7 @@ import {
   CONSOLE_STYLE,
   connectorsPage,
   errorsPage,
+  grantStartedPage,
   type HealthView,
   healthPage,
   signInPage,
@@ -48,6 +50,7 @@ export const CONSOLE_FORM_PATHS: ReadonlySet<string> = new Set([
   CONSOLE_PATHS.revokeAccess,
   CONSOLE_PATHS.startBackup,
   CONSOLE_PATHS.removeBackup,
+  CONSOLE_PATHS.grantConnector,
 ]);
 
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -222,7 +225,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
             .list()
             .map(async (a) => ({ user: a.id, connectors: (await services.connectors.list(a.id)).filter((c) => c.owner === "user") })),
         );
-        return show("Connectors", connectorsPage(who, own, users));
+        return show("Connectors", connectorsPage(who, own, users, services.connectors.operatorGrants()));
       },
       HIDDEN_DOC,
     )
@@ -274,6 +277,26 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
         return "removed" in done
           ? backupsView(who, 200, { notice: `Removed ${done.removed}.` })
           : backupsView(who, 409, { error: `Not removed: ${done.refused}.` });
+      }),
+      { parse: "none", ...HIDDEN_DOC },
+    )
+    .post(
+      CONSOLE_PATHS.grantConnector,
+      action((who, f) => {
+        const id = (f.get("id") ?? "").slice(0, 64);
+        // The grant waits only while this operator's session stands (as a user's, while their token does).
+        const stillAllowed = () => {
+          if (!sessions.get(who.id) || !accounts.isOperator(who.user)) throw new Error("the console session has ended");
+        };
+        try {
+          const started = services.connectors.beginOperatorGrant(id, stillAllowed, { asker: who.user });
+          const provider = services.connectors.operatorGrants().find((g) => g.id === id)?.grant.provider ?? "the provider";
+          log.info("console: connector grant started", { operator: who.user, connector: id });
+          return show("Grant access", grantStartedPage(who, id, provider, started.authorize_url, started.expires_at));
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          return show("Cannot grant", messagePage("Cannot grant access", error.message), 400);
+        }
       }),
       { parse: "none", ...HIDDEN_DOC },
     )

@@ -213,7 +213,7 @@ const WIDGET_HTML = `<!doctype html>
     line.dataset.grant = g.state;
     const head = "OAuth with " + g.provider + ": ";
     let text =
-      g.state === "granted" ? head + "access granted " + at(g.granted_at) + (g.access_expires_at ? "; access token valid until " + at(g.access_expires_at) + ", renewed before" : "")
+      g.state === "granted" ? head + "access granted " + at(g.granted_at) + (g.access_expires_at ? "; access token valid until " + at(g.access_expires_at) + ", renewed before" : "") + (g.reason ? "; " + g.reason : "")
       : g.state === "waiting" ? head + "waiting for access to be granted at " + g.provider
       : g.state === "error" ? head + "error: " + g.reason
       : head + "access not granted yet";

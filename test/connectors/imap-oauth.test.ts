@@ -4,13 +4,13 @@
 // PKCE S256 started by a REST route, finished at corpus's callback; the refresh token sealed and
 // refreshed before the access token expires; a revoked grant is `error` with its reason.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ConnectorViewT } from "../../src/connectors/model";
-import { BASE, bearer, patchJson, postJson, req, tempDir } from "../helpers";
+import { BASE, bearer, patchJson, postJson, req } from "../helpers";
 import { type App, appPerTest, listedConnector } from "../support/app-per-test";
 import { type OAuthDovecot, startOAuthDovecot } from "../support/dovecot-oauth";
-import { startTokenIssuer, type TokenIssuer } from "../support/oauth-issuer";
+import { localProvidersFile, startTokenIssuer, type TokenIssuer } from "../support/oauth-issuer";
 
 setDefaultTimeout(60_000);
 
@@ -26,22 +26,7 @@ beforeAll(async () => {
   // 200 of the Enron messages (the CPUC hearing's among them): the server's SEARCH stays quick on a busy machine.
   dovecot = await startOAuthDovecot({ introspectionUrl: issuer.introspectionEndpoint, mechanisms: "oauthbearer xoauth2", messages: 200 });
   xoauth2 = await startOAuthDovecot({ introspectionUrl: issuer.introspectionEndpoint, mechanisms: "xoauth2", messages: 20 });
-  providersFile = join(tempDir("corpus-oauth-providers-"), "providers.json");
-  writeFileSync(
-    providersFile,
-    JSON.stringify([
-      {
-        id: "local",
-        title: "Local issuer",
-        authorization_endpoint: issuer.authorizationEndpoint,
-        token_endpoint: issuer.tokenEndpoint,
-        client_id: issuer.clientId,
-        client_secret: issuer.clientSecret,
-        scopes: ["imap", "offline_access"],
-        imap_hosts: ["127.0.0.1"],
-      },
-    ]),
-  );
+  providersFile = localProvidersFile(issuer);
 });
 
 afterAll(() => {

@@ -7,16 +7,14 @@
 // granted with its access token's expiry and the mailbox read from a real Dovecot. A refusal at
 // the provider shows as an error with its reason.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Browser, FrameLocator, Page } from "playwright-core";
 import { createLogger, memorySink } from "../../src/log";
 import { PAGE_CSP } from "../../src/oauth/pages";
 import { type Running, startServer } from "../../src/server";
-import { tempDir, testConfig } from "../helpers";
+import { testConfig } from "../helpers";
 import { launchChromium } from "../support/chromium";
 import { type OAuthDovecot, startOAuthDovecot } from "../support/dovecot-oauth";
-import { startTokenIssuer, type TokenIssuer } from "../support/oauth-issuer";
+import { localProvidersFile, startTokenIssuer, type TokenIssuer } from "../support/oauth-issuer";
 import { freePort } from "../support/tcp";
 
 setDefaultTimeout(120_000);
@@ -66,22 +64,7 @@ window.addEventListener("message", (event) => {
 beforeAll(async () => {
   issuer = startTokenIssuer("127.0.0.2");
   dovecot = await startOAuthDovecot({ introspectionUrl: issuer.introspectionEndpoint, mechanisms: "oauthbearer xoauth2", messages: 20 });
-  const providers = join(tempDir("corpus-widget-providers-"), "providers.json");
-  writeFileSync(
-    providers,
-    JSON.stringify([
-      {
-        id: "local",
-        title: "Local issuer",
-        authorization_endpoint: issuer.authorizationEndpoint,
-        token_endpoint: issuer.tokenEndpoint,
-        client_id: issuer.clientId,
-        client_secret: issuer.clientSecret,
-        scopes: ["imap", "offline_access"],
-        imap_hosts: ["127.0.0.1"],
-      },
-    ]),
-  );
+  const providers = localProvidersFile(issuer);
   host = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,

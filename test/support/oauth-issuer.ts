@@ -5,6 +5,9 @@
 // is the switch that withdraws a user's grant: refresh tokens are refused (invalid_grant) and
 // access tokens inactive from then on.
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const s256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
 const random = () => randomBytes(24).toString("base64url");
@@ -136,4 +139,28 @@ export function startTokenIssuer(host = "127.0.0.2", expiresIn = 3600): TokenIss
     },
     stop: () => server.stop(true),
   };
+}
+
+/**
+ * A CORPUS_IMAP_OAUTH_PROVIDERS_FILE (in a folder of its own) listing `issuer` as the provider
+ * "local", titled "Local issuer", whose tokens go to 127.0.0.1: its path.
+ */
+export function localProvidersFile(issuer: TokenIssuer): string {
+  const file = join(mkdtempSync(join(tmpdir(), "corpus-oauth-providers-")), "providers.json");
+  writeFileSync(
+    file,
+    JSON.stringify([
+      {
+        id: "local",
+        title: "Local issuer",
+        authorization_endpoint: issuer.authorizationEndpoint,
+        token_endpoint: issuer.tokenEndpoint,
+        client_id: issuer.clientId,
+        client_secret: issuer.clientSecret,
+        scopes: ["imap", "offline_access"],
+        imap_hosts: ["127.0.0.1"],
+      },
+    ]),
+  );
+  return file;
 }

@@ -23,7 +23,7 @@ import {
   SourceSkipped,
   searchNeedles,
 } from "../types";
-import { type ImapConfig, signsInWithOAuth } from "./config";
+import { grantBinding, type ImapConfig, signsInWithOAuth } from "./config";
 import { GAVE_UP, Turns } from "./turns";
 
 /**
@@ -133,9 +133,10 @@ export class ImapConnector implements Connector {
     }
     let accessToken: AccessToken | undefined;
     if (signsInWithOAuth(this.config)) {
-      if (!this.oauth) throw new ConnectorError("this connector cannot sign in with OAuth: only a user's own connector has a grant");
+      // The registry gives every connector its grants (a user's and the operator's alike).
+      if (!this.oauth) throw new ConnectorError("this connector cannot sign in with OAuth: it was given no grants to sign in with");
       try {
-        accessToken = await this.oauth.token({ host, port, secure, user, provider: this.config.oauth });
+        accessToken = await this.oauth.token(grantBinding(this.config));
       } catch (error) {
         // A grant that gives no token (none yet, refused, its provider gone) is the reason shown.
         const reason = error instanceof ConnectorError ? error.message : "the OAuth grant gave no access token";

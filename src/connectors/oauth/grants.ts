@@ -10,6 +10,7 @@
 
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { OPERATOR_OWNER } from "../../auth/subjects";
 import { DomainError } from "../../errors";
 import type { Logger } from "../../log";
 import { postPinnedForAnswer } from "../../net/get";
@@ -20,6 +21,8 @@ import type { ConnectorRows } from "../rows";
 import { ConnectorError } from "../types";
 import { CALLBACK_PATH, PROVIDERS_VARIABLE, type Provider } from "./providers";
 
+/** The start of a state of a grant started in a terminal (`corpus connector grant`): the callback page sends the person back there. */
+export const TERMINAL_STATE_PREFIX = "terminal.";
 /** How long a user has at the provider before the grant must start again. */
 export const PENDING_TTL_MS = 600_000;
 /** Grants waiting at the provider, in all and per user: past either, the oldest is forgotten. */
@@ -70,11 +73,11 @@ export interface GrantState {
   reason?: string;
 }
 
-const grantAgain = (id: string) => `grant access again with ${grantRoute(id)}`;
-const NO_GRANT = (id: string) => `no OAuth grant yet: access is granted with ${grantRoute(id)}`;
-const UNREADABLE = (id: string) => `the stored OAuth grant is unreadable; ${grantAgain(id)}`;
-const OTHER_BINDING = (id: string) =>
-  `access was granted for another host, port, TLS setting, user or provider than the connector's now; ${grantAgain(id)}`;
+const grantAgain = (owner: string, id: string) => `grant access again with ${grantRoute(owner, id)}`;
+const NO_GRANT = (owner: string, id: string) => `no OAuth grant yet: access is granted with ${grantRoute(owner, id)}`;
+const UNREADABLE = (owner: string, id: string) => `the stored OAuth grant is unreadable; ${grantAgain(owner, id)}`;
+const OTHER_BINDING = (owner: string, id: string) =>
+  `access was granted for another host, port, TLS setting, user or provider than the connector's now; ${grantAgain(owner, id)}`;
 
 /** The provider refused the grant itself (invalid_grant): revoked, expired, or given to another client. */
 class GrantRefused extends Error {}
@@ -98,6 +101,8 @@ export interface AccessTokens {
 interface Pending {
   owner: string;
   id: string;
+  /** Who is shown as having asked, when not the owner (the operator's account at the console). */
+  asker?: string;
   binding: GrantBinding;
   verifier: string;
   expiresAt: number;
@@ -116,7 +121,9 @@ export interface GrantOptions {
   log: Logger;
 }
 
-const grantRoute = (id: string) => `POST /v1/connectors/${id}/oauth`;
+/** How access is granted: a user's connector through the API (or their panel), the operator's with the CLI or the console. */
+const grantRoute = (owner: string, id: string) =>
+  owner === OPERATOR_OWNER ? `corpus connector grant --id ${id} (or the console's Connectors page)` : `POST /v1/connectors/${id}/oauth`;
 
 export class ConnectorGrants {
   private readonly pending = new Map<string, Pending>();
@@ -142,6 +149,17 @@ export class ConnectorGrants {
     );
   }
 
+  /** Why `binding` cannot be granted (no such provider, a host its tokens may not go to), or undefined. */
+  problem(binding: GrantBinding): string | undefined {
+    try {
+      this.providerFor(binding);
+      return undefined;
+    } catch (e) {
+      if (e instanceof DomainError) return e.message;
+      throw e;
+    }
+  }
+
   /** The provider of `binding`, its access tokens allowed to go to the binding's host. */
   private providerFor(binding: GrantBinding): Provider {
     const p = this.provider(binding.provider);
@@ -154,16 +172,30 @@ export class ConnectorGrants {
    * Starts a grant for `owner`'s connector `id`: the provider's authorization URL, with a state
    * that is single use, expires, and is bound to the user's token (`stillAllowed`).
    */
-  begin(owner: string, id: string, binding: GrantBinding, stillAllowed: () => void): { authorize_url: string; expires_at: string } {
+  begin(
+    owner: string,
+    id: string,
+    binding: GrantBinding,
+    stillAllowed: () => void,
+    options: { statePrefix?: string; asker?: string } = {},
+  ): { authorize_url: string; expires_at: string } {
     const provider = this.providerFor(binding);
-    const state = randomToken();
+    const state = `${options.statePrefix ?? ""}${randomToken()}`;
     const verifier = randomToken();
     const now = this.options.now();
     this.forgetExpired();
     const mine = [...this.pending].filter(([, p]) => p.owner === owner);
     for (const [key] of mine.slice(0, Math.max(0, mine.length - MAX_PENDING_PER_USER + 1))) this.pending.delete(key);
     while (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!);
-    this.pending.set(sha256(state), { owner, id, binding, verifier, expiresAt: now + PENDING_TTL_MS, stillAllowed });
+    this.pending.set(sha256(state), {
+      owner,
+      id,
+      ...(options.asker ? { asker: options.asker } : {}),
+      binding,
+      verifier,
+      expiresAt: now + PENDING_TTL_MS,
+      stillAllowed,
+    });
     this.failed.delete(`${owner}/${id}`);
     const url = new URL(provider.authorization_endpoint);
     for (const [k, v] of Object.entries(provider.authorization_parameters ?? {})) url.searchParams.set(k, v);
@@ -217,14 +249,20 @@ export class ConnectorGrants {
    * Who asked for the grant waiting under `state`, for the page that asks the person at the
    * callback to confirm it (the grant is not used up).
    */
-  describe(state: string | null): { owner: string; id: string; provider: string; user: string } {
+  describe(state: string | null): { owner: string; asker?: string; id: string; provider: string; user: string } {
     const { pending } = this.waiting(state);
     try {
       pending.stillAllowed();
     } catch {
       throw new GrantFlowError("the corpus session that started this grant has ended; start again from corpus");
     }
-    return { owner: pending.owner, id: pending.id, provider: this.providerFor(pending.binding).title, user: pending.binding.user };
+    return {
+      owner: pending.owner,
+      ...(pending.asker ? { asker: pending.asker } : {}),
+      id: pending.id,
+      provider: this.providerFor(pending.binding).title,
+      user: pending.binding.user,
+    };
   }
 
   /** The person at the callback declined: the grant waiting under `state` is forgotten. */
@@ -319,15 +357,20 @@ export class ConnectorGrants {
     for (const p of this.pending.values()) if (p.owner === owner && p.id === id) waitingUntil = Math.max(waitingUntil ?? 0, p.expiresAt);
     const waiting = waitingUntil !== undefined ? { waiting_until: new Date(waitingUntil).toISOString() } : {};
     const stored = this.options.rows.grant(owner, id);
-    const failed = this.failed.get(key);
-    if (failed && !waitingUntil) return { ...shown, state: "error", reason: failed };
-    if (stored === undefined) return waitingUntil ? { ...shown, state: "waiting", ...waiting } : { ...shown, state: "none" };
+    // Why the last attempt failed: the error of a connector without a grant, a note beside one that still works.
+    const failed = waitingUntil ? undefined : this.failed.get(key);
+    if (stored === undefined)
+      return waitingUntil
+        ? { ...shown, state: "waiting", ...waiting }
+        : failed
+          ? { ...shown, state: "error", reason: failed }
+          : { ...shown, state: "none" };
     if (!Value.Check(StoredGrantSchema, stored))
-      return { ...shown, state: waitingUntil ? "waiting" : "error", reason: UNREADABLE(id), ...waiting };
+      return { ...shown, state: waitingUntil ? "waiting" : "error", reason: UNREADABLE(owner, id), ...waiting };
     const granted = { granted_at: stored.granted_at };
     if (stored.refused) return { ...shown, state: waitingUntil ? "waiting" : "error", ...granted, reason: stored.refused, ...waiting };
     if (!Value.Equal(stored.binding, binding))
-      return { ...shown, state: waitingUntil ? "waiting" : "error", ...granted, reason: OTHER_BINDING(id), ...waiting };
+      return { ...shown, state: waitingUntil ? "waiting" : "error", ...granted, reason: OTHER_BINDING(owner, id), ...waiting };
     const token = this.tokens.get(key);
     return {
       ...shown,
@@ -335,6 +378,7 @@ export class ConnectorGrants {
       ...granted,
       ...(token ? { access_expires_at: new Date(token.expiresAt).toISOString() } : {}),
       ...waiting,
+      ...(failed ? { reason: failed } : {}),
     };
   }
 
@@ -366,11 +410,11 @@ export class ConnectorGrants {
     const stored = this.options.rows.grant(owner, id);
     if (stored === undefined) {
       this.tokens.delete(key);
-      throw new ConnectorError(NO_GRANT(id));
+      throw new ConnectorError(NO_GRANT(owner, id));
     }
-    if (!Value.Check(StoredGrantSchema, stored)) throw new ConnectorError(UNREADABLE(id));
+    if (!Value.Check(StoredGrantSchema, stored)) throw new ConnectorError(UNREADABLE(owner, id));
     if (stored.refused) throw new ConnectorError(stored.refused);
-    if (!Value.Equal(stored.binding, binding)) throw new ConnectorError(OTHER_BINDING(id));
+    if (!Value.Equal(stored.binding, binding)) throw new ConnectorError(OTHER_BINDING(owner, id));
     const cached = this.tokens.get(key);
     if (cached && !this.isDue(cached)) return cached;
     // One refresh at a time per grant: a provider that rotates refresh tokens takes the old one once.
@@ -398,7 +442,7 @@ export class ConnectorGrants {
     } catch (e) {
       if (!(e instanceof GrantRefused)) throw new ConnectorError((e as Error).message);
       if (replaced()) return grantedAgain();
-      const reason = `${e.message}; ${grantAgain(id)}`;
+      const reason = `${e.message}; ${grantAgain(owner, id)}`;
       this.tokens.delete(key);
       // Kept refused: every later check shows why, without asking the provider again.
       this.options.rows.setGrant(owner, id, { ...grant, refused: reason });

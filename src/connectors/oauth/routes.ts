@@ -3,6 +3,7 @@
 // a page of its own (no token: the state, single use, is what the grant is found by).
 import { Elysia, t } from "elysia";
 import { assertNotRevoked, type GuardServices, guard } from "../../auth/guard";
+import { OPERATOR_OWNER } from "../../auth/subjects";
 import { DomainError } from "../../errors";
 import { JSON_PARSE } from "../../http/json-body";
 import { ErrorBody } from "../../http/model";
@@ -11,13 +12,19 @@ import { escapeHtml, hidden, page } from "../../oauth/pages";
 import { form, sentFromAnotherSite } from "../../oauth/routes";
 import { grantBinding, signsInWithOAuth } from "../imap/config";
 import type { ConnectorRegistry } from "../registry";
-import { GrantFlowError, PENDING_TTL_MS } from "./grants";
+import { GrantFlowError, PENDING_TTL_MS, TERMINAL_STATE_PREFIX } from "./grants";
 import { CALLBACK_PATH } from "./providers";
 
 /** The page of a grant that did not go through, with the reason (never a stack). */
 function notGranted(error: unknown): Response {
   const why = error instanceof GrantFlowError || error instanceof DomainError ? error.message : "the grant could not be finished";
   return page("Access not granted", `<h1>Access not granted</h1><p class="error">${escapeHtml(why)}</p>`, 400);
+}
+
+/** Who asked for a grant, as the confirmation page names them. */
+function askedBy(asked: { owner: string; asker?: string }): string {
+  if (asked.owner !== OPERATOR_OWNER) return `The corpus user <mark>${escapeHtml(asked.owner)}</mark>`;
+  return asked.asker ? `The corpus operator <mark>${escapeHtml(asked.asker)}</mark>` : "The corpus operator";
 }
 
 export const GrantStarted = t.Object({
@@ -63,6 +70,12 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
       CALLBACK_PATH,
       async ({ request }) => {
         const params = new URL(request.url).searchParams;
+        // A grant `corpus connector grant` started in a terminal waits there, not here: its code is pasted there.
+        if (params.get("state")?.startsWith(TERMINAL_STATE_PREFIX))
+          return page(
+            "Back in the terminal",
+            `<h1>Finish in the terminal</h1><p>This grant was started by <code>corpus connector grant</code>. Copy this page's address from the address bar and paste it where that command waits.</p><p class="muted">Nothing was kept here.</p>`,
+          );
         try {
           // The provider's refusal (access_denied …) ends the grant at once.
           if (params.has("error")) await connectors.grants.finish(params);
@@ -73,7 +86,7 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
           // provider that someone else started would otherwise give them this mailbox.
           return page(
             "Grant access?",
-            `<h1>Grant access to this mailbox?</h1><p>The corpus user <mark>${escapeHtml(asked.owner)}</mark> asked to read the mailbox <mark>${escapeHtml(asked.user)}</mark> with ${escapeHtml(asked.provider)}, for their connector ${escapeHtml(asked.id)}.</p><p class="muted">Continue only if you started this from corpus yourself.</p><form method="post" action="${CALLBACK_PATH}">${hidden({ state: params.get("state") ?? "", code })}<button name="decision" value="grant">Grant access</button><button name="decision" value="cancel" class="secondary">Cancel</button></form>`,
+            `<h1>Grant access to this mailbox?</h1><p>${askedBy(asked)} asked to read the mailbox <mark>${escapeHtml(asked.user)}</mark> with ${escapeHtml(asked.provider)}, for ${asked.owner === OPERATOR_OWNER ? "the operator's" : "their"} connector ${escapeHtml(asked.id)}.</p><p class="muted">Continue only if you started this from corpus yourself.</p><form method="post" action="${CALLBACK_PATH}">${hidden({ state: params.get("state") ?? "", code })}<button name="decision" value="grant">Grant access</button><button name="decision" value="cancel" class="secondary">Cancel</button></form>`,
           );
         } catch (error) {
           return notGranted(error);
@@ -107,7 +120,7 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
           const state = view.status === "error" ? `<p class="error">It does not answer yet: ${escapeHtml(view.reason ?? "")}</p>` : "";
           return page(
             "Access granted",
-            `<h1>Access granted</h1><p>corpus now reads the mailbox of ${escapeHtml(done.user)} for the connector ${escapeHtml(done.id)}, with ${escapeHtml(done.provider)}.</p>${state}<p class="muted">You can close this page.</p>`,
+            `<h1>Access granted</h1><p>corpus now reads the mailbox of ${escapeHtml(done.user)} for ${done.owner === OPERATOR_OWNER ? "the operator's" : "the"} connector ${escapeHtml(done.id)}, with ${escapeHtml(done.provider)}.</p>${state}<p class="muted">You can close this page.</p>`,
           );
         } catch (error) {
           return notGranted(error);

@@ -3,7 +3,7 @@
 // token), belongs to the grant it was asked for, and never replaces nor refuses the new one.
 import { afterAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { ConnectorGrants, type GrantBinding } from "../../../src/connectors/oauth/grants";
+import { ConnectorGrants, type GrantBinding, type GrantState, MAX_PENDING } from "../../../src/connectors/oauth/grants";
 import type { Provider } from "../../../src/connectors/oauth/providers";
 import { OPERATOR_PIN } from "../../../src/connectors/remote";
 import { ConnectorRows, connectorRowMigrations } from "../../../src/connectors/rows";
@@ -97,4 +97,34 @@ test("a rotated refresh token of the old grant does not replace the new grant's"
   await refreshing.catch(() => {});
   expect(stored().refresh_token).toBe(again);
   expect((await g.forConnector("alice", "mail").token(binding)).accessToken).toBe(`access-${codes}`);
+});
+
+test("why attempts failed is kept for at most MAX_PENDING connectors: past it, the oldest reason is forgotten", () => {
+  const { g } = grants();
+  const fail = (owner: string) => g.cancel(new URL(g.begin(owner, "mail", binding, () => {}).authorize_url).searchParams.get("state"));
+  const cancelled: GrantState = {
+    provider: "Local",
+    state: "error",
+    reason: "the last attempt to grant access failed: it was cancelled at the confirmation page",
+  };
+  fail("first");
+  expect(g.state("first", "mail", binding)).toEqual(cancelled);
+  for (let n = 1; n < MAX_PENDING; n++) fail(`user-${n}`);
+  expect(g.state("first", "mail", binding)).toEqual(cancelled);
+  fail("one-more");
+  expect(g.state("first", "mail", binding)).toEqual({ provider: "Local", state: "none" });
+  expect(g.state("one-more", "mail", binding)).toEqual(cancelled);
+  // A new attempt clears the reason: it waits instead.
+  g.begin("one-more", "mail", binding, () => {});
+  expect(g.state("one-more", "mail", binding).state).toBe("waiting");
+});
+
+test("a grant that works stays granted when a new attempt fails, the failure beside it", async () => {
+  const { g, grant } = grants();
+  await grant();
+  g.cancel(new URL(g.begin("alice", "mail", binding, () => {}).authorize_url).searchParams.get("state"));
+  expect(g.state("alice", "mail", binding)).toMatchObject({
+    state: "granted",
+    reason: "the last attempt to grant access failed: it was cancelled at the confirmation page",
+  });
 });
