@@ -7,6 +7,7 @@ import { SCOPES } from "./auth/scopes";
 import { DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, MIN_TTL_SECONDS } from "./auth/ttl";
 import { type Config, ConfigError, type ConfigVariable, describeConfig, effectiveLogLevel, loadConfig } from "./config";
 import { createLogger } from "./log";
+import { refuseUntilShared } from "./store/shared";
 import { SERVICE_VERSION } from "./version";
 
 /** An option a command takes: its value's name in the usage text (none for a flag) and whether it must be given. */
@@ -238,9 +239,15 @@ const groupWords = (group: string) =>
     .map((c) => c.slice(group.length + 1))
     .join(", ");
 
-/** The configuration, all of it or (`only`) the variables a command reads: the others are not validated. */
+/**
+ * The configuration, all of it or (`only`) the variables a command reads: the others are not
+ * validated. Every command that opens the data is refused while CORPUS_DATABASE_URL names a store
+ * not yet holding every room (D33): a token, a user or a backup never goes silently to SQLite.
+ */
 function configFor(args: ParsedArgs, only?: readonly ConfigVariable[]): Config {
-  return loadConfig(process.env, args.options["data-dir"] ? { CORPUS_DATA_DIR: args.options["data-dir"] } : {}, only);
+  const given = args.options["data-dir"] ? { CORPUS_DATA_DIR: args.options["data-dir"] } : {};
+  refuseUntilShared(loadConfig(process.env, given, ["CORPUS_DATABASE_URL"]));
+  return loadConfig(process.env, given, only);
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -113,6 +113,23 @@ describe("corpus CLI (D1, D2)", () => {
     expect(r.stderr).not.toContain("s3cret-pw");
     expect(existsSync(dataDir)).toBe(false);
   });
+
+  test("CORPUS_DATABASE_URL set: every command that opens the data is refused too, none writes a SQLite data folder (D33)", () => {
+    const dataDir = join(tempDir(), "data");
+    const env = { CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: "postgres://corpus:s3cret-pw@127.0.0.1:1/corpus" };
+    for (const argv of [
+      ["token", "create", "--user", "alice", "--scopes", "corpus:search"],
+      ["user", "add", "--user", "alice"],
+      ["backup", "--out", join(tempDir(), "b.corpus-backup")],
+      ["check"],
+    ]) {
+      const r = runCli(argv, env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toStartWith("corpus: CORPUS_DATABASE_URL is set, but this version keeps only");
+      expect(r.stderr).not.toContain("s3cret-pw");
+      expect(existsSync(dataDir)).toBe(false);
+    }
+  });
 });
 
 describe("corpus token (D2)", () => {
