@@ -10,7 +10,7 @@
 
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { $, type BuildConfig } from "bun";
+import { $, type BuildConfig, type BunPlugin } from "bun";
 import { NOTICES_FILE, renderNotices } from "../src/licenses/notices";
 import { checkNotices, noticesFor, noticesPlugin } from "./notices/gather";
 
@@ -47,7 +47,7 @@ export async function buildExecutable(target = outfile): Promise<string> {
     compile: { outfile: target, autoloadDotenv: false, autoloadBunfig: false },
     bytecode: true,
     metafile: true,
-    plugins: [noticesPlugin(notices)],
+    plugins: [noticesPlugin(notices), withoutBuildPaths],
   } as BuildConfig);
   if (!result.success) {
     for (const log of result.logs) console.error(log);
@@ -57,6 +57,30 @@ export async function buildExecutable(target = outfile): Promise<string> {
   writeFileSync(join(target, "..", NOTICES_FILE), renderNotices(notices));
   return target;
 }
+
+// A CommonJS module's `__dirname` and `__filename` are written into the bundle as the absolute
+// path of the file on the building machine (Bun 1.4: pino's transport and thread-stream, which
+// imapflow brings), so two builds of one commit in two folders differed, and the executable told
+// where it was built. They are replaced here by the path from the project's folder: nothing in
+// the executable reads those files (no pino transport is used), and the bytes are the same
+// wherever it is built.
+const FILE_NAME_VARIABLES = /(?<![\w$.])__(dirname|filename)(?![\w$])/g;
+const SCRIPT_LOADERS = { ".js": "js", ".cjs": "js", ".mjs": "js" } as const;
+
+const withoutBuildPaths: BunPlugin = {
+  name: "corpus-without-build-paths",
+  setup(build) {
+    build.onLoad({ filter: /\/node_modules\/.*\.[cm]?js$/ }, async ({ path }) => {
+      const text = await Bun.file(path).text();
+      FILE_NAME_VARIABLES.lastIndex = 0;
+      if (!FILE_NAME_VARIABLES.test(text)) return undefined;
+      const file = relative(root, path);
+      const names = { dirname: JSON.stringify(relative(root, join(path, ".."))), filename: JSON.stringify(file) };
+      const loader = SCRIPT_LOADERS[path.slice(path.lastIndexOf(".")) as keyof typeof SCRIPT_LOADERS];
+      return { contents: text.replace(FILE_NAME_VARIABLES, (_, which: "dirname" | "filename") => names[which]), loader };
+    });
+  },
+};
 
 /** The sha256 of each embedded native library and of the model, which the executable checks its copies against (src/native/materialize.ts). */
 async function nativeDigests(): Promise<Record<string, string>> {

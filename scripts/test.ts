@@ -89,6 +89,7 @@ const INTEGRATION = [
   "console/routes.test.ts",
   "crash.test.ts",
   "crypto/master-key.test.ts",
+  "documents/citation-links.test.ts",
   "documents/page-browser.test.ts",
   "embedding/embedder.test.ts",
   "embedding/idle-collection.test.ts",

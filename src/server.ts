@@ -53,7 +53,9 @@ export function createFetch(handle: FetchHandler, config: Config, log: Logger, c
   return (request: Request, server: Server<undefined>) => {
     const hosted = withDefaultHost(request, config.resourceUrl);
     // The socket's address is asked with the Request the socket gave, not its wrapper.
-    beginRequest(hosted, server, request).secure = secure;
+    const info = beginRequest(hosted, server, request);
+    info.secure = secure;
+    info.boundPort = server.port;
     return timed(hosted);
   };
 }

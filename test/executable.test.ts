@@ -40,6 +40,14 @@ describe("dist/corpus alone in an empty folder", () => {
     expect(r.stdout.toString()).toBe("0.1.0\n");
   });
 
+  test("holds no path of the folder it was built in: a build's bytes do not depend on where it ran", () => {
+    const project = join(import.meta.dir, "..");
+    const bytes = readFileSync(built);
+    // Before the build stopped it (scripts/build.ts, withoutBuildPaths): pino's transport and
+    // thread-stream kept the absolute path of their folder as `__dirname`.
+    for (const path of [project, join(project, "node_modules")]) expect({ path, at: bytes.indexOf(path) }).toEqual({ path, at: -1 });
+  });
+
   test("corpus licenses prints the notices the build wrote beside it; --json lists every package it bundles (D35)", async () => {
     const text = Bun.spawnSync([exe, "licenses"], { cwd: folder, env: env() });
     expect(text.exitCode).toBe(0);

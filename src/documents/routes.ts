@@ -13,6 +13,8 @@ import { AuthFailure } from "../auth/service";
 import type { Config } from "../config";
 import { HttpError } from "../http/errors";
 import { ErrorBody } from "../http/model";
+import { publicUrlOf } from "../http/public-url";
+import { infoOf, requestContext } from "../http/request-context";
 import { escapeHtml, messagePage, page } from "../oauth/pages";
 import { cookies, OAUTH_PATHS, SESSION_COOKIE } from "../oauth/routes";
 import { OAuthServer } from "../oauth/service";
@@ -81,13 +83,14 @@ export const documentRoutes = (s: DocumentRouteServices) => {
   }
 
   return new Elysia({ name: "corpus/documents" })
+    .use(requestContext)
     .use(guard(s))
     .get(
       "/v1/documents/:id",
-      ({ params, principal }) => {
+      ({ params, principal, request, info }) => {
         const opened = openDocument(s.archive, principal.user, params.id);
         if (!opened) throw new HttpError(404, `${DOCUMENT_NOT_FOUND}: no document ${params.id} among those returned to you`);
-        return documentView(opened, s.config.resourceUrl);
+        return documentView(opened, publicUrlOf(s.config, request, infoOf(request, info)));
       },
       {
         guard: { route: ROUTE },

@@ -27,6 +27,8 @@ export class RequestInfo {
   started_at = 0;
   /** Set by /mcp once the tool of a tools/call is known, for the logs. */
   tool?: string;
+  /** The port the listener is bound to (the real one when CORPUS_PORT=0): a citation's link names it (http/public-url.ts). */
+  boundPort?: number;
   /** Set by /mcp once a message's id is read: a JSON-RPC error answering it carries it (a timeout's too). */
   rpcId?: string | number;
   /** Headers for the response that stay the same across many requests (e.g. rate-limit windows). */

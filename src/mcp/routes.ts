@@ -17,6 +17,7 @@ import type { Config } from "../config";
 import { DOCUMENT_URI_PREFIX } from "../documents/open";
 import { HttpError, NOT_JSON } from "../http/errors";
 import { parseJsonText } from "../http/json-body";
+import { publicUrlOf, reachedHost } from "../http/public-url";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { parseRanges } from "../limits/client-ip";
 import { chargeIp, ipLimit } from "../limits/ip-limit";
@@ -116,16 +117,17 @@ export const mcpRoutes = (s: McpServices) => {
   const trusted = parseRanges(s.config.CORPUS_TRUSTED_PROXIES);
   const resourceMetadataUrl = `${s.config.resourceUrl}/.well-known/oauth-protected-resource`;
 
-  function apiBase(request: Request): string {
-    const url = new URL(request.url);
-    return s.config.CORPUS_OAUTH_RESOURCE_URL ? s.config.resourceUrl : `${url.protocol}//${request.headers.get("host") ?? url.host}`;
+  /** Where the connector panel calls the API: the origin the request reached (a validated Host), unless a public URL is configured. */
+  function apiBase(request: Request, info: RequestInfo): string {
+    const reached = s.config.CORPUS_OAUTH_RESOURCE_URL ? undefined : reachedHost(request);
+    return reached ? `${new URL(request.url).protocol}//${reached}` : publicUrlOf(s.config, request, info);
   }
 
   const contextOf = (caller: Caller, request: Request, info: RequestInfo): ServerContext => ({
     services: s,
     caller,
-    apiBase: apiBase(request),
-    publicUrl: s.config.resourceUrl,
+    apiBase: apiBase(request, info),
+    publicUrl: publicUrlOf(s.config, request, info),
     protocolVersion: request.headers.get("mcp-protocol-version") ?? undefined,
     log,
     requestId: info.request_id,

@@ -10,6 +10,7 @@ import type { EmbeddingService } from "../embedding/service";
 import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
+import { publicUrlOf } from "../http/public-url";
 import { infoOf, type RequestInfo, requestContext } from "../http/request-context";
 import { ID_PREFIX } from "../ids";
 import { AskRefused, type AskRequest, ask } from "../questions/ask";
@@ -91,6 +92,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
           infoOf(request, info),
         );
 
+        const publicUrl = publicUrlOf(s.config, request, infoOf(request, info));
         if (shape === "A") {
           const results = chosen.map(({ c, chunkId }) => ({
             id: `${ID_PREFIX.result}${chunkId}`,
@@ -117,7 +119,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
             source_url: c.record.source_url,
             snippet: snippet(c.text),
             relevance_score: c.score,
-            url: documentPageUrl(s.config.resourceUrl, `${ID_PREFIX.chunk}${chunkId}`),
+            url: documentPageUrl(publicUrl, `${ID_PREFIX.chunk}${chunkId}`),
             sha256,
           }));
           const answer = answerText(outcome, chosen, s.questionStages);
@@ -141,7 +143,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
               ...c.record.metadata,
               ...(c.copies ? { copies: c.copies } : {}),
               // D36: the citation, verifiable: its page, its document, the sha256 of `content`.
-              citation_url: documentPageUrl(s.config.resourceUrl, `${ID_PREFIX.chunk}${chunkId}`),
+              citation_url: documentPageUrl(publicUrl, `${ID_PREFIX.chunk}${chunkId}`),
               document_id: documentId,
               sha256,
             },

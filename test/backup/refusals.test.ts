@@ -77,6 +77,18 @@ describe("corpus backup", () => {
     expect(readdirSync(folder)).toEqual(["b.backup"]);
   });
 
+  test("--out's folder is the operator's: older backups and other files in it are all kept (only the console's folder is pruned)", async () => {
+    const folder = join(root, "kept");
+    mkdirSync(folder);
+    const older = ["corpus-Mon.backup", "corpus-Tue.backup", "corpus-Wed.backup", "corpus-Thu.backup"];
+    for (const name of older) cpSync(backup, join(folder, name));
+    writeFileSync(join(folder, "notes.txt"), "not a backup\n");
+    const r = await cli(["backup", "--out", join(folder, "corpus-Fri.backup")], { ...withKey(dataDir), CORPUS_BACKUP_KEEP: "1" });
+    expect(r.code).toBe(0);
+    expect(readdirSync(folder).sort()).toEqual([...older, "corpus-Fri.backup", "notes.txt"].sort());
+    for (const name of older) expect(readFileSync(join(folder, name)).equals(readFileSync(backup))).toBe(true);
+  });
+
   test("no database, a folder as --out, a missing folder, no --out: each refused with its reason", async () => {
     const empty = tempDir("corpus-backup-nodata-");
     const none = await cli(["backup", "--out", join(root, "x.backup")], withKey(empty));

@@ -171,7 +171,8 @@ describe("search then fetch (official v2 client, 2026-07-28)", () => {
       const hit = results.find(c.pick);
       expect(hit).toBeDefined();
       expect(hit!.id).toMatch(/^chnk_[0-9a-f]{32}$/);
-      expect(hit!.url).toBe(`${running.services.config.resourceUrl}/d/${hit!.id}`);
+      // No public URL configured: the page under the address bound (CORPUS_PORT=0 is its real port).
+      expect(hit!.url).toBe(`http://127.0.0.1:${running.server.port}/d/${hit!.id}`);
       const f = await fetchDoc(client, hit!.id);
       expect(f).toMatchObject({ id: hit!.id, title: hit!.title, url: hit!.url });
       expect(f.metadata).toMatchObject({ kind: c.kind, chunk_id: hit!.id });
