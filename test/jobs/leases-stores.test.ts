@@ -10,7 +10,7 @@ import { type Lease, type Leases, leaseMigrations, SqliteLeases } from "../../sr
 import { LEASES_TABLE, PostgresLeases } from "../../src/jobs/leases-postgres";
 import { migrate } from "../../src/store/migrations";
 import { LEASE_TTL_MS } from "../support/lease-holder-child";
-import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
+import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
 import { until } from "../support/wait";
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
@@ -23,16 +23,10 @@ interface Store {
 }
 
 function suite(name: string, open: () => Promise<Store>) {
-  describe(name, () => {
-    let store: Store;
-    beforeAll(async () => {
-      store = await open();
-    });
-    afterAll(() => store.close());
-
+  storeSuite(name, open, (store) => {
     test("two claimants of the same work get none in common; what is held is not claimed again", async () => {
       const clock = { t: T0 };
-      const [a, b] = [store.claimant(clock), store.claimant(clock)];
+      const [a, b] = [store().claimant(clock), store().claimant(clock)];
       const work = ["conn-1", "conn-2", "conn-3", "conn-4", "conn-5"];
       const first = await a.claim(work, "node-a", TTL, 2);
       expect(first.map((l) => l.name)).toEqual(["conn-1", "conn-2"]);
@@ -48,7 +42,7 @@ function suite(name: string, open: () => Promise<Store>) {
 
     test("renewed, a lease outlives its first expiry; left, it expires and another takes it, with a new token; the first's renewal then fails", async () => {
       const clock = { t: T0 };
-      const [a, b] = [store.claimant(clock), store.claimant(clock)];
+      const [a, b] = [store().claimant(clock), store().claimant(clock)];
       let [lease] = (await a.claim(["index-7"], "node-a", TTL)) as [Lease];
       clock.t += TTL - 1;
       lease = (await a.renew(lease, TTL))!;
@@ -66,7 +60,7 @@ function suite(name: string, open: () => Promise<Store>) {
 
     test("released, the work is free at once; a lease of before never matches again", async () => {
       const clock = { t: T0 };
-      const [a, b] = [store.claimant(clock), store.claimant(clock)];
+      const [a, b] = [store().claimant(clock), store().claimant(clock)];
       const [lease] = (await a.claim(["owed/webhooks"], "node-a", TTL)) as [Lease];
       expect(await a.release(lease)).toBe(true);
       expect(await a.holderOf("owed/webhooks")).toBeUndefined();

@@ -9,7 +9,7 @@ import { type LimitedEndpoint, limitMigrations, RateLimiter, type RateLimits } f
 import { PostgresRateLimiter } from "../../src/limits/rate-limit-postgres";
 import { createLogger, memorySink } from "../../src/log";
 import { migrate } from "../../src/store/migrations";
-import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
+import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
 
 const LIMITS = {
   query: { minute: 3, day: 5 },
@@ -32,16 +32,10 @@ interface Store {
 }
 
 function suite(name: string, open: () => Promise<Store>) {
-  describe(name, () => {
-    let store: Store;
-    beforeAll(async () => {
-      store = await open();
-    });
-    afterAll(() => store.close());
-
+  storeSuite(name, open, (store) => {
     test("counted to the limit per user and endpoint, refused past it until the window ends; the day goes on", async () => {
       const clock = { t: T0 };
-      const l = store.node(clock);
+      const l = store().node(clock);
       const hit = async (user: string, endpoint: LimitedEndpoint = "query") => l.hit(user, endpoint);
       expect(remaining(await hit("ann"))).toEqual(["2", "4"]);
       expect(remaining(await hit("ann"))).toEqual(["1", "3"]);
@@ -74,7 +68,7 @@ function suite(name: string, open: () => Promise<Store>) {
 
     test("a refund gives a request back in the windows it was counted in, never below zero, never in a later window", async () => {
       const clock = { t: T0 };
-      const l = store.node(clock);
+      const l = store().node(clock);
       const first = await l.hit("bea", "connectors");
       const second = await l.hit("bea", "connectors");
       expect((await l.hit("bea", "connectors")).allowed).toBe(false);
@@ -96,13 +90,13 @@ function suite(name: string, open: () => Promise<Store>) {
 
     test("a node started again keeps the day's count; forget removes every window of the user, no other's", async () => {
       const clock = { t: T0 };
-      const first = store.node(clock);
+      const first = store().node(clock);
       for (let i = 0; i < 3; i++) await first.hit("cal", "query");
       await first.hit("cal", "deep_search");
       await first.hit("cid", "query");
       await first.stop();
       clock.t += 120_000;
-      const again = store.node(clock);
+      const again = store().node(clock);
       expect(remaining(await again.peek("cal", "query"))).toEqual(["3", "2"]);
       expect(await again.rowsOf("cal")).toBeGreaterThan(0);
       expect(await again.forget("cal")).toBeGreaterThan(0);

@@ -6,7 +6,7 @@ import { bucketMigrations, type IpBuckets, TokenBuckets } from "../../src/limits
 import { BUCKETS_TABLE, PostgresIpBuckets } from "../../src/limits/token-bucket-postgres";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
-import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
+import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
 
 const T0 = 1_800_000_000_000;
 
@@ -18,16 +18,10 @@ interface Store {
 }
 
 function suite(name: string, open: () => Promise<Store>) {
-  describe(name, () => {
-    let store: Store;
-    beforeAll(async () => {
-      store = await open();
-    });
-    afterAll(() => store.close());
-
+  storeSuite(name, open, (store) => {
     test("60 at once pass, the 61st waits a second; the bucket refills at 1 per second; each address its own", async () => {
       const clock = { t: T0 };
-      const b = store.node(clock, 60);
+      const b = store().node(clock, 60);
       for (let i = 0; i < 60; i++) expect((await b.take("10.0.0.1")).allowed).toBe(true);
       const over = await b.take("10.0.0.1");
       expect(over).toMatchObject({ allowed: false, limit: 60, remaining: 0, retryAfter: 1 });
@@ -43,14 +37,14 @@ function suite(name: string, open: () => Promise<Store>) {
 
     test("refilled buckets are swept, emptied ones kept", async () => {
       const clock = { t: T0 + 3_600_000 };
-      const b = store.node(clock, 10);
+      const b = store().node(clock, 10);
       await b.take("192.0.2.1");
       for (let i = 0; i < 10; i++) await b.take("192.0.2.2");
       await b.flush();
       clock.t += 30_000; // .1 has refilled, .2 has 5 of 10
       await b.sweep();
       await b.flush();
-      expect(await store.stored()).toBe(1);
+      expect(await store().stored()).toBe(1);
       expect((await b.take("192.0.2.2")).remaining).toBe(4);
       await b.stop();
     });

@@ -1,6 +1,7 @@
 // The shared store of a test file (D33): a fresh database of the test PostgreSQL, owned by a role
 // that is no superuser (the rights a corpus node has), with every shared room's tables made as a
 // node makes them at start; `client()` opens another node's connections to it. Dropped at the end.
+import { afterAll, beforeAll, describe } from "bun:test";
 import postgres from "postgres";
 import { PG_MIGRATIONS } from "../../src/migrations";
 import { openSharedDatabase } from "../../src/store/shared";
@@ -32,4 +33,23 @@ export async function sharedDatabase(): Promise<SharedDatabase> {
       await database.drop();
     },
   };
+}
+
+/**
+ * One suite of a room's tests run against each of its stores (D33: one suite, two stores): `body`
+ * declares the tests, reading the store `open` made for them once before they run.
+ */
+export function storeSuite<S extends { close(): Promise<void> }>(
+  name: string,
+  open: () => Promise<S>,
+  body: (store: () => S) => void,
+): void {
+  describe(name, () => {
+    let store: S;
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(() => store.close());
+    body(() => store);
+  });
 }
