@@ -153,8 +153,18 @@ export class ConsoleBackups {
     return removed;
   }
 
+  /** The files a killed backup left: another entry under such a name (a folder) is left, never a reason not to start. */
   private removeLeftovers(): void {
-    for (const name of this.allNames().filter((n) => PARTIAL_NAME.test(n))) rmSync(join(this.folder, name), { force: true });
+    for (const name of this.allNames().filter((n) => PARTIAL_NAME.test(n) && this.isFile(n))) {
+      try {
+        rmSync(join(this.folder, name), { force: true });
+      } catch (error) {
+        this.log.warning("console: a partial backup could not be removed", {
+          file: name,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
   }
 
   /**
