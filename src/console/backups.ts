@@ -6,7 +6,7 @@
 // beyond CORPUS_BACKUP_KEEP, and those older than CORPUS_BACKUP_KEEP_DAYS, are removed; never
 // the new one, so the folder always holds a backup that verified. A backup that does not verify
 // is removed and nothing else is.
-import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log";
 import { isEmbedded } from "../native/materialize";
@@ -153,8 +153,18 @@ export class ConsoleBackups {
     return removed;
   }
 
+  /** The files a killed backup left: another entry under such a name (a folder) is left, never a reason not to start. */
   private removeLeftovers(): void {
-    for (const name of this.allNames().filter((n) => PARTIAL_NAME.test(n))) rmSync(join(this.folder, name), { force: true });
+    for (const name of this.allNames().filter((n) => PARTIAL_NAME.test(n) && this.isFile(n))) {
+      try {
+        rmSync(join(this.folder, name), { force: true });
+      } catch (error) {
+        this.log.warning("console: a partial backup could not be removed", {
+          file: name,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
   }
 
   /**
@@ -179,7 +189,7 @@ export class ConsoleBackups {
     if (!BACKUP_NAME.test(name) || (this.busy() && name === this.current!.name)) return undefined;
     const path = join(this.folder, name);
     try {
-      return statSync(path).isFile() ? path : undefined;
+      return lstatSync(path).isFile() ? path : undefined;
     } catch {
       return undefined;
     }
@@ -193,10 +203,23 @@ export class ConsoleBackups {
     }
   }
 
-  /** The backups' names in the folder (a partial file is not one: it starts with a dot), the one being written aside. */
+  /**
+   * The backups' names in the folder (a partial file is not one: it starts with a dot), the one
+   * being written aside. A backup is a file the console wrote: a link or a folder under a
+   * backup's name is none, counted neither as one kept (pruning, the only one an operator may
+   * not remove) nor served (its target may be any file: the master key).
+   */
   private names(): string[] {
     const writing = this.busy() ? this.current!.name : undefined;
-    return this.allNames().filter((n) => BACKUP_NAME.test(n) && n !== writing);
+    return this.allNames().filter((n) => BACKUP_NAME.test(n) && n !== writing && this.isFile(n));
+  }
+
+  private isFile(name: string): boolean {
+    try {
+      return lstatSync(join(this.folder, name)).isFile();
+    } catch {
+      return false; // removed meanwhile
+    }
   }
 
   /** The finished backups in the folder, newest first. */
@@ -204,7 +227,7 @@ export class ConsoleBackups {
     return this.names()
       .flatMap((name) => {
         try {
-          const s = statSync(join(this.folder, name));
+          const s = lstatSync(join(this.folder, name));
           return s.isFile() ? [{ name, bytes: s.size, at: Math.floor(s.mtimeMs / 1000) }] : [];
         } catch {
           return []; // removed meanwhile

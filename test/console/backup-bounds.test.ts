@@ -89,12 +89,29 @@ describe("an operator's removal", () => {
     writeFileSync(join(backups.folder, "notes.txt"), "mine");
     for (const name of ["../corpus.db", `../${BACKUP_FOLDER}/${one}`, "notes.txt", `${one}/..`, ""])
       expect(backups.remove("root", name)).toEqual({ refused: "there is no such backup in the folder" });
-    // A link under a backup's name is not a backup of the folder's (stat follows it: a file), but
-    // removing it removes the link, never its target.
+    // A link under a backup's name is not a backup of the folder's: neither it nor its target goes.
     const linked = nameAt(NOW - 5 * DAY);
     symlinkSync(outside, join(backups.folder, linked));
-    expect(backups.remove("root", linked)).toEqual({ removed: linked });
+    expect(backups.remove("root", linked)).toEqual({ refused: "there is no such backup in the folder" });
     expect(existsSync(outside)).toBe(true);
-    expect(readdirSync(backups.folder).sort()).toEqual([one!, two!, "notes.txt"].sort());
+    expect(readdirSync(backups.folder).sort()).toEqual([one!, two!, linked, "notes.txt"].sort());
+  });
+
+  test("a link or a folder under a backup's name is no backup: not listed, not served, not counted as the one left", () => {
+    const { dataDir, backups } = setUp();
+    const outside = join(dataDir, "master.key");
+    writeFileSync(outside, "a secret beside the folder");
+    const [only, linked, folder, dangling] = daily(4);
+    writeFileSync(join(backups.folder, only!), "backup bytes");
+    symlinkSync(outside, join(backups.folder, linked!));
+    mkdirSync(join(backups.folder, folder!));
+    symlinkSync(join(dataDir, "gone"), join(backups.folder, dangling!));
+    expect(backups.list().map((f) => f.name)).toEqual([only!]);
+    // What the console's Download serves: never a link's target.
+    expect(backups.pathOf(linked!)).toBeUndefined();
+    expect(backups.pathOf(only!)).toBe(join(backups.folder, only!));
+    // The only backup stays: the link, the folder and the dangling link are not others kept.
+    expect(backups.remove("root", only!)).toEqual({ refused: `${only} is the only backup: start another first` });
+    expect(existsSync(join(backups.folder, only!))).toBe(true);
   });
 });

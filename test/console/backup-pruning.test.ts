@@ -4,7 +4,7 @@
 // removed and nothing older is; KEEP_DAYS removes what is older, never the new one; a partial
 // file a killed backup left behind goes at the next start.
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type BackupBounds, type BackupRun, ConsoleBackups, corpusCommand } from "../../src/console/backups";
 import { createLogger, memorySink } from "../../src/log";
@@ -110,5 +110,16 @@ process.exit(code);
     const third = await backUp(backups);
     expect(third).toMatchObject({ state: "done", removed: [first.name] });
     expect(readdirSync(backups.folder).sort()).toEqual([second.name, third.name, "notes.txt"].sort());
+  });
+
+  test("a folder under a partial file's name stops no backup: only files a killed backup left go", async () => {
+    const { backups, clock } = await consoleBackups({ keep: 2, keepDays: 0 });
+    const first = await backUp(backups);
+    const stray = `.${first.name}.partial-0123456789ab`;
+    mkdirSync(join(backups.folder, stray));
+    clock.now += DAY;
+    const second = await backUp(backups);
+    expect(second.state).toBe("done");
+    expect(readdirSync(backups.folder).sort()).toEqual([first.name, second.name, stray].sort());
   });
 });

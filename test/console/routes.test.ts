@@ -3,7 +3,7 @@
 // done; an operator's actions go through the CLI's functions. In-process, as a browser would
 // send its forms.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BACKUP_FOLDER } from "../../src/console/backups";
 import { CONSOLE_PATHS } from "../../src/console/pages";
@@ -308,6 +308,11 @@ describe("the operator console", () => {
       "",
     ])
       expect((await download(bad, operatorCookie)).status).toBe(404);
+    // A link under a backup's name serves nothing: its target may be any file the service reads.
+    const linked = "corpus-2026-01-01T00-00-01Z.backup";
+    symlinkSync(join(t.config.CORPUS_DATA_DIR, "corpus.db"), join(folder, linked));
+    expect((await download(linked, operatorCookie)).status).toBe(404);
+    rmSync(join(folder, linked));
   });
 
   test("a backup is removed by an operator's form only, never the only one, never a name outside the folder's pattern", async () => {
