@@ -6,6 +6,7 @@
 // through them (registration, sign-in, consent, code exchange) is accepted on /mcp; the
 // connector OAuth callback opens.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readdirSync, readlinkSync } from "node:fs";
 import { createLogger, memorySink } from "../src/log";
 import { type Running, startServer } from "../src/server";
 import { testConfig } from "./helpers";
@@ -48,11 +49,12 @@ describe.each([
   ["wildcard 0.0.0.0, a fixed port", "0.0.0.0", -1],
 ])("%s, no CORPUS_OAUTH_RESOURCE_URL", (_, host, portSetting) => {
   let running: Running;
+  const logs = memorySink();
   /** Where this machine reaches the listener: its real port, on loopback. */
   let origin: string;
   beforeAll(async () => {
     const port = portSetting === -1 ? await freePort() : portSetting;
-    running = await startServer(testConfig({ CORPUS_HOST: host, CORPUS_PORT: String(port) }), createLogger("ERROR", memorySink().sink));
+    running = await startServer(testConfig({ CORPUS_HOST: host, CORPUS_PORT: String(port) }), createLogger("WARNING", logs.sink));
     await running.services.accounts.add("alice", "alice's long password");
     origin = `http://127.0.0.1:${running.server.port}`;
   });
@@ -124,6 +126,13 @@ describe.each([
     expect(accepted.status).toBe(200);
   });
 
+  test("a wildcard host without CORPUS_OAUTH_RESOURCE_URL is said at start, with the address assistants sign in at", () => {
+    const said = logs.records().filter((r) => String(r.message).includes("no CORPUS_OAUTH_RESOURCE_URL"));
+    expect(said.map((r) => r.message)).toEqual(
+      host === "0.0.0.0" ? [expect.stringContaining(`assistants sign in at ${origin}, on this machine only`)] : [],
+    );
+  });
+
   test("the connector OAuth callback it gives providers opens", async () => {
     const callback = running.services.connectors.grants.redirectUri;
     expect(callback).toBe(`${origin}/connectors/oauth/callback`);
@@ -131,4 +140,26 @@ describe.each([
     expect(page.status).toBe(400);
     expect(page.headers.get("content-type")).toStartWith("text/html");
   });
+});
+
+/** The sockets this process holds open. */
+const openSockets = () =>
+  readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith("socket:");
+    } catch {
+      return false; // closed while listed (the directory's own descriptor)
+    }
+  }).length;
+
+test("with CORPUS_PORT=0 the listener is bound before the rest is built: a start that fails after leaves nothing listening", async () => {
+  const taken = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  try {
+    const before = openSockets();
+    const config = testConfig({ CORPUS_PORT: "0", CORPUS_METRICS_LISTEN: `127.0.0.1:${taken.port}` });
+    await expect(startServer(config, createLogger("ERROR", memorySink().sink))).rejects.toThrow(String(taken.port));
+    expect(openSockets()).toBe(before);
+  } finally {
+    taken.stop(true);
+  }
 });
