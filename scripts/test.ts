@@ -148,6 +148,7 @@ const INTEGRATION = [
   "scripts/notices.test.ts",
   "scripts/oci.test.ts",
   "scripts/release.test.ts",
+  "server-addresses.test.ts",
   "server.test.ts",
   "store/at-rest.test.ts",
   "store/data-dir.test.ts",

@@ -76,7 +76,7 @@ export const ConfigSchema = Type.Object({
     "Most client addresses whose /mcp bucket is kept; refilled buckets are dropped every minute, and past this the least recently seen address is forgotten.",
   ),
   CORPUS_OAUTH_RESOURCE_URL: HttpUrl(
-    "Public URL of this server (default http://HOST:PORT, https:// when serving HTTPS); the tokens' audience.",
+    "Public URL of this server (default http://HOST:PORT, https:// when serving HTTPS: the port bound when CORPUS_PORT=0, loopback for a wildcard CORPUS_HOST); the tokens' audience.",
   ),
   CORPUS_OAUTH_ISSUER: HttpUrl("Token issuer (default http://HOST:PORT, https:// when serving HTTPS)."),
   CORPUS_OAUTH_AUTHORIZATION_ENDPOINT: HttpUrl(
@@ -229,6 +229,36 @@ export type Config = Static<typeof ConfigSchema> & {
 
 export class ConfigError extends Error {}
 
+/** Addresses that mean "every interface": bound to, never reached. */
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]", "::0", "[::0]"]);
+
+export const isWildcardHost = (host: string) => WILDCARD_HOSTS.has(host.toLowerCase());
+
+/** A host as it is written in a URL (an IPv6 address in brackets). */
+export const urlHost = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
+
+/**
+ * The resource URL and issuer (D4): the variables when set, else this server's own address with
+ * `port`. That address must open for an assistant (the 401's resource_metadata, the OAuth
+ * metadata's endpoints, the connector callback are built on it), so a wildcard CORPUS_HOST, which
+ * no client can go to, stands for this machine's loopback: a start on 0.0.0.0 (the container
+ * image) signs in from this machine, where a refusal would stop a server that serves, and its
+ * citation links already follow the Host reached (D36). Clients elsewhere need
+ * CORPUS_OAUTH_RESOURCE_URL, which serve says at start. With CORPUS_PORT=0 the server calls this
+ * again with the port it was given, before anything is built from it.
+ */
+export function ownUrls(
+  base: Pick<Config, "CORPUS_HOST" | "CORPUS_TLS_CERT_FILE" | "CORPUS_OAUTH_RESOURCE_URL" | "CORPUS_OAUTH_ISSUER">,
+  port: number,
+): { resourceUrl: string; issuer: string } {
+  const host = isWildcardHost(base.CORPUS_HOST) ? (base.CORPUS_HOST.includes(":") ? "::1" : "127.0.0.1") : base.CORPUS_HOST;
+  const local = `${base.CORPUS_TLS_CERT_FILE ? "https" : "http"}://${urlHost(host)}:${port}`;
+  return {
+    resourceUrl: (base.CORPUS_OAUTH_RESOURCE_URL ?? local).replace(/\/+$/, ""),
+    issuer: (base.CORPUS_OAUTH_ISSUER ?? local).replace(/\/+$/, ""),
+  };
+}
+
 /** The name of one CORPUS_* variable. */
 export type ConfigVariable = keyof Static<typeof ConfigSchema>;
 
@@ -326,12 +356,9 @@ export function loadConfig(
       `CORPUS_CONNECTOR_ALLOW_HOSTS=${JSON.stringify(base.CORPUS_CONNECTOR_ALLOW_HOSTS)} is not allowed: ${(error as Error).message}`,
     );
   }
-  const hostForUrl = base.CORPUS_HOST.includes(":") ? `[${base.CORPUS_HOST}]` : base.CORPUS_HOST;
-  const local = `${base.CORPUS_TLS_CERT_FILE ? "https" : "http"}://${hostForUrl}:${base.CORPUS_PORT}`;
   return {
     ...base,
-    resourceUrl: (base.CORPUS_OAUTH_RESOURCE_URL ?? local).replace(/\/+$/, ""),
-    issuer: (base.CORPUS_OAUTH_ISSUER ?? local).replace(/\/+$/, ""),
+    ...ownUrls(base, base.CORPUS_PORT),
     corsOrigins: base.CORPUS_CORS_ALLOW_ORIGINS_CSV.split(",")
       .map((s) => s.trim())
       .filter(Boolean),

@@ -1,7 +1,7 @@
 // Starts the service: configuration, data dir, keys, database, the app, the listener.
 import type { Server } from "bun";
 import { createApp, ERROR_SHAPES } from "./app";
-import type { Config } from "./config";
+import { type Config, isWildcardHost, ownUrls } from "./config";
 import { MODEL_COPIES } from "./embedding/embedder";
 import { withDefaultHost } from "./http/host-check";
 import { beginRequest } from "./http/request-context";
@@ -112,42 +112,69 @@ export async function operatorMetrics(services: Services): Promise<Metrics> {
   return metrics;
 }
 
-export async function startServer(config: Config, log: Logger): Promise<Running> {
+export async function startServer(configured: Config, log: Logger): Promise<Running> {
   // Before anything is opened: a certificate that cannot be used is a start-up error.
-  const tls = loadTls(config);
-  if (tls) ensurePortFree(config.CORPUS_HOST, config.CORPUS_PORT);
-  const services = await createServices(config, log);
-  // The serving process's operator file is the operator's: grants of connectors gone from it go too.
-  services.connectors.dropStaleOperatorGrants();
-  // D29: nothing that runs in the background ends the process.
-  services.guard.installProcessHandlers();
-  const metrics = config.CORPUS_METRICS_LISTEN ? await operatorMetrics(services) : undefined;
-  const app = createApp(services, metrics);
-  let metricsListener: MetricsListener | undefined;
-  try {
-    // Before the service's listener: an address in use stops the start with nothing left listening.
-    if (metrics) metricsListener = startMetricsListener(config.CORPUS_METRICS_LISTEN!, metrics, log.child("metrics"));
-  } catch (error) {
-    await services.close();
-    throw error;
-  }
+  const tls = loadTls(configured);
+  if (tls) ensurePortFree(configured.CORPUS_HOST, configured.CORPUS_PORT);
+  // The listener's handler is the app once it is built; a request that comes sooner waits for it.
+  let handle: ((request: Request, server: Server<undefined>) => Response | Promise<Response>) | undefined;
+  const built = Promise.withResolvers<void>();
+  built.promise.catch(() => {});
   const options = {
-    hostname: config.CORPUS_HOST,
+    hostname: configured.CORPUS_HOST,
     // The body-limit plugin answers 413 (spec shape, security headers) before reading a body
     // declared too large, and cuts off a chunked one as it passes the limit: the runtime's own
     // cap, which answers a bare 413, must never be reached first.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     development: false,
-    fetch: createFetch(app.fetch, config, log),
+    fetch: (request: Request, server: Server<undefined>) =>
+      handle ? handle(request, server) : built.promise.then(() => handle!(request, server)),
     reusePort: tls !== undefined,
   };
-  let server: Server<undefined> = Bun.serve({ ...options, port: config.CORPUS_PORT, ...(tls && { tls: tls.files }) });
+  const listen = (port: number) => Bun.serve({ ...options, port, ...(tls && { tls: tls.files }) });
+  // D4: with CORPUS_PORT=0 the port exists only once bound, and the resource URL and issuer (the
+  // 401's resource_metadata, the OAuth metadata, tokens' audience, the connector callback) are
+  // built on it: the listener comes first, then everything else from the address it got.
+  const early = configured.CORPUS_PORT === 0 ? listen(0) : undefined;
+  const config: Config = early ? { ...configured, ...ownUrls(configured, early.port!) } : configured;
+  let services: Services;
+  let metrics: Metrics | undefined;
+  let metricsListener: MetricsListener | undefined;
+  try {
+    services = await createServices(config, log);
+    // The serving process's operator file is the operator's: grants of connectors gone from it go too.
+    services.connectors.dropStaleOperatorGrants();
+    // D29: nothing that runs in the background ends the process.
+    services.guard.installProcessHandlers();
+    metrics = config.CORPUS_METRICS_LISTEN ? await operatorMetrics(services) : undefined;
+  } catch (error) {
+    built.reject(error);
+    await early?.stop(true);
+    throw error;
+  }
+  const app = createApp(services, metrics);
+  try {
+    // Before the service's listener: an address in use stops the start with nothing left listening.
+    if (metrics) metricsListener = startMetricsListener(config.CORPUS_METRICS_LISTEN!, metrics, log.child("metrics"));
+  } catch (error) {
+    built.reject(error);
+    await early?.stop(true);
+    await services.close();
+    throw error;
+  }
+  let server: Server<undefined> = early ?? listen(config.CORPUS_PORT);
+  handle = createFetch(app.fetch, config, log);
+  built.resolve();
   // Listeners replaced by a reload, finishing the requests they had.
   const retiring = new Set<Server<undefined>>();
   const url = server.url.href.replace(/\/$/, "");
   if (tls) log.info("serving HTTPS", { certificate: tls.summary });
   // Deliveries left in the outbox by an earlier run go out now.
   services.webhookWorker.start();
+  if (isWildcardHost(config.CORPUS_HOST) && !config.CORPUS_OAUTH_RESOURCE_URL)
+    log.warning(
+      `CORPUS_HOST=${config.CORPUS_HOST} and no CORPUS_OAUTH_RESOURCE_URL: assistants sign in at ${config.resourceUrl}, on this machine only; set CORPUS_OAUTH_RESOURCE_URL to the address clients elsewhere use`,
+    );
   if (config.CORPUS_AUTH_DISABLED) log.warning("CORPUS_AUTH_DISABLED=true: /mcp accepts requests without a token (development only)");
   log.info("listening", { url, data_dir: config.CORPUS_DATA_DIR });
   // Work owed from before (a crash, a restart): archive vectors, connector embeddings and scans,

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ConfigError, describeConfig, loadConfig } from "../src/config";
+import { ConfigError, describeConfig, loadConfig, ownUrls } from "../src/config";
 
 describe("config (D1, second document part 8)", () => {
   test("embedded defaults", () => {
@@ -40,6 +40,34 @@ describe("config (D1, second document part 8)", () => {
     expect(c.corsOrigins).toEqual(["https://a.example.com", "http://b.example:3000"]);
     expect(c.resourceUrl).toBe("https://corpus.example.com");
     expect(c.issuer).toBe("http://[::1]:9000");
+  });
+
+  test("a wildcard CORPUS_HOST is no address a client goes to: resource URL and issuer are this machine's loopback (D4)", () => {
+    for (const [host, url] of [
+      ["0.0.0.0", "http://127.0.0.1:8080"],
+      ["::", "http://[::1]:8080"],
+      ["[::]", "http://[::1]:8080"],
+    ]) {
+      const c = loadConfig({ CORPUS_HOST: host });
+      expect({ host, resourceUrl: c.resourceUrl, issuer: c.issuer }).toEqual({ host, resourceUrl: url!, issuer: url! });
+    }
+    const set = loadConfig({
+      CORPUS_HOST: "0.0.0.0",
+      CORPUS_OAUTH_RESOURCE_URL: "https://corpus.example.com",
+      CORPUS_OAUTH_ISSUER: "https://id.example.com",
+    });
+    expect([set.resourceUrl, set.issuer]).toEqual(["https://corpus.example.com", "https://id.example.com"]);
+  });
+
+  test("with the port bound, the own URLs name it; set variables stay as they are (D4)", () => {
+    expect(ownUrls(loadConfig({ CORPUS_PORT: "0" }), 41234)).toEqual({
+      resourceUrl: "http://127.0.0.1:41234",
+      issuer: "http://127.0.0.1:41234",
+    });
+    expect(ownUrls(loadConfig({ CORPUS_PORT: "0", CORPUS_OAUTH_ISSUER: "https://id.example.com/" }), 41234)).toEqual({
+      resourceUrl: "http://127.0.0.1:41234",
+      issuer: "https://id.example.com",
+    });
   });
 
   test("an empty value means the default", () => {

@@ -4,17 +4,9 @@
 // is built from the address actually bound (the listener's real port), and, for a wildcard host,
 // from the origin the request reached (its Host header, as the connector panel does). That Host
 // only ever becomes a link's text: tokens, redirects and the OAuth metadata keep resourceUrl.
-import type { Config } from "../config";
+import { type Config, isWildcardHost as isWildcard, urlHost } from "../config";
 import { hostNameOf } from "./host-check";
 import type { RequestInfo } from "./request-context";
-
-/** Addresses that mean "every interface": bound to, never reached. */
-const WILDCARD_HOSTS = new Set(["0.0.0.0", "::", "[::]", "::0", "[::0]"]);
-
-const isWildcard = (host: string) => WILDCARD_HOSTS.has(host.toLowerCase());
-
-/** A host as it is written in a URL (an IPv6 address in brackets). */
-const urlHost = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
 
 /**
  * The Host a request reached, lower case, when it is a host[:port] that names an address a
