@@ -283,24 +283,45 @@ function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r:
   return [row, { ...base, text: asked.map((c) => c.line).join("; "), at: 1, label, ofKind }];
 }
 
+/** What candidates are read from of a source whatever the question asks but a contact: remembered per chunk's version (statement-memo.ts). */
+export interface SourceReading {
+  statements: readonly Statement[];
+  /** The words of what names it (its head: title, sender, first lines), and of its text. */
+  headWords: ReadonlySet<string>;
+  words: ReadonlySet<string>;
+}
+export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceReading {
+  // Read when asked for: a table row's candidates are its cells, not its statements.
+  let statements: readonly Statement[] | undefined;
+  return {
+    get statements() {
+      statements ??= statementLines(s, contactWanted);
+      return statements;
+    },
+    headWords: new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))),
+    words: new Set(words(s.text)),
+  };
+}
+
 /**
  * A source's candidate statements: a table row's, else its sentences that can answer (not headers
- * or boilerplate). `statements` gives its statements when they are remembered (statement-memo.ts).
+ * or boilerplate). `read` gives what is read of it when that is remembered (statement-memo.ts).
  */
 function candidatesOf(
   s: AnswerSource,
   source: number,
   r: Reading,
   rankShare = 1,
-  statements: () => readonly Statement[] = () => statementLines(s, r.plan.contact),
+  read: () => SourceReading = () => sourceReading(s, r.plan.contact),
 ): Candidate[] {
   const lines = s.text
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  const share = (held: Set<string>) => (r.names.length ? r.names.filter((n) => held.has(n)).length / r.names.length : 0);
-  const named = share(new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))));
-  const namedInRecord = share(new Set(words(s.text)));
+  const reading = read();
+  const share = (held: ReadonlySet<string>) => (r.names.length ? r.names.filter((n) => held.has(n)).length / r.names.length : 0);
+  const named = share(reading.headWords);
+  const namedInRecord = share(reading.words);
   const base = { source, rankShare, named, namedInRecord, quoted: false, failsAmount: s.meetsAmount === false };
   // A table row's lines are its cells; lines shaped "Column: value" elsewhere too, never a mail's header block.
   const row =
@@ -315,7 +336,7 @@ function candidatesOf(
     .map((name, at) => ({ ...base, text: `From: ${name}`, at, label: "From", ofKind: true }));
   let closing = false;
   let intro: string | undefined;
-  for (const statement of statements()) {
+  for (const statement of reading.statements) {
     // An address is a contact line: an answer only when a place or a contact is asked (issue 16).
     if (statement.holds === "address" && !r.plan.contact) continue;
     // A mail's signature (a name alone under "Thanks," or "Thank you!"): who wrote it, for who is asked.
@@ -409,8 +430,8 @@ export function chunkFitFor(plan: AnswerPlan, remembered?: ChunkStatements): (ch
   // Of a chunk's first CHUNK_PROBE characters (a chunk is ~200 tokens; a crafted one can be a megabyte).
   const scores = (chunk: string, key?: string) => {
     const text = chunk.slice(0, CHUNK_PROBE);
-    const statements = remembered && key !== undefined ? () => remembered.of(key, text, r.plan.contact) : undefined;
-    return candidatesOf({ text }, 0, r, 1, statements).flatMap((c) => (!kinded || FEATURE_VALUES.kind(c, r) > 0 ? [scoreOf(c, r)] : []));
+    const read = remembered && key !== undefined ? () => remembered.of(key, text, r.plan.contact) : undefined;
+    return candidatesOf({ text }, 0, r, 1, read).flatMap((c) => (!kinded || FEATURE_VALUES.kind(c, r) > 0 ? [scoreOf(c, r)] : []));
   };
   return (chunk, key) => Math.max(0, ...scores(chunk, key));
 }
