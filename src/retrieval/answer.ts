@@ -13,6 +13,7 @@ import { anyOf, wholeWords } from "./language/patterns";
 import { ARTICLES, AT_PLACE, all, CONTACT_NOUNS, DATE_NOUNS, MONEY_WORDS, PERSON_NOUNS, PLACE_NOUNS, TOTAL_LABELS } from "./language/words";
 import type { QueryPlan } from "./plan";
 import { sendersOf } from "./senders";
+import type { ChunkStatements } from "./statement-memo";
 import {
   CONTACT,
   CONTACTS_IN_LINE,
@@ -24,6 +25,7 @@ import {
   NOT_AN_ITEM,
   SENTENCE,
   SENTENCE_PROBE,
+  type Statement,
   statementLines,
 } from "./statements";
 
@@ -281,15 +283,45 @@ function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r:
   return [row, { ...base, text: asked.map((c) => c.line).join("; "), at: 1, label, ofKind }];
 }
 
-/** A source's candidate statements: a table row's, else its sentences that can answer (not headers or boilerplate). */
-function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1): Candidate[] {
+/** What candidates are read from of a source whatever the question asks but a contact: remembered per chunk's version (statement-memo.ts). */
+export interface SourceReading {
+  statements: readonly Statement[];
+  /** The words of what names it (its head: title, sender, first lines), and of its text. */
+  headWords: ReadonlySet<string>;
+  words: ReadonlySet<string>;
+}
+export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceReading {
+  // Read when asked for: a table row's candidates are its cells, not its statements.
+  let statements: readonly Statement[] | undefined;
+  return {
+    get statements() {
+      statements ??= statementLines(s, contactWanted);
+      return statements;
+    },
+    headWords: new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))),
+    words: new Set(words(s.text)),
+  };
+}
+
+/**
+ * A source's candidate statements: a table row's, else its sentences that can answer (not headers
+ * or boilerplate). `read` gives what is read of it when that is remembered (statement-memo.ts).
+ */
+function candidatesOf(
+  s: AnswerSource,
+  source: number,
+  r: Reading,
+  rankShare = 1,
+  read: () => SourceReading = () => sourceReading(s, r.plan.contact),
+): Candidate[] {
   const lines = s.text
     .split("\n")
     .map((x) => x.trim())
     .filter(Boolean);
-  const share = (held: Set<string>) => (r.names.length ? r.names.filter((n) => held.has(n)).length / r.names.length : 0);
-  const named = share(new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))));
-  const namedInRecord = share(new Set(words(s.text)));
+  const reading = read();
+  const share = (held: ReadonlySet<string>) => (r.names.length ? r.names.filter((n) => held.has(n)).length / r.names.length : 0);
+  const named = share(reading.headWords);
+  const namedInRecord = share(reading.words);
   const base = { source, rankShare, named, namedInRecord, quoted: false, failsAmount: s.meetsAmount === false };
   // A table row's lines are its cells; lines shaped "Column: value" elsewhere too, never a mail's header block.
   const row =
@@ -304,7 +336,7 @@ function candidatesOf(s: AnswerSource, source: number, r: Reading, rankShare = 1
     .map((name, at) => ({ ...base, text: `From: ${name}`, at, label: "From", ofKind: true }));
   let closing = false;
   let intro: string | undefined;
-  for (const statement of statementLines(s, r.plan.contact)) {
+  for (const statement of reading.statements) {
     // An address is a contact line: an answer only when a place or a contact is asked (issue 16).
     if (statement.holds === "address" && !r.plan.contact) continue;
     // A mail's signature (a name alone under "Thanks," or "Thank you!"): who wrote it, for who is asked.
@@ -387,15 +419,20 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): str
   return said.map(({ c }) => `${/[.!?]$/.test(c.text) ? c.text : `${c.text}.`} [${c.source + 1}]`).join(" ");
 }
 
-/** How well a chunk answers the plan: its best statement's score (of the kind asked, when one is); the chunk a document is cited by. */
-export function chunkFitFor(plan: AnswerPlan): (chunk: string) => number {
+/**
+ * How well a chunk answers the plan: its best statement's score (of the kind asked, when one is);
+ * the chunk a document is cited by. With `remembered`, a chunk's statements are read once per
+ * version of the chunk of `key` (statement-memo.ts), not on every question.
+ */
+export function chunkFitFor(plan: AnswerPlan, remembered?: ChunkStatements): (chunk: string, key?: string) => number {
   const r = readingOf(plan);
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
   // Of a chunk's first CHUNK_PROBE characters (a chunk is ~200 tokens; a crafted one can be a megabyte).
-  const scores = (chunk: string) =>
-    candidatesOf({ text: chunk.slice(0, CHUNK_PROBE) }, 0, r).flatMap((c) =>
-      !kinded || FEATURE_VALUES.kind(c, r) > 0 ? [scoreOf(c, r)] : [],
-    );
-  return (chunk) => Math.max(0, ...scores(chunk));
+  const scores = (chunk: string, key?: string) => {
+    const text = chunk.slice(0, CHUNK_PROBE);
+    const read = remembered && key !== undefined ? () => remembered.of(key, text, r.plan.contact) : undefined;
+    return candidatesOf({ text }, 0, r, 1, read).flatMap((c) => (!kinded || FEATURE_VALUES.kind(c, r) > 0 ? [scoreOf(c, r)] : []));
+  };
+  return (chunk, key) => Math.max(0, ...scores(chunk, key));
 }
 const CHUNK_PROBE = 8_000;

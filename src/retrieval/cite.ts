@@ -1,6 +1,7 @@
 // Step 5: the chunk each kept result cites: the one that matched by meaning, else by words; in
 // a mail, its own words before the message it quotes or forwards.
 import { words } from "./bm25";
+import { recordKey } from "./record-memo";
 import type { RankedChunk } from "./types";
 
 /**
@@ -10,19 +11,28 @@ import type { RankedChunk } from "./types";
  * rather than by the one nearest in meaning (outside walkthrough: "how much did we pay Amazon Web
  * Services" cited the invoice's footnote, and the answer had no amount to quote).
  */
-export function cite(kept: RankedChunk[], terms: string[], chunksOf: (c: RankedChunk) => string[], fits?: (chunk: string) => number): void {
+export function cite(
+  kept: RankedChunk[],
+  terms: string[],
+  chunksOf: (c: RankedChunk) => string[],
+  fits?: (chunk: string, key?: string) => number,
+): void {
   for (const c of kept) {
     const chunks = c.chunks ?? chunksOf(c);
     if (c.chunkIndex < 0 || c.chunkIndex >= chunks.length) c.chunkIndex = bestByWords(chunks, terms);
     if (c.record.type === "email") c.chunkIndex = ownTextFirst(c.record.content, chunks, c.chunkIndex, terms);
-    else if (fits && chunks.length > 1) c.chunkIndex = answeringChunk(chunks, c.chunkIndex, terms, fits);
+    else if (fits && chunks.length > 1) {
+      // Each chunk by its record's key and its place: what is read of it is remembered per version (statement-memo.ts).
+      const record = recordKey(c.owner, c.connectorId, c.record.id);
+      c.chunkIndex = answeringChunk(chunks, c.chunkIndex, terms, (chunk, i) => fits(chunk, `${record}\u0000${i}`));
+    }
     c.text = chunks[c.chunkIndex] ?? c.record.title;
     delete c.chunks;
   }
 }
 
 /** The chunk that best holds the kind of answer asked for, of those naming most of the question's words; `best` unless another holds more. */
-function answeringChunk(chunks: string[], best: number, terms: string[], fits: (chunk: string) => number): number {
+function answeringChunk(chunks: string[], best: number, terms: string[], fits: (chunk: string, i: number) => number): number {
   const fit = chunks.map(fits);
   const most = Math.max(...fit);
   if (fit[best]! >= most) return best;

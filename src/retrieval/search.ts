@@ -19,6 +19,7 @@ import { DENSE_WEIGHT, fuse } from "./fuse";
 import { gather } from "./gather";
 import type { QueryPlan } from "./plan";
 import { scoreCandidates } from "./score";
+import { ChunkStatements } from "./statement-memo";
 import { elapsedMs, type QueryOptions, type QueryOutcome, type Question, type RankedChunk } from "./types";
 
 export { CHUNK_CACHE_CHARS } from "./chunk-cache";
@@ -32,6 +33,8 @@ export const DEBUG_TOP_RESULTS = 10;
 
 export class QueryService {
   private readonly chunkCache: ChunkCache;
+  /** The cited chunks' statements, read once per version of each chunk (statement-memo.ts). */
+  readonly chunkStatements = new ChunkStatements();
 
   constructor(
     private readonly connectors: ConnectorRegistry,
@@ -103,7 +106,12 @@ export class QueryService {
     // Only the results returned are cited: choosing a document's chunk reads every statement of every chunk (answer.ts chunkFitFor).
     if (o.texts !== false)
       wordsRemembered(() =>
-        cite(returnedOf(chunks, kept, o.returned), q.terms, (c) => chunksOf(c.owner, c.connectorId, c.record), chunkFitFor(q.plan)),
+        cite(
+          returnedOf(chunks, kept, o.returned),
+          q.terms,
+          (c) => chunksOf(c.owner, c.connectorId, c.record),
+          chunkFitFor(q.plan, this.chunkStatements),
+        ),
       );
     return {
       plan: q.plan,

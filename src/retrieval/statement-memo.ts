@@ -1,0 +1,54 @@
+// What a cited chunk's candidate statements are read from (answer.ts sourceReading: its statements,
+// statements.ts statementLines, and its words), read once per version of the chunk instead of on
+// every question (issue 36): choosing the chunk a document is cited by (cite.ts, answer.ts
+// chunkFitFor) read every statement of every chunk of every returned result again for each
+// question, ~45% of the serving thread's CPU per question in shape B. What a question does with
+// them (its features, its scores) stays per question. Keyed by owner, connector, record and chunk
+// (record-memo.ts recordKey: never shared between users, D25), kept while the chunk's text is the
+// same, bounded by the characters the readings hold, oldest out first.
+import { type SourceReading, sourceReading } from "./answer";
+import { RecordMemo } from "./record-memo";
+import type { Statement } from "./statements";
+
+/**
+ * Characters the memo holds (each statement's text and label, each word, and ITEM_OVERHEAD per
+ * statement, per word and per entry): ~4 MB, as the chunk cache (chunk-cache.ts CHUNK_CACHE_CHARS)
+ * whose chunks they are read from; a chunk is read twice at most (a contact asked or not).
+ */
+export const STATEMENTS_KEPT_CHARS = 4_000_000;
+/** What a statement's or a word's object and an entry cost beside their characters: an empty chunk's entry is no free entry. */
+const ITEM_OVERHEAD = 32;
+
+const charsOf = (reading: SourceReading) => {
+  let chars = ITEM_OVERHEAD;
+  for (const s of reading.statements) chars += s.text.length + (s.label?.length ?? 0) + ITEM_OVERHEAD;
+  for (const w of reading.headWords) chars += w.length + ITEM_OVERHEAD;
+  for (const w of reading.words) chars += w.length + ITEM_OVERHEAD;
+  return chars;
+};
+
+/** A statement shared between questions, made read-only: a change would reach every later question's reading. */
+function frozen(s: Statement): Statement {
+  if (s.meanings) Object.freeze(s.meanings);
+  return Object.freeze(s);
+}
+
+export class ChunkStatements {
+  private readonly memo = new RecordMemo<SourceReading>(STATEMENTS_KEPT_CHARS, charsOf);
+  /** Chunks read so far, remembered or not (tests count the work). */
+  reads = 0;
+
+  /** What is read of a document's chunk `text`, of the chunk `key` (recordKey and the chunk's place), as a question asking a contact or not reads it. */
+  of(key: string, text: string, contactWanted: boolean): SourceReading {
+    return this.memo.get(`${key}\u0000${contactWanted ? "contact" : "other"}`, text, () => {
+      this.reads++;
+      const read = sourceReading({ text }, contactWanted);
+      return Object.freeze({ statements: Object.freeze(read.statements.map(frozen)), headWords: read.headWords, words: read.words });
+    });
+  }
+
+  /** Characters held now (tests). */
+  get chars(): number {
+    return this.memo.size;
+  }
+}

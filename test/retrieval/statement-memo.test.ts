@@ -1,0 +1,72 @@
+// Choosing the chunk a document is cited by reads each chunk's statements once per version of the
+// chunk (issue 36: ~45% of the serving thread's CPU per question was reading them again on every
+// question), per user (D25), and cites the same chunk as reading them afresh.
+import { expect, test } from "bun:test";
+import type { SourceRecord } from "../../src/connectors/types";
+import { chunkFitFor } from "../../src/retrieval/answer";
+import { cite } from "../../src/retrieval/cite";
+import { planQuery } from "../../src/retrieval/plan";
+import { ChunkStatements, STATEMENTS_KEPT_CHARS } from "../../src/retrieval/statement-memo";
+import type { RankedChunk } from "../../src/retrieval/types";
+
+const invoice = (id: string): SourceRecord => ({
+  id,
+  title: `${id}.pdf`,
+  content: "",
+  source_url: `file:///invoices/${id}.pdf`,
+  date: null,
+  type: "file",
+  path: `${id}.pdf`,
+  metadata: {},
+});
+const chunksOf = (id: string) => [
+  `${id} Invoice Number 12345\nInvoice Date: August 3, 2014\nTotal for this invoice $4.11\nBill to: Acme Corp, 12 Main Street`,
+  `All services are sold by ${id}, Inc.\nThis is not a VAT invoice.\nPhone: +1 206 555 0100\nPlease see the Account Activity page.`,
+  `${id} support\nContact us at support@example.com\nWe ship within 7 days of the order.`,
+];
+const records = ["aws", "orlen", "coolblue"];
+
+/** The chunk each record is cited by for `question`, as `owner`, with the statements remembered in `memo` or read afresh. */
+function cited(question: string, memo?: ChunkStatements, owner = "alice", chunks = chunksOf): number[] {
+  const kept = records.map(
+    (id) => ({ owner, connectorId: "invoices", record: invoice(id), chunkIndex: 1, chunks: chunks(id) }) as unknown as RankedChunk,
+  );
+  cite(kept, planQuery(question).terms, () => [], chunkFitFor(planQuery(question), memo));
+  return kept.map((c) => c.chunkIndex);
+}
+
+test("a second question on the same records reads no chunk again, and cites what reading afresh cites", () => {
+  const memo = new ChunkStatements();
+  const first = "How much did we pay for the invoice?";
+  expect(cited(first, memo)).toEqual(cited(first));
+  expect(memo.reads).toBe(records.length * 3);
+  for (const question of ["When was the invoice issued?", "Within how many days do they ship?", "What is the invoice number?"]) {
+    expect(cited(question, memo)).toEqual(cited(question));
+    expect(memo.reads).toBe(records.length * 3);
+  }
+  // A question asking a contact reads the chunks as such once (its statements differ), then no more.
+  expect(cited("What is the phone number of aws?", memo)).toEqual(cited("What is the phone number of aws?"));
+  expect(memo.reads).toBe(records.length * 3 * 2);
+  expect(cited("What is the phone number of orlen?", memo)).toEqual(cited("What is the phone number of orlen?"));
+  expect(memo.reads).toBe(records.length * 3 * 2);
+});
+
+test("a chunk changed is read again, alone; another user's same records are read for them (D25)", () => {
+  const memo = new ChunkStatements();
+  const question = "How much did we pay for the invoice?";
+  cited(question, memo);
+  const changed = (id: string) => chunksOf(id).map((c, i) => (id === "aws" && i === 0 ? c.replace("$4.11", "$9.99") : c));
+  expect(cited(question, memo, "alice", changed)).toEqual(cited(question, undefined, "alice", changed));
+  expect(memo.reads).toBe(records.length * 3 + 1);
+  cited(question, memo, "bob");
+  expect(memo.reads).toBe(records.length * 3 * 2 + 1);
+});
+
+test("what the memo holds stays under STATEMENTS_KEPT_CHARS", () => {
+  const memo = new ChunkStatements();
+  const line = "word ".repeat(1_400);
+  for (let i = 0; i < 800; i++) memo.of(`alice\u0000c\u0000r${i}\u00000`, `${line}${i}`, false);
+  expect(memo.reads).toBe(800);
+  expect(memo.chars).toBeGreaterThan(STATEMENTS_KEPT_CHARS / 2);
+  expect(memo.chars).toBeLessThanOrEqual(STATEMENTS_KEPT_CHARS);
+});
