@@ -10,7 +10,7 @@ import { MAX_KNN } from "../../vectors/store";
 import type { SearchHit } from "../types";
 import { visible } from "./documents";
 import type { HeldVectors, HeldVectorsOf } from "./held-vectors";
-import { ftsTotals } from "./word-statistics";
+import { ftsTotals, lengthOf } from "./word-statistics";
 
 export type Scores = Omit<SearchHit, "record">;
 
@@ -137,12 +137,15 @@ function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, limit: nu
   const ownAverage = own.length / own.rows || 1;
   const tableAverage = table.length / table.rows || 1;
   // Every row of the phrase (its hit count is FTS5's), whether this index's and whether asked for.
+  // Its length from FTS5's own row of it: connector_docs.terms_length is stored after the sealed
+  // record, whose overflow pages reading it walks (a pass over 42,824 hits: 440 ms against 250).
   const hitsOf = ix.db.query<
-    { doc: number; score: number; length: number | null; own: number | null; wanted: number | null },
+    { doc: number; score: number; sz: Uint8Array | null; own: number | null; wanted: number | null },
     Array<string | number>
   >(
-    `SELECT f.rowid AS doc, -bm25(connector_terms) AS score, d.terms_length AS length, d.owner = ? AS own, (d.owner = ?${dates.sql}) AS wanted
-     FROM connector_terms f LEFT JOIN connector_docs d ON d.doc = f.rowid WHERE connector_terms MATCH ?`,
+    `SELECT f.rowid AS doc, -bm25(connector_terms) AS score, z.sz, d.owner = ? AS own, (d.owner = ?${dates.sql}) AS wanted
+     FROM connector_terms f LEFT JOIN connector_docs d ON d.doc = f.rowid LEFT JOIN connector_terms_docsize z ON z.id = f.rowid
+     WHERE connector_terms MATCH ?`,
   );
   const score = new Map<number, number>();
   for (const part of parts) {
@@ -153,7 +156,7 @@ function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, limit: nu
       tableHits++;
       if (!h.own) continue;
       ownHits++;
-      if (h.wanted) wanted.push({ doc: h.doc, score: h.score, length: h.length ?? 0 });
+      if (h.wanted) wanted.push({ doc: h.doc, score: h.score, length: lengthOf(h.sz) });
     }
     const tableIdf = idf(table.rows, tableHits);
     const ownIdf = idf(own.rows, ownHits);

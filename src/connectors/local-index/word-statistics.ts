@@ -20,10 +20,12 @@ function varints(block: Uint8Array): number[] {
   return values;
 }
 
-/** A row's length in words, all its columns (what FTS5's bm25() takes for it); 0 if it has none. */
+/** A row's length in words from its `_docsize` row (`sz`): all its columns, what FTS5's bm25() takes for it; 0 if it has none. */
+export const lengthOf = (sz: Uint8Array | null | undefined): number => (sz ? varints(sz).reduce((sum, n) => sum + n, 0) : 0);
+
+/** A row's length in words, read from FTS5 (lengthOf). */
 export function termsLength(db: Database, doc: number): number {
-  const sz = db.query<{ sz: Uint8Array }, [number]>("SELECT sz FROM connector_terms_docsize WHERE id = ?").get(doc)?.sz;
-  return sz ? varints(sz).reduce((sum, n) => sum + n, 0) : 0;
+  return lengthOf(db.query<{ sz: Uint8Array }, [number]>("SELECT sz FROM connector_terms_docsize WHERE id = ?").get(doc)?.sz);
 }
 
 /**
