@@ -55,7 +55,7 @@ async function index() {
   embedAll(ix);
   embedAll(other);
   const asked = (extra: Partial<CandidatesAsked> = {}): CandidatesAsked => ({
-    match: keys.blinder.match(["harbour", "audit"]),
+    parts: keys.blinder.matchParts(["harbour", "audit"]),
     words: 10,
     nearest: 40,
     // Stored vectors are keyed (rotated); these tests compare two searches of the same ones.
@@ -72,7 +72,7 @@ test("the held vectors find what sqlite-vec finds, in the same order, with and w
   const { rows, asked } = await index();
   const held = new HeldVectors();
   for (let i = 0; i < 6; i++) {
-    const a = asked(i % 3 === 0 ? { match: undefined } : {});
+    const a = asked(i % 3 === 0 ? { parts: [] } : {});
     expect(shown(candidates(rows, a, held))).toEqual(shown(candidates(rows, a)));
     const dated = asked({ dateFrom: "2012-01-01T00:00:00.000Z", dateTo: "2016-01-01T00:00:00.000Z" });
     expect(shown(candidates(rows, dated, held))).toEqual(shown(candidates(rows, dated)));
@@ -133,7 +133,7 @@ test("a record removed and another put before the next search is found by its ow
     .query<{ embedding: Uint8Array }, [number]>("SELECT embedding FROM connector_vec WHERE chunk_id = ?")
     .get(last())!.embedding;
   const a = asked({
-    match: undefined,
+    parts: [],
     vector: new Float32Array(own.buffer.slice(own.byteOffset, own.byteOffset + own.byteLength)) as KeyedVector,
   });
   expect(shown(candidates(rows, a, held))).toEqual(shown(candidates(rows, a)));

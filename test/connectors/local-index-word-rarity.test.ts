@@ -1,9 +1,9 @@
 // A word's weight in an index's BM25 is its rarity among that index's records (candidates.ts
-// ownRarity), not among every index's rows of the shared FTS5 table: a small index beside a large
+// ownBm25), not among every index's rows of the shared FTS5 table: a small index beside a large
 // one ranks its records as it would alone. Before, "invoice" in most of a few invoices weighed
 // nearly as much as a vendor's name in one of them once 400 mails shared the table.
 import { expect, test } from "bun:test";
-import { ftsRowCount } from "../../src/connectors/local-index/candidates";
+import { ftsTotals } from "../../src/connectors/local-index/word-statistics";
 import { ask, localIndexes, mailRecord } from "../support/local-index";
 
 // Records of one length (a word of title, ten of text): the table's average lengths are the same
@@ -47,9 +47,22 @@ test("an index's records score by their words alike whether or not another index
   expect(Math.max(at("cb1"), at("cb2"))).toBeLessThan(at("aws"));
 });
 
-test("the row count FTS5 weighs words among is read from its averages record", async () => {
+test("the rows and total length FTS5 weighs words among are read from its averages record", async () => {
   const { db } = await invoicesIndex(37);
   const counted = db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_terms").get()!.n;
   expect(counted).toBe(INVOICES.length + 37);
-  expect(ftsRowCount(db)).toBe(counted);
+  expect(ftsTotals(db)?.rows).toBe(counted);
+  // Each record's length (FTS5's docsize), kept with it and summed per index as written.
+  const lengths = db.query<{ n: number }, []>("SELECT sum(terms_length) AS n FROM connector_docs").get()!.n;
+  expect(ftsTotals(db)?.length).toBe(lengths);
+  const kept = db
+    .query<{ owner: string; rows: number; length: number }, []>("SELECT owner, rows, length FROM connector_terms_counts ORDER BY owner")
+    .all();
+  const counts = db
+    .query<{ owner: string; rows: number; length: number }, []>(
+      "SELECT owner, count(*) AS rows, sum(terms_length) AS length FROM connector_docs GROUP BY owner ORDER BY owner",
+    )
+    .all();
+  expect(kept).toEqual(counts);
+  expect(kept.map((k) => k.rows)).toEqual([INVOICES.length, 37]);
 });

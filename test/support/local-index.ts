@@ -7,11 +7,12 @@ import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 
-/** A database with the key and index tables; `indexFor(owner)` is the index of connector `owner` of alice's. */
+/** A database with the key and index tables; `indexFor(owner)` is the index of connector `owner` of alice's, `keysFor(owner)` its keys. */
 export function localIndexes() {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
-  return { db, indexFor: (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true)) };
+  const keysFor = (owner: string) => indexKeysFor(keys, "alice", owner, true);
+  return { db, keysFor, indexFor: (owner: string) => new LocalIndex(db, owner, keysFor(owner)) };
 }
 
 /** A retrieval request for `terms` (ten records unless told). */

@@ -10,15 +10,14 @@ import { MAX_KNN } from "../../vectors/store";
 import type { SearchHit } from "../types";
 import { visible } from "./documents";
 import type { HeldVectors, HeldVectorsOf } from "./held-vectors";
+import { ftsTotals, lengthOf } from "./word-statistics";
 
 export type Scores = Omit<SearchHit, "record">;
 
 /** What a question asks of one index, made ready by the thread that holds its keys (rank.ts). */
 export interface CandidatesAsked {
-  /** The question's words and phrases blinded as an FTS5 query; none: no word search. */
-  match?: string;
-  /** Each word or phrase of `match` alone (TermBlinder.matchParts): weighed by its rarity in this index (ownRarity). */
-  parts?: string[];
+  /** The question's words and phrases, each blinded as an FTS5 phrase (TermBlinder.matchParts), any of them matched; none: no word search. */
+  parts: string[];
   /** Word matches asked for. */
   words: number;
   /** Nearest chunks asked for. */
@@ -97,80 +96,80 @@ export function candidates(ix: IndexRows, asked: CandidatesAsked, held?: HeldVec
     .deferred();
 }
 
-/** The best BM25 matches of the blinded words and phrases, by doc. */
+/** The best BM25 matches of the blinded words and phrases, by doc, scored by this index's own statistics (ownBm25). */
 function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition): Map<number, Scores> {
   const found = new Map<number, Scores>();
-  if (!asked.match) return found;
-  const rows = ix.db
-    .query<{ doc: number; score: number }, Array<string | number>>(
-      `SELECT d.doc, -bm25(connector_terms) AS score FROM connector_terms f JOIN connector_docs d ON d.doc = f.rowid
-       WHERE connector_terms MATCH ? AND d.owner = ?${dates.sql} ORDER BY bm25(connector_terms) LIMIT ?`,
-    )
-    .all(asked.match, ix.owner, ...dates.params, asked.words);
-  const own = ownRarity(ix, asked.parts ?? [], rows);
-  for (const r of own ?? rows) found.set(r.doc, { lexical: r.score });
+  for (const r of ownBm25(ix, asked.parts, dates, asked.words)) found.set(r.doc, { lexical: r.score });
   return found;
 }
 
-/**
- * The word matches scored as if this index had the FTS5 table to itself, best first; undefined
- * when it does, or one word is asked (its weight scales every score alike). FTS5 weighs a word by
- * its rarity among all the table's rows, every index's counted, while each index blinds its words
- * with its own key: in a small index beside a large one every word looked rare. Among 11 invoices
- * beside 2,300 mails and receipts, "invoice" (in 6 of them) weighed 6.1 and "Coolblue" (in 2)
- * 7.0, where among the 11 alone FTS5 gives 0 and 1.3; a mention of "order" and "invoice"
- * outranked both Coolblue invoices for "Coolblue order invoices". Each word's BM25 (FTS5's, per
- * word) is re-weighed by FTS5's own idf over this index's rows: log((N - n + 0.5) / (n + 0.5)).
- */
-function ownRarity(
-  ix: IndexRows,
-  parts: string[],
-  rows: Array<{ doc: number; score: number }>,
-): Array<{ doc: number; score: number }> | undefined {
-  if (parts.length < 2 || rows.length === 0) return undefined;
-  const tableRows = ftsRowCount(ix.db);
-  const ownRows = ix.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_docs WHERE owner = ?").get(ix.owner)!.n;
-  if (tableRows === undefined || ownRows >= tableRows) return undefined;
-  const idf = (rowsOf: number, hits: number) => Math.max(FTS5_LEAST_IDF, Math.log((rowsOf - hits + 0.5) / (hits + 0.5)));
-  const score = new Map(rows.map((r) => [r.doc, 0]));
-  for (const part of parts) {
-    // Every hit of the part, scored: how many there are is its rarity (its token is this index's
-    // alone, blinded with its key), and those among the candidates are re-weighed by it. One pass
-    // over the part's hits, as FTS5's own bm25() makes to weigh it, read a row at a time (none
-    // kept but the candidates'); a rowid IN (…) condition made a pass per candidate (~20x slower).
-    const scores: Array<[number, number]> = [];
-    let hits = 0;
-    for (const h of ix.db
-      .query<{ doc: number; score: number }, [string]>(
-        "SELECT rowid AS doc, -bm25(connector_terms) AS score FROM connector_terms WHERE connector_terms MATCH ?",
-      )
-      .iterate(part)) {
-      hits++;
-      if (score.has(h.doc)) scores.push([h.doc, h.score]);
-    }
-    const reweigh = hits ? idf(ownRows, hits) / idf(tableRows, hits) : 0;
-    for (const [doc, s] of scores) score.set(doc, score.get(doc)! + s * reweigh);
-  }
-  return rows.map((r) => ({ doc: r.doc, score: score.get(r.doc)! })).sort((a, b) => b.score - a.score);
-}
-
-/** What FTS5's bm25() takes for a word in more than half the rows (fts5_aux.c), whose idf would be 0 or less. */
+/** FTS5's bm25() constants (fts5_aux.c): k1, b, and the idf it takes for a word in more than half the rows. */
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
 const FTS5_LEAST_IDF = 1e-6;
 
+/** FTS5's idf of a phrase in `hits` of `rows` rows. */
+const idf = (rows: number, hits: number) => Math.max(FTS5_LEAST_IDF, Math.log((rows - hits + 0.5) / (hits + 0.5)));
+
+/** A phrase's BM25 weight, idf aside, in a row of `length` words where the average is `average`. */
+const saturation = (frequency: number, length: number, average: number) =>
+  (frequency * (BM25_K1 + 1)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * length) / average));
+
 /**
- * The rows FTS5 weighs words among: the first varint of its averages record (fts5Int.h
- * FTS5_AVERAGES_ROWID, row 1 of `_data`; SQLite's varint: 7 bits a byte, high bit set while more
- * follow), read in one lookup where count(*) reads every row; undefined if it cannot be read.
+ * The `limit` best word matches (records shown, in the date range) scored by FTS5's BM25 as if
+ * this index had the table to itself (D25): each phrase's rarity among its own rows, each row's
+ * length against its own rows' average (connector_terms_counts). FTS5's bm25() takes both from
+ * the whole table, every index's rows: another user's 100 long rows flipped a short and a long
+ * record's order, its scores told how much text others held, and among 11 invoices beside 2,300
+ * mails every word looked rare ("invoice" in 6 weighed 6.1, "Coolblue" in 2 7.0; alone 0 and 1.3).
+ * A phrase's count in a row is read back from FTS5's score of it alone (its only unknown, the
+ * row's length known): s = idf * f(k1+1) / (f + K), so f = s K / (idf (k1+1) - s), an integer.
+ * Every hit is scored, not FTS5's best by the table's statistics: the work is one pass over each
+ * phrase's hits, a row lookup each, as FTS5's `ORDER BY bm25() LIMIT` made over the hits of all
+ * (and its idf a pass per phrase); what is kept is a score per matching record of this index.
  */
-export function ftsRowCount(db: Database): number | undefined {
-  const block = db.query<{ block: Uint8Array }, []>("SELECT block FROM connector_terms_data WHERE id = 1").get()?.block;
-  if (!block) return undefined;
-  let n = 0;
-  for (let i = 0; i < Math.min(block.length, 8); i++) {
-    n = n * 128 + (block[i]! & 0x7f);
-    if (block[i]! < 0x80) return n;
+function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, limit: number): Array<{ doc: number; score: number }> {
+  const own = ix.db
+    .query<{ rows: number; length: number }, [string]>("SELECT rows, length FROM connector_terms_counts WHERE owner = ?")
+    .get(ix.owner);
+  const table = ftsTotals(ix.db);
+  if (parts.length === 0 || !own || !table || own.rows === 0 || table.rows === 0) return [];
+  const ownAverage = own.length / own.rows || 1;
+  const tableAverage = table.length / table.rows || 1;
+  // Every row of the phrase (its hit count is FTS5's), whether this index's and whether asked for.
+  // Its length from FTS5's own row of it: connector_docs.terms_length is stored after the sealed
+  // record, whose overflow pages reading it walks (a pass over 42,824 hits: 440 ms against 250).
+  const hitsOf = ix.db.query<
+    { doc: number; score: number; sz: Uint8Array | null; own: number | null; wanted: number | null },
+    Array<string | number>
+  >(
+    `SELECT f.rowid AS doc, -bm25(connector_terms) AS score, z.sz, d.owner = ? AS own, (d.owner = ?${dates.sql}) AS wanted
+     FROM connector_terms f LEFT JOIN connector_docs d ON d.doc = f.rowid LEFT JOIN connector_terms_docsize z ON z.id = f.rowid
+     WHERE connector_terms MATCH ?`,
+  );
+  const score = new Map<number, number>();
+  for (const part of parts) {
+    let tableHits = 0;
+    let ownHits = 0;
+    const wanted: Array<{ doc: number; score: number; length: number }> = [];
+    for (const h of hitsOf.iterate(ix.owner, ix.owner, ...dates.params, part)) {
+      tableHits++;
+      if (!h.own) continue;
+      ownHits++;
+      if (h.wanted) wanted.push({ doc: h.doc, score: h.score, length: lengthOf(h.sz) });
+    }
+    const tableIdf = idf(table.rows, tableHits);
+    const ownIdf = idf(own.rows, ownHits);
+    for (const h of wanted) {
+      const k = BM25_K1 * (1 - BM25_B + (BM25_B * h.length) / tableAverage);
+      const frequency = Math.max(1, Math.round((h.score * k) / (tableIdf * (BM25_K1 + 1) - h.score)));
+      score.set(h.doc, (score.get(h.doc) ?? 0) + ownIdf * saturation(frequency, h.length, ownAverage));
+    }
   }
-  return undefined;
+  return [...score]
+    .map(([doc, s]) => ({ doc, score: s }))
+    .sort((a, b) => b.score - a.score || a.doc - b.doc)
+    .slice(0, limit);
 }
 
 /**

@@ -11,6 +11,7 @@ import { Turns } from "../turns";
 import type { SourceRecord } from "../types";
 import type { IndexContext } from "./context";
 import type { ScanEntry } from "./sync";
+import { termsLength } from "./word-statistics";
 
 /** Known sources by their keys (a keyed hash), with the size and mtime last read. */
 export function knownSources(ctx: IndexContext): Map<string, { size: number; mtime: number }> {
@@ -178,7 +179,7 @@ export async function putRecords(
   const first = Math.max(nextDoc(db), prepared?.firstDoc ?? 0);
   db.query("INSERT INTO connector_hidden (owner, from_doc) VALUES (?, ?)").run(owner, first);
   const insertDoc = db.query(
-    "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO connector_docs (doc, owner, source, size, mtime, record_date, terms_format, terms_length, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
   const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord, text) VALUES (?, ?, ?, ?)");
@@ -191,8 +192,8 @@ export async function putRecords(
       while (i < ready.records.length) {
         const doc = ready.firstDoc + i;
         const p = ready.records[i]!;
-        insertDoc.run(doc, owner, source, entry.size, entry.mtime, records[from + i]!.date, TERMS_FORMAT, p.sealed);
         insertTerms.run(doc, p.title, p.content);
+        insertDoc.run(doc, owner, source, entry.size, entry.mtime, records[from + i]!.date, TERMS_FORMAT, termsLength(db, doc), p.sealed);
         for (const [ord, text] of p.sealedChunks.entries()) insertChunk.run(doc, owner, ord, text);
         i++;
         if (turns.due()) break;
@@ -254,6 +255,7 @@ export function reblindStale(ctx: IndexContext, records: number, chars: number):
   const remove = db.query("DELETE FROM connector_terms WHERE rowid = ?");
   const insert = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
   const mark = db.query("UPDATE connector_docs SET terms_format = ? WHERE doc = ?");
+  const measured = db.query("UPDATE connector_docs SET terms_length = ? WHERE doc = ?");
   let done = 0;
   let blinded = 0;
   db.transaction(() => {
@@ -264,6 +266,7 @@ export function reblindStale(ctx: IndexContext, records: number, chars: number):
       if (words) {
         remove.run(doc);
         insert.run(doc, words.title, words.content);
+        measured.run(termsLength(db, doc), doc);
       }
       mark.run(TERMS_FORMAT, doc);
       done++;

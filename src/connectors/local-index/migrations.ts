@@ -2,6 +2,7 @@
 // any earlier version opens and upgrades by the same ids and statements.
 import { EMBEDDING_DIM } from "../../embedding/embedder";
 import type { Migration } from "../../store/migrations";
+import { termsLength } from "./word-statistics";
 
 export const indexMigrations: Migration[] = [
   {
@@ -171,6 +172,40 @@ export const indexMigrations: Migration[] = [
     id: "connectors-011-chunk-texts",
     up(db) {
       db.exec("ALTER TABLE connector_chunks ADD COLUMN text BLOB");
+    },
+  },
+  {
+    // Each index's own BM25 statistics (D25, candidates.ts ownBm25): each record's length in
+    // words (FTS5's, its docsize row), and each index's rows and their total length, counted as
+    // they are written (triggers on connector_docs, as connector_chunk_counts): FTS5's bm25()
+    // weighs lengths against the average of the whole table, every index's rows counted.
+    id: "connectors-012-terms-counts",
+    up(db) {
+      db.exec("ALTER TABLE connector_docs ADD COLUMN terms_length INTEGER NOT NULL DEFAULT 0");
+      const set = db.query("UPDATE connector_docs SET terms_length = ? WHERE doc = ?");
+      for (const { doc } of db.query<{ doc: number }, []>("SELECT doc FROM connector_docs").all()) set.run(termsLength(db, doc), doc);
+      db.exec(`CREATE TABLE connector_terms_counts (
+        owner TEXT PRIMARY KEY,
+        rows INTEGER NOT NULL,
+        length INTEGER NOT NULL
+      ) WITHOUT ROWID`);
+      db.exec(
+        "INSERT INTO connector_terms_counts (owner, rows, length) SELECT owner, count(*), sum(terms_length) FROM connector_docs GROUP BY owner",
+      );
+      db.exec(`CREATE TRIGGER connector_docs_counted_in AFTER INSERT ON connector_docs BEGIN
+        INSERT INTO connector_terms_counts (owner, rows, length) VALUES (NEW.owner, 1, NEW.terms_length)
+          ON CONFLICT (owner) DO UPDATE SET rows = rows + 1, length = length + excluded.length;
+      END`);
+      db.exec(`CREATE TRIGGER connector_docs_counted_out AFTER DELETE ON connector_docs BEGIN
+        UPDATE connector_terms_counts SET rows = rows - 1, length = length - OLD.terms_length WHERE owner = OLD.owner;
+        DELETE FROM connector_terms_counts WHERE owner = OLD.owner AND rows = 0;
+      END`);
+      db.exec(`CREATE TRIGGER connector_docs_counted_length AFTER UPDATE OF terms_length, owner ON connector_docs BEGIN
+        UPDATE connector_terms_counts SET rows = rows - 1, length = length - OLD.terms_length WHERE owner = OLD.owner;
+        DELETE FROM connector_terms_counts WHERE owner = OLD.owner AND rows = 0;
+        INSERT INTO connector_terms_counts (owner, rows, length) VALUES (NEW.owner, 1, NEW.terms_length)
+          ON CONFLICT (owner) DO UPDATE SET rows = rows + 1, length = length + excluded.length;
+      END`);
     },
   },
 ];
