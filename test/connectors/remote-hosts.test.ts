@@ -189,7 +189,7 @@ describe("users' hosts listed in CORPUS_CONNECTOR_ALLOW_HOSTS", () => {
       expect(ok).toMatchObject({ status: 200, body: { status: "ok", records: 1702 } });
       expect((await t.add({ ...imap("127.0.0.2"), id: "other" })).status).toBe(403);
       const shop = await t.add({ ...pg(servers.mysqlUrl), config: { url: servers.mysqlUrl, tables: [chinookInvoices("mysql")] } });
-      expect(shop).toMatchObject({ status: 200, body: { status: "ok", records: 412 } });
+      expect(shop).toMatchObject({ status: 200, body: { status: expect.stringMatching(ANSWERING), records: 412 } });
       expect(JSON.stringify(shop.body)).not.toContain("shop-pass");
       // Stored sealed (D20): no file of the data folder spells the password.
       const dir = t.config.CORPUS_DATA_DIR;
