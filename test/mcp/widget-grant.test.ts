@@ -14,6 +14,7 @@ import { type Running, startServer } from "../../src/server";
 import { testConfig } from "../helpers";
 import { launchChromium } from "../support/chromium";
 import { type OAuthDovecot, startOAuthDovecot } from "../support/dovecot-oauth";
+import { type DeclaredCsp, hostCspOf } from "../support/mcp-apps-host";
 import { localProvidersFile, startTokenIssuer, type TokenIssuer } from "../support/oauth-issuer";
 import { freePort } from "../support/tcp";
 
@@ -25,22 +26,9 @@ let browser: Browser;
 let issuer: TokenIssuer;
 let dovecot: OAuthDovecot;
 let token: string;
-let declared: { connectDomains?: string[]; resourceDomains?: string[] } = {};
+let declared: DeclaredCsp = {};
 let hostHtml = "";
 let template = "";
-
-/** The CSP a host builds from a resource's declared domains (MCP Apps, McpUiResourceCsp), as widget.test.ts does. */
-function cspOf(csp: { connectDomains?: string[]; resourceDomains?: string[] }): string {
-  const resources = (csp.resourceDomains ?? []).join(" ");
-  return [
-    "default-src 'none'",
-    `script-src 'unsafe-inline' ${resources}`,
-    `style-src 'unsafe-inline' ${resources}`,
-    `connect-src ${(csp.connectDomains ?? []).join(" ") || "'none'"}`,
-    "frame-src 'none'",
-    "form-action 'none'",
-  ].join("; ");
-}
 
 /**
  * The host page: frames the view in a sandbox without pop-ups, answers ui/initialize offering
@@ -71,7 +59,7 @@ beforeAll(async () => {
     fetch: (r) => {
       const html = { "content-type": "text/html" };
       if (new URL(r.url).pathname === "/view")
-        return new Response(template, { headers: { ...html, "content-security-policy": cspOf(declared) } });
+        return new Response(template, { headers: { ...html, "content-security-policy": hostCspOf(declared) } });
       return new Response(hostHtml, { headers: html });
     },
   });

@@ -15,6 +15,7 @@ import { type Running, startServer } from "../../src/server";
 import { tempDir, testConfig } from "../helpers";
 import { launchChromium } from "../support/chromium";
 import { embeddingGate, writeDocs } from "../support/embedding-gate";
+import { type DeclaredCsp, hostCspOf } from "../support/mcp-apps-host";
 
 setDefaultTimeout(120_000);
 
@@ -77,24 +78,9 @@ window.addEventListener("message", (event) => {
 
 /** The sandbox of an MCP Apps view on its host's own sandbox origin: scripts, nothing more. */
 const SANDBOX = "allow-scripts allow-same-origin";
-let declared: { connectDomains?: string[]; resourceDomains?: string[] } = {};
+let declared: DeclaredCsp = {};
 let sandboxedPage = "";
 let sandboxedNone = "";
-
-/** The CSP a host builds from a resource's declared domains (MCP Apps, McpUiResourceCsp). */
-function cspOf(csp: { connectDomains?: string[]; resourceDomains?: string[] }): string {
-  const resources = (csp.resourceDomains ?? []).join(" ");
-  return [
-    "default-src 'none'",
-    `script-src 'unsafe-inline' ${resources}`,
-    `style-src 'unsafe-inline' ${resources}`,
-    `img-src data: ${resources}`,
-    `connect-src ${(csp.connectDomains ?? []).join(" ") || "'none'"}`,
-    "frame-src 'none'",
-    "base-uri 'self'",
-    "form-action 'none'",
-  ].join("; ");
-}
 
 beforeAll(async () => {
   roots = tempDir("corpus-widget-roots-");
@@ -112,8 +98,8 @@ beforeAll(async () => {
       if (path === "/view") return new Response(template, { headers: html });
       // As an MCP Apps host frames a view: a sandbox without modals or forms, and a CSP made
       // from the resource's _meta.ui.csp (or, to show the check bites, one that allows no calls).
-      if (path === "/view-csp") return new Response(template, { headers: { ...html, "content-security-policy": cspOf(declared) } });
-      if (path === "/view-csp-none") return new Response(template, { headers: { ...html, "content-security-policy": cspOf({}) } });
+      if (path === "/view-csp") return new Response(template, { headers: { ...html, "content-security-policy": hostCspOf(declared) } });
+      if (path === "/view-csp-none") return new Response(template, { headers: { ...html, "content-security-policy": hostCspOf({}) } });
       if (path === "/sandboxed") return new Response(sandboxedPage, { headers: html });
       if (path === "/sandboxed-none") return new Response(sandboxedNone, { headers: html });
       return new Response(page, { headers: html });
