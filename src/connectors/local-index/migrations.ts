@@ -1,5 +1,6 @@
 // The local index's tables (see index.ts). Each migration stays as it shipped: a data folder of
 // any earlier version opens and upgrades by the same ids and statements.
+import type { Database } from "bun:sqlite";
 import { EMBEDDING_DIM } from "../../embedding/embedder";
 import type { Migration } from "../../store/migrations";
 import { termsLength } from "./word-statistics";
@@ -141,28 +142,13 @@ export const indexMigrations: Migration[] = [
     // goes with its last chunk (D13: nothing of a deleted user's is left).
     id: "connectors-010-chunk-counts",
     up(db) {
-      db.exec(`CREATE TABLE connector_chunk_counts (
-        owner TEXT PRIMARY KEY,
-        total INTEGER NOT NULL,
-        embedded INTEGER NOT NULL
-      ) WITHOUT ROWID`);
-      db.exec(
-        "INSERT INTO connector_chunk_counts (owner, total, embedded) SELECT owner, count(*), sum(embedded) FROM connector_chunks GROUP BY owner",
-      );
-      db.exec(`CREATE TRIGGER connector_chunks_counted_in AFTER INSERT ON connector_chunks BEGIN
-        INSERT INTO connector_chunk_counts (owner, total, embedded) VALUES (NEW.owner, 1, NEW.embedded)
-          ON CONFLICT (owner) DO UPDATE SET total = total + 1, embedded = embedded + excluded.embedded;
-      END`);
-      db.exec(`CREATE TRIGGER connector_chunks_counted_out AFTER DELETE ON connector_chunks BEGIN
-        UPDATE connector_chunk_counts SET total = total - 1, embedded = embedded - OLD.embedded WHERE owner = OLD.owner;
-        DELETE FROM connector_chunk_counts WHERE owner = OLD.owner AND total = 0;
-      END`);
-      db.exec(`CREATE TRIGGER connector_chunks_counted_embedded AFTER UPDATE OF embedded, owner ON connector_chunks BEGIN
-        UPDATE connector_chunk_counts SET total = total - 1, embedded = embedded - OLD.embedded WHERE owner = OLD.owner;
-        DELETE FROM connector_chunk_counts WHERE owner = OLD.owner AND total = 0;
-        INSERT INTO connector_chunk_counts (owner, total, embedded) VALUES (NEW.owner, 1, NEW.embedded)
-          ON CONFLICT (owner) DO UPDATE SET total = total + 1, embedded = embedded + excluded.embedded;
-      END`);
+      keepCounts(db, {
+        counts: "connector_chunk_counts",
+        of: "connector_chunks",
+        rows: "total",
+        sum: { name: "embedded", of: "embedded" },
+        trigger: { prefix: "connector_chunks_counted", updated: "embedded" },
+      });
     },
   },
   {
@@ -184,28 +170,56 @@ export const indexMigrations: Migration[] = [
       db.exec("ALTER TABLE connector_docs ADD COLUMN terms_length INTEGER NOT NULL DEFAULT 0");
       const set = db.query("UPDATE connector_docs SET terms_length = ? WHERE doc = ?");
       for (const { doc } of db.query<{ doc: number }, []>("SELECT doc FROM connector_docs").all()) set.run(termsLength(db, doc), doc);
-      db.exec(`CREATE TABLE connector_terms_counts (
-        owner TEXT PRIMARY KEY,
-        rows INTEGER NOT NULL,
-        length INTEGER NOT NULL
-      ) WITHOUT ROWID`);
-      db.exec(
-        "INSERT INTO connector_terms_counts (owner, rows, length) SELECT owner, count(*), sum(terms_length) FROM connector_docs GROUP BY owner",
-      );
-      db.exec(`CREATE TRIGGER connector_docs_counted_in AFTER INSERT ON connector_docs BEGIN
-        INSERT INTO connector_terms_counts (owner, rows, length) VALUES (NEW.owner, 1, NEW.terms_length)
-          ON CONFLICT (owner) DO UPDATE SET rows = rows + 1, length = length + excluded.length;
-      END`);
-      db.exec(`CREATE TRIGGER connector_docs_counted_out AFTER DELETE ON connector_docs BEGIN
-        UPDATE connector_terms_counts SET rows = rows - 1, length = length - OLD.terms_length WHERE owner = OLD.owner;
-        DELETE FROM connector_terms_counts WHERE owner = OLD.owner AND rows = 0;
-      END`);
-      db.exec(`CREATE TRIGGER connector_docs_counted_length AFTER UPDATE OF terms_length, owner ON connector_docs BEGIN
-        UPDATE connector_terms_counts SET rows = rows - 1, length = length - OLD.terms_length WHERE owner = OLD.owner;
-        DELETE FROM connector_terms_counts WHERE owner = OLD.owner AND rows = 0;
-        INSERT INTO connector_terms_counts (owner, rows, length) VALUES (NEW.owner, 1, NEW.terms_length)
-          ON CONFLICT (owner) DO UPDATE SET rows = rows + 1, length = length + excluded.length;
-      END`);
+      keepCounts(db, {
+        counts: "connector_terms_counts",
+        of: "connector_docs",
+        rows: "rows",
+        sum: { name: "length", of: "terms_length" },
+        trigger: { prefix: "connector_docs_counted", updated: "length" },
+      });
     },
   },
 ];
+
+/** A table of per-owner counts that triggers keep as another table's rows are written. */
+interface KeptCounts {
+  /** The counts table, one row per owner. */
+  counts: string;
+  /** The table whose rows are counted. */
+  of: string;
+  /** The column of the counts table holding how many rows the owner has. */
+  rows: string;
+  /** The column of the counts table holding the sum of the counted table's column `of`. */
+  sum: { name: string; of: string };
+  /** The triggers' names: `${prefix}_in`, `${prefix}_out` and `${prefix}_${updated}`. */
+  trigger: { prefix: string; updated: string };
+}
+
+/**
+ * Makes `counts`, fills it from what `of` holds, and keeps it by triggers on every insert, delete
+ * and change of owner or counted column: counts read at once instead of counted each question
+ * (connectors-010, -012). A row whose owner has nothing left is deleted.
+ */
+function keepCounts(db: Database, k: KeptCounts): void {
+  const { counts, of, rows, sum, trigger } = k;
+  const add = `INSERT INTO ${counts} (owner, ${rows}, ${sum.name}) VALUES (NEW.owner, 1, NEW.${sum.of})
+          ON CONFLICT (owner) DO UPDATE SET ${rows} = ${rows} + 1, ${sum.name} = ${sum.name} + excluded.${sum.name};`;
+  const take = `UPDATE ${counts} SET ${rows} = ${rows} - 1, ${sum.name} = ${sum.name} - OLD.${sum.of} WHERE owner = OLD.owner;
+        DELETE FROM ${counts} WHERE owner = OLD.owner AND ${rows} = 0;`;
+  db.exec(`CREATE TABLE ${counts} (
+        owner TEXT PRIMARY KEY,
+        ${rows} INTEGER NOT NULL,
+        ${sum.name} INTEGER NOT NULL
+      ) WITHOUT ROWID`);
+  db.exec(`INSERT INTO ${counts} (owner, ${rows}, ${sum.name}) SELECT owner, count(*), sum(${sum.of}) FROM ${of} GROUP BY owner`);
+  db.exec(`CREATE TRIGGER ${trigger.prefix}_in AFTER INSERT ON ${of} BEGIN
+        ${add}
+      END`);
+  db.exec(`CREATE TRIGGER ${trigger.prefix}_out AFTER DELETE ON ${of} BEGIN
+        ${take}
+      END`);
+  db.exec(`CREATE TRIGGER ${trigger.prefix}_${trigger.updated} AFTER UPDATE OF ${sum.of}, owner ON ${of} BEGIN
+        ${take}
+        ${add}
+      END`);
+}
