@@ -10,17 +10,9 @@ import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
+import { linesRecord } from "../support/local-index";
 
-const record = (id: string, chunks: number): SourceRecord => ({
-  id,
-  title: id,
-  content: Array.from({ length: chunks }, (_, i) => `${id} part ${i}`).join("\n"),
-  source_url: "",
-  date: null,
-  type: "file",
-  path: id,
-  metadata: {},
-});
+const record = linesRecord;
 
 const counted = (db: Database, owner: string) =>
   db

@@ -6,22 +6,13 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { forgetChunkVectors, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
-import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
+import { linesRecord } from "../support/local-index";
 
-const record = (id: string, chunks: number): SourceRecord => ({
-  id,
-  title: id,
-  content: Array.from({ length: chunks }, (_, i) => `${id} part ${i}`).join("\n"),
-  source_url: "",
-  date: null,
-  type: "file",
-  path: id,
-  metadata: {},
-});
+const record = linesRecord;
 
 test("a batch of pending chunks never splits a record: in order, none cut again, and the next batch goes on from there", async () => {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);

@@ -35,6 +35,18 @@ export const mailRecord = (id: string, date: string, content: string, metadata: 
   metadata,
 });
 
+/** A file record of `lines` lines ("<id> part <i>"), each a chunk for an index that cuts at new lines. */
+export const linesRecord = (id: string, lines: number): SourceRecord => ({
+  id,
+  title: id,
+  content: Array.from({ length: lines }, (_, i) => `${id} part ${i}`).join("\n"),
+  source_url: "",
+  date: null,
+  type: "file",
+  path: id,
+  metadata: {},
+});
+
 /** Index keys that count the records they open (decrypt and parse). */
 export function countingOpens(base: IndexKeys): { keys: IndexKeys; opened: () => number } {
   let opened = 0;
