@@ -3,7 +3,8 @@
 //   bun scripts/test.ts unit          no test servers, no model, no child process: seconds
 //   bun scripts/test.ts integration   the rest: Dovecot and PostgreSQL, the model, real processes, Chromium,
 //                                     many argon2id password hashes (19 MiB each: console/routes, oauth/sign-in),
-//                                     corpus bundled whole (scripts/notices)
+//                                     corpus bundled whole (scripts/notices), and the tests whose proof needs
+//                                     size (growth judged by CPU time, recall over thousands of vectors, tokenizer parity)
 // Files run in parallel, one Bun process per core (at most TEST_WORKERS), each keeping one global
 // across the files it runs, as a serial run does (--no-isolate: onnxruntime's native addon
 // aborts the process when a file's fresh global loads it again). The run's temporary files go
@@ -61,6 +62,7 @@ const INTEGRATION = [
   "connectors/imap-oauth-operator.test.ts",
   "connectors/imap-oauth.test.ts",
   "connectors/imap.test.ts",
+  "connectors/local-index-held-vectors.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
   "connectors/oauth/grants.test.ts",
@@ -96,6 +98,7 @@ const INTEGRATION = [
   "embedding/model-change.test.ts",
   "embedding/nonblocking.test.ts",
   "embedding/service.test.ts",
+  "embedding/tokenizer.test.ts",
   "executable.test.ts",
   "fuzz.test.ts",
   "http/cors.test.ts",
@@ -139,6 +142,7 @@ const INTEGRATION = [
   "rest/query.test.ts",
   "rest/replay.test.ts",
   "rest/shapes.test.ts",
+  "retrieval/answer-lines-growth.test.ts",
   "retrieval/asked/asked-live.test.ts",
   "retrieval/business-questions.test.ts",
   "retrieval/debug-log.test.ts",
@@ -157,9 +161,11 @@ const INTEGRATION = [
   "store/full-disk.test.ts",
   "store/operator-key-full-disk.test.ts",
   "store/storage-errors.test.ts",
+  "support/growth.test.ts",
   "users/deletion-race.test.ts",
   "users/deletion.test.ts",
   "vectors/hnsw-executable.test.ts",
+  "vectors/hnsw.test.ts",
   "vectors/partition-index.test.ts",
   "vectors/store.test.ts",
 ];

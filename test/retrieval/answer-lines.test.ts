@@ -5,7 +5,6 @@ import { expect, test } from "bun:test";
 import { askedOf } from "../../src/retrieval/asked";
 import { statementLines } from "../../src/retrieval/statements";
 import { answerTo } from "../support/answer";
-import { howItGrows } from "../support/growth";
 
 // The lines as an invoice's text has them, several naming the question's words.
 const invoice = [
@@ -272,20 +271,6 @@ test("a lower source's total, or a mail quoting one, does not replace the first 
     { text: "The Coolblue invoice total was € 19,99 for the case, I think.", type: "email" as const },
   ];
   expect(answerTo("What was the total of the Coolblue invoice?", ["total", "coolblue", "invoice"], sources)).toBe("Totaal € 717,97. [1]");
-});
-
-test("a label followed by tens of thousands of amount lines takes linear time (each join re-read the growing line)", async () => {
-  for (const [head, line, lines] of [
-    ["TOTAL", "1", 1_560],
-    ["TOTAL", "12345", 520],
-    ["x", "ab 1 cd", 390],
-  ] as const) {
-    const answer = (n: number) => {
-      const text = `${head}\n${`${line}\n`.repeat(n)}`;
-      answerTo("how much was the total", ["total"], [{ text }, { text, type: "email" }]);
-    };
-    expect([line, await howItGrows(answer, lines)]).toEqual([line, "linear"]);
-  }
 });
 
 test("a document's date: its 'Date :' line is no mail header, a label's value on the line below joins it, a date alone on a line counts", () => {
