@@ -86,6 +86,20 @@ describe("the metrics listener", () => {
     expect(text).not.toContain("alice");
   });
 
+  test("a page or redirect a route makes itself is counted under the status it was sent with", async () => {
+    const hex = "0123456789abcdef0123456789abcdef";
+    // The console without a session (401), a citation's page to a caller not signed in (303).
+    expect((await fetch(`${running.url}/console/users`)).status).toBe(401);
+    expect((await fetch(`${running.url}/d/chnk_${hex}`, { redirect: "manual" })).status).toBe(303);
+    const text = await until("both counted", async () => {
+      const t = await scrape();
+      return t.includes('route="/console/users"') && t.includes('route="/d/:id"') ? t : undefined;
+    });
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="GET",route="/console/users",status="401"}')).toBe(1);
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="GET",route="/d/:id",status="303"}')).toBe(1);
+    expect(text).not.toMatch(/route="\/(console\/users|d\/:id)",status="200"/);
+  });
+
   test("counts rate-limit refusals by route", async () => {
     const ask = () =>
       fetch(`${running.url}/v1/query`, {
