@@ -116,6 +116,44 @@ describe("the metrics listener", () => {
     expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="POST",route="/v1/query",status="429"}')).toBe(1);
   });
 
+  test("counts an MCP search the per-user query limit refused (a tool error, answered 200) as a refusal of /mcp", async () => {
+    // Another user than the other tests' (one question a day each).
+    const token = await tokenFor(running.services, "dave", ["corpus:search"]);
+    const MODERN = "2026-07-28";
+    const search = async () => {
+      const r = await fetch(`${running.url}/mcp`, {
+        method: "POST",
+        headers: {
+          ...bearer(token),
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": MODERN,
+          "mcp-method": "tools/call",
+          "mcp-name": "search",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "search",
+            arguments: { query: "Zephyr Plumbing invoice" },
+            _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} },
+          },
+        }),
+      });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { result: { isError?: boolean; content: Array<{ text: string }> } }).result;
+    };
+    expect((await search()).isError).toBeFalsy();
+    const refused = await search();
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toStartWith("Rate limit exceeded");
+    await until("the refusal counted", async () =>
+      seriesValue(await scrape(), 'corpus_rate_limit_refusals_total{route="/mcp"}') === 1 ? true : undefined,
+    );
+  });
+
   test("times each stage of a question: plan, gather, rank and archive for every one, answer for shape C's", async () => {
     const before = await scrape();
     const count = (text: string, stage: string) => seriesValue(text, `corpus_question_stage_duration_seconds_count{stage="${stage}"}`) ?? 0;
