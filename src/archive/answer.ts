@@ -2,7 +2,7 @@
 // text their vectors are looked up by, their stable ids and the sha256 of their text), and the
 // records they were cited from, as ranked (D36). One place for /v1/query and the MCP tools.
 
-import { type CitationIds, citationIds, documentText, sha256Hex } from "../documents/ids";
+import { type CitationIds, citationIds, citedRecordId, documentText, sha256Hex } from "../documents/ids";
 import { recordKind } from "../documents/kinds";
 import { embeddingText } from "../retrieval/chunk";
 import { RecordMemo, recordKey } from "../retrieval/record-memo";
@@ -34,7 +34,7 @@ export function citeChunks(archive: Archive, user: string, chunks: RankedChunk[]
     c,
     ...citationIds(key, {
       connectorId: c.connectorId,
-      recordId: c.record.id,
+      recordId: citedRecordId(c.record),
       title: c.record.title,
       content: c.record.content,
       chunkText: c.text,

@@ -2,7 +2,8 @@
 // unchanged content, and revealing nothing. Each is a keyed hash (HMAC-SHA256, a key derived
 // from the asking user's data key) of the connector's id, the record's id within it (a path, a
 // Message-ID, a table's key) and the sha256 of what was ranked: the same record read again gives
-// the same id; a changed one a new id, while the archive keeps the old (archive/store.ts). No
+// the same id (a Maildir message read or flagged since too: citedRecordId); a changed one a new
+// id, while the archive keeps the old (archive/store.ts). No
 // path or title is in an id, and two users never share one (another's id is simply unknown).
 import { createHash, createHmac } from "node:crypto";
 import { ID_PREFIX } from "../ids";
@@ -28,6 +29,25 @@ export interface CitationIds {
   sha256: string;
   /** The record's own key, the same for all its versions: the archive keeps its newest few (archive/store.ts). */
   recordKey: string;
+}
+
+/**
+ * A Maildir message's place as it changes when a mail client reads or flags it: moved from new/
+ * to cur/, its flags written after ":2," in its name ("!2," or ";2," where ":" cannot be in a
+ * file name). Maildir's own rules (https://cr.yp.to/proto/maildir.html): the unique name before
+ * them stays for the message's life.
+ */
+const MAILDIR_PLACE = /^((?:.*\/)?)(?:cur|new)\/([^/:!;]+)(?:[:!;][12],[^/]*)?$/;
+
+/**
+ * The record's id as its citation ids take it: a mail's Maildir place without its new/ or cur/
+ * and its flags, so that a message read or flagged since keeps its ids (D36: unchanged content,
+ * the same id); every other record's own id.
+ */
+export function citedRecordId(record: { id: string; type: string }): string {
+  if (record.type !== "email") return record.id;
+  const m = MAILDIR_PLACE.exec(record.id);
+  return m ? `${m[1]}${m[2]}` : record.id;
 }
 
 /** What a document's id hashes of its record: its title and its whole content. */
