@@ -30,17 +30,20 @@ const documentDigests = new RecordMemo<string>(REMEMBERED_DIGESTS * 64, (digest)
 export function citeChunks(archive: Archive, user: string, chunks: RankedChunk[]): CitedRanked[] {
   if (chunks.length === 0) return [];
   const key = archive.citationKey(user);
-  return chunks.map((c) => ({
-    c,
-    ...citationIds(key, {
-      connectorId: c.connectorId,
-      recordId: citedRecordId(c.record),
-      title: c.record.title,
-      content: c.record.content,
-      chunkText: c.text,
-      documentSha256: documentDigests.get(recordKey(user, c.connectorId, c.record.id), documentText(c.record.title, c.record.content)),
-    }),
-  }));
+  return chunks.map((c) => {
+    const documentSha256 = documentDigests.get(recordKey(user, c.connectorId, c.record.id), documentText(c.record.title, c.record.content));
+    return {
+      c,
+      ...citationIds(key, {
+        connectorId: c.connectorId,
+        recordId: citedRecordId(c.record, documentSha256),
+        title: c.record.title,
+        content: c.record.content,
+        chunkText: c.text,
+        documentSha256,
+      }),
+    };
+  });
 }
 
 export function archivedChunk({ c, chunkId, documentId, sha256 }: CitedRanked): ArchivedChunk {

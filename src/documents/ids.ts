@@ -6,7 +6,9 @@
 // id, while the archive keeps the old (archive/store.ts). No
 // path or title is in an id, and two users never share one (another's id is simply unknown).
 import { createHash, createHmac } from "node:crypto";
+import type { SourceRecord } from "../connectors/types";
 import { ID_PREFIX } from "../ids";
+import { recordKind } from "./kinds";
 
 /** What the citation key is derived for, from the user's data key (UserKeys.derive). */
 export const CITATION_KEY_PURPOSE = "citation-ids";
@@ -39,12 +41,19 @@ export interface CitationIds {
  */
 const MAILDIR_PLACE = /^((?:.*\/)?)(?:cur|new)\/([^/:!;]+)(?:[:!;][12],[^/]*)?$/;
 
+/** A books transaction's line in its file (records.ts: `<file>#L<line>`, `.<n>` for the n-th on one line). */
+const BOOK_LINE = /#L\d+(?:\.\d+)?$/;
+
 /**
- * The record's id as its citation ids take it: a mail's Maildir place without its new/ or cur/
- * and its flags, so that a message read or flagged since keeps its ids (D36: unchanged content,
- * the same id); every other record's own id.
+ * The record's id as its citation ids take it (D36: unchanged content, the same id): a mail's
+ * Maildir place without its new/ or cur/ and its flags, so that a message read or flagged since
+ * keeps its ids; a books transaction's file and the sha256 of its text (`documentSha256`, of
+ * documentText) instead of its line, so that one written above it in the journal does not
+ * change its ids (the same transaction twice in a file is then one document); every other
+ * record's own id.
  */
-export function citedRecordId(record: { id: string; type: string }): string {
+export function citedRecordId(record: Pick<SourceRecord, "id" | "type" | "metadata">, documentSha256: string): string {
+  if (recordKind(record) === "books" && BOOK_LINE.test(record.id)) return `${record.id.replace(BOOK_LINE, "")}#${documentSha256}`;
   if (record.type !== "email") return record.id;
   const m = MAILDIR_PLACE.exec(record.id);
   return m ? `${m[1]}${m[2]}` : record.id;

@@ -98,3 +98,40 @@ describe("a Maildir message read or flagged since", () => {
     }
   });
 });
+
+describe("a books transaction with another written above it", () => {
+  /** A chunk of a beancount transaction as the books connector reads it at `line` of its file. */
+  const transactionAt = (line: string, amount = "40.88") =>
+    ({
+      connectorId: "books",
+      record: {
+        id: `personal.beancount#L${line}`,
+        title: "Cafe Mogador: Lunch",
+        content: `2024-03-02 Cafe Mogador Lunch\n  Expenses:Food:Restaurant  ${amount} USD\n  Liabilities:Amex  -${amount} USD`,
+        type: "file",
+        path: `personal.beancount#L${line}`,
+        source_url: `file:///books/personal.beancount#L${line}`,
+        date: "2024-03-02T00:00:00.000Z",
+        metadata: { book_format: "beancount", file: "personal.beancount", line: Number(line.split(".")[0]) },
+      },
+      text: `2024-03-02 Cafe Mogador Lunch Expenses:Food:Restaurant ${amount} USD`,
+    }) as unknown as RankedChunk;
+
+  test("keeps its ids on another line (D36: unchanged content, the same ids); a changed one gets new ones", async () => {
+    const t = await testApp();
+    try {
+      const ids = (chunk: RankedChunk) => {
+        const [c] = citeChunks(t.services.archive, "alice", [chunk]);
+        return { document: c!.documentId, chunk: c!.chunkId, record: c!.recordKey };
+      };
+      const first = ids(transactionAt("38"));
+      expect(ids(transactionAt("45"))).toEqual(first);
+      expect(ids(transactionAt("45.2"))).toEqual(first);
+      const changed = ids(transactionAt("38", "41.00"));
+      expect(changed.document).not.toBe(first.document);
+      expect(changed.record).not.toBe(first.record);
+    } finally {
+      await t.services.close();
+    }
+  });
+});
