@@ -2,7 +2,7 @@
 // text their vectors are looked up by, their stable ids and the sha256 of their text), and the
 // records they were cited from, as ranked (D36). One place for /v1/query and the MCP tools.
 
-import { type CitationIds, citationIds, documentText, sha256Hex } from "../documents/ids";
+import { type CitationIds, citationIds, citedRecordId, documentText, sha256Hex } from "../documents/ids";
 import { recordKind } from "../documents/kinds";
 import { embeddingText } from "../retrieval/chunk";
 import { RecordMemo, recordKey } from "../retrieval/record-memo";
@@ -30,17 +30,20 @@ const documentDigests = new RecordMemo<string>(REMEMBERED_DIGESTS * 64, (digest)
 export function citeChunks(archive: Archive, user: string, chunks: RankedChunk[]): CitedRanked[] {
   if (chunks.length === 0) return [];
   const key = archive.citationKey(user);
-  return chunks.map((c) => ({
-    c,
-    ...citationIds(key, {
-      connectorId: c.connectorId,
-      recordId: c.record.id,
-      title: c.record.title,
-      content: c.record.content,
-      chunkText: c.text,
-      documentSha256: documentDigests.get(recordKey(user, c.connectorId, c.record.id), documentText(c.record.title, c.record.content)),
-    }),
-  }));
+  return chunks.map((c) => {
+    const documentSha256 = documentDigests.get(recordKey(user, c.connectorId, c.record.id), documentText(c.record.title, c.record.content));
+    return {
+      c,
+      ...citationIds(key, {
+        connectorId: c.connectorId,
+        recordId: citedRecordId(c.record, documentSha256),
+        title: c.record.title,
+        content: c.record.content,
+        chunkText: c.text,
+        documentSha256,
+      }),
+    };
+  });
 }
 
 export function archivedChunk({ c, chunkId, documentId, sha256 }: CitedRanked): ArchivedChunk {

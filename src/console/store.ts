@@ -1,4 +1,4 @@
-// The operator console's sessions (D35): apart from the OAuth pages' (their cookie is Path=/oauth
+// The operator console's sessions (D35): apart from the OAuth pages' (their cookie is Path=/
 // and lives 12 hours), short-lived, each kept as the sha256 of its id with the CSRF token of its
 // forms. A session names an account; whether that account is an operator is asked again at each
 // request (Accounts.isOperator), so a removed or demoted operator's session is nothing at once.

@@ -2,10 +2,13 @@
 // unchanged content, and revealing nothing. Each is a keyed hash (HMAC-SHA256, a key derived
 // from the asking user's data key) of the connector's id, the record's id within it (a path, a
 // Message-ID, a table's key) and the sha256 of what was ranked: the same record read again gives
-// the same id; a changed one a new id, while the archive keeps the old (archive/store.ts). No
+// the same id (a Maildir message read or flagged since too: citedRecordId); a changed one a new
+// id, while the archive keeps the old (archive/store.ts). No
 // path or title is in an id, and two users never share one (another's id is simply unknown).
 import { createHash, createHmac } from "node:crypto";
+import type { SourceRecord } from "../connectors/types";
 import { ID_PREFIX } from "../ids";
+import { recordKind } from "./kinds";
 
 /** What the citation key is derived for, from the user's data key (UserKeys.derive). */
 export const CITATION_KEY_PURPOSE = "citation-ids";
@@ -28,6 +31,32 @@ export interface CitationIds {
   sha256: string;
   /** The record's own key, the same for all its versions: the archive keeps its newest few (archive/store.ts). */
   recordKey: string;
+}
+
+/**
+ * A Maildir message's place as it changes when a mail client reads or flags it: moved from new/
+ * to cur/, its flags written after ":2," in its name ("!2," or ";2," where ":" cannot be in a
+ * file name). Maildir's own rules (https://cr.yp.to/proto/maildir.html): the unique name before
+ * them stays for the message's life.
+ */
+const MAILDIR_PLACE = /^((?:.*\/)?)(?:cur|new)\/([^/:!;]+)(?:[:!;][12],[^/]*)?$/;
+
+/** A books transaction's line in its file (records.ts: `<file>#L<line>`, `.<n>` for the n-th on one line). */
+const BOOK_LINE = /#L\d+(?:\.\d+)?$/;
+
+/**
+ * The record's id as its citation ids take it (D36: unchanged content, the same id): a mail's
+ * Maildir place without its new/ or cur/ and its flags, so that a message read or flagged since
+ * keeps its ids; a books transaction's file and the sha256 of its text (`documentSha256`, of
+ * documentText) instead of its line, so that one written above it in the journal does not
+ * change its ids (the same transaction twice in a file is then one document); every other
+ * record's own id.
+ */
+export function citedRecordId(record: Pick<SourceRecord, "id" | "type" | "metadata">, documentSha256: string): string {
+  if (recordKind(record) === "books" && BOOK_LINE.test(record.id)) return `${record.id.replace(BOOK_LINE, "")}#${documentSha256}`;
+  if (record.type !== "email") return record.id;
+  const m = MAILDIR_PLACE.exec(record.id);
+  return m ? `${m[1]}${m[2]}` : record.id;
 }
 
 /** What a document's id hashes of its record: its title and its whole content. */

@@ -52,6 +52,11 @@ export class RequestInfo {
    * before any work.
    */
   refusedAfterWork = false;
+  /**
+   * A rate limit refused what the request asked though its answer is no 429 (an MCP tool's
+   * result, D16): the operator's metrics count it as a refusal all the same (D35).
+   */
+  rateLimited = false;
   /** Called by the response writer with a JSON body's exact bytes (idempotent requests store them). */
   onJsonWritten?: (status: number, text: string) => void;
   private address?: string;

@@ -123,7 +123,10 @@ export function writeResponse({
   set: SetLike;
 }): Response | undefined {
   const info = infoOf(request, scoped);
-  const status = set.status === undefined ? 200 : set.status;
+  const setStatus = set.status === undefined ? 200 : set.status;
+  // A Response a route made (a page, a redirect) is sent with its own status, set.status only
+  // over a 200 (Elysia's mergeStatus): the access log and the metrics (D35) say what was sent.
+  const status = responseValue instanceof Response && responseValue.status !== 200 ? responseValue.status : setStatus;
   if (typeof status === "number" && !info.timedOut) info.status = status;
   if (typeof status === "number" && isJsonValue(responseValue)) {
     const text = serialise(responseValue);

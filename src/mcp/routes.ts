@@ -132,6 +132,9 @@ export const mcpRoutes = (s: McpServices) => {
     log,
     requestId: info.request_id,
     timedOut: () => info.timedOut,
+    rateLimited: () => {
+      info.rateLimited = true;
+    },
   });
   let loaded: Engine | undefined;
   let loading: Promise<Engine> | undefined;

@@ -57,6 +57,8 @@ export interface ToolContext {
   requestId?: string;
   /** The request was answered 503 by the request timeout meanwhile (D17): nothing it does now reaches the caller. */
   timedOut?: () => boolean;
+  /** Says a rate limit refused the call (a tool error, not a 429): the metrics count it (D35). */
+  rateLimited?: () => void;
 }
 
 /** What to say when an argument breaks the schema: per JSON pointer, one text or one per keyword. */

@@ -6,7 +6,8 @@ import { infoOf, requestContext } from "../http/request-context";
 
 /** What is told of each answered request. */
 export interface RequestObserver {
-  answered(method: string, route: string, status: number, seconds: number): void;
+  /** `rateLimited`: a rate limit refused it though it was answered otherwise than 429 (an MCP tool's result). */
+  answered(method: string, route: string, status: number, seconds: number, rateLimited: boolean): void;
 }
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
@@ -29,5 +30,6 @@ export const requestMetrics = (observer: RequestObserver) =>
         matched,
         status,
         (performance.now() - info.started_at) / 1000,
+        info.rateLimited,
       );
     });

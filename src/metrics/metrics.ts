@@ -57,7 +57,7 @@ export class Metrics implements RequestObserver {
     });
     this.rateLimited = new Counter({
       name: "corpus_rate_limit_refusals_total",
-      help: "Requests refused by a rate limit (429), by route",
+      help: "Requests refused by a rate limit, by route: a 429, or an MCP tool call refused by the per-user query limit (a tool error)",
       labelNames: ["route"],
       registers,
     });
@@ -218,9 +218,9 @@ export class Metrics implements RequestObserver {
     });
   }
 
-  answered(method: string, route: string, status: number, seconds: number): void {
+  answered(method: string, route: string, status: number, seconds: number, rateLimited = false): void {
     this.requests.observe({ method, route, status: String(status) }, seconds);
-    if (status === 429) this.rateLimited.inc({ route });
+    if (status === 429 || rateLimited) this.rateLimited.inc({ route });
   }
 
   /** A sign-in by `method` succeeded or failed. */

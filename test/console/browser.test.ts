@@ -1,7 +1,7 @@
 // The operator console in headless Chromium (D35): an operator signs in by keyboard,
 // sees health and disk, adds a user, revokes a user's token (refused by the API at once), starts
 // a backup (a real `corpus backup` child, then `corpus verify`) and sees it written and verified,
-// removes an older one, signs out; a user who is no operator is refused. The pages obey their CSP (no violation reported); each is screenshotted
+// removes an older one, signs out; by keyboard alone (Tab and Enter) adds a user and revokes their access; a user who is no operator is refused. The pages obey their CSP (no violation reported); each is screenshotted
 // into test-output/console/.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -161,6 +161,43 @@ describe("the console in Chromium", () => {
     await page.screenshot({ path: join(OUTPUT, "10-signed-out.png"), fullPage: true });
     await page.goto(`${url}/console/users`);
     await page.getByRole("heading", { name: "corpus console" }).waitFor();
+    expect(violations).toEqual([]);
+  });
+
+  test("by keyboard alone: Tab to the users page, add a user, revoke their access; focus never lost on the way", async () => {
+    const { page, violations } = await newPage();
+    await keyboardSignIn(page, "root", "the operator's password");
+    await page.getByRole("heading", { name: "Health" }).waitFor();
+    /** Presses Tab until the focused element is `wanted` (by its accessible text or id), at most 80 times. */
+    const tabTo = async (wanted: (e: { id: string; text: string; label: string }) => boolean) => {
+      for (let i = 0; i < 80; i++) {
+        await page.keyboard.press("Tab");
+        const e = await page.evaluate(() => {
+          const a = document.activeElement as HTMLElement | null;
+          return { id: a?.id ?? "", text: a?.textContent?.trim() ?? "", label: a?.getAttribute("aria-label") ?? "", tag: a?.tagName ?? "" };
+        });
+        expect(e.tag, "focus left the page's controls").not.toBe("BODY");
+        if (wanted(e)) return;
+      }
+      throw new Error("never focused by Tab");
+    };
+    await tabTo((e) => e.text === "Users");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Users" }).waitFor();
+    await tabTo((e) => e.id === "new-user");
+    await page.keyboard.type("dora");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("dora's long password");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "added user dora" }).waitFor();
+    expect(t.services.accounts.exists("dora")).toBe(true);
+    const doraToken = await tokenFor(t.services, "dora", ["connectors:read"]);
+    expect((await fetch(`${url}/v1/connectors`, { headers: bearer(doraToken) })).status).toBe(200);
+    await tabTo((e) => e.label === "Revoke the tokens and apps of dora");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "revoked every token of dora" }).waitFor();
+    expect((await fetch(`${url}/v1/connectors`, { headers: bearer(doraToken) })).status).toBe(401);
+    await page.screenshot({ path: join(OUTPUT, "12-keyboard-revoked.png"), fullPage: true });
     expect(violations).toEqual([]);
   });
 

@@ -55,7 +55,8 @@ describe("the operator console", () => {
 
   /**
    * Every action, with a form that would do something, and how to see that it was not done:
-   * alice is still there with her password, her token still works, no "mallory" was added.
+   * alice is still there with her password, her token still works, no "mallory" was added, no
+   * backup started and no connector grant begun.
    */
   const actions = (csrf: string): Array<{ path: string; form: Record<string, string> }> => [
     { path: CONSOLE_PATHS.addUser, form: { csrf, user: "mallory", password: "mallory's long password", operator: "true" } },
@@ -64,6 +65,7 @@ describe("the operator console", () => {
     { path: CONSOLE_PATHS.revokeAccess, form: { csrf, user: USER.user } },
     { path: CONSOLE_PATHS.startBackup, form: { csrf } },
     { path: CONSOLE_PATHS.removeBackup, form: { csrf, name: "corpus-2026-01-01T00-00-00Z.backup" } },
+    { path: CONSOLE_PATHS.grantConnector, form: { csrf, id: "shared-mail" } },
   ];
   const nothingDone = async () => {
     expect(t.services.accounts.exists("mallory")).toBe(false);
@@ -72,6 +74,7 @@ describe("the operator console", () => {
     expect(await connectorsStatus(t, userToken)).toBe(200);
     // No backup was started (a unit test cannot even spawn one: test/support/unit-guard.ts).
     expect(existsSync(join(t.config.CORPUS_DATA_DIR, BACKUP_FOLDER))).toBe(false);
+    expect(t.services.connectors.grants.pendingCount()).toBe(0);
   };
 
   test("the session cookie: HttpOnly, SameSite=Strict, Path=/console, short-lived, kept only as a hash", async () => {

@@ -2,7 +2,10 @@
 // user's key gives other ids, and nothing of the record is written in them.
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { citeChunks } from "../../src/archive/answer";
 import { citationIds, parseOpenableId, sha256Hex } from "../../src/documents/ids";
+import type { RankedChunk } from "../../src/retrieval/search";
+import { testApp } from "../helpers";
 
 const cited = {
   connectorId: "mail",
@@ -45,5 +48,90 @@ describe("citation ids", () => {
     expect(parseOpenableId(hex)).toEqual({ chunk: hex });
     for (const bad of ["", "doc_", `doc_${hex}0`, `doc_${hex.toUpperCase()}`, "../etc/passwd", `chnk_${hex} `])
       expect(parseOpenableId(bad)).toBeUndefined();
+  });
+});
+
+describe("a Maildir message read or flagged since", () => {
+  /** A chunk of a mail as a maildir connector reads it from `place` (its path in the folder). */
+  const mailAt = (place: string, type: "email" | "file" = "email") =>
+    ({
+      connectorId: "mail",
+      record: {
+        id: place,
+        title: "Invoice 4711 from Orlen",
+        content: "Total due: 1,234.56 PLN by 2024-03-01.",
+        type,
+        path: place,
+        source_url: `file:///mail/${place}`,
+        date: null,
+        metadata: {},
+      },
+      text: "Total due: 1,234.56 PLN by 2024-03-01.",
+    }) as unknown as RankedChunk;
+
+  test("keeps its ids: moved from new/ to cur/, its flags written or changed (D36: unchanged content, the same ids)", async () => {
+    const t = await testApp();
+    try {
+      const ids = (place: string) => {
+        const [c] = citeChunks(t.services.archive, "alice", [mailAt(place)]);
+        return { document: c!.documentId, chunk: c!.chunkId, record: c!.recordKey };
+      };
+      const arrived = ids("INBOX/new/1700000000.M1P1.host,S=1234");
+      for (const later of [
+        "INBOX/cur/1700000000.M1P1.host,S=1234:2,",
+        "INBOX/cur/1700000000.M1P1.host,S=1234:2,S",
+        "INBOX/cur/1700000000.M1P1.host,S=1234:2,FRS",
+        "INBOX/cur/1700000000.M1P1.host,S=1234!2,S",
+      ])
+        expect(ids(later), later).toEqual(arrived);
+      // A Maildir at the folder's root: the same.
+      expect(ids("cur/1700000000.M1P1.host:2,S")).toEqual(ids("new/1700000000.M1P1.host"));
+      // Another message, another folder: other ids.
+      expect(ids("INBOX/cur/1700000001.M2P1.host:2,S").document).not.toBe(arrived.document);
+      expect(ids("Archive/cur/1700000000.M1P1.host,S=1234:2,S").document).not.toBe(arrived.document);
+      // A file of documents is no mail: its path is its id, whatever it looks like.
+      expect(citeChunks(t.services.archive, "alice", [mailAt("notes/new/a.txt", "file")])[0]!.documentId).not.toBe(
+        citeChunks(t.services.archive, "alice", [mailAt("notes/cur/a.txt", "file")])[0]!.documentId,
+      );
+    } finally {
+      await t.services.close();
+    }
+  });
+});
+
+describe("a books transaction with another written above it", () => {
+  /** A chunk of a beancount transaction as the books connector reads it at `line` of its file. */
+  const transactionAt = (line: string, amount = "40.88") =>
+    ({
+      connectorId: "books",
+      record: {
+        id: `personal.beancount#L${line}`,
+        title: "Cafe Mogador: Lunch",
+        content: `2024-03-02 Cafe Mogador Lunch\n  Expenses:Food:Restaurant  ${amount} USD\n  Liabilities:Amex  -${amount} USD`,
+        type: "file",
+        path: `personal.beancount#L${line}`,
+        source_url: `file:///books/personal.beancount#L${line}`,
+        date: "2024-03-02T00:00:00.000Z",
+        metadata: { book_format: "beancount", file: "personal.beancount", line: Number(line.split(".")[0]) },
+      },
+      text: `2024-03-02 Cafe Mogador Lunch Expenses:Food:Restaurant ${amount} USD`,
+    }) as unknown as RankedChunk;
+
+  test("keeps its ids on another line (D36: unchanged content, the same ids); a changed one gets new ones", async () => {
+    const t = await testApp();
+    try {
+      const ids = (chunk: RankedChunk) => {
+        const [c] = citeChunks(t.services.archive, "alice", [chunk]);
+        return { document: c!.documentId, chunk: c!.chunkId, record: c!.recordKey };
+      };
+      const first = ids(transactionAt("38"));
+      expect(ids(transactionAt("45"))).toEqual(first);
+      expect(ids(transactionAt("45.2"))).toEqual(first);
+      const changed = ids(transactionAt("38", "41.00"));
+      expect(changed.document).not.toBe(first.document);
+      expect(changed.record).not.toBe(first.record);
+    } finally {
+      await t.services.close();
+    }
   });
 });

@@ -22,6 +22,22 @@ describe("structured JSON logs (second document part 8)", () => {
     expect(all).not.toContain("abc.def.ghi");
   });
 
+  test("a page or redirect a route makes itself is logged with the status it was sent with, not 200", async () => {
+    const { app, logs } = await testApp();
+    const hex = "0123456789abcdef0123456789abcdef";
+    // The console without a session (401), a citation's page to a caller not signed in (303), an OAuth page refused (400).
+    for (const [path, sent] of [
+      ["/console/users", 401],
+      [`/d/chnk_${hex}`, 303],
+      ["/oauth/authorize?client_id=nobody", 400],
+    ] as const) {
+      const r = await app.handle(req(path));
+      expect(r.status, path).toBe(sent);
+      const line = await logs.written((l) => l.message === "request" && l.request_id === r.headers.get("x-request-id"));
+      expect(line.status, path).toBe(sent);
+    }
+  });
+
   test("CORPUS_LOG_LEVEL is honoured", async () => {
     const { app, logs } = await testApp({ CORPUS_LOG_LEVEL: "WARNING" });
     await app.handle(req("/"));

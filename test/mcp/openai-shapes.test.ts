@@ -78,6 +78,10 @@ describe("search and fetch in OpenAI's published shapes", () => {
       expect(propertiesOf(fetch.outputSchema)[field].type).toBe("string");
     }
     expect(propertiesOf(fetch.outputSchema).metadata.type).toBe("object");
+    // The template resources/read opens (what corpus_search's resource_link items point at), cache-hinted too.
+    const templates = (await modern("resources/templates/list")).result;
+    expect(templates.cacheScope).toBe("private");
+    expect(templates.resourceTemplates.map((t: any) => [t.uriTemplate, t.mimeType])).toEqual([["corpus://doc/{id}", "text/plain"]]);
   });
 
   test("a call's answer: exactly one text item, OpenAI's object as JSON (search with no hit; fetch of an unknown id refused)", async () => {

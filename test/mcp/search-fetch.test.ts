@@ -6,7 +6,7 @@
 // on fetch, resources/read, GET /v1/documents/{id} and /d/<id>.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { cpSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { openDocument } from "../../src/documents/open";
@@ -248,6 +248,37 @@ describe("search then fetch (official v2 client, 2026-07-28)", () => {
       expect(m.sha256).toBe(quote.sha256);
       expect(sha256(m.content)).toBe(quote.sha256);
     }
+  });
+});
+
+describe("a Maildir message read since", () => {
+  test("keeps its ids: moved from new/ to cur/ and flagged seen, its content unchanged", async () => {
+    const client = await connect("alice");
+    const box = join(roots, "alice", "mail", "INBOX");
+    for (const d of ["new", "cur", "tmp"]) mkdirSync(join(box, d), { recursive: true });
+    const name = "1700000000.M1P1.harbour,S=512";
+    writeFileSync(
+      join(box, "new", name),
+      MAIL.replace("Zanzibar lighthouse lantern housing quote", "Helsingborg buoy maintenance contract")
+        .replace("lighthouse-4711@", "buoys-4712@")
+        .replace(MAIL_BODY, "The Helsingborg buoy maintenance contract renews in May at 3,150 EUR a quarter."),
+    );
+    await connectorsSettled(running.services, "alice");
+    const query = "Helsingborg buoy maintenance contract renewal";
+    const arrived = (await search(client, query)).find((r) => r.title.includes("Helsingborg buoy"))!;
+    expect(arrived).toBeDefined();
+    const arrivedDocument = (await fetchDoc(client, arrived.id)).metadata.document_id;
+    // A mail client reads it: Maildir moves it to cur/ and writes the Seen flag into its name.
+    renameSync(join(box, "new", name), join(box, "cur", `${name}:2,S`));
+    await connectorsSettled(running.services, "alice");
+    const read = (await search(client, query)).find((r) => r.title.includes("Helsingborg buoy"))!;
+    expect(read.url).toBe(arrived.url);
+    expect(read.id).toBe(arrived.id);
+    expect(read.sha256).toBe(arrived.sha256);
+    expect((await fetchDoc(client, read.id)).metadata.document_id).toBe(arrivedDocument);
+    await client.close();
+    rmSync(box, { recursive: true });
+    await connectorsSettled(running.services, "alice");
   });
 });
 

@@ -86,6 +86,20 @@ describe("the metrics listener", () => {
     expect(text).not.toContain("alice");
   });
 
+  test("a page or redirect a route makes itself is counted under the status it was sent with", async () => {
+    const hex = "0123456789abcdef0123456789abcdef";
+    // The console without a session (401), a citation's page to a caller not signed in (303).
+    expect((await fetch(`${running.url}/console/users`)).status).toBe(401);
+    expect((await fetch(`${running.url}/d/chnk_${hex}`, { redirect: "manual" })).status).toBe(303);
+    const text = await until("both counted", async () => {
+      const t = await scrape();
+      return t.includes('route="/console/users"') && t.includes('route="/d/:id"') ? t : undefined;
+    });
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="GET",route="/console/users",status="401"}')).toBe(1);
+    expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="GET",route="/d/:id",status="303"}')).toBe(1);
+    expect(text).not.toMatch(/route="\/(console\/users|d\/:id)",status="200"/);
+  });
+
   test("counts rate-limit refusals by route", async () => {
     const ask = () =>
       fetch(`${running.url}/v1/query`, {
@@ -100,6 +114,44 @@ describe("the metrics listener", () => {
       return seriesValue(t, 'corpus_rate_limit_refusals_total{route="/v1/query"}') === 1 ? t : undefined;
     });
     expect(seriesValue(text, 'corpus_http_request_duration_seconds_count{method="POST",route="/v1/query",status="429"}')).toBe(1);
+  });
+
+  test("counts an MCP search the per-user query limit refused (a tool error, answered 200) as a refusal of /mcp", async () => {
+    // Another user than the other tests' (one question a day each).
+    const token = await tokenFor(running.services, "dave", ["corpus:search"]);
+    const MODERN = "2026-07-28";
+    const search = async () => {
+      const r = await fetch(`${running.url}/mcp`, {
+        method: "POST",
+        headers: {
+          ...bearer(token),
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": MODERN,
+          "mcp-method": "tools/call",
+          "mcp-name": "search",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "search",
+            arguments: { query: "Zephyr Plumbing invoice" },
+            _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} },
+          },
+        }),
+      });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { result: { isError?: boolean; content: Array<{ text: string }> } }).result;
+    };
+    expect((await search()).isError).toBeFalsy();
+    const refused = await search();
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toStartWith("Rate limit exceeded");
+    await until("the refusal counted", async () =>
+      seriesValue(await scrape(), 'corpus_rate_limit_refusals_total{route="/mcp"}') === 1 ? true : undefined,
+    );
   });
 
   test("times each stage of a question: plan, gather, rank and archive for every one, answer for shape C's", async () => {

@@ -1,13 +1,17 @@
 // A real Prometheus (Debian's `prometheus`, brought by scripts/test-needs.ts) scrapes corpus's
-// metrics listener on loopback (D35); the series are read back through Prometheus's HTTP API.
+// metrics listener on loopback (D35); the series are read back through Prometheus's HTTP API. A
+// second corpus, its operator table held part-way through being embedded, gives the progress gauges samples.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { AHEAD_PAGE } from "../../src/connectors/embed-ahead";
 import { createLogger, memorySink } from "../../src/log";
 import { type Running, startServer } from "../../src/server";
 import { bearer, connectorsSettled, tempDir, testConfig, tokenFor } from "../helpers";
+import { operatorSqliteTable, shopOrders } from "../support/sources";
 import { freePort } from "../support/tcp";
+import { vectorsWithoutModel } from "../support/vectors-without-model";
 import { until } from "../support/wait";
 
 // Prometheus starts, then scrapes every second; a busy two-core machine makes that slow.
@@ -15,6 +19,10 @@ setDefaultTimeout(90_000);
 
 const ALERTS = join(import.meta.dir, "../../docs/monitoring/corpus-alerts.yml");
 let running: Running;
+/** A second corpus whose operator table is being embedded ahead, held part-way: its progress gauges have samples. */
+let embedding: Running;
+const EMBEDDING_ROWS = AHEAD_PAGE + 22;
+let releaseEmbedding = () => {};
 let prometheus: Subprocess;
 let api: string;
 
@@ -34,6 +42,24 @@ beforeAll(async () => {
   );
   await running.services.connectors.add("alice", { id: "papers", kind: "files", config: { path: docs } });
   await connectorsSettled(running.services, "alice");
+  embedding = await startServer(
+    testConfig({
+      CORPUS_PORT: "0",
+      CORPUS_METRICS_LISTEN: "127.0.0.1:0",
+      ...operatorSqliteTable("shop", "orders", shopOrders(EMBEDDING_ROWS)),
+    }),
+    createLogger("WARNING", memorySink().sink),
+  );
+  // Every page of the table's rows waits until the test ends: the connector stays in its embedding phase.
+  const held = new Promise<void>((resolve) => (releaseEmbedding = resolve));
+  vectorsWithoutModel(embedding.services.embeddings, () => held);
+  // A user's listing starts the operator's connector, and with it the embedding ahead of its newest rows.
+  const lister = await tokenFor(embedding.services, "carol", ["connectors:read"]);
+  await until("the operator's table shown embedding", async () => {
+    const r = await fetch(`${embedding.url}/v1/connectors`, { headers: bearer(lister) });
+    const { connectors } = (await r.json()) as { connectors: Array<{ id: string; status: string }> };
+    return connectors.find((c) => c.id === "shop")?.status === "embedding" ? true : undefined;
+  });
   const dir = tempDir("corpus-prometheus-");
   writeFileSync(
     join(dir, "prometheus.yml"),
@@ -45,6 +71,9 @@ scrape_configs:
   - job_name: corpus
     static_configs:
       - targets: ["${new URL(running.metricsUrl!).host}"]
+  - job_name: corpus-embedding
+    static_configs:
+      - targets: ["${new URL(embedding.metricsUrl!).host}"]
 `,
   );
   const listen = `127.0.0.1:${freePort()}`;
@@ -63,6 +92,9 @@ scrape_configs:
 afterAll(async () => {
   prometheus?.kill();
   await prometheus?.exited;
+  releaseEmbedding();
+  await embedding?.services.connectors.embeddedAhead();
+  await embedding?.stop();
   await running?.stop();
 });
 
@@ -103,25 +135,25 @@ test("Prometheus scrapes corpus and holds its series", async () => {
 
   const [up] = await query('up{job="corpus"} == 1');
   expect(up!.value[1]).toBe("1");
-  const requests = await query('corpus_http_request_duration_seconds_count{route="/metrics",status="403"}');
+  const requests = await query('corpus_http_request_duration_seconds_count{job="corpus",route="/metrics",status="403"}');
   expect(requests[0]!.metric.method).toBe("GET");
-  const buckets = await query('corpus_http_request_duration_seconds_bucket{route="/",status="200"}');
+  const buckets = await query('corpus_http_request_duration_seconds_bucket{job="corpus",route="/",status="200"}');
   expect(buckets.map((s) => s.metric.le)).toContain("+Inf");
-  expect(Number((await query('corpus_sign_ins_total{method="password",result="failure"}'))[0]!.value[1])).toBe(1);
-  expect(Number((await query("corpus_data_free_bytes"))[0]!.value[1])).toBeGreaterThan(0);
-  expect((await query("corpus_embedding_queue_depth"))[0]!.value[1]).toMatch(/^\d+$/);
+  expect(Number((await query('corpus_sign_ins_total{job="corpus",method="password",result="failure"}'))[0]!.value[1])).toBe(1);
+  expect(Number((await query('corpus_data_free_bytes{job="corpus"}'))[0]!.value[1])).toBeGreaterThan(0);
+  expect((await query('corpus_embedding_queue_depth{job="corpus"}'))[0]!.value[1]).toMatch(/^\d+$/);
   // A scrape may fall within the question, between its stages: until one holds all three.
   const stages = await until("each stage scraped", async () => {
-    const held = await query("corpus_question_stage_duration_seconds_count == 1");
+    const held = await query('corpus_question_stage_duration_seconds_count{job="corpus"} == 1');
     return held.length === 5 ? held : undefined;
   });
   expect(stages.map((s) => s.metric.stage).sort()).toEqual(["answer", "archive", "gather", "plan", "rank"]);
   // The question's embedding, and the connectors by kind and state (the test's own folder).
-  expect(Number((await query('corpus_embedded_texts_total{priority="urgent"}'))[0]!.value[1])).toBeGreaterThan(0);
-  const [folder] = await query('corpus_connector_states{kind="files",state="ok"}');
+  expect(Number((await query('corpus_embedded_texts_total{job="corpus",priority="urgent"}'))[0]!.value[1])).toBeGreaterThan(0);
+  const [folder] = await query('corpus_connector_states{job="corpus",kind="files",state="ok"}');
   expect(folder!.value[1]).toBe("1");
-  expect(Number((await query('corpus_connector_chunks{kind="files",embedded="true"}'))[0]!.value[1])).toBeGreaterThan(0);
-  expect(Number((await query('corpus_rate_limit_refusals_total{route="/v1/query"}'))[0]!.value[1])).toBe(1);
+  expect(Number((await query('corpus_connector_chunks{job="corpus",kind="files",embedded="true"}'))[0]!.value[1])).toBeGreaterThan(0);
+  expect(Number((await query('corpus_rate_limit_refusals_total{job="corpus",route="/v1/query"}'))[0]!.value[1])).toBe(1);
 
   // Every metric corpus declares is held by Prometheus, but the two progress gauges: they have
   // samples only while a phase is under way, and none is once the folder is read and embedded.
@@ -133,7 +165,17 @@ test("Prometheus scrapes corpus and holds its series", async () => {
     "corpus_connector_progress_total",
   ]);
   expect(sampled.length).toBeGreaterThanOrEqual(12);
-  for (const name of sampled) expect((await query(name)).length, name).toBeGreaterThan(0);
+  for (const name of sampled) expect((await query(`${name}{job="corpus"}`)).length, name).toBeGreaterThan(0);
+});
+
+test("the progress gauges, scraped from a corpus whose operator table is being embedded: records done of all, by kind and phase", async () => {
+  const [total] = await query('corpus_connector_progress_total{job="corpus-embedding",kind="sql",phase="embedding",unit="records"}');
+  expect(Number(total!.value[1])).toBe(EMBEDDING_ROWS);
+  const [done] = await query('corpus_connector_progress_done{job="corpus-embedding",kind="sql",phase="embedding",unit="records"}');
+  // Every page is held: none is done yet.
+  expect(Number(done!.value[1])).toBe(0);
+  const [state] = await query('corpus_connector_states{job="corpus-embedding",kind="sql",state="embedding"}');
+  expect(state!.value[1]).toBe("1");
 });
 
 test("the alerts of docs/monitoring pass promtool, and Prometheus evaluates them: none firing on a healthy corpus", async () => {
@@ -152,5 +194,5 @@ test("the alerts of docs/monitoring pass promtool, and Prometheus evaluates them
     ["CorpusOwedWorkGrowing", "ok", "inactive"],
   ]);
   // Each expression reads series corpus serves: the disk alert's compares two of them.
-  expect(await query("corpus_data_free_bytes > 2 * corpus_data_min_free_bytes")).toHaveLength(1);
+  expect(await query('corpus_data_free_bytes{job="corpus"} > 2 * corpus_data_min_free_bytes')).toHaveLength(1);
 });

@@ -63,8 +63,10 @@ export async function askAsTool(ctx: ToolContext, q: ToolQuestion): Promise<{ as
   }
   // The same per-user windows as POST /v1/query (D16): a search is a search, however it comes.
   const decision = await s.limiter.hit(caller.user, "query");
-  if (!decision.allowed)
+  if (!decision.allowed) {
+    ctx.rateLimited?.();
     return { refused: toolError(MESSAGES.rateLimited, `the query limit is reached; retry after ${decision.retryAfter} s`) };
+  }
   const kinds = q.kinds && q.kinds.length < RECORD_KINDS.length ? new Set(q.kinds) : undefined;
   try {
     return {
