@@ -7,6 +7,7 @@ import { ERROR_SHAPES } from "../../src/app";
 import { beginRequest } from "../../src/http/request-context";
 import { withTimeout } from "../../src/http/timeout";
 import { bearer, postJson, req, testApp } from "../helpers";
+import { steppedClock } from "../support/stepped-clock";
 
 setDefaultTimeout(60_000);
 
@@ -116,9 +117,23 @@ describe("the six X-RateLimit-* headers on every answer of a limited route (D16,
 
   test("the 503 timeout of /v1/query carries the caller's headers; /mcp's its per-IP headers and the message's id", async () => {
     const { app, services } = await testApp({ CORPUS_LIMIT_QUERY_PER_MINUTE: "7", CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "9" });
-    services.query.run = () => new Promise(() => {});
+    // The search never ends; the timeout runs out only once a request has reached it (counted,
+    // its headers gathered): a stepped clock, not a 50 ms race with a loaded machine.
+    let reached = Promise.withResolvers<void>();
+    services.query.run = () => {
+      reached.resolve();
+      return new Promise(() => {});
+    };
     const token = (await services.auth.issuer.issue("alice", ["corpus:search"] as never)).token;
-    const timed = withTimeout((r) => app.handle(r), 0.05, { shapes: ERROR_SHAPES });
+    const time = steppedClock();
+    const handle = withTimeout((r) => app.handle(r), 0.05, { shapes: ERROR_SHAPES, clock: time.clock });
+    const timed = async (r: Request) => {
+      reached = Promise.withResolvers<void>();
+      const answer = handle(r);
+      await reached.promise;
+      time.advance(50);
+      return answer;
+    };
     const rest = postJson("/v1/query", { query: "x" }, bearer(token));
     beginRequest(rest, "192.0.2.31");
     const late = await timed(rest);

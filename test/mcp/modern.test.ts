@@ -9,6 +9,7 @@ import { beginRequest } from "../../src/http/request-context";
 import { withTimeout } from "../../src/http/timeout";
 import { PANEL_META } from "../../src/mcp/widget";
 import { bearer, req, testApp } from "../helpers";
+import { steppedClock } from "../support/stepped-clock";
 
 const MODERN = "2026-07-28";
 const META = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} };
@@ -237,11 +238,17 @@ describe("a JSON-RPC error carries the request's id when it was readable (it cam
   test("a request that times out, and a tool that fails, answer with the id too (and leak nothing of the failure)", async () => {
     const { app, services, token, logs } = await setup();
     // A search that never ends, and a connector list that fails with a path in its message.
-    services.query.run = () => new Promise(() => {});
+    // The timeout runs out when the search is reached (a stepped clock, not a 50 ms race with a loaded machine).
+    const reached = Promise.withResolvers<void>();
+    services.query.run = () => {
+      reached.resolve();
+      return new Promise(() => {});
+    };
     services.connectors.list = async () => {
       throw new Error("SQLITE_BUSY: /srv/corpus-data/secret.db is locked");
     };
-    const timed = withTimeout((r) => app.handle(r), 0.05, { shapes: ERROR_SHAPES });
+    const time = steppedClock();
+    const timed = withTimeout((r) => app.handle(r), 0.05, { shapes: ERROR_SHAPES, clock: time.clock });
     const call = (name: string) => {
       const r = req("/mcp", {
         method: "POST",
@@ -256,7 +263,10 @@ describe("a JSON-RPC error carries the request's id when it was readable (it cam
       beginRequest(r, "192.0.2.30");
       return timed(r);
     };
-    const late = await call("corpus_search");
+    const searching = call("corpus_search");
+    await reached.promise;
+    time.advance(50);
+    const late = await searching;
     expect(late.status).toBe(503);
     expect(await json(late)).toEqual({
       jsonrpc: "2.0",
