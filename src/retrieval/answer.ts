@@ -126,7 +126,7 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
     weight: 1,
     reason: "asked who, someone the question does not name beside a word it asks by ('Steve Reynolds (the govs assistant)')",
   },
-  total: { weight: 2, reason: "asked an amount, the record's total (or the tax asked for), not a line item, subtotal or change" },
+  total: { weight: 2, reason: "asked an amount, the record's total (or the tax or the net asked for), not a line item or change" },
   label: { weight: 1.5, reason: "its label or table column names the thing asked ('Due Date' for the due date, 'HireDate' for hired)" },
   focus: { weight: 1.5, reason: "each word of what is asked about ('total' of 'the total of the invoice') it or its label holds" },
   words: { weight: 1, reason: "each of the question's words it repeats: nearness to what the question is about" },
@@ -134,14 +134,16 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
   own: { weight: 1, reason: "the record's own words, not the message a mail quotes or forwards" },
   rank: { weight: 9, reason: "its source's ranking score over the first's: the ranking already weighed the sources" },
   head: { weight: 1, reason: "the question's names in its source's title, sender or first lines: the record it is about" },
-  record: { weight: 1, reason: "the question's names anywhere in its source: the record the question names" },
+  record: { weight: 3, reason: "the question's names anywhere in its source: the record named, over a better-ranked one's line" },
 };
 
 const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
   kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind ? 1 : (holdsFit(r.plan, c.holds) ?? kindFit(r.plan, c.text))),
   total: (c, r) => {
     const probe = c.text.slice(0, SENTENCE_PROBE);
-    return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && (r.plan.tax ? TAX.test(probe) : isTotalLine(probe)) ? 1 : 0;
+    // The net asked ("before VAT", "exclusief BTW", "HT") is a part of the total, its line.
+    const line = r.plan.tax ? TAX.test(probe) : r.meanings.has("net") ? PART_OF_TOTAL.test(probe) : isTotalLine(probe);
+    return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && line ? 1 : 0;
   },
   label: (c, r) => {
     if (c.label === undefined) return 0;
@@ -151,7 +153,7 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   },
   beside: (c, r) => (r.plan.asks === "person" && personBeside(c.text.slice(0, SENTENCE_PROBE), r) ? 1 : 0),
   focus: (c, r) => {
-    const held = [...words(c.text), ...(c.label ? labelWords(c.label) : [])];
+    const held = [...words(c.text), ...(c.label ? labelWords(c.label) : []), ...taxNames(c.text)];
     return r.plan.focus.filter((f) => !r.about.includes(f) && held.some((w) => sameWord(w, f))).length;
   },
   words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
@@ -162,6 +164,8 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   record: (c) => c.namedInRecord,
 };
 
+/** A tax is asked by any of its names: the question's "VAT" is the invoice's "BTW", "TVA" or "MwSt". */
+const taxNames = (text: string) => (TAX.test(text.slice(0, SENTENCE_PROBE)) ? TAX_WORDS : []);
 const scoreOf = (c: Candidate, r: Reading) =>
   (Object.keys(ANSWER_FEATURES) as FeatureName[]).reduce((s, f) => s + ANSWER_FEATURES[f].weight * FEATURE_VALUES[f](c, r), 0);
 
@@ -336,6 +340,7 @@ function candidatesOf(
     .map((name, at) => ({ ...base, text: `From: ${name}`, at, label: "From", ofKind: true }));
   let closing = false;
   let intro: string | undefined;
+  let signer: string | undefined;
   for (const statement of reading.statements) {
     // An address is a contact line: an answer only when a place or a contact is asked (issue 16).
     if (statement.holds === "address" && !r.plan.contact) continue;
@@ -345,6 +350,10 @@ function candidatesOf(
     // A mail's sentence introducing the next line ("The new dates are:") says what that line is: its label.
     const introduced = intro;
     intro = s.type === "email" && INTRO.test(statement.text) ? statement.text.replace(/:$/, "") : undefined;
+    // Asked who, a signature's name with the title under it ("Mary M. McCann" / "Manager, Corporate Communications").
+    const title = signer !== undefined && statement.text.length <= TITLE_CHARS ? `${signer}, ${statement.text}` : undefined;
+    signer = r.plan.asks === "person" && s.type === "email" && SIGNATURE.test(statement.text) ? statement.text : undefined;
+    if (title) out.push({ ...base, text: title, at: out.length, quoted: statement.quoted });
     if (signed) out.push({ ...base, text: statement.text, at: out.length, quoted: statement.quoted, ofKind: true });
     else
       for (const sentence of statement.text.split(SENTENCE)) {
@@ -376,8 +385,8 @@ const FORWARD_TAIL = /^\d{1,2}:\d{2}(:\d{2})?\s?([AP]M)?\s?-{3,}$/i;
 const INTRO = /^\p{L}.{10,200}:$/u;
 /** A name alone on its line: one to four capitalised words. */
 const SIGNATURE = /^\p{Lu}[\p{L}.'-]{0,20}(?:\s\p{Lu}[\p{L}.'-]{0,20}){0,3}$/u;
-/** The longest line taken as a closing above a signature ("Best regards,", "Thank you!"). */
-const CLOSING_CHARS = 30;
+/** The longest line taken as a closing above a signature ("Best regards,", "Thank you!"), and as a title under its name. */
+const [CLOSING_CHARS, TITLE_CHARS] = [30, 60];
 
 /** Kinds answered by one or two statements of one source: a date, a place, an amount, a count, a person. */
 const ONE_FACT = new Set<Asks>(["date", "place", "amount", "count", "person"]);

@@ -103,6 +103,9 @@ export function languageOf(question: string): Language {
   return best;
 }
 
+/** Auxiliaries of a verb, not "is" or "was": after "which" or "what", the noun they are followed by is the verb's subject. */
+const DOING = new Map(LANGUAGES.map((l) => [l, new Set(AUXILIARIES[l].filter((a) => !IS[l].includes(a) && !WAS[l].includes(a)))]));
+
 /** Dutch and German write a date's noun as a compound's last part ("vervaldatum", "Rechnungsdatum"). */
 const COMPOUNDING = new Set<Language>(["nl", "de"]);
 const pattern = (t: Table, l: Language, compound = false) =>
@@ -196,17 +199,21 @@ export function askedOf(question: string, meaning?: QuestionMeaning): Asked {
   const r = READINGS.get(language)!;
   // Not the names a verb asks by ("pay Amazon Web Services": which record, not what of it); German capitalises every noun.
   const focus = focusOf(q, language, language === "de" ? new Set() : questionNames(q));
-  // A tax asked about is the amount asked ("how much VAT"); "the amount excluding VAT" asks a part of the total.
-  const tax = TAX.test(focus.join(" ")) && !PART_OF_TOTAL.test(focus.join(" "));
   // A tax's amount or a compared amount of money is read by the grammar, wherever it is said.
-  const money = asksTaxAmount(q) || comparesMoney(q);
+  const taxAmount = asksTaxAmount(q);
+  const money = taxAmount || comparesMoney(q);
+  // A tax asked about is the amount asked ("how much VAT", "Could you tell me how much VAT I paid":
+  // the grammar's, past the focus); "the amount excluding VAT" asks a part of the total.
+  const tax = (taxAmount || TAX.test(focus.join(" "))) && !PART_OF_TOTAL.test(focus.join(" "));
   const which = r.which?.exec(q);
   // The noun "which" asks by, past function words and names ("Which Chinook employees"): a plural
   // asks a list ("Which flowers"), but a statement's ("Welche Zahlungsbedingungen").
-  const noun = which?.[1]
-    ?.trim()
-    .split(/\s+/)
-    .find((w) => !FUNCTION_WORDS.get(language)!.has(w.toLowerCase()) && (language === "de" || !/^\p{Lu}/u.test(w)));
+  // Not past a verb's auxiliary ("What did the customer in Santiago pay?": the customer does, the amount is asked).
+  const after = which?.[1]?.trim().split(/\s+/) ?? [];
+  const subject = after.length > 0 && DOING.get(language)!.has(after[0]!.toLowerCase());
+  const noun = subject
+    ? undefined
+    : after.find((w) => !FUNCTION_WORDS.get(language)!.has(w.toLowerCase()) && (language === "de" || !/^\p{Lu}/u.test(w)));
   const plural = noun !== undefined && PLURAL_ENDING[language].test(noun.toLowerCase()) && !/['’]/.test(noun) && !r.terms?.test(noun);
   // "What did I buy", "Welke tablet heb ik gekocht": an item bought ("Which flowers did I buy": items), unless a noun of a kind comes first.
   const bought: Rules = which && r.bought ? [[plural ? "list" : "item", r.bought, which.index]] : [];
@@ -246,8 +253,16 @@ function questionNames(q: string): Set<string> {
 
 /** The most words a focus has. */
 const FOCUS_WORDS = 4;
+/** The most words between a polite question's first word and the question it asks ("Could you please tell me how much …"). */
+const POLITE_WORDS = 4;
 const QUESTION_START = new Map(
-  LANGUAGES.map((l) => [l, new RegExp(`^\\s*${wholeWords([...QUESTION_WORDS[l], ...ASKS_QUANTITY[l], ...ASKS_COUNT[l]])}`, "iu")]),
+  LANGUAGES.map((l) => [
+    l,
+    new RegExp(
+      `^\\s*(?:${wholeWords(YES_NO[l])}(?:\\s+[\\p{L}'’-]+){0,${POLITE_WORDS}}?\\s+)?${wholeWords([...QUESTION_WORDS[l], ...ASKS_QUANTITY[l], ...ASKS_COUNT[l]])}`,
+      "iu",
+    ),
+  ]),
 );
 const SKIPPED = new Map(LANGUAGES.map((l) => [l, new Set([...FUNCTION_WORDS.get(l)!, ...PRONOUNS[l]])]));
 /**

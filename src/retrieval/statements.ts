@@ -22,6 +22,7 @@ import {
   NOT_AN_ITEM_LABELS,
   PERSON_LABELS,
   PHONE_LABELS,
+  PREPOSITIONS,
   STREET_ENDINGS,
   STREET_WORDS,
   TAX_CODES,
@@ -89,7 +90,8 @@ export const CONTACT = [
 export const CONTACTS_IN_LINE = [
   /\(\d{3}\)[\s-]?\d{3}[\s.-]?\d{4}|\+\d[\d\s().-]{7,18}\d/,
   /[\w.+-]{1,64}@[\w-]{1,63}\.[\w.-]{1,255}/,
-  /\b(https?:\/\/|www\.)[\w-]/i,
+  // A web address, also without its scheme when a path follows its host ("aws.amazon.com/contact-us/").
+  /\b(https?:\/\/|www\.)[\w-]|\b[a-z][\w-]{1,62}(?:\.[a-z][\w-]{1,62})*\.[a-z]{2,6}\/[\w-]/i,
 ];
 export const SENTENCE_PROBE = 400;
 /** A document's own "Date:" line: its date, not a mail header (a document is no mail). */
@@ -441,10 +443,12 @@ const GLUED_CHARS = 200;
 const VALUE_THEN_LABEL = /^(.{1,80}?[\d).,])(\p{Lu}(?:\p{Ll}{2,}|\p{Lu}{2,})[\p{L} ./#]{0,30}?)\s?:$/u;
 /** Two pairs printed against each other ("Subtotaal € 4.904,94Exclusief BTW € 4.053,67"): an amount, then a capitalised word. */
 const PAIRS_GLUED = /(?<=\d)(?=\p{Lu}\p{Ll}{2,})/u;
+/** An amount glued before the words labelling it, no colon ("5.00TVA 20% payée sur les encaissements"): a column of amounts printed against its labels' column. */
+const AMOUNT_THEN_LABEL = /^(\d{1,3}(?:[.,\s]?\d{3})*[.,]\d{2})(\p{Lu}\p{L}{2}[^:]{0,80})$/u;
 /** A PDF's line as its columns meant it: a value glued before its label as "Label: value", glued pairs apart. */
 const unglued = (line: string): string[] => {
   if (line.length > GLUED_CHARS) return [line];
-  const valueThenLabel = VALUE_THEN_LABEL.exec(line);
+  const valueThenLabel = VALUE_THEN_LABEL.exec(line) ?? AMOUNT_THEN_LABEL.exec(line);
   if (valueThenLabel) return [`${valueThenLabel[2]}: ${valueThenLabel[1]!.replace(/,$/, "")}`];
   return line.split(PAIRS_GLUED);
 };
@@ -562,6 +566,21 @@ function layoutPieces(read: string[]): Piece[] {
   return out;
 }
 
+/** A sentence of three words or more ending in a preposition, in any language of the tables. */
+const CUT_AFTER = new RegExp(`^\\p{L}.*\\s\\S+\\s(?<![\\p{L}'’])${anyOf(all(PREPOSITIONS))}$`, "iu");
+/** A line of two or more columns' names, no value among them ("BTW % Grondslag BTW bedrag Totaal"). */
+const COLUMN_NAMES = /^\p{L}[\p{L}%./()' -]{2,60}$/u;
+/** A line of values, no word among them ("21 % 41,31 8,68 49,99"). */
+const COLUMN_VALUES = /^[^\p{L}]{3,80}$/u;
+/** The fewest values of such a row: fewer under a line of words are a sentence's figures. */
+const ROW_VALUES = 3;
+/** A row of values under its columns' names: as many names as values at most twice over ("BTW bedrag" is one column's). */
+function valuesUnderNames(names: string, values: string): boolean {
+  if (!COLUMN_NAMES.test(names) || !COLUMN_VALUES.test(values)) return false;
+  const cells = values.split(/\s+/).filter((v) => /\d/.test(v)).length;
+  return cells >= ROW_VALUES && names.split(/\s+/).length <= 2 * cells;
+}
+
 /**
  * A source's statements: a mail's wrapped lines joined again (a place or a time cut at a line's
  * end was half a sentence); a document's layout read back into rows and label pairs, then a label
@@ -598,7 +617,11 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
       continue;
     }
     const joinable = last !== undefined && last.length < SENTENCE_PROBE && !isBoilerplate(last, contactWanted, document);
-    const wrapped = joinable && s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted);
+    const wrapped =
+      joinable &&
+      ((s.type === "email" && WRAPPED.test(last) && GOES_ON.test(line) && !isBoilerplate(line, contactWanted)) ||
+        // A document's sentence cut after its preposition ("All Payment to be made in favor of" / "Oravel Stays Pvt. Ltd."): its object is below.
+        (document && CUT_AFTER.test(last) && line.length <= ADDRESS_CHARS && !isBoilerplate(line, contactWanted, document)));
     // A mail's paragraph longer than SENTENCE_PROBE goes on in a new statement from its unfinished
     // sentence: cut at the line's end, "… no" / "later than noon, August 28th." said neither whole.
     const unfinished =
@@ -619,7 +642,9 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
         // A receipt's quantity under its item ("DOLE PINEAPPLE PCS" / "7.90 * 3").
         (QUANTITY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last)) ||
         // A date alone under a short label without a colon ("Vervaldatum" / "22-9-2022").
-        (line.length <= DATE_ALONE && /^\p{L}{3,20}( \p{L}{2,20})?$/u.test(last) && documentDates(line).length > 0));
+        (line.length <= DATE_ALONE && /^\p{L}{3,20}( \p{L}{2,20})?$/u.test(last) && documentDates(line).length > 0) ||
+        // A row of values under its columns' names ("BTW % Grondslag BTW bedrag Totaal" / "21 % 41,31 8,68 49,99"): the names are its label.
+        valuesUnderNames(last, line));
     if (lastStatement && (wrapped || labelled)) {
       lastStatement.text = `${last} ${line}`;
       // A label is words (a rate at most): "999900245 IKEA RETAI" above its price is an item, not a label.

@@ -12,6 +12,7 @@ import {
   AUXILIARIES,
   all,
   COUNTED,
+  IDENTIFIER_NOUNS,
   IS,
   MONEY_NOUNS,
   MONEY_WORDS,
@@ -90,6 +91,8 @@ const TAX_AMOUNT = new RegExp(
   "iu",
 );
 const TAX_ON_SOMETHING = new RegExp(`${TAX}${ON}`, "iu");
+/** Key words led by a tax, no number of it named ("vat coolblue macbook invoice", "btw saeco"): its amount, as "the VAT of …". */
+const TAX_KEY_WORDS = new RegExp(`^\\s*${TAX}(?![^?]*${w(IDENTIFIER_NOUNS)})[^?]*$`, "iu");
 const QUESTION_WORD = new RegExp(w(QUESTION_WORDS), "iu");
 
 /**
@@ -100,6 +103,7 @@ const QUESTION_WORD = new RegExp(w(QUESTION_WORDS), "iu");
  */
 export function asksTaxAmount(question: string): boolean {
   if (TAX_AMOUNT.test(question)) return true;
+  if (TAX_KEY_WORDS.test(question) && !QUESTION_WORD.test(question)) return true;
   const on = TAX_ON_SOMETHING.exec(question);
   return on !== null && !QUESTION_WORD.test(question.slice(0, on.index));
 }

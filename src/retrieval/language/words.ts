@@ -83,7 +83,7 @@ export const TAX_NOUNS: Table = {
   en: ["gst", "vat", "tax"],
   nl: ["btw"],
   fr: ["tva"],
-  de: ["mwst", "ust"],
+  de: ["mwst", "ust", "mehrwertsteuer", "umsatzsteuer"],
   pl: ["vat", "podatek", "podatku"],
 };
 /** Words before a tax that make it part of the total stated ("TOTAL INCLUDING GST"), not a tax line. */
@@ -129,7 +129,7 @@ export const MONEY_WORDS: Table = {
 };
 /** Money changing hands: an amount compared beside one is money ("spend over 100"). */
 export const SPENDING: Table = {
-  en: ["spend", "spent", "paid", "charged"],
+  en: ["spend", "spent", "pay", "paid", "charged"],
   nl: ["uitgegeven", "betaald"],
   fr: ["dépensé", "payé"],
   de: ["ausgegeben", "bezahlt"],
