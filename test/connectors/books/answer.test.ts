@@ -235,6 +235,19 @@ describe("books questions answered as an accountant would", () => {
     expect(answer).toStartWith(`Income:US:Hoogle:Salary in 2014: ${negated(usd)} USD earned (booked as ${usd} USD)`);
   });
 
+  test("the largest income of 2015: the largest amount earned, bean-query's most negative transaction", async () => {
+    const [[line, usd]] = beanQuery(
+      "SELECT lineno, str(sum(number)) AS s WHERE account ~ '^Income:' AND year = 2015 AND currency = 'USD' GROUP BY date, lineno ORDER BY sum(number), lineno LIMIT 1",
+    ) as [[string, string]];
+    const { answer, sources } = await ask(alice, "What was my largest income in 2015?");
+    expect(answer).toMatch(
+      new RegExp(
+        `^The largest of \\d+ transactions of Income in 2015: ${negated(usd).replace(".", "\\.")} USD and 5 VACHR earned on 2015-`,
+      ),
+    );
+    expect(sources[0]!.source_url).toEndWith(`#L${line}`);
+  });
+
   test("what do I owe on the credit card at the end of June 2014: the liabilities' balance, positive, as bean-query's negated", async () => {
     const usd = beanSums("account ~ '^Liabilities:' AND date <= 2014-06-30").USD!;
     const { answer } = await ask(alice, "What did I owe on the credit card at the end of June 2014?");
