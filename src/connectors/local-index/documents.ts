@@ -6,7 +6,7 @@ import { sealingOf } from "../../crypto/aead";
 import { RecordMemo } from "../../retrieval/record-memo";
 import { connectorVectors } from "../../vectors/embedded";
 import { splitPartition } from "../../vectors/sqlite";
-import { TERMS_FORMAT } from "../index-terms";
+import { RecordWords, TERMS_FORMAT } from "../index-terms";
 import { Turns } from "../turns";
 import type { SourceRecord } from "../types";
 import type { IndexContext } from "./context";
@@ -45,6 +45,8 @@ function sealedTo(keys: IndexContext["keys"], r: SourceRecord, chunks: string[],
 export interface PreparedRecords {
   firstDoc: number;
   records: PreparedRecord[];
+  /** How many of them are indexed by their words in part (RecordWords: past a bound, D31). */
+  cutWords?: number;
 }
 
 /** What a chunk's sealed text is bound to: its record's row and its place in it. */
@@ -68,9 +70,12 @@ export async function prepareRecords(
 ): Promise<PreparedRecords> {
   const { keys } = ctx;
   const words: { title: string; content: string; chunks: string[] }[] = [];
+  let cutWords = 0;
   for (const [i, r] of records.entries()) {
-    const title = await keys.blinder.textInTurns(r.title, turns);
-    const content = await keys.blinder.textInTurns(r.content, turns);
+    const bound = new RecordWords();
+    const title = await keys.blinder.textInTurns(r.title, turns, bound);
+    const content = await keys.blinder.textInTurns(r.content, turns, bound);
+    if (bound.cut) cutWords++;
     words.push({ title, content, chunks: chunks?.[i] ?? ctx.chunker(r) });
     await turns.maybe();
   }
@@ -81,7 +86,7 @@ export async function prepareRecords(
     out.push({ ...words[i]!, ...sealedTo(keys, r, words[i]!.chunks, firstDoc + i) });
     await turns.maybe();
   }
-  return { firstDoc, records: out };
+  return { firstDoc, records: out, cutWords };
 }
 
 /** `records` made ready for putRecords in one go, from row `firstDoc` on (few records; or `prepared`, sealed to rows taken since, sealed again). */
@@ -90,11 +95,7 @@ function prepareNow(ctx: IndexContext, records: SourceRecord[], firstDoc: number
   return {
     firstDoc,
     records: records.map((r, i) => {
-      const words = prepared?.records[i] ?? {
-        title: keys.blinder.text(r.title),
-        content: keys.blinder.text(r.content),
-        chunks: ctx.chunker(r),
-      };
+      const words = prepared?.records[i] ?? { ...recordTerms(keys, r), chunks: ctx.chunker(r) };
       return { ...words, ...sealedTo(keys, r, words.chunks, firstDoc + i) };
     }),
   };
@@ -276,10 +277,16 @@ export function reblindStale(ctx: IndexContext, records: number, chars: number):
   return done;
 }
 
+/** A record's words as the index takes them (blinded, up to RecordWords' bound), in one go. */
+function recordTerms(keys: IndexContext["keys"], r: SourceRecord): { title: string; content: string } {
+  const bound = new RecordWords();
+  return { title: keys.blinder.text(r.title, bound), content: keys.blinder.text(r.content, bound) };
+}
+
 /** A record's words, blinded; none if they cannot be cut (its old ones stay). */
 function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: string; content: string } | undefined {
   try {
-    return { title: keys.blinder.text(r.title), content: keys.blinder.text(r.content) };
+    return recordTerms(keys, r);
   } catch (error) {
     if (error instanceof RangeError) return undefined;
     throw error;
