@@ -141,6 +141,7 @@ const INTEGRATION = [
   "rest/shapes.test.ts",
   "retrieval/asked/asked-live.test.ts",
   "retrieval/business-questions.test.ts",
+  "retrieval/cite-stored-chunks.test.ts",
   "retrieval/debug-log.test.ts",
   "scripts/build-model.test.ts",
   "scripts/eval/answers-books-labels.test.ts",

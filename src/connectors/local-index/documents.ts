@@ -52,6 +52,24 @@ export interface PreparedRecords {
 /** What a chunk's sealed text is bound to: its record's row and its place in it. */
 export const chunkRow = (doc: number, ord: number) => `chunk/${doc}/${ord}`;
 
+/**
+ * The texts a record's chunks were embedded as (sealed with them, as the reading worker cut them:
+ * connectors-011), opened in their order; undefined where any has none (stored before they were),
+ * or the row no longer holds the record read (`sealedLength`, its sealed bytes' length: SQLite's
+ * length() of a blob reads none of it). A question cites from these instead of cutting the record
+ * again on the serving thread (D31).
+ */
+export function storedChunkTexts(ctx: IndexContext, doc: number, sealedLength: number): string[] | undefined {
+  const rows = ctx.db
+    .query<{ ord: number; text: Uint8Array | null }, [number, string, number]>(
+      `SELECT c.ord, c.text FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc
+       WHERE c.doc = ? AND d.owner = ? AND length(d.record) = ? ORDER BY c.ord`,
+    )
+    .all(doc, ctx.owner, sealedLength);
+  if (rows.length === 0 || rows.some((r, i) => r.ord !== i || !r.text)) return undefined;
+  return rows.map((r) => ctx.keys.open(r.text!, chunkRow(doc, r.ord)));
+}
+
 /** The row the next record stored takes. */
 const nextDoc = (db: Database) => db.query<{ n: number }, []>("SELECT coalesce(max(doc), 0) + 1 AS n FROM connector_docs").get()!.n;
 

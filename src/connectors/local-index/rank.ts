@@ -1,9 +1,11 @@
 // Finding records in an index: by their blinded words (FTS5's BM25) and by the meaning of their
 // chunks (sqlite-vec, in the owner's rotated space), within the request's dates (candidates.ts).
+
+import { chunkOfEmbedded } from "../../retrieval/chunk";
 import { needles, type RetrievalRequest, type SearchHit, type SourceRecord } from "../types";
 import { type Candidates, type CandidatesAsked, candidates, dateCondition } from "./candidates";
 import type { IndexContext } from "./context";
-import { openRecords, visible } from "./documents";
+import { openRecords, storedChunkTexts, visible } from "./documents";
 import { SearchWorkerFailed, searchOffThread } from "./searcher";
 
 /** The request's phrases as needles: quoted in the question, so matched as phrases. */
@@ -81,7 +83,9 @@ function hitsOf(ctx: IndexContext, found: Candidates): SearchHit[] {
   const hits: SearchHit[] = [];
   for (const [doc, scores] of found.found) {
     const record = records.get(doc);
-    if (record) hits.push({ record, ...scores });
+    const sealedLength = found.sealed.get(doc)?.length ?? 0;
+    const storedChunks = () => storedChunkTexts(ctx, doc, sealedLength)?.map((text) => chunkOfEmbedded(record!.title, text));
+    if (record) hits.push({ record, ...scores, storedChunks });
   }
   return hits;
 }
