@@ -145,6 +145,7 @@ const INTEGRATION = [
   "retrieval/answer-lines-growth.test.ts",
   "retrieval/asked/asked-live.test.ts",
   "retrieval/business-questions.test.ts",
+  "retrieval/cite-stored-chunks.test.ts",
   "retrieval/debug-log.test.ts",
   "scripts/build-model.test.ts",
   "scripts/eval/answers-books-labels.test.ts",
