@@ -318,14 +318,15 @@ export interface Sentence {
   label?: string;
 }
 
-function sentencesOf(statement: Statement, s: AnswerSource, contactWanted: boolean): Sentence[] {
+/** A statement's sentences; `interned` gives each word as one string shared by every sentence holding it. */
+function sentencesOf(statement: Statement, s: AnswerSource, contactWanted: boolean, interned: (w: string) => string): Sentence[] {
   return statement.text.split(SENTENCE).map((sentence) => {
     const text = sentence.trim();
     const never = isBoilerplate(text, contactWanted, s.type !== "email") || (s.type === "email" && FORWARD_TAIL.test(text));
     if (never) return { text, never, words: [], letter: false };
     const labelled = LABELLED.exec(text);
     const label = labelled?.[1] ?? labelled?.[2];
-    return { text, never, words: words(text), letter: /\p{L}/u.test(text), ...(label ? { label } : {}) };
+    return { text, never, words: words(text).map(interned), letter: /\p{L}/u.test(text), ...(label ? { label } : {}) };
   });
 }
 
@@ -333,17 +334,28 @@ export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceRe
   // Read when asked for: a table row's candidates are its cells, not its statements.
   let statements: readonly Statement[] | undefined;
   let sentences: readonly (readonly Sentence[])[] | undefined;
+  const textWords = new Set(words(s.text));
   return {
     get statements() {
       statements ??= statementLines(s, contactWanted);
       return statements;
     },
     get sentences() {
-      sentences ??= this.statements.map((statement) => sentencesOf(statement, s, contactWanted));
+      if (!sentences) {
+        // The text's words once each: a sentence's words are references to them, not copies.
+        const canonical = new Map([...textWords].map((w) => [w, w]));
+        const interned = (w: string) => {
+          const known = canonical.get(w);
+          if (known !== undefined) return known;
+          canonical.set(w, w);
+          return w;
+        };
+        sentences = this.statements.map((statement) => sentencesOf(statement, s, contactWanted, interned));
+      }
       return sentences;
     },
     headWords: new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))),
-    words: new Set(words(s.text)),
+    words: textWords,
   };
 }
 

@@ -19,15 +19,20 @@ import type { Statement } from "./statements";
 export const STATEMENTS_KEPT_CHARS = 4_000_000;
 /** What a statement's or a word's object and an entry cost beside their characters: an empty chunk's entry is no free entry. */
 const ITEM_OVERHEAD = 32;
+/** What a sentence's word costs: a reference to the text's word (answer.ts sourceReading interns them). */
+const WORD_REF = 8;
 
 const charsOf = (reading: SourceReading) => {
   let chars = ITEM_OVERHEAD;
   for (const s of reading.statements) chars += s.text.length + (s.label?.length ?? 0) + ITEM_OVERHEAD;
+  const own = new Set<string>();
   for (const sentences of reading.sentences)
     for (const s of sentences) {
-      chars += s.text.length + (s.label?.length ?? 0) + ITEM_OVERHEAD;
-      for (const w of s.words) chars += w.length + ITEM_OVERHEAD;
+      chars += s.text.length + (s.label?.length ?? 0) + ITEM_OVERHEAD + s.words.length * WORD_REF;
+      for (const w of s.words) if (!reading.words.has(w)) own.add(w);
     }
+  // A sentence's word the text's words do not hold (lines joined) is a string of its own.
+  for (const w of own) chars += w.length + ITEM_OVERHEAD;
   for (const w of reading.headWords) chars += w.length + ITEM_OVERHEAD;
   for (const w of reading.words) chars += w.length + ITEM_OVERHEAD;
   return chars;
