@@ -122,7 +122,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
             url: documentPageUrl(publicUrl, `${ID_PREFIX.chunk}${chunkId}`),
             sha256,
           }));
-          const answer = answerText(outcome, chosen, s.questionStages);
+          const answer = answerText(outcome, chosen, s.questionStages, s.query.chunkStatements);
           const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };
         }
