@@ -5,7 +5,7 @@
 // lines are read as statements by statements.ts; header and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
-import { HEAD_CHARS } from "./answer-source";
+import { FORWARD_TAIL, type SourceReading, sourceReading } from "./answer-source";
 import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
 import { DATE_OR_TIME, documentDates } from "./document-dates";
@@ -19,14 +19,11 @@ import {
   CONTACTS_IN_LINE,
   type Holds,
   isBoilerplate,
-  LABELLED,
   MONEY,
   meaningsOf,
   NOT_AN_ITEM,
   SENTENCE,
   SENTENCE_PROBE,
-  type Statement,
-  statementLines,
 } from "./statements";
 
 export interface AnswerSource {
@@ -299,70 +296,6 @@ function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r:
   return [row, { ...base, text: asked.map((c) => c.line).join("; "), at: 1, label, ofKind }];
 }
 
-/** What candidates are read from of a source whatever the question asks but a contact: remembered per chunk's version (statement-memo.ts). */
-export interface SourceReading {
-  statements: readonly Statement[];
-  /** Each statement's sentences (statements[i]'s are sentences[i]), as every question reads them. */
-  sentences: readonly (readonly Sentence[])[];
-  /** The words of what names it (its head: title, sender, first lines), and of its text. */
-  headWords: ReadonlySet<string>;
-  words: ReadonlySet<string>;
-}
-
-/** A statement's sentence as candidatesOf reads it whatever is asked: what a question reads of it is not read again per question. */
-export interface Sentence {
-  text: string;
-  /** Never an answer: boilerplate, or a mail's forwarded header's tail. */
-  never: boolean;
-  /** Its words (none read of a sentence that is never an answer). */
-  words: readonly string[];
-  /** It holds a letter: without one, only a date asked is answered by it. */
-  letter: boolean;
-  /** Its own label ("Total: 12.00"), where it writes one. */
-  label?: string;
-}
-
-/** A statement's sentences; `interned` gives each word as one string shared by every sentence holding it. */
-function sentencesOf(statement: Statement, s: AnswerSource, contactWanted: boolean, interned: (w: string) => string): Sentence[] {
-  return statement.text.split(SENTENCE).map((sentence) => {
-    const text = sentence.trim();
-    const never = isBoilerplate(text, contactWanted, s.type !== "email") || (s.type === "email" && FORWARD_TAIL.test(text));
-    if (never) return { text, never, words: [], letter: false };
-    const labelled = LABELLED.exec(text);
-    const label = labelled?.[1] ?? labelled?.[2];
-    return { text, never, words: words(text).map(interned), letter: /\p{L}/u.test(text), ...(label ? { label } : {}) };
-  });
-}
-
-export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceReading {
-  // Read when asked for: a table row's candidates are its cells, not its statements.
-  let statements: readonly Statement[] | undefined;
-  let sentences: readonly (readonly Sentence[])[] | undefined;
-  const textWords = new Set(words(s.text));
-  return {
-    get statements() {
-      statements ??= statementLines(s, contactWanted);
-      return statements;
-    },
-    get sentences() {
-      if (!sentences) {
-        // The text's words once each: a sentence's words are references to them, not copies.
-        const canonical = new Map([...textWords].map((w) => [w, w]));
-        const interned = (w: string) => {
-          const known = canonical.get(w);
-          if (known !== undefined) return known;
-          canonical.set(w, w);
-          return w;
-        };
-        sentences = this.statements.map((statement) => sentencesOf(statement, s, contactWanted, interned));
-      }
-      return sentences;
-    },
-    headWords: new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))),
-    words: textWords,
-  };
-}
-
 /**
  * A source's candidate statements: a table row's, else its sentences that can answer (not headers
  * or boilerplate). `read` gives what is read of it when that is remembered (statement-memo.ts).
@@ -433,8 +366,6 @@ function candidatesOf(
   }
   return out;
 }
-/** A mail's forwarded header wrapped before its time ("… on 04/02/2001" / "02:42 PM -----"): no date answered. */
-const FORWARD_TAIL = /^\d{1,2}:\d{2}(:\d{2})?\s?([AP]M)?\s?-{3,}$/i;
 /** A sentence ending in a colon, the line after it what it announces. */
 const INTRO = /^\p{L}.{10,200}:$/u;
 /** A name alone on its line: one to four capitalised words. */

@@ -1,4 +1,4 @@
-// What a cited chunk's candidate statements are read from (answer.ts sourceReading: its statements,
+// What a cited chunk's candidate statements are read from (answer-source.ts sourceReading: its statements,
 // statements.ts statementLines, their sentences and words), read once per version of the chunk
 // instead of on every question (issue 36): choosing the chunk a document is cited by (cite.ts,
 // answer.ts chunkFitFor) read every statement of every chunk of every returned result again for
@@ -7,7 +7,8 @@
 // What a question does with them (its features, its scores) stays per question. Keyed by owner,
 // connector, record and chunk (record-memo.ts recordKey: never shared between users, D25), kept
 // while what is read is the same, bounded by the characters the readings hold, oldest out first.
-import { type AnswerSource, type Sentence, type SourceReading, sourceReading } from "./answer";
+import type { AnswerSource } from "./answer";
+import { type Sentence, type SourceReading, sourceReading } from "./answer-source";
 import { RecordMemo } from "./record-memo";
 import type { Statement } from "./statements";
 
@@ -19,7 +20,7 @@ import type { Statement } from "./statements";
 export const STATEMENTS_KEPT_CHARS = 4_000_000;
 /** What a statement's or a word's object and an entry cost beside their characters: an empty chunk's entry is no free entry. */
 const ITEM_OVERHEAD = 32;
-/** What a sentence's word costs: a reference to the text's word (answer.ts sourceReading interns them). */
+/** What a sentence's word costs: a reference to the text's word (answer-source.ts sourceReading interns them). */
 const WORD_REF = 8;
 
 const charsOf = (reading: SourceReading) => {
