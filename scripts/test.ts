@@ -34,6 +34,7 @@ const INTEGRATION = [
   "accounts/cli.test.ts",
   "archive/pending-after-deletion.test.ts",
   "archive/resume-after-deletion.test.ts",
+  "auth/token-stores.test.ts",
   "backup/online.test.ts",
   "backup/refusals.test.ts",
   "cli.test.ts",

@@ -44,13 +44,13 @@ export async function tokenCommand(command: string, options: Record<string, stri
       return (await services.auth.issuer.issue(options.user!, scopes, ttl)).token;
     }
     if (options.jti) {
-      const issued = services.auth.store.issued(options.jti);
+      const issued = await services.auth.store.issued(options.jti);
       if (!issued) throw new TokenRequestError(`no token with jti ${options.jti} was issued by this server`);
-      services.auth.store.revokeToken(options.jti, issued.expiresAt);
+      await services.auth.store.revokeToken(options.jti, issued.expiresAt);
       return `revoked token ${options.jti} of ${issued.user}`;
     }
     if (options.user) {
-      const n = services.auth.store.revokeUser(options.user);
+      const n = await services.auth.store.revokeUser(options.user);
       return `revoked every token of ${options.user} issued until now (${n} still unexpired)`;
     }
     throw new TokenRequestError("token revoke needs --jti ID or --user ID");

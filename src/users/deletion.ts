@@ -96,10 +96,10 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
     writing(
       s.db.transaction(() => {
         const targets = s.webhooks.targets(user, "user.deleted");
-        const tokens = s.auth.store.revokeUser(user);
+        const tokens = atOnce(s.auth.store.revokeUser(user), "tokens");
         s.oauth?.forgetUser(user);
         s.accounts?.forgetExternal(user);
-        s.auth.store.forgetIssued(user);
+        atOnce(s.auth.store.forgetIssued(user), "tokens");
         const webhooks = s.webhooks.deleteUser(user);
         const archive = s.archive.deleteUser(user);
         const conversations = s.conversations.deleteUser(user);
