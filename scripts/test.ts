@@ -159,6 +159,7 @@ const INTEGRATION = [
   "store/operator-key-full-disk.test.ts",
   "store/storage-errors.test.ts",
   "users/deletion-race.test.ts",
+  "users/deletion-shared.test.ts",
   "users/deletion.test.ts",
   "vectors/hnsw-executable.test.ts",
   "vectors/partition-index.test.ts",
