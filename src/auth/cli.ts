@@ -2,8 +2,9 @@
 // withdraw access tokens, against the same data dir the server uses.
 import type { Config, ConfigVariable } from "../config";
 import { loadMasterKey } from "../crypto/master-key";
-import { MIGRATIONS } from "../migrations";
+import { MIGRATIONS, PG_MIGRATIONS } from "../migrations";
 import { openDatabase } from "../store/database";
+import { openSharedDatabase } from "../store/shared";
 import { AuthService } from "./service";
 import { parseScopes, TokenRequestError } from "./tokens";
 
@@ -22,6 +23,8 @@ export const TOKEN_CONFIG = [
   "CORPUS_TLS_KEY_FILE",
   "CORPUS_OAUTH_RESOURCE_URL",
   "CORPUS_OAUTH_ISSUER",
+  // Where the tokens room is kept when several nodes share one (D33): minted and revoked there.
+  "CORPUS_DATABASE_URL",
 ] as const satisfies readonly ConfigVariable[];
 
 /**
@@ -35,7 +38,8 @@ export async function tokenCommand(command: string, options: Record<string, stri
     fromEnv: config.CORPUS_MASTER_KEY,
     file: config.CORPUS_MASTER_KEY_FILE,
   });
-  const services = { auth: await AuthService.create(config, db, key) };
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
+  const services = { auth: await AuthService.create(config, db, key, Date.now, shared) };
   try {
     if (command === "token create") {
       // --user and --scopes are required by the CLI's parser (src/cli.ts).
@@ -56,5 +60,6 @@ export async function tokenCommand(command: string, options: Record<string, stri
     throw new TokenRequestError("token revoke needs --jti ID or --user ID");
   } finally {
     db.close();
+    await shared?.end();
   }
 }

@@ -2,13 +2,17 @@
 // the embedded database and by the shared PostgreSQL (a real server on loopback), with injected
 // clocks. Then, PostgreSQL alone: two nodes (AuthServices with connections of their own to one
 // database): a token revoked, or a user deleted, through one is refused through the other at the
-// next request, its principal cached there or not; and a database that cannot answer lets no token through.
+// next request, its principal cached there or not (the CLI's `corpus token` too); and a database
+// that cannot answer lets no token through.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { decodeJwt } from "jose";
+import { tokenCommand } from "../../src/auth/cli";
 import { AuthFailure, AuthService } from "../../src/auth/service";
 import { type AuthStore, authMigrations, SqliteAuthStore, UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore, REVOKED_TABLE } from "../../src/auth/store-postgres";
+import { loadMasterKey } from "../../src/crypto/master-key";
 import { migrate } from "../../src/store/migrations";
 import { testConfig } from "../helpers";
 import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
@@ -177,6 +181,29 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     expect(stamps.map((r) => r.user_tag)).toEqual([new UserTags(masterKey).of("jo")]);
     expect(stamps[0]!.user_tag).not.toContain("jo");
     expect((await db.sql`SELECT jti FROM ${db.sql(REVOKED_TABLE)} WHERE jti = ${parent.jti}`).length).toBe(1);
+  });
+
+  test("`corpus token create` and `token revoke` with CORPUS_DATABASE_URL mint and revoke in the shared database: a node refuses at once", async () => {
+    const config = testConfig({ CORPUS_DATABASE_URL: db.database.url });
+    const token = await tokenCommand("token create", { user: "max", scopes: "corpus:search" }, config);
+    const node = await AuthService.create(
+      config,
+      new Database(":memory:"),
+      loadMasterKey({ dataDir: config.CORPUS_DATA_DIR }).key,
+      Date.now,
+      db.client(),
+    );
+    const jti = decodeJwt(token).jti!;
+    expect(await node.store.issued(jti)).toMatchObject({ user: "max" });
+    expect((await node.authenticate(`Bearer ${token}`, "corpus:search")).user).toBe("max");
+    expect(await tokenCommand("token revoke", { jti }, config)).toBe(`revoked token ${jti} of max`);
+    await refusedOn(node, token);
+    const later = await tokenCommand("token create", { user: "max", scopes: "corpus:search" }, config);
+    expect((await node.authenticate(`Bearer ${later}`, "corpus:search")).user).toBe("max");
+    expect(await tokenCommand("token revoke", { user: "max" }, config)).toContain(
+      "revoked every token of max issued until now (2 still unexpired)",
+    );
+    await refusedOn(node, later);
   });
 
   test("a node whose database cannot answer lets no token through, and does not call it the caller's fault (no 401)", async () => {
