@@ -4,6 +4,7 @@
 import { accountMigrations } from "./accounts/store";
 import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
+import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
 import { connectorRowMigrations } from "./connectors/rows";
 import { consoleMigrations } from "./console/store";
@@ -42,4 +43,10 @@ export const MIGRATIONS = [
 ];
 
 /** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
-export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...bucketPgMigrations, ...leasePgMigrations];
+export const PG_MIGRATIONS = [
+  ...rateLimitPgMigrations,
+  ...idempotencyPgMigrations,
+  ...bucketPgMigrations,
+  ...leasePgMigrations,
+  ...authPgMigrations,
+];

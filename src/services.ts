@@ -1,6 +1,7 @@
 // Every service of a running corpus, built once from the configuration. The HTTP app, the
 // CLI and the tests all start from here.
 import type { Database } from "bun:sqlite";
+import type postgres from "postgres";
 import { Accounts } from "./accounts/store";
 import { Archive, forgetArchiveVectors } from "./archive/store";
 import { AuthService } from "./auth/service";
@@ -16,7 +17,7 @@ import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
-import { MIGRATIONS } from "./migrations";
+import { MIGRATIONS, PG_MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
 import { OAuthStore } from "./oauth/store";
@@ -27,7 +28,7 @@ import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
 import { Scrub } from "./store/scrub";
-import { refuseUntilShared } from "./store/shared";
+import { openSharedDatabase, refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
@@ -40,6 +41,8 @@ export interface Services {
   now: () => number;
   log: Logger;
   db: Database;
+  /** The shared PostgreSQL's connections when CORPUS_DATABASE_URL names one (D33): the shared rooms keep their rows there. */
+  shared?: postgres.Sql;
   userKeys: UserKeys;
   auth: AuthService;
   /** The people who may log in to the built-in authorization server (D27). */
@@ -92,6 +95,7 @@ export async function createServices(
 ): Promise<Services> {
   // Before anything is opened: a node told to share its state never runs on SQLite alone (D33).
   refuseUntilShared(config);
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
@@ -119,7 +123,7 @@ export async function createServices(
   );
   diskTimer.unref?.();
   const userKeys = new UserKeys(db, masterKey);
-  const auth = await AuthService.create(config, db, masterKey, now);
+  const auth = await AuthService.create(config, db, masterKey, now, shared);
   const accounts = new Accounts(db, now);
   const oauth = new OAuthServer(config, auth, accounts, new OAuthStore(db), now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
@@ -210,6 +214,7 @@ export async function createServices(
     now,
     log,
     db,
+    ...(shared ? { shared } : {}),
     userKeys,
     auth,
     accounts,
@@ -247,6 +252,7 @@ export async function createServices(
       await guard.run("idempotency_records", () => idempotency.purgeExpired());
       await guard.run("token_rows", () => auth.store.purgeExpired());
       db.close();
+      await shared?.end();
     },
   };
 }

@@ -9,7 +9,13 @@
 // and the operator's. Only then are their connectors' connections closed: their background
 // work, finding no key, writes nothing more (D25). The scrub (word index rewritten, WAL emptied)
 // is owed in the same transaction and paid right after, or at the next start (D29).
+// With a shared PostgreSQL (D33) the deletion is one PostgreSQL transaction: the shared rooms
+// erase and count inside it (their stores' `within(tx)`), then the rooms not shared yet do as
+// above in the embedded database's transaction, last inside it, so that rows left in either
+// undo both (a failed commit of PostgreSQL after the embedded one is possible only while rooms
+// are split between the two: the start is refused until none is, refuseUntilShared).
 import type { Database } from "bun:sqlite";
+import type postgres from "postgres";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { ConnectorRegistry } from "../connectors/registry";
@@ -22,7 +28,7 @@ import type { RateLimits } from "../limits/rate-limit";
 import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import type { Scrub } from "../store/scrub";
-import { type Awaitable, atOnce } from "../store/shared";
+import { type Awaitable, atOnce, inTransaction } from "../store/shared";
 import { isStorageError } from "../store/storage-errors";
 import type { WebhookStore } from "../webhooks/store";
 import type { WebhookWorker } from "../webhooks/worker";
@@ -41,6 +47,8 @@ export interface DeletionResult {
 
 export interface DeletionServices {
   db: Database;
+  /** The shared PostgreSQL when CORPUS_DATABASE_URL names one (D33): the deletion is one transaction of it. */
+  shared?: postgres.Sql;
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
   oauth?: { forgetUser(user: string): void; store: UserRows };
@@ -92,14 +100,16 @@ export class DeletionIncomplete extends Error {
 export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
   // On a full disk the reserve is freed and the deletion tried again (D29): it must succeed there.
   const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
-  const erase = () =>
+  // The rooms kept in the embedded database, in its transaction; `shared`: what the shared rooms
+  // did in the PostgreSQL transaction this one runs in (the tokens room: its stamp and erase).
+  const eraseEmbedded = (shared?: { tokens: number; left: string[] }) =>
     writing(
       s.db.transaction(() => {
         const targets = s.webhooks.targets(user, "user.deleted");
-        const tokens = s.auth.store.revokeUser(user);
+        const tokens = shared ? shared.tokens : atOnce(s.auth.store.revokeUser(user), "tokens");
         s.oauth?.forgetUser(user);
         s.accounts?.forgetExternal(user);
-        s.auth.store.forgetIssued(user);
+        if (!shared) atOnce(s.auth.store.forgetIssued(user), "tokens");
         const webhooks = s.webhooks.deleteUser(user);
         const archive = s.archive.deleteUser(user);
         const conversations = s.conversations.deleteUser(user);
@@ -108,9 +118,13 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         atOnce(s.idempotency.forget(user), "idempotency");
         atOnce(s.limiter.forget(user), "limits");
         const profile = s.userKeys.destroy(user);
-        const left = Object.entries(userRooms(s))
-          .filter(([name, room]) => atOnce(room.rowsOf(user), name) > 0)
-          .map(([name]) => name);
+        const left = [
+          ...(shared?.left ?? []),
+          ...Object.entries(userRooms(s))
+            .filter(([name]) => !shared || name !== "auth")
+            .filter(([name, room]) => atOnce(room.rowsOf(user), name) > 0)
+            .map(([name]) => name),
+        ];
         if (left.length) throw new DeletionIncomplete(left);
         s.scrub.owe();
         const details = {
@@ -130,9 +144,19 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         return { anything, result: details, queued: recipients.length > 0 };
       }),
     );
-  let erased: ReturnType<typeof erase>;
+  const sql = s.shared;
+  const erase = sql
+    ? () =>
+        sql.begin(async (tx) => {
+          const auth = inTransaction(s.auth.store, tx, "tokens");
+          const tokens = await auth.revokeUser(user);
+          await auth.forgetIssued(user);
+          return eraseEmbedded({ tokens, left: (await auth.rowsOf(user)) > 0 ? ["auth"] : [] });
+        })
+    : eraseEmbedded;
+  let erased: ReturnType<typeof eraseEmbedded>;
   try {
-    erased = erase();
+    erased = await erase();
   } catch (error) {
     if (error instanceof DeletionIncomplete) s.log.error("deletion undone: a room left rows of the user", { rooms: error.rooms });
     throw error;
