@@ -128,6 +128,7 @@ const INTEGRATION = [
   "oauth/metadata-document-flow.test.ts",
   "oauth/metadata-document.test.ts",
   "oauth/sign-in.test.ts",
+  "oauth/store-stores.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
   "questions/ask.test.ts",

@@ -18,6 +18,7 @@ import { rateLimitPgMigrations } from "./limits/rate-limit-postgres";
 import { bucketMigrations } from "./limits/token-bucket";
 import { bucketPgMigrations } from "./limits/token-bucket-postgres";
 import { oauthMigrations } from "./oauth/store";
+import { oauthPgMigrations } from "./oauth/store-postgres";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
 import { webhookMigrations } from "./webhooks/store";
@@ -42,4 +43,10 @@ export const MIGRATIONS = [
 ];
 
 /** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
-export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...bucketPgMigrations, ...leasePgMigrations];
+export const PG_MIGRATIONS = [
+  ...rateLimitPgMigrations,
+  ...idempotencyPgMigrations,
+  ...bucketPgMigrations,
+  ...leasePgMigrations,
+  ...oauthPgMigrations,
+];

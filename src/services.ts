@@ -1,6 +1,7 @@
 // Every service of a running corpus, built once from the configuration. The HTTP app, the
 // CLI and the tests all start from here.
 import type { Database } from "bun:sqlite";
+import type postgres from "postgres";
 import { Accounts } from "./accounts/store";
 import { Archive, forgetArchiveVectors } from "./archive/store";
 import { AuthService } from "./auth/service";
@@ -16,10 +17,11 @@ import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
-import { MIGRATIONS } from "./migrations";
+import { MIGRATIONS, PG_MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
-import { OAuthStore } from "./oauth/store";
+import { SqliteOAuthStore } from "./oauth/store";
+import { PostgresOAuthStore } from "./oauth/store-postgres";
 import { OwedWork } from "./owed-work";
 import type { QuestionStageTimes } from "./questions/stages";
 import { embeddedChunks } from "./retrieval/chunk";
@@ -27,7 +29,7 @@ import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
 import { Scrub } from "./store/scrub";
-import { refuseUntilShared } from "./store/shared";
+import { openSharedDatabase, refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
@@ -40,6 +42,8 @@ export interface Services {
   now: () => number;
   log: Logger;
   db: Database;
+  /** The shared PostgreSQL (D33) when CORPUS_DATABASE_URL is set: the shared rooms' stores keep their rows there. */
+  shared?: postgres.Sql;
   userKeys: UserKeys;
   auth: AuthService;
   /** The people who may log in to the built-in authorization server (D27). */
@@ -118,10 +122,11 @@ export async function createServices(
     DISK_CHECK_MS,
   );
   diskTimer.unref?.();
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now);
   const accounts = new Accounts(db, now);
-  const oauth = new OAuthServer(config, auth, accounts, new OAuthStore(db), now);
+  const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(
     new SqliteIdempotencyRecords(db),
@@ -210,6 +215,7 @@ export async function createServices(
     now,
     log,
     db,
+    ...(shared ? { shared } : {}),
     userKeys,
     auth,
     accounts,
@@ -247,6 +253,7 @@ export async function createServices(
       await guard.run("idempotency_records", () => idempotency.purgeExpired());
       await guard.run("token_rows", () => auth.store.purgeExpired());
       db.close();
+      await shared?.end();
     },
   };
 }

@@ -29,13 +29,18 @@ export function atOnce<T>(value: Awaitable<T>, room: string): T {
 }
 
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
-export const SHARED_ROOMS = ["rate limits", "idempotency keys", "the /mcp per-address buckets", "leases of background work"] as const;
+export const SHARED_ROOMS = [
+  "rate limits",
+  "idempotency keys",
+  "the /mcp per-address buckets",
+  "leases of background work",
+  "OAuth clients, grants and sessions",
+] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
 export const NOT_YET_SHARED: readonly string[] = [
   "users and accounts",
   "tokens and revocations",
-  "OAuth clients, grants and sessions",
   "users' data keys",
   "connectors",
   "the local index and its vectors",

@@ -43,7 +43,7 @@ export interface DeletionServices {
   db: Database;
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
-  oauth?: { forgetUser(user: string): void; store: UserRows };
+  oauth?: { forgetUser(user: string): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
   accounts?: { forgetExternal(user: string): boolean; externalLinks: UserRows };
   limiter: RateLimits;
@@ -97,7 +97,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
       s.db.transaction(() => {
         const targets = s.webhooks.targets(user, "user.deleted");
         const tokens = s.auth.store.revokeUser(user);
-        s.oauth?.forgetUser(user);
+        if (s.oauth) atOnce(s.oauth.forgetUser(user), "oauth");
         s.accounts?.forgetExternal(user);
         s.auth.store.forgetIssued(user);
         const webhooks = s.webhooks.deleteUser(user);
