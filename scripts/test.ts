@@ -115,6 +115,7 @@ const INTEGRATION = [
   "mcp/panel-token.test.ts",
   "mcp/search-fetch.test.ts",
   "mcp/sdk.test.ts",
+  "mcp/sessions-stores.test.ts",
   "mcp/widget-grant.test.ts",
   "mcp/widget.test.ts",
   "metrics/metrics.test.ts",

@@ -17,6 +17,7 @@ import { limitMigrations } from "./limits/rate-limit";
 import { rateLimitPgMigrations } from "./limits/rate-limit-postgres";
 import { bucketMigrations } from "./limits/token-bucket";
 import { bucketPgMigrations } from "./limits/token-bucket-postgres";
+import { mcpSessionPgMigrations } from "./mcp/sessions-postgres";
 import { oauthMigrations } from "./oauth/store";
 import { oauthPgMigrations } from "./oauth/store-postgres";
 import { storeMigrations } from "./store/migrations";
@@ -49,4 +50,5 @@ export const PG_MIGRATIONS = [
   ...bucketPgMigrations,
   ...leasePgMigrations,
   ...oauthPgMigrations,
+  ...mcpSessionPgMigrations,
 ];

@@ -17,6 +17,8 @@ import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
+import { type McpSessionStore, McpSessions } from "./mcp/sessions";
+import { PostgresMcpSessions } from "./mcp/sessions-postgres";
 import { MIGRATIONS, PG_MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
@@ -50,6 +52,8 @@ export interface Services {
   accounts: Accounts;
   /** The built-in authorization server (D27). */
   oauth: OAuthServer;
+  /** MCP sessions (Mcp-Session-Id): this node's memory, or the shared PostgreSQL (D33). */
+  mcpSessions: McpSessionStore;
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   buckets: IpBuckets;
@@ -127,6 +131,7 @@ export async function createServices(
   const auth = await AuthService.create(config, db, masterKey, now);
   const accounts = new Accounts(db, now);
   const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);
+  const mcpSessions = shared ? new PostgresMcpSessions(shared, now) : new McpSessions(now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(
     new SqliteIdempotencyRecords(db),
@@ -172,6 +177,8 @@ export async function createServices(
       { name: "idempotency_records", run: () => idempotency.purgeExpired() },
       { name: "token_rows", run: () => auth.store.purgeExpired() },
       { name: "oauth_rows", run: () => oauth.purgeExpired() },
+      // The embedded store sweeps itself on its own timer (mcp/sessions.ts).
+      ...(mcpSessions instanceof PostgresMcpSessions ? [{ name: "mcp_sessions", run: () => mcpSessions.sweep() }] : []),
     ],
     log.child("sweeps"),
     undefined,
@@ -220,6 +227,7 @@ export async function createServices(
     auth,
     accounts,
     oauth,
+    mcpSessions,
     limiter,
     idempotency,
     buckets,

@@ -35,6 +35,7 @@ export const SHARED_ROOMS = [
   "the /mcp per-address buckets",
   "leases of background work",
   "OAuth clients, grants and sessions",
+  "MCP sessions",
 ] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
@@ -46,7 +47,6 @@ export const NOT_YET_SHARED: readonly string[] = [
   "the local index and its vectors",
   "the archive",
   "conversations",
-  "MCP sessions",
   "webhooks and their deliveries",
   "owed work",
 ];

@@ -46,6 +46,8 @@ export interface DeletionServices {
   oauth?: { forgetUser(user: string): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
   accounts?: { forgetExternal(user: string): boolean; externalLinks: UserRows };
+  /** MCP sessions: a deleted user's end with them. */
+  mcpSessions?: UserRows & { forget(user: string): Awaitable<number> };
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -72,6 +74,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
     auth: s.auth.store,
     ...(s.oauth ? { oauth: s.oauth.store } : {}),
     ...(s.accounts ? { accounts: s.accounts.externalLinks } : {}),
+    ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions } : {}),
     connectors: s.connectors,
     archive: s.archive,
     conversations: s.conversations,
@@ -98,6 +101,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const targets = s.webhooks.targets(user, "user.deleted");
         const tokens = s.auth.store.revokeUser(user);
         if (s.oauth) atOnce(s.oauth.forgetUser(user), "oauth");
+        if (s.mcpSessions) atOnce(s.mcpSessions.forget(user), "mcp_sessions");
         s.accounts?.forgetExternal(user);
         s.auth.store.forgetIssued(user);
         const webhooks = s.webhooks.deleteUser(user);
