@@ -87,6 +87,7 @@ const INTEGRATION = [
   "console/backup-pruning.test.ts",
   "console/browser.test.ts",
   "console/routes.test.ts",
+  "conversations/store-stores.test.ts",
   "crash.test.ts",
   "crypto/master-key.test.ts",
   "documents/citation-links.test.ts",

@@ -8,6 +8,7 @@ import { indexMigrations } from "./connectors/local-index";
 import { connectorRowMigrations } from "./connectors/rows";
 import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
+import { conversationPgMigrations } from "./conversations/store-postgres";
 import { cryptoMigrations } from "./crypto/user-keys";
 import { embeddingMigrations } from "./embedding/service";
 import { leasePgMigrations } from "./jobs/leases-postgres";
@@ -51,4 +52,5 @@ export const PG_MIGRATIONS = [
   ...leasePgMigrations,
   ...oauthPgMigrations,
   ...mcpSessionPgMigrations,
+  ...conversationPgMigrations,
 ];

@@ -8,7 +8,8 @@ import { AuthService } from "./auth/service";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
 import { ConnectorRegistry } from "./connectors/registry";
-import { Conversations } from "./conversations/store";
+import { Conversations, SqliteConversationRecords } from "./conversations/store";
+import { PostgresConversationRecords } from "./conversations/store-postgres";
 import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
@@ -168,7 +169,11 @@ export async function createServices(
   archive.onPendingFailed = (error) => {
     if (isStorageError(error)) archiveVectors.trigger();
   };
-  const conversations = new Conversations(db, userKeys, now);
+  const conversations = new Conversations(
+    shared ? new PostgresConversationRecords(shared) : new SqliteConversationRecords(db),
+    userKeys,
+    now,
+  );
   const webhooks = new WebhookStore(db, userKeys, masterKey, now);
   const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now, undefined, guard);
   const sweeps = new Sweeps(

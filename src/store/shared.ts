@@ -36,6 +36,7 @@ export const SHARED_ROOMS = [
   "leases of background work",
   "OAuth clients, grants and sessions",
   "MCP sessions",
+  "conversations",
 ] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
@@ -46,7 +47,6 @@ export const NOT_YET_SHARED: readonly string[] = [
   "connectors",
   "the local index and its vectors",
   "the archive",
-  "conversations",
   "webhooks and their deliveries",
   "owed work",
 ];

@@ -106,7 +106,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         s.auth.store.forgetIssued(user);
         const webhooks = s.webhooks.deleteUser(user);
         const archive = s.archive.deleteUser(user);
-        const conversations = s.conversations.deleteUser(user);
+        const conversations = atOnce(s.conversations.deleteUser(user), "conversations");
         const connectors = s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
         atOnce(s.idempotency.forget(user), "idempotency");
