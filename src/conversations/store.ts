@@ -128,13 +128,13 @@ export class Conversations {
     return conversation;
   }
 
-  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
-  rowsOf(user: string): Awaitable<number> {
-    return this.records.rowsOf(user);
+  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts); in the deletion's PostgreSQL transaction `tx` when given. */
+  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number> {
+    return this.records.rowsOf(user, tx);
   }
 
-  /** Erases `user`'s conversations: at once from the embedded store (inside the deletion's SQLite transaction), later from the shared one. */
-  deleteUser(user: string): Awaitable<number> {
-    return this.records.deleteUser(user);
+  /** Erases `user`'s conversations: at once from the embedded store (inside the deletion's SQLite transaction), later from the shared one (in the deletion's transaction `tx` when given). */
+  deleteUser(user: string, tx?: postgres.TransactionSql): Awaitable<number> {
+    return this.records.deleteUser(user, tx);
   }
 }

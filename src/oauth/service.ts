@@ -8,6 +8,8 @@
 // its Verifier. This is the one object the routes hold; each endpoint lives in its own file:
 // registration.ts (and metadata-document.ts), authorization.ts, grants/ (the token endpoint),
 // revocation.ts, sign-in.ts (sessions, password sign-in, connected apps); errors.ts their errors.
+
+import type postgres from "postgres";
 import type { Accounts } from "../accounts/store";
 import type { AuthService } from "../auth/service";
 import type { Config } from "../config";
@@ -158,8 +160,9 @@ export class OAuthServer {
     return this.signIn.revokeAppOf(user, grantId);
   }
 
-  forgetUser(user: string): Awaitable<void> {
-    return this.signIn.forgetUser(user);
+  /** A user's sessions and grants ended (sign-in.ts); in the deletion's PostgreSQL transaction `tx` when given. */
+  forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void> {
+    return this.signIn.forgetUser(user, tx);
   }
 
   purgeExpired(): Awaitable<number> {

@@ -4,6 +4,8 @@
 // waiting for the process's gate (accounts/hash-gate.ts), one at a time per address, so guesses
 // sent at once buy neither CPU nor memory nor every other sign-in's turn (issue 35); or a
 // person signed in by the upstream OpenID Connect provider. Then the connected-apps page.
+
+import type postgres from "postgres";
 import { HashesBusy } from "../accounts/hash-gate";
 import { SAFE_SUBJECT } from "../auth/subjects";
 import { type Awaitable, andThen } from "../store/shared";
@@ -113,10 +115,11 @@ export class SignIn {
 
   /**
    * Ends a user's sessions and grants (password changed, account removed, a deletion): at once
-   * from the embedded store (inside a deletion's SQLite transaction), later from the shared one.
+   * from the embedded store (inside a deletion's SQLite transaction), later from the shared one
+   * (inside the deletion's PostgreSQL transaction `tx` when given).
    */
-  forgetUser(user: string): Awaitable<void> {
-    return andThen(this.ctx.store.forgetUser(user, secondsOf(this.ctx)), (revoked) => {
+  forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void> {
+    return andThen(this.ctx.store.forgetUser(user, secondsOf(this.ctx), tx), (revoked) => {
       for (const t of revoked) this.ctx.auth.store.revokeToken(t.jti, t.expires_at);
     });
   }

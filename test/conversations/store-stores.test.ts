@@ -112,4 +112,20 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     expect(dump).toContain("fay");
     for (const plain of ["secret question", "5678", "secret answer", "9012"]) expect(dump).not.toContain(plain);
   });
+
+  test("a user erased inside the deletion's transaction: rolled back, nothing is lost; committed, nothing is left", async () => {
+    const records = new PostgresConversationRecords(db.client());
+    const c = node(records);
+    await c.append("gus", undefined, { question: "q", answer: "a" });
+    await db.sql
+      .begin(async (tx) => {
+        expect(await c.deleteUser("gus", tx)).toBe(1);
+        expect(await c.rowsOf("gus", tx)).toBe(0);
+        throw new Error("another room failed");
+      })
+      .catch(() => {});
+    expect(await c.rowsOf("gus")).toBe(2);
+    await db.sql.begin((tx) => c.deleteUser("gus", tx));
+    expect(await c.rowsOf("gus")).toBe(0);
+  });
 });

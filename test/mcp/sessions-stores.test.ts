@@ -130,4 +130,19 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     expect(dump).toContain("frank");
     expect(dump).not.toContain(id);
   });
+
+  test("a user's sessions erased inside the deletion's transaction: rolled back, kept; committed, gone", async () => {
+    const a = new PostgresMcpSessions(db.client());
+    await a.open("gus", "1.0");
+    await db.sql
+      .begin(async (tx) => {
+        expect(await a.forget("gus", tx)).toBe(1);
+        expect(await a.rowsOf("gus", tx)).toBe(0);
+        throw new Error("another room failed");
+      })
+      .catch(() => {});
+    expect(await a.rowsOf("gus")).toBe(1);
+    await db.sql.begin((tx) => a.forget("gus", tx));
+    expect(await a.rowsOf("gus")).toBe(0);
+  });
 });

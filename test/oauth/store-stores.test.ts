@@ -330,4 +330,20 @@ describe("PostgreSQL alone: two nodes on one database", () => {
       expect(dump).not.toContain(plain);
     }
   });
+
+  test("a user erased inside the deletion's transaction: rolled back, nothing is lost; committed, nothing is left", async () => {
+    const store = new PostgresOAuthStore(db.client());
+    await store.putSession("sess-tx", "tx-user", "c", NOW + 3600);
+    await granted(store, "g-tx", "c-any", "tx-user");
+    await db.sql
+      .begin(async (tx) => {
+        await store.forgetUser("tx-user", NOW, tx);
+        expect(await store.rowsOf("tx-user", tx)).toBe(0);
+        throw new Error("another room failed");
+      })
+      .catch(() => {});
+    expect(await store.rowsOf("tx-user")).toBe(3);
+    await db.sql.begin((tx) => store.forgetUser("tx-user", NOW, tx));
+    expect(await store.rowsOf("tx-user")).toBe(0);
+  });
 });
