@@ -8,7 +8,8 @@ import { AuthService } from "./auth/service";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
 import { ConnectorRegistry } from "./connectors/registry";
-import { Conversations } from "./conversations/store";
+import { Conversations, SqliteConversationRecords } from "./conversations/store";
+import { PostgresConversationRecords } from "./conversations/store-postgres";
 import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
@@ -17,10 +18,13 @@ import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
+import { type McpSessionStore, McpSessions } from "./mcp/sessions";
+import { PostgresMcpSessions } from "./mcp/sessions-postgres";
 import { MIGRATIONS, PG_MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
-import { OAuthStore } from "./oauth/store";
+import { SqliteOAuthStore } from "./oauth/store";
+import { PostgresOAuthStore } from "./oauth/store-postgres";
 import { OwedWork } from "./owed-work";
 import type { QuestionStageTimes } from "./questions/stages";
 import { embeddedChunks } from "./retrieval/chunk";
@@ -49,6 +53,8 @@ export interface Services {
   accounts: Accounts;
   /** The built-in authorization server (D27). */
   oauth: OAuthServer;
+  /** MCP sessions (Mcp-Session-Id): this node's memory, or the shared PostgreSQL (D33). */
+  mcpSessions: McpSessionStore;
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   buckets: IpBuckets;
@@ -125,7 +131,8 @@ export async function createServices(
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now, shared);
   const accounts = new Accounts(db, now);
-  const oauth = new OAuthServer(config, auth, accounts, new OAuthStore(db), now);
+  const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);
+  const mcpSessions = shared ? new PostgresMcpSessions(shared, now) : new McpSessions(now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(
     new SqliteIdempotencyRecords(db),
@@ -162,7 +169,11 @@ export async function createServices(
   archive.onPendingFailed = (error) => {
     if (isStorageError(error)) archiveVectors.trigger();
   };
-  const conversations = new Conversations(db, userKeys, now);
+  const conversations = new Conversations(
+    shared ? new PostgresConversationRecords(shared) : new SqliteConversationRecords(db),
+    userKeys,
+    now,
+  );
   const webhooks = new WebhookStore(db, userKeys, masterKey, now);
   const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now, undefined, guard);
   const sweeps = new Sweeps(
@@ -171,6 +182,8 @@ export async function createServices(
       { name: "idempotency_records", run: () => idempotency.purgeExpired() },
       { name: "token_rows", run: () => auth.store.purgeExpired() },
       { name: "oauth_rows", run: () => oauth.purgeExpired() },
+      // The embedded store sweeps itself on its own timer (mcp/sessions.ts).
+      ...(mcpSessions instanceof PostgresMcpSessions ? [{ name: "mcp_sessions", run: () => mcpSessions.sweep() }] : []),
     ],
     log.child("sweeps"),
     undefined,
@@ -219,6 +232,7 @@ export async function createServices(
     auth,
     accounts,
     oauth,
+    mcpSessions,
     limiter,
     idempotency,
     buckets,

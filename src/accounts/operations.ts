@@ -21,14 +21,14 @@ export async function addAccount(rooms: AccountRooms, id: string, password: stri
 export async function changePassword(rooms: AccountRooms, id: string, password: string): Promise<string> {
   await rooms.accounts.setPassword(id, password);
   // A new password ends the sessions and grants held under the old one.
-  rooms.oauth.forgetUser(id);
+  await rooms.oauth.forgetUser(id);
   new ConsoleSessions(rooms.db).forgetUser(id);
   return `changed the password of ${id}; their sessions and connected apps were signed out`;
 }
 
 export async function removeAccount(rooms: AccountRooms, id: string): Promise<string> {
   if (!rooms.accounts.remove(id)) throw new AccountError(`no user ${id}`);
-  rooms.oauth.forgetUser(id);
+  await rooms.oauth.forgetUser(id);
   await rooms.auth.store.revokeUser(id);
   new ConsoleSessions(rooms.db).forgetUser(id);
   return `removed user ${id} and revoked their tokens (their indexed data stays until DELETE /v1/delete_my_data)`;
@@ -38,6 +38,6 @@ export async function removeAccount(rooms: AccountRooms, id: string): Promise<st
 export async function revokeAccess(rooms: AccountRooms, id: string): Promise<string> {
   if (!rooms.accounts.exists(id)) throw new AccountError(`no user ${id}`);
   const tokens = await rooms.auth.store.revokeUser(id);
-  rooms.oauth.forgetUser(id);
+  await rooms.oauth.forgetUser(id);
   return `revoked every token of ${id} issued until now (${tokens} still unexpired) and signed out their connected apps`;
 }

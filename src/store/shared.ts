@@ -50,18 +50,18 @@ export const SHARED_ROOMS = [
   "the /mcp per-address buckets",
   "leases of background work",
   "tokens and revocations",
+  "OAuth clients, grants and sessions",
+  "MCP sessions",
+  "conversations",
 ] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
 export const NOT_YET_SHARED: readonly string[] = [
   "users and accounts",
-  "OAuth clients, grants and sessions",
   "users' data keys",
   "connectors",
   "the local index and its vectors",
   "the archive",
-  "conversations",
-  "MCP sessions",
   "webhooks and their deliveries",
   "owed work",
 ];

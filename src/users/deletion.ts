@@ -51,9 +51,11 @@ export interface DeletionServices {
   shared?: postgres.Sql;
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
-  oauth?: { forgetUser(user: string): void; store: UserRows };
+  oauth?: { forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
   accounts?: { forgetExternal(user: string): boolean; externalLinks: UserRows };
+  /** MCP sessions: a deleted user's end with them. */
+  mcpSessions?: UserRows & { forget(user: string, tx?: postgres.TransactionSql): Awaitable<number> };
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -71,7 +73,8 @@ export interface DeletionServices {
 
 /** A room that keeps rows naming a user, asked after a deletion how many it still holds. */
 export interface UserRows {
-  rowsOf(user: string): Awaitable<number>;
+  /** In a shared store, `tx` is the deletion's PostgreSQL transaction (an embedded store has none). */
+  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
 }
 
 /** Every room that keeps rows of a user (D13), by name. A new room with user rows is added here. */
@@ -80,6 +83,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
     auth: s.auth.store,
     ...(s.oauth ? { oauth: s.oauth.store } : {}),
     ...(s.accounts ? { accounts: s.accounts.externalLinks } : {}),
+    ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions } : {}),
     connectors: s.connectors,
     archive: s.archive,
     conversations: s.conversations,
@@ -91,6 +95,9 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
   };
 }
 
+/** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
+const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "conversations"];
+
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
     super(`rows of the user were left in ${rooms.join(", ")}`);
@@ -101,18 +108,19 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
   // On a full disk the reserve is freed and the deletion tried again (D29): it must succeed there.
   const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
   // The rooms kept in the embedded database, in its transaction; `shared`: what the shared rooms
-  // did in the PostgreSQL transaction this one runs in (the tokens room: its stamp and erase).
-  const eraseEmbedded = (shared?: { tokens: number; left: string[] }) =>
+  // did in the PostgreSQL transaction this one runs in (SHARED_USER_ROOMS: erased and counted there).
+  const eraseEmbedded = (shared?: { tokens: number; conversations: number; left: string[] }) =>
     writing(
       s.db.transaction(() => {
         const targets = s.webhooks.targets(user, "user.deleted");
         const tokens = shared ? shared.tokens : atOnce(s.auth.store.revokeUser(user), "tokens");
-        s.oauth?.forgetUser(user);
+        if (s.oauth && !shared) atOnce(s.oauth.forgetUser(user), "oauth");
+        if (s.mcpSessions && !shared) atOnce(s.mcpSessions.forget(user), "mcp_sessions");
         s.accounts?.forgetExternal(user);
         if (!shared) atOnce(s.auth.store.forgetIssued(user), "tokens");
         const webhooks = s.webhooks.deleteUser(user);
         const archive = s.archive.deleteUser(user);
-        const conversations = s.conversations.deleteUser(user);
+        const conversations = shared ? shared.conversations : atOnce(s.conversations.deleteUser(user), "conversations");
         const connectors = s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
         atOnce(s.idempotency.forget(user), "idempotency");
@@ -121,7 +129,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const left = [
           ...(shared?.left ?? []),
           ...Object.entries(userRooms(s))
-            .filter(([name]) => !shared || name !== "auth")
+            .filter(([name]) => !shared || !SHARED_USER_ROOMS.includes(name))
             .filter(([name, room]) => atOnce(room.rowsOf(user), name) > 0)
             .map(([name]) => name),
         ];
@@ -151,7 +159,18 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const auth = inTransaction(s.auth.store, tx, "tokens");
           const tokens = await auth.revokeUser(user);
           await auth.forgetIssued(user);
-          return eraseEmbedded({ tokens, left: (await auth.rowsOf(user)) > 0 ? ["auth"] : [] });
+          await s.oauth?.forgetUser(user, tx);
+          await s.mcpSessions?.forget(user, tx);
+          const conversations = await s.conversations.deleteUser(user, tx);
+          const counts: Record<string, Awaitable<number>> = {
+            auth: auth.rowsOf(user),
+            ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
+            ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions.rowsOf(user, tx) } : {}),
+            conversations: s.conversations.rowsOf(user, tx),
+          };
+          const left: string[] = [];
+          for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
+          return eraseEmbedded({ tokens, conversations, left });
         })
     : eraseEmbedded;
   let erased: ReturnType<typeof eraseEmbedded>;
