@@ -162,6 +162,7 @@ const INTEGRATION = [
   "vectors/hnsw-executable.test.ts",
   "vectors/partition-index.test.ts",
   "vectors/store.test.ts",
+  "webhooks/webhooks-stores.test.ts",
 ];
 
 const root = join(import.meta.dir, "..");

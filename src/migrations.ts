@@ -21,6 +21,7 @@ import { oauthMigrations } from "./oauth/store";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
 import { webhookMigrations } from "./webhooks/store";
+import { webhookPgMigrations } from "./webhooks/store-postgres";
 
 export const MIGRATIONS = [
   ...storeMigrations,
@@ -42,4 +43,10 @@ export const MIGRATIONS = [
 ];
 
 /** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
-export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...bucketPgMigrations, ...leasePgMigrations];
+export const PG_MIGRATIONS = [
+  ...rateLimitPgMigrations,
+  ...idempotencyPgMigrations,
+  ...bucketPgMigrations,
+  ...leasePgMigrations,
+  ...webhookPgMigrations,
+];

@@ -16,7 +16,7 @@ import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
-import { MIGRATIONS } from "./migrations";
+import { MIGRATIONS, PG_MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
 import { OAuthStore } from "./oauth/store";
@@ -27,11 +27,12 @@ import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
 import { Scrub } from "./store/scrub";
-import { refuseUntilShared } from "./store/shared";
+import { openSharedDatabase, refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
-import { WebhookStore } from "./webhooks/store";
+import { SqliteWebhookStore, type WebhookStore } from "./webhooks/store";
+import { PostgresWebhookStore } from "./webhooks/store-postgres";
 import { WebhookWorker } from "./webhooks/worker";
 
 export interface Services {
@@ -93,6 +94,8 @@ export async function createServices(
   // Before anything is opened: a node told to share its state never runs on SQLite alone (D33).
   refuseUntilShared(config);
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  // The database the nodes share, when CORPUS_DATABASE_URL names one (D33): each shared room's store is chosen from it, once.
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
     onBuildFailed: (error) => log.warning("a vector index could not be built; searched without it", { error }),
@@ -159,7 +162,9 @@ export async function createServices(
     if (isStorageError(error)) archiveVectors.trigger();
   };
   const conversations = new Conversations(db, userKeys, now);
-  const webhooks = new WebhookStore(db, userKeys, masterKey, now);
+  const webhooks: WebhookStore = shared
+    ? new PostgresWebhookStore(shared, userKeys, masterKey, now)
+    : new SqliteWebhookStore(db, userKeys, masterKey, now);
   const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now, undefined, guard);
   const sweeps = new Sweeps(
     [
@@ -247,6 +252,7 @@ export async function createServices(
       await guard.run("idempotency_records", () => idempotency.purgeExpired());
       await guard.run("token_rows", () => auth.store.purgeExpired());
       db.close();
+      await shared?.end();
     },
   };
 }

@@ -29,7 +29,13 @@ export function atOnce<T>(value: Awaitable<T>, room: string): T {
 }
 
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
-export const SHARED_ROOMS = ["rate limits", "idempotency keys", "the /mcp per-address buckets", "leases of background work"] as const;
+export const SHARED_ROOMS = [
+  "rate limits",
+  "idempotency keys",
+  "the /mcp per-address buckets",
+  "leases of background work",
+  "webhooks and their deliveries",
+] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
 export const NOT_YET_SHARED: readonly string[] = [
@@ -42,7 +48,6 @@ export const NOT_YET_SHARED: readonly string[] = [
   "the archive",
   "conversations",
   "MCP sessions",
-  "webhooks and their deliveries",
   "owed work",
 ];
 

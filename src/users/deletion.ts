@@ -95,12 +95,12 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
   const erase = () =>
     writing(
       s.db.transaction(() => {
-        const targets = s.webhooks.targets(user, "user.deleted");
+        const targets = atOnce(s.webhooks.targets(user, "user.deleted"), "webhooks");
         const tokens = s.auth.store.revokeUser(user);
         s.oauth?.forgetUser(user);
         s.accounts?.forgetExternal(user);
         s.auth.store.forgetIssued(user);
-        const webhooks = s.webhooks.deleteUser(user);
+        const webhooks = atOnce(s.webhooks.deleteUser(user), "webhooks");
         const archive = s.archive.deleteUser(user);
         const conversations = s.conversations.deleteUser(user);
         const connectors = s.connectors.deleteUserRows(user);
@@ -126,7 +126,10 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         // hold what corpus never did.
         const recipients = [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])];
         if (recipients.length)
-          s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients);
+          atOnce(
+            s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients),
+            "webhooks",
+          );
         return { anything, result: details, queued: recipients.length > 0 };
       }),
     );
