@@ -130,6 +130,7 @@ const INTEGRATION = [
   "oauth/sign-in.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
+  "owed-work-stores.test.ts",
   "questions/ask.test.ts",
   "rest/operator-ahead-evicted.test.ts",
   "rest/operator-rows-cross-user.test.ts",

@@ -12,6 +12,8 @@ import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
+import { NODE_ID } from "./jobs/leases";
+import { PostgresLeases } from "./jobs/leases-postgres";
 import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
@@ -96,6 +98,8 @@ export async function createServices(
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
   // The database the nodes share, when CORPUS_DATABASE_URL names one (D33): each shared room's store is chosen from it, once.
   const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
+  // Background work of several nodes is claimed under leases there; one node alone takes none (its work is its own).
+  const nodeLeases = shared ? { leases: new PostgresLeases(shared, now), holder: NODE_ID } : undefined;
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
     onBuildFailed: (error) => log.warning("a vector index could not be built; searched without it", { error }),
@@ -208,6 +212,7 @@ export async function createServices(
     undefined,
     undefined,
     guard,
+    nodeLeases,
   );
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {

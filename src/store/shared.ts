@@ -35,6 +35,7 @@ export const SHARED_ROOMS = [
   "the /mcp per-address buckets",
   "leases of background work",
   "webhooks and their deliveries",
+  "owed work",
 ] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
@@ -48,7 +49,6 @@ export const NOT_YET_SHARED: readonly string[] = [
   "the archive",
   "conversations",
   "MCP sessions",
-  "owed work",
 ];
 
 /** The start refused while CORPUS_DATABASE_URL is set and a room is not yet shared (D33): what is, what is not, what to do. */
