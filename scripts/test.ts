@@ -61,6 +61,7 @@ const INTEGRATION = [
   "connectors/imap-oauth-operator.test.ts",
   "connectors/imap-oauth.test.ts",
   "connectors/imap.test.ts",
+  "connectors/index-lease-stores.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
   "connectors/oauth/grants.test.ts",

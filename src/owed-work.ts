@@ -9,7 +9,7 @@
 // shared one (every node then counts, and resumes, the same work).
 import type { OwedKind, OwedWorkCountsT } from "./health/model";
 import { errorSummary } from "./jobs/guard";
-import { type Leases, underLease } from "./jobs/leases";
+import { type NodeLeases, underLease } from "./jobs/leases";
 import type { Logger } from "./log";
 import { type Awaitable, andThen } from "./store/shared";
 
@@ -21,10 +21,7 @@ export const OWED_LOG_MIN_CHANGE = 50;
 export const OWED_LEASE_MS = 60_000;
 
 /** The leases owed work is resumed under, and this node's id in them. */
-export interface OwedLeases {
-  leases: Leases;
-  holder: string;
-}
+export type OwedLeases = NodeLeases;
 
 /** The work's name in the leases. */
 export const owedLeaseName = (kind: OwedKind) => `owed/${kind}`;

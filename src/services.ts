@@ -157,6 +157,7 @@ export async function createServices(
     now,
     storage: { disk, guard },
     scrub,
+    ...(nodeLeases ? { leases: nodeLeases } : {}),
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   const archive = new Archive(db, userKeys, embeddings, now);

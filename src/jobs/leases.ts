@@ -112,6 +112,12 @@ export class SqliteLeases implements Leases {
   }
 }
 
+/** The leases of a node's background work, and the node's id in them. */
+export interface NodeLeases {
+  leases: Leases;
+  holder: string;
+}
+
 /** What a holder hears of its lease while it works. */
 export interface LeaseEvents {
   /** The lease was taken by another while this holder stalled (its renewal found another token). */
