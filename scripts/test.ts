@@ -63,6 +63,7 @@ const INTEGRATION = [
   "connectors/imap-oauth-operator.test.ts",
   "connectors/imap-oauth.test.ts",
   "connectors/imap.test.ts",
+  "connectors/index-lease-stores.test.ts",
   "connectors/local-index-held-vectors.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
@@ -137,6 +138,7 @@ const INTEGRATION = [
   "oauth/store-stores.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
+  "owed-work-stores.test.ts",
   "questions/ask.test.ts",
   "rest/operator-ahead-evicted.test.ts",
   "rest/operator-rows-cross-user.test.ts",
@@ -174,6 +176,7 @@ const INTEGRATION = [
   "vectors/hnsw.test.ts",
   "vectors/partition-index.test.ts",
   "vectors/store.test.ts",
+  "webhooks/webhooks-stores.test.ts",
 ];
 
 const root = join(import.meta.dir, "..");

@@ -14,6 +14,8 @@ import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
+import { NODE_ID } from "./jobs/leases";
+import { PostgresLeases } from "./jobs/leases-postgres";
 import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
@@ -36,7 +38,8 @@ import { openSharedDatabase, refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
-import { WebhookStore } from "./webhooks/store";
+import { SqliteWebhookStore, type WebhookStore } from "./webhooks/store";
+import { PostgresWebhookStore } from "./webhooks/store-postgres";
 import { WebhookWorker } from "./webhooks/worker";
 
 export interface Services {
@@ -101,8 +104,11 @@ export async function createServices(
 ): Promise<Services> {
   // Before anything is opened: a node told to share its state never runs on SQLite alone (D33).
   refuseUntilShared(config);
+  // The database the nodes share, when CORPUS_DATABASE_URL names one (D33): each shared room's store is chosen from it, once.
   const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  // Background work of several nodes is claimed under leases there; one node alone takes none (its work is its own).
+  const nodeLeases = shared ? { leases: new PostgresLeases(shared, now), holder: NODE_ID } : undefined;
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
     onBuildFailed: (error) => log.warning("a vector index could not be built; searched without it", { error }),
@@ -161,6 +167,7 @@ export async function createServices(
     now,
     storage: { disk, guard },
     scrub,
+    ...(nodeLeases ? { leases: nodeLeases } : {}),
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   const archive = new Archive(db, userKeys, embeddings, now);
@@ -174,7 +181,9 @@ export async function createServices(
     userKeys,
     now,
   );
-  const webhooks = new WebhookStore(db, userKeys, masterKey, now);
+  const webhooks: WebhookStore = shared
+    ? new PostgresWebhookStore(shared, userKeys, masterKey, now)
+    : new SqliteWebhookStore(db, userKeys, masterKey, now);
   const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now, undefined, guard);
   const sweeps = new Sweeps(
     [
@@ -220,6 +229,7 @@ export async function createServices(
     undefined,
     undefined,
     guard,
+    nodeLeases,
   );
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {
