@@ -60,6 +60,7 @@ const INTEGRATION = [
   "connectors/hostile-sources.test.ts",
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",
+  "connectors/imap-ids.test.ts",
   "connectors/imap-oauth-operator.test.ts",
   "connectors/imap-oauth.test.ts",
   "connectors/imap.test.ts",
