@@ -32,6 +32,7 @@ import { freePort } from "../test/support/tcp";
 const TEST_WORKERS = 4;
 
 const INTEGRATION = [
+  "accounts/account-stores.test.ts",
   "accounts/cli.test.ts",
   "archive/pending-after-deletion.test.ts",
   "archive/resume-after-deletion.test.ts",

@@ -2,6 +2,7 @@
 // Apart from services.ts so that a command which only opens the database (corpus token,
 // corpus check, corpus backup) builds nothing else: a bad CORPUS_CONNECTORS_FILE, say, does not stop it.
 import { accountMigrations } from "./accounts/store";
+import { accountPgMigrations } from "./accounts/store-postgres";
 import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
@@ -57,4 +58,5 @@ export const PG_MIGRATIONS = [
   ...mcpSessionPgMigrations,
   ...conversationPgMigrations,
   ...webhookPgMigrations,
+  ...accountPgMigrations,
 ];

@@ -2,7 +2,8 @@
 // CLI and the tests all start from here.
 import type { Database } from "bun:sqlite";
 import type postgres from "postgres";
-import { Accounts } from "./accounts/store";
+import { Accounts, SqliteAccountRecords } from "./accounts/store";
+import { PostgresAccountRecords } from "./accounts/store-postgres";
 import { Archive, forgetArchiveVectors } from "./archive/store";
 import { AuthService } from "./auth/service";
 import type { Config } from "./config";
@@ -136,7 +137,7 @@ export async function createServices(
   diskTimer.unref?.();
   const userKeys = new UserKeys(db, masterKey);
   const auth = await AuthService.create(config, db, masterKey, now, shared);
-  const accounts = new Accounts(db, now);
+  const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db), now);
   const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);
   const mcpSessions = shared ? new PostgresMcpSessions(shared, now) : new McpSessions(now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);

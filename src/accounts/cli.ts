@@ -2,13 +2,23 @@
 // the built-in authorization server. A password is read from standard input (one line), never
 // from an argument, which other users of the machine could read in the process list. People
 // signed in by an upstream OpenID Connect provider are listed too, and removed the same way.
+// Only what accounts need is opened (as `corpus token` does): the database, the master key, the
+// signing key; with CORPUS_DATABASE_URL the shared rooms (accounts, tokens, OAuth) are written
+// in the shared PostgreSQL (D33), so every node sees the change at its next request.
+import { AuthService } from "../auth/service";
 import type { Config } from "../config";
-import { createLogger } from "../log";
-import { createServices } from "../services";
+import { loadMasterKey } from "../crypto/master-key";
+import { MIGRATIONS, PG_MIGRATIONS } from "../migrations";
+import { OAuthServer } from "../oauth/service";
+import { SqliteOAuthStore } from "../oauth/store";
+import { PostgresOAuthStore } from "../oauth/store-postgres";
+import { openDatabase } from "../store/database";
+import { openSharedDatabase } from "../store/shared";
 import { addAccount, changePassword, removeAccount } from "./operations";
-import { AccountError } from "./store";
+import { AccountError, Accounts, SqliteAccountRecords } from "./store";
+import { PostgresAccountRecords } from "./store-postgres";
 
-async function readPassword(): Promise<string> {
+async function passwordFromStdin(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write("password: ");
   const text = await new Response(Bun.stdin.stream()).text();
   const line = text.split(/\r?\n/)[0] ?? "";
@@ -16,24 +26,35 @@ async function readPassword(): Promise<string> {
   return line;
 }
 
-export async function userCommand(command: string, options: Record<string, string>, config: Config): Promise<string> {
-  const services = await createServices(
-    config,
-    createLogger("ERROR", () => {}),
-  );
+/** `readPassword`: standard input's first line (tests give their own). */
+export async function userCommand(
+  command: string,
+  options: Record<string, string>,
+  config: Config,
+  readPassword: () => Promise<string> = passwordFromStdin,
+): Promise<string> {
+  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
   try {
-    const accounts = services.accounts;
+    const { key } = loadMasterKey({
+      dataDir: config.CORPUS_DATA_DIR,
+      fromEnv: config.CORPUS_MASTER_KEY,
+      file: config.CORPUS_MASTER_KEY_FILE,
+    });
+    const auth = await AuthService.create(config, db, key, Date.now, shared);
+    const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db));
+    const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db));
+    const rooms = { accounts, oauth, auth, db };
     const id = options.user!; // required by the CLI's parser for all but "user list"
     switch (command) {
       case "user add":
-        return await addAccount(services, id, await readPassword(), options.operator === "true");
+        return await addAccount(rooms, id, await readPassword(), options.operator === "true");
       case "user passwd":
-        return await changePassword(services, id, await readPassword());
+        return await changePassword(rooms, id, await readPassword());
       case "user remove":
-        return await removeAccount(services, id);
+        return await removeAccount(rooms, id);
       case "user list":
-        return accounts
-          .list()
+        return (await accounts.list())
           .map(
             (a) =>
               `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}${a.operator ? "\toperator" : ""}${a.upstream ? `\tupstream ${a.upstream.issuer} sub ${a.upstream.subject}${a.upstream.name ? ` (${a.upstream.name})` : ""}` : ""}`,
@@ -43,6 +64,7 @@ export async function userCommand(command: string, options: Record<string, strin
         throw new AccountError(`unknown command ${command}`);
     }
   } finally {
-    await services.close();
+    db.close();
+    await shared?.end();
   }
 }

@@ -27,7 +27,7 @@ export async function changePassword(rooms: AccountRooms, id: string, password: 
 }
 
 export async function removeAccount(rooms: AccountRooms, id: string): Promise<string> {
-  if (!rooms.accounts.remove(id)) throw new AccountError(`no user ${id}`);
+  if (!(await rooms.accounts.remove(id))) throw new AccountError(`no user ${id}`);
   await rooms.oauth.forgetUser(id);
   await rooms.auth.store.revokeUser(id);
   new ConsoleSessions(rooms.db).forgetUser(id);
@@ -36,7 +36,7 @@ export async function removeAccount(rooms: AccountRooms, id: string): Promise<st
 
 /** Every token of `id` issued until now, and their connected apps and sign-in sessions; the account stays. */
 export async function revokeAccess(rooms: AccountRooms, id: string): Promise<string> {
-  if (!rooms.accounts.exists(id)) throw new AccountError(`no user ${id}`);
+  if (!(await rooms.accounts.exists(id))) throw new AccountError(`no user ${id}`);
   const tokens = await rooms.auth.store.revokeUser(id);
   await rooms.oauth.forgetUser(id);
   return `revoked every token of ${id} issued until now (${tokens} still unexpired) and signed out their connected apps`;

@@ -15,6 +15,7 @@ import type { NodeLeases } from "../jobs/leases";
 import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
+import type { Awaitable } from "../store/shared";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
 import { AHEAD_PAUSED, AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
@@ -498,7 +499,7 @@ export class ConnectorRegistry {
    */
   beginOperatorGrant(
     id: string,
-    stillAllowed: () => void,
+    stillAllowed: () => Awaitable<void>,
     options: { statePrefix?: string; asker?: string } = {},
   ): { authorize_url: string; expires_at: string; redirect_uri: string } {
     const binding = operatorBinding(this.operatorWithOAuth(id))!;

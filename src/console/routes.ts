@@ -99,11 +99,11 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
    * Who asks: an operator with a live session, or the answer to give instead (the sign-in page
    * without a session, 403 for an account that is no operator, whose session ends).
    */
-  const operator = (request: Request): Operator | Response => {
+  const operator = async (request: Request): Promise<Operator | Response> => {
     const id = cookies(request).get(CONSOLE_COOKIE);
     const s = sessions.get(id);
     if (!s || !id) return signIn(request, 401, request.method === "POST" ? { error: "Please sign in first." } : {});
-    if (!accounts.isOperator(s.user)) {
+    if (!(await accounts.isOperator(s.user))) {
       sessions.end(id);
       return forbidden("The console is for operators only.");
     }
@@ -115,7 +115,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     (act: (who: Operator, f: URLSearchParams) => Promise<Response> | Response) =>
     async ({ request }: { request: Request }) => {
       if (sentFromAnotherSite(request)) return forbidden("This form was sent from another site.");
-      const who = operator(request);
+      const who = await operator(request);
       if (who instanceof Response) return who;
       let f: URLSearchParams;
       try {
@@ -127,12 +127,12 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
       return act(who, f);
     };
 
-  const usersView = (
+  const usersView = async (
     who: Operator,
     status = 200,
     extra: { notice?: string; error?: string } = {},
     form?: { user?: string; operator?: boolean },
-  ) => show("Users", usersPage({ user: who.user, csrf: who.csrf, ...extra }, accounts.list(), form), status);
+  ) => show("Users", usersPage({ user: who.user, csrf: who.csrf, ...extra }, await accounts.list(), form), status);
 
   /** Runs an account change; its refusal (AccountError) is shown on the users page. */
   const accountChange =
@@ -192,7 +192,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     .get(
       CONSOLE_PATHS.home,
       async ({ request }) => {
-        const who = operator(request);
+        const who = await operator(request);
         if (who instanceof Response) return who;
         return show("Health", healthPage(who, await health()));
       },
@@ -200,16 +200,16 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     )
     .get(
       CONSOLE_PATHS.users,
-      ({ request }) => {
-        const who = operator(request);
+      async ({ request }) => {
+        const who = await operator(request);
         return who instanceof Response ? who : usersView(who);
       },
       HIDDEN_DOC,
     )
     .get(
       CONSOLE_PATHS.backups,
-      ({ request }) => {
-        const who = operator(request);
+      async ({ request }) => {
+        const who = await operator(request);
         return who instanceof Response ? who : backupsView(who);
       },
       HIDDEN_DOC,
@@ -217,14 +217,15 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     .get(
       CONSOLE_PATHS.connectors,
       async ({ request }) => {
-        const who = operator(request);
+        const who = await operator(request);
         if (who instanceof Response) return who;
         // What each user's GET /v1/connectors lists: their own, and the operator's (the same for all).
         const own = (await services.connectors.list(who.user)).filter((c) => c.owner === "operator");
         const users = await Promise.all(
-          accounts
-            .list()
-            .map(async (a) => ({ user: a.id, connectors: (await services.connectors.list(a.id)).filter((c) => c.owner === "user") })),
+          (await accounts.list()).map(async (a) => ({
+            user: a.id,
+            connectors: (await services.connectors.list(a.id)).filter((c) => c.owner === "user"),
+          })),
         );
         return show("Connectors", connectorsPage(who, own, users, services.connectors.operatorGrants()));
       },
@@ -232,8 +233,8 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     )
     .get(
       CONSOLE_PATHS.downloadBackup,
-      ({ request }) => {
-        const who = operator(request);
+      async ({ request }) => {
+        const who = await operator(request);
         if (who instanceof Response) return who;
         const name = new URL(request.url).searchParams.get("name") ?? "";
         const path = backups.pathOf(name);
@@ -252,8 +253,8 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     )
     .get(
       CONSOLE_PATHS.errors,
-      ({ request }) => {
-        const who = operator(request);
+      async ({ request }) => {
+        const who = await operator(request);
         return who instanceof Response ? who : show("Last errors", errorsPage(who, services.log.recentProblems(), RECENT_PROBLEMS));
       },
       HIDDEN_DOC,
@@ -286,8 +287,8 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
       action((who, f) => {
         const id = (f.get("id") ?? "").slice(0, 64);
         // The grant waits only while this operator's session stands (as a user's, while their token does).
-        const stillAllowed = () => {
-          if (!sessions.get(who.id) || !accounts.isOperator(who.user)) throw new Error("the console session has ended");
+        const stillAllowed = async () => {
+          if (!sessions.get(who.id) || !(await accounts.isOperator(who.user))) throw new Error("the console session has ended");
         };
         try {
           const started = services.connectors.beginOperatorGrant(id, stillAllowed, { asker: who.user });
@@ -330,7 +331,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
           }
           return signIn(request, 401, { user, error: "The user name or password is not right." });
         }
-        if (!accounts.isOperator(user)) {
+        if (!(await accounts.isOperator(user))) {
           log.warning("console: sign-in of an account that is no operator refused", { user });
           return forbidden(`${user} is not an operator: the console is for operators only (corpus user add --operator).`);
         }

@@ -37,7 +37,7 @@ export class SignIn {
   async session(id: string | undefined): Promise<{ user: string; csrf: string } | undefined> {
     if (!id) return undefined;
     const row = await this.ctx.store.session(sha256(id));
-    if (!row || row.expires_at < secondsOf(this.ctx) || !this.ctx.accounts.exists(row.user_id)) return undefined;
+    if (!row || row.expires_at < secondsOf(this.ctx) || !(await this.ctx.accounts.exists(row.user_id))) return undefined;
     return { user: row.user_id, csrf: row.csrf };
   }
 
@@ -85,7 +85,7 @@ export class SignIn {
     if (!upstream) throw new UpstreamError("no identity provider is configured");
     const who = await upstream.finish(params, binding);
     try {
-      this.ctx.accounts.linkExternal(who.user, upstream.issuer, who.subject, who.name);
+      await this.ctx.accounts.linkExternal(who.user, upstream.issuer, who.subject, who.name);
     } catch (error) {
       throw new UpstreamError(`this person cannot be a corpus user (${error instanceof Error ? error.message : "refused"})`);
     }

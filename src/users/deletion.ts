@@ -53,7 +53,7 @@ export interface DeletionServices {
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
   oauth?: { forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
-  accounts?: { forgetExternal(user: string): boolean; externalLinks: UserRows };
+  accounts?: { forgetExternal(user: string, tx?: postgres.TransactionSql): Awaitable<boolean>; externalLinks: UserRows };
   /** MCP sessions: a deleted user's end with them. */
   mcpSessions?: UserRows & { forget(user: string, tx?: postgres.TransactionSql): Awaitable<number> };
   limiter: RateLimits;
@@ -96,7 +96,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
 }
 
 /** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
-const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "conversations", "webhooks"];
+const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks"];
 
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
@@ -116,7 +116,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const tokens = shared ? shared.tokens : atOnce(s.auth.store.revokeUser(user), "tokens");
         if (s.oauth && !shared) atOnce(s.oauth.forgetUser(user), "oauth");
         if (s.mcpSessions && !shared) atOnce(s.mcpSessions.forget(user), "mcp_sessions");
-        s.accounts?.forgetExternal(user);
+        if (s.accounts && !shared) atOnce(s.accounts.forgetExternal(user), "accounts");
         if (!shared) atOnce(s.auth.store.forgetIssued(user), "tokens");
         const webhooks = shared ? shared.webhooks : atOnce(s.webhooks.deleteUser(user), "webhooks");
         const archive = s.archive.deleteUser(user);
@@ -162,6 +162,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           await auth.forgetIssued(user);
           await s.oauth?.forgetUser(user, tx);
           await s.mcpSessions?.forget(user, tx);
+          await s.accounts?.forgetExternal(user, tx);
           const conversations = await s.conversations.deleteUser(user, tx);
           const targets = await s.webhooks.targets(user, "user.deleted", tx);
           const webhooks = await s.webhooks.deleteUser(user, tx);
@@ -169,6 +170,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             auth: auth.rowsOf(user),
             ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
             ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions.rowsOf(user, tx) } : {}),
+            ...(s.accounts ? { accounts: s.accounts.externalLinks.rowsOf(user, tx) } : {}),
             conversations: s.conversations.rowsOf(user, tx),
             webhooks: s.webhooks.rowsOf(user, tx),
           };

@@ -49,10 +49,10 @@ describe("corpus user", () => {
     expect(cli(["user", "add", "--user", "x", "--operator=yes"], dir, "a long enough password\n").stderr).toContain(
       "--operator takes no value",
     );
-    const { Accounts } = await import("../../src/accounts/store");
+    const { Accounts, SqliteAccountRecords } = await import("../../src/accounts/store");
     const db = new Database(join(dir, "corpus.db"));
     try {
-      const accounts = new Accounts(db);
+      const accounts = new Accounts(new SqliteAccountRecords(db));
       expect(accounts.isOperator("olga")).toBe(true);
       expect(accounts.isOperator("ulrich")).toBe(false);
       expect(accounts.isOperator("nobody")).toBe(false);

@@ -143,7 +143,7 @@ function loggedFailure(records: Array<Record<string, unknown>>, stage: string, w
   expect(text).not.toContain("code-for-");
 }
 
-const upstreamUsers = () => t.services.accounts.list().filter((a) => a.upstream);
+const upstreamUsers = async () => (await t.services.accounts.list()).filter((a) => a.upstream);
 
 describe("upstream sign-in: what is checked", () => {
   test("the good answer signs the provider's alice in as a namespaced user; corpus's ID token carries the client's nonce", async () => {
@@ -202,7 +202,11 @@ describe("upstream sign-in: what is checked", () => {
     );
     expect(mcp.status).toBe(401);
     // corpus user list shows where the person came from; removing them ends their session.
-    expect(t.services.accounts.list().find((a) => a.id === user)?.upstream).toMatchObject({ issuer, subject: "alice", name: "alice" });
+    expect((await t.services.accounts.list()).find((a) => a.id === user)?.upstream).toMatchObject({
+      issuer,
+      subject: "alice",
+      name: "alice",
+    });
     expect((await t.app.handle(req("/oauth/apps", { headers: { cookie: session } }))).status).toBe(200);
     expect(t.services.accounts.remove(user)).toBe(true);
     t.services.oauth.forgetUser(user);
@@ -268,11 +272,11 @@ describe("upstream sign-in: what is checked", () => {
   ];
   for (const [name, minted, words] of cases) {
     test(`${name} is refused`, async () => {
-      const users = upstreamUsers().length;
+      const users = (await upstreamUsers()).length;
       mint = minted;
       const s = await start();
       await refused(await back(s.to, s.browser), words);
-      expect(upstreamUsers().length).toBe(users);
+      expect((await upstreamUsers()).length).toBe(users);
     });
   }
 

@@ -127,7 +127,7 @@ describe("sign-in at an upstream OpenID Connect provider", () => {
     // The access token names the namespaced user, and corpus remembers where the person came from.
     const [, body] = provider.saved!.access_token.split(".");
     expect(JSON.parse(Buffer.from(body!, "base64url").toString()).sub).toBe(alice);
-    expect(running.services.accounts.list().find((a) => a.id === alice)?.upstream).toMatchObject({ issuer, subject: "alice" });
+    expect((await running.services.accounts.list()).find((a) => a.id === alice)?.upstream).toMatchObject({ issuer, subject: "alice" });
   });
 
   test("the operator's metrics count the provider's answers at the callback: a sign-in completed, one refused (D35)", async () => {

@@ -1,10 +1,12 @@
 // A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
-// tokens room so far) erase and count inside it, the rooms not shared yet in the embedded
+// tokens and accounts rooms here) erase and count inside it, the rooms not shared yet in the embedded
 // database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
 // token still accepted by another node), nothing in SQLite (the data key kept). Once every room
 // erases, the deletion commits: another node refuses the user's token at its next request.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { Accounts } from "../../src/accounts/store";
+import { PostgresAccountRecords } from "../../src/accounts/store-postgres";
 import { AuthFailure, AuthService } from "../../src/auth/service";
 import { UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore } from "../../src/auth/store-postgres";
@@ -23,6 +25,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let a: AuthService;
   let b: AuthService;
   let masterKey: Buffer;
+  let accounts: Accounts;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -30,14 +33,15 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     masterKey = loadMasterKey({ dataDir: t.config.CORPUS_DATA_DIR }).key;
     a = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
     b = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
+    accounts = new Accounts(new PostgresAccountRecords(db.client()));
   });
   afterAll(async () => {
     await t.services.close();
     await db.drop();
   });
 
-  // Node A's services: the embedded rooms of the test app, the tokens room and the transaction in PostgreSQL.
-  const onA = () => ({ ...t.services, auth: a, shared: db.sql });
+  // Node A's services: the embedded rooms of the test app, the tokens and accounts rooms and the transaction in PostgreSQL.
+  const onA = () => ({ ...t.services, auth: a, accounts, shared: db.sql });
   const stamps = async () =>
     (
       await db.sql<
@@ -49,6 +53,8 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   test("an embedded room that leaves rows undoes the PostgreSQL part too; a shared room that does undoes the embedded part", async () => {
     const { token } = await a.issuer.issue(USER, ["corpus:search"]);
     t.services.userKeys.keyFor(USER);
+    // The user signed in through an upstream provider: their link is in the shared accounts room.
+    await accounts.linkExternal(USER, "https://id.example.com", "frank", "Frank");
     expect(await acceptedOnB(token)).toBe(USER);
 
     // The embedded data keys room misses its row.
@@ -76,6 +82,8 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect(await a.store.rowsOf(USER)).toBe(1);
     expect(await stamps()).toBe("0");
     expect(await acceptedOnB(token)).toBe(USER);
+    // Undone with the rest: the upstream link is still there.
+    expect(await accounts.externalLinks.rowsOf(USER)).toBe(1);
     expect(t.logs.records().filter((l) => l.message === "deletion undone: a room left rows of the user")).toEqual([
       expect.objectContaining({ rooms: ["keys"] }),
       expect.objectContaining({ rooms: ["auth"] }),
@@ -87,6 +95,8 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect(await a.store.rowsOf(USER)).toBe(0);
     expect(await stamps()).toBe("1");
     expect(t.services.userKeys.rowsOf(USER)).toBe(0);
+    expect(await accounts.externalLinks.rowsOf(USER)).toBe(0);
+    expect(await accounts.exists(USER)).toBe(false);
     const refused = await Promise.resolve(b.authenticate(`Bearer ${token}`, "corpus:search")).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(AuthFailure);
     expect((refused as AuthFailure).message).toMatch(/revoked/);

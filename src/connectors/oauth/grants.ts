@@ -16,6 +16,7 @@ import type { Logger } from "../../log";
 import { postPinnedForAnswer } from "../../net/get";
 import { HostRefused, normalizeHost, type Pin } from "../../net/pin";
 import { randomToken, sha256 } from "../../oauth/upstream";
+import type { Awaitable } from "../../store/shared";
 import { CONNECT_TIMEOUT_MS, refusedMessage } from "../remote";
 import type { ConnectorRows } from "../rows";
 import { ConnectorError } from "../types";
@@ -106,8 +107,8 @@ interface Pending {
   binding: GrantBinding;
   verifier: string;
   expiresAt: number;
-  /** Throws once the token that started the grant is revoked (its user deleted, a sign-out). */
-  stillAllowed: () => void;
+  /** Throws (or rejects) once the token that started the grant is revoked (its user deleted, a sign-out), or its operator is none. */
+  stillAllowed: () => Awaitable<void>;
 }
 
 export interface GrantOptions {
@@ -176,7 +177,7 @@ export class ConnectorGrants {
     owner: string,
     id: string,
     binding: GrantBinding,
-    stillAllowed: () => void,
+    stillAllowed: () => Awaitable<void>,
     options: { statePrefix?: string; asker?: string } = {},
   ): { authorize_url: string; expires_at: string } {
     const provider = this.providerFor(binding);
@@ -249,10 +250,10 @@ export class ConnectorGrants {
    * Who asked for the grant waiting under `state`, for the page that asks the person at the
    * callback to confirm it (the grant is not used up).
    */
-  describe(state: string | null): { owner: string; asker?: string; id: string; provider: string; user: string } {
+  async describe(state: string | null): Promise<{ owner: string; asker?: string; id: string; provider: string; user: string }> {
     const { pending } = this.waiting(state);
     try {
-      pending.stillAllowed();
+      await pending.stillAllowed();
     } catch {
       throw new GrantFlowError("the corpus session that started this grant has ended; start again from corpus");
     }
@@ -300,7 +301,7 @@ export class ConnectorGrants {
     params: URLSearchParams,
   ): Promise<{ owner: string; id: string; provider: string; user: string }> {
     try {
-      pending.stillAllowed();
+      await pending.stillAllowed();
     } catch {
       throw new GrantFlowError("the corpus session that started this grant has ended; start again from corpus");
     }

@@ -79,7 +79,7 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
         try {
           // The provider's refusal (access_denied …) ends the grant at once.
           if (params.has("error")) await connectors.grants.finish(params);
-          const asked = connectors.grants.describe(params.get("state"));
+          const asked = await connectors.grants.describe(params.get("state"));
           const code = params.get("code");
           if (!code) throw new GrantFlowError(`${asked.provider}'s answer has no code`);
           // Nothing is exchanged before the person here confirms, seeing who asked: a link to the
