@@ -45,6 +45,12 @@ export interface RetrievalRequest {
    * a source that can sorts by the column so named (SQL), and says so in ORDERED_BY/ORDER_RANK.
    */
   order?: "desc" | "asc";
+  /**
+   * The question's words written as names (plan.ts, folded): a source sorted as `order` asks
+   * answers without the question's words only when none is a name ("the largest invoice of Helena"
+   * is not the largest of all).
+   */
+  names?: string[];
 }
 
 /** Metadata of a record from a source sorted as `order` asked: the column, and the record's place (1 = first). */

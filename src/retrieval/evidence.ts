@@ -15,8 +15,13 @@ const HINT_BOOST = 0.05;
  * ten; 0.3 on the train split of scripts/eval/business.ts: shop 0.833 -> 0.936, the rest unchanged.
  */
 const TABLE_KIND_BOOST = 0.3;
-/** A row a table put first when sorted as the question asked ("spent the most"); halved, thirded… for the next. */
-const ORDER_BOOST = 0.3;
+/**
+ * A row a table put first when sorted as the question asked ("spent the most"); halved, thirded…
+ * for the next. 0.3 let documents naming "invoice", "total" and the year asked come above the
+ * shop's largest invoice of 2024; 0.6 on the train half of answers.ts: shop 0.828 -> 0.897, the
+ * rest unchanged.
+ */
+const ORDER_BOOST = 0.6;
 /** A person named in the question found in the mail's sender (or, less, its recipients). */
 const SENDER_BOOST = 0.15;
 const RECIPIENT_BOOST = 0.05;

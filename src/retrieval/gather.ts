@@ -82,6 +82,7 @@ async function ask(q: Question, a: ActiveConnector, withPlannedDates: boolean): 
       signal,
       caller: o.user,
       order: plan.order,
+      names: plan.names,
     };
     return a.connector.rank
       ? a.connector.rank(request)

@@ -7,8 +7,8 @@ import { type Asked, askedOf, notSearched, type QuestionMeaning } from "./asked"
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
 import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
-import { anyOf } from "./language/patterns";
-import { all, OVER, UNDER } from "./language/words";
+import { anyOf, wholeWords } from "./language/patterns";
+import { all, LARGEST, MOST_RECENT, OVER, SMALLEST, UNDER } from "./language/words";
 import { dateRange } from "./question-dates";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 import { namesIn } from "./score";
@@ -68,8 +68,9 @@ const AMOUNT_WORDS = new RegExp(
   `^${anyOf([...all(OVER), ...all(UNDER), ...CURRENCIES.flatMap((c) => [c.iso.toLowerCase(), ...c.names])])}$`,
   "i",
 );
-const LARGEST = /\b(most|highest|largest|biggest|greatest|maximum|top)\b/i;
-const SMALLEST = /\b(least|lowest|smallest|fewest|minimum|cheapest)\b/i;
+const LARGEST_ASKED = new RegExp(wholeWords(all(LARGEST)), "iu");
+const SMALLEST_ASKED = new RegExp(wholeWords(all(SMALLEST)), "iu");
+const MOST_RECENT_ASKED = new RegExp(wholeWords(all(MOST_RECENT)), "iu");
 
 const OTHER_DIGIT = /(?![0-9])\p{Nd}/u;
 
@@ -165,7 +166,7 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
   if (asked && wholeYear && !/\b(last|this|next|past)\s+year\b/i.test(text) && terms.length < MAX_QUERY_TERMS)
     terms.push(String(from.getUTCFullYear()));
   // "most recent" asks for a time, not a quantity.
-  const order = SMALLEST.test(text) ? "asc" : LARGEST.test(text) && !/\bmost\s+recent/i.test(text) ? "desc" : undefined;
+  const order = SMALLEST_ASKED.test(text) ? "asc" : LARGEST_ASKED.test(text) && !MOST_RECENT_ASKED.test(text) ? "desc" : undefined;
   return {
     text,
     ...reading,

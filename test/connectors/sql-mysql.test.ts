@@ -264,3 +264,38 @@ describe("sql (mysql): a hostile table, a million rows and 1 MB cells", () => {
     expect((await c.search({ terms: ["bulky"], phrases: [], limit: 1 })).length).toBe(1);
   });
 });
+
+describe("sql (mysql): a column whose collation keeps accents and case is still asked folded (fold.ts)", () => {
+  // A binary collation (or latin1) compares bytes: LIKE '%zurich%' in the column's own collation
+  // would find neither 'Zürich' nor 'ZURICH'; the connector asks utf8mb4_unicode_ci whatever the
+  // column's (a guard: the cell cast to CHAR took the connection's accent-insensitive one before).
+  const TABLE = "folded_cities";
+  let table: Awaited<ReturnType<typeof mysqlTable>>;
+  let c: SqlConnector;
+  beforeAll(async () => {
+    table = await mysqlTable(TABLE, async (admin) => {
+      await admin.unsafe(
+        `CREATE TABLE ${TABLE} (id INT PRIMARY KEY, city VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, note VARCHAR(64) CHARACTER SET latin1)`,
+      );
+      await admin.unsafe(
+        `INSERT INTO ${TABLE} VALUES (1, 'Zürich', 'x'), (2, 'ZURICH', 'x'), (3, 'Bern', 'Montréal'), (4, 'Basel', 'Geneva')`,
+      );
+    });
+    c = new SqlConnector(
+      { url: table.url, tables: [{ name: TABLE, id: "id", title: "city", text: ["city", "note"] }] },
+      undefined,
+      LOOPBACK,
+    );
+  });
+  afterAll(async () => {
+    await c.close();
+    await table.drop();
+  });
+
+  test("'zurich' finds Zürich and ZURICH in a utf8mb4_bin column; 'montreal' Montréal in a latin1 one", async () => {
+    const ids = async (needle: string) => (await c.search({ terms: [needle], phrases: [], limit: 10 })).map((r) => r.id).sort();
+    expect(await ids("zurich")).toEqual([`${TABLE}/1`, `${TABLE}/2`]);
+    expect(await ids("montreal")).toEqual([`${TABLE}/3`]);
+    expect(await ids("básel")).toEqual([`${TABLE}/4`]);
+  });
+});

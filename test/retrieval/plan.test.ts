@@ -129,6 +129,16 @@ describe("questions for the most or the least", () => {
     expect(planQuery("the most recent mail from Jeff").order).toBeUndefined();
     expect(planQuery("invoices from Acme").order).toBeUndefined();
   });
+
+  test("a superlative is read in the invoices' languages too (words.ts LARGEST, SMALLEST: a row each)", () => {
+    expect(planQuery("Welke factuur had het hoogste totaal?").order).toBe("desc");
+    expect(planQuery("la facture la plus chère de 2023").order).toBe("desc");
+    expect(planQuery("Welche Rechnung hatte den höchsten Betrag?").order).toBe("desc");
+    expect(planQuery("najwyższa faktura w 2024").order).toBe("desc");
+    expect(planQuery("de goedkoopste bestelling").order).toBe("asc");
+    expect(planQuery("die kleinste Rechnung").order).toBe("asc");
+    expect(planQuery("la facture la plus récente").order).toBeUndefined();
+  });
 });
 
 describe("dates as evidence, not walls (issue 16)", () => {

@@ -251,6 +251,50 @@ export const UNDER: Table = {
   pl: ["poniżej", "mniej niż", "najwyżej"],
 };
 
+/**
+ * A superlative asking for the largest of a quantity ("the highest total", "who spent the most",
+ * "le plus cher"): a table sorts its rows by the column the question names, descending.
+ */
+export const LARGEST: Table = {
+  en: ["most", "highest", "largest", "biggest", "greatest", "maximum", "top", "priciest", "costliest"],
+  nl: ["grootste", "hoogste", "duurste", "meeste"],
+  fr: ["plus grand", "plus grande", "plus élevé", "plus élevée", "plus cher", "plus chère", "maximum"],
+  de: ["größte", "größten", "höchste", "höchsten", "teuerste", "teuersten", "meisten"],
+  pl: ["największy", "największa", "największe", "najwyższy", "najwyższa", "najwyższe", "najdroższy", "najdroższa", "najdroższe"],
+};
+/** A superlative asking for the smallest of a quantity ("the lowest total", "the cheapest"): ascending. */
+export const SMALLEST: Table = {
+  en: ["least", "lowest", "smallest", "fewest", "minimum", "cheapest"],
+  nl: ["kleinste", "laagste", "goedkoopste", "minste"],
+  fr: ["plus petit", "plus petite", "plus bas", "plus basse", "moins cher", "moins chère", "minimum"],
+  de: ["kleinste", "kleinsten", "niedrigste", "niedrigsten", "günstigste", "günstigsten", "billigste", "billigsten", "wenigsten"],
+  pl: ["najmniejszy", "najmniejsza", "najmniejsze", "najniższy", "najniższa", "najniższe", "najtańszy", "najtańsza", "najtańsze"],
+};
+/** A superlative that asks for time, not a quantity ("the most recent"): no sorting by an amount. */
+export const MOST_RECENT: Table = { en: ["most recent"], nl: [], fr: ["plus récent", "plus récente"], de: [], pl: [] };
+/**
+ * Words of a superlative that measure a record's size or price, which a table's one amount
+ * measures ("the largest invoice", "the most expensive order"); not "the most invoices" (a count).
+ */
+export const SIZE_WORDS: Table = {
+  en: ["largest", "biggest", "smallest", "greatest", "highest", "lowest", "expensive", "cheapest", "priciest", "costliest"],
+  nl: ["grootste", "kleinste", "hoogste", "laagste", "duurste", "goedkoopste"],
+  fr: ["grand", "grande", "petit", "petite", "élevé", "élevée", "cher", "chère"],
+  de: ["größte", "größten", "kleinste", "kleinsten", "höchste", "höchsten", "teuerste", "teuersten", "günstigste", "billigste"],
+  pl: [
+    "największy",
+    "największa",
+    "najmniejszy",
+    "najmniejsza",
+    "najwyższy",
+    "najwyższa",
+    "najniższy",
+    "najniższa",
+    "najdroższy",
+    "najtańszy",
+  ],
+};
+
 /** Questions asking a quantity ("how much VAT"). */
 export const ASKS_QUANTITY: Table = {
   en: ["how much"],
