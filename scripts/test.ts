@@ -33,6 +33,7 @@ const TEST_WORKERS = 4;
 
 const INTEGRATION = [
   "accounts/cli.test.ts",
+  "archive/archive-stores.test.ts",
   "archive/pending-after-deletion.test.ts",
   "archive/resume-after-deletion.test.ts",
   "backup/online.test.ts",

@@ -2,6 +2,7 @@
 // Apart from services.ts so that a command which only opens the database (corpus token,
 // corpus check, corpus backup) builds nothing else: a bad CORPUS_CONNECTORS_FILE, say, does not stop it.
 import { accountMigrations } from "./accounts/store";
+import { archivePgMigrations } from "./archive/rows-postgres";
 import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
 import { indexMigrations } from "./connectors/local-index";
@@ -42,4 +43,10 @@ export const MIGRATIONS = [
 ];
 
 /** The shared PostgreSQL's tables of the rooms kept there so far (D33), applied once under an advisory lock (store/postgres-migrations.ts). */
-export const PG_MIGRATIONS = [...rateLimitPgMigrations, ...idempotencyPgMigrations, ...bucketPgMigrations, ...leasePgMigrations];
+export const PG_MIGRATIONS = [
+  ...rateLimitPgMigrations,
+  ...idempotencyPgMigrations,
+  ...bucketPgMigrations,
+  ...leasePgMigrations,
+  ...archivePgMigrations,
+];

@@ -2,7 +2,9 @@
 // CLI and the tests all start from here.
 import type { Database } from "bun:sqlite";
 import { Accounts } from "./accounts/store";
-import { Archive, forgetArchiveVectors } from "./archive/store";
+import { forgetArchiveVectors, SqliteArchiveRows } from "./archive/rows";
+import { PostgresArchiveRows } from "./archive/rows-postgres";
+import { Archive } from "./archive/store";
 import { AuthService } from "./auth/service";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
@@ -16,7 +18,7 @@ import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
-import { MIGRATIONS } from "./migrations";
+import { MIGRATIONS, PG_MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
 import { OAuthStore } from "./oauth/store";
@@ -27,7 +29,7 @@ import { QueryService } from "./retrieval/search";
 import { openDatabase } from "./store/database";
 import { DiskSpace } from "./store/disk-space";
 import { Scrub } from "./store/scrub";
-import { refuseUntilShared } from "./store/shared";
+import { openSharedDatabase, refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
@@ -152,7 +154,11 @@ export async function createServices(
     scrub,
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
-  const archive = new Archive(db, userKeys, embeddings, now);
+  // The shared database (D33), opened once when CORPUS_DATABASE_URL names one: the rooms moved there keep their rows in it.
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
+  const archive = new Archive(shared ? new PostgresArchiveRows(shared) : new SqliteArchiveRows(db), userKeys, embeddings, now);
+  // The shared archive's vectors were another model's too: owed again, as the embedded ones above.
+  if (forgotten && shared) await archive.rows.forgetVectors();
   // Vectors of answers that a full disk kept from being stored: retried with backoff until they are (D29).
   const archiveVectors = guard.retrier("archive_vectors", () => archive.resumePending());
   archive.onPendingFailed = (error) => {
@@ -179,7 +185,7 @@ export async function createServices(
     [
       {
         kind: "archive_vectors",
-        count: () => archive.pending(),
+        count: archivedOwed(archive),
         resume: async () => {
           const n = await archive.resumePending();
           if (n) owedLog.info("archive vectors resumed", { chunks: n });
@@ -247,6 +253,26 @@ export async function createServices(
       await guard.run("idempotency_records", () => idempotency.purgeExpired());
       await guard.run("token_rows", () => auth.store.purgeExpired());
       db.close();
+      await shared?.end();
     },
+  };
+}
+
+/**
+ * The archive's chunks owed a vector, as OwedWork counts (at once): the embedded store's count,
+ * or the shared one's last read, read again at each call (a figure for the log and metrics, D29).
+ */
+function archivedOwed(archive: Archive): () => number {
+  let last = 0;
+  return () => {
+    const n = archive.pending();
+    if (!(n instanceof Promise)) return n;
+    n.then(
+      (count) => {
+        last = count;
+      },
+      () => {},
+    );
+    return last;
   };
 }

@@ -66,7 +66,7 @@ const unit = () => {
   for (let i = 0; i < v.length; i++) v[i]! /= n;
   return v;
 };
-for (let u = 0; u < 100 && services.archive.count() < 100_000; u++) {
+for (let u = 0; u < 100 && (await services.archive.count()) < 100_000; u++) {
   for (let q = 0; q < 125; q++) {
     const chunks = Array.from({ length: 8 }, (_, k) => ({
       chunk: {
@@ -81,7 +81,7 @@ for (let u = 0; u < 100 && services.archive.count() < 100_000; u++) {
       },
       embedText: "",
     }));
-    services.archive.store(u === 0 ? "bench" : `user${u}`, `qry_bench${u}_${q}`, `question ${q}`, chunks, chunks.map(unit));
+    await services.archive.store(u === 0 ? "bench" : `user${u}`, `qry_bench${u}_${q}`, `question ${q}`, chunks, chunks.map(unit));
   }
 }
 const deep = await timed(300, (i) =>

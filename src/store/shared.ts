@@ -29,7 +29,13 @@ export function atOnce<T>(value: Awaitable<T>, room: string): T {
 }
 
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
-export const SHARED_ROOMS = ["rate limits", "idempotency keys", "the /mcp per-address buckets", "leases of background work"] as const;
+export const SHARED_ROOMS = [
+  "rate limits",
+  "idempotency keys",
+  "the /mcp per-address buckets",
+  "leases of background work",
+  "the archive",
+] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
 export const NOT_YET_SHARED: readonly string[] = [
@@ -39,7 +45,6 @@ export const NOT_YET_SHARED: readonly string[] = [
   "users' data keys",
   "connectors",
   "the local index and its vectors",
-  "the archive",
   "conversations",
   "MCP sessions",
   "webhooks and their deliveries",

@@ -101,7 +101,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         s.accounts?.forgetExternal(user);
         s.auth.store.forgetIssued(user);
         const webhooks = s.webhooks.deleteUser(user);
-        const archive = s.archive.deleteUser(user);
+        const archive = atOnce(s.archive.deleteUser(user), "archive");
         const conversations = s.conversations.deleteUser(user);
         const connectors = s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
