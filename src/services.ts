@@ -94,6 +94,7 @@ export async function createServices(
 ): Promise<Services> {
   // Before anything is opened: a node told to share its state never runs on SQLite alone (D33).
   refuseUntilShared(config);
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
@@ -154,8 +155,6 @@ export async function createServices(
     scrub,
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
-  // The shared database (D33), opened once when CORPUS_DATABASE_URL names one: the rooms moved there keep their rows in it.
-  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
   const archive = new Archive(shared ? new PostgresArchiveRows(shared) : new SqliteArchiveRows(db), userKeys, embeddings, now);
   // The shared archive's vectors were another model's too: owed again, as the embedded ones above.
   if (forgotten && shared) await archive.rows.forgetVectors();

@@ -78,15 +78,21 @@ const archivedRow = (r: Row): ArchivedRow => ({ ...r, id: Number(r.id), queried_
 type Sql = postgres.Sql | postgres.TransactionSql;
 
 export class PostgresArchiveRows implements ArchiveRows {
-  constructor(private readonly sql: postgres.Sql) {}
+  constructor(private readonly sql: Sql) {}
+
+  /** The store bound to `tx` (a user's deletion, one transaction of every shared room, D33): what it erases and counts commits or rolls back with it. */
+  within(tx: postgres.TransactionSql): PostgresArchiveRows {
+    return new PostgresArchiveRows(tx);
+  }
 
   private vectors(sql: Sql = this.sql): PostgresVectorStore {
     return PostgresVectorStore.over(sql, ARCHIVE_VECTORS_TABLE);
   }
 
-  /** `work` in `tx` when given (a deletion's), else in a transaction of its own. */
-  private within<T>(tx: postgres.TransactionSql | undefined, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
-    return tx ? work(tx) : (this.sql.begin(work) as Promise<T>);
+  /** `work` in the transaction the store is bound to, or in one of its own. */
+  private transaction<T>(work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+    const sql = this.sql;
+    return "savepoint" in sql ? work(sql) : (sql.begin(work) as Promise<T>);
   }
 
   async knownDocuments(user: string, docIds: readonly string[]): Promise<Set<string>> {
@@ -98,7 +104,7 @@ export class PostgresArchiveRows implements ArchiveRows {
 
   write(entry: ArchiveEntry): Promise<number[]> {
     const { user, queryId, at } = entry;
-    return this.sql.begin(async (tx) => {
+    return this.transaction(async (tx) => {
       await tx`INSERT INTO ${tx(QUERIES)} (query_id, user_id, queried_at, question) VALUES (${queryId}, ${user}, ${at}, ${entry.question})`;
       for (const d of entry.documents) {
         // Another node may have kept the same version meanwhile: the same sealed content under the same id.
@@ -119,12 +125,12 @@ export class PostgresArchiveRows implements ArchiveRows {
       }
       if (stored.length) await this.vectors(tx).put(user, ARCHIVE_SCOPE, stored);
       return ids;
-    }) as Promise<number[]>;
+    });
   }
 
   storeOwed(user: string, vectors: readonly OwedVector[]): Promise<number> {
     if (vectors.length === 0) return Promise.resolve(0);
-    return this.sql.begin(async (tx) => {
+    return this.transaction(async (tx) => {
       // Locked until stored: a deletion erasing these rows waits, then erases the vectors too (forget).
       const alive = await tx<{ id: string; query_id: string; queried_at: string }[]>`
         SELECT c.id, c.query_id, q.queried_at FROM ${tx(CHUNKS)} c JOIN ${tx(QUERIES)} q ON q.query_id = c.query_id
@@ -141,7 +147,7 @@ export class PostgresArchiveRows implements ArchiveRows {
       await this.vectors(tx).put(user, ARCHIVE_SCOPE, stored);
       await tx`UPDATE ${tx(CHUNKS)} SET embedded = true WHERE id = ANY(${stored.map((s) => s.id)}::bigint[])`;
       return stored.length;
-    }) as Promise<number>;
+    });
   }
 
   async owed(limit: number): Promise<OwedChunk[]> {
@@ -189,18 +195,18 @@ export class PostgresArchiveRows implements ArchiveRows {
     return Number(row!.n);
   }
 
-  /** The rows kept of `user` (as the embedded store counts them); within `tx` when given (a deletion's transaction checks it left none). */
-  async rowsOf(user: string, tx?: postgres.TransactionSql): Promise<number> {
-    const sql = tx ?? this.sql;
+  /** The rows kept of `user`, as the embedded store counts them (a deletion checks, in its transaction: within, that it left none). */
+  async rowsOf(user: string): Promise<number> {
+    const sql = this.sql;
     const [row] = await sql<{ n: string }[]>`SELECT
       (SELECT count(*) FROM ${sql(QUERIES)} WHERE user_id = ${user}) + (SELECT count(*) FROM ${sql(CHUNKS)} WHERE user_id = ${user})
       + (SELECT count(*) FROM ${sql(DOCUMENTS)} WHERE user_id = ${user}) AS n`;
     return Number(row!.n);
   }
 
-  /** Everything of `user` (D13), within `tx` when given (the deletion's one transaction, D33). */
-  forget(user: string, tx?: postgres.TransactionSql): Promise<{ queries: number; chunks: number }> {
-    return this.within(tx, async (tx) => {
+  /** Everything of `user` (D13), in the deletion's one transaction when bound to it (within, D33). */
+  forget(user: string): Promise<{ queries: number; chunks: number }> {
+    return this.transaction(async (tx) => {
       // Chunks first: a vector being stored holds its row (storeOwed), so this waits for it and the vectors' erase after sees it.
       const chunks = (await tx`DELETE FROM ${tx(CHUNKS)} WHERE user_id = ${user}`).count;
       await this.vectors(tx).dropOwner(user);
@@ -211,9 +217,9 @@ export class PostgresArchiveRows implements ArchiveRows {
   }
 
   forgetVectors(): Promise<number> {
-    return this.sql.begin(async (tx) => {
+    return this.transaction(async (tx) => {
       await this.vectors(tx).dropAll();
       return (await tx`UPDATE ${tx(CHUNKS)} SET embedded = false WHERE embedded`).count;
-    }) as Promise<number>;
+    });
   }
 }

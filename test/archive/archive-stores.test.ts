@@ -280,14 +280,14 @@ describe("PostgreSQL: nodes on one database", () => {
     const undone = new Error("the deletion failed in another room");
     const inside = await db.sql
       .begin(async (tx) => {
-        expect(await rows.forget("bea", tx)).toEqual({ queries: 1, chunks: 1 });
-        expect(await rows.rowsOf("bea", tx)).toBe(0);
+        expect(await rows.within(tx).forget("bea")).toEqual({ queries: 1, chunks: 1 });
+        expect(await rows.within(tx).rowsOf("bea")).toBe(0);
         throw undone;
       })
       .catch((error: unknown) => error);
     expect(inside).toBe(undone);
     expect(await new PostgresArchiveRows(db.client()).rowsOf("bea")).toBe(before);
-    await db.sql.begin((tx) => rows.forget("bea", tx));
+    await db.sql.begin((tx) => rows.within(tx).forget("bea"));
     expect(await new PostgresArchiveRows(db.client()).rowsOf("bea")).toBe(0);
     expect(await PostgresVectorStore.over(db.client(), ARCHIVE_VECTORS_TABLE).count("bea")).toBe(0);
     expect(await b.search("bea", unit(13), { limit: 5 })).toEqual([]);
