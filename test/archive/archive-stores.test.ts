@@ -22,6 +22,7 @@ import { tempDir } from "../helpers";
 import { archivedChunk } from "../support/archived-chunk";
 import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
 import { vectorsWithoutModel } from "../support/vectors-without-model";
+import { until } from "../support/wait";
 
 setDefaultTimeout(60_000);
 
@@ -291,6 +292,43 @@ describe("PostgreSQL: nodes on one database", () => {
     expect(await new PostgresArchiveRows(db.client()).rowsOf("bea")).toBe(0);
     expect(await PostgresVectorStore.over(db.client(), ARCHIVE_VECTORS_TABLE).count("bea")).toBe(0);
     expect(await b.search("bea", unit(13), { limit: 5 })).toEqual([]);
+  });
+
+  test("attack: a vector owed, stored while a deletion of its user is under way on another node, is not left after it (D13)", async () => {
+    const rows = new PostgresArchiveRows(db.sql);
+    const [id] = await rows.write({
+      user: "dan",
+      queryId: "qry_dan",
+      at: T0 / 1000,
+      question: Buffer.from("sealed question"),
+      chunks: [{ chunkId: "c1", body: Buffer.from("sealed chunk") }],
+      documents: [],
+    });
+    const vector = n.keys.rotation("dan", "archive", EMBEDDING_DIM).apply(unit(19));
+    let erased = false;
+    let finish: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    // Node A's deletion has erased the user's rows, not committed yet; node B's owed vector comes meanwhile.
+    const deletion = db.sql.begin(async (tx) => {
+      await rows.within(tx).forget("dan");
+      erased = true;
+      await held;
+    });
+    await until("the deletion erased", () => (erased ? true : undefined), 10_000, 2);
+    const storing = new PostgresArchiveRows(db.client()).storeOwed("dan", [{ id: id!, queryId: "qry_dan", vector }]);
+    await until(
+      "the owed vector waits on the deletion",
+      async () => ((await db.database.admin`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'`).length ? true : undefined),
+      10_000,
+      5,
+    );
+    finish();
+    await deletion;
+    // Was 1 stored: the row read before the deletion committed, its vector written after, under no row.
+    expect(await storing).toBe(0);
+    expect(await PostgresVectorStore.over(db.client(), ARCHIVE_VECTORS_TABLE).count("dan")).toBe(0);
   });
 
   test("a dump of the database spells no word of an answer, and holds no vector as the model made it (D25)", async () => {
