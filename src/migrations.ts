@@ -5,10 +5,12 @@ import { accountMigrations } from "./accounts/store";
 import { archivePgMigrations } from "./archive/rows-postgres";
 import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
+import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
 import { connectorRowMigrations } from "./connectors/rows";
 import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
+import { conversationPgMigrations } from "./conversations/store-postgres";
 import { cryptoMigrations } from "./crypto/user-keys";
 import { embeddingMigrations } from "./embedding/service";
 import { leasePgMigrations } from "./jobs/leases-postgres";
@@ -18,7 +20,9 @@ import { limitMigrations } from "./limits/rate-limit";
 import { rateLimitPgMigrations } from "./limits/rate-limit-postgres";
 import { bucketMigrations } from "./limits/token-bucket";
 import { bucketPgMigrations } from "./limits/token-bucket-postgres";
+import { mcpSessionPgMigrations } from "./mcp/sessions-postgres";
 import { oauthMigrations } from "./oauth/store";
+import { oauthPgMigrations } from "./oauth/store-postgres";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
 import { webhookMigrations } from "./webhooks/store";
@@ -49,4 +53,8 @@ export const PG_MIGRATIONS = [
   ...bucketPgMigrations,
   ...leasePgMigrations,
   ...archivePgMigrations,
+  ...authPgMigrations,
+  ...oauthPgMigrations,
+  ...mcpSessionPgMigrations,
+  ...conversationPgMigrations,
 ];

@@ -1,6 +1,7 @@
 // Every service of a running corpus, built once from the configuration. The HTTP app, the
 // CLI and the tests all start from here.
 import type { Database } from "bun:sqlite";
+import type postgres from "postgres";
 import { Accounts } from "./accounts/store";
 import { forgetArchiveVectors, SqliteArchiveRows } from "./archive/rows";
 import { PostgresArchiveRows } from "./archive/rows-postgres";
@@ -9,7 +10,8 @@ import { AuthService } from "./auth/service";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
 import { ConnectorRegistry } from "./connectors/registry";
-import { Conversations } from "./conversations/store";
+import { Conversations, SqliteConversationRecords } from "./conversations/store";
+import { PostgresConversationRecords } from "./conversations/store-postgres";
 import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
@@ -18,10 +20,13 @@ import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
+import { type McpSessionStore, McpSessions } from "./mcp/sessions";
+import { PostgresMcpSessions } from "./mcp/sessions-postgres";
 import { MIGRATIONS, PG_MIGRATIONS } from "./migrations";
 import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
-import { OAuthStore } from "./oauth/store";
+import { SqliteOAuthStore } from "./oauth/store";
+import { PostgresOAuthStore } from "./oauth/store-postgres";
 import { OwedWork } from "./owed-work";
 import type { QuestionStageTimes } from "./questions/stages";
 import { embeddedChunks } from "./retrieval/chunk";
@@ -42,12 +47,16 @@ export interface Services {
   now: () => number;
   log: Logger;
   db: Database;
+  /** The shared PostgreSQL's connections when CORPUS_DATABASE_URL names one (D33): the shared rooms keep their rows there. */
+  shared?: postgres.Sql;
   userKeys: UserKeys;
   auth: AuthService;
   /** The people who may log in to the built-in authorization server (D27). */
   accounts: Accounts;
   /** The built-in authorization server (D27). */
   oauth: OAuthServer;
+  /** MCP sessions (Mcp-Session-Id): this node's memory, or the shared PostgreSQL (D33). */
+  mcpSessions: McpSessionStore;
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   buckets: IpBuckets;
@@ -122,9 +131,10 @@ export async function createServices(
   );
   diskTimer.unref?.();
   const userKeys = new UserKeys(db, masterKey);
-  const auth = await AuthService.create(config, db, masterKey, now);
+  const auth = await AuthService.create(config, db, masterKey, now, shared);
   const accounts = new Accounts(db, now);
-  const oauth = new OAuthServer(config, auth, accounts, new OAuthStore(db), now);
+  const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);
+  const mcpSessions = shared ? new PostgresMcpSessions(shared, now) : new McpSessions(now);
   const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(
     new SqliteIdempotencyRecords(db),
@@ -163,7 +173,11 @@ export async function createServices(
   archive.onPendingFailed = (error) => {
     if (isStorageError(error)) archiveVectors.trigger();
   };
-  const conversations = new Conversations(db, userKeys, now);
+  const conversations = new Conversations(
+    shared ? new PostgresConversationRecords(shared) : new SqliteConversationRecords(db),
+    userKeys,
+    now,
+  );
   const webhooks = new WebhookStore(db, userKeys, masterKey, now);
   const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now, undefined, guard);
   const sweeps = new Sweeps(
@@ -172,6 +186,8 @@ export async function createServices(
       { name: "idempotency_records", run: () => idempotency.purgeExpired() },
       { name: "token_rows", run: () => auth.store.purgeExpired() },
       { name: "oauth_rows", run: () => oauth.purgeExpired() },
+      // The embedded store sweeps itself on its own timer (mcp/sessions.ts).
+      ...(mcpSessions instanceof PostgresMcpSessions ? [{ name: "mcp_sessions", run: () => mcpSessions.sweep() }] : []),
     ],
     log.child("sweeps"),
     undefined,
@@ -215,10 +231,12 @@ export async function createServices(
     now,
     log,
     db,
+    ...(shared ? { shared } : {}),
     userKeys,
     auth,
     accounts,
     oauth,
+    mcpSessions,
     limiter,
     idempotency,
     buckets,

@@ -2,6 +2,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs, UsageError } from "../src/cli";
+import { NOT_YET_SHARED } from "../src/store/shared";
 import { runCli, tempDir } from "./helpers";
 import { skewedClock } from "./support/clock";
 
@@ -108,7 +109,7 @@ describe("corpus CLI (D1, D2)", () => {
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toStartWith("corpus: CORPUS_DATABASE_URL is set, but this version keeps only rate limits");
-    expect(lines[0]).toContain("not yet users and accounts, tokens and revocations");
+    expect(lines[0]).toContain(`not yet ${NOT_YET_SHARED.join(", ")}`);
     expect(lines[0]).toContain("Unset CORPUS_DATABASE_URL");
     expect(r.stderr).not.toContain("s3cret-pw");
     expect(existsSync(dataDir)).toBe(false);

@@ -18,9 +18,12 @@ export interface AnswerQuestion {
   /**
    * Books: what computes the fact, the tools themselves (D34): a bean-query query over
    * example.beancount, a ledger command over sample.dat, or the sum of the records' amounts
-   * (QIF, OFX: neither tool reads them).
+   * (QIF, OFX: neither tool reads them). `reading`: the fact is the query's sums negated, as
+   * income earned or a debt owed is said (the journal books both negative); `apart`: the query
+   * selects account, number and currency, one sum per account, said "<account>: <sum>" apart (a
+   * name that names several accounts alike).
    */
-  oracle?: { "bean-query": string } | { ledger: string[] } | { sum: "qif" | "ofx" };
+  oracle?: { "bean-query": string; reading?: "earned" | "owed"; apart?: true } | { ledger: string[] } | { sum: "qif" | "ofx" };
   note?: string;
 }
 

@@ -30,7 +30,7 @@ export async function userCommand(command: string, options: Record<string, strin
       case "user passwd":
         return await changePassword(services, id, await readPassword());
       case "user remove":
-        return removeAccount(services, id);
+        return await removeAccount(services, id);
       case "user list":
         return accounts
           .list()

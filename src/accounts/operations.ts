@@ -21,23 +21,23 @@ export async function addAccount(rooms: AccountRooms, id: string, password: stri
 export async function changePassword(rooms: AccountRooms, id: string, password: string): Promise<string> {
   await rooms.accounts.setPassword(id, password);
   // A new password ends the sessions and grants held under the old one.
-  rooms.oauth.forgetUser(id);
+  await rooms.oauth.forgetUser(id);
   new ConsoleSessions(rooms.db).forgetUser(id);
   return `changed the password of ${id}; their sessions and connected apps were signed out`;
 }
 
-export function removeAccount(rooms: AccountRooms, id: string): string {
+export async function removeAccount(rooms: AccountRooms, id: string): Promise<string> {
   if (!rooms.accounts.remove(id)) throw new AccountError(`no user ${id}`);
-  rooms.oauth.forgetUser(id);
-  rooms.auth.store.revokeUser(id);
+  await rooms.oauth.forgetUser(id);
+  await rooms.auth.store.revokeUser(id);
   new ConsoleSessions(rooms.db).forgetUser(id);
   return `removed user ${id} and revoked their tokens (their indexed data stays until DELETE /v1/delete_my_data)`;
 }
 
 /** Every token of `id` issued until now, and their connected apps and sign-in sessions; the account stays. */
-export function revokeAccess(rooms: AccountRooms, id: string): string {
+export async function revokeAccess(rooms: AccountRooms, id: string): Promise<string> {
   if (!rooms.accounts.exists(id)) throw new AccountError(`no user ${id}`);
-  const tokens = rooms.auth.store.revokeUser(id);
-  rooms.oauth.forgetUser(id);
+  const tokens = await rooms.auth.store.revokeUser(id);
+  await rooms.oauth.forgetUser(id);
   return `revoked every token of ${id} issued until now (${tokens} still unexpired) and signed out their connected apps`;
 }

@@ -2,8 +2,9 @@
 // withdraw access tokens, against the same data dir the server uses.
 import type { Config, ConfigVariable } from "../config";
 import { loadMasterKey } from "../crypto/master-key";
-import { MIGRATIONS } from "../migrations";
+import { MIGRATIONS, PG_MIGRATIONS } from "../migrations";
 import { openDatabase } from "../store/database";
+import { openSharedDatabase } from "../store/shared";
 import { AuthService } from "./service";
 import { parseScopes, TokenRequestError } from "./tokens";
 
@@ -22,6 +23,8 @@ export const TOKEN_CONFIG = [
   "CORPUS_TLS_KEY_FILE",
   "CORPUS_OAUTH_RESOURCE_URL",
   "CORPUS_OAUTH_ISSUER",
+  // Where the tokens room is kept when several nodes share one (D33): minted and revoked there.
+  "CORPUS_DATABASE_URL",
 ] as const satisfies readonly ConfigVariable[];
 
 /**
@@ -35,7 +38,8 @@ export async function tokenCommand(command: string, options: Record<string, stri
     fromEnv: config.CORPUS_MASTER_KEY,
     file: config.CORPUS_MASTER_KEY_FILE,
   });
-  const services = { auth: await AuthService.create(config, db, key) };
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
+  const services = { auth: await AuthService.create(config, db, key, Date.now, shared) };
   try {
     if (command === "token create") {
       // --user and --scopes are required by the CLI's parser (src/cli.ts).
@@ -44,17 +48,18 @@ export async function tokenCommand(command: string, options: Record<string, stri
       return (await services.auth.issuer.issue(options.user!, scopes, ttl)).token;
     }
     if (options.jti) {
-      const issued = services.auth.store.issued(options.jti);
+      const issued = await services.auth.store.issued(options.jti);
       if (!issued) throw new TokenRequestError(`no token with jti ${options.jti} was issued by this server`);
-      services.auth.store.revokeToken(options.jti, issued.expiresAt);
+      await services.auth.store.revokeToken(options.jti, issued.expiresAt);
       return `revoked token ${options.jti} of ${issued.user}`;
     }
     if (options.user) {
-      const n = services.auth.store.revokeUser(options.user);
+      const n = await services.auth.store.revokeUser(options.user);
       return `revoked every token of ${options.user} issued until now (${n} still unexpired)`;
     }
     throw new TokenRequestError("token revoke needs --jti ID or --user ID");
   } finally {
     db.close();
+    await shared?.end();
   }
 }

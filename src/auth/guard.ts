@@ -20,6 +20,7 @@ import { infoOf, type RequestInfo, requestContext } from "../http/request-contex
 import { replayResponse } from "../http/response";
 import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../limits/idempotency";
 import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimits, REFUNDED_STATUSES } from "../limits/rate-limit";
+import { andThen } from "../store/shared";
 import { type ProtectedRoute, REQUIRED_SCOPE } from "./scopes";
 import type { AuthService } from "./service";
 import type { Principal } from "./verifier";
@@ -51,7 +52,7 @@ export const REVOKED_MESSAGE = "Unauthorized: token has been revoked";
 
 /** 401 when the principal's token was revoked while its request did its work; that work still counts against the limit. */
 export function assertNotRevoked(auth: AuthService, principal: Principal, info?: RequestInfo): void {
-  if (!auth.revoked(principal)) return;
+  if (!auth.revokedAtOnce(principal)) return;
   if (info) info.refusedAfterWork = true;
   throw new HttpError(401, REVOKED_MESSAGE);
 }
@@ -158,9 +159,13 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
     let held: Claim | undefined = claim;
     // Completed with exactly the bytes sent; given up if the request fails, so that a retry runs again.
     info.onJsonWritten = (status, text) => {
-      if (!held || status >= 400 || auth.revoked(principal)) return;
-      idempotency.complete(held, status, text);
+      const claimed = held;
+      if (!claimed || status >= 400) return;
       held = undefined;
+      // Not for a user deleted while the request ran (D25): their rows went with them.
+      void andThen(auth.revoked(principal), (revoked) => {
+        if (!revoked) idempotency.complete(claimed, status, text);
+      });
     };
     info.onFailure(() => {
       if (held) idempotency.release(held);

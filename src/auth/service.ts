@@ -3,13 +3,16 @@
 // AuthFailure saying how to answer (status, message, WWW-Authenticate per RFC 6750 and D6).
 
 import type { Database } from "bun:sqlite";
+import type postgres from "postgres";
 import type { Config } from "../config";
 import { DomainError } from "../errors";
 import type { HealthCheck } from "../health/checks";
+import { type Awaitable, atOnce } from "../store/shared";
 import { RecentHeaders } from "./recent-headers";
 import { PANEL_ROUTES, type Scope } from "./scopes";
 import { loadSigningKey, type SigningKey } from "./signing-key";
-import { AuthStore } from "./store";
+import { type AuthStore, SqliteAuthStore, UserTags } from "./store";
+import { PostgresAuthStore } from "./store-postgres";
 import { TokenIssuer } from "./tokens";
 import { AuthError, type ExternalJwks, externalJwks, type Principal, Verifier } from "./verifier";
 
@@ -58,10 +61,18 @@ export class AuthService {
     this.resourceMetadata = `${config.resourceUrl}/.well-known/oauth-protected-resource`;
   }
 
-  static async create(config: Config, db: Database, masterKey: Buffer, now: () => number = Date.now): Promise<AuthService> {
+  /** `shared`: the shared PostgreSQL's connections when CORPUS_DATABASE_URL names one (D33), else the embedded `db` keeps the room. */
+  static async create(
+    config: Config,
+    db: Database,
+    masterKey: Buffer,
+    now: () => number = Date.now,
+    shared?: postgres.Sql,
+  ): Promise<AuthService> {
     const key = await loadSigningKey(config.CORPUS_DATA_DIR, masterKey);
     const external = config.CORPUS_OAUTH_JWKS_URI ? externalJwks(config.CORPUS_OAUTH_JWKS_URI, now) : undefined;
-    return new AuthService(key, new AuthStore(db, masterKey, now), external, config, now);
+    const store = shared ? new PostgresAuthStore(shared, new UserTags(masterKey), now) : new SqliteAuthStore(db, masterKey, now);
+    return new AuthService(key, store, external, config, now);
   }
 
   /** The public keys clients verify this server's tokens with. */
@@ -80,19 +91,30 @@ export class AuthService {
    * Only the Authorization header is read: a token in the query string is never accepted.
    * A token verified before answers synchronously; a new one is verified with jose.
    */
-  authenticate(authorization: string | null, scope: Scope | null): Principal | Promise<Principal> {
-    // The same header as an earlier request: its principal, still checked for expiry and revocation.
+  authenticate(authorization: string | null, scope: Scope | null): Awaitable<Principal> {
+    // The same header as an earlier request: its principal, still checked for expiry and
+    // revocation (at once by the embedded store, by one read of the shared one).
     const seen = authorization === null ? undefined : this.recent.get(authorization);
-    if (seen) {
-      let current: Principal | undefined;
-      try {
-        current = this.verifier.current(seen);
-      } catch (error) {
-        throw this.invalid(error);
-      }
-      if (current) return this.authorize(current, scope);
-      this.recent.delete(authorization!);
+    if (!seen) return this.verifyNew(authorization, scope);
+    let current: Awaitable<Principal | undefined>;
+    try {
+      current = this.verifier.current(seen);
+    } catch (error) {
+      throw this.invalid(error);
     }
+    const known = (p: Principal | undefined): Awaitable<Principal> => {
+      if (p) return this.authorize(p, scope);
+      this.recent.delete(authorization!);
+      return this.verifyNew(authorization, scope);
+    };
+    if (!(current instanceof Promise)) return known(current);
+    return current.then(known, (error) => {
+      throw this.invalidOr(error);
+    });
+  }
+
+  /** A header not seen before (or whose token expired since): its token verified with jose. */
+  private verifyNew(authorization: string | null, scope: Scope | null): Promise<Principal> {
     const token = bearerToken(authorization);
     if (!token) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
     return this.verifier.verify(token).then(
@@ -101,9 +123,14 @@ export class AuthService {
         return this.authorize(p, scope);
       },
       (error) => {
-        throw this.invalid(error);
+        throw this.invalidOr(error);
       },
     );
+  }
+
+  /** A refused token is 401; a store that could not answer (the shared database unreachable) is the server's failure, not the caller's. */
+  private invalidOr(error: unknown): unknown {
+    return error instanceof AuthError ? this.invalid(error) : error;
   }
 
   private invalid(error: unknown): AuthFailure {
@@ -115,8 +142,19 @@ export class AuthService {
    * Whether the principal's token was revoked since it was verified (a deletion revokes every
    * token of its user). Work done for a request checks this right before it writes (D25).
    */
-  revoked(principal: Principal): boolean {
+  revoked(principal: Principal): Awaitable<boolean> {
     return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt, principal.panel?.parent);
+  }
+
+  /**
+   * The same, answered in the synchronous step of an embedded write (D25: no turn between the
+   * check and the write). The shared store cannot answer at once: it is refused (atOnce), and the
+   * room written checks revocation inside its own PostgreSQL transaction once it is shared.
+   */
+  revokedAtOnce(principal: Principal): boolean {
+    const answer = this.revoked(principal);
+    if (answer instanceof Promise) answer.catch(() => {});
+    return atOnce(answer, "tokens and revocations");
   }
 
   /** Seconds until the principal's token expires. */

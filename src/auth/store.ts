@@ -1,11 +1,14 @@
 // The auth room's tables: tokens this server issued, revoked token ids, and per-user "not
 // before" stamps (D13: deleting a user revokes every token issued before). A stamp must
 // outlive the user's data, so it is keyed by a keyed hash of the user id, not the id itself.
-// Revocations are cached in memory for the hot path and refreshed from the database, so a
-// revocation made by another process (the CLI) takes effect within REFRESH_MS.
+// One interface, two stores (D33): the embedded one below caches revocations in memory for the
+// hot path, refreshed from the database, so a revocation made by another process (the CLI)
+// takes effect within REFRESH_MS; the shared one (store-postgres.ts) keeps no cache: every
+// request reads its revocation, so one made by another node holds at once.
 import type { Database } from "bun:sqlite";
 import { createHmac } from "node:crypto";
 import type { Migration } from "../store/migrations";
+import type { Awaitable } from "../store/shared";
 
 export const authMigrations: Migration[] = [
   {
@@ -35,33 +38,67 @@ export const authMigrations: Migration[] = [
 const REFRESH_MS = 2000;
 const TAG_CACHE_LIMIT = 10_000;
 
-export class AuthStore {
+/** A token issued by this server, as recorded (so deleting its user can count and revoke it). */
+export interface IssuedRecord {
+  jti: string;
+  user: string;
+  scopes: string[];
+  issuedAt: number;
+  expiresAt: number;
+}
+
+/** The auth room (D33): issued tokens, revoked ids and per-user not-before stamps. Times in seconds. */
+export interface AuthStore {
+  recordIssued(t: IssuedRecord): Awaitable<void>;
+  revokeToken(jti: string, expiresAt: number): Awaitable<void>;
+  issued(jti: string): Awaitable<{ user: string; expiresAt: number } | undefined>;
+  /** Revokes every token of `user` issued at or before `atSeconds`; answers how many issued tokens were still valid. */
+  revokeUser(user: string, atSeconds?: number): Awaitable<number>;
+  isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined, parentJti?: string): Awaitable<boolean>;
+  rowsOf(user: string): Awaitable<number>;
+  forgetIssued(user: string): Awaitable<number>;
+  /** Removes expired token rows; answers how many went. */
+  purgeExpired(): Awaitable<number>;
+}
+
+/**
+ * The keyed hash naming a user in the not-before stamps, the same in both stores. Remembered per
+ * user: every authenticated request may look one up, and an HMAC costs microseconds where a Map
+ * lookup costs nanoseconds (a tag never changes: nothing another node does makes one stale).
+ */
+export class UserTags {
+  private readonly tags = new Map<string, string>();
+  private readonly key: Buffer;
+
+  constructor(masterKey: Buffer) {
+    this.key = createHmac("sha256", masterKey).update("corpus/user-tag").digest();
+  }
+
+  of(user: string): string {
+    let tag = this.tags.get(user);
+    if (tag === undefined) {
+      if (this.tags.size >= TAG_CACHE_LIMIT) this.tags.clear();
+      tag = createHmac("sha256", this.key).update(user).digest("hex");
+      this.tags.set(user, tag);
+    }
+    return tag;
+  }
+}
+
+/** The embedded store: SQLite, revocations cached in memory and refreshed every REFRESH_MS. */
+export class SqliteAuthStore implements AuthStore {
   private revokedJti = new Set<string>();
   private notBefore = new Map<string, number>();
   private loadedAt = 0;
-  // User tags remembered per user: once any stamp exists, every authenticated request looks one
-  // up, and an HMAC costs microseconds where a Map lookup costs nanoseconds.
-  private readonly tags = new Map<string, string>();
-
-  private readonly tagKey: Buffer;
+  private readonly tags: UserTags;
 
   constructor(
     private readonly db: Database,
     masterKey: Buffer,
     private readonly now: () => number = Date.now,
   ) {
-    this.tagKey = createHmac("sha256", masterKey).update("corpus/user-tag").digest();
+    this.tags = new UserTags(masterKey);
     this.reload();
-  }
-
-  private tag(user: string): string {
-    let tag = this.tags.get(user);
-    if (tag === undefined) {
-      if (this.tags.size >= TAG_CACHE_LIMIT) this.tags.clear();
-      tag = createHmac("sha256", this.tagKey).update(user).digest("hex");
-      this.tags.set(user, tag);
-    }
-    return tag;
   }
 
   private reload(): void {
@@ -85,7 +122,7 @@ export class AuthStore {
     if (this.now() - this.loadedAt > REFRESH_MS) this.reload();
   }
 
-  recordIssued(t: { jti: string; user: string; scopes: string[]; issuedAt: number; expiresAt: number }): void {
+  recordIssued(t: IssuedRecord): void {
     this.db
       .query("INSERT INTO auth_tokens (jti, user_id, scopes, issued_at, expires_at) VALUES (?, ?, ?, ?, ?)")
       .run(t.jti, t.user, t.scopes.join(" "), t.issuedAt, t.expiresAt);
@@ -98,7 +135,6 @@ export class AuthStore {
     this.revokedJti.add(jti);
   }
 
-  /** An issued token by id, for revocation by the operator. */
   issued(jti: string): { user: string; expiresAt: number } | undefined {
     const row = this.db
       .query<{ user_id: string; expires_at: number }, [string]>("SELECT user_id, expires_at FROM auth_tokens WHERE jti = ?")
@@ -106,9 +142,8 @@ export class AuthStore {
     return row ? { user: row.user_id, expiresAt: row.expires_at } : undefined;
   }
 
-  /** Revokes every token of `user` issued at or before `atSeconds`; returns how many issued tokens were still valid. */
   revokeUser(user: string, atSeconds = Math.floor(this.now() / 1000)): number {
-    const tag = this.tag(user);
+    const tag = this.tags.of(user);
     this.db
       .query(
         "INSERT INTO auth_user_not_before (user_tag, not_before) VALUES (?, ?) ON CONFLICT (user_tag) DO UPDATE SET not_before = excluded.not_before",
@@ -120,27 +155,23 @@ export class AuthStore {
       .get(user, atSeconds)!.n;
   }
 
-  /** Whether a token is revoked: itself, its parent (a panel token's), or every token of its user up to its issue. */
   isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined, parentJti?: string): boolean {
     this.fresh();
     if (jti && this.revokedJti.has(jti)) return true;
     if (parentJti && this.revokedJti.has(parentJti)) return true;
     if (this.notBefore.size === 0) return false;
-    const nb = this.notBefore.get(this.tag(user));
+    const nb = this.notBefore.get(this.tags.of(user));
     return nb !== undefined && (issuedAt === undefined || issuedAt <= nb);
   }
 
-  /** The records of tokens issued to `user` (the keyed not-before stamp names no one) (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
   rowsOf(user: string): number {
     return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM auth_tokens WHERE user_id = ?1) AS n").get(user)!.n;
   }
 
-  /** Removes the records of tokens issued to `user` (the keyed not-before stamp stays: it keeps old tokens out). */
   forgetIssued(user: string): number {
     return this.db.query("DELETE FROM auth_tokens WHERE user_id = ?").run(user).changes;
   }
 
-  /** Removes expired token rows; returns how many went. */
   purgeExpired(): number {
     const nowSec = Math.floor(this.now() / 1000);
     const tokens = this.db.query("DELETE FROM auth_tokens WHERE expires_at < ?").run(nowSec).changes;

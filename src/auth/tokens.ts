@@ -2,6 +2,7 @@
 
 import { randomBytes } from "node:crypto";
 import { SignJWT } from "jose";
+import type { Awaitable } from "../store/shared";
 import { SCOPES, type Scope } from "./scopes";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
 import type { AuthStore } from "./store";
@@ -42,13 +43,14 @@ export class TokenIssuer {
 
   /**
    * Issues a token and records it (so deleting the user can count and revoke it). `beforeRecord`
-   * runs in the same step as the record and may refuse (a parent token revoked meanwhile).
+   * runs in the same step as the record and may refuse (a parent token revoked meanwhile): with
+   * the embedded store both answer at once, with no turn between them.
    */
   async issue(
     user: string,
     scopes: Scope[],
     ttlSeconds = DEFAULT_TTL_SECONDS,
-    beforeRecord?: () => void,
+    beforeRecord?: () => Awaitable<void>,
     claims: Record<string, unknown> = {},
   ): Promise<IssuedToken> {
     if (!SAFE_SUBJECT.test(user))
@@ -58,8 +60,16 @@ export class TokenIssuer {
       throw new TokenRequestError(`--ttl must be an integer from ${MIN_TTL_SECONDS} to ${MAX_TTL_SECONDS} seconds`);
     }
     const issued = await this.sign(user, scopes, ttlSeconds, claims);
-    beforeRecord?.();
-    this.store.recordIssued({ jti: issued.jti, user, scopes, issuedAt: issued.expiresAt - ttlSeconds, expiresAt: issued.expiresAt });
+    const checked = beforeRecord?.();
+    if (checked instanceof Promise) await checked;
+    const recorded = this.store.recordIssued({
+      jti: issued.jti,
+      user,
+      scopes,
+      issuedAt: issued.expiresAt - ttlSeconds,
+      expiresAt: issued.expiresAt,
+    });
+    if (recorded instanceof Promise) await recorded;
     return issued;
   }
 

@@ -16,6 +16,7 @@ import {
   type JWTPayload,
   jwtVerify,
 } from "jose";
+import { type Awaitable, andThen } from "../store/shared";
 import { SIGNING_ALG, type SigningKey } from "./signing-key";
 import type { AuthStore } from "./store";
 import { subjectProblem } from "./subjects";
@@ -110,8 +111,8 @@ export class Verifier {
     this.localKeys = createLocalJWKSet({ keys: [local.publicJwk] });
   }
 
-  /** A principal verified before, if it has not expired since; throws AuthError if it has been revoked. */
-  current(principal: Principal): Principal | undefined {
+  /** A principal verified before, if it has not expired since; throws (or rejects with) AuthError if it has been revoked. */
+  current(principal: Principal): Awaitable<Principal | undefined> {
     if (principal.expiresAt * 1000 <= this.now()) return undefined;
     return this.checkRevocation(principal);
   }
@@ -153,9 +154,12 @@ export class Verifier {
     };
   }
 
-  private checkRevocation(p: Principal): Principal {
-    if (this.store.isRevoked(p.user, p.jti, p.issuedAt, p.panel?.parent)) throw new AuthError("token has been revoked");
-    return p;
+  /** At once from the embedded store; from the shared one, read for this request (nothing cached: D33). */
+  private checkRevocation(p: Principal): Awaitable<Principal> {
+    return andThen(this.store.isRevoked(p.user, p.jti, p.issuedAt, p.panel?.parent), (revoked) => {
+      if (revoked) throw new AuthError("token has been revoked");
+      return p;
+    });
   }
 }
 

@@ -181,6 +181,39 @@ function sliceAt(text: string, at: number): { end: number; next: number } {
   return { end: text.length, next: text.length };
 }
 
+/**
+ * The words of one record the word index takes, at most: FTS5 writes a record's row in one
+ * statement on the serving thread, whose cost grows with the record's words and, most, with its
+ * distinct words (CPU measured here: 520,000 of one word 39 ms, 50,000 distinct 93 ms, 10,000
+ * distinct ~15-20 ms; a 24 MB HTML mail held the thread 56-67 ms in that statement). Past either
+ * bound a record's later words are not indexed (D31): it is found by its words up to there, and
+ * by meaning as before (its chunks come from its first CHUNKED_CHARS); the log says so.
+ */
+export const MAX_RECORD_WORDS = 100_000;
+export const MAX_RECORD_TERMS = 8_000;
+/** Why a record is found by its words in part (the log's reason). */
+export const WORDS_CUT = `has more than ${MAX_RECORD_WORDS} words or ${MAX_RECORD_TERMS} distinct words: found by its words up to there`;
+
+/** One record's words as they are blinded, refused past MAX_RECORD_WORDS or MAX_RECORD_TERMS distinct (title and content together). */
+export class RecordWords {
+  private words = 0;
+  private readonly terms = new Set<string>();
+  /** Set once a word was refused: the record is indexed by its words in part. */
+  cut = false;
+
+  /** Whether the index takes `term`, the record's next word; once one is refused, no later one is taken. */
+  take(term: string): boolean {
+    if (this.cut) return false;
+    if (this.words >= MAX_RECORD_WORDS || (this.terms.size >= MAX_RECORD_TERMS && !this.terms.has(term))) {
+      this.cut = true;
+      return false;
+    }
+    this.words++;
+    this.terms.add(term);
+    return true;
+  }
+}
+
 export class TermBlinder {
   /** By folded word, its blinded stem: stemming each occurrence again was half the time of a long mail's indexing. */
   private readonly memo = new Map<string, string>();
@@ -203,11 +236,19 @@ export class TermBlinder {
     return remembered(this.memo, word, (w) => this.hash(`w\u0000${stemmed(w)}`));
   }
 
-  /** A text as the index stores it: one blinded term per word, in order. */
-  text(text: string): string {
-    return foldedWords(text)
-      .map((w) => this.term(w))
-      .join(" ");
+  /** A text as the index stores it: one blinded term per word, in order; a record's (`record`) up to where its bound refuses one. */
+  text(text: string, record?: RecordWords): string {
+    if (!record)
+      return foldedWords(text)
+        .map((w) => this.term(w))
+        .join(" ");
+    const terms: string[] = [];
+    for (const word of foldedWords(text)) {
+      const term = this.term(word);
+      if (!record.take(term)) break;
+      terms.push(term);
+    }
+    return terms.join(" ");
   }
 
   /**
@@ -216,14 +257,16 @@ export class TermBlinder {
    * no turn is long whatever the text's shape (4 M characters of unique words with no space held
    * the serving thread 17-23 s in one slice: outside attack).
    */
-  async textInTurns(text: string, turns = new Turns()): Promise<string> {
+  async textInTurns(text: string, turns = new Turns(), record?: RecordWords): Promise<string> {
     const parts: string[] = [];
-    for (let at = 0; at < text.length; ) {
+    for (let at = 0; at < text.length && !record?.cut; ) {
       const { end, next } = sliceAt(text, at);
       const words = foldedWords(at === 0 && end === text.length ? text : text.slice(at, end));
       const terms: string[] = [];
       for (let i = 0; i < words.length; i++) {
-        terms.push(this.term(words[i]!));
+        const term = this.term(words[i]!);
+        if (record && !record.take(term)) break;
+        terms.push(term);
         if (i % WORDS_PER_LOOK === WORDS_PER_LOOK - 1) await turns.maybe();
       }
       if (terms.length) parts.push(terms.join(" "));

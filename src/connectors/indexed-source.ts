@@ -13,7 +13,7 @@ import { EmbeddingCancelled, type OwnerEmbeddings } from "../embedding/service";
 import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
 import type { Logger } from "../log";
 import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
-import { TERMS_FORMAT } from "./index-terms";
+import { TERMS_FORMAT, WORDS_CUT } from "./index-terms";
 import { type LocalIndex, rewriteStaleWords, type ScanEntry, syncIndex } from "./local-index";
 import { asGiven, type Confine } from "./paths";
 import { PhaseProgress } from "./progress";
@@ -209,6 +209,8 @@ export class IndexedFolderConnector implements Connector {
       if (this.closed) return;
       // The reason, never the file's name (logs carry no paths).
       for (const reason of result.skipped) this.log?.warning("connector file skipped", { reason });
+      // Records past the words one record gives the word index (index-terms.ts RecordWords, D31).
+      if (result.cutWords) this.log?.warning("connector record words cut", { records: result.cutWords, reason: WORDS_CUT });
       if (result.read || result.removed || result.failed.length) {
         const s = this.reading?.summary();
         this.log?.info("connector indexed", {

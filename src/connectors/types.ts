@@ -67,6 +67,8 @@ export interface SearchHit {
   dense?: number;
   /** Which chunk of the record matched best, where known. */
   chunk?: number;
+  /** The record's chunks as its index stored them (cut where it was read, D31), read when asked; undefined where it has none. */
+  storedChunks?: () => string[] | undefined;
 }
 
 export interface IndexProgress {

@@ -1,10 +1,14 @@
 // Conversations of shape C (D9): the turns of a user's conversation, sealed with the user's
-// data key, so a follow-up is retrieved with the earlier questions as context.
+// data key, so a follow-up is retrieved with the earlier questions as context. The sealed rows
+// are kept behind one interface (ConversationRecords, D33): the embedded database (below) or the
+// shared PostgreSQL (store-postgres.ts); sealing and opening happen here, on the node, for both.
 import type { Database } from "bun:sqlite";
+import type postgres from "postgres";
 import { DecryptError } from "../crypto/aead";
 import type { UserKeys } from "../crypto/user-keys";
 import { ID_PREFIX, newId } from "../ids";
 import type { Migration } from "../store/migrations";
+import type { Awaitable } from "../store/shared";
 
 export const conversationMigrations: Migration[] = [
   {
@@ -31,23 +35,79 @@ export interface Turn {
 
 const turnAad = (id: string, turn: number) => `conversation/${id}/turn/${turn}`;
 
+/** A turn as kept: its number and its sealed body. */
+export interface SealedTurn {
+  turn: number;
+  body: Uint8Array;
+}
+
+/** Where the sealed turns are kept (D33): at once from the embedded database, later from PostgreSQL. */
+export interface ConversationRecords {
+  /** Who the conversation `id` belongs to, if it exists. */
+  owner(id: string): Awaitable<string | undefined>;
+  /** Its turns in order. */
+  turns(id: string): Awaitable<SealedTurn[]>;
+  /**
+   * Appends the next turn of conversation `id` (made first when `create`), its body sealed by
+   * `seal` for the number it gets; appends to one conversation are serialised (on every node).
+   */
+  append(user: string, id: string, create: boolean, seal: (turn: number) => Uint8Array, at: number): Awaitable<void>;
+  /** The rows kept of `user`; the shared store counts inside the deletion's transaction `tx` when given. */
+  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  /** Erases `user`'s conversations; how many. The shared store erases inside the deletion's transaction `tx` when given. */
+  deleteUser(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+}
+
+/** The embedded store: tables of the data folder's SQLite database. */
+export class SqliteConversationRecords implements ConversationRecords {
+  constructor(private readonly db: Database) {}
+
+  owner(id: string): string | undefined {
+    return this.db.query<{ user_id: string }, [string]>("SELECT user_id FROM conversations WHERE id = ?").get(id)?.user_id;
+  }
+
+  turns(id: string): SealedTurn[] {
+    return this.db.query<SealedTurn, [string]>("SELECT turn, body FROM conversation_turns WHERE conversation_id = ? ORDER BY turn").all(id);
+  }
+
+  append(user: string, id: string, create: boolean, seal: (turn: number) => Uint8Array, at: number): void {
+    this.db.transaction(() => {
+      if (create) this.db.query("INSERT INTO conversations (id, user_id, created_at) VALUES (?, ?, ?)").run(id, user, at);
+      const next = this.db
+        .query<{ n: number }, [string]>("SELECT count(*) AS n FROM conversation_turns WHERE conversation_id = ?")
+        .get(id)!.n;
+      this.db
+        .query("INSERT INTO conversation_turns (conversation_id, turn, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)")
+        .run(id, next, user, seal(next), at);
+    })();
+  }
+
+  rowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        "SELECT (SELECT count(*) FROM conversations WHERE user_id = ?1) + (SELECT count(*) FROM conversation_turns WHERE user_id = ?1) AS n",
+      )
+      .get(user)!.n;
+  }
+
+  deleteUser(user: string): number {
+    this.db.query("DELETE FROM conversation_turns WHERE user_id = ?").run(user);
+    return this.db.query("DELETE FROM conversations WHERE user_id = ?").run(user).changes;
+  }
+}
+
 export class Conversations {
   constructor(
-    private readonly db: Database,
+    private readonly records: ConversationRecords,
     private readonly keys: UserKeys,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** The user's conversation, or undefined when it is not theirs or does not exist. */
-  turns(user: string, id: string): Turn[] | undefined {
-    const owner = this.db.query<{ user_id: string }, [string]>("SELECT user_id FROM conversations WHERE id = ?").get(id);
-    if (!owner || owner.user_id !== user) return undefined;
-    return this.db
-      .query<{ turn: number; body: Uint8Array }, [string]>(
-        "SELECT turn, body FROM conversation_turns WHERE conversation_id = ? ORDER BY turn",
-      )
-      .all(id)
-      .map((r) => JSON.parse(this.openTurn(user, id, r.turn, r.body)) as Turn);
+  async turns(user: string, id: string): Promise<Turn[] | undefined> {
+    const owner = await this.records.owner(id);
+    if (owner !== user) return undefined;
+    return (await this.records.turns(id)).map((r) => JSON.parse(this.openTurn(user, id, r.turn, r.body)) as Turn);
   }
 
   /** Each turn is bound to its conversation and number; the first version bound only the former. */
@@ -61,31 +121,20 @@ export class Conversations {
   }
 
   /** Appends a turn; creates the conversation when `id` is undefined. Returns its id. */
-  append(user: string, id: string | undefined, turn: Turn): string {
+  async append(user: string, id: string | undefined, turn: Turn): Promise<string> {
     const conversation = id ?? newId(ID_PREFIX.conversation);
-    this.db.transaction(() => {
-      if (!id) this.db.query("INSERT INTO conversations (id, user_id, created_at) VALUES (?, ?, ?)").run(conversation, user, this.now());
-      const next = this.db
-        .query<{ n: number }, [string]>("SELECT count(*) AS n FROM conversation_turns WHERE conversation_id = ?")
-        .get(conversation)!.n;
-      this.db
-        .query("INSERT INTO conversation_turns (conversation_id, turn, user_id, body, created_at) VALUES (?, ?, ?, ?, ?)")
-        .run(conversation, next, user, this.keys.sealFor(user, JSON.stringify(turn), turnAad(conversation, next)), this.now());
-    })();
+    const body = JSON.stringify(turn);
+    await this.records.append(user, conversation, !id, (n) => this.keys.sealFor(user, body, turnAad(conversation, n)), this.now());
     return conversation;
   }
 
-  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
-  rowsOf(user: string): number {
-    return this.db
-      .query<{ n: number }, [string]>(
-        "SELECT (SELECT count(*) FROM conversations WHERE user_id = ?1) + (SELECT count(*) FROM conversation_turns WHERE user_id = ?1) AS n",
-      )
-      .get(user)!.n;
+  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts); in the deletion's PostgreSQL transaction `tx` when given. */
+  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number> {
+    return this.records.rowsOf(user, tx);
   }
 
-  deleteUser(user: string): number {
-    this.db.query("DELETE FROM conversation_turns WHERE user_id = ?").run(user);
-    return this.db.query("DELETE FROM conversations WHERE user_id = ?").run(user).changes;
+  /** Erases `user`'s conversations: at once from the embedded store (inside the deletion's SQLite transaction), later from the shared one (in the deletion's transaction `tx` when given). */
+  deleteUser(user: string, tx?: postgres.TransactionSql): Awaitable<number> {
+    return this.records.deleteUser(user, tx);
   }
 }

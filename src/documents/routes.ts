@@ -32,7 +32,7 @@ import {
 export interface DocumentRouteServices extends GuardServices {
   archive: Archive;
   config: Config;
-  oauth: { session(id: string | undefined): { user: string } | undefined };
+  oauth: { session(id: string | undefined): Promise<{ user: string } | undefined> };
 }
 
 const MetadataValue = t.Union([t.String(), t.Number(), t.Boolean(), t.Null()]);
@@ -79,7 +79,7 @@ export const documentRoutes = (s: DocumentRouteServices) => {
       const p = s.auth.confine(await s.auth.authenticate(authorization, REQUIRED_SCOPE[ROUTE]), ROUTE);
       return p.user;
     }
-    return s.oauth.session(cookies(request).get(SESSION_COOKIE))?.user;
+    return (await s.oauth.session(cookies(request).get(SESSION_COOKIE)))?.user;
   }
 
   return new Elysia({ name: "corpus/documents" })

@@ -40,7 +40,7 @@ import {
   rpcError,
 } from "./protocol";
 import type { ServerContext } from "./server";
-import { McpSessions } from "./sessions";
+import { type McpSessionStore, McpSessions } from "./sessions";
 import { type Caller, MESSAGES, mayUse, type ToolServices } from "./tool-record";
 import { toolNamed } from "./tools";
 import { fetchDocument } from "./tools/fetch";
@@ -50,6 +50,8 @@ export interface McpServices extends ToolServices {
   buckets: IpBuckets;
   log: Logger;
   now?: () => number;
+  /** Where MCP sessions are kept (services.ts: shared when CORPUS_DATABASE_URL is set); this node's memory when not given. */
+  mcpSessions?: McpSessionStore;
 }
 
 export const PARSE_ERROR_MESSAGE = "Parse error: the body is not JSON";
@@ -111,7 +113,7 @@ function requestInfoOf(info: AuthInfo | undefined): RequestInfo {
 }
 
 export const mcpRoutes = (s: McpServices) => {
-  const sessions = new McpSessions(s.now);
+  const sessions = s.mcpSessions ?? new McpSessions(s.now);
   const log = s.log.child("mcp");
   const auth: AuthService = s.auth;
   const trusted = parseRanges(s.config.CORPUS_TRUSTED_PROXIES);
@@ -231,7 +233,7 @@ export const mcpRoutes = (s: McpServices) => {
       return reply(400, rpcError(id, JSONRPC.INVALID_REQUEST, `Unsupported MCP-Protocol-Version: ${headerVersion}`));
     }
     const sessionHeader = request.headers.get("mcp-session-id");
-    const session = sessionHeader ? sessions.use(sessionHeader, c.user) : undefined;
+    const session = sessionHeader ? await sessions.use(sessionHeader, c.user) : undefined;
     if (sessionHeader && !session) return reply(404, rpcError(id, JSONRPC.INVALID_REQUEST, "Session not found: initialize again"));
     const version = headerVersion ?? session?.version;
 
@@ -285,7 +287,8 @@ export const mcpRoutes = (s: McpServices) => {
         const answer = await sdk.serveLegacy(contextOf(c, request, info), m, request, authInfo);
         if (answer.text === undefined || silent) continue;
         const result = answer.message && "result" in answer.message ? (answer.message.result as { protocolVersion?: string }) : undefined;
-        if (m.method === "initialize" && result?.protocolVersion && !batch) issuedSession = sessions.open(c.user, result.protocolVersion);
+        if (m.method === "initialize" && result?.protocolVersion && !batch)
+          issuedSession = await sessions.open(c.user, result.protocolVersion);
         responses.push(answer.text);
       } catch (error) {
         if (silent) continue;
@@ -346,7 +349,7 @@ export const mcpRoutes = (s: McpServices) => {
         // Only its own user ends a session; another's is as unknown as a made-up id.
         const c = await caller(request, null);
         const id = request.headers.get("mcp-session-id");
-        if (!id || !sessions.close(id, c.user)) return reply(404, rpcError(null, JSONRPC.INVALID_REQUEST, "Session not found"));
+        if (!id || !(await sessions.close(id, c.user))) return reply(404, rpcError(null, JSONRPC.INVALID_REQUEST, "Session not found"));
         return new Response(null, { status: 204 });
       },
       { detail: { tags: ["mcp"], summary: "End a 2025 MCP session (its own user's token)", security: [{ bearer: [] }] } },

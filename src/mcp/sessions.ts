@@ -2,7 +2,13 @@
 // sent it, honoured only for that user, ended by DELETE /mcp or after a day unused. Bounded
 // (issue 13 item 11): a sweep on a timer removes expired ones, a user holds at most
 // MAX_SESSIONS_PER_USER (their oldest goes first), and past MAX_SESSIONS no new one is opened:
-// the client goes on without a session id, which the transport allows.
+// the client goes on without a session id, which the transport allows. A session is all the
+// state there is (its user, protocol version and last use: the transport keeps nothing else
+// between requests), so it can live in a shared store. One interface (McpSessionStore), two
+// stores (D33): the embedded one below, in the node's memory, and the shared one in PostgreSQL
+// (sessions-postgres.ts), so a session opened on one node is used or ended on any.
+import type postgres from "postgres";
+import type { Awaitable } from "../store/shared";
 
 export const SESSION_TTL_MS = 24 * 3600 * 1000;
 export const MAX_SESSIONS = 10_000;
@@ -25,7 +31,24 @@ export const everyUnref: Schedule = (fn, ms) => {
   return () => clearInterval(timer);
 };
 
-export class McpSessions {
+/** Where sessions are kept (D33): at once from the node's memory, later from PostgreSQL. */
+export interface McpSessionStore {
+  /** A new session of `user`, or undefined when the server holds as many as it may. */
+  open(user: string, version: string): Awaitable<string | undefined>;
+  /** The live session `id` if it is `user`'s (another user's is as unknown as a made-up id); its use is recorded. */
+  use(id: string, user: string): Awaitable<Session | undefined>;
+  /** Ends `user`'s session `id`; false if there is none such. */
+  close(id: string, user: string): Awaitable<boolean>;
+  /** Removes the expired sessions; how many. */
+  sweep(): Awaitable<number>;
+  /** The sessions of `user` (a deletion asks every room that nothing is left); the shared store counts inside the deletion's transaction `tx` when given. */
+  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  /** Ends every session of `user` (their data deleted); the shared store erases inside the deletion's transaction `tx` when given. */
+  forget(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+}
+
+/** The embedded store: the node's memory, swept on a timer that runs only while there are sessions. */
+export class McpSessions implements McpSessionStore {
   private readonly sessions = new Map<string, Session>();
   // Each user's session ids, oldest first (a Set keeps insertion order).
   private readonly byUser = new Map<string, Set<string>>();
@@ -72,6 +95,16 @@ export class McpSessions {
     if (!this.use(id, user)) return false;
     this.remove(id);
     return true;
+  }
+
+  rowsOf(user: string): number {
+    return this.byUser.get(user)?.size ?? 0;
+  }
+
+  forget(user: string): number {
+    const ids = [...(this.byUser.get(user) ?? [])];
+    for (const id of ids) this.remove(id);
+    return ids.length;
   }
 
   /** Removes the expired sessions; returns how many. */

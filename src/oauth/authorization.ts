@@ -85,9 +85,9 @@ export class Authorization {
   }
 
   /** The consented scopes become a code for the client, sent back to its redirect URI with iss (RFC 9207). */
-  issueCode(request: AuthorizationRequest, user: string, granted: string[]): string {
+  async issueCode(request: AuthorizationRequest, user: string, granted: string[]): Promise<string> {
     const code = secret();
-    this.ctx.store.putCode({
+    await this.ctx.store.putCode({
       code_hash: sha256(code),
       client_id: request.client.id,
       user_id: user,

@@ -79,15 +79,15 @@ export class Clients {
   }
 
   /** Room for one more client: a full table drops clients never used, older than UNUSED_CLIENT_SECONDS, first. */
-  private checkRoom(): void {
+  private async checkRoom(): Promise<void> {
     const { store } = this.ctx;
-    if (store.countClients() < MAX_CLIENTS) return;
-    store.dropUnusedClients(secondsOf(this.ctx) - UNUSED_CLIENT_SECONDS, DROP_AT_ONCE);
-    if (store.countClients() >= MAX_CLIENTS) throw new TemporarilyUnavailable("too many registered clients; try again later", 503);
+    if ((await store.countClients()) < MAX_CLIENTS) return;
+    await store.dropUnusedClients(secondsOf(this.ctx) - UNUSED_CLIENT_SECONDS, DROP_AT_ONCE);
+    if ((await store.countClients()) >= MAX_CLIENTS) throw new TemporarilyUnavailable("too many registered clients; try again later", 503);
   }
 
   /** Dynamic client registration (RFC 7591): validates the metadata, answers the client information. */
-  register(meta: Record<string, unknown>, address: string): Record<string, unknown> {
+  async register(meta: Record<string, unknown>, address: string): Promise<Record<string, unknown>> {
     const redirectUris = meta.redirect_uris;
     if (
       !Array.isArray(redirectUris) ||
@@ -115,11 +115,11 @@ export class Clients {
     const name =
       typeof meta.client_name === "string" && meta.client_name.trim() ? meta.client_name.trim().slice(0, 100) : "an unnamed application";
     this.admit(address, "registrations");
-    this.checkRoom();
+    await this.checkRoom();
     const clientId = `corpus-${randomBytes(16).toString("base64url")}`;
     const clientSecret = authMethod === "none" ? undefined : secret();
     const at = secondsOf(this.ctx);
-    this.ctx.store.putClient({
+    await this.ctx.store.putClient({
       client_id: clientId,
       kind: "registered",
       name,
@@ -147,7 +147,7 @@ export class Clients {
    * `address`, counted against its allowance and the cap like a registration, kept an hour).
    */
   async find(clientId: string, address: string): Promise<Client | undefined> {
-    let row = this.ctx.store.client(clientId);
+    let row = await this.ctx.store.client(clientId);
     if (isMetadataDocumentId(clientId) && (!row || row.fetched_at + METADATA_DOCUMENT_TTL_SECONDS < secondsOf(this.ctx)))
       row = await this.fetchDocument(clientId, address, !row);
     return row ? clientOf(row) : undefined;
@@ -157,13 +157,18 @@ export class Clients {
     const url = metadataDocumentUrl(clientId);
     const pending = this.fetching.get(clientId);
     if (pending) return pending;
-    if (isNew) this.checkRoom();
+    if (isNew) {
+      await this.checkRoom();
+      // Another request may have begun the same fetch while the table was counted.
+      const begun = this.fetching.get(clientId);
+      if (begun) return begun;
+    }
     this.admit(address, "client metadata documents");
     if (this.fetching.size >= MAX_DOCUMENT_FETCHES)
       throw new TemporarilyUnavailable("too many client metadata documents are being read; try again later", 503);
     const fetched = fetchMetadataDocument(clientId, url, this.documents, secondsOf(this.ctx))
-      .then((row) => {
-        this.ctx.store.putClient(row);
+      .then(async (row) => {
+        await this.ctx.store.putClient(row);
         return row;
       })
       .finally(() => this.fetching.delete(clientId));

@@ -7,8 +7,8 @@ import type { Clients } from "./registration";
 import { sha256 } from "./store";
 
 /** Revokes a grant: its refresh tokens, and its access tokens in the auth room's revocation list. */
-export function revokeGrant(ctx: OAuthContext, grantId: string): void {
-  for (const t of ctx.store.revokeGrant(grantId, secondsOf(ctx))) ctx.auth.store.revokeToken(t.jti, t.expires_at);
+export async function revokeGrant(ctx: OAuthContext, grantId: string): Promise<void> {
+  for (const t of await ctx.store.revokeGrant(grantId, secondsOf(ctx))) ctx.auth.store.revokeToken(t.jti, t.expires_at);
 }
 
 /** RFC 7009: a refresh token ends its grant, an access token itself; an unknown token is no error. */
@@ -22,16 +22,16 @@ export async function revoke(
   const client = await authenticateClient(clients, form, authorization, address);
   const token = form.get("token");
   if (!token) throw new InvalidRequest("token is missing");
-  const refresh = ctx.store.refresh(sha256(token));
+  const refresh = await ctx.store.refresh(sha256(token));
   if (refresh) {
-    const grant = ctx.store.grant(refresh.grant_id);
-    if (grant?.client_id === client.id) revokeGrant(ctx, grant.grant_id);
+    const grant = await ctx.store.grant(refresh.grant_id);
+    if (grant?.client_id === client.id) await revokeGrant(ctx, grant.grant_id);
     return;
   }
   try {
     const principal = await ctx.auth.verifier.verifyUncached(token);
-    const grantId = principal.jti ? ctx.store.accessGrant(principal.jti) : undefined;
-    const grant = grantId ? ctx.store.grant(grantId) : null;
+    const grantId = principal.jti ? await ctx.store.accessGrant(principal.jti) : undefined;
+    const grant = grantId ? await ctx.store.grant(grantId) : null;
     if (grant?.client_id === client.id) ctx.auth.store.revokeToken(principal.jti!, principal.expiresAt);
   } catch {
     // Not a token of ours: nothing to revoke (RFC 7009 section 2.2).

@@ -205,9 +205,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
       ? back
       : OAUTH_PATHS.apps;
   const address = (request: Request, info: RequestInfo | undefined) => limitKey(infoOf(request, info).clientBehind(trusted));
-  const session = (request: Request) => {
+  const session = async (request: Request) => {
     const id = cookies(request).get(SESSION_COOKIE);
-    const s = oauth.session(id);
+    const s = await oauth.session(id);
     return s && id ? { ...s, id } : undefined;
   };
   const redirect = (location: string, headers: Array<[string, string]> = []) => {
@@ -276,7 +276,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
       );
     }
     const r = checked.request;
-    const s = session(request);
+    const s = await session(request);
     if (!s) return signInFirst(request, info, `${OAUTH_PATHS.authorize}?${query}`, 200, { clientName: r.client.name });
     return page(
       "Allow access",
@@ -343,7 +343,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
           }
           return login(request, { return: target }, 401, { user, error: "The user name or password is not right." });
         }
-        const s = oauth.createSession(user);
+        const s = await oauth.createSession(user);
         return redirect(target, [
           ["set-cookie", cookie(SESSION_COOKIE, s.id, SESSION_TTL_SECONDS)],
           ["set-cookie", cookie(LOGIN_COOKIE, "", 0)],
@@ -360,7 +360,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     .post(
       "/oauth/consent",
       async ({ request, info }) => {
-        const s = session(request);
+        const s = await session(request);
         let f: URLSearchParams;
         try {
           f = await form(request);
@@ -396,7 +396,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
             }),
           );
         }
-        return redirect(oauth.issueCode(r, s.user, granted));
+        return redirect(await oauth.issueCode(r, s.user, granted));
       },
       { parse: "none", detail: pageDoc("Consent (form)", ["csrf", "request", "decision", "grant_scope"]) as never },
     )
@@ -447,7 +447,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
           }
           if (typeof meta !== "object" || meta === null || Array.isArray(meta))
             throw new InvalidClientMetadata("the body must be a JSON object");
-          return oauthJson(oauth.register(meta as Record<string, unknown>, address(request, info)), 201);
+          return oauthJson(await oauth.register(meta as Record<string, unknown>, address(request, info)), 201);
         }),
       endpointDoc(
         "Dynamic client registration (RFC 7591)",
@@ -476,9 +476,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     )
     .get(
       OAUTH_PATHS.login,
-      ({ request, info }) => {
+      async ({ request, info }) => {
         const back = returnTarget(new URL(request.url).searchParams.get("return"));
-        const s = session(request);
+        const s = await session(request);
         // Signed in: the session's cookie set again where every page sees it (Path=/), the former one ended.
         return s
           ? redirect(back, [formerSessionCookie, ["set-cookie", cookie(SESSION_COOKIE, s.id, SESSION_TTL_SECONDS)]])
@@ -489,7 +489,7 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     .get(
       OAUTH_PATHS.apps,
       async ({ request, info }) => {
-        const s = session(request);
+        const s = await session(request);
         if (!s) return signInFirst(request, info, OAUTH_PATHS.apps);
         return page("Connected apps", appsPage({ user: s.user, csrf: s.csrf, apps: await oauth.connectedApps(s.user) }));
       },
@@ -498,12 +498,12 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     .post(
       "/oauth/apps/revoke",
       async ({ request, info }) => {
-        const s = session(request);
+        const s = await session(request);
         const f = await form(request).catch(() => new URLSearchParams());
         if (!s) return signInFirst(request, info, OAUTH_PATHS.apps, 401, { error: "Please sign in first." });
         if (!constantEqual(f.get("csrf"), s.csrf))
           return page("Cannot continue", messagePage("Refused", "This form did not come from this server, or it has expired."), 403);
-        const done = oauth.revokeAppOf(s.user, f.get("grant") ?? "");
+        const done = await oauth.revokeAppOf(s.user, f.get("grant") ?? "");
         return page(
           "Connected apps",
           appsPage({
@@ -571,9 +571,9 @@ export const oauthRoutes = (config: Config, oauth: OAuthServer, log: Logger) => 
     .post(
       "/oauth/logout",
       async ({ request }) => {
-        const s = session(request);
+        const s = await session(request);
         const f = await form(request).catch(() => new URLSearchParams());
-        if (s && constantEqual(f.get("csrf"), s.csrf)) oauth.endSession(s.id);
+        if (s && constantEqual(f.get("csrf"), s.csrf)) await oauth.endSession(s.id);
         else if (s) return page("Cannot continue", messagePage("Refused", "This form did not come from this server."), 403);
         return page("Signed out", messagePage("Signed out", "You are signed out of corpus."), 200, [
           ["set-cookie", cookie(SESSION_COOKIE, "", 0)],

@@ -8,9 +8,12 @@
 // its Verifier. This is the one object the routes hold; each endpoint lives in its own file:
 // registration.ts (and metadata-document.ts), authorization.ts, grants/ (the token endpoint),
 // revocation.ts, sign-in.ts (sessions, password sign-in, connected apps); errors.ts their errors.
+
+import type postgres from "postgres";
 import type { Accounts } from "../accounts/store";
 import type { AuthService } from "../auth/service";
 import type { Config } from "../config";
+import type { Awaitable } from "../store/shared";
 import { Authorization, type AuthorizationRequest, type RedirectError } from "./authorization";
 import type { OAuthContext } from "./context";
 import { token } from "./grants";
@@ -89,7 +92,7 @@ export class OAuthServer {
     return !config.CORPUS_OAUTH_AUTHORIZATION_ENDPOINT && !config.CORPUS_OAUTH_TOKEN_ENDPOINT;
   }
 
-  register(meta: Record<string, unknown>, address: string): Record<string, unknown> {
+  register(meta: Record<string, unknown>, address: string): Promise<Record<string, unknown>> {
     return this.clients.register(meta, address);
   }
 
@@ -100,7 +103,7 @@ export class OAuthServer {
     return this.authorization.request(params, address);
   }
 
-  issueCode(request: AuthorizationRequest, user: string, granted: string[]): string {
+  issueCode(request: AuthorizationRequest, user: string, granted: string[]): Promise<string> {
     return this.authorization.issueCode(request, user, granted);
   }
 
@@ -116,16 +119,16 @@ export class OAuthServer {
     return revoke(this.ctx, this.clients, form, authorization, address);
   }
 
-  createSession(user: string): { id: string; csrf: string } {
+  createSession(user: string): Promise<{ id: string; csrf: string }> {
     return this.signIn.createSession(user);
   }
 
-  session(id: string | undefined): { user: string; csrf: string } | undefined {
+  session(id: string | undefined): Promise<{ user: string; csrf: string } | undefined> {
     return this.signIn.session(id);
   }
 
-  endSession(id: string): void {
-    this.signIn.endSession(id);
+  endSession(id: string): Promise<void> {
+    return this.signIn.endSession(id);
   }
 
   login(user: string, password: string, address: string, device?: string, issued?: string): Promise<LoginResult> {
@@ -149,19 +152,20 @@ export class OAuthServer {
   /** Told of each answer of the upstream provider at the callback: a sign-in completed or refused (the sign-in metrics, D35). */
   onUpstreamSignIn?: (completed: boolean) => void;
 
-  connectedApps(user: string): Array<{ grantId: string; clientName: string; scopes: string[]; since: number }> {
+  connectedApps(user: string): Promise<Array<{ grantId: string; clientName: string; scopes: string[]; since: number }>> {
     return this.signIn.connectedApps(user);
   }
 
-  revokeAppOf(user: string, grantId: string): boolean {
+  revokeAppOf(user: string, grantId: string): Promise<boolean> {
     return this.signIn.revokeAppOf(user, grantId);
   }
 
-  forgetUser(user: string): void {
-    this.signIn.forgetUser(user);
+  /** A user's sessions and grants ended (sign-in.ts); in the deletion's PostgreSQL transaction `tx` when given. */
+  forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void> {
+    return this.signIn.forgetUser(user, tx);
   }
 
-  purgeExpired(): number {
+  purgeExpired(): Awaitable<number> {
     return this.store.purgeExpired(Math.floor(this.ctx.now() / 1000));
   }
 }

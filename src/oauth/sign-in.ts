@@ -4,8 +4,11 @@
 // waiting for the process's gate (accounts/hash-gate.ts), one at a time per address, so guesses
 // sent at once buy neither CPU nor memory nor every other sign-in's turn (issue 35); or a
 // person signed in by the upstream OpenID Connect provider. Then the connected-apps page.
+
+import type postgres from "postgres";
 import { HashesBusy } from "../accounts/hash-gate";
 import { SAFE_SUBJECT } from "../auth/subjects";
+import { type Awaitable, andThen } from "../store/shared";
 import { type OAuthContext, secondsOf, secret } from "./context";
 import { revokeGrant } from "./revocation";
 import { sha256 } from "./store";
@@ -24,22 +27,22 @@ export class SignIn {
     this.throttle = new LoginThrottle(ctx.now);
   }
 
-  createSession(user: string): { id: string; csrf: string } {
+  async createSession(user: string): Promise<{ id: string; csrf: string }> {
     const id = secret();
     const csrf = secret();
-    this.ctx.store.putSession(sha256(id), user, csrf, secondsOf(this.ctx) + SESSION_TTL_SECONDS);
+    await this.ctx.store.putSession(sha256(id), user, csrf, secondsOf(this.ctx) + SESSION_TTL_SECONDS);
     return { id, csrf };
   }
 
-  session(id: string | undefined): { user: string; csrf: string } | undefined {
+  async session(id: string | undefined): Promise<{ user: string; csrf: string } | undefined> {
     if (!id) return undefined;
-    const row = this.ctx.store.session(sha256(id));
+    const row = await this.ctx.store.session(sha256(id));
     if (!row || row.expires_at < secondsOf(this.ctx) || !this.ctx.accounts.exists(row.user_id)) return undefined;
     return { user: row.user_id, csrf: row.csrf };
   }
 
-  endSession(id: string): void {
-    this.ctx.store.deleteSession(sha256(id));
+  async endSession(id: string): Promise<void> {
+    await this.ctx.store.deleteSession(sha256(id));
   }
 
   /**
@@ -86,29 +89,38 @@ export class SignIn {
     } catch (error) {
       throw new UpstreamError(`this person cannot be a corpus user (${error instanceof Error ? error.message : "refused"})`);
     }
-    return { session: this.createSession(who.user), returnTo: who.returnTo };
+    return { session: await this.createSession(who.user), returnTo: who.returnTo };
   }
 
   /** The apps holding a live grant of `user`: for the connected-apps page. */
-  connectedApps(user: string): Array<{ grantId: string; clientName: string; scopes: string[]; since: number }> {
-    return this.ctx.store.liveGrants(user).map((g) => ({
-      grantId: g.grant_id,
-      clientName: this.ctx.store.client(g.client_id)?.name ?? g.client_id,
-      scopes: g.scopes.split(" ").filter(Boolean),
-      since: g.created_at,
-    }));
+  async connectedApps(user: string): Promise<Array<{ grantId: string; clientName: string; scopes: string[]; since: number }>> {
+    const grants = await this.ctx.store.liveGrants(user);
+    return Promise.all(
+      grants.map(async (g) => ({
+        grantId: g.grant_id,
+        clientName: (await this.ctx.store.client(g.client_id))?.name ?? g.client_id,
+        scopes: g.scopes.split(" ").filter(Boolean),
+        since: g.created_at,
+      })),
+    );
   }
 
   /** Revokes one of `user`'s grants; false when it is not theirs. */
-  revokeAppOf(user: string, grantId: string): boolean {
-    const grant = this.ctx.store.grant(grantId);
+  async revokeAppOf(user: string, grantId: string): Promise<boolean> {
+    const grant = await this.ctx.store.grant(grantId);
     if (!grant || grant.user_id !== user) return false;
-    revokeGrant(this.ctx, grantId);
+    await revokeGrant(this.ctx, grantId);
     return true;
   }
 
-  /** Ends a user's sessions and grants (password changed, account removed). */
-  forgetUser(user: string): void {
-    for (const t of this.ctx.store.forgetUser(user, secondsOf(this.ctx))) this.ctx.auth.store.revokeToken(t.jti, t.expires_at);
+  /**
+   * Ends a user's sessions and grants (password changed, account removed, a deletion): at once
+   * from the embedded store (inside a deletion's SQLite transaction), later from the shared one
+   * (inside the deletion's PostgreSQL transaction `tx` when given).
+   */
+  forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void> {
+    return andThen(this.ctx.store.forgetUser(user, secondsOf(this.ctx), tx), (revoked) => {
+      for (const t of revoked) this.ctx.auth.store.revokeToken(t.jti, t.expires_at);
+    });
   }
 }

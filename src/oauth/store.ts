@@ -1,10 +1,16 @@
 // The built-in authorization server's tables (D27): registered clients, authorization codes,
 // grants (one per consent: a refresh-token family), refresh tokens, the access tokens issued
 // under each grant, and login sessions. Codes, refresh tokens and session ids are kept as
-// SHA-256 hashes: a copy of the database holds nothing a client could present.
+// SHA-256 hashes: a copy of the database holds nothing a client could present. One interface
+// (OAuthStore), two stores (D33): the embedded one below (tables of the data folder's SQLite
+// database) and the shared one (store-postgres.ts), so that a code made on one node is redeemed
+// once on any, a rotated refresh token is refused on every node, and a session signs in on all.
+// Every step that must happen once is one statement (or a row lock), never a read then a write.
 import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
+import type postgres from "postgres";
 import type { Migration } from "../store/migrations";
+import type { Awaitable } from "../store/shared";
 
 export const oauthMigrations: Migration[] = [
   {
@@ -114,7 +120,77 @@ export interface GrantRow {
 const UNUSED_CLIENT = `NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)
   AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.client_id = oauth_clients.client_id)`;
 
-export class OAuthStore {
+/** A refresh token as kept: its grant, expiry and when it was used (rotated), in seconds. */
+export interface RefreshRow {
+  grant_id: string;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface SessionRow {
+  user_id: string;
+  csrf: string;
+  expires_at: number;
+}
+
+/** An access token issued under a grant, to put on the auth room's revocation list when the grant ends. */
+export interface IssuedAccess {
+  jti: string;
+  expires_at: number;
+}
+
+/** Where the authorization server's rows are kept (D33): every answer at once from the embedded database, later from PostgreSQL. Times in seconds. */
+export interface OAuthStore {
+  client(clientId: string): Awaitable<ClientRow | null>;
+  countClients(): Awaitable<number>;
+  /** Adds or replaces (a metadata document fetched again) a client. */
+  putClient(row: ClientRow): Awaitable<void>;
+  /** Drops up to `limit` clients introduced before `before` never used (no grant, no code), oldest first; how many. */
+  dropUnusedClients(before: number, limit: number): Awaitable<number>;
+  putCode(row: CodeRow): Awaitable<void>;
+  code(codeHash: string): Awaitable<CodeRow | null>;
+  /**
+   * Marks the code used by `grant` and makes the grant, in one step: of redemptions racing (on
+   * any node) exactly one answers true; false when the code was used already, or is gone.
+   */
+  redeemCode(codeHash: string, grant: GrantRow): Awaitable<boolean>;
+  grant(grantId: string): Awaitable<GrantRow | null>;
+  liveGrants(user: string): Awaitable<GrantRow[]>;
+  /** Marks the grant revoked and forgets its refresh tokens; answers the access tokens issued under it (to revoke). */
+  revokeGrant(grantId: string, at: number): Awaitable<IssuedAccess[]>;
+  putRefresh(tokenHash: string, grantId: string, expiresAt: number): Awaitable<void>;
+  refresh(tokenHash: string): Awaitable<RefreshRow | null>;
+  /** Marks a refresh token used (rotated); false when it was used already (a replay), on whichever node. */
+  useRefresh(tokenHash: string, at: number): Awaitable<boolean>;
+  /** Records an access token issued under a grant; false (nothing kept) when the grant was revoked meanwhile: the token is to be revoked. */
+  putAccess(jti: string, grantId: string, expiresAt: number): Awaitable<boolean>;
+  accessGrant(jti: string): Awaitable<string | undefined>;
+  putSession(sessionHash: string, user: string, csrf: string, expiresAt: number): Awaitable<void>;
+  session(sessionHash: string): Awaitable<SessionRow | null>;
+  deleteSession(sessionHash: string): Awaitable<void>;
+  /**
+   * The sessions, grants and codes of `user` (a deletion asks every room, after it erased, that
+   * nothing is left: users/deletion.ts); the shared store counts inside the deletion's transaction `tx` when given.
+   */
+  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  /**
+   * Sessions, grants and codes of a user (a password change, a removed account, a deletion);
+   * answers the access tokens to revoke. The shared store erases inside the deletion's transaction `tx` when given.
+   */
+  forgetUser(user: string, at: number, tx?: postgres.TransactionSql): Awaitable<IssuedAccess[]>;
+  /** What has expired: codes, refresh tokens, sessions, access-token links, grants holding nothing, and registered clients never used within a day; how many rows. */
+  purgeExpired(nowSec: number): Awaitable<number>;
+}
+
+/** Seconds after which an expired code is purged (kept a while so that a late replay still revokes what it gave). */
+export const CODE_KEPT_SECONDS = 3600;
+/** Seconds a grant holding nothing is kept before it is purged (one just made may not have its tokens yet). */
+export const EMPTY_GRANT_SECONDS = 3600;
+/** Seconds a registered client never used is kept. */
+export const UNUSED_CLIENT_KEPT_SECONDS = 86_400;
+
+/** The embedded store: tables of the data folder's SQLite database. */
+export class SqliteOAuthStore implements OAuthStore {
   constructor(readonly db: Database) {}
 
   client(clientId: string): ClientRow | null {
@@ -156,17 +232,17 @@ export class OAuthStore {
     return this.db.query<CodeRow, [string]>("SELECT * FROM oauth_codes WHERE code_hash = ?").get(codeHash);
   }
 
-  /** Marks a code used by the grant it created; false when it was used already. */
-  useCode(codeHash: string, grantId: string): boolean {
-    return (
-      this.db.query("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ? AND grant_id IS NULL").run(grantId, codeHash).changes === 1
-    );
-  }
-
-  putGrant(row: GrantRow): void {
-    this.db
-      .query("INSERT INTO oauth_grants (grant_id, client_id, user_id, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)")
-      .run(row.grant_id, row.client_id, row.user_id, row.scopes, row.created_at);
+  redeemCode(codeHash: string, grant: GrantRow): boolean {
+    return this.db.transaction(() => {
+      const used = this.db
+        .query("UPDATE oauth_codes SET grant_id = ? WHERE code_hash = ? AND grant_id IS NULL")
+        .run(grant.grant_id, codeHash);
+      if (used.changes !== 1) return false;
+      this.db
+        .query("INSERT INTO oauth_grants (grant_id, client_id, user_id, scopes, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, NULL)")
+        .run(grant.grant_id, grant.client_id, grant.user_id, grant.scopes, grant.created_at);
+      return true;
+    })();
   }
 
   grant(grantId: string): GrantRow | null {
@@ -179,14 +255,11 @@ export class OAuthStore {
       .all(user);
   }
 
-  /** Marks the grant revoked; answers the access tokens issued under it (to revoke) and forgets its refresh tokens. */
-  revokeGrant(grantId: string, at: number): Array<{ jti: string; expires_at: number }> {
+  revokeGrant(grantId: string, at: number): IssuedAccess[] {
     return this.db.transaction(() => {
       this.db.query("UPDATE oauth_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL").run(at, grantId);
       this.db.query("DELETE FROM oauth_refresh_tokens WHERE grant_id = ?").run(grantId);
-      return this.db
-        .query<{ jti: string; expires_at: number }, [string]>("SELECT jti, expires_at FROM oauth_access_tokens WHERE grant_id = ?")
-        .all(grantId);
+      return this.db.query<IssuedAccess, [string]>("SELECT jti, expires_at FROM oauth_access_tokens WHERE grant_id = ?").all(grantId);
     })();
   }
 
@@ -196,23 +269,26 @@ export class OAuthStore {
       .run(tokenHash, grantId, expiresAt);
   }
 
-  refresh(tokenHash: string): { grant_id: string; expires_at: number; used_at: number | null } | null {
+  refresh(tokenHash: string): RefreshRow | null {
     return this.db
-      .query<{ grant_id: string; expires_at: number; used_at: number | null }, [string]>(
-        "SELECT grant_id, expires_at, used_at FROM oauth_refresh_tokens WHERE token_hash = ?",
-      )
+      .query<RefreshRow, [string]>("SELECT grant_id, expires_at, used_at FROM oauth_refresh_tokens WHERE token_hash = ?")
       .get(tokenHash);
   }
 
-  /** Marks a refresh token used; false when it was used already (a replay). */
   useRefresh(tokenHash: string, at: number): boolean {
     return (
       this.db.query("UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL").run(at, tokenHash).changes === 1
     );
   }
 
-  putAccess(jti: string, grantId: string, expiresAt: number): void {
-    this.db.query("INSERT INTO oauth_access_tokens (jti, grant_id, expires_at) VALUES (?, ?, ?)").run(jti, grantId, expiresAt);
+  putAccess(jti: string, grantId: string, expiresAt: number): boolean {
+    return (
+      this.db
+        .query(
+          "INSERT INTO oauth_access_tokens (jti, grant_id, expires_at) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM oauth_grants WHERE grant_id = ?2 AND revoked_at IS NULL)",
+        )
+        .run(jti, grantId, expiresAt).changes === 1
+    );
   }
 
   accessGrant(jti: string): string | undefined {
@@ -225,11 +301,9 @@ export class OAuthStore {
       .run(sessionHash, user, csrf, expiresAt);
   }
 
-  session(sessionHash: string): { user_id: string; csrf: string; expires_at: number } | null {
+  session(sessionHash: string): SessionRow | null {
     return this.db
-      .query<{ user_id: string; csrf: string; expires_at: number }, [string]>(
-        "SELECT user_id, csrf, expires_at FROM oauth_sessions WHERE session_hash = ?",
-      )
+      .query<SessionRow, [string]>("SELECT user_id, csrf, expires_at FROM oauth_sessions WHERE session_hash = ?")
       .get(sessionHash);
   }
 
@@ -237,7 +311,6 @@ export class OAuthStore {
     this.db.query("DELETE FROM oauth_sessions WHERE session_hash = ?").run(sessionHash);
   }
 
-  /** The sessions, grants and codes of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
   rowsOf(user: string): number {
     return this.db
       .query<{ n: number }, [string]>(
@@ -246,8 +319,7 @@ export class OAuthStore {
       .get(user)!.n;
   }
 
-  /** Sessions and grants of a user (a password change, a removed account); answers the access tokens to revoke. */
-  forgetUser(user: string, at: number): Array<{ jti: string; expires_at: number }> {
+  forgetUser(user: string, at: number): IssuedAccess[] {
     return this.db.transaction(() => {
       this.db.query("DELETE FROM oauth_sessions WHERE user_id = ?").run(user);
       const revoke = this.liveGrants(user).flatMap((g) => this.revokeGrant(g.grant_id, at));
@@ -259,7 +331,6 @@ export class OAuthStore {
     })();
   }
 
-  /** Drops up to `limit` clients introduced before `before` (seconds) never used (UNUSED_CLIENT), oldest first; how many. */
   dropUnusedClients(before: number, limit: number): number {
     return this.db
       .query(
@@ -270,10 +341,9 @@ export class OAuthStore {
       .run(before, limit).changes;
   }
 
-  /** What has expired: codes, refresh tokens, sessions, access-token links, grants holding nothing, and registered clients never used within a day. */
   purgeExpired(nowSec: number): number {
     let n = 0;
-    n += this.db.query("DELETE FROM oauth_codes WHERE expires_at < ?").run(nowSec - 3600).changes;
+    n += this.db.query("DELETE FROM oauth_codes WHERE expires_at < ?").run(nowSec - CODE_KEPT_SECONDS).changes;
     n += this.db.query("DELETE FROM oauth_refresh_tokens WHERE expires_at < ?").run(nowSec).changes;
     n += this.db.query("DELETE FROM oauth_sessions WHERE expires_at < ?").run(nowSec).changes;
     n += this.db.query("DELETE FROM oauth_access_tokens WHERE expires_at < ?").run(nowSec).changes;
@@ -284,8 +354,10 @@ export class OAuthStore {
            AND NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens r WHERE r.grant_id = oauth_grants.grant_id)
            AND NOT EXISTS (SELECT 1 FROM oauth_access_tokens a WHERE a.grant_id = oauth_grants.grant_id)`,
       )
-      .run(nowSec - 3600).changes;
-    n += this.db.query(`DELETE FROM oauth_clients WHERE created_at < ? AND ${UNUSED_CLIENT}`).run(nowSec - 86_400).changes;
+      .run(nowSec - EMPTY_GRANT_SECONDS).changes;
+    n += this.db
+      .query(`DELETE FROM oauth_clients WHERE created_at < ? AND ${UNUSED_CLIENT}`)
+      .run(nowSec - UNUSED_CLIENT_KEPT_SECONDS).changes;
     return n;
   }
 }

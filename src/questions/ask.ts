@@ -47,7 +47,7 @@ export interface Asked {
 
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, keep, ...options } = request;
-  const stillAllowed = principal ? () => !s.auth.revoked(principal) : undefined;
+  const stillAllowed = principal ? () => !s.auth.revokedAtOnce(principal) : undefined;
   const returned = { limit, ...(keep ? { keep } : {}) };
   // Its stages (plan, gather, rank, a books answer) are timed where they run.
   const outcome = await s.query.run({ ...options, returned, stages: s.questionStages, ...(stillAllowed ? { stillAllowed } : {}) });

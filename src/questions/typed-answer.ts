@@ -15,14 +15,23 @@ import { extractiveAnswer, kindFit } from "../retrieval/answer";
 import { answerSourceOf } from "../retrieval/answer-source";
 import { words, wordsRemembered } from "../retrieval/bm25";
 import { documentDates } from "../retrieval/document-dates";
+import type { ChunkStatements } from "../retrieval/statement-memo";
 import type { QueryOutcome } from "../retrieval/types";
 import { type QuestionStageTimes, timed } from "./stages";
 
 /** The sources an answer cites at most: shape C's five (D9), corpus_answer's the same. */
 export const ANSWER_SOURCES = 5;
 
-/** Shape C's answer text: a books sum when the question was one (D34), else the extractive answer of the chosen chunks. */
-export function answerText(outcome: QueryOutcome, chosen: CitedRanked[], stages?: QuestionStageTimes): string {
+/**
+ * Shape C's answer text: a books sum when the question was one (D34), else the extractive answer
+ * of the chosen chunks, what is read of each remembered in `remembered` (the query service's).
+ */
+export function answerText(
+  outcome: QueryOutcome,
+  chosen: CitedRanked[],
+  stages?: QuestionStageTimes,
+  remembered?: ChunkStatements,
+): string {
   // A books answer cites its transactions as the first results: only while they are kept (a tool's kinds may drop them).
   const cited = outcome.answerFacts?.cited ?? 0;
   const citesKept = chosen.length >= cited && chosen.slice(0, cited).every((x, i) => x.c === outcome.chunks[i]);
@@ -32,6 +41,7 @@ export function answerText(outcome: QueryOutcome, chosen: CitedRanked[], stages?
       extractiveAnswer(
         outcome.plan,
         chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
+        remembered,
       ),
     ),
   );

@@ -67,7 +67,7 @@ export const queryRoutes = (s: QueryRouteServices) =>
         let turns: Array<{ question: string; answer: string }> = [];
         const conversationId = shape === "C" && body.conversation_id ? body.conversation_id : undefined;
         if (conversationId) {
-          const found = s.conversations.turns(principal.user, conversationId);
+          const found = await s.conversations.turns(principal.user, conversationId);
           if (!found) throw new HttpError(404, `conversation_id: no conversation ${conversationId} of yours`);
           turns = found;
         }
@@ -122,8 +122,8 @@ export const queryRoutes = (s: QueryRouteServices) =>
             url: documentPageUrl(publicUrl, `${ID_PREFIX.chunk}${chunkId}`),
             sha256,
           }));
-          const answer = answerText(outcome, chosen, s.questionStages);
-          const conversation_id = s.conversations.append(principal.user, conversationId, { question, answer });
+          const answer = answerText(outcome, chosen, s.questionStages, s.query.chunkStatements);
+          const conversation_id = await s.conversations.append(principal.user, conversationId, { question, answer });
           return { answer, sources, conversation_id };
         }
         const groups = new Map<string, { connector: string; source_label: string; chunks: Array<Static<typeof ChunkB>> }>();

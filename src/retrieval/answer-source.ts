@@ -1,6 +1,11 @@
 // A ranked record as shape C's answer reads it (answer.ts, D32): its text around the cited chunk,
-// its ranking score and what names it (a title, a mail's sender, a document's first lines).
+// its ranking score and what names it (a title, a mail's sender, a document's first lines); and
+// what is read of it whatever the question asks (its statements, their sentences and words),
+// remembered per version by statement-memo.ts. The rules that choose an answer are answer.ts's.
 import type { AnswerSource } from "./answer";
+import { words } from "./bm25";
+import { recordKey } from "./record-memo";
+import { isBoilerplate, LABELLED, SENTENCE, type Statement, statementLines } from "./statements";
 import type { RankedChunk } from "./types";
 
 /** The most of a record an answer reads: all of it, or this much around its cited chunk (a sentence cut at a chunk's end is read whole). */
@@ -15,5 +20,72 @@ export function answerSourceOf(c: RankedChunk, meetsAmount: boolean): AnswerSour
   const from = content.length <= RECORD_PROBE ? 0 : Math.max(0, Math.min(at - RECORD_PROBE / 4, content.length - RECORD_PROBE));
   const text = content.trim() ? content.slice(from, from + RECORD_PROBE) : c.text;
   const head = [title, metadata.from, type === "email" ? "" : content.slice(0, HEAD_CHARS)].join("\n");
-  return { text, metadata, type, meetsAmount, score: c.score, head };
+  return { text, metadata, type, meetsAmount, score: c.score, head, key: recordKey(c.owner, c.connectorId, c.record.id) };
+}
+
+/** A mail's forwarded header wrapped before its time ("… on 04/02/2001" / "02:42 PM -----"): no date answered. */
+export const FORWARD_TAIL = /^\d{1,2}:\d{2}(:\d{2})?\s?([AP]M)?\s?-{3,}$/i;
+
+/** What candidates are read from of a source whatever the question asks but a contact: remembered per chunk's version (statement-memo.ts). */
+export interface SourceReading {
+  statements: readonly Statement[];
+  /** Each statement's sentences (statements[i]'s are sentences[i]), as every question reads them. */
+  sentences: readonly (readonly Sentence[])[];
+  /** The words of what names it (its head: title, sender, first lines), and of its text. */
+  headWords: ReadonlySet<string>;
+  words: ReadonlySet<string>;
+}
+
+/** A statement's sentence as candidatesOf reads it whatever is asked: what a question reads of it is not read again per question. */
+export interface Sentence {
+  text: string;
+  /** Never an answer: boilerplate, or a mail's forwarded header's tail. */
+  never: boolean;
+  /** Its words (none read of a sentence that is never an answer). */
+  words: readonly string[];
+  /** It holds a letter: without one, only a date asked is answered by it. */
+  letter: boolean;
+  /** Its own label ("Total: 12.00"), where it writes one. */
+  label?: string;
+}
+
+/** A statement's sentences; `interned` gives each word as one string shared by every sentence holding it. */
+function sentencesOf(statement: Statement, s: AnswerSource, contactWanted: boolean, interned: (w: string) => string): Sentence[] {
+  return statement.text.split(SENTENCE).map((sentence) => {
+    const text = sentence.trim();
+    const never = isBoilerplate(text, contactWanted, s.type !== "email") || (s.type === "email" && FORWARD_TAIL.test(text));
+    if (never) return { text, never, words: [], letter: false };
+    const labelled = LABELLED.exec(text);
+    const label = labelled?.[1] ?? labelled?.[2];
+    return { text, never, words: words(text).map(interned), letter: /\p{L}/u.test(text), ...(label ? { label } : {}) };
+  });
+}
+
+export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceReading {
+  // Read when asked for: a table row's candidates are its cells, not its statements.
+  let statements: readonly Statement[] | undefined;
+  let sentences: readonly (readonly Sentence[])[] | undefined;
+  const textWords = new Set(words(s.text));
+  return {
+    get statements() {
+      statements ??= statementLines(s, contactWanted);
+      return statements;
+    },
+    get sentences() {
+      if (!sentences) {
+        // The text's words once each: a sentence's words are references to them, not copies.
+        const canonical = new Map([...textWords].map((w) => [w, w]));
+        const interned = (w: string) => {
+          const known = canonical.get(w);
+          if (known !== undefined) return known;
+          canonical.set(w, w);
+          return w;
+        };
+        sentences = this.statements.map((statement) => sentencesOf(statement, s, contactWanted, interned));
+      }
+      return sentences;
+    },
+    headWords: new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))),
+    words: textWords,
+  };
 }

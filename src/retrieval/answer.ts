@@ -5,7 +5,7 @@
 // lines are read as statements by statements.ts; header and boilerplate lines are never an answer (issue 16).
 import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
-import { HEAD_CHARS } from "./answer-source";
+import { FORWARD_TAIL, type SourceReading, sourceReading } from "./answer-source";
 import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
 import { DATE_OR_TIME, documentDates } from "./document-dates";
@@ -19,14 +19,11 @@ import {
   CONTACTS_IN_LINE,
   type Holds,
   isBoilerplate,
-  LABELLED,
   MONEY,
   meaningsOf,
   NOT_AN_ITEM,
   SENTENCE,
   SENTENCE_PROBE,
-  type Statement,
-  statementLines,
 } from "./statements";
 
 export interface AnswerSource {
@@ -40,6 +37,8 @@ export interface AnswerSource {
   score?: number;
   /** What names the record: its title, a mail's sender, a document's first lines (a receipt's merchant). */
   head?: string;
+  /** Its record's key (record-memo.ts recordKey): what is read of it is remembered per version (statement-memo.ts). */
+  key?: string;
 }
 
 const MAX_SENTENCES = 4;
@@ -71,6 +70,8 @@ export type AnswerPlan = Pick<
 /** A statement that may answer, as the features read it. */
 interface Candidate {
   text: string;
+  /** Its words, when read with its statement and remembered (statement-memo.ts); else words(text). */
+  words?: readonly string[];
   /** Its source's place among the cited sources, from 0. */
   source: number;
   /** Its source's ranking score over the first source's (1 for the first). */
@@ -137,6 +138,9 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
   record: { weight: 3, reason: "the question's names anywhere in its source: the record named, over a better-ranked one's line" },
 };
 
+/** A candidate's words: remembered with its statement, or read now. */
+const wordsOf = (c: Candidate) => c.words ?? words(c.text);
+
 const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
   kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind ? 1 : (holdsFit(r.plan, c.holds) ?? kindFit(r.plan, c.text))),
   total: (c, r) => {
@@ -153,11 +157,11 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   },
   beside: (c, r) => (r.plan.asks === "person" && personBeside(c.text.slice(0, SENTENCE_PROBE), r) ? 1 : 0),
   focus: (c, r) => {
-    const held = [...words(c.text), ...(c.label ? labelWords(c.label) : []), ...taxNames(c.text)];
+    const held = [...wordsOf(c), ...(c.label ? labelWords(c.label) : []), ...taxNames(c.text)];
     return r.plan.focus.filter((f) => !r.about.includes(f) && held.some((w) => sameWord(w, f))).length;
   },
-  words: (c, r) => new Set(words(c.text).filter((w) => r.want.has(w))).size,
-  names: (c, r) => new Set(words(c.text).filter((w) => r.plan.names.includes(w))).size,
+  words: (c, r) => new Set(wordsOf(c).filter((w) => r.want.has(w))).size,
+  names: (c, r) => new Set(wordsOf(c).filter((w) => r.plan.names.includes(w))).size,
   own: (c) => (c.quoted ? 0 : 1),
   rank: (c) => c.rankShare - 1,
   head: (c) => c.named,
@@ -166,8 +170,13 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
 
 /** A tax is asked by any of its names: the question's "VAT" is the invoice's "BTW", "TVA" or "MwSt". */
 const taxNames = (text: string) => (TAX.test(text.slice(0, SENTENCE_PROBE)) ? TAX_WORDS : []);
-const scoreOf = (c: Candidate, r: Reading) =>
-  (Object.keys(ANSWER_FEATURES) as FeatureName[]).reduce((s, f) => s + ANSWER_FEATURES[f].weight * FEATURE_VALUES[f](c, r), 0);
+const FEATURE_NAMES = Object.keys(ANSWER_FEATURES) as FeatureName[];
+/** A candidate's feature values, each read once: a candidate is first kept by some, then scored by all. */
+const valuesOf = (c: Candidate, r: Reading) => {
+  const known: Partial<Record<FeatureName, number>> = {};
+  return (f: FeatureName) => (known[f] ??= FEATURE_VALUES[f](c, r));
+};
+const scoreOf = (value: (f: FeatureName) => number) => FEATURE_NAMES.reduce((s, f) => s + ANSWER_FEATURES[f].weight * value(f), 0);
 
 const PLACE_LINE = CONTACT.slice(1, 6);
 /** A person's name: two capitalised words, an initial between them or not ("Salah M. Mattoo"), or two in capitals. */
@@ -287,26 +296,6 @@ function rowCandidates(lines: string[], base: Omit<Candidate, "text" | "at">, r:
   return [row, { ...base, text: asked.map((c) => c.line).join("; "), at: 1, label, ofKind }];
 }
 
-/** What candidates are read from of a source whatever the question asks but a contact: remembered per chunk's version (statement-memo.ts). */
-export interface SourceReading {
-  statements: readonly Statement[];
-  /** The words of what names it (its head: title, sender, first lines), and of its text. */
-  headWords: ReadonlySet<string>;
-  words: ReadonlySet<string>;
-}
-export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceReading {
-  // Read when asked for: a table row's candidates are its cells, not its statements.
-  let statements: readonly Statement[] | undefined;
-  return {
-    get statements() {
-      statements ??= statementLines(s, contactWanted);
-      return statements;
-    },
-    headWords: new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))),
-    words: new Set(words(s.text)),
-  };
-}
-
 /**
  * A source's candidate statements: a table row's, else its sentences that can answer (not headers
  * or boilerplate). `read` gives what is read of it when that is remembered (statement-memo.ts).
@@ -341,7 +330,7 @@ function candidatesOf(
   let closing = false;
   let intro: string | undefined;
   let signer: string | undefined;
-  for (const statement of reading.statements) {
+  for (const [i, statement] of reading.statements.entries()) {
     // An address is a contact line: an answer only when a place or a contact is asked (issue 16).
     if (statement.holds === "address" && !r.plan.contact) continue;
     // A mail's signature (a name alone under "Thanks," or "Thank you!"): who wrote it, for who is asked.
@@ -356,18 +345,16 @@ function candidatesOf(
     if (title) out.push({ ...base, text: title, at: out.length, quoted: statement.quoted });
     if (signed) out.push({ ...base, text: statement.text, at: out.length, quoted: statement.quoted, ofKind: true });
     else
-      for (const sentence of statement.text.split(SENTENCE)) {
-        const text = sentence.trim();
+      for (const { text, never, words, letter, label: own } of reading.sentences[i]!) {
         // Short lines say nothing, but an amount ("TOTAL 13.80") or a date ("8-9-2022") of the kind asked;
         // an amount without a word says not what it is ("148.00" under "NAME CARD 1 X 148.00").
-        if ((text.length <= 12 && kindFit(r.plan, text) === 0) || isBoilerplate(text, r.plan.contact, s.type !== "email")) continue;
-        if (s.type === "email" && FORWARD_TAIL.test(text)) continue;
-        if (!/\p{L}/u.test(text) && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
-        const labelled = LABELLED.exec(text);
-        const label = statement.label ?? labelled?.[1] ?? labelled?.[2] ?? introduced;
+        if (never || (text.length <= 12 && kindFit(r.plan, text) === 0)) continue;
+        if (!letter && !(r.plan.asks === "date" && documentDates(text).length > 0)) continue;
+        const label = statement.label ?? own ?? introduced;
         out.push({
           ...base,
           text,
+          words,
           at: out.length,
           quoted: statement.quoted,
           ...(label ? { label } : {}),
@@ -379,8 +366,6 @@ function candidatesOf(
   }
   return out;
 }
-/** A mail's forwarded header wrapped before its time ("… on 04/02/2001" / "02:42 PM -----"): no date answered. */
-const FORWARD_TAIL = /^\d{1,2}:\d{2}(:\d{2})?\s?([AP]M)?\s?-{3,}$/i;
 /** A sentence ending in a colon, the line after it what it announces. */
 const INTRO = /^\p{L}.{10,200}:$/u;
 /** A name alone on its line: one to four capitalised words. */
@@ -395,17 +380,25 @@ const KIND_FLOOR = 0.75;
 /** Below the best statement, how far another of its source may score and still be said beside it. */
 const MARGIN = 0.5;
 
-export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[]): string {
+/**
+ * Shape C's answer of `sources` to the question of `plan`. With `remembered`, what is read of a
+ * source with a key is read once per version of it (statement-memo.ts), not on every question.
+ */
+export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[], remembered?: ChunkStatements): string {
   const ordered = plan.order ? orderedRowAnswer(plan.order, sources) : undefined;
   if (ordered) return ordered;
   const r = readingOf(plan);
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
   const best = Math.max(...sources.map((s) => s.score ?? 0));
+  const readOf = (s: AnswerSource) =>
+    remembered && s.key !== undefined ? () => remembered.ofSource(s.key!, s, r.plan.contact) : undefined;
   const scored = sources
-    .flatMap((s, i) => candidatesOf(s, i, r, s.score !== undefined && best > 0 ? s.score / best : 1 / (1 + i)))
-    // A statement speaks to the question by its words (or its label's), or by holding the kind of fact asked.
-    .filter((c) => FEATURE_VALUES.words(c, r) > 0 || FEATURE_VALUES.focus(c, r) > 0 || FEATURE_VALUES.kind(c, r) >= KIND_FLOOR)
-    .map((c) => ({ c, score: scoreOf(c, r) }))
+    .flatMap((s, i) => candidatesOf(s, i, r, s.score !== undefined && best > 0 ? s.score / best : 1 / (1 + i), readOf(s)))
+    .flatMap((c) => {
+      const value = valuesOf(c, r);
+      // A statement speaks to the question by its words (or its label's), or by holding the kind of fact asked.
+      return value("words") > 0 || value("focus") > 0 || value("kind") >= KIND_FLOOR ? [{ c, score: scoreOf(value) }] : [];
+    })
     .sort((a, b) => b.score - a.score);
   // A fact asked is answered by one source, the best statement's (its source's rank, head and names
   // are features of it), by its statements of the kind asked: another record's total is not this one's,
@@ -440,7 +433,10 @@ export function chunkFitFor(plan: AnswerPlan, remembered?: ChunkStatements): (ch
   const scores = (chunk: string, key?: string) => {
     const text = chunk.slice(0, CHUNK_PROBE);
     const read = remembered && key !== undefined ? () => remembered.of(key, text, r.plan.contact) : undefined;
-    return candidatesOf({ text }, 0, r, 1, read).flatMap((c) => (!kinded || FEATURE_VALUES.kind(c, r) > 0 ? [scoreOf(c, r)] : []));
+    return candidatesOf({ text }, 0, r, 1, read).flatMap((c) => {
+      const value = valuesOf(c, r);
+      return !kinded || value("kind") > 0 ? [scoreOf(value)] : [];
+    });
   };
   return (chunk, key) => Math.max(0, ...scores(chunk, key));
 }

@@ -103,6 +103,14 @@ function* wordsOf(text: string, whole: (word: string) => boolean): Generator<{ w
 /** What is embedded for a chunk: the record's title gives it context. */
 export const embeddingText = (title: string, chunk: string) => (title && !chunk.startsWith(title) ? `${title}\n${chunk}` : chunk);
 
+/**
+ * A chunk from what was embedded for it (embeddingText), its title taken off again. A chunk that
+ * itself began with its title and a line break was embedded as it was, and comes back without
+ * them (the result shows the title beside it).
+ */
+export const chunkOfEmbedded = (title: string, text: string) =>
+  title && text.startsWith(`${title}\n`) ? text.slice(title.length + 1) : text;
+
 /** The chunks of a record (its title alone when it has no text). */
 export function recordChunks(record: { title: string; content: string }, tokenizer: WordPieceTokenizer): string[] {
   const chunks = chunkText(record.content, tokenizer);

@@ -28,6 +28,7 @@ export function cite(
     }
     c.text = chunks[c.chunkIndex] ?? c.record.title;
     delete c.chunks;
+    delete c.storedChunks;
   }
 }
 

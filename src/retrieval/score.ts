@@ -74,6 +74,7 @@ export function scoreCandidates(
         lexical: lexical[j]!,
         dense: meaning.dense,
         chunks: meaning.chunks,
+        storedChunks: h.storedChunks,
       });
     }
   });

@@ -109,7 +109,8 @@ export class QueryService {
         cite(
           returnedOf(chunks, kept, o.returned),
           q.terms,
-          (c) => chunksOf(c.owner, c.connectorId, c.record),
+          // An index's records as it stored their chunks: cut again here, a long one held the serving thread (D31).
+          (c) => c.storedChunks?.() ?? chunksOf(c.owner, c.connectorId, c.record),
           chunkFitFor(q.plan, this.chunkStatements),
         ),
       );

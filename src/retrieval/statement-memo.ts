@@ -1,12 +1,14 @@
-// What a cited chunk's candidate statements are read from (answer.ts sourceReading: its statements,
-// statements.ts statementLines, and its words), read once per version of the chunk instead of on
-// every question (issue 36): choosing the chunk a document is cited by (cite.ts, answer.ts
-// chunkFitFor) read every statement of every chunk of every returned result again for each
-// question, ~45% of the serving thread's CPU per question in shape B. What a question does with
-// them (its features, its scores) stays per question. Keyed by owner, connector, record and chunk
-// (record-memo.ts recordKey: never shared between users, D25), kept while the chunk's text is the
-// same, bounded by the characters the readings hold, oldest out first.
-import { type SourceReading, sourceReading } from "./answer";
+// What a cited chunk's candidate statements are read from (answer-source.ts sourceReading: its statements,
+// statements.ts statementLines, their sentences and words), read once per version of the chunk
+// instead of on every question (issue 36): choosing the chunk a document is cited by (cite.ts,
+// answer.ts chunkFitFor) read every statement of every chunk of every returned result again for
+// each question, ~45% of the serving thread's CPU per question in shape B. Shape C's answer reads
+// its sources (the text around each cited chunk, answer-source.ts) the same way, remembered apart.
+// What a question does with them (its features, its scores) stays per question. Keyed by owner,
+// connector, record and chunk (record-memo.ts recordKey: never shared between users, D25), kept
+// while what is read is the same, bounded by the characters the readings hold, oldest out first.
+import type { AnswerSource } from "./answer";
+import { type Sentence, type SourceReading, sourceReading } from "./answer-source";
 import { RecordMemo } from "./record-memo";
 import type { Statement } from "./statements";
 
@@ -18,10 +20,20 @@ import type { Statement } from "./statements";
 export const STATEMENTS_KEPT_CHARS = 4_000_000;
 /** What a statement's or a word's object and an entry cost beside their characters: an empty chunk's entry is no free entry. */
 const ITEM_OVERHEAD = 32;
+/** What a sentence's word costs: a reference to the text's word (answer-source.ts sourceReading interns them). */
+const WORD_REF = 8;
 
 const charsOf = (reading: SourceReading) => {
   let chars = ITEM_OVERHEAD;
   for (const s of reading.statements) chars += s.text.length + (s.label?.length ?? 0) + ITEM_OVERHEAD;
+  const own = new Set<string>();
+  for (const sentences of reading.sentences)
+    for (const s of sentences) {
+      chars += s.text.length + (s.label?.length ?? 0) + ITEM_OVERHEAD + s.words.length * WORD_REF;
+      for (const w of s.words) if (!reading.words.has(w)) own.add(w);
+    }
+  // A sentence's word the text's words do not hold (lines joined) is a string of its own.
+  for (const w of own) chars += w.length + ITEM_OVERHEAD;
   for (const w of reading.headWords) chars += w.length + ITEM_OVERHEAD;
   for (const w of reading.words) chars += w.length + ITEM_OVERHEAD;
   return chars;
@@ -33,22 +45,48 @@ function frozen(s: Statement): Statement {
   return Object.freeze(s);
 }
 
+/** What is read of `s`, made read-only to be shared between questions. */
+function readOnce(s: AnswerSource, contactWanted: boolean): SourceReading {
+  const read = sourceReading(s, contactWanted);
+  return Object.freeze({
+    statements: Object.freeze(read.statements.map(frozen)),
+    sentences: Object.freeze(read.sentences.map((ss) => Object.freeze(ss.map((x: Sentence) => Object.freeze(x))))),
+    headWords: read.headWords,
+    words: read.words,
+  });
+}
+
 export class ChunkStatements {
   private readonly memo = new RecordMemo<SourceReading>(STATEMENTS_KEPT_CHARS, charsOf);
+  /** Shape C's sources, apart: a record's few kB around its cited chunk would push the chunks out. */
+  private readonly sources = new RecordMemo<SourceReading>(STATEMENTS_KEPT_CHARS, charsOf);
   /** Chunks read so far, remembered or not (tests count the work). */
   reads = 0;
+  /** Shape C's sources read so far, remembered or not (tests count the work). */
+  sourceReads = 0;
 
   /** What is read of a document's chunk `text`, of the chunk `key` (recordKey and the chunk's place), as a question asking a contact or not reads it. */
   of(key: string, text: string, contactWanted: boolean): SourceReading {
     return this.memo.get(`${key}\u0000${contactWanted ? "contact" : "other"}`, text, () => {
       this.reads++;
-      const read = sourceReading({ text }, contactWanted);
-      return Object.freeze({ statements: Object.freeze(read.statements.map(frozen)), headWords: read.headWords, words: read.words });
+      return readOnce({ text }, contactWanted);
+    });
+  }
+
+  /**
+   * What shape C's answer reads of the source `s` of the record `key` (recordKey), as a question
+   * asking a contact or not reads it; again when its text, its head or its type is another.
+   */
+  ofSource(key: string, s: AnswerSource, contactWanted: boolean): SourceReading {
+    const read = `${s.type ?? ""}\u0000${s.head ?? ""}\u0001${s.text}`;
+    return this.sources.get(`${key}\u0000${contactWanted ? "contact" : "other"}`, read, () => {
+      this.sourceReads++;
+      return readOnce({ text: s.text, type: s.type, head: s.head }, contactWanted);
     });
   }
 
   /** Characters held now (tests). */
   get chars(): number {
-    return this.memo.size;
+    return this.memo.size + this.sources.size;
   }
 }

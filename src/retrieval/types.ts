@@ -23,6 +23,8 @@ export interface RankedChunk {
   copies?: string[];
   /** The record's chunks, while ranking (dropped before results are returned). */
   chunks?: string[];
+  /** The record's chunks as its index stored them (SearchHit.storedChunks), read when it is cited. */
+  storedChunks?: () => string[] | undefined;
 }
 
 export interface QueryOptions {

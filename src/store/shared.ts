@@ -28,25 +28,40 @@ export function atOnce<T>(value: Awaitable<T>, room: string): T {
   return value;
 }
 
+/** A shared store's form bound to a transaction of the shared database: what it writes there commits or rolls back with the rest. */
+export interface InTransaction<T> {
+  within(tx: postgres.TransactionSql): T;
+}
+
+/**
+ * `store` bound to `tx` (a deletion's one PostgreSQL transaction, users/deletion.ts). A store
+ * without that form (an embedded one) cannot join it: refused, never written beside it.
+ */
+export function inTransaction<T extends object>(store: T, tx: postgres.TransactionSql, room = "a room"): T {
+  const within = (store as Partial<InTransaction<T>>).within;
+  if (typeof within !== "function") throw new Error(`${room}: an embedded store cannot write inside the shared database's transaction`);
+  return within.call(store, tx);
+}
+
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
 export const SHARED_ROOMS = [
   "rate limits",
   "idempotency keys",
   "the /mcp per-address buckets",
   "leases of background work",
+  "tokens and revocations",
+  "OAuth clients, grants and sessions",
+  "MCP sessions",
+  "conversations",
   "the archive",
 ] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
 export const NOT_YET_SHARED: readonly string[] = [
   "users and accounts",
-  "tokens and revocations",
-  "OAuth clients, grants and sessions",
   "users' data keys",
   "connectors",
   "the local index and its vectors",
-  "conversations",
-  "MCP sessions",
   "webhooks and their deliveries",
   "owed work",
 ];

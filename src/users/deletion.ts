@@ -9,7 +9,13 @@
 // and the operator's. Only then are their connectors' connections closed: their background
 // work, finding no key, writes nothing more (D25). The scrub (word index rewritten, WAL emptied)
 // is owed in the same transaction and paid right after, or at the next start (D29).
+// With a shared PostgreSQL (D33) the deletion is one PostgreSQL transaction: the shared rooms
+// erase and count inside it (their stores' `within(tx)`), then the rooms not shared yet do as
+// above in the embedded database's transaction, last inside it, so that rows left in either
+// undo both (a failed commit of PostgreSQL after the embedded one is possible only while rooms
+// are split between the two: the start is refused until none is, refuseUntilShared).
 import type { Database } from "bun:sqlite";
+import type postgres from "postgres";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { ConnectorRegistry } from "../connectors/registry";
@@ -22,7 +28,7 @@ import type { RateLimits } from "../limits/rate-limit";
 import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import type { Scrub } from "../store/scrub";
-import { type Awaitable, atOnce } from "../store/shared";
+import { type Awaitable, atOnce, inTransaction } from "../store/shared";
 import { isStorageError } from "../store/storage-errors";
 import type { WebhookStore } from "../webhooks/store";
 import type { WebhookWorker } from "../webhooks/worker";
@@ -41,11 +47,15 @@ export interface DeletionResult {
 
 export interface DeletionServices {
   db: Database;
+  /** The shared PostgreSQL when CORPUS_DATABASE_URL names one (D33): the deletion is one transaction of it. */
+  shared?: postgres.Sql;
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
-  oauth?: { forgetUser(user: string): void; store: UserRows };
+  oauth?: { forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
   accounts?: { forgetExternal(user: string): boolean; externalLinks: UserRows };
+  /** MCP sessions: a deleted user's end with them. */
+  mcpSessions?: UserRows & { forget(user: string, tx?: postgres.TransactionSql): Awaitable<number> };
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -63,7 +73,8 @@ export interface DeletionServices {
 
 /** A room that keeps rows naming a user, asked after a deletion how many it still holds. */
 export interface UserRows {
-  rowsOf(user: string): Awaitable<number>;
+  /** In a shared store, `tx` is the deletion's PostgreSQL transaction (an embedded store has none). */
+  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
 }
 
 /** Every room that keeps rows of a user (D13), by name. A new room with user rows is added here. */
@@ -72,6 +83,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
     auth: s.auth.store,
     ...(s.oauth ? { oauth: s.oauth.store } : {}),
     ...(s.accounts ? { accounts: s.accounts.externalLinks } : {}),
+    ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions } : {}),
     connectors: s.connectors,
     archive: s.archive,
     conversations: s.conversations,
@@ -83,6 +95,9 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
   };
 }
 
+/** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
+const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "conversations", "archive"];
+
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
     super(`rows of the user were left in ${rooms.join(", ")}`);
@@ -92,25 +107,37 @@ export class DeletionIncomplete extends Error {
 export async function deleteUser(s: DeletionServices, user: string): Promise<DeletionResult> {
   // On a full disk the reserve is freed and the deletion tried again (D29): it must succeed there.
   const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
-  const erase = () =>
+  // The rooms kept in the embedded database, in its transaction; `shared`: what the shared rooms
+  // did in the PostgreSQL transaction this one runs in (SHARED_USER_ROOMS: erased and counted there).
+  const eraseEmbedded = (shared?: {
+    tokens: number;
+    conversations: number;
+    archive: { queries: number; chunks: number };
+    left: string[];
+  }) =>
     writing(
       s.db.transaction(() => {
         const targets = s.webhooks.targets(user, "user.deleted");
-        const tokens = s.auth.store.revokeUser(user);
-        s.oauth?.forgetUser(user);
+        const tokens = shared ? shared.tokens : atOnce(s.auth.store.revokeUser(user), "tokens");
+        if (s.oauth && !shared) atOnce(s.oauth.forgetUser(user), "oauth");
+        if (s.mcpSessions && !shared) atOnce(s.mcpSessions.forget(user), "mcp_sessions");
         s.accounts?.forgetExternal(user);
-        s.auth.store.forgetIssued(user);
+        if (!shared) atOnce(s.auth.store.forgetIssued(user), "tokens");
         const webhooks = s.webhooks.deleteUser(user);
-        const archive = atOnce(s.archive.deleteUser(user), "archive");
-        const conversations = s.conversations.deleteUser(user);
+        const archive = shared ? shared.archive : atOnce(s.archive.deleteUser(user), "archive");
+        const conversations = shared ? shared.conversations : atOnce(s.conversations.deleteUser(user), "conversations");
         const connectors = s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
         atOnce(s.idempotency.forget(user), "idempotency");
         atOnce(s.limiter.forget(user), "limits");
         const profile = s.userKeys.destroy(user);
-        const left = Object.entries(userRooms(s))
-          .filter(([name, room]) => atOnce(room.rowsOf(user), name) > 0)
-          .map(([name]) => name);
+        const left = [
+          ...(shared?.left ?? []),
+          ...Object.entries(userRooms(s))
+            .filter(([name]) => !shared || !SHARED_USER_ROOMS.includes(name))
+            .filter(([name, room]) => atOnce(room.rowsOf(user), name) > 0)
+            .map(([name]) => name),
+        ];
         if (left.length) throw new DeletionIncomplete(left);
         s.scrub.owe();
         const details = {
@@ -130,9 +157,33 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         return { anything, result: details, queued: recipients.length > 0 };
       }),
     );
-  let erased: ReturnType<typeof erase>;
+  const sql = s.shared;
+  const erase = sql
+    ? () =>
+        sql.begin(async (tx) => {
+          const auth = inTransaction(s.auth.store, tx, "tokens");
+          const tokens = await auth.revokeUser(user);
+          await auth.forgetIssued(user);
+          await s.oauth?.forgetUser(user, tx);
+          await s.mcpSessions?.forget(user, tx);
+          const conversations = await s.conversations.deleteUser(user, tx);
+          const archiveRows = inTransaction(s.archive.rows, tx, "archive");
+          const archive = await archiveRows.forget(user);
+          const counts: Record<string, Awaitable<number>> = {
+            auth: auth.rowsOf(user),
+            ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
+            ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions.rowsOf(user, tx) } : {}),
+            conversations: s.conversations.rowsOf(user, tx),
+            archive: archiveRows.rowsOf(user),
+          };
+          const left: string[] = [];
+          for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
+          return eraseEmbedded({ tokens, conversations, archive, left });
+        })
+    : eraseEmbedded;
+  let erased: ReturnType<typeof eraseEmbedded>;
   try {
-    erased = erase();
+    erased = await erase();
   } catch (error) {
     if (error instanceof DeletionIncomplete) s.log.error("deletion undone: a room left rows of the user", { rooms: error.rooms });
     throw error;

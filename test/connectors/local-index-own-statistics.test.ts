@@ -20,7 +20,8 @@ const NOTES = [
   ["gym", "gym opens at seven"],
 ] as const;
 
-async function ranked(words: string[], otherRows: number) {
+/** The notes index beside `otherRows` long rows of another index in the same table. */
+async function besideOthers(otherRows: number) {
   const { indexFor } = localIndexes();
   const notes = indexFor("notes");
   for (const [id, text] of NOTES) await notes.put({ source: id, size: 1, mtime: 1 }, [mailRecord(id, "2020-01-01T00:00:00.000Z", text)]);
@@ -28,7 +29,11 @@ async function ranked(words: string[], otherRows: number) {
   const long = Array.from({ length: 2000 }, (_, i) => `word${i % 300} harbour`).join(" ");
   for (let i = 0; i < otherRows; i++)
     await other.put({ source: `a${i}`, size: 1, mtime: 1 }, [mailRecord(`a${i}`, "2020-01-01T00:00:00.000Z", long)]);
-  const hits = await notes.rank(ask(words));
+  return notes;
+}
+
+async function ranked(words: string[], otherRows: number) {
+  const hits = await (await besideOthers(otherRows)).rank(ask(words));
   return hits.map((h) => ({ id: h.record.id, lexical: h.lexical! })).sort((a, b) => b.lexical - a.lexical);
 }
 
@@ -41,6 +46,15 @@ for (const words of [["harbour"], ["harbour", "weekly"]])
     expect(beside.map((h) => h.id)).toEqual(alone.map((h) => h.id));
     for (const [i, h] of beside.entries()) expect(h.lexical).toBeCloseTo(alone[i]!.lexical, 9);
   });
+
+// Connector.search (a source's records by their words, best first): the same order by the index's own statistics.
+// FTS5's table-wide bm25() put the long record first beside them.
+test("a user's search order for harbour is the same beside another user's 100 long rows", async () => {
+  const order = async (otherRows: number) => (await besideOthers(otherRows)).search(ask(["harbour"])).map((r) => r.id);
+  const alone = await order(0);
+  expect(alone).toEqual(["short", "long"]);
+  expect(await order(100)).toEqual(alone);
+});
 
 test("an index alone in the table scores as FTS5's bm25() does: the counts read back from its scores are exact", async () => {
   const { db, indexFor, keysFor } = localIndexes();

@@ -346,7 +346,7 @@ describe("only their owner opens them", () => {
     expect(html).toContain("&lt;b&gt;deadline&lt;/b&gt; &amp; reply to &lt;jonas@harbour.example&gt;");
     expect(html).not.toContain("<b>deadline");
     await running.services.accounts.add("alice", "a long enough password");
-    const session = running.services.oauth.createSession("alice");
+    const session = await running.services.oauth.createSession("alice");
     const bySession = await pageAs(mail.id, { cookie: `corpus_session=${session.id}` });
     expect(bySession.status).toBe(200);
     // Nobody: to sign in, and back.
@@ -427,7 +427,7 @@ describe("only their owner opens them", () => {
   test("another user's ids are not found on fetch, resources/read, GET /v1/documents/{id} and /d/<id>", async () => {
     const client = await connect("bob");
     await running.services.accounts.add("bob", "another long password");
-    const bobSession = running.services.oauth.createSession("bob");
+    const bobSession = await running.services.oauth.createSession("bob");
     for (const c of cited) {
       const r = await client.callTool({ name: "fetch", arguments: { id: c.id } });
       expect(r.isError).toBe(true);
@@ -448,7 +448,7 @@ describe("only their owner opens them", () => {
   });
 
   test("a deleted user's ids open nothing", async () => {
-    const session = running.services.oauth.createSession("alice");
+    const session = await running.services.oauth.createSession("alice");
     const r = await fetch(`${running.url}/v1/delete_my_data`, { method: "DELETE", headers: { authorization: `Bearer ${tokens.alice}` } });
     expect(r.status).toBe(200);
     for (const c of cited) {

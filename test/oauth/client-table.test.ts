@@ -6,7 +6,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { beginRequest } from "../../src/http/request-context";
 import { CLIENTS_PER_HOUR, MAX_CLIENTS, REGISTRATIONS_PER_HOUR, UNUSED_CLIENT_SECONDS } from "../../src/oauth/registration";
-import { OAuthStore } from "../../src/oauth/store";
+import { SqliteOAuthStore } from "../../src/oauth/store";
 import { BASE, testApp } from "../helpers";
 import { fillClientTable, registeredClient } from "./support";
 
@@ -21,7 +21,7 @@ afterEach(async () => {
 async function server() {
   const t = await testApp();
   apps.push(t);
-  return { t, store: new OAuthStore(t.db) };
+  return { t, store: new SqliteOAuthStore(t.db) };
 }
 
 /** POST /oauth/register from `address`. */
@@ -37,13 +37,23 @@ async function registerFrom(t: Awaited<ReturnType<typeof testApp>>, address: str
 }
 
 /** The table filled with clients introduced `ageSeconds` ago, none ever used, as many addresses' registrations would. */
-const fill = (store: OAuthStore, ageSeconds: number) => fillClientTable(store, Math.floor(Date.now() / 1000) - ageSeconds, REDIRECT);
+const fill = (store: SqliteOAuthStore, ageSeconds: number) => fillClientTable(store, Math.floor(Date.now() / 1000) - ageSeconds, REDIRECT);
 
 test("attack: a table filled over an hour ago by clients never used makes room for a new one; a client in use is kept", async () => {
   const { t, store } = await server();
   // The oldest of all, but in use: a grant names it.
   store.putClient(registeredClient("corpus-in-use", "In use", 0, REDIRECT));
-  store.putGrant({
+  store.putCode({
+    code_hash: "h0",
+    client_id: "corpus-in-use",
+    user_id: "alice",
+    redirect_uri: REDIRECT,
+    code_challenge: "c",
+    scopes: "corpus:search",
+    expires_at: 0,
+    grant_id: null,
+  });
+  store.redeemCode("h0", {
     grant_id: "g1",
     client_id: "corpus-in-use",
     user_id: "alice",

@@ -12,7 +12,7 @@ import type { Browser } from "playwright-core";
 import { createApp } from "../../src/app";
 import { ANY_ADDRESS } from "../../src/net/pin";
 import { OAuthServer } from "../../src/oauth/service";
-import { OAuthStore } from "../../src/oauth/store";
+import { SqliteOAuthStore } from "../../src/oauth/store";
 import { createFetch } from "../../src/server";
 import { testApp } from "../helpers";
 import { AssistantProvider, askAboutTheOffsite, callbackServer, freePort, launchChromium, offsiteNotes, signInAndAllow } from "./assistant";
@@ -80,7 +80,7 @@ describe.skipIf(!openssl)("an SDK client with a Client ID Metadata Document", ()
     await t.services.accounts.add("alice", "alice's long password");
     await notes.add(t.services);
     // This server may fetch the document from loopback (client.invalid → 127.0.0.1) and trusts its test certificate.
-    const oauth = new OAuthServer(t.config, t.services.auth, t.services.accounts, new OAuthStore(t.db), Date.now, {
+    const oauth = new OAuthServer(t.config, t.services.auth, t.services.accounts, new SqliteOAuthStore(t.db), Date.now, {
       documentPolicy: ANY_ADDRESS,
       resolve: async () => ["127.0.0.1"],
       documentCa: cert,

@@ -10,7 +10,7 @@ import { beginRequest } from "../../src/http/request-context";
 import { ANY_ADDRESS } from "../../src/net/pin";
 import { MAX_CLIENTS, REGISTRATIONS_PER_HOUR } from "../../src/oauth/registration";
 import { OAuthServer } from "../../src/oauth/service";
-import { OAuthStore } from "../../src/oauth/store";
+import { SqliteOAuthStore } from "../../src/oauth/store";
 import { BASE, req, testApp } from "../helpers";
 import { OPENSSL, selfSigned } from "../support/certificates";
 import { consent, fillClientTable, formPost, pkce, signIn, tokenRequest } from "./support";
@@ -33,7 +33,7 @@ let cert = "";
 /** A server of its own (its own limits and table) that may reach the documents server, and trusts its certificate unless told not to. */
 async function serverWith(trustCertificate = true) {
   const own = await testApp();
-  const oauth = new OAuthServer(own.config, own.services.auth, own.services.accounts, new OAuthStore(own.db), Date.now, {
+  const oauth = new OAuthServer(own.config, own.services.auth, own.services.accounts, new SqliteOAuthStore(own.db), Date.now, {
     documentPolicy: ANY_ADDRESS,
     resolve: async () => ["127.0.0.1"],
     ...(trustCertificate ? { documentCa: cert } : {}),
@@ -71,7 +71,7 @@ describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
     t = await testApp();
     await t.services.accounts.add("alice", "alice's long password");
     // This server is told client.invalid is the loopback documents server, and may reach it (a test's own CA).
-    const oauth = new OAuthServer(t.config, t.services.auth, t.services.accounts, new OAuthStore(t.db), Date.now, {
+    const oauth = new OAuthServer(t.config, t.services.auth, t.services.accounts, new SqliteOAuthStore(t.db), Date.now, {
       documentPolicy: ANY_ADDRESS,
       resolve: async () => ["127.0.0.1"],
       documentCa: cert,
@@ -261,7 +261,7 @@ describe.skipIf(!OPENSSL)("client ID metadata documents", () => {
   test("metadata-document clients count against the cap on clients: a full table fetches no new one", async () => {
     const own = await serverWith();
     try {
-      const store = new OAuthStore(own.db);
+      const store = new SqliteOAuthStore(own.db);
       const known = serve("/known.json", "Known Client");
       expect((await own.app.handle(authorizeAs(known))).status).toBe(200);
       // Introduced within the hour: a full table drops only clients never used for longer.

@@ -54,8 +54,8 @@ async function browse(jar: Jar, path: string, hops = 6) {
 }
 
 /** A browser signed in before the cookie moved: its session cookie is at Path=/oauth. */
-function oldBrowser(): Jar {
-  const { id } = t.services.oauth.createSession("alice");
+async function oldBrowser(): Promise<Jar> {
+  const { id } = await t.services.oauth.createSession("alice");
   return new Map([["corpus_session /oauth", { name: "corpus_session", value: id, path: "/oauth" }]]);
 }
 
@@ -63,7 +63,7 @@ const PAGE = "/d/doc_0123456789abcdef0123456789abcdef";
 
 describe("a session cookie set at Path=/oauth", () => {
   test("a document's page signs in and comes back once, opened by the session (no redirect loop)", async () => {
-    const jar = oldBrowser();
+    const jar = await oldBrowser();
     const { r, visited } = await browse(jar, PAGE);
     // Was /d → /oauth/login → /d → /oauth/login … until the browser gave up.
     expect(visited.length).toBeLessThanOrEqual(3);
@@ -73,7 +73,7 @@ describe("a session cookie set at Path=/oauth", () => {
   });
 
   test("signing out ends the session the old cookie names, and the old cookie", async () => {
-    const jar = oldBrowser();
+    const jar = await oldBrowser();
     await browse(jar, PAGE);
     const apps = await browse(jar, "/oauth/apps");
     const csrf = field(await apps.r!.text(), "csrf")!;

@@ -2,7 +2,7 @@
 // form, then the consent form, following the 303s by hand.
 import { createHash, randomBytes } from "node:crypto";
 import { MAX_CLIENTS } from "../../src/oauth/registration";
-import type { ClientRow, OAuthStore } from "../../src/oauth/store";
+import type { ClientRow, SqliteOAuthStore } from "../../src/oauth/store";
 import { BASE } from "../helpers";
 
 type Handle = { handle(request: Request): Promise<Response> | Response };
@@ -88,7 +88,7 @@ export const registeredClient = (clientId: string, name: string, createdAt: numb
 });
 
 /** The client table filled up to MAX_CLIENTS with clients introduced about `at` (seconds), none ever used, as many addresses' registrations would. */
-export function fillClientTable(store: OAuthStore, at: number, redirect: string): void {
+export function fillClientTable(store: SqliteOAuthStore, at: number, redirect: string): void {
   store.db.transaction(() => {
     for (let i = store.countClients(); i < MAX_CLIENTS; i++)
       store.putClient(registeredClient(`corpus-filler-${i}`, "filler", at - i / 1000, redirect));

@@ -1,11 +1,13 @@
 // Choosing the chunk a document is cited by reads each chunk's statements once per version of the
 // chunk (issue 36: ~45% of the serving thread's CPU per question was reading them again on every
-// question), per user (D25), and cites the same chunk as reading them afresh.
+// question), per user (D25), and cites the same chunk as reading them afresh; shape C's answer
+// reads its sources so too, and answers as reading them afresh.
 import { expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
-import { chunkFitFor } from "../../src/retrieval/answer";
+import { type AnswerSource, chunkFitFor, extractiveAnswer } from "../../src/retrieval/answer";
 import { cite } from "../../src/retrieval/cite";
 import { planQuery } from "../../src/retrieval/plan";
+import { recordKey } from "../../src/retrieval/record-memo";
 import { ChunkStatements, STATEMENTS_KEPT_CHARS } from "../../src/retrieval/statement-memo";
 import type { RankedChunk } from "../../src/retrieval/types";
 
@@ -65,8 +67,82 @@ test("a chunk changed is read again, alone; another user's same records are read
 test("what the memo holds stays under STATEMENTS_KEPT_CHARS", () => {
   const memo = new ChunkStatements();
   const line = "word ".repeat(1_400);
-  for (let i = 0; i < 800; i++) memo.of(`alice\u0000c\u0000r${i}\u00000`, `${line}${i}`, false);
-  expect(memo.reads).toBe(800);
+  for (let i = 0; i < 400; i++) memo.of(`alice\u0000c\u0000r${i}\u00000`, `${line}${i}`, false);
+  expect(memo.reads).toBe(400);
+  expect(memo.chars).toBeGreaterThan(STATEMENTS_KEPT_CHARS / 2);
+  expect(memo.chars).toBeLessThanOrEqual(STATEMENTS_KEPT_CHARS);
+});
+
+/** Shape C's sources: an invoice, a receipt and a mail, each of its record's key (recordKey) for `owner`. */
+const answerSources = (owner = "alice", total = "$4.11"): AnswerSource[] => [
+  {
+    text: `Invoice Number 12345\nInvoice Date: August 3, 2014\nTotal for this invoice ${total}\nBill to: Acme Corp, 12 Main Street\nPhone: +1 206 555 0100`,
+    type: "file",
+    head: "aws.pdf\n\nInvoice Number 12345",
+    score: 0.9,
+    key: recordKey(owner, "invoices", "aws"),
+  },
+  {
+    text: "ORLEN STACJA 4411\nPaliwo 40,00 PLN\nRAZEM PLN 163,43\nData: 2023-05-02",
+    type: "file",
+    head: "orlen.jpg\n\nORLEN STACJA 4411",
+    score: 0.7,
+    key: recordKey(owner, "receipts", "orlen"),
+  },
+  {
+    text: "Steve,\nThe new dates for the meeting are:\nMarch 12 and 13 at the Houston office.\nThanks,\nSally",
+    type: "email",
+    head: "Meeting dates\nsally@example.com",
+    score: 0.5,
+    key: recordKey(owner, "mail", "m1"),
+  },
+];
+const answerQuestions = [
+  "How much did we pay for the invoice?",
+  "When was the invoice issued?",
+  "When is the meeting?",
+  "What did we pay at Orlen?",
+  "Who wrote about the meeting?",
+];
+
+test("shape C's answer reads each source once per version, and answers as reading afresh", () => {
+  const memo = new ChunkStatements();
+  for (const question of answerQuestions) {
+    const plan = planQuery(question);
+    expect(extractiveAnswer(plan, answerSources(), memo)).toBe(extractiveAnswer(plan, answerSources()));
+    expect(memo.sourceReads).toBe(3);
+  }
+  // A contact asked reads them as such once, then no more.
+  for (const question of ["What is the phone number of aws?", "What is the phone number on the invoice?"]) {
+    expect(extractiveAnswer(planQuery(question), answerSources(), memo)).toBe(extractiveAnswer(planQuery(question), answerSources()));
+    expect(memo.sourceReads).toBe(6);
+  }
+  expect(memo.reads).toBe(0);
+});
+
+test("a source changed (its text, head or type) is read again, alone; another user's are read for them (D25)", () => {
+  const memo = new ChunkStatements();
+  const plan = planQuery("How much did we pay for the invoice?");
+  extractiveAnswer(plan, answerSources(), memo);
+  const changed = answerSources("alice", "$9.99");
+  expect(extractiveAnswer(plan, changed, memo)).toBe(extractiveAnswer(plan, answerSources("alice", "$9.99")));
+  expect(extractiveAnswer(plan, changed, memo)).toContain("$9.99");
+  expect(memo.sourceReads).toBe(4);
+  const retitled = answerSources("alice", "$9.99").map((s, i) => (i === 1 ? { ...s, head: "another.jpg" } : s));
+  extractiveAnswer(plan, retitled, memo);
+  expect(memo.sourceReads).toBe(5);
+  const retyped = retitled.map((s, i) => (i === 2 ? { ...s, type: "file" as const } : s));
+  extractiveAnswer(plan, retyped, memo);
+  expect(memo.sourceReads).toBe(6);
+  extractiveAnswer(plan, answerSources("bob"), memo);
+  expect(memo.sourceReads).toBe(9);
+});
+
+test("what the memo holds of shape C's sources stays under STATEMENTS_KEPT_CHARS", () => {
+  const memo = new ChunkStatements();
+  const line = "word ".repeat(1_400);
+  for (let i = 0; i < 100; i++) memo.ofSource(recordKey("alice", "c", `r${i}`), { text: `${line}${i}`, type: "file" }, false);
+  expect(memo.sourceReads).toBe(100);
   expect(memo.chars).toBeGreaterThan(STATEMENTS_KEPT_CHARS / 2);
   expect(memo.chars).toBeLessThanOrEqual(STATEMENTS_KEPT_CHARS);
 });

@@ -133,10 +133,12 @@ describe("deleting a user's data", () => {
     expect(wrapped).toBeDefined();
     // Each room, asked through its own store, holds rows of the user before (the oauth room too
     // when the user signed in through it: not here).
+    // An MCP session of the user's (opened at initialize): it ends with their data.
+    expect(await t.services.mcpSessions.open(USER, "2025-06-18")).toBeString();
     const rooms = userRooms(t.services);
     const held = (user: string) => Object.fromEntries(Object.entries(rooms).map(([name, room]) => [name, atOnce(room.rowsOf(user), name)]));
     const heldBefore = held(USER);
-    for (const room of ["auth", "connectors", "archive", "conversations", "webhooks", "idempotency", "limits", "keys"])
+    for (const room of ["auth", "connectors", "archive", "conversations", "webhooks", "idempotency", "limits", "keys", "mcp_sessions"])
       expect([room, heldBefore[room]! > 0]).toEqual([room, true]);
     const othersBefore = held(OTHER);
 

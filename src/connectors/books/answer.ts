@@ -12,13 +12,16 @@
 import { OPERATOR_OWNER } from "../../auth/subjects";
 import { words } from "../../retrieval/bm25";
 import {
+  ACCOUNT_NOUNS,
   ARTICLES,
   ASKS_QUANTITY,
   AUXILIARIES,
   all,
   BALANCE_NOUNS,
+  EARNING,
   IS,
   MONEY_WORDS,
+  OWING,
   PARTITIVE,
   PAYING,
   PREPOSITIONS,
@@ -38,6 +41,7 @@ import {
   type CommodityTotals,
   compareDecimals,
   isZeroDecimal,
+  negateDecimal,
   type Posting,
   sumPostings,
   underAccount,
@@ -74,8 +78,16 @@ type Sum = BooksSum;
 /** A books answer as data: what shape C's text says, each part once. */
 export interface BooksFacts {
   sum: BooksSum;
-  /** Every commodity's exact decimal sum of the transactions summed (D34: never mixed), as the text says them first. */
+  /**
+   * Every commodity's exact decimal sum of the transactions summed (D34: never mixed), as the text
+   * says them first: of income or liabilities, the amount earned or owed (the journal's negated);
+   * none when the question's words name several accounts alike (then `accounts`).
+   */
   totals: Array<{ amount: string; commodity: string }>;
+  /** "earned" or "owed": the totals are the journal's sums negated, as an accountant says income and debts. */
+  reading?: Reading;
+  /** Accounts the question's words name alike ("checking": Assets:Bank:Checking and Asséts:Bánk:Chécking), each summed apart, as booked. */
+  accounts?: Array<{ account: string; totals: Array<{ amount: string; commodity: string }> }>;
   /** For the largest or smallest: the transactions listed, each with its amounts, in the text's order. */
   listed: Array<{ date: string; amounts: Array<{ amount: string; commodity: string }> }>;
   /** The period summed: its first day and its last (a balance: up to its day), as the text says it. */
@@ -93,19 +105,60 @@ export interface BooksFacts {
 const BALANCE_WORDS = new Set(all(BALANCE_NOUNS).flatMap(words));
 /** Words of paying or of an amount ("pay", "spent", "cost", "total"): they ask a total, and name no account or payee. */
 const PAYING_WORDS = new Set([...all(PAYING), ...all(MONEY_WORDS)].flatMap(words));
-/** The function words of every language the tables speak ("le", "de", "het"): they name no account ("Impôts sur le revenu") or payee. */
-const FUNCTION_WORDS = new Set(
-  [QUESTION_WORDS, ARTICLES, AUXILIARIES, IS, WAS, PARTITIVE, ASKS_QUANTITY, PREPOSITIONS, PRONOUNS].flatMap((t) => all(t).flatMap(words)),
+const EARNING_WORDS = new Set(all(EARNING).flatMap(words));
+/** Words of owing ("owe", "debt"): they ask a liability's balance, and name no account. */
+const OWING_WORDS = new Set(all(OWING).flatMap(words));
+const SPENT_WORDS = new Set(
+  all(PAYING)
+    .flatMap(words)
+    .filter((w) => !EARNING_WORDS.has(w)),
 );
-/** A root of spending: "Expenses" (beancount, Ledger), "Expense" (GnuCash). */
-const SPENDING_ROOT = /^expenses?$/i;
+/** The function words of every language the tables speak ("le", "de", "het"), and "account": they name no account ("Impôts sur le revenu") or payee. */
+const FUNCTION_WORDS = new Set(
+  [QUESTION_WORDS, ARTICLES, AUXILIARIES, IS, WAS, PARTITIVE, ASKS_QUANTITY, PREPOSITIONS, PRONOUNS, ACCOUNT_NOUNS].flatMap((t) =>
+    all(t).flatMap(words),
+  ),
+);
+/** Which way the money asked about went: paid out, earned, or owed. */
+type Direction = "spent" | "earned" | "owed";
+/** How a sum of income or of liabilities is said: the journal books both negative (credits). */
+type Reading = "earned" | "owed";
+/** Each direction's root account: "Expenses" (beancount, Ledger), "Expense" (GnuCash); "Income", "Revenue(s)"; "Liabilities". */
+const ROOTS: Record<Direction, RegExp> = { spent: /^expenses?$/i, earned: /^(?:income|revenues?)$/i, owed: /^liabilit(?:y|ies)$/i };
+const rootOf = (account: string) => account.split(":")[0]!;
+const SPENDING_ROOT = ROOTS.spent;
+
+/** The direction the question's words ask ("earn", "receive": earned; "owe": owed; "pay", "spend": spent), if any. */
+function directionOf(q: Question): Direction | undefined {
+  const asked = q.terms.flatMap(words);
+  if (asked.some((w) => OWING_WORDS.has(w))) return "owed";
+  if (asked.some((w) => EARNING_WORDS.has(w))) return "earned";
+  return asked.some((w) => SPENT_WORDS.has(w)) ? "spent" : undefined;
+}
+
+/** "earned" (or "owed") when every account summed is income (or a liability): said as the journal's sum negated. */
+function readingOf(accounts: string[]): Reading | undefined {
+  if (accounts.length === 0) return undefined;
+  if (accounts.every((a) => ROOTS.earned.test(rootOf(a)))) return "earned";
+  return accounts.every((a) => ROOTS.owed.test(rootOf(a))) ? "owed" : undefined;
+}
+
+/**
+ * The words of a name (an account's segment, a payee), folded as the index folds the question's
+ * (bm25.ts words: case, accents, stems), the run-together ones apart too: "GroupTermLife" is
+ * asked as "group term life", "BofA" as "bofa".
+ */
+export function nameWords(name: string): Set<string> {
+  return new Set([...words(name), ...words(name.replace(/(\p{Ll})(\p{Lu})|(\p{L})(\p{N})/gu, "$1$3 $2$4"))]);
+}
 
 /** What sum the question asks for, from its plan; none when it asks no amount. */
 function sumAsked(q: Question): Sum | undefined {
   const p = q.plan;
   if (p.order) return p.order === "desc" ? "largest" : "smallest";
   const asked = q.terms.flatMap(words);
-  if (asked.some((w) => BALANCE_WORDS.has(w))) return "balance";
+  // What is owed is a liability's balance ("what do I owe on the credit card").
+  if (asked.some((w) => BALANCE_WORDS.has(w) || OWING_WORDS.has(w))) return "balance";
   return p.asks === "amount" || p.asks === "count" || asked.some((w) => PAYING_WORDS.has(w)) ? "total" : undefined;
 }
 
@@ -116,24 +169,52 @@ interface Entry {
   payee: Set<string>;
 }
 
-/** The accounts the question's words name: for each account, the part of its path up to the last segment holding one of them; the ones naming the most words. */
-function accountsNamed(book: Entry[], asked: Set<string>): { accounts: string[]; used: Set<string> } {
+/**
+ * The accounts the question's words name: for each account, the part of its path up to the last
+ * segment holding one of them; the ones naming the most words. Earned or owed, among income or
+ * liabilities only ("what I earned at Hoogle" is not Assets:US:Hoogle), and that root itself when
+ * none of them is named ("how much did I earn in 2014"). Accounts named by the same words
+ * ("checking": Assets:Bank:Checking and Asséts:Bánk:Chécking) are `alike`: summed apart, never
+ * one of them at random; spent, the expense ones among them are meant.
+ */
+function accountsNamed(
+  book: Entry[],
+  asked: Set<string>,
+  direction: Direction | undefined,
+): { accounts: string[]; used: Set<string>; alike: boolean } {
   const names = new Set(book.flatMap((e) => e.t.postings.map((p) => p.account)));
   const found = new Map<string, Set<string>>();
+  const rooted = direction === "earned" || direction === "owed" ? ROOTS[direction] : undefined;
   for (const account of names) {
+    if (rooted && !rooted.test(rootOf(account))) continue;
     const segments = account.split(":");
     const held = new Set<string>();
     segments.forEach((segment, i) => {
-      const mine = words(segment).filter((w) => asked.has(w));
+      const mine = [...nameWords(segment)].filter((w) => asked.has(w));
       for (const w of mine) held.add(w);
       if (mine.length) found.set(segments.slice(0, i + 1).join(":"), new Set(held));
     });
   }
   const most = Math.max(0, ...[...found.values()].map((s) => s.size));
   const best = [...found].filter(([, s]) => s.size === most && most > 0).map(([a]) => a);
+  if (best.length === 0 && rooted) {
+    const roots = [...new Set([...names].map(rootOf).filter((r) => rooted.test(r)))].sort();
+    return { accounts: roots, used: new Set(), alike: roots.length > 1 };
+  }
+  // The accounts named by the same words, together: spent, the expense ones of them if any.
+  const alikeGroups = new Map<string, string[]>();
+  for (const a of best) {
+    const key = [...found.get(a)!].sort().join(" ");
+    alikeGroups.set(key, [...(alikeGroups.get(key) ?? []), a]);
+  }
+  const meant = [...alikeGroups.values()].flatMap((group) => {
+    const spent = direction === "spent" ? group.filter((a) => SPENDING_ROOT.test(rootOf(a))) : [];
+    return spent.length ? spent : group;
+  });
   // An account and its sub-accounts are summed once, by the account.
-  const accounts = best.filter((a) => !best.some((b) => b !== a && underAccount(a, b))).sort();
-  return { accounts, used: new Set(accounts.flatMap((a) => [...found.get(a)!])) };
+  const accounts = meant.filter((a) => !meant.some((b) => b !== a && underAccount(a, b))).sort();
+  const keys = accounts.map((a) => [...found.get(a)!].sort().join(" "));
+  return { accounts, used: new Set(accounts.flatMap((a) => [...found.get(a)!])), alike: new Set(keys).size < keys.length };
 }
 
 /**
@@ -152,6 +233,8 @@ function payeeTermsOf(book: Entry[], q: Question, left: string[], accountNamed: 
 /** YYYY-MM-DD of an instant. */
 const day = (d: Date) => d.toISOString().slice(0, 10);
 const dayBefore = (d: Date) => day(new Date(d.getTime() - 86_400_000));
+/** Days from one YYYY-MM-DD to a later one. */
+const daysBetween = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000);
 
 export interface Period {
   from?: string;
@@ -211,6 +294,14 @@ function saidTotals(totals: CommodityTotals): string {
   );
 }
 
+/** Totals as the answer reads them: earned or owed, the journal's sums negated (it books both as credits). */
+const readAs = (totals: CommodityTotals, reading: Reading | undefined): CommodityTotals =>
+  reading ? Object.fromEntries(Object.entries(totals).map(([c, n]) => [c, negateDecimal(n)])) : totals;
+
+/** "129184.98 USD earned (booked as -129184.98 USD)": the journal's sign kept beside; else the totals as booked. */
+const saidRead = (totals: CommodityTotals, reading: Reading | undefined): string =>
+  reading ? `${saidTotals(readAs(totals, reading))} ${reading} (booked as ${saidTotals(totals)})` : saidTotals(totals);
+
 const inPeriod = (t: BookTransaction, { from, to }: Period) => !(from && t.date < from) && !(to && t.date >= to);
 
 /** The postings of a transaction the question sums: those of the accounts named; with none named, its spending side. */
@@ -258,7 +349,7 @@ export const BOOKS_READ = 16;
  * answer is then made from the ranked results, as for any source). The book is the first journal
  * file, the best-ranked transactions' first, that names them and whose dates cover the period
  * asked ("the balance of Checking at the end of March 2015": not a journal that ends in 2004),
- * else the first that names them.
+ * else of those covering it the one naming most, else the one naming most.
  */
 export async function booksAnswer(q: Question, ranked: RankedChunk[], active: ActiveConnector[]): Promise<BooksAnswer | undefined> {
   const sum = sumAsked(q);
@@ -286,8 +377,11 @@ export async function booksAnswer(q: Question, ranked: RankedChunk[], active: Ac
     if (b) add(b);
   }
   for (const { source } of first.connector.files().sort((x, y) => (x.source < y.source ? -1 : 1))) add({ ...first, file: source });
-  // The book naming most of the question's words, then covering its period, then best-ranked.
-  let best: { answer: BooksAnswer; named: number; covers: boolean } | undefined;
+  // The book covering the period asked (else nearest to it), then naming most of the question's
+  // words, then best-ranked: a balance at a date a book does not reach is not its balance, however
+  // well it names the account ("what did I owe on the credit card at the end of June 2014": not
+  // sample.dat's MasterCard of 2004).
+  let best: { answer: BooksAnswer; named: number; gap: number } | undefined;
   let budget = MAX_ANSWERED_BOOK_BYTES;
   for (const { a, connector, file } of files.values()) {
     const records = await connector.fileRecords(file, budget).catch(() => undefined);
@@ -295,18 +389,14 @@ export async function booksAnswer(q: Question, ranked: RankedChunk[], active: Ac
     const book: Entry[] = [];
     for (const [i, record] of (records ?? []).entries()) {
       const t = transactionOf(record);
-      if (t) book.push({ record, t, payee: new Set(words(`${t.payee} ${t.narration}`)) });
+      if (t) book.push({ record, t, payee: nameWords(`${t.payee} ${t.narration}`) });
       if (i % TRANSACTIONS_PER_TURN === TRANSACTIONS_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve));
     }
     if (book.length > 0) {
       book.sort((x, y) => (x.t.date < y.t.date ? -1 : x.t.date > y.t.date ? 1 : x.t.line - y.t.line));
       const answered = await answerFrom(q, sum, { a, file, book }, ranked);
       if (answered?.covers && answered.named === answered.asked) return answered.answer;
-      if (
-        answered &&
-        !fully &&
-        (!best || answered.named > best.named || (answered.named === best.named && answered.covers && !best.covers))
-      )
+      if (answered && !fully && (!best || answered.gap < best.gap || (answered.gap === best.gap && answered.named > best.named)))
         best = answered;
     }
     if (budget <= 0) break;
@@ -329,6 +419,7 @@ async function namingWords(q: Question, sum: Sum): Promise<Set<string>> {
           !/^\d+$/.test(w) &&
           !dated.has(w) &&
           !PAYING_WORDS.has(w) &&
+          !OWING_WORDS.has(w) &&
           !FUNCTION_WORDS.has(w) &&
           !(sum === "balance" && BALANCE_WORDS.has(w)),
       ),
@@ -340,9 +431,10 @@ async function answerFrom(
   sum: Sum,
   { a, file, book }: { a: ActiveConnector; file: string; book: Entry[] },
   ranked: RankedChunk[],
-): Promise<{ answer: BooksAnswer; covers: boolean; named: number; asked: number } | undefined> {
+): Promise<{ answer: BooksAnswer; covers: boolean; gap: number; named: number; asked: number } | undefined> {
   const asked = await namingWords(q, sum);
-  const { accounts, used } = accountsNamed(book, asked);
+  const { accounts, used, alike } = accountsNamed(book, asked, directionOf(q));
+  const reading = alike ? undefined : readingOf(accounts);
   const asBalance = sum === "balance" && accounts.length > 0;
   // A balance is an account's, whoever was paid.
   const payeeTerms = asBalance
@@ -361,9 +453,13 @@ async function answerFrom(
   const lastDay = book.at(-1)!.t.date;
   const period = await periodOf(q, lastDay);
   const balanceDay = period.to ? dayBefore(new Date(`${period.to}T00:00:00Z`)) : lastDay;
-  const covers = asBalance
-    ? balanceDay >= firstDay && balanceDay <= lastDay
-    : !(period.from && period.from > lastDay) && !(period.to && period.to <= firstDay);
+  // Days between the period asked (a balance: its day) and the book's; 0 when the book covers it.
+  const [askedFrom, askedTo] = asBalance
+    ? [balanceDay, balanceDay]
+    : [period.from, period.to && dayBefore(new Date(`${period.to}T00:00:00Z`))];
+  const gap =
+    askedFrom && askedFrom > lastDay ? daysBetween(lastDay, askedFrom) : askedTo && askedTo < firstDay ? daysBetween(askedTo, firstDay) : 0;
+  const covers = gap === 0;
   // A balance is every transaction up to the end of the period; anything else the period's own.
   const counted = asBalance ? { to: period.to } : period;
   const summed = byPayee.flatMap((e) => {
@@ -374,12 +470,16 @@ async function answerFrom(
   const shown = accounts.slice(0, NAMED_ACCOUNTS).map(shortName);
   const whose = accounts.length > NAMED_ACCOUNTS ? `${accounts.length} accounts (${shown.join(", ")} …)` : shown.join(", ");
   const payees = [...new Set(summed.map((e) => e.t.payee).filter(Boolean))].slice(0, NAMED_ACCOUNTS).map(shortName);
-  const to = payeeTerms.length ? `paid to ${payees.length ? payees.join(", ") : payeeTerms.join(" ")}` : "";
+  const to = payeeTerms.length
+    ? `${reading === "earned" ? "received from" : "paid to"} ${payees.length ? payees.join(", ") : payeeTerms.join(" ")}`
+    : "";
   const what = [whose, to].filter(Boolean).join(", ");
   const when = asBalance ? `at the end of ${balanceDay}` : saidPeriod(period);
-  const facts = (totals: CommodityTotals, listed: BooksFacts["listed"], cited: number): BooksFacts => ({
+  const facts = (totals: CommodityTotals, listed: BooksFacts["listed"], cited: number, apart?: BooksFacts["accounts"]): BooksFacts => ({
     sum,
-    totals: shownTotals(totals),
+    totals: apart ? [] : shownTotals(readAs(totals, reading)),
+    ...(reading ? { reading } : {}),
+    ...(apart ? { accounts: apart } : {}),
     listed,
     period: {
       ...(asBalance ? {} : period.from ? { from: period.from } : {}),
@@ -400,6 +500,7 @@ async function answerFrom(
         facts: facts({}, [], 0),
       },
       covers,
+      gap,
       named,
       asked: asked.size,
     };
@@ -408,9 +509,28 @@ async function answerFrom(
   let text: string;
   let cited: Entry[];
   let listedFacts: BooksFacts["listed"] = [];
-  if (sum === "largest" || sum === "smallest") {
-    // Each transaction by its amount in the commodity most of them are in.
-    const sums = summed.map((e) => ({ e, totals: sumPostings(e.postings) }));
+  let apart: BooksFacts["accounts"];
+  if (alike) {
+    // The question's words name several accounts alike: each summed apart, cited by its first
+    // transaction (a balance: its last), for the asker to say which one is meant.
+    const each = accounts.flatMap((account) => {
+      const mine = summed.flatMap((e) => {
+        const postings = e.postings.filter((p) => underAccount(p.account, account));
+        return postings.length ? [{ ...e, postings }] : [];
+      });
+      return mine.length ? [{ account, mine, totals: sumPostings(mine.flatMap((e) => e.postings)) }] : [];
+    });
+    const said = each.slice(0, NAMED_ACCOUNTS);
+    cited = [...new Map(said.map((x) => (asBalance ? x.mine.at(-1)! : x.mine[0]!)).map((e) => [e.record.id, e])).values()];
+    const marker = (x: (typeof said)[number]) =>
+      `[${cited.findIndex((e) => e.record.id === (asBalance ? x.mine.at(-1)! : x.mine[0]!).record.id) + 1}]`;
+    const items = said.map((x) => `${shortName(x.account)}: ${saidRead(x.totals, readingOf([x.account]))} ${marker(x)}`);
+    const more = each.length > said.length ? `; and ${each.length - said.length} more` : "";
+    text = `Which account is meant? ${each.length} accounts are named alike; ${asBalance ? "their balances" : "their totals"} ${when}, each apart: ${items.join("; ")}${more} (${transactionsWord(summed.length)}).`;
+    apart = each.map((x) => ({ account: x.account, totals: shownTotals(x.totals) }));
+  } else if (sum === "largest" || sum === "smallest") {
+    // Each transaction by its amount in the commodity most of them are in (earned or owed, as said).
+    const sums = summed.map((e) => ({ e, totals: readAs(sumPostings(e.postings), reading) }));
     const counts = new Map<string, number>();
     for (const s of sums) for (const c of Object.keys(s.totals)) counts.set(c, (counts.get(c) ?? 0) + 1);
     const commodity = [...counts].sort((x, y) => y[1] - x[1])[0]![0];
@@ -422,16 +542,16 @@ async function answerFrom(
     listedFacts = listed.map((s) => ({ date: s.e.t.date, amounts: shownTotals(s.totals) }));
     const items = listed.map(
       (s, i) =>
-        `${saidTotals(s.totals)} on ${s.e.t.date}${s.e.t.payee || s.e.t.narration ? `, ${shortName(s.e.t.payee || s.e.t.narration)}` : ""} [${i + 1}]`,
+        `${saidTotals(s.totals)}${reading ? ` ${reading}` : ""} on ${s.e.t.date}${s.e.t.payee || s.e.t.narration ? `, ${shortName(s.e.t.payee || s.e.t.narration)}` : ""} [${i + 1}]`,
     );
-    text = `The ${sum} of ${transactionsWord(summed.length)} of ${what} ${when}: ${items.join("; ")}. In all: ${saidTotals(totals)}.`;
+    text = `The ${sum} of ${transactionsWord(summed.length)} of ${what} ${when}: ${items.join("; ")}. In all: ${saidRead(totals, reading)}.`;
   } else if (asBalance) {
     // A balance is cited by the last transactions that made it.
     cited = summed.slice(-CITED_TRANSACTIONS).reverse();
-    text = `The balance of ${what} ${when}: ${saidTotals(totals)}, after ${transactionsWord(summed.length)} ${markers(cited.length)}${summed.length > cited.length ? ` (the last ${cited.length} cited)` : ""}.`;
+    text = `The balance of ${what} ${when}: ${saidRead(totals, reading)}, after ${transactionsWord(summed.length)} ${markers(cited.length)}${summed.length > cited.length ? ` (the last ${cited.length} cited)` : ""}.`;
   } else {
     cited = summed.slice(0, CITED_TRANSACTIONS);
-    text = `${what[0]!.toUpperCase()}${what.slice(1)} ${when}: ${saidTotals(totals)}, in ${transactionsWord(summed.length)} ${markers(cited.length)}${summed.length > cited.length ? ` (the first ${cited.length} cited)` : ""}.`;
+    text = `${what[0]!.toUpperCase()}${what.slice(1)} ${when}: ${saidRead(totals, reading)}, in ${transactionsWord(summed.length)} ${markers(cited.length)}${summed.length > cited.length ? ` (the first ${cited.length} cited)` : ""}.`;
   }
   const top = ranked[0]!;
   const citedIds = new Set(cited.map((e) => e.record.id));
@@ -439,9 +559,10 @@ async function answerFrom(
     answer: {
       text,
       chunks: [...citedChunks(a, q, top, cited), ...ranked.filter((c) => !(c.connectorId === a.id && citedIds.has(c.record.id)))],
-      facts: facts(totals, listedFacts, cited.length),
+      facts: facts(totals, listedFacts, cited.length, apart),
     },
     covers,
+    gap,
     named,
     asked: asked.size,
   };

@@ -128,7 +128,7 @@ const saturation = (frequency: number, length: number, average: number) =>
  * phrase's hits, a row lookup each, as FTS5's `ORDER BY bm25() LIMIT` made over the hits of all
  * (and its idf a pass per phrase); what is kept is a score per matching record of this index.
  */
-function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, limit: number): Array<{ doc: number; score: number }> {
+export function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, limit: number): Array<{ doc: number; score: number }> {
   const own = ix.db
     .query<{ rows: number; length: number }, [string]>("SELECT rows, length FROM connector_terms_counts WHERE owner = ?")
     .get(ix.owner);

@@ -6,7 +6,7 @@ import { sealingOf } from "../../crypto/aead";
 import { RecordMemo } from "../../retrieval/record-memo";
 import { connectorVectors } from "../../vectors/embedded";
 import { splitPartition } from "../../vectors/sqlite";
-import { TERMS_FORMAT } from "../index-terms";
+import { RecordWords, TERMS_FORMAT } from "../index-terms";
 import { Turns } from "../turns";
 import type { SourceRecord } from "../types";
 import type { IndexContext } from "./context";
@@ -45,10 +45,30 @@ function sealedTo(keys: IndexContext["keys"], r: SourceRecord, chunks: string[],
 export interface PreparedRecords {
   firstDoc: number;
   records: PreparedRecord[];
+  /** How many of them are indexed by their words in part (RecordWords: past a bound, D31). */
+  cutWords?: number;
 }
 
 /** What a chunk's sealed text is bound to: its record's row and its place in it. */
 export const chunkRow = (doc: number, ord: number) => `chunk/${doc}/${ord}`;
+
+/**
+ * The texts a record's chunks were embedded as (sealed with them, as the reading worker cut them:
+ * connectors-011), opened in their order; undefined where any has none (stored before they were),
+ * or the row no longer holds the record read (`sealedLength`, its sealed bytes' length: SQLite's
+ * length() of a blob reads none of it). A question cites from these instead of cutting the record
+ * again on the serving thread (D31).
+ */
+export function storedChunkTexts(ctx: IndexContext, doc: number, sealedLength: number): string[] | undefined {
+  const rows = ctx.db
+    .query<{ ord: number; text: Uint8Array | null }, [number, string, number]>(
+      `SELECT c.ord, c.text FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc
+       WHERE c.doc = ? AND d.owner = ? AND length(d.record) = ? ORDER BY c.ord`,
+    )
+    .all(doc, ctx.owner, sealedLength);
+  if (rows.length === 0 || rows.some((r, i) => r.ord !== i || !r.text)) return undefined;
+  return rows.map((r) => ctx.keys.open(r.text!, chunkRow(doc, r.ord)));
+}
 
 /** The row the next record stored takes. */
 const nextDoc = (db: Database) => db.query<{ n: number }, []>("SELECT coalesce(max(doc), 0) + 1 AS n FROM connector_docs").get()!.n;
@@ -68,9 +88,12 @@ export async function prepareRecords(
 ): Promise<PreparedRecords> {
   const { keys } = ctx;
   const words: { title: string; content: string; chunks: string[] }[] = [];
+  let cutWords = 0;
   for (const [i, r] of records.entries()) {
-    const title = await keys.blinder.textInTurns(r.title, turns);
-    const content = await keys.blinder.textInTurns(r.content, turns);
+    const bound = new RecordWords();
+    const title = await keys.blinder.textInTurns(r.title, turns, bound);
+    const content = await keys.blinder.textInTurns(r.content, turns, bound);
+    if (bound.cut) cutWords++;
     words.push({ title, content, chunks: chunks?.[i] ?? ctx.chunker(r) });
     await turns.maybe();
   }
@@ -81,7 +104,7 @@ export async function prepareRecords(
     out.push({ ...words[i]!, ...sealedTo(keys, r, words[i]!.chunks, firstDoc + i) });
     await turns.maybe();
   }
-  return { firstDoc, records: out };
+  return { firstDoc, records: out, cutWords };
 }
 
 /** `records` made ready for putRecords in one go, from row `firstDoc` on (few records; or `prepared`, sealed to rows taken since, sealed again). */
@@ -90,11 +113,7 @@ function prepareNow(ctx: IndexContext, records: SourceRecord[], firstDoc: number
   return {
     firstDoc,
     records: records.map((r, i) => {
-      const words = prepared?.records[i] ?? {
-        title: keys.blinder.text(r.title),
-        content: keys.blinder.text(r.content),
-        chunks: ctx.chunker(r),
-      };
+      const words = prepared?.records[i] ?? { ...recordTerms(keys, r), chunks: ctx.chunker(r) };
       return { ...words, ...sealedTo(keys, r, words.chunks, firstDoc + i) };
     }),
   };
@@ -276,10 +295,16 @@ export function reblindStale(ctx: IndexContext, records: number, chars: number):
   return done;
 }
 
+/** A record's words as the index takes them (blinded, up to RecordWords' bound), in one go. */
+function recordTerms(keys: IndexContext["keys"], r: SourceRecord): { title: string; content: string } {
+  const bound = new RecordWords();
+  return { title: keys.blinder.text(r.title, bound), content: keys.blinder.text(r.content, bound) };
+}
+
 /** A record's words, blinded; none if they cannot be cut (its old ones stay). */
 function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: string; content: string } | undefined {
   try {
-    return { title: keys.blinder.text(r.title), content: keys.blinder.text(r.content) };
+    return recordTerms(keys, r);
   } catch (error) {
     if (error instanceof RangeError) return undefined;
     throw error;

@@ -1,9 +1,11 @@
 // Finding records in an index: by their blinded words (FTS5's BM25) and by the meaning of their
 // chunks (sqlite-vec, in the owner's rotated space), within the request's dates (candidates.ts).
+
+import { chunkOfEmbedded } from "../../retrieval/chunk";
 import { needles, type RetrievalRequest, type SearchHit, type SourceRecord } from "../types";
-import { type Candidates, type CandidatesAsked, candidates, dateCondition } from "./candidates";
+import { type Candidates, type CandidatesAsked, candidates, dateCondition, ownBm25 } from "./candidates";
 import type { IndexContext } from "./context";
-import { openRecords, visible } from "./documents";
+import { openRecords, storedChunkTexts, visible } from "./documents";
 import { SearchWorkerFailed, searchOffThread } from "./searcher";
 
 /** The request's phrases as needles: quoted in the question, so matched as phrases. */
@@ -81,27 +83,40 @@ function hitsOf(ctx: IndexContext, found: Candidates): SearchHit[] {
   const hits: SearchHit[] = [];
   for (const [doc, scores] of found.found) {
     const record = records.get(doc);
-    if (record) hits.push({ record, ...scores });
+    const sealedLength = found.sealed.get(doc)?.length ?? 0;
+    const storedChunks = () => storedChunkTexts(ctx, doc, sealedLength)?.map((text) => chunkOfEmbedded(record!.title, text));
+    if (record) hits.push({ record, ...scores, storedChunks });
   }
   return hits;
 }
 
-/** Records matching any term or phrase, best BM25 first (newest first without words), within the date range. */
+/**
+ * Records matching any term or phrase, best first by BM25 over this index's own rows (candidates.ts
+ * ownBm25: FTS5's bm25() weighed them among every index's, and another user's rows changed the
+ * order, D25), newest first without words; within the date range. One read transaction.
+ */
 export function search(ctx: IndexContext, request: RetrievalRequest): SourceRecord[] {
-  const match = ctx.keys.blinder.match(needles(request), quoted(request));
+  const parts = ctx.keys.blinder.matchParts(needles(request), quoted(request));
   const dates = dateCondition(ctx, { dateFrom: request.dateFrom?.toISOString(), dateTo: request.dateTo?.toISOString() });
-  const params: Array<string | number> = [ctx.owner, ...dates.params];
-  const rows = match
-    ? ctx.db
-        .query<{ doc: number; record: Uint8Array }, Array<string | number>>(
-          `SELECT d.doc, d.record FROM connector_terms f JOIN connector_docs d ON d.doc = f.rowid
-           WHERE connector_terms MATCH ? AND d.owner = ?${dates.sql} ORDER BY bm25(connector_terms) LIMIT ?`,
-        )
-        .all(match, ...params, request.limit)
-    : ctx.db
-        .query<{ doc: number; record: Uint8Array }, Array<string | number>>(
-          `SELECT d.doc, d.record FROM connector_docs d WHERE d.owner = ?${dates.sql} ORDER BY d.record_date DESC LIMIT ?`,
-        )
-        .all(...params, request.limit);
+  const rows = ctx.db
+    .transaction(() => {
+      if (parts.length === 0)
+        return ctx.db
+          .query<{ doc: number; record: Uint8Array }, Array<string | number>>(
+            `SELECT d.doc, d.record FROM connector_docs d WHERE d.owner = ?${dates.sql} ORDER BY d.record_date DESC LIMIT ?`,
+          )
+          .all(ctx.owner, ...dates.params, request.limit);
+      const best = ownBm25(ctx, parts, dates, request.limit);
+      const sealed = new Map(
+        ctx.db
+          .query<{ doc: number; record: Uint8Array }, [string]>(
+            "SELECT doc, record FROM connector_docs WHERE doc IN (SELECT value FROM json_each(?))",
+          )
+          .all(JSON.stringify(best.map((b) => b.doc)))
+          .map((r) => [r.doc, r.record]),
+      );
+      return best.flatMap(({ doc }) => (sealed.has(doc) ? [{ doc, record: sealed.get(doc)! }] : []));
+    })
+    .deferred();
   return rows.map((r) => JSON.parse(ctx.keys.open(r.record, `doc/${r.doc}`)) as SourceRecord);
 }

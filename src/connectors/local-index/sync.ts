@@ -34,7 +34,7 @@ export async function syncIndex(
   read: (e: ScanEntry) => Promise<ReadRecords>,
   onProgress: SyncProgress = () => {},
   stopped: () => boolean = () => false,
-): Promise<{ read: number; removed: number; failed: string[]; skipped: string[] }> {
+): Promise<{ read: number; removed: number; failed: string[]; skipped: string[]; cutWords: number }> {
   const known = index.known();
   const skipped = index.skipped();
   // What to read is decided first, so that progress has a total.
@@ -57,9 +57,11 @@ export async function syncIndex(
   let readCount = 0;
   const failed: string[] = [];
   const newlySkipped: string[] = [];
+  // Records indexed by their words in part (past RecordWords' bound), for the log.
+  let cutWords = 0;
   onProgress(0, toRead.length);
   // Stopped (the connector closing): what was read so far, nothing more read, written or removed.
-  const sofar = () => ({ read: readCount, removed: 0, failed, skipped: newlySkipped });
+  const sofar = () => ({ read: readCount, removed: 0, failed, skipped: newlySkipped, cutWords });
   // What a put or removal stopped or killed (kill -9) on the way left hidden goes first; the source it wrote is read again.
   if (!(await index.removeUnfinished(stopped))) return sofar();
   for (const [i, e] of toRead.entries()) {
@@ -73,6 +75,7 @@ export async function syncIndex(
       if (stopped()) return sofar();
       if (!(await index.put(e, records, prepared, stopped))) return sofar();
       readCount++;
+      cutWords += prepared.cutWords ?? 0;
     } catch (error) {
       // The owner was deleted meanwhile: nothing more of theirs is read or written.
       if (error instanceof NoUserKey) throw error;
@@ -95,7 +98,7 @@ export async function syncIndex(
   if (stopped()) return sofar();
   for (const source of known.keys()) if (!(await index.removeSource(source, stopped))) return sofar();
   if (replaced || known.size) index.purgeRemoved();
-  return { read: readCount, removed: known.size, failed, skipped: newlySkipped };
+  return { read: readCount, removed: known.size, failed, skipped: newlySkipped, cutWords };
 }
 
 /**

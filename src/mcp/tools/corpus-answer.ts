@@ -47,7 +47,13 @@ export const corpusAnswer = defineTool({
     const got = await askAsTool(ctx, { question, max: ANSWER_SOURCES, ...filters });
     if ("refused" in got) return got.refused;
     const { outcome, chosen } = got.asked;
-    const typed = typedAnswer(question, answerText(outcome, chosen, ctx.services.questionStages), outcome, chosen, ctx.publicUrl);
+    const typed = typedAnswer(
+      question,
+      answerText(outcome, chosen, ctx.services.questionStages, ctx.services.query.chunkStatements),
+      outcome,
+      chosen,
+      ctx.publicUrl,
+    );
     const value = typed.value === null ? "" : `\nValue: ${typed.value}${typed.unit ? ` ${typed.unit}` : ""}`;
     const period = typed.period ? `\nPeriod: ${typed.period.said}` : "";
     const sources = typed.sources.map((s) => `[${s.n}] ${s.title} (${s.url}; sha256 ${s.sha256})`);

@@ -8,6 +8,7 @@ import type { Scope } from "../../auth/scopes";
 import { TOOL_SCOPE } from "../../auth/scopes";
 import { panelClaims } from "../../auth/tokens";
 import { ConnectorView } from "../../connectors/model";
+import { andThen } from "../../store/shared";
 import { PANEL_TOOL_META, WIDGET_MIME, WIDGET_URI } from "../panel-resource";
 import { defineTool, MESSAGES, type ToolContext, toolError } from "../tool-record";
 import { connectorsWidget, PANEL_META, type PanelAccess } from "../widget";
@@ -68,10 +69,11 @@ async function panelAccess({ services: s, caller, apiBase }: ToolContext, scopes
       caller.user,
       scopes,
       Math.min(PANEL_TOKEN_SECONDS, left),
-      () => {
-        // Not for a user deleted (or a token revoked) while the panel was being prepared (D25).
-        if (s.auth.revoked(parent)) throw new PanelRefused();
-      },
+      // Not for a user deleted (or a token revoked) while the panel was being prepared (D25).
+      () =>
+        andThen(s.auth.revoked(parent), (revoked) => {
+          if (revoked) throw new PanelRefused();
+        }),
       panelClaims(parent.jti),
     );
     return { apiBase, token: issued.token, expiresAt: issued.expiresAt, canWrite };

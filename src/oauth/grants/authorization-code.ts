@@ -17,11 +17,11 @@ export async function authorizationCodeGrant(ctx: OAuthContext, client: Client, 
   if (!code) throw new InvalidRequest("code is missing");
   if (!verifier) throw new InvalidRequest("code_verifier is missing (PKCE)");
   const hash = sha256(code);
-  const row = ctx.store.code(hash);
+  const row = await ctx.store.code(hash);
   if (!row || row.client_id !== client.id) throw new InvalidGrant("the code is not valid");
   if (row.grant_id !== null) {
     // A code used twice: whoever used it first may be the attacker; everything it gave is revoked.
-    revokeGrant(ctx, row.grant_id);
+    await revokeGrant(ctx, row.grant_id);
     throw new InvalidGrant("the code was used already; the tokens issued for it are revoked");
   }
   if (row.expires_at < secondsOf(ctx)) throw new InvalidGrant("the code has expired");
@@ -30,8 +30,8 @@ export async function authorizationCodeGrant(ctx: OAuthContext, client: Client, 
   if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier) || !constantEqual(s256(verifier), row.code_challenge))
     throw new InvalidGrant("code_verifier does not match the code_challenge");
   const grantId = randomBytes(16).toString("base64url");
-  if (!ctx.store.useCode(hash, grantId)) throw new InvalidGrant("the code was used already");
-  ctx.store.putGrant({
+  // One step: of redemptions racing on any node, one makes the grant; the others are refused.
+  const redeemed = await ctx.store.redeemCode(hash, {
     grant_id: grantId,
     client_id: client.id,
     user_id: row.user_id,
@@ -39,6 +39,7 @@ export async function authorizationCodeGrant(ctx: OAuthContext, client: Client, 
     created_at: secondsOf(ctx),
     revoked_at: null,
   });
+  if (!redeemed) throw new InvalidGrant("the code was used already");
   const scopes = row.scopes.split(" ").filter(Boolean);
   const answer = await tokensFor(ctx, grantId, client, row.user_id, scopes);
   if (scopes.includes(OPENID) && ctx.upstream) answer.id_token = await idToken(ctx, client, row.user_id, row.nonce ?? undefined);

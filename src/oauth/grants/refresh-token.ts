@@ -11,13 +11,13 @@ export async function refreshTokenGrant(ctx: OAuthContext, client: Client, form:
   const token = form.get("refresh_token");
   if (!token) throw new InvalidRequest("refresh_token is missing");
   const hash = sha256(token);
-  const row = ctx.store.refresh(hash);
-  const grant = row ? ctx.store.grant(row.grant_id) : null;
+  const row = await ctx.store.refresh(hash);
+  const grant = row ? await ctx.store.grant(row.grant_id) : null;
   if (!row || !grant || grant.client_id !== client.id || grant.revoked_at !== null)
     throw new InvalidGrant("the refresh token is not valid");
-  if (row.used_at !== null || !ctx.store.useRefresh(hash, secondsOf(ctx))) {
-    // A rotated token presented again: one of its holders is not the client. The grant ends.
-    revokeGrant(ctx, grant.grant_id);
+  if (row.used_at !== null || !(await ctx.store.useRefresh(hash, secondsOf(ctx)))) {
+    // A rotated token presented again (here or on another node): one of its holders is not the client. The grant ends.
+    await revokeGrant(ctx, grant.grant_id);
     throw new InvalidGrant("the refresh token was used already; this grant is revoked");
   }
   if (row.expires_at < secondsOf(ctx)) throw new InvalidGrant("the refresh token has expired");

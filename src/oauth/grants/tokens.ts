@@ -5,6 +5,7 @@ import { SignJWT } from "jose";
 import { SCOPES, type Scope } from "../../auth/scopes";
 import { SIGNING_ALG } from "../../auth/signing-key";
 import { type OAuthContext, secondsOf, secret } from "../context";
+import { InvalidGrant } from "../errors";
 import type { Client } from "../registration";
 import { OFFLINE_ACCESS } from "../scopes";
 import { sha256 } from "../store";
@@ -22,7 +23,11 @@ export async function tokensFor(
 ): Promise<Record<string, unknown>> {
   const tokenScopes = scopes.filter((s): s is Scope => (SCOPES as readonly string[]).includes(s));
   const issued = await ctx.auth.issuer.issue(user, tokenScopes, ACCESS_TTL_SECONDS, undefined, { client_id: client.id });
-  ctx.store.putAccess(issued.jti, grantId, issued.expiresAt);
+  if (!(await ctx.store.putAccess(issued.jti, grantId, issued.expiresAt))) {
+    // The grant was revoked while the token was signed (a replay answered on another node): it never leaves.
+    ctx.auth.store.revokeToken(issued.jti, issued.expiresAt);
+    throw new InvalidGrant("this grant was revoked");
+  }
   const answer: Record<string, unknown> = {
     access_token: issued.token,
     token_type: "Bearer",
@@ -32,7 +37,7 @@ export async function tokensFor(
   // Refresh tokens only when offline_access was granted (MCP 2026-07-28) and the client may use them.
   if (scopes.includes(OFFLINE_ACCESS) && client.grantTypes.includes("refresh_token")) {
     const refresh = secret();
-    ctx.store.putRefresh(sha256(refresh), grantId, secondsOf(ctx) + REFRESH_TTL_SECONDS);
+    await ctx.store.putRefresh(sha256(refresh), grantId, secondsOf(ctx) + REFRESH_TTL_SECONDS);
     answer.refresh_token = refresh;
   }
   return answer;

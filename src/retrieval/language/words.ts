@@ -535,16 +535,40 @@ export const YES_NO: Table = {
   pl: ["czy"],
 };
 
+/** Money coming in, asked of books: income accounts' total, said as a positive amount earned (D34: income is booked negative). */
+export const EARNING: Table = {
+  en: ["earn", "earned", "earnings", "receive", "received"],
+  nl: ["verdiend", "verdiende", "ontvangen"],
+  fr: ["gagné", "reçu", "touché"],
+  de: ["verdient", "erhalten", "eingenommen"],
+  pl: ["zarobiłem", "zarobiłam", "otrzymałem", "otrzymałam"],
+};
+/** Money owed, asked of books: a liability's balance, said as a positive amount owed (D34: liabilities are booked negative). */
+export const OWING: Table = {
+  en: ["owe", "owed", "owing", "debt"],
+  nl: ["schuld", "verschuldigd"],
+  fr: ["dois", "doit", "dette"],
+  de: ["schulde", "schulden", "schuld"],
+  pl: ["winien", "dług", "zadłużenie"],
+};
 /** Money paid or earned, asked of books: a period's total is asked ("What did I pay Verizon last year?"), as by SPENDING's words. */
 export const PAYING: Table = {
-  en: [...SPENDING.en, "pay", "earn", "earned"],
-  nl: [...SPENDING.nl, "betaalde", "verdiend"],
-  fr: [...SPENDING.fr, "gagné"],
-  de: [...SPENDING.de, "verdient"],
-  pl: [...SPENDING.pl, "zarobiłem"],
+  en: [...SPENDING.en, "pay", ...EARNING.en],
+  nl: [...SPENDING.nl, "betaalde", ...EARNING.nl],
+  fr: [...SPENDING.fr, ...EARNING.fr],
+  de: [...SPENDING.de, ...EARNING.de],
+  pl: [...SPENDING.pl, ...EARNING.pl],
 };
 /** An account's balance asked ("the balance of Checking", "het saldo", "le solde"): books answer it at a date, not as a period's total (D34). */
 export const BALANCE_NOUNS: Table = { en: ["balance"], nl: ["saldo"], fr: ["solde"], de: ["saldo", "kontostand"], pl: ["saldo"] };
+/** "Account" itself: "my checking account" names Checking, not Liabilities:AccountsPayable (D34). */
+export const ACCOUNT_NOUNS: Table = {
+  en: ["account", "accounts"],
+  nl: ["rekening", "rekeningen"],
+  fr: ["compte", "comptes"],
+  de: ["konto", "konten"],
+  pl: ["konto", "rachunek", "rachunku"],
+};
 /**
  * A table's column headers, as documents print them above their rows ("QTY", "U/PRICE",
  * "Omschrijving", "Menge", "Ilość"): a line of these words only heads columns, it is no item.

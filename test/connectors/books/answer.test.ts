@@ -154,6 +154,115 @@ describe("books questions answered as an accountant would", () => {
     expect(answer).toContain(`${amount} $`);
   });
 
+  /** bean-query's sums per currency over `where`, exact, as {currency: amount}. */
+  const beanSums = (where: string) =>
+    Object.fromEntries(beanQuery(`SELECT currency, str(sum(number)) WHERE ${where} GROUP BY currency`).map(([c, n]) => [c!, n!]));
+  /** Ledger's balance of one account of sample.dat up to a date (exclusive), as "980.00 $ and 500.00 €" reads in an answer. */
+  const ledgerSaid = (account: string, end: string) =>
+    run(["ledger", "-f", join(ACCOUNTING, "ledger/sample.dat"), "bal", `^${account}$`, "-e", end, "--flat", "--no-total"])
+      .trim()
+      .split("\n")
+      .map((line) => /^\s*(\$?)(-?[\d,]+\.\d\d)(€?)/.exec(line)!)
+      .map(([, dollar, n, euro]) => `${n!.replace(/,/g, "")} ${dollar || euro}`);
+  const negated = (n: string) => (n.startsWith("-") ? n.slice(1) : `-${n}`);
+
+  // Account names as people write them: folded as the index folds words, on both sides (D34).
+  for (const question of [
+    "What was the balance of assets:us:bofa:checking at the end of March 2015?",
+    "What was the balance of Assets : US : BofA : Checking at the end of March 2015?",
+    "What was the balance of my checking account at the end of March 2015?",
+  ])
+    test(`${question}: the account of Checking, whatever its case and spacing, to the cent`, async () => {
+      const { total } = beanTotal("account ~ '^Assets:US:BofA:Checking$' AND date <= 2015-03-31", true);
+      const { answer } = await ask(alice, question);
+      expect(answer).toContain(`The balance of Assets:US:BofA:Checking at the end of 2015-03-31: ${total} USD`);
+    });
+
+  test("a run-together account name asked in words: 'group term life' earned is Income:US:Hoogle:GroupTermLife, not Expenses:Health:Life", async () => {
+    const usd = beanSums("account ~ '^Income:US:Hoogle:GroupTermLife$' AND year = 2014").USD!;
+    const { answer } = await ask(alice, "How much group term life did I earn in 2014?");
+    expect(answer).toStartWith(`Income:US:Hoogle:GroupTermLife in 2014: ${negated(usd)} USD earned`);
+  });
+
+  test("'checking' names two accounts of sample.dat alike (one of them accented): both answered apart, each as ledger has it", async () => {
+    const { answer, sources } = await ask(alice, "What was the balance of the checking account at the end of May 2004?");
+    const plain = ledgerSaid("Assets:Bank:Checking", "2004/06/01");
+    const accented = ledgerSaid("Asséts:Bánk:Chécking:Asséts:Bánk:Chécking", "2004/06/01");
+    expect(plain).toEqual(["980.00 $", "500.00 €"]);
+    expect(answer).toContain(`Assets:Bank:Checking: ${plain.join(" and ")} [`);
+    expect(answer).toContain(`Asséts:Bánk:Chécking: ${accented.join(" and ")} [`);
+    expect(answer).toStartWith("Which account is meant?");
+    // Never one sum of the two.
+    expect(answer).not.toContain("1480.00");
+    expect(sources[0]!.source_url).toContain("sample.dat#L");
+  });
+
+  test("'vacation' names an asset, an expense and an income account alike: three balances apart, as bean-query has each", async () => {
+    const { answer } = await ask(alice, "What was the balance of vacation at the end of 2014?");
+    for (const account of ["Assets:US:Hoogle:Vacation", "Expenses:Vacation", "Income:US:Hoogle:Vacation"]) {
+      const vachr = beanSums(`account ~ '^${account}$' AND date <= 2014-12-31`).VACHR!;
+      const said = account.startsWith("Income") ? `${negated(vachr)} VACHR earned (booked as ${vachr} VACHR)` : `${vachr} VACHR`;
+      expect(answer).toContain(`${account}: ${said} [`);
+    }
+  });
+
+  test("spent on 'vacation': the expense account of the three alike", async () => {
+    const vachr = beanSums("account ~ '^Expenses:Vacation$' AND year = 2014").VACHR!;
+    const { answer } = await ask(alice, "How much did I spend on vacation in 2014?");
+    expect(answer).toStartWith(`Expenses:Vacation in 2014: ${vachr} VACHR`);
+  });
+
+  // Sign conventions: income and liabilities are credits, booked negative; said as earned and owed, the journal's sign beside and in the postings cited.
+  test("how much did I earn in 2014: every income account's sum per commodity, positive, as bean-query's negated", async () => {
+    const sums = beanSums("account ~ '^Income:' AND year = 2014");
+    expect(Object.keys(sums).sort()).toEqual(["IRAUSD", "USD", "VACHR"]);
+    const { answer, sources } = await ask(alice, "How much did I earn in 2014?");
+    const said = Object.keys(sums)
+      .sort()
+      .map((c) => `${negated(sums[c]!)} ${c}`)
+      .join(" and ");
+    expect(answer).toStartWith(`Income in 2014: ${said} earned (booked as `);
+    // The postings cited keep the journal's sign.
+    const cited = sources.filter((s) => answer.includes(`[${s.n}]`));
+    expect(cited.length).toBe(CITED_TRANSACTIONS);
+    for (const s of cited) expect((s as unknown as { snippet: string }).snippet).toMatch(/Income:\S+ {2}-\d/);
+  });
+
+  test("how much salary did I earn: positive, bean-query's negated, to the cent", async () => {
+    const usd = beanSums("account ~ '^Income:US:Hoogle:Salary' AND year = 2014").USD!;
+    expect(usd).toStartWith("-");
+    const { answer } = await ask(alice, "How much salary did I earn at Hoogle in 2014?");
+    expect(answer).toStartWith(`Income:US:Hoogle:Salary in 2014: ${negated(usd)} USD earned (booked as ${usd} USD)`);
+  });
+
+  test("the largest income of 2015: the largest amount earned, bean-query's most negative transaction", async () => {
+    const [[line, usd]] = beanQuery(
+      "SELECT lineno, str(sum(number)) AS s WHERE account ~ '^Income:' AND year = 2015 AND currency = 'USD' GROUP BY date, lineno ORDER BY sum(number), lineno LIMIT 1",
+    ) as [[string, string]];
+    const { answer, sources } = await ask(alice, "What was my largest income in 2015?");
+    expect(answer).toMatch(
+      new RegExp(
+        `^The largest of \\d+ transactions of Income in 2015: ${negated(usd).replace(".", "\\.")} USD and 5 VACHR earned on 2015-`,
+      ),
+    );
+    expect(sources[0]!.source_url).toEndWith(`#L${line}`);
+  });
+
+  test("what do I owe on the credit card at the end of June 2014: the liabilities' balance, positive, as bean-query's negated", async () => {
+    const usd = beanSums("account ~ '^Liabilities:' AND date <= 2014-06-30").USD!;
+    const { answer } = await ask(alice, "What did I owe on the credit card at the end of June 2014?");
+    expect(answer).toContain(`at the end of 2014-06-30: ${negated(usd)} USD owed (booked as ${usd} USD)`);
+  });
+
+  test("what do I owe on the MasterCard: ledger's balance of sample.dat, positive", async () => {
+    const [owed] = ledgerSaid("Liabilities:MasterCard", "2004/06/01");
+    expect(owed).toStartWith("-");
+    const { answer } = await ask(alice, "How much do I owe on the MasterCard?");
+    expect(answer).toStartWith(
+      `The balance of Liabilities:MasterCard at the end of 2004-05-27: ${negated(owed!)} owed (booked as ${owed})`,
+    );
+  });
+
   test("a second user never sees the first's books: bob's question is answered from his own", async () => {
     const { answer, sources } = await ask(bob, "How much did I spend on restaurants in 2014?");
     expect(sources.length).toBeGreaterThan(0);

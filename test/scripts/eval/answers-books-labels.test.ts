@@ -17,18 +17,25 @@ function run(command: string[]): string {
   return p.stdout.toString();
 }
 
-/** bean-query's rows as "<number> <currency>" lines (its str() of a Decimal is "Decimal('4608.22')" or the number). */
-function beanQuery(query: string): string {
+/**
+ * bean-query's rows as "<number> <currency>" lines (its str() of a Decimal is "Decimal('4608.22')"
+ * or the number); earned or owed, each number negated; apart, "<account>: <number> <currency>"
+ * on one line, "; " between.
+ */
+function beanQuery(query: string, { reading, apart }: { reading?: string; apart?: boolean } = {}): string {
   const csv = run(["bean-query", "-f", "csv", join(ACCOUNTING, "beancount/example.beancount"), query]);
-  return csv
+  const rows = csv
     .trim()
     .split("\n")
     .slice(1)
     .map((row) => {
-      const [number, currency] = row.split(",").map((s) => s.trim());
-      return `${/^Decimal\('(.*)'\)$/.exec(number!)?.[1] ?? number} ${currency}`;
-    })
-    .join("\n");
+      const cells = row.split(",").map((s) => s.trim());
+      const [account, number, currency] = apart ? cells : ["", ...cells];
+      const n = /^Decimal\('(.*)'\)$/.exec(number!)?.[1] ?? number!;
+      const said = `${reading ? (n.startsWith("-") ? n.slice(1) : `-${n}`) : n} ${currency}`;
+      return apart ? `${account}: ${said}` : said;
+    });
+  return rows.join(apart ? "; " : "\n");
 }
 
 /** Cents of an amount as a file writes it ("1,004.81", "-42.4", "-7"). */
@@ -68,7 +75,7 @@ describe("the books labels of scripts/eval/answers-labels.json, against the tool
     test(`${q.id}: /${q.fact}/ is what the oracle computes`, () => {
       const oracle = q.oracle!;
       let computed: string;
-      if ("bean-query" in oracle) computed = beanQuery(oracle["bean-query"]);
+      if ("bean-query" in oracle) computed = beanQuery(oracle["bean-query"], oracle);
       else if ("ledger" in oracle) computed = run(["ledger", "-f", join(ACCOUNTING, "ledger/sample.dat"), ...oracle.ledger]);
       else computed = said(q.record.reduce((sum, r) => sum + amountOf(r, oracle.sum), 0n));
       expect(computed).toMatch(factPattern(q.fact));

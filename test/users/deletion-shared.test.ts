@@ -1,0 +1,112 @@
+// A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
+// tokens room and the archive here) erase and count inside it, the rooms not shared yet in the embedded
+// database's transaction inside that. A room that leaves rows, in either database, undoes the
+// whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
+// token still accepted by another node), nothing in SQLite (the data key kept). Once every room
+// erases, the deletion commits: another node refuses the user's token at its next request.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { PostgresArchiveRows } from "../../src/archive/rows-postgres";
+import { Archive } from "../../src/archive/store";
+import { AuthFailure, AuthService } from "../../src/auth/service";
+import { UserTags } from "../../src/auth/store";
+import { NOT_BEFORE_TABLE, PostgresAuthStore } from "../../src/auth/store-postgres";
+import { loadMasterKey } from "../../src/crypto/master-key";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { DeletionIncomplete, deleteUser } from "../../src/users/deletion";
+import { testApp } from "../helpers";
+import { archivedChunk } from "../support/archived-chunk";
+import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
+
+setDefaultTimeout(60_000);
+
+const USER = "frank";
+
+describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
+  let db: SharedDatabase;
+  let t: Awaited<ReturnType<typeof testApp>>;
+  let a: AuthService;
+  let b: AuthService;
+  let masterKey: Buffer;
+  let archive: Archive;
+  beforeAll(async () => {
+    db = await sharedDatabase();
+    t = await testApp();
+    // The app's master key: the signing key in its data folder is sealed with it.
+    masterKey = loadMasterKey({ dataDir: t.config.CORPUS_DATA_DIR }).key;
+    a = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
+    b = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
+    archive = new Archive(new PostgresArchiveRows(db.sql), t.services.userKeys, t.services.embeddings);
+  });
+  afterAll(async () => {
+    await t.services.close();
+    await db.drop();
+  });
+
+  // Node A's services: the embedded rooms of the test app, the tokens room, the archive and the transaction in PostgreSQL.
+  const onA = () => ({ ...t.services, auth: a, archive, shared: db.sql });
+  const stamps = async () =>
+    (
+      await db.sql<
+        { n: string }[]
+      >`SELECT count(*) AS n FROM ${db.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${new UserTags(masterKey).of(USER)}`
+    )[0]!.n;
+  const acceptedOnB = async (token: string) => (await b.authenticate(`Bearer ${token}`, "corpus:search")).user;
+
+  test("an embedded room that leaves rows undoes the PostgreSQL part too; a shared room that does undoes the embedded part", async () => {
+    const { token } = await a.issuer.issue(USER, ["corpus:search"]);
+    t.services.userKeys.keyFor(USER);
+    expect(await acceptedOnB(token)).toBe(USER);
+    await archive.prepareRotation(USER, true);
+    await archive.store(
+      USER,
+      "qry_frank",
+      "the lease",
+      [archivedChunk("c1", "Lease", "ends in May")],
+      [new Float32Array(EMBEDDING_DIM).fill(0.05)],
+    );
+    expect(await archive.rowsOf(USER)).toBe(2);
+
+    // The embedded data keys room misses its row.
+    const destroy = t.services.userKeys.destroy.bind(t.services.userKeys);
+    t.services.userKeys.destroy = () => false;
+    const failed = await deleteUser(onA(), USER).catch((e: unknown) => e);
+    t.services.userKeys.destroy = destroy;
+    expect(failed).toBeInstanceOf(DeletionIncomplete);
+    expect((failed as DeletionIncomplete).rooms).toEqual(["keys"]);
+    expect(await a.store.rowsOf(USER)).toBe(1);
+    expect(await archive.rowsOf(USER)).toBe(2);
+    expect(await stamps()).toBe("0");
+    expect(await acceptedOnB(token)).toBe(USER);
+
+    // The shared tokens room misses its rows (inside the transaction).
+    const store = a.store as PostgresAuthStore;
+    store.within = (tx) => {
+      const bound = PostgresAuthStore.prototype.within.call(store, tx);
+      bound.forgetIssued = async () => 0;
+      return bound;
+    };
+    const failedToo = await deleteUser(onA(), USER).catch((e: unknown) => e);
+    store.within = PostgresAuthStore.prototype.within;
+    expect((failedToo as DeletionIncomplete).rooms).toEqual(["auth"]);
+    expect(t.services.userKeys.rowsOf(USER)).toBe(1);
+    expect(await a.store.rowsOf(USER)).toBe(1);
+    expect(await archive.rowsOf(USER)).toBe(2);
+    expect(await stamps()).toBe("0");
+    expect(await acceptedOnB(token)).toBe(USER);
+    expect(t.logs.records().filter((l) => l.message === "deletion undone: a room left rows of the user")).toEqual([
+      expect.objectContaining({ rooms: ["keys"] }),
+      expect.objectContaining({ rooms: ["auth"] }),
+    ]);
+
+    // Every room erases: committed in both; node B refuses the token at once.
+    const done = await deleteUser(onA(), USER);
+    expect(done.details).toMatchObject({ oauth_tokens_revoked: 1, profile_deleted: true, archive_entries_removed: 1 });
+    expect(await a.store.rowsOf(USER)).toBe(0);
+    expect(await archive.rowsOf(USER)).toBe(0);
+    expect(await stamps()).toBe("1");
+    expect(t.services.userKeys.rowsOf(USER)).toBe(0);
+    const refused = await Promise.resolve(b.authenticate(`Bearer ${token}`, "corpus:search")).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AuthFailure);
+    expect((refused as AuthFailure).message).toMatch(/revoked/);
+  });
+});
