@@ -114,15 +114,18 @@ export class PostgresArchiveRows implements ArchiveRows {
           await tx`DELETE FROM ${tx(DOCUMENTS)} WHERE user_id = ${user} AND record_key = ${d.recordKey} AND id NOT IN
             (SELECT id FROM ${tx(DOCUMENTS)} WHERE user_id = ${user} AND record_key = ${d.recordKey} ORDER BY id DESC LIMIT ${KEPT_DOCUMENT_VERSIONS})`;
       }
+      // One statement for the answer's chunks (bodies sent as hex); their ids given in the order written.
+      const rows = await tx<{ id: string }[]>`INSERT INTO ${tx(CHUNKS)} (query_id, user_id, chunk_id, body, embedded)
+        SELECT ${queryId}, ${user}, u.chunk_id, decode(u.body, 'hex'), u.embedded = 1
+        FROM unnest(${entry.chunks.map((c) => c.chunkId)}::text[], ${entry.chunks.map((c) => Buffer.from(c.body).toString("hex"))}::text[],
+          ${entry.chunks.map((c) => (c.vector ? 1 : 0))}::int[]) WITH ORDINALITY AS u(chunk_id, body, embedded, n)
+        ORDER BY u.n RETURNING id`;
+      const ids = rows.map((r) => Number(r.id)).sort((x, y) => x - y);
+      if (ids.length !== entry.chunks.length) throw new Error("the archive's chunks were not all written");
       const stored: StoredVector[] = [];
-      const ids: number[] = [];
-      for (const c of entry.chunks) {
-        const [row] = await tx<{ id: string }[]>`INSERT INTO ${tx(CHUNKS)} (query_id, user_id, chunk_id, body, embedded)
-          VALUES (${queryId}, ${user}, ${c.chunkId}, ${c.body}, ${c.vector !== undefined}) RETURNING id`;
-        const id = Number(row!.id);
-        ids.push(id);
-        if (c.vector) stored.push({ id, vector: c.vector, at });
-      }
+      entry.chunks.forEach((c, i) => {
+        if (c.vector) stored.push({ id: ids[i]!, vector: c.vector, at });
+      });
       if (stored.length) await this.vectors(tx).put(user, ARCHIVE_SCOPE, stored);
       return ids;
     });

@@ -141,6 +141,23 @@ function suite(name: string, open: (n: Node) => Promise<Store>) {
         }
       });
 
+      test("an answer's chunks keep their own vectors, those given and those owed alike", async () => {
+        const archive = store().archive({ t: T0 });
+        const model = vectorsWithoutModel(n.embeddings);
+        try {
+          await archive.prepareRotation("jill", true);
+          const chunks = ["first", "second", "third"].map((text, i) => archivedChunk(`c${i}`, "Order", text));
+          await archive.store("jill", "qry_order", "in which order", chunks, [unit(21), undefined, unit(23)]);
+          await archive.settled();
+          const top = async (v: Float32Array) => (await archive.search("jill", v, { limit: 1 }))[0]?.chunk.content;
+          expect(await top(unit(21))).toBe("first");
+          expect(await top(new Float32Array(EMBEDDING_DIM).fill(0.05))).toBe("second");
+          expect(await top(unit(23))).toBe("third");
+        } finally {
+          model.restore();
+        }
+      });
+
       test("vectors that could not be stored stay owed; resumed, they are stored once", async () => {
         const archive = store().archive({ t: T0 });
         let fail = true;
