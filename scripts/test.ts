@@ -61,9 +61,11 @@ const INTEGRATION = [
   "connectors/hostile-sources.test.ts",
   "connectors/imap-fairness.test.ts",
   "connectors/imap-hostile.test.ts",
+  "connectors/imap-ids.test.ts",
   "connectors/imap-oauth-operator.test.ts",
   "connectors/imap-oauth.test.ts",
   "connectors/imap.test.ts",
+  "connectors/index-lease-stores.test.ts",
   "connectors/local-index-held-vectors.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
@@ -138,6 +140,7 @@ const INTEGRATION = [
   "oauth/store-stores.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
+  "owed-work-stores.test.ts",
   "questions/ask.test.ts",
   "rest/operator-ahead-evicted.test.ts",
   "rest/operator-rows-cross-user.test.ts",
@@ -175,6 +178,7 @@ const INTEGRATION = [
   "vectors/hnsw.test.ts",
   "vectors/partition-index.test.ts",
   "vectors/store.test.ts",
+  "webhooks/webhooks-stores.test.ts",
 ];
 
 const root = join(import.meta.dir, "..");

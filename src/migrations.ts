@@ -26,6 +26,7 @@ import { oauthPgMigrations } from "./oauth/store-postgres";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
 import { webhookMigrations } from "./webhooks/store";
+import { webhookPgMigrations } from "./webhooks/store-postgres";
 
 export const MIGRATIONS = [
   ...storeMigrations,
@@ -57,4 +58,5 @@ export const PG_MIGRATIONS = [
   ...oauthPgMigrations,
   ...mcpSessionPgMigrations,
   ...conversationPgMigrations,
+  ...webhookPgMigrations,
 ];

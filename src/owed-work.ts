@@ -5,10 +5,13 @@
 // when the counts moved meaningfully (at most one a minute, and one when all is done). Given
 // leases (several nodes on one database, D33), a kind is resumed by the node that holds its
 // lease, renewed while it works: the others leave it, and take it up once a dead node's lease expired.
+// What is owed is counted where it is kept: at once from the embedded database, later from the
+// shared one (every node then counts, and resumes, the same work).
 import type { OwedKind, OwedWorkCountsT } from "./health/model";
 import { errorSummary } from "./jobs/guard";
-import type { Lease, Leases } from "./jobs/leases";
+import { type NodeLeases, underLease } from "./jobs/leases";
 import type { Logger } from "./log";
+import { type Awaitable, andThen } from "./store/shared";
 
 export const OWED_CHECK_MS = 5_000;
 export const OWED_LOG_INTERVAL_MS = 60_000;
@@ -18,17 +21,14 @@ export const OWED_LOG_MIN_CHANGE = 50;
 export const OWED_LEASE_MS = 60_000;
 
 /** The leases owed work is resumed under, and this node's id in them. */
-export interface OwedLeases {
-  leases: Leases;
-  holder: string;
-}
+export type OwedLeases = NodeLeases;
 
 /** The work's name in the leases. */
 export const owedLeaseName = (kind: OwedKind) => `owed/${kind}`;
 
 export interface OwedTask {
   kind: OwedKind;
-  count(): number;
+  count(): Awaitable<number>;
   /** Does (or starts) the owed work; resolves when this round is done. Left out: the kind resumes itself. */
   resume?(): unknown;
 }
@@ -61,36 +61,47 @@ export class OwedWork {
     private readonly leased?: OwedLeases,
   ) {}
 
-  /** The counts per kind (a kind whose count cannot be read is left out). */
-  counts(): Partial<OwedWorkCountsT> {
+  /** The counts per kind (a kind whose count cannot be read is left out): at once when every kind answers at once. */
+  counts(): Awaitable<Partial<OwedWorkCountsT>> {
     const out: Partial<OwedWorkCountsT> = {};
+    const later: Promise<void>[] = [];
     for (const task of this.tasks) {
       try {
-        out[task.kind] = task.count();
+        const n = task.count();
+        if (n instanceof Promise)
+          later.push(
+            n.then(
+              (v) => void (out[task.kind] = v),
+              // The database is unavailable: the health route says so.
+              () => {},
+            ),
+          );
+        else out[task.kind] = n;
       } catch {
         // The database is unavailable: the health route says so.
       }
     }
-    return out;
+    return later.length ? Promise.all(later).then(() => out) : out;
   }
 
   /** All counts, or undefined when one cannot be read. */
-  complete(): OwedWorkCountsT | undefined {
-    const c = this.counts();
-    return this.tasks.every((t) => c[t.kind] !== undefined) ? (c as OwedWorkCountsT) : undefined;
+  complete(): Awaitable<OwedWorkCountsT | undefined> {
+    return andThen(this.counts(), (c) => (this.tasks.every((t) => c[t.kind] !== undefined) ? (c as OwedWorkCountsT) : undefined));
   }
 
   /** At start: logs what is owed from before, resumes every kind, and checks again every OWED_CHECK_MS. */
   start(intervalMs = OWED_CHECK_MS): void {
     if (this.timer) return;
-    const counts = this.counts();
-    this.logged = { archive_vectors: 0, connector_chunks: 0, webhook_deliveries: 0, deletion_steps: 0, ...counts };
-    this.loggedAt = this.now();
-    this.log.info("owed work at start", counts);
-    for (const task of this.tasks) this.resume(task);
-    this.previous = counts;
-    this.timer = this.schedule(() => this.check(), intervalMs);
+    this.timer = this.schedule(() => void this.check(), intervalMs);
     this.timer.unref?.();
+    void andThen(this.counts(), (counts) => {
+      this.logged = { archive_vectors: 0, connector_chunks: 0, webhook_deliveries: 0, deletion_steps: 0, ...counts };
+      this.loggedAt = this.now();
+      this.log.info("owed work at start", counts);
+      if (this.stopped) return;
+      for (const task of this.tasks) this.resume(task);
+      this.previous = counts;
+    });
   }
 
   private resume(task: OwedTask): void {
@@ -109,27 +120,11 @@ export class OwedWork {
 
   /** The kind resumed if this node gets its lease (renewed meanwhile, released after); else left to the node that holds it. */
   private async underLease(task: OwedTask, { leases, holder }: OwedLeases): Promise<void> {
-    const [lease] = await leases.claim([owedLeaseName(task.kind)], holder, OWED_LEASE_MS);
-    if (!lease) return;
-    let held: Lease | undefined = lease;
-    const renewal = setInterval(() => {
-      if (!held) return;
-      void Promise.resolve(leases.renew(held, OWED_LEASE_MS)).then(
-        (renewed) => {
-          // Taken by another node while this one stalled: the work goes on here, the other does it too.
-          if (!renewed) this.log.warning("owed work's lease lost while it ran", { kind: task.kind });
-          held = renewed;
-        },
-        (error: unknown) => this.log.warning("owed work's lease not renewed", { kind: task.kind, ...errorSummary(error) }),
-      );
-    }, OWED_LEASE_MS / 3);
-    renewal.unref?.();
-    try {
-      await task.resume!();
-    } finally {
-      clearInterval(renewal);
-      if (held) await leases.release(held);
-    }
+    await underLease(leases, owedLeaseName(task.kind), holder, OWED_LEASE_MS, () => task.resume!(), {
+      // Taken by another node while this one stalled: the work goes on here, the other does it too.
+      lost: () => this.log.warning("owed work's lease lost while it ran", { kind: task.kind }),
+      notRenewed: (error) => this.log.warning("owed work's lease not renewed", { kind: task.kind, ...errorSummary(error) }),
+    });
   }
 
   /** Without the background guard: a failure logged once per streak (its name and code, no message). */
@@ -147,8 +142,12 @@ export class OwedWork {
   }
 
   /** One check: stuck or failed kinds resumed again, and a log line if the counts moved enough. */
-  check(): Partial<OwedWorkCountsT> {
-    const counts = this.counts();
+  check(): Awaitable<Partial<OwedWorkCountsT>> {
+    return andThen(this.counts(), (counts) => this.checked(counts));
+  }
+
+  private checked(counts: Partial<OwedWorkCountsT>): Partial<OwedWorkCountsT> {
+    if (this.stopped) return counts;
     for (const task of this.tasks) {
       const n = counts[task.kind];
       const before = this.previous?.[task.kind];

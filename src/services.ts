@@ -16,6 +16,8 @@ import { loadMasterKey } from "./crypto/master-key";
 import { UserKeys } from "./crypto/user-keys";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
+import { NODE_ID } from "./jobs/leases";
+import { PostgresLeases } from "./jobs/leases-postgres";
 import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
@@ -38,7 +40,8 @@ import { openSharedDatabase, refuseUntilShared } from "./store/shared";
 import { isStorageError } from "./store/storage-errors";
 import { Sweeps } from "./sweeps";
 import { configureConnectorVectors } from "./vectors/embedded";
-import { WebhookStore } from "./webhooks/store";
+import { SqliteWebhookStore, type WebhookStore } from "./webhooks/store";
+import { PostgresWebhookStore } from "./webhooks/store-postgres";
 import { WebhookWorker } from "./webhooks/worker";
 
 export interface Services {
@@ -103,8 +106,11 @@ export async function createServices(
 ): Promise<Services> {
   // Before anything is opened: a node told to share its state never runs on SQLite alone (D33).
   refuseUntilShared(config);
+  // The database the nodes share, when CORPUS_DATABASE_URL names one (D33): each shared room's store is chosen from it, once.
   const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS) : undefined;
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+  // Background work of several nodes is claimed under leases there; one node alone takes none (its work is its own).
+  const nodeLeases = shared ? { leases: new PostgresLeases(shared, now), holder: NODE_ID } : undefined;
   const vectorIndexes = configureConnectorVectors(db, {
     threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
     onBuildFailed: (error) => log.warning("a vector index could not be built; searched without it", { error }),
@@ -163,6 +169,7 @@ export async function createServices(
     now,
     storage: { disk, guard },
     scrub,
+    ...(nodeLeases ? { leases: nodeLeases } : {}),
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   const archive = new Archive(shared ? new PostgresArchiveRows(shared) : new SqliteArchiveRows(db), userKeys, embeddings, now);
@@ -178,7 +185,9 @@ export async function createServices(
     userKeys,
     now,
   );
-  const webhooks = new WebhookStore(db, userKeys, masterKey, now);
+  const webhooks: WebhookStore = shared
+    ? new PostgresWebhookStore(shared, userKeys, masterKey, now)
+    : new SqliteWebhookStore(db, userKeys, masterKey, now);
   const webhookWorker = new WebhookWorker(webhooks, config.CORPUS_WEBHOOK_ALLOW_PRIVATE, log.child("webhooks"), now, undefined, guard);
   const sweeps = new Sweeps(
     [
@@ -200,7 +209,7 @@ export async function createServices(
     [
       {
         kind: "archive_vectors",
-        count: archivedOwed(archive),
+        count: () => archive.pending(),
         resume: async () => {
           const n = await archive.resumePending();
           if (n) owedLog.info("archive vectors resumed", { chunks: n });
@@ -224,6 +233,7 @@ export async function createServices(
     undefined,
     undefined,
     guard,
+    nodeLeases,
   );
   const operatorWebhook = config.CORPUS_WEBHOOK_URL ? { url: config.CORPUS_WEBHOOK_URL, secret: config.CORPUS_WEBHOOK_SECRET! } : undefined;
   return {
@@ -272,24 +282,5 @@ export async function createServices(
       db.close();
       await shared?.end();
     },
-  };
-}
-
-/**
- * The archive's chunks owed a vector, as OwedWork counts (at once): the embedded store's count,
- * or the shared one's last read, read again at each call (a figure for the log and metrics, D29).
- */
-function archivedOwed(archive: Archive): () => number {
-  let last = 0;
-  return () => {
-    const n = archive.pending();
-    if (!(n instanceof Promise)) return n;
-    n.then(
-      (count) => {
-        last = count;
-      },
-      () => {},
-    );
-    return last;
   };
 }

@@ -1,15 +1,12 @@
 // The runner of owed work (D29): everything resumed at start, a failed or stuck kind tried again,
 // counts in the log at start and then only when they moved meaningfully, at most once a minute.
-import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import type { OwedKind } from "../src/health/model";
 import { BackgroundGuard } from "../src/jobs/guard";
-import { leaseMigrations, SqliteLeases } from "../src/jobs/leases";
 import { createLogger, memorySink } from "../src/log";
-import { OWED_LEASE_MS, OWED_LOG_INTERVAL_MS, type OwedLeases, type OwedTask, OwedWork, owedLeaseName } from "../src/owed-work";
-import { migrate } from "../src/store/migrations";
+import { OWED_LOG_INTERVAL_MS, type OwedTask, OwedWork } from "../src/owed-work";
 
-function setup(tasks: OwedTask[], leased?: OwedLeases, start = 1_000_000) {
+function setup(tasks: OwedTask[], start = 1_000_000) {
   let clock = start;
   const logs = memorySink();
   let tick: (() => void) | undefined;
@@ -19,8 +16,6 @@ function setup(tasks: OwedTask[], leased?: OwedLeases, start = 1_000_000) {
     () => clock,
     (fn) => ((tick = fn), {}),
     () => (tick = undefined),
-    undefined,
-    leased,
   );
   return {
     owed,
@@ -158,43 +153,5 @@ describe("owed work", () => {
     tick();
     expect(guard.storageFailing()).toEqual([]);
     expect(logs.records().map((l) => l.message)).toContain("background job recovered");
-  });
-});
-
-describe("owed work on several nodes (D33)", () => {
-  test("a kind is resumed by the node holding its lease, not by the other; once that node's lease expired, the other takes it up", async () => {
-    const db = new Database(":memory:");
-    migrate(db, leaseMigrations);
-    const clock = { t: 1_000_000 };
-    const leases = new SqliteLeases(db, () => clock.t);
-    let finish!: () => void;
-    // Node A resumes and never ends (a node that died mid-work: it renews no more).
-    const onA = counter("archive_vectors", 5, () => new Promise<void>((resolve) => (finish = resolve)));
-    const onB = counter("archive_vectors", 5, () => undefined);
-    const a = setup([onA], { leases, holder: "node-a" }, clock.t);
-    const b = setup([onB], { leases, holder: "node-b" }, clock.t);
-    a.owed.start();
-    await settle();
-    b.owed.start();
-    await settle();
-    expect([onA.resumed, onB.resumed]).toEqual([1, 0]);
-    expect(leases.holderOf(owedLeaseName("archive_vectors"))).toBe("node-a");
-    // B finds the kind stuck at its checks: still A's lease, still not B's to do.
-    clock.t += OWED_LEASE_MS - 1;
-    b.later(0);
-    await settle();
-    b.later(0);
-    await settle();
-    expect(onB.resumed).toBe(0);
-    clock.t += 1; // A's lease has expired
-    b.later(0);
-    await settle();
-    expect(onB.resumed).toBe(1);
-    // Done, B gave the lease back.
-    expect(leases.holderOf(owedLeaseName("archive_vectors"))).toBeUndefined();
-    finish();
-    await settle();
-    a.owed.stop();
-    b.owed.stop();
   });
 });

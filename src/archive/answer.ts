@@ -2,7 +2,7 @@
 // text their vectors are looked up by, their stable ids and the sha256 of their text), and the
 // records they were cited from, as ranked (D36). One place for /v1/query and the MCP tools.
 
-import { type CitationIds, citationIds, citedRecordId, documentText, sha256Hex } from "../documents/ids";
+import { type CitationIds, citationIds, citedRecordId, citedText, sha256Hex } from "../documents/ids";
 import { recordKind } from "../documents/kinds";
 import { embeddingText } from "../retrieval/chunk";
 import { RecordMemo, recordKey } from "../retrieval/record-memo";
@@ -32,7 +32,7 @@ export function citeChunks(archive: Archive, user: string, chunks: RankedChunk[]
   if (chunks.length === 0) return [];
   const key = archive.citationKey(user);
   return chunks.map((c) => {
-    const documentSha256 = documentDigests.get(recordKey(user, c.connectorId, c.record.id), documentText(c.record.title, c.record.content));
+    const documentSha256 = documentDigests.get(recordKey(user, c.connectorId, c.record.id), citedText(c.record));
     return {
       c,
       ...citationIds(key, {

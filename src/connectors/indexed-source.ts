@@ -6,11 +6,14 @@
 // while chunks wait for vectors, `ok` only once both are done; each with its progress. While the
 // disk refuses its writes, or free space is below CORPUS_MIN_FREE_BYTES, it says `error` with the
 // reason, goes on answering from what is indexed, and tries again with backoff until a sync writes
-// (D29).
+// (D29). Several nodes on one database (D33): a sync runs under the connector's lease, renewed
+// while it runs and released after; a node that finds the lease held leaves the sync to its holder
+// and answers from the shared index, and one whose lease was taken while it stalled stops reading.
 import { existsSync, statSync } from "node:fs";
 import { NoUserKey } from "../crypto/user-keys";
 import { EmbeddingCancelled, type OwnerEmbeddings } from "../embedding/service";
-import { defaultSchedule, retryDelay, type Schedule } from "../jobs/guard";
+import { defaultSchedule, errorSummary, retryDelay, type Schedule } from "../jobs/guard";
+import { type NodeLeases, underLease } from "../jobs/leases";
 import type { Logger } from "../log";
 import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
 import { TERMS_FORMAT, WORDS_CUT } from "./index-terms";
@@ -38,6 +41,13 @@ export const SYNC_WAIT_MS = 1_000;
 const EMBED_BATCH = 16;
 /** Skipped files named in the status; the rest are counted. */
 const SKIPPED_NAMED = 3;
+/** How long a node's lease on indexing a connector lasts unless renewed (a third of it apart). */
+export const INDEX_LEASE_MS = 60_000;
+/** The work's name in the leases: one connector of one owner. */
+export const indexLeaseName = (key: string) => `index/${key}`;
+/** The status while the shared database cannot be asked for the connector's lease. */
+export const INDEX_LEASE_UNREACHABLE = "indexing waits for the shared database (its lease could not be claimed)";
+
 /** The status while embedding waits for the next scan to retry (the log has the error). */
 export const EMBEDDING_PAUSED = "embedding paused after an error; it resumes on the next scan";
 
@@ -70,6 +80,8 @@ export interface IndexedOptions {
   report?: (error?: unknown) => void;
   /** The longest a question waits for a sync (SYNC_WAIT_MS). */
   syncWaitMs?: number;
+  /** Several nodes: a sync runs only under this lease (`name`: indexLeaseName). None: this node alone. */
+  lease?: NodeLeases & { name: string };
 }
 
 /**
@@ -98,6 +110,7 @@ export class IndexedFolderConnector implements Connector {
   private readonly schedule: Schedule;
   private readonly report: (error?: unknown) => void;
   private readonly syncWaitMs: number;
+  private readonly lease?: IndexedOptions["lease"];
   /** Why indexing cannot write now (a full disk, or free space below the floor); cleared by a sync that wrote. */
   private storagePaused?: string;
   private retries = 0;
@@ -118,6 +131,7 @@ export class IndexedFolderConnector implements Connector {
     this.schedule = options.schedule ?? defaultSchedule;
     this.report = options.report ?? (() => {});
     this.syncWaitMs = options.syncWaitMs ?? SYNC_WAIT_MS;
+    this.lease = options.lease;
     this.sync();
   }
 
@@ -196,6 +210,29 @@ export class IndexedFolderConnector implements Connector {
     // Below the floor of free space no new indexing starts; what is indexed is still searched.
     const low = this.space?.lowReason();
     if (low) return this.pauseForStorage(low);
+    const lease = this.lease;
+    if (!lease) return this.indexFolder(() => true);
+    let done: unknown;
+    try {
+      done = await underLease(lease.leases, lease.name, lease.holder, INDEX_LEASE_MS, (held) => this.indexFolder(held), {
+        lost: () => this.log?.warning("connector indexing's lease lost while it ran; left to the node that took it"),
+        notRenewed: (error) => this.log?.warning("connector indexing's lease not renewed", errorSummary(error)),
+      });
+    } catch (error) {
+      // The shared database unreachable: nothing is read; tried again at the next sync.
+      this.error = INDEX_LEASE_UNREACHABLE;
+      this.log?.warning("connector indexing's lease not claimed", errorSummary(error));
+      return;
+    }
+    // Held by another node: it indexes, into the index every node searches.
+    if (!done) {
+      this.ready = true;
+      if (this.error === INDEX_LEASE_UNREACHABLE) this.error = undefined;
+    }
+  }
+
+  /** Reads what changed into the index, while `held()` (the node's lease, when there is one). */
+  private async indexFolder(held: () => boolean): Promise<void> {
     try {
       const folder = this.check(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
@@ -204,9 +241,10 @@ export class IndexedFolderConnector implements Connector {
         this.source.scan(),
         (e) => this.source.read(e),
         (done, total) => this.readProgress(done, total),
-        () => this.closed,
+        () => this.closed || !held(),
       );
-      if (this.closed) return;
+      // Closed, or its lease taken by another node (which indexes it now).
+      if (this.closed || !held()) return;
       // The reason, never the file's name (logs carry no paths).
       for (const reason of result.skipped) this.log?.warning("connector file skipped", { reason });
       // Records past the words one record gives the word index (index-terms.ts RecordWords, D31).

@@ -11,6 +11,7 @@ import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import type { EmbeddingService } from "../embedding/service";
 import { DomainError } from "../errors";
 import { type BackgroundGuard, errorSummary } from "../jobs/guard";
+import type { NodeLeases } from "../jobs/leases";
 import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
@@ -18,7 +19,7 @@ import { changedConfig, type Definition, publicConfig, validateConfig } from "./
 import { AHEAD_PAUSED, AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
 import { grantBinding, type ImapConfig, signsInWithOAuth } from "./imap/config";
-import type { IndexedOptions } from "./indexed-source";
+import { type IndexedOptions, indexLeaseName } from "./indexed-source";
 import type { KindContext } from "./kind";
 import { CONNECTOR_KINDS, type ConnectorKind, KINDS } from "./kinds";
 import { dropIndex, indexKeysFor, indexOwesWork, LocalIndex, owedChunks, purgeTerms } from "./local-index";
@@ -72,6 +73,8 @@ export interface RegistryOptions {
   storage?: { disk: DiskSpace; guard: BackgroundGuard };
   /** What a removal still owes once committed (word index purge, WAL truncated). */
   scrub?: Scrub;
+  /** Several nodes on one database (D33): a connector is indexed by the node holding its lease. None: this node alone. */
+  leases?: NodeLeases;
 }
 
 /** A try at embedding a connector's newest records ahead (embed-ahead.ts), as its status shows it. */
@@ -110,6 +113,7 @@ export class ConnectorRegistry {
   private readonly now: () => number;
   private readonly storage?: { disk: DiskSpace; guard: BackgroundGuard };
   private readonly scrub: Scrub;
+  private readonly leases?: NodeLeases;
   private readonly rows: ConnectorRows;
   private readonly access: OwnerAccess;
   private readonly statuses: StatusCache;
@@ -134,6 +138,7 @@ export class ConnectorRegistry {
     ({ db: this.db, keys: this.keys, config: this.config, log: this.log, embeddings: this.embeddings, chunker: this.chunker } = options);
     this.now = options.now ?? Date.now;
     this.storage = options.storage;
+    this.leases = options.leases;
     this.scrub = options.scrub ?? new Scrub(this.db, [() => purgeTerms(this.db, true)], this.now);
     this.rows = new ConnectorRows(this.db, this.keys);
     this.access = new OwnerAccess(this.config);
@@ -259,7 +264,9 @@ export class ConnectorRegistry {
 
   private indexedOptions(d: Definition): IndexedOptions {
     const storage = this.storage;
+    const leases = this.leases;
     return {
+      ...(leases ? { lease: { ...leases, name: indexLeaseName(`${d.owner}/${d.id}`) } } : {}),
       embeddings: this.embeddings?.forOwner(d.owner),
       log: this.log.child(`connectors.${d.id}`),
       check: this.access.checker(d.owner),

@@ -171,6 +171,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
       // The database cannot be read: the auth check above says so.
     }
     const low = services.disk.lowReason();
+    const owed = await services.owed.complete();
     return {
       version: SERVICE_VERSION,
       auth,
@@ -182,7 +183,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
         ...(low ? { low } : {}),
       },
       databaseBytes,
-      ...(services.owed.complete() ? { owed: services.owed.complete() as unknown as Record<string, number> } : {}),
+      ...(owed ? { owed: owed as unknown as Record<string, number> } : {}),
     };
   };
 

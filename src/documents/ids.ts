@@ -6,6 +6,7 @@
 // id, while the archive keeps the old (archive/store.ts). No
 // path or title is in an id, and two users never share one (another's id is simply unknown).
 import { createHash, createHmac } from "node:crypto";
+import { sheetRowCited } from "../connectors/files/sheets";
 import type { SourceRecord } from "../connectors/types";
 import { ID_PREFIX } from "../ids";
 import { recordKind } from "./kinds";
@@ -48,12 +49,15 @@ const BOOK_LINE = /#L\d+(?:\.\d+)?$/;
  * The record's id as its citation ids take it (D36: unchanged content, the same id): a mail's
  * Maildir place without its new/ or cur/ and its flags, so that a message read or flagged since
  * keeps its ids; a books transaction's file and the sha256 of its text (`documentSha256`, of
- * documentText) instead of its line, so that one written above it in the journal does not
- * change its ids (the same transaction twice in a file is then one document); every other
- * record's own id.
+ * citedText) instead of its line, so that one written above it in the journal does not
+ * change its ids (the same transaction twice in a file is then one document); a spreadsheet
+ * row's file and sheet, the sha256 of its text and its copy number (sheetRowCited) instead of
+ * its row; every other record's own id.
  */
-export function citedRecordId(record: Pick<SourceRecord, "id" | "type" | "metadata">, documentSha256: string): string {
+export function citedRecordId(record: Pick<SourceRecord, "id" | "type" | "title" | "metadata">, documentSha256: string): string {
   if (recordKind(record) === "books" && BOOK_LINE.test(record.id)) return `${record.id.replace(BOOK_LINE, "")}#${documentSha256}`;
+  const row = sheetRowCited(record);
+  if (row) return `${row.table}#${documentSha256}${row.copy > 1 ? `.${row.copy}` : ""}`;
   if (record.type !== "email") return record.id;
   const m = MAILDIR_PLACE.exec(record.id);
   return m ? `${m[1]}${m[2]}` : record.id;
@@ -61,6 +65,11 @@ export function citedRecordId(record: Pick<SourceRecord, "id" | "type" | "metada
 
 /** What a document's id hashes of its record: its title and its whole content. */
 export const documentText = (title: string, content: string) => `${title}\u0000${content}`;
+
+/** What a record's document id hashes (documentText): a spreadsheet row's title without its row number (sheetRowCited). */
+export function citedText(record: Pick<SourceRecord, "id" | "type" | "title" | "content" | "metadata">): string {
+  return documentText(sheetRowCited(record)?.title ?? record.title, record.content);
+}
 
 /**
  * The ids of a chunk of a record and of the record, under the asking user's citation key;

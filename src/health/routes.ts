@@ -3,6 +3,7 @@
 // also counts the work still owed from answers (D29), with no names: the route needs no token.
 import { Elysia } from "elysia";
 import { constantBody } from "../http/response";
+import type { Awaitable } from "../store/shared";
 import { SERVICE_NAME, SERVICE_VERSION } from "../version";
 import { type HealthChecks, runChecks } from "./checks";
 import { ConnectorsHealth, type OwedWorkCountsT, RootHealth, ServiceHealth } from "./model";
@@ -10,12 +11,12 @@ import { ConnectorsHealth, type OwedWorkCountsT, RootHealth, ServiceHealth } fro
 const ROOT_BODY = constantBody({ status: "ok", service: SERVICE_NAME, version: SERVICE_VERSION } as const);
 
 /** `owed` gives the counts of owed work, or undefined when they cannot be read (the database is down). */
-export const healthRoutes = (checks: HealthChecks, owed: () => OwedWorkCountsT | undefined = () => undefined) => {
+export const healthRoutes = (checks: HealthChecks, owed: () => Awaitable<OwedWorkCountsT | undefined> = () => undefined) => {
   const serviceRoute =
     (service: keyof HealthChecks) =>
     async ({ set }: { set: { status?: number | string } }) => {
       const result = await runChecks(checks[service]);
-      const pending = service === "connectors" ? owed() : undefined;
+      const pending = service === "connectors" ? await owed() : undefined;
       const extra = pending ? { pending } : {};
       if (result.healthy) return { status: "healthy" as const, service, ...extra };
       set.status = 503;

@@ -8,6 +8,7 @@
 // FOR UPDATE SKIP LOCKED). Times are the claimant's clock in ms: nodes keep their clocks in step,
 // and a lease's time is far longer than their skew.
 import type { Database } from "bun:sqlite";
+import { randomBytes } from "node:crypto";
 import type { Migration } from "../store/migrations";
 import type { Awaitable } from "../store/shared";
 
@@ -24,6 +25,12 @@ export const leaseMigrations: Migration[] = [
     },
   },
 ];
+
+/**
+ * This process's id as a holder of leases: new at every start, so a node restarted after a crash
+ * is not taken for the one that died, whose leases expire as any other.
+ */
+export const NODE_ID = `node-${process.pid}-${randomBytes(6).toString("hex")}`;
 
 /** A lease held: on the work `name`, by `holder`, until `expiresAt` (ms). */
 export interface Lease {
@@ -102,5 +109,54 @@ export class SqliteLeases implements Leases {
         .query<{ holder: string }, [string, number]>("SELECT holder FROM jobs_leases WHERE name = ? AND expires_at > ?")
         .get(name, this.now())?.holder ?? undefined
     );
+  }
+}
+
+/** The leases of a node's background work, and the node's id in them. */
+export interface NodeLeases {
+  leases: Leases;
+  holder: string;
+}
+
+/** What a holder hears of its lease while it works. */
+export interface LeaseEvents {
+  /** The lease was taken by another while this holder stalled (its renewal found another token). */
+  lost?(): void;
+  /** A renewal failed (the database unreachable); tried again at the next. */
+  notRenewed?(error: unknown): void;
+}
+
+/**
+ * `work` done under the lease on `name` if `holder` gets it: renewed every third of `ttlMs` while
+ * it runs, released after. Undefined when another holds it (the work is left to them). `work`
+ * is given `held()`, false once the lease was lost: work that can stop part-way stops then.
+ */
+export async function underLease<T>(
+  leases: Leases,
+  name: string,
+  holder: string,
+  ttlMs: number,
+  work: (held: () => boolean) => Awaitable<T>,
+  events: LeaseEvents = {},
+): Promise<{ value: T } | undefined> {
+  const [lease] = await leases.claim([name], holder, ttlMs);
+  if (!lease) return undefined;
+  let held: Lease | undefined = lease;
+  const renewal = setInterval(() => {
+    if (!held) return;
+    void Promise.resolve(leases.renew(held, ttlMs)).then(
+      (renewed) => {
+        if (!renewed) events.lost?.();
+        held = renewed;
+      },
+      (error: unknown) => events.notRenewed?.(error),
+    );
+  }, ttlMs / 3);
+  renewal.unref?.();
+  try {
+    return { value: await work(() => held !== undefined) };
+  } finally {
+    clearInterval(renewal);
+    if (held) await leases.release(held);
   }
 }

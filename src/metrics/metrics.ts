@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { ConnectorStateCount } from "../connectors/registry";
 import type { Priority } from "../embedding/service";
 import type { QuestionStage } from "../questions/stages";
+import type { Awaitable } from "../store/shared";
 import { CachedRead } from "./connector-states";
 import type { RequestObserver } from "./http";
 
@@ -20,7 +21,7 @@ export interface MetricSources {
   /** Every connector's kind, state and progress, nothing that names it. */
   connectorStates(): Promise<ConnectorStateCount[]>;
   /** Work promised and not done yet, by kind (D29). */
-  owedWork(): Partial<Record<string, number>>;
+  owedWork(): Awaitable<Partial<Record<string, number>>>;
   /** Bytes free in the data folder. */
   freeBytes(): number;
   /** CORPUS_MIN_FREE_BYTES: below it, corpus stops writing (D29). */
@@ -186,9 +187,10 @@ export class Metrics implements RequestObserver {
       help: "Work promised and not done yet, by kind (D29)",
       labelNames: ["kind"],
       registers,
-      collect() {
+      async collect() {
+        const owed = await sources.owedWork();
         this.reset();
-        for (const [kind, n] of Object.entries(sources.owedWork())) if (n !== undefined) this.set({ kind }, n);
+        for (const [kind, n] of Object.entries(owed)) if (n !== undefined) this.set({ kind }, n);
       },
     });
     new Gauge({

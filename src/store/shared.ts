@@ -54,6 +54,8 @@ export const SHARED_ROOMS = [
   "MCP sessions",
   "conversations",
   "the archive",
+  "webhooks and their deliveries",
+  "owed work",
 ] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
@@ -62,8 +64,6 @@ export const NOT_YET_SHARED: readonly string[] = [
   "users' data keys",
   "connectors",
   "the local index and its vectors",
-  "webhooks and their deliveries",
-  "owed work",
 ];
 
 /** The start refused while CORPUS_DATABASE_URL is set and a room is not yet shared (D33): what is, what is not, what to do. */

@@ -30,7 +30,7 @@ import type { DiskSpace } from "../store/disk-space";
 import type { Scrub } from "../store/scrub";
 import { type Awaitable, atOnce, inTransaction } from "../store/shared";
 import { isStorageError } from "../store/storage-errors";
-import type { WebhookStore } from "../webhooks/store";
+import type { WebhookStore, WebhookTarget } from "../webhooks/store";
 import type { WebhookWorker } from "../webhooks/worker";
 
 export interface DeletionResult {
@@ -96,7 +96,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
 }
 
 /** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
-const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "conversations", "archive"];
+const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "conversations", "webhooks", "archive"];
 
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
@@ -112,18 +112,20 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
   const eraseEmbedded = (shared?: {
     tokens: number;
     conversations: number;
+    webhooks: number;
+    targets: WebhookTarget[];
     archive: { queries: number; chunks: number };
     left: string[];
   }) =>
     writing(
       s.db.transaction(() => {
-        const targets = s.webhooks.targets(user, "user.deleted");
+        const targets = shared ? shared.targets : atOnce(s.webhooks.targets(user, "user.deleted"), "webhooks");
         const tokens = shared ? shared.tokens : atOnce(s.auth.store.revokeUser(user), "tokens");
         if (s.oauth && !shared) atOnce(s.oauth.forgetUser(user), "oauth");
         if (s.mcpSessions && !shared) atOnce(s.mcpSessions.forget(user), "mcp_sessions");
         s.accounts?.forgetExternal(user);
         if (!shared) atOnce(s.auth.store.forgetIssued(user), "tokens");
-        const webhooks = s.webhooks.deleteUser(user);
+        const webhooks = shared ? shared.webhooks : atOnce(s.webhooks.deleteUser(user), "webhooks");
         const archive = shared ? shared.archive : atOnce(s.archive.deleteUser(user), "archive");
         const conversations = shared ? shared.conversations : atOnce(s.conversations.deleteUser(user), "conversations");
         const connectors = s.connectors.deleteUserRows(user);
@@ -152,9 +154,10 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         // successful deletion triggers the webhook event user.deleted"): the operator's systems may
         // hold what corpus never did.
         const recipients = [...targets, ...(s.operatorWebhook ? [s.operatorWebhook] : [])];
-        if (recipients.length)
-          s.webhooks.enqueue("user.deleted", { user_id: user, deleted_at: new Date().toISOString(), details }, recipients);
-        return { anything, result: details, queued: recipients.length > 0 };
+        const event = { user_id: user, deleted_at: new Date().toISOString(), details };
+        // Embedded: queued in this transaction; shared: in the PostgreSQL one, after this returns.
+        if (recipients.length && !shared) atOnce(s.webhooks.enqueue("user.deleted", event, recipients), "webhooks");
+        return { anything, result: details, queued: recipients.length > 0, event, recipients };
       }),
     );
   const sql = s.shared;
@@ -169,16 +172,21 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const conversations = await s.conversations.deleteUser(user, tx);
           const archiveRows = inTransaction(s.archive.rows, tx, "archive");
           const archive = await archiveRows.forget(user);
+          const targets = await s.webhooks.targets(user, "user.deleted", tx);
+          const webhooks = await s.webhooks.deleteUser(user, tx);
           const counts: Record<string, Awaitable<number>> = {
             auth: auth.rowsOf(user),
             ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
             ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions.rowsOf(user, tx) } : {}),
             conversations: s.conversations.rowsOf(user, tx),
+            webhooks: s.webhooks.rowsOf(user, tx),
             archive: archiveRows.rowsOf(user),
           };
           const left: string[] = [];
           for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
-          return eraseEmbedded({ tokens, conversations, archive, left });
+          const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, left });
+          if (erased.recipients.length) await s.webhooks.enqueue("user.deleted", erased.event, erased.recipients, tx);
+          return erased;
         })
     : eraseEmbedded;
   let erased: ReturnType<typeof eraseEmbedded>;

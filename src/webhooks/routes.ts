@@ -7,7 +7,7 @@ import { HttpError } from "../http/errors";
 import { JSON_PARSE } from "../http/json-body";
 import { ErrorBody } from "../http/model";
 import { infoOf } from "../http/request-context";
-import { WEBHOOK_EVENTS, type WebhookStore } from "./store";
+import { type RegisteredWebhook, WEBHOOK_EVENTS, type WebhookStore } from "./store";
 import { checkTarget } from "./targets";
 
 const Webhook = t.Object({
@@ -17,14 +17,15 @@ const Webhook = t.Object({
   created_at: t.String(),
 });
 
-/** CORPUS_MAX_WEBHOOKS_PER_USER, counted right before the insert (no await between: concurrent adds cannot both pass). */
-function assertBelowCap(webhooks: WebhookStore, user: string, max: number): void {
-  const n = webhooks.count(user);
-  if (n >= max)
+/** CORPUS_MAX_WEBHOOKS_PER_USER: the store counts and inserts with nothing between (concurrent adds, on any node, cannot both pass). */
+async function register(webhooks: WebhookStore, user: string, url: string, events: string[], max: number): Promise<RegisteredWebhook> {
+  const added = await webhooks.add(user, url, events, max);
+  if ("atCap" in added)
     throw new HttpError(
       409,
-      `you have ${n} webhooks, the most allowed (CORPUS_MAX_WEBHOOKS_PER_USER=${max}); remove one before registering another`,
+      `you have ${added.atCap} webhooks, the most allowed (CORPUS_MAX_WEBHOOKS_PER_USER=${max}); remove one before registering another`,
     );
+  return added;
 }
 
 export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; config: Config }) => {
@@ -38,8 +39,8 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
         // A refused target is a TargetError, answered 400 by the error mapper.
         await checkTarget(body.url, s.config.CORPUS_WEBHOOK_ALLOW_PRIVATE);
         assertNotRevoked(s.auth, principal, infoOf(request, info));
-        assertBelowCap(s.webhooks, principal.user, s.config.CORPUS_MAX_WEBHOOKS_PER_USER);
-        return s.webhooks.add(principal.user, body.url, [...new Set(body.events ?? [...WEBHOOK_EVENTS])]);
+        const events = [...new Set(body.events ?? [...WEBHOOK_EVENTS])];
+        return register(s.webhooks, principal.user, body.url, events, s.config.CORPUS_MAX_WEBHOOKS_PER_USER);
       },
       {
         guard: { route: "POST /v1/webhooks" },
@@ -58,15 +59,15 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
         detail: { tags: ["webhooks"], summary: "Register a webhook (user.deleted)", security },
       },
     )
-    .get("/v1/webhooks", ({ principal }) => ({ webhooks: s.webhooks.list(principal.user) }), {
+    .get("/v1/webhooks", async ({ principal }) => ({ webhooks: await s.webhooks.list(principal.user) }), {
       guard: { route: "GET /v1/webhooks" },
       response: { 200: t.Object({ webhooks: t.Array(Webhook) }), ...errors },
       detail: { tags: ["webhooks"], summary: "The user's webhooks (secrets are never shown again)", security },
     })
     .delete(
       "/v1/webhooks/:id",
-      ({ params, principal }) => {
-        if (!s.webhooks.remove(principal.user, params.id)) throw new HttpError(404, `no webhook with id ${params.id}`);
+      async ({ params, principal }) => {
+        if (!(await s.webhooks.remove(principal.user, params.id))) throw new HttpError(404, `no webhook with id ${params.id}`);
         return { id: params.id, deleted: true as const };
       },
       {

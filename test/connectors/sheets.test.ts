@@ -199,11 +199,10 @@ describe("hostile spreadsheets are refused with a clear reason", () => {
   test("an ODS row repeated a billion times is counted, not copied", async () => {
     // Refused at its count, before a record of it is made.
     expect(await skipped(repeatedRowsOds(1_000_000_000), "hostile.ods")).toBe(`holds more than ${MAX_SHEET_ROWS} rows`);
-    expect((await sheetRecords(repeatedRowsOds(3), placeOf("r.ods"))).map((r) => r.id)).toEqual([
-      "sheets/r.ods#T/2",
-      "sheets/r.ods#T/3",
-      "sheets/r.ods#T/4",
-    ]);
+    const repeated = await sheetRecords(repeatedRowsOds(3), placeOf("r.ods"));
+    expect(repeated.map((r) => r.id)).toEqual(["sheets/r.ods#T/2", "sheets/r.ods#T/3", "sheets/r.ods#T/4"]);
+    // The same cells thrice: the second and third say which copy they are (their citation ids, D36).
+    expect(repeated.map((r) => r.metadata.copy)).toEqual([undefined, 2, 3]);
   });
 
   test("a cut file and a ZIP of too many entries", async () => {

@@ -3,9 +3,12 @@
 import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { citeChunks } from "../../src/archive/answer";
+import type { Archive } from "../../src/archive/store";
+import { type SheetPlace, sheetRecords } from "../../src/connectors/files/sheets";
 import { citationIds, parseOpenableId, sha256Hex } from "../../src/documents/ids";
 import type { RankedChunk } from "../../src/retrieval/search";
 import { testApp } from "../helpers";
+import { wordsXlsx } from "../support/office";
 
 const cited = {
   connectorId: "mail",
@@ -130,6 +133,55 @@ describe("a books transaction with another written above it", () => {
       const changed = ids(transactionAt("38", "41.00"));
       expect(changed.document).not.toBe(first.document);
       expect(changed.record).not.toBe(first.record);
+    } finally {
+      await t.services.close();
+    }
+  });
+});
+
+describe("a spreadsheet row with another inserted above it", () => {
+  const place: SheetPlace = {
+    file: "sheets/costs.xlsx",
+    url: "file:///srv/sheets/costs.xlsx",
+    fileType: "xlsx",
+    size: 1,
+    modified: "2024-06-01T00:00:00.000Z",
+  };
+  const header = ["Item", "Amount", "Paid to"];
+  /** Each row's ids (and its record's id) as the files kind reads the sheet and citeChunks cites it, by the row's cells. */
+  const idsOf = async (archive: Archive, rows: string[][]) => {
+    const records = await sheetRecords(wordsXlsx([header, ...rows]), place);
+    return records.map((record) => {
+      const [c] = citeChunks(archive, "alice", [{ connectorId: "files", record, text: record.content } as unknown as RankedChunk]);
+      return { cells: record.content, row: record.id, ids: { document: c!.documentId, chunk: c!.chunkId, record: c!.recordKey } };
+    });
+  };
+
+  test("keeps its ids (D36: unchanged content, the same ids); two rows of the same cells keep two sets; a changed row gets new ones", async () => {
+    const t = await testApp();
+    try {
+      const rent = ["Rent", "1200", "Landlord"];
+      const coffee = ["Coffee", "4.50", "Cafe"];
+      const before = await idsOf(t.services.archive, [rent, coffee, coffee, ["Power", "80", "Utility"]]);
+      const after = await idsOf(t.services.archive, [["Water", "30", "Utility"], rent, coffee, coffee, ["Power", "80", "Utility"]]);
+      // Every row moved down one: its record's id (and link) says so, its ids do not change.
+      expect(after.slice(1).map((r) => r.row)).toEqual(before.map((r) => r.row.replace(/\d+$/, (n) => String(Number(n) + 1))));
+      expect(after.slice(1).map((r) => r.ids)).toEqual(before.map((r) => r.ids));
+      // The two rows of the same cells: the same text quoted (one chunk hash), two documents.
+      expect(before[1]!.cells).toBe(before[2]!.cells);
+      expect(before[2]!.ids.document).not.toBe(before[1]!.ids.document);
+      expect(new Set(before.map((r) => r.ids.document)).size).toBe(4);
+      // A changed row: new ids; the rows around it keep theirs.
+      const changed = await idsOf(t.services.archive, [rent, ["Coffee", "4.80", "Cafe"], coffee, ["Power", "80", "Utility"]]);
+      expect(changed[1]!.ids.document).not.toBe(before[1]!.ids.document);
+      expect(changed[0]!.ids).toEqual(before[0]!.ids);
+      expect(changed[3]!.ids).toEqual(before[3]!.ids);
+      // Another sheet or file of the same cells: other ids.
+      const elsewhere = await sheetRecords(wordsXlsx([header, rent]), { ...place, file: "sheets/other.xlsx" });
+      const [other] = citeChunks(t.services.archive, "alice", [
+        { connectorId: "files", record: elsewhere[0], text: elsewhere[0]!.content } as unknown as RankedChunk,
+      ]);
+      expect(other!.documentId).not.toBe(before[0]!.ids.document);
     } finally {
       await t.services.close();
     }

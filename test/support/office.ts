@@ -173,3 +173,11 @@ export function wideXlsx(columns: number, nameChars: number): Buffer {
     `<worksheet xmlns="${SHEET_NS}"><sheetData><row>${names}</row><row>${cell("x").repeat(columns)}</row></sheetData></worksheet>`,
   );
 }
+
+/** A sheet of rows of words (the first its header), each in a cell of inline text. */
+export function wordsXlsx(rows: string[][]): Buffer {
+  const cell = (text: string) => `<c t="inlineStr"><is><t>${text}</t></is></c>`;
+  return xlsxOf(
+    `<worksheet xmlns="${SHEET_NS}"><sheetData>${rows.map((r) => `<row>${r.map(cell).join("")}</row>`).join("")}</sheetData></worksheet>`,
+  );
+}

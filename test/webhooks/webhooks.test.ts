@@ -213,9 +213,9 @@ describe("webhooks per user are capped (CORPUS_MAX_WEBHOOKS_PER_USER; issue 13, 
     const refused = (await burst.find((r) => r.status === 409)!.json()) as { type: string; message: string };
     expect(refused.type).toBe("conflict");
     expect(refused.message).toContain("CORPUS_MAX_WEBHOOKS_PER_USER=2");
-    expect(u.services.webhooks.count("alice")).toBe(2);
+    expect(await u.services.webhooks.count("alice")).toBe(2);
     expect((await register(await tok("bob"), 9)).status).toBe(200);
-    const [first] = u.services.webhooks.list("alice");
+    const [first] = await u.services.webhooks.list("alice");
     expect((await u.app.handle(req(`/v1/webhooks/${first!.id}`, { method: "DELETE", headers: bearer(alice) }))).status).toBe(200);
     expect((await register(alice, 5)).status).toBe(200);
     await u.services.close();

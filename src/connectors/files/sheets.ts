@@ -1,7 +1,8 @@
 // Spreadsheets (XLSX and ODS) as records, read in the reading worker (D31): each sheet's first
 // non-empty row names its columns, and each later non-empty row is one record, read as the SQL
 // kind reads a table's row ("Header: value" lines, the cells in its metadata by their header
-// names), its address the file, the sheet and the row number. A small reader over the package's
+// names), its address the file, the sheet and the row number (its citation ids take its cells
+// instead, D36: sheetRowCited). A small reader over the package's
 // XML (ZipReader bounds what inflates, XmlStream holds a chunk at a time): npm's readers
 // (SheetJS) unzip with their own inflater and build the whole workbook in memory, out of reach
 // of those bounds.
@@ -80,6 +81,8 @@ class Rows {
   private sheet = "";
   private header?: Map<number, string>;
   private readonly seenIds = new Set<string>();
+  /** The sheet's rows so far by a hash of their record's text: the n-th of the same cells is its copy n (COPY_FIELD). */
+  private copies = new Map<bigint | number, number>();
 
   constructor(
     private readonly place: SheetPlace,
@@ -89,6 +92,7 @@ class Rows {
   startSheet(name: string): void {
     this.sheet = name;
     this.header = undefined;
+    this.copies = new Map();
   }
 
   /** One more row element (or `times` repeated ones), whatever it holds. */
@@ -149,10 +153,15 @@ class Rows {
     const metadata: SourceRecord["metadata"] = {};
     for (const c of named) metadata[c.name] = c.number ?? c.text;
     Object.assign(metadata, { file_type: place.fileType, sheet, row, size: place.size, modified: place.modified });
+    const content = named.map((c) => `${c.name}: ${c.text}`).join("\n");
+    const digest = Bun.hash(content);
+    const copy = (this.copies.get(digest) ?? 0) + 1;
+    this.copies.set(digest, copy);
+    if (copy > 1) metadata[COPY_FIELD] = copy;
     return {
       id,
-      title: `${label ? `${label.slice(0, 200)} · ` : ""}${sheet}, row ${row}`,
-      content: named.map((c) => `${c.name}: ${c.text}`).join("\n"),
+      title: `${label ? `${label.slice(0, 200)} · ` : ""}${sheet}${rowTitle(row)}`,
+      content,
       source_url: `${place.url}#${encodeURIComponent(sheet)}/${row}`,
       date: place.modified,
       type: "file",
@@ -160,6 +169,39 @@ class Rows {
       metadata,
     };
   }
+}
+
+/** Where a row's title names its place: after its label and sheet. */
+const rowTitle = (row: number) => `, row ${row}`;
+
+/**
+ * The metadata field of a row whose very cells (its record's text) an earlier row of its sheet
+ * holds too: 2 for the second such row, 3 for the third (none for the first). Two rows of the
+ * same cells are two records and keep two sets of ids (D36), as an ODS row repeated n times is n.
+ */
+const COPY_FIELD = "copy";
+
+/**
+ * What a spreadsheet row's citation ids are made of (D36: unchanged content, the same ids): its
+ * file and sheet and its cells (the caller hashes them, with its title less its row), not its row
+ * number, which a row inserted above changes (the record's id, path and source_url keep it for
+ * the links). The n-th row of the same cells in a sheet is told apart by its copy number.
+ * Undefined for any other record.
+ */
+export function sheetRowCited(
+  record: Pick<SourceRecord, "id" | "type" | "title" | "metadata">,
+): { table: string; copy: number; title: string } | undefined {
+  const { file_type, sheet, row, copy } = record.metadata;
+  if (record.type !== "file" || (file_type !== "xlsx" && file_type !== "ods") || typeof sheet !== "string" || typeof row !== "number")
+    return undefined;
+  const place = `/${row}`;
+  if (!record.id.endsWith(place)) return undefined;
+  const title = rowTitle(row);
+  return {
+    table: record.id.slice(0, -place.length),
+    copy: typeof copy === "number" ? copy : 1,
+    title: record.title.endsWith(title) ? record.title.slice(0, -title.length) : record.title,
+  };
 }
 
 /** A number as Excel shows it: at most 15 significant digits (0.1 + 0.2 is 0.3). */

@@ -9,6 +9,7 @@
 // or XOAUTH2, whichever the server offers; imapflow speaks both), and a connection is not reused
 // once its token is due for refresh: a revoked grant shows at the next operation.
 import type { ImapFlow } from "imapflow";
+import { sha256Hex } from "../../documents/ids";
 import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
 import type { AccessToken, AccessTokens } from "../oauth/grants";
@@ -36,6 +37,8 @@ const CONNECTIONS = 2;
  * that asked for it would stop waiting: no connection stays busy for an answer nobody awaits.
  */
 export const OPERATION_TIMEOUT_MS = 7_000;
+/** imapflow's code for a command whose connection closed before its answer. */
+const CONNECTION_LOST = "NoConnection";
 /** Who a status check counts as among the callers (turns.ts). */
 const HEALTH_CALLER = "\u0000health";
 
@@ -92,7 +95,7 @@ export class ImapConnector implements Connector {
           signal?.addEventListener("abort", onAbort, { once: true });
         });
         try {
-          return await Promise.race([this.connect(slot).then(op), stopped]);
+          return await Promise.race([this.attempt(slot, op), stopped]);
         } finally {
           clearTimeout(timer);
           if (onAbort) signal?.removeEventListener("abort", onAbort);
@@ -100,6 +103,23 @@ export class ImapConnector implements Connector {
       },
       signal,
     );
+  }
+
+  /**
+   * `op` on the slot's connection; once more on a new one if the server closed a reused one under
+   * it. Dovecot ends the sessions of a mailbox deleted and made again (rebuilt or restored, with a
+   * new UIDVALIDITY: "duplicate transaction log sequence"), which the next question would
+   * otherwise find failed. A new connection that fails is not tried again.
+   */
+  private async attempt<T>(slot: number, op: (client: ImapFlow) => Promise<T>): Promise<T> {
+    const reused = this.clients[slot]?.usable === true;
+    const client = await this.connect(slot);
+    try {
+      return await op(client);
+    } catch (error) {
+      if (!reused || client.usable || (error as { code?: string }).code !== CONNECTION_LOST) throw error;
+      return op(await this.connect(slot));
+    }
   }
 
   private drop(slot: number): void {
@@ -228,7 +248,7 @@ export class ImapConnector implements Connector {
                 { urgent: true },
               )
               .then(
-                (r) => r,
+                (r) => r.map((record) => ({ ...record, id: messageRecordId(this.config.mailbox, record) })),
                 (error: unknown) => {
                   if (error instanceof SourceSkipped) return [];
                   throw error;
@@ -251,6 +271,17 @@ export class ImapConnector implements Connector {
       }),
     );
   }
+}
+
+/**
+ * A message's record id (D36: unchanged content, the same ids): its mailbox and the sha256 of its
+ * Message-ID, which stays when the server gives the mailbox a new UIDVALIDITY (rebuilt, moved or
+ * restored: every UID changes, RFC 9051 2.3.1.1); its mailbox and UID (as read) for a message
+ * without one. Its path and source_url keep the UID: the address a client opens now.
+ */
+function messageRecordId(mailbox: string, record: SourceRecord): string {
+  const messageId = record.metadata.message_id;
+  return typeof messageId === "string" && messageId ? `${mailbox}/${sha256Hex(messageId)}` : record.id;
 }
 
 /** The server refused the login (its credentials), not a failure to reach it. */

@@ -1,0 +1,108 @@
+// Attack (D36: unchanged content, the same ids): a mailbox the IMAP server rebuilds (deleted and
+// recreated with the same mails, as a move or a restore does) gets a new UIDVALIDITY and every
+// mail a new UID. Against the real Dovecot (scripts/test-servers.sh), in a mailbox of this test's
+// own; the connector keeps no index of a mailbox (each question searches it), so the next
+// question reads the rebuilt mailbox, and its mails must be cited with the ids they had.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { ImapFlow } from "imapflow";
+import { citeChunks } from "../../src/archive/answer";
+import { ImapConnector } from "../../src/connectors/imap/connector";
+import type { SourceRecord } from "../../src/connectors/types";
+import { allowList, pinner } from "../../src/net/pin";
+import type { RankedChunk } from "../../src/retrieval/search";
+import { testApp } from "../helpers";
+import { type TestServers, testServers } from "../support/servers";
+import { imapConfig } from "../support/sources";
+
+setDefaultTimeout(60_000);
+
+const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
+const MAILBOX = `ids-${process.pid}`;
+
+/** A mail as a client would append it; `messageId` undefined: a mail without a Message-ID header. */
+const mail = (n: number, messageId: string | undefined) =>
+  [
+    "From: Orlen Billing <billing@orlen.example>",
+    "To: alice@example.com",
+    `Subject: Invoice ${4700 + n}`,
+    `Date: Mon, 0${n} Apr 2024 10:00:00 +0000`,
+    ...(messageId ? [`Message-ID: ${messageId}`] : []),
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    `Total due for invoice ${4700 + n}: ${n},234.56 PLN by 2024-05-01.`,
+    "",
+  ].join("\r\n");
+
+const MAILS = [mail(1, "<inv-4701@orlen.example>"), mail(2, "<inv-4702@orlen.example>"), mail(3, undefined)];
+
+let servers: TestServers;
+let admin: ImapFlow;
+
+/** The mailbox made anew with `mails` in that order (UIDs 1, 2, 3 ...); its UIDVALIDITY. */
+async function rebuild(mails: string[]): Promise<bigint> {
+  if ((await admin.list()).some((m) => m.path === MAILBOX)) await admin.mailboxDelete(MAILBOX);
+  await admin.mailboxCreate(MAILBOX);
+  for (const m of mails) await admin.append(MAILBOX, m);
+  const status = await admin.status(MAILBOX, { uidValidity: true });
+  if (!status || status.uidValidity === undefined) throw new Error(`no UIDVALIDITY of ${MAILBOX}`);
+  return status.uidValidity;
+}
+
+beforeAll(async () => {
+  servers = await testServers();
+  admin = new ImapFlow({
+    host: servers.imap.host,
+    port: servers.imap.port,
+    secure: false,
+    auth: { user: servers.imap.user, pass: servers.imap.password },
+    logger: false,
+  });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin.mailboxDelete(MAILBOX).catch(() => {});
+  await admin.logout();
+});
+
+describe("imap: a mailbox rebuilt with a new UIDVALIDITY", () => {
+  test("its mails keep their ids (the Message-ID's, not the UID's); a mail without a Message-ID is cited at its UID", async () => {
+    const t = await testApp();
+    const connector = new ImapConnector(imapConfig(servers.imap, MAILBOX), LOOPBACK);
+    try {
+      /** Each mail the connector reads, by its subject: its record's id and path, and the ids it is cited with. */
+      const cited = async () => {
+        const records: SourceRecord[] = await connector.search({ terms: [], phrases: [], limit: 10 });
+        const chunks = records.map((record) => ({ connectorId: "mail-imap", record, text: record.content }) as unknown as RankedChunk);
+        return new Map(
+          citeChunks(t.services.archive, "alice", chunks).map(({ c, documentId, chunkId, recordKey }) => [
+            c.record.title,
+            { id: c.record.id, path: c.record.path, ids: { documentId, chunkId, recordKey } },
+          ]),
+        );
+      };
+      const before = await rebuild(MAILS);
+      const first = await cited();
+      expect([...first.keys()].sort()).toEqual(["Invoice 4701", "Invoice 4702", "Invoice 4703"]);
+      expect(first.get("Invoice 4701")!.path).toBe(`${MAILBOX}/1`);
+
+      // Rebuilt in another order: a new UIDVALIDITY, each mail another UID. Dovecot ends the
+      // session that had the mailbox open: the next question is answered all the same.
+      const after = await rebuild([...MAILS].reverse());
+      expect(after).not.toBe(before);
+      const again = await cited();
+      expect(again.get("Invoice 4701")!.path).toBe(`${MAILBOX}/3`);
+      for (const subject of ["Invoice 4701", "Invoice 4702"]) {
+        expect(again.get(subject)!.ids, subject).toEqual(first.get(subject)!.ids);
+        // The record's id: its mailbox and the sha256 of its Message-ID (no address spelled out).
+        expect(again.get(subject)!.id).toMatch(new RegExp(`^${MAILBOX}/[0-9a-f]{64}$`));
+      }
+      // Without a Message-ID the UID is all there is: the mail is cited at it, and its ids follow it.
+      expect(first.get("Invoice 4703")!.id).toBe(`${MAILBOX}/3`);
+      expect(again.get("Invoice 4703")!.id).toBe(`${MAILBOX}/1`);
+    } finally {
+      await connector.close();
+      await t.services.close();
+    }
+  });
+});
