@@ -3,6 +3,7 @@
 // corpus check, corpus backup) builds nothing else: a bad CORPUS_CONNECTORS_FILE, say, does not stop it.
 import { accountMigrations } from "./accounts/store";
 import { accountPgMigrations } from "./accounts/store-postgres";
+import { archivePgMigrations } from "./archive/rows-postgres";
 import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
@@ -53,6 +54,7 @@ export const PG_MIGRATIONS = [
   ...idempotencyPgMigrations,
   ...bucketPgMigrations,
   ...leasePgMigrations,
+  ...archivePgMigrations,
   ...authPgMigrations,
   ...oauthPgMigrations,
   ...mcpSessionPgMigrations,

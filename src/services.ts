@@ -4,7 +4,9 @@ import type { Database } from "bun:sqlite";
 import type postgres from "postgres";
 import { Accounts, SqliteAccountRecords } from "./accounts/store";
 import { PostgresAccountRecords } from "./accounts/store-postgres";
-import { Archive, forgetArchiveVectors } from "./archive/store";
+import { forgetArchiveVectors, SqliteArchiveRows } from "./archive/rows";
+import { PostgresArchiveRows } from "./archive/rows-postgres";
+import { Archive } from "./archive/store";
 import { AuthService } from "./auth/service";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
@@ -171,7 +173,9 @@ export async function createServices(
     ...(nodeLeases ? { leases: nodeLeases } : {}),
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
-  const archive = new Archive(db, userKeys, embeddings, now);
+  const archive = new Archive(shared ? new PostgresArchiveRows(shared) : new SqliteArchiveRows(db), userKeys, embeddings, now);
+  // The shared archive's vectors were another model's too: owed again, as the embedded ones above.
+  if (forgotten && shared) await archive.rows.forgetVectors();
   // Vectors of answers that a full disk kept from being stored: retried with backoff until they are (D29).
   const archiveVectors = guard.retrier("archive_vectors", () => archive.resumePending());
   archive.onPendingFailed = (error) => {

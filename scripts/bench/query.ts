@@ -73,7 +73,7 @@ const unit = () => {
 const asker = "user0";
 for (let u = 0; u < 100; u++) {
   const user = `user${u}`;
-  if (services.archive.rowsOf(user) > 0) continue;
+  if ((await services.archive.rowsOf(user)) > 0) continue;
   for (let q = 0; q < 125; q++) {
     const chunks = Array.from({ length: 8 }, (_, k) => ({
       chunk: {
@@ -88,7 +88,7 @@ for (let u = 0; u < 100; u++) {
       },
       embedText: "",
     }));
-    services.archive.store(user, `qry_${user}_${q}`, `question ${q}`, chunks, chunks.map(unit));
+    await services.archive.store(user, `qry_${user}_${q}`, `question ${q}`, chunks, chunks.map(unit));
   }
 }
 const { token } = await services.auth.issuer.issue(asker, ["corpus:read"], 7200);

@@ -7,6 +7,7 @@ import { recordKind } from "../documents/kinds";
 import { embeddingText } from "../retrieval/chunk";
 import { RecordMemo, recordKey } from "../retrieval/record-memo";
 import type { RankedChunk } from "../retrieval/search";
+import type { Awaitable } from "../store/shared";
 import type { Archive, ArchivedChunk, ArchivedDocument } from "./store";
 
 /** A returned chunk with its ids (documents/ids.ts). */
@@ -78,9 +79,9 @@ export function archivedDocument({ c, documentId }: CitedRanked): ArchivedDocume
   };
 }
 
-/** D12: called before the response is sent. */
-export function archiveAnswer(archive: Archive, user: string, queryId: string, question: string, chunks: CitedRanked[]): void {
-  archive.record(
+/** D12: called, and awaited, before the response is sent. */
+export function archiveAnswer(archive: Archive, user: string, queryId: string, question: string, chunks: CitedRanked[]): Awaitable<void> {
+  return archive.record(
     user,
     queryId,
     question,

@@ -1,20 +1,21 @@
 // The archive (D3, D12): every answer's query and chunks, per user, sealed with the user's
-// data key and bound to their rows; chunk vectors rotated by the user's secret rotation (D25)
-// in a sqlite-vec table partitioned by user, so one user's search never scans another's
-// vectors. Written before the response is sent; a chunk whose vector is not ready yet is marked
-// pending and gets it from the background embedder moments later, or after a restart (D29).
-import type { Database } from "bun:sqlite";
+// data key and bound to their rows; chunk vectors rotated by the user's secret rotation (D25),
+// searched within the user's own alone. Written before the response is sent; a chunk whose
+// vector is not ready yet is marked pending and gets it from the background embedder moments
+// later, or after a restart (D29). Its rows are kept by one of two stores (rows.ts: the
+// embedded SQLite, answering at once; rows-postgres.ts: the shared PostgreSQL, D33), so each
+// method answers an Awaitable.
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { DecryptError } from "../crypto/aead";
-import type { KeyedVector } from "../crypto/rotation";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { CITATION_KEY_PURPOSE } from "../documents/ids";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import { EmbeddingCancelled, type EmbeddingService } from "../embedding/service";
 import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
-import { SqliteVectorStore, type Vec0Table } from "../vectors/sqlite";
-import type { EmbeddedVectorStore, StoredVector } from "../vectors/store";
+import { type Awaitable, andThen } from "../store/shared";
+import type { KeyedVector } from "../vectors/store";
+import { ARCHIVE_SCOPE, type ArchivedRow, type ArchiveRows } from "./rows";
 
 /** An archived chunk whose vector is still to be stored: its row, its query, the text to embed. */
 interface Pending {
@@ -90,35 +91,7 @@ export const archiveMigrations: Migration[] = [
   },
 ];
 
-/**
- * Versions of one record the archive keeps whole (D36), the newest: an older version's quotes
- * stay in archive_chunks (their text and sha256), its whole document no longer opens.
- */
-export const KEPT_DOCUMENT_VERSIONS = 8;
-
-/**
- * Forgets every archived chunk's vector (another embedding model made them: src/embedding/
- * service.ts adoptModel); each chunk is pending again and resumePending embeds it from its text.
- */
-export function forgetArchiveVectors(db: Database): number {
-  archiveVectors(db).dropAll();
-  return db.query("UPDATE archive_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
-}
-
-/** The archive's own vector rotation (D25), apart from every connector's. */
-const ARCHIVE_SCOPE = "archive";
-
-/** The archive's vectors: a partition per user, with the second of each chunk's question (a search within times). */
-export const ARCHIVE_VECTORS: Vec0Table = {
-  table: "archive_vec",
-  id: "id",
-  partition: "user_id",
-  at: "queried_at",
-  connector: ARCHIVE_SCOPE,
-};
-
-/** The archive's vector store in `db` (sqlite-vec's table; the only way to its vectors). */
-const archiveVectors = (db: Database): EmbeddedVectorStore => new SqliteVectorStore(db, ARCHIVE_VECTORS);
+export { forgetArchiveVectors, KEPT_DOCUMENT_VERSIONS } from "./rows";
 
 /** Chunks embedded per background step when pending vectors are resumed. */
 const RESUME_BATCH = 16;
@@ -188,16 +161,12 @@ export interface ArchiveMatch {
 }
 
 export class Archive {
-  private readonly vectors: EmbeddedVectorStore;
-
   constructor(
-    private readonly db: Database,
+    readonly rows: ArchiveRows,
     private readonly keys: UserKeys,
     private readonly embeddings: EmbeddingService,
     private readonly now: () => number = Date.now,
-  ) {
-    this.vectors = archiveVectors(db);
-  }
+  ) {}
 
   /** The key the user's citation ids are made with (documents/ids.ts): it dies with their data key (D3). */
   citationKey(user: string): Buffer {
@@ -217,10 +186,10 @@ export class Archive {
   /**
    * Stores a query and its chunks (D12), on the request's path: vectors from the caches of the
    * chunks' owners, or the asker's (an operator's row a question of theirs embedded), where
-   * known; the others computed in the background.
+   * known; the others computed in the background. Done when the answer may be sent.
    */
-  record(user: string, queryId: string, question: string, chunks: ArchiveInput[]): void {
-    this.store(
+  record(user: string, queryId: string, question: string, chunks: ArchiveInput[]): Awaitable<void> {
+    return this.store(
       user,
       queryId,
       question,
@@ -250,54 +219,51 @@ export class Archive {
     question: string,
     chunks: Array<Omit<ArchiveInput, "owner">>,
     vectors: Array<Float32Array | undefined>,
-  ): void {
+  ): Awaitable<void> {
     const at = Math.floor(this.now() / 1000);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
-    const pending: Pending[] = [];
-    this.db.transaction(() => {
-      const stored: StoredVector[] = [];
-      this.db
-        .query("INSERT INTO archive_queries (query_id, user_id, queried_at, question) VALUES (?, ?, ?, ?)")
-        .run(queryId, user, at, this.keys.sealFor(user, question, questionAad(queryId)));
-      const insert = this.db.query<{ id: number }, [string, string, string, Buffer, number]>(
-        "INSERT INTO archive_chunks (query_id, user_id, chunk_id, body, embedded) VALUES (?, ?, ?, ?, ?) RETURNING id",
-      );
-      const insertDocument = this.db.query(
-        "INSERT OR IGNORE INTO archive_documents (user_id, doc_id, stored_at, body, record_key) VALUES (?, ?, ?, ?, ?)",
-      );
-      const dropOldVersions = this.db.query(
-        `DELETE FROM archive_documents WHERE user_id = ?1 AND record_key = ?2 AND id NOT IN
-          (SELECT id FROM archive_documents WHERE user_id = ?1 AND record_key = ?2 ORDER BY id DESC LIMIT ${KEPT_DOCUMENT_VERSIONS})`,
-      );
-      const hasDocument = this.db.query<{ n: number }, [string, string]>(
-        "SELECT 1 AS n FROM archive_documents WHERE user_id = ? AND doc_id = ?",
-      );
-      chunks.forEach((c, i) => {
-        // A version is sealed once: its id is keyed by its content, so a row under it holds the same.
+    const cited = chunks.flatMap((c) => (c.document ? [c.document.doc_id] : []));
+    return andThen(this.rows.knownDocuments(user, cited), (known) => {
+      // A version is sealed once: its id is keyed by its content, so a row under it holds the same.
+      const documents = [];
+      for (const c of chunks) {
         const d = c.document;
-        if (d && !hasDocument.get(user, d.doc_id)) {
-          insertDocument.run(user, d.doc_id, at, this.keys.sealFor(user, JSON.stringify(d), documentAad(d.doc_id)), c.recordKey ?? null);
-          if (c.recordKey) dropOldVersions.run(user, c.recordKey);
+        if (!d || known.has(d.doc_id)) continue;
+        known.add(d.doc_id);
+        documents.push({
+          docId: d.doc_id,
+          body: this.keys.sealFor(user, JSON.stringify(d), documentAad(d.doc_id)),
+          ...(c.recordKey ? { recordKey: c.recordKey } : {}),
+        });
+      }
+      const entry = {
+        user,
+        queryId,
+        at,
+        question: this.keys.sealFor(user, question, questionAad(queryId)),
+        documents,
+        chunks: chunks.map((c, i) => {
+          const v = vectors[i];
+          return {
+            chunkId: c.chunk.chunk_id,
+            body: this.keys.sealFor(user, JSON.stringify(c.chunk), chunkAad(queryId, c.chunk.chunk_id)),
+            ...(v ? { vector: rotation.apply(v) } : {}),
+          };
+        }),
+      };
+      return andThen(this.rows.write(entry), (ids) => {
+        const pending: Pending[] = [];
+        chunks.forEach((c, i) => {
+          if (!vectors[i]) pending.push({ id: ids[i]!, queryId, text: c.embedText });
+        });
+        if (pending.length) {
+          const work = this.embedPending(user, pending)
+            .catch((error: unknown) => this.onPendingFailed?.(error))
+            .finally(() => this.inFlight.delete(work));
+          this.inFlight.add(work);
         }
-        const v = vectors[i];
-        const { id } = insert.get(
-          queryId,
-          user,
-          c.chunk.chunk_id,
-          this.keys.sealFor(user, JSON.stringify(c.chunk), chunkAad(queryId, c.chunk.chunk_id)),
-          v ? 1 : 0,
-        )!;
-        if (v) stored.push({ id, vector: rotation.apply(v), at });
-        else pending.push({ id, queryId, text: c.embedText });
       });
-      this.vectors.put(user, ARCHIVE_SCOPE, stored);
-    })();
-    if (pending.length) {
-      const work = this.embedPending(user, pending)
-        .catch((error: unknown) => this.onPendingFailed?.(error))
-        .finally(() => this.inFlight.delete(work));
-      this.inFlight.add(work);
-    }
+    });
   }
 
   private readonly inFlight = new Set<Promise<void>>();
@@ -320,22 +286,10 @@ export class Archive {
     // Background work never makes a key: a user deleted meanwhile ends here (NoUserKey).
     await this.keys.prepareRotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, nextTurn, false);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false);
-    // The row is still this query's, this user's, and waiting: a user deleted meanwhile has none
-    // left, and an id the table gave again since (to anyone) belongs to another query.
-    const row = this.db.query<{ queried_at: number }, [number, string, string]>(
-      "SELECT q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.query_id = ? AND c.user_id = ? AND c.embedded = 0",
+    await this.rows.storeOwed(
+      user,
+      pending.map((p, i) => ({ id: p.id, queryId: p.queryId, vector: rotation.apply(vs[i]!) })),
     );
-    const mark = this.db.query("UPDATE archive_chunks SET embedded = 1 WHERE id = ?");
-    this.db.transaction(() => {
-      const stored: StoredVector[] = [];
-      pending.forEach((p, i) => {
-        const alive = row.get(p.id, p.queryId, user);
-        if (!alive) return;
-        stored.push({ id: p.id, vector: rotation.apply(vs[i]!), at: alive.queried_at });
-        mark.run(p.id);
-      });
-      this.vectors.put(user, ARCHIVE_SCOPE, stored);
-    })();
   }
 
   /**
@@ -344,12 +298,11 @@ export class Archive {
    */
   async resumePending(): Promise<number> {
     let done = 0;
-    const next = this.db.query<{ id: number; user_id: string; query_id: string; chunk_id: string; body: Uint8Array }, [number]>(
-      "SELECT id, user_id, query_id, chunk_id, body FROM archive_chunks WHERE embedded = 0 ORDER BY id LIMIT ?",
-    );
     const skip = new Set<number>();
     for (;;) {
-      const rows = next.all(RESUME_BATCH + skip.size).filter((r) => !skip.has(r.id));
+      // The embedded store's rows taken at once: its first batch queued in the caller's turn, as before.
+      const owed = this.rows.owed(RESUME_BATCH + skip.size);
+      const rows = (owed instanceof Promise ? await owed : owed).filter((r) => !skip.has(r.id));
       if (rows.length === 0) return done;
       const byUser = new Map<string, Pending[]>();
       for (const r of rows.slice(0, RESUME_BATCH)) {
@@ -377,8 +330,8 @@ export class Archive {
     }
   }
 
-  /** The user's archived chunks nearest to `vector`, within the query-time range. */
-  search(user: string, vector: Float32Array, options: { from?: Date; to?: Date; limit: number }): ArchiveMatch[] {
+  /** The user's archived chunks nearest to `vector`, within the query-time range (D12). */
+  search(user: string, vector: Float32Array, options: { from?: Date; to?: Date; limit: number }): Awaitable<ArchiveMatch[]> {
     let rotated: KeyedVector;
     try {
       rotated = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false).apply(vector);
@@ -387,77 +340,56 @@ export class Archive {
       throw error;
     }
     const seconds = (d: Date | undefined) => (d ? Math.floor(d.getTime() / 1000) : undefined);
-    const rows = this.vectors.knn(user, rotated, options.limit, { from: seconds(options.from), to: seconds(options.to) });
-    const chunk = this.db.query<
-      { query_id: string; chunk_id: string; body: Uint8Array; question: Uint8Array; queried_at: number },
-      [number, string]
-    >(
-      `SELECT c.query_id, c.chunk_id, c.body, q.question, q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.id = ? AND c.user_id = ?`,
-    );
-    const out: ArchiveMatch[] = [];
-    for (const r of rows) {
-      const row = chunk.get(r.id, user);
-      if (!row) continue;
-      out.push({
-        chunk: JSON.parse(this.openValue(user, row.body, chunkAad(row.query_id, row.chunk_id), row.query_id)) as ArchivedChunk,
-        query_id: row.query_id,
-        question: this.openValue(user, row.question, questionAad(row.query_id), row.query_id),
-        queried_at: new Date(row.queried_at * 1000).toISOString(),
-        similarity: Math.round(r.similarity * 10_000) / 10_000,
-      });
-    }
-    return out;
+    const range = { from: seconds(options.from), to: seconds(options.to) };
+    return andThen(this.rows.nearest(user, rotated, options.limit, range), (neighbours) => {
+      const similarity = new Map(neighbours.map((n) => [n.id, n.similarity]));
+      return andThen(this.rows.chunks(user, [...similarity.keys()]), (rows) =>
+        rows.map((row) => ({
+          chunk: this.chunkOf(user, row),
+          query_id: row.query_id,
+          question: this.openValue(user, row.question, questionAad(row.query_id), row.query_id),
+          queried_at: new Date(row.queried_at * 1000).toISOString(),
+          similarity: Math.round(similarity.get(row.id)! * 10_000) / 10_000,
+        })),
+      );
+    });
+  }
+
+  private chunkOf(user: string, row: ArchivedRow): ArchivedChunk {
+    return JSON.parse(this.openValue(user, row.body, chunkAad(row.query_id, row.chunk_id), row.query_id)) as ArchivedChunk;
   }
 
   /** The latest archived copy of the user's chunk `chunkId` (D36); undefined for an id they were never given. */
-  citedChunk(user: string, chunkId: string): CitedChunk | undefined {
-    const row = this.db
-      .query<{ query_id: string; chunk_id: string; body: Uint8Array; queried_at: number }, [string, string]>(
-        "SELECT c.query_id, c.chunk_id, c.body, q.queried_at FROM archive_chunks c JOIN archive_queries q ON q.query_id = c.query_id WHERE c.user_id = ? AND c.chunk_id = ? ORDER BY c.id DESC LIMIT 1",
-      )
-      .get(user, chunkId);
-    if (!row) return undefined;
-    return {
-      chunk: JSON.parse(this.openValue(user, row.body, chunkAad(row.query_id, row.chunk_id), row.query_id)) as ArchivedChunk,
-      queried_at: new Date(row.queried_at * 1000).toISOString(),
-    };
+  citedChunk(user: string, chunkId: string): Awaitable<CitedChunk | undefined> {
+    return andThen(this.rows.latestChunk(user, chunkId), (row) =>
+      row ? { chunk: this.chunkOf(user, row), queried_at: new Date(row.queried_at * 1000).toISOString() } : undefined,
+    );
   }
 
   /** The user's archived document `docId` (D36), as it was ranked; undefined for an id they were never given. */
-  document(user: string, docId: string): ArchivedDocument | undefined {
-    const row = this.db
-      .query<{ body: Uint8Array }, [string, string]>("SELECT body FROM archive_documents WHERE user_id = ? AND doc_id = ?")
-      .get(user, docId);
-    return row ? (JSON.parse(this.keys.openFor(user, row.body, documentAad(docId)).toString("utf8")) as ArchivedDocument) : undefined;
+  document(user: string, docId: string): Awaitable<ArchivedDocument | undefined> {
+    return andThen(this.rows.document(user, docId), (body) =>
+      body ? (JSON.parse(this.keys.openFor(user, body, documentAad(docId)).toString("utf8")) as ArchivedDocument) : undefined,
+    );
   }
 
   /** Archived chunks of all users still waiting for their vector (D29). */
-  pending(): number {
-    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks WHERE embedded = 0").get()!.n;
+  pending(): Awaitable<number> {
+    return this.rows.pending();
   }
 
   /** Archived chunks of all users (for reports and benchmarks). */
-  count(): number {
-    return this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM archive_chunks").get()!.n;
+  count(): Awaitable<number> {
+    return this.rows.count();
   }
 
   /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
-  rowsOf(user: string): number {
-    return this.db
-      .query<{ n: number }, [string]>(
-        "SELECT (SELECT count(*) FROM archive_queries WHERE user_id = ?1) + (SELECT count(*) FROM archive_chunks WHERE user_id = ?1) + (SELECT count(*) FROM archive_documents WHERE user_id = ?1) AS n",
-      )
-      .get(user)!.n;
+  rowsOf(user: string): Awaitable<number> {
+    return this.rows.rowsOf(user);
   }
 
-  /** Everything of `user` (D13): returns how many chunks were removed. */
-  deleteUser(user: string): { queries: number; chunks: number } {
-    return this.db.transaction(() => {
-      this.vectors.dropOwner(user);
-      const chunks = this.db.query("DELETE FROM archive_chunks WHERE user_id = ?").run(user).changes;
-      const queries = this.db.query("DELETE FROM archive_queries WHERE user_id = ?").run(user).changes;
-      this.db.query("DELETE FROM archive_documents WHERE user_id = ?").run(user);
-      return { queries, chunks };
-    })();
+  /** Everything of `user` (D13): how many questions and chunks were removed. */
+  deleteUser(user: string): Awaitable<{ queries: number; chunks: number }> {
+    return this.rows.forget(user);
   }
 }

@@ -36,17 +36,17 @@ export interface OpenedDocument {
 }
 
 /** The user's document or cited chunk `id`; undefined when it is not theirs to open. */
-export function openDocument(archive: Archive, user: string, id: string): OpenedDocument | undefined {
+export async function openDocument(archive: Archive, user: string, id: string): Promise<OpenedDocument | undefined> {
   const parsed = parseOpenableId(id);
   if (!parsed) return undefined;
   if ("document" in parsed) {
-    const document = archive.document(user, parsed.document);
+    const document = await archive.document(user, parsed.document);
     return document ? { id, document } : undefined;
   }
-  const found = archive.citedChunk(user, parsed.chunk);
+  const found = await archive.citedChunk(user, parsed.chunk);
   // Chunks archived before documents were kept have no document to open.
   if (!found?.chunk.doc_id || !found.chunk.sha256) return undefined;
-  const document = archive.document(user, found.chunk.doc_id);
+  const document = await archive.document(user, found.chunk.doc_id);
   if (!document) return undefined;
   return {
     id,

@@ -87,8 +87,8 @@ export const documentRoutes = (s: DocumentRouteServices) => {
     .use(guard(s))
     .get(
       "/v1/documents/:id",
-      ({ params, principal, request, info }) => {
-        const opened = openDocument(s.archive, principal.user, params.id);
+      async ({ params, principal, request, info }) => {
+        const opened = await openDocument(s.archive, principal.user, params.id);
         if (!opened) throw new HttpError(404, `${DOCUMENT_NOT_FOUND}: no document ${params.id} among those returned to you`);
         return documentView(opened, publicUrlOf(s.config, request, infoOf(request, info)));
       },
@@ -129,7 +129,7 @@ export const documentRoutes = (s: DocumentRouteServices) => {
             401,
           );
         }
-        const opened = openDocument(s.archive, user, params.id);
+        const opened = await openDocument(s.archive, user, params.id);
         if (!opened) return page("Not found", messagePage(DOCUMENT_NOT_FOUND, "No document of yours has this id."), 404);
         return page(opened.document.title || "Document", documentPage(opened));
       },

@@ -112,7 +112,7 @@ export function mcpServerFor(ctx: ServerContext): McpServer {
       },
       async (uri, variables) => {
         const id = typeof variables.id === "string" ? variables.id : "";
-        const opened = openDocument(ctx.services.archive, ctx.caller.user, id);
+        const opened = await openDocument(ctx.services.archive, ctx.caller.user, id);
         if (!opened) throw new ResourceNotFoundError(uri.href, DOCUMENT_NOT_FOUND);
         return { contents: [{ uri: uri.href, mimeType: "text/plain", text: opened.document.text }] };
       },

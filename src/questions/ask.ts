@@ -60,6 +60,6 @@ export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   if (stillAllowed && !stillAllowed()) throw new AskRefused("revoked");
   const queryId = newId(ID_PREFIX.query);
   const chosen = citeChunks(s.archive, request.user, (keep ? outcome.chunks.filter(keep) : outcome.chunks).slice(0, limit));
-  timed(s.questionStages, "archive", () => archiveAnswer(s.archive, request.user, queryId, request.question, chosen));
+  await timed(s.questionStages, "archive", () => archiveAnswer(s.archive, request.user, queryId, request.question, chosen));
   return { queryId, outcome, chosen };
 }

@@ -61,7 +61,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       await s.archive.prepareRotation(principal.user);
       // A user deleted while the question was embedded gets no answer (D25).
       assertNotRevoked(s.auth, principal, infoOf(request, info));
-      let matches = s.archive.search(principal.user, vector, {
+      let matches = await s.archive.search(principal.user, vector, {
         from: range.from,
         to: range.to,
         limit: Math.min(50, limit * (shapeA && body.filters ? 3 : 1)),

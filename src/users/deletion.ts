@@ -96,7 +96,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
 }
 
 /** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
-const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks"];
+const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks", "archive"];
 
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
@@ -109,7 +109,14 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
   const writing = <T>(write: () => T): T => (s.disk ? s.disk.withReserve(write) : write());
   // The rooms kept in the embedded database, in its transaction; `shared`: what the shared rooms
   // did in the PostgreSQL transaction this one runs in (SHARED_USER_ROOMS: erased and counted there).
-  const eraseEmbedded = (shared?: { tokens: number; conversations: number; webhooks: number; targets: WebhookTarget[]; left: string[] }) =>
+  const eraseEmbedded = (shared?: {
+    tokens: number;
+    conversations: number;
+    webhooks: number;
+    targets: WebhookTarget[];
+    archive: { queries: number; chunks: number };
+    left: string[];
+  }) =>
     writing(
       s.db.transaction(() => {
         const targets = shared ? shared.targets : atOnce(s.webhooks.targets(user, "user.deleted"), "webhooks");
@@ -119,7 +126,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         if (s.accounts && !shared) atOnce(s.accounts.forgetExternal(user), "accounts");
         if (!shared) atOnce(s.auth.store.forgetIssued(user), "tokens");
         const webhooks = shared ? shared.webhooks : atOnce(s.webhooks.deleteUser(user), "webhooks");
-        const archive = s.archive.deleteUser(user);
+        const archive = shared ? shared.archive : atOnce(s.archive.deleteUser(user), "archive");
         const conversations = shared ? shared.conversations : atOnce(s.conversations.deleteUser(user), "conversations");
         const connectors = s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
@@ -164,6 +171,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           await s.mcpSessions?.forget(user, tx);
           await s.accounts?.forgetExternal(user, tx);
           const conversations = await s.conversations.deleteUser(user, tx);
+          const archiveRows = inTransaction(s.archive.rows, tx, "archive");
+          const archive = await archiveRows.forget(user);
           const targets = await s.webhooks.targets(user, "user.deleted", tx);
           const webhooks = await s.webhooks.deleteUser(user, tx);
           const counts: Record<string, Awaitable<number>> = {
@@ -173,10 +182,11 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             ...(s.accounts ? { accounts: s.accounts.externalLinks.rowsOf(user, tx) } : {}),
             conversations: s.conversations.rowsOf(user, tx),
             webhooks: s.webhooks.rowsOf(user, tx),
+            archive: archiveRows.rowsOf(user),
           };
           const left: string[] = [];
           for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
-          const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, left });
+          const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, left });
           if (erased.recipients.length) await s.webhooks.enqueue("user.deleted", erased.event, erased.recipients, tx);
           return erased;
         })

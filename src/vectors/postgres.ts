@@ -73,9 +73,26 @@ const literal = (v: Float32Array) => `[${Array.prototype.join.call(v, ",")}]`;
 
 export class PostgresVectorStore implements VectorStore {
   private constructor(
-    private readonly sql: postgres.Sql,
+    private readonly sql: postgres.Sql | postgres.TransactionSql,
     private readonly table: string,
+    /** Set for a store over connections it does not own (a shared database's): each search sets its HNSW options for its own transaction. */
+    private readonly efSearch?: number,
   ) {}
+
+  /**
+   * The store of `table` over connections already opened (the shared database's, its schema made
+   * by its migrations: vectorMigrations), or within a transaction, whose writes then join it (a
+   * room writing its rows and their vectors at once, a deletion erasing a user in one transaction).
+   */
+  static over(sql: postgres.Sql | postgres.TransactionSql, table: string, efSearch = DEFAULT_EF_SEARCH): PostgresVectorStore {
+    return new PostgresVectorStore(sql, table, efSearch);
+  }
+
+  /** `work` in a transaction: the one the store is bound to, or a new one. */
+  private transaction<T>(work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+    const sql = this.sql;
+    return "savepoint" in sql ? work(sql) : (sql.begin(work) as Promise<T>);
+  }
 
   /** Opens the store at `url`, making its table and index if they are not there; throws VectorStoreUnavailable without pgvector 0.8+. */
   static async open(url: string, options: PostgresVectorOptions = {}): Promise<PostgresVectorStore> {
@@ -109,7 +126,7 @@ export class PostgresVectorStore implements VectorStore {
   async put(owner: string, connector: string, vectors: readonly StoredVector[]): Promise<void> {
     for (const v of vectors)
       if (v.vector.length !== EMBEDDING_DIM) throw new RangeError(`a vector of ${v.vector.length} dimensions, not ${EMBEDDING_DIM}`);
-    await this.sql.begin(async (tx) => {
+    await this.transaction(async (tx) => {
       for (let at = 0; at < vectors.length; at += PUT_BATCH) {
         const batch = vectors.slice(at, at + PUT_BATCH);
         // Replaced only where the id is this owner's connector's: another's row is not updated, and the count tells.
@@ -132,7 +149,25 @@ export class PostgresVectorStore implements VectorStore {
   async knn(owner: string, query: KeyedVector, k: number, filter: KnnFilter = {}): Promise<Neighbour[]> {
     checkK(k);
     if (filter.connectors?.length === 0 || filter.ids?.length === 0) return [];
-    const sql = this.sql;
+    if (this.efSearch !== undefined) {
+      const efSearch = this.efSearch;
+      // The same iterative scan as a store's own connections (open), set for this search's transaction alone.
+      return this.transaction(async (tx) => {
+        await tx`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(efSearch)}, true)`;
+        return PostgresVectorStore.nearest(tx, this.table, owner, query, k, filter);
+      });
+    }
+    return PostgresVectorStore.nearest(this.sql, this.table, owner, query, k, filter);
+  }
+
+  private static async nearest(
+    sql: postgres.Sql | postgres.TransactionSql,
+    table: string,
+    owner: string,
+    query: KeyedVector,
+    k: number,
+    filter: KnnFilter,
+  ): Promise<Neighbour[]> {
     const q = literal(query);
     const connectors = filter.connectors ? sql`AND connector = ANY(${filter.connectors as string[]}::text[])` : sql``;
     const ids = filter.ids ? sql`AND id = ANY(${filter.ids as number[]}::bigint[])` : sql``;
@@ -141,7 +176,7 @@ export class PostgresVectorStore implements VectorStore {
     // Relaxed order: the index gives them nearly in order, sorted here exactly (pgvector's advice).
     const rows = await sql<{ id: string; connector: string; distance: number }[]>`
       WITH nearest AS MATERIALIZED (
-        SELECT id, connector, embedding <=> ${q}::vector AS distance FROM ${sql(this.table)}
+        SELECT id, connector, embedding <=> ${q}::vector AS distance FROM ${sql(table)}
         WHERE owner = ${owner} ${connectors} ${ids} ${from} ${to}
         ORDER BY embedding <=> ${q}::vector LIMIT ${k}
       ) SELECT id, connector, distance FROM nearest ORDER BY distance`;
@@ -166,6 +201,7 @@ export class PostgresVectorStore implements VectorStore {
   }
 
   close(): Promise<void> {
-    return this.sql.end();
+    // A store over connections it does not own leaves them to their owner.
+    return this.efSearch === undefined && !("savepoint" in this.sql) ? this.sql.end() : Promise.resolve();
   }
 }

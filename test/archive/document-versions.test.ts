@@ -66,17 +66,17 @@ describe("archived documents", () => {
     expect(documentRows()).toBe(1);
   });
 
-  test("a record changing at every answer: only its newest versions are kept whole; the newest opens", () => {
+  test("a record changing at every answer: only its newest versions are kept whole; the newest opens", async () => {
     const versions: CitedRanked[] = [];
     for (let i = 0; i < KEPT_DOCUMENT_VERSIONS * 3; i++) versions.push(cite(`qry_v_${i}`, `day ${i}: ${"entry ".repeat(10_000)}`));
     // Was 1 + 24 rows, one whole copy per version.
     expect(documentRows()).toBe(KEPT_DOCUMENT_VERSIONS);
     const newest = versions.at(-1)!;
-    expect(openDocument(t.services.archive, "alice", newest.documentId)?.document.text).toStartWith(`day ${versions.length - 1}:`);
-    expect(openDocument(t.services.archive, "alice", `chnk_${newest.chunkId}`)?.cited?.sha256).toBe(newest.sha256);
+    expect((await openDocument(t.services.archive, "alice", newest.documentId))?.document.text).toStartWith(`day ${versions.length - 1}:`);
+    expect((await openDocument(t.services.archive, "alice", `chnk_${newest.chunkId}`))?.cited?.sha256).toBe(newest.sha256);
     // The oldest version's quote stays archived, with its hash; its whole document is no longer kept.
-    expect(t.services.archive.citedChunk("alice", versions[0]!.chunkId)?.chunk.sha256).toBe(versions[0]!.sha256);
-    expect(openDocument(t.services.archive, "alice", versions[0]!.documentId)).toBeUndefined();
+    expect((await t.services.archive.citedChunk("alice", versions[0]!.chunkId))?.chunk.sha256).toBe(versions[0]!.sha256);
+    expect(await openDocument(t.services.archive, "alice", versions[0]!.documentId)).toBeUndefined();
   });
 });
 

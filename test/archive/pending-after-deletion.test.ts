@@ -43,7 +43,7 @@ test("attack: a deleted user's archived chunk, embedding when they were deleted,
   const vectorsOf = (user: string) =>
     services.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM archive_vec WHERE user_id = ?").get(user)!.n;
   const [bobVector] = await services.embeddings.embed("bob", [bobText.embedText]);
-  const bobFinds = services.archive.search("bob", bobVector!, { limit: 5 }).map((m) => m.query_id);
+  const bobFinds = (await services.archive.search("bob", bobVector!, { limit: 5 })).map((m) => m.query_id);
   // Was { aliceVectors: 1, bobVectors: 0, bobFinds: [] }: the deleted alice's vector written
   // after her deletion (under her new key, id of bob's chunk), bob's chunk marked embedded
   // without a vector of its own, so his archive never finds it.

@@ -75,9 +75,13 @@ describe("the official MCP client", () => {
       connector: "docs",
     });
     await running.services.archive.settled();
-    const archived = running.services.archive.search("alice", (await running.services.embeddings.embed("alice", ["Amazon invoice"]))[0]!, {
-      limit: 5,
-    });
+    const archived = await running.services.archive.search(
+      "alice",
+      (await running.services.embeddings.embed("alice", ["Amazon invoice"]))[0]!,
+      {
+        limit: 5,
+      },
+    );
     expect(archived.some((m) => m.question === "Amazon Web Services invoice")).toBe(true);
     await client.close();
   });

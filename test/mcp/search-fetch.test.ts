@@ -460,6 +460,6 @@ describe("only their owner opens them", () => {
       );
     }
     expect(running.services.archive.rowsOf("alice")).toBe(0);
-    for (const c of cited) expect(openDocument(running.services.archive, "alice", c.id)).toBeUndefined();
+    for (const c of cited) expect(await openDocument(running.services.archive, "alice", c.id)).toBeUndefined();
   });
 });

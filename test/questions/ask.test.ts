@@ -57,7 +57,7 @@ async function revokedWhileAsking(timedOut?: () => boolean): Promise<{ reason?: 
     () => undefined,
     (e: unknown) => e,
   );
-  const archived = t.services.archive.rowsOf(USER);
+  const archived = await t.services.archive.rowsOf(USER);
   await t.services.close();
   return { reason: refused instanceof AskRefused ? refused.reason : undefined, archived };
 }

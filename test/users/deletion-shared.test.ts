@@ -1,5 +1,5 @@
 // A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
-// tokens and accounts rooms here) erase and count inside it, the rooms not shared yet in the embedded
+// tokens, accounts and archive rooms here) erase and count inside it, the rooms not shared yet in the embedded
 // database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
 // token still accepted by another node), nothing in SQLite (the data key kept). Once every room
@@ -7,12 +7,16 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Accounts } from "../../src/accounts/store";
 import { PostgresAccountRecords } from "../../src/accounts/store-postgres";
+import { PostgresArchiveRows } from "../../src/archive/rows-postgres";
+import { Archive } from "../../src/archive/store";
 import { AuthFailure, AuthService } from "../../src/auth/service";
 import { UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore } from "../../src/auth/store-postgres";
 import { loadMasterKey } from "../../src/crypto/master-key";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { DeletionIncomplete, deleteUser } from "../../src/users/deletion";
 import { testApp } from "../helpers";
+import { archivedChunk } from "../support/archived-chunk";
 import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
 
 setDefaultTimeout(60_000);
@@ -26,6 +30,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let b: AuthService;
   let masterKey: Buffer;
   let accounts: Accounts;
+  let archive: Archive;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -34,14 +39,15 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     a = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
     b = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
     accounts = new Accounts(new PostgresAccountRecords(db.client()));
+    archive = new Archive(new PostgresArchiveRows(db.sql), t.services.userKeys, t.services.embeddings);
   });
   afterAll(async () => {
     await t.services.close();
     await db.drop();
   });
 
-  // Node A's services: the embedded rooms of the test app, the tokens and accounts rooms and the transaction in PostgreSQL.
-  const onA = () => ({ ...t.services, auth: a, accounts, shared: db.sql });
+  // Node A's services: the embedded rooms of the test app, the tokens, accounts and archive rooms and the transaction in PostgreSQL.
+  const onA = () => ({ ...t.services, auth: a, accounts, archive, shared: db.sql });
   const stamps = async () =>
     (
       await db.sql<
@@ -56,6 +62,15 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     // The user signed in through an upstream provider: their link is in the shared accounts room.
     await accounts.linkExternal(USER, "https://id.example.com", "frank", "Frank");
     expect(await acceptedOnB(token)).toBe(USER);
+    await archive.prepareRotation(USER, true);
+    await archive.store(
+      USER,
+      "qry_frank",
+      "the lease",
+      [archivedChunk("c1", "Lease", "ends in May")],
+      [new Float32Array(EMBEDDING_DIM).fill(0.05)],
+    );
+    expect(await archive.rowsOf(USER)).toBe(2);
 
     // The embedded data keys room misses its row.
     const destroy = t.services.userKeys.destroy.bind(t.services.userKeys);
@@ -65,6 +80,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect(failed).toBeInstanceOf(DeletionIncomplete);
     expect((failed as DeletionIncomplete).rooms).toEqual(["keys"]);
     expect(await a.store.rowsOf(USER)).toBe(1);
+    expect(await archive.rowsOf(USER)).toBe(2);
     expect(await stamps()).toBe("0");
     expect(await acceptedOnB(token)).toBe(USER);
 
@@ -80,6 +96,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect((failedToo as DeletionIncomplete).rooms).toEqual(["auth"]);
     expect(t.services.userKeys.rowsOf(USER)).toBe(1);
     expect(await a.store.rowsOf(USER)).toBe(1);
+    expect(await archive.rowsOf(USER)).toBe(2);
     expect(await stamps()).toBe("0");
     expect(await acceptedOnB(token)).toBe(USER);
     // Undone with the rest: the upstream link is still there.
@@ -91,8 +108,9 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
 
     // Every room erases: committed in both; node B refuses the token at once.
     const done = await deleteUser(onA(), USER);
-    expect(done.details).toMatchObject({ oauth_tokens_revoked: 1, profile_deleted: true });
+    expect(done.details).toMatchObject({ oauth_tokens_revoked: 1, profile_deleted: true, archive_entries_removed: 1 });
     expect(await a.store.rowsOf(USER)).toBe(0);
+    expect(await archive.rowsOf(USER)).toBe(0);
     expect(await stamps()).toBe("1");
     expect(t.services.userKeys.rowsOf(USER)).toBe(0);
     expect(await accounts.externalLinks.rowsOf(USER)).toBe(0);

@@ -3,7 +3,8 @@
 // on loopback). Vectors are keyed by a real rotation (D25), as every store holds them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { ARCHIVE_VECTORS, archiveMigrations } from "../../src/archive/store";
+import { ARCHIVE_VECTORS } from "../../src/archive/rows";
+import { archiveMigrations } from "../../src/archive/store";
 import { indexMigrations } from "../../src/connectors/local-index";
 import { type KeyedVector, VectorRotation } from "../../src/crypto/rotation";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";

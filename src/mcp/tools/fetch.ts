@@ -44,7 +44,7 @@ export const fetchDocument = defineTool({
   normalize: (args) => (typeof args.id === "string" ? { ...args, id: args.id.trim() } : args),
   messages: { "/id": `id must be a result's id of at most ${OPENABLE_ID_MAX} characters` },
   async run({ id }, { services: s, caller, publicUrl }) {
-    const opened = openDocument(s.archive, caller.user, id);
+    const opened = await openDocument(s.archive, caller.user, id);
     if (!opened) return toolError(DOCUMENT_NOT_FOUND, `no document ${JSON.stringify(id)} among those returned to you`);
     const document = documentView(opened, publicUrl);
     return { content: [{ type: "text", text: JSON.stringify(document) }], structuredContent: document };
