@@ -98,7 +98,7 @@ describe("imap: a mailbox rebuilt with a new UIDVALIDITY", () => {
       expect(again.get("Invoice 4701")!.path).toBe(`${MAILBOX}/3`);
       for (const subject of ["Invoice 4701", "Invoice 4702"]) {
         expect(again.get(subject)!.ids, subject).toEqual(first.get(subject)!.ids);
-        // The record's id: its mailbox and the sha256 of its Message-ID (no address spelled out).
+        // The record's id: its mailbox and the sha256 of its Message-ID and text (no address spelled out).
         expect(again.get(subject)!.id).toMatch(new RegExp(`^${MAILBOX}/[0-9a-f]{64}$`));
       }
       // Without a Message-ID the UID is all there is: the mail is cited at it, and its ids follow it.
