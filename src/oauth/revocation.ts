@@ -1,14 +1,27 @@
 // Ending access: a grant with everything it issued (a replayed code or refresh token, a user's
 // Revoke on connected apps), and the revocation endpoint (RFC 7009).
+
+import type { Principal } from "../auth/verifier";
+import type { Awaitable } from "../store/shared";
 import { authenticateClient } from "./client-auth";
 import { type OAuthContext, secondsOf } from "./context";
 import { InvalidRequest } from "./errors";
 import type { Clients } from "./registration";
-import { sha256 } from "./store";
+import { type IssuedAccess, sha256 } from "./store";
+
+/**
+ * Access tokens put on the auth room's revocation list: at once by the embedded store (inside a
+ * deletion's SQLite transaction too), every write awaited from the shared one (D33): an answer
+ * saying they are revoked comes once every node refuses them, and a failed write is told.
+ */
+export function revokeAccess(ctx: OAuthContext, tokens: IssuedAccess[]): Awaitable<void> {
+  const writes = tokens.map((t) => ctx.auth.store.revokeToken(t.jti, t.expires_at)).filter((w) => w instanceof Promise);
+  if (writes.length) return Promise.all(writes).then(() => {});
+}
 
 /** Revokes a grant: its refresh tokens, and its access tokens in the auth room's revocation list. */
 export async function revokeGrant(ctx: OAuthContext, grantId: string): Promise<void> {
-  for (const t of await ctx.store.revokeGrant(grantId, secondsOf(ctx))) ctx.auth.store.revokeToken(t.jti, t.expires_at);
+  await revokeAccess(ctx, await ctx.store.revokeGrant(grantId, secondsOf(ctx)));
 }
 
 /** RFC 7009: a refresh token ends its grant, an access token itself; an unknown token is no error. */
@@ -28,12 +41,15 @@ export async function revoke(
     if (grant?.client_id === client.id) await revokeGrant(ctx, grant.grant_id);
     return;
   }
+  let principal: Principal;
   try {
-    const principal = await ctx.auth.verifier.verifyUncached(token);
-    const grantId = principal.jti ? await ctx.store.accessGrant(principal.jti) : undefined;
-    const grant = grantId ? await ctx.store.grant(grantId) : null;
-    if (grant?.client_id === client.id) ctx.auth.store.revokeToken(principal.jti!, principal.expiresAt);
+    principal = await ctx.auth.verifier.verifyUncached(token);
   } catch {
     // Not a token of ours: nothing to revoke (RFC 7009 section 2.2).
+    return;
   }
+  const grantId = principal.jti ? await ctx.store.accessGrant(principal.jti) : undefined;
+  const grant = grantId ? await ctx.store.grant(grantId) : null;
+  // Outside the try: a revocation the store failed to write is the server's failure, never a silent 200.
+  if (grant?.client_id === client.id) await revokeAccess(ctx, [{ jti: principal.jti!, expires_at: principal.expiresAt }]);
 }

@@ -10,7 +10,7 @@ import { HashesBusy } from "../accounts/hash-gate";
 import { SAFE_SUBJECT } from "../auth/subjects";
 import { type Awaitable, andThen } from "../store/shared";
 import { type OAuthContext, secondsOf, secret } from "./context";
-import { revokeGrant } from "./revocation";
+import { revokeAccess, revokeGrant } from "./revocation";
 import { sha256 } from "./store";
 import { LoginThrottle } from "./throttle";
 import { UpstreamError } from "./upstream";
@@ -119,8 +119,6 @@ export class SignIn {
    * (inside the deletion's PostgreSQL transaction `tx` when given).
    */
   forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void> {
-    return andThen(this.ctx.store.forgetUser(user, secondsOf(this.ctx), tx), (revoked) => {
-      for (const t of revoked) this.ctx.auth.store.revokeToken(t.jti, t.expires_at);
-    });
+    return andThen(this.ctx.store.forgetUser(user, secondsOf(this.ctx), tx), (revoked) => revokeAccess(this.ctx, revoked));
   }
 }

@@ -9,6 +9,7 @@ import { citeChunks } from "../../src/archive/answer";
 import { ImapConnector } from "../../src/connectors/imap/connector";
 import type { SourceRecord } from "../../src/connectors/types";
 import { allowList, pinner } from "../../src/net/pin";
+import { collapseCopies } from "../../src/retrieval/copies";
 import type { RankedChunk } from "../../src/retrieval/search";
 import { testApp } from "../helpers";
 import { type TestServers, testServers } from "../support/servers";
@@ -18,6 +19,8 @@ setDefaultTimeout(60_000);
 
 const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 const MAILBOX = `ids-${process.pid}`;
+/** A mailbox of its own for the forged-Message-ID attack. */
+const FORGED_MAILBOX = `ids-forged-${process.pid}`;
 
 /** A mail as a client would append it; `messageId` undefined: a mail without a Message-ID header. */
 const mail = (n: number, messageId: string | undefined) =>
@@ -39,12 +42,12 @@ let servers: TestServers;
 let admin: ImapFlow;
 
 /** The mailbox made anew with `mails` in that order (UIDs 1, 2, 3 ...); its UIDVALIDITY. */
-async function rebuild(mails: string[]): Promise<bigint> {
-  if ((await admin.list()).some((m) => m.path === MAILBOX)) await admin.mailboxDelete(MAILBOX);
-  await admin.mailboxCreate(MAILBOX);
-  for (const m of mails) await admin.append(MAILBOX, m);
-  const status = await admin.status(MAILBOX, { uidValidity: true });
-  if (!status || status.uidValidity === undefined) throw new Error(`no UIDVALIDITY of ${MAILBOX}`);
+async function rebuild(mails: string[], mailbox = MAILBOX): Promise<bigint> {
+  if ((await admin.list()).some((m) => m.path === mailbox)) await admin.mailboxDelete(mailbox);
+  await admin.mailboxCreate(mailbox);
+  for (const m of mails) await admin.append(mailbox, m);
+  const status = await admin.status(mailbox, { uidValidity: true });
+  if (!status || status.uidValidity === undefined) throw new Error(`no UIDVALIDITY of ${mailbox}`);
   return status.uidValidity;
 }
 
@@ -62,6 +65,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await admin.mailboxDelete(MAILBOX).catch(() => {});
+  await admin.mailboxDelete(FORGED_MAILBOX).catch(() => {});
   await admin.logout();
 });
 
@@ -94,7 +98,7 @@ describe("imap: a mailbox rebuilt with a new UIDVALIDITY", () => {
       expect(again.get("Invoice 4701")!.path).toBe(`${MAILBOX}/3`);
       for (const subject of ["Invoice 4701", "Invoice 4702"]) {
         expect(again.get(subject)!.ids, subject).toEqual(first.get(subject)!.ids);
-        // The record's id: its mailbox and the sha256 of its Message-ID (no address spelled out).
+        // The record's id: its mailbox and the sha256 of its Message-ID and text (no address spelled out).
         expect(again.get(subject)!.id).toMatch(new RegExp(`^${MAILBOX}/[0-9a-f]{64}$`));
       }
       // Without a Message-ID the UID is all there is: the mail is cited at it, and its ids follow it.
@@ -103,6 +107,39 @@ describe("imap: a mailbox rebuilt with a new UIDVALIDITY", () => {
     } finally {
       await connector.close();
       await t.services.close();
+    }
+  });
+
+  test("attack: a forged mail under another mail's Message-ID is a record of its own, never the real one's copy", async () => {
+    // A Message-ID is written by the sender: anyone may send a short mail under the ID of a real
+    // one in the mailbox. Keyed by the Message-ID alone, both were one record id, and the ranking
+    // took the real short mail for a copy of the forged one ranked above it (copies.ts): hidden.
+    const real = mail(1, "<inv-4701@orlen.example>");
+    const forged = real
+      .replace("Total due for invoice 4701: 1,234.56 PLN by 2024-05-01.", "Paid, nothing due.")
+      .replace("Orlen Billing <billing@orlen.example>", "Mallory <m@evil.example>");
+    const shortReal = real.replace(/Total due[^\r]*/, "Due: 1,234.56 PLN.");
+    await rebuild([shortReal, forged], FORGED_MAILBOX);
+    const connector = new ImapConnector(imapConfig(servers.imap, FORGED_MAILBOX), LOOPBACK);
+    try {
+      const records = await connector.search({ terms: [], phrases: [], limit: 10 });
+      expect(records.map((r) => r.content.trim()).sort()).toEqual(["Due: 1,234.56 PLN.", "Paid, nothing due."]);
+      expect(new Set(records.map((r) => r.id)).size).toBe(2);
+      const ranked = records.map(
+        (record, i) =>
+          ({
+            connectorId: "mail-imap",
+            owner: "alice",
+            record,
+            chunkIndex: 0,
+            text: "",
+            score: 2 - i,
+            lexical: 0,
+          }) as unknown as RankedChunk,
+      );
+      expect(collapseCopies(ranked).length).toBe(2);
+    } finally {
+      await connector.close();
     }
   });
 });

@@ -7,11 +7,14 @@
 // code, refresh token, session id or client secret a client could present.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { AuthFailure, AuthService } from "../../src/auth/service";
+import { REVOKED_TABLE } from "../../src/auth/store-postgres";
 import { OAuthServer } from "../../src/oauth/service";
 import { type ClientRow, type CodeRow, type GrantRow, type OAuthStore, oauthMigrations, SqliteOAuthStore } from "../../src/oauth/store";
 import { OAUTH_TABLES, PostgresOAuthStore } from "../../src/oauth/store-postgres";
 import { migrate } from "../../src/store/migrations";
-import { testApp } from "../helpers";
+import { testApp, testConfig } from "../helpers";
 import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
 import { pkce, registeredClient } from "./support";
 
@@ -313,6 +316,40 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     expect(await a.session(s.id)).toBeUndefined();
     await expect(refresh(a, String(got.refresh_token))).rejects.toMatchObject({ error: "invalid_grant" });
     expect(await a.store.rowsOf("alice")).toBe(0);
+  });
+
+  test("attack: an access token revoked (RFC 7009) on a node with the shared auth room is on the revocation list when the answer comes", async () => {
+    // The revocation was written without being awaited: the client was told its token was revoked
+    // while every node still accepted it, and a write that failed was never told at all.
+    const auth = await AuthService.create(testConfig(), new Database(":memory:"), randomBytes(32), Date.now, db.client());
+    const c = new OAuthServer(t.config, auth, t.services.accounts, new PostgresOAuthStore(db.client()));
+    const got = await exchange(c, await codeOnA());
+    let locked!: () => void;
+    let release!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Writes to the revocation list wait until the lock is let go; reads do not (EXCLUSIVE mode).
+    const lock = db.client().begin(async (tx) => {
+      await tx.unsafe(`LOCK TABLE ${REVOKED_TABLE} IN EXCLUSIVE MODE`);
+      locked();
+      await held;
+    });
+    await isLocked;
+    let letGo = false;
+    const timer = setTimeout(() => {
+      letGo = true;
+      release();
+    }, 50);
+    await c.revoke(new URLSearchParams({ client_id: clientId, token: String(got.access_token) }), null, "192.0.2.1");
+    const answeredAfterWrite = letGo;
+    clearTimeout(timer);
+    release();
+    await lock;
+    expect(answeredAfterWrite).toBe(true);
+    const refused = await Promise.resolve(auth.authenticate(`Bearer ${String(got.access_token)}`, "corpus:search")).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(AuthFailure);
   });
 
   test("PostgreSQL holds no code, refresh token, session id or client secret a client could present", async () => {

@@ -9,7 +9,7 @@
 // or XOAUTH2, whichever the server offers; imapflow speaks both), and a connection is not reused
 // once its token is due for refresh: a revoked grant shows at the next operation.
 import type { ImapFlow } from "imapflow";
-import { sha256Hex } from "../../documents/ids";
+import { documentText, sha256Hex } from "../../documents/ids";
 import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved } from "../../net/pin";
 import type { AccessToken, AccessTokens } from "../oauth/grants";
@@ -275,13 +275,16 @@ export class ImapConnector implements Connector {
 
 /**
  * A message's record id (D36: unchanged content, the same ids): its mailbox and the sha256 of its
- * Message-ID, which stays when the server gives the mailbox a new UIDVALIDITY (rebuilt, moved or
- * restored: every UID changes, RFC 9051 2.3.1.1); its mailbox and UID (as read) for a message
- * without one. Its path and source_url keep the UID: the address a client opens now.
+ * Message-ID and text, which stay when the server gives the mailbox a new UIDVALIDITY (rebuilt,
+ * moved or restored: every UID changes, RFC 9051 2.3.1.1); its mailbox and UID (as read) for a
+ * message without one. The text is in it because a Message-ID is written by the sender: another
+ * mail sent under a real one's ID is another record, never taken for the real one (copies.ts).
+ * Its path and source_url keep the UID: the address a client opens now.
  */
 function messageRecordId(mailbox: string, record: SourceRecord): string {
   const messageId = record.metadata.message_id;
-  return typeof messageId === "string" && messageId ? `${mailbox}/${sha256Hex(messageId)}` : record.id;
+  if (typeof messageId !== "string" || !messageId) return record.id;
+  return `${mailbox}/${sha256Hex(`${messageId}\u0000${documentText(record.title, record.content)}`)}`;
 }
 
 /** The server refused the login (its credentials), not a failure to reach it. */

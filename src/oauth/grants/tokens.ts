@@ -7,6 +7,7 @@ import { SIGNING_ALG } from "../../auth/signing-key";
 import { type OAuthContext, secondsOf, secret } from "../context";
 import { InvalidGrant } from "../errors";
 import type { Client } from "../registration";
+import { revokeAccess } from "../revocation";
 import { OFFLINE_ACCESS } from "../scopes";
 import { sha256 } from "../store";
 
@@ -25,7 +26,7 @@ export async function tokensFor(
   const issued = await ctx.auth.issuer.issue(user, tokenScopes, ACCESS_TTL_SECONDS, undefined, { client_id: client.id });
   if (!(await ctx.store.putAccess(issued.jti, grantId, issued.expiresAt))) {
     // The grant was revoked while the token was signed (a replay answered on another node): it never leaves.
-    ctx.auth.store.revokeToken(issued.jti, issued.expiresAt);
+    await revokeAccess(ctx, [{ jti: issued.jti, expires_at: issued.expiresAt }]);
     throw new InvalidGrant("this grant was revoked");
   }
   const answer: Record<string, unknown> = {

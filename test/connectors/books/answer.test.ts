@@ -14,6 +14,7 @@ import { SourceReader } from "../../../src/connectors/reading/reader";
 import type { ActiveConnector } from "../../../src/connectors/registry";
 import { planQuery } from "../../../src/retrieval/plan";
 import { bearer, postJson, tempDir, testApp } from "../../helpers";
+import { growthOf, LINEAR_GROWTH } from "../../support/growth";
 import { localIndexes } from "../../support/local-index";
 import { SHARED_DATA } from "../../support/servers";
 
@@ -341,6 +342,42 @@ describe("a books answer's reading is bounded", () => {
       const answer = await booksAnswer({ options: { user: "u", question, perConnector: 5 }, plan, terms: plan.terms }, ranked, [active]);
       expect(answer?.text).toContain("15.50 USD");
       expect(answer!.text.length).toBeLessThan(1_000);
+    } finally {
+      reader.close();
+    }
+  });
+
+  test("thousands of accounts named alike ('checking' under each of 2,000 banks): asked back in time linear in the journal", async () => {
+    // Each account was matched against each other and each transaction's postings against every
+    // account named: 500, 1,000 and 2,000 such accounts took 0.25, 0.8 and 2.5 s of the serving thread.
+    const reader = new SourceReader();
+    const books = new Map<number, { record: any; active: ActiveConnector }>();
+    const bookOf = async (n: number) => {
+      const folder = tempDir("corpus-books-alike-");
+      const lines = Array.from({ length: n }, (_, i) => `2014-03-01 * "Shop" "x"\n  Bank${i}:Checking  10.00 USD\n  Equity:Opening\n`);
+      writeFileSync(join(folder, "alike.beancount"), lines.join("\n"));
+      const connector = new BooksConnector(folder, localIndexes().indexFor(`u/alike${n}`), {}, undefined, reader);
+      await connector.sync();
+      const record = (await connector.fileRecords("alike.beancount", MAX_ANSWERED_BOOK_BYTES))![0]!;
+      books.set(n, { record, active: { id: "books", kind: "books", label: "Books", owner: "user", datesAreFileTimes: false, connector } });
+    };
+    const question = "What is the balance of checking?";
+    const plan = planQuery(question);
+    const answer = (n: number) => {
+      const { record, active } = books.get(n)!;
+      const ranked = [
+        { connectorId: "books", connectorLabel: "Books", owner: "u", record, chunkIndex: 0, text: record.content, score: 1, lexical: 1 },
+      ];
+      return booksAnswer({ options: { user: "u", question, perConnector: 5 }, plan, terms: plan.terms }, ranked, [active]);
+    };
+    try {
+      const n = 250;
+      await bookOf(n);
+      await bookOf(8 * n);
+      const asked = await answer(8 * n);
+      expect(asked!.text).toStartWith(`Which account is meant? ${8 * n} accounts are named alike;`);
+      expect(asked!.text.length).toBeLessThan(1_000);
+      expect(await growthOf(answer, n)).toBeLessThan(LINEAR_GROWTH);
     } finally {
       reader.close();
     }
