@@ -7,6 +7,7 @@
 // upstream person's id, their provider's issuer and `sub`, and the name it gave.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import { type AccountInfo, type AccountRecords, accountInfos, type ExternalLink, type ExternalRow, type LocalRow } from "./store";
 
 export const ACCOUNTS_TABLE = "corpus_accounts";
@@ -37,10 +38,9 @@ export const accountPgMigrations: PgMigration[] = [
 ];
 
 /** The node's connections, or a transaction of them (a deletion's: users/deletion.ts). */
-type Queries = postgres.Sql | postgres.TransactionSql;
 
 export class PostgresAccountRecords implements AccountRecords {
-  constructor(private readonly sql: Queries) {}
+  constructor(private readonly sql: SharedQueries) {}
 
   /** The same store writing inside `tx`: a deletion's erase commits or rolls back with the rest of it. */
   within(tx: postgres.TransactionSql): PostgresAccountRecords {

@@ -10,6 +10,7 @@
 // stored with their rows locked, so that a deletion meanwhile leaves none behind (D13).
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import { ARCHIVE_VECTORS_TABLE, PostgresVectorStore, vectorMigrations } from "../vectors/postgres";
 import type { KeyedVector, Neighbour, StoredVector } from "../vectors/store";
 import {
@@ -75,17 +76,15 @@ interface Row {
 
 const archivedRow = (r: Row): ArchivedRow => ({ ...r, id: Number(r.id), queried_at: Number(r.queried_at) });
 
-type Sql = postgres.Sql | postgres.TransactionSql;
-
 export class PostgresArchiveRows implements ArchiveRows {
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly sql: SharedQueries) {}
 
   /** The store bound to `tx` (a user's deletion, one transaction of every shared room, D33): what it erases and counts commits or rolls back with it. */
   within(tx: postgres.TransactionSql): PostgresArchiveRows {
     return new PostgresArchiveRows(tx);
   }
 
-  private vectors(sql: Sql = this.sql): PostgresVectorStore {
+  private vectors(sql: SharedQueries = this.sql): PostgresVectorStore {
     return PostgresVectorStore.over(sql, ARCHIVE_VECTORS_TABLE);
   }
 

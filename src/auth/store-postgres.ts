@@ -8,6 +8,7 @@
 // the user's keyed hash (UserTags), never the id, so they outlive the user's data naming no one.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import type { AuthStore, IssuedRecord, UserTags } from "./store";
 
 export const TOKENS_TABLE = "corpus_auth_tokens";
@@ -40,11 +41,10 @@ export const authPgMigrations: PgMigration[] = [
 ];
 
 /** The node's connections, or a transaction of them (a deletion's: users/deletion.ts). */
-type Queries = postgres.Sql | postgres.TransactionSql;
 
 export class PostgresAuthStore implements AuthStore {
   constructor(
-    private readonly sql: Queries,
+    private readonly sql: SharedQueries,
     private readonly tags: UserTags,
     private readonly now: () => number = Date.now,
   ) {}

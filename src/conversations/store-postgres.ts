@@ -6,6 +6,7 @@
 // user's data key (bound to its conversation and number); the key stays with the nodes.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import type { ConversationRecords, SealedTurn } from "./store";
 
 export const CONVERSATION_TABLES = { conversations: "corpus_conversations", turns: "corpus_conversation_turns" } as const;
@@ -29,8 +30,6 @@ export const conversationPgMigrations: PgMigration[] = [
     },
   },
 ];
-
-type Runner = postgres.Sql | postgres.TransactionSql;
 
 export class PostgresConversationRecords implements ConversationRecords {
   constructor(private readonly sql: postgres.Sql) {}
@@ -58,14 +57,14 @@ export class PostgresConversationRecords implements ConversationRecords {
     });
   }
 
-  async rowsOf(user: string, tx: Runner = this.sql): Promise<number> {
+  async rowsOf(user: string, tx: SharedQueries = this.sql): Promise<number> {
     const [row] = await tx<{ n: number }[]>`SELECT
       (SELECT count(*) FROM ${tx(T.conversations)} WHERE user_id = ${user})::integer
       + (SELECT count(*) FROM ${tx(T.turns)} WHERE user_id = ${user})::integer AS n`;
     return row!.n;
   }
 
-  async deleteUser(user: string, tx: Runner = this.sql): Promise<number> {
+  async deleteUser(user: string, tx: SharedQueries = this.sql): Promise<number> {
     // One statement: the turns, then their conversations (the cascade would take the turns too).
     const [row] = await tx<{ n: number }[]>`
       WITH t AS (DELETE FROM ${tx(T.turns)} WHERE user_id = ${user}),

@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import { MAX_SESSIONS, MAX_SESSIONS_PER_USER, type McpSessionStore, SESSION_TTL_MS, type Session } from "./sessions";
 
 export const MCP_SESSIONS_TABLE = "corpus_mcp_sessions";
@@ -32,8 +33,6 @@ export const mcpSessionPgMigrations: PgMigration[] = [
 ];
 
 const hashOf = (id: string) => createHash("sha256").update(id).digest("base64url");
-
-type Runner = postgres.Sql | postgres.TransactionSql;
 
 export class PostgresMcpSessions implements McpSessionStore {
   constructor(
@@ -75,12 +74,12 @@ export class PostgresMcpSessions implements McpSessionStore {
     return (await this.sql`DELETE FROM ${this.sql(MCP_SESSIONS_TABLE)} WHERE used_at < ${this.now() - SESSION_TTL_MS}`).count;
   }
 
-  async rowsOf(user: string, tx: Runner = this.sql): Promise<number> {
+  async rowsOf(user: string, tx: SharedQueries = this.sql): Promise<number> {
     const [row] = await tx<{ n: string }[]>`SELECT count(*) AS n FROM ${tx(MCP_SESSIONS_TABLE)} WHERE user_id = ${user}`;
     return Number(row!.n);
   }
 
-  async forget(user: string, tx: Runner = this.sql): Promise<number> {
+  async forget(user: string, tx: SharedQueries = this.sql): Promise<number> {
     return (await tx`DELETE FROM ${tx(MCP_SESSIONS_TABLE)} WHERE user_id = ${user}`).count;
   }
 }

@@ -10,6 +10,7 @@
 // tokens' ids (jti) and times, as the embedded tables do.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import {
   type ClientRow,
   CODE_KEPT_SECONDS,
@@ -98,7 +99,6 @@ export const oauthPgMigrations: PgMigration[] = [
 ];
 
 /** Connections or a transaction: a statement runs alike on either. */
-type Runner = postgres.Sql | postgres.TransactionSql;
 
 // bigint columns come back as text: times in seconds fit a double exactly.
 const num = (v: unknown): number => Number(v);
@@ -233,7 +233,7 @@ export class PostgresOAuthStore implements OAuthStore {
     await this.sql`DELETE FROM ${this.sql(T.sessions)} WHERE session_hash = ${sessionHash}`;
   }
 
-  async rowsOf(user: string, tx: Runner = this.sql): Promise<number> {
+  async rowsOf(user: string, tx: SharedQueries = this.sql): Promise<number> {
     const [row] = await tx<{ n: string }[]>`SELECT
       (SELECT count(*) FROM ${tx(T.sessions)} WHERE user_id = ${user})
       + (SELECT count(*) FROM ${tx(T.grants)} WHERE user_id = ${user})
@@ -241,7 +241,7 @@ export class PostgresOAuthStore implements OAuthStore {
     return num(row!.n);
   }
 
-  async forgetUser(user: string, _at: number, tx: Runner = this.sql): Promise<IssuedAccess[]> {
+  async forgetUser(user: string, _at: number, tx: SharedQueries = this.sql): Promise<IssuedAccess[]> {
     // One statement (atomic on its own, or inside a deletion's transaction): the grants deleted
     // with their tokens; the access tokens of those not revoked yet are answered, to revoke.
     // Nothing here names the user afterwards (D25): the revocations live on by jti only.

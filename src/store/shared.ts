@@ -10,6 +10,9 @@ import postgres from "postgres";
 import { type Config, ConfigError } from "../config";
 import { migratePostgres, type PgMigration } from "./postgres-migrations";
 
+/** What runs a shared room's statements: the node's connections, or a transaction of them (a deletion's, D33). */
+export type SharedQueries = postgres.Sql | postgres.TransactionSql;
+
 /** A value or a promise of it: the embedded store answers at once, PostgreSQL later. */
 export type Awaitable<T> = T | Promise<T>;
 

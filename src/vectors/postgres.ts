@@ -8,6 +8,7 @@
 import postgres from "postgres";
 import { EMBEDDING_DIM } from "../embedding/embedder";
 import { migratePostgres, type PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import { checkK, type KeyedVector, type KnnFilter, type Neighbour, type StoredVector, type VectorStore } from "./store";
 
 /** The connectors' vectors (the local index's chunks). */
@@ -73,7 +74,7 @@ const literal = (v: Float32Array) => `[${Array.prototype.join.call(v, ",")}]`;
 
 export class PostgresVectorStore implements VectorStore {
   private constructor(
-    private readonly sql: postgres.Sql | postgres.TransactionSql,
+    private readonly sql: SharedQueries,
     private readonly table: string,
     /** Set for a store over connections it does not own (a shared database's): each search sets its HNSW options for its own transaction. */
     private readonly efSearch?: number,
@@ -84,7 +85,7 @@ export class PostgresVectorStore implements VectorStore {
    * by its migrations: vectorMigrations), or within a transaction, whose writes then join it (a
    * room writing its rows and their vectors at once, a deletion erasing a user in one transaction).
    */
-  static over(sql: postgres.Sql | postgres.TransactionSql, table: string, efSearch = DEFAULT_EF_SEARCH): PostgresVectorStore {
+  static over(sql: SharedQueries, table: string, efSearch = DEFAULT_EF_SEARCH): PostgresVectorStore {
     return new PostgresVectorStore(sql, table, efSearch);
   }
 
@@ -161,7 +162,7 @@ export class PostgresVectorStore implements VectorStore {
   }
 
   private static async nearest(
-    sql: postgres.Sql | postgres.TransactionSql,
+    sql: SharedQueries,
     table: string,
     owner: string,
     query: KeyedVector,

@@ -13,6 +13,7 @@
 import type postgres from "postgres";
 import type { UserKeys } from "../crypto/user-keys";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import {
   type ClaimedDelivery,
   type RegisteredWebhook,
@@ -81,7 +82,7 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   /** The deletion's transaction when given, else a statement of its own. */
-  private q(tx?: postgres.TransactionSql): postgres.Sql | postgres.TransactionSql {
+  private q(tx?: postgres.TransactionSql): SharedQueries {
     return tx ?? this.sql;
   }
 
