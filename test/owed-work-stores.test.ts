@@ -8,12 +8,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { cryptoMigrations, UserKeys } from "../src/crypto/user-keys";
 import type { OwedKind } from "../src/health/model";
-import { type Leases, leaseMigrations, SqliteLeases } from "../src/jobs/leases";
+import type { Leases } from "../src/jobs/leases";
 import { PostgresLeases } from "../src/jobs/leases-postgres";
 import { createLogger, memorySink } from "../src/log";
 import { OWED_LEASE_MS, type OwedLeases, type OwedTask, OwedWork, owedLeaseName } from "../src/owed-work";
 import { migrate } from "../src/store/migrations";
 import { PostgresWebhookStore } from "../src/webhooks/store-postgres";
+import { LEASE_STORES, type LeaseStore } from "./support/lease-stores";
 import { type SharedDatabase, sharedDatabase, storeSuite } from "./support/shared-database";
 import { soon, until } from "./support/wait";
 
@@ -53,13 +54,7 @@ function counted(leases: Leases) {
   return { leases: wrapped, asked };
 }
 
-interface Store {
-  /** A node's leases on the one database, by `clock`. */
-  leases(clock: { t: number }): Leases;
-  close(): Promise<void>;
-}
-
-function suite(name: string, open: () => Promise<Store>) {
+function suite(name: string, open: () => Promise<LeaseStore>) {
   storeSuite(name, open, (store) => {
     test("a kind is resumed by the node holding its lease, not by the other; once that node's lease expired, the other takes it up", async () => {
       const clock = { t: 1_000_000 };
@@ -95,17 +90,7 @@ function suite(name: string, open: () => Promise<Store>) {
   });
 }
 
-suite("embedded leases (SQLite)", async () => {
-  const db = new Database(":memory:");
-  migrate(db, leaseMigrations);
-  return { leases: (clock) => new SqliteLeases(db, () => clock.t), close: async () => db.close() };
-});
-
-let shared: SharedDatabase;
-suite("shared leases (PostgreSQL)", async () => {
-  shared = await sharedDatabase();
-  return { leases: (clock) => new PostgresLeases(shared.client(), () => clock.t), close: () => shared.drop() };
-});
+for (const [name, open] of LEASE_STORES) suite(name, open);
 
 describe("PostgreSQL alone: what a node owes is counted by every node", () => {
   let db: SharedDatabase;

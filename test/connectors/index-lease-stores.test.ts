@@ -1,17 +1,10 @@
-// One node indexes a connector at a time (D33), one suite over both lease stores: two nodes'
-// folder connectors of one connector, each with its lease store on one database (the embedded
-// one: two claimants of one SQLite; the shared one: two connections to one PostgreSQL). A sync
-// runs under the connector's lease: the node that finds it held reads nothing; once released, or
-// once a stalled holder's lease expired, the other indexes.
-import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { type FolderSource, INDEX_LEASE_MS, IndexedFolderConnector, indexLeaseName } from "../../src/connectors/indexed-source";
 import type { SourceRecord } from "../../src/connectors/types";
-import { type Leases, leaseMigrations, SqliteLeases } from "../../src/jobs/leases";
-import { PostgresLeases } from "../../src/jobs/leases-postgres";
-import { migrate } from "../../src/store/migrations";
+import type { Leases } from "../../src/jobs/leases";
+import { LEASE_STORES, type LeaseStore } from "../support/lease-stores";
 import { localIndexes } from "../support/local-index";
-import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
+import { storeSuite } from "../support/shared-database";
 import { soon } from "../support/wait";
 
 const LEASE = indexLeaseName("alice/mail");
@@ -55,13 +48,7 @@ function nodeConnector(name: string, leases: Leases, folder: FolderSource) {
   });
 }
 
-interface Store {
-  /** A node's leases on the one database, by `clock`. */
-  leases(clock: { t: number }): Leases;
-  close(): Promise<void>;
-}
-
-function suite(name: string, open: () => Promise<Store>) {
+function suite(name: string, open: () => Promise<LeaseStore>) {
   storeSuite(name, open, (store) => {
     test("while node A indexes, node B's sync reads nothing; once A released the lease, B's next sync indexes", async () => {
       const clock = { t: Date.now() };
@@ -101,14 +88,4 @@ function suite(name: string, open: () => Promise<Store>) {
   });
 }
 
-suite("embedded leases (SQLite)", async () => {
-  const db = new Database(":memory:");
-  migrate(db, leaseMigrations);
-  return { leases: (clock) => new SqliteLeases(db, () => clock.t), close: async () => db.close() };
-});
-
-let shared: SharedDatabase;
-suite("shared leases (PostgreSQL)", async () => {
-  shared = await sharedDatabase();
-  return { leases: (clock) => new PostgresLeases(shared.client(), () => clock.t), close: () => shared.drop() };
-});
+for (const [name, open] of LEASE_STORES) suite(name, open);
