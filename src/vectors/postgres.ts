@@ -57,6 +57,21 @@ export class IdTaken extends Error {}
 /** The database cannot hold vectors: no `vector` extension, or one too old. */
 export class VectorStoreUnavailable extends Error {}
 
+/**
+ * Refuses a database that cannot hold vectors, saying what to do: no `vector` extension (it needs a
+ * superuser: the operator's), or one older than MIN_PGVECTOR. Checked before any table is made.
+ */
+export async function requireVectorExtension(sql: SharedQueries): Promise<void> {
+  const [ext] = await sql<{ extversion: string }[]>`SELECT extversion FROM pg_extension WHERE extname = 'vector'`;
+  if (!ext)
+    throw new VectorStoreUnavailable(
+      "the database has no vector extension: as a superuser, CREATE EXTENSION vector (pgvector 0.8 or later) in it",
+    );
+  const [major = 0, minor = 0] = ext.extversion.split(".").map(Number);
+  if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1]))
+    throw new VectorStoreUnavailable(`pgvector ${ext.extversion} is too old: 0.8 or later is needed (ALTER EXTENSION vector UPDATE)`);
+}
+
 export interface PostgresVectorOptions {
   /** Candidates an HNSW search keeps (hnsw.ef_search; pgvector's default 40). More: better recall, slower. */
   efSearch?: number;
@@ -108,14 +123,7 @@ export class PostgresVectorStore implements VectorStore {
       },
     });
     try {
-      const [ext] = await sql<{ extversion: string }[]>`SELECT extversion FROM pg_extension WHERE extname = 'vector'`;
-      if (!ext)
-        throw new VectorStoreUnavailable(
-          "the database has no vector extension: as a superuser, CREATE EXTENSION vector (pgvector 0.8 or later) in it",
-        );
-      const [major = 0, minor = 0] = ext.extversion.split(".").map(Number);
-      if (major < MIN_PGVECTOR[0] || (major === MIN_PGVECTOR[0] && minor < MIN_PGVECTOR[1]))
-        throw new VectorStoreUnavailable(`pgvector ${ext.extversion} is too old: 0.8 or later is needed (ALTER EXTENSION vector UPDATE)`);
+      await requireVectorExtension(sql);
       await migratePostgres(sql, vectorMigrations(table));
     } catch (error) {
       await sql.end();

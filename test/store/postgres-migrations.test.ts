@@ -3,8 +3,10 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 import postgres from "postgres";
+import { PG_MIGRATIONS } from "../../src/migrations";
 import { MIGRATIONS_LOCK, migratePostgres, PG_MIGRATIONS_TABLE, type PgMigration } from "../../src/store/postgres-migrations";
-import { VECTORS_TABLE, vectorMigrations } from "../../src/vectors/postgres";
+import { openSharedDatabase } from "../../src/store/shared";
+import { VECTORS_TABLE, VectorStoreUnavailable, vectorMigrations } from "../../src/vectors/postgres";
 import { vectorDatabase } from "../support/pg-vectors";
 import { until } from "../support/wait";
 
@@ -64,3 +66,19 @@ test("a migration that fails leaves none of the batch applied, and the next star
     await db.drop();
   }
 }, 60_000);
+
+test("a shared database without the vector extension is refused at start with what to do, before any table is made", async () => {
+  const db = await vectorDatabase();
+  try {
+    await db.admin`DROP EXTENSION vector`;
+    // Before, the archive's migration failed on: type "vector" does not exist.
+    const opening = openSharedDatabase(db.url, PG_MIGRATIONS);
+    expect(opening).rejects.toThrow(VectorStoreUnavailable);
+    expect(opening).rejects.toThrow("CREATE EXTENSION vector");
+    await opening.catch(() => {});
+    const tables = await db.admin`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`;
+    expect(tables.map((t) => t.tablename)).toEqual([]);
+  } finally {
+    await db.drop();
+  }
+});
