@@ -2,9 +2,10 @@
 //   bun scripts/test.ts all           every file (`npm test`)
 //   bun scripts/test.ts unit          no test servers, no model, no child process: seconds
 //   bun scripts/test.ts integration   the rest: Dovecot and PostgreSQL, the model, real processes, Chromium,
-//                                     many argon2id password hashes (19 MiB each: console/routes, oauth/sign-in),
+//                                     many argon2id password hashes (19 MiB each: console/routes, oauth/sign-in, oauth/server),
 //                                     corpus bundled whole (scripts/notices), and the tests whose proof needs
-//                                     size (growth judged by CPU time, recall over thousands of vectors, tokenizer parity)
+//                                     size (growth judged by CPU time, recall over thousands of vectors, tokenizer parity,
+//                                     megabytes of text blinded or cut)
 // Files run in parallel, one Bun process per core (at most TEST_WORKERS), each keeping one global
 // across the files it runs, as a serial run does (--no-isolate: onnxruntime's native addon
 // aborts the process when a file's fresh global loads it again). The run's temporary files go
@@ -41,6 +42,7 @@ const INTEGRATION = [
   "backup/online.test.ts",
   "backup/refusals.test.ts",
   "cli.test.ts",
+  "connectors/blind-in-turns.test.ts",
   "connectors/books/answer.test.ts",
   "connectors/books/books.test.ts",
   "connectors/books/gnucash-sqlite-connector.test.ts",
@@ -90,6 +92,7 @@ const INTEGRATION = [
   "connectors/sql.test.ts",
   "connectors/staged-put-crash.test.ts",
   "connectors/status.test.ts",
+  "connectors/terms-format.test.ts",
   "connectors/update.test.ts",
   "console/backup-pruning.test.ts",
   "console/browser.test.ts",
@@ -137,6 +140,7 @@ const INTEGRATION = [
   "oauth/inspector-cli.test.ts",
   "oauth/metadata-document-flow.test.ts",
   "oauth/metadata-document.test.ts",
+  "oauth/server.test.ts",
   "oauth/sign-in.test.ts",
   "oauth/store-stores.test.ts",
   "oauth/upstream-flow.test.ts",
@@ -154,6 +158,7 @@ const INTEGRATION = [
   "retrieval/answer-lines-growth.test.ts",
   "retrieval/asked/asked-live.test.ts",
   "retrieval/business-questions.test.ts",
+  "retrieval/chunk-cache.test.ts",
   "retrieval/cite-stored-chunks.test.ts",
   "retrieval/debug-log.test.ts",
   "scripts/build-model.test.ts",
