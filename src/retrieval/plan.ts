@@ -71,6 +71,7 @@ const AMOUNT_WORDS = new RegExp(
 const LARGEST_ASKED = new RegExp(wholeWords(all(LARGEST)), "iu");
 const SMALLEST_ASKED = new RegExp(wholeWords(all(SMALLEST)), "iu");
 const MOST_RECENT_ASKED = new RegExp(wholeWords(all(MOST_RECENT)), "iu");
+const COMPARATORS = new RegExp(wholeWords([...all(OVER), ...all(UNDER)]), "giu");
 
 const OTHER_DIGIT = /(?![0-9])\p{Nd}/u;
 
@@ -165,8 +166,9 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
     from && to && from.getUTCMonth() === 0 && from.getUTCDate() === 1 && to.getTime() === Date.UTC(from.getUTCFullYear() + 1, 0, 1);
   if (asked && wholeYear && !/\b(last|this|next|past)\s+year\b/i.test(text) && terms.length < MAX_QUERY_TERMS)
     terms.push(String(from.getUTCFullYear()));
-  // "most recent" asks for a time, not a quantity.
-  const order = SMALLEST_ASKED.test(text) ? "asc" : LARGEST_ASKED.test(text) && !MOST_RECENT_ASKED.test(text) ? "desc" : undefined;
+  // "most recent" asks for a time, not a quantity; a comparator ("at least 100", "co najmniej") is a condition.
+  const said = text.replace(COMPARATORS, " ");
+  const order = SMALLEST_ASKED.test(said) ? "asc" : LARGEST_ASKED.test(said) && !MOST_RECENT_ASKED.test(said) ? "desc" : undefined;
   return {
     text,
     ...reading,

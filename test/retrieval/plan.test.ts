@@ -130,6 +130,18 @@ describe("questions for the most or the least", () => {
     expect(planQuery("invoices from Acme").order).toBeUndefined();
   });
 
+  test("a comparator is a condition, not a superlative: 'at least 100' sorts nothing, in every language of the tables", () => {
+    for (const q of [
+      "invoices of at least 100 EUR",
+      "orders of at most 50 dollars",
+      "factures d'au moins 100 euros",
+      "faktury co najmniej 100 zł",
+    ])
+      expect({ q, order: planQuery(q).order }).toEqual({ q, order: undefined });
+    expect(planQuery("the largest invoice of at least 100 EUR").order).toBe("desc");
+    expect(planQuery("the cheapest order of at least 20 dollars").order).toBe("asc");
+  });
+
   test("a superlative is read in the invoices' languages too (words.ts LARGEST, SMALLEST: a row each)", () => {
     expect(planQuery("Welke factuur had het hoogste totaal?").order).toBe("desc");
     expect(planQuery("la facture la plus chère de 2023").order).toBe("desc");
