@@ -115,10 +115,7 @@ function suite(name: string, open: (n: Node) => Promise<Store>) {
       test("a chunk without its vector is owed, stored in the background, and found (D29)", async () => {
         const archive = store().archive({ t: T0 });
         // The model held until the chunk is seen owed: the answer was sent without its vector.
-        let release: () => void = () => {};
-        const held = new Promise<void>((resolve) => {
-          release = resolve;
-        });
+        const { promise: held, resolve: release } = Promise.withResolvers<void>();
         const model = vectorsWithoutModel(n.embeddings, () => held);
         try {
           await archive.prepareRotation("carol", true);
@@ -227,10 +224,7 @@ function suite(name: string, open: (n: Node) => Promise<Store>) {
 
       test("attack: a vector owed to a user deleted while it was computed is not stored after (D13, D25)", async () => {
         const archive = store().archive({ t: T0 });
-        let release: () => void = () => {};
-        const held = new Promise<void>((resolve) => {
-          release = resolve;
-        });
+        const { promise: held, resolve: release } = Promise.withResolvers<void>();
         const model = vectorsWithoutModel(n.embeddings, () => held);
         try {
           await archive.prepareRotation("ivan", true);
