@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { createApp } from "../../src/app";
 import { SqliteArchiveRows } from "../../src/archive/rows";
 import { Archive } from "../../src/archive/store";
+import { OPERATOR_OWNER } from "../../src/auth/subjects";
 import { loadMasterKey } from "../../src/crypto/master-key";
 import { UserKeyNotReady, UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
@@ -81,6 +82,10 @@ const ask = async (user: string, body: Record<string, unknown>) =>
 describe("each entry path makes the user's key ready on this node", () => {
   test("the node's keys are the shared store's: a use that no ready made is refused", () => {
     expect(() => services.archive.citationKey(fresh())).toThrow(UserKeyNotReady);
+  });
+
+  test("the operator's key (their connectors' indexes, searched by every user's question) is made ready at start and held", () => {
+    expect(services.userKeys.keyFor(OPERATOR_OWNER, false).length).toBe(32);
   });
 
   test("a question: answered, archived with its vectors, the key made once in PostgreSQL", async () => {
