@@ -2,7 +2,7 @@
 // shared PostgreSQL's (the rooms around them embedded), where a synchronous use of a key that no
 // `ready` brought to the node fails (UserKeyNotReady, a 500). Each path is taken by a user this
 // node has not met, whose key another node made or none has: a question (and its archive, its
-// vectors computed in the background), a conversation, deep_search, an MCP tool, a connector
+// vectors computed in the background), a conversation, deep_search, a cited document's page, an MCP tool, a connector
 // added and indexed, webhooks, the archive's owed vectors resumed by a node that did not ask.
 // (The deletion, which runs in the shared database's transaction, is users/deletion-shared.test.ts's.)
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -117,6 +117,19 @@ describe("each entry path makes the user's key ready on this node", () => {
       const r = await app.handle(postJson("/v1/deep_search", { query: "Dabhol plant" }, bearer(await tokenOf(user))));
       expect(r.status).toBe(200);
     }
+  });
+
+  test("a cited document's page (/d/<id>), opened through a node that never met its reader", async () => {
+    const user = fresh();
+    const token = await tokenOf(user);
+    const cited = (await (await ask(user, {})).json()) as { results: Array<{ chunks: Array<{ metadata: { document_id: string } }> }> };
+    const documentId = cited.results[0]!.chunks[0]!.metadata.document_id;
+    // Node C: the same rooms, keys of its own over the same PostgreSQL (nothing in their memory).
+    const keysOfC = new UserKeys(new PostgresUserKeyRecords(db.client()), masterKey);
+    const onC = createApp({ ...services, userKeys: keysOfC, archive: new Archive(services.archive.rows, keysOfC, services.embeddings) });
+    const page = await onC.handle(req(`/d/${documentId}`, { headers: bearer(token) }));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Dabhol");
   });
 
   test("an MCP tool", async () => {
