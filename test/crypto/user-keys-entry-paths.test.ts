@@ -9,9 +9,11 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Elysia } from "elysia";
 import { createApp } from "../../src/app";
 import { SqliteArchiveRows } from "../../src/archive/rows";
 import { Archive } from "../../src/archive/store";
+import { guard } from "../../src/auth/guard";
 import { OPERATOR_OWNER } from "../../src/auth/subjects";
 import { loadMasterKey } from "../../src/crypto/master-key";
 import { UserKeyNotReady, UserKeys } from "../../src/crypto/user-keys";
@@ -82,6 +84,20 @@ const ask = async (user: string, body: Record<string, unknown>) =>
 describe("each entry path makes the user's key ready on this node", () => {
   test("the node's keys are the shared store's: a use that no ready made is refused", () => {
     expect(() => services.archive.citationKey(fresh())).toThrow(UserKeyNotReady);
+  });
+
+  test("the guard makes a first key on every route but the deletion's, which needs none", async () => {
+    const routes = new Elysia()
+      .use(guard(services))
+      .get("/v1/connectors", ({ principal }) => ({ user: principal.user }), { guard: { route: "GET /v1/connectors" } })
+      .delete("/v1/delete_my_data", ({ principal }) => ({ user: principal.user }), { guard: { route: "DELETE /v1/delete_my_data" } });
+    const guarded = createApp(services).use(routes);
+    const [lister, leaver] = [fresh(), fresh()];
+    expect((await guarded.handle(req("/v1/connectors", { headers: bearer(await tokenOf(lister)) }))).status).toBe(200);
+    expect(await other.rowsOf(lister)).toBe(1);
+    const left = await guarded.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(await tokenOf(leaver)) }));
+    expect(left.status).toBe(200);
+    expect(await other.rowsOf(leaver)).toBe(0);
   });
 
   test("the operator's key (their connectors' indexes, searched by every user's question) is made ready at start and held", () => {
