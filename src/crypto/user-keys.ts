@@ -165,6 +165,8 @@ export class UserKeys {
   /** What `ready` found: the key kept in memory, or none (and nothing derived from one). */
   private present(user: string, wrapped: Uint8Array | undefined, held: boolean): void {
     if (!wrapped) {
+      // Found without one before: nothing of theirs is in memory (drop looks through every derived key).
+      if (this.keyless.has(user)) return;
       this.drop(user);
       keep(this.keyless, KEYS_KEPT, user, true);
       return;
