@@ -100,6 +100,8 @@ const INTEGRATION = [
   "conversations/store-stores.test.ts",
   "crash.test.ts",
   "crypto/master-key.test.ts",
+  "crypto/user-keys-entry-paths.test.ts",
+  "crypto/user-keys-stores.test.ts",
   "documents/citation-links.test.ts",
   "documents/page-browser.test.ts",
   "embedding/embedder.test.ts",

@@ -13,6 +13,7 @@ import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
 import { conversationPgMigrations } from "./conversations/store-postgres";
 import { cryptoMigrations } from "./crypto/user-keys";
+import { userKeyPgMigrations } from "./crypto/user-keys-postgres";
 import { embeddingMigrations } from "./embedding/service";
 import { leasePgMigrations } from "./jobs/leases-postgres";
 import { idempotencyMigrations } from "./limits/idempotency";
@@ -61,4 +62,5 @@ export const PG_MIGRATIONS = [
   ...conversationPgMigrations,
   ...webhookPgMigrations,
   ...accountPgMigrations,
+  ...userKeyPgMigrations,
 ];

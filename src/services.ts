@@ -8,13 +8,15 @@ import { forgetArchiveVectors, SqliteArchiveRows } from "./archive/rows";
 import { PostgresArchiveRows } from "./archive/rows-postgres";
 import { Archive } from "./archive/store";
 import { AuthService } from "./auth/service";
+import { OPERATOR_OWNER } from "./auth/subjects";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
 import { ConnectorRegistry } from "./connectors/registry";
 import { Conversations, SqliteConversationRecords } from "./conversations/store";
 import { PostgresConversationRecords } from "./conversations/store-postgres";
 import { loadMasterKey } from "./crypto/master-key";
-import { UserKeys } from "./crypto/user-keys";
+import { type UserKeyRecords, UserKeys } from "./crypto/user-keys";
+import { PostgresUserKeyRecords } from "./crypto/user-keys-postgres";
 import { adoptModel, type EmbeddingOptions, EmbeddingService } from "./embedding/service";
 import { BackgroundGuard } from "./jobs/guard";
 import { NODE_ID } from "./jobs/leases";
@@ -96,6 +98,8 @@ export interface ServiceOptions {
   model?: ModelAsset;
   /** Tests: the embedding worker's entry and timeouts (one that cannot load the model). */
   embeddingWorker?: EmbeddingOptions["worker"];
+  /** Tests: the users' data keys on a shared database while the rooms around them are embedded (every entry path makes keys ready). */
+  userKeyRecords?: UserKeyRecords;
 }
 
 export async function createServices(
@@ -137,7 +141,10 @@ export async function createServices(
     DISK_CHECK_MS,
   );
   diskTimer.unref?.();
-  const userKeys = new UserKeys(db, masterKey);
+  // Shared, a key is used only once `ready` brought it to this node (crypto/user-keys.ts, D33).
+  const userKeys = new UserKeys(options.userKeyRecords ?? (shared ? new PostgresUserKeyRecords(shared) : db), masterKey);
+  // The operator's key (their connectors' indexes), which no deletion destroys: made present once, for every request that searches them.
+  await userKeys.ready(OPERATOR_OWNER, { create: true, held: true });
   const auth = await AuthService.create(config, db, masterKey, now, shared);
   const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db), now);
   const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);

@@ -283,7 +283,10 @@ export class Archive {
       pending.map((p) => p.text),
       "background",
     );
-    // Background work never makes a key: a user deleted meanwhile ends here (NoUserKey).
+    // Background work never makes a key: a user deleted meanwhile (on any node: their key read
+    // again, D33) ends here (NoUserKey), before anything is written under the key they had.
+    const ready = this.keys.ready(user);
+    if (ready) await ready;
     await this.keys.prepareRotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, nextTurn, false);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false);
     await this.rows.storeOwed(
@@ -305,7 +308,13 @@ export class Archive {
       const rows = (owed instanceof Promise ? await owed : owed).filter((r) => !skip.has(r.id));
       if (rows.length === 0) return done;
       const byUser = new Map<string, Pending[]>();
-      for (const r of rows.slice(0, RESUME_BATCH)) {
+      const batch = rows.slice(0, RESUME_BATCH);
+      // The owners' keys made present on this node first (a shared store's; the embedded one has none to wait for).
+      for (const user of new Set(batch.map((r) => r.user_id))) {
+        const ready = this.keys.ready(user);
+        if (ready) await ready;
+      }
+      for (const r of batch) {
         try {
           const chunk = JSON.parse(this.openValue(r.user_id, r.body, chunkAad(r.query_id, r.chunk_id), r.query_id)) as ArchivedChunk;
           (byUser.get(r.user_id) ?? byUser.set(r.user_id, []).get(r.user_id)!).push({

@@ -4,6 +4,9 @@
 //   2. the JSON body parsed, only now (issue 13 finding 4): the parse stage left it as text
 //      (http/json-body.ts), so a caller without a token or scope costs no parsing whatever
 //      its body, and one over their limit neither;
+//   2b. the user's data key made present on this node (UserKeys.ready, D33), before anything of
+//      theirs is sealed or opened (the idempotency record included): made on first use, but not
+//      by the deletion, which needs none;
 //   3. Idempotency-Key on POST (D11): a replay is answered from the store and not counted;
 //   4. per-user rate limits (D16, LIMITED_ROUTES): the six X-RateLimit-* headers on every
 //      response, errors included (401, 403, 400, 409; those refused before the guard get the
@@ -13,6 +16,7 @@
 // the response, or given up when the request fails so that a retry runs again. What one
 // request's stages tell each other is on its RequestInfo (http/request-context.ts).
 import { Elysia } from "elysia";
+import type { UserKeys } from "../crypto/user-keys";
 import { HttpError, rateLimitedError } from "../http/errors";
 import { parseJsonObject } from "../http/json-body";
 import { JsonText } from "../http/json-text";
@@ -29,7 +33,11 @@ export interface GuardServices {
   auth: AuthService;
   limiter: RateLimits;
   idempotency: IdempotencyStore;
+  userKeys: Pick<UserKeys, "ready">;
 }
+
+/** The route that makes no data key for a user without one: it only destroys theirs. */
+const MAKES_NO_KEY: ProtectedRoute = "DELETE /v1/delete_my_data";
 
 export interface GuardOptions {
   /** The route as REQUIRED_SCOPE names it; LIMITED_ROUTES says whether and how it is limited. */
@@ -86,7 +94,7 @@ export const limitHeaders = (limiter: RateLimits) =>
     withRateHeaders(infoOf(request, info), limiter.unknownCaller(endpoint));
   });
 
-export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
+export const guard = ({ auth, limiter, idempotency, userKeys }: GuardServices) => {
   /**
    * A refusal before the limit is counted: on a limited route it still carries the six headers
    * (D16), the caller's own when the token named one, else those of whole windows.
@@ -136,6 +144,7 @@ export const guard = ({ auth, limiter, idempotency }: GuardServices) => {
       throw await refused(info, limit, principal.user, error);
     }
     info.verified = principal;
+    await userKeys.ready(principal.user, { create: opts.route !== MAKES_NO_KEY });
     const key = isPost ? request.headers.get("idempotency-key") : null;
     if (key === null) {
       // Counted before the body is parsed: a caller over their limit costs no parsing.

@@ -1,9 +1,16 @@
 // Per-user data keys (D3): random 32-byte keys, stored wrapped by the master key. Destroying a
 // user's key (crypto-shredding) makes everything sealed under it unreadable, in the live
 // database, its WAL and any copy of them.
+// The wrapped keys are one room (D33, UserKeyRecords): the embedded database (below), read at
+// once when a key is first used, as always; or the shared PostgreSQL (user-keys-postgres.ts),
+// which answers later, so that a user's key is made present on this node by `ready` (awaited
+// where work for a user begins: the request guard, MCP, background work) before the synchronous
+// uses (keyFor, derive, rotation, sealFor, openFor) answer from memory.
 import type { Database } from "bun:sqlite";
 import { hkdfSync, randomBytes } from "node:crypto";
+import type postgres from "postgres";
 import type { Migration } from "../store/migrations";
+import { type Awaitable, atOnce, inTransaction } from "../store/shared";
 import { open, seal } from "./aead";
 import { VectorRotation } from "./rotation";
 
@@ -26,6 +33,21 @@ export class NoUserKey extends Error {
   }
 }
 
+/**
+ * A synchronous use of a shared store's key that no `ready` made present on this node: a
+ * programming error (an entry path that forgot to await it), never a user's; not a NoUserKey,
+ * which background work takes for "the user is gone" and stops quietly.
+ */
+export class UserKeyNotReady extends Error {
+  constructor(user: string, create: boolean) {
+    super(
+      create
+        ? `users' data keys: the key of ${JSON.stringify(user)} is used to write, but was made ready without { create: true } and there is none`
+        : `users' data keys: the key of ${JSON.stringify(user)} is used, but was not made ready on this node (await keys.ready(user) first)`,
+    );
+  }
+}
+
 export const cryptoMigrations: Migration[] = [
   {
     id: "crypto-001-user-keys",
@@ -39,49 +61,161 @@ export const cryptoMigrations: Migration[] = [
   },
 ];
 
+/** Where the wrapped data keys are kept (D33): at once by the embedded database, later by PostgreSQL. */
+export interface UserKeyRecords {
+  /** True when the store answers promises: a key is used only after `UserKeys.ready` brought it. */
+  readonly answersLater: boolean;
+  /** The user's key as kept (wrapped by the master key), if any. */
+  wrapped(user: string): Awaitable<Uint8Array | undefined>;
+  /**
+   * Keeps `wrapped` as the user's key unless one is kept already (made meanwhile, on another
+   * node): answers the one kept, so that two first uses at once end with one key.
+   */
+  keep(user: string, wrapped: Uint8Array, at: number): Awaitable<Uint8Array>;
+  /** The user's key rows (0 or 1). */
+  rowsOf(user: string): Awaitable<number>;
+  /** Erases the user's key; whether there was one. */
+  forget(user: string): Awaitable<boolean>;
+}
+
+/** The embedded store: the data folder's database, today's table and statements. */
+export class SqliteUserKeyRecords implements UserKeyRecords {
+  readonly answersLater = false;
+
+  constructor(private readonly db: Database) {}
+
+  wrapped(user: string): Uint8Array | undefined {
+    return (
+      this.db.query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?").get(user)
+        ?.wrapped_key ?? undefined
+    );
+  }
+
+  keep(user: string, wrapped: Uint8Array, at: number): Uint8Array {
+    this.db
+      .query("INSERT INTO crypto_user_keys (user_id, wrapped_key, created_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO NOTHING")
+      .run(user, wrapped, at);
+    return this.wrapped(user)!;
+  }
+
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM crypto_user_keys WHERE user_id = ?1) AS n").get(user)!.n;
+  }
+
+  forget(user: string): boolean {
+    return this.db.query("DELETE FROM crypto_user_keys WHERE user_id = ?").run(user).changes > 0;
+  }
+}
+
+/** What a user's deletion erases and counts of the data keys room, inside its PostgreSQL transaction (D33). */
+export interface UserKeysInTransaction {
+  destroy(user: string): Promise<boolean>;
+  rowsOf(user: string): Promise<number>;
+}
+
+/** The room's name in messages (shared.ts's lists). */
+const ROOM = "users' data keys";
+
 export class UserKeys {
+  private readonly records: UserKeyRecords;
   private readonly cache = new Map<string, Buffer>();
+  /** Keys made ready to be kept for the node's life, out of the cache's reach (the operator's: no deletion destroys it). */
+  private readonly held = new Map<string, Buffer>();
+  /** The shared store: users made ready on this node and found without a key (a use then is NoUserKey, as on the embedded store). */
+  private readonly keyless = new Map<string, true>();
   private readonly derived = new Map<string, Buffer>();
   /** By user and scope. */
   private readonly rotations = new Map<string, VectorRotation>();
 
+  /** `records`: the shared store, or the embedded database (its store made here). */
   constructor(
-    private readonly db: Database,
+    records: UserKeyRecords | Database,
     private readonly masterKey: Buffer,
-  ) {}
+  ) {
+    this.records = "answersLater" in records ? records : new SqliteUserKeyRecords(records);
+  }
 
   private aad(user: string) {
     return `corpus/user-key/${user}`;
   }
 
+  private wrap(user: string, key: Buffer): Buffer {
+    return seal(this.masterKey, key, this.aad(user));
+  }
+
+  /**
+   * Makes the user's key present on this node (made first when `create` and there is none; two
+   * nodes making it at once end with one), so that the synchronous uses after answer from memory.
+   * Awaited where work for a user begins (the request guard, MCP, background work at its start).
+   * The shared store reads the row again at every call (one row by its key): a key destroyed by
+   * another node's deletion is dropped here, with all derived from it, at this node's next
+   * request or job, never used on from memory. The embedded store has nothing to do: its key is
+   * read (or made) at once where it is used, as always. `held`: kept for the node's life (the
+   * operator's key, made ready once at start: the cache never lets it go).
+   */
+  ready(user: string, { create = false, held = false }: { create?: boolean; held?: boolean } = {}): Awaitable<void> {
+    if (!this.records.answersLater) return;
+    return (async () => {
+      let wrapped = await this.records.wrapped(user);
+      if (!wrapped && create) wrapped = await this.records.keep(user, this.wrap(user, randomBytes(32)), Date.now());
+      this.present(user, wrapped, held);
+    })();
+  }
+
+  /** What `ready` found: the key kept in memory, or none (and nothing derived from one). */
+  private present(user: string, wrapped: Uint8Array | undefined, held: boolean): void {
+    if (!wrapped) {
+      // Found without one before: nothing of theirs is in memory (drop looks through every derived key).
+      if (this.keyless.has(user)) return;
+      this.drop(user);
+      keep(this.keyless, KEYS_KEPT, user, true);
+      return;
+    }
+    const key = open(this.masterKey, wrapped, this.aad(user));
+    const cached = this.cache.get(user) ?? this.held.get(user);
+    if (cached?.equals(key)) return;
+    // Another key than the one in memory: the user was deleted and came back meanwhile; nothing of the old one stays.
+    this.drop(user);
+    if (held) this.held.set(user, key);
+    else keep(this.cache, KEYS_KEPT, user, key);
+  }
+
+  /** Forgets from memory the user's key and everything derived from it. */
+  private drop(user: string): void {
+    this.cache.delete(user);
+    this.held.delete(user);
+    this.keyless.delete(user);
+    for (const cache of [this.derived, this.rotations])
+      for (const id of [...cache.keys()]) if (id.startsWith(`${user}\u0000`)) cache.delete(id);
+  }
+
   /**
    * The user's data key, created on first use unless `create` is false. Background work (indexing,
    * embedding) never creates one: after a deletion destroyed the key it finds none and stops.
+   * The shared store: from memory, where `ready` put it (UserKeyNotReady where none did).
    */
   keyFor(user: string, create = true): Buffer {
-    const cached = this.cache.get(user);
+    const cached = this.cache.get(user) ?? this.held.get(user);
     if (cached) return cached;
-    const row = this.db
-      .query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?")
-      .get(user);
-    let key: Buffer;
-    if (row) key = open(this.masterKey, row.wrapped_key, this.aad(user));
-    else if (!create) throw new NoUserKey();
-    else {
-      key = randomBytes(32);
-      this.db
-        .query("INSERT INTO crypto_user_keys (user_id, wrapped_key, created_at) VALUES (?, ?, ?)")
-        .run(user, seal(this.masterKey, key, this.aad(user)), Date.now());
+    if (this.records.answersLater) {
+      if (!this.keyless.has(user)) throw new UserKeyNotReady(user, false);
+      if (create) throw new UserKeyNotReady(user, true);
+      throw new NoUserKey();
     }
-    keep(this.cache, KEYS_KEPT, user, key);
-    return key;
+    let wrapped = atOnce(this.records.wrapped(user), ROOM);
+    if (!wrapped) {
+      if (!create) throw new NoUserKey();
+      wrapped = atOnce(this.records.keep(user, this.wrap(user, randomBytes(32)), Date.now()), ROOM);
+    }
+    return keep(this.cache, KEYS_KEPT, user, open(this.masterKey, wrapped, this.aad(user)));
   }
 
   /** The user's key if one exists; never creates one. */
   existingKeyFor(user: string): Buffer | undefined {
-    if (this.cache.has(user)) return this.cache.get(user);
-    const row = this.db.query<{ n: number }, [string]>("SELECT 1 AS n FROM crypto_user_keys WHERE user_id = ?").get(user);
-    return row ? this.keyFor(user) : undefined;
+    const cached = this.cache.get(user) ?? this.held.get(user);
+    if (cached || this.keyless.has(user)) return cached;
+    if (this.records.answersLater) throw new UserKeyNotReady(user, false);
+    return atOnce(this.records.wrapped(user), ROOM) ? this.keyFor(user) : undefined;
   }
 
   /**
@@ -137,15 +271,25 @@ export class UserKeys {
   }
 
   /** The data key of `user` (0 or 1) (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
-  rowsOf(user: string): number {
-    return this.db.query<{ n: number }, [string]>("SELECT (SELECT count(*) FROM crypto_user_keys WHERE user_id = ?1) AS n").get(user)!.n;
+  rowsOf(user: string): Awaitable<number> {
+    return this.records.rowsOf(user);
   }
 
-  /** Crypto-shredding: the key and everything derived from it are gone; returns whether there was one. */
-  destroy(user: string): boolean {
-    this.cache.delete(user);
-    for (const cache of [this.derived, this.rotations])
-      for (const id of [...cache.keys()]) if (id.startsWith(`${user}\u0000`)) cache.delete(id);
-    return this.db.query("DELETE FROM crypto_user_keys WHERE user_id = ?").run(user).changes > 0;
+  /** Crypto-shredding: the key and everything derived from it are gone; answers whether there was one. */
+  destroy(user: string): Awaitable<boolean> {
+    this.drop(user);
+    return this.records.forget(user);
+  }
+
+  /** The erase and count of a user's deletion inside its PostgreSQL transaction (D33); refused for the embedded store. */
+  within(tx: postgres.TransactionSql): UserKeysInTransaction {
+    const records = inTransaction(this.records, tx, ROOM);
+    return {
+      destroy: async (user) => {
+        this.drop(user);
+        return records.forget(user);
+      },
+      rowsOf: async (user) => records.rowsOf(user),
+    };
   }
 }

@@ -129,6 +129,8 @@ export const documentRoutes = (s: DocumentRouteServices) => {
             401,
           );
         }
+        // Outside the guard: the reader's data key made present here (D33), as the guard does.
+        await s.userKeys.ready(user, { create: true });
         const opened = await openDocument(s.archive, user, params.id);
         if (!opened) return page("Not found", messagePage(DOCUMENT_NOT_FOUND, "No document of yours has this id."), 404);
         return page(opened.document.title || "Document", documentPage(opened));

@@ -150,7 +150,14 @@ export const mcpRoutes = (s: McpServices) => {
       }),
     )));
 
+  /** The authenticated caller, their data key made present on this node before any tool seals or opens with it (D33). */
   async function caller(request: Request, id: RequestId | null): Promise<Caller> {
+    const c = await authenticated(request, id);
+    await s.userKeys.ready(c.user, { create: true });
+    return c;
+  }
+
+  async function authenticated(request: Request, id: RequestId | null): Promise<Caller> {
     if (s.config.CORPUS_AUTH_DISABLED) return ANONYMOUS;
     try {
       // A connector panel's token is refused here: it cannot open a panel (mint) of its own.

@@ -3,6 +3,7 @@
 // The schemas are TypeBox: the same objects are listed by tools/list and /debug/tools, and
 // validate the arguments (and the structured result) through the SDK's Standard Schema seam,
 // so a tool is declared once. Adding a tool is adding a record to TOOLS (./tools.ts).
+
 import type { CallToolResult, StandardSchemaWithJSON, ToolAnnotations } from "@modelcontextprotocol/server";
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import { Value, type ValueError, ValueErrorType } from "@sinclair/typebox/value";
@@ -11,6 +12,7 @@ import type { Scope } from "../auth/scopes";
 import type { AuthService } from "../auth/service";
 import type { Principal } from "../auth/verifier";
 import type { ConnectorRegistry } from "../connectors/registry";
+import type { UserKeys } from "../crypto/user-keys";
 import type { RateLimits } from "../limits/rate-limit";
 import type { QuestionStageTimes } from "../questions/stages";
 import type { QueryService } from "../retrieval/search";
@@ -32,6 +34,8 @@ export interface ToolServices {
   connectors: ConnectorRegistry;
   auth: AuthService;
   limiter: RateLimits;
+  /** Users' data keys: a caller's made present on this node before a tool runs (D33). */
+  userKeys: Pick<UserKeys, "ready">;
   /** How long each stage of a question took (the operator's metrics, D35). */
   questionStages?: QuestionStageTimes;
 }

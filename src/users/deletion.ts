@@ -96,7 +96,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
 }
 
 /** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
-const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks", "archive"];
+const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks", "archive", "keys"];
 
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
@@ -115,6 +115,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
     webhooks: number;
     targets: WebhookTarget[];
     archive: { queries: number; chunks: number };
+    profile: boolean;
     left: string[];
   }) =>
     writing(
@@ -132,7 +133,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const vectors = s.embeddings.deleteOwner(user);
         atOnce(s.idempotency.forget(user), "idempotency");
         atOnce(s.limiter.forget(user), "limits");
-        const profile = s.userKeys.destroy(user);
+        const profile = shared ? shared.profile : atOnce(s.userKeys.destroy(user), "keys");
         const left = [
           ...(shared?.left ?? []),
           ...Object.entries(userRooms(s))
@@ -175,6 +176,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const archive = await archiveRows.forget(user);
           const targets = await s.webhooks.targets(user, "user.deleted", tx);
           const webhooks = await s.webhooks.deleteUser(user, tx);
+          const keys = s.userKeys.within(tx);
+          const profile = await keys.destroy(user);
           const counts: Record<string, Awaitable<number>> = {
             auth: auth.rowsOf(user),
             ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
@@ -183,10 +186,11 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             conversations: s.conversations.rowsOf(user, tx),
             webhooks: s.webhooks.rowsOf(user, tx),
             archive: archiveRows.rowsOf(user),
+            keys: keys.rowsOf(user),
           };
           const left: string[] = [];
           for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
-          const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, left });
+          const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, profile, left });
           if (erased.recipients.length) await s.webhooks.enqueue("user.deleted", erased.event, erased.recipients, tx);
           return erased;
         })

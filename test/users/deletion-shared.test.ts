@@ -1,8 +1,8 @@
 // A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
-// tokens, accounts and archive rooms here) erase and count inside it, the rooms not shared yet in the embedded
+// tokens, accounts, archive and data keys rooms here) erase and count inside it, the rooms not shared yet in the embedded
 // database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
-// token still accepted by another node), nothing in SQLite (the data key kept). Once every room
+// token still accepted by another node, the data key kept), nothing in SQLite (an idempotency record kept). Once every room
 // erases, the deletion commits: another node refuses the user's token at its next request.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Accounts } from "../../src/accounts/store";
@@ -13,6 +13,8 @@ import { AuthFailure, AuthService } from "../../src/auth/service";
 import { UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore } from "../../src/auth/store-postgres";
 import { loadMasterKey } from "../../src/crypto/master-key";
+import { UserKeys } from "../../src/crypto/user-keys";
+import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { DeletionIncomplete, deleteUser } from "../../src/users/deletion";
 import { testApp } from "../helpers";
@@ -31,6 +33,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let masterKey: Buffer;
   let accounts: Accounts;
   let archive: Archive;
+  let keys: UserKeys;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -39,15 +42,16 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     a = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
     b = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
     accounts = new Accounts(new PostgresAccountRecords(db.client()));
-    archive = new Archive(new PostgresArchiveRows(db.sql), t.services.userKeys, t.services.embeddings);
+    keys = new UserKeys(new PostgresUserKeyRecords(db.sql), masterKey);
+    archive = new Archive(new PostgresArchiveRows(db.sql), keys, t.services.embeddings);
   });
   afterAll(async () => {
     await t.services.close();
     await db.drop();
   });
 
-  // Node A's services: the embedded rooms of the test app, the tokens, accounts and archive rooms and the transaction in PostgreSQL.
-  const onA = () => ({ ...t.services, auth: a, accounts, archive, shared: db.sql });
+  // Node A's services: the embedded rooms of the test app, the tokens, accounts, archive and keys rooms and the transaction in PostgreSQL.
+  const onA = () => ({ ...t.services, auth: a, accounts, archive, userKeys: keys, shared: db.sql });
   const stamps = async () =>
     (
       await db.sql<
@@ -58,7 +62,9 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
 
   test("an embedded room that leaves rows undoes the PostgreSQL part too; a shared room that does undoes the embedded part", async () => {
     const { token } = await a.issuer.issue(USER, ["corpus:search"]);
-    t.services.userKeys.keyFor(USER);
+    await keys.ready(USER, { create: true });
+    // An embedded room's row: a request's idempotency record.
+    await t.services.idempotency.begin({ user: USER, endpoint: "POST /v1/query", key: "k-1" }, { query: "the lease" });
     // The user signed in through an upstream provider: their link is in the shared accounts room.
     await accounts.linkExternal(USER, "https://id.example.com", "frank", "Frank");
     expect(await acceptedOnB(token)).toBe(USER);
@@ -72,13 +78,14 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     );
     expect(await archive.rowsOf(USER)).toBe(2);
 
-    // The embedded data keys room misses its row.
-    const destroy = t.services.userKeys.destroy.bind(t.services.userKeys);
-    t.services.userKeys.destroy = () => false;
+    // The embedded idempotency room misses its row.
+    const forget = t.services.idempotency.forget.bind(t.services.idempotency);
+    t.services.idempotency.forget = () => 0;
     const failed = await deleteUser(onA(), USER).catch((e: unknown) => e);
-    t.services.userKeys.destroy = destroy;
+    t.services.idempotency.forget = forget;
     expect(failed).toBeInstanceOf(DeletionIncomplete);
-    expect((failed as DeletionIncomplete).rooms).toEqual(["keys"]);
+    expect((failed as DeletionIncomplete).rooms).toEqual(["idempotency"]);
+    expect(await keys.rowsOf(USER)).toBe(1);
     expect(await a.store.rowsOf(USER)).toBe(1);
     expect(await archive.rowsOf(USER)).toBe(2);
     expect(await stamps()).toBe("0");
@@ -94,7 +101,8 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     const failedToo = await deleteUser(onA(), USER).catch((e: unknown) => e);
     store.within = PostgresAuthStore.prototype.within;
     expect((failedToo as DeletionIncomplete).rooms).toEqual(["auth"]);
-    expect(t.services.userKeys.rowsOf(USER)).toBe(1);
+    expect(await keys.rowsOf(USER)).toBe(1);
+    expect(t.services.idempotency.rowsOf(USER)).toBe(1);
     expect(await a.store.rowsOf(USER)).toBe(1);
     expect(await archive.rowsOf(USER)).toBe(2);
     expect(await stamps()).toBe("0");
@@ -102,7 +110,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     // Undone with the rest: the upstream link is still there.
     expect(await accounts.externalLinks.rowsOf(USER)).toBe(1);
     expect(t.logs.records().filter((l) => l.message === "deletion undone: a room left rows of the user")).toEqual([
-      expect.objectContaining({ rooms: ["keys"] }),
+      expect.objectContaining({ rooms: ["idempotency"] }),
       expect.objectContaining({ rooms: ["auth"] }),
     ]);
 
@@ -112,7 +120,8 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect(await a.store.rowsOf(USER)).toBe(0);
     expect(await archive.rowsOf(USER)).toBe(0);
     expect(await stamps()).toBe("1");
-    expect(t.services.userKeys.rowsOf(USER)).toBe(0);
+    expect(await keys.rowsOf(USER)).toBe(0);
+    expect(t.services.idempotency.rowsOf(USER)).toBe(0);
     expect(await accounts.externalLinks.rowsOf(USER)).toBe(0);
     expect(await accounts.exists(USER)).toBe(false);
     const refused = await Promise.resolve(b.authenticate(`Bearer ${token}`, "corpus:search")).catch((e: unknown) => e);
