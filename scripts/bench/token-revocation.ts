@@ -22,7 +22,7 @@ import { authPgMigrations, NOT_BEFORE_TABLE, REVOKED_TABLE } from "../../src/aut
 import { loadConfig } from "../../src/config";
 import { migrate } from "../../src/store/migrations";
 import { openSharedDatabase } from "../../src/store/shared";
-import { testServers } from "../../test/support/servers";
+import { vectorDatabase } from "../../test/support/pg-vectors";
 import { median, runTempDir } from "./lib";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 5_000);
@@ -35,13 +35,8 @@ mkdirSync(dataDir);
 const config = loadConfig({ CORPUS_DATA_DIR: dataDir, CORPUS_LOG_LEVEL: "WARNING" });
 const masterKey = randomBytes(32);
 
-const adminUrl = process.env.CORPUS_BENCH_PG_ADMIN_URL ?? (await testServers()).pgAdminUrl;
-const name = `corpus_bench_tokens_${randomBytes(4).toString("hex")}`;
-const server = postgres(adminUrl, { max: 1, onnotice: () => {} });
-await server.unsafe(`CREATE DATABASE ${name}`);
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const sql = await openSharedDatabase(url.href, authPgMigrations);
+const database = await vectorDatabase(process.env.CORPUS_BENCH_PG_ADMIN_URL);
+const sql = await openSharedDatabase(database.url, authPgMigrations);
 
 try {
   const db = new Database(":memory:");
@@ -124,6 +119,5 @@ try {
   for (const row of plan) console.log(`  ${Object.values(row)[0]}`);
 } finally {
   await sql.end();
-  await server.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
-  await server.end();
+  await database.drop();
 }

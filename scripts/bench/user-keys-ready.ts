@@ -18,7 +18,7 @@ import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords, userKeyPgMigrations } from "../../src/crypto/user-keys-postgres";
 import { migrate } from "../../src/store/migrations";
 import { openSharedDatabase } from "../../src/store/shared";
-import { testServers } from "../../test/support/servers";
+import { vectorDatabase } from "../../test/support/pg-vectors";
 import { median } from "./lib";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 5_000);
@@ -27,17 +27,8 @@ const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 16);
 const USERS = 1_000;
 
 const masterKey = randomBytes(32);
-const adminUrl = process.env.CORPUS_BENCH_PG_ADMIN_URL ?? (await testServers()).pgAdminUrl;
-const name = `corpus_bench_keys_${randomBytes(4).toString("hex")}`;
-const server = postgres(adminUrl, { max: 1, onnotice: () => {} });
-await server.unsafe(`CREATE DATABASE ${name}`);
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-// As an operator makes it: the extension a node requires (openSharedDatabase) created by the superuser.
-const admin = postgres(url.href, { max: 1, onnotice: () => {} });
-await admin`CREATE EXTENSION vector`;
-await admin.end();
-const sql = await openSharedDatabase(url.href, userKeyPgMigrations);
+const database = await vectorDatabase(process.env.CORPUS_BENCH_PG_ADMIN_URL);
+const sql = await openSharedDatabase(database.url, userKeyPgMigrations);
 
 try {
   const db = new Database(":memory:");
@@ -101,6 +92,5 @@ try {
   line(`PostgreSQL, ${CONCURRENT} in flight`, figures.pgConcurrent);
 } finally {
   await sql.end();
-  await server.unsafe(`DROP DATABASE ${name} WITH (FORCE)`);
-  await server.end();
+  await database.drop();
 }

@@ -13,14 +13,15 @@ export interface VectorDatabase {
   drop(): Promise<void>;
 }
 
-export async function vectorDatabase(): Promise<VectorDatabase> {
-  const servers = await testServers();
+/** `adminUrl`: a superuser's URL (a bench's CORPUS_BENCH_PG_ADMIN_URL), default the test servers'. */
+export async function vectorDatabase(adminUrlOf?: string): Promise<VectorDatabase> {
+  const pgAdminUrl = adminUrlOf ?? (await testServers()).pgAdminUrl;
   const name = `corpus_vectors_${randomBytes(6).toString("hex")}`;
   const password = randomBytes(12).toString("hex");
-  const server = postgres(servers.pgAdminUrl, { max: 1, onnotice: () => {} });
+  const server = postgres(pgAdminUrl, { max: 1, onnotice: () => {} });
   await server.unsafe(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`);
   await server.unsafe(`CREATE DATABASE ${name} OWNER ${name}`);
-  const adminUrl = new URL(servers.pgAdminUrl);
+  const adminUrl = new URL(pgAdminUrl);
   adminUrl.pathname = `/${name}`;
   const admin = postgres(adminUrl.href, { max: 1, onnotice: () => {} });
   await admin`CREATE EXTENSION vector`;
