@@ -39,11 +39,37 @@ export class VectorRotation {
     return new VectorRotation(Float32Array.from(normals), dim);
   }
 
-  /** Q·v */
+  /**
+   * Q·v. Four rows at a time, each summed in its own order as one row alone is (the same bits): a
+   * question's vector is rotated once per store it searches and every archived chunk's once, and
+   * one pass over v for four rows took half the time (~0.9 -> ~0.45 ms at 384 under load).
+   */
   apply(v: Float32Array): KeyedVector {
     const { q, dim } = this;
     const out = new Float32Array(dim);
-    for (let i = 0; i < dim; i++) {
+    let i = 0;
+    for (; i + 3 < dim; i += 4) {
+      const r0 = i * dim;
+      const r1 = r0 + dim;
+      const r2 = r1 + dim;
+      const r3 = r2 + dim;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      for (let j = 0; j < dim; j++) {
+        const x = v[j]!;
+        s0 += q[r0 + j]! * x;
+        s1 += q[r1 + j]! * x;
+        s2 += q[r2 + j]! * x;
+        s3 += q[r3 + j]! * x;
+      }
+      out[i] = s0;
+      out[i + 1] = s1;
+      out[i + 2] = s2;
+      out[i + 3] = s3;
+    }
+    for (; i < dim; i++) {
       let sum = 0;
       const row = i * dim;
       for (let j = 0; j < dim; j++) sum += q[row + j]! * v[j]!;

@@ -126,6 +126,8 @@ export class UserKeys {
   private readonly derived = new Map<string, Buffer>();
   /** By user and scope. */
   private readonly rotations = new Map<string, VectorRotation>();
+  /** Rotations being made in turns (prepareRotation), by user and scope: one making however many ask meanwhile. */
+  private readonly making = new Map<string, Promise<void>>();
 
   /** `records`: the shared store, or the embedded database (its store made here). */
   constructor(
@@ -185,7 +187,7 @@ export class UserKeys {
     this.cache.delete(user);
     this.held.delete(user);
     this.keyless.delete(user);
-    for (const cache of [this.derived, this.rotations])
+    for (const cache of [this.derived, this.rotations, this.making])
       for (const id of [...cache.keys()]) if (id.startsWith(`${user}\u0000`)) cache.delete(id);
   }
 
@@ -256,10 +258,27 @@ export class UserKeys {
   prepareRotation(user: string, scope: string, dim: number, turn: () => Promise<unknown>, create = true): Promise<void> | undefined {
     const id = `${user}\u0000${scope}`;
     if (this.rotations.has(id)) return undefined;
-    return (async () => {
-      const made = await VectorRotation.fromKeyInTurns(this.derive(user, `vector-rotation/${scope}`, create), dim, turn);
-      if (!this.rotations.has(id)) keep(this.rotations, ROTATIONS_KEPT, id, made);
-    })();
+    let key: Buffer;
+    try {
+      // Each caller's own key check (`create`), before any making is shared.
+      key = this.derive(user, `vector-rotation/${scope}`, create);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Questions arriving together after a start wait on one making: each made its own, 20 clients
+    // four stores' rotations 80 times at once (2.6 s of the serving thread, answers-load.ts).
+    const pending = this.making.get(id);
+    if (pending) return pending;
+    const made: Promise<void> = VectorRotation.fromKeyInTurns(key, dim, turn)
+      .then((rotation) => {
+        // Not once the user's key was destroyed meanwhile (destroy): it would outlive the key.
+        if (this.making.get(id) === made && !this.rotations.has(id)) keep(this.rotations, ROTATIONS_KEPT, id, rotation);
+      })
+      .finally(() => {
+        if (this.making.get(id) === made) this.making.delete(id);
+      });
+    this.making.set(id, made);
+    return made;
   }
 
   sealFor(user: string, plaintext: Uint8Array | string, purpose: string, create = true): Buffer {

@@ -79,3 +79,45 @@ test("attack: an answer archived makes the archive's rotation in turns, for a us
     await t.services.close();
   }
 });
+
+/** Counts rotations made in turns from here on. */
+function countingInTurns(): () => number {
+  const spy = spyOn(VectorRotation, "fromKeyInTurns");
+  spies.push(spy);
+  return () => spy.mock.calls.length;
+}
+
+test("attack: twenty questions at once after a start make each store's rotation once, not once each", async () => {
+  const db = openDatabase(tempDir(), cryptoMigrations);
+  const keys = new UserKeys(db, randomBytes(32));
+  const inTurns = countingInTurns();
+  const atOnce = countingAtOnce();
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  // As the load bench's twenty clients after a start: four stores each asked by every question.
+  const scopes = ["connector/mail", "connector/invoices", "connector/receipts", "archive"];
+  const asked = Array.from({ length: 20 }, () => scopes.map((scope) => keys.prepareRotation("alice", scope, EMBEDDING_DIM, turn)));
+  await Promise.all(asked.flat());
+  expect(inTurns()).toBe(scopes.length);
+  // Every one of them finds its rotation kept: none is made again, at once or in turns.
+  for (const scope of scopes) {
+    expect(keys.prepareRotation("alice", scope, EMBEDDING_DIM, turn)).toBeUndefined();
+    keys.rotation("alice", scope, EMBEDDING_DIM);
+  }
+  expect(atOnce()).toBe(0);
+  expect(inTurns()).toBe(scopes.length);
+});
+
+test("attack: a rotation being made when the user's key is destroyed is not kept: the next key's is made anew", async () => {
+  const db = openDatabase(tempDir(), cryptoMigrations);
+  const keys = new UserKeys(db, randomBytes(32));
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const first = keys.prepareRotation("alice", "archive", EMBEDDING_DIM, turn)!;
+  // Deleted meanwhile (D13's crypto-shredding); a question after it makes a new key.
+  expect(keys.destroy("alice")).toBe(true);
+  await first;
+  const next = keys.prepareRotation("alice", "archive", EMBEDDING_DIM, turn);
+  expect(next).toBeDefined();
+  await next;
+  const fresh = VectorRotation.fromKey(keys.derive("alice", "vector-rotation/archive"), EMBEDDING_DIM);
+  expect(keys.rotation("alice", "archive", EMBEDDING_DIM).apply(unit(3))).toEqual(fresh.apply(unit(3)));
+});

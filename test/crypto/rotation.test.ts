@@ -6,6 +6,11 @@ import { createHash } from "node:crypto";
 import { VectorRotation } from "../../src/crypto/rotation";
 
 const DIM = 384;
+const unitOf = (dim: number, j: number) => {
+  const e = new Float32Array(dim);
+  e[j] = 1;
+  return e;
+};
 const unit = (j: number) => {
   const e = new Float32Array(DIM);
   e[j] = 1;
@@ -36,6 +41,23 @@ test("made a few rows a turn, the matrix is the same bit for bit, and each turn 
   }
   // 384 rows, 32 a turn: 12 turns each.
   expect(turns).toBe(24);
+});
+
+test("a dense vector is rotated to the very bits it was before apply took four rows at a time (sha256 of eight rotated)", () => {
+  // Taken from the build that summed one row at a time (29 Nov): a question rotated otherwise would not meet what is stored by a bit.
+  const rotation = VectorRotation.fromKey(new Uint8Array(32).fill(5), DIM);
+  const h = createHash("sha256");
+  for (let k = 1; k <= 8; k++) h.update(rotation.apply(new Float32Array(DIM).map((_, i) => Math.sin(i * k + 0.3))));
+  expect(h.digest("hex")).toBe("282ece421dc8c567aebd855d5b6ab9a6f34264982dedced9b373436fa45048a0");
+  // A size not a multiple of four: its last rows one at a time, as each row was.
+  const small = VectorRotation.fromKey(new Uint8Array(32).fill(5), 7);
+  const v = new Float32Array(7).map((_, i) => Math.cos(i + 1));
+  const rowByRow = Array.from({ length: 7 }, (_, i) => {
+    let sum = 0;
+    for (let j = 0; j < 7; j++) sum += small.apply(unitOf(7, j))[i]! * v[j]!;
+    return Math.fround(sum);
+  });
+  expect([...small.apply(v)]).toEqual(rowByRow);
 });
 
 test("orthonormal: dot products kept, and the inverse gives a vector back", () => {

@@ -55,20 +55,38 @@ export const chunkRow = (doc: number, ord: number) => `chunk/${doc}/${ord}`;
 /**
  * The texts a record's chunks were embedded as (sealed with them, as the reading worker cut them:
  * connectors-011), opened in their order; undefined where any has none (stored before they were),
- * or the row no longer holds the record read (`sealedLength`, its sealed bytes' length: SQLite's
+ * or the row no longer holds the record read (`sealed`, its sealed bytes as read: SQLite's
  * length() of a blob reads none of it). A question cites from these instead of cutting the record
- * again on the serving thread (D31).
+ * again on the serving thread (D31). Remembered while the row holds the same sealing, as opened
+ * records are (openRecords): each question citing a record read and opened every chunk of it
+ * again (2.8 of the serving thread's ms a question of scripts/bench/query.ts).
  */
-export function storedChunkTexts(ctx: IndexContext, doc: number, sealedLength: number): string[] | undefined {
-  const rows = ctx.db
-    .query<{ ord: number; text: Uint8Array | null }, [number, string, number]>(
-      `SELECT c.ord, c.text FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc
-       WHERE c.doc = ? AND d.owner = ? AND length(d.record) = ? ORDER BY c.ord`,
-    )
-    .all(doc, ctx.owner, sealedLength);
-  if (rows.length === 0 || rows.some((r, i) => r.ord !== i || !r.text)) return undefined;
-  return rows.map((r) => ctx.keys.open(r.text!, chunkRow(doc, r.ord)));
+export function storedChunkTexts(ctx: IndexContext, doc: number, sealed: Uint8Array): readonly string[] | undefined {
+  const read = () => {
+    const rows = ctx.db
+      .query<{ ord: number; text: Uint8Array | null }, [number, string, number]>(
+        `SELECT c.ord, c.text FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc
+         WHERE c.doc = ? AND d.owner = ? AND length(d.record) = ? ORDER BY c.ord`,
+      )
+      .all(doc, ctx.owner, sealed.length);
+    storedChunkReads.count++;
+    // None (kept as none: the row's chunks are what they were for this sealing of it).
+    if (rows.length === 0 || rows.some((r, i) => r.ord !== i || !r.text)) return [];
+    return Object.freeze(rows.map((r) => ctx.keys.open(r.text!, chunkRow(doc, r.ord))));
+  };
+  const texts = storedChunks.get(`${databaseId(ctx.db)}\u0000${ctx.owner}\u0000${doc}`, sealingOf(sealed), read);
+  return texts.length ? texts : undefined;
 }
+
+/** Characters of stored chunk texts kept (storedChunkTexts): ~4 MB, as the chunks cut on this thread (retrieval/chunk-cache.ts). */
+export const STORED_CHUNKS_CHARS = 4_000_000;
+/** What a chunk's string costs beside its characters. */
+const CHUNK_OVERHEAD = 32;
+const storedChunks = new RecordMemo<readonly string[]>(STORED_CHUNKS_CHARS, (texts) =>
+  texts.reduce((n, t) => n + t.length + CHUNK_OVERHEAD, RECORD_OVERHEAD),
+);
+/** Reads of a record's stored chunks from the database (tests count the work: a record cited again is not read again). */
+export const storedChunkReads = { count: 0 };
 
 /** The row the next record stored takes. */
 const nextDoc = (db: Database) => db.query<{ n: number }, []>("SELECT coalesce(max(doc), 0) + 1 AS n FROM connector_docs").get()!.n;

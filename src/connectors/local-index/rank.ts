@@ -83,8 +83,8 @@ function hitsOf(ctx: IndexContext, found: Candidates): SearchHit[] {
   const hits: SearchHit[] = [];
   for (const [doc, scores] of found.found) {
     const record = records.get(doc);
-    const sealedLength = found.sealed.get(doc)?.length ?? 0;
-    const storedChunks = () => storedChunkTexts(ctx, doc, sealedLength)?.map((text) => chunkOfEmbedded(record!.title, text));
+    const sealed = found.sealed.get(doc) ?? new Uint8Array();
+    const storedChunks = () => storedChunkTexts(ctx, doc, sealed)?.map((text) => chunkOfEmbedded(record!.title, text));
     if (record) hits.push({ record, ...scores, storedChunks });
   }
   return hits;
