@@ -35,6 +35,8 @@ interface Letters {
   forms: Map<string, string[]>;
   /** By folded string of two or more letters ("ss"), the characters that fold to it ("ß", "ẞ"). */
   spelled: Map<string, string[]>;
+  /** By what it folds to, each character that folds otherwise than to itself without its marks ("ł", "ß", "ǆ"). */
+  unmarked: Map<string, string[]>;
 }
 
 let letters: Letters | undefined;
@@ -42,7 +44,7 @@ let letters: Letters | undefined;
 /** The letters of FOLDED_BLOCKS, by what they fold to. */
 function lettersOf(): Letters {
   if (letters) return letters;
-  letters = { forms: new Map(), spelled: new Map() };
+  letters = { forms: new Map(), spelled: new Map(), unmarked: new Map() };
   for (const [low, high] of FOLDED_BLOCKS)
     for (let code = low; code <= high; code++) {
       const c = String.fromCharCode(code);
@@ -51,6 +53,16 @@ function lettersOf(): Letters {
       const into = folded.length === 1 ? letters.forms : letters.spelled;
       const forms = into.get(folded) ?? into.set(folded, folded.length === 1 ? [folded] : []).get(folded)!;
       forms.push(c);
+      if (
+        folded.length > 1 ||
+        c
+          .normalize("NFKD")
+          .replace(/\p{M}+/gu, "")
+          .toLowerCase() !== folded
+      ) {
+        const made = letters.unmarked.get(folded) ?? letters.unmarked.set(folded, []).get(folded)!;
+        made.push(c);
+      }
     }
   return letters;
 }
@@ -89,6 +101,18 @@ const classes = (chars: string[], literal: (c: string) => string): string => cha
 export function spelledIn(needle: string): Array<[letter: string, folded: string]> {
   const folded = foldedNeedle(needle);
   return [...lettersOf().spelled].flatMap(([f, cs]) => (folded.includes(f) ? cs.map((c): [string, string] => [c, f]) : []));
+}
+
+/**
+ * The characters that a needle's folding may stand for in a cell but that no accent makes ("lodz":
+ * ł and Ł, ƚ, ȴ…; "strasse": ß, ẞ…), as a class: MySQL's collation folds the others itself, so
+ * only a cell holding one of these is asked the regular expression. Undefined when there are none.
+ */
+export function unmarkedIn(needle: string): string | undefined {
+  const folded = foldedNeedle(needle);
+  const chars = new Set(foldedChars(needle));
+  const found = [...lettersOf().unmarked].flatMap(([f, cs]) => (chars.has(f) || (f.length > 1 && folded.includes(f)) ? cs : []));
+  return found.length ? `[${found.join("")}]` : undefined;
 }
 
 /**
