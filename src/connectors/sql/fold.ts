@@ -8,10 +8,10 @@
 //               a letter of two ("ß") written out in the cell first (replace()), GLOB has no "or"
 //   PostgreSQL  a regular expression with the same classes (`~*`), a letter of two as an
 //               alternative ("(?:[sS…][sS…]|[ßẞ])")
-//   MySQL       the accent- and case-insensitive collation utf8mb4_unicode_ci, and for a cell with a
-//               letter outside ASCII the same regular expression (REGEXP): the collation has "ł"
-//               and "ø" for letters of their own and its LIKE compares a letter with one ("ß" is
-//               no "ss")
+//   MySQL       the accent- and case-insensitive collation utf8mb4_unicode_ci, and for a cell
+//               holding a letter no accent makes the same regular expression (REGEXP): the
+//               collation has "ł" and "ø" for letters of their own and its LIKE compares a letter
+//               with one ("ß" is no "ss")
 import { foldText } from "../index-terms";
 
 /**
