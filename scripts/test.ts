@@ -83,6 +83,7 @@ const INTEGRATION = [
   "connectors/source-urls.test.ts",
   "connectors/sql-bounds.test.ts",
   "connectors/sql-edge-dates.test.ts",
+  "connectors/sql-fold-letters.test.ts",
   "connectors/sql-hostile.test.ts",
   "connectors/sql-most-undated.test.ts",
   "connectors/sql-mysql.test.ts",

@@ -6,6 +6,7 @@
 import { createHmac } from "node:crypto";
 import { stemmer } from "stemmer";
 import { INVISIBLE, ownCopy } from "../text";
+import { FOLDED_LETTERS } from "./folded-letters";
 import { Turns } from "./turns";
 
 /** Words remembered per index (~100 bytes each): the vocabulary repeats, the stem and hash need not be recomputed. */
@@ -26,12 +27,13 @@ const TERM_CHARS = 16;
  * words written again (reblindStale). 1: letters and digits, NFKD without marks, lower case.
  * 2: and a soft hyphen or other invisible character inside a word joined, ß as ss, ς as σ,
  * Chinese and Japanese cut in overlapping pairs of characters. 3: and a word cut to its first
- * MAX_WORD_CHARS.
+ * MAX_WORD_CHARS. 4: and the letters no accent makes folded (FOLDED_LETTERS: "ł" l, "ø" o, "æ" ae).
  */
-export const TERMS_FORMAT = 3;
+export const TERMS_FORMAT = 4;
 
 const NON_ASCII = /[^\p{ASCII}]/u;
 const NOT_WORD = /[^\p{L}\p{N}]+/u;
+const FOLDED_LETTER = new RegExp(`[${Object.keys(FOLDED_LETTERS).join("")}]`, "gu");
 /** Scripts written without spaces between words: a word of them is found by its pairs of characters. */
 const UNSPACED_CHAR = "\\p{Script_Extensions=Han}\\p{Script_Extensions=Hiragana}\\p{Script_Extensions=Katakana}";
 const UNSPACED = new RegExp(`[${UNSPACED_CHAR}]+`, "gu");
@@ -41,8 +43,8 @@ const HAS_UNSPACED = new RegExp(`[${UNSPACED_CHAR}]`, "u");
  * Text as words are compared, in the index and in questions alike: lower case, without
  * diacritics or other combining marks (NFKD), so "résumé" in either form, a Turkish "İ" and a
  * word written with vowel signs are one word on both sides; nothing invisible inside a word
- * ("Rech\u00ADnung"); "ß" as "ss"; Greek's final sigma as a sigma (lower-casing writes "ς" or
- * "σ" by what follows the letter).
+ * ("Rech\u00ADnung"); a letter no accent makes as it is written without it (FOLDED_LETTERS:
+ * "Łódź" is "lodz", "Straße" "strasse", "Ærø" "aero"); Greek's final sigma as a sigma.
  */
 export function foldText(text: string): string {
   // Most text is ASCII: nothing to decompose.
@@ -52,8 +54,7 @@ export function foldText(text: string): string {
         .normalize("NFKD")
         .replace(/\p{M}+/gu, "")
         .toLowerCase()
-        .replaceAll("ß", "ss")
-        .replaceAll("ς", "σ")
+        .replace(FOLDED_LETTER, (c) => FOLDED_LETTERS[c]!)
     : text.toLowerCase();
 }
 

@@ -1,7 +1,8 @@
 // The blinded words of an index (index-terms.ts): what a text stores and what a question
 // matches must be the same keyed hash of the same stem, however the memo was filled.
 import { describe, expect, test } from "bun:test";
-import { foldedWords, MAX_WORD_CHARS, TermBlinder } from "../../src/connectors/index-terms";
+import { FOLDED_LETTERS } from "../../src/connectors/folded-letters";
+import { foldedWords, foldText, MAX_WORD_CHARS, TermBlinder } from "../../src/connectors/index-terms";
 import type { SourceRecord } from "../../src/connectors/types";
 import { planQuery } from "../../src/retrieval/plan";
 import { heldBytes } from "../support/held-memory";
@@ -21,6 +22,23 @@ test("words are folded (case, diacritics) and cut at anything but letters and di
   const stored = b.text("Café-Owner's résumé: 2001 invoices");
   expect(stored).toBe(["cafe", "owner", "s", "resume", "2001", "invoice"].map((w) => b.term(w)).join(" "));
   expect(stored).not.toMatch(/caf|owner|resum|invoice/);
+});
+
+test("each letter of the folding table is a lower-case letter that NFKD leaves whole, folded to plain letters, its capital the same", () => {
+  for (const [letter, folded] of Object.entries(FOLDED_LETTERS)) {
+    const upper = letter.toUpperCase();
+    expect({ letter, lower: letter.toLowerCase(), nfkd: letter.normalize("NFKD"), folded: /^[a-z]{1,2}$|^σ$/.test(folded) }).toEqual({
+      letter,
+      lower: letter,
+      nfkd: letter,
+      folded: true,
+    });
+    expect({ letter, fold: foldText(letter), capital: upper.length === 1 ? foldText(upper) : folded }).toEqual({
+      letter,
+      fold: folded,
+      capital: folded,
+    });
+  }
 });
 
 test("Greek: a final sigma and a sigma are one letter, however lower-casing wrote it", async () => {
@@ -75,8 +93,8 @@ describe("attack: a question's planned words find the words stored, however the 
 
 describe("attack: international text in a local index, asked as people write it", () => {
   // The index's words of format 2 (TERMS_FORMAT): a soft hyphen joined, ß folded to ss, CJK cut
-  // in pairs of characters; indexes of format 1 have their words written again by their next scan
-  // (terms-format.test.ts).
+  // in pairs of characters; of format 4, the letters no accent makes folded; indexes of an older
+  // format have their words written again by their next scan (terms-format.test.ts).
 
   test("a zero-width space or soft hyphen pasted inside a question's word does not cut it (question side only)", async () => {
     // The planner cuts 'in\u200Bvoice' into 'in' (a stop word) and 'voice': the invoice is not found.
@@ -91,6 +109,22 @@ describe("attack: international text in a local index, asked as people write it"
   test("German ß and ss: one word either way", async () => {
     expect(await found("Lieferung an die Hauptstraße 5", "Hauptstrasse")).toBe(1);
     expect(await found("Lieferung an die Hauptstrasse 5", "Hauptstraße")).toBe(1);
+  });
+
+  test("attack: letters no accent makes ('ł', 'ø', 'đ', 'ı', 'æ', 'þ') are found by their plain letters, and the reverse (format 4)", async () => {
+    // NFKD leaves them whole: "Lodz" was another word than "Łódź" on both sides.
+    for (const [text, question] of [
+      ["Dostawa do Łodzi, ul. Piotrkowska 1, Łódź", "Lodz"],
+      ["Bjørn Hansen, Tromsø", "Tromso"],
+      ["Rođen u Đakovu, Đakovo", "Dakovo"],
+      ["Toplantı Işık Sokak", "Isik"],
+      ["Ærø færgen", "Aero"],
+      ["Þórr Sigurðsson", "Thorr Sigurdsson"],
+      ["Œuvres complètes", "oeuvres"],
+      ["Lodz, Tromso", "Łódź"],
+      ["Lodz, Tromso", "TROMSØ"],
+    ] as const)
+      expect({ question, found: await found(text, question) }).toEqual({ question, found: 1 });
   });
 
   test("Chinese and Japanese, written without spaces: a word of the text is found", async () => {

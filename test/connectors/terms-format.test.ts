@@ -1,7 +1,7 @@
 // The format of an index's blinded words (index-terms.ts TERMS_FORMAT): records written in an
 // older one have their words written again by the next scan, so that a change of how words are
 // folded (here: ß as ss, a soft hyphen inside a word joined) reaches the indexes made before it.
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { TERMS_FORMAT } from "../../src/connectors/index-terms";
 import {
   type indexKeysFor,
@@ -162,4 +162,77 @@ test("attack: the rewrite of long Chinese documents blinds no more in a turn of 
   // Before: all 20 books (150,000 characters) in one turn.
   expect(mostInATurn).toBeGreaterThan(0);
   expect(mostInATurn).toBeLessThanOrEqual(REWRITE_CHARS + BOOK + note.title.length);
+});
+
+describe("format 4: the letters no accent makes folded ('ł' l, 'ø' o, 'ß' ss)", () => {
+  const polish = (i: number): SourceRecord => ({
+    ...note,
+    id: `pl${i}`,
+    title: `Faktura ${i}`,
+    content: `Dostawa nr ${i} do Łodzi, ul. Piotrkowska ${i}, 90-001 Łódź. ${"Należność ogółem zapłacona przelewem. ".repeat(200)}`,
+    source_url: `file:///notes/pl${i}`,
+    path: `pl${i}`,
+  });
+
+  /** An index holding `count` Polish invoices as format 3 stored them: "ł" a letter of its own ("łodz", not "lodz"). */
+  async function indexOfFormatThree(count: number) {
+    const { db, indexFor } = localIndexes();
+    const index = indexFor("alice/notes");
+    const entries = Array.from({ length: count }, (_, i) => ({ source: `pl${i}`, size: 1, mtime: 1 }));
+    for (const [i, e] of entries.entries()) await index.put(e, [polish(i)]);
+    const { blinder } = (index as unknown as { ctx: { keys: ReturnType<typeof indexKeysFor> } }).ctx.keys;
+    const formatThree = (text: string) =>
+      text
+        .toLowerCase()
+        .normalize("NFKD")
+        .replace(/\p{M}+/gu, "")
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter(Boolean)
+        .map((w) => blinder.term(w))
+        .join(" ");
+    const docs = db.query<{ doc: number; source: string }, []>("SELECT doc, source FROM connector_docs").all();
+    for (const [i, e] of entries.entries()) {
+      const doc = docs.find((d) => d.source === blinder.source(e.source))!.doc;
+      db.query("DELETE FROM connector_terms WHERE rowid = ?").run(doc);
+      db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)").run(
+        doc,
+        formatThree(polish(i).title),
+        formatThree(polish(i).content),
+      );
+    }
+    db.query("UPDATE connector_docs SET terms_format = 3").run();
+    return { db, index, entries };
+  }
+
+  test("attack: an index made before format 4 finds 'Łódź' by 'Lodz' once its words are written again; meanwhile its other words are found", async () => {
+    const { db, index, entries } = await indexOfFormatThree(1);
+    // Format 3's words: "łodz" is no "lodz"; the question's "Łódź" folds to "lodz" now too.
+    expect([found(index, "Lodz"), found(index, "Łódź"), found(index, "Piotrkowska")]).toEqual([0, 0, 1]);
+    expect((await scanUnchanged(index, entries)).rewritten).toBe(1);
+    expect([found(index, "Lodz"), found(index, "Łódź"), found(index, "LODZ"), found(index, "Piotrkowska")]).toEqual([1, 1, 1, 1]);
+    expect(db.query<{ f: number }, []>("SELECT terms_format AS f FROM connector_docs").get()!.f).toBe(TERMS_FORMAT);
+  });
+
+  test("the rewrite of many records answers questions between its batches (D31): a question asked meanwhile is answered before it ends", async () => {
+    // 60 records of ~7,600 characters: more than REWRITE_CHARS, written in several turns.
+    const { db, index, entries } = await indexOfFormatThree(60);
+    let rewriting = true;
+    const answeredMeanwhile: number[] = [];
+    const ask = () => {
+      if (!rewriting) return;
+      answeredMeanwhile.push(found(index, "Piotrkowska"));
+      setImmediate(ask);
+    };
+    setImmediate(ask);
+    const { rewritten } = await scanUnchanged(index, entries);
+    rewriting = false;
+    expect(rewritten).toBe(60);
+    // Answered between batches, each finding the invoices (their unchanged words) as before.
+    expect(answeredMeanwhile.length).toBeGreaterThan(1);
+    expect(new Set(answeredMeanwhile)).toEqual(new Set([10]));
+    expect(found(index, "Lodz")).toBe(10);
+    expect(db.query<{ n: number }, [number]>("SELECT count(*) AS n FROM connector_docs WHERE terms_format < ?").get(TERMS_FORMAT)!.n).toBe(
+      0,
+    );
+  });
 });
