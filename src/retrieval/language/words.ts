@@ -315,7 +315,7 @@ export const ASKS_WHAT: Table = {
 export const QUESTION_WORDS: Table = {
   en: ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"],
   nl: ["wat", "welke", "wie", "wanneer", "waar", "waarom", "hoe"],
-  fr: ["que", "quoi", "quel", "quelle", "qui", "quand", "où", "pourquoi", "comment"],
+  fr: ["que", "quoi", "quel", "quelle", "quels", "quelles", "qui", "quand", "où", "pourquoi", "comment"],
   de: ["was", "welche", "wer", "wann", "wo", "warum", "wie"],
   pl: ["co", "jaki", "jaka", "kto", "kiedy", "gdzie", "dlaczego", "jak"],
 };
@@ -379,6 +379,12 @@ export const RANGE_JOINS: Table = {
   de: ["bis", "und"],
   pl: ["do", "i"],
 };
+/**
+ * A range's first word, its ends joined by RANGE_JOINS ("between 50 and 100 EUR", "tussen 50 en
+ * 100 euro", "entre 50 et 100 €", "zwischen 50 und 100 Euro", "między 50 i 100 zł"): an amount over
+ * the one end and under the other.
+ */
+export const BETWEEN: Table = { en: ["between"], nl: ["tussen"], fr: ["entre"], de: ["zwischen"], pl: ["między", "pomiędzy"] };
 /** Words of a relative date that ask for a time by themselves ("last month", "yesterday"); English, as TIME_CUES. */
 export const RELATIVE_TIMES: Table = {
   en: ["last", "this", "past", "previous", "next", "ago", "yesterday", "today", "tomorrow", "recent"],
