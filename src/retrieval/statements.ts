@@ -637,8 +637,10 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     const labelled =
       joinable &&
       ((AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last)) ||
-        // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023").
-        (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023", "BILL TO :" / "SUCI ALAM JAYA TRANSPORT").
+        (/\p{L}\s?:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A label alone, its value under it after a colon, as receipts print them ("CASHIER" / ": NORLIDA MOHD RASHDI").
+        (/^:\s*[\p{L}\d]/u.test(line) && LABEL_ALONE.test(last) && !/:$/.test(last) && line.length <= LABELLED_VALUE) ||
         // A receipt's quantity under its item ("DOLE PINEAPPLE PCS" / "7.90 * 3").
         (QUANTITY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last)) ||
         // A date alone under a short label without a colon ("Vervaldatum" / "22-9-2022").
