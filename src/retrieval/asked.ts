@@ -87,6 +87,9 @@ const FUNCTION_WORDS = new Map(
   ]),
 );
 
+/** A language's function words and its deadline's words: "Do kiedy …" is Polish by "do kiedy", not English by "do". */
+const LANGUAGE_WORDS = new Map(LANGUAGES.map((l) => [l, new Set([...FUNCTION_WORDS.get(l)!, ...DUE[l].flatMap((r) => r.split(" "))])]));
+
 /** The language whose function words the question has most of; English on a tie. */
 export function languageOf(question: string): Language {
   const written =
@@ -97,7 +100,7 @@ export function languageOf(question: string): Language {
   let best: Language = "en";
   let most = 0;
   for (const l of LANGUAGES) {
-    const n = written.filter((w) => FUNCTION_WORDS.get(l)!.has(w)).length;
+    const n = written.filter((w) => LANGUAGE_WORDS.get(l)!.has(w)).length;
     if (n > most) [best, most] = [l, n];
   }
   return best;

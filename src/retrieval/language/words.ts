@@ -236,11 +236,11 @@ export const PARTITIVE: Table = { en: ["of"], nl: ["van"], fr: ["des"], de: ["vo
 
 /** Comparing with an amount: over it. */
 export const OVER: Table = {
-  en: ["over", "above", "more than", "greater than", "at least", "exceeding"],
+  en: ["over", "above", "more than", "greater than", "at least", "exceeding", "exceeds", "exceed"],
   nl: ["meer dan", "boven", "boven de", "hoger dan", "minstens"],
-  fr: ["plus de", "au-dessus de", "supérieur à", "supérieure à", "au moins"],
-  de: ["über", "mehr als", "höher als", "mindestens"],
-  pl: ["powyżej", "ponad", "więcej niż", "co najmniej"],
+  fr: ["plus de", "au-dessus de", "supérieur à", "supérieure à", "au moins", "dépasse", "dépassent", "dépassant"],
+  de: ["über", "mehr als", "höher als", "mindestens", "übersteigt", "übersteigen"],
+  pl: ["powyżej", "ponad", "więcej niż", "co najmniej", "przekracza", "przekraczają", "przekraczające"],
 };
 /** Comparing with an amount: under it. */
 export const UNDER: Table = {

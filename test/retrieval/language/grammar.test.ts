@@ -66,6 +66,18 @@ test("a range of amounts is two conditions, in each language of the tables; two 
   expect([comparesMoney("receipts with between 3 and 10 items"), compared("receipts with between 3 and 10 items")]).toEqual([false, []]);
 });
 
+test("a verb of exceeding is a comparator in each language ('dépassent 10 dollars'); a deadline's words say the language ('Do kiedy …' is Polish)", () => {
+  for (const q of [
+    "invoices that exceed 500 EUR",
+    "Quelles factures de Madrid dépassent 10 dollars ?",
+    "Welche Rechnungen übersteigen 100 Euro?",
+    "faktury, które przekraczają 300 zł",
+  ])
+    expect([q, compared(q).map((a) => a.comparison)]).toEqual([q, ["over"]]);
+  const polish = askedOf("Do kiedy trzeba zapłacić fakturę Sammy Maystone?");
+  expect([polish.language, polish.asks, polish.due]).toEqual(["pl", "date", true]);
+});
+
 test("key words led by a tax ask its amount with a word of money or a number; without one, what the tax is", () => {
   for (const q of ["vat coolblue macbook invoice", "btw saeco factuur", "gst 2017 receipts"])
     expect([q, asksTaxAmount(q)]).toEqual([q, true]);
