@@ -50,7 +50,7 @@ const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES)
 /** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
 export type AnswerPlan = Pick<
   QueryPlan,
-  "asks" | "tax" | "contact" | "due" | "author" | "focus" | "terms" | "names" | "order" | "language" | "amounts"
+  "asks" | "tax" | "contact" | "due" | "author" | "approver" | "focus" | "terms" | "names" | "order" | "language" | "amounts"
 >;
 
 /** A statement that may answer, as the features read it. */
@@ -309,7 +309,9 @@ function candidatesOf(
       : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
   if (row) return rowCandidates(lines, base, r);
   // Who wrote it, if not someone the question names ("Who invited Steve Kean": not Steve Kean's own mail).
-  const senders = r.plan.author && s.type === "email" ? sendersOf(s.text, String(s.metadata?.from ?? "") || undefined) : [];
+  // Who approved what it asks: the mail's own sender, whose words approve it, not a forwarded message's.
+  const from = String(s.metadata?.from ?? "");
+  const senders = s.type !== "email" ? [] : r.plan.author ? sendersOf(s.text, from || undefined) : r.plan.approver && from ? [from] : [];
   const out: Candidate[] = senders
     .filter((name) => !words(name).some((w) => r.names.includes(w)))
     .map((name, at) => ({ ...base, text: `From: ${name}`, at, label: "From", ofKind: true }));

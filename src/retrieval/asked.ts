@@ -11,6 +11,7 @@ import { words } from "./bm25";
 import { asksTaxAmount, comparesMoney } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
 import {
+  APPROVING,
   ARTICLES,
   ASKS_COUNT,
   ASKS_HOW,
@@ -67,6 +68,8 @@ export interface Asked {
   due: boolean;
   /** Who wrote, sent or announced something is asked: a mail's senders answer (senders.ts). */
   author: boolean;
+  /** Who approved something is asked: the sender of the mail approving it answers. */
+  approver: boolean;
   language: Language;
   /** What the question asks about, its first words after the question word ("total" of "what was the total of the invoice"), as the index folds them. */
   focus: string[];
@@ -152,8 +155,8 @@ const READINGS = new Map(
     const which = ASKS_WHICH[l].length ? new RegExp(`${wholeWords(ASKS_WHICH[l])}((?:\\s+[\\p{L}-]+){1,3})`, "iu") : undefined;
     const yesNo = new RegExp(`^\\s*${wholeWords(YES_NO[l])}`, "iu");
     const terms = pattern(STATED_TERMS, l, COMPOUNDING.has(l));
-    const [bought, contact, authoring] = [pattern(BOUGHT, l), pattern(CONTACT_NOUNS, l), pattern(AUTHORING, l)];
-    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring }];
+    const [bought, contact, authoring, approving] = [BOUGHT, CONTACT_NOUNS, AUTHORING, APPROVING].map((t) => pattern(t, l));
+    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring, approving }];
   }),
 );
 
@@ -230,7 +233,9 @@ export function askedOf(question: string, meaning?: QuestionMeaning): Asked {
   const [asks, by] = model && model.margin >= MODEL_MARGIN ? [model.kind, "model" as const] : [tables, read];
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
   const author = asks === "person" && (r.authoring?.test(q) ?? false);
-  return { asks, by, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: [...words(focus.join(" "))] };
+  const approver = asks === "person" && (r.approving?.test(q) ?? false);
+  const due = asks === "date" && DUE_ASKED.test(q);
+  return { asks, by, tax, contact, due, author, approver, language, focus: [...words(focus.join(" "))] };
 }
 
 /**

@@ -476,6 +476,18 @@ export const AUTHORING: Table = {
   de: ["geschickt", "gesendet", "geschrieben", "schrieb", "angekündigt", "eingeladen", "unterschrieben"],
   pl: ["wysłał", "wysłała", "napisał", "napisała", "ogłosił", "ogłosiła", "zaprosił", "zaprosiła", "podpisał"],
 };
+/**
+ * Verbs of approving what a message asks ("Who approved the request?", "Wer hat den Antrag
+ * genehmigt?"): the sender of the reply approving it answers ("Let's process this request."), not
+ * the sender of the request it forwards.
+ */
+export const APPROVING: Table = {
+  en: ["approved", "approves", "authorized", "authorised", "signed off"],
+  nl: ["goedgekeurd", "keurde"],
+  fr: ["approuvé", "validé", "autorisé"],
+  de: ["genehmigt", "freigegeben", "bewilligt"],
+  pl: ["zatwierdził", "zatwierdziła", "zatwierdzono"],
+};
 /** A mail's header naming who wrote the message under it ("From: Ken Rice@ENRON on 07/28/2000", "Von:", "De :"). */
 export const SENDER_HEADERS: Table = { en: ["from"], nl: ["van"], fr: ["de"], de: ["von"], pl: ["od"] };
 /** Questions asking a count (where the language tells it from "how much"). */
