@@ -23,6 +23,7 @@ import {
   MONEY,
   meaningsOf,
   NOT_AN_ITEM,
+  PAID_WITH,
   SENTENCE,
   SENTENCE_PROBE,
 } from "./statements";
@@ -50,7 +51,7 @@ const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES)
 /** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
 export type AnswerPlan = Pick<
   QueryPlan,
-  "asks" | "tax" | "contact" | "due" | "author" | "approver" | "focus" | "terms" | "names" | "order" | "language" | "amounts"
+  "asks" | "tax" | "contact" | "due" | "author" | "approver" | "paying" | "focus" | "terms" | "names" | "order" | "language" | "amounts"
 >;
 
 /** A statement that may answer, as the features read it. */
@@ -208,8 +209,9 @@ const countsAsked = (text: string, r: Reading) =>
   r.plan.asks === "count" && (text.slice(0, SENTENCE_PROBE).match(/\d\s?\p{L}+/gu) ?? []).some((m) => words(m).some((w) => r.want.has(w)));
 
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
-export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, sentence: string): number {
+export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names"> & { paying?: boolean }, sentence: string): number {
   const probe = sentence.slice(0, SENTENCE_PROBE);
+  if (plan.paying && PAID_WITH.test(probe)) return 1;
   if (plan.contact && plan.asks !== "place" && (CONTACTS_IN_LINE.some((re) => re.test(probe)) || CONTACT.some((re) => re.test(probe))))
     return 1;
   switch (plan.asks) {

@@ -70,6 +70,8 @@ export interface Asked {
   author: boolean;
   /** Who approved something is asked: the sender of the mail approving it answers. */
   approver: boolean;
+  /** How something was paid is asked ("How did I pay …", "Hoe is … betaald?", "Jak zapłacono …"): a means of paying answers. */
+  paying: boolean;
   language: Language;
   /** What the question asks about, its first words after the question word ("total" of "what was the total of the invoice"), as the index folds them. */
   focus: string[];
@@ -155,8 +157,10 @@ const READINGS = new Map(
     const which = ASKS_WHICH[l].length ? new RegExp(`${wholeWords(ASKS_WHICH[l])}((?:\\s+[\\p{L}-]+){1,3})`, "iu") : undefined;
     const yesNo = new RegExp(`^\\s*${wholeWords(YES_NO[l])}`, "iu");
     const terms = pattern(STATED_TERMS, l, COMPOUNDING.has(l));
-    const [bought, contact, authoring, approving] = [BOUGHT, CONTACT_NOUNS, AUTHORING, APPROVING].map((t) => pattern(t, l));
-    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring, approving }];
+    const [bought, contact, authoring, approving, how, spending] = [BOUGHT, CONTACT_NOUNS, AUTHORING, APPROVING, ASKS_HOW, SPENDING].map(
+      (t) => pattern(t, l),
+    );
+    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring, approving, how, spending }];
   }),
 );
 
@@ -234,8 +238,9 @@ export function askedOf(question: string, meaning?: QuestionMeaning): Asked {
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
   const author = asks === "person" && (r.authoring?.test(q) ?? false);
   const approver = asks === "person" && (r.approving?.test(q) ?? false);
+  const paying = asks === "open" && (r.how?.test(q) ?? false) && (r.spending?.test(q) ?? false);
   const due = asks === "date" && DUE_ASKED.test(q);
-  return { asks, by, tax, contact, due, author, approver, language, focus: [...words(focus.join(" "))] };
+  return { asks, by, tax, contact, due, author, approver, paying, language, focus: [...words(focus.join(" "))] };
 }
 
 /**

@@ -488,6 +488,30 @@ export const APPROVING: Table = {
   de: ["genehmigt", "freigegeben", "bewilligt"],
   pl: ["zatwierdził", "zatwierdziła", "zatwierdzono"],
 };
+/**
+ * Means of paying, as receipts and invoices print them ("> VISA", "Credit Card", "ORLEN Pay",
+ * "Cash at Hotel", "Espèces"): a line naming one answers how something was paid.
+ */
+export const PAYMENT_MEANS: Table = {
+  en: [
+    "visa",
+    "mastercard",
+    "master card",
+    "amex",
+    "credit card",
+    "debit card",
+    "card",
+    "cash",
+    "paypal",
+    "cheque",
+    "bank transfer",
+    "pay",
+  ],
+  nl: ["contant", "pinnen", "creditcard", "ideal", "overboeking", "rembours"],
+  fr: ["carte", "carte bancaire", "espèces", "chèque", "virement", "prélèvement"],
+  de: ["bar", "karte", "kreditkarte", "überweisung", "lastschrift"],
+  pl: ["gotówka", "karta", "przelew"],
+};
 /** A mail's header naming who wrote the message under it ("From: Ken Rice@ENRON on 07/28/2000", "Von:", "De :"). */
 export const SENDER_HEADERS: Table = { en: ["from"], nl: ["van"], fr: ["de"], de: ["von"], pl: ["od"] };
 /** Questions asking a count (where the language tells it from "how much"). */
