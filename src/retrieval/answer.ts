@@ -3,8 +3,9 @@
 // named features of ANSWER_FEATURES against the question's plan (what it asks, its words and
 // names); the best one to four, each followed by the citation marker of its source. A source's
 // lines are read as statements by statements.ts; header and boilerplate lines are never an answer (issue 16).
-import { ORDER_RANK, ORDERED_BY, type SourceRecord } from "../connectors/types";
+import type { SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
+import { meetingRowsAnswer, orderedRowAnswer } from "./answer-rows";
 import { FORWARD_TAIL, type SourceReading, sourceReading } from "./answer-source";
 import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
@@ -22,6 +23,7 @@ import {
   MONEY,
   meaningsOf,
   NOT_AN_ITEM,
+  PAID_WITH,
   SENTENCE,
   SENTENCE_PROBE,
 } from "./statements";
@@ -46,25 +48,10 @@ const MAX_SENTENCES = 4;
 /** A place's name after a word saying where ("at the Energizer", "bij Coolblue"), in any language of the tables. */
 const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES))}\\s+)?\\p{Lu}[\\p{L}'-]`, "u");
 
-/**
- * A question for the largest or smallest of something ("which customer in Brazil spent the
- * most") over a table that sorted its matching rows by the column the question names: its first
- * row is the answer, said with that column (an operator maps an aggregate view for such questions).
- */
-function orderedRowAnswer(order: "desc" | "asc", sources: AnswerSource[]): string | undefined {
-  const i = sources.findIndex((s) => s.metadata?.[ORDER_RANK] === 1);
-  if (i < 0) return undefined;
-  const row = sources[i]!.text.split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .join("; ");
-  return `The ${order === "asc" ? "lowest" : "highest"} ${String(sources[i]!.metadata![ORDERED_BY])} among the rows that match: ${row}. [${i + 1}]`;
-}
-
 /** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
 export type AnswerPlan = Pick<
   QueryPlan,
-  "asks" | "tax" | "contact" | "due" | "author" | "focus" | "terms" | "names" | "order" | "language"
+  "asks" | "tax" | "contact" | "due" | "author" | "approver" | "paying" | "focus" | "terms" | "names" | "order" | "language" | "amounts"
 >;
 
 /** A statement that may answer, as the features read it. */
@@ -222,8 +209,9 @@ const countsAsked = (text: string, r: Reading) =>
   r.plan.asks === "count" && (text.slice(0, SENTENCE_PROBE).match(/\d\s?\p{L}+/gu) ?? []).some((m) => words(m).some((w) => r.want.has(w)));
 
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
-export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names">, sentence: string): number {
+export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names"> & { paying?: boolean }, sentence: string): number {
   const probe = sentence.slice(0, SENTENCE_PROBE);
+  if (plan.paying && PAID_WITH.test(probe)) return 1;
   if (plan.contact && plan.asks !== "place" && (CONTACTS_IN_LINE.some((re) => re.test(probe)) || CONTACT.some((re) => re.test(probe))))
     return 1;
   switch (plan.asks) {
@@ -323,7 +311,9 @@ function candidatesOf(
       : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
   if (row) return rowCandidates(lines, base, r);
   // Who wrote it, if not someone the question names ("Who invited Steve Kean": not Steve Kean's own mail).
-  const senders = r.plan.author && s.type === "email" ? sendersOf(s.text, String(s.metadata?.from ?? "") || undefined) : [];
+  // Who approved what it asks: the mail's own sender, whose words approve it, not a forwarded message's.
+  const from = String(s.metadata?.from ?? "");
+  const senders = s.type !== "email" ? [] : r.plan.author ? sendersOf(s.text, from || undefined) : r.plan.approver && from ? [from] : [];
   const out: Candidate[] = senders
     .filter((name) => !words(name).some((w) => r.names.includes(w)))
     .map((name, at) => ({ ...base, text: `From: ${name}`, at, label: "From", ofKind: true }));
@@ -385,8 +375,12 @@ const MARGIN = 0.5;
  * source with a key is read once per version of it (statement-memo.ts), not on every question.
  */
 export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[], remembered?: ChunkStatements): string {
-  const ordered = plan.order ? orderedRowAnswer(plan.order, sources) : undefined;
-  if (ordered) return ordered;
+  const rows = plan.order
+    ? orderedRowAnswer(plan.order, sources)
+    : plan.amounts.some((a) => a.comparison)
+      ? meetingRowsAnswer(sources)
+      : undefined;
+  if (rows) return rows;
   const r = readingOf(plan);
   const kinded = ONE_FACT.has(plan.asks) || plan.asks === "item";
   const best = Math.max(...sources.map((s) => s.score ?? 0));

@@ -11,6 +11,7 @@ import { words } from "./bm25";
 import { asksTaxAmount, comparesMoney } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
 import {
+  APPROVING,
   ARTICLES,
   ASKS_COUNT,
   ASKS_HOW,
@@ -67,6 +68,10 @@ export interface Asked {
   due: boolean;
   /** Who wrote, sent or announced something is asked: a mail's senders answer (senders.ts). */
   author: boolean;
+  /** Who approved something is asked: the sender of the mail approving it answers. */
+  approver: boolean;
+  /** How something was paid is asked ("How did I pay …", "Hoe is … betaald?", "Jak zapłacono …"): a means of paying answers. */
+  paying: boolean;
   language: Language;
   /** What the question asks about, its first words after the question word ("total" of "what was the total of the invoice"), as the index folds them. */
   focus: string[];
@@ -87,6 +92,9 @@ const FUNCTION_WORDS = new Map(
   ]),
 );
 
+/** A language's function words and its deadline's words: "Do kiedy …" is Polish by "do kiedy", not English by "do". */
+const LANGUAGE_WORDS = new Map(LANGUAGES.map((l) => [l, new Set([...FUNCTION_WORDS.get(l)!, ...DUE[l].flatMap((r) => r.split(" "))])]));
+
 /** The language whose function words the question has most of; English on a tie. */
 export function languageOf(question: string): Language {
   const written =
@@ -97,7 +105,7 @@ export function languageOf(question: string): Language {
   let best: Language = "en";
   let most = 0;
   for (const l of LANGUAGES) {
-    const n = written.filter((w) => FUNCTION_WORDS.get(l)!.has(w)).length;
+    const n = written.filter((w) => LANGUAGE_WORDS.get(l)!.has(w)).length;
     if (n > most) [best, most] = [l, n];
   }
   return best;
@@ -149,8 +157,10 @@ const READINGS = new Map(
     const which = ASKS_WHICH[l].length ? new RegExp(`${wholeWords(ASKS_WHICH[l])}((?:\\s+[\\p{L}-]+){1,3})`, "iu") : undefined;
     const yesNo = new RegExp(`^\\s*${wholeWords(YES_NO[l])}`, "iu");
     const terms = pattern(STATED_TERMS, l, COMPOUNDING.has(l));
-    const [bought, contact, authoring] = [pattern(BOUGHT, l), pattern(CONTACT_NOUNS, l), pattern(AUTHORING, l)];
-    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring }];
+    const [bought, contact, authoring, approving, how, spending] = [BOUGHT, CONTACT_NOUNS, AUTHORING, APPROVING, ASKS_HOW, SPENDING].map(
+      (t) => pattern(t, l),
+    );
+    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring, approving, how, spending }];
   }),
 );
 
@@ -227,7 +237,10 @@ export function askedOf(question: string, meaning?: QuestionMeaning): Asked {
   const [asks, by] = model && model.margin >= MODEL_MARGIN ? [model.kind, "model" as const] : [tables, read];
   const contact = asks === "place" || (r.contact?.test(q) ?? false);
   const author = asks === "person" && (r.authoring?.test(q) ?? false);
-  return { asks, by, tax, contact, due: asks === "date" && DUE_ASKED.test(q), author, language, focus: [...words(focus.join(" "))] };
+  const approver = asks === "person" && (r.approving?.test(q) ?? false);
+  const paying = asks === "open" && (r.how?.test(q) ?? false) && (r.spending?.test(q) ?? false);
+  const due = asks === "date" && DUE_ASKED.test(q);
+  return { asks, by, tax, contact, due, author, approver, paying, language, focus: [...words(focus.join(" "))] };
 }
 
 /**

@@ -6,7 +6,7 @@ import { amountValue } from "./amounts";
 import { type Asked, askedOf, notSearched, type QuestionMeaning } from "./asked";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
-import { COMPARATOR, comparisonOf, countedNext } from "./language/grammar";
+import { COMPARATOR, comparisonOf, countedNext, rangesAsComparisons } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
 import { all, LARGEST, MOST_RECENT, OVER, SMALLEST, UNDER } from "./language/words";
 import { dateRange } from "./question-dates";
@@ -108,7 +108,7 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
   // Words inside a date asked for are not search terms; a date that is not asked for is.
   let rest = text;
   if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
-  rest = rest.replace(/"[^"]*"/g, " ");
+  rest = rangesAsComparisons(rest.replace(/"[^"]*"/g, " "));
 
   const addresses = [...text.matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
   let amounts: QueryPlan["amounts"] = [];

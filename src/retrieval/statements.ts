@@ -6,7 +6,7 @@ import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { startsQuote } from "./cite";
 import { documentDates, MONTH_WORDS } from "./document-dates";
 import { CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_SIGNS, CURRENCY_WORDS } from "./language/currencies";
-import { anyOf } from "./language/patterns";
+import { anyOf, wholeWords } from "./language/patterns";
 import {
   ABBREVIATIONS,
   ADDRESS_LABELS,
@@ -20,6 +20,7 @@ import {
   LABEL_MEANINGS,
   MAIL_HEADERS,
   NOT_AN_ITEM_LABELS,
+  PAYMENT_MEANS,
   PERSON_LABELS,
   PHONE_LABELS,
   PREPOSITIONS,
@@ -291,6 +292,8 @@ function labelBlocks(lines: string[], taken: boolean[]): Map<number, string> {
   return values;
 }
 
+/** A means of paying, or a label saying how it was paid ("> VISA", "Betaalwijze", "Zapłacono:"): how something was paid. */
+export const PAID_WITH = new RegExp(wholeWords([...all(PAYMENT_MEANS), ...all(LABEL_MEANINGS.paidBy!)]), "iu");
 /** A label's words of each kind of value, the first kind a label names deciding ("Adresse email": an e-mail, "Id.client": a number). */
 const LABEL_KINDS: Array<[LabelKind, RegExp]> = (
   [
@@ -637,8 +640,10 @@ export function statementLines(s: StatementSource, contactWanted: boolean): Stat
     const labelled =
       joinable &&
       ((AMOUNT_ONLY.test(line) && /\p{L}/u.test(last) && !/\d$/.test(last) && !MONEY.test(last)) ||
-        // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023").
-        (/\p{L}:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A label and its value below it, as PDFs lay them out ("Invoice Date:" / "03/20/2023", "BILL TO :" / "SUCI ALAM JAYA TRANSPORT").
+        (/\p{L}\s?:$/u.test(last) && line.length <= LABELLED_VALUE && !/:$/.test(line)) ||
+        // A label alone, its value under it after a colon, as receipts print them ("CASHIER" / ": NORLIDA MOHD RASHDI").
+        (/^:\s*[\p{L}\d]/u.test(line) && LABEL_ALONE.test(last) && !/:$/.test(last) && line.length <= LABELLED_VALUE) ||
         // A receipt's quantity under its item ("DOLE PINEAPPLE PCS" / "7.90 * 3").
         (QUANTITY.test(line) && /\p{L}/u.test(last) && !MONEY.test(last)) ||
         // A date alone under a short label without a colon ("Vervaldatum" / "22-9-2022").

@@ -89,3 +89,10 @@ test("after 'what did', the noun is the verb's subject: the amount paid is asked
   expect(askedOf("Which city was the biggest shop invoice billed to?").asks).toBe("place");
   expect(askedOf("Welke tablet heb ik bij Coolblue gekocht?").asks).toBe("item");
 });
+
+test("how something was paid is answered by a means of paying or its label, in each language of the tables, not a line of the shop", () => {
+  const receipt = ["GREEN LANE PHARMACY SDN BHD", "TOTAL 180.10", "PAYMENT : 180.10", "CHANGE 180.10", "> VISA", "LEE MEI YEIN"].join("\n");
+  expect(ask("How did I pay at Green Lane Pharmacy?", receipt)).toContain("> VISA. [1]");
+  const orlen = ["Faktura nr: F 1234K20/1234/12", "Należność ogółem: 316,83 PLN", "Zapłacono: Aplikacja mobilna ORLEN Pay"].join("\n");
+  expect(ask("Jak zapłacono za fakturę Orlen?", orlen)).toContain("Zapłacono: Aplikacja mobilna ORLEN Pay. [1]");
+});

@@ -42,3 +42,17 @@ test("who announced or sent it is answered by the message's sender, not a senten
   // Not asked who wrote it: the senders are no candidates.
   expect(extractiveAnswer(planQuery("Who is leaving Enron?"), [source])).toContain("Joe Hirko has announced");
 });
+
+test("who approved what a mail asks is answered by the sender of the reply approving it, in each language of the tables", () => {
+  const reply = [
+    "Let's process this request.  I think it's justified.",
+    "---------------------- Forwarded by Steven J Kean/HOU/EES on 04/18/2000 05:29 PM ---------------------------",
+    "Richard Shapiro",
+    "04/17/2000 09:33 AM",
+    "Subject: Re: Contribution to Sacramento Women's Campaign Fund",
+    "Please call on Wednesday to discuss so we can bring to closure. Thanks.",
+  ].join("\n");
+  const source = { text: reply, type: "email" as const, metadata: { from: "steven.kean@enron.com" } };
+  for (const q of ["Who approved the Sacramento Women's Campaign Fund request?", "Wer hat die Spende genehmigt?"])
+    expect([q, extractiveAnswer(planQuery(q), [source])]).toEqual([q, expect.stringContaining("From: steven.kean@enron.com")]);
+});

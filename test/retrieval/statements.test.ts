@@ -302,6 +302,14 @@ test("a table's header, or another label's value naming a place word, is no addr
   expect(holding(read("Booking ID\nIBZY2087 Payment Mode\nCash at Hotel"), "address")).toEqual([]);
 });
 
+test("a label alone, its value under it after a colon, or after a label's spaced colon: a person's label holds the person (SROIE 419, 603)", () => {
+  const becon = read(["TAX INVOICE: 0017756", "CASHIER", ": NORLIDA MOHD RASHDI", "POS NO", ": 181", "NAME", ": SIA BAN YI"].join("\n"));
+  expect(holding(becon, "person")).toEqual(["CASHIER : NORLIDA MOHD RASHDI", "NAME : SIA BAN YI"]);
+  expect(becon.find((st) => st.text === "POS NO : 181")?.label).toBe("POS NO");
+  const yewChuan = read(["TAX INVOICE", "BILL TO :", "SUCI ALAM JAYA TRANSPORT", "NO 1 JALAN AMAN 2", "CASHIER: USER"].join("\n"));
+  expect(yewChuan.find((st) => st.label === "BILL TO")).toMatchObject({ text: "BILL TO : SUCI ALAM JAYA TRANSPORT", holds: "person" });
+});
+
 test("a code under a label alone is the label's value, not the prefix of the line after it (Azure Interior)", () => {
   const texts = read("Reference:\nCUSTREF123\nSubtotal $ 262.90").map((s) => s.text);
   expect(texts).toEqual(["Reference: CUSTREF123", "Subtotal $ 262.90"]);

@@ -14,6 +14,7 @@ import { ConnectAttempts, RetryLater } from "../../net/attempts";
 import { HostRefused, HostUnresolved, type Pinned } from "../../net/pin";
 import { connectPinned } from "../../net/socket";
 import { all, SIZE_WORDS } from "../../retrieval/language/words";
+import { foldText } from "../index-terms";
 import { asGiven, type Confine, checkDatabaseFiles, PathRefused } from "../paths";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
 import {
@@ -64,6 +65,8 @@ interface TableQuery {
   order: string;
   /** Its rows are those that hold the question's words (a scan of the table, whatever its order). */
   byWords: boolean;
+  /** The words its rows hold, each as a whole word (holdsWholeWord). */
+  needles: string[];
   orderedBy?: string;
 }
 
@@ -616,13 +619,15 @@ export class SqlConnector implements Connector {
               )
             : this.serverRows(d, t, q, request);
         let q = this.query(d.dialect, t, request, maxRowBytes);
-        let rows = await read(q);
+        // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are rows kept.
+        const wholeWords = async (q: TableQuery) => (await read(q)).filter((row) => holdsWholeWord(t, row, q.needles));
+        let rows = await wholeWords(q);
         // Sorted, and no row holds the question's other words ("in the shop"): the table's rows
         // in that order (within the time asked), unless one is a name: "the largest invoice of
         // Helena" is not the shop's largest.
         if (!rows.length && q.orderedBy && q.byWords && !request.names?.length && !request.signal?.aborted) {
           q = this.query(d.dialect, t, request, maxRowBytes, false);
-          rows = await read(q);
+          rows = await wholeWords(q);
         }
         rows.forEach((row, i) => {
           out.push(this.toRecord(t, row, q.orderedBy ? { by: q.orderedBy, rank: i + 1 } : undefined));
@@ -700,6 +705,7 @@ export class SqlConnector implements Connector {
       params,
       order: `${first}${t.date ? `${quote(t.date)} ${dateOrder(dialect, request)}, ` : ""}${quote(t.id)} DESC`,
       byWords: words.length > 0,
+      needles: words,
       ...(orderedBy ? { orderedBy } : {}),
     };
   }
@@ -818,6 +824,25 @@ function answeredByServer(error: unknown): boolean {
   if (mysql) return !MYSQL_CONNECTION_ERRORS.has(mysql.errno) && !mysql.sqlState.startsWith("08");
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57P)/.test(code);
+}
+
+const WORD_CHARACTER = /[\p{L}\p{N}]/u;
+/**
+ * Whether a row's searched cells hold one of the needles (none: every row) as a whole word, folded
+ * as the index folds words: "France" is no "319 N. Frances Street", "Mark" no "Denmark". The
+ * engines' LIKE, GLOB and ~* find a needle inside a word; the row they find is kept only so,
+ * or when a cell was read cut (SEARCH_CELL_CHARS): the engine's match may be past what is read.
+ */
+function holdsWholeWord(t: SqlTable, row: Row, needles: string[]): boolean {
+  const cells = [...new Set([t.title, ...t.text])].map((c) => String(row[c] ?? ""));
+  if (needles.length === 0 || cells.some((cell) => cell.length >= SEARCH_CELL_CHARS - 1)) return true;
+  const text = cells.map(foldText).join("\n");
+  return needles.some((needle) => {
+    const n = foldText(needle);
+    for (let at = text.indexOf(n); at >= 0 && n.length > 0; at = text.indexOf(n, at + 1))
+      if (!WORD_CHARACTER.test(text[at - 1] ?? "") && !WORD_CHARACTER.test(text[at + n.length] ?? "")) return true;
+    return false;
+  });
 }
 
 /**

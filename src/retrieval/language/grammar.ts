@@ -3,7 +3,7 @@
 //   condition:  COMPARATOR [CURRENCY] NUMBER [CURRENCY | COUNTED NOUN | PARTITIVE | %]
 //   tax amount: QUANTITY … TAX | WHAT TAX (AUX | ON | end) | WHAT (IS | WAS) DET{0,2} TAX ON
 //               | WHAT WAS DET{0,2} TAX end | TAX MONEY-NOUN | TAX ON …, no question word before
-import { CURRENCY_CENTS, CURRENCY_NAMES, CURRENCY_SIGNS } from "./currencies";
+import { CURRENCY_CENTS, CURRENCY_CODE_WORDS, CURRENCY_NAMES, CURRENCY_SIGNS } from "./currencies";
 import { anyOf, wholeWords } from "./patterns";
 import {
   ARTICLES,
@@ -11,6 +11,7 @@ import {
   ASKS_WHAT,
   AUXILIARIES,
   all,
+  BETWEEN,
   COUNTED,
   IDENTIFIER_NOUNS,
   IS,
@@ -19,6 +20,7 @@ import {
   OVER,
   PARTITIVE,
   QUESTION_WORDS,
+  RANGE_JOINS,
   SPENDING,
   TAX_NOUNS,
   TAX_ON,
@@ -32,6 +34,29 @@ export const COMPARATOR = anyOf([...all(OVER), ...all(UNDER)]);
 const OVER_ONLY = new RegExp(`^${anyOf(all(OVER))}$`, "i");
 /** "over" or "under", for a comparator as written. */
 export const comparisonOf = (written: string): "over" | "under" => (OVER_ONLY.test(written.trim()) ? "over" : "under");
+
+/** A currency before a number ("€", "EUR", "RM"), and after one ("euros", "zł"). */
+const BEFORE = `(?:${CURRENCY_SIGNS}|${CURRENCY_CODE_WORDS}(?=\\s?\\d))\\s?`;
+const AFTER = `\\s*(?:${CURRENCY_SIGNS}|(?<![\\p{L}])${CURRENCY_NAMES}(?![\\p{L}]))`;
+const NUMBER = "\\d[\\d.,]*\\d|\\d";
+/** BETWEEN NUMBER JOIN NUMBER, a currency before either or after the second: a range of amounts. */
+const RANGE = new RegExp(
+  `(?<![\\p{L}])${anyOf(all(BETWEEN))}\\s+(${BEFORE})?(${NUMBER})(${AFTER})?\\s+${anyOf(all(RANGE_JOINS))}\\s+(${BEFORE})?(${NUMBER})(${AFTER})?`,
+  "giu",
+);
+const YEAR = /^(19|20)\d\d$/;
+/**
+ * A range of amounts as the two conditions it is ("between 50 and 100 EUR": "over 50 EUR under
+ * 100 EUR"), its currency said with each end; two years without a currency are a time, left to
+ * the dates (question-dates.ts).
+ */
+export function rangesAsComparisons(text: string): string {
+  return text.replace(RANGE, (range, before1 = "", low: string, after1 = "", before2 = "", high: string, after2 = "") => {
+    const [before, after] = [before1 || before2, after2 || after1];
+    if (!before && !after && YEAR.test(low) && YEAR.test(high)) return range;
+    return `${all(OVER)[0]} ${before}${low}${after} ${RANGE_JOINS.en.at(-1)} ${all(UNDER)[0]} ${before}${high}${after}`;
+  });
+}
 
 /** A currency beside a compared number, or its cents ("5 cents"). */
 const CURRENCY = `(?<![\\p{L}])(?:${CURRENCY_NAMES}|${CURRENCY_CENTS})(?![\\p{L}])`;
@@ -57,7 +82,7 @@ const MONEY_NAMED = new RegExp(`${wholeWords(all(MONEY_NOUNS), PLURAL)}|${wholeW
  * 50 RM": money by either; "more than 3 and fewer than 10 items": a count by either).
  */
 export function comparesMoney(question: string): boolean {
-  const conditions = [...question.matchAll(CONDITION)].map((m) => {
+  const conditions = [...rangesAsComparisons(question).matchAll(CONDITION)].map((m) => {
     const after = m.groups?.after?.trim() ?? "";
     const currency = m.groups?.before !== undefined || (after !== "" && CURRENCY_ONLY.test(after));
     return { currency, counts: !currency && countedNext(after) };
@@ -91,8 +116,13 @@ const TAX_AMOUNT = new RegExp(
   "iu",
 );
 const TAX_ON_SOMETHING = new RegExp(`${TAX}${ON}`, "iu");
-/** Key words led by a tax, no number of it named ("vat coolblue macbook invoice", "btw saeco"): its amount, as "the VAT of …". */
+/**
+ * Key words led by a tax, no number of it named, a word of money or a number among them ("vat
+ * coolblue macbook invoice", "btw saeco factuur"): its amount, as "the VAT of …". Without one
+ * ("VAT rules in Germany") they ask what the tax is, not how much.
+ */
 const TAX_KEY_WORDS = new RegExp(`^\\s*${TAX}(?![^?]*${w(IDENTIFIER_NOUNS)})[^?]*$`, "iu");
+const MONEY_OR_NUMBER = new RegExp(`${MONEY_NAMED.source}|\\d`, "iu");
 const QUESTION_WORD = new RegExp(w(QUESTION_WORDS), "iu");
 
 /**
@@ -103,7 +133,7 @@ const QUESTION_WORD = new RegExp(w(QUESTION_WORDS), "iu");
  */
 export function asksTaxAmount(question: string): boolean {
   if (TAX_AMOUNT.test(question)) return true;
-  if (TAX_KEY_WORDS.test(question) && !QUESTION_WORD.test(question)) return true;
+  if (TAX_KEY_WORDS.test(question) && !QUESTION_WORD.test(question) && MONEY_OR_NUMBER.test(question)) return true;
   const on = TAX_ON_SOMETHING.exec(question);
   return on !== null && !QUESTION_WORD.test(question.slice(0, on.index));
 }

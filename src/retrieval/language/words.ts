@@ -236,11 +236,11 @@ export const PARTITIVE: Table = { en: ["of"], nl: ["van"], fr: ["des"], de: ["vo
 
 /** Comparing with an amount: over it. */
 export const OVER: Table = {
-  en: ["over", "above", "more than", "greater than", "at least", "exceeding"],
+  en: ["over", "above", "more than", "greater than", "at least", "exceeding", "exceeds", "exceed"],
   nl: ["meer dan", "boven", "boven de", "hoger dan", "minstens"],
-  fr: ["plus de", "au-dessus de", "supérieur à", "supérieure à", "au moins"],
-  de: ["über", "mehr als", "höher als", "mindestens"],
-  pl: ["powyżej", "ponad", "więcej niż", "co najmniej"],
+  fr: ["plus de", "au-dessus de", "supérieur à", "supérieure à", "au moins", "dépasse", "dépassent", "dépassant"],
+  de: ["über", "mehr als", "höher als", "mindestens", "übersteigt", "übersteigen"],
+  pl: ["powyżej", "ponad", "więcej niż", "co najmniej", "przekracza", "przekraczają", "przekraczające"],
 };
 /** Comparing with an amount: under it. */
 export const UNDER: Table = {
@@ -315,7 +315,7 @@ export const ASKS_WHAT: Table = {
 export const QUESTION_WORDS: Table = {
   en: ["what", "which", "who", "whom", "whose", "when", "where", "why", "how"],
   nl: ["wat", "welke", "wie", "wanneer", "waar", "waarom", "hoe"],
-  fr: ["que", "quoi", "quel", "quelle", "qui", "quand", "où", "pourquoi", "comment"],
+  fr: ["que", "quoi", "quel", "quelle", "quels", "quelles", "qui", "quand", "où", "pourquoi", "comment"],
   de: ["was", "welche", "wer", "wann", "wo", "warum", "wie"],
   pl: ["co", "jaki", "jaka", "kto", "kiedy", "gdzie", "dlaczego", "jak"],
 };
@@ -379,6 +379,12 @@ export const RANGE_JOINS: Table = {
   de: ["bis", "und"],
   pl: ["do", "i"],
 };
+/**
+ * A range's first word, its ends joined by RANGE_JOINS ("between 50 and 100 EUR", "tussen 50 en
+ * 100 euro", "entre 50 et 100 €", "zwischen 50 und 100 Euro", "między 50 i 100 zł"): an amount over
+ * the one end and under the other.
+ */
+export const BETWEEN: Table = { en: ["between"], nl: ["tussen"], fr: ["entre"], de: ["zwischen"], pl: ["między", "pomiędzy"] };
 /** Words of a relative date that ask for a time by themselves ("last month", "yesterday"); English, as TIME_CUES. */
 export const RELATIVE_TIMES: Table = {
   en: ["last", "this", "past", "previous", "next", "ago", "yesterday", "today", "tomorrow", "recent"],
@@ -469,6 +475,42 @@ export const AUTHORING: Table = {
   fr: ["envoyé", "envoie", "écrit", "annoncé", "invité", "signé"],
   de: ["geschickt", "gesendet", "geschrieben", "schrieb", "angekündigt", "eingeladen", "unterschrieben"],
   pl: ["wysłał", "wysłała", "napisał", "napisała", "ogłosił", "ogłosiła", "zaprosił", "zaprosiła", "podpisał"],
+};
+/**
+ * Verbs of approving what a message asks ("Who approved the request?", "Wer hat den Antrag
+ * genehmigt?"): the sender of the reply approving it answers ("Let's process this request."), not
+ * the sender of the request it forwards.
+ */
+export const APPROVING: Table = {
+  en: ["approved", "approves", "authorized", "authorised", "signed off"],
+  nl: ["goedgekeurd", "keurde"],
+  fr: ["approuvé", "validé", "autorisé"],
+  de: ["genehmigt", "freigegeben", "bewilligt"],
+  pl: ["zatwierdził", "zatwierdziła", "zatwierdzono"],
+};
+/**
+ * Means of paying, as receipts and invoices print them ("> VISA", "Credit Card", "ORLEN Pay",
+ * "Cash at Hotel", "Espèces"): a line naming one answers how something was paid.
+ */
+export const PAYMENT_MEANS: Table = {
+  en: [
+    "visa",
+    "mastercard",
+    "master card",
+    "amex",
+    "credit card",
+    "debit card",
+    "card",
+    "cash",
+    "paypal",
+    "cheque",
+    "bank transfer",
+    "pay",
+  ],
+  nl: ["contant", "pinnen", "creditcard", "ideal", "overboeking", "rembours"],
+  fr: ["carte", "carte bancaire", "espèces", "chèque", "virement", "prélèvement"],
+  de: ["bar", "karte", "kreditkarte", "überweisung", "lastschrift"],
+  pl: ["gotówka", "karta", "przelew"],
 };
 /** A mail's header naming who wrote the message under it ("From: Ken Rice@ENRON on 07/28/2000", "Von:", "De :"). */
 export const SENDER_HEADERS: Table = { en: ["from"], nl: ["van"], fr: ["de"], de: ["von"], pl: ["od"] };

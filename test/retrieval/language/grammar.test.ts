@@ -44,6 +44,48 @@ test("comparators in Dutch, French, German and Polish are comparisons (one table
   }
 });
 
+test("a range of amounts is two conditions, in each language of the tables; two years are a time, a range of things counted a count", () => {
+  for (const [q, currency] of [
+    ["Welche Rechnungen lagen zwischen 50 und 100 Euro?", "EUR"],
+    ["invoices between 50 and 100 EUR", "EUR"],
+    ["facturen tussen 50 en 100 euro", "EUR"],
+    ["factures entre 50 et 100 €", "EUR"],
+    ["faktury między 50 i 100 zł", "PLN"],
+    ["receipts between RM 50 and 100", "MYR"],
+  ] as const) {
+    expect([q, compared(q).map((a) => [a.comparison, a.value, a.currency])]).toEqual([
+      q,
+      [
+        ["over", 50, currency],
+        ["under", 100, currency],
+      ],
+    ]);
+    expect([q, askedOf(q).asks]).toEqual([q, "amount"]);
+  }
+  expect(compared("invoices between 2014 and 2015")).toEqual([]);
+  expect([comparesMoney("receipts with between 3 and 10 items"), compared("receipts with between 3 and 10 items")]).toEqual([false, []]);
+});
+
+test("a verb of exceeding is a comparator in each language ('dépassent 10 dollars'); a deadline's words say the language ('Do kiedy …' is Polish)", () => {
+  for (const q of [
+    "invoices that exceed 500 EUR",
+    "Quelles factures de Madrid dépassent 10 dollars ?",
+    "Welche Rechnungen übersteigen 100 Euro?",
+    "faktury, które przekraczają 300 zł",
+  ])
+    expect([q, compared(q).map((a) => a.comparison)]).toEqual([q, ["over"]]);
+  const polish = askedOf("Do kiedy trzeba zapłacić fakturę Sammy Maystone?");
+  expect([polish.language, polish.asks, polish.due]).toEqual(["pl", "date", true]);
+});
+
+test("key words led by a tax ask its amount with a word of money or a number; without one, what the tax is", () => {
+  for (const q of ["vat coolblue macbook invoice", "btw saeco factuur", "gst 2017 receipts"])
+    expect([q, asksTaxAmount(q)]).toEqual([q, true]);
+  for (const q of ["VAT rules in Germany", "btw verlegd", "GST exemptions Malaysia"]) {
+    expect([q, asksTaxAmount(q), askedOf(q).asks === "amount"]).toEqual([q, false, false]);
+  }
+});
+
 test("a currency is one row: SGD, which answer.ts knew and the table did not, is read in a question", () => {
   expect(CURRENCY_CODES.sgd).toBe("SGD");
   expect(compared("receipts over 20 SGD")).toEqual([{ value: 20, currency: "SGD", comparison: "over" }]);

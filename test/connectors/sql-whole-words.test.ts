@@ -1,0 +1,51 @@
+// A SQL source's rows hold the question's words as whole words, as the local index matches them:
+// each engine's LIKE, GLOB or ~* finds a word inside another ("billed to France" found "319 N.
+// Frances Street" and answered with its invoice, the largest; "Mark" found "Denmark").
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { SqlConnector } from "../../src/connectors/sql/connector";
+import { planQuery } from "../../src/retrieval/plan";
+import { tempDir } from "../helpers";
+
+let c: SqlConnector;
+
+beforeAll(() => {
+  const path = join(tempDir("corpus-sql-whole-words-"), "shop.sqlite");
+  const db = new Database(path);
+  db.exec("CREATE TABLE Invoice (InvoiceId INTEGER PRIMARY KEY, BillingAddress TEXT, BillingCountry TEXT, Total REAL)");
+  const insert = db.query("INSERT INTO Invoice VALUES (?, ?, ?, ?)");
+  for (const row of [
+    [1, "319 N. Frances Street", "USA", 18.86],
+    [2, "4, Rue Milton", "France", 16.86],
+    [3, "8, Rue Hanovre", "France", 5.94],
+    [4, "Sønder Boulevard 51", "Denmark", 13.86],
+    [5, "8210 111 ST NW, c/o Mark Philips", "Canada", 8.91],
+    [6, "Rua Dr. Falcão Filho, 155", "Brazil", 3.96],
+  ])
+    insert.run(...row);
+  db.close();
+  c = new SqlConnector({
+    url: path,
+    tables: [{ name: "Invoice", id: "InvoiceId", title: "BillingAddress", text: ["BillingAddress", "BillingCountry", "Total"] }],
+  });
+});
+
+afterAll(async () => c.close());
+
+const ask = async (question: string) => {
+  const p = planQuery(question);
+  return (await c.search({ terms: p.terms, phrases: p.phrases, limit: 10, ...(p.order ? { order: p.order } : {}) })).map((r) => r.id);
+};
+
+test("a word is found as a word, not inside another: France is no Frances Street, Mark no Denmark", async () => {
+  expect((await ask("invoices billed to France")).sort()).toEqual(["Invoice/2", "Invoice/3"]);
+  expect(await ask("invoices of Mark")).toEqual(["Invoice/5"]);
+  expect(await ask("Frances Street")).toEqual(["Invoice/1"]);
+  // Folded as the index folds words: "falcao" is "Falcão", "sonder" "Sønder" (a word still).
+  expect(await ask("Falcao")).toEqual(["Invoice/6"]);
+});
+
+test("the largest of the rows holding the word: billed to France, not to Frances Street", async () => {
+  expect((await ask("Highest invoice total billed to France?"))[0]).toBe("Invoice/2");
+});
