@@ -9,6 +9,7 @@ import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
 import { connectorRowMigrations } from "./connectors/rows";
+import { connectorPgMigrations } from "./connectors/rows-postgres";
 import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
 import { conversationPgMigrations } from "./conversations/store-postgres";
@@ -61,4 +62,5 @@ export const PG_MIGRATIONS = [
   ...conversationPgMigrations,
   ...webhookPgMigrations,
   ...accountPgMigrations,
+  ...connectorPgMigrations,
 ];

@@ -11,6 +11,7 @@ import { AuthService } from "./auth/service";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
 import { ConnectorRegistry } from "./connectors/registry";
+import { PostgresConnectorRecords } from "./connectors/rows-postgres";
 import { Conversations, SqliteConversationRecords } from "./conversations/store";
 import { PostgresConversationRecords } from "./conversations/store-postgres";
 import { loadMasterKey } from "./crypto/master-key";
@@ -171,6 +172,7 @@ export async function createServices(
     storage: { disk, guard },
     scrub,
     ...(nodeLeases ? { leases: nodeLeases } : {}),
+    ...(shared ? { records: new PostgresConnectorRecords(shared) } : {}),
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   const archive = new Archive(shared ? new PostgresArchiveRows(shared) : new SqliteArchiveRows(db), userKeys, embeddings, now);
@@ -219,8 +221,8 @@ export async function createServices(
       {
         kind: "connector_chunks",
         count: () => connectors.owedChunks(),
-        resume: () => {
-          const n = connectors.resumeOwed();
+        resume: async () => {
+          const n = await connectors.resumeOwed();
           if (n) owedLog.info("connectors resumed", { connectors: n });
         },
       },
