@@ -185,7 +185,7 @@ export class ConnectorRegistry {
     const asked = this.started;
     const own = await this.rows.of(user);
     if (this.closing) throw new ConnectorsClosing();
-    this.dropStale(user, own, asked);
+    await this.dropStale(user, own, asked);
     const operators = this.operators.filter((o) => !own.some((d) => d.id === o.id));
     return [...operators, ...own].filter((d) => !this.forgetting.has(`${d.owner}/${d.id}`));
   }
@@ -206,16 +206,16 @@ export class ConnectorRegistry {
    * show it so: changed now, or gone from rows read after it started (`asked`: the start count
    * when the read began; one added meanwhile is not taken for gone).
    */
-  private dropStale(user: string, own: Definition[], asked: number): void {
+  private async dropStale(user: string, own: Definition[], asked: number): Promise<void> {
     if (!this.sharedRows) return;
-    for (const [key, run] of this.running) {
-      if (key.slice(0, key.lastIndexOf("/")) !== user || this.forgetting.has(key)) continue;
+    const stale = [...this.running].filter(([key, run]) => {
+      if (key.slice(0, key.lastIndexOf("/")) !== user || this.forgetting.has(key)) return false;
       const now = own.find((d) => d.id === run.definition.id);
-      const gone = !now && run.started < asked;
-      const changed = now && (now.created_at !== run.definition.created_at || !Bun.deepEquals(now.config, run.definition.config));
-      if (gone || changed)
-        void this.forget(user, run.definition.id).catch((error) => this.log.warning("stale connector not stopped", errorSummary(error)));
-    }
+      if (!now) return run.started <= asked;
+      return now.created_at !== run.definition.created_at || !Bun.deepEquals(now.config, run.definition.config);
+    });
+    // Awaited: the connector as it is now starts only once the old one's index is gone.
+    await Promise.all(stale.map(([, run]) => this.forget(user, run.definition.id)));
   }
 
   private instance(d: Definition): Connector {

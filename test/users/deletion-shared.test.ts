@@ -1,5 +1,5 @@
 // A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
-// tokens, accounts and archive rooms here) erase and count inside it, the rooms not shared yet in the embedded
+// tokens, accounts, archive and connectors rooms here) erase and count inside it, the rooms not shared yet in the embedded
 // database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
 // token still accepted by another node), nothing in SQLite (the data key kept). Once every room
@@ -12,6 +12,9 @@ import { Archive } from "../../src/archive/store";
 import { AuthFailure, AuthService } from "../../src/auth/service";
 import { UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore } from "../../src/auth/store-postgres";
+import { ConnectorRegistry } from "../../src/connectors/registry";
+import { ConnectorRows } from "../../src/connectors/rows";
+import { PostgresConnectorRecords } from "../../src/connectors/rows-postgres";
 import { loadMasterKey } from "../../src/crypto/master-key";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { DeletionIncomplete, deleteUser } from "../../src/users/deletion";
@@ -31,6 +34,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let masterKey: Buffer;
   let accounts: Accounts;
   let archive: Archive;
+  let connectors: ConnectorRegistry;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -40,14 +44,22 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     b = await AuthService.create(t.config, t.db, masterKey, Date.now, db.client());
     accounts = new Accounts(new PostgresAccountRecords(db.client()));
     archive = new Archive(new PostgresArchiveRows(db.sql), t.services.userKeys, t.services.embeddings);
+    connectors = new ConnectorRegistry({
+      db: t.db,
+      keys: t.services.userKeys,
+      config: t.config,
+      log: t.log,
+      records: new PostgresConnectorRecords(db.client()),
+    });
   });
   afterAll(async () => {
+    await connectors.close();
     await t.services.close();
     await db.drop();
   });
 
-  // Node A's services: the embedded rooms of the test app, the tokens, accounts and archive rooms and the transaction in PostgreSQL.
-  const onA = () => ({ ...t.services, auth: a, accounts, archive, shared: db.sql });
+  // Node A's services: the embedded rooms of the test app, the tokens, accounts, archive and connectors rooms and the transaction in PostgreSQL.
+  const onA = () => ({ ...t.services, auth: a, accounts, archive, connectors, shared: db.sql });
   const stamps = async () =>
     (
       await db.sql<
@@ -71,6 +83,14 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
       [new Float32Array(EMBEDDING_DIM).fill(0.05)],
     );
     expect(await archive.rowsOf(USER)).toBe(2);
+    // A connector of the user's, its config and grant sealed in the shared connectors room.
+    const rows = new ConnectorRows(connectors.records, t.services.userKeys);
+    await rows.insert(
+      { owner: USER, id: "docs", kind: "files", label: "Docs", config: { path: "/srv/frank" }, created_at: "2026-01-01" },
+      5,
+    );
+    await rows.setGrant(USER, "docs", { refresh_token: "r" });
+    expect(await connectors.rowsOf(USER)).toBe(2);
 
     // The embedded data keys room misses its row.
     const destroy = t.services.userKeys.destroy.bind(t.services.userKeys);
@@ -94,6 +114,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     const failedToo = await deleteUser(onA(), USER).catch((e: unknown) => e);
     store.within = PostgresAuthStore.prototype.within;
     expect((failedToo as DeletionIncomplete).rooms).toEqual(["auth"]);
+    expect(await connectors.rowsOf(USER)).toBe(2);
     expect(t.services.userKeys.rowsOf(USER)).toBe(1);
     expect(await a.store.rowsOf(USER)).toBe(1);
     expect(await archive.rowsOf(USER)).toBe(2);
@@ -111,6 +132,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect(done.details).toMatchObject({ oauth_tokens_revoked: 1, profile_deleted: true, archive_entries_removed: 1 });
     expect(await a.store.rowsOf(USER)).toBe(0);
     expect(await archive.rowsOf(USER)).toBe(0);
+    expect(await connectors.rowsOf(USER)).toBe(0);
     expect(await stamps()).toBe("1");
     expect(t.services.userKeys.rowsOf(USER)).toBe(0);
     expect(await accounts.externalLinks.rowsOf(USER)).toBe(0);
