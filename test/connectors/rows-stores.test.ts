@@ -219,6 +219,21 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     for (const why of refused) expect(why).toMatch(/already exists|the most allowed \(CORPUS_MAX_CONNECTORS_PER_USER=4\)/);
     expect(await a.ids("cap")).toHaveLength(4);
     expect(await b.ids("cap")).toHaveLength(4);
+    // The rows alone, many inserts of other ids at once on two nodes' connections: the cap still holds.
+    const nodes = [db.client(), db.client()].map((c) => new ConnectorRows(new PostgresConnectorRecords(c), keys));
+    const inserted = await Promise.all(Array.from({ length: 16 }, (_, i) => nodes[i % 2]!.insert(definition("cap2", `c${i}`), 4)));
+    expect(inserted.filter((o) => o.added)).toHaveLength(4);
+    expect(await nodes[0]!.count("cap2")).toBe(4);
+  });
+
+  test("a grant kept on B while A removes its connector: never a grant left without its connector", async () => {
+    const onA = new ConnectorRows(new PostgresConnectorRecords(db.client()), keys);
+    const onB = new ConnectorRows(new PostgresConnectorRecords(db.client()), keys);
+    for (let round = 0; round < 20; round++) {
+      await onA.insert(definition("jan", "mail"), 4);
+      const [kept] = await Promise.all([onB.setGrant("jan", "mail", { refresh_token: `r${round}` }), onA.delete("jan", "mail")]);
+      expect([round, kept, await onA.records.rowsOf("jan")]).toEqual([round, kept, 0]);
+    }
   });
 
   test("the deletion's transaction: rolled back, nothing is lost; committed, nothing of the user is left", async () => {
