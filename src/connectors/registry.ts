@@ -208,14 +208,21 @@ export class ConnectorRegistry {
    */
   private async dropStale(user: string, own: Definition[], asked: number): Promise<void> {
     if (!this.sharedRows) return;
-    const stale = [...this.running].filter(([key, run]) => {
-      if (key.slice(0, key.lastIndexOf("/")) !== user || this.forgetting.has(key)) return false;
+    const changed: Promise<void>[] = [];
+    for (const [key, run] of [...this.running]) {
+      if (key.slice(0, key.lastIndexOf("/")) !== user || this.forgetting.has(key)) continue;
       const now = own.find((d) => d.id === run.definition.id);
-      if (!now) return run.started <= asked;
-      return now.created_at !== run.definition.created_at || !Bun.deepEquals(now.config, run.definition.config);
-    });
+      if (!now) {
+        // Gone: hidden at once (forgetting), stopped in the background; the answer does not wait for its close.
+        if (run.started <= asked)
+          this.forget(user, run.definition.id).catch((error) =>
+            this.log.warning("connector removed on another node not stopped", errorSummary(error)),
+          );
+      } else if (now.created_at !== run.definition.created_at || !Bun.deepEquals(now.config, run.definition.config))
+        changed.push(this.forget(user, run.definition.id));
+    }
     // Awaited: the connector as it is now starts only once the old one's index is gone.
-    await Promise.all(stale.map(([, run]) => this.forget(user, run.definition.id)));
+    await Promise.all(changed);
   }
 
   private instance(d: Definition): Connector {
