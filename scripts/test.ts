@@ -80,6 +80,7 @@ const INTEGRATION = [
   "connectors/reading.test.ts",
   "connectors/remote-hosts.test.ts",
   "connectors/routes.test.ts",
+  "connectors/rows-stores.test.ts",
   "connectors/source-urls.test.ts",
   "connectors/sql-bounds.test.ts",
   "connectors/sql-edge-dates.test.ts",

@@ -9,6 +9,7 @@ import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
 import { connectorRowMigrations } from "./connectors/rows";
+import { connectorPgMigrations } from "./connectors/rows-postgres";
 import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
 import { conversationPgMigrations } from "./conversations/store-postgres";
@@ -63,4 +64,5 @@ export const PG_MIGRATIONS = [
   ...webhookPgMigrations,
   ...accountPgMigrations,
   ...userKeyPgMigrations,
+  ...connectorPgMigrations,
 ];

@@ -143,7 +143,7 @@ export async function startServer(configured: Config, log: Logger): Promise<Runn
   try {
     services = await createServices(config, log);
     // The serving process's operator file is the operator's: grants of connectors gone from it go too.
-    services.connectors.dropStaleOperatorGrants();
+    await services.connectors.dropStaleOperatorGrants();
     // D29: nothing that runs in the background ends the process.
     services.guard.installProcessHandlers();
     metrics = config.CORPUS_METRICS_LISTEN ? await operatorMetrics(services) : undefined;

@@ -12,6 +12,7 @@ import { OPERATOR_OWNER } from "./auth/subjects";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
 import { ConnectorRegistry } from "./connectors/registry";
+import { PostgresConnectorRecords } from "./connectors/rows-postgres";
 import { Conversations, SqliteConversationRecords } from "./conversations/store";
 import { PostgresConversationRecords } from "./conversations/store-postgres";
 import { loadMasterKey } from "./crypto/master-key";
@@ -178,6 +179,7 @@ export async function createServices(
     storage: { disk, guard },
     scrub,
     ...(nodeLeases ? { leases: nodeLeases } : {}),
+    ...(shared ? { records: new PostgresConnectorRecords(shared) } : {}),
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   const archive = new Archive(shared ? new PostgresArchiveRows(shared) : new SqliteArchiveRows(db), userKeys, embeddings, now);
@@ -226,8 +228,8 @@ export async function createServices(
       {
         kind: "connector_chunks",
         count: () => connectors.owedChunks(),
-        resume: () => {
-          const n = connectors.resumeOwed();
+        resume: async () => {
+          const n = await connectors.resumeOwed();
           if (n) owedLog.info("connectors resumed", { connectors: n });
         },
       },

@@ -71,10 +71,10 @@ export function runCli(args: string[], env: Record<string, string> = {}) {
  * polling their status on a clock.
  */
 export async function connectorsSettled(
-  services: { connectors: { active(user: string): Array<{ connector: object }>; embeddedAhead(): Promise<void> } },
+  services: { connectors: { active(user: string): Promise<Array<{ connector: object }>>; embeddedAhead(): Promise<void> } },
   user: string,
 ): Promise<void> {
-  for (const { connector } of services.connectors.active(user)) {
+  for (const { connector } of await services.connectors.active(user)) {
     const local = connector as { sync?: () => Promise<void>; embedPending?: () => Promise<void> };
     if (local.sync) await local.sync();
     if (local.embedPending) await local.embedPending();

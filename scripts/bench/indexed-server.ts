@@ -28,8 +28,8 @@ export async function indexedServer(work: string, sources: object[], user: strin
 
   const started = performance.now();
   const seconds = () => ((performance.now() - started) / 1000).toFixed(0);
-  const progress = setInterval(() => {
-    for (const a of services.connectors.active(user)) {
+  const progress = setInterval(async () => {
+    for (const a of await services.connectors.active(user)) {
       const p = a.connector.progress?.();
       if (p && p.embedded < p.total) process.stderr.write(`\rindexing: ${p.embedded} of ${p.total} chunks embedded (${seconds()} s)   `);
     }

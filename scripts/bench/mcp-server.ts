@@ -19,7 +19,7 @@ const config = loadConfig({
 const log = createLogger("WARNING");
 const services = await createServices(config, log);
 await services.connectors.add("bench", { id: "invoices", kind: "files", config: { path: join(data, "invoices") } });
-const [a] = services.connectors.active("bench", ["invoices"]);
+const [a] = await services.connectors.active("bench", ["invoices"]);
 await a!.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
 for (;;) {
   const p = a!.connector.progress!();

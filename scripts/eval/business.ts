@@ -45,7 +45,7 @@ const { services, server, url, headers } = await businessServer([
 
 // 3. The same records for the baseline: every record of every source, title and text.
 const records: Array<{ key: string; text: string }> = [];
-for (const a of services.connectors.active("eval")) {
+for (const a of await services.connectors.active("eval")) {
   for (const r of await a.connector.search({ terms: [], phrases: [], limit: 1_000_000 })) {
     const meta = r.type === "email" ? `${r.metadata.from ?? ""} ${r.metadata.to ?? ""} ${r.metadata.cc ?? ""}` : "";
     records.push({ key: keyOf(a.id, r.path), text: `${r.title} ${meta} ${r.content}` });

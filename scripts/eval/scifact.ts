@@ -80,9 +80,9 @@ const config = loadConfig({ CORPUS_DATA_DIR: join(work, "data"), CORPUS_CONNECTO
 const services = await createServices(config, createLogger("ERROR"), Date.now, undefined, {
   model: { file: modelPath, sha256: modelSha256 },
 });
-if (!services.connectors.ids("eval").includes("scifact"))
+if (!(await services.connectors.ids("eval")).includes("scifact"))
   await services.connectors.add("eval", { id: "scifact", kind: "files", config: { path: docs } });
-const [active] = services.connectors.active("eval", ["scifact"]);
+const [active] = await services.connectors.active("eval", ["scifact"]);
 await active!.connector.search({ terms: ["warm"], phrases: [], limit: 1 });
 const started = performance.now();
 for (;;) {

@@ -15,7 +15,7 @@ import type { NodeLeases } from "../jobs/leases";
 import type { Logger } from "../log";
 import type { DiskSpace } from "../store/disk-space";
 import { Scrub } from "../store/scrub";
-import type { Awaitable } from "../store/shared";
+import { type Awaitable, andThen, atOnce } from "../store/shared";
 import { changedConfig, type Definition, publicConfig, validateConfig } from "./definition";
 import { AHEAD_PAUSED, AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
@@ -33,7 +33,7 @@ import { sharedRoots } from "./paths";
 import type { PhaseProgress } from "./progress";
 import { sharedReader } from "./reading/reader";
 import { checkRemoteHost, remoteTarget } from "./remote";
-import { ConnectorRows } from "./rows";
+import { type ConnectorRecords, ConnectorRows, SqliteConnectorRecords } from "./rows";
 import { StatusCache } from "./status-cache";
 import type { Connector, ConnectorStatus, SourceRecord } from "./types";
 
@@ -76,6 +76,8 @@ export interface RegistryOptions {
   scrub?: Scrub;
   /** Several nodes on one database (D33): a connector is indexed by the node holding its lease. None: this node alone. */
   leases?: NodeLeases;
+  /** Where the connectors' rows are kept (D33): the shared PostgreSQL's store, or (by default) the embedded database's. */
+  records?: ConnectorRecords;
 }
 
 /** A try at embedding a connector's newest records ahead (embed-ahead.ts), as its status shows it. */
@@ -116,6 +118,8 @@ export class ConnectorRegistry {
   private readonly scrub: Scrub;
   private readonly leases?: NodeLeases;
   private readonly rows: ConnectorRows;
+  /** The rows are another store's (the shared PostgreSQL, D33): other nodes change them too. */
+  private readonly sharedRows: boolean;
   private readonly access: OwnerAccess;
   private readonly statuses: StatusCache;
   private readonly operators: Definition[];
@@ -130,6 +134,9 @@ export class ConnectorRegistry {
   /** Set by close(): nothing is started again. */
   private closing = false;
   private readonly live = new Map<string, Connector>();
+  /** The definition each live user connector was started with, and when (a count of starts): dropStale compares them with the rows. */
+  private readonly running = new Map<string, { definition: Definition; started: number }>();
+  private started = 0;
   /** Connectors whose newest records are being embedded ahead, or whose try stopped part-way, by key (a connector re-pointed meanwhile has its own). */
   private readonly ahead = new Map<string, AheadRun>();
   /** When a connector's newest records are next embedded ahead (this.now()): after a failed try, or to refresh. */
@@ -141,7 +148,8 @@ export class ConnectorRegistry {
     this.storage = options.storage;
     this.leases = options.leases;
     this.scrub = options.scrub ?? new Scrub(this.db, [() => purgeTerms(this.db, true)], this.now);
-    this.rows = new ConnectorRows(this.db, this.keys);
+    this.rows = new ConnectorRows(options.records ?? new SqliteConnectorRecords(this.db), this.keys);
+    this.sharedRows = !(this.rows.records instanceof SqliteConnectorRecords);
     this.access = new OwnerAccess(this.config);
     this.statuses = new StatusCache(this.now, this.config.CORPUS_REQUEST_TIMEOUT);
     this.operators = this.config.CORPUS_CONNECTORS_FILE ? loadOperatorFile(this.config.CORPUS_CONNECTORS_FILE) : [];
@@ -172,21 +180,49 @@ export class ConnectorRegistry {
    * meanwhile must not start it again). A connector of the user's under an id the operator file
    * took later stays theirs (they can still change and remove it): the operator's is not shown them.
    */
-  private definitions(user: string): Definition[] {
+  private async definitions(user: string): Promise<Definition[]> {
     if (this.closing) throw new ConnectorsClosing();
-    const own = this.rows.of(user);
+    const asked = this.started;
+    const own = await this.rows.of(user);
+    if (this.closing) throw new ConnectorsClosing();
+    await this.dropStale(user, own, asked);
     const operators = this.operators.filter((o) => !own.some((d) => d.id === o.id));
     return [...operators, ...own].filter((d) => !this.forgetting.has(`${d.owner}/${d.id}`));
   }
 
   /** An operator connector the user sees under `id` (not one of their own that holds the id). */
-  private operatorsOnly(user: string, id: string): boolean {
-    return this.operators.some((o) => o.id === id) && !this.rows.of(user).some((d) => d.id === id);
+  private async operatorsOnly(user: string, id: string): Promise<boolean> {
+    return this.operators.some((o) => o.id === id) && !(await this.rows.of(user)).some((d) => d.id === id);
   }
 
   /** The user's valid connector ids (operator ones included), for messages (D10). */
-  ids(user: string): string[] {
-    return this.definitions(user).map((d) => d.id);
+  async ids(user: string): Promise<string[]> {
+    return (await this.definitions(user)).map((d) => d.id);
+  }
+
+  /**
+   * Several nodes (D33): a connector of `user` changed or removed on another node still runs here
+   * under its old definition. Stopped (its index dropped, as its own node did) once the rows read
+   * show it so: changed now, or gone from rows read after it started (`asked`: the start count
+   * when the read began; one added meanwhile is not taken for gone).
+   */
+  private async dropStale(user: string, own: Definition[], asked: number): Promise<void> {
+    if (!this.sharedRows) return;
+    const changed: Promise<void>[] = [];
+    for (const [key, run] of [...this.running]) {
+      if (key.slice(0, key.lastIndexOf("/")) !== user || this.forgetting.has(key)) continue;
+      const now = own.find((d) => d.id === run.definition.id);
+      if (!now) {
+        // Gone: hidden at once (forgetting), stopped in the background; the answer does not wait for its close.
+        if (run.started <= asked)
+          this.forget(user, run.definition.id).catch((error) =>
+            this.log.warning("connector removed on another node not stopped", errorSummary(error)),
+          );
+      } else if (now.created_at !== run.definition.created_at || !Bun.deepEquals(now.config, run.definition.config))
+        changed.push(this.forget(user, run.definition.id));
+    }
+    // Awaited: the connector as it is now starts only once the old one's index is gone.
+    await Promise.all(changed);
   }
 
   private instance(d: Definition): Connector {
@@ -197,6 +233,7 @@ export class ConnectorRegistry {
       if (this.closing) throw new ConnectorsClosing();
       c = KINDS[d.kind].create(d.config, this.contextFor(d));
       this.live.set(key, c);
+      if (d.owner !== OPERATOR) this.running.set(key, { definition: d, started: ++this.started });
       this.embedAheadOf(d, c);
     }
     return c;
@@ -324,18 +361,18 @@ export class ConnectorRegistry {
       ...(s.reason ? { reason: s.reason } : {}),
       ...(s.records !== undefined ? { records: s.records } : {}),
       ...this.progressOf(d, s),
-      ...this.grantOf(d),
+      ...(await this.grantOf(d)),
       config: publicConfig(d.kind, d.config),
       ...(d.created_at ? { created_at: d.created_at } : {}),
     };
   }
 
   /** An IMAP connector that signs in with OAuth: its grant's state (issue 38). */
-  private grantOf(d: Definition): Pick<ConnectorViewT, "grant"> {
+  private async grantOf(d: Definition): Promise<Pick<ConnectorViewT, "grant">> {
     const config = d.config as ImapConfig;
     // The operator's grant is the console's to show: a user's view of it names no host or reason.
     if (d.owner === OPERATOR || d.kind !== "imap" || !signsInWithOAuth(config)) return {};
-    return { grant: this.grants.state(d.owner, d.id, grantBinding(config)) };
+    return { grant: await this.grants.state(d.owner, d.id, grantBinding(config)) };
   }
 
   /**
@@ -369,7 +406,7 @@ export class ConnectorRegistry {
     if (this.closing) return [];
     const all = [
       ...this.operators.map((d) => ({ key: `${d.owner}/${d.id}`, kind: d.kind as string })),
-      ...this.rows.everyOne().map((r) => ({ key: `${r.user_id}/${r.id}`, kind: r.kind as string })),
+      ...(await this.rows.everyOne()).map((r) => ({ key: `${r.user_id}/${r.id}`, kind: r.kind as string })),
     ].filter(({ key }) => !this.forgetting.has(key));
     return Promise.all(
       all.map(async ({ key, kind }): Promise<ConnectorStateCount> => {
@@ -390,7 +427,7 @@ export class ConnectorRegistry {
   }
 
   async list(user: string): Promise<ConnectorViewT[]> {
-    return Promise.all(this.definitions(user).map((d) => this.view(d)));
+    return Promise.all((await this.definitions(user)).map((d) => this.view(d)));
   }
 
   /** `config`'s local path (if its kind has one) replaced by its realpath, checked against `user`'s roots. */
@@ -404,7 +441,7 @@ export class ConnectorRegistry {
    * check awaits a name lookup, and a deletion of the user may land meanwhile.
    */
   async add(user: string, input: CreateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
-    const existing = this.rows.of(user).find((x) => x.id === input.id);
+    const existing = (await this.rows.of(user)).find((x) => x.id === input.id);
     if (!existing) this.assertIdFree(user, input.id);
     const config = validateConfig(input.kind, input.config, "config");
     this.confineLocalPath(user, input.kind, config);
@@ -413,19 +450,26 @@ export class ConnectorRegistry {
     if (existing) {
       if (existing.kind === input.kind && existing.label === (input.label ?? input.id) && isDeepStrictEqual(existing.config, config))
         return this.view(existing);
-      this.assertIdFree(user, input.id);
+      throw new ConnectorExists(input.id);
     }
     await checkRemoteHost(
       remoteTarget(() => KINDS[input.kind].remoteHost(config)),
       this.access.pin(user),
     );
-    // Decided again right before the insert, with no await between: a concurrent add of the
-    // same id, one past the cap, or a deletion of the user cannot slip in.
+    // Decided again right before the insert, with no await between, and the id and the cap by
+    // the insert itself (on every node, D33): a concurrent add of the same id, one past the cap,
+    // or a deletion of the user cannot slip in.
     stillAllowed();
     this.assertIdFree(user, input.id);
-    this.assertBelowCap(user);
     const d = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };
-    this.rows.insert(d);
+    const max = this.config.CORPUS_MAX_CONNECTORS_PER_USER;
+    const outcome = await this.rows.insert(d, max);
+    if ("taken" in outcome) throw new ConnectorExists(d.id);
+    if ("full" in outcome)
+      throw new DomainError(
+        "conflict",
+        `you have ${outcome.full} connectors, the most allowed (CORPUS_MAX_CONNECTORS_PER_USER=${max}); remove one before adding another`,
+      );
     const view = await this.view(d, true);
     this.log.info("connector added", { connector: d.id, kind: d.kind, status: view.status });
     return view;
@@ -438,9 +482,9 @@ export class ConnectorRegistry {
    * source is read afresh (its old index dropped); a label alone changes nothing else.
    */
   async update(user: string, id: string, input: UpdateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
-    if (this.operatorsOnly(user, id)) throw new OperatorConnector(id, "changed in");
-    const stored = this.rows.of(user).find((x) => x.id === id);
-    if (!stored) throw new ConnectorNotFound(id, this.ids(user));
+    if (await this.operatorsOnly(user, id)) throw new OperatorConnector(id, "changed in");
+    const stored = (await this.rows.of(user)).find((x) => x.id === id);
+    if (!stored) throw new ConnectorNotFound(id, await this.ids(user));
     let config = stored.config;
     if (input.config) {
       config = changedConfig(stored, input.config);
@@ -453,27 +497,27 @@ export class ConnectorRegistry {
     const sourceChanged = !Bun.deepEquals(config, stored.config);
     const d: Definition = { ...stored, label: input.label ?? stored.label, config };
     stillAllowed();
-    if (!this.rows.update(d)) throw new ConnectorNotFound(id);
+    if (!(await this.rows.update(d))) throw new ConnectorNotFound(id);
     if (sourceChanged) await this.forget(user, id);
     // Removed meanwhile (a DELETE, the user's deletion): nothing is started again for it.
-    if (!this.rows.of(user).some((x) => x.id === id)) throw new ConnectorNotFound(id);
+    if (!(await this.rows.of(user)).some((x) => x.id === id)) throw new ConnectorNotFound(id);
     const view = await this.view(d, sourceChanged);
     this.log.info("connector changed", { connector: id, kind: d.kind, source_changed: sourceChanged, status: view.status });
     return view;
   }
 
   /** `user`'s own connector `id` (404 listing theirs; 403 for an operator's). */
-  own(user: string, id: string): Definition {
-    if (this.operatorsOnly(user, id)) throw new OperatorConnector(id, "changed in");
-    const d = this.rows.of(user).find((x) => x.id === id);
-    if (!d || this.forgetting.has(`${user}/${id}`)) throw new ConnectorNotFound(id, this.ids(user));
+  async own(user: string, id: string): Promise<Definition> {
+    if (await this.operatorsOnly(user, id)) throw new OperatorConnector(id, "changed in");
+    const d = (await this.rows.of(user)).find((x) => x.id === id);
+    if (!d || this.forgetting.has(`${user}/${id}`)) throw new ConnectorNotFound(id, await this.ids(user));
     return d;
   }
 
   /** After access was granted to `user`'s (or the operator's) connector `id`: it signs in afresh, and is checked now. */
   async granted(user: string, id: string): Promise<ConnectorViewT> {
     await this.forget(user, id);
-    if (user !== OPERATOR) return this.view(this.own(user, id), true);
+    if (user !== OPERATOR) return this.view(await this.own(user, id), true);
     const d = this.operatorWithOAuth(id);
     // The operator is shown why it fails (the users' view of it says only that it does).
     const s = await this.status(d, true);
@@ -522,43 +566,37 @@ export class ConnectorRegistry {
    * OAuth: a refresh token is kept no longer than its connector. Called when serving (a command
    * run with another environment must not drop what the server's file still lists); how many.
    */
-  dropStaleOperatorGrants(): number {
-    const dropped = this.rows.dropGrantsExcept(
-      OPERATOR,
-      this.operators.filter((d) => operatorBinding(d)).map((d) => d.id),
-    );
-    if (dropped) this.log.info("operator OAuth grants of connectors gone from the operator file dropped", { grants: dropped });
-    return dropped;
-  }
-
-  /** The operator's connectors that sign in with OAuth, each with its grant (the console's, never a user's view). */
-  operatorGrants(): Array<{ id: string; label: string; grant: GrantState }> {
-    return this.operators.flatMap((d) => {
-      const binding = operatorBinding(d);
-      return binding ? [{ id: d.id, label: d.label, grant: this.grants.state(OPERATOR, d.id, binding) }] : [];
+  dropStaleOperatorGrants(): Awaitable<number> {
+    const keep = this.operators.filter((d) => operatorBinding(d)).map((d) => d.id);
+    return andThen(this.rows.dropGrantsExcept(OPERATOR, keep), (dropped) => {
+      if (dropped) this.log.info("operator OAuth grants of connectors gone from the operator file dropped", { grants: dropped });
+      return dropped;
     });
   }
 
-  private assertIdFree(user: string, id: string): void {
-    // One being removed still holds its id until its rows are gone.
-    if (this.ids(user).includes(id) || this.forgetting.has(`${user}/${id}`)) throw new ConnectorExists(id);
+  /** The operator's connectors that sign in with OAuth, each with its grant (the console's, never a user's view). */
+  async operatorGrants(): Promise<Array<{ id: string; label: string; grant: GrantState }>> {
+    const grants = await Promise.all(
+      this.operators.map(async (d) => {
+        const binding = operatorBinding(d);
+        return binding ? [{ id: d.id, label: d.label, grant: await this.grants.state(OPERATOR, d.id, binding) }] : [];
+      }),
+    );
+    return grants.flat();
   }
 
-  /** CORPUS_MAX_CONNECTORS_PER_USER: the user's own connectors (the operator's are not theirs). */
-  private assertBelowCap(user: string): void {
-    const max = this.config.CORPUS_MAX_CONNECTORS_PER_USER;
-    const n = this.rows.count(user);
-    if (n >= max)
-      throw new DomainError(
-        "conflict",
-        `you have ${n} connectors, the most allowed (CORPUS_MAX_CONNECTORS_PER_USER=${max}); remove one before adding another`,
-      );
+  /**
+   * An id the operator's file takes, or one of `user`'s being removed (it holds its id until its
+   * rows are gone); one of the user's own rows is refused by the insert (CORPUS_MAX_CONNECTORS_PER_USER too).
+   */
+  private assertIdFree(user: string, id: string): void {
+    if (this.operators.some((o) => o.id === id) || this.forgetting.has(`${user}/${id}`)) throw new ConnectorExists(id);
   }
 
   async remove(user: string, id: string): Promise<void> {
-    if (this.operatorsOnly(user, id)) throw new OperatorConnector(id, "removed from");
-    const d = this.rows.of(user).find((x) => x.id === id);
-    if (!d) throw new ConnectorNotFound(id, this.ids(user));
+    if (await this.operatorsOnly(user, id)) throw new OperatorConnector(id, "removed from");
+    const d = (await this.rows.of(user)).find((x) => x.id === id);
+    if (!d) throw new ConnectorNotFound(id, await this.ids(user));
     await this.forget(user, d.id, () => this.rows.delete(user, id));
     this.log.info("connector removed", { connector: id });
   }
@@ -568,19 +606,24 @@ export class ConnectorRegistry {
    * there too: the word index rewritten without its terms, and old page images of the index out
    * of the WAL. Paid right after, or at the next start (D29).
    */
-  private async forget(owner: string, id: string, alsoRemove: () => void = () => {}): Promise<void> {
+  private async forget(owner: string, id: string, alsoRemove: () => Awaitable<void> = () => {}): Promise<void> {
     const key = `${owner}/${id}`;
     const run = (this.forgetting.get(key) ?? Promise.resolve()).then(async () => {
       const c = this.live.get(key);
       this.live.delete(key);
+      this.running.delete(key);
       this.statuses.forget(key);
       this.forgetAhead(key);
       await c?.close().catch(() => {});
-      this.db.transaction(() => {
+      // The embedded store removes the row in this transaction; the shared one once it has
+      // committed (the index goes first: a row left by a failure is indexed again, never an index left without its row).
+      const removed = this.db.transaction(() => {
         dropIndex(this.db, key);
-        alsoRemove();
+        const removing = alsoRemove();
         this.scrub.owe();
+        return removing;
       })();
+      await removed;
     });
     const last = run.catch(() => {});
     this.forgetting.set(key, last);
@@ -599,8 +642,8 @@ export class ConnectorRegistry {
   }
 
   /** The user's connectors to search: all, or those named (unknown ids are 400, D10). */
-  active(user: string, ids?: string[]): ActiveConnector[] {
-    const all = this.definitions(user);
+  async active(user: string, ids?: string[]): Promise<ActiveConnector[]> {
+    const all = await this.definitions(user);
     if (ids) {
       const unknown = ids.filter((i) => !all.some((d) => d.id === i));
       if (unknown.length)
@@ -636,20 +679,15 @@ export class ConnectorRegistry {
    * user's) whose index still owes work (D29): chunks without a vector, or no record yet (a first
    * scan cut short). Starting one scans its folder and embeds what waits. Returns how many started.
    */
-  resumeOwed(): number {
+  async resumeOwed(): Promise<number> {
     const indexed = CONNECTOR_KINDS.filter((k) => KINDS[k].indexedLocally);
     const owes = (owner: string, id: string) => !this.live.has(`${owner}/${id}`) && indexOwesWork(this.db, `${owner}/${id}`);
     const owed = (d: Definition) => indexed.includes(d.kind) && owes(d.owner, d.id);
     const due = this.operators.filter(owed);
-    const users = new Set(
-      this.rows
-        .idsOfKinds(indexed)
-        .filter((r) => owes(r.user_id, r.id))
-        .map((r) => r.user_id),
-    );
+    const users = new Set((await this.rows.idsOfKinds(indexed)).filter((r) => owes(r.user_id, r.id)).map((r) => r.user_id));
     for (const user of users) {
       try {
-        due.push(...this.rows.of(user).filter(owed));
+        due.push(...(await this.rows.of(user)).filter(owed));
       } catch (error) {
         // A user deleted meanwhile owes nothing; anything else waits for the connector's first use.
         if (!(error instanceof NoUserKey)) this.log.warning("owed connector work not resumed", errorSummary(error));
@@ -683,6 +721,7 @@ export class ConnectorRegistry {
       // Exactly this owner: ids never hold "/", so the owner is what precedes the last one.
       if (key.slice(0, key.lastIndexOf("/")) !== user) continue;
       this.live.delete(key);
+      this.running.delete(key);
       this.statuses.forget(key);
       this.forgetAhead(key);
       await c.close().catch(() => {});
@@ -700,28 +739,41 @@ export class ConnectorRegistry {
     purgeTerms(this.db, true);
   }
 
-  /** The connector rows and index entries of `user` (a deletion asks every room, after it erased, that nothing is left). */
-  rowsOf(user: string): number {
-    return (
-      this.rows.stored(user) +
-      this.db
-        .query<{ n: number }, [string]>(
-          `SELECT (SELECT count(*) FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/')
-                + (SELECT count(*) FROM connector_skipped WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/') AS n`,
-        )
-        .get(user)!.n
-    );
+  /** Where the connectors' rows are kept (a shared deletion erases them in its PostgreSQL transaction: users/deletion.ts). */
+  get records(): ConnectorRecords {
+    return this.rows.records;
   }
 
-  /** Every connector row and index entry of `user` (D13), inside the caller's transaction. */
+  /** The connector rows and index entries of `user` (a deletion asks every room, after it erased, that nothing is left). */
+  rowsOf(user: string): Awaitable<number> {
+    return andThen(this.records.rowsOf(user), (n) => n + this.indexRowsOf(user));
+  }
+
+  /** The index entries of `user`'s connectors (kept in the embedded database). */
+  indexRowsOf(user: string): number {
+    return this.db
+      .query<{ n: number }, [string]>(
+        `SELECT (SELECT count(*) FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/')
+              + (SELECT count(*) FROM connector_skipped WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/') AS n`,
+      )
+      .get(user)!.n;
+  }
+
+  /** Every connector row and index entry of `user` (D13), inside the caller's embedded transaction (the embedded store's rows). */
   deleteUserRows(user: string): number {
-    for (const id of this.rows.idsOf(user)) dropIndex(this.db, `${user}/${id}`);
-    return this.rows.deleteUser(user);
+    this.dropIndexesOf(user, atOnce(this.records.idsOf(user), "connectors"));
+    return atOnce(this.records.deleteUser(user), "connectors");
+  }
+
+  /** The indexes of `user`'s connectors `ids`, inside the caller's embedded transaction (a shared deletion erased their rows in its own). */
+  dropIndexesOf(user: string, ids: string[]): void {
+    for (const id of ids) dropIndex(this.db, `${user}/${id}`);
   }
 
   async close(): Promise<void> {
     this.closing = true;
     await Promise.all([...this.live.values()].map((c) => c.close().catch(() => {})));
     this.live.clear();
+    this.running.clear();
   }
 }

@@ -227,7 +227,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
             connectors: (await services.connectors.list(a.id)).filter((c) => c.owner === "user"),
           })),
         );
-        return show("Connectors", connectorsPage(who, own, users, services.connectors.operatorGrants()));
+        return show("Connectors", connectorsPage(who, own, users, await services.connectors.operatorGrants()));
       },
       HIDDEN_DOC,
     )
@@ -284,7 +284,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     )
     .post(
       CONSOLE_PATHS.grantConnector,
-      action((who, f) => {
+      action(async (who, f) => {
         const id = (f.get("id") ?? "").slice(0, 64);
         // The grant waits only while this operator's session stands (as a user's, while their token does).
         const stillAllowed = async () => {
@@ -292,7 +292,7 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
         };
         try {
           const started = services.connectors.beginOperatorGrant(id, stillAllowed, { asker: who.user });
-          const provider = services.connectors.operatorGrants().find((g) => g.id === id)?.grant.provider ?? "the provider";
+          const provider = (await services.connectors.operatorGrants()).find((g) => g.id === id)?.grant.provider ?? "the provider";
           log.info("console: connector grant started", { operator: who.user, connector: id });
           return show("Grant access", grantStartedPage(who, id, provider, started.authorize_url, started.expires_at));
         } catch (error) {

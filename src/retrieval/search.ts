@@ -64,8 +64,8 @@ export class QueryService {
     const { vector, note: modelNote } = await this.questionVector(o.user, embedText);
     const embedMs = elapsedMs(embedStarted);
     const plan = await planOf(o, vector && { vector, model: this.embeddings.model.sha256 });
-    const shownAtStart = this.connectors.ids(o.user);
-    const active = this.connectors.active(o.user, o.connectorIds);
+    const shownAtStart = await this.connectors.ids(o.user);
+    const active = await this.connectors.active(o.user, o.connectorIds);
     const debug = this.log?.enabled("DEBUG") ? this.log : undefined;
     debug?.debug(
       "query planned",
@@ -100,7 +100,7 @@ export class QueryService {
     if (books) stages?.observe?.("answer", booksMs / 1000);
     stages?.observe?.("rank", (ranking + (books ? 0 : booksMs)) / 1000);
     // A connector removed while the question ran answers nothing of it: its rows were read before (D25).
-    const shownNow = new Set(this.connectors.ids(o.user));
+    const shownNow = new Set(await this.connectors.ids(o.user));
     const removed = new Set(shownAtStart.filter((id) => !shownNow.has(id)));
     const chunks = (books?.chunks ?? kept).filter((c) => !removed.has(c.connectorId));
     // Only the results returned are cited: choosing a document's chunk reads every statement of every chunk (answer.ts chunkFitFor).

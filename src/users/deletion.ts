@@ -84,7 +84,8 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
     ...(s.oauth ? { oauth: s.oauth.store } : {}),
     ...(s.accounts ? { accounts: s.accounts.externalLinks } : {}),
     ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions } : {}),
-    connectors: s.connectors,
+    connectors: s.connectors.records,
+    connector_indexes: { rowsOf: (u) => s.connectors.indexRowsOf(u) },
     archive: s.archive,
     conversations: s.conversations,
     embeddings: s.embeddings,
@@ -96,7 +97,7 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
 }
 
 /** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
-const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks", "archive", "keys"];
+const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks", "archive", "connectors", "keys"];
 
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
@@ -116,6 +117,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
     targets: WebhookTarget[];
     archive: { queries: number; chunks: number };
     profile: boolean;
+    /** The user's connectors (their ids: their indexes are dropped here) and how many. */
+    connectors: { ids: string[]; rows: number };
     left: string[];
   }) =>
     writing(
@@ -129,7 +132,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const webhooks = shared ? shared.webhooks : atOnce(s.webhooks.deleteUser(user), "webhooks");
         const archive = shared ? shared.archive : atOnce(s.archive.deleteUser(user), "archive");
         const conversations = shared ? shared.conversations : atOnce(s.conversations.deleteUser(user), "conversations");
-        const connectors = s.connectors.deleteUserRows(user);
+        if (shared) s.connectors.dropIndexesOf(user, shared.connectors.ids);
+        const connectors = shared ? shared.connectors.rows : s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
         atOnce(s.idempotency.forget(user), "idempotency");
         atOnce(s.limiter.forget(user), "limits");
@@ -176,6 +180,9 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const archive = await archiveRows.forget(user);
           const targets = await s.webhooks.targets(user, "user.deleted", tx);
           const webhooks = await s.webhooks.deleteUser(user, tx);
+          const connectorRows = inTransaction(s.connectors.records, tx, "connectors");
+          const connectorIds = await connectorRows.idsOf(user);
+          const connectors = { ids: connectorIds, rows: await connectorRows.deleteUser(user) };
           const keys = s.userKeys.within(tx);
           const profile = await keys.destroy(user);
           const counts: Record<string, Awaitable<number>> = {
@@ -186,11 +193,12 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             conversations: s.conversations.rowsOf(user, tx),
             webhooks: s.webhooks.rowsOf(user, tx),
             archive: archiveRows.rowsOf(user),
+            connectors: connectorRows.rowsOf(user),
             keys: keys.rowsOf(user),
           };
           const left: string[] = [];
           for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
-          const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, profile, left });
+          const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, profile, connectors, left });
           if (erased.recipients.length) await s.webhooks.enqueue("user.deleted", erased.event, erased.recipients, tx);
           return erased;
         })

@@ -14,6 +14,6 @@ test("after close, asking for a user's connectors starts none and says the servi
   const t = await testApp({ CORPUS_CONNECTORS_FILE: operatorFile([{ id: "mail", kind: "maildir", config: { path: folder } }]) });
   const registry = t.services.connectors;
   await t.services.close();
-  expect(() => registry.active("alice")).toThrow("the service is closing");
+  await expect(registry.active("alice")).rejects.toThrow("the service is closing");
   expect([...(registry as unknown as { live: Map<string, unknown> }).live.keys()]).toEqual([]);
 });

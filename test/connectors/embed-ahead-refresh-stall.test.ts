@@ -46,7 +46,7 @@ test("a refresh of embedding ahead over rows already cached gives the event loop
   };
   at += AHEAD_REFRESH_MS + 1;
   const r = await turnsWhile(async () => {
-    t.services.connectors.active("alice");
+    await t.services.connectors.active("alice");
     await t.services.connectors.embeddedAhead();
   });
   embeddings.embed = real;

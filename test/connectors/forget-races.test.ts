@@ -36,7 +36,7 @@ async function midSync(n = 200) {
   // Its first sync is under way: it began reading when the connector was made, and reads a file
   // a turn of the event loop at most; add() answers a turn or two later (1 of 3,000 read then,
   // as of 200), so 200 are far from read. 3,000 took the file 15 s of the unit suite.
-  const first = registry.active("alice")[0]!.connector as any;
+  const first = (await registry.active("alice"))[0]!.connector as any;
   const reading = first.progress().reading;
   expect(reading.done).toBeLessThan(reading.total);
   return { registry, old, other, fresh };
@@ -46,14 +46,14 @@ test("attack: a question while a connector is removed mid-sync leaves no instanc
   const { registry, fresh } = await midSync();
   const removing = registry.remove("alice", "mail");
   // A question arrives meanwhile (gather asks registry.active for the user's connectors).
-  const during = registry.active("alice").map((a) => a.connector as any);
+  const during = (await registry.active("alice")).map((a) => a.connector as any);
   await removing;
   for (const c of during) await c.sync?.();
-  expect(registry.ids("alice")).toEqual([]);
+  expect(await registry.ids("alice")).toEqual([]);
   const indexRowsLeft = registry.rowsOf("alice");
   // The same id again, on another folder: what it answers is that folder's, not the old one's.
   await registry.add("alice", { id: "mail", kind: "maildir", config: { path: fresh } } as any);
-  const again = registry.active("alice")[0]!.connector as any;
+  const again = (await registry.active("alice"))[0]!.connector as any;
   await again.sync();
   const found = (await again.search({ terms: ["harbour"], phrases: [], limit: 50 })) as unknown[];
   expect({ indexRowsLeft, oldFolderRecords: found.length, sameInstance: again === during[0] }).toEqual({
@@ -76,7 +76,7 @@ test("attack: delete_my_data while a PATCH waits for the old sync leaves no live
   // PATCH is refused (the user went meanwhile), or the instance it made is closed by the deletion.
   expect(["ConnectorNotFound", "changed"]).toContain(await patching);
   const live = [...((registry as any).live as Map<string, unknown>).keys()];
-  expect({ live, rows: registry.rowsOf("alice") }).toEqual({ live: [], rows: 0 });
+  expect({ live, rows: await registry.rowsOf("alice") }).toEqual({ live: [], rows: 0 });
 });
 
 test("attack: DELETE twice at once, then the id added again: the new connector survives", async () => {
@@ -90,7 +90,7 @@ test("attack: DELETE twice at once, then the id added again: the new connector s
     .then(() => "added")
     .catch((e) => (e as Error).constructor.name);
   await a;
-  const after = registry.ids("alice");
+  const after = await registry.ids("alice");
   expect({ added, kept: added === "added" ? after : ["mail"] }).toEqual({ added, kept: ["mail"] });
 });
 
@@ -100,10 +100,10 @@ test("attack: PATCH (re-point) during a DELETE leaves no live instance and no in
   const patching = registry.update("alice", "mail", { config: { path: other } } as any).catch((e) => e);
   await patching;
   // A question meanwhile: the connector being removed must not be shown (and so not started).
-  const shownDuring = registry.ids("alice");
+  const shownDuring = await registry.ids("alice");
   await removing;
   const live = (registry as any).live as Map<string, unknown>;
-  expect({ shownDuring, ids: registry.ids("alice"), live: [...live.keys()], rows: registry.rowsOf("alice") }).toEqual({
+  expect({ shownDuring, ids: await registry.ids("alice"), live: [...live.keys()], rows: await registry.rowsOf("alice") }).toEqual({
     shownDuring: [],
     ids: [],
     live: [],

@@ -127,13 +127,16 @@ describe("an operator's IMAP connector that signs in with OAuth", () => {
     const t = await newApp(env);
     const row = t.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_grants WHERE user_id = ?").get(OPERATOR_OWNER)!.n;
     expect(row).toBe(1);
-    expect(await t.services.connectors.active("alice", ["shared-mail"])[0]!.connector.health()).toEqual({ status: "ok", records: 20 });
+    expect(await (await t.services.connectors.active("alice", ["shared-mail"]))[0]!.connector.health()).toEqual({
+      status: "ok",
+      records: 20,
+    });
     const alice = (await t.services.auth.issuer.issue("alice", ["connectors:read"])).token;
     const listed = await listedConnector(t, alice, "shared-mail");
     expect(listed).toMatchObject({ owner: "operator", status: expect.stringMatching(/^(ok|embedding)$/), records: 20 });
     expect(listed.grant).toBeUndefined();
     expect(listed.reason).toBeUndefined();
-    expect(t.services.connectors.operatorGrants()).toEqual([
+    expect(await t.services.connectors.operatorGrants()).toEqual([
       {
         id: "shared-mail",
         label: "Shared mailbox",

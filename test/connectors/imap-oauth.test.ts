@@ -88,7 +88,7 @@ async function grant(t: App, user: string, id = "mail", mailbox = "enron"): Prom
 
 /** The connector's status now (a check of its own, not a cached one). */
 async function checked(t: App, user: string, id = "mail") {
-  const active = t.services.connectors.active(user, [id])[0]!;
+  const active = (await t.services.connectors.active(user, [id]))[0]!;
   return active.connector.health();
 }
 

@@ -52,7 +52,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     expect(created).toMatchObject({ id: "docs", kind: "files", label: "Invoices", owner: "user", config: { path: docs } });
     expect(created.status).toBe("indexing");
     // Read, then embedded: only then ok (issue 14).
-    const docsConnector = services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
+    const docsConnector = (await services.connectors.active("alice", ["docs"]))[0]!.connector as IndexedFolderConnector;
     await docsConnector.sync();
     await docsConnector.embedPending();
     const [listed] = await list(app, tok);
@@ -207,7 +207,7 @@ describe("GET/POST/DELETE /v1/connectors", () => {
     // One connector under the id, hers; bob sees the operator's.
     expect((await list(app, tok)).map((c) => [c.id, c.owner])).toEqual([["shop", "user"]]);
     expect((await list(app, await token("bob"))).map((c) => [c.id, c.owner])).toEqual([["shop", "operator"]]);
-    expect(services.connectors.active("alice", ["shop"]).map((a) => a.owner)).toEqual(["user"]);
+    expect((await services.connectors.active("alice", ["shop"])).map((a) => a.owner)).toEqual(["user"]);
     const relabel = await app.handle(patchJson("/v1/connectors/shop", { label: "Mine" }, bearer(tok)));
     expect(relabel.status).toBe(200);
     const del = await app.handle(req("/v1/connectors/shop", { method: "DELETE", headers: bearer(tok) }));
@@ -323,7 +323,7 @@ async function perUser(env: Record<string, string> = {}, rootsOf = (base: string
   const added = async (tok: string, body: object) => (await t.app.handle(add(tok, body))).status;
   // The next scan, now rather than after RESCAN_MS: what a later search would do.
   const rescan = async (user: string, id: string) => {
-    const [a] = t.services.connectors.active(user, [id]);
+    const [a] = await t.services.connectors.active(user, [id]);
     await (a!.connector as IndexedFolderConnector).sync();
     return a!.connector.health();
   };

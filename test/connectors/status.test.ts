@@ -31,7 +31,7 @@ async function setup(env: Record<string, string> = {}) {
   const list = async () =>
     ((await (await t.app.handle(req("/v1/connectors", { headers: bearer(tok) }))).json()) as { connectors: Array<Record<string, any>> })
       .connectors;
-  const connector = (id: string) => t.services.connectors.active("alice", [id])[0]!.connector as IndexedFolderConnector;
+  const connector = async (id: string) => (await t.services.connectors.active("alice", [id]))[0]!.connector as IndexedFolderConnector;
   return { ...t, roots, gate, tok, list, connector, advance: (ms: number) => (clock += ms), now: () => clock };
 }
 
@@ -52,7 +52,7 @@ describe("a files connector's status, from added to ok", () => {
 
     // Read in 2 s (the clock's), then the chunks wait at the gate.
     t.advance(2_000);
-    await t.connector("docs").sync();
+    await (await t.connector("docs")).sync();
     await t.gate.arrived();
     const [waiting] = await t.list();
     const chunks = waiting!.indexed.chunks as number;
@@ -96,7 +96,7 @@ describe("a files connector's status, from added to ok", () => {
     // Every chunk has its vector: ok, and no progress left to show.
     t.advance(4_000);
     t.gate.open();
-    await t.connector("docs").embedPending();
+    await (await t.connector("docs")).embedPending();
     const [done] = await t.list();
     expect(done).toMatchObject({ status: "ok", records: 10, indexed: { chunks, embedded: chunks } });
     expect(done).not.toHaveProperty("progress");
@@ -127,7 +127,7 @@ describe("a files connector's status, from added to ok", () => {
     const docs = join(t.roots, "docs");
     writeDocs(docs, 10);
     await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(t.tok)));
-    await t.connector("docs").sync();
+    await (await t.connector("docs")).sync();
     await t.gate.arrived();
     // Batch 1 after 11 s: a line; batch 2 at once: none.
     t.advance(11_000);
@@ -140,7 +140,7 @@ describe("a files connector's status, from added to ok", () => {
     // The first batch: 16 chunks and the rest of the fourth document (of 5 chunks each).
     expect(lines[0]).toMatchObject({ logger: "connectors.docs", done: 20, chunks_per_second: 1.8 });
     t.gate.open();
-    await t.connector("docs").embedPending();
+    await (await t.connector("docs")).embedPending();
   });
 
   test("an operator's folder shows its progress to every user, in counts only", async () => {
@@ -150,7 +150,7 @@ describe("a files connector's status, from added to ok", () => {
     writeFileSync(file, JSON.stringify([{ id: "handbook", kind: "files", label: "Handbook", config: { path: shared } }]));
     const t = await setup({ CORPUS_CONNECTORS_FILE: file });
     await t.list();
-    await t.services.connectors.active("alice", ["handbook"])[0]!.connector.search({ terms: [], phrases: [], limit: 1 });
+    await (await t.services.connectors.active("alice", ["handbook"]))[0]!.connector.search({ terms: [], phrases: [], limit: 1 });
     await t.gate.arrived();
     const [op] = await t.list();
     expect(Object.keys(op!).sort()).toEqual(["id", "indexed", "kind", "label", "owner", "progress", "records", "status"]);
@@ -162,7 +162,7 @@ describe("a files connector's status, from added to ok", () => {
     });
     expect(JSON.stringify(op)).not.toContain(shared);
     t.gate.open();
-    await (t.services.connectors.active("alice", ["handbook"])[0]!.connector as IndexedFolderConnector).embedPending();
+    await ((await t.services.connectors.active("alice", ["handbook"]))[0]!.connector as IndexedFolderConnector).embedPending();
     expect((await t.list())[0]).toMatchObject({ status: "ok" });
   });
 

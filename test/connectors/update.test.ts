@@ -49,18 +49,18 @@ describe("PATCH /v1/connectors/{id} (D5, D22)", () => {
     expect((await app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: first } }, bearer(tok)))).status).toBe(
       200,
     );
-    const before = services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
+    const before = (await services.connectors.active("alice", ["docs"]))[0]!.connector as IndexedFolderConnector;
     await before.sync();
 
     const renamed = await app.handle(patch(tok, "docs", { label: "Contracts" }));
     expect(renamed.status).toBe(200);
     expect(await renamed.json()).toMatchObject({ id: "docs", label: "Contracts", config: { path: first } });
-    expect(services.connectors.active("alice", ["docs"])[0]!.connector).toBe(before);
+    expect((await services.connectors.active("alice", ["docs"]))[0]!.connector).toBe(before);
 
     const moved = await app.handle(patch(tok, "docs", { config: { path: second } }));
     expect(moved.status).toBe(200);
     expect(await moved.json()).toMatchObject({ id: "docs", label: "Contracts", config: { path: second } });
-    const after = services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
+    const after = (await services.connectors.active("alice", ["docs"]))[0]!.connector as IndexedFolderConnector;
     expect(after).not.toBe(before);
     await after.sync();
     const answer = (await (

@@ -38,7 +38,7 @@ async function start(model: ModelAsset) {
 }
 
 const count = (sql: string) => db().query<{ n: number }, []>(sql).get()!.n;
-const docsConnector = () => started!.services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
+const docsConnector = async () => (await started!.services.connectors.active("alice", ["docs"]))[0]!.connector as IndexedFolderConnector;
 const storedVectors = () =>
   new Map(
     db()
@@ -65,8 +65,8 @@ describe("a data folder embedded with one model, started with another", () => {
     expect(
       (await started.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(token)))).status,
     ).toBe(200);
-    await docsConnector().sync();
-    await docsConnector().embedPending();
+    await (await docsConnector()).sync();
+    await (await docsConnector()).embedPending();
     const asked = await started.app.handle(postJson("/v1/query", { query: "gas supply problems at the Dabhol plant" }, bearer(token)));
     expect(asked.status).toBe(200);
     const queryId = ((await asked.json()) as { query_id: string }).query_id;
@@ -91,9 +91,9 @@ describe("a data folder embedded with one model, started with another", () => {
     expect(started.logs.records().some((r) => String(r.msg ?? r.message).includes("embedding model changed"))).toBe(true);
 
     // The pending chunks, with the texts the connector embeds, are embedded again: with int8.
-    const pending = (docsConnector() as unknown as { index: LocalIndex }).index.pendingChunks(100);
+    const pending = ((await docsConnector()) as unknown as { index: LocalIndex }).index.pendingChunks(100);
     expect(pending.length).toBe(chunks);
-    await docsConnector().embedPending();
+    await (await docsConnector()).embedPending();
     const after = storedVectors();
     const rotation = indexKeysFor(started.services.userKeys, "alice", "docs", false).rotation();
     for (const { chunk, text } of pending) {

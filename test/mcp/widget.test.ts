@@ -232,7 +232,7 @@ describe("the connector widget", () => {
 
       // Read; the first batch waits at the gate: the next poll shows embedding at 0.
       await gate.arrived();
-      const connector = running.services.connectors.active("alice", ["reports"])[0]!.connector as IndexedFolderConnector;
+      const connector = (await running.services.connectors.active("alice", ["reports"]))[0]!.connector as IndexedFolderConnector;
       const chunks = connector.progress().total;
       expect(chunks).toBeGreaterThan(16);
       await page.clock.runFor(PANEL_POLL_MS);

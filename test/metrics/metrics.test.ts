@@ -199,7 +199,7 @@ describe("the metrics listener", () => {
   });
 
   test("each connector's state, chunks and embedding by kind: never its id, owner or path", async () => {
-    const index = running.services.connectors.active("alice")[0]!.connector as { progress(): { total: number; embedded: number } };
+    const index = (await running.services.connectors.active("alice"))[0]!.connector as { progress(): { total: number; embedded: number } };
     const { total, embedded } = index.progress();
     expect(total).toBeGreaterThan(0);
     const text = await scrape();

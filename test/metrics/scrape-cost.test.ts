@@ -38,7 +38,7 @@ async function addFolder(user: string): Promise<void> {
   writeFileSync(join(roots, user, "note.txt"), `Invoice of ${user}: 120 EUR for the harbour crane inspection.`);
   await t.services.connectors.add(user, { id: "notes", kind: "files", config: { path: join(roots, user) } });
   await connectorsSettled(t.services, user);
-  for (const { connector } of t.services.connectors.active(user)) counted(connector);
+  for (const { connector } of await t.services.connectors.active(user)) counted(connector);
 }
 
 const seriesValue = (text: string, series: string) => {

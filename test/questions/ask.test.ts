@@ -74,7 +74,7 @@ test("a connector removed while the search ran answers nothing of it (D25)", asy
   const { t, principal, held } = await app();
   // The held source is one of the user's connectors until it is removed.
   let shown = ["held"];
-  t.services.connectors.ids = () => shown;
+  t.services.connectors.ids = async () => shown;
   const pending = ask(t.services, { ...question, principal });
   await held.asked;
   shown = [];
@@ -87,7 +87,7 @@ test("a connector removed while the search ran answers nothing of it (D25)", asy
 
 test("a connector kept while the search ran answers as before", async () => {
   const { t, principal, held } = await app();
-  t.services.connectors.ids = () => ["held"];
+  t.services.connectors.ids = async () => ["held"];
   const pending = ask(t.services, { ...question, principal });
   await held.asked;
   held.release();

@@ -87,7 +87,7 @@ async function setUp() {
   const added = await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: docs } }, bearer(alice)));
   expect(added.status).toBe(200);
   // The folder indexed, then every chunk embedded: both are promises of the connector's.
-  const docsConnector = t.services.connectors.active("alice", ["docs"])[0]!.connector as IndexedFolderConnector;
+  const docsConnector = (await t.services.connectors.active("alice", ["docs"]))[0]!.connector as IndexedFolderConnector;
   await docsConnector.sync();
   await docsConnector.embedPending();
   const list = (await (await t.app.handle(req("/v1/connectors", { headers: bearer(alice) }))).json()) as {

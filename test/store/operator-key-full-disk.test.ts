@@ -47,7 +47,7 @@ test.skipIf(!isRoot)(
         at += AHEAD_RETRY_MS;
         expect((await list()).status).toBe(200);
         // The next question asks it again (a listing alone does not re-read a source).
-        t.services.connectors.active("alice");
+        await t.services.connectors.active("alice");
         await t.services.connectors.embeddedAhead();
         await t.services.embeddings.idle();
         // Was { firstStatus: 507, operatorVectors: 0 }: the key's INSERT failed inside instance(),

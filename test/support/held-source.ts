@@ -36,8 +36,8 @@ export function heldSource(records: SourceRecord[], { once = false } = {}): Held
 /** Every question `t` answers also asks `source` as connector `id` of `owner` (beside the user's own). */
 export function askedToo(t: App, id: string, label: string, owner: ActiveConnector["owner"], source: Connector): void {
   const active = t.services.connectors.active.bind(t.services.connectors);
-  t.services.connectors.active = (user: string, ids?: string[]): ActiveConnector[] => [
-    ...active(user, ids),
+  t.services.connectors.active = async (user: string, ids?: string[]): Promise<ActiveConnector[]> => [
+    ...(await active(user, ids)),
     { id, kind: "sql", label, owner, datesAreFileTimes: false, connector: source },
   ];
 }

@@ -1,5 +1,5 @@
 // A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
-// tokens, accounts, archive and data keys rooms here) erase and count inside it, the rooms not shared yet in the embedded
+// tokens, accounts, archive, connectors and data keys rooms here) erase and count inside it, the rooms not shared yet in the embedded
 // database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
 // token still accepted by another node, the data key kept), nothing in SQLite (an idempotency record kept). Once every room
@@ -12,6 +12,9 @@ import { Archive } from "../../src/archive/store";
 import { AuthFailure, AuthService } from "../../src/auth/service";
 import { UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore } from "../../src/auth/store-postgres";
+import { ConnectorRegistry } from "../../src/connectors/registry";
+import { ConnectorRows } from "../../src/connectors/rows";
+import { PostgresConnectorRecords } from "../../src/connectors/rows-postgres";
 import { loadMasterKey } from "../../src/crypto/master-key";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
@@ -34,6 +37,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let accounts: Accounts;
   let archive: Archive;
   let keys: UserKeys;
+  let connectors: ConnectorRegistry;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -44,14 +48,22 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     accounts = new Accounts(new PostgresAccountRecords(db.client()));
     keys = new UserKeys(new PostgresUserKeyRecords(db.sql), masterKey);
     archive = new Archive(new PostgresArchiveRows(db.sql), keys, t.services.embeddings);
+    connectors = new ConnectorRegistry({
+      db: t.db,
+      keys,
+      config: t.config,
+      log: t.log,
+      records: new PostgresConnectorRecords(db.client()),
+    });
   });
   afterAll(async () => {
+    await connectors.close();
     await t.services.close();
     await db.drop();
   });
 
-  // Node A's services: the embedded rooms of the test app, the tokens, accounts, archive and keys rooms and the transaction in PostgreSQL.
-  const onA = () => ({ ...t.services, auth: a, accounts, archive, userKeys: keys, shared: db.sql });
+  // Node A's services: the embedded rooms of the test app, the tokens, accounts, archive, connectors and keys rooms and the transaction in PostgreSQL.
+  const onA = () => ({ ...t.services, auth: a, accounts, archive, connectors, userKeys: keys, shared: db.sql });
   const stamps = async () =>
     (
       await db.sql<
@@ -77,6 +89,14 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
       [new Float32Array(EMBEDDING_DIM).fill(0.05)],
     );
     expect(await archive.rowsOf(USER)).toBe(2);
+    // A connector of the user's, its config and grant sealed in the shared connectors room.
+    const rows = new ConnectorRows(connectors.records, keys);
+    await rows.insert(
+      { owner: USER, id: "docs", kind: "files", label: "Docs", config: { path: "/srv/frank" }, created_at: "2026-01-01" },
+      5,
+    );
+    await rows.setGrant(USER, "docs", { refresh_token: "r" });
+    expect(await connectors.rowsOf(USER)).toBe(2);
 
     // The embedded idempotency room misses its row.
     const forget = t.services.idempotency.forget.bind(t.services.idempotency);
@@ -103,6 +123,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect((failedToo as DeletionIncomplete).rooms).toEqual(["auth"]);
     expect(await keys.rowsOf(USER)).toBe(1);
     expect(t.services.idempotency.rowsOf(USER)).toBe(1);
+    expect(await connectors.rowsOf(USER)).toBe(2);
     expect(await a.store.rowsOf(USER)).toBe(1);
     expect(await archive.rowsOf(USER)).toBe(2);
     expect(await stamps()).toBe("0");
@@ -119,6 +140,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect(done.details).toMatchObject({ oauth_tokens_revoked: 1, profile_deleted: true, archive_entries_removed: 1 });
     expect(await a.store.rowsOf(USER)).toBe(0);
     expect(await archive.rowsOf(USER)).toBe(0);
+    expect(await connectors.rowsOf(USER)).toBe(0);
     expect(await stamps()).toBe("1");
     expect(await keys.rowsOf(USER)).toBe(0);
     expect(t.services.idempotency.rowsOf(USER)).toBe(0);

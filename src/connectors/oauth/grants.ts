@@ -330,7 +330,7 @@ export class ConnectorGrants {
       binding: pending.binding,
       granted_at: new Date(this.options.now()).toISOString(),
     };
-    if (!this.options.rows.setGrant(pending.owner, pending.id, grant))
+    if (!(await this.options.rows.setGrant(pending.owner, pending.id, grant)))
       throw new GrantFlowError("the connector was removed meanwhile; nothing was kept");
     this.tokens.set(`${pending.owner}/${pending.id}`, this.cached(answer));
     this.failed.delete(`${pending.owner}/${pending.id}`);
@@ -344,7 +344,7 @@ export class ConnectorGrants {
   }
 
   /** What `owner` is shown of the grant of their connector `id`, which signs in as `binding` says. */
-  state(owner: string, id: string, binding: GrantBinding): GrantState {
+  async state(owner: string, id: string, binding: GrantBinding): Promise<GrantState> {
     const key = `${owner}/${id}`;
     let provider: Provider;
     try {
@@ -357,7 +357,7 @@ export class ConnectorGrants {
     let waitingUntil: number | undefined;
     for (const p of this.pending.values()) if (p.owner === owner && p.id === id) waitingUntil = Math.max(waitingUntil ?? 0, p.expiresAt);
     const waiting = waitingUntil !== undefined ? { waiting_until: new Date(waitingUntil).toISOString() } : {};
-    const stored = this.options.rows.grant(owner, id);
+    const stored = await this.options.rows.grant(owner, id);
     // Why the last attempt failed: the error of a connector without a grant, a note beside one that still works.
     const failed = waitingUntil ? undefined : this.failed.get(key);
     if (stored === undefined)
@@ -408,7 +408,7 @@ export class ConnectorGrants {
     } catch (e) {
       throw new ConnectorError((e as Error).message);
     }
-    const stored = this.options.rows.grant(owner, id);
+    const stored = await this.options.rows.grant(owner, id);
     if (stored === undefined) {
       this.tokens.delete(key);
       throw new ConnectorError(NO_GRANT(owner, id));
@@ -432,7 +432,8 @@ export class ConnectorGrants {
     let answer: TokenAnswer;
     // Access granted again while the provider answered: its answer is the old grant's, and
     // neither refuses nor replaces the new one (the new one's token is cached by finish).
-    const replaced = () => (this.options.rows.grant(owner, id) as StoredGrant | undefined)?.refresh_token !== grant.refresh_token;
+    const replaced = async () =>
+      ((await this.options.rows.grant(owner, id)) as StoredGrant | undefined)?.refresh_token !== grant.refresh_token;
     const grantedAgain = () => {
       const current = this.tokens.get(key);
       if (current && !this.isDue(current)) return current;
@@ -442,18 +443,18 @@ export class ConnectorGrants {
       answer = await this.tokenRequest(owner, provider, { grant_type: "refresh_token", refresh_token: grant.refresh_token });
     } catch (e) {
       if (!(e instanceof GrantRefused)) throw new ConnectorError((e as Error).message);
-      if (replaced()) return grantedAgain();
+      if (await replaced()) return grantedAgain();
       const reason = `${e.message}; ${grantAgain(owner, id)}`;
       this.tokens.delete(key);
       // Kept refused: every later check shows why, without asking the provider again.
-      this.options.rows.setGrant(owner, id, { ...grant, refused: reason });
+      await this.options.rows.setGrant(owner, id, { ...grant, refused: reason });
       this.options.log.warning("connector OAuth grant refused by its provider", { connector: id, provider: provider.id });
       throw new ConnectorError(reason);
     }
-    if (replaced()) return grantedAgain();
+    if (await replaced()) return grantedAgain();
     // A provider that rotates refresh tokens answers a new one; the old one is not kept.
     if (answer.refresh_token && answer.refresh_token !== grant.refresh_token)
-      this.options.rows.setGrant(owner, id, { ...grant, refresh_token: answer.refresh_token });
+      await this.options.rows.setGrant(owner, id, { ...grant, refresh_token: answer.refresh_token });
     const fresh = this.cached(answer);
     this.tokens.set(key, fresh);
     return fresh;

@@ -40,10 +40,10 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
     .use(guard(services))
     .post(
       "/v1/connectors/:id/oauth",
-      ({ principal, params, request, info }) => {
+      async ({ principal, params, request, info }) => {
         const live = () => assertNotRevoked(services.auth, principal, infoOf(request, info));
         live();
-        const d = connectors.own(principal.user, params.id);
+        const d = await connectors.own(principal.user, params.id);
         const config = d.config as Parameters<typeof signsInWithOAuth>[0];
         if (d.kind !== "imap" || !signsInWithOAuth(config))
           throw new DomainError("invalid", `connector ${d.id} does not sign in with OAuth: it is not an imap connector with config.oauth`);

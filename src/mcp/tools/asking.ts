@@ -55,7 +55,7 @@ export async function askAsTool(ctx: ToolContext, q: ToolQuestion): Promise<{ as
   let range: { from?: Date; to?: Date };
   try {
     range = dateRange(q.date_from, q.date_to);
-    if (q.connectors) s.connectors.active(caller.user, q.connectors);
+    if (q.connectors) await s.connectors.active(caller.user, q.connectors);
   } catch (error) {
     if (error instanceof HttpError || (error instanceof DomainError && error.kind === "invalid"))
       return { refused: toolError(INVALID_FILTER, error.message) };

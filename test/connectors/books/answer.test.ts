@@ -78,7 +78,8 @@ describe("books questions answered as an accountant would", () => {
         200,
       );
     // Read and indexed by words: the sums need no vectors, and the ranking finds the transactions by theirs.
-    for (const user of ["alice", "bob"]) for (const { connector } of t.services.connectors.active(user)) await (connector as any).sync();
+    for (const user of ["alice", "bob"])
+      for (const { connector } of await t.services.connectors.active(user)) await (connector as any).sync();
   });
 
   afterAll(async () => {

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { ConnectorGrants, type GrantBinding, type GrantState, MAX_PENDING } from "../../../src/connectors/oauth/grants";
 import type { Provider } from "../../../src/connectors/oauth/providers";
 import { OPERATOR_PIN } from "../../../src/connectors/remote";
-import { ConnectorRows, connectorRowMigrations } from "../../../src/connectors/rows";
+import { ConnectorRows, connectorRowMigrations, SqliteConnectorRecords } from "../../../src/connectors/rows";
 import { ConnectorError } from "../../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../../src/crypto/user-keys";
 import { createLogger } from "../../../src/log";
@@ -41,15 +41,18 @@ const binding: GrantBinding = { host: "imap.example.test", port: 993, secure: tr
 
 function grants() {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...connectorRowMigrations]);
-  const rows = new ConnectorRows(db, new UserKeys(db, randomBytes(32)));
-  rows.insert({
-    owner: "alice",
-    id: "mail",
-    kind: "imap",
-    label: "Mail",
-    config: { ...binding, oauth: "local" },
-    created_at: "2026-01-01",
-  });
+  const rows = new ConnectorRows(new SqliteConnectorRecords(db), new UserKeys(db, randomBytes(32)));
+  rows.insert(
+    {
+      owner: "alice",
+      id: "mail",
+      kind: "imap",
+      label: "Mail",
+      config: { ...binding, oauth: "local" },
+      created_at: "2026-01-01",
+    },
+    1,
+  );
   const clock = { now: Date.UTC(2026, 0, 1) };
   const g = new ConnectorGrants({
     rows,
@@ -99,7 +102,7 @@ test("a rotated refresh token of the old grant does not replace the new grant's"
   expect((await g.forConnector("alice", "mail").token(binding)).accessToken).toBe(`access-${codes}`);
 });
 
-test("why attempts failed is kept for at most MAX_PENDING connectors: past it, the oldest reason is forgotten", () => {
+test("why attempts failed is kept for at most MAX_PENDING connectors: past it, the oldest reason is forgotten", async () => {
   const { g } = grants();
   const fail = (owner: string) => g.cancel(new URL(g.begin(owner, "mail", binding, () => {}).authorize_url).searchParams.get("state"));
   const cancelled: GrantState = {
@@ -108,22 +111,22 @@ test("why attempts failed is kept for at most MAX_PENDING connectors: past it, t
     reason: "the last attempt to grant access failed: it was cancelled at the confirmation page",
   };
   fail("first");
-  expect(g.state("first", "mail", binding)).toEqual(cancelled);
+  expect(await g.state("first", "mail", binding)).toEqual(cancelled);
   for (let n = 1; n < MAX_PENDING; n++) fail(`user-${n}`);
-  expect(g.state("first", "mail", binding)).toEqual(cancelled);
+  expect(await g.state("first", "mail", binding)).toEqual(cancelled);
   fail("one-more");
-  expect(g.state("first", "mail", binding)).toEqual({ provider: "Local", state: "none" });
-  expect(g.state("one-more", "mail", binding)).toEqual(cancelled);
+  expect(await g.state("first", "mail", binding)).toEqual({ provider: "Local", state: "none" });
+  expect(await g.state("one-more", "mail", binding)).toEqual(cancelled);
   // A new attempt clears the reason: it waits instead.
   g.begin("one-more", "mail", binding, () => {});
-  expect(g.state("one-more", "mail", binding).state).toBe("waiting");
+  expect((await g.state("one-more", "mail", binding)).state).toBe("waiting");
 });
 
 test("a grant that works stays granted when a new attempt fails, the failure beside it", async () => {
   const { g, grant } = grants();
   await grant();
   g.cancel(new URL(g.begin("alice", "mail", binding, () => {}).authorize_url).searchParams.get("state"));
-  expect(g.state("alice", "mail", binding)).toMatchObject({
+  expect(await g.state("alice", "mail", binding)).toMatchObject({
     state: "granted",
     reason: "the last attempt to grant access failed: it was cancelled at the confirmation page",
   });
