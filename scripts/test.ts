@@ -161,6 +161,7 @@ const INTEGRATION = [
   "retrieval/chunk-cache.test.ts",
   "retrieval/cite-stored-chunks.test.ts",
   "retrieval/debug-log.test.ts",
+  "retrieval/row-vectors.test.ts",
   "scripts/build-model.test.ts",
   "scripts/eval/answers-books-labels.test.ts",
   "scripts/install-scripts.test.ts",
