@@ -77,6 +77,7 @@ const INTEGRATION = [
   "connectors/paths.test.ts",
   "connectors/read-memory.test.ts",
   "connectors/read-only.test.ts",
+  "connectors/sql-off-thread.test.ts",
   "connectors/reading.test.ts",
   "connectors/remote-hosts.test.ts",
   "connectors/routes.test.ts",
