@@ -3,8 +3,8 @@
 // (src/native/assets.ts), with the sha256 of each native library, and so are the prototypes' vectors
 // of what is asked (scripts/asked-vectors.ts, computed first when stale); the result runs from any
 // folder with nothing beside it. The embedding worker (src/embedding/worker.ts), the reading
-// worker (src/connectors/reading/worker.ts, D31) and the search worker
-// (src/connectors/local-index/search-worker.ts) are compiled in as further entrypoints, and the
+// worker (src/connectors/reading/worker.ts, D31), the search worker
+// (src/connectors/local-index/search-worker.ts) and the SQLite reader (src/connectors/sql/sqlite-worker.ts) are compiled in as further entrypoints, and the
 // executable told their names there. The notices of everything bundled are gathered from the
 // bundle's inputs, compiled in (`corpus licenses`) and written beside it (D35, scripts/notices/).
 
@@ -21,8 +21,9 @@ const embeddingWorker = join(root, "src/embedding/worker.ts");
 const readingWorker = join(root, "src/connectors/reading/worker.ts");
 const searchWorker = join(root, "src/connectors/local-index/search-worker.ts");
 const hnswBuildWorker = join(root, "src/vectors/hnsw-build-worker.ts");
+const sqliteWorker = join(root, "src/connectors/sql/sqlite-worker.ts");
 /** What the executable is bundled from: the CLI and the workers. */
-export const ENTRYPOINTS = [main, embeddingWorker, readingWorker, searchWorker, hnswBuildWorker];
+export const ENTRYPOINTS = [main, embeddingWorker, readingWorker, searchWorker, hnswBuildWorker, sqliteWorker];
 
 export async function buildExecutable(target = outfile): Promise<string> {
   await $`${process.execPath} ${join(root, "scripts/build-model.ts")}`.quiet();
@@ -103,12 +104,14 @@ async function workerName(): Promise<Record<string, string>> {
   const { READ_WORKER_DEFINE } = await import("../src/connectors/reading/reader");
   const { SEARCH_WORKER_DEFINE } = await import("../src/connectors/local-index/searcher");
   const { HNSW_BUILD_WORKER_DEFINE } = await import("../src/vectors/partition-index");
+  const { SQLITE_WORKER_DEFINE } = await import("../src/connectors/sql/sqlite-reader");
   const name = (worker: string) => JSON.stringify(`./${relative(join(main, ".."), worker)}`);
   return {
     [EMBED_WORKER_DEFINE]: name(embeddingWorker),
     [READ_WORKER_DEFINE]: name(readingWorker),
     [SEARCH_WORKER_DEFINE]: name(searchWorker),
     [HNSW_BUILD_WORKER_DEFINE]: name(hnswBuildWorker),
+    [SQLITE_WORKER_DEFINE]: name(sqliteWorker),
   };
 }
 

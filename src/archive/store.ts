@@ -6,7 +6,9 @@
 // embedded SQLite, answering at once; rows-postgres.ts: the shared PostgreSQL, D33), so each
 // method answers an Awaitable.
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { Turns } from "../connectors/turns";
 import { DecryptError } from "../crypto/aead";
+import type { VectorRotation } from "../crypto/rotation";
 import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { CITATION_KEY_PURPOSE } from "../documents/ids";
 import { EMBEDDING_DIM } from "../embedding/embedder";
@@ -15,7 +17,7 @@ import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 import { type Awaitable, andThen } from "../store/shared";
 import type { KeyedVector } from "../vectors/store";
-import { ARCHIVE_SCOPE, type ArchivedRow, type ArchiveRows } from "./rows";
+import { ARCHIVE_SCOPE, type ArchivedRow, type ArchiveRows, type OwedVector } from "./rows";
 
 /** An archived chunk whose vector is still to be stored: its row, its query, the text to embed. */
 interface Pending {
@@ -92,6 +94,25 @@ export const archiveMigrations: Migration[] = [
 ];
 
 export { forgetArchiveVectors, KEPT_DOCUMENT_VERSIONS } from "./rows";
+
+/**
+ * The owed rows' vectors rotated by the user's archive rotation, the event loop turning whenever
+ * `turns`' budget is spent (D31): a batch of pending chunks (RESUME_BATCH, or an answer's) rotated
+ * at once held the serving thread 24-43 ms while hostile sources were indexed (~1 ms a vector).
+ */
+export async function owedInTurns(
+  rotation: VectorRotation,
+  pending: ReadonlyArray<Pick<Pending, "id" | "queryId">>,
+  vectors: readonly Float32Array[],
+  turns = new Turns(),
+): Promise<OwedVector[]> {
+  const owed: OwedVector[] = [];
+  for (const [i, p] of pending.entries()) {
+    owed.push({ id: p.id, queryId: p.queryId, vector: rotation.apply(vectors[i]!) });
+    await turns.maybe();
+  }
+  return owed;
+}
 
 /** Chunks embedded per background step when pending vectors are resumed. */
 const RESUME_BATCH = 16;
@@ -289,10 +310,7 @@ export class Archive {
     if (ready) await ready;
     await this.keys.prepareRotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, nextTurn, false);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM, false);
-    await this.rows.storeOwed(
-      user,
-      pending.map((p, i) => ({ id: p.id, queryId: p.queryId, vector: rotation.apply(vs[i]!) })),
-    );
+    await this.rows.storeOwed(user, await owedInTurns(rotation, pending, vs));
   }
 
   /**

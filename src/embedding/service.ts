@@ -11,6 +11,7 @@ import { NoUserKey, type UserKeys } from "../crypto/user-keys";
 import { dropMappedPages } from "../limits/memory";
 import type { Logger } from "../log";
 import { embeddingModel, type ModelAsset } from "../native/assets";
+import { RecordMemo } from "../retrieval/record-memo";
 import { readThroughMapping } from "../store/database";
 import type { Migration } from "../store/migrations";
 import { isStorageError } from "../store/storage-errors";
@@ -59,6 +60,18 @@ export const embeddingMigrations: Migration[] = [
  * embedded for the owner (the operator's is never deleted). A vector gone is computed again when needed.
  */
 export const CACHED_VECTORS_PER_OWNER = 100_000;
+
+/**
+ * Vectors of live records' chunks kept in memory (cachedFor with a record's key): ~6 MB of floats.
+ * 20 rows of 1 MB asked of a SQL table are ~280 chunks: each question read and opened every one
+ * of their vectors again (~15 ms of the serving thread a question, D31).
+ */
+export const RECORD_VECTORS_KEPT = 4096;
+
+/** A record's vectors, kept only once every chunk has one (sized past any budget otherwise: RecordMemo keeps nothing that large). */
+const recordVectors = () =>
+  new RecordMemo<Array<Float32Array | undefined>>(RECORD_VECTORS_KEPT, (vs) => (vs.every(Boolean) ? vs.length : Number.POSITIVE_INFINITY));
+
 /** What an owner's cache is brought down to once past the bound: the work of counting and deleting is done seldom. */
 const CACHE_TRIMMED_TO = 0.9;
 
@@ -171,6 +184,8 @@ export class EmbeddingService {
   private readonly cachedCounts = new Map<string, number>();
   /** Deletions of each owner since start (a job remembers the one it was queued in). */
   private readonly generations = new Map<string, number>();
+  /** Live records' vectors, by owner, asker and record, while their chunks' texts are the same (cachedFor). */
+  private recordVectors = recordVectors();
   /** Every model run since start (all workers): the padding they carried is `padded - tokens`. */
   readonly stats: BatchStats = { batches: 0, texts: 0, tokens: 0, padded: 0 };
 
@@ -289,8 +304,12 @@ export class EmbeddingService {
   /**
    * Vectors of `owner`'s cache for `texts`, and where it has none, of `asker`'s: an operator's
    * records embedded ahead are the operator's, those a user's questions embedded are the user's (D25).
+   * `record` (its recordKey: a live SQL row's or mail's chunks) keeps them in memory once every
+   * text has one, for this owner and asker alone, while the texts are the same (D31).
    */
-  cachedFor(owner: string, asker: string, texts: string[]): Array<Float32Array | undefined> {
+  cachedFor(owner: string, asker: string, texts: string[], record?: string): Array<Float32Array | undefined> {
+    if (record !== undefined)
+      return this.recordVectors.get(`${record}\u0000${asker}`, texts.join("\u0000"), () => this.cachedFor(owner, asker, texts));
     const own = this.cached(owner, texts);
     if (owner === asker || own.every(Boolean)) return own;
     const asked = this.cached(asker, texts);
@@ -377,6 +396,8 @@ export class EmbeddingService {
   deleteOwner(owner: string): number {
     this.storeCounts.delete(owner);
     this.cachedCounts.delete(owner);
+    // Kept by owner and asker together: all let go (a deletion is rare, reading them again is not).
+    this.recordVectors = recordVectors();
     // Only while a job of theirs waits or runs: it alone needs telling (then let go with it).
     if (this.hasJobsOf(owner)) this.generations.set(owner, this.generationOf(owner) + 1);
     else this.generations.delete(owner);

@@ -152,7 +152,7 @@ function denseScore(
   const asker = q.options.user;
   let dense: number | undefined;
   let chunk = h.chunk;
-  s.embeddings.cachedFor(owner, asker, texts).forEach((v, k) => {
+  s.embeddings.cachedFor(owner, asker, texts, recordKey(owner, a.id, h.record.id)).forEach((v, k) => {
     if (!v) return;
     const sim = cosine(question, v);
     if (dense === undefined || sim > dense) {

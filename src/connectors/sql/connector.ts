@@ -31,6 +31,7 @@ import {
 import type { SqlConfig, SqlTable } from "./config";
 import { foldedGlob, foldedNeedle, foldedRegex, spelledIn, unmarkedIn } from "./fold";
 import { hasScheme, isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
+import { closeOffThread, newConnection, SqliteReaderUnavailable, selectOffThread } from "./sqlite-reader";
 import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
 
 const STATEMENT_TIMEOUT_MS = 5_000;
@@ -201,6 +202,7 @@ function sqliteDriver(path: string, check: Confine): Driver {
   }
   const db = new Database(real, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW);
   db.exec("PRAGMA query_only = ON");
+  const connection = newConnection();
   return {
     dialect: "sqlite",
     async columns(table, sampled) {
@@ -243,12 +245,22 @@ function sqliteDriver(path: string, check: Confine): Driver {
         : undefined;
     },
     async select(sql, params) {
+      // In the SQLite reader, off the serving thread (D31); on it only where no reader can run.
+      const off = selectOffThread(connection, real, sql, params);
+      if (off) {
+        try {
+          return await off;
+        } catch (error) {
+          if (!(error instanceof SqliteReaderUnavailable)) throw error;
+        }
+      }
       return db.query<Row, never[]>(sql).all(...(params as never[]));
     },
     async execute(sql) {
       db.exec(sql);
     },
     async close() {
+      closeOffThread(connection);
       db.close();
     },
   };

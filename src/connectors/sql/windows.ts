@@ -1,6 +1,7 @@
-// SQLite runs in the thread that serves every request, and one statement cannot be interrupted:
-// a LIKE over a 300,000-row table for a 450-word question held that thread for 70 s (issue 13).
-// So a SQLite table is read in windows of its key (rowid, or a WITHOUT ROWID table's first key
+// One statement cannot be interrupted: a LIKE over a 300,000-row table for a 450-word question held
+// the serving thread for 70 s (issue 13). SQLite's statements run in the one SQLite reader of every
+// connector now (sqlite-reader.ts, D31), or on the serving thread where it cannot start; either
+// way one search must not hold it. So a SQLite table is read in windows of its key (rowid, or a WITHOUT ROWID table's first key
 // column), newest first, each sized to take about WINDOW_MS, with a turn of the event loop in
 // between; the reading stops at a deadline or when the search gave up, with what was found.
 
