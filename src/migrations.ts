@@ -8,6 +8,7 @@ import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
+import { indexPgMigrations } from "./connectors/local-index/store-postgres";
 import { connectorRowMigrations } from "./connectors/rows";
 import { consoleMigrations } from "./console/store";
 import { conversationMigrations } from "./conversations/store";
@@ -61,4 +62,5 @@ export const PG_MIGRATIONS = [
   ...conversationPgMigrations,
   ...webhookPgMigrations,
   ...accountPgMigrations,
+  ...indexPgMigrations,
 ];

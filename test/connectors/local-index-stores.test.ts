@@ -1,0 +1,349 @@
+// The local index in the shared PostgreSQL (D33, store-postgres.ts), against the embedded index as
+// its oracle: the same records rank by their words in the same order with the same BM25 scores
+// (each index's own statistics, beside another index's long rows); the chunks' vectors searched
+// through pgvector's HNSW index filtered by owner and connector keep recall@10 >= 0.95 against an
+// exact search (counted, not timed); two nodes on one database see one index; a user's erase
+// inside a given transaction (the deletion's) is undone with it; PostgreSQL holds no word.
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import postgres from "postgres";
+import type { IndexKeys } from "../../src/connectors/local-index";
+import { dateCondition, ownBm25 } from "../../src/connectors/local-index/candidates";
+import { type IndexedRecord, PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
+import type { SourceRecord } from "../../src/connectors/types";
+import type { KeyedVector } from "../../src/crypto/rotation";
+import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { VECTORS_TABLE, vectorsHnswIndex } from "../../src/vectors/postgres";
+import { localIndexes, mailRecord } from "../support/local-index";
+import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
+
+setDefaultTimeout(120_000);
+
+let db: SharedDatabase;
+beforeAll(async () => {
+  db = await sharedDatabase();
+});
+afterAll(() => db.drop());
+
+/** `records` as a put of the shared store takes them, made ready with the index's keys (blinded, sealed to their numbers). */
+async function ready(rows: PostgresIndexRows, keys: IndexKeys, records: SourceRecord[], chunks: (r: SourceRecord) => string[] = () => []) {
+  const docs = await rows.takeDocs(records.length);
+  return records.map(
+    (r, i): IndexedRecord => ({
+      doc: docs[i]!,
+      date: r.date,
+      title: keys.blinder.text(r.title),
+      content: keys.blinder.text(r.content),
+      sealed: keys.seal(JSON.stringify(r), `doc/${docs[i]}`),
+      sealedChunks: chunks(r).map((text, ord) => keys.seal(text, `chunk/${docs[i]}/${ord}`)),
+    }),
+  );
+}
+
+const DAY = (d: number) => new Date(Date.UTC(2024, 0, d)).toISOString();
+
+/** A fixed corpus: words repeated, in titles and contents, phrases, lengths and dates that differ. */
+const NOTES: SourceRecord[] = [
+  mailRecord("short", DAY(1), "harbour crane"),
+  mailRecord("long", DAY(2), "harbour crane harbour crane ledger freight invoice rotterdam quay shift report weekly"),
+  mailRecord("other", DAY(3), "weekly report of the office move and the coffee machine"),
+  mailRecord("menu", DAY(4), "lunch menu soup bread, the crane is broken"),
+  mailRecord("trip", DAY(5), "train tickets to utrecht for the harbour visit"),
+  mailRecord("gym", DAY(6), "gym opens at seven; crane harbour crane"),
+  { ...mailRecord("titled", DAY(7), "minutes of the weekly meeting: the ledger was closed"), title: "Harbour crane ledger" },
+  mailRecord("invoice", DAY(8), "invoice 2024-113 for freight from rotterdam, invoice attached, invoice due"),
+  mailRecord("split", DAY(9), "the harbour. Crane parts arrive monday"),
+  mailRecord("dutch", DAY(10), "de haven van Rotterdam: kraan en vracht, wekelijks rapport"),
+  mailRecord("many", DAY(11), Array.from({ length: 60 }, (_, i) => (i % 7 === 0 ? "harbour" : `filler${i}`)).join(" ")),
+  mailRecord("quay", DAY(12), "quay shift report, quay 4, the crane at the quay"),
+];
+
+/** Questions: words, a phrase, a date range, a word no record has. */
+const QUESTIONS: Array<{ terms: string[]; phrases?: string[]; dateFrom?: string; dateTo?: string }> = [
+  { terms: ["harbour"] },
+  { terms: ["harbour", "weekly"] },
+  { terms: ["crane", "ledger", "invoice"] },
+  { terms: ["rotterdam", "freight", "quay"] },
+  { terms: [], phrases: ["harbour crane"] },
+  { terms: ["report"], phrases: ["crane harbour"] },
+  { terms: ["harbour", "crane"], dateFrom: DAY(2), dateTo: DAY(9) },
+  { terms: ["nothing"] },
+];
+
+describe("words: BM25 of each index's own statistics, computed in SQL", () => {
+  test("the same records in the same order with the same scores as the embedded index, beside another index's long rows", async () => {
+    const { db: sqlite, indexFor, keysFor } = localIndexes();
+    const embedded = indexFor("notes");
+    const keys = keysFor("notes");
+    const rows = new PostgresIndexRows(db.sql);
+    const pgIds = new Map<number, string>();
+    for (const r of NOTES) {
+      await embedded.put({ source: r.id, size: 1, mtime: 1 }, [r]);
+      const [record] = await ready(rows, keys, [r]);
+      pgIds.set(record!.doc, r.id);
+      await rows.put("alice", "notes", { source: keys.blinder.source(r.id), size: 1, mtime: 1 }, [record!]);
+    }
+    // Another user's index in the same tables, long rows full of the same words: no part of either score.
+    const othersKeys = keysFor("archive");
+    const long = mailRecord("o", DAY(1), Array.from({ length: 500 }, (_, i) => `word${i % 50} harbour crane weekly`).join(" "));
+    for (let i = 0; i < 20; i++)
+      await rows.put("bob", "archive", { source: `o${i}`, size: 1, mtime: 1 }, await ready(rows, othersKeys, [{ ...long, id: `o${i}` }]));
+    const embeddedIds = new Map(
+      sqlite
+        .query<{ doc: number; record: Uint8Array }, []>("SELECT doc, record FROM connector_docs")
+        .all()
+        .map((d) => [d.doc, (JSON.parse(keys.open(d.record, `doc/${d.doc}`)) as SourceRecord).id]),
+    );
+    let compared = 0;
+    for (const q of QUESTIONS) {
+      const parts = keys.blinder.matchParts([...q.terms, ...(q.phrases ?? [])], new Set(q.phrases ?? []));
+      const range = { dateFrom: q.dateFrom, dateTo: q.dateTo };
+      const want = ownBm25({ db: sqlite, owner: "notes" }, parts, dateCondition({ db: sqlite, owner: "notes" }, range), 20).map((h) => ({
+        id: embeddedIds.get(h.doc),
+        score: h.score,
+      }));
+      const got = (await rows.bestByWords("alice", "notes", parts, 20, range)).map((h) => ({ id: pgIds.get(h.doc), score: h.score }));
+      expect(got.map((h) => h.id)).toEqual(want.map((h) => h.id));
+      for (const [i, h] of got.entries()) expect(h.score).toBeCloseTo(want[i]!.score, 9);
+      compared += got.length;
+    }
+    // The questions found something to compare: every one but the last asks words the notes hold.
+    expect(compared).toBeGreaterThan(30);
+    // The phrase found by places: in "titled"'s title, across "split"'s full stop (as FTS5: words in turn), not in "menu" nor "trip".
+    const phrase = await rows.bestByWords("alice", "notes", keys.blinder.matchParts(["harbour crane"], new Set(["harbour crane"])), 20);
+    expect(phrase.map((h) => pgIds.get(h.doc)).sort()).toEqual(["gym", "long", "short", "split", "titled"]);
+  });
+});
+
+/** Seeded normals (mulberry32 and Box-Muller). */
+function random(seed: number) {
+  let s = seed >>> 0;
+  const uniform = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { uniform, normal: () => Math.sqrt(-2 * Math.log(uniform() + 1e-12)) * Math.cos(2 * Math.PI * uniform()) };
+}
+
+function normalised(v: Float32Array): Float32Array {
+  const n = Math.hypot(...v);
+  for (let i = 0; i < v.length; i++) v[i]! /= n;
+  return v;
+}
+
+/** Vectors shaped like sentence embeddings (scripts/bench/knn.ts's law, smaller): each near one of `topics` centres. */
+function clustered(count: number, seed: number, topics: Float32Array[]): Float32Array[] {
+  const r = random(seed);
+  return Array.from({ length: count }, () => {
+    const centre = topics[Math.floor(r.uniform() * topics.length)]!;
+    return normalised(centre.map((x) => x + (r.normal() * 0.6) / Math.sqrt(EMBEDDING_DIM)));
+  });
+}
+
+const cosine = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+
+describe("meaning: the chunks' vectors in pgvector's HNSW index", () => {
+  test("recall@10 >= 0.95 against exact search under the owner and connector filter, the HNSW index scanned", async () => {
+    const { keysFor } = localIndexes();
+    const rotation = keysFor("mail").rotation();
+    const r = random(3);
+    const topics = Array.from({ length: 40 }, () => normalised(Float32Array.from({ length: EMBEDDING_DIM }, r.normal)));
+    const rows = new PostgresIndexRows(db.sql);
+    const vectors = rows.vectors();
+    // Ann's mail (the one searched, a tenth of the rows), her files and Bob's mail share the topics: the nearest
+    // of all are mostly not ann/mail's, and a scan that stopped at its first ef_search candidates found too few of hers.
+    const sets = [
+      { owner: "ann", connector: "mail", from: 1_000_000, vectors: clustered(600, 11, topics) },
+      { owner: "ann", connector: "files", from: 2_000_000, vectors: clustered(1800, 12, topics) },
+      { owner: "bob", connector: "mail", from: 3_000_000, vectors: clustered(3600, 13, topics) },
+    ];
+    // Rows first, the index after, as a bulk load makes it (row by row, 6,000 took ~1 min of this loaded machine): the same statement as the migration's.
+    await db.sql.unsafe(`DROP INDEX ${VECTORS_TABLE}_hnsw`);
+    for (const s of sets)
+      for (let at = 0; at < s.vectors.length; at += 500)
+        await vectors.put(
+          s.owner,
+          s.connector,
+          s.vectors.slice(at, at + 500).map((v, i) => ({ id: s.from + at + i, vector: rotation.apply(v) })),
+        );
+    await db.sql.unsafe(vectorsHnswIndex(VECTORS_TABLE));
+    await db.sql`ANALYZE ${db.sql(VECTORS_TABLE)}`;
+    const queries = clustered(50, 14, topics);
+    const annMail = sets[0]!;
+    let kept = 0;
+    for (const q of queries) {
+      const exact = annMail.vectors
+        .map((v, i) => ({ id: annMail.from + i, similarity: cosine(v, q) }))
+        .sort((a, b) => b.similarity - a.similarity)
+        .slice(0, 10)
+        .map((n) => n.id);
+      const found = await vectors.knn("ann", rotation.apply(q), 10, { connectors: ["mail"] });
+      expect(found.length).toBe(10);
+      expect(found.every((n) => n.id >= annMail.from && n.id < annMail.from + annMail.vectors.length && n.connector === "mail")).toBe(true);
+      kept += found.filter((n) => exact.includes(n.id)).length;
+    }
+    const recall = kept / (10 * queries.length);
+    console.log(`recall@10 under the owner and connector filter: ${recall.toFixed(3)}`);
+    expect(recall).toBeGreaterThanOrEqual(0.95);
+
+    // The search the store sends, as PostgreSQL plans it: through the HNSW index, not a sort of the owner's rows.
+    const sent: Array<{ query: string; params: unknown[] }> = [];
+    const watched = postgres(db.database.url, { max: 1, onnotice: () => {}, debug: (_c, query, params) => sent.push({ query, params }) });
+    try {
+      await PostgresIndexRows.prototype.vectors.call(new PostgresIndexRows(watched)).knn("ann", rotation.apply(queries[0]!), 10, {
+        connectors: ["mail"],
+      });
+      const search = sent.find((s) => s.query.includes("<=>"))!;
+      const plan = await watched.begin(async (tx) => {
+        await tx`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)`;
+        return tx.unsafe(`EXPLAIN ${search.query}`, search.params as postgres.ParameterOrJSON<never>[]);
+      });
+      expect(plan.map((p) => Object.values(p)[0]).join("\n")).toContain(`${VECTORS_TABLE}_hnsw`);
+    } finally {
+      await watched.end();
+    }
+  });
+});
+
+describe("two nodes on one database", () => {
+  test("records and vectors put through A are found through B, by words and meaning; a source removed on A is gone on B", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("docs");
+    const a = new PostgresIndexRows(db.sql);
+    const b = new PostgresIndexRows(db.client());
+    const record = mailRecord("berth", DAY(3), "berth booking for the vessel Aurora, berth 7");
+    const [made] = await ready(a, keys, [record], () => ["berth booking", "vessel Aurora, berth 7"]);
+    const source = keys.blinder.source("berth.eml");
+    await a.put("cleo", "docs", { source, size: 10, mtime: 5 }, [made!]);
+    const owed = await a.owedChunks("cleo", "docs", 10);
+    expect(owed.map((c) => keys.open(c.sealed, `chunk/${c.doc}/${c.ord}`))).toEqual(["berth booking", "vessel Aurora, berth 7"]);
+    const axis = (i: number) => {
+      const v = new Float32Array(EMBEDDING_DIM);
+      v[i] = 1;
+      return keys.rotation().apply(v);
+    };
+    expect(
+      await a.setVectors(
+        "cleo",
+        "docs",
+        owed.map((c) => ({ ...c, vector: axis(c.ord) })),
+      ),
+    ).toBe(2);
+    expect(await b.owedChunks("cleo", "docs", 10)).toEqual([]);
+
+    const words = await b.bestByWords("cleo", "docs", keys.blinder.matchParts(["berth"]), 10);
+    expect(words.map((w) => w.doc)).toEqual([made!.doc]);
+    const sealed = await b.sealed("cleo", "docs", [made!.doc]);
+    expect(JSON.parse(keys.open(sealed.get(made!.doc)!, `doc/${made!.doc}`))).toEqual(record);
+    const near = await b.nearestChunks("cleo", "docs", axis(1), 5);
+    expect(near[0]).toMatchObject({ doc: made!.doc, ord: 1 });
+    expect(near[0]!.similarity).toBeCloseTo(1, 5);
+    expect(await b.nearestChunks("cleo", "docs", axis(1), 5, { dateFrom: DAY(4) })).toEqual([]);
+    expect(await b.known("cleo", "docs")).toEqual(new Map([[source, { size: 10, mtime: 5 }]]));
+
+    await a.removeSource("cleo", "docs", source);
+    expect(await b.bestByWords("cleo", "docs", keys.blinder.matchParts(["berth"]), 10)).toEqual([]);
+    expect(await b.nearestChunks("cleo", "docs", axis(1), 5)).toEqual([]);
+    expect(await b.count("cleo", "docs")).toBe(0);
+    expect(await b.rowsOf("cleo")).toBe(0);
+  });
+
+  test("a vector computed for a record put again meanwhile is not stored: the chunk is another's", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("docs");
+    const a = new PostgresIndexRows(db.sql);
+    const b = new PostgresIndexRows(db.client());
+    const source = keys.blinder.source("draft.txt");
+    await a.put(
+      "dora",
+      "docs",
+      { source, size: 1, mtime: 1 },
+      await ready(a, keys, [mailRecord("draft", DAY(1), "first draft")], () => ["first draft"]),
+    );
+    const [owed] = await a.owedChunks("dora", "docs", 10);
+    // Node B reads the file again (changed) while A embeds the old chunk.
+    await b.put(
+      "dora",
+      "docs",
+      { source, size: 2, mtime: 2 },
+      await ready(b, keys, [mailRecord("draft", DAY(1), "second draft")], () => ["second draft"]),
+    );
+    const v = new Float32Array(EMBEDDING_DIM);
+    v[0] = 1;
+    expect(await a.setVectors("dora", "docs", [{ ...owed!, vector: keys.rotation().apply(v) as KeyedVector }])).toBe(0);
+    expect(await a.vectors().count("dora")).toBe(0);
+    const [now] = await a.owedChunks("dora", "docs", 10);
+    expect(keys.open(now!.sealed, `chunk/${now!.doc}/${now!.ord}`)).toBe("second draft");
+  });
+});
+
+describe("a user's deletion (D13, D33)", () => {
+  test("erased and counted inside the deletion's transaction: undone with it, then done; another user's rows stay", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("notes");
+    const rows = new PostgresIndexRows(db.sql);
+    for (const user of ["erin", "fred"]) {
+      await rows.put(
+        user,
+        "notes",
+        { source: "s", size: 1, mtime: 1 },
+        await ready(rows, keys, [mailRecord("n", DAY(1), "a note")], () => ["a note"]),
+      );
+      const owed = await rows.owedChunks(user, "notes", 10);
+      const v = new Float32Array(EMBEDDING_DIM);
+      v[3] = 1;
+      await rows.setVectors(
+        user,
+        "notes",
+        owed.map((c) => ({ ...c, vector: keys.rotation().apply(v) })),
+      );
+    }
+    const before = await rows.rowsOf("erin");
+    // A record, its three terms ("n", "a", "note"), a chunk, the index's counts, a vector.
+    expect(before).toBe(7);
+    class Undo extends Error {}
+    await expect(
+      db.sql.begin(async (tx) => {
+        const inTx = rows.within(tx);
+        expect(await inTx.forget("erin")).toBe(1);
+        expect(await inTx.rowsOf("erin")).toBe(0);
+        throw new Undo();
+      }),
+    ).rejects.toThrow(Undo);
+    expect(await rows.rowsOf("erin")).toBe(before);
+    await db.sql.begin(async (tx) => {
+      await rows.within(tx).forget("erin");
+    });
+    expect(await rows.rowsOf("erin")).toBe(0);
+    expect(await rows.rowsOf("fred")).toBe(7);
+  });
+});
+
+describe("at rest (D25)", () => {
+  test("PostgreSQL holds no word of a record: terms are keyed hashes, records and chunks sealed", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("notes");
+    const rows = new PostgresIndexRows(db.sql);
+    const secret = "zanzibarquokka";
+    await rows.put(
+      "gil",
+      "notes",
+      { source: keys.blinder.source("secret.txt"), size: 1, mtime: 1 },
+      await ready(rows, keys, [mailRecord("secret.txt", DAY(1), `the ${secret} plan`)], () => [`the ${secret} plan`]),
+    );
+    const tables = ["corpus_index_docs", "corpus_index_terms", "corpus_index_chunks", "corpus_index_counts"];
+    for (const table of tables) {
+      const all = await db.database.admin<{ row: string }[]>`SELECT t::text AS row FROM ${db.database.admin(table)} t`;
+      expect(all.length).toBeGreaterThan(0);
+      for (const { row } of all) {
+        expect(row).not.toContain(secret);
+        expect(row).not.toContain(Buffer.from(secret).toString("hex"));
+        expect(row).not.toContain("secret.txt");
+      }
+    }
+    const terms = await db.database.admin<{ term: string }[]>`SELECT term FROM corpus_index_terms WHERE owner = 'gil'`;
+    expect(terms.every((t) => /^[0-9a-f]{16}$/.test(t.term))).toBe(true);
+  });
+});
