@@ -6,8 +6,8 @@
 // inside a given transaction (the deletion's) is undone with it; PostgreSQL holds no word.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import postgres from "postgres";
-import type { IndexKeys } from "../../src/connectors/local-index";
-import { dateCondition, ownBm25 } from "../../src/connectors/local-index/candidates";
+import { type IndexKeys, LocalIndex } from "../../src/connectors/local-index";
+import { type CandidatesAsked, candidates, dateCondition, ownBm25, type Scores } from "../../src/connectors/local-index/candidates";
 import { type IndexedRecord, PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
 import type { SourceRecord } from "../../src/connectors/types";
 import type { KeyedVector } from "../../src/crypto/rotation";
@@ -204,6 +204,86 @@ describe("meaning: the chunks' vectors in pgvector's HNSW index", () => {
     } finally {
       await watched.end();
     }
+  });
+});
+
+describe("a question's candidates (candidates.ts) from either store", () => {
+  test("the same records with the same word scores, nearest similarities and cited chunks as the embedded index", async () => {
+    const { db: sqlite, keysFor } = localIndexes();
+    const keys = keysFor("notes");
+    // Each line a chunk; each chunk's vector its words' topics, so that meaning and words agree in part.
+    const chunker = (r: SourceRecord) => r.content.split(", ");
+    const r = random(5);
+    const topics = new Map<string, Float32Array>();
+    const topic = (word: string) => {
+      if (!topics.has(word)) topics.set(word, normalised(Float32Array.from({ length: EMBEDDING_DIM }, r.normal)));
+      return topics.get(word)!;
+    };
+    const meaning = (text: string) => {
+      const v = new Float32Array(EMBEDDING_DIM);
+      for (const w of text
+        .toLowerCase()
+        .split(/[^a-z0-9]+/)
+        .filter(Boolean))
+        topic(w).forEach((x, i) => (v[i]! += x));
+      return normalised(v);
+    };
+    const embedded = new LocalIndex(sqlite, "alice/notes", keys, chunker);
+    const rows = new PostgresIndexRows(db.sql);
+    const pgIds = new Map<number, string>();
+    for (const record of NOTES) {
+      await embedded.put({ source: record.id, size: 1, mtime: 1 }, [record]);
+      const made = await ready(rows, keys, [record], chunker);
+      pgIds.set(made[0]!.doc, record.id);
+      await rows.put("alice", "cands", { source: keys.blinder.source(record.id), size: 1, mtime: 1 }, made);
+    }
+    const owed = embedded.pendingChunks(1000);
+    embedded.setVectors(
+      owed,
+      owed.map((c) => meaning(c.text)),
+    );
+    const pgOwed = await rows.owedChunks("alice", "cands", 1000);
+    expect(pgOwed.length).toBe(owed.length);
+    await rows.setVectors(
+      "alice",
+      "cands",
+      pgOwed.map((c) => ({ ...c, vector: keys.rotation().apply(meaning(keys.open(c.sealed, `chunk/${c.doc}/${c.ord}`))) })),
+    );
+    const embeddedIds = new Map(
+      sqlite
+        .query<{ doc: number; record: Uint8Array }, []>("SELECT doc, record FROM connector_docs")
+        .all()
+        .map((d) => [d.doc, (JSON.parse(keys.open(d.record, `doc/${d.doc}`)) as SourceRecord).id]),
+    );
+    const byId = (found: Map<number, Scores>, ids: Map<number, string>) =>
+      new Map([...found].map(([doc, scores]) => [ids.get(doc)!, scores]));
+    let compared = 0;
+    for (const q of QUESTIONS) {
+      const asked: CandidatesAsked = {
+        parts: keys.blinder.matchParts([...q.terms, ...(q.phrases ?? [])], new Set(q.phrases ?? [])),
+        words: 6,
+        nearest: 4,
+        vector: keys.rotation().apply(meaning([...q.terms, ...(q.phrases ?? [])].join(" ") || "harbour")),
+        ...(q.dateFrom ? { dateFrom: q.dateFrom } : {}),
+        ...(q.dateTo ? { dateTo: q.dateTo } : {}),
+      };
+      const want = byId(candidates({ db: sqlite, owner: "alice/notes" }, asked).found, embeddedIds);
+      const got = await rows.candidates("alice", "cands", asked);
+      expect([...got.sealed.keys()].sort()).toEqual([...got.found.keys()].sort());
+      const gotById = byId(got.found, pgIds);
+      expect([...gotById.keys()].sort()).toEqual([...want.keys()].sort());
+      for (const [id, w] of want) {
+        const g = gotById.get(id)!;
+        expect(g.chunk).toBe(w.chunk);
+        if (w.lexical === undefined) expect(g.lexical).toBeUndefined();
+        else expect(g.lexical).toBeCloseTo(w.lexical, 9);
+        // sqlite-vec and pgvector both in float32: the same cosine to 5 digits.
+        if (w.dense === undefined) expect(g.dense).toBeUndefined();
+        else expect(g.dense).toBeCloseTo(w.dense, 5);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(40);
   });
 });
 

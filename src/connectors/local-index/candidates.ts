@@ -291,7 +291,7 @@ function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Sco
 }
 
 /** A record's similarity is that of its nearest chunk, which is the one cited. */
-function keepNearest(found: Map<number, Scores>, doc: number, similarity: number, chunk: number): void {
+export function keepNearest(found: Map<number, Scores>, doc: number, similarity: number, chunk: number): void {
   const hit = found.get(doc);
   if (!hit) found.set(doc, { dense: similarity, chunk });
   else if (hit.dense === undefined || similarity > hit.dense) Object.assign(hit, { dense: similarity, chunk });

@@ -22,7 +22,7 @@ import type { SharedQueries } from "../../store/shared";
 import { PostgresVectorStore, VECTORS_TABLE, vectorMigrations } from "../../vectors/postgres";
 import { MAX_KNN, type StoredVector } from "../../vectors/store";
 import { TERMS_FORMAT } from "../index-terms";
-import { BM25_B, BM25_K1, FTS5_LEAST_IDF } from "./candidates";
+import { BM25_B, BM25_K1, type Candidates, type CandidatesAsked, FTS5_LEAST_IDF, keepNearest, type Scores } from "./candidates";
 
 const DOCS = "corpus_index_docs";
 const TERMS = "corpus_index_terms";
@@ -380,6 +380,48 @@ export class PostgresIndexRows {
       const p = of.get(n.id);
       return p ? [{ chunk: n.id, doc: Number(p.doc), ord: p.ord, similarity: n.similarity }] : [];
     });
+  }
+
+  /**
+   * A question's candidates in one index, as candidates.ts finds them in the embedded one: the
+   * best BM25 matches of its words, the chunks nearest its vector (each record's nearest kept),
+   * each word match's best chunk, and the sealed records found; in one read-only snapshot, so
+   * every statement sees the same records (another node may replace a source's meanwhile).
+   */
+  candidates(owner: string, connector: string, asked: CandidatesAsked): Promise<Candidates> {
+    const sql = this.sql;
+    const read = async (tx: postgres.TransactionSql): Promise<Candidates> => {
+      const rows = new PostgresIndexRows(tx);
+      const dates = { dateFrom: asked.dateFrom, dateTo: asked.dateTo };
+      const found = new Map<number, Scores>();
+      for (const w of await rows.bestByWords(owner, connector, asked.parts, asked.words, dates)) found.set(w.doc, { lexical: w.score });
+      if (asked.vector) {
+        for (const n of await rows.nearestChunks(owner, connector, asked.vector, Math.min(asked.nearest, MAX_KNN), dates))
+          keepNearest(found, n.doc, n.similarity, n.ord);
+        await rows.bestChunksOf(owner, connector, asked.vector, found);
+      }
+      return { found, sealed: await rows.sealed(owner, connector, [...found.keys()]) };
+    };
+    return "savepoint" in sql ? read(sql) : (sql.begin("isolation level repeatable read read only", read) as Promise<Candidates>);
+  }
+
+  /** Word matches the nearest chunks did not reach: their best chunk's similarity, by a search among their chunks only. */
+  private async bestChunksOf(owner: string, connector: string, vector: KeyedVector, found: Map<number, Scores>): Promise<void> {
+    const docs = [...found].filter(([, hit]) => hit.dense === undefined).map(([doc]) => doc);
+    if (docs.length === 0) return;
+    const sql = this.sql;
+    const chunks = await sql<{ chunk: string; doc: string; ord: number }[]>`SELECT chunk, doc, ord FROM ${sql(CHUNKS)}
+      WHERE doc = ANY(${docs}::bigint[]) AND owner = ${owner} AND connector = ${connector} AND embedded`;
+    if (chunks.length === 0) return;
+    const of = new Map(chunks.map((c) => [Number(c.chunk), c]));
+    const near = await this.vectors().knn(owner, vector, Math.min(chunks.length, MAX_KNN), {
+      connectors: [connector],
+      ids: [...of.keys()],
+    });
+    for (const n of near) {
+      const c = of.get(n.id)!;
+      keepNearest(found, Number(c.doc), n.similarity, c.ord);
+    }
   }
 
   /** The records `docs` of `owner`'s `connector` as stored (sealed), by number. */
