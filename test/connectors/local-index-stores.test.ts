@@ -304,6 +304,7 @@ describe("two nodes on one database", () => {
       v[i] = 1;
       return keys.rotation().apply(v);
     };
+    expect(await b.progress("cleo", "docs")).toEqual({ total: 2, embedded: 0 });
     expect(
       await a.setVectors(
         "cleo",
@@ -311,6 +312,7 @@ describe("two nodes on one database", () => {
         owed.map((c) => ({ ...c, vector: axis(c.ord) })),
       ),
     ).toBe(2);
+    expect(await b.progress("cleo", "docs")).toEqual({ total: 2, embedded: 2 });
     expect(await b.owedChunks("cleo", "docs", 10)).toEqual([]);
 
     const words = await b.bestByWords("cleo", "docs", keys.blinder.matchParts(["berth"]), 10);
@@ -323,7 +325,27 @@ describe("two nodes on one database", () => {
     expect(await b.nearestChunks("cleo", "docs", axis(1), 5, { dateFrom: DAY(4) })).toEqual([]);
     expect(await b.known("cleo", "docs")).toEqual(new Map([[source, { size: 10, mtime: 5 }]]));
 
+    // A source skipped on A (D31) is skipped on B, its note opened there; read again once B forgets it.
+    const bomb = keys.blinder.source("bomb.zip");
+    await a.skip(
+      "cleo",
+      "docs",
+      bomb,
+      { size: 99, mtime: 7 },
+      keys.seal(JSON.stringify({ name: "bomb.zip", reason: "too deep" }), `skipped/${bomb}`),
+    );
+    expect(await b.skipped("cleo", "docs")).toEqual(new Map([[bomb, { size: 99, mtime: 7 }]]));
+    const notes = await b.skippedNotes("cleo", "docs", 5);
+    expect(notes.count).toBe(1);
+    expect(JSON.parse(keys.open(notes.named[0]!.note, `skipped/${notes.named[0]!.source}`))).toEqual({
+      name: "bomb.zip",
+      reason: "too deep",
+    });
+    await b.unskip("cleo", "docs", bomb);
+    expect((await a.skipped("cleo", "docs")).size).toBe(0);
+
     await a.removeSource("cleo", "docs", source);
+    expect(await b.progress("cleo", "docs")).toEqual({ total: 0, embedded: 0 });
     expect(await b.bestByWords("cleo", "docs", keys.blinder.matchParts(["berth"]), 10)).toEqual([]);
     expect(await b.nearestChunks("cleo", "docs", axis(1), 5)).toEqual([]);
     expect(await b.count("cleo", "docs")).toBe(0);
@@ -380,9 +402,10 @@ describe("a user's deletion (D13, D33)", () => {
         owed.map((c) => ({ ...c, vector: keys.rotation().apply(v) })),
       );
     }
+    await rows.skip("erin", "notes", "k", { size: 1, mtime: 1 }, keys.seal("{}", "skipped/k"));
     const before = await rows.rowsOf("erin");
-    // A record, its three terms ("n", "a", "note"), a chunk, the index's counts, a vector.
-    expect(before).toBe(7);
+    // A record, its three terms ("n", "a", "note"), a chunk, the index's counts of words and of chunks, a vector, a skipped source.
+    expect(before).toBe(9);
     class Undo extends Error {}
     await expect(
       db.sql.begin(async (tx) => {
@@ -397,7 +420,7 @@ describe("a user's deletion (D13, D33)", () => {
       await rows.within(tx).forget("erin");
     });
     expect(await rows.rowsOf("erin")).toBe(0);
-    expect(await rows.rowsOf("fred")).toBe(7);
+    expect(await rows.rowsOf("fred")).toBe(8);
   });
 });
 
@@ -413,7 +436,22 @@ describe("at rest (D25)", () => {
       { source: keys.blinder.source("secret.txt"), size: 1, mtime: 1 },
       await ready(rows, keys, [mailRecord("secret.txt", DAY(1), `the ${secret} plan`)], () => [`the ${secret} plan`]),
     );
-    const tables = ["corpus_index_docs", "corpus_index_terms", "corpus_index_chunks", "corpus_index_counts"];
+    const skipped = keys.blinder.source("secret-too.txt");
+    await rows.skip(
+      "gil",
+      "notes",
+      skipped,
+      { size: 1, mtime: 1 },
+      keys.seal(JSON.stringify({ name: "secret-too.txt", reason: secret }), `skipped/${skipped}`),
+    );
+    const tables = [
+      "corpus_index_docs",
+      "corpus_index_terms",
+      "corpus_index_chunks",
+      "corpus_index_counts",
+      "corpus_index_chunk_counts",
+      "corpus_index_skipped",
+    ];
     for (const table of tables) {
       const all = await db.database.admin<{ row: string }[]>`SELECT t::text AS row FROM ${db.database.admin(table)} t`;
       expect(all.length).toBeGreaterThan(0);
@@ -421,6 +459,7 @@ describe("at rest (D25)", () => {
         expect(row).not.toContain(secret);
         expect(row).not.toContain(Buffer.from(secret).toString("hex"));
         expect(row).not.toContain("secret.txt");
+        expect(row).not.toContain("secret-too.txt");
       }
     }
     const terms = await db.database.admin<{ term: string }[]>`SELECT term FROM corpus_index_terms WHERE owner = 'gil'`;

@@ -8,6 +8,8 @@
 //                        places in it: what FTS5 keeps in its segments, no word spelt
 //   corpus_index_counts  each index's records and their words in all (BM25's statistics, kept by triggers)
 //   corpus_index_chunks  each record's chunks: place, whether embedded, the text sealed (`chunk/<doc>/<ord>`)
+//   corpus_index_chunk_counts  each index's chunks and those embedded (its progress, kept by triggers)
+//   corpus_index_skipped each source left out (D31): its keyed hash, size and mtime, its name and reason sealed (`skipped/<source>`)
 //   corpus_vectors       the chunks' vectors rotated by the owner's rotation (PostgresVectorStore, pgvector HNSW)
 // No text, no path, no plaintext vector. Records are numbered by a sequence (every node takes
 // its own numbers, each sealed record bound to its own) and a source's records are replaced in
@@ -22,12 +24,15 @@ import type { SharedQueries } from "../../store/shared";
 import { PostgresVectorStore, VECTORS_TABLE, vectorMigrations } from "../../vectors/postgres";
 import { MAX_KNN, type StoredVector } from "../../vectors/store";
 import { TERMS_FORMAT } from "../index-terms";
+import type { IndexProgress } from "../types";
 import { BM25_B, BM25_K1, type Candidates, type CandidatesAsked, FTS5_LEAST_IDF, keepNearest, type Scores } from "./candidates";
 
 const DOCS = "corpus_index_docs";
 const TERMS = "corpus_index_terms";
 const COUNTS = "corpus_index_counts";
 const CHUNKS = "corpus_index_chunks";
+const CHUNK_COUNTS = "corpus_index_chunk_counts";
+const SKIPPED = "corpus_index_skipped";
 
 /**
  * Where a record's content begins among its words' places: past any title (a record takes at most
@@ -97,6 +102,40 @@ export const indexPgMigrations: PgMigration[] = [
         END $$`);
       await tx.unsafe(`CREATE TRIGGER ${COUNTS}_kept AFTER INSERT OR DELETE OR UPDATE OF owner, connector, terms_length
         ON ${DOCS} FOR EACH ROW EXECUTE FUNCTION ${COUNTS}_kept()`);
+      // Each index's chunks and those with their vector (connectors-010's counts: a question's note reads them, never counts).
+      await tx.unsafe(`CREATE TABLE ${CHUNK_COUNTS} (
+        owner text NOT NULL,
+        connector text NOT NULL,
+        total bigint NOT NULL,
+        embedded bigint NOT NULL,
+        PRIMARY KEY (owner, connector)
+      )`);
+      await tx.unsafe(`CREATE FUNCTION ${CHUNK_COUNTS}_kept() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            UPDATE ${CHUNK_COUNTS} SET total = total - 1, embedded = embedded - OLD.embedded::int
+              WHERE owner = OLD.owner AND connector = OLD.connector;
+            DELETE FROM ${CHUNK_COUNTS} WHERE owner = OLD.owner AND connector = OLD.connector AND total = 0;
+          END IF;
+          IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            INSERT INTO ${CHUNK_COUNTS} (owner, connector, total, embedded) VALUES (NEW.owner, NEW.connector, 1, NEW.embedded::int)
+              ON CONFLICT (owner, connector) DO UPDATE
+              SET total = ${CHUNK_COUNTS}.total + 1, embedded = ${CHUNK_COUNTS}.embedded + EXCLUDED.embedded;
+          END IF;
+          RETURN NULL;
+        END $$`);
+      await tx.unsafe(`CREATE TRIGGER ${CHUNK_COUNTS}_kept AFTER INSERT OR DELETE OR UPDATE OF owner, connector, embedded
+        ON ${CHUNKS} FOR EACH ROW EXECUTE FUNCTION ${CHUNK_COUNTS}_kept()`);
+      await tx.unsafe(`CREATE TABLE ${SKIPPED} (
+        skip bigint GENERATED ALWAYS AS IDENTITY,
+        owner text NOT NULL,
+        connector text NOT NULL,
+        source text NOT NULL,
+        size bigint NOT NULL,
+        mtime bigint NOT NULL,
+        note bytea NOT NULL,
+        PRIMARY KEY (owner, connector, source)
+      )`);
     },
   },
   // The chunks' vectors, as PostgresVectorStore makes them (ids: the chunks' numbers).
@@ -268,6 +307,47 @@ export class PostgresIndexRows {
     return Number(row?.rows ?? 0);
   }
 
+  /** Chunks in all and those with their vector: as counted when written, one row read. */
+  async progress(owner: string, connector: string): Promise<IndexProgress> {
+    const [row] = await this.sql<{ total: string; embedded: string }[]>`SELECT total, embedded FROM ${this.sql(CHUNK_COUNTS)}
+      WHERE owner = ${owner} AND connector = ${connector}`;
+    return { total: Number(row?.total ?? 0), embedded: Number(row?.embedded ?? 0) };
+  }
+
+  /** Sources skipped (past a bound or their reading budget, D31) by their keys, with the size and mtime they were skipped at. */
+  async skipped(owner: string, connector: string): Promise<Map<string, { size: number; mtime: number }>> {
+    const rows = await this.sql<{ source: string; size: string; mtime: string }[]>`SELECT source, size, mtime FROM ${this.sql(SKIPPED)}
+      WHERE owner = ${owner} AND connector = ${connector}`;
+    return new Map(rows.map((r) => [r.source, { size: Number(r.size), mtime: Number(r.mtime) }]));
+  }
+
+  /** The source of key `source` is not read again until it changes; `note`, its name and reason sealed to `skipped/<source>`. */
+  async skip(owner: string, connector: string, source: string, entry: { size: number; mtime: number }, note: Uint8Array): Promise<void> {
+    await this.sql`INSERT INTO ${this.sql(SKIPPED)} (owner, connector, source, size, mtime, note)
+      VALUES (${owner}, ${connector}, ${source}, ${entry.size}, ${entry.mtime}, ${note})
+      ON CONFLICT (owner, connector, source) DO UPDATE SET size = EXCLUDED.size, mtime = EXCLUDED.mtime, note = EXCLUDED.note`;
+  }
+
+  /** A skipped source (by its key) is read again at the next scan. */
+  async unskip(owner: string, connector: string, source: string): Promise<void> {
+    await this.sql`DELETE FROM ${this.sql(SKIPPED)} WHERE owner = ${owner} AND connector = ${connector} AND source = ${source}`;
+  }
+
+  /** How many sources are skipped, and the first `limit` of them (in the order skipped) with their notes sealed. */
+  async skippedNotes(
+    owner: string,
+    connector: string,
+    limit: number,
+  ): Promise<{ count: number; named: Array<{ source: string; note: Uint8Array }> }> {
+    const sql = this.sql;
+    const [counted] = await sql<
+      { n: string }[]
+    >`SELECT count(*) AS n FROM ${sql(SKIPPED)} WHERE owner = ${owner} AND connector = ${connector}`;
+    const named = await sql<{ source: string; note: Uint8Array }[]>`SELECT source, note FROM ${sql(SKIPPED)}
+      WHERE owner = ${owner} AND connector = ${connector} ORDER BY skip LIMIT ${limit}`;
+    return { count: Number(counted!.n), named: named.map((r) => ({ source: r.source, note: r.note })) };
+  }
+
   /** Up to `limit` chunks still owed their vector, oldest first, each with its text sealed. */
   async owedChunks(owner: string, connector: string, limit: number): Promise<OwedIndexChunk[]> {
     const rows = await this.sql<{ chunk: string; doc: string; ord: number; text: Uint8Array }[]>`
@@ -432,18 +512,20 @@ export class PostgresIndexRows {
     return new Map(rows.map((r) => [Number(r.doc), r.record]));
   }
 
-  /** Removes every record of `owner`'s `connector`, with its terms, chunks and vectors; how many records. */
+  /** Removes every record of `owner`'s `connector`, with its terms, chunks, vectors and skipped sources; how many records. */
   dropConnector(owner: string, connector: string): Promise<number> {
     return this.transaction(async (tx) => {
       await this.vectors(tx).dropConnector(owner, connector);
+      await tx`DELETE FROM ${tx(SKIPPED)} WHERE owner = ${owner} AND connector = ${connector}`;
       return (await tx`DELETE FROM ${tx(DOCS)} WHERE owner = ${owner} AND connector = ${connector}`).count;
     });
   }
 
-  /** Erases every row of `user` (D13): every connector's records, terms, counts, chunks and vectors. How many records. */
+  /** Erases every row of `user` (D13): every connector's records, terms, counts, chunks, vectors and skipped sources. How many records. */
   forget(user: string): Promise<number> {
     return this.transaction(async (tx) => {
       await this.vectors(tx).dropOwner(user);
+      await tx`DELETE FROM ${tx(SKIPPED)} WHERE owner = ${user}`;
       return (await tx`DELETE FROM ${tx(DOCS)} WHERE owner = ${user}`).count;
     });
   }
@@ -453,7 +535,8 @@ export class PostgresIndexRows {
     const sql = this.sql;
     const [row] = await sql<{ n: string }[]>`SELECT
       (SELECT count(*) FROM ${sql(DOCS)} WHERE owner = ${user}) + (SELECT count(*) FROM ${sql(TERMS)} WHERE owner = ${user})
-      + (SELECT count(*) FROM ${sql(CHUNKS)} WHERE owner = ${user}) + (SELECT count(*) FROM ${sql(COUNTS)} WHERE owner = ${user}) AS n`;
+      + (SELECT count(*) FROM ${sql(CHUNKS)} WHERE owner = ${user}) + (SELECT count(*) FROM ${sql(COUNTS)} WHERE owner = ${user})
+      + (SELECT count(*) FROM ${sql(CHUNK_COUNTS)} WHERE owner = ${user}) + (SELECT count(*) FROM ${sql(SKIPPED)} WHERE owner = ${user}) AS n`;
     return Number(row!.n) + (await this.vectors().count(user));
   }
 }
