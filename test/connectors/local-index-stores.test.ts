@@ -14,6 +14,7 @@ import type { KeyedVector } from "../../src/crypto/rotation";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { VECTORS_TABLE, vectorsHnswIndex } from "../../src/vectors/postgres";
 import { localIndexes, mailRecord } from "../support/local-index";
+import { rowsReadBy, type Statement } from "../support/pg-plans";
 import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
 
 setDefaultTimeout(120_000);
@@ -111,6 +112,36 @@ describe("words: BM25 of each index's own statistics, computed in SQL", () => {
     // The phrase found by places: in "titled"'s title, across "split"'s full stop (as FTS5: words in turn), not in "menu" nor "trip".
     const phrase = await rows.bestByWords("alice", "notes", keys.blinder.matchParts(["harbour crane"], new Set(["harbour crane"])), 20);
     expect(phrase.map((h) => pgIds.get(h.doc)).sort()).toEqual(["gym", "long", "short", "split", "titled"]);
+  });
+});
+
+describe("words: the work of a question", () => {
+  test("a question reads its index's rows of its words only: not its other records', nor another user's 2,000 of the same words", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("notes");
+    const rows = new PostgresIndexRows(db.sql);
+    const mine = ["harbour crane", "harbour lunch", "the harbour", "lunch menu", "train tickets"];
+    for (const [i, text] of mine.entries())
+      await rows.put("hana", "notes", { source: `h${i}`, size: 1, mtime: 1 }, await ready(rows, keys, [mailRecord(`h${i}`, DAY(1), text)]));
+    // Hana's index holds a thousand more records without the word; Ivan's, two thousand with it.
+    const more = Array.from({ length: 1000 }, (_, i) => mailRecord(`m${i}`, DAY(1), `lunch number ${i} crane`));
+    await rows.put("hana", "notes", { source: "more", size: 1, mtime: 1 }, await ready(rows, keys, more));
+    const others = Array.from({ length: 2000 }, (_, i) => mailRecord(`i${i}`, DAY(1), `harbour crane lunch number ${i}`));
+    await rows.put("ivan", "mail", { source: "all", size: 1, mtime: 1 }, await ready(rows, keys, others));
+    await db.sql`ANALYZE`;
+    const sent: Statement[] = [];
+    const watched = postgres(db.database.url, { max: 1, onnotice: () => {}, debug: (_c, sql, params) => sent.push({ sql, params }) });
+    try {
+      const found = await new PostgresIndexRows(watched).bestByWords("hana", "notes", keys.blinder.matchParts(["harbour"]), 10);
+      expect(found.length).toBe(3);
+      const question = sent.filter((s) => s.sql.includes("occurrence"));
+      expect(question.length).toBe(1);
+      // Hana's three rows of "harbour", and her three records found: none of her thousand others, none of Ivan's.
+      expect(await rowsReadBy(db.database.admin, "corpus_index_terms", question)).toEqual([3]);
+      expect(await rowsReadBy(db.database.admin, "corpus_index_docs", question)).toEqual([3]);
+    } finally {
+      await watched.end();
+    }
   });
 });
 
