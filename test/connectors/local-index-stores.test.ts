@@ -383,6 +383,27 @@ describe("two nodes on one database", () => {
     expect(await b.rowsOf("cleo")).toBe(0);
   });
 
+  test("one source put through both nodes at once: one set of records is left, the last committed, not both", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("docs");
+    const a = new PostgresIndexRows(db.sql);
+    const b = new PostgresIndexRows(db.client());
+    const source = keys.blinder.source("race.txt");
+    const recordsOf = (text: string) => Array.from({ length: 50 }, (_, i) => mailRecord(`r${i}`, DAY(1), `${text} ${i}`));
+    for (let round = 0; round < 5; round++) {
+      const [fromA, fromB] = await Promise.all([ready(a, keys, recordsOf("alpha")), ready(b, keys, recordsOf("beta"))]);
+      await Promise.all([
+        a.put("eli", "docs", { source, size: 1, mtime: round }, fromA!),
+        b.put("eli", "docs", { source, size: 2, mtime: round }, fromB!),
+      ]);
+      expect(await a.count("eli", "docs")).toBe(50);
+      const alpha = (await a.bestByWords("eli", "docs", keys.blinder.matchParts(["alpha"]), 100)).length;
+      const beta = (await a.bestByWords("eli", "docs", keys.blinder.matchParts(["beta"]), 100)).length;
+      expect(alpha + beta).toBe(50);
+      expect(alpha * beta).toBe(0);
+    }
+  });
+
   test("a vector computed for a record put again meanwhile is not stored: the chunk is another's", async () => {
     const { keysFor } = localIndexes();
     const keys = keysFor("docs");

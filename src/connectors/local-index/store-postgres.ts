@@ -288,6 +288,9 @@ export class PostgresIndexRows {
   }
 
   private async removeIn(tx: postgres.TransactionSql, owner: string, connector: string, source: string): Promise<void> {
+    // One writer of a source at a time, on every node (held to the transaction's end): two puts of one
+    // source at once each removed the records before them, neither the other's uncommitted ones, and both sets stayed.
+    await tx`SELECT pg_advisory_xact_lock(hashtextextended(${`${owner}/${connector}/${source}`}, 0))`;
     // The chunks' vectors first (by their numbers); the chunks and terms go with their records (ON DELETE CASCADE).
     const chunks = await tx<{ chunk: string }[]>`SELECT c.chunk FROM ${tx(CHUNKS)} c JOIN ${tx(DOCS)} d ON d.doc = c.doc
       WHERE d.owner = ${owner} AND d.connector = ${connector} AND d.source = ${source}`;
