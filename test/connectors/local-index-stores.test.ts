@@ -115,6 +115,47 @@ describe("words: BM25 of each index's own statistics, computed in SQL", () => {
   });
 });
 
+describe("words of an older format", () => {
+  test("listed, written again by the node that holds the keys, found by today's words; another index's record is not written into", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("old");
+    const older = keysFor("older-words");
+    const rows = new PostgresIndexRows(db.sql);
+    const records = [mailRecord("a", DAY(1), "quarterly freight report"), mailRecord("b", DAY(2), "freight invoice and more words here")];
+    // Written with other words than today's (another key stands for an older way of cutting them), marked of format 1.
+    const made = (await ready(rows, keys, records)).map((r, i) => ({
+      ...r,
+      title: older.blinder.text(records[i]!.title),
+      content: older.blinder.text(records[i]!.content),
+    }));
+    await rows.put("jo", "old", { source: "s", size: 1, mtime: 1 }, made);
+    await db.database.admin`UPDATE corpus_index_docs SET terms_format = 1 WHERE owner = 'jo'`;
+    const freight = keys.blinder.matchParts(["freight"]);
+    expect(await rows.bestByWords("jo", "old", freight, 10)).toEqual([]);
+
+    const stale = await rows.staleRecords("jo", "old", 10);
+    expect(stale.map((r) => r.doc)).toEqual(made.map((r) => r.doc));
+    const [other] = await ready(rows, keys, [mailRecord("k", DAY(1), "kept words")]);
+    await rows.put("kim", "old", { source: "k", size: 1, mtime: 1 }, [other!]);
+    await rows.rewriteWords("jo", "old", [
+      ...stale.map((r) => {
+        const record = JSON.parse(keys.open(r.sealed, `doc/${r.doc}`)) as SourceRecord;
+        return { doc: r.doc, words: { title: keys.blinder.text(record.title), content: keys.blinder.text(record.content) } };
+      }),
+      { doc: other!.doc, words: { title: "", content: keys.blinder.text("freight") } },
+    ]);
+    expect((await rows.bestByWords("jo", "old", freight, 10)).map((h) => h.doc).sort()).toEqual(made.map((r) => r.doc).sort());
+    expect(await rows.bestByWords("jo", "old", older.blinder.matchParts(["freight"]), 10)).toEqual([]);
+    expect(await rows.staleRecords("jo", "old", 10)).toEqual([]);
+    // Kim's record kept its own words, none of Jo's written under its number.
+    expect(await rows.bestByWords("kim", "old", freight, 10)).toEqual([]);
+    expect((await rows.bestByWords("kim", "old", keys.blinder.matchParts(["kept"]), 10)).map((h) => h.doc)).toEqual([other!.doc]);
+    const [counts] = await db.database.admin<{ length: string }[]>`SELECT length FROM corpus_index_counts WHERE owner = 'jo'`;
+    // Titles "a" and "b", then 3 and 6 words.
+    expect(Number(counts!.length)).toBe(11);
+  });
+});
+
 describe("words: the work of a question", () => {
   test("a question reads its index's rows of its words only: not its other records', nor another user's 2,000 of the same words", async () => {
     const { keysFor } = localIndexes();

@@ -263,15 +263,12 @@ export class PostgresIndexRows {
           SELECT u.doc, ${owner}, ${connector}, ${entry.source}, ${entry.size}, ${entry.mtime}, u.date, ${TERMS_FORMAT}, u.length, decode(u.record, 'hex')
           FROM unnest(${batch.map((r) => r.doc)}::bigint[], ${batch.map((r) => r.date)}::text[], ${words.map((w) => w.length)}::int[],
             ${batch.map((r) => Buffer.from(r.sealed).toString("hex"))}::text[]) AS u(doc, date, length, record)`;
-        const terms = batch.flatMap((r, i) => [...words[i]!.terms].map(([term, places]) => ({ doc: r.doc, term, places })));
-        for (let t = 0; t < terms.length; t += PUT_BATCH * 16) {
-          const part = terms.slice(t, t + PUT_BATCH * 16);
-          // Places sent as text ('{1,5}'): an array of arrays is no parameter postgres.js sends.
-          await tx`INSERT INTO ${tx(TERMS)} (owner, connector, term, doc, places)
-            SELECT ${owner}, ${connector}, u.term, u.doc, u.places::integer[]
-            FROM unnest(${part.map((x) => x.term)}::text[], ${part.map((x) => x.doc)}::bigint[], ${part.map((x) => `{${x.places.join(",")}}`)}::text[])
-              AS u(term, doc, places)`;
-        }
+        await insertTerms(
+          tx,
+          owner,
+          connector,
+          batch.map((r, i) => ({ doc: r.doc, terms: words[i]!.terms })),
+        );
         const chunks = batch.flatMap((r) => r.sealedChunks.map((text, ord) => ({ doc: r.doc, ord, text })));
         if (chunks.length)
           await tx`INSERT INTO ${tx(CHUNKS)} (doc, owner, connector, ord, text)
@@ -279,6 +276,47 @@ export class PostgresIndexRows {
             FROM unnest(${chunks.map((c) => c.doc)}::bigint[], ${chunks.map((c) => c.ord)}::int[],
               ${chunks.map((c) => Buffer.from(c.text).toString("hex"))}::text[]) WITH ORDINALITY AS u(doc, ord, text, n) ORDER BY u.n`;
       }
+    });
+  }
+
+  /** Up to `limit` records whose words are of an older format (TERMS_FORMAT), sealed, for their words to be written again (rewriteWords). */
+  async staleRecords(owner: string, connector: string, limit: number): Promise<Array<{ doc: number; sealed: Uint8Array }>> {
+    const rows = await this.sql<{ doc: string; record: Uint8Array }[]>`SELECT doc, record FROM ${this.sql(DOCS)}
+      WHERE owner = ${owner} AND connector = ${connector} AND terms_format < ${TERMS_FORMAT} ORDER BY doc LIMIT ${limit}`;
+    return rows.map((r) => ({ doc: Number(r.doc), sealed: r.record }));
+  }
+
+  /**
+   * Records' words written again in today's format (documents.ts reblindStale): each record's
+   * terms replaced by `title` and `content` (TermBlinder.text), its length measured again; one
+   * without them (its words could not be cut) keeps its old ones. All marked of TERMS_FORMAT.
+   */
+  rewriteWords(
+    owner: string,
+    connector: string,
+    records: ReadonlyArray<{ doc: number; words?: { title: string; content: string } }>,
+  ): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    return this.transaction(async (tx) => {
+      const docs = records.map((r) => r.doc);
+      const rewritten = records.flatMap((r) => (r.words ? [{ doc: r.doc, ...termPlaces(r.words.title, r.words.content) }] : []));
+      if (rewritten.length) {
+        const ids = rewritten.map((r) => r.doc);
+        await tx`DELETE FROM ${tx(TERMS)} WHERE owner = ${owner} AND connector = ${connector} AND doc = ANY(${ids}::bigint[])`;
+        // Only rows of this index: a number of another's is not written into.
+        const own = await tx<{ doc: string }[]>`UPDATE ${tx(DOCS)} d SET terms_length = u.length
+          FROM unnest(${ids}::bigint[], ${rewritten.map((r) => r.length)}::int[]) AS u(doc, length)
+          WHERE d.doc = u.doc AND d.owner = ${owner} AND d.connector = ${connector} RETURNING d.doc`;
+        const mine = new Set(own.map((r) => Number(r.doc)));
+        await insertTerms(
+          tx,
+          owner,
+          connector,
+          rewritten.filter((r) => mine.has(r.doc)),
+        );
+      }
+      await tx`UPDATE ${tx(DOCS)} SET terms_format = ${TERMS_FORMAT}
+        WHERE owner = ${owner} AND connector = ${connector} AND doc = ANY(${docs}::bigint[])`;
     });
   }
 
@@ -541,5 +579,23 @@ export class PostgresIndexRows {
       + (SELECT count(*) FROM ${sql(CHUNKS)} WHERE owner = ${user}) + (SELECT count(*) FROM ${sql(COUNTS)} WHERE owner = ${user})
       + (SELECT count(*) FROM ${sql(CHUNK_COUNTS)} WHERE owner = ${user}) + (SELECT count(*) FROM ${sql(SKIPPED)} WHERE owner = ${user}) AS n`;
     return Number(row!.n) + (await this.vectors().count(user));
+  }
+}
+
+/** Records' terms with their places (termPlaces) written as rows of the terms table, a bounded statement at a time. */
+async function insertTerms(
+  tx: postgres.TransactionSql,
+  owner: string,
+  connector: string,
+  records: ReadonlyArray<{ doc: number; terms: Map<string, number[]> }>,
+): Promise<void> {
+  const rows = records.flatMap((r) => [...r.terms].map(([term, places]) => ({ doc: r.doc, term, places })));
+  for (let t = 0; t < rows.length; t += PUT_BATCH * 16) {
+    const part = rows.slice(t, t + PUT_BATCH * 16);
+    // Places sent as text ('{1,5}'): an array of arrays is no parameter postgres.js sends.
+    await tx`INSERT INTO ${tx(TERMS)} (owner, connector, term, doc, places)
+      SELECT ${owner}, ${connector}, u.term, u.doc, u.places::integer[]
+      FROM unnest(${part.map((x) => x.term)}::text[], ${part.map((x) => x.doc)}::bigint[], ${part.map((x) => `{${x.places.join(",")}}`)}::text[])
+        AS u(term, doc, places)`;
   }
 }
