@@ -9,6 +9,7 @@ import postgres from "postgres";
 import { type IndexKeys, LocalIndex } from "../../src/connectors/local-index";
 import { type CandidatesAsked, candidates, dateCondition, ownBm25, type Scores } from "../../src/connectors/local-index/candidates";
 import { type IndexedRecord, PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
+import { Turns } from "../../src/connectors/turns";
 import type { SourceRecord } from "../../src/connectors/types";
 import type { KeyedVector } from "../../src/crypto/rotation";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
@@ -112,6 +113,27 @@ describe("words: BM25 of each index's own statistics, computed in SQL", () => {
     // The phrase found by places: in "titled"'s title, across "split"'s full stop (as FTS5: words in turn), not in "menu" nor "trip".
     const phrase = await rows.bestByWords("alice", "notes", keys.blinder.matchParts(["harbour crane"], new Set(["harbour crane"])), 20);
     expect(phrase.map((h) => pgIds.get(h.doc)).sort()).toEqual(["gym", "long", "short", "split", "titled"]);
+  });
+});
+
+describe("a put and the serving thread (D31)", () => {
+  test("a put counts its records' terms with turns of the event loop between, once its budget is spent", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("turns");
+    const rows = new PostgresIndexRows(db.sql);
+    // A clock that counts looks at it: a budget of one look spent at each.
+    let looks = 0;
+    let turned = 0;
+    const turns = new (class extends Turns {
+      override async next() {
+        turned++;
+        await super.next();
+      }
+    })(() => looks++, 1);
+    const records = Array.from({ length: 30 }, (_, i) => mailRecord(`t${i}`, DAY(1), `words of record ${i}`));
+    await rows.put("lou", "turns", { source: "s", size: 1, mtime: 1 }, await ready(rows, keys, records), turns);
+    expect(turned).toBe(30);
+    expect(await rows.count("lou", "turns")).toBe(30);
   });
 });
 

@@ -24,6 +24,7 @@ import type { SharedQueries } from "../../store/shared";
 import { PostgresVectorStore, VECTORS_TABLE, vectorMigrations } from "../../vectors/postgres";
 import { MAX_KNN, type StoredVector } from "../../vectors/store";
 import { TERMS_FORMAT } from "../index-terms";
+import { Turns } from "../turns";
 import type { IndexProgress } from "../types";
 import { BM25_B, BM25_K1, type Candidates, type CandidatesAsked, FTS5_LEAST_IDF, keepNearest, type Scores } from "./candidates";
 
@@ -251,14 +252,20 @@ export class PostgresIndexRows {
 
   /**
    * Replaces every record of `entry.source` with `records`, in one transaction: every other node
-   * sees the old records or the new ones. The old ones' chunks leave with their vectors.
+   * sees the old records or the new ones. The old ones' chunks leave with their vectors. The
+   * records' terms are counted here, a record at a time, the event loop turning whenever `turns`' budget is spent (D31).
    */
-  put(owner: string, connector: string, entry: IndexedSource, records: readonly IndexedRecord[]): Promise<void> {
+  put(owner: string, connector: string, entry: IndexedSource, records: readonly IndexedRecord[], turns = new Turns()): Promise<void> {
     return this.transaction(async (tx) => {
       await this.removeIn(tx, owner, connector, entry.source);
       for (let at = 0; at < records.length; at += PUT_BATCH) {
         const batch = records.slice(at, at + PUT_BATCH);
-        const words = batch.map((r) => termPlaces(r.title, r.content));
+        // Each record's places counted with turns of the event loop between, whenever its budget is spent (D31).
+        const words: Array<ReturnType<typeof termPlaces>> = [];
+        for (const r of batch) {
+          words.push(termPlaces(r.title, r.content));
+          await turns.maybe();
+        }
         await tx`INSERT INTO ${tx(DOCS)} (doc, owner, connector, source, size, mtime, record_date, terms_format, terms_length, record)
           SELECT u.doc, ${owner}, ${connector}, ${entry.source}, ${entry.size}, ${entry.mtime}, u.date, ${TERMS_FORMAT}, u.length, decode(u.record, 'hex')
           FROM unnest(${batch.map((r) => r.doc)}::bigint[], ${batch.map((r) => r.date)}::text[], ${words.map((w) => w.length)}::int[],
