@@ -137,6 +137,43 @@ describe("a put and the serving thread (D31)", () => {
   });
 });
 
+describe("work owed (D29)", () => {
+  test("an index owes work while empty or while chunks wait; another model's vectors are forgotten and owed again", async () => {
+    const { keysFor } = localIndexes();
+    const keys = keysFor("owed");
+    const rows = new PostgresIndexRows(db.sql);
+    const vector = () => {
+      const v = new Float32Array(EMBEDDING_DIM);
+      v[5] = 1;
+      return keys.rotation().apply(v);
+    };
+    expect(await rows.owesWork("max", "owed")).toBe(true);
+    const before = await rows.owedChunkCount();
+    await rows.put(
+      "max",
+      "owed",
+      { source: "s", size: 1, mtime: 1 },
+      await ready(rows, keys, [mailRecord("m", DAY(1), "one, two, three")], (r) => r.content.split(", ")),
+    );
+    expect(await rows.owesWork("max", "owed")).toBe(true);
+    expect(await rows.owedChunkCount()).toBe(before + 3);
+    const owed = await rows.owedChunks("max", "owed", 10);
+    await rows.setVectors(
+      "max",
+      "owed",
+      owed.map((c) => ({ ...c, vector: vector() })),
+    );
+    expect(await rows.owesWork("max", "owed")).toBe(false);
+    expect(await rows.owedChunkCount()).toBe(before);
+
+    expect(await rows.forgetVectors()).toBeGreaterThanOrEqual(3);
+    expect(await rows.vectors().count("max")).toBe(0);
+    expect(await rows.progress("max", "owed")).toEqual({ total: 3, embedded: 0 });
+    expect(await rows.owesWork("max", "owed")).toBe(true);
+    expect((await rows.owedChunks("max", "owed", 10)).map((c) => c.chunk)).toEqual(owed.map((c) => c.chunk));
+  });
+});
+
 describe("words of an older format", () => {
   test("listed, written again by the node that holds the keys, found by today's words; another index's record is not written into", async () => {
     const { keysFor } = localIndexes();

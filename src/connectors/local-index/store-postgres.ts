@@ -569,6 +569,32 @@ export class PostgresIndexRows {
     });
   }
 
+  /**
+   * Whether `owner`'s `connector` still owes work (D29, maintenance.ts indexOwesWork): chunks without
+   * a vector, or no record at all (a first scan that never got far, or an empty folder).
+   */
+  async owesWork(owner: string, connector: string): Promise<boolean> {
+    const p = await this.progress(owner, connector);
+    return p.embedded < p.total || (await this.count(owner, connector)) === 0;
+  }
+
+  /** Chunks of every index still waiting for their vector (the partial index of those owed). */
+  async owedChunkCount(): Promise<number> {
+    const [row] = await this.sql<{ n: string }[]>`SELECT count(*) AS n FROM ${this.sql(CHUNKS)} WHERE NOT embedded`;
+    return Number(row!.n);
+  }
+
+  /**
+   * Forgets every chunk vector (another embedding model made them, maintenance.ts
+   * forgetChunkVectors); the chunks stay, owed, and are embedded again. How many chunks.
+   */
+  forgetVectors(): Promise<number> {
+    return this.transaction(async (tx) => {
+      await this.vectors(tx).dropAll();
+      return (await tx`UPDATE ${tx(CHUNKS)} SET embedded = false WHERE embedded`).count;
+    });
+  }
+
   /** Erases every row of `user` (D13): every connector's records, terms, counts, chunks, vectors and skipped sources. How many records. */
   forget(user: string): Promise<number> {
     return this.transaction(async (tx) => {
