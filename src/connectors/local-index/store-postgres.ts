@@ -468,7 +468,7 @@ export class PostgresIndexRows {
       ), hits AS (
         SELECT part, count(*) AS n FROM frequency GROUP BY part
       ), own AS (
-        SELECT rows::float8 AS rows, greatest(length::float8 / rows, 1e-300) AS average FROM ${sql(COUNTS)}
+        SELECT rows::float8 AS rows, coalesce(nullif(length::float8 / rows, 0), 1) AS average FROM ${sql(COUNTS)}
         WHERE owner = ${owner} AND connector = ${connector} AND rows > 0
       )
       SELECT f.doc, sum(
