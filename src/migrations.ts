@@ -8,6 +8,7 @@ import { archiveMigrations } from "./archive/store";
 import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
+import { indexPgMigrations } from "./connectors/local-index/store-postgres";
 import { connectorRowMigrations } from "./connectors/rows";
 import { connectorPgMigrations } from "./connectors/rows-postgres";
 import { consoleMigrations } from "./console/store";
@@ -65,4 +66,5 @@ export const PG_MIGRATIONS = [
   ...accountPgMigrations,
   ...userKeyPgMigrations,
   ...connectorPgMigrations,
+  ...indexPgMigrations,
 ];

@@ -205,7 +205,9 @@ async function measure(name: string, queries: Float32Array, search: (q: KeyedVec
   return { name, times, found };
 }
 
-const knnIds = (store: VectorStore) => async (q: KeyedVector) => (await store.knn(OWNER, q, K)).map((n) => n.id);
+/** Filtered by owner and connector, as the local index searches its chunks (store-postgres.ts nearestChunks, candidates.ts). */
+const knnIds = (store: VectorStore) => async (q: KeyedVector) =>
+  (await store.knn(OWNER, q, K, { connectors: [CONNECTOR] })).map((n) => n.id);
 
 const all = vectorsFile();
 const queries = draw(QUERIES, 2);

@@ -104,9 +104,9 @@ function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition
 }
 
 /** FTS5's bm25() constants (fts5_aux.c): k1, b, and the idf it takes for a word in more than half the rows. */
-const BM25_K1 = 1.2;
-const BM25_B = 0.75;
-const FTS5_LEAST_IDF = 1e-6;
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+export const FTS5_LEAST_IDF = 1e-6;
 
 /** FTS5's idf of a phrase in `hits` of `rows` rows. */
 const idf = (rows: number, hits: number) => Math.max(FTS5_LEAST_IDF, Math.log((rows - hits + 0.5) / (hits + 0.5)));
@@ -291,7 +291,7 @@ function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Sco
 }
 
 /** A record's similarity is that of its nearest chunk, which is the one cited. */
-function keepNearest(found: Map<number, Scores>, doc: number, similarity: number, chunk: number): void {
+export function keepNearest(found: Map<number, Scores>, doc: number, similarity: number, chunk: number): void {
   const hit = found.get(doc);
   if (!hit) found.set(doc, { dense: similarity, chunk });
   else if (hit.dense === undefined || similarity > hit.dense) Object.assign(hit, { dense: similarity, chunk });
