@@ -143,6 +143,7 @@ const INTEGRATION = [
   "oauth/server.test.ts",
   "oauth/sign-in.test.ts",
   "oauth/store-stores.test.ts",
+  "oauth/throttle-bound.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
   "owed-work-stores.test.ts",
