@@ -69,6 +69,7 @@ const INTEGRATION = [
   "connectors/imap-oauth.test.ts",
   "connectors/imap.test.ts",
   "connectors/index-lease-stores.test.ts",
+  "connectors/index-terms-memory.test.ts",
   "connectors/local-index-held-vectors.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
