@@ -5,14 +5,16 @@ import { createApp } from "../src/app";
 import { type Config, effectiveLogLevel, loadConfig } from "../src/config";
 import { createLogger, memorySink } from "../src/log";
 import { createServices } from "../src/services";
+import { migratedDataDir } from "./support/migrated";
 
 export const tempDir = (prefix = "corpus-test-") => mkdtempSync(join(tmpdir(), prefix));
 
 /** A small storage reserve (D29): the default's 64 MiB file in every test's data dir would cost more than it tests. */
 export const TEST_MIN_FREE_BYTES = "1048576";
 
+/** A fresh data dir (its database migrated as a first start would, test/support/migrated.ts) unless `env` names one. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ CORPUS_DATA_DIR: tempDir(), CORPUS_MIN_FREE_BYTES: TEST_MIN_FREE_BYTES, ...env });
+  return loadConfig({ CORPUS_DATA_DIR: env.CORPUS_DATA_DIR ?? migratedDataDir(), CORPUS_MIN_FREE_BYTES: TEST_MIN_FREE_BYTES, ...env });
 }
 
 /** The whole app in-process, on a fresh data dir (or `dataDir`), with logs captured. */

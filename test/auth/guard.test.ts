@@ -6,7 +6,8 @@ import { createApp } from "../../src/app";
 import { guard } from "../../src/auth/guard";
 import { createLogger, memorySink } from "../../src/log";
 import { createServices } from "../../src/services";
-import { bearer, postJson, req, tempDir, testConfig } from "../helpers";
+import { bearer, postJson, req, testConfig } from "../helpers";
+import { migratedDataDir } from "../support/migrated";
 
 /** A clock the test moves. */
 function clock(start = Date.UTC(2026, 10, 22, 10, 0, 0)) {
@@ -18,7 +19,7 @@ let executions = 0;
 /** "slow" queries wait here until the test lets them finish. */
 let slow = Promise.withResolvers<void>();
 
-async function guardedApp(env: Record<string, string> = {}, now = clock().now, dataDir = tempDir(), logs = memorySink()) {
+async function guardedApp(env: Record<string, string> = {}, now = clock().now, dataDir = migratedDataDir(), logs = memorySink()) {
   const config = testConfig({ CORPUS_DATA_DIR: dataDir, ...env });
   const services = await createServices(config, createLogger((env.CORPUS_LOG_LEVEL as "INFO") ?? "ERROR", logs.sink), now);
   const routes = new Elysia()
@@ -79,7 +80,7 @@ describe("auth on REST routes (D4, D5, D15)", () => {
 describe("a token seen for the first time (verified, then the request runs again)", () => {
   test("the body arrives whole, the handler runs once, one log line, limits counted once", async () => {
     const logs = memorySink();
-    const { app, token } = await guardedApp({ CORPUS_LOG_LEVEL: "INFO" }, clock().now, tempDir(), logs);
+    const { app, token } = await guardedApp({ CORPUS_LOG_LEVEL: "INFO" }, clock().now, migratedDataDir(), logs);
     const before = executions;
     const tok = await token();
     const first = await app.handle(query(tok, { query: "first sight" }, { "idempotency-key": "k-first" }));
@@ -214,7 +215,7 @@ describe("rate limits per user and endpoint (D16, first document part 8)", () =>
   });
 
   test("a restart keeps the day count and the revocations", async () => {
-    const dir = tempDir();
+    const dir = migratedDataDir();
     const c = clock();
     const first = await guardedApp({ CORPUS_LIMIT_QUERY_PER_DAY: "5" }, c.now, dir);
     const tok = await first.token();
@@ -303,7 +304,7 @@ describe("Idempotency-Key (D11)", () => {
   });
 
   test("a replay survives a restart and expires after 24 hours; stored responses are sealed", async () => {
-    const dir = tempDir();
+    const dir = migratedDataDir();
     const c = clock();
     const first = await guardedApp({}, c.now, dir);
     const tok = await first.token();

@@ -6,12 +6,11 @@ import { randomBytes } from "node:crypto";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
-import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
 import { mailRecord } from "../support/local-index";
+import { migratedDatabase } from "../support/migrated";
 
 test("attack: a record stored then embedded is cut into chunks once; written anew, once more; another index's record of the same id is its own", async () => {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const cut: string[] = [];
   const chunker = (r: SourceRecord) => {

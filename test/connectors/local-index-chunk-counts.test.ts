@@ -11,6 +11,7 @@ import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 import { linesRecord } from "../support/local-index";
+import { migratedDatabase } from "../support/migrated";
 
 const record = linesRecord;
 
@@ -27,7 +28,7 @@ const expectCounted = (db: Database, index: LocalIndex) => {
 const vectors = (n: number) => Array.from({ length: n }, () => new Float32Array(EMBEDDING_DIM).fill(0.05));
 
 function twoIndexes() {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const split = (r: SourceRecord) => r.content.split("\n");
   return {

@@ -6,9 +6,8 @@ import { randomBytes } from "node:crypto";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
-import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
 import { mailRecord } from "../support/local-index";
+import { migratedDatabase } from "../support/migrated";
 
 const mail = (id: string, date: string, content: string) => mailRecord(id, date, content);
 
@@ -21,7 +20,7 @@ function vector(turn: number): Float32Array {
 }
 
 async function indexOf200OtherYearsAnd2InRange() {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const index = new LocalIndex(db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), () => ["one chunk"]);
   // 200 mails of 2020 that match the words and the meaning better than the two of June 2001.
@@ -65,7 +64,7 @@ test("without a range the better matches of other years come first, each with bo
 });
 
 test("another owner's records in the same tables are never found, with or without dates, by words or by meaning", async () => {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const indexOf = (user: string) => new LocalIndex(db, `${user}/mail`, indexKeysFor(keys, user, "mail", true), () => ["one chunk"]);
   const alice = indexOf("alice");

@@ -20,7 +20,11 @@ const NOTES = [
   ["gym", "gym opens at seven"],
 ] as const;
 
-/** The notes index beside `otherRows` long rows of another index in the same table. */
+/**
+ * The notes index beside `otherRows` long rows of another index in the same table. FTS5's
+ * table-wide bm25() put the long note first from 10 such rows (harbour: 3.36 over 2.97; 4.36 over
+ * 3.86 beside 20, 7.13 over 6.31 beside 100), its own statistics 0.77 over 0.65 beside any number.
+ */
 async function besideOthers(otherRows: number) {
   const { indexFor } = localIndexes();
   const notes = indexFor("notes");
@@ -38,9 +42,9 @@ async function ranked(words: string[], otherRows: number) {
 }
 
 for (const words of [["harbour"], ["harbour", "weekly"]])
-  test(`a user's scores and order for ${words.join(", ")} are the same beside another user's 100 long rows`, async () => {
+  test(`a user's scores and order for ${words.join(", ")} are the same beside another user's 20 long rows`, async () => {
     const alone = await ranked(words, 0);
-    const beside = await ranked(words, 100);
+    const beside = await ranked(words, 20);
     expect(alone.length).toBeGreaterThan(1);
     expect(alone.at(-1)!.lexical).toBeGreaterThan(0.1);
     expect(beside.map((h) => h.id)).toEqual(alone.map((h) => h.id));
@@ -49,11 +53,11 @@ for (const words of [["harbour"], ["harbour", "weekly"]])
 
 // Connector.search (a source's records by their words, best first): the same order by the index's own statistics.
 // FTS5's table-wide bm25() put the long record first beside them.
-test("a user's search order for harbour is the same beside another user's 100 long rows", async () => {
+test("a user's search order for harbour is the same beside another user's 20 long rows", async () => {
   const order = async (otherRows: number) => (await besideOthers(otherRows)).search(ask(["harbour"])).map((r) => r.id);
   const alone = await order(0);
   expect(alone).toEqual(["short", "long"]);
-  expect(await order(100)).toEqual(alone);
+  expect(await order(20)).toEqual(alone);
 });
 
 test("an index alone in the table scores as FTS5's bm25() does: the counts read back from its scores are exact", async () => {

@@ -8,8 +8,7 @@ import type { IndexContext } from "../../src/connectors/local-index/context";
 import { stillShown } from "../../src/connectors/local-index/rank";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
-import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
+import { migratedDatabase } from "../support/migrated";
 
 const record = (id: string): SourceRecord => ({
   id,
@@ -23,7 +22,7 @@ const record = (id: string): SourceRecord => ({
 });
 
 test("the worker's candidates still shown: by row number, a removed record's left out, another index's never taken", async () => {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const indexKeys = indexKeysFor(keys, "alice", "docs", true);
   const docs = new LocalIndex(db, "alice/docs", indexKeys, (r) => [r.content]);

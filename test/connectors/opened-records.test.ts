@@ -6,15 +6,14 @@ import { randomBytes } from "node:crypto";
 import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
-import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
 import { countingOpens, mailRecord } from "../support/local-index";
+import { migratedDatabase } from "../support/migrated";
 
 const mail = (id: string, content: string) => mailRecord(id, "2020-03-01T10:00:00.000Z", content, { from: "a@example.com" });
 
 /** An index of 30 mails whose keys count the records opened. */
 async function countedIndex() {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const { keys, opened } = countingOpens(indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true));
   const index = new LocalIndex(db, "alice/mail", keys);
   for (let i = 0; i < 30; i++)

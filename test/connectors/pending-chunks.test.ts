@@ -8,14 +8,13 @@ import { randomBytes } from "node:crypto";
 import { forgetChunkVectors, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
-import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
 import { linesRecord } from "../support/local-index";
+import { migratedDatabase } from "../support/migrated";
 
 const record = linesRecord;
 
 test("a batch of pending chunks never splits a record: in order, none cut again, and the next batch goes on from there", async () => {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const cuts = new Map<string, number>();
   const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => {
@@ -47,7 +46,7 @@ test("a batch of pending chunks never splits a record: in order, none cut again,
 });
 
 test("a batch that ends exactly at a record's end takes nothing of the next", async () => {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => r.content.split("\n"));
   await index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("one", 4), record("two", 4)]);
@@ -55,7 +54,7 @@ test("a batch that ends exactly at a record's end takes nothing of the next", as
 });
 
 test("chunks keep their texts: embedded again after a model change without cutting; stored before their texts were (connectors-011), cut once a record", async () => {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   let cuts = 0;
   const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => {

@@ -11,9 +11,8 @@ import { RECORDS_PER_TRANSACTION } from "../../src/connectors/local-index/docume
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
-import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
 import { ask } from "../support/local-index";
+import { migratedDatabase } from "../support/migrated";
 
 const OWNER = "alice/mail";
 
@@ -52,7 +51,7 @@ function watched(db: Database, afterCommit: (addedDocs: number) => void): Databa
 }
 
 function indexes() {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const at = (on: Database) => new LocalIndex(on, OWNER, indexKeysFor(keys, "alice", "mail", true), (r) => [r.content]);
   return { db, at };

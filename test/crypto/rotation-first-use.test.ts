@@ -10,9 +10,9 @@ import { VectorRotation } from "../../src/crypto/rotation";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { ask } from "../../src/questions/ask";
-import { openDatabase } from "../../src/store/database";
-import { tempDir, testApp } from "../helpers";
+import { testApp } from "../helpers";
 import { mailRecord } from "../support/local-index";
+import { migratedDatabase } from "../support/migrated";
 
 const spies: Array<{ mockRestore(): void }> = [];
 afterEach(() => {
@@ -33,7 +33,7 @@ const unit = (i: number) => {
 };
 
 test("attack: a local index's first question after a start makes the owner's rotation in turns; the same hits", async () => {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const master = randomBytes(32);
   const before = new LocalIndex(db, "alice/mail", indexKeysFor(new UserKeys(db, master), "alice", "mail", true), (r) => [r.content]);
   for (let i = 0; i < 5; i++)

@@ -161,11 +161,13 @@ describe("a request without Host (HTTP/1.0, issue 13 finding 10)", () => {
     expect(JSON.parse(mcp.body)).toMatchObject({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2024-11-05" } });
     const missing = await rawExchange("GET /no/such HTTP/1.0\r\n\r\n");
     expect(missing.status).toBe(404);
+    // Not the model's warm-up, 2 s after start: in the unit suite it always fails (no worker there,
+    // test/support/unit-guard.ts), and on a busy machine this test ran that late.
     expect(
       logs
         .records()
         .slice(before)
-        .filter((l) => l.level === "ERROR"),
+        .filter((l) => l.level === "ERROR" && l.message !== "the embedding model could not be loaded"),
     ).toEqual([]);
   });
 });

@@ -4,12 +4,11 @@ import { randomBytes } from "node:crypto";
 import { type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
-import { openDatabase } from "../../src/store/database";
-import { tempDir } from "../helpers";
+import { migratedDatabase } from "./migrated";
 
 /** A database with the key and index tables; `indexFor(owner)` is the index of connector `owner` of alice's, `keysFor(owner)` its keys. */
 export function localIndexes() {
-  const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const keysFor = (owner: string) => indexKeysFor(keys, "alice", owner, true);
   return { db, keysFor, indexFor: (owner: string) => new LocalIndex(db, owner, keysFor(owner)) };
