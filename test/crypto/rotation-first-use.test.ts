@@ -88,7 +88,7 @@ function countingInTurns(): () => number {
 }
 
 test("attack: twenty questions at once after a start make each store's rotation once, not once each", async () => {
-  const db = openDatabase(tempDir(), cryptoMigrations);
+  const db = migratedDatabase(cryptoMigrations);
   const keys = new UserKeys(db, randomBytes(32));
   const inTurns = countingInTurns();
   const atOnce = countingAtOnce();
@@ -108,7 +108,7 @@ test("attack: twenty questions at once after a start make each store's rotation 
 });
 
 test("attack: a rotation being made when the user's key is destroyed is not kept: the next key's is made anew", async () => {
-  const db = openDatabase(tempDir(), cryptoMigrations);
+  const db = migratedDatabase(cryptoMigrations);
   const keys = new UserKeys(db, randomBytes(32));
   const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
   const first = keys.prepareRotation("alice", "archive", EMBEDDING_DIM, turn)!;
