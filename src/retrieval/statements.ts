@@ -215,8 +215,13 @@ const CELLS: Array<[CellKind, RegExp]> = [
 ];
 const cellKind = (line: string): CellKind | undefined =>
   line.length > CELL_CHARS ? undefined : CELLS.find(([, re]) => re.test(line))?.[0];
-/** An article's or a barcode's number, a tax code beside it ("2000001592021", "GTG02", "SR0 9555544201198"): it belongs to the item beside it. */
-const ID = /^(?=[A-Z\d]*\d)[A-Z\d]{4,20}$/;
+/**
+ * An article's or a barcode's number, a tax code beside it ("2000001592021", "GTG02", "SR0 9555544201198", "#1011801-5"
+ * under "PAYMENT VOUCHER UEW"): it belongs to the item beside it. A dash only after a "#": "13-09-2017" is a day.
+ */
+const ID = /^(?=[A-Z\d]*\d)[A-Z\d]{4,20}$|^#\d{4,20}(?:-\d{1,4})?$/;
+/** A name ending in its "#" article number is an item's ("PAYMENT VOUCHER UEW 6\" X 7\" #1011801-5"), never a summary's label. */
+const ARTICLE_END = /\s#\d{4,20}(?:-\d{1,4})?$/;
 const TAX_CODE = new RegExp(`^${TAX_CODE_WORDS}$`, "i");
 const isCode = (line: string) => {
   if (line.length > 40) return false;
@@ -399,7 +404,7 @@ function tableRows(units: string[], cells: string[], out: Piece[]): void {
     return;
   }
   let s = 0;
-  while (s < k && s < MAX_TABLE_ROWS && isSummary(units[k - 1 - s]!)) s++;
+  while (s < k && s < MAX_TABLE_ROWS && isSummary(units[k - 1 - s]!) && !ARTICLE_END.test(units[k - 1 - s]!)) s++;
   if (s > 0) {
     plain(units.slice(0, k - s));
     const labels = units.slice(k - s);

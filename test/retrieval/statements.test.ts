@@ -325,6 +325,37 @@ test("an item's code and cells printed before its name are its row (SROIE 003, 0
   expect(holding(read("E8318\n1\n80.91\nTOTAL :\n80.91"), "item")).toEqual([]);
 });
 
+test("an item's name, its '#' article number, 'qty @ price' and its taxed amount are one row (SROIE 419)", () => {
+  const becon = read(
+    [
+      "PRODUCT NAME",
+      "CODE",
+      "QTY @ U/(RM)",
+      "GST",
+      "TOTAL(RM)",
+      'PAYMENT VOUCHER UEW 6" X 7 " (5\'S/PACK)',
+      "#1011801-5",
+      "18 @ 7.30",
+      "SR",
+      "131.40",
+      "CD-R MAXELL (MX-CDR) 100'S",
+      "#1120221",
+      "1 @ 92.80",
+      "SR",
+      "92.80",
+      "SUB TOTAL",
+      "247.55",
+    ].join("\n"),
+  );
+  expect(holding(becon, "item")).toEqual([
+    'PAYMENT VOUCHER UEW 6" X 7 " (5\'S/PACK) #1011801-5 18 @ 7.30 SR 131.40',
+    "CD-R MAXELL (MX-CDR) 100'S #1120221 1 @ 92.80 SR 92.80",
+  ]);
+  // The column headers above take no item's cells; a day is no article number.
+  expect(becon.some((st) => st.label === "GST" || st.label === "TOTAL(RM)")).toBe(false);
+  expect(read("DATE :\n13-09-2017").map((s) => s.text)).toEqual(["DATE : 13-09-2017"]);
+});
+
 test("a discount's label and cells under an item are the item's (SROIE 001); a tax summary's row is a tax, no item (SROIE 159)", () => {
   const lamp = read(
     "DESC/ITEM\nQTY\nPRICE\nAMT(RM)\nGF-TABLE LAMP/STITCH <I>\n62483\n1\n55.90\n55.90\n@DISC\n10.00%\n-5.59\n#TOTAL QTY\n2",
