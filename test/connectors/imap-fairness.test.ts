@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ImapConnector, OPERATION_TIMEOUT_MS } from "../../src/connectors/imap/connector";
 import { GAVE_UP, SUPERSEDED, Turns } from "../../src/connectors/imap/turns";
+import { ConnectorError } from "../../src/connectors/types";
 import { allowList, pinner } from "../../src/net/pin";
 import { CONNECTOR_TIMEOUT_MS } from "../../src/retrieval/search";
 import { bearer, postJson, testApp, tokenFor } from "../helpers";
@@ -84,7 +85,12 @@ describe("one user's heavy searches and everybody else (real Dovecot)", () => {
   test("a search that gave up leaves at once, and the line does not back up behind it", async () => {
     // Measured against the same search let run to its end, in this run (a busy machine slows both).
     const whole = performance.now();
-    await connector.search({ terms: heavy, phrases: [], limit: 60, caller: "mallory", signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS) });
+    // On a loaded machine the whole search may pass the operation's limit: it then took at least that.
+    await connector
+      .search({ terms: heavy, phrases: [], limit: 60, caller: "mallory", signal: AbortSignal.timeout(CONNECTOR_TIMEOUT_MS) })
+      .catch((error: unknown) => {
+        if (!(error instanceof ConnectorError)) throw error;
+      });
     const wholeMs = performance.now() - whole;
     const controller = new AbortController();
     const started = performance.now();
