@@ -11,10 +11,11 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type postgres from "postgres";
-import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
-import { indexOwesWork } from "../../src/connectors/local-index";
+import { IndexedFolderConnector, OWNER_RECHECK_MS } from "../../src/connectors/indexed-source";
+import { indexKeysFor, indexOwesWork, LocalIndex } from "../../src/connectors/local-index";
 import { ConnectorRegistry } from "../../src/connectors/registry";
 import { PostgresConnectorRecords } from "../../src/connectors/rows-postgres";
+import type { SourceRecord } from "../../src/connectors/types";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
 import { MIGRATIONS } from "../../src/migrations";
@@ -143,6 +144,65 @@ describe("background work reads its owner's key again on a shared keys room", ()
     } finally {
       release();
       model.hold = Promise.resolve();
+    }
+  });
+
+  test("a sync reads the key again between files at most every OWNER_RECHECK_MS of its clock, and stops at the first read after a deletion", async () => {
+    const user = `between-${randomBytes(3).toString("hex")}`;
+    const a = node(db.sql);
+    const b = node(db.client());
+    await a.keys.ready(user, { create: true });
+    await b.keys.ready(user);
+    const files = ["one", "two", "three", "four"];
+    const reads: string[] = [];
+    const { promise: twoHeld, resolve: releaseTwo } = Promise.withResolvers<void>();
+    const source = {
+      scan: () => files.map((f) => ({ source: f, size: 10, mtime: 1 })),
+      read: async (e: { source: string }) => {
+        reads.push(e.source);
+        if (e.source === "two") await twoHeld;
+        const record: SourceRecord = {
+          id: e.source,
+          title: e.source,
+          content: `Note ${e.source} about the boiler.`,
+          source_url: `file:///${e.source}`,
+          date: null,
+          type: "file",
+          path: e.source,
+          metadata: {},
+        };
+        return [record];
+      },
+    };
+    let now = 0;
+    let checks = 0;
+    const key = `${user}/notes`;
+    const index = new LocalIndex(b.db, key, indexKeysFor(b.keys, user, "notes", false), (r) => [r.content]);
+    const connector = new IndexedFolderConnector("files", tempDir("corpus-owner-key-folder-"), index, source, {
+      now: () => now,
+      ownerCheck: () => {
+        checks++;
+        return b.keys.recheck(user);
+      },
+    });
+    try {
+      await soon("the second file being read", () => reads.length === 2);
+      // One read of the key for the sync's start and the files so far: not one a file.
+      expect(checks).toBe(1);
+      expect(docs(b.db, key)).toBe(1);
+      // A deletes the user while B reads the second file; B's clock passes the period.
+      await a.keys.destroy(user);
+      now += OWNER_RECHECK_MS;
+      releaseTwo();
+      await connector.sync();
+      // The file in hand is written (its check came before the deletion); the next is never read.
+      expect(reads).toEqual(["one", "two"]);
+      expect(checks).toBe(2);
+      expect(docs(b.db, key)).toBe(2);
+      expect((await connector.health()).status).not.toBe("error");
+    } finally {
+      releaseTwo();
+      await connector.close();
     }
   });
 });
