@@ -9,6 +9,8 @@
 // (D29). Several nodes on one database (D33): a sync runs under the connector's lease, renewed
 // while it runs and released after; a node that finds the lease held leaves the sync to its holder
 // and answers from the shared index, and one whose lease was taken while it stalled stops reading.
+// On a shared keys room the owner's key is read again as the work goes (ownerCheck): a user deleted
+// on another node is indexed no further.
 import { existsSync, statSync } from "node:fs";
 import { NoUserKey } from "../crypto/user-keys";
 import { EmbeddingCancelled, type OwnerEmbeddings } from "../embedding/service";
