@@ -75,6 +75,7 @@ const INTEGRATION = [
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",
   "connectors/oauth/grants.test.ts",
+  "connectors/owner-key-background.test.ts",
   "connectors/office-files.test.ts",
   "connectors/paths.test.ts",
   "connectors/read-memory.test.ts",

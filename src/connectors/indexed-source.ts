@@ -9,6 +9,8 @@
 // (D29). Several nodes on one database (D33): a sync runs under the connector's lease, renewed
 // while it runs and released after; a node that finds the lease held leaves the sync to its holder
 // and answers from the shared index, and one whose lease was taken while it stalled stops reading.
+// On a shared keys room the owner's key is read again as the work goes (ownerCheck): a user deleted
+// on another node is indexed no further.
 import { existsSync, statSync } from "node:fs";
 import { NoUserKey } from "../crypto/user-keys";
 import { EmbeddingCancelled, type OwnerEmbeddings } from "../embedding/service";
@@ -48,6 +50,14 @@ export const indexLeaseName = (key: string) => `index/${key}`;
 /** The status while the shared database cannot be asked for the connector's lease. */
 export const INDEX_LEASE_UNREACHABLE = "indexing waits for the shared database (its lease could not be claimed)";
 
+/** The status while the shared database cannot be asked for the owner's data key (the log has the error). */
+export const OWNER_KEY_UNREACHABLE = "indexing waits for the shared database (the owner's data key could not be read)";
+/**
+ * How often a sync reads its owner's key again between files (IndexedOptions.ownerCheck): a
+ * deletion on another node stops it within this, at one read of a row per period, not per file.
+ */
+export const OWNER_RECHECK_MS = 1_000;
+
 /** The status while embedding waits for the next scan to retry (the log has the error). */
 export const EMBEDDING_PAUSED = "embedding paused after an error; it resumes on the next scan";
 
@@ -82,6 +92,13 @@ export interface IndexedOptions {
   syncWaitMs?: number;
   /** Several nodes: a sync runs only under this lease (`name`: indexLeaseName). None: this node alone. */
   lease?: NodeLeases & { name: string };
+  /**
+   * Reads the owner's data key again (UserKeys.recheck, D33): rejects with NoUserKey once a
+   * deletion on any node destroyed it. Asked where a sync starts, between its files (at most every
+   * OWNER_RECHECK_MS) and before each embedded batch is written; undefined when there is nothing
+   * to wait for (the embedded store: no turn added).
+   */
+  ownerCheck?: () => Promise<unknown> | undefined;
 }
 
 /**
@@ -115,6 +132,9 @@ export class IndexedFolderConnector implements Connector {
   private storagePaused?: string;
   private retries = 0;
   private retryWaiting = false;
+  private readonly ownerCheck?: IndexedOptions["ownerCheck"];
+  /** When the owner's key was last read again (this.now()). */
+  private ownerCheckedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly kind: string,
@@ -132,6 +152,7 @@ export class IndexedFolderConnector implements Connector {
     this.report = options.report ?? (() => {});
     this.syncWaitMs = options.syncWaitMs ?? SYNC_WAIT_MS;
     this.lease = options.lease;
+    this.ownerCheck = options.ownerCheck;
     this.sync();
   }
 
@@ -158,6 +179,10 @@ export class IndexedFolderConnector implements Connector {
           batch.map((b) => b.text),
           "background",
         );
+        if (this.closed) return;
+        // The owner's key read again before the batch is written: a deletion on another node meanwhile ends the loop here (NoUserKey).
+        const checking = this.ownerStill();
+        if (checking) await checking;
         if (this.closed) return;
         // Made a few rows a turn, not all at once in setVectors' turn (~20-40 ms of the serving thread).
         await this.index.prepareRotation();
@@ -231,9 +256,28 @@ export class IndexedFolderConnector implements Connector {
     }
   }
 
+  /**
+   * The owner's key read again (ownerCheck), unless it was in the last `every` ms: rejects with
+   * NoUserKey once they are gone, with a ConnectorError while the shared database cannot be asked.
+   */
+  private ownerStill(every = 0): Promise<unknown> | undefined {
+    if (!this.ownerCheck || this.now() - this.ownerCheckedAt < every) return undefined;
+    const checking = this.ownerCheck();
+    if (!checking) return undefined;
+    this.ownerCheckedAt = this.now();
+    return checking.catch((error: unknown) => {
+      if (error instanceof NoUserKey) throw error;
+      this.log?.warning("connector indexing's owner key not read", errorSummary(error));
+      throw new ConnectorError(OWNER_KEY_UNREACHABLE);
+    });
+  }
+
   /** Reads what changed into the index, while `held()` (the node's lease, when there is one). */
   private async indexFolder(held: () => boolean): Promise<void> {
     try {
+      // A sync starts for an owner whose key is still there (D33): one deleted on another node is indexed no more.
+      const checking = this.ownerStill();
+      if (checking) await checking;
       const folder = this.check(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new ConnectorError(`${this.path} is not a readable folder`);
       const result = await syncIndex(
@@ -242,6 +286,7 @@ export class IndexedFolderConnector implements Connector {
         (e) => this.source.read(e),
         (done, total) => this.readProgress(done, total),
         () => this.closed || !held(),
+        () => this.ownerStill(OWNER_RECHECK_MS),
       );
       // Closed, or its lease taken by another node (which indexes it now).
       if (this.closed || !held()) return;
@@ -270,6 +315,8 @@ export class IndexedFolderConnector implements Connector {
       this.resumed();
       void this.embedPending();
     } catch (error) {
+      // The owner was deleted (on this node or another): nothing more of theirs is read or written, and nothing is wrong with the folder.
+      if (error instanceof NoUserKey) return;
       if (isStorageError(error)) return this.pauseForStorage(INDEXING_PAUSED_FULL, error);
       this.error = error instanceof ConnectorError ? error.message : `cannot read ${this.path}`;
     } finally {

@@ -251,13 +251,19 @@ export class ConnectorRegistry {
     if (!embeddings || !chunker || !c.newest || (before?.connector === c && !before.paused)) return;
     if (this.now() < (this.aheadNextAt.get(key) ?? 0)) return;
     const live = () => !this.closing && this.live.get(key) === c;
+    const ownerStill = this.ownerCheck(d.owner);
+    const embed = (texts: string[], wanted: () => boolean) => {
+      // The cache keeps vectors under their owner's key only: the operator's is made here, as
+      // its folders' indexes make it (a user's exists once they added a connector). A write:
+      // on a full disk it fails, and this try with it (reads go on, D29).
+      if (d.owner === OPERATOR) this.keys.keyFor(OPERATOR);
+      return embeddings.embed(d.owner, texts, "background", wanted);
+    };
     const work = embedAhead(c, {
+      // Each page after the owner's key was read again (D33): a deletion on another node ends the try there.
       embed: (texts, wanted) => {
-        // The cache keeps vectors under their owner's key only: the operator's is made here, as
-        // its folders' indexes make it (a user's exists once they added a connector). A write:
-        // on a full disk it fails, and this try with it (reads go on, D29).
-        if (d.owner === OPERATOR) this.keys.keyFor(OPERATOR);
-        return embeddings.embed(d.owner, texts, "background", wanted);
+        const checking = ownerStill();
+        return checking ? checking.then(() => embed(texts, wanted)) : embed(texts, wanted);
       },
       chunks: (records) => sharedReader().chunks(records),
       live,
@@ -306,6 +312,7 @@ export class ConnectorRegistry {
     return {
       ...(leases ? { lease: { ...leases, name: indexLeaseName(`${d.owner}/${d.id}`) } } : {}),
       embeddings: this.embeddings?.forOwner(d.owner),
+      ownerCheck: this.ownerCheck(d.owner),
       log: this.log.child(`connectors.${d.id}`),
       check: this.access.checker(d.owner),
       now: this.now,
@@ -317,6 +324,19 @@ export class ConnectorRegistry {
           }
         : {}),
     };
+  }
+
+  /**
+   * A job's check of its owner's key (UserKeys.recheck, D33), bound to the key it first found:
+   * the user deleted on another node, or deleted and back since, stops it. Undefined on the
+   * embedded store (nothing to wait for).
+   */
+  private ownerCheck(owner: string): () => Promise<unknown> | undefined {
+    let began: Buffer | undefined;
+    return () =>
+      this.keys.recheck(owner, began)?.then((key) => {
+        began = key;
+      });
   }
 
   private status(d: Definition, fresh = false): Promise<ConnectorStatus> {
@@ -687,6 +707,9 @@ export class ConnectorRegistry {
     const users = new Set((await this.rows.idsOfKinds(indexed)).filter((r) => owes(r.user_id, r.id)).map((r) => r.user_id));
     for (const user of users) {
       try {
+        // Background work makes no key, and reads the user's again (D33): this node may never have met them.
+        const ready = this.keys.ready(user);
+        if (ready) await ready;
         due.push(...(await this.rows.of(user)).filter(owed));
       } catch (error) {
         // A user deleted meanwhile owes nothing; anything else waits for the connector's first use.

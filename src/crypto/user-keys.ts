@@ -157,29 +157,50 @@ export class UserKeys {
    */
   ready(user: string, { create = false, held = false }: { create?: boolean; held?: boolean } = {}): Awaitable<void> {
     if (!this.records.answersLater) return;
-    return (async () => {
-      let wrapped = await this.records.wrapped(user);
-      if (!wrapped && create) wrapped = await this.records.keep(user, this.wrap(user, randomBytes(32)), Date.now());
-      this.present(user, wrapped, held);
-    })();
+    return this.bring(user, create, held).then(() => {});
   }
 
-  /** What `ready` found: the key kept in memory, or none (and nothing derived from one). */
-  private present(user: string, wrapped: Uint8Array | undefined, held: boolean): void {
+  /** `ready`'s work on the shared store: the user's key, now present on this node, or none. */
+  private async bring(user: string, create: boolean, held: boolean): Promise<Buffer | undefined> {
+    let wrapped = await this.records.wrapped(user);
+    if (!wrapped && create) wrapped = await this.records.keep(user, this.wrap(user, randomBytes(32)), Date.now());
+    return this.present(user, wrapped, held);
+  }
+
+  /**
+   * Background work's check of its owner, where a job starts and before each batch it writes
+   * (D33): the shared store reads the key again (as `ready`, never making one) and answers it,
+   * or rejects with NoUserKey once a deletion on any node destroyed it, or once another replaced
+   * `began` (the key the job began with: the user deleted and back meanwhile is someone the job
+   * was not started for), so the job stops there, writing nothing after. Undefined on the embedded
+   * store: nothing to wait for (its key is read where it is used, and a deletion there closes the
+   * user's work itself).
+   */
+  recheck(user: string, began?: Buffer): Promise<Buffer> | undefined {
+    if (!this.records.answersLater) return undefined;
+    return this.bring(user, false, false).then((key) => {
+      if (!key || (began && !key.equals(began))) throw new NoUserKey();
+      return key;
+    });
+  }
+
+  /** What `ready` found: the key kept in memory (answered), or none (and nothing derived from one). */
+  private present(user: string, wrapped: Uint8Array | undefined, held: boolean): Buffer | undefined {
     if (!wrapped) {
       // Found without one before: nothing of theirs is in memory (drop looks through every derived key).
-      if (this.keyless.has(user)) return;
+      if (this.keyless.has(user)) return undefined;
       this.drop(user);
       keep(this.keyless, KEYS_KEPT, user, true);
-      return;
+      return undefined;
     }
     const key = open(this.masterKey, wrapped, this.aad(user));
     const cached = this.cache.get(user) ?? this.held.get(user);
-    if (cached?.equals(key)) return;
+    if (cached?.equals(key)) return cached;
     // Another key than the one in memory: the user was deleted and came back meanwhile; nothing of the old one stays.
     this.drop(user);
     if (held) this.held.set(user, key);
     else keep(this.cache, KEYS_KEPT, user, key);
+    return key;
   }
 
   /** Forgets from memory the user's key and everything derived from it. */

@@ -26,7 +26,8 @@ export type SyncProgress = (done: number, total: number) => void;
  * sources are read with `read` (with their chunks, cut where they were read), vanished ones removed. Returns how many were read. A source
  * `read` skips (SourceSkipped) is kept as skipped in the index (skipped.ts) and not read again,
  * after a restart too, until it changes. Once `stopped` says so (the connector is closing),
- * nothing more is read or written.
+ * nothing more is read or written. `beforeRead`, when it answers a promise, is awaited before a
+ * source is read, and what it throws ends the sync (the owner's key read again: D33).
  */
 export async function syncIndex(
   index: LocalIndex,
@@ -34,6 +35,7 @@ export async function syncIndex(
   read: (e: ScanEntry) => Promise<ReadRecords>,
   onProgress: SyncProgress = () => {},
   stopped: () => boolean = () => false,
+  beforeRead: () => Promise<unknown> | undefined = () => undefined,
 ): Promise<{ read: number; removed: number; failed: string[]; skipped: string[]; cutWords: number }> {
   const known = index.known();
   const skipped = index.skipped();
@@ -66,6 +68,12 @@ export async function syncIndex(
   if (!(await index.removeUnfinished(stopped))) return sofar();
   for (const [i, e] of toRead.entries()) {
     if (stopped()) return sofar();
+    // Outside the file's own failures: a deleted owner, or an unreachable shared database, is no unreadable file.
+    const checking = beforeRead();
+    if (checking) {
+      await checking;
+      if (stopped()) return sofar();
+    }
     try {
       const records = await readOnceMoreIfAsked(read, e);
       if (stopped()) return sofar();
