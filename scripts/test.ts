@@ -47,6 +47,7 @@ const INTEGRATION = [
   "connectors/books/books.test.ts",
   "connectors/books/gnucash-sqlite-connector.test.ts",
   "connectors/books/oracle.test.ts",
+  "connectors/books/parse-bomb.test.ts",
   "connectors/chunked-where-read.test.ts",
   "connectors/crash-embedding.test.ts",
   "connectors/embed-ahead-after-removal.test.ts",
