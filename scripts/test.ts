@@ -77,6 +77,7 @@ const INTEGRATION = [
   "connectors/maildir.test.ts",
   "connectors/oauth/grants.test.ts",
   "connectors/office-files.test.ts",
+  "connectors/opened-records-bound.test.ts",
   "connectors/paths.test.ts",
   "connectors/read-memory.test.ts",
   "connectors/read-only.test.ts",
