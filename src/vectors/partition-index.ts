@@ -40,7 +40,10 @@ const BUILD_RETRY_MS = 60_000;
 /** The folder of the local index's index files, in the data folder. */
 export const VECTOR_INDEX_DIR = CONNECTOR_VECTORS.hnsw.dir;
 
-/** Neighbours first asked of a snapshot in a search within times, for each one wanted; then four times as many, up to MAX_KNN. */
+/**
+ * Neighbours first asked of a snapshot in a search within times: this many times those that hold k
+ * in range if the range's vectors were spread evenly among them; then four times as many, up to MAX_KNN.
+ */
 const WITHIN_TIMES_FIRST = 4;
 
 /**
@@ -224,12 +227,12 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
   }
 
   /**
-   * The nearest within times of an indexed partition: the snapshot asked for k * WITHIN_TIMES_FIRST
-   * neighbours, then four times as many while fewer than k of them are in range, keeping those in
-   * range (the k best in range are among the snapshot's n best once k of those are in range), and
-   * the delta's nearest in range. A range holding too few of the partition's vectors to be found
-   * so within MAX_KNN neighbours is searched exactly (sqlite-vec reads only its vectors' times
-   * first, then compares those in range).
+   * The nearest within times of an indexed partition: the snapshot asked for WITHIN_TIMES_FIRST
+   * times the neighbours that hold k in range if the range's share were spread evenly, then four
+   * times as many while fewer than k of them are in range, keeping those in range (the k best in
+   * range are among the snapshot's n best once k of those are in range), and the delta's nearest
+   * in range. A range holding too few of the partition's vectors to be found so within MAX_KNN
+   * neighbours is searched exactly.
    */
   private searchWithin(
     owner: string,
@@ -241,10 +244,16 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
     k: number,
     range: { from?: number; to?: number },
   ): Neighbour[] {
+    // The range's share of the partition (its vectors' times, not the vectors, read): one too narrow
+    // to be found among the index's MAX_KNN nearest is searched exactly at once (sqlite-vec compares
+    // those in range only), not after every widening failed (37 ms where exact took 2, at 10k).
+    const { all, within } = this.inner.timeCounts(partition, range);
+    let asked = Math.ceil((k * WITHIN_TIMES_FIRST * all) / Math.max(1, within));
+    if (within === 0 || asked > MAX_KNN) return this.inner.knn(owner, query, k, { connectors: [connector], ...range });
     const masked = this.maskedCount(partition, ready);
     const inRange = (at: number | undefined) =>
       at !== undefined && (range.from === undefined || at >= range.from) && (range.to === undefined || at < range.to);
-    for (let asked = k * WITHIN_TIMES_FIRST; ; asked *= 4) {
+    for (; ; asked *= 4) {
       const wanted = Math.min(MAX_KNN, asked + masked);
       const fromIndex = this.fromSnapshot(partition, ready, index, query, wanted, masked);
       const times = this.inner.timesOf(

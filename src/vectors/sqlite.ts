@@ -184,6 +184,34 @@ export class SqliteVectorStore implements EmbeddedVectorStore {
     return times;
   }
 
+  /**
+   * How many vectors `partition` holds, and how many of them have an `at` in [from, to): read from
+   * vec0's chunks (sqlite-vec 0.1.9, pinned: a bit per slot in `validity`, least significant
+   * first; the times as 8 bytes a slot in _metadatachunks00), ~8 KB a 1,024 vectors, no vector read.
+   */
+  timeCounts(partition: string, range: { from?: number; to?: number }): { all: number; within: number } {
+    const { table, at } = this.t;
+    if (!at) throw new RangeError(`${table} keeps no times`);
+    const from = BigInt(range.from ?? Number.MIN_SAFE_INTEGER);
+    const to = BigInt(range.to ?? Number.MAX_SAFE_INTEGER);
+    let all = 0;
+    let within = 0;
+    for (const c of this.db
+      .query<{ validity: Uint8Array; data: Uint8Array }, [string]>(
+        `SELECT c.validity, m.data FROM ${table}_chunks c JOIN ${table}_metadatachunks00 m ON m.rowid = c.chunk_id WHERE c.partition00 = ?`,
+      )
+      .iterate(partition)) {
+      const times = new BigInt64Array(c.data.buffer.slice(c.data.byteOffset, c.data.byteOffset + c.data.byteLength));
+      for (let slot = 0; slot < times.length; slot++) {
+        if (((c.validity[slot >> 3] ?? 0) & (1 << (slot & 7))) === 0) continue;
+        all++;
+        const t = times[slot]!;
+        if (t >= from && t < to) within++;
+      }
+    }
+    return { all, within };
+  }
+
   private dropPartition(partition: string): number {
     const del = this.db.query(`DELETE FROM ${this.t.table} WHERE ${this.t.id} = ?`);
     return this.db.transaction(() => {

@@ -15,10 +15,11 @@ import { MIGRATIONS } from "../../src/migrations";
 import { openDatabase } from "../../src/store/database";
 import { EmbeddedHnsw } from "../../src/vectors/hnsw";
 import { SqliteVectorStore } from "../../src/vectors/sqlite";
+import { MAX_KNN } from "../../src/vectors/store";
 import { tempDir } from "../helpers";
 import { unitVectors } from "../support/unit-vectors";
 
-// Past MAX_KNN (4,096): a range too narrow to be found among the index's nearest is searched exactly.
+// Past MAX_KNN (4,096), so that a range can be too narrow to be found among the index's nearest.
 const THRESHOLD = 4000;
 const N = 5000;
 /** Chunks per archived answer; answer q was asked at T0 + q minutes. */
@@ -27,9 +28,13 @@ const T0 = 1_700_000_000;
 /** The time of the answer of data[place]: answer q was asked at T0 + q minutes. */
 const atOf = (place: number) => T0 + Math.floor(place / PER_ANSWER) * 60;
 
-const data = unitVectors(N, 3);
-const questions = unitVectors(30, 4);
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+const questions = unitVectors(30, 4);
+/** Archived nearest questions[0] first: its nearest are the oldest (a search of the newest for it must look further). */
+const data = unitVectors(N, 3)
+  .map((v) => ({ v, s: dot(v, questions[0]!) }))
+  .sort((a, b) => b.s - a.s)
+  .map((x) => x.v);
 /** The exact k nearest places in data among those `keep` keeps. */
 const exactTop = (q: Float32Array, keep: (place: number) => boolean = () => true, k = 10) =>
   data
@@ -141,20 +146,31 @@ test("a user's search never gives another's chunk: a light user's exact search, 
 test("within times: a wide range keeps the index's neighbours in range (widening while too few are); a narrow one is searched exactly; vectors put since are filtered by time too", () => {
   const exact = spyOn(SqliteVectorStore.prototype, "knn");
   const asked = spyOn(EmbeddedHnsw.prototype, "search");
-  // The last third of the answers: asked through the index, k * 4 neighbours at first.
+  // The newest third of the answers: asked through the index, for 4 x k x 3 neighbours at first
+  // (k in range, were they spread evenly).
   const wide = { from: atOf(3330) };
   expect(recall(wide)).toBeGreaterThanOrEqual(0.95);
   expect(exact).not.toHaveBeenCalled();
-  expect(asked.mock.calls[0]![1]).toBe(40);
-  // One answer (10 chunks of 5,000): the index asked for ever more (widened), and where even
-  // MAX_KNN neighbours hold fewer than k of them, searched exactly.
+  expect(asked.mock.calls[0]![1]).toBe(Math.ceil((4 * 10 * N) / (N - 3330)));
+  // questions[0]'s nearest are the oldest: the index asked for four times as many, and again, until 10 of the newest are among them.
+  asked.mockClear();
+  const forFirst = rows.nearest("heavy", rotation.apply(questions[0]!), 10, wide).map((n) => placeOf.get(n.id)!);
+  const widened = asked.mock.calls.map((c) => c[1]);
+  expect(widened.length).toBeGreaterThan(1);
+  expect(widened.slice(1)).toEqual(widened.slice(0, -1).map((n) => Math.min(MAX_KNN, n * 4)));
+  expect(forFirst).toEqual(exactTop(questions[0]!, (place) => place >= 3330));
+  expect(exact).not.toHaveBeenCalled();
+  // One answer (10 chunks of 5,000): too few to be found among the index's MAX_KNN nearest, searched exactly at once.
   asked.mockClear();
   const narrow = { from: atOf(2000), to: atOf(2010) };
-  expect(recall(narrow)).toBeGreaterThanOrEqual(0.95);
-  expect(asked.mock.calls.slice(0, 4).map((c) => c[1])).toEqual([40, 160, 640, 2560]);
-  expect(exact).toHaveBeenCalled();
+  expect(recall(narrow)).toBe(1);
+  expect(asked).not.toHaveBeenCalled();
+  expect(exact).toHaveBeenCalledTimes(questions.length);
   exact.mockRestore();
   asked.mockRestore();
+  // The times counted without reading a vector, as they were archived.
+  expect(new SqliteVectorStore(db, ARCHIVE_VECTORS).timeCounts("heavy", narrow)).toEqual({ all: N, within: 10 });
+  expect(new SqliteVectorStore(db, ARCHIVE_VECTORS).timeCounts("heavy", wide)).toEqual({ all: N, within: N - 3330 });
 
   // Put since the snapshot (the delta): found within its time, not outside it.
   const q = questions[5]!;
