@@ -192,8 +192,8 @@ export class SqliteVectorStore implements EmbeddedVectorStore {
   timeCounts(partition: string, range: { from?: number; to?: number }): { all: number; within: number } {
     const { table, at } = this.t;
     if (!at) throw new RangeError(`${table} keeps no times`);
-    const from = BigInt(range.from ?? Number.MIN_SAFE_INTEGER);
-    const to = BigInt(range.to ?? Number.MAX_SAFE_INTEGER);
+    const from = range.from ?? -Infinity;
+    const to = range.to ?? Infinity;
     let all = 0;
     let within = 0;
     for (const c of this.db
@@ -201,11 +201,12 @@ export class SqliteVectorStore implements EmbeddedVectorStore {
         `SELECT c.validity, m.data FROM ${table}_chunks c JOIN ${table}_metadatachunks00 m ON m.rowid = c.chunk_id WHERE c.partition00 = ?`,
       )
       .iterate(partition)) {
-      const times = new BigInt64Array(c.data.buffer.slice(c.data.byteOffset, c.data.byteOffset + c.data.byteLength));
-      for (let slot = 0; slot < times.length; slot++) {
+      // Each time as two 32-bit halves (little-endian): BigInt's comparisons took ~10x longer.
+      const halves = new Int32Array(c.data.buffer.slice(c.data.byteOffset, c.data.byteOffset + c.data.byteLength));
+      for (let slot = 0; slot < halves.length / 2; slot++) {
         if (((c.validity[slot >> 3] ?? 0) & (1 << (slot & 7))) === 0) continue;
         all++;
-        const t = times[slot]!;
+        const t = halves[2 * slot + 1]! * 2 ** 32 + (halves[2 * slot]! >>> 0);
         if (t >= from && t < to) within++;
       }
     }
