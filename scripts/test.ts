@@ -35,6 +35,7 @@ const TEST_WORKERS = 4;
 const INTEGRATION = [
   "accounts/account-stores.test.ts",
   "accounts/cli.test.ts",
+  "archive/archive-index.test.ts",
   "archive/archive-stores.test.ts",
   "archive/pending-after-deletion.test.ts",
   "archive/resume-after-deletion.test.ts",

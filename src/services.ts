@@ -182,7 +182,14 @@ export async function createServices(
     ...(shared ? { records: new PostgresConnectorRecords(shared) } : {}),
   });
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
-  const archive = new Archive(shared ? new PostgresArchiveRows(shared) : new SqliteArchiveRows(db), userKeys, embeddings, now);
+  // The embedded archive's big partitions (a heavy user's) get an HNSW index as the connectors' do.
+  const archiveRows = shared
+    ? new PostgresArchiveRows(shared)
+    : new SqliteArchiveRows(db, {
+        threshold: config.CORPUS_VECTOR_INDEX_THRESHOLD,
+        onBuildFailed: (error) => log.warning("an archive vector index could not be built; searched without it", { error }),
+      });
+  const archive = new Archive(archiveRows, userKeys, embeddings, now);
   // The shared archive's vectors were another model's too: owed again, as the embedded ones above.
   if (forgotten && shared) await archive.rows.forgetVectors();
   // Vectors of answers that a full disk kept from being stored: retried with backoff until they are (D29).
@@ -282,6 +289,7 @@ export async function createServices(
       await connectors.close();
       await closeSearches(db);
       vectorIndexes.close();
+      if (archiveRows instanceof SqliteArchiveRows) archiveRows.close();
       // After the connectors (their loops stop), before the database (a run under way stores its vectors).
       await embeddings.close();
       // Each a guarded pass: a full disk at shutdown loses counters, never the clean close.

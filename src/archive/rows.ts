@@ -4,11 +4,14 @@
 // SqliteVectorStore), answering at once; the shared one is PostgreSQL (rows-postgres.ts),
 // answering promises. Both hold only sealed values (the user's data key, bound to owner, table
 // and row: store.ts) and vectors keyed by the user's archive rotation (D25); the times and ids
-// beside them are what the embedded store keeps in clear too.
+// beside them are what the embedded store keeps in clear too. A user's archive past the
+// threshold gets the embedded HNSW index the local index's big connectors get
+// (vectors/partition-index.ts, its own tables archive_hnsw… and folder archive-index/).
 import type { Database } from "bun:sqlite";
 import type { Awaitable } from "../store/shared";
+import { PartitionIndexedStore, type PartitionIndexOptions } from "../vectors/partition-index";
 import { SqliteVectorStore, type Vec0Table } from "../vectors/sqlite";
-import type { EmbeddedVectorStore, KeyedVector, Neighbour, StoredVector } from "../vectors/store";
+import type { KeyedVector, Neighbour, StoredVector } from "../vectors/store";
 
 /** The archive's own vector rotation (D25), apart from every connector's; also its vectors' connector. */
 export const ARCHIVE_SCOPE = "archive";
@@ -93,6 +96,7 @@ export const ARCHIVE_VECTORS: Vec0Table = {
   partition: "user_id",
   at: "queried_at",
   connector: ARCHIVE_SCOPE,
+  hnsw: { tables: "archive_hnsw", dir: "archive-index" },
 };
 
 const CHUNK_WITH_QUESTION =
@@ -100,10 +104,19 @@ const CHUNK_WITH_QUESTION =
 
 /** The embedded store: the data folder's SQLite, each write one transaction with its vectors. */
 export class SqliteArchiveRows implements ArchiveRows {
-  private readonly vectors: EmbeddedVectorStore;
+  /** Each user's vectors: sqlite-vec's exact search, or past the threshold their HNSW index (a heavy user's deep_search reads not every vector). */
+  readonly vectors: PartitionIndexedStore;
 
-  constructor(private readonly db: Database) {
-    this.vectors = new SqliteVectorStore(db, ARCHIVE_VECTORS);
+  constructor(
+    private readonly db: Database,
+    options: PartitionIndexOptions = {},
+  ) {
+    this.vectors = new PartitionIndexedStore(db, new SqliteVectorStore(db, ARCHIVE_VECTORS), options);
+  }
+
+  /** Ends an index build under way (before the database closes). */
+  close(): void {
+    this.vectors.close();
   }
 
   knownDocuments(user: string, docIds: readonly string[]): Set<string> {
@@ -229,6 +242,7 @@ export class SqliteArchiveRows implements ArchiveRows {
  * service.ts adoptModel); each chunk is pending again and resumePending embeds it from its text.
  */
 export function forgetArchiveVectors(db: Database): number {
-  new SqliteVectorStore(db, ARCHIVE_VECTORS).dropAll();
+  // Their indexes too: tables and files.
+  new PartitionIndexedStore(db, new SqliteVectorStore(db, ARCHIVE_VECTORS)).dropAll();
   return db.query("UPDATE archive_chunks SET embedded = 0 WHERE embedded = 1").run().changes;
 }

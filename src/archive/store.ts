@@ -16,8 +16,9 @@ import { EmbeddingCancelled, type EmbeddingService } from "../embedding/service"
 import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
 import { type Awaitable, andThen } from "../store/shared";
+import { createIndexTables } from "../vectors/partition-index";
 import type { KeyedVector } from "../vectors/store";
-import { ARCHIVE_SCOPE, type ArchivedRow, type ArchiveRows, type OwedVector } from "./rows";
+import { ARCHIVE_SCOPE, ARCHIVE_VECTORS, type ArchivedRow, type ArchiveRows, type OwedVector } from "./rows";
 
 /** An archived chunk whose vector is still to be stored: its row, its query, the text to embed. */
 interface Pending {
@@ -90,6 +91,11 @@ export const archiveMigrations: Migration[] = [
       db.exec("ALTER TABLE archive_documents ADD COLUMN record_key TEXT");
       db.exec("CREATE INDEX archive_documents_record ON archive_documents (user_id, record_key, id)");
     },
+  },
+  {
+    // A heavy user's archive gets an HNSW index past the threshold (vectors/partition-index.ts): its tables.
+    id: "archive-005-vector-index",
+    up: (db) => createIndexTables(db, ARCHIVE_VECTORS),
   },
 ];
 

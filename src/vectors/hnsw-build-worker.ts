@@ -7,7 +7,6 @@ import { EMBEDDING_DIM } from "../embedding/embedder";
 import { loadSqliteVec } from "../store/database";
 import { EmbeddedHnsw } from "./hnsw";
 import type { BuildAsked, BuildDone } from "./hnsw-build-protocol";
-import { CONNECTOR_VECTORS } from "./sqlite";
 
 declare const self: Worker;
 
@@ -23,7 +22,7 @@ self.onmessage = (event: MessageEvent<BuildAsked>) => {
       db.exec("PRAGMA query_only = ON");
       db.exec("PRAGMA busy_timeout = 5000");
       loadSqliteVec(db, m.dataDir);
-      const { table, id, partition } = CONNECTOR_VECTORS;
+      const { table, id, partition } = m.table;
       // One read transaction: the snapshot is of one moment (the changes after it are kept beside it).
       const index = EmbeddedHnsw.create();
       const vectors = db

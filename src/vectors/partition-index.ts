@@ -1,14 +1,17 @@
 // Big partitions on one node: past BIG_PARTITION_VECTORS vectors, a partition of the embedded
-// store (a user's connector: each has its own rotation, D25, so its own space) gets an HNSW index
+// store (a user's connector, or a user's archive: each has its own rotation, D25, so its own
+// space; each vec0 table its own tables and folder of indexes, Vec0Table.hnsw) gets an HNSW index
 // (usearch, hnsw.ts) in a file beside the database, built from its keyed vectors in a worker, off
 // the serving thread (D31): no plaintext vector is ever on disk. sqlite-vec keeps every vector and
 // stays the truth; the index is a snapshot of one generation, and what changed since it was asked
-// for is kept in two small tables until the next one is ready:
-//   vector_hnsw_delta   the vectors put since (vec0, searched by brute force: a few thousand)
-//   vector_hnsw_masked  the ids put or removed since: the snapshot's copy of them is not given
-// A search without ids or times asks the snapshot (read in place, mapped: the search worker and
-// the serving thread share its pages) and the delta, and merges them; one within ids or times is
-// the exact search of sqlite-vec. Changes past REBUILD_SHARE of the snapshot (a key's rotation
+// for is kept in two small tables until the next one is ready (vector_hnsw_… for the local index's):
+//   <tables>_delta   the vectors put since (vec0, searched by brute force: a few thousand)
+//   <tables>_masked  the ids put or removed since: the snapshot's copy of them is not given
+// A search without ids asks the snapshot (read in place, mapped: the search worker and
+// the serving thread share its pages) and the delta, and merges them; one within ids is the exact
+// search of sqlite-vec; one within times (the archive's) asks the snapshot for ever more
+// neighbours, keeping those in range, until k are (searchWithin), or searches exactly a range too
+// narrow for that. Changes past REBUILD_SHARE of the snapshot (a key's rotation
 // puts every vector again) ask for the next generation; dropping a partition, an owner or all
 // removes its files.
 import type { Database } from "bun:sqlite";
@@ -19,7 +22,7 @@ import { EMBEDDING_DIM } from "../embedding/embedder";
 import type { Migration } from "../store/migrations";
 import { EmbeddedHnsw } from "./hnsw";
 import type { BuildAsked, BuildDone } from "./hnsw-build-protocol";
-import { partitionOf, type SqliteVectorStore } from "./sqlite";
+import { CONNECTOR_VECTORS, type SqliteVectorStore, type Vec0Table } from "./sqlite";
 import { checkK, type EmbeddedVectorStore, type KeyedVector, type KnnFilter, MAX_KNN, type Neighbour, type StoredVector } from "./store";
 
 /** Vectors of one partition past which it gets an HNSW index (sqlite-vec: 59 ms a search at 100k, 233 ms at 400k; issue figures). */
@@ -34,36 +37,46 @@ export const MAX_DELTA = 4096;
 /** A build that failed is not asked again for this long. */
 const BUILD_RETRY_MS = 60_000;
 
-/** The folder of the index files, in the data folder. */
-export const VECTOR_INDEX_DIR = "vector-index";
+/** The folder of the local index's index files, in the data folder. */
+export const VECTOR_INDEX_DIR = CONNECTOR_VECTORS.hnsw.dir;
+
+/**
+ * Neighbours first asked of a snapshot in a search within times: this many times those that hold k
+ * in range if the range's vectors were spread evenly among them; then four times as many, up to MAX_KNN.
+ */
+const WITHIN_TIMES_FIRST = 4;
+
+/**
+ * The tables of a vec0 table's indexes (named by its hnsw.tables). generation: the last snapshot
+ * asked for; ready: the one whose file is there (NULL: none yet). The delta keeps each vector's
+ * time too where the table does (a search within times filters it).
+ */
+export function createIndexTables(db: Database, t: Vec0Table): void {
+  const name = t.hnsw.tables;
+  db.exec(`CREATE TABLE ${name} (
+    partition TEXT PRIMARY KEY,
+    generation INTEGER NOT NULL,
+    ready INTEGER,
+    vectors INTEGER NOT NULL DEFAULT 0
+  )`);
+  db.exec(`CREATE TABLE ${name}_masked (
+    partition TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    PRIMARY KEY (partition, id)
+  ) WITHOUT ROWID`);
+  db.exec(
+    `CREATE VIRTUAL TABLE ${name}_delta USING vec0(id integer primary key, partition text partition key, generation integer,${t.at ? " at integer," : ""} embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`,
+  );
+}
 
 export const partitionIndexMigrations: Migration[] = [
-  {
-    id: "vectors-001-partition-index",
-    up(db) {
-      // generation: the last snapshot asked for; ready: the one whose file is there (NULL: none yet).
-      db.exec(`CREATE TABLE vector_hnsw (
-        partition TEXT PRIMARY KEY,
-        generation INTEGER NOT NULL,
-        ready INTEGER,
-        vectors INTEGER NOT NULL DEFAULT 0
-      )`);
-      db.exec(`CREATE TABLE vector_hnsw_masked (
-        partition TEXT NOT NULL,
-        id INTEGER NOT NULL,
-        generation INTEGER NOT NULL,
-        PRIMARY KEY (partition, id)
-      ) WITHOUT ROWID`);
-      db.exec(
-        `CREATE VIRTUAL TABLE vector_hnsw_delta USING vec0(id integer primary key, partition text partition key, generation integer, embedding float[${EMBEDDING_DIM}] distance_metric=cosine)`,
-      );
-    },
-  },
+  { id: "vectors-001-partition-index", up: (db) => createIndexTables(db, CONNECTOR_VECTORS) },
 ];
 
 /** The file of a partition's snapshot: named by a hash of the partition (no user name in a file name) and its generation. */
-export function indexFile(dataDir: string, partition: string, generation: number): string {
-  return join(dataDir, VECTOR_INDEX_DIR, `${filePrefix(partition)}${generation}.usearch`);
+export function indexFile(dir: string, partition: string, generation: number): string {
+  return join(dir, `${filePrefix(partition)}${generation}.usearch`);
 }
 const filePrefix = (partition: string) => `${createHash("sha256").update(partition).digest("hex").slice(0, 32)}-`;
 
@@ -92,6 +105,10 @@ const workerEntry = () =>
 export class PartitionIndexedStore implements EmbeddedVectorStore {
   private readonly threshold: number;
   private readonly dataDir: string | undefined;
+  /** The folder of this table's index files (in the data folder), and the prefix of its tables. */
+  private readonly dir: string | undefined;
+  private readonly tables: string;
+  private readonly t: Vec0Table;
   /** Snapshots read in place by this thread, by partition. */
   private readonly viewed = new Map<string, { generation: number; index: EmbeddedHnsw }>();
   /** Vectors of partitions not indexed, as last counted plus those put since (counted again once past the threshold). */
@@ -110,44 +127,54 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
     private readonly options: PartitionIndexOptions = {},
   ) {
     this.threshold = options.threshold ?? BIG_PARTITION_VECTORS;
+    this.t = inner.t;
+    this.tables = this.t.hnsw.tables;
     const file = db.filename;
     // A database without a file (tests' :memory:) keeps no index beside it.
     this.dataDir = file && file !== ":memory:" ? dirname(file) : undefined;
+    this.dir = this.dataDir && join(this.dataDir, this.t.hnsw.dir);
   }
 
   private row(partition: string): IndexRow | undefined {
     return (
-      this.db.query<IndexRow, [string]>("SELECT generation, ready, vectors FROM vector_hnsw WHERE partition = ?").get(partition) ??
+      this.db.query<IndexRow, [string]>(`SELECT generation, ready, vectors FROM ${this.tables} WHERE partition = ?`).get(partition) ??
       undefined
     );
   }
 
   put(owner: string, connector: string, vectors: readonly StoredVector[]): void {
-    const partition = partitionOf(owner, connector);
+    const partition = this.inner.partition(owner, connector);
+    const { tables, t } = this;
     this.db.transaction(() => {
       this.inner.put(owner, connector, vectors);
       const row = this.row(partition);
       if (!row) return;
-      const mask = this.db.query("INSERT OR REPLACE INTO vector_hnsw_masked (partition, id, generation) VALUES (?, ?, ?)");
-      const unDelta = this.db.query("DELETE FROM vector_hnsw_delta WHERE id = ?");
-      const delta = this.db.query("INSERT INTO vector_hnsw_delta (id, partition, generation, embedding) VALUES (?, ?, ?, ?)");
+      const mask = this.db.query(`INSERT OR REPLACE INTO ${tables}_masked (partition, id, generation) VALUES (?, ?, ?)`);
+      const unDelta = this.db.query(`DELETE FROM ${tables}_delta WHERE id = ?`);
+      const delta = this.db.query(
+        t.at
+          ? `INSERT INTO ${tables}_delta (id, partition, generation, at, embedding) VALUES (?, ?, ?, ?, ?)`
+          : `INSERT INTO ${tables}_delta (id, partition, generation, embedding) VALUES (?, ?, ?, ?)`,
+      );
       for (const v of vectors) {
         mask.run(partition, v.id, row.generation);
         unDelta.run(BigInt(v.id));
-        delta.run(BigInt(v.id), partition, row.generation, v.vector);
+        if (t.at) delta.run(BigInt(v.id), partition, row.generation, v.at!, v.vector);
+        else delta.run(BigInt(v.id), partition, row.generation, v.vector);
       }
     })();
     this.changed(partition, vectors.length);
   }
 
   remove(owner: string, connector: string, ids: readonly number[]): void {
-    const partition = partitionOf(owner, connector);
+    const partition = this.inner.partition(owner, connector);
+    const { tables } = this;
     this.db.transaction(() => {
       this.inner.remove(owner, connector, ids);
       const row = this.row(partition);
       if (!row) return;
-      const mask = this.db.query("INSERT OR REPLACE INTO vector_hnsw_masked (partition, id, generation) VALUES (?, ?, ?)");
-      const unDelta = this.db.query("DELETE FROM vector_hnsw_delta WHERE id = ? AND partition = ?");
+      const mask = this.db.query(`INSERT OR REPLACE INTO ${tables}_masked (partition, id, generation) VALUES (?, ?, ?)`);
+      const unDelta = this.db.query(`DELETE FROM ${tables}_delta WHERE id = ? AND partition = ?`);
       for (const id of ids) {
         mask.run(partition, id, row.generation);
         unDelta.run(BigInt(id), partition);
@@ -158,20 +185,23 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
 
   /** Whether a connector's vectors are searched through a built index (past the threshold). */
   indexed(owner: string, connector: string): boolean {
-    return this.dataDir !== undefined && this.row(partitionOf(owner, connector))?.ready != null;
+    return this.dataDir !== undefined && this.row(this.inner.partition(owner, connector))?.ready != null;
   }
 
   knn(owner: string, query: KeyedVector, k: number, filter: KnnFilter = {}): Neighbour[] {
     checkK(k);
-    // Within ids or times: sqlite-vec's exact search (the snapshot holds neither).
-    if (filter.ids || filter.from !== undefined || filter.to !== undefined) return this.inner.knn(owner, query, k, filter);
-    const connectors = filter.connectors ?? this.inner.partitionsOf(owner).map((p) => p.slice(owner.length + 1));
+    // Within ids: sqlite-vec's exact search (the snapshot holds none to narrow by).
+    if (filter.ids) return this.inner.knn(owner, query, k, filter);
+    const range = { from: filter.from, to: filter.to };
+    const timed = range.from !== undefined || range.to !== undefined;
+    const connectors = filter.connectors ?? this.inner.partitionsOf(owner).map((p) => this.inner.connectorOf(p));
     const found: Neighbour[] = [];
     for (const connector of connectors) {
-      const partition = partitionOf(owner, connector);
+      const partition = this.inner.partition(owner, connector);
       const row = this.dataDir ? this.row(partition) : undefined;
       const index = row?.ready != null ? this.view(partition, row.ready) : undefined;
-      if (!row || row.ready == null || !index) found.push(...this.inner.knn(owner, query, k, { connectors: [connector] }));
+      if (!row || row.ready == null || !index) found.push(...this.inner.knn(owner, query, k, { connectors: [connector], ...range }));
+      else if (timed) found.push(...this.searchWithin(owner, partition, connector, row.ready, index, query, k, range));
       else found.push(...this.searchIndexed(partition, connector, row.ready, index, query, k));
     }
     found.sort((a, b) => b.similarity - a.similarity);
@@ -187,29 +217,105 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
     query: KeyedVector,
     k: number,
   ): Neighbour[] {
-    const masked = this.db
-      .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM vector_hnsw_masked WHERE partition = ? AND generation >= ?")
-      .get(partition, ready)!.n;
+    const masked = this.maskedCount(partition, ready);
     // Enough more that those changed since, left out, leave k.
-    const fromIndex = index.search(query, Math.min(MAX_KNN, k + masked));
+    const fromIndex = this.fromSnapshot(partition, ready, index, query, Math.min(MAX_KNN, k + masked), masked);
+    return [
+      ...fromIndex.map((f) => ({ id: f.id, connector, similarity: f.similarity })),
+      ...this.fromDelta(partition, connector, ready, query, k),
+    ];
+  }
+
+  /**
+   * The nearest within times of an indexed partition: the snapshot asked for WITHIN_TIMES_FIRST
+   * times the neighbours that hold k in range if the range's share were spread evenly, then four
+   * times as many while fewer than k of them are in range, keeping those in range (the k best in
+   * range are among the snapshot's n best once k of those are in range), and the delta's nearest
+   * in range. A range holding too few of the partition's vectors to be found so within MAX_KNN
+   * neighbours is searched exactly.
+   */
+  private searchWithin(
+    owner: string,
+    partition: string,
+    connector: string,
+    ready: number,
+    index: EmbeddedHnsw,
+    query: KeyedVector,
+    k: number,
+    range: { from?: number; to?: number },
+  ): Neighbour[] {
+    // The range's share of the partition (its vectors' times, not the vectors, read): one too narrow
+    // to be found among the index's MAX_KNN nearest is searched exactly at once (sqlite-vec compares
+    // those in range only), not after every widening failed (37 ms where exact took 2, at 10k).
+    const { all, within } = this.inner.timeCounts(partition, range);
+    let asked = Math.ceil((k * WITHIN_TIMES_FIRST * all) / Math.max(1, within));
+    if (within === 0 || asked > MAX_KNN) return this.inner.knn(owner, query, k, { connectors: [connector], ...range });
+    const masked = this.maskedCount(partition, ready);
+    const inRange = (at: number | undefined) =>
+      at !== undefined && (range.from === undefined || at >= range.from) && (range.to === undefined || at < range.to);
+    for (; ; asked *= 4) {
+      const wanted = Math.min(MAX_KNN, asked + masked);
+      const fromIndex = this.fromSnapshot(partition, ready, index, query, wanted, masked);
+      const times = this.inner.timesOf(
+        partition,
+        fromIndex.map((f) => f.id),
+      );
+      const kept = fromIndex.filter((f) => inRange(times.get(f.id)));
+      // k in range, or the snapshot has no more to give: these are the range's nearest.
+      if (kept.length >= k || wanted >= index.size)
+        return [
+          ...kept.slice(0, k).map((f) => ({ id: f.id, connector, similarity: f.similarity })),
+          ...this.fromDelta(partition, connector, ready, query, k, range),
+        ];
+      if (wanted === MAX_KNN) return this.inner.knn(owner, query, k, { connectors: [connector], ...range });
+    }
+  }
+
+  private maskedCount(partition: string, ready: number): number {
+    return this.db
+      .query<{ n: number }, [string, number]>(`SELECT count(*) AS n FROM ${this.tables}_masked WHERE partition = ? AND generation >= ?`)
+      .get(partition, ready)!.n;
+  }
+
+  /** The snapshot's `wanted` nearest, those changed since it was asked for (`masked` of them in all) left out. */
+  private fromSnapshot(
+    partition: string,
+    ready: number,
+    index: EmbeddedHnsw,
+    query: KeyedVector,
+    wanted: number,
+    masked: number,
+  ): Array<{ id: number; similarity: number }> {
+    const fromIndex = index.search(query, wanted);
+    if (fromIndex.length === 0 || masked === 0) return fromIndex;
     const stale = new Set(
-      fromIndex.length === 0 || masked === 0
-        ? []
-        : this.db
-            .query<{ id: number }, [string, number, string]>(
-              "SELECT id FROM vector_hnsw_masked WHERE partition = ? AND generation >= ? AND id IN (SELECT value FROM json_each(?))",
-            )
-            .all(partition, ready, JSON.stringify(fromIndex.map((f) => f.id)))
-            .map((r) => r.id),
+      this.db
+        .query<{ id: number }, [string, number, string]>(
+          `SELECT id FROM ${this.tables}_masked WHERE partition = ? AND generation >= ? AND id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(partition, ready, JSON.stringify(fromIndex.map((f) => f.id)))
+        .map((r) => r.id),
     );
-    const out: Neighbour[] = fromIndex.filter((f) => !stale.has(f.id)).map((f) => ({ id: f.id, connector, similarity: f.similarity }));
-    for (const r of this.db
-      .query<{ id: number; distance: number }, [KeyedVector, number, string, number]>(
-        "SELECT id, distance FROM vector_hnsw_delta WHERE embedding MATCH ? AND k = ? AND partition = ? AND generation >= ?",
+    return fromIndex.filter((f) => !stale.has(f.id));
+  }
+
+  /** The delta's `k` nearest (put since the snapshot was asked for), within times if given. */
+  private fromDelta(
+    partition: string,
+    connector: string,
+    ready: number,
+    query: KeyedVector,
+    k: number,
+    range: { from?: number; to?: number } = {},
+  ): Neighbour[] {
+    const conditions = [range.from === undefined ? "" : " AND at >= ?", range.to === undefined ? "" : " AND at < ?"].join("");
+    const times = [range.from, range.to].filter((s) => s !== undefined);
+    return this.db
+      .query<{ id: number; distance: number }, Array<KeyedVector | number | string>>(
+        `SELECT id, distance FROM ${this.tables}_delta WHERE embedding MATCH ? AND k = ? AND partition = ? AND generation >= ?${conditions}`,
       )
-      .all(query, k, partition, ready))
-      out.push({ id: r.id, connector, similarity: 1 - r.distance });
-    return out;
+      .all(query, k, partition, ready, ...times)
+      .map((r) => ({ id: r.id, connector, similarity: 1 - r.distance }));
   }
 
   /** The snapshot of `generation`, read in place (again once a newer one is ready); undefined if its file is gone. */
@@ -217,7 +323,7 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
     const seen = this.viewed.get(partition);
     if (seen?.generation === generation) return seen.index;
     this.viewed.delete(partition);
-    const file = indexFile(this.dataDir!, partition, generation);
+    const file = indexFile(this.dir!, partition, generation);
     if (!existsSync(file)) return undefined;
     const index = EmbeddedHnsw.view(file);
     this.viewed.set(partition, { generation, index });
@@ -225,17 +331,19 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
   }
 
   dropConnector(owner: string, connector: string): number {
-    this.forget(partitionOf(owner, connector));
+    this.forget(this.inner.partition(owner, connector));
     return this.inner.dropConnector(owner, connector);
   }
 
   dropOwner(owner: string): number {
     for (const p of this.inner.partitionsOf(owner)) this.forget(p);
-    // Partitions emptied before (their vectors removed one by one) keep no index either.
-    for (const { partition } of this.db
-      .query<{ partition: string }, [string, string]>("SELECT partition FROM vector_hnsw WHERE partition >= ? AND partition < ?")
-      .all(`${owner}/`, `${owner}0`))
-      if (partition.slice(0, partition.lastIndexOf("/")) === owner) this.forget(partition);
+    // Partitions emptied before (their vectors removed one by one) keep no index either (a table of
+    // one partition per owner has named it above).
+    if (this.t.connector === undefined)
+      for (const { partition } of this.db
+        .query<{ partition: string }, [string, string]>(`SELECT partition FROM ${this.tables} WHERE partition >= ? AND partition < ?`)
+        .all(`${owner}/`, `${owner}0`))
+        if (partition.slice(0, partition.lastIndexOf("/")) === owner) this.forget(partition);
     return this.inner.dropOwner(owner);
   }
 
@@ -245,27 +353,28 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
 
   dropAll(): number {
     this.db.transaction(() => {
-      this.db.exec("DELETE FROM vector_hnsw");
-      this.db.exec("DELETE FROM vector_hnsw_masked");
-      this.db.exec("DELETE FROM vector_hnsw_delta");
+      this.db.exec(`DELETE FROM ${this.tables}`);
+      this.db.exec(`DELETE FROM ${this.tables}_masked`);
+      this.db.exec(`DELETE FROM ${this.tables}_delta`);
     })();
     this.viewed.clear();
     this.estimate.clear();
-    if (this.dataDir) rmSync(join(this.dataDir, VECTOR_INDEX_DIR), { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
     return this.inner.dropAll();
   }
 
   /** A partition's index forgotten: its rows and every file of it (a build under way finds its row gone and removes its own). */
   private forget(partition: string): void {
     this.db.transaction(() => {
-      this.db.query("DELETE FROM vector_hnsw WHERE partition = ?").run(partition);
-      this.db.query("DELETE FROM vector_hnsw_masked WHERE partition = ?").run(partition);
+      const { tables } = this;
+      this.db.query(`DELETE FROM ${tables} WHERE partition = ?`).run(partition);
+      this.db.query(`DELETE FROM ${tables}_masked WHERE partition = ?`).run(partition);
       for (const { id } of this.db
         .query<{ id: number }, [string]>(
-          "SELECT rowid AS id FROM vector_hnsw_delta_rowids WHERE chunk_id IN (SELECT chunk_id FROM vector_hnsw_delta_chunks WHERE partition00 = ?)",
+          `SELECT rowid AS id FROM ${tables}_delta_rowids WHERE chunk_id IN (SELECT chunk_id FROM ${tables}_delta_chunks WHERE partition00 = ?)`,
         )
         .all(partition))
-        this.db.query("DELETE FROM vector_hnsw_delta WHERE id = ?").run(BigInt(id));
+        this.db.query(`DELETE FROM ${tables}_delta WHERE id = ?`).run(BigInt(id));
     })();
     this.viewed.delete(partition);
     this.estimate.delete(partition);
@@ -273,9 +382,8 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
   }
 
   private removeFiles(partition: string, except?: number): void {
-    if (!this.dataDir) return;
-    const dir = join(this.dataDir, VECTOR_INDEX_DIR);
-    if (!existsSync(dir)) return;
+    const { dir } = this;
+    if (!dir || !existsSync(dir)) return;
     const prefix = filePrefix(partition);
     for (const name of readdirSync(dir))
       if (name.startsWith(prefix) && name !== (except === undefined ? "" : `${prefix}${except}.usearch`))
@@ -301,12 +409,12 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
       return;
     }
     // A snapshot whose file is gone (a restored backup holds the database alone): built again.
-    if (row.ready != null && !existsSync(indexFile(this.dataDir, partition, row.ready))) {
+    if (row.ready != null && !existsSync(indexFile(this.dir!, partition, row.ready))) {
       this.ask(partition);
       return;
     }
     const changes = this.db
-      .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM vector_hnsw_masked WHERE partition = ? AND generation >= ?")
+      .query<{ n: number }, [string, number]>(`SELECT count(*) AS n FROM ${this.tables}_masked WHERE partition = ? AND generation >= ?`)
       .get(partition, row.generation)!.n;
     if (changes > Math.min(MAX_DELTA, row.vectors * REBUILD_SHARE)) this.ask(partition);
   }
@@ -315,7 +423,7 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
   private ask(partition: string): void {
     this.db
       .query(
-        "INSERT INTO vector_hnsw (partition, generation) VALUES (?, 1) ON CONFLICT (partition) DO UPDATE SET generation = generation + 1",
+        `INSERT INTO ${this.tables} (partition, generation) VALUES (?, 1) ON CONFLICT (partition) DO UPDATE SET generation = generation + 1`,
       )
       .run(partition);
     this.estimate.delete(partition);
@@ -344,9 +452,9 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
       const row = this.row(partition);
       if (!row) continue;
       const generation = row.generation;
-      const file = indexFile(this.dataDir!, partition, generation);
+      const file = indexFile(this.dir!, partition, generation);
       mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      const done = await buildInWorker({ file: this.db.filename, dataDir: this.dataDir!, partition, out: file }, (w) => {
+      const done = await buildInWorker({ file: this.db.filename, dataDir: this.dataDir!, table: this.t, partition, out: file }, (w) => {
         this.worker = w;
       });
       this.worker = undefined;
@@ -356,7 +464,7 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
         this.failedAt.set(partition, performance.now());
         this.options.onBuildFailed?.(done.error);
         if (now?.generation === generation && now.ready == null)
-          this.db.query("DELETE FROM vector_hnsw WHERE partition = ?").run(partition);
+          this.db.query(`DELETE FROM ${this.tables} WHERE partition = ?`).run(partition);
         rmSync(file, { force: true });
         continue;
       }
@@ -368,13 +476,14 @@ export class PartitionIndexedStore implements EmbeddedVectorStore {
       }
       chmodSync(file, 0o600);
       this.db.transaction(() => {
-        this.db.query("UPDATE vector_hnsw SET ready = ?, vectors = ? WHERE partition = ?").run(generation, done.vectors, partition);
+        const { tables } = this;
+        this.db.query(`UPDATE ${tables} SET ready = ?, vectors = ? WHERE partition = ?`).run(generation, done.vectors, partition);
         // What the snapshot holds: the changes kept for the generations before it.
-        this.db.query("DELETE FROM vector_hnsw_masked WHERE partition = ? AND generation < ?").run(partition, generation);
+        this.db.query(`DELETE FROM ${tables}_masked WHERE partition = ? AND generation < ?`).run(partition, generation);
         for (const { id } of this.db
-          .query<{ id: number }, [string, number]>("SELECT id FROM vector_hnsw_delta WHERE partition = ? AND generation < ?")
+          .query<{ id: number }, [string, number]>(`SELECT id FROM ${tables}_delta WHERE partition = ? AND generation < ?`)
           .all(partition, generation))
-          this.db.query("DELETE FROM vector_hnsw_delta WHERE id = ?").run(BigInt(id));
+          this.db.query(`DELETE FROM ${tables}_delta WHERE id = ?`).run(BigInt(id));
       })();
       this.removeFiles(partition, generation);
       // Changes while it was built may already be past the share (a rotation puts every vector again): the next one.
