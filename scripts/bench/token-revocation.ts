@@ -15,7 +15,6 @@ import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import postgres from "postgres";
 import { AuthService } from "../../src/auth/service";
 import { authMigrations } from "../../src/auth/store";
 import { authPgMigrations, NOT_BEFORE_TABLE, REVOKED_TABLE } from "../../src/auth/store-postgres";

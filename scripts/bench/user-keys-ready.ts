@@ -13,7 +13,6 @@
 //   bun scripts/bench/user-keys-ready.ts
 import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
-import postgres from "postgres";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords, userKeyPgMigrations } from "../../src/crypto/user-keys-postgres";
 import { migrate } from "../../src/store/migrations";
