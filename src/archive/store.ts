@@ -120,6 +120,9 @@ export async function owedInTurns(
   return owed;
 }
 
+/** Archived chunks' rotated vectors kept in memory (Archive.keyedVector), all users together: ~3 MB of floats and their texts. */
+const KEYED_VECTORS_KEPT = 2048;
+
 /** Chunks embedded per background step when pending vectors are resumed. */
 const RESUME_BATCH = 16;
 
@@ -216,13 +219,36 @@ export class Archive {
    * known; the others computed in the background. Done when the answer may be sent.
    */
   record(user: string, queryId: string, question: string, chunks: ArchiveInput[]): Awaitable<void> {
-    return this.store(
+    const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
+    return this.storeKeyed(
       user,
       queryId,
       question,
       chunks,
-      chunks.map((c) => this.embeddings.cachedFor(c.owner, user, [c.embedText])[0]),
+      chunks.map((c) => this.keyedVector(user, rotation, c)),
     );
+  }
+
+  /**
+   * Chunks' vectors as the user's archive keeps them, by asker, owner and the text embedded, while
+   * the user's rotation is the same: the chunks an answer cites were mostly cited before, and each
+   * was a cache lookup (a keyed hash, a row, an AES open) and a 384x384 rotation on the serving
+   * thread, ~3 ms an answer of ten (issue 36). Forgotten with the user (deleteUser).
+   */
+  private readonly keyedVectors = new Map<string, { text: string; rotation: WeakRef<VectorRotation>; vector: KeyedVector }>();
+
+  /** The chunk's vector rotated for `user`'s archive, from what was kept or the caches; undefined while none holds it. */
+  private keyedVector(user: string, rotation: VectorRotation, c: ArchiveInput): KeyedVector | undefined {
+    const key = `${user}\u0000${c.owner}\u0000${c.chunk.chunk_id}`;
+    const kept = this.keyedVectors.get(key);
+    if (kept && kept.text === c.embedText && kept.rotation.deref() === rotation) return kept.vector;
+    const v = this.embeddings.cachedFor(c.owner, user, [c.embedText])[0];
+    if (!v) return undefined;
+    const vector = rotation.apply(v);
+    this.keyedVectors.delete(key);
+    if (this.keyedVectors.size >= KEYED_VECTORS_KEPT) this.keyedVectors.delete(this.keyedVectors.keys().next().value!);
+    this.keyedVectors.set(key, { text: c.embedText, rotation: new WeakRef(rotation), vector });
+    return vector;
   }
 
   /**
@@ -247,8 +273,25 @@ export class Archive {
     chunks: Array<Omit<ArchiveInput, "owner">>,
     vectors: Array<Float32Array | undefined>,
   ): Awaitable<void> {
-    const at = Math.floor(this.now() / 1000);
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
+    return this.storeKeyed(
+      user,
+      queryId,
+      question,
+      chunks,
+      vectors.map((v) => (v ? rotation.apply(v) : undefined)),
+    );
+  }
+
+  /** Stores a query and its chunks with their vectors rotated for the user (undefined: computed in the background). */
+  private storeKeyed(
+    user: string,
+    queryId: string,
+    question: string,
+    chunks: Array<Omit<ArchiveInput, "owner">>,
+    vectors: Array<KeyedVector | undefined>,
+  ): Awaitable<void> {
+    const at = Math.floor(this.now() / 1000);
     const cited = chunks.flatMap((c) => (c.document ? [c.document.doc_id] : []));
     return andThen(this.rows.knownDocuments(user, cited), (known) => {
       // A version is sealed once: its id is keyed by its content, so a row under it holds the same.
@@ -274,7 +317,7 @@ export class Archive {
           return {
             chunkId: c.chunk.chunk_id,
             body: this.keys.sealFor(user, JSON.stringify(c.chunk), chunkAad(queryId, c.chunk.chunk_id)),
-            ...(v ? { vector: rotation.apply(v) } : {}),
+            ...(v ? { vector: v } : {}),
           };
         }),
       };
@@ -423,6 +466,7 @@ export class Archive {
 
   /** Everything of `user` (D13): how many questions and chunks were removed. */
   deleteUser(user: string): Awaitable<{ queries: number; chunks: number }> {
+    for (const key of this.keyedVectors.keys()) if (key.startsWith(`${user}\u0000`)) this.keyedVectors.delete(key);
     return this.rows.forget(user);
   }
 }

@@ -20,7 +20,9 @@ export function answerSourceOf(c: RankedChunk, meetsAmount: boolean): AnswerSour
   const from = content.length <= RECORD_PROBE ? 0 : Math.max(0, Math.min(at - RECORD_PROBE / 4, content.length - RECORD_PROBE));
   const text = content.trim() ? content.slice(from, from + RECORD_PROBE) : c.text;
   const head = [title, metadata.from, type === "email" ? "" : content.slice(0, HEAD_CHARS)].join("\n");
-  return { text, metadata, type, meetsAmount, score: c.score, head, key: recordKey(c.owner, c.connectorId, c.record.id) };
+  // Keyed by where the window starts too: a long record's windows around its chunks are each
+  // remembered, not one evicting another as questions cite its other chunks (issue 36).
+  return { text, metadata, type, meetsAmount, score: c.score, head, key: `${recordKey(c.owner, c.connectorId, c.record.id)}\u0000${from}` };
 }
 
 /** A mail's forwarded header wrapped before its time ("… on 04/02/2001" / "02:42 PM -----"): no date answered. */

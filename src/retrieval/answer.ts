@@ -39,7 +39,7 @@ export interface AnswerSource {
   score?: number;
   /** What names the record: its title, a mail's sender, a document's first lines (a receipt's merchant). */
   head?: string;
-  /** Its record's key (record-memo.ts recordKey): what is read of it is remembered per version (statement-memo.ts). */
+  /** Its record's key (record-memo.ts recordKey) and its window's: what is read of it is remembered per version (statement-memo.ts). */
   key?: string;
 }
 

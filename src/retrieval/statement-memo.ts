@@ -18,6 +18,12 @@ import type { Statement } from "./statements";
  * whose chunks they are read from; a chunk is read twice at most (a contact asked or not).
  */
 export const STATEMENTS_KEPT_CHARS = 4_000_000;
+/**
+ * Characters shape C's source memo holds, counted as STATEMENTS_KEPT_CHARS: a source is up to 8 kB
+ * of its record (answer-source.ts), read into ~3-4 times its characters, so 4 M kept ~150 of them and
+ * the answer evaluation's 407 questions asked again read 1,174 sources afresh (issue 36).
+ */
+export const SOURCES_KEPT_CHARS = 16_000_000;
 /** What a statement's or a word's object and an entry cost beside their characters: an empty chunk's entry is no free entry. */
 const ITEM_OVERHEAD = 32;
 /** What a sentence's word costs: a reference to the text's word (answer-source.ts sourceReading interns them). */
@@ -59,11 +65,16 @@ function readOnce(s: AnswerSource, contactWanted: boolean): SourceReading {
 export class ChunkStatements {
   private readonly memo = new RecordMemo<SourceReading>(STATEMENTS_KEPT_CHARS, charsOf);
   /** Shape C's sources, apart: a record's few kB around its cited chunk would push the chunks out. */
-  private readonly sources = new RecordMemo<SourceReading>(STATEMENTS_KEPT_CHARS, charsOf);
+  private readonly sources: RecordMemo<SourceReading>;
   /** Chunks read so far, remembered or not (tests count the work). */
   reads = 0;
   /** Shape C's sources read so far, remembered or not (tests count the work). */
   sourceReads = 0;
+
+  /** `sourcesKeptChars`: what shape C's sources may hold (tests fill a smaller one). */
+  constructor(sourcesKeptChars = SOURCES_KEPT_CHARS) {
+    this.sources = new RecordMemo<SourceReading>(sourcesKeptChars, charsOf);
+  }
 
   /** What is read of a document's chunk `text`, of the chunk `key` (recordKey and the chunk's place), as a question asking a contact or not reads it. */
   of(key: string, text: string, contactWanted: boolean): SourceReading {

@@ -5,10 +5,11 @@
 import { expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
 import { type AnswerSource, chunkFitFor, extractiveAnswer } from "../../src/retrieval/answer";
+import { answerSourceOf } from "../../src/retrieval/answer-source";
 import { cite } from "../../src/retrieval/cite";
 import { planQuery } from "../../src/retrieval/plan";
 import { recordKey } from "../../src/retrieval/record-memo";
-import { ChunkStatements, STATEMENTS_KEPT_CHARS } from "../../src/retrieval/statement-memo";
+import { ChunkStatements, SOURCES_KEPT_CHARS, STATEMENTS_KEPT_CHARS } from "../../src/retrieval/statement-memo";
 import type { RankedChunk } from "../../src/retrieval/types";
 
 const invoice = (id: string): SourceRecord => ({
@@ -138,11 +139,35 @@ test("a source changed (its text, head or type) is read again, alone; another us
   expect(memo.sourceReads).toBe(9);
 });
 
-test("what the memo holds of shape C's sources stays under STATEMENTS_KEPT_CHARS", () => {
-  const memo = new ChunkStatements();
+test("what the memo holds of shape C's sources stays under what it may keep", () => {
+  // SOURCES_KEPT_CHARS is 16 M: filling it twice would read 4,600 sources; a quarter of it bounds the same way.
+  const kept = SOURCES_KEPT_CHARS / 4;
+  const memo = new ChunkStatements(kept);
   const line = "word ".repeat(1_400);
   for (let i = 0; i < 100; i++) memo.ofSource(recordKey("alice", "c", `r${i}`), { text: `${line}${i}`, type: "file" }, false);
   expect(memo.sourceReads).toBe(100);
-  expect(memo.chars).toBeGreaterThan(STATEMENTS_KEPT_CHARS / 2);
-  expect(memo.chars).toBeLessThanOrEqual(STATEMENTS_KEPT_CHARS);
+  expect(memo.chars).toBeGreaterThan(kept / 2);
+  expect(memo.chars).toBeLessThanOrEqual(kept);
+});
+
+test("a long record's windows around its cited chunks are each read once, not one evicting the other", () => {
+  const memo = new ChunkStatements();
+  const paragraphs = Array.from({ length: 40 }, (_, i) => `Paragraph ${i}: the shipment number ${1000 + i} left the warehouse on time.`);
+  const content = paragraphs.join("\n").padEnd(30_000, " filler");
+  const ranked = (chunk: string) =>
+    ({
+      owner: "alice",
+      connectorId: "mail",
+      record: { ...invoice("long"), type: "email", content, metadata: { from: "sally@example.com" } },
+      chunkIndex: 0,
+      text: chunk,
+      score: 1,
+    }) as unknown as RankedChunk;
+  const first = answerSourceOf(ranked(paragraphs[0]!), true);
+  const last = answerSourceOf(ranked(" filler filler filler filler filler filler"), true);
+  expect(first.text).not.toBe(last.text);
+  const plan = planQuery("When did the shipment leave the warehouse?");
+  for (let i = 0; i < 3; i++)
+    for (const source of [first, last]) expect(extractiveAnswer(plan, [source], memo)).toBe(extractiveAnswer(plan, [source]));
+  expect(memo.sourceReads).toBe(2);
 });
