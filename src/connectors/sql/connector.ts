@@ -32,7 +32,7 @@ import type { SqlConfig, SqlTable } from "./config";
 import { foldedGlob, foldedNeedle, foldedRegex, spelledIn, unmarkedIn } from "./fold";
 import { hasScheme, isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
 import { closeOffThread, newConnection, SqliteReaderUnavailable, selectOffThread } from "./sqlite-reader";
-import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
+import { countRows, over, type ScanBounds, selectInWindows, windowKey } from "./windows";
 
 const STATEMENT_TIMEOUT_MS = 5_000;
 /**
@@ -622,17 +622,22 @@ export class SqlConnector implements Connector {
       const select = (sql: string, params: unknown[]) => d.select(sql, params);
       for (const t of this.config.tables) {
         if (request.signal?.aborted) break;
-        const read = (q: TableQuery) =>
+        const read = (q: TableQuery, limit: number) =>
           d.dialect === "sqlite"
-            ? selectInWindows(
-                select,
-                { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit, bytes: searchedBytes(t) },
-                bounds,
-              )
-            : this.serverRows(d, t, q, request);
+            ? selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit, bytes: searchedBytes(t) }, bounds)
+            : this.serverRows(d, t, q, { ...request, limit });
         let q = this.query(d.dialect, t, request, maxRowBytes);
-        // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are rows kept.
-        const wholeWords = async (q: TableQuery) => (await read(q)).filter((row) => holdsWholeWord(t, row, q.needles));
+        // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are
+        // rows kept. The first rows read may all hold the word inside others ("Denmark" for
+        // "Mark"): more are read, up to WHOLE_WORD_READS times the limit, until enough hold it whole.
+        const wholeWords = async (q: TableQuery) => {
+          for (let limit = request.limit; ; limit *= 4) {
+            const rows = await read(q, limit);
+            const kept = rows.filter((row) => holdsWholeWord(t, row, q.needles));
+            if (kept.length >= request.limit || rows.length < limit || limit * 4 > WHOLE_WORD_READS * request.limit || over(bounds))
+              return kept.slice(0, request.limit);
+          }
+        };
         let rows = await wholeWords(q);
         // Sorted, and no row holds the question's other words ("in the shop"): the table's rows
         // in that order (within the time asked), unless one is a name: "the largest invoice of
@@ -838,6 +843,8 @@ function answeredByServer(error: unknown): boolean {
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57P)/.test(code);
 }
 
+/** Rows read at most for a table's search, as a multiple of its limit, while too few hold the words whole (holdsWholeWord). */
+const WHOLE_WORD_READS = 16;
 const WORD_CHARACTER = /[\p{L}\p{N}]/u;
 /**
  * Whether a row's searched cells hold one of the needles (none: every row) as a whole word, folded
