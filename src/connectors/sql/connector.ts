@@ -856,12 +856,34 @@ function holdsWholeWord(t: SqlTable, row: Row, needles: string[]): boolean {
   const cells = [...new Set([t.title, ...t.text])].map((c) => String(row[c] ?? ""));
   if (needles.length === 0 || cells.some((cell) => cell.length >= SEARCH_CELL_CHARS - 1)) return true;
   const text = cells.map(foldText).join("\n");
-  return needles.some((needle) => {
-    const n = foldText(needle);
-    for (let at = text.indexOf(n); at >= 0 && n.length > 0; at = text.indexOf(n, at + 1))
-      if (!WORD_CHARACTER.test(text[at - 1] ?? "") && !WORD_CHARACTER.test(text[at + n.length] ?? "")) return true;
-    return false;
-  });
+  return needles.some((needle) => holdsAsWord(text, foldText(needle)));
+}
+
+/**
+ * Whether `text` holds `word` with no letter or digit either side, in time linear in both (Knuth,
+ * Morris and Pratt): a search at each place it starts (indexOf) compared a question's word of
+ * 4,000 "a" with all of a cell of 8,000 "a" at each of 4,000 places, ~1.5 s of the serving thread
+ * for 20 such rows (D31).
+ */
+export function holdsAsWord(text: string, word: string): boolean {
+  const m = word.length;
+  if (m === 0) return false;
+  // By length of word read, the longest proper prefix of it that is also its suffix.
+  const border = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    while (k > 0 && word.charCodeAt(i) !== word.charCodeAt(k)) k = border[k - 1]!;
+    if (word.charCodeAt(i) === word.charCodeAt(k)) k++;
+    border[i] = k;
+  }
+  for (let i = 0, k = 0; i < text.length; i++) {
+    while (k > 0 && text.charCodeAt(i) !== word.charCodeAt(k)) k = border[k - 1]!;
+    if (text.charCodeAt(i) === word.charCodeAt(k)) k++;
+    if (k < m) continue;
+    const at = i - m + 1;
+    if (!WORD_CHARACTER.test(text[at - 1] ?? "") && !WORD_CHARACTER.test(text[i + 1] ?? "")) return true;
+    k = border[k - 1]!;
+  }
+  return false;
 }
 
 /**
