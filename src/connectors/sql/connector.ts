@@ -887,10 +887,20 @@ export function holdsAsWord(text: string, word: string): boolean {
 }
 
 /**
- * A condition that a cell (as SQL text) holds the needle, accents and case folded on both sides
- * as the index folds them (fold.ts), in the dialect's way; its values bound with `bind`.
+ * Characters of a needle asked of the engine: a class of forms is up to ~330 bytes a character
+ * (fold.ts), and SQLite refuses a GLOB over 50,000 bytes, MariaDB a REGEXP of ~200 KB (a word of
+ * 1,500 "ß" failed the question, and closed SQLite's connection, as "cannot be reached"). A
+ * longer needle is asked by its start; the rows found hold it all or are dropped (holdsWholeWord).
  */
-function holdsFolded(dialect: Driver["dialect"], needle: string, bind: (value: unknown) => string): (cell: string) => string {
+const MAX_PATTERN_CHARS = 64;
+
+/**
+ * A condition that a cell (as SQL text) holds the needle (its first MAX_PATTERN_CHARS
+ * characters), accents and case folded on both sides as the index folds them (fold.ts), in the
+ * dialect's way; its values bound with `bind`.
+ */
+function holdsFolded(dialect: Driver["dialect"], whole: string, bind: (value: unknown) => string): (cell: string) => string {
+  const needle = [...whole].slice(0, MAX_PATTERN_CHARS).join("");
   const pattern = `%${foldedNeedle(needle).replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
   // SQLite's GLOB of classes costs 20-50 times its LIKE (200,000 rows: ~1.8 s, LIKE ~40 ms): a
   // cell of ASCII alone (its characters as many as its bytes) is compared by LIKE, which folds
