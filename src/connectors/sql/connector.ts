@@ -630,12 +630,15 @@ export class SqlConnector implements Connector {
         // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are
         // rows kept. The first rows read may all hold the word inside others ("Denmark" for
         // "Mark"): more are read, up to WHOLE_WORD_READS times the limit, until enough hold it whole.
+        // A read cut short by the scan's deadline (SQLite) may keep fewer than the one before it: the most kept are.
         const wholeWords = async (q: TableQuery) => {
+          let best: Row[] = [];
           for (let limit = request.limit; ; limit *= 4) {
             const rows = await read(q, limit);
             const kept = rows.filter((row) => holdsWholeWord(t, row, q.needles));
+            if (kept.length >= best.length) best = kept;
             if (kept.length >= request.limit || rows.length < limit || limit * 4 > WHOLE_WORD_READS * request.limit || over(bounds))
-              return kept.slice(0, request.limit);
+              return best.slice(0, request.limit);
           }
         };
         let rows = await wholeWords(q);
