@@ -99,6 +99,7 @@ const INTEGRATION = [
   "connectors/sql-postgres-two-reads.test.ts",
   "connectors/sql-server-cells.test.ts",
   "connectors/sql.test.ts",
+  "connectors/sql-whole-words-turns.test.ts",
   "connectors/staged-put-crash.test.ts",
   "connectors/status.test.ts",
   "connectors/terms-format.test.ts",

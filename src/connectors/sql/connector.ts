@@ -17,6 +17,7 @@ import { all, SIZE_WORDS } from "../../retrieval/language/words";
 import { foldText } from "../index-terms";
 import { asGiven, type Confine, checkDatabaseFiles, PathRefused } from "../paths";
 import { CONNECT_TIMEOUT_MS, PUBLIC_PIN, type RemoteOptions, refusedMessage } from "../remote";
+import { Turns } from "../turns";
 import {
   type Connector,
   ConnectorError,
@@ -32,7 +33,7 @@ import type { SqlConfig, SqlTable } from "./config";
 import { foldedGlob, foldedNeedle, foldedRegex, spelledIn, unmarkedIn } from "./fold";
 import { hasScheme, isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
 import { closeOffThread, newConnection, SqliteReaderUnavailable, selectOffThread } from "./sqlite-reader";
-import { countRows, type ScanBounds, selectInWindows, windowKey } from "./windows";
+import { countRows, over, type ScanBounds, selectInWindows, windowKey } from "./windows";
 
 const STATEMENT_TIMEOUT_MS = 5_000;
 /**
@@ -622,17 +623,32 @@ export class SqlConnector implements Connector {
       const select = (sql: string, params: unknown[]) => d.select(sql, params);
       for (const t of this.config.tables) {
         if (request.signal?.aborted) break;
-        const read = (q: TableQuery) =>
+        const read = (q: TableQuery, limit: number) =>
           d.dialect === "sqlite"
-            ? selectInWindows(
-                select,
-                { ...q, table: t.name, key: this.keys.get(t.name)!, limit: request.limit, bytes: searchedBytes(t) },
-                bounds,
-              )
-            : this.serverRows(d, t, q, request);
+            ? selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit, bytes: searchedBytes(t) }, bounds)
+            : this.serverRows(d, t, q, { ...request, limit });
         let q = this.query(d.dialect, t, request, maxRowBytes);
-        // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are rows kept.
-        const wholeWords = async (q: TableQuery) => (await read(q)).filter((row) => holdsWholeWord(t, row, q.needles));
+        // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are
+        // rows kept. The first rows read may all hold the word inside others ("Denmark" for
+        // "Mark"): more are read, up to WHOLE_WORD_READS times the limit, until enough hold it whole.
+        // A read cut short by the scan's deadline (SQLite) may keep fewer than the one before it: the most kept are.
+        const wholeWords = async (q: TableQuery) => {
+          const turns = new Turns();
+          let best: Row[] = [];
+          for (let limit = request.limit; ; limit *= 4) {
+            const rows = await read(q, limit);
+            // Folded on the serving thread, a turn of the event loop whenever its budget is spent
+            // (D31): 160 rows of 8,000 "ß" are ~0.4 s of folding.
+            const kept: Row[] = [];
+            for (const row of rows) {
+              if (holdsWholeWord(t, row, q.needles)) kept.push(row);
+              await turns.maybe();
+            }
+            if (kept.length >= best.length) best = kept;
+            if (kept.length >= request.limit || rows.length < limit || limit * 4 > WHOLE_WORD_READS * request.limit || over(bounds))
+              return best.slice(0, request.limit);
+          }
+        };
         let rows = await wholeWords(q);
         // Sorted, and no row holds the question's other words ("in the shop"): the table's rows
         // in that order (within the time asked), unless one is a name: "the largest invoice of
@@ -838,6 +854,8 @@ function answeredByServer(error: unknown): boolean {
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57P)/.test(code);
 }
 
+/** Rows read at most for a table's search, as a multiple of its limit, while too few hold the words whole (holdsWholeWord). */
+const WHOLE_WORD_READS = 16;
 const WORD_CHARACTER = /[\p{L}\p{N}]/u;
 /**
  * Whether a row's searched cells hold one of the needles (none: every row) as a whole word, folded
@@ -849,19 +867,51 @@ function holdsWholeWord(t: SqlTable, row: Row, needles: string[]): boolean {
   const cells = [...new Set([t.title, ...t.text])].map((c) => String(row[c] ?? ""));
   if (needles.length === 0 || cells.some((cell) => cell.length >= SEARCH_CELL_CHARS - 1)) return true;
   const text = cells.map(foldText).join("\n");
-  return needles.some((needle) => {
-    const n = foldText(needle);
-    for (let at = text.indexOf(n); at >= 0 && n.length > 0; at = text.indexOf(n, at + 1))
-      if (!WORD_CHARACTER.test(text[at - 1] ?? "") && !WORD_CHARACTER.test(text[at + n.length] ?? "")) return true;
-    return false;
-  });
+  return needles.some((needle) => holdsAsWord(text, foldText(needle)));
 }
 
 /**
- * A condition that a cell (as SQL text) holds the needle, accents and case folded on both sides
- * as the index folds them (fold.ts), in the dialect's way; its values bound with `bind`.
+ * Whether `text` holds `word` with no letter or digit either side, in time linear in both (Knuth,
+ * Morris and Pratt): a search at each place it starts (indexOf) compared a question's word of
+ * 4,000 "a" with all of a cell of 8,000 "a" at each of 4,000 places, ~1.5 s of the serving thread
+ * for 20 such rows (D31).
  */
-function holdsFolded(dialect: Driver["dialect"], needle: string, bind: (value: unknown) => string): (cell: string) => string {
+export function holdsAsWord(text: string, word: string): boolean {
+  const m = word.length;
+  if (m === 0) return false;
+  // By length of word read, the longest proper prefix of it that is also its suffix.
+  const border = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    while (k > 0 && word.charCodeAt(i) !== word.charCodeAt(k)) k = border[k - 1]!;
+    if (word.charCodeAt(i) === word.charCodeAt(k)) k++;
+    border[i] = k;
+  }
+  for (let i = 0, k = 0; i < text.length; i++) {
+    while (k > 0 && text.charCodeAt(i) !== word.charCodeAt(k)) k = border[k - 1]!;
+    if (text.charCodeAt(i) === word.charCodeAt(k)) k++;
+    if (k < m) continue;
+    const at = i - m + 1;
+    if (!WORD_CHARACTER.test(text[at - 1] ?? "") && !WORD_CHARACTER.test(text[i + 1] ?? "")) return true;
+    k = border[k - 1]!;
+  }
+  return false;
+}
+
+/**
+ * Characters of a needle asked of the engine: a class of forms is up to ~330 bytes a character
+ * (fold.ts), and SQLite refuses a GLOB over 50,000 bytes, MariaDB a REGEXP of ~200 KB (a word of
+ * 1,500 "ß" failed the question, and closed SQLite's connection, as "cannot be reached"). A
+ * longer needle is asked by its start; the rows found hold it all or are dropped (holdsWholeWord).
+ */
+const MAX_PATTERN_CHARS = 64;
+
+/**
+ * A condition that a cell (as SQL text) holds the needle (its first MAX_PATTERN_CHARS
+ * characters), accents and case folded on both sides as the index folds them (fold.ts), in the
+ * dialect's way; its values bound with `bind`.
+ */
+function holdsFolded(dialect: Driver["dialect"], whole: string, bind: (value: unknown) => string): (cell: string) => string {
+  const needle = [...whole].slice(0, MAX_PATTERN_CHARS).join("");
   const pattern = `%${foldedNeedle(needle).replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
   // SQLite's GLOB of classes costs 20-50 times its LIKE (200,000 rows: ~1.8 s, LIKE ~40 ms): a
   // cell of ASCII alone (its characters as many as its bytes) is compared by LIKE, which folds

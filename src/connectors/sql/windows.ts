@@ -31,7 +31,7 @@ export interface ScanBounds {
   signal?: AbortSignal;
 }
 
-const over = (b: ScanBounds) => performance.now() >= b.deadline || b.signal?.aborted === true;
+export const over = (b: ScanBounds) => performance.now() >= b.deadline || b.signal?.aborted === true;
 
 /**
  * The expression a table is read by in windows: `rowid` (or its other names, if a column takes

@@ -3,6 +3,8 @@
 //   condition:  COMPARATOR [CURRENCY] NUMBER [CURRENCY | COUNTED NOUN | PARTITIVE | %]
 //   tax amount: QUANTITY … TAX | WHAT TAX (AUX | ON | end) | WHAT (IS | WAS) DET{0,2} TAX ON
 //               | WHAT WAS DET{0,2} TAX end | TAX MONEY-NOUN | TAX ON …, no question word before
+
+import { MONTH_WORDS } from "../document-dates";
 import { CURRENCY_CENTS, CURRENCY_CODE_WORDS, CURRENCY_NAMES, CURRENCY_SIGNS } from "./currencies";
 import { anyOf, wholeWords } from "./patterns";
 import {
@@ -45,15 +47,22 @@ const RANGE = new RegExp(
   "giu",
 );
 const YEAR = /^(19|20)\d\d$/;
+/** What follows a range of days or hours: a month ("between 10 and 20 May"), a time of day ("between 3 and 5 pm", "zwischen 9 und 11 Uhr"). */
+const DAYS_OR_HOURS = new RegExp(
+  `^\\s*(?:${wholeWords([...MONTH_WORDS, "am", "pm", "a.m", "p.m", "h", "uhr", "heures", "godz", "o'clock", "uur"])}|[.:]\\d)`,
+  "iu",
+);
 /**
  * A range of amounts as the two conditions it is ("between 50 and 100 EUR": "over 50 EUR under
  * 100 EUR"), its currency said with each end; two years without a currency are a time, left to
- * the dates (question-dates.ts).
+ * the dates (question-dates.ts), as are days of a month and hours ("between 10 and 20 May 2023",
+ * "between 3 and 5 pm").
  */
 export function rangesAsComparisons(text: string): string {
-  return text.replace(RANGE, (range, before1 = "", low: string, after1 = "", before2 = "", high: string, after2 = "") => {
+  return text.replace(RANGE, (range, before1 = "", low: string, after1 = "", before2 = "", high: string, after2 = "", at: number) => {
     const [before, after] = [before1 || before2, after2 || after1];
     if (!before && !after && YEAR.test(low) && YEAR.test(high)) return range;
+    if (!before && !after && DAYS_OR_HOURS.test(text.slice(at + range.length))) return range;
     return `${all(OVER)[0]} ${before}${low}${after} ${RANGE_JOINS.en.at(-1)} ${all(UNDER)[0]} ${before}${high}${after}`;
   });
 }

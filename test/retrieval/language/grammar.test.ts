@@ -63,6 +63,17 @@ test("a range of amounts is two conditions, in each language of the tables; two 
     expect([q, askedOf(q).asks]).toEqual([q, "amount"]);
   }
   expect(compared("invoices between 2014 and 2015")).toEqual([]);
+  // Days of a month and hours are a time too, not amounts over 10 and under 20.
+  for (const q of [
+    "invoices between 10 and 20 May 2023",
+    "payments between 5 and 9 June",
+    "mails sent between 3 and 5 pm",
+    "Termine zwischen 9 und 11 Uhr",
+    "factures entre 2 et 8 mars",
+    "calls between 9 and 10:30",
+  ])
+    expect([q, compared(q)]).toEqual([q, []]);
+  expect(compared("invoices between 10 and 20 EUR in May")).toHaveLength(2);
   expect([comparesMoney("receipts with between 3 and 10 items"), compared("receipts with between 3 and 10 items")]).toEqual([false, []]);
 });
 
