@@ -175,7 +175,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           await s.oauth?.forgetUser(user, tx);
           await s.mcpSessions?.forget(user, tx);
           await s.accounts?.forgetExternal(user, tx);
-          const conversations = await s.conversations.deleteUser(user, tx);
+          const conversationsIn = s.conversations.within(tx);
+          const conversations = await conversationsIn.deleteUser(user);
           const archiveRows = inTransaction(s.archive.rows, tx, "archive");
           const archive = await archiveRows.forget(user);
           const targets = await s.webhooks.targets(user, "user.deleted", tx);
@@ -190,7 +191,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
             ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions.rowsOf(user, tx) } : {}),
             ...(s.accounts ? { accounts: s.accounts.externalLinks.rowsOf(user, tx) } : {}),
-            conversations: s.conversations.rowsOf(user, tx),
+            conversations: conversationsIn.rowsOf(user),
             webhooks: s.webhooks.rowsOf(user, tx),
             archive: archiveRows.rowsOf(user),
             connectors: connectorRows.rowsOf(user),
