@@ -55,7 +55,7 @@ export interface DeletionServices {
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
   accounts?: { forgetExternal(user: string, tx?: postgres.TransactionSql): Awaitable<boolean>; externalLinks: UserRows };
   /** MCP sessions: a deleted user's end with them. */
-  mcpSessions?: UserRows & { forget(user: string, tx?: postgres.TransactionSql): Awaitable<number> };
+  mcpSessions?: UserRows & { forget(user: string): Awaitable<number> };
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -173,7 +173,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const tokens = await auth.revokeUser(user);
           await auth.forgetIssued(user);
           await s.oauth?.forgetUser(user, tx);
-          await s.mcpSessions?.forget(user, tx);
+          const mcpSessions = s.mcpSessions && inTransaction(s.mcpSessions, tx, "mcp_sessions");
+          await mcpSessions?.forget(user);
           await s.accounts?.forgetExternal(user, tx);
           const conversationsIn = s.conversations.within(tx);
           const conversations = await conversationsIn.deleteUser(user);
@@ -189,7 +190,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const counts: Record<string, Awaitable<number>> = {
             auth: auth.rowsOf(user),
             ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
-            ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions.rowsOf(user, tx) } : {}),
+            ...(mcpSessions ? { mcp_sessions: mcpSessions.rowsOf(user) } : {}),
             ...(s.accounts ? { accounts: s.accounts.externalLinks.rowsOf(user, tx) } : {}),
             conversations: conversationsIn.rowsOf(user),
             webhooks: s.webhooks.rowsOf(user, tx),
