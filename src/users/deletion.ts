@@ -51,7 +51,7 @@ export interface DeletionServices {
   shared?: postgres.Sql;
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
-  oauth?: { forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void>; store: UserRows };
+  oauth?: { forgetUser(user: string): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
   accounts?: { forgetExternal(user: string, tx?: postgres.TransactionSql): Awaitable<boolean>; externalLinks: UserRows };
   /** MCP sessions: a deleted user's end with them. */
@@ -172,7 +172,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const auth = inTransaction(s.auth.store, tx, "tokens");
           const tokens = await auth.revokeUser(user);
           await auth.forgetIssued(user);
-          await s.oauth?.forgetUser(user, tx);
+          const oauth = s.oauth && inTransaction(s.oauth, tx, "oauth");
+          await oauth?.forgetUser(user);
           const mcpSessions = s.mcpSessions && inTransaction(s.mcpSessions, tx, "mcp_sessions");
           await mcpSessions?.forget(user);
           await s.accounts?.forgetExternal(user, tx);
@@ -189,7 +190,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const profile = await keys.destroy(user);
           const counts: Record<string, Awaitable<number>> = {
             auth: auth.rowsOf(user),
-            ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
+            ...(oauth ? { oauth: oauth.store.rowsOf(user) } : {}),
             ...(mcpSessions ? { mcp_sessions: mcpSessions.rowsOf(user) } : {}),
             ...(s.accounts ? { accounts: s.accounts.externalLinks.rowsOf(user, tx) } : {}),
             conversations: conversationsIn.rowsOf(user),
