@@ -53,7 +53,7 @@ export interface DeletionServices {
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
   oauth?: { forgetUser(user: string): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
-  accounts?: { forgetExternal(user: string, tx?: postgres.TransactionSql): Awaitable<boolean>; externalLinks: UserRows };
+  accounts?: { forgetExternal(user: string): Awaitable<boolean>; externalLinks: UserRows };
   /** MCP sessions: a deleted user's end with them. */
   mcpSessions?: UserRows & { forget(user: string): Awaitable<number> };
   limiter: RateLimits;
@@ -176,13 +176,15 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           await oauth?.forgetUser(user);
           const mcpSessions = s.mcpSessions && inTransaction(s.mcpSessions, tx, "mcp_sessions");
           await mcpSessions?.forget(user);
-          await s.accounts?.forgetExternal(user, tx);
+          const accounts = s.accounts && inTransaction(s.accounts, tx, "accounts");
+          await accounts?.forgetExternal(user);
           const conversationsIn = s.conversations.within(tx);
           const conversations = await conversationsIn.deleteUser(user);
           const archiveRows = inTransaction(s.archive.rows, tx, "archive");
           const archive = await archiveRows.forget(user);
-          const targets = await s.webhooks.targets(user, "user.deleted", tx);
-          const webhooks = await s.webhooks.deleteUser(user, tx);
+          const webhooksIn = inTransaction(s.webhooks, tx, "webhooks");
+          const targets = await webhooksIn.targets(user, "user.deleted");
+          const webhooks = await webhooksIn.deleteUser(user);
           const connectorRows = inTransaction(s.connectors.records, tx, "connectors");
           const connectorIds = await connectorRows.idsOf(user);
           const connectors = { ids: connectorIds, rows: await connectorRows.deleteUser(user) };
@@ -192,9 +194,9 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             auth: auth.rowsOf(user),
             ...(oauth ? { oauth: oauth.store.rowsOf(user) } : {}),
             ...(mcpSessions ? { mcp_sessions: mcpSessions.rowsOf(user) } : {}),
-            ...(s.accounts ? { accounts: s.accounts.externalLinks.rowsOf(user, tx) } : {}),
+            ...(accounts ? { accounts: accounts.externalLinks.rowsOf(user) } : {}),
             conversations: conversationsIn.rowsOf(user),
-            webhooks: s.webhooks.rowsOf(user, tx),
+            webhooks: webhooksIn.rowsOf(user),
             archive: archiveRows.rowsOf(user),
             connectors: connectorRows.rowsOf(user),
             keys: keys.rowsOf(user),
@@ -202,7 +204,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const left: string[] = [];
           for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
           const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, profile, connectors, left });
-          if (erased.recipients.length) await s.webhooks.enqueue("user.deleted", erased.event, erased.recipients, tx);
+          if (erased.recipients.length) await webhooksIn.enqueue("user.deleted", erased.event, erased.recipients);
           return erased;
         })
     : eraseEmbedded;
