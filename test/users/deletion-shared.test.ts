@@ -1,4 +1,4 @@
-// A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
+// A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the OAuth, MCP sessions, conversations, webhooks,
 // tokens, accounts, archive, connectors and data keys rooms here) erase and count inside it, the rooms not shared yet in the embedded
 // database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
