@@ -270,19 +270,20 @@ export class Accounts {
    * DELETE /v1/delete_my_data: the person's link to the upstream provider (their `sub` and the
    * name it gave) goes with the rest of their data, and is made again at their next sign-in. A
    * password account is the operator's list of who may sign in: it stays (`corpus user remove`).
-   * `tx`: the deletion's PostgreSQL transaction (users/deletion.ts), with a shared store.
    */
-  forgetExternal(id: string, tx?: postgres.TransactionSql): Awaitable<boolean> {
-    return this.bound(tx).forgetExternal(id);
+  forgetExternal(id: string): Awaitable<boolean> {
+    return this.records.forgetExternal(id);
   }
 
   /** What a deletion checks is gone (users/deletion.ts userRooms): the upstream link's rows. */
   readonly externalLinks = {
-    rowsOf: (id: string, tx?: postgres.TransactionSql): Awaitable<number> => this.bound(tx).externalRows(id),
+    rowsOf: (id: string): Awaitable<number> => this.records.externalRows(id),
   };
 
-  private bound(tx: postgres.TransactionSql | undefined): AccountRecords {
-    return tx ? inTransaction(this.records, tx, "users and accounts") : this.records;
+  /** The erase and count of a user's deletion inside its PostgreSQL transaction (D33); refused for the embedded store. */
+  within(tx: postgres.TransactionSql): Pick<Accounts, "forgetExternal" | "externalLinks"> {
+    const records = inTransaction(this.records, tx, "users and accounts");
+    return { forgetExternal: (id) => records.forgetExternal(id), externalLinks: { rowsOf: (id) => records.externalRows(id) } };
   }
 
   /** Whether `id` is a user: one with a password here, or one the upstream provider signed in. */

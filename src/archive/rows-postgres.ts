@@ -10,7 +10,7 @@
 // stored with their rows locked, so that a deletion meanwhile leaves none behind (D13).
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
-import type { SharedQueries } from "../store/shared";
+import { atomically, type SharedQueries } from "../store/shared";
 import { ARCHIVE_VECTORS_TABLE, PostgresVectorStore, vectorMigrations } from "../vectors/postgres";
 import type { KeyedVector, Neighbour, StoredVector } from "../vectors/store";
 import {
@@ -90,8 +90,7 @@ export class PostgresArchiveRows implements ArchiveRows {
 
   /** `work` in the transaction the store is bound to, or in one of its own. */
   private transaction<T>(work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
-    const sql = this.sql;
-    return "savepoint" in sql ? work(sql) : (sql.begin(work) as Promise<T>);
+    return atomically(this.sql, work);
   }
 
   async knownDocuments(user: string, docIds: readonly string[]): Promise<Set<string>> {

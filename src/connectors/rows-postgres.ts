@@ -9,7 +9,7 @@
 import type postgres from "postgres";
 import { OPERATOR_OWNER } from "../auth/subjects";
 import type { PgMigration } from "../store/postgres-migrations";
-import type { SharedQueries } from "../store/shared";
+import { atomically, type SharedQueries } from "../store/shared";
 import type { ConnectorKind } from "./kinds";
 import type { ConnectorRecords, ConnectorRow, InsertOutcome } from "./rows";
 
@@ -39,10 +39,6 @@ export const connectorPgMigrations: PgMigration[] = [
     },
   },
 ];
-
-/** A transaction of `sql`, or `sql` itself when it is one already (the deletion's): its statements commit together. */
-const atomically = <T>(sql: SharedQueries, f: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> =>
-  "savepoint" in sql ? f(sql) : (sql.begin(f) as Promise<T>);
 
 const bytes = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 

@@ -6,7 +6,7 @@
 // user's data key (bound to its conversation and number); the key stays with the nodes.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
-import type { SharedQueries } from "../store/shared";
+import { atomically, type SharedQueries } from "../store/shared";
 import type { ConversationRecords, SealedTurn } from "./store";
 
 export const CONVERSATION_TABLES = { conversations: "corpus_conversations", turns: "corpus_conversation_turns" } as const;
@@ -32,7 +32,12 @@ export const conversationPgMigrations: PgMigration[] = [
 ];
 
 export class PostgresConversationRecords implements ConversationRecords {
-  constructor(private readonly sql: postgres.Sql) {}
+  constructor(private readonly sql: SharedQueries) {}
+
+  /** The same store inside `tx` (a deletion's: users/deletion.ts): what it erases commits or rolls back with the rest. */
+  within(tx: postgres.TransactionSql): PostgresConversationRecords {
+    return new PostgresConversationRecords(tx);
+  }
 
   async owner(id: string): Promise<string | undefined> {
     const [row] = await this.sql<{ user_id: string }[]>`SELECT user_id FROM ${this.sql(T.conversations)} WHERE id = ${id}`;
@@ -46,7 +51,7 @@ export class PostgresConversationRecords implements ConversationRecords {
   }
 
   async append(user: string, id: string, create: boolean, seal: (turn: number) => Uint8Array, at: number): Promise<void> {
-    await this.sql.begin(async (tx) => {
+    await atomically(this.sql, async (tx) => {
       if (create) await tx`INSERT INTO ${tx(T.conversations)} (id, user_id, created_at) VALUES (${id}, ${user}, ${at})`;
       // The conversation's row locked: another append to it waits until this one has committed.
       else await tx`SELECT 1 FROM ${tx(T.conversations)} WHERE id = ${id} FOR UPDATE`;
@@ -57,18 +62,20 @@ export class PostgresConversationRecords implements ConversationRecords {
     });
   }
 
-  async rowsOf(user: string, tx: SharedQueries = this.sql): Promise<number> {
-    const [row] = await tx<{ n: number }[]>`SELECT
-      (SELECT count(*) FROM ${tx(T.conversations)} WHERE user_id = ${user})::integer
-      + (SELECT count(*) FROM ${tx(T.turns)} WHERE user_id = ${user})::integer AS n`;
+  async rowsOf(user: string): Promise<number> {
+    const sql = this.sql;
+    const [row] = await sql<{ n: number }[]>`SELECT
+      (SELECT count(*) FROM ${sql(T.conversations)} WHERE user_id = ${user})::integer
+      + (SELECT count(*) FROM ${sql(T.turns)} WHERE user_id = ${user})::integer AS n`;
     return row!.n;
   }
 
-  async deleteUser(user: string, tx: SharedQueries = this.sql): Promise<number> {
+  async deleteUser(user: string): Promise<number> {
+    const sql = this.sql;
     // One statement: the turns, then their conversations (the cascade would take the turns too).
-    const [row] = await tx<{ n: number }[]>`
-      WITH t AS (DELETE FROM ${tx(T.turns)} WHERE user_id = ${user}),
-        c AS (DELETE FROM ${tx(T.conversations)} WHERE user_id = ${user} RETURNING 1)
+    const [row] = await sql<{ n: number }[]>`
+      WITH t AS (DELETE FROM ${sql(T.turns)} WHERE user_id = ${user}),
+        c AS (DELETE FROM ${sql(T.conversations)} WHERE user_id = ${user} RETURNING 1)
       SELECT count(*)::integer AS n FROM c`;
     return row!.n;
   }

@@ -8,7 +8,7 @@ import { DecryptError } from "../crypto/aead";
 import type { UserKeys } from "../crypto/user-keys";
 import { ID_PREFIX, newId } from "../ids";
 import type { Migration } from "../store/migrations";
-import type { Awaitable } from "../store/shared";
+import { type Awaitable, inTransaction } from "../store/shared";
 
 export const conversationMigrations: Migration[] = [
   {
@@ -52,10 +52,10 @@ export interface ConversationRecords {
    * `seal` for the number it gets; appends to one conversation are serialised (on every node).
    */
   append(user: string, id: string, create: boolean, seal: (turn: number) => Uint8Array, at: number): Awaitable<void>;
-  /** The rows kept of `user`; the shared store counts inside the deletion's transaction `tx` when given. */
-  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
-  /** Erases `user`'s conversations; how many. The shared store erases inside the deletion's transaction `tx` when given. */
-  deleteUser(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  /** The rows kept of `user`. */
+  rowsOf(user: string): Awaitable<number>;
+  /** Erases `user`'s conversations; how many. */
+  deleteUser(user: string): Awaitable<number>;
 }
 
 /** The embedded store: tables of the data folder's SQLite database. */
@@ -128,13 +128,19 @@ export class Conversations {
     return conversation;
   }
 
-  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts); in the deletion's PostgreSQL transaction `tx` when given. */
-  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number> {
-    return this.records.rowsOf(user, tx);
+  /** The rows this room keeps of `user` (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): Awaitable<number> {
+    return this.records.rowsOf(user);
   }
 
-  /** Erases `user`'s conversations: at once from the embedded store (inside the deletion's SQLite transaction), later from the shared one (in the deletion's transaction `tx` when given). */
-  deleteUser(user: string, tx?: postgres.TransactionSql): Awaitable<number> {
-    return this.records.deleteUser(user, tx);
+  /** Erases `user`'s conversations: at once from the embedded store (inside the deletion's SQLite transaction), later from the shared one. */
+  deleteUser(user: string): Awaitable<number> {
+    return this.records.deleteUser(user);
+  }
+
+  /** The erase and count of a user's deletion inside its PostgreSQL transaction (D33); refused for the embedded store. */
+  within(tx: postgres.TransactionSql): Pick<Conversations, "rowsOf" | "deleteUser"> {
+    const records = inTransaction(this.records, tx, "conversations");
+    return { rowsOf: (user) => records.rowsOf(user), deleteUser: (user) => records.deleteUser(user) };
   }
 }

@@ -36,11 +36,16 @@ const hashOf = (id: string) => createHash("sha256").update(id).digest("base64url
 
 export class PostgresMcpSessions implements McpSessionStore {
   constructor(
-    private readonly sql: postgres.Sql,
+    private readonly sql: SharedQueries,
     private readonly now: () => number = Date.now,
     /** Sessions all nodes hold at most (MAX_SESSIONS; a test gives a smaller one). */
     private readonly max = MAX_SESSIONS,
   ) {}
+
+  /** The same store inside `tx` (a deletion's: users/deletion.ts): what it erases commits or rolls back with the rest. */
+  within(tx: postgres.TransactionSql): PostgresMcpSessions {
+    return new PostgresMcpSessions(tx, this.now, this.max);
+  }
 
   async open(user: string, version: string): Promise<string | undefined> {
     const t = this.now();
@@ -74,12 +79,12 @@ export class PostgresMcpSessions implements McpSessionStore {
     return (await this.sql`DELETE FROM ${this.sql(MCP_SESSIONS_TABLE)} WHERE used_at < ${this.now() - SESSION_TTL_MS}`).count;
   }
 
-  async rowsOf(user: string, tx: SharedQueries = this.sql): Promise<number> {
-    const [row] = await tx<{ n: string }[]>`SELECT count(*) AS n FROM ${tx(MCP_SESSIONS_TABLE)} WHERE user_id = ${user}`;
+  async rowsOf(user: string): Promise<number> {
+    const [row] = await this.sql<{ n: string }[]>`SELECT count(*) AS n FROM ${this.sql(MCP_SESSIONS_TABLE)} WHERE user_id = ${user}`;
     return Number(row!.n);
   }
 
-  async forget(user: string, tx: SharedQueries = this.sql): Promise<number> {
-    return (await tx`DELETE FROM ${tx(MCP_SESSIONS_TABLE)} WHERE user_id = ${user}`).count;
+  async forget(user: string): Promise<number> {
+    return (await this.sql`DELETE FROM ${this.sql(MCP_SESSIONS_TABLE)} WHERE user_id = ${user}`).count;
   }
 }

@@ -7,7 +7,6 @@
 // between requests), so it can live in a shared store. One interface (McpSessionStore), two
 // stores (D33): the embedded one below, in the node's memory, and the shared one in PostgreSQL
 // (sessions-postgres.ts), so a session opened on one node is used or ended on any.
-import type postgres from "postgres";
 import type { Awaitable } from "../store/shared";
 
 export const SESSION_TTL_MS = 24 * 3600 * 1000;
@@ -41,10 +40,10 @@ export interface McpSessionStore {
   close(id: string, user: string): Awaitable<boolean>;
   /** Removes the expired sessions; how many. */
   sweep(): Awaitable<number>;
-  /** The sessions of `user` (a deletion asks every room that nothing is left); the shared store counts inside the deletion's transaction `tx` when given. */
-  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
-  /** Ends every session of `user` (their data deleted); the shared store erases inside the deletion's transaction `tx` when given. */
-  forget(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  /** The sessions of `user` (a deletion asks every room that nothing is left). */
+  rowsOf(user: string): Awaitable<number>;
+  /** Ends every session of `user` (their data deleted); the shared store's `within(tx)` inside the deletion's transaction. */
+  forget(user: string): Awaitable<number>;
 }
 
 /** The embedded store: the node's memory, swept on a timer that runs only while there are sessions. */

@@ -2,7 +2,7 @@
 // Revoke on connected apps), and the revocation endpoint (RFC 7009).
 
 import type { Principal } from "../auth/verifier";
-import type { Awaitable } from "../store/shared";
+import { type Awaitable, andThen } from "../store/shared";
 import { authenticateClient } from "./client-auth";
 import { type OAuthContext, secondsOf } from "./context";
 import { InvalidRequest } from "./errors";
@@ -17,6 +17,15 @@ import { type IssuedAccess, sha256 } from "./store";
 export function revokeAccess(ctx: OAuthContext, tokens: IssuedAccess[]): Awaitable<void> {
   const writes = tokens.map((t) => ctx.auth.store.revokeToken(t.jti, t.expires_at)).filter((w) => w instanceof Promise);
   if (writes.length) return Promise.all(writes).then(() => {});
+}
+
+/**
+ * Ends a user's sessions and grants (password changed, account removed, a deletion): at once from
+ * the embedded store (inside a deletion's SQLite transaction), later from the shared one (inside
+ * the deletion's PostgreSQL transaction when `ctx.store` is bound to it: OAuthServer.within).
+ */
+export function forgetUser(ctx: OAuthContext, user: string): Awaitable<void> {
+  return andThen(ctx.store.forgetUser(user, secondsOf(ctx)), (revoked) => revokeAccess(ctx, revoked));
 }
 
 /** Revokes a grant: its refresh tokens, and its access tokens in the auth room's revocation list. */

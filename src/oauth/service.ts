@@ -13,13 +13,13 @@ import type postgres from "postgres";
 import type { Accounts } from "../accounts/store";
 import type { AuthService } from "../auth/service";
 import type { Config } from "../config";
-import type { Awaitable } from "../store/shared";
+import { type Awaitable, inTransaction } from "../store/shared";
 import { Authorization, type AuthorizationRequest, type RedirectError } from "./authorization";
 import type { OAuthContext } from "./context";
 import { token } from "./grants";
 import type { MetadataDocumentOptions } from "./metadata-document";
 import { Clients } from "./registration";
-import { revoke } from "./revocation";
+import { forgetUser, revoke } from "./revocation";
 import { grantableScopes, signsInUpstream } from "./scopes";
 import { type LoginResult, SignIn } from "./sign-in";
 import type { OAuthStore } from "./store";
@@ -160,9 +160,15 @@ export class OAuthServer {
     return this.signIn.revokeAppOf(user, grantId);
   }
 
-  /** A user's sessions and grants ended (sign-in.ts); in the deletion's PostgreSQL transaction `tx` when given. */
-  forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void> {
-    return this.signIn.forgetUser(user, tx);
+  /** A user's sessions and grants ended, their access tokens revoked (revocation.ts). */
+  forgetUser(user: string): Awaitable<void> {
+    return forgetUser(this.ctx, user);
+  }
+
+  /** The erase and count of a user's deletion inside its PostgreSQL transaction (D33); refused for the embedded store. */
+  within(tx: postgres.TransactionSql): Pick<OAuthServer, "forgetUser" | "store"> {
+    const ctx = { ...this.ctx, store: inTransaction(this.store, tx, "oauth") };
+    return { forgetUser: (user) => forgetUser(ctx, user), store: ctx.store };
   }
 
   purgeExpired(): Awaitable<number> {

@@ -5,12 +5,10 @@
 // sent at once buy neither CPU nor memory nor every other sign-in's turn (issue 35); or a
 // person signed in by the upstream OpenID Connect provider. Then the connected-apps page.
 
-import type postgres from "postgres";
 import { HashesBusy } from "../accounts/hash-gate";
 import { SAFE_SUBJECT } from "../auth/subjects";
-import { type Awaitable, andThen } from "../store/shared";
 import { type OAuthContext, secondsOf, secret } from "./context";
-import { revokeAccess, revokeGrant } from "./revocation";
+import { revokeGrant } from "./revocation";
 import { sha256 } from "./store";
 import { LoginThrottle } from "./throttle";
 import { UpstreamError } from "./upstream";
@@ -111,14 +109,5 @@ export class SignIn {
     if (!grant || grant.user_id !== user) return false;
     await revokeGrant(this.ctx, grantId);
     return true;
-  }
-
-  /**
-   * Ends a user's sessions and grants (password changed, account removed, a deletion): at once
-   * from the embedded store (inside a deletion's SQLite transaction), later from the shared one
-   * (inside the deletion's PostgreSQL transaction `tx` when given).
-   */
-  forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void> {
-    return andThen(this.ctx.store.forgetUser(user, secondsOf(this.ctx), tx), (revoked) => revokeAccess(this.ctx, revoked));
   }
 }

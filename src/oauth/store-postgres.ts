@@ -10,7 +10,7 @@
 // tokens' ids (jti) and times, as the embedded tables do.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
-import type { SharedQueries } from "../store/shared";
+import { atomically, type SharedQueries } from "../store/shared";
 import {
   type ClientRow,
   CODE_KEPT_SECONDS,
@@ -112,12 +112,17 @@ const grantOf = (r: Record<string, unknown>): GrantRow =>
 const issuedOf = (r: Record<string, unknown>): IssuedAccess => ({ jti: String(r.jti), expires_at: num(r.expires_at) });
 
 /** A client `c` no grant names, nor a code (store.ts UNUSED_CLIENT). */
-const unusedClient = (sql: postgres.Sql) =>
+const unusedClient = (sql: SharedQueries) =>
   sql`NOT EXISTS (SELECT 1 FROM ${sql(T.grants)} g WHERE g.client_id = c.client_id)
     AND NOT EXISTS (SELECT 1 FROM ${sql(T.codes)} k WHERE k.client_id = c.client_id)`;
 
 export class PostgresOAuthStore implements OAuthStore {
-  constructor(private readonly sql: postgres.Sql) {}
+  constructor(private readonly sql: SharedQueries) {}
+
+  /** The same store inside `tx` (a deletion's: users/deletion.ts): what it erases commits or rolls back with the rest. */
+  within(tx: postgres.TransactionSql): PostgresOAuthStore {
+    return new PostgresOAuthStore(tx);
+  }
 
   async client(clientId: string): Promise<ClientRow | null> {
     const [row] = await this.sql`SELECT * FROM ${this.sql(T.clients)} WHERE client_id = ${clientId}`;
@@ -182,7 +187,7 @@ export class PostgresOAuthStore implements OAuthStore {
   async revokeGrant(grantId: string, at: number): Promise<IssuedAccess[]> {
     // The grant's row locked first (its UPDATE): a putAccess under it waits for this transaction,
     // then finds it revoked; one that came before is committed, so the SELECT below sees it.
-    return this.sql.begin(async (tx) => {
+    return atomically(this.sql, async (tx) => {
       await tx`UPDATE ${tx(T.grants)} SET revoked_at = ${at} WHERE grant_id = ${grantId} AND revoked_at IS NULL`;
       await tx`DELETE FROM ${tx(T.refresh)} WHERE grant_id = ${grantId}`;
       return (await tx`SELECT jti, expires_at FROM ${tx(T.access)} WHERE grant_id = ${grantId}`).map(issuedOf);
@@ -233,24 +238,26 @@ export class PostgresOAuthStore implements OAuthStore {
     await this.sql`DELETE FROM ${this.sql(T.sessions)} WHERE session_hash = ${sessionHash}`;
   }
 
-  async rowsOf(user: string, tx: SharedQueries = this.sql): Promise<number> {
-    const [row] = await tx<{ n: string }[]>`SELECT
-      (SELECT count(*) FROM ${tx(T.sessions)} WHERE user_id = ${user})
-      + (SELECT count(*) FROM ${tx(T.grants)} WHERE user_id = ${user})
-      + (SELECT count(*) FROM ${tx(T.codes)} WHERE user_id = ${user}) AS n`;
+  async rowsOf(user: string): Promise<number> {
+    const sql = this.sql;
+    const [row] = await sql<{ n: string }[]>`SELECT
+      (SELECT count(*) FROM ${sql(T.sessions)} WHERE user_id = ${user})
+      + (SELECT count(*) FROM ${sql(T.grants)} WHERE user_id = ${user})
+      + (SELECT count(*) FROM ${sql(T.codes)} WHERE user_id = ${user}) AS n`;
     return num(row!.n);
   }
 
-  async forgetUser(user: string, _at: number, tx: SharedQueries = this.sql): Promise<IssuedAccess[]> {
+  async forgetUser(user: string, _at: number): Promise<IssuedAccess[]> {
+    const sql = this.sql;
     // One statement (atomic on its own, or inside a deletion's transaction): the grants deleted
     // with their tokens; the access tokens of those not revoked yet are answered, to revoke.
     // Nothing here names the user afterwards (D25): the revocations live on by jti only.
-    const rows = await tx`
-      WITH s AS (DELETE FROM ${tx(T.sessions)} WHERE user_id = ${user}),
-        k AS (DELETE FROM ${tx(T.codes)} WHERE user_id = ${user}),
-        g AS (DELETE FROM ${tx(T.grants)} WHERE user_id = ${user} RETURNING grant_id, revoked_at),
-        r AS (DELETE FROM ${tx(T.refresh)} WHERE grant_id IN (SELECT grant_id FROM g)),
-        a AS (DELETE FROM ${tx(T.access)} WHERE grant_id IN (SELECT grant_id FROM g) RETURNING jti, expires_at, grant_id)
+    const rows = await sql`
+      WITH s AS (DELETE FROM ${sql(T.sessions)} WHERE user_id = ${user}),
+        k AS (DELETE FROM ${sql(T.codes)} WHERE user_id = ${user}),
+        g AS (DELETE FROM ${sql(T.grants)} WHERE user_id = ${user} RETURNING grant_id, revoked_at),
+        r AS (DELETE FROM ${sql(T.refresh)} WHERE grant_id IN (SELECT grant_id FROM g)),
+        a AS (DELETE FROM ${sql(T.access)} WHERE grant_id IN (SELECT grant_id FROM g) RETURNING jti, expires_at, grant_id)
       SELECT a.jti, a.expires_at FROM a JOIN g ON g.grant_id = a.grant_id WHERE g.revoked_at IS NULL`;
     return rows.map(issuedOf);
   }

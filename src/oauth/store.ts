@@ -8,7 +8,6 @@
 // Every step that must happen once is one statement (or a row lock), never a read then a write.
 import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import type postgres from "postgres";
 import type { Migration } from "../store/migrations";
 import type { Awaitable } from "../store/shared";
 
@@ -170,14 +169,14 @@ export interface OAuthStore {
   deleteSession(sessionHash: string): Awaitable<void>;
   /**
    * The sessions, grants and codes of `user` (a deletion asks every room, after it erased, that
-   * nothing is left: users/deletion.ts); the shared store counts inside the deletion's transaction `tx` when given.
+   * nothing is left: users/deletion.ts).
    */
-  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  rowsOf(user: string): Awaitable<number>;
   /**
    * Sessions, grants and codes of a user (a password change, a removed account, a deletion);
-   * answers the access tokens to revoke. The shared store erases inside the deletion's transaction `tx` when given.
+   * answers the access tokens to revoke.
    */
-  forgetUser(user: string, at: number, tx?: postgres.TransactionSql): Awaitable<IssuedAccess[]>;
+  forgetUser(user: string, at: number): Awaitable<IssuedAccess[]>;
   /** What has expired: codes, refresh tokens, sessions, access-token links, grants holding nothing, and registered clients never used within a day; how many rows. */
   purgeExpired(nowSec: number): Awaitable<number>;
 }

@@ -47,6 +47,11 @@ export function inTransaction<T extends object>(store: T, tx: postgres.Transacti
   return within.call(store, tx);
 }
 
+/** `work` in a transaction of `sql`, or in `sql` itself when it is one already (a store bound to a deletion's, `within`): its statements commit together. */
+export function atomically<T>(sql: SharedQueries, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  return "savepoint" in sql ? work(sql) : (sql.begin(work) as Promise<T>);
+}
+
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */
 export const SHARED_ROOMS = [
   "rate limits",

@@ -51,11 +51,11 @@ export interface DeletionServices {
   shared?: postgres.Sql;
   auth: AuthService;
   /** The built-in authorization server: the user's grants and sessions end too (no refresh mints a new token). */
-  oauth?: { forgetUser(user: string, tx?: postgres.TransactionSql): Awaitable<void>; store: UserRows };
+  oauth?: { forgetUser(user: string): Awaitable<void>; store: UserRows };
   /** The sign-in accounts: an upstream provider's link to the user is erased; a password account is the operator's and stays. */
-  accounts?: { forgetExternal(user: string, tx?: postgres.TransactionSql): Awaitable<boolean>; externalLinks: UserRows };
+  accounts?: { forgetExternal(user: string): Awaitable<boolean>; externalLinks: UserRows };
   /** MCP sessions: a deleted user's end with them. */
-  mcpSessions?: UserRows & { forget(user: string, tx?: postgres.TransactionSql): Awaitable<number> };
+  mcpSessions?: UserRows & { forget(user: string): Awaitable<number> };
   limiter: RateLimits;
   idempotency: IdempotencyStore;
   connectors: ConnectorRegistry;
@@ -73,8 +73,8 @@ export interface DeletionServices {
 
 /** A room that keeps rows naming a user, asked after a deletion how many it still holds. */
 export interface UserRows {
-  /** In a shared store, `tx` is the deletion's PostgreSQL transaction (an embedded store has none). */
-  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  /** A shared store counts inside the deletion's PostgreSQL transaction through its `within(tx)` form. */
+  rowsOf(user: string): Awaitable<number>;
 }
 
 /** Every room that keeps rows of a user (D13), by name. A new room with user rows is added here. */
@@ -169,37 +169,47 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
   const erase = sql
     ? () =>
         sql.begin(async (tx) => {
-          const auth = inTransaction(s.auth.store, tx, "tokens");
-          const tokens = await auth.revokeUser(user);
-          await auth.forgetIssued(user);
-          await s.oauth?.forgetUser(user, tx);
-          await s.mcpSessions?.forget(user, tx);
-          await s.accounts?.forgetExternal(user, tx);
-          const conversations = await s.conversations.deleteUser(user, tx);
-          const archiveRows = inTransaction(s.archive.rows, tx, "archive");
-          const archive = await archiveRows.forget(user);
-          const targets = await s.webhooks.targets(user, "user.deleted", tx);
-          const webhooks = await s.webhooks.deleteUser(user, tx);
-          const connectorRows = inTransaction(s.connectors.records, tx, "connectors");
-          const connectorIds = await connectorRows.idsOf(user);
-          const connectors = { ids: connectorIds, rows: await connectorRows.deleteUser(user) };
-          const keys = s.userKeys.within(tx);
-          const profile = await keys.destroy(user);
-          const counts: Record<string, Awaitable<number>> = {
-            auth: auth.rowsOf(user),
-            ...(s.oauth ? { oauth: s.oauth.store.rowsOf(user, tx) } : {}),
-            ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions.rowsOf(user, tx) } : {}),
-            ...(s.accounts ? { accounts: s.accounts.externalLinks.rowsOf(user, tx) } : {}),
-            conversations: s.conversations.rowsOf(user, tx),
-            webhooks: s.webhooks.rowsOf(user, tx),
-            archive: archiveRows.rowsOf(user),
-            connectors: connectorRows.rowsOf(user),
-            keys: keys.rowsOf(user),
+          // Every shared room bound to this transaction the same way (within, D33): what each
+          // erases commits or rolls back with the rest.
+          const rooms = {
+            auth: inTransaction(s.auth.store, tx, "tokens"),
+            oauth: s.oauth && inTransaction(s.oauth, tx, "oauth"),
+            mcpSessions: s.mcpSessions && inTransaction(s.mcpSessions, tx, "mcp_sessions"),
+            accounts: s.accounts && inTransaction(s.accounts, tx, "accounts"),
+            conversations: s.conversations.within(tx),
+            archive: inTransaction(s.archive.rows, tx, "archive"),
+            webhooks: inTransaction(s.webhooks, tx, "webhooks"),
+            connectors: inTransaction(s.connectors.records, tx, "connectors"),
+            keys: s.userKeys.within(tx),
+          };
+          const tokens = await rooms.auth.revokeUser(user);
+          await rooms.auth.forgetIssued(user);
+          await rooms.oauth?.forgetUser(user);
+          await rooms.mcpSessions?.forget(user);
+          await rooms.accounts?.forgetExternal(user);
+          const conversations = await rooms.conversations.deleteUser(user);
+          const archive = await rooms.archive.forget(user);
+          const targets = await rooms.webhooks.targets(user, "user.deleted");
+          const webhooks = await rooms.webhooks.deleteUser(user);
+          const connectorIds = await rooms.connectors.idsOf(user);
+          const connectors = { ids: connectorIds, rows: await rooms.connectors.deleteUser(user) };
+          const profile = await rooms.keys.destroy(user);
+          // SHARED_USER_ROOMS, by userRooms' names, each counted in this transaction.
+          const counted: Record<string, UserRows | undefined> = {
+            auth: rooms.auth,
+            oauth: rooms.oauth?.store,
+            mcp_sessions: rooms.mcpSessions,
+            accounts: rooms.accounts?.externalLinks,
+            conversations: rooms.conversations,
+            webhooks: rooms.webhooks,
+            archive: rooms.archive,
+            connectors: rooms.connectors,
+            keys: rooms.keys,
           };
           const left: string[] = [];
-          for (const [name, rows] of Object.entries(counts)) if ((await rows) > 0) left.push(name);
+          for (const [name, room] of Object.entries(counted)) if (room && (await room.rowsOf(user)) > 0) left.push(name);
           const erased = eraseEmbedded({ tokens, conversations, webhooks, targets, archive, profile, connectors, left });
-          if (erased.recipients.length) await s.webhooks.enqueue("user.deleted", erased.event, erased.recipients, tx);
+          if (erased.recipients.length) await rooms.webhooks.enqueue("user.deleted", erased.event, erased.recipients);
           return erased;
         })
     : eraseEmbedded;

@@ -13,7 +13,7 @@
 import type postgres from "postgres";
 import type { UserKeys } from "../crypto/user-keys";
 import type { PgMigration } from "../store/postgres-migrations";
-import type { SharedQueries } from "../store/shared";
+import { atomically, type SharedQueries } from "../store/shared";
 import {
   type ClaimedDelivery,
   type RegisteredWebhook,
@@ -73,22 +73,22 @@ export class PostgresWebhookStore implements WebhookStore {
   private readonly seals: WebhookSeals;
 
   constructor(
-    private readonly sql: postgres.Sql,
-    keys: UserKeys,
-    masterKey: Buffer,
+    private readonly sql: SharedQueries,
+    private readonly keys: UserKeys,
+    private readonly masterKey: Buffer,
     private readonly now: () => number = Date.now,
   ) {
     this.seals = new WebhookSeals(keys, masterKey, now);
   }
 
-  /** The deletion's transaction when given, else a statement of its own. */
-  private q(tx?: postgres.TransactionSql): SharedQueries {
-    return tx ?? this.sql;
+  /** The same store inside `tx` (a deletion's: users/deletion.ts): what it reads, erases and queues commits or rolls back with the rest. */
+  within(tx: postgres.TransactionSql): PostgresWebhookStore {
+    return new PostgresWebhookStore(tx, this.keys, this.masterKey, this.now);
   }
 
   async add(user: string, url: string, events: string[], max: number): Promise<RegisteredWebhook | { atCap: number }> {
     const table = this.sql(WEBHOOKS_TABLE);
-    return this.sql.begin(async (tx) => {
+    return atomically(this.sql, async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${REGISTRATIONS_LOCK}, hashtext(${user}))`;
       const [row] = await tx<{ n: string }[]>`SELECT count(*) AS n FROM ${table} WHERE user_id = ${user}`;
       const n = Number(row!.n);
@@ -114,33 +114,28 @@ export class PostgresWebhookStore implements WebhookStore {
     return (await this.sql`DELETE FROM ${this.sql(WEBHOOKS_TABLE)} WHERE user_id = ${user} AND id = ${id}`).count > 0;
   }
 
-  async targets(user: string, event: WebhookEvent, tx?: postgres.TransactionSql): Promise<WebhookTarget[]> {
-    const q = this.q(tx);
+  async targets(user: string, event: WebhookEvent): Promise<WebhookTarget[]> {
+    const q = this.sql;
     const rows = await q<{ id: string; url: string; events: string; secret: Uint8Array }[]>`
       SELECT id, url, events, secret FROM ${q(WEBHOOKS_TABLE)} WHERE user_id = ${user}`;
     return this.seals.targets(user, event, rows);
   }
 
-  async rowsOf(user: string, tx?: postgres.TransactionSql): Promise<number> {
-    const q = this.q(tx);
+  async rowsOf(user: string): Promise<number> {
+    const q = this.sql;
     const [row] = await q<{ n: string }[]>`SELECT count(*) AS n FROM ${q(WEBHOOKS_TABLE)} WHERE user_id = ${user}`;
     return Number(row!.n);
   }
 
-  async deleteUser(user: string, tx?: postgres.TransactionSql): Promise<number> {
-    const q = this.q(tx);
+  async deleteUser(user: string): Promise<number> {
+    const q = this.sql;
     return (await q`DELETE FROM ${q(WEBHOOKS_TABLE)} WHERE user_id = ${user}`).count;
   }
 
-  async enqueue(
-    type: WebhookEvent,
-    data: Record<string, unknown>,
-    targets: WebhookTarget[],
-    tx?: postgres.TransactionSql,
-  ): Promise<{ id: string; body: string }> {
+  async enqueue(type: WebhookEvent, data: Record<string, unknown>, targets: WebhookTarget[]): Promise<{ id: string; body: string }> {
     const { id, body, sealed } = this.seals.event(type, data, targets);
     if (sealed.length) {
-      const q = this.q(tx);
+      const q = this.sql;
       const t = this.now();
       const rows = sealed.map((delivery) => ({ delivery, next_attempt_at: t, created_at: t }));
       await q`INSERT INTO ${q(OUTBOX_TABLE)} ${q(rows, "delivery", "next_attempt_at", "created_at")}`;

@@ -7,7 +7,6 @@
 // never send one attempt and a dead node's claimed deliveries are taken once its lease expired.
 import type { Database } from "bun:sqlite";
 import { createHmac, randomBytes } from "node:crypto";
-import type postgres from "postgres";
 import { open, seal } from "../crypto/aead";
 import type { UserKeys } from "../crypto/user-keys";
 import { ID_PREFIX, newId } from "../ids";
@@ -88,19 +87,14 @@ export interface WebhookStore {
   list(user: string): Awaitable<Webhook[]>;
   count(user: string): Awaitable<number>;
   remove(user: string, id: string): Awaitable<boolean>;
-  /** The user's registrations for `event`, with their secrets (read before a deletion, in its transaction when given). */
-  targets(user: string, event: WebhookEvent, tx?: postgres.TransactionSql): Awaitable<WebhookTarget[]>;
+  /** The user's registrations for `event`, with their secrets (read before a deletion, in its transaction). */
+  targets(user: string, event: WebhookEvent): Awaitable<WebhookTarget[]>;
   /** The webhooks `user` registered (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
-  rowsOf(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
-  /** Removes the user's registrations (D13), in the deletion's transaction when given; how many. */
-  deleteUser(user: string, tx?: postgres.TransactionSql): Awaitable<number>;
+  rowsOf(user: string): Awaitable<number>;
+  /** Removes the user's registrations (D13); how many. */
+  deleteUser(user: string): Awaitable<number>;
   /** Queues an event for each target (inside the caller's transaction); the event. */
-  enqueue(
-    type: WebhookEvent,
-    data: Record<string, unknown>,
-    targets: WebhookTarget[],
-    tx?: postgres.TransactionSql,
-  ): Awaitable<{ id: string; body: string }>;
+  enqueue(type: WebhookEvent, data: Record<string, unknown>, targets: WebhookTarget[]): Awaitable<{ id: string; body: string }>;
   /** Up to `limit` due deliveries no one else holds, each claimed by `holder` for `leaseMs`. */
   claimDue(limit: number, holder: string, leaseMs: number): Awaitable<ClaimedDelivery[]>;
   /** The claim held `leaseMs` from now, right before its attempt; false when another has taken it since (it is not sent). */

@@ -123,8 +123,8 @@ suite("shared (PostgreSQL)", async () => {
     // Inside a transaction of the shared database, as users/deletion.ts runs it.
     erase: (user) =>
       shared.sql.begin(async (tx) => ({
-        forgotten: await accounts.forgetExternal(user, tx),
-        left: await accounts.externalLinks.rowsOf(user, tx),
+        forgotten: await accounts.within(tx).forgetExternal(user),
+        left: await accounts.within(tx).externalLinks.rowsOf(user),
       })),
     close: () => shared.drop(),
   };

@@ -119,13 +119,14 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     await c.append("gus", undefined, { question: "q", answer: "a" });
     await db.sql
       .begin(async (tx) => {
-        expect(await c.deleteUser("gus", tx)).toBe(1);
-        expect(await c.rowsOf("gus", tx)).toBe(0);
+        const within = c.within(tx);
+        expect(await within.deleteUser("gus")).toBe(1);
+        expect(await within.rowsOf("gus")).toBe(0);
         throw new Error("another room failed");
       })
       .catch(() => {});
     expect(await c.rowsOf("gus")).toBe(2);
-    await db.sql.begin((tx) => c.deleteUser("gus", tx));
+    await db.sql.begin((tx) => c.within(tx).deleteUser("gus"));
     expect(await c.rowsOf("gus")).toBe(0);
   });
 });

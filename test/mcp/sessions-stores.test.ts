@@ -136,13 +136,13 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     await a.open("gus", "1.0");
     await db.sql
       .begin(async (tx) => {
-        expect(await a.forget("gus", tx)).toBe(1);
-        expect(await a.rowsOf("gus", tx)).toBe(0);
+        expect(await a.within(tx).forget("gus")).toBe(1);
+        expect(await a.within(tx).rowsOf("gus")).toBe(0);
         throw new Error("another room failed");
       })
       .catch(() => {});
     expect(await a.rowsOf("gus")).toBe(1);
-    await db.sql.begin((tx) => a.forget("gus", tx));
+    await db.sql.begin((tx) => a.within(tx).forget("gus"));
     expect(await a.rowsOf("gus")).toBe(0);
   });
 });

@@ -374,13 +374,13 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     await granted(store, "g-tx", "c-any", "tx-user");
     await db.sql
       .begin(async (tx) => {
-        await store.forgetUser("tx-user", NOW, tx);
-        expect(await store.rowsOf("tx-user", tx)).toBe(0);
+        await store.within(tx).forgetUser("tx-user", NOW);
+        expect(await store.within(tx).rowsOf("tx-user")).toBe(0);
         throw new Error("another room failed");
       })
       .catch(() => {});
     expect(await store.rowsOf("tx-user")).toBe(3);
-    await db.sql.begin((tx) => store.forgetUser("tx-user", NOW, tx));
+    await db.sql.begin((tx) => store.within(tx).forgetUser("tx-user", NOW));
     expect(await store.rowsOf("tx-user")).toBe(0);
   });
 });

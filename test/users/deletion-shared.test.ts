@@ -1,4 +1,4 @@
-// A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the
+// A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the OAuth, MCP sessions, conversations, webhooks,
 // tokens, accounts, archive, connectors and data keys rooms here) erase and count inside it, the rooms not shared yet in the embedded
 // database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
@@ -15,11 +15,17 @@ import { NOT_BEFORE_TABLE, PostgresAuthStore } from "../../src/auth/store-postgr
 import { ConnectorRegistry } from "../../src/connectors/registry";
 import { ConnectorRows } from "../../src/connectors/rows";
 import { PostgresConnectorRecords } from "../../src/connectors/rows-postgres";
+import { Conversations } from "../../src/conversations/store";
+import { PostgresConversationRecords } from "../../src/conversations/store-postgres";
 import { loadMasterKey } from "../../src/crypto/master-key";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { PostgresMcpSessions } from "../../src/mcp/sessions-postgres";
+import { OAuthServer } from "../../src/oauth/service";
+import { PostgresOAuthStore } from "../../src/oauth/store-postgres";
 import { DeletionIncomplete, deleteUser } from "../../src/users/deletion";
+import { PostgresWebhookStore } from "../../src/webhooks/store-postgres";
 import { testApp } from "../helpers";
 import { archivedChunk } from "../support/archived-chunk";
 import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
@@ -38,6 +44,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let archive: Archive;
   let keys: UserKeys;
   let connectors: ConnectorRegistry;
+  let sharedRooms: Pick<Parameters<typeof deleteUser>[0], "oauth" | "mcpSessions" | "conversations" | "webhooks">;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -55,6 +62,13 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
       log: t.log,
       records: new PostgresConnectorRecords(db.client()),
     });
+    // The other shared rooms in PostgreSQL too, as services.ts wires them: an embedded one cannot join the transaction.
+    sharedRooms = {
+      oauth: new OAuthServer(t.config, a, accounts, new PostgresOAuthStore(db.client())),
+      mcpSessions: new PostgresMcpSessions(db.client()),
+      conversations: new Conversations(new PostgresConversationRecords(db.client()), keys),
+      webhooks: new PostgresWebhookStore(db.client(), keys, masterKey),
+    };
   });
   afterAll(async () => {
     await connectors.close();
@@ -63,7 +77,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   });
 
   // Node A's services: the embedded rooms of the test app, the tokens, accounts, archive, connectors and keys rooms and the transaction in PostgreSQL.
-  const onA = () => ({ ...t.services, auth: a, accounts, archive, connectors, userKeys: keys, shared: db.sql });
+  const onA = () => ({ ...t.services, ...sharedRooms, auth: a, accounts, archive, connectors, userKeys: keys, shared: db.sql });
   const stamps = async () =>
     (
       await db.sql<

@@ -10,6 +10,7 @@ import type postgres from "postgres";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createLogger, memorySink } from "../../src/log";
 import { migrate } from "../../src/store/migrations";
+import { inTransaction } from "../../src/store/shared";
 import { SIGNATURE_HEADER, verify } from "../../src/webhooks/signature";
 import { SqliteWebhookStore, type WebhookStore, webhookMigrations } from "../../src/webhooks/store";
 import { OUTBOX_TABLE, PostgresWebhookStore, WEBHOOKS_TABLE } from "../../src/webhooks/store-postgres";
@@ -188,7 +189,8 @@ async function postgresStore(): Promise<Store> {
       let out = { removed: 0, left: 0 };
       await shared.sql
         .begin(async (tx: postgres.TransactionSql) => {
-          out = { removed: await webhooks.deleteUser(user, tx), left: await webhooks.rowsOf(user, tx) };
+          const within = inTransaction(webhooks, tx, "webhooks");
+          out = { removed: await within.deleteUser(user), left: await within.rowsOf(user) };
           if (undo) throw new Error("undone");
         })
         .catch((error: unknown) => {
