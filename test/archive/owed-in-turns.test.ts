@@ -8,6 +8,7 @@ import { owedInTurns } from "../../src/archive/store";
 import { TURN_MS, Turns } from "../../src/connectors/turns";
 import { VectorRotation } from "../../src/crypto/rotation";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { mostPerTurn } from "../support/turn-watch";
 
 test("an answer's owed vectors are rotated with turns of the event loop between, each as the rotation gives it", async () => {
   const rotation = VectorRotation.fromKey(randomBytes(32), EMBEDDING_DIM);
@@ -17,17 +18,9 @@ test("an answer's owed vectors are rotated with turns of the event loop between,
   const applied = spyOn(VectorRotation.prototype, "apply");
   try {
     // The clock counts rotations (as if each took 1 ms); a watcher counts those between two turns.
-    let most = 0;
-    let seen = 0;
-    let running = true;
-    const watch = () => {
-      most = Math.max(most, applied.mock.calls.length - seen);
-      seen = applied.mock.calls.length;
-      if (running) setImmediate(watch);
-    };
-    setImmediate(watch);
+    const perTurn = mostPerTurn(() => applied.mock.calls.length);
     const owed = await owedInTurns(rotation, pending, vectors, new Turns(() => applied.mock.calls.length));
-    running = false;
+    const most = perTurn.stop();
     expect(applied).toHaveBeenCalledTimes(OWED);
     // Was all 40 in one turn.
     expect(most).toBeLessThanOrEqual(TURN_MS + 1);

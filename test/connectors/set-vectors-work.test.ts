@@ -15,6 +15,7 @@ import { MIGRATIONS } from "../../src/migrations";
 import { openDatabase } from "../../src/store/database";
 import { tempDir } from "../helpers";
 import { countingBlobBytes } from "../support/blob-bytes";
+import { mostPerTurn } from "../support/turn-watch";
 
 const CHUNKS = 64;
 const CHARS = 400_000;
@@ -61,17 +62,9 @@ test("a batch's vectors are rotated a budget of work at a time before its transa
   const applied = spyOn(VectorRotation.prototype, "apply");
   try {
     // The clock counts rotations (as if each took 1 ms); a watcher counts those between two turns.
-    let most = 0;
-    let seen = 0;
-    let running = true;
-    const watch = () => {
-      most = Math.max(most, applied.mock.calls.length - seen);
-      seen = applied.mock.calls.length;
-      if (running) setImmediate(watch);
-    };
-    setImmediate(watch);
+    const perTurn = mostPerTurn(() => applied.mock.calls.length);
     const rotated = await rotatedInTurns(ctx, vectors, new Turns(() => applied.mock.calls.length));
-    running = false;
+    const most = perTurn.stop();
     // Was all 64 in setVectors' one turn.
     expect(applied).toHaveBeenCalledTimes(CHUNKS);
     expect(most).toBeLessThanOrEqual(TURN_MS + 1);
