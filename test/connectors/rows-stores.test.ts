@@ -21,7 +21,7 @@ import { MIGRATIONS } from "../../src/migrations";
 import { openDatabase } from "../../src/store/database";
 import { migrate } from "../../src/store/migrations";
 import { tempDir, testConfig } from "../helpers";
-import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
+import { erasedInDeletion, type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
 
 /** The users' data keys (a room shared by "pgkeys", not here): one for every node of a test. */
 function userKeys(): UserKeys {
@@ -242,17 +242,15 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     const rows = new ConnectorRows(records, keys);
     await rows.insert(definition("hal", "docs"), 4);
     await rows.setGrant("hal", "docs", { refresh_token: "r" });
-    await db.sql
-      .begin(async (tx) => {
-        const within = records.within(tx);
-        expect(await within.deleteUser("hal")).toBe(1);
-        expect(await within.rowsOf("hal")).toBe(0);
-        throw new Error("another room failed");
-      })
-      .catch(() => {});
-    expect(await records.rowsOf("hal")).toBe(2);
-    await db.sql.begin((tx) => records.within(tx).deleteUser("hal"));
-    expect(await records.rowsOf("hal")).toBe(0);
+    await erasedInDeletion(
+      db.sql,
+      {
+        erase: async (tx) => expect(await records.within(tx).deleteUser("hal")).toBe(1),
+        rowsIn: async (tx) => records.within(tx).rowsOf("hal"),
+        rows: async () => records.rowsOf("hal"),
+      },
+      2,
+    );
     expect(await a.list("hal")).toEqual([]);
   });
 

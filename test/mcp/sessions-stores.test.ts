@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_SESSIONS_PER_USER, type McpSessionStore, McpSessions, SESSION_TTL_MS } from "../../src/mcp/sessions";
 import { MCP_SESSIONS_TABLE, PostgresMcpSessions } from "../../src/mcp/sessions-postgres";
-import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
+import { erasedInDeletion, type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 
@@ -134,15 +134,14 @@ describe("PostgreSQL alone: two nodes on one database", () => {
   test("a user's sessions erased inside the deletion's transaction: rolled back, kept; committed, gone", async () => {
     const a = new PostgresMcpSessions(db.client());
     await a.open("gus", "1.0");
-    await db.sql
-      .begin(async (tx) => {
-        expect(await a.within(tx).forget("gus")).toBe(1);
-        expect(await a.within(tx).rowsOf("gus")).toBe(0);
-        throw new Error("another room failed");
-      })
-      .catch(() => {});
-    expect(await a.rowsOf("gus")).toBe(1);
-    await db.sql.begin((tx) => a.within(tx).forget("gus"));
-    expect(await a.rowsOf("gus")).toBe(0);
+    await erasedInDeletion(
+      db.sql,
+      {
+        erase: async (tx) => expect(await a.within(tx).forget("gus")).toBe(1),
+        rowsIn: async (tx) => a.within(tx).rowsOf("gus"),
+        rows: async () => a.rowsOf("gus"),
+      },
+      1,
+    );
   });
 });

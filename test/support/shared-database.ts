@@ -1,7 +1,7 @@
 // The shared store of a test file (D33): a fresh database of the test PostgreSQL, owned by a role
 // that is no superuser (the rights a corpus node has), with every shared room's tables made as a
 // node makes them at start; `client()` opens another node's connections to it. Dropped at the end.
-import { afterAll, beforeAll, describe } from "bun:test";
+import { afterAll, beforeAll, describe, expect } from "bun:test";
 import postgres from "postgres";
 import { PG_MIGRATIONS } from "../../src/migrations";
 import { openSharedDatabase } from "../../src/store/shared";
@@ -52,4 +52,35 @@ export function storeSuite<S extends { close(): Promise<void> }>(
     afterAll(() => store.close());
     body(() => store);
   });
+}
+
+/** The failure of another room that undoes a deletion's transaction in erasedInDeletion. */
+class AnotherRoomFailed extends Error {}
+
+/**
+ * A room's erase of a user inside a deletion's PostgreSQL transaction (D33): inside it, nothing of
+ * the user is counted; when another room fails the whole is undone and `kept` rows are there again;
+ * committed, none are. A failed check inside the transaction fails the test (not taken for the undo).
+ */
+export async function erasedInDeletion(
+  sql: postgres.Sql,
+  room: {
+    erase(tx: postgres.TransactionSql): Promise<unknown>;
+    rowsIn(tx: postgres.TransactionSql): Promise<number>;
+    rows(): Promise<number>;
+  },
+  kept: number,
+): Promise<void> {
+  await sql
+    .begin(async (tx) => {
+      await room.erase(tx);
+      expect(await room.rowsIn(tx)).toBe(0);
+      throw new AnotherRoomFailed();
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof AnotherRoomFailed)) throw error;
+    });
+  expect(await room.rows()).toBe(kept);
+  await sql.begin((tx) => room.erase(tx));
+  expect(await room.rows()).toBe(0);
 }
