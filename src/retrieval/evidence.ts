@@ -3,6 +3,7 @@
 // years in documents, amounts and countries (amounts.ts).
 import { ORDER_RANK, type SourceRecord } from "../connectors/types";
 import { amountSignal } from "./amounts";
+import { words } from "./bm25";
 import { documentDates } from "./document-dates";
 import { all, PERSON_NAME_COLUMNS } from "./language/words";
 import type { QueryPlan } from "./plan";
@@ -45,6 +46,17 @@ const DOCUMENT_DATE_BOOST = 0.1;
  * invoices 0.963 -> 0.972 at 0.1 (the same at 0.2), the rest unchanged.
  */
 const OUT_OF_TIME = DOCUMENT_DATE_BOOST;
+
+/**
+ * A document whose own name (its file's) holds a word the question writes as a name ("the Free
+ * invoice": free_fiber.pdf). The rare-word signal (score.ts) misses a name that is also a common
+ * word: "free" is in many mails, and once the SQL source gave each of its tracks named "Free…"
+ * (whole words read past its limit) the word weighed less over the pool and the Free invoice fell
+ * from fifth to seventh. Mail subjects and rows are not names given by the one who filed them.
+ */
+const NAMED_DOCUMENT_BOOST = 0.1;
+/** How much of a title is read for the question's names (a crafted one may be long). */
+const TITLE_PROBE = 200;
 
 /** Words of a person's name as they appear in addresses and display names. */
 const nameParts = (name: string) =>
@@ -91,6 +103,10 @@ export function evidence(plan: QueryPlan, r: SourceRecord, key?: string): number
   // A table sorted as the question asked ("which customer spent the most"): its first rows answer it.
   const rank = r.metadata[ORDER_RANK];
   if (plan.order && typeof rank === "number" && rank >= 1) s += ORDER_BOOST / rank;
+  if (kind === "file" && plan.names.length) {
+    const titled = words(r.title.slice(0, TITLE_PROBE));
+    if (plan.names.some((n) => titled.includes(n))) s += NAMED_DOCUMENT_BOOST;
+  }
   if (r.type === "email" && plan.people.length) {
     const from = String(r.metadata.from ?? "").toLowerCase();
     const others = `${r.metadata.to ?? ""} ${r.metadata.cc ?? ""}`.toLowerCase();
