@@ -48,11 +48,12 @@ const DOCUMENT_DATE_BOOST = 0.1;
 const OUT_OF_TIME = DOCUMENT_DATE_BOOST;
 
 /**
- * A document whose own name (its file's) holds a word the question writes as a name ("the Free
- * invoice": free_fiber.pdf). The rare-word signal (score.ts) misses a name that is also a common
+ * A document whose title (its heading, else its file's name) holds a word the question writes as
+ * a name ("the Free invoice": free_fiber.pdf). The rare-word signal (score.ts) misses a name that is also a common
  * word: "free" is in many mails, and once the SQL source gave each of its tracks named "Free…"
  * (whole words read past its limit) the word weighed less over the pool and the Free invoice fell
  * from fifth to seventh. Mail subjects and rows are not names given by the one who filed them.
+ * SciFact's test half, whose titles are headings: 0.7447 -> 0.7466 in the same hour.
  */
 const NAMED_DOCUMENT_BOOST = 0.1;
 /** How much of a title is read for the question's names (a crafted one may be long). */

@@ -1,4 +1,4 @@
-// A document named by its file after the name a question writes ("the Free invoice":
+// A document titled (by its heading, else its file's name) with the name a question writes ("the Free invoice":
 // free_fiber.pdf) is the one asked about, even where the name is a common word the rare-word
 // signal cannot see (evidence.ts NAMED_DOCUMENT_BOOST).
 import { expect, test } from "bun:test";
