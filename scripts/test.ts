@@ -171,6 +171,7 @@ const INTEGRATION = [
   "retrieval/answer-lines-growth.test.ts",
   "retrieval/asked/asked-live.test.ts",
   "retrieval/business-questions.test.ts",
+  "retrieval/control-characters.test.ts",
   "retrieval/chunk-cache.test.ts",
   "retrieval/cite-stored-chunks.test.ts",
   "retrieval/debug-log.test.ts",

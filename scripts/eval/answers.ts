@@ -18,6 +18,7 @@
 //   bun scripts/eval/answers.ts --asked         what is asked only (answers-asked.ts: the model, no server)
 //   bun scripts/eval/answers.ts --without all   what each answer feature is worth (ANSWER_FEATURES)
 //   bun scripts/eval/answers.ts --split train --weight rank=2,kind=3   weights tried, to tune
+//   bun scripts/eval/answers.ts --split all --only shop-fold-03,invoices-104 --show   those questions only
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
 import { ANSWER_FEATURES } from "../../src/retrieval/answer";
 import { planQuery } from "../../src/retrieval/plan";
@@ -30,7 +31,9 @@ const split = option("split", "test");
 const show = flag("show");
 
 const labels = loadAnswerLabels();
-const inSplit = <T extends { split: string }>(xs: T[]) => xs.filter((x) => split === "all" || x.split === split);
+const only = new Set(option("only", "").split(",").filter(Boolean));
+const inSplit = <T extends { split: string; id: string }>(xs: T[]) =>
+  xs.filter((x) => (split === "all" || x.split === split) && (only.size === 0 || only.has(x.id)));
 
 // 1. What is asked, and the intents: no server needed, the service's own reading of each question (and the model's).
 const intents = inSplit(labels.intents);

@@ -134,17 +134,16 @@ export class SourceSkipped extends Error {
   }
 }
 
+/** Control characters (a NUL, a bell, an escape, a line break) read as a space: a question or a needle holding one means the same without it. */
+export const controlsAsSpaces = (text: string) => text.replace(/\p{Cc}+/gu, " ");
+
 /**
  * Terms and phrases as one list of needles, lower-cased, for sources that match substrings. A
  * control character (a NUL, a line break pasted into a phrase) is a space: PostgreSQL refuses a
  * NUL in a value and IMAP has no way to quote a line break, which failed the whole search.
  */
 export function needles(request: RetrievalRequest): string[] {
-  const clean = (s: string) =>
-    s
-      .replace(/[\p{Cc}\s]+/gu, " ")
-      .trim()
-      .toLowerCase();
+  const clean = (s: string) => controlsAsSpaces(s).replace(/\s+/g, " ").trim().toLowerCase();
   return [...new Set([...request.phrases, ...request.terms].map(clean).filter(Boolean))];
 }
 

@@ -4,6 +4,7 @@
 // many per connector (copies.ts), cite each result's best chunk (cite.ts).
 import { booksAnswer } from "../connectors/books/answer";
 import type { ConnectorRegistry } from "../connectors/registry";
+import { controlsAsSpaces } from "../connectors/types";
 import { EmbeddingClosed, type EmbeddingService } from "../embedding/service";
 import type { Logger } from "../log";
 import { timed } from "../questions/stages";
@@ -54,8 +55,11 @@ export class QueryService {
     return this.chunkCache.chars;
   }
 
-  async run(o: QueryOptions): Promise<QueryOutcome> {
+  async run(asked: QueryOptions): Promise<QueryOutcome> {
     const started = performance.now();
+    // A control character in the question is a space for every step (the model's tokenizer
+    // dropped it, joining "at\u0000Nando's" into one word, while the plan split there).
+    const o = { ...asked, question: controlsAsSpaces(asked.question), context: asked.context?.map(controlsAsSpaces) };
     const stages = o.stages;
     const planStarted = performance.now();
     // The question's vector first: the model reads what it asks where the tables read no kind (asked.ts, D32).

@@ -604,6 +604,18 @@ export const PERSON_NOUNS: Table = {
   de: ["kunde", "name"],
   pl: ["klient", "nabywca", "sprzedawca"],
 };
+/**
+ * A table's columns that hold a person's name ("FirstName", "last_name", "Nachname"; compared
+ * without case, spaces or underscores): a row with one is a person's own row (evidence.ts). Not a
+ * bare "name", which a track, a product or a company has too.
+ */
+export const PERSON_NAME_COLUMNS: Table = {
+  en: ["first name", "last name", "full name", "surname", "given name", "family name"],
+  nl: ["voornaam", "achternaam"],
+  fr: ["prénom", "nom de famille"],
+  de: ["vorname", "nachname", "familienname"],
+  pl: ["imię", "nazwisko"],
+};
 /** Buying, as a question asks what was bought ("what did I buy", "welke tablet heb ik gekocht"). */
 export const BOUGHT: Table = {
   en: ["buy", "bought", "order", "ordered", "purchase", "purchased", "eat", "ate", "drink", "drank"],
