@@ -103,6 +103,13 @@ function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition
   return found;
 }
 
+/**
+ * The index of connector_docs by record number that covers what a search asks of a record found
+ * (its owner, source and date: the condition of dateCondition), connectors-013: SQLite's planner
+ * takes the table's own rows by number, each a page of sealed record, unless told.
+ */
+const DOCS_BY_DOC = "connector_docs_by_doc";
+
 /** FTS5's bm25() constants (fts5_aux.c): k1, b, and the idf it takes for a word in more than half the rows. */
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -114,6 +121,17 @@ const idf = (rows: number, hits: number) => Math.max(FTS5_LEAST_IDF, Math.log((r
 /** A phrase's BM25 weight, idf aside, in a row of `length` words where the average is `average`. */
 const saturation = (frequency: number, length: number, average: number) =>
   (frequency * (BM25_K1 + 1)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * length) / average));
+
+/**
+ * Each hit of a phrase (the MATCH, after the owner twice and the date condition's values): its
+ * FTS5 score and length, whether it is the index's and whether asked for, its record looked up in
+ * DOCS_BY_DOC.
+ */
+export const wordHitsSql = (dates: DateCondition) =>
+  `SELECT f.rowid AS doc, -bm25(connector_terms) AS score, z.sz, d.owner = ? AS own, (d.owner = ?${dates.sql}) AS wanted
+     FROM connector_terms f LEFT JOIN connector_docs d INDEXED BY ${DOCS_BY_DOC} ON d.doc = f.rowid
+     LEFT JOIN connector_terms_docsize z ON z.id = f.rowid
+     WHERE connector_terms MATCH ?`;
 
 /**
  * The `limit` best word matches (records shown, in the date range) scored by FTS5's BM25 as if
@@ -142,11 +160,7 @@ export function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, li
   const hitsOf = ix.db.query<
     { doc: number; score: number; sz: Uint8Array | null; own: number | null; wanted: number | null },
     Array<string | number>
-  >(
-    `SELECT f.rowid AS doc, -bm25(connector_terms) AS score, z.sz, d.owner = ? AS own, (d.owner = ?${dates.sql}) AS wanted
-     FROM connector_terms f LEFT JOIN connector_docs d ON d.doc = f.rowid LEFT JOIN connector_terms_docsize z ON z.id = f.rowid
-     WHERE connector_terms MATCH ?`,
-  );
+  >(wordHitsSql(dates));
   const score = new Map<number, number>();
   for (const part of parts) {
     let tableHits = 0;
@@ -243,7 +257,8 @@ function nearestHeld(
     near = memory.nearest(vector, k);
     places = ix.db
       .query<Place, Array<string | number>>(
-        `SELECT c.chunk, c.doc, c.ord FROM connector_chunks c JOIN connector_docs d ON d.doc = c.doc WHERE c.chunk IN (SELECT value FROM json_each(?))${dates.sql}`,
+        `SELECT c.chunk, c.doc, c.ord FROM connector_chunks c JOIN connector_docs d INDEXED BY ${DOCS_BY_DOC} ON d.doc = c.doc
+         WHERE c.chunk IN (SELECT value FROM json_each(?))${dates.sql}`,
       )
       .all(JSON.stringify(near.map((n) => n.rowid)), ...dates.params);
   }
