@@ -5,7 +5,6 @@
 // how much text others held (D25: no index sees another's).
 import { expect, test } from "bun:test";
 import { indexMigrations } from "../../src/connectors/local-index";
-import { dateCondition, wordHitsSql } from "../../src/connectors/local-index/candidates";
 import { dropIndex } from "../../src/connectors/local-index/maintenance";
 import { cryptoMigrations } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
@@ -124,20 +123,4 @@ test("an index's counts follow its records as they are put, written again and re
   expect(countsOf(db)).toEqual([{ owner: "notes", rows: NOTES.length - 1, length: words - 3 }]);
   dropIndex(db, "notes");
   expect(countsOf(db)).toEqual([]);
-});
-
-test("a word's hits are looked up in connector_docs_by_doc, never in the rows that hold the sealed records (a page read each), with or without dates", async () => {
-  const { db, indexFor, keysFor } = localIndexes();
-  const notes = indexFor("notes");
-  for (const [id, text] of NOTES) await notes.put({ source: id, size: 1, mtime: 1 }, [mailRecord(id, "2020-01-01T00:00:00.000Z", text)]);
-  const ix = { db, owner: notes.owner };
-  for (const range of [{}, { dateFrom: "2019-01-01", dateTo: "2021-01-01" }]) {
-    const dates = dateCondition(ix, range);
-    const plan = db
-      .query<{ detail: string }, Array<string | number>>(`EXPLAIN QUERY PLAN ${wordHitsSql(dates)}`)
-      .all(ix.owner, ix.owner, ...dates.params, keysFor("notes").blinder.match(["harbour"])!)
-      .map((r) => r.detail);
-    expect(plan).toContain("SEARCH d USING COVERING INDEX connector_docs_by_doc (doc=?) LEFT-JOIN");
-    expect(plan.filter((p) => p.startsWith("SEARCH d "))).toHaveLength(1);
-  }
 });

@@ -276,11 +276,7 @@ function nearestHeld(
 function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Scores>, memory?: HeldVectorsOf): void {
   const docs = [...found].filter(([, hit]) => hit.dense === undefined).map(([doc]) => doc);
   if (docs.length === 0) return;
-  const chunks = ix.db
-    .query<{ chunk: number; doc: number; ord: number }, [string]>(
-      "SELECT chunk, doc, ord FROM connector_chunks WHERE doc IN (SELECT value FROM json_each(?)) AND embedded = 1",
-    )
-    .all(JSON.stringify(docs));
+  const chunks = ix.db.query<{ chunk: number; doc: number; ord: number }, [string]>(EMBEDDED_CHUNKS_SQL).all(JSON.stringify(docs));
   if (chunks.length === 0) return;
   const of = new Map(chunks.map((c) => [c.chunk, c]));
   if (memory) {
@@ -304,6 +300,10 @@ function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Sco
     keepNearest(found, c.doc, n.similarity, c.ord);
   }
 }
+
+/** The embedded chunks of the records (a JSON array of their numbers), from the index connector_chunks_doc alone (connectors-014). */
+export const EMBEDDED_CHUNKS_SQL =
+  "SELECT chunk, doc, ord FROM connector_chunks WHERE doc IN (SELECT value FROM json_each(?)) AND embedded = 1";
 
 /** A record's similarity is that of its nearest chunk, which is the one cited. */
 export function keepNearest(found: Map<number, Scores>, doc: number, similarity: number, chunk: number): void {

@@ -190,6 +190,17 @@ export const indexMigrations: Migration[] = [
       db.exec("CREATE INDEX connector_docs_by_doc ON connector_docs (doc, owner, source, record_date)");
     },
   },
+  {
+    // A record's chunks by its number with what a search asks of them (their place, whether
+    // embedded; the chunk's number is the row's), apart from their sealed texts (connectors-011, ~730
+    // bytes a chunk: ~5 rows a page): the best chunk of each word match (candidates.ts
+    // bestChunksOf) and a date range's chunks read no row of text. Replaces the index by doc alone.
+    id: "connectors-014-chunks-by-doc",
+    up(db) {
+      db.exec("DROP INDEX connector_chunks_doc");
+      db.exec("CREATE INDEX connector_chunks_doc ON connector_chunks (doc, embedded, ord)");
+    },
+  },
 ];
 
 /** A table of per-owner counts that triggers keep as another table's rows are written. */
