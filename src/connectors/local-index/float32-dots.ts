@@ -3,10 +3,11 @@
 // (f32x4.mul and f32x4.add round each product and each sum to float32, as IEEE-754 says, the
 // same as vec0's C loop and as the JavaScript loop with Math.fround before it), so a distance is
 // the same to the last bit; sixteen vectors at once, laid out side by side (a "group": each
-// dimension's sixteen values together). In JavaScript the loop was 9.6 of the search worker's
-// 24 ms per question (scripts/bench/question-stages.ts, the Enron mail's 10,053 chunks); here ~4x
-// less CPU (measured in one process, loaded machine: 11.7-15.3 ms against 40-50 ms for 10,000
-// vectors). No fused multiply-add (relaxed SIMD): that rounds once and changes the sums.
+// dimension's sixteen values together). In JavaScript the loop was 9.6 of the 23.9 ms of a search
+// worker's search of an index (wall, loaded machine; scripts/bench/question-stages.ts, the Enron
+// mail's 10,053 chunks); here 2.2x less time than that loop (scripts/bench/held-dots.ts, the two
+// interleaved: 8.2 against 18.2 ms a pass at load 22). No fused multiply-add (relaxed SIMD): it
+// rounds once and changes the sums.
 
 /** Vectors per group: four lanes in each of four 128-bit accumulators (more sums under way at once). */
 export const GROUP = 16;
