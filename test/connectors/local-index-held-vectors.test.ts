@@ -104,6 +104,18 @@ test("an unchanged index is not read again; a change is read in the vec0 chunks 
   expect(held.chunksRead).toBe(4);
 });
 
+test("a question reckons each held vector's dot product once: its nearest chunks and its word matches' best chunks read the same pass", async () => {
+  const { rows, asked } = await index();
+  const held = new HeldVectors();
+  // Word matches not among the nearest: their best chunks are looked up among the products of the pass.
+  const a = asked({ nearest: 5 });
+  const found = candidates(rows, a, held);
+  expect([...found.found.values()].some((hit) => hit.lexical !== undefined && hit.dense !== undefined)).toBe(true);
+  expect(held.products.count).toBe(1_200);
+  candidates(rows, asked({ nearest: 5, dateFrom: "2012-01-01T00:00:00.000Z", dateTo: "2016-01-01T00:00:00.000Z" }), held);
+  expect(held.products.count).toBe(2_400);
+});
+
 test("past its bound nothing is held, and sqlite-vec answers the same", async () => {
   const { rows, asked } = await index();
   // Room for the small index's 10 vectors, not for the 1,200 of the other.

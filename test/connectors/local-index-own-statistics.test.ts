@@ -5,6 +5,7 @@
 // how much text others held (D25: no index sees another's).
 import { expect, test } from "bun:test";
 import { indexMigrations } from "../../src/connectors/local-index";
+import { wordHitsRead } from "../../src/connectors/local-index/candidates";
 import { dropIndex } from "../../src/connectors/local-index/maintenance";
 import { cryptoMigrations } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
@@ -50,6 +51,16 @@ for (const words of [["harbour"], ["harbour", "weekly"]])
     expect(beside.map((h) => h.id)).toEqual(alone.map((h) => h.id));
     for (const [i, h] of beside.entries()) expect(h.lexical).toBeCloseTo(alone[i]!.lexical, 9);
   });
+
+test("an index of fewer than half the table's rows reads its own hits of a word, not the other index's, and scores them the same", async () => {
+  const alone = (await besideOthers(0)).rankHere(ask(["harbour"]));
+  const notes = await besideOthers(20);
+  const before = wordHitsRead.count;
+  const beside = notes.rankHere(ask(["harbour"]));
+  // Its two records with the word, not the 20 of the other index's besides.
+  expect(wordHitsRead.count - before).toBe(2);
+  expect(beside.map((h) => [h.record.id, h.lexical])).toEqual(alone.map((h) => [h.record.id, h.lexical]));
+});
 
 // Connector.search (a source's records by their words, best first): the same order by the index's own statistics.
 // FTS5's table-wide bm25() put the long record first beside them.

@@ -12,6 +12,7 @@
 // only inserts). Within HELD_VECTOR_BYTES for all indexes, the least recently searched dropped
 // first; a partition larger than that is searched by sqlite-vec, as before.
 import type { Database } from "bun:sqlite";
+import { Float32Dots } from "./float32-dots";
 
 /**
  * Bytes of vectors the worker holds (all indexes): ~43,000 chunks of 384 floats. The Enron
@@ -28,10 +29,11 @@ interface HeldChunk {
   id: number;
   /** Its validity and rowids as last read (wyhash): the same, the same vectors. */
   digest: bigint;
-  /** Each valid slot's rowid (the chunk number of connector_chunks), slot and place in `vectors`. */
+  /** Each valid slot's rowid (the chunk number of connector_chunks) and slot. */
   rowids: number[];
   slots: number[];
-  vectors: Float32Array;
+  /** Its first vector's place in its partition's `dots` (the others follow, in the order of `rowids`). */
+  start: number;
   /** Each vector's magnitude as vec0 computes it (float32 sum of squares, then its square root). */
   norms: Float64Array;
   /** Slots in the chunk (vec0's chunk_size): a slot's place in the order of ties. */
@@ -40,6 +42,8 @@ interface HeldChunk {
 
 interface HeldPartition {
   chunks: HeldChunk[];
+  /** Every chunk's vectors, laid out for the question's dot products (float32-dots.ts). */
+  dots: Float32Dots;
   bytes: number;
   /** Each rowid's chunk (index in `chunks`) and place in it. */
   at: Map<number, [number, number]>;
@@ -61,12 +65,8 @@ function magnitude(v: Float32Array, from: number, dim: number): number {
   return Math.sqrt(sum);
 }
 
-/** vec0's cosine distance (distance_cosine_float): float32 dot product in order, magnitudes in double, the result in float32. */
-function distance(v: Float32Array, from: number, q: Float32Array, vNorm: number, qNorm: number): number {
-  let dot = 0;
-  for (let j = 0; j < q.length; j++) dot = fround(dot + fround(v[from + j]! * q[j]!));
-  return fround(1 - dot / (vNorm * qNorm));
-}
+/** vec0's cosine distance (distance_cosine_float) of a float32 dot product summed in order: magnitudes in double, the result in float32. */
+const distance = (dot: number, vNorm: number, qNorm: number) => fround(1 - dot / (vNorm * qNorm));
 
 /** Whether `a` comes before `b` in vec0's results. */
 const before = (a: Near, b: Near) => a.distance < b.distance || (a.distance === b.distance && a.tie < b.tie);
@@ -76,6 +76,8 @@ export class HeldVectors {
   private heldBytes = 0;
   /** vec0 chunks read from the database (tests count them: a search of an unchanged index reads none). */
   chunksRead = 0;
+  /** Dot products of a question's vector with a held vector (tests count them: one per held vector per question). */
+  readonly products = { count: 0 };
 
   constructor(private readonly budget = HELD_VECTOR_BYTES) {}
 
@@ -110,13 +112,14 @@ export class HeldVectors {
       this.drop(owner);
       return undefined;
     }
-    const chunks: HeldChunk[] = [];
+    // Each chunk as held (its vectors where they lie in the old partition), or as read now (its vectors beside it).
+    const chunks: Array<{ chunk: HeldChunk; read?: Float32Array }> = [];
     let changed = !old || old.chunks.length !== rows.length;
     for (const r of rows) {
       const digest = Bun.hash.wyhash(r.validity, Bun.hash.wyhash(r.rowids)) as bigint;
       const kept = old?.chunks.find((c) => c.id === r.chunk_id && c.digest === digest);
       if (kept) {
-        chunks.push(kept);
+        chunks.push({ chunk: kept });
         continue;
       }
       changed = true;
@@ -131,18 +134,34 @@ export class HeldVectors {
     if (old && !changed) {
       this.partitions.delete(owner);
       this.partitions.set(owner, old);
-      return new HeldVectorsOf(old, dim);
+      return new HeldVectorsOf(old, dim, this.products);
+    }
+    const dots = Float32Dots.make(valid, dim);
+    if (!dots) {
+      this.drop(owner);
+      return undefined;
+    }
+    // The vectors laid out anew: those kept copied from the old partition's layout, those read from their chunk's blob.
+    const placed: HeldChunk[] = [];
+    let start = 0;
+    for (const { chunk, read } of chunks) {
+      for (let i = 0; i < chunk.rowids.length; i++) {
+        if (read) dots.set(start + i, read, i * dim);
+        else dots.copy(start + i, old!.dots, chunk.start + i);
+      }
+      placed.push({ ...chunk, start });
+      start += chunk.rowids.length;
     }
     this.drop(owner);
     while (this.heldBytes + bytes > this.budget && this.partitions.size) this.drop(this.partitions.keys().next().value!);
     const at = new Map<number, [number, number]>();
-    chunks.forEach((c, k) => {
+    placed.forEach((c, k) => {
       for (const [i, rowid] of c.rowids.entries()) at.set(rowid, [k, i]);
     });
-    const held = { chunks, bytes, at };
+    const held = { chunks: placed, dots, bytes, at };
     this.partitions.set(owner, held);
     this.heldBytes += bytes;
-    return new HeldVectorsOf(held, dim);
+    return new HeldVectorsOf(held, dim, this.products);
   }
 
   private drop(owner: string): void {
@@ -152,7 +171,7 @@ export class HeldVectors {
     this.heldBytes -= gone.bytes;
   }
 
-  /** One vec0 chunk's valid vectors; undefined if its blobs are not of vec0 0.1.9's shapes. */
+  /** One vec0 chunk (its place in a partition not yet given) and its valid vectors; undefined if its blobs are not of vec0 0.1.9's shapes. */
   private readChunk(
     db: Database,
     id: number,
@@ -160,7 +179,7 @@ export class HeldVectors {
     rowidBytes: Uint8Array,
     dim: number,
     digest: bigint,
-  ): HeldChunk | undefined {
+  ): { chunk: HeldChunk; read: Float32Array } | undefined {
     const size = validity.byteLength * 8;
     const blob = db
       .query<{ vectors: Uint8Array }, [number]>(`SELECT vectors FROM ${VEC_TABLE}_vector_chunks00 WHERE rowid = ?`)
@@ -182,7 +201,7 @@ export class HeldVectors {
       vectors.set(all.subarray(s * dim, (s + 1) * dim), i * dim);
       norms[i] = magnitude(vectors, i * dim, dim);
     });
-    return { id, digest, rowids, slots, vectors, norms, size };
+    return { chunk: { id, digest, rowids, slots, start: 0, norms, size }, read: vectors };
   }
 }
 
@@ -191,7 +210,19 @@ export class HeldVectorsOf {
   constructor(
     private readonly held: HeldPartition,
     private readonly dim: number,
+    private readonly products: { count: number },
   ) {}
+
+  /** The last query's dot products with every held vector: a question's best chunks of its word matches (of) read them again. */
+  private last?: { query: Float32Array; dots: Float32Array };
+
+  private dotsOf(query: Float32Array): Float32Array {
+    if (this.last?.query !== query) {
+      this.last = { query, dots: this.held.dots.dots(query).slice() };
+      this.products.count += this.held.dots.count;
+    }
+    return this.last.dots;
+  }
 
   /**
    * The `k` nearest of the vectors whose rowid `allowed` takes (all without it), nearest first,
@@ -201,48 +232,33 @@ export class HeldVectorsOf {
     const qNorm = magnitude(query, 0, this.dim);
     const top: Near[] = [];
     if (k <= 0) return top;
-    const dim = this.dim;
+    // Every held vector's dot product at once (float32-dots.ts), then vec0's order over them.
+    const dots = this.dotsOf(query);
     this.held.chunks.forEach((c, ck) => {
-      const { rowids, slots, vectors, norms, size } = c;
-      const consider = (i: number, dot: number) => {
-        if (allowed && !allowed(rowids[i]!)) return;
-        const near = { rowid: rowids[i]!, distance: fround(1 - dot / (norms[i]! * qNorm)), tie: ck * size + (size - 1 - slots[i]!) };
-        if (top.length === k && !before(near, top[k - 1]!)) return;
+      const { rowids, slots, norms, size, start } = c;
+      for (let i = 0; i < rowids.length; i++) {
+        const rowid = rowids[i]!;
+        if (allowed && !allowed(rowid)) continue;
+        const d = distance(dots[start + i]!, norms[i]!, qNorm);
+        const tie = ck * size + (size - 1 - slots[i]!);
+        // Not after the k-th (before()'s test, written out: no object made for the ~10,000 that are).
+        const last = top.length === k ? top[k - 1]! : undefined;
+        if (last && !(d < last.distance || (d === last.distance && tie < last.tie))) continue;
+        const near = { rowid, distance: d, tie };
         let at = top.length;
         while (at > 0 && before(near, top[at - 1]!)) at--;
         top.splice(at, 0, near);
         if (top.length > k) top.pop();
-      };
-      // Four vectors at a time, each summed in its own order (as vec0 sums one): the same sums, less waiting on each.
-      let i = 0;
-      for (; i + 3 < rowids.length; i += 4) {
-        const a = i * dim;
-        const b = a + dim;
-        const c2 = b + dim;
-        const d = c2 + dim;
-        let s0 = 0;
-        let s1 = 0;
-        let s2 = 0;
-        let s3 = 0;
-        for (let j = 0; j < dim; j++) {
-          const qj = query[j]!;
-          s0 = fround(s0 + fround(vectors[a + j]! * qj));
-          s1 = fround(s1 + fround(vectors[b + j]! * qj));
-          s2 = fround(s2 + fround(vectors[c2 + j]! * qj));
-          s3 = fround(s3 + fround(vectors[d + j]! * qj));
-        }
-        consider(i, s0);
-        consider(i + 1, s1);
-        consider(i + 2, s2);
-        consider(i + 3, s3);
-      }
-      for (; i < rowids.length; i++) {
-        let s = 0;
-        for (let j = 0; j < dim; j++) s = fround(s + fround(vectors[i * dim + j]! * query[j]!));
-        consider(i, s);
       }
     });
     return top;
+  }
+
+  /** Vector `i`'s dot product with `query`: read from the last pass over all where it was with this query. */
+  private dotOf(query: Float32Array, i: number): number {
+    if (query === this.last?.query) return this.last.dots[i]!;
+    this.products.count++;
+    return this.held.dots.dot(i, query);
   }
 
   /** The distance of each of `rowids` held (those not held left out), nearest first, in vec0's order of ties. */
@@ -256,7 +272,7 @@ export class HeldVectorsOf {
       const c = this.held.chunks[ck]!;
       out.push({
         rowid,
-        distance: distance(c.vectors, i * this.dim, query, c.norms[i]!, qNorm),
+        distance: distance(this.dotOf(query, c.start + i), c.norms[i]!, qNorm),
         tie: ck * c.size + (c.size - 1 - c.slots[i]!),
       });
     }

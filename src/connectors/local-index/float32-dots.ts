@@ -1,0 +1,190 @@
+// The dot products of a question's vector with every vector of a held partition (held-vectors.ts),
+// in WebAssembly's 128-bit lanes: each lane sums one vector's products in order, in float32
+// (f32x4.mul and f32x4.add round each product and each sum to float32, as IEEE-754 says, the
+// same as vec0's C loop and as the JavaScript loop with Math.fround before it), so a distance is
+// the same to the last bit; sixteen vectors at once, laid out side by side (a "group": each
+// dimension's sixteen values together). In JavaScript the loop was 9.6 of the 23.9 ms of a search
+// worker's search of an index (wall, loaded machine; scripts/bench/question-stages.ts, the Enron
+// mail's 10,053 chunks); here 2.2x less time than that loop (scripts/bench/held-dots.ts, the two
+// interleaved: 8.2 against 18.2 ms a pass at load 22). No fused multiply-add (relaxed SIMD): it
+// rounds once and changes the sums.
+
+/** Vectors per group: four lanes in each of four 128-bit accumulators (more sums under way at once). */
+export const GROUP = 16;
+
+/** WebAssembly opcodes used below (the core and the 0xfd SIMD prefix's). */
+const OP = {
+  block: 0x02,
+  loop: 0x03,
+  end: 0x0b,
+  br: 0x0c,
+  brIf: 0x0d,
+  localGet: 0x20,
+  localSet: 0x21,
+  localTee: 0x22,
+  i32Const: 0x41,
+  i32Eqz: 0x45,
+  i32Ne: 0x47,
+  i32Add: 0x6a,
+  i32Sub: 0x6b,
+  simd: 0xfd,
+  v128Load: 0x00,
+  load32Splat: 0x09,
+  v128Store: 0x0b,
+  v128Const: 0x0c,
+} as const;
+/** f32x4.add and f32x4.mul: the SIMD prefix's opcodes 0xe4 and 0xe6, as unsigned LEB128. */
+const F32X4_ADD = [OP.simd, 0xe4, 0x01];
+const F32X4_MUL = [OP.simd, 0xe6, 0x01];
+const I32 = 0x7f;
+const V128 = 0x7b;
+
+/** An unsigned LEB128 number. */
+function leb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n) byte |= 0x80;
+    out.push(byte);
+  } while (n);
+  return out;
+}
+/** A signed LEB128 number (i32.const's operand). */
+function sleb(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) return [...out, byte];
+    out.push(byte | 0x80);
+  }
+}
+const section = (id: number, bytes: number[]) => [id, ...leb(bytes.length), ...bytes];
+const name = (s: string) => [...leb(s.length), ...new TextEncoder().encode(s)];
+/** A memory operand: alignment hint 1 (the layout is aligned; the hint changes nothing but speed) and a byte offset. */
+const mem = (offset: number) => [0x00, ...leb(offset)];
+
+/**
+ * `dots(query, groups, count, out, dimBytes)`: for each of `count` groups at `groups` (GROUP
+ * vectors, dimension by dimension), the GROUP dot products with the `query` vector (dimBytes / 4
+ * floats), stored at `out` (GROUP floats a group). Memory imported as `m.memory`.
+ */
+function dotsModule(): Uint8Array<ArrayBuffer> {
+  const [query, groups, count, out, dimBytes, j, q] = [0, 1, 2, 3, 4, 5, 6];
+  const acc = (k: number) => 7 + k;
+  const accumulators = GROUP / 4;
+  const body: number[] = [
+    // Locals: j (i32: the byte offset of a dimension in the query), q (the dimension's value in every lane), the accumulators.
+    ...[0x02, 0x01, I32, ...leb(1 + accumulators), V128],
+    ...[OP.block, 0x40, OP.loop, 0x40],
+    ...[OP.localGet, count, OP.i32Eqz, OP.brIf, 0x01],
+    ...[OP.simd, OP.v128Const, ...new Array(16).fill(0)],
+    ...Array.from({ length: accumulators - 1 }, (_, k) => [OP.localTee, acc(k)]).flat(),
+    ...[OP.localSet, acc(accumulators - 1)],
+    ...[OP.i32Const, 0x00, OP.localSet, j],
+    ...[OP.loop, 0x40],
+    ...[OP.localGet, query, OP.localGet, j, OP.i32Add, OP.simd, OP.load32Splat, 0x02, 0x00, OP.localSet, q],
+    // acc[k] = acc[k] + group[j][4k..4k+4) * q, each lane rounded to float32 after the product and after the sum.
+    ...Array.from({ length: accumulators }, (_, k) => [
+      ...[OP.localGet, acc(k), OP.localGet, groups, OP.simd, OP.v128Load, ...mem(16 * k)],
+      ...[OP.localGet, q, ...F32X4_MUL, ...F32X4_ADD, OP.localSet, acc(k)],
+    ]).flat(),
+    ...[OP.localGet, groups, OP.i32Const, ...sleb(GROUP * 4), OP.i32Add, OP.localSet, groups],
+    ...[OP.localGet, j, OP.i32Const, 0x04, OP.i32Add, OP.localTee, j, OP.localGet, dimBytes, OP.i32Ne, OP.brIf, 0x00],
+    OP.end,
+    ...Array.from({ length: accumulators }, (_, k) => [
+      OP.localGet,
+      out,
+      OP.localGet,
+      acc(k),
+      OP.simd,
+      OP.v128Store,
+      ...mem(16 * k),
+    ]).flat(),
+    ...[OP.localGet, out, OP.i32Const, ...sleb(GROUP * 4), OP.i32Add, OP.localSet, out],
+    ...[OP.localGet, count, OP.i32Const, 0x01, OP.i32Sub, OP.localSet, count],
+    ...[OP.br, 0x00, OP.end, OP.end, OP.end],
+  ];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...section(1, [0x01, 0x60, 0x05, I32, I32, I32, I32, I32, 0x00]),
+    ...section(2, [0x01, ...name("m"), ...name("memory"), 0x02, 0x00, 0x01]),
+    ...section(3, [0x01, 0x00]),
+    ...section(7, [0x01, ...name("dots"), 0x00, 0x00]),
+    ...section(10, [0x01, ...leb(body.length), ...body]),
+  ]);
+}
+
+let compiled: WebAssembly.Module | null | undefined;
+/** The module, compiled once; null where this runtime has no WebAssembly SIMD (then sqlite-vec searches). */
+function module(): WebAssembly.Module | null {
+  if (compiled === undefined) {
+    const bytes = dotsModule();
+    compiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+  }
+  return compiled;
+}
+
+const PAGE = 65_536;
+
+/** A partition's vectors laid out for `dots`, in a memory of their own: the query, the products, the groups. */
+export class Float32Dots {
+  private readonly memory: WebAssembly.Memory;
+  private readonly run: (query: number, groups: number, count: number, out: number, dimBytes: number) => void;
+  /** The whole memory as floats: the query at 0, the products at `outAt`, the groups at `groupsAt`. */
+  private readonly floats: Float32Array;
+  private readonly outAt: number;
+  private readonly groupsAt: number;
+  private readonly groups: number;
+
+  /** Room for `count` vectors of `dim` floats; undefined where WebAssembly SIMD is missing. */
+  static make(count: number, dim: number): Float32Dots | undefined {
+    const m = module();
+    return m ? new Float32Dots(m, count, dim) : undefined;
+  }
+
+  private constructor(
+    m: WebAssembly.Module,
+    readonly count: number,
+    readonly dim: number,
+  ) {
+    this.groups = Math.ceil(count / GROUP);
+    this.outAt = dim;
+    this.groupsAt = dim + this.groups * GROUP;
+    const bytes = (this.groupsAt + this.groups * GROUP * dim) * 4;
+    this.memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+    const instance = new WebAssembly.Instance(m, { m: { memory: this.memory } });
+    this.run = instance.exports.dots as Float32Dots["run"];
+    this.floats = new Float32Array(this.memory.buffer);
+  }
+
+  /** Where dimension `j` of vector `i` lies in `floats`. */
+  private at(i: number, j: number): number {
+    return this.groupsAt + (i - (i % GROUP)) * this.dim + j * GROUP + (i % GROUP);
+  }
+
+  /** Stores vector `i` (dim floats of `from` at `offset`). */
+  set(i: number, from: Float32Array, offset: number): void {
+    for (let j = 0; j < this.dim; j++) this.floats[this.at(i, j)] = from[offset + j]!;
+  }
+
+  /** Copies vector `from` of `other` (of the same dimension) to vector `i`. */
+  copy(i: number, other: Float32Dots, from: number): void {
+    for (let j = 0; j < this.dim; j++) this.floats[this.at(i, j)] = other.floats[other.at(from, j)]!;
+  }
+
+  /** Vector `i`'s dot product with `query`, summed in order in float32 (one vector: no need of the lanes). */
+  dot(i: number, query: Float32Array): number {
+    let sum = 0;
+    for (let j = 0, at = this.at(i, 0); j < this.dim; j++, at += GROUP) sum = Math.fround(sum + Math.fround(this.floats[at]! * query[j]!));
+    return sum;
+  }
+
+  /** Every vector's dot product with `query`: a view (overwritten by the next call), `count` long. */
+  dots(query: Float32Array): Float32Array {
+    this.floats.set(query.subarray(0, this.dim), 0);
+    this.run(0, this.groupsAt * 4, this.groups, this.outAt * 4, this.dim * 4);
+    return this.floats.subarray(this.outAt, this.outAt + this.count);
+  }
+}
