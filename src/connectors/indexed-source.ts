@@ -439,8 +439,8 @@ export class IndexedFolderConnector implements Connector {
   async rank(request: RetrievalRequest): Promise<SearchHit[]> {
     await this.fresh();
     const ranked = this.index.rank(request);
-    // The shared store's progress read with the candidates: the question's note says where embedding stands (score.ts).
-    if (this.index.shared) await Promise.all([ranked, this.indexProgress()]);
+    // The shared store's progress read with the candidates: the question's note says where embedding stands (score.ts); unread, the last known.
+    if (this.index.shared) await Promise.all([ranked, this.indexProgress().catch(() => undefined)]);
     return ranked;
   }
 
