@@ -8,14 +8,17 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { PostgresAccountRecords } from "../../src/accounts/store-postgres";
+import { backupCommand } from "../../src/backup/command";
+import { BACKUP_MESSAGES, BackupError } from "../../src/backup/errors";
+import { loadConfig } from "../../src/config";
 import { candidates } from "../../src/connectors/local-index/candidates";
 import { indexKeysFor } from "../../src/connectors/local-index/context";
 import { PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
-import { existingMasterKey } from "../../src/crypto/master-key";
+import { defaultMasterKeyFile, existingMasterKey } from "../../src/crypto/master-key";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
 import { MIGRATE_MESSAGES } from "../../src/migrate/errors";
@@ -199,6 +202,38 @@ describe("a folder copied into an empty database", () => {
       for (const form of [spelt, Buffer.from(spelt).toString("hex")]) expect([spelt, dump.includes(form)]).toEqual([spelt, false]);
   });
 
+  test("backed up as the README says (pg_dump -Fc, then pg_restore into a new database): the restored rows open with the key file, which the dump never holds", async () => {
+    const file = join(tempDir("corpus-pgdump-"), "corpus.pgdump");
+    const dump = spawnSync("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", "--no-comments", `--file=${file}`, target.url], {
+      encoding: "utf8",
+    });
+    expect(dump.stderr).toBe("");
+    expect(dump.status).toBe(0);
+    const key = readFileSync(defaultMasterKeyFile(dataDir), "utf8").trim();
+    const bytes = readFileSync(file);
+    for (const form of [Buffer.from(key), Buffer.from(key, "base64")]) expect(bytes.includes(form)).toBe(false);
+    // A new database made as for a first node (its role, CREATE EXTENSION vector by a superuser), restored into by that role.
+    const restored = await vectorDatabase();
+    try {
+      const restore = spawnSync(
+        "pg_restore",
+        ["--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error", `--dbname=${restored.url}`, file],
+        { encoding: "utf8" },
+      );
+      expect(restore.stderr).toBe("");
+      expect(restore.status).toBe(0);
+      // The restored database, checked against the folder it came from: the same rows, opened alike with the key.
+      const check = await migrate(restored.url);
+      expect(check.code).toBe(0);
+      const again = JSON.parse(check.stdout) as Report & { finished_before?: string };
+      expect(again.finished_before).toBeString();
+      expect(again.verified.tables).toEqual(report.verified.tables);
+      for (const s of again.verified.samples) expect([s.room, s.differ, s.opened > 0]).toEqual([s.room, [], true]);
+    } finally {
+      await restored.drop();
+    }
+  });
+
   test("the same database again: already copied from this folder, verified again, nothing copied twice", async () => {
     const again = await migrate(target.url);
     expect(again.code).toBe(0);
@@ -263,5 +298,17 @@ test("a copy killed with SIGKILL midway is finished by a second run, nothing dou
   } finally {
     await sql.end();
     await target.drop();
+  }
+});
+
+test("corpus backup and restore refuse to run beside a shared PostgreSQL, pointing to pg_dump and pg_restore", async () => {
+  const config = loadConfig({ CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: "postgres://node@127.0.0.1:1/corpus" });
+  for (const [command, options] of [
+    ["backup", { out: join(tempDir(), "b.backup") }],
+    ["restore", { from: join(tempDir(), "b.backup") }],
+  ] as const) {
+    const refused = backupCommand(command, options, config);
+    await expect(refused).rejects.toThrow(BackupError);
+    await expect(refused).rejects.toThrow(BACKUP_MESSAGES.sharedDatabase(command));
   }
 });
