@@ -2,14 +2,11 @@
 // key come from the same configuration the server reads.
 import type { Config } from "../config";
 import { MIGRATIONS } from "../migrations";
-import { BACKUP_MESSAGES, BackupError } from "./errors";
 import { restoreBackup } from "./restore";
 import { createBackup } from "./snapshot";
 import { verifyBackup } from "./verify";
 
 export async function backupCommand(command: "backup" | "verify" | "restore" | string, options: Record<string, string>, config: Config) {
-  // Nodes sharing a PostgreSQL keep their rooms there (D33): a copy of one node's folder would hold none of them.
-  if (config.CORPUS_DATABASE_URL && command !== "verify") throw new BackupError(BACKUP_MESSAGES.sharedDatabase(command));
   if (command === "backup") {
     const { out, bytes, seconds, manifest } = createBackup({
       dataDir: config.CORPUS_DATA_DIR,

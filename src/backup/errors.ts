@@ -21,8 +21,6 @@ export const BACKUP_MESSAGES = {
   targetNotFolder: (dir: string) => `${dir} exists and is not a folder: corpus restores only into an empty or absent folder`,
   noKey: (dir: string) =>
     `no master key: a backup never holds it; set CORPUS_MASTER_KEY or CORPUS_MASTER_KEY_FILE as the server will, or put the key file at ${defaultMasterKeyFile(dir)}`,
-  sharedDatabase: (command: string) =>
-    `corpus ${command} is for the embedded data folder; with CORPUS_DATABASE_URL the rooms are kept in PostgreSQL, which it does not copy: ${command === "restore" ? "restore its dump with pg_restore" : "dump it with pg_dump --format=custom and keep the master key file apart"} (README: Backups with PostgreSQL)`,
   wrongKey: (file: string) =>
     `the master key given does not open the data of ${file}: restore with the key the server used when the backup was taken (nothing was written)`,
 } as const;

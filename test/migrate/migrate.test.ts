@@ -12,9 +12,6 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { PostgresAccountRecords } from "../../src/accounts/store-postgres";
-import { backupCommand } from "../../src/backup/command";
-import { BACKUP_MESSAGES, BackupError } from "../../src/backup/errors";
-import { loadConfig } from "../../src/config";
 import { candidates } from "../../src/connectors/local-index/candidates";
 import { indexKeysFor } from "../../src/connectors/local-index/context";
 import { PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
@@ -301,14 +298,3 @@ test("a copy killed with SIGKILL midway is finished by a second run, nothing dou
   }
 });
 
-test("corpus backup and restore refuse to run beside a shared PostgreSQL, pointing to pg_dump and pg_restore", async () => {
-  const config = loadConfig({ CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: "postgres://node@127.0.0.1:1/corpus" });
-  for (const [command, options] of [
-    ["backup", { out: join(tempDir(), "b.backup") }],
-    ["restore", { from: join(tempDir(), "b.backup") }],
-  ] as const) {
-    const refused = backupCommand(command, options, config);
-    await expect(refused).rejects.toThrow(BackupError);
-    await expect(refused).rejects.toThrow(BACKUP_MESSAGES.sharedDatabase(command));
-  }
-});
