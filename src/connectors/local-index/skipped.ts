@@ -13,7 +13,7 @@ export interface SkippedNote {
   reason: string;
 }
 
-/** What a skipped source's note is sealed to: its key (the keyed hash of its path). */
+/** What a skipped source's note is sealed to (both stores). */
 export const sealedAt = (source: string) => `skipped/${source}`;
 
 /** Skipped sources by their keys, with the size and mtime they were skipped at. */
