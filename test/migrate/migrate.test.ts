@@ -297,4 +297,3 @@ test("a copy killed with SIGKILL midway is finished by a second run, nothing dou
     await target.drop();
   }
 });
-
