@@ -8,10 +8,11 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { PostgresAccountRecords } from "../../src/accounts/store-postgres";
+import { SIGNING_KEY_FILE } from "../../src/auth/signing-key";
 import { candidates } from "../../src/connectors/local-index/candidates";
 import { indexKeysFor } from "../../src/connectors/local-index/context";
 import { PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
@@ -43,9 +44,23 @@ let env: Record<string, string>;
 /** The question and its vector (the model's), for the search by meaning on both stores. */
 const QUESTION = "who signed the crane lease at the harbour";
 let questionVector: Float32Array;
+/** The roots the folder connector reads (a node after the copy is given the same). */
+let roots: string;
+/** The top chunk the folder's server cited for QUESTION. */
+let folderAnswer: { content: string; metadata: Record<string, unknown> };
+
+/** The first chunk cited for QUESTION by `app`'s /v1/query. */
+async function topChunk(app: { handle(r: Request): Promise<Response> }, token: string) {
+  const r = await app.handle(postJson("/v1/query", { query: QUESTION }, bearer(token)));
+  expect(r.status).toBe(200);
+  const body = (await r.json()) as {
+    results: Array<{ connector: string; chunks: Array<{ content: string; metadata: Record<string, unknown> }> }>;
+  };
+  return body.results.find((g) => g.connector === "docs")!.chunks[0]!;
+}
 
 beforeAll(async () => {
-  const roots = tempDir("corpus-migrate-roots-");
+  roots = tempDir("corpus-migrate-roots-");
   const folder = join(roots, SECRET_FOLDER);
   mkdirSync(folder);
   writeFileSync(
@@ -70,8 +85,10 @@ beforeAll(async () => {
     const added = await t.app.handle(postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: folder } }, bearer(token)));
     expect(added.status).toBe(200);
     await connectorsSettled(t.services, USER);
-    for (const query of [QUESTION, "lunch menu soup"])
-      expect((await t.app.handle(postJson("/v1/query", { query, conversation_id: null }, bearer(token)))).status).toBe(200);
+    folderAnswer = await topChunk(t.app, token);
+    expect((await t.app.handle(postJson("/v1/query", { query: "lunch menu soup", conversation_id: null }, bearer(token)))).status).toBe(
+      200,
+    );
     expect((await t.app.handle(postJson("/v1/webhooks", { url: "http://127.0.0.1:9/hook" }, bearer(token)))).status).toBe(200);
     // A client registered with the authorization server (RFC 7591) and a password account.
     const registered = await t.app.handle(
@@ -238,6 +255,31 @@ describe("a folder copied into an empty database", () => {
     expect(second.finished_before).toBeString();
     expect(second.copied).toEqual([]);
     expect(second.verified.tables).toEqual(report.verified.tables);
+  });
+
+  // Last: the node writes to the copy (its operator key, the token, the answer archived), so it no longer equals the folder.
+  test("a node started on the copy (the folder's key and signing key, a data folder of its own) answers the question with the same citation", async () => {
+    const own = join(tempDir("corpus-migrated-node-"), "data");
+    mkdirSync(own, { recursive: true, mode: 0o700 });
+    copyFileSync(join(dataDir, SIGNING_KEY_FILE), join(own, SIGNING_KEY_FILE));
+    const node = await testApp({
+      CORPUS_DATABASE_URL: target.url,
+      CORPUS_MASTER_KEY_FILE: defaultMasterKeyFile(dataDir),
+      CORPUS_DATA_DIR: own,
+      CORPUS_CONNECTOR_ROOTS: roots,
+    });
+    try {
+      const token = (await node.services.auth.issuer.issue(USER, ["corpus:search", "corpus:read"] as never)).token;
+      const top = await topChunk(node.app, token);
+      expect(top.content).toBe(folderAnswer.content);
+      expect(top.content).toContain("Marta Olsen");
+      expect(top.metadata.citation_url).toBe(folderAnswer.metadata.citation_url);
+      expect(top.metadata.sha256).toBe(folderAnswer.metadata.sha256);
+      // Nothing of the index was read again into the node's own folder: the answer came from PostgreSQL.
+      expect(node.db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_docs").get()!.n).toBe(0);
+    } finally {
+      await node.services.close();
+    }
   });
 });
 
