@@ -133,6 +133,7 @@ const INTEGRATION = [
   "limits/rate-limit-stores.test.ts",
   "limits/token-bucket-stores.test.ts",
   "mcp/clients.test.ts",
+  "migrate/migrate.test.ts",
   "mcp/corpus-answer.test.ts",
   "mcp/conformance.test.ts",
   "mcp/jsonrpc.test.ts",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bun
-// The `corpus` command (D1, D2, D30, D35): serve (default), token, user, backup, verify, restore, connector, check,
+// The `corpus` command (D1, D2, D30, D33, D35): serve (default), token, user, backup, verify, restore, migrate, connector, check,
 // version, licenses, help; all take --data-dir, each its own --help. COMMANDS describes them once: the
 // parser (node:util's parseArgs underneath) and both helps are read from it.
 import { type ParseArgsConfig, parseArgs as parseArgv } from "node:util";
@@ -70,6 +70,14 @@ const COMMANDS: Record<string, CommandSpec> = {
       "restore a backup into --data-dir, which must be empty or absent;",
       "the master key (CORPUS_MASTER_KEY or its file) must be the one",
       "the backup's data was sealed with",
+    ],
+  },
+  migrate: {
+    options: { to: VALUE("URL"), batch: VALUE("ROWS", false) },
+    summary: [
+      "copy the data folder into an empty PostgreSQL (with pgvector) that nodes then share (D33):",
+      "every room as sealed at rest; resumable (run it again after an interruption);",
+      "verified by counts and a sample opened with the master key; stop the server first",
     ],
   },
   "connector grant": {
@@ -302,6 +310,15 @@ export async function main(argv: string[]): Promise<number> {
         console.log(JSON.stringify(await backupCommand(args.command, args.options, config), null, 2));
         return 0;
       }
+      case "migrate": {
+        const { migrateCommand } = await import("./migrate/run");
+        // CORPUS_DATABASE_URL is not read: the target is --to (the folder is the embedded store's).
+        const given = args.options["data-dir"] ? { CORPUS_DATA_DIR: args.options["data-dir"] } : {};
+        const config = loadConfig(process.env, given, ["CORPUS_DATA_DIR", "CORPUS_MASTER_KEY", "CORPUS_MASTER_KEY_FILE"]);
+        const report = await migrateCommand(args.options, config, (line) => console.error(line));
+        console.log(JSON.stringify(report, null, 2));
+        return report.ok ? 0 : 1;
+      }
       case "connector grant": {
         const { connectorGrantCommand } = await import("./connectors/oauth/cli");
         console.log(await connectorGrantCommand(args.options, configFor(args)));
@@ -338,7 +355,8 @@ export async function main(argv: string[]): Promise<number> {
     const { TokenRequestError } = await import("./auth/tokens");
     const { BackupError } = await import("./backup/errors");
     const { AccountError } = await import("./accounts/store");
-    if (error instanceof BackupError) {
+    const { MigrateError } = await import("./migrate/errors");
+    if (error instanceof BackupError || error instanceof MigrateError) {
       console.error(`corpus: ${error.message}`);
       return 1;
     }

@@ -26,6 +26,8 @@ import {
 const QUERIES = "corpus_archive_queries";
 const CHUNKS = "corpus_archive_chunks";
 const DOCUMENTS = "corpus_archive_documents";
+/** The archive's tables, for what copies rows into them in bulk (corpus migrate). */
+export const ARCHIVE_TABLES = { queries: QUERIES, chunks: CHUNKS, documents: DOCUMENTS } as const;
 
 export const archivePgMigrations: PgMigration[] = [
   {

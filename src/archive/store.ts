@@ -127,9 +127,9 @@ const KEYED_VECTORS_KEPT = 2048;
 const RESUME_BATCH = 16;
 
 // Each sealed value is bound to its owner (sealFor adds the user), table and row.
-const questionAad = (queryId: string) => `archive/${queryId}/question`;
-const chunkAad = (queryId: string, chunkId: string) => `archive/${queryId}/chunk/${chunkId}`;
-const documentAad = (docId: string) => `archive/document/${docId}`;
+export const questionAad = (queryId: string) => `archive/${queryId}/question`;
+export const chunkAad = (queryId: string, chunkId: string) => `archive/${queryId}/chunk/${chunkId}`;
+export const documentAad = (docId: string) => `archive/document/${docId}`;
 
 /** A chunk to archive: what is kept, the text its vector is made from, and whose cache may hold it. */
 export interface ArchiveInput {

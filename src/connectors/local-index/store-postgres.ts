@@ -34,6 +34,15 @@ const COUNTS = "corpus_index_counts";
 const CHUNKS = "corpus_index_chunks";
 const CHUNK_COUNTS = "corpus_index_chunk_counts";
 const SKIPPED = "corpus_index_skipped";
+/** The index's tables, for what copies rows into them in bulk (corpus migrate). */
+export const INDEX_TABLES = {
+  docs: DOCS,
+  terms: TERMS,
+  counts: COUNTS,
+  chunks: CHUNKS,
+  chunkCounts: CHUNK_COUNTS,
+  skipped: SKIPPED,
+} as const;
 
 /**
  * Where a record's content begins among its words' places: past any title (a record takes at most
