@@ -166,11 +166,11 @@ describe("corpus user remove and a name added again (D13, D3)", () => {
       const own = (await (await t.app.handle(postJson("/v1/query", { query: "Amazon Web Services invoice" }, bearer(again)))).json()) as {
         results: Array<{ title: string }>;
       };
-      expect(own.results.length).toBeGreaterThan(0);
+      expect(JSON.stringify(own.results)).toContain("AmazonWebServices.pdf");
       const old = (await (await t.app.handle(postJson("/v1/query", { query: "Orlen fuel invoice" }, bearer(again)))).json()) as {
         results: Array<{ title: string }>;
       };
-      expect(old.results.map((r) => r.title).join(" ")).not.toContain("Orlen");
+      expect(JSON.stringify(old.results)).not.toContain("Orlen.txt");
       expect(t.services.userKeys.keyFor("alice", false).equals(keyOf(dir, env.CORPUS_MASTER_KEY, "alice"))).toBe(true);
     } finally {
       await t.services.close();
