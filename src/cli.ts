@@ -51,7 +51,13 @@ const COMMANDS: Record<string, CommandSpec> = {
     ],
   },
   "user passwd": { options: { user: VALUE("ID") }, summary: ["change a password (standard input); signs out their apps and sessions"] },
-  "user remove": { options: { user: VALUE("ID") }, summary: ["remove a person and revoke their tokens"] },
+  "user remove": {
+    options: { user: VALUE("ID"), "delete-data": {} },
+    summary: [
+      "remove a person, revoke their tokens and delete their data (as DELETE /v1/delete_my_data);",
+      "refused, saying what stays, while they have data and --delete-data is not given",
+    ],
+  },
   "user list": { options: {}, summary: ["list the people who may sign in"] },
   backup: {
     options: { out: VALUE("FILE"), force: {} },

@@ -4,10 +4,14 @@
 // signed in by an upstream OpenID Connect provider are listed too, and removed the same way.
 // Only what accounts need is opened (as `corpus token` does): the database, the master key, the
 // signing key; with CORPUS_DATABASE_URL the shared rooms (accounts, tokens, OAuth) are written
-// in the shared PostgreSQL (D33), so every node sees the change at its next request.
+// in the shared PostgreSQL (D33), so every node sees the change at its next request. Adding and
+// removing open every service instead (as the server does, without listening): a removal deletes
+// the person's data through the path of DELETE /v1/delete_my_data, and an addition is refused
+// under a name whose earlier data is still kept.
 import { AuthService } from "../auth/service";
 import type { Config } from "../config";
 import { loadMasterKey } from "../crypto/master-key";
+import { createLogger } from "../log";
 import { MIGRATIONS, PG_MIGRATIONS } from "../migrations";
 import { OAuthServer } from "../oauth/service";
 import { SqliteOAuthStore } from "../oauth/store";
@@ -33,6 +37,21 @@ export async function userCommand(
   config: Config,
   readPassword: () => Promise<string> = passwordFromStdin,
 ): Promise<string> {
+  if (command === "user add" || command === "user remove") {
+    const { createServices } = await import("../services");
+    const services = await createServices(
+      config,
+      createLogger("ERROR", () => {}),
+    );
+    try {
+      const id = options.user!; // required by the CLI's parser
+      return command === "user add"
+        ? await addAccount(services, id, await readPassword(), options.operator === "true")
+        : await removeAccount(services, id, options["delete-data"] === "true");
+    } finally {
+      await services.close();
+    }
+  }
   const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
   const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
   try {
@@ -47,12 +66,8 @@ export async function userCommand(
     const rooms = { accounts, oauth, auth, db };
     const id = options.user!; // required by the CLI's parser for all but "user list"
     switch (command) {
-      case "user add":
-        return await addAccount(rooms, id, await readPassword(), options.operator === "true");
       case "user passwd":
         return await changePassword(rooms, id, await readPassword());
-      case "user remove":
-        return await removeAccount(rooms, id);
       case "user list":
         return (await accounts.list())
           .map(

@@ -122,8 +122,6 @@ export class ConnectorRegistry {
   private readonly rows: ConnectorRows;
   /** Every local connector's index (the embedded database's, or the shared PostgreSQL's). */
   readonly indexes: IndexRoom;
-  /** The rows are another store's (the shared PostgreSQL, D33): other nodes change them too. */
-  private readonly sharedRows: boolean;
   private readonly access: OwnerAccess;
   private readonly statuses: StatusCache;
   private readonly operators: Definition[];
@@ -154,7 +152,6 @@ export class ConnectorRegistry {
     this.indexes = options.indexes ?? new EmbeddedIndexes(this.db);
     this.scrub = options.scrub ?? new Scrub(this.db, [() => this.indexes.purgeTerms()], this.now);
     this.rows = new ConnectorRows(options.records ?? new SqliteConnectorRecords(this.db), this.keys);
-    this.sharedRows = !(this.rows.records instanceof SqliteConnectorRecords);
     this.access = new OwnerAccess(this.config);
     this.statuses = new StatusCache(this.now, this.config.CORPUS_REQUEST_TIMEOUT);
     this.operators = this.config.CORPUS_CONNECTORS_FILE ? loadOperatorFile(this.config.CORPUS_CONNECTORS_FILE) : [];
@@ -206,13 +203,14 @@ export class ConnectorRegistry {
   }
 
   /**
-   * Several nodes (D33): a connector of `user` changed or removed on another node still runs here
-   * under its old definition. Stopped (its index dropped, as its own node did) once the rows read
-   * show it so: changed now, or gone from rows read after it started (`asked`: the start count
-   * when the read began; one added meanwhile is not taken for gone).
+   * Several nodes (D33), or another process on the embedded database (`corpus user remove
+   * --delete-data`): a connector of `user` changed or removed there still runs here under its old
+   * definition (a user of the same name added again would be answered from the earlier one's
+   * source). Stopped (its index dropped, as its own node did) once the rows read show it so:
+   * changed now, or gone from rows read after it started (`asked`: the start count when the read
+   * began; one added meanwhile is not taken for gone).
    */
   private async dropStale(user: string, own: Definition[], asked: number): Promise<void> {
-    if (!this.sharedRows) return;
     const changed: Promise<void>[] = [];
     for (const [key, run] of [...this.running]) {
       if (key.slice(0, key.lastIndexOf("/")) !== user || this.forgetting.has(key)) continue;

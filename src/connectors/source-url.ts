@@ -1,5 +1,5 @@
 // The source_url a user is shown for a record (issue 13 finding 5). Each connector kind writes
-// its records' URLs from its own config: imap://user@host:port/mailbox;UID=n,
+// its records' URLs from its own config: imap://user@host:port/mailbox;UIDVALIDITY=v/;UID=n,
 // postgres://host:port/db#table/id, file:///absolute/path. For a user's own connector that is
 // where the record lives, and theirs to see. An operator's connector (CORPUS_CONNECTORS_FILE)
 // is shared by every user, who is shown its id, kind, label and status only, never its account,

@@ -125,7 +125,7 @@ export function usersPage(
             `Reset the password of ${a.id}`,
             `<label class="sr" for="password${i}">New password for ${id}</label><input type="password" id="password${i}" name="password" autocomplete="new-password" minlength="${MIN_PASSWORD_LENGTH}" required placeholder="new password">`,
           );
-      return `<tr><td>${id}</td><td>${kind}</td><td>${when(a.createdAt)}</td><td>${reset}${post(CONSOLE_PATHS.revokeAccess, `Revoke the tokens and apps of ${a.id}`)}${a.id === o.user ? "" : post(CONSOLE_PATHS.removeUser, `Remove ${a.id}`)}</td></tr>`;
+      return `<tr><td>${id}</td><td>${kind}</td><td>${when(a.createdAt)}</td><td>${reset}${post(CONSOLE_PATHS.revokeAccess, `Revoke the tokens and apps of ${a.id}`)}${a.id === o.user ? "" : post(CONSOLE_PATHS.removeUser, `Remove ${a.id}`, `<label><input type="checkbox" name="delete_data" value="true"> and delete their data</label>`)}</td></tr>`;
     })
     .join("\n");
   return frame(

@@ -371,10 +371,10 @@ export const consoleRoutes = (services: Services, checks: HealthChecks) => {
     .post(
       CONSOLE_PATHS.removeUser,
       action(
-        accountChange("remove", (who, user) => {
+        accountChange("remove", (who, user, f) => {
           // The operator's own account: removing it here would lock them out mid-session.
           if (user === who.user) throw new AccountError("you cannot remove the account you are signed in with (use corpus user remove)");
-          return removeAccount(services, user);
+          return removeAccount(services, user, f.get("delete_data") === "true");
         }),
       ),
       { parse: "none", ...HIDDEN_DOC },

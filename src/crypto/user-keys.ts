@@ -156,7 +156,16 @@ export class UserKeys {
    * operator's key, made ready once at start: the cache never lets it go).
    */
   ready(user: string, { create = false, held = false }: { create?: boolean; held?: boolean } = {}): Awaitable<void> {
-    if (!this.records.answersLater) return;
+    if (!this.records.answersLater) {
+      // Another process on the data folder (`corpus user remove --delete-data`) may have destroyed
+      // the key kept in memory: one row read by its key, and the key dropped unless it is still the one kept.
+      const cached = this.cache.get(user);
+      if (cached) {
+        const wrapped = atOnce(this.records.wrapped(user), ROOM);
+        if (!wrapped || !open(this.masterKey, wrapped, this.aad(user)).equals(cached)) this.drop(user);
+      }
+      return;
+    }
     return this.bring(user, create, held).then(() => {});
   }
 

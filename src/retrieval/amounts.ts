@@ -1,6 +1,7 @@
 // Amounts named in a question ("over 1,000 EUR", "under $50") as a soft signal: a record that
 // holds an amount meeting the condition ranks a little higher, one that holds only amounts
 // failing it a little lower. Amounts are read from the text and from numeric metadata.
+import { SHEET_PLACE_FIELDS } from "../connectors/files/sheets";
 import { isKeyColumn, type SourceRecord } from "../connectors/types";
 import { billedIn } from "./countries";
 import {
@@ -67,9 +68,11 @@ export const amountsIn = (record: SourceRecord): number[] => amountsWithCurrency
 export function amountsWithCurrency(record: SourceRecord): Amount[] {
   const out: Amount[] = [];
   // A table row's numeric columns other than its keys (a file's numbers are its size and pages).
+  // A spreadsheet's row also says where it is (its row number, its file's size): no amounts.
+  const place = record.metadata.sheet !== undefined ? SHEET_PLACE_FIELDS : undefined;
   if (record.metadata.table !== undefined)
     for (const [k, v] of Object.entries(record.metadata))
-      if (typeof v === "number" && Number.isFinite(v) && !isKeyColumn(k)) out.push({ value: v });
+      if (typeof v === "number" && Number.isFinite(v) && !isKeyColumn(k) && !place?.has(k)) out.push({ value: v });
   // A currency code against its number is read as written apart.
   const text = `${record.title} ${record.content}`.slice(0, AMOUNT_PROBE).replace(CODE_AGAINST_NUMBER, "$1 ");
   // Where each line starts, found once (a search back per amount was quadratic on one long line: outside attack).

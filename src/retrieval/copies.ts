@@ -51,7 +51,11 @@ interface CopyKeys {
   id?: string;
   /** The title and the text's signature: those that share it are compared whole. */
   text?: string;
-  /** A record that has no text key is a copy of itself only. */
+  /**
+   * A record that has no text key is a copy of itself only: the same record id (its chunks), and
+   * the same text, compared as the others' are (two records under one id, a source read anew
+   * after its text changed or a UID given to another mail, are two).
+   */
   record?: string;
 }
 
@@ -76,7 +80,7 @@ export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
   const bodies = new Map<RankedChunk, string>();
   const body = (c: RankedChunk) => bodies.get(c) ?? bodies.set(c, normalisedBody(c.record.content)).get(c)!;
   const byId = new Map<string, RankedChunk[]>();
-  const byRecord = new Map<string, RankedChunk>();
+  const byRecord = new Map<string, RankedChunk[]>();
   const byText = new Map<string, RankedChunk[]>();
   const out: RankedChunk[] = [];
   for (const c of sorted) {
@@ -84,13 +88,13 @@ export function collapseCopies(sorted: RankedChunk[]): RankedChunk[] {
     const kept =
       (keys.id && byId.get(keys.id)?.find((k) => sameText(k, c, body))) ||
       (keys.text && byText.get(keys.text)?.find((k) => sameText(k, c, body))) ||
-      (keys.record && byRecord.get(keys.record));
+      (keys.record && byRecord.get(keys.record)?.find((k) => sameText(k, c, body)));
     if (kept) {
       (kept.copies ??= []).push(c.record.source_url);
       continue;
     }
     if (keys.id) byId.set(keys.id, [...(byId.get(keys.id) ?? []), c]);
-    if (keys.record) byRecord.set(keys.record, c);
+    if (keys.record) byRecord.set(keys.record, [...(byRecord.get(keys.record) ?? []), c]);
     if (keys.text) byText.set(keys.text, [...(byText.get(keys.text) ?? []), c]);
     out.push(c);
   }

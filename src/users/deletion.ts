@@ -96,6 +96,24 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
   };
 }
 
+/**
+ * The rooms of userRooms that hold what a user put in or asked (not the bookkeeping of tokens,
+ * limits, sessions and their data key): what an account's removal would otherwise leave for a
+ * later user of the same name to open (accounts/operations.ts).
+ */
+const DATA_ROOMS = ["connectors", "archive", "conversations", "embeddings", "webhooks"] as const;
+
+/** What of `user`'s own data is kept, room by room (rooms holding none left out). */
+export async function dataOf(s: DeletionServices, user: string): Promise<Array<{ room: string; rows: number }>> {
+  const rooms = userRooms(s);
+  const kept: Array<{ room: string; rows: number }> = [];
+  for (const room of DATA_ROOMS) {
+    const rows = await rooms[room]!.rowsOf(user);
+    if (rows > 0) kept.push({ room, rows });
+  }
+  return kept;
+}
+
 /** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
 const SHARED_USER_ROOMS = [
   "auth",

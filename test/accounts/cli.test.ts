@@ -3,14 +3,30 @@
 // changed password ends what was granted before.
 import { Database } from "bun:sqlite";
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { tempDir } from "../helpers";
+import { open } from "../../src/crypto/aead";
+import { bearer, connectorsSettled, postJson, req, TEST_MIN_FREE_BYTES, tempDir, testApp, tokenFor } from "../helpers";
+import { SHARED_DATA } from "../support/servers";
+import { until } from "../support/wait";
+
+/** The data key of `user` as the data folder keeps it (unwrapped with the master key). */
+function keyOf(dir: string, masterKey: string, user: string): Buffer {
+  const db = new Database(join(dir, "corpus.db"), { readonly: true });
+  try {
+    const row = db.query<{ wrapped_key: Uint8Array }, [string]>("SELECT wrapped_key FROM crypto_user_keys WHERE user_id = ?").get(user)!;
+    return open(Buffer.from(masterKey, "base64"), row.wrapped_key, `corpus/user-key/${user}`);
+  } finally {
+    db.close();
+  }
+}
 
 setDefaultTimeout(60_000);
 
-function cli(args: string[], dataDir: string, stdin = "") {
+function cli(args: string[], dataDir: string, stdin = "", env: Record<string, string> = {}) {
   const proc = Bun.spawnSync([process.execPath, join(import.meta.dir, "../../src/cli.ts"), ...args, "--data-dir", dataDir], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", ...env },
     stdin: Buffer.from(stdin),
     stdout: "pipe",
     stderr: "pipe",
@@ -74,5 +90,127 @@ describe("corpus user", () => {
     expect(cli(["user", "add", "--user", "dave"], dir, "").stderr).toContain("no password");
     expect(cli(["user", "remove", "--user", "nobody"], dir).stderr).toContain("no user nobody");
     expect(cli(["user", "add"], dir).code).toBe(2);
+  });
+});
+
+describe("corpus user remove and a name added again (D13, D3)", () => {
+  const ALL = ["corpus:search", "corpus:read", "connectors:read", "connectors:write"];
+
+  test("remove refuses while data is kept and says what stays; --delete-data deletes it all; alice added again sees nothing of the earlier alice", async () => {
+    const root = tempDir("corpus-users-data-");
+    mkdirSync(join(root, "docs"));
+    copyFileSync(join(SHARED_DATA, "invoices", "Orlen.txt"), join(root, "docs", "Orlen.txt"));
+    mkdirSync(join(root, "other"));
+    copyFileSync(join(SHARED_DATA, "invoices", "AmazonWebServices.pdf"), join(root, "other", "AmazonWebServices.pdf"));
+    const env = { CORPUS_MASTER_KEY: randomBytes(32).toString("base64"), CORPUS_MIN_FREE_BYTES: TEST_MIN_FREE_BYTES };
+    const t = await testApp({ ...env, CORPUS_CONNECTOR_ROOTS: root });
+    const dir = t.config.CORPUS_DATA_DIR;
+    const run = (args: string[], stdin = "") => cli(args, dir, stdin, env);
+    try {
+      expect(run(["user", "add", "--user", "alice"], "alice's long password\n").code).toBe(0);
+      const first = await tokenFor(t.services, "alice", ALL);
+      const added = await t.app.handle(
+        postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: join(root, "docs") } }, bearer(first)),
+      );
+      expect(added.status).toBe(200);
+      await connectorsSettled(t.services, "alice");
+      const asked = await t.app.handle(postJson("/v1/query", { query: "Orlen fuel invoice" }, bearer(first)));
+      expect(((await asked.json()) as { results: unknown[] }).results.length).toBeGreaterThan(0);
+      const before = await t.app.handle(postJson("/v1/deep_search", { query: "Orlen fuel invoice" }, bearer(first)));
+      expect(((await before.json()) as { archive_results: unknown[] }).archive_results.length).toBeGreaterThan(0);
+
+      // Without --delete-data: refused, nothing changed, the message names what stays.
+      const refused = run(["user", "remove", "--user", "alice"]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain("user alice still has data");
+      expect(refused.stderr).toContain("connectors 1");
+      expect(refused.stderr).toContain("archive");
+      expect(refused.stderr).toContain("--delete-data");
+      expect(run(["user", "list"]).stdout).toContain("alice");
+      expect((await t.app.handle(req("/v1/connectors", { headers: bearer(first) }))).status).toBe(200);
+
+      const removed = run(["user", "remove", "--user", "alice", "--delete-data"]);
+      expect(removed.stderr).toBe("");
+      expect(removed.code).toBe(0);
+      expect(removed.stdout).toContain("removed user alice");
+      expect(removed.stdout).toContain("deleted their data");
+      expect(run(["user", "list"]).stdout).not.toContain("alice");
+      // The server reads a revocation another process made within its refresh (auth/store.ts).
+      await until("the earlier token refused", async () =>
+        (await t.app.handle(req("/v1/connectors", { headers: bearer(first) }))).status === 401 ? true : undefined,
+      );
+
+      // The name added again is a new person: none of the earlier alice's connectors, archive or answers.
+      expect(run(["user", "add", "--user", "alice"], "the new alice's password\n").code).toBe(0);
+      // A token issued in the second of the deletion counts as issued before it (a "not before" in seconds).
+      const again = await until("a token of the new alice", async () => {
+        const token = await tokenFor(t.services, "alice", ALL);
+        return (await t.app.handle(req("/v1/connectors", { headers: bearer(token) }))).status === 200 ? token : undefined;
+      });
+      const listed = (await (await t.app.handle(req("/v1/connectors", { headers: bearer(again) }))).json()) as {
+        connectors: Array<{ id: string }>;
+      };
+      expect(listed.connectors.map((c) => c.id)).toEqual([]);
+      const archived = await t.app.handle(postJson("/v1/deep_search", { query: "Orlen fuel invoice" }, bearer(again)));
+      expect(archived.status).toBe(200);
+      expect(((await archived.json()) as { archive_results: unknown[] }).archive_results).toEqual([]);
+      const unasked = await t.app.handle(postJson("/v1/query", { query: "Orlen fuel invoice" }, bearer(again)));
+      expect(((await unasked.json()) as { results: unknown[] }).results).toEqual([]);
+      // The same connector id, on another folder: read from that folder, under the new alice's key
+      // (the server that served the earlier alice keeps nothing of hers running or in memory).
+      const readd = await t.app.handle(
+        postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: join(root, "other") } }, bearer(again)),
+      );
+      expect(readd.status).toBe(200);
+      await connectorsSettled(t.services, "alice");
+      const own = (await (await t.app.handle(postJson("/v1/query", { query: "Amazon Web Services invoice" }, bearer(again)))).json()) as {
+        results: Array<{ title: string }>;
+      };
+      expect(JSON.stringify(own.results)).toContain("AmazonWebServices.pdf");
+      const old = (await (await t.app.handle(postJson("/v1/query", { query: "Orlen fuel invoice" }, bearer(again)))).json()) as {
+        results: Array<{ title: string }>;
+      };
+      expect(JSON.stringify(old.results)).not.toContain("Orlen.txt");
+      expect(t.services.userKeys.keyFor("alice", false).equals(keyOf(dir, env.CORPUS_MASTER_KEY, "alice"))).toBe(true);
+    } finally {
+      await t.services.close();
+    }
+  });
+
+  test("a name whose data outlived its account (a token-only user, an earlier removal) is not given to a new account", async () => {
+    const root = tempDir("corpus-users-data-");
+    mkdirSync(join(root, "docs"));
+    copyFileSync(join(SHARED_DATA, "invoices", "Orlen.txt"), join(root, "docs", "Orlen.txt"));
+    const env = { CORPUS_MASTER_KEY: randomBytes(32).toString("base64"), CORPUS_MIN_FREE_BYTES: TEST_MIN_FREE_BYTES };
+    const t = await testApp({ ...env, CORPUS_CONNECTOR_ROOTS: root });
+    const dir = t.config.CORPUS_DATA_DIR;
+    const run = (args: string[], stdin = "") => cli(args, dir, stdin, env);
+    try {
+      const token = await tokenFor(t.services, "bob", ALL);
+      const added = await t.app.handle(
+        postJson("/v1/connectors", { id: "docs", kind: "files", config: { path: join(root, "docs") } }, bearer(token)),
+      );
+      expect(added.status).toBe(200);
+      const refused = run(["user", "add", "--user", "bob"], "bob's long password\n");
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain("data of an earlier user bob is still kept");
+      expect(run(["user", "list"]).stdout).not.toContain("bob");
+      // No account, but data: --delete-data deletes it, and the name is free.
+      expect(run(["user", "remove", "--user", "bob"]).stderr).toContain("no user bob");
+      const deleted = run(["user", "remove", "--user", "bob", "--delete-data"]);
+      expect(deleted.code).toBe(0);
+      expect(deleted.stdout).toContain("no account bob");
+      expect(run(["user", "add", "--user", "bob"], "bob's long password\n").code).toBe(0);
+      const again = await until("a token of the new bob", async () => {
+        const fresh = await tokenFor(t.services, "bob", ALL);
+        return (await t.app.handle(req("/v1/connectors", { headers: bearer(fresh) }))).status === 200 ? fresh : undefined;
+      });
+      const listed = (await (await t.app.handle(req("/v1/connectors", { headers: bearer(again) }))).json()) as {
+        connectors: Array<{ id: string }>;
+      };
+      expect(listed.connectors).toEqual([]);
+    } finally {
+      await t.services.close();
+    }
   });
 });

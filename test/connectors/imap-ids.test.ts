@@ -21,6 +21,8 @@ const LOOPBACK = { pin: pinner(allowList("127.0.0.1")) };
 const MAILBOX = `ids-${process.pid}`;
 /** A mailbox of its own for the forged-Message-ID attack. */
 const FORGED_MAILBOX = `ids-forged-${process.pid}`;
+/** A mailbox of its own for the UID given to another mail. */
+const REUSED_MAILBOX = `ids-reused-${process.pid}`;
 
 /** A mail as a client would append it; `messageId` undefined: a mail without a Message-ID header. */
 const mail = (n: number, messageId: string | undefined) =>
@@ -66,6 +68,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await admin.mailboxDelete(MAILBOX).catch(() => {});
   await admin.mailboxDelete(FORGED_MAILBOX).catch(() => {});
+  await admin.mailboxDelete(REUSED_MAILBOX).catch(() => {});
   await admin.logout();
 });
 
@@ -88,22 +91,59 @@ describe("imap: a mailbox rebuilt with a new UIDVALIDITY", () => {
       const before = await rebuild(MAILS);
       const first = await cited();
       expect([...first.keys()].sort()).toEqual(["Invoice 4701", "Invoice 4702", "Invoice 4703"]);
-      expect(first.get("Invoice 4701")!.path).toBe(`${MAILBOX}/1`);
+      expect(first.get("Invoice 4701")!.path).toBe(`${MAILBOX};UIDVALIDITY=${before}/;UID=1`);
 
       // Rebuilt in another order: a new UIDVALIDITY, each mail another UID. Dovecot ends the
       // session that had the mailbox open: the next question is answered all the same.
       const after = await rebuild([...MAILS].reverse());
       expect(after).not.toBe(before);
       const again = await cited();
-      expect(again.get("Invoice 4701")!.path).toBe(`${MAILBOX}/3`);
+      expect(again.get("Invoice 4701")!.path).toBe(`${MAILBOX};UIDVALIDITY=${after}/;UID=3`);
       for (const subject of ["Invoice 4701", "Invoice 4702"]) {
         expect(again.get(subject)!.ids, subject).toEqual(first.get(subject)!.ids);
         // The record's id: its mailbox and the sha256 of its Message-ID and text (no address spelled out).
         expect(again.get(subject)!.id).toMatch(new RegExp(`^${MAILBOX}/[0-9a-f]{64}$`));
       }
-      // Without a Message-ID the UID is all there is: the mail is cited at it, and its ids follow it.
-      expect(first.get("Invoice 4703")!.id).toBe(`${MAILBOX}/3`);
-      expect(again.get("Invoice 4703")!.id).toBe(`${MAILBOX}/1`);
+      // Without a Message-ID the UID is all there is: the mail is cited at it with the mailbox's UIDVALIDITY.
+      expect(first.get("Invoice 4703")!.id).toBe(`${MAILBOX};UIDVALIDITY=${before}/;UID=3`);
+      expect(again.get("Invoice 4703")!.id).toBe(`${MAILBOX};UIDVALIDITY=${after}/;UID=1`);
+    } finally {
+      await connector.close();
+      await t.services.close();
+    }
+  });
+
+  test("attack: a mailbox rebuilt gives a cited mail's UID to another mail: the old citation's id, link and record name the old UIDVALIDITY, never the new mail", async () => {
+    // Two mails without a Message-ID: the UID (with the UIDVALIDITY, RFC 3501 2.3.1.1) is all
+    // that names them. Keyed by the UID alone, the mail now at UID 1 was the same record as the
+    // one cited there before (a "newer version" of it, evicting its archived copies), and the
+    // link cited before opened it in a mail client.
+    const t = await testApp();
+    const connector = new ImapConnector(imapConfig(servers.imap, REUSED_MAILBOX), LOOPBACK);
+    try {
+      const read = async () => {
+        const records = await connector.search({ terms: [], phrases: [], limit: 10 });
+        const chunks = records.map((record) => ({ connectorId: "mail-imap", record, text: record.content }) as unknown as RankedChunk);
+        return citeChunks(t.services.archive, "alice", chunks).map(({ c, recordKey, documentId }) => ({
+          subject: c.record.title,
+          id: c.record.id,
+          url: c.record.source_url,
+          recordKey,
+          documentId,
+        }));
+      };
+      const oldValidity = await rebuild([mail(5, undefined)], REUSED_MAILBOX);
+      const [cited] = await read();
+      expect(cited!.subject).toBe("Invoice 4705");
+      expect(cited!.url).toEndWith(`/${REUSED_MAILBOX};UIDVALIDITY=${oldValidity}/;UID=1`);
+      const newValidity = await rebuild([mail(6, undefined)], REUSED_MAILBOX);
+      expect(newValidity).not.toBe(oldValidity);
+      const [now] = await read();
+      expect(now!.subject).toBe("Invoice 4706");
+      expect(now!.url).toEndWith(`/${REUSED_MAILBOX};UIDVALIDITY=${newValidity}/;UID=1`);
+      expect(now!.id).not.toBe(cited!.id);
+      expect(now!.recordKey).not.toBe(cited!.recordKey);
+      expect(now!.documentId).not.toBe(cited!.documentId);
     } finally {
       await connector.close();
       await t.services.close();

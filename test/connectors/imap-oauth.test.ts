@@ -149,7 +149,7 @@ describe("IMAP with OAuth 2.0 (real Dovecot, oauth2 passdb)", () => {
     expect(answer.sources.length).toBeGreaterThan(0);
     for (const s of answer.sources) {
       expect(s.connector).toBe("mail");
-      expect(s.source_url).toMatch(new RegExp(`^imap://enron@127\\.0\\.0\\.1:${dovecot.port}/INBOX;UID=\\d+$`));
+      expect(s.source_url).toMatch(new RegExp(`^imap://enron@127\\.0\\.0\\.1:${dovecot.port}/INBOX;UIDVALIDITY=\\d+/;UID=\\d+$`));
     }
     expect(answer.answer).toMatch(/\[1\]/);
 

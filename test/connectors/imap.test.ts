@@ -60,7 +60,7 @@ describe("imap connector (real Dovecot)", () => {
     for (const r of records) {
       expect(`${r.title} ${r.content} ${Object.values(r.metadata).join(" ")}`.toLowerCase()).toMatch(/california|price|caps/);
       expect(r.type).toBe("email");
-      expect(r.source_url).toMatch(/^imap:\/\/enron@127\.0\.0\.1:\d+\/INBOX;UID=\d+$/);
+      expect(r.source_url).toMatch(/^imap:\/\/enron@127\.0\.0\.1:\d+\/INBOX;UIDVALIDITY=\d+\/;UID=\d+$/);
       expect(r.date).toMatch(/^\d{4}-\d\d-\d\dT/);
       expect(String(r.metadata.message_id)).toMatch(/^<.+>$/);
     }
@@ -178,7 +178,7 @@ describe("imap connector: hosts checked, connections pinned and bounded (issue 1
     try {
       expect(await c.health()).toEqual({ status: "ok", records: 1702 });
       const records = await c.search({ terms: ["gas"], phrases: [], limit: 1 });
-      expect(records[0]!.source_url).toStartWith(`imap://enron@mail.rebind.test:${config.port}/INBOX;UID=`);
+      expect(records[0]!.source_url).toStartWith(`imap://enron@mail.rebind.test:${config.port}/INBOX;UIDVALIDITY=`);
       expect(calls).toBe(1);
       expect(rebound.connections).toBe(0);
     } finally {

@@ -20,6 +20,9 @@ import {
 import { DECLARES_ENTITIES } from "../../src/connectors/files/xml";
 import { ZipError } from "../../src/connectors/files/zip";
 import { SourceSkipped } from "../../src/connectors/types";
+import { recordKind } from "../../src/documents/kinds";
+import { amountsIn } from "../../src/retrieval/amounts";
+import { answerTo } from "../support/answer";
 import { zipOf } from "../support/bombs";
 import {
   bigCellXlsx,
@@ -30,6 +33,7 @@ import {
   repeatedRowsOds,
   sharedStringsXlsx,
   wideXlsx,
+  wordsXlsx,
   xlsxBomb,
 } from "../support/office";
 
@@ -92,6 +96,25 @@ describe("XLSX written by openpyxl", () => {
       type: "file",
       metadata: { Invoice: "INV-1001", Amount: 1250.5, Issued: "2024-03-15", file_type: "xlsx", sheet: "Invoices", row: 2 },
     });
+  });
+
+  test("a spreadsheet's row is a table's row (kind row): its answer is the column asked with the cells saying which row; its place is no amount", async () => {
+    // Headers as people write them ("Amount (EUR)", "Due date?"): read as a document's sentences,
+    // the row was answered whole, or by a sentence of it, and the `kinds: ["row"]` filter missed it.
+    const bytes = wordsXlsx([
+      ["Supplier", "Invoice no.", "Amount (EUR)", "Due date?"],
+      ["Netpresse", "F-2024-118", "9.34", "2024-05-01"],
+      ["Coolblue", "CB-77120", "124.61", "2024-06-15"],
+    ]);
+    const records = await sheetRecords(bytes, { ...placeOf("bills.xlsx"), size: 4096 });
+    expect(records.map((r) => recordKind(r))).toEqual(["row", "row"]);
+    const sources = records.map((r) => ({ text: r.content, metadata: r.metadata, type: r.type }));
+    expect(answerTo("When is the Coolblue invoice due?", [], sources)).toBe(
+      "Supplier: Coolblue; Invoice no.: CB-77120; Due date?: 2024-06-15. [2]",
+    );
+    // Its row number and its file's size are where it is, not amounts of it.
+    expect(amountsIn(records[1]!)).not.toContain(4096);
+    expect(amountsIn(records[1]!)).not.toContain(3);
   });
 
   test("the 1904 date system: the same dates from other serials", async () => {

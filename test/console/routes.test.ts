@@ -239,8 +239,16 @@ describe("the operator console", () => {
     r = await post(CONSOLE_PATHS.removeUser, { user: OPERATOR.user });
     expect(r.status).toBe(400);
     expect(t.services.accounts.isOperator(OPERATOR.user)).toBe(true);
+    // bob's data (a webhook of his): removing him is refused, saying what stays, unless his data goes too.
+    await t.services.webhooks.add("bob", "https://hooks.example.com/bob", ["user.deleted"], 10);
     r = await post(CONSOLE_PATHS.removeUser, { user: "bob" });
+    expect(r.status).toBe(400);
+    expect(r.html).toContain("user bob still has data (rows: webhooks 1)");
+    expect(t.services.accounts.exists("bob")).toBe(true);
+    r = await post(CONSOLE_PATHS.removeUser, { user: "bob", delete_data: "true" });
     expect(r.html).toContain("removed user bob");
+    expect(r.html).toContain("deleted their data (rows: webhooks 1)");
+    expect(t.services.webhooks.rowsOf("bob")).toBe(0);
     expect(t.services.accounts.exists("bob")).toBe(false);
     r = await post(CONSOLE_PATHS.removeUser, { user: "bob" });
     expect(r.status).toBe(400);

@@ -56,6 +56,18 @@ test("attack: a record of another owner's connector under the same id never coll
   expect(collapseCopies([operators, users])).toEqual([operators, users]);
 });
 
+test("attack: two different short records under one record id are two citations; chunks of one short record are one", () => {
+  // A short record's copies were found by its record id alone: a record read anew after its text
+  // changed (an answer ranking the index's chunk and the live one), or a UID given to another mail,
+  // hid the other text behind the first as its "copy".
+  const paid = ranked("Invoice 4703: paid.", { id: "INBOX/3", title: "Invoice 4703" });
+  const due = ranked("Invoice 4703: 1,234.56 PLN due.", { id: "INBOX/3", title: "Invoice 4703" });
+  expect(collapseCopies([paid, due])).toEqual([paid, due]);
+  const again = { ...ranked("Invoice 4703: paid.", { id: "INBOX/3", title: "Invoice 4703" }), chunkIndex: 1 };
+  const kept = collapseCopies([paid, again]);
+  expect(kept).toEqual([paid]);
+});
+
 test("held: the same short text in two connectors, and the same Message-ID from another sender, stay apart", () => {
   const a = ranked("see attached", { connector: "mail" });
   const b = ranked("see attached", { connector: "shared" });

@@ -152,7 +152,9 @@ class Rows {
     this.seenIds.add(id);
     const metadata: SourceRecord["metadata"] = {};
     for (const c of named) metadata[c.name] = c.number ?? c.text;
-    Object.assign(metadata, { file_type: place.fileType, sheet, row, size: place.size, modified: place.modified });
+    // `table`: a row of a table, as a database's (documents/kinds.ts "row"), so that an answer
+    // reads it cell by cell (the column asked and the cells saying which row) and `kinds` finds it.
+    Object.assign(metadata, { file_type: place.fileType, sheet, table: sheet, row, size: place.size, modified: place.modified });
     const content = named.map((c) => `${c.name}: ${c.text}`).join("\n");
     const digest = Bun.hash(content);
     const copy = (this.copies.get(digest) ?? 0) + 1;
@@ -180,6 +182,9 @@ const rowTitle = (row: number) => `, row ${row}`;
  * same cells are two records and keep two sets of ids (D36), as an ODS row repeated n times is n.
  */
 const COPY_FIELD = "copy";
+
+/** What a spreadsheet row's metadata holds besides its cells: where it is (its cells are the rest). */
+export const SHEET_PLACE_FIELDS: ReadonlySet<string> = new Set(["file_type", "sheet", "table", "row", "size", "modified", COPY_FIELD]);
 
 /**
  * What a spreadsheet row's citation ids are made of (D36: unchanged content, the same ids): its

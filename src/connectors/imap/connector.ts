@@ -237,6 +237,10 @@ export class ImapConnector implements Connector {
         const wanted = uids.sort((a, b) => b - a).slice(0, request.limit);
         if (wanted.length === 0) return [];
         const messages = await client.fetchAll(wanted.join(","), { uid: true, source: true }, { uid: true });
+        // A UID names a message only with the mailbox's UIDVALIDITY (RFC 3501 2.3.1.1): a mailbox
+        // rebuilt gives its UIDs to other mails. The session ends when it changes (Dovecot), so
+        // the one this session opened with is the one of these UIDs.
+        const place = messagePlace(this.config.mailbox, client.mailbox ? client.mailbox.uidValidity : undefined);
         // Parsed in the reading worker, before any folder's indexing (D31); a message over its
         // budget (a crafted one) is left out of the answer.
         const records = await Promise.all(
@@ -244,7 +248,7 @@ export class ImapConnector implements Connector {
             sharedReader()
               .mail(
                 m.source!,
-                { id: `${this.config.mailbox}/${m.uid}`, url: `${this.baseUrl};UID=${m.uid}`, mbox: false },
+                { id: place(m.uid), url: `${this.baseUrl}${place(m.uid).slice(this.config.mailbox.length)}`, mbox: false },
                 { urgent: true },
               )
               .then(
@@ -274,12 +278,23 @@ export class ImapConnector implements Connector {
 }
 
 /**
+ * Where a message is in its mailbox, as RFC 5092 writes it after the mailbox in an IMAP URL:
+ * `INBOX;UIDVALIDITY=385759045/;UID=20`. Its record's id and path when it has no Message-ID,
+ * and its link's end: a client opening the link after the mailbox was rebuilt finds that the
+ * UIDVALIDITY no longer matches and opens nothing, never the mail that has the UID now.
+ */
+export function messagePlace(mailbox: string, uidValidity: bigint | number | undefined): (uid: number) => string {
+  const validity = uidValidity === undefined ? "" : `;UIDVALIDITY=${uidValidity}`;
+  return (uid) => `${mailbox}${validity}/;UID=${uid}`;
+}
+
+/**
  * A message's record id (D36: unchanged content, the same ids): its mailbox and the sha256 of its
  * Message-ID and text, which stay when the server gives the mailbox a new UIDVALIDITY (rebuilt,
  * moved or restored: every UID changes, RFC 9051 2.3.1.1); its mailbox and UID (as read) for a
  * message without one. The text is in it because a Message-ID is written by the sender: another
  * mail sent under a real one's ID is another record, never taken for the real one (copies.ts).
- * Its path and source_url keep the UID: the address a client opens now.
+ * Its path and source_url keep the UIDVALIDITY and UID (messagePlace): the address a client opens now.
  */
 function messageRecordId(mailbox: string, record: SourceRecord): string {
   const messageId = record.metadata.message_id;
