@@ -27,8 +27,7 @@ export interface QueryPlan extends Asked {
    * "Re: Meeting on Friday" or "Tokyo Presentation 15 May") stays a word to match (issue 16).
    */
   timeAsked: boolean;
-  /** The days asked, read once by question-dates.ts's grammar: a document dated on them wins (evidence.ts). */
-  days?: DaysSaid;
+  /** The days said, by question-dates.ts's grammar: a document dated on them wins (evidence.ts). */ days?: DaysSaid;
   amounts: Array<{ value: number; currency?: string; comparison?: "over" | "under" }>;
   people: string[];
   addresses: string[];
@@ -178,7 +177,8 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
     names: [...namesIn(text)],
     terms,
     phrases,
-    ...(asked ? { dateFrom: from, dateTo: to, days } : {}),
+    ...(asked ? { dateFrom: from, dateTo: to } : {}),
+    ...(days ? { days } : {}),
     timeAsked: asked,
     amounts,
     people,

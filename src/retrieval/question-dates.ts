@@ -161,7 +161,7 @@ function daysOf(text: string, now: Date, l: Language): QuestionTime | undefined 
             : Date.UTC(inYear, lastMonth, 1),
       ]);
     if (ranges.length === 0 || ranges[0]![1] <= ranges[0]![0]) continue;
-    // Without a year, the last such days before now narrow mail and tables; documents match them in any year.
+    // Without a year, documents match the days in any year; the last such days are the reading's range (books).
     const [from, to] = ranges[0]!;
     const thisYear = Date.UTC(now.getUTCFullYear(), new Date(from).getUTCMonth(), new Date(from).getUTCDate());
     const year = y ?? now.getUTCFullYear() - (thisYear > now.getTime() ? 1 : 0);
@@ -174,7 +174,8 @@ function daysOf(text: string, now: Date, l: Language): QuestionTime | undefined 
       to: moved(to),
       // Where the date itself starts, past its cue: what comes before says whose date it is (RECORDS_DATED).
       spans: [[m.index + m[0].length - m[0].slice(n.cue?.length ?? 0).trimStart().length, m.index + m[0].length]],
-      asked: true,
+      // Without a year it is a time of documents only: mail and tables keep every year ("the hearing on April 18").
+      asked: y !== undefined,
       days: {
         ranges,
         anyYear: y === undefined,

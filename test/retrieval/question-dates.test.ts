@@ -45,23 +45,31 @@ describe("a day, a month or a range said in a question", () => {
     expect(read("How much did I spend at Mr. D.I.Y. 20-25 May 2016?").slice(1, 4)).toEqual([true, "2016-05-20", "2016-05-26"]);
     expect(read("receipts du 1 au 10 février 2016").slice(1, 4)).toEqual([true, "2016-02-01", "2016-02-11"]);
     expect(read("between March 1 and March 15 2024").slice(1, 4)).toEqual([true, "2024-03-01", "2024-03-16"]);
-    // Without a year, the last May to July before now; a document of any year's May to July meets it.
-    expect(read("receipts from May to July")).toEqual(["receipts from May to July", true, "2026-05-01", "2026-08-01", true, undefined]);
+    // Without a year, a document of any year's May to July meets it; mail and tables keep every year.
+    expect(read("receipts from May to July")).toEqual(["receipts from May to July", false, undefined, undefined, true, undefined]);
     expect(read("Hoeveel heb ik betaald bij Popular Book in april 2018?").slice(1, 4)).toEqual([true, "2018-04-01", "2018-05-01"]);
   });
 
   test("a weekday or its abbreviation (a row of words.ts WEEKDAYS) says a pair of numbers is a day, read either way round", () => {
     const p = planQuery("How much did I pay at AEON on FRI 09/02?", NOW);
-    expect([p.timeAsked, p.days?.anyYear, p.days?.weekday]).toEqual([true, true, 5]);
+    expect([p.timeAsked, p.days?.anyYear, p.days?.weekday]).toEqual([false, true, 5]);
     // 9 February 2018 was a Friday, 2 September 2018 a Sunday, 9 February 2019 a Saturday.
     expect([day("2018-02-09"), day("2018-09-02"), day("2019-02-09")].map((t) => onDaysSaid(t, p.days!))).toEqual([true, false, false]);
     expect(planQuery("Wat betaalde ik bij AEON op vr 09/02?", NOW).days?.weekday).toBe(5);
     expect(planQuery("Popular Book on WED 24/01", NOW).days?.weekday).toBe(3);
   });
 
-  test("a day said without a year is of any year for documents, the last one for mail and tables", () => {
+  test("a day said without a year is of any year for documents; mail and tables are not narrowed by it", () => {
     const p = planQuery("What did I pay at Gardenia on 14 December?", NOW);
-    expect([iso(p.dateFrom), iso(p.dateTo), p.days?.anyYear]).toEqual(["2025-12-14", "2025-12-15", true]);
+    expect([p.timeAsked, iso(p.dateFrom), p.days?.anyYear]).toEqual([false, undefined, true]);
+    // Test half: "the Senate hearing on April 18" (2001) lost its mail when the day narrowed mail to 2026.
+    expect(planQuery("Who testifies at the Senate hearing on April 18?", NOW).terms).toEqual([
+      "testifies",
+      "senate",
+      "hearing",
+      "april",
+      "18",
+    ]);
     expect([day("2017-12-14"), day("2017-12-15")].map((t) => onDaysSaid(t, p.days!))).toEqual([true, false]);
   });
 
@@ -86,7 +94,7 @@ describe("a day, a month or a range said in a question", () => {
       "maart",
       "2014",
     ]);
-    expect(planQuery("How much did I pay at AEON on FRI 09/02?", NOW).terms).toEqual(["pay", "aeon"]);
+    expect(planQuery("How much did I pay at AEON on FRI 09/02/2018?", NOW).terms).toEqual(["pay", "aeon"]);
   });
 });
 
