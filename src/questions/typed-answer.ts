@@ -15,6 +15,8 @@ import { extractiveAnswer, kindFit } from "../retrieval/answer";
 import { answerSourceOf } from "../retrieval/answer-source";
 import { words, wordsRemembered } from "../retrieval/bm25";
 import { documentDates } from "../retrieval/document-dates";
+import { datedAsAsked } from "../retrieval/evidence";
+import { recordKey } from "../retrieval/record-memo";
 import type { ChunkStatements } from "../retrieval/statement-memo";
 import type { QueryOutcome } from "../retrieval/types";
 import { type QuestionStageTimes, timed } from "./stages";
@@ -40,7 +42,13 @@ export function answerText(
     wordsRemembered(() =>
       extractiveAnswer(
         outcome.plan,
-        chosen.map(({ c }) => answerSourceOf(c, meetsAmountConditions(outcome.plan, c.record))),
+        chosen.map(({ c }) =>
+          answerSourceOf(
+            c,
+            meetsAmountConditions(outcome.plan, c.record),
+            datedAsAsked(outcome.plan, c.record, recordKey(c.owner, c.connectorId, c.record.id)) === false,
+          ),
+        ),
         remembered,
       ),
     ),

@@ -61,14 +61,11 @@ export interface Amount {
 /**
  * Numbers written as amounts: with cents (1,250.00 / 1.250,00 / 12.50) or beside a currency
  * (€ 2.321 / 1939 INR / Rs. 1939); never bare digits, which are account, phone and order numbers.
+ * An amount without its own currency takes the record's most written one.
  */
-export const amountsIn = (record: SourceRecord): number[] => amountsWithCurrency(record).map((a) => a.value);
-
-/** amountsIn with currencies: an amount without its own takes the record's most written currency. */
 export function amountsWithCurrency(record: SourceRecord): Amount[] {
   const out: Amount[] = [];
-  // A table row's numeric columns other than its keys (a file's numbers are its size and pages).
-  // A spreadsheet's row also says where it is (its row number, its file's size): no amounts.
+  // A table row's numeric columns other than its keys and, in a spreadsheet, its place (row number, file size).
   const place = record.metadata.sheet !== undefined ? SHEET_PLACE_FIELDS : undefined;
   if (record.metadata.table !== undefined)
     for (const [k, v] of Object.entries(record.metadata))

@@ -4,6 +4,8 @@
 // remembered per version by statement-memo.ts. The rules that choose an answer are answer.ts's.
 import type { AnswerSource } from "./answer";
 import { words } from "./bm25";
+import { wholeWords } from "./language/patterns";
+import { all, COMPANY_FORMS } from "./language/words";
 import { recordKey } from "./record-memo";
 import { isBoilerplate, LABELLED, SENTENCE, type Statement, statementLines } from "./statements";
 import type { RankedChunk } from "./types";
@@ -14,7 +16,7 @@ const RECORD_PROBE = 8_000;
 export const HEAD_CHARS = 200;
 
 /** A ranked record as an answer reads it: its text around the cited chunk, its score and what names it. */
-export function answerSourceOf(c: RankedChunk, meetsAmount: boolean): AnswerSource {
+export function answerSourceOf(c: RankedChunk, meetsAmount: boolean, otherDays = false): AnswerSource {
   const { content, title, type, metadata } = c.record;
   const at = Math.max(0, content.indexOf(c.text.trim().split("\n")[0]!.slice(0, 40)));
   const from = content.length <= RECORD_PROBE ? 0 : Math.max(0, Math.min(at - RECORD_PROBE / 4, content.length - RECORD_PROBE));
@@ -22,8 +24,12 @@ export function answerSourceOf(c: RankedChunk, meetsAmount: boolean): AnswerSour
   const head = [title, metadata.from, type === "email" ? "" : content.slice(0, HEAD_CHARS)].join("\n");
   // Keyed by where the window starts too: a long record's windows around its chunks are each
   // remembered, not one evicting another as questions cite its other chunks (issue 36).
-  return { text, metadata, type, meetsAmount, score: c.score, head, key: `${recordKey(c.owner, c.connectorId, c.record.id)}\u0000${from}` };
+  const key = `${recordKey(c.owner, c.connectorId, c.record.id)}\u0000${from}`;
+  return { text, metadata, type, meetsAmount, ...(otherDays ? { otherDays } : {}), score: c.score, head, key };
 }
+
+/** A company's legal form or trade in a line (words.ts COMPANY_FORMS): a merchant's name, among a document's first MERCHANT_AT statements. */
+export const [COMPANY, MERCHANT_AT] = [new RegExp(wholeWords(all(COMPANY_FORMS)), "iu"), 5] as const;
 
 /** A mail's forwarded header wrapped before its time ("… on 04/02/2001" / "02:42 PM -----"): no date answered. */
 export const FORWARD_TAIL = /^\d{1,2}:\d{2}(:\d{2})?\s?([AP]M)?\s?-{3,}$/i;

@@ -6,8 +6,8 @@
 import type { SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { meetingRowsAnswer, orderedRowAnswer } from "./answer-rows";
-import { FORWARD_TAIL, type SourceReading, sourceReading } from "./answer-source";
-import { type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
+import { COMPANY, FORWARD_TAIL, MERCHANT_AT, type SourceReading, sourceReading } from "./answer-source";
+import { type Asked, type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
 import { DATE_OR_TIME, documentDates } from "./document-dates";
 import { anyOf, wholeWords } from "./language/patterns";
@@ -35,6 +35,8 @@ export interface AnswerSource {
   type?: SourceRecord["type"];
   /** False when the record's amounts fail the question's amount condition (amounts.ts): its amount is no answer to it. */
   meetsAmount?: boolean;
+  /** True when the document's own days are all outside the days asked (evidence.ts datedAsAsked): another day's receipt answers nothing. */
+  otherDays?: boolean;
   /** The ranking's score of the record: how far below the first source it is. */
   score?: number;
   /** What names the record: its title, a mail's sender, a document's first lines (a receipt's merchant). */
@@ -49,10 +51,7 @@ const MAX_SENTENCES = 4;
 const PLACE = new RegExp(`${wholeWords(all(AT_PLACE))}\\s+(${anyOf(all(ARTICLES))}\\s+)?\\p{Lu}[\\p{L}'-]`, "u");
 
 /** What answering reads of the question's plan (plan.ts): the question's text is never read again. */
-export type AnswerPlan = Pick<
-  QueryPlan,
-  "asks" | "tax" | "contact" | "due" | "author" | "approver" | "paying" | "focus" | "terms" | "names" | "order" | "language" | "amounts"
->;
+export type AnswerPlan = Pick<QueryPlan, Exclude<keyof Asked, "by"> | "terms" | "names" | "order" | "amounts">;
 
 /** A statement that may answer, as the features read it. */
 interface Candidate {
@@ -102,7 +101,7 @@ const readingOf = (plan: AnswerPlan): Reading => ({
   meanings: new Set(meaningsOf(plan.terms.join(" "))),
 });
 
-type FeatureName = "kind" | "beside" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record";
+type FeatureName = "kind" | "beside" | "total" | "label" | "focus" | "words" | "names" | "own" | "rank" | "head" | "record" | "merchant";
 
 /**
  * The named features a candidate statement is scored by, each value times its weight. Tuned on the
@@ -123,13 +122,14 @@ export const ANSWER_FEATURES: Record<FeatureName, { weight: number; reason: stri
   rank: { weight: 9, reason: "its source's ranking score over the first's: the ranking already weighed the sources" },
   head: { weight: 1, reason: "the question's names in its source's title, sender or first lines: the record it is about" },
   record: { weight: 3, reason: "the question's names anywhere in its source: the record named, over a better-ranked one's line" },
+  merchant: { weight: 3, reason: "asked which shop, the line a receipt or an invoice opens with (its merchant), not an item's" },
 };
 
 /** A candidate's words: remembered with its statement, or read now. */
 const wordsOf = (c: Candidate) => c.words ?? words(c.text);
 
 const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> = {
-  kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind ? 1 : (holdsFit(r.plan, c.holds) ?? kindFit(r.plan, c.text))),
+  kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind || merchantLine(c, r) ? 1 : fitOf(c, r)),
   total: (c, r) => {
     const probe = c.text.slice(0, SENTENCE_PROBE);
     // The net asked ("before VAT", "exclusief BTW", "HT") is a part of the total, its line.
@@ -153,7 +153,11 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   rank: (c) => c.rankShare - 1,
   head: (c) => c.named,
   record: (c) => c.namedInRecord,
+  merchant: (c, r) => (merchantLine(c, r) ? 1 : 0),
 };
+const fitOf = (c: Candidate, r: Reading) => holdsFit(r.plan, c.holds) ?? kindFit(r.plan, c.text);
+/** Asked which shop, a statement near a document's start naming a company ("SIN THYE & COMPANY"): the merchant it opens with. */
+const merchantLine = (c: Candidate, r: Reading) => r.plan.merchant && c.at < MERCHANT_AT && COMPANY.test(c.text.slice(0, SENTENCE_PROBE));
 
 /** A tax is asked by any of its names: the question's "VAT" is the invoice's "BTW", "TVA" or "MwSt". */
 const taxNames = (text: string) => (TAX.test(text.slice(0, SENTENCE_PROBE)) ? TAX_WORDS : []);
@@ -396,8 +400,8 @@ export function extractiveAnswer(plan: AnswerPlan, sources: AnswerSource[], reme
     .sort((a, b) => b.score - a.score);
   // A fact asked is answered by one source, the best statement's (its source's rank, head and names
   // are features of it), by its statements of the kind asked: another record's total is not this one's,
-  // nor is a record whose amounts fail the question's condition. A list is of one document's items, or of many table rows.
-  const answering = scored.find(({ c }) => !c.failsAmount)?.c.source;
+  // nor is a record whose amounts fail the question's condition or whose days are not those asked. A list is of one document's items, or of many table rows.
+  const answering = scored.find(({ c }) => !c.failsAmount && !sources[c.source]!.otherDays)?.c.source;
   const from = plan.asks === "list" && sources[answering ?? 0]?.metadata?.table !== undefined ? undefined : answering;
   const own = scored.filter(({ c }) => c.source === from);
   const ofKind = kinded || plan.asks === "list" ? own.filter(({ c }) => FEATURE_VALUES.kind(c, r) > 0) : [];

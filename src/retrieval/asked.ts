@@ -32,6 +32,7 @@ import {
   IDENTIFIER_NOUNS,
   IS,
   type Language,
+  MERCHANT_NOUNS,
   MONEY_WORDS,
   NAMING_VERBS,
   PARTITIVE,
@@ -72,6 +73,8 @@ export interface Asked {
   approver: boolean;
   /** How something was paid is asked ("How did I pay …", "Hoe is … betaald?", "Jak zapłacono …"): a means of paying answers. */
   paying: boolean;
+  /** Which shop is asked ("Which shop sold me …", "welke winkel"): the company a receipt opens with answers. */
+  merchant: boolean;
   language: Language;
   /** What the question asks about, its first words after the question word ("total" of "what was the total of the invoice"), as the index folds them. */
   focus: string[];
@@ -153,14 +156,21 @@ const READINGS = new Map(
       ["date", pattern(DATE_NOUNS, l, COMPOUNDING.has(l))],
       ["place", pattern(PLACE_NOUNS, l)],
       ["person", pattern(PERSON_NOUNS, l)],
+      ["person", pattern(MERCHANT_NOUNS, l)],
     ];
     const which = ASKS_WHICH[l].length ? new RegExp(`${wholeWords(ASKS_WHICH[l])}((?:\\s+[\\p{L}-]+){1,3})`, "iu") : undefined;
     const yesNo = new RegExp(`^\\s*${wholeWords(YES_NO[l])}`, "iu");
     const terms = pattern(STATED_TERMS, l, COMPOUNDING.has(l));
-    const [bought, contact, authoring, approving, how, spending] = [BOUGHT, CONTACT_NOUNS, AUTHORING, APPROVING, ASKS_HOW, SPENDING].map(
-      (t) => pattern(t, l),
-    );
-    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring, approving, how, spending }];
+    const [bought, contact, authoring, approving, how, spending, merchant] = [
+      BOUGHT,
+      CONTACT_NOUNS,
+      AUTHORING,
+      APPROVING,
+      ASKS_HOW,
+      SPENDING,
+      MERCHANT_NOUNS,
+    ].map((t) => pattern(t, l));
+    return [l, { questionWords, reach, nouns, which, yesNo, terms, bought, contact, authoring, approving, how, spending, merchant }];
   }),
 );
 
@@ -240,7 +250,8 @@ export function askedOf(question: string, meaning?: QuestionMeaning): Asked {
   const approver = asks === "person" && (r.approving?.test(q) ?? false);
   const paying = asks === "open" && (r.how?.test(q) ?? false) && (r.spending?.test(q) ?? false);
   const due = asks === "date" && DUE_ASKED.test(q);
-  return { asks, by, tax, contact, due, author, approver, paying, language, focus: [...words(focus.join(" "))] };
+  const merchant = asks === "person" && (r.merchant?.test(q) ?? false);
+  return { asks, by, tax, contact, due, author, approver, paying, merchant, language, focus: [...words(focus.join(" "))] };
 }
 
 /**

@@ -56,7 +56,7 @@ function day(y: number, m: number, d: number): number | undefined {
   return new Date(t).getUTCDate() === d ? t : undefined;
 }
 
-const monthOf = (name: string) => MONTH_OF.get(name.toLowerCase());
+export const monthOf = (name: string) => MONTH_OF.get(name.toLowerCase());
 
 /** Every day `text` names, each reading of an ambiguous one ("12-01-19") included. */
 export function documentDates(text: string): number[] {

@@ -7,6 +7,7 @@ import { words } from "./bm25";
 import { documentDates } from "./document-dates";
 import { all, PERSON_NAME_COLUMNS } from "./language/words";
 import type { QueryPlan } from "./plan";
+import { onDaysSaid } from "./question-dates";
 import { RecordMemo } from "./record-memo";
 import { isRow } from "./types";
 
@@ -78,6 +79,24 @@ const timesIn = (content: string) => ({
 const documentTimes = new RecordMemo<ReturnType<typeof timesIn>>(DATES_KEPT, (t) => t.days.length + t.years.length + ENTRY_SIZE, timesIn);
 
 /**
+ * Whether a document is of the days the question asks (plan.days): a day its text names is one of
+ * them, or failing any day, a year of them (false: its days are all of another time); undefined
+ * when no day is asked or it names no time. The answer reads it too: another day's receipt is no answer.
+ */
+export function datedAsAsked(plan: Pick<QueryPlan, "days">, r: SourceRecord, key?: string): boolean | undefined {
+  const said = plan.days;
+  if (!said) return undefined;
+  const [from, to] = said.ranges[0]!;
+  const lo = Number.isFinite(from) ? new Date(from).getUTCFullYear() : 1900;
+  const hi = Number.isFinite(to) ? new Date(to - 1).getUTCFullYear() : 2100;
+  // A document whose days are all outside the time (a receipt of 3 April 2018 for "in March 2018")
+  // does not count by its year: its own dates say it is not of the time (outside walkthrough).
+  const { days, years } = key === undefined ? timesIn(r.content) : documentTimes.get(key, r.content);
+  if (days.some((t) => onDaysSaid(t, said)) || (days.length === 0 && !said.anyYear && years.some((y) => y >= lo && y <= hi))) return true;
+  return days.length > 0 ? false : undefined;
+}
+
+/**
  * Soft signals of the question beyond words and meaning: kind, people, amounts, dates in
  * documents; `key` (record-memo.ts recordKey) remembers what is read from the record's text.
  */
@@ -118,16 +137,7 @@ export function evidence(plan: QueryPlan, r: SourceRecord, key?: string): number
       else if (others.includes(last)) s += RECIPIENT_BOOST;
     }
   }
-  if (kind === "file" && plan.timeAsked && (plan.dateFrom || plan.dateTo)) {
-    const from = plan.dateFrom?.getTime() ?? Number.NEGATIVE_INFINITY;
-    const to = plan.dateTo?.getTime() ?? Number.POSITIVE_INFINITY;
-    const lo = plan.dateFrom?.getUTCFullYear() ?? 1900;
-    const hi = plan.dateTo ? new Date(plan.dateTo.getTime() - 1).getUTCFullYear() : 2100;
-    // A document whose days are all outside the time (a receipt of 3 April 2018 for "in March 2018")
-    // does not count by its year: its own dates say it is not of the time (outside walkthrough).
-    const { days, years } = key === undefined ? timesIn(r.content) : documentTimes.get(key, r.content);
-    if (days.some((t) => t >= from && t < to) || (days.length === 0 && years.some((y) => y >= lo && y <= hi))) s += DOCUMENT_DATE_BOOST;
-    else if (days.length > 0) s -= OUT_OF_TIME;
-  }
+  const dated = kind === "file" ? datedAsAsked(plan, r, key) : undefined;
+  if (dated !== undefined) s += dated ? DOCUMENT_DATE_BOOST : -OUT_OF_TIME;
   return s + amountSignal(plan, r, key);
 }

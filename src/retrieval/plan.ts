@@ -9,7 +9,7 @@ import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURREN
 import { COMPARATOR, comparisonOf, countedNext, rangesAsComparisons } from "./language/grammar";
 import { anyOf, wholeWords } from "./language/patterns";
 import { all, LARGEST, MOST_RECENT, OVER, SMALLEST, UNDER } from "./language/words";
-import { dateRange } from "./question-dates";
+import { type DaysSaid, dateRange } from "./question-dates";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 import { namesIn } from "./score";
 
@@ -27,6 +27,8 @@ export interface QueryPlan extends Asked {
    * "Re: Meeting on Friday" or "Tokyo Presentation 15 May") stays a word to match (issue 16).
    */
   timeAsked: boolean;
+  /** The days said, by question-dates.ts's grammar: a document dated on them wins (evidence.ts). */
+  days?: DaysSaid;
   amounts: Array<{ value: number; currency?: string; comparison?: "over" | "under" }>;
   people: string[];
   addresses: string[];
@@ -104,10 +106,11 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
     .replace(INVISIBLE, "")
     .trim();
   const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
-  const [{ from, to, spans, asked }, reading] = [dateRange(text, now), askedOf(text, meaning)];
-  // Words inside a date asked for are not search terms; a date that is not asked for is.
+  const reading = askedOf(text, meaning);
+  const { from, to, spans, asked, days } = dateRange(text, now, reading.language);
+  // Words inside a date asked for are not search terms, but of a day written as documents write it; a date not asked for is.
   let rest = text;
-  if (asked) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
+  if (asked && !days?.written) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
   rest = rangesAsComparisons(rest.replace(/"[^"]*"/g, " "));
 
   const addresses = [...text.matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
@@ -176,6 +179,7 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
     terms,
     phrases,
     ...(asked ? { dateFrom: from, dateTo: to } : {}),
+    ...(days ? { days } : {}),
     timeAsked: asked,
     amounts,
     people,

@@ -2,8 +2,9 @@
 // month", "in March", "since 2001", "between March 1 and March 15"; chrono-node with an injectable
 // clock), and whether it is a time asked for or merely part of what is sought (issue 16).
 import * as chrono from "chrono-node";
-import { wholeWords } from "./language/patterns";
-import { ASKS_WHEN, all, RANGE_JOINS, RELATIVE_TIMES, TIME_CUES } from "./language/words";
+import { MONTH_WORDS, monthOf } from "./document-dates";
+import { anyOf, wholeWords } from "./language/patterns";
+import { ASKS_WHEN, all, DAY_CUES, type Language, OPEN_ENDS, RANGE_JOINS, RELATIVE_TIMES, TIME_CUES, WEEKDAYS } from "./language/words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
 
 /** chrono's components can be assigned; its published type leaves that out. */
@@ -35,18 +36,155 @@ const RECORDS_DATED = new RegExp(
 /** A date a Date can hold, or none: a range's end past the last day one holds is no date (it would throw where it is written). */
 const held = (d: Date | undefined) => (d && !Number.isNaN(d.getTime()) ? d : undefined);
 
-export function dateRange(text: string, now: Date): { from?: Date; to?: Date; spans: Array<[number, number]>; asked: boolean } {
-  const found = dateRangeOf(text, now);
+/**
+ * The days a question names for the records it asks about (D32): UTC ranges (end exclusive), of
+ * any year when it said none ("on 14 May", "FRI 09/02": a receipt's year is not the last one), on
+ * one weekday when it named one. Documents are weighed by the days their own text names.
+ */
+export interface DaysSaid {
+  ranges: Array<[number, number]>;
+  anyYear: boolean;
+  /** 0 for Sunday, as Date's getUTCDay. */
+  weekday?: number;
+  /** A day with its month's name ("29 maart 2014"), as documents write it: its words are searched too. */
+  written?: boolean;
+}
+
+export interface QuestionTime {
+  from?: Date;
+  to?: Date;
+  spans: Array<[number, number]>;
+  asked: boolean;
+  days?: DaysSaid;
+}
+
+/** Whether a day (UTC ms) is one of the days said. */
+export function onDaysSaid(t: number, d: DaysSaid): boolean {
+  const day = new Date(t);
+  if (d.weekday !== undefined && day.getUTCDay() !== d.weekday) return false;
+  return d.ranges.some(([from, to]) => {
+    if (!d.anyYear) return t >= from && t < to;
+    const y = new Date(from).getUTCFullYear();
+    return [y, y + 1].some((year) => {
+      const same = Date.UTC(year, day.getUTCMonth(), day.getUTCDate());
+      return same >= from && same < to;
+    });
+  });
+}
+
+export function dateRange(text: string, now: Date, language: Language = "en"): QuestionTime {
+  const named = daysOf(text, now, language);
+  const found = named ?? dateRangeOf(text, now);
   const r = { ...found, from: held(found.from), to: held(found.to) };
-  if (!r.spans.length || SUBJECT_LINE.test(text)) return { ...r, asked: false };
+  if (!r.spans.length || SUBJECT_LINE.test(text)) return { from: r.from, to: r.to, spans: r.spans, asked: false };
   const [a, b] = r.spans[0]!;
   // Unless the date is of the records asked for ("When did I pay invoices in March 2023?") or follows "when in".
   if (ASKS_WHEN_FIRST.test(text) && !RECORDS_DATED.test(text.slice(0, a)) && !/^\s*when\s+((in|during|since)\s*)?$/i.test(text.slice(0, a)))
-    return { ...r, asked: false };
+    return { from: r.from, to: r.to, spans: r.spans, asked: false };
+  if (named) return named;
   const said = text.slice(a, b);
   const on = /\bon\s*$/i.test(text.slice(0, a)) && /\b(19|20)\d\d\b/.test(said);
   const asked = on || TIME_CUE.test(text.slice(0, a)) || RELATIVE.test(said) || CUE_FIRST.test(said);
-  return { ...r, asked };
+  const range: [number, number] = [r.from?.getTime() ?? Number.NEGATIVE_INFINITY, r.to?.getTime() ?? Number.POSITIVE_INFINITY];
+  return { ...r, asked, ...(asked && (r.from || r.to) ? { days: { ranges: [range], anyYear: false } } : {}) };
+}
+
+/** The grammar of a day or days said by name or number, in the question's language and English (receipts print English). */
+const grammarOf = (l: Language) => {
+  const weekdays = [...new Set([...WEEKDAYS.en, ...WEEKDAYS[l]])];
+  const weekday = `(?:(?<weekday>${anyOf(weekdays.flatMap((row) => row.split(" ")))})\\.?,?\\s+)?`;
+  const month = (n: string) => `(?<${n}>${anyOf(MONTH_WORDS)})\\.?`;
+  const day = (n: string) => `(?<${n}>\\d{1,2})(?:st|nd|rd|th|er|\\.)?`;
+  const year = "(?:,?\\s+(?<year>(?:19|20)\\d\\d))?";
+  const join = `\\s*(?:-|–|${wholeWords([...RANGE_JOINS.en, ...RANGE_JOINS[l]])})\\s*`;
+  const cue = `(?:(?<cue>${anyOf([...all(TIME_CUES), ...all(DAY_CUES)])})\\s+)?`;
+  const re = (body: string) => new RegExp(`(?<![\\p{L}\\d])${cue}${body}(?![\\p{L}\\d])`, "iu");
+  return {
+    weekdayOf: new Map(weekdays.flatMap((row, i) => row.split(" ").map((w) => [w, (i + 1) % 7] as const))),
+    rules: [
+      // "between March 1 and March 15 2024", "from 1 March to 15 April".
+      re(`${month("month")}\\s+${day("day")}${join}${month("lastMonth")}\\s+${day("last")}${year}`),
+      re(`${day("day")}\\s+${month("month")}${join}${day("last")}\\s+${month("lastMonth")}${year}`),
+      // "between 10 and 20 June 2017", "from 1 to 10 February", "10-20 May".
+      re(`${day("day")}${join}${day("last")}\\s+(?:of\\s+)?${month("month")}${year}`),
+      // "from May to July 2023", "between March and May".
+      re(`${month("month")}${join}${month("lastMonth")}${year}`),
+      // "Sunday 24 June 2018", "on 14 May", "21. November 2016", "May 14, 2018".
+      re(`${weekday}${day("day")}\\s+(?:of\\s+)?${month("month")}${year}`),
+      re(`${weekday}${month("month")}\\s+${day("day")}${year}`),
+      // "FRI 09/02", "on 24/05/2017", "WED 24/01/18": either reading (receipts' countries write the day first).
+      re(`${weekday}(?<day>\\d{1,2})[/.-](?<month>\\d{1,2})(?:[/.-](?<year>\\d{4}|\\d{2}))?`),
+      // "March 2018", "maart 2018".
+      re(`${month("month")}\\s+(?<year>(?:19|20)\\d\\d)`),
+    ],
+  };
+};
+const GRAMMARS = new Map<Language, ReturnType<typeof grammarOf>>();
+/** "From March onwards", "from March to date": the end left open. */
+const ONWARDS = /^\s*(onwards?|on\b|forward|to date|to now|until now|till now|to the end)/i;
+const OPEN_END = new RegExp(`^${anyOf(all(OPEN_ENDS))}$`, "iu");
+const DAY_MS = 86_400_000;
+/** A year that has every day (29 February): a day said without a year is kept in it, and matched in any year. */
+const ANY_YEAR = 2000;
+
+/** The days said by the first rule of the grammar that reads a day, or undefined. */
+function daysOf(text: string, now: Date, l: Language): QuestionTime | undefined {
+  const g = GRAMMARS.get(l) ?? GRAMMARS.set(l, grammarOf(l)).get(l)!;
+  for (const rule of g.rules) {
+    const m = rule.exec(text);
+    const n = m?.groups;
+    if (!m || !n) continue;
+    const y = n.year ? (n.year.length === 2 ? 2000 + Number(n.year) : Number(n.year)) : undefined;
+    const weekday = n.weekday ? g.weekdayOf.get(n.weekday.toLowerCase()) : undefined;
+    // A day is of the records asked for after a cue word ("on", "between", "op", "le"), a weekday, as a range
+    // of days ("10-20 May") or a month and year ("mars 2018"); else it is part of what is sought ("Tokyo Presentation 15 May", "3/4 of": issue 16).
+    if (!n.cue && weekday === undefined && !n.last && !(n.year && !n.day)) continue;
+    // "Since", "before": one end open, as the reading below reads it.
+    const end = m.index + m[0].length;
+    if ((n.cue && OPEN_END.test(n.cue)) || ONWARDS.test(text.slice(end, end + 24)) || /starting\s+$/i.test(text.slice(0, m.index)))
+      continue;
+    const numbers = /^\d/.test(n.month!);
+    const inYear = y ?? ANY_YEAR;
+    const valid = (mo: number, d: number) => mo >= 1 && mo <= 12 && new Date(Date.UTC(inYear, mo - 1, d)).getUTCDate() === d;
+    const [month, d] = [numbers ? Number(n.month) : monthOf(n.month!)!, Number(n.day ?? 1)];
+    const [lastMonth, last] = [n.lastMonth ? monthOf(n.lastMonth)! : month, n.last ? Number(n.last) : undefined];
+    // A day ("FRI 09/02" either way round), days to a last day, or months to the end of the last.
+    const readings = numbers && d !== month ? [[month, d] as const, [d, month] as const] : [[month, d] as const];
+    const ranges = readings
+      .filter(([mo, day]) => valid(mo, day) && (last === undefined || valid(lastMonth, last)))
+      .map(([mo, day]): [number, number] => [
+        Date.UTC(inYear, mo - 1, day),
+        last !== undefined
+          ? Date.UTC(inYear, lastMonth - 1, last) + DAY_MS
+          : n.day
+            ? Date.UTC(inYear, mo - 1, day) + DAY_MS
+            : Date.UTC(inYear, lastMonth, 1),
+      ]);
+    if (ranges.length === 0 || ranges[0]![1] <= ranges[0]![0]) continue;
+    // Without a year, documents match the days in any year; the last such days are the reading's range (books).
+    const [from, to] = ranges[0]!;
+    const thisYear = Date.UTC(now.getUTCFullYear(), new Date(from).getUTCMonth(), new Date(from).getUTCDate());
+    const year = y ?? now.getUTCFullYear() - (thisYear > now.getTime() ? 1 : 0);
+    const moved = (t: number) => {
+      const d = new Date(t);
+      return new Date(Date.UTC(year + d.getUTCFullYear() - inYear, d.getUTCMonth(), d.getUTCDate()));
+    };
+    return {
+      from: moved(from),
+      to: moved(to),
+      // Where the date itself starts, past its cue: what comes before says whose date it is (RECORDS_DATED).
+      spans: [[m.index + m[0].length - m[0].slice(n.cue?.length ?? 0).trimStart().length, m.index + m[0].length]],
+      // Without a year it is a time of documents only: mail and tables keep every year ("the hearing on April 18").
+      asked: y !== undefined,
+      days: {
+        ranges,
+        anyYear: y === undefined,
+        ...(weekday !== undefined ? { weekday } : {}),
+        ...(n.day && !numbers ? { written: true } : {}),
+      },
+    };
+  }
+  return undefined;
 }
 
 /** "12.06.2001": day first, as where dates are written with dots (chrono reads it month first). */
@@ -131,10 +269,7 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
   // "From March onwards", "from March to date", "starting from March" leave it open too.
   const afterDate = text.slice(r.index + r.text.length, r.index + r.text.length + 24);
   const openEnded =
-    /since|after/.test(before) ||
-    (/from/.test(before) &&
-      (/^\s*(onwards?|on\b|forward|to date|to now|until now|till now|to the end)/i.test(afterDate) ||
-        /starting\s+from\s*$/i.test(text.slice(0, r.index))));
+    /since|after/.test(before) || (/from/.test(before) && (ONWARDS.test(afterDate) || /starting\s+from\s*$/i.test(text.slice(0, r.index))));
   if (openEnded && !r.end) return { from, spans };
   if (/before|until/.test(before) && !r.end) return { to: /until/.test(before) ? to : from, spans };
   return { from, to, spans };

@@ -272,11 +272,9 @@ const TITLE_CASE_WORDS = 5;
 /** How much of a question is read for names (a question is at most 4,000 characters). */
 const NAMES_PROBE = 4_000;
 /**
- * What holding every rare word the question writes as a name adds to a candidate's share: a vendor
- * or a shop named is what the question is about (outside walkthrough: "How much did Orlen invoice?",
- * "How much did I spend at Nando's?" put the right record second; at 1, "How much VAT was on the
- * Netpresse invoice?" still put a record explaining VAT first, its words far ahead). The business
- * evaluation's questions name no vendor in so few words: both halves the same from 0 to 5.
+ * What holding every rare word the question writes as a name adds to a candidate's share: the vendor
+ * or shop named is what the question is about ("How much VAT was on the Netpresse invoice?": at 1, a
+ * record explaining VAT still came first). The business evaluation is the same from 0 to 5.
  */
 const RARE_NAME = 3;
 

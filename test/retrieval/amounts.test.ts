@@ -1,13 +1,15 @@
 // Amounts in records against the amount conditions of a question (fixed clock for planning).
 import { describe, expect, test } from "bun:test";
 import type { SourceRecord } from "../../src/connectors/types";
-import { AMOUNT_BOOST, AMOUNT_ONLY_BOOST, AMOUNT_PROBE, amountSignal, amountsIn, amountsWithCurrency } from "../../src/retrieval/amounts";
+import { AMOUNT_BOOST, AMOUNT_ONLY_BOOST, AMOUNT_PROBE, amountSignal, amountsWithCurrency } from "../../src/retrieval/amounts";
 import { evidence } from "../../src/retrieval/evidence";
 import { planQuery } from "../../src/retrieval/plan";
 import { recordKey } from "../../src/retrieval/record-memo";
 import { howItGrows, SCALE } from "../support/growth";
 
 const NOW = new Date("2026-11-22T10:00:00Z");
+/** The amounts' values alone. */
+const amountsIn = (record: SourceRecord) => amountsWithCurrency(record).map((a) => a.value);
 
 describe("amounts as a signal", () => {
   const record = (content: string, metadata: Record<string, number | string> = {}): SourceRecord => ({

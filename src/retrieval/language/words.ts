@@ -375,9 +375,25 @@ export const TIME_CUES: Table = {
 export const RANGE_JOINS: Table = {
   en: ["to", "until", "till", "and"],
   nl: ["tot", "en"],
-  fr: ["à", "et"],
+  fr: ["à", "au", "et"],
   de: ["bis", "und"],
   pl: ["do", "i"],
+};
+/** Time cues that leave one end of the time open ("since April 2014", "before 2002", "seit März"). */
+export const OPEN_ENDS: Table = {
+  en: ["since", "after", "before", "until", "till"],
+  nl: ["sinds", "vanaf", "voor", "na"],
+  fr: ["depuis", "avant", "après"],
+  de: ["seit", "ab", "vor", "nach"],
+  pl: ["przed", "po"],
+};
+/** Words before a day that make it the day of the records asked ("on 14 May", "op 2 december", "le 13 juillet", "am 21. November"). */
+export const DAY_CUES: Table = {
+  en: ["on", "of", "dated"],
+  nl: ["op", "van"],
+  fr: ["le", "du"],
+  de: ["am", "vom"],
+  pl: ["dnia"],
 };
 /**
  * A range's first word, its ends joined by RANGE_JOINS ("between 50 and 100 EUR", "tussen 50 en
@@ -393,13 +409,25 @@ export const RELATIVE_TIMES: Table = {
   de: [],
   pl: [],
 };
+/**
+ * The days of the week, Monday first, per language: one row per day, its name and then its
+ * abbreviations ("friday fri", "vrijdag vr vrij"), as questions and receipts write them ("FRI 09/02").
+ */
+export const WEEKDAYS: Table = {
+  en: ["monday mon", "tuesday tue tues", "wednesday wed", "thursday thu thur thurs", "friday fri", "saturday sat", "sunday sun"],
+  nl: ["maandag ma", "dinsdag di", "woensdag wo", "donderdag do", "vrijdag vr vrij", "zaterdag za", "zondag zo"],
+  fr: ["lundi lun", "mardi mar", "mercredi mer", "jeudi jeu", "vendredi ven", "samedi sam", "dimanche dim"],
+  de: ["montag mo", "dienstag di", "mittwoch mi", "donnerstag do", "freitag fr", "samstag sa", "sonntag so"],
+  pl: ["poniedziałek pon", "wtorek wt", "środa śr", "czwartek czw", "piątek pt", "sobota sob", "niedziela niedz"],
+};
+const weekdayNames = (l: Language) => WEEKDAYS[l].map((row) => row.split(" ")[0]!);
 /** Words that name a day or a time of day in a statement: weekdays, days relative to now, noon and midnight (an answer to "when"). */
 export const DAY_WORDS: Table = {
-  en: ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today", "tomorrow", "noon", "midnight"],
-  nl: ["maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag", "vandaag", "morgen", "middernacht"],
-  fr: ["lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "aujourd'hui", "demain", "midi", "minuit"],
-  de: ["montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "heute", "morgen", "mittag", "mitternacht"],
-  pl: ["poniedziałek", "wtorek", "środa", "czwartek", "piątek", "sobota", "niedziela", "dzisiaj", "jutro", "południe", "północ"],
+  en: [...weekdayNames("en"), "today", "tomorrow", "noon", "midnight"],
+  nl: [...weekdayNames("nl"), "vandaag", "morgen", "middernacht"],
+  fr: [...weekdayNames("fr"), "aujourd'hui", "demain", "midi", "minuit"],
+  de: [...weekdayNames("de"), "heute", "morgen", "mittag", "mitternacht"],
+  pl: [...weekdayNames("pl"), "dzisiaj", "jutro", "południe", "północ"],
 };
 /** Questions asking a time: answered by a date or a time ("when", "wanneer", "quand", "wann", "kiedy"). */
 export const ASKS_WHEN: Table = {
@@ -615,6 +643,22 @@ export const PERSON_NAME_COLUMNS: Table = {
   fr: ["prénom", "nom de famille"],
   de: ["vorname", "nachname", "familienname"],
   pl: ["imię", "nazwisko"],
+};
+/** A company's legal form or trade, as a merchant's name carries it ("SIN THYE & COMPANY", "ASO ELECTRICAL TRADING SDN BHD"). */
+export const COMPANY_FORMS: Table = {
+  en: ["sdn bhd", "bhd", "s/b", "company", "enterprise", "trading", "ltd", "inc", "llc", "shop", "store"],
+  nl: ["b.v.", "bv", "v.o.f."],
+  fr: ["sarl", "sas"],
+  de: ["gmbh", "ag", "kg"],
+  pl: ["sp. z o.o.", "s.a."],
+};
+/** Nouns asking who sold, a merchant ("Which shop sold me …", "welke winkel"): the name a receipt or an invoice opens with. */
+export const MERCHANT_NOUNS: Table = {
+  en: ["shop", "store", "merchant", "vendor"],
+  nl: ["winkel", "leverancier"],
+  fr: ["magasin", "boutique", "fournisseur"],
+  de: ["geschäft", "laden", "händler"],
+  pl: ["sklep", "sprzedawca"],
 };
 /** Buying, as a question asks what was bought ("what did I buy", "welke tablet heb ik gekocht"). */
 export const BOUGHT: Table = {
