@@ -225,26 +225,18 @@ function calibrateLexical(scored: RankedChunk[], groupOf: number[], counted: Cou
 }
 
 /**
- * The candidates' words as the rare-word signal reads them: a record longer than the pool's window
- * (POOL_TEXT_CHARS) by its whole words text (WORDS_TEXT_CHARS), counted once per version. A news
- * digest names the senator or the company asked about past its first 6,000 characters: read by its
- * head, "IEP News 4/20" (67 K characters, "Dunn" in three stories) held no rare word and ranked
- * 27th for "Senator Dunn hearing", below mails naming him once in passing.
+ * A candidate's words as the rare-word signal reads them when its pool text (the first
+ * POOL_TEXT_CHARS) lacks one: a longer record's whole words text (WORDS_TEXT_CHARS), counted once
+ * per version. A news digest names the senator or the company asked about past its first 6,000
+ * characters: read by its head, "IEP News 4/20" (67 K characters, "Dunn" in three stories) held no
+ * rare word and ranked 27th for "Senator Dunn hearing", below mails naming him once in passing.
  */
-function wholeWordsOf(records: Array<{ key: string; record: SourceRecord }>, counted: CountedText[], terms: string[]): CountedText[] {
-  const longer = records.flatMap(({ key, record }, k) =>
-    record.title.length + record.content.length + 1 > POOL_TEXT_CHARS ? [{ k, words: recordWords.get(key, wordsText(record)) }] : [],
-  );
-  if (longer.length === 0) return counted;
-  const whole = [...counted];
-  const recounted = wordCountsOf(
-    longer.map((l) => l.words),
-    terms,
-  );
-  longer.forEach((l, i) => {
-    whole[l.k] = recounted[i]!;
-  });
-  return whole;
+function wholeWordsOf(records: Array<{ key: string; record: SourceRecord }>, counted: CountedText[], terms: string[]) {
+  return (k: number): CountedText => {
+    const { key, record } = records[k]!;
+    if (record.title.length + record.content.length + 1 <= POOL_TEXT_CHARS) return counted[k]!;
+    return wordCountsOf([recordWords.get(key, wordsText(record))], terms)[0]!;
+  };
 }
 
 /** A word of the question is rare when at most this share of the candidates holds it. */
@@ -320,8 +312,8 @@ export function markRareWords(
   counted: CountedText[],
   terms: string[],
   names: Set<string> = new Set(),
-  /** Which words each record holds anywhere (wholeWordsOf); rareness is told by the pool's window (`counted`), as BM25 over the pool weighs words. */
-  whole: CountedText[] = counted,
+  /** The words a record holds anywhere (wholeWordsOf), read when its pool text lacks a rare one; rareness is told by the pool's window (`counted`), as BM25 over the pool weighs words. */
+  whole: (k: number) => CountedText = (k) => counted[k]!,
 ): void {
   if (!rareWordsApply(terms, counted.length)) return;
   const rare = queryWords(terms).filter((w) => {
@@ -336,7 +328,10 @@ export function markRareWords(
   if (rare.length === 0) return;
   const rareNames = rare.filter((w) => names.has(w));
   for (const [k, c] of scored.entries()) {
-    const holds = (w: string) => whole[k]!.tf.has(w);
+    // Its pool text holds its headers (a sender's name); the whole text, the rest of its words.
+    const head = counted[k]!.tf;
+    const rest = rare.every((w) => head.has(w)) ? head : whole(k).tf;
+    const holds = (w: string) => head.has(w) || rest.has(w);
     c.rare = rare.filter(holds).length / rare.length;
     // All of them: a record holding "Ed" of "Ed Segner" is not the one asked about (a share per
     // name put a mail's broken "ede d" line first as the answer to where his farewell lunch was).
