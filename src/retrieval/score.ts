@@ -88,7 +88,14 @@ export function scoreCandidates(
       scoredWords,
     );
     calibrateLexical(pool, groupOf, counted, scoredWords);
-    if (rare) markRareWords(pool, counted, scoredWords, new Set([...q.plan.names, ...leadingName(q.plan.text)]));
+    if (rare)
+      markRareWords(
+        pool,
+        counted,
+        scoredWords,
+        new Set([...q.plan.names, ...leadingName(q.plan.text)]),
+        wholeWordsOf(poolRecords, counted, scoredWords),
+      );
   }
   if (pendingVectors)
     notes.push(`${pendingVectors} records seen for the first time were ranked by their words; their meaning is being indexed`);
@@ -217,6 +224,21 @@ function calibrateLexical(scored: RankedChunk[], groupOf: number[], counted: Cou
   for (const [k, c] of scored.entries()) c.lexical *= groupBest.get(groupOf[k]!)! / best;
 }
 
+/**
+ * A candidate's words as the rare-word signal reads them when its pool text (the first
+ * POOL_TEXT_CHARS) lacks one: a longer record's whole words text (WORDS_TEXT_CHARS), counted once
+ * per version. A news digest names the senator or the company asked about past its first 6,000
+ * characters: read by its head, "IEP News 4/20" (67 K characters, "Dunn" in three stories) held no
+ * rare word and ranked 27th for "Senator Dunn hearing", below mails naming him once in passing.
+ */
+function wholeWordsOf(records: Array<{ key: string; record: SourceRecord }>, counted: CountedText[], terms: string[]) {
+  return (k: number): CountedText => {
+    const { key, record } = records[k]!;
+    if (record.title.length + record.content.length + 1 <= POOL_TEXT_CHARS) return counted[k]!;
+    return wordCountsOf([recordWords.get(key, wordsText(record))], terms)[0]!;
+  };
+}
+
 /** A word of the question is rare when at most this share of the candidates holds it. */
 const RARE_SHARE = 0.1;
 /**
@@ -283,7 +305,14 @@ const RARE_NAME = 3;
  * about, which the model cannot read ("the total of the Netpresse invoice": a document titled
  * "Invoice" was nearer by meaning and by the common words than the Netpresse invoice itself).
  */
-export function markRareWords(scored: RankedChunk[], counted: CountedText[], terms: string[], names: Set<string> = new Set()): void {
+export function markRareWords(
+  scored: RankedChunk[],
+  counted: CountedText[],
+  terms: string[],
+  names: Set<string> = new Set(),
+  /** The words a record holds anywhere (wholeWordsOf), read when its pool text lacks a rare one; rareness is told by the pool's window (`counted`), as BM25 over the pool weighs words. */
+  whole: (k: number) => CountedText = (k) => counted[k]!,
+): void {
   if (!rareWordsApply(terms, counted.length)) return;
   const rare = queryWords(terms).filter((w) => {
     // The name of a tax ("VAT") says which amount is asked, not which record: invoices write it
@@ -297,7 +326,10 @@ export function markRareWords(scored: RankedChunk[], counted: CountedText[], ter
   if (rare.length === 0) return;
   const rareNames = rare.filter((w) => names.has(w));
   for (const [k, c] of scored.entries()) {
-    const holds = (w: string) => counted[k]!.tf.has(w);
+    // Its pool text holds its headers (a sender's name); the whole text, the rest of its words.
+    const head = counted[k]!.tf;
+    const rest = rare.every((w) => head.has(w)) ? head : whole(k).tf;
+    const holds = (w: string) => head.has(w) || rest.has(w);
     c.rare = rare.filter(holds).length / rare.length;
     // All of them: a record holding "Ed" of "Ed Segner" is not the one asked about (a share per
     // name put a mail's broken "ede d" line first as the answer to where his farewell lunch was).

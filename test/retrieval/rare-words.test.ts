@@ -2,12 +2,13 @@
 // in the fused score. Outside walkthrough: "What is the total of the Netpresse invoice?" put a
 // document titled "Invoice" first, nearer by meaning and by the common words than the Netpresse invoice.
 import { expect, test } from "bun:test";
-import type { SourceRecord } from "../../src/connectors/types";
+import type { ActiveConnector } from "../../src/connectors/registry";
+import type { Connector, SourceRecord } from "../../src/connectors/types";
 import { countWords } from "../../src/retrieval/bm25";
 import { fuse, RARE_BOOST } from "../../src/retrieval/fuse";
 import { planQuery } from "../../src/retrieval/plan";
-import { leadingName, markRareWords, namesIn } from "../../src/retrieval/score";
-import type { RankedChunk } from "../../src/retrieval/types";
+import { leadingName, markRareWords, namesIn, type Scoring, scoreCandidates } from "../../src/retrieval/score";
+import type { Question, RankedChunk } from "../../src/retrieval/types";
 
 const candidate = (id: string, lexical: number, dense: number): RankedChunk => {
   const record: SourceRecord = {
@@ -120,4 +121,42 @@ test("a keyword question's first word, capitalised, is the name it asks about wh
   // A question's first word is a question word, never a rare one: nothing more is marked.
   const question = "What did the pharmacy receipt say?";
   expect(mark(new Set([...namesIn(question), ...leadingName(question)]))).toEqual(mark(namesIn(question)));
+});
+
+test("a long record holding the rare words past the pool's window of its text is marked as holding them", () => {
+  // A news digest names the senator in a story far down, as "IEP News 4/20" (67 K characters) did.
+  const mail = (id: string, subject: string, content: string): SourceRecord => ({
+    id,
+    title: subject,
+    content,
+    source_url: `imap://x/INBOX;UID=${id}`,
+    date: "2001-05-01T00:00:00.000Z",
+    type: "email",
+    path: `INBOX/${id}`,
+    metadata: { message_id: `<${id}@example.com>`, from: "someone@example.com" },
+  });
+  const stories = Array.from({ length: 200 }, (_, i) => `Story ${i}: the legislature met on power prices again today.`).join(" ");
+  const hits = [
+    mail("digest", "News 4/20", `${stories} Senator Dunn opened the hearing on market manipulation.`),
+    mail("short", "Letter", "Senator Dunn has our letter."),
+    ...Array.from({ length: 10 }, (_, i) => mail(`other${i}`, `Note ${i}`, `The senator spoke at a hearing ${i}.`)),
+  ];
+  expect(hits[0]!.content.indexOf("Dunn")).toBeGreaterThan(6000);
+  const question = "Senator Dunn hearing";
+  const plan = planQuery(question);
+  const a: ActiveConnector = {
+    id: "imap",
+    kind: "imap",
+    label: "Mail",
+    owner: "user",
+    datesAreFileTimes: false,
+    connector: {} as Connector,
+  };
+  const q = { options: { user: "alice", question, perConnector: 12 }, plan, terms: plan.terms } as unknown as Question;
+  const scoring = { chunksOf: (_o: string, _c: string, r: SourceRecord) => [r.content] } as unknown as Scoring;
+  const { pool } = scoreCandidates(q, [a], [{ status: "fulfilled", value: { a, hits: hits.map((record) => ({ record })) } }], scoring);
+  const rare = new Map(pool.map((c) => [c.record.id, c.rare ?? 0]));
+  expect(rare.get("short")).toBeGreaterThan(0);
+  expect(rare.get("digest")).toBe(rare.get("short"));
+  expect(rare.get("other0")).toBe(0);
 });
