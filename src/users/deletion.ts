@@ -97,7 +97,18 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
 }
 
 /** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
-const SHARED_USER_ROOMS = ["auth", "oauth", "mcp_sessions", "accounts", "conversations", "webhooks", "archive", "connectors", "keys"];
+const SHARED_USER_ROOMS = [
+  "auth",
+  "oauth",
+  "mcp_sessions",
+  "accounts",
+  "conversations",
+  "webhooks",
+  "archive",
+  "connectors",
+  "keys",
+  "limits",
+];
 
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
@@ -136,7 +147,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const connectors = shared ? shared.connectors.rows : s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
         atOnce(s.idempotency.forget(user), "idempotency");
-        atOnce(s.limiter.forget(user), "limits");
+        if (!shared) atOnce(s.limiter.forget(user), "limits");
         const profile = shared ? shared.profile : atOnce(s.userKeys.destroy(user), "keys");
         const left = [
           ...(shared?.left ?? []),
@@ -181,6 +192,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             webhooks: inTransaction(s.webhooks, tx, "webhooks"),
             connectors: inTransaction(s.connectors.records, tx, "connectors"),
             keys: s.userKeys.within(tx),
+            limits: inTransaction(s.limiter, tx, "limits"),
           };
           const tokens = await rooms.auth.revokeUser(user);
           await rooms.auth.forgetIssued(user);
@@ -194,6 +206,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const connectorIds = await rooms.connectors.idsOf(user);
           const connectors = { ids: connectorIds, rows: await rooms.connectors.deleteUser(user) };
           const profile = await rooms.keys.destroy(user);
+          await rooms.limits.forget(user);
           // SHARED_USER_ROOMS, by userRooms' names, each counted in this transaction.
           const counted: Record<string, UserRows | undefined> = {
             auth: rooms.auth,
@@ -205,6 +218,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             archive: rooms.archive,
             connectors: rooms.connectors,
             keys: rooms.keys,
+            limits: rooms.limits,
           };
           const left: string[] = [];
           for (const [name, room] of Object.entries(counted)) if (room && (await room.rowsOf(user)) > 0) left.push(name);
