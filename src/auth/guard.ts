@@ -24,7 +24,7 @@ import { infoOf, type RequestInfo, requestContext } from "../http/request-contex
 import { replayResponse } from "../http/response";
 import { type Claim, IDEMPOTENCY_KEY_PATTERN, type IdempotencyStore } from "../limits/idempotency";
 import { LIMITED_ROUTES, type LimitedEndpoint, type RateDecision, type RateLimits, REFUNDED_STATUSES } from "../limits/rate-limit";
-import { andThen } from "../store/shared";
+import { type Awaitable, andThen } from "../store/shared";
 import { type ProtectedRoute, REQUIRED_SCOPE } from "./scopes";
 import type { AuthService } from "./service";
 import type { Principal } from "./verifier";
@@ -58,11 +58,17 @@ function principalOf(info: RequestInfo): Principal {
  */
 export const REVOKED_MESSAGE = "Unauthorized: token has been revoked";
 
-/** 401 when the principal's token was revoked while its request did its work; that work still counts against the limit. */
-export function assertNotRevoked(auth: AuthService, principal: Principal, info?: RequestInfo): void {
-  if (!auth.revokedAtOnce(principal)) return;
-  if (info) info.refusedAfterWork = true;
-  throw new HttpError(401, REVOKED_MESSAGE);
+/**
+ * 401 when the principal's token was revoked while its request did its work; that work still
+ * counts against the limit. The embedded store answers at once (in the caller's synchronous step);
+ * the shared one later: the caller awaits it right before it writes (D33).
+ */
+export function assertNotRevoked(auth: AuthService, principal: Principal, info?: RequestInfo): Awaitable<void> {
+  return andThen(auth.revoked(principal), (revoked) => {
+    if (!revoked) return;
+    if (info) info.refusedAfterWork = true;
+    throw new HttpError(401, REVOKED_MESSAGE);
+  });
 }
 
 /** The six X-RateLimit-* headers on whatever the response turns out to be, errors included. */

@@ -7,7 +7,7 @@ import type postgres from "postgres";
 import type { Config } from "../config";
 import { DomainError } from "../errors";
 import type { HealthCheck } from "../health/checks";
-import { type Awaitable, atOnce } from "../store/shared";
+import type { Awaitable } from "../store/shared";
 import { RecentHeaders } from "./recent-headers";
 import { PANEL_ROUTES, type Scope } from "./scopes";
 import { loadSigningKey, type SigningKey } from "./signing-key";
@@ -144,17 +144,6 @@ export class AuthService {
    */
   revoked(principal: Principal): Awaitable<boolean> {
     return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt, principal.panel?.parent);
-  }
-
-  /**
-   * The same, answered in the synchronous step of an embedded write (D25: no turn between the
-   * check and the write). The shared store cannot answer at once: it is refused (atOnce), and the
-   * room written checks revocation inside its own PostgreSQL transaction once it is shared.
-   */
-  revokedAtOnce(principal: Principal): boolean {
-    const answer = this.revoked(principal);
-    if (answer instanceof Promise) answer.catch(() => {});
-    return atOnce(answer, "tokens and revocations");
   }
 
   /** Seconds until the principal's token expires. */

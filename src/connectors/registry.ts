@@ -460,7 +460,7 @@ export class ConnectorRegistry {
    * `stillAllowed` is called right before the insert (the caller's revocation check): the host
    * check awaits a name lookup, and a deletion of the user may land meanwhile.
    */
-  async add(user: string, input: CreateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
+  async add(user: string, input: CreateConnector, stillAllowed: () => Awaitable<void> = () => {}): Promise<ConnectorViewT> {
     const existing = (await this.rows.of(user)).find((x) => x.id === input.id);
     if (!existing) this.assertIdFree(user, input.id);
     const config = validateConfig(input.kind, input.config, "config");
@@ -478,8 +478,9 @@ export class ConnectorRegistry {
     );
     // Decided again right before the insert, with no await between, and the id and the cap by
     // the insert itself (on every node, D33): a concurrent add of the same id, one past the cap,
-    // or a deletion of the user cannot slip in.
-    stillAllowed();
+    // or a deletion of the user cannot slip in (the shared store's answer awaited: D33).
+    const allowed = stillAllowed();
+    if (allowed instanceof Promise) await allowed;
     this.assertIdFree(user, input.id);
     const d = { owner: user, id: input.id, kind: input.kind, label: input.label ?? input.id, config, created_at: new Date().toISOString() };
     const max = this.config.CORPUS_MAX_CONNECTORS_PER_USER;
@@ -501,7 +502,7 @@ export class ConnectorRegistry {
    * URL's `***`) is kept, where its kind allows. A changed config is checked as on add and the
    * source is read afresh (its old index dropped); a label alone changes nothing else.
    */
-  async update(user: string, id: string, input: UpdateConnector, stillAllowed: () => void = () => {}): Promise<ConnectorViewT> {
+  async update(user: string, id: string, input: UpdateConnector, stillAllowed: () => Awaitable<void> = () => {}): Promise<ConnectorViewT> {
     if (await this.operatorsOnly(user, id)) throw new OperatorConnector(id, "changed in");
     const stored = (await this.rows.of(user)).find((x) => x.id === id);
     if (!stored) throw new ConnectorNotFound(id, await this.ids(user));
@@ -516,7 +517,8 @@ export class ConnectorRegistry {
     }
     const sourceChanged = !Bun.deepEquals(config, stored.config);
     const d: Definition = { ...stored, label: input.label ?? stored.label, config };
-    stillAllowed();
+    const allowed = stillAllowed();
+    if (allowed instanceof Promise) await allowed;
     if (!(await this.rows.update(d))) throw new ConnectorNotFound(id);
     if (sourceChanged) await this.forget(user, id);
     // Removed meanwhile (a DELETE, the user's deletion): nothing is started again for it.

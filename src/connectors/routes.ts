@@ -21,9 +21,9 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
     })
     .post(
       "/v1/connectors",
-      ({ principal, body, request, info }) => {
+      async ({ principal, body, request, info }) => {
         const live = () => assertNotRevoked(services.auth, principal, infoOf(request, info));
-        live();
+        await live();
         return connectors.add(principal.user, body, live);
       },
       {
@@ -40,9 +40,9 @@ export const connectorRoutes = (services: GuardServices & { connectors: Connecto
     )
     .patch(
       "/v1/connectors/:id",
-      ({ principal, params, body, request, info }) => {
+      async ({ principal, params, body, request, info }) => {
         const live = () => assertNotRevoked(services.auth, principal, infoOf(request, info));
-        live();
+        await live();
         return connectors.update(principal.user, params.id, body, live);
       },
       {

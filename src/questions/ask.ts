@@ -8,6 +8,7 @@ import type { Principal } from "../auth/verifier";
 import { ID_PREFIX, newId } from "../ids";
 import type { QueryService } from "../retrieval/search";
 import type { QueryOptions, QueryOutcome, RankedChunk } from "../retrieval/types";
+import type { Awaitable } from "../store/shared";
 import { type QuestionStageTimes, timed } from "./stages";
 
 export interface AskServices {
@@ -47,17 +48,36 @@ export interface Asked {
 
 export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   const { principal, limit, timedOut, keep, ...options } = request;
-  const stillAllowed = principal ? () => !s.auth.revokedAtOnce(principal) : undefined;
+  // Whether the asker's token still stands (D25): the embedded store answers at once, in the step
+  // that writes; the shared one later, awaited before each write (D33), and background work the
+  // search starts, which asks synchronously, gets its last answer.
+  let standing = true;
+  const stands = principal
+    ? (): Awaitable<boolean> => {
+        const revoked = s.auth.revoked(principal);
+        if (!(revoked instanceof Promise)) return !revoked;
+        return revoked.then((r) => (standing = !r));
+      }
+    : undefined;
+  const stillAllowed = stands
+    ? () => {
+        const now = stands();
+        if (!(now instanceof Promise)) return now;
+        now.catch(() => {});
+        return standing;
+      }
+    : undefined;
   const returned = { limit, ...(keep ? { keep } : {}) };
   // Its stages (plan, gather, rank, a books answer) are timed where they run.
   const outcome = await s.query.run({ ...options, returned, stages: s.questionStages, ...(stillAllowed ? { stillAllowed } : {}) });
   // The archive's rotation made in turns, not at once in the archiving turn below (D31); a new
   // user's key made for it as archiving would, only while they are still allowed (D25).
-  await s.archive.prepareRotation(request.user, !stillAllowed || stillAllowed());
+  await s.archive.prepareRotation(request.user, !stands || (await stands()));
   // Answered 503 by the request timeout meanwhile: the asker never sees this answer, so it is not archived.
   if (timedOut?.()) throw new AskRefused("timed_out");
   // D12: archived before the answer is sent; D25: not for a user deleted while the search ran.
-  if (stillAllowed && !stillAllowed()) throw new AskRefused("revoked");
+  const standsNow = stands?.();
+  if (standsNow === false || (standsNow instanceof Promise && !(await standsNow))) throw new AskRefused("revoked");
   const queryId = newId(ID_PREFIX.query);
   const chosen = citeChunks(s.archive, request.user, (keep ? outcome.chunks.filter(keep) : outcome.chunks).slice(0, limit));
   await timed(s.questionStages, "archive", () => archiveAnswer(s.archive, request.user, queryId, request.question, chosen));

@@ -60,7 +60,7 @@ export const deepSearchRoutes = (s: DeepSearchServices) =>
       const vector = await questionVector(s.embeddings, principal.user, question);
       await s.archive.prepareRotation(principal.user);
       // A user deleted while the question was embedded gets no answer (D25).
-      assertNotRevoked(s.auth, principal, infoOf(request, info));
+      await assertNotRevoked(s.auth, principal, infoOf(request, info));
       let matches = await s.archive.search(principal.user, vector, {
         from: range.from,
         to: range.to,

@@ -38,7 +38,7 @@ export const webhookRoutes = (s: GuardServices & { webhooks: WebhookStore; confi
       async ({ body, principal, request, info }) => {
         // A refused target is a TargetError, answered 400 by the error mapper.
         await checkTarget(body.url, s.config.CORPUS_WEBHOOK_ALLOW_PRIVATE);
-        assertNotRevoked(s.auth, principal, infoOf(request, info));
+        await assertNotRevoked(s.auth, principal, infoOf(request, info));
         const events = [...new Set(body.events ?? [...WEBHOOK_EVENTS])];
         return register(s.webhooks, principal.user, body.url, events, s.config.CORPUS_MAX_WEBHOOKS_PER_USER);
       },

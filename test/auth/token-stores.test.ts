@@ -9,10 +9,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { decodeJwt } from "jose";
 import { tokenCommand } from "../../src/auth/cli";
+import { assertNotRevoked } from "../../src/auth/guard";
 import { AuthFailure, AuthService } from "../../src/auth/service";
 import { type AuthStore, authMigrations, SqliteAuthStore, UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore, REVOKED_TABLE } from "../../src/auth/store-postgres";
 import { loadMasterKey } from "../../src/crypto/master-key";
+import { HttpError } from "../../src/http/errors";
 import { migrate } from "../../src/store/migrations";
 import { testConfig } from "../helpers";
 import { type SharedDatabase, sharedDatabase, storeSuite } from "../support/shared-database";
@@ -183,6 +185,19 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     expect((await db.sql`SELECT jti FROM ${db.sql(REVOKED_TABLE)} WHERE jti = ${parent.jti}`).length).toBe(1);
   });
 
+  test("a write's revocation check (assertNotRevoked) awaits the shared store: a standing token passes, one whose user A deleted is 401 on B", async () => {
+    const lee = await a.issuer.issue("lee", ["corpus:search"]);
+    const principal = await b.authenticate(`Bearer ${lee.token}`, "corpus:search");
+    // A promise on the shared store, never a refusal of the check itself (a node's POST /v1/connectors, deep_search, webhooks).
+    const standing = assertNotRevoked(b, principal);
+    expect(standing).toBeInstanceOf(Promise);
+    await standing;
+    await a.store.revokeUser("lee");
+    const refused = await Promise.resolve(assertNotRevoked(b, principal)).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(HttpError);
+    expect((refused as HttpError).status).toBe(401);
+  });
+
   test("`corpus token create` and `token revoke` with CORPUS_DATABASE_URL mint and revoke in the shared database: a node refuses at once", async () => {
     const config = testConfig({ CORPUS_DATABASE_URL: db.database.url });
     const token = await tokenCommand("token create", { user: "max", scopes: "corpus:search" }, config);
@@ -213,7 +228,13 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     const error = await Promise.resolve(b.authenticate(`Bearer ${token}`, "corpus:search")).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(AuthFailure);
-    // A revocation check that must answer in the write's synchronous step (D25) is refused, never a promise taken for "allowed".
-    expect(() => b.revokedAtOnce({ user: "lou", scopes: new Set(), expiresAt: Math.floor(Date.now() / 1000) + 60 })).toThrow(/shared room/);
+    // The revocation check a write awaits (D25, D33) fails too: never taken for "allowed".
+    const checked = Promise.resolve(b.revoked({ user: "lou", scopes: new Set(), expiresAt: Math.floor(Date.now() / 1000) + 60 }));
+    expect(
+      await checked.then(
+        () => "answered",
+        () => "failed",
+      ),
+    ).toBe("failed");
   });
 });

@@ -41,8 +41,7 @@ export const connectorGrantRoutes = (services: GuardServices & { connectors: Con
     .post(
       "/v1/connectors/:id/oauth",
       async ({ principal, params, request, info }) => {
-        const live = () => assertNotRevoked(services.auth, principal, infoOf(request, info));
-        live();
+        await assertNotRevoked(services.auth, principal, infoOf(request, info));
         const d = await connectors.own(principal.user, params.id);
         const config = d.config as Parameters<typeof signsInWithOAuth>[0];
         if (d.kind !== "imap" || !signsInWithOAuth(config))
