@@ -250,6 +250,10 @@ function configFor(args: ParsedArgs, only?: readonly ConfigVariable[]): Config {
   return loadConfig(process.env, given, only);
 }
 
+/** Why `corpus backup` or `restore` is refused while CORPUS_DATABASE_URL is set. */
+export const EMBEDDED_BACKUP_ONLY = (command: string) =>
+  `corpus ${command} copies the embedded data folder, but CORPUS_DATABASE_URL is set: every room is in PostgreSQL. Back it up with pg_dump, and keep the master key (CORPUS_MASTER_KEY_FILE) apart from it`;
+
 export async function main(argv: string[]): Promise<number> {
   // Everything the service writes (database, WAL, keys) is readable by its owner only.
   process.umask(0o077);
@@ -292,7 +296,10 @@ export async function main(argv: string[]): Promise<number> {
       case "verify":
       case "restore": {
         const { backupCommand } = await import("./backup/command");
-        console.log(JSON.stringify(await backupCommand(args.command, args.options, configFor(args)), null, 2));
+        const config = configFor(args);
+        // A backup holds the data folder's SQLite: with the rooms in PostgreSQL it would be a silent part (D33).
+        if (config.CORPUS_DATABASE_URL && args.command !== "verify") throw new ConfigError(EMBEDDED_BACKUP_ONLY(args.command));
+        console.log(JSON.stringify(await backupCommand(args.command, args.options, config), null, 2));
         return 0;
       }
       case "connector grant": {

@@ -11,6 +11,8 @@ import { AuthService } from "./auth/service";
 import { OPERATOR_OWNER } from "./auth/subjects";
 import type { Config } from "./config";
 import { closeSearches, forgetChunkVectors } from "./connectors/local-index";
+import { SharedIndexes } from "./connectors/local-index/shared-index";
+import { PostgresIndexRows } from "./connectors/local-index/store-postgres";
 import { ConnectorRegistry } from "./connectors/registry";
 import { PostgresConnectorRecords } from "./connectors/rows-postgres";
 import { Conversations, SqliteConversationRecords } from "./conversations/store";
@@ -183,8 +185,10 @@ export async function createServices(
     storage: { disk, guard },
     scrub,
     ...(nodeLeases ? { leases: nodeLeases } : {}),
-    ...(shared ? { records: new PostgresConnectorRecords(shared) } : {}),
+    ...(shared ? { records: new PostgresConnectorRecords(shared), indexes: new SharedIndexes(new PostgresIndexRows(shared)) } : {}),
   });
+  // The shared indexes' vectors were another model's too: owed again, as the embedded ones above.
+  if (forgotten && shared) await connectors.indexes.forgetVectors();
   const query = new QueryService(connectors, embeddings, log.child("retrieval"));
   // The embedded archive's big partitions (a heavy user's) get an HNSW index as the connectors' do.
   const archiveRows = shared

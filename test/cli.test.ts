@@ -1,7 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs, UsageError } from "../src/cli";
+import { EMBEDDED_BACKUP_ONLY, parseArgs, UsageError } from "../src/cli";
 import { NOT_YET_SHARED } from "../src/store/shared";
 import { runCli, tempDir } from "./helpers";
 import { skewedClock } from "./support/clock";
@@ -102,31 +102,29 @@ describe("corpus CLI (D1, D2)", () => {
     expect(r.stdout).toBe("");
   });
 
-  test("CORPUS_DATABASE_URL set: serve refuses to start naming what is not yet shared, and makes no SQLite data folder (D33)", () => {
+  test("CORPUS_DATABASE_URL set: serve starts on it (every room is shared), and a database it cannot reach stops it with the reason, no password and no SQLite data folder (D33)", () => {
+    expect(NOT_YET_SHARED).toEqual([]);
     const dataDir = join(tempDir(), "data");
     const r = runCli(["serve"], { CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: "postgres://corpus:s3cret-pw@127.0.0.1:1/corpus" });
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     const lines = r.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toStartWith("corpus: CORPUS_DATABASE_URL is set, but this version keeps only rate limits");
-    expect(lines[0]).toContain(`not yet ${NOT_YET_SHARED.join(", ")}`);
-    expect(lines[0]).toContain("Unset CORPUS_DATABASE_URL");
+    expect(lines[0]).toContain("ECONNREFUSED");
+    expect(lines[0]).not.toContain("not yet");
     expect(r.stderr).not.toContain("s3cret-pw");
     expect(existsSync(dataDir)).toBe(false);
   });
 
-  test("CORPUS_DATABASE_URL set: every command that opens the data is refused too, none writes a SQLite data folder (D33)", () => {
+  test("CORPUS_DATABASE_URL set: backup and restore, which copy the embedded data folder, are refused naming pg_dump; none writes a data folder (D33)", () => {
     const dataDir = join(tempDir(), "data");
     const env = { CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: "postgres://corpus:s3cret-pw@127.0.0.1:1/corpus" };
     for (const argv of [
-      ["token", "create", "--user", "alice", "--scopes", "corpus:search"],
-      ["user", "add", "--user", "alice"],
       ["backup", "--out", join(tempDir(), "b.corpus-backup")],
-      ["check"],
+      ["restore", "--from", join(tempDir(), "b.corpus-backup")],
     ]) {
       const r = runCli(argv, env);
       expect(r.code).toBe(2);
-      expect(r.stderr).toStartWith("corpus: CORPUS_DATABASE_URL is set, but this version keeps only");
+      expect(r.stderr.trim()).toBe(`corpus: ${EMBEDDED_BACKUP_ONLY(argv[0]!)}`);
       expect(r.stderr).not.toContain("s3cret-pw");
       expect(existsSync(dataDir)).toBe(false);
     }

@@ -6,7 +6,7 @@ import { cpSync, existsSync, readFileSync, utimesSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { createFilesConnector } from "../../src/connectors/files/connector";
 import { ImapConnector } from "../../src/connectors/imap/connector";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { createMaildirConnector } from "../../src/connectors/maildir/connector";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import type { Connector, RetrievalRequest } from "../../src/connectors/types";
@@ -31,7 +31,7 @@ const env = Object.fromEntries(
 const key = randomBytes(32);
 const db = openDatabase(runTempDir("corpus-bench-conn-"), [...cryptoMigrations, ...indexMigrations]);
 const keys = new UserKeys(db, key);
-const index = (owner: string) => new LocalIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
+const index = (owner: string) => new EmbeddedIndex(db, owner, indexKeysFor(keys, "alice", owner, true));
 
 const questions: RetrievalRequest[] = [
   { terms: ["california", "price", "caps"], phrases: [], limit: 10 },

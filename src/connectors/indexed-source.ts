@@ -17,6 +17,7 @@ import { EmbeddingCancelled, type OwnerEmbeddings } from "../embedding/service";
 import { defaultSchedule, errorSummary, retryDelay, type Schedule } from "../jobs/guard";
 import { type NodeLeases, underLease } from "../jobs/leases";
 import type { Logger } from "../log";
+import type { Awaitable } from "../store/shared";
 import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
 import { TERMS_FORMAT, WORDS_CUT } from "./index-terms";
 import { type LocalIndex, rewriteStaleWords, type ScanEntry, syncIndex } from "./local-index";
@@ -119,6 +120,8 @@ export class IndexedFolderConnector implements Connector {
   /** The embedding run, from its start until every chunk has its vector. */
   private embeddingRun?: PhaseProgress;
   private embeddingPaused = false;
+  /** The index's progress as last read (the shared store's answers later: progress()). */
+  private progressKnown?: IndexProgress;
   private readonly embeddings?: OwnerEmbeddings;
   private readonly log?: Logger;
   private readonly check: Confine;
@@ -166,14 +169,17 @@ export class IndexedFolderConnector implements Connector {
   }
 
   private async embedLoop(embeddings: OwnerEmbeddings): Promise<void> {
-    const start = this.index.progress();
+    // At once from the embedded store: the status says `embedding` from the first turn.
+    let start = this.index.progress();
+    if (start instanceof Promise) start = await start;
+    this.progressKnown = start;
     if (start.embedded >= start.total) return;
     // Started before the first await: the status says `embedding` with counts at once.
     const run = (this.embeddingRun = new PhaseProgress("embedding", "chunks", start.embedded, start.total, this.now));
     try {
       for (;;) {
         if (this.closed) return;
-        const batch = this.index.pendingChunks(EMBED_BATCH);
+        const batch = await this.index.pendingChunks(EMBED_BATCH);
         if (batch.length === 0) break;
         const vectors = await embeddings.embed(
           batch.map((b) => b.text),
@@ -190,11 +196,11 @@ export class IndexedFolderConnector implements Connector {
         // Rotated with turns between, then written (the rotation was most of that turn: D31).
         await this.index.storeVectors(batch, vectors);
         this.embeddingPaused = false;
-        const p = this.index.progress();
+        const p = await this.indexProgress();
         run.update(p.embedded, p.total);
         run.report(this.log, "connector embedding");
       }
-      const p = this.index.progress();
+      const p = await this.indexProgress();
       run.update(p.embedded, p.total);
       const s = run.summary();
       this.log?.info("connector embedded", {
@@ -214,10 +220,25 @@ export class IndexedFolderConnector implements Connector {
     }
   }
 
+  /**
+   * The index's progress: at once from the embedded store; from the shared one, as last read (by
+   * the embedding, the status, or the question that asks it: rank), a read started for the next.
+   */
   progress(): IndexProgress {
-    const p = this.index.progress();
+    let p = this.index.progress();
+    if (p instanceof Promise) {
+      this.indexProgress(p).catch(() => {});
+      p = this.progressKnown ?? { total: 0, embedded: 0 };
+    }
     const r = this.reading?.view();
     return r ? { ...p, reading: { done: r.done, total: r.total } } : p;
+  }
+
+  /** The index's progress read now (and kept: progress() gives it while the shared store's next read is under way). */
+  private async indexProgress(reading: Awaitable<IndexProgress> = this.index.progress()): Promise<IndexProgress> {
+    const p = await reading;
+    this.progressKnown = p;
+    return p;
   }
 
   /** Starts a sync unless one is running; resolves when it is done. */
@@ -300,7 +321,7 @@ export class IndexedFolderConnector implements Connector {
           read: result.read,
           removed: result.removed,
           unreadable: result.failed.length,
-          records: this.index.count(),
+          records: await this.index.count(),
           seconds: s?.seconds ?? 0,
           files_per_second: s?.per_second ?? null,
         });
@@ -359,13 +380,13 @@ export class IndexedFolderConnector implements Connector {
   }
 
   async health(): Promise<ConnectorStatus> {
-    const records = this.index.count();
+    const records = await this.index.count();
     if (this.storagePaused) return { status: "error", reason: this.storagePaused, records };
     if (this.syncing && (!this.ready || this.reading))
       return { status: "indexing", records, ...(this.reading ? { progress: this.reading.view() } : {}) };
     if (this.error) return { status: "error", reason: this.error };
-    const { embedded, total } = this.index.progress();
-    const skipped = this.skippedNote();
+    const { embedded, total } = await this.indexProgress();
+    const skipped = await this.skippedNote();
     if (this.embeddings && embedded < total) {
       const reason = [this.embeddingPaused ? EMBEDDING_PAUSED : undefined, skipped].filter(Boolean).join("; ");
       return {
@@ -382,10 +403,10 @@ export class IndexedFolderConnector implements Connector {
    * "skipped 1 file: big.docx expands beyond 64 MB", the first few named: files left out past a
    * bound or their reading budget, kept in the index (across restarts) until they change (D31).
    */
-  private skippedNote(): string | undefined {
-    let skipped: ReturnType<LocalIndex["skippedNotes"]>;
+  private async skippedNote(): Promise<string | undefined> {
+    let skipped: Awaited<ReturnType<LocalIndex["skippedNotes"]>>;
     try {
-      skipped = this.index.skippedNotes(SKIPPED_NAMED);
+      skipped = await this.index.skippedNotes(SKIPPED_NAMED);
     } catch (error) {
       // The owner's key gone (a deletion under way): nothing of theirs is opened, or shown.
       if (error instanceof NoUserKey) return undefined;
@@ -417,7 +438,10 @@ export class IndexedFolderConnector implements Connector {
 
   async rank(request: RetrievalRequest): Promise<SearchHit[]> {
     await this.fresh();
-    return this.index.rank(request);
+    const ranked = this.index.rank(request);
+    // The shared store's progress read with the candidates: the question's note says where embedding stands (score.ts).
+    if (this.index.shared) await Promise.all([ranked, this.indexProgress()]);
+    return ranked;
   }
 
   async close(): Promise<void> {

@@ -23,7 +23,7 @@ import { grantBinding, type ImapConfig, signsInWithOAuth } from "./imap/config";
 import { type IndexedOptions, indexLeaseName } from "./indexed-source";
 import type { KindContext } from "./kind";
 import { CONNECTOR_KINDS, type ConnectorKind, KINDS } from "./kinds";
-import { dropIndex, indexKeysFor, indexOwesWork, LocalIndex, owedChunks, purgeTerms } from "./local-index";
+import { EmbeddedIndexes, type IndexRoom, indexKeysFor } from "./local-index";
 import type { ConnectorViewT, CreateConnector, UpdateConnector } from "./model";
 import { ConnectorGrants, type GrantBinding, type GrantState } from "./oauth/grants";
 import { loadProviders } from "./oauth/providers";
@@ -78,6 +78,8 @@ export interface RegistryOptions {
   leases?: NodeLeases;
   /** Where the connectors' rows are kept (D33): the shared PostgreSQL's store, or (by default) the embedded database's. */
   records?: ConnectorRecords;
+  /** Where the local connectors' indexes are kept (D33): the shared PostgreSQL's, or (by default) the embedded database's. */
+  indexes?: IndexRoom;
 }
 
 /** A try at embedding a connector's newest records ahead (embed-ahead.ts), as its status shows it. */
@@ -118,6 +120,8 @@ export class ConnectorRegistry {
   private readonly scrub: Scrub;
   private readonly leases?: NodeLeases;
   private readonly rows: ConnectorRows;
+  /** Every local connector's index (the embedded database's, or the shared PostgreSQL's). */
+  readonly indexes: IndexRoom;
   /** The rows are another store's (the shared PostgreSQL, D33): other nodes change them too. */
   private readonly sharedRows: boolean;
   private readonly access: OwnerAccess;
@@ -147,7 +151,8 @@ export class ConnectorRegistry {
     this.now = options.now ?? Date.now;
     this.storage = options.storage;
     this.leases = options.leases;
-    this.scrub = options.scrub ?? new Scrub(this.db, [() => purgeTerms(this.db, true)], this.now);
+    this.indexes = options.indexes ?? new EmbeddedIndexes(this.db);
+    this.scrub = options.scrub ?? new Scrub(this.db, [() => this.indexes.purgeTerms()], this.now);
     this.rows = new ConnectorRows(options.records ?? new SqliteConnectorRecords(this.db), this.keys);
     this.sharedRows = !(this.rows.records instanceof SqliteConnectorRecords);
     this.access = new OwnerAccess(this.config);
@@ -298,7 +303,7 @@ export class ConnectorRegistry {
     const key = `${d.owner}/${d.id}`;
     return {
       // Only the operator's index may make its key: a user's is made when they add a connector.
-      index: () => new LocalIndex(this.db, key, indexKeysFor(this.keys, d.owner, d.id, d.owner === OPERATOR), this.chunker),
+      index: () => this.indexes.open(key, indexKeysFor(this.keys, d.owner, d.id, d.owner === OPERATOR), this.chunker),
       indexed: this.indexedOptions(d),
       pin: this.access.pin(d.owner),
       check: this.access.checker(d.owner),
@@ -640,8 +645,7 @@ export class ConnectorRegistry {
       // The embedded store removes the row in this transaction; the shared one once it has
       // committed (the index goes first: a row left by a failure is indexed again, never an index left without its row).
       const removed = this.db.transaction(() => {
-        dropIndex(this.db, key);
-        const removing = alsoRemove();
+        const removing = andThen(this.indexes.drop(key), () => alsoRemove());
         this.scrub.owe();
         return removing;
       })();
@@ -703,16 +707,21 @@ export class ConnectorRegistry {
    */
   async resumeOwed(): Promise<number> {
     const indexed = CONNECTOR_KINDS.filter((k) => KINDS[k].indexedLocally);
-    const owes = (owner: string, id: string) => !this.live.has(`${owner}/${id}`) && indexOwesWork(this.db, `${owner}/${id}`);
-    const owed = (d: Definition) => indexed.includes(d.kind) && owes(d.owner, d.id);
-    const due = this.operators.filter(owed);
-    const users = new Set((await this.rows.idsOfKinds(indexed)).filter((r) => owes(r.user_id, r.id)).map((r) => r.user_id));
+    const owes = async (owner: string, id: string) => !this.live.has(`${owner}/${id}`) && (await this.indexes.owesWork(`${owner}/${id}`));
+    const owed = async (d: Definition) => indexed.includes(d.kind) && (await owes(d.owner, d.id));
+    const owing = async (ds: Definition[]) => {
+      const owe = await Promise.all(ds.map(owed));
+      return ds.filter((_, i) => owe[i]);
+    };
+    const due = await owing(this.operators);
+    const users = new Set<string>();
+    for (const r of await this.rows.idsOfKinds(indexed)) if (!users.has(r.user_id) && (await owes(r.user_id, r.id))) users.add(r.user_id);
     for (const user of users) {
       try {
         // Background work makes no key, and reads the user's again (D33): this node may never have met them.
         const ready = this.keys.ready(user);
         if (ready) await ready;
-        due.push(...(await this.rows.of(user)).filter(owed));
+        due.push(...(await owing(await this.rows.of(user))));
       } catch (error) {
         // A user deleted meanwhile owes nothing; anything else waits for the connector's first use.
         if (!(error instanceof NoUserKey)) this.log.warning("owed connector work not resumed", errorSummary(error));
@@ -723,8 +732,8 @@ export class ConnectorRegistry {
   }
 
   /** Chunks of every connector still waiting for their vector (D29). */
-  owedChunks(): number {
-    return owedChunks(this.db);
+  owedChunks(): Awaitable<number> {
+    return this.indexes.owedChunks();
   }
 
   /**
@@ -761,7 +770,7 @@ export class ConnectorRegistry {
 
   /** After a user's indexes were dropped: their terms leave the word index for good. */
   purgeRemovedTerms(): void {
-    purgeTerms(this.db, true);
+    this.indexes.purgeTerms();
   }
 
   /** Where the connectors' rows are kept (a shared deletion erases them in its PostgreSQL transaction: users/deletion.ts). */
@@ -771,17 +780,7 @@ export class ConnectorRegistry {
 
   /** The connector rows and index entries of `user` (a deletion asks every room, after it erased, that nothing is left). */
   rowsOf(user: string): Awaitable<number> {
-    return andThen(this.records.rowsOf(user), (n) => n + this.indexRowsOf(user));
-  }
-
-  /** The index entries of `user`'s connectors (kept in the embedded database). */
-  indexRowsOf(user: string): number {
-    return this.db
-      .query<{ n: number }, [string]>(
-        `SELECT (SELECT count(*) FROM connector_docs WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/')
-              + (SELECT count(*) FROM connector_skipped WHERE substr(owner, 1, length(?1) + 1) = ?1 || '/') AS n`,
-      )
-      .get(user)!.n;
+    return andThen(this.records.rowsOf(user), (n) => andThen(this.indexes.rowsOf(user), (m) => n + m));
   }
 
   /** Every connector row and index entry of `user` (D13), inside the caller's embedded transaction (the embedded store's rows). */
@@ -792,7 +791,7 @@ export class ConnectorRegistry {
 
   /** The indexes of `user`'s connectors `ids`, inside the caller's embedded transaction (a shared deletion erased their rows in its own). */
   dropIndexesOf(user: string, ids: string[]): void {
-    for (const id of ids) dropIndex(this.db, `${user}/${id}`);
+    for (const id of ids) atOnce(this.indexes.drop(`${user}/${id}`), "the local index");
   }
 
   async close(): Promise<void> {

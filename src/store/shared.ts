@@ -68,10 +68,11 @@ export const SHARED_ROOMS = [
   "users and accounts",
   "users' data keys",
   "connectors",
+  "the local index and its vectors",
 ] as const;
 
 /** The rooms kept only in the embedded database so far: while one is, nodes cannot share one state. */
-export const NOT_YET_SHARED: readonly string[] = ["the local index and its vectors"];
+export const NOT_YET_SHARED: readonly string[] = [];
 
 /** The start refused while CORPUS_DATABASE_URL is set and a room is not yet shared (D33): what is, what is not, what to do. */
 export function refuseUntilShared(config: Pick<Config, "CORPUS_DATABASE_URL">): void {

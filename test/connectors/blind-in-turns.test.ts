@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { BLIND_SLICE_CHARS, TermBlinder } from "../../src/connectors/index-terms";
-import { type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, type IndexKeys, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { IndexContext } from "../../src/connectors/local-index/context";
 import { prepareRecords, putRecords } from "../../src/connectors/local-index/documents";
 import { TURN_MS, Turns } from "../../src/connectors/turns";
@@ -130,7 +130,7 @@ function countedIndex() {
     return [r.content];
   };
   const ctx: IndexContext = { db, owner, keys, chunker };
-  return { b, ctx, index: new LocalIndex(db, owner, keys, chunker) };
+  return { b, ctx, index: new EmbeddedIndex(db, owner, keys, chunker) };
 }
 
 const mail = (i: number): SourceRecord => ({

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { booksSource } from "../../src/connectors/books/connector";
 import { filesSource } from "../../src/connectors/files/connector";
 import type { FolderSource } from "../../src/connectors/indexed-source";
-import { indexKeysFor, indexMigrations, LocalIndex, syncIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations, syncIndex } from "../../src/connectors/local-index";
 import { maildirSource } from "../../src/connectors/maildir/connector";
 import { SourceReader } from "../../src/connectors/reading/reader";
 import type { SourceRecord } from "../../src/connectors/types";
@@ -67,7 +67,7 @@ test("attack: every local kind's records are cut into chunks where they are read
   const pending: Record<string, string[]> = {};
   try {
     for (const [id, source] of Object.entries(sources)) {
-      const index = new LocalIndex(db, `alice/${id}`, indexKeysFor(keys, "alice", id, true), (r) => {
+      const index = new EmbeddedIndex(db, `alice/${id}`, indexKeysFor(keys, "alice", id, true), (r) => {
         cut++;
         return embeddedChunks(r, tokenizer);
       });

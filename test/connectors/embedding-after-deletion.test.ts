@@ -10,7 +10,7 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor } from "../../src/connectors/local-index";
 import type { OwnerEmbeddings } from "../../src/embedding/service";
 import { bearer, req, tempDir, tokenFor } from "../helpers";
 import { type App, appPerTest } from "../support/app-per-test";
@@ -82,7 +82,7 @@ test("attack: a deleted user's folder batch, in the worker at the deletion, is s
   // She comes back (her next answer makes her a new key); bob's notes are indexed, taking the
   // chunk numbers her index had.
   services.userKeys.keyFor("alice");
-  const bob = new LocalIndex(services.db, "bob/notes", indexKeysFor(services.userKeys, "bob", "notes", true), () => [
+  const bob = new EmbeddedIndex(services.db, "bob/notes", indexKeysFor(services.userKeys, "bob", "notes", true), () => [
     "Bob's first note about the pallets.",
     "Bob's second note about the pallets.",
     "Bob's third note about the pallets.",

@@ -12,7 +12,7 @@ import { docxText, WordText } from "../../src/connectors/files/docx";
 import { extractText } from "../../src/connectors/files/extract";
 import { FileSkipped, MAX_JSON_VALUES, MAX_TEXT_CHARS } from "../../src/connectors/files/limits";
 import { DECLARES_ENTITIES } from "../../src/connectors/files/xml";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { createLogger, memorySink } from "../../src/log";
 import { openDatabase } from "../../src/store/database";
@@ -210,7 +210,7 @@ describe("the files connector with a bomb in its folder", () => {
     writeFileSync(join(dir, "bomb.docx"), docxBomb(570).file);
     writeFileSync(join(dir, "notes.txt"), "The offsite is in Lisbon.");
     const logs = memorySink();
-    const c = createFilesConnector(dir, new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "alice/docs", true)), {
+    const c = createFilesConnector(dir, new EmbeddedIndex(db, "alice/docs", indexKeysFor(keys, "alice", "alice/docs", true)), {
       log: createLogger("INFO", logs.sink),
     });
     await c.sync();

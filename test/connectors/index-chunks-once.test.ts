@@ -3,7 +3,7 @@
 // its turns left while a folder is indexed in the hostile-sources bench). Counted.
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { mailRecord } from "../support/local-index";
@@ -17,7 +17,7 @@ test("attack: a record stored then embedded is cut into chunks once; written ane
     cut.push(r.id);
     return r.content.split(". ");
   };
-  const index = new LocalIndex(db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), chunker);
+  const index = new EmbeddedIndex(db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), chunker);
   for (let i = 0; i < 3; i++)
     await index.put({ source: `m${i}`, size: 1, mtime: 1 }, [mailRecord(`m${i}`, "2020-03-01T10:00:00.000Z", `harbour ${i}. audit ${i}`)]);
   const pending = index.pendingChunks(100);
@@ -28,7 +28,7 @@ test("attack: a record stored then embedded is cut into chunks once; written ane
   expect(index.pendingChunks(100).filter((c) => c.text.includes("revised"))).toHaveLength(1);
   expect(cut).toEqual(["m0", "m1", "m2", "m1"]);
   // Another connector's record with the same id and text is cut for its own index.
-  const other = new LocalIndex(db, "bob/mail", indexKeysFor(keys, "bob", "mail", true), chunker);
+  const other = new EmbeddedIndex(db, "bob/mail", indexKeysFor(keys, "bob", "mail", true), chunker);
   await other.put({ source: "m0", size: 1, mtime: 1 }, [mailRecord("m0", "2020-03-01T10:00:00.000Z", "harbour 0. audit 0")]);
   expect(cut.at(-1)).toBe("m0");
   expect(cut).toHaveLength(5);

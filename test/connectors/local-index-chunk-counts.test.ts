@@ -4,7 +4,7 @@
 import type { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { dropIndex, forgetChunkVectors, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { dropIndex, EmbeddedIndex, forgetChunkVectors, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
@@ -21,7 +21,7 @@ const counted = (db: Database, owner: string) =>
       "SELECT count(*) AS total, sum(embedded) AS embedded FROM connector_chunks WHERE owner = ?",
     )
     .get(owner)!;
-const expectCounted = (db: Database, index: LocalIndex) => {
+const expectCounted = (db: Database, index: EmbeddedIndex) => {
   const c = counted(db, index.owner);
   expect(index.progress()).toEqual({ total: c.total, embedded: c.embedded ?? 0 });
 };
@@ -33,8 +33,8 @@ function twoIndexes() {
   const split = (r: SourceRecord) => r.content.split("\n");
   return {
     db,
-    docs: new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), split),
-    mail: new LocalIndex(db, "bob/mail", indexKeysFor(keys, "bob", "mail", true), split),
+    docs: new EmbeddedIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), split),
+    mail: new EmbeddedIndex(db, "bob/mail", indexKeysFor(keys, "bob", "mail", true), split),
   };
 }
 
@@ -106,8 +106,8 @@ test("an index written before the counts existed is counted once when the folder
   before.close();
   const after = openDatabase(dir, [...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(after, randomBytes(32));
-  const docs = new LocalIndex(after, "alice/docs", indexKeysFor(keys, "alice", "docs", true));
-  const mail = new LocalIndex(after, "bob/mail", indexKeysFor(keys, "bob", "mail", true));
+  const docs = new EmbeddedIndex(after, "alice/docs", indexKeysFor(keys, "alice", "docs", true));
+  const mail = new EmbeddedIndex(after, "bob/mail", indexKeysFor(keys, "bob", "mail", true));
   expect(docs.progress()).toEqual({ total: 12, embedded: 4 });
   expect(mail.progress()).toEqual({ total: 1, embedded: 1 });
 });

@@ -3,7 +3,7 @@
 // question asks for were lost behind better matches of other years.
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { mailRecord } from "../support/local-index";
@@ -22,7 +22,7 @@ function vector(turn: number): Float32Array {
 async function indexOf200OtherYearsAnd2InRange() {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
-  const index = new LocalIndex(db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), () => ["one chunk"]);
+  const index = new EmbeddedIndex(db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), () => ["one chunk"]);
   // 200 mails of 2020 that match the words and the meaning better than the two of June 2001.
   for (let i = 0; i < 200; i++)
     await index.put({ source: `2020-${i}`, size: 1, mtime: 1 }, [
@@ -66,7 +66,7 @@ test("without a range the better matches of other years come first, each with bo
 test("another owner's records in the same tables are never found, with or without dates, by words or by meaning", async () => {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
-  const indexOf = (user: string) => new LocalIndex(db, `${user}/mail`, indexKeysFor(keys, user, "mail", true), () => ["one chunk"]);
+  const indexOf = (user: string) => new EmbeddedIndex(db, `${user}/mail`, indexKeysFor(keys, user, "mail", true), () => ["one chunk"]);
   const alice = indexOf("alice");
   const bob = indexOf("bob");
   // Alice's mails match better than Bob's on every count, and there are more of them.

@@ -4,7 +4,7 @@
 // chunks that changed; past its bound, nothing is held and sqlite-vec searches.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { type CandidatesAsked, candidates } from "../../src/connectors/local-index/candidates";
 import { HeldVectors } from "../../src/connectors/local-index/held-vectors";
 import type { KeyedVector } from "../../src/crypto/rotation";
@@ -33,10 +33,10 @@ async function index() {
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const userKeys = new UserKeys(db, randomBytes(32));
   const keys = indexKeysFor(userKeys, "alice", "mail", true);
-  const ix = new LocalIndex(db, OWNER, keys, () => Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`));
+  const ix = new EmbeddedIndex(db, OWNER, keys, () => Array.from({ length: CHUNKS }, (_, i) => `chunk ${i}`));
   // Another index's vectors in the same table: a partition of its own.
-  const other = new LocalIndex(db, "alice/docs", indexKeysFor(userKeys, "alice", "docs", true), () => ["one"]);
-  const put = async (target: LocalIndex, i: number) =>
+  const other = new EmbeddedIndex(db, "alice/docs", indexKeysFor(userKeys, "alice", "docs", true), () => ["one"]);
+  const put = async (target: EmbeddedIndex, i: number) =>
     target.put({ source: `m${i}`, size: 1, mtime: 1 }, [
       mailRecord(
         `m${i}`,
@@ -46,7 +46,7 @@ async function index() {
     ]);
   for (let i = 0; i < 20; i++) await put(ix, i);
   for (let i = 0; i < 10; i++) await put(other, i);
-  const embedAll = (target: LocalIndex) => {
+  const embedAll = (target: EmbeddedIndex) => {
     const pending = target.pendingChunks(100_000);
     const vectors: Float32Array[] = [];
     for (const [k] of pending.entries()) vectors.push(k % 7 === 3 ? vectors[k - 3]! : randomVector());

@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { closeSearches, dropIndex, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { closeSearches, dropIndex, EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { MAX_WAITING_SEARCHES, SEARCH_STUCK_MS, searchWorkerSettings } from "../../src/connectors/local-index/searcher";
 import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
@@ -50,7 +50,7 @@ async function mailIndex() {
   const real = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
   const { db, searches } = counted(real);
   const { keys, opened } = countingOpens(indexKeysFor(new UserKeys(real, randomBytes(32)), "alice", "mail", true));
-  const index = new LocalIndex(db, "alice/mail", keys, (r) => [r.content]);
+  const index = new EmbeddedIndex(db, "alice/mail", keys, (r) => [r.content]);
   for (let i = 0; i < 60; i++)
     await index.put({ source: `m${i}`, size: 1, mtime: 1 }, [
       mail(

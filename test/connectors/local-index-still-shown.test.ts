@@ -3,7 +3,7 @@
 // (issue 36: the Enron mail's 10,053 for ~80 candidates).
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { IndexContext } from "../../src/connectors/local-index/context";
 import { stillShown } from "../../src/connectors/local-index/rank";
 import type { SourceRecord } from "../../src/connectors/types";
@@ -25,8 +25,8 @@ test("the worker's candidates still shown: by row number, a removed record's lef
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const indexKeys = indexKeysFor(keys, "alice", "docs", true);
-  const docs = new LocalIndex(db, "alice/docs", indexKeys, (r) => [r.content]);
-  const other = new LocalIndex(db, "bob/mail", indexKeysFor(keys, "bob", "mail", true), (r) => [r.content]);
+  const docs = new EmbeddedIndex(db, "alice/docs", indexKeys, (r) => [r.content]);
+  const other = new EmbeddedIndex(db, "bob/mail", indexKeysFor(keys, "bob", "mail", true), (r) => [r.content]);
   await docs.put(
     { source: "a.txt", size: 1, mtime: 1 },
     Array.from({ length: 200 }, (_, i) => record(`a${i}`)),

@@ -5,7 +5,7 @@
 // rows read and chunks opened; a record put again is read anew.
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { storedChunkReads } from "../../src/connectors/local-index/documents";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
@@ -35,7 +35,7 @@ function index() {
     ...keys,
     open: (sealed: Uint8Array, row: string) => (row.startsWith("chunk/") && opened.push(row), keys.open(sealed, row)),
   };
-  return { docs: new LocalIndex(db, "alice/docs", counted, twoLines), opened };
+  return { docs: new EmbeddedIndex(db, "alice/docs", counted, twoLines), opened };
 }
 
 const request = { terms: ["harbour"], phrases: [], limit: 5 };

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import postgres from "postgres";
-import { type IndexKeys, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, type IndexKeys } from "../../src/connectors/local-index";
 import { type CandidatesAsked, candidates, dateCondition, ownBm25, type Scores } from "../../src/connectors/local-index/candidates";
 import { type IndexedRecord, PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
 import { Turns } from "../../src/connectors/turns";
@@ -361,7 +361,7 @@ describe("a question's candidates (candidates.ts) from either store", () => {
         topic(w).forEach((x, i) => (v[i]! += x));
       return normalised(v);
     };
-    const embedded = new LocalIndex(sqlite, "alice/notes", keys, chunker);
+    const embedded = new EmbeddedIndex(sqlite, "alice/notes", keys, chunker);
     const rows = new PostgresIndexRows(db.sql);
     const pgIds = new Map<number, string>();
     for (const record of NOTES) {

@@ -4,7 +4,7 @@
 // suite, issue 35).
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { countingOpens, mailRecord } from "../support/local-index";
@@ -16,7 +16,7 @@ const mail = (id: string, content: string) => mailRecord(id, "2020-03-01T10:00:0
 async function widelyAddressed(n: number, toChars: number) {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const { keys, opened } = countingOpens(indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true));
-  const index = new LocalIndex(db, "alice/mail", keys);
+  const index = new EmbeddedIndex(db, "alice/mail", keys);
   const to = "x@example.com, ".repeat(Math.ceil(toChars / 15)).slice(0, toChars);
   for (let i = 0; i < n; i++)
     await index.put({ source: `w${i}`, size: 1, mtime: 1 }, [

@@ -3,7 +3,7 @@
 // and the copy shared between questions cannot be changed by one of them.
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { RetrievalRequest } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { countingOpens, mailRecord } from "../support/local-index";
@@ -15,7 +15,7 @@ const mail = (id: string, content: string) => mailRecord(id, "2020-03-01T10:00:0
 async function countedIndex() {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const { keys, opened } = countingOpens(indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true));
-  const index = new LocalIndex(db, "alice/mail", keys);
+  const index = new EmbeddedIndex(db, "alice/mail", keys);
   for (let i = 0; i < 30; i++)
     await index.put({ source: `m${i}`, size: 1, mtime: 1 }, [mail(`m${i}`, `harbour audit ${"report ".repeat(i % 7)} ${i}`)]);
   return { index, opened };

@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type postgres from "postgres";
 import { IndexedFolderConnector, OWNER_RECHECK_MS } from "../../src/connectors/indexed-source";
-import { indexKeysFor, indexOwesWork, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexOwesWork } from "../../src/connectors/local-index";
 import { ConnectorRegistry } from "../../src/connectors/registry";
 import { PostgresConnectorRecords } from "../../src/connectors/rows-postgres";
 import type { SourceRecord } from "../../src/connectors/types";
@@ -177,7 +177,7 @@ describe("background work reads its owner's key again on a shared keys room", ()
     let now = 0;
     let checks = 0;
     const key = `${user}/notes`;
-    const index = new LocalIndex(b.db, key, indexKeysFor(b.keys, user, "notes", false), (r) => [r.content]);
+    const index = new EmbeddedIndex(b.db, key, indexKeysFor(b.keys, user, "notes", false), (r) => [r.content]);
     const connector = new IndexedFolderConnector("files", tempDir("corpus-owner-key-folder-"), index, source, {
       now: () => now,
       ownerCheck: () => {

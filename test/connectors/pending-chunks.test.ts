@@ -5,7 +5,7 @@
 // chunk's text is stored with it, as the reading worker cut it: only chunks stored before are cut.
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { forgetChunkVectors, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, forgetChunkVectors, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { linesRecord } from "../support/local-index";
@@ -17,7 +17,7 @@ test("a batch of pending chunks never splits a record: in order, none cut again,
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const cuts = new Map<string, number>();
-  const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => {
+  const index = new EmbeddedIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => {
     cuts.set(r.id, (cuts.get(r.id) ?? 0) + 1);
     return r.content.split("\n");
   });
@@ -48,7 +48,7 @@ test("a batch of pending chunks never splits a record: in order, none cut again,
 test("a batch that ends exactly at a record's end takes nothing of the next", async () => {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
-  const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => r.content.split("\n"));
+  const index = new EmbeddedIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => r.content.split("\n"));
   await index.put({ source: "a.txt", size: 1, mtime: 1 }, [record("one", 4), record("two", 4)]);
   expect(index.pendingChunks(4).map((c) => c.text)).toEqual(Array.from({ length: 4 }, (_, i) => `one part ${i}`));
 });
@@ -57,7 +57,7 @@ test("chunks keep their texts: embedded again after a model change without cutti
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   let cuts = 0;
-  const index = new LocalIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => {
+  const index = new EmbeddedIndex(db, "alice/docs", indexKeysFor(keys, "alice", "docs", true), (r) => {
     cuts++;
     return r.content.split("\n");
   });

@@ -5,7 +5,7 @@
 // vectors are rotated before its transaction, with turns of the event loop between (counted).
 import { expect, spyOn, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor } from "../../src/connectors/local-index";
 import { rotatedInTurns, setVectors } from "../../src/connectors/local-index/vectors";
 import { TURN_MS, Turns } from "../../src/connectors/turns";
 import { VectorRotation } from "../../src/crypto/rotation";
@@ -26,7 +26,7 @@ test("a batch of a long record's chunks reads and compares its seal once, not on
   const keys = new UserKeys(raw, randomBytes(32));
   const slice = CHARS / CHUNKS;
   const chunker = (r: { content: string }) => Array.from({ length: CHUNKS }, (_, i) => r.content.slice(i * slice, (i + 1) * slice));
-  const index = new LocalIndex(counted.db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), chunker);
+  const index = new EmbeddedIndex(counted.db, "alice/mail", indexKeysFor(keys, "alice", "mail", true), chunker);
   const content = Array.from({ length: CHARS / 10 }, (_, i) => `w${String(i).padStart(7, "0")} `).join("");
   await index.put({ source: "m1", size: CHARS, mtime: 1 }, [
     { id: "m1", title: "Long", content, source_url: "file:///m1", date: null, type: "email", path: "m1", metadata: {} },
@@ -52,7 +52,7 @@ test("a batch's vectors are rotated a budget of work at a time before its transa
   const keys = indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true);
   const chunker = (r: { content: string }) => r.content.split(" ");
   const ctx = { db, owner: "alice/mail", keys, chunker };
-  const index = new LocalIndex(db, ctx.owner, keys, chunker);
+  const index = new EmbeddedIndex(db, ctx.owner, keys, chunker);
   const words = Array.from({ length: CHUNKS }, (_, i) => `w${i}`).join(" ");
   await index.put({ source: "m1", size: 1, mtime: 1 }, [
     { id: "m1", title: "Long", content: words, source_url: "file:///m1", date: null, type: "email", path: "m1", metadata: {} },

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { filesSource } from "../../src/connectors/files/connector";
 import { IndexedFolderConnector } from "../../src/connectors/indexed-source";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { dropIndex } from "../../src/connectors/local-index/maintenance";
 import { SourceReader, TOOK_TOO_LONG } from "../../src/connectors/reading/reader";
 import { type ConnectorStatus, SourceSkipped } from "../../src/connectors/types";
@@ -49,7 +49,7 @@ async function start(): Promise<{ db: Database; userKeys: UserKeys; connector: I
   const db = openDatabase(dataDir, [...cryptoMigrations, ...indexMigrations]);
   open.push(db);
   const userKeys = new UserKeys(db, masterKey);
-  const index = new LocalIndex(db, "alice/docs", indexKeysFor(userKeys, "alice", "docs", true));
+  const index = new EmbeddedIndex(db, "alice/docs", indexKeysFor(userKeys, "alice", "docs", true));
   const connector = new IndexedFolderConnector("files", folder, index, filesSource(folder, undefined, budgetedReader()));
   await connector.sync();
   return { db, userKeys, connector };

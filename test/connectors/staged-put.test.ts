@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, indexMigrations, LocalIndex, syncIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations, syncIndex } from "../../src/connectors/local-index";
 import { RECORDS_PER_TRANSACTION } from "../../src/connectors/local-index/documents";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
@@ -53,12 +53,12 @@ function watched(db: Database, afterCommit: (addedDocs: number) => void): Databa
 function indexes() {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
-  const at = (on: Database) => new LocalIndex(on, OWNER, indexKeysFor(keys, "alice", "mail", true), (r) => [r.content]);
+  const at = (on: Database) => new EmbeddedIndex(on, OWNER, indexKeysFor(keys, "alice", "mail", true), (r) => [r.content]);
   return { db, at };
 }
 
 /** Records in the tables that no reader sees (staged, or put aside), and whether any are marked hidden. */
-const hidden = (db: Database, index: LocalIndex) =>
+const hidden = (db: Database, index: EmbeddedIndex) =>
   db.query<{ n: number }, []>("SELECT (SELECT count(*) FROM connector_docs) + (SELECT count(*) FROM connector_hidden) AS n").get()!.n -
   index.count();
 

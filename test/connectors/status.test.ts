@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { EMBEDDING_PAUSED, type FolderSource, IndexedFolderConnector } from "../../src/connectors/indexed-source";
-import { indexKeysFor, indexMigrations, LocalIndex, scanEntry } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations, scanEntry } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import type { OwnerEmbeddings } from "../../src/embedding/service";
 import { createLogger, memorySink } from "../../src/log";
@@ -200,9 +200,15 @@ describe("the connector itself (a source whose reads are held)", () => {
     let clock = T0;
     const dir = join(tempDir(), "held");
     const { source, release } = heldSource(dir, 3);
-    const c = new IndexedFolderConnector("files", dir, new LocalIndex(db, "t/held", indexKeysFor(keys, "alice", "t/held", true)), source, {
-      now: () => clock,
-    });
+    const c = new IndexedFolderConnector(
+      "files",
+      dir,
+      new EmbeddedIndex(db, "t/held", indexKeysFor(keys, "alice", "t/held", true)),
+      source,
+      {
+        now: () => clock,
+      },
+    );
     await Bun.sleep(0);
     expect(await c.health()).toEqual({
       status: "indexing",
@@ -236,7 +242,7 @@ describe("the connector itself (a source whose reads are held)", () => {
     const c = new IndexedFolderConnector(
       "files",
       dir,
-      new LocalIndex(db, "t/failing", indexKeysFor(keys, "alice", "t/failing", true), (r) => [r.title, r.content]),
+      new EmbeddedIndex(db, "t/failing", indexKeysFor(keys, "alice", "t/failing", true), (r) => [r.title, r.content]),
       {
         scan: () => [scanEntry(join(dir, "report-1.txt"), "report-1.txt")],
         read: async (e) => [

@@ -4,8 +4,8 @@
 import { describe, expect, test } from "bun:test";
 import { TERMS_FORMAT } from "../../src/connectors/index-terms";
 import {
+  type EmbeddedIndex,
   type indexKeysFor,
-  type LocalIndex,
   REWRITE_CHARS,
   rewriteStaleWords,
   type ScanEntry,
@@ -46,14 +46,14 @@ async function indexOfFormatOne() {
 }
 
 /** A scan that finds nothing changed, then the rewrite, as a folder connector runs them (indexed-source.ts). */
-async function scanUnchanged(index: LocalIndex, entries: ScanEntry[]) {
+async function scanUnchanged(index: EmbeddedIndex, entries: ScanEntry[]) {
   const result = await syncIndex(index, entries, async () => {
     throw new Error("nothing changed: nothing is read");
   });
   return { result, rewritten: await rewriteStaleWords(index) };
 }
 
-const found = (index: LocalIndex, question: string) => {
+const found = (index: EmbeddedIndex, question: string) => {
   const { terms, phrases } = planQuery(question);
   return index.search({ terms, phrases, limit: 10 }).length;
 };

@@ -7,7 +7,7 @@
 // the new text's chunk and marked embedded, for good (the file's meaning stays the old one).
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor } from "../../src/connectors/local-index";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { MIGRATIONS } from "../../src/migrations";
@@ -29,7 +29,7 @@ test("attack: a file changed while its batch is in the worker gets the old text'
   const dir = tempDir();
   const db = openDatabase(dir, MIGRATIONS);
   const keys = new UserKeys(db, randomBytes(32));
-  const index = new LocalIndex(db, "alice/notes", indexKeysFor(keys, "alice", "notes", true), (r) => [r.content]);
+  const index = new EmbeddedIndex(db, "alice/notes", indexKeysFor(keys, "alice", "notes", true), (r) => [r.content]);
   await index.put({ source: "n1", size: 10, mtime: 1 }, [note("The launch is on Monday.")]);
 
   // The connector's embedding loop takes the owed chunk and sends its text to the worker...

@@ -5,7 +5,7 @@
 // answer. Counted: no rotation made at once on those paths, the same hits as before.
 import { afterEach, expect, spyOn, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { closeSearches, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { closeSearches, EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { VectorRotation } from "../../src/crypto/rotation";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
@@ -35,7 +35,7 @@ const unit = (i: number) => {
 test("attack: a local index's first question after a start makes the owner's rotation in turns; the same hits", async () => {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const master = randomBytes(32);
-  const before = new LocalIndex(db, "alice/mail", indexKeysFor(new UserKeys(db, master), "alice", "mail", true), (r) => [r.content]);
+  const before = new EmbeddedIndex(db, "alice/mail", indexKeysFor(new UserKeys(db, master), "alice", "mail", true), (r) => [r.content]);
   for (let i = 0; i < 5; i++)
     await before.put({ source: `m${i}`, size: 1, mtime: 1 }, [mailRecord(`m${i}`, "2020-03-01T10:00:00.000Z", `harbour audit ${i}`)]);
   await before.prepareRotation();
@@ -45,7 +45,7 @@ test("attack: a local index's first question after a start makes the owner's rot
     pending.map((_, i) => unit(i)),
   );
   // After a start: the same data key, no rotation kept.
-  const after = new LocalIndex(db, "alice/mail", indexKeysFor(new UserKeys(db, master), "alice", "mail", true), (r) => [r.content]);
+  const after = new EmbeddedIndex(db, "alice/mail", indexKeysFor(new UserKeys(db, master), "alice", "mail", true), (r) => [r.content]);
   const atOnce = countingAtOnce();
   try {
     const request = { terms: ["harbour"], phrases: [], limit: 5, vector: unit(2) };

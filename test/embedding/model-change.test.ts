@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createApp } from "../../src/app";
 import type { IndexedFolderConnector } from "../../src/connectors/indexed-source";
-import { indexKeysFor, type LocalIndex } from "../../src/connectors/local-index";
+import { type EmbeddedIndex, indexKeysFor } from "../../src/connectors/local-index";
 import { cosine, EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { createLogger, memorySink } from "../../src/log";
 import { embeddingModel, type ModelAsset } from "../../src/native/assets";
@@ -91,7 +91,7 @@ describe("a data folder embedded with one model, started with another", () => {
     expect(started.logs.records().some((r) => String(r.msg ?? r.message).includes("embedding model changed"))).toBe(true);
 
     // The pending chunks, with the texts the connector embeds, are embedded again: with int8.
-    const pending = ((await docsConnector()) as unknown as { index: LocalIndex }).index.pendingChunks(100);
+    const pending = ((await docsConnector()) as unknown as { index: EmbeddedIndex }).index.pendingChunks(100);
     expect(pending.length).toBe(chunks);
     await (await docsConnector()).embedPending();
     const after = storedVectors();

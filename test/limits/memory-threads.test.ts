@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { indexKeysFor, indexMigrations, LocalIndex, syncIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations, syncIndex } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { MEMORY_BUDGET_BYTES, ownMemoryBytes } from "../../src/limits/memory";
 import { openDatabase } from "../../src/store/database";
@@ -18,7 +18,7 @@ test("attack: a worker's memory over the budget is collected by that worker; a f
   const worker = new Worker(join(import.meta.dir, "../support/memory-holding-worker.ts"));
   const reply = () => new Promise<unknown>((resolve) => worker.addEventListener("message", (e) => resolve(e.data), { once: true }));
   const db = openDatabase(tempDir(), [...cryptoMigrations, ...indexMigrations]);
-  const index = new LocalIndex(db, "alice/mail", indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true), (r) => [
+  const index = new EmbeddedIndex(db, "alice/mail", indexKeysFor(new UserKeys(db, randomBytes(32)), "alice", "mail", true), (r) => [
     r.content,
   ]);
   const entries = Array.from({ length: 20 }, (_, i) => ({ source: `m${i}`, size: 1, mtime: 1 }));

@@ -1,13 +1,12 @@
 // The store is chosen once at start (D33): a set CORPUS_DATABASE_URL is never a silent SQLite.
-// While rooms are kept only in the embedded database, the service refuses to start, naming them,
-// before it opens or makes anything.
+// Every room is shared now: the start goes to that database before it opens or makes anything.
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../../src/config";
+import { loadConfig } from "../../src/config";
 import { createLogger, memorySink } from "../../src/log";
 import { createServices } from "../../src/services";
-import { andThen, NOT_YET_SHARED, SHARED_ROOMS } from "../../src/store/shared";
+import { andThen, NOT_YET_SHARED, refuseUntilShared, SHARED_ROOMS } from "../../src/store/shared";
 import { tempDir } from "../helpers";
 
 const URL = "postgresql://corpus:pw-not-shown@db.internal:5432/corpus?sslmode=verify-full";
@@ -21,17 +20,20 @@ describe("CORPUS_DATABASE_URL (D33)", () => {
     );
   });
 
-  test("set while rooms are not yet shared: the service does not start, names them, and opens nothing", async () => {
+  test("set, with every room shared: the start is not refused but goes to that database, one it cannot reach stops it before any SQLite is made", async () => {
+    expect(NOT_YET_SHARED).toEqual([]);
+    expect(SHARED_ROOMS).toContain("the local index and its vectors");
+    const unreachable = "postgresql://corpus:pw-not-shown@127.0.0.1:1/corpus";
+    expect(() => refuseUntilShared({ CORPUS_DATABASE_URL: unreachable })).not.toThrow();
     const dataDir = join(tempDir(), "data");
-    const config = loadConfig({ CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: URL });
+    const config = loadConfig({ CORPUS_DATA_DIR: dataDir, CORPUS_DATABASE_URL: unreachable });
     const logs = memorySink();
-    const started = createServices(config, createLogger("INFO", logs.sink));
-    expect(started).rejects.toThrow(ConfigError);
-    const message = await started.then(
+    const message = await createServices(config, createLogger("INFO", logs.sink)).then(
       () => "",
       (error: Error) => error.message,
     );
-    for (const room of [...SHARED_ROOMS, ...NOT_YET_SHARED]) expect(message).toContain(room);
+    expect(message).toContain("ECONNREFUSED");
+    expect(message).not.toContain("not yet");
     expect(message).not.toContain("pw-not-shown");
     expect(existsSync(dataDir)).toBe(false);
   });

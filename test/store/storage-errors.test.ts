@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path";
 import { filesSource } from "../../src/connectors/files/connector";
 import { IndexedFolderConnector } from "../../src/connectors/indexed-source";
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { beginRequest } from "../../src/http/request-context";
 import { BackgroundGuard } from "../../src/jobs/guard";
@@ -139,7 +139,7 @@ describe("a folder connector that cannot write", () => {
     const c = new IndexedFolderConnector(
       "files",
       dir,
-      new LocalIndex(db, "t/full", indexKeysFor(keys, "alice", "t/full", true)),
+      new EmbeddedIndex(db, "t/full", indexKeysFor(keys, "alice", "t/full", true)),
       filesSource(dir),
       {
         schedule: (fn, ms) => waiting.push({ fn, ms }),
@@ -175,7 +175,7 @@ describe("a folder connector that cannot write", () => {
     const c = new IndexedFolderConnector(
       "files",
       dir,
-      new LocalIndex(db, "t/low", indexKeysFor(keys, "alice", "t/low", true)),
+      new EmbeddedIndex(db, "t/low", indexKeysFor(keys, "alice", "t/low", true)),
       filesSource(dir),
       {
         space: { lowReason: () => low },
@@ -207,7 +207,7 @@ describe("attack: the first scan after an upgrade rewrites the index's words (TE
       new IndexedFolderConnector(
         "files",
         dir,
-        new LocalIndex(db, "t/upgrade", indexKeysFor(keys, "alice", "t/upgrade", true)),
+        new EmbeddedIndex(db, "t/upgrade", indexKeysFor(keys, "alice", "t/upgrade", true)),
         filesSource(dir),
         {
           schedule,

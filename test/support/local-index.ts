@@ -1,7 +1,7 @@
 // The local index the folder connectors (files, maildir) write to, on a fresh database, and the
 // retrieval requests their tests ask it.
 import { randomBytes } from "node:crypto";
-import { type IndexKeys, indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, type IndexKeys, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { migratedDatabase } from "./migrated";
@@ -11,7 +11,7 @@ export function localIndexes() {
   const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, randomBytes(32));
   const keysFor = (owner: string) => indexKeysFor(keys, "alice", owner, true);
-  return { db, keysFor, indexFor: (owner: string) => new LocalIndex(db, owner, keysFor(owner)) };
+  return { db, keysFor, indexFor: (owner: string) => new EmbeddedIndex(db, owner, keysFor(owner)) };
 }
 
 /** A retrieval request for `terms` (ten records unless told). */

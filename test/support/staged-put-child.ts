@@ -2,7 +2,7 @@
 // `old` puts OLD_RECORDS and exits; `new` puts NEW_RECORDS over them and SIGKILLs itself at the
 // first turn of the event loop that finds some of them written (between two of the put's transactions).
 //   bun test/support/staged-put-child.ts <data folder> <master key, hex> old|new
-import { indexKeysFor, indexMigrations, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { openDatabase } from "../../src/store/database";
@@ -27,7 +27,7 @@ export const generation = (prefix: string, n: number) => Array.from({ length: n 
 export function openIndex(dir: string, masterKey: Buffer) {
   const db = openDatabase(dir, [...cryptoMigrations, ...indexMigrations]);
   const keys = new UserKeys(db, masterKey);
-  return { db, index: new LocalIndex(db, OWNER, indexKeysFor(keys, "alice", "mail", true), (r) => [r.content]) };
+  return { db, index: new EmbeddedIndex(db, OWNER, indexKeysFor(keys, "alice", "mail", true), (r) => [r.content]) };
 }
 
 if (import.meta.main) {

@@ -7,7 +7,7 @@ import { afterAll, expect, spyOn, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { closeSearches, dropIndex, indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
+import { closeSearches, dropIndex, EmbeddedIndex, indexKeysFor } from "../../src/connectors/local-index";
 import { type KeyedVector, VectorRotation } from "../../src/crypto/rotation";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
@@ -166,7 +166,7 @@ test("a local index past the threshold is searched through its index in the sear
   const dataDir = tempDir();
   const real = openDatabase(dataDir, MIGRATIONS);
   const vectors = configureConnectorVectors(real, { threshold: 50 });
-  const index = new LocalIndex(real, "carol/mail", indexKeysFor(new UserKeys(real, randomBytes(32)), "carol", "mail", true), (r) => [
+  const index = new EmbeddedIndex(real, "carol/mail", indexKeysFor(new UserKeys(real, randomBytes(32)), "carol", "mail", true), (r) => [
     r.content,
   ]);
   const axis = (turn: number) => {

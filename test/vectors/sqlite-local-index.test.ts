@@ -1,9 +1,9 @@
-// The embedded store is the local index's vectors as they are written today: what LocalIndex
+// The embedded store is the local index's vectors as they are written today: what EmbeddedIndex
 // stores (rotated by the connector's key, D25) the store finds by owner and connector, nearest
 // first, by the cosine of the model's vectors; an owner's drop takes theirs and no one else's.
 import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { indexKeysFor, LocalIndex } from "../../src/connectors/local-index";
+import { EmbeddedIndex, indexKeysFor } from "../../src/connectors/local-index";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { MIGRATIONS } from "../../src/migrations";
@@ -22,7 +22,7 @@ const direction = (i: number) => {
 
 async function indexed(db: ReturnType<typeof openDatabase>, keys: UserKeys, user: string, connector: string) {
   const chunker = (r: { content: string }) => r.content.split(" ").slice(0, CHUNKS);
-  const index = new LocalIndex(db, `${user}/${connector}`, indexKeysFor(keys, user, connector, true), chunker);
+  const index = new EmbeddedIndex(db, `${user}/${connector}`, indexKeysFor(keys, user, connector, true), chunker);
   const content = Array.from({ length: CHUNKS }, (_, i) => `part${i}`).join(" ");
   await index.put({ source: "r1", size: content.length, mtime: 1 }, [
     { id: "r1", title: "R", content, source_url: "file:///r1", date: null, type: "file", path: "r1", metadata: {} },

@@ -33,8 +33,8 @@ interface PreparedRecord {
   sealedChunks: Buffer[];
 }
 
-/** A record and its chunks' texts sealed to the row `doc` (each chunk to its place in it). */
-function sealedTo(keys: IndexContext["keys"], r: SourceRecord, chunks: string[], doc: number) {
+/** A record and its chunks' texts sealed to the row `doc` (each chunk to its place in it): the embedded store's and the shared one's alike. */
+export function sealedTo(keys: IndexContext["keys"], r: SourceRecord, chunks: string[], doc: number) {
   return {
     sealed: keys.seal(JSON.stringify(r), `doc/${doc}`),
     sealedChunks: chunks.map((text, ord) => keys.seal(text, chunkRow(doc, ord))),
@@ -105,16 +105,7 @@ export async function prepareRecords(
   chunks?: string[][],
 ): Promise<PreparedRecords> {
   const { keys } = ctx;
-  const words: { title: string; content: string; chunks: string[] }[] = [];
-  let cutWords = 0;
-  for (const [i, r] of records.entries()) {
-    const bound = new RecordWords();
-    const title = await keys.blinder.textInTurns(r.title, turns, bound);
-    const content = await keys.blinder.textInTurns(r.content, turns, bound);
-    if (bound.cut) cutWords++;
-    words.push({ title, content, chunks: chunks?.[i] ?? ctx.chunker(r) });
-    await turns.maybe();
-  }
+  const { words, cutWords } = await blindRecords(ctx, records, turns, chunks);
   // Rows are taken from here on unless another source takes one meanwhile (then putRecords seals again).
   const firstDoc = nextDoc(ctx.db);
   const out: PreparedRecord[] = [];
@@ -123,6 +114,30 @@ export async function prepareRecords(
     await turns.maybe();
   }
   return { firstDoc, records: out, cutWords };
+}
+
+/**
+ * Each record's words blinded (TermBlinder.textInTurns, up to RecordWords' bound) and its chunks'
+ * texts (`chunks` as the reading worker cut them, else the chunker's), the event loop turning
+ * whenever `turns`' budget is spent (D31); how many records were indexed by their words in part.
+ */
+export async function blindRecords(
+  ctx: Pick<IndexContext, "keys" | "chunker">,
+  records: SourceRecord[],
+  turns: Turns,
+  chunks?: string[][],
+): Promise<{ words: Array<{ title: string; content: string; chunks: string[] }>; cutWords: number }> {
+  const words: { title: string; content: string; chunks: string[] }[] = [];
+  let cutWords = 0;
+  for (const [i, r] of records.entries()) {
+    const bound = new RecordWords();
+    const title = await ctx.keys.blinder.textInTurns(r.title, turns, bound);
+    const content = await ctx.keys.blinder.textInTurns(r.content, turns, bound);
+    if (bound.cut) cutWords++;
+    words.push({ title, content, chunks: chunks?.[i] ?? ctx.chunker(r) });
+    await turns.maybe();
+  }
+  return { words, cutWords };
 }
 
 /** `records` made ready for putRecords in one go, from row `firstDoc` on (few records; or `prepared`, sealed to rows taken since, sealed again). */
@@ -320,7 +335,7 @@ function recordTerms(keys: IndexContext["keys"], r: SourceRecord): { title: stri
 }
 
 /** A record's words, blinded; none if they cannot be cut (its old ones stay). */
-function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: string; content: string } | undefined {
+export function blindedWords(keys: IndexContext["keys"], r: SourceRecord): { title: string; content: string } | undefined {
   try {
     return recordTerms(keys, r);
   } catch (error) {
@@ -368,7 +383,7 @@ export function sealedRecord(ctx: IndexContext, doc: number): Uint8Array | undef
 }
 
 /** A record's sealed bytes, opened. */
-export function openRecord(ctx: IndexContext, doc: number, sealed: Uint8Array): SourceRecord {
+export function openRecord(ctx: Pick<IndexContext, "keys">, doc: number, sealed: Uint8Array): SourceRecord {
   return JSON.parse(ctx.keys.open(sealed, `doc/${doc}`)) as SourceRecord;
 }
 
@@ -418,7 +433,15 @@ function frozen(record: SourceRecord): SourceRecord {
 
 /** Records by their doc, opened from their rows as read (or as opened before, while their rows are the same). */
 export function openRecords(ctx: IndexContext, rows: Map<number, Uint8Array>): Map<number, SourceRecord> {
-  const at = `${databaseId(ctx.db)}\u0000${ctx.owner}\u0000`;
+  return openRecordsAt(`${databaseId(ctx.db)}\u0000${ctx.owner}\u0000`, ctx, rows);
+}
+
+/**
+ * The same for the index at `at` (a database's and index's key in the memo: the shared store
+ * keys its own, its rows numbered by one sequence for every node, each read again before it is
+ * given from here, D33).
+ */
+export function openRecordsAt(at: string, ctx: Pick<IndexContext, "keys">, rows: Map<number, Uint8Array>): Map<number, SourceRecord> {
   const records = new Map<number, SourceRecord>();
   for (const [doc, sealed] of rows)
     records.set(

@@ -9,7 +9,7 @@ import { openRecords, storedChunkTexts, visible } from "./documents";
 import { SearchWorkerFailed, searchOffThread } from "./searcher";
 
 /** The request's phrases as needles: quoted in the question, so matched as phrases. */
-const quoted = (request: RetrievalRequest) => new Set(needles({ ...request, terms: [] }));
+export const quoted = (request: RetrievalRequest) => new Set(needles({ ...request, terms: [] }));
 
 /**
  * Candidates with scores (candidates.ts): the best BM25 matches of the words and, given the
@@ -62,7 +62,7 @@ export function rankHere(ctx: IndexContext, request: RetrievalRequest): SearchHi
 }
 
 /** What the request asks of the index's SQL: its words blinded and its vector rotated, with the owner's keys. */
-function askedOf(ctx: IndexContext, request: RetrievalRequest): CandidatesAsked {
+export function askedOf(ctx: Pick<IndexContext, "keys">, request: RetrievalRequest): CandidatesAsked {
   return {
     parts: ctx.keys.blinder.matchParts(needles(request), quoted(request)),
     words: request.limit * 2,

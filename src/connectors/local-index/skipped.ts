@@ -13,7 +13,8 @@ export interface SkippedNote {
   reason: string;
 }
 
-const sealedAt = (source: string) => `skipped/${source}`;
+/** What a skipped source's note is sealed to (both stores). */
+export const sealedAt = (source: string) => `skipped/${source}`;
 
 /** Skipped sources by their keys, with the size and mtime they were skipped at. */
 export function skippedSources(ctx: IndexContext): Map<string, { size: number; mtime: number }> {

@@ -552,6 +552,16 @@ export class PostgresIndexRows {
     }
   }
 
+  /** The `limit` newest records of the range (by their dates; undated last), as a search without words finds them. */
+  async newest(owner: string, connector: string, limit: number, dates: RecordDates = {}): Promise<Array<{ doc: number }>> {
+    const sql = this.sql;
+    const from = dates.dateFrom ? sql`AND record_date >= ${dates.dateFrom}` : sql``;
+    const to = dates.dateTo ? sql`AND record_date < ${dates.dateTo}` : sql``;
+    const rows = await sql<{ doc: string }[]>`SELECT doc FROM ${sql(DOCS)} WHERE owner = ${owner} AND connector = ${connector} ${from} ${to}
+      ORDER BY record_date DESC NULLS LAST, doc LIMIT ${limit}`;
+    return rows.map((r) => ({ doc: Number(r.doc) }));
+  }
+
   /** The records `docs` of `owner`'s `connector` as stored (sealed), by number. */
   async sealed(owner: string, connector: string, docs: readonly number[]): Promise<Map<number, Uint8Array>> {
     if (docs.length === 0) return new Map();

@@ -37,8 +37,11 @@ export async function syncIndex(
   stopped: () => boolean = () => false,
   beforeRead: () => Promise<unknown> | undefined = () => undefined,
 ): Promise<{ read: number; removed: number; failed: string[]; skipped: string[]; cutWords: number }> {
-  const known = index.known();
-  const skipped = index.skipped();
+  // Awaited only from the shared store: the embedded one tells its progress's total in this turn, as the status shows at once.
+  let known = index.known();
+  if (known instanceof Promise) known = await known;
+  let skipped = index.skipped();
+  if (skipped instanceof Promise) skipped = await skipped;
   // What to read is decided first, so that progress has a total.
   const toRead: ScanEntry[] = [];
   let replaced = 0;
@@ -50,12 +53,16 @@ export async function syncIndex(
     const s = skipped.get(source);
     skipped.delete(source);
     if (s && s.size === e.size && s.mtime === e.mtime) continue;
-    if (s) index.unskip(source);
+    const unskipped = s && index.unskip(source);
+    if (unskipped instanceof Promise) await unskipped;
     if (k) replaced++;
     toRead.push(e);
   }
   // Left: skipped sources no longer there.
-  for (const source of skipped.keys()) index.unskip(source);
+  for (const source of skipped.keys()) {
+    const unskipped = index.unskip(source);
+    if (unskipped instanceof Promise) await unskipped;
+  }
   let readCount = 0;
   const failed: string[] = [];
   const newlySkipped: string[] = [];
@@ -93,7 +100,7 @@ export async function syncIndex(
         // Its earlier records (if it changed into what is skipped) go.
         const source = index.sourceKey(e.source);
         if (!(await index.removeSource(source, stopped))) return sofar();
-        index.skip(source, e, error.message);
+        await index.skip(source, e, error.message);
         newlySkipped.push(error.message);
       } else failed.push(e.source);
     }
@@ -118,7 +125,7 @@ export async function syncIndex(
 export async function rewriteStaleWords(index: LocalIndex, stopped: () => boolean = () => false): Promise<number> {
   let rewritten = 0;
   while (!stopped()) {
-    const n = index.reblindStale(REWRITE_RECORDS, REWRITE_CHARS);
+    const n = await index.reblindStale(REWRITE_RECORDS, REWRITE_CHARS);
     if (n === 0) break;
     rewritten += n;
     await nextTurn();

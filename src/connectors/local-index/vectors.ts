@@ -94,7 +94,11 @@ export function setVectors(ctx: IndexContext, chunks: OwedChunk[], vectors: Floa
  * `turns`' budget is spent (D31): a long record's 64 chunks and the rest of a batch, rotated in
  * setVectors' transaction, were its largest part (~15-25 ms of one turn of the serving thread).
  */
-export async function rotatedInTurns(ctx: IndexContext, vectors: Float32Array[], turns = new Turns()): Promise<KeyedVector[]> {
+export async function rotatedInTurns(
+  ctx: Pick<IndexContext, "keys">,
+  vectors: Float32Array[],
+  turns = new Turns(),
+): Promise<KeyedVector[]> {
   const rotation = ctx.keys.rotation();
   const out: KeyedVector[] = [];
   for (const v of vectors) {
