@@ -73,6 +73,7 @@ const INTEGRATION = [
   "connectors/index-lease-stores.test.ts",
   "connectors/index-terms-memory.test.ts",
   "connectors/local-index-stores.test.ts",
+  "connectors/local-index-shared-serve.test.ts",
   "connectors/local-index-held-vectors.test.ts",
   "connectors/local-index-search-worker.test.ts",
   "connectors/maildir.test.ts",

@@ -8,6 +8,7 @@ import type { IndexedFolderConnector } from "../../src/connectors/indexed-source
 import { indexKeysFor } from "../../src/connectors/local-index";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { bearer, postJson, req, tempDir, testApp } from "../helpers";
+import { needlesOf, spelledIn } from "../support/at-rest";
 
 setDefaultTimeout(120_000);
 
@@ -23,16 +24,7 @@ function dataFiles(dir: string): Array<{ name: string; bytes: Buffer }> {
 }
 
 /** Files of the folder in which any needle occurs, case-insensitively. */
-function spelled(dir: string, needles: string[]): string[] {
-  const found: string[] = [];
-  for (const f of dataFiles(dir)) {
-    const text = f.bytes.toString("latin1").toLowerCase();
-    for (const n of needles) if (text.includes(n.toLowerCase())) found.push(`${f.name}: ${n}`);
-  }
-  return found;
-}
-
-const needlesOf = (words: string[]) => [...words, ...words.map((w) => w.slice(0, 6))];
+const spelled = (dir: string, needles: string[]) => spelledIn(dataFiles(dir), needles);
 
 /**
  * The best cosine between any 384-float window of any file (at every byte offset) and any of

@@ -1,10 +1,13 @@
 // The local index the folder connectors (files, maildir) write to, on a fresh database, and the
 // retrieval requests their tests ask it.
 import { randomBytes } from "node:crypto";
-import { EmbeddedIndex, type IndexKeys, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
+import { EmbeddedIndex, type IndexKeys, indexKeysFor, indexMigrations, type LocalIndex } from "../../src/connectors/local-index";
+import { SharedIndexes } from "../../src/connectors/local-index/shared-index";
+import { PostgresIndexRows } from "../../src/connectors/local-index/store-postgres";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
 import { migratedDatabase } from "./migrated";
+import { sharedDatabase } from "./shared-database";
 
 /** A database with the key and index tables; `indexFor(owner)` is the index of connector `owner` of alice's, `keysFor(owner)` its keys. */
 export function localIndexes() {
@@ -57,4 +60,35 @@ export function countingOpens(base: IndexKeys): { keys: IndexKeys; opened: () =>
     },
   };
   return { keys, opened: () => opened };
+}
+
+/** The folder connectors' indexes of one store (D33): `indexFor(key)` the index of connector `key` ("<owner>/<id>"). */
+export interface FolderIndexes {
+  indexFor(key: string): LocalIndex;
+  close(): Promise<void>;
+}
+
+/**
+ * The two stores a folder connector's index can live in (D33), for storeSuite: the embedded
+ * database, and the shared PostgreSQL (a fresh database of the test PostgreSQL), the keys alike.
+ */
+export function folderIndexStores(): Array<[string, () => Promise<FolderIndexes>]> {
+  return [
+    [
+      "embedded",
+      async () => {
+        const { indexFor } = localIndexes();
+        return { indexFor, close: async () => {} };
+      },
+    ],
+    [
+      "PostgreSQL",
+      async () => {
+        const db = await sharedDatabase();
+        const { keysFor } = localIndexes();
+        const room = new SharedIndexes(new PostgresIndexRows(db.sql));
+        return { indexFor: (key) => room.open(key, keysFor(key)), close: () => db.drop() };
+      },
+    ],
+  ];
 }

@@ -8,6 +8,8 @@
 //   rank.ts        words and meaning   sync.ts       a scan brought in  maintenance.ts  whole indexes
 //   skipped.ts     sources left out past a bound or their reading budget, until they change
 //   candidates.ts  a question's SQL    searcher.ts   which runs in the search worker (search-worker.ts), off the serving thread
+// That is the embedded store (EmbeddedIndex, below); the shared one (D33) is shared-index.ts over
+// store-postgres.ts, behind the same LocalIndex interface, chosen once at start (IndexRoom).
 import type { Database } from "bun:sqlite";
 import type { Awaitable } from "../../store/shared";
 import type { IndexProgress, RetrievalRequest, SearchHit, SourceRecord } from "../types";
