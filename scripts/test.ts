@@ -148,6 +148,8 @@ const INTEGRATION = [
   "metrics/prometheus.test.ts",
   "metrics/scrape-cost.test.ts",
   "native/materialize.test.ts",
+  "nodes/kill-node.test.ts",
+  "nodes/shared-state.test.ts",
   "net/post.test.ts",
   "oauth/conformance.test.ts",
   "oauth/flow.test.ts",

@@ -26,6 +26,7 @@ import { NODE_ID } from "./jobs/leases";
 import { PostgresLeases } from "./jobs/leases-postgres";
 import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
+import { PostgresRateLimiter } from "./limits/rate-limit-postgres";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
 import type { Logger } from "./log";
 import { type McpSessionStore, McpSessions } from "./mcp/sessions";
@@ -152,7 +153,10 @@ export async function createServices(
   const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db), now);
   const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);
   const mcpSessions = shared ? new PostgresMcpSessions(shared, now) : new McpSessions(now);
-  const limiter = new RateLimiter(db, limitsFrom(config), now, guard);
+  // Shared, one user's requests are counted once across the nodes (D33).
+  const limiter = shared
+    ? new PostgresRateLimiter(shared, limitsFrom(config), now, guard)
+    : new RateLimiter(db, limitsFrom(config), now, guard);
   const idempotency = new IdempotencyStore(
     new SqliteIdempotencyRecords(db),
     userKeys,

@@ -20,7 +20,7 @@ import { changedConfig, type Definition, publicConfig, validateConfig } from "./
 import { AHEAD_PAUSED, AHEAD_REFRESH_MS, AHEAD_RETRY_MS, embedAhead } from "./embed-ahead";
 import { ConnectorExists, ConnectorNotFound, ConnectorsClosing, OperatorConnector } from "./errors";
 import { grantBinding, type ImapConfig, signsInWithOAuth } from "./imap/config";
-import { type IndexedOptions, indexLeaseName } from "./indexed-source";
+import { type IndexedFolderConnector, type IndexedOptions, indexLeaseName } from "./indexed-source";
 import type { KindContext } from "./kind";
 import { CONNECTOR_KINDS, type ConnectorKind, KINDS } from "./kinds";
 import { EmbeddedIndexes, type IndexRoom, indexKeysFor } from "./local-index";
@@ -705,7 +705,10 @@ export class ConnectorRegistry {
    */
   async resumeOwed(): Promise<number> {
     const indexed = CONNECTOR_KINDS.filter((k) => KINDS[k].indexedLocally);
-    const owes = async (owner: string, id: string) => !this.live.has(`${owner}/${id}`) && (await this.indexes.owesWork(`${owner}/${id}`));
+    // Several nodes (D33): one live here whose sync was left to another node's lease is synced
+    // again (taking the lease once its holder is gone: a node killed mid-indexing); alone, a live one is at work already.
+    const owes = async (owner: string, id: string) =>
+      (this.leases !== undefined || !this.live.has(`${owner}/${id}`)) && (await this.indexes.owesWork(`${owner}/${id}`));
     const owed = async (d: Definition) => indexed.includes(d.kind) && (await owes(d.owner, d.id));
     const owing = async (ds: Definition[]) => {
       const owe = await Promise.all(ds.map(owed));
@@ -725,7 +728,11 @@ export class ConnectorRegistry {
         if (!(error instanceof NoUserKey)) this.log.warning("owed connector work not resumed", errorSummary(error));
       }
     }
-    for (const d of due) this.instance(d);
+    for (const d of due) {
+      const live = this.live.get(`${d.owner}/${d.id}`);
+      if (!live) this.instance(d);
+      else (live as Partial<Pick<IndexedFolderConnector, "sync">>).sync?.call(live).catch(() => {});
+    }
     return due.length;
   }
 

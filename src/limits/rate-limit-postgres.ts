@@ -8,6 +8,7 @@
 import type postgres from "postgres";
 import type { BackgroundGuard } from "../jobs/guard";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import { type Counter, type LimitedEndpoint, type Limits, type RateDecision, RateHeaders, type RateLimits, windowOf } from "./rate-limit";
 
 export const LIMITS_TABLE = "corpus_limits_windows";
@@ -48,13 +49,18 @@ export class PostgresRateLimiter implements RateLimits {
   private readonly writing = new Set<Promise<unknown>>();
 
   constructor(
-    private readonly sql: postgres.Sql,
+    private readonly sql: SharedQueries,
     private readonly limits: Limits,
     private readonly now: () => number = Date.now,
     /** Runs the writes that go on behind an answer (a refund), logging a failure once per streak. */
     private readonly guard: BackgroundGuard,
   ) {
     this.headers = new RateHeaders(limits);
+  }
+
+  /** The same store inside `tx` (a deletion's: users/deletion.ts): the user's windows erased and counted with the rest. */
+  within(tx: postgres.TransactionSql): PostgresRateLimiter {
+    return new PostgresRateLimiter(tx, this.limits, this.now, this.guard);
   }
 
   async hit(user: string, endpoint: LimitedEndpoint): Promise<RateDecision> {

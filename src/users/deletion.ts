@@ -126,6 +126,7 @@ const SHARED_USER_ROOMS = [
   "connectors",
   "connector_indexes",
   "keys",
+  "limits",
 ];
 
 export class DeletionIncomplete extends Error {
@@ -166,7 +167,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const connectors = shared ? shared.connectors.rows : s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
         atOnce(s.idempotency.forget(user), "idempotency");
-        atOnce(s.limiter.forget(user), "limits");
+        if (!shared) atOnce(s.limiter.forget(user), "limits");
         const profile = shared ? shared.profile : atOnce(s.userKeys.destroy(user), "keys");
         const left = [
           ...(shared?.left ?? []),
@@ -213,6 +214,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             connectors: inTransaction(s.connectors.records, tx, "connectors"),
             indexes: indexesShared ? inTransaction(s.connectors.indexes, tx, "connector_indexes") : undefined,
             keys: s.userKeys.within(tx),
+            limits: inTransaction(s.limiter, tx, "limits"),
           };
           const tokens = await rooms.auth.revokeUser(user);
           await rooms.auth.forgetIssued(user);
@@ -227,6 +229,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           const connectors = { ids: connectorIds, rows: await rooms.connectors.deleteUser(user) };
           await rooms.indexes?.forget(user);
           const profile = await rooms.keys.destroy(user);
+          await rooms.limits.forget(user);
           // SHARED_USER_ROOMS, by userRooms' names, each counted in this transaction.
           const counted: Record<string, UserRows | undefined> = {
             auth: rooms.auth,
@@ -239,6 +242,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             connectors: rooms.connectors,
             connector_indexes: rooms.indexes,
             keys: rooms.keys,
+            limits: rooms.limits,
           };
           const left: string[] = [];
           for (const [name, room] of Object.entries(counted)) if (room && (await room.rowsOf(user)) > 0) left.push(name);

@@ -21,6 +21,8 @@ import { loadMasterKey } from "../../src/crypto/master-key";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { limitsFrom } from "../../src/limits/rate-limit";
+import { PostgresRateLimiter } from "../../src/limits/rate-limit-postgres";
 import { PostgresMcpSessions } from "../../src/mcp/sessions-postgres";
 import { OAuthServer } from "../../src/oauth/service";
 import { PostgresOAuthStore } from "../../src/oauth/store-postgres";
@@ -44,7 +46,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let archive: Archive;
   let keys: UserKeys;
   let connectors: ConnectorRegistry;
-  let sharedRooms: Pick<Parameters<typeof deleteUser>[0], "oauth" | "mcpSessions" | "conversations" | "webhooks">;
+  let sharedRooms: Pick<Parameters<typeof deleteUser>[0], "oauth" | "mcpSessions" | "conversations" | "webhooks" | "limiter">;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -68,6 +70,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
       mcpSessions: new PostgresMcpSessions(db.client()),
       conversations: new Conversations(new PostgresConversationRecords(db.client()), keys),
       webhooks: new PostgresWebhookStore(db.client(), keys, masterKey),
+      limiter: new PostgresRateLimiter(db.client(), limitsFrom(t.config), Date.now, t.services.guard),
     };
   });
   afterAll(async () => {
