@@ -198,6 +198,7 @@ const INTEGRATION = [
   "support/growth.test.ts",
   "users/deletion-race.test.ts",
   "users/deletion-shared.test.ts",
+  "users/deletion-at-rest-shared.test.ts",
   "users/deletion.test.ts",
   "vectors/hnsw-executable.test.ts",
   "vectors/hnsw.test.ts",

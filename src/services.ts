@@ -222,6 +222,8 @@ export async function createServices(
       { name: "oauth_rows", run: () => oauth.purgeExpired() },
       // The embedded store sweeps itself on its own timer (mcp/sessions.ts).
       ...(mcpSessions instanceof PostgresMcpSessions ? [{ name: "mcp_sessions", run: () => mcpSessions.sweep() }] : []),
+      // A destroyed data key's dead row, kept by a transaction that was open at its deletion (users/deletion.ts).
+      ...(shared ? [{ name: "user_keys_compaction", run: () => userKeys.compactDestroyed()?.then(() => undefined) }] : []),
     ],
     log.child("sweeps"),
     undefined,

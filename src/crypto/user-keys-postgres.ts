@@ -4,7 +4,8 @@
 // the nodes: a dump of the database opens nothing. Two first uses at once (on two nodes) insert
 // ON CONFLICT DO NOTHING and read back the one kept: every node ends with one key. Nodes keep a
 // key in memory only from a `ready` that read its row (user-keys.ts), read again at each request
-// and job: a deletion on one node is seen by the others at their next one.
+// and job: a deletion on one node is seen by the others at their next one. After a deletion the
+// table is rewritten (compact) so that the destroyed key leaves PostgreSQL's files too.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
 import type { SharedQueries } from "../store/shared";
@@ -24,14 +25,25 @@ export const userKeyPgMigrations: PgMigration[] = [
   },
 ];
 
+/** The longest a compaction waits for the keys' table's lock (every request reads the table: it waits on none for long). */
+export const COMPACT_LOCK_WAIT = "2s";
+
+/** What a node owes the keys' table: the newest transaction that erased a key, until a compaction took its row out (shared by a store and its `within` forms). */
+interface Owed {
+  xid?: bigint;
+}
+
 export class PostgresUserKeyRecords implements UserKeyRecords {
   readonly answersLater = true;
 
-  constructor(private readonly sql: SharedQueries) {}
+  constructor(
+    private readonly sql: SharedQueries,
+    private readonly owed: Owed = {},
+  ) {}
 
   /** The store bound to `tx` (a user's deletion, one transaction of every shared room, D33). */
   within(tx: postgres.TransactionSql): PostgresUserKeyRecords {
-    return new PostgresUserKeyRecords(tx);
+    return new PostgresUserKeyRecords(tx, this.owed);
   }
 
   async wrapped(user: string): Promise<Uint8Array | undefined> {
@@ -56,7 +68,44 @@ export class PostgresUserKeyRecords implements UserKeyRecords {
     return row!.n;
   }
 
+  /** Erases the key; the erasing transaction is remembered: its dead row is owed a compaction. */
   async forget(user: string): Promise<boolean> {
-    return (await this.sql`DELETE FROM ${this.sql(USER_KEYS_TABLE)} WHERE user_id = ${user}`).count > 0;
+    const rows = await this.sql<{ xid: string }[]>`
+      DELETE FROM ${this.sql(USER_KEYS_TABLE)} WHERE user_id = ${user} RETURNING pg_current_xact_id()::text AS xid`;
+    const xid = rows[0] && BigInt(rows[0].xid);
+    if (xid !== undefined && (this.owed.xid === undefined || xid > this.owed.xid)) this.owed.xid = xid;
+    return rows.length > 0;
+  }
+
+  /**
+   * VACUUM FULL of the keys' table: a deleted row stays in its page until VACUUM, and a plain
+   * VACUUM frees its space without overwriting it, so an erased key's wrapped bytes would stay in
+   * the table's file, which the master key opens. Rewritten, the table is a new file without them,
+   * the old one unlinked. The rewrite keeps a dead row that a transaction begun before its erase
+   * may still see (any session's snapshot, in any database of the server): while one is open the
+   * compaction waits (false: owed, asked again by the next sweep). One row of ~100 bytes per user:
+   * milliseconds, under a lock that every request's read of a key waits for, so the lock itself
+   * is waited for COMPACT_LOCK_WAIT at most (then this throws). True when nothing is owed.
+   */
+  async compact(): Promise<boolean> {
+    const owed = this.owed.xid;
+    if (owed === undefined) return true;
+    if ("savepoint" in this.sql) throw new Error("users' data keys: a compaction cannot run inside a transaction");
+    const [held] = await this.sql<{ held: boolean }[]>`
+      SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+        AND age(backend_xmin) >= age(${owed.toString()}::xid8::xid)) AS held`;
+    if (held!.held) return false;
+    // VACUUM runs outside any transaction: on one connection, its lock wait set there and reset after.
+    const connection = await this.sql.reserve();
+    try {
+      await connection.unsafe(`SET lock_timeout = '${COMPACT_LOCK_WAIT}'`);
+      await connection.unsafe(`VACUUM FULL ${USER_KEYS_TABLE}`);
+    } finally {
+      await connection.unsafe("RESET lock_timeout").catch(() => {});
+      connection.release();
+    }
+    // A key erased meanwhile is owed the next one.
+    if (this.owed.xid === owed) this.owed.xid = undefined;
+    return this.owed.xid === undefined;
   }
 }

@@ -76,6 +76,12 @@ export interface UserKeyRecords {
   rowsOf(user: string): Awaitable<number>;
   /** Erases the user's key; whether there was one. */
   forget(user: string): Awaitable<boolean>;
+  /**
+   * The shared store: rewrites its table so that keys erased before leave its files, not only its
+   * rows (the embedded database's scrub does that for its own: secure_delete, the WAL emptied);
+   * false while a transaction older than an erase keeps its row (asked again later).
+   */
+  compact?(): Promise<boolean>;
 }
 
 /** The embedded store: the data folder's database, today's table and statements. */
@@ -328,6 +334,16 @@ export class UserKeys {
   destroy(user: string): Awaitable<boolean> {
     this.drop(user);
     return this.records.forget(user);
+  }
+
+  /**
+   * After a deletion committed on the shared store: the destroyed key's wrapped bytes out of
+   * PostgreSQL's files (PostgresUserKeyRecords.compact). Everything else of the user there is
+   * sealed, blinded or rotated under that key (D3, D25). False while a transaction older than
+   * the erase keeps the row (the sweep asks again); undefined on the embedded store.
+   */
+  compactDestroyed(): Promise<boolean> | undefined {
+    return this.records.compact?.();
   }
 
   /** The erase and count of a user's deletion inside its PostgreSQL transaction (D33); refused for the embedded store. */

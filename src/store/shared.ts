@@ -8,7 +8,7 @@
 // CORPUS_DATABASE_URL stops the service at start naming the rooms not yet shared: never a silent SQLite.
 import postgres from "postgres";
 import { type Config, ConfigError } from "../config";
-import { requireVectorExtension } from "../vectors/postgres";
+import { HNSW_SESSION, openedWithHnswSession, requireVectorExtension } from "../vectors/postgres";
 import { migratePostgres, type PgMigration } from "./postgres-migrations";
 
 /** What runs a shared room's statements: the node's connections, or a transaction of them (a deletion's, D33). */
@@ -91,7 +91,8 @@ export async function openSharedDatabase(
   migrations: readonly PgMigration[],
   connections = SHARED_CONNECTIONS,
 ): Promise<postgres.Sql> {
-  const sql = postgres(url, { max: connections, onnotice: () => {} });
+  // Every session searches vectors with iterative scans at the default width (one statement a search: PostgresVectorStore.over).
+  const sql = openedWithHnswSession(postgres(url, { max: connections, onnotice: () => {}, connection: HNSW_SESSION }));
   try {
     // The shared rooms keep keyed vectors (the archive's): a database without pgvector is named as such, before any table is made.
     await requireVectorExtension(sql);

@@ -259,6 +259,16 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
     throw error;
   }
   const { result, anything, queued } = erased;
+  // PostgreSQL keeps a deleted row's bytes in its file until its page is reused: the destroyed
+  // key's are rewritten out now, by this node, off the serving thread (the database does it), or
+  // by a later sweep while an older transaction still sees the row; the user's other dead rows
+  // are sealed, blinded or rotated under that key (D3, D25).
+  const compacted = await s.userKeys.compactDestroyed()?.catch((error: unknown) => {
+    s.log.warning("user data deleted; the data keys' table is rewritten at the next sweep", errorSummary(error));
+    return true;
+  });
+  if (compacted === false)
+    s.log.info("user data deleted; an open transaction still sees the destroyed key's row: rewritten at a later sweep");
   await s.connectors.closeUser(user);
   // Free pages are overwritten (secure_delete), the word index drops what deleted entries left,
   // and the WAL is emptied into the database. The deletion itself is done: the scrub was owed in

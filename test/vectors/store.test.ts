@@ -3,13 +3,22 @@
 // on loopback). Vectors are keyed by a real rotation (D25), as every store holds them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import postgres from "postgres";
 import { ARCHIVE_VECTORS } from "../../src/archive/rows";
 import { archiveMigrations } from "../../src/archive/store";
 import { indexMigrations } from "../../src/connectors/local-index";
 import { type KeyedVector, VectorRotation } from "../../src/crypto/rotation";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
 import { openDatabase } from "../../src/store/database";
-import { PostgresVectorStore, VECTORS_TABLE, VectorStoreUnavailable } from "../../src/vectors/postgres";
+import { openSharedDatabase } from "../../src/store/shared";
+import {
+  DEFAULT_EF_SEARCH,
+  openedWithHnswSession,
+  PostgresVectorStore,
+  VECTORS_TABLE,
+  VectorStoreUnavailable,
+  vectorMigrations,
+} from "../../src/vectors/postgres";
 import { SqliteVectorStore } from "../../src/vectors/sqlite";
 import { MAX_KNN, type VectorStore } from "../../src/vectors/store";
 import { tempDir } from "../helpers";
@@ -260,6 +269,41 @@ describe("PostgreSQL alone", () => {
       expect(Math.abs(cosine(held, plain))).toBeLessThan(0.3);
     } finally {
       await store.close();
+      await db.drop();
+    }
+  });
+
+  test("over the shared database's connections a search is one statement (no transaction), searching as a store's own do; over others, a transaction that sets them", async () => {
+    const db = await vectorDatabase();
+    const shared = await openSharedDatabase(db.url, vectorMigrations(VECTORS_TABLE));
+    const other = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      await PostgresVectorStore.over(shared, VECTORS_TABLE).put("eve", "mail", [{ id: 1, vector: keyed(unit(1)) }]);
+      // The transactions a search begins.
+      const counting = (sql: postgres.Sql, sent: { transactions: number }) =>
+        new Proxy(sql, {
+          get: (target, key) => {
+            if (key === "begin") sent.transactions++;
+            return Reflect.get(target, key);
+          },
+        });
+      const onShared = { transactions: 0 };
+      const tuned = counting(shared, onShared);
+      // Registered as the shared database's pool is (openSharedDatabase): the proxy stands for it.
+      openedWithHnswSession(tuned);
+      expect((await PostgresVectorStore.over(tuned, VECTORS_TABLE).knn("eve", keyed(unit(1)), 1)).map((n) => n.id)).toEqual([1]);
+      expect(onShared.transactions).toBe(0);
+      const [session] = await shared<{ scan: string; ef: string }[]>`
+        SELECT current_setting('hnsw.iterative_scan') AS scan, current_setting('hnsw.ef_search') AS ef`;
+      expect(session).toEqual({ scan: "relaxed_order", ef: String(DEFAULT_EF_SEARCH) });
+      const onOther = { transactions: 0 };
+      expect(
+        (await PostgresVectorStore.over(counting(other, onOther), VECTORS_TABLE).knn("eve", keyed(unit(1)), 1)).map((n) => n.id),
+      ).toEqual([1]);
+      expect(onOther.transactions).toBe(1);
+    } finally {
+      await other.end();
+      await shared.end();
       await db.drop();
     }
   });
