@@ -49,7 +49,7 @@ import {
   WAS,
   YES_NO,
 } from "./language/words";
-import { namesIn } from "./score";
+import { namesIn } from "./rare-words";
 
 export { ASKED_KINDS, type Asks } from "./asked/prototypes";
 

@@ -10,8 +10,8 @@ import { COMPARATOR, comparisonOf, countedNext, rangesAsComparisons } from "./la
 import { anyOf, wholeWords } from "./language/patterns";
 import { all, LARGEST, MOST_RECENT, OVER, SMALLEST, UNDER } from "./language/words";
 import { type DaysSaid, dateRange } from "./question-dates";
+import { namesIn } from "./rare-words";
 import { FILE_WORDS, MAIL_WORDS, ROW_WORDS } from "./record-kinds";
-import { namesIn } from "./score";
 
 /** The question as ranking, citing and answering read it (D32): what it asks (asked.ts), its words, conditions and names. */
 export interface QueryPlan extends Asked {

@@ -7,7 +7,8 @@ import type { Connector, SourceRecord } from "../../src/connectors/types";
 import { countWords } from "../../src/retrieval/bm25";
 import { fuse, RARE_BOOST } from "../../src/retrieval/fuse";
 import { planQuery } from "../../src/retrieval/plan";
-import { leadingName, markRareWords, namesIn, type Scoring, scoreCandidates } from "../../src/retrieval/score";
+import { leadingName, markRareWords, namesIn } from "../../src/retrieval/rare-words";
+import { type Scoring, scoreCandidates } from "../../src/retrieval/score";
 import type { Question, RankedChunk } from "../../src/retrieval/types";
 
 const candidate = (id: string, lexical: number, dense: number): RankedChunk => {
