@@ -42,6 +42,21 @@ export interface SourceReading {
   /** The words of what names it (its head: title, sender, first lines), and of its text. */
   headWords: ReadonlySet<string>;
   words: ReadonlySet<string>;
+  /** Its lines are each "Column: value" (more than one, none boilerplate): read as a table row's cells. */
+  cellLines: boolean;
+}
+
+/** A text's lines as a row's cells are read: trimmed, blank ones dropped. */
+export const linesOf = (text: string) =>
+  text
+    .split("\n")
+    .map((x) => x.trim())
+    .filter(Boolean);
+const CELL_LINE = /^[\w .-]{1,40}:\s/;
+/** Lines shaped "Column: value" outside a table too, never a mail's header block. */
+function cellLinesOf(text: string, contactWanted: boolean): boolean {
+  const lines = linesOf(text);
+  return lines.length > 1 && lines.every((l) => CELL_LINE.test(l)) && !lines.some((l) => isBoilerplate(l, contactWanted));
 }
 
 /** A statement's sentence as candidatesOf reads it whatever is asked: what a question reads of it is not read again per question. */
@@ -73,6 +88,7 @@ export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceRe
   // Read when asked for: a table row's candidates are its cells, not its statements.
   let statements: readonly Statement[] | undefined;
   let sentences: readonly (readonly Sentence[])[] | undefined;
+  let cellLines: boolean | undefined;
   const textWords = new Set(words(s.text));
   return {
     get statements() {
@@ -92,6 +108,11 @@ export function sourceReading(s: AnswerSource, contactWanted: boolean): SourceRe
         sentences = this.statements.map((statement) => sentencesOf(statement, s, contactWanted, interned));
       }
       return sentences;
+    },
+    // Read once per version with the rest (statement-memo.ts), not split again on every question (issue 36).
+    get cellLines() {
+      cellLines ??= cellLinesOf(s.text, contactWanted);
+      return cellLines;
     },
     headWords: new Set(words(s.head ?? (s.type === "email" ? "" : s.text.slice(0, HEAD_CHARS)))),
     words: textWords,

@@ -6,7 +6,7 @@
 import type { SourceRecord } from "../connectors/types";
 import { isTotalLine, PART_OF_TOTAL, TAX, TOTAL } from "./amounts";
 import { meetingRowsAnswer, orderedRowAnswer } from "./answer-rows";
-import { COMPANY, FORWARD_TAIL, MERCHANT_AT, type SourceReading, sourceReading } from "./answer-source";
+import { COMPANY, FORWARD_TAIL, linesOf, MERCHANT_AT, type SourceReading, sourceReading } from "./answer-source";
 import { type Asked, type Asks, DUE_ASKED, TAX_WORDS } from "./asked";
 import { words } from "./bm25";
 import { DATE_OR_TIME, documentDates } from "./document-dates";
@@ -299,21 +299,14 @@ function candidatesOf(
   rankShare = 1,
   read: () => SourceReading = () => sourceReading(s, r.plan.contact),
 ): Candidate[] {
-  const lines = s.text
-    .split("\n")
-    .map((x) => x.trim())
-    .filter(Boolean);
   const reading = read();
   const share = (held: ReadonlySet<string>) => (r.names.length ? r.names.filter((n) => held.has(n)).length / r.names.length : 0);
   const named = share(reading.headWords);
   const namedInRecord = share(reading.words);
   const base = { source, rankShare, named, namedInRecord, quoted: false, failsAmount: s.meetsAmount === false };
-  // A table row's lines are its cells; lines shaped "Column: value" elsewhere too, never a mail's header block.
-  const row =
-    s.metadata?.table !== undefined
-      ? lines.length > 0
-      : lines.length > 1 && lines.every((l) => /^[\w .-]{1,40}:\s/.test(l)) && !lines.some((l) => isBoilerplate(l, r.plan.contact));
-  if (row) return rowCandidates(lines, base, r);
+  // A table row's lines are its cells (it has one that is not blank); lines shaped "Column: value" elsewhere too (answer-source.ts).
+  const row = s.metadata?.table !== undefined ? /\S/.test(s.text) : reading.cellLines;
+  if (row) return rowCandidates(linesOf(s.text), base, r);
   // Who wrote it, if not someone the question names ("Who invited Steve Kean": not Steve Kean's own mail).
   // Who approved what it asks: the mail's own sender, whose words approve it, not a forwarded message's.
   const from = String(s.metadata?.from ?? "");

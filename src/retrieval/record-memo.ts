@@ -3,6 +3,7 @@
 // candidates were candidates of the questions before it. Keyed by owner, connector and record,
 // kept while the text read is the same, and bounded by what the values hold, oldest out first
 // (as chunk-cache.ts).
+import type { SourceRecord } from "../connectors/types";
 
 interface Remembered<T> {
   /**
@@ -14,11 +15,15 @@ interface Remembered<T> {
   digest: bigint;
   value: T;
   size: number;
+  /** The frozen record it was read from (getOfRecord): met again, its text is neither built nor hashed again. */
+  from?: WeakRef<SourceRecord>;
 }
 
 export class RecordMemo<T> {
   private readonly entries = new Map<string, Remembered<T>>();
   private heldSize = 0;
+  /** Texts hashed so far, to tell whether the value is still theirs (tests count the work). */
+  hashed = 0;
 
   /**
    * `compute` reads a text (by default, that of the record's version); `sizeOf` is what its value
@@ -36,6 +41,7 @@ export class RecordMemo<T> {
    * `text` must hold all of it that the value depends on: the bytes of a sealed record, say).
    */
   get(key: string, text: string | Uint8Array, computeOf?: () => T): T {
+    this.hashed++;
     const digest = Bun.hash.wyhash(text) as bigint;
     const cached = this.entries.get(key);
     if (cached && cached.digest === digest) return cached.value;
@@ -46,6 +52,22 @@ export class RecordMemo<T> {
     while (this.heldSize + size > this.budget) this.forget(this.entries.keys().next().value!);
     this.entries.set(key, { digest, value, size });
     this.heldSize += size;
+    return value;
+  }
+
+  /**
+   * `get` of what `textOf` reads of `record`. A local index's records are opened once per version
+   * and frozen (documents.ts openRecords): the same frozen object met again holds the same text, so
+   * its value is returned without building that text and hashing it (issue 36: ~0.5 ms of the
+   * serving thread a question). Any other record is read and hashed as `get` does.
+   */
+  getOfRecord(key: string, record: SourceRecord, textOf: (record: SourceRecord) => string): T {
+    const cached = this.entries.get(key);
+    if (cached?.from !== undefined && cached.from.deref() === record) return cached.value;
+    const value = this.get(key, textOf(record));
+    const entry = this.entries.get(key);
+    // Frozen with its metadata: what textOf reads of it cannot change.
+    if (entry && Object.isFrozen(record) && Object.isFrozen(record.metadata)) entry.from = new WeakRef(record);
     return value;
   }
 

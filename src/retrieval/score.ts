@@ -83,7 +83,7 @@ export function scoreCandidates(
   const rare = rareWordsApply(scoredWords, pool.length);
   if (new Set(groupOf).size >= 2 || rare) {
     const counted = wordCountsOf(
-      poolRecords.map(({ key, record }) => poolWords.get(key, poolText(record))),
+      poolRecords.map(({ key, record }) => poolWords.getOfRecord(key, record, poolText)),
       scoredWords,
     );
     calibrateLexical(pool, groupOf, counted, scoredWords);
@@ -118,7 +118,7 @@ function wordScores(hits: SearchHit[], terms: string[], keyOf: (h: SearchHit) =>
     ? []
     : bm25Of(
         wordCountsOf(
-          hits.map((h) => recordWords.get(keyOf(h), wordsText(h.record))),
+          hits.map((h) => recordWords.getOfRecord(keyOf(h), h.record, wordsText)),
           terms,
         ),
         terms,

@@ -59,6 +59,7 @@ function readOnce(s: AnswerSource, contactWanted: boolean): SourceReading {
     sentences: Object.freeze(read.sentences.map((ss) => Object.freeze(ss.map((x: Sentence) => Object.freeze(x))))),
     headWords: read.headWords,
     words: read.words,
+    cellLines: read.cellLines,
   });
 }
 

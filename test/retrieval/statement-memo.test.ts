@@ -171,3 +171,41 @@ test("a long record's windows around its cited chunks are each read once, not on
     for (const source of [first, last]) expect(extractiveAnswer(plan, [source], memo)).toBe(extractiveAnswer(plan, [source]));
   expect(memo.sourceReads).toBe(2);
 });
+
+/** How many times `work` splits one of `texts` into lines. */
+function linesSplit(texts: string[], work: () => void): number {
+  const split = String.prototype.split;
+  const wanted = new Set(texts);
+  let count = 0;
+  String.prototype.split = function (this: string, ...args: Parameters<typeof split>) {
+    if ((args[0] as unknown) === "\n" && wanted.has(String(this))) count++;
+    return split.apply(this, args);
+  } as typeof split;
+  try {
+    work();
+  } finally {
+    String.prototype.split = split;
+  }
+  return count;
+}
+
+test("a remembered source or chunk is not split into lines again to tell whether it reads as a row's cells", () => {
+  const memo = new ChunkStatements();
+  const plan = planQuery("How much did we pay for the invoice?");
+  const texts = answerSources().map((s) => s.text);
+  expect(linesSplit(texts, () => extractiveAnswer(plan, answerSources(), memo))).toBeGreaterThan(0);
+  expect(linesSplit(texts, () => extractiveAnswer(plan, answerSources(), memo))).toBe(0);
+  const chunks = records.flatMap(chunksOf);
+  cited("When was the invoice issued?", memo);
+  expect(linesSplit(chunks, () => cited("When was the invoice issued?", memo))).toBe(0);
+  // A row's cells are still its lines, remembered or read afresh.
+  const row: AnswerSource = {
+    text: "Name: Acme Corp\nCity: Oslo\nTotal: 12.00",
+    type: "file",
+    score: 1,
+    key: recordKey("alice", "t", "r1"),
+  };
+  const asked = planQuery("What is the total of Acme Corp?");
+  expect(extractiveAnswer(asked, [row], memo)).toBe(extractiveAnswer(asked, [row]));
+  expect(extractiveAnswer(asked, [row], memo)).toContain("12.00");
+});
