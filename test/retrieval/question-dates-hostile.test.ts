@@ -1,0 +1,55 @@
+// Attack: a question written to be read as many dates. chrono read the whole question: "Mon 1 "
+// said 666 times (3,996 characters, under the question's 4,000) took 1.1 s of the serving thread's
+// CPU, and 8 times the text ~5 times longer than 8 runs on it (its results are compared with each
+// other). Only the first two dates are used, so only the text around them is read (D31: no request
+// holds the serving thread).
+import { expect, test } from "bun:test";
+import { planQuery } from "../../src/retrieval/plan";
+import { dateRange } from "../../src/retrieval/question-dates";
+import { howItGrows } from "../support/growth";
+
+const NOW = new Date("2026-11-22T10:00:00Z");
+const iso = (d?: Date) => d?.toISOString().slice(0, 10);
+
+test("attack: dates said again and again are read in linear time", async () => {
+  for (const unit of ["Mon 1 ", "May 1 ", "1/1 ", "12.06.2001 "])
+    expect({ unit, grows: await howItGrows((n) => dateRange(unit.repeat(n), NOW), 12) }).toEqual({ unit, grows: "linear" });
+});
+
+test("attack: a question of hostile dates reads as a date or none, never an error", () => {
+  for (const q of [
+    "between 99 and 1 Foo 99999",
+    "between 5 and 3 May",
+    "on 99/99",
+    "on 31.12.9999",
+    "FRI 31/31",
+    "between 1 and ".repeat(300),
+    "1 May - ".repeat(500),
+    "\u0000on\u0001 14\u0002 May",
+  ]) {
+    const p = planQuery(q, NOW);
+    for (const d of [p.dateFrom, p.dateTo]) expect({ q, valid: d === undefined || !Number.isNaN(d.getTime()) }).toEqual({ q, valid: true });
+  }
+});
+
+test("a date far into a long question is read as the question alone reads it, with its range's second date", () => {
+  // Past several windows, and cut across one: the filler's length is no multiple of a window.
+  const filler = "tell me about the shop and what it sold to me ".repeat(23);
+  for (const q of [
+    "mails from 2024-03-01 to 2024-03-15",
+    "mails between 2024-03-01 and 2024-03-15",
+    "invoices since last week",
+    "mails until 12.06.2001",
+    "mails before yesterday",
+    "between March 1 and March 15 2024",
+  ]) {
+    const [alone, long] = [dateRange(q, NOW), dateRange(filler + q, NOW)];
+    expect({ q, from: iso(long.from), to: iso(long.to), asked: long.asked }).toEqual({
+      q,
+      from: iso(alone.from),
+      to: iso(alone.to),
+      asked: alone.asked,
+    });
+  }
+  expect([iso(dateRange(`${filler}mails from 2024-03-01 to 2024-03-15`, NOW).to)]).toEqual(["2024-03-16"]);
+});
