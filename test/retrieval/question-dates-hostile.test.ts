@@ -42,6 +42,8 @@ test("a date far into a long question is read as the question alone reads it, wi
     "mails until 12.06.2001",
     "mails before yesterday",
     "between March 1 and March 15 2024",
+    // chrono reads "May" as a month after "in" only: the window holding it holds the word before.
+    "The team offsite is in Lisbon in May; flights booked by Orsolya.",
   ]) {
     const [alone, long] = [dateRange(q, NOW), dateRange(filler + q, NOW)];
     expect({ q, from: iso(long.from), to: iso(long.to), asked: long.asked }).toEqual({
@@ -52,4 +54,6 @@ test("a date far into a long question is read as the question alone reads it, wi
     });
   }
   expect([iso(dateRange(`${filler}mails from 2024-03-01 to 2024-03-15`, NOW).to)]).toEqual(["2024-03-16"]);
+  const offsite = dateRange(`${filler}The team offsite is in Lisbon in May; flights booked by Orsolya.`, NOW);
+  expect([iso(offsite.from), iso(offsite.to)]).toEqual(["2026-05-01", "2026-06-01"]);
 });
