@@ -100,6 +100,11 @@ const grammarOf = (l: Language) => {
   const cue = `(?:(?<cue>${anyOf([...all(TIME_CUES), ...all(DAY_CUES)])})\\s+)?`;
   const re = (body: string) => new RegExp(`(?<![\\p{L}\\d])${cue}${body}(?![\\p{L}\\d])`, "iu");
   return {
+    /** A second date joined to the one a rule read ("December 2023 to January 2024"): a range no rule reads whole. */
+    joined: new RegExp(
+      `^${join}(?:\\d{1,2}(?:st|nd|rd|th|er|\\.)?\\s+(?:of\\s+)?${anyOf(MONTH_WORDS)}|${anyOf(MONTH_WORDS)}\\.?\\s+\\d|\\d{1,2}[/.-]\\d{1,2})`,
+      "iu",
+    ),
     weekdayOf: new Map(weekdays.flatMap((row, i) => row.split(" ").map((w) => [w, (i + 1) % 7] as const))),
     rules: [
       // "between March 1 and March 15 2024", "from 1 March to 15 April".
@@ -141,30 +146,39 @@ function daysOf(text: string, now: Date, l: Language): QuestionTime | undefined 
     if (!n.cue && weekday === undefined && !n.last && !(n.year && !n.day)) continue;
     // "Since", "before": one end open, as the reading below reads it.
     const end = m.index + m[0].length;
+    // A year at each end: the whole range is chrono's (below), not this rule's first end alone.
+    if (!n.last && !n.lastMonth && g.joined.test(text.slice(end))) return undefined;
     if ((n.cue && OPEN_END.test(n.cue)) || ONWARDS.test(text.slice(end, end + 24)) || /starting\s+$/i.test(text.slice(0, m.index)))
       continue;
     const numbers = /^\d/.test(n.month!);
     const inYear = y ?? ANY_YEAR;
-    const valid = (mo: number, d: number) => mo >= 1 && mo <= 12 && new Date(Date.UTC(inYear, mo - 1, d)).getUTCDate() === d;
+    const valid = (mo: number, d: number, year: number) => mo >= 1 && mo <= 12 && new Date(Date.UTC(year, mo - 1, d)).getUTCDate() === d;
     const [month, d] = [numbers ? Number(n.month) : monthOf(n.month!)!, Number(n.day ?? 1)];
     const [lastMonth, last] = [n.lastMonth ? monthOf(n.lastMonth)! : month, n.last ? Number(n.last) : undefined];
     // A day ("FRI 09/02" either way round), days to a last day, or months to the end of the last.
     const readings = numbers && d !== month ? [[month, d] as const, [d, month] as const] : [[month, d] as const];
+    // A range across a year's end ("20 December to 5 January 2018"): its year is its last day's, its first day in the year before.
+    const across = lastMonth < month ? 1 : 0;
+    const firstYear = y === undefined ? inYear : inYear - across;
+    const lastYear = y === undefined ? inYear + across : inYear;
     const ranges = readings
-      .filter(([mo, day]) => valid(mo, day) && (last === undefined || valid(lastMonth, last)))
+      .filter(([mo, day]) => valid(mo, day, firstYear) && (last === undefined || valid(lastMonth, last, lastYear)))
       .map(([mo, day]): [number, number] => [
-        Date.UTC(inYear, mo - 1, day),
+        Date.UTC(firstYear, mo - 1, day),
         last !== undefined
-          ? Date.UTC(inYear, lastMonth - 1, last) + DAY_MS
+          ? Date.UTC(lastYear, lastMonth - 1, last) + DAY_MS
           : n.day
-            ? Date.UTC(inYear, mo - 1, day) + DAY_MS
-            : Date.UTC(inYear, lastMonth, 1),
+            ? Date.UTC(firstYear, mo - 1, day) + DAY_MS
+            : Date.UTC(lastYear, lastMonth, 1),
       ]);
     if (ranges.length === 0 || ranges[0]![1] <= ranges[0]![0]) continue;
     // Without a year, documents match the days in any year; the last such days are the reading's range (books).
     const [from, to] = ranges[0]!;
     const thisYear = Date.UTC(now.getUTCFullYear(), new Date(from).getUTCMonth(), new Date(from).getUTCDate());
-    const year = y ?? now.getUTCFullYear() - (thisYear > now.getTime() ? 1 : 0);
+    let year = y ?? now.getUTCFullYear() - (thisYear > now.getTime() ? 1 : 0);
+    // "On 29 February" without a year: the last year that has it, not an empty range on 1 March.
+    const first = new Date(from);
+    while (y === undefined && new Date(Date.UTC(year, first.getUTCMonth(), first.getUTCDate())).getUTCDate() !== first.getUTCDate()) year--;
     const moved = (t: number) => {
       const d = new Date(t);
       return new Date(Date.UTC(year + d.getUTCFullYear() - inYear, d.getUTCMonth(), d.getUTCDate()));
@@ -258,15 +272,22 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
   const second = results[1];
   if (!r.end && second && /^\s*(and|to|until|-|–)\s*$/i.test(text.slice(r.index + r.text.length, second.index))) {
     const year = second.start.get("year")!;
-    if (!r.start.isCertain("year")) assign(r.start, "year", year);
-    spans.push([second.index, second.index + second.text.length]);
     // "Between March and May 2023" ends with May.
     const end = second.start;
     const to =
       !end.isCertain("day") && end.isCertain("month")
         ? Date.UTC(year, end.get("month")!, 1)
         : startOfDayUtc(end.date()).getTime() + 86_400_000;
-    return { from: startOfDayUtc(r.start.date()), to: new Date(to), spans };
+    const yearSaid = r.start.isCertain("year");
+    if (!yearSaid) assign(r.start, "year", year);
+    // Across a year's end ("December 20 and January 5, 2018"): the first end in the year before.
+    if (!yearSaid && startOfDayUtc(r.start.date()).getTime() >= to) assign(r.start, "year", year - 1);
+    const from = startOfDayUtc(r.start.date());
+    // Ends said the wrong way round ("24/01/18 and 31/12/99") make no range: the first date alone, read below.
+    if (from.getTime() < to) {
+      spans.push([second.index, second.index + second.text.length]);
+      return { from, to: new Date(to), spans };
+    }
   }
   // A month or day without a year means the last one, not the next.
   if (!r.start.isCertain("year") && r.start.date() > now) assign(r.start, "year", r.start.get("year")! - 1);
@@ -302,5 +323,7 @@ function dateRangeOf(text: string, now: Date): { from?: Date; to?: Date; spans: 
     /since|after/.test(before) || (/from/.test(before) && (ONWARDS.test(afterDate) || /starting\s+from\s*$/i.test(text.slice(0, r.index))));
   if (openEnded && !r.end) return { from, spans };
   if (/before|until/.test(before) && !r.end) return { to: /until/.test(before) ? to : from, spans };
+  // chrono's own range said the wrong way round ("January 31 – 13 march 31"): its first day alone.
+  if (to <= from) to = new Date(from.getTime() + 86_400_000);
   return { from, to, spans };
 }

@@ -5,7 +5,7 @@
 // holds the serving thread).
 import { expect, test } from "bun:test";
 import { planQuery } from "../../src/retrieval/plan";
-import { dateRange } from "../../src/retrieval/question-dates";
+import { dateRange, onDaysSaid } from "../../src/retrieval/question-dates";
 import { howItGrows } from "../support/growth";
 
 const NOW = new Date("2026-11-22T10:00:00Z");
@@ -56,4 +56,51 @@ test("a date far into a long question is read as the question alone reads it, wi
   expect([iso(dateRange(`${filler}mails from 2024-03-01 to 2024-03-15`, NOW).to)]).toEqual(["2024-03-16"]);
   const offsite = dateRange(`${filler}The team offsite is in Lisbon in May; flights booked by Orsolya.`, NOW);
   expect([iso(offsite.from), iso(offsite.to)]).toEqual(["2026-05-01", "2026-06-01"]);
+});
+
+test("attack: a range with a year at each end, or across a year's end, is read whole (as before the grammar)", () => {
+  for (const [q, from, to] of [
+    ["mails from December 2023 to January 2024", "2023-12-01", "2024-02-01"],
+    ["receipts from 20 December 2017 to 5 January 2018", "2017-12-20", "2018-01-06"],
+    ["mails from 3 March 2017 to 5 May 2018", "2017-03-03", "2018-05-06"],
+    ["mails between March 3, 2017 and May 5, 2018", "2017-03-03", "2018-05-06"],
+    ["receipts from 20 December to 5 January 2018", "2017-12-20", "2018-01-06"],
+    ["receipts 28 Dec - 3 Jan 2018", "2017-12-28", "2018-01-04"],
+    ["invoices from December to January 2024", "2023-12-01", "2024-02-01"],
+  ] as const) {
+    const p = planQuery(q, NOW);
+    expect({ q, from: iso(p.dateFrom), to: iso(p.dateTo) }).toEqual({ q, from, to });
+  }
+});
+
+test("attack: days across a year's end without a year are matched in every year, both sides of New Year", () => {
+  const p = planQuery("What did I spend between 20 December and 5 January?", NOW);
+  expect(p.days?.anyYear).toBe(true);
+  const on = (d: string) => onDaysSaid(Date.parse(`${d}T00:00:00Z`), p.days!);
+  expect(["2017-12-20", "2017-12-31", "2018-01-01", "2018-01-05", "2017-12-19", "2018-01-06"].map(on)).toEqual([
+    true,
+    true,
+    true,
+    true,
+    false,
+    false,
+  ]);
+});
+
+test("attack: ends said the wrong way round, or a 29 February without a year, make no empty or backward range", () => {
+  for (const q of [
+    "mails on 24/01/18 and 31/12/99",
+    "between 2024-03-01 and 2020-01-01",
+    "in February 29",
+    "receipts on 29 February",
+    "on 29/02",
+    "January 31 – 13 march 31",
+  ]) {
+    const r = dateRange(q, NOW);
+    expect({ q, forward: !(r.from && r.to) || r.from < r.to }).toEqual({ q, forward: true });
+  }
+  expect(iso(dateRange("receipts on 29 February", NOW).from)).toBe("2024-02-29");
+  // Chrono's reading across a year's end, its first end without a year.
+  const r = dateRange("mails between December 20 and January 5, 2018", NOW);
+  expect([iso(r.from), iso(r.to)]).toEqual(["2017-12-20", "2018-01-06"]);
 });
