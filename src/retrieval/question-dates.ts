@@ -98,7 +98,7 @@ const grammarOf = (l: Language) => {
   const year = "(?:,?\\s+(?<year>(?:19|20)\\d\\d))?";
   const join = `\\s*(?:-|–|${wholeWords([...RANGE_JOINS.en, ...RANGE_JOINS[l]])})\\s*`;
   const cue = `(?:(?<cue>${anyOf([...all(TIME_CUES), ...all(DAY_CUES)])})\\s+)?`;
-  const re = (body: string) => new RegExp(`(?<![\\p{L}\\d])${cue}${body}(?![\\p{L}\\d])`, "iu");
+  const re = (body: string) => new RegExp(`(?<![\\p{L}\\d])${cue}${body}(?![\\p{L}\\d])`, "giu");
   return {
     /** A second date joined to the one a rule read ("December 2023 to January 2024"): a range no rule reads whole. */
     joined: new RegExp(
@@ -135,69 +135,71 @@ const ANY_YEAR = 2000;
 /** The days said by the first rule of the grammar that reads a day, or undefined. */
 function daysOf(text: string, now: Date, l: Language): QuestionTime | undefined {
   const g = GRAMMARS.get(l) ?? GRAMMARS.set(l, grammarOf(l)).get(l)!;
-  for (const rule of g.rules) {
-    const m = rule.exec(text);
-    const n = m?.groups;
-    if (!m || !n) continue;
-    const y = n.year ? (n.year.length === 2 ? 2000 + Number(n.year) : Number(n.year)) : undefined;
-    const weekday = n.weekday ? g.weekdayOf.get(n.weekday.toLowerCase()) : undefined;
-    // A day is of the records asked for after a cue word ("on", "between", "op", "le"), a weekday, as a range
-    // of days ("10-20 May") or a month and year ("mars 2018"); else it is part of what is sought ("Tokyo Presentation 15 May", "3/4 of": issue 16).
-    if (!n.cue && weekday === undefined && !n.last && !(n.year && !n.day)) continue;
-    // "Since", "before": one end open, as the reading below reads it.
-    const end = m.index + m[0].length;
-    // A year at each end: the whole range is chrono's (below), not this rule's first end alone.
-    if (!n.last && !n.lastMonth && g.joined.test(text.slice(end))) return undefined;
-    if ((n.cue && OPEN_END.test(n.cue)) || ONWARDS.test(text.slice(end, end + 24)) || /starting\s+$/i.test(text.slice(0, m.index)))
-      continue;
-    const numbers = /^\d/.test(n.month!);
-    const inYear = y ?? ANY_YEAR;
-    const valid = (mo: number, d: number, year: number) => mo >= 1 && mo <= 12 && new Date(Date.UTC(year, mo - 1, d)).getUTCDate() === d;
-    const [month, d] = [numbers ? Number(n.month) : monthOf(n.month!)!, Number(n.day ?? 1)];
-    const [lastMonth, last] = [n.lastMonth ? monthOf(n.lastMonth)! : month, n.last ? Number(n.last) : undefined];
-    // A day ("FRI 09/02" either way round), days to a last day, or months to the end of the last.
-    const readings = numbers && d !== month ? [[month, d] as const, [d, month] as const] : [[month, d] as const];
-    // A range across a year's end ("20 December to 5 January 2018"): its year is its last day's, its first day in the year before.
-    const across = lastMonth < month ? 1 : 0;
-    const firstYear = y === undefined ? inYear : inYear - across;
-    const lastYear = y === undefined ? inYear + across : inYear;
-    const ranges = readings
-      .filter(([mo, day]) => valid(mo, day, firstYear) && (last === undefined || valid(lastMonth, last, lastYear)))
-      .map(([mo, day]): [number, number] => [
-        Date.UTC(firstYear, mo - 1, day),
-        last !== undefined
-          ? Date.UTC(lastYear, lastMonth - 1, last) + DAY_MS
-          : n.day
-            ? Date.UTC(firstYear, mo - 1, day) + DAY_MS
-            : Date.UTC(lastYear, lastMonth, 1),
-      ]);
-    if (ranges.length === 0 || ranges[0]![1] <= ranges[0]![0]) continue;
-    // Without a year, documents match the days in any year; the last such days are the reading's range (books).
-    const [from, to] = ranges[0]!;
-    const thisYear = Date.UTC(now.getUTCFullYear(), new Date(from).getUTCMonth(), new Date(from).getUTCDate());
-    let year = y ?? now.getUTCFullYear() - (thisYear > now.getTime() ? 1 : 0);
-    // "On 29 February" without a year: the last year that has it, not an empty range on 1 March.
-    const first = new Date(from);
-    while (y === undefined && new Date(Date.UTC(year, first.getUTCMonth(), first.getUTCDate())).getUTCDate() !== first.getUTCDate()) year--;
-    const moved = (t: number) => {
-      const d = new Date(t);
-      return new Date(Date.UTC(year + d.getUTCFullYear() - inYear, d.getUTCMonth(), d.getUTCDate()));
-    };
-    return {
-      from: moved(from),
-      to: moved(to),
-      // Where the date itself starts, past its cue: what comes before says whose date it is (RECORDS_DATED).
-      spans: [[m.index + m[0].length - m[0].slice(n.cue?.length ?? 0).trimStart().length, m.index + m[0].length]],
-      // Without a year it is a time of documents only: mail and tables keep every year ("the hearing on April 18").
-      asked: y !== undefined,
-      days: {
-        ranges,
-        anyYear: y === undefined,
-        ...(weekday !== undefined ? { weekday } : {}),
-        ...(n.day && !numbers ? { written: true } : {}),
-      },
-    };
-  }
+  // Each match of each rule in turn: a day said as part of what is sought comes before the one asked ("Tokyo Presentation 15 May: what did I buy on 16 May 2018?").
+  for (const rule of g.rules)
+    for (const m of text.matchAll(rule)) {
+      const n = m.groups;
+      if (!n) continue;
+      const y = n.year ? (n.year.length === 2 ? 2000 + Number(n.year) : Number(n.year)) : undefined;
+      const weekday = n.weekday ? g.weekdayOf.get(n.weekday.toLowerCase()) : undefined;
+      // A day is of the records asked for after a cue word ("on", "between", "op", "le"), a weekday, as a range
+      // of days ("10-20 May") or a month and year ("mars 2018"); else it is part of what is sought ("Tokyo Presentation 15 May", "3/4 of": issue 16).
+      if (!n.cue && weekday === undefined && !n.last && !(n.year && !n.day)) continue;
+      // "Since", "before": one end open, as the reading below reads it.
+      const end = m.index + m[0].length;
+      // A year at each end: the whole range is chrono's (below), not this rule's first end alone.
+      if (!n.last && !n.lastMonth && g.joined.test(text.slice(end))) return undefined;
+      if ((n.cue && OPEN_END.test(n.cue)) || ONWARDS.test(text.slice(end, end + 24)) || /starting\s+$/i.test(text.slice(0, m.index)))
+        continue;
+      const numbers = /^\d/.test(n.month!);
+      const inYear = y ?? ANY_YEAR;
+      const valid = (mo: number, d: number, year: number) => mo >= 1 && mo <= 12 && new Date(Date.UTC(year, mo - 1, d)).getUTCDate() === d;
+      const [month, d] = [numbers ? Number(n.month) : monthOf(n.month!)!, Number(n.day ?? 1)];
+      const [lastMonth, last] = [n.lastMonth ? monthOf(n.lastMonth)! : month, n.last ? Number(n.last) : undefined];
+      // A day ("FRI 09/02" either way round), days to a last day, or months to the end of the last.
+      const readings = numbers && d !== month ? [[month, d] as const, [d, month] as const] : [[month, d] as const];
+      // A range across a year's end ("20 December to 5 January 2018"): its year is its last day's, its first day in the year before.
+      const across = lastMonth < month ? 1 : 0;
+      const firstYear = y === undefined ? inYear : inYear - across;
+      const lastYear = y === undefined ? inYear + across : inYear;
+      const ranges = readings
+        .filter(([mo, day]) => valid(mo, day, firstYear) && (last === undefined || valid(lastMonth, last, lastYear)))
+        .map(([mo, day]): [number, number] => [
+          Date.UTC(firstYear, mo - 1, day),
+          last !== undefined
+            ? Date.UTC(lastYear, lastMonth - 1, last) + DAY_MS
+            : n.day
+              ? Date.UTC(firstYear, mo - 1, day) + DAY_MS
+              : Date.UTC(lastYear, lastMonth, 1),
+        ]);
+      if (ranges.length === 0 || ranges[0]![1] <= ranges[0]![0]) continue;
+      // Without a year, documents match the days in any year; the last such days are the reading's range (books).
+      const [from, to] = ranges[0]!;
+      const thisYear = Date.UTC(now.getUTCFullYear(), new Date(from).getUTCMonth(), new Date(from).getUTCDate());
+      let year = y ?? now.getUTCFullYear() - (thisYear > now.getTime() ? 1 : 0);
+      // "On 29 February" without a year: the last year that has it, not an empty range on 1 March.
+      const first = new Date(from);
+      while (y === undefined && new Date(Date.UTC(year, first.getUTCMonth(), first.getUTCDate())).getUTCDate() !== first.getUTCDate())
+        year--;
+      const moved = (t: number) => {
+        const d = new Date(t);
+        return new Date(Date.UTC(year + d.getUTCFullYear() - inYear, d.getUTCMonth(), d.getUTCDate()));
+      };
+      return {
+        from: moved(from),
+        to: moved(to),
+        // Where the date itself starts, past its cue: what comes before says whose date it is (RECORDS_DATED).
+        spans: [[m.index + m[0].length - m[0].slice(n.cue?.length ?? 0).trimStart().length, m.index + m[0].length]],
+        // Without a year it is a time of documents only: mail and tables keep every year ("the hearing on April 18").
+        asked: y !== undefined,
+        days: {
+          ranges,
+          anyYear: y === undefined,
+          ...(weekday !== undefined ? { weekday } : {}),
+          ...(n.day && !numbers ? { written: true } : {}),
+        },
+      };
+    }
   return undefined;
 }
 

@@ -104,3 +104,8 @@ test("attack: ends said the wrong way round, or a 29 February without a year, ma
   const r = dateRange("mails between December 20 and January 5, 2018", NOW);
   expect([iso(r.from), iso(r.to)]).toEqual(["2017-12-20", "2018-01-06"]);
 });
+
+test("attack: a day that is part of what is sought does not hide the day asked after it", () => {
+  const p = planQuery("Tokyo Presentation 15 May: what did I buy on 16 May 2018?", NOW);
+  expect([p.timeAsked, iso(p.dateFrom), iso(p.dateTo)]).toEqual([true, "2018-05-16", "2018-05-17"]);
+});
