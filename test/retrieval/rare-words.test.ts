@@ -10,6 +10,7 @@ import { planQuery } from "../../src/retrieval/plan";
 import { leadingName, markRareWords, namesIn } from "../../src/retrieval/rare-words";
 import { type Scoring, scoreCandidates } from "../../src/retrieval/score";
 import type { Question, RankedChunk } from "../../src/retrieval/types";
+import { mailRecord } from "../support/mail-record";
 
 const candidate = (id: string, lexical: number, dense: number): RankedChunk => {
   const record: SourceRecord = {
@@ -126,16 +127,8 @@ test("a keyword question's first word, capitalised, is the name it asks about wh
 
 test("a long record holding the rare words past the pool's window of its text is marked as holding them", () => {
   // A news digest names the senator in a story far down, as "IEP News 4/20" (67 K characters) did.
-  const mail = (id: string, subject: string, content: string): SourceRecord => ({
-    id,
-    title: subject,
-    content,
-    source_url: `imap://x/INBOX;UID=${id}`,
-    date: "2001-05-01T00:00:00.000Z",
-    type: "email",
-    path: `INBOX/${id}`,
-    metadata: { message_id: `<${id}@example.com>`, from: "someone@example.com" },
-  });
+  const mail = mailRecord;
+
   const stories = Array.from({ length: 200 }, (_, i) => `Story ${i}: the legislature met on power prices again today.`).join(" ");
   const hits = [
     mail("digest", "News 4/20", `${stories} Senator Dunn opened the hearing on market manipulation.`),

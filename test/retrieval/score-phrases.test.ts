@@ -10,17 +10,9 @@ import { fuse } from "../../src/retrieval/fuse";
 import { planQuery } from "../../src/retrieval/plan";
 import { type Scoring, scoreCandidates } from "../../src/retrieval/score";
 import type { Question } from "../../src/retrieval/types";
+import { mailRecord } from "../support/mail-record";
 
-const mail = (id: string, subject: string, content: string): SourceRecord => ({
-  id,
-  title: subject,
-  content,
-  source_url: `imap://x/INBOX;UID=${id}`,
-  date: "2001-05-01T00:00:00.000Z",
-  type: "email",
-  path: `INBOX/${id}`,
-  metadata: { message_id: `<${id}@example.com>`, from: "someone@example.com" },
-});
+const mail = mailRecord;
 
 test("the record holding the quoted phrase ranks above records holding only the other word", () => {
   const question = 'emails about "price caps"';
