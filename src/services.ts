@@ -25,9 +25,11 @@ import { BackgroundGuard } from "./jobs/guard";
 import { NODE_ID } from "./jobs/leases";
 import { PostgresLeases } from "./jobs/leases-postgres";
 import { IdempotencyStore, SqliteIdempotencyRecords } from "./limits/idempotency";
+import { PostgresIdempotencyRecords } from "./limits/idempotency-postgres";
 import { limitsFrom, RateLimiter, type RateLimits } from "./limits/rate-limit";
 import { PostgresRateLimiter } from "./limits/rate-limit-postgres";
 import { type IpBuckets, TokenBuckets } from "./limits/token-bucket";
+import { PostgresIpBuckets } from "./limits/token-bucket-postgres";
 import type { Logger } from "./log";
 import { type McpSessionStore, McpSessions } from "./mcp/sessions";
 import { PostgresMcpSessions } from "./mcp/sessions-postgres";
@@ -157,14 +159,18 @@ export async function createServices(
   const limiter = shared
     ? new PostgresRateLimiter(shared, limitsFrom(config), now, guard)
     : new RateLimiter(db, limitsFrom(config), now, guard);
+  // Shared, a retry on another node is replayed, and of duplicates on several nodes one runs (D11, D33).
   const idempotency = new IdempotencyStore(
-    new SqliteIdempotencyRecords(db),
+    shared ? new PostgresIdempotencyRecords(shared) : new SqliteIdempotencyRecords(db),
     userKeys,
     (config.CORPUS_REQUEST_TIMEOUT + 30) * 1000,
     now,
     guard,
   );
-  const buckets = new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
+  // Shared, an address's /mcp requests draw on one bucket across the nodes (D33).
+  const buckets: IpBuckets = shared
+    ? new PostgresIpBuckets(shared, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS)
+    : new TokenBuckets(db, config.CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE, now, config.CORPUS_RATE_LIMIT_MAX_TRACKED_IPS, guard);
   const embeddings = new EmbeddingService(db, userKeys, config.CORPUS_DATA_DIR, {
     threads: config.CORPUS_EMBED_THREADS,
     model,

@@ -7,6 +7,7 @@
 // sealed with the user's data key, the state, the status and the time.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
+import type { SharedQueries } from "../store/shared";
 import type { Claim, IdempotencyRecords, Staleness, StoredRecord } from "./idempotency";
 
 export const IDEMPOTENCY_TABLE = "corpus_idempotency_records";
@@ -40,7 +41,12 @@ interface Row extends Omit<StoredRecord, "created_at"> {
 }
 
 export class PostgresIdempotencyRecords implements IdempotencyRecords {
-  constructor(private readonly sql: postgres.Sql) {}
+  constructor(private readonly sql: SharedQueries) {}
+
+  /** The same store inside `tx` (a deletion's: users/deletion.ts): the user's records erased and counted with the rest. */
+  within(tx: postgres.TransactionSql): PostgresIdempotencyRecords {
+    return new PostgresIdempotencyRecords(tx);
+  }
 
   async claim(c: Claim, hash: string, t: number, stale: Staleness): Promise<StoredRecord | undefined> {
     const table = this.sql(IDEMPOTENCY_TABLE);

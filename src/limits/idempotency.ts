@@ -11,10 +11,11 @@
 // exactly one runs.
 import type { Database } from "bun:sqlite";
 import { createHmac } from "node:crypto";
+import type postgres from "postgres";
 import type { UserKeys } from "../crypto/user-keys";
 import type { BackgroundGuard } from "../jobs/guard";
 import type { Migration } from "../store/migrations";
-import { type Awaitable, andThen } from "../store/shared";
+import { type Awaitable, andThen, inTransaction } from "../store/shared";
 
 export const idempotencyMigrations: Migration[] = [
   {
@@ -139,6 +140,11 @@ export class IdempotencyStore {
     /** Runs a shared store's writes that go on behind an answer (completing, releasing), logging a failure once per streak. */
     private readonly guard?: BackgroundGuard,
   ) {}
+
+  /** The same store inside `tx` (a deletion's, users/deletion.ts); an embedded store's records cannot join it: refused (inTransaction). */
+  within(tx: postgres.TransactionSql): IdempotencyStore {
+    return new IdempotencyStore(inTransaction(this.records, tx, "idempotency"), this.keys, this.runningTimeoutMs, this.now, this.guard);
+  }
 
   private aad(c: Claim) {
     return `${PURPOSE}/${c.endpoint}/${c.key}`;

@@ -127,6 +127,7 @@ const SHARED_USER_ROOMS = [
   "connector_indexes",
   "keys",
   "limits",
+  "idempotency",
 ];
 
 export class DeletionIncomplete extends Error {
@@ -166,7 +167,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         if (shared && !indexesShared) s.connectors.dropIndexesOf(user, shared.connectors.ids);
         const connectors = shared ? shared.connectors.rows : s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
-        atOnce(s.idempotency.forget(user), "idempotency");
+        if (!shared) atOnce(s.idempotency.forget(user), "idempotency");
         if (!shared) atOnce(s.limiter.forget(user), "limits");
         const profile = shared ? shared.profile : atOnce(s.userKeys.destroy(user), "keys");
         const left = [
@@ -215,6 +216,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             indexes: indexesShared ? inTransaction(s.connectors.indexes, tx, "connector_indexes") : undefined,
             keys: s.userKeys.within(tx),
             limits: inTransaction(s.limiter, tx, "limits"),
+            idempotency: inTransaction(s.idempotency, tx, "idempotency"),
           };
           const tokens = await rooms.auth.revokeUser(user);
           await rooms.auth.forgetIssued(user);
@@ -230,6 +232,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           await rooms.indexes?.forget(user);
           const profile = await rooms.keys.destroy(user);
           await rooms.limits.forget(user);
+          await rooms.idempotency.forget(user);
           // SHARED_USER_ROOMS, by userRooms' names, each counted in this transaction.
           const counted: Record<string, UserRows | undefined> = {
             auth: rooms.auth,
@@ -243,6 +246,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
             connector_indexes: rooms.indexes,
             keys: rooms.keys,
             limits: rooms.limits,
+            idempotency: rooms.idempotency,
           };
           const left: string[] = [];
           for (const [name, room] of Object.entries(counted)) if (room && (await room.rowsOf(user)) > 0) left.push(name);

@@ -1,7 +1,7 @@
 // One suite, two stores (D33): Idempotency-Key records (D11) kept by the embedded database and by
 // the shared PostgreSQL (a real server on loopback), through the one IdempotencyStore that keys and
-// seals them. Then, PostgreSQL alone: duplicates racing on two nodes, exactly one runs; and what
-// PostgreSQL holds is keyed and sealed, as the embedded store holds it at rest.
+// seals them. Then, PostgreSQL alone: duplicates racing on two nodes, exactly one runs; what
+// PostgreSQL holds is keyed and sealed, as the embedded store holds it at rest; and a user's records erased inside a deletion's transaction.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
@@ -18,6 +18,7 @@ import {
 import { IDEMPOTENCY_TABLE, PostgresIdempotencyRecords } from "../../src/limits/idempotency-postgres";
 import { createLogger, memorySink } from "../../src/log";
 import { migrate } from "../../src/store/migrations";
+import { inTransaction } from "../../src/store/shared";
 import { type SharedDatabase, sharedDatabase } from "../support/shared-database";
 
 const RUNNING_TIMEOUT_MS = 60_000;
@@ -174,5 +175,39 @@ describe("PostgreSQL alone: two nodes on one database", () => {
     );
     expect(dump).toContain("eve");
     for (const plain of ["visible-key-1234", "secret question", "5678", "secret answer", "9012"]) expect(dump).not.toContain(plain);
+  });
+
+  test("within a deletion's transaction: a user's records erased and counted there, kept when it rolls back; an embedded store refused", async () => {
+    const a = node();
+    await a.begin({ user: "tom", endpoint: ENDPOINT, key: "t-1" }, { q: "fuel" });
+    await a.begin({ user: "una", endpoint: ENDPOINT, key: "u-1" }, { q: "fuel" });
+    const undone = new Error("undone");
+    const seen = await db.sql
+      .begin(async (tx) => {
+        const bound = inTransaction(a, tx, "idempotency");
+        expect(await bound.forget("tom")).toBe(1);
+        expect(await bound.rowsOf("tom")).toBe(0);
+        // Another node, outside the transaction, still sees the row until it commits.
+        expect(await node().rowsOf("tom")).toBe(1);
+        throw undone;
+      })
+      .catch((e: unknown) => e);
+    expect(seen).toBe(undone);
+    expect(await a.rowsOf("tom")).toBe(1);
+    await db.sql.begin(async (tx) => {
+      await inTransaction(a, tx, "idempotency").forget("tom");
+    });
+    expect({ tom: await a.rowsOf("tom"), una: await a.rowsOf("una") }).toEqual({ tom: 0, una: 1 });
+
+    const embedded = new Database(":memory:");
+    migrate(embedded, idempotencyMigrations);
+    const local = new IdempotencyStore(new SqliteIdempotencyRecords(embedded), keys, RUNNING_TIMEOUT_MS, () => T0, guard);
+    await db.sql
+      .begin(async (tx) => {
+        expect(() => inTransaction(local, tx, "idempotency")).toThrow(
+          /embedded store cannot write inside the shared database's transaction/,
+        );
+      })
+      .finally(() => embedded.close());
   });
 });

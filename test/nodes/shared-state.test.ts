@@ -1,6 +1,7 @@
 // Two corpus nodes on one PostgreSQL share one state (D33, issue 37): a connector added on B is
-// searched from A, a question answered by A is found by deep_search on B, rate limits count across
-// the nodes, and a user deleted on A is refused by B at its next request (no cache keeps them).
+// searched from A, a question answered by A is found by deep_search on B, rate limits and the /mcp
+// per-address bucket count across the nodes, a POST retried on B with A's Idempotency-Key is
+// replayed, and a user deleted on A is refused by B at its next request (no cache keeps them).
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +12,8 @@ setDefaultTimeout(180_000);
 
 /** deep_search requests a user may make in a day, on both nodes together. */
 const DEEP_SEARCH_LIMIT = 10;
+/** /mcp requests one client address may make a minute, on both nodes together. */
+const MCP_PER_MINUTE = 10;
 /** A made-up word no text holds: found only in the note written here. */
 const WORD = "zorvaltique";
 
@@ -19,6 +22,7 @@ beforeAll(async () => {
   nodes = await twoNodes({
     CORPUS_LIMIT_DEEP_SEARCH_PER_MINUTE: String(DEEP_SEARCH_LIMIT),
     CORPUS_LIMIT_DEEP_SEARCH_PER_DAY: String(DEEP_SEARCH_LIMIT),
+    CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: String(MCP_PER_MINUTE),
   });
 });
 afterAll(() => nodes?.close());
@@ -89,5 +93,64 @@ describe("two nodes on one PostgreSQL", () => {
     // Refused on both nodes once the shared count is spent.
     for (const node of [nodes.a, nodes.b])
       expect((await call(node, token, "POST", "/v1/deep_search", { query: "copper cable" })).status).toBe(429);
+  });
+
+  test("a POST with an Idempotency-Key done on A and retried on B is replayed by B, not done twice", async () => {
+    const token = await nodes.token("ivan");
+    const docs = join(nodes.folderOf("ivan"), "notes");
+    mkdirSync(docs, { recursive: true });
+    const post = (node: typeof nodes.a) =>
+      fetch(`${node.url()}/v1/connectors`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": "add-notes-1" },
+        body: JSON.stringify({ id: "notes", kind: "files", config: { path: docs } }),
+      });
+    const first = await post(nodes.a);
+    expect(first.status).toBe(200);
+    const firstBody = await first.text();
+    // A stores the answer behind it: until then B's retry is told the first still runs (409, Retry-After).
+    const retried = await until("B to replay A's answer", async () => {
+      const r = await post(nodes.b);
+      if (r.status === 409 && r.headers.get("retry-after")) {
+        await r.body?.cancel();
+        return undefined;
+      }
+      return { status: r.status, replayed: r.headers.get("idempotent-replayed"), body: await r.text() };
+    });
+    // Done again, B would answer 409: the connector exists.
+    expect(retried).toEqual({ status: 200, replayed: "true", body: firstBody });
+    const listed = (await (await call(nodes.b, token, "GET", "/v1/connectors")).json()) as { connectors: unknown[] };
+    expect(listed.connectors.length).toBe(1);
+  });
+
+  test("the /mcp per-address bucket counts across nodes: A and B together give one address no more than its tokens", async () => {
+    const token = await nodes.token("mona");
+    // Twice the bucket on each node, all at once: each node alone would let the bucket's worth through.
+    const answers = await Promise.all(
+      Array.from({ length: 4 * MCP_PER_MINUTE }, (_, i) =>
+        fetch(`${(i % 2 ? nodes.b : nodes.a).url()}/mcp`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: i, method: "ping" }),
+        }).then(async (r) => {
+          await r.body?.cancel();
+          return { status: r.status, charged: r.headers.has("x-ratelimit-remaining") };
+        }),
+      ),
+    );
+    expect(answers.filter((a) => !a.charged)).toEqual([]);
+    // A token more may have refilled while they ran (one per 60/MCP_PER_MINUTE s), never a node's own bucket.
+    const through = answers.filter((a) => a.status !== 429).length;
+    expect(through).toBeGreaterThanOrEqual(MCP_PER_MINUTE);
+    expect(through).toBeLessThanOrEqual(MCP_PER_MINUTE + 1);
+    for (const node of [nodes.a, nodes.b]) {
+      const r = await fetch(`${node.url()}/mcp`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: "last", method: "ping" }),
+      });
+      await r.body?.cancel();
+      expect(r.status).toBe(429);
+    }
   });
 });

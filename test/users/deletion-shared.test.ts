@@ -1,8 +1,8 @@
 // A user's deletion as one PostgreSQL transaction (D33, users/deletion.ts): the shared rooms (the OAuth, MCP sessions, conversations, webhooks,
-// tokens, accounts, archive, connectors and data keys rooms here) erase and count inside it, the rooms not shared yet in the embedded
-// database's transaction inside that. A room that leaves rows, in either database, undoes the
+// tokens, accounts, archive, connectors, data keys, rate limits and idempotency rooms here) erase and count inside it, the
+// node's own rooms in the embedded database's transaction inside that. A room that leaves rows, in either database, undoes the
 // whole deletion in both: nothing committed to PostgreSQL (no stamp, the token records kept, the
-// token still accepted by another node, the data key kept), nothing in SQLite (an idempotency record kept). Once every room
+// token still accepted by another node, the data key and an idempotency record kept), nothing in SQLite (a cached vector kept). Once every room
 // erases, the deletion commits: another node refuses the user's token at its next request.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Accounts } from "../../src/accounts/store";
@@ -21,6 +21,8 @@ import { loadMasterKey } from "../../src/crypto/master-key";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords } from "../../src/crypto/user-keys-postgres";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { IdempotencyStore } from "../../src/limits/idempotency";
+import { PostgresIdempotencyRecords } from "../../src/limits/idempotency-postgres";
 import { limitsFrom } from "../../src/limits/rate-limit";
 import { PostgresRateLimiter } from "../../src/limits/rate-limit-postgres";
 import { PostgresMcpSessions } from "../../src/mcp/sessions-postgres";
@@ -46,7 +48,10 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   let archive: Archive;
   let keys: UserKeys;
   let connectors: ConnectorRegistry;
-  let sharedRooms: Pick<Parameters<typeof deleteUser>[0], "oauth" | "mcpSessions" | "conversations" | "webhooks" | "limiter">;
+  let sharedRooms: Pick<
+    Parameters<typeof deleteUser>[0],
+    "oauth" | "mcpSessions" | "conversations" | "webhooks" | "limiter" | "idempotency"
+  >;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -71,6 +76,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
       conversations: new Conversations(new PostgresConversationRecords(db.client()), keys),
       webhooks: new PostgresWebhookStore(db.client(), keys, masterKey),
       limiter: new PostgresRateLimiter(db.client(), limitsFrom(t.config), Date.now, t.services.guard),
+      idempotency: new IdempotencyStore(new PostgresIdempotencyRecords(db.client()), keys, 60_000, Date.now, t.services.guard),
     };
   });
   afterAll(async () => {
@@ -92,8 +98,12 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
   test("an embedded room that leaves rows undoes the PostgreSQL part too; a shared room that does undoes the embedded part", async () => {
     const { token } = await a.issuer.issue(USER, ["corpus:search"]);
     await keys.ready(USER, { create: true });
-    // An embedded room's row: a request's idempotency record.
-    await t.services.idempotency.begin({ user: USER, endpoint: "POST /v1/query", key: "k-1" }, { query: "the lease" });
+    // A shared room's row: a request's idempotency record.
+    await sharedRooms.idempotency.begin({ user: USER, endpoint: "POST /v1/query", key: "k-1" }, { query: "the lease" });
+    // An embedded room's row (the node's own cache of questions' vectors): its sealed content does not matter here.
+    t.db
+      .query("INSERT INTO embedding_cache (owner, key, vector, stored_at) VALUES (?, ?, ?, 0)")
+      .run(USER, Buffer.from("k-1"), Buffer.alloc(8));
     // The user signed in through an upstream provider: their link is in the shared accounts room.
     await accounts.linkExternal(USER, "https://id.example.com", "frank", "Frank");
     expect(await acceptedOnB(token)).toBe(USER);
@@ -115,13 +125,14 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     await rows.setGrant(USER, "docs", { refresh_token: "r" });
     expect(await connectors.rowsOf(USER)).toBe(2);
 
-    // The embedded idempotency room misses its row.
-    const forget = t.services.idempotency.forget.bind(t.services.idempotency);
-    t.services.idempotency.forget = () => 0;
+    // The embedded room of cached vectors misses its row.
+    const deleteOwner = t.services.embeddings.deleteOwner.bind(t.services.embeddings);
+    t.services.embeddings.deleteOwner = () => 0;
     const failed = await deleteUser(onA(), USER).catch((e: unknown) => e);
-    t.services.idempotency.forget = forget;
+    t.services.embeddings.deleteOwner = deleteOwner;
     expect(failed).toBeInstanceOf(DeletionIncomplete);
-    expect((failed as DeletionIncomplete).rooms).toEqual(["idempotency"]);
+    expect((failed as DeletionIncomplete).rooms).toEqual(["embeddings"]);
+    expect(await sharedRooms.idempotency.rowsOf(USER)).toBe(1);
     expect(await keys.rowsOf(USER)).toBe(1);
     expect(await a.store.rowsOf(USER)).toBe(1);
     expect(await archive.rowsOf(USER)).toBe(2);
@@ -139,7 +150,8 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     store.within = PostgresAuthStore.prototype.within;
     expect((failedToo as DeletionIncomplete).rooms).toEqual(["auth"]);
     expect(await keys.rowsOf(USER)).toBe(1);
-    expect(t.services.idempotency.rowsOf(USER)).toBe(1);
+    expect(await sharedRooms.idempotency.rowsOf(USER)).toBe(1);
+    expect(t.services.embeddings.rowsOf(USER)).toBe(1);
     expect(await connectors.rowsOf(USER)).toBe(2);
     expect(await a.store.rowsOf(USER)).toBe(1);
     expect(await archive.rowsOf(USER)).toBe(2);
@@ -148,7 +160,7 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     // Undone with the rest: the upstream link is still there.
     expect(await accounts.externalLinks.rowsOf(USER)).toBe(1);
     expect(t.logs.records().filter((l) => l.message === "deletion undone: a room left rows of the user")).toEqual([
-      expect.objectContaining({ rooms: ["idempotency"] }),
+      expect.objectContaining({ rooms: ["embeddings"] }),
       expect.objectContaining({ rooms: ["auth"] }),
     ]);
 
@@ -160,7 +172,8 @@ describe("a deletion with a shared PostgreSQL is one transaction of it", () => {
     expect(await connectors.rowsOf(USER)).toBe(0);
     expect(await stamps()).toBe("1");
     expect(await keys.rowsOf(USER)).toBe(0);
-    expect(t.services.idempotency.rowsOf(USER)).toBe(0);
+    expect(await sharedRooms.idempotency.rowsOf(USER)).toBe(0);
+    expect(t.services.embeddings.rowsOf(USER)).toBe(0);
     expect(await accounts.externalLinks.rowsOf(USER)).toBe(0);
     expect(await accounts.exists(USER)).toBe(false);
     const refused = await Promise.resolve(b.authenticate(`Bearer ${token}`, "corpus:search")).catch((e: unknown) => e);
