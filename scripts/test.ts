@@ -39,6 +39,7 @@ const INTEGRATION = [
   "archive/archive-stores.test.ts",
   "archive/pending-after-deletion.test.ts",
   "archive/resume-after-deletion.test.ts",
+  "archive/concurrent-archive-writes.test.ts",
   "auth/token-stores.test.ts",
   "backup/online.test.ts",
   "backup/refusals.test.ts",
