@@ -196,6 +196,7 @@ const INTEGRATION = [
   "store/full-disk.test.ts",
   "store/operator-key-full-disk.test.ts",
   "store/storage-errors.test.ts",
+  "store/transaction-retry.test.ts",
   "support/growth.test.ts",
   "users/deletion-race.test.ts",
   "users/deletion-shared.test.ts",
