@@ -78,6 +78,13 @@ interface Row {
 
 const archivedRow = (r: Row): ArchivedRow => ({ ...r, id: Number(r.id), queried_at: Number(r.queried_at) });
 
+const compareText = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+
+/** Documents sorted so that every writer takes their rows' locks (insert, then its record's older versions' delete) in one order. */
+function inLockOrder<D extends { docId: string; recordKey?: string }>(documents: readonly D[]): D[] {
+  return [...documents].sort((x, y) => compareText(x.recordKey ?? "", y.recordKey ?? "") || compareText(x.docId, y.docId));
+}
+
 export class PostgresArchiveRows implements ArchiveRows {
   constructor(private readonly sql: SharedQueries) {}
 
@@ -106,7 +113,9 @@ export class PostgresArchiveRows implements ArchiveRows {
     const { user, queryId, at } = entry;
     return this.transaction(async (tx) => {
       await tx`INSERT INTO ${tx(QUERIES)} (query_id, user_id, queried_at, question) VALUES (${queryId}, ${user}, ${at}, ${entry.question})`;
-      for (const d of entry.documents) {
+      // D33: in one order (by record, then id) for every answer: two answers citing the same
+      // documents in their own orders would each wait on a row the other inserted (a deadlock, 500).
+      for (const d of inLockOrder(entry.documents)) {
         // Another node may have kept the same version meanwhile: the same sealed content under the same id.
         await tx`INSERT INTO ${tx(DOCUMENTS)} (user_id, doc_id, stored_at, body, record_key)
           VALUES (${user}, ${d.docId}, ${at}, ${d.body}, ${d.recordKey ?? null}) ON CONFLICT (user_id, doc_id) DO NOTHING`;

@@ -108,6 +108,21 @@ export function validationMessage(error: ValidationError): string {
   return `${field}: ${rule.charAt(0).toLowerCase()}${rule.slice(1)}`;
 }
 
+/**
+ * What the log may say of a PostgreSQL error (D33): its SQLSTATE, message and where it arose, so
+ * a 500 of the shared database is understood from the node's log. Never its detail (it quotes the
+ * row's values) nor anything to the client.
+ */
+function databaseErrorOf(error: unknown): Record<string, string> {
+  if (!(error instanceof Error) || error.name !== "PostgresError") return {};
+  const e = error as Error & { code?: unknown; constraint_name?: unknown; table_name?: unknown; routine?: unknown };
+  const fields: Record<string, string> = { pg_code: String(e.code), pg_message: error.message.slice(0, 200) };
+  if (typeof e.table_name === "string") fields.pg_table = e.table_name;
+  if (typeof e.constraint_name === "string") fields.pg_constraint = e.constraint_name;
+  if (typeof e.routine === "string") fields.pg_routine = e.routine;
+  return fields;
+}
+
 export function toErrorResponse(code: string | number, error: unknown, log: Logger, context: { request_id?: string; client_ip?: string }) {
   // Errors thrown while parsing a body (e.g. the body limit) arrive wrapped.
   if (code === "PARSE" && error instanceof Error && error.cause instanceof HttpError) error = error.cause;
@@ -131,7 +146,7 @@ export function toErrorResponse(code: string | number, error: unknown, log: Logg
     case "INVALID_COOKIE_SIGNATURE":
       return { status: 400 as const, headers: {}, body: errorBody(400, "cookie: invalid signature") };
   }
-  log.error("unhandled error", { ...context, error: error instanceof Error ? error.name : String(code) });
+  log.error("unhandled error", { ...context, error: error instanceof Error ? error.name : String(code), ...databaseErrorOf(error) });
   return { status: 500 as const, headers: {}, body: errorBody(500, "internal error; retry with backoff") };
 }
 

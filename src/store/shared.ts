@@ -47,9 +47,27 @@ export function inTransaction<T extends object>(store: T, tx: postgres.Transacti
   return within.call(store, tx);
 }
 
-/** `work` in a transaction of `sql`, or in `sql` itself when it is one already (a store bound to a deletion's, `within`): its statements commit together. */
-export function atomically<T>(sql: SharedQueries, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
-  return "savepoint" in sql ? work(sql) : (sql.begin(work) as Promise<T>);
+/** What PostgreSQL asks the client to retry: a deadlock's victim (40P01), a serialization failure (40001). */
+const RETRIED_SQLSTATES = new Set(["40P01", "40001"]);
+/** Times a transaction of its own is run before its error is the caller's. */
+const TRANSACTION_ATTEMPTS = 3;
+
+/**
+ * `work` in a transaction of `sql`, or in `sql` itself when it is one already (a store bound to a
+ * deletion's, `within`): its statements commit together. A transaction of its own that PostgreSQL
+ * rolled back as a deadlock's victim or a serialization failure is run again (D33: a question is
+ * not answered 500 for a lock cycle among concurrent ones); `work` holds nothing but statements.
+ */
+export async function atomically<T>(sql: SharedQueries, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  if ("savepoint" in sql) return work(sql);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await sql.begin(work)) as T;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (attempt >= TRANSACTION_ATTEMPTS || typeof code !== "string" || !RETRIED_SQLSTATES.has(code)) throw error;
+    }
+  }
 }
 
 /** The rooms whose rows PostgreSQL can keep, each store tested by one suite over both. */

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Elysia, t } from "elysia";
+import postgres from "postgres";
 import { DOMAIN_ERROR_KINDS, DomainError } from "../../src/errors";
 import { ERROR_TYPES, errorMapper, HttpError, toErrorResponse } from "../../src/http/errors";
 import { createLogger, memorySink } from "../../src/log";
@@ -76,6 +77,24 @@ describe("error mapper (D15, first document part 7)", () => {
     expect(logged).toContain("unhandled error");
     expect(logged).not.toContain("hunter2");
   });
+});
+
+test("a PostgreSQL error's code and message are logged, not its detail, and nothing of it is answered (D33)", () => {
+  const logs = memorySink();
+  // As postgres.js makes it from the server's ErrorResponse: the detail quotes the rows' values.
+  const PgError = postgres.PostgresError as unknown as new (fields: Record<string, string>) => Error;
+  const error = new PgError({
+    message: "deadlock detected",
+    code: "40P01",
+    routine: "DeadLockReport",
+    detail: "Process 1 waits for ShareLock on transaction 2; key (user_id, doc_id)=(hunter2, d1)",
+  });
+  const mapped = toErrorResponse("UNKNOWN", error, createLogger("DEBUG", logs.sink), { request_id: "req_1" });
+  expect(mapped.status).toBe(500);
+  expect(JSON.stringify(mapped.body)).not.toMatch(/deadlock|40P01|hunter2/);
+  const [record] = logs.records();
+  expect(record).toMatchObject({ message: "unhandled error", error: "PostgresError", pg_code: "40P01", pg_message: "deadlock detected" });
+  expect(JSON.stringify(logs.records())).not.toContain("hunter2");
 });
 
 describe("a room's errors, by meaning, get their status in one place (src/errors.ts, DOMAIN_ERROR_STATUS)", () => {
