@@ -17,10 +17,16 @@ export interface RecordOrigin {
   owner: "user" | "operator";
 }
 
-/** corpus://<connector>/<path>, each segment of the path percent-encoded. */
+/**
+ * corpus://<connector>/<path>, each segment of the path percent-encoded but for the characters a
+ * path segment may hold as they are (RFC 3986 pchar: sub-delims, ":" and "@"), so a mail's
+ * `INBOX;UIDVALIDITY=v/;UID=n` (RFC 5092) reads as written.
+ */
 export function citation(connectorId: string, path: string): string {
-  return `${CITATION_SCHEME}//${connectorId}/${path.split("/").map(encodeURIComponent).join("/")}`;
+  return `${CITATION_SCHEME}//${connectorId}/${path.split("/").map(pathSegment).join("/")}`;
 }
+const pathSegment = (s: string) =>
+  encodeURIComponent(s).replace(/%(24|26|2B|2C|3B|3D|3A|40)/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
 
 /** `url` without a password (and so with no credentials but a user name at most). */
 function withoutPassword(url: string): string {

@@ -73,9 +73,9 @@ describe("search results name no operator host, account, database or path (issue
     };
     const mail = await ask({ query: "Skilling", max_results: 2, connectors: ["opmail"] });
     expect(urlsOf(mail).length).toBeGreaterThan(0);
-    for (const url of urlsOf(mail)) expect(url).toMatch(/^corpus:\/\/opmail\/INBOX\/\d+$/);
+    for (const url of urlsOf(mail)) expect(url).toMatch(/^corpus:\/\/opmail\/INBOX;UIDVALIDITY=\d+\/;UID=\d+$/);
     const shapeC = await ask({ query: "Skilling", conversation_id: null, connectors: ["opmail"] });
-    for (const url of urlsOf(shapeC)) expect(url).toMatch(/^corpus:\/\/opmail\/INBOX\/\d+$/);
+    for (const url of urlsOf(shapeC)) expect(url).toMatch(/^corpus:\/\/opmail\/INBOX;UIDVALIDITY=\d+\/;UID=\d+$/);
 
     // oplite and opweb read the same rows: asked together, copies collapse into one result
     // (issue 16), so each is also asked alone.

@@ -30,6 +30,10 @@ import { loadMasterKey } from "../../src/crypto/master-key";
 import { UserKeys } from "../../src/crypto/user-keys";
 import { PostgresUserKeyRecords, USER_KEYS_TABLE } from "../../src/crypto/user-keys-postgres";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
+import { IdempotencyStore } from "../../src/limits/idempotency";
+import { PostgresIdempotencyRecords } from "../../src/limits/idempotency-postgres";
+import { limitsFrom } from "../../src/limits/rate-limit";
+import { PostgresRateLimiter } from "../../src/limits/rate-limit-postgres";
 import { PostgresMcpSessions } from "../../src/mcp/sessions-postgres";
 import { OAuthServer } from "../../src/oauth/service";
 import { PostgresOAuthStore } from "../../src/oauth/store-postgres";
@@ -77,6 +81,8 @@ describe("a user deleted from the shared PostgreSQL leaves nothing of theirs in 
   let conversations: Conversations;
   let webhooks: PostgresWebhookStore;
   let oauth: OAuthServer;
+  let limiter: PostgresRateLimiter;
+  let idempotency: IdempotencyStore;
   beforeAll(async () => {
     db = await sharedDatabase();
     t = await testApp();
@@ -91,6 +97,15 @@ describe("a user deleted from the shared PostgreSQL leaves nothing of theirs in 
     mcpSessions = new PostgresMcpSessions(db.sql);
     conversations = new Conversations(new PostgresConversationRecords(db.sql), keys);
     webhooks = new PostgresWebhookStore(db.sql, keys, masterKey);
+    // The limits' rooms as a node on the shared database keeps them (services.ts): erased in the deletion's transaction too.
+    limiter = new PostgresRateLimiter(db.sql, limitsFrom(t.config), Date.now, t.services.guard);
+    idempotency = new IdempotencyStore(
+      new PostgresIdempotencyRecords(db.sql),
+      keys,
+      (t.config.CORPUS_REQUEST_TIMEOUT + 30) * 1000,
+      Date.now,
+      t.services.guard,
+    );
   });
   afterAll(async () => {
     await connectors.close();
@@ -224,7 +239,21 @@ describe("a user deleted from the shared PostgreSQL leaves nothing of theirs in 
     await begun;
 
     const done = await deleteUser(
-      { ...t.services, auth, accounts, archive, connectors, userKeys: keys, oauth, mcpSessions, conversations, webhooks, shared: db.sql },
+      {
+        ...t.services,
+        auth,
+        accounts,
+        archive,
+        connectors,
+        userKeys: keys,
+        oauth,
+        mcpSessions,
+        conversations,
+        webhooks,
+        limiter,
+        idempotency,
+        shared: db.sql,
+      },
       GONE,
     );
     expect(done.details.profile_deleted).toBe(true);
