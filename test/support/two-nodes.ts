@@ -11,6 +11,9 @@ import { type Corpus, cli, FIXED_ISSUER, startCorpus } from "../backup/support";
 import { tempDir } from "../helpers";
 import { type VectorDatabase, vectorDatabase } from "./pg-vectors";
 
+/** How long a node's SIGTERM may take before it is killed: its stop drains requests and closes the pool. */
+const STOP_DEADLINE_MS = 20_000;
+
 export interface CorpusNode {
   readonly name: string;
   /** The node's environment: the shared database and key, its own data folder. */
@@ -90,7 +93,13 @@ export async function twoNodes(env: Record<string, string> = {}, options: { admi
         if (!server) return;
         const stopping = server;
         server = undefined;
-        const code = await Promise.race([stopping.stop(), Bun.sleep(20_000).then(() => "hung" as const)]);
+        // A deadline, not a wait: cleared as soon as the node exits; only a hung node meets it (and is killed).
+        let deadline: ReturnType<typeof setTimeout> | undefined;
+        const hung = new Promise<"hung">((resolve) => {
+          deadline = setTimeout(resolve, STOP_DEADLINE_MS, "hung");
+        });
+        const code = await Promise.race([stopping.stop(), hung]);
+        clearTimeout(deadline);
         if (code === "hung") {
           process.kill(stopping.proc.pid, "SIGKILL");
           await stopping.proc.exited;
