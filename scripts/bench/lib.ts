@@ -82,22 +82,29 @@ export interface ThreadTime {
  * for a CPU as well as on one, and what is left of the wall time it neither ran nor waited to run
  * it was idle (waiting on a worker, a timer or a lock, not on the machine).
  */
-export function threadTimes(pid: number): { main: ThreadTime; others: ThreadTime } {
+export function threadTimes(pid: number): { main: ThreadTime; others: ThreadTime; byName: Map<string, number> } {
   const fs = require("node:fs") as typeof import("node:fs");
   const main = { cpu: 0, queued: 0 };
   const others = { cpu: 0, queued: 0 };
+  /** The other threads' CPU seconds by the kernel's name of each (Worker, JITWorker, HeapHelper, …). */
+  const byName = new Map<string, number>();
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     let fields: string[];
+    let name: string;
     try {
       fields = fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
+      name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
     } catch {
       continue; // ended meanwhile
     }
-    const t = tid === String(pid) ? main : others;
-    t.cpu += Number(fields[0]) / 1e9;
+    const isMain = tid === String(pid);
+    const t = isMain ? main : others;
+    const cpu = Number(fields[0]) / 1e9;
+    t.cpu += cpu;
     t.queued += Number(fields[1]) / 1e9;
+    if (!isMain) byName.set(name, (byName.get(name) ?? 0) + cpu);
   }
-  return { main, others };
+  return { main, others, byName };
 }
 
 /**
