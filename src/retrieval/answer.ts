@@ -132,8 +132,14 @@ const FEATURE_VALUES: Record<FeatureName, (c: Candidate, r: Reading) => number> 
   kind: (c, r) => (c.failsAmount && r.plan.asks === "amount" ? 0 : c.ofKind || merchantLine(c, r) ? 1 : fitOf(c, r)),
   total: (c, r) => {
     const probe = c.text.slice(0, SENTENCE_PROBE);
-    // The net asked ("before VAT", "exclusief BTW", "HT") is a part of the total, its line.
-    const line = r.plan.tax ? TAX.test(probe) : r.meanings.has("net") ? PART_OF_TOTAL.test(probe) : isTotalLine(probe);
+    // The net asked ("before VAT", "exclusief BTW", "HT") is a part of the total, its line; the change asked ("wisselgeld", "Wechselgeld") its own line.
+    const line = r.plan.tax
+      ? TAX.test(probe)
+      : r.meanings.has("change")
+        ? (c.meanings ?? meaningsOf(probe)).includes("change")
+        : r.meanings.has("net")
+          ? PART_OF_TOTAL.test(probe)
+          : isTotalLine(probe);
     return r.plan.asks === "amount" && !c.failsAmount && MONEY.test(probe) && line ? 1 : 0;
   },
   label: (c, r) => {

@@ -29,6 +29,7 @@ import {
   COUNTED,
   DATE_NOUNS,
   DUE,
+  FILLER_WORDS,
   IDENTIFIER_NOUNS,
   IS,
   type Language,
@@ -291,15 +292,26 @@ const QUESTION_START = new Map(
 const SKIPPED = new Map(LANGUAGES.map((l) => [l, new Set([...FUNCTION_WORDS.get(l)!, ...PRONOUNS[l]])]));
 /**
  * A language's words that name nothing to find ("ile", "habe", "für", "ai", "je"): its question
- * words, articles, auxiliaries, prepositions and pronouns; not its verbs of a tax ("charged").
+ * words, articles, auxiliaries, prepositions, pronouns and fillers ("muss", "trzeba"); not its verbs of a tax ("charged").
  */
 const NOT_SEARCHED = new Map(
   LANGUAGES.map((l) => [
     l,
     new Set(
-      [QUESTION_WORDS, ARTICLES, AUXILIARIES, IS, WAS, PARTITIVE, ASKS_QUANTITY, ASKS_COUNT, YES_NO, PREPOSITIONS, PRONOUNS].flatMap((t) =>
-        t[l].flatMap((r) => r.split(/[\s'’-]+/)),
-      ),
+      [
+        QUESTION_WORDS,
+        ARTICLES,
+        AUXILIARIES,
+        IS,
+        WAS,
+        PARTITIVE,
+        ASKS_QUANTITY,
+        ASKS_COUNT,
+        YES_NO,
+        PREPOSITIONS,
+        PRONOUNS,
+        FILLER_WORDS,
+      ].flatMap((t) => t[l].flatMap((r) => r.split(/[\s'’-]+/))),
     ),
   ]),
 );

@@ -4,6 +4,7 @@
 import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
 import { type Asked, askedOf, notSearched, type QuestionMeaning } from "./asked";
+import { queryWords } from "./bm25";
 import { type Country, countriesIn } from "./countries";
 import { CURRENCIES, CURRENCY_CODE_WORDS, CURRENCY_CODES, CURRENCY_NAMES, CURRENCY_SIGNS, dotGroupsThousands } from "./language/currencies";
 import { COMPARATOR, comparisonOf, countedNext, rangesAsComparisons } from "./language/grammar";
@@ -29,6 +30,8 @@ export interface QueryPlan extends Asked {
   timeAsked: boolean;
   /** The days said, by question-dates.ts's grammar: a document dated on them wins (evidence.ts). */
   days?: DaysSaid;
+  /** The words of the days asked as documents write them ("21 November 2016"): searched, but not what the question is about (rare-words.ts). */
+  dayWords?: string[];
   amounts: Array<{ value: number; currency?: string; comparison?: "over" | "under" }>;
   people: string[];
   addresses: string[];
@@ -111,6 +114,8 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
   // Words inside a date asked for are not search terms, but of a day written as documents write it; a date not asked for is.
   let rest = text;
   if (asked && !days?.written) for (const [a, b] of spans.sort((x, y) => y[0] - x[0])) rest = `${rest.slice(0, a)} ${rest.slice(b)}`;
+  const dayWords = asked && days?.written ? spans.map(([a, b]) => text.slice(a, b).toLowerCase()) : [];
+  const dayNames = new Set(queryWords(dayWords));
   rest = rangesAsComparisons(rest.replace(/"[^"]*"/g, " "));
 
   const addresses = [...text.matchAll(ADDRESS)].map((m) => m[0].toLowerCase());
@@ -175,11 +180,13 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
   return {
     text,
     ...reading,
-    names: [...namesIn(text)],
+    // A month's name is no vendor's: the receipt of 22 April 2018 writes 22/04/2018.
+    names: [...namesIn(text, reading.language)].filter((n) => !dayNames.has(n)),
     terms,
     phrases,
     ...(asked ? { dateFrom: from, dateTo: to } : {}),
     ...(days ? { days } : {}),
+    ...(dayWords.length ? { dayWords } : {}),
     timeAsked: asked,
     amounts,
     people,

@@ -2,6 +2,7 @@
 // names it writes: which candidates hold them, a signal score.ts adds to the pool's candidates.
 import { TAX } from "./amounts";
 import { type CountedText, queryWords } from "./bm25";
+import * as WORDS from "./language/words";
 import { namesKind } from "./record-kinds";
 import type { RankedChunk } from "./types";
 
@@ -16,25 +17,48 @@ const RARE_QUESTION_WORDS = 4;
 /** Pools smaller than this have no rare words: a word in one of five candidates says little. */
 const RARE_POOL = 10;
 
-/** Whether a question's words can be rare among `poolSize` candidates: a short question, a pool large enough. */
-export function rareWordsApply(terms: string[], poolSize: number): boolean {
-  const asked = queryWords(terms).length;
+/**
+ * Whether a question's words can be rare among `poolSize` candidates: a short question, a pool
+ * large enough. The words of the days it writes (`dayWords`, plan.ts) say which of a shop's receipts,
+ * not what it is about: "How much did I spend at Home Master Hardware on 22 December 2017?" is short.
+ */
+export function rareWordsApply(terms: string[], poolSize: number, dayWords: readonly string[] = []): boolean {
+  const days = new Set(queryWords([...dayWords]));
+  const asked = queryWords(terms).filter((w) => !days.has(w)).length;
   return asked >= 2 && asked <= RARE_QUESTION_WORDS && poolSize >= RARE_POOL;
 }
+
+/** Every word of the language tables' German rows (words.ts), as the index folds them. */
+const isTable = (v: unknown): v is WORDS.Table => typeof v === "object" && v !== null && Array.isArray((v as WORDS.Table).de);
+const GERMAN_WORDS = new Set(
+  queryWords(
+    Object.values(WORDS).flatMap((v) =>
+      isTable(v)
+        ? [...v.de]
+        : typeof v === "object" && v
+          ? Object.values(v)
+              .filter(isTable)
+              .flatMap((t) => t.de)
+          : [],
+    ),
+  ),
+);
 
 /**
  * The question's words written as names: capitalised after its first word, or in capitals ("Netpresse", "Nando's", "NETPRESSE").
  * None in a sentence whose every word is capitalised or in capitals ("How Much Did I Spend At
- * Nando's?", "HOW MUCH …"): its capitals tell no name from the other words.
+ * Nando's?", "HOW MUCH …"): its capitals tell no name from the other words. German capitalises
+ * every noun: there a word of the tables ("Rechnung", "Gesamtbetrag", "Wechselgeld") is no name,
+ * which a vendor's invoice in another language lacked ("Saeco-Rechnung": its Dutch invoice).
  */
-export function namesIn(question: string): Set<string> {
+export function namesIn(question: string, language?: WORDS.Language): Set<string> {
   const out = new Set<string>();
   const written = [...question.slice(0, NAMES_PROBE).matchAll(/[\p{L}\d'’-]+/gu)].map((m) => m[0]);
   const lettered = written.filter((w) => /\p{L}/u.test(w));
   if (lettered.length >= TITLE_CASE_WORDS && lettered.every((w) => /^\p{Lu}/u.test(w))) return out;
   written.forEach((w, i) => {
     if ((i > 0 && /^\p{Lu}/u.test(w)) || (w.length > 2 && w === w.toUpperCase() && /\p{L}/u.test(w)))
-      for (const x of queryWords([w])) out.add(x);
+      for (const x of queryWords([w])) if (language !== "de" || !GERMAN_WORDS.has(x)) out.add(x);
   });
   return out;
 }
@@ -78,8 +102,9 @@ export function markRareWords(
   names: Set<string> = new Set(),
   /** The words a record holds anywhere (wholeWordsOf), read when its pool text lacks a rare one; rareness is told by the pool's window (`counted`), as BM25 over the pool weighs words. */
   whole: (k: number) => CountedText = (k) => counted[k]!,
+  dayWords: readonly string[] = [],
 ): void {
-  if (!rareWordsApply(terms, counted.length)) return;
+  if (!rareWordsApply(terms, counted.length, dayWords)) return;
   const rare = queryWords(terms).filter((w) => {
     // The name of a tax ("VAT") says which amount is asked, not which record: invoices write it
     // BTW, TVA or MwSt, and a record explaining VAT outranked the Coolblue invoice asked about.

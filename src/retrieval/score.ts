@@ -80,7 +80,7 @@ export function scoreCandidates(
   // The pool's texts read for both, and only when either needs them: BM25 over the pool (two
   // sources or more), and which of a short question's words are rare. Each record's words are
   // counted once per version of its text, not for every question it is a candidate of (issue 36).
-  const rare = rareWordsApply(scoredWords, pool.length);
+  const rare = rareWordsApply(scoredWords, pool.length, q.plan.dayWords);
   if (new Set(groupOf).size >= 2 || rare) {
     const counted = wordCountsOf(
       poolRecords.map(({ key, record }) => poolWords.getOfRecord(key, record, poolText)),
@@ -94,6 +94,7 @@ export function scoreCandidates(
         scoredWords,
         new Set([...q.plan.names, ...leadingName(q.plan.text)]),
         wholeWordsOf(poolRecords, counted, scoredWords),
+        q.plan.dayWords,
       );
   }
   if (pendingVectors)

@@ -393,6 +393,8 @@ function typedLabels(lines: string[], taken: boolean[], values: Map<number, stri
  * (aligned at the end when values are more, at the start when fewer), or item rows when the cells
  * are whole columns of the last rows (each column of one kind, one of them money).
  */
+/** A label ending in its own whole number ("ITEM COUNT 12", "TOTAL QTY: 2"), not a rate's ("GST @6"). */
+const OWN_COUNT = /[\p{L})]\s?:?\s?\d{1,4}$/u;
 function tableRows(units: string[], cells: string[], out: Piece[]): void {
   const k = units.length;
   const m = cells.length;
@@ -408,10 +410,11 @@ function tableRows(units: string[], cells: string[], out: Piece[]): void {
   if (s > 0) {
     plain(units.slice(0, k - s));
     const labels = units.slice(k - s);
-    if (m >= s) {
-      plain(cells.slice(0, m - s));
-      for (const [i, l] of labels.entries()) out.push(pair(l, cells[m - s + i]!));
-    } else for (const [i, l] of labels.entries()) out.push(i < m ? pair(l, cells[i]!) : { line: l });
+    // A label holding its own count ("ITEM COUNT 12" among "CASH" and "CHANGE AMT") takes no value of the column.
+    const wanting = labels.filter((l) => !OWN_COUNT.test(l)).length;
+    let c = Math.max(0, m - wanting);
+    plain(cells.slice(0, c));
+    for (const l of labels) out.push(OWN_COUNT.test(l) || c >= m ? { line: l } : pair(l, cells[c++]!));
     return;
   }
   const kinds = cells.map((c) => cellKind(c)!);

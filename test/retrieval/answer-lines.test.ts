@@ -458,3 +458,16 @@ test("asked who, a person named inside a mail's sentence beside the word asked b
   const apart = "I saw Steve Reynolds today.\nThe govs assistant called twice about the Geringer meeting.";
   expect(answerTo("Who is Governor Geringer's assistant?", [], [{ text: apart, type: "email" }])).not.toStartWith("I saw Steve Reynolds");
 });
+
+test("the change asked in any language of the tables is the change's line, not the total ('Wie viel Wechselgeld', 'Hoeveel wisselgeld')", () => {
+  // SROIE 322 (FamilyMart), its lines as the receipt has them.
+  const familyMart =
+    "FAMILYMART\n16/04/2018 16:28\nMARLBOROMEGAICEBLSTBOX\n17.00SR\nSUB TOTAL (INC GST)\n18.80\nTOTAL\n18.80\nCASH\n50.00\nCHANGE\n31.20";
+  for (const question of [
+    "Wie viel Wechselgeld bekam ich bei FamilyMart?",
+    "Hoeveel wisselgeld kreeg ik bij FamilyMart?",
+    "How much change did I get at FamilyMart?",
+  ])
+    expect([question, answerTo(question, [], [{ text: familyMart }])]).toEqual([question, "CHANGE 31.20. [1]"]);
+  expect(answerTo("Wie viel habe ich bei FamilyMart bezahlt?", [], [{ text: familyMart }])).toContain("TOTAL 18.80");
+});

@@ -7,7 +7,7 @@ import type { Connector, SourceRecord } from "../../src/connectors/types";
 import { countWords } from "../../src/retrieval/bm25";
 import { fuse, RARE_BOOST } from "../../src/retrieval/fuse";
 import { planQuery } from "../../src/retrieval/plan";
-import { leadingName, markRareWords, namesIn } from "../../src/retrieval/rare-words";
+import { leadingName, markRareWords, namesIn, rareWordsApply } from "../../src/retrieval/rare-words";
 import { type Scoring, scoreCandidates } from "../../src/retrieval/score";
 import type { Question, RankedChunk } from "../../src/retrieval/types";
 import { mailRecord } from "../support/mail-record";
@@ -153,4 +153,32 @@ test("a long record holding the rare words past the pool's window of its text is
   expect(rare.get("short")).toBeGreaterThan(0);
   expect(rare.get("digest")).toBe(rare.get("short"));
   expect(rare.get("other0")).toBe(0);
+});
+
+test("the days a question writes are not what it is about: a shop named beside a day is a short question's rare word, a month no name", () => {
+  const plan = planQuery("What was the total at AEON Taman Maluri on 22 April 2018?");
+  // Searched as receipts write them, but no name: the receipt of that day writes 22/04/2018.
+  expect(plan.terms).toContain("april");
+  expect(plan.names).toEqual(["aeon", "taman", "maluri"]);
+  expect(rareWordsApply(plan.terms, 20, plan.dayWords)).toBe(true);
+  // The same words without the day asked are as long as before: a long question's BM25 weighs them.
+  expect(rareWordsApply(plan.terms, 20)).toBe(false);
+  // A date that is part of what is sought ("Tokyo Presentation 15 May") is a word of its subject.
+  expect(planQuery("Where are the slides of Tokyo Presentation 15 May?").dayWords).toBeUndefined();
+});
+
+test("German capitalises every noun: a word of the language tables is no name, the vendor is ('Saeco-Rechnung')", () => {
+  expect([...namesIn("Bis wann ist die Saeco-Rechnung fällig?", "de")]).toEqual(["saeco"]);
+  expect([...namesIn("Wie viel Wechselgeld bekam ich bei FamilyMart?", "de")]).toEqual(["familymart"]);
+  expect(planQuery("Wie hoch ist der Gesamtbetrag der Netpresse-Rechnung?").names).toEqual(["netpress"]);
+  // Elsewhere a capitalised word is still a name.
+  expect([...namesIn("What is the Total Gesamtbetrag?")]).toEqual(["total", "gesamtbetrag"]);
+});
+
+test("a question's fillers in the invoices' languages are never searched: 'Do kiedy trzeba zapłacić fakturę Sammy Maystone?' is a short question", () => {
+  const terms = (q: string) => planQuery(q).terms;
+  expect(terms("Do kiedy trzeba zapłacić fakturę Sammy Maystone?")).toEqual(["zapłacić", "fakturę", "sammy", "maystone"]);
+  expect(terms("Bis wann muss die QualityHosting Rechnung bezahlt werden?")).toEqual(["qualityhosting", "rechnung", "bezahlt"]);
+  expect(terms("Tot wanneer moet factuur VF1005193039 betaald worden?")).toEqual(["factuur", "vf1005193039", "betaald"]);
+  expect(terms("Où se trouve le magasin Amtech Electrical Supplies ?")).not.toContain("se");
 });

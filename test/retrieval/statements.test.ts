@@ -501,3 +501,27 @@ test("a phone number after its label in any language of the tables is a contact 
   for (const line of ["Total 020 123 4567", "Items: 12", "Telegram from Tom"])
     expect({ line, contact: CONTACT[0]!.test(line) }).toEqual({ line, contact: false });
 });
+
+test("a block of a receipt's labels pairs its values with the labels that lack one: a label holding its own count takes none", () => {
+  // SROIE 525 (AEON): seven labels, one of them with its count, then six values.
+  const aeon = [
+    "SUB-TOTAL",
+    "TOTAL SALES INCL GST",
+    "ROUNDING ADJ",
+    "TOTAL AFTER ADJ INCL GST",
+    "CASH",
+    "ITEM COUNT 12",
+    "CHANGE AMT",
+    "127.37",
+    "127.37",
+    "-0.02",
+    "127.35",
+    "150.00",
+    "22.65",
+  ].join("\n");
+  const texts = statementLines({ text: aeon, type: "document" }, false).map((s) => s.text);
+  expect(texts).toContain("CHANGE AMT 22.65");
+  expect(texts).toContain("CASH 150.00");
+  expect(texts).toContain("ITEM COUNT 12");
+  expect(texts).toContain("TOTAL AFTER ADJ INCL GST 127.35");
+});

@@ -453,6 +453,42 @@ export const PREPOSITIONS: Table = {
   de: ["von", "bei", "auf", "für", "in", "mit", "aus", "der", "des", "vom", "im", "am"],
   pl: ["na", "z", "w", "dla", "od", "u", "ze", "we", "za", "do", "po"],
 };
+/**
+ * Words saying how a question is put, not what it is about: modal and passive verbs, reflexive and
+ * declined pronouns, conjunctions ("Bis wann muss … bezahlt werden", "Do kiedy trzeba zapłacić"). Never
+ * searched: as search terms they made a short question long, past the rare words' limit (rare-words.ts).
+ * English's are plan.ts's stop words.
+ */
+export const FILLER_WORDS: Table = {
+  en: [],
+  nl: ["moet", "moeten", "worden", "wordt", "werd", "werden", "er", "zich", "kan", "kunnen", "zal", "zou", "en", "of", "om", "te", "tot"],
+  fr: ["se", "s'", "il", "elle", "ils", "elles", "ce", "et", "ou", "doit", "faut", "peut", "été", "sont", "y"],
+  de: [
+    "muss",
+    "müssen",
+    "werden",
+    "wurde",
+    "wurden",
+    "wird",
+    "sich",
+    "einer",
+    "einem",
+    "einen",
+    "ihr",
+    "ihre",
+    "ihren",
+    "und",
+    "oder",
+    "kann",
+    "soll",
+    "bis",
+    "zu",
+    "mir",
+    "mich",
+    "uns",
+  ],
+  pl: ["trzeba", "się", "czy", "są", "było", "i", "lub", "oraz", "mi", "mnie", "musi", "można"],
+};
 /** Who asks: not what is asked ("what did I buy", "wat heb ik gekocht"). */
 export const PRONOUNS: Table = {
   en: ["i", "we", "you", "me", "us", "my", "our"],
@@ -920,6 +956,13 @@ export const LABEL_MEANINGS: Record<string, Table> = {
     fr: ["acheteur", "client", "facturé à"],
     de: ["käufer", "kunde", "rechnungsempfänger"],
     pl: ["nabywca", "nabywcy", "odbiorca"],
+  },
+  change: {
+    en: ["change", "change due", "change amt"],
+    nl: ["wisselgeld"],
+    fr: ["monnaie rendue", "rendu"],
+    de: ["wechselgeld", "rückgeld"],
+    pl: ["reszta"],
   },
   delivery: {
     en: ["ship to", "shipping address", "delivery address", "shipped", "delivered"],
