@@ -32,8 +32,8 @@ import {
 import type { SqlConfig, SqlTable } from "./config";
 import { foldedGlob, foldedNeedle, foldedRegex, spelledIn, unmarkedIn } from "./fold";
 import { hasScheme, isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
-import { closeOffThread, newConnection, SqliteReaderUnavailable, selectOffThread } from "./sqlite-reader";
-import { countRows, over, type ScanBounds, selectInWindows, windowKey } from "./windows";
+import { closeOffThread, newConnection, SqliteReaderUnavailable, selectInWindowsOffThread, selectOffThread } from "./sqlite-reader";
+import { countRows, over, type ScanBounds, selectInWindows, type WindowedQuery, windowKey } from "./windows";
 
 const STATEMENT_TIMEOUT_MS = 5_000;
 /**
@@ -94,6 +94,8 @@ interface Driver {
   /** The table's columns; `sampled`: the ones whose values may be read to tell whether they hold numbers (SQLite, no declared type). */
   columns(table: string, sampled: string[]): Promise<Column[] | undefined>;
   select(sql: string, params: unknown[]): Promise<Row[]>;
+  /** SQLite: a search's read of a table in windows (windows.ts), in the SQLite reader whole. */
+  windows?(query: WindowedQuery, bounds: ScanBounds): Promise<Row[]>;
   /** Write attempt used by tests to prove the connection is read-only. */
   execute(sql: string): Promise<void>;
   readonly dialect: "sqlite" | "postgres" | "mysql";
@@ -204,6 +206,18 @@ function sqliteDriver(path: string, check: Confine): Driver {
   const db = new Database(real, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW);
   db.exec("PRAGMA query_only = ON");
   const connection = newConnection();
+  const onThisThread = async (sql: string, params: unknown[]) => db.query<Row, never[]>(sql).all(...(params as never[]));
+  /** In the SQLite reader, off the serving thread (D31); on it only where no reader can run. */
+  const offThread = async <T>(off: Promise<T> | undefined, here: () => Promise<T>): Promise<T> => {
+    if (off) {
+      try {
+        return await off;
+      } catch (error) {
+        if (!(error instanceof SqliteReaderUnavailable)) throw error;
+      }
+    }
+    return here();
+  };
   return {
     dialect: "sqlite",
     async columns(table, sampled) {
@@ -245,17 +259,11 @@ function sqliteDriver(path: string, check: Confine): Driver {
           }))
         : undefined;
     },
-    async select(sql, params) {
-      // In the SQLite reader, off the serving thread (D31); on it only where no reader can run.
-      const off = selectOffThread(connection, real, sql, params);
-      if (off) {
-        try {
-          return await off;
-        } catch (error) {
-          if (!(error instanceof SqliteReaderUnavailable)) throw error;
-        }
-      }
-      return db.query<Row, never[]>(sql).all(...(params as never[]));
+    select(sql, params) {
+      return offThread(selectOffThread(connection, real, sql, params), () => onThisThread(sql, params));
+    },
+    windows(query, bounds) {
+      return offThread(selectInWindowsOffThread(connection, real, query, bounds), () => selectInWindows(onThisThread, query, bounds));
     },
     async execute(sql) {
       db.exec(sql);
@@ -620,12 +628,11 @@ export class SqlConnector implements Connector {
     const bounds: ScanBounds = { deadline: performance.now() + SCAN_BUDGET_MS, signal: request.signal };
     return this.withDriver(async (d) => {
       const out: SourceRecord[] = [];
-      const select = (sql: string, params: unknown[]) => d.select(sql, params);
       for (const t of this.config.tables) {
         if (request.signal?.aborted) break;
         const read = (q: TableQuery, limit: number) =>
           d.dialect === "sqlite"
-            ? selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit, bytes: searchedBytes(t) }, bounds)
+            ? d.windows!(windowed(t, q, this.keys.get(t.name)!, limit), bounds)
             : this.serverRows(d, t, q, { ...request, limit });
         let q = this.query(d.dialect, t, request, maxRowBytes);
         // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are
@@ -838,6 +845,21 @@ function headOfCell(column: string): string {
   return `CASE WHEN typeof(${c}) = 'text' AND octet_length(${c}) > ${bytes} THEN CAST(substr(CAST(${c} AS BLOB), 1, ${bytes}) AS TEXT)
     WHEN typeof(${c}) = 'blob' AND length(${c}) > ${bytes} THEN substr(${c}, 1, ${bytes}) ELSE ${c} END AS ${c}`;
 }
+
+/**
+ * A SQLite table's read for `q` (selectInWindows), as it is posted to the SQLite reader: plain
+ * values only (a structured clone), TableQuery's other fields left out.
+ */
+const windowed = (t: SqlTable, q: TableQuery, key: string, limit: number): WindowedQuery => ({
+  table: t.name,
+  key,
+  columns: q.columns,
+  where: q.where,
+  params: q.params,
+  order: q.order,
+  limit,
+  bytes: searchedBytes(t),
+});
 
 /** The bytes a search's LIKE reads of a SQLite row (its title and text cells), as SQL that reads no cell (octet_length). */
 const searchedBytes = (t: SqlTable) => [...new Set([t.title, ...t.text])].map((c) => `COALESCE(octet_length(${quote(c)}), 0)`).join(" + ");
