@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { SqlConnector } from "../../src/connectors/sql/connector";
 import { endSqliteReader, SQLITE_RETRY_MS, SQLITE_STUCK_MS, sqliteReaderSettings } from "../../src/connectors/sql/sqlite-reader";
 import { tempDir } from "../helpers";
+import { CHINOOK_SQLITE, chinookCustomers, chinookInvoices } from "../support/chinook";
 import { HOSTILE_TABLE, HUGE_ROWS } from "../support/hostile-sources";
 import { WEDGED } from "../support/wedging-sqlite-worker";
 
@@ -91,6 +92,55 @@ test("a reader that stops answering fails the search with a message, not the ser
     expect((await search(connector)).length).toBe(HUGE_ROWS + 1);
     expect(onThisThread).toBe(0);
   } finally {
+    await connector.close();
+  }
+});
+
+test("attack: a search's read of each table is one message to the reader and one answer, its windows and rows read there", async () => {
+  const connector = new SqlConnector({ url: CHINOOK_SQLITE, tables: [chinookInvoices(), chinookCustomers()] });
+  const post = Worker.prototype.postMessage;
+  const posted: string[] = [];
+  Worker.prototype.postMessage = function (this: Worker, message: { type?: string }, ...rest: unknown[]) {
+    posted.push(String(message?.type));
+    return (post as (...a: unknown[]) => void).call(this, message, ...rest);
+  } as typeof post;
+  try {
+    expect((await connector.health()).status).toBe("ok");
+    posted.length = 0;
+    const found = await connector.search({ terms: ["berlin"], phrases: [], limit: 50 });
+    expect(found.some((r) => r.id.startsWith("Invoice/"))).toBe(true);
+    expect(found.some((r) => r.id.startsWith("Customer/"))).toBe(true);
+    // Two tables, each found whole in its first read: two messages (each window, the keys kept
+    // and the rows found were a message each way, 10 or more for the two).
+    expect(posted).toEqual(["windows", "windows"]);
+  } finally {
+    Worker.prototype.postMessage = post;
+    await connector.close();
+  }
+});
+
+test("a search that gives up tells the reader, whose read stops at its next window with what it found", async () => {
+  const connector = new SqlConnector({ url: file, tables: [HOSTILE_TABLE] });
+  const post = Worker.prototype.postMessage;
+  const posted: string[] = [];
+  Worker.prototype.postMessage = function (this: Worker, message: { type?: string }, ...rest: unknown[]) {
+    posted.push(String(message?.type));
+    return (post as (...a: unknown[]) => void).call(this, message, ...rest);
+  } as typeof post;
+  try {
+    expect((await connector.health()).status).toBe("ok");
+    posted.length = 0;
+    const stop = new AbortController();
+    const searching = connector.search({ terms: ["dinner", "porto"], phrases: [], limit: 50, signal: stop.signal });
+    while (!posted.includes("windows")) await new Promise((resolve) => setImmediate(resolve));
+    stop.abort();
+    const found = await searching;
+    expect(posted).toEqual(["windows", "abort"]);
+    expect(found.length).toBeLessThanOrEqual(HUGE_ROWS + 1);
+    // The reader serves the next search whole.
+    expect((await search(connector)).length).toBe(HUGE_ROWS + 1);
+  } finally {
+    Worker.prototype.postMessage = post;
     await connector.close();
   }
 });

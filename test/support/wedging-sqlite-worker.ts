@@ -12,6 +12,7 @@ export const WEDGED = "WEDGED";
 
 const answer = self.onmessage!;
 self.onmessage = (event: MessageEvent<ToSqliteReader>) => {
-  if (event.data.type === "select") while (existsSync(join(dirname(event.data.file), WEDGED))) Bun.sleepSync(5);
+  if (event.data.type === "select" || event.data.type === "windows")
+    while (existsSync(join(dirname(event.data.file), WEDGED))) Bun.sleepSync(5);
   return answer.call(self, event);
 };

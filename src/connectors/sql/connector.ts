@@ -32,8 +32,8 @@ import {
 import type { SqlConfig, SqlTable } from "./config";
 import { foldedGlob, foldedNeedle, foldedRegex, spelledIn, unmarkedIn } from "./fold";
 import { hasScheme, isServerUrl, parseServerUrl, type ServerTarget, ServerUrlError, serverEngine } from "./server-url";
-import { closeOffThread, newConnection, SqliteReaderUnavailable, selectOffThread } from "./sqlite-reader";
-import { countRows, over, type ScanBounds, selectInWindows, windowKey } from "./windows";
+import { closeOffThread, newConnection, SqliteReaderUnavailable, selectInWindowsOffThread, selectOffThread } from "./sqlite-reader";
+import { countRows, over, type ScanBounds, selectInWindows, type WindowedQuery, windowKey } from "./windows";
 
 const STATEMENT_TIMEOUT_MS = 5_000;
 /**
@@ -94,6 +94,8 @@ interface Driver {
   /** The table's columns; `sampled`: the ones whose values may be read to tell whether they hold numbers (SQLite, no declared type). */
   columns(table: string, sampled: string[]): Promise<Column[] | undefined>;
   select(sql: string, params: unknown[]): Promise<Row[]>;
+  /** SQLite: a search's read of a table in windows (windows.ts), in the SQLite reader whole. */
+  windows?(query: WindowedQuery, bounds: ScanBounds): Promise<Row[]>;
   /** Write attempt used by tests to prove the connection is read-only. */
   execute(sql: string): Promise<void>;
   readonly dialect: "sqlite" | "postgres" | "mysql";
@@ -204,6 +206,18 @@ function sqliteDriver(path: string, check: Confine): Driver {
   const db = new Database(real, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_NOFOLLOW);
   db.exec("PRAGMA query_only = ON");
   const connection = newConnection();
+  const onThisThread = async (sql: string, params: unknown[]) => db.query<Row, never[]>(sql).all(...(params as never[]));
+  /** In the SQLite reader, off the serving thread (D31); on it only where no reader can run. */
+  const offThread = async <T>(off: Promise<T> | undefined, here: () => Promise<T>): Promise<T> => {
+    if (off) {
+      try {
+        return await off;
+      } catch (error) {
+        if (!(error instanceof SqliteReaderUnavailable)) throw error;
+      }
+    }
+    return here();
+  };
   return {
     dialect: "sqlite",
     async columns(table, sampled) {
@@ -245,17 +259,11 @@ function sqliteDriver(path: string, check: Confine): Driver {
           }))
         : undefined;
     },
-    async select(sql, params) {
-      // In the SQLite reader, off the serving thread (D31); on it only where no reader can run.
-      const off = selectOffThread(connection, real, sql, params);
-      if (off) {
-        try {
-          return await off;
-        } catch (error) {
-          if (!(error instanceof SqliteReaderUnavailable)) throw error;
-        }
-      }
-      return db.query<Row, never[]>(sql).all(...(params as never[]));
+    select(sql, params) {
+      return offThread(selectOffThread(connection, real, sql, params), () => onThisThread(sql, params));
+    },
+    windows(query, bounds) {
+      return offThread(selectInWindowsOffThread(connection, real, query, bounds), () => selectInWindows(onThisThread, query, bounds));
     },
     async execute(sql) {
       db.exec(sql);
@@ -620,12 +628,11 @@ export class SqlConnector implements Connector {
     const bounds: ScanBounds = { deadline: performance.now() + SCAN_BUDGET_MS, signal: request.signal };
     return this.withDriver(async (d) => {
       const out: SourceRecord[] = [];
-      const select = (sql: string, params: unknown[]) => d.select(sql, params);
       for (const t of this.config.tables) {
         if (request.signal?.aborted) break;
         const read = (q: TableQuery, limit: number) =>
           d.dialect === "sqlite"
-            ? selectInWindows(select, { ...q, table: t.name, key: this.keys.get(t.name)!, limit, bytes: searchedBytes(t) }, bounds)
+            ? d.windows!(windowed(t, q, this.keys.get(t.name)!, limit), bounds)
             : this.serverRows(d, t, q, { ...request, limit });
         let q = this.query(d.dialect, t, request, maxRowBytes);
         // Each engine matches inside words (LIKE, GLOB, ~*); the index matches whole words: so are
@@ -704,12 +711,16 @@ export class SqlConnector implements Connector {
     const named = orderedBy ? schemaWords(t) : undefined;
     const words = byWords ? searchNeedles(request).filter((w) => !named?.has(singular(w))) : [];
     if (words.length) {
-      const any: string[] = [];
-      for (const w of words) {
-        const holds = holdsFolded(dialect, w, bind);
-        for (const c of new Set([t.title, ...t.text])) any.push(holds(asText(dialect, c)));
+      const cells = [...new Set([t.title, ...t.text])].map((c) => asText(dialect, c));
+      if (dialect === "sqlite") where.push(sqliteHolds(words, cells, bind));
+      else {
+        const any: string[] = [];
+        for (const w of words) {
+          const holds = holdsFolded(dialect, w, bind);
+          for (const cell of cells) any.push(holds(cell));
+        }
+        where.push(`(${any.join(" OR ")})`);
       }
-      where.push(`(${any.join(" OR ")})`);
     }
     if (maxRowBytes !== undefined) where.push(`${rowBytes(dialect, t)} <= ${bind(maxRowBytes)}`);
     if (t.date && request.dateFrom) where.push(`${quote(t.date)} >= ${dateParam(request.dateFrom)}`);
@@ -835,6 +846,21 @@ function headOfCell(column: string): string {
     WHEN typeof(${c}) = 'blob' AND length(${c}) > ${bytes} THEN substr(${c}, 1, ${bytes}) ELSE ${c} END AS ${c}`;
 }
 
+/**
+ * A SQLite table's read for `q` (selectInWindows), as it is posted to the SQLite reader: plain
+ * values only (a structured clone), TableQuery's other fields left out.
+ */
+const windowed = (t: SqlTable, q: TableQuery, key: string, limit: number): WindowedQuery => ({
+  table: t.name,
+  key,
+  columns: q.columns,
+  where: q.where,
+  params: q.params,
+  order: q.order,
+  limit,
+  bytes: searchedBytes(t),
+});
+
 /** The bytes a search's LIKE reads of a SQLite row (its title and text cells), as SQL that reads no cell (octet_length). */
 const searchedBytes = (t: SqlTable) => [...new Set([t.title, ...t.text])].map((c) => `COALESCE(octet_length(${quote(c)}), 0)`).join(" + ");
 
@@ -905,27 +931,47 @@ export function holdsAsWord(text: string, word: string): boolean {
  */
 const MAX_PATTERN_CHARS = 64;
 
-/**
- * A condition that a cell (as SQL text) holds the needle (its first MAX_PATTERN_CHARS
- * characters), accents and case folded on both sides as the index folds them (fold.ts), in the
- * dialect's way; its values bound with `bind`.
- */
-function holdsFolded(dialect: Driver["dialect"], whole: string, bind: (value: unknown) => string): (cell: string) => string {
+/** The needle asked of the engine (its first MAX_PATTERN_CHARS characters) and its LIKE pattern, folded (fold.ts). */
+function likePattern(whole: string): { needle: string; pattern: string } {
   const needle = [...whole].slice(0, MAX_PATTERN_CHARS).join("");
-  const pattern = `%${foldedNeedle(needle).replace(/[\\%_]/g, (m) => `\\${m}`)}%`;
-  // SQLite's GLOB of classes costs 20-50 times its LIKE (200,000 rows: ~1.8 s, LIKE ~40 ms): a
-  // cell of ASCII alone (its characters as many as its bytes) is compared by LIKE, which folds
-  // ASCII's case; only a cell with another character pays the GLOB (10% of them: ~0.23 s), its
-  // letters of two that the needle's folding holds written out first (fold.ts spelledIn: letters
-  // only, written in the statement).
-  if (dialect === "sqlite") {
+  return { needle, pattern: `%${foldedNeedle(needle).replace(/[\\%_]/g, (m) => `\\${m}`)}%` };
+}
+
+/** SQL: whether a cell (as text) holds a character outside ASCII, or a NUL (length() stops there): its characters fewer than its bytes. */
+const wide = (cell: string) => `length(${cell}) < octet_length(${cell})`;
+
+/**
+ * SQLite: a row's `cells` (as SQL text) hold one of `words`, folded as the index folds them
+ * (holdsFolded). SQLite's GLOB of classes costs 20-50 times its LIKE (200,000 rows: ~1.8 s, LIKE
+ * ~40 ms): a cell of ASCII alone (its characters as many as its bytes) is compared by LIKE, which
+ * folds ASCII's case; only a cell with another character pays the GLOB (10% of them: ~0.23 s), its
+ * letters of two that the needle's folding holds written out first (fold.ts spelledIn: letters
+ * only, written in the statement). The LIKEs come first, then, only in a row with such a cell
+ * (asked once of the row's cells joined), each cell's GLOB: asking each word of each cell whether
+ * it was ASCII was 2/3 of the statement's CPU (Chinook's 412 invoices, 4 words: ~1.7 of 2.4 ms).
+ */
+function sqliteHolds(words: string[], cells: string[], bind: (value: unknown) => string): string {
+  const asked = words.map((w) => ({ ...likePattern(w), glob: "" }));
+  const likes = asked.flatMap(({ pattern }) => cells.map((cell) => `${cell} LIKE ${bind(pattern)} ESCAPE '\\'`));
+  const row = cells.map((cell) => `COALESCE(${cell}, '')`).join(" || ");
+  const globs = asked.flatMap(({ needle }) => {
     const spelled = spelledIn(needle);
     const glob = foldedGlob(needle);
-    return (cell) => {
+    return cells.map((cell) => {
       const written = spelled.reduce((text, [letter, folded]) => `replace(${text}, '${letter}', '${folded}')`, cell);
-      return `(${cell} LIKE ${bind(pattern)} ESCAPE '\\' OR (length(${cell}) < octet_length(${cell}) AND ${written} GLOB ${bind(glob)}))`;
-    };
-  }
+      return `(${wide(cell)} AND ${written} GLOB ${bind(glob)})`;
+    });
+  });
+  return `(${likes.join(" OR ")} OR (${wide(row)} AND (${globs.join(" OR ")})))`;
+}
+
+/**
+ * A condition that a cell (as SQL text) holds the needle (its first MAX_PATTERN_CHARS
+ * characters), accents and case folded on both sides as the index folds them (fold.ts), in a
+ * server's way (SQLite's: sqliteHolds); its values bound with `bind`.
+ */
+function holdsFolded(dialect: "postgres" | "mysql", whole: string, bind: (value: unknown) => string): (cell: string) => string {
+  const { needle, pattern } = likePattern(whole);
   // MySQL: its collation folds accents and case, but keeps "ł" or "ø" a letter of its own and its
   // LIKE compares "ß" with one letter: a cell holding such a letter that the needle's folding may
   // stand for (fold.ts unmarkedIn) is also asked the regular expression PostgreSQL is. A full scan

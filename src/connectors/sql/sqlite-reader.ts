@@ -6,6 +6,7 @@
 // and what waited on it fails: a statement that held it that long would hold the serving thread too.
 import { join } from "node:path";
 import type { FromSqliteReader, ToSqliteReader } from "./sqlite-protocol";
+import type { ScanBounds, WindowedQuery } from "./windows";
 
 /**
  * The worker's entry inside the executable; scripts/build.ts sets it and compiles sqlite-worker.ts
@@ -17,8 +18,9 @@ const workerEntry = () => (typeof CORPUS_SQLITE_WORKER === "string" ? CORPUS_SQL
 
 /**
  * A worker that has answered nothing for this long while statements wait on it is stuck: ended,
- * and what waited fails. A search's statements are windows of ~20 ms (windows.ts); counted from
- * the last answer, as the search worker's (local-index/searcher.ts SEARCH_STUCK_MS).
+ * and what waited fails. A search's statements are windows of ~20 ms (windows.ts), a read telling
+ * each turn between them; counted from the last answer or turn, as the search worker's
+ * (local-index/searcher.ts SEARCH_STUCK_MS).
  */
 export const SQLITE_STUCK_MS = 30_000;
 /** After a worker could not be started, statements run on the asking thread this long before another is tried. */
@@ -73,10 +75,28 @@ class SqliteReader {
 
   select(connection: number, file: string, sql: string, params: unknown[]): Promise<Row[]> {
     const seq = ++this.seq;
-    const message: ToSqliteReader = { type: "select", seq, connection, file, sql, params };
+    return this.ask({ type: "select", seq, connection, file, sql, params });
+  }
+
+  /** A search's read of a table in windows, run there whole (selectInWindows); told when the search gives up. */
+  async windows(connection: number, file: string, query: WindowedQuery, bounds: ScanBounds): Promise<Row[]> {
+    const seq = ++this.seq;
+    const budgetMs = Math.max(0, bounds.deadline - performance.now());
+    const abort = () => {
+      if (!this.dead) this.worker.postMessage({ type: "abort", seq } satisfies ToSqliteReader);
+    };
+    bounds.signal?.addEventListener("abort", abort, { once: true });
+    try {
+      return await this.ask({ type: "windows", seq, connection, file, query, budgetMs });
+    } finally {
+      bounds.signal?.removeEventListener("abort", abort);
+    }
+  }
+
+  private ask(message: Extract<ToSqliteReader, { seq: number; connection: number }>): Promise<Row[]> {
     return new Promise<Row[]>((resolve, reject) => {
       if (this.waiting.size === 0) this.watch();
-      this.waiting.set(seq, { resolve, reject });
+      this.waiting.set(message.seq, { resolve, reject });
       this.hold(true);
       this.worker.postMessage(message);
     });
@@ -97,6 +117,11 @@ class SqliteReader {
     const waiter = this.waiting.get(m.seq);
     if (!waiter) return;
     this.answered = true;
+    // A read between its windows: not stuck, counted from now (it answers once, at its end).
+    if ("turned" in m) {
+      this.watch();
+      return;
+    }
     this.waiting.delete(m.seq);
     if (this.waiting.size > 0) this.watch();
     else {
@@ -154,6 +179,20 @@ function running(): SqliteReader | undefined {
  */
 export function selectOffThread(connection: number, file: string, sql: string, params: unknown[]): Promise<Row[]> | undefined {
   return running()?.select(connection, file, sql, params);
+}
+
+/**
+ * A search's read of a table in windows (windows.ts selectInWindows) on connection `connection`,
+ * run whole by the SQLite reader and answered once; undefined where there is none (the caller
+ * reads on its own thread).
+ */
+export function selectInWindowsOffThread(
+  connection: number,
+  file: string,
+  query: WindowedQuery,
+  bounds: ScanBounds,
+): Promise<Row[]> | undefined {
+  return running()?.windows(connection, file, query, bounds);
 }
 
 /** Closes connection `connection` in the reader, if one runs (a later statement on it opens it again). */
