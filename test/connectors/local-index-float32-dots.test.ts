@@ -2,7 +2,7 @@
 // order that vec0 makes (a sum in double, or in another order, differs in the last bits for most
 // of these vectors), for any count (groups left part empty) and after a copy between layouts.
 import { expect, test } from "bun:test";
-import { Float32Dots, GROUP } from "../../src/connectors/local-index/float32-dots";
+import { Float32Dots, GROUP, Int8Dots, QUERY_STEPS, VECTOR_STEPS } from "../../src/connectors/local-index/float32-dots";
 
 /** A seeded generator: the same vectors on every run. */
 function random(seed: number) {
@@ -63,4 +63,31 @@ test("vectors copied into another layout (a partition laid out again) keep their
     inOrder(added, 0, query),
   ];
   expect([...second.dots(query)]).toEqual(expected);
+});
+
+test("the coarse pass: each vector's product is the exact integer of its steps and the query's, each vector rounded to its own scale", () => {
+  const count = 3 * GROUP + 5;
+  const all = vectors(count, 11);
+  const query = vectors(1, 12);
+  const coarse = Int8Dots.make(count, DIM)!;
+  for (let i = 0; i < count; i++) coarse.set(i, all, i * DIM);
+  const got = coarse.products(query)!;
+  const queryMost = query.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+  expect(got.scale).toBe(queryMost / QUERY_STEPS);
+  for (let i = 0; i < count; i++) {
+    const most = all.subarray(i * DIM, (i + 1) * DIM).reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+    expect(coarse.scales[i]).toBe(most / VECTOR_STEPS);
+    let steps = 0;
+    let sum = 0;
+    for (let j = 0; j < DIM; j++) {
+      const step = Math.round(all[i * DIM + j]! / coarse.scales[i]!);
+      steps += step * Math.round(query[j]! / got.scale);
+      sum += Math.abs(step);
+    }
+    expect(got.steps[i]).toBe(steps);
+    expect(coarse.sums[i]).toBe(sum);
+  }
+  // A query that cannot be rounded (all zero, or not finite): no coarse pass, every product exact.
+  expect(coarse.products(new Float32Array(DIM))).toBeUndefined();
+  expect(coarse.products(new Float32Array(DIM).fill(Number.NaN))).toBeUndefined();
 });

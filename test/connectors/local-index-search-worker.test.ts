@@ -230,3 +230,38 @@ test("attack: a worker working through a queue longer than the stuck wait, answe
     await closeSearches(db);
   }
 });
+
+/** The objects a structured clone makes of `value` (a typed array one, its bytes not walked). */
+function objectsIn(value: unknown): number {
+  if (value === null || typeof value !== "object") return 0;
+  if (ArrayBuffer.isView(value)) return 1;
+  return 1 + Object.values(value).reduce<number>((n, v) => n + objectsIn(v), 0);
+}
+
+test("attack: the worker's reply is two buffers handed over whatever the number of candidates, not objects and a row's buffer each to clone", async () => {
+  const { db, index } = await mailIndex();
+  const replies: unknown[] = [];
+  const Real = globalThis.Worker;
+  // Every reply the serving thread receives from a search worker started meanwhile.
+  globalThis.Worker = class extends Real {
+    override set onmessage(f: ((this: Worker, e: MessageEvent) => unknown) | null) {
+      super.onmessage = f && ((e: MessageEvent) => (replies.push(e.data), f.call(this, e)));
+    }
+    override get onmessage() {
+      return super.onmessage;
+    }
+  };
+  try {
+    const hits = await index.rank(asked());
+    expect(hits.length).toBeGreaterThanOrEqual(10);
+    expect(replies.length).toBe(1);
+    // The message, its numbers and its rows: 3 objects for 10 candidates (today's: ~4 a candidate).
+    expect(objectsIn(replies[0])).toBe(3);
+    expect(index.rankHere(asked()).map((h) => [h.record.id, h.lexical, h.dense, h.chunk])).toEqual(
+      hits.map((h) => [h.record.id, h.lexical, h.dense, h.chunk]),
+    );
+  } finally {
+    globalThis.Worker = Real;
+    await closeSearches(db);
+  }
+});

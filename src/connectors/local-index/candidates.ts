@@ -297,9 +297,11 @@ function bestChunksOf(ix: IndexRows, vector: KeyedVector, found: Map<number, Sco
   if (chunks.length === 0) return;
   const of = new Map(chunks.map((c) => [c.chunk, c]));
   if (memory) {
+    // Within MAX_KNN each record keeps its nearest chunk alone: only those that may be it are reckoned.
     const near = memory.of(
       vector,
       chunks.map((c) => c.chunk),
+      chunks.length <= MAX_KNN ? (chunk) => of.get(chunk)!.doc : undefined,
     );
     for (const n of near.slice(0, MAX_KNN)) {
       const c = of.get(n.rowid)!;

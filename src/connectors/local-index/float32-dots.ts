@@ -174,6 +174,13 @@ export class Float32Dots {
     for (let j = 0; j < this.dim; j++) this.floats[this.at(i, j)] = other.floats[other.at(from, j)]!;
   }
 
+  /** Vector `i`'s floats, read back from the layout. */
+  vector(i: number): Float32Array {
+    const out = new Float32Array(this.dim);
+    for (let j = 0; j < this.dim; j++) out[j] = this.floats[this.at(i, j)]!;
+    return out;
+  }
+
   /** Vector `i`'s dot product with `query`, summed in order in float32 (one vector: no need of the lanes). */
   dot(i: number, query: Float32Array): number {
     let sum = 0;
@@ -186,5 +193,151 @@ export class Float32Dots {
     this.floats.set(query.subarray(0, this.dim), 0);
     this.run(0, this.groupsAt * 4, this.groups, this.outAt * 4, this.dim * 4);
     return this.floats.subarray(this.outAt, this.outAt + this.count);
+  }
+}
+
+// A coarse copy of the same vectors, each rounded to 127 steps of its own scale (int8), against
+// the query in 16,383 steps of its own (int16): their products are exact integers (i32x4.dot_i16x8_s
+// after widening the int8 lanes), a quarter of the bytes to read, 3-6x faster a pass than the
+// float32 one above (its vectors, 15 MB for 10,053 chunks, are read from memory whole each
+// question). Not a result: held-vectors.ts bounds each vector's true product from it and reckons
+// exactly, as above, only those that may rank (its `narrowed`).
+
+/** Steps of a coarse vector's scale and of the query's: 127 * 16,383 * dim stays within an i32 while dim < 1,032. */
+export const VECTOR_STEPS = 127;
+export const QUERY_STEPS = 16_383;
+
+/**
+ * `qdots(query, vectors, count, out, dim)`: for each of `count` vectors of `dim` int8 at `vectors`
+ * (one after another), its product with the int16 `query`, summed in i32 and stored at `out`.
+ */
+function coarseModule(): Uint8Array<ArrayBuffer> {
+  const [query, vectors, count, out, dim, j, acc] = [0, 1, 2, 3, 4, 5, 6];
+  const WIDEN_LOW = [OP.simd, 0x87, 0x01];
+  const WIDEN_HIGH = [OP.simd, 0x88, 0x01];
+  const DOT_I16 = [OP.simd, 0xba, 0x01];
+  const I32X4_ADD = [OP.simd, 0xae, 0x01];
+  const lane = (k: number) => [OP.localGet, acc, OP.simd, 0x1b, k];
+  // acc += dot(widen(vectors[j..j+16) half), query[j..j+16) half), the query's half `offset` bytes on.
+  const half = (widen: number[], offset: number) => [
+    ...[OP.localGet, acc, OP.localGet, vectors, OP.localGet, j, OP.i32Add, OP.simd, OP.v128Load, ...mem(0), ...widen],
+    ...[OP.localGet, query, OP.localGet, j, OP.localGet, j, OP.i32Add, OP.i32Add, OP.simd, OP.v128Load, ...mem(offset)],
+    ...DOT_I16,
+    ...I32X4_ADD,
+    OP.localSet,
+    acc,
+  ];
+  const body: number[] = [
+    ...[0x02, 0x01, I32, 0x01, V128],
+    ...[OP.block, 0x40, OP.loop, 0x40],
+    ...[OP.localGet, count, OP.i32Eqz, OP.brIf, 0x01],
+    ...[OP.simd, OP.v128Const, ...new Array(16).fill(0), OP.localSet, acc],
+    ...[OP.i32Const, 0x00, OP.localSet, j],
+    ...[OP.loop, 0x40],
+    ...half(WIDEN_LOW, 0),
+    ...half(WIDEN_HIGH, 16),
+    ...[OP.localGet, j, OP.i32Const, 0x10, OP.i32Add, OP.localTee, j, OP.localGet, dim, OP.i32Ne, OP.brIf, 0x00],
+    OP.end,
+    ...[OP.localGet, out, ...lane(0), ...lane(1), OP.i32Add, ...lane(2), OP.i32Add, ...lane(3), OP.i32Add, 0x36, 0x02, 0x00],
+    ...[OP.localGet, vectors, OP.localGet, dim, OP.i32Add, OP.localSet, vectors],
+    ...[OP.localGet, out, OP.i32Const, 0x04, OP.i32Add, OP.localSet, out],
+    ...[OP.localGet, count, OP.i32Const, 0x01, OP.i32Sub, OP.localSet, count],
+    ...[OP.br, 0x00, OP.end, OP.end, OP.end],
+  ];
+  return new Uint8Array([
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...section(1, [0x01, 0x60, 0x05, I32, I32, I32, I32, I32, 0x00]),
+    ...section(2, [0x01, ...name("m"), ...name("memory"), 0x02, 0x00, 0x01]),
+    ...section(3, [0x01, 0x00]),
+    ...section(7, [0x01, ...name("qdots"), 0x00, 0x00]),
+    ...section(10, [0x01, ...leb(body.length), ...body]),
+  ]);
+}
+
+let coarseCompiled: WebAssembly.Module | null | undefined;
+function coarse(): WebAssembly.Module | null {
+  if (coarseCompiled === undefined) {
+    const bytes = coarseModule();
+    coarseCompiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+  }
+  return coarseCompiled;
+}
+
+/** A query's coarse products with every vector: each an integer, to be taken times `scale` and the vector's own. */
+export interface CoarseProducts {
+  /** A view, overwritten by the next call. */
+  steps: Int32Array;
+  scale: number;
+  /** The query's sum of magnitudes (its rounding's weight in each product's bound). */
+  absSum: number;
+}
+
+/** A partition's vectors rounded (int8, a scale each) for the coarse pass. */
+export class Int8Dots {
+  private readonly run: (query: number, vectors: number, count: number, out: number, dim: number) => void;
+  private readonly query: Int16Array;
+  private readonly vectors: Int8Array;
+  private readonly out: Int32Array;
+  /** Each vector's scale (NaN: not finite, never narrowed out) and sum of its steps' magnitudes. */
+  readonly scales: Float64Array;
+  readonly sums: Float64Array;
+
+  /** Room for `count` vectors of `dim`; undefined where the pass cannot be (no SIMD; dim not of 16s or too long for i32 sums). */
+  static make(count: number, dim: number): Int8Dots | undefined {
+    const m = coarse();
+    if (!m || dim % 16 !== 0 || dim * VECTOR_STEPS * QUERY_STEPS >= 2 ** 31) return undefined;
+    return new Int8Dots(m, count, dim);
+  }
+
+  private constructor(
+    m: WebAssembly.Module,
+    readonly count: number,
+    readonly dim: number,
+  ) {
+    const bytes = dim * 2 + count * dim + count * 4;
+    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+    this.run = new WebAssembly.Instance(m, { m: { memory } }).exports.qdots as Int8Dots["run"];
+    this.query = new Int16Array(memory.buffer, 0, dim);
+    this.vectors = new Int8Array(memory.buffer, dim * 2, count * dim);
+    this.out = new Int32Array(memory.buffer, dim * 2 + count * dim, count);
+    this.scales = new Float64Array(count);
+    this.sums = new Float64Array(count);
+  }
+
+  /** Stores vector `i` rounded (dim floats of `from` at `offset`). */
+  set(i: number, from: Float32Array, offset: number): void {
+    let most = 0;
+    for (let j = 0; j < this.dim; j++) most = Math.max(most, Math.abs(from[offset + j]!));
+    const scale = Number.isFinite(most) ? most / VECTOR_STEPS : Number.NaN;
+    let sum = 0;
+    for (let j = 0; j < this.dim; j++) {
+      const step = scale > 0 ? Math.max(-VECTOR_STEPS, Math.min(VECTOR_STEPS, Math.round(from[offset + j]! / scale))) : 0;
+      this.vectors[i * this.dim + j] = step;
+      sum += Math.abs(step);
+    }
+    this.scales[i] = scale;
+    this.sums[i] = sum;
+  }
+
+  /** Copies vector `from` of `other` (of the same dimension) to vector `i`. */
+  copy(i: number, other: Int8Dots, from: number): void {
+    this.vectors.set(other.vectors.subarray(from * this.dim, (from + 1) * this.dim), i * this.dim);
+    this.scales[i] = other.scales[from]!;
+    this.sums[i] = other.sums[from]!;
+  }
+
+  /** Every vector's coarse product with `query`; undefined where the query cannot be rounded (zero, or not finite). */
+  products(query: Float32Array): CoarseProducts | undefined {
+    let most = 0;
+    let absSum = 0;
+    for (let j = 0; j < this.dim; j++) {
+      most = Math.max(most, Math.abs(query[j]!));
+      absSum += Math.abs(query[j]!);
+    }
+    if (!(most > 0) || !Number.isFinite(most) || !Number.isFinite(absSum)) return undefined;
+    const scale = most / QUERY_STEPS;
+    for (let j = 0; j < this.dim; j++) this.query[j] = Math.max(-QUERY_STEPS, Math.min(QUERY_STEPS, Math.round(query[j]! / scale)));
+    this.run(0, this.dim * 2, this.count, this.dim * 2 + this.count * this.dim, this.dim);
+    return { steps: this.out, scale, absSum };
   }
 }

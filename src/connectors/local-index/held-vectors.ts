@@ -12,14 +12,30 @@
 // only inserts). Within HELD_VECTOR_BYTES for all indexes, the least recently searched dropped
 // first; a partition larger than that is searched by sqlite-vec, as before.
 import type { Database } from "bun:sqlite";
-import { Float32Dots } from "./float32-dots";
+import { Float32Dots, Int8Dots } from "./float32-dots";
 
 /**
- * Bytes of vectors the worker holds (all indexes): ~43,000 chunks of 384 floats. The Enron
- * maildir's 10,053 chunks hold 15 MB. The worker ends when idle (searcher.ts SEARCH_IDLE_MS), and
+ * Bytes of vectors the worker holds (all indexes): ~34,000 chunks of 384 floats and their coarse
+ * copies (heldBytes). The Enron maildir's 10,053 chunks hold 19 MB. The worker ends when idle (searcher.ts SEARCH_IDLE_MS), and
  * its copy with it.
  */
 export const HELD_VECTOR_BYTES = 64 * 1024 * 1024;
+
+/** Bytes a held vector takes: its floats, its coarse copy (int8) and that copy's scale and sum. */
+const heldBytes = (dim: number) => dim * 4 + dim + 16;
+
+/**
+ * How far below the k-th least bound a vector's bound may lie and it still be reckoned exactly:
+ * past it, its float32 distance is past the k-th's however they round (a float32 near 1 is within
+ * 6e-8 of it), so no tie is lost.
+ */
+const NARROW_SLACK = 1e-5;
+
+/**
+ * A float32 product summed in order is within ~dim * 2^-24 (2.3e-5 at 384) of the true product
+ * times the vectors' magnitudes; this, with room to spare, is added to each bound.
+ */
+const FLOAT32_SUM_ERROR = 1e-4;
 
 /** The vec0 table of the local indexes' chunk vectors (migrations.ts), and its shadow tables. */
 const VEC_TABLE = "connector_vec";
@@ -44,9 +60,17 @@ interface HeldPartition {
   chunks: HeldChunk[];
   /** Every chunk's vectors, laid out for the question's dot products (float32-dots.ts). */
   dots: Float32Dots;
+  /** The same vectors, coarse, to narrow those reckoned exactly (none: all are). */
+  coarse?: Int8Dots;
   bytes: number;
   /** Each rowid's chunk (index in `chunks`) and place in it. */
   at: Map<number, [number, number]>;
+}
+
+/** Each held vector's similarity to a query lies within these, by place (the coarse pass's bounds). */
+interface Bounds {
+  highest: Float64Array;
+  lowest: Float64Array;
 }
 
 /** A vector's distance and its place in vec0's order of ties (its chunk's index, then its slot, later first). */
@@ -76,8 +100,10 @@ export class HeldVectors {
   private heldBytes = 0;
   /** vec0 chunks read from the database (tests count them: a search of an unchanged index reads none). */
   chunksRead = 0;
-  /** Dot products of a question's vector with a held vector (tests count them: one per held vector per question). */
+  /** Exact dot products of a question's vector with a held vector (tests count them: those the coarse pass left, and the word matches' chunks). */
   readonly products = { count: 0 };
+  /** Coarse products (one per held vector per question). */
+  readonly coarseProducts = { count: 0 };
 
   constructor(private readonly budget = HELD_VECTOR_BYTES) {}
 
@@ -107,7 +133,7 @@ export class HeldVectors {
     // Its size if held: the chunks' valid slots (a bit each in validity).
     let valid = 0;
     for (const r of rows) for (const byte of r.validity) valid += popcount(byte);
-    const bytes = valid * dim * 4;
+    const bytes = valid * heldBytes(dim);
     if (bytes > this.budget) {
       this.drop(owner);
       return undefined;
@@ -134,9 +160,10 @@ export class HeldVectors {
     if (old && !changed) {
       this.partitions.delete(owner);
       this.partitions.set(owner, old);
-      return new HeldVectorsOf(old, dim, this.products);
+      return new HeldVectorsOf(old, dim, this.products, this.coarseProducts);
     }
     const dots = Float32Dots.make(valid, dim);
+    const coarse = Int8Dots.make(valid, dim);
     if (!dots) {
       this.drop(owner);
       return undefined;
@@ -148,6 +175,9 @@ export class HeldVectors {
       for (let i = 0; i < chunk.rowids.length; i++) {
         if (read) dots.set(start + i, read, i * dim);
         else dots.copy(start + i, old!.dots, chunk.start + i);
+        if (coarse && read) coarse.set(start + i, read, i * dim);
+        else if (coarse && old?.coarse) coarse.copy(start + i, old.coarse, chunk.start + i);
+        else if (coarse) coarse.set(start + i, dots.vector(start + i), 0);
       }
       placed.push({ ...chunk, start });
       start += chunk.rowids.length;
@@ -158,10 +188,10 @@ export class HeldVectors {
     placed.forEach((c, k) => {
       for (const [i, rowid] of c.rowids.entries()) at.set(rowid, [k, i]);
     });
-    const held = { chunks: placed, dots, bytes, at };
+    const held = { chunks: placed, dots, coarse, bytes, at };
     this.partitions.set(owner, held);
     this.heldBytes += bytes;
-    return new HeldVectorsOf(held, dim, this.products);
+    return new HeldVectorsOf(held, dim, this.products, this.coarseProducts);
   }
 
   private drop(owner: string): void {
@@ -211,17 +241,80 @@ export class HeldVectorsOf {
     private readonly held: HeldPartition,
     private readonly dim: number,
     private readonly products: { count: number },
+    private readonly coarseProducts: { count: number },
   ) {}
 
-  /** The last query's dot products with every held vector: a question's best chunks of its word matches (of) read them again. */
-  private last?: { query: Float32Array; dots: Float32Array };
+  /** The last query's exact dot products reckoned (by place; all of them where no coarse pass narrowed): its word matches' best chunks (of) read them again. */
+  private last?: { query: Float32Array; all?: Float32Array; some: Map<number, number>; bounds?: Bounds };
 
-  private dotsOf(query: Float32Array): Float32Array {
-    if (this.last?.query !== query) {
-      this.last = { query, dots: this.held.dots.dots(query).slice() };
-      this.products.count += this.held.dots.count;
+  /** Vector `i`'s exact dot product with `query`, reckoned once a query. */
+  private dotOf(query: Float32Array, i: number): number {
+    if (this.last?.query !== query) this.last = { query, some: new Map() };
+    if (this.last.all) return this.last.all[i]!;
+    let dot = this.last.some.get(i);
+    if (dot === undefined) {
+      this.products.count++;
+      dot = this.held.dots.dot(i, query);
+      this.last.some.set(i, dot);
     }
-    return this.last.dots;
+    return dot;
+  }
+
+  /** Every vector's exact dot product with `query` at once (float32-dots.ts): where no coarse pass narrows. */
+  private allDots(query: Float32Array): void {
+    if (this.last?.query === query && this.last.all) return;
+    this.last = { query, all: this.held.dots.dots(query).slice(), some: new Map() };
+    this.products.count += this.held.dots.count;
+  }
+
+  /**
+   * The places of the vectors (those `allowed` takes) that may be among the `k` nearest, from
+   * the coarse pass; undefined where it cannot say (no coarse copy, a query it cannot round):
+   * then all are reckoned. Each vector's true product lies within a bound of its coarse one (its
+   * own rounding: half a step of its scale times the query's magnitudes; the query's: half a
+   * step of the query's scale times the vector's steps; float32's summing, FLOAT32_SUM_ERROR);
+   * a vector whose highest similarity is below the k-th highest of the least ones (less
+   * NARROW_SLACK) cannot be among the k nearest, nor tie with them.
+   */
+  private narrowed(query: Float32Array, qNorm: number, k: number, allowed?: (rowid: number) => boolean): Uint8Array | undefined {
+    const coarse = this.held.coarse;
+    if (!coarse || !(qNorm > 0) || !Number.isFinite(qNorm)) return undefined;
+    const q = coarse.products(query);
+    if (!q) return undefined;
+    this.coarseProducts.count += coarse.count;
+    const { scales, sums } = coarse;
+    const highest = new Float64Array(coarse.count).fill(Number.POSITIVE_INFINITY);
+    const lowest = new Float64Array(coarse.count).fill(Number.NEGATIVE_INFINITY);
+    // The k highest least similarities, ascending (the k-th highest first).
+    const best = new Float64Array(k).fill(Number.NEGATIVE_INFINITY);
+    for (const c of this.held.chunks)
+      for (let i = 0; i < c.rowids.length; i++) {
+        const p = c.start + i;
+        const scale = scales[p]!;
+        const magnitudes = c.norms[i]! * qNorm;
+        // Not bounded (never narrowed out): its similarity from -infinity to infinity.
+        if (!(magnitudes > 0) || !Number.isFinite(magnitudes) || Number.isNaN(scale)) continue;
+        const estimate = scale * q.scale * q.steps[p]!;
+        const bound = scale * (0.5 * q.scale * sums[p]! + 0.5 * q.absSum) * 1.001 + FLOAT32_SUM_ERROR * magnitudes;
+        highest[p] = (estimate + bound) / magnitudes;
+        const least = (estimate - bound) / magnitudes;
+        lowest[p] = least;
+        if (allowed && !allowed(c.rowids[i]!)) continue;
+        if (least > best[0]!) {
+          let at = 0;
+          while (at + 1 < k && best[at + 1]! < least) {
+            best[at] = best[at + 1]!;
+            at++;
+          }
+          best[at] = least;
+        }
+      }
+    if (this.last?.query !== query) this.last = { query, some: new Map() };
+    this.last.bounds = { highest, lowest };
+    const floor = best[0]! - NARROW_SLACK;
+    const out = new Uint8Array(coarse.count);
+    for (let p = 0; p < out.length; p++) if (highest[p]! >= floor) out[p] = 1;
+    return out;
   }
 
   /**
@@ -232,14 +325,16 @@ export class HeldVectorsOf {
     const qNorm = magnitude(query, 0, this.dim);
     const top: Near[] = [];
     if (k <= 0) return top;
-    // Every held vector's dot product at once (float32-dots.ts), then vec0's order over them.
-    const dots = this.dotsOf(query);
+    // Those that may rank, from the coarse pass; else every held vector's dot product at once.
+    const may = this.narrowed(query, qNorm, k, allowed);
+    if (!may) this.allDots(query);
     this.held.chunks.forEach((c, ck) => {
       const { rowids, slots, norms, size, start } = c;
       for (let i = 0; i < rowids.length; i++) {
+        if (may && !may[start + i]) continue;
         const rowid = rowids[i]!;
         if (allowed && !allowed(rowid)) continue;
-        const d = distance(dots[start + i]!, norms[i]!, qNorm);
+        const d = distance(this.dotOf(query, start + i), norms[i]!, qNorm);
         const tie = ck * size + (size - 1 - slots[i]!);
         // Not after the k-th (before()'s test, written out: no object made for the ~10,000 that are).
         const last = top.length === k ? top[k - 1]! : undefined;
@@ -254,20 +349,33 @@ export class HeldVectorsOf {
     return top;
   }
 
-  /** Vector `i`'s dot product with `query`: read from the last pass over all where it was with this query. */
-  private dotOf(query: Float32Array, i: number): number {
-    if (query === this.last?.query) return this.last.dots[i]!;
-    this.products.count++;
-    return this.held.dots.dot(i, query);
-  }
-
-  /** The distance of each of `rowids` held (those not held left out), nearest first, in vec0's order of ties. */
-  of(query: Float32Array, rowids: number[]): Near[] {
+  /**
+   * The distance of each of `rowids` held (those not held left out), nearest first, in vec0's
+   * order of ties. With `docOf` (each rowid's record), only those that may be their record's
+   * nearest, by the bounds of the coarse pass of this query where `nearest` made one (a record's
+   * others are past it in vec0's order: the same record's nearest, for a caller that keeps only it).
+   */
+  of(query: Float32Array, rowids: number[], docOf?: (rowid: number) => number): Near[] {
     const qNorm = magnitude(query, 0, this.dim);
     const out: Near[] = [];
+    const bounds = docOf && this.last?.query === query ? this.last.bounds : undefined;
+    // Each record's highest least similarity among its chunks.
+    const floors = new Map<number, number>();
+    if (bounds)
+      for (const rowid of rowids) {
+        const place = this.held.at.get(rowid);
+        if (!place) continue;
+        const p = this.held.chunks[place[0]]!.start + place[1];
+        const doc = docOf!(rowid);
+        floors.set(doc, Math.max(floors.get(doc) ?? Number.NEGATIVE_INFINITY, bounds.lowest[p]!));
+      }
     for (const rowid of new Set(rowids)) {
       const place = this.held.at.get(rowid);
       if (!place) continue;
+      if (bounds) {
+        const p = this.held.chunks[place[0]]!.start + place[1];
+        if (bounds.highest[p]! < floors.get(docOf!(rowid))! - NARROW_SLACK) continue;
+      }
       const [ck, i] = place;
       const c = this.held.chunks[ck]!;
       out.push({

@@ -6,7 +6,7 @@ import { Database } from "bun:sqlite";
 import { loadSqliteVec, readThroughMapping } from "../../store/database";
 import { candidates } from "./candidates";
 import { HeldVectors } from "./held-vectors";
-import type { FromSearcher, ToSearcher } from "./search-protocol";
+import { type FromSearcher, packCandidates, type ToSearcher } from "./search-protocol";
 
 declare const self: Worker;
 
@@ -35,17 +35,12 @@ function database(m: ToSearcher): Database {
 self.onmessage = (event: MessageEvent<ToSearcher>) => {
   const m = event.data;
   let reply: FromSearcher;
-  const transfer = new Set<ArrayBuffer>();
   try {
-    const found = candidates({ db: database(m), owner: m.owner }, m.asked, held);
-    const sealed = [...found.sealed];
-    // Each row's bytes handed over, not copied, where they are their buffer's whole.
-    for (const [, bytes] of sealed)
-      if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer)
-        transfer.add(bytes.buffer);
-    reply = { seq: m.seq, found: [...found.found], sealed };
+    const packed = packCandidates(candidates({ db: database(m), owner: m.owner }, m.asked, held));
+    reply = { seq: m.seq, ...packed };
+    self.postMessage(reply, [packed.numbers.buffer, packed.rows.buffer]);
   } catch (error) {
     reply = { seq: m.seq, error: error instanceof Error ? error.message : String(error) };
+    self.postMessage(reply);
   }
-  self.postMessage(reply, [...transfer]);
 };

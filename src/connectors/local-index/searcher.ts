@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { dirname, join } from "node:path";
 import type { Candidates, CandidatesAsked, IndexRows } from "./candidates";
-import type { FromSearcher, ToSearcher } from "./search-protocol";
+import { type FromSearcher, type ToSearcher, unpackCandidates } from "./search-protocol";
 
 /** A worker asked nothing for this long is ended (a question after it starts another: ~20-50 ms). */
 export const SEARCH_IDLE_MS = 60_000;
@@ -108,7 +108,7 @@ class SearchWorker {
     if (this.waiting.size > 0) this.watch();
     else clearTimeout(this.stuck);
     if ("error" in m) waiter.reject(new SearchWorkerFailed(m.error));
-    else waiter.resolve({ found: new Map(m.found), sealed: new Map(m.sealed) });
+    else waiter.resolve(unpackCandidates(m));
     if (this.waiting.size === 0) this.rest();
   }
 
