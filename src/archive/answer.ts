@@ -21,7 +21,7 @@ const REMEMBERED_DIGESTS = 4096;
 /**
  * The sha256 of each cited record's whole text (what its document id is made of), once per
  * version (a wyhash of the text tells it is the same, as the other per-record reads,
- * record-memo.ts): a question citing 100 records of 4 M characters hashed 400 MB on the serving
+ * record-memo.ts; a frozen record met again is not hashed again): a question citing 100 records of 4 M characters hashed 400 MB on the serving
  * thread (~30 ms each), at every question. Kept per asking user, operator records too (D25: no
  * user's question is told by another's being faster).
  */
@@ -32,7 +32,7 @@ export function citeChunks(archive: Archive, user: string, chunks: RankedChunk[]
   if (chunks.length === 0) return [];
   const key = archive.citationKey(user);
   return chunks.map((c) => {
-    const documentSha256 = documentDigests.get(recordKey(user, c.connectorId, c.record.id), citedText(c.record));
+    const documentSha256 = documentDigests.getOfRecord(recordKey(user, c.connectorId, c.record.id), c.record, citedText);
     return {
       c,
       ...citationIds(key, {
