@@ -51,8 +51,21 @@ export function sourceUrlFor(origin: RecordOrigin, record: SourceRecord): string
   return withoutPassword(record.source_url);
 }
 
+/**
+ * The shown copies of frozen records (a local index's, opened once per version: documents.ts
+ * openRecords), made once each: citing every candidate of every question again, with a copy of
+ * its record, was ~6% of the serving thread's CPU (issue 36). A frozen record's source_url and path
+ * cannot change, so neither can its copy, frozen too (record-memo.ts then knows it met again).
+ */
+const shownCopies = new WeakMap<SourceRecord, { origin: RecordOrigin; shown: SourceRecord }>();
+
 /** `record` as users are shown it: the same object when its source_url needs no change. */
 export function shownRecord(origin: RecordOrigin, record: SourceRecord): SourceRecord {
+  const known = shownCopies.get(record);
+  if (known && known.origin.id === origin.id && known.origin.owner === origin.owner) return known.shown;
   const url = sourceUrlFor(origin, record);
-  return url === record.source_url ? record : { ...record, source_url: url };
+  const shown = url === record.source_url ? record : { ...record, source_url: url };
+  if (Object.isFrozen(record) && Object.isFrozen(record.metadata))
+    shownCopies.set(record, { origin: { id: origin.id, owner: origin.owner }, shown: Object.freeze(shown) });
+  return shown;
 }

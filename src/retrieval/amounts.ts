@@ -195,14 +195,18 @@ const recordAmounts = new RecordMemo<Amount[]>(AMOUNTS_KEPT, (a) => a.length + E
 /**
  * amountsWithCurrency, read once per version of what it reads (a table's columns, the title and the
  * content's first AMOUNT_PROBE characters) for the record of `key` (record-memo.ts recordKey);
- * read again without one. An amount condition weighs every candidate of every question by them.
+ * read again without one. An amount condition weighs every candidate of every question by them
+ * (a frozen record met again: neither read nor hashed again, record-memo.ts getOfRecord).
  */
 export function amountsOf(record: SourceRecord, key?: string): Amount[] {
   if (key === undefined) return amountsWithCurrency(record);
+  return recordAmounts.getOfRecord(key, record, amountsRead, () => amountsWithCurrency(record));
+}
+
+/** What amountsWithCurrency reads of a record: a table's columns, the title, the content's first AMOUNT_PROBE characters. */
+function amountsRead(record: SourceRecord): string {
   const columns = record.metadata.table !== undefined ? JSON.stringify(record.metadata) : "";
-  return recordAmounts.get(key, `${columns}\u0000${record.title}\u0000${record.content.slice(0, AMOUNT_PROBE)}`, () =>
-    amountsWithCurrency(record),
-  );
+  return `${columns}\u0000${record.title}\u0000${record.content.slice(0, AMOUNT_PROBE)}`;
 }
 
 /** The amount conditions' signal, and the currency of the countries named; `key` remembers the record's amounts (amountsOf). */

@@ -37,7 +37,7 @@ function signature(content: string): { sig: string; told: boolean } {
 
 /** Characters of signatures kept (~520 each): ~7,500 records' (issue 36: a tenth of a question's ranking was making them again). */
 const SIGNATURES_CHARS = 4_000_000;
-/** Each record's signature, made once per version of its text. */
+/** Each record's signature, made once per version of its text (a frozen record met again: not hashed again). */
 const signatures = new RecordMemo(SIGNATURES_CHARS, (s: ReturnType<typeof signature>) => s.sig.length, signature);
 
 /**
@@ -59,10 +59,12 @@ interface CopyKeys {
   record?: string;
 }
 
+const contentOf = (r: RankedChunk["record"]) => r.content;
+
 function copyKeys(c: RankedChunk, body: (c: RankedChunk) => string): CopyKeys {
   const id = c.record.type === "email" ? String(c.record.metadata.message_id ?? "") : "";
   const from = String(c.record.metadata.from ?? "").toLowerCase();
-  const { sig, told } = signatures.get(recordKey(c.owner, c.connectorId, c.record.id), c.record.content);
+  const { sig, told } = signatures.getOfRecord(recordKey(c.owner, c.connectorId, c.record.id), c.record, contentOf);
   const title = c.record.title.toLowerCase().replace(/^((re|fw|fwd):\s*)+/, "");
   const telling = told || body(c).length >= TELLING_BODY;
   return {

@@ -75,7 +75,8 @@ const timesIn = (content: string) => ({
   days: documentDates(content),
   years: [...new Set([...content.matchAll(/(?<!\d)(19\d\d|20\d\d)(?!\d)/g)].map((m) => Number(m[1])))],
 });
-/** A document's days and years, read once per version of its text. */
+/** A document's days and years, read once per version of its text (a frozen record met again: not hashed again). */
+const contentOf = (r: SourceRecord) => r.content;
 const documentTimes = new RecordMemo<ReturnType<typeof timesIn>>(DATES_KEPT, (t) => t.days.length + t.years.length + ENTRY_SIZE, timesIn);
 
 /**
@@ -91,7 +92,7 @@ export function datedAsAsked(plan: Pick<QueryPlan, "days">, r: SourceRecord, key
   const hi = Number.isFinite(to) ? new Date(to - 1).getUTCFullYear() : 2100;
   // A document whose days are all outside the time (a receipt of 3 April 2018 for "in March 2018")
   // does not count by its year: its own dates say it is not of the time (outside walkthrough).
-  const { days, years } = key === undefined ? timesIn(r.content) : documentTimes.get(key, r.content);
+  const { days, years } = key === undefined ? timesIn(r.content) : documentTimes.getOfRecord(key, r, contentOf);
   if (days.some((t) => onDaysSaid(t, said)) || (days.length === 0 && !said.anyYear && years.some((y) => y >= lo && y <= hi))) return true;
   return days.length > 0 ? false : undefined;
 }

@@ -59,12 +59,12 @@ export class RecordMemo<T> {
    * `get` of what `textOf` reads of `record`. A local index's records are opened once per version
    * and frozen (documents.ts openRecords): the same frozen object met again holds the same text, so
    * its value is returned without building that text and hashing it (issue 36: ~0.5 ms of the
-   * serving thread a question). Any other record is read and hashed as `get` does.
+   * serving thread a question). Any other record is read and hashed as `get` does (`computeOf` as there).
    */
-  getOfRecord(key: string, record: SourceRecord, textOf: (record: SourceRecord) => string): T {
+  getOfRecord(key: string, record: SourceRecord, textOf: (record: SourceRecord) => string, computeOf?: () => T): T {
     const cached = this.entries.get(key);
     if (cached?.from !== undefined && cached.from.deref() === record) return cached.value;
-    const value = this.get(key, textOf(record));
+    const value = this.get(key, textOf(record), computeOf);
     const entry = this.entries.get(key);
     // Frozen with its metadata: what textOf reads of it cannot change.
     if (entry && Object.isFrozen(record) && Object.isFrozen(record.metadata)) entry.from = new WeakRef(record);

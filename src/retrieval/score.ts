@@ -7,7 +7,7 @@ import { shownRecord } from "../connectors/source-url";
 import type { SearchHit, SourceRecord } from "../connectors/types";
 import { cosine } from "../embedding/embedder";
 import type { EmbeddingService } from "../embedding/service";
-import { bm25Of, type CountedText, type WordCounts, wordCounts, wordCountsOf } from "./bm25";
+import { bm25Of, type CountedText, type WordCounts, wordCounts, wordCountsChars, wordCountsOf } from "./bm25";
 import { embeddingText } from "./chunk";
 import type { Answer } from "./gather";
 import { leadingName, markRareWords, rareWordsApply } from "./rare-words";
@@ -181,15 +181,15 @@ function denseScore(
 const WORDS_TEXT_CHARS = 100_000;
 
 /**
- * Characters of counted words (WordCounts.counts) each memo keeps: ~8 MB; the 1,702 Enron mails'
- * pool texts count to 2.7 M characters (1.6 K each).
+ * Characters of counted words (bm25.ts wordCountsChars: the runs and their table) each memo keeps:
+ * ~8 MB; the 1,702 Enron mails' pool texts count to 4.6 M characters (2.7 M of runs).
  */
 export const POOL_WORDS_CHARS = 8_000_000;
 /** Each candidate's words as BM25 over the pool reads them, counted once per version of its pool text. */
-const poolWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, (w) => w.counts.length, wordCounts);
+const poolWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, wordCountsChars, wordCounts);
 
 /** Each such record's words, counted once per version of its text (100,000 characters: ~6 ms of every question it was asked in, hashing them ~0.01 ms). */
-const recordWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, (w) => w.counts.length, wordCounts);
+const recordWords = new RecordMemo<WordCounts>(POOL_WORDS_CHARS, wordCountsChars, wordCounts);
 
 /** The text a source without word scores of its own is ranked by: title and text (a row: its columns). */
 const wordsText = (r: SourceRecord) => (isRow(r) ? r.content : `${r.title} ${r.content}`).slice(0, WORDS_TEXT_CHARS);
@@ -235,6 +235,6 @@ function wholeWordsOf(records: Array<{ key: string; record: SourceRecord }>, cou
   return (k: number): CountedText => {
     const { key, record } = records[k]!;
     if (record.title.length + record.content.length + 1 <= POOL_TEXT_CHARS) return counted[k]!;
-    return wordCountsOf([recordWords.get(key, wordsText(record))], terms)[0]!;
+    return wordCountsOf([recordWords.getOfRecord(key, record, wordsText)], terms)[0]!;
   };
 }

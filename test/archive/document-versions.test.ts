@@ -6,7 +6,7 @@
 // every question citing it.
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import * as nodeCrypto from "node:crypto";
-import { archivedChunk, archivedDocument, type CitedRanked, citeChunks } from "../../src/archive/answer";
+import { archivedChunk, archivedDocument, type CitedRanked, citationsMade, citeChunks } from "../../src/archive/answer";
 import { KEPT_DOCUMENT_VERSIONS } from "../../src/archive/store";
 import { openDocument } from "../../src/documents/open";
 import { EMBEDDING_DIM } from "../../src/embedding/embedder";
@@ -103,6 +103,54 @@ describe("document ids", () => {
       expect(hashes.mock.calls.length - before2).toBe(2);
     } finally {
       hashes.mockRestore();
+    }
+  });
+});
+
+describe("cited ids of a frozen record (a local index's, opened once per version)", () => {
+  const frozenRanked = (content: string): RankedChunk => {
+    const c = ranked(content);
+    Object.freeze(c.record.metadata);
+    Object.freeze(c.record);
+    return c;
+  };
+
+  test("met again, a chunk's ids are neither hashed nor keyed again; another user's, another version's, are", () => {
+    const hashes = spyOn(nodeCrypto, "createHash");
+    const hmacs = spyOn(nodeCrypto, "createHmac");
+    try {
+      const work = (user: string, c: RankedChunk) => {
+        const before = [hashes.mock.calls.length, hmacs.mock.calls.length, citationsMade.count];
+        const [cited] = citeChunks(t.services.archive, user, [c]);
+        return {
+          cited: cited!,
+          made: [hashes.mock.calls.length - before[0]!, hmacs.mock.calls.length - before[1]!, citationsMade.count - before[2]!],
+        };
+      };
+      const c = frozenRanked(`invoice 7 ${"line ".repeat(1_000)}`);
+      const first = work("alice", c);
+      // The record's text and the chunk's hashed, three HMACs (document, chunk, record).
+      expect(first.made).toEqual([2, 3, 1]);
+      for (let i = 0; i < 3; i++) {
+        const again = work("alice", c);
+        expect(again.made).toEqual([0, 0, 0]);
+        expect({ ...again.cited, c: undefined }).toEqual({ ...first.cited, c: undefined });
+      }
+      // Another user's ids are theirs, made under their key.
+      const bob = work("bob", c);
+      expect(bob.made[2]).toBe(1);
+      expect(bob.cited.documentId).not.toBe(first.cited.documentId);
+      // Another version of the record is another frozen object: made again, another id.
+      const next = work("alice", frozenRanked(`invoice 7 ${"line ".repeat(1_000)}!`));
+      expect(next.made[2]).toBe(1);
+      expect(next.cited.documentId).not.toBe(first.cited.documentId);
+      // A record that can change is cited anew every time.
+      const open = ranked("a draft");
+      work("alice", open);
+      expect(work("alice", open).made[2]).toBe(1);
+    } finally {
+      hashes.mockRestore();
+      hmacs.mockRestore();
     }
   });
 });

@@ -57,3 +57,14 @@ test("a record that can change (not frozen, or its metadata not) is read and has
   memo.getOfRecord(key, half, (x) => x.content);
   expect({ computed, hashed: memo.hashed }).toEqual({ computed: 3, hashed: 4 });
 });
+
+test("a value read from the record itself (computeOf) is remembered as any: a frozen record met again is neither read nor hashed", () => {
+  let computed = 0;
+  let read = 0;
+  const memo = new RecordMemo<number>(1_000, () => 1);
+  const key = recordKey("alice", "shop", "r1");
+  const r = frozen(record("Total 12.50 EUR"));
+  const textOf = (x: SourceRecord) => (read++, x.content);
+  for (let i = 0; i < 4; i++) expect(memo.getOfRecord(key, r, textOf, () => (computed++, r.content.length))).toBe(15);
+  expect({ computed, read, hashed: memo.hashed }).toEqual({ computed: 1, read: 1, hashed: 1 });
+});

@@ -4,7 +4,7 @@
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { countWords, type WordCounts, wordCounts, wordCountsOf } from "../../src/retrieval/bm25";
+import { countWords, type WordCounts, wordCounts, wordCountsOf, wordLookups } from "../../src/retrieval/bm25";
 import { RecordMemo, recordKey } from "../../src/retrieval/record-memo";
 
 const messages = join(import.meta.dir, "../../../shared/data/enron/messages");
@@ -72,4 +72,19 @@ test("the memo holds at most its budget, oldest out first; a value over a quarte
   counting.get("big", "y".repeat(300));
   expect(computed).toBe(2);
   expect(counting.size).toBe(0);
+});
+
+test("a question's word is found in a counted text in a few probes, however many words the text holds", () => {
+  // 20,000 words of their own: searching the runs read all of them for each word asked (issue 36).
+  const long = wordCounts(Array.from({ length: 20_000 }, (_, i) => `w${i.toString(36)}x`).join(" "));
+  const short = wordCounts("the invoice from Acme");
+  const asked = ["acme", "invoice", "globex", "w7psx", "zzz"];
+  const probesOf = (w: WordCounts) => {
+    const before = wordLookups.probes;
+    wordCountsOf([w], asked);
+    return wordLookups.probes - before;
+  };
+  expect(wordCountsOf([long], asked)[0]!.tf).toEqual(new Map([["w7psx", 1]]));
+  expect(probesOf(long)).toBeLessThanOrEqual(asked.length * 8);
+  expect(probesOf(short)).toBeLessThanOrEqual(asked.length * 8);
 });

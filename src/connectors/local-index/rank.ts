@@ -85,7 +85,8 @@ function hitsOf(ctx: IndexContext, found: Candidates): SearchHit[] {
     const record = records.get(doc);
     const sealed = found.sealed.get(doc) ?? new Uint8Array();
     const storedChunks = () => storedChunkTexts(ctx, doc, sealed)?.map((text) => chunkOfEmbedded(record!.title, text));
-    if (record) hits.push({ record, ...scores, storedChunks });
+    // Its scores named one by one: spreading them was a copy of each candidate's on every question (issue 36).
+    if (record) hits.push({ record, lexical: scores.lexical, dense: scores.dense, chunk: scores.chunk, storedChunks });
   }
   return hits;
 }
