@@ -120,6 +120,7 @@ const INTEGRATION = [
   "embedding/idle-collection.test.ts",
   "embedding/model-change.test.ts",
   "embedding/nonblocking.test.ts",
+  "embedding/question-collections.test.ts",
   "embedding/service.test.ts",
   "embedding/tokenizer.test.ts",
   "executable.test.ts",

@@ -100,7 +100,11 @@ async function pump(): Promise<void> {
         // Exiting during a model run aborts the whole process (onnxruntime's binding throws
         // into a dying runtime): a stop asked for meanwhile is carried out here, between runs.
         if (stopping) process.exit(0);
-        collectIfOverBudget();
+        // Long work collects as it goes (limits/memory.ts); a question's run is not long work. The
+        // budget is the whole process's memory, which a server's other threads keep over it: after
+        // every question this thread collected and gave the C heap's free pages back (malloc_trim),
+        // which the next run faulted in again, with the other threads' TLBs flushed each time.
+        if (queue === background) collectIfOverBudget();
         if (run.batches.length === 0) queue.shift();
       } catch (error) {
         queue.shift();

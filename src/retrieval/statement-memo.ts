@@ -51,12 +51,18 @@ function frozen(s: Statement): Statement {
   return Object.freeze(s);
 }
 
-/** What is read of `s`, made read-only to be shared between questions. */
+/**
+ * What is read of `s`, made read-only to be shared between questions: its statements and sentences
+ * frozen, their lists typed read-only (SourceReading) but not frozen. JavaScriptCore stores a frozen
+ * array's items apart from a plain array's; its optimised loops over one left their code at each
+ * loop's end (an out-of-bounds read) and were compiled again: ~6 such exits per answer in
+ * answer.ts candidatesOf and charsOf below, ~10x slower loops (BUN_JSC_printEachOSRExit, answers-load.ts).
+ */
 function readOnce(s: AnswerSource, contactWanted: boolean): SourceReading {
   const read = sourceReading(s, contactWanted);
   return Object.freeze({
-    statements: Object.freeze(read.statements.map(frozen)),
-    sentences: Object.freeze(read.sentences.map((ss) => Object.freeze(ss.map((x: Sentence) => Object.freeze(x))))),
+    statements: read.statements.map(frozen),
+    sentences: read.sentences.map((ss) => ss.map((x: Sentence) => Object.freeze(x))),
     headWords: read.headWords,
     words: read.words,
     cellLines: read.cellLines,

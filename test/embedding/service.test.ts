@@ -1,7 +1,7 @@
 // The embedding service and its worker thread: questions before background work, batches cut by
 // tokens, a worker that dies or never starts turned into rejected jobs and a fresh worker, and a
 // shutdown that leaves no thread behind. The real model runs in every worker here.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -267,6 +267,23 @@ test("an owner's cache keeps its newest vectors up to its bound; the oldest go, 
   expect(again.length).toBe(5);
   expect(s.cached("alice", batch("alice", 0)).filter(Boolean).length).toBe(5);
   expect(s.rowsOf("alice")).toBeLessThanOrEqual(10);
+});
+
+test("new questions' vectors are stored each in its transaction, the transaction made once (bun:sqlite builds one on every call of transaction)", async () => {
+  const dir = tempDir();
+  const db = openDatabase(dir, MIGRATIONS);
+  const keys = new UserKeys(db, randomBytes(32));
+  keys.keyFor("alice");
+  const s = new EmbeddingService(db, keys, dir, { threads: 1 });
+  open.push(s);
+  const made = spyOn(db, "transaction");
+  try {
+    for (let i = 0; i < 6; i++) await s.embed("alice", [`where did the team dine on day ${i}`]);
+    expect(s.rowsOf("alice")).toBe(6);
+    expect(made).toHaveBeenCalledTimes(1);
+  } finally {
+    made.mockRestore();
+  }
 });
 
 describe("a worker that cannot load the model (issue 35 item 8, D29)", () => {

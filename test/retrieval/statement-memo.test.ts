@@ -209,3 +209,15 @@ test("a remembered source or chunk is not split into lines again to tell whether
   expect(extractiveAnswer(asked, [row], memo)).toBe(extractiveAnswer(asked, [row]));
   expect(extractiveAnswer(asked, [row], memo)).toContain("12.00");
 });
+
+test("a remembered reading's statements and sentences are read-only; its lists are plain arrays, which optimised loops read to their end without leaving their code", () => {
+  const memo = new ChunkStatements();
+  const reading = memo.of("invoices\u0000aws#1", chunksOf("aws")[0]!, false);
+  expect(reading.statements.length).toBeGreaterThan(1);
+  expect(reading.statements.every((s) => Object.isFrozen(s))).toBe(true);
+  expect(reading.sentences.flat().every((s) => Object.isFrozen(s))).toBe(true);
+  expect(Object.isFrozen(reading)).toBe(true);
+  // A frozen array is stored apart in JavaScriptCore: each loop over one left its optimised code at its end.
+  expect(Object.isFrozen(reading.statements)).toBe(false);
+  expect(reading.sentences.some((ss) => Object.isFrozen(ss)) || Object.isFrozen(reading.sentences)).toBe(false);
+});
