@@ -391,6 +391,26 @@ describe("webhook delivery", () => {
   });
 });
 
+describe("a user deleted and made again at once (D13)", () => {
+  test("a token signed a millisecond after the deletion works at once; one of before, of the same second, stays refused", async () => {
+    // Frozen in the middle of the present second: the deletion and the new token share it.
+    const clock = testClock(Math.floor(Date.now() / 1000) * 1000 + 400);
+    const t = await testApp({}, clock.now);
+    try {
+      const issue = async () => (await t.services.auth.issuer.issue("hana", ["connectors:read", "connectors:write"] as never)).token;
+      const old = await issue();
+      clock.advance(100);
+      expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(old) }))).status).toBe(200);
+      clock.advance(1);
+      const fresh = await issue();
+      expect((await t.app.handle(req("/v1/connectors", { headers: bearer(fresh) }))).status).toBe(200);
+      expect((await t.app.handle(req("/v1/connectors", { headers: bearer(old) }))).status).toBe(401);
+    } finally {
+      await t.services.close();
+    }
+  });
+});
+
 describe("one list of rooms for the deletion, its check and what a removal reports (users/deletion.ts USER_ROOMS)", () => {
   test("an index whose connector's record is gone is the user's data: reported by dataOf, erased by the deletion", async () => {
     const roots = tempDir("corpus-del-index-");
