@@ -1,6 +1,6 @@
 // The single executable (D2): built, copied alone into an empty folder, it serves and embeds.
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { ENTRYPOINTS } from "../scripts/build";
@@ -11,9 +11,12 @@ import { FIXED_ISSUER, startCorpus } from "./backup/support";
 import { tempDir } from "./helpers";
 import { plantedLibrary } from "./native/planted";
 import { builtExecutable } from "./support/built-executable";
+import { migratedDataDir } from "./support/migrated";
 import { embedWith, INT8_VALUE_ERROR, PUBLISHED } from "./support/model-variants";
 import { OFFICE_FIXTURES } from "./support/office";
+import { vectorDatabase } from "./support/pg-vectors";
 import { freePort } from "./support/tcp";
+import { treeDigest } from "./support/tree-digest";
 import { until } from "./support/wait";
 
 // Servers, builds and the model take longer than 5 s on a busy two-core machine.
@@ -164,6 +167,23 @@ describe("dist/corpus alone in an empty folder", () => {
     expect(refused.stderr.toString()).toContain(
       `corpus: the data folder ${e.CORPUS_DATA_DIR} is not safe to use: it is owned by uid 65534`,
     );
+  });
+
+  test("corpus migrate reads a folder without writing in it: sqlite-vec is loaded from a copy outside it (D33)", async () => {
+    // A folder with no checked copy of the library yet (one made by an earlier version has another's).
+    const dataDir = migratedDataDir();
+    const before = treeDigest(dataDir);
+    const target = await vectorDatabase();
+    try {
+      const e = { ...env(), CORPUS_DATA_DIR: dataDir, CORPUS_MASTER_KEY: randomBytes(32).toString("base64") };
+      const r = Bun.spawnSync([exe, "migrate", "--to", target.url], { cwd: folder, env: e });
+      expect(JSON.parse(r.stdout.toString()).ok).toBe(true);
+      expect(r.exitCode).toBe(0);
+      expect(treeDigest(dataDir)).toBe(before);
+      expect(readdirSync(e.TMPDIR)).toEqual([]);
+    } finally {
+      await target.drop();
+    }
   });
 
   test("corpus serve answers GET / and stops on SIGTERM", async () => {

@@ -20,7 +20,8 @@
 //   bun scripts/eval/answers.ts --split train --weight rank=2,kind=3   weights tried, to tune
 //   bun scripts/eval/answers.ts --split all --only shop-fold-03,invoices-104 --show   those questions only
 // The index stays in $CORPUS_EVAL_DIR (shared with business.ts: build it once).
-import { ANSWER_FEATURES } from "../../src/retrieval/answer";
+import { embeddingModel } from "../../src/native/assets";
+import { ANSWER_FEATURES, answeredKind } from "../../src/retrieval/answer";
 import { planQuery } from "../../src/retrieval/plan";
 import { chinookCustomers, chinookInvoices } from "../../test/support/chinook";
 import { askedSection, questionVectors, READINGS } from "./answers-asked";
@@ -127,7 +128,7 @@ async function askAll(log: boolean): Promise<{ sums: Map<string, Score>; times: 
     for (const group of ["overall", `source ${q.source}`, `kind ${q.kind}`, `language ${q.language}`]) add(group, score);
     if (log && !score.fact) {
       console.log(
-        `\n${q.id} [${q.source}/${q.kind}/${q.language}, read ${READINGS.askedOf!(q.question, vectors.get(q.question)!)}] ${q.question}\n  fact /${q.fact}/ in ${q.record.join(", ")}`,
+        `\n${q.id} [${q.source}/${q.kind}/${q.language}, read ${answeredKind(planQuery(q.question, new Date(), { vector: vectors.get(q.question)!, model: embeddingModel.sha256 }))}] ${q.question}\n  fact /${q.fact}/ in ${q.record.join(", ")}`,
       );
       console.log(`  ${score.cited ? "cited" : score.ranked ? "ranked, not cited" : "not ranked"}; sources: ${units.join(" ")}`);
       console.log(`  answer: ${reply.answer.replace(/\s+/g, " ").slice(0, 400)}`);

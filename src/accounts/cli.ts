@@ -8,6 +8,7 @@
 // removing open every service instead (as the server does, without listening): a removal deletes
 // the person's data through the path of DELETE /v1/delete_my_data, and an addition is refused
 // under a name whose earlier data is still kept.
+import type { Database } from "bun:sqlite";
 import { AuthService } from "../auth/service";
 import type { Config } from "../config";
 import { loadMasterKey } from "../crypto/master-key";
@@ -16,6 +17,7 @@ import { MIGRATIONS, PG_MIGRATIONS } from "../migrations";
 import { OAuthServer } from "../oauth/service";
 import { SqliteOAuthStore } from "../oauth/store";
 import { PostgresOAuthStore } from "../oauth/store-postgres";
+import { onDataFolder } from "../store/command-data-dir";
 import { openDatabase } from "../store/database";
 import { openSharedDatabase } from "../store/shared";
 import { addAccount, changePassword, removeAccount } from "./operations";
@@ -37,49 +39,54 @@ export async function userCommand(
   config: Config,
   readPassword: () => Promise<string> = passwordFromStdin,
 ): Promise<string> {
-  if (command === "user add" || command === "user remove") {
-    const { createServices } = await import("../services");
-    const services = await createServices(
-      config,
-      createLogger("ERROR", () => {}),
-    );
+  // Only an addition may make a missing data folder (the first step of an install); the shared
+  // database is reached before anything is written in the folder (onDataFolder).
+  return await onDataFolder(config, command, command === "user add", async () => {
+    if (command === "user add" || command === "user remove") {
+      const { createServices } = await import("../services");
+      const services = await createServices(
+        config,
+        createLogger("ERROR", () => {}),
+      );
+      try {
+        const id = options.user!; // required by the CLI's parser
+        return command === "user add"
+          ? await addAccount(services, id, await readPassword(), options.operator === "true")
+          : await removeAccount(services, id, options["delete-data"] === "true");
+      } finally {
+        await services.close();
+      }
+    }
+    const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
+    let db: Database | undefined;
     try {
-      const id = options.user!; // required by the CLI's parser
-      return command === "user add"
-        ? await addAccount(services, id, await readPassword(), options.operator === "true")
-        : await removeAccount(services, id, options["delete-data"] === "true");
+      db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+      const { key } = loadMasterKey({
+        dataDir: config.CORPUS_DATA_DIR,
+        fromEnv: config.CORPUS_MASTER_KEY,
+        file: config.CORPUS_MASTER_KEY_FILE,
+      });
+      const auth = await AuthService.create(config, db, key, Date.now, shared);
+      const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db));
+      const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db));
+      const rooms = { accounts, oauth, auth, db };
+      const id = options.user!; // required by the CLI's parser for all but "user list"
+      switch (command) {
+        case "user passwd":
+          return await changePassword(rooms, id, await readPassword());
+        case "user list":
+          return (await accounts.list())
+            .map(
+              (a) =>
+                `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}${a.operator ? "\toperator" : ""}${a.upstream ? `\tupstream ${a.upstream.issuer} sub ${a.upstream.subject}${a.upstream.name ? ` (${a.upstream.name})` : ""}` : ""}`,
+            )
+            .join("\n");
+        default:
+          throw new AccountError(`unknown command ${command}`);
+      }
     } finally {
-      await services.close();
+      db?.close();
+      await shared?.end();
     }
-  }
-  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
-  try {
-    const { key } = loadMasterKey({
-      dataDir: config.CORPUS_DATA_DIR,
-      fromEnv: config.CORPUS_MASTER_KEY,
-      file: config.CORPUS_MASTER_KEY_FILE,
-    });
-    const auth = await AuthService.create(config, db, key, Date.now, shared);
-    const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db));
-    const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db));
-    const rooms = { accounts, oauth, auth, db };
-    const id = options.user!; // required by the CLI's parser for all but "user list"
-    switch (command) {
-      case "user passwd":
-        return await changePassword(rooms, id, await readPassword());
-      case "user list":
-        return (await accounts.list())
-          .map(
-            (a) =>
-              `${a.id}\tcreated ${new Date(a.createdAt * 1000).toISOString()}${a.operator ? "\toperator" : ""}${a.upstream ? `\tupstream ${a.upstream.issuer} sub ${a.upstream.subject}${a.upstream.name ? ` (${a.upstream.name})` : ""}` : ""}`,
-          )
-          .join("\n");
-      default:
-        throw new AccountError(`unknown command ${command}`);
-    }
-  } finally {
-    db.close();
-    await shared?.end();
-  }
+  });
 }

@@ -1,8 +1,10 @@
 // `corpus token create` and `corpus token revoke` (D2): the operator's way to mint and
 // withdraw access tokens, against the same data dir the server uses.
+import type { Database } from "bun:sqlite";
 import type { Config, ConfigVariable } from "../config";
 import { loadMasterKey } from "../crypto/master-key";
 import { MIGRATIONS, PG_MIGRATIONS } from "../migrations";
+import { onDataFolder } from "../store/command-data-dir";
 import { openDatabase } from "../store/database";
 import { openSharedDatabase } from "../store/shared";
 import { AuthService } from "./service";
@@ -32,34 +34,39 @@ export const TOKEN_CONFIG = [
  * a model that cannot load must not stop the operator from minting or revoking a token.
  */
 export async function tokenCommand(command: string, options: Record<string, string>, config: Config): Promise<string> {
-  const db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-  const { key } = loadMasterKey({
-    dataDir: config.CORPUS_DATA_DIR,
-    fromEnv: config.CORPUS_MASTER_KEY,
-    file: config.CORPUS_MASTER_KEY_FILE,
+  // Only a new token may make a missing data folder (the first step of an install); the shared
+  // database is reached before anything is written in the folder (onDataFolder).
+  return await onDataFolder(config, command, command === "token create", async () => {
+    const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
+    let db: Database | undefined;
+    try {
+      db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+      const { key } = loadMasterKey({
+        dataDir: config.CORPUS_DATA_DIR,
+        fromEnv: config.CORPUS_MASTER_KEY,
+        file: config.CORPUS_MASTER_KEY_FILE,
+      });
+      const auth = await AuthService.create(config, db, key, Date.now, shared);
+      if (command === "token create") {
+        // --user and --scopes are required by the CLI's parser (src/cli.ts).
+        const scopes = parseScopes(options.scopes!);
+        const ttl = options.ttl === undefined ? undefined : /^\d+$/.test(options.ttl) ? Number(options.ttl) : NaN;
+        return (await auth.issuer.issue(options.user!, scopes, ttl)).token;
+      }
+      if (options.jti) {
+        const issued = await auth.store.issued(options.jti);
+        if (!issued) throw new TokenRequestError(`no token with jti ${options.jti} was issued by this server`);
+        await auth.store.revokeToken(options.jti, issued.expiresAt);
+        return `revoked token ${options.jti} of ${issued.user}`;
+      }
+      if (options.user) {
+        const n = await auth.store.revokeUser(options.user);
+        return `revoked every token of ${options.user} issued until now (${n} still unexpired)`;
+      }
+      throw new TokenRequestError("token revoke needs --jti ID or --user ID");
+    } finally {
+      db?.close();
+      await shared?.end();
+    }
   });
-  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
-  const services = { auth: await AuthService.create(config, db, key, Date.now, shared) };
-  try {
-    if (command === "token create") {
-      // --user and --scopes are required by the CLI's parser (src/cli.ts).
-      const scopes = parseScopes(options.scopes!);
-      const ttl = options.ttl === undefined ? undefined : /^\d+$/.test(options.ttl) ? Number(options.ttl) : NaN;
-      return (await services.auth.issuer.issue(options.user!, scopes, ttl)).token;
-    }
-    if (options.jti) {
-      const issued = await services.auth.store.issued(options.jti);
-      if (!issued) throw new TokenRequestError(`no token with jti ${options.jti} was issued by this server`);
-      await services.auth.store.revokeToken(options.jti, issued.expiresAt);
-      return `revoked token ${options.jti} of ${issued.user}`;
-    }
-    if (options.user) {
-      const n = await services.auth.store.revokeUser(options.user);
-      return `revoked every token of ${options.user} issued until now (${n} still unexpired)`;
-    }
-    throw new TokenRequestError("token revoke needs --jti ID or --user ID");
-  } finally {
-    db.close();
-    await shared?.end();
-  }
 }

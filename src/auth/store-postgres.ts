@@ -9,7 +9,7 @@
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
 import type { SharedQueries } from "../store/shared";
-import type { AuthStore, IssuedRecord, UserTags } from "./store";
+import { type AuthStore, type IssuedRecord, revokedByStamp, type UserTags } from "./store";
 
 export const TOKENS_TABLE = "corpus_auth_tokens";
 export const REVOKED_TABLE = "corpus_auth_revoked_tokens";
@@ -38,6 +38,14 @@ export const authPgMigrations: PgMigration[] = [
       )`);
     },
   },
+  {
+    // As the embedded store's auth-002-milliseconds (store.ts).
+    id: "auth-pg-002-milliseconds",
+    async up(tx) {
+      await tx.unsafe(`ALTER TABLE ${TOKENS_TABLE} ADD COLUMN issued_ms bigint`);
+      await tx.unsafe(`UPDATE ${NOT_BEFORE_TABLE} SET not_before = not_before * 1000 + 999`);
+    },
+  },
 ];
 
 /** The node's connections, or a transaction of them (a deletion's: users/deletion.ts). */
@@ -59,8 +67,8 @@ export class PostgresAuthStore implements AuthStore {
   }
 
   async recordIssued(t: IssuedRecord): Promise<void> {
-    await this.sql`INSERT INTO ${this.sql(TOKENS_TABLE)} (jti, user_id, scopes, issued_at, expires_at)
-      VALUES (${t.jti}, ${t.user}, ${t.scopes.join(" ")}, ${t.issuedAt}, ${t.expiresAt})`;
+    await this.sql`INSERT INTO ${this.sql(TOKENS_TABLE)} (jti, user_id, scopes, issued_at, issued_ms, expires_at)
+      VALUES (${t.jti}, ${t.user}, ${t.scopes.join(" ")}, ${t.issuedAt}, ${t.issuedMs ?? null}, ${t.expiresAt})`;
   }
 
   async revokeToken(jti: string, expiresAt: number): Promise<void> {
@@ -74,25 +82,27 @@ export class PostgresAuthStore implements AuthStore {
     return row ? { user: row.user_id, expiresAt: Number(row.expires_at) } : undefined;
   }
 
-  async revokeUser(user: string, atSeconds = this.seconds()): Promise<number> {
+  async revokeUser(user: string, atMs = Math.floor(this.now())): Promise<number> {
     // The stamp written and the still valid tokens counted in one statement (a data-modifying
     // WITH runs whether or not it is read).
     const [row] = await this.sql<{ n: string }[]>`
       WITH stamp AS (
-        INSERT INTO ${this.sql(NOT_BEFORE_TABLE)} (user_tag, not_before) VALUES (${this.tags.of(user)}, ${atSeconds})
+        INSERT INTO ${this.sql(NOT_BEFORE_TABLE)} (user_tag, not_before) VALUES (${this.tags.of(user)}, ${atMs})
         ON CONFLICT (user_tag) DO UPDATE SET not_before = EXCLUDED.not_before
       )
-      SELECT count(*) AS n FROM ${this.sql(TOKENS_TABLE)} WHERE user_id = ${user} AND expires_at > ${atSeconds}`;
+      SELECT count(*) AS n FROM ${this.sql(TOKENS_TABLE)} WHERE user_id = ${user} AND expires_at > ${Math.floor(atMs / 1000)}`;
     return Number(row!.n);
   }
 
   async isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined, parentJti?: string): Promise<boolean> {
     const ids = [jti, parentJti].filter((id): id is string => id !== undefined);
-    const [row] = await this.sql<{ by_id: boolean; not_before: string | null }[]>`
+    const [row] = await this.sql<{ by_id: boolean; not_before: string | null; issued_ms: string | null }[]>`
       SELECT EXISTS (SELECT 1 FROM ${this.sql(REVOKED_TABLE)} WHERE jti = ANY(${ids}::text[])) AS by_id,
-        (SELECT not_before FROM ${this.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${this.tags.of(user)}) AS not_before`;
+        (SELECT not_before FROM ${this.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${this.tags.of(user)}) AS not_before,
+        (SELECT issued_ms FROM ${this.sql(TOKENS_TABLE)} WHERE jti = ${jti ?? null}) AS issued_ms`;
     if (row!.by_id) return true;
-    return row!.not_before !== null && (issuedAt === undefined || issuedAt <= Number(row!.not_before));
+    if (row!.not_before === null) return false;
+    return revokedByStamp(Number(row!.not_before), issuedAt, () => (row!.issued_ms === null ? null : Number(row!.issued_ms)));
   }
 
   async rowsOf(user: string): Promise<number> {

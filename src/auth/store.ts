@@ -33,6 +33,16 @@ export const authMigrations: Migration[] = [
       )`);
     },
   },
+  {
+    // A user deleted and made again at once signs in at once (D13): the stamp in milliseconds, and
+    // the millisecond each token was signed (its iat is the whole second). A stamp of before is
+    // taken at the end of its second: every token of that second stays revoked.
+    id: "auth-002-milliseconds",
+    up(db) {
+      db.exec("ALTER TABLE auth_tokens ADD COLUMN issued_ms INTEGER");
+      db.exec("UPDATE auth_user_not_before SET not_before = not_before * 1000 + 999");
+    },
+  },
 ];
 
 const REFRESH_MS = 2000;
@@ -44,7 +54,24 @@ export interface IssuedRecord {
   user: string;
   scopes: string[];
   issuedAt: number;
+  /** The millisecond it was signed (revokedByStamp); absent on rows recorded before it was kept. */
+  issuedMs?: number;
   expiresAt: number;
+}
+
+/**
+ * Whether a token of a user stamped "not before" `notBeforeMs` (milliseconds) is revoked (D13):
+ * one issued in an earlier second (`issuedAt`, its iat) is, one of a later second is not. Within
+ * the stamp's second the millisecond this server recorded for it (`issuedMs`, read by its jti)
+ * decides; a token with none recorded (another issuer's, its record erased by the deletion) is
+ * revoked, so no token of before the stamp passes. Without an iat, revoked.
+ */
+export function revokedByStamp(notBeforeMs: number, issuedAt: number | undefined, issuedMs: () => number | null | undefined): boolean {
+  if (issuedAt === undefined) return true;
+  const second = Math.floor(notBeforeMs / 1000);
+  if (issuedAt !== second) return issuedAt < second;
+  const ms = issuedMs();
+  return ms === null || ms === undefined || ms <= notBeforeMs;
 }
 
 /** The auth room (D33): issued tokens, revoked ids and per-user not-before stamps. Times in seconds. */
@@ -52,8 +79,8 @@ export interface AuthStore {
   recordIssued(t: IssuedRecord): Awaitable<void>;
   revokeToken(jti: string, expiresAt: number): Awaitable<void>;
   issued(jti: string): Awaitable<{ user: string; expiresAt: number } | undefined>;
-  /** Revokes every token of `user` issued at or before `atSeconds`; answers how many issued tokens were still valid. */
-  revokeUser(user: string, atSeconds?: number): Awaitable<number>;
+  /** Revokes every token of `user` issued at or before `atMs` (milliseconds, default now); answers how many issued tokens were still valid. */
+  revokeUser(user: string, atMs?: number): Awaitable<number>;
   isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined, parentJti?: string): Awaitable<boolean>;
   rowsOf(user: string): Awaitable<number>;
   forgetIssued(user: string): Awaitable<number>;
@@ -124,8 +151,8 @@ export class SqliteAuthStore implements AuthStore {
 
   recordIssued(t: IssuedRecord): void {
     this.db
-      .query("INSERT INTO auth_tokens (jti, user_id, scopes, issued_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-      .run(t.jti, t.user, t.scopes.join(" "), t.issuedAt, t.expiresAt);
+      .query("INSERT INTO auth_tokens (jti, user_id, scopes, issued_at, issued_ms, expires_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(t.jti, t.user, t.scopes.join(" "), t.issuedAt, t.issuedMs ?? null, t.expiresAt);
   }
 
   revokeToken(jti: string, expiresAt: number): void {
@@ -142,17 +169,17 @@ export class SqliteAuthStore implements AuthStore {
     return row ? { user: row.user_id, expiresAt: row.expires_at } : undefined;
   }
 
-  revokeUser(user: string, atSeconds = Math.floor(this.now() / 1000)): number {
+  revokeUser(user: string, atMs = Math.floor(this.now())): number {
     const tag = this.tags.of(user);
     this.db
       .query(
         "INSERT INTO auth_user_not_before (user_tag, not_before) VALUES (?, ?) ON CONFLICT (user_tag) DO UPDATE SET not_before = excluded.not_before",
       )
-      .run(tag, atSeconds);
-    this.notBefore.set(tag, atSeconds);
+      .run(tag, atMs);
+    this.notBefore.set(tag, atMs);
     return this.db
       .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM auth_tokens WHERE user_id = ? AND expires_at > ?")
-      .get(user, atSeconds)!.n;
+      .get(user, Math.floor(atMs / 1000))!.n;
   }
 
   isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined, parentJti?: string): boolean {
@@ -161,7 +188,12 @@ export class SqliteAuthStore implements AuthStore {
     if (parentJti && this.revokedJti.has(parentJti)) return true;
     if (this.notBefore.size === 0) return false;
     const nb = this.notBefore.get(this.tags.of(user));
-    return nb !== undefined && (issuedAt === undefined || issuedAt <= nb);
+    if (nb === undefined) return false;
+    return revokedByStamp(nb, issuedAt, () =>
+      jti === undefined
+        ? undefined
+        : this.db.query<{ issued_ms: number | null }, [string]>("SELECT issued_ms FROM auth_tokens WHERE jti = ?").get(jti)?.issued_ms,
+    );
   }
 
   rowsOf(user: string): number {

@@ -22,6 +22,8 @@ export interface IssuedToken {
   token: string;
   jti: string;
   expiresAt: number;
+  /** When it was signed, in milliseconds (its iat is the whole second): recorded to tell it from a revocation of that second. */
+  issuedMs: number;
 }
 
 export function parseScopes(csv: string): Scope[] {
@@ -67,6 +69,7 @@ export class TokenIssuer {
       user,
       scopes,
       issuedAt: issued.expiresAt - ttlSeconds,
+      issuedMs: issued.issuedMs,
       expiresAt: issued.expiresAt,
     });
     if (recorded instanceof Promise) await recorded;
@@ -75,7 +78,8 @@ export class TokenIssuer {
 
   /** Signs a token without recording it (the health check's probe). */
   async sign(user: string, scopes: Scope[], ttlSeconds: number, claims: Record<string, unknown> = {}): Promise<IssuedToken> {
-    const iat = Math.floor(this.now() / 1000);
+    const issuedMs = Math.floor(this.now());
+    const iat = Math.floor(issuedMs / 1000);
     const exp = iat + ttlSeconds;
     const jti = randomBytes(16).toString("base64url");
     const token = await new SignJWT({ ...claims, scope: scopes.join(" ") })
@@ -87,6 +91,6 @@ export class TokenIssuer {
       .setExpirationTime(exp)
       .setJti(jti)
       .sign(this.key.privateKey);
-    return { token, jti, expiresAt: exp };
+    return { token, jti, expiresAt: exp, issuedMs };
   }
 }

@@ -143,9 +143,14 @@ export const controlsAsSpaces = (text: string) => text.replace(/\p{Cc}+/gu, " ")
  * NUL in a value and IMAP has no way to quote a line break, which failed the whole search.
  */
 export function needles(request: RetrievalRequest): string[] {
-  const clean = (s: string) => controlsAsSpaces(s).replace(/\s+/g, " ").trim().toLowerCase();
-  return [...new Set([...request.phrases, ...request.terms].map(clean).filter(Boolean))];
+  return [...new Set([...request.phrases, ...request.terms].map(needleOf).filter(Boolean))];
 }
+
+/** Control characters and runs of spaces as one space, trimmed: how a quoted phrase is read (plan.ts) and matched. */
+export const oneSpaced = (text: string) => controlsAsSpaces(text).replace(/\s+/g, " ").trim();
+
+/** A term or phrase as a needle: oneSpaced, lower case. */
+const needleOf = (s: string) => oneSpaced(s).toLowerCase();
 
 /**
  * Needles a source that matches substrings (SQL LIKE, IMAP SEARCH) is asked for at most: each
@@ -166,7 +171,8 @@ const FUNCTION_WORDS = new Set(
 /** The needles worth such a search: phrases first, then the longest terms (the rarer, as a rule). */
 export function searchNeedles(request: RetrievalRequest, max = MAX_SEARCH_NEEDLES): string[] {
   const all = needles(request);
-  const phrases = new Set(request.phrases.map((s) => s.toLowerCase()));
+  // Read as the needles are: a phrase holding a control character is still the phrase.
+  const phrases = new Set(request.phrases.map(needleOf));
   // A stable sort: terms of one length keep the question's order.
   const terms = all.filter((n) => !phrases.has(n)).sort((a, b) => b.length - a.length);
   // A function word of another language ("de", "la", "los") is in nearly every text of its own:

@@ -13,6 +13,8 @@ export const MIGRATE_MESSAGES = {
     `no master key for ${dir}: set CORPUS_MASTER_KEY_FILE (or CORPUS_MASTER_KEY) to the key the folder's server used, the one the nodes will use`,
   wrongKey: (dir: string) =>
     `the master key given does not open the data keys of ${dir}: give the key its server used (nothing was copied)`,
+  unclosedWal: (dir: string, file: string) =>
+    `the database of ${dir} was not closed by its server (${file}-wal holds writes not yet in ${file}): run corpus check on the folder once (it opens and closes the database, which moves them in), then migrate`,
   newerSchema: (unknown: string[]) =>
     `the folder was written by a newer corpus (its schema has ${unknown.join(", ")}, unknown to corpus ${SERVICE_VERSION}): migrate it with that version`,
   olderSchema: (dir: string, pending: string[]) =>

@@ -1,12 +1,13 @@
-// The embedded folder `corpus migrate` copies from (D33), opened read-only and checked before
+// The embedded folder `corpus migrate` copies from (D33), opened read-only (nothing written into
+// the folder: no SQLite side file, no native library copy) and checked before
 // anything is written to the target: no service running on it, its schema this version's, every
 // user's data key opened by the master key the nodes will use, and every chunk's text kept.
-import { Database } from "bun:sqlite";
-import { readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { constants, Database } from "bun:sqlite";
+import { existsSync, readdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { UserKeys } from "../crypto/user-keys";
 import { MIGRATIONS } from "../migrations";
-import { DATABASE_FILE, loadSqliteVec } from "../store/database";
+import { DATABASE_FILE, loadSqliteVecFromScratch } from "../store/database";
 import { appliedMigrations } from "../store/migrations";
 import { MIGRATE_MESSAGES, MigrateError } from "./errors";
 
@@ -46,6 +47,8 @@ export function processesHolding(file: string): number[] {
   return found;
 }
 
+const statOrUndefined = (path: string) => statSync(path, { throwIfNoEntry: false });
+
 /** What the folder's data must be to be copied: its identity (when its database was made) and the checks passed. */
 export interface OpenedSource {
   db: Database;
@@ -62,16 +65,23 @@ export function openSource(dataDir: string, masterKey: Buffer): OpenedSource {
   const file = join(dataDir, DATABASE_FILE);
   const holders = processesHolding(file);
   if (holders.length) throw new MigrateError(MIGRATE_MESSAGES.serviceRunning(dataDir, holders));
+  if (!existsSync(file)) throw new MigrateError(MIGRATE_MESSAGES.noDatabase(dataDir));
+  // Read as an immutable file: SQLite makes no -wal or -shm file (a read-only connection in WAL
+  // mode otherwise would, and leave them), so the folder is not changed. Writes a server left in
+  // the WAL (stopped without closing the database) would be unseen that way: refused instead.
+  if (statOrUndefined(`${file}-wal`)?.size) throw new MigrateError(MIGRATE_MESSAGES.unclosedWal(dataDir, DATABASE_FILE));
   let db: Database;
   try {
-    db = new Database(file, { readonly: true });
+    db = new Database(
+      `file:${encodeURI(file).replaceAll("?", "%3F").replaceAll("#", "%23")}?immutable=1`,
+      constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI,
+    );
   } catch {
     throw new MigrateError(MIGRATE_MESSAGES.noDatabase(dataDir));
   }
   try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    // The vectors' tables (vec0) are read through sqlite-vec; the folder's own checked copy of it.
-    loadSqliteVec(db, dataDir);
+    // The vectors' tables (vec0) are read through sqlite-vec, loaded from outside the folder.
+    loadSqliteVecFromScratch(db);
     const applied = appliedMigrations(db);
     const known = MIGRATIONS.map((m) => m.id);
     const unknown = applied.filter((id) => !known.includes(id));

@@ -218,12 +218,18 @@ function holdsFit(plan: Pick<AnswerPlan, "asks">, holds: Holds | undefined): num
 const countsAsked = (text: string, r: Reading) =>
   r.plan.asks === "count" && (text.slice(0, SENTENCE_PROBE).match(/\d\s?\p{L}+/gu) ?? []).some((m) => words(m).some((w) => r.want.has(w)));
 
+/**
+ * The kind of fact an answer is built for: a way to reach someone (a phone, an e-mail, a website)
+ * when one is asked and no place is, else what the question asks. The answer evaluation prints it.
+ */
+export const answeredKind = (plan: Pick<AnswerPlan, "asks" | "contact">): Asks | "contact" =>
+  plan.contact && plan.asks !== "place" ? "contact" : plan.asks;
+
 /** How much a statement holds the kind of fact asked, from 0 to 1. */
 export function kindFit(plan: Pick<AnswerPlan, "asks" | "contact" | "names"> & { paying?: boolean }, sentence: string): number {
   const probe = sentence.slice(0, SENTENCE_PROBE);
   if (plan.paying && PAID_WITH.test(probe)) return 1;
-  if (plan.contact && plan.asks !== "place" && (CONTACTS_IN_LINE.some((re) => re.test(probe)) || CONTACT.some((re) => re.test(probe))))
-    return 1;
+  if (answeredKind(plan) === "contact" && (CONTACTS_IN_LINE.some((re) => re.test(probe)) || CONTACT.some((re) => re.test(probe)))) return 1;
   switch (plan.asks) {
     // A calendar day more than a time or a weekday ("DATE: 17/04/18" over "ORDER TIME: 10:15:18").
     case "date":
@@ -266,7 +272,7 @@ const sameWord = (a: string, b: string) => a === b || (a.length >= 4 && b.length
 function labelFit(label: string, plan: Pick<AnswerPlan, "asks" | "contact" | "due">, want: Set<string>): number {
   const named = labelWords(label).some((l) => [...want].some((w) => sameWord(l, w))) ? 1 : 0;
   const due = plan.due && DUE_ASKED.test(label) ? 1 : 0;
-  const kind = KIND_LABEL[plan.contact && plan.asks !== "place" ? "contact" : plan.asks];
+  const kind = KIND_LABEL[answeredKind(plan)];
   return named + due + (kind?.test(label.replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2")) ? 0.5 : 0);
 }
 

@@ -1,6 +1,7 @@
 // From a question to what each connector is asked: the words that matter, quoted phrases, the
 // time asked for (question-dates.ts), amounts, e-mail addresses and names, and hints of the kind of source.
 
+import { oneSpaced } from "../connectors/types";
 import { INVISIBLE } from "../text";
 import { amountValue } from "./amounts";
 import { type Asked, askedOf, notSearched, type QuestionMeaning } from "./asked";
@@ -108,7 +109,8 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
     .replace(WIDE_OR_LIGATURE, (c) => c.normalize("NFKC"))
     .replace(INVISIBLE, "")
     .trim();
-  const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => m[1]!.trim()).slice(0, MAX_QUERY_TERMS);
+  // A control character in a phrase is a space, as everywhere else in the question (search.ts).
+  const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => oneSpaced(m[1]!)).slice(0, MAX_QUERY_TERMS);
   const reading = askedOf(text, meaning);
   const { from, to, spans, asked, days } = dateRange(text, now, reading.language);
   // Words inside a date asked for are not search terms, but of a day written as documents write it; a date not asked for is.

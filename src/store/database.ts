@@ -1,5 +1,7 @@
 // The one SQLite database of a data dir (D1): WAL mode, foreign keys, sqlite-vec loaded.
 import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { dropPagesOnCollect } from "../limits/memory";
 import { nativeLibraries } from "../native/assets";
@@ -17,6 +19,20 @@ const DATABASE_PAGES = new RegExp(`/${RegExp.escape(DATABASE_FILE)}$`);
 /** `dataDir` holds the checked copy of vec0.so the executable loads (src/native/materialize.ts). */
 export function loadSqliteVec(db: Database, dataDir: string): void {
   db.loadExtension(materialize(nativeLibraries.sqliteVec, dataDir));
+}
+
+/**
+ * sqlite-vec for a database opened read-only where nothing may be written (`corpus migrate`'s
+ * source folder): the library itself under `bun run`; from the executable, a checked copy in a
+ * private temporary folder, removed once loaded (the mapping stays while the process runs).
+ */
+export function loadSqliteVecFromScratch(db: Database): void {
+  const scratch = mkdtempSync(join(tmpdir(), "corpus-native-"));
+  try {
+    db.loadExtension(materialize(nativeLibraries.sqliteVec, scratch));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -117,7 +117,20 @@ export async function openSharedDatabase(
     await migratePostgres(sql, migrations);
   } catch (error) {
     await sql.end();
-    throw error;
+    throw unreachable(error) ?? error;
   }
   return sql;
+}
+
+/**
+ * A connection that failed, said as such (the address and the reason, never the URL, which may
+ * hold a password): a network error (ECONNREFUSED, ENOTFOUND, a timeout) or a refused sign-in
+ * or database (SQLSTATE class 28, 3D000).
+ */
+function unreachable(error: unknown): Error | undefined {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== "string") return undefined;
+  const network = /^E[A-Z]+$/.test(code) || code === "CONNECT_TIMEOUT";
+  if (!network && !code.startsWith("28") && code !== "3D000") return undefined;
+  return new Error(`the PostgreSQL of CORPUS_DATABASE_URL cannot be reached: ${(error as Error).message}`);
 }

@@ -77,13 +77,44 @@ export interface UserRows {
   rowsOf(user: string): Awaitable<number>;
 }
 
-/** Every room that keeps rows of a user (D13), by name. A new room with user rows is added here. */
-export function userRooms(s: DeletionServices): Record<string, UserRows> {
+/**
+ * Every room that keeps rows of a user (D13): the one list the deletion erases and checks
+ * (userRooms), what a removal reports as the user's data (`data`: what they put in or asked, not
+ * the bookkeeping of tokens, limits, sessions and their data key, dataOf) and what a shared
+ * PostgreSQL keeps (`shared`: erased and counted in its transaction, D33). A room added here must
+ * be given to userRooms and, when shared, to the PostgreSQL transaction's count (both typed by it).
+ */
+export const USER_ROOMS = {
+  auth: { data: false, shared: true },
+  oauth: { data: false, shared: true },
+  accounts: { data: false, shared: true },
+  mcp_sessions: { data: false, shared: true },
+  connectors: { data: true, shared: true },
+  connector_indexes: { data: true, shared: true },
+  archive: { data: true, shared: true },
+  conversations: { data: true, shared: true },
+  embeddings: { data: true, shared: false },
+  webhooks: { data: true, shared: true },
+  idempotency: { data: false, shared: true },
+  limits: { data: false, shared: true },
+  keys: { data: false, shared: true },
+} as const satisfies Record<string, { data: boolean; shared: boolean }>;
+
+export type UserRoom = keyof typeof USER_ROOMS;
+type SharedUserRoom = { [R in UserRoom]: (typeof USER_ROOMS)[R]["shared"] extends true ? R : never }[UserRoom];
+
+const roomsWhere = (wanted: (room: (typeof USER_ROOMS)[UserRoom]) => boolean) =>
+  (Object.keys(USER_ROOMS) as UserRoom[]).filter((name) => wanted(USER_ROOMS[name]));
+const DATA_ROOMS = roomsWhere((room) => room.data);
+const SHARED_USER_ROOMS: readonly string[] = roomsWhere((room) => room.shared);
+
+/** Each room of USER_ROOMS, asked through its own store (undefined: not kept by this node, as oauth without the authorization server). */
+export function userRooms(s: DeletionServices): Record<UserRoom, UserRows | undefined> {
   return {
     auth: s.auth.store,
-    ...(s.oauth ? { oauth: s.oauth.store } : {}),
-    ...(s.accounts ? { accounts: s.accounts.externalLinks } : {}),
-    ...(s.mcpSessions ? { mcp_sessions: s.mcpSessions } : {}),
+    oauth: s.oauth?.store,
+    accounts: s.accounts?.externalLinks,
+    mcp_sessions: s.mcpSessions,
     connectors: s.connectors.records,
     connector_indexes: s.connectors.indexes,
     archive: s.archive,
@@ -96,39 +127,21 @@ export function userRooms(s: DeletionServices): Record<string, UserRows> {
   };
 }
 
-/**
- * The rooms of userRooms that hold what a user put in or asked (not the bookkeeping of tokens,
- * limits, sessions and their data key): what an account's removal would otherwise leave for a
- * later user of the same name to open (accounts/operations.ts).
- */
-const DATA_ROOMS = ["connectors", "archive", "conversations", "embeddings", "webhooks"] as const;
+/** The rooms `s` keeps, by name (those it does not keep left out). */
+export function keptUserRooms(s: DeletionServices): Array<[UserRoom, UserRows]> {
+  return Object.entries(userRooms(s)).filter((e): e is [UserRoom, UserRows] => e[1] !== undefined);
+}
 
 /** What of `user`'s own data is kept, room by room (rooms holding none left out). */
 export async function dataOf(s: DeletionServices, user: string): Promise<Array<{ room: string; rows: number }>> {
   const rooms = userRooms(s);
   const kept: Array<{ room: string; rows: number }> = [];
   for (const room of DATA_ROOMS) {
-    const rows = await rooms[room]!.rowsOf(user);
+    const rows = (await rooms[room]?.rowsOf(user)) ?? 0;
     if (rows > 0) kept.push({ room, rows });
   }
   return kept;
 }
-
-/** The rooms of userRooms that a shared PostgreSQL keeps (D33): erased and counted in its transaction, not the embedded one's. */
-const SHARED_USER_ROOMS = [
-  "auth",
-  "oauth",
-  "mcp_sessions",
-  "accounts",
-  "conversations",
-  "webhooks",
-  "archive",
-  "connectors",
-  "connector_indexes",
-  "keys",
-  "limits",
-  "idempotency",
-];
 
 export class DeletionIncomplete extends Error {
   constructor(readonly rooms: string[]) {
@@ -163,8 +176,9 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const webhooks = shared ? shared.webhooks : atOnce(s.webhooks.deleteUser(user), "webhooks");
         const archive = shared ? shared.archive : atOnce(s.archive.deleteUser(user), "archive");
         const conversations = shared ? shared.conversations : atOnce(s.conversations.deleteUser(user), "conversations");
-        // The indexes shared too (services.ts) were erased in the PostgreSQL transaction; embedded ones (a test's) here.
-        if (shared && !indexesShared) s.connectors.dropIndexesOf(user, shared.connectors.ids);
+        // The indexes shared too (services.ts) were erased in the PostgreSQL transaction; embedded ones here, every
+        // index under the user's name (one whose connector's record is gone too, which a drop by the records' ids missed).
+        if (!shared || !indexesShared) atOnce(s.connectors.indexes.forget(user), "connector_indexes");
         const connectors = shared ? shared.connectors.rows : s.connectors.deleteUserRows(user);
         const vectors = s.embeddings.deleteOwner(user);
         if (!shared) atOnce(s.idempotency.forget(user), "idempotency");
@@ -172,7 +186,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const profile = shared ? shared.profile : atOnce(s.userKeys.destroy(user), "keys");
         const left = [
           ...(shared?.left ?? []),
-          ...Object.entries(userRooms(s))
+          ...keptUserRooms(s)
             .filter(([name]) => !shared || !SHARED_USER_ROOMS.includes(name) || (name === "connector_indexes" && !indexesShared))
             .filter(([name, room]) => atOnce(room.rowsOf(user), name) > 0)
             .map(([name]) => name),
@@ -234,7 +248,7 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
           await rooms.limits.forget(user);
           await rooms.idempotency.forget(user);
           // SHARED_USER_ROOMS, by userRooms' names, each counted in this transaction.
-          const counted: Record<string, UserRows | undefined> = {
+          const counted: Record<SharedUserRoom, UserRows | undefined> = {
             auth: rooms.auth,
             oauth: rooms.oauth?.store,
             mcp_sessions: rooms.mcpSessions,

@@ -82,8 +82,28 @@ function suite(name: string, open: () => Promise<Store>) {
       expect(await s.isRevoked("eve", "jti-e1", S0)).toBe(false);
       expect(await s.isRevoked("eve", undefined, undefined)).toBe(false);
       // A later stamp moves the line.
-      expect(await s.revokeUser("dan", S0 + 200)).toBe(1);
+      expect(await s.revokeUser("dan", (S0 + 200) * 1000)).toBe(1);
       expect(await s.isRevoked("dan", "jti-d4", S0 + 101)).toBe(true);
+    });
+
+    test("within the stamp's second the millisecond decides (D13): a token signed after it passes; one signed before or at it, or with no record, does not", async () => {
+      const clock = { t: T0 + 300_500 };
+      const s = store().open(clock);
+      const signed = (jti: string, ms: number) => ({ ...record(jti, "ivy", S0 + 300, S0 + HOUR), issuedMs: T0 + ms });
+      await s.recordIssued(signed("jti-i1", 300_499));
+      await s.recordIssued(signed("jti-i2", 300_500));
+      expect(await s.revokeUser("ivy")).toBe(2);
+      // Made again at once: a token 1 ms after the deletion.
+      await s.recordIssued(signed("jti-i3", 300_501));
+      expect(await s.isRevoked("ivy", "jti-i1", S0 + 300)).toBe(true);
+      expect(await s.isRevoked("ivy", "jti-i2", S0 + 300)).toBe(true);
+      expect(await s.isRevoked("ivy", "jti-i3", S0 + 300)).toBe(false);
+      // Another issuer's token, or one whose record the deletion erased: its millisecond unknown, revoked.
+      expect(await s.isRevoked("ivy", "jti-unknown", S0 + 300)).toBe(true);
+      expect(await s.isRevoked("ivy", undefined, S0 + 300)).toBe(true);
+      // Whole seconds around it decide alone, a record or not.
+      expect(await s.isRevoked("ivy", "jti-i3", S0 + 299)).toBe(true);
+      expect(await s.isRevoked("ivy", "jti-unknown", S0 + 301)).toBe(false);
     });
 
     test("forgetting a user's records leaves none, and their stamp still refuses their old tokens", async () => {

@@ -8,7 +8,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { PostgresAccountRecords } from "../../src/accounts/store-postgres";
@@ -28,6 +28,7 @@ import { baseEnv, CLI, cli } from "../backup/support";
 import { bearer, connectorsSettled, postJson, tempDir, testApp } from "../helpers";
 import { migratedDataDir } from "../support/migrated";
 import { type VectorDatabase, vectorDatabase } from "../support/pg-vectors";
+import { treeDigest } from "../support/tree-digest";
 import { until } from "../support/wait";
 
 setDefaultTimeout(300_000);
@@ -142,14 +143,20 @@ const migrate = (url: string, ...more: string[]) => cli(["migrate", "--to", url,
 describe("a folder copied into an empty database", () => {
   let target: VectorDatabase;
   let report: Report;
+  let folderBefore: string;
   beforeAll(async () => {
     target = await vectorDatabase();
+    folderBefore = treeDigest(dataDir);
     const run = await migrate(target.url);
     expect(run.stderr).toContain("the archive: archive_chunks:");
     expect(run.code).toBe(0);
     report = JSON.parse(run.stdout) as Report;
   });
   afterAll(() => target.drop());
+
+  test("the folder read is not changed: the same files, modes and bytes (no SQLite side file, no library copied into it)", () => {
+    expect(treeDigest(dataDir)).toBe(folderBefore);
+  });
 
   test("every table's rows are there, the same number on both sides; a sample of each room opens alike with the key", () => {
     expect(report.ok).toBe(true);
@@ -294,6 +301,36 @@ test("a database holding corpus rows is refused, nothing written to it", async (
     expect(refused.stderr.trim()).toBe(`corpus: ${MIGRATE_MESSAGES.notEmpty(["corpus_accounts"])}`);
     expect((await sql`SELECT 1 FROM ${sql(PROGRESS_TABLE)}`).length).toBe(0);
     await sql.end();
+  } finally {
+    await target.drop();
+  }
+});
+
+test("a folder whose server left writes in its WAL is refused, not read without them, and not changed", async () => {
+  const folder = tempDir("corpus-migrate-wal-");
+  for (const name of readdirSync(dataDir).filter((n) => n.startsWith(DATABASE_FILE) || n === SIGNING_KEY_FILE))
+    copyFileSync(join(dataDir, name), join(folder, name));
+  // A server that stopped without closing the database: a write left in the WAL.
+  const writer = Bun.spawnSync([
+    process.execPath,
+    "-e",
+    `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(join(folder, DATABASE_FILE))});
+     db.exec("PRAGMA wal_autocheckpoint = 0"); db.exec("INSERT INTO meta (key, value) VALUES ('left-in-wal', '1')");
+     process.kill(process.pid, "SIGKILL");`,
+  ]);
+  expect(writer.signalCode).toBe("SIGKILL");
+  expect(statSync(join(folder, `${DATABASE_FILE}-wal`)).size).toBeGreaterThan(0);
+  const before = treeDigest(folder);
+  const target = await vectorDatabase();
+  try {
+    const refused = await cli(["migrate", "--to", target.url], {
+      ...env,
+      CORPUS_DATA_DIR: folder,
+      CORPUS_MASTER_KEY_FILE: defaultMasterKeyFile(dataDir),
+    });
+    expect(refused.stderr.trim()).toBe(`corpus: ${MIGRATE_MESSAGES.unclosedWal(folder, DATABASE_FILE)}`);
+    expect(refused.code).toBe(1);
+    expect(treeDigest(folder)).toBe(before);
   } finally {
     await target.drop();
   }

@@ -1,5 +1,6 @@
 // Planning a question, with a fixed clock (issue: the query pipeline).
 import { describe, expect, test } from "bun:test";
+import { controlsAsSpaces, searchNeedles } from "../../src/connectors/types";
 import { billedIn } from "../../src/retrieval/countries";
 import { planQuery } from "../../src/retrieval/plan";
 
@@ -186,6 +187,21 @@ describe("dates as evidence, not walls (issue 16)", () => {
     for (const q of ["invoices from March 2025 onwards", "mail from March 2025 to date", "receipts starting from March 2025"])
       expect(range(q)).toEqual([q, "2025-03-01", undefined]);
     expect(range("invoices between March and May 2023")).toEqual(["invoices between March and May 2023", "2023-03-01", "2023-06-01"]);
+  });
+
+  test("a control character in a quoted phrase is a space: the phrase is asked as one, first, as with a space", () => {
+    const plain = planQuery('payment terms of suppliers invoices "net 30"', NOW);
+    const needled = (phrases: string[], terms: string[]) => searchNeedles({ phrases, terms, limit: 10 });
+    for (const c of ["\u0007", "\u0000", "\r\n", "\u001b\u0000"]) {
+      for (const quoted of [`net${c} 30`, `net${c}30`, `net ${c}30`]) {
+        const p = planQuery(`payment terms of suppliers invoices "${quoted}"`, NOW);
+        expect({ quoted, phrases: p.phrases }).toEqual({ quoted, phrases: ["net 30"] });
+        expect(needled(p.phrases, p.terms)).toEqual(needled(plain.phrases, plain.terms));
+        expect(needled(p.phrases, p.terms)[0]).toBe("net 30");
+      }
+    }
+    // As the search reads the question (search.ts: controls as spaces first): the same phrase.
+    expect(planQuery(controlsAsSpaces('"net\u0007 30"'), NOW).phrases).toEqual(["net 30"]);
   });
 
   test("'over 1000' is one thousand", () => {
