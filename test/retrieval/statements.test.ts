@@ -519,7 +519,7 @@ test("a block of a receipt's labels pairs its values with the labels that lack o
     "150.00",
     "22.65",
   ].join("\n");
-  const texts = statementLines({ text: aeon, type: "document" }, false).map((s) => s.text);
+  const texts = read(aeon).map((s) => s.text);
   expect(texts).toContain("CHANGE AMT 22.65");
   expect(texts).toContain("CASH 150.00");
   expect(texts).toContain("ITEM COUNT 12");
