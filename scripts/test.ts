@@ -150,6 +150,7 @@ const INTEGRATION = [
   "metrics/scrape-cost.test.ts",
   "native/materialize.test.ts",
   "nodes/kill-node.test.ts",
+  "nodes/revoked-between.test.ts",
   "nodes/shared-state.test.ts",
   "net/post.test.ts",
   "oauth/conformance.test.ts",

@@ -7,7 +7,7 @@ import type postgres from "postgres";
 import type { Config } from "../config";
 import { DomainError } from "../errors";
 import type { HealthCheck } from "../health/checks";
-import type { Awaitable } from "../store/shared";
+import { type Awaitable, andThen } from "../store/shared";
 import { RecentHeaders } from "./recent-headers";
 import { PANEL_ROUTES, type Scope } from "./scopes";
 import { loadSigningKey, type SigningKey } from "./signing-key";
@@ -144,6 +144,25 @@ export class AuthService {
    */
   revoked(principal: Principal): Awaitable<boolean> {
     return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt, principal.panel?.parent);
+  }
+
+  /**
+   * `write` only while the principal's token stands (D25), `refused` thrown otherwise. The embedded
+   * store checks in the same synchronous step as the write (no transaction: `write` gets none); the
+   * shared one inside the transaction `write` is given and writes in, so that a revocation or a
+   * deletion on another node between the check and the write cannot let it land (D33).
+   */
+  whileStanding<T>(
+    principal: Principal,
+    write: (tx: postgres.TransactionSql | undefined) => Awaitable<T>,
+    refused: () => Error,
+  ): Awaitable<T> {
+    const token = { user: principal.user, jti: principal.jti, issuedAt: principal.issuedAt, parentJti: principal.panel?.parent };
+    if (this.store instanceof PostgresAuthStore) return this.store.whileStanding(token, write, refused);
+    return andThen(this.revoked(principal), (revoked) => {
+      if (revoked) throw refused();
+      return write(undefined);
+    });
   }
 
   /** Seconds until the principal's token expires. */

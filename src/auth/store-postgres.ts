@@ -6,9 +6,13 @@
 // PostgreSQL holds what the embedded store holds at rest (auth_tokens, auth_revoked_tokens,
 // auth_user_not_before): the token ids, their user ids, scopes and times; the stamps keyed by
 // the user's keyed hash (UserTags), never the id, so they outlive the user's data naming no one.
+// A write that must not outlive its token (D25) runs in whileStanding's transaction: it takes the
+// user's lock shared and reads the revocation there; a user's revocation (revokeUser, first in the
+// deletion's transaction) takes it exclusive. So a write either commits before the deletion
+// erases (and is erased with the rest) or waits for it and is refused: never a row after it.
 import type postgres from "postgres";
 import type { PgMigration } from "../store/postgres-migrations";
-import type { SharedQueries } from "../store/shared";
+import { type Awaitable, atomically, type SharedQueries } from "../store/shared";
 import type { AuthStore, IssuedRecord, UserTags } from "./store";
 
 export const TOKENS_TABLE = "corpus_auth_tokens";
@@ -40,7 +44,8 @@ export const authPgMigrations: PgMigration[] = [
   },
 ];
 
-/** The node's connections, or a transaction of them (a deletion's: users/deletion.ts). */
+/** The transaction-scoped advisory lock of a user's writes: a bigint of their keyed tag (a collision only serializes two users). */
+const userLock = (tag: string) => BigInt.asIntN(64, BigInt(`0x${tag.slice(0, 16)}`)).toString();
 
 export class PostgresAuthStore implements AuthStore {
   constructor(
@@ -75,6 +80,8 @@ export class PostgresAuthStore implements AuthStore {
   }
 
   async revokeUser(user: string, atSeconds = this.seconds()): Promise<number> {
+    // Inside a transaction (a deletion's), the user's writes in flight finish first and later ones wait for its end (whileStanding).
+    await this.sql`SELECT pg_advisory_xact_lock(${userLock(this.tags.of(user))}::bigint)`;
     // The stamp written and the still valid tokens counted in one statement (a data-modifying
     // WITH runs whether or not it is read).
     const [row] = await this.sql<{ n: string }[]>`
@@ -93,6 +100,25 @@ export class PostgresAuthStore implements AuthStore {
         (SELECT not_before FROM ${this.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${this.tags.of(user)}) AS not_before`;
     if (row!.by_id) return true;
     return row!.not_before !== null && (issuedAt === undefined || issuedAt <= Number(row!.not_before));
+  }
+
+  /**
+   * `work` in a transaction that holds `user`'s lock shared and in which the token was read
+   * unrevoked (`refused` thrown otherwise): what it writes commits only while the token stands.
+   * The lock is taken before the revocation is read (two statements: READ COMMITTED reads what
+   * committed before each statement began, so the read must begin after the wait).
+   */
+  whileStanding<T>(
+    token: { user: string; jti: string | undefined; issuedAt: number | undefined; parentJti?: string },
+    work: (tx: postgres.TransactionSql) => Awaitable<T>,
+    refused: () => Error,
+  ): Promise<T> {
+    return atomically(this.sql, async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock_shared(${userLock(this.tags.of(token.user))}::bigint)`;
+      if (await new PostgresAuthStore(tx, this.tags, this.now).isRevoked(token.user, token.jti, token.issuedAt, token.parentJti))
+        throw refused();
+      return work(tx);
+    });
   }
 
   async rowsOf(user: string): Promise<number> {
