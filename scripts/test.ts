@@ -162,6 +162,7 @@ const INTEGRATION = [
   "oauth/sign-in.test.ts",
   "oauth/store-stores.test.ts",
   "oauth/throttle-bound.test.ts",
+  "oauth/throttle-shared.test.ts",
   "oauth/upstream-flow.test.ts",
   "openapi/complete.test.ts",
   "owed-work-stores.test.ts",

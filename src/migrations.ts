@@ -27,6 +27,7 @@ import { bucketPgMigrations } from "./limits/token-bucket-postgres";
 import { mcpSessionPgMigrations } from "./mcp/sessions-postgres";
 import { oauthMigrations } from "./oauth/store";
 import { oauthPgMigrations } from "./oauth/store-postgres";
+import { throttlePgMigrations } from "./oauth/throttle-postgres";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
 import { webhookMigrations } from "./webhooks/store";
@@ -67,4 +68,5 @@ export const PG_MIGRATIONS = [
   ...userKeyPgMigrations,
   ...connectorPgMigrations,
   ...indexPgMigrations,
+  ...throttlePgMigrations,
 ];
