@@ -40,6 +40,7 @@ const INTEGRATION = [
   "archive/pending-after-deletion.test.ts",
   "archive/resume-after-deletion.test.ts",
   "archive/concurrent-archive-writes.test.ts",
+  "auth/guard-round-trips.test.ts",
   "auth/token-stores.test.ts",
   "backup/online.test.ts",
   "backup/refusals.test.ts",

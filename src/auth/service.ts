@@ -14,7 +14,7 @@ import { loadSigningKey, type SigningKey } from "./signing-key";
 import { type AuthStore, SqliteAuthStore, UserTags } from "./store";
 import { PostgresAuthStore } from "./store-postgres";
 import { TokenIssuer } from "./tokens";
-import { AuthError, type ExternalJwks, externalJwks, type Principal, Verifier } from "./verifier";
+import { AuthError, type ExternalJwks, externalJwks, type KeyRead, type Principal, Verifier } from "./verifier";
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
 const RECENT_LIMIT = 10_000;
@@ -91,21 +91,21 @@ export class AuthService {
    * Only the Authorization header is read: a token in the query string is never accepted.
    * A token verified before answers synchronously; a new one is verified with jose.
    */
-  authenticate(authorization: string | null, scope: Scope | null): Awaitable<Principal> {
+  authenticate(authorization: string | null, scope: Scope | null, keyRead?: KeyRead): Awaitable<Principal> {
     // The same header as an earlier request: its principal, still checked for expiry and
     // revocation (at once by the embedded store, by one read of the shared one).
     const seen = authorization === null ? undefined : this.recent.get(authorization);
-    if (!seen) return this.verifyNew(authorization, scope);
+    if (!seen) return this.verifyNew(authorization, scope, keyRead);
     let current: Awaitable<Principal | undefined>;
     try {
-      current = this.verifier.current(seen);
+      current = this.verifier.current(seen, keyRead);
     } catch (error) {
       throw this.invalid(error);
     }
     const known = (p: Principal | undefined): Awaitable<Principal> => {
       if (p) return this.authorize(p, scope);
       this.recent.delete(authorization!);
-      return this.verifyNew(authorization, scope);
+      return this.verifyNew(authorization, scope, keyRead);
     };
     if (!(current instanceof Promise)) return known(current);
     return current.then(known, (error) => {
@@ -114,10 +114,10 @@ export class AuthService {
   }
 
   /** A header not seen before (or whose token expired since): its token verified with jose. */
-  private verifyNew(authorization: string | null, scope: Scope | null): Promise<Principal> {
+  private verifyNew(authorization: string | null, scope: Scope | null, keyRead?: KeyRead): Promise<Principal> {
     const token = bearerToken(authorization);
     if (!token) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
-    return this.verifier.verify(token).then(
+    return this.verifier.verify(token, keyRead).then(
       (p) => {
         this.recent.set(authorization!, p);
         return this.authorize(p, scope);

@@ -11,6 +11,7 @@
 // deletion's transaction) takes it exclusive. So a write either commits before the deletion
 // erases (and is erased with the rest) or waits for it and is refused: never a row after it.
 import type postgres from "postgres";
+import { USER_KEYS_TABLE } from "../crypto/user-keys-postgres";
 import type { PgMigration } from "../store/postgres-migrations";
 import { type Awaitable, atomically, type SharedQueries } from "../store/shared";
 import type { AuthStore, IssuedRecord, UserTags } from "./store";
@@ -46,6 +47,10 @@ export const authPgMigrations: PgMigration[] = [
 
 /** The transaction-scoped advisory lock of a user's writes: a bigint of their keyed tag (a collision only serializes two users). */
 const userLock = (tag: string) => BigInt.asIntN(64, BigInt(`0x${tag.slice(0, 16)}`)).toString();
+
+/** Revoked by its id (or its parent's), or issued at or before its user's not-before stamp. */
+const revokedBy = (row: { by_id: boolean; not_before: string | null }, issuedAt: number | undefined): boolean =>
+  row.by_id || (row.not_before !== null && (issuedAt === undefined || issuedAt <= Number(row.not_before)));
 
 export class PostgresAuthStore implements AuthStore {
   constructor(
@@ -98,8 +103,21 @@ export class PostgresAuthStore implements AuthStore {
     const [row] = await this.sql<{ by_id: boolean; not_before: string | null }[]>`
       SELECT EXISTS (SELECT 1 FROM ${this.sql(REVOKED_TABLE)} WHERE jti = ANY(${ids}::text[])) AS by_id,
         (SELECT not_before FROM ${this.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${this.tags.of(user)}) AS not_before`;
-    if (row!.by_id) return true;
-    return row!.not_before !== null && (issuedAt === undefined || issuedAt <= Number(row!.not_before));
+    return revokedBy(row!, issuedAt);
+  }
+
+  async isRevokedWithKey(
+    user: string,
+    jti: string | undefined,
+    issuedAt: number | undefined,
+    parentJti?: string,
+  ): Promise<{ revoked: boolean; wrapped: Uint8Array | undefined }> {
+    const ids = [jti, parentJti].filter((id): id is string => id !== undefined);
+    const [row] = await this.sql<{ by_id: boolean; not_before: string | null; wrapped: Uint8Array | null }[]>`
+      SELECT EXISTS (SELECT 1 FROM ${this.sql(REVOKED_TABLE)} WHERE jti = ANY(${ids}::text[])) AS by_id,
+        (SELECT not_before FROM ${this.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${this.tags.of(user)}) AS not_before,
+        (SELECT wrapped_key FROM ${this.sql(USER_KEYS_TABLE)} WHERE user_id = ${user}) AS wrapped`;
+    return { revoked: revokedBy(row!, issuedAt), wrapped: row!.wrapped ? new Uint8Array(row!.wrapped) : undefined };
   }
 
   /**
