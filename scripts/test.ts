@@ -41,6 +41,7 @@ const INTEGRATION = [
   "archive/resume-after-deletion.test.ts",
   "archive/concurrent-archive-writes.test.ts",
   "auth/guard-round-trips.test.ts",
+  "auth/signing-key-shared.test.ts",
   "auth/token-stores.test.ts",
   "backup/online.test.ts",
   "backup/refusals.test.ts",

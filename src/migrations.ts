@@ -5,6 +5,7 @@ import { accountMigrations } from "./accounts/store";
 import { accountPgMigrations } from "./accounts/store-postgres";
 import { archivePgMigrations } from "./archive/rows-postgres";
 import { archiveMigrations } from "./archive/store";
+import { signingKeyPgMigrations } from "./auth/signing-key";
 import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
@@ -69,4 +70,5 @@ export const PG_MIGRATIONS = [
   ...connectorPgMigrations,
   ...indexPgMigrations,
   ...throttlePgMigrations,
+  ...signingKeyPgMigrations,
 ];

@@ -10,7 +10,7 @@ import type { HealthCheck } from "../health/checks";
 import { type Awaitable, andThen } from "../store/shared";
 import { RecentHeaders } from "./recent-headers";
 import { PANEL_ROUTES, type Scope } from "./scopes";
-import { loadSigningKey, type SigningKey } from "./signing-key";
+import { loadSharedSigningKey, loadSigningKey, type SigningKey } from "./signing-key";
 import { type AuthStore, SqliteAuthStore, UserTags } from "./store";
 import { PostgresAuthStore } from "./store-postgres";
 import { TokenIssuer } from "./tokens";
@@ -69,7 +69,10 @@ export class AuthService {
     now: () => number = Date.now,
     shared?: postgres.Sql,
   ): Promise<AuthService> {
-    const key = await loadSigningKey(config.CORPUS_DATA_DIR, masterKey);
+    // Shared: one key for every node, kept in the shared database (D33); else the data folder's file.
+    const key = shared
+      ? await loadSharedSigningKey(shared, config.CORPUS_DATA_DIR, masterKey)
+      : await loadSigningKey(config.CORPUS_DATA_DIR, masterKey);
     const external = config.CORPUS_OAUTH_JWKS_URI ? externalJwks(config.CORPUS_OAUTH_JWKS_URI, now) : undefined;
     const store = shared ? new PostgresAuthStore(shared, new UserTags(masterKey), now) : new SqliteAuthStore(db, masterKey, now);
     return new AuthService(key, store, external, config, now);
