@@ -5,6 +5,7 @@ import { accountMigrations } from "./accounts/store";
 import { accountPgMigrations } from "./accounts/store-postgres";
 import { archivePgMigrations } from "./archive/rows-postgres";
 import { archiveMigrations } from "./archive/store";
+import { signingKeyPgMigrations } from "./auth/signing-key";
 import { authMigrations } from "./auth/store";
 import { authPgMigrations } from "./auth/store-postgres";
 import { indexMigrations } from "./connectors/local-index";
@@ -27,6 +28,7 @@ import { bucketPgMigrations } from "./limits/token-bucket-postgres";
 import { mcpSessionPgMigrations } from "./mcp/sessions-postgres";
 import { oauthMigrations } from "./oauth/store";
 import { oauthPgMigrations } from "./oauth/store-postgres";
+import { throttlePgMigrations } from "./oauth/throttle-postgres";
 import { storeMigrations } from "./store/migrations";
 import { scrubMigrations } from "./store/scrub";
 import { webhookMigrations } from "./webhooks/store";
@@ -67,4 +69,6 @@ export const PG_MIGRATIONS = [
   ...userKeyPgMigrations,
   ...connectorPgMigrations,
   ...indexPgMigrations,
+  ...throttlePgMigrations,
+  ...signingKeyPgMigrations,
 ];

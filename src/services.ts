@@ -38,6 +38,7 @@ import { embeddingModel, type ModelAsset } from "./native/assets";
 import { OAuthServer } from "./oauth/service";
 import { SqliteOAuthStore } from "./oauth/store";
 import { PostgresOAuthStore } from "./oauth/store-postgres";
+import { SharedThrottles } from "./oauth/throttle-postgres";
 import { OwedWork } from "./owed-work";
 import type { QuestionStageTimes } from "./questions/stages";
 import { embeddedChunks } from "./retrieval/chunk";
@@ -153,7 +154,11 @@ export async function createServices(
   await userKeys.ready(OPERATOR_OWNER, { create: true, held: true });
   const auth = await AuthService.create(config, db, masterKey, now, shared);
   const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db), now);
-  const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db), now);
+  const oauth = shared
+    ? new OAuthServer(config, auth, accounts, new PostgresOAuthStore(shared), now, {
+        throttles: new SharedThrottles(shared, masterKey, now),
+      })
+    : new OAuthServer(config, auth, accounts, new SqliteOAuthStore(db), now);
   const mcpSessions = shared ? new PostgresMcpSessions(shared, now) : new McpSessions(now);
   // Shared, one user's requests are counted once across the nodes (D33).
   const limiter = shared

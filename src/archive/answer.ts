@@ -9,7 +9,7 @@ import { embeddingText } from "../retrieval/chunk";
 import { RecordMemo, recordKey } from "../retrieval/record-memo";
 import type { RankedChunk } from "../retrieval/search";
 import type { Awaitable } from "../store/shared";
-import type { Archive, ArchivedChunk, ArchivedDocument } from "./store";
+import type { Archive, ArchivedChunk, ArchivedDocument, ArchiveTransaction } from "./store";
 
 /** A returned chunk with its ids (documents/ids.ts). */
 export interface CitedRanked extends CitationIds {
@@ -107,7 +107,14 @@ export function archivedDocument({ c, documentId }: CitedRanked): ArchivedDocume
 }
 
 /** D12: called, and awaited, before the response is sent. */
-export function archiveAnswer(archive: Archive, user: string, queryId: string, question: string, chunks: CitedRanked[]): Awaitable<void> {
+export function archiveAnswer(
+  archive: Archive,
+  user: string,
+  queryId: string,
+  question: string,
+  chunks: CitedRanked[],
+  into?: ArchiveTransaction,
+): Awaitable<void> {
   return archive.record(
     user,
     queryId,
@@ -119,5 +126,6 @@ export function archiveAnswer(archive: Archive, user: string, queryId: string, q
       document: archivedDocument(cited),
       recordKey: cited.recordKey,
     })),
+    into,
   );
 }

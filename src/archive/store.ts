@@ -6,6 +6,7 @@
 // embedded SQLite, answering at once; rows-postgres.ts: the shared PostgreSQL, D33), so each
 // method answers an Awaitable.
 import { setImmediate as nextTurn } from "node:timers/promises";
+import type postgres from "postgres";
 import { Turns } from "../connectors/turns";
 import { DecryptError } from "../crypto/aead";
 import type { VectorRotation } from "../crypto/rotation";
@@ -15,7 +16,7 @@ import { EMBEDDING_DIM } from "../embedding/embedder";
 import { EmbeddingCancelled, type EmbeddingService } from "../embedding/service";
 import { embeddingText } from "../retrieval/chunk";
 import type { Migration } from "../store/migrations";
-import { type Awaitable, andThen } from "../store/shared";
+import { type Awaitable, andThen, inTransaction } from "../store/shared";
 import { createIndexTables } from "../vectors/partition-index";
 import type { KeyedVector } from "../vectors/store";
 import { ARCHIVE_SCOPE, ARCHIVE_VECTORS, type ArchivedRow, type ArchiveRows, type OwedVector } from "./rows";
@@ -190,6 +191,16 @@ export interface ArchiveMatch {
   similarity: number;
 }
 
+/**
+ * A write inside a transaction of the shared database (AuthService.whileStanding): the vectors
+ * left to compute are embedded only once it committed (`afterCommit` holds that work; the caller
+ * starts it), since before then their rows are seen by no other connection.
+ */
+export interface ArchiveTransaction {
+  tx: postgres.TransactionSql;
+  afterCommit: Array<() => void>;
+}
+
 export class Archive {
   constructor(
     readonly rows: ArchiveRows,
@@ -218,7 +229,7 @@ export class Archive {
    * chunks' owners, or the asker's (an operator's row a question of theirs embedded), where
    * known; the others computed in the background. Done when the answer may be sent.
    */
-  record(user: string, queryId: string, question: string, chunks: ArchiveInput[]): Awaitable<void> {
+  record(user: string, queryId: string, question: string, chunks: ArchiveInput[], into?: ArchiveTransaction): Awaitable<void> {
     const rotation = this.keys.rotation(user, ARCHIVE_SCOPE, EMBEDDING_DIM);
     return this.storeKeyed(
       user,
@@ -226,6 +237,7 @@ export class Archive {
       question,
       chunks,
       chunks.map((c) => this.keyedVector(user, rotation, c)),
+      into,
     );
   }
 
@@ -290,10 +302,13 @@ export class Archive {
     question: string,
     chunks: Array<Omit<ArchiveInput, "owner">>,
     vectors: Array<KeyedVector | undefined>,
+    into?: ArchiveTransaction,
   ): Awaitable<void> {
+    // In `into`'s transaction when given: the shared store's write where the asker's token was checked (AuthService.whileStanding).
+    const rows = into ? inTransaction(this.rows, into.tx, "the archive") : this.rows;
     const at = Math.floor(this.now() / 1000);
     const cited = chunks.flatMap((c) => (c.document ? [c.document.doc_id] : []));
-    return andThen(this.rows.knownDocuments(user, cited), (known) => {
+    return andThen(rows.knownDocuments(user, cited), (known) => {
       // A version is sealed once: its id is keyed by its content, so a row under it holds the same.
       const documents = [];
       for (const c of chunks) {
@@ -321,17 +336,20 @@ export class Archive {
           };
         }),
       };
-      return andThen(this.rows.write(entry), (ids) => {
+      return andThen(rows.write(entry), (ids) => {
         const pending: Pending[] = [];
         chunks.forEach((c, i) => {
           if (!vectors[i]) pending.push({ id: ids[i]!, queryId, text: c.embedText });
         });
-        if (pending.length) {
+        if (!pending.length) return;
+        const start = () => {
           const work = this.embedPending(user, pending)
             .catch((error: unknown) => this.onPendingFailed?.(error))
             .finally(() => this.inFlight.delete(work));
           this.inFlight.add(work);
-        }
+        };
+        if (into) into.afterCommit.push(start);
+        else start();
       });
     });
   }

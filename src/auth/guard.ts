@@ -142,6 +142,7 @@ export const guard = ({ auth, limiter, idempotency, userKeys }: GuardServices) =
     request: Request,
     info: RequestInfo,
     raw: unknown,
+    read: { user: string; wrapped: Uint8Array | undefined } | undefined,
   ): Promise<unknown> {
     const limit = LIMITED_ROUTES[opts.route];
     try {
@@ -150,7 +151,9 @@ export const guard = ({ auth, limiter, idempotency, userKeys }: GuardServices) =
       throw await refused(info, limit, principal.user, error);
     }
     info.verified = principal;
-    await userKeys.ready(principal.user, { create: opts.route !== MAKES_NO_KEY });
+    // The key's row read with the token's revocation (the shared store: one round trip), else read here.
+    const known = read?.user === principal.user ? { read: { wrapped: read.wrapped } } : {};
+    await userKeys.ready(principal.user, { create: opts.route !== MAKES_NO_KEY, ...known });
     const key = isPost ? request.headers.get("idempotency-key") : null;
     if (key === null) {
       // Counted before the body is parsed: a caller over their limit costs no parsing.
@@ -211,12 +214,15 @@ export const guard = ({ auth, limiter, idempotency, userKeys }: GuardServices) =
           const request = context.request;
           const info = infoOf(request, context.info);
           let principal: Principal;
+          let read: { user: string; wrapped: Uint8Array | undefined } | undefined;
           try {
-            principal = await auth.authenticate(request.headers.get("authorization"), null);
+            principal = await auth.authenticate(request.headers.get("authorization"), null, (user, wrapped) => {
+              read = { user, wrapped };
+            });
           } catch (error) {
             throw await refused(info, limit, undefined, error);
           }
-          context.body = await admit(principal, opts, isPost, request, info, context.body);
+          context.body = await admit(principal, opts, isPost, request, info, context.body, read);
         },
         resolve({ request, info }) {
           return { principal: principalOf(infoOf(request, info)) };

@@ -7,14 +7,14 @@ import type postgres from "postgres";
 import type { Config } from "../config";
 import { DomainError } from "../errors";
 import type { HealthCheck } from "../health/checks";
-import type { Awaitable } from "../store/shared";
+import { type Awaitable, andThen } from "../store/shared";
 import { RecentHeaders } from "./recent-headers";
 import { PANEL_ROUTES, type Scope } from "./scopes";
-import { loadSigningKey, type SigningKey } from "./signing-key";
+import { loadSharedSigningKey, loadSigningKey, type SigningKey } from "./signing-key";
 import { type AuthStore, SqliteAuthStore, UserTags } from "./store";
 import { PostgresAuthStore } from "./store-postgres";
 import { TokenIssuer } from "./tokens";
-import { AuthError, type ExternalJwks, externalJwks, type Principal, Verifier } from "./verifier";
+import { AuthError, type ExternalJwks, externalJwks, type KeyRead, type Principal, Verifier } from "./verifier";
 
 const TOKEN_CHARS = /^[A-Za-z0-9._~+/-]+=*$/;
 const RECENT_LIMIT = 10_000;
@@ -69,7 +69,10 @@ export class AuthService {
     now: () => number = Date.now,
     shared?: postgres.Sql,
   ): Promise<AuthService> {
-    const key = await loadSigningKey(config.CORPUS_DATA_DIR, masterKey);
+    // Shared: one key for every node, kept in the shared database (D33); else the data folder's file.
+    const key = shared
+      ? await loadSharedSigningKey(shared, config.CORPUS_DATA_DIR, masterKey)
+      : await loadSigningKey(config.CORPUS_DATA_DIR, masterKey);
     const external = config.CORPUS_OAUTH_JWKS_URI ? externalJwks(config.CORPUS_OAUTH_JWKS_URI, now) : undefined;
     const store = shared ? new PostgresAuthStore(shared, new UserTags(masterKey), now) : new SqliteAuthStore(db, masterKey, now);
     return new AuthService(key, store, external, config, now);
@@ -91,21 +94,21 @@ export class AuthService {
    * Only the Authorization header is read: a token in the query string is never accepted.
    * A token verified before answers synchronously; a new one is verified with jose.
    */
-  authenticate(authorization: string | null, scope: Scope | null): Awaitable<Principal> {
+  authenticate(authorization: string | null, scope: Scope | null, keyRead?: KeyRead): Awaitable<Principal> {
     // The same header as an earlier request: its principal, still checked for expiry and
     // revocation (at once by the embedded store, by one read of the shared one).
     const seen = authorization === null ? undefined : this.recent.get(authorization);
-    if (!seen) return this.verifyNew(authorization, scope);
+    if (!seen) return this.verifyNew(authorization, scope, keyRead);
     let current: Awaitable<Principal | undefined>;
     try {
-      current = this.verifier.current(seen);
+      current = this.verifier.current(seen, keyRead);
     } catch (error) {
       throw this.invalid(error);
     }
     const known = (p: Principal | undefined): Awaitable<Principal> => {
       if (p) return this.authorize(p, scope);
       this.recent.delete(authorization!);
-      return this.verifyNew(authorization, scope);
+      return this.verifyNew(authorization, scope, keyRead);
     };
     if (!(current instanceof Promise)) return known(current);
     return current.then(known, (error) => {
@@ -114,10 +117,10 @@ export class AuthService {
   }
 
   /** A header not seen before (or whose token expired since): its token verified with jose. */
-  private verifyNew(authorization: string | null, scope: Scope | null): Promise<Principal> {
+  private verifyNew(authorization: string | null, scope: Scope | null, keyRead?: KeyRead): Promise<Principal> {
     const token = bearerToken(authorization);
     if (!token) throw new AuthFailure(401, "Unauthorized: a bearer token is required", this.challenge({}));
-    return this.verifier.verify(token).then(
+    return this.verifier.verify(token, keyRead).then(
       (p) => {
         this.recent.set(authorization!, p);
         return this.authorize(p, scope);
@@ -144,6 +147,25 @@ export class AuthService {
    */
   revoked(principal: Principal): Awaitable<boolean> {
     return this.store.isRevoked(principal.user, principal.jti, principal.issuedAt, principal.panel?.parent);
+  }
+
+  /**
+   * `write` only while the principal's token stands (D25), `refused` thrown otherwise. The embedded
+   * store checks in the same synchronous step as the write (no transaction: `write` gets none); the
+   * shared one inside the transaction `write` is given and writes in, so that a revocation or a
+   * deletion on another node between the check and the write cannot let it land (D33).
+   */
+  whileStanding<T>(
+    principal: Principal,
+    write: (tx: postgres.TransactionSql | undefined) => Awaitable<T>,
+    refused: () => Error,
+  ): Awaitable<T> {
+    const token = { user: principal.user, jti: principal.jti, issuedAt: principal.issuedAt, parentJti: principal.panel?.parent };
+    if (this.store instanceof PostgresAuthStore) return this.store.whileStanding(token, write, refused);
+    return andThen(this.revoked(principal), (revoked) => {
+      if (revoked) throw refused();
+      return write(undefined);
+    });
   }
 
   /** Seconds until the principal's token expires. */

@@ -6,9 +6,14 @@
 // PostgreSQL holds what the embedded store holds at rest (auth_tokens, auth_revoked_tokens,
 // auth_user_not_before): the token ids, their user ids, scopes and times; the stamps keyed by
 // the user's keyed hash (UserTags), never the id, so they outlive the user's data naming no one.
+// A write that must not outlive its token (D25) runs in whileStanding's transaction: it takes the
+// user's lock shared and reads the revocation there; a user's revocation (revokeUser, first in the
+// deletion's transaction) takes it exclusive. So a write either commits before the deletion
+// erases (and is erased with the rest) or waits for it and is refused: never a row after it.
 import type postgres from "postgres";
+import { USER_KEYS_TABLE } from "../crypto/user-keys-postgres";
 import type { PgMigration } from "../store/postgres-migrations";
-import type { SharedQueries } from "../store/shared";
+import { type Awaitable, atomically, type SharedQueries } from "../store/shared";
 import { type AuthStore, type IssuedRecord, revokedByStamp, type UserTags } from "./store";
 
 export const TOKENS_TABLE = "corpus_auth_tokens";
@@ -48,7 +53,15 @@ export const authPgMigrations: PgMigration[] = [
   },
 ];
 
-/** The node's connections, or a transaction of them (a deletion's: users/deletion.ts). */
+/** The transaction-scoped advisory lock of a user's writes: a bigint of their keyed tag (a collision only serializes two users). */
+const userLock = (tag: string) => BigInt.asIntN(64, BigInt(`0x${tag.slice(0, 16)}`)).toString();
+
+/** Revoked by its id (or its parent's), or issued at or before its user's not-before stamp. */
+/** A token read revoked from one statement's row: by its id, or by the user's stamp (milliseconds, revokedByStamp). */
+const revokedBy = (row: { by_id: boolean; not_before: string | null; issued_ms: string | null }, issuedAt: number | undefined): boolean =>
+  row.by_id ||
+  (row.not_before !== null &&
+    revokedByStamp(Number(row.not_before), issuedAt, () => (row.issued_ms === null ? null : Number(row.issued_ms))));
 
 export class PostgresAuthStore implements AuthStore {
   constructor(
@@ -83,6 +96,8 @@ export class PostgresAuthStore implements AuthStore {
   }
 
   async revokeUser(user: string, atMs = Math.floor(this.now())): Promise<number> {
+    // Inside a transaction (a deletion's), the user's writes in flight finish first and later ones wait for its end (whileStanding).
+    await this.sql`SELECT pg_advisory_xact_lock(${userLock(this.tags.of(user))}::bigint)`;
     // The stamp written and the still valid tokens counted in one statement (a data-modifying
     // WITH runs whether or not it is read).
     const [row] = await this.sql<{ n: string }[]>`
@@ -100,9 +115,41 @@ export class PostgresAuthStore implements AuthStore {
       SELECT EXISTS (SELECT 1 FROM ${this.sql(REVOKED_TABLE)} WHERE jti = ANY(${ids}::text[])) AS by_id,
         (SELECT not_before FROM ${this.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${this.tags.of(user)}) AS not_before,
         (SELECT issued_ms FROM ${this.sql(TOKENS_TABLE)} WHERE jti = ${jti ?? null}) AS issued_ms`;
-    if (row!.by_id) return true;
-    if (row!.not_before === null) return false;
-    return revokedByStamp(Number(row!.not_before), issuedAt, () => (row!.issued_ms === null ? null : Number(row!.issued_ms)));
+    return revokedBy(row!, issuedAt);
+  }
+
+  async isRevokedWithKey(
+    user: string,
+    jti: string | undefined,
+    issuedAt: number | undefined,
+    parentJti?: string,
+  ): Promise<{ revoked: boolean; wrapped: Uint8Array | undefined }> {
+    const ids = [jti, parentJti].filter((id): id is string => id !== undefined);
+    const [row] = await this.sql<{ by_id: boolean; not_before: string | null; issued_ms: string | null; wrapped: Uint8Array | null }[]>`
+      SELECT EXISTS (SELECT 1 FROM ${this.sql(REVOKED_TABLE)} WHERE jti = ANY(${ids}::text[])) AS by_id,
+        (SELECT not_before FROM ${this.sql(NOT_BEFORE_TABLE)} WHERE user_tag = ${this.tags.of(user)}) AS not_before,
+        (SELECT issued_ms FROM ${this.sql(TOKENS_TABLE)} WHERE jti = ${jti ?? null}) AS issued_ms,
+        (SELECT wrapped_key FROM ${this.sql(USER_KEYS_TABLE)} WHERE user_id = ${user}) AS wrapped`;
+    return { revoked: revokedBy(row!, issuedAt), wrapped: row!.wrapped ? new Uint8Array(row!.wrapped) : undefined };
+  }
+
+  /**
+   * `work` in a transaction that holds `user`'s lock shared and in which the token was read
+   * unrevoked (`refused` thrown otherwise): what it writes commits only while the token stands.
+   * The lock is taken before the revocation is read (two statements: READ COMMITTED reads what
+   * committed before each statement began, so the read must begin after the wait).
+   */
+  whileStanding<T>(
+    token: { user: string; jti: string | undefined; issuedAt: number | undefined; parentJti?: string },
+    work: (tx: postgres.TransactionSql) => Awaitable<T>,
+    refused: () => Error,
+  ): Promise<T> {
+    return atomically(this.sql, async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock_shared(${userLock(this.tags.of(token.user))}::bigint)`;
+      if (await new PostgresAuthStore(tx, this.tags, this.now).isRevoked(token.user, token.jti, token.issuedAt, token.parentJti))
+        throw refused();
+      return work(tx);
+    });
   }
 
   async rowsOf(user: string): Promise<number> {

@@ -82,6 +82,16 @@ export interface AuthStore {
   /** Revokes every token of `user` issued at or before `atMs` (milliseconds, default now); answers how many issued tokens were still valid. */
   revokeUser(user: string, atMs?: number): Awaitable<number>;
   isRevoked(user: string, jti: string | undefined, issuedAt: number | undefined, parentJti?: string): Awaitable<boolean>;
+  /**
+   * The shared store only: the revocation and the user's wrapped data key in one statement, so
+   * that a request's guard makes one round trip where it made two (UserKeys.ready given the row).
+   */
+  isRevokedWithKey?(
+    user: string,
+    jti: string | undefined,
+    issuedAt: number | undefined,
+    parentJti?: string,
+  ): Promise<{ revoked: boolean; wrapped: Uint8Array | undefined }>;
   rowsOf(user: string): Awaitable<number>;
   forgetIssued(user: string): Awaitable<number>;
   /** Removes expired token rows; answers how many went. */

@@ -97,6 +97,9 @@ function describe(error: unknown): string {
   return "token is invalid";
 }
 
+/** Told the user's wrapped data key read with the revocation (the shared store), undefined when they have none. */
+export type KeyRead = (user: string, wrapped: Uint8Array | undefined) => void;
+
 export class Verifier {
   private readonly localKeys: ReturnType<typeof createLocalJWKSet>;
 
@@ -112,14 +115,14 @@ export class Verifier {
   }
 
   /** A principal verified before, if it has not expired since; throws (or rejects with) AuthError if it has been revoked. */
-  current(principal: Principal): Awaitable<Principal | undefined> {
+  current(principal: Principal, keyRead?: KeyRead): Awaitable<Principal | undefined> {
     if (principal.expiresAt * 1000 <= this.now()) return undefined;
-    return this.checkRevocation(principal);
+    return this.checkRevocation(principal, keyRead);
   }
 
   /** Signature, claims and revocation. Callers keep what they verified (AuthService, by header). */
-  async verify(token: string): Promise<Principal> {
-    return this.checkRevocation(await this.verifyUncached(token));
+  async verify(token: string, keyRead?: KeyRead): Promise<Principal> {
+    return this.checkRevocation(await this.verifyUncached(token), keyRead);
   }
 
   /** Signature and claims, without revocation. */
@@ -155,7 +158,14 @@ export class Verifier {
   }
 
   /** At once from the embedded store; from the shared one, read for this request (nothing cached: D33). */
-  private checkRevocation(p: Principal): Awaitable<Principal> {
+  private checkRevocation(p: Principal, keyRead?: KeyRead): Awaitable<Principal> {
+    // The shared store reads the user's wrapped key in the same statement, for the guard (one round trip).
+    if (keyRead && this.store.isRevokedWithKey)
+      return this.store.isRevokedWithKey(p.user, p.jti, p.issuedAt, p.panel?.parent).then(({ revoked, wrapped }) => {
+        if (revoked) throw new AuthError("token has been revoked");
+        keyRead(p.user, wrapped);
+        return p;
+      });
     return andThen(this.store.isRevoked(p.user, p.jti, p.issuedAt, p.panel?.parent), (revoked) => {
       if (revoked) throw new AuthError("token has been revoked");
       return p;

@@ -17,7 +17,6 @@ import { EmbeddingCancelled, type OwnerEmbeddings } from "../embedding/service";
 import { defaultSchedule, errorSummary, retryDelay, type Schedule } from "../jobs/guard";
 import { type NodeLeases, underLease } from "../jobs/leases";
 import type { Logger } from "../log";
-import type { Awaitable } from "../store/shared";
 import { INDEXING_PAUSED_FULL, isStorageError } from "../store/storage-errors";
 import { TERMS_FORMAT, WORDS_CUT } from "./index-terms";
 import { type LocalIndex, rewriteStaleWords, type ScanEntry, syncIndex } from "./local-index";
@@ -58,6 +57,8 @@ export const OWNER_KEY_UNREACHABLE = "indexing waits for the shared database (th
  * deletion on another node stops it within this, at one read of a row per period, not per file.
  */
 export const OWNER_RECHECK_MS = 1_000;
+/** The shared index's progress read for a status at most this often when no question reads it (progress(), D33). */
+export const PROGRESS_READ_MS = 1_000;
 
 /** The status while embedding waits for the next scan to retry (the log has the error). */
 export const EMBEDDING_PAUSED = "embedding paused after an error; it resumes on the next scan";
@@ -122,6 +123,9 @@ export class IndexedFolderConnector implements Connector {
   private embeddingPaused = false;
   /** The index's progress as last read (the shared store's answers later: progress()). */
   private progressKnown?: IndexProgress;
+  /** The shared store's read under way, and when the last began (progress()). */
+  private progressReading?: Promise<IndexProgress>;
+  private progressReadAt = Number.NEGATIVE_INFINITY;
   private readonly embeddings?: OwnerEmbeddings;
   private readonly log?: Logger;
   private readonly check: Confine;
@@ -225,20 +229,33 @@ export class IndexedFolderConnector implements Connector {
    * the embedding, the status, or the question that asks it: rank), a read started for the next.
    */
   progress(): IndexProgress {
-    let p = this.index.progress();
-    if (p instanceof Promise) {
-      this.indexProgress(p).catch(() => {});
+    let p: IndexProgress;
+    if (this.index.shared) {
+      // Read by each question's rank already: a read of its own only when the last began
+      // PROGRESS_READ_MS ago and none is under way (D33: one query per question at most, not one per call).
+      if (!this.progressReading && this.now() - this.progressReadAt >= PROGRESS_READ_MS) this.indexProgress().catch(() => {});
       p = this.progressKnown ?? { total: 0, embedded: 0 };
-    }
+    } else p = this.index.progress() as IndexProgress;
     const r = this.reading?.view();
     return r ? { ...p, reading: { done: r.done, total: r.total } } : p;
   }
 
   /** The index's progress read now (and kept: progress() gives it while the shared store's next read is under way). */
-  private async indexProgress(reading: Awaitable<IndexProgress> = this.index.progress()): Promise<IndexProgress> {
-    const p = await reading;
-    this.progressKnown = p;
-    return p;
+  private indexProgress(): Promise<IndexProgress> {
+    // One read at a time: a question's rank while another's is under way shares it.
+    if (this.progressReading) return this.progressReading;
+    this.progressReadAt = this.now();
+    const reading = (async () => {
+      try {
+        const p = await this.index.progress();
+        this.progressKnown = p;
+        return p;
+      } finally {
+        this.progressReading = undefined;
+      }
+    })();
+    this.progressReading = reading;
+    return reading;
   }
 
   /** Starts a sync unless one is running; resolves when it is done. */

@@ -159,9 +159,14 @@ export class UserKeys {
    * another node's deletion is dropped here, with all derived from it, at this node's next
    * request or job, never used on from memory. The embedded store has nothing to do: its key is
    * read (or made) at once where it is used, as always. `held`: kept for the node's life (the
-   * operator's key, made ready once at start: the cache never lets it go).
+   * operator's key, made ready once at start: the cache never lets it go). `read`: the row as the
+   * caller read it just now, for this request (the guard's, with the token's revocation in one
+   * statement): not read again.
    */
-  ready(user: string, { create = false, held = false }: { create?: boolean; held?: boolean } = {}): Awaitable<void> {
+  ready(
+    user: string,
+    { create = false, held = false, read }: { create?: boolean; held?: boolean; read?: { wrapped: Uint8Array | undefined } } = {},
+  ): Awaitable<void> {
     if (!this.records.answersLater) {
       // Another process on the data folder (`corpus user remove --delete-data`) may have destroyed
       // the key kept in memory: one row read by its key, and the key dropped unless it is still the one kept.
@@ -172,12 +177,17 @@ export class UserKeys {
       }
       return;
     }
-    return this.bring(user, create, held).then(() => {});
+    return this.bring(user, create, held, read).then(() => {});
   }
 
   /** `ready`'s work on the shared store: the user's key, now present on this node, or none. */
-  private async bring(user: string, create: boolean, held: boolean): Promise<Buffer | undefined> {
-    let wrapped = await this.records.wrapped(user);
+  private async bring(
+    user: string,
+    create: boolean,
+    held: boolean,
+    read?: { wrapped: Uint8Array | undefined },
+  ): Promise<Buffer | undefined> {
+    let wrapped = read ? read.wrapped : await this.records.wrapped(user);
     if (!wrapped && create) wrapped = await this.records.keep(user, this.wrap(user, randomBytes(32)), Date.now());
     return this.present(user, wrapped, held);
   }

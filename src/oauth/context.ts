@@ -6,6 +6,7 @@ import type { Accounts } from "../accounts/store";
 import type { AuthService } from "../auth/service";
 import type { Config } from "../config";
 import type { OAuthStore } from "./store";
+import type { SharedThrottles } from "./throttle-postgres";
 import type { UpstreamOidc } from "./upstream";
 
 export interface OAuthContext {
@@ -18,6 +19,8 @@ export interface OAuthContext {
   readonly resources: ReadonlySet<string>;
   /** The upstream OpenID Connect provider people sign in at, when CORPUS_OIDC_ISSUER is set. */
   readonly upstream?: UpstreamOidc;
+  /** The sign-in throttle and the registration allowances counted in the shared database (D33); without, in this node's memory. */
+  readonly throttles?: SharedThrottles;
 }
 
 export const secondsOf = (ctx: OAuthContext): number => Math.floor(ctx.now() / 1000);

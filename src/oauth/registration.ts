@@ -7,6 +7,7 @@
 // than UNUSED_CLIENT_SECONDS, oldest first: ~500 addresses filled it for a day (issue 35),
 // and the hourly bound keeps most of it old enough to be dropped.
 import { randomBytes } from "node:crypto";
+import { type Awaitable, andThen } from "../store/shared";
 import { type OAuthContext, secondsOf, secret } from "./context";
 import { InvalidClientMetadata, InvalidRedirectUri, TemporarilyUnavailable } from "./errors";
 import { GRANT_TYPES } from "./grants";
@@ -19,7 +20,7 @@ import {
 } from "./metadata-document";
 import { redirectUriProblem } from "./redirect-uris";
 import { type ClientRow, sha256 } from "./store";
-import { WindowLimit } from "./throttle";
+import { type Allowance, WindowLimit } from "./throttle";
 
 export const MAX_CLIENTS = 10_000;
 /** Clients one address may introduce in an hour: the table of clients cannot be filled, nor the server made to fetch, from one place. */
@@ -57,8 +58,8 @@ const clientOf = (row: ClientRow): Client => ({
 });
 
 export class Clients {
-  private readonly introduced: WindowLimit;
-  private readonly introducedByAll: WindowLimit;
+  private readonly introduced: Allowance;
+  private readonly introducedByAll: Allowance;
   /** Metadata documents being fetched, by client_id: requests for the same one wait for one fetch. */
   private readonly fetching = new Map<string, Promise<ClientRow>>();
 
@@ -66,16 +67,22 @@ export class Clients {
     private readonly ctx: OAuthContext,
     private readonly documents: MetadataDocumentOptions = {},
   ) {
-    this.introduced = new WindowLimit(REGISTRATIONS_PER_HOUR, 3_600_000, ctx.now);
-    this.introducedByAll = new WindowLimit(CLIENTS_PER_HOUR, 3_600_000, ctx.now);
+    // Shared, counted across the nodes (D33): a balancer of N nodes gives an address no more.
+    const allowance = (name: string, limit: number) =>
+      ctx.throttles?.allowance(name, limit, 3_600_000) ?? new WindowLimit(limit, 3_600_000, ctx.now);
+    this.introduced = allowance("clients-per-address", REGISTRATIONS_PER_HOUR);
+    this.introducedByAll = allowance("clients", CLIENTS_PER_HOUR);
   }
 
   /** Counts one client introduced from `address`; refuses past its hour's allowance, or every address's. */
-  private admit(address: string, what: string): void {
-    const wait = this.introduced.take(address);
-    if (wait > 0) throw new TemporarilyUnavailable(`too many ${what} from this address; try again in ${wait} s`, 429, wait);
-    const waitAll = this.introducedByAll.take(EVERY_ADDRESS);
-    if (waitAll > 0) throw new TemporarilyUnavailable(`too many new clients; try again in ${waitAll} s`, 429, waitAll);
+  private admit(address: string, what: string): Awaitable<void> {
+    // Counted in the caller's step by the embedded allowance; the shared one answers later.
+    return andThen(this.introduced.take(address), (wait) => {
+      if (wait > 0) throw new TemporarilyUnavailable(`too many ${what} from this address; try again in ${wait} s`, 429, wait);
+      return andThen(this.introducedByAll.take(EVERY_ADDRESS), (waitAll) => {
+        if (waitAll > 0) throw new TemporarilyUnavailable(`too many new clients; try again in ${waitAll} s`, 429, waitAll);
+      });
+    });
   }
 
   /** Room for one more client: a full table drops clients never used, older than UNUSED_CLIENT_SECONDS, first. */
@@ -114,7 +121,7 @@ export class Clients {
       throw new InvalidClientMetadata("response_types: code only");
     const name =
       typeof meta.client_name === "string" && meta.client_name.trim() ? meta.client_name.trim().slice(0, 100) : "an unnamed application";
-    this.admit(address, "registrations");
+    await this.admit(address, "registrations");
     await this.checkRoom();
     const clientId = `corpus-${randomBytes(16).toString("base64url")}`;
     const clientSecret = authMethod === "none" ? undefined : secret();
@@ -157,13 +164,11 @@ export class Clients {
     const url = metadataDocumentUrl(clientId);
     const pending = this.fetching.get(clientId);
     if (pending) return pending;
-    if (isNew) {
-      await this.checkRoom();
-      // Another request may have begun the same fetch while the table was counted.
-      const begun = this.fetching.get(clientId);
-      if (begun) return begun;
-    }
-    this.admit(address, "client metadata documents");
+    if (isNew) await this.checkRoom();
+    await this.admit(address, "client metadata documents");
+    // Another request may have begun the same fetch while the table and the allowance were counted.
+    const begun = this.fetching.get(clientId);
+    if (begun) return begun;
     if (this.fetching.size >= MAX_DOCUMENT_FETCHES)
       throw new TemporarilyUnavailable("too many client metadata documents are being read; try again later", 503);
     const fetched = fetchMetadataDocument(clientId, url, this.documents, secondsOf(this.ctx))

@@ -23,9 +23,13 @@ import { forgetUser, revoke } from "./revocation";
 import { grantableScopes, signsInUpstream } from "./scopes";
 import { type LoginResult, SignIn } from "./sign-in";
 import type { OAuthStore } from "./store";
+import type { SharedThrottles } from "./throttle-postgres";
 import { UPSTREAM_CALLBACK_PATH, UpstreamError, UpstreamOidc } from "./upstream";
 
-export type OAuthOptions = MetadataDocumentOptions;
+export type OAuthOptions = MetadataDocumentOptions & {
+  /** The shared database's throttles (D33); without, each node counts in its memory. */
+  throttles?: SharedThrottles;
+};
 
 export class OAuthServer {
   readonly store: OAuthStore;
@@ -66,6 +70,7 @@ export class OAuthServer {
       now,
       resources: new Set([config.resourceUrl, `${config.resourceUrl}/`, `${config.resourceUrl}/mcp`]),
       ...(this.upstream ? { upstream: this.upstream } : {}),
+      ...(options.throttles ? { throttles: options.throttles } : {}),
     };
     this.clients = new Clients(this.ctx, options);
     this.authorization = new Authorization(this.ctx, this.clients);
@@ -171,7 +176,10 @@ export class OAuthServer {
     return { forgetUser: (user) => forgetUser(ctx, user), store: ctx.store };
   }
 
+  /** Expired rows, and the shared throttles' events out of their windows (D33). */
   purgeExpired(): Awaitable<number> {
-    return this.store.purgeExpired(Math.floor(this.ctx.now() / 1000));
+    const purged = this.store.purgeExpired(Math.floor(this.ctx.now() / 1000));
+    const throttles = this.ctx.throttles;
+    return throttles ? Promise.all([purged, throttles.sweep()]).then(([a, b]) => a + b) : purged;
   }
 }

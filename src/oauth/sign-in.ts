@@ -10,7 +10,7 @@ import { SAFE_SUBJECT } from "../auth/subjects";
 import { type OAuthContext, secondsOf, secret } from "./context";
 import { revokeGrant } from "./revocation";
 import { sha256 } from "./store";
-import { LoginThrottle } from "./throttle";
+import { LoginThrottle, type SignInThrottle } from "./throttle";
 import { UpstreamError } from "./upstream";
 
 export const SESSION_TTL_SECONDS = 12 * 3600;
@@ -19,10 +19,10 @@ export const SESSION_TTL_SECONDS = 12 * 3600;
 export type LoginResult = { ok: true } | { ok: false; refused?: { reason: "throttled" | "busy"; retryAfter: number } };
 
 export class SignIn {
-  readonly throttle: LoginThrottle;
+  readonly throttle: SignInThrottle;
 
   constructor(private readonly ctx: OAuthContext) {
-    this.throttle = new LoginThrottle(ctx.now);
+    this.throttle = ctx.throttles?.signIn() ?? new LoginThrottle(ctx.now);
   }
 
   async createSession(user: string): Promise<{ id: string; csrf: string }> {
@@ -52,7 +52,7 @@ export class SignIn {
   async login(user: string, password: string, address: string, device?: string, issued?: string): Promise<LoginResult> {
     // Not a possible account name: counted against the address only, never kept as a key of its own.
     const account = SAFE_SUBJECT.test(user) ? user : undefined;
-    const counted = this.throttle.attempt(account, address, device);
+    const counted = await this.throttle.attempt(account, address, device);
     if ("wait" in counted) return { ok: false, refused: { reason: "throttled", retryAfter: counted.wait } };
     let right: boolean;
     try {
@@ -60,14 +60,14 @@ export class SignIn {
     } catch (error) {
       // No password was checked: not the account's failure; a busy refusal is still the address's.
       if (error instanceof HashesBusy) {
-        counted.attempt.busy();
+        await counted.attempt.busy();
         return { ok: false, refused: { reason: "busy", retryAfter: error.retryAfter } };
       }
-      counted.attempt.refund();
+      await counted.attempt.refund();
       throw error;
     }
     if (!right) return { ok: false };
-    counted.attempt.succeeded(issued);
+    await counted.attempt.succeeded(issued);
     return { ok: true };
   }
 

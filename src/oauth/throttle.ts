@@ -10,6 +10,8 @@
 // all pass the check while the first hashes run. Bounded: at most MAX_KEYS counters and
 // MAX_KEYS accounts' known places, KNOWN_PER_ACCOUNT each, are kept (the oldest goes first), so
 // that one account signing in again and again forgets only its own places, never another's.
+import type { Awaitable } from "../store/shared";
+
 /** Failures for one account from one address (an IPv6 /64). */
 export const ACCOUNT_ADDRESS_FAILURES = 5;
 /** Failures for one account from every address together: past it, guessing is slowed (SPRAYED_ACCOUNT_MS). */
@@ -25,16 +27,69 @@ export const KNOWN_ADDRESS_MS = 30 * 86_400_000;
 /** Failures from one address, whatever the accounts. */
 export const ADDRESS_FAILURES = 20;
 export const WINDOW_MS = 15 * 60_000;
-const MAX_KEYS = 100_000;
+export const MAX_KEYS = 100_000;
 /** Addresses and devices known to one account at most: its oldest is forgotten first. */
 export const KNOWN_PER_ACCOUNT = 32;
 
-interface Counter {
+export interface Counter {
   key: string;
   limit: number;
 }
 
-export class LoginThrottle {
+/** The counters a login counts in (with `account` undefined, not a possible account name: the address's only). */
+export type LoginCounters = { pair?: Counter; account?: Counter; address: Counter };
+
+/**
+ * The counters of a login: with `account` undefined (not a possible account name), the address's
+ * only, never a key of its own. Account names hold no space (SAFE_SUBJECT).
+ */
+export function loginCounters(account: string | undefined, address: string): LoginCounters {
+  const counters = { address: { key: `i:${address}`, limit: ADDRESS_FAILURES } };
+  if (account === undefined) return counters;
+  return {
+    ...counters,
+    pair: { key: `p:${account} ${address}`, limit: ACCOUNT_ADDRESS_FAILURES },
+    account: { key: `a:${account}`, limit: ACCOUNT_FAILURES },
+  };
+}
+
+/** Where a sign-in comes from: the address, and the device when the browser has one. */
+export function loginPlaces(address: string, device: string | undefined): string[] {
+  return device === undefined ? [address] : [address, `device:${device}`];
+}
+
+/**
+ * Seconds until a login counted in `counters` may be tried, or 0, from each counter's failures
+ * within the window (`recent`, oldest first) and whether the account knows the place it comes
+ * from (`known`, asked only when the account is sprayed): the one rule of both stores.
+ */
+export function loginWait(counters: LoginCounters, recent: (key: string) => number[], known: () => boolean, now: number): number {
+  const waits: number[] = [];
+  const { account: sprayed, ...refusing } = counters;
+  for (const { key, limit } of Object.values(refusing)) {
+    const list = recent(key);
+    if (list.length >= limit) waits.push(Math.ceil((list[list.length - limit]! + WINDOW_MS - now) / 1000));
+  }
+  // Sprayed from many addresses: slowed from those it has not signed in from, never refused for the window.
+  const list = sprayed ? recent(sprayed.key) : [];
+  if (sprayed && list.length >= sprayed.limit && !known()) {
+    const wait = list[list.length - 1]! + SPRAYED_ACCOUNT_MS - now;
+    if (wait > 0) waits.push(Math.ceil(wait / 1000));
+  }
+  return waits.length ? Math.max(1, ...waits) : 0;
+}
+
+/** The sign-in throttle, wherever it counts: in this node's memory (LoginThrottle) or in the shared database (throttle-postgres.ts, D33). */
+export interface SignInThrottle {
+  attempt(account: string | undefined, address: string, device?: string): Awaitable<{ wait: number } | { attempt: LoginAttempt }>;
+}
+
+/** At most a number of events per key in a sliding window, wherever they are counted: answers 0 when allowed, else the seconds until one is. */
+export interface Allowance {
+  take(key: string): Awaitable<number>;
+}
+
+export class LoginThrottle implements SignInThrottle {
   private readonly failures = new Map<string, number[]>();
   /** When each account last signed in from each of its places: an address, or `device:${device}`. */
   private readonly known = new Map<string, Map<string, number>>();
@@ -49,28 +104,9 @@ export class LoginThrottle {
     return list;
   }
 
-  /**
-   * The counters a login counts in: with `account` undefined (not a possible account name),
-   * the address's only, never a key of its own. Account names hold no space (SAFE_SUBJECT).
-   */
-  private counters(account: string | undefined, address: string): { pair?: Counter; account?: Counter; address: Counter } {
-    const counters = { address: { key: `i:${address}`, limit: ADDRESS_FAILURES } };
-    if (account === undefined) return counters;
-    return {
-      ...counters,
-      pair: { key: `p:${account} ${address}`, limit: ACCOUNT_ADDRESS_FAILURES },
-      account: { key: `a:${account}`, limit: ACCOUNT_FAILURES },
-    };
-  }
-
-  /** Where a sign-in comes from: the address, and the device when the browser has one. */
-  private static places(address: string, device: string | undefined): string[] {
-    return device === undefined ? [address] : [address, `device:${device}`];
-  }
-
   private isKnown(account: string, address: string, device: string | undefined): boolean {
     const known = this.known.get(account);
-    return LoginThrottle.places(address, device).some((place) => {
+    return loginPlaces(address, device).some((place) => {
       const at = known?.get(place);
       if (at !== undefined && at + KNOWN_ADDRESS_MS <= this.now()) known!.delete(place);
       return at !== undefined && at + KNOWN_ADDRESS_MS > this.now();
@@ -83,7 +119,7 @@ export class LoginThrottle {
     this.known.delete(account);
     this.known.set(account, known);
     if (this.known.size > MAX_KEYS) this.known.delete(this.known.keys().next().value!);
-    for (const place of LoginThrottle.places(address, device)) {
+    for (const place of loginPlaces(address, device)) {
       known.delete(place);
       known.set(place, this.now());
       if (known.size > KNOWN_PER_ACCOUNT) known.delete(known.keys().next().value!);
@@ -92,19 +128,12 @@ export class LoginThrottle {
 
   /** Seconds until a login for this account from this address (and device, the id its browser sent) may be tried, or 0. */
   blockedFor(account: string | undefined, address: string, device?: string): number {
-    const waits: number[] = [];
-    const { account: sprayed, ...refusing } = this.counters(account, address);
-    for (const { key, limit } of Object.values(refusing)) {
-      const list = this.recent(key);
-      if (list.length >= limit) waits.push(Math.ceil((list[list.length - limit]! + WINDOW_MS - this.now()) / 1000));
-    }
-    // Sprayed from many addresses: slowed from those it has not signed in from, never refused for the window.
-    const list = sprayed ? this.recent(sprayed.key) : [];
-    if (sprayed && list.length >= sprayed.limit && !this.isKnown(account!, address, device)) {
-      const wait = list[list.length - 1]! + SPRAYED_ACCOUNT_MS - this.now();
-      if (wait > 0) waits.push(Math.ceil(wait / 1000));
-    }
-    return waits.length ? Math.max(1, ...waits) : 0;
+    return loginWait(
+      loginCounters(account, address),
+      (key) => this.recent(key),
+      () => this.isKnown(account!, address, device),
+      this.now(),
+    );
   }
 
   /**
@@ -116,7 +145,7 @@ export class LoginThrottle {
     const wait = this.blockedFor(account, address, device);
     if (wait > 0) return { wait };
     const at = this.now();
-    const counters = this.counters(account, address);
+    const counters = loginCounters(account, address);
     for (const { key, limit } of Object.values(counters)) {
       const list = this.recent(key);
       list.push(at);
@@ -156,18 +185,18 @@ export interface LoginAttempt {
    * (KNOWN_ADDRESS_MS). Never the id the browser sent: a stranger able to put a cookie in it (a
    * sibling site's) would have that id made known, as a fixed session id would be.
    */
-  succeeded(issued?: string): void;
+  succeeded(issued?: string): Awaitable<void>;
   /**
    * Refused because the hashes were busy: not a failure of the account's, but still one of the
    * address's, so retrying into a full gate costs the one retrying (issue 35).
    */
-  busy(): void;
+  busy(): Awaitable<void>;
   /** Nothing was checked for a reason not the client's: the attempt does not count. */
-  refund(): void;
+  refund(): Awaitable<void>;
 }
 
 /** At most `limit` events per key in a sliding window (dynamic registrations per address). */
-export class WindowLimit {
+export class WindowLimit implements Allowance {
   private readonly events = new Map<string, number[]>();
 
   constructor(

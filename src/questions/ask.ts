@@ -1,6 +1,7 @@
 // A question asked, however it comes (POST /v1/query or MCP corpus_search): searched, checked,
 // archived, in one order of checks for both wires. The route only translates: the question and
 // its options in, the chosen chunks (with the ids the archive gave them) or a refusal out.
+import type postgres from "postgres";
 import { archiveAnswer, type CitedRanked, citeChunks } from "../archive/answer";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
@@ -80,6 +81,16 @@ export async function ask(s: AskServices, request: AskRequest): Promise<Asked> {
   if (standsNow === false || (standsNow instanceof Promise && !(await standsNow))) throw new AskRefused("revoked");
   const queryId = newId(ID_PREFIX.query);
   const chosen = citeChunks(s.archive, request.user, (keep ? outcome.chunks.filter(keep) : outcome.chunks).slice(0, limit));
-  await timed(s.questionStages, "archive", () => archiveAnswer(s.archive, request.user, queryId, request.question, chosen));
+  // Checked again where it is written (D33): a deletion on another node since the check above
+  // leaves no answer behind. What the shared store's write left to embed starts once it committed.
+  let afterCommit: Array<() => void> = [];
+  const archive = (tx?: postgres.TransactionSql) => {
+    afterCommit = [];
+    return archiveAnswer(s.archive, request.user, queryId, request.question, chosen, tx && { tx, afterCommit });
+  };
+  await timed(s.questionStages, "archive", () =>
+    principal ? s.auth.whileStanding(principal, archive, () => new AskRefused("revoked")) : archive(),
+  );
+  for (const start of afterCommit) start();
   return { queryId, outcome, chosen };
 }

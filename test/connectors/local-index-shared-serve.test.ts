@@ -139,6 +139,25 @@ describe("corpus on CORPUS_DATABASE_URL: the local index in the shared PostgreSQ
     expect(b.db.query<{ n: number }, []>("SELECT count(*) AS n FROM connector_docs").get()!.n).toBe(0);
   });
 
+  test("a question reads the shared index's progress once at most, whatever reads it while ranking and scoring (D33)", async () => {
+    const docs = (await b.services.connectors.active("alice", ["docs"]))[0]!.connector as IndexedFolderConnector;
+    // Many looks at the progress in one moment (a status page, scoring): one read between them.
+    const options = b.services.shared!.options as { debug?: unknown };
+    let reads = 0;
+    options.debug = (_connection: number, statement: string) => {
+      if (statement.includes("corpus_index_chunk_counts") && statement.includes("total, embedded")) reads++;
+    };
+    try {
+      await ask(b, tokens.b);
+      expect(reads).toBeLessThanOrEqual(1);
+      reads = 0;
+      for (let i = 0; i < 10; i++) expect(docs.progress().total).toBe(docs.progress().embedded);
+      expect(reads).toBeLessThanOrEqual(1);
+    } finally {
+      options.debug = false;
+    }
+  });
+
   test("a pg_dump of the database spells no indexed word, file name or path; after the user's deletion on B, no index row of theirs", async () => {
     const dump = () => {
       const out = spawnSync("pg_dump", ["--data-only", "--no-owner", db.database.url], { maxBuffer: 256 << 20 });

@@ -4,9 +4,8 @@
 // data folder; the second node's folder gets the first's token signing key, as README "Running
 // several nodes" tells an operator to copy it. Nodes are stopped, killed and restarted by their PID.
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SIGNING_KEY_FILE } from "../../src/auth/signing-key";
 import { type Corpus, cli, FIXED_ISSUER, startCorpus } from "../backup/support";
 import { tempDir } from "../helpers";
 import { type VectorDatabase, vectorDatabase } from "./pg-vectors";
@@ -116,8 +115,7 @@ export async function twoNodes(env: Record<string, string> = {}, options: { admi
   const b = node("b");
   try {
     await a.start();
-    // One signing key for every node: B signs and accepts what A does.
-    copyFileSync(join(a.env.CORPUS_DATA_DIR!, SIGNING_KEY_FILE), join(b.env.CORPUS_DATA_DIR!, SIGNING_KEY_FILE));
+    // One signing key for every node, kept in the shared database: nothing copied (D33).
     await b.start();
   } catch (error) {
     await a.stop();
