@@ -219,15 +219,10 @@ describe("PostgreSQL alone: two nodes on one database", () => {
   });
 
   test("`corpus token create` and `token revoke` with CORPUS_DATABASE_URL mint and revoke in the shared database: a node refuses at once", async () => {
-    const config = testConfig({ CORPUS_DATABASE_URL: db.database.url });
+    // The command runs with the nodes' master key, as every node of one database does (the shared signing key is sealed under it).
+    const config = testConfig({ CORPUS_DATABASE_URL: db.database.url, CORPUS_MASTER_KEY: masterKey.toString("base64") });
     const token = await tokenCommand("token create", { user: "max", scopes: "corpus:search" }, config);
-    const node = await AuthService.create(
-      config,
-      new Database(":memory:"),
-      loadMasterKey({ dataDir: config.CORPUS_DATA_DIR }).key,
-      Date.now,
-      db.client(),
-    );
+    const node = await AuthService.create(config, new Database(":memory:"), masterKey, Date.now, db.client());
     const jti = decodeJwt(token).jti!;
     expect(await node.store.issued(jti)).toMatchObject({ user: "max" });
     expect((await node.authenticate(`Bearer ${token}`, "corpus:search")).user).toBe("max");

@@ -67,7 +67,7 @@ test("a user's deletion begun on B while A answers: A's archive write waits for 
     let stamped!: () => void;
     const begun = new Promise<void>((r) => (stamped = r));
     const deletion = b.begin(async (tx) => {
-      await store.within(tx).revokeUser(USER, Math.floor(Date.now() / 1000) + 1);
+      await store.within(tx).revokeUser(USER, Date.now() + 1000);
       stamped();
       await committing;
     });
