@@ -13,7 +13,6 @@ import { assertNotRevoked } from "../../src/auth/guard";
 import { AuthFailure, AuthService } from "../../src/auth/service";
 import { type AuthStore, authMigrations, SqliteAuthStore, UserTags } from "../../src/auth/store";
 import { NOT_BEFORE_TABLE, PostgresAuthStore, REVOKED_TABLE } from "../../src/auth/store-postgres";
-import { loadMasterKey } from "../../src/crypto/master-key";
 import { HttpError } from "../../src/http/errors";
 import { migrate } from "../../src/store/migrations";
 import { testConfig } from "../helpers";
