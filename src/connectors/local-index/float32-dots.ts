@@ -106,25 +106,37 @@ function dotsModule(): Uint8Array<ArrayBuffer> {
     ...[OP.localGet, count, OP.i32Const, 0x01, OP.i32Sub, OP.localSet, count],
     ...[OP.br, 0x00, OP.end, OP.end, OP.end],
   ];
+  return moduleBytes("dots", body);
+}
+
+/**
+ * A module of one function `exported(vectors, dim, count, query, out)` (five i32s) over the
+ * imported memory "m"."memory", whose code is `body`.
+ */
+function moduleBytes(exported: string, body: number[]): Uint8Array<ArrayBuffer> {
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(1, [0x01, 0x60, 0x05, I32, I32, I32, I32, I32, 0x00]),
     ...section(2, [0x01, ...name("m"), ...name("memory"), 0x02, 0x00, 0x01]),
     ...section(3, [0x01, 0x00]),
-    ...section(7, [0x01, ...name("dots"), 0x00, 0x00]),
+    ...section(7, [0x01, ...name(exported), 0x00, 0x00]),
     ...section(10, [0x01, ...leb(body.length), ...body]),
   ]);
 }
 
-let compiled: WebAssembly.Module | null | undefined;
-/** The module, compiled once; null where this runtime has no WebAssembly SIMD (then sqlite-vec searches). */
-function module(): WebAssembly.Module | null {
-  if (compiled === undefined) {
-    const bytes = dotsModule();
-    compiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-  }
-  return compiled;
+/** `bytes()`'s module, compiled once; null where this runtime has no WebAssembly SIMD (then sqlite-vec searches). */
+function compiledOnce(bytes: () => Uint8Array<ArrayBuffer>): () => WebAssembly.Module | null {
+  let compiled: WebAssembly.Module | null | undefined;
+  return () => {
+    if (compiled === undefined) {
+      const b = bytes();
+      compiled = WebAssembly.validate(b) ? new WebAssembly.Module(b) : null;
+    }
+    return compiled;
+  };
 }
+
+const module = compiledOnce(dotsModule);
 
 const PAGE = 65_536;
 
@@ -244,24 +256,10 @@ function coarseModule(): Uint8Array<ArrayBuffer> {
     ...[OP.localGet, count, OP.i32Const, 0x01, OP.i32Sub, OP.localSet, count],
     ...[OP.br, 0x00, OP.end, OP.end, OP.end],
   ];
-  return new Uint8Array([
-    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, [0x01, 0x60, 0x05, I32, I32, I32, I32, I32, 0x00]),
-    ...section(2, [0x01, ...name("m"), ...name("memory"), 0x02, 0x00, 0x01]),
-    ...section(3, [0x01, 0x00]),
-    ...section(7, [0x01, ...name("qdots"), 0x00, 0x00]),
-    ...section(10, [0x01, ...leb(body.length), ...body]),
-  ]);
+  return moduleBytes("qdots", body);
 }
 
-let coarseCompiled: WebAssembly.Module | null | undefined;
-function coarse(): WebAssembly.Module | null {
-  if (coarseCompiled === undefined) {
-    const bytes = coarseModule();
-    coarseCompiled = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-  }
-  return coarseCompiled;
-}
+const coarse = compiledOnce(coarseModule);
 
 /** A query's coarse products with every vector: each an integer, to be taken times `scale` and the vector's own. */
 export interface CoarseProducts {
