@@ -8,18 +8,13 @@
 // removing open every service instead (as the server does, without listening): a removal deletes
 // the person's data through the path of DELETE /v1/delete_my_data, and an addition is refused
 // under a name whose earlier data is still kept.
-import type { Database } from "bun:sqlite";
-import { AuthService } from "../auth/service";
+import { withAuthRoom } from "../auth/cli";
 import type { Config } from "../config";
-import { loadMasterKey } from "../crypto/master-key";
 import { createLogger } from "../log";
-import { MIGRATIONS, PG_MIGRATIONS } from "../migrations";
 import { OAuthServer } from "../oauth/service";
 import { SqliteOAuthStore } from "../oauth/store";
 import { PostgresOAuthStore } from "../oauth/store-postgres";
 import { onDataFolder } from "../store/command-data-dir";
-import { openDatabase } from "../store/database";
-import { openSharedDatabase } from "../store/shared";
 import { addAccount, changePassword, removeAccount } from "./operations";
 import { AccountError, Accounts, SqliteAccountRecords } from "./store";
 import { PostgresAccountRecords } from "./store-postgres";
@@ -57,16 +52,7 @@ export async function userCommand(
         await services.close();
       }
     }
-    const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
-    let db: Database | undefined;
-    try {
-      db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-      const { key } = loadMasterKey({
-        dataDir: config.CORPUS_DATA_DIR,
-        fromEnv: config.CORPUS_MASTER_KEY,
-        file: config.CORPUS_MASTER_KEY_FILE,
-      });
-      const auth = await AuthService.create(config, db, key, Date.now, shared);
+    return await withAuthRoom(config, async ({ shared, db, auth }) => {
       const accounts = new Accounts(shared ? new PostgresAccountRecords(shared) : new SqliteAccountRecords(db));
       const oauth = new OAuthServer(config, auth, accounts, shared ? new PostgresOAuthStore(shared) : new SqliteOAuthStore(db));
       const rooms = { accounts, oauth, auth, db };
@@ -84,9 +70,6 @@ export async function userCommand(
         default:
           throw new AccountError(`unknown command ${command}`);
       }
-    } finally {
-      db?.close();
-      await shared?.end();
-    }
+    });
   });
 }

@@ -37,16 +37,7 @@ export async function tokenCommand(command: string, options: Record<string, stri
   // Only a new token may make a missing data folder (the first step of an install); the shared
   // database is reached before anything is written in the folder (onDataFolder).
   return await onDataFolder(config, command, command === "token create", async () => {
-    const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
-    let db: Database | undefined;
-    try {
-      db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
-      const { key } = loadMasterKey({
-        dataDir: config.CORPUS_DATA_DIR,
-        fromEnv: config.CORPUS_MASTER_KEY,
-        file: config.CORPUS_MASTER_KEY_FILE,
-      });
-      const auth = await AuthService.create(config, db, key, Date.now, shared);
+    return await withAuthRoom(config, async ({ auth }) => {
       if (command === "token create") {
         // --user and --scopes are required by the CLI's parser (src/cli.ts).
         const scopes = parseScopes(options.scopes!);
@@ -64,9 +55,31 @@ export async function tokenCommand(command: string, options: Record<string, stri
         return `revoked every token of ${options.user} issued until now (${n} still unexpired)`;
       }
       throw new TokenRequestError("token revoke needs --jti ID or --user ID");
-    } finally {
-      db?.close();
-      await shared?.end();
-    }
+    });
   });
+}
+
+/** What a command reads of a node's rooms: its shared database (if any), its data folder's database, the auth service over them. */
+export interface AuthRoom {
+  shared: Awaited<ReturnType<typeof openSharedDatabase>> | undefined;
+  db: Database;
+  auth: AuthService;
+}
+
+/** `work` over the auth room a command opens, closed after it whatever happens (the shared database reached first). */
+export async function withAuthRoom<T>(config: Config, work: (room: AuthRoom) => Promise<T>): Promise<T> {
+  const shared = config.CORPUS_DATABASE_URL ? await openSharedDatabase(config.CORPUS_DATABASE_URL, PG_MIGRATIONS, 1) : undefined;
+  let db: Database | undefined;
+  try {
+    db = openDatabase(config.CORPUS_DATA_DIR, MIGRATIONS);
+    const { key } = loadMasterKey({
+      dataDir: config.CORPUS_DATA_DIR,
+      fromEnv: config.CORPUS_MASTER_KEY,
+      file: config.CORPUS_MASTER_KEY_FILE,
+    });
+    return await work({ shared, db, auth: await AuthService.create(config, db, key, Date.now, shared) });
+  } finally {
+    db?.close();
+    await shared?.end();
+  }
 }
