@@ -88,8 +88,13 @@ const storedChunks = new RecordMemo<readonly string[]>(STORED_CHUNKS_CHARS, (tex
 /** Reads of a record's stored chunks from the database (tests count the work: a record cited again is not read again). */
 export const storedChunkReads = { count: 0 };
 
-/** The row the next record stored takes. */
-const nextDoc = (db: Database) => db.query<{ n: number }, []>("SELECT coalesce(max(doc), 0) + 1 AS n FROM connector_docs").get()!.n;
+/** The row the next record stored takes: past every number given, a removed row's too (connectors-015: never given again). */
+const nextDoc = (db: Database) =>
+  db
+    .query<{ n: number }, []>(
+      "SELECT max(coalesce((SELECT max(doc) FROM connector_docs), 0), coalesce((SELECT max(given) FROM connector_doc_numbers), 0)) + 1 AS n",
+    )
+    .get()!.n;
 
 /**
  * `records` made ready for putRecords, the event loop turning whenever `turns`' budget is spent
@@ -235,6 +240,7 @@ export async function putRecords(
   );
   const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
   const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord, text) VALUES (?, ?, ?, ?)");
+  const given = db.query("UPDATE connector_doc_numbers SET given = max(given, ?)");
   for (let from = 0; from < records.length; ) {
     if (stopped()) return false;
     const to = Math.min(records.length, from + RECORDS_PER_TRANSACTION);
@@ -250,6 +256,7 @@ export async function putRecords(
         i++;
         if (turns.due()) break;
       }
+      if (i > 0) given.run(ready.firstDoc + i - 1);
       return from + i;
     })();
     // Between two transactions only: a source of one batch is written as it was read.
