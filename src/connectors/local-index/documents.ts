@@ -157,12 +157,6 @@ function prepareNow(ctx: IndexContext, records: SourceRecord[], firstDoc: number
   };
 }
 
-/** Whether another source took a row `prepared` were sealed to (since prepareRecords). */
-const rowsTaken = (db: Database, prepared: PreparedRecords) =>
-  db
-    .query<{ n: number }, [number, number]>("SELECT count(*) AS n FROM connector_docs WHERE doc BETWEEN ? AND ?")
-    .get(prepared.firstDoc, prepared.firstDoc + prepared.records.length - 1)!.n > 0;
-
 /**
  * Records per transaction while a source's records are written or removed (D31): ~10 ms of tiny
  * records here (100,000 of an mbox in one transaction held the serving thread ~1.5 s, ~3.2 s
@@ -198,7 +192,7 @@ export function visible(ctx: Pick<IndexContext, "db" | "owner">): { sql: string;
   };
 }
 
-/** Records `records[from..to)` ready to insert from row `least` on: `prepared`'s if their rows are still free, else sealed again to the next free ones. */
+/** Records `records[from..to)` ready to insert from row `least` on: `prepared`'s if no number of theirs was given since (to another source, kept or removed), else sealed again to the next free ones. */
 function readyBatch(
   ctx: IndexContext,
   records: SourceRecord[],
@@ -208,7 +202,7 @@ function readyBatch(
   prepared?: PreparedRecords,
 ): PreparedRecords {
   const slice = prepared && { firstDoc: prepared.firstDoc + from, records: prepared.records.slice(from, to) };
-  if (slice && slice.firstDoc >= least && !rowsTaken(ctx.db, slice)) return slice;
+  if (slice && slice.firstDoc >= Math.max(least, nextDoc(ctx.db))) return slice;
   return prepareNow(ctx, records.slice(from, to), Math.max(least, nextDoc(ctx.db)), slice);
 }
 
