@@ -80,9 +80,14 @@ export class ConsoleSessions {
     this.db.query("DELETE FROM console_sessions WHERE session_hash = ?").run(sha256(id));
   }
 
-  /** Ends every console session of `user` (a password changed, an account removed). */
+  /** Ends every console session of `user` (a password changed, an account removed, their data deleted). */
   forgetUser(user: string): number {
     return this.db.query("DELETE FROM console_sessions WHERE user_id = ?").run(user).changes;
+  }
+
+  /** Rows of `user`, expired or not (a deletion asks every room, after it erased, that nothing is left: users/deletion.ts). */
+  rowsOf(user: string): number {
+    return this.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM console_sessions WHERE user_id = ?").get(user)!.n;
   }
 
   /** Live sessions of `user` (tests, and the cap). */

@@ -109,8 +109,12 @@ export function planQuery(question: string, now: Date = new Date(), meaning?: Qu
     .replace(WIDE_OR_LIGATURE, (c) => c.normalize("NFKC"))
     .replace(INVISIBLE, "")
     .trim();
-  // A control character in a phrase is a space, as everywhere else in the question (search.ts).
-  const phrases = [...text.matchAll(/"([^"]{2,})"/g)].map((m) => oneSpaced(m[1]!)).slice(0, MAX_QUERY_TERMS);
+  // A control character in a phrase is a space, as everywhere else in the question (search.ts);
+  // one of spaces alone is none (an empty phrase named something: the newest records were given).
+  const phrases = [...text.matchAll(/"([^"]{2,})"/g)]
+    .map((m) => oneSpaced(m[1]!))
+    .filter(Boolean)
+    .slice(0, MAX_QUERY_TERMS);
   const reading = askedOf(text, meaning);
   const { from, to, spans, asked, days } = dateRange(text, now, reading.language);
   // Words inside a date asked for are not search terms, but of a day written as documents write it; a date not asked for is.

@@ -19,6 +19,7 @@ import type postgres from "postgres";
 import type { Archive } from "../archive/store";
 import type { AuthService } from "../auth/service";
 import type { ConnectorRegistry } from "../connectors/registry";
+import { ConsoleSessions } from "../console/store";
 import type { Conversations } from "../conversations/store";
 import type { UserKeys } from "../crypto/user-keys";
 import type { EmbeddingService } from "../embedding/service";
@@ -89,6 +90,7 @@ export const USER_ROOMS = {
   oauth: { data: false, shared: true },
   accounts: { data: false, shared: true },
   mcp_sessions: { data: false, shared: true },
+  console_sessions: { data: false, shared: false },
   connectors: { data: true, shared: true },
   connector_indexes: { data: true, shared: true },
   archive: { data: true, shared: true },
@@ -115,6 +117,7 @@ export function userRooms(s: DeletionServices): Record<UserRoom, UserRows | unde
     oauth: s.oauth?.store,
     accounts: s.accounts?.externalLinks,
     mcp_sessions: s.mcpSessions,
+    console_sessions: new ConsoleSessions(s.db),
     connectors: s.connectors.records,
     connector_indexes: s.connectors.indexes,
     archive: s.archive,
@@ -171,6 +174,8 @@ export async function deleteUser(s: DeletionServices, user: string): Promise<Del
         const tokens = shared ? shared.tokens : atOnce(s.auth.store.revokeUser(user), "tokens");
         if (s.oauth && !shared) atOnce(s.oauth.forgetUser(user), "oauth");
         if (s.mcpSessions && !shared) atOnce(s.mcpSessions.forget(user), "mcp_sessions");
+        // Each node's own (the operator console's sessions are kept in its embedded database).
+        new ConsoleSessions(s.db).forgetUser(user);
         if (s.accounts && !shared) atOnce(s.accounts.forgetExternal(user), "accounts");
         if (!shared) atOnce(s.auth.store.forgetIssued(user), "tokens");
         const webhooks = shared ? shared.webhooks : atOnce(s.webhooks.deleteUser(user), "webhooks");

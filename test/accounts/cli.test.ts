@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { open } from "../../src/crypto/aead";
 import { bearer, connectorsSettled, postJson, req, TEST_MIN_FREE_BYTES, tempDir, testApp, tokenFor } from "../helpers";
@@ -134,6 +134,34 @@ describe("corpus user", () => {
     rmSync(join(root, "new"), { recursive: true });
     expect(cli(["user", "add", "--user", "alice"], dir, "alice's long password\n").code).toBe(0);
     expect(cli(["user", "list"], dir).stdout).toContain("alice\tcreated ");
+  });
+
+  test("attack: an existing empty data folder (the package's, a container's volume) is a folder without data: a failed first command leaves nothing in it, and revoke, list, passwd and remove make no database there", () => {
+    const root = tempDir("corpus-users-empty-");
+    const dir = join(root, "data");
+    mkdirSync(dir, { mode: 0o700 });
+    // A first step that fails (no password given) makes no database, signing key or master key: the
+    // next try with the install's own master key would find them sealed under another.
+    expect(cli(["user", "add", "--user", "alice"], dir, "").stderr).toContain("no password");
+    expect(readdirSync(dir)).toEqual([]);
+    expect(readdirSync(root)).toEqual(["data"]);
+    for (const args of [
+      ["token", "revoke", "--user", "alice"],
+      ["user", "passwd", "--user", "alice"],
+      ["user", "remove", "--user", "alice"],
+      ["user", "list"],
+    ]) {
+      const r = cli(args, dir, "alice's long password\n");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`no corpus database in ${dir}`);
+      expect(readdirSync(dir)).toEqual([]);
+      expect(readdirSync(root)).toEqual(["data"]);
+    }
+    // The first step itself, done right, works in it.
+    const key = join(root, "master.key");
+    writeFileSync(key, randomBytes(32).toString("base64"), { mode: 0o600 });
+    expect(cli(["user", "add", "--user", "alice"], dir, "alice's long password\n", { CORPUS_MASTER_KEY_FILE: key }).code).toBe(0);
+    expect(cli(["user", "list"], dir, "", { CORPUS_MASTER_KEY_FILE: key }).stdout).toContain("alice\tcreated ");
   });
 });
 

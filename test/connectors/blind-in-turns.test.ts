@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { BLIND_SLICE_CHARS, TermBlinder } from "../../src/connectors/index-terms";
 import { EmbeddedIndex, type IndexKeys, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { IndexContext } from "../../src/connectors/local-index/context";
-import { prepareRecords, putRecords } from "../../src/connectors/local-index/documents";
+import { prepareRecords, putRecords, removeSource } from "../../src/connectors/local-index/documents";
 import { TURN_MS, Turns } from "../../src/connectors/turns";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
@@ -172,4 +172,27 @@ test("records sealed to rows another source took meanwhile are sealed again to t
       .map((r) => r.id)
       .sort(),
   ).toEqual(["m1", "m2", "m3"]);
+});
+
+test("attack: records sealed to rows another source took and gave up meanwhile are sealed again: a row's number is never given again (a search worker's read of the removed row is never taken for theirs)", async () => {
+  const { ctx, index } = countedIndex();
+  const records = [mail(1), mail(2)];
+  const prepared = await prepareRecords(ctx, records);
+  await putRecords(ctx, { source: "other", size: 1, mtime: 1 }, [mail(3), mail(4)]);
+  const docs = () =>
+    ctx.db
+      .query<{ doc: number }, []>("SELECT doc FROM connector_docs ORDER BY doc")
+      .all()
+      .map((r) => r.doc);
+  const given = docs();
+  await removeSource(ctx, ctx.keys.blinder.source("other"));
+  expect(docs()).toEqual([]);
+  await putRecords(ctx, { source: "mbox", size: 1, mtime: 1 }, records, prepared);
+  expect(docs().filter((doc) => given.includes(doc))).toEqual([]);
+  expect(
+    index
+      .search(ask(["subject"]))
+      .map((r) => r.id)
+      .sort(),
+  ).toEqual(["m1", "m2"]);
 });

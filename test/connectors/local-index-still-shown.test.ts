@@ -5,6 +5,7 @@ import { expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { EmbeddedIndex, indexKeysFor, indexMigrations } from "../../src/connectors/local-index";
 import type { IndexContext } from "../../src/connectors/local-index/context";
+import { openRecords } from "../../src/connectors/local-index/documents";
 import { stillShown } from "../../src/connectors/local-index/rank";
 import type { SourceRecord } from "../../src/connectors/types";
 import { cryptoMigrations, UserKeys } from "../../src/crypto/user-keys";
@@ -68,4 +69,32 @@ test("the worker's candidates still shown: by row number, a removed record's lef
     .map((r) => r.detail);
   expect(plan.some((d) => /SEARCH d USING INTEGER PRIMARY KEY/.test(d))).toBe(true);
   expect(plan.some((d) => /connector_docs_source|SCAN d\b/.test(d))).toBe(false);
+});
+
+test("attack: a record removed after the worker read it is not shown after a later put (a row number is never given again)", async () => {
+  const db = migratedDatabase([...cryptoMigrations, ...indexMigrations]);
+  const keys = new UserKeys(db, randomBytes(32));
+  const indexKeys = indexKeysFor(keys, "alice", "docs", true);
+  const docs = new EmbeddedIndex(db, "alice/docs", indexKeys, (r) => [r.content]);
+  await docs.put({ source: "kept.txt", size: 1, mtime: 1 }, [record("kept")]);
+  await docs.put({ source: "secret.txt", size: 1, mtime: 1 }, [record("secret")]);
+  const rowsRead = () =>
+    new Map(
+      db
+        .query<{ doc: number; record: Uint8Array }, [string]>("SELECT doc, record FROM connector_docs WHERE owner = ?")
+        .all("alice/docs")
+        .map((r) => [r.doc, r.record]),
+    );
+  // What the search worker read: both records, the newest row the secret's.
+  const sealed = rowsRead();
+  const read = { found: new Map([...sealed.keys()].map((doc) => [doc, { lexical: 1 }])), sealed };
+  // Meanwhile the secret is removed and another file is put (its row the next free number).
+  await docs.removeSource(docs.sourceKey("secret.txt"));
+  await docs.put({ source: "new.txt", size: 1, mtime: 1 }, [record("new")]);
+
+  const ctx: IndexContext = { db, owner: "alice/docs", keys: indexKeys, chunker: () => [] };
+  const shown = stillShown(ctx, read);
+  const titles = [...openRecords(ctx, shown.sealed).values()].map((r) => r.title);
+  expect(titles).not.toContain("secret");
+  expect(titles).toContain("kept");
 });

@@ -293,6 +293,16 @@ describe("the operator console", () => {
     expect(new ConsoleSessions(t.db).countOf("second")).toBe(0);
   });
 
+  test("attack: an operator's deletion of their data (DELETE /v1/delete_my_data) ends their console sessions, as their tokens and OAuth sessions, and leaves no row of them", async () => {
+    await t.services.accounts.add("third", "the third operator", { operator: true });
+    const third = (await consoleSignIn(t, "third", "the third operator")).cookie!;
+    expect((await t.app.handle(req(CONSOLE_PATHS.home, { headers: { cookie: third } }))).status).toBe(200);
+    const token = await tokenFor(t.services, "third", ["connectors:write"]);
+    expect((await t.app.handle(req("/v1/delete_my_data", { method: "DELETE", headers: bearer(token) }))).status).toBe(200);
+    expect((await t.app.handle(req(CONSOLE_PATHS.home, { headers: { cookie: third } }))).status).toBe(401);
+    expect(t.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM console_sessions WHERE user_id = ?").get("third")!.n).toBe(0);
+  });
+
   // Last: it makes the backups folder, which the tests above check is never made.
   test("a backup is downloaded by an operator only, and only by a name of the folder's own pattern", async () => {
     const name = "corpus-2026-01-01T00-00-00Z.backup";

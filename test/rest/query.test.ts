@@ -211,6 +211,14 @@ describe("a question that names nothing to search for (outside attack)", () => {
     expect(b.results).toEqual([]);
     expect(b.search_summary.notes).toEqual([NAMES_NOTHING]);
   });
+
+  test("attack: a quoted phrase of control characters or spaces alone is no phrase: the question names nothing, no newest record is given", async () => {
+    for (const question of ['"\u0007\u0007"', '"\u0000 \u001b"', '"   "']) {
+      const b = (await (await query({ query: question, max_results: 5 })).json()) as any;
+      expect(b.results).toEqual([]);
+      expect(b.search_summary.notes).toEqual([NAMES_NOTHING]);
+    }
+  });
 });
 
 describe("the archive and POST /v1/deep_search", () => {

@@ -88,8 +88,13 @@ const storedChunks = new RecordMemo<readonly string[]>(STORED_CHUNKS_CHARS, (tex
 /** Reads of a record's stored chunks from the database (tests count the work: a record cited again is not read again). */
 export const storedChunkReads = { count: 0 };
 
-/** The row the next record stored takes. */
-const nextDoc = (db: Database) => db.query<{ n: number }, []>("SELECT coalesce(max(doc), 0) + 1 AS n FROM connector_docs").get()!.n;
+/** The row the next record stored takes: past every number given, a removed row's too (connectors-015: never given again). */
+const nextDoc = (db: Database) =>
+  db
+    .query<{ n: number }, []>(
+      "SELECT max(coalesce((SELECT max(doc) FROM connector_docs), 0), coalesce((SELECT max(given) FROM connector_doc_numbers), 0)) + 1 AS n",
+    )
+    .get()!.n;
 
 /**
  * `records` made ready for putRecords, the event loop turning whenever `turns`' budget is spent
@@ -152,12 +157,6 @@ function prepareNow(ctx: IndexContext, records: SourceRecord[], firstDoc: number
   };
 }
 
-/** Whether another source took a row `prepared` were sealed to (since prepareRecords). */
-const rowsTaken = (db: Database, prepared: PreparedRecords) =>
-  db
-    .query<{ n: number }, [number, number]>("SELECT count(*) AS n FROM connector_docs WHERE doc BETWEEN ? AND ?")
-    .get(prepared.firstDoc, prepared.firstDoc + prepared.records.length - 1)!.n > 0;
-
 /**
  * Records per transaction while a source's records are written or removed (D31): ~10 ms of tiny
  * records here (100,000 of an mbox in one transaction held the serving thread ~1.5 s, ~3.2 s
@@ -193,7 +192,7 @@ export function visible(ctx: Pick<IndexContext, "db" | "owner">): { sql: string;
   };
 }
 
-/** Records `records[from..to)` ready to insert from row `least` on: `prepared`'s if their rows are still free, else sealed again to the next free ones. */
+/** Records `records[from..to)` ready to insert from row `least` on: `prepared`'s if no number of theirs was given since (to another source, kept or removed), else sealed again to the next free ones. */
 function readyBatch(
   ctx: IndexContext,
   records: SourceRecord[],
@@ -203,7 +202,7 @@ function readyBatch(
   prepared?: PreparedRecords,
 ): PreparedRecords {
   const slice = prepared && { firstDoc: prepared.firstDoc + from, records: prepared.records.slice(from, to) };
-  if (slice && slice.firstDoc >= least && !rowsTaken(ctx.db, slice)) return slice;
+  if (slice && slice.firstDoc >= Math.max(least, nextDoc(ctx.db))) return slice;
   return prepareNow(ctx, records.slice(from, to), Math.max(least, nextDoc(ctx.db)), slice);
 }
 
@@ -235,6 +234,7 @@ export async function putRecords(
   );
   const insertTerms = db.query("INSERT INTO connector_terms (rowid, title, content) VALUES (?, ?, ?)");
   const insertChunk = db.query("INSERT INTO connector_chunks (doc, owner, ord, text) VALUES (?, ?, ?, ?)");
+  const given = db.query("UPDATE connector_doc_numbers SET given = max(given, ?)");
   for (let from = 0; from < records.length; ) {
     if (stopped()) return false;
     const to = Math.min(records.length, from + RECORDS_PER_TRANSACTION);
@@ -250,6 +250,7 @@ export async function putRecords(
         i++;
         if (turns.due()) break;
       }
+      if (i > 0) given.run(ready.firstDoc + i - 1);
       return from + i;
     })();
     // Between two transactions only: a source of one batch is written as it was read.

@@ -201,6 +201,17 @@ export const indexMigrations: Migration[] = [
       db.exec("CREATE INDEX connector_chunks_doc ON connector_chunks (doc, embedded, ord)");
     },
   },
+  {
+    // A record's number is never given again, as a chunk's (connectors-009): a put after the newest
+    // record's removal took its number, and the search worker's candidates read before the removal
+    // were taken for that row's (rank.ts stillShown knows rows by their numbers): the removed record
+    // was shown. The highest number given, kept past its row (documents.ts nextDoc).
+    id: "connectors-015-doc-numbers-once",
+    up(db) {
+      db.exec("CREATE TABLE connector_doc_numbers (given INTEGER NOT NULL)");
+      db.exec("INSERT INTO connector_doc_numbers (given) SELECT coalesce(max(doc), 0) FROM connector_docs");
+    },
+  },
 ];
 
 /** A table of per-owner counts that triggers keep as another table's rows are written. */
