@@ -98,6 +98,9 @@ beforeAll(async () => {
       CORPUS_PORT: "0",
       CORPUS_CONNECTOR_ROOTS: join(roots, "{user}"),
       CORPUS_CONNECTORS_FILE: chinookOperatorFile(),
+      // Every test here asks /mcp from one loopback address: its per-address bucket (60 a minute)
+      // is another suite's subject, and a quiet machine spends it within this file's minute.
+      CORPUS_RATE_LIMIT_REQUESTS_PER_MINUTE: "100000",
     }),
     createLogger("ERROR", memorySink().sink),
   );
