@@ -96,14 +96,20 @@ test("a reader that stops answering fails the search with a message, not the ser
   }
 });
 
-test("attack: a search's read of each table is one message to the reader and one answer, its windows and rows read there", async () => {
-  const connector = new SqlConnector({ url: CHINOOK_SQLITE, tables: [chinookInvoices(), chinookCustomers()] });
+/** The type of every message a worker is posted, until `restore()`: how many reads a search costs the reader. */
+function spyOnPostedTypes(): { posted: string[]; restore: () => void } {
   const post = Worker.prototype.postMessage;
   const posted: string[] = [];
   Worker.prototype.postMessage = function (this: Worker, message: { type?: string }, ...rest: unknown[]) {
     posted.push(String(message?.type));
     return (post as (...a: unknown[]) => void).call(this, message, ...rest);
   } as typeof post;
+  return { posted, restore: () => (Worker.prototype.postMessage = post) };
+}
+
+test("attack: a search's read of each table is one message to the reader and one answer, its windows and rows read there", async () => {
+  const connector = new SqlConnector({ url: CHINOOK_SQLITE, tables: [chinookInvoices(), chinookCustomers()] });
+  const { posted, restore } = spyOnPostedTypes();
   try {
     expect((await connector.health()).status).toBe("ok");
     posted.length = 0;
@@ -114,19 +120,14 @@ test("attack: a search's read of each table is one message to the reader and one
     // and the rows found were a message each way, 10 or more for the two).
     expect(posted).toEqual(["windows", "windows"]);
   } finally {
-    Worker.prototype.postMessage = post;
+    restore();
     await connector.close();
   }
 });
 
 test("a search that gives up tells the reader, whose read stops at its next window with what it found", async () => {
   const connector = new SqlConnector({ url: file, tables: [HOSTILE_TABLE] });
-  const post = Worker.prototype.postMessage;
-  const posted: string[] = [];
-  Worker.prototype.postMessage = function (this: Worker, message: { type?: string }, ...rest: unknown[]) {
-    posted.push(String(message?.type));
-    return (post as (...a: unknown[]) => void).call(this, message, ...rest);
-  } as typeof post;
+  const { posted, restore } = spyOnPostedTypes();
   try {
     expect((await connector.health()).status).toBe("ok");
     posted.length = 0;
@@ -140,7 +141,7 @@ test("a search that gives up tells the reader, whose read stops at its next wind
     // The reader serves the next search whole.
     expect((await search(connector)).length).toBe(HUGE_ROWS + 1);
   } finally {
-    Worker.prototype.postMessage = post;
+    restore();
     await connector.close();
   }
 });
