@@ -4,7 +4,8 @@
 // its node_modules and models in place), both in the same run. Each client asks a fixed number of
 // the answer evaluation's questions (scripts/eval/answers-labels.json, each once per server: its
 // vector is not in the embedding cache, forgotten before the server starts), in blocks that go to the two servers in turn, the
-// first alternating, so the machine's load falls on both alike, after a warm-up block each (--warm).
+// first alternating, so the machine's load falls on both alike, after a warm-up block each (--warm)
+// and the work it started.
 // Prints answers/s, p50, p99 and the server's CPU per answer of each, where its serving thread's wall
 // time went (on a CPU, waiting for one, idle), the other threads' CPU by name, the clients' own CPU,
 // and the ratio. Target: this tree >= 2x fe1ff02's answers/s.
@@ -182,6 +183,14 @@ try {
   for (let b = 0; b < WARM; b++) {
     const asked = Array.from({ length: perBlock }, (_, i) => warmQuestions[(b * perBlock + i) % warmQuestions.length]!);
     for (const s of [base, head]) await block(s, asked);
+  }
+  // What the first questions started is start-up work too, waited for as the start's is: a connector
+  // starts at its first question (fe1ff02 then embeds a folder again whose vectors another model
+  // made), and a shop's newest rows are read to be embedded ahead (embed-ahead.ts).
+  for (const s of [base, head]) {
+    const since = performance.now();
+    await waitIdle(s.proc.pid, SETTLE_MS);
+    console.error(`${s.name}: idle again ${((performance.now() - since) / 1000).toFixed(0)} s after its warm-up`);
   }
   const zero = () => ({ cpu: 0, queued: 0 });
   const tally = new Map<Served, Tally>(

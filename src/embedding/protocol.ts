@@ -16,6 +16,10 @@ export type FromWorker =
   | { type: "ready" }
   /** Loading failed; `code` is the system's (ENOSPC: no room for the model's copies, D29). */
   | { type: "failed"; message: string; code?: string }
-  /** One batch of run `seq`: `indices` into its texts, their vectors one after another; `done` on its last. */
-  | { type: "batch"; seq: number; indices: number[]; vectors: Float32Array; done: boolean; tokens: number; padded: number }
+  /**
+   * One batch of run `seq`: `indices` into its texts, their vectors one after another; `done` on its
+   * last. `runs`: the model runs it counts for (questions run together share one: 1 on the first
+   * of them, 0 on the others; absent, 1 unless empty).
+   */
+  | { type: "batch"; seq: number; indices: number[]; vectors: Float32Array; done: boolean; tokens: number; padded: number; runs?: number }
   | { type: "error"; seq: number; message: string };

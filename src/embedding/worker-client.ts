@@ -182,7 +182,12 @@ export class EmbeddingWorker {
     await new Promise<void>((resolve, reject) => {
       const batch = (m: Extract<FromWorker, { type: "batch" }>) => {
         for (const [k, local] of m.indices.entries()) job.set(given[local]!, m.vectors.slice(k * EMBEDDING_DIM, (k + 1) * EMBEDDING_DIM));
-        this.options.onBatch?.({ batches: m.indices.length ? 1 : 0, texts: m.indices.length, tokens: m.tokens, padded: m.padded });
+        this.options.onBatch?.({
+          batches: m.runs ?? (m.indices.length ? 1 : 0),
+          texts: m.indices.length,
+          tokens: m.tokens,
+          padded: m.padded,
+        });
       };
       this.waiting.set(seq, { batch, resolve, reject });
       this.hold(true);

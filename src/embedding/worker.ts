@@ -79,7 +79,7 @@ function accept(m: Extract<ToWorker, { type: "run" }>): void {
   }
 }
 
-/** Runs batches until none is left: the oldest question's first, else the oldest background job's. */
+/** Runs batches until none is left: the waiting questions' first (together), else the oldest background job's. */
 async function pump(): Promise<void> {
   if (pumping) return;
   pumping = true;
@@ -88,12 +88,12 @@ async function pump(): Promise<void> {
       // Messages that came during the last batch (a question) are queued before this pick.
       await nextTurn();
       const queue = urgent.length ? urgent : background;
-      const run = queue[0];
-      if (!run) return trimWhenIdle();
+      if (!queue[0]) return trimWhenIdle();
+      const runs = queue === urgent ? questionsTogether() : [queue[0]];
       try {
         inRun = true;
         try {
-          await runBatch(run);
+          await runBatch(runs);
         } finally {
           inRun = false;
         }
@@ -105,25 +105,56 @@ async function pump(): Promise<void> {
         // every question this thread collected and gave the C heap's free pages back (malloc_trim),
         // which the next run faulted in again, with the other threads' TLBs flushed each time.
         if (queue === background) collectIfOverBudget();
-        if (run.batches.length === 0) queue.shift();
       } catch (error) {
-        queue.shift();
-        post({ type: "error", seq: run.seq, message: messageOf(error) });
+        for (const run of runs) post({ type: "error", seq: run.seq, message: messageOf(error) });
+        for (const run of runs) run.batches.length = 0;
       }
+      for (const run of runs) if (run.batches.length === 0) queue.splice(queue.indexOf(run), 1);
     }
   } finally {
     pumping = false;
   }
 }
 
-async function runBatch(run: Run): Promise<void> {
-  const indices = run.batches.shift() ?? [];
-  const rows = indices.map((i) => run.rows[i]!);
-  const padded = rows.length * Math.max(0, ...rows.map((r) => r.length));
-  const tokens = rows.reduce((n, r) => n + r.length, 0);
+/**
+ * The waiting questions whose next batches run as one, oldest first, within the batch's padded
+ * tokens: a model run costs about the same for one short question as for a few together (its
+ * fixed cost: ~7.9 ms of CPU a question one at a time, ~5.5 ms eight together, measured), and
+ * questions come together under load.
+ */
+function questionsTogether(): Run[] {
+  const together: Run[] = [urgent[0]!];
+  let rows = urgent[0]!.batches[0]?.length ?? 0;
+  let width = Math.max(0, ...(urgent[0]!.batches[0] ?? []).map((i) => urgent[0]!.rows[i]!.length));
+  for (const run of urgent.slice(1)) {
+    const next = run.batches[0] ?? [];
+    const wider = Math.max(width, ...next.map((i) => run.rows[i]!.length));
+    if ((rows + next.length) * wider > embedder!.batchTokens) break;
+    together.push(run);
+    rows += next.length;
+    width = wider;
+  }
+  return together;
+}
+
+/** The next batch of each run of `together`, in one model run; each run's vectors posted to it. */
+async function runBatch(together: Run[]): Promise<void> {
+  const parts = together.map((run) => ({ run, indices: run.batches.shift() ?? [] }));
+  const rows = parts.flatMap(({ run, indices }) => indices.map((i) => run.rows[i]!));
+  const width = Math.max(0, ...rows.map((r) => r.length));
   // A copy of our own: the output may live in memory onnxruntime owns, which cannot be transferred.
-  const vectors = rows.length ? (await embedder!.run(rows)).slice(0, rows.length * EMBEDDING_DIM) : new Float32Array(0);
-  post({ type: "batch", seq: run.seq, indices, vectors, done: run.batches.length === 0, tokens, padded }, [vectors.buffer]);
+  const all = rows.length ? await embedder!.run(rows) : new Float32Array(0);
+  let at = 0;
+  let runs = rows.length ? 1 : 0;
+  for (const { run, indices } of parts) {
+    const vectors = all.slice(at * EMBEDDING_DIM, (at + indices.length) * EMBEDDING_DIM);
+    at += indices.length;
+    const tokens = indices.reduce((n, i) => n + run.rows[i]!.length, 0);
+    post({ type: "batch", seq: run.seq, indices, vectors, done: run.batches.length === 0, tokens, padded: indices.length * width, runs }, [
+      vectors.buffer,
+    ]);
+    runs = 0;
+  }
 }
 
 self.onmessage = (event: MessageEvent<ToWorker>) => {

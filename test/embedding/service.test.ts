@@ -37,8 +37,11 @@ const workers = join(import.meta.dir, "workers");
 const EXAMPLE = "This is an example sentence";
 /** The shipped model's vector of EXAMPLE, run in this thread (whichever model file is shipped). */
 let reference: Float32Array;
+/** The shipped model in this thread: a text's vector alone. */
+let bare: Awaited<ReturnType<typeof loadEmbedder>>;
 beforeAll(async () => {
-  [reference] = (await (await loadEmbedder({ dataDir: tempDir(), threads: 1 })).embed([EXAMPLE])) as [Float32Array];
+  bare = await loadEmbedder({ dataDir: tempDir(), threads: 1 });
+  [reference] = (await bare.embed([EXAMPLE])) as [Float32Array];
 });
 /** A text of about `words` word pieces, unlike any other. */
 const textOf = (i: number, words: number) =>
@@ -100,6 +103,18 @@ describe("the embedding worker", () => {
     // Questions alone keep it mapped.
     await s.embed("nobody", ["harbour audit dates"], "urgent");
     expect(mmapSize()).toBe(MMAP_BYTES);
+  });
+
+  test("questions waiting together run as one model run, each given the vector it has alone", async () => {
+    const s = service();
+    await s.embed("nobody", ["the worker loaded"]);
+    const questions = Array.from({ length: 6 }, (_, i) => textOf(100 + i, 3 + i));
+    const before = { ...s.stats };
+    const vectors = await Promise.all(questions.map((q) => s.embed("nobody", [q])));
+    expect(s.stats.texts - before.texts).toBe(questions.length);
+    // Sent at once, they wait together behind the first pick: fewer runs than questions.
+    expect(s.stats.batches - before.batches).toBeLessThan(questions.length);
+    for (const [i, q] of questions.entries()) expect(cosine(vectors[i]![0]!, (await bare.embed([q]))[0]!)).toBeCloseTo(1, 5);
   });
 
   test("batches are cut by tokens, similar lengths together: little of the work is padding", async () => {

@@ -113,7 +113,9 @@ describe("the image", () => {
     let serverEnv: Record<string, string> = {};
 
     // Its own mount and PID namespaces, /proc mounted in them (the executable reads /proc/self/exe,
-    // as under any container runtime), then chroot into the image's files as its user.
+    // as under any container runtime), then chroot into the image's files as its user. The forked
+    // child (the namespace's first process) dies with unshare: killing unshare by its PID left the
+    // server running, reparented to init, after the suite.
     const inImage = (command: string[], env: Record<string, string>) =>
       Bun.spawn(
         [
@@ -121,6 +123,7 @@ describe("the image", () => {
           "--mount",
           "--pid",
           "--fork",
+          "--kill-child=SIGKILL",
           `--mount-proc=${join(rootfs, "proc")}`,
           "chroot",
           `--userspec=${config.config.User}`,
