@@ -10,6 +10,7 @@ import { MAX_KNN } from "../../vectors/store";
 import type { SearchHit } from "../types";
 import { visible } from "./documents";
 import type { HeldVectors, HeldVectorsOf } from "./held-vectors";
+import { indexGeneration, type PhraseHits, type PhraseHitsMemo } from "./phrase-hits";
 import { ftsTotals, lengthOf } from "./word-statistics";
 
 export type Scores = Omit<SearchHit, "record">;
@@ -47,6 +48,8 @@ interface DateCondition {
   params: Array<string | number>;
   /** Whether a date range is asked. */
   dated: boolean;
+  /** The same condition of a record's number, source and date, for hits read before (phrase-hits.ts). */
+  accepts: (doc: number, source: string, date: string | null) => boolean;
 }
 
 export function dateCondition(ix: IndexRows, range: { dateFrom?: string; dateTo?: string }): DateCondition {
@@ -61,7 +64,15 @@ export function dateCondition(ix: IndexRows, range: { dateFrom?: string; dateTo?
     sql.push(" AND d.record_date < ?");
     params.push(range.dateTo);
   }
-  return { sql: sql.join(""), params, dated: sql.length > 1 };
+  const { dateFrom, dateTo } = range;
+  return {
+    sql: sql.join(""),
+    params,
+    dated: sql.length > 1,
+    // SQL's comparison of the ISO texts; a record without a date is in no range.
+    accepts: (doc, source, date) =>
+      shown.shown(doc, source) && (!dateFrom || (date !== null && date >= dateFrom)) && (!dateTo || (date !== null && date < dateTo)),
+  };
 }
 
 /**
@@ -71,11 +82,11 @@ export function dateCondition(ix: IndexRows, range: { dateFrom?: string; dateTo?
  * then those in range, which lost the records a date-narrowed question asks for. One read
  * transaction: every statement sees the same records (a put may switch a source's in meanwhile).
  */
-export function candidates(ix: IndexRows, asked: CandidatesAsked, held?: HeldVectors): Candidates {
+export function candidates(ix: IndexRows, asked: CandidatesAsked, held?: HeldVectors, memo?: PhraseHitsMemo): Candidates {
   return ix.db
     .transaction(() => {
       const dates = dateCondition(ix, asked);
-      const found = bestByWords(ix, asked, dates);
+      const found = bestByWords(ix, asked, dates, memo && { memo, generation: indexGeneration(ix.db) });
       if (asked.vector) {
         // The search worker's copy of the vectors where it holds them (held-vectors.ts): the same results, one pass over memory.
         // Not for a partition past the threshold: its HNSW index answers, in the worker as on the serving thread.
@@ -97,9 +108,9 @@ export function candidates(ix: IndexRows, asked: CandidatesAsked, held?: HeldVec
 }
 
 /** The best BM25 matches of the blinded words and phrases, by doc, scored by this index's own statistics (ownBm25). */
-function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition): Map<number, Scores> {
+function bestByWords(ix: IndexRows, asked: CandidatesAsked, dates: DateCondition, kept?: KeptHits): Map<number, Scores> {
   const found = new Map<number, Scores>();
-  for (const r of ownBm25(ix, asked.parts, dates, asked.words)) found.set(r.doc, { lexical: r.score });
+  for (const r of ownBm25(ix, asked.parts, dates, asked.words, kept)) found.set(r.doc, { lexical: r.score });
   return found;
 }
 
@@ -123,15 +134,22 @@ const saturation = (frequency: number, length: number, average: number) =>
   (frequency * (BM25_K1 + 1)) / (frequency + BM25_K1 * (1 - BM25_B + (BM25_B * length) / average));
 
 /**
- * Each hit of a phrase (the MATCH, after the owner twice and the date condition's values; with
- * `ranged`, then the first and last row number read): its FTS5 score and length, whether it is
- * the index's and whether asked for, its record looked up in DOCS_BY_DOC.
+ * Each hit of a phrase (the owner, then the MATCH; with `ranged`, then the first and last row
+ * number read): its FTS5 score and length, whether it is the index's, its record's source and
+ * date, looked up in DOCS_BY_DOC (which holds them). Whether it is asked for (dateCondition) is
+ * decided after: the hits are kept for other questions (phrase-hits.ts).
  */
-export const wordHitsSql = (dates: DateCondition, ranged = false) =>
-  `SELECT f.rowid AS doc, -bm25(connector_terms) AS score, z.sz, d.owner = ? AS own, (d.owner = ?${dates.sql}) AS wanted
+export const wordHitsSql = (ranged = false) =>
+  `SELECT f.rowid AS doc, -bm25(connector_terms) AS score, z.sz, d.owner = ? AS own, d.source, d.record_date AS date
      FROM connector_terms f LEFT JOIN connector_docs d INDEXED BY ${DOCS_BY_DOC} ON d.doc = f.rowid
      LEFT JOIN connector_terms_docsize z ON z.id = f.rowid
      WHERE connector_terms MATCH ?${ranged ? " AND f.rowid BETWEEN ? AND ?" : ""}`;
+
+/** Phrases' hits kept between questions, and the generation of the index this question reads. */
+interface KeptHits {
+  memo: PhraseHitsMemo;
+  generation: number;
+}
 
 /** Hits of a phrase read by ownBm25, one by one (tests count them). */
 export const wordHitsRead = { count: 0 };
@@ -149,7 +167,13 @@ export const wordHitsRead = { count: 0 };
  * phrase's hits, a row lookup each, as FTS5's `ORDER BY bm25() LIMIT` made over the hits of all
  * (and its idf a pass per phrase); what is kept is a score per matching record of this index.
  */
-export function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, limit: number): Array<{ doc: number; score: number }> {
+export function ownBm25(
+  ix: IndexRows,
+  parts: string[],
+  dates: DateCondition,
+  limit: number,
+  kept?: KeptHits,
+): Array<{ doc: number; score: number }> {
   const own = ix.db
     .query<{ rows: number; length: number }, [string]>("SELECT rows, length FROM connector_terms_counts WHERE owner = ?")
     .get(ix.owner);
@@ -173,25 +197,27 @@ export function ownBm25(ix: IndexRows, parts: string[], dates: DateCondition, li
       : undefined;
   const ranged = range?.first != null && range.last != null;
   const hitsOf = ix.db.query<
-    { doc: number; score: number; sz: Uint8Array | null; own: number | null; wanted: number | null },
+    { doc: number; score: number; sz: Uint8Array | null; own: number | null; source: string; date: string | null },
     Array<string | number>
-  >(wordHitsSql(dates, ranged));
+  >(wordHitsSql(ranged));
   const countOf = ix.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM connector_terms WHERE connector_terms MATCH ?");
-  const score = new Map<number, number>();
-  for (const part of parts) {
+  const read = (part: string): PhraseHits => {
     let tableHits = ranged ? countOf.get(part)!.n : 0;
-    let ownHits = 0;
-    const wanted: Array<{ doc: number; score: number; length: number }> = [];
-    for (const h of hitsOf.iterate(ix.owner, ix.owner, ...dates.params, part, ...(ranged ? [range!.first!, range!.last!] : []))) {
+    const ownHits: PhraseHits["own"] = [];
+    for (const h of hitsOf.iterate(ix.owner, part, ...(ranged ? [range!.first!, range!.last!] : []))) {
       wordHitsRead.count++;
       if (!ranged) tableHits++;
-      if (!h.own) continue;
-      ownHits++;
-      if (h.wanted) wanted.push({ doc: h.doc, score: h.score, length: lengthOf(h.sz) });
+      if (h.own) ownHits.push({ doc: h.doc, score: h.score, length: lengthOf(h.sz), source: h.source, date: h.date });
     }
-    const tableIdf = idf(table.rows, tableHits);
-    const ownIdf = idf(own.rows, ownHits);
-    for (const h of wanted) {
+    return { tableHits, own: ownHits };
+  };
+  const score = new Map<number, number>();
+  for (const part of parts) {
+    const hits = kept ? kept.memo.get(kept.generation, ix.owner, part, () => read(part)) : read(part);
+    const tableIdf = idf(table.rows, hits.tableHits);
+    const ownIdf = idf(own.rows, hits.own.length);
+    for (const h of hits.own) {
+      if (!dates.accepts(h.doc, h.source, h.date)) continue;
       const k = BM25_K1 * (1 - BM25_B + (BM25_B * h.length) / tableAverage);
       const frequency = Math.max(1, Math.round((h.score * k) / (tableIdf * (BM25_K1 + 1) - h.score)));
       score.set(h.doc, (score.get(h.doc) ?? 0) + ownIdf * saturation(frequency, h.length, ownAverage));

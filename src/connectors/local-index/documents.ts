@@ -184,11 +184,18 @@ const hiddenOf = (ctx: Pick<IndexContext, "db" | "owner">) =>
  * reader of records or their chunks asks it, so none sees half a source being written, nor both
  * its old and new records, nor none while they are switched (one statement, however many).
  */
-export function visible(ctx: Pick<IndexContext, "db" | "owner">): { sql: string; params: Array<string | number> } {
+export function visible(ctx: Pick<IndexContext, "db" | "owner">): {
+  sql: string;
+  params: Array<string | number>;
+  /** The same condition of a record's number and source, for rows read before (a phrase's hits kept: candidates.ts). */
+  shown: (doc: number, source: string) => boolean;
+} {
   const h = hiddenOf(ctx);
+  const [from, source, below] = [h?.from_doc ?? NO_ROW, h?.source ?? "", h?.below_doc ?? 0];
   return {
     sql: " AND d.doc < ? AND NOT (d.source = ? AND d.doc < ?)",
-    params: [h?.from_doc ?? NO_ROW, h?.source ?? "", h?.below_doc ?? 0],
+    params: [from, source, below],
+    shown: (doc, of) => doc < from && !(of === source && doc < below),
   };
 }
 

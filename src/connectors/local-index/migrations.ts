@@ -212,6 +212,23 @@ export const indexMigrations: Migration[] = [
       db.exec("INSERT INTO connector_doc_numbers (given) SELECT coalesce(max(doc), 0) FROM connector_docs");
     },
   },
+  {
+    // The word index's generation (phrase-hits.ts): every write of a record, and so of its words,
+    // changes it, in the writing transaction, whoever writes (another process on the folder too).
+    id: "connectors-016-generation",
+    up(db) {
+      db.exec("CREATE TABLE connector_generation (n INTEGER NOT NULL)");
+      db.exec("INSERT INTO connector_generation (n) VALUES (0)");
+      for (const [name, event] of [
+        ["in", "INSERT"],
+        ["out", "DELETE"],
+        ["changed", "UPDATE"],
+      ])
+        db.exec(`CREATE TRIGGER connector_generation_${name} AFTER ${event} ON connector_docs BEGIN
+          UPDATE connector_generation SET n = n + 1;
+        END`);
+    },
+  },
 ];
 
 /** A table of per-owner counts that triggers keep as another table's rows are written. */
