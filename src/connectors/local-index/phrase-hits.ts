@@ -50,6 +50,8 @@ export class PhraseHitsMemo {
       return found;
     }
     const hits = read();
+    // A phrase past the bound alone is not kept: kept, it pushed out every other phrase, then itself.
+    if (hits.own.length + 1 > KEPT_HITS) return hits;
     this.kept.set(key, hits);
     this.held += hits.own.length + 1;
     for (const [k, v] of this.kept) {
