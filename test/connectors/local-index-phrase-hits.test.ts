@@ -122,3 +122,14 @@ test("attack: a phrase whose hits alone pass the bound is not kept, and does not
   expect(reads).toBe(3);
   expect(memo.size).toBe(2);
 });
+
+test("attack: long phrases that hit nothing are bounded by their length too, not one hit's ~100 bytes each", () => {
+  const memo = new PhraseHitsMemo();
+  // A long quoted question: a phrase of 700 blinded terms (~10 KB), asked again and again with one word changed.
+  const words = Array.from({ length: 700 }, (_, i) => `w${i.toString(36).padStart(12, "0")}`);
+  const none = () => ({ tableHits: 0, own: [] });
+  for (let i = 0; i < 3_000; i++) memo.get(1, "notes", `"${i} ${words.join(" ")}"`, none);
+  const kept = memo.size * (words.length * 14);
+  // KEPT_HITS at ~100 bytes each: the phrases' own text counts in it.
+  expect(kept).toBeLessThanOrEqual(KEPT_HITS * 100);
+});
