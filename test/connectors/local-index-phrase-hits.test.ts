@@ -104,3 +104,32 @@ test("what is kept is bounded: the phrase asked least recently goes first", () =
   memo.get(2, "notes", "a", half);
   expect(reads).toBe(5);
 });
+
+test("attack: a phrase whose hits alone pass the bound is not kept, and does not push out the phrases kept", () => {
+  const memo = new PhraseHitsMemo();
+  let reads = 0;
+  const hits = (n: number) => (): { tableHits: number; own: never[] } => {
+    reads++;
+    return { tableHits: n, own: new Array(n).fill({ doc: 1, score: 1, length: 1, source: "s", date: null }) as never[] };
+  };
+  memo.get(1, "notes", "invoice", hits(10));
+  memo.get(1, "notes", "gas", hits(10));
+  // A word of nearly every record of a large mailbox: more hits than the memo keeps in all.
+  memo.get(1, "notes", "the", hits(KEPT_HITS));
+  expect(reads).toBe(3);
+  memo.get(1, "notes", "invoice", hits(10));
+  memo.get(1, "notes", "gas", hits(10));
+  expect(reads).toBe(3);
+  expect(memo.size).toBe(2);
+});
+
+test("attack: long phrases that hit nothing are bounded by their length too, not one hit's ~100 bytes each", () => {
+  const memo = new PhraseHitsMemo();
+  // A long quoted question: a phrase of 700 blinded terms (~10 KB), asked again and again with one word changed.
+  const words = Array.from({ length: 700 }, (_, i) => `w${i.toString(36).padStart(12, "0")}`);
+  const none = () => ({ tableHits: 0, own: [] });
+  for (let i = 0; i < 3_000; i++) memo.get(1, "notes", `"${i} ${words.join(" ")}"`, none);
+  const kept = memo.size * (words.length * 14);
+  // KEPT_HITS at ~100 bytes each: the phrases' own text counts in it.
+  expect(kept).toBeLessThanOrEqual(KEPT_HITS * 100);
+});

@@ -265,3 +265,33 @@ test("attack: the worker's reply is two buffers handed over whatever the number 
     await closeSearches(db);
   }
 });
+
+test("attack: the worker's kept phrase hits follow writes made on the serving thread's connection (put, removal, a put stopped half way, a dropped index)", async () => {
+  const { db, index } = await mailIndex();
+  try {
+    const same = async (request: RetrievalRequest) => {
+      const shown = (hits: Awaited<ReturnType<typeof index.rank>>) => hits.map((h) => [h.record.id, h.lexical, h.dense]);
+      expect(shown(await index.rank(request))).toEqual(shown(index.rankHere(request)));
+    };
+    const requests = [asked({ vector: undefined }), asked({ vector: undefined, ...june2001 })];
+    for (const r of requests) await same(r);
+    await index.put({ source: "new", size: 1, mtime: 1 }, [mail("new", "2001-06-20T10:00:00.000Z", "harbour report report report")]);
+    for (const r of requests) await same(r);
+    expect((await index.rank(requests[1]!)).map((h) => h.record.id)).toContain("new");
+    await index.removeSource(index.sourceKey("m3"));
+    for (const r of requests) await same(r);
+    // A put stopped after its first transaction: its records staged, hidden.
+    let calls = 0;
+    await index.put(
+      { source: "m5", size: 9, mtime: 9 },
+      Array.from({ length: 300 }, (_, i) => mail(`m5-${i}`, "2001-06-12T10:00:00.000Z", "harbour report staged")),
+      undefined,
+      () => ++calls > 1,
+    );
+    for (const r of requests) await same(r);
+    dropIndex(db, index.owner);
+    expect(await index.rank(requests[0]!)).toEqual([]);
+  } finally {
+    await closeSearches(db);
+  }
+});

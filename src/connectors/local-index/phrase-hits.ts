@@ -29,6 +29,14 @@ export function indexGeneration(db: Database): number {
 /** Hits kept at most, of every phrase together (~100 bytes each): the least recently asked go first. */
 export const KEPT_HITS = 200_000;
 
+/**
+ * What a phrase kept counts against KEPT_HITS: its hits, one for itself, and its key's text at
+ * ~100 characters a hit (a quoted question of 4,000 characters is a phrase of up to ~2,000
+ * blinded terms of 17 characters, ~34 KB: counted as one, 200,000 of them that hit nothing
+ * were gigabytes).
+ */
+const weightOf = (key: string, hits: PhraseHits) => hits.own.length + 1 + Math.floor(key.length / 100);
+
 /** Phrases' hits of one generation of the index, by index and phrase. */
 export class PhraseHitsMemo {
   private generation?: number;
@@ -50,12 +58,15 @@ export class PhraseHitsMemo {
       return found;
     }
     const hits = read();
+    // A phrase past the bound alone is not kept: kept, it pushed out every other phrase, then itself.
+    const weight = weightOf(key, hits);
+    if (weight > KEPT_HITS) return hits;
     this.kept.set(key, hits);
-    this.held += hits.own.length + 1;
+    this.held += weight;
     for (const [k, v] of this.kept) {
       if (this.held <= KEPT_HITS) break;
       this.kept.delete(k);
-      this.held -= v.own.length + 1;
+      this.held -= weightOf(k, v);
     }
     return hits;
   }
