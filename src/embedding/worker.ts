@@ -22,6 +22,8 @@ let embedder: Embedder | undefined;
 const urgent: Run[] = [];
 const background: Run[] = [];
 let pumping = false;
+/** Questions to run one at a time: those of a run together that failed (questionsTogether). */
+let alone = 0;
 /** A model run is under way (onnxruntime runs it off this thread: messages still come in). */
 let inRun = false;
 let stopping = false;
@@ -89,7 +91,8 @@ async function pump(): Promise<void> {
       await nextTurn();
       const queue = urgent.length ? urgent : background;
       if (!queue[0]) return trimWhenIdle();
-      const runs = queue === urgent ? questionsTogether() : [queue[0]];
+      const runs = queue === urgent && alone === 0 ? questionsTogether() : [queue[0]];
+      if (queue === urgent && alone > 0) alone--;
       try {
         inRun = true;
         try {
@@ -106,6 +109,12 @@ async function pump(): Promise<void> {
         // which the next run faulted in again, with the other threads' TLBs flushed each time.
         if (queue === background) collectIfOverBudget();
       } catch (error) {
+        if (stopping) process.exit(0);
+        if (runs.length > 1) {
+          // Run together, one question's failure is not the others': their batches are still theirs (runBatch), each runs again alone.
+          alone += runs.length;
+          continue;
+        }
         for (const run of runs) post({ type: "error", seq: run.seq, message: messageOf(error) });
         for (const run of runs) run.batches.length = 0;
       }
@@ -139,11 +148,13 @@ function questionsTogether(): Run[] {
 
 /** The next batch of each run of `together`, in one model run; each run's vectors posted to it. */
 async function runBatch(together: Run[]): Promise<void> {
-  const parts = together.map((run) => ({ run, indices: run.batches.shift() ?? [] }));
+  const parts = together.map((run) => ({ run, indices: run.batches[0] ?? [] }));
   const rows = parts.flatMap(({ run, indices }) => indices.map((i) => run.rows[i]!));
   const width = Math.max(0, ...rows.map((r) => r.length));
   // A copy of our own: the output may live in memory onnxruntime owns, which cannot be transferred.
   const all = rows.length ? await embedder!.run(rows) : new Float32Array(0);
+  // Taken once run: a run that failed leaves each run its batch (pump runs them again alone).
+  for (const { run } of parts) run.batches.shift();
   let at = 0;
   let runs = rows.length ? 1 : 0;
   for (const { run, indices } of parts) {
