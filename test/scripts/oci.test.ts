@@ -4,7 +4,7 @@
 // files alone, unpacked and run as that user with no file of the machine's in reach (a chroot with
 // its own /proc, as a container runtime gives), serve and load the model.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { buildImage, CONTAINERFILE, IMAGE_PATHS, IMAGE_USER, writeImageContext } from "../../scripts/oci";
 import { SERVICE_VERSION } from "../../src/version";
@@ -114,8 +114,8 @@ describe("the image", () => {
 
     // Its own mount and PID namespaces, /proc mounted in them (the executable reads /proc/self/exe,
     // as under any container runtime), then chroot into the image's files as its user. The forked
-    // child (the namespace's first process) dies with unshare: killing unshare by its PID left the
-    // server running, reparented to init, after the suite.
+    // child is to die with unshare, but it keeps no parent-death signal once it is the image's user
+    // (a change of user clears it): what runs in the image is ended by its root (imageProcesses).
     const inImage = (command: string[], env: Record<string, string>) =>
       Bun.spawn(
         [
@@ -142,9 +142,24 @@ describe("the image", () => {
       server = inImage([...config.config.Entrypoint, ...config.config.Cmd], serverEnv);
       for (const stream of [server.stdout, server.stderr] as ReadableStream<Uint8Array>[]) void collect(stream);
     });
+    /** The processes whose root is the image's files: the server, reparented to init once unshare is killed. */
+    const imageProcesses = (root = realpathSync(rootfs)) =>
+      readdirSync("/proc")
+        .filter((p) => /^\d+$/.test(p))
+        .filter((pid) => {
+          try {
+            return readlinkSync(`/proc/${pid}/root`) === root;
+          } catch {
+            return false; // gone meanwhile
+          }
+        })
+        .map(Number);
+
     afterAll(async () => {
       server?.kill("SIGKILL");
       await server?.exited;
+      for (const pid of imageProcesses()) process.kill(pid, "SIGKILL");
+      await until("the image's processes ended", () => imageProcesses().length === 0 || undefined, 10_000);
     });
 
     test.if(isRoot)(
